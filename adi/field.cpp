@@ -1,0 +1,84 @@
+#include "adi/field.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "adi/error.hpp"
+#include "solvers/cuda/backend.hpp"
+
+namespace adi {
+namespace detail {
+
+Storage::Storage(std::size_t bytes, const Executor& exec) : bytes_(bytes) {
+  if (bytes == 0) return;
+  if (exec.is_host()) {
+    const std::size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) throw Error("Field: out of host memory allocating " + std::to_string(bytes) + " bytes");
+    std::memset(p, 0, rounded);
+    ptr_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  } else {
+    void* p = cuda_backend::allocate(bytes, exec.device());
+    cuda_backend::memset_zero(p, bytes);
+    ptr_ = std::shared_ptr<void>(p, [](void* q) { cuda_backend::deallocate(q); });
+  }
+}
+
+void copy_bytes(void* dst, MemorySpace ds, const void* src, MemorySpace ss, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (ds == MemorySpace::host && ss == MemorySpace::host) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  using cuda_backend::Copy;
+  const Copy kind = ds == MemorySpace::host ? Copy::device_to_host
+                    : ss == MemorySpace::host ? Copy::host_to_device
+                                              : Copy::device_to_device;
+  cuda_backend::copy(dst, src, bytes, kind);
+}
+
+}  // namespace detail
+
+template <class T>
+Field<T>::Field(index_t nx, index_t ny, index_t nz, const Executor& exec) : exec_(exec) {
+  detail::require(nx >= 1 && ny >= 1 && nz >= 1,
+                  "Field: extents (" + std::to_string(nx) + ", " + std::to_string(ny) + ", " +
+                      std::to_string(nz) + ") must all be >= 1");
+  const index_t sy = padded_row(nx);
+  box_ = Box3{nx, ny, nz, sy, sy * ny};
+  storage_ = detail::Storage(static_cast<std::size_t>(box_.sz * nz) * sizeof(T), exec);
+}
+
+template <class T>
+void Field<T>::copy_from(const Field& other) {
+  detail::require(other.nx() == nx() && other.ny() == ny() && other.nz() == nz(),
+                  "Field::copy_from: extents differ (" + std::to_string(other.nx()) + "x" +
+                      std::to_string(other.ny()) + "x" + std::to_string(other.nz()) + " into " +
+                      std::to_string(nx()) + "x" + std::to_string(ny()) + "x" + std::to_string(nz()) + ")");
+  // Both fields share the padded shape, so one contiguous copy moves everything.
+  detail::copy_bytes(data(), memory_space(), other.data(), other.memory_space(), storage_.bytes());
+}
+
+template <class T>
+Field<T> Field<T>::to_host() const {
+  Field<T> h(nx(), ny(), nz(), Executor::host());
+  h.copy_from(*this);
+  return h;
+}
+
+template <class T>
+void Field<T>::fill(T value) {
+  const std::size_t n = storage_.bytes() / sizeof(T);
+  if (exec_.is_host()) {
+    for (std::size_t i = 0; i < n; ++i) data()[i] = value;
+  } else {
+    std::vector<T> tmp(n, value);
+    detail::copy_bytes(data(), MemorySpace::device, tmp.data(), MemorySpace::host, storage_.bytes());
+  }
+}
+
+template class Field<float>;
+template class Field<double>;
+
+}  // namespace adi

@@ -1,0 +1,79 @@
+#pragma once
+// Field<T>: values on a grid's nodes in host or device memory, x fastest,
+// rows padded so every row starts 64-byte aligned (aligned SIMD loads, coalesced
+// GPU rows). The memory space is a value taken from the executor.
+#include <cstddef>
+#include <memory>
+
+#include "adi/executor.hpp"
+#include "adi/grid.hpp"
+#include "adi/layout.hpp"
+
+namespace adi {
+
+namespace detail {
+// Raw aligned storage in one memory space; frees itself.
+class Storage {
+ public:
+  Storage() = default;
+  Storage(std::size_t bytes, const Executor& exec);
+  void* get() const { return ptr_.get(); }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::shared_ptr<void> ptr_;
+  std::size_t bytes_ = 0;
+};
+// Copies bytes between any two memory spaces (synchronous).
+void copy_bytes(void* dst, MemorySpace dst_space, const void* src, MemorySpace src_space,
+                std::size_t bytes);
+}  // namespace detail
+
+template <class T>
+class Field {
+ public:
+  Field() = default;
+  // Allocates nx*ny*nz values (padded rows) in exec's memory space, zero-filled.
+  Field(index_t nx, index_t ny, index_t nz, const Executor& exec = Executor::host());
+  explicit Field(const Grid& g, const Executor& exec = Executor::host())
+      : Field(g.nx(), g.ny(), g.nz(), exec) {}
+
+  // Row pitch in elements: nx rounded up to a multiple of 64 bytes.
+  static index_t padded_row(index_t nx) {
+    const index_t w = static_cast<index_t>(64 / sizeof(T));
+    return (nx + w - 1) / w * w;
+  }
+
+  const Box3& box() const { return box_; }
+  index_t nx() const { return box_.nx; }
+  index_t ny() const { return box_.ny; }
+  index_t nz() const { return box_.nz; }
+  index_t size() const { return box_.size(); }
+  index_t index(index_t i, index_t j, index_t k) const { return i + j * box_.sy + k * box_.sz; }
+  T* data() { return static_cast<T*>(storage_.get()); }
+  const T* data() const { return static_cast<const T*>(storage_.get()); }
+  const Executor& executor() const { return exec_; }
+  MemorySpace memory_space() const { return exec_.memory_space(); }
+  bool empty() const { return storage_.get() == nullptr; }
+
+  // Element access, host fields only (unchecked, like std::vector::operator[]).
+  T& operator()(index_t i, index_t j, index_t k) { return data()[index(i, j, k)]; }
+  const T& operator()(index_t i, index_t j, index_t k) const { return data()[index(i, j, k)]; }
+
+  // Copies values (not padding) from another field of the same extents, any memory space.
+  void copy_from(const Field& other);
+  // A copy of this field in host memory.
+  Field to_host() const;
+  // Sets every value (host or device).
+  void fill(T value);
+
+ private:
+  Box3 box_{};
+  Executor exec_ = Executor::host();
+  detail::Storage storage_;
+};
+
+extern template class Field<float>;
+extern template class Field<double>;
+
+}  // namespace adi

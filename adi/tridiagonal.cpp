@@ -1,0 +1,200 @@
+#include "adi/tridiagonal.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "adi/detail/tridiagonal_dispatch.hpp"
+#include "adi/error.hpp"
+#include "adi/field.hpp"
+#include "solvers/cpu/tridiagonal_cpu.hpp"
+#include "solvers/cuda/backend.hpp"
+
+namespace adi {
+
+namespace {
+struct KernelName {
+  Kernel kernel;
+  const char* name;
+};
+constexpr KernelName kKernelNames[] = {
+    {Kernel::automatic, "automatic"},
+    {Kernel::reference, "reference"},
+    {Kernel::cpu_thomas, "cpu_thomas"},
+    {Kernel::cpu_thomas_transpose, "cpu_thomas_transpose"},
+    {Kernel::cpu_thomas_vector, "cpu_thomas_vector"},
+    {Kernel::cuda_thomas_naive, "cuda_thomas_naive"},
+    {Kernel::cuda_thomas_shuffle_transpose, "cuda_thomas_shuffle_transpose"},
+    {Kernel::cuda_thomas_shared_transpose, "cuda_thomas_shared_transpose"},
+    {Kernel::cuda_thomas_pcr, "cuda_thomas_pcr"},
+    {Kernel::cuda_thomas_strided, "cuda_thomas_strided"},
+    {Kernel::cuda_thomas_pcr_strided, "cuda_thomas_pcr_strided"},
+};
+}  // namespace
+
+const char* kernel_name(Kernel k) {
+  for (const auto& e : kKernelNames)
+    if (e.kernel == k) return e.name;
+  return "unknown";
+}
+
+Kernel kernel_from_name(const std::string& name) {
+  std::string all;
+  for (const auto& e : kKernelNames) {
+    if (name == e.name) return e.kernel;
+    all += all.empty() ? "" : ", ";
+    all += e.name;
+  }
+  throw InvalidArgument("unknown tridiagonal kernel '" + name + "'; expected one of: " + all);
+}
+
+template <class T>
+struct TridiagonalPlan<T>::Impl {
+  Executor exec = Executor::host();
+  LineSet lines;
+  TridiagonalOptions options;
+  Kernel kernel = Kernel::automatic;
+  Kernel kernel_shared = Kernel::automatic;  // the choice may differ for shared bands
+  detail::Storage workspace;
+  detail::Storage pivot_flag;  // device int, CUDA only
+
+  void check_pointers(const T* a, const T* b, const T* c, const T* d, const T* u, bool shared) const;
+  void run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+};
+
+namespace {
+std::string where(const Executor& e) { return e.is_host() ? "host" : "device"; }
+}  // namespace
+
+template <class T>
+void TridiagonalPlan<T>::Impl::check_pointers(const T* a, const T* b, const T* c, const T* d,
+                                              const T* u, bool shared) const {
+  const struct {
+    const T* p;
+    const char* name;
+  } ptrs[] = {{a, "a"}, {b, "b"}, {c, "c"}, {d, "d"}, {u, "u"}};
+  for (const auto& q : ptrs) {
+    if (q.p == nullptr)
+      throw InvalidArgument(std::string("tridiagonal solve: pointer ") + q.name +
+                            " is null; pass an array of the layout's span (" +
+                            std::to_string(lines.span()) + " values)");
+    if (reinterpret_cast<std::uintptr_t>(q.p) % alignof(T) != 0)
+      throw InvalidArgument(std::string("tridiagonal solve: pointer ") + q.name + " is not aligned to " +
+                            std::to_string(alignof(T)) + " bytes");
+    const bool on_device = cuda_backend::is_device_pointer(q.p);
+    if (on_device != exec.is_cuda())
+      throw InvalidArgument(std::string("tridiagonal solve: array ") + q.name + " is in " +
+                            (on_device ? "device" : "host") + " memory but the executor is " + exec.name() +
+                            "; pass " + where(exec) + " arrays or change the executor");
+  }
+  (void)shared;
+  if (d != u) {
+    // Different arrays must not overlap: the kernels read d after writing u.
+    const std::uintptr_t d0 = reinterpret_cast<std::uintptr_t>(d), u0 = reinterpret_cast<std::uintptr_t>(u);
+    const std::uintptr_t bytes = static_cast<std::uintptr_t>(lines.span()) * sizeof(T);
+    if (d0 < u0 + bytes && u0 < d0 + bytes)
+      throw InvalidArgument("tridiagonal solve: u and d overlap without being equal; pass u == d for an "
+                            "in-place solve or separate arrays");
+  }
+}
+
+template <class T>
+void TridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u) {
+  check_pointers(a, b, c, d, u, shared);
+  if (lines.lines() == 0) return;
+  const Kernel k = shared ? kernel_shared : kernel;
+  if (exec.is_host()) {
+    cpu::solve<T>(k, lines, cpu::BandView<T>{a, b, c, shared}, d, u, options.periodic,
+                  options.check_pivots, workspace.get(), exec.threads());
+    return;
+  }
+  cuda_backend::set_device(exec.device());
+  int* flag = options.check_pivots ? static_cast<int*>(pivot_flag.get()) : nullptr;
+  if (flag) cuda_backend::memset_zero(flag, sizeof(int));
+  cuda_backend::tridiagonal_solve<T>(k, lines, cuda_backend::BandView<T>{a, b, c, shared}, d, u,
+                                     options.periodic, workspace.get(), flag, exec.stream());
+  if (flag) {
+    cuda_backend::synchronize(exec.stream());
+    int h = 0;
+    cuda_backend::copy(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host);
+    if (h != 0)
+      throw SingularSystem("tridiagonal solve (" + std::string(kernel_name(k)) +
+                           "): zero or non-finite pivot; the system is singular or not diagonally "
+                           "dominant enough for a solver without pivoting");
+  }
+}
+
+template <class T>
+TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_in, TridiagonalOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& p = *impl_;
+  p.exec = exec;
+  p.lines = to_lines(lines_in);
+  p.options = options;
+  detail::DispatchQuery q{p.lines, sizeof(T), options.periodic, false};
+  detail::DispatchQuery qs = q;
+  qs.shared_bands = true;
+  if (options.kernel == Kernel::automatic) {
+    p.kernel = detail::choose_kernel(exec, q);
+    p.kernel_shared = detail::choose_kernel(exec, qs);
+  } else {
+    if (!detail::kernel_supports(options.kernel, exec, q))
+      throw InvalidArgument(std::string("TridiagonalPlan: kernel ") + kernel_name(options.kernel) +
+                            " cannot run this layout (n = " + std::to_string(p.lines.n) +
+                            ", element stride = " + std::to_string(p.lines.stride) + ", line stride = " +
+                            std::to_string(p.lines.stride0) + ") on executor " + exec.name() +
+                            "; use Kernel::automatic");
+    p.kernel = p.kernel_shared = options.kernel;
+  }
+  if (exec.is_host()) {
+    const int threads = exec.threads();
+    const std::size_t bytes =
+        std::max(cpu::workspace_bytes(p.kernel, p.lines, options.periodic, threads, sizeof(T)),
+                 cpu::workspace_bytes(p.kernel_shared, p.lines, options.periodic, threads, sizeof(T)));
+    p.workspace = detail::Storage(bytes, exec);
+  } else {
+    const std::size_t bytes =
+        std::max(cuda_backend::tridiagonal_workspace_bytes(p.kernel, p.lines, options.periodic, sizeof(T)),
+                 cuda_backend::tridiagonal_workspace_bytes(p.kernel_shared, p.lines, options.periodic,
+                                                           sizeof(T)));
+    p.workspace = detail::Storage(bytes, exec);
+    p.pivot_flag = detail::Storage(sizeof(int), exec);
+  }
+}
+
+template <class T>
+TridiagonalPlan<T>::~TridiagonalPlan() = default;
+template <class T>
+TridiagonalPlan<T>::TridiagonalPlan(TridiagonalPlan&&) noexcept = default;
+template <class T>
+TridiagonalPlan<T>& TridiagonalPlan<T>::operator=(TridiagonalPlan&&) noexcept = default;
+
+template <class T>
+void TridiagonalPlan<T>::solve(const Bands<T>& bands, const T* d, T* u) {
+  impl_->run(bands.a, bands.b, bands.c, false, d, u);
+}
+template <class T>
+void TridiagonalPlan<T>::solve(const SharedBands<T>& bands, const T* d, T* u) {
+  impl_->run(bands.a, bands.b, bands.c, true, d, u);
+}
+template <class T>
+Kernel TridiagonalPlan<T>::kernel() const {
+  return impl_->kernel;
+}
+template <class T>
+const LineSet& TridiagonalPlan<T>::lines() const {
+  return impl_->lines;
+}
+template <class T>
+const Executor& TridiagonalPlan<T>::executor() const {
+  return impl_->exec;
+}
+template <class T>
+const TridiagonalOptions& TridiagonalPlan<T>::options() const {
+  return impl_->options;
+}
+
+template class TridiagonalPlan<float>;
+template class TridiagonalPlan<double>;
+
+}  // namespace adi
