@@ -29,6 +29,33 @@ void copy_bytes(void* dst, MemorySpace dst_space, const void* src, MemorySpace s
                 std::size_t bytes);
 }  // namespace detail
 
+// A 1D array of n values in exec's memory space: the simplest way to hand device
+// arrays to the solvers without touching CUDA yourself.
+template <class T>
+class Array {
+ public:
+  Array() = default;
+  Array(index_t n, const Executor& exec = Executor::host())
+      : n_(n), exec_(exec), storage_(static_cast<std::size_t>(n) * sizeof(T), exec) {}
+  T* data() { return static_cast<T*>(storage_.get()); }
+  const T* data() const { return static_cast<const T*>(storage_.get()); }
+  index_t size() const { return n_; }
+  const Executor& executor() const { return exec_; }
+  // Copies size() values from / to host memory.
+  void copy_from_host(const T* src) {
+    detail::copy_bytes(data(), exec_.memory_space(), src, MemorySpace::host, bytes());
+  }
+  void copy_to_host(T* dst) const {
+    detail::copy_bytes(dst, MemorySpace::host, data(), exec_.memory_space(), bytes());
+  }
+
+ private:
+  std::size_t bytes() const { return static_cast<std::size_t>(n_) * sizeof(T); }
+  index_t n_ = 0;
+  Executor exec_ = Executor::host();
+  detail::Storage storage_;
+};
+
 template <class T>
 class Field {
  public:
