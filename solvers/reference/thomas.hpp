@@ -1,0 +1,91 @@
+#pragma once
+// The reference: plain Thomas (paper algorithm 1) one line at a time, computed in
+// double whatever T is, and Sherman-Morrison for periodic lines. Obviously correct,
+// not fast: every fast kernel is tested against it.
+#include <cmath>
+#include <vector>
+
+#include "adi/layout.hpp"
+
+namespace adi::reference {
+
+// Solves one line in double. a, b, c, d are read through get(i) callbacks so that
+// shared and per-line coefficient arrays use the same code. Returns false on a zero
+// or non-finite pivot.
+template <class A, class B, class C, class D>
+bool thomas_line(index_t n, A a, B b, C c, D d, std::vector<double>& x, std::vector<double>& cs) {
+  x.assign(static_cast<std::size_t>(n), 0.0);
+  cs.assign(static_cast<std::size_t>(n), 0.0);
+  double piv = b(0);
+  if (piv == 0.0 || !std::isfinite(piv)) return false;
+  cs[0] = n > 1 ? c(0) / piv : 0.0;
+  x[0] = d(0) / piv;
+  for (index_t i = 1; i < n; ++i) {
+    piv = b(i) - a(i) * cs[i - 1];
+    if (piv == 0.0 || !std::isfinite(piv)) return false;
+    cs[i] = i + 1 < n ? c(i) / piv : 0.0;
+    x[i] = (d(i) - a(i) * x[i - 1]) / piv;
+  }
+  for (index_t i = n - 2; i >= 0; --i) x[i] -= cs[i] * x[i + 1];
+  return true;
+}
+
+// Periodic line: a(0) couples row 0 to u[n-1], c(n-1) couples row n-1 to u[0].
+// Sherman-Morrison with A = A' + v w^T, v = (gamma, 0.., c(n-1)), w = (1, 0.., a(0)/gamma).
+template <class A, class B, class C, class D>
+bool cyclic_line(index_t n, A a, B b, C c, D d, std::vector<double>& x) {
+  std::vector<double> cs;
+  if (n == 1) {
+    const double s = a(0) + b(0) + c(0);
+    if (s == 0.0 || !std::isfinite(s)) return false;
+    x.assign(1, d(0) / s);
+    return true;
+  }
+  if (n == 2) {  // row 0: b0 u0 + (a0 + c0) u1; row 1: (a1 + c1) u0 + b1 u1
+    const double m00 = b(0), m01 = a(0) + c(0), m10 = a(1) + c(1), m11 = b(1);
+    const double det = m00 * m11 - m01 * m10;
+    if (det == 0.0 || !std::isfinite(det)) return false;
+    x = {(d(0) * m11 - m01 * d(1)) / det, (m00 * d(1) - m10 * d(0)) / det};
+    return true;
+  }
+  const double gamma = -b(0);
+  const double alpha = c(n - 1), beta = a(0);  // corner entries
+  auto bm = [&](index_t i) {
+    return i == 0 ? b(0) - gamma : i == n - 1 ? b(n - 1) - alpha * beta / gamma : b(i);
+  };
+  std::vector<double> y, z;
+  if (!thomas_line(n, a, bm, c, d, y, cs)) return false;
+  auto v = [&](index_t i) { return i == 0 ? gamma : i == n - 1 ? alpha : 0.0; };
+  if (!thomas_line(n, a, bm, c, v, z, cs)) return false;
+  const double wy = y[0] + beta / gamma * y[n - 1];
+  const double wz = z[0] + beta / gamma * z[n - 1];
+  const double den = 1.0 + wz;
+  if (den == 0.0 || !std::isfinite(den)) return false;
+  const double f = wy / den;
+  x.resize(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) x[i] = y[i] - f * z[i];
+  return true;
+}
+
+// Solves every line of `lines`. a, b, c are shaped like d, or length-n arrays when
+// shared is true. u may alias d. Returns the index of the first line with a zero
+// pivot, or -1 when all lines were solved.
+template <class T>
+index_t thomas(const LineSet& lines, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
+               bool periodic) {
+  std::vector<double> x, cs;
+  for (index_t l = 0; l < lines.lines(); ++l) {
+    const index_t o = lines.offset(l);
+    auto coef = [&](const T* p) {
+      return [=, &lines](index_t i) { return double(shared ? p[i] : p[o + i * lines.stride]); };
+    };
+    auto rhs = [&](index_t i) { return double(d[o + i * lines.stride]); };
+    const bool ok = periodic ? cyclic_line(lines.n, coef(a), coef(b), coef(c), rhs, x)
+                             : thomas_line(lines.n, coef(a), coef(b), coef(c), rhs, x, cs);
+    if (!ok) return l;
+    for (index_t i = 0; i < lines.n; ++i) u[o + i * lines.stride] = static_cast<T>(x[i]);
+  }
+  return -1;
+}
+
+}  // namespace adi::reference
