@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# One command from a fresh Debian 12 clone to a full test run: installs the missing
+# Debian packages, configures with everything found (CUDA compiles when nvcc exists;
+# GPU tests skip without a device), builds and runs every test through CTest.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${ADI_BUILD_DIR:-$root/build-test}
+"$root/scripts/install_deps.sh"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_BUILD_TESTS=ON -DADI_BUILD_EXAMPLES=ON \
+      -DADI_BUILD_BENCHMARKS=ON
+cmake --build "$build" -j "$(nproc)"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
