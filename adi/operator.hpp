@@ -1,0 +1,136 @@
+#pragma once
+// The semi-discrete operator of in 't Hout's ADI framework:
+//
+//   U'(t) = F(t, U) = F0 + F1 + F2 + F3,   Fj(t, U) = Aj U + gj(t)
+//
+// for the PDE class
+//
+//   u_t = sum_i D_i u_{x_i x_i} + sum_i V_i u_{x_i} + sum_{i<j} M_ij u_{x_i x_j} + R u + f(t, x)
+//
+// discretised by second-order central differences on uniform or stretched axes.
+// A0 holds the mixed terms (treated explicitly); Aj (j = 1..3, axis x, y, z) is
+// tridiagonal along axis j and holds D_j, V_j, R/k (R split equally over the k axes
+// with more than one node). gj(t) holds the Neumann boundary data of axis j and f/k
+// (the source is split over the implicit parts too: Douglas stays second order with
+// a time-dependent source). Dirichlet nodes are known values stored in the fields:
+// every evaluation at time t first writes g(t) into them.
+//
+// Parts are numbered like the papers: 0 = mixed (A0), 1 = x, 2 = y, 3 = z.
+#include <array>
+#include <functional>
+#include <memory>
+#include <type_traits>
+
+#include "adi/boundary.hpp"
+#include "adi/executor.hpp"
+#include "adi/field.hpp"
+#include "adi/grid.hpp"
+#include "adi/layout.hpp"
+
+namespace adi {
+
+// A PDE coefficient: a constant, a function of one coordinate, or a function of
+// (x, y, z). Functions are evaluated once, on the grid's nodes, when an Operator
+// is built.
+class Coefficient {
+ public:
+  Coefficient(double value = 0.0) : value_(value) {}  // NOLINT: implicit from a number
+  template <class F, std::enable_if_t<std::is_invocable_r_v<double, F, double, double, double>, int> = 0>
+  Coefficient(F f) : fn_(std::move(f)) {}  // NOLINT: implicit from a callable (x, y, z)
+  // A function of the coordinate along `a` only (lets the operator keep shared bands
+  // without evaluating it on the whole grid).
+  static Coefficient along(Axis a, std::function<double(double)> f);
+
+  bool is_constant() const { return !fn_ && !fn1_; }
+  // Constant 0: the term is absent.
+  bool is_zero() const { return is_constant() && value_ == 0.0; }
+  bool is_function_of_one_axis() const { return static_cast<bool>(fn1_); }
+  Axis axis() const { return axis_; }
+  double operator()(double x, double y, double z) const {
+    if (fn1_) return fn1_(axis_ == Axis::x ? x : axis_ == Axis::y ? y : z);
+    return fn_ ? fn_(x, y, z) : value_;
+  }
+  double constant() const { return value_; }
+
+ private:
+  double value_ = 0.0;
+  std::function<double(double, double, double)> fn_;
+  std::function<double(double)> fn1_;
+  Axis axis_ = Axis::x;
+};
+
+// Source term f(t, x, y, z).
+using SourceFunction = std::function<double(double t, double x, double y, double z)>;
+
+// The terms of the PDE. Absent terms stay zero.
+struct Pde {
+  std::array<Coefficient, 3> diffusion{};   // D_x, D_y, D_z   (u_xx, u_yy, u_zz)
+  std::array<Coefficient, 3> convection{};  // V_x, V_y, V_z   (u_x, u_y, u_z)
+  Coefficient mixed_xy, mixed_xz, mixed_yz; // M_xy, M_xz, M_yz (u_xy, u_xz, u_yz)
+  Coefficient reaction;                     // R               (u)
+  SourceFunction source;                    // f(t, x, y, z); empty: none
+
+  // u_t = kx u_xx + ky u_yy + kz u_zz.
+  static Pde heat(double kx, double ky = 0.0, double kz = 0.0);
+  bool has_mixed() const { return !mixed_xy.is_zero() || !mixed_xz.is_zero() || !mixed_yz.is_zero(); }
+};
+
+template <class T>
+class Operator {
+ public:
+  // Evaluates the coefficients on the grid and builds, per axis with more than one
+  // node, the 1D stencils and a TridiagonalPlan over the lines of unknowns. Throws
+  // InvalidArgument for bad grids/conditions/non-finite coefficients, Unsupported for
+  // a mixed term next to a Neumann face or an executor without stencil kernels.
+  Operator(const Grid& grid, const Pde& pde, const BoundaryConditions& bc,
+           const Executor& exec = Executor::host());
+  ~Operator();
+  Operator(Operator&&) noexcept;
+  Operator& operator=(Operator&&) noexcept;
+
+  const Grid& grid() const;
+  const BoundaryConditions& boundary() const;
+  const Executor& executor() const;
+  // Number of axes with more than one node (the implicit parts), and whether A0 != 0.
+  int implicit_axes() const;
+  bool active(Axis a) const;
+  bool has_mixed() const;
+  // True when axis a's tridiagonal bands are length-n arrays shared by every line
+  // (its coefficients depend on its own coordinate only): solved with SharedBands.
+  bool shared_bands(Axis a) const;
+  // The box of unknowns (non-Dirichlet nodes) as [lo, hi] index ranges per axis.
+  std::array<index_t, 3> unknown_lo() const;
+  std::array<index_t, 3> unknown_hi() const;
+
+  // Writes g(t) into V's Dirichlet nodes.
+  void set_boundary(double t, Field<T>& V);
+
+  // At V's unknown nodes (after set_boundary(t, V)):
+  //   out = alpha * base + sum_p w[p] * F_p(t, V),     p = 0 (mixed), 1..3 (x, y, z).
+  // base may be null (alpha ignored) and may alias out; out must not alias V.
+  // Dirichlet nodes of out are not written.
+  void apply(double t, Field<T>& V, const std::array<T, 4>& w, T alpha, const Field<T>* base, Field<T>& out);
+  // out = F_p(t, V) at unknown nodes (tests, diagnostics).
+  void evaluate(int part, double t, Field<T>& V, Field<T>& out);
+
+  // The implicit stage along axis a: solves for Y
+  //   Y - s F_a(t_new, Y) = base - s F_a(t_old, V_old)        (V_old given)
+  //   Y - s F_a(t_new, Y) = base                              (V_old == nullptr)
+  // with Y's Dirichlet nodes along a taking g(t_new). Y may alias base (in place),
+  // not V_old. Bands for a new s are formed once and kept until s changes.
+  void solve(Axis a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old = 0.0,
+             Field<T>* V_old = nullptr);
+
+  // Throws InvalidArgument unless f has the grid's extents and the executor's memory space.
+  void check_field(const Field<T>& f, const char* name) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+extern template class Operator<float>;
+extern template class Operator<double>;
+
+}  // namespace adi
