@@ -1,6 +1,7 @@
 #include "adi/io/vtk.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -229,12 +230,15 @@ std::string PvdWriter::write(const Grid& grid, const std::vector<NamedField>& fi
 
 void PvdWriter::flush() const {
   std::ostringstream s;
-  s.precision(17);
   s << "<?xml version=\"1.0\"?>\n"
     << "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n";
-  for (const Entry& e : entries_)
-    s << "    <DataSet timestep=\"" << e.time << "\" group=\"\" part=\"0\" file=\"" << xml_escape(e.file)
+  for (const Entry& e : entries_) {
+    // Shortest text that reads back as the same double (0.03, not 0.029999999999999999).
+    char t[32];
+    const auto r = std::to_chars(t, t + sizeof t, e.time);
+    s << "    <DataSet timestep=\"" << std::string_view(t, std::size_t(r.ptr - t)) << "\" group=\"\" part=\"0\" file=\"" << xml_escape(e.file)
       << "\"/>\n";
+  }
   s << "  </Collection>\n</VTKFile>\n";
   // Write then rename: a reader (or a crash) never sees a half-written series.
   const std::string tmp = pvd_path_ + ".tmp";
