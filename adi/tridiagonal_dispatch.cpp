@@ -5,6 +5,12 @@
 namespace adi::detail {
 
 namespace {
+// Neighbouring lines one element apart (a single inner line per row counts as the
+// outer index, as solvers/cpu/batch.hpp normalises it).
+bool lines_adjacent(const LineSet& l) {
+  return l.count0 == 1 ? (l.count1 <= 1 || l.stride1 == 1) : l.stride0 == 1;
+}
+
 bool is_cpu(Kernel k) {
   return k == Kernel::reference || k == Kernel::cpu_thomas || k == Kernel::cpu_thomas_transpose ||
          k == Kernel::cpu_thomas_vector;
@@ -17,7 +23,7 @@ bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
     if (!is_cpu(k)) return false;
     switch (k) {
       case Kernel::cpu_thomas_transpose: return l.stride == 1;
-      case Kernel::cpu_thomas_vector: return l.stride0 == 1 || l.count0 == 1;
+      case Kernel::cpu_thomas_vector: return lines_adjacent(l);
       default: return true;
     }
   }
@@ -41,7 +47,7 @@ Kernel choose_kernel(const Executor& exec, const DispatchQuery& q) {
   if (exec.is_host()) {
     // Neighbouring lines adjacent in memory (Y/Z sweeps, interleaved batches):
     // vectorise across lines directly.
-    if (l.stride0 == 1 && l.count0 >= 2 && l.stride > 1) return Kernel::cpu_thomas_vector;
+    if (lines_adjacent(l) && l.lines() >= 2 && l.stride > 1) return Kernel::cpu_thomas_vector;
     // Contiguous lines (X sweeps, gtsv2StridedBatch layout): transpose in registers.
     if (l.stride == 1 && l.lines() >= 2) return Kernel::cpu_thomas_transpose;
     return Kernel::cpu_thomas;
