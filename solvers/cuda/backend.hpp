@@ -24,6 +24,7 @@ struct DeviceInfo {
   int sm_count = 0;
   int cc_major = 0, cc_minor = 0;
   std::size_t shared_per_block = 0;
+  std::size_t shared_per_block_optin = 0;  // after cudaFuncSetAttribute (227 KB on an H100)
   std::size_t global_memory = 0;
   char name[256] = {};
 };
@@ -44,5 +45,21 @@ std::size_t tridiagonal_workspace_bytes(Kernel kernel, const LineSet& lines, boo
 template <class T>
 void tridiagonal_solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,
                        bool periodic, void* workspace, int* pivot_flag, void* stream);
+
+// Shared memory one block of `kernel` needs at the least (0 for kernels that need
+// little); the dispatch table compares it with DeviceInfo::shared_per_block_optin.
+std::size_t tridiagonal_min_shared_bytes(Kernel kernel, const LineSet& lines, bool shared_bands,
+                                         std::size_t value_size);
+
+// Launch-shape overrides of the hybrid kernels (cuda_thomas_pcr, cuda_thomas_pcr_strided),
+// for the benchmark's tuning rows; 0 keeps the default policy.
+struct Tuning {
+  int lines_per_block = 0;  // pcr_strided: lines per tile (power of two <= 32)
+  int warps_per_block = 0;  // both
+};
+template <class T>
+void tridiagonal_solve_tuned(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,
+                             bool periodic, void* workspace, int* pivot_flag, void* stream,
+                             const Tuning& tuning);
 
 }  // namespace adi::cuda_backend

@@ -69,6 +69,7 @@ DeviceInfo device_info(int device) {
   info.cc_major = prop.major;
   info.cc_minor = prop.minor;
   info.shared_per_block = prop.sharedMemPerBlock;
+  info.shared_per_block_optin = prop.sharedMemPerBlockOptin;
   info.global_memory = prop.totalGlobalMem;
   std::strncpy(info.name, prop.name, sizeof(info.name) - 1);
   return info;

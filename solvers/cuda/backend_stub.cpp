@@ -20,10 +20,20 @@ void synchronize(void*) {}
 bool is_device_pointer(const void*) { return false; }
 DeviceInfo device_info(int) { no_cuda(); }
 std::size_t tridiagonal_workspace_bytes(Kernel, const LineSet&, bool, std::size_t) { no_cuda(); }
+std::size_t tridiagonal_min_shared_bytes(Kernel, const LineSet&, bool, std::size_t) { return 0; }
 template <class T>
 void tridiagonal_solve(Kernel, const LineSet&, BandView<T>, const T*, T*, bool, void*, int*, void*) {
   no_cuda();
 }
+template <class T>
+void tridiagonal_solve_tuned(Kernel, const LineSet&, BandView<T>, const T*, T*, bool, void*, int*, void*,
+                             const Tuning&) {
+  no_cuda();
+}
+template void tridiagonal_solve_tuned<float>(Kernel, const LineSet&, BandView<float>, const float*, float*,
+                                             bool, void*, int*, void*, const Tuning&);
+template void tridiagonal_solve_tuned<double>(Kernel, const LineSet&, BandView<double>, const double*,
+                                              double*, bool, void*, int*, void*, const Tuning&);
 template void tridiagonal_solve<float>(Kernel, const LineSet&, BandView<float>, const float*, float*, bool,
                                        void*, int*, void*);
 template void tridiagonal_solve<double>(Kernel, const LineSet&, BandView<double>, const double*, double*,

@@ -1,0 +1,396 @@
+#pragma once
+// The Thomas-PCR hybrid for one line, solved by one warp out of shared memory (paper
+// section 2.3, algorithms 3-5; the warp form of algorithm 10). Used by the X kernel
+// (thomas_pcr_hybrid.cuh) and the Y/Z kernel (thomas_pcr_strided.cuh), which differ
+// only in how the line reaches shared memory.
+//
+// Lane s owns the rows [s*m, s*m + len) of the line, m = 2^k the smallest power of two
+// with 32*m >= n (so S = ceil(n/m) <= 32 lanes are busy). The last row of each segment
+// is a separator; the len-1 rows before it are interior. A modified Thomas sweep
+// (forward then backward, algorithm 3) writes every interior row as
+//     u_i = d'_i - a'_i x_{s-1} - c'_i x_s,
+// x_s being the separator of segment s. Substituting the neighbouring interior rows
+// into each separator row leaves one tridiagonal row per lane: the reduced system of
+// S unknowns, solved by PCR with warp shuffles (log2 S steps, algorithm 4). A last
+// pass fills the interior rows (algorithm 5). Compared with the paper's two boundary
+// rows per segment this reduced system has half the rows, so PCR needs one step less.
+//
+// Everything stays in shared memory (a, b, c, d overwritten in place by a', c', d'),
+// so a line is read from global memory once and written once, for any n up to the
+// shared-memory limit, with no compile-time line length. Row r lives at r + r/m: each
+// segment gets m+1 slots, an odd stride for even m, so the 32 lanes walking their
+// segments hit 32 different banks.
+//
+// Periodic lines: segment 0's first row couples to the last separator and the last
+// separator to segment 0's first interior row, so the reduced system is cyclic; it is
+// solved by Sherman-Morrison with a second right-hand side inside the same PCR.
+//
+// SharedBands: everything that depends only on a, b, c (pivots, a', c', the reduced
+// matrix and its PCR factors, the periodic correction vector) is computed once per
+// block by pcr_factorize_shared; a line then streams only d.
+#include "solvers/cuda/tridiagonal_common.cuh"
+
+namespace adi::cuda_backend::kernels {
+
+struct PcrShape {
+  int n = 0;
+  int log2m = 0;
+  int m = 1;
+  int segs = 1;      // busy lanes, S
+  int per_line = 0;  // shared-memory slots of one line array: segs*(m+1)
+  __host__ __device__ int pos(int r) const { return r + (r >> log2m); }
+};
+
+inline PcrShape pcr_shape(i64 n) {
+  PcrShape s;
+  s.n = static_cast<int>(n);
+  while ((static_cast<i64>(kWarp) << s.log2m) < n) ++s.log2m;
+  s.m = 1 << s.log2m;
+  s.segs = static_cast<int>((n + s.m - 1) / s.m);
+  s.per_line = s.segs * (s.m + 1);
+  return s;
+}
+
+// Longest line the hybrid kernels take: 32 lanes x 128 rows. Beyond this the per-line
+// shared memory (4 arrays) no longer leaves room for more than one warp per SM.
+constexpr i64 kPcrMaxN = 4096;
+
+// PCR factors of the reduced system: reciprocal diagonal, then (r, a, c) for each of at
+// most 5 steps, then the periodic correction z; one value per lane each.
+constexpr int kPcrReducedRows = 1 + 3 * 5 + 1;
+constexpr int kPcrReducedValues = kPcrReducedRows * kWarp + 2;  // + q, 1/den
+
+// Per-row factors of the shared bands, same layout as a line (PcrShape::pos).
+//   interior row: f0 = 1/pivot, f1 = a/pivot, f2 = forward c', f3 = a'', f4 = c''
+//   separator:    f0 = a, f1 = c (to form the reduced right-hand side)
+template <class T>
+struct PcrFactors {
+  T* f[5];
+  T* red;  // kPcrReducedValues
+  __device__ static PcrFactors carve(T* base, int per_line) {
+    PcrFactors F;
+    for (int k = 0; k < 5; ++k) F.f[k] = base + k * per_line;
+    F.red = base + 5 * per_line;
+    return F;
+  }
+  __host__ __device__ static int values(int per_line) { return 5 * per_line + kPcrReducedValues; }
+};
+
+__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kWarp; }
+
+// PCR on a system held one row per lane (lanes >= S hold identity rows) with R
+// right-hand sides; leaves the solutions in D. With Record, stores the factors that
+// pcr_reduced_shared replays.
+template <class T, int R, bool Record>
+__device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec = nullptr) {
+  const int lane = lane_id();
+  bad |= lane < S && bad_pivot(B);
+  const T rb = T(1) / B;
+  T a = A * rb, c = C * rb;
+#pragma unroll
+  for (int k = 0; k < R; ++k) D[k] *= rb;
+  if (Record) rec[lane] = rb;
+  int step = 0;
+  for (int h = 1; h < S; h <<= 1, ++step) {
+    T am = __shfl_up_sync(kFullMask, a, h), cm = __shfl_up_sync(kFullMask, c, h);
+    T ap = __shfl_down_sync(kFullMask, a, h), cp = __shfl_down_sync(kFullMask, c, h);
+    T dm[R], dp[R];
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      dm[k] = __shfl_up_sync(kFullMask, D[k], h);
+      dp[k] = __shfl_down_sync(kFullMask, D[k], h);
+    }
+    if (lane < h) {
+      am = cm = T(0);
+#pragma unroll
+      for (int k = 0; k < R; ++k) dm[k] = T(0);
+    }
+    if (lane + h >= kWarp) {
+      ap = cp = T(0);
+#pragma unroll
+      for (int k = 0; k < R; ++k) dp[k] = T(0);
+    }
+    const T den = T(1) - a * cm - c * ap;
+    bad |= lane < S && bad_pivot(den);
+    const T r = T(1) / den;
+    if (Record) {
+      rec[(1 + 3 * step) * kWarp + lane] = r;
+      rec[(2 + 3 * step) * kWarp + lane] = a;
+      rec[(3 + 3 * step) * kWarp + lane] = c;
+    }
+#pragma unroll
+    for (int k = 0; k < R; ++k) D[k] = (D[k] - a * dm[k] - c * dp[k]) * r;
+    const T an = -a * am * r, cn = -c * cp * r;
+    a = an;
+    c = cn;
+  }
+}
+
+// The reduced system (A x_{s-1} + B x_s + C x_{s+1} = D on lane s), cyclic when periodic.
+template <class T>
+__device__ T reduced_solve(T A, T B, T C, T D, int S, bool periodic, bool& bad) {
+  const int lane = lane_id();
+  if (!periodic || S == 1) {
+    if (periodic) {  // one unknown that couples to itself on both sides
+      B = A + B + C;
+      A = C = T(0);
+    }
+    T dd[1] = {D};
+    pcr_reduced<T, 1, false>(A, B, C, dd, S, bad);
+    return dd[0];
+  }
+  // Sherman-Morrison (as in solvers/reference/thomas.hpp) on the cyclic reduced system.
+  const T A0 = __shfl_sync(kFullMask, A, 0), B0 = __shfl_sync(kFullMask, B, 0);
+  const T CS = __shfl_sync(kFullMask, C, S - 1);
+  const T gamma = -B0;
+  bad |= bad_pivot(gamma);
+  const T q = A0 / gamma;
+  T v = T(0);
+  if (lane == 0) {
+    B -= gamma;
+    A = T(0);
+    v = gamma;
+  }
+  if (lane == S - 1) {
+    B -= CS * q;
+    C = T(0);
+    v = CS;
+  }
+  T dd[2] = {D, v};
+  pcr_reduced<T, 2, false>(A, B, C, dd, S, bad);
+  const T y0 = __shfl_sync(kFullMask, dd[0], 0), yl = __shfl_sync(kFullMask, dd[0], S - 1);
+  const T z0 = __shfl_sync(kFullMask, dd[1], 0), zl = __shfl_sync(kFullMask, dd[1], S - 1);
+  const T den = T(1) + z0 + q * zl;
+  bad |= bad_pivot(den);
+  return dd[0] - (y0 + q * yl) / den * dd[1];
+}
+
+// Solves one line whose a, b, c, d sit in shared memory at PcrShape::pos; leaves u in
+// sd. Non-periodic lines must have a_0 = c_{n-1} = 0 already. Called by a whole warp.
+template <class T>
+__device__ void pcr_line(const PcrShape& sh, T* sa, const T* sb, T* sc, T* sd, bool periodic, bool& bad) {
+  const int lane = lane_id();
+  const int st = lane << sh.log2m;
+  const int len = max(0, min(sh.m, sh.n - st));
+  const int base = lane * (sh.m + 1);
+  const int S = sh.segs;
+  // Last interior row (u = Ld - La x_{s-1} - Lg x_s) and first interior row (F*) of
+  // the segment; an empty interior makes them x_{s-1} and x_s themselves.
+  T Ld = T(0), La = T(0), Lg = T(0), Fd = T(0), Fa = T(0), Fg = T(0);
+  if (len >= 2) {
+    T piv = sb[base];
+    bad |= bad_pivot(piv);
+    T r = T(1) / piv;
+    T g = sc[base] * r, al = sa[base] * r, de = sd[base] * r;
+    sa[base] = al;
+    sc[base] = g;
+    sd[base] = de;
+    for (int j = 1; j < len - 1; ++j) {
+      const T aj = sa[base + j];
+      piv = sb[base + j] - aj * g;
+      bad |= bad_pivot(piv);
+      r = T(1) / piv;
+      g = sc[base + j] * r;
+      al = -aj * al * r;
+      de = (sd[base + j] - aj * de) * r;
+      sa[base + j] = al;
+      sc[base + j] = g;
+      sd[base + j] = de;
+    }
+    Ld = de;
+    La = al;
+    Lg = g;
+    for (int j = len - 3; j >= 0; --j) {
+      const T gj = sc[base + j];
+      de = sd[base + j] - gj * de;
+      al = sa[base + j] - gj * al;
+      g = -gj * g;
+      sa[base + j] = al;
+      sc[base + j] = g;
+      sd[base + j] = de;
+    }
+    Fd = de;
+    Fa = al;
+    Fg = g;
+  } else if (len == 1) {
+    La = T(-1);
+    Fg = T(-1);
+  }
+  const int e = base + len - 1;
+  T ae = T(0), be = T(1), ce = T(0), dv = T(0);
+  if (len >= 1) {
+    ae = sa[e];
+    be = sb[e];
+    ce = sc[e];
+    dv = sd[e];
+  }
+  const int nxt = lane + 1 < S ? lane + 1 : 0;
+  const T nFd = __shfl_sync(kFullMask, Fd, nxt), nFa = __shfl_sync(kFullMask, Fa, nxt);
+  const T nFg = __shfl_sync(kFullMask, Fg, nxt);
+  T A = -ae * La, B = be - ae * Lg - ce * nFa, C = -ce * nFg, D = dv - ae * Ld - ce * nFd;
+  if (len == 0) {
+    A = C = D = T(0);
+    B = T(1);
+  }
+  const T x = reduced_solve(A, B, C, D, S, periodic, bad);
+  const T xl = __shfl_sync(kFullMask, x, lane == 0 ? S - 1 : lane - 1);
+  if (len >= 1) {
+    for (int j = 0; j < len - 1; ++j) sd[base + j] = sd[base + j] - sa[base + j] * xl - sc[base + j] * x;
+    sd[e] = x;
+  }
+}
+
+// Factorises shared bands a, b, c (global, length n) for pcr_line_shared. One warp.
+template <class T>
+__device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b, const T* c, bool periodic,
+                                     const PcrFactors<T>& F, bool& bad) {
+  const int lane = lane_id();
+  const int n = sh.n;
+  const int st = lane << sh.log2m;
+  const int len = max(0, min(sh.m, n - st));
+  const int base = lane * (sh.m + 1);
+  const int S = sh.segs;
+  auto A_ = [&](int r) { return (r == 0 && !periodic) ? T(0) : a[r]; };
+  auto C_ = [&](int r) { return (r == n - 1 && !periodic) ? T(0) : c[r]; };
+  T *f0 = F.f[0], *f1 = F.f[1], *f2 = F.f[2], *f3 = F.f[3], *f4 = F.f[4];
+  T La = T(0), Lg = T(0), Fa = T(0), Fg = T(0);
+  if (len >= 2) {
+    T piv = b[st];
+    bad |= bad_pivot(piv);
+    T r = T(1) / piv;
+    T g = C_(st) * r, al = A_(st) * r;
+    f0[base] = r;
+    f1[base] = T(0);
+    f2[base] = g;
+    f3[base] = al;
+    for (int j = 1; j < len - 1; ++j) {
+      const T aj = A_(st + j);
+      piv = b[st + j] - aj * g;
+      bad |= bad_pivot(piv);
+      r = T(1) / piv;
+      g = C_(st + j) * r;
+      al = -aj * al * r;
+      f0[base + j] = r;
+      f1[base + j] = aj * r;
+      f2[base + j] = g;
+      f3[base + j] = al;
+    }
+    La = al;
+    Lg = g;
+    f4[base + len - 2] = g;
+    for (int j = len - 3; j >= 0; --j) {
+      const T gj = f2[base + j];
+      al = f3[base + j] - gj * al;
+      g = -gj * g;
+      f3[base + j] = al;
+      f4[base + j] = g;
+    }
+    Fa = al;
+    Fg = g;
+  } else if (len == 1) {
+    La = T(-1);
+    Fg = T(-1);
+  }
+  T ae = T(0), be = T(1), ce = T(0);
+  if (len >= 1) {
+    const int er = st + len - 1, e = base + len - 1;
+    ae = A_(er);
+    be = b[er];
+    ce = C_(er);
+    f0[e] = ae;
+    f1[e] = ce;
+  }
+  const int nxt = lane + 1 < S ? lane + 1 : 0;
+  const T nFa = __shfl_sync(kFullMask, Fa, nxt), nFg = __shfl_sync(kFullMask, Fg, nxt);
+  T A = -ae * La, B = be - ae * Lg - ce * nFa, C = -ce * nFg;
+  if (len == 0) {
+    A = C = T(0);
+    B = T(1);
+  }
+  T q = T(0), inv_den = T(0);
+  T v[1] = {T(0)};
+  const bool split = periodic && S > 1;
+  if (periodic && S == 1) {
+    B = A + B + C;
+    A = C = T(0);
+  }
+  if (split) {
+    const T A0 = __shfl_sync(kFullMask, A, 0), B0 = __shfl_sync(kFullMask, B, 0);
+    const T CS = __shfl_sync(kFullMask, C, S - 1);
+    const T gamma = -B0;
+    bad |= bad_pivot(gamma);
+    q = A0 / gamma;
+    if (lane == 0) {
+      B -= gamma;
+      A = T(0);
+      v[0] = gamma;
+    }
+    if (lane == S - 1) {
+      B -= CS * q;
+      C = T(0);
+      v[0] = CS;
+    }
+  }
+  pcr_reduced<T, 1, true>(A, B, C, v, S, bad, F.red);
+  if (split) {
+    const T z0 = __shfl_sync(kFullMask, v[0], 0), zl = __shfl_sync(kFullMask, v[0], S - 1);
+    const T den = T(1) + z0 + q * zl;
+    bad |= bad_pivot(den);
+    inv_den = T(1) / den;
+  } else {
+    v[0] = T(0);
+  }
+  F.red[(kPcrReducedRows - 1) * kWarp + lane] = v[0];
+  if (lane == 0) {
+    F.red[kPcrReducedRows * kWarp] = q;
+    F.red[kPcrReducedRows * kWarp + 1] = inv_den;
+  }
+}
+
+// pcr_line for shared bands: only d (in shared memory, replaced by u) is per line.
+template <class T>
+__device__ void pcr_line_shared(const PcrShape& sh, const PcrFactors<T>& F, T* sd) {
+  const int lane = lane_id();
+  const int st = lane << sh.log2m;
+  const int len = max(0, min(sh.m, sh.n - st));
+  const int base = lane * (sh.m + 1);
+  const int S = sh.segs;
+  const T *f0 = F.f[0], *f1 = F.f[1], *f2 = F.f[2], *f3 = F.f[3], *f4 = F.f[4];
+  T Ld = T(0), Fd = T(0);
+  if (len >= 2) {
+    T de = f0[base] * sd[base];
+    sd[base] = de;
+    for (int j = 1; j < len - 1; ++j) {
+      de = f0[base + j] * sd[base + j] - f1[base + j] * de;
+      sd[base + j] = de;
+    }
+    Ld = de;
+    for (int j = len - 3; j >= 0; --j) {
+      de = sd[base + j] - f2[base + j] * de;
+      sd[base + j] = de;
+    }
+    Fd = de;
+  }
+  const int e = base + len - 1;
+  const int nxt = lane + 1 < S ? lane + 1 : 0;
+  const T nFd = __shfl_sync(kFullMask, Fd, nxt);
+  T d = len >= 1 ? (sd[e] - f0[e] * Ld - f1[e] * nFd) * F.red[lane] : T(0);
+  int step = 0;
+  for (int h = 1; h < S; h <<= 1, ++step) {
+    T dm = __shfl_up_sync(kFullMask, d, h), dp = __shfl_down_sync(kFullMask, d, h);
+    if (lane < h) dm = T(0);
+    if (lane + h >= kWarp) dp = T(0);
+    const T* rs = F.red + (1 + 3 * step) * kWarp + lane;
+    d = rs[0] * (d - rs[kWarp] * dm - rs[2 * kWarp] * dp);
+  }
+  const T y0 = __shfl_sync(kFullMask, d, 0), yl = __shfl_sync(kFullMask, d, S - 1);
+  const T q = F.red[kPcrReducedRows * kWarp], inv_den = F.red[kPcrReducedRows * kWarp + 1];
+  const T x = d - (y0 + q * yl) * inv_den * F.red[(kPcrReducedRows - 1) * kWarp + lane];
+  const T xl = __shfl_sync(kFullMask, x, lane == 0 ? S - 1 : lane - 1);
+  if (len >= 1) {
+    for (int j = 0; j < len - 1; ++j) sd[base + j] = sd[base + j] - f3[base + j] * xl - f4[base + j] * x;
+    sd[e] = x;
+  }
+}
+
+}  // namespace adi::cuda_backend::kernels

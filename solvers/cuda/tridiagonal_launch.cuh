@@ -1,0 +1,65 @@
+#pragma once
+// The CUDA tridiagonal launcher: one switch from the plan's chosen kernel to the
+// algorithm files. Included by the two translation units that instantiate it (one per
+// precision, so they compile in parallel).
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "adi/error.hpp"
+#include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/thomas_naive.cuh"
+#include "solvers/cuda/thomas_pcr_hybrid.cuh"
+#include "solvers/cuda/thomas_pcr_strided.cuh"
+#include "solvers/cuda/thomas_shared_transpose.cuh"
+#include "solvers/cuda/thomas_shuffle_transpose.cuh"
+#include "solvers/cuda/thomas_strided.cuh"
+
+namespace adi::cuda_backend::detail {
+
+// Rows per chunk of the coalesced strided Thomas: 8 rows x 4 arrays = 32 loads in
+// flight per thread.
+constexpr int kStridedChunk = 8;
+
+template <class T>
+void solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u, bool periodic,
+           void* workspace, int* flag, void* stream_ptr, const Tuning& tuning) {
+  namespace k = kernels;
+  const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  switch (kernel) {
+    case Kernel::cuda_thomas_naive:
+      return k::launch_thomas_naive<T>(lines, bands, d, u, periodic, workspace, flag, stream);
+    case Kernel::cuda_thomas_strided:
+      return k::launch_thomas_thread_per_line<T, kStridedChunk>(lines, bands, d, u, periodic, workspace, flag,
+                                                                stream);
+    case Kernel::cuda_thomas_shuffle_transpose:
+      return k::launch_thomas_shuffle_transpose<T>(lines, bands, d, u, periodic, workspace, flag, stream);
+    case Kernel::cuda_thomas_shared_transpose:
+      return k::launch_thomas_shared_transpose<T>(lines, bands, d, u, periodic, workspace, flag, stream);
+    case Kernel::cuda_thomas_pcr:
+      return k::launch_thomas_pcr<T>(lines, bands, d, u, periodic, flag, stream, tuning);
+    case Kernel::cuda_thomas_pcr_strided:
+      return k::launch_thomas_pcr_strided<T>(lines, bands, d, u, periodic, flag, stream, tuning);
+    default:
+      throw InvalidArgument(std::string("CUDA tridiagonal solve: kernel ") + kernel_name(kernel) +
+                            " is not a CUDA kernel");
+  }
+}
+
+}  // namespace adi::cuda_backend::detail
+
+// Explicit instantiations of the backend entry points for one value type.
+#define ADI_CUDA_TRIDIAGONAL_INSTANTIATE(T)                                                                \
+  namespace adi::cuda_backend {                                                                           \
+  template <>                                                                                             \
+  void tridiagonal_solve<T>(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,     \
+                            bool periodic, void* workspace, int* flag, void* stream) {                    \
+    detail::solve<T>(kernel, lines, bands, d, u, periodic, workspace, flag, stream, Tuning{});            \
+  }                                                                                                       \
+  template <>                                                                                             \
+  void tridiagonal_solve_tuned<T>(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d,     \
+                                  T* u, bool periodic, void* workspace, int* flag, void* stream,          \
+                                  const Tuning& tuning) {                                                 \
+    detail::solve<T>(kernel, lines, bands, d, u, periodic, workspace, flag, stream, tuning);              \
+  }                                                                                                       \
+  }
