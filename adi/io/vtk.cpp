@@ -100,10 +100,10 @@ void write_with(const char* who, vtkDataObject* data, const std::string& path) {
   w->SetInputData(data);
   w->SetFileName(path.c_str());
   w->SetDataModeToAppended();
-  w->EncodeAppendedDataOff();       // raw bytes, not base64: a third smaller and faster
-  w->SetHeaderTypeToUInt64();       // blocks over 4 GiB (e.g. 1024^3 doubles) stay addressable
+  w->EncodeAppendedDataOff();  // raw bytes, not base64: a third smaller and faster
+  w->SetHeaderTypeToUInt64();  // blocks over 4 GiB (e.g. 1024^3 doubles) stay addressable
   w->SetCompressorTypeToZLib();
-  w->SetCompressionLevel(1);        // the mantissas barely compress; level 1 keeps output cheap
+  w->SetCompressionLevel(1);  // the mantissas barely compress; level 1 keeps output cheap
   if (w->Write() != 1 || w->GetErrorCode() != 0)
     throw Error(std::string(who) + ": VTK failed to write '" + path + "' (vtkErrorCode " +
                 std::to_string(w->GetErrorCode()) + ")");
@@ -114,13 +114,11 @@ void write_with(const char* who, vtkDataObject* data, const std::string& path) {
 std::string xml_escape(const std::string& s) {
   std::string r;
   for (char c : s) {
-    switch (c) {
-      case '&': r += "&amp;"; break;
-      case '<': r += "&lt;"; break;
-      case '>': r += "&gt;"; break;
-      case '"': r += "&quot;"; break;
-      default: r += c;
-    }
+    const char* e = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '"' ? "&quot;" : nullptr;
+    if (e)
+      r += e;
+    else
+      r += c;
   }
   return r;
 }
@@ -131,7 +129,8 @@ std::string xml_escape(const std::string& s) {
 
 bool vtk_available() { return true; }
 
-void write_vti(const std::string& path, const Grid& grid, const std::vector<NamedField>& fields, double time) {
+void write_vti(const std::string& path, const Grid& grid, const std::vector<NamedField>& fields,
+               double time) {
   for (int d = 0; d < 3; ++d)
     detail::require(grid.axis(Axis(d)).is_uniform(),
                     std::string("write_vti: axis ") + axis_name(Axis(d)) +
@@ -152,7 +151,8 @@ void write_vti(const std::string& path, const Grid& grid, const std::vector<Name
   write_with<vtkXMLImageDataWriter>("write_vti", img, path);
 }
 
-void write_vtr(const std::string& path, const Grid& grid, const std::vector<NamedField>& fields, double time) {
+void write_vtr(const std::string& path, const Grid& grid, const std::vector<NamedField>& fields,
+               double time) {
   check_fields("write_vtr", grid, fields);
   auto rg = vtkSmartPointer<vtkRectilinearGrid>::New();
   rg->SetExtent(0, int(grid.nx() - 1), 0, int(grid.ny() - 1), 0, int(grid.nz() - 1));
@@ -204,12 +204,13 @@ PvdWriter::PvdWriter(std::string directory, std::string name)
   std::error_code ec;
   std::filesystem::create_directories(directory_, ec);
   if (ec || !std::filesystem::is_directory(directory_))
-    throw Error("PvdWriter: cannot create directory '" + directory_ + "': " +
-                (ec ? ec.message() : std::string("a file of that name exists")));
+    throw Error("PvdWriter: cannot create directory '" + directory_ +
+                "': " + (ec ? ec.message() : std::string("a file of that name exists")));
   pvd_path_ = (std::filesystem::path(directory_) / (name_ + ".pvd")).string();
 }
 
-std::string PvdWriter::write(const Grid& grid, const std::vector<NamedField>& fields, double time, long index) {
+std::string PvdWriter::write(const Grid& grid, const std::vector<NamedField>& fields, double time,
+                             long index) {
   if (index < 0) index = static_cast<long>(entries_.size());
   char label[32];
   std::snprintf(label, sizeof label, "_%05ld", index);
@@ -236,8 +237,8 @@ void PvdWriter::flush() const {
     // Shortest text that reads back as the same double (0.03, not 0.029999999999999999).
     char t[32];
     const auto r = std::to_chars(t, t + sizeof t, e.time);
-    s << "    <DataSet timestep=\"" << std::string_view(t, std::size_t(r.ptr - t)) << "\" group=\"\" part=\"0\" file=\"" << xml_escape(e.file)
-      << "\"/>\n";
+    s << "    <DataSet timestep=\"" << std::string_view(t, std::size_t(r.ptr - t))
+      << "\" group=\"\" part=\"0\" file=\"" << xml_escape(e.file) << "\"/>\n";
   }
   s << "  </Collection>\n</VTKFile>\n";
   // Write then rename: a reader (or a crash) never sees a half-written series.

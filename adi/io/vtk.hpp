@@ -53,8 +53,7 @@ class PvdWriter {
 
   // Writes one frame labelled `index` (e.g. the step number; -1: the frame count)
   // and adds it to the series at `time`. Returns the frame's path.
-  std::string write(const Grid& grid, const std::vector<NamedField>& fields, double time,
-                    long index = -1);
+  std::string write(const Grid& grid, const std::vector<NamedField>& fields, double time, long index = -1);
 
   const std::string& pvd_path() const { return pvd_path_; }
   std::size_t frames() const { return entries_.size(); }

@@ -6,8 +6,10 @@
 // --nz 1 (or --ny 1) runs the 2D (1D) problem on the plane z = 0, where the z factor
 // is the constant sin(r) and kz drops out of the decay rate.
 // Writes DIR/heat3d.pvd + DIR/heat3d_NNNNN.vti (solution and pointwise error).
+#include <omp.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,15 +20,14 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-#include <omp.h>
-
 #include "adi/adi.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 struct Options {
   long n = 64, nx = 0, ny = 0, nz = 0;
@@ -160,8 +161,8 @@ int run(Options o) {
   adi::Scheme scheme = adi::Scheme::from_name(o.scheme);
   if (o.theta > 0) scheme.with_theta(o.theta);
   scheme.with_damping(o.rannacher);
-  const auto bc = adi::BoundaryConditions::all(
-      adi::Boundary::dirichlet([exact](double t, double x, double y, double z) { return exact(t, x, y, z); }));
+  const auto bc = adi::BoundaryConditions::all(adi::Boundary::dirichlet(
+      [exact](double t, double x, double y, double z) { return exact(t, x, y, z); }));
   adi::AdiSolver<T> solver(grid, adi::Pde::heat(o.kx, o.ky, o.kz), bc, scheme, exec);
 
   // Initial values on the host, then into the executor's memory.
@@ -215,8 +216,8 @@ int run(Options o) {
     std::snprintf(buf, sizeof buf, "%s%.4g", d ? " x " : "", ax.size() > 1 ? ax.spacing(0) : 0.0);
     spacing += buf;
   }
-  std::printf("grid       %s nodes on the unit box, h = %s, %s, %s\n", grid.describe().c_str(), spacing.c_str(),
-              o.precision.c_str(), exec.name().c_str());
+  std::printf("grid       %s nodes on the unit box, h = %s, %s, %s\n", grid.describe().c_str(),
+              spacing.c_str(), o.precision.c_str(), exec.name().c_str());
   std::printf("scheme     %s", scheme.name());
   if (scheme.kind != adi::SchemeKind::peaceman_rachford) std::printf(", theta = %.4g", scheme.theta);
   if (scheme.damping_steps > 0) std::printf(", Rannacher damping %d steps", scheme.damping_steps);
@@ -225,10 +226,11 @@ int run(Options o) {
               o.dt * max_rate(o, grid));
   std::printf("error      L2 (RMS over nodes) = %.3e, max = %.3e  (exact |u| <= %.3e at t_end)\n", norms.l2,
               norms.max, std::exp(-exact.decay() * t));
-  std::printf("time       total %.3f s: stepping %.3f s (%.3f ms/step), output %.3f s\n", seconds_since(t_start),
-              loop_seconds, 1e3 * loop_seconds / double(o.steps), output_seconds);
-  std::printf("per part   X %.3f s, Y %.3f s, Z %.3f s (implicit sweeps), explicit %.3f s, boundary/copies %.3f s\n",
-              tm.implicit[0], tm.implicit[1], tm.implicit[2], tm.explicit_part, tm.boundary);
+  std::printf("time       total %.3f s: stepping %.3f s (%.3f ms/step), output %.3f s\n",
+              seconds_since(t_start), loop_seconds, 1e3 * loop_seconds / double(o.steps), output_seconds);
+  std::printf(
+      "per part   X %.3f s, Y %.3f s, Z %.3f s (implicit sweeps), explicit %.3f s, boundary/copies %.3f s\n",
+      tm.implicit[0], tm.implicit[1], tm.implicit[2], tm.explicit_part, tm.boundary);
   if (pvd) std::printf("output     %s (%zu frames)\n", pvd->pvd_path().c_str(), pvd->frames());
   return 0;
 }
@@ -242,19 +244,21 @@ int main(int argc, char** argv) {
   app.add_option("--nx", o.nx, "Nodes along x (default --n)")->check(CLI::Range(3L, 1L << 20));
   app.add_option("--ny", o.ny, "Nodes along y (default --n; 1 with --nz 1: the 1D problem)")
       ->check(CLI::Range(1L, 1L << 20));
-  app.add_option("--nz", o.nz, "Nodes along z (default --n; 1: the 2D problem)")->check(CLI::Range(1L, 1L << 20));
+  app.add_option("--nz", o.nz, "Nodes along z (default --n; 1: the 2D problem)")
+      ->check(CLI::Range(1L, 1L << 20));
   app.add_option("--steps", o.steps, "Time steps (default 50)")->check(CLI::Range(1L, 1L << 40));
   auto* odt = app.add_option("--dt", o.dt, "Time step (shortened slightly so that steps*dt = t-end)")
                   ->check(CLI::PositiveNumber);
-  auto* ocfl = app.add_option("--cfl", o.cfl, "Time step as max k*dt/h^2 instead of --dt")->check(CLI::PositiveNumber);
+  auto* ocfl =
+      app.add_option("--cfl", o.cfl, "Time step as max k*dt/h^2 instead of --dt")->check(CLI::PositiveNumber);
   odt->excludes(ocfl);
   app.add_option("--t-end", o.t_end, "Final time (default 0.05)")->check(CLI::PositiveNumber);
   app.add_option("--kx", o.kx, "Diffusivity along x")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--ky", o.ky, "Diffusivity along y")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--kz", o.kz, "Diffusivity along z")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--scheme", o.scheme, "ADI scheme (peaceman-rachford is 2D only: add --nz 1)")
-      ->check(CLI::IsMember({"douglas", "craig-sneyd", "modified-craig-sneyd", "hundsdorfer-verwer",
-                             "peaceman-rachford"}))
+      ->check(CLI::IsMember(
+          {"douglas", "craig-sneyd", "modified-craig-sneyd", "hundsdorfer-verwer", "peaceman-rachford"}))
       ->capture_default_str();
   app.add_option("--theta", o.theta, "Implicitness theta in (0, 1] (default: the scheme's)")
       ->check(CLI::Range(std::numeric_limits<double>::min(), 1.0));
@@ -263,7 +267,9 @@ int main(int argc, char** argv) {
   app.add_option("--precision", o.precision, "Floating-point type")
       ->check(CLI::IsMember({"float", "double"}))
       ->capture_default_str();
-  app.add_option("--backend", o.backend, "Where to run")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app.add_option("--backend", o.backend, "Where to run")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   app.add_option("--threads", o.threads, "Host threads (0: all)")->check(CLI::Range(0, 4096));
   app.add_option("--output", o.output, "Output directory")->capture_default_str();
   app.add_option("--every", o.every, "Write a frame every K steps (0: only the final one)")

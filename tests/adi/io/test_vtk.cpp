@@ -1,16 +1,7 @@
 // VTK output: files written by adi::io are read back with VTK's own readers and
 // compared value by value; the .pvd series is parsed with VTK's XML parser.
 #include <gtest/gtest.h>
-
-#include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <limits>
-#include <random>
-#include <sstream>
-#include <string>
 #include <unistd.h>
-
 #include <vtkDataArray.h>
 #include <vtkFieldData.h>
 #include <vtkImageData.h>
@@ -22,6 +13,14 @@
 #include <vtkXMLDataParser.h>
 #include <vtkXMLImageDataReader.h>
 #include <vtkXMLRectilinearGridReader.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
 
 #include "adi/error.hpp"
 #include "adi/io/vtk.hpp"
