@@ -44,6 +44,7 @@ struct Options {
   long every = 10;
   bool no_output = false;
   bool progress = false;
+  double max_error = 0;  // > 0: exit 1 when the max error exceeds it
 };
 
 // The exact solution and its (time-dependent) boundary values.
@@ -232,6 +233,10 @@ int run(Options o) {
       "per part   X %.3f s, Y %.3f s, Z %.3f s (implicit sweeps), explicit %.3f s, boundary/copies %.3f s\n",
       tm.implicit[0], tm.implicit[1], tm.implicit[2], tm.explicit_part, tm.boundary);
   if (pvd) std::printf("output     %s (%zu frames)\n", pvd->pvd_path().c_str(), pvd->frames());
+  if (o.max_error > 0 && !(norms.max <= o.max_error)) {
+    std::fprintf(stderr, "heat3d: max error %.3e exceeds --max-error %.3e\n", norms.max, o.max_error);
+    return 1;
+  }
   return 0;
 }
 
@@ -276,6 +281,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0L, 1L << 40))
       ->capture_default_str();
   app.add_flag("--no-output", o.no_output, "Write no files");
+  app.add_option("--max-error", o.max_error, "Exit with status 1 when the max error exceeds this (tests)")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--progress", o.progress, "Show the progress bar even when stderr is not a terminal");
   CLI11_PARSE(app, argc, argv);
 
