@@ -1,13 +1,13 @@
 #pragma once
-// Row access for W lines that are neighbours in memory (lane j = line l0 + j at
-// offset +j): row i of the group is one vector load at i*stride, no transpose.
-// With W = 1 it reads a single line of any stride (the scalar kernel).
+// Row access for K*W lines that are neighbours in memory (lane l = line l0 + l at
+// offset +l): row i of the group is K vector loads at i*stride, no transpose.
+// With W = K = 1 it reads a single line of any stride (the scalar kernel).
 #include "adi/layout.hpp"
 #include "solvers/cpu/simd.hpp"
 
 namespace adi::cpu::detail {
 
-template <class T, int W>
+template <class T, int W, int K>
 struct AdjacentRows {
   using V = simd::Vec<T, W>;
   // Rows per block: only the loop structure (unrolling), nothing is buffered.
@@ -23,14 +23,14 @@ struct AdjacentRows {
   void load(index_t i, int) {
     i0 = i;
   }
-  V at(const T* q, int k) const { return simd::load<V>(q + (i0 + k) * stride); }
-  V a(int k) const { return at(pa, k); }
-  V b(int k) const { return at(pb, k); }
-  V c(int k) const { return at(pc, k); }
-  V d(int k) const { return at(pd, k); }
+  V at(const T* q, int k, int j) const { return simd::load<V>(q + (i0 + k) * stride + j * W); }
+  V a(int k, int j) const { return at(pa, k, j); }
+  V b(int k, int j) const { return at(pb, k, j); }
+  V c(int k, int j) const { return at(pc, k, j); }
+  V d(int k, int j) const { return at(pd, k, j); }
 };
 
-template <class T, int W>
+template <class T, int W, int K>
 struct AdjacentRowsOut {
   using V = simd::Vec<T, W>;
   static constexpr int block = 16;
@@ -39,7 +39,7 @@ struct AdjacentRowsOut {
   index_t i0 = 0;
 
   void begin(index_t i, int) { i0 = i; }
-  void put(int k, const V& v) { simd::store(pu + (i0 + k) * stride, v); }
+  void put(int k, int j, const V& v) { simd::store(pu + (i0 + k) * stride + j * W, v); }
   void flush() {}
 };
 

@@ -124,10 +124,9 @@ class Workspace {
   }
   // Shared array q (0..3) of n values.
   T* shared(int q) const { return reinterpret_cast<T*>(base_ + q * l_.shared_array()); }
-  // Thread t's scratch for groups of W lanes (W <= the layout's width).
-  template <int W>
-  Scratch<T, W> thread(int t) const {
-    using V = simd::Vec<T, W>;
+  // Thread t's scratch for groups of vectors V (no more lanes than the layout's width).
+  template <class V>
+  Scratch<V> thread(int t) const {
     std::byte* p = base_ + 4 * l_.shared_array() + static_cast<std::size_t>(t) * l_.thread_bytes();
     const std::size_t a = l_.lane_array();
     return {reinterpret_cast<V*>(p), reinterpret_cast<V*>(p + a),
@@ -139,12 +138,18 @@ class Workspace {
   std::byte* base_;
 };
 
-// Calls f(item, thread) for every item on `threads` OpenMP threads (static schedule:
-// the items are equal work). f returns the first bad line of its item or kNoLine;
-// returns the smallest, or -1.
+// Elements a thread must get before another thread is worth waking: a fork/join costs
+// microseconds, a solve about a nanosecond per element (and far more when the cores
+// are shared with other processes and a sleeping thread holds up the barrier).
+inline constexpr index_t kMinElementsPerThread = 32768;
+
+// Calls f(item, thread) for every item on up to `threads` OpenMP threads (static
+// schedule: the items are equal work; fewer threads for small problems). f returns
+// the first bad line of its item or kNoLine; returns the smallest, or -1.
 template <class F>
-index_t for_each_item(index_t items, int threads, F&& f) {
-  const int nt = static_cast<int>(std::clamp<index_t>(items, 1, threads));
+index_t for_each_item(index_t items, index_t elements, int threads, F&& f) {
+  const index_t useful = std::max<index_t>(1, elements / kMinElementsPerThread);
+  const int nt = static_cast<int>(std::clamp<index_t>(std::min(items, useful), 1, threads));
   index_t first = kNoLine;
 #pragma omp parallel num_threads(nt) if (nt > 1) reduction(min : first)
   {
@@ -155,15 +160,29 @@ index_t for_each_item(index_t items, int threads, F&& f) {
   return first == kNoLine ? -1 : first;
 }
 
-// Calls f.template operator()<W>() with the compile-time width W == w (a power of two
-// no larger than the hardware width of T).
-template <class T, int W = simd::kWidth<T>, class F>
-decltype(auto) with_width(int w, F&& f) {
-  if constexpr (W == 1) {
-    return f.template operator()<1>();
+template <int W, int K, class F>
+decltype(auto) with_chunks(int k, F&& f) {
+  if constexpr (K == 1) {
+    return f.template operator()<W, 1>();
   } else {
-    if (w == W) return f.template operator()<W>();
-    return with_width<T, W / 2>(w, static_cast<F&&>(f));
+    if (k == K) return f.template operator()<W, K>();
+    return with_chunks<W, K / 2>(k, static_cast<F&&>(f));
+  }
+}
+
+// Calls f.template operator()<W, K>() for a group of `lanes` lines (a power of two):
+// K chunks of full hardware vectors (W = the width of T, K <= Kmax) when lanes >= W,
+// else one narrower vector (W = lanes, K = 1).
+template <class T, int Kmax, int W = simd::kWidth<T>, class F>
+decltype(auto) with_group(int lanes, F&& f) {
+  if constexpr (W == simd::kWidth<T>) {
+    if (lanes >= W) return with_chunks<W, Kmax>(lanes / W, static_cast<F&&>(f));
+  }
+  if constexpr (W == 1) {
+    return f.template operator()<1, 1>();
+  } else {
+    if (lanes == W) return f.template operator()<W, 1>();
+    return with_group<T, Kmax, W / 2>(lanes, static_cast<F&&>(f));
   }
 }
 

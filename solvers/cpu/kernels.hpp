@@ -11,19 +11,19 @@ template <class T>
 index_t reference_lines(const Problem<T>& p);
 
 // Kernel::cpu_thomas: scalar Thomas per line, any strides, OpenMP across lines.
-Shape thomas_shape(const LineSet& lines, std::size_t value_size);
+Shape thomas_shape(const LineSet& lines, std::size_t value_size, int threads);
 template <class T>
 index_t thomas(const Problem<T>& p, void* workspace, int threads);
 
 // Kernel::cpu_thomas_transpose: lines with element stride 1; W lines per group,
 // W x W tiles transposed in registers (paper section 5, "X dimension").
-Shape thomas_transpose_shape(const LineSet& lines, std::size_t value_size);
+Shape thomas_transpose_shape(const LineSet& lines, std::size_t value_size, int threads);
 template <class T>
 index_t thomas_transpose(const Problem<T>& p, void* workspace, int threads);
 
 // Kernel::cpu_thomas_vector: neighbouring lines adjacent in memory (stride0 == 1
 // after normalised()); vector loads straight from memory (paper section 5, "Y and Z").
-Shape thomas_vector_shape(const LineSet& lines, std::size_t value_size);
+Shape thomas_vector_shape(const LineSet& lines, std::size_t value_size, int threads);
 template <class T>
 index_t thomas_vector(const Problem<T>& p, void* workspace, int threads);
 

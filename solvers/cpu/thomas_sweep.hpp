@@ -1,21 +1,25 @@
 #pragma once
-// The Thomas sweeps of one group of W lines solved together, one line per SIMD lane
-// (paper section 2.1, algorithm 1; periodic lines by Sherman-Morrison). Every host
-// kernel runs these; they differ only in how a row of the W lines is read and
+// The Thomas sweeps of one group of lines solved together, one line per SIMD lane
+// (paper section 2.1, algorithm 1; periodic lines by Sherman-Morrison). A group is K
+// chunks of V (K*W lanes): row-outer, chunk-inner, so K independent dependency chains
+// hide the latency of the division and each row reads K*W neighbouring values (wide
+// groups are what makes strided Z sweeps stream, see thomas_vector.cpp).
+//
+// Every host kernel runs these; they differ only in how row i of the group is read and
 // written (the Source and Sink types of each kernel file):
 //
 //   struct Source {                      // rows come in blocks of `block`
 //     static constexpr int block;
 //     template <bool Bands> void load(index_t i0, int cnt);  // rows i0 .. i0+cnt-1
-//     V a(int k), b(int k), c(int k), d(int k);              // row i0+k, lane j = line j
+//     V a(int k, int j), b(..), c(..), d(..);  // row i0+k, chunk j (lane = line)
 //   };                                   // (a, b, c only read when Bands)
 //   struct Sink {
 //     static constexpr int block;
-//     void begin(index_t i0, int cnt);  void put(int k, const V& u);  void flush();
+//     void begin(index_t i0, int cnt);  void put(int k, int j, const V& u);  void flush();
 //   };
 //
-// Scratch holds c* and d* (and z* for periodic lines) of the W lines, n vectors each:
-// W*n values per array, small enough for L1/L2 (paper section 5).
+// Scratch holds c* and d* (and z* for periodic lines) of the group, row i chunk j at
+// i*K + j: K*W*n values per array, sized by the kernels to stay in L1/L2 (paper section 5).
 #include <algorithm>
 
 #include "adi/layout.hpp"
@@ -23,11 +27,11 @@
 
 namespace adi::cpu::detail {
 
-template <class T, int W>
+template <class V>
 struct Scratch {
-  simd::Vec<T, W>* cs;
-  simd::Vec<T, W>* ds;
-  simd::Vec<T, W>* zs;  // periodic lines only
+  V* cs;
+  V* ds;
+  V* zs;  // periodic lines only
 };
 
 // The factorisation of coefficients that every line shares (SharedBands): computed
@@ -107,113 +111,126 @@ struct Corner {
   V bg{};
 };
 
+template <class V, int K>
+struct GroupState {
+  Corner<V> corner[K];
+  simd::Mask<V> bad[K] = {};  // lanes that met a zero or non-finite pivot
+};
+
 // Forward elimination with per-line bands (algorithm 1, lines 1-7). Periodic lines
 // eliminate A' with the two right-hand sides d and v at once (same pivots).
-template <bool Periodic, class T, int W, class Src>
-simd::Mask<simd::Vec<T, W>> forward_bands(index_t n, Src& src, const Scratch<T, W>& s,
-                                          Corner<simd::Vec<T, W>>& cn) {
-  using V = simd::Vec<T, W>;
+template <bool Periodic, class T, class V, int K, class Src>
+void forward_bands(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g) {
   constexpr int B = Src::block;
-  simd::Mask<V> bad{};
-  V cs{}, ds{}, zs{};
+  V cs[K] = {}, ds[K] = {}, zs[K] = {};  // the previous row: registers when K is small
   for (index_t i0 = 0; i0 < n; i0 += B) {
     const int cnt = static_cast<int>(std::min<index_t>(B, n - i0));
     const bool last = i0 + cnt == n;
     src.template load<true>(i0, cnt);
     int k0 = 0;
     if (i0 == 0) {  // row 0 has no a: a_0 is ignored (or is the corner beta)
-      V b = src.b(0);
-      if constexpr (Periodic) {
-        cn.gamma = -b;
-        cn.bg = src.a(0) / cn.gamma;
-        b = b - cn.gamma;
-      }
-      const V r = T(1) / b;
-      bad |= simd::not_finite_or_zero(r);
-      cs = src.c(0) * r;
-      ds = src.d(0) * r;
-      s.cs[0] = cs;
-      s.ds[0] = ds;
-      if constexpr (Periodic) {
-        zs = cn.gamma * r;
-        s.zs[0] = zs;
+      for (int j = 0; j < K; ++j) {
+        V b = src.b(0, j);
+        if constexpr (Periodic) {
+          g.corner[j].gamma = -b;
+          g.corner[j].bg = src.a(0, j) / g.corner[j].gamma;
+          b = b - g.corner[j].gamma;
+        }
+        const V r = T(1) / b;
+        g.bad[j] |= simd::not_finite_or_zero(r);
+        cs[j] = src.c(0, j) * r;
+        ds[j] = src.d(0, j) * r;
+        s.cs[j] = cs[j];
+        s.ds[j] = ds[j];
+        if constexpr (Periodic) {
+          zs[j] = g.corner[j].gamma * r;
+          s.zs[j] = zs[j];
+        }
       }
       k0 = 1;
     }
     const int k1 = Periodic && last ? cnt - 1 : cnt;
     for_rows<B>(k0, k1, [&](int k) {
-      const V a = src.a(k);
-      const V r = T(1) / (src.b(k) - a * cs);
-      bad |= simd::not_finite_or_zero(r);
-      cs = src.c(k) * r;
-      ds = (src.d(k) - a * ds) * r;
-      s.cs[i0 + k] = cs;
-      s.ds[i0 + k] = ds;
-      if constexpr (Periodic) {
-        zs = -(a * zs) * r;
-        s.zs[i0 + k] = zs;
+      const index_t row = (i0 + k) * K;
+      for (int j = 0; j < K; ++j) {
+        const V a = src.a(k, j);
+        const V r = T(1) / (src.b(k, j) - a * cs[j]);
+        g.bad[j] |= simd::not_finite_or_zero(r);
+        cs[j] = src.c(k, j) * r;
+        ds[j] = (src.d(k, j) - a * ds[j]) * r;
+        s.cs[row + j] = cs[j];
+        s.ds[row + j] = ds[j];
+        if constexpr (Periodic) {
+          zs[j] = -(a * zs[j]) * r;
+          s.zs[row + j] = zs[j];
+        }
       }
     });
     if constexpr (Periodic) {
       if (last) {  // row n-1 of A': b - alpha*beta/gamma, right-hand side v = alpha
         const int k = cnt - 1;
-        const V a = src.a(k), alpha = src.c(k);
-        const V r = T(1) / (src.b(k) - alpha * cn.bg - a * cs);
-        bad |= simd::not_finite_or_zero(r);
-        s.cs[n - 1] = V{};
-        s.ds[n - 1] = (src.d(k) - a * ds) * r;
-        s.zs[n - 1] = (alpha - a * zs) * r;
+        const index_t row = (n - 1) * K;
+        for (int j = 0; j < K; ++j) {
+          const V a = src.a(k, j), alpha = src.c(k, j);
+          const V r = T(1) / (src.b(k, j) - alpha * g.corner[j].bg - a * cs[j]);
+          g.bad[j] |= simd::not_finite_or_zero(r);
+          s.cs[row + j] = V{};
+          s.ds[row + j] = (src.d(k, j) - a * ds[j]) * r;
+          s.zs[row + j] = (alpha - a * zs[j]) * r;
+        }
       }
     }
   }
-  return bad;
 }
 
 // Forward elimination with shared bands: d*_i = d_i r_i - m_i d*_{i-1}; only d is read.
-template <class T, int W, class Src>
-void forward_shared(index_t n, Src& src, const Scratch<T, W>& s, const SharedFactor<T>& f) {
-  using V = simd::Vec<T, W>;
+template <class T, class V, int K, class Src>
+void forward_shared(index_t n, Src& src, const Scratch<V>& s, const SharedFactor<T>& f) {
   constexpr int B = Src::block;
-  V ds{};
+  V ds[K] = {};
   for (index_t i0 = 0; i0 < n; i0 += B) {
     const int cnt = static_cast<int>(std::min<index_t>(B, n - i0));
     src.template load<false>(i0, cnt);
-    const T* r = f.r + i0;
-    const T* m = f.m + i0;
     for_rows<B>(0, cnt, [&](int k) {
-      ds = src.d(k) * r[k] - m[k] * ds;
-      s.ds[i0 + k] = ds;
+      const index_t i = i0 + k;
+      const T r = f.r[i], m = f.m[i];
+      for (int j = 0; j < K; ++j) {
+        ds[j] = src.d(k, j) * r - m * ds[j];
+        s.ds[i * K + j] = ds[j];
+      }
     });
   }
 }
 
 // Back substitution u_{n-1} = d*_{n-1}, u_i = d*_i - c*_i u_{i+1} (algorithm 1, lines
-// 8-10), straight into the sink. cs(i) gives c*_i (a lane vector or a shared scalar).
-template <class T, int W, class Dst, class CS>
-void backward_to(index_t n, Dst& dst, const simd::Vec<T, W>* ds, CS cs) {
-  using V = simd::Vec<T, W>;
+// 8-10), straight into the sink. cs(i, j) gives c*_i (a lane vector or a shared scalar).
+template <class V, int K, class Dst, class CS>
+void backward_to(index_t n, Dst& dst, const V* ds, CS cs) {
   constexpr int B = Dst::block;
   const index_t last0 = (n - 1) / B * B;
-  V u{};
+  V u[K] = {};
   for (index_t i0 = last0; i0 >= 0; i0 -= B) {
     const int cnt = static_cast<int>(std::min<index_t>(B, n - i0));
     dst.begin(i0, cnt);
     int k1 = cnt;
     if (i0 == last0) {
-      u = ds[n - 1];
-      dst.put(cnt - 1, u);
+      for (int j = 0; j < K; ++j) {
+        u[j] = ds[(n - 1) * K + j];
+        dst.put(cnt - 1, j, u[j]);
+      }
       k1 = cnt - 1;
     }
+    auto row = [&](int k) {
+      const index_t i = i0 + k;
+      for (int j = 0; j < K; ++j) {
+        u[j] = ds[i * K + j] - cs(i, j) * u[j];
+        dst.put(k, j, u[j]);
+      }
+    };
     if (k1 == B) {
-      for (int k = B - 1; k >= 0; --k) {
-        u = ds[i0 + k] - cs(i0 + k) * u;
-        dst.put(k, u);
-      }
+      for (int k = B - 1; k >= 0; --k) row(k);
     } else {
-      for (int k = k1 - 1; k >= 0; --k) {
-        u = ds[i0 + k] - cs(i0 + k) * u;
-        dst.put(k, u);
-      }
+      for (int k = k1 - 1; k >= 0; --k) row(k);
     }
     dst.flush();
   }
@@ -221,70 +238,74 @@ void backward_to(index_t n, Dst& dst, const simd::Vec<T, W>* ds, CS cs) {
 
 // Back substitution in place in the scratch: ds becomes y = A'^{-1} d (and, when
 // zs is given, zs becomes z = A'^{-1} v).
-template <class T, int W, class CS>
-void backward_in_place(index_t n, simd::Vec<T, W>* ds, simd::Vec<T, W>* zs, CS cs) {
-  using V = simd::Vec<T, W>;
-  V y = ds[n - 1], z{};
-  if (zs) z = zs[n - 1];
-  for (index_t i = n - 2; i >= 0; --i) {
-    const auto c = cs(i);  // a lane vector or a shared scalar
-    y = ds[i] - c * y;
-    ds[i] = y;
-    if (zs) {
-      z = zs[i] - c * z;
-      zs[i] = z;
+template <class V, int K, class CS>
+void backward_in_place(index_t n, V* ds, V* zs, CS cs) {
+  for (index_t i = n - 2; i >= 0; --i)
+    for (int j = 0; j < K; ++j) {
+      const auto c = cs(i, j);  // a lane vector or a shared scalar
+      ds[i * K + j] -= c * ds[(i + 1) * K + j];
+      if (zs) zs[i * K + j] -= c * zs[(i + 1) * K + j];
     }
-  }
 }
 
-// u_i = y_i - f z_i into the sink (Sherman-Morrison correction), z a lane vector or shared.
-template <class T, int W, class Dst, class Z>
-void correct_to(index_t n, Dst& dst, const simd::Vec<T, W>* y, const simd::Vec<T, W>& f, Z z) {
+// u_i = y_i - f z_i into the sink (Sherman-Morrison correction); z(i, j) a lane
+// vector or a shared scalar.
+template <class V, int K, class Dst, class Z>
+void correct_to(index_t n, Dst& dst, const V* y, const V (&f)[K], Z z) {
   constexpr int B = Dst::block;
   for (index_t i0 = 0; i0 < n; i0 += B) {
     const int cnt = static_cast<int>(std::min<index_t>(B, n - i0));
     dst.begin(i0, cnt);
-    for_rows<B>(0, cnt, [&](int k) { dst.put(k, y[i0 + k] - f * z(i0 + k)); });
+    for_rows<B>(0, cnt, [&](int k) {
+      const index_t i = i0 + k;
+      for (int j = 0; j < K; ++j) dst.put(k, j, y[i * K + j] - f[j] * z(i, j));
+    });
     dst.flush();
   }
 }
 
-// Solves the W lines of one group. shared: the shared factorisation, or null for
-// per-line bands. Periodic lines need n >= 3 here. Returns the lanes with a zero or
-// non-finite pivot.
-template <class T, int W, class Src, class Dst>
-simd::Mask<simd::Vec<T, W>> solve_group(index_t n, bool periodic, const SharedFactor<T>* shared,
-                                        Src& src, Dst& dst, const Scratch<T, W>& s) {
-  using V = simd::Vec<T, W>;
-  simd::Mask<V> bad{};
+// Solves the K*W lines of one group. shared: the shared factorisation, or null for
+// per-line bands. Periodic lines need n >= 3 here. Returns the index of the first lane
+// with a zero or non-finite pivot, or -1.
+template <class T, class V, int K, class Src, class Dst>
+int solve_group(index_t n, bool periodic, const SharedFactor<T>* shared, Src& src, Dst& dst,
+                const Scratch<V>& s) {
+  constexpr int W = static_cast<int>(sizeof(V) / sizeof(T));
+  GroupState<V, K> g;
+  V fac[K];
   if (shared) {
     const SharedFactor<T>& f = *shared;
-    forward_shared<T, W>(n, src, s, f);
-    auto cs = [&](index_t i) { return f.cs[i]; };
+    forward_shared<T, V, K>(n, src, s, f);
+    auto cs = [&](index_t i, int) { return f.cs[i]; };
     if (!periodic) {
-      backward_to<T, W>(n, dst, s.ds, cs);
-      return bad;
+      backward_to<V, K>(n, dst, s.ds, cs);
+    } else {
+      backward_in_place<V, K>(n, s.ds, nullptr, cs);
+      for (int j = 0; j < K; ++j) fac[j] = (s.ds[j] + f.bg * s.ds[(n - 1) * K + j]) * f.inv_den;
+      correct_to<V, K>(n, dst, s.ds, fac, [&](index_t i, int) { return f.z[i]; });
     }
-    backward_in_place<T, W>(n, s.ds, nullptr, cs);
-    const V fac = (s.ds[0] + f.bg * s.ds[n - 1]) * f.inv_den;
-    correct_to<T, W>(n, dst, s.ds, fac, [&](index_t i) { return f.z[i]; });
-    return bad;
+  } else {
+    auto cs = [&](index_t i, int j) { return s.cs[i * K + j]; };
+    if (!periodic) {
+      forward_bands<false, T, V, K>(n, src, s, g);
+      backward_to<V, K>(n, dst, s.ds, cs);
+    } else {
+      forward_bands<true, T, V, K>(n, src, s, g);
+      backward_in_place<V, K>(n, s.ds, s.zs, cs);
+      for (int j = 0; j < K; ++j) {
+        const V bg = g.corner[j].bg;
+        const V inv = T(1) / (T(1) + s.zs[j] + bg * s.zs[(n - 1) * K + j]);
+        g.bad[j] |= simd::not_finite_or_zero(inv);
+        fac[j] = (s.ds[j] + bg * s.ds[(n - 1) * K + j]) * inv;
+      }
+      correct_to<V, K>(n, dst, s.ds, fac, [&](index_t i, int j) { return s.zs[i * K + j]; });
+    }
   }
-  auto cs = [&](index_t i) { return s.cs[i]; };
-  Corner<V> cn;
-  if (!periodic) {
-    bad = forward_bands<false, T, W>(n, src, s, cn);
-    backward_to<T, W>(n, dst, s.ds, cs);
-    return bad;
+  for (int j = 0; j < K; ++j) {
+    const int lane = simd::first_set<W>(g.bad[j]);
+    if (lane >= 0) return j * W + lane;
   }
-  bad = forward_bands<true, T, W>(n, src, s, cn);
-  backward_in_place<T, W>(n, s.ds, s.zs, cs);
-  const V den = T(1) + s.zs[0] + cn.bg * s.zs[n - 1];
-  const V inv = T(1) / den;
-  bad |= simd::not_finite_or_zero(inv);
-  const V fac = (s.ds[0] + cn.bg * s.ds[n - 1]) * inv;
-  correct_to<T, W>(n, dst, s.ds, fac, [&](index_t i) { return s.zs[i]; });
-  return bad;
+  return -1;
 }
 
 }  // namespace adi::cpu::detail

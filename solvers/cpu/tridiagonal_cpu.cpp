@@ -13,9 +13,9 @@ std::size_t workspace_bytes(Kernel kernel, const LineSet& lines, bool periodic, 
                             std::size_t value_size) {
   detail::Shape s;
   switch (kernel) {
-    case Kernel::cpu_thomas: s = detail::thomas_shape(lines, value_size); break;
-    case Kernel::cpu_thomas_transpose: s = detail::thomas_transpose_shape(lines, value_size); break;
-    case Kernel::cpu_thomas_vector: s = detail::thomas_vector_shape(lines, value_size); break;
+    case Kernel::cpu_thomas: s = detail::thomas_shape(lines, value_size, threads); break;
+    case Kernel::cpu_thomas_transpose: s = detail::thomas_transpose_shape(lines, value_size, threads); break;
+    case Kernel::cpu_thomas_vector: s = detail::thomas_vector_shape(lines, value_size, threads); break;
     default: return 0;  // the reference allocates its own line buffers
   }
   return detail::layout_for(s, lines, periodic, threads, value_size).bytes();

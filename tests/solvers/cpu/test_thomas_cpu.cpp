@@ -334,26 +334,36 @@ TEST(ReferenceOracle, MatchesEigenDenseSolve) {
 
 // More threads than processors, and OpenMP's thread count raised after the plan was
 // built: the per-thread scratch must still cover every thread that runs.
+// The box is large enough (200k elements) for the kernels to use several threads.
 TEST(HostThreads, ThreadCountsAndLateOmpChanges) {
   std::mt19937_64 rng(3);
-  const Box3 box = kBoxes[0];
-  for (int threads : {1, 3, 0}) {
-    for (adi::Axis axis : {adi::Axis::x, adi::Axis::y, adi::Axis::z}) {
-      SCOPED_TRACE(testing::Message() << "threads = " << threads << ", axis " << adi::axis_name(axis));
-      const adi::BoxLines lay{box, axis};
-      Data<double> data(adi::to_lines(lay), false, true, rng);
-      const std::vector<double> x = data.expected();
-      adi::TridiagonalOptions opt;
-      opt.periodic = true;
-      adi::TridiagonalPlan<double> plan(adi::Executor::host(threads), lay, opt);
-      const int before = omp_get_max_threads();
-      omp_set_num_threads(8);
-      std::vector<double> out(data.d.size(), std::numeric_limits<double>::quiet_NaN());
-      plan.solve(data.bands(), data.d.data() + kBefore, out.data() + kBefore);
-      omp_set_num_threads(before);
-      data.for_each([&](index_t, index_t, index_t pos) { ASSERT_NEAR(out[pos], x[pos], 1e-12); });
-    }
-  }
+  const Box3 box = padded(83, 50, 49);
+  for (int threads : {1, 3, 0})
+    for (Kernel k : {Kernel::automatic, Kernel::cpu_thomas})
+      for (adi::Axis axis : {adi::Axis::x, adi::Axis::y, adi::Axis::z})
+        for (bool shared : {false, true}) {
+          SCOPED_TRACE(testing::Message() << "threads = " << threads << ", " << adi::kernel_name(k) << ", axis "
+                                          << adi::axis_name(axis) << ", shared = " << shared);
+          const adi::BoxLines lay{box, axis};
+          Data<double> data(adi::to_lines(lay), shared, true, rng);
+          const std::vector<double> x = data.expected();
+          adi::TridiagonalOptions opt;
+          opt.periodic = true;
+          opt.kernel = k;
+          adi::TridiagonalPlan<double> plan(adi::Executor::host(threads), lay, opt);
+          const int before = omp_get_max_threads();
+          omp_set_num_threads(8);
+          std::vector<double> out(data.d.size(), sentinel<double>());
+          data.for_each([&](index_t, index_t, index_t pos) { out[pos] = std::numeric_limits<double>::quiet_NaN(); });
+          if (shared)
+            plan.solve(data.shared_bands(), data.d.data() + kBefore, out.data() + kBefore);
+          else
+            plan.solve(data.bands(), data.d.data() + kBefore, out.data() + kBefore);
+          omp_set_num_threads(before);
+          data.for_each([&](index_t, index_t, index_t pos) { ASSERT_NEAR(out[pos], x[pos], 1e-12); });
+          for (std::size_t pos = 0; pos < out.size(); ++pos)
+            if (!data.on_line[pos]) ASSERT_TRUE(same_bits(out[pos], sentinel<double>())) << pos;
+        }
 }
 
 // A singular line throws SingularSystem naming that line and the kernel; unchecked
