@@ -1,0 +1,445 @@
+// Batched tridiagonal solves on one GPU: our CUDA kernels against cuSPARSE and the
+// naive thread-per-line Thomas, as a fraction of the device's copy bandwidth.
+//
+//   bench_cuda_tridiagonal [--reps N] [--quick] [--no-sweep] [--no-tune]
+//
+// 1. Copy bandwidth: cudaMemcpy device-to-device and a 16-byte-vector copy kernel over
+//    1 GiB, counting bytes read + written; the faster one is the 100% of the tables.
+// 2. For 256^3 and 240x256x256, fp32 and fp64, each axis: every kernel that applies,
+//    cuSPARSE gtsv2StridedBatch (X) and gtsvInterleavedBatch (Z = interleaved layout).
+//    Median of N runs (CUDA events around each run, after warm-up). Bands rows count 5
+//    arrays (read a, b, c, d; write u); SharedBands rows count 2 (read d, write u) and
+//    are also quoted as the 5-array equivalent (same time, 5 arrays' bytes). `resid` is
+//    max |A u - d| of the last run (fp64 arithmetic), so a fast wrong kernel shows.
+//    '*' marks the kernel the dispatch table picks.
+// 3. Tuning rows for the hybrids' launch shapes, and a line-length sweep (the
+//    crossovers recorded in adi/tridiagonal_dispatch.cpp).
+// Pivot checks are off in the timed solves (cuSPARSE checks nothing either).
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "adi/detail/tridiagonal_dispatch.hpp"
+#include "adi/executor.hpp"
+#include "adi/layout.hpp"
+#include "adi/tridiagonal.hpp"
+#include "solvers/cuda/backend.hpp"
+
+namespace {
+
+#define CK(call)                                                                               \
+  do {                                                                                         \
+    cudaError_t e_ = (call);                                                                   \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s failed at %s:%d: %s\n", #call, __FILE__, __LINE__,              \
+                   cudaGetErrorString(e_));                                                    \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+#define CKS(call)                                                                              \
+  do {                                                                                         \
+    cusparseStatus_t s_ = (call);                                                              \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                       \
+      std::fprintf(stderr, "%s failed at %s:%d: status %d\n", #call, __FILE__, __LINE__, (int)s_); \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+int g_reps = 20;
+double g_copy_gbs = 0;  // read + write
+
+template <class T>
+struct Dev {
+  T* p = nullptr;
+  std::size_t n = 0;
+  Dev() = default;
+  explicit Dev(std::size_t count) : n(count) { CK(cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T))); }
+  ~Dev() {
+    if (p) cudaFree(p);
+  }
+  Dev(const Dev&) = delete;
+  Dev& operator=(const Dev&) = delete;
+};
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Median milliseconds of `run` (after 3 warm-ups); `prepare` runs untimed before each.
+double time_ms(const std::function<void()>& run, const std::function<void()>& prepare = {}) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<float> t;
+  for (int r = 0; r < 3 + g_reps; ++r) {
+    if (prepare) prepare();
+    CK(cudaEventRecord(e0));
+    run();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    if (r >= 3) t.push_back(ms);
+  }
+  CK(cudaGetLastError());
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return median(t);
+}
+
+__device__ double uniform(unsigned long long i, unsigned long long seed) {
+  unsigned long long z = i * 0x9E3779B97F4A7C15ull + seed * 0xBF58476D1CE4E5B9ull + 0x94D049BB133111EBull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (z >> 11) * (2.0 / 9007199254740992.0) - 1.0;  // [-1, 1)
+}
+
+// Diagonally dominant rows; a = 0 on the first and c = 0 on the last row of each line
+// (cuSPARSE requires it; our kernels ignore those entries anyway).
+template <class T>
+__global__ void fill_kernel(long long total, long long n, long long stride, T* a, T* b, T* c, T* d,
+                            unsigned long long seed) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total; k += (long long)gridDim.x * blockDim.x) {
+    const long long i = (k / stride) % n;  // position along the line
+    const double av = uniform(4 * k, seed), cv = uniform(4 * k + 1, seed), s = uniform(4 * k + 2, seed);
+    const double mag = fabs(av) + fabs(cv) + 0.5 + 0.5 * fabs(s);
+    a[k] = static_cast<T>(i == 0 ? 0.0 : av);
+    c[k] = static_cast<T>(i == n - 1 ? 0.0 : cv);
+    b[k] = static_cast<T>(s < 0 ? -mag : mag);
+    d[k] = static_cast<T>(uniform(4 * k + 3, seed));
+  }
+}
+
+// max |A u - d| over a dense box solved along the axis with element stride `stride`.
+template <class T>
+__global__ void residual_kernel(long long total, long long n, long long stride, const T* a, const T* b, const T* c,
+                                bool shared, const T* d, const T* u, unsigned long long* out) {
+  double worst = 0;
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total; k += (long long)gridDim.x * blockDim.x) {
+    const long long i = (k / stride) % n;
+    const long long ci = shared ? i : k;
+    double r = double(b[ci]) * double(u[k]) - double(d[k]);
+    if (i > 0) r += double(a[ci]) * double(u[k - stride]);
+    if (i < n - 1) r += double(c[ci]) * double(u[k + stride]);
+    r = fabs(r);
+    if (!(r <= 1e300)) r = 1e300;  // NaN or inf: report as huge
+    worst = fmax(worst, r);
+  }
+  unsigned long long bits;
+  memcpy(&bits, &worst, sizeof bits);
+  atomicMax(out, bits);
+}
+
+template <class T>
+double residual(long long total, long long n, long long stride, const T* a, const T* b, const T* c, bool shared,
+                const T* d, const T* u) {
+  Dev<unsigned long long> out(1);
+  CK(cudaMemset(out.p, 0, sizeof(unsigned long long)));
+  residual_kernel<T><<<1024, 256>>>(total, n, stride, a, b, c, shared, d, u, out.p);
+  CK(cudaGetLastError());
+  unsigned long long bits = 0;
+  CK(cudaMemcpy(&bits, out.p, sizeof bits, cudaMemcpyDeviceToHost));
+  double r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+
+__global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__ dst, long long n) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x)
+    dst[k] = src[k];
+}
+
+void measure_copy() {
+  const std::size_t bytes = std::size_t(1) << 30;
+  Dev<float4> src(bytes / 16), dst(bytes / 16);
+  CK(cudaMemset(src.p, 1, bytes));
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const double t_memcpy = time_ms([&] { CK(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice)); });
+  const double t_kernel = time_ms([&] { copy_kernel<<<sms * 8, 512>>>(src.p, dst.p, (long long)(bytes / 16)); });
+  const double g_memcpy = 2.0 * bytes / t_memcpy / 1e6, g_kernel = 2.0 * bytes / t_kernel / 1e6;
+  g_copy_gbs = std::max(g_memcpy, g_kernel);
+  std::printf("copy bandwidth (read+write, 1 GiB): cudaMemcpyDtoD %.0f GB/s, copy kernel %.0f GB/s -> 100%% = %.0f GB/s\n\n",
+              g_memcpy, g_kernel, g_copy_gbs);
+}
+
+const char* short_name(adi::Kernel k) {
+  switch (k) {
+    case adi::Kernel::cuda_thomas_naive: return "naive (thread/line)";
+    case adi::Kernel::cuda_thomas_strided: return "thomas_strided";
+    case adi::Kernel::cuda_thomas_shuffle_transpose: return "thomas_shuffle_transpose";
+    case adi::Kernel::cuda_thomas_shared_transpose: return "thomas_shared_transpose";
+    case adi::Kernel::cuda_thomas_pcr: return "thomas_pcr (hybrid)";
+    case adi::Kernel::cuda_thomas_pcr_strided: return "thomas_pcr_strided (hybrid)";
+    default: return adi::kernel_name(k);
+  }
+}
+
+void header() {
+  std::printf("%-12s %-4s %-4s %-30s %-6s %9s %8s %6s | %8s %6s %8s\n", "grid", "type", "axis", "kernel", "bands",
+              "ms", "GB/s", "%copy", "GB/s-5eq", "%5eq", "resid");
+}
+
+void row(const char* grid, const char* type, const char* axis, const std::string& kernel, bool shared, double ms,
+         double elems, std::size_t vsize, double resid) {
+  const double bytes5 = 5.0 * elems * vsize, bytes2 = 2.0 * elems * vsize;
+  const double g = (shared ? bytes2 : bytes5) / ms / 1e6;
+  if (shared)
+    std::printf("%-12s %-4s %-4s %-30s %-6s %9.4f %8.0f %6.1f | %8.0f %6.1f %8.1e\n", grid, type, axis, kernel.c_str(),
+                "shared", ms, g, 100 * g / g_copy_gbs, bytes5 / ms / 1e6, 100 * bytes5 / ms / 1e6 / g_copy_gbs, resid);
+  else
+    std::printf("%-12s %-4s %-4s %-30s %-6s %9.4f %8.0f %6.1f | %8s %6s %8.1e\n", grid, type, axis, kernel.c_str(),
+                "full", ms, g, 100 * g / g_copy_gbs, "", "", resid);
+  std::fflush(stdout);
+}
+
+// Our kernel through the public plan (pivot checks off), or with a tuning override.
+template <class T>
+double run_ours(adi::Kernel k, const adi::LineSet& l, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
+                const adi::cuda_backend::Tuning* tuning = nullptr) {
+  adi::TridiagonalOptions o;
+  o.kernel = k;
+  o.check_pivots = false;
+  if (!tuning) {
+    adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), l, o);
+    return time_ms([&] {
+      if (shared)
+        plan.solve(adi::SharedBands<T>{a, b, c}, d, u);
+      else
+        plan.solve(adi::Bands<T>{a, b, c}, d, u);
+    });
+  }
+  const std::size_t ws_bytes = adi::cuda_backend::tridiagonal_workspace_bytes(k, l, false, sizeof(T));
+  Dev<char> ws(ws_bytes);
+  return time_ms([&] {
+    adi::cuda_backend::tridiagonal_solve_tuned<T>(k, l, adi::cuda_backend::BandView<T>{a, b, c, shared}, d, u, false,
+                                                  ws.p, nullptr, nullptr, *tuning);
+  });
+}
+
+adi::Kernel dispatch_choice(const adi::LineSet& l, std::size_t vsize, bool shared) {
+  adi::detail::DispatchQuery q{l, vsize, false, shared};
+  return adi::detail::choose_kernel(adi::Executor::cuda(), q);
+}
+
+// cuSPARSE wrappers, one per precision.
+cusparseStatus_t gtsv2_buffer(cusparseHandle_t h, int m, const float* dl, const float* d, const float* du,
+                              const float* x, int count, int stride, size_t* bytes) {
+  return cusparseSgtsv2StridedBatch_bufferSizeExt(h, m, dl, d, du, x, count, stride, bytes);
+}
+cusparseStatus_t gtsv2_buffer(cusparseHandle_t h, int m, const double* dl, const double* d, const double* du,
+                              const double* x, int count, int stride, size_t* bytes) {
+  return cusparseDgtsv2StridedBatch_bufferSizeExt(h, m, dl, d, du, x, count, stride, bytes);
+}
+cusparseStatus_t gtsv2(cusparseHandle_t h, int m, const float* dl, const float* d, const float* du, float* x, int count,
+                       int stride, void* buf) {
+  return cusparseSgtsv2StridedBatch(h, m, dl, d, du, x, count, stride, buf);
+}
+cusparseStatus_t gtsv2(cusparseHandle_t h, int m, const double* dl, const double* d, const double* du, double* x,
+                       int count, int stride, void* buf) {
+  return cusparseDgtsv2StridedBatch(h, m, dl, d, du, x, count, stride, buf);
+}
+cusparseStatus_t gtsvi_buffer(cusparseHandle_t h, int m, const float* dl, const float* d, const float* du,
+                              const float* x, int batch, size_t* bytes) {
+  return cusparseSgtsvInterleavedBatch_bufferSizeExt(h, 0, m, dl, d, du, x, batch, bytes);
+}
+cusparseStatus_t gtsvi_buffer(cusparseHandle_t h, int m, const double* dl, const double* d, const double* du,
+                              const double* x, int batch, size_t* bytes) {
+  return cusparseDgtsvInterleavedBatch_bufferSizeExt(h, 0, m, dl, d, du, x, batch, bytes);
+}
+cusparseStatus_t gtsvi(cusparseHandle_t h, int m, float* dl, float* d, float* du, float* x, int batch, void* buf) {
+  return cusparseSgtsvInterleavedBatch(h, 0, m, dl, d, du, x, batch, buf);
+}
+cusparseStatus_t gtsvi(cusparseHandle_t h, int m, double* dl, double* d, double* du, double* x, int batch, void* buf) {
+  return cusparseDgtsvInterleavedBatch(h, 0, m, dl, d, du, x, batch, buf);
+}
+
+template <class T>
+void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz) {
+  const char* type = sizeof(T) == 4 ? "fp32" : "fp64";
+  char grid[32];
+  std::snprintf(grid, sizeof grid, "%lldx%lldx%lld", nx, ny, nz);
+  const long long total = nx * ny * nz;
+  const adi::Box3 box = adi::Box3::dense(nx, ny, nz);
+  Dev<T> a(total), b(total), c(total), d(total), u(total), wa(total), wb(total), wc(total);
+  for (adi::Axis ax : {adi::Axis::x, adi::Axis::y, adi::Axis::z}) {
+    const adi::LineSet l = adi::to_lines(adi::BoxLines{box, ax});
+    const long long n = l.n, stride = l.stride;
+    fill_kernel<T><<<2048, 256>>>(total, n, stride, a.p, b.p, c.p, d.p, 1234 + (int)ax);
+    CK(cudaGetLastError());
+    // Shared bands: the first line's coefficients, contiguous.
+    Dev<T> sa(n), sb(n), sc(n);
+    CK(cudaMemcpy2D(sa.p, sizeof(T), a.p, stride * sizeof(T), sizeof(T), n, cudaMemcpyDeviceToDevice));
+    CK(cudaMemcpy2D(sb.p, sizeof(T), b.p, stride * sizeof(T), sizeof(T), n, cudaMemcpyDeviceToDevice));
+    CK(cudaMemcpy2D(sc.p, sizeof(T), c.p, stride * sizeof(T), sizeof(T), n, cudaMemcpyDeviceToDevice));
+    const char* axis = adi::axis_name(ax);
+    std::vector<adi::Kernel> ks;
+    if (ax == adi::Axis::x)
+      ks = {adi::Kernel::cuda_thomas_pcr, adi::Kernel::cuda_thomas_shuffle_transpose,
+            adi::Kernel::cuda_thomas_shared_transpose, adi::Kernel::cuda_thomas_naive};
+    else
+      ks = {adi::Kernel::cuda_thomas_pcr_strided, adi::Kernel::cuda_thomas_strided, adi::Kernel::cuda_thomas_naive};
+    for (int shared = 0; shared < 2; ++shared) {
+      const adi::Kernel pick = dispatch_choice(l, sizeof(T), shared);
+      for (adi::Kernel k : ks) {
+        const double ms = shared ? run_ours<T>(k, l, sa.p, sb.p, sc.p, true, d.p, u.p)
+                                 : run_ours<T>(k, l, a.p, b.p, c.p, false, d.p, u.p);
+        const double r = shared ? residual<T>(total, n, stride, sa.p, sb.p, sc.p, true, d.p, u.p)
+                                : residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p);
+        row(grid, type, axis, std::string(short_name(k)) + (k == pick ? " *" : ""), shared, ms, (double)total,
+            sizeof(T), r);
+      }
+    }
+    // cuSPARSE: X lines are its gtsv2StridedBatch layout; Z lines its interleaved layout.
+    if (ax == adi::Axis::x) {
+      size_t bytes = 0;
+      CKS(gtsv2_buffer(handle, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), (int)n, &bytes));
+      Dev<char> buf(bytes);
+      const double ms = time_ms([&] { CKS(gtsv2(handle, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), (int)n, buf.p)); },
+                                [&] { CK(cudaMemcpyAsync(u.p, d.p, total * sizeof(T), cudaMemcpyDeviceToDevice)); });
+      row(grid, type, axis, "cuSPARSE gtsv2StridedBatch", false, ms, (double)total, sizeof(T),
+          residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p));
+    }
+    if (ax == adi::Axis::z) {
+      size_t bytes = 0;
+      const int batch = (int)(nx * ny);
+      CKS(gtsvi_buffer(handle, (int)n, a.p, b.p, c.p, u.p, batch, &bytes));
+      Dev<char> buf(bytes);
+      const std::size_t sz = total * sizeof(T);
+      const double ms = time_ms([&] { CKS(gtsvi(handle, (int)n, wa.p, wb.p, wc.p, u.p, batch, buf.p)); },
+                                [&] {  // it overwrites the bands and the right-hand side
+                                  CK(cudaMemcpyAsync(wa.p, a.p, sz, cudaMemcpyDeviceToDevice));
+                                  CK(cudaMemcpyAsync(wb.p, b.p, sz, cudaMemcpyDeviceToDevice));
+                                  CK(cudaMemcpyAsync(wc.p, c.p, sz, cudaMemcpyDeviceToDevice));
+                                  CK(cudaMemcpyAsync(u.p, d.p, sz, cudaMemcpyDeviceToDevice));
+                                });
+      row(grid, type, axis, "cuSPARSE gtsvInterleavedBatch", false, ms, (double)total, sizeof(T),
+          residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p));
+    }
+  }
+}
+
+// Launch shapes of the hybrids on 256^3 (the defaults are in thomas_pcr_*.cuh).
+template <class T>
+void tune(long long N) {
+  const char* type = sizeof(T) == 4 ? "fp32" : "fp64";
+  const long long total = N * N * N;
+  const adi::Box3 box = adi::Box3::dense(N, N, N);
+  Dev<T> a(total), b(total), c(total), d(total), u(total);
+  char grid[32];
+  std::snprintf(grid, sizeof grid, "%lld^3", N);
+  for (adi::Axis ax : {adi::Axis::x, adi::Axis::y}) {
+    const adi::LineSet l = adi::to_lines(adi::BoxLines{box, ax});
+    fill_kernel<T><<<2048, 256>>>(total, l.n, l.stride, a.p, b.p, c.p, d.p, 99);
+    for (int shared = 0; shared < 2; ++shared) {
+      if (ax == adi::Axis::x) {
+        for (int w : {1, 2, 4, 8}) {
+          adi::cuda_backend::Tuning t;
+          t.warps_per_block = w;
+          const double ms = run_ours<T>(adi::Kernel::cuda_thomas_pcr, l, a.p, b.p, c.p, shared, d.p, u.p, &t);
+          row(grid, type, "x", "tune pcr warps=" + std::to_string(w), shared, ms, (double)total, sizeof(T),
+              residual<T>(total, l.n, l.stride, a.p, b.p, c.p, shared, d.p, u.p));
+        }
+      } else {
+        for (int lb : {2, 4, 8, 16, 32})
+          for (int w : {2, 4, 8}) {
+            if (w > lb) continue;
+            adi::cuda_backend::Tuning t;
+            t.lines_per_block = lb;
+            t.warps_per_block = w;
+            const double ms = run_ours<T>(adi::Kernel::cuda_thomas_pcr_strided, l, a.p, b.p, c.p, shared, d.p, u.p, &t);
+            row(grid, type, "y", "tune pcr_strided lb=" + std::to_string(lb) + " w=" + std::to_string(w), shared, ms,
+                (double)total, sizeof(T), residual<T>(total, l.n, l.stride, a.p, b.p, c.p, shared, d.p, u.p));
+          }
+      }
+    }
+  }
+}
+
+// Line-length sweep at a fixed number of values: where the hybrids stop winning.
+template <class T>
+void sweep() {
+  const char* type = sizeof(T) == 4 ? "fp32" : "fp64";
+  const long long total = 1ll << 24;
+  Dev<T> a(total), b(total), c(total), d(total), u(total);
+  for (long long n : {64, 128, 256, 512, 1024, 2048, 4096}) {
+    const long long lines = total / n;
+    char grid[32];
+    std::snprintf(grid, sizeof grid, "n=%lld", n);
+    // X: lines of n contiguous values. Y: a (lines x n) row-major batch, lines adjacent.
+    const adi::LineSet lx = adi::to_lines(adi::StridedLines::contiguous(n, lines));
+    const adi::LineSet ly = adi::to_lines(adi::InterleavedBatch{n, lines});
+    for (int axis = 0; axis < 2; ++axis) {
+      const adi::LineSet& l = axis == 0 ? lx : ly;
+      fill_kernel<T><<<2048, 256>>>(total, n, l.stride, a.p, b.p, c.p, d.p, 7);
+      const adi::Kernel pick = dispatch_choice(l, sizeof(T), false);
+      std::vector<adi::Kernel> ks = axis == 0 ? std::vector<adi::Kernel>{adi::Kernel::cuda_thomas_pcr,
+                                                                         adi::Kernel::cuda_thomas_shuffle_transpose,
+                                                                         adi::Kernel::cuda_thomas_shared_transpose}
+                                              : std::vector<adi::Kernel>{adi::Kernel::cuda_thomas_pcr_strided,
+                                                                         adi::Kernel::cuda_thomas_strided};
+      for (adi::Kernel k : ks) {
+        const double ms = run_ours<T>(k, l, a.p, b.p, c.p, false, d.p, u.p);
+        row(grid, type, axis == 0 ? "x" : "y", std::string(short_name(k)) + (k == pick ? " *" : ""), false, ms,
+            (double)total, sizeof(T), residual<T>(total, n, l.stride, a.p, b.p, c.p, false, d.p, u.p));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool do_sweep = true, do_tune = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    if (s == "--reps" && i + 1 < argc) g_reps = std::max(1, std::atoi(argv[++i]));
+    else if (s == "--quick") g_reps = 5;
+    else if (s == "--no-sweep") do_sweep = false;
+    else if (s == "--no-tune") do_tune = false;
+    else {
+      std::fprintf(stderr, "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (!adi::Executor::cuda_available()) {
+    std::printf("bench_cuda_tridiagonal: no CUDA device, nothing measured\n");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s, %d SMs, %.0f MB L2; median of %d runs after 3 warm-ups\n", prop.name,
+              prop.multiProcessorCount, prop.l2CacheSize / 1e6, g_reps);
+  measure_copy();
+  cusparseHandle_t handle;
+  CKS(cusparseCreate(&handle));
+  std::printf("== Solves on dense boxes (Bands: 5 arrays moved; shared: 2 arrays, and 5-array equivalent)\n");
+  header();
+  bench_box<float>(handle, 256, 256, 256);
+  bench_box<double>(handle, 256, 256, 256);
+  bench_box<float>(handle, 240, 256, 256);
+  bench_box<double>(handle, 240, 256, 256);
+  if (do_tune) {
+    std::printf("\n== Tuning: launch shapes of the hybrids\n");
+    header();
+    tune<float>(256);
+    tune<double>(256);
+  }
+  if (do_sweep) {
+    std::printf("\n== Line-length sweep, 2^24 values (X: contiguous lines; Y: interleaved batch)\n");
+    header();
+    sweep<float>();
+    sweep<double>();
+  }
+  cusparseDestroy(handle);
+  return 0;
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The one script for the machine with the GPU: configure, build with all cores, run the
+# whole CTest suite, compute-sanitizer on small GPU cases, and the GPU benchmarks.
+# Full logs go to $OUT (default: <repo>/out): build.log, ctest.log, sanitizer.log,
+# bench.log, summary.txt. The summary and the benchmark tables are printed last.
+#
+#   scripts/gpu_check.sh [--tests-only | --bench-only] [--no-sanitizer] [--no-build]
+#                        [--build-dir DIR] [--bench-args "ARGS"]
+#
+#   --tests-only    build, ctest, sanitizer; no benchmarks
+#   --bench-only    build the benchmark targets only and run them
+#   --no-sanitizer  skip compute-sanitizer
+#   --no-build      reuse an existing build folder
+#   --bench-args    extra arguments for bench_cuda_tridiagonal (e.g. "--quick --no-sweep")
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/out}
+build=$root/build-gpu
+do_build=1 do_tests=1 do_san=1 do_bench=1 bench_args=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tests-only) do_bench=0 ;;
+    --bench-only) do_tests=0; do_san=0 ;;
+    --no-sanitizer) do_san=0 ;;
+    --no-build) do_build=0 ;;
+    --build-dir) build=$2; shift ;;
+    --bench-args) bench_args=$2; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "gpu_check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$out"
+summary=$out/summary.txt
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+status=0
+jobs=$(nproc)
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+
+note "== gpu_check.sh $(date -u +%FT%TZ) on $(hostname)"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
+nvcc --version 2>/dev/null | tail -1 | sed 's/^/nvcc: /' | tee -a "$summary"
+
+# --- configure + build -----------------------------------------------------------
+if [ $do_build = 1 ]; then
+  t0=$(date +%s)
+  targets=()
+  [ $do_tests = 0 ] && targets=(--target bench_cuda_tridiagonal)
+  if cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF \
+       -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON >"$out/build.log" 2>&1 &&
+     cmake --build "$build" -j "$jobs" "${targets[@]}" >>"$out/build.log" 2>&1; then
+    note "build: ok ($(( $(date +%s) - t0 )) s, $jobs jobs)"
+  else
+    tail -60 "$out/build.log"
+    note "build: FAILED (see build.log)"
+    exit 1
+  fi
+fi
+
+# --- the whole CTest suite ---------------------------------------------------------
+if [ $do_tests = 1 ]; then
+  t0=$(date +%s)
+  ctest --test-dir "$build" --output-on-failure -j "$(( jobs > 8 ? 8 : jobs ))" --timeout 900 >"$out/ctest.log" 2>&1
+  rc=$?
+  [ $rc = 0 ] || status=1
+  note "ctest: exit $rc ($(( $(date +%s) - t0 )) s): $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
+  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|Not Run|Subprocess)' "$out/ctest.log" | sed 's/^/  FAILED /' | tee -a "$summary"
+  skipped=$(grep -c 'SKIPPED: no CUDA device' "$out/ctest.log")
+  note "ctest: GPU tests reporting 'no CUDA device': $skipped (must be 0 on the GPU machine)"
+  [ "$skipped" = 0 ] || status=1
+fi
+
+# --- compute-sanitizer on small GPU cases ------------------------------------------
+if [ $do_san = 1 ]; then
+  : >"$out/sanitizer.log"
+  run_san() {  # tool binary filter
+    echo "### compute-sanitizer --tool $1 $2 --gtest_filter=$3" >>"$out/sanitizer.log"
+    if "$san" --tool "$1" --error-exitcode 99 "$build/tests/$2" --gtest_filter="$3" >>"$out/sanitizer.log" 2>&1; then
+      note "sanitizer $1 $2 ($3): clean"
+    else
+      note "sanitizer $1 $2 ($3): ERRORS (see sanitizer.log)"
+      status=1
+    fi
+  }
+  for t in test_thomas_naive test_thomas_strided test_thomas_shuffle_transpose test_thomas_shared_transpose \
+           test_thomas_pcr_hybrid test_thomas_pcr_strided; do
+    run_san memcheck "$t" '*.Small'
+  done
+  # The kernels that share memory between lanes or warps.
+  for t in test_thomas_shared_transpose test_thomas_pcr_hybrid test_thomas_pcr_strided; do
+    run_san racecheck "$t" '*.Small'
+  done
+  run_san synccheck test_thomas_pcr_strided '*.Small'
+fi
+
+# --- benchmarks ----------------------------------------------------------------------
+if [ $do_bench = 1 ]; then
+  # shellcheck disable=SC2086
+  "$build/benchmarks/bench_cuda_tridiagonal" $bench_args >"$out/bench.log" 2>&1 || { status=1; note "bench_cuda_tridiagonal: FAILED"; }
+  # --- heat3d GPU timing lines go here (heat3d --executor cuda ...) >>"$out/bench.log" ---
+fi
+
+echo
+echo "================================ summary ================================"
+cat "$summary"
+if [ $do_bench = 1 ] && [ -f "$out/bench.log" ]; then
+  echo "================================ bench_cuda_tridiagonal ================================"
+  cat "$out/bench.log"
+fi
+exit $status

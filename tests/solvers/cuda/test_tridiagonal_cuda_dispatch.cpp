@@ -1,0 +1,104 @@
+// The CUDA branch of the tridiagonal dispatch table (adi/tridiagonal_dispatch.cpp) and
+// the public entry points on a device: the automatic choice per axis and layout, its
+// results against the reference, forced kernels that cannot run, wrong memory spaces.
+#include "cuda_tridiagonal_check.hpp"
+
+namespace {
+using adi::Axis;
+using adi::Executor;
+using adi::Kernel;
+using adi::LineSet;
+using adi::TridiagonalPlan;
+using adi::test_cuda::Case;
+
+template <class T>
+Kernel chosen(const LineSet& l, bool periodic = false) {
+  adi::TridiagonalOptions o;
+  o.periodic = periodic;
+  return TridiagonalPlan<T>(Executor::cuda(), l, o).kernel();
+}
+
+TEST(CudaDispatch, AutomaticPerAxisOfABox) {
+  ADI_REQUIRE_CUDA();
+  const adi::Box3 box = adi::test_cuda::padded_box();
+  EXPECT_EQ(chosen<float>(adi::to_lines(adi::BoxLines{box, Axis::x})), Kernel::cuda_thomas_pcr);
+  EXPECT_EQ(chosen<double>(adi::to_lines(adi::BoxLines{box, Axis::y})), Kernel::cuda_thomas_pcr_strided);
+  EXPECT_EQ(chosen<double>(adi::to_lines(adi::BoxLines{box, Axis::z})), Kernel::cuda_thomas_pcr_strided);
+  std::uint32_t seed = 5;
+  for (Axis ax : {Axis::x, Axis::y, Axis::z})
+    for (int p = 0; p < 2; ++p) {
+      Case c;
+      c.lines = adi::to_lines(adi::BoxLines{box, ax});
+      c.periodic = p;
+      c.shared = !p;
+      c.base = 1;
+      c.seed = seed++;
+      adi::test_cuda::check<float>(Kernel::automatic, c);
+      adi::test_cuda::check<double>(Kernel::automatic, c);
+    }
+}
+
+// cuThomasBatch layout: element k of system s at k*batch + s.
+TEST(CudaDispatch, InterleavedBatch) {
+  ADI_REQUIRE_CUDA();
+  const LineSet l = adi::to_lines(adi::InterleavedBatch{100, 333});
+  EXPECT_EQ(chosen<float>(l), Kernel::cuda_thomas_pcr_strided);
+  Case c;
+  c.lines = l;
+  adi::test_cuda::check<float>(Kernel::automatic, c);
+  c.periodic = true;
+  adi::test_cuda::check<double>(Kernel::automatic, c);
+}
+
+// Past the hybrids' shared-memory limit the chunked Thomas kernels take over.
+TEST(CudaDispatch, LongLinesFallBackToThomas) {
+  ADI_REQUIRE_CUDA();
+  const LineSet x = adi::test_cuda::contiguous(5000, 7), y = adi::test_cuda::adjacent(5000, 40);
+  EXPECT_EQ(chosen<double>(x), Kernel::cuda_thomas_shuffle_transpose);
+  EXPECT_EQ(chosen<double>(y), Kernel::cuda_thomas_strided);
+  Case c;
+  c.lines = x;
+  adi::test_cuda::check<double>(Kernel::automatic, c);
+  c.lines = y;
+  c.shared = true;
+  adi::test_cuda::check<float>(Kernel::automatic, c);
+}
+
+// Neither the elements nor neighbouring lines are adjacent: only the naive kernel fits.
+TEST(CudaDispatch, GeneralStridesUseTheNaiveKernel) {
+  ADI_REQUIRE_CUDA();
+  const LineSet l{50, 2, 10, 100, 3, 1001};
+  EXPECT_EQ(chosen<float>(l), Kernel::cuda_thomas_naive);
+  Case c;
+  c.lines = l;
+  c.periodic = true;
+  adi::test_cuda::check<float>(Kernel::automatic, c);
+}
+
+TEST(CudaDispatch, ForcedKernelThatCannotRunThrows) {
+  ADI_REQUIRE_CUDA();
+  const Executor gpu = Executor::cuda();
+  auto forced = [](Kernel k) {
+    adi::TridiagonalOptions o;
+    o.kernel = k;
+    return o;
+  };
+  const LineSet y = adi::test_cuda::adjacent(64, 64), x = adi::test_cuda::contiguous(64, 64);
+  EXPECT_THROW(TridiagonalPlan<float>(gpu, y, forced(Kernel::cuda_thomas_shuffle_transpose)), adi::InvalidArgument);
+  EXPECT_THROW(TridiagonalPlan<float>(gpu, y, forced(Kernel::cuda_thomas_pcr)), adi::InvalidArgument);
+  EXPECT_THROW(TridiagonalPlan<float>(gpu, x, forced(Kernel::cuda_thomas_pcr_strided)), adi::InvalidArgument);
+  EXPECT_THROW(TridiagonalPlan<float>(gpu, x, forced(Kernel::cpu_thomas)), adi::InvalidArgument);
+  EXPECT_THROW(TridiagonalPlan<double>(gpu, adi::test_cuda::contiguous(5000, 2), forced(Kernel::cuda_thomas_pcr)),
+               adi::InvalidArgument);
+  EXPECT_NO_THROW(TridiagonalPlan<float>(gpu, x, forced(Kernel::cuda_thomas_naive)));
+}
+
+TEST(CudaDispatch, HostArraysOnADevicePlanThrow) {
+  ADI_REQUIRE_CUDA();
+  const LineSet l = adi::test_cuda::contiguous(16, 4);
+  std::vector<float> h(static_cast<std::size_t>(l.span()), 1.0f);
+  TridiagonalPlan<float> plan(Executor::cuda(), l);
+  EXPECT_THROW(plan.solve(adi::Bands<float>{h.data(), h.data(), h.data()}, h.data(), h.data()),
+               adi::InvalidArgument);
+}
+}  // namespace
