@@ -1,6 +1,6 @@
 #include "adi/operator.hpp"
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -107,7 +107,62 @@ struct Operator<T>::Impl {
   const T* source_at(double t);
   void face_write(Field<T>& F, int f, bool unknown_only, const T* vals, T scale, bool add);
   void set_boundary(double t, Field<T>& V);
+  bool stage_correction(int a, const std::array<bool, 3>& later) const {
+    for (int i = 0; i < 3; ++i)
+      if (later[i] && i != a && active[i]) return true;
+    return false;
+  }
+  void stage_face_correction(int f, T s, double t_new, Field<T>& Y, double t_old, Field<T>& V_old,
+                             const std::array<bool, 3>& later);
+  Array<T> face_scratch;
 };
+
+// Into face_scratch: - s sum_{i later} [F_i(t_new, g(t_new)) - F_i(t_old, g(t_old))]
+// on face f (Y's face holds g(t_new), V_old's g(t_old)). The parts of the later
+// axes act along the face, so the boundary data alone determines them.
+template <class T>
+void Operator<T>::Impl::stage_face_correction(int f, T s, double t_new, Field<T>& Y, double t_old, Field<T>& V_old,
+                                           const std::array<bool, 3>& later) {
+  const int a = f / 2;
+  const auto oth = others(a);
+  const index_t n1 = grid.extent(static_cast<Axis>(oth[0])), n2 = grid.extent(static_cast<Axis>(oth[1]));
+  if (face_scratch.size() < n1 * n2) {
+    index_t m = 0;
+    for (int d = 0; d < 3; ++d) {
+      const auto o = others(d);
+      m = std::max(m, grid.extent(static_cast<Axis>(o[0])) * grid.extent(static_cast<Axis>(o[1])));
+    }
+    face_scratch = Array<T>(m, exec);
+  }
+  detail::FaceRegion r;
+  r.axis = static_cast<Axis>(a);
+  r.plane = f % 2 == 1 ? grid.extent(r.axis) - 1 : 0;
+  r.lo = lo;
+  r.hi = hi;
+  std::array<T, 3> w_new{}, w_old{};
+  int m = 0;
+  for (int i = 0; i < 3; ++i)
+    if (later[i] && i != a && active[i]) {
+      w_new[i] = -s;
+      w_old[i] = s;
+      ++m;
+    }
+  auto neumann_at = [&](double t) {
+    std::array<std::array<const T*, 2>, 3> nv{};
+    for (int i = 0; i < 3; ++i)
+      for (int side = 0; side < 2; ++side)
+        if (w_new[i] != T(0) && face(i, side == 1).kind() == BoundaryKind::neumann)
+          nv[i][side] = face_values(2 * i + side, t);
+    return nv;
+  };
+  const T* src_new = source ? source_at(t_new) : nullptr;
+  const T* src_old = source ? source_at(t_old) : nullptr;
+  const T ks = T(m) / T(k);
+  cpu::stencil_face_apply<T>(view, r, Y.data(), w_new, neumann_at(t_new), src_new, -s * ks, face_scratch.data(),
+                             false, threads());
+  cpu::stencil_face_apply<T>(view, r, V_old.data(), w_old, neumann_at(t_old), src_old, s * ks,
+                             face_scratch.data(), true, threads());
+}
 
 // Node spacings (h_minus, h_plus) around node i of axis a. Periodic axes wrap with
 // h_wrap = x_0 + period - x_{n-1}; Neumann ends mirror the first/last spacing (ghost node).
@@ -397,9 +452,10 @@ const T* Operator<T>::Impl::source_at(double t) {
     }
   const int slot = src[0].valid ? (src[1].valid ? 1 - src_last : 1) : 0;
   Field<T> h(grid.nx(), grid.ny(), grid.nz());
-  for (index_t kk = lo[2]; kk <= hi[2]; ++kk)
-    for (index_t jj = lo[1]; jj <= hi[1]; ++jj)
-      for (index_t ii = lo[0]; ii <= hi[0]; ++ii) {
+  // Every node: the boundary values of intermediate stages need f on Dirichlet faces too.
+  for (index_t kk = 0; kk < grid.nz(); ++kk)
+    for (index_t jj = 0; jj < grid.ny(); ++jj)
+      for (index_t ii = 0; ii < grid.nx(); ++ii) {
         const double x = coord(0, ii), y = coord(1, jj), z = coord(2, kk);
         const double v = source(t, x, y, z);
         if (!std::isfinite(v))
@@ -591,7 +647,7 @@ void Operator<T>::evaluate(int part, double t, Field<T>& V, Field<T>& out) {
 
 template <class T>
 void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old,
-                        Field<T>* V_old) {
+                        Field<T>* V_old, std::array<bool, 3> later) {
   Impl& p = *impl_;
   const int a = static_cast<int>(axis);
   detail::require(p.active[a], std::string("Operator::solve: axis ") + axis_name(axis) +
@@ -633,8 +689,15 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
       p.face_write(Y, f, true, p.face_values(f, t_new), T(1), true);
       if (V_old) p.face_write(Y, f, true, p.face_values(f, t_old), T(-1), true);
     } else if (kind == BoundaryKind::dirichlet) {
-      // Identity rows: the solve returns g(t_new) there.
-      p.face_write(Y, f, true, p.face_values(f, t_new), T(1) / s, false);
+      // Identity rows: the solve returns the boundary value of the stage there.
+      const T* g_new = p.face_values(f, t_new);
+      const bool correct = V_old && !cancel && p.stage_correction(a, later);
+      if (correct) {
+        p.face_write(Y, f, false, g_new, T(1), false);  // A_i reads g(t_new) along the face
+        p.stage_face_correction(f, s, t_new, Y, t_old, *V_old, later);
+      }
+      p.face_write(Y, f, true, g_new, T(1) / s, false);
+      if (correct) p.face_write(Y, f, true, p.face_scratch.data(), T(1) / s, true);
     }
   }
   if (A.s_formed != s) {

@@ -118,8 +118,13 @@ class Operator {
   //   Y - s F_a(t_new, Y) = base                              (V_old == nullptr)
   // with Y's Dirichlet nodes along a taking g(t_new). Y may alias base (in place),
   // not V_old. Bands for a new s are formed once and kept until s changes.
+  // `later` names the axes whose stages follow in the same Douglas-type chain
+  // (Y_j = Y_{j-1} + s (F_j(t_new, Y_j) - F_j(t_old, V_old))): an intermediate Y_j
+  // then approximates u(t_new) - s sum_{i later} (F_i(t_new) - F_i(t_old)), and its
+  // Dirichlet nodes get exactly that, from the boundary data (without it the 3D
+  // schemes lose an order near edges where Dirichlet faces meet).
   void solve(Axis a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old = 0.0,
-             Field<T>* V_old = nullptr);
+             Field<T>* V_old = nullptr, std::array<bool, 3> later = {});
 
   // Throws InvalidArgument unless f has the grid's extents and the executor's memory space.
   void check_field(const Field<T>& f, const char* name) const;

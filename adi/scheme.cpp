@@ -90,9 +90,15 @@ struct AdiSolver<T>::Impl {
     op.apply(t, V, w, alpha, base, out);
   }
   void implicit_stage(Axis a, T s, double t_new, const Field<T>& base, Field<T>& out, double t_old,
-                      Field<T>* V_old) {
+                      Field<T>* V_old, std::array<bool, 3> later = {}) {
     Timer tm(timings.implicit[static_cast<int>(a)]);
-    op.solve(a, s, t_new, base, out, t_old, V_old);
+    op.solve(a, s, t_new, base, out, t_old, V_old, later);
+  }
+  // The axes after axes[j] in a chain of implicit stages.
+  std::array<bool, 3> later(std::size_t j) const {
+    std::array<bool, 3> l{};
+    for (std::size_t i = j + 1; i < axes.size(); ++i) l[static_cast<int>(axes[i])] = true;
+    return l;
   }
   void finish(Field<T>& U, const Field<T>& from, double t1) {
     Timer tm(timings.boundary);
@@ -110,7 +116,7 @@ struct AdiSolver<T>::Impl {
     const T dt = T(t1 - t0);
     explicit_step(t0, U, all(dt), T(1), &U, W);
     for (std::size_t j = 0; j < axes.size(); ++j)
-      implicit_stage(axes[j], s, t1, j == 0 ? W : out, out, t0, &U);
+      implicit_stage(axes[j], s, t1, j == 0 ? W : out, out, t0, &U, later(j));
   }
 
   void douglas(Field<T>& U, double t0, double t1, double theta) {
@@ -128,11 +134,11 @@ struct AdiSolver<T>::Impl {
     douglas_chain(U, t0, t1, s, Yk);  // Y_0 stays in W
     explicit_step(t1, Yk, w_new, T(1), &W, W);
     explicit_step(t0, U, w_old, T(1), &W, W);
-    for (Axis a : axes) {
+    for (std::size_t j = 0; j < axes.size(); ++j) {
       if (hv)
-        implicit_stage(a, s, t1, W, W, t1, &Yk);
+        implicit_stage(axes[j], s, t1, W, W, t1, &Yk, later(j));
       else
-        implicit_stage(a, s, t1, W, W, t0, &U);
+        implicit_stage(axes[j], s, t1, W, W, t0, &U, later(j));
     }
     finish(U, W, t1);
   }
@@ -152,12 +158,10 @@ struct AdiSolver<T>::Impl {
     }
     const Axis a2 = axes[1];
     W4 w{};
-    w[0] = s;  // mixed terms (if any) explicitly in both halves: first order in them
     w[static_cast<int>(a2) + 1] = s;
     explicit_step(t0, U, w, T(1), &U, W);
     implicit_stage(a1, s, th, W, W, 0.0, nullptr);
     W4 v{};
-    v[0] = s;
     v[static_cast<int>(a1) + 1] = s;
     explicit_step(th, W, v, T(1), &W, Z);
     implicit_stage(a2, s, t1, Z, Z, 0.0, nullptr);
@@ -219,6 +223,9 @@ AdiSolver<T>::AdiSolver(Operator<T> op, Scheme scheme) {
     throw InvalidArgument("AdiSolver: peaceman-rachford is defined for 1D and 2D grids, this grid is " +
                           op.grid().describe() +
                           " (3D); use douglas, craig-sneyd, modified-craig-sneyd or hundsdorfer-verwer");
+  if (scheme.kind == SchemeKind::peaceman_rachford && op.has_mixed())
+    throw Unsupported("AdiSolver: peaceman-rachford has no stage for mixed derivative terms (explicit in both "
+                      "halves it is unstable); use craig-sneyd, modified-craig-sneyd or hundsdorfer-verwer");
   impl_ = std::make_unique<Impl>(std::move(op), scheme);
   for (Axis a : {Axis::x, Axis::y, Axis::z})
     if (impl_->op.active(a)) impl_->axes.push_back(a);

@@ -62,8 +62,8 @@ using ProgressCallback = std::function<void(long step, double t, const Field<T>&
 template <class T>
 class AdiSolver {
  public:
-  // Throws InvalidArgument for a bad scheme parameter (theta <= 0, damping < 0,
-  // Peaceman-Rachford on a 3D grid).
+  // Throws InvalidArgument for a bad scheme parameter (theta outside (0, 1], damping < 0,
+  // Peaceman-Rachford on a 3D grid) and Unsupported for Peaceman-Rachford with mixed terms.
   AdiSolver(Operator<T> op, Scheme scheme);
   AdiSolver(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, Scheme scheme,
             const Executor& exec = Executor::host())
