@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,10 @@ struct HeatCase {
   int dims;
   Variant variant;
 };
+
+void PrintTo(const HeatCase& c, std::ostream* os) {
+  *os << c.scheme.name() << " theta " << c.scheme.theta << ", " << c.dims << "D, " << variant_name(c.variant);
+}
 
 std::string case_name(const ::testing::TestParamInfo<HeatCase>& info) {
   std::string n = std::string(info.param.scheme.name()) + "_" + std::to_string(info.param.dims) + "d_" +
