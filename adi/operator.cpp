@@ -59,6 +59,29 @@ struct SourceSlot {
   Field<T> f;
 };
 
+// The stencil kernels of the executor's backend: the one place that picks them.
+// CUDA versions (solvers/cuda/stencil_*, same arguments) plug in beside the host
+// ones; until they exist the Operator constructor refuses CUDA executors.
+template <class T>
+struct Stencils {
+  static void apply(const Executor& e, const detail::StencilView<T>& v, const detail::ApplyArgs<T>& a) {
+    cpu::stencil_apply<T>(v, a, e.threads());
+  }
+  static void face(const Executor& e, T* f, const Box3& box, const detail::FaceRegion& r, const T* vals, T scale,
+                   bool add) {
+    cpu::stencil_face<T>(f, box, r, vals, scale, add, e.threads());
+  }
+  static void face_apply(const Executor& e, const detail::StencilView<T>& v, const detail::FaceRegion& r,
+                         const T* u, const std::array<T, 3>& w,
+                         const std::array<std::array<const T*, 2>, 3>& neumann, const T* src, T src_scale,
+                         T* vals, bool add) {
+    cpu::stencil_face_apply<T>(v, r, u, w, neumann, src, src_scale, vals, add, e.threads());
+  }
+  static void diagonal(const Executor& e, const T* d, T inv_s, T* b, index_t n) {
+    cpu::stencil_diagonal<T>(d, inv_s, b, n, e.threads());
+  }
+};
+
 // The other two axes of a face, in order x, y, z.
 std::array<int, 2> others(int a) { return {a == 0 ? 1 : 0, a == 2 ? 1 : 2}; }
 
@@ -158,10 +181,10 @@ void Operator<T>::Impl::stage_face_correction(int f, T s, double t_new, Field<T>
   const T* src_new = source ? source_at(t_new) : nullptr;
   const T* src_old = source ? source_at(t_old) : nullptr;
   const T ks = T(m) / T(k);
-  cpu::stencil_face_apply<T>(view, r, Y.data(), w_new, neumann_at(t_new), src_new, -s * ks, face_scratch.data(),
-                             false, threads());
-  cpu::stencil_face_apply<T>(view, r, V_old.data(), w_old, neumann_at(t_old), src_old, s * ks,
-                             face_scratch.data(), true, threads());
+  Stencils<T>::face_apply(exec, view, r, Y.data(), w_new, neumann_at(t_new), src_new, -s * ks,
+                          face_scratch.data(), false);
+  Stencils<T>::face_apply(exec, view, r, V_old.data(), w_old, neumann_at(t_old), src_old, s * ks,
+                          face_scratch.data(), true);
 }
 
 // Node spacings (h_minus, h_plus) around node i of axis a. Periodic axes wrap with
@@ -483,7 +506,7 @@ void Operator<T>::Impl::face_write(Field<T>& F, int f, bool unknown_only, const 
     r.lo[d] = unknown_only ? lo[d] : 0;
     r.hi[d] = unknown_only ? hi[d] : grid.extent(static_cast<Axis>(d)) - 1;
   }
-  cpu::stencil_face<T>(F.data(), F.box(), r, vals, scale, add, threads());
+  Stencils<T>::face(exec, F.data(), F.box(), r, vals, scale, add);
 }
 
 template <class T>
@@ -625,7 +648,7 @@ void Operator<T>::apply(double t, Field<T>& V, const std::array<T, 4>& w, T alph
       args.src_scale[0] = ws / T(p.k);
     }
   }
-  cpu::stencil_apply<T>(p.view, args, p.threads());
+  Stencils<T>::apply(p.exec, p.view, args);
   for (int a = 0; a < 3; ++a) {
     if (!p.active[a] || w[a + 1] == T(0)) continue;
     for (bool side : {false, true})
@@ -681,7 +704,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
       args.src[0] = p.source_at(t_new);  // the second lookup may have refreshed the cache
     }
   }
-  cpu::stencil_apply<T>(p.view, args, p.threads());
+  Stencils<T>::apply(p.exec, p.view, args);
   for (bool side : {false, true}) {
     const int f = 2 * a + (side ? 1 : 0);
     const BoundaryKind kind = p.face(a, side).kind();
@@ -702,9 +725,9 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   }
   if (A.s_formed != s) {
     if (A.shared)
-      cpu::stencil_diagonal<T>(A.d.data(), T(1) / s, A.b.data(), A.d.size(), p.threads());
+      Stencils<T>::diagonal(p.exec, A.d.data(), T(1) / s, A.b.data(), A.d.size());
     else
-      cpu::stencil_diagonal<T>(A.fd.data(), T(1) / s, A.fb.data(), A.fd.box().sz * A.fd.nz(), p.threads());
+      Stencils<T>::diagonal(p.exec, A.fd.data(), T(1) / s, A.fb.data(), A.fd.box().sz * A.fd.nz());
     A.s_formed = s;
   }
   T* y = Y.data() + A.sweep_offset;

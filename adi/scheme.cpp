@@ -85,14 +85,20 @@ struct AdiSolver<T>::Impl {
   using W4 = std::array<T, 4>;
   static W4 all(T v) { return {v, v, v, v}; }
 
+  // Device work is asynchronous: wait for it before the timer reads the clock.
+  void sync() const {
+    if (!op.executor().is_host()) op.executor().synchronize();
+  }
   void explicit_step(double t, Field<T>& V, const W4& w, T alpha, const Field<T>* base, Field<T>& out) {
     Timer tm(timings.explicit_part);
     op.apply(t, V, w, alpha, base, out);
+    sync();
   }
   void implicit_stage(Axis a, T s, double t_new, const Field<T>& base, Field<T>& out, double t_old,
                       Field<T>* V_old, std::array<bool, 3> later = {}) {
     Timer tm(timings.implicit[static_cast<int>(a)]);
     op.solve(a, s, t_new, base, out, t_old, V_old, later);
+    sync();
   }
   // The axes after axes[j] in a chain of implicit stages.
   std::array<bool, 3> later(std::size_t j) const {
@@ -104,6 +110,7 @@ struct AdiSolver<T>::Impl {
     Timer tm(timings.boundary);
     U.copy_from(from);
     op.set_boundary(t1, U);
+    sync();
   }
   Field<T>& second() {
     if (Y.empty()) Y = Field<T>(op.grid(), op.executor());

@@ -73,7 +73,10 @@ void stencil_apply(const detail::StencilView<T>& s, const detail::ApplyArgs<T>& 
   for (const auto& m : s.mixed) use_m = use_m || (m.active && g.w[0] != T(0));
   const index_t sy = B.sy, sz = B.sz;
 
-#pragma omp parallel for schedule(static) num_threads(team(threads))
+  // Below ~32k nodes a parallel region costs more than it saves (and on a loaded
+  // machine a descheduled thread stalls the barrier).
+  const bool parallel = rows * (i1 - i0 + 1) > 32768;
+#pragma omp parallel for schedule(static) num_threads(team(threads)) if (parallel)
   for (index_t r = 0; r < rows; ++r) {
     const index_t j = s.lo[1] + r % nj, k = s.lo[2] + r / nj;
     const index_t row = j * sy + k * sz;

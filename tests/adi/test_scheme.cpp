@@ -246,7 +246,7 @@ TEST(VariableCoefficients, SecondOrderWithSourceAndFullBands) {
     for (const Scheme& s : schemes) {
       double e[3];
       for (int r = 0; r < 3; ++r) {
-        const int N = 32 << r;
+        const int N = 24 << r;
         const Grid g(AxisGrid::stretched(N + 1, 0.0, 1.0, 0.3, 3.0), AxisGrid::uniform(N + 1, 0.0, 1.2));
         if (r == 0) {
           const Operator<double> op(g, m.pde(), m.bc());
@@ -286,6 +286,35 @@ TEST(VariableCoefficients, TimeOrderWithNeumannAndSource) {
         for (index_t i = 0; i < g.nx(); ++i) e[r] = std::max(e[r], std::abs(u(i, j, 0) - ref(i, j, 0)));
     }
     expect_order(e, 1.9, 1.8, std::string(s.name()) + " in time");
+  }
+}
+
+// 1D problems and a 2D problem in the (y, z) plane (x has a single node) use the
+// same code paths with fewer implicit axes.
+TEST(Dimensions, OneDimensionalAndFlatXPlanes) {
+  for (const Scheme& s : {Scheme::douglas(), Scheme::modified_craig_sneyd(), Scheme::hundsdorfer_verwer(),
+                          Scheme::peaceman_rachford()}) {
+    double e1[3], eyz[3];
+    for (int r = 0; r < 3; ++r) {
+      const int N = 32 << r;
+      HeatWave w;
+      w.dims = 2;
+      w.ky = 0.0;  // u = exp(-kx a^2 t) sin(a x + p) sin(q): a 1D solution
+      const Grid g1(AxisGrid::uniform(N + 1, 0.0, 1.0), AxisGrid::uniform(1, 0.0, 0.0));
+      BoundaryConditions b1 = BoundaryConditions::all(w.dirichlet());
+      b1.set(Face::x_hi, w.neumann(Face::x_hi));
+      e1[r] = run_error<double>(g1, Pde::heat(w.kx), b1, s, w.exact(), 0.2, N / 2);
+      // The same wave on y and z: u(t, x, y, z) = v(t, y, z).
+      const HeatWave v = heat_wave(2, Variant::dirichlet);
+      const Exact ex = [v](double t, double, double y, double z) { return v.u(t, y, z, 0.0); };
+      const Grid gyz(AxisGrid::uniform(1, 0.5, 0.5), AxisGrid::uniform(N + 1, 0.0, 1.0),
+                     AxisGrid::stretched(N + 1, 0.0, 1.0, 0.4, 4.0));
+      const BoundaryConditions byz =
+          BoundaryConditions::all(Boundary::dirichlet([ex](double t, double x, double y, double z) { return ex(t, x, y, z); }));
+      eyz[r] = run_error<double>(gyz, Pde::heat(0.0, v.kx, v.ky), byz, s, ex, 0.2, N / 2);
+    }
+    expect_order(e1, 1.9, 1.8, std::string(s.name()) + " 1D");
+    expect_order(eyz, 1.9, 1.8, std::string(s.name()) + " (y, z)");
   }
 }
 
