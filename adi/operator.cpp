@@ -670,7 +670,7 @@ void Operator<T>::evaluate(int part, double t, Field<T>& V, Field<T>& out) {
 
 template <class T>
 void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old,
-                        Field<T>* V_old, std::array<bool, 3> later) {
+                        Field<T>* V_old, std::array<bool, 3> later, Field<T>* result) {
   Impl& p = *impl_;
   const int a = static_cast<int>(axis);
   detail::require(p.active[a], std::string("Operator::solve: axis ") + axis_name(axis) +
@@ -680,6 +680,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   detail::require(std::isfinite(t_new) && std::isfinite(t_old), "Operator::solve: times must be finite");
   check_field(base, "base");
   check_field(Y, "Y");
+  if (result) check_field(*result, "result");
   if (V_old) {
     check_field(*V_old, "V_old");
     detail::require(V_old->data() != Y.data(), "Operator::solve: Y must not be V_old");
@@ -731,11 +732,12 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
     A.s_formed = s;
   }
   T* y = Y.data() + A.sweep_offset;
+  T* x = result ? result->data() + A.sweep_offset : y;
   if (A.shared) {
-    A.plan->solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, y);
+    A.plan->solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
   } else {
     const index_t o = A.sweep_offset;
-    A.plan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, y);
+    A.plan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
   }
 }
 

@@ -62,7 +62,8 @@ class Coefficient {
 // Source term f(t, x, y, z).
 using SourceFunction = std::function<double(double t, double x, double y, double z)>;
 
-// The terms of the PDE. Absent terms stay zero.
+// The terms of the PDE. Absent terms stay zero; terms along an axis with a single
+// node (1D/2D grids) are ignored. M_xy multiplies u_xy once (no factor 2).
 struct Pde {
   std::array<Coefficient, 3> diffusion{};   // D_x, D_y, D_z   (u_xx, u_yy, u_zz)
   std::array<Coefficient, 3> convection{};  // V_x, V_y, V_z   (u_x, u_y, u_z)
@@ -75,6 +76,8 @@ struct Pde {
   bool has_mixed() const { return !mixed_xy.is_zero() || !mixed_xz.is_zero() || !mixed_yz.is_zero(); }
 };
 
+// Holds per-axis stencils, bands and tridiagonal plans, and caches of boundary and
+// source values: not thread-safe, one operator per concurrent caller.
 template <class T>
 class Operator {
  public:
@@ -123,8 +126,11 @@ class Operator {
   // then approximates u(t_new) - s sum_{i later} (F_i(t_new) - F_i(t_old)), and its
   // Dirichlet nodes get exactly that, from the boundary data (without it the 3D
   // schemes lose an order near edges where Dirichlet faces meet).
+  // With `result`, Y only holds the right-hand side and the solution goes to *result
+  // (its sweep box and Dirichlet ends along a); result may be V_old or base, both are
+  // read before it is written. Saves the copy after a scheme's last stage.
   void solve(Axis a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old = 0.0,
-             Field<T>* V_old = nullptr, std::array<bool, 3> later = {});
+             Field<T>* V_old = nullptr, std::array<bool, 3> later = {}, Field<T>* result = nullptr);
 
   // Throws InvalidArgument unless f has the grid's extents and the executor's memory space.
   void check_field(const Field<T>& f, const char* name) const;

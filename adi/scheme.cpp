@@ -95,9 +95,9 @@ struct AdiSolver<T>::Impl {
     sync();
   }
   void implicit_stage(Axis a, T s, double t_new, const Field<T>& base, Field<T>& out, double t_old,
-                      Field<T>* V_old, std::array<bool, 3> later = {}) {
+                      Field<T>* V_old, std::array<bool, 3> later = {}, Field<T>* result = nullptr) {
     Timer tm(timings.implicit[static_cast<int>(a)]);
-    op.solve(a, s, t_new, base, out, t_old, V_old, later);
+    op.solve(a, s, t_new, base, out, t_old, V_old, later, result);
     sync();
   }
   // The axes after axes[j] in a chain of implicit stages.
@@ -106,9 +106,10 @@ struct AdiSolver<T>::Impl {
     for (std::size_t i = j + 1; i < axes.size(); ++i) l[static_cast<int>(axes[i])] = true;
     return l;
   }
-  void finish(Field<T>& U, const Field<T>& from, double t1) {
+  // The last stage (or PR's last explicit half) wrote U's unknowns directly; only
+  // Dirichlet nodes outside the last sweep still hold older data.
+  void finish_in_place(Field<T>& U, double t1) {
     Timer tm(timings.boundary);
-    U.copy_from(from);
     op.set_boundary(t1, U);
     sync();
   }
@@ -119,17 +120,20 @@ struct AdiSolver<T>::Impl {
 
   // Y_0 = U + dt F(t0, U) into W; Y_j = Y_{j-1} + s (F_j(t1, Y_j) - F_j(t0, U)) into `out`
   // (in place when out is W).
-  void douglas_chain(Field<T>& U, double t0, double t1, T s, Field<T>& out) {
+  // With `into_u` the last stage writes its solution straight into U (the new U_{n+1}).
+  void douglas_chain(Field<T>& U, double t0, double t1, T s, Field<T>& out, bool into_u) {
     const T dt = T(t1 - t0);
     explicit_step(t0, U, all(dt), T(1), &U, W);
-    for (std::size_t j = 0; j < axes.size(); ++j)
-      implicit_stage(axes[j], s, t1, j == 0 ? W : out, out, t0, &U, later(j));
+    for (std::size_t j = 0; j < axes.size(); ++j) {
+      const bool last = j + 1 == axes.size();
+      implicit_stage(axes[j], s, t1, j == 0 ? W : out, out, t0, &U, later(j), last && into_u ? &U : nullptr);
+    }
   }
 
   void douglas(Field<T>& U, double t0, double t1, double theta) {
     const T s = T(theta * (t1 - t0));
-    douglas_chain(U, t0, t1, s, W);
-    finish(U, W, t1);
+    douglas_chain(U, t0, t1, s, W, true);
+    finish_in_place(U, t1);
   }
 
   // The correction stages common to CS, MCS and HV: W holds Y_0 on entry; the
@@ -138,16 +142,17 @@ struct AdiSolver<T>::Impl {
   void corrected(Field<T>& U, double t0, double t1, const W4& w_new, const W4& w_old, bool hv) {
     const T s = T(scheme.theta * (t1 - t0));
     Field<T>& Yk = second();
-    douglas_chain(U, t0, t1, s, Yk);  // Y_0 stays in W
+    douglas_chain(U, t0, t1, s, Yk, false);  // Y_0 stays in W
     explicit_step(t1, Yk, w_new, T(1), &W, W);
     explicit_step(t0, U, w_old, T(1), &W, W);
     for (std::size_t j = 0; j < axes.size(); ++j) {
+      Field<T>* result = j + 1 == axes.size() ? &U : nullptr;
       if (hv)
-        implicit_stage(axes[j], s, t1, W, W, t1, &Yk, later(j));
+        implicit_stage(axes[j], s, t1, W, W, t1, &Yk, later(j), result);
       else
-        implicit_stage(axes[j], s, t1, W, W, t0, &U, later(j));
+        implicit_stage(axes[j], s, t1, W, W, t0, &U, later(j), result);
     }
-    finish(U, W, t1);
+    finish_in_place(U, t1);
   }
   void peaceman_rachford(Field<T>& U, double t0, double t1) {
     const T s = T(0.5 * (t1 - t0));
@@ -159,8 +164,8 @@ struct AdiSolver<T>::Impl {
       implicit_stage(a1, s, th, U, W, 0.0, nullptr);
       W4 w{};
       w[static_cast<int>(a1) + 1] = s;
-      explicit_step(th, W, w, T(1), &W, Z);
-      finish(U, Z, t1);
+      explicit_step(th, W, w, T(1), &W, U);
+      finish_in_place(U, t1);
       return;
     }
     const Axis a2 = axes[1];
@@ -171,8 +176,8 @@ struct AdiSolver<T>::Impl {
     W4 v{};
     v[static_cast<int>(a1) + 1] = s;
     explicit_step(th, W, v, T(1), &W, Z);
-    implicit_stage(a2, s, t1, Z, Z, 0.0, nullptr);
-    finish(U, Z, t1);
+    implicit_stage(a2, s, t1, Z, Z, 0.0, nullptr, {}, &U);
+    finish_in_place(U, t1);
   }
 
   void step(Field<T>& U, double t0, double t1) {

@@ -284,6 +284,15 @@ void check_stage_residual(double tol) {
       for (index_t k = lo[2]; k <= hi[2]; ++k)
         for (index_t j = lo[1]; j <= hi[1]; ++j)
           for (index_t i = lo[0]; i <= hi[0]; ++i) ASSERT_EQ(Yin(i, j, k), Y(i, j, k));
+      // The solution written to another field, here V_old itself (read before written).
+      if (with_old) {
+        Field<T> Vr(g), scratch(g);
+        Vr.copy_from(V);
+        op.solve(a, s, t_new, base, scratch, t_old, &Vr, {}, &Vr);
+        for (index_t k = lo[2]; k <= hi[2]; ++k)
+          for (index_t j = lo[1]; j <= hi[1]; ++j)
+            for (index_t i = lo[0]; i <= hi[0]; ++i) ASSERT_EQ(Vr(i, j, k), Y(i, j, k));
+      }
     }
   }
 }
