@@ -6,6 +6,7 @@
 #include "solvers/cpu/simd.hpp"
 
 namespace adi::cpu::detail {
+constexpr int PF = 16;
 
 template <class T, int W, int K>
 struct AdjacentRows {

@@ -171,18 +171,18 @@ decltype(auto) with_chunks(int k, F&& f) {
 }
 
 // Calls f.template operator()<W, K>() for a group of `lanes` lines (a power of two):
-// K chunks of full hardware vectors (W = the width of T, K <= Kmax) when lanes >= W,
-// else one narrower vector (W = lanes, K = 1).
-template <class T, int Kmax, int W = simd::kWidth<T>, class F>
+// K chunks of full vectors (W = Wmax, K <= Kmax) when lanes >= Wmax, else one
+// narrower vector (W = lanes, K = 1).
+template <int Wmax, int Kmax, int W = Wmax, class F>
 decltype(auto) with_group(int lanes, F&& f) {
-  if constexpr (W == simd::kWidth<T>) {
+  if constexpr (W == Wmax) {
     if (lanes >= W) return with_chunks<W, Kmax>(lanes / W, static_cast<F&&>(f));
   }
   if constexpr (W == 1) {
     return f.template operator()<1, 1>();
   } else {
     if (lanes == W) return f.template operator()<W, 1>();
-    return with_group<T, Kmax, W / 2>(lanes, static_cast<F&&>(f));
+    return with_group<Wmax, Kmax, W / 2>(lanes, static_cast<F&&>(f));
   }
 }
 

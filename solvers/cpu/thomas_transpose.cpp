@@ -6,7 +6,7 @@
 // (paper section 5, "X dimension", figures 5-6). A group holds K such tiles side by
 // side. Partial tiles (n % W) load and store only their valid elements; remainder
 // lines run in narrower groups (batch.hpp).
-#include <cstring>
+#include <algorithm>
 
 #include "solvers/cpu/kernels.hpp"
 
@@ -14,8 +14,20 @@ namespace adi::cpu::detail {
 
 namespace {
 
-// Tiles per group (K); see the measurement in kTransposeChunks' comment below.
+// Tile policy, measured on a 256 x 256 x 128 grid (AMD EPYC Zen 4 with AVX-512, 2
+// threads, copy 27-30 GB/s; bench_cpu_tridiagonal and a min-of-10 driver):
+// - at most 8 lanes per tile: float X sweeps ran 10-12 GB/s with 16 x 16 tiles and
+//   13-19 GB/s with 8 x 8 (fewer line streams, and 512-bit shuffles are double-pumped
+//   on this core); double kept its 8 x 8 tiles either way;
+// - prefetch 2 tiles ahead in every line: without it float X ran 11 GB/s, with 2 tiles
+//   17.5, 4 tiles 17, 8 tiles 15 (W lines x 4 arrays are too many streams for the
+//   hardware prefetchers);
+// - one tile per group: two side by side were slower (more streams again).
+constexpr int kMaxTileLanes = 8;
+constexpr int kPrefetchTiles = 2;
 constexpr int kChunks = 1;
+template <class T>
+constexpr int kTileWidth = std::min(simd::kWidth<T>, kMaxTileLanes);
 
 template <class T, int W, int K>
 struct TransposedRows {
@@ -28,11 +40,13 @@ struct TransposedRows {
   void tile(int s, int j, index_t i0, int cnt) {
     V* r = t[s][j];
     if (cnt == W) {
+      for (int l = 0; l < W; ++l) __builtin_prefetch(q[s] + off[j][l] + i0 + kPrefetchTiles * W);
       for (int l = 0; l < W; ++l) r[l] = simd::load<V>(q[s] + off[j][l] + i0);
     } else {
-      for (int l = 0; l < W; ++l) {
+      for (int l = 0; l < W; ++l) {  // a partial tile: only the line's own elements
+        const T* p = q[s] + off[j][l] + i0;
         r[l] = V{};
-        std::memcpy(&r[l], q[s] + off[j][l] + i0, static_cast<std::size_t>(cnt) * sizeof(T));
+        for (int e = 0; e < cnt; ++e) r[l][e] = p[e];
       }
     }
     simd::transpose<W>(r);
@@ -75,8 +89,10 @@ struct TransposedRowsOut {
       if (cnt == W) {
         for (int l = 0; l < W; ++l) simd::store(u + off[j][l] + i0, t[j][l]);
       } else {
-        for (int l = 0; l < W; ++l)
-          std::memcpy(u + off[j][l] + i0, &t[j][l], static_cast<std::size_t>(cnt) * sizeof(T));
+        for (int l = 0; l < W; ++l) {
+          T* p = u + off[j][l] + i0;
+          for (int e = 0; e < cnt; ++e) p[e] = t[j][l][e];
+        }
       }
     }
   }
@@ -85,7 +101,8 @@ struct TransposedRowsOut {
 }  // namespace
 
 Shape thomas_transpose_shape(const LineSet& lines, std::size_t value_size, int) {
-  const Groups g(lines.lines(), kChunks * simd::kVectorBytes / static_cast<int>(value_size));
+  const int width = std::min(simd::kVectorBytes / static_cast<int>(value_size), kMaxTileLanes);
+  const Groups g(lines.lines(), kChunks * width);
   return {g.width(), g.size()};
 }
 
@@ -93,7 +110,7 @@ template <class T>
 index_t thomas_transpose(const Problem<T>& p, void* raw, int threads) {
   if (p.periodic && p.lines.n <= 2) return solve_periodic_tiny(p);
   const LineSet& l = p.lines;
-  const Groups groups(l.lines(), kChunks * simd::kWidth<T>);  // consecutive line numbers
+  const Groups groups(l.lines(), kChunks * kTileWidth<T>);  // consecutive line numbers
   const Shape shape{groups.width(), groups.size()};
   const Workspace<T> ws(layout_for(shape, l, p.periodic, threads, sizeof(T)), raw);
   SharedFactor<T> factor;
@@ -102,7 +119,7 @@ index_t thomas_transpose(const Problem<T>& p, void* raw, int threads) {
   const BandView<T>& bd = p.bands;
   const index_t first = for_each_item(shape.items, l.n * l.lines(), threads_now(threads), [&](index_t item, int t) {
     const Groups::Group g = groups[item];
-    return with_group<T, kChunks>(g.width, [&]<int W, int K>() {
+    return with_group<kTileWidth<T>, kChunks>(g.width, [&]<int W, int K>() {
       using V = simd::Vec<T, W>;
       TransposedRows<T, W, K> src;
       TransposedRowsOut<T, W, K> dst;

@@ -55,7 +55,7 @@ index_t thomas_vector(const Problem<T>& p0, void* raw, int threads) {
     const index_t l1 = item / per_row;
     const Groups::Group g = groups[item % per_row];
     const index_t o = g.start + l1 * l.stride1, ob = bd.shared ? 0 : o;
-    return with_group<T, kMaxChunks>(g.width, [&]<int W, int K>() {
+    return with_group<simd::kWidth<T>, kMaxChunks>(g.width, [&]<int W, int K>() {
       using V = simd::Vec<T, W>;
       AdjacentRows<T, W, K> src{bd.a + ob, bd.b + ob, bd.c + ob, p.d + o, l.stride};
       AdjacentRowsOut<T, W, K> dst{p.u + o, l.stride};
