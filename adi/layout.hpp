@@ -115,6 +115,11 @@ inline LineSet to_lines(const LineSet& l) {
   detail::require(l.n >= 1, "LineSet: n = " + std::to_string(l.n) + " must be >= 1");
   detail::require(l.stride >= 1 && l.count0 >= 0 && l.count1 >= 0,
                   "LineSet: stride must be >= 1 and counts >= 0");
+  // Lines a stride of 0 or less apart would overlap (or lie before the base pointer).
+  detail::require(l.count0 <= 1 || l.stride0 >= 1, "LineSet: stride0 = " + std::to_string(l.stride0) +
+                                                       " must be >= 1 when count0 > 1");
+  detail::require(l.count1 <= 1 || l.stride1 >= 1, "LineSet: stride1 = " + std::to_string(l.stride1) +
+                                                       " must be >= 1 when count1 > 1");
   return l;
 }
 
