@@ -66,6 +66,28 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
 }
 }  // namespace
 
+// --- host (solvers/cpu/) ----------------------------------------------------------
+// Measured on an AMD EPYC (Zen 4, AVX-512) with 2 threads, float, 8M values, min of 10
+// (benchmarks/bench_cpu_tridiagonal.cpp for the 3D grid; copy bandwidth 27-30 GB/s).
+// The same choice holds for shared bands, periodic lines and double (the SIMD kernels
+// win by more there: fewer bytes per flop).
+namespace {
+Kernel choose_host_kernel(const DispatchQuery& q) {
+  const LineSet& l = q.lines;
+  // Neighbouring lines one element apart (Y/Z sweeps, interleaved batches): SIMD lanes
+  // across lines with plain vector loads. Interleaved n = 4: 22.7 GB/s against 3.6 for
+  // the scalar kernel, n = 64: 21 vs 1.6; from 2 lines on (2 lines of 4M: 28 vs 46 ms).
+  if (lines_adjacent(l) && l.lines() >= 2 && l.stride > 1) return Kernel::cpu_thomas_vector;
+  // Lines with element stride 1 (X sweeps, the gtsv2StridedBatch layout): in-register
+  // transpose. Contiguous n = 4: 6.5 GB/s against 3.4 scalar, n = 64: 13.9 vs 3.4,
+  // n = 256: 14.8 vs 3.6; from 2 lines on (2 lines of 4M: 34 vs 45 ms), but a single
+  // line is faster scalar (89 vs 125 ms: a one-lane "tile" per element).
+  if (l.stride == 1 && l.lines() >= 2) return Kernel::cpu_thomas_transpose;
+  // Anything else (gathers: neither elements nor lines adjacent; a single line).
+  return Kernel::cpu_thomas;
+}
+}  // namespace
+
 bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
   const LineSet& l = q.lines;
   if (exec.is_host()) {
@@ -81,15 +103,7 @@ bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
 }
 
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q) {
-  const LineSet& l = q.lines;
-  if (exec.is_host()) {
-    // Neighbouring lines adjacent in memory (Y/Z sweeps, interleaved batches):
-    // vectorise across lines directly.
-    if (lines_adjacent(l) && l.lines() >= 2 && l.stride > 1) return Kernel::cpu_thomas_vector;
-    // Contiguous lines (X sweeps, gtsv2StridedBatch layout): transpose in registers.
-    if (l.stride == 1 && l.lines() >= 2) return Kernel::cpu_thomas_transpose;
-    return Kernel::cpu_thomas;
-  }
+  if (exec.is_host()) return choose_host_kernel(q);
   return choose_cuda_kernel(exec, q);
 }
 
