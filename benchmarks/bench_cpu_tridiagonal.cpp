@@ -116,7 +116,9 @@ struct Result {
   double ms;
   double gbs;
 };
-std::map<std::string, Result> g_results;  // by row name, the last (longest) run wins
+// By row name, the fastest run (of the calibration runs and --benchmark_repetitions):
+// on a shared machine other processes only ever slow a run down.
+std::map<std::string, Result> g_results;
 
 using Clock = std::chrono::steady_clock;
 
@@ -126,7 +128,8 @@ void finish(benchmark::State& st, const std::string& key, Clock::time_point t0, 
   const double gbs = bytes_per_iter * it / s / 1e9;
   st.counters["GB/s"] = gbs;
   if (g_copy_gbs > 0) st.counters["of_copy"] = gbs / g_copy_gbs;
-  g_results[key] = {s / it * 1e3, gbs};
+  const auto found = g_results.find(key);
+  if (found == g_results.end() || s / it * 1e3 < found->second.ms) g_results[key] = {s / it * 1e3, gbs};
 }
 
 void bm_copy(benchmark::State& st, std::size_t bytes, const std::string& key) {
@@ -298,7 +301,8 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
 
   // Summary: per direction, each row against copy bandwidth and LAPACK.
-  std::printf("\nSummary (%lld x %lld x %lld, %d threads, copy %.1f GB/s; 5 arrays counted, 2 for shared bands)\n",
+  std::printf("\nSummary, best run of each row (%lld x %lld x %lld, %d threads, copy %.1f GB/s; 5 arrays "
+              "counted, 2 for shared bands)\n",
               static_cast<long long>(g_nx), static_cast<long long>(g_ny), static_cast<long long>(g_nz),
               omp_get_max_threads(), g_copy_gbs);
   std::printf("%-8s %-4s %-22s %10s %8s %8s %10s\n", "prec", "dir", "kernel", "ms/sweep", "GB/s", "of_copy",
