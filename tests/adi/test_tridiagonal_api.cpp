@@ -126,7 +126,7 @@ TEST(TridiagonalApi, BoxStridesTooSmall) {
 }
 
 TEST(TridiagonalApi, OverlappingButNotEqualOutput) {
-  Arrays x(64);
+  Arrays x(80);
   adi::TridiagonalPlan<double> plan(host, adi::StridedLines::contiguous(10, 4));
   expect_invalid([&] { plan.solve(x.bands(), x.d.data(), x.d.data() + 1); }, {"u and d overlap", "u == d"});
   expect_invalid([&] { plan.solve(x.shared(), x.d.data() + 39, x.d.data()); }, {"overlap"});
