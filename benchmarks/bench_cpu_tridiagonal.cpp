@@ -278,20 +278,23 @@ int main(int argc, char** argv) {
       g_copy_gbs = std::max(g_copy_gbs, 2.0 * double(buf.bytes) / s / 1e9);
     }
   }
-  benchmark::RegisterBenchmark("copy/5 float arrays",
-                               [=](benchmark::State& st) { bm_copy(st, points * 5 * sizeof(float), "copy/float"); })
+  benchmark::RegisterBenchmark(
+      "copy/5 float arrays",
+      [=](benchmark::State& st) { bm_copy(st, points * 5 * sizeof(float), "copy/float"); })
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
-  benchmark::RegisterBenchmark("copy/5 double arrays", [=](benchmark::State& st) {
-    bm_copy(st, points * 5 * sizeof(double), "copy/double");
-  })->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark(
+      "copy/5 double arrays",
+      [=](benchmark::State& st) { bm_copy(st, points * 5 * sizeof(double), "copy/double"); })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   const std::vector<Row> rf = register_precision<float>("float");
   const std::vector<Row> rd = register_precision<double>("double");
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("grid", std::to_string(g_nx) + " x " + std::to_string(g_ny) + " x " +
-                                          std::to_string(g_nz));
+  benchmark::AddCustomContext(
+      "grid", std::to_string(g_nx) + " x " + std::to_string(g_ny) + " x " + std::to_string(g_nz));
   benchmark::AddCustomContext("omp_threads", std::to_string(omp_get_max_threads()));
   benchmark::AddCustomContext("copy_GB/s", std::to_string(g_copy_gbs));
 #ifndef ADI_HAVE_LAPACKE
@@ -301,10 +304,11 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
 
   // Summary: per direction, each row against copy bandwidth and LAPACK.
-  std::printf("\nSummary, best run of each row (%lld x %lld x %lld, %d threads, copy %.1f GB/s; 5 arrays "
-              "counted, 2 for shared bands)\n",
-              static_cast<long long>(g_nx), static_cast<long long>(g_ny), static_cast<long long>(g_nz),
-              omp_get_max_threads(), g_copy_gbs);
+  std::printf(
+      "\nSummary, best run of each row (%lld x %lld x %lld, %d threads, copy %.1f GB/s; 5 arrays "
+      "counted, 2 for shared bands)\n",
+      static_cast<long long>(g_nx), static_cast<long long>(g_ny), static_cast<long long>(g_nz),
+      omp_get_max_threads(), g_copy_gbs);
   std::printf("%-8s %-4s %-22s %10s %8s %8s %10s\n", "prec", "dir", "kernel", "ms/sweep", "GB/s", "of_copy",
               "x_lapack");
   for (const auto* rows : {&rf, &rd})
@@ -314,7 +318,8 @@ int main(int argc, char** argv) {
       const std::string dir = r.key.substr(0, r.key.rfind('/'));
       const auto lap = g_results.find(dir + "/lapack_gtsv");
       char speedup[32] = "-";
-      if (lap != g_results.end()) std::snprintf(speedup, sizeof speedup, "%.1f", lap->second.ms / it->second.ms);
+      if (lap != g_results.end())
+        std::snprintf(speedup, sizeof speedup, "%.1f", lap->second.ms / it->second.ms);
       const std::string prec = dir.substr(0, dir.find('/')), axis = dir.substr(dir.find('/') + 1);
       std::printf("%-8s %-4s %-22s %10.2f %8.1f %7.0f%% %10s\n", prec.c_str(), axis.c_str(), r.what.c_str(),
                   it->second.ms, it->second.gbs, 100.0 * it->second.gbs / g_copy_gbs, speedup);

@@ -18,13 +18,14 @@ index_t thomas(const Problem<T>& p, void* raw, int threads) {
   const index_t bad = prepare_shared(p, ws, factor, shared);
   const BandView<T>& bd = p.bands;
   using V = simd::Vec<T, 1>;
-  const index_t first = for_each_item(shape.items, l.n * l.lines(), threads_now(threads), [&](index_t line, int t) {
-    const index_t o = l.offset(line), ob = bd.shared ? 0 : o;
-    AdjacentRows<T, 1, 1> src{bd.a + ob, bd.b + ob, bd.c + ob, p.d + o, l.stride};
-    AdjacentRowsOut<T, 1, 1> dst{p.u + o, l.stride};
-    const int lane = solve_group<T, V, 1>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t));
-    return lane < 0 ? kNoLine : line;
-  });
+  const index_t first =
+      for_each_item(shape.items, l.n * l.lines(), threads_now(threads), [&](index_t line, int t) {
+        const index_t o = l.offset(line), ob = bd.shared ? 0 : o;
+        AdjacentRows<T, 1, 1> src{bd.a + ob, bd.b + ob, bd.c + ob, p.d + o, l.stride};
+        AdjacentRowsOut<T, 1, 1> dst{p.u + o, l.stride};
+        const int lane = solve_group<T, V, 1>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t));
+        return lane < 0 ? kNoLine : line;
+      });
   return first_bad(bad, first);
 }
 

@@ -54,8 +54,8 @@ inline bool finite_nonzero(T x) {
 // Factorises the shared bands into cs, r, m (and z for periodic lines; n >= 3 then),
 // arrays of n values. Returns false on a zero or non-finite pivot.
 template <class T>
-bool factor_shared(index_t n, const T* a, const T* b, const T* c, bool periodic, T* cs, T* r, T* m,
-                   T* z, SharedFactor<T>& f) {
+bool factor_shared(index_t n, const T* a, const T* b, const T* c, bool periodic, T* cs, T* r, T* m, T* z,
+                   SharedFactor<T>& f) {
   bool ok = true;
   // Sherman-Morrison (as the reference): A = A' + v w^T, v = (gamma, 0.., alpha),
   // w = (1, 0.., beta/gamma), gamma = -b_0, alpha = c_{n-1}, beta = a_0.

@@ -7,6 +7,7 @@
 // side. Partial tiles (n % W) load and store only their valid elements; remainder
 // lines run in narrower groups (batch.hpp).
 #include <algorithm>
+#include <cstdint>
 
 #include "solvers/cpu/kernels.hpp"
 
@@ -29,6 +30,12 @@ constexpr int kChunks = 1;
 template <class T>
 constexpr int kTileWidth = std::min(simd::kWidth<T>, kMaxTileLanes);
 
+// Asks for p[ahead] (past the line's end it fetches a neighbour's data, harmlessly).
+template <class T>
+inline void prefetch(const T* p, int ahead) {
+  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) + ahead * sizeof(T)));
+}
+
 template <class T, int W, int K>
 struct TransposedRows {
   using V = simd::Vec<T, W>;
@@ -40,7 +47,7 @@ struct TransposedRows {
   void tile(int s, int j, index_t i0, int cnt) {
     V* r = t[s][j];
     if (cnt == W) {
-      for (int l = 0; l < W; ++l) __builtin_prefetch(q[s] + off[j][l] + i0 + kPrefetchTiles * W);
+      for (int l = 0; l < W; ++l) prefetch(q[s] + off[j][l] + i0, kPrefetchTiles * W);
       for (int l = 0; l < W; ++l) r[l] = simd::load<V>(q[s] + off[j][l] + i0);
     } else {
       for (int l = 0; l < W; ++l) {  // a partial tile: only the line's own elements
@@ -117,23 +124,25 @@ index_t thomas_transpose(const Problem<T>& p, void* raw, int threads) {
   const SharedFactor<T>* shared = nullptr;
   const index_t bad = prepare_shared(p, ws, factor, shared);
   const BandView<T>& bd = p.bands;
-  const index_t first = for_each_item(shape.items, l.n * l.lines(), threads_now(threads), [&](index_t item, int t) {
-    const Groups::Group g = groups[item];
-    return with_group<kTileWidth<T>, kChunks>(g.width, [&]<int W, int K>() {
-      using V = simd::Vec<T, W>;
-      TransposedRows<T, W, K> src;
-      TransposedRowsOut<T, W, K> dst;
-      src.q[0] = bd.a;
-      src.q[1] = bd.b;
-      src.q[2] = bd.c;
-      src.q[3] = p.d;
-      dst.u = p.u;
-      for (int j = 0; j < K; ++j)
-        for (int lane = 0; lane < W; ++lane) src.off[j][lane] = dst.off[j][lane] = l.offset(g.start + j * W + lane);
-      const int lane = solve_group<T, V, K>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t));
-      return lane < 0 ? kNoLine : g.start + lane;
-    });
-  });
+  const index_t first =
+      for_each_item(shape.items, l.n * l.lines(), threads_now(threads), [&](index_t item, int t) {
+        const Groups::Group g = groups[item];
+        return with_group<kTileWidth<T>, kChunks>(g.width, [&]<int W, int K>() {
+          using V = simd::Vec<T, W>;
+          TransposedRows<T, W, K> src;
+          TransposedRowsOut<T, W, K> dst;
+          src.q[0] = bd.a;
+          src.q[1] = bd.b;
+          src.q[2] = bd.c;
+          src.q[3] = p.d;
+          dst.u = p.u;
+          for (int j = 0; j < K; ++j)
+            for (int lane = 0; lane < W; ++lane)
+              src.off[j][lane] = dst.off[j][lane] = l.offset(g.start + j * W + lane);
+          const int lane = solve_group<T, V, K>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t));
+          return lane < 0 ? kNoLine : g.start + lane;
+        });
+      });
   return first_bad(bad, first);
 }
 

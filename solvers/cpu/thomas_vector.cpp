@@ -51,18 +51,19 @@ index_t thomas_vector(const Problem<T>& p0, void* raw, int threads) {
   const index_t bad = prepare_shared(p, ws, factor, shared);
   const BandView<T>& bd = p.bands;
   const index_t per_row = groups.size();
-  const index_t first = for_each_item(shape.items, l.n * l.lines(), threads_now(threads), [&](index_t item, int t) {
-    const index_t l1 = item / per_row;
-    const Groups::Group g = groups[item % per_row];
-    const index_t o = g.start + l1 * l.stride1, ob = bd.shared ? 0 : o;
-    return with_group<simd::kWidth<T>, kMaxChunks>(g.width, [&]<int W, int K>() {
-      using V = simd::Vec<T, W>;
-      AdjacentRows<T, W, K> src{bd.a + ob, bd.b + ob, bd.c + ob, p.d + o, l.stride};
-      AdjacentRowsOut<T, W, K> dst{p.u + o, l.stride};
-      const int lane = solve_group<T, V, K>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t));
-      return lane < 0 ? kNoLine : g.start + lane + l1 * l.count0;
-    });
-  });
+  const index_t first =
+      for_each_item(shape.items, l.n * l.lines(), threads_now(threads), [&](index_t item, int t) {
+        const index_t l1 = item / per_row;
+        const Groups::Group g = groups[item % per_row];
+        const index_t o = g.start + l1 * l.stride1, ob = bd.shared ? 0 : o;
+        return with_group<simd::kWidth<T>, kMaxChunks>(g.width, [&]<int W, int K>() {
+          using V = simd::Vec<T, W>;
+          AdjacentRows<T, W, K> src{bd.a + ob, bd.b + ob, bd.c + ob, p.d + o, l.stride};
+          AdjacentRowsOut<T, W, K> dst{p.u + o, l.stride};
+          const int lane = solve_group<T, V, K>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t));
+          return lane < 0 ? kNoLine : g.start + lane + l1 * l.count0;
+        });
+      });
   return first_bad(bad, first);
 }
 

@@ -36,14 +36,14 @@ void solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T
                             " is not a host kernel");
   }
   if (bad >= 0 && check_pivots)
-    throw SingularSystem("tridiagonal solve (" + std::string(kernel_name(kernel)) +
-                         "): zero or non-finite pivot in line " + std::to_string(bad) + " (l0 = " +
-                         std::to_string(bad % lines.count0) + ", l1 = " + std::to_string(bad / lines.count0) +
-                         ") of " + std::to_string(lines.lines()) + " lines" +
-                         (bands.shared ? " (shared bands: every line)" : "") +
-                         "; the system is singular or not diagonally dominant enough for a solver "
-                         "without pivoting" +
-                         (periodic ? " (periodic: Sherman-Morrison also needs b[0] != 0)" : ""));
+    throw SingularSystem(
+        "tridiagonal solve (" + std::string(kernel_name(kernel)) + "): zero or non-finite pivot in line " +
+        std::to_string(bad) + " (l0 = " + std::to_string(bad % lines.count0) +
+        ", l1 = " + std::to_string(bad / lines.count0) + ") of " + std::to_string(lines.lines()) + " lines" +
+        (bands.shared ? " (shared bands: every line)" : "") +
+        "; the system is singular or not diagonally dominant enough for a solver "
+        "without pivoting" +
+        (periodic ? " (periodic: Sherman-Morrison also needs b[0] != 0)" : ""));
 }
 
 template void solve<float>(Kernel, const LineSet&, BandView<float>, const float*, float*, bool, bool, void*,

@@ -62,10 +62,15 @@ TEST(TridiagonalApi, NullPointers) {
   expect_invalid([&] { plan.solve(x.bands(), nullptr, u); }, {"pointer d is null"});
   expect_invalid([&] { plan.solve(x.bands(), d, nullptr); }, {"pointer u is null"});
   expect_invalid([&] { plan.solve(adi::SharedBands<double>{a, nullptr, c}, d, u); }, {"pointer b is null"});
-  expect_invalid([&] { adi::solve_tridiagonal(host, adi::InterleavedBatch{10, 4}, x.bands(), d, (double*)nullptr); },
-                 {"pointer u is null"});
   expect_invalid(
-      [&] { adi::solve_tridiagonal(host, adi::InterleavedBatch{10, 4}, adi::SharedBands<double>{}, d, u); },
+      [&] {
+        adi::solve_tridiagonal(host, adi::InterleavedBatch{10, 4}, x.bands(), d, (double*)nullptr);
+      },
+      {"pointer u is null"});
+  expect_invalid(
+      [&] {
+        adi::solve_tridiagonal(host, adi::InterleavedBatch{10, 4}, adi::SharedBands<double>{}, d, u);
+      },
       {"pointer a is null"});
 }
 
@@ -75,54 +80,107 @@ TEST(TridiagonalApi, MisalignedPointers) {
   auto shift = [](const double* p) {
     return reinterpret_cast<const double*>(reinterpret_cast<const char*>(p) + 1);
   };
-  expect_invalid([&] { plan.solve(adi::Bands<double>{x.a.data(), x.b.data(), shift(x.c.data())}, x.d.data(), x.u.data()); },
-                 {"pointer c", "not aligned", "8 bytes"});
+  expect_invalid(
+      [&] {
+        plan.solve(adi::Bands<double>{x.a.data(), x.b.data(), shift(x.c.data())}, x.d.data(), x.u.data());
+      },
+      {"pointer c", "not aligned", "8 bytes"});
   expect_invalid([&] { plan.solve(x.bands(), shift(x.d.data()), x.u.data()); }, {"pointer d", "not aligned"});
   expect_invalid([&] { plan.solve(x.bands(), x.d.data(), const_cast<double*>(shift(x.u.data()))); },
                  {"pointer u", "not aligned"});
 }
 
 TEST(TridiagonalApi, ZeroLengthAndNegativeCounts) {
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::StridedLines{0, 5, 1, 1}); },
-                 {"StridedLines", "n = 0", ">= 1"});
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::StridedLines{4, -1, 1, 4}); },
-                 {"StridedLines", "count = -1", ">= 0"});
-  expect_invalid([] { adi::TridiagonalPlan<float>(host, adi::InterleavedBatch{0, 8}); },
-                 {"InterleavedBatch", "n = 0"});
-  expect_invalid([] { adi::TridiagonalPlan<float>(host, adi::InterleavedBatch{8, -3}); },
-                 {"InterleavedBatch", "batch = -3"});
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::BoxLines{adi::Box3{0, 4, 4, 0, 0}, adi::Axis::y}); },
-                 {"Box3", "extents (0, 4, 4)", ">= 1"});
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::LineSet{0, 1, 3, 1, 1, 0}); }, {"LineSet", "n = 0"});
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::LineSet{4, 1, -2, 4, 1, 0}); },
-                 {"LineSet", "counts >= 0"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::StridedLines{0, 5, 1, 1});
+      },
+      {"StridedLines", "n = 0", ">= 1"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::StridedLines{4, -1, 1, 4});
+      },
+      {"StridedLines", "count = -1", ">= 0"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<float>(host, adi::InterleavedBatch{0, 8});
+      },
+      {"InterleavedBatch", "n = 0"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<float>(host, adi::InterleavedBatch{8, -3});
+      },
+      {"InterleavedBatch", "batch = -3"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::BoxLines{adi::Box3{0, 4, 4, 0, 0}, adi::Axis::y});
+      },
+      {"Box3", "extents (0, 4, 4)", ">= 1"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::LineSet{0, 1, 3, 1, 1, 0});
+      },
+      {"LineSet", "n = 0"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::LineSet{4, 1, -2, 4, 1, 0});
+      },
+      {"LineSet", "counts >= 0"});
   Arrays x(8);
-  expect_invalid([&] { adi::solve_tridiagonal(host, adi::StridedLines{0, 1, 1, 1}, x.bands(), x.d.data(), x.u.data()); },
-                 {"n = 0"});
+  expect_invalid(
+      [&] {
+        adi::solve_tridiagonal(host, adi::StridedLines{0, 1, 1, 1}, x.bands(), x.d.data(), x.u.data());
+      },
+      {"n = 0"});
   // No lines at all is valid and does nothing.
   adi::TridiagonalPlan<double> empty(host, adi::StridedLines::contiguous(4, 0));
   EXPECT_NO_THROW(empty.solve(x.bands(), x.d.data(), x.u.data()));
 }
 
 TEST(TridiagonalApi, BadStrides) {
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::StridedLines{4, 3, 0, 4}); },
-                 {"element_stride = 0", ">= 1"});
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::StridedLines{4, 3, -2, 4}); },
-                 {"element_stride = -2"});
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::StridedLines{4, 3, 1, 0}); },
-                 {"line_stride = 0", "more than one line"});
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::LineSet{4, 0, 3, 4, 1, 0}); }, {"LineSet", "stride"});
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::LineSet{4, 1, 3, -4, 1, 0}); },
-                 {"LineSet", "stride0 = -4"});
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::LineSet{4, 1, 3, 4, 2, 0}); },
-                 {"LineSet", "stride1 = 0"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::StridedLines{4, 3, 0, 4});
+      },
+      {"element_stride = 0", ">= 1"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::StridedLines{4, 3, -2, 4});
+      },
+      {"element_stride = -2"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::StridedLines{4, 3, 1, 0});
+      },
+      {"line_stride = 0", "more than one line"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::LineSet{4, 0, 3, 4, 1, 0});
+      },
+      {"LineSet", "stride"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::LineSet{4, 1, 3, -4, 1, 0});
+      },
+      {"LineSet", "stride0 = -4"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::LineSet{4, 1, 3, 4, 2, 0});
+      },
+      {"LineSet", "stride1 = 0"});
 }
 
 TEST(TridiagonalApi, BoxStridesTooSmall) {
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::BoxLines{adi::Box3{8, 4, 2, 7, 64}, adi::Axis::x}); },
-                 {"Box3", "row stride sy = 7", "nx = 8"});
-  expect_invalid([] { adi::TridiagonalPlan<double>(host, adi::BoxLines{adi::Box3{8, 4, 2, 9, 35}, adi::Axis::z}); },
-                 {"Box3", "plane stride sz = 35", "sy*ny = 36"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::BoxLines{adi::Box3{8, 4, 2, 7, 64}, adi::Axis::x});
+      },
+      {"Box3", "row stride sy = 7", "nx = 8"});
+  expect_invalid(
+      [] {
+        adi::TridiagonalPlan<double>(host, adi::BoxLines{adi::Box3{8, 4, 2, 9, 35}, adi::Axis::z});
+      },
+      {"Box3", "plane stride sz = 35", "sy*ny = 36"});
 }
 
 TEST(TridiagonalApi, OverlappingButNotEqualOutput) {
@@ -136,18 +194,30 @@ TEST(TridiagonalApi, OverlappingButNotEqualOutput) {
 TEST(TridiagonalApi, ForcedKernelThatCannotRunTheLayout) {
   adi::TridiagonalOptions o;
   o.kernel = Kernel::cpu_thomas_transpose;  // needs element stride 1
-  expect_invalid([&] { adi::TridiagonalPlan<double>(host, adi::StridedLines{8, 4, 2, 16}, o); },
-                 {"cpu_thomas_transpose", "cannot run", "element stride = 2"});
-  expect_invalid([&] { adi::TridiagonalPlan<double>(host, adi::BoxLines{adi::Box3::dense(5, 6, 7), adi::Axis::y}, o); },
-                 {"cpu_thomas_transpose"});
+  expect_invalid(
+      [&] {
+        adi::TridiagonalPlan<double>(host, adi::StridedLines{8, 4, 2, 16}, o);
+      },
+      {"cpu_thomas_transpose", "cannot run", "element stride = 2"});
+  expect_invalid(
+      [&] {
+        adi::TridiagonalPlan<double>(host, adi::BoxLines{adi::Box3::dense(5, 6, 7), adi::Axis::y}, o);
+      },
+      {"cpu_thomas_transpose"});
   o.kernel = Kernel::cpu_thomas_vector;  // needs neighbouring lines one element apart
   expect_invalid([&] { adi::TridiagonalPlan<double>(host, adi::StridedLines::contiguous(8, 4), o); },
                  {"cpu_thomas_vector", "cannot run", "line stride = 8"});
-  expect_invalid([&] { adi::TridiagonalPlan<double>(host, adi::BoxLines{adi::Box3::dense(5, 6, 7), adi::Axis::x}, o); },
-                 {"cpu_thomas_vector"});
+  expect_invalid(
+      [&] {
+        adi::TridiagonalPlan<double>(host, adi::BoxLines{adi::Box3::dense(5, 6, 7), adi::Axis::x}, o);
+      },
+      {"cpu_thomas_vector"});
   Arrays x(64);
   expect_invalid(
-      [&] { adi::solve_tridiagonal(host, adi::StridedLines::contiguous(8, 4), x.bands(), x.d.data(), x.u.data(), o); },
+      [&] {
+        adi::solve_tridiagonal(host, adi::StridedLines::contiguous(8, 4), x.bands(), x.d.data(), x.u.data(),
+                               o);
+      },
       {"cpu_thomas_vector"});
   // ... while the layouts they are made for are accepted.
   EXPECT_NO_THROW(adi::TridiagonalPlan<double>(host, adi::InterleavedBatch{8, 4}, o));
@@ -156,8 +226,8 @@ TEST(TridiagonalApi, ForcedKernelThatCannotRunTheLayout) {
 }
 
 TEST(TridiagonalApi, CudaKernelOnHostExecutor) {
-  for (Kernel k : {Kernel::cuda_thomas_naive, Kernel::cuda_thomas_shuffle_transpose, Kernel::cuda_thomas_strided,
-                   Kernel::cuda_thomas_pcr}) {
+  for (Kernel k : {Kernel::cuda_thomas_naive, Kernel::cuda_thomas_shuffle_transpose,
+                   Kernel::cuda_thomas_strided, Kernel::cuda_thomas_pcr}) {
     adi::TridiagonalOptions o;
     o.kernel = k;
     expect_invalid([&] { adi::TridiagonalPlan<float>(host, adi::StridedLines::contiguous(8, 4), o); },
@@ -167,9 +237,9 @@ TEST(TridiagonalApi, CudaKernelOnHostExecutor) {
 
 TEST(TridiagonalApi, KernelNames) {
   for (Kernel k : {Kernel::automatic, Kernel::reference, Kernel::cpu_thomas, Kernel::cpu_thomas_transpose,
-                   Kernel::cpu_thomas_vector, Kernel::cuda_thomas_naive, Kernel::cuda_thomas_shuffle_transpose,
-                   Kernel::cuda_thomas_shared_transpose, Kernel::cuda_thomas_pcr, Kernel::cuda_thomas_strided,
-                   Kernel::cuda_thomas_pcr_strided})
+                   Kernel::cpu_thomas_vector, Kernel::cuda_thomas_naive,
+                   Kernel::cuda_thomas_shuffle_transpose, Kernel::cuda_thomas_shared_transpose,
+                   Kernel::cuda_thomas_pcr, Kernel::cuda_thomas_strided, Kernel::cuda_thomas_pcr_strided})
     EXPECT_EQ(adi::kernel_from_name(adi::kernel_name(k)), k);
   expect_invalid([] { adi::kernel_from_name("cpu_thomas_simd"); },
                  {"unknown tridiagonal kernel 'cpu_thomas_simd'", "expected one of", "cpu_thomas_vector"});

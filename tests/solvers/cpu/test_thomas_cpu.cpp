@@ -49,8 +49,8 @@ using AnyLayout = std::variant<adi::StridedLines, adi::InterleavedBatch, adi::Bo
 AnyLayout make_layout(Layout l, index_t n, index_t count, const Box3& box) {
   switch (l) {
     case Layout::contiguous: return adi::StridedLines::contiguous(n, count);
-    case Layout::padded_rows: return adi::StridedLines{n, count, 1, n + 3};  // X-like, padded lines
-    case Layout::strided: return adi::StridedLines{n, count, 3, 3 * n + 5};  // gather: stride 3
+    case Layout::padded_rows: return adi::StridedLines{n, count, 1, n + 3};   // X-like, padded lines
+    case Layout::strided: return adi::StridedLines{n, count, 3, 3 * n + 5};   // gather: stride 3
     case Layout::adjacent: return adi::StridedLines{n, count, count + 2, 1};  // lines side by side
     case Layout::interleaved: return adi::InterleavedBatch{n, count};
     case Layout::box_x: return adi::BoxLines{box, adi::Axis::x};
@@ -155,7 +155,8 @@ struct Case {
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << adi::kernel_name(c.kernel) << " on " << layout_name(c.layout) << (c.is_float ? " in float" : " in double");
+  *os << adi::kernel_name(c.kernel) << " on " << layout_name(c.layout)
+      << (c.is_float ? " in float" : " in double");
 }
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
@@ -187,7 +188,8 @@ class HostKernel : public testing::TestWithParam<Case> {
     const std::vector<T> d_before = data.d;
     // Output poisoned with NaN on the lines, sentinels in the padding.
     std::vector<T> out = data.d;
-    if (!in_place) data.for_each([&](index_t, index_t, index_t pos) { out[pos] = std::numeric_limits<T>::quiet_NaN(); });
+    if (!in_place)
+      data.for_each([&](index_t, index_t, index_t pos) { out[pos] = std::numeric_limits<T>::quiet_NaN(); });
     const T* d = in_place ? out.data() + kBefore : data.d.data() + kBefore;
     if (shared)
       plan.solve(data.shared_bands(), d, out.data() + kBefore);
@@ -236,7 +238,8 @@ class HostKernel : public testing::TestWithParam<Case> {
       for (const Box3& box : kBoxes)
         for (bool shared : flags)
           for (bool periodic : flags)
-            for (bool in_place : flags) run_one<T>(make_layout(c.layout, 0, 0, box), shared, periodic, in_place, rng);
+            for (bool in_place : flags)
+              run_one<T>(make_layout(c.layout, 0, 0, box), shared, periodic, in_place, rng);
       return;
     }
     int combo = 0;
@@ -260,8 +263,8 @@ TEST_P(HostKernel, MatchesReference) {
 }
 
 std::vector<Case> all_cases() {
-  const Layout every[] = {Layout::contiguous, Layout::padded_rows, Layout::strided, Layout::adjacent,
-                          Layout::interleaved, Layout::box_x, Layout::box_y, Layout::box_z};
+  const Layout every[] = {Layout::contiguous,  Layout::padded_rows, Layout::strided, Layout::adjacent,
+                          Layout::interleaved, Layout::box_x,       Layout::box_y,   Layout::box_z};
   const Layout stride_one[] = {Layout::contiguous, Layout::padded_rows, Layout::box_x};
   const Layout adjacent[] = {Layout::adjacent, Layout::interleaved, Layout::box_y, Layout::box_z};
   std::vector<Case> v;
@@ -306,7 +309,8 @@ TEST(ReferenceOracle, MatchesEigenDenseSolve) {
   for (index_t n : {1, 2, 3, 4, 7, 33, 257})
     for (bool periodic : {false, true})
       for (bool shared : {false, true}) {
-        SCOPED_TRACE(testing::Message() << "n = " << n << ", periodic = " << periodic << ", shared = " << shared);
+        SCOPED_TRACE(testing::Message()
+                     << "n = " << n << ", periodic = " << periodic << ", shared = " << shared);
         const LineSet l = adi::to_lines(adi::StridedLines{n, 3, 2, 2 * n + 1});
         Data<double> data(l, shared, periodic, rng);
         const std::vector<double> x = data.expected();
@@ -342,8 +346,8 @@ TEST(HostThreads, ThreadCountsAndLateOmpChanges) {
     for (Kernel k : {Kernel::automatic, Kernel::cpu_thomas})
       for (adi::Axis axis : {adi::Axis::x, adi::Axis::y, adi::Axis::z})
         for (bool shared : {false, true}) {
-          SCOPED_TRACE(testing::Message() << "threads = " << threads << ", " << adi::kernel_name(k) << ", axis "
-                                          << adi::axis_name(axis) << ", shared = " << shared);
+          SCOPED_TRACE(testing::Message() << "threads = " << threads << ", " << adi::kernel_name(k)
+                                          << ", axis " << adi::axis_name(axis) << ", shared = " << shared);
           const adi::BoxLines lay{box, axis};
           Data<double> data(adi::to_lines(lay), shared, true, rng);
           const std::vector<double> x = data.expected();
@@ -354,7 +358,8 @@ TEST(HostThreads, ThreadCountsAndLateOmpChanges) {
           const int before = omp_get_max_threads();
           omp_set_num_threads(8);
           std::vector<double> out(data.d.size(), sentinel<double>());
-          data.for_each([&](index_t, index_t, index_t pos) { out[pos] = std::numeric_limits<double>::quiet_NaN(); });
+          data.for_each(
+              [&](index_t, index_t, index_t pos) { out[pos] = std::numeric_limits<double>::quiet_NaN(); });
           if (shared)
             plan.solve(data.shared_bands(), data.d.data() + kBefore, out.data() + kBefore);
           else
@@ -375,10 +380,11 @@ TEST(HostPivots, SingularSystemThrows) {
   for (Kernel k : kernels)
     for (bool periodic : {false, true})
       for (index_t n : {1, 2, 5, 40}) {
-        SCOPED_TRACE(testing::Message() << adi::kernel_name(k) << ", periodic = " << periodic << ", n = " << n);
+        SCOPED_TRACE(testing::Message()
+                     << adi::kernel_name(k) << ", periodic = " << periodic << ", n = " << n);
         // 19 lines, adjacent for the vector kernel and contiguous otherwise.
         const adi::StridedLines lay = k == Kernel::cpu_thomas_vector ? adi::StridedLines{n, 19, 19, 1}
-                                                                      : adi::StridedLines::contiguous(n, 19);
+                                                                     : adi::StridedLines::contiguous(n, 19);
         const LineSet l = adi::to_lines(lay);
         Data<double> data(l, false, periodic, rng);
         // Line 13 singular: a zero row (and zero corners) makes every method's pivot 0.
@@ -404,7 +410,8 @@ TEST(HostPivots, SingularSystemThrows) {
         std::fill(out.begin(), out.end(), 0.0);
         EXPECT_NO_THROW(unchecked.solve(data.bands(), data.d.data() + kBefore, out.data() + kBefore));
         bool any_non_finite = false;
-        for (index_t i = 0; i < n; ++i) any_non_finite |= !std::isfinite(out[kBefore + l.offset(13) + i * l.stride]);
+        for (index_t i = 0; i < n; ++i)
+          any_non_finite |= !std::isfinite(out[kBefore + l.offset(13) + i * l.stride]);
         EXPECT_TRUE(any_non_finite) << "an unchecked singular line should not look like a solution";
       }
 }
@@ -422,8 +429,9 @@ TEST(HostPivots, SharedBandsAndNonFiniteRightHandSide) {
     adi::TridiagonalOptions opt;
     opt.kernel = k;
     auto make = [&] {
-      return k == Kernel::cpu_thomas_vector ? adi::TridiagonalPlan<float>(adi::Executor::host(), inter, opt)
-                                            : adi::TridiagonalPlan<float>(adi::Executor::host(), contiguous, opt);
+      return k == Kernel::cpu_thomas_vector
+                 ? adi::TridiagonalPlan<float>(adi::Executor::host(), inter, opt)
+                 : adi::TridiagonalPlan<float>(adi::Executor::host(), contiguous, opt);
     };
     adi::TridiagonalPlan<float> plan = make();
     std::vector<float> out(data.d.size(), 0.0f);
@@ -446,7 +454,8 @@ TEST(HostOneShot, SolveTridiagonal) {
   Data<double> data(adi::to_lines(lay), false, false, rng);
   const std::vector<double> x = data.expected();
   std::vector<double> out = data.d;
-  adi::solve_tridiagonal(adi::Executor::host(2), lay, data.bands(), out.data() + kBefore, out.data() + kBefore);
+  adi::solve_tridiagonal(adi::Executor::host(2), lay, data.bands(), out.data() + kBefore,
+                         out.data() + kBefore);
   data.for_each([&](index_t, index_t, index_t pos) { ASSERT_NEAR(out[pos], x[pos], 1e-12); });
 }
 
