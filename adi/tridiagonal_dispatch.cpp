@@ -20,13 +20,25 @@ bool is_cpu(Kernel k) {
 }  // namespace
 
 // --- CUDA (solvers/cuda/) -------------------------------------------------------
-// Measured on an H100 (benchmarks/bench_cuda_tridiagonal.cu; numbers in its output
-// and in solvers/cuda/README.md). PROVISIONAL until the first H100 run.
+// Thresholds measured on an H100 with benchmarks/bench_cuda_tridiagonal.cu (its
+// line-length sweep: 2^24 values, contiguous lines for X, an interleaved batch for Y;
+// % of the device's copy bandwidth, 5 arrays counted). solvers/cuda/README.md keeps the
+// tables.
 namespace {
-// Longest line for which the Thomas-PCR hybrids beat the chunked Thomas kernels
-// (X: the transpose kernels; Y/Z: the coalesced strided Thomas).
-constexpr index_t kCudaPcrMaxX = 2048;
-constexpr index_t kCudaPcrMaxStrided = 2048;
+// X: the warp-per-line hybrid against the transposed Thomas (which also moves c*, y*).
+//   fp32: hybrid 82% / 64% / 32% / 17% at n = 512 / 1024 / 2048 / 4096, transposes
+//         35% / 27% / 16% / 9%: the hybrid wins up to its shared-memory limit (4096).
+//   fp64: hybrid 46% / 27% / 15% at 1024 / 2048 / 4096, shared transpose 38% / 28% / 16%:
+//         even at 2048, behind from 4096.
+// Past it, the shared-memory transpose: equal to the shuffle one in fp32 (8.3% / 8.6% at
+// 4096), ahead in fp64 (28% / 24% at 2048, 16% / 14% at 4096).
+constexpr index_t kCudaPcrMaxX32 = 4096;
+constexpr index_t kCudaPcrMaxX64 = 2048;
+// Y/Z: the hybrid's register form (cp.async stage) takes segments of up to 16 rows: lines
+// up to 512, or 256 in double precision with per-line bands (solvers/cuda/
+// thomas_pcr_strided.cuh). Its shared-memory tile form for longer lines lost to the
+// coalesced Thomas at every length measured (fp32 30% vs 36% at 1024, fp64 29% vs 50%).
+index_t cuda_pcr_strided_max(const DispatchQuery& q) { return q.value_size == 8 && !q.shared_bands ? 256 : 512; }
 
 // The hybrids keep a line (or a tile of lines) in shared memory: it must fit.
 bool cuda_hybrid_fits(Kernel k, const Executor& exec, const DispatchQuery& q) {
@@ -50,15 +62,15 @@ bool cuda_kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q
 
 Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
   const LineSet& l = q.lines;
-  // Contiguous lines (X sweeps, gtsv2StridedBatch layout): the warp-per-line hybrid reads
-  // each value once and writes u once; the transposed Thomas also moves c*, y*.
+  // Contiguous lines (X sweeps, gtsv2StridedBatch layout).
   if (l.stride == 1) {
-    if (l.n <= kCudaPcrMaxX && cuda_hybrid_fits(Kernel::cuda_thomas_pcr, exec, q)) return Kernel::cuda_thomas_pcr;
-    return Kernel::cuda_thomas_shuffle_transpose;
+    const index_t max_n = q.value_size == 8 ? kCudaPcrMaxX64 : kCudaPcrMaxX32;
+    if (l.n <= max_n && cuda_hybrid_fits(Kernel::cuda_thomas_pcr, exec, q)) return Kernel::cuda_thomas_pcr;
+    return Kernel::cuda_thomas_shared_transpose;
   }
   // Neighbouring lines adjacent in memory (Y/Z sweeps, interleaved batches).
   if (lines_adjacent(l)) {
-    if (l.n <= kCudaPcrMaxStrided && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, exec, q))
+    if (l.n <= cuda_pcr_strided_max(q) && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, exec, q))
       return Kernel::cuda_thomas_pcr_strided;
     return Kernel::cuda_thomas_strided;
   }

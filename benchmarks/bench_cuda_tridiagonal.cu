@@ -1,7 +1,7 @@
 // Batched tridiagonal solves on one GPU: our CUDA kernels against cuSPARSE and the
 // naive thread-per-line Thomas, as a fraction of the device's copy bandwidth.
 //
-//   bench_cuda_tridiagonal [--reps N] [--quick] [--no-sweep] [--no-tune]
+//   bench_cuda_tridiagonal [--reps N] [--quick] [--no-sweep] [--no-tune] [--filter TEXT]
 //
 // 1. Copy bandwidth: cudaMemcpy device-to-device and a 16-byte-vector copy kernel over
 //    1 GiB, counting bytes read + written; the faster one is the 100% of the tables.
@@ -54,6 +54,7 @@ namespace {
 
 int g_reps = 20;
 double g_copy_gbs = 0;  // read + write
+std::string g_filter;   // --filter: run only rows whose label contains this
 
 template <class T>
 struct Dev {
@@ -184,6 +185,13 @@ const char* short_name(adi::Kernel k) {
   }
 }
 
+// Whether a row (grid type axis kernel bands) passes --filter.
+bool wanted(const char* grid, const char* type, const char* axis, const std::string& kernel, bool shared) {
+  if (g_filter.empty()) return true;
+  const std::string label = std::string(grid) + " " + type + " " + axis + " " + kernel + " " + (shared ? "shared" : "full");
+  return label.find(g_filter) != std::string::npos;
+}
+
 void header() {
   std::printf("%-12s %-4s %-4s %-30s %-6s %9s %8s %6s | %8s %6s %8s\n", "grid", "type", "axis", "kernel", "bands",
               "ms", "GB/s", "%copy", "GB/s-5eq", "%5eq", "resid");
@@ -291,6 +299,7 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
     for (int shared = 0; shared < 2; ++shared) {
       const adi::Kernel pick = dispatch_choice(l, sizeof(T), shared);
       for (adi::Kernel k : ks) {
+        if (!wanted(grid, type, axis, short_name(k), shared)) continue;
         const double ms = shared ? run_ours<T>(k, l, sa.p, sb.p, sc.p, true, d.p, u.p)
                                  : run_ours<T>(k, l, a.p, b.p, c.p, false, d.p, u.p);
         const double r = shared ? residual<T>(total, n, stride, sa.p, sb.p, sc.p, true, d.p, u.p)
@@ -300,7 +309,7 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
       }
     }
     // cuSPARSE: X lines are its gtsv2StridedBatch layout; Z lines its interleaved layout.
-    if (ax == adi::Axis::x) {
+    if (ax == adi::Axis::x && wanted(grid, type, axis, "cuSPARSE gtsv2StridedBatch", false)) {
       size_t bytes = 0;
       CKS(gtsv2_buffer(handle, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), (int)n, &bytes));
       Dev<char> buf(bytes);
@@ -309,7 +318,7 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
       row(grid, type, axis, "cuSPARSE gtsv2StridedBatch", false, ms, (double)total, sizeof(T),
           residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p));
     }
-    if (ax == adi::Axis::z) {
+    if (ax == adi::Axis::z && wanted(grid, type, axis, "cuSPARSE gtsvInterleavedBatch", false)) {
       size_t bytes = 0;
       const int batch = (int)(nx * ny);
       CKS(gtsvi_buffer(handle, (int)n, a.p, b.p, c.p, u.p, batch, &bytes));
@@ -342,23 +351,29 @@ void tune(long long N) {
     fill_kernel<T><<<2048, 256>>>(total, l.n, l.stride, a.p, b.p, c.p, d.p, 99);
     for (int shared = 0; shared < 2; ++shared) {
       if (ax == adi::Axis::x) {
-        for (int w : {1, 2, 4, 8}) {
-          adi::cuda_backend::Tuning t;
-          t.warps_per_block = w;
-          const double ms = run_ours<T>(adi::Kernel::cuda_thomas_pcr, l, a.p, b.p, c.p, shared, d.p, u.p, &t);
-          row(grid, type, "x", "tune pcr warps=" + std::to_string(w), shared, ms, (double)total, sizeof(T),
-              residual<T>(total, l.n, l.stride, a.p, b.p, c.p, shared, d.p, u.p));
-        }
-      } else {
-        for (int lb : {2, 4, 8, 16, 32})
+        for (int pf : {0, 1})
           for (int w : {2, 4, 8}) {
-            if (w > lb) continue;
+            const std::string name = "tune pcr warps=" + std::to_string(w) + " prefetch=" + std::to_string(pf);
+            if (!wanted(grid, type, "x", name, shared)) continue;
+            adi::cuda_backend::Tuning t;
+            t.warps_per_block = w;
+            t.prefetch = pf;
+            const double ms = run_ours<T>(adi::Kernel::cuda_thomas_pcr, l, a.p, b.p, c.p, shared, d.p, u.p, &t);
+            row(grid, type, "x", name, shared, ms, (double)total, sizeof(T),
+                residual<T>(total, l.n, l.stride, a.p, b.p, c.p, shared, d.p, u.p));
+          }
+      } else {
+        for (int rows : {8, 16})
+          for (int lb : {8, 16, 32}) {
             adi::cuda_backend::Tuning t;
             t.lines_per_block = lb;
-            t.warps_per_block = w;
-            const double ms = run_ours<T>(adi::Kernel::cuda_thomas_pcr_strided, l, a.p, b.p, c.p, shared, d.p, u.p, &t);
-            row(grid, type, "y", "tune pcr_strided lb=" + std::to_string(lb) + " w=" + std::to_string(w), shared, ms,
-                (double)total, sizeof(T), residual<T>(total, l.n, l.stride, a.p, b.p, c.p, shared, d.p, u.p));
+            t.rows_per_thread = rows;
+            const std::string name = "tune pcr_strided lb=" + std::to_string(lb) + " m=" + std::to_string(rows);
+            if (!wanted(grid, type, "y", name, shared)) continue;
+            const double ms =
+                run_ours<T>(adi::Kernel::cuda_thomas_pcr_strided, l, a.p, b.p, c.p, shared, d.p, u.p, &t);
+            row(grid, type, "y", name, shared, ms, (double)total, sizeof(T),
+                residual<T>(total, l.n, l.stride, a.p, b.p, c.p, shared, d.p, u.p));
           }
       }
     }
@@ -406,8 +421,9 @@ int main(int argc, char** argv) {
     else if (s == "--quick") g_reps = 5;
     else if (s == "--no-sweep") do_sweep = false;
     else if (s == "--no-tune") do_tune = false;
+    else if (s == "--filter" && i + 1 < argc) g_filter = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune] [--filter TEXT]\n", argv[0]);
       return 2;
     }
   }

@@ -56,6 +56,8 @@ std::size_t tridiagonal_min_shared_bytes(Kernel kernel, const LineSet& lines, bo
 struct Tuning {
   int lines_per_block = 0;  // pcr_strided: lines per tile (power of two <= 32)
   int warps_per_block = 0;  // both
+  int rows_per_thread = 0;  // pcr_strided (registers): segment length, 8 or 16
+  int prefetch = -1;        // pcr (lines up to 256): load the next line during a solve (0 off, 1 on)
 };
 template <class T>
 void tridiagonal_solve_tuned(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,

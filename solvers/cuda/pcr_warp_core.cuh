@@ -41,10 +41,11 @@ struct PcrShape {
   __host__ __device__ int pos(int r) const { return r + (r >> log2m); }
 };
 
-inline PcrShape pcr_shape(i64 n) {
+// min_m: segments of at least this many rows (fewer segments per line).
+inline PcrShape pcr_shape(i64 n, int min_m = 1) {
   PcrShape s;
   s.n = static_cast<int>(n);
-  while ((static_cast<i64>(kWarp) << s.log2m) < n) ++s.log2m;
+  while ((static_cast<i64>(kWarp) << s.log2m) < n || (1 << s.log2m) < min_m) ++s.log2m;
   s.m = 1 << s.log2m;
   s.segs = static_cast<int>((n + s.m - 1) / s.m);
   s.per_line = s.segs * (s.m + 1);
@@ -81,38 +82,40 @@ __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) 
 // PCR on a system held one row per lane (lanes >= S hold identity rows) with R
 // right-hand sides; leaves the solutions in D. With Record, stores the factors that
 // pcr_reduced_shared replays.
+// `width` (a power of two >= S) lets one warp solve 32/width systems at once, one per
+// group of width lanes.
 template <class T, int R, bool Record>
-__device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec = nullptr) {
-  const int lane = lane_id();
+__device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec = nullptr, int width = kWarp) {
+  const int lane = lane_id() & (width - 1);
   bad |= lane < S && bad_pivot(B);
-  const T rb = T(1) / B;
+  const T rb = recip(B);
   T a = A * rb, c = C * rb;
 #pragma unroll
   for (int k = 0; k < R; ++k) D[k] *= rb;
   if (Record) rec[lane] = rb;
   int step = 0;
   for (int h = 1; h < S; h <<= 1, ++step) {
-    T am = __shfl_up_sync(kFullMask, a, h), cm = __shfl_up_sync(kFullMask, c, h);
-    T ap = __shfl_down_sync(kFullMask, a, h), cp = __shfl_down_sync(kFullMask, c, h);
+    T am = __shfl_up_sync(kFullMask, a, h, width), cm = __shfl_up_sync(kFullMask, c, h, width);
+    T ap = __shfl_down_sync(kFullMask, a, h, width), cp = __shfl_down_sync(kFullMask, c, h, width);
     T dm[R], dp[R];
 #pragma unroll
     for (int k = 0; k < R; ++k) {
-      dm[k] = __shfl_up_sync(kFullMask, D[k], h);
-      dp[k] = __shfl_down_sync(kFullMask, D[k], h);
+      dm[k] = __shfl_up_sync(kFullMask, D[k], h, width);
+      dp[k] = __shfl_down_sync(kFullMask, D[k], h, width);
     }
     if (lane < h) {
       am = cm = T(0);
 #pragma unroll
       for (int k = 0; k < R; ++k) dm[k] = T(0);
     }
-    if (lane + h >= kWarp) {
+    if (lane + h >= width) {
       ap = cp = T(0);
 #pragma unroll
       for (int k = 0; k < R; ++k) dp[k] = T(0);
     }
     const T den = T(1) - a * cm - c * ap;
     bad |= lane < S && bad_pivot(den);
-    const T r = T(1) / den;
+    const T r = recip(den);
     if (Record) {
       rec[(1 + 3 * step) * kWarp + lane] = r;
       rec[(2 + 3 * step) * kWarp + lane] = a;
@@ -128,20 +131,20 @@ __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec =
 
 // The reduced system (A x_{s-1} + B x_s + C x_{s+1} = D on lane s), cyclic when periodic.
 template <class T>
-__device__ T reduced_solve(T A, T B, T C, T D, int S, bool periodic, bool& bad) {
-  const int lane = lane_id();
+__device__ T reduced_solve(T A, T B, T C, T D, int S, bool periodic, bool& bad, int width = kWarp) {
+  const int lane = lane_id() & (width - 1);
   if (!periodic || S == 1) {
     if (periodic) {  // one unknown that couples to itself on both sides
       B = A + B + C;
       A = C = T(0);
     }
     T dd[1] = {D};
-    pcr_reduced<T, 1, false>(A, B, C, dd, S, bad);
+    pcr_reduced<T, 1, false>(A, B, C, dd, S, bad, nullptr, width);
     return dd[0];
   }
   // Sherman-Morrison (as in solvers/reference/thomas.hpp) on the cyclic reduced system.
-  const T A0 = __shfl_sync(kFullMask, A, 0), B0 = __shfl_sync(kFullMask, B, 0);
-  const T CS = __shfl_sync(kFullMask, C, S - 1);
+  const T A0 = __shfl_sync(kFullMask, A, 0, width), B0 = __shfl_sync(kFullMask, B, 0, width);
+  const T CS = __shfl_sync(kFullMask, C, S - 1, width);
   const T gamma = -B0;
   bad |= bad_pivot(gamma);
   const T q = A0 / gamma;
@@ -157,9 +160,9 @@ __device__ T reduced_solve(T A, T B, T C, T D, int S, bool periodic, bool& bad) 
     v = CS;
   }
   T dd[2] = {D, v};
-  pcr_reduced<T, 2, false>(A, B, C, dd, S, bad);
-  const T y0 = __shfl_sync(kFullMask, dd[0], 0), yl = __shfl_sync(kFullMask, dd[0], S - 1);
-  const T z0 = __shfl_sync(kFullMask, dd[1], 0), zl = __shfl_sync(kFullMask, dd[1], S - 1);
+  pcr_reduced<T, 2, false>(A, B, C, dd, S, bad, nullptr, width);
+  const T y0 = __shfl_sync(kFullMask, dd[0], 0, width), yl = __shfl_sync(kFullMask, dd[0], S - 1, width);
+  const T z0 = __shfl_sync(kFullMask, dd[1], 0, width), zl = __shfl_sync(kFullMask, dd[1], S - 1, width);
   const T den = T(1) + z0 + q * zl;
   bad |= bad_pivot(den);
   return dd[0] - (y0 + q * yl) / den * dd[1];
@@ -180,7 +183,7 @@ __device__ void pcr_line(const PcrShape& sh, T* sa, const T* sb, T* sc, T* sd, b
   if (len >= 2) {
     T piv = sb[base];
     bad |= bad_pivot(piv);
-    T r = T(1) / piv;
+    T r = recip(piv);
     T g = sc[base] * r, al = sa[base] * r, de = sd[base] * r;
     sa[base] = al;
     sc[base] = g;
@@ -189,7 +192,7 @@ __device__ void pcr_line(const PcrShape& sh, T* sa, const T* sb, T* sc, T* sd, b
       const T aj = sa[base + j];
       piv = sb[base + j] - aj * g;
       bad |= bad_pivot(piv);
-      r = T(1) / piv;
+      r = recip(piv);
       g = sc[base + j] * r;
       al = -aj * al * r;
       de = (sd[base + j] - aj * de) * r;
@@ -257,7 +260,7 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
   if (len >= 2) {
     T piv = b[st];
     bad |= bad_pivot(piv);
-    T r = T(1) / piv;
+    T r = recip(piv);
     T g = C_(st) * r, al = A_(st) * r;
     f0[base] = r;
     f1[base] = T(0);
@@ -267,7 +270,7 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
       const T aj = A_(st + j);
       piv = b[st + j] - aj * g;
       bad |= bad_pivot(piv);
-      r = T(1) / piv;
+      r = recip(piv);
       g = C_(st + j) * r;
       al = -aj * al * r;
       f0[base + j] = r;
@@ -336,7 +339,7 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
     const T z0 = __shfl_sync(kFullMask, v[0], 0), zl = __shfl_sync(kFullMask, v[0], S - 1);
     const T den = T(1) + z0 + q * zl;
     bad |= bad_pivot(den);
-    inv_den = T(1) / den;
+    inv_den = recip(den);
   } else {
     v[0] = T(0);
   }
@@ -345,6 +348,26 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
     F.red[kPcrReducedRows * kWarp] = q;
     F.red[kPcrReducedRows * kWarp + 1] = inv_den;
   }
+}
+
+// The reduced system of shared bands: replays the PCR factors recorded by
+// pcr_factorize_shared on the right-hand side D (one row per lane), then the periodic
+// correction. Returns x on lanes < S.
+template <class T>
+__device__ T reduced_solve_shared(T D, int S, const PcrFactors<T>& F, int width = kWarp) {
+  const int lane = lane_id() & (width - 1);
+  T d = D * F.red[lane];
+  int step = 0;
+  for (int h = 1; h < S; h <<= 1, ++step) {
+    T dm = __shfl_up_sync(kFullMask, d, h, width), dp = __shfl_down_sync(kFullMask, d, h, width);
+    if (lane < h) dm = T(0);
+    if (lane + h >= width) dp = T(0);
+    const T* rs = F.red + (1 + 3 * step) * kWarp + lane;
+    d = rs[0] * (d - rs[kWarp] * dm - rs[2 * kWarp] * dp);
+  }
+  const T y0 = __shfl_sync(kFullMask, d, 0, width), yl = __shfl_sync(kFullMask, d, S - 1, width);
+  const T q = F.red[kPcrReducedRows * kWarp], inv_den = F.red[kPcrReducedRows * kWarp + 1];
+  return d - (y0 + q * yl) * inv_den * F.red[(kPcrReducedRows - 1) * kWarp + lane];
 }
 
 // pcr_line for shared bands: only d (in shared memory, replaced by u) is per line.
@@ -374,18 +397,8 @@ __device__ void pcr_line_shared(const PcrShape& sh, const PcrFactors<T>& F, T* s
   const int e = base + len - 1;
   const int nxt = lane + 1 < S ? lane + 1 : 0;
   const T nFd = __shfl_sync(kFullMask, Fd, nxt);
-  T d = len >= 1 ? (sd[e] - f0[e] * Ld - f1[e] * nFd) * F.red[lane] : T(0);
-  int step = 0;
-  for (int h = 1; h < S; h <<= 1, ++step) {
-    T dm = __shfl_up_sync(kFullMask, d, h), dp = __shfl_down_sync(kFullMask, d, h);
-    if (lane < h) dm = T(0);
-    if (lane + h >= kWarp) dp = T(0);
-    const T* rs = F.red + (1 + 3 * step) * kWarp + lane;
-    d = rs[0] * (d - rs[kWarp] * dm - rs[2 * kWarp] * dp);
-  }
-  const T y0 = __shfl_sync(kFullMask, d, 0), yl = __shfl_sync(kFullMask, d, S - 1);
-  const T q = F.red[kPcrReducedRows * kWarp], inv_den = F.red[kPcrReducedRows * kWarp + 1];
-  const T x = d - (y0 + q * yl) * inv_den * F.red[(kPcrReducedRows - 1) * kWarp + lane];
+  const T D = len >= 1 ? sd[e] - f0[e] * Ld - f1[e] * nFd : T(0);
+  const T x = reduced_solve_shared(D, S, F);
   const T xl = __shfl_sync(kFullMask, x, lane == 0 ? S - 1 : lane - 1);
   if (len >= 1) {
     for (int j = 0; j < len - 1; ++j) sd[base + j] = sd[base + j] - f3[base + j] * xl - f4[base + j] * x;

@@ -1,16 +1,33 @@
 #pragma once
 // Thomas-PCR hybrid for lines adjacent in memory (Y/Z sweeps, interleaved batches;
-// paper 6.3, algorithm 11). A block takes a tile of LB neighbouring lines: each warp
-// load instruction reads 32/LB consecutive rows of the LB lines, LB*sizeof(T) bytes
-// contiguous per row (whole 32-byte sectors from LB*sizeof(T) >= 32), into per-line
-// shared-memory arrays; then each warp solves whole lines with pcr_warp_core.cuh and
-// the tile is written back the same way. One read of a, b, c, d, one write of u.
-// The per-line array stride is chosen so that the staging writes of a warp (LB lines x
-// 32/LB rows) fall in distinct banks.
+// paper 6.3, algorithm 11), two forms.
+//
+// Registers + cp.async stage (segments of up to 16 rows, lines up to 512; 8 rows / 256
+// in double precision with per-line bands, whose 16 rows would spill): a block takes
+// tiles of LB neighbouring lines, 128 bytes of each row by default (32 lines in fp32, 16
+// in fp64: the H100 measured 63% of copy bandwidth at 128-byte rows against 55% at 64
+// and 48% at 32). Thread (l, s) owns rows [s*m, s*m + m) of line l. Its rows arrive in a
+// shared-memory stage through cp.async; it moves them into registers and at once issues
+// the copies of the same slots for the block's next tile, so the next tile streams in
+// during the whole solve of this one, with no barrier (each thread reads only what it
+// copied). It runs the modified Thomas on its segment (pcr_segment_registers.cuh); the
+// segments' end rows go through shared memory, groups of lanes solve the reduced
+// systems with shuffle PCR (32/width lines per warp), the separators come back for the
+// interior rows, and u is stored straight from registers. Two block barriers per tile;
+// only a, b, c, d in and u out touch global memory.
+//
+// Shared-memory tile (longer lines, up to kPcrMaxN): a block takes a tile of LB
+// neighbouring lines: each warp load instruction reads 32/LB consecutive rows of the LB
+// lines into per-line shared-memory arrays; then each warp solves whole lines with
+// pcr_warp_core.cuh and the tile is written back the same way. The per-line array
+// stride is chosen so that the staging writes of a warp fall in distinct banks. Slower
+// than the coalesced Thomas for such lines (bench sweep), so only a forced kernel uses it.
+#include <cuda_pipeline_primitives.h>
+
 #include "adi/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/pcr_launch.cuh"
-#include "solvers/cuda/pcr_warp_core.cuh"
+#include "solvers/cuda/pcr_segment_registers.cuh"
 
 namespace adi::cuda_backend::kernels {
 
@@ -115,6 +132,180 @@ __global__ void __launch_bounds__(256)
   report(bad, flag);
 }
 
+// Fields of a segment's ends exchanged through shared memory, [field][segment][line]
+// with the line index padded to LB+1 (conflict-free for both the writers, lanes =
+// lines x segments, and the reduced-system warps, lanes = segments).
+constexpr int kEndFields = 11;  // Fd Fa Fg Ld La Lg ae be ce dv x
+
+// One block of up to 512 threads per SM: the tile's segments in registers, the next
+// tile in shared memory.
+template <class T, bool Shared, int MaxM>
+__global__ void __launch_bounds__(512, 1)
+    thomas_pcr_strided_registers_kernel(DeviceLines L, PcrShape sh, int log2lb, const T* __restrict__ a,
+                                        const T* __restrict__ b, const T* __restrict__ c, const T* d, T* u,
+                                        bool periodic, int* flag) {
+  extern __shared__ __align__(16) unsigned char pcr_smem[];
+  T* smem = reinterpret_cast<T*>(pcr_smem);
+  constexpr int NA = Shared ? 1 : 4;  // arrays streamed per line
+  const int LB = 1 << log2lb;
+  const int t = static_cast<int>(threadIdx.x);
+  const int l = t & (LB - 1), s = t >> log2lb;
+  const int spad = static_cast<int>(blockDim.x) >> log2lb;
+  const int lane = lane_id(), warp = t / kWarp, W = static_cast<int>(blockDim.x) / kWarp;
+  const int S = sh.segs, m = sh.m, n = sh.n;
+  const int len = max(0, min(m, n - s * m));
+  const int base = s * (m + 1);
+  const i64 nl = L.lines(), st = L.stride;
+  const i64 tiles = (nl + LB - 1) / LB;
+  bool bad = false;
+  PcrFactors<T> F{};
+  T* ends = smem;
+  if (Shared) {
+    F = PcrFactors<T>::carve(smem, sh.per_line);
+    ends = smem + PcrFactors<T>::values(sh.per_line);
+    if (warp == 0) pcr_factorize_shared(sh, a, b, c, periodic, F, bad);
+  }
+  T* stage = ends + kEndFields * spad * (LB + 1);  // [array][row][line]: the next tile
+  auto at = [&](int field, int seg, int line) -> T& { return ends[(field * spad + seg) * (LB + 1) + line]; };
+  const T* src[4] = {d, a, b, c};
+  int width = 1;
+  while (width < S) width <<= 1;
+  const int lines_per_warp = kWarp / width;
+
+  // cp.async copies of the thread's own rows of a tile into the stage (no registers held
+  // while they are in flight). Each thread copies exactly the slots it later reads, so it
+  // refills them for the next tile as soon as it has read them, without a barrier: the
+  // next tile streams in during the whole solve of this one.
+  auto issue = [&](i64 tile) {
+    const i64 line = tile * LB + l;
+    if (line < nl) {
+      const i64 first = L.offset(line) + static_cast<i64>(s) * m * st;
+      T* dst = stage + s * m * LB + l;
+      const T* from[NA];
+#pragma unroll
+      for (int k = 0; k < NA; ++k) from[k] = src[k] + first;
+      for (int j = 0; j < len; ++j, dst += LB) {
+#pragma unroll
+        for (int k = 0; k < NA; ++k) {
+          __pipeline_memcpy_async(dst + k * n * LB, from[k], sizeof(T));
+          from[k] += st;
+        }
+      }
+    }
+    __pipeline_commit();
+  };
+
+  if (Shared) __syncthreads();  // the factors
+  if (static_cast<i64>(blockIdx.x) < tiles) issue(blockIdx.x);
+  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    __pipeline_wait_prior(0);  // this thread's rows of this tile have landed
+    const i64 line = tile * LB + l;
+    const int mylen = line < nl ? len : 0;
+    const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
+    RegisterRows<T, Shared ? 1 : MaxM> rows;  // per-line bands: a, b, c, d
+    T rd[Shared ? MaxM : 1];                  // shared bands: d only
+#pragma unroll
+    for (int j = 0; j < MaxM; ++j) {
+      if (j >= lo) {
+        const int r = s * m + j - lo;
+        const T* p = stage + r * LB + l;
+        if constexpr (Shared) {
+          rd[j] = p[0];
+        } else {
+          rows.d(j) = p[0];
+          rows.a(j) = (r == 0 && !periodic) ? T(0) : p[n * LB];
+          rows.b(j) = p[2 * n * LB];
+          rows.c(j) = (r == n - 1 && !periodic) ? T(0) : p[3 * n * LB];
+        }
+      }
+    }
+    if (tile + gridDim.x < tiles) issue(tile + gridDim.x);
+    SegmentEnds<T> e;
+    if constexpr (Shared)
+      e = segment_reduce_shared<T, MaxM>(rd, mylen, F.f[0] + base, F.f[1] + base, F.f[2] + base);
+    else
+      e = segment_reduce<T, MaxM>(rows, mylen, bad);
+    const T vals[10] = {e.Fd, e.Fa, e.Fg, e.Ld, e.La, e.Lg, e.ae, e.be, e.ce, e.dv};
+#pragma unroll
+    for (int k = 0; k < 10; ++k) at(k, s, l) = vals[k];
+    __syncthreads();  // ends written
+
+    // The reduced systems: groups of `width` lanes (a power of two >= S), one line per
+    // group, lane q of the group = segment q; 32/width lines per warp at a time.
+    for (int l0 = warp * lines_per_warp; l0 < LB; l0 += W * lines_per_warp) {
+      const int ll = l0 + lane / width;
+      const bool valid = ll < LB && tile * LB + ll < nl;
+      const int q = lane & (width - 1);
+      const int qlen = valid && q < S ? max(0, min(m, n - q * m)) : 0;
+      SegmentEnds<T> eq;
+      T nFd = T(0), nFa = T(0), nFg = T(0);
+      if (qlen > 0) {
+        eq.Ld = at(3, q, ll);
+        eq.La = at(4, q, ll);
+        eq.Lg = at(5, q, ll);
+        eq.ae = at(6, q, ll);
+        eq.be = at(7, q, ll);
+        eq.ce = at(8, q, ll);
+        eq.dv = at(9, q, ll);
+        const int nxt = q + 1 < S ? q + 1 : 0;
+        nFd = at(0, nxt, ll);
+        nFa = at(1, nxt, ll);
+        nFg = at(2, nxt, ll);
+      }
+      T x;
+      if constexpr (Shared) {
+        x = reduced_solve_shared(reduced_rhs_shared(eq, nFd, qlen), S, F, width);
+      } else {
+        T A, B, C, D;
+        reduced_row(eq, nFd, nFa, nFg, qlen, A, B, C, D);
+        bool bad_here = false;
+        x = reduced_solve(A, B, C, D, S, periodic, bad_here, width);
+        bad |= valid && bad_here;
+      }
+      if (qlen > 0) at(10, q, ll) = x;
+    }
+    __syncthreads();
+
+    if (mylen > 0) {
+      const i64 off = L.offset(line);
+      const T xl = at(10, s == 0 ? S - 1 : s - 1, l), x = at(10, s, l);
+      if constexpr (Shared) {
+        segment_fill_shared<T, MaxM>(rd, mylen, F.f[3] + base, F.f[4] + base, xl, x);
+#pragma unroll
+        for (int j = 0; j < MaxM; ++j)
+          if (j >= lo) u[off + (s * m + j - lo) * st] = rd[j];
+      } else {
+        segment_fill<T, MaxM>(rows, mylen, xl, x);
+#pragma unroll
+        for (int j = 0; j < MaxM; ++j)
+          if (j >= lo) u[off + (s * m + j - lo) * st] = rows.d(j);
+      }
+    }
+  }
+  __pipeline_wait_prior(0);
+  report(bad, flag);
+}
+
+// Block shape of the register kernel: LB lines x spad segment slots (spad = S rounded
+// up to whole warps), at most 512 threads.
+struct PcrRegisterShape {
+  int lb = 8, spad = 32;
+};
+inline PcrRegisterShape pcr_register_shape(const PcrShape& sh, int lb) {
+  PcrRegisterShape r;
+  r.lb = lb;
+  auto spad = [&](int b) { return (sh.segs * b + kWarp - 1) / kWarp * kWarp / b; };
+  while (r.lb > 1 && r.lb * spad(r.lb) > 512) r.lb /= 2;
+  r.spad = spad(r.lb);
+  return r;
+}
+template <class T>
+std::size_t thomas_pcr_strided_registers_smem(const PcrShape& sh, bool shared, const PcrRegisterShape& r) {
+  const std::size_t ends = static_cast<std::size_t>(kEndFields) * r.spad * (r.lb + 1);
+  const std::size_t stage = static_cast<std::size_t>(shared ? 1 : 4) * sh.n * r.lb;
+  return sizeof(T) * ((shared ? PcrFactors<T>::values(sh.per_line) : 0) + ends + stage);
+}
+
 template <class T>
 std::size_t thomas_pcr_strided_smem(const PcrShape& sh, bool shared, int lb) {
   const std::size_t tile = static_cast<std::size_t>(lb) * pcr_tile_stride(sh, lb, sizeof(T));
@@ -125,8 +316,44 @@ template <class T>
 void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic, int* flag,
                                cudaStream_t stream, const Tuning& tuning) {
   const DeviceLines L = to_device(ls);
-  const PcrShape sh = pcr_shape(L.n);
   const LaunchLimits lim = launch_limits();
+  const PcrShape sh0 = pcr_shape(L.n);
+  // Registers + cp.async stage for segments of up to 16 rows (8 in double precision with
+  // per-line bands: 16 rows of a, b, c, d spill); the shared-memory tile beyond.
+  const int rows_max = !bands.shared && sizeof(T) == 8 ? 8 : 16;
+  if (sh0.m <= rows_max) {
+    // Default segments: 16 rows (fewer, longer segments keep the block within 512 threads
+    // at 128-byte rows; H100 256^3: fp32 66% vs 50% with 8, shared fp64 72% vs 68%).
+    const int rows_default = 16;
+    const int rows = std::min(tuning.rows_per_thread > 0 ? tuning.rows_per_thread : rows_default, rows_max);
+    const PcrShape sh = pcr_shape(L.n, rows);
+    // Default tile: 128 bytes of each row (32 lines in fp32, 16 in fp64), fewer when the
+    // block would pass 512 threads.
+    const int lb_default = 128 / static_cast<int>(sizeof(T));
+    PcrRegisterShape rs = pcr_register_shape(sh, tuning.lines_per_block > 0 ? tuning.lines_per_block : lb_default);
+    while (rs.lb > 1 && thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs) > lim.smem_optin)
+      rs = pcr_register_shape(sh, rs.lb / 2);
+    const std::size_t smem = thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs);
+    int log2lb = 0;
+    while ((1 << log2lb) < rs.lb) ++log2lb;
+    const int threads = rs.lb * rs.spad;
+    const i64 tiles = (L.lines() + rs.lb - 1) / rs.lb;
+    auto go = [&](auto kernel) {
+      const unsigned grid = persistent_grid(kernel, threads, smem, tiles, lim);
+      kernel<<<grid, threads, smem, stream>>>(L, sh, log2lb, bands.a, bands.b, bands.c, d, u, periodic, flag);
+    };
+    if (bands.shared) {
+      if (sh.m <= 8) go(thomas_pcr_strided_registers_kernel<T, true, 8>);
+      else go(thomas_pcr_strided_registers_kernel<T, true, 16>);
+    } else if (sh.m > 8) {  // single precision only (see rows above)
+      go(thomas_pcr_strided_registers_kernel<T, false, sizeof(T) == 4 ? 16 : 8>);
+    } else {
+      go(thomas_pcr_strided_registers_kernel<T, false, 8>);
+    }
+    ADI_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  const PcrShape sh = sh0;
   // Default tile: as many lines (up to 32) as fit in ~48 KB of shared memory, so that
   // several blocks share an SM and one block's loads overlap another's solve; never
   // fewer than 32 bytes (one sector) of each row when the line is short enough.

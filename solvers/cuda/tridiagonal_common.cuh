@@ -24,7 +24,10 @@ struct DeviceLines {
     // count0 == lines (one family of lines, e.g. an X sweep of a 2D slab, or any
     // StridedLines) avoids the 64-bit division.
     if (count1 == 1) return line * stride0;
-    const i64 l1 = line / count0;
+    // 32-bit division when it fits: a 64-bit one is a long instruction sequence.
+    const i64 l1 = line <= 0x7fffffff && count0 <= 0x7fffffff
+                       ? static_cast<i64>(static_cast<unsigned>(line) / static_cast<unsigned>(count0))
+                       : line / count0;
     return (line - l1 * count0) * stride0 + l1 * stride1;
   }
 };
@@ -42,6 +45,10 @@ __device__ __forceinline__ bool bad_pivot(double p) {
   const double m = fabs(p);
   return !(m > 0.0 && m <= 1.7976931348623157e308);
 }
+
+// 1/x correctly rounded, like T(1)/x but without the general division routine.
+__device__ __forceinline__ float recip(float x) { return __frcp_rn(x); }
+__device__ __forceinline__ double recip(double x) { return __drcp_rn(x); }
 
 // Checking pivots costs one compare per row; the flag is written only on failure
 // (no atomics, no read), so a healthy solve never touches it.

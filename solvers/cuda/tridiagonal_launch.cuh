@@ -17,9 +17,12 @@
 
 namespace adi::cuda_backend::detail {
 
-// Rows per chunk of the coalesced strided Thomas: 8 rows x 4 arrays = 32 loads in
-// flight per thread.
-constexpr int kStridedChunk = 8;
+// Rows per chunk of the coalesced strided Thomas: 4 arrays x 8 rows (fp32) or 4 rows
+// (fp64) = 128 bytes in flight per thread (8 rows of fp64 spill registers).
+template <class T>
+constexpr int strided_chunk() {
+  return 32 / static_cast<int>(sizeof(T));
+}
 
 template <class T>
 void solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u, bool periodic,
@@ -30,7 +33,7 @@ void solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T
     case Kernel::cuda_thomas_naive:
       return k::launch_thomas_naive<T>(lines, bands, d, u, periodic, workspace, flag, stream);
     case Kernel::cuda_thomas_strided:
-      return k::launch_thomas_thread_per_line<T, kStridedChunk>(lines, bands, d, u, periodic, workspace, flag,
+      return k::launch_thomas_thread_per_line<T, strided_chunk<T>()>(lines, bands, d, u, periodic, workspace, flag,
                                                                 stream);
     case Kernel::cuda_thomas_shuffle_transpose:
       return k::launch_thomas_shuffle_transpose<T>(lines, bands, d, u, periodic, workspace, flag, stream);

@@ -21,6 +21,7 @@
 #include "adi/field.hpp"
 #include "adi/layout.hpp"
 #include "adi/tridiagonal.hpp"
+#include "solvers/cuda/backend.hpp"
 #include "solvers/reference/thomas.hpp"
 
 // GPU tests never pass vacuously: without a device they are reported as skipped.
@@ -39,11 +40,18 @@ struct Case {
   bool in_place = false;
   index_t base = 0;       // offset of the first element from the allocation (unaligned starts)
   std::uint32_t seed = 1;
+  // Non-default launch shape: solved through the backend entry point (no plan, no pivot flag).
+  const cuda_backend::Tuning* tuning = nullptr;
 };
 
 inline std::string describe(const Case& c) {
   const LineSet& l = c.lines;
-  return "n=" + std::to_string(l.n) + " stride=" + std::to_string(l.stride) + " count0=" +
+  const std::string tune = c.tuning ? " tuning(lines=" + std::to_string(c.tuning->lines_per_block) + " warps=" +
+                                          std::to_string(c.tuning->warps_per_block) + " rows=" +
+                                          std::to_string(c.tuning->rows_per_thread) + " prefetch=" +
+                                          std::to_string(c.tuning->prefetch) + ")"
+                                    : "";
+  return tune + " n=" + std::to_string(l.n) + " stride=" + std::to_string(l.stride) + " count0=" +
          std::to_string(l.count0) + " stride0=" + std::to_string(l.stride0) + " count1=" +
          std::to_string(l.count1) + " stride1=" + std::to_string(l.stride1) + " base=" + std::to_string(c.base) +
          (c.shared ? " shared" : " bands") + (c.periodic ? " periodic" : "") + (c.in_place ? " in-place" : "");
@@ -104,18 +112,27 @@ void check(Kernel kernel, const Case& c) {
   std::vector<T> poison(total, nan);
   du.copy_from_host(poison.data());
 
-  TridiagonalOptions opt;
-  opt.periodic = c.periodic;
-  opt.kernel = kernel;
-  TridiagonalPlan<T> plan(gpu, l, opt);
-  if (kernel != Kernel::automatic) ASSERT_EQ(plan.kernel(), kernel);
   const index_t coef_base = c.shared ? 0 : c.base;
   T* out = c.in_place ? dd.data() + c.base : du.data() + c.base;
-  if (c.shared)
-    plan.solve(SharedBands<T>{da.data(), db.data(), dc.data()}, dd.data() + c.base, out);
-  else
-    plan.solve(Bands<T>{da.data() + coef_base, db.data() + coef_base, dc.data() + coef_base}, dd.data() + c.base,
-               out);
+  if (c.tuning) {
+    const std::size_t bytes = cuda_backend::tridiagonal_workspace_bytes(kernel, l, c.periodic, sizeof(T));
+    Array<char> ws(static_cast<index_t>(bytes) + 1, gpu);
+    cuda_backend::tridiagonal_solve_tuned<T>(
+        kernel, l, cuda_backend::BandView<T>{da.data() + coef_base, db.data() + coef_base, dc.data() + coef_base, c.shared},
+        dd.data() + c.base, out, c.periodic, ws.data(), nullptr, nullptr, *c.tuning);
+    gpu.synchronize();
+  } else {
+    TridiagonalOptions opt;
+    opt.periodic = c.periodic;
+    opt.kernel = kernel;
+    TridiagonalPlan<T> plan(gpu, l, opt);
+    if (kernel != Kernel::automatic) ASSERT_EQ(plan.kernel(), kernel);
+    if (c.shared)
+      plan.solve(SharedBands<T>{da.data(), db.data(), dc.data()}, dd.data() + c.base, out);
+    else
+      plan.solve(Bands<T>{da.data() + coef_base, db.data() + coef_base, dc.data() + coef_base}, dd.data() + c.base,
+                 out);
+  }
   std::vector<T> u(total);
   (c.in_place ? dd : du).copy_to_host(u.data());
 
@@ -180,6 +197,27 @@ void sweep(Kernel kernel, Family family) {
           if (::testing::Test::HasFailure()) return;  // one failure explains the rest
         }
     }
+}
+
+// Every launch shape the benchmark's tuning rows try, on lines short and long enough to
+// reach each code path, against the reference.
+template <class T>
+void launch_shapes(Kernel kernel, Family family, const std::vector<cuda_backend::Tuning>& shapes) {
+  std::uint32_t seed = 700;
+  for (const cuda_backend::Tuning& t : shapes)
+    for (index_t n : {5, 100, 256})
+      for (int shared = 0; shared < 2; ++shared)
+        for (int periodic = 0; periodic < 2; ++periodic) {
+          Case c;
+          c.lines = make(family, n, 75);
+          c.shared = shared;
+          c.periodic = periodic;
+          c.base = 1;
+          c.seed = seed++;
+          c.tuning = &t;
+          check<T>(kernel, c);
+          if (::testing::Test::HasFailure()) return;
+        }
 }
 
 // All axes of a non-cubic box with padded rows and planes and an offset base pointer.

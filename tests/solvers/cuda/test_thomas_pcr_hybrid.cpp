@@ -22,3 +22,18 @@ TEST(CudaThomasPcr, LongLines) {
       adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr, c);
     }
 }
+
+// The launch shapes of bench_cuda_tridiagonal's tuning rows (warps per block, cp.async).
+TEST(CudaThomasPcr, LaunchShapes) {
+  ADI_REQUIRE_CUDA();
+  std::vector<adi::cuda_backend::Tuning> shapes;
+  for (int prefetch : {0, 1})
+    for (int warps : {2, 8}) {
+      adi::cuda_backend::Tuning t;
+      t.warps_per_block = warps;
+      t.prefetch = prefetch;
+      shapes.push_back(t);
+    }
+  adi::test_cuda::launch_shapes<float>(Kernel::cuda_thomas_pcr, Family::contiguous, shapes);
+  adi::test_cuda::launch_shapes<double>(Kernel::cuda_thomas_pcr, Family::contiguous, shapes);
+}

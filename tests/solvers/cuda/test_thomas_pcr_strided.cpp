@@ -22,3 +22,18 @@ TEST(CudaThomasPcrStrided, LongLines) {
       adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr_strided, c);
     }
 }
+
+// The launch shapes of bench_cuda_tridiagonal's tuning rows (lines per tile, rows per thread).
+TEST(CudaThomasPcrStrided, LaunchShapes) {
+  ADI_REQUIRE_CUDA();
+  std::vector<adi::cuda_backend::Tuning> shapes;
+  for (int rows : {8, 16})
+    for (int lines : {4, 8, 16, 32}) {
+      adi::cuda_backend::Tuning t;
+      t.lines_per_block = lines;
+      t.rows_per_thread = rows;
+      shapes.push_back(t);
+    }
+  adi::test_cuda::launch_shapes<float>(Kernel::cuda_thomas_pcr_strided, Family::adjacent, shapes);
+  adi::test_cuda::launch_shapes<double>(Kernel::cuda_thomas_pcr_strided, Family::adjacent, shapes);
+}

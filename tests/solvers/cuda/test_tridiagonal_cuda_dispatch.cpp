@@ -54,7 +54,7 @@ TEST(CudaDispatch, InterleavedBatch) {
 TEST(CudaDispatch, LongLinesFallBackToThomas) {
   ADI_REQUIRE_CUDA();
   const LineSet x = adi::test_cuda::contiguous(5000, 7), y = adi::test_cuda::adjacent(5000, 40);
-  EXPECT_EQ(chosen<double>(x), Kernel::cuda_thomas_shuffle_transpose);
+  EXPECT_EQ(chosen<double>(x), Kernel::cuda_thomas_shared_transpose);
   EXPECT_EQ(chosen<double>(y), Kernel::cuda_thomas_strided);
   Case c;
   c.lines = x;
