@@ -38,7 +38,9 @@ constexpr index_t kCudaPcrMaxX64 = 2048;
 // up to 512, or 256 in double precision with per-line bands (solvers/cuda/
 // thomas_pcr_strided.cuh). Its shared-memory tile form for longer lines lost to the
 // coalesced Thomas at every length measured (fp32 30% vs 36% at 1024, fp64 29% vs 50%).
-index_t cuda_pcr_strided_max(const DispatchQuery& q) { return q.value_size == 8 && !q.shared_bands ? 256 : 512; }
+index_t cuda_pcr_strided_max(const DispatchQuery& q) {
+  return q.value_size == 8 && !q.shared_bands ? 256 : 512;
+}
 
 // The hybrids keep a line (or a tile of lines) in shared memory: it must fit.
 bool cuda_hybrid_fits(Kernel k, const Executor& exec, const DispatchQuery& q) {

@@ -34,22 +34,21 @@
 
 namespace {
 
-#define CK(call)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s failed at %s:%d: %s\n", #call, __FILE__, __LINE__,              \
-                   cudaGetErrorString(e_));                                                    \
-      std::exit(1);                                                                            \
-    }                                                                                          \
+#define CK(call)                                                                                           \
+  do {                                                                                                     \
+    cudaError_t e_ = (call);                                                                               \
+    if (e_ != cudaSuccess) {                                                                               \
+      std::fprintf(stderr, "%s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                                        \
+    }                                                                                                      \
   } while (0)
-#define CKS(call)                                                                              \
-  do {                                                                                         \
-    cusparseStatus_t s_ = (call);                                                              \
-    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                       \
+#define CKS(call)                                                                                  \
+  do {                                                                                             \
+    cusparseStatus_t s_ = (call);                                                                  \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                           \
       std::fprintf(stderr, "%s failed at %s:%d: status %d\n", #call, __FILE__, __LINE__, (int)s_); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
+      std::exit(1);                                                                                \
+    }                                                                                              \
   } while (0)
 
 int g_reps = 20;
@@ -61,7 +60,9 @@ struct Dev {
   T* p = nullptr;
   std::size_t n = 0;
   Dev() = default;
-  explicit Dev(std::size_t count) : n(count) { CK(cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T))); }
+  explicit Dev(std::size_t count) : n(count) {
+    CK(cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T)));
+  }
   ~Dev() {
     if (p) cudaFree(p);
   }
@@ -109,7 +110,8 @@ __device__ double uniform(unsigned long long i, unsigned long long seed) {
 template <class T>
 __global__ void fill_kernel(long long total, long long n, long long stride, T* a, T* b, T* c, T* d,
                             unsigned long long seed) {
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total; k += (long long)gridDim.x * blockDim.x) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
+       k += (long long)gridDim.x * blockDim.x) {
     const long long i = (k / stride) % n;  // position along the line
     const double av = uniform(4 * k, seed), cv = uniform(4 * k + 1, seed), s = uniform(4 * k + 2, seed);
     const double mag = fabs(av) + fabs(cv) + 0.5 + 0.5 * fabs(s);
@@ -122,10 +124,11 @@ __global__ void fill_kernel(long long total, long long n, long long stride, T* a
 
 // max |A u - d| over a dense box solved along the axis with element stride `stride`.
 template <class T>
-__global__ void residual_kernel(long long total, long long n, long long stride, const T* a, const T* b, const T* c,
-                                bool shared, const T* d, const T* u, unsigned long long* out) {
+__global__ void residual_kernel(long long total, long long n, long long stride, const T* a, const T* b,
+                                const T* c, bool shared, const T* d, const T* u, unsigned long long* out) {
   double worst = 0;
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total; k += (long long)gridDim.x * blockDim.x) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
+       k += (long long)gridDim.x * blockDim.x) {
     const long long i = (k / stride) % n;
     const long long ci = shared ? i : k;
     double r = double(b[ci]) * double(u[k]) - double(d[k]);
@@ -141,8 +144,8 @@ __global__ void residual_kernel(long long total, long long n, long long stride, 
 }
 
 template <class T>
-double residual(long long total, long long n, long long stride, const T* a, const T* b, const T* c, bool shared,
-                const T* d, const T* u) {
+double residual(long long total, long long n, long long stride, const T* a, const T* b, const T* c,
+                bool shared, const T* d, const T* u) {
   Dev<unsigned long long> out(1);
   CK(cudaMemset(out.p, 0, sizeof(unsigned long long)));
   residual_kernel<T><<<1024, 256>>>(total, n, stride, a, b, c, shared, d, u, out.p);
@@ -155,7 +158,8 @@ double residual(long long total, long long n, long long stride, const T* a, cons
 }
 
 __global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__ dst, long long n) {
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x)
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;
+       k += (long long)gridDim.x * blockDim.x)
     dst[k] = src[k];
 }
 
@@ -165,55 +169,68 @@ void measure_copy() {
   CK(cudaMemset(src.p, 1, bytes));
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const double t_memcpy = time_ms([&] { CK(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice)); });
-  const double t_kernel = time_ms([&] { copy_kernel<<<sms * 8, 512>>>(src.p, dst.p, (long long)(bytes / 16)); });
+  const double t_memcpy =
+      time_ms([&] { CK(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice)); });
+  const double t_kernel =
+      time_ms([&] { copy_kernel<<<sms * 8, 512>>>(src.p, dst.p, (long long)(bytes / 16)); });
   const double g_memcpy = 2.0 * bytes / t_memcpy / 1e6, g_kernel = 2.0 * bytes / t_kernel / 1e6;
   g_copy_gbs = std::max(g_memcpy, g_kernel);
-  std::printf("copy bandwidth (read+write, 1 GiB): cudaMemcpyDtoD %.0f GB/s, copy kernel %.0f GB/s -> 100%% = %.0f GB/s\n\n",
-              g_memcpy, g_kernel, g_copy_gbs);
+  std::printf(
+      "copy bandwidth (read+write, 1 GiB): cudaMemcpyDtoD %.0f GB/s, copy kernel %.0f GB/s -> 100%% = %.0f "
+      "GB/s\n\n",
+      g_memcpy, g_kernel, g_copy_gbs);
 }
 
 const char* short_name(adi::Kernel k) {
   switch (k) {
-    case adi::Kernel::cuda_thomas_naive: return "naive (thread/line)";
-    case adi::Kernel::cuda_thomas_strided: return "thomas_strided";
-    case adi::Kernel::cuda_thomas_shuffle_transpose: return "thomas_shuffle_transpose";
-    case adi::Kernel::cuda_thomas_shared_transpose: return "thomas_shared_transpose";
-    case adi::Kernel::cuda_thomas_pcr: return "thomas_pcr (hybrid)";
-    case adi::Kernel::cuda_thomas_pcr_strided: return "thomas_pcr_strided (hybrid)";
-    default: return adi::kernel_name(k);
+    case adi::Kernel::cuda_thomas_naive:
+      return "naive (thread/line)";
+    case adi::Kernel::cuda_thomas_strided:
+      return "thomas_strided";
+    case adi::Kernel::cuda_thomas_shuffle_transpose:
+      return "thomas_shuffle_transpose";
+    case adi::Kernel::cuda_thomas_shared_transpose:
+      return "thomas_shared_transpose";
+    case adi::Kernel::cuda_thomas_pcr:
+      return "thomas_pcr (hybrid)";
+    case adi::Kernel::cuda_thomas_pcr_strided:
+      return "thomas_pcr_strided (hybrid)";
+    default:
+      return adi::kernel_name(k);
   }
 }
 
 // Whether a row (grid type axis kernel bands) passes --filter.
 bool wanted(const char* grid, const char* type, const char* axis, const std::string& kernel, bool shared) {
   if (g_filter.empty()) return true;
-  const std::string label = std::string(grid) + " " + type + " " + axis + " " + kernel + " " + (shared ? "shared" : "full");
+  const std::string label =
+      std::string(grid) + " " + type + " " + axis + " " + kernel + " " + (shared ? "shared" : "full");
   return label.find(g_filter) != std::string::npos;
 }
 
 void header() {
-  std::printf("%-12s %-4s %-4s %-30s %-6s %9s %8s %6s | %8s %6s %8s\n", "grid", "type", "axis", "kernel", "bands",
-              "ms", "GB/s", "%copy", "GB/s-5eq", "%5eq", "resid");
+  std::printf("%-12s %-4s %-4s %-30s %-6s %9s %8s %6s | %8s %6s %8s\n", "grid", "type", "axis", "kernel",
+              "bands", "ms", "GB/s", "%copy", "GB/s-5eq", "%5eq", "resid");
 }
 
-void row(const char* grid, const char* type, const char* axis, const std::string& kernel, bool shared, double ms,
-         double elems, std::size_t vsize, double resid) {
+void row(const char* grid, const char* type, const char* axis, const std::string& kernel, bool shared,
+         double ms, double elems, std::size_t vsize, double resid) {
   const double bytes5 = 5.0 * elems * vsize, bytes2 = 2.0 * elems * vsize;
   const double g = (shared ? bytes2 : bytes5) / ms / 1e6;
   if (shared)
-    std::printf("%-12s %-4s %-4s %-30s %-6s %9.4f %8.0f %6.1f | %8.0f %6.1f %8.1e\n", grid, type, axis, kernel.c_str(),
-                "shared", ms, g, 100 * g / g_copy_gbs, bytes5 / ms / 1e6, 100 * bytes5 / ms / 1e6 / g_copy_gbs, resid);
+    std::printf("%-12s %-4s %-4s %-30s %-6s %9.4f %8.0f %6.1f | %8.0f %6.1f %8.1e\n", grid, type, axis,
+                kernel.c_str(), "shared", ms, g, 100 * g / g_copy_gbs, bytes5 / ms / 1e6,
+                100 * bytes5 / ms / 1e6 / g_copy_gbs, resid);
   else
-    std::printf("%-12s %-4s %-4s %-30s %-6s %9.4f %8.0f %6.1f | %8s %6s %8.1e\n", grid, type, axis, kernel.c_str(),
-                "full", ms, g, 100 * g / g_copy_gbs, "", "", resid);
+    std::printf("%-12s %-4s %-4s %-30s %-6s %9.4f %8.0f %6.1f | %8s %6s %8.1e\n", grid, type, axis,
+                kernel.c_str(), "full", ms, g, 100 * g / g_copy_gbs, "", "", resid);
   std::fflush(stdout);
 }
 
 // Our kernel through the public plan (pivot checks off), or with a tuning override.
 template <class T>
-double run_ours(adi::Kernel k, const adi::LineSet& l, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
-                const adi::cuda_backend::Tuning* tuning = nullptr) {
+double run_ours(adi::Kernel k, const adi::LineSet& l, const T* a, const T* b, const T* c, bool shared,
+                const T* d, T* u, const adi::cuda_backend::Tuning* tuning = nullptr) {
   adi::TridiagonalOptions o;
   o.kernel = k;
   o.check_pivots = false;
@@ -229,8 +246,8 @@ double run_ours(adi::Kernel k, const adi::LineSet& l, const T* a, const T* b, co
   const std::size_t ws_bytes = adi::cuda_backend::tridiagonal_workspace_bytes(k, l, false, sizeof(T));
   Dev<char> ws(ws_bytes);
   return time_ms([&] {
-    adi::cuda_backend::tridiagonal_solve_tuned<T>(k, l, adi::cuda_backend::BandView<T>{a, b, c, shared}, d, u, false,
-                                                  ws.p, nullptr, nullptr, *tuning);
+    adi::cuda_backend::tridiagonal_solve_tuned<T>(k, l, adi::cuda_backend::BandView<T>{a, b, c, shared}, d, u,
+                                                  false, ws.p, nullptr, nullptr, *tuning);
   });
 }
 
@@ -248,12 +265,12 @@ cusparseStatus_t gtsv2_buffer(cusparseHandle_t h, int m, const double* dl, const
                               const double* x, int count, int stride, size_t* bytes) {
   return cusparseDgtsv2StridedBatch_bufferSizeExt(h, m, dl, d, du, x, count, stride, bytes);
 }
-cusparseStatus_t gtsv2(cusparseHandle_t h, int m, const float* dl, const float* d, const float* du, float* x, int count,
-                       int stride, void* buf) {
+cusparseStatus_t gtsv2(cusparseHandle_t h, int m, const float* dl, const float* d, const float* du, float* x,
+                       int count, int stride, void* buf) {
   return cusparseSgtsv2StridedBatch(h, m, dl, d, du, x, count, stride, buf);
 }
-cusparseStatus_t gtsv2(cusparseHandle_t h, int m, const double* dl, const double* d, const double* du, double* x,
-                       int count, int stride, void* buf) {
+cusparseStatus_t gtsv2(cusparseHandle_t h, int m, const double* dl, const double* d, const double* du,
+                       double* x, int count, int stride, void* buf) {
   return cusparseDgtsv2StridedBatch(h, m, dl, d, du, x, count, stride, buf);
 }
 cusparseStatus_t gtsvi_buffer(cusparseHandle_t h, int m, const float* dl, const float* d, const float* du,
@@ -264,10 +281,12 @@ cusparseStatus_t gtsvi_buffer(cusparseHandle_t h, int m, const double* dl, const
                               const double* x, int batch, size_t* bytes) {
   return cusparseDgtsvInterleavedBatch_bufferSizeExt(h, 0, m, dl, d, du, x, batch, bytes);
 }
-cusparseStatus_t gtsvi(cusparseHandle_t h, int m, float* dl, float* d, float* du, float* x, int batch, void* buf) {
+cusparseStatus_t gtsvi(cusparseHandle_t h, int m, float* dl, float* d, float* du, float* x, int batch,
+                       void* buf) {
   return cusparseSgtsvInterleavedBatch(h, 0, m, dl, d, du, x, batch, buf);
 }
-cusparseStatus_t gtsvi(cusparseHandle_t h, int m, double* dl, double* d, double* du, double* x, int batch, void* buf) {
+cusparseStatus_t gtsvi(cusparseHandle_t h, int m, double* dl, double* d, double* du, double* x, int batch,
+                       void* buf) {
   return cusparseDgtsvInterleavedBatch(h, 0, m, dl, d, du, x, batch, buf);
 }
 
@@ -295,7 +314,8 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
       ks = {adi::Kernel::cuda_thomas_pcr, adi::Kernel::cuda_thomas_shuffle_transpose,
             adi::Kernel::cuda_thomas_shared_transpose, adi::Kernel::cuda_thomas_naive};
     else
-      ks = {adi::Kernel::cuda_thomas_pcr_strided, adi::Kernel::cuda_thomas_strided, adi::Kernel::cuda_thomas_naive};
+      ks = {adi::Kernel::cuda_thomas_pcr_strided, adi::Kernel::cuda_thomas_strided,
+            adi::Kernel::cuda_thomas_naive};
     for (int shared = 0; shared < 2; ++shared) {
       const adi::Kernel pick = dispatch_choice(l, sizeof(T), shared);
       for (adi::Kernel k : ks) {
@@ -313,8 +333,9 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
       size_t bytes = 0;
       CKS(gtsv2_buffer(handle, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), (int)n, &bytes));
       Dev<char> buf(bytes);
-      const double ms = time_ms([&] { CKS(gtsv2(handle, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), (int)n, buf.p)); },
-                                [&] { CK(cudaMemcpyAsync(u.p, d.p, total * sizeof(T), cudaMemcpyDeviceToDevice)); });
+      const double ms =
+          time_ms([&] { CKS(gtsv2(handle, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), (int)n, buf.p)); },
+                  [&] { CK(cudaMemcpyAsync(u.p, d.p, total * sizeof(T), cudaMemcpyDeviceToDevice)); });
       row(grid, type, axis, "cuSPARSE gtsv2StridedBatch", false, ms, (double)total, sizeof(T),
           residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p));
     }
@@ -353,12 +374,14 @@ void tune(long long N) {
       if (ax == adi::Axis::x) {
         for (int pf : {0, 1})
           for (int w : {2, 4, 8}) {
-            const std::string name = "tune pcr warps=" + std::to_string(w) + " prefetch=" + std::to_string(pf);
+            const std::string name =
+                "tune pcr warps=" + std::to_string(w) + " prefetch=" + std::to_string(pf);
             if (!wanted(grid, type, "x", name, shared)) continue;
             adi::cuda_backend::Tuning t;
             t.warps_per_block = w;
             t.prefetch = pf;
-            const double ms = run_ours<T>(adi::Kernel::cuda_thomas_pcr, l, a.p, b.p, c.p, shared, d.p, u.p, &t);
+            const double ms =
+                run_ours<T>(adi::Kernel::cuda_thomas_pcr, l, a.p, b.p, c.p, shared, d.p, u.p, &t);
             row(grid, type, "x", name, shared, ms, (double)total, sizeof(T),
                 residual<T>(total, l.n, l.stride, a.p, b.p, c.p, shared, d.p, u.p));
           }
@@ -368,7 +391,8 @@ void tune(long long N) {
             adi::cuda_backend::Tuning t;
             t.lines_per_block = lb;
             t.rows_per_thread = rows;
-            const std::string name = "tune pcr_strided lb=" + std::to_string(lb) + " m=" + std::to_string(rows);
+            const std::string name =
+                "tune pcr_strided lb=" + std::to_string(lb) + " m=" + std::to_string(rows);
             if (!wanted(grid, type, "y", name, shared)) continue;
             const double ms =
                 run_ours<T>(adi::Kernel::cuda_thomas_pcr_strided, l, a.p, b.p, c.p, shared, d.p, u.p, &t);
@@ -397,15 +421,16 @@ void sweep() {
       const adi::LineSet& l = axis == 0 ? lx : ly;
       fill_kernel<T><<<2048, 256>>>(total, n, l.stride, a.p, b.p, c.p, d.p, 7);
       const adi::Kernel pick = dispatch_choice(l, sizeof(T), false);
-      std::vector<adi::Kernel> ks = axis == 0 ? std::vector<adi::Kernel>{adi::Kernel::cuda_thomas_pcr,
-                                                                         adi::Kernel::cuda_thomas_shuffle_transpose,
-                                                                         adi::Kernel::cuda_thomas_shared_transpose}
-                                              : std::vector<adi::Kernel>{adi::Kernel::cuda_thomas_pcr_strided,
-                                                                         adi::Kernel::cuda_thomas_strided};
+      std::vector<adi::Kernel> ks = axis == 0
+                                        ? std::vector<adi::Kernel>{adi::Kernel::cuda_thomas_pcr,
+                                                                   adi::Kernel::cuda_thomas_shuffle_transpose,
+                                                                   adi::Kernel::cuda_thomas_shared_transpose}
+                                        : std::vector<adi::Kernel>{adi::Kernel::cuda_thomas_pcr_strided,
+                                                                   adi::Kernel::cuda_thomas_strided};
       for (adi::Kernel k : ks) {
         const double ms = run_ours<T>(k, l, a.p, b.p, c.p, false, d.p, u.p);
-        row(grid, type, axis == 0 ? "x" : "y", std::string(short_name(k)) + (k == pick ? " *" : ""), false, ms,
-            (double)total, sizeof(T), residual<T>(total, n, l.stride, a.p, b.p, c.p, false, d.p, u.p));
+        row(grid, type, axis == 0 ? "x" : "y", std::string(short_name(k)) + (k == pick ? " *" : ""), false,
+            ms, (double)total, sizeof(T), residual<T>(total, n, l.stride, a.p, b.p, c.p, false, d.p, u.p));
       }
     }
   }
@@ -417,13 +442,19 @@ int main(int argc, char** argv) {
   bool do_sweep = true, do_tune = true;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
-    if (s == "--reps" && i + 1 < argc) g_reps = std::max(1, std::atoi(argv[++i]));
-    else if (s == "--quick") g_reps = 5;
-    else if (s == "--no-sweep") do_sweep = false;
-    else if (s == "--no-tune") do_tune = false;
-    else if (s == "--filter" && i + 1 < argc) g_filter = argv[++i];
+    if (s == "--reps" && i + 1 < argc)
+      g_reps = std::max(1, std::atoi(argv[++i]));
+    else if (s == "--quick")
+      g_reps = 5;
+    else if (s == "--no-sweep")
+      do_sweep = false;
+    else if (s == "--no-tune")
+      do_tune = false;
+    else if (s == "--filter" && i + 1 < argc)
+      g_filter = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune] [--filter TEXT]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune] [--filter TEXT]\n",
+                   argv[0]);
       return 2;
     }
   }

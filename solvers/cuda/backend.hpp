@@ -9,8 +9,8 @@
 
 namespace adi::cuda_backend {
 
-bool compiled();          // built with CUDA at all
-int device_count();       // 0 on any CUDA error (no driver, no device)
+bool compiled();     // built with CUDA at all
+int device_count();  // 0 on any CUDA error (no driver, no device)
 void set_device(int device);
 void* allocate(std::size_t bytes, int device);  // throws DeviceError
 void deallocate(void* p) noexcept;

@@ -40,8 +40,8 @@ void deallocate(void* p) noexcept {
 }
 
 void copy(void* dst, const void* src, std::size_t bytes, Copy kind) {
-  const cudaMemcpyKind k = kind == Copy::host_to_device   ? cudaMemcpyHostToDevice
-                           : kind == Copy::device_to_host ? cudaMemcpyDeviceToHost
+  const cudaMemcpyKind k = kind == Copy::host_to_device     ? cudaMemcpyHostToDevice
+                           : kind == Copy::device_to_host   ? cudaMemcpyDeviceToHost
                            : kind == Copy::device_to_device ? cudaMemcpyDeviceToDevice
                                                             : cudaMemcpyHostToHost;
   ADI_CUDA_CHECK(cudaMemcpy(dst, src, bytes, k));

@@ -34,8 +34,8 @@ inline LaunchLimits launch_limits() {
 template <class Kernel>
 unsigned persistent_grid(Kernel kernel, int threads, std::size_t smem, i64 work, const LaunchLimits& lim) {
   if (smem > 48 * 1024)
-    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(smem)));
+    ADI_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   // These kernels use no L1-resident data worth keeping: give shared memory the carveout.
   ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                       cudaSharedmemCarveoutMaxShared));

@@ -132,8 +132,8 @@ __device__ __forceinline__ void segment_fill(Rows& rows, int len, T xl, T x) {
 // Shared bands: only d is per line. f0..f4 point at the factors (pcr_factorize_shared
 // layout) of the segment's first row; register j uses factor j - lo.
 template <class T, int MaxM>
-__device__ __forceinline__ SegmentEnds<T> segment_reduce_shared(T (&d)[MaxM], int len, const T* f0, const T* f1,
-                                                                const T* f2) {
+__device__ __forceinline__ SegmentEnds<T> segment_reduce_shared(T (&d)[MaxM], int len, const T* f0,
+                                                                const T* f1, const T* f2) {
   const int lo = MaxM - len;
   SegmentEnds<T> e;
   T de = T(0);
@@ -167,7 +167,8 @@ __device__ __forceinline__ T reduced_rhs_shared(const SegmentEnds<T>& e, T nFd, 
 }
 
 template <class T, int MaxM>
-__device__ __forceinline__ void segment_fill_shared(T (&d)[MaxM], int len, const T* f3, const T* f4, T xl, T x) {
+__device__ __forceinline__ void segment_fill_shared(T (&d)[MaxM], int len, const T* f3, const T* f4, T xl,
+                                                    T x) {
   const int lo = MaxM - len;
 #pragma unroll
   for (int j = 0; j < MaxM - 1; ++j)
@@ -207,7 +208,8 @@ __device__ void pcr_line_shared_registers(const PcrShape& sh, const PcrFactors<T
 #pragma unroll
   for (int j = 0; j < MaxM; ++j)
     if (j >= MaxM - len) d[j] = sd[at + j];
-  const SegmentEnds<T> e = segment_reduce_shared<T, MaxM>(d, len, F.f[0] + base, F.f[1] + base, F.f[2] + base);
+  const SegmentEnds<T> e =
+      segment_reduce_shared<T, MaxM>(d, len, F.f[0] + base, F.f[1] + base, F.f[2] + base);
   const int nxt = lane + 1 < S ? lane + 1 : 0;
   const T nFd = __shfl_sync(kFullMask, e.Fd, nxt);
   const T x = reduced_solve_shared(reduced_rhs_shared(e, nFd, len), S, F);

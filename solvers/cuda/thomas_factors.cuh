@@ -46,8 +46,8 @@ struct PeriodicSplit {
 // c_{n-1} are ignored unless periodic.
 template <class T>
 __global__ void thomas_shared_factors_kernel(int64_t n, const T* __restrict__ a, const T* __restrict__ b,
-                                             const T* __restrict__ c, bool periodic, T* r, T* ra, T* cs,
-                                             T* z, T* s, int* flag) {
+                                             const T* __restrict__ c, bool periodic, T* r, T* ra, T* cs, T* z,
+                                             T* s, int* flag) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
   bool bad = false;
   if (periodic && n == 1) {
@@ -108,7 +108,8 @@ struct ThomasFactorStorage {
 template <class T>
 void launch_thomas_shared_factors(int64_t n, const T* a, const T* b, const T* c, bool periodic,
                                   const ThomasFactorStorage<T>& f, int* flag, cudaStream_t stream) {
-  thomas_shared_factors_kernel<T><<<1, 32, 0, stream>>>(n, a, b, c, periodic, f.r, f.ra, f.cs, f.z, f.s, flag);
+  thomas_shared_factors_kernel<T>
+      <<<1, 32, 0, stream>>>(n, a, b, c, periodic, f.r, f.ra, f.cs, f.z, f.s, flag);
 }
 
 }  // namespace adi::cuda_backend::kernels

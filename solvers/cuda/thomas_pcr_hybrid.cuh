@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(256, 2)
   }
   const T* src[4] = {d, a, b, c};
   auto buffer = [&](int k) { return mine + (k % NB) * NA * P; };  // d, a, b, c at +0, P, 2P, 3P
-  auto issue = [&](i64 off, T* buf) {  // cp.async of one line into buf
+  auto issue = [&](i64 off, T* buf) {                             // cp.async of one line into buf
     for (int r = lane; r < n; r += kWarp) {
       const int p = sh.pos(r);
 #pragma unroll
@@ -161,15 +161,23 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
   // Unrolled segment loops for up to 8 / 16 rows (lines up to 256 / 512), plain loops
   // beyond.
   if (bands.shared) {
-    if (sh.m <= 8 && async) go(thomas_pcr_kernel<T, true, 8, true>);
-    else if (sh.m <= 8) go(thomas_pcr_kernel<T, true, 8, false>);
-    else if (sh.m <= 16) go(thomas_pcr_kernel<T, true, 16, false>);
-    else go(thomas_pcr_kernel<T, true, 0, false>);
+    if (sh.m <= 8 && async)
+      go(thomas_pcr_kernel<T, true, 8, true>);
+    else if (sh.m <= 8)
+      go(thomas_pcr_kernel<T, true, 8, false>);
+    else if (sh.m <= 16)
+      go(thomas_pcr_kernel<T, true, 16, false>);
+    else
+      go(thomas_pcr_kernel<T, true, 0, false>);
   } else {
-    if (sh.m <= 8 && async) go(thomas_pcr_kernel<T, false, 8, true>);
-    else if (sh.m <= 8) go(thomas_pcr_kernel<T, false, 8, false>);
-    else if (sh.m <= 16) go(thomas_pcr_kernel<T, false, 16, false>);
-    else go(thomas_pcr_kernel<T, false, 0, false>);
+    if (sh.m <= 8 && async)
+      go(thomas_pcr_kernel<T, false, 8, true>);
+    else if (sh.m <= 8)
+      go(thomas_pcr_kernel<T, false, 8, false>);
+    else if (sh.m <= 16)
+      go(thomas_pcr_kernel<T, false, 16, false>);
+    else
+      go(thomas_pcr_kernel<T, false, 0, false>);
   }
   ADI_CUDA_CHECK(cudaGetLastError());
 }

@@ -34,8 +34,8 @@ namespace adi::cuda_backend::kernels {
 constexpr int kPcrTileUnroll = 4;
 
 struct PcrTile {
-  int log2lb = 3;    // LB = 2^log2lb lines per tile (<= 32)
-  int stride = 0;    // shared-memory values between two lines of one array
+  int log2lb = 3;  // LB = 2^log2lb lines per tile (<= 32)
+  int stride = 0;  // shared-memory values between two lines of one array
 };
 
 // Per-line stride: >= per_line, and congruent to the rows-per-wavefront so that a warp's
@@ -51,8 +51,8 @@ inline int pcr_tile_stride(const PcrShape& sh, int lb, std::size_t value_size) {
 template <class T, bool Shared>
 __global__ void __launch_bounds__(256)
     thomas_pcr_strided_kernel(DeviceLines L, PcrShape sh, PcrTile tile, const T* __restrict__ a,
-                              const T* __restrict__ b, const T* __restrict__ c, const T* d, T* u, bool periodic,
-                              int* flag) {
+                              const T* __restrict__ b, const T* __restrict__ c, const T* d, T* u,
+                              bool periodic, int* flag) {
   extern __shared__ __align__(16) unsigned char pcr_smem[];
   const int LB = 1 << tile.log2lb, LS = tile.stride;
   i64* soff = reinterpret_cast<i64*>(pcr_smem);  // offsets of the tile's lines (-1: none)
@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(512, 1)
     __pipeline_wait_prior(0);  // this thread's rows of this tile have landed
     const i64 line = tile * LB + l;
     const int mylen = line < nl ? len : 0;
-    const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
+    const int lo = MaxM - mylen;              // right-aligned: row s*m + j - lo in register j
     RegisterRows<T, Shared ? 1 : MaxM> rows;  // per-line bands: a, b, c, d
     T rd[Shared ? MaxM : 1];                  // shared bands: d only
 #pragma unroll
@@ -313,8 +313,8 @@ std::size_t thomas_pcr_strided_smem(const PcrShape& sh, bool shared, int lb) {
 }
 
 template <class T>
-void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic, int* flag,
-                               cudaStream_t stream, const Tuning& tuning) {
+void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic,
+                               int* flag, cudaStream_t stream, const Tuning& tuning) {
   const DeviceLines L = to_device(ls);
   const LaunchLimits lim = launch_limits();
   const PcrShape sh0 = pcr_shape(L.n);
@@ -330,7 +330,8 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     // Default tile: 128 bytes of each row (32 lines in fp32, 16 in fp64), fewer when the
     // block would pass 512 threads.
     const int lb_default = 128 / static_cast<int>(sizeof(T));
-    PcrRegisterShape rs = pcr_register_shape(sh, tuning.lines_per_block > 0 ? tuning.lines_per_block : lb_default);
+    PcrRegisterShape rs =
+        pcr_register_shape(sh, tuning.lines_per_block > 0 ? tuning.lines_per_block : lb_default);
     while (rs.lb > 1 && thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs) > lim.smem_optin)
       rs = pcr_register_shape(sh, rs.lb / 2);
     const std::size_t smem = thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs);
@@ -343,10 +344,12 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
       kernel<<<grid, threads, smem, stream>>>(L, sh, log2lb, bands.a, bands.b, bands.c, d, u, periodic, flag);
     };
     if (bands.shared) {
-      if (sh.m <= 8) go(thomas_pcr_strided_registers_kernel<T, true, 8>);
-      else go(thomas_pcr_strided_registers_kernel<T, true, 16>);
+      if (sh.m <= 8)
+        go(thomas_pcr_strided_registers_kernel<T, true, 8>);
+      else
+        go(thomas_pcr_strided_registers_kernel<T, true, 16>);
     } else if (sh.m > 8) {  // single precision only (see rows above)
-      go(thomas_pcr_strided_registers_kernel<T, false, sizeof(T) == 4 ? 16 : 8>);
+      go(thomas_pcr_strided_registers_kernel < T, false, sizeof(T) == 4 ? 16 : 8 >);
     } else {
       go(thomas_pcr_strided_registers_kernel<T, false, 8>);
     }

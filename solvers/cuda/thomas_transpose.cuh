@@ -25,7 +25,7 @@ constexpr int transpose_chunk() {
 constexpr int kTransposeWarps = 4;  // warps per block
 
 template <class T, class Transpose, bool Shared>
-__global__ void __launch_bounds__(kTransposeWarps * kWarp)
+__global__ void __launch_bounds__(kTransposeWarps* kWarp)
     thomas_transpose_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b,
                             const T* __restrict__ c, const T* d, T* u, T* __restrict__ wc, T* __restrict__ wy,
                             T* __restrict__ wz, ThomasFactors<T> f, bool periodic, int* flag) {
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kTransposeWarps * kWarp)
   }
   const bool own_valid = tile * kWarp + Transpose::own(lane) < nl;
   auto wsi = [&](i64 ch, int j) { return ((tile * chunks + ch) * K + j) * kWarp + lane; };
-  auto load = [&](const T* src, T (&v)[K], i64 row, T fill) {
+  auto load = [&](const T* src, T(&v)[K], i64 row, T fill) {
 #pragma unroll
     for (int j = 0; j < K; ++j) v[j] = (loff[j] >= 0 && row < n) ? src[loff[j] + row * st] : fill;
   };
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(kTransposeWarps * kWarp)
     }
   }
 
-  auto store = [&](T (&v)[K], i64 row) {
+  auto store = [&](T(&v)[K], i64 row) {
 #pragma unroll
     for (int j = 0; j < K; ++j)
       if (loff[j] >= 0 && row < n) u[loff[j] + row * st] = v[j];

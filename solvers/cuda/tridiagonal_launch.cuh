@@ -33,8 +33,8 @@ void solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T
     case Kernel::cuda_thomas_naive:
       return k::launch_thomas_naive<T>(lines, bands, d, u, periodic, workspace, flag, stream);
     case Kernel::cuda_thomas_strided:
-      return k::launch_thomas_thread_per_line<T, strided_chunk<T>()>(lines, bands, d, u, periodic, workspace, flag,
-                                                                stream);
+      return k::launch_thomas_thread_per_line<T, strided_chunk<T>()>(lines, bands, d, u, periodic, workspace,
+                                                                     flag, stream);
     case Kernel::cuda_thomas_shuffle_transpose:
       return k::launch_thomas_shuffle_transpose<T>(lines, bands, d, u, periodic, workspace, flag, stream);
     case Kernel::cuda_thomas_shared_transpose:
@@ -52,17 +52,17 @@ void solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T
 }  // namespace adi::cuda_backend::detail
 
 // Explicit instantiations of the backend entry points for one value type.
-#define ADI_CUDA_TRIDIAGONAL_INSTANTIATE(T)                                                                \
-  namespace adi::cuda_backend {                                                                           \
-  template <>                                                                                             \
-  void tridiagonal_solve<T>(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,     \
-                            bool periodic, void* workspace, int* flag, void* stream) {                    \
-    detail::solve<T>(kernel, lines, bands, d, u, periodic, workspace, flag, stream, Tuning{});            \
-  }                                                                                                       \
-  template <>                                                                                             \
-  void tridiagonal_solve_tuned<T>(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d,     \
-                                  T* u, bool periodic, void* workspace, int* flag, void* stream,          \
-                                  const Tuning& tuning) {                                                 \
-    detail::solve<T>(kernel, lines, bands, d, u, periodic, workspace, flag, stream, tuning);              \
-  }                                                                                                       \
+#define ADI_CUDA_TRIDIAGONAL_INSTANTIATE(T)                                                                 \
+  namespace adi::cuda_backend {                                                                             \
+  template <>                                                                                               \
+  void tridiagonal_solve<T>(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,       \
+                            bool periodic, void* workspace, int* flag, void* stream) {                      \
+    detail::solve<T>(kernel, lines, bands, d, u, periodic, workspace, flag, stream, Tuning{});              \
+  }                                                                                                         \
+  template <>                                                                                               \
+  void tridiagonal_solve_tuned<T>(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u, \
+                                  bool periodic, void* workspace, int* flag, void* stream,                  \
+                                  const Tuning& tuning) {                                                   \
+    detail::solve<T>(kernel, lines, bands, d, u, periodic, workspace, flag, stream, tuning);                \
+  }                                                                                                         \
   }

@@ -25,9 +25,9 @@
 #include "solvers/reference/thomas.hpp"
 
 // GPU tests never pass vacuously: without a device they are reported as skipped.
-#define ADI_REQUIRE_CUDA()                                                                  \
-  do {                                                                                      \
-    if (!adi::Executor::cuda_available())                                                   \
+#define ADI_REQUIRE_CUDA()                                                                     \
+  do {                                                                                         \
+    if (!adi::Executor::cuda_available())                                                      \
       GTEST_SKIP() << "SKIPPED: no CUDA device (or adi built without CUDA); GPU test not run"; \
   } while (0)
 
@@ -35,10 +35,10 @@ namespace adi::test_cuda {
 
 struct Case {
   LineSet lines;
-  bool shared = false;    // SharedBands
+  bool shared = false;  // SharedBands
   bool periodic = false;
   bool in_place = false;
-  index_t base = 0;       // offset of the first element from the allocation (unaligned starts)
+  index_t base = 0;  // offset of the first element from the allocation (unaligned starts)
   std::uint32_t seed = 1;
   // Non-default launch shape: solved through the backend entry point (no plan, no pivot flag).
   const cuda_backend::Tuning* tuning = nullptr;
@@ -46,15 +46,16 @@ struct Case {
 
 inline std::string describe(const Case& c) {
   const LineSet& l = c.lines;
-  const std::string tune = c.tuning ? " tuning(lines=" + std::to_string(c.tuning->lines_per_block) + " warps=" +
-                                          std::to_string(c.tuning->warps_per_block) + " rows=" +
-                                          std::to_string(c.tuning->rows_per_thread) + " prefetch=" +
-                                          std::to_string(c.tuning->prefetch) + ")"
+  const std::string tune = c.tuning ? " tuning(lines=" + std::to_string(c.tuning->lines_per_block) +
+                                          " warps=" + std::to_string(c.tuning->warps_per_block) +
+                                          " rows=" + std::to_string(c.tuning->rows_per_thread) +
+                                          " prefetch=" + std::to_string(c.tuning->prefetch) + ")"
                                     : "";
-  return tune + " n=" + std::to_string(l.n) + " stride=" + std::to_string(l.stride) + " count0=" +
-         std::to_string(l.count0) + " stride0=" + std::to_string(l.stride0) + " count1=" +
-         std::to_string(l.count1) + " stride1=" + std::to_string(l.stride1) + " base=" + std::to_string(c.base) +
-         (c.shared ? " shared" : " bands") + (c.periodic ? " periodic" : "") + (c.in_place ? " in-place" : "");
+  return tune + " n=" + std::to_string(l.n) + " stride=" + std::to_string(l.stride) +
+         " count0=" + std::to_string(l.count0) + " stride0=" + std::to_string(l.stride0) +
+         " count1=" + std::to_string(l.count1) + " stride1=" + std::to_string(l.stride1) +
+         " base=" + std::to_string(c.base) + (c.shared ? " shared" : " bands") +
+         (c.periodic ? " periodic" : "") + (c.in_place ? " in-place" : "");
 }
 
 template <class T>
@@ -66,7 +67,8 @@ bool same_bits(T x, T y) {
 // against the reference.
 template <class T>
 void check(Kernel kernel, const Case& c) {
-  SCOPED_TRACE(std::string(kernel_name(kernel)) + " " + (sizeof(T) == 4 ? "float " : "double ") + describe(c));
+  SCOPED_TRACE(std::string(kernel_name(kernel)) + " " + (sizeof(T) == 4 ? "float " : "double ") +
+               describe(c));
   const LineSet& l = c.lines;
   const index_t total = c.base + l.span() + 5;
   const T nan = std::numeric_limits<T>::quiet_NaN();
@@ -84,7 +86,7 @@ void check(Kernel kernel, const Case& c) {
     cc[k] = static_cast<T>(U(rng));
     const double mag = std::abs(double(a[k])) + std::abs(double(cc[k])) + 0.5 + 0.5 * std::abs(U(rng));
     b[k] = static_cast<T>(U(rng) < 0 ? -mag : mag);
-    if (!c.periodic && i == 0) a[k] = nan;       // never read
+    if (!c.periodic && i == 0) a[k] = nan;         // never read
     if (!c.periodic && i == l.n - 1) cc[k] = nan;  // never read
   };
   if (c.shared) {
@@ -100,7 +102,8 @@ void check(Kernel kernel, const Case& c) {
   const T* pa = c.shared ? a.data() : a.data() + c.base;
   const T* pb = c.shared ? b.data() : b.data() + c.base;
   const T* pc = c.shared ? cc.data() : cc.data() + c.base;
-  ASSERT_EQ(reference::thomas<T>(l, pa, pb, pc, c.shared, d.data() + c.base, ref.data() + c.base, c.periodic), -1)
+  ASSERT_EQ(reference::thomas<T>(l, pa, pb, pc, c.shared, d.data() + c.base, ref.data() + c.base, c.periodic),
+            -1)
       << "the generated system should be solvable";
 
   const Executor gpu = Executor::cuda();
@@ -118,7 +121,9 @@ void check(Kernel kernel, const Case& c) {
     const std::size_t bytes = cuda_backend::tridiagonal_workspace_bytes(kernel, l, c.periodic, sizeof(T));
     Array<char> ws(static_cast<index_t>(bytes) + 1, gpu);
     cuda_backend::tridiagonal_solve_tuned<T>(
-        kernel, l, cuda_backend::BandView<T>{da.data() + coef_base, db.data() + coef_base, dc.data() + coef_base, c.shared},
+        kernel, l,
+        cuda_backend::BandView<T>{da.data() + coef_base, db.data() + coef_base, dc.data() + coef_base,
+                                  c.shared},
         dd.data() + c.base, out, c.periodic, ws.data(), nullptr, nullptr, *c.tuning);
     gpu.synchronize();
   } else {
@@ -130,8 +135,8 @@ void check(Kernel kernel, const Case& c) {
     if (c.shared)
       plan.solve(SharedBands<T>{da.data(), db.data(), dc.data()}, dd.data() + c.base, out);
     else
-      plan.solve(Bands<T>{da.data() + coef_base, db.data() + coef_base, dc.data() + coef_base}, dd.data() + c.base,
-                 out);
+      plan.solve(Bands<T>{da.data() + coef_base, db.data() + coef_base, dc.data() + coef_base},
+                 dd.data() + c.base, out);
   }
   std::vector<T> u(total);
   (c.in_place ? dd : du).copy_to_host(u.data());
@@ -149,8 +154,9 @@ void check(Kernel kernel, const Case& c) {
       ok = same_bits(u[k], c.in_place ? d[k] : nan);
     if (!ok && wrong++ == 0) first = k;
   }
-  EXPECT_EQ(wrong, 0) << "first bad element " << first << (first >= 0 && on_line[first] ? " (on a line)" : " (padding)")
-                      << ": got " << (first >= 0 ? double(u[first]) : 0.0) << ", want "
+  EXPECT_EQ(wrong, 0) << "first bad element " << first
+                      << (first >= 0 && on_line[first] ? " (on a line)" : " (padding)") << ": got "
+                      << (first >= 0 ? double(u[first]) : 0.0) << ", want "
                       << (first >= 0 ? (on_line[first] ? double(ref[first]) : double(d[first])) : 0.0);
 }
 
@@ -300,42 +306,42 @@ void singular(Kernel kernel, Family family, bool shared) {
 }  // namespace adi::test_cuda
 
 // One suite per kernel: the same checks, instantiated by each test file.
-#define ADI_CUDA_TRIDIAGONAL_SUITE(Suite, kernel, family, ...)                                         \
-  TEST(Suite, SizesAndCountsFloat) {                                                                   \
-    ADI_REQUIRE_CUDA();                                                                                \
-    adi::test_cuda::sweep<float>(kernel, family);                                                      \
-  }                                                                                                    \
-  TEST(Suite, SizesAndCountsDouble) {                                                                  \
-    ADI_REQUIRE_CUDA();                                                                                \
-    adi::test_cuda::sweep<double>(kernel, family);                                                     \
-  }                                                                                                    \
-  TEST(Suite, PaddedBoxAxes) {                                                                         \
-    ADI_REQUIRE_CUDA();                                                                                \
-    adi::test_cuda::box_axes<float>(kernel, {__VA_ARGS__});                                            \
-    adi::test_cuda::box_axes<double>(kernel, {__VA_ARGS__});                                           \
-  }                                                                                                    \
-  TEST(Suite, InPlace) {                                                                               \
-    ADI_REQUIRE_CUDA();                                                                                \
-    adi::test_cuda::in_place<float>(kernel, family);                                                   \
-    adi::test_cuda::in_place<double>(kernel, family);                                                  \
-  }                                                                                                    \
-  TEST(Suite, ZeroPivotThrows) {                                                                       \
-    ADI_REQUIRE_CUDA();                                                                                \
-    adi::test_cuda::singular<float>(kernel, family, false);                                            \
-    adi::test_cuda::singular<double>(kernel, family, true);                                            \
-  }                                                                                                    \
-  TEST(Suite, Small) { /* the sanitizer's case: a few small solves */                                  \
-    ADI_REQUIRE_CUDA();                                                                                \
-    for (adi::index_t n : {3, 33, 65}) {                                                               \
-      adi::test_cuda::Case c;                                                                          \
-      c.lines = adi::test_cuda::make(family, n, 9);                                                    \
-      c.base = 1;                                                                                      \
-      for (int s = 0; s < 2; ++s)                                                                      \
-        for (int p = 0; p < 2; ++p) {                                                                  \
-          c.shared = s;                                                                                \
-          c.periodic = p;                                                                              \
-          adi::test_cuda::check<float>(kernel, c);                                                     \
-          adi::test_cuda::check<double>(kernel, c);                                                    \
-        }                                                                                              \
-    }                                                                                                  \
+#define ADI_CUDA_TRIDIAGONAL_SUITE(Suite, kernel, family, ...)        \
+  TEST(Suite, SizesAndCountsFloat) {                                  \
+    ADI_REQUIRE_CUDA();                                               \
+    adi::test_cuda::sweep<float>(kernel, family);                     \
+  }                                                                   \
+  TEST(Suite, SizesAndCountsDouble) {                                 \
+    ADI_REQUIRE_CUDA();                                               \
+    adi::test_cuda::sweep<double>(kernel, family);                    \
+  }                                                                   \
+  TEST(Suite, PaddedBoxAxes) {                                        \
+    ADI_REQUIRE_CUDA();                                               \
+    adi::test_cuda::box_axes<float>(kernel, {__VA_ARGS__});           \
+    adi::test_cuda::box_axes<double>(kernel, {__VA_ARGS__});          \
+  }                                                                   \
+  TEST(Suite, InPlace) {                                              \
+    ADI_REQUIRE_CUDA();                                               \
+    adi::test_cuda::in_place<float>(kernel, family);                  \
+    adi::test_cuda::in_place<double>(kernel, family);                 \
+  }                                                                   \
+  TEST(Suite, ZeroPivotThrows) {                                      \
+    ADI_REQUIRE_CUDA();                                               \
+    adi::test_cuda::singular<float>(kernel, family, false);           \
+    adi::test_cuda::singular<double>(kernel, family, true);           \
+  }                                                                   \
+  TEST(Suite, Small) { /* the sanitizer's case: a few small solves */ \
+    ADI_REQUIRE_CUDA();                                               \
+    for (adi::index_t n : {3, 33, 65}) {                              \
+      adi::test_cuda::Case c;                                         \
+      c.lines = adi::test_cuda::make(family, n, 9);                   \
+      c.base = 1;                                                     \
+      for (int s = 0; s < 2; ++s)                                     \
+        for (int p = 0; p < 2; ++p) {                                 \
+          c.shared = s;                                               \
+          c.periodic = p;                                             \
+          adi::test_cuda::check<float>(kernel, c);                    \
+          adi::test_cuda::check<double>(kernel, c);                   \
+        }                                                             \
+    }                                                                 \
   }

@@ -6,5 +6,6 @@ using adi::Axis;
 using adi::Kernel;
 using adi::test_cuda::Family;
 
-ADI_CUDA_TRIDIAGONAL_SUITE(CudaThomasNaiveX, Kernel::cuda_thomas_naive, Family::contiguous, Axis::x, Axis::y, Axis::z)
+ADI_CUDA_TRIDIAGONAL_SUITE(CudaThomasNaiveX, Kernel::cuda_thomas_naive, Family::contiguous, Axis::x, Axis::y,
+                           Axis::z)
 ADI_CUDA_TRIDIAGONAL_SUITE(CudaThomasNaiveYZ, Kernel::cuda_thomas_naive, Family::adjacent, Axis::z)

@@ -6,5 +6,5 @@ using adi::Axis;
 using adi::Kernel;
 using adi::test_cuda::Family;
 
-ADI_CUDA_TRIDIAGONAL_SUITE(CudaThomasSharedTranspose, Kernel::cuda_thomas_shared_transpose, Family::contiguous,
-                           Axis::x)
+ADI_CUDA_TRIDIAGONAL_SUITE(CudaThomasSharedTranspose, Kernel::cuda_thomas_shared_transpose,
+                           Family::contiguous, Axis::x)

@@ -84,12 +84,14 @@ TEST(CudaDispatch, ForcedKernelThatCannotRunThrows) {
     return o;
   };
   const LineSet y = adi::test_cuda::adjacent(64, 64), x = adi::test_cuda::contiguous(64, 64);
-  EXPECT_THROW(TridiagonalPlan<float>(gpu, y, forced(Kernel::cuda_thomas_shuffle_transpose)), adi::InvalidArgument);
+  EXPECT_THROW(TridiagonalPlan<float>(gpu, y, forced(Kernel::cuda_thomas_shuffle_transpose)),
+               adi::InvalidArgument);
   EXPECT_THROW(TridiagonalPlan<float>(gpu, y, forced(Kernel::cuda_thomas_pcr)), adi::InvalidArgument);
   EXPECT_THROW(TridiagonalPlan<float>(gpu, x, forced(Kernel::cuda_thomas_pcr_strided)), adi::InvalidArgument);
   EXPECT_THROW(TridiagonalPlan<float>(gpu, x, forced(Kernel::cpu_thomas)), adi::InvalidArgument);
-  EXPECT_THROW(TridiagonalPlan<double>(gpu, adi::test_cuda::contiguous(5000, 2), forced(Kernel::cuda_thomas_pcr)),
-               adi::InvalidArgument);
+  EXPECT_THROW(
+      TridiagonalPlan<double>(gpu, adi::test_cuda::contiguous(5000, 2), forced(Kernel::cuda_thomas_pcr)),
+      adi::InvalidArgument);
   EXPECT_NO_THROW(TridiagonalPlan<float>(gpu, x, forced(Kernel::cuda_thomas_naive)));
 }
 
