@@ -20,24 +20,24 @@ bool is_cpu(Kernel k) {
 }  // namespace
 
 // --- CUDA (solvers/cuda/) -------------------------------------------------------
-// Thresholds measured on an H100 with benchmarks/bench_cuda_tridiagonal.cu (its
+// Thresholds from benchmarks/bench_cuda_tridiagonal.cu on an H100 80GB HBM3 (its
 // line-length sweep: 2^24 values, contiguous lines for X, an interleaved batch for Y;
-// % of the device's copy bandwidth, 5 arrays counted). solvers/cuda/README.md keeps the
-// tables.
+// % of the measured copy bandwidth, 5 arrays counted; solvers/cuda/README.md).
 namespace {
 // X: the warp-per-line hybrid against the transposed Thomas (which also moves c*, y*).
-//   fp32: hybrid 82% / 64% / 32% / 17% at n = 512 / 1024 / 2048 / 4096, transposes
-//         35% / 27% / 16% / 9%: the hybrid wins up to its shared-memory limit (4096).
-//   fp64: hybrid 46% / 27% / 15% at 1024 / 2048 / 4096, shared transpose 38% / 28% / 16%:
-//         even at 2048, behind from 4096.
-// Past it, the shared-memory transpose: equal to the shuffle one in fp32 (8.3% / 8.6% at
-// 4096), ahead in fp64 (28% / 24% at 2048, 16% / 14% at 4096).
+//   fp32: hybrid 82 / 67 / 35 / 19% at n = 512 / 1024 / 2048 / 4096, transposes
+//         36 / 27 / 16 / 8.6%: the hybrid wins up to its shared-memory limit (4096).
+//   fp64: hybrid 49 / 28 / 15% at n = 1024 / 2048 / 4096, shared transpose 37 / 27 / 16%.
+// Past it, the shared-memory transpose: level with the shuffle one in fp32 (8.3 / 8.6% at
+// 4096), ahead in fp64 (27 / 24% at 2048, 16 / 14% at 4096).
 constexpr index_t kCudaPcrMaxX32 = 4096;
 constexpr index_t kCudaPcrMaxX64 = 2048;
-// Y/Z: the hybrid's register form (cp.async stage) takes segments of up to 16 rows: lines
-// up to 512, or 256 in double precision with per-line bands (solvers/cuda/
-// thomas_pcr_strided.cuh). Its shared-memory tile form for longer lines lost to the
-// coalesced Thomas at every length measured (fp32 30% vs 36% at 1024, fp64 29% vs 50%).
+// Y/Z: the hybrid's register form (cp.async stage, segments of up to 16 rows) against the
+// coalesced Thomas: fp32 77 / 72 / 66 / 50% at n = 64 / 128 / 256 / 512 vs 60 / 56 / 52 /
+// 49%; fp64 81 / 79 / 74% at 64 / 128 / 256 vs 57 / 55 / 53%. Past 512 (past 256 in
+// double precision with per-line bands, whose 16-row segments would spill) only the
+// shared-memory tile form remains, and it loses: fp32 30 vs 36% at 1024, fp64 43 vs 53%
+// at 512.
 index_t cuda_pcr_strided_max(const DispatchQuery& q) {
   return q.value_size == 8 && !q.shared_bands ? 256 : 512;
 }
