@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -34,6 +35,8 @@ std::string describe(const double e[3]) {
 
 void expect_order(const double e[3], double min_fit, double min_pair, const std::string& what) {
   const Orders o = orders(e);
+  std::printf("[order] %-40s fit %.2f (pairs %.2f %.2f)  %s\n", what.c_str(), o.fit, o.first, o.second,
+              describe(e).c_str());
   EXPECT_GE(o.fit, min_fit) << what << ": " << describe(e);
   EXPECT_GE(o.first, min_pair) << what << ": " << describe(e);
   EXPECT_GE(o.second, min_pair) << what << ": " << describe(e);
@@ -126,7 +129,8 @@ TEST_P(HeatOrder, SecondOrderWithTimeDependentBoundaries) {
   const HeatCase& c = GetParam();
   double e[3];
   heat_errors<double>(c.scheme, c.dims, c.variant, e);
-  expect_order(e, 1.9, 1.8, std::string(c.scheme.name()) + " " + variant_name(c.variant));
+  expect_order(e, 1.9, 1.8,
+               std::string(c.scheme.name()) + " " + std::to_string(c.dims) + "D " + variant_name(c.variant));
   EXPECT_LT(e[2], 1e-3);  // and the errors are small, not just shrinking
 }
 
