@@ -1,0 +1,174 @@
+#pragma once
+// Variable-size batches: one description of a batch whose systems (tridiagonal lines,
+// small dense matrices, neurons) have different sizes, shared by every variable-size
+// solver (adi/variable_tridiagonal.hpp, adi/batched_cholesky.hpp, the Hines solver).
+// After cuThomasVBatch (Valero-Lara et al., section 3.1: interleaved and padded to the
+// largest) and MAGMA's vbatched routines (Abdelfattah et al., section III: sizes and
+// leading dimensions as arrays, a known maximum, early termination, implicit sorting).
+//
+//   std::vector<int> n = ...;                                   // one size per system
+//   adi::VariableBatchPlan batch(adi::Executor::host(), adi::BatchSizes{n.data(), index_t(n.size())});
+//   batch.build_seconds();        // validation, sorting, offsets: paid once per batch shape
+//   batch.pack(user_compact, adi::CompactBatch{}, sorted);      // once, like cuThomasBatch's interleave
+//   adi::VariableTridiagonalPlan<double> solve(batch, adi::SortedInterleaved{});
+//
+// Sizes are `int`, like MAGMA's interface, so that arrays users already hold can be
+// passed as they are; positions and offsets are index_t. Every index array may live in
+// host or device memory (detected); the plan keeps its own copies where it needs them.
+// Header is C++17 so that CUDA translation units can include it.
+#include <memory>
+#include <vector>
+
+#include "adi/executor.hpp"
+#include "adi/layout.hpp"
+
+namespace adi {
+
+// The sizes of a batch: `count` systems, system s has sizes[s] >= 0 unknowns (0 is a
+// valid, empty system). `max_size`, when the caller knows it (>= 0), is checked against
+// every size and spares nothing else: the plan reads the sizes once anyway to sort them.
+struct BatchSizes {
+  const int* sizes = nullptr;  // count entries, host or device memory
+  index_t count = 0;
+  int max_size = -1;  // known upper bound of the sizes, or -1
+};
+
+// --- layouts: where element k of system s lives (explicit types, one per paper layout) ---
+
+// cuThomasVBatch (paper section 3.1, figure 8): element k of system s at k*stride + s.
+// Every system owns `rows` slots; slots k >= n_s are padding. Solvers never write the
+// padding; CP kernels read it and replace it by identity rows, so its contents (NaN
+// included) do not matter, but it must be allocated.
+struct PaddedInterleaved {
+  index_t stride = 0;  // distance between elements k and k+1 of a system (>= count); 0: count
+  index_t rows = 0;    // slots per system (>= the largest size); 0: the largest size
+};
+
+// System s stored contiguously from offsets[s]: element k at offsets[s] + k. A dense
+// matrix of a batch is column-major with leading dimension n_s there.
+// Offsets null: systems back to back in order (offsets = exclusive sum of sizes, or of
+// n_s^2 for matrices). Systems may not overlap (checked when the solver plan is built).
+struct CompactBatch {
+  const index_t* offsets = nullptr;  // count entries, host or device memory, or null
+};
+
+// MAGMA's vbatched interface: system s reached through its own pointer (the arrays of
+// pointers are passed to solve); a dense matrix is column-major with leading dimension
+// ld[s] >= max(1, n_s); a vector of system s has its elements contiguous.
+struct PointerBatch {
+  const int* ld = nullptr;  // count entries, host or device memory; null: ld[s] = max(1, n_s)
+};
+
+// The plan's own size-sorted layout (like SELL-C-sigma): systems sorted by size, largest
+// first, cut into chunks of `chunk_width` consecutive sorted systems; chunk c stores its
+// systems interleaved and padded to its own largest size:
+//   element k of the system at sorted position p = c*W + j  ->  chunk_offset[c] + k*W + j.
+// One warp (or SIMD group) then works on systems of similar size with coalesced loads, and
+// time follows the total work instead of the largest system. Geometry: VariableBatchPlan.
+struct SortedInterleaved {};
+
+// --- the plan ---
+
+struct VariableBatchOptions {
+  // Systems per chunk of SortedInterleaved: a warp, and 4 AVX-512 fp64 vectors on the
+  // host; one value for both backends so that packed data moves between them as it is.
+  int chunk_width = 32;
+  // Largest size the caller's solver supports (0: no limit); larger sizes throw.
+  int max_supported = 0;
+  // Inclusive upper bounds of size classes, ascending (e.g. {32, 64, 512}): bins() then
+  // lists the systems of each class as one range of the sorted order, so that a solver
+  // can launch one kernel per class. Empty: a single class.
+  std::vector<int> bin_edges;
+};
+
+// A range of the sorted order holding the systems whose sizes lie in one size class.
+struct SizeBin {
+  index_t first = 0;  // sorted position of its largest system
+  index_t count = 0;
+  int min_size = 0, max_size = 0;  // of the systems in it (0, 0 when empty)
+  int upper_bound = 0;             // the class's edge (the largest size it admits)
+};
+
+// Plain pointers into a plan's arrays, in one memory space, to pass to kernels by value.
+struct VariableBatchView {
+  index_t count = 0;
+  int max_size = 0;
+  int chunk_width = 0;
+  index_t chunks = 0;                     // ceil(count / chunk_width)
+  const int* sizes = nullptr;             // [count]  size of system s
+  const index_t* order = nullptr;         // [count]  sorted position -> system (sizes descending, stable)
+  const index_t* position = nullptr;      // [count]  system -> sorted position
+  const index_t* offsets = nullptr;       // [count+1] exclusive sum of sizes (packed CompactBatch)
+  const index_t* chunk_offsets = nullptr; // [chunks+1] start of chunk c in SortedInterleaved
+  const int* chunk_rows = nullptr;        // [chunks] largest size in chunk c (its padded length)
+};
+
+// Built once per batch shape (sizes + executor): validates the sizes, finds the largest,
+// sorts the systems by size (largest first, so that the threads of a warp, the lanes of
+// a vector or the blocks scheduled first get similar, large work), bins them by size
+// class, and lays out SortedInterleaved. Keeps host and (on a CUDA executor) device
+// copies. Cheap to copy (shared, immutable state). Throws InvalidArgument on a null sizes
+// array with count > 0, a negative size, or a size over max_size / max_supported.
+class VariableBatchPlan {
+ public:
+  VariableBatchPlan(const Executor& exec, const BatchSizes& sizes, VariableBatchOptions options = {});
+
+  const Executor& executor() const;
+  const VariableBatchOptions& options() const;
+  index_t count() const;
+  int max_size() const;          // 0 for an empty batch
+  int min_size() const;
+  index_t total_size() const;    // sum of sizes (the useful unknowns)
+  double build_seconds() const;  // wall time the constructor took (reported apart from solves)
+
+  // Host copies (always available); views of the same arrays in the executor's memory.
+  const VariableBatchView& host_view() const;
+  const VariableBatchView& view() const;  // device pointers on a CUDA executor
+  const std::vector<SizeBin>& bins() const;
+  int size(index_t s) const { return host_view().sizes[s]; }
+
+  // Elements one array of each layout must hold for this batch.
+  index_t span(const PaddedInterleaved& l) const;
+  index_t span(const SortedInterleaved&) const { return host_view().chunk_offsets[host_view().chunks]; }
+  index_t span(const CompactBatch&) const { return total_size(); }  // packed (offsets null)
+
+  // Copies one array (of T = float, double, int or index_t) between a user layout and
+  // SortedInterleaved, on the plan's executor, src and dst in its memory space: done
+  // once, like cuThomasBatch's interleave at the start of a simulation. pack() writes
+  // zeros into the sorted layout's padding; unpack() writes only real elements.
+  template <class T>
+  void pack(const T* src, const CompactBatch& layout, T* dst) const;
+  template <class T>
+  void pack(const T* src, const PaddedInterleaved& layout, T* dst) const;
+  template <class T>
+  void unpack(const T* src, T* dst, const CompactBatch& layout) const;
+  template <class T>
+  void unpack(const T* src, T* dst, const PaddedInterleaved& layout) const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+namespace detail {
+// Offsets of a CompactBatch made concrete on the host: the caller's (copied to the host)
+// or the packed ones (exclusive sum of sizes[s] * per_system(sizes[s])). Checks that
+// systems do not overlap (sorted by offset) and returns them with the span they need.
+struct CompactGeometry {
+  std::vector<index_t> offsets;  // count entries
+  index_t span = 0;              // one past the furthest element
+};
+// `elements(n)`: elements a system of size n occupies (n for vectors, n*n for matrices).
+CompactGeometry compact_geometry(const VariableBatchPlan& plan, const CompactBatch& layout,
+                                 index_t (*elements)(int n), const char* who);
+// Leading dimensions of a PointerBatch on the host (copied, defaults filled in), each
+// checked against max(1, n_s) with a message naming the matrix.
+std::vector<int> leading_dimensions(const VariableBatchPlan& plan, const PointerBatch& layout,
+                                    const char* who);
+// Copies `count` values from host or device memory (detected) to a host vector.
+template <class T>
+std::vector<T> to_host(const T* p, index_t count);
+}  // namespace detail
+
+}  // namespace adi
