@@ -2,10 +2,14 @@
 // The CUDA backend seen from plain C++: no CUDA header here, streams are void*.
 // Implemented in solvers/cuda/*.cu when adi is built with CUDA, otherwise by
 // backend_stub.cpp, whose functions report "no device" or throw Unsupported.
+#include <array>
 #include <cstddef>
 
+#include "adi/detail/stencil.hpp"
+#include "adi/block_tridiagonal.hpp"
 #include "adi/layout.hpp"
 #include "adi/tridiagonal.hpp"
+#include "adi/variable_batch.hpp"
 
 namespace adi::cuda_backend {
 
@@ -63,5 +67,110 @@ template <class T>
 void tridiagonal_solve_tuned(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,
                              bool periodic, void* workspace, int* pivot_flag, void* stream,
                              const Tuning& tuning);
+
+// Variable-size batches (solvers/cuda/variable_batch_pack.cu). A user layout of one array:
+// CompactBatch when offsets is set (element k of system s at offsets[s] + k, device
+// array), PaddedInterleaved otherwise (k*stride + s).
+struct VariableSource {
+  const index_t* offsets;
+  index_t stride;
+};
+// Copies between `src`'s user layout and SortedInterleaved (to_sorted) or back, on `stream`.
+template <class T>
+void variable_pack(const VariableBatchView& v, VariableSource layout, const T* src, T* dst, bool to_sorted,
+                   void* stream);
+
+// Every allocate() so far (a test checks that repeated ADI steps allocate nothing).
+std::size_t allocation_count();
+// Copies on `stream`, ordered with the work queued there, and waits for them.
+void copy_on_stream(void* dst, const void* src, std::size_t bytes, Copy kind, void* stream);
+
+// Stencil kernels of the ADI operator (solvers/cuda/stencil_*.cu), the CUDA versions of
+// solvers/cpu/stencil_* with the same arguments (adi/detail/stencil.hpp), enqueued on
+// `stream`. Assume validated input.
+template <class T>
+void stencil_apply(const adi::detail::StencilView<T>& view, const adi::detail::ApplyArgs<T>& args, void* stream);
+template <class T>
+void stencil_face(T* f, const Box3& box, const adi::detail::FaceRegion& region, const T* values, T scale, bool add,
+                  void* stream);
+template <class T>
+void stencil_face_apply(const adi::detail::StencilView<T>& view, const adi::detail::FaceRegion& region, const T* v,
+                        const std::array<T, 3>& w, const std::array<std::array<const T*, 2>, 3>& neumann,
+                        const T* src, T src_scale, T* vals, bool add, void* stream);
+template <class T>
+void stencil_diagonal(const T* d, T inv_s, T* b, index_t n, void* stream);
+
+// Several face writes (f[node] = scale * values[...]) in one launch, in order: where two
+// faces share an edge the later one's value stays, as if they ran one after the other.
+template <class T>
+struct FaceWrite {
+  adi::detail::FaceRegion region;
+  const T* values = nullptr;
+  T scale = T(1);
+};
+constexpr int kMaxFaceWrites = 6;
+template <class T>
+void stencil_faces(T* f, const Box3& box, const FaceWrite<T>* writes, int count, void* stream);
+
+// The Dirichlet values of an intermediate ADI stage on one face, from boundary data alone
+// (face arrays, indexed like FaceRegion's values):
+//   out = g_new + sum_i w[i] [(A_i g_new + N_i(t_new)) - (A_i g_old + N_i(t_old))]
+//         + src_scale * (src_new - src_old)
+// A_i acts along the face (axes i != region.axis with w[i] != 0); N_i[side] are axis i's
+// Neumann face arrays (may be null); src_* are field-shaped (may be null). Only the
+// face's nodes in the region's ranges are written.
+template <class T>
+void stage_face_values(const adi::detail::StencilView<T>& view, const adi::detail::FaceRegion& region,
+                       const T* g_new, const T* g_old, const std::array<T, 3>& w,
+                       const std::array<std::array<const T*, 2>, 3>& neumann_new,
+                       const std::array<std::array<const T*, 2>, 3>& neumann_old, const T* src_new,
+                       const T* src_old, T src_scale, T* out, void* stream);
+
+// One implicit ADI stage along an axis with shared bands, in one kernel
+// (solvers/cuda/thomas_pcr_fused_stage.cuh): per line the right-hand side
+//   base*inv_s - (A v) + sources + Neumann terms        (Dirichlet end rows: `end`)
+// is formed as the line is loaded, the bands of (I/s - A) are generated in the kernel
+// from A's line coefficients (a, inv_s - d, c), the line is solved by the Thomas-PCR
+// hybrid and u is written. A sweep moves base, v and u, nothing else field-shaped.
+// Row i of A: (A v)_i = -a[i] v_{i-1} + d[i] v_i - c[i] v_{i+1} (wrapping when periodic).
+template <class T>
+struct FusedStage {
+  LineSet lines;  // the sweep: every pointer below (field-shaped ones) is at its first node
+  bool periodic = false;
+  const T* base = nullptr;
+  const T* v = nullptr;  // null: no explicit part
+  T inv_s = T(1);
+  const T* a = nullptr;  // A's line coefficients, length lines.n
+  const T* d = nullptr;
+  const T* c = nullptr;
+  // Per end of a line (0: row 0, 1: row n-1), face arrays read at
+  // face_base + l0 + l1*face_n1 for line l0 + l1*lines.count0 (null: not that kind):
+  std::array<const T*, 2> end{};      // Dirichlet: the stage's value at the end row
+  std::array<const T*, 2> v_end{};    // Dirichlet: v's value at the end row (read instead of v)
+  std::array<const T*, 2> neu_add{};  // Neumann: added to the end row's right-hand side
+  std::array<const T*, 2> neu_sub{};  // Neumann: subtracted from it
+  index_t face_base = 0;
+  index_t face_n1 = 0;
+  std::array<const T*, 2> src{};  // field-shaped sources, times src_scale
+  std::array<T, 2> src_scale{};
+  T* u = nullptr;  // may equal base or v
+};
+// Whether fused_stage_solve takes these lines: stride-1 lines (X) or neighbouring lines
+// adjacent in memory (Y, Z), n <= 4096.
+bool fused_stage_supported(const LineSet& lines);
+template <class T>
+void fused_stage_solve(const FusedStage<T>& stage, int* pivot_flag, void* stream);
+
+// Block-tridiagonal kernels (solvers/cuda/block_thomas*.cuh). Assume validated input.
+// Workspace: the factors C*_i of every system (interleaved by system, so coalesced).
+std::size_t block_tridiagonal_workspace_bytes(BlockKernel kernel, const BlockLineSet& lines,
+                                              std::size_t value_size);
+// Enqueues the solve on `stream`. `singular` (device, zeroed by the caller) receives the
+// maximum of ~0ull - (system * n + row) over the singular pivot blocks met, so it stays 0
+// when there are none and otherwise names the first system and row.
+template <class T>
+void block_tridiagonal_solve(BlockKernel kernel, const BlockLineSet& lines, const T* a, const T* b, const T* c,
+                             const T* d, T* u, double tol, void* workspace, unsigned long long* singular,
+                             void* stream);
 
 }  // namespace adi::cuda_backend

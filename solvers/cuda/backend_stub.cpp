@@ -38,4 +38,78 @@ template void tridiagonal_solve<float>(Kernel, const LineSet&, BandView<float>, 
                                        void*, int*, void*);
 template void tridiagonal_solve<double>(Kernel, const LineSet&, BandView<double>, const double*, double*,
                                         bool, void*, int*, void*);
+template <class T>
+void variable_pack(const VariableBatchView&, VariableSource, const T*, T*, bool, void*) {
+  no_cuda();
+}
+template void variable_pack<float>(const VariableBatchView&, VariableSource, const float*, float*, bool, void*);
+template void variable_pack<double>(const VariableBatchView&, VariableSource, const double*, double*, bool,
+                                    void*);
+template void variable_pack<int>(const VariableBatchView&, VariableSource, const int*, int*, bool, void*);
+template void variable_pack<index_t>(const VariableBatchView&, VariableSource, const index_t*, index_t*, bool,
+                                     void*);
+std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet&, std::size_t) { no_cuda(); }
+template <class T>
+void block_tridiagonal_solve(BlockKernel, const BlockLineSet&, const T*, const T*, const T*, const T*, T*, double,
+                             void*, unsigned long long*, void*) {
+  no_cuda();
+}
+template void block_tridiagonal_solve<float>(BlockKernel, const BlockLineSet&, const float*, const float*,
+                                             const float*, const float*, float*, double, void*,
+                                             unsigned long long*, void*);
+template void block_tridiagonal_solve<double>(BlockKernel, const BlockLineSet&, const double*, const double*,
+                                              const double*, const double*, double*, double, void*,
+                                              unsigned long long*, void*);
+std::size_t allocation_count() { return 0; }
+void copy_on_stream(void*, const void*, std::size_t, Copy, void*) { no_cuda(); }
+bool fused_stage_supported(const LineSet&) { return false; }
+template <class T>
+void stencil_apply(const adi::detail::StencilView<T>&, const adi::detail::ApplyArgs<T>&, void*) {
+  no_cuda();
+}
+template <class T>
+void stencil_face(T*, const Box3&, const adi::detail::FaceRegion&, const T*, T, bool, void*) {
+  no_cuda();
+}
+template <class T>
+void stencil_face_apply(const adi::detail::StencilView<T>&, const adi::detail::FaceRegion&, const T*,
+                        const std::array<T, 3>&, const std::array<std::array<const T*, 2>, 3>&, const T*, T, T*,
+                        bool, void*) {
+  no_cuda();
+}
+template <class T>
+void stencil_diagonal(const T*, T, T*, index_t, void*) {
+  no_cuda();
+}
+template <class T>
+void stencil_faces(T*, const Box3&, const FaceWrite<T>*, int, void*) {
+  no_cuda();
+}
+template <class T>
+void stage_face_values(const adi::detail::StencilView<T>&, const adi::detail::FaceRegion&, const T*, const T*,
+                       const std::array<T, 3>&, const std::array<std::array<const T*, 2>, 3>&,
+                       const std::array<std::array<const T*, 2>, 3>&, const T*, const T*, T, T*, void*) {
+  no_cuda();
+}
+template <class T>
+void fused_stage_solve(const FusedStage<T>&, int*, void*) {
+  no_cuda();
+}
+#define ADI_CUDA_STUB_STENCILS(T)                                                                           \
+  template void stencil_apply<T>(const adi::detail::StencilView<T>&, const adi::detail::ApplyArgs<T>&, void*); \
+  template void stencil_face<T>(T*, const Box3&, const adi::detail::FaceRegion&, const T*, T, bool, void*);   \
+  template void stencil_face_apply<T>(const adi::detail::StencilView<T>&, const adi::detail::FaceRegion&,     \
+                                      const T*, const std::array<T, 3>&,                                      \
+                                      const std::array<std::array<const T*, 2>, 3>&, const T*, T, T*, bool,   \
+                                      void*);                                                                 \
+  template void stencil_diagonal<T>(const T*, T, T*, index_t, void*);                                         \
+  template void stencil_faces<T>(T*, const Box3&, const FaceWrite<T>*, int, void*);                           \
+  template void stage_face_values<T>(const adi::detail::StencilView<T>&, const adi::detail::FaceRegion&,      \
+                                     const T*, const T*, const std::array<T, 3>&,                             \
+                                     const std::array<std::array<const T*, 2>, 3>&,                           \
+                                     const std::array<std::array<const T*, 2>, 3>&, const T*, const T*, T, T*, \
+                                     void*);                                                                  \
+  template void fused_stage_solve<T>(const FusedStage<T>&, int*, void*);
+ADI_CUDA_STUB_STENCILS(float)
+ADI_CUDA_STUB_STENCILS(double)
 }  // namespace adi::cuda_backend
