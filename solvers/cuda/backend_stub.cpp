@@ -112,4 +112,16 @@ void fused_stage_solve(const FusedStage<T>&, int*, void*) {
   template void fused_stage_solve<T>(const FusedStage<T>&, int*, void*);
 ADI_CUDA_STUB_STENCILS(float)
 ADI_CUDA_STUB_STENCILS(double)
+std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet&, std::size_t) { no_cuda(); }
+template <class T>
+void block_tridiagonal_solve(BlockKernel, const BlockLineSet&, const T*, const T*, const T*, const T*, T*, double,
+                             void*, unsigned long long*, void*) {
+  no_cuda();
+}
+template void block_tridiagonal_solve<float>(BlockKernel, const BlockLineSet&, const float*, const float*,
+                                             const float*, const float*, float*, double, void*,
+                                             unsigned long long*, void*);
+template void block_tridiagonal_solve<double>(BlockKernel, const BlockLineSet&, const double*, const double*,
+                                              const double*, const double*, double*, double, void*,
+                                              unsigned long long*, void*);
 }  // namespace adi::cuda_backend

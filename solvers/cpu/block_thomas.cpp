@@ -1,0 +1,225 @@
+// Block Thomas on the host (paper, block part, section 5): each OpenMP thread solves
+// whole systems, one at a time, with Eigen fixed-size M x M blocks (M a template
+// parameter, so every block operation is unrolled and vectorised), keeping C*_i in a
+// per-thread scratch of n*M*M values that stays in L1/L2 and d*_i in u.
+#include "solvers/cpu/block_thomas.hpp"
+
+#include <omp.h>
+
+// GCC 12 reports Eigen's AVX-512 intrinsics wrappers as reading an uninitialised
+// register (a known false positive of avx512fintrin.h); keep the build log readable.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "solvers/reference/block_thomas.hpp"
+
+namespace adi::cpu {
+namespace {
+
+constexpr index_t kNoFailure = std::numeric_limits<index_t>::max();
+
+inline int thread_capacity(int threads) { return threads > 0 ? threads : std::max(1, omp_get_num_procs()); }
+
+// Loads and stores of one block or vector; Unit: component stride 1 (figure 17/14
+// layouts, array-of-structures grids), so a block is M*M consecutive values.
+template <class T, int M, bool Unit>
+struct BlockIo {
+  using Mat = Eigen::Matrix<T, M, M, Eigen::RowMajor>;
+  using Vec = Eigen::Matrix<T, M, 1>;
+  static Mat block(const T* p, index_t comp) {
+    if constexpr (Unit) {
+      (void)comp;
+      return Eigen::Map<const Mat>(p);
+    } else {
+      Mat x;
+      for (int r = 0; r < M; ++r)
+        for (int c = 0; c < M; ++c) x(r, c) = p[(r * M + c) * comp];
+      return x;
+    }
+  }
+  static Vec vec(const T* p, index_t comp) {
+    if constexpr (Unit) {
+      (void)comp;
+      return Eigen::Map<const Vec>(p);
+    } else {
+      Vec x;
+      for (int r = 0; r < M; ++r) x(r) = p[r * comp];
+      return x;
+    }
+  }
+  static void store(T* p, index_t comp, const Vec& v) {
+    if constexpr (Unit) {
+      (void)comp;
+      Eigen::Map<Vec> out(p);
+      out = v;
+    } else {
+      for (int r = 0; r < M; ++r) p[r * comp] = v(r);
+    }
+  }
+};
+
+// Solves S X = R in place by LU with partial pivoting (S is overwritten). False when a
+// pivot is at most tol * max|S| or the block holds a non-finite value (then the
+// comparison is false too).
+template <class T, int M, int NR>
+bool lu_solve(Eigen::Matrix<T, M, M, Eigen::RowMajor>& s, Eigen::Matrix<T, M, NR, Eigen::RowMajor>& r,
+              T tol) {
+  const T threshold = tol * s.cwiseAbs().maxCoeff();
+  for (int k = 0; k < M; ++k) {
+    int p = k;
+    T best = std::abs(s(k, k));
+    for (int q = k + 1; q < M; ++q)
+      if (std::abs(s(q, k)) > best) best = std::abs(s(q, k)), p = q;
+    if (!(best > threshold)) return false;
+    if (p != k) {
+      s.row(k).swap(s.row(p));
+      r.row(k).swap(r.row(p));
+    }
+    const T inv = T(1) / s(k, k);
+    s(k, k) = inv;
+    for (int q = k + 1; q < M; ++q) {
+      const T f = s(q, k) * inv;
+      for (int j = k + 1; j < M; ++j) s(q, j) -= f * s(k, j);
+      r.row(q) -= f * r.row(k);
+    }
+  }
+  for (int k = M - 1; k >= 0; --k) {
+    for (int q = k + 1; q < M; ++q) r.row(k) -= s(k, q) * r.row(q);
+    r.row(k) *= s(k, k);
+  }
+  return true;
+}
+
+// One system: returns -1 or the first singular block row.
+template <class T, int M, bool Unit>
+index_t solve_system(const BlockLineSet& l, index_t sys, const T* a, const T* b, const T* c, const T* d,
+                     T* u, T tol, T* cs) {
+  using Io = BlockIo<T, M, Unit>;
+  using Mat = typename Io::Mat;
+  using Vec = typename Io::Vec;
+  using Ext = Eigen::Matrix<T, M, M + 1, Eigen::RowMajor>;
+  const BlockStrides& sb = l.blocks;
+  const BlockStrides& sv = l.vectors;
+  const index_t ob = (sys % l.count0) * sb.system0 + (sys / l.count0) * sb.system1;
+  const index_t ov = (sys % l.count0) * sv.system0 + (sys / l.count0) * sv.system1;
+  Vec ds = Vec::Zero();
+  for (index_t i = 0; i < l.n; ++i) {
+    const index_t pb = ob + i * sb.row, pv = ov + i * sv.row;
+    Mat s = Io::block(b + pb, sb.component);
+    Vec r = Io::vec(d + pv, sv.component);
+    if (i > 0) {
+      const Mat ai = Io::block(a + pb, sb.component);
+      s.noalias() -= ai * Eigen::Map<const Mat>(cs + (i - 1) * M * M);
+      r.noalias() -= ai * ds;
+    }
+    Ext x;
+    if (i + 1 < l.n)
+      x.template leftCols<M>() = Io::block(c + pb, sb.component);
+    else
+      x.template leftCols<M>().setZero();
+    x.col(M) = r;
+    if (!lu_solve<T, M, M + 1>(s, x, tol)) return i;
+    Eigen::Map<Mat>(cs + i * M * M) = x.template leftCols<M>();
+    ds = x.col(M);
+    Io::store(u + pv, sv.component, ds);
+  }
+  Vec next = ds;  // u_{n-1} = d*_{n-1}
+  for (index_t i = l.n - 2; i >= 0; --i) {
+    T* pu = u + ov + i * sv.row;
+    const Vec ui = Io::vec(pu, sv.component) - Eigen::Map<const Mat>(cs + i * M * M) * next;
+    Io::store(pu, sv.component, ui);
+    next = ui;
+  }
+  return -1;
+}
+
+template <class T, int M, bool Unit>
+BlockFailure run(const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d, T* u, T tol,
+                 void* workspace, int threads) {
+  const index_t systems = l.systems();
+  // Below ~32k values a parallel region costs more than it saves (as in batch.hpp).
+  const index_t values = systems * l.n * M * M;
+  const int cap = thread_capacity(threads);
+  const int nt = values < 32768 ? 1 : static_cast<int>(std::clamp<index_t>(systems, 1, cap));
+  index_t first = kNoFailure;
+#pragma omp parallel num_threads(nt) if (nt > 1) reduction(min : first)
+  {
+    T* cs = static_cast<T*>(workspace) + static_cast<std::size_t>(omp_get_thread_num()) * l.n * M * M;
+#pragma omp for schedule(static)
+    for (index_t sys = 0; sys < systems; ++sys) {
+      const index_t row = solve_system<T, M, Unit>(l, sys, a, b, c, d, u, tol, cs);
+      if (row >= 0) first = std::min(first, sys * l.n + row);
+    }
+  }
+  return first == kNoFailure ? -1 : first;
+}
+
+template <class T, int M>
+BlockFailure run_m(const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d, T* u, T tol,
+                   void* ws, int threads) {
+  if (l.blocks.component == 1 && l.vectors.component == 1)
+    return run<T, M, true>(l, a, b, c, d, u, tol, ws, threads);
+  return run<T, M, false>(l, a, b, c, d, u, tol, ws, threads);
+}
+
+}  // namespace
+
+std::size_t block_thomas_workspace_bytes(const BlockLineSet& l, int threads, std::size_t value_size) {
+  return static_cast<std::size_t>(thread_capacity(threads)) * static_cast<std::size_t>(l.n) * l.m * l.m *
+         value_size;
+}
+
+template <class T>
+BlockFailure block_thomas(const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d, T* u,
+                          double tol, void* ws, int threads) {
+  const T t = static_cast<T>(tol);
+  switch (l.m) {
+    case 2: return run_m<T, 2>(l, a, b, c, d, u, t, ws, threads);
+    case 3: return run_m<T, 3>(l, a, b, c, d, u, t, ws, threads);
+    case 4: return run_m<T, 4>(l, a, b, c, d, u, t, ws, threads);
+    case 5: return run_m<T, 5>(l, a, b, c, d, u, t, ws, threads);
+    case 6: return run_m<T, 6>(l, a, b, c, d, u, t, ws, threads);
+    case 7: return run_m<T, 7>(l, a, b, c, d, u, t, ws, threads);
+    default: return run_m<T, 8>(l, a, b, c, d, u, t, ws, threads);
+  }
+}
+
+template <class T>
+BlockFailure block_thomas_reference(const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d,
+                                    T* u, double tol) {
+  const int m = l.m;
+  const BlockStrides& sb = l.blocks;
+  const BlockStrides& sv = l.vectors;
+  std::vector<double> x;
+  for (index_t sys = 0; sys < l.systems(); ++sys) {
+    const index_t ob = (sys % l.count0) * sb.system0 + (sys / l.count0) * sb.system1;
+    const index_t ov = (sys % l.count0) * sv.system0 + (sys / l.count0) * sv.system1;
+    auto block = [&](const T* p) {
+      return [=](index_t i, int r, int q) -> double {
+        return p[ob + i * sb.row + (r * m + q) * sb.component];
+      };
+    };
+    auto dv = [&](index_t i, int v) -> double { return d[ov + i * sv.row + v * sv.component]; };
+    const index_t row = reference::block_thomas_system(m, l.n, block(a), block(b), block(c), dv, tol, x);
+    if (row >= 0) return sys * l.n + row;  // systems run in order: the first is the smallest key
+    for (index_t i = 0; i < l.n; ++i)
+      for (int v = 0; v < m; ++v) u[ov + i * sv.row + v * sv.component] = static_cast<T>(x[i * m + v]);
+  }
+  return -1;
+}
+
+template BlockFailure block_thomas<float>(const BlockLineSet&, const float*, const float*, const float*,
+                                          const float*, float*, double, void*, int);
+template BlockFailure block_thomas<double>(const BlockLineSet&, const double*, const double*, const double*,
+                                           const double*, double*, double, void*, int);
+template BlockFailure block_thomas_reference<float>(const BlockLineSet&, const float*, const float*,
+                                                    const float*, const float*, float*, double);
+template BlockFailure block_thomas_reference<double>(const BlockLineSet&, const double*, const double*,
+                                                     const double*, const double*, double*, double);
+
+}  // namespace adi::cpu

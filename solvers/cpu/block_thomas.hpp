@@ -1,0 +1,28 @@
+#pragma once
+// Host backend of the batched block-tridiagonal solves. Called by
+// adi::BlockTridiagonalPlan after validation; these functions assume valid input.
+#include <cstddef>
+
+#include "adi/block_tridiagonal.hpp"
+
+namespace adi::cpu {
+
+// What a block solve reports: -1, or the smallest key system * n + row of a pivot block
+// found singular (the plan turns it into SingularBlock).
+using BlockFailure = index_t;
+
+// Scratch for `threads` threads (0: every processor): n*M*M values of C* per thread.
+std::size_t block_thomas_workspace_bytes(const BlockLineSet& lines, int threads, std::size_t value_size);
+
+// Block Thomas with Eigen fixed-size blocks, one system per thread, OpenMP across
+// systems (paper, block part, section 5). tol: relative pivot threshold.
+template <class T>
+BlockFailure block_thomas(const BlockLineSet& lines, const T* a, const T* b, const T* c, const T* d, T* u,
+                          double tol, void* workspace, int threads);
+
+// solvers/reference/block_thomas.hpp on every system, one thread, in double.
+template <class T>
+BlockFailure block_thomas_reference(const BlockLineSet& lines, const T* a, const T* b, const T* c,
+                                    const T* d, T* u, double tol);
+
+}  // namespace adi::cpu
