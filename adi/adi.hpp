@@ -1,6 +1,7 @@
 #pragma once
 // Everything public in one include: grids, fields, boundaries, operators, ADI
 // schemes, tridiagonal solves, VTK output.
+#include "adi/block_tridiagonal.hpp"
 #include "adi/boundary.hpp"
 #include "adi/error.hpp"
 #include "adi/executor.hpp"
