@@ -80,6 +80,35 @@ template <class T>
 void variable_pack(const VariableBatchView& v, VariableSource layout, const T* src, T* dst, bool to_sorted,
                    void* stream);
 
+// Variable-size tridiagonal kernels (solvers/cuda/thomas_variable*.cu): one thread per
+// system. Layout of the arrays: padded (k*stride + s, CP over `rows` rows or NCP),
+// sorted (SortedInterleaved), compact (offsets[s] + k, device offsets) or pointers.
+enum class VariableKernel { padded, stop_at_size, sorted, compact, pointers };
+template <class T>
+struct VariableDeviceArrays {
+  const T* a = nullptr;
+  const T* b = nullptr;
+  const T* c = nullptr;
+  const T* d = nullptr;
+  T* u = nullptr;
+  // PointerBatch: device arrays of count pointers.
+  const T* const* pa = nullptr;
+  const T* const* pb = nullptr;
+  const T* const* pc = nullptr;
+  const T* const* pd = nullptr;
+  T* const* pu = nullptr;
+  index_t stride = 0;               // padded
+  int rows = 0;                     // padded
+  const index_t* offsets = nullptr;  // compact
+};
+std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v, index_t span,
+                                                 bool periodic, std::size_t value_size);
+// Enqueues the solve; `bad_system` (device int) receives the smallest system index with a
+// zero or non-finite pivot, or stays INT_MAX (the launch sets it so first).
+template <class T>
+void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
+                                bool periodic, void* workspace, int* bad_system, void* stream);
+
 // Every allocate() so far (a test checks that repeated ADI steps allocate nothing).
 std::size_t allocation_count();
 // Copies on `stream`, ordered with the work queued there, and waits for them.

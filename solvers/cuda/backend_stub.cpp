@@ -48,6 +48,19 @@ template void variable_pack<double>(const VariableBatchView&, VariableSource, co
 template void variable_pack<int>(const VariableBatchView&, VariableSource, const int*, int*, bool, void*);
 template void variable_pack<index_t>(const VariableBatchView&, VariableSource, const index_t*, index_t*, bool,
                                      void*);
+std::size_t variable_tridiagonal_workspace_bytes(VariableKernel, const VariableBatchView&, index_t, bool,
+                                                 std::size_t) {
+  no_cuda();
+}
+template <class T>
+void variable_tridiagonal_solve(VariableKernel, const VariableBatchView&, const VariableDeviceArrays<T>&, bool, void*,
+                                int*, void*) {
+  no_cuda();
+}
+template void variable_tridiagonal_solve<float>(VariableKernel, const VariableBatchView&,
+                                                const VariableDeviceArrays<float>&, bool, void*, int*, void*);
+template void variable_tridiagonal_solve<double>(VariableKernel, const VariableBatchView&,
+                                                 const VariableDeviceArrays<double>&, bool, void*, int*, void*);
 std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet&, std::size_t) { no_cuda(); }
 template <class T>
 void block_tridiagonal_solve(BlockKernel, const BlockLineSet&, const T*, const T*, const T*, const T*, T*, double,
