@@ -1,0 +1,146 @@
+// The host block Thomas kernel (solvers/cpu/block_thomas.cpp) and the reference
+// (solvers/reference/block_thomas.hpp) against a dense LU of every assembled system:
+// every block size, odd lengths and counts, both precisions, the batch layouts and
+// strided ones, in place, 1 and 2 threads, and the singular-block report.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <vector>
+
+#include "solvers/cpu/block_thomas.hpp"
+#include "test_block_common.hpp"
+
+namespace {
+
+using adi::BlockLineSet;
+using adi::index_t;
+using namespace adi::test_block;
+
+enum class Which { kernel, reference };
+
+template <class T>
+adi::cpu::BlockFailure run(Which w, const BlockProblem<T>& p, const T* d, T* u, int threads) {
+  const index_t o = p.base;
+  const double tol = 16 * std::numeric_limits<T>::epsilon();
+  if (w == Which::reference)
+    return adi::cpu::block_thomas_reference<T>(p.l, p.a.data() + o, p.b.data() + o, p.c.data() + o, d + o, u + o,
+                                               tol);
+  std::vector<T> ws(adi::cpu::block_thomas_workspace_bytes(p.l, threads, sizeof(T)) / sizeof(T) + 1);
+  return adi::cpu::block_thomas<T>(p.l, p.a.data() + o, p.b.data() + o, p.c.data() + o, d + o, u + o, tol,
+                                   ws.data(), threads);
+}
+
+template <class T>
+void check(Which w, const BlockLineSet& l, bool in_place, int threads, index_t base, std::uint32_t seed,
+           bool permute = false) {
+  SCOPED_TRACE(std::string(w == Which::kernel ? "cpu_block_thomas" : "reference") +
+               (in_place ? " in-place" : "") + " threads=" + std::to_string(threads));
+  const auto p = make_block_problem<T>(l, seed, base, permute);
+  std::vector<T> u = in_place ? p.d : std::vector<T>(p.d.size(), std::numeric_limits<T>::quiet_NaN());
+  const std::vector<T> before = u;
+  const auto key = run<T>(w, p, in_place ? u.data() : p.d.data(), u.data(), threads);
+  ASSERT_EQ(key, -1) << "unexpected singular block";
+  expect_block_solution(p, u, before);
+}
+
+template <class T>
+class BlockThomasCpu : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(BlockThomasCpu, Types);
+
+TYPED_TEST(BlockThomasCpu, EveryBlockSizeAndLengthContiguous) {
+  std::uint32_t seed = 1;
+  for (int m = 2; m <= 8; ++m)
+    for (index_t n : {1, 2, 3, 17, 128})
+      for (index_t count : {1, 3, 37}) {
+        if (n == 128 && count > 3 && m > 4) continue;  // the dense oracle's cost, not the kernel's
+        const BlockLineSet l = adi::to_block_lines(adi::BlockContiguous{m, n, count});
+        check<TypeParam>(Which::kernel, l, false, 2, 0, seed++);
+      }
+}
+
+TYPED_TEST(BlockThomasCpu, InterleavedAndStridedLayouts) {
+  std::uint32_t seed = 100;
+  for (int m = 2; m <= 8; ++m)
+    for (index_t n : {1, 3, 17}) {
+      check<TypeParam>(Which::kernel, adi::to_block_lines(adi::BlockInterleaved{m, n, 33}), false, 2, 0, seed++);
+      // Component stride > 1 takes the gathering path; odd base offsets.
+      check<TypeParam>(Which::kernel, adi::to_block_lines(padded_layout(m, n, 5, 3)), false, 2, 3, seed++);
+    }
+}
+
+TYPED_TEST(BlockThomasCpu, InPlaceAndThreads) {
+  std::uint32_t seed = 200;
+  for (int m : {2, 5, 8})
+    for (int threads : {1, 2, 0}) {
+      check<TypeParam>(Which::kernel, adi::to_block_lines(adi::BlockContiguous{m, 17, 9}), true, threads, 1,
+                       seed++);
+      check<TypeParam>(Which::kernel, adi::to_block_lines(padded_layout(m, 3, 4, 2)), true, threads, 0, seed++);
+    }
+}
+
+// Enough work (> 32k values) for the kernel to open a parallel region.
+TYPED_TEST(BlockThomasCpu, ParallelBatch) {
+  check<TypeParam>(Which::kernel, adi::to_block_lines(adi::BlockInterleaved{4, 64, 301}), false, 2, 0, 7);
+  check<TypeParam>(Which::kernel, adi::to_block_lines(adi::BlockContiguous{3, 31, 257}), true, 0, 0, 8);
+}
+
+// Equations shuffled inside every block row: the diagonal blocks need row pivoting.
+TYPED_TEST(BlockThomasCpu, PivotingInsideBlocks) {
+  std::uint32_t seed = 300;
+  for (int m = 2; m <= 8; ++m) {
+    check<TypeParam>(Which::kernel, adi::to_block_lines(adi::BlockContiguous{m, 17, 5}), false, 1, 0, seed++, true);
+    check<TypeParam>(Which::reference, adi::to_block_lines(adi::BlockContiguous{m, 17, 5}), false, 1, 0, seed++,
+                     true);
+  }
+}
+
+TYPED_TEST(BlockThomasCpu, ReferenceAgainstDenseLu) {
+  std::uint32_t seed = 400;
+  for (int m = 2; m <= 8; ++m)
+    for (index_t n : {1, 2, 17}) {
+      check<TypeParam>(Which::reference, adi::to_block_lines(adi::BlockContiguous{m, n, 3}), false, 1, 0, seed++);
+      check<TypeParam>(Which::reference, adi::to_block_lines(padded_layout(m, n, 3, 2)), true, 1, 2, seed++);
+    }
+}
+
+// A singular pivot block reports the smallest (system, row); kernel and reference agree.
+TYPED_TEST(BlockThomasCpu, SingularBlockReportsFirstSystemAndRow) {
+  using T = TypeParam;
+  for (int m : {2, 3, 8})
+    for (Which w : {Which::kernel, Which::reference}) {
+      const BlockLineSet l = adi::to_block_lines(adi::BlockContiguous{m, 9, 40});
+      auto p = make_block_problem<T>(l, 11);
+      auto make_singular = [&](index_t sys, index_t row) {
+        for (int q = 0; q < m; ++q) {
+          if (row > 0)
+            for (int r = 0; r < m; ++r) p.a[p.bi(sys, row, r, q)] = 0;  // S_row = B_row
+          p.b[p.bi(sys, row, 1, q)] = p.b[p.bi(sys, row, 0, q)];      // two equal rows
+        }
+      };
+      make_singular(31, 2);
+      make_singular(17, 6);
+      make_singular(17, 7);
+      std::vector<T> u(p.d.size());
+      EXPECT_EQ(run<T>(w, p, p.d.data(), u.data(), 2), 17 * 9 + 6) << "m=" << m;
+    }
+}
+
+// A pivot below 16 eps relative to the block counts as singular; a NaN in a block too.
+TYPED_TEST(BlockThomasCpu, NearSingularAndNonFiniteBlocks) {
+  using T = TypeParam;
+  const BlockLineSet l = adi::to_block_lines(adi::BlockContiguous{2, 4, 3});
+  for (Which w : {Which::kernel, Which::reference}) {
+    auto p = make_block_problem<T>(l, 12);
+    const T eps = std::numeric_limits<T>::epsilon();
+    p.b[p.bi(1, 0, 0, 0)] = 1, p.b[p.bi(1, 0, 0, 1)] = 1;
+    p.b[p.bi(1, 0, 1, 0)] = 1, p.b[p.bi(1, 0, 1, 1)] = 1 + 4 * eps;
+    std::vector<T> u(p.d.size());
+    EXPECT_EQ(run<T>(w, p, p.d.data(), u.data(), 1), 1 * 4 + 0);
+    auto q = make_block_problem<T>(l, 13);
+    q.a[q.bi(2, 3, 1, 1)] = std::numeric_limits<T>::quiet_NaN();
+    EXPECT_EQ(run<T>(w, q, q.d.data(), u.data(), 1), 2 * 4 + 3);
+  }
+}
+
+}  // namespace
