@@ -6,7 +6,8 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ libeigen3-dev libgtest-dev libbenchmark-dev libcli11-dev
-          libvtk9-dev liblapacke-dev libopenblas-dev libopenmpi-dev openmpi-bin)
+          libvtk9-dev liblapacke-dev libopenblas-dev libopenmpi-dev openmpi-bin
+          libquantlib0-dev)
 for arg in "$@"; do
   case "$arg" in
     --with-picture) packages+=(python3-vtk9 python3-matplotlib) ;;
