@@ -29,7 +29,7 @@ inline bool is_hi(Face f) { return static_cast<int>(f) % 2 == 1; }
 // "x-", "x+", "y-", "y+", "z-", "z+".
 const char* face_name(Face f);
 
-enum class BoundaryKind { dirichlet, neumann, periodic };
+enum class BoundaryKind { dirichlet, neumann, periodic, linear };
 const char* boundary_kind_name(BoundaryKind k);
 
 // Boundary data g(t, x, y, z) (value for Dirichlet, outward normal derivative for Neumann).
@@ -50,6 +50,12 @@ class Boundary {
   // holds no duplicate end node. period = 0 means "uniform axis, period n*h"
   // (AxisGrid::uniform(n, lo, lo + (n-1)*L/n) has period L; see periodic_axis).
   static Boundary periodic(double period = 0.0);
+  // Linear extrapolation (u_nn = 0, no data): the node is an unknown and the PDE holds
+  // there, the ghost node continuing the line through the last two nodes, so the second
+  // derivative across the face drops out and the first is one-sided. The far-field
+  // condition of option pricing, and the degenerate Heston boundary v = 0 where the
+  // diffusion vanishes. Mixed terms are dropped on the face's nodes (taken as 0 there).
+  static Boundary linear();
 
   BoundaryKind kind() const { return kind_; }
   bool is_constant() const { return !g_; }
