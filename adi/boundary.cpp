@@ -16,6 +16,7 @@ const char* boundary_kind_name(BoundaryKind k) {
   switch (k) {
     case BoundaryKind::dirichlet: return "Dirichlet";
     case BoundaryKind::neumann: return "Neumann";
+    case BoundaryKind::linear: return "linear";
     default: return "periodic";
   }
 }
@@ -65,6 +66,12 @@ Boundary Boundary::periodic(double period) {
   Boundary b;
   b.kind_ = BoundaryKind::periodic;
   b.period_ = period;
+  return b;
+}
+
+Boundary Boundary::linear() {
+  Boundary b;
+  b.kind_ = BoundaryKind::linear;
   return b;
 }
 
