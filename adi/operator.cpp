@@ -251,6 +251,7 @@ void Operator<T>::Impl::build_axis(int ai, const Pde& pde) {
   const auto oth = others(ai);
   const index_t n1 = grid.extent(static_cast<Axis>(oth[0])), n2 = grid.extent(static_cast<Axis>(oth[1]));
   const bool neu_lo = blo.kind() == BoundaryKind::neumann, neu_hi = bhi.kind() == BoundaryKind::neumann;
+  const bool lin_lo = blo.kind() == BoundaryKind::linear, lin_hi = bhi.kind() == BoundaryKind::linear;
   if (neu_lo) neumann_weight[2 * ai].assign(static_cast<std::size_t>(n1 * n2), 0.0);
   if (neu_hi) neumann_weight[2 * ai + 1].assign(static_cast<std::size_t>(n1 * n2), 0.0);
 
@@ -272,6 +273,10 @@ void Operator<T>::Impl::build_axis(int ai, const Pde& pde) {
         *nw = 2.0 * hm * lower;
         upper += lower;
         lower = 0.0;
+      } else if (lin_lo) {  // ghost u_{-1} = 2 u_0 - u_1
+        diag += 2.0 * lower;
+        upper -= lower;
+        lower = 0.0;
       } else {
         lower = diag = upper = 0.0;  // Dirichlet: identity row
       }
@@ -280,6 +285,10 @@ void Operator<T>::Impl::build_axis(int ai, const Pde& pde) {
       if (neu_hi) {
         *nw = 2.0 * hp * upper;
         lower += upper;
+        upper = 0.0;
+      } else if (lin_hi) {  // ghost u_n = 2 u_{n-1} - u_{n-2}
+        diag += 2.0 * upper;
+        lower -= upper;
         upper = 0.0;
       } else {
         lower = diag = upper = 0.0;
