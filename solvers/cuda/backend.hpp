@@ -202,4 +202,18 @@ void block_tridiagonal_solve(BlockKernel kernel, const BlockLineSet& lines, cons
                              const T* d, T* u, double tol, void* workspace, unsigned long long* singular,
                              void* stream);
 
+// One large tridiagonal system (solvers/cuda/partition_large.cu; adi/large_tridiagonal.hpp).
+// Rows per thread chunk the kernels are built for, and the default per precision.
+int large_chunk_min();
+int large_chunk_max();
+int large_default_chunk(std::size_t value_size);
+std::size_t large_workspace_bytes(index_t n, bool periodic, int chunk, std::size_t value_size);
+// Zeroes the pivot flag on `stream` (before the solves that share it).
+void large_flag_reset(unsigned long long* flag, void* stream);
+// Enqueues the two-pass partition solve of one system on `stream`. On a bad pivot at row r
+// the kernels raise `pivot_flag` (may be null) to at least flag_bias - r.
+template <class T>
+void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, int chunk,
+                 double tolerance, void* workspace, unsigned long long* pivot_flag, unsigned long long flag_bias,
+                 void* stream);
 }  // namespace adi::cuda_backend

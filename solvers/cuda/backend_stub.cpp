@@ -137,4 +137,18 @@ template void block_tridiagonal_solve<float>(BlockKernel, const BlockLineSet&, c
 template void block_tridiagonal_solve<double>(BlockKernel, const BlockLineSet&, const double*, const double*,
                                               const double*, const double*, double*, double, void*,
                                               unsigned long long*, void*);
+int large_chunk_min() { no_cuda(); }
+int large_chunk_max() { no_cuda(); }
+int large_default_chunk(std::size_t) { no_cuda(); }
+std::size_t large_workspace_bytes(index_t, bool, int, std::size_t) { no_cuda(); }
+void large_flag_reset(unsigned long long*, void*) { no_cuda(); }
+template <class T>
+void large_solve(index_t, const T*, const T*, const T*, const T*, T*, bool, int, double, void*, unsigned long long*,
+                 unsigned long long, void*) {
+  no_cuda();
+}
+template void large_solve<float>(index_t, const float*, const float*, const float*, const float*, float*, bool, int,
+                                 double, void*, unsigned long long*, unsigned long long, void*);
+template void large_solve<double>(index_t, const double*, const double*, const double*, const double*, double*,
+                                  bool, int, double, void*, unsigned long long*, unsigned long long, void*);
 }  // namespace adi::cuda_backend

@@ -1,0 +1,396 @@
+#include "adi/large_tridiagonal.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "adi/error.hpp"
+#include "adi/field.hpp"
+#include "solvers/cpu/large_tridiagonal_cpu.hpp"
+#include "solvers/cpu/partition_large_math.hpp"
+#include "solvers/cuda/backend.hpp"
+
+namespace adi {
+
+namespace {
+struct VariantName {
+  LargeVariant v;
+  const char* name;
+};
+constexpr VariantName kVariantNames[] = {
+    {LargeVariant::automatic, "automatic"},
+    {LargeVariant::thomas, "thomas"},
+    {LargeVariant::pcr_thomas, "pcr_thomas"},
+    {LargeVariant::pcr_thomas_overlapped, "pcr_thomas_overlapped"},
+    {LargeVariant::shuffled_pcr_thomas, "shuffled_pcr_thomas"},
+    {LargeVariant::partition, "partition"},
+};
+
+bool is_pcr(LargeVariant v) {
+  return v == LargeVariant::pcr_thomas || v == LargeVariant::pcr_thomas_overlapped ||
+         v == LargeVariant::shuffled_pcr_thomas;
+}
+
+int host_cores(const Executor& exec) {
+  return exec.threads() > 0 ? exec.threads() : std::max(1, omp_get_num_procs());
+}
+
+// The pivot flag of the CUDA path: the kernels raise it to (bias - row), so the first
+// bad position over all systems is bias minus its final value (0: none).
+constexpr std::size_t kFlagBytes = 256;
+
+std::string where(const Executor& e) { return e.is_host() ? "host" : "device"; }
+}  // namespace
+
+const char* large_variant_name(LargeVariant v) {
+  for (const auto& e : kVariantNames)
+    if (e.v == v) return e.name;
+  return "unknown";
+}
+
+LargeVariant large_variant_from_name(const std::string& name) {
+  std::string all;
+  for (const auto& e : kVariantNames) {
+    if (name == e.name) return e.v;
+    all += all.empty() ? "" : ", ";
+    all += e.name;
+  }
+  throw InvalidArgument("unknown large tridiagonal variant '" + name + "'; expected one of: " + all);
+}
+
+int large_switch_point(index_t n, int cores) { return adi::large::analytic_switch_point(n, cores); }
+
+template <class T>
+struct LargeTridiagonalPlan<T>::Impl {
+  Executor exec = Executor::host();
+  index_t n = 0, count = 0, stride = 0;
+  LargeTridiagonalOptions options;
+  LargeVariant variant = LargeVariant::partition;
+  int k = 0;
+  cpu::large::Settings settings;  // host
+  int cuda_chunk = 0;             // device
+  std::size_t ws_bytes = 0;
+  detail::Storage workspace;
+
+  void check_pointers(const T* a, const T* b, const T* c, bool shared, const T* d, const T* u) const;
+  void run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u, void* ws, std::size_t bytes);
+};
+
+template <class T>
+LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, index_t count,
+                                              index_t system_stride, LargeTridiagonalOptions o)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& p = *impl_;
+  const std::string who = "LargeTridiagonalPlan: ";
+  detail::require(n >= 1, who + "n = " + std::to_string(n) + " must be >= 1");
+  detail::require(count >= 0, who + "count = " + std::to_string(count) + " must be >= 0");
+  if (system_stride == 0) system_stride = n;
+  detail::require(count <= 1 || system_stride >= n,
+                  who + "system_stride = " + std::to_string(system_stride) + " must be >= n = " +
+                      std::to_string(n) + " (systems must not overlap)");
+  detail::require(o.pcr_levels >= -1 && o.pcr_levels <= 30,
+                  who + "pcr_levels = " + std::to_string(o.pcr_levels) +
+                      " must be -1 (analytic switch point) or 0 .. 30");
+  detail::require(o.pivot_tolerance >= 0 && std::isfinite(o.pivot_tolerance) && o.pivot_tolerance < 1,
+                  who + "pivot_tolerance = " + std::to_string(o.pivot_tolerance) + " must be in [0, 1)");
+  p.exec = exec;
+  p.n = n;
+  p.count = count;
+  p.stride = system_stride;
+  p.options = o;
+  p.variant = o.variant == LargeVariant::automatic ? LargeVariant::partition : o.variant;
+
+  if (exec.is_cuda()) {
+    detail::require(p.variant == LargeVariant::partition,
+                    who + "variant " + std::string(large_variant_name(p.variant)) +
+                        " runs on the host only; use LargeVariant::partition (or automatic) on " + exec.name());
+    detail::require(o.lanes == 0, who + "lanes applies to the host partition only; leave it 0 on " + exec.name());
+    const int lo = cuda_backend::large_chunk_min(), hi = cuda_backend::large_chunk_max();
+    detail::require(o.chunk == 0 || (o.chunk >= lo && o.chunk <= hi),
+                    who + "chunk = " + std::to_string(o.chunk) + " must be 0 (default) or " + std::to_string(lo) +
+                        " .. " + std::to_string(hi) + " on a CUDA executor");
+    p.cuda_chunk = o.chunk > 0 ? o.chunk : cuda_backend::large_default_chunk(sizeof(T));
+    p.ws_bytes = kFlagBytes + cuda_backend::large_workspace_bytes(n, o.periodic, p.cuda_chunk, sizeof(T));
+    return;
+  }
+
+  const int w = cpu::large::simd_width(sizeof(T));
+  cpu::large::Settings& s = p.settings;
+  s.variant = p.variant;
+  s.periodic = o.periodic;
+  s.tolerance = o.pivot_tolerance;
+  s.threads = exec.threads();
+  if (p.variant == LargeVariant::partition) {
+    detail::require(o.chunk == 0 || (o.chunk >= 8 && o.chunk % w == 0 && o.chunk <= (1 << 20)),
+                    who + "chunk = " + std::to_string(o.chunk) + " must be 0 (default) or a multiple of " +
+                        std::to_string(w) + " (the SIMD width) in 8 .. 2^20");
+    detail::require(o.lanes == 0 || o.lanes == 1 || o.lanes == w || o.lanes == 2 * w || o.lanes == 4 * w,
+                    who + "lanes = " + std::to_string(o.lanes) + " must be 0 (default), 1, " + std::to_string(w) +
+                        ", " + std::to_string(2 * w) + " or " + std::to_string(4 * w));
+    s.chunk = o.chunk > 0 ? o.chunk : cpu::large::default_chunk(sizeof(T));
+    s.lanes = o.lanes > 0 ? o.lanes : cpu::large::default_lanes(sizeof(T));
+  } else {
+    detail::require(o.chunk == 0 && o.lanes == 0,
+                    who + "chunk and lanes apply to the partition variant only; leave them 0 for " +
+                        std::string(large_variant_name(p.variant)));
+  }
+  if (is_pcr(p.variant)) p.k = o.pcr_levels >= 0 ? o.pcr_levels : large_switch_point(n, host_cores(exec));
+  s.k = p.k;
+  p.ws_bytes = cpu::large::workspace_bytes(s, n, sizeof(T));
+}
+
+template <class T>
+LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, const StridedLines& l,
+                                              LargeTridiagonalOptions o)
+    : LargeTridiagonalPlan(exec, (to_lines(l), l.n), l.count, l.count > 1 ? l.line_stride : l.n, o) {
+  detail::require(l.element_stride == 1, "LargeTridiagonalPlan: element_stride = " +
+                                             std::to_string(l.element_stride) +
+                                             " must be 1 (use TridiagonalPlan for strided lines)");
+}
+
+template <class T>
+void LargeTridiagonalPlan<T>::Impl::check_pointers(const T* a, const T* b, const T* c, bool shared, const T* d,
+                                                   const T* u) const {
+  const index_t span = count == 0 ? 0 : (count - 1) * stride + n;
+  const index_t band_span = shared ? n : span;
+  const struct {
+    const T* p;
+    const char* name;
+    index_t span;
+  } ptrs[] = {{a, "a", band_span}, {b, "b", band_span}, {c, "c", band_span}, {d, "d", span}, {u, "u", span}};
+  for (const auto& q : ptrs) {
+    if (q.p == nullptr)
+      throw InvalidArgument(std::string("large tridiagonal solve: pointer ") + q.name +
+                            " is null; pass an array of " + std::to_string(q.span) + " values");
+    if (reinterpret_cast<std::uintptr_t>(q.p) % alignof(T) != 0)
+      throw InvalidArgument(std::string("large tridiagonal solve: pointer ") + q.name + " is not aligned to " +
+                            std::to_string(alignof(T)) + " bytes");
+    const bool on_device = cuda_backend::is_device_pointer(q.p);
+    if (on_device != exec.is_cuda())
+      throw InvalidArgument(std::string("large tridiagonal solve: array ") + q.name + " is in " +
+                            (on_device ? "device" : "host") + " memory but the executor is " + exec.name() +
+                            "; pass " + where(exec) + " arrays or change the executor");
+  }
+  auto overlap = [](const T* x, index_t nx, const T* y, index_t ny) {
+    const std::uintptr_t x0 = reinterpret_cast<std::uintptr_t>(x), y0 = reinterpret_cast<std::uintptr_t>(y);
+    return x0 < y0 + ny * sizeof(T) && y0 < x0 + nx * sizeof(T);
+  };
+  if (u != d && overlap(u, span, d, span))
+    throw InvalidArgument("large tridiagonal solve: u and d overlap without being equal; pass u == d for an "
+                          "in-place solve or separate arrays");
+  const struct {
+    const T* p;
+    const char* name;
+  } bands[] = {{a, "a"}, {b, "b"}, {c, "c"}};
+  for (const auto& q : bands)
+    if (overlap(u, span, q.p, band_span))
+      throw InvalidArgument(std::string("large tridiagonal solve: u overlaps ") + q.name +
+                            "; a, b and c are left intact, so u must be d or a separate array");
+}
+
+template <class T>
+void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
+                                        void* ws, std::size_t bytes) {
+  check_pointers(a, b, c, shared, d, u);
+  if (count == 0) return;
+  if (ws == nullptr) {
+    if (workspace.bytes() < ws_bytes) workspace = detail::Storage(ws_bytes, exec);
+    ws = workspace.get();
+  } else {
+    detail::require(bytes >= ws_bytes, "large tridiagonal solve: workspace of " + std::to_string(bytes) +
+                                           " bytes is smaller than workspace_bytes() = " +
+                                           std::to_string(ws_bytes));
+    detail::require(reinterpret_cast<std::uintptr_t>(ws) % 64 == 0,
+                    "large tridiagonal solve: workspace must be aligned to 64 bytes");
+    const bool on_device = cuda_backend::is_device_pointer(ws);
+    detail::require(on_device == exec.is_cuda(), "large tridiagonal solve: workspace is in " +
+                                                     std::string(on_device ? "device" : "host") +
+                                                     " memory but the executor is " + exec.name());
+  }
+  const index_t band_step = shared ? 0 : stride;
+  const std::string name = large_variant_name(variant);
+  if (exec.is_host()) {
+    for (index_t s = 0; s < count; ++s) {
+      const cpu::large::System<T> sys{a + s * band_step, b + s * band_step, c + s * band_step, d + s * stride,
+                                      u + s * stride, n};
+      const cpu::large::Failure f = cpu::large::solve<T>(settings, sys, ws);
+      if (f.failed() && options.check_pivots)
+        throw SingularSystem("large tridiagonal solve (" + name + "): zero or tiny pivot at row " +
+                             std::to_string(f.row) + " of system " + std::to_string(s) + " (" + f.stage +
+                             (f.level > 0 ? ", reduced level " + std::to_string(f.level) : std::string()) +
+                             "); the system is singular or not diagonally dominant enough for a solver "
+                             "without pivoting" +
+                             (options.periodic ? " (periodic: Sherman-Morrison also needs b[0] != 0)" : ""));
+    }
+    return;
+  }
+  cuda_backend::set_device(exec.device());
+  auto* flag = static_cast<unsigned long long*>(ws);
+  void* kws = static_cast<char*>(ws) + kFlagBytes;
+  const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
+  if (options.check_pivots) cuda_backend::large_flag_reset(flag, exec.stream());
+  for (index_t s = 0; s < count; ++s)
+    cuda_backend::large_solve<T>(n, a + s * band_step, b + s * band_step, c + s * band_step, d + s * stride,
+                                 u + s * stride, options.periodic, cuda_chunk, options.pivot_tolerance, kws,
+                                 options.check_pivots ? flag : nullptr, total - static_cast<unsigned long long>(s) * n,
+                                 exec.stream());
+  if (options.check_pivots) {
+    cuda_backend::synchronize(exec.stream());
+    unsigned long long h = 0;
+    cuda_backend::copy(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host);
+    if (h != 0) {
+      const unsigned long long pos = total - h;
+      throw SingularSystem("large tridiagonal solve (" + name + ", " + exec.name() +
+                           "): zero or tiny pivot at (or, in the reduced interface system, near) row " +
+                           std::to_string(pos % n) + " of system " + std::to_string(pos / n) +
+                           "; the system is singular or not diagonally dominant enough for a solver "
+                           "without pivoting");
+    }
+  }
+}
+
+template <class T>
+LargeTridiagonalPlan<T>::~LargeTridiagonalPlan() = default;
+template <class T>
+LargeTridiagonalPlan<T>::LargeTridiagonalPlan(LargeTridiagonalPlan&&) noexcept = default;
+template <class T>
+LargeTridiagonalPlan<T>& LargeTridiagonalPlan<T>::operator=(LargeTridiagonalPlan&&) noexcept = default;
+
+template <class T>
+void LargeTridiagonalPlan<T>::solve(const Bands<T>& bd, const T* d, T* u) {
+  impl_->run(bd.a, bd.b, bd.c, false, d, u, nullptr, 0);
+}
+template <class T>
+void LargeTridiagonalPlan<T>::solve(const SharedBands<T>& bd, const T* d, T* u) {
+  impl_->run(bd.a, bd.b, bd.c, true, d, u, nullptr, 0);
+}
+template <class T>
+void LargeTridiagonalPlan<T>::solve(const Bands<T>& bd, const T* d, T* u, void* ws, std::size_t bytes) {
+  detail::require(ws != nullptr, "large tridiagonal solve: workspace is null; pass workspace_bytes() bytes");
+  impl_->run(bd.a, bd.b, bd.c, false, d, u, ws, bytes);
+}
+template <class T>
+void LargeTridiagonalPlan<T>::solve(const SharedBands<T>& bd, const T* d, T* u, void* ws, std::size_t bytes) {
+  detail::require(ws != nullptr, "large tridiagonal solve: workspace is null; pass workspace_bytes() bytes");
+  impl_->run(bd.a, bd.b, bd.c, true, d, u, ws, bytes);
+}
+
+template <class T>
+std::size_t LargeTridiagonalPlan<T>::workspace_bytes() const {
+  return impl_->ws_bytes;
+}
+template <class T>
+std::size_t LargeTridiagonalPlan<T>::cached_workspace_bytes() const {
+  return impl_->workspace.bytes();
+}
+template <class T>
+LargeVariant LargeTridiagonalPlan<T>::variant() const {
+  return impl_->variant;
+}
+template <class T>
+int LargeTridiagonalPlan<T>::pcr_levels() const {
+  return impl_->k;
+}
+template <class T>
+int LargeTridiagonalPlan<T>::chunk() const {
+  if (impl_->variant != LargeVariant::partition) return 0;
+  return impl_->exec.is_cuda() ? impl_->cuda_chunk : impl_->settings.chunk;
+}
+template <class T>
+int LargeTridiagonalPlan<T>::lanes() const {
+  return impl_->exec.is_host() && impl_->variant == LargeVariant::partition ? impl_->settings.lanes : 0;
+}
+template <class T>
+index_t LargeTridiagonalPlan<T>::n() const {
+  return impl_->n;
+}
+template <class T>
+index_t LargeTridiagonalPlan<T>::count() const {
+  return impl_->count;
+}
+template <class T>
+const Executor& LargeTridiagonalPlan<T>::executor() const {
+  return impl_->exec;
+}
+template <class T>
+const LargeTridiagonalOptions& LargeTridiagonalPlan<T>::options() const {
+  return impl_->options;
+}
+
+template class LargeTridiagonalPlan<float>;
+template class LargeTridiagonalPlan<double>;
+
+namespace detail {
+
+namespace {
+cpu::large::Settings default_host_settings(const Executor& exec, bool periodic, std::size_t vs) {
+  cpu::large::Settings s;
+  s.variant = LargeVariant::partition;
+  s.periodic = periodic;
+  s.chunk = cpu::large::default_chunk(vs);
+  s.lanes = cpu::large::default_lanes(vs);
+  s.threads = exec.threads();
+  return s;
+}
+}  // namespace
+
+std::size_t large_lines_workspace_bytes(const Executor& exec, const LineSet& lines, bool periodic,
+                                        std::size_t vs) {
+  if (exec.is_host()) return cpu::large::workspace_bytes(default_host_settings(exec, periodic, vs), lines.n, vs);
+  return kFlagBytes +
+         cuda_backend::large_workspace_bytes(lines.n, periodic, cuda_backend::large_default_chunk(vs), vs);
+}
+
+template <class T>
+void large_lines_solve(const Executor& exec, const LineSet& l, const T* a, const T* b, const T* c, bool shared,
+                       const T* d, T* u, bool periodic, bool check_pivots, void* ws) {
+  const index_t lines = l.lines();
+  auto fail = [&](index_t line, index_t row, const std::string& stage) {
+    throw SingularSystem("tridiagonal solve (large-system partition): zero or tiny pivot at row " +
+                         std::to_string(row) + " of line " + std::to_string(line) + " (l0 = " +
+                         std::to_string(line % l.count0) + ", l1 = " + std::to_string(line / l.count0) + ")" +
+                         stage + "; the system is singular or not diagonally dominant enough for a solver "
+                         "without pivoting");
+  };
+  if (exec.is_host()) {
+    const cpu::large::Settings s = default_host_settings(exec, periodic, sizeof(T));
+    for (index_t line = 0; line < lines; ++line) {
+      const index_t o = l.offset(line), ob = shared ? 0 : o;
+      const cpu::large::Failure f = cpu::large::solve<T>(s, {a + ob, b + ob, c + ob, d + o, u + o, l.n}, ws);
+      if (f.failed() && check_pivots) fail(line, f.row, std::string(" (") + f.stage + ")");
+    }
+    return;
+  }
+  auto* flag = static_cast<unsigned long long*>(ws);
+  void* kws = static_cast<char*>(ws) + kFlagBytes;
+  const int chunk = cuda_backend::large_default_chunk(sizeof(T));
+  const unsigned long long total = static_cast<unsigned long long>(lines) * static_cast<unsigned long long>(l.n);
+  if (check_pivots) cuda_backend::large_flag_reset(flag, exec.stream());
+  for (index_t line = 0; line < lines; ++line) {
+    const index_t o = l.offset(line), ob = shared ? 0 : o;
+    cuda_backend::large_solve<T>(l.n, a + ob, b + ob, c + ob, d + o, u + o, periodic, chunk, 0.0, kws,
+                                 check_pivots ? flag : nullptr, total - static_cast<unsigned long long>(line) * l.n,
+                                 exec.stream());
+  }
+  if (check_pivots) {
+    cuda_backend::synchronize(exec.stream());
+    unsigned long long h = 0;
+    cuda_backend::copy(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host);
+    if (h != 0) {
+      const unsigned long long pos = total - h;
+      fail(static_cast<index_t>(pos / l.n), static_cast<index_t>(pos % l.n), " (or near it, on the device)");
+    }
+  }
+}
+
+template void large_lines_solve<float>(const Executor&, const LineSet&, const float*, const float*, const float*,
+                                       bool, const float*, float*, bool, bool, void*);
+template void large_lines_solve<double>(const Executor&, const LineSet&, const double*, const double*,
+                                        const double*, bool, const double*, double*, bool, bool, void*);
+
+}  // namespace detail
+
+}  // namespace adi

@@ -1,0 +1,209 @@
+#pragma once
+// The row arithmetic of the two-pass partition solver for one large tridiagonal system
+// (docs/large_tridiagonal.md), written once for every backend: the host kernels run it
+// on scalars and on SIMD vectors (one chunk per lane, solvers/cpu/partition_large.cpp),
+// the CUDA kernels on one chunk per thread (solvers/cuda/partition_large.cuh). C++17,
+// no CUDA header; ADI_LARGE_HD makes a function host + device under nvcc.
+//
+// The method. Rows are split into chunks [s, e). Treating x_s as a parameter, a
+// Thomas-like sweep down rows s+1 .. e-1 writes every row as
+//     x_i + cp_i x_{i+1} + l_i x_s = dp_i,
+// and accumulating the back substitution of rows s+1 .. e-2 forward in the same sweep
+// (products P of -cp) turns row s into an equation in x_{s-1}, x_s, x_{e-1} only. Each
+// chunk so yields two rows of a tridiagonal *reduced system* in (F_j = x_s, E_j = x_{e-1}):
+//     F row:  a_s E_{j-1} + (b_s - c_s K) F_j + c_s P E_j     = d_s - c_s G
+//     E row:  l_{e-1} F_j + E_j               + cp_{e-1} F_{j+1} = dp_{e-1}
+// Once it is solved, each chunk is a Thomas solve with both ends known (pass 2). Row 0's
+// a and row n-1's c end up as the reduced system's corner entries, so a periodic system
+// gives a periodic reduced system and costs nothing extra. One read of a, b, c, d per
+// pass: 9 arrays of traffic in all, the minimum for two passes.
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define ADI_LARGE_HD __host__ __device__ __forceinline__
+#else
+#define ADI_LARGE_HD inline
+#endif
+
+namespace adi::large {
+
+using i64 = std::int64_t;
+
+// Chunk j covers [begin(j), end(j)): chunks of m rows, the last one shorter. A last chunk
+// of one row is avoided (the method needs two rows per chunk): then the last two chunks
+// are m-1 and 2 rows long. Requires n >= 2 and m >= 3.
+struct Chunks {
+  i64 n = 0, m = 0, count = 0;
+  ADI_LARGE_HD static Chunks make(i64 n, i64 m) {
+    Chunks c;
+    c.n = n;
+    c.m = m;
+    c.count = (n + m - 1) / m;
+    return c;
+  }
+  ADI_LARGE_HD bool short_tail() const { return count >= 2 && n - (count - 1) * m == 1; }
+  ADI_LARGE_HD i64 begin(i64 j) const { return short_tail() && j == count - 1 ? n - 2 : j * m; }
+  ADI_LARGE_HD i64 end(i64 j) const {
+    if (short_tail() && j == count - 2) return n - 2;
+    const i64 e = (j + 1) * m;
+    return e < n ? e : n;
+  }
+  // Chunks 0 .. full()-1 have exactly m rows.
+  ADI_LARGE_HD i64 full() const {
+    i64 f = n / m;
+    if (short_tail() && f == count - 1) f -= 1;  // chunk count-2 lost a row
+    return f;
+  }
+};
+
+// The two reduced rows of one chunk (the E row's diagonal is 1).
+template <class V>
+struct ReducedRows {
+  V aF, bF, cF, dF;
+  V aE, cE, dE;
+};
+
+// Running state of pass 1 over one chunk.
+template <class T, class V>
+struct Pass1 {
+  V a0, b0, c0, d0;  // row s, used at the end
+  V cp, dp, l;       // the sweep
+  V P, G, K;         // back substitution of rows s+1 .. e-2, accumulated forward
+
+  ADI_LARGE_HD void first_row(V a, V b, V c, V d) {
+    a0 = a;
+    b0 = b;
+    c0 = c;
+    d0 = d;
+    cp = V{} + T(0);
+    dp = V{} + T(0);
+    l = V{} - T(1);  // so that row s+1 gives l = a / b like the rest
+    P = V{} + T(1);
+    G = V{} + T(0);
+    K = V{} + T(0);
+  }
+  // Row i in s+1 .. e-1; `inner` is false for the last row e-1. Returns the pivot
+  // (b_i - a_i cp_{i-1}) and its reciprocal r for the caller's checks.
+  ADI_LARGE_HD V row(V a, V b, V c, V d, bool inner, V& r) {
+    const V piv = b - a * cp;
+    r = T(1) / piv;
+    cp = c * r;
+    dp = (d - a * dp) * r;
+    l = -(a * l) * r;
+    if (inner) {
+      G = G + P * dp;
+      K = K + P * l;
+      P = -(cp * P);
+    }
+    return piv;
+  }
+  ADI_LARGE_HD ReducedRows<V> rows() const {
+    return {a0, b0 - c0 * K, c0 * P, d0 - c0 * G, l, cp, dp};
+  }
+};
+
+// Pass 2 over one chunk: rows s and e-1 are the known F and E, rows between a Thomas
+// sweep whose first row's coupling to x_s = F is moved to the right-hand side.
+template <class T, class V>
+struct Pass2 {
+  V cp, dp;
+  ADI_LARGE_HD void first_row(V F) {
+    cp = V{} + T(0);
+    dp = F;
+  }
+  ADI_LARGE_HD void row(V a, V b, V c, V d) {
+    const V r = T(1) / (b - a * cp);
+    cp = c * r;
+    dp = (d - a * dp) * r;
+  }
+};
+
+// A zero, infinite or NaN pivot (or one so small that its reciprocal overflows), or one
+// below tol * |b| (tol > 0 asks for it).
+template <class T>
+ADI_LARGE_HD bool bad_pivot(T piv, T r, T b, T tol) {
+  const bool bad = !(r - r == T(0)) || r == T(0);
+  return bad || (tol > T(0) && !(std::fabs(piv) > tol * std::fabs(b)));
+}
+
+// A plain tridiagonal solve in one thread, in T: Thomas, or for periodic systems
+// Sherman-Morrison with A = A' + v w^T (as solvers/reference/thomas.hpp). a[0] and
+// c[n-1] are read only when periodic. x may alias d; cp (and z when periodic) hold n
+// values. Returns the first row with a bad pivot, or -1.
+template <class T>
+ADI_LARGE_HD i64 solve_direct(i64 n, const T* a, const T* b, const T* c, const T* d, T* x, T* cp, T* z,
+                              bool periodic, T tol) {
+  if (n <= 0) return -1;
+  if (periodic && n == 1) {
+    const T s = a[0] + b[0] + c[0];
+    const T r = T(1) / s;
+    if (bad_pivot(s, r, b[0], tol)) return 0;
+    x[0] = d[0] * r;
+    return -1;
+  }
+  if (periodic && n == 2) {  // row 0: b0 x0 + (a0 + c0) x1; row 1: (a1 + c1) x0 + b1 x1
+    const T m00 = b[0], m01 = a[0] + c[0], m10 = a[1] + c[1], m11 = b[1];
+    const T det = m00 * m11 - m01 * m10;
+    const T r = T(1) / det;
+    if (bad_pivot(det, r, m00 * m11, tol)) return 0;
+    const T d0 = d[0], d1 = d[1];
+    x[0] = (d0 * m11 - m01 * d1) * r;
+    x[1] = (m00 * d1 - m10 * d0) * r;
+    return -1;
+  }
+  const T gamma = periodic ? -b[0] : T(0);
+  const T alpha = periodic ? c[n - 1] : T(0);
+  const T bg = periodic ? a[0] / gamma : T(0);  // beta / gamma
+  T cpp = 0, dpp = 0, zp = 0;
+  for (i64 i = 0; i < n; ++i) {
+    const T ai = i == 0 ? T(0) : a[i];
+    T bi = b[i];
+    if (periodic && i == 0) bi -= gamma;
+    if (periodic && i == n - 1) bi -= alpha * bg;
+    const T piv = bi - ai * cpp;
+    const T r = T(1) / piv;
+    if (bad_pivot(piv, r, b[i], tol)) return i;
+    cpp = i + 1 < n ? c[i] * r : T(0);
+    dpp = (d[i] - ai * dpp) * r;
+    cp[i] = cpp;
+    x[i] = dpp;
+    if (periodic) {
+      const T vi = i == 0 ? gamma : i == n - 1 ? alpha : T(0);
+      zp = (vi - ai * zp) * r;
+      z[i] = zp;
+    }
+  }
+  for (i64 i = n - 2; i >= 0; --i) x[i] -= cp[i] * x[i + 1];
+  if (periodic) {
+    for (i64 i = n - 2; i >= 0; --i) z[i] -= cp[i] * z[i + 1];
+    const T den = T(1) + z[0] + bg * z[n - 1];
+    const T r = T(1) / den;
+    if (bad_pivot(den, r, T(1), T(0))) return n - 1;
+    const T f = (x[0] + bg * x[n - 1]) * r;
+    for (i64 i = 0; i < n; ++i) x[i] -= f * z[i];
+  }
+  return -1;
+}
+
+// The paper's analytic switch point (section III-A): the number k >= 1 of PCR levels
+// minimising (12 n / cores) k + 8 (n / 2^k) ceil(2^k / cores), the operation count of k
+// PCR levels on all cores plus Thomas on 2^k subsystems shared among them. n cancels
+// out except for the bound 2^k <= n.
+inline int analytic_switch_point(i64 n, int cores) {
+  if (cores < 1) cores = 1;
+  int best = 1;
+  double best_cost = -1;
+  for (int k = 1; k <= 30 && (i64(1) << k) <= (n > 2 ? n : 2); ++k) {
+    const double systems = double(i64(1) << k);
+    const double rounds = std::ceil(systems / cores);
+    const double cost = 12.0 / cores * k + 8.0 / systems * rounds;
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best = k;
+    }
+  }
+  return best;
+}
+
+}  // namespace adi::large
