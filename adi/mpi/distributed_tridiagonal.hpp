@@ -1,0 +1,99 @@
+#pragma once
+// Tridiagonal lines that cross ranks: the partition method.
+//
+// Along a split axis every rank holds a segment of m >= 2 rows of each line. It
+// reduces its segment to an equation pair in the segment's first and last unknowns
+// (the modified Thomas of the Thomas-PCR hybrid, paper "Manycore algorithms for batch
+// scalar and block tridiagonal solvers", section 2.3, algorithm 3), the 2P-row reduced
+// system of every line is solved by one of the strategies below, and every rank then
+// back-substitutes its interior rows. Along an axis that is not split the plan is the
+// single-device TridiagonalPlan, unchanged.
+//
+//   adi::mpi::ProcessGrid procs(MPI_COMM_WORLD, {4, 1, 1});
+//   adi::mpi::Decomposition dec(procs, {nx, ny, nz});
+//   adi::mpi::DistributedTridiagonalPlan<double> plan(procs, adi::Axis::x, adi::Executor::host(),
+//                                                     dec.local_box());
+//   plan.solve(adi::Bands<double>{a, b, c}, d, u);   // this rank's pieces of a, b, c, d, u
+//
+// The arrays are this rank's box (any Box3 strides, host or device memory as the
+// executor says); row i of the local segment is global row lo + i. Non-periodic
+// lines ignore a[0] on the first rank and c[m-1] on the last, like TridiagonalPlan.
+// SharedBands hold this rank's m rows of the shared coefficient arrays.
+//
+// Device memory: the MPI here may not accept device pointers, so a device solve copies
+// its arrays through host buffers owned by the plan and runs the partition steps on the
+// host (correct everywhere, not fast; see docs/mpi.md).
+#include <memory>
+#include <string>
+
+#include "adi/executor.hpp"
+#include "adi/layout.hpp"
+#include "adi/mpi/process_grid.hpp"
+#include "adi/tridiagonal.hpp"
+
+namespace adi::mpi {
+
+// How the reduced system (2 rows per rank per line) is solved.
+enum class ReducedStrategy {
+  automatic,  // the cheapest by the plan's latency/bandwidth model (network() of the axis)
+  allgather,  // every rank gathers every rank's rows and solves all lines redundantly
+  alltoall,   // rank j gathers the rows of a 1/P share of the lines, solves them, returns the results
+  pcr,        // parallel cyclic reduction between neighbours: log2(2P) exchanges, no gathering
+              // (periodic lines need P a power of two)
+};
+const char* strategy_name(ReducedStrategy s);
+// Parses the names above; throws InvalidArgument listing them.
+ReducedStrategy strategy_from_name(const std::string& name);
+
+struct DistributedOptions {
+  bool periodic = false;  // the global lines are cyclic (the process grid axis need not be periodic)
+  ReducedStrategy strategy = ReducedStrategy::automatic;
+  Kernel local_kernel = Kernel::automatic;  // used when the axis is not split
+  bool check_pivots = true;                 // zero / non-finite pivots throw SingularSystem (on every rank)
+};
+
+// The model's predicted seconds of each strategy for a plan (what `automatic` compared).
+struct StrategyCosts {
+  double allgather = 0, alltoall = 0, pcr = 0;
+};
+
+template <class T>
+class DistributedTridiagonalPlan {
+ public:
+  // Collective over procs.axis_comm(axis). `local` is this rank's box; every rank of the
+  // axis must have the same extents across the axis (the same lines) and >= 2 rows along
+  // it when it is split: otherwise every rank throws the same InvalidArgument. Builds
+  // buffers, measures the network (once per ProcessGrid axis) and picks the strategy.
+  DistributedTridiagonalPlan(const ProcessGrid& procs, Axis axis, const Executor& exec, const Box3& local,
+                             DistributedOptions options = {});
+  ~DistributedTridiagonalPlan();
+  DistributedTridiagonalPlan(DistributedTridiagonalPlan&&) noexcept;
+  DistributedTridiagonalPlan& operator=(DistributedTridiagonalPlan&&) noexcept;
+
+  // Collective over the axis. Solves every line; u may equal d. Allocates nothing.
+  void solve(const Bands<T>& bands, const T* d, T* u);
+  void solve(const SharedBands<T>& bands, const T* d, T* u);
+
+  bool split() const;                  // the axis is split over more than one rank
+  ReducedStrategy strategy() const;    // the strategy in use (meaningful when split())
+  const StrategyCosts& predicted() const;
+  Axis axis() const;
+  const Box3& box() const;
+  // Seconds of the last solve: local passes (reduction + back-substitution) and the
+  // reduced-system exchange and solve (incl. packing and, on a device, staging copies).
+  double last_local_seconds() const;
+  double last_exchange_seconds() const;
+  double last_staging_seconds() const;
+  // Bytes this rank sent + received in the last solve's reduced-system exchange.
+  double exchanged_bytes() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+extern template class DistributedTridiagonalPlan<float>;
+extern template class DistributedTridiagonalPlan<double>;
+
+}  // namespace adi::mpi
