@@ -24,6 +24,8 @@ std::vector<T> to_host(const T* p, index_t count) {
 }
 template std::vector<int> to_host<int>(const int*, index_t);
 template std::vector<index_t> to_host<index_t>(const index_t*, index_t);
+template std::vector<const float*> to_host<const float*>(const float* const*, index_t);
+template std::vector<const double*> to_host<const double*>(const double* const*, index_t);
 
 }  // namespace detail
 
@@ -144,6 +146,8 @@ VariableBatchPlan::VariableBatchPlan(const Executor& exec, const BatchSizes& in,
     v.max_size = p->max_size;
     v.chunk_width = W;
     v.chunks = chunks;
+    v.total = p->total;
+    v.sorted_span = p->chunk_offsets[chunks];
     v.sizes = sizes;
     v.order = order;
     v.position = position;

@@ -95,6 +95,8 @@ struct VariableBatchView {
   int max_size = 0;
   int chunk_width = 0;
   index_t chunks = 0;                     // ceil(count / chunk_width)
+  index_t total = 0;                      // sum of sizes
+  index_t sorted_span = 0;                // elements of one SortedInterleaved array
   const int* sizes = nullptr;             // [count]  size of system s
   const index_t* order = nullptr;         // [count]  sorted position -> system (sizes descending, stable)
   const index_t* position = nullptr;      // [count]  system -> sorted position
@@ -129,7 +131,7 @@ class VariableBatchPlan {
 
   // Elements one array of each layout must hold for this batch.
   index_t span(const PaddedInterleaved& l) const;
-  index_t span(const SortedInterleaved&) const { return host_view().chunk_offsets[host_view().chunks]; }
+  index_t span(const SortedInterleaved&) const { return host_view().sorted_span; }
   index_t span(const CompactBatch&) const { return total_size(); }  // packed (offsets null)
 
   // Copies one array (of T = float, double, int or index_t) between a user layout and

@@ -1,0 +1,332 @@
+#include "adi/variable_tridiagonal.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adi/error.hpp"
+#include "adi/field.hpp"
+#include "solvers/cpu/thomas_variable.hpp"
+#include "solvers/cuda/backend.hpp"
+
+namespace adi {
+
+const char* method_name(VariableMethod m) {
+  switch (m) {
+    case VariableMethod::automatic: return "automatic";
+    case VariableMethod::reference: return "reference";
+    case VariableMethod::padded: return "padded (CP)";
+    case VariableMethod::stop_at_size: return "stop_at_size (NCP)";
+    case VariableMethod::sorted: return "sorted";
+  }
+  return "unknown";
+}
+
+namespace {
+enum class LayoutKind { padded, sorted, compact, pointers };
+const char* layout_name(LayoutKind k) {
+  return k == LayoutKind::padded ? "PaddedInterleaved" : k == LayoutKind::sorted ? "SortedInterleaved"
+                                                     : k == LayoutKind::compact  ? "CompactBatch"
+                                                                                 : "PointerBatch";
+}
+}  // namespace
+
+template <class T>
+struct VariableTridiagonalPlan<T>::Impl {
+  VariableBatchPlan batch;
+  LayoutKind kind = LayoutKind::padded;
+  VariableTridiagonalOptions options;
+  VariableMethod method = VariableMethod::automatic;
+  index_t stride = 0;  // padded
+  int rows = 0;        // padded
+  index_t span = 0;
+  std::vector<index_t> offsets;  // compact, host
+  detail::Storage device_offsets;
+  detail::Storage workspace;
+  detail::Storage bad_flag;  // device int
+
+  explicit Impl(const VariableBatchPlan& b) : batch(b) {}
+  void choose(VariableMethod requested);
+  void allocate();
+  void check_arrays(std::initializer_list<std::pair<const void*, const char*>> arrays, const T* d,
+                    const T* u) const;
+  void report(index_t bad) const;
+  void run(const T* a, const T* b, const T* c, const T* d, T* u);
+  void run(const PointerBands<T>& bands, const T* const* d, T* const* u);
+};
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::choose(VariableMethod requested) {
+  const bool host = batch.executor().is_host();
+  auto allowed = [&](VariableMethod m) {
+    if (m == VariableMethod::reference) return host;
+    switch (kind) {
+      case LayoutKind::padded: return m == VariableMethod::padded || m == VariableMethod::stop_at_size;
+      case LayoutKind::sorted: return m == VariableMethod::sorted;
+      default: return m == VariableMethod::stop_at_size;
+    }
+  };
+  if (requested == VariableMethod::automatic) {
+    method = kind == LayoutKind::padded   ? VariableMethod::padded
+             : kind == LayoutKind::sorted ? VariableMethod::sorted
+                                          : VariableMethod::stop_at_size;
+    return;
+  }
+  if (!allowed(requested))
+    throw InvalidArgument(std::string("VariableTridiagonalPlan: method ") + method_name(requested) +
+                          " cannot run the " + layout_name(kind) + " layout on " + batch.executor().name() +
+                          " (padded/stop_at_size: PaddedInterleaved; sorted: SortedInterleaved; "
+                          "stop_at_size: CompactBatch, PointerBatch; reference: host only)");
+  method = requested;
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::allocate() {
+  const Executor& exec = batch.executor();
+  const int rows_max = std::max(rows, batch.max_size());
+  if (exec.is_host()) {
+    workspace = detail::Storage(cpu::variable_workspace_bytes(rows_max, exec.threads(), sizeof(T)), exec);
+    return;
+  }
+  using cuda_backend::VariableKernel;
+  const VariableKernel k = kind == LayoutKind::sorted                ? VariableKernel::sorted
+                           : kind == LayoutKind::compact             ? VariableKernel::compact
+                           : kind == LayoutKind::pointers            ? VariableKernel::pointers
+                           : method == VariableMethod::stop_at_size ? VariableKernel::stop_at_size
+                                                                     : VariableKernel::padded;
+  workspace = detail::Storage(
+      cuda_backend::variable_tridiagonal_workspace_bytes(k, batch.view(), span, options.periodic, sizeof(T)), exec);
+  bad_flag = detail::Storage(sizeof(int), exec);
+  if (kind == LayoutKind::compact) {
+    device_offsets = detail::Storage(std::max<std::size_t>(offsets.size(), 1) * sizeof(index_t), exec);
+    detail::copy_bytes(device_offsets.get(), MemorySpace::device, offsets.data(), MemorySpace::host,
+                       offsets.size() * sizeof(index_t));
+  }
+}
+
+template <class T>
+VariableTridiagonalPlan<T>::VariableTridiagonalPlan(const VariableBatchPlan& batch, const PaddedInterleaved& l,
+                                                    VariableTridiagonalOptions options)
+    : impl_(std::make_unique<Impl>(batch)) {
+  Impl& p = *impl_;
+  p.kind = LayoutKind::padded;
+  p.options = options;
+  detail::require(l.stride == 0 || l.stride >= batch.count(),
+                  "VariableTridiagonalPlan: PaddedInterleaved stride = " + std::to_string(l.stride) +
+                      " must be 0 (the count) or >= the batch count " + std::to_string(batch.count()));
+  detail::require(l.rows == 0 || l.rows >= batch.max_size(),
+                  "VariableTridiagonalPlan: PaddedInterleaved rows = " + std::to_string(l.rows) +
+                      " must be 0 (the largest size) or >= the largest size " + std::to_string(batch.max_size()));
+  detail::require(l.rows <= INT_MAX, "VariableTridiagonalPlan: PaddedInterleaved rows must fit an int");
+  p.stride = l.stride ? l.stride : batch.count();
+  p.rows = static_cast<int>(l.rows ? l.rows : batch.max_size());
+  p.span = batch.span(PaddedInterleaved{p.stride, p.rows});
+  p.choose(options.method);
+  p.allocate();
+}
+
+template <class T>
+VariableTridiagonalPlan<T>::VariableTridiagonalPlan(const VariableBatchPlan& batch, const SortedInterleaved& l,
+                                                    VariableTridiagonalOptions options)
+    : impl_(std::make_unique<Impl>(batch)) {
+  Impl& p = *impl_;
+  p.kind = LayoutKind::sorted;
+  p.options = options;
+  p.span = batch.span(l);
+  p.choose(options.method);
+  p.allocate();
+}
+
+template <class T>
+VariableTridiagonalPlan<T>::VariableTridiagonalPlan(const VariableBatchPlan& batch, const CompactBatch& l,
+                                                    VariableTridiagonalOptions options)
+    : impl_(std::make_unique<Impl>(batch)) {
+  Impl& p = *impl_;
+  p.kind = LayoutKind::compact;
+  p.options = options;
+  auto g = detail::compact_geometry(batch, l, [](int n) -> index_t { return n; }, "VariableTridiagonalPlan");
+  p.offsets = std::move(g.offsets);
+  p.span = g.span;
+  p.choose(options.method);
+  p.allocate();
+}
+
+template <class T>
+VariableTridiagonalPlan<T>::VariableTridiagonalPlan(const VariableBatchPlan& batch, const PointerBatch& l,
+                                                    VariableTridiagonalOptions options)
+    : impl_(std::make_unique<Impl>(batch)) {
+  Impl& p = *impl_;
+  p.kind = LayoutKind::pointers;
+  p.options = options;
+  detail::require(l.ld == nullptr,
+                  "VariableTridiagonalPlan: PointerBatch leading dimensions have no meaning for tridiagonal "
+                  "systems (each system's elements are contiguous); pass ld = nullptr");
+  p.choose(options.method);
+  p.allocate();
+}
+
+template <class T>
+VariableTridiagonalPlan<T>::~VariableTridiagonalPlan() = default;
+template <class T>
+VariableTridiagonalPlan<T>::VariableTridiagonalPlan(VariableTridiagonalPlan&&) noexcept = default;
+template <class T>
+VariableTridiagonalPlan<T>& VariableTridiagonalPlan<T>::operator=(VariableTridiagonalPlan&&) noexcept = default;
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::check_arrays(std::initializer_list<std::pair<const void*, const char*>> arrays,
+                                                    const T* d, const T* u) const {
+  const Executor& exec = batch.executor();
+  for (const auto& [ptr, name] : arrays) {
+    if (ptr == nullptr)
+      throw InvalidArgument(std::string("variable tridiagonal solve: ") + name + " is null; pass an array of " +
+                            std::to_string(span) + " values (plan.span())");
+    if (reinterpret_cast<std::uintptr_t>(ptr) % alignof(T) != 0)
+      throw InvalidArgument(std::string("variable tridiagonal solve: ") + name + " is not aligned to " +
+                            std::to_string(alignof(T)) + " bytes");
+    if (cuda_backend::is_device_pointer(ptr) != exec.is_cuda())
+      throw InvalidArgument(std::string("variable tridiagonal solve: ") + name + " is not in the executor's memory (" +
+                            exec.name() + ")");
+  }
+  if (d != nullptr && u != nullptr && d != u) {
+    const auto d0 = reinterpret_cast<std::uintptr_t>(d), u0 = reinterpret_cast<std::uintptr_t>(u);
+    const std::uintptr_t bytes = static_cast<std::uintptr_t>(span) * sizeof(T);
+    if (d0 < u0 + bytes && u0 < d0 + bytes)
+      throw InvalidArgument("variable tridiagonal solve: u and d overlap without being equal; pass u == d for an "
+                            "in-place solve or separate arrays");
+  }
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::report(index_t bad) const {
+  if (bad < 0) return;
+  throw SingularSystem("variable tridiagonal solve (" + std::string(method_name(method)) + "): system " +
+                       std::to_string(bad) + " (size " + std::to_string(batch.size(bad)) +
+                       ") has a zero or non-finite pivot; it is singular or not diagonally dominant enough for a "
+                       "solver without pivoting");
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, const T* d, T* u) {
+  if (kind == LayoutKind::pointers)
+    throw InvalidArgument("VariableTridiagonalPlan: this plan was built for a PointerBatch; call "
+                          "solve(PointerBands, d pointers, u pointers)");
+  if (batch.count() == 0 || span == 0) return;
+  check_arrays({{a, "a"}, {b, "b"}, {c, "c"}, {d, "d"}, {u, "u"}}, d, u);
+  const Executor& exec = batch.executor();
+  const bool periodic = options.periodic;
+  if (exec.is_host()) {
+    const cpu::VariableArrays<T> x{a, b, c, d, u};
+    const VariableBatchView& v = batch.host_view();
+    index_t bad = -1;
+    if (method == VariableMethod::reference) {
+      bad = cpu::variable_thomas_reference<T>(v, kind == LayoutKind::compact ? offsets.data() : nullptr, stride,
+                                              kind == LayoutKind::sorted, x, periodic);
+    } else if (kind == LayoutKind::padded) {
+      bad = cpu::variable_thomas_padded<T>(v, stride, rows, x, periodic, method == VariableMethod::stop_at_size,
+                                           workspace.get(), exec.threads());
+    } else if (kind == LayoutKind::sorted) {
+      bad = cpu::variable_thomas_sorted<T>(v, x, periodic, workspace.get(), exec.threads());
+    } else {
+      bad = cpu::variable_thomas_compact<T>(v, offsets.data(), x, periodic, workspace.get(), exec.threads());
+    }
+    if (options.check_pivots) report(bad);
+    return;
+  }
+  using cuda_backend::VariableKernel;
+  cuda_backend::VariableDeviceArrays<T> x;
+  x.a = a, x.b = b, x.c = c, x.d = d, x.u = u;
+  x.stride = stride;
+  x.rows = rows;
+  x.offsets = static_cast<const index_t*>(device_offsets.get());
+  const VariableKernel k = kind == LayoutKind::sorted                ? VariableKernel::sorted
+                           : kind == LayoutKind::compact             ? VariableKernel::compact
+                           : method == VariableMethod::stop_at_size ? VariableKernel::stop_at_size
+                                                                     : VariableKernel::padded;
+  cuda_backend::set_device(exec.device());
+  int* flag = options.check_pivots ? static_cast<int*>(bad_flag.get()) : nullptr;
+  cuda_backend::variable_tridiagonal_solve<T>(k, batch.view(), x, periodic, workspace.get(), flag, exec.stream());
+  if (flag) {
+    cuda_backend::synchronize(exec.stream());
+    int h = cuda_backend::kNoBadSystem;
+    cuda_backend::copy(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host);
+    report(h == cuda_backend::kNoBadSystem ? -1 : h);
+  }
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T* const* d, T* const* u) {
+  if (kind != LayoutKind::pointers)
+    throw InvalidArgument(std::string("VariableTridiagonalPlan: this plan was built for a ") + layout_name(kind) +
+                          "; call solve(Bands, d, u)");
+  if (batch.count() == 0) return;
+  const Executor& exec = batch.executor();
+  const std::pair<const void*, const char*> arrays[] = {
+      {bands.a, "a"}, {bands.b, "b"}, {bands.c, "c"}, {d, "d"}, {u, "u"}};
+  for (const auto& [ptr, name] : arrays) {
+    if (ptr == nullptr)
+      throw InvalidArgument(std::string("variable tridiagonal solve: pointer array ") + name +
+                            " is null; pass an array of count pointers");
+    if (cuda_backend::is_device_pointer(ptr) != exec.is_cuda())
+      throw InvalidArgument(std::string("variable tridiagonal solve: pointer array ") + name +
+                            " is not in the executor's memory (" + exec.name() + ")");
+  }
+  if (options.check_pointers) {
+    const VariableBatchView& v = batch.host_view();
+    for (const auto& [ptr, name] : arrays) {
+      const auto h = detail::to_host(static_cast<const T* const*>(ptr), v.count);
+      for (index_t s = 0; s < v.count; ++s)
+        if (v.sizes[s] > 0 && h[s] == nullptr)
+          throw InvalidArgument(std::string("variable tridiagonal solve: ") + name + "[" + std::to_string(s) +
+                                "] is null for a system of size " + std::to_string(v.sizes[s]));
+    }
+  }
+  if (exec.is_host()) {
+    const cpu::VariablePointers<T> x{bands.a, bands.b, bands.c, d, u};
+    const index_t bad = method == VariableMethod::reference
+                            ? cpu::variable_thomas_reference<T>(batch.host_view(), x, options.periodic)
+                            : cpu::variable_thomas_pointers<T>(batch.host_view(), x, options.periodic,
+                                                               workspace.get(), exec.threads());
+    if (options.check_pivots) report(bad);
+    return;
+  }
+  cuda_backend::VariableDeviceArrays<T> x;
+  x.pa = bands.a, x.pb = bands.b, x.pc = bands.c, x.pd = d, x.pu = u;
+  cuda_backend::set_device(exec.device());
+  int* flag = options.check_pivots ? static_cast<int*>(bad_flag.get()) : nullptr;
+  cuda_backend::variable_tridiagonal_solve<T>(cuda_backend::VariableKernel::pointers, batch.view(), x,
+                                              options.periodic, workspace.get(), flag, exec.stream());
+  if (flag) {
+    cuda_backend::synchronize(exec.stream());
+    int h = cuda_backend::kNoBadSystem;
+    cuda_backend::copy(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host);
+    report(h == cuda_backend::kNoBadSystem ? -1 : h);
+  }
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::solve(const Bands<T>& bands, const T* d, T* u) {
+  impl_->run(bands.a, bands.b, bands.c, d, u);
+}
+template <class T>
+void VariableTridiagonalPlan<T>::solve(const PointerBands<T>& bands, const T* const* d, T* const* u) {
+  impl_->run(bands, d, u);
+}
+template <class T>
+VariableMethod VariableTridiagonalPlan<T>::method() const {
+  return impl_->method;
+}
+template <class T>
+index_t VariableTridiagonalPlan<T>::span() const {
+  return impl_->span;
+}
+template <class T>
+const VariableBatchPlan& VariableTridiagonalPlan<T>::batch() const {
+  return impl_->batch;
+}
+
+template class VariableTridiagonalPlan<float>;
+template class VariableTridiagonalPlan<double>;
+
+}  // namespace adi

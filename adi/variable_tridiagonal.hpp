@@ -1,0 +1,95 @@
+#pragma once
+// Batched tridiagonal solves whose systems have different sizes (cuThomasVBatch), on the
+// host or a CUDA device, fp32 or fp64, plain or periodic.
+//
+//   adi::VariableBatchPlan batch(exec, adi::BatchSizes{sizes, count});
+//   adi::VariableTridiagonalPlan<double> plan(batch, adi::SortedInterleaved{});
+//   plan.solve(adi::Bands<double>{a, b, c}, d, u);        // arrays of batch.span(SortedInterleaved{})
+//
+// Rows as in adi/tridiagonal.hpp: a[k] u[k-1] + b[k] u[k] + c[k] u[k+1] = d[k] for
+// k < n_s; a[0] and c[n_s-1] of non-periodic systems are never read into the result,
+// periodic systems couple u[0] and u[n_s-1] through them (Sherman-Morrison). Size-0
+// systems are skipped, size-1 periodic systems solve (a+b+c) u = d.
+//
+// Methods (paper section 3.1 / 4.4), by layout:
+//   PaddedInterleaved: padded (CP: every thread or SIMD lane runs all `rows` rows, the
+//     padding replaced by identity rows on load) or stop_at_size (NCP: a thread stops at
+//     its own size; on the host a SIMD group stops at its largest size).
+//   SortedInterleaved: sorted (a warp / SIMD group takes systems of similar size, runs to
+//     its chunk's largest size: time follows the total work).
+//   CompactBatch, PointerBatch: stop_at_size, one system per thread, threads taking
+//     systems in size order (largest first, for load balance).
+// Pointers live in the executor's memory space. No pivoting; a zero or non-finite pivot
+// throws SingularSystem naming the first such system.
+#include <memory>
+
+#include "adi/tridiagonal.hpp"
+#include "adi/variable_batch.hpp"
+
+namespace adi {
+
+enum class VariableMethod {
+  automatic,     // the layout's fastest (padded for PaddedInterleaved)
+  reference,     // plain Thomas per system in double, one thread (the test oracle)
+  padded,        // CP
+  stop_at_size,  // NCP
+  sorted,        // SortedInterleaved only
+};
+const char* method_name(VariableMethod m);
+
+// Per-system arrays of a PointerBatch: bands and right-hand sides reached through
+// arrays of `count` pointers (each to n_s contiguous values). Pointer arrays live in the
+// executor's memory space.
+template <class T>
+struct PointerBands {
+  const T* const* a = nullptr;
+  const T* const* b = nullptr;
+  const T* const* c = nullptr;
+};
+
+struct VariableTridiagonalOptions {
+  bool periodic = false;
+  VariableMethod method = VariableMethod::automatic;
+  // Throw SingularSystem on a zero or non-finite pivot (on CUDA: synchronises at the end).
+  bool check_pivots = true;
+  // PointerBatch: copy the pointer arrays to the host on each solve and reject null
+  // pointers of non-empty systems (one device-to-host copy on CUDA).
+  bool check_pointers = true;
+};
+
+// Built once per batch shape and layout: validates the layout against the batch, picks
+// the method, owns the workspace (solve() allocates nothing). Not thread-safe.
+template <class T>
+class VariableTridiagonalPlan {
+ public:
+  VariableTridiagonalPlan(const VariableBatchPlan& batch, const PaddedInterleaved& layout,
+                          VariableTridiagonalOptions options = {});
+  VariableTridiagonalPlan(const VariableBatchPlan& batch, const SortedInterleaved& layout,
+                          VariableTridiagonalOptions options = {});
+  VariableTridiagonalPlan(const VariableBatchPlan& batch, const CompactBatch& layout,
+                          VariableTridiagonalOptions options = {});
+  VariableTridiagonalPlan(const VariableBatchPlan& batch, const PointerBatch& layout,
+                          VariableTridiagonalOptions options = {});
+  ~VariableTridiagonalPlan();
+  VariableTridiagonalPlan(VariableTridiagonalPlan&&) noexcept;
+  VariableTridiagonalPlan& operator=(VariableTridiagonalPlan&&) noexcept;
+
+  // Padded, sorted and compact layouts: arrays of span() values. u may equal d.
+  void solve(const Bands<T>& bands, const T* d, T* u);
+  // PointerBatch: u[s] may equal d[s].
+  void solve(const PointerBands<T>& bands, const T* const* d, T* const* u);
+
+  VariableMethod method() const;
+  index_t span() const;  // values each array must hold (0 for PointerBatch)
+  const VariableBatchPlan& batch() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+extern template class VariableTridiagonalPlan<float>;
+extern template class VariableTridiagonalPlan<double>;
+
+}  // namespace adi

@@ -1,0 +1,24 @@
+// Variable-size tridiagonal batches, fp32 (the kernels: thomas_variable.cuh).
+#include "solvers/cuda/thomas_variable.cuh"
+
+namespace adi::cuda_backend {
+
+std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v, index_t span,
+                                                 bool periodic, std::size_t value_size) {
+  // One array per kind of scratch value (c*; z when periodic), the length of scratch_length:
+  // `span` is the padded layout's span for padded kernels.
+  const index_t len = kernel == VariableKernel::padded || kernel == VariableKernel::stop_at_size ? span
+                      : kernel == VariableKernel::sorted                                     ? v.sorted_span
+                                                                                              : v.total;
+  return static_cast<std::size_t>(len) * (periodic ? 2 : 1) * value_size;
+}
+
+template <class T>
+void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
+                                bool periodic, void* workspace, int* bad_system, void* stream) {
+  variable_tridiagonal_launch<T>(kernel, v, x, periodic, workspace, bad_system, stream);
+}
+template void variable_tridiagonal_solve<float>(VariableKernel, const VariableBatchView&,
+                                                const VariableDeviceArrays<float>&, bool, void*, int*, void*);
+
+}  // namespace adi::cuda_backend
