@@ -1,22 +1,21 @@
-// Block-tridiagonal CUDA kernels: placeholder until the kernels land (issue 4).
-#include "adi/error.hpp"
-#include "solvers/cuda/backend.hpp"
+// Block-tridiagonal CUDA entry points (solvers/cuda/backend.hpp); float kernels here,
+// double kernels in block_thomas_cuda_fp64.cu.
+#include "solvers/cuda/block_thomas_launch.cuh"
 
 namespace adi::cuda_backend {
 
-std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet&, std::size_t) {
-  throw Unsupported("block tridiagonal solves on CUDA are not implemented yet; use Executor::host()");
+std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet& l, std::size_t value_size) {
+  // C*_i for every system and every row but the last.
+  const index_t rows = l.n > 1 ? l.n - 1 : 0;
+  return static_cast<std::size_t>(l.count0 * l.count1) * static_cast<std::size_t>(rows) *
+         static_cast<std::size_t>(l.m * l.m) * value_size;
 }
-template <class T>
-void block_tridiagonal_solve(BlockKernel, const BlockLineSet&, const T*, const T*, const T*, const T*, T*, double,
-                             void*, unsigned long long*, void*) {
-  throw Unsupported("block tridiagonal solves on CUDA are not implemented yet; use Executor::host()");
+
+template <>
+void block_tridiagonal_solve<float>(BlockKernel kernel, const BlockLineSet& l, const float* a, const float* b,
+                                    const float* c, const float* d, float* u, double tol, void* workspace,
+                                    unsigned long long* singular, void* stream) {
+  block::solve<float>(kernel, l, a, b, c, d, u, tol, workspace, singular, stream);
 }
-template void block_tridiagonal_solve<float>(BlockKernel, const BlockLineSet&, const float*, const float*,
-                                             const float*, const float*, float*, double, void*,
-                                             unsigned long long*, void*);
-template void block_tridiagonal_solve<double>(BlockKernel, const BlockLineSet&, const double*, const double*,
-                                              const double*, const double*, double*, double, void*,
-                                              unsigned long long*, void*);
 
 }  // namespace adi::cuda_backend

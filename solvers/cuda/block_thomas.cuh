@@ -1,0 +1,324 @@
+#pragma once
+// Block Thomas on the GPU (paper, block part, sections 3-4, algorithm 12): M cooperating
+// threads per system, 32/M systems per warp. Thread j of a system holds column j of
+// the blocks it works on (S_i = B_i - A_i C*_{i-1}, C_i, then C*_i), so the pivot search
+// of a Gauss-Jordan elimination on [S_i | C_i | d'_i] is local to one thread; the
+// multipliers go to the other threads through the Exchange policy: warp shuffles
+// (ShuffleExchange) or a warp-private shared-memory buffer (SharedExchange).
+//
+// Differences from the paper, and why:
+// - column j per thread (the paper also holds columns) but partial pivoting inside the
+//   pivot block: rows are never swapped, the pivot row of step k is remembered and the
+//   answer is read back through a select, so register arrays keep compile-time indices;
+// - d'_i and d*_i are kept whole in every thread of the system (M redundant FMAs per
+//   update instead of a reduction through shuffles);
+// - C*_i goes to a workspace interleaved by system (coalesced for any user layout) and
+//   d*_i into u; the backward pass reads row j of C*_i per thread.
+// Layout: any BlockLineSet (strides); Unit = both component strides are 1 (figure 14
+// interleaved, figure 17 contiguous, array-of-structures grids), known at compile time.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "adi/block_tridiagonal.hpp"
+
+namespace adi::cuda_backend::block {
+
+constexpr int kWarps = 4;  // warps per thread block
+constexpr unsigned kFull = 0xffffffffu;
+
+template <class T>
+struct Args {
+  BlockLineSet l;
+  const T* __restrict__ a;
+  const T* __restrict__ b;
+  const T* __restrict__ c;
+  const T* d;  // may equal u
+  T* u;
+  T* __restrict__ ws;  // C*_i of system s at ws[(i * systems + s) * M * M], row-major
+  T tol;
+  unsigned long long* singular;
+};
+
+template <class T>
+__device__ __forceinline__ T absv(T x) {
+  return x < T(0) ? -x : x;  // NaN stays NaN
+}
+
+template <int M, class T>
+__device__ __forceinline__ T select(const T (&v)[M], int idx) {
+  T x = v[0];
+#pragma unroll
+  for (int r = 1; r < M; ++r) x = idx == r ? v[r] : x;
+  return x;
+}
+
+// Exchange through warp shuffles: every value travels in a register.
+template <class T, int M>
+struct ShuffleExchange {
+  static constexpr int kSharedPerWarp = 0;
+  int base;  // first lane of this system's group
+  int j;
+  T held[M];
+  __device__ ShuffleExchange(T*, int base_, int j_) : base(base_), j(j_) {}
+  // Makes column v of every thread readable by the group (get(k, r) = v[r] of thread k).
+  __device__ __forceinline__ void publish(const T (&v)[M]) {
+#pragma unroll
+    for (int r = 0; r < M; ++r) held[r] = v[r];
+  }
+  __device__ __forceinline__ T get(int k, int r) const { return __shfl_sync(kFull, held[r], base + k); }
+  // out = v of thread k (k the same in every thread).
+  __device__ __forceinline__ void broadcast(const T (&v)[M], T extra0, T extra1, int k, T (&out)[M], T& e0,
+                                            T& e1) const {
+#pragma unroll
+    for (int r = 0; r < M; ++r) out[r] = __shfl_sync(kFull, v[r], base + k);
+    e0 = __shfl_sync(kFull, extra0, base + k);
+    e1 = __shfl_sync(kFull, extra1, base + k);
+  }
+  // all[k] = mine of thread k.
+  template <class V>
+  __device__ __forceinline__ void gather(V mine, V (&all)[M]) const {
+#pragma unroll
+    for (int k = 0; k < M; ++k) all[k] = __shfl_sync(kFull, mine, base + k);
+  }
+};
+
+// Exchange through a warp-private shared-memory buffer (M*M values per system),
+// ordered by __syncwarp; reads of a whole column are broadcasts within the group.
+template <class T, int M>
+struct SharedExchange {
+  // One M*M buffer per group, idle lanes (32 % M of them) included.
+  static constexpr int kSharedPerWarp = (32 / M + 1) * M * M;
+  T* buf;  // this system's M*M values
+  int j;
+  __device__ SharedExchange(T* warp_buf, int base, int j_) : buf(warp_buf + base * M), j(j_) {}
+  __device__ __forceinline__ void publish(const T (&v)[M]) {
+    __syncwarp(kFull);  // everyone finished reading the previous contents
+#pragma unroll
+    for (int r = 0; r < M; ++r) buf[j * M + r] = v[r];
+    __syncwarp(kFull);
+  }
+  __device__ __forceinline__ T get(int k, int r) const { return buf[k * M + r]; }
+  __device__ __forceinline__ void broadcast(const T (&v)[M], T extra0, T extra1, int k, T (&out)[M], T& e0,
+                                            T& e1) const {
+    __syncwarp(kFull);
+    if (j == k) {
+#pragma unroll
+      for (int r = 0; r < M; ++r) buf[r] = v[r];
+      buf[M] = extra0;
+      buf[M + 1] = extra1;
+    }
+    __syncwarp(kFull);
+#pragma unroll
+    for (int r = 0; r < M; ++r) out[r] = buf[r];
+    e0 = buf[M];
+    e1 = buf[M + 1];
+  }
+  template <class V>
+  __device__ __forceinline__ void gather(V mine, V (&all)[M]) const {
+    __syncwarp(kFull);
+    buf[j] = static_cast<T>(mine);
+    __syncwarp(kFull);
+#pragma unroll
+    for (int k = 0; k < M; ++k) all[k] = static_cast<V>(buf[k]);
+  }
+};
+
+// One block row's inputs as thread j sees them: column j of A_i, B_i, C_i and all of d_i.
+template <class T, int M>
+struct RowIn {
+  T a[M], b[M], c[M], d[M];
+};
+
+template <class T, int M, bool Unit>
+__device__ __forceinline__ void load_row(const Args<T>& g, index_t ob, index_t ov, index_t i, int j, bool active,
+                                         RowIn<T, M>& in) {
+  const index_t bc = Unit ? 1 : g.l.blocks.component;
+  const index_t vc = Unit ? 1 : g.l.vectors.component;
+  const index_t pb = ob + i * g.l.blocks.row, pv = ov + i * g.l.vectors.row;
+  const bool has_a = active && i > 0, has_c = active && i + 1 < g.l.n;
+#pragma unroll
+  for (int r = 0; r < M; ++r) {
+    const index_t e = (r * M + j) * bc;
+    // Idle threads solve the identity: no spurious singular reports, no loads.
+    in.b[r] = active ? g.b[pb + e] : T(r == j ? 1 : 0);
+    in.a[r] = has_a ? g.a[pb + e] : T(0);
+    in.c[r] = has_c ? g.c[pb + e] : T(0);
+    in.d[r] = active ? g.d[pv + r * vc] : T(0);
+  }
+}
+
+// Thread blocks per SM the register budget is cut for (ptxas -v: without a bound fp64
+// M = 4 took 168 registers, 12 warps per SM; these keep every variant spill-free).
+template <class T, int M>
+constexpr int min_blocks() {
+  constexpr int f32[9] = {0, 0, 8, 6, 5, 4, 3, 3, 2};
+  constexpr int f64[9] = {0, 0, 5, 4, 3, 3, 2, 2, 2};
+  return sizeof(T) == 4 ? f32[M] : f64[M];
+}
+
+template <class T, int M, template <class, int> class Exchange, bool Unit>
+__global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M>()) block_thomas_kernel(Args<T> g) {
+  constexpr int G = 32 / M;  // systems per warp; lanes G*M..31 idle (paper section 4)
+  using Ex = Exchange<T, M>;
+  __shared__ T scratch[kWarps][Ex::kSharedPerWarp > 0 ? Ex::kSharedPerWarp : 1];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int grp = lane / M;
+  const int j = lane - grp * M;
+  const index_t sys = (static_cast<index_t>(blockIdx.x) * kWarps + warp) * G + grp;
+  const index_t systems = g.l.count0 * g.l.count1;
+  const bool active = grp < G && sys < systems;
+  const int base = grp * M;  // idle lanes form a group of their own (shuffles from them wrap, unused)
+  Ex ex(&scratch[warp][0], base, j);
+  const index_t n = g.l.n;
+  const index_t l0 = active ? sys % g.l.count0 : 0, l1 = active ? sys / g.l.count0 : 0;
+  const index_t ob = l0 * g.l.blocks.system0 + l1 * g.l.blocks.system1;
+  const index_t ov = l0 * g.l.vectors.system0 + l1 * g.l.vectors.system1;
+  const index_t vc = Unit ? 1 : g.l.vectors.component;
+  constexpr int MM = M * M;
+  // Prefetching the next block row doubles the input registers: worth it while they are few.
+  constexpr bool kPrefetch = M * sizeof(T) <= 32;
+
+  T cs[M];  // column j of C*_{i-1}
+  T ds[M];  // d*_{i-1}, whole
+#pragma unroll
+  for (int r = 0; r < M; ++r) cs[r] = ds[r] = T(0);
+  bool reported = false;
+
+  RowIn<T, M> in;
+  load_row<T, M, Unit>(g, ob, ov, 0, j, active, in);
+  for (index_t i = 0; i < n; ++i) {
+    RowIn<T, M> next;
+    if (kPrefetch && i + 1 < n) load_row<T, M, Unit>(g, ob, ov, i + 1, j, active, next);
+    T s[M], c[M], dp[M];
+#pragma unroll
+    for (int r = 0; r < M; ++r) s[r] = in.b[r], c[r] = in.c[r], dp[r] = in.d[r];
+    if (i > 0) {
+      // S[:, j] -= A_i C*_{i-1}[:, j] and d' -= A_i d*_{i-1}: A's column k comes from thread k.
+      ex.publish(in.a);
+#pragma unroll
+      for (int k = 0; k < M; ++k)
+#pragma unroll
+        for (int r = 0; r < M; ++r) {
+          const T akr = ex.get(k, r);
+          s[r] -= akr * cs[k];
+          dp[r] -= akr * ds[k];
+        }
+    }
+    // max|S| over the block (the relative pivot threshold).
+    float colmax = 0.f;
+#pragma unroll
+    for (int r = 0; r < M; ++r) colmax = fmaxf(colmax, static_cast<float>(absv(s[r])));
+    // (a NaN anywhere makes fmaxf drop it; the pivot comparison below catches NaN pivots,
+    // and a NaN entry always ends in some pivot of the elimination)
+    float all_max[M];
+    ex.gather(colmax, all_max);
+    float smax = 0.f;
+#pragma unroll
+    for (int k = 0; k < M; ++k) smax = fmaxf(smax, all_max[k]);
+    const T threshold = g.tol * static_cast<T>(smax);
+
+    // Gauss-Jordan with partial pivoting on [S | C_i | d'], rows never moved.
+    unsigned used = 0;
+    int prow[M];
+    T pinv[M];
+#pragma unroll
+    for (int k = 0; k < M; ++k) {
+      T f[M];
+#pragma unroll
+      for (int r = 0; r < M; ++r) f[r] = T(0);
+      T pk_t = T(0), inv = T(0);
+      if (j == k) {
+        // Like the host kernel: start from the first unused row, take a strictly larger
+        // one (a NaN first candidate stays, and is reported).
+        int pk = -1;
+        T best = T(0);
+#pragma unroll
+        for (int r = 0; r < M; ++r) {
+          const T v = absv(s[r]);
+          if (!((used >> r) & 1u) && (pk < 0 || v > best)) best = v, pk = r;
+        }
+        const T pv = select<M>(s, pk);
+        if (!(absv(pv) > threshold) && active && !reported) {
+          reported = true;
+          atomicMax(g.singular, ~0ull - static_cast<unsigned long long>(sys * n + i));
+        }
+        inv = T(1) / pv;
+#pragma unroll
+        for (int r = 0; r < M; ++r) f[r] = r == pk ? T(0) : s[r] * inv;
+        pk_t = static_cast<T>(pk);
+      }
+      T fb[M];
+      ex.broadcast(f, pk_t, inv, k, fb, pk_t, inv);
+      const int pk = static_cast<int>(pk_t);
+      prow[k] = pk;
+      pinv[k] = inv;
+      used |= 1u << pk;
+      const T sp = select<M>(s, pk), cp = select<M>(c, pk), dpp = select<M>(dp, pk);
+#pragma unroll
+      for (int r = 0; r < M; ++r) {
+        s[r] -= fb[r] * sp;
+        c[r] -= fb[r] * cp;
+        dp[r] -= fb[r] * dpp;
+      }
+    }
+    // X[k][:] = (row prow[k]) / pivot_k: column j of C*_i and all of d*_i.
+#pragma unroll
+    for (int k = 0; k < M; ++k) {
+      cs[k] = select<M>(c, prow[k]) * pinv[k];
+      ds[k] = select<M>(dp, prow[k]) * pinv[k];
+    }
+    if (active) {
+      if (i + 1 < n) {
+        T* w = g.ws + (i * systems + sys) * MM + j;
+#pragma unroll
+        for (int r = 0; r < M; ++r) w[r * M] = cs[r];
+      }
+      g.u[ov + i * g.l.vectors.row + j * vc] = select<M>(ds, j);
+    }
+    if (i + 1 < n) {
+      if (kPrefetch)
+        in = next;
+      else
+        load_row<T, M, Unit>(g, ob, ov, i + 1, j, active, in);
+    }
+  }
+
+  // Backward: u_i = d*_i - C*_i u_{i+1}; thread j computes u_i[j] from row j of C*_i.
+  T un[M];
+#pragma unroll
+  for (int r = 0; r < M; ++r) un[r] = ds[r];
+  for (index_t i = n - 2; i >= 0; --i) {
+    T crow[M];
+    T dj = T(0);
+    if (active) {
+      const T* w = g.ws + (i * systems + sys) * MM + j * M;
+#pragma unroll
+      for (int q = 0; q < M; ++q) crow[q] = w[q];
+      dj = g.u[ov + i * g.l.vectors.row + j * vc];
+    } else {
+#pragma unroll
+      for (int q = 0; q < M; ++q) crow[q] = T(0);
+    }
+    T uj = dj;
+#pragma unroll
+    for (int q = 0; q < M; ++q) uj -= crow[q] * un[q];
+    if (active) g.u[ov + i * g.l.vectors.row + j * vc] = uj;
+    ex.gather(uj, un);
+  }
+}
+
+template <class T, int M, template <class, int> class Exchange>
+void launch(const Args<T>& args, cudaStream_t stream) {
+  constexpr int G = 32 / M;
+  const index_t systems = args.l.count0 * args.l.count1;
+  const index_t per_block = static_cast<index_t>(kWarps) * G;
+  const index_t blocks = (systems + per_block - 1) / per_block;
+  const bool unit = args.l.blocks.component == 1 && args.l.vectors.component == 1;
+  if (unit)
+    block_thomas_kernel<T, M, Exchange, true><<<static_cast<unsigned>(blocks), kWarps * 32, 0, stream>>>(args);
+  else
+    block_thomas_kernel<T, M, Exchange, false><<<static_cast<unsigned>(blocks), kWarps * 32, 0, stream>>>(args);
+}
+
+}  // namespace adi::cuda_backend::block
