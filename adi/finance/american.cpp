@@ -1,0 +1,194 @@
+// The one-asset theta-method with the Brennan-Schwartz exercise sweep (american.hpp).
+#include "adi/finance/american.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "adi/error.hpp"
+#include "adi/finance/pricer_detail.hpp"
+
+namespace adi::finance {
+
+namespace {
+
+// Rows of the semi-discrete operator A (V_tau = A V) on one axis: lower, diagonal,
+// upper, the same finite differences as adi::Operator (price or log space), with a
+// linear-extrapolation ghost folded into the end rows, or Dirichlet identity rows.
+struct Rows {
+  std::vector<double> l, d, u;
+  bool dir_lo = false, dir_hi = false;
+};
+
+Rows build_rows(const AxisGrid& x, const Asset& a, double r, Space s, bool dir_lo, bool dir_hi) {
+  const index_t n = x.size();
+  Rows R;
+  R.l.assign(n, 0.0);
+  R.d.assign(n, 0.0);
+  R.u.assign(n, 0.0);
+  R.dir_lo = dir_lo;
+  R.dir_hi = dir_hi;
+  const double h2 = 0.5 * a.volatility * a.volatility, b = r - a.dividend;
+  for (index_t i = 0; i < n; ++i) {
+    const double hm = i > 0 ? x[i] - x[i - 1] : x[1] - x[0];
+    const double hp = i < n - 1 ? x[i + 1] - x[i] : x[n - 1] - x[n - 2];
+    const double D = s == Space::log ? h2 : h2 * x[i] * x[i];
+    const double V = s == Space::log ? b - h2 : b * x[i];
+    double lo = D * 2.0 / (hm * (hm + hp)) - V * hp / (hm * (hm + hp));
+    double di = -D * 2.0 / (hm * hp) + V * (hp - hm) / (hm * hp) - r;
+    double up = D * 2.0 / (hp * (hm + hp)) + V * hm / (hp * (hm + hp));
+    if (i == 0) {
+      di += 2.0 * lo;  // ghost 2 u_0 - u_1
+      up -= lo;
+      lo = 0.0;
+    }
+    if (i == n - 1) {
+      di += 2.0 * up;
+      lo -= up;
+      up = 0.0;
+    }
+    R.l[i] = lo;
+    R.d[i] = di;
+    R.u[i] = up;
+  }
+  return R;
+}
+
+// Solves rows (a_i u_{i-1} + b_i u_i + c_i u_{i+1} = f_i) with u >= g when `project`.
+// exercise_low: the region where u = g touches i = 0 (a put): eliminate downwards from
+// the top, substitute upwards with the max; otherwise the mirror image (plain Thomas
+// with the max in the back substitution).
+template <class T>
+void brennan_schwartz(const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>& c, std::vector<T>& f,
+                      const std::vector<T>& g, bool project, bool exercise_low, std::vector<T>& w) {
+  const std::size_t n = b.size();
+  w.resize(n);
+  if (exercise_low) {
+    w[n - 1] = b[n - 1];
+    for (std::size_t k = n - 1; k-- > 0;) {
+      const T m = c[k] / w[k + 1];
+      w[k] = b[k] - m * a[k + 1];
+      f[k] -= m * f[k + 1];
+    }
+    f[0] /= w[0];
+    if (project) f[0] = std::max(f[0], g[0]);
+    for (std::size_t k = 1; k < n; ++k) {
+      f[k] = (f[k] - a[k] * f[k - 1]) / w[k];
+      if (project) f[k] = std::max(f[k], g[k]);
+    }
+  } else {
+    w[0] = b[0];
+    for (std::size_t k = 1; k < n; ++k) {
+      const T m = a[k] / w[k - 1];
+      w[k] = b[k] - m * c[k - 1];
+      f[k] -= m * f[k - 1];
+    }
+    f[n - 1] /= w[n - 1];
+    if (project) f[n - 1] = std::max(f[n - 1], g[n - 1]);
+    for (std::size_t k = n - 1; k-- > 0;) {
+      f[k] = (f[k] - c[k] * f[k + 1]) / w[k];
+      if (project) f[k] = std::max(f[k], g[k]);
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const Method& method,
+                            bool early_exercise) {
+  using Clock = std::chrono::steady_clock;
+  const auto t_start = Clock::now();
+  m.validate();
+  c.validate(m.size());
+  method.validate();
+  adi::detail::require(m.size() == 1 && c.payoff == Payoff::vanilla,
+                       "price_one_asset: one-asset vanilla options only, got " + c.describe() + " on " +
+                           std::to_string(m.size()) + " assets");
+  if (!method.executor.is_host())
+    throw Unsupported("price_one_asset: the early-exercise sweep runs on the host; use Executor::host()");
+  const Asset& a = m.assets[0];
+  const index_t n = method.nodes > 0 ? method.nodes : detail::default_nodes(1);
+  PriceResult res;
+  res.space = method.space;
+  res.steps = method.steps > 0 ? method.steps : 50;
+  const detail::AssetAxis ax = detail::asset_axis(a, c.strike > 0 ? c.strike : a.spot, c.maturity, n, method);
+  const AxisGrid& x = ax.axis;
+  res.spot_index = {ax.spot, 0, 0};
+  const Grid grid(x);
+  const bool log = method.space == Space::log;
+  const bool dir_lo = log, dir_hi = log || method.far_field == FarField::dirichlet;
+  const Rows A = build_rows(x, a, m.rate, method.space, dir_lo, dir_hi);
+  const auto g_far = detail::forward_intrinsic(m, c, method.space);
+
+  std::vector<T> u(n), obstacle(n), au(n), bb(n), cc(n), f(n), w(n);
+  const Field<double> init = detail::payoff_on_grid(grid, 1, c, method.space, method.smoothing);
+  for (index_t i = 0; i < n; ++i) {
+    u[i] = T(init(i, 0, 0));
+    const double S = detail::to_price(x[i], method.space);
+    obstacle[i] = T(c.value(&S, 1));
+  }
+  const bool exercise_low = c.type == OptionType::put;
+  const double theta = method.scheme.kind == SchemeKind::douglas ? method.scheme.theta : 0.5;
+  res.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  const auto t0 = Clock::now();
+
+  // One theta step from tau0 to tau1: (I - th dt A) u1 = (I + (1 - th) dt A) u0.
+  auto step = [&](double tau0, double tau1, double th) {
+    const double dt = tau1 - tau0;
+    if (dir_lo) u[0] = T(g_far(tau0, x[0], 0, 0));
+    if (dir_hi) u[n - 1] = T(g_far(tau0, x[n - 1], 0, 0));
+    const T e = T((1.0 - th) * dt), s = T(th * dt);
+    for (index_t i = 0; i < n; ++i) {
+      T Au = T(A.d[i]) * u[i];
+      if (i > 0) Au += T(A.l[i]) * u[i - 1];
+      if (i < n - 1) Au += T(A.u[i]) * u[i + 1];
+      f[i] = u[i] + e * Au;
+      au[i] = -s * T(A.l[i]);
+      bb[i] = T(1) - s * T(A.d[i]);
+      cc[i] = -s * T(A.u[i]);
+    }
+    if (dir_lo) {
+      au[0] = cc[0] = T(0);
+      bb[0] = T(1);
+      f[0] = T(g_far(tau1, x[0], 0, 0));
+    }
+    if (dir_hi) {
+      au[n - 1] = cc[n - 1] = T(0);
+      bb[n - 1] = T(1);
+      f[n - 1] = T(g_far(tau1, x[n - 1], 0, 0));
+    }
+    brennan_schwartz(au, bb, cc, f, obstacle, early_exercise, exercise_low, w);
+    u.swap(f);
+  };
+  const double dt = c.maturity / double(res.steps);
+  for (long k = 0; k < res.steps; ++k) {
+    const double t_a = dt * double(k), t_b = k + 1 == res.steps ? c.maturity : dt * double(k + 1);
+    if (k < method.scheme.damping_steps) {
+      const double tm = 0.5 * (t_a + t_b);
+      step(t_a, tm, 1.0);
+      step(tm, t_b, 1.0);
+    } else {
+      step(t_a, t_b, theta);
+    }
+  }
+  if (dir_lo) u[0] = T(g_far(c.maturity, x[0], 0, 0));
+  if (dir_hi) u[n - 1] = T(g_far(c.maturity, x[n - 1], 0, 0));
+  if (early_exercise) {
+    u[0] = std::max(u[0], obstacle[0]);
+    u[n - 1] = std::max(u[n - 1], obstacle[n - 1]);
+  }
+  res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  res.timings.steps = res.steps;
+  res.values = Field<double>(grid);
+  for (index_t i = 0; i < n; ++i) res.values(i, 0, 0) = double(u[i]);
+  res.grid = grid;
+  detail::greeks_at_spot(res.values, grid, res.spot_index, 1, {log, false, false}, res);
+  return res;
+}
+
+template PriceResult price_one_asset<float>(const BlackScholesModel&, const Contract&, const Method&, bool);
+template PriceResult price_one_asset<double>(const BlackScholesModel&, const Contract&, const Method&, bool);
+
+}  // namespace adi::finance

@@ -1,0 +1,7 @@
+#pragma once
+// Option pricing with ADI (issue 5; docs/finance.md): models and contracts, closed forms,
+// the ADI pricer for 1-3 Black-Scholes assets and Heston, one-asset American exercise.
+#include "adi/finance/american.hpp"
+#include "adi/finance/closed_form.hpp"
+#include "adi/finance/model.hpp"
+#include "adi/finance/pricer.hpp"
