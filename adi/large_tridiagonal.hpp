@@ -50,8 +50,8 @@ struct LargeTridiagonalOptions {
   // Check pivots and throw SingularSystem naming the first bad row. On a CUDA executor
   // this synchronises the stream at the end of solve().
   bool check_pivots = true;
-  // Also reject pivots with |pivot| <= pivot_tolerance * |b_i| (thomas and partition;
-  // 0: only zero and non-finite pivots).
+  // Also reject tiny pivots, |pivot| <= pivot_tolerance * max(|a_i|, |b_i|, |c_i|)
+  // (thomas and partition; 0: only zero and non-finite pivots).
   double pivot_tolerance = 0;
   // partition: rows per chunk (0: the measured default; host: a multiple of the SIMD
   // width, >= 8; CUDA: 4 .. 32).

@@ -117,14 +117,20 @@ struct Tiles {
   }
 };
 
+template <class V>
+inline V vabs(const V& x) {
+  return x < V{} ? -x : x;
+}
+template <class V>
+inline V vmax(const V& x, const V& y) {
+  return x < y ? y : x;
+}
+
+// The vector form of adi::large::bad_pivot (the tolerance only when Tol).
 template <bool Tol, class V, class T>
-inline simd::Mask<V> pivot_mask(const V& piv, const V& r, const V& b, T tol) {
+inline simd::Mask<V> pivot_mask(const V& piv, const V& r, const V& a, const V& b, const V& c, T tol) {
   simd::Mask<V> m = simd::not_finite_or_zero(r);
-  if constexpr (Tol) {
-    const V ap = piv < V{} ? -piv : piv;
-    const V ab = b < V{} ? -b : b;
-    m |= ap <= tol * ab;
-  }
+  if constexpr (Tol) m |= vabs(piv) <= tol * vmax(vabs(a), vmax(vabs(b), vabs(c)));
   return m;
 }
 
@@ -148,7 +154,7 @@ bool pass1_group(const System<T>& sys, index_t chunk0, index_t m, const Reduced<
         }
         V r;
         const V piv = st[j].row(a, b, c, d, inner, r);
-        bad[j] |= pivot_mask<Tol>(piv, r, b, tol);
+        bad[j] |= pivot_mask<Tol>(piv, r, a, b, c, tol);
       }
     }
   }
@@ -216,14 +222,18 @@ void pass2_group(const System<T>& sys, index_t chunk0, index_t m, const T* x, si
 // The same two passes on one chunk [s, e) with scalars (tails, lanes == 1, locating a bad
 // pivot). pass1_chunk returns the first bad row or -1.
 template <class T>
-index_t pass1_chunk(const System<T>& sys, index_t j, index_t s, index_t e, const Reduced<T>& red, T tol) {
+index_t pass1_chunk(const System<T>& sys, index_t j, index_t s, index_t e, const Reduced<T>& red, T tol,
+                    bool periodic) {
   Pass1<T, T> st;
   st.first_row(sys.a[s], sys.b[s], sys.c[s], sys.d[s]);
   index_t bad = -1;
   for (index_t i = s + 1; i < e; ++i) {
     T r;
     const T piv = st.row(sys.a[i], sys.b[i], sys.c[i], sys.d[i], i + 1 < e, r);
-    if (bad < 0 && adi::large::bad_pivot(piv, r, sys.b[i], tol)) bad = i;
+    // c[n-1] of a non-periodic system is not part of it (and may hold anything).
+    const T scale =
+        tol > T(0) ? adi::large::row_scale(sys.a[i], sys.b[i], i == sys.n - 1 && !periodic ? T(0) : sys.c[i]) : T(0);
+    if (bad < 0 && adi::large::bad_pivot(piv, r, scale, tol)) bad = i;
   }
   const ReducedRows<T> rr = st.rows();
   store_rows(red, j, rr.aF, rr.bF, rr.cF, rr.dF, rr.aE, rr.cE, rr.dE);
@@ -343,13 +353,13 @@ Failure solve_level(const Settings& s, const System<T>& sys, Carver ws, int leve
     const index_t bad_item = for_items(items, nt, false, [&](index_t it, int) {
       if (it < groups) return Kern::pass1(sys, it * G, m, red, tol);
       const index_t j = groups * G + (it - groups);
-      return pass1_chunk(sys, j, ch.begin(j), ch.end(j), red, tol) >= 0;
+      return pass1_chunk(sys, j, ch.begin(j), ch.end(j), red, tol, s.periodic) >= 0;
     });
     if (bad_item >= 0) {  // the error path: find the row with the scalar sweep
       const index_t j0 = bad_item < groups ? bad_item * G : groups * G + (bad_item - groups);
       const index_t j1 = bad_item < groups ? j0 + G : j0 + 1;
       for (index_t j = j0; j < j1; ++j) {
-        const index_t row = pass1_chunk(sys, j, ch.begin(j), ch.end(j), red, tol);
+        const index_t row = pass1_chunk(sys, j, ch.begin(j), ch.end(j), red, tol, s.periodic);
         if (row >= 0) return {row, "partition chunk elimination", level};
       }
       return {ch.begin(j0), "partition chunk elimination", level};

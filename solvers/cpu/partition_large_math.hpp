@@ -119,12 +119,16 @@ struct Pass2 {
   }
 };
 
-// A zero, infinite or NaN pivot (or one so small that its reciprocal overflows), or one
-// below tol * |b| (tol > 0 asks for it).
+// A zero, infinite or NaN pivot (or one so small that its reciprocal overflows), or, when
+// tol > 0, a tiny one: |pivot| <= tol * scale, scale = max(|a_i|, |b_i|, |c_i|) of the row.
 template <class T>
-ADI_LARGE_HD bool bad_pivot(T piv, T r, T b, T tol) {
+ADI_LARGE_HD bool bad_pivot(T piv, T r, T scale, T tol) {
   const bool bad = !(r - r == T(0)) || r == T(0);
-  return bad || (tol > T(0) && !(std::fabs(piv) > tol * std::fabs(b)));
+  return bad || (tol > T(0) && !(std::fabs(piv) > tol * scale));
+}
+template <class T>
+ADI_LARGE_HD T row_scale(T a, T b, T c) {
+  return std::fmax(std::fabs(a), std::fmax(std::fabs(b), std::fabs(c)));
 }
 
 // A plain tridiagonal solve in one thread, in T: Thomas, or for periodic systems
@@ -138,7 +142,7 @@ ADI_LARGE_HD i64 solve_direct(i64 n, const T* a, const T* b, const T* c, const T
   if (periodic && n == 1) {
     const T s = a[0] + b[0] + c[0];
     const T r = T(1) / s;
-    if (bad_pivot(s, r, b[0], tol)) return 0;
+    if (bad_pivot(s, r, row_scale(a[0], b[0], c[0]), tol)) return 0;
     x[0] = d[0] * r;
     return -1;
   }
@@ -157,20 +161,23 @@ ADI_LARGE_HD i64 solve_direct(i64 n, const T* a, const T* b, const T* c, const T
   const T bg = periodic ? a[0] / gamma : T(0);  // beta / gamma
   T cpp = 0, dpp = 0, zp = 0;
   for (i64 i = 0; i < n; ++i) {
-    const T ai = i == 0 ? T(0) : a[i];
+    const T ai = i == 0 && !periodic ? T(0) : a[i];
+    const T ci = i == n - 1 && !periodic ? T(0) : c[i];
+    const T scale = tol > T(0) ? row_scale(ai, b[i], ci) : T(0);
     T bi = b[i];
     if (periodic && i == 0) bi -= gamma;
     if (periodic && i == n - 1) bi -= alpha * bg;
-    const T piv = bi - ai * cpp;
+    const T am = i == 0 ? T(0) : ai;  // A' has no corner: row 0 has no sub-diagonal
+    const T piv = bi - am * cpp;
     const T r = T(1) / piv;
-    if (bad_pivot(piv, r, b[i], tol)) return i;
-    cpp = i + 1 < n ? c[i] * r : T(0);
-    dpp = (d[i] - ai * dpp) * r;
+    if (bad_pivot(piv, r, scale, tol)) return i;
+    cpp = i + 1 < n ? ci * r : T(0);
+    dpp = (d[i] - am * dpp) * r;
     cp[i] = cpp;
     x[i] = dpp;
     if (periodic) {
       const T vi = i == 0 ? gamma : i == n - 1 ? alpha : T(0);
-      zp = (vi - ai * zp) * r;
+      zp = (vi - am * zp) * r;
       z[i] = zp;
     }
   }
