@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "adi/detail/stencil.hpp"
+#include "adi/hines.hpp"
 #include "adi/block_tridiagonal.hpp"
 #include "adi/layout.hpp"
 #include "adi/tridiagonal.hpp"
@@ -104,8 +105,7 @@ struct VariableDeviceArrays {
 std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v, index_t span,
                                                  bool periodic, std::size_t value_size);
 // Enqueues the solve; `bad_system` (device int) receives the smallest system index with a
-// zero or non-finite pivot, or stays kNoBadSystem (the launch sets it so first).
-inline constexpr int kNoBadSystem = 0x7f7f7f7f;
+// zero or non-finite pivot, or stays INT_MAX (the launch sets it so first).
 template <class T>
 void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
                                 bool periodic, void* workspace, int* bad_system, void* stream);
@@ -217,4 +217,21 @@ template <class T>
 void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, int chunk,
                  double tolerance, void* workspace, unsigned long long* pivot_flag, unsigned long long flag_bias,
                  void* stream);
+
+// Batched Hines kernels (solvers/cuda/hines*.cu; adi/hines.hpp). Assume validated input.
+// Threads per block the stack kernel (HinesKernel::cuda_stack) can run for neurons of up to
+// `max_size` compartments of `value_size` bytes on `device` (0: not even one fits).
+int hines_stack_threads(int max_size, std::size_t value_size, int device);
+// Enqueues `kernel` on `stream`: every neuron's A x = rhs, rhs <- x, diag as scratch.
+// `bad_neuron` (device int, may be null) receives the smallest neuron index with a zero or
+// non-finite pivot, or stays kNoBadNeuron (the launch sets it so first).
+inline constexpr int kNoBadNeuron = 0x7f7f7f7f;
+template <class T>
+void hines_solve(HinesKernel kernel, const adi::detail::HinesView& view, const T* offdiag, T* diag, T* rhs,
+                 int threads_per_block, int* bad_neuron, void* stream);
+// Implicit Euler assembly over `span` values: diag = d0; v = cdt * v + ge; v[stim_pos[k]] += stim_amp[k].
+template <class T>
+void hines_assemble(index_t span, const T* d0, const T* cdt, const T* ge, T* diag, T* v, const index_t* stim_pos,
+                    const T* stim_amp, int nstim, void* stream);
+
 }  // namespace adi::cuda_backend
