@@ -105,7 +105,8 @@ struct VariableDeviceArrays {
 std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v, index_t span,
                                                  bool periodic, std::size_t value_size);
 // Enqueues the solve; `bad_system` (device int) receives the smallest system index with a
-// zero or non-finite pivot, or stays INT_MAX (the launch sets it so first).
+// zero or non-finite pivot, or stays kNoBadSystem (the launch sets it so first).
+inline constexpr int kNoBadSystem = 0x7f7f7f7f;
 template <class T>
 void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
                                 bool periodic, void* workspace, int* bad_system, void* stream);
