@@ -112,8 +112,8 @@ PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const
   const index_t n = method.nodes > 0 ? method.nodes : detail::default_nodes(1);
   PriceResult res;
   res.space = method.space;
-  res.steps = method.steps > 0 ? method.steps : 50;
-  const detail::AssetAxis ax = detail::asset_axis(a, c.strike > 0 ? c.strike : a.spot, c.maturity, n, method);
+  res.steps = method.steps > 0 ? method.steps : detail::default_steps(1);
+  const detail::AssetAxis ax = detail::asset_axis(a, c.strike > 0 ? c.strike : a.spot, c.maturity, n, method, 1);
   const AxisGrid& x = ax.axis;
   res.spot_index = {ax.spot, 0, 0};
   const Grid grid(x);

@@ -38,21 +38,27 @@ const char* far_field_name(FarField f) { return f == FarField::linear ? "linear"
 namespace detail {
 
 index_t default_nodes(int assets) { return assets == 1 ? 201 : assets == 2 ? 101 : 49; }
+long default_steps(int assets) { return assets == 1 ? 100 : 50; }
 
-AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const Method& m) {
+AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const Method& m, int assets) {
   // The spread of ln S_T; a floor keeps a zero-volatility asset's axis non-degenerate.
   const double sd = std::max(a.volatility, 0.05) * std::sqrt(T);
   const double top = std::max(a.spot, center);
   AssetAxis r;
   if (m.space == Space::price) {
     const double hi = top * std::exp(m.width * sd);
-    // Cluster width ~ one standard deviation in price around the kink.
-    const double intensity = m.intensity > 0 ? m.intensity : hi / (center * sd);
+    // Cluster width: the price at the spot depends on the whole +-2 sd region, so one
+    // asset wants mild grading (3 sd: at 201 nodes the error is 1.5e-4; 1 sd: 4.2e-4;
+    // uniform: 1.3e-4), while the kink (hyper)surface of several assets wants it tighter
+    // (1 sd: exchange at 81^2 nodes -1.8e-3, 3 sd: 6.4e-3; 3-asset geometric at 65^3:
+    // 4.4e-4 against 1.9e-3).
+    const double cluster = (assets == 1 ? 3.0 : 1.0) * center * sd;
+    const double intensity = m.intensity > 0 ? m.intensity : hi / cluster;
     r.axis = concentrated_axis(n, 0.0, hi, center, intensity, a.spot);
   } else {
     const double lo = std::log(std::min(a.spot, center)) - m.width * sd;
     const double hi = std::log(top) + m.width * sd;
-    const double intensity = m.intensity > 0 ? m.intensity : (hi - lo) / (2.0 * sd);
+    const double intensity = m.intensity > 0 ? m.intensity : (hi - lo) / ((assets == 1 ? 3.0 : 1.0) * sd);
     r.axis = concentrated_axis(n, lo, hi, std::log(center), intensity, std::log(a.spot));
   }
   const auto& x = r.axis.nodes();

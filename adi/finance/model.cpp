@@ -72,7 +72,8 @@ void BlackScholesModel::validate() const {
   if (correlation.empty()) return;
   detail::require(correlation.size() == static_cast<std::size_t>(n * n),
                   "BlackScholesModel: correlation has " + std::to_string(correlation.size()) +
-                      " entries; give an n x n = " + std::to_string(n * n) + " matrix (row-major) or none");
+                      " entries; give a " + std::to_string(n) + " x " + std::to_string(n) +
+                      " matrix (row-major) or none");
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
       const double r = correlation[static_cast<std::size_t>(i * n + j)];

@@ -92,10 +92,10 @@ PriceResult price(const BlackScholesModel& m, const Contract& c, const Method& m
   const index_t nodes = method.nodes > 0 ? method.nodes : detail::default_nodes(n);
   PriceResult r;
   r.space = method.space;
-  r.steps = method.steps > 0 ? method.steps : 50;
+  r.steps = method.steps > 0 ? method.steps : detail::default_steps(n);
   std::array<AxisGrid, 3> axes{};
   for (int i = 0; i < n; ++i) {
-    const detail::AssetAxis a = detail::asset_axis(m.assets[i], kink_center(m, c, i), c.maturity, nodes, method);
+    const detail::AssetAxis a = detail::asset_axis(m.assets[i], kink_center(m, c, i), c.maturity, nodes, method, n);
     axes[i] = a.axis;
     r.spot_index[i] = a.spot;
   }

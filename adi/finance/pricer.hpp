@@ -39,7 +39,7 @@ const char* far_field_name(FarField f);
 struct Method {
   index_t nodes = 0;           // per asset axis (default 201 / 101 / 49 for 1 / 2 / 3 assets; Heston S: 101)
   index_t variance_nodes = 0;  // Heston v axis (default nodes / 2 + 1)
-  long steps = 0;              // time steps to maturity (default 50)
+  long steps = 0;              // time steps to maturity (default 100 for 1 asset, else 50)
   Scheme scheme = Scheme::hundsdorfer_verwer().with_damping(2);  // Rannacher: 2 steps as 4 implicit Euler halves
   Space space = Space::price;
   FarField far_field = FarField::linear;

@@ -20,10 +20,12 @@ struct AssetAxis {
 
 // Default nodes per asset axis for n assets.
 index_t default_nodes(int assets);
+// Default time steps for n assets.
+long default_steps(int assets);
 
 // The axis of asset `a` (spot, volatility) for a payoff whose kink along this axis sits
-// near `center` (the strike for one asset), maturity T.
-AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const Method& m);
+// near `center` (the strike for one asset), maturity T, in a model of `assets` assets.
+AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const Method& m, int assets);
 
 // Grid coordinate -> asset price.
 inline double to_price(double x, Space s) { return s == Space::log ? std::exp(x) : x; }

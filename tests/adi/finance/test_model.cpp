@@ -1,0 +1,117 @@
+// Models, contracts and methods: payoffs, and bad parameters rejected with messages
+// that say what is wrong (adi::InvalidArgument), also through the pricer's entry points.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "adi/error.hpp"
+#include "adi/finance/finance.hpp"
+
+using namespace adi::finance;
+
+namespace {
+
+// Runs f, expects InvalidArgument whose message contains every fragment.
+template <class F>
+void expect_invalid(F f, std::initializer_list<const char*> fragments) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception; expected one mentioning " << *fragments.begin();
+  } catch (const adi::InvalidArgument& e) {
+    for (const char* frag : fragments)
+      EXPECT_NE(std::string(e.what()).find(frag), std::string::npos) << "message: " << e.what();
+  }
+}
+
+BlackScholesModel two() { return BlackScholesModel{{{100, 0.2, 0.0}, {100, 0.3, 0.0}}, {1, 0.5, 0.5, 1}, 0.05}; }
+
+}  // namespace
+
+TEST(Payoff, Values) {
+  const double s2[2] = {110, 95};
+  EXPECT_DOUBLE_EQ(Contract::vanilla(OptionType::call, 100, 1).value(s2, 1), 10);
+  EXPECT_DOUBLE_EQ(Contract::vanilla(OptionType::put, 100, 1).value(s2, 1), 0);
+  EXPECT_DOUBLE_EQ(Contract::basket(OptionType::call, 100, 1).value(s2, 2), 2.5);
+  EXPECT_DOUBLE_EQ(Contract::basket(OptionType::put, 100, 1, {0.2, 0.8}).value(s2, 2), 100 - 22 - 76);
+  EXPECT_NEAR(Contract::geometric_basket(OptionType::call, 100, 1).value(s2, 2), std::sqrt(110.0 * 95.0) - 100, 1e-12);
+  EXPECT_DOUBLE_EQ(Contract::spread(OptionType::call, 5, 1).value(s2, 2), 10);
+  EXPECT_DOUBLE_EQ(Contract::spread(OptionType::put, 20, 1).value(s2, 2), 5);
+  EXPECT_DOUBLE_EQ(Contract::exchange(1).value(s2, 2), 15);
+  EXPECT_DOUBLE_EQ(Contract::best_of(OptionType::call, 100, 1).value(s2, 2), 10);
+  EXPECT_DOUBLE_EQ(Contract::worst_of(OptionType::put, 100, 1).value(s2, 2), 5);
+  EXPECT_EQ(payoff_from_name("best-of"), Payoff::best_of);
+  EXPECT_STREQ(payoff_name(Payoff::geometric_basket), "geometric");
+  expect_invalid([] { payoff_from_name("rainbow"); }, {"rainbow", "basket", "exchange"});
+}
+
+TEST(BadParameters, BlackScholesModel) {
+  BlackScholesModel m = two();
+  m.assets[1].volatility = -0.2;
+  expect_invalid([&] { m.validate(); }, {"asset 2", "volatility = -0.2", ">= 0"});
+  m = two();
+  m.assets[0].spot = 0;
+  expect_invalid([&] { m.validate(); }, {"asset 1", "spot = 0", "> 0"});
+  m = two();
+  m.correlation = {1, 1.2, 1.2, 1};
+  expect_invalid([&] { m.validate(); }, {"correlation(1, 2) = 1.2", "[-1, 1]"});
+  m.correlation = {1, -1.5, -1.5, 1};
+  expect_invalid([&] { m.validate(); }, {"-1.5", "[-1, 1]"});
+  m.correlation = {1, 0.5, 0.4, 1};
+  expect_invalid([&] { m.validate(); }, {"symmetric"});
+  m.correlation = {1, 0.5, 0.5};
+  expect_invalid([&] { m.validate(); }, {"3 entries", "2 x 2"});
+  m.correlation = {0.9, 0.5, 0.5, 1};
+  expect_invalid([&] { m.validate(); }, {"unit diagonal"});
+  // Each pair is a valid correlation, the matrix is not: rho12 = rho13 = 0.9, rho23 = -0.9.
+  BlackScholesModel three{{{100, 0.2, 0}, {100, 0.2, 0}, {100, 0.2, 0}}, {1, 0.9, 0.9, 0.9, 1, -0.9, 0.9, -0.9, 1}, 0.05};
+  expect_invalid([&] { three.validate(); }, {"not positive semi-definite", "Cholesky"});
+  three.correlation = {1, 0.9, 0.9, 0.9, 1, 0.9, 0.9, 0.9, 1};
+  EXPECT_NO_THROW(three.validate());
+  BlackScholesModel four = three;
+  four.assets.push_back(Asset{});
+  four.correlation.clear();
+  expect_invalid([&] { four.validate(); }, {"4 assets", "1, 2 or 3"});
+  // Through the pricer: nothing is computed for a bad model.
+  BlackScholesModel bad = two();
+  bad.assets[0].volatility = -0.1;
+  expect_invalid([&] { price<double>(bad, Contract::exchange(1)); }, {"volatility = -0.1"});
+}
+
+TEST(BadParameters, HestonModel) {
+  HestonModel h;
+  h.rho = -1.2;
+  expect_invalid([&] { h.validate(); }, {"rho = -1.2", "[-1, 1]"});
+  h = HestonModel{};
+  h.sigma = -0.3;
+  expect_invalid([&] { h.validate(); }, {"sigma = -0.3"});
+  h = HestonModel{};
+  h.v0 = -0.01;
+  expect_invalid([&] { h.validate(); }, {"v0 = -0.01"});
+  h = HestonModel{};
+  h.kappa = 0;
+  expect_invalid([&] { heston(h, OptionType::call, 100, 1); }, {"kappa = 0"});
+  h = HestonModel{};
+  expect_invalid([&] { price<double>(h, Contract::vanilla(OptionType::call, 100, 1, Exercise::american)); },
+                 {"European vanilla"});
+}
+
+TEST(BadParameters, ContractAndMethod) {
+  BlackScholesModel m = two();
+  expect_invalid([&] { Contract::vanilla(OptionType::call, 100, 1).validate(2); }, {"vanilla", "1 asset", "2"});
+  expect_invalid([&] { Contract::exchange(-1).validate(2); }, {"maturity = -1"});
+  expect_invalid([&] { Contract::basket(OptionType::call, 100, 1, {0.5}).validate(2); }, {"1 basket weights", "2 assets"});
+  expect_invalid([&] { Contract::basket(OptionType::call, -5, 1).validate(2); }, {"strike = -5"});
+  Contract am = Contract::basket(OptionType::put, 100, 1);
+  am.exercise = Exercise::american;
+  expect_invalid([&] { price<double>(m, am); }, {"American", "one-asset"});
+  Method me;
+  me.nodes = 3;
+  expect_invalid([&] { price<double>(m, Contract::exchange(1), me); }, {"nodes = 3", ">= 5"});
+  me = Method{};
+  me.space = Space::log;
+  expect_invalid([&] { price<double>(m, Contract::exchange(1), me); }, {"log space", "FarField::dirichlet"});
+  me = Method{};
+  me.width = 0;
+  expect_invalid([&] { me.validate(); }, {"width = 0"});
+}
