@@ -130,6 +130,10 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
 }
+// The repetitions after the warm-up.
+std::vector<double> timed(const std::vector<double>& v) {
+  return v.size() < 2 ? v : std::vector<double>(v.begin() + 1, v.end());
+}
 
 // Registers one row: setup() runs untimed before each repetition (after it, the caches
 // are flushed), solve() is timed.
@@ -153,7 +157,7 @@ void add(int log2n, const std::string& what, const std::string& setting, bool an
                                    g_rows[id].seconds.push_back(s);
                                  }
                                  g_rows[id].resid = residual(n, out);
-                                 st.counters["ns_per_unknown"] = median(g_rows[id].seconds) * 1e9 / double(n);
+                                 st.counters["ns_per_unknown"] = median(timed(g_rows[id].seconds)) * 1e9 / double(n);
                                })
       ->UseManualTime()
       ->Iterations(1)
@@ -231,11 +235,13 @@ void print_table() {
   for (int l = g_min; l <= g_max; ++l) {
     double thomas = 0, lapack = 0;
     for (const Row& r : g_rows)
-      if (r.log2n == l && r.what == "thomas") thomas = median(r.seconds);
-      else if (r.log2n == l && r.what == "LAPACKE dgtsv") lapack = median(r.seconds);
+      if (r.log2n == l && r.what == "thomas")
+        thomas = median(timed(r.seconds));
+      else if (r.log2n == l && r.what == "LAPACKE dgtsv")
+        lapack = median(timed(r.seconds));
     for (const Row& r : g_rows) {
       if (r.log2n != l || r.seconds.size() < 2) continue;
-      std::vector<double> s(r.seconds.begin() + 1, r.seconds.end());  // the first is the warm-up
+      const std::vector<double> s = timed(r.seconds);
       const double t = median(s), tmin = *std::min_element(s.begin(), s.end());
       const double n = double(index_t(1) << l);
       const double gbs = 5.0 * 8.0 * n / t / 1e9;
