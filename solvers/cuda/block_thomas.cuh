@@ -284,7 +284,9 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M>()) block_thomas_
     }
   }
 
-  // Backward: u_i = d*_i - C*_i u_{i+1}; thread j computes u_i[j] from row j of C*_i.
+  // Backward: u_i = d*_i - C*_i u_{i+1}; thread j computes u_i[j] from row j of C*_i,
+  // which the group's other threads wrote: order their global writes before the reads.
+  __syncwarp(kFull);
   T un[M];
 #pragma unroll
   for (int r = 0; r < M; ++r) un[r] = ds[r];
