@@ -111,6 +111,29 @@ template <class T>
 void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
                                 bool periodic, void* workspace, int* bad_system, void* stream);
 
+// Variable-size batched Cholesky (solvers/cuda/cholesky_vbatched*.cu). A launch covers the
+// range [first, first + count) of the batch plan's size order (max_size: its largest):
+// fused = a matrix per warp in registers (max_size <= 32); blocked = a matrix per block,
+// left-looking panels in shared memory, `variant` picking (panel width, threads).
+enum class CholeskyGpuKernel { fused, blocked };
+struct CholeskyRange {
+  index_t first = 0, count = 0;
+  int max_size = 0;
+  CholeskyGpuKernel kernel = CholeskyGpuKernel::blocked;
+  int variant = 0;
+};
+inline constexpr int kCholeskyBlockedVariants = 4;  // (NB, threads): (16, 64) (32, 128) (32, 256) (16, 256)
+// A and ld: device arrays of count matrix pointers and leading dimensions; info: device.
+template <class T>
+void cholesky_vbatched_factor(const VariableBatchView& v, const CholeskyRange& range, T* const* A, const int* ld,
+                              int* info, void* stream);
+template <class T>
+void cholesky_vbatched_solve(const VariableBatchView& v, const T* const* L, const int* ld, T* const* B,
+                             const int* ldb, int nrhs, const int* info, void* stream);
+// out[s] = base + offsets[s] (a CompactBatch seen as pointers).
+template <class T>
+void cholesky_pointers(T* base, const index_t* offsets, index_t count, T** out, void* stream);
+
 // Every allocate() so far (a test checks that repeated ADI steps allocate nothing).
 std::size_t allocation_count();
 // Copies on `stream`, ordered with the work queued there, and waits for them.

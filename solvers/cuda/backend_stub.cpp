@@ -61,6 +61,29 @@ template void variable_tridiagonal_solve<float>(VariableKernel, const VariableBa
                                                 const VariableDeviceArrays<float>&, bool, void*, int*, void*);
 template void variable_tridiagonal_solve<double>(VariableKernel, const VariableBatchView&,
                                                  const VariableDeviceArrays<double>&, bool, void*, int*, void*);
+template <class T>
+void cholesky_vbatched_factor(const VariableBatchView&, const CholeskyRange&, T* const*, const int*, int*, void*) {
+  no_cuda();
+}
+template <class T>
+void cholesky_vbatched_solve(const VariableBatchView&, const T* const*, const int*, T* const*, const int*, int,
+                             const int*, void*) {
+  no_cuda();
+}
+template <class T>
+void cholesky_pointers(T*, const index_t*, index_t, T**, void*) {
+  no_cuda();
+}
+template void cholesky_vbatched_factor<float>(const VariableBatchView&, const CholeskyRange&, float* const*,
+                                              const int*, int*, void*);
+template void cholesky_vbatched_factor<double>(const VariableBatchView&, const CholeskyRange&, double* const*,
+                                               const int*, int*, void*);
+template void cholesky_vbatched_solve<float>(const VariableBatchView&, const float* const*, const int*,
+                                             float* const*, const int*, int, const int*, void*);
+template void cholesky_vbatched_solve<double>(const VariableBatchView&, const double* const*, const int*,
+                                              double* const*, const int*, int, const int*, void*);
+template void cholesky_pointers<float>(float*, const index_t*, index_t, float**, void*);
+template void cholesky_pointers<double>(double*, const index_t*, index_t, double**, void*);
 std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet&, std::size_t) { no_cuda(); }
 template <class T>
 void block_tridiagonal_solve(BlockKernel, const BlockLineSet&, const T*, const T*, const T*, const T*, T*, double,
