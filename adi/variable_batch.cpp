@@ -63,6 +63,30 @@ std::vector<index_t> sort_by_size(const std::vector<int>& sizes, int max_size) {
   return order;
 }
 
+// Cuts the descending size order into size classes (edges: inclusive upper bounds,
+// ascending; a last class up to the largest size is added when the edges stop short).
+std::vector<SizeBin> make_bins(const std::vector<int>& sizes, const std::vector<index_t>& order, int max_size,
+                               std::vector<int> edges) {
+  if (edges.empty() || edges.back() < max_size) edges.push_back(max_size);
+  std::vector<SizeBin> bins;
+  index_t pos = static_cast<index_t>(order.size());  // from the smallest systems upwards
+  for (int edge : edges) {
+    SizeBin b;
+    b.upper_bound = edge;
+    index_t first = pos;
+    while (first > 0 && sizes[order[first - 1]] <= edge) --first;
+    b.first = first;
+    b.count = pos - first;
+    if (b.count > 0) {
+      b.max_size = sizes[order[first]];
+      b.min_size = sizes[order[pos - 1]];
+    }
+    bins.push_back(b);
+    pos = first;
+  }
+  return bins;
+}
+
 template <class T>
 std::size_t aligned_bytes(std::size_t n) {
   return (n * sizeof(T) + 63) / 64 * 64;
@@ -120,24 +144,7 @@ VariableBatchPlan::VariableBatchPlan(const Executor& exec, const BatchSizes& in,
     p->chunk_offsets[c + 1] = p->chunk_offsets[c] + static_cast<index_t>(W) * p->chunk_rows[c];
   }
 
-  // Bins: the sorted order is descending, so class edges cut it into ranges from the top.
-  std::vector<int> edges = options.bin_edges;
-  if (edges.empty() || edges.back() < p->max_size) edges.push_back(std::max(p->max_size, edges.empty() ? 0 : edges.back() + 1));
-  index_t pos = in.count;  // walk from the smallest systems (the end of the order) upwards
-  for (std::size_t e = 0; e < edges.size(); ++e) {
-    SizeBin b;
-    b.upper_bound = edges[e];
-    index_t first = pos;
-    while (first > 0 && p->sizes[p->order[first - 1]] <= edges[e]) --first;
-    b.first = first;
-    b.count = pos - first;
-    if (b.count > 0) {
-      b.max_size = p->sizes[p->order[first]];
-      b.min_size = p->sizes[p->order[pos - 1]];
-    }
-    p->bins.push_back(b);
-    pos = first;
-  }
+  p->bins = make_bins(p->sizes, p->order, p->max_size, options.bin_edges);
 
   auto view_of = [&](const int* sizes, const index_t* order, const index_t* position, const index_t* offsets,
                      const index_t* chunk_offsets, const int* chunk_rows) {
@@ -200,6 +207,12 @@ double VariableBatchPlan::build_seconds() const { return impl_->build_seconds; }
 const VariableBatchView& VariableBatchPlan::host_view() const { return impl_->host; }
 const VariableBatchView& VariableBatchPlan::view() const { return impl_->device; }
 const std::vector<SizeBin>& VariableBatchPlan::bins() const { return impl_->bins; }
+std::vector<SizeBin> VariableBatchPlan::bins(const std::vector<int>& edges) const {
+  for (std::size_t i = 0; i < edges.size(); ++i)
+    detail::require(edges[i] >= 0 && (i == 0 || edges[i] > edges[i - 1]),
+                    "VariableBatchPlan::bins: edges must be non-negative and strictly ascending");
+  return make_bins(impl_->sizes, impl_->order, impl_->max_size, edges);
+}
 
 index_t VariableBatchPlan::span(const PaddedInterleaved& l) const {
   const index_t stride = l.stride ? l.stride : count();

@@ -127,6 +127,9 @@ class VariableBatchPlan {
   const VariableBatchView& host_view() const;
   const VariableBatchView& view() const;  // device pointers on a CUDA executor
   const std::vector<SizeBin>& bins() const;
+  // The same cut for other class edges (inclusive upper bounds, ascending), computed on
+  // demand: how a solver with its own size classes splits a batch built without them.
+  std::vector<SizeBin> bins(const std::vector<int>& edges) const;
   int size(index_t s) const { return host_view().sizes[s]; }
 
   // Elements one array of each layout must hold for this batch.

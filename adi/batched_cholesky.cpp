@@ -1,0 +1,386 @@
+#include "adi/batched_cholesky.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adi/error.hpp"
+#include "adi/field.hpp"
+#include "solvers/cpu/cholesky_vbatched.hpp"
+#include "solvers/cuda/backend.hpp"
+
+namespace adi {
+
+const char* cholesky_kernel_name(CholeskyKernel k) {
+  switch (k) {
+    case CholeskyKernel::automatic: return "automatic";
+    case CholeskyKernel::reference: return "reference";
+    case CholeskyKernel::cpu_scalar: return "cpu_scalar";
+    case CholeskyKernel::cpu_vector: return "cpu_vector";
+    case CholeskyKernel::cuda_fused: return "cuda_fused";
+    case CholeskyKernel::cuda_blocked: return "cuda_blocked";
+  }
+  return "unknown";
+}
+
+double cholesky_flops(const VariableBatchPlan& batch) {
+  double f = 0;
+  const VariableBatchView& v = batch.host_view();
+  for (index_t s = 0; s < v.count; ++s) {
+    const double n = v.sizes[s];
+    f += n * n * n / 3.0;
+  }
+  return f;
+}
+
+namespace {
+
+// Dispatch table of the variable-size Cholesky (measured: benchmarks/bench_cuda_variable_batch.cu
+// and bench_variable_batch.cpp, quoted in docs/variable_batch.md).
+// Host: SIMD groups of matrices (one lane each) up to this size, a matrix per thread above.
+constexpr int kHostCrossover = 64;
+// CUDA: the warp kernel holds a matrix of up to 32 rows in registers; above, the blocked
+// kernel, one launch per size class, its shape by the class's largest size.
+constexpr int kCudaFusedMax = 32;
+const std::vector<int> kCudaClassEdges = {8, 16, 32, 64, 128, 256, 512};
+int cuda_blocked_variant(int max_size, std::size_t value_size) {
+  (void)value_size;
+  if (max_size <= 64) return 0;   // (16, 64)
+  if (max_size <= 128) return 1;  // (32, 128)
+  return 2;                       // (32, 256)
+}
+
+enum class LayoutKind { pointers, compact };
+
+}  // namespace
+
+template <class T>
+struct BatchedCholeskyPlan<T>::Impl {
+  VariableBatchPlan batch;
+  LayoutKind kind = LayoutKind::pointers;
+  CholeskyOptions options;
+  CholeskyKernel small = CholeskyKernel::automatic, large = CholeskyKernel::automatic;
+  int crossover = 0;
+  std::vector<int> ld;               // host, per matrix (compact: max(1, n_s))
+  std::vector<index_t> offsets;      // compact, host
+  std::vector<T*> host_ptrs;         // compact on the host: base + offsets, refilled per call
+  std::vector<T*> host_b_ptrs;       // compact solve on the host
+  std::vector<cuda_backend::CholeskyRange> ranges;  // CUDA launches
+  detail::Storage workspace;         // host scratch
+  detail::Storage d_ld, d_offsets, d_ptrs, d_info, d_bptrs, d_boffsets;
+  int b_nrhs = -1;                   // nrhs the compact solve's device offsets were built for
+
+  explicit Impl(const VariableBatchPlan& b) : batch(b) {}
+  void setup();
+  void check_matrix_pointers(const T* const* A, const char* what) const;
+  void finish(int* info, bool on_device);
+  void run_factor(T* const* A, int* info);
+};
+
+template <class T>
+void BatchedCholeskyPlan<T>::Impl::setup() {
+  const Executor& exec = batch.executor();
+  if (batch.max_size() > kMaxSize)
+    throw InvalidArgument("BatchedCholeskyPlan: matrix " + std::to_string(batch.host_view().order[0]) + " has size " +
+                          std::to_string(batch.max_size()) + ", over the supported maximum " +
+                          std::to_string(kMaxSize) + "; split it or use a dense solver");
+  const CholeskyKernel k = options.kernel;
+  const bool host = exec.is_host();
+  auto reject = [&](const char* why) {
+    throw InvalidArgument(std::string("BatchedCholeskyPlan: kernel ") + cholesky_kernel_name(k) + " " + why);
+  };
+  if (host) {
+    crossover = options.crossover > 0 ? std::min(options.crossover, kMaxSize) : kHostCrossover;
+    small = CholeskyKernel::cpu_vector;
+    large = CholeskyKernel::cpu_scalar;
+    if (k == CholeskyKernel::cuda_fused || k == CholeskyKernel::cuda_blocked) reject("needs a CUDA executor");
+    if (k == CholeskyKernel::reference) small = large = CholeskyKernel::reference;
+    if (k == CholeskyKernel::cpu_scalar) small = CholeskyKernel::cpu_scalar;
+    if (k == CholeskyKernel::cpu_vector) {
+      crossover = kMaxSize;
+      large = CholeskyKernel::cpu_vector;
+    }
+    workspace = detail::Storage(cpu::cholesky_workspace_bytes(small == CholeskyKernel::cpu_vector ? crossover : 0,
+                                                              exec.threads(), sizeof(T)),
+                                exec);
+    return;
+  }
+  if (k == CholeskyKernel::reference || k == CholeskyKernel::cpu_scalar || k == CholeskyKernel::cpu_vector)
+    reject("runs on the host only; use Executor::host() or CholeskyKernel::automatic");
+  crossover = options.crossover > 0 ? std::min(options.crossover, kCudaFusedMax) : kCudaFusedMax;
+  if (k == CholeskyKernel::cuda_fused && batch.max_size() > kCudaFusedMax)
+    reject(("holds matrices of up to " + std::to_string(kCudaFusedMax) + " rows; the batch has " +
+            std::to_string(batch.max_size()))
+               .c_str());
+  if (k == CholeskyKernel::cuda_blocked) crossover = 0;
+  small = CholeskyKernel::cuda_fused;
+  large = CholeskyKernel::cuda_blocked;
+  if (options.blocked_variant >= cuda_backend::kCholeskyBlockedVariants)
+    throw InvalidArgument("BatchedCholeskyPlan: blocked_variant = " + std::to_string(options.blocked_variant) +
+                          " must be -1 or in [0, " + std::to_string(cuda_backend::kCholeskyBlockedVariants) + ")");
+  // One launch per size class, largest class first (its long blocks start first).
+  std::vector<int> edges;
+  for (int e : kCudaClassEdges)
+    if (e != crossover) edges.push_back(e);
+  if (crossover > 0) edges.push_back(crossover);
+  std::sort(edges.begin(), edges.end());
+  const auto bins = batch.bins(edges);
+  for (auto it = bins.rbegin(); it != bins.rend(); ++it) {
+    if (it->count == 0) continue;  // a class of empty matrices still runs: it sets their info
+    cuda_backend::CholeskyRange r;
+    r.first = it->first;
+    r.count = it->count;
+    r.max_size = it->max_size;
+    r.kernel = it->upper_bound <= crossover ? cuda_backend::CholeskyGpuKernel::fused
+                                            : cuda_backend::CholeskyGpuKernel::blocked;
+    r.variant = options.blocked_variant >= 0 ? options.blocked_variant : cuda_blocked_variant(r.max_size, sizeof(T));
+    ranges.push_back(r);
+  }
+  const std::size_t count = static_cast<std::size_t>(batch.count());
+  d_ld = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(int), exec);
+  detail::copy_bytes(d_ld.get(), MemorySpace::device, ld.data(), MemorySpace::host, count * sizeof(int));
+  d_info = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(int), exec);
+  if (kind == LayoutKind::compact) {
+    d_offsets = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(index_t), exec);
+    detail::copy_bytes(d_offsets.get(), MemorySpace::device, offsets.data(), MemorySpace::host,
+                       count * sizeof(index_t));
+    d_ptrs = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(T*), exec);
+    d_bptrs = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(T*), exec);
+  }
+}
+
+template <class T>
+BatchedCholeskyPlan<T>::BatchedCholeskyPlan(const VariableBatchPlan& batch, const PointerBatch& layout,
+                                            CholeskyOptions options)
+    : impl_(std::make_unique<Impl>(batch)) {
+  impl_->kind = LayoutKind::pointers;
+  impl_->options = options;
+  impl_->ld = detail::leading_dimensions(batch, layout, "BatchedCholeskyPlan");
+  impl_->setup();
+}
+
+template <class T>
+BatchedCholeskyPlan<T>::BatchedCholeskyPlan(const VariableBatchPlan& batch, const CompactBatch& layout,
+                                            CholeskyOptions options)
+    : impl_(std::make_unique<Impl>(batch)) {
+  Impl& p = *impl_;
+  p.kind = LayoutKind::compact;
+  p.options = options;
+  auto g = detail::compact_geometry(
+      batch, layout, [](int n) -> index_t { return static_cast<index_t>(n) * n; }, "BatchedCholeskyPlan");
+  p.offsets = std::move(g.offsets);
+  p.ld = detail::leading_dimensions(batch, PointerBatch{}, "BatchedCholeskyPlan");
+  p.host_ptrs.resize(static_cast<std::size_t>(batch.count()));
+  p.host_b_ptrs.resize(static_cast<std::size_t>(batch.count()));
+  p.setup();
+}
+
+template <class T>
+BatchedCholeskyPlan<T>::~BatchedCholeskyPlan() = default;
+template <class T>
+BatchedCholeskyPlan<T>::BatchedCholeskyPlan(BatchedCholeskyPlan&&) noexcept = default;
+template <class T>
+BatchedCholeskyPlan<T>& BatchedCholeskyPlan<T>::operator=(BatchedCholeskyPlan&&) noexcept = default;
+
+template <class T>
+void BatchedCholeskyPlan<T>::Impl::check_matrix_pointers(const T* const* A, const char* what) const {
+  const Executor& exec = batch.executor();
+  if (A == nullptr)
+    throw InvalidArgument(std::string("batched Cholesky: the ") + what +
+                          " pointer array is null; pass an array of count matrix pointers");
+  if (cuda_backend::is_device_pointer(A) != exec.is_cuda())
+    throw InvalidArgument(std::string("batched Cholesky: the ") + what + " pointer array is not in the executor's memory (" +
+                          exec.name() + ")");
+  if (!options.check_pointers) return;
+  const VariableBatchView& v = batch.host_view();
+  const auto h = detail::to_host(reinterpret_cast<const T* const*>(A), v.count);
+  for (index_t s = 0; s < v.count; ++s)
+    if (v.sizes[s] > 0 && h[s] == nullptr)
+      throw InvalidArgument(std::string("batched Cholesky: ") + what + "[" + std::to_string(s) +
+                            "] is null for a matrix of size " + std::to_string(v.sizes[s]));
+}
+
+// Reports failures when asked (after the whole batch is done).
+template <class T>
+void BatchedCholeskyPlan<T>::Impl::finish(int* info, bool on_device) {
+  if (!options.throw_on_failure) return;
+  const index_t count = batch.count();
+  std::vector<int> h(static_cast<std::size_t>(count));
+  if (on_device) {
+    cuda_backend::synchronize(batch.executor().stream());
+    detail::copy_bytes(h.data(), MemorySpace::host, info, MemorySpace::device, h.size() * sizeof(int));
+  } else {
+    std::copy(info, info + count, h.begin());
+  }
+  for (index_t s = 0; s < count; ++s)
+    if (h[s] != 0)
+      throw SingularSystem("batched Cholesky: matrix " + std::to_string(s) + " (size " +
+                           std::to_string(batch.size(s)) + ") is not positive definite: column " +
+                           std::to_string(h[s] - 1) + " has a non-positive or non-finite pivot (info = " +
+                           std::to_string(h[s]) + "); the other matrices are factored");
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::Impl::run_factor(T* const* A, int* info) {
+  const Executor& exec = batch.executor();
+  if (info == nullptr && !options.throw_on_failure)
+    throw InvalidArgument("batched Cholesky: info is null; pass count ints or set throw_on_failure");
+  if (info != nullptr && cuda_backend::is_device_pointer(info) != exec.is_cuda())
+    throw InvalidArgument("batched Cholesky: info is not in the executor's memory (" + exec.name() + ")");
+  if (batch.count() == 0) return;
+  if (exec.is_host()) {
+    std::vector<int> own;
+    if (!info) {
+      own.resize(static_cast<std::size_t>(batch.count()));
+      info = own.data();
+    }
+    const VariableBatchView& v = batch.host_view();
+    if (small == CholeskyKernel::reference)
+      cpu::cholesky_factor_reference<T>(v, A, ld.data(), info);
+    else
+      cpu::cholesky_factor<T>(v, A, ld.data(), info, crossover, small == CholeskyKernel::cpu_vector,
+                              workspace.get(), exec.threads());
+    finish(info, false);
+    return;
+  }
+  cuda_backend::set_device(exec.device());
+  int* dinfo = info ? info : static_cast<int*>(d_info.get());
+  for (const auto& r : ranges)
+    cuda_backend::cholesky_vbatched_factor<T>(batch.view(), r, A, static_cast<const int*>(d_ld.get()), dinfo,
+                                              exec.stream());
+  finish(dinfo, true);
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::factor(T* const* A, int* info) {
+  Impl& p = *impl_;
+  if (p.kind != LayoutKind::pointers)
+    throw InvalidArgument("BatchedCholeskyPlan: built for a CompactBatch; call factor(T* A, info)");
+  if (p.batch.count() == 0) return;
+  p.check_matrix_pointers(A, "A");
+  p.run_factor(A, info);
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::factor(T* A, int* info) {
+  Impl& p = *impl_;
+  if (p.kind != LayoutKind::compact)
+    throw InvalidArgument("BatchedCholeskyPlan: built for a PointerBatch; call factor(T* const* A, info)");
+  if (p.batch.count() == 0) return;
+  const Executor& exec = p.batch.executor();
+  const bool any = p.batch.max_size() > 0;  // all empty: A may be null
+  if (any && A == nullptr) throw InvalidArgument("batched Cholesky: A is null; pass the compact batch's array");
+  if (any && cuda_backend::is_device_pointer(A) != exec.is_cuda())
+    throw InvalidArgument("batched Cholesky: A is not in the executor's memory (" + exec.name() + ")");
+  if (exec.is_host()) {
+    for (std::size_t s = 0; s < p.offsets.size(); ++s) p.host_ptrs[s] = A ? A + p.offsets[s] : nullptr;
+    p.run_factor(p.host_ptrs.data(), info);
+    return;
+  }
+  cuda_backend::set_device(exec.device());
+  T** ptrs = static_cast<T**>(p.d_ptrs.get());
+  if (any)
+    cuda_backend::cholesky_pointers<T>(A, static_cast<const index_t*>(p.d_offsets.get()), p.batch.count(), ptrs,
+                                       exec.stream());
+  p.run_factor(ptrs, info);
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::solve(const T* const* L, T* const* B, int nrhs, const int* ldb, const int* info) {
+  Impl& p = *impl_;
+  if (p.kind != LayoutKind::pointers)
+    throw InvalidArgument("BatchedCholeskyPlan: built for a CompactBatch; call solve(L, B, nrhs, info)");
+  detail::require(nrhs >= 0, "batched Cholesky solve: nrhs = " + std::to_string(nrhs) + " must be >= 0");
+  if (p.batch.count() == 0 || nrhs == 0) return;
+  p.check_matrix_pointers(L, "L");
+  p.check_matrix_pointers(B, "B");
+  const Executor& exec = p.batch.executor();
+  if (info != nullptr && cuda_backend::is_device_pointer(info) != exec.is_cuda())
+    throw InvalidArgument("batched Cholesky solve: info is not in the executor's memory (" + exec.name() + ")");
+  const std::vector<int> hldb =
+      detail::leading_dimensions(p.batch, PointerBatch{ldb}, "batched Cholesky solve (ldb)");
+  if (exec.is_host()) {
+    cpu::cholesky_solve<T>(p.batch.host_view(), L, p.ld.data(), B, hldb.data(), nrhs, info, exec.threads());
+    return;
+  }
+  cuda_backend::set_device(exec.device());
+  const int* dldb = ldb;
+  detail::Storage own;
+  if (ldb == nullptr || !cuda_backend::is_device_pointer(ldb)) {
+    own = detail::Storage(hldb.size() * sizeof(int), exec);
+    detail::copy_bytes(own.get(), MemorySpace::device, hldb.data(), MemorySpace::host, hldb.size() * sizeof(int));
+    dldb = static_cast<const int*>(own.get());
+  }
+  cuda_backend::cholesky_vbatched_solve<T>(p.batch.view(), L, static_cast<const int*>(p.d_ld.get()), B, dldb, nrhs,
+                                           info, exec.stream());
+  if (own.get()) cuda_backend::synchronize(exec.stream());  // `own` is freed on return
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::solve(const T* L, T* B, int nrhs, const int* info) {
+  Impl& p = *impl_;
+  if (p.kind != LayoutKind::compact)
+    throw InvalidArgument("BatchedCholeskyPlan: built for a PointerBatch; call solve(L ptrs, B ptrs, nrhs, ldb, info)");
+  detail::require(nrhs >= 0, "batched Cholesky solve: nrhs = " + std::to_string(nrhs) + " must be >= 0");
+  if (p.batch.count() == 0 || nrhs == 0 || p.batch.max_size() == 0) return;
+  const Executor& exec = p.batch.executor();
+  detail::require(L != nullptr && B != nullptr, "batched Cholesky solve: L or B is null");
+  for (const void* q : {static_cast<const void*>(L), static_cast<const void*>(B)})
+    detail::require(cuda_backend::is_device_pointer(q) == exec.is_cuda(),
+                    "batched Cholesky solve: L and B must be in the executor's memory (" + exec.name() + ")");
+  const VariableBatchView& v = p.batch.host_view();
+  if (exec.is_host()) {
+    index_t at = 0;
+    for (index_t s = 0; s < v.count; ++s) {
+      p.host_ptrs[s] = const_cast<T*>(L) + p.offsets[s];
+      p.host_b_ptrs[s] = B + at;
+      at += static_cast<index_t>(v.sizes[s]) * nrhs;
+    }
+    cpu::cholesky_solve<T>(v, p.host_ptrs.data(), p.ld.data(), p.host_b_ptrs.data(), p.ld.data(), nrhs, info,
+                           exec.threads());
+    return;
+  }
+  cuda_backend::set_device(exec.device());
+  if (p.b_nrhs != nrhs) {
+    std::vector<index_t> boff(static_cast<std::size_t>(v.count));
+    index_t at = 0;
+    for (index_t s = 0; s < v.count; ++s) {
+      boff[s] = at;
+      at += static_cast<index_t>(v.sizes[s]) * nrhs;
+    }
+    p.d_boffsets = detail::Storage(boff.size() * sizeof(index_t), exec);
+    detail::copy_bytes(p.d_boffsets.get(), MemorySpace::device, boff.data(), MemorySpace::host,
+                       boff.size() * sizeof(index_t));
+    p.b_nrhs = nrhs;
+  }
+  T** lp = static_cast<T**>(p.d_ptrs.get());
+  T** bp = static_cast<T**>(p.d_bptrs.get());
+  cuda_backend::cholesky_pointers<T>(const_cast<T*>(L), static_cast<const index_t*>(p.d_offsets.get()), v.count, lp,
+                                     exec.stream());
+  cuda_backend::cholesky_pointers<T>(B, static_cast<const index_t*>(p.d_boffsets.get()), v.count, bp, exec.stream());
+  const int* dld = static_cast<const int*>(p.d_ld.get());
+  cuda_backend::cholesky_vbatched_solve<T>(p.batch.view(), lp, dld, bp, dld, nrhs, info, exec.stream());
+}
+
+template <class T>
+CholeskyKernel BatchedCholeskyPlan<T>::small_kernel() const {
+  return impl_->small;
+}
+template <class T>
+CholeskyKernel BatchedCholeskyPlan<T>::large_kernel() const {
+  return impl_->large;
+}
+template <class T>
+int BatchedCholeskyPlan<T>::crossover() const {
+  return impl_->crossover;
+}
+template <class T>
+const VariableBatchPlan& BatchedCholeskyPlan<T>::batch() const {
+  return impl_->batch;
+}
+
+template class BatchedCholeskyPlan<float>;
+template class BatchedCholeskyPlan<double>;
+
+}  // namespace adi
