@@ -217,15 +217,15 @@ void fused_stage_solve(const FusedStage<T>& stage, int* pivot_flag, void* stream
 
 // Block-tridiagonal kernels (solvers/cuda/block_thomas*.cuh). Assume validated input.
 // Workspace: the factors C*_i of every system (interleaved by system, so coalesced).
-std::size_t block_tridiagonal_workspace_bytes(BlockKernel kernel, const BlockLineSet& lines,
+std::size_t block_tridiagonal_workspace_bytes(BlockKernel kernel, const BlockLineSet& lines, bool periodic,
                                               std::size_t value_size);
 // Enqueues the solve on `stream`. `singular` (device, zeroed by the caller) receives the
 // maximum of ~0ull - (system * n + row) over the singular pivot blocks met, so it stays 0
 // when there are none and otherwise names the first system and row.
 template <class T>
 void block_tridiagonal_solve(BlockKernel kernel, const BlockLineSet& lines, const T* a, const T* b, const T* c,
-                             const T* d, T* u, double tol, void* workspace, unsigned long long* singular,
-                             void* stream);
+                             const T* d, T* u, double tol, bool periodic, void* workspace,
+                             unsigned long long* singular, void* stream);
 
 // One large tridiagonal system (solvers/cuda/partition_large.cu; adi/large_tridiagonal.hpp).
 // Rows per thread chunk the kernels are built for, and the default per precision.

@@ -84,17 +84,17 @@ template void cholesky_vbatched_solve<double>(const VariableBatchView&, const do
                                               double* const*, const int*, int, const int*, void*);
 template void cholesky_pointers<float>(float*, const index_t*, index_t, float**, void*);
 template void cholesky_pointers<double>(double*, const index_t*, index_t, double**, void*);
-std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet&, std::size_t) { no_cuda(); }
+std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet&, bool, std::size_t) { no_cuda(); }
 template <class T>
 void block_tridiagonal_solve(BlockKernel, const BlockLineSet&, const T*, const T*, const T*, const T*, T*, double,
-                             void*, unsigned long long*, void*) {
+                             bool, void*, unsigned long long*, void*) {
   no_cuda();
 }
 template void block_tridiagonal_solve<float>(BlockKernel, const BlockLineSet&, const float*, const float*,
-                                             const float*, const float*, float*, double, void*,
+                                             const float*, const float*, float*, double, bool, void*,
                                              unsigned long long*, void*);
 template void block_tridiagonal_solve<double>(BlockKernel, const BlockLineSet&, const double*, const double*,
-                                              const double*, const double*, double*, double, void*,
+                                              const double*, const double*, double*, double, bool, void*,
                                               unsigned long long*, void*);
 std::size_t allocation_count() { return 0; }
 void copy_on_stream(void*, const void*, std::size_t, Copy, void*) { no_cuda(); }
@@ -148,18 +148,6 @@ void fused_stage_solve(const FusedStage<T>&, int*, void*) {
   template void fused_stage_solve<T>(const FusedStage<T>&, int*, void*);
 ADI_CUDA_STUB_STENCILS(float)
 ADI_CUDA_STUB_STENCILS(double)
-std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet&, std::size_t) { no_cuda(); }
-template <class T>
-void block_tridiagonal_solve(BlockKernel, const BlockLineSet&, const T*, const T*, const T*, const T*, T*, double,
-                             void*, unsigned long long*, void*) {
-  no_cuda();
-}
-template void block_tridiagonal_solve<float>(BlockKernel, const BlockLineSet&, const float*, const float*,
-                                             const float*, const float*, float*, double, void*,
-                                             unsigned long long*, void*);
-template void block_tridiagonal_solve<double>(BlockKernel, const BlockLineSet&, const double*, const double*,
-                                              const double*, const double*, double*, double, void*,
-                                              unsigned long long*, void*);
 int large_chunk_min() { no_cuda(); }
 int large_chunk_max() { no_cuda(); }
 int large_default_chunk(std::size_t) { no_cuda(); }
