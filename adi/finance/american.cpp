@@ -123,7 +123,7 @@ PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const
   const auto g_far = detail::forward_intrinsic(m, c, method.space);
 
   std::vector<T> u(n), obstacle(n), au(n), bb(n), cc(n), f(n), w(n);
-  const Field<double> init = detail::payoff_on_grid(grid, 1, c, method.space, method.smoothing);
+  const Field<double> init = detail::payoff_on_grid(grid, 1, c, method.space, method.smoothing, method.executor.threads());
   for (index_t i = 0; i < n; ++i) {
     u[i] = T(init(i, 0, 0));
     const double S = detail::to_price(x[i], method.space);

@@ -1,4 +1,6 @@
 // Grids for option pricing, the payoff on them, greeks at the spot node.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -67,7 +69,7 @@ AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const M
   return r;
 }
 
-Field<double> payoff_on_grid(const Grid& g, int assets, const Contract& c, Space s, bool smoothing) {
+Field<double> payoff_on_grid(const Grid& g, int assets, const Contract& c, Space s, bool smoothing, int threads) {
   Field<double> f(g);
   const std::array<index_t, 3> n{g.nx(), g.ny(), g.nz()};
   // Cell of node i: between the midpoints to its neighbours (end nodes: no averaging).
@@ -78,7 +80,10 @@ Field<double> payoff_on_grid(const Grid& g, int assets, const Contract& c, Space
   };
   // Samples per axis for a cut cell: ~100-500 payoff evaluations per cell.
   const int m = assets == 1 ? 128 : assets == 2 ? 20 : 8;
-#pragma omp parallel for collapse(2) schedule(dynamic, 4)
+  // Threads only for big grids: on a busy machine waking a team costs more than a small grid.
+  const bool parallel = g.size() >= 32768;
+  const int team = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for collapse(2) schedule(dynamic, 4) if (parallel) num_threads(team)
   for (index_t k = 0; k < n[2]; ++k)
     for (index_t j = 0; j < n[1]; ++j)
       for (index_t i = 0; i < n[0]; ++i) {

@@ -36,7 +36,13 @@ void solve(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const
   exec.synchronize();
   r.setup_seconds = since(t_start);
   const auto t0 = Clock::now();
-  solver.advance(u, 0.0, maturity, r.steps);
+  // advance() would first scan u for non-finite values (a copy to the host on a device):
+  // start-up work that the payoff cannot need, so step directly.
+  const double dt = maturity / double(r.steps);
+  for (long k = 0; k < r.steps; ++k) {
+    const double ta = dt * double(k), tb = k + 1 == r.steps ? maturity : dt * double(k + 1);
+    solver.step(u, ta, tb - ta);
+  }
   exec.synchronize();
   r.seconds = since(t0);
   r.timings = solver.timings();
@@ -145,7 +151,7 @@ PriceResult price(const BlackScholesModel& m, const Contract& c, const Method& m
     else
       bc.set(ax, Boundary::linear(), method.far_field == FarField::linear ? Boundary::linear() : data);
   }
-  const Field<double> payoff = detail::payoff_on_grid(grid, n, c, method.space, method.smoothing);
+  const Field<double> payoff = detail::payoff_on_grid(grid, n, c, method.space, method.smoothing, method.executor.threads());
   solve<T>(grid, pde, bc, method, c.maturity, payoff, n, {log, log, log}, t_start, r);
   return r;
 }
@@ -213,7 +219,7 @@ PriceResult price(const HestonModel& h, const Contract& c, const Method& method)
            }));
   }
   // The payoff depends on S only: smooth along x, copy along v.
-  const Field<double> line = detail::payoff_on_grid(Grid(sx), 1, c, Space::price, method.smoothing);
+  const Field<double> line = detail::payoff_on_grid(Grid(sx), 1, c, Space::price, method.smoothing, method.executor.threads());
   Field<double> payoff(grid);
   for (index_t j = 0; j < grid.ny(); ++j)
     for (index_t i = 0; i < grid.nx(); ++i) payoff(i, j, 0) = line(i, 0, 0);

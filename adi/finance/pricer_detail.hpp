@@ -32,7 +32,8 @@ inline double to_price(double x, Space s) { return s == Space::log ? std::exp(x)
 
 // The payoff at the grid's nodes (host, double). With `smoothing`, nodes whose cell
 // (between the midpoints to their neighbours) is cut by the kink get the cell average.
-Field<double> payoff_on_grid(const Grid& g, int assets, const Contract& c, Space s, bool smoothing);
+// `threads`: OpenMP threads for big grids (0: all).
+Field<double> payoff_on_grid(const Grid& g, int assets, const Contract& c, Space s, bool smoothing, int threads);
 
 // e^{-r tau} payoff(S_i e^{(r - q_i) tau}): the far-field Dirichlet data.
 std::function<double(double, double, double, double)> forward_intrinsic(const BlackScholesModel& m,
