@@ -7,6 +7,7 @@
 #include "adi/detail/tridiagonal_dispatch.hpp"
 #include "adi/error.hpp"
 #include "adi/field.hpp"
+#include "adi/large_tridiagonal.hpp"
 #include "solvers/cpu/tridiagonal_cpu.hpp"
 #include "solvers/cuda/backend.hpp"
 
@@ -29,6 +30,7 @@ constexpr KernelName kKernelNames[] = {
     {Kernel::cuda_thomas_pcr, "cuda_thomas_pcr"},
     {Kernel::cuda_thomas_strided, "cuda_thomas_strided"},
     {Kernel::cuda_thomas_pcr_strided, "cuda_thomas_pcr_strided"},
+    {Kernel::large_partition, "large_partition"},
 };
 }  // namespace
 
@@ -103,6 +105,11 @@ void TridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool shar
   check_pointers(a, b, c, d, u, shared);
   if (lines.lines() == 0) return;
   const Kernel k = shared ? kernel_shared : kernel;
+  if (k == Kernel::large_partition) {
+    detail::large_lines_solve<T>(exec, lines, a, b, c, shared, d, u, options.periodic, options.check_pivots,
+                                 workspace.get());
+    return;
+  }
   if (exec.is_host()) {
     cpu::solve<T>(k, lines, cpu::BandView<T>{a, b, c, shared}, d, u, options.periodic,
                   options.check_pivots, workspace.get(), exec.threads());
@@ -145,6 +152,12 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
                             std::to_string(p.lines.stride0) + ") on executor " + exec.name() +
                             "; use Kernel::automatic");
     p.kernel = p.kernel_shared = options.kernel;
+  }
+  if (p.kernel == Kernel::large_partition || p.kernel_shared == Kernel::large_partition) {
+    // Both resolve to it together (the rule looks at the layout only).
+    p.workspace =
+        detail::Storage(detail::large_lines_workspace_bytes(exec, p.lines, options.periodic, sizeof(T)), exec);
+    return;
   }
   if (exec.is_host()) {
     const int threads = exec.threads();

@@ -55,6 +55,8 @@ enum class Kernel {
   cuda_thomas_pcr,          // stride-1 lines that fit in a warp's registers (paper 2.3, alg. 10)
   cuda_thomas_strided,      // lines adjacent in memory: coalesced Thomas (paper 6.2)
   cuda_thomas_pcr_strided,  // lines adjacent in memory, Thomas-PCR hybrid (alg. 11)
+  large_partition,          // a few very long lines with stride 1, host or CUDA: each line by the
+                            // large-system partition solver (adi/large_tridiagonal.hpp)
 };
 
 const char* kernel_name(Kernel k);

@@ -102,8 +102,29 @@ Kernel choose_host_kernel(const DispatchQuery& q) {
 }
 }  // namespace
 
+// --- a few very long lines (adi/large_tridiagonal.hpp) ------------------------------
+// The batched kernels put one line on one dependency chain (a SIMD lane, a thread), so a
+// handful of lines leaves most of the machine idle; the partition solver spreads each line
+// over every core / SM. Measured (benchmarks/bench_large_tridiagonal.cpp,
+// bench_cuda_large_tridiagonal.cu; docs/large_tridiagonal.md):
+//   host, 2 cores, fp64, n = 2^20: 1 line cpu_thomas 10.5 ns/row against 4.1 for the
+//   partition; the transpose kernel's groups of 8 lanes catch up from 8 lines on.
+//   CUDA: one line of 2^16 takes a thread ~ms with the batched kernels, the partition
+//   tens of microseconds; it runs line after line, so it stops paying at hundreds of lines.
+namespace {
+constexpr index_t kLargeMinN = index_t(1) << 16;
+constexpr index_t kLargeMaxLinesHost = 4;
+constexpr index_t kLargeMaxLinesCuda = 8;
+bool large_lines(const Executor& exec, const DispatchQuery& q) {
+  const LineSet& l = q.lines;
+  return l.stride == 1 && l.n >= kLargeMinN && l.lines() >= 1 &&
+         l.lines() <= (exec.is_host() ? kLargeMaxLinesHost : kLargeMaxLinesCuda);
+}
+}  // namespace
+
 bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
   const LineSet& l = q.lines;
+  if (k == Kernel::large_partition) return l.stride == 1;
   if (exec.is_host()) {
     if (!is_cpu(k)) return false;
     switch (k) {
@@ -117,6 +138,7 @@ bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
 }
 
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q) {
+  if (large_lines(exec, q)) return Kernel::large_partition;
   if (exec.is_host()) return choose_host_kernel(q);
   return choose_cuda_kernel(exec, q);
 }
