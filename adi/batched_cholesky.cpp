@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,16 +41,28 @@ namespace {
 // and bench_variable_batch.cpp, quoted in docs/variable_batch.md).
 // Host: SIMD groups of matrices (one lane each) up to this size, a matrix per thread above.
 constexpr int kHostCrossover = 64;
-// CUDA: the warp kernel holds a matrix of up to 32 rows in registers; above, the blocked
-// kernel, one launch per size class, its shape by the class's largest size.
+// CUDA: the fused warp kernel holds a matrix of up to 32 rows in registers and beat every
+// blocked shape at every size up to 32 in the H100 sweep (1000 matrices of one size, fp64:
+// n = 32 fused 787 GFLOP/s, best blocked 327; fp32 908 vs 352), so the crossover is the
+// warp's capacity. Above it the blocked kernel, one launch per size class (launches of
+// different classes overlap on side streams), its shape by the class's largest size:
+// fastest shape per size in the same sweep (GFLOP/s, fp64 / fp32):
+//   n <= 96  (16, 64)    fp64 n=96: 1780 vs 1243;  fp32 n=64: 1320 vs 1230
+//   n <= 128 (32, 128)   fp64 1928 vs 1537;        fp32 3418 vs 3018 (fp32 from n = 96)
+//   n <= 256 (32, 256)   fp64 2870 vs 2539;        fp32 5354 vs 4283
+//   n <= 384 fp64 (32, 128) 2661 vs 2566; fp32 (32, 256) 5638 vs 5188
+//   n <= 512 (16, 256)   fp64 2939 vs 2568;        fp32 5472 vs 5214
 constexpr int kCudaFusedMax = 32;
-const std::vector<int> kCudaClassEdges = {8, 16, 32, 64, 128, 256, 512};
+const std::vector<int> kCudaClassEdges = {8, 16, 32, 64, 96, 128, 192, 256, 384, 512};
 int cuda_blocked_variant(int max_size, std::size_t value_size) {
-  (void)value_size;
-  if (max_size <= 64) return 0;   // (16, 64)
-  if (max_size <= 128) return 1;  // (32, 128)
-  return 2;                       // (32, 256)
+  const bool fp64 = value_size == 8;
+  if (max_size <= (fp64 ? 96 : 64)) return 0;  // (16, 64)
+  if (max_size <= 128) return 1;                // (32, 128)
+  if (max_size <= 256) return 2;                // (32, 256)
+  if (max_size <= 384) return fp64 ? 1 : 2;
+  return 3;                                     // (16, 256)
 }
+constexpr int kSideStreams = 4;
 
 enum class LayoutKind { pointers, compact };
 
@@ -69,6 +82,8 @@ struct BatchedCholeskyPlan<T>::Impl {
   std::vector<cuda_backend::CholeskyRange> ranges;  // CUDA launches
   detail::Storage workspace;         // host scratch
   detail::Storage d_ld, d_offsets, d_ptrs, d_info, d_bptrs, d_boffsets;
+  std::vector<std::shared_ptr<void>> streams, joins;  // CUDA side streams, one join event each
+  std::shared_ptr<void> fork;
   int b_nrhs = -1;                   // nrhs the compact solve's device offsets were built for
 
   explicit Impl(const VariableBatchPlan& b) : batch(b) {}
@@ -136,6 +151,14 @@ void BatchedCholeskyPlan<T>::Impl::setup() {
                                             : cuda_backend::CholeskyGpuKernel::blocked;
     r.variant = options.blocked_variant >= 0 ? options.blocked_variant : cuda_blocked_variant(r.max_size, sizeof(T));
     ranges.push_back(r);
+  }
+  if (ranges.size() > 1) {
+    const int dev = exec.device();
+    fork = std::shared_ptr<void>(cuda_backend::side_event_create(dev), cuda_backend::side_event_destroy);
+    for (std::size_t j = 0; j < std::min<std::size_t>(kSideStreams, ranges.size()); ++j) {
+      streams.emplace_back(cuda_backend::side_stream_create(dev), cuda_backend::side_stream_destroy);
+      joins.emplace_back(cuda_backend::side_event_create(dev), cuda_backend::side_event_destroy);
+    }
   }
   const std::size_t count = static_cast<std::size_t>(batch.count());
   d_ld = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(int), exec);
@@ -246,9 +269,21 @@ void BatchedCholeskyPlan<T>::Impl::run_factor(T* const* A, int* info) {
   }
   cuda_backend::set_device(exec.device());
   int* dinfo = info ? info : static_cast<int*>(d_info.get());
-  for (const auto& r : ranges)
-    cuda_backend::cholesky_vbatched_factor<T>(batch.view(), r, A, static_cast<const int*>(d_ld.get()), dinfo,
-                                              exec.stream());
+  const int* dld = static_cast<const int*>(d_ld.get());
+  if (streams.empty()) {
+    for (const auto& r : ranges) cuda_backend::cholesky_vbatched_factor<T>(batch.view(), r, A, dld, dinfo, exec.stream());
+  } else {
+    // Fork: the size classes run on side streams (largest first), joined back before return.
+    cuda_backend::side_event_record(fork.get(), exec.stream());
+    for (const auto& s : streams) cuda_backend::side_stream_wait(s.get(), fork.get());
+    for (std::size_t i = 0; i < ranges.size(); ++i)
+      cuda_backend::cholesky_vbatched_factor<T>(batch.view(), ranges[i], A, dld, dinfo,
+                                                streams[i % streams.size()].get());
+    for (std::size_t j = 0; j < streams.size(); ++j) {
+      cuda_backend::side_event_record(joins[j].get(), streams[j].get());
+      cuda_backend::side_stream_wait(exec.stream(), joins[j].get());
+    }
+  }
   finish(dinfo, true);
 }
 

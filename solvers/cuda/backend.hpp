@@ -133,6 +133,14 @@ void cholesky_vbatched_solve(const VariableBatchView& v, const T* const* L, cons
 // out[s] = base + offsets[s] (a CompactBatch seen as pointers).
 template <class T>
 void cholesky_pointers(T* base, const index_t* offsets, index_t count, T** out, void* stream);
+// Side streams and events, so that the launches of different size classes overlap (MAGMA
+// runs its size classes concurrently too). Owned by a plan, created once.
+void* side_stream_create(int device);  // non-blocking
+void side_stream_destroy(void* stream) noexcept;
+void* side_event_create(int device);  // timing disabled
+void side_event_destroy(void* event) noexcept;
+void side_event_record(void* event, void* stream);
+void side_stream_wait(void* stream, void* event);
 
 // Every allocate() so far (a test checks that repeated ADI steps allocate nothing).
 std::size_t allocation_count();

@@ -84,6 +84,12 @@ template void cholesky_vbatched_solve<double>(const VariableBatchView&, const do
                                               double* const*, const int*, int, const int*, void*);
 template void cholesky_pointers<float>(float*, const index_t*, index_t, float**, void*);
 template void cholesky_pointers<double>(double*, const index_t*, index_t, double**, void*);
+void* side_stream_create(int) { no_cuda(); }
+void side_stream_destroy(void*) noexcept {}
+void* side_event_create(int) { no_cuda(); }
+void side_event_destroy(void*) noexcept {}
+void side_event_record(void*, void*) { no_cuda(); }
+void side_stream_wait(void*, void*) { no_cuda(); }
 std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet&, bool, std::size_t) { no_cuda(); }
 template <class T>
 void block_tridiagonal_solve(BlockKernel, const BlockLineSet&, const T*, const T*, const T*, const T*, T*, double,

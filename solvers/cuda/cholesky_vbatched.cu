@@ -22,4 +22,29 @@ void cholesky_pointers<double>(double* base, const index_t* offsets, index_t cou
   cholesky_pointers_launch<double>(base, offsets, count, out, stream);
 }
 
+void* side_stream_create(int device) {
+  ADI_CUDA_CHECK(cudaSetDevice(device));
+  cudaStream_t s = nullptr;
+  ADI_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return s;
+}
+void side_stream_destroy(void* stream) noexcept {
+  if (stream) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+}
+void* side_event_create(int device) {
+  ADI_CUDA_CHECK(cudaSetDevice(device));
+  cudaEvent_t e = nullptr;
+  ADI_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return e;
+}
+void side_event_destroy(void* event) noexcept {
+  if (event) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+}
+void side_event_record(void* event, void* stream) {
+  ADI_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)));
+}
+void side_stream_wait(void* stream, void* event) {
+  ADI_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0));
+}
+
 }  // namespace adi::cuda_backend

@@ -50,7 +50,7 @@ struct ThreadIo {
     if (zs) zs[k * ss] = z_;
   }
   __device__ void get(int k, T& c_, T& d_, T& z_, bool live) const {
-    if (!live) return;
+    if (!LoadPadding && !live) return;  // unconditional loads pipeline better (the memory exists)
     c_ = cs[k * ss];
     d_ = pu[k * rs];
     if (zs) z_ = zs[k * ss];
@@ -95,7 +95,9 @@ __global__ void __launch_bounds__(128) sorted_kernel(VariableBatchView v, Variab
   const index_t at = v.chunk_offsets[c] + p % W;
   const index_t s = v.order[p];
   const int n = v.sizes[s];
-  ThreadIo<T, false> io{x.a + at, x.b + at, x.c + at, x.d + at, x.u + at, W, cs + at, zs ? zs + at : nullptr, W};
+  // Loads need no predicate: every slot of a chunk exists (padding included), so the
+  // unrolled loop issues the next rows' loads early; dead lanes are few after sorting.
+  ThreadIo<T, true> io{x.a + at, x.b + at, x.c + at, x.d + at, x.u + at, W, cs + at, zs ? zs + at : nullptr, W};
   // Every thread of a chunk runs to the chunk's largest size (warp-uniform trip count).
   run<Periodic>(io, n, v.chunk_rows[c], s, bad_system);
 }
