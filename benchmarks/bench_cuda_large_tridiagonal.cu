@@ -22,6 +22,9 @@
 
 #include "adi/executor.hpp"
 #include "adi/large_tridiagonal.hpp"
+#ifndef ADI_BENCH_NO_DISPATCH
+#include "adi/tridiagonal.hpp"
+#endif
 
 namespace {
 
@@ -245,6 +248,39 @@ void run_few(int l) {
                     double(plan.workspace_bytes())});
 }
 
+// The dispatch rule for a few long lines (adi/tridiagonal_dispatch.cpp): TridiagonalPlan
+// with the batched kernel that long X lines get otherwise, against Kernel::large_partition.
+struct DispatchRow {
+  int log2n, lines;
+  double batched_ms, large_ms;
+};
+std::vector<DispatchRow> g_dispatch;
+
+void run_dispatch(int l, int lines) {
+#ifndef ADI_BENCH_NO_DISPATCH
+  const long long n = 1LL << l, total = n * lines;
+  Buf<double> a(total), b(total), c(total), d(total), u(total);
+  init_kernel<double><<<1024, 256, 0, g_stream>>>(a.p, b.p, c.p, d.p, total);
+  const adi::Executor ex = adi::Executor::cuda(0, g_stream);
+  auto time_kernel = [&](adi::Kernel k) {
+    adi::TridiagonalOptions o;
+    o.kernel = k;
+    o.check_pivots = false;
+    adi::TridiagonalPlan<double> plan(ex, adi::StridedLines::contiguous(n, lines), o);
+    const int keep = g_reps;
+    g_reps = 3;  // the batched kernel on one line is slow
+    const double ms = time_ms([&] { plan.solve(adi::Bands<double>{a.p, b.p, c.p}, d.p, u.p); });
+    g_reps = keep;
+    return ms;
+  };
+  g_dispatch.push_back(
+      {l, lines, time_kernel(adi::Kernel::cuda_thomas_shared_transpose), time_kernel(adi::Kernel::large_partition)});
+#else
+  (void)l;
+  (void)lines;
+#endif
+}
+
 void measure_copy() {
   const std::size_t bytes = std::size_t(1) << 30;
   Buf<char> s(bytes), d(bytes);
@@ -282,6 +318,11 @@ void print_table() {
                 piv / r.ms, r.ws_bytes / 1e6, 100.0 * r.ws_bytes / (5.0 * vs * n), resid);
   }
   std::printf("(* the default chunk; GB/s on 5 arrays; x nopiv / x gtsv2: speed-up over cuSPARSE)\n");
+  std::printf("\ndispatch, fp64 lines through TridiagonalPlan: cuda_thomas_shared_transpose vs large_partition\n");
+  std::printf("%-6s %6s %14s %14s %8s\n", "n", "lines", "batched ms", "partition ms", "ratio");
+  for (const DispatchRow& r : g_dispatch)
+    std::printf("2^%-4d %6d %14.4f %14.4f %8.2f\n", r.log2n, r.lines, r.batched_ms, r.large_ms,
+                r.batched_ms / r.large_ms);
 }
 
 }  // namespace
@@ -318,6 +359,10 @@ int main(int argc, char** argv) {
   for (int l = g_min; l <= g_max; ++l) run_size<float>(l, sp);
   for (int l = g_min; l <= g_max; ++l) run_size<double>(l, sp);
   run_few<double>(std::min(g_max, 24));
+  if (!g_quick) {
+    for (int lines : {1, 8, 64, 512}) run_dispatch(16, lines);
+    for (int lines : {1, 8, 64}) run_dispatch(20, lines);
+  }
   print_table();
   CS(cusparseDestroy(sp));
   CK(cudaStreamDestroy(g_stream));

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "adi/large_tridiagonal.hpp"
+#include "adi/tridiagonal.hpp"
 #ifdef ADI_HAVE_LAPACKE
 #include <lapacke.h>
 #endif
@@ -123,6 +124,7 @@ struct Row {
   std::vector<double> seconds;
   double resid = 0;
   std::size_t workspace = 0;
+  index_t unknowns = 0;  // lines x n for the dispatch rows
 };
 std::vector<Row> g_rows;
 
@@ -142,7 +144,7 @@ void add(int log2n, const std::string& what, const std::string& setting, bool an
          std::size_t workspace, const double* out, Setup setup, Solve solve) {
   g_ws_bytes = std::max(g_ws_bytes, workspace);
   const std::size_t id = g_rows.size();
-  g_rows.push_back({log2n, what, setting, analytic, is_default, {}, 0, workspace});
+  g_rows.push_back({log2n, what, setting, analytic, is_default, {}, 0, workspace, index_t(1) << log2n});
   const std::string name = "n=2^" + std::to_string(log2n) + "/" + what + (setting.empty() ? "" : "/" + setting);
   benchmark::RegisterBenchmark(name.c_str(),
                                [=](benchmark::State& st) {
@@ -189,6 +191,25 @@ void add_plan(int log2n, LargeVariant v, int k, int chunk, int lanes, int thread
   add(log2n, what, setting, analytic, is_default, ws, g.u.get(), no_setup, [plan, ws](index_t) {
     plan->solve(adi::Bands<double>{g.a.get(), g.b.get(), g.c.get()}, g.d.get(), g.u.get(), g_ws.get(), ws);
   });
+}
+
+// The dispatch rule for a few long lines (adi/tridiagonal_dispatch.cpp): TridiagonalPlan
+// with the batched kernel such lines got before (cpu_thomas for one line, the transpose
+// kernel for more) against Kernel::large_partition, n = 2^20 per line.
+void add_dispatch(int lines) {
+  const index_t n = index_t(1) << 20;
+  if (index_t(lines) * n > index_t(g.cap)) return;
+  for (adi::Kernel k : {lines == 1 ? adi::Kernel::cpu_thomas : adi::Kernel::cpu_thomas_transpose,
+                        adi::Kernel::large_partition}) {
+    adi::TridiagonalOptions o;
+    o.kernel = k;
+    auto plan = std::make_shared<adi::TridiagonalPlan<double>>(adi::Executor::host(),
+                                                               adi::StridedLines::contiguous(n, lines), o);
+    add(20, "dispatch " + std::to_string(lines) + " line" + (lines > 1 ? "s" : ""), adi::kernel_name(k), false,
+        false, 0, g.u.get(), no_setup,
+        [plan](index_t) { plan->solve(adi::Bands<double>{g.a.get(), g.b.get(), g.c.get()}, g.d.get(), g.u.get()); });
+    g_rows.back().unknowns = index_t(lines) * n;
+  }
 }
 
 void measure_copy() {
@@ -240,7 +261,7 @@ void print_table() {
       else if (r.log2n == l && r.what == "LAPACKE dgtsv")
         lapack = median(timed(r.seconds));
     for (const Row& r : g_rows) {
-      if (r.log2n != l || r.seconds.size() < 2) continue;
+      if (r.log2n != l || r.seconds.size() < 2 || r.what.rfind("dispatch", 0) == 0) continue;
       const std::vector<double> s = timed(r.seconds);
       const double t = median(s), tmin = *std::min_element(s.begin(), s.end());
       const double n = double(index_t(1) << l);
@@ -253,6 +274,14 @@ void print_table() {
     }
   }
   std::printf("(* the automatic choice; x Thomas / x dgtsv: speed-up over plain Thomas on one core / dgtsv)\n");
+  std::printf("\ndispatch: lines of 2^20 through TridiagonalPlan, the batched kernel against large_partition\n");
+  std::printf("%-22s %-22s %10s %8s\n", "lines", "kernel", "ms", "ns/unk");
+  for (const Row& r : g_rows)
+    if (r.what.rfind("dispatch", 0) == 0 && r.seconds.size() >= 2) {
+      const double t = median(timed(r.seconds));
+      std::printf("%-22s %-22s %10.2f %8.2f\n", r.what.c_str() + 9, r.setting.c_str(), t * 1e3,
+                  t * 1e9 / double(r.unknowns));
+    }
 }
 
 }  // namespace
@@ -321,6 +350,8 @@ int main(int argc, char** argv) {
       add_plan(l, LargeVariant::partition, -1, 0, 0, 1, false, false, "partition");
     }
   }
+  if (!g_quick)
+    for (int lines : {1, 2, 4, 8, 16}) add_dispatch(lines);
   g_ws = allocate<char>(std::max<std::size_t>(g_ws_bytes, 64));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

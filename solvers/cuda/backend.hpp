@@ -254,13 +254,21 @@ void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u
 // Threads per block the stack kernel (HinesKernel::cuda_stack) can run for neurons of up to
 // `max_size` compartments of `value_size` bytes on `device` (0: not even one fits).
 int hines_stack_threads(int max_size, std::size_t value_size, int device);
+// Launch shape: a thread count override and, for the sorted layout, ranges of thread slots
+// of similar size (host arrays) so that shared memory is sized per range, not by the largest.
+struct HinesLaunch {
+  int threads_per_block = 0;            // 0: the kernel's default
+  const index_t* range_first = nullptr;  // ranges + 1 slot boundaries (host), or null: one range
+  const int* range_rows = nullptr;       // largest neuron of each range (host)
+  int ranges = 0;
+};
 // Enqueues `kernel` on `stream`: every neuron's A x = rhs, rhs <- x, diag as scratch.
 // `bad_neuron` (device int, may be null) receives the smallest neuron index with a zero or
 // non-finite pivot, or stays kNoBadNeuron (the launch sets it so first).
 inline constexpr int kNoBadNeuron = 0x7f7f7f7f;
 template <class T>
 void hines_solve(HinesKernel kernel, const adi::detail::HinesView& view, const T* offdiag, T* diag, T* rhs,
-                 int threads_per_block, int* bad_neuron, void* stream);
+                 const HinesLaunch& launch, int* bad_neuron, void* stream);
 // Implicit Euler assembly over `span` values: diag = d0; v = cdt * v + ge; v[stim_pos[k]] += stim_amp[k].
 template <class T>
 void hines_assemble(index_t span, const T* d0, const T* cdt, const T* ge, T* diag, T* v, const index_t* stim_pos,

@@ -170,17 +170,17 @@ template void large_solve<double>(index_t, const double*, const double*, const d
                                   bool, int, double, void*, unsigned long long*, unsigned long long, void*);
 int hines_stack_threads(int, std::size_t, int) { no_cuda(); }
 template <class T>
-void hines_solve(HinesKernel, const adi::detail::HinesView&, const T*, T*, T*, int, int*, void*) {
+void hines_solve(HinesKernel, const adi::detail::HinesView&, const T*, T*, T*, const HinesLaunch&, int*, void*) {
   no_cuda();
 }
 template <class T>
 void hines_assemble(index_t, const T*, const T*, const T*, T*, T*, const index_t*, const T*, int, void*) {
   no_cuda();
 }
-template void hines_solve<float>(HinesKernel, const adi::detail::HinesView&, const float*, float*, float*, int, int*,
-                                 void*);
-template void hines_solve<double>(HinesKernel, const adi::detail::HinesView&, const double*, double*, double*, int,
-                                  int*, void*);
+template void hines_solve<float>(HinesKernel, const adi::detail::HinesView&, const float*, float*, float*,
+                                 const HinesLaunch&, int*, void*);
+template void hines_solve<double>(HinesKernel, const adi::detail::HinesView&, const double*, double*, double*,
+                                  const HinesLaunch&, int*, void*);
 template void hines_assemble<float>(index_t, const float*, const float*, const float*, float*, float*, const index_t*,
                                     const float*, int, void*);
 template void hines_assemble<double>(index_t, const double*, const double*, const double*, double*, double*,

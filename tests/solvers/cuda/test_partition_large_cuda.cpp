@@ -178,6 +178,30 @@ struct DeviceSystem {
   }
 };
 
+// Small sizes only: the one compute-sanitizer runs (memcheck, racecheck).
+TYPED_TEST(LargeCuda, DeviceSmall) {
+  if (!device_or_skip()) GTEST_SKIP() << "no CUDA device";
+  using T = TypeParam;
+  std::vector<std::int64_t> sizes = tl::sizes_upto(12);
+  sizes.push_back(70001);
+  for (bool periodic : {false, true})
+    for (std::int64_t n : sizes) {
+      auto p = tl::make<T>(n, periodic, 61 + unsigned(n));
+      p.x = tl::oracle(p, periodic);
+      const double tol = tl::bound<T>(tl::thomas_error(p, periodic));
+      DeviceSystem<T> ds(p);
+      for (int chunk : {8, 16, 32}) {
+        adi::LargeTridiagonalOptions o;
+        o.periodic = periodic;
+        o.chunk = chunk;
+        adi::LargeTridiagonalPlan<T> plan(ds.ex, n, 1, 0, o);
+        plan.solve(ds.bands(), ds.d.data(), ds.u.data());
+        EXPECT_LE(tl::rel_error(p.x, ds.result(ds.u).data(), n), tol)
+            << "n=" << n << " chunk=" << chunk << (periodic ? " periodic" : "");
+      }
+    }
+}
+
 TYPED_TEST(LargeCuda, DeviceSizesChunksPeriodic) {
   if (!device_or_skip()) GTEST_SKIP() << "no CUDA device";
   using T = TypeParam;
