@@ -119,6 +119,21 @@ bool power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
 
 }  // namespace
 
+StrategyCosts model_costs(const NetworkModel& net, std::size_t value_size, index_t lines, int ranks, bool periodic) {
+  // Bytes and messages of each strategy for `lines` lines, with the axis's measured
+  // latency and bandwidth; reduced-system arithmetic at ~48 bytes of memory traffic per
+  // row at the copy bandwidth.
+  StrategyCosts c;
+  const double w = double(value_size), L = double(lines), P = double(ranks);
+  const double row_cost = 48.0 / net.copy_bandwidth;
+  const double steps = std::ceil(std::log2(2.0 * P));
+  c.allgather = net.latency * std::ceil(std::log2(P)) + (P - 1) * L * 8 * w / net.bandwidth + 2 * P * L * row_cost;
+  c.alltoall = 2 * (P - 1) * net.p2p_latency + 2 * (P - 1) / P * L * 10 * w / net.bandwidth + 2 * L * row_cost;
+  c.pcr = steps * (net.p2p_latency + 2 * L * 8 * w / net.bandwidth + 2 * L * row_cost);
+  if (periodic && !power_of_two(ranks)) c.pcr = std::numeric_limits<double>::infinity();
+  return c;
+}
+
 const char* strategy_name(ReducedStrategy s) {
   switch (s) {
     case ReducedStrategy::automatic: return "automatic";
@@ -519,14 +534,10 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   // The model: bytes and messages of each strategy for L lines, with the axis's
   // measured latency and bandwidth; reduced-system arithmetic at ~48 bytes of memory
   // traffic per row at the copy bandwidth.
-  const NetworkModel& net = procs.network(axis);
-  const double w = sizeof(T), L = double(p.L), P = double(p.P);
-  const double row_cost = 48.0 / net.copy_bandwidth;
-  const double steps = std::ceil(std::log2(2.0 * P));
-  p.costs.allgather = net.latency * std::ceil(std::log2(P)) + (P - 1) * L * 8 * w / net.bandwidth + 2 * P * L * row_cost;
-  p.costs.alltoall = 2 * (P - 1) * net.p2p_latency + 2 * (P - 1) / P * L * 10 * w / net.bandwidth + 2 * L * row_cost;
-  p.costs.pcr = steps * (net.p2p_latency + 2 * L * 8 * w / net.bandwidth + 2 * L * row_cost);
-  if (options.periodic && !power_of_two(p.P)) p.costs.pcr = std::numeric_limits<double>::infinity();
+  if (options.strategy == ReducedStrategy::automatic) {
+    const NetworkModel& net = procs.network(axis);  // measured once per grid axis, only when needed
+    p.costs = model_costs(net, sizeof(T), p.L, p.P, options.periodic);
+  }
   if (options.strategy == ReducedStrategy::automatic) {
     p.strategy = ReducedStrategy::allgather;
     double best = p.costs.allgather;

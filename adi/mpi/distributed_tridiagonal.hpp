@@ -57,6 +57,10 @@ struct StrategyCosts {
   double allgather = 0, alltoall = 0, pcr = 0;
 };
 
+// The model's predicted seconds per solve of each strategy for `lines` lines of
+// `value_size`-byte values split over `ranks` ranks (what `automatic` compares).
+StrategyCosts model_costs(const NetworkModel& net, std::size_t value_size, index_t lines, int ranks, bool periodic);
+
 template <class T>
 class DistributedTridiagonalPlan {
  public:
@@ -76,7 +80,7 @@ class DistributedTridiagonalPlan {
 
   bool split() const;                  // the axis is split over more than one rank
   ReducedStrategy strategy() const;    // the strategy in use (meaningful when split())
-  const StrategyCosts& predicted() const;
+  const StrategyCosts& predicted() const;  // zero unless the strategy was automatic
   Axis axis() const;
   const Box3& box() const;
   // Seconds of the last solve: local passes (reduction + back-substitution) and the

@@ -5,22 +5,28 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <string>
 
 namespace {
 // Prints failed assertions of a rank other than 0 (its default printer is removed).
 class RankFailurePrinter : public ::testing::EmptyTestEventListener {
  public:
   explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  // The test's name is kept from OnTestStart: asking the UnitTest for it inside
+  // OnTestPartResult would take a lock GoogleTest already holds there.
+  void OnTestStart(const ::testing::TestInfo& info) override {
+    name_ = std::string(info.test_suite_name()) + "." + info.name();
+  }
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
     if (!r.failed()) return;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::fprintf(stderr, "[rank %d] %s.%s failed at %s:%d\n%s\n", rank_, info ? info->test_suite_name() : "?",
-                 info ? info->name() : "?", r.file_name() ? r.file_name() : "?", r.line_number(), r.summary());
+    std::fprintf(stderr, "[rank %d] %s failed at %s:%d\n%s\n", rank_, name_.c_str(),
+                 r.file_name() ? r.file_name() : "?", r.line_number(), r.summary());
     std::fflush(stderr);
   }
 
  private:
   int rank_;
+  std::string name_;
 };
 }  // namespace
 

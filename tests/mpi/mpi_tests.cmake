@@ -21,7 +21,8 @@ if(_adi_mpiexec_version MATCHES "Open MPI|OpenRTE")
   endif()
 endif()
 set(_adi_mpi_env OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-                 OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none)
+                 OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+                 OMPI_MCA_mpi_yield_when_idle=1)
 
 add_library(adi_mpi_gtest_main OBJECT ${CMAKE_CURRENT_LIST_DIR}/mpi_main.cpp)
 target_link_libraries(adi_mpi_gtest_main PRIVATE GTest::gtest MPI::MPI_CXX)
@@ -42,3 +43,27 @@ foreach(src ${ADI_MPI_TEST_SOURCES})
                                                       PROCESSORS ${np} LABELS mpi)
   endforeach()
 endforeach()
+
+# heat3d_mpi under mpiexec: the heat3d accuracy bound on 1..4 ranks and several process
+# grids (the errors equal one rank's), every strategy, and bad input failing on every rank.
+if(TARGET heat3d_mpi)
+  function(adi_heat3d_mpi_test name np)
+    add_test(NAME ${name} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${_adi_mpi_flags}
+                                  ${MPIEXEC_PREFLAGS} $<TARGET_FILE:heat3d_mpi> ${ARGN})
+    set_tests_properties(${name} PROPERTIES TIMEOUT 120 ENVIRONMENT "${_adi_mpi_env}" PROCESSORS ${np} LABELS mpi)
+  endfunction()
+  adi_heat3d_mpi_test(mpi_heat3d_np1 1 --n 17 --steps 8 --no-output --max-error 1.2e-3)
+  adi_heat3d_mpi_test(mpi_heat3d_np2_x 2 --n 17 --steps 8 --procs 2x1x1 --no-output --max-error 1.2e-3)
+  adi_heat3d_mpi_test(mpi_heat3d_np3_z 3 --n 17 --steps 8 --procs 1x1x3 --strategy pcr --no-output --max-error 1.2e-3)
+  adi_heat3d_mpi_test(mpi_heat3d_np4_2x2 4 --n 17 --steps 8 --procs 2x2x1 --strategy alltoall --no-output
+                      --max-error 1.2e-3)
+  adi_heat3d_mpi_test(mpi_heat3d_np4_float 4 --n 17 --steps 8 --precision float --no-output --max-error 1.3e-3)
+  adi_heat3d_mpi_test(mpi_heat3d_bad_procs 2 --n 17 --procs 3x1x1 --no-output)
+  adi_heat3d_mpi_test(mpi_heat3d_too_few_rows 4 --nx 7 --n 9 --procs 4x1x1 --no-output)
+  set_tests_properties(mpi_heat3d_bad_procs mpi_heat3d_too_few_rows PROPERTIES WILL_FAIL TRUE)
+  if(ADI_WITH_VTK)
+    adi_heat3d_mpi_test(mpi_heat3d_output 4 --n 13 --steps 4 --every 2 --procs 2x2x1
+                        --output ${CMAKE_CURRENT_BINARY_DIR}/heat3d_mpi_test_out)
+    set_tests_properties(mpi_heat3d_output PROPERTIES PASS_REGULAR_EXPRESSION "heat3d.pvd \\(3 frames\\)")
+  endif()
+endif()

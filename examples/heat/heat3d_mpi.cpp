@@ -1,0 +1,285 @@
+// heat3d_mpi: heat3d distributed over MPI ranks.
+//
+//   mpirun -np 4 heat3d_mpi --procs 2x2x1 --n 65 --steps 50
+//
+// Solves u_t = kx u_xx + ky u_yy + kz u_zz on the unit box against the exact solution
+//   u = exp(-(kx a^2 + ky b^2 + kz c^2) t) sin(a x + p) sin(b y + q) sin(c z + r)
+// (a = b = c = pi, p, q, r = 0.3, 0.5, 0.7: the heat3d problem), each rank owning a box
+// of the grid (adi::mpi::Decomposition), and prints the same report as heat3d: on any
+// process grid the errors equal those of one rank (and of heat3d) to rounding. Writes
+// DIR/heat3d.pvd over DIR/heat3d_NNNNN.pvti, one .vti piece per rank.
+//
+// Errors: bad options or an impossible decomposition make every rank print nothing but
+// rank 0 the one-line message, and exit 2. An exception that escaped agreement (a bug)
+// ends the run with MPI_Abort after printing it, so no rank waits forever.
+#include <mpi.h>
+#include <omp.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "adi/adi.hpp"
+#include "adi/mpi/heat.hpp"
+#include "adi/mpi/vtk_series.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Options {
+  long n = 64, nx = 0, ny = 0, nz = 0;
+  long steps = 0;
+  double dt = 0, cfl = 0, t_end = 0;
+  double kx = 1, ky = 1, kz = 1;
+  std::string scheme = "douglas";
+  double theta = -1;
+  int rannacher = 0;
+  std::string precision = "double";
+  std::string procs;  // empty: MPI_Dims_create
+  std::string strategy = "automatic";
+  int threads = 0;
+  std::string output = "heat3d_out";
+  long every = 10;
+  bool no_output = false;
+  double max_error = 0;
+};
+
+struct Exact {
+  double kx, ky, kz;
+  static constexpr double a = std::numbers::pi, b = std::numbers::pi, c = std::numbers::pi;
+  static constexpr double p = 0.3, q = 0.5, r = 0.7;
+  double decay() const { return kx * a * a + ky * b * b + kz * c * c; }
+  double operator()(double t, double x, double y, double z) const {
+    return std::exp(-decay() * t) * std::sin(a * x + p) * std::sin(b * y + q) * std::sin(c * z + r);
+  }
+};
+
+double max_rate(const Options& o, const adi::Grid& g) {
+  const double k[3] = {o.kx, o.ky, o.kz};
+  double m = 0;
+  for (int d = 0; d < 3; ++d) {
+    const adi::AxisGrid& ax = g.axis(adi::Axis(d));
+    if (ax.size() > 1) m = std::max(m, k[d] / (ax.spacing(0) * ax.spacing(0)));
+  }
+  return m;
+}
+
+// heat3d's rule: any two of --steps / --dt (--cfl) / --t-end fix the third; defaults 50 steps to t = 0.05.
+void resolve_time(Options& o, const adi::Grid& g) {
+  const bool has_steps = o.steps > 0, has_dt = o.dt > 0 || o.cfl > 0, has_t = o.t_end > 0;
+  if (has_steps && has_dt && has_t)
+    throw adi::InvalidArgument("give at most two of --steps, --dt/--cfl, --t-end (they fix each other)");
+  if (o.cfl > 0) o.dt = o.cfl / max_rate(o, g);
+  if (has_dt && has_steps) {
+    o.t_end = o.dt * double(o.steps);
+  } else {
+    if (!has_t) o.t_end = has_dt ? o.dt * 50 : 0.05;
+    if (!has_steps) o.steps = has_dt ? std::max(1L, long(std::ceil(o.t_end / o.dt - 1e-9))) : 50;
+    o.dt = o.t_end / double(o.steps);
+  }
+}
+
+// err = u - exact(t) over the piece this rank writes (its nodes + the shared hi layer);
+// returns the sums over its own nodes (squares, max) for the global norms.
+template <class T>
+std::pair<double, double> error_field(const Exact& ex, const adi::Grid& g, const adi::mpi::Decomposition& dec,
+                                      double t, const adi::mpi::LocalField<T>& u, adi::mpi::LocalField<T>& err) {
+  double sum = 0, mx = 0;
+  const auto lo = dec.lo();
+  std::array<adi::index_t, 3> end{};
+  for (int a = 0; a < 3; ++a)
+    end[a] = u.extent(adi::Axis(a)) + (lo[a] + u.extent(adi::Axis(a)) < dec.global()[a] ? 1 : 0);
+  for (adi::index_t k = 0; k < end[2]; ++k)
+    for (adi::index_t j = 0; j < end[1]; ++j)
+      for (adi::index_t i = 0; i < end[0]; ++i) {
+        const double e = double(u(i, j, k)) - ex(t, g.axis(adi::Axis::x)[lo[0] + i],
+                                                 g.axis(adi::Axis::y)[lo[1] + j], g.axis(adi::Axis::z)[lo[2] + k]);
+        err(i, j, k) = T(e);
+        if (i < u.extent(adi::Axis::x) && j < u.extent(adi::Axis::y) && k < u.extent(adi::Axis::z)) {
+          sum += e * e;
+          mx = std::max(mx, std::abs(e));
+        }
+      }
+  return {sum, mx};
+}
+
+template <class T>
+int run(Options o, int rank, int size) {
+  const auto t_start = Clock::now();
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+  const adi::Grid grid = adi::Grid::uniform({o.nx, o.ny, o.nz}, {0, 0, 0}, {1, 1, 1});
+  resolve_time(o, grid);
+  const Exact exact{grid.nx() > 1 ? o.kx : 0.0, grid.ny() > 1 ? o.ky : 0.0, grid.nz() > 1 ? o.kz : 0.0};
+  const std::array<int, 3> dims = o.procs.empty()
+                                      ? adi::mpi::default_procs(size, {grid.nx(), grid.ny(), grid.nz()})
+                                      : adi::mpi::parse_procs(o.procs);
+  adi::mpi::ProcessGrid procs(MPI_COMM_WORLD, dims);
+  adi::mpi::Decomposition dec(procs, {grid.nx(), grid.ny(), grid.nz()});
+  adi::Scheme scheme = adi::Scheme::from_name(o.scheme);
+  if (o.theta > 0) scheme.with_theta(o.theta);
+  scheme.with_damping(o.rannacher);
+  const auto bc = adi::BoundaryConditions::all(
+      adi::Boundary::dirichlet([exact](double t, double x, double y, double z) { return exact(t, x, y, z); }));
+  adi::mpi::DistributedHeat<T> heat(procs, dec, grid, {o.kx, o.ky, o.kz}, bc, scheme,
+                                    adi::mpi::strategy_from_name(o.strategy));
+  auto& u = heat.u();
+  const auto lo = dec.lo();
+  for (adi::index_t k = 0; k < u.extent(adi::Axis::z); ++k)
+    for (adi::index_t j = 0; j < u.extent(adi::Axis::y); ++j)
+      for (adi::index_t i = 0; i < u.extent(adi::Axis::x); ++i)
+        u(i, j, k) = T(exact(0.0, grid.axis(adi::Axis::x)[lo[0] + i], grid.axis(adi::Axis::y)[lo[1] + j],
+                             grid.axis(adi::Axis::z)[lo[2] + k]));
+  adi::mpi::LocalField<T> err(dec, u.ghosts());
+
+  if (!o.no_output && !adi::io::vtk_available()) {
+    if (rank == 0) std::fprintf(stderr, "heat3d_mpi: note: adi was built without VTK, writing no files\n");
+    o.no_output = true;
+  }
+  std::unique_ptr<adi::mpi::PvtiSeries> out;
+  double output_seconds = 0;
+  auto write_frame = [&](long step, double t) {
+    const auto t0 = Clock::now();
+    heat.exchange();  // the pieces share their hi layer with the next rank
+    error_field(exact, grid, dec, t, u, err);
+    out->write<T>({{"u", &u}, {"error", &err}}, t, step);
+    output_seconds += seconds_since(t0);
+  };
+  if (!o.no_output) {
+    out = std::make_unique<adi::mpi::PvtiSeries>(procs, dec, grid, o.output, "heat3d");
+    if (o.every > 0) write_frame(0, 0.0);
+  }
+  const double setup_output = output_seconds;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto t_loop = Clock::now();
+  double t = 0;
+  for (long s = 1; s <= o.steps; ++s) {
+    heat.step(double(s - 1) * o.dt, o.dt);
+    t = double(s) * o.dt;
+    if (out && (s == o.steps || (o.every > 0 && s % o.every == 0))) write_frame(s, t);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double loop_seconds = seconds_since(t_loop) - (output_seconds - setup_output);
+
+  const auto [sum, mx] = error_field(exact, grid, dec, t, u, err);
+  double gsum = 0, gmax = 0;
+  MPI_Allreduce(&sum, &gsum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&mx, &gmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const double l2 = std::sqrt(gsum / double(grid.size()));
+  // Per-part times: the slowest rank's.
+  const adi::mpi::DistributedTimings& tm = heat.timings();
+  double parts[9] = {tm.implicit[0], tm.implicit[1], tm.implicit[2], tm.explicit_part, tm.halo, tm.boundary,
+                     tm.solve_exchange[0], tm.solve_exchange[1], tm.solve_exchange[2]},
+         pmax[9];
+  MPI_Reduce(parts, pmax, 9, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::string spacing;
+    for (int d = 0; d < 3; ++d) {
+      const adi::AxisGrid& ax = grid.axis(adi::Axis(d));
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%s%.4g", d ? " x " : "", ax.size() > 1 ? ax.spacing(0) : 0.0);
+      spacing += buf;
+    }
+    std::printf("grid       %s nodes on the unit box, h = %s, %s, %d MPI rank(s) as %s\n", grid.describe().c_str(),
+                spacing.c_str(), o.precision.c_str(), size, procs.describe().c_str());
+    std::printf("scheme     %s, theta = %.4g", scheme.name(), scheme.theta);
+    if (scheme.damping_steps > 0) std::printf(", Rannacher damping %d steps", scheme.damping_steps);
+    std::printf("; Dirichlet data from the exact solution\n");
+    std::printf("lines      x: %s, y: %s, z: %s\n", heat.strategy(adi::Axis::x), heat.strategy(adi::Axis::y),
+                heat.strategy(adi::Axis::z));
+    std::printf("steps      %ld, dt = %.6g, t_end = %.6g, max k*dt/h^2 = %.3g\n", o.steps, o.dt, t,
+                o.dt * max_rate(o, grid));
+    std::printf("error      L2 (RMS over nodes) = %.3e, max = %.3e  (exact |u| <= %.3e at t_end)\n", l2, gmax,
+                std::exp(-exact.decay() * t));
+    std::printf("time       total %.3f s: stepping %.3f s (%.3f ms/step), output %.3f s\n", seconds_since(t_start),
+                loop_seconds, 1e3 * loop_seconds / double(o.steps), output_seconds);
+    std::printf("per part   X %.3f s, Y %.3f s, Z %.3f s (implicit; of which reduced-system exchange %.3f, %.3f, "
+                "%.3f s), explicit %.3f s, halo %.3f s, boundary %.3f s (slowest rank each)\n",
+                pmax[0], pmax[1], pmax[2], pmax[6], pmax[7], pmax[8], pmax[3], pmax[4], pmax[5]);
+    if (out) std::printf("output     %s (%zu frames)\n", out->pvd_path().c_str(), out->frames());
+  }
+  if (o.max_error > 0 && !(gmax <= o.max_error)) {
+    if (rank == 0) std::fprintf(stderr, "heat3d_mpi: max error %.3e exceeds --max-error %.3e\n", gmax, o.max_error);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Options o;
+  CLI::App app{"heat3d_mpi: the heat3d problem by ADI on a grid decomposed over MPI ranks"};
+  app.add_option("--n", o.n, "Nodes per axis (all three)")->check(CLI::Range(3L, 1L << 20));
+  app.add_option("--nx", o.nx, "Nodes along x (default --n)")->check(CLI::Range(3L, 1L << 20));
+  app.add_option("--ny", o.ny, "Nodes along y (default --n; 1 with --nz 1: 1D)")->check(CLI::Range(1L, 1L << 20));
+  app.add_option("--nz", o.nz, "Nodes along z (default --n; 1: the 2D problem)")->check(CLI::Range(1L, 1L << 20));
+  app.add_option("--procs", o.procs, "Process grid PXxPYxPZ, e.g. 2x2x1 (default: MPI_Dims_create)");
+  app.add_option("--strategy", o.strategy, "Reduced-system strategy of split axes")
+      ->check(CLI::IsMember({"automatic", "allgather", "alltoall", "pcr"}))
+      ->capture_default_str();
+  app.add_option("--steps", o.steps, "Time steps (default 50)")->check(CLI::Range(1L, 1L << 40));
+  auto* odt = app.add_option("--dt", o.dt, "Time step")->check(CLI::PositiveNumber);
+  auto* ocfl = app.add_option("--cfl", o.cfl, "Time step as max k*dt/h^2 instead of --dt")->check(CLI::PositiveNumber);
+  odt->excludes(ocfl);
+  app.add_option("--t-end", o.t_end, "Final time (default 0.05)")->check(CLI::PositiveNumber);
+  app.add_option("--kx", o.kx, "Diffusivity along x")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--ky", o.ky, "Diffusivity along y")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--kz", o.kz, "Diffusivity along z")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--scheme", o.scheme, "ADI scheme (the distributed step has douglas and craig-sneyd)")
+      ->check(CLI::IsMember({"douglas", "craig-sneyd"}))
+      ->capture_default_str();
+  app.add_option("--theta", o.theta, "Implicitness theta in (0, 1]")
+      ->check(CLI::Range(std::numeric_limits<double>::min(), 1.0));
+  app.add_option("--rannacher", o.rannacher, "Damping: this many implicit-Euler half steps first")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--precision", o.precision, "Floating-point type")
+      ->check(CLI::IsMember({"float", "double"}))
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "Host threads per rank (0: all)")->check(CLI::Range(0, 4096));
+  app.add_option("--output", o.output, "Output directory")->capture_default_str();
+  app.add_option("--every", o.every, "Write a frame every K steps (0: only the final one)")
+      ->check(CLI::Range(0L, 1L << 40))
+      ->capture_default_str();
+  app.add_flag("--no-output", o.no_output, "Write no files");
+  app.add_option("--max-error", o.max_error, "Exit with status 1 when the max error exceeds this (tests)")
+      ->check(CLI::PositiveNumber);
+  int rc = 0;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Every rank parses the same arguments, so every rank gets here; only rank 0 speaks.
+    if (rank == 0) {
+      rc = app.exit(e);
+    } else {
+      rc = e.get_exit_code();
+    }
+    MPI_Finalize();
+    return rc;
+  }
+  if (o.nx == 0) o.nx = o.n;
+  if (o.ny == 0) o.ny = o.n;
+  if (o.nz == 0) o.nz = o.n;
+  try {
+    rc = o.precision == "float" ? run<float>(o, rank, size) : run<double>(o, rank, size);
+  } catch (const adi::Error& e) {
+    // adi::mpi agrees on errors before exchanging, so every rank is here with the same text.
+    if (rank == 0) std::fprintf(stderr, "heat3d_mpi: error: %s\n", e.what());
+    rc = 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "heat3d_mpi: rank %d: unexpected error: %s (aborting all ranks)\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,126 @@
+// Bad input under MPI: every rank throws the same clear error, and nobody hangs (the
+// ctest TIMEOUT of the mpi_* tests turns a hang into a failure). After each error a
+// barrier checks that all ranks are still in step.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "adi/mpi/decomposition.hpp"
+#include "adi/mpi/distributed_tridiagonal.hpp"
+#include "adi/mpi/heat.hpp"
+#include "mpi_test_util.hpp"
+
+namespace {
+
+using namespace adi;
+using namespace adi::mpi;
+using namespace adi::mpi::testing;
+
+// Runs f on every rank, expects exception E whose message contains `text`, identical on
+// every rank (compared through rank 0's message), then a barrier.
+template <class E, class F>
+void expect_everywhere(F&& f, const std::string& text) {
+  std::string msg;
+  try {
+    f();
+    ADD_FAILURE() << "no exception (expected one containing '" << text << "')";
+  } catch (const E& e) {
+    msg = e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+  EXPECT_NE(msg.find(text), std::string::npos) << "message: " << msg;
+  int len = int(msg.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string root(std::size_t(len), ' ');
+  if (world_rank() == 0) root = msg;
+  MPI_Bcast(root.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(msg, root) << "ranks disagree on the error";
+  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+}
+
+TEST(MpiBadInput, ProcessGridNotMatchingCommunicator) {
+  expect_everywhere<InvalidArgument>([] { ProcessGrid g(MPI_COMM_WORLD, {world_size() + 1, 1, 1}); },
+                                     "but the communicator has");
+  expect_everywhere<InvalidArgument>([] { ProcessGrid g(MPI_COMM_WORLD, {0, 1, 1}); }, "count < 1");
+}
+
+TEST(MpiBadInput, ProcessGridDiffersBetweenRanks) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const int p = world_size();
+  expect_everywhere<InvalidArgument>(
+      [p] { ProcessGrid g(MPI_COMM_WORLD, world_rank() == 1 ? std::array<int, 3>{1, p, 1} : std::array<int, 3>{p, 1, 1}); },
+      "differ from rank 0's");
+}
+
+TEST(MpiBadInput, FewerThanTwoRowsAlongASplitAxis) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const int p = world_size();
+  ProcessGrid procs(MPI_COMM_WORLD, {p, 1, 1});
+  expect_everywhere<InvalidArgument>([&] { Decomposition d(procs, {2 * p - 1, 5, 5}); }, "needs >= 2 nodes per rank");
+  // A tiny weight starves one rank.
+  expect_everywhere<InvalidArgument>(
+      [&] { Decomposition d(procs, {4 * p, 5, 5}, world_rank() == p - 1 ? 1e-3 : 1.0); }, "needs >= 2 nodes per rank");
+  // And the plan itself, given a 1-row box directly.
+  expect_everywhere<InvalidArgument>(
+      [&] { DistributedTridiagonalPlan<double> plan(procs, Axis::x, Executor::host(), Box3::dense(1, 4, 4)); },
+      ">= 2 rows per rank");
+}
+
+TEST(MpiBadInput, MismatchedExtents) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const int p = world_size();
+  ProcessGrid procs(MPI_COMM_WORLD, {p, 1, 1});
+  expect_everywhere<InvalidArgument>(
+      [&] { Decomposition d(procs, {20, world_rank() == 1 ? 6 : 5, 5}); }, "mismatched global extents");
+  // Boxes whose lines differ between the ranks of the axis.
+  expect_everywhere<InvalidArgument>(
+      [&] {
+        DistributedTridiagonalPlan<double> plan(procs, Axis::x, Executor::host(),
+                                                Box3::dense(6, world_rank() == 1 ? 5 : 4, 3));
+      },
+      "mismatched extents");
+}
+
+TEST(MpiBadInput, BadWeightOnOneRank) {
+  ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
+  expect_everywhere<InvalidArgument>(
+      [&] { Decomposition d(procs, {40, 5, 5}, world_rank() == world_size() - 1 ? -1.0 : 1.0); }, "weight");
+}
+
+TEST(MpiBadInput, ZeroPivotOnOneRankThrowsOnEveryRank) {
+  const int p = world_size();
+  ProcessGrid procs(MPI_COMM_WORLD, {1, 1, p});
+  for (auto s : {ReducedStrategy::allgather, ReducedStrategy::alltoall, ReducedStrategy::pcr}) {
+    const Box3 box = Box3::dense(3, 2, 6);
+    std::vector<double> a(std::size_t(box.span()), 0.1), b(a.size(), 2.0), c(a.size(), 0.1), d(a.size(), 1.0),
+        u(a.size());
+    // A zero row on the last rank only: b = a = c = 0 in row 2 of line 0.
+    if (world_rank() == p - 1) a[2 * 6] = b[2 * 6] = c[2 * 6] = 0.0;
+    DistributedTridiagonalPlan<double> plan(procs, Axis::z, Executor::host(), box, {false, s});
+    expect_everywhere<SingularSystem>(
+        [&] { plan.solve(Bands<double>{a.data(), b.data(), c.data()}, d.data(), u.data()); }, "pivot");
+  }
+}
+
+TEST(MpiBadInput, UnsupportedHeatSetups) {
+  ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
+  const Grid g = Grid::uniform({4 * world_size() + 1, 5, 5}, {0, 0, 0}, {1, 1, 1});
+  Decomposition dec(procs, {g.nx(), g.ny(), g.nz()});
+  auto bc = BoundaryConditions::all(Boundary::dirichlet(0.0));
+  expect_everywhere<Unsupported>(
+      [&] { DistributedHeat<double> h(procs, dec, g, {1, 1, 1}, bc, Scheme::hundsdorfer_verwer()); }, "not distributed");
+  bc.set(Face::y_hi, Boundary::neumann(0.0));
+  expect_everywhere<Unsupported>([&] { DistributedHeat<double> h(procs, dec, g, {1, 1, 1}, bc, Scheme::douglas()); },
+                                 "Neumann");
+}
+
+TEST(MpiBadInput, ParseProcs) {
+  EXPECT_EQ(parse_procs("2x2x1"), (std::array<int, 3>{2, 2, 1}));
+  EXPECT_EQ(parse_procs("4"), (std::array<int, 3>{4, 1, 1}));
+  EXPECT_EQ(parse_procs("2x3"), (std::array<int, 3>{2, 3, 1}));
+  for (const char* bad : {"", "x", "2x", "0x1x1", "2x2x2x2", "a", "2*2", "-1"})
+    EXPECT_THROW(parse_procs(bad), InvalidArgument) << bad;
+}
+
+}  // namespace

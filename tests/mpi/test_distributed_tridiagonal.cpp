@@ -1,0 +1,170 @@
+// The partition method against the single-rank solve of the same global problem:
+// every process-grid factorisation of the world (4x1x1, 1x4x1, 1x1x4, 2x2x1, ... at 4
+// ranks; 3x1x1 with uneven extents at 3), every axis, every reduced-system strategy,
+// periodic and not, per-element and shared bands, double and float, padded strides.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "adi/mpi/decomposition.hpp"
+#include "adi/mpi/distributed_tridiagonal.hpp"
+#include "adi/tridiagonal.hpp"
+#include "mpi_test_util.hpp"
+
+namespace {
+
+using namespace adi;
+using namespace adi::mpi;
+using namespace adi::mpi::testing;
+
+// Odd extents: splits over 2, 3 and 4 ranks are uneven.
+constexpr std::array<index_t, 3> kGlobal{13, 11, 9};
+
+template <class T>
+double tolerance() {
+  return std::is_same_v<T, double> ? 1e-12 : 1e-5;
+}
+
+// The global problem along `axis` (diagonally dominant, random), its single-rank fp64
+// solution (reference kernel), and the distributed solve of this rank's box.
+template <class T>
+double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis, ReducedStrategy strategy,
+                         bool periodic, bool shared, unsigned seed) {
+  const auto n = kGlobal;
+  const index_t na = n[int(axis)];
+  auto a = random_global<double>(n, seed, -1.0, 1.0);
+  auto b = random_global<double>(n, seed + 1, 3.0, 4.0);
+  auto c = random_global<double>(n, seed + 2, -1.0, 1.0);
+  auto d = random_global<double>(n, seed + 3, -1.0, 1.0);
+  // Shared bands: one coefficient per row along the axis, the same for every line.
+  const std::vector<double> ra(a.begin(), a.begin() + na), rb(b.begin(), b.begin() + na),
+      rc(c.begin(), c.begin() + na);
+  if (shared) {
+    for (index_t k = 0; k < n[2]; ++k)
+      for (index_t j = 0; j < n[1]; ++j)
+        for (index_t i = 0; i < n[0]; ++i) {
+          const index_t idx = i + j * n[0] + k * n[0] * n[1];
+          const index_t row = axis == Axis::x ? i : axis == Axis::y ? j : k;
+          a[std::size_t(idx)] = ra[std::size_t(row)];
+          b[std::size_t(idx)] = rb[std::size_t(row)];
+          c[std::size_t(idx)] = rc[std::size_t(row)];
+        }
+  }
+  // The values in T, then the fp64 reference of exactly those values.
+  std::vector<T> aT(a.begin(), a.end()), bT(b.begin(), b.end()), cT(c.begin(), c.end()), dT(d.begin(), d.end());
+  std::vector<double> ref(d.size());
+  {
+    std::vector<double> a2(aT.begin(), aT.end()), b2(bT.begin(), bT.end()), c2(cT.begin(), cT.end()),
+        d2(dT.begin(), dT.end());
+    TridiagonalPlan<double> plan(Executor::host(), BoxLines{Box3::dense(n[0], n[1], n[2]), axis},
+                                 TridiagonalOptions{periodic, Kernel::reference});
+    plan.solve(Bands<double>{a2.data(), b2.data(), c2.data()}, d2.data(), ref.data());
+  }
+  const Box3 box = padded_box(dec.extents());
+  const auto lo = dec.lo();
+  auto la = extract(aT, n, lo, box), lb = extract(bT, n, lo, box), lc = extract(cT, n, lo, box),
+       ld = extract(dT, n, lo, box);
+  std::vector<T> lu(ld.size(), std::numeric_limits<T>::quiet_NaN());
+  const std::vector<T> a0 = la, b0 = lb, c0 = lc, d0 = ld;
+
+  DistributedTridiagonalPlan<T> plan(procs, axis, Executor::host(), box, DistributedOptions{periodic, strategy});
+  EXPECT_EQ(plan.split(), procs.dims(axis) > 1);
+  if (plan.split() && strategy != ReducedStrategy::automatic) EXPECT_EQ(plan.strategy(), strategy);
+  if (shared) {
+    // This rank's rows of the shared arrays.
+    std::vector<T> sa(std::size_t(box.extent(axis))), sb(sa.size()), sc(sa.size());
+    const index_t l0 = dec.lo(axis);
+    for (std::size_t i = 0; i < sa.size(); ++i) {
+      sa[i] = T(ra[l0 + i]);
+      sb[i] = T(rb[l0 + i]);
+      sc[i] = T(rc[l0 + i]);
+    }
+    plan.solve(SharedBands<T>{sa.data(), sb.data(), sc.data()}, ld.data(), lu.data());
+  } else {
+    plan.solve(Bands<T>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data());
+  }
+  // Inputs intact (NaN padding compares unequal to itself: compare bytes).
+  EXPECT_EQ(0, std::memcmp(la.data(), a0.data(), la.size() * sizeof(T)));
+  EXPECT_EQ(0, std::memcmp(lb.data(), b0.data(), lb.size() * sizeof(T)));
+  EXPECT_EQ(0, std::memcmp(lc.data(), c0.data(), lc.size() * sizeof(T)));
+  EXPECT_EQ(0, std::memcmp(ld.data(), d0.data(), ld.size() * sizeof(T)));
+  double err = rel_error(lu, box, ref, n, lo);
+  // In place too (u == d).
+  plan.solve(Bands<T>{la.data(), lb.data(), lc.data()}, ld.data(), ld.data());
+  if (!shared) err = std::max(err, rel_error(ld, box, ref, n, lo));
+  return err;
+}
+
+template <class T>
+void sweep(const std::vector<ReducedStrategy>& strategies) {
+  for (const auto& dims : factorisations(world_size()))
+    for (bool periodic : {false, true}) {
+      ProcessGrid procs(MPI_COMM_WORLD, dims, {periodic, periodic, periodic});
+      Decomposition dec(procs, kGlobal);
+      for (int ax = 0; ax < 3; ++ax)
+        for (ReducedStrategy s : strategies)
+          for (bool shared : {false, true}) {
+            // PCR on cyclic lines needs a power-of-two rank count along the axis.
+            const int p = dims[ax];
+            if (periodic && s == ReducedStrategy::pcr && (p & (p - 1)) != 0) continue;
+            const double err =
+                distributed_error<T>(procs, dec, Axis(ax), s, periodic, shared, 100u + unsigned(ax) * 7);
+            EXPECT_LE(err, tolerance<T>())
+                << "procs " << procs.describe() << " axis " << axis_name(Axis(ax)) << " strategy "
+                << strategy_name(s) << (periodic ? " periodic" : "") << (shared ? " shared bands" : "");
+          }
+    }
+}
+
+const std::vector<ReducedStrategy> kAll{ReducedStrategy::allgather, ReducedStrategy::alltoall, ReducedStrategy::pcr,
+                                        ReducedStrategy::automatic};
+
+TEST(DistributedTridiagonal, EveryGridAxisStrategyDouble) { sweep<double>(kAll); }
+TEST(DistributedTridiagonal, EveryGridAxisStrategyFloat) { sweep<float>(kAll); }
+
+// Weighted decomposition: rank 0 weighs 3, the others 1 (uneven boxes on purpose).
+TEST(DistributedTridiagonal, WeightedRanks) {
+  ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
+  Decomposition dec(procs, kGlobal, world_rank() == 0 ? 3.0 : 1.0);
+  if (world_size() > 1) {
+    EXPECT_GT(dec.extent_of(Axis::x, 0), dec.extent_of(Axis::x, 1));
+  }
+  index_t total = 0;
+  for (int c = 0; c < procs.dims(Axis::x); ++c) total += dec.extent_of(Axis::x, c);
+  EXPECT_EQ(total, kGlobal[0]);
+  for (ReducedStrategy s : kAll)
+    EXPECT_LE(distributed_error<double>(procs, dec, Axis::x, s, false, false, 7), 1e-12) << strategy_name(s);
+}
+
+// Segments of exactly 2 rows (no interior) and of 3 rows.
+TEST(DistributedTridiagonal, ShortSegments) {
+  const int p = world_size();
+  for (index_t rows : {2, 3}) {
+    ProcessGrid procs(MPI_COMM_WORLD, {1, 1, p});
+    const std::array<index_t, 3> n{5, 3, rows * p};
+    Decomposition dec(procs, n);
+    auto a = random_global<double>(n, 1, -1, 1), b = random_global<double>(n, 2, 3, 4),
+         c = random_global<double>(n, 3, -1, 1), d = random_global<double>(n, 4, -1, 1);
+    std::vector<double> ref(d.size());
+    solve_tridiagonal(Executor::host(), BoxLines{Box3::dense(n[0], n[1], n[2]), Axis::z},
+                      Bands<double>{a.data(), b.data(), c.data()}, d.data(), ref.data(),
+                      TridiagonalOptions{false, Kernel::reference});
+    const Box3 box = padded_box(dec.extents());
+    auto la = extract(a, n, dec.lo(), box), lb = extract(b, n, dec.lo(), box), lc = extract(c, n, dec.lo(), box),
+         ld = extract(d, n, dec.lo(), box);
+    for (ReducedStrategy s : kAll) {
+      std::vector<double> lu(ld.size(), std::numeric_limits<double>::quiet_NaN());
+      DistributedTridiagonalPlan<double> plan(procs, Axis::z, Executor::host(), box, {false, s});
+      plan.solve(Bands<double>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data());
+      EXPECT_LE(rel_error(lu, box, ref, n, dec.lo()), 1e-12) << rows << " rows, " << strategy_name(s);
+    }
+  }
+}
+
+TEST(DistributedTridiagonal, StrategyNames) {
+  for (ReducedStrategy s : kAll) EXPECT_EQ(strategy_from_name(strategy_name(s)), s);
+  EXPECT_THROW(strategy_from_name("gossip"), InvalidArgument);
+}
+
+}  // namespace
