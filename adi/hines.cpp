@@ -590,6 +590,10 @@ struct HinesPlan<T>::Impl {
   detail::HinesView host, device;
   detail::Storage device_storage;
   Array<int> flag;  // CUDA: the first bad neuron (cuda_backend::kNoBadNeuron when none)
+  // Sorted layout: ranges of thread slots (whole chunks) whose sizes lie within a factor 2,
+  // so that shared-memory kernels size each launch by its own largest neuron.
+  std::vector<index_t> range_first;
+  std::vector<int> range_rows;
 
   Impl(const Executor& e, const HinesBatch& b, HinesOptions o, const VariableBatchPlan& vb)
       : exec(e), neurons(b), options(o), batch(vb) {}
@@ -661,9 +665,9 @@ static HinesKernel choose_kernel(const typename HinesPlan<T>::Impl& p) {
       return cuda_backend::hines_stack_threads(max_size, sizeof(T), p.exec.device()) >= 32 ? HinesKernel::cuda_stack
                                                                                              : HinesKernel::cuda_paper;
     case L::compact:
-      // One block per neuron wins when there are too few neurons for one thread each to fill
-      // the device, or the neurons are large (bench_cuda_hines: 16,384 real cells of ~3,800).
-      return (p.neurons.count() < 20000 || max_size >= 1024) ? HinesKernel::cuda_branch : HinesKernel::cuda_paper;
+      // One block per neuron: the block stages its neuron with coalesced loads, so the solve
+      // reads each input once and writes the solution once (bench_cuda_hines).
+      return HinesKernel::cuda_branch;
     case L::padded: return HinesKernel::cuda_paper;
   }
   return HinesKernel::cuda_paper;
@@ -782,6 +786,17 @@ static void build(typename HinesPlan<T>::Impl& p) {
   } else {
     p.device = v;
   }
+  if (p.layout == detail::HinesLayoutKind::sorted && count > 0) {
+    const index_t W = hv.chunk_width;
+    for (index_t slot = 0; slot < count; slot += W) {
+      const int rows = p.sizes[static_cast<std::size_t>(hv.order[slot])];
+      if (p.range_rows.empty() || 2 * rows <= p.range_rows.back()) {
+        p.range_first.push_back(slot);
+        p.range_rows.push_back(rows);
+      }
+    }
+    p.range_first.push_back(count);
+  }
   p.kernel = p.options.kernel == HinesKernel::automatic ? choose_kernel<T>(p) : p.options.kernel;
 }
 
@@ -878,8 +893,14 @@ void HinesPlan<T>::solve(const T* offdiag, T* diag, T* rhs) {
   index_t bad = -1;
   if (dev) {
     int* flag = p.options.check_pivots ? p.flag.data() : nullptr;
-    cuda_backend::hines_solve<T>(p.kernel, p.device, offdiag, diag, rhs, p.options.threads_per_block, flag,
-                                 p.exec.stream());
+    cuda_backend::HinesLaunch launch;
+    launch.threads_per_block = p.options.threads_per_block;
+    if (!p.range_rows.empty()) {
+      launch.range_first = p.range_first.data();
+      launch.range_rows = p.range_rows.data();
+      launch.ranges = static_cast<int>(p.range_rows.size());
+    }
+    cuda_backend::hines_solve<T>(p.kernel, p.device, offdiag, diag, rhs, launch, flag, p.exec.stream());
     if (flag) {
       int h = 0;
       cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, p.exec.stream());

@@ -1,0 +1,313 @@
+#pragma once
+// CUDA kernels of the batched Hines solver (adi/hines.hpp), after cuHinesBatch (Valero-Lara
+// et al., ICCS 2017). Symmetric storage: offdiag[i] couples node i and its parent; one parent
+// array per tree (read through the read-only cache, shared by every neuron of the tree).
+//
+//   paper_kernel     one thread per neuron, algorithm 1 in global memory (flat,
+//                    full-interleaved or block-interleaved by the view's layout)
+//   shared_kernel    paper section 3.1: the block's right-hand sides in shared memory
+//   stack_kernel     one thread per neuron that reads diag, offdiag and rhs once and writes x
+//                    once: the elimination keeps 2 values per node (factor l/d', partial
+//                    solution r'/d') in shared memory for the substitution
+//   branch_kernel    one block per neuron: branches of one level in parallel (elimination
+//                    by height, substitution by depth), the neuron staged in shared memory
+#include <cuda_runtime.h>
+
+#include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/check.cuh"
+
+namespace adi::cuda_backend::hines {
+
+using adi::detail::HinesLayoutKind;
+using adi::detail::HinesTreeSchedule;
+using adi::detail::HinesView;
+
+// Where a thread's neuron lives: element k at base + k * step.
+struct Slot {
+  index_t neuron;
+  index_t base;
+  index_t step;
+  int n;
+  const int* parent;
+};
+
+__device__ __forceinline__ Slot slot_of(const HinesView& v, index_t t) {
+  Slot s;
+  s.neuron = v.layout == HinesLayoutKind::sorted ? v.order[t] : t;
+  s.n = v.sizes[s.neuron];
+  s.parent = v.parents + v.parent_base[s.neuron];
+  if (v.layout == HinesLayoutKind::compact) {
+    s.base = v.offsets[s.neuron];
+    s.step = 1;
+  } else if (v.layout == HinesLayoutKind::padded) {
+    s.base = t;
+    s.step = v.stride;
+  } else {
+    s.base = v.chunk_offsets[t / v.chunk_width] + t % v.chunk_width;
+    s.step = v.chunk_width;
+  }
+  return s;
+}
+
+// 1/pivot is 0 for an infinite pivot, inf for a zero one, NaN for a NaN one.
+template <class T>
+__device__ __forceinline__ bool bad_pivot(T inv) {
+  return !(inv - inv == T(0)) || inv == T(0);
+}
+
+__device__ __forceinline__ void report(int* bad, bool b, index_t neuron) {
+  if (b && bad) atomicMin(bad, static_cast<int>(neuron));
+}
+
+// Algorithm 1 of the paper, one thread per neuron, d and r modified in global memory.
+template <class T>
+__global__ void paper_kernel(HinesView v, const T* __restrict__ l, T* __restrict__ d, T* __restrict__ r, index_t first,
+                             index_t last, int* bad) {
+  const index_t t = first + blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
+  if (t >= last) return;
+  const Slot s = slot_of(v, t);
+  bool b = false;
+  for (int i = s.n - 1; i >= 1; --i) {
+    const index_t a = s.base + i * s.step, ap = s.base + __ldg(s.parent + i) * s.step;
+    const T li = l[a], di = d[a];
+    b |= di == T(0) || !(di - di == T(0));
+    const T f = li / di;
+    d[ap] -= f * li;
+    r[ap] -= f * r[a];
+  }
+  b |= d[s.base] == T(0) || !(d[s.base] - d[s.base] == T(0));
+  r[s.base] /= d[s.base];
+  for (int i = 1; i < s.n; ++i) {
+    const index_t a = s.base + i * s.step;
+    r[a] = (r[a] - l[a] * r[s.base + __ldg(s.parent + i) * s.step]) / d[a];
+  }
+  report(bad, b, s.neuron);
+}
+
+// Paper section 3.1: the thread's right-hand side lives in shared memory for the whole solve
+// (element k of thread j at sr[k * blockDim + j]); d stays in global memory.
+template <class T>
+__global__ void shared_kernel(HinesView v, const T* __restrict__ l, T* __restrict__ d, T* __restrict__ r, index_t first,
+                              index_t last, int* bad) {
+  extern __shared__ unsigned char smem_raw[];
+  T* sr = reinterpret_cast<T*>(smem_raw);
+  const index_t t = first + blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
+  if (t >= last) return;
+  const Slot s = slot_of(v, t);
+  const int B = blockDim.x, j = threadIdx.x;
+  for (int k = 0; k < s.n; ++k) sr[k * B + j] = r[s.base + k * s.step];
+  bool b = false;
+  for (int i = s.n - 1; i >= 1; --i) {
+    const index_t a = s.base + i * s.step;
+    const int p = __ldg(s.parent + i);
+    const index_t ap = s.base + p * s.step;
+    const T li = l[a], di = d[a];
+    b |= di == T(0) || !(di - di == T(0));
+    const T f = li / di;
+    d[ap] -= f * li;
+    sr[p * B + j] -= f * sr[i * B + j];
+  }
+  const T d0 = d[s.base];
+  b |= d0 == T(0) || !(d0 - d0 == T(0));
+  sr[j] /= d0;
+  r[s.base] = sr[j];
+  for (int i = 1; i < s.n; ++i) {
+    const index_t a = s.base + i * s.step;
+    const T x = (sr[i * B + j] - l[a] * sr[__ldg(s.parent + i) * B + j]) / d[a];
+    sr[i * B + j] = x;
+    r[a] = x;
+  }
+  report(bad, b, s.neuron);
+}
+
+// Elements a thread loads ahead of its elimination (registers): enough independent loads in
+// flight per thread to cover the memory latency with the few threads shared memory allows.
+constexpr int kAhead = 8;
+
+// One thread per neuron reading l, d, r once and writing x once. The elimination walks the
+// rows of the thread's chunk from the last (lanes whose neuron is shorter idle there), so a
+// warp's loads stay coalesced in a size-sorted batch of different trees. Per node it leaves
+// f = l/d' in sf and y = r'/d' in sy (shared, [k * blockDim + j]); before a node is reached
+// those slots accumulate its children's contributions (sum f_c l_c and sum l_c y_c). The
+// contribution of the chain child (parent == i - 1, the common case) travels in registers.
+template <class T>
+__global__ void stack_kernel(HinesView v, const T* __restrict__ l, const T* __restrict__ d, T* __restrict__ r,
+                             index_t first, index_t last, int smem_rows, int* bad) {
+  extern __shared__ unsigned char smem_raw[];
+  const int B = blockDim.x, j = threadIdx.x;
+  T* sf = reinterpret_cast<T*>(smem_raw);
+  const index_t t = first + blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
+  if (t >= last) return;
+  const Slot s = slot_of(v, t);
+  // Rows of the thread's chunk (its first neuron is the chunk's largest); other layouts: own.
+  const int rows = v.layout == HinesLayoutKind::sorted ? v.sizes[v.order[t - t % v.chunk_width]] : s.n;
+  T* sy = sf + static_cast<index_t>(B) * smem_rows;  // the launch's largest neuron: one offset per block
+  // The children sums start at zero: only the rows this neuron has.
+  for (int k = 0; k < s.n; ++k) {
+    sf[k * B + j] = T(0);
+    sy[k * B + j] = T(0);
+  }
+  T lq[kAhead], dq[kAhead], rq[kAhead];
+#pragma unroll
+  for (int u = 0; u < kAhead; ++u) {
+    const int k = rows - 1 - u;
+    if (k >= 0) {
+      const index_t a = s.base + k * s.step;
+      lq[u] = __ldg(l + a);
+      dq[u] = __ldg(d + a);
+      rq[u] = r[a];
+    }
+  }
+  bool b = false;
+  T carry_f = T(0), carry_y = T(0);  // chain child's contribution to node k
+  for (int top = rows - 1; top >= 0; top -= kAhead) {
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) {
+      const int k = top - u;
+      if (k < 0) break;
+      const T lk = lq[u], dk = dq[u], rk = rq[u];
+      const int next = k - kAhead;
+      if (next >= 0) {
+        const index_t a = s.base + next * s.step;
+        lq[u] = __ldg(l + a);
+        dq[u] = __ldg(d + a);
+        rq[u] = r[a];
+      }
+      if (k < s.n) {
+        const T dp = dk - sf[k * B + j] - carry_f;
+        const T rp = rk - sy[k * B + j] - carry_y;
+        const T inv = T(1) / dp;
+        b |= bad_pivot(inv);
+        const T lk0 = k > 0 ? lk : T(0);  // offdiag[0] is never read into the result
+        const T f = lk0 * inv, y = rp * inv;
+        sf[k * B + j] = f;
+        sy[k * B + j] = y;
+        carry_f = T(0);
+        carry_y = T(0);
+        if (k > 0) {
+          const int p = __ldg(s.parent + k);
+          if (p == k - 1) {
+            carry_f = f * lk0;
+            carry_y = lk0 * y;
+          } else {
+            sf[p * B + j] += f * lk0;
+            sy[p * B + j] += lk0 * y;
+          }
+        }
+      }
+    }
+  }
+  // Substitution from the root: x_0 = y_0, x_k = y_k - f_k x_parent (x overwrites sy).
+  T x_prev = sy[j];
+  r[s.base] = x_prev;
+  for (int k = 1; k < rows; ++k) {
+    if (k < s.n) {
+      const int p = __ldg(s.parent + k);
+      const T xp = p == k - 1 ? x_prev : sy[p * B + j];
+      const T x = sy[k * B + j] - sf[k * B + j] * xp;
+      sy[k * B + j] = x;
+      r[s.base + k * s.step] = x;
+      x_prev = x;
+    }
+  }
+  report(bad, b, s.neuron);
+}
+
+// One block per neuron (CompactBatch: the neuron's elements contiguous, so the block stages
+// them with coalesced loads). Elimination level by level of branch height, substitution
+// level by level of depth; a thread takes a whole branch (an unbranched run of nodes) and
+// gathers its tip's children from the branches of lower levels. Staged: l, d', r' in shared
+// memory; otherwise they are worked on in place in global memory (d holds f, r holds y, x).
+template <class T, bool Staged>
+__global__ void branch_kernel(HinesView v, const T* __restrict__ l_all, T* __restrict__ d_all, T* __restrict__ r_all,
+                              int* bad) {
+  extern __shared__ unsigned char smem_raw[];
+  const index_t s = blockIdx.x;
+  if (s >= v.count) return;
+  const int n = v.sizes[s];
+  const index_t base = v.offsets[s];
+  const int* parent = v.parents + v.parent_base[s];
+  const HinesTreeSchedule sch = v.schedules[v.tree_of[s]];
+  const int* start = v.branch_start + sch.branch_base;
+  const int* end = v.branch_end + sch.branch_base;
+  const int* child_first = v.child_first + sch.child_first_base;
+  const int* child_node = v.child_node + sch.child_base;
+  const int* up_level = v.up_level + sch.up_level_base;
+  const int* down_order = v.down_order + sch.branch_base;
+  const int* down_level = v.down_level + sch.down_level_base;
+  const T* L;
+  T *D, *R;
+  if (Staged) {
+    T* sl = reinterpret_cast<T*>(smem_raw);
+    D = sl + n;
+    R = D + n;
+    for (int k = threadIdx.x; k < n; k += blockDim.x) {
+      sl[k] = k > 0 ? l_all[base + k] : T(0);
+      D[k] = d_all[base + k];
+      R[k] = r_all[base + k];
+    }
+    L = sl;
+    __syncthreads();
+  } else {
+    L = l_all + base;
+    D = d_all + base;
+    R = r_all + base;
+  }
+  bool b = false;
+  for (int h = 0; h < sch.up_levels; ++h) {
+    for (int bi = up_level[h] + threadIdx.x; bi < up_level[h + 1]; bi += blockDim.x) {
+      const int st = __ldg(start + bi), en = __ldg(end + bi);
+      T acc_f = T(0), acc_y = T(0);
+      for (int c = __ldg(child_first + bi); c < __ldg(child_first + bi + 1); ++c) {
+        const int cn = __ldg(child_node + c);
+        const T lc = L[cn];
+        acc_f += D[cn] * lc;  // D holds f_c = l_c / d'_c
+        acc_y += lc * R[cn];  // R holds y_c = r'_c / d'_c
+      }
+      for (int i = en - 1; i >= st; --i) {
+        const T inv = T(1) / (D[i] - acc_f);
+        b |= bad_pivot(inv);
+        const T li = i > 0 ? L[i] : T(0);
+        const T f = li * inv, y = (R[i] - acc_y) * inv;
+        D[i] = f;
+        R[i] = y;
+        acc_f = f * li;
+        acc_y = li * y;
+      }
+    }
+    __syncthreads();
+  }
+  for (int dl = 0; dl < sch.down_levels; ++dl) {
+    for (int k = down_level[dl] + threadIdx.x; k < down_level[dl + 1]; k += blockDim.x) {
+      const int bi = __ldg(down_order + k);
+      const int st = __ldg(start + bi), en = __ldg(end + bi);
+      T xp = st > 0 ? R[__ldg(parent + st)] : T(0);
+      for (int i = st; i < en; ++i) {
+        xp = R[i] - D[i] * xp;
+        R[i] = xp;
+      }
+    }
+    __syncthreads();
+  }
+  if (Staged)
+    for (int k = threadIdx.x; k < n; k += blockDim.x) r_all[base + k] = R[k];
+  if (b && bad) atomicMin(bad, static_cast<int>(s));
+}
+
+template <class T>
+__global__ void assemble_kernel(index_t span, const T* __restrict__ d0, const T* __restrict__ cdt,
+                                const T* __restrict__ ge, T* __restrict__ diag, T* __restrict__ v) {
+  for (index_t i = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; i < span;
+       i += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    diag[i] = d0[i];
+    v[i] = cdt[i] * v[i] + ge[i];
+  }
+}
+
+template <class T>
+__global__ void stimulus_kernel(const index_t* pos, const T* amp, int nstim, T* v) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < nstim) v[pos[k]] += amp[k];
+}
+
+}  // namespace adi::cuda_backend::hines

@@ -1,0 +1,478 @@
+// The Hines pieces above the kernels: morphologies from SWC, NEURON's discretisation, the
+// synthetic paper classes, the branch schedule, and the physics: an unbranched cable equals
+// the tridiagonal solver, a passive cylinder reaches cable theory's steady state, a passive
+// SWC cell follows NEURON 8.2 to 1e-9 relative, and bad parameters get clear errors.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "adi/error.hpp"
+#include "adi/hines.hpp"
+#include "adi/io/swc.hpp"
+#include "adi/tridiagonal.hpp"
+#include "hines_test_common.hpp"
+
+namespace {
+
+using adi::CableParameters;
+using adi::Compartments;
+using adi::HinesBatch;
+using adi::HinesPlan;
+using adi::HinesTopology;
+using adi::index_t;
+using adi::Morphology;
+using adi::NsegRule;
+
+constexpr double kPi = 3.14159265358979323846;
+
+Morphology from_text(const std::string& text) {
+  std::istringstream in(text);
+  return Morphology::from_swc(adi::io::parse_swc(in, "inline.swc"));
+}
+
+// --- morphology -----------------------------------------------------------------------
+
+TEST(HinesMorphology, PointSomaBecomesACylinderOfTheSphereArea) {
+  const Morphology m = from_text(
+      "1 1 0 0 0 5 -1\n"
+      "2 3 6 0 0 1 1\n"
+      "3 3 16 0 0 1 2\n"
+      "4 3 0 6 0 0.5 1\n");
+  ASSERT_EQ(m.sections().size(), 3u);
+  const adi::Section& soma = m.sections()[0];
+  EXPECT_EQ(soma.parent, -1);
+  EXPECT_DOUBLE_EQ(soma.length(), 10.0);
+  EXPECT_DOUBLE_EQ(soma.points[0].radius, 5.0);
+  for (int s : {1, 2}) {
+    EXPECT_EQ(m.sections()[static_cast<std::size_t>(s)].parent, 0);
+    EXPECT_DOUBLE_EQ(m.sections()[static_cast<std::size_t>(s)].parent_x, 0.5);
+  }
+  // Dendrites leave the soma centre with their own radius.
+  EXPECT_DOUBLE_EQ(m.sections()[1].points[0].radius, 1.0);
+  EXPECT_DOUBLE_EQ(m.sections()[1].length(), 16.0);
+  EXPECT_EQ(m.sections()[1].points.size(), 3u);
+  EXPECT_EQ(m.sections()[1].swc_line, 2);
+  CableParameters p;
+  p.rule = NsegRule::fixed;
+  const Compartments c = adi::discretise(m, p);
+  EXPECT_NEAR(c.area[1], 4 * kPi * 25, 1e-9);  // the sphere's area
+  EXPECT_EQ(c.parent[static_cast<std::size_t>(c.first[1])], 1);  // soma(0.5): its only segment
+}
+
+TEST(HinesMorphology, SomaStackRootChildrenAndBranchPoints) {
+  const Morphology m = from_text(
+      "1 1 0 0 0 4 -1\n"
+      "2 1 0 0 2 4 1\n"
+      "3 3 3 0 0 1 1\n"
+      "4 3 6 0 0 1 3\n"
+      "5 3 9 1 0 1 4\n"
+      "6 3 9 -1 0 1 4\n");
+  ASSERT_EQ(m.sections().size(), 4u);
+  EXPECT_EQ(m.sections()[0].parent, -1);  // 1 -> 2: the root section (first child in the file)
+  EXPECT_EQ(m.sections()[0].type, 1);
+  EXPECT_EQ(m.sections()[1].parent, 0);  // 1 -> 3 -> 4 leaves the root: root section's x = 0
+  EXPECT_DOUBLE_EQ(m.sections()[1].parent_x, 0.0);
+  EXPECT_EQ(m.sections()[1].points.size(), 3u);
+  for (int s : {2, 3}) {
+    EXPECT_EQ(m.sections()[static_cast<std::size_t>(s)].parent, 1);  // the branch point 4 ends section 1
+    EXPECT_DOUBLE_EQ(m.sections()[static_cast<std::size_t>(s)].parent_x, 1.0);
+  }
+  CableParameters p;
+  p.rule = NsegRule::fixed;
+  p.nseg = 3;
+  const Compartments c = adi::discretise(m, p);
+  EXPECT_EQ(c.size(), 1 + 4 * (3 + 1));
+  EXPECT_EQ(c.parent[static_cast<std::size_t>(c.first[1])], 0);   // x = 0 of the root section: node 0
+  EXPECT_EQ(c.parent[static_cast<std::size_t>(c.first[2])], c.first[1] + 3);  // section 1's end node
+  EXPECT_EQ(c.at(1, 0.0), 0);
+  EXPECT_EQ(c.at(1, 1.0), c.first[1] + 3);
+  EXPECT_EQ(c.at(1, 0.5), c.first[1] + 1);
+  EXPECT_EQ(c.at(1, 1.0 / 3), c.first[1] + 1);  // NEURON's node_index: int(x * nseg)
+  EXPECT_THROW(c.at(4, 0.5), adi::InvalidArgument);
+  EXPECT_THROW(c.at(0, 1.5), adi::InvalidArgument);
+}
+
+TEST(HinesMorphology, RealCellsDiscretise) {
+  for (const std::string& f : {hines_test::dense_cell(), hines_test::sparse_cell()}) {
+    const Morphology m = Morphology::read_swc(f);
+    const Compartments c = adi::discretise(m, CableParameters{});
+    int expected = 1;
+    for (int n : c.nseg) expected += n + 1;
+    EXPECT_EQ(c.size(), expected);
+    EXPECT_NO_THROW(HinesTopology{c.parent});
+    for (int i = 1; i < c.size(); ++i) {
+      ASSERT_LT(c.parent[static_cast<std::size_t>(i)], i);
+      ASSERT_GT(c.axial[static_cast<std::size_t>(i)], 0);
+    }
+    std::printf("%s: %d samples, %zu sections, %d compartments (d_lambda 0.1 at 100 Hz)\n", f.c_str(), m.samples(),
+                m.sections().size(), c.size());
+  }
+}
+
+// --- discretisation ----------------------------------------------------------------------
+
+Morphology cylinder(double L, double radius) {
+  adi::Section s;
+  s.points = {{0, 0, 0, radius}, {L, 0, 0, radius}};
+  return Morphology({s}, "cylinder");
+}
+
+TEST(HinesDiscretisation, NeuronFormulas) {
+  CableParameters p;
+  p.rule = NsegRule::fixed;
+  p.nseg = 4;
+  p.cm = 2;
+  p.ra = 150;
+  p.g_leak = 2e-4;
+  p.e_leak = -60;
+  const Compartments c = adi::discretise(cylinder(100, 1.5), p);
+  ASSERT_EQ(c.size(), 6);
+  const double dx = 25, d = 3, area = kPi * d * dx, h = 1e-2 * 150 * (dx / 2) / (kPi * d * d / 4);
+  EXPECT_EQ(c.area[0], 0);
+  EXPECT_EQ(c.area[5], 0);
+  for (int i = 1; i <= 4; ++i) {
+    EXPECT_NEAR(c.area[static_cast<std::size_t>(i)], area, 1e-12 * area);
+    EXPECT_NEAR(c.capacitance[static_cast<std::size_t>(i)], 2 * area * 1e-5, 1e-15);
+    EXPECT_NEAR(c.leak[static_cast<std::size_t>(i)], 2e-4 * area * 1e-2, 1e-15);
+    EXPECT_NEAR(c.location[static_cast<std::size_t>(i)], (i - 0.5) / 4, 1e-15);
+    EXPECT_NEAR(c.x[static_cast<std::size_t>(i)], (i - 0.5) * 25, 1e-12);
+  }
+  EXPECT_NEAR(c.axial[1], 1 / h, 1e-12 / h);
+  EXPECT_NEAR(c.axial[2], 1 / (2 * h), 1e-12 / h);
+  EXPECT_NEAR(c.axial[5], 1 / h, 1e-12 / h);
+  EXPECT_EQ(c.e_leak, -60);
+}
+
+TEST(HinesDiscretisation, NsegRules) {
+  CableParameters p;
+  p.rule = NsegRule::max_length;
+  p.max_length = 30;
+  EXPECT_EQ(adi::discretise(cylinder(1000, 1), p).nseg[0], 35);  // ceil(33.3) = 34 -> odd 35
+  p.max_length = 1000;
+  EXPECT_EQ(adi::discretise(cylinder(1000, 1), p).nseg[0], 1);
+  p = CableParameters{};
+  p.rule = NsegRule::d_lambda;
+  const double lambda = 1e5 * std::sqrt(2.0 / (4 * kPi * 100 * 35.4 * 1.0));
+  const int expected = static_cast<int>((1000 / (0.1 * lambda) + 0.9) / 2) * 2 + 1;
+  EXPECT_EQ(adi::discretise(cylinder(1000, 1), p).nseg[0], expected);
+  p.nseg_per_section = {6};
+  EXPECT_EQ(adi::discretise(cylinder(1000, 1), p).nseg[0], 6);
+}
+
+TEST(HinesDiscretisation, ImplicitEulerRowsSumToTheMembrane) {
+  const Compartments c = adi::discretise(Morphology::read_swc(hines_test::sparse_cell()), CableParameters{});
+  const adi::HinesMatrix m = adi::implicit_euler_matrix(c, 0.025);
+  std::vector<double> sum(m.diag);
+  for (int i = 1; i < c.size(); ++i) {
+    sum[static_cast<std::size_t>(i)] += m.offdiag[static_cast<std::size_t>(i)];
+    sum[static_cast<std::size_t>(c.parent[static_cast<std::size_t>(i)])] += m.offdiag[static_cast<std::size_t>(i)];
+  }
+  for (int i = 0; i < c.size(); ++i) {
+    const double membrane = c.capacitance[static_cast<std::size_t>(i)] / 0.025 + c.leak[static_cast<std::size_t>(i)];
+    EXPECT_NEAR(sum[static_cast<std::size_t>(i)], membrane, 1e-9 * m.diag[static_cast<std::size_t>(i)]);
+  }
+}
+
+TEST(HinesDiscretisation, BadParametersAndGeometry) {
+  const Morphology m = cylinder(100, 1);
+  auto bad = [&](auto change, const std::string& what) {
+    CableParameters p;
+    change(p);
+    try {
+      adi::discretise(m, p);
+      ADD_FAILURE() << "no error for " << what;
+    } catch (const adi::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  bad([](CableParameters& p) { p.cm = 0; }, "cm");
+  bad([](CableParameters& p) { p.ra = -1; }, "Ra");
+  bad([](CableParameters& p) { p.g_leak = std::nan(""); }, "g_leak");
+  bad([](CableParameters& p) { p.e_leak = INFINITY; }, "e_leak");
+  bad([](CableParameters& p) { p.rule = NsegRule::fixed, p.nseg = 0; }, "nseg");
+  bad([](CableParameters& p) { p.rule = NsegRule::max_length, p.max_length = 0; }, "max_length");
+  bad([](CableParameters& p) { p.d_lambda = -0.1; }, "d_lambda");
+  bad([](CableParameters& p) { p.nseg_per_section = {1, 2}; }, "nseg_per_section");
+  bad([](CableParameters& p) { p.nseg_per_section = {0}; }, "nseg_per_section[0]");
+  // Zero length, zero radius, negative radius, parents out of order.
+  const Morphology dot = from_text("1 3 0 0 0 1 -1\n2 3 0 0 0 1 1\n");
+  try {
+    adi::discretise(dot, CableParameters{});
+    ADD_FAILURE() << "zero length accepted";
+  } catch (const adi::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("zero length"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("SWC line 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(adi::discretise(cylinder(100, 0), CableParameters{}), adi::InvalidArgument);
+  EXPECT_THROW(cylinder(100, -1), adi::InvalidArgument);
+  adi::Section a, b;
+  a.points = b.points = {{0, 0, 0, 1}, {1, 0, 0, 1}};
+  b.parent = 1;
+  EXPECT_THROW(Morphology({a, b}), adi::InvalidArgument);
+  b.parent = 0;
+  b.parent_x = 1.5;
+  EXPECT_THROW(Morphology({a, b}), adi::InvalidArgument);
+  EXPECT_THROW(Morphology(std::vector<adi::Section>{}), adi::InvalidArgument);
+  EXPECT_THROW(from_text("1 3 0 0 0 1 -1\n"), adi::InvalidArgument);  // one non-soma sample: no cable
+  const Compartments c = adi::discretise(m, CableParameters{});
+  EXPECT_THROW(adi::implicit_euler_matrix(c, 0), adi::InvalidArgument);
+  EXPECT_THROW(adi::implicit_euler_matrix(c, -0.025), adi::InvalidArgument);
+  EXPECT_THROW(adi::PassiveNeurons<double>(adi::Executor::host(), {c}, {0}, 0.0), adi::InvalidArgument);
+  EXPECT_THROW(adi::PassiveNeurons<double>(adi::Executor::host(), {c}, {1}, 0.025), adi::InvalidArgument);
+}
+
+// --- synthetic classes and the branch schedule ------------------------------------------------
+
+TEST(HinesSynthetic, PaperClassesHaveTheirSizesAndBranches) {
+  for (const adi::SyntheticSpec& spec : adi::paper_classes()) {
+    const adi::SyntheticNeuron a = adi::generate_morphology(spec);
+    const Compartments c = adi::discretise(a.morphology, a.parameters());
+    EXPECT_EQ(c.size(), spec.compartments) << spec.name;
+    EXPECT_EQ(static_cast<int>(a.morphology.sections().size()), spec.branches) << spec.name;
+    const adi::SyntheticNeuron b = adi::generate_morphology(spec);
+    EXPECT_EQ(b.nseg, a.nseg) << "deterministic";
+    const HinesTopology t(c.parent);
+    std::printf("%-12s %4d compartments %4d sections, %4d solver branches, height %3d depth %3d\n", spec.name.c_str(),
+                c.size(), spec.branches, t.branches(), t.height(), t.depth());
+  }
+  EXPECT_EQ(adi::paper_class("big-high").compartments, 691);
+  EXPECT_THROW(adi::paper_class("huge"), adi::InvalidArgument);
+  EXPECT_THROW(adi::generate_morphology({"x", 10, 5, 1}), adi::InvalidArgument);
+  EXPECT_THROW(adi::generate_morphology({"x", 10, 0, 1}), adi::InvalidArgument);
+}
+
+TEST(HinesTopologyTest, Branches) {
+  const HinesTopology cable(hines_test::cable(10));
+  EXPECT_EQ(cable.branches(), 1);
+  EXPECT_EQ(cable.height(), 1);
+  EXPECT_EQ(cable.depth(), 1);
+  const HinesTopology star(hines_test::star(6));
+  EXPECT_EQ(star.branches(), 6);
+  EXPECT_EQ(star.height(), 2);
+  const HinesTopology heap(hines_test::binary(15));  // every node its own branch
+  EXPECT_EQ(heap.branches(), 15);
+  EXPECT_EQ(heap.height(), 4);
+  EXPECT_EQ(heap.depth(), 4);
+  const HinesTopology deep(hines_test::deep_binary(1 + 6 * 4, 4));  // node 0, then 3 splits into cables of 4
+  EXPECT_EQ(deep.branches(), 7);  // node 0; A, B; A1, A2 at A's tip; A11, A12 at A1's tip
+  EXPECT_EQ(deep.height(), 4);
+  EXPECT_EQ(deep.depth(), 4);
+  EXPECT_THROW(HinesTopology({0, 0}), adi::InvalidArgument);
+  EXPECT_THROW(HinesTopology({-1, 1}), adi::InvalidArgument);
+  EXPECT_THROW(HinesTopology(std::vector<int>{}), adi::InvalidArgument);
+  EXPECT_STREQ(adi::hines_kernel_name(adi::hines_kernel_from_name("cuda_stack")), "cuda_stack");
+  EXPECT_THROW(adi::hines_kernel_from_name("fast"), adi::InvalidArgument);
+}
+
+// --- physics ----------------------------------------------------------------------------------
+
+template <class T>
+class HinesPhysics : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(HinesPhysics, Types);
+
+// An unbranched cable is a tridiagonal system: the Hines solve equals the tridiagonal
+// solver's (adi/tridiagonal.hpp) on the same rows.
+TYPED_TEST(HinesPhysics, CableEqualsTridiagonal) {
+  using T = TypeParam;
+  for (int n : {1, 2, 3, 33, 257}) {
+    const index_t count = 5;
+    const HinesBatch batch = HinesBatch::uniform(HinesTopology(hines_test::cable(n)), count);
+    HinesPlan<T> plan(adi::Executor::host(), batch, adi::CompactBatch{});
+    const auto sys = hines_test::random_systems<T>(batch, 31 + n);
+    auto h = hines_test::place(plan, sys);
+    std::vector<T> a(h.diag.size(), T(0)), b(h.diag), c(h.diag.size(), T(0)), d(h.rhs), u(h.rhs.size());
+    for (index_t s = 0; s < count; ++s)
+      for (int i = 0; i < n; ++i) {
+        const std::size_t k = static_cast<std::size_t>(s * n + i);
+        a[k] = i > 0 ? h.off[k] : T(0);
+        c[k] = i + 1 < n ? h.off[k + 1] : T(0);
+      }
+    adi::TridiagonalPlan<T> tri(adi::Executor::host(), adi::StridedLines::contiguous(n, count));
+    tri.solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), u.data());
+    plan.solve(h.off.data(), h.diag.data(), h.rhs.data());
+    double scale = 0, err = 0;
+    for (std::size_t k = 0; k < u.size(); ++k) {
+      scale = std::max(scale, std::fabs(static_cast<double>(u[k])));
+      err = std::max(err, std::fabs(static_cast<double>(u[k]) - static_cast<double>(h.rhs[k])));
+    }
+    EXPECT_LE(err, (sizeof(T) == 8 ? 1e-13 : 1e-5) * scale) << "n = " << n;
+  }
+}
+
+// Steady state of a sealed cylinder with current I injected at x = 0 (cable theory):
+//   V(x) - E = I r_a lambda cosh((L - x) / lambda) / sinh(L / lambda),
+//   r_a = 4 Ra / (pi d^2), lambda = sqrt(d / (4 Ra g)). Second order in dx.
+TYPED_TEST(HinesPhysics, PassiveCylinderSteadyState) {
+  using T = TypeParam;
+  const double L = 1000, diam = 2, ra = 100, g = 1e-4, e = -65, I = 0.01;
+  const double d_cm = diam * 1e-4, r_a = 4 * ra / (kPi * d_cm * d_cm), lambda = std::sqrt(d_cm / (4 * ra * g)) * 1e4;
+  double previous = 0;
+  // In float only the coarse cable: the steady system's condition grows like (L / dx)^2, so
+  // beyond ~50 segments float round-off, not the discretisation, dominates the error.
+  for (int nseg : sizeof(T) == 8 ? std::vector<int>{51, 101, 201} : std::vector<int>{51}) {
+    CableParameters p;
+    p.rule = NsegRule::fixed;
+    p.nseg = nseg;
+    p.ra = ra;
+    p.g_leak = g;
+    p.e_leak = e;
+    const Compartments c = adi::discretise(cylinder(L, diam / 2), p);
+    adi::PassiveNeurons<T> cell(adi::Executor::host(), {c}, {0}, 1e4);
+    cell.set_current(0, 0, I);
+    cell.step(8);
+    const std::vector<double> v = cell.voltage(0);
+    double err = 0, peak = 0;
+    for (int i = 1; i <= nseg; ++i) {
+      const double x = c.location[static_cast<std::size_t>(i)] * L;
+      const double exact = I * 1e-9 * r_a * lambda * 1e-4 * std::cosh((L - x) / lambda) / std::sinh(L / lambda) * 1e3;
+      peak = std::max(peak, exact);
+      err = std::max(err, std::fabs(v[static_cast<std::size_t>(i)] - e - exact));
+    }
+    err /= peak;
+    std::printf("%s nseg %3d: max relative error of V - E %.3e\n", sizeof(T) == 8 ? "double" : "float ", nseg, err);
+    EXPECT_LT(err, sizeof(T) == 8 ? 1e-4 : 1e-3);
+    if (sizeof(T) == 8 && previous > 0) EXPECT_GT(previous / err, 3.5) << "second order";
+    previous = err;
+  }
+}
+
+// PassiveNeurons against implicit Euler written out densely (Eigen), two different cells.
+TYPED_TEST(HinesPhysics, PassiveNeuronsFollowDenseImplicitEuler) {
+  using T = TypeParam;
+  std::vector<Compartments> cells;
+  for (const char* name : {"small-high", "medium-low"}) {
+    const adi::SyntheticNeuron s = adi::generate_morphology(adi::paper_class(name));
+    cells.push_back(adi::discretise(s.morphology, s.parameters()));
+  }
+  const double dt = 0.1;
+  adi::PassiveNeurons<T> sim(adi::Executor::host(), cells, {1, 0, 1}, dt);
+  sim.set_voltage(-65);
+  sim.set_current(2, 5, 0.3);
+  sim.set_current(0, 0, -0.1);
+  sim.step(10);
+  EXPECT_NEAR(sim.time(), 1.0, 1e-12);
+  for (index_t s = 0; s < 3; ++s) {
+    const Compartments& c = cells[s == 1 ? 0 : 1];
+    const int n = c.size();
+    const adi::HinesMatrix m = adi::implicit_euler_matrix(c, dt);
+    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(n, n);
+    for (int i = 0; i < n; ++i) {
+      A(i, i) = m.diag[static_cast<std::size_t>(i)];
+      if (i) A(i, c.parent[static_cast<std::size_t>(i)]) = A(c.parent[static_cast<std::size_t>(i)], i) = m.offdiag[static_cast<std::size_t>(i)];
+    }
+    const auto llt = A.llt();
+    Eigen::VectorXd v = Eigen::VectorXd::Constant(n, -65);
+    for (int k = 0; k < 10; ++k) {
+      Eigen::VectorXd b(n);
+      for (int i = 0; i < n; ++i)
+        b(i) = c.capacitance[static_cast<std::size_t>(i)] / dt * v(i) + c.leak[static_cast<std::size_t>(i)] * c.e_leak;
+      if (s == 2) b(5) += 0.3;
+      if (s == 0) b(0) -= 0.1;
+      v = llt.solve(b);
+    }
+    const std::vector<double> got = sim.voltage(s);
+    for (int i = 0; i < n; ++i)
+      ASSERT_NEAR(got[static_cast<std::size_t>(i)], v(i), sizeof(T) == 8 ? 1e-10 : 2e-3) << "neuron " << s << " node " << i;
+  }
+  const std::vector<T> all = sim.voltages();
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(2 * cells[1].size() + cells[0].size()));
+}
+
+// --- NEURON 8.2 ---------------------------------------------------------------------------
+
+std::string find_python_with_neuron() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("ADI_PYTHON")) candidates.push_back(env);
+  candidates.push_back("python3");
+  candidates.push_back("/usr/bin/python3");
+  for (const std::string& py : candidates)
+    if (std::system((py + " -c 'import neuron' > /dev/null 2>&1").c_str()) == 0) return py;
+  return {};
+}
+
+std::string reference_script() {
+  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "neuron_reference.py").string();
+}
+
+// The mapping the comparison uses: one NEURON section per adi section (same L, nseg from the
+// d_lambda rule, per-segment diam = adi's d_j), connect(child(0), parent(parent_x)), pas
+// everywhere, IClamp at section 0 (x = 0.5), fixed step implicit Euler (secondorder 0).
+// adi's node order is root section(0), then per section seg (j + 1/2)/nseg and (1).
+void compare_with_neuron(const std::string& swc) {
+  const std::string python = find_python_with_neuron();
+  if (python.empty())
+    GTEST_SKIP() << "NEURON NOT FOUND: 'import neuron' failed for $ADI_PYTHON, python3 and /usr/bin/python3; "
+                    "install Debian's python3-neuron (scripts/install_deps.sh) to run the NEURON comparison";
+  const Morphology m = Morphology::read_swc(swc);
+  CableParameters p;
+  p.cm = 1.0;
+  p.ra = 100;
+  p.g_leak = 5e-5;
+  p.e_leak = -70;
+  const Compartments c = adi::discretise(m, p);
+  const double dt = 0.025, v_init = -65, amp = 0.2, del = 1.0, dur = 4.0;
+  const int steps = 400, every = 25;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("adi_hines_neuron_" + std::to_string(::getpid()) + "_" + m.name().substr(m.name().size() - 8));
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "model.txt").string(), out = (dir / "v.txt").string();
+  {
+    std::ofstream f(model);
+    f.precision(17);
+    f << "params " << dt << " " << steps << " " << every << " " << v_init << " " << p.cm << " " << p.ra << " "
+      << p.g_leak << " " << p.e_leak << "\n";
+    f << "stim 0 0.5 " << amp << " " << del << " " << dur << "\n";
+    for (std::size_t s = 0; s < m.sections().size(); ++s) {
+      const adi::Section& sec = m.sections()[s];
+      f << "section " << sec.parent << " " << sec.parent_x << " " << sec.length() << " " << c.nseg[s];
+      for (int j = 0; j < c.nseg[s]; ++j) f << " " << 2 * c.radius[static_cast<std::size_t>(c.first[s] + j)];
+      f << "\n";
+    }
+  }
+  const std::string cmd = python + " " + reference_script() + " " + model + " " + out + " > " + (dir / "log.txt").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "NEURON run failed: " << cmd;
+
+  adi::PassiveNeurons<double> sim(adi::Executor::host(), {c}, {0}, dt);
+  sim.set_voltage(v_init);
+  const int stim_node = c.at(0, 0.5);
+  std::ifstream in(out);
+  std::string line;
+  int rows = 0, step = 0;
+  double worst = 0, moved = 0;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    double t;
+    ls >> t;
+    const int target = static_cast<int>(std::lround(t / dt));
+    for (; step < target; ++step) {
+      const double mid = (step + 0.5) * dt;  // IClamp is evaluated at t + dt/2 in NEURON's fixed step
+      sim.set_current(0, stim_node, (mid >= del && mid < del + dur) ? amp : 0.0);
+      sim.step();
+    }
+    const std::vector<double> v = sim.voltage(0);
+    for (int i = 0; i < c.size(); ++i) {
+      double ref;
+      ASSERT_TRUE(static_cast<bool>(ls >> ref)) << "short NEURON line at t = " << t;
+      worst = std::max(worst, std::fabs(v[static_cast<std::size_t>(i)] - ref) / std::fabs(ref));
+      moved = std::max(moved, std::fabs(ref - v_init));
+    }
+    ++rows;
+  }
+  EXPECT_EQ(rows, steps / every + 1);
+  EXPECT_GT(moved, 1.0) << "the stimulus must move the voltage for the comparison to mean something";
+  std::printf("%s: %d compartments, %d steps of %g ms: max |v - v_NEURON| / |v_NEURON| = %.3e (depolarised up to %.2f mV)\n",
+              m.name().c_str(), c.size(), steps, dt, worst, moved);
+  EXPECT_LE(worst, 1e-9);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HinesNeuron, SparseCellMatchesNeuron) { compare_with_neuron(hines_test::sparse_cell()); }
+TEST(HinesNeuron, DenseCellMatchesNeuron) { compare_with_neuron(hines_test::dense_cell()); }
+
+}  // namespace
