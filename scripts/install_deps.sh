@@ -7,7 +7,8 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ libeigen3-dev libgtest-dev libbenchmark-dev libcli11-dev
           libvtk9-dev liblapacke-dev libopenblas-dev libopenmpi-dev openmpi-bin
-          libquantlib0-dev)
+          libquantlib0-dev
+          python3-neuron)  # NEURON 8.2: the reference of tests/adi/test_hines.cpp and bench_hines
 for arg in "$@"; do
   case "$arg" in
     --with-picture) packages+=(python3-vtk9 python3-matplotlib) ;;
