@@ -28,6 +28,28 @@ int cholesky_scalar(int n, T* A, int ld, T* v) {
     const int w = std::min(4, n - j0);
     // v(i, c) = A(i, j0+c) - sum_{k<j0} L(i,k) L(j0+c,k), rows i >= j0.
     int i = j0;
+    if (w == 4) {
+      // Two vectors of rows at once: per k, 2 loads and 4 broadcasts feed 8 FMAs.
+      for (; i + 2 * W <= n; i += 2 * W) {
+        V acc0[4], acc1[4];
+        for (int c = 0; c < 4; ++c) {
+          acc0[c] = simd::load<V>(&at(i, j0 + c));
+          acc1[c] = simd::load<V>(&at(i + W, j0 + c));
+        }
+        for (int k = 0; k < j0; ++k) {
+          const V l0 = simd::load<V>(&at(i, k)), l1 = simd::load<V>(&at(i + W, k));
+          for (int c = 0; c < 4; ++c) {
+            const T b = at(j0 + c, k);
+            acc0[c] -= l0 * b;
+            acc1[c] -= l1 * b;
+          }
+        }
+        for (int c = 0; c < 4; ++c) {
+          simd::store(v + c * n + i, acc0[c]);
+          simd::store(v + c * n + i + W, acc1[c]);
+        }
+      }
+    }
     for (; i + W <= n; i += W) {
       V acc[4];
       for (int c = 0; c < w; ++c) acc[c] = simd::load<V>(&at(i, j0 + c));

@@ -79,14 +79,16 @@ __global__ void __launch_bounds__(32 * WARPS) fused_warp_kernel(VariableBatchVie
 
 // Launch shape of the blocked kernel: panel width NB, THREADS threads as TY x TX with
 // TX = NB/4 column groups of 4 and TY row groups of 4 (RM = 4 TY rows per update pass).
-template <int NB_, int THREADS_>
+template <int NB_, int THREADS_, int KT_ = 16>
 struct Blocked {
   static constexpr int NB = NB_;
   static constexpr int THREADS = THREADS_;
   static constexpr int TX = NB / 4;
   static constexpr int TY = THREADS / TX;
   static constexpr int RM = 4 * TY;
-  static constexpr int KT = 16;  // k-depth of a staged tile
+  static constexpr int KT = KT_;  // k-depth of a staged tile
+  // Registers capped at 128 per thread (512 / THREADS blocks per SM): the prefetched tile
+  // must not cost the occupancy that hides the barriers.
   static_assert(NB % 4 == 0 && THREADS % TX == 0, "bad blocked shape");
 };
 
@@ -97,10 +99,13 @@ constexpr std::size_t blocked_shared_bytes(int rows) {
 }
 
 template <class T, class P>
-__global__ void __launch_bounds__(P::THREADS) blocked_kernel(VariableBatchView v, index_t first, int max_rows,
+__global__ void __launch_bounds__(P::THREADS, 512 / P::THREADS) blocked_kernel(VariableBatchView v, index_t first, int max_rows,
                                                              T* const* A, const int* ld, int* info) {
   constexpr int NB = P::NB, TX = P::TX, RM = P::RM, KT = P::KT, THREADS = P::THREADS;
   constexpr int PS = NB + 1;  // panel row stride (odd: rows land on different banks)
+  // Staged values per thread (the B tile may have fewer values than threads).
+  constexpr int LA = RM * KT / THREADS, LB = (NB * KT + THREADS - 1) / THREADS;
+  static_assert(LA * THREADS == RM * KT, "the A tile must split evenly over the threads");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* Ps = reinterpret_cast<T*>(smem_raw);
   T* sA = Ps + static_cast<std::size_t>(max_rows) * PS;  // [KT][RM + 4]
@@ -133,18 +138,37 @@ __global__ void __launch_bounds__(P::THREADS) blocked_kernel(VariableBatchView v
     if (j0 > 0) {
       for (int r0 = 0; r0 < m; r0 += RM) {
         T acc[4][4] = {};
-        for (int k0 = 0; k0 < j0; k0 += KT) {
-          for (int idx = tid; idx < RM * KT; idx += THREADS) {
-            const int rr = idx % RM, kk = idx / RM;
+        // The next k-tile of L is loaded into registers while the current one is multiplied
+        // (one shared buffer, the global latency hidden behind the product).
+        T pa[LA], pb[LB];
+        auto fetch = [&](int k0) {
+#pragma unroll
+          for (int e = 0; e < LA; ++e) {
+            const int idx = tid + e * THREADS, rr = idx % RM, kk = idx / RM;
             const int row = r0 + rr, k = k0 + kk;
-            sA[kk * (RM + 4) + rr] = (row < m && k < j0) ? at(j0 + row, k) : T(0);
+            pa[e] = (row < m && k < j0) ? at(j0 + row, k) : T(0);
           }
-          for (int idx = tid; idx < NB * KT; idx += THREADS) {
-            const int cc = idx % NB, kk = idx / NB;
+#pragma unroll
+          for (int e = 0; e < LB; ++e) {
+            const int idx = tid + e * THREADS, cc = idx % NB, kk = idx / NB;
             const int k = k0 + kk;
-            sB[kk * (NB + 4) + cc] = (cc < w && k < j0) ? at(j0 + cc, k) : T(0);
+            pb[e] = (idx < NB * KT && cc < w && k < j0) ? at(j0 + cc, k) : T(0);
+          }
+        };
+        fetch(0);
+        for (int k0 = 0; k0 < j0; k0 += KT) {
+#pragma unroll
+          for (int e = 0; e < LA; ++e) {
+            const int idx = tid + e * THREADS;
+            sA[(idx / RM) * (RM + 4) + idx % RM] = pa[e];
+          }
+#pragma unroll
+          for (int e = 0; e < LB; ++e) {
+            const int idx = tid + e * THREADS;
+            if (idx < NB * KT) sB[(idx / NB) * (NB + 4) + idx % NB] = pb[e];
           }
           __syncthreads();
+          if (k0 + KT < j0) fetch(k0 + KT);
           if (r0 + 4 * ty < m) {  // ETM-aggressive: row groups past the panel skip the product
 #pragma unroll
             for (int kk = 0; kk < KT; ++kk) {
@@ -268,10 +292,10 @@ void launch_fused(const VariableBatchView& v, const CholeskyRange& range, T* con
 }
 
 // The blocked variants the dispatch table and the benchmark choose from.
-using BlockedV0 = Blocked<16, 64>;
+using BlockedV0 = Blocked<16, 64, 8>;
 using BlockedV1 = Blocked<32, 128>;
 using BlockedV2 = Blocked<32, 256>;
-using BlockedV3 = Blocked<16, 256>;
+using BlockedV3 = Blocked<16, 256, 8>;
 
 }  // namespace cholesky_detail
 
