@@ -40,27 +40,33 @@ namespace {
 // Dispatch table of the variable-size Cholesky (measured: benchmarks/bench_cuda_variable_batch.cu
 // and bench_variable_batch.cpp, quoted in docs/variable_batch.md).
 // Host: SIMD groups of matrices (one lane each) up to this size, a matrix per thread above.
-constexpr int kHostCrossover = 64;
+// Sweep on 16 cores (Xeon, AVX-512, 2 MiB L2; GFLOP/s of the group kernel vs the per-thread
+// one vs LAPACK potrf per thread): fp64 n=128 137 vs 131 vs 123, n=192 124 vs 138 vs 166;
+// fp32 n=96 169 vs 102 vs 124, n=128 83 vs 105 vs 191 (16 fp32 lanes of a 128 x 128
+// triangle no longer fit L2).
+int host_crossover(std::size_t value_size) { return value_size == 8 ? 128 : 96; }
 // CUDA: the fused warp kernel holds a matrix of up to 32 rows in registers and beat every
 // blocked shape at every size up to 32 in the H100 sweep (1000 matrices of one size, fp64:
-// n = 32 fused 787 GFLOP/s, best blocked 327; fp32 908 vs 352), so the crossover is the
-// warp's capacity. Above it the blocked kernel, one launch per size class (launches of
-// different classes overlap on side streams), its shape by the class's largest size:
-// fastest shape per size in the same sweep (GFLOP/s, fp64 / fp32):
-//   n <= 96  (16, 64)    fp64 n=96: 1780 vs 1243;  fp32 n=64: 1320 vs 1230
-//   n <= 128 (32, 128)   fp64 1928 vs 1537;        fp32 3418 vs 3018 (fp32 from n = 96)
-//   n <= 256 (32, 256)   fp64 2870 vs 2539;        fp32 5354 vs 4283
-//   n <= 384 fp64 (32, 128) 2661 vs 2566; fp32 (32, 256) 5638 vs 5188
-//   n <= 512 (16, 256)   fp64 2939 vs 2568;        fp32 5472 vs 5214
+// n = 32 fused 849 GFLOP/s, best blocked 354; fp32 943 vs 371), so the crossover is the
+// warp's capacity; all sizes up to 32 go in one launch (small batches are latency-bound:
+// one launch beats three). Above it the blocked kernel, one launch per size class
+// (launches of different classes overlap on side streams), its shape by the class's
+// largest size, the fastest in the same sweep (GFLOP/s, the runner-up after "vs"):
+//   fp32: n <= 256 (16, 64)   n=256: 6207 vs 5767;  n <= 384 (32, 128) 8091 vs 6640;
+//         n <= 512 (32, 256)  8572 vs 8075
+//   fp64: n <= 192 (16, 64)   n=192: 2707 vs 2430;  n <= 256 (32, 256) 3343 vs 3292;
+//         n <= 512 (16, 256)  n=384: 4329 vs 4077, n=512: 5263 vs 4105
 constexpr int kCudaFusedMax = 32;
-const std::vector<int> kCudaClassEdges = {8, 16, 32, 64, 96, 128, 192, 256, 384, 512};
+const std::vector<int> kCudaClassEdges = {32, 64, 96, 128, 192, 256, 384, 512};
 int cuda_blocked_variant(int max_size, std::size_t value_size) {
-  const bool fp64 = value_size == 8;
-  if (max_size <= (fp64 ? 96 : 64)) return 0;  // (16, 64)
-  if (max_size <= 128) return 1;                // (32, 128)
-  if (max_size <= 256) return 2;                // (32, 256)
-  if (max_size <= 384) return fp64 ? 1 : 2;
-  return 3;                                     // (16, 256)
+  if (value_size == 4) {
+    if (max_size <= 256) return 0;  // (16, 64)
+    if (max_size <= 384) return 1;  // (32, 128)
+    return 2;                       // (32, 256)
+  }
+  if (max_size <= 192) return 0;
+  if (max_size <= 256) return 2;
+  return 3;  // (16, 256)
 }
 constexpr int kSideStreams = 4;
 
@@ -106,7 +112,7 @@ void BatchedCholeskyPlan<T>::Impl::setup() {
     throw InvalidArgument(std::string("BatchedCholeskyPlan: kernel ") + cholesky_kernel_name(k) + " " + why);
   };
   if (host) {
-    crossover = options.crossover > 0 ? std::min(options.crossover, kMaxSize) : kHostCrossover;
+    crossover = options.crossover > 0 ? std::min(options.crossover, kMaxSize) : host_crossover(sizeof(T));
     small = CholeskyKernel::cpu_vector;
     large = CholeskyKernel::cpu_scalar;
     if (k == CholeskyKernel::cuda_fused || k == CholeskyKernel::cuda_blocked) reject("needs a CUDA executor");
