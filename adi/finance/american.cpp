@@ -55,43 +55,62 @@ Rows build_rows(const AxisGrid& x, const Asset& a, double r, Space s, bool dir_l
   return R;
 }
 
-// Solves rows (a_i u_{i-1} + b_i u_i + c_i u_{i+1} = f_i) with u >= g when `project`.
-// exercise_low: the region where u = g touches i = 0 (a put): eliminate downwards from
-// the top, substitute upwards with the max; otherwise the mirror image (plain Thomas
-// with the max in the back substitution).
+// The rows a_i u_{i-1} + b_i u_i + c_i u_{i+1} = f_i factored once per step size, in the
+// elimination order Brennan-Schwartz needs. exercise_low: the region where u = g touches
+// i = 0 (a put): eliminate downwards from the top, substitute upwards taking the max with
+// g; otherwise the mirror image (plain Thomas with the max in the back substitution).
 template <class T>
-void brennan_schwartz(const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>& c, std::vector<T>& f,
-                      const std::vector<T>& g, bool project, bool exercise_low, std::vector<T>& w) {
-  const std::size_t n = b.size();
-  w.resize(n);
-  if (exercise_low) {
-    w[n - 1] = b[n - 1];
-    for (std::size_t k = n - 1; k-- > 0;) {
-      const T m = c[k] / w[k + 1];
-      w[k] = b[k] - m * a[k + 1];
-      f[k] -= m * f[k + 1];
-    }
-    f[0] /= w[0];
-    if (project) f[0] = std::max(f[0], g[0]);
-    for (std::size_t k = 1; k < n; ++k) {
-      f[k] = (f[k] - a[k] * f[k - 1]) / w[k];
-      if (project) f[k] = std::max(f[k], g[k]);
-    }
-  } else {
-    w[0] = b[0];
-    for (std::size_t k = 1; k < n; ++k) {
-      const T m = a[k] / w[k - 1];
-      w[k] = b[k] - m * c[k - 1];
-      f[k] -= m * f[k - 1];
-    }
-    f[n - 1] /= w[n - 1];
-    if (project) f[n - 1] = std::max(f[n - 1], g[n - 1]);
-    for (std::size_t k = n - 1; k-- > 0;) {
-      f[k] = (f[k] - c[k] * f[k + 1]) / w[k];
-      if (project) f[k] = std::max(f[k], g[k]);
+struct Sweep {
+  std::vector<T> a, c, m, inv_w;
+  bool low = true;
+
+  void factor(const std::vector<T>& lo, const std::vector<T>& b, const std::vector<T>& up, bool exercise_low) {
+    const std::size_t n = b.size();
+    a = lo;
+    c = up;
+    low = exercise_low;
+    m.assign(n, T(0));
+    inv_w.assign(n, T(0));
+    if (low) {
+      T w = b[n - 1];
+      inv_w[n - 1] = T(1) / w;
+      for (std::size_t k = n - 1; k-- > 0;) {
+        m[k] = c[k] * inv_w[k + 1];
+        w = b[k] - m[k] * a[k + 1];
+        inv_w[k] = T(1) / w;
+      }
+    } else {
+      T w = b[0];
+      inv_w[0] = T(1) / w;
+      for (std::size_t k = 1; k < n; ++k) {
+        m[k] = a[k] * inv_w[k - 1];
+        w = b[k] - m[k] * c[k - 1];
+        inv_w[k] = T(1) / w;
+      }
     }
   }
-}
+  // Solves in place; with `project`, u_i = max(u_i, g_i) as each unknown is found.
+  void solve(std::vector<T>& f, const std::vector<T>& g, bool project) const {
+    const std::size_t n = f.size();
+    if (low) {
+      for (std::size_t k = n - 1; k-- > 0;) f[k] -= m[k] * f[k + 1];
+      f[0] *= inv_w[0];
+      if (project) f[0] = std::max(f[0], g[0]);
+      for (std::size_t k = 1; k < n; ++k) {
+        f[k] = (f[k] - a[k] * f[k - 1]) * inv_w[k];
+        if (project) f[k] = std::max(f[k], g[k]);
+      }
+    } else {
+      for (std::size_t k = 1; k < n; ++k) f[k] -= m[k] * f[k - 1];
+      f[n - 1] *= inv_w[n - 1];
+      if (project) f[n - 1] = std::max(f[n - 1], g[n - 1]);
+      for (std::size_t k = n - 1; k-- > 0;) {
+        f[k] = (f[k] - c[k] * f[k + 1]) * inv_w[k];
+        if (project) f[k] = std::max(f[k], g[k]);
+      }
+    }
+  }
+};
 
 }  // namespace
 
@@ -122,7 +141,12 @@ PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const
   const Rows A = build_rows(x, a, m.rate, method.space, dir_lo, dir_hi);
   const auto g_far = detail::forward_intrinsic(m, c, method.space);
 
-  std::vector<T> u(n), obstacle(n), au(n), bb(n), cc(n), f(n), w(n);
+  std::vector<T> u(n), obstacle(n), al(n), ad(n), aup(n), lo(n), b(n), up(n), f(n);
+  for (index_t i = 0; i < n; ++i) {
+    al[i] = T(A.l[i]);
+    ad[i] = T(A.d[i]);
+    aup[i] = T(A.u[i]);
+  }
   const Field<double> init = detail::payoff_on_grid(grid, 1, c, method.space, method.smoothing, method.executor.threads());
   for (index_t i = 0; i < n; ++i) {
     u[i] = T(init(i, 0, 0));
@@ -134,32 +158,37 @@ PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const
   res.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   const auto t0 = Clock::now();
 
+  Sweep<T> sweep;
+  T s_factored = T(0);
   // One theta step from tau0 to tau1: (I - th dt A) u1 = (I + (1 - th) dt A) u0.
   auto step = [&](double tau0, double tau1, double th) {
     const double dt = tau1 - tau0;
     if (dir_lo) u[0] = T(g_far(tau0, x[0], 0, 0));
     if (dir_hi) u[n - 1] = T(g_far(tau0, x[n - 1], 0, 0));
     const T e = T((1.0 - th) * dt), s = T(th * dt);
-    for (index_t i = 0; i < n; ++i) {
-      T Au = T(A.d[i]) * u[i];
-      if (i > 0) Au += T(A.l[i]) * u[i - 1];
-      if (i < n - 1) Au += T(A.u[i]) * u[i + 1];
-      f[i] = u[i] + e * Au;
-      au[i] = -s * T(A.l[i]);
-      bb[i] = T(1) - s * T(A.d[i]);
-      cc[i] = -s * T(A.u[i]);
+    if (s != s_factored) {  // the bands change with the step size only (damping, last step)
+      for (index_t i = 0; i < n; ++i) {
+        lo[i] = -s * al[i];
+        b[i] = T(1) - s * ad[i];
+        up[i] = -s * aup[i];
+      }
+      if (dir_lo) {
+        lo[0] = up[0] = T(0);
+        b[0] = T(1);
+      }
+      if (dir_hi) {
+        lo[n - 1] = up[n - 1] = T(0);
+        b[n - 1] = T(1);
+      }
+      sweep.factor(lo, b, up, exercise_low);
+      s_factored = s;
     }
-    if (dir_lo) {
-      au[0] = cc[0] = T(0);
-      bb[0] = T(1);
-      f[0] = T(g_far(tau1, x[0], 0, 0));
-    }
-    if (dir_hi) {
-      au[n - 1] = cc[n - 1] = T(0);
-      bb[n - 1] = T(1);
-      f[n - 1] = T(g_far(tau1, x[n - 1], 0, 0));
-    }
-    brennan_schwartz(au, bb, cc, f, obstacle, early_exercise, exercise_low, w);
+    f[0] = u[0] + e * (ad[0] * u[0] + aup[0] * u[1]);
+    for (index_t i = 1; i < n - 1; ++i) f[i] = u[i] + e * (al[i] * u[i - 1] + ad[i] * u[i] + aup[i] * u[i + 1]);
+    f[n - 1] = u[n - 1] + e * (al[n - 1] * u[n - 2] + ad[n - 1] * u[n - 1]);
+    if (dir_lo) f[0] = T(g_far(tau1, x[0], 0, 0));
+    if (dir_hi) f[n - 1] = T(g_far(tau1, x[n - 1], 0, 0));
+    sweep.solve(f, obstacle, early_exercise);
     u.swap(f);
   };
   const double dt = c.maturity / double(res.steps);

@@ -94,6 +94,9 @@ PriceResult price(const BlackScholesModel& m, const Contract& c, const Method& m
   c.validate(m.size());
   method.validate();
   if (c.exercise == Exercise::american) return price_one_asset<T>(m, c, method, true);
+  if (m.size() == 1 && c.payoff == Payoff::vanilla && method.one_asset_sweep && method.executor.is_host() &&
+      method.scheme.kind == SchemeKind::douglas)
+    return price_one_asset<T>(m, c, method, false);
   const int n = m.size();
   const index_t nodes = method.nodes > 0 ? method.nodes : detail::default_nodes(n);
   PriceResult r;

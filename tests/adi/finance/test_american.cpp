@@ -90,6 +90,7 @@ TEST(American, WithoutExerciseTheSweepIsTheFrameworksDouglasStep) {
       me.space = s;
       me.far_field = s == Space::log ? FarField::dirichlet : FarField::linear;
       const Contract c = Contract::vanilla(OptionType::put, 95, 0.8);
+      me.one_asset_sweep = false;  // through AdiSolver
       const PriceResult adi_run = price<double>(m, c, me);
       const PriceResult sweep = price_one_asset<double>(m, c, me, false);
       double diff = 0;
