@@ -237,10 +237,13 @@ BlockTridiagonalPlan<T>::BlockTridiagonalPlan(const Executor& exec, const BlockL
   }
   if (exec.is_host()) {
     if (p.kernel == BlockKernel::cpu_block_thomas)
-      p.workspace = detail::Storage(cpu::block_thomas_workspace_bytes(p.lines, exec.threads(), sizeof(T)), exec);
+      p.workspace = detail::Storage(
+          cpu::block_thomas_workspace_bytes(p.lines, options.periodic, exec.threads(), sizeof(T)), exec);
   } else {
     p.workspace =
-        detail::Storage(cuda_backend::block_tridiagonal_workspace_bytes(p.kernel, p.lines, sizeof(T)), exec);
+        detail::Storage(cuda_backend::block_tridiagonal_workspace_bytes(p.kernel, p.lines, options.periodic,
+                                                                        sizeof(T)),
+                        exec);
     p.singular = detail::Storage(sizeof(unsigned long long), exec);
   }
 }
@@ -260,9 +263,9 @@ void BlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const T* d, T* u
   if (p.exec.is_host()) {
     const index_t key =
         p.kernel == BlockKernel::reference
-            ? cpu::block_thomas_reference<T>(p.lines, bands.a, bands.b, bands.c, d, u, p.tol)
-            : cpu::block_thomas<T>(p.lines, bands.a, bands.b, bands.c, d, u, p.tol, p.workspace.get(),
-                                   p.exec.threads());
+            ? cpu::block_thomas_reference<T>(p.lines, bands.a, bands.b, bands.c, d, u, p.tol, p.options.periodic)
+            : cpu::block_thomas<T>(p.lines, bands.a, bands.b, bands.c, d, u, p.tol, p.options.periodic,
+                                   p.workspace.get(), p.exec.threads());
     p.report(key);
     return;
   }
@@ -270,7 +273,7 @@ void BlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const T* d, T* u
   auto* flag = static_cast<unsigned long long*>(p.singular.get());
   cuda_backend::memset_zero(flag, sizeof(unsigned long long));
   cuda_backend::block_tridiagonal_solve<T>(p.kernel, p.lines, bands.a, bands.b, bands.c, d, u, p.tol,
-                                           p.workspace.get(), flag, p.exec.stream());
+                                           p.options.periodic, p.workspace.get(), flag, p.exec.stream());
   cuda_backend::synchronize(p.exec.stream());
   unsigned long long h = 0;
   cuda_backend::copy(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host);

@@ -2,7 +2,9 @@
 // Batched block-tridiagonal solves (block size M = 2..8) on the host or a CUDA device.
 //
 // Block row i of every system (A_i, B_i, C_i are M x M, u_i, d_i have M values):
-//     A_i u_{i-1} + B_i u_i + C_i u_{i+1} = d_i,        A_0 and C_{n-1} are never read.
+//     A_i u_{i-1} + B_i u_i + C_i u_{i+1} = d_i,        A_0 and C_{n-1} are never read,
+// unless the systems are periodic (BlockTridiagonalOptions::periodic, block-cyclic): then
+// A_0 multiplies u_{n-1} in row 0 and C_{n-1} multiplies u_0 in row n-1.
 // Solved by block Thomas (paper "Manycore algorithms for batch scalar and block
 // tridiagonal solvers", block part, algorithm 12) with partial pivoting *inside* each
 // M x M pivot block S_i = B_i - A_i C*_{i-1}; no pivoting across block rows, so the
@@ -28,9 +30,9 @@
 // Pointers live in the executor's memory (host arrays for Executor::host(), device
 // arrays for Executor::cuda()). A, B, C and d are only read unless u == d; the plan owns
 // a workspace for the factors C*_i (systems * n * M * M values on a device, n * M * M
-// per thread on the host); d*_i is kept in u. A pivot block that is singular or nearly
-// so throws SingularBlock (a SingularSystem) naming the system and block row; the
-// solve never returns NaN in its place.
+// per thread on the host; twice that when periodic); d*_i is kept in u. A pivot block
+// that is singular or nearly so throws SingularBlock (a SingularSystem) naming the system
+// and block row; the solve never returns NaN in its place.
 //
 // Header is C++17 so that CUDA translation units can include it.
 #include <cstddef>
@@ -150,6 +152,10 @@ struct BlockTridiagonalOptions {
   // Relative pivot threshold: a pivot p of S_i's LU with |p| <= pivot_tolerance * max|S_i|
   // (or non-finite) counts as singular. 0 selects 16 * machine epsilon of T.
   double pivot_tolerance = 0;
+  // Block-cyclic systems (periodic grid lines): solved by eliminating the last block row
+  // along the sweep (a bordered block Thomas), twice the factor storage and about twice
+  // the flops of the non-periodic solve; a singular final M x M system reports row n-1.
+  bool periodic = false;
 };
 
 // A pivot block S_i = B_i - A_i C*_{i-1} that is singular or nearly so: which system

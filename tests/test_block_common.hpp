@@ -24,6 +24,7 @@ namespace adi::test_block {
 template <class T>
 struct BlockProblem {
   BlockLineSet l;
+  bool periodic = false;  // block-cyclic: A_0 couples row 0 to u_{n-1}, C_{n-1} row n-1 to u_0
   index_t base = 0;  // offset of the layout's first value in each allocation
   std::vector<T> a, b, c, d;
   std::vector<char> used;  // values of d/u that belong to the layout
@@ -50,12 +51,14 @@ inline std::string describe(const BlockLineSet& l) {
 
 // permute_rows: the M equations of every block row are shuffled (same solution, but
 // the diagonal blocks lose their dominant diagonal: needs pivoting inside the block).
+// periodic: A_0 and C_{n-1} are set (block-cyclic systems) instead of NaN.
 template <class T>
 BlockProblem<T> make_block_problem(const BlockLineSet& l, std::uint32_t seed, index_t base = 0,
-                                   bool permute_rows = false) {
+                                   bool permute_rows = false, bool periodic = false) {
   BlockProblem<T> p;
   p.l = l;
   p.base = base;
+  p.periodic = periodic;
   const T nan = std::numeric_limits<T>::quiet_NaN();
   const std::size_t vs = static_cast<std::size_t>(base + vector_span(l) + 3);
   const std::size_t bs = static_cast<std::size_t>(base + block_span(l) + 3);
@@ -77,8 +80,8 @@ BlockProblem<T> make_block_problem(const BlockLineSet& l, std::uint32_t seed, in
         double off = 0;
         for (int q = 0; q < m; ++q) {
           const double av = U(rng), cv = U(rng);
-          if (i > 0) p.a[p.bi(sys, i, pr, q)] = static_cast<T>(av), off += std::fabs(av);
-          if (i + 1 < l.n) p.c[p.bi(sys, i, pr, q)] = static_cast<T>(cv), off += std::fabs(cv);
+          if (i > 0 || periodic) p.a[p.bi(sys, i, pr, q)] = static_cast<T>(av), off += std::fabs(av);
+          if (i + 1 < l.n || periodic) p.c[p.bi(sys, i, pr, q)] = static_cast<T>(cv), off += std::fabs(cv);
           if (q != r) {
             const double bv = U(rng);
             p.b[p.bi(sys, i, pr, q)] = static_cast<T>(bv);
@@ -104,10 +107,12 @@ Eigen::VectorXd dense_solve(const BlockProblem<T>& p, index_t sys) {
   for (index_t i = 0; i < p.l.n; ++i)
     for (int r = 0; r < m; ++r) {
       rhs(i * m + r) = p.d[p.vi(sys, i, r)];
+      const index_t n = p.l.n;
       for (int q = 0; q < m; ++q) {
-        if (i > 0) A(i * m + r, (i - 1) * m + q) = p.a[p.bi(sys, i, r, q)];
-        A(i * m + r, i * m + q) = p.b[p.bi(sys, i, r, q)];
-        if (i + 1 < p.l.n) A(i * m + r, (i + 1) * m + q) = p.c[p.bi(sys, i, r, q)];
+        // Periodic: the neighbours wrap (and add up where they coincide, n <= 2).
+        if (i > 0 || p.periodic) A(i * m + r, ((i + n - 1) % n) * m + q) += p.a[p.bi(sys, i, r, q)];
+        A(i * m + r, i * m + q) += p.b[p.bi(sys, i, r, q)];
+        if (i + 1 < n || p.periodic) A(i * m + r, ((i + 1) % n) * m + q) += p.c[p.bi(sys, i, r, q)];
       }
     }
   return A.partialPivLu().solve(rhs);
@@ -128,7 +133,7 @@ bool same_bits(T x, T y) {
 // systems (all when few) against the dense LU, and that nothing outside the layout moved.
 template <class T>
 void expect_block_solution(const BlockProblem<T>& p, const std::vector<T>& u, const std::vector<T>& before) {
-  SCOPED_TRACE(describe(p.l) + " base=" + std::to_string(p.base));
+  SCOPED_TRACE(describe(p.l) + " base=" + std::to_string(p.base) + (p.periodic ? " periodic" : ""));
   ASSERT_EQ(u.size(), before.size());
   const int m = p.l.m;
   const index_t systems = p.l.systems();
@@ -145,9 +150,10 @@ void expect_block_solution(const BlockProblem<T>& p, const std::vector<T>& u, co
             res += t;
             scale += std::fabs(t);
           };
-          if (i > 0) add(p.a, i - 1);
+          const index_t n = p.l.n;
+          if (i > 0 || p.periodic) add(p.a, (i + n - 1) % n);
           add(p.b, i);
-          if (i + 1 < p.l.n) add(p.c, i + 1);
+          if (i + 1 < n || p.periodic) add(p.c, (i + 1) % n);
         }
         const double rel = std::isfinite(res) ? std::fabs(res) / scale : 1e300;
         if (!(rel <= worst)) worst = rel, worst_sys = sys;

@@ -66,9 +66,8 @@ struct BlockIo {
 // Solves S X = R in place by LU with partial pivoting (S is overwritten). False when a
 // pivot is at most tol * max|S| or the block holds a non-finite value (then the
 // comparison is false too).
-template <class T, int M, int NR>
-bool lu_solve(Eigen::Matrix<T, M, M, Eigen::RowMajor>& s, Eigen::Matrix<T, M, NR, Eigen::RowMajor>& r,
-              T tol) {
+template <class T, int M, class R>
+bool lu_solve(Eigen::Matrix<T, M, M, Eigen::RowMajor>& s, R& r, T tol) {
   const T threshold = tol * s.cwiseAbs().maxCoeff();
   for (int k = 0; k < M; ++k) {
     int p = k;
@@ -123,7 +122,7 @@ index_t solve_system(const BlockLineSet& l, index_t sys, const T* a, const T* b,
     else
       x.template leftCols<M>().setZero();
     x.col(M) = r;
-    if (!lu_solve<T, M, M + 1>(s, x, tol)) return i;
+    if (!lu_solve<T, M>(s, x, tol)) return i;
     Eigen::Map<Mat>(cs + i * M * M) = x.template leftCols<M>();
     ds = x.col(M);
     Io::store(u + pv, sv.component, ds);
@@ -138,9 +137,81 @@ index_t solve_system(const BlockLineSet& l, index_t sys, const T* a, const T* b,
   return -1;
 }
 
+// One block-cyclic system (see reference::block_thomas_cyclic_system): rows 0..n-2 with
+// a second right-hand-side block Z*_i, each folded into the last row as it is eliminated.
+template <class T, int M, bool Unit>
+index_t solve_cyclic_system(const BlockLineSet& l, index_t sys, const T* a, const T* b, const T* c,
+                            const T* d, T* u, T tol, T* cs, T* zs) {
+  using Io = BlockIo<T, M, Unit>;
+  using Mat = typename Io::Mat;
+  using Vec = typename Io::Vec;
+  using Ext = Eigen::Matrix<T, M, 2 * M + 1, Eigen::RowMajor>;
+  const BlockStrides& sb = l.blocks;
+  const BlockStrides& sv = l.vectors;
+  const index_t ob = (sys % l.count0) * sb.system0 + (sys / l.count0) * sb.system1;
+  const index_t ov = (sys % l.count0) * sv.system0 + (sys / l.count0) * sv.system1;
+  const index_t n = l.n, last = n - 1;
+  auto blk = [&](const T* p, index_t i) { return Io::block(p + ob + i * sb.row, sb.component); };
+  auto vec = [&](index_t i) { return Io::vec(d + ov + i * sv.row, sv.component); };
+  if (n == 1) {
+    Mat s = blk(a, 0) + blk(b, 0) + blk(c, 0);
+    Eigen::Matrix<T, M, 1> x = vec(0);
+    if (!lu_solve<T, M>(s, x, tol)) return 0;
+    Io::store(u + ov, sv.component, x);
+    return -1;
+  }
+  Mat F = blk(c, last);
+  if (n == 2) F += blk(a, last);
+  Mat G = blk(b, last);
+  Vec g = vec(last);
+  Vec ds = Vec::Zero();
+  for (index_t i = 0; i < last; ++i) {
+    Mat s = blk(b, i);
+    Vec r = vec(i);
+    Mat e = Mat::Zero();
+    if (i == 0) e += blk(a, 0);
+    if (i == n - 2) e += blk(c, i);
+    if (i > 0) {
+      const Mat ai = blk(a, i);
+      s.noalias() -= ai * Eigen::Map<const Mat>(cs + (i - 1) * M * M);
+      e.noalias() -= ai * Eigen::Map<const Mat>(zs + (i - 1) * M * M);
+      r.noalias() -= ai * ds;
+    }
+    Ext x;
+    if (i + 1 < last)
+      x.template leftCols<M>() = blk(c, i);
+    else
+      x.template leftCols<M>().setZero();
+    x.template middleCols<M>(M) = e;
+    x.col(2 * M) = r;
+    if (!lu_solve<T, M>(s, x, tol)) return i;
+    const Mat ci = x.template leftCols<M>(), zi = x.template middleCols<M>(M);
+    Eigen::Map<Mat>(cs + i * M * M) = ci;
+    Eigen::Map<Mat>(zs + i * M * M) = zi;
+    ds = x.col(2 * M);
+    Io::store(u + ov + i * sv.row, sv.component, ds);
+    g.noalias() -= F * ds;
+    G.noalias() -= F * zi;
+    Mat fn = -F * ci;
+    if (i + 1 == n - 2) fn += blk(a, last);
+    F = fn;
+  }
+  if (!lu_solve<T, M>(G, g, tol)) return last;
+  Io::store(u + ov + last * sv.row, sv.component, g);
+  Vec next = g;
+  for (index_t i = n - 2; i >= 0; --i) {
+    T* pu = u + ov + i * sv.row;
+    const Vec ui = Io::vec(pu, sv.component) - Eigen::Map<const Mat>(cs + i * M * M) * next -
+                   Eigen::Map<const Mat>(zs + i * M * M) * g;
+    Io::store(pu, sv.component, ui);
+    next = ui;
+  }
+  return -1;
+}
+
 template <class T, int M, bool Unit>
 BlockFailure run(const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d, T* u, T tol,
-                 void* workspace, int threads) {
+                 bool periodic, void* workspace, int threads) {
   const index_t systems = l.systems();
   // Below ~32k values a parallel region costs more than it saves (as in batch.hpp).
   const index_t values = systems * l.n * M * M;
@@ -149,10 +220,12 @@ BlockFailure run(const BlockLineSet& l, const T* a, const T* b, const T* c, cons
   index_t first = kNoFailure;
 #pragma omp parallel num_threads(nt) if (nt > 1) reduction(min : first)
   {
-    T* cs = static_cast<T*>(workspace) + static_cast<std::size_t>(omp_get_thread_num()) * l.n * M * M;
+    const std::size_t per = static_cast<std::size_t>(l.n) * M * M;
+    T* cs = static_cast<T*>(workspace) + static_cast<std::size_t>(omp_get_thread_num()) * per * (periodic ? 2 : 1);
 #pragma omp for schedule(static)
     for (index_t sys = 0; sys < systems; ++sys) {
-      const index_t row = solve_system<T, M, Unit>(l, sys, a, b, c, d, u, tol, cs);
+      const index_t row = periodic ? solve_cyclic_system<T, M, Unit>(l, sys, a, b, c, d, u, tol, cs, cs + per)
+                                   : solve_system<T, M, Unit>(l, sys, a, b, c, d, u, tol, cs);
       if (row >= 0) first = std::min(first, sys * l.n + row);
     }
   }
@@ -161,37 +234,38 @@ BlockFailure run(const BlockLineSet& l, const T* a, const T* b, const T* c, cons
 
 template <class T, int M>
 BlockFailure run_m(const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d, T* u, T tol,
-                   void* ws, int threads) {
+                   bool periodic, void* ws, int threads) {
   if (l.blocks.component == 1 && l.vectors.component == 1)
-    return run<T, M, true>(l, a, b, c, d, u, tol, ws, threads);
-  return run<T, M, false>(l, a, b, c, d, u, tol, ws, threads);
+    return run<T, M, true>(l, a, b, c, d, u, tol, periodic, ws, threads);
+  return run<T, M, false>(l, a, b, c, d, u, tol, periodic, ws, threads);
 }
 
 }  // namespace
 
-std::size_t block_thomas_workspace_bytes(const BlockLineSet& l, int threads, std::size_t value_size) {
+std::size_t block_thomas_workspace_bytes(const BlockLineSet& l, bool periodic, int threads,
+                                         std::size_t value_size) {
   return static_cast<std::size_t>(thread_capacity(threads)) * static_cast<std::size_t>(l.n) * l.m * l.m *
-         value_size;
+         value_size * (periodic ? 2 : 1);
 }
 
 template <class T>
 BlockFailure block_thomas(const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d, T* u,
-                          double tol, void* ws, int threads) {
+                          double tol, bool periodic, void* ws, int threads) {
   const T t = static_cast<T>(tol);
   switch (l.m) {
-    case 2: return run_m<T, 2>(l, a, b, c, d, u, t, ws, threads);
-    case 3: return run_m<T, 3>(l, a, b, c, d, u, t, ws, threads);
-    case 4: return run_m<T, 4>(l, a, b, c, d, u, t, ws, threads);
-    case 5: return run_m<T, 5>(l, a, b, c, d, u, t, ws, threads);
-    case 6: return run_m<T, 6>(l, a, b, c, d, u, t, ws, threads);
-    case 7: return run_m<T, 7>(l, a, b, c, d, u, t, ws, threads);
-    default: return run_m<T, 8>(l, a, b, c, d, u, t, ws, threads);
+    case 2: return run_m<T, 2>(l, a, b, c, d, u, t, periodic, ws, threads);
+    case 3: return run_m<T, 3>(l, a, b, c, d, u, t, periodic, ws, threads);
+    case 4: return run_m<T, 4>(l, a, b, c, d, u, t, periodic, ws, threads);
+    case 5: return run_m<T, 5>(l, a, b, c, d, u, t, periodic, ws, threads);
+    case 6: return run_m<T, 6>(l, a, b, c, d, u, t, periodic, ws, threads);
+    case 7: return run_m<T, 7>(l, a, b, c, d, u, t, periodic, ws, threads);
+    default: return run_m<T, 8>(l, a, b, c, d, u, t, periodic, ws, threads);
   }
 }
 
 template <class T>
 BlockFailure block_thomas_reference(const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d,
-                                    T* u, double tol) {
+                                    T* u, double tol, bool periodic) {
   const int m = l.m;
   const BlockStrides& sb = l.blocks;
   const BlockStrides& sv = l.vectors;
@@ -205,7 +279,9 @@ BlockFailure block_thomas_reference(const BlockLineSet& l, const T* a, const T* 
       };
     };
     auto dv = [&](index_t i, int v) -> double { return d[ov + i * sv.row + v * sv.component]; };
-    const index_t row = reference::block_thomas_system(m, l.n, block(a), block(b), block(c), dv, tol, x);
+    const index_t row = periodic
+                            ? reference::block_thomas_cyclic_system(m, l.n, block(a), block(b), block(c), dv, tol, x)
+                            : reference::block_thomas_system(m, l.n, block(a), block(b), block(c), dv, tol, x);
     if (row >= 0) return sys * l.n + row;  // systems run in order: the first is the smallest key
     for (index_t i = 0; i < l.n; ++i)
       for (int v = 0; v < m; ++v) u[ov + i * sv.row + v * sv.component] = static_cast<T>(x[i * m + v]);
@@ -214,12 +290,12 @@ BlockFailure block_thomas_reference(const BlockLineSet& l, const T* a, const T* 
 }
 
 template BlockFailure block_thomas<float>(const BlockLineSet&, const float*, const float*, const float*,
-                                          const float*, float*, double, void*, int);
+                                          const float*, float*, double, bool, void*, int);
 template BlockFailure block_thomas<double>(const BlockLineSet&, const double*, const double*, const double*,
-                                           const double*, double*, double, void*, int);
+                                           const double*, double*, double, bool, void*, int);
 template BlockFailure block_thomas_reference<float>(const BlockLineSet&, const float*, const float*,
-                                                    const float*, const float*, float*, double);
+                                                    const float*, const float*, float*, double, bool);
 template BlockFailure block_thomas_reference<double>(const BlockLineSet&, const double*, const double*,
-                                                     const double*, const double*, double*, double);
+                                                     const double*, const double*, double*, double, bool);
 
 }  // namespace adi::cpu

@@ -11,18 +11,21 @@ namespace adi::cpu {
 // found singular (the plan turns it into SingularBlock).
 using BlockFailure = index_t;
 
-// Scratch for `threads` threads (0: every processor): n*M*M values of C* per thread.
-std::size_t block_thomas_workspace_bytes(const BlockLineSet& lines, int threads, std::size_t value_size);
+// Scratch for `threads` threads (0: every processor): n*M*M values of C* per thread
+// (and as many of Z* for periodic systems).
+std::size_t block_thomas_workspace_bytes(const BlockLineSet& lines, bool periodic, int threads,
+                                         std::size_t value_size);
 
 // Block Thomas with Eigen fixed-size blocks, one system per thread, OpenMP across
-// systems (paper, block part, section 5). tol: relative pivot threshold.
+// systems (paper, block part, section 5). tol: relative pivot threshold. periodic:
+// block-cyclic systems (the bordered elimination of solvers/reference/block_thomas.hpp).
 template <class T>
 BlockFailure block_thomas(const BlockLineSet& lines, const T* a, const T* b, const T* c, const T* d, T* u,
-                          double tol, void* workspace, int threads);
+                          double tol, bool periodic, void* workspace, int threads);
 
 // solvers/reference/block_thomas.hpp on every system, one thread, in double.
 template <class T>
 BlockFailure block_thomas_reference(const BlockLineSet& lines, const T* a, const T* b, const T* c,
-                                    const T* d, T* u, double tol);
+                                    const T* d, T* u, double tol, bool periodic);
 
 }  // namespace adi::cpu

@@ -35,7 +35,7 @@ struct Args {
   const T* __restrict__ c;
   const T* d;  // may equal u
   T* u;
-  T* __restrict__ ws;  // C*_i of system s at ws[(i * systems + s) * M * M], row-major
+  T* __restrict__ ws;  // C*_i of system s at ws[(i * systems + s) * M * M], row-major; then Z*_i
   T tol;
   unsigned long long* singular;
 };
@@ -130,13 +130,13 @@ struct RowIn {
   T a[M], b[M], c[M], d[M];
 };
 
-template <class T, int M, bool Unit>
+template <class T, int M, bool Unit, bool Periodic>
 __device__ __forceinline__ void load_row(const Args<T>& g, index_t ob, index_t ov, index_t i, int j, bool active,
                                          RowIn<T, M>& in) {
   const index_t bc = Unit ? 1 : g.l.blocks.component;
   const index_t vc = Unit ? 1 : g.l.vectors.component;
   const index_t pb = ob + i * g.l.blocks.row, pv = ov + i * g.l.vectors.row;
-  const bool has_a = active && i > 0, has_c = active && i + 1 < g.l.n;
+  const bool has_a = active && (Periodic || i > 0), has_c = active && (Periodic || i + 1 < g.l.n);
 #pragma unroll
   for (int r = 0; r < M; ++r) {
     const index_t e = (r * M + j) * bc;
@@ -150,15 +150,89 @@ __device__ __forceinline__ void load_row(const Args<T>& g, index_t ob, index_t o
 
 // Thread blocks per SM the register budget is cut for (ptxas -v: without a bound fp64
 // M = 4 took 168 registers, 12 warps per SM; these keep every variant spill-free).
-template <class T, int M>
+// Periodic kernels carry 5 more columns per thread: one block fewer.
+template <class T, int M, bool Periodic>
 constexpr int min_blocks() {
   constexpr int f32[9] = {0, 0, 8, 6, 5, 4, 3, 3, 2};
   constexpr int f64[9] = {0, 0, 5, 4, 3, 3, 2, 2, 2};
-  return sizeof(T) == 4 ? f32[M] : f64[M];
+  const int b = sizeof(T) == 4 ? f32[M] : f64[M];
+  return Periodic && b > 1 ? b - 1 : b;
 }
 
-template <class T, int M, template <class, int> class Exchange, bool Unit>
-__global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M>()) block_thomas_kernel(Args<T> g) {
+// max|S| over the group's block (columns held one per thread), for the relative pivot
+// threshold. (fmaxf drops NaN; a NaN entry still ends in a NaN pivot, which is caught.)
+template <class T, int M, class Ex>
+__device__ __forceinline__ T pivot_threshold(const Ex& ex, const T (&s)[M], T tol) {
+  float colmax = 0.f;
+#pragma unroll
+  for (int r = 0; r < M; ++r) colmax = fmaxf(colmax, static_cast<float>(absv(s[r])));
+  float all_max[M];
+  ex.gather(colmax, all_max);
+  float smax = 0.f;
+#pragma unroll
+  for (int k = 0; k < M; ++k) smax = fmaxf(smax, all_max[k]);
+  return tol * static_cast<T>(smax);
+}
+
+// Gauss-Jordan with partial pivoting on [S | C | E | d], rows never moved: thread j holds
+// column j of S, C and (Periodic) E, and all of d. Step k: thread k finds the pivot row
+// in its column among the unused rows and broadcasts the multipliers. On return row
+// prow[k] holds unknown k, scaled by pinv[k]; `bad` is set in the thread whose pivot
+// failed the threshold.
+template <class T, int M, class Ex, bool WithC, bool WithE>
+__device__ __forceinline__ void gauss_jordan(const Ex& ex, int j, T threshold, T (&s)[M], T (&c)[M], T (&e)[M],
+                                             T (&dp)[M], int (&prow)[M], T (&pinv)[M], bool& bad) {
+  unsigned used = 0;
+#pragma unroll
+  for (int k = 0; k < M; ++k) {
+    T f[M];
+#pragma unroll
+    for (int r = 0; r < M; ++r) f[r] = T(0);
+    T pk_t = T(0), inv = T(0);
+    if (j == k) {
+      // Like the host kernel: start from the first unused row, take a strictly larger
+      // one (a NaN first candidate stays, and is reported).
+      int pk = -1;
+      T best = T(0);
+#pragma unroll
+      for (int r = 0; r < M; ++r) {
+        const T v = absv(s[r]);
+        if (!((used >> r) & 1u) && (pk < 0 || v > best)) best = v, pk = r;
+      }
+      const T pv = select<M>(s, pk);
+      if (!(absv(pv) > threshold)) bad = true;
+      inv = T(1) / pv;
+#pragma unroll
+      for (int r = 0; r < M; ++r) f[r] = r == pk ? T(0) : s[r] * inv;
+      pk_t = static_cast<T>(pk);
+    }
+    T fb[M];
+    ex.broadcast(f, pk_t, inv, k, fb, pk_t, inv);
+    const int pk = static_cast<int>(pk_t);
+    prow[k] = pk;
+    pinv[k] = inv;
+    used |= 1u << pk;
+    const T sp = select<M>(s, pk), dpp = select<M>(dp, pk);
+    const T cp = WithC ? select<M>(c, pk) : T(0), ep = WithE ? select<M>(e, pk) : T(0);
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      s[r] -= fb[r] * sp;
+      dp[r] -= fb[r] * dpp;
+      if (WithC) c[r] -= fb[r] * cp;
+      if (WithE) e[r] -= fb[r] * ep;
+    }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void report(const Args<T>& g, index_t sys, index_t row, bool& reported) {
+  if (reported) return;
+  reported = true;
+  atomicMax(g.singular, ~0ull - static_cast<unsigned long long>(sys * g.l.n + row));
+}
+
+template <class T, int M, template <class, int> class Exchange, bool Unit, bool Periodic>
+__global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) block_thomas_kernel(Args<T> g) {
   constexpr int G = 32 / M;  // systems per warp; lanes G*M..31 idle (paper section 4)
   using Ex = Exchange<T, M>;
   __shared__ T scratch[kWarps][Ex::kSharedPerWarp > 0 ? Ex::kSharedPerWarp : 1];
@@ -177,24 +251,57 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M>()) block_thomas_
   const index_t vc = Unit ? 1 : g.l.vectors.component;
   constexpr int MM = M * M;
   // Prefetching the next block row doubles the input registers: worth it while they are few.
-  constexpr bool kPrefetch = M * sizeof(T) <= 32;
-
-  T cs[M];  // column j of C*_{i-1}
-  T ds[M];  // d*_{i-1}, whole
-#pragma unroll
-  for (int r = 0; r < M; ++r) cs[r] = ds[r] = T(0);
-  bool reported = false;
+  constexpr bool kPrefetch = !Periodic && M * sizeof(T) <= 32;
+  // Periodic: rows 0..n-2 are swept, the last one is folded in as they go.
+  const index_t rows = Periodic ? n - 1 : n;
+  T* const zws = g.ws + systems * (n - 1) * MM;  // Z*_i (periodic), after the C*_i
+  bool reported = false, bad = false;
+  int prow[M];
+  T pinv[M];
 
   RowIn<T, M> in;
-  load_row<T, M, Unit>(g, ob, ov, 0, j, active, in);
-  for (index_t i = 0; i < n; ++i) {
-    RowIn<T, M> next;
-    if (kPrefetch && i + 1 < n) load_row<T, M, Unit>(g, ob, ov, i + 1, j, active, next);
-    T s[M], c[M], dp[M];
+  if (Periodic && n == 1) {  // (A_0 + B_0 + C_0) u_0 = d_0
+    load_row<T, M, Unit, true>(g, ob, ov, 0, j, active, in);
+    T s[M], dp[M];
 #pragma unroll
-    for (int r = 0; r < M; ++r) s[r] = in.b[r], c[r] = in.c[r], dp[r] = in.d[r];
+    for (int r = 0; r < M; ++r) s[r] = in.a[r] + in.b[r] + in.c[r], dp[r] = in.d[r];
+    const T threshold = pivot_threshold<T, M>(ex, s, g.tol);
+    gauss_jordan<T, M, Ex, false, false>(ex, j, threshold, s, s, s, dp, prow, pinv, bad);
+    if (bad && active) report(g, sys, 0, reported);
+    T x[M];
+#pragma unroll
+    for (int k = 0; k < M; ++k) x[k] = select<M>(dp, prow[k]) * pinv[k];
+    if (active) g.u[ov + j * vc] = select<M>(x, j);
+    return;
+  }
+
+  T cs[M];  // column j of C*_{i-1}
+  T zs[M];  // column j of Z*_{i-1} (periodic)
+  T ds[M];  // d*_{i-1}, whole
+  T F[M], Gc[M], gv[M];  // periodic: column j of F_i and G, all of g (the last row)
+#pragma unroll
+  for (int r = 0; r < M; ++r) cs[r] = zs[r] = ds[r] = F[r] = Gc[r] = gv[r] = T(0);
+  if (Periodic) {
+    load_row<T, M, Unit, true>(g, ob, ov, n - 1, j, active, in);
+#pragma unroll
+    for (int r = 0; r < M; ++r) F[r] = in.c[r] + (n == 2 ? in.a[r] : T(0)), Gc[r] = in.b[r], gv[r] = in.d[r];
+  }
+
+  load_row<T, M, Unit, Periodic>(g, ob, ov, 0, j, active, in);
+  for (index_t i = 0; i < rows; ++i) {
+    RowIn<T, M> next;
+    if (kPrefetch && i + 1 < rows) load_row<T, M, Unit, Periodic>(g, ob, ov, i + 1, j, active, next);
+    T s[M], c[M], e[M], dp[M];
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      s[r] = in.b[r], dp[r] = in.d[r];
+      c[r] = (!Periodic || i + 1 < rows) ? in.c[r] : T(0);
+      // E_i: the coupling to u_{n-1} (A_0 in row 0, C_{n-2} in row n-2).
+      e[r] = Periodic ? (i == 0 ? in.a[r] : T(0)) + (i == n - 2 ? in.c[r] : T(0)) : T(0);
+    }
     if (i > 0) {
-      // S[:, j] -= A_i C*_{i-1}[:, j] and d' -= A_i d*_{i-1}: A's column k comes from thread k.
+      // S[:, j] -= A_i C*_{i-1}[:, j], d' -= A_i d*_{i-1} (and E[:, j] -= A_i Z*_{i-1}[:, j]):
+      // A's column k comes from thread k.
       ex.publish(in.a);
 #pragma unroll
       for (int k = 0; k < M; ++k)
@@ -203,124 +310,124 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M>()) block_thomas_
           const T akr = ex.get(k, r);
           s[r] -= akr * cs[k];
           dp[r] -= akr * ds[k];
+          if (Periodic) e[r] -= akr * zs[k];
         }
     }
-    // max|S| over the block (the relative pivot threshold).
-    float colmax = 0.f;
-#pragma unroll
-    for (int r = 0; r < M; ++r) colmax = fmaxf(colmax, static_cast<float>(absv(s[r])));
-    // (a NaN anywhere makes fmaxf drop it; the pivot comparison below catches NaN pivots,
-    // and a NaN entry always ends in some pivot of the elimination)
-    float all_max[M];
-    ex.gather(colmax, all_max);
-    float smax = 0.f;
-#pragma unroll
-    for (int k = 0; k < M; ++k) smax = fmaxf(smax, all_max[k]);
-    const T threshold = g.tol * static_cast<T>(smax);
-
-    // Gauss-Jordan with partial pivoting on [S | C_i | d'], rows never moved.
-    unsigned used = 0;
-    int prow[M];
-    T pinv[M];
-#pragma unroll
-    for (int k = 0; k < M; ++k) {
-      T f[M];
-#pragma unroll
-      for (int r = 0; r < M; ++r) f[r] = T(0);
-      T pk_t = T(0), inv = T(0);
-      if (j == k) {
-        // Like the host kernel: start from the first unused row, take a strictly larger
-        // one (a NaN first candidate stays, and is reported).
-        int pk = -1;
-        T best = T(0);
-#pragma unroll
-        for (int r = 0; r < M; ++r) {
-          const T v = absv(s[r]);
-          if (!((used >> r) & 1u) && (pk < 0 || v > best)) best = v, pk = r;
-        }
-        const T pv = select<M>(s, pk);
-        if (!(absv(pv) > threshold) && active && !reported) {
-          reported = true;
-          atomicMax(g.singular, ~0ull - static_cast<unsigned long long>(sys * n + i));
-        }
-        inv = T(1) / pv;
-#pragma unroll
-        for (int r = 0; r < M; ++r) f[r] = r == pk ? T(0) : s[r] * inv;
-        pk_t = static_cast<T>(pk);
-      }
-      T fb[M];
-      ex.broadcast(f, pk_t, inv, k, fb, pk_t, inv);
-      const int pk = static_cast<int>(pk_t);
-      prow[k] = pk;
-      pinv[k] = inv;
-      used |= 1u << pk;
-      const T sp = select<M>(s, pk), cp = select<M>(c, pk), dpp = select<M>(dp, pk);
-#pragma unroll
-      for (int r = 0; r < M; ++r) {
-        s[r] -= fb[r] * sp;
-        c[r] -= fb[r] * cp;
-        dp[r] -= fb[r] * dpp;
-      }
-    }
-    // X[k][:] = (row prow[k]) / pivot_k: column j of C*_i and all of d*_i.
+    const T threshold = pivot_threshold<T, M>(ex, s, g.tol);
+    gauss_jordan<T, M, Ex, true, Periodic>(ex, j, threshold, s, c, e, dp, prow, pinv, bad);
+    if (bad && active) report(g, sys, i, reported);
+    // X[k][:] = (row prow[k]) / pivot_k: column j of C*_i (Z*_i) and all of d*_i.
 #pragma unroll
     for (int k = 0; k < M; ++k) {
       cs[k] = select<M>(c, prow[k]) * pinv[k];
       ds[k] = select<M>(dp, prow[k]) * pinv[k];
+      if (Periodic) zs[k] = select<M>(e, prow[k]) * pinv[k];
     }
     if (active) {
-      if (i + 1 < n) {
+      if (i + 1 < rows) {
         T* w = g.ws + (i * systems + sys) * MM + j;
 #pragma unroll
         for (int r = 0; r < M; ++r) w[r * M] = cs[r];
       }
+      if (Periodic) {
+        T* w = zws + (i * systems + sys) * MM + j;
+#pragma unroll
+        for (int r = 0; r < M; ++r) w[r * M] = zs[r];
+      }
       g.u[ov + i * g.l.vectors.row + j * vc] = select<M>(ds, j);
     }
-    if (i + 1 < n) {
+    if (Periodic) {
+      // Fold row i (u_i = d*_i - C*_i u_{i+1} - Z*_i x) into the last row:
+      // g -= F d*_i, G -= F Z*_i, F <- -F C*_i (+ A_{n-1} when row n-2 comes next).
+      ex.publish(F);
+      T Fn[M];
+#pragma unroll
+      for (int r = 0; r < M; ++r) Fn[r] = T(0);
+#pragma unroll
+      for (int k = 0; k < M; ++k)
+#pragma unroll
+        for (int r = 0; r < M; ++r) {
+          const T fkr = ex.get(k, r);
+          gv[r] -= fkr * ds[k];
+          Gc[r] -= fkr * zs[k];
+          Fn[r] -= fkr * cs[k];
+        }
+      if (i + 1 == n - 2) {
+        RowIn<T, M> lastrow;
+        load_row<T, M, Unit, true>(g, ob, ov, n - 1, j, active, lastrow);
+#pragma unroll
+        for (int r = 0; r < M; ++r) Fn[r] += lastrow.a[r];
+      }
+#pragma unroll
+      for (int r = 0; r < M; ++r) F[r] = Fn[r];
+    }
+    if (i + 1 < rows) {
       if (kPrefetch)
         in = next;
       else
-        load_row<T, M, Unit>(g, ob, ov, i + 1, j, active, in);
+        load_row<T, M, Unit, Periodic>(g, ob, ov, i + 1, j, active, in);
     }
   }
 
-  // Backward: u_i = d*_i - C*_i u_{i+1}; thread j computes u_i[j] from row j of C*_i,
-  // which the group's other threads wrote: order their global writes before the reads.
+  // The last unknown: u_{n-1} = d*_{n-1} (non-periodic) or the solution of G x = g.
+  T x[M];
+#pragma unroll
+  for (int r = 0; r < M; ++r) x[r] = ds[r];
+  if (Periodic) {
+    const T threshold = pivot_threshold<T, M>(ex, Gc, g.tol);
+    gauss_jordan<T, M, Ex, false, false>(ex, j, threshold, Gc, Gc, Gc, gv, prow, pinv, bad);
+    if (bad && active) report(g, sys, n - 1, reported);
+#pragma unroll
+    for (int k = 0; k < M; ++k) x[k] = select<M>(gv, prow[k]) * pinv[k];
+    if (active) g.u[ov + (n - 1) * g.l.vectors.row + j * vc] = select<M>(x, j);
+  }
+
+  // Backward: u_i = d*_i - C*_i u_{i+1} (- Z*_i x); thread j computes u_i[j] from row j of
+  // C*_i, which the group's other threads wrote: order their global writes before the reads.
   __syncwarp(kFull);
   T un[M];
 #pragma unroll
-  for (int r = 0; r < M; ++r) un[r] = ds[r];
+  for (int r = 0; r < M; ++r) un[r] = x[r];
   for (index_t i = n - 2; i >= 0; --i) {
-    T crow[M];
+    T crow[M], zrow[M];
     T dj = T(0);
+#pragma unroll
+    for (int q = 0; q < M; ++q) crow[q] = zrow[q] = T(0);
     if (active) {
-      const T* w = g.ws + (i * systems + sys) * MM + j * M;
+      if (!Periodic || i + 1 < rows) {
+        const T* w = g.ws + (i * systems + sys) * MM + j * M;
 #pragma unroll
-      for (int q = 0; q < M; ++q) crow[q] = w[q];
+        for (int q = 0; q < M; ++q) crow[q] = w[q];
+      }
+      if (Periodic) {
+        const T* w = zws + (i * systems + sys) * MM + j * M;
+#pragma unroll
+        for (int q = 0; q < M; ++q) zrow[q] = w[q];
+      }
       dj = g.u[ov + i * g.l.vectors.row + j * vc];
-    } else {
-#pragma unroll
-      for (int q = 0; q < M; ++q) crow[q] = T(0);
     }
     T uj = dj;
 #pragma unroll
-    for (int q = 0; q < M; ++q) uj -= crow[q] * un[q];
+    for (int q = 0; q < M; ++q) {
+      uj -= crow[q] * un[q];
+      if (Periodic) uj -= zrow[q] * x[q];
+    }
     if (active) g.u[ov + i * g.l.vectors.row + j * vc] = uj;
     ex.gather(uj, un);
   }
 }
 
-template <class T, int M, template <class, int> class Exchange>
+template <class T, int M, template <class, int> class Exchange, bool Periodic>
 void launch(const Args<T>& args, cudaStream_t stream) {
   constexpr int G = 32 / M;
   const index_t systems = args.l.count0 * args.l.count1;
   const index_t per_block = static_cast<index_t>(kWarps) * G;
-  const index_t blocks = (systems + per_block - 1) / per_block;
+  const auto blocks = static_cast<unsigned>((systems + per_block - 1) / per_block);
   const bool unit = args.l.blocks.component == 1 && args.l.vectors.component == 1;
   if (unit)
-    block_thomas_kernel<T, M, Exchange, true><<<static_cast<unsigned>(blocks), kWarps * 32, 0, stream>>>(args);
+    block_thomas_kernel<T, M, Exchange, true, Periodic><<<blocks, kWarps * 32, 0, stream>>>(args);
   else
-    block_thomas_kernel<T, M, Exchange, false><<<static_cast<unsigned>(blocks), kWarps * 32, 0, stream>>>(args);
+    block_thomas_kernel<T, M, Exchange, false, Periodic><<<blocks, kWarps * 32, 0, stream>>>(args);
 }
 
 }  // namespace adi::cuda_backend::block

@@ -4,18 +4,19 @@
 
 namespace adi::cuda_backend {
 
-std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet& l, std::size_t value_size) {
-  // C*_i for every system and every row but the last.
+std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet& l, bool periodic,
+                                              std::size_t value_size) {
+  // C*_i for every system and every row but the last (and Z*_i when periodic).
   const index_t rows = l.n > 1 ? l.n - 1 : 0;
   return static_cast<std::size_t>(l.count0 * l.count1) * static_cast<std::size_t>(rows) *
-         static_cast<std::size_t>(l.m * l.m) * value_size;
+         static_cast<std::size_t>(l.m * l.m) * value_size * (periodic ? 2 : 1);
 }
 
 template <>
 void block_tridiagonal_solve<float>(BlockKernel kernel, const BlockLineSet& l, const float* a, const float* b,
-                                    const float* c, const float* d, float* u, double tol, void* workspace,
-                                    unsigned long long* singular, void* stream) {
-  block::solve<float>(kernel, l, a, b, c, d, u, tol, workspace, singular, stream);
+                                    const float* c, const float* d, float* u, double tol, bool periodic,
+                                    void* workspace, unsigned long long* singular, void* stream) {
+  block::solve<float>(kernel, l, a, b, c, d, u, tol, periodic, workspace, singular, stream);
 }
 
 }  // namespace adi::cuda_backend

@@ -5,9 +5,9 @@ namespace adi::cuda_backend {
 
 template <>
 void block_tridiagonal_solve<double>(BlockKernel kernel, const BlockLineSet& l, const double* a, const double* b,
-                                     const double* c, const double* d, double* u, double tol, void* workspace,
-                                     unsigned long long* singular, void* stream) {
-  block::solve<double>(kernel, l, a, b, c, d, u, tol, workspace, singular, stream);
+                                     const double* c, const double* d, double* u, double tol, bool periodic,
+                                     void* workspace, unsigned long long* singular, void* stream) {
+  block::solve<double>(kernel, l, a, b, c, d, u, tol, periodic, workspace, singular, stream);
 }
 
 }  // namespace adi::cuda_backend

@@ -10,26 +10,27 @@
 namespace adi::cuda_backend::block {
 
 template <class T, int M>
-void launch_m(BlockKernel kernel, const Args<T>& args, cudaStream_t stream) {
-  if (kernel == BlockKernel::cuda_block_thomas_shared)
-    launch<T, M, SharedExchange>(args, stream);
+void launch_m(BlockKernel kernel, bool periodic, const Args<T>& args, cudaStream_t stream) {
+  const bool shared = kernel == BlockKernel::cuda_block_thomas_shared;
+  if (periodic)
+    shared ? launch<T, M, SharedExchange, true>(args, stream) : launch<T, M, ShuffleExchange, true>(args, stream);
   else
-    launch<T, M, ShuffleExchange>(args, stream);
+    shared ? launch<T, M, SharedExchange, false>(args, stream) : launch<T, M, ShuffleExchange, false>(args, stream);
 }
 
 template <class T>
 void solve(BlockKernel kernel, const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d, T* u,
-           double tol, void* workspace, unsigned long long* singular, void* stream_ptr) {
+           double tol, bool periodic, void* workspace, unsigned long long* singular, void* stream_ptr) {
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   const Args<T> args{l, a, b, c, d, u, static_cast<T*>(workspace), static_cast<T>(tol), singular};
   switch (l.m) {
-    case 2: launch_m<T, 2>(kernel, args, stream); break;
-    case 3: launch_m<T, 3>(kernel, args, stream); break;
-    case 4: launch_m<T, 4>(kernel, args, stream); break;
-    case 5: launch_m<T, 5>(kernel, args, stream); break;
-    case 6: launch_m<T, 6>(kernel, args, stream); break;
-    case 7: launch_m<T, 7>(kernel, args, stream); break;
-    default: launch_m<T, 8>(kernel, args, stream); break;
+    case 2: launch_m<T, 2>(kernel, periodic, args, stream); break;
+    case 3: launch_m<T, 3>(kernel, periodic, args, stream); break;
+    case 4: launch_m<T, 4>(kernel, periodic, args, stream); break;
+    case 5: launch_m<T, 5>(kernel, periodic, args, stream); break;
+    case 6: launch_m<T, 6>(kernel, periodic, args, stream); break;
+    case 7: launch_m<T, 7>(kernel, periodic, args, stream); break;
+    default: launch_m<T, 8>(kernel, periodic, args, stream); break;
   }
   ADI_CUDA_CHECK(cudaGetLastError());
 }

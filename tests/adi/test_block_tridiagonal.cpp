@@ -24,10 +24,10 @@ using namespace adi::test_block;
 
 template <class T>
 void solve_and_check(const Executor& exec, const BlockLineSet& l, BlockKernel kernel, bool in_place,
-                     std::uint32_t seed, index_t base = 0) {
+                     std::uint32_t seed, index_t base = 0, bool periodic = false) {
   SCOPED_TRACE(std::string(adi::block_kernel_name(kernel)) + (in_place ? " in-place" : ""));
-  const auto p = make_block_problem<T>(l, seed, base);
-  adi::BlockTridiagonalPlan<T> plan(exec, l, {kernel});
+  const auto p = make_block_problem<T>(l, seed, base, false, periodic);
+  adi::BlockTridiagonalPlan<T> plan(exec, l, {kernel, 0, periodic});
   EXPECT_EQ(plan.kernel(), kernel == BlockKernel::automatic ? BlockKernel::cpu_block_thomas : kernel);
   std::vector<T> u = in_place ? p.d : std::vector<T>(p.d.size(), std::numeric_limits<T>::quiet_NaN());
   const std::vector<T> before = u;
@@ -78,6 +78,19 @@ TYPED_TEST(BlockTridiagonalApi, GridLinesEveryAxisAndFieldLayout) {
         EXPECT_EQ(l.n, axis == Axis::x ? 7 : axis == Axis::y ? 5 : 3);
         EXPECT_EQ(l.systems(), 7 * 5 * 3 / l.n);
         solve_and_check<TypeParam>(Executor::host(), l, BlockKernel::automatic, seed % 2 == 0, seed);
+        ++seed;
+      }
+}
+
+// Periodic grid lines (a CFD code's periodic directions), host kernel and reference.
+TYPED_TEST(BlockTridiagonalApi, PeriodicGridLines) {
+  std::uint32_t seed = 150;
+  for (BlockKernel k : {BlockKernel::automatic, BlockKernel::reference})
+    for (FieldLayout f : {FieldLayout::aos, FieldLayout::soa_padded})
+      for (Axis axis : {Axis::x, Axis::y, Axis::z}) {
+        SCOPED_TRACE(std::string("periodic grid ") + name(f) + " axis " + adi::axis_name(axis));
+        solve_and_check<TypeParam>(Executor::host(), adi::to_block_lines(grid_lines(4, 6, 5, 2, axis, f)), k,
+                                   seed % 2 == 1, seed, 0, true);
         ++seed;
       }
 }

@@ -24,18 +24,18 @@ adi::cpu::BlockFailure run(Which w, const BlockProblem<T>& p, const T* d, T* u, 
   const double tol = 16 * std::numeric_limits<T>::epsilon();
   if (w == Which::reference)
     return adi::cpu::block_thomas_reference<T>(p.l, p.a.data() + o, p.b.data() + o, p.c.data() + o, d + o, u + o,
-                                               tol);
-  std::vector<T> ws(adi::cpu::block_thomas_workspace_bytes(p.l, threads, sizeof(T)) / sizeof(T) + 1);
+                                               tol, p.periodic);
+  std::vector<T> ws(adi::cpu::block_thomas_workspace_bytes(p.l, p.periodic, threads, sizeof(T)) / sizeof(T) + 1);
   return adi::cpu::block_thomas<T>(p.l, p.a.data() + o, p.b.data() + o, p.c.data() + o, d + o, u + o, tol,
-                                   ws.data(), threads);
+                                   p.periodic, ws.data(), threads);
 }
 
 template <class T>
 void check(Which w, const BlockLineSet& l, bool in_place, int threads, index_t base, std::uint32_t seed,
-           bool permute = false) {
+           bool permute = false, bool periodic = false) {
   SCOPED_TRACE(std::string(w == Which::kernel ? "cpu_block_thomas" : "reference") +
                (in_place ? " in-place" : "") + " threads=" + std::to_string(threads));
-  const auto p = make_block_problem<T>(l, seed, base, permute);
+  const auto p = make_block_problem<T>(l, seed, base, permute, periodic);
   std::vector<T> u = in_place ? p.d : std::vector<T>(p.d.size(), std::numeric_limits<T>::quiet_NaN());
   const std::vector<T> before = u;
   const auto key = run<T>(w, p, in_place ? u.data() : p.d.data(), u.data(), threads);
@@ -102,6 +102,37 @@ TYPED_TEST(BlockThomasCpu, ReferenceAgainstDenseLu) {
       check<TypeParam>(Which::reference, adi::to_block_lines(adi::BlockContiguous{m, n, 3}), false, 1, 0, seed++);
       check<TypeParam>(Which::reference, adi::to_block_lines(padded_layout(m, n, 3, 2)), true, 1, 2, seed++);
     }
+}
+
+// Block-cyclic systems: every M, short lines (n = 1, 2 fold the corners onto the
+// neighbours), strided layouts, in place, both the kernel and the reference.
+TYPED_TEST(BlockThomasCpu, PeriodicSystems) {
+  std::uint32_t seed = 500;
+  for (Which w : {Which::kernel, Which::reference})
+    for (int m = 2; m <= 8; ++m)
+      for (index_t n : {1, 2, 3, 4, 17, 128}) {
+        if (n == 128 && m > 5) continue;  // the dense oracle's cost
+        check<TypeParam>(w, adi::to_block_lines(adi::BlockContiguous{m, n, 5}), n == 3, 2, 0, seed++, false, true);
+        if (n == 17)
+          check<TypeParam>(w, adi::to_block_lines(padded_layout(m, n, 3, 2)), false, 1, 2, seed++, m % 2 == 0, true);
+      }
+  // Enough work for the parallel region.
+  check<TypeParam>(Which::kernel, adi::to_block_lines(adi::BlockInterleaved{3, 64, 200}), false, 2, 0, 9, false,
+                   true);
+}
+
+// A singular final block of a periodic system reports row n-1.
+TYPED_TEST(BlockThomasCpu, PeriodicSingularLastBlock) {
+  using T = TypeParam;
+  for (Which w : {Which::kernel, Which::reference}) {
+    const BlockLineSet l = adi::to_block_lines(adi::BlockContiguous{3, 6, 4});
+    auto p = make_block_problem<T>(l, 21, 0, false, true);
+    // Last block row: B_5 = 0, A_5 = 0, C_5 = 0 makes G = B_5 - (folded terms) = 0 exactly.
+    for (int r = 0; r < 3; ++r)
+      for (int q = 0; q < 3; ++q) p.a[p.bi(2, 5, r, q)] = p.b[p.bi(2, 5, r, q)] = p.c[p.bi(2, 5, r, q)] = 0;
+    std::vector<T> u(p.d.size());
+    EXPECT_EQ(run<T>(w, p, p.d.data(), u.data(), 1), 2 * 6 + 5);
+  }
 }
 
 // A singular pivot block reports the smallest (system, row); kernel and reference agree.

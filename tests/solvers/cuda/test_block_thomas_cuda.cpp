@@ -46,7 +46,7 @@ std::vector<T> solve_on_device(const BlockProblem<T>& p, BlockKernel kernel, boo
   const Executor exec = Executor::cuda();
   auto a = to_device(p.a, exec), b = to_device(p.b, exec), c = to_device(p.c, exec);
   auto d = to_device(p.d, exec), u = to_device(before, exec);
-  adi::BlockTridiagonalPlan<T> plan(exec, p.l, {kernel});
+  adi::BlockTridiagonalPlan<T> plan(exec, p.l, {kernel, 0, p.periodic});
   EXPECT_EQ(plan.kernel(), kernel);
   const index_t o = p.base;
   plan.solve({a.data() + o, b.data() + o, c.data() + o}, in_place ? u.data() + o : d.data() + o, u.data() + o);
@@ -57,10 +57,10 @@ std::vector<T> solve_on_device(const BlockProblem<T>& p, BlockKernel kernel, boo
 
 template <class T>
 void check(const BlockLineSet& l, BlockKernel kernel, bool in_place, std::uint32_t seed, index_t base = 0,
-           bool permute = false) {
+           bool permute = false, bool periodic = false) {
   SCOPED_TRACE(std::string(adi::block_kernel_name(kernel)) + (sizeof(T) == 4 ? " float" : " double") +
                (in_place ? " in-place" : "") + (permute ? " permuted rows" : ""));
-  const auto p = make_block_problem<T>(l, seed, base, permute);
+  const auto p = make_block_problem<T>(l, seed, base, permute, periodic);
   const std::vector<T> before =
       in_place ? p.d : std::vector<T>(p.d.size(), std::numeric_limits<T>::quiet_NaN());
   expect_block_solution(p, solve_on_device(p, kernel, in_place, before), before);
@@ -123,6 +123,26 @@ TYPED_TEST(BlockThomasCuda, PivotingInsideBlocks) {
       check<TypeParam>(adi::to_block_lines(adi::BlockInterleaved{m, 17, 37}), k, false, seed++, 0, true);
 }
 
+// Block-cyclic systems: every M, n = 1, 2, 3 (corners folded onto the neighbours), longer
+// lines, strided and grid layouts, in place, pivoting inside blocks.
+TYPED_TEST(BlockThomasCuda, PeriodicSystems) {
+  ADI_REQUIRE_CUDA();
+  std::uint32_t seed = 400;
+  for (BlockKernel k : kKernels)
+    for (int m = 2; m <= 8; ++m) {
+      for (index_t n : {1, 2, 3, 4, 17, 128}) {
+        if (n == 128 && m > 5) continue;
+        check<TypeParam>(adi::to_block_lines(adi::BlockInterleaved{m, n, 37}), k, n == 17, seed++, 0, m == 3,
+                         true);
+      }
+      check<TypeParam>(adi::to_block_lines(padded_layout(m, 17, 3, 2)), k, false, seed++, 1, false, true);
+    }
+  for (BlockKernel k : kKernels)
+    for (FieldLayout f : {FieldLayout::aos, FieldLayout::soa})
+      for (Axis axis : {Axis::x, Axis::y, Axis::z})
+        check<TypeParam>(adi::to_block_lines(grid_lines(5, 8, 6, 4, axis, f)), k, true, seed++, 0, false, true);
+}
+
 // The first singular pivot block (smallest system, then row) is reported, as on the host.
 TYPED_TEST(BlockThomasCuda, SingularBlockNamesSystemAndRow) {
   ADI_REQUIRE_CUDA();
@@ -149,6 +169,19 @@ TYPED_TEST(BlockThomasCuda, SingularBlockNamesSystemAndRow) {
       } catch (const adi::SingularBlock& e) {
         EXPECT_EQ(e.system(), 171);
         EXPECT_EQ(e.row(), 6);
+      }
+      // Periodic: a singular final block reports row n-1.
+      {
+        auto z = make_block_problem<T>(l, 13, 0, false, true);
+        for (int r = 0; r < m; ++r)
+          for (int q = 0; q < m; ++q) z.a[z.bi(42, 8, r, q)] = z.b[z.bi(42, 8, r, q)] = z.c[z.bi(42, 8, r, q)] = 0;
+        try {
+          solve_on_device(z, k, false, before);
+          ADD_FAILURE() << "no SingularBlock thrown for the periodic last block";
+        } catch (const adi::SingularBlock& e) {
+          EXPECT_EQ(e.system(), 42);
+          EXPECT_EQ(e.row(), 8);
+        }
       }
       // A NaN inside a block is reported too, never returned as a result.
       auto q = make_block_problem<T>(l, 12);
