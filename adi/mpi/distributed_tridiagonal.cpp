@@ -33,7 +33,7 @@ namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-constexpr int kGroup = 16;  // lines handled together when neighbouring lines are adjacent in memory
+constexpr int kGroup = 128;  // lines handled together when neighbouring lines are adjacent in memory (whole 4 KiB rows: fewer pages per row)
 
 // Coefficient access: per-element bands (offset of the element) or shared bands (row).
 template <class T>

@@ -191,4 +191,13 @@ bool cuda_aware() {
 #endif
 }
 
+std::string cuda_aware_report() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  return "MPIX_CUDA_AWARE_SUPPORT = " + std::to_string(MPIX_CUDA_AWARE_SUPPORT) +
+         ", MPIX_Query_cuda_support() = " + std::to_string(MPIX_Query_cuda_support());
+#else
+  return "this MPI has no MPIX_CUDA_AWARE_SUPPORT query (treated as not CUDA-aware)";
+#endif
+}
+
 }  // namespace adi::mpi

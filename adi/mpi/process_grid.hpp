@@ -104,5 +104,8 @@ inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
 // Whether the MPI library says it can take device pointers (Open MPI's
 // MPIX_Query_cuda_support(); false when the library has no such query).
 bool cuda_aware();
+// One line for reports: the compile-time macro and the run-time answer, e.g.
+// "MPIX_CUDA_AWARE_SUPPORT = 0, MPIX_Query_cuda_support() = 0".
+std::string cuda_aware_report();
 
 }  // namespace adi::mpi

@@ -142,6 +142,14 @@ void side_event_destroy(void* event) noexcept;
 void side_event_record(void* event, void* stream);
 void side_stream_wait(void* stream, void* event);
 
+// Timing marks on a stream (cudaEvent_t as void*): the ADI solver times its parts with
+// them instead of synchronising the device around every part.
+void* event_create();
+void event_destroy(void* event) noexcept;
+void event_record(void* event, void* stream);
+bool event_done(void* event);                       // recorded work reached (non-blocking)
+double event_elapsed_ms(void* start, void* stop);  // waits for stop
+
 // Every allocate() so far (a test checks that repeated ADI steps allocate nothing).
 std::size_t allocation_count();
 // Copies on `stream`, ordered with the work queued there, and waits for them.
@@ -222,6 +230,15 @@ struct FusedStage {
 bool fused_stage_supported(const LineSet& lines);
 template <class T>
 void fused_stage_solve(const FusedStage<T>& stage, int* pivot_flag, void* stream);
+// Launch-shape overrides of the fused stage, for the benchmark's tuning rows (0: default).
+struct FusedTuning {
+  int warps = 0;       // X: warps per block
+  int min_blocks = 0;  // X: 2, 3 or 4 blocks per SM (register cap); Y/Z: 1 or 2
+  int rows = 0;        // Y/Z: rows per thread, 8 or 16
+  int lines = 0;       // Y/Z: lines per tile
+};
+template <class T>
+void fused_stage_solve_tuned(const FusedStage<T>& stage, int* pivot_flag, void* stream, const FusedTuning& tuning);
 
 // Block-tridiagonal kernels (solvers/cuda/block_thomas*.cuh). Assume validated input.
 // Workspace: the factors C*_i of every system (interleaved by system, so coalesced).

@@ -103,6 +103,11 @@ template void block_tridiagonal_solve<double>(BlockKernel, const BlockLineSet&, 
                                               const double*, const double*, double*, double, bool, void*,
                                               unsigned long long*, void*);
 std::size_t allocation_count() { return 0; }
+void* event_create() { no_cuda(); }
+void event_destroy(void*) noexcept {}
+void event_record(void*, void*) { no_cuda(); }
+bool event_done(void*) { no_cuda(); }
+double event_elapsed_ms(void*, void*) { no_cuda(); }
 void copy_on_stream(void*, const void*, std::size_t, Copy, void*) { no_cuda(); }
 bool fused_stage_supported(const LineSet&) { return false; }
 template <class T>
@@ -137,6 +142,10 @@ template <class T>
 void fused_stage_solve(const FusedStage<T>&, int*, void*) {
   no_cuda();
 }
+template <class T>
+void fused_stage_solve_tuned(const FusedStage<T>&, int*, void*, const FusedTuning&) {
+  no_cuda();
+}
 #define ADI_CUDA_STUB_STENCILS(T)                                                                           \
   template void stencil_apply<T>(const adi::detail::StencilView<T>&, const adi::detail::ApplyArgs<T>&, void*); \
   template void stencil_face<T>(T*, const Box3&, const adi::detail::FaceRegion&, const T*, T, bool, void*);   \
@@ -151,7 +160,8 @@ void fused_stage_solve(const FusedStage<T>&, int*, void*) {
                                      const std::array<std::array<const T*, 2>, 3>&,                           \
                                      const std::array<std::array<const T*, 2>, 3>&, const T*, const T*, T, T*, \
                                      void*);                                                                  \
-  template void fused_stage_solve<T>(const FusedStage<T>&, int*, void*);
+  template void fused_stage_solve<T>(const FusedStage<T>&, int*, void*);                                      \
+  template void fused_stage_solve_tuned<T>(const FusedStage<T>&, int*, void*, const FusedTuning&);
 ADI_CUDA_STUB_STENCILS(float)
 ADI_CUDA_STUB_STENCILS(double)
 int large_chunk_min() { no_cuda(); }

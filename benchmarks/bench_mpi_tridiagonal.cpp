@@ -1,0 +1,230 @@
+// bench_mpi_tridiagonal: distributed tridiagonal line solves (adi::mpi, the partition
+// method) on the public case 128 x 128 x 4096 fp64: 16,384 lines of 4096 rows along z,
+// split along z over the ranks of MPI_COMM_WORLD.
+//
+//   mpirun -np 2 bench_mpi_tridiagonal                 # host and (when present) device memory
+//   mpirun -np 4 bench_mpi_tridiagonal --n 64x64x1024 --memory host --reps 5
+//
+// Its own harness rather than Google Benchmark: every rank must run the same repetitions
+// in lockstep (a solve is collective). Per repetition: inputs restored (not timed),
+// barrier, solve, device sync, then the slowest rank's time counts; medians after one
+// warm-up. In the same run it measures the copy bandwidth of the memory the arrays live
+// in and the axis communicator's latency/bandwidth, and prints for every strategy:
+// ms per solve, the split between local passes, reduced-system exchange and (device)
+// staging copies, and the ratio to the traffic model
+//   model = 5 arrays * local nodes * sizeof(T) / copy bandwidth      (read a, b, c, d, write u)
+//         + allreduce latency + exchanged bytes / network bandwidth   (split axes only),
+// plus plan creation + first solve.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "adi/field.hpp"
+#include "adi/mpi/decomposition.hpp"
+#include "adi/mpi/distributed_tridiagonal.hpp"
+
+namespace {
+
+using namespace adi;
+using adi::mpi::ReducedStrategy;
+
+double now() { return MPI_Wtime(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+double max_over_ranks(double x) {
+  double y = 0;
+  MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return y;
+}
+
+struct Row {
+  int ranks;
+  std::string memory, strategy;
+  double ms, local_ms, exchange_ms, staging_ms, model_ms, first_ms;
+  double exch_kib;
+};
+
+struct Args {
+  std::array<index_t, 3> n{128, 128, 4096};
+  std::string memory = "both";
+  int reps = 10;
+  std::string strategy = "all";
+};
+
+// Arrays of one rank in one memory space: a, b, c, d, the saved d, u.
+template <class T>
+struct Arrays {
+  Array<T> a, b, c, d, d0, u;
+};
+
+template <class T>
+void run_case(const Args& args, bool device, int rank, int size, std::vector<Row>& rows) {
+  const Executor exec = device ? Executor::cuda([] {
+    // One GPU per rank on a node: the node-local rank picks it.
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    int lr = 0;
+    MPI_Comm_rank(local, &lr);
+    MPI_Comm_free(&local);
+    return lr;
+  }()) : Executor::host();
+  adi::mpi::ProcessGrid procs(MPI_COMM_WORLD, {1, 1, size});
+  adi::mpi::Decomposition dec(procs, args.n);
+  const Box3 box = dec.local_box();
+  const index_t N = box.size();
+  // Diagonally dominant random bands, d; the same on host and device.
+  std::vector<T> h(static_cast<std::size_t>(N));
+  Arrays<T> A{Array<T>(N, exec), Array<T>(N, exec), Array<T>(N, exec), Array<T>(N, exec), Array<T>(N, exec),
+              Array<T>(N, exec)};
+  std::mt19937_64 rng(1234 + unsigned(rank));
+  std::uniform_real_distribution<double> u01(0.0, 1.0);
+  auto fill = [&](Array<T>& arr, double lo, double hi) {
+    for (T& x : h) x = T(lo + (hi - lo) * u01(rng));
+    arr.copy_from_host(h.data());
+  };
+  fill(A.a, -1, 1);
+  fill(A.b, 3, 4);
+  fill(A.c, -1, 1);
+  fill(A.d, -1, 1);
+  A.d0.copy_from_host(h.data());
+  const std::size_t bytes = std::size_t(N) * sizeof(T);
+  auto restore = [&] {
+    detail::copy_bytes(A.d.data(), exec.memory_space(), A.d0.data(), exec.memory_space(), bytes);
+  };
+  // Copy bandwidth of this memory, in the same run (read + write counted).
+  std::vector<double> tc;
+  for (int i = 0; i < 4; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = now();
+    restore();
+    exec.synchronize();
+    tc.push_back(now() - t0);
+  }
+  const double copy_bw = 2.0 * double(bytes) / max_over_ranks(median(tc));
+  const auto& net = procs.network(Axis::z);
+
+  std::vector<ReducedStrategy> strategies;
+  if (size == 1) {
+    strategies = {ReducedStrategy::automatic};  // the single-device plan, nothing to exchange
+  } else if (args.strategy == "all") {
+    strategies = {ReducedStrategy::automatic, ReducedStrategy::allgather, ReducedStrategy::alltoall,
+                  ReducedStrategy::pcr};
+  } else {
+    strategies = {adi::mpi::strategy_from_name(args.strategy)};
+  }
+  for (ReducedStrategy s : strategies) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = now();
+    adi::mpi::DistributedTridiagonalPlan<T> plan(procs, Axis::z, exec, box, {false, s});
+    plan.solve(Bands<T>{A.a.data(), A.b.data(), A.c.data()}, A.d.data(), A.u.data());
+    exec.synchronize();
+    const double first = max_over_ranks(now() - t0);
+    std::vector<double> t, tl, te, ts;
+    for (int r = 0; r < args.reps; ++r) {
+      restore();
+      exec.synchronize();
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double a0 = now();
+      plan.solve(Bands<T>{A.a.data(), A.b.data(), A.c.data()}, A.d.data(), A.u.data());
+      exec.synchronize();
+      t.push_back(max_over_ranks(now() - a0));
+      tl.push_back(max_over_ranks(plan.split() ? plan.last_local_seconds() : 0.0));
+      te.push_back(max_over_ranks(plan.split() ? plan.last_exchange_seconds() : 0.0));
+      ts.push_back(max_over_ranks(plan.split() ? plan.last_staging_seconds() : 0.0));
+    }
+    const double exch = max_over_ranks(plan.split() ? plan.exchanged_bytes() : 0.0);
+    const double model = 5.0 * double(bytes) / copy_bw + (plan.split() ? net.latency + exch / net.bandwidth : 0.0);
+    const std::string name = !plan.split() ? "single-device"
+                             : s == ReducedStrategy::automatic
+                                 ? std::string("automatic->") + adi::mpi::strategy_name(plan.strategy())
+                                 : adi::mpi::strategy_name(s);
+    rows.push_back({size, device ? "device" : "host", name, 1e3 * median(t), 1e3 * median(tl), 1e3 * median(te),
+                    1e3 * median(ts), 1e3 * model, 1e3 * first, exch / 1024.0});
+    if (rank == 0)
+      std::fprintf(stderr, "  %s %s: %.3f ms\n", device ? "device" : "host", name.c_str(), rows.back().ms);
+  }
+  if (rank == 0) {
+    std::printf("%s memory, %d rank(s): local box %lldx%lldx%lld, copy bandwidth %.1f GB/s; axis allreduce %.1f us, "
+                "p2p %.1f us, %.2f GB/s (measured in %.1f ms)\n",
+                device ? "device" : "host", size, (long long)box.nx, (long long)box.ny, (long long)box.nz,
+                copy_bw / 1e9, net.latency * 1e6, net.p2p_latency * 1e6, net.bandwidth / 1e9,
+                net.measure_seconds * 1e3);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        if (rank == 0) std::fprintf(stderr, "bench_mpi_tridiagonal: %s needs a value\n", a.c_str());
+        MPI_Finalize();
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--n") {
+      const auto d = adi::mpi::parse_procs(next());  // the same "AxBxC" syntax
+      args.n = {d[0], d[1], d[2]};
+    } else if (a == "--memory") {
+      args.memory = next();
+    } else if (a == "--reps") {
+      args.reps = std::max(1, std::stoi(next()));
+    } else if (a == "--strategy") {
+      args.strategy = next();
+    } else {
+      if (rank == 0)
+        std::printf("usage: mpirun -np P bench_mpi_tridiagonal [--n 128x128x4096] [--memory host|device|both] "
+                    "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr]\n");
+      MPI_Finalize();
+      return a == "--help" || a == "-h" ? 0 : 2;
+    }
+  }
+  std::vector<Row> rows;
+  int rc = 0;
+  try {
+    if (rank == 0) {
+      std::printf("bench_mpi_tridiagonal: %lldx%lldx%lld %s, lines along z split over %d rank(s); MPI CUDA-aware: %s "
+                  "(%s)\n",
+                  (long long)args.n[0], (long long)args.n[1], (long long)args.n[2], "fp64", size,
+                  adi::mpi::cuda_aware() ? "yes" : "no", adi::mpi::cuda_aware_report().c_str());
+    }
+    if (args.memory == "host" || args.memory == "both") run_case<double>(args, false, rank, size, rows);
+    if ((args.memory == "device" || args.memory == "both")) {
+      if (Executor::cuda_available())
+        run_case<double>(args, true, rank, size, rows);
+      else if (rank == 0)
+        std::printf("device memory: no CUDA device (or adi built without CUDA): rows skipped\n");
+    }
+  } catch (const adi::Error& e) {
+    if (rank == 0) std::fprintf(stderr, "bench_mpi_tridiagonal: error: %s\n", e.what());
+    rc = 2;
+  }
+  if (rank == 0 && !rows.empty()) {
+    std::printf("\n| ranks | memory | strategy | ms/solve | local ms | exchange ms | staging ms | exchanged KiB/rank "
+                "| model ms | ratio | plan+first ms |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const Row& r : rows)
+      std::printf("| %d | %s | %s | %.3f | %.3f | %.3f | %.3f | %.0f | %.3f | %.2f | %.1f |\n", r.ranks,
+                  r.memory.c_str(), r.strategy.c_str(), r.ms, r.local_ms, r.exchange_ms, r.staging_ms, r.exch_kib,
+                  r.model_ms, r.ms / r.model_ms, r.first_ms);
+  }
+  MPI_Finalize();
+  return rc;
+}
