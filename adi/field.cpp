@@ -25,7 +25,7 @@ Storage::Storage(std::size_t bytes, const Executor& exec) : bytes_(bytes) {
   }
 }
 
-void copy_bytes(void* dst, MemorySpace ds, const void* src, MemorySpace ss, std::size_t bytes) {
+void copy_bytes(void* dst, MemorySpace ds, const void* src, MemorySpace ss, std::size_t bytes, void* stream) {
   if (bytes == 0) return;
   if (ds == MemorySpace::host && ss == MemorySpace::host) {
     std::memcpy(dst, src, bytes);
@@ -35,7 +35,7 @@ void copy_bytes(void* dst, MemorySpace ds, const void* src, MemorySpace ss, std:
   const Copy kind = ds == MemorySpace::host ? Copy::device_to_host
                     : ss == MemorySpace::host ? Copy::host_to_device
                                               : Copy::device_to_device;
-  cuda_backend::copy(dst, src, bytes, kind);
+  cuda_backend::copy_on_stream(dst, src, bytes, kind, stream);
 }
 
 }  // namespace detail
@@ -57,7 +57,8 @@ void Field<T>::copy_from(const Field& other) {
                       std::to_string(other.ny()) + "x" + std::to_string(other.nz()) + " into " +
                       std::to_string(nx()) + "x" + std::to_string(ny()) + "x" + std::to_string(nz()) + ")");
   // Both fields share the padded shape, so one contiguous copy moves everything.
-  detail::copy_bytes(data(), memory_space(), other.data(), other.memory_space(), storage_.bytes());
+  void* stream = exec_.is_cuda() ? exec_.stream() : other.executor().stream();
+  detail::copy_bytes(data(), memory_space(), other.data(), other.memory_space(), storage_.bytes(), stream);
 }
 
 template <class T>
@@ -74,7 +75,8 @@ void Field<T>::fill(T value) {
     for (std::size_t i = 0; i < n; ++i) data()[i] = value;
   } else {
     std::vector<T> tmp(n, value);
-    detail::copy_bytes(data(), MemorySpace::device, tmp.data(), MemorySpace::host, storage_.bytes());
+    detail::copy_bytes(data(), MemorySpace::device, tmp.data(), MemorySpace::host, storage_.bytes(),
+                       exec_.stream());
   }
 }
 

@@ -24,9 +24,11 @@ class Storage {
   std::shared_ptr<void> ptr_;
   std::size_t bytes_ = 0;
 };
-// Copies bytes between any two memory spaces (synchronous).
+// Copies bytes between any two memory spaces (synchronous). A copy that involves the
+// device goes on `stream` (a cudaStream_t; null: the default stream), after the work
+// already queued there.
 void copy_bytes(void* dst, MemorySpace dst_space, const void* src, MemorySpace src_space,
-                std::size_t bytes);
+                std::size_t bytes, void* stream = nullptr);
 }  // namespace detail
 
 // A 1D array of n values in exec's memory space: the simplest way to hand device
@@ -41,12 +43,13 @@ class Array {
   const T* data() const { return static_cast<const T*>(storage_.get()); }
   index_t size() const { return n_; }
   const Executor& executor() const { return exec_; }
-  // Copies size() values from / to host memory.
+  // Copies size() values from / to host memory (on the executor's stream, after the work
+  // queued there; returns when the copy is done).
   void copy_from_host(const T* src) {
-    detail::copy_bytes(data(), exec_.memory_space(), src, MemorySpace::host, bytes());
+    detail::copy_bytes(data(), exec_.memory_space(), src, MemorySpace::host, bytes(), exec_.stream());
   }
   void copy_to_host(T* dst) const {
-    detail::copy_bytes(dst, MemorySpace::host, data(), exec_.memory_space(), bytes());
+    detail::copy_bytes(dst, MemorySpace::host, data(), exec_.memory_space(), bytes(), exec_.stream());
   }
 
  private:
@@ -87,7 +90,8 @@ class Field {
   T& operator()(index_t i, index_t j, index_t k) { return data()[index(i, j, k)]; }
   const T& operator()(index_t i, index_t j, index_t k) const { return data()[index(i, j, k)]; }
 
-  // Copies values (not padding) from another field of the same extents, any memory space.
+  // Copies values (and padding) from another field of the same extents, any memory space;
+  // on the device executor's stream (this field's when both are device fields).
   void copy_from(const Field& other);
   // A copy of this field in host memory.
   Field to_host() const;

@@ -14,6 +14,7 @@
 #include "solvers/cpu/stencil_apply.hpp"
 #include "solvers/cpu/stencil_diagonal.hpp"
 #include "solvers/cpu/stencil_face.hpp"
+#include "solvers/cuda/backend.hpp"
 
 namespace adi {
 
@@ -59,26 +60,38 @@ struct SourceSlot {
   Field<T> f;
 };
 
-// The stencil kernels of the executor's backend: the one place that picks them.
-// CUDA versions (solvers/cuda/stencil_*, same arguments) plug in beside the host
-// ones; until they exist the Operator constructor refuses CUDA executors.
+// The stencil kernels of the executor's backend: the one place that picks them (host:
+// solvers/cpu/stencil_*, CUDA: solvers/cuda/stencil_*.cu, same arguments; CUDA work is
+// enqueued on the executor's stream).
 template <class T>
 struct Stencils {
   static void apply(const Executor& e, const detail::StencilView<T>& v, const detail::ApplyArgs<T>& a) {
-    cpu::stencil_apply<T>(v, a, e.threads());
+    if (e.is_cuda())
+      cuda_backend::stencil_apply<T>(v, a, e.stream());
+    else
+      cpu::stencil_apply<T>(v, a, e.threads());
   }
   static void face(const Executor& e, T* f, const Box3& box, const detail::FaceRegion& r, const T* vals, T scale,
                    bool add) {
-    cpu::stencil_face<T>(f, box, r, vals, scale, add, e.threads());
+    if (e.is_cuda())
+      cuda_backend::stencil_face<T>(f, box, r, vals, scale, add, e.stream());
+    else
+      cpu::stencil_face<T>(f, box, r, vals, scale, add, e.threads());
   }
   static void face_apply(const Executor& e, const detail::StencilView<T>& v, const detail::FaceRegion& r,
                          const T* u, const std::array<T, 3>& w,
                          const std::array<std::array<const T*, 2>, 3>& neumann, const T* src, T src_scale,
                          T* vals, bool add) {
-    cpu::stencil_face_apply<T>(v, r, u, w, neumann, src, src_scale, vals, add, e.threads());
+    if (e.is_cuda())
+      cuda_backend::stencil_face_apply<T>(v, r, u, w, neumann, src, src_scale, vals, add, e.stream());
+    else
+      cpu::stencil_face_apply<T>(v, r, u, w, neumann, src, src_scale, vals, add, e.threads());
   }
   static void diagonal(const Executor& e, const T* d, T inv_s, T* b, index_t n) {
-    cpu::stencil_diagonal<T>(d, inv_s, b, n, e.threads());
+    if (e.is_cuda())
+      cuda_backend::stencil_diagonal<T>(d, inv_s, b, n, e.stream());
+    else
+      cpu::stencil_diagonal<T>(d, inv_s, b, n, e.threads());
   }
 };
 
@@ -138,6 +151,19 @@ struct Operator<T>::Impl {
   void stage_face_correction(int f, T s, double t_new, Field<T>& Y, double t_old, Field<T>& V_old,
                              const std::array<bool, 3>& later);
   Array<T> face_scratch;
+
+  // CUDA: stages along shared-band axes run as one fused kernel (right-hand side,
+  // generated bands, solve); see solve_fused.
+  bool fused(int a) const {
+    return exec.is_cuda() && ax[a].shared && cuda_backend::fused_stage_supported(ax[a].plan->lines());
+  }
+  void solve_fused(int a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old, Field<T>* V_old,
+                   const std::array<bool, 3>& later, Field<T>* result);
+  detail::FaceRegion region(int f, bool unknown_only) const;
+  // All boundary data constant and no source: a stage's boundary correction is exactly 0.
+  bool static_data = false;
+  std::array<Array<T>, 2> end_scratch;  // CUDA: stage values on the two faces of an axis
+  detail::Storage pivot_flag;           // CUDA: set by the fused kernel on a bad pivot
 };
 
 // Into face_scratch: - s sum_{i later} [F_i(t_new, g(t_new)) - F_i(t_old, g(t_old))]
@@ -503,23 +529,40 @@ const T* Operator<T>::Impl::source_at(double t) {
   return src[slot].f.data();
 }
 
-// Writes/adds face f's values into F: over the whole face, or only over the unknown
-// ranges of the other two axes.
+// Face f of the grid: the whole face, or only the unknown ranges of the other two axes.
 template <class T>
-void Operator<T>::Impl::face_write(Field<T>& F, int f, bool unknown_only, const T* vals, T scale, bool add) {
-  const int a = f / 2;
+detail::FaceRegion Operator<T>::Impl::region(int f, bool unknown_only) const {
   detail::FaceRegion r;
-  r.axis = static_cast<Axis>(a);
+  r.axis = static_cast<Axis>(f / 2);
   r.plane = f % 2 == 1 ? grid.extent(r.axis) - 1 : 0;
   for (int d = 0; d < 3; ++d) {
     r.lo[d] = unknown_only ? lo[d] : 0;
     r.hi[d] = unknown_only ? hi[d] : grid.extent(static_cast<Axis>(d)) - 1;
   }
-  Stencils<T>::face(exec, F.data(), F.box(), r, vals, scale, add);
+  return r;
+}
+
+// Writes/adds face f's values into F: over the whole face, or only over the unknown
+// ranges of the other two axes.
+template <class T>
+void Operator<T>::Impl::face_write(Field<T>& F, int f, bool unknown_only, const T* vals, T scale, bool add) {
+  Stencils<T>::face(exec, F.data(), F.box(), region(f, unknown_only), vals, scale, add);
 }
 
 template <class T>
 void Operator<T>::Impl::set_boundary(double t, Field<T>& V) {
+  if (exec.is_cuda()) {  // one launch for all faces (the later face wins on shared edges, as below)
+    std::array<cuda_backend::FaceWrite<T>, 6> w{};
+    int count = 0;
+    for (int a = 0; a < 3; ++a)
+      for (bool side : {false, true})
+        if (dirichlet(a, side)) {
+          const int f = 2 * a + (side ? 1 : 0);
+          w[count++] = {region(f, false), face_values(f, t), T(1)};
+        }
+    cuda_backend::stencil_faces<T>(V.data(), V.box(), w.data(), count, exec.stream());
+    return;
+  }
   for (int a = 0; a < 3; ++a)
     for (bool side : {false, true})
       if (dirichlet(a, side)) {
@@ -528,12 +571,98 @@ void Operator<T>::Impl::set_boundary(double t, Field<T>& V) {
       }
 }
 
+// The CUDA stage along a shared-band axis: one fused kernel (solvers/cuda/
+// thomas_pcr_fused_stage.cuh) forms the same right-hand side as the general path below
+// (base/s - A_a V_old + Neumann and source terms; Dirichlet ends from the face arrays,
+// so V_old's boundary need not be written) and solves it. Pivots depend on s only: they
+// are checked (one synchronisation) when s changes, not on every stage.
+template <class T>
+void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old,
+                                    Field<T>* V_old, const std::array<bool, 3>& later, Field<T>* result) {
+  AxisData& A = ax[a];
+  const index_t o = A.sweep_offset;
+  const bool cancel = V_old && t_old == t_new;  // g_a(t_new) - g_a(t_old) = 0
+  cuda_backend::FusedStage<T> st;
+  st.lines = A.plan->lines();
+  st.periodic = A.periodic;
+  st.base = base.data() + o;
+  st.v = V_old ? V_old->data() + o : nullptr;
+  st.inv_s = T(1) / s;
+  st.a = A.a.data();
+  st.d = A.d.data();
+  st.c = A.c.data();
+  const auto oth = others(a);
+  st.face_n1 = grid.extent(static_cast<Axis>(oth[0]));
+  st.face_base = lo[oth[0]] + lo[oth[1]] * st.face_n1;
+  const bool correct = V_old && !cancel && !static_data && stage_correction(a, later);
+  for (int side = 0; side < 2; ++side) {
+    const int f = 2 * a + side;
+    const BoundaryKind kind = face(a, side == 1).kind();
+    if (kind == BoundaryKind::dirichlet) {
+      const T* g_new = face_values(f, t_new);
+      const T* g_old = V_old ? face_values(f, t_old) : nullptr;
+      st.end[side] = g_new;
+      st.v_end[side] = g_old;
+      if (correct) {
+        // The intermediate stage's boundary values (stage_face_correction), from face data.
+        const index_t m = grid.extent(static_cast<Axis>(oth[0])) * grid.extent(static_cast<Axis>(oth[1]));
+        if (end_scratch[side].size() < m) end_scratch[side] = Array<T>(m, exec);
+        std::array<T, 3> w{};
+        int count = 0;
+        for (int i = 0; i < 3; ++i)
+          if (later[i] && i != a && active[i]) {
+            w[i] = -s;
+            ++count;
+          }
+        std::array<std::array<const T*, 2>, 3> nn{}, no{};
+        for (int i = 0; i < 3; ++i)
+          for (int sd = 0; sd < 2; ++sd)
+            if (w[i] != T(0) && face(i, sd == 1).kind() == BoundaryKind::neumann) {
+              nn[i][sd] = face_values(2 * i + sd, t_new);
+              no[i][sd] = face_values(2 * i + sd, t_old);
+            }
+        const T* sn = source ? source_at(t_new) : nullptr;
+        const T* so = source ? source_at(t_old) : nullptr;
+        cuda_backend::stage_face_values<T>(view, region(f, true), g_new, g_old, w, nn, no, sn, so,
+                                           -s * T(count) / T(k), end_scratch[side].data(), exec.stream());
+        st.end[side] = end_scratch[side].data();
+      }
+    } else if (kind == BoundaryKind::neumann && !cancel) {
+      st.neu_add[side] = face_values(f, t_new);
+      if (V_old) st.neu_sub[side] = face_values(f, t_old);
+    }
+  }
+  if (source && !cancel) {
+    st.src[0] = source_at(t_new) + o;
+    st.src_scale[0] = T(1) / T(k);
+    if (V_old) {
+      st.src[1] = source_at(t_old) + o;
+      st.src_scale[1] = T(-1) / T(k);
+      st.src[0] = source_at(t_new) + o;
+    }
+  }
+  st.u = (result ? result->data() : Y.data()) + o;
+  const bool check = A.s_formed != s;
+  int* flag = check ? static_cast<int*>(pivot_flag.get()) : nullptr;
+  if (check) {
+    const int zero = 0;
+    cuda_backend::copy_on_stream(flag, &zero, sizeof(int), cuda_backend::Copy::host_to_device, exec.stream());
+  }
+  cuda_backend::fused_stage_solve<T>(st, flag, exec.stream());
+  if (check) {
+    int bad = 0;
+    cuda_backend::copy_on_stream(&bad, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
+    if (bad != 0)
+      throw SingularSystem(std::string("Operator::solve: the implicit stage along ") + axis_name(static_cast<Axis>(a)) +
+                           " has a zero or non-finite pivot for s = " + std::to_string(double(s)) +
+                           "; I/s - A is not diagonally dominant enough (take a smaller time step)");
+    A.s_formed = s;
+  }
+}
+
 template <class T>
 Operator<T>::Operator(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const Executor& exec)
     : impl_(std::make_unique<Impl>()) {
-  if (!exec.is_host())
-    throw Unsupported("Operator: stencil kernels for executor " + exec.name() +
-                      " are not built yet; use Executor::host()");
   Impl& p = *impl_;
   p.grid = grid;
   p.bc = bc;
@@ -551,6 +680,9 @@ Operator<T>::Operator(const Grid& grid, const Pde& pde, const BoundaryConditions
     p.lo[a] = p.dirichlet(a, false) ? 1 : 0;
     p.hi[a] = n - 1 - (p.dirichlet(a, true) ? 1 : 0);
   }
+  p.static_data = !pde.source;
+  for (int f = 0; f < 6; ++f) p.static_data = p.static_data && bc[static_cast<Face>(f)].is_constant();
+  if (exec.is_cuda()) p.pivot_flag = detail::Storage(sizeof(int), exec);
   for (const Coefficient* c : {&pde.diffusion[0], &pde.diffusion[1], &pde.diffusion[2], &pde.convection[0],
                                &pde.convection[1], &pde.convection[2], &pde.reaction, &pde.mixed_xy,
                                &pde.mixed_xz, &pde.mixed_yz})
@@ -693,8 +825,12 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   if (V_old) {
     check_field(*V_old, "V_old");
     detail::require(V_old->data() != Y.data(), "Operator::solve: Y must not be V_old");
-    p.set_boundary(t_old, *V_old);
   }
+  if (p.fused(a)) {
+    p.solve_fused(a, s, t_new, base, Y, t_old, V_old, later, result);
+    return;
+  }
+  if (V_old) p.set_boundary(t_old, *V_old);
   typename Impl::AxisData& A = p.ax[a];
   // Right-hand side divided by s (the bands are those of I/s - A_a):
   //   base/s - F_a(t_old, V_old) + g_a(t_new) = base/s - A_a V_old + g_a(t_new) - g_a(t_old).

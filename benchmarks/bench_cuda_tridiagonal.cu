@@ -339,6 +339,20 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
       row(grid, type, axis, "cuSPARSE gtsv2StridedBatch", false, ms, (double)total, sizeof(T),
           residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p));
     }
+    // The interleaved-batch public entry point (InterleavedBatch{n, nx*ny}: the same
+    // memory as the Z lines of a dense box) with the dispatch table's kernel, beside cuSPARSE.
+    if (ax == adi::Axis::z)
+      for (int shared = 0; shared < 2; ++shared) {
+        const adi::LineSet li = adi::to_lines(adi::InterleavedBatch{n, nx * ny});
+        const adi::Kernel pick = dispatch_choice(li, sizeof(T), shared);
+        const std::string name = "InterleavedBatch entry (auto)";
+        if (!wanted(grid, type, axis, name, shared)) continue;
+        const double ms = shared ? run_ours<T>(pick, li, sa.p, sb.p, sc.p, true, d.p, u.p)
+                                 : run_ours<T>(pick, li, a.p, b.p, c.p, false, d.p, u.p);
+        const double r = shared ? residual<T>(total, n, stride, sa.p, sb.p, sc.p, true, d.p, u.p)
+                                : residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p);
+        row(grid, type, axis, name, shared, ms, (double)total, sizeof(T), r);
+      }
     if (ax == adi::Axis::z && wanted(grid, type, axis, "cuSPARSE gtsvInterleavedBatch", false)) {
       size_t bytes = 0;
       const int batch = (int)(nx * ny);

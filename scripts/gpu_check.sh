@@ -2,7 +2,9 @@
 # The one script for the machine with the GPU: configure, build with all cores, run the
 # whole CTest suite, compute-sanitizer on small GPU cases, and the GPU benchmarks.
 # Full logs go to $OUT (default: <repo>/out): build.log, ctest.log, sanitizer.log,
-# bench.log, summary.txt. The summary and the benchmark tables are printed last.
+# bench.log (tridiagonal kernels), bench_heat.log (the heat ADI step per part),
+# heat3d.log (heat3d --backend cuda beside the CPU run), summary.txt. The summary and the
+# benchmark tables are printed last.
 #
 #   scripts/gpu_check.sh [--tests-only | --bench-only] [--no-sanitizer] [--no-build]
 #                        [--build-dir DIR] [--bench-args "ARGS"]
@@ -47,7 +49,7 @@ nvcc --version 2>/dev/null | tail -1 | sed 's/^/nvcc: /' | tee -a "$summary"
 if [ $do_build = 1 ]; then
   t0=$(date +%s)
   targets=()
-  [ $do_tests = 0 ] && targets=(--target bench_cuda_tridiagonal)
+  [ $do_tests = 0 ] && targets=(--target bench_cuda_tridiagonal bench_cuda_heat_step heat3d)
   if cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF \
        -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON >"$out/build.log" 2>&1 &&
      cmake --build "$build" -j "$jobs" "${targets[@]}" >>"$out/build.log" 2>&1; then
@@ -95,13 +97,36 @@ if [ $do_san = 1 ]; then
     run_san racecheck "$t" '*.Small'
   done
   run_san synccheck test_thomas_pcr_strided '*.Small'
+  # The framework on the GPU: stencil kernels and the fused ADI stage.
+  for t in test_stencil_apply test_stencil_face test_thomas_pcr_fused_stage; do
+    run_san memcheck "$t" '*.Small'
+  done
+  run_san racecheck test_thomas_pcr_fused_stage '*.Small'
+  run_san synccheck test_thomas_pcr_fused_stage '*.Small'
 fi
 
 # --- benchmarks ----------------------------------------------------------------------
 if [ $do_bench = 1 ]; then
   # shellcheck disable=SC2086
   "$build/benchmarks/bench_cuda_tridiagonal" $bench_args >"$out/bench.log" 2>&1 || { status=1; note "bench_cuda_tridiagonal: FAILED"; }
-  # --- heat3d GPU timing lines go here (heat3d --executor cuda ...) >>"$out/bench.log" ---
+  "$build/benchmarks/bench_cuda_heat_step" >"$out/bench_heat.log" 2>&1 || { status=1; note "bench_cuda_heat_step: FAILED"; }
+  # heat3d on the GPU beside the CPU: the same errors to round-off, and per-part timings.
+  : >"$out/heat3d.log"
+  heat() {  # label args...
+    echo "### heat3d $*" >>"$out/heat3d.log"
+    "$build/examples/heat/heat3d" --no-output "$@" >>"$out/heat3d.log" 2>&1 || { status=1; note "heat3d $*: FAILED"; }
+  }
+  for prec in float double; do
+    for scheme in douglas hundsdorfer-verwer; do
+      heat --n 65 --steps 20 --scheme "$scheme" --precision $prec --backend cpu
+      heat --n 65 --steps 20 --scheme "$scheme" --precision $prec --backend cuda
+    done
+    heat --nx 129 --ny 65 --nz 1 --steps 20 --scheme peaceman-rachford --precision $prec --backend cpu
+    heat --nx 129 --ny 65 --nz 1 --steps 20 --scheme peaceman-rachford --precision $prec --backend cuda
+    heat --n 256 --steps 50 --precision $prec --backend cuda
+  done
+  # CPU and GPU error lines side by side (they must agree to round-off).
+  awk '/^### /{run=$0} /^error/{print run; print "    " $0}' "$out/heat3d.log" >"$out/heat3d_errors.txt"
 fi
 
 echo
@@ -110,5 +135,11 @@ cat "$summary"
 if [ $do_bench = 1 ] && [ -f "$out/bench.log" ]; then
   echo "================================ bench_cuda_tridiagonal ================================"
   cat "$out/bench.log"
+  echo "================================ heat3d: CPU vs CUDA errors ================================"
+  cat "$out/heat3d_errors.txt" 2>/dev/null
+  echo "================================ heat3d --backend cuda timings ================================"
+  grep -E '^### .*--n 256|^(grid|time|per part|per step)' "$out/heat3d.log" | grep -A4 -- '--n 256'
+  echo "================================ bench_cuda_heat_step ================================"
+  cat "$out/bench_heat.log"
 fi
 exit $status

@@ -1,6 +1,7 @@
 // Device memory, copies and queries of the CUDA backend.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -24,8 +25,16 @@ int device_count() {
 
 void set_device(int device) { ADI_CUDA_CHECK(cudaSetDevice(device)); }
 
+namespace {
+// A diagnostic count, not state anything depends on.
+std::atomic<std::size_t> g_allocations{0};
+}  // namespace
+
+std::size_t allocation_count() { return g_allocations.load(); }
+
 void* allocate(std::size_t bytes, int device) {
   ADI_CUDA_CHECK(cudaSetDevice(device));
+  ++g_allocations;
   void* p = nullptr;
   const cudaError_t e = cudaMalloc(&p, bytes);
   if (e != cudaSuccess) {
@@ -45,6 +54,43 @@ void copy(void* dst, const void* src, std::size_t bytes, Copy kind) {
                            : kind == Copy::device_to_device ? cudaMemcpyDeviceToDevice
                                                             : cudaMemcpyHostToHost;
   ADI_CUDA_CHECK(cudaMemcpy(dst, src, bytes, k));
+}
+
+void copy_on_stream(void* dst, const void* src, std::size_t bytes, Copy kind, void* stream) {
+  const cudaMemcpyKind k = kind == Copy::host_to_device     ? cudaMemcpyHostToDevice
+                           : kind == Copy::device_to_host   ? cudaMemcpyDeviceToHost
+                           : kind == Copy::device_to_device ? cudaMemcpyDeviceToDevice
+                                                            : cudaMemcpyHostToHost;
+  const cudaStream_t st = static_cast<cudaStream_t>(stream);
+  ADI_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, k, st));
+  ADI_CUDA_CHECK(cudaStreamSynchronize(st));
+}
+
+void* event_create() {
+  cudaEvent_t e = nullptr;
+  ADI_CUDA_CHECK(cudaEventCreate(&e));
+  return static_cast<void*>(e);
+}
+void event_destroy(void* event) noexcept {
+  if (event) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+}
+void event_record(void* event, void* stream) {
+  ADI_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)));
+}
+bool event_done(void* event) {
+  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
+  if (e == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  ADI_CUDA_CHECK(e);
+  return true;
+}
+double event_elapsed_ms(void* start, void* stop) {
+  ADI_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop)));
+  float ms = 0.0f;
+  ADI_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(stop)));
+  return ms;
 }
 
 void memset_zero(void* p, std::size_t bytes) { ADI_CUDA_CHECK(cudaMemset(p, 0, bytes)); }

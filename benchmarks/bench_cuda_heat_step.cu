@@ -1,0 +1,366 @@
+// The full 3D heat ADI step on one GPU, per part, against its minimum-traffic time.
+//
+//   bench_cuda_heat_step [--steps N] [--quick] [--scheme NAME] [--tune]
+//
+// 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
+//    16-byte-vector copy kernel over 1 GiB (read + write); the faster is the 100%.
+// 2. For 256^3 and 240x256x256, fp32 and fp64: u_t = u_xx + u_yy + u_zz on the unit box,
+//    Dirichlet data 0, Douglas (theta 1/2) through the public AdiSolver on
+//    Executor::cuda(). The operator's coefficients are constant, so every axis has shared
+//    bands and each implicit stage is one fused kernel (right-hand side, generated
+//    bands, Thomas-PCR solve). Per part, the median over N steps of the solver's own
+//    timings (they synchronise the device around each part, so launch gaps count):
+//      explicit   W = U + dt F(U)                 min traffic 2 fields (read U, write W)
+//      x, y, z    stage: read base and V_old, write the stage's result: 3 fields each
+//    min ms = min bytes / copy bandwidth; ratio = measured / min (target <= 1.3).
+// 3. The same stage unfused, for comparison: the right-hand-side stencil pass
+//    (cuda_backend::stencil_apply: read base and V, write Y) and then the public
+//    TridiagonalPlan solve with SharedBands (read Y, write u), timed with CUDA events.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "adi/adi.hpp"
+#include "solvers/cuda/backend.hpp"
+
+namespace {
+
+#define CK(call)                                                                                           \
+  do {                                                                                                     \
+    cudaError_t e_ = (call);                                                                               \
+    if (e_ != cudaSuccess) {                                                                               \
+      std::fprintf(stderr, "%s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                                        \
+    }                                                                                                      \
+  } while (0)
+
+int g_steps = 20;
+double g_copy_gbs = 0;
+std::string g_scheme = "douglas";
+bool g_tune = false;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double event_ms(const std::function<void()>& run, int reps) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<double> t;
+  for (int r = 0; r < 3 + reps; ++r) {
+    CK(cudaEventRecord(e0));
+    run();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    if (r >= 3) t.push_back(ms);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return median(t);
+}
+
+__global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__ dst, long long n) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;
+       k += (long long)gridDim.x * blockDim.x)
+    dst[k] = src[k];
+}
+
+void measure_copy() {
+  const std::size_t bytes = std::size_t(1) << 30;
+  float4 *src = nullptr, *dst = nullptr;
+  CK(cudaMalloc(&src, bytes));
+  CK(cudaMalloc(&dst, bytes));
+  CK(cudaMemset(src, 1, bytes));
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const double t_memcpy =
+      event_ms([&] { CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); }, 20);
+  const double t_kernel = event_ms([&] { copy_kernel<<<sms * 8, 512>>>(src, dst, (long long)(bytes / 16)); }, 20);
+  CK(cudaFree(src));
+  CK(cudaFree(dst));
+  const double g_memcpy = 2.0 * bytes / t_memcpy / 1e6, g_kernel = 2.0 * bytes / t_kernel / 1e6;
+  g_copy_gbs = std::max(g_memcpy, g_kernel);
+  std::printf(
+      "copy bandwidth (read+write, 1 GiB): cudaMemcpyDtoD %.0f GB/s, copy kernel %.0f GB/s -> 100%% = %.0f "
+      "GB/s\n\n",
+      g_memcpy, g_kernel, g_copy_gbs);
+}
+
+void row(const char* grid, const char* type, const char* part, double ms, double fields, double bytes_per_field,
+         const char* note = "") {
+  const double min_ms = fields * bytes_per_field / (g_copy_gbs * 1e6);
+  std::printf("%-12s %-4s %-28s %9.4f %7.1f %9.4f %7.2f  %s\n", grid, type, part, ms, fields, min_ms, ms / min_ms,
+              note);
+  std::fflush(stdout);
+}
+
+// The unfused stage along `axis` for the heat operator (D = 1, uniform h, Dirichlet
+// ends): the explicit right-hand side through the stencil kernel, then the public plan.
+template <class T>
+struct Unfused {
+  adi::Grid grid;
+  adi::Executor exec = adi::Executor::cuda();
+  std::array<adi::Array<T>, 3> a, d, c, b;
+  std::array<adi::Array<adi::index_t>, 3> prev, next;
+  adi::detail::StencilView<T> view;
+
+  Unfused(const adi::Grid& g, T s) : grid(g) {
+    const adi::index_t sy = adi::Field<T>::padded_row(g.nx());
+    view.box = adi::Box3{g.nx(), g.ny(), g.nz(), sy, sy * g.ny()};
+    for (int ax = 0; ax < 3; ++ax) {
+      const adi::index_t n = g.extent(static_cast<adi::Axis>(ax));
+      const double h = g.axis(static_cast<adi::Axis>(ax)).spacing(0);
+      std::vector<T> ha(n, T(-1 / (h * h))), hd(n, T(-2 / (h * h))), hc(n, T(-1 / (h * h))), hb(n);
+      ha[0] = hd[0] = hc[0] = ha[n - 1] = hd[n - 1] = hc[n - 1] = T(0);
+      for (adi::index_t i = 0; i < n; ++i) hb[i] = T(1) / s - hd[i];
+      std::vector<adi::index_t> hp(n), hn(n);
+      for (adi::index_t i = 0; i < n; ++i) {
+        hp[i] = i > 0 ? i - 1 : i;
+        hn[i] = i < n - 1 ? i + 1 : i;
+      }
+      auto up = [&](adi::Array<T>& dst, const std::vector<T>& src) {
+        dst = adi::Array<T>(n, exec);
+        dst.copy_from_host(src.data());
+      };
+      up(a[ax], ha);
+      up(d[ax], hd);
+      up(c[ax], hc);
+      up(b[ax], hb);
+      prev[ax] = adi::Array<adi::index_t>(n, exec);
+      next[ax] = adi::Array<adi::index_t>(n, exec);
+      prev[ax].copy_from_host(hp.data());
+      next[ax].copy_from_host(hn.data());
+      auto& S = view.axis[ax];
+      S.active = true;
+      S.shared = true;
+      S.n = n;
+      S.a = a[ax].data();
+      S.d = d[ax].data();
+      S.c = c[ax].data();
+      S.prev = prev[ax].data();
+      S.next = next[ax].data();
+      view.lo[ax] = 1;
+      view.hi[ax] = n - 2;
+    }
+  }
+
+  // ms of the fused stage along ax with a launch-shape override (Dirichlet data 0).
+  double fused(int ax, T s, const adi::Field<T>& U, adi::Field<T>& W, const adi::cuda_backend::FusedTuning& t) {
+    std::array<adi::index_t, 3> org{1, 1, 1}, ext{};
+    for (int k = 0; k < 3; ++k) ext[k] = grid.extent(static_cast<adi::Axis>(k)) - 2;
+    org[ax] = 0;
+    ext[ax] = grid.extent(static_cast<adi::Axis>(ax));
+    const adi::Box3& fb = view.box;
+    const adi::index_t off = org[0] + org[1] * fb.sy + org[2] * fb.sz;
+    const int o1 = ax == 0 ? 1 : 0, o2 = ax == 2 ? 1 : 2;
+    const adi::index_t n1 = grid.extent(static_cast<adi::Axis>(o1)), n2 = grid.extent(static_cast<adi::Axis>(o2));
+    adi::Array<T> zeros(n1 * n2, exec);  // zero-filled: the Dirichlet data
+    adi::cuda_backend::FusedStage<T> st;
+    st.lines = adi::to_lines(adi::BoxLines{adi::Box3{ext[0], ext[1], ext[2], fb.sy, fb.sz}, static_cast<adi::Axis>(ax)});
+    st.base = W.data() + off;
+    st.v = U.data() + off;
+    st.inv_s = T(1) / s;
+    st.a = a[ax].data();
+    st.d = d[ax].data();
+    st.c = c[ax].data();
+    st.end = {zeros.data(), zeros.data()};
+    st.v_end = {zeros.data(), zeros.data()};
+    st.face_base = 1 + n1;
+    st.face_n1 = n1;
+    st.u = W.data() + off;
+    return event_ms([&] { adi::cuda_backend::fused_stage_solve_tuned<T>(st, nullptr, nullptr, t); }, g_steps);
+  }
+
+  // ms of one stage along ax: Y = W/s - A_ax U (unknowns), then W = (I/s - A_ax)^-1 Y.
+  double time(int ax, T s, const adi::Field<T>& U, adi::Field<T>& W, adi::Field<T>& Y) {
+    adi::detail::ApplyArgs<T> args;
+    args.v = U.data();
+    args.base = W.data();
+    args.alpha = T(1) / s;
+    args.w[ax + 1] = T(-1);
+    args.out = Y.data();
+    std::array<adi::index_t, 3> org{1, 1, 1}, ext{};
+    for (int k = 0; k < 3; ++k) ext[k] = grid.extent(static_cast<adi::Axis>(k)) - 2;
+    org[ax] = 0;
+    ext[ax] = grid.extent(static_cast<adi::Axis>(ax));
+    const adi::Box3& fb = view.box;
+    const adi::index_t off = org[0] + org[1] * fb.sy + org[2] * fb.sz;
+    adi::TridiagonalOptions opt;
+    opt.check_pivots = false;
+    adi::TridiagonalPlan<T> plan(exec, adi::BoxLines{adi::Box3{ext[0], ext[1], ext[2], fb.sy, fb.sz},
+                                                     static_cast<adi::Axis>(ax)},
+                                 opt);
+    return event_ms(
+        [&] {
+          adi::cuda_backend::stencil_apply<T>(view, args, nullptr);
+          plan.solve(adi::SharedBands<T>{a[ax].data(), b[ax].data(), c[ax].data()}, Y.data() + off,
+                     W.data() + off);
+        },
+        g_steps);
+  }
+};
+
+template <class T>
+void bench_heat(long long nx, long long ny, long long nz) {
+  const char* type = sizeof(T) == 4 ? "fp32" : "fp64";
+  char grid_name[32];
+  std::snprintf(grid_name, sizeof grid_name, "%lldx%lldx%lld", nx, ny, nz);
+  const adi::Grid grid = adi::Grid::uniform({nx, ny, nz}, {0, 0, 0}, {1, 1, 1});
+  const adi::Executor gpu = adi::Executor::cuda();
+  const double dt = 1e-4;
+  adi::Scheme scheme = adi::Scheme::from_name(g_scheme);
+  adi::AdiSolver<T> solver(grid, adi::Pde::heat(1, 1, 1), adi::BoundaryConditions::all(adi::Boundary::dirichlet(0.0)),
+                           scheme, gpu);
+  adi::Field<T> h(grid), u(grid, gpu);
+  for (adi::index_t k = 0; k < nz; ++k)
+    for (adi::index_t j = 0; j < ny; ++j)
+      for (adi::index_t i = 0; i < nx; ++i)
+        h(i, j, k) = T(std::sin(M_PI * grid.axis(adi::Axis::x)[i]) * std::sin(M_PI * grid.axis(adi::Axis::y)[j]) *
+                       std::sin(M_PI * grid.axis(adi::Axis::z)[k]));
+  u.copy_from(h);
+  for (int w = 0; w < 3; ++w) solver.step(u, w * dt, dt);
+  std::vector<double> part[5], total;
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  const std::size_t allocations = adi::cuda_backend::allocation_count();
+  for (int s = 0; s < g_steps; ++s) {
+    solver.reset_timings();
+    CK(cudaEventRecord(e0));
+    solver.step(u, (3 + s) * dt, dt);
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    total.push_back(ms);
+    const adi::StepTimings& t = solver.timings();
+    for (int a = 0; a < 3; ++a) part[a].push_back(1e3 * t.implicit[a]);
+    part[3].push_back(1e3 * t.explicit_part);
+    part[4].push_back(1e3 * t.boundary);
+  }
+  const bool no_alloc = adi::cuda_backend::allocation_count() == allocations;
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  const double field = double(nx) * double(ny) * double(nz) * sizeof(T);
+  const int stages = static_cast<int>(solver.op().implicit_axes());
+  char name[64];
+  std::snprintf(name, sizeof name, "%s explicit W=U+dtF(U)", scheme.name());
+  row(grid_name, type, name, median(part[3]), 2, field);
+  const char* axes = "xyz";
+  double sum = median(part[3]);
+  for (int a = 0; a < stages; ++a) {
+    std::snprintf(name, sizeof name, "stage %c fused", axes[a]);
+    row(grid_name, type, name, median(part[a]), 3, field);
+    sum += median(part[a]);
+  }
+  row(grid_name, type, "boundary write (faces)", median(part[4]), 0.0, field, "(O(n^2))");
+  sum += median(part[4]);
+  row(grid_name, type, "step: sum of parts", sum, 2 + 3 * stages, field);
+  row(grid_name, type, "step: CUDA events", median(total), 2 + 3 * stages, field,
+      no_alloc ? "no device allocation in the step loop" : "DEVICE ALLOCATIONS IN THE STEP LOOP");
+  // Back to back: each part queued 10 times without synchronisation (the host runs
+  // ahead), so the time per call is the device's alone.
+  {
+    adi::Operator<T>& op = solver.op();
+    adi::Field<T> W(grid, gpu);
+    W.copy_from(u);
+    const double t0 = 3 * dt, t1 = 4 * dt;
+    const T s = T(scheme.theta * dt);
+    const T dtt = T(dt);
+    const double ex = event_ms([&] {
+      for (int r = 0; r < 10; ++r) op.apply(t0, u, {dtt, dtt, dtt, dtt}, T(1), &u, W);
+    }, 5) / 10;
+    row(grid_name, type, "explicit, back to back", ex, 2, field);
+    for (int a = 0; a < stages; ++a) {
+      std::array<bool, 3> later{};
+      for (int i = a + 1; i < 3; ++i) later[i] = true;
+      const double ms = event_ms([&] {
+        for (int r = 0; r < 10; ++r) op.solve(static_cast<adi::Axis>(a), s, t1, W, W, t0, &u, later);
+      }, 5) / 10;
+      std::snprintf(name, sizeof name, "stage %c fused, back to back", axes[a]);
+      row(grid_name, type, name, ms, 3, field);
+    }
+  }
+  // Unfused stages for comparison (same operator, same data).
+  {
+    const T s = T(0.5 * dt);
+    Unfused<T> uf(grid, s);
+    adi::Field<T> W(grid, gpu), Y(grid, gpu);
+    W.copy_from(u);
+    for (int a = 0; a < 3; ++a) {
+      std::snprintf(name, sizeof name, "stage %c unfused (rhs+solve)", axes[a]);
+      row(grid_name, type, name, uf.time(a, s, u, W, Y), 5, field);
+    }
+    if (g_tune && nx == 256) {  // launch shapes of the fused kernels
+      for (int w : {4, 8})
+        for (int mb : {2, 3, 4}) {
+          adi::cuda_backend::FusedTuning t;
+          t.warps = w;
+          t.min_blocks = mb;
+          std::snprintf(name, sizeof name, "tune x warps=%d minblocks=%d", w, mb);
+          row(grid_name, type, name, uf.fused(0, s, u, W, t), 3, field);
+        }
+      for (int rows : {8, 16})
+        for (int lines : {8, 16, 32})
+          for (int mb : {1, 2}) {
+            adi::cuda_backend::FusedTuning t;
+            t.rows = rows;
+            t.lines = lines;
+            t.min_blocks = mb;
+            std::snprintf(name, sizeof name, "tune y rows=%d lines=%d mb=%d", rows, lines, mb);
+            row(grid_name, type, name, uf.fused(1, s, u, W, t), 3, field);
+          }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    if (s == "--steps" && i + 1 < argc)
+      g_steps = std::max(1, std::atoi(argv[++i]));
+    else if (s == "--quick")
+      g_steps = 5;
+    else if (s == "--tune")
+      g_tune = true;
+    else if (s == "--scheme" && i + 1 < argc)
+      g_scheme = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--steps N] [--quick] [--scheme NAME] [--tune]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (!adi::Executor::cuda_available()) {
+    std::printf("bench_cuda_heat_step: no CUDA device, nothing measured\n");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps\n", prop.name,
+              prop.multiProcessorCount, g_steps);
+  measure_copy();
+  std::printf("== Full heat ADI step per part (fields = minimum field transfers; ratio = ms / min ms)\n");
+  std::printf("%-12s %-4s %-28s %9s %7s %9s %7s\n", "grid", "type", "part", "ms", "fields", "min ms", "ratio");
+  try {
+    bench_heat<float>(256, 256, 256);
+    bench_heat<double>(256, 256, 256);
+    bench_heat<float>(240, 256, 256);
+    bench_heat<double>(240, 256, 256);
+  } catch (const adi::Error& e) {
+    std::fprintf(stderr, "bench_cuda_heat_step: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

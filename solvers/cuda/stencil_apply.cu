@@ -1,0 +1,286 @@
+// Explicit evaluation of the ADI operator's parts on the GPU (the CUDA version of
+// solvers/cpu/stencil_apply.cpp): out = alpha*base + sum_p w[p] A_p v + sources at the
+// unknown nodes. A block covers 32 x-nodes of 8 rows, with x indexed from the row start
+// so that every warp reads 128 aligned bytes (the unknown range usually starts at
+// i = 1). The y/z neighbours of a node are read by the blocks of the neighbouring rows
+// and planes shortly before or after: they come from L2, so a pass reads v about once
+// from memory.
+//
+// Without mixed terms each thread walks a column of nodes along z, with the x and y
+// coefficients and neighbour offsets set up once per column and 32-bit offsets where
+// the field allows: a first version with one thread per node and 64-bit indices was
+// bound by instruction issue, not memory (H100, 256^3: ~1 TB/s in either precision).
+// Mixed terms take the one-node-per-thread kernel.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/check.cuh"
+
+namespace adi::cuda_backend {
+
+namespace {
+
+using adi::detail::ApplyArgs;
+using adi::detail::AxisStencil;
+using adi::detail::StencilView;
+
+constexpr int kTileX = 32, kTileY = 8;
+
+// Weights that hold for the whole launch, decided on the host.
+struct ApplyFlags {
+  bool x, y, z, mixed;
+};
+
+// Neighbour index along an axis: i-1 / i+1 inside, prev/next (wrap or self) at the ends.
+template <class T, class I>
+__device__ __forceinline__ I prev_of(const AxisStencil<T>& S, I i) {
+  return i > 0 && i < S.n - 1 ? i - 1 : static_cast<I>(S.prev[i]);
+}
+template <class T, class I>
+__device__ __forceinline__ I next_of(const AxisStencil<T>& S, I i) {
+  return i > 0 && i < S.n - 1 ? i + 1 : static_cast<I>(S.next[i]);
+}
+
+template <class T, class I>
+__global__ void __launch_bounds__(kTileX* kTileY)
+    stencil_columns_kernel(StencilView<T> s, ApplyArgs<T> g, ApplyFlags use, int kchunk) {
+  const I i = static_cast<I>(blockIdx.x) * kTileX + static_cast<I>(threadIdx.x);
+  const I j = static_cast<I>(s.lo[1]) + static_cast<I>(blockIdx.y) * kTileY + static_cast<I>(threadIdx.y);
+  if (i < s.lo[0] || i > s.hi[0] || j > s.hi[1]) return;
+  const I sy = static_cast<I>(s.box.sy), sz = static_cast<I>(s.box.sz);
+  const I k0 = static_cast<I>(s.lo[2]) + static_cast<I>(blockIdx.z) * kchunk;
+  const I k1 = min(static_cast<I>(s.hi[2]), k0 + kchunk - 1);
+  const AxisStencil<T>&X = s.axis[0], &Y = s.axis[1], &Z = s.axis[2];
+  // Per column: x and y neighbour offsets and shared coefficients.
+  I xl = 0, xr = 0, ym = 0, yp = 0;
+  T xa = T(0), xd = T(0), xc = T(0), ya = T(0), yd = T(0), yc = T(0);
+  if (use.x) {
+    xl = static_cast<I>(prev_of(X, i)) - i;
+    xr = static_cast<I>(next_of(X, i)) - i;
+    if (X.shared) {
+      xa = X.a[i];
+      xd = X.d[i];
+      xc = X.c[i];
+    }
+  }
+  if (use.y) {
+    ym = (static_cast<I>(prev_of(Y, j)) - j) * sy;
+    yp = (static_cast<I>(next_of(Y, j)) - j) * sy;
+    if (Y.shared) {
+      ya = g.w[2] * Y.a[j];
+      yd = g.w[2] * Y.d[j];
+      yc = g.w[2] * Y.c[j];
+    }
+  }
+  const T* __restrict__ v = g.v;
+  for (I k = k0; k <= k1; ++k) {
+    const I node = i + j * sy + k * sz;
+    T o = g.base ? g.alpha * g.base[node] : T(0);
+    if (g.src[0]) o += g.src_scale[0] * g.src[0][node];
+    if (g.src[1]) o += g.src_scale[1] * g.src[1][node];
+    if (use.x) {
+      if (X.shared)
+        o += g.w[1] * (xd * v[node] - xa * v[node + xl] - xc * v[node + xr]);
+      else
+        o += g.w[1] * (X.d[node] * v[node] - X.a[node] * v[node + xl] - X.c[node] * v[node + xr]);
+    }
+    if (use.y) {
+      const T vm = v[node + ym], vp = v[node + yp];
+      if (Y.shared)
+        o += yd * v[node] - ya * vm - yc * vp;
+      else
+        o += g.w[2] * (Y.d[node] * v[node] - Y.a[node] * vm - Y.c[node] * vp);
+    }
+    if (use.z) {
+      const T vm = v[node + (static_cast<I>(prev_of(Z, k)) - k) * sz];
+      const T vp = v[node + (static_cast<I>(next_of(Z, k)) - k) * sz];
+      const T w = g.w[3];
+      if (Z.shared)
+        o += (w * Z.d[k]) * v[node] - (w * Z.a[k]) * vm - (w * Z.c[k]) * vp;
+      else
+        o += w * (Z.d[node] * v[node] - Z.a[node] * vm - Z.c[node] * vp);
+    }
+    g.out[node] = o;
+  }
+}
+
+// The common case: every axis used has shared bands, base is given, no sources (the
+// explicit step of a constant-coefficient problem). Coefficients are multiplied by
+// their weights once per column; v's z-neighbours pass through registers as the column
+// advances, and pointers advance by a plane instead of recomputing offsets.
+template <class T, class I>
+__global__ void __launch_bounds__(kTileX* kTileY)
+    stencil_columns_shared_kernel(StencilView<T> s, ApplyArgs<T> g, ApplyFlags use, int kchunk) {
+  const I i = static_cast<I>(blockIdx.x) * kTileX + static_cast<I>(threadIdx.x);
+  const I j = static_cast<I>(s.lo[1]) + static_cast<I>(blockIdx.y) * kTileY + static_cast<I>(threadIdx.y);
+  if (i < s.lo[0] || i > s.hi[0] || j > s.hi[1]) return;
+  const I sy = static_cast<I>(s.box.sy), sz = static_cast<I>(s.box.sz);
+  const I k0 = static_cast<I>(s.lo[2]) + static_cast<I>(blockIdx.z) * kchunk;
+  const I k1 = min(static_cast<I>(s.hi[2]), k0 + kchunk - 1);
+  const AxisStencil<T>&X = s.axis[0], &Y = s.axis[1], &Z = s.axis[2];
+  I xl = 0, xr = 0, ym = 0, yp = 0;
+  T xa = T(0), xd = T(0), xc = T(0), ya = T(0), yd = T(0), yc = T(0);
+  if (use.x) {
+    xl = static_cast<I>(prev_of(X, i)) - i;
+    xr = static_cast<I>(next_of(X, i)) - i;
+    xa = X.a[i];
+    xd = X.d[i];
+    xc = X.c[i];
+  }
+  if (use.y) {
+    ym = (static_cast<I>(prev_of(Y, j)) - j) * sy;
+    yp = (static_cast<I>(next_of(Y, j)) - j) * sy;
+    ya = g.w[2] * Y.a[j];
+    yd = g.w[2] * Y.d[j];
+    yc = g.w[2] * Y.c[j];
+  }
+  const T w1 = g.w[1], w3 = g.w[3], alpha = g.alpha;
+  const I first = i + j * sy + k0 * sz;
+  const T* __restrict__ v = g.v + first;
+  const T* b = g.base + first;  // may be out (in place): read before written
+  T* o = g.out + first;
+  T v_prev = T(0), v_next = T(0);  // v at k-1 and k+1 from the previous node of the column
+  bool have_prev = false, have_next = false;
+  for (I k = k0; k <= k1; ++k, v += sz, b += sz, o += sz) {
+    T r = alpha * *b;
+    const T vc = have_next ? v_next : *v;
+    if (use.x) r += w1 * (xd * vc - xa * v[xl] - xc * v[xr]);
+    if (use.y) r += yd * vc - ya * v[ym] - yc * v[yp];
+    if (use.z) {
+      const I km = prev_of(Z, k), kp = next_of(Z, k);
+      const T vm = have_prev && km == k - 1 ? v_prev : v[(km - k) * sz];
+      const T vp = v[(kp - k) * sz];
+      r += (w3 * Z.d[k]) * vc - (w3 * Z.a[k]) * vm - (w3 * Z.c[k]) * vp;
+      v_next = vp;
+      have_next = kp == k + 1;
+    }
+    v_prev = vc;
+    have_prev = true;
+    *o = r;
+  }
+}
+
+// Mixed terms present: one node per thread, 64-bit offsets.
+template <class T>
+__global__ void __launch_bounds__(kTileX* kTileY)
+    stencil_apply_kernel(StencilView<T> s, ApplyArgs<T> g, ApplyFlags use) {
+  const index_t i = static_cast<index_t>(blockIdx.x) * kTileX + threadIdx.x;
+  const index_t j = s.lo[1] + static_cast<index_t>(blockIdx.y) * kTileY + threadIdx.y;
+  if (i < s.lo[0] || i > s.hi[0] || j > s.hi[1]) return;
+  const index_t sy = s.box.sy, sz = s.box.sz;
+  for (index_t k = s.lo[2] + blockIdx.z; k <= s.hi[2]; k += gridDim.z) {
+    const index_t row = j * sy + k * sz, node = row + i;
+    T o = g.base ? g.alpha * g.base[node] : T(0);
+    for (int q = 0; q < 2; ++q)
+      if (g.src[q]) o += g.src_scale[q] * g.src[q][node];
+    const T* v = g.v;
+    if (use.x) {
+      const AxisStencil<T>& X = s.axis[0];
+      const index_t off = X.shared ? i : node;
+      o += g.w[1] * (X.d[off] * v[node] - X.a[off] * v[row + prev_of(X, i)] - X.c[off] * v[row + next_of(X, i)]);
+    }
+    if (use.y) {
+      const AxisStencil<T>& Y = s.axis[1];
+      const T vm = v[prev_of(Y, j) * sy + k * sz + i], vp = v[next_of(Y, j) * sy + k * sz + i];
+      const T w = g.w[2];
+      if (Y.shared)
+        o += (w * Y.d[j]) * v[node] - (w * Y.a[j]) * vm - (w * Y.c[j]) * vp;
+      else
+        o += w * (Y.d[node] * v[node] - Y.a[node] * vm - Y.c[node] * vp);
+    }
+    if (use.z) {
+      const AxisStencil<T>& Z = s.axis[2];
+      const T vm = v[j * sy + prev_of(Z, k) * sz + i], vp = v[j * sy + next_of(Z, k) * sz + i];
+      const T w = g.w[3];
+      if (Z.shared)
+        o += (w * Z.d[k]) * v[node] - (w * Z.a[k]) * vm - (w * Z.c[k]) * vp;
+      else
+        o += w * (Z.d[node] * v[node] - Z.a[node] * vm - Z.c[node] * vp);
+    }
+    if (use.mixed) {
+      // The tensor product of the two first-derivative stencils (as the host kernel).
+      const T w0 = g.w[0];
+      const AxisStencil<T>& X = s.axis[0];
+      for (int m = 0; m < 3; ++m) {
+        const auto& M = s.mixed[m];
+        if (!M.active) continue;
+        const T coef = M.coef[node];
+        if (M.p == 0) {
+          const AxisStencil<T>& Q = s.axis[M.q];
+          const index_t l = M.q == 1 ? j : k, sq = M.q == 1 ? sy : sz;
+          const index_t other = M.q == 1 ? k * sz : j * sy;
+          const index_t idx[3] = {Q.prev[l], l, Q.next[l]};
+          const T wq[3] = {Q.fm[l], Q.f0[l], Q.fp[l]};
+          const bool end = i == 0 || i == X.n - 1;
+          const index_t im = end ? X.prev[i] : i - 1, ip = end ? X.next[i] : i + 1;
+          for (int u = 0; u < 3; ++u) {
+            if (wq[u] == T(0)) continue;
+            const T* r = v + idx[u] * sq + other;
+            o += (w0 * wq[u]) * coef * (X.fm[i] * r[im] + X.f0[i] * r[i] + X.fp[i] * r[ip]);
+          }
+        } else {
+          const AxisStencil<T>&Y = s.axis[1], &Z = s.axis[2];
+          const index_t jy[3] = {Y.prev[j], j, Y.next[j]}, kz[3] = {Z.prev[k], k, Z.next[k]};
+          const T wy[3] = {Y.fm[j], Y.f0[j], Y.fp[j]}, wz[3] = {Z.fm[k], Z.f0[k], Z.fp[k]};
+          for (int u = 0; u < 3; ++u)
+            for (int q = 0; q < 3; ++q) {
+              const T c = w0 * wy[u] * wz[q];
+              if (c == T(0)) continue;
+              o += c * coef * v[jy[u] * sy + kz[q] * sz + i];
+            }
+        }
+      }
+    }
+    g.out[node] = o;
+  }
+}
+
+}  // namespace
+
+template <class T>
+void stencil_apply(const StencilView<T>& s, const ApplyArgs<T>& g, void* stream) {
+  ApplyFlags use{};
+  use.x = s.axis[0].active && g.w[1] != T(0);
+  use.y = s.axis[1].active && g.w[2] != T(0);
+  use.z = s.axis[2].active && g.w[3] != T(0);
+  for (const auto& m : s.mixed) use.mixed = use.mixed || (m.active && g.w[0] != T(0));
+  const index_t nj = s.hi[1] - s.lo[1] + 1, nk = s.hi[2] - s.lo[2] + 1;
+  if (s.hi[0] < s.lo[0] || nj <= 0 || nk <= 0) return;
+  const dim3 block(kTileX, kTileY);
+  const cudaStream_t st = static_cast<cudaStream_t>(stream);
+  const unsigned gx = static_cast<unsigned>((s.hi[0] + kTileX) / kTileX);
+  const unsigned gy = static_cast<unsigned>((nj + kTileY - 1) / kTileY);
+  if (use.mixed) {
+    const dim3 grid(gx, gy, static_cast<unsigned>(nk < 65535 ? nk : 65535));
+    stencil_apply_kernel<T><<<grid, block, 0, st>>>(s, g, use);
+  } else {
+    // Columns of about 16 nodes: enough blocks to fill the device several times over.
+    const index_t xy = static_cast<index_t>(gx) * gy;
+    index_t chunks = std::max<index_t>(1, std::min<index_t>(nk, (4096 + xy - 1) / xy));
+    const index_t kchunk = (nk + chunks - 1) / chunks;
+    chunks = (nk + kchunk - 1) / kchunk;
+    const dim3 grid(gx, gy, static_cast<unsigned>(chunks));
+    const bool small = s.box.sz * s.box.nz < (index_t(1) << 31);
+    bool simple = g.base != nullptr && !g.src[0] && !g.src[1];
+    if (use.x) simple = simple && s.axis[0].shared;
+    if (use.y) simple = simple && s.axis[1].shared;
+    if (use.z) simple = simple && s.axis[2].shared;
+    const int kc = static_cast<int>(kchunk);
+    if (simple && small)
+      stencil_columns_shared_kernel<T, int><<<grid, block, 0, st>>>(s, g, use, kc);
+    else if (simple)
+      stencil_columns_shared_kernel<T, index_t><<<grid, block, 0, st>>>(s, g, use, kc);
+    else if (small)
+      stencil_columns_kernel<T, int><<<grid, block, 0, st>>>(s, g, use, kc);
+    else
+      stencil_columns_kernel<T, index_t><<<grid, block, 0, st>>>(s, g, use, kc);
+  }
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template void stencil_apply<float>(const StencilView<float>&, const ApplyArgs<float>&, void*);
+template void stencil_apply<double>(const StencilView<double>&, const ApplyArgs<double>&, void*);
+
+}  // namespace adi::cuda_backend

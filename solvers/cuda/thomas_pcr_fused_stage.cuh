@@ -1,0 +1,477 @@
+#pragma once
+// One implicit ADI stage per kernel: right-hand side, bands and Thomas-PCR solve fused
+// (cuda_backend::FusedStage in backend.hpp says what is computed).
+//
+// Unfused, a stage is two passes over the field: the right-hand side
+// base/s - A v + ... (read base and v, write the rhs) and the tridiagonal solve (read the
+// rhs, write u), five field transfers. Here the kernel loads base and v of a line, forms
+// the right-hand side where the line already sits (the stencil of A acts along the line
+// being solved, so v's neighbours are in the same line), and solves: three transfers.
+// The coefficients are generated, not streamed: A's line coefficients a, d, c (length
+// n, the same for every line when the operator's coefficients are constant or depend on
+// the sweep coordinate only) go to shared memory once per block, b = 1/s - d is formed
+// there, and the shared-band factorisation of pcr_warp_core.cuh is computed once per
+// block. A Dirichlet end row takes the stage's boundary value from a face array; v's
+// value there (g at the old time) comes from a face array too, so v's boundary nodes
+// need not be written first.
+//
+// Two launch forms, as the plain hybrids:
+//  - X (stride-1 lines, n <= 1024): one warp per line, the line's base and v copied into
+//    shared memory with cp.async, double-buffered per warp (thomas_pcr_hybrid.cuh).
+//  - Y/Z (adjacent lines, n <= 512): a tile of 32 lines, thread (line, segment) holding its
+//    rows in registers, cp.async stage refilled by each thread right after it read its
+//    slots (thomas_pcr_strided.cuh). The stencil's neighbour rows outside the segment
+//    arrive in two per-thread halo slots.
+#include <cuda_pipeline_primitives.h>
+
+#include <string>
+#include <type_traits>
+
+#include "adi/error.hpp"
+#include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/pcr_launch.cuh"
+#include "solvers/cuda/pcr_segment_registers.cuh"
+#include "solvers/cuda/thomas_pcr_strided.cuh"
+
+namespace adi::cuda_backend::kernels {
+
+constexpr i64 kFusedMaxNX = 1024;  // X: factors + 2 line buffers of 2 arrays per warp fit
+constexpr i64 kFusedMaxNYZ = 512;  // Y/Z: 32 segments of at most 16 register rows
+
+template <class T>
+struct StageArgs {
+  DeviceLines L;
+  PcrShape sh;
+  bool periodic;
+  const T* base;
+  const T* v;
+  T inv_s;
+  const T* a;
+  const T* d;
+  const T* c;
+  const T* end[2];
+  const T* vend[2];
+  const T* nadd[2];
+  const T* nsub[2];
+  i64 face_base, face_n1;
+  const T* src[2];
+  T src_scale[2];
+  T* u;
+  int* flag;
+
+  // Face-array index of a line (its coordinates on the two other axes).
+  __device__ i64 face_index(i64 line) const {
+    if (L.count1 == 1) return face_base + line;
+    const i64 l1 = line <= 0x7fffffff && L.count0 <= 0x7fffffff
+                       ? static_cast<i64>(static_cast<unsigned>(line) / static_cast<unsigned>(L.count0))
+                       : line / L.count0;
+    return face_base + (line - l1 * L.count0) + l1 * face_n1;
+  }
+};
+
+// The operator's line coefficients in shared memory (a and c zeroed where a
+// non-periodic line has no neighbour) and the generated diagonal b = 1/s - d.
+template <class T>
+struct StageBands {
+  T *a, *d, *c, *b;
+  __device__ static StageBands carve(T* at, int n) { return {at, at + n, at + 2 * n, at + 3 * n}; }
+  static constexpr int arrays = 4;
+  __device__ void load(const StageArgs<T>& g) const {
+    const int n = g.sh.n;
+    for (int r = static_cast<int>(threadIdx.x); r < n; r += static_cast<int>(blockDim.x)) {
+      a[r] = (r == 0 && !g.periodic) ? T(0) : g.a[r];
+      c[r] = (r == n - 1 && !g.periodic) ? T(0) : g.c[r];
+      d[r] = g.d[r];
+      b[r] = g.inv_s - g.d[r];
+    }
+  }
+};
+
+// Right-hand side of a row that is not the end row of a non-periodic line, from v at the
+// row and its two neighbours (the same terms, in the same order, as the host's
+// stencil_apply in Operator::solve). v's values at Dirichlet ends must already be the
+// boundary data at the old time: the loaders patch them in (patch_v_ends).
+template <class T>
+__device__ __forceinline__ T stage_rhs_inner(const StageArgs<T>& g, T a, T d, T c, T base_r, T vm, T vc, T vp,
+                                             i64 node) {
+  T x = g.inv_s * base_r;
+  if (g.src[0]) x += g.src_scale[0] * g.src[0][node];
+  if (g.src[1]) x += g.src_scale[1] * g.src[1][node];
+  if (g.v) x -= d * vc - a * vm - c * vp;
+  return x;
+}
+
+// End row `side` (0: row 0, 1: row n-1) of a non-periodic line: the stage's Dirichlet
+// value, or the inner formula (no neighbour beyond the end; a or c is 0 there) plus the
+// Neumann terms (the host's face writes).
+template <class T>
+__device__ T stage_rhs_end(const StageArgs<T>& g, int side, T a, T d, T c, T base_r, T vm, T vc, T vp, i64 fi,
+                           i64 node) {
+  if (g.end[side]) return g.end[side][fi] * g.inv_s;
+  T x = stage_rhs_inner(g, a, d, c, base_r, side == 0 ? T(0) : vm, vc, side == 1 ? T(0) : vp, node);
+  if (g.nadd[side]) x += g.nadd[side][fi];
+  if (g.nsub[side]) x -= g.nsub[side][fi];
+  return x;
+}
+
+template <class T>
+__device__ __forceinline__ T stage_rhs(const StageArgs<T>& g, const StageBands<T>& B, int r, T base_r, T vm, T vc,
+                                       T vp, i64 fi, i64 node) {
+  const T a = B.a[r], d = B.d[r], c = B.c[r];
+  if (!g.periodic && (r == 0 || r == g.sh.n - 1))
+    return stage_rhs_end(g, r == 0 ? 0 : 1, a, d, c, base_r, vm, vc, vp, fi, node);
+  return stage_rhs_inner(g, a, d, c, base_r, vm, vc, vp, node);
+}
+
+// Block start: the bands into shared memory, then warp 0 factorises them.
+template <class T>
+__device__ void stage_prologue(const StageArgs<T>& g, const StageBands<T>& B, const PcrFactors<T>& F,
+                               bool& bad) {
+  B.load(g);
+  __syncthreads();
+  if (static_cast<int>(threadIdx.x) < kWarp) pcr_factorize_shared(g.sh, B.a, B.b, B.c, g.periodic, F, bad);
+  __syncthreads();
+}
+
+// ---- X: one warp per line -------------------------------------------------------------
+
+template <class T, int MaxM, int MinBlocks>
+__global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs<T> g) {
+  extern __shared__ __align__(16) unsigned char fused_smem[];
+  T* smem = reinterpret_cast<T*>(fused_smem);
+  const PcrShape sh = g.sh;
+  const int lane = lane_id(), warp = static_cast<int>(threadIdx.x) / kWarp;
+  const int W = static_cast<int>(blockDim.x) / kWarp;
+  const int P = sh.per_line, n = sh.n;
+  const i64 nl = g.L.lines();
+  const PcrFactors<T> F = PcrFactors<T>::carve(smem, P);
+  const StageBands<T> B = StageBands<T>::carve(smem + PcrFactors<T>::values(P), n);
+  T* mine = smem + PcrFactors<T>::values(P) + StageBands<T>::arrays * n + warp * 4 * P;  // [buffer][base, v][P]
+  bool bad = false;
+  stage_prologue(g, B, F, bad);
+  const bool hv = g.v != nullptr;
+  auto buffer = [&](int k) { return mine + (k & 1) * 2 * P; };
+  auto issue = [&](i64 off, T* buf) {
+    for (int r = lane; r < n; r += kWarp) {
+      const int p = sh.pos(r);
+      __pipeline_memcpy_async(buf + p, g.base + off + r, sizeof(T));
+      if (hv) __pipeline_memcpy_async(buf + P + p, g.v + off + r, sizeof(T));
+    }
+    __pipeline_commit();
+  };
+  const i64 step = static_cast<i64>(gridDim.x) * W;
+  i64 line = static_cast<i64>(blockIdx.x) * W + warp;
+  i64 off = line < nl ? g.L.offset(line) : 0;
+  if (line < nl) issue(off, buffer(0));
+  for (int it = 0; line < nl; line += step, ++it) {
+    T* buf = buffer(it);
+    const T* sv = buf + P;
+    const i64 this_off = off;
+    if (line + step < nl) {
+      off = g.L.offset(line + step);
+      issue(off, buffer(it + 1));
+      __pipeline_wait_prior(1);
+    } else {
+      __pipeline_wait_prior(0);
+    }
+    __syncwarp();
+    const i64 fi = g.face_index(line);
+    if (hv && !g.periodic && lane == 0) {  // v at Dirichlet ends: the old boundary data
+      if (g.vend[0]) buf[P + sh.pos(0)] = g.vend[0][fi];
+      if (g.vend[1]) buf[P + sh.pos(n - 1)] = g.vend[1][fi];
+    }
+    __syncwarp();
+    for (int r = lane; r < n; r += kWarp) {
+      const int p = sh.pos(r);
+      T vm = T(0), vc = T(0), vp = T(0);
+      if (hv) {
+        vm = sv[sh.pos(r > 0 ? r - 1 : n - 1)];
+        vc = sv[p];
+        vp = sv[sh.pos(r < n - 1 ? r + 1 : 0)];
+      }
+      buf[p] = stage_rhs(g, B, r, buf[p], vm, vc, vp, fi, this_off + r);
+    }
+    __syncwarp();
+    if constexpr (MaxM > 0)
+      pcr_line_shared_registers<T, MaxM>(sh, F, buf);
+    else
+      pcr_line_shared(sh, F, buf);
+    __syncwarp();
+#pragma unroll 4
+    for (int r = lane; r < n; r += kWarp) g.u[this_off + r] = buf[sh.pos(r)];
+    __syncwarp();
+  }
+  __pipeline_wait_prior(0);
+  report(bad, g.flag);
+}
+
+template <class T>
+std::size_t fused_stage_x_smem(const PcrShape& sh, int warps) {
+  return sizeof(T) * (PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * sh.n +
+                      static_cast<std::size_t>(warps) * 4 * sh.per_line);
+}
+
+// ---- Y/Z: a tile of adjacent lines, segments in registers ------------------------------
+
+template <class T, int MaxM, int MinBlocks>
+__global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(StageArgs<T> g, int log2lb) {
+  extern __shared__ __align__(16) unsigned char fused_smem[];
+  T* smem = reinterpret_cast<T*>(fused_smem);
+  const PcrShape sh = g.sh;
+  const int LB = 1 << log2lb;
+  const int t = static_cast<int>(threadIdx.x);
+  const int l = t & (LB - 1), s = t >> log2lb;
+  const int spad = static_cast<int>(blockDim.x) >> log2lb;
+  const int lane = lane_id(), warp = t / kWarp, W = static_cast<int>(blockDim.x) / kWarp;
+  const int S = sh.segs, m = sh.m, n = sh.n;
+  const int len = max(0, min(m, n - s * m));
+  const int base_slot = s * (m + 1);
+  const i64 nl = g.L.lines(), st = g.L.stride;
+  const i64 tiles = (nl + LB - 1) / LB;
+  const PcrFactors<T> F = PcrFactors<T>::carve(smem, sh.per_line);
+  const StageBands<T> B = StageBands<T>::carve(smem + PcrFactors<T>::values(sh.per_line), n);
+  T* ends = smem + PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * n;
+  T* stage = ends + kEndFields * spad * (LB + 1);  // [base, v][row][line]
+  T* halo = stage + 2 * n * LB;                     // [below, above][segment][line]
+  auto at = [&](int field, int seg, int line) -> T& { return ends[(field * spad + seg) * (LB + 1) + line]; };
+  bool bad = false;
+  stage_prologue(g, B, F, bad);
+  const bool hv = g.v != nullptr;
+  int width = 1;
+  while (width < S) width <<= 1;
+  const int lines_per_warp = kWarp / width;
+  T* halo_lo = halo + s * LB + l;
+  T* halo_hi = halo + (spad + s) * LB + l;
+
+  // This thread's rows of a tile (and v's rows just outside its segment) into the stage.
+  auto issue = [&](i64 tile) {
+    const i64 line = tile * LB + l;
+    if (line < nl && len > 0) {
+      const i64 o = g.L.offset(line);
+      const i64 first = o + static_cast<i64>(s) * m * st;
+      T* dst = stage + s * m * LB + l;
+      const T* fb = g.base + first;
+      const T* fv = hv ? g.v + first : nullptr;
+      for (int j = 0; j < len; ++j, dst += LB, fb += st) {
+        __pipeline_memcpy_async(dst, fb, sizeof(T));
+        if (hv) {
+          __pipeline_memcpy_async(dst + n * LB, fv, sizeof(T));
+          fv += st;
+        }
+      }
+      if (hv) {
+        int rm = s * m - 1, rp = s * m + len;
+        if (g.periodic) {
+          rm = rm < 0 ? n - 1 : rm;
+          rp = rp >= n ? 0 : rp;
+        }
+        if (rm >= 0) __pipeline_memcpy_async(halo_lo, g.v + o + rm * st, sizeof(T));
+        if (rp < n) __pipeline_memcpy_async(halo_hi, g.v + o + rp * st, sizeof(T));
+      }
+    }
+    __pipeline_commit();
+  };
+
+  if (static_cast<i64>(blockIdx.x) < tiles) issue(blockIdx.x);
+  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    __pipeline_wait_prior(0);
+    const i64 line = tile * LB + l;
+    const bool valid_line = line < nl;
+    const int mylen = valid_line ? len : 0;
+    const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
+    const i64 off = valid_line ? g.L.offset(line) : 0;
+    const i64 fi = valid_line ? g.face_index(line) : 0;
+    // v at Dirichlet ends (the old boundary data) into this thread's own slots: row 0 and
+    // row n-1 of its segment, or row n-1 as its upper halo.
+    if (hv && mylen > 0 && !g.periodic) {
+      if (g.vend[0] && s == 0) stage[n * LB + l] = g.vend[0][fi];
+      if (g.vend[1]) {
+        if (s * m + len == n) stage[n * LB + (n - 1) * LB + l] = g.vend[1][fi];
+        if (s * m + len == n - 1) *halo_hi = g.vend[1][fi];
+      }
+    }
+    // Right-hand sides, v's rows through a sliding window (one shared-memory load of v
+    // per row; the rows just outside the segment from the halo slots). Full segments
+    // (every one but maybe the last) take the loop with compile-time row offsets.
+    T rd[MaxM];
+    const T vlo = hv && mylen > 0 ? *halo_lo : T(0), vhi = hv && mylen > 0 ? *halo_hi : T(0);
+    auto rhs_rows = [&](auto full) {
+      constexpr bool Full = decltype(full)::value;
+      const int first = Full ? 0 : lo;
+      T vm = vlo, vc = T(0);
+#pragma unroll
+      for (int j = 0; j < MaxM; ++j) {
+        if (Full || j >= first) {
+          const int r = s * m + j - first;
+          const T* p = stage + r * LB + l;
+          if (j == first) vc = hv ? p[n * LB] : T(0);
+          const T vp = j + 1 < MaxM ? (hv ? p[n * LB + LB] : T(0)) : vhi;
+          rd[j] = stage_rhs(g, B, r, p[0], vm, vc, vp, fi, off + r * st);
+          vm = vc;
+          vc = vp;
+        }
+      }
+    };
+    if (mylen == MaxM)
+      rhs_rows(std::true_type{});
+    else
+      rhs_rows(std::false_type{});
+    if (tile + gridDim.x < tiles) issue(tile + gridDim.x);
+    const SegmentEnds<T> e = segment_reduce_shared<T, MaxM>(rd, mylen, F.f[0] + base_slot, F.f[1] + base_slot,
+                                                            F.f[2] + base_slot);
+    // Shared bands: only the d-dependent ends vary per line (same field numbers as the plain kernel).
+    at(0, s, l) = e.Fd;
+    at(3, s, l) = e.Ld;
+    at(6, s, l) = e.ae;
+    at(8, s, l) = e.ce;
+    at(9, s, l) = e.dv;
+    __syncthreads();
+
+    // The reduced systems, 32/width lines per warp (as thomas_pcr_strided.cuh).
+    for (int l0 = warp * lines_per_warp; l0 < LB; l0 += W * lines_per_warp) {
+      const int ll = l0 + lane / width;
+      const bool valid = ll < LB && tile * LB + ll < nl;
+      const int q = lane & (width - 1);
+      const int qlen = valid && q < S ? max(0, min(m, n - q * m)) : 0;
+      SegmentEnds<T> eq;
+      T nFd = T(0);
+      if (qlen > 0) {
+        eq.Ld = at(3, q, ll);
+        eq.ae = at(6, q, ll);
+        eq.ce = at(8, q, ll);
+        eq.dv = at(9, q, ll);
+        nFd = at(0, q + 1 < S ? q + 1 : 0, ll);
+      }
+      const T x = reduced_solve_shared(reduced_rhs_shared(eq, nFd, qlen), S, F, width);
+      if (qlen > 0) at(10, q, ll) = x;
+    }
+    __syncthreads();
+
+    if (mylen > 0) {
+      const T xl = at(10, s == 0 ? S - 1 : s - 1, l), x = at(10, s, l);
+      segment_fill_shared<T, MaxM>(rd, mylen, F.f[3] + base_slot, F.f[4] + base_slot, xl, x);
+#pragma unroll
+      for (int j = 0; j < MaxM; ++j)
+        if (j >= lo) g.u[off + (s * m + j - lo) * st] = rd[j];
+    }
+  }
+  __pipeline_wait_prior(0);
+  report(bad, g.flag);
+}
+
+template <class T>
+std::size_t fused_stage_strided_smem(const PcrShape& sh, const PcrRegisterShape& r) {
+  const std::size_t ends = static_cast<std::size_t>(kEndFields) * r.spad * (r.lb + 1);
+  const std::size_t stage = static_cast<std::size_t>(2) * sh.n * r.lb;
+  const std::size_t halo = static_cast<std::size_t>(2) * r.spad * r.lb;
+  return sizeof(T) * (PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * sh.n + ends + stage + halo);
+}
+
+inline bool fused_supported(const LineSet& l) {
+  if (l.n < 1) return false;
+  if (l.stride == 1) return l.n <= kFusedMaxNX;
+  return (l.stride0 == 1 || l.count0 <= 1) && l.n <= kFusedMaxNYZ;
+}
+
+// Launch shape defaults, from bench_cuda_heat_step --tune (H100, 256^3, ms per stage):
+//  X: 8 warps, 2 blocks/SM (register cap 128): fp32 0.127 / fp64 0.191; capping registers
+//     for 3 or 4 blocks/SM (63 registers) measured 0.150-0.155 / 0.197-0.206.
+//  Y/Z: 16-row segments, 32 lines per tile, 1 block/SM: fp32 0.161 (16 lines 0.155, 8 rows
+//     0.17-0.20), fp64 0.231 (16 lines 0.284, 8 rows 0.26-0.31); 2 blocks/SM (64
+//     registers, spills) 0.16-0.43.
+constexpr int kFusedXWarps = 8;
+constexpr int kFusedXMinBlocks = 2;
+constexpr int kFusedYZRows = 16;
+constexpr int kFusedYZLines = 32;
+constexpr int kFusedYZMinBlocks = 1;
+
+template <class T>
+void launch_fused_stage(const FusedStage<T>& fs, int* flag, cudaStream_t stream, const FusedTuning& tuning) {
+  const LineSet& ls = fs.lines;
+  if (!fused_supported(ls))
+    throw Unsupported("fused ADI stage: lines of n = " + std::to_string(ls.n) + " with element stride " +
+                      std::to_string(ls.stride) + " are not supported (X up to " + std::to_string(kFusedMaxNX) +
+                      ", Y/Z up to " + std::to_string(kFusedMaxNYZ) + ")");
+  if (ls.lines() == 0) return;
+  StageArgs<T> g{};
+  g.L = to_device(ls);
+  g.periodic = fs.periodic;
+  g.base = fs.base;
+  g.v = fs.v;
+  g.inv_s = fs.inv_s;
+  g.a = fs.a;
+  g.d = fs.d;
+  g.c = fs.c;
+  for (int k = 0; k < 2; ++k) {
+    g.end[k] = fs.end[k];
+    g.vend[k] = fs.v_end[k];
+    g.nadd[k] = fs.neu_add[k];
+    g.nsub[k] = fs.neu_sub[k];
+    g.src[k] = fs.src[k];
+    g.src_scale[k] = fs.src_scale[k];
+  }
+  g.face_base = fs.face_base;
+  g.face_n1 = fs.face_n1;
+  g.u = fs.u;
+  g.flag = flag;
+  const LaunchLimits lim = launch_limits();
+  if (ls.stride == 1) {
+    g.sh = pcr_shape(ls.n);
+    int warps = tuning.warps > 0 ? tuning.warps : kFusedXWarps;
+    while (warps > 1 && fused_stage_x_smem<T>(g.sh, warps) > lim.smem_optin) warps /= 2;
+    const std::size_t smem = fused_stage_x_smem<T>(g.sh, warps);
+    if (smem > lim.smem_optin)
+      throw Unsupported("fused ADI stage: a line of n = " + std::to_string(ls.n) + " needs " +
+                        std::to_string(smem) + " bytes of shared memory, the device allows " +
+                        std::to_string(lim.smem_optin));
+    const int threads = warps * kWarp;
+    const i64 work = (ls.lines() + warps - 1) / warps;
+    auto go = [&](auto kernel) {
+      const unsigned grid = persistent_grid(kernel, threads, smem, work, lim);
+      kernel<<<grid, threads, smem, stream>>>(g);
+    };
+    const int mb = tuning.min_blocks > 0 ? tuning.min_blocks : kFusedXMinBlocks;
+    if (g.sh.m <= 8) {
+      if (mb >= 4)
+        go(fused_stage_x_kernel<T, 8, 4>);
+      else if (mb == 3)
+        go(fused_stage_x_kernel<T, 8, 3>);
+      else
+        go(fused_stage_x_kernel<T, 8, 2>);
+    } else if (g.sh.m <= 16) {
+      go(fused_stage_x_kernel<T, 16, 2>);
+    } else {
+      go(fused_stage_x_kernel<T, 0, 2>);
+    }
+  } else {
+    // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
+    const int rows = tuning.rows == 8 || (tuning.rows <= 0 && kFusedYZRows == 8) ? 8 : 16;
+    g.sh = pcr_shape(ls.n, rows);
+    if (g.sh.m > 16) g.sh = pcr_shape(ls.n, 16);
+    const int lb0 = tuning.lines > 0 ? tuning.lines : kFusedYZLines;
+    PcrRegisterShape rs = pcr_register_shape(g.sh, lb0);
+    while (rs.lb > 1 && fused_stage_strided_smem<T>(g.sh, rs) > lim.smem_optin)
+      rs = pcr_register_shape(g.sh, rs.lb / 2);
+    const std::size_t smem = fused_stage_strided_smem<T>(g.sh, rs);
+    if (smem > lim.smem_optin)
+      throw Unsupported("fused ADI stage: lines of n = " + std::to_string(ls.n) + " need " +
+                        std::to_string(smem) + " bytes of shared memory, the device allows " +
+                        std::to_string(lim.smem_optin));
+    int log2lb = 0;
+    while ((1 << log2lb) < rs.lb) ++log2lb;
+    const int threads = rs.lb * rs.spad;
+    const i64 tiles = (ls.lines() + rs.lb - 1) / rs.lb;
+    auto go = [&](auto kernel) {
+      const unsigned grid = persistent_grid(kernel, threads, smem, tiles, lim);
+      kernel<<<grid, threads, smem, stream>>>(g, log2lb);
+    };
+    const bool two = (tuning.min_blocks > 0 ? tuning.min_blocks : kFusedYZMinBlocks) >= 2;
+    if (g.sh.m <= 8)
+      two ? go(fused_stage_strided_kernel<T, 8, 2>) : go(fused_stage_strided_kernel<T, 8, 1>);
+    else
+      two ? go(fused_stage_strided_kernel<T, 16, 2>) : go(fused_stage_strided_kernel<T, 16, 1>);
+  }
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace adi::cuda_backend::kernels
