@@ -104,11 +104,11 @@ void record(benchmark::State& st, const std::string& key, Clock::time_point t0, 
 }
 
 template <class T>
-void bm_ours(benchmark::State& st, int m, bool interleaved, const std::string& key) {
+void bm_ours(benchmark::State& st, int m, bool interleaved, const std::string& key, bool periodic = false) {
   Batch<T>& bt = batch<T>(m);
   const adi::BlockLineSet l = interleaved ? adi::to_block_lines(adi::BlockInterleaved{m, bt.n, bt.p})
                                           : adi::to_block_lines(adi::BlockContiguous{m, bt.n, bt.p});
-  adi::BlockTridiagonalPlan<T> plan(adi::Executor::host(), l);
+  adi::BlockTridiagonalPlan<T> plan(adi::Executor::host(), l, {adi::BlockKernel::automatic, 0, periodic});
   const auto t0 = Clock::now();
   for (auto _ : st) {
     plan.solve({bt.a.data(), bt.b.data(), bt.c.data()}, bt.d.data(), bt.u.data());
@@ -206,6 +206,10 @@ std::vector<Row> register_precision(const std::string& prec) {
                                  [=](benchmark::State& st) { bm_ours<T>(st, m, false, base + "ours"); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+    benchmark::RegisterBenchmark((base + "block_thomas_periodic").c_str(),
+                                 [=](benchmark::State& st) { bm_ours<T>(st, m, false, base + "ours_per", true); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     benchmark::RegisterBenchmark((base + "block_thomas_interleaved").c_str(),
                                  [=](benchmark::State& st) { bm_ours<T>(st, m, true, base + "ours_il"); })
         ->Unit(benchmark::kMillisecond)
@@ -265,22 +269,24 @@ int main(int argc, char** argv) {
       "\nSummary (median of %d, %d threads, copy %.1f GB/s read+write; GB/s counts A,B,C,d read + u written;\n"
       "GFLOP/s of (14/3)M^3 + 6M^2 per block row; LAPACK includes the copy into band storage)\n",
       g_repetitions, omp_get_max_threads(), g_copy_gbs);
-  std::printf("%-7s %2s %5s %7s | %9s %8s %7s %6s %8s | %9s %8s | %8s %9s %9s\n", "prec", "M", "N", "P", "ms",
-              "ns/row", "GB/s", "%copy", "GFLOP/s", "interl ms", "GB/s", "gbsv ms", "x gbsv", "|diff|");
+  std::printf("%-7s %2s %5s %7s | %9s %8s %7s %6s %8s | %9s %8s | %8s %9s %9s | %9s\n", "prec", "M", "N", "P",
+              "ms", "ns/row", "GB/s", "%copy", "GFLOP/s", "interl ms", "GB/s", "gbsv ms", "x gbsv", "|diff|",
+              "period ms");
   for (const auto* rows : {&rf, &rd})
     for (const Row& r : *rows) {
       const std::string base = r.prec + "/M=" + std::to_string(r.m) + "/";
       const std::size_t value = r.prec == "float" ? 4 : 8;
       const index_t n = rows_for(r.m), p = value == 4 ? systems_for<float>(r.m) : systems_for<double>(r.m);
       const double ms = median_ms(base + "ours"), il = median_ms(base + "ours_il"), lp = median_ms(base + "lapack");
+      const double per = median_ms(base + "ours_per");
       if (ms <= 0) continue;
       const double rowsn = double(n * p);
       const double gbs = bytes_per_row(r.m, value) * rowsn / (ms * 1e-3) / 1e9;
       const double gbs_il = il > 0 ? bytes_per_row(r.m, value) * rowsn / (il * 1e-3) / 1e9 : 0;
-      std::printf("%-7s %2d %5lld %7lld | %9.3f %8.2f %7.2f %5.1f%% %8.2f | %9.3f %8.2f | %8.2f %9.2f %9.1e\n",
+      std::printf("%-7s %2d %5lld %7lld | %9.3f %8.2f %7.2f %5.1f%% %8.2f | %9.3f %8.2f | %8.2f %9.2f %9.1e | %9.3f\n",
                   r.prec.c_str(), r.m, (long long)n, (long long)p, ms, ms * 1e6 / rowsn, gbs,
                   100 * gbs / g_copy_gbs, flops_per_row(r.m) * rowsn / (ms * 1e-3) / 1e9, il, gbs_il, lp,
-                  lp > 0 ? lp / ms : 0.0, g_check.count(base) ? g_check[base] : 0.0);
+                  lp > 0 ? lp / ms : 0.0, g_check.count(base) ? g_check[base] : 0.0, per);
     }
   return 0;
 }

@@ -56,7 +56,7 @@ __device__ __forceinline__ double hash01(unsigned long long k) {
 // One thread per (system, block row, r): row r of A_i, B_i, C_i and d_i[r], block
 // diagonally dominant, at the layout's offsets.
 template <class T>
-__global__ void fill(adi::BlockLineSet l, T* a, T* b, T* c, T* d) {
+__global__ void fill(adi::BlockLineSet l, bool periodic, T* a, T* b, T* c, T* d) {
   const index_t m = l.m, total = l.count0 * l.count1 * l.n * m;
   for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < total; t += index_t(gridDim.x) * blockDim.x) {
     const index_t r = t % m, i = (t / m) % l.n, sys = t / (m * l.n);
@@ -69,7 +69,7 @@ __global__ void fill(adi::BlockLineSet l, T* a, T* b, T* c, T* d) {
       const unsigned long long key = (unsigned long long)(t * m + q) * 4;
       const double av = hash01(key), bv = q == r ? 0.0 : hash01(key + 1), cv = hash01(key + 2);
       a[e] = T(av), b[e] = T(bv), c[e] = T(cv);
-      off += fabs(av) * (i > 0) + fabs(bv) + fabs(cv) * (i + 1 < l.n);
+      off += fabs(av) * (periodic || i > 0) + fabs(bv) + fabs(cv) * (periodic || i + 1 < l.n);
     }
     b[ob + (r * m + r) * l.blocks.component] = T(off + 1.0);
     d[ov + r * l.vectors.component] = T(hash01((unsigned long long)t * 4 + 3));
@@ -79,8 +79,8 @@ __global__ void fill(adi::BlockLineSet l, T* a, T* b, T* c, T* d) {
 // One thread per system: the largest relative residual, as float bits (non-negative
 // floats order like their bit patterns).
 template <class T>
-__global__ void residual(adi::BlockLineSet l, const T* a, const T* b, const T* c, const T* d, const T* u,
-                         unsigned* worst) {
+__global__ void residual(adi::BlockLineSet l, bool periodic, const T* a, const T* b, const T* c, const T* d,
+                         const T* u, unsigned* worst) {
   const index_t sys = blockIdx.x * index_t(blockDim.x) + threadIdx.x;
   if (sys >= l.count0 * l.count1) return;
   const index_t m = l.m, l0 = sys % l.count0, l1 = sys / l.count0;
@@ -96,9 +96,9 @@ __global__ void residual(adi::BlockLineSet l, const T* a, const T* b, const T* c
           const double t = double(blk[e]) * double(u[ov0 + row * l.vectors.row + q * l.vectors.component]);
           res += t, scale += fabs(t);
         };
-        if (i > 0) add(a, i - 1);
+        if (i > 0 || periodic) add(a, (i + l.n - 1) % l.n);
         add(b, i);
-        if (i + 1 < l.n) add(c, i + 1);
+        if (i + 1 < l.n || periodic) add(c, (i + 1) % l.n);
       }
       const float rel = isfinite(res) ? float(fabs(res) / scale) : 1e30f;
       w = fmaxf(w, rel);
@@ -194,6 +194,7 @@ double flops_per_row(int m) { return 14.0 / 3.0 * m * m * m + 6.0 * m * m; }
 struct Config {
   std::string layout;
   adi::BlockLineSet l;
+  bool periodic = false;
 };
 
 template <class T>
@@ -203,16 +204,17 @@ void run_config(const Config& cfg, adi::BlockKernel kernel) {
   const adi::Executor exec = adi::Executor::cuda();
   adi::Array<T> a(adi::block_span(l), exec), b(adi::block_span(l), exec), c(adi::block_span(l), exec);
   adi::Array<T> d(adi::vector_span(l), exec), u(adi::vector_span(l), exec);
-  fill<T><<<4096, 256>>>(l, a.data(), b.data(), c.data(), d.data());
+  fill<T><<<4096, 256>>>(l, cfg.periodic, a.data(), b.data(), c.data(), d.data());
   CK(cudaGetLastError());
-  adi::BlockTridiagonalPlan<T> plan(exec, l, {kernel});
+  adi::BlockTridiagonalPlan<T> plan(exec, l, {kernel, 0, cfg.periodic});
   Timer t;
   const double ms = t.median_ms([&] { plan.solve({a.data(), b.data(), c.data()}, d.data(), u.data()); }, g_reps);
   unsigned* worst;
   CK(cudaMalloc(&worst, sizeof(unsigned)));
   CK(cudaMemset(worst, 0, sizeof(unsigned)));
   const index_t systems = l.count0 * l.count1;
-  residual<T><<<unsigned((systems + 127) / 128), 128>>>(l, a.data(), b.data(), c.data(), d.data(), u.data(), worst);
+  residual<T><<<unsigned((systems + 127) / 128), 128>>>(l, cfg.periodic, a.data(), b.data(), c.data(), d.data(),
+                                                        u.data(), worst);
   unsigned h = 0;
   CK(cudaMemcpy(&h, worst, sizeof(unsigned), cudaMemcpyDeviceToHost));
   CK(cudaFree(worst));
@@ -245,6 +247,16 @@ void batch_rows(bool quick) {
                               Config{"contiguous", adi::to_block_lines(adi::BlockContiguous{m, n, p})}})
       for (adi::BlockKernel k : {adi::BlockKernel::cuda_block_thomas_shuffle, adi::BlockKernel::cuda_block_thomas_shared})
         run_config<T>(cfg, k);
+  }
+}
+
+// Block-cyclic (periodic) systems, interleaved, shuffle kernel: the cost of the bordering.
+template <class T>
+void periodic_rows(bool quick) {
+  for (int m = 2; m <= 8; ++m) {
+    const index_t n = m <= 6 ? 128 : 96, p = (m <= 6 ? 65536 : 32768) / (quick ? 16 : 1);
+    run_config<T>({"periodic-il", adi::to_block_lines(adi::BlockInterleaved{m, n, p}), true},
+                  adi::BlockKernel::cuda_block_thomas_shuffle);
   }
 }
 
@@ -285,6 +297,11 @@ int main(int argc, char** argv) {
   header();
   batch_rows<float>(quick);
   batch_rows<double>(quick);
+  std::printf("\nPeriodic (block-cyclic) systems, same sizes (GB/s and GFLOP/s counted as for the non-periodic "
+              "solve):\n");
+  header();
+  periodic_rows<float>(quick);
+  periodic_rows<double>(quick);
   std::printf("\nCFD grid entry point, M = 5, %lld^3 points, lines along x / y / z:\n", (long long)grid_n);
   header();
   grid_rows<float>(grid_n);
