@@ -56,10 +56,20 @@ int host_crossover(std::size_t value_size) { return value_size == 8 ? 128 : 96; 
 //         n <= 512 (32, 256)  8572 vs 8075
 //   fp64: n <= 192 (16, 64)   n=192: 2707 vs 2430;  n <= 256 (32, 256) 3343 vs 3292;
 //         n <= 512 (16, 256)  n=384: 4329 vs 4077, n=512: 5263 vs 4105
+// That table is the throughput regime (a class of many matrices). A class with fewer
+// matrices than about 4 blocks per SM cannot fill the GPU with small blocks: its time is
+// one matrix's latency, which more threads per matrix shorten. Measured on mixed batches
+// of 800 matrices: fp32 U[1,256] 2875 GFLOP/s with (32, 256) for the (192, 256] class
+// against 1267 with (16, 64); fp64 U[1,128] 560 with (32, 128) against 489.
 constexpr int kCudaFusedMax = 32;
 const std::vector<int> kCudaClassEdges = {32, 64, 96, 128, 192, 256, 384, 512};
-int cuda_blocked_variant(int max_size, std::size_t value_size) {
-  if (value_size == 4) {
+int cuda_blocked_variant(int max_size, index_t count, int sms, std::size_t value_size) {
+  const bool fp64 = value_size == 8;
+  if (count < 4 * static_cast<index_t>(sms)) {
+    if (max_size <= 128) return 1;         // (32, 128)
+    return fp64 && max_size > 256 ? 3 : 2;  // (16, 256) / (32, 256)
+  }
+  if (!fp64) {
     if (max_size <= 256) return 0;  // (16, 64)
     if (max_size <= 384) return 1;  // (32, 128)
     return 2;                       // (32, 256)
@@ -147,6 +157,7 @@ void BatchedCholeskyPlan<T>::Impl::setup() {
   if (crossover > 0) edges.push_back(crossover);
   std::sort(edges.begin(), edges.end());
   const auto bins = batch.bins(edges);
+  const int sms = std::max(1, cuda_backend::device_info(exec.device()).sm_count);
   for (auto it = bins.rbegin(); it != bins.rend(); ++it) {
     if (it->count == 0) continue;  // a class of empty matrices still runs: it sets their info
     cuda_backend::CholeskyRange r;
@@ -155,7 +166,8 @@ void BatchedCholeskyPlan<T>::Impl::setup() {
     r.max_size = it->max_size;
     r.kernel = it->upper_bound <= crossover ? cuda_backend::CholeskyGpuKernel::fused
                                             : cuda_backend::CholeskyGpuKernel::blocked;
-    r.variant = options.blocked_variant >= 0 ? options.blocked_variant : cuda_blocked_variant(r.max_size, sizeof(T));
+    r.variant = options.blocked_variant >= 0 ? options.blocked_variant
+                                             : cuda_blocked_variant(r.max_size, r.count, sms, sizeof(T));
     ranges.push_back(r);
   }
   if (ranges.size() > 1) {
