@@ -22,6 +22,7 @@
 
 #include "adi/executor.hpp"
 #include "adi/large_tridiagonal.hpp"
+#include "solvers/cuda/backend.hpp"
 #ifndef ADI_BENCH_NO_DISPATCH
 #include "adi/tridiagonal.hpp"
 #endif
@@ -192,19 +193,27 @@ void run_size(int l, cusparseHandle_t sp) {
   CK(cudaStreamSynchronize(g_stream));
   const adi::Executor ex = adi::Executor::cuda(0, g_stream);
   const int def = adi::LargeTridiagonalPlan<T>(ex, n).chunk();
+  // Each chunk length and way of loading, through the backend (load 1: lanes straight from
+  // global memory, 2: tiles staged in shared memory), then the public entry point.
   std::vector<int> chunks = g_quick ? std::vector<int>{def} : std::vector<int>{8, 16, 32};
-  for (int chunk : chunks) {
-    for (bool checks : {false, true}) {
-      if (checks && chunk != def) continue;
-      adi::LargeTridiagonalOptions o;
-      o.chunk = chunk;
-      o.check_pivots = checks;
-      adi::LargeTridiagonalPlan<T> plan(ex, n, 1, 0, o);
-      const double ms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
-      g_rows.push_back({prec, "partition" + std::string(chunk == def ? " *" : ""),
-                        "chunk=" + std::to_string(chunk) + (checks ? " +pivot check" : ""), l, ms,
-                        residual(a, b, c, d, u.p, n), double(plan.workspace_bytes())});
+  for (int chunk : chunks)
+    for (int load : {1, 2}) {
+      const std::size_t bytes = adi::cuda_backend::large_workspace_bytes(n, false, chunk, sizeof(T));
+      Buf<char> ws(bytes);
+      const double ms = time_ms([&] {
+        adi::cuda_backend::large_solve<T>(n, a.p, b.p, c.p, d.p, u.p, false, chunk, 0.0, ws.p, nullptr, 0, g_stream,
+                                          load);
+      });
+      g_rows.push_back({prec, load == 1 ? "partition global loads" : "partition staged loads",
+                        "chunk=" + std::to_string(chunk), l, ms, residual(a, b, c, d, u.p, n), double(bytes)});
     }
+  for (bool checks : {false, true}) {
+    adi::LargeTridiagonalOptions o;
+    o.check_pivots = checks;
+    adi::LargeTridiagonalPlan<T> plan(ex, n, 1, 0, o);
+    const double ms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
+    g_rows.push_back({prec, "partition (plan) *", "chunk=" + std::to_string(def) + (checks ? " +pivot check" : ""), l,
+                      ms, residual(a, b, c, d, u.p, n), double(plan.workspace_bytes())});
   }
   {  // periodic, default chunk
     adi::LargeTridiagonalOptions o;
@@ -317,7 +326,8 @@ void print_table() {
                 r.log2n, r.solver.c_str(), r.setting.c_str(), r.ms, gbs, 100.0 * gbs / g_copy, nopiv / r.ms,
                 piv / r.ms, r.ws_bytes / 1e6, 100.0 * r.ws_bytes / (5.0 * vs * n), resid);
   }
-  std::printf("(* the default chunk; GB/s on 5 arrays; x nopiv / x gtsv2: speed-up over cuSPARSE)\n");
+  std::printf("(* the defaults through LargeTridiagonalPlan; GB/s on 5 arrays; x nopiv / x gtsv2: speed-up over "
+              "cuSPARSE)\n");
   std::printf("\ndispatch, fp64 lines through TridiagonalPlan: cuda_thomas_shared_transpose vs large_partition\n");
   std::printf("%-6s %6s %14s %14s %8s\n", "n", "lines", "batched ms", "partition ms", "ratio");
   for (const DispatchRow& r : g_dispatch)

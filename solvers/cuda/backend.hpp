@@ -261,11 +261,12 @@ std::size_t large_workspace_bytes(index_t n, bool periodic, int chunk, std::size
 // Zeroes the pivot flag on `stream` (before the solves that share it).
 void large_flag_reset(unsigned long long* flag, void* stream);
 // Enqueues the two-pass partition solve of one system on `stream`. On a bad pivot at row r
-// the kernels raise `pivot_flag` (may be null) to at least flag_bias - r.
+// the kernels raise `pivot_flag` (may be null) to at least flag_bias - r. load: 0 the
+// default, 1 lanes load straight from global memory, 2 tiles staged in shared memory.
 template <class T>
 void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, int chunk,
                  double tolerance, void* workspace, unsigned long long* pivot_flag, unsigned long long flag_bias,
-                 void* stream);
+                 void* stream, int load = 0);
 
 // Batched Hines kernels (solvers/cuda/hines*.cu; adi/hines.hpp). Assume validated input.
 // Threads per block the stack kernel (HinesKernel::cuda_stack) can run for neurons of up to

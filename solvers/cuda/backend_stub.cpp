@@ -171,13 +171,13 @@ std::size_t large_workspace_bytes(index_t, bool, int, std::size_t) { no_cuda(); 
 void large_flag_reset(unsigned long long*, void*) { no_cuda(); }
 template <class T>
 void large_solve(index_t, const T*, const T*, const T*, const T*, T*, bool, int, double, void*, unsigned long long*,
-                 unsigned long long, void*) {
+                 unsigned long long, void*, int) {
   no_cuda();
 }
 template void large_solve<float>(index_t, const float*, const float*, const float*, const float*, float*, bool, int,
-                                 double, void*, unsigned long long*, unsigned long long, void*);
+                                 double, void*, unsigned long long*, unsigned long long, void*, int);
 template void large_solve<double>(index_t, const double*, const double*, const double*, const double*, double*,
-                                  bool, int, double, void*, unsigned long long*, unsigned long long, void*);
+                                  bool, int, double, void*, unsigned long long*, unsigned long long, void*, int);
 int hines_stack_threads(int, std::size_t, int) { no_cuda(); }
 template <class T>
 void hines_solve(HinesKernel, const adi::detail::HinesView&, const T*, T*, T*, const HinesLaunch&, int*, void*) {

@@ -22,34 +22,61 @@ namespace k = kernels::large;
 constexpr int kChunks[] = {8, 16, 32};
 constexpr int kDefaultChunk32 = 16;
 constexpr int kDefaultChunk64 = 8;
+// 1: each lane loads its chunk straight from global memory; 2: the warp stages its tile in
+// shared memory with coalesced loads (bench_cuda_large_tridiagonal compares them).
+constexpr int kDefaultLoad = 2;
 
-template <class T, int M>
+template <class T, int M, bool Staged>
 void run_levels(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, double tol,
                 void* workspace, unsigned long long* flag, unsigned long long bias, cudaStream_t stream) {
   const LevelPlan p = LevelPlan::make(n, M, sizeof(T));
   adi::large::Level<T> L[LevelPlan::kMaxLevels];
   adi::large::make_levels<T>(p, n, a, b, c, d, u, periodic, tol, flag, bias, workspace, L);
-  auto blocks = [](adi::large::i64 tiles) {
-    return static_cast<unsigned>((tiles + k::kWarpsPerBlock - 1) / k::kWarpsPerBlock);
-  };
-  for (int l = 0; l + 1 < p.levels; ++l) {
+  constexpr int W = k::kWarps<Staged>;
+  auto blocks = [](adi::large::i64 tiles) { return static_cast<unsigned>((tiles + W - 1) / W); };
+  const int last = p.levels - 1;
+  // The level before the direct one joins it in one launch when it is a few tiles.
+  const adi::large::Chunks before = adi::large::Chunks::make(p.N[last > 0 ? last - 1 : 0], M);
+  const bool tail = last >= 1 && adi::large::tile_count(before) <= k::kTailWarps;
+  const int passes = tail ? last - 1 : last;  // levels 0 .. passes-1 run pass 1 and pass 2 apart
+  for (int l = 0; l < passes; ++l) {
     const adi::large::Chunks ch = adi::large::Chunks::make(p.N[l], M);
     const adi::large::i64 tiles = adi::large::tile_count(ch);
-    k::partition_pass1<T, M><<<blocks(tiles), k::kBlockThreads, 0, stream>>>(L[l], ch, tiles);
+    k::partition_pass1<T, M, Staged><<<blocks(tiles), W * 32, 0, stream>>>(L[l], ch, tiles);
     ADI_CUDA_CHECK(cudaGetLastError());
   }
-  const int last = p.levels - 1;
-  k::partition_direct<T><<<1, 32, 0, stream>>>(L[last], adi::large::direct_scratch<T>(p, workspace, 0),
-                                               adi::large::direct_scratch<T>(p, workspace, 1));
+  T* cp = adi::large::direct_scratch<T>(p, workspace, 0);
+  T* z = adi::large::direct_scratch<T>(p, workspace, 1);
+  if (tail) {
+    k::partition_tail<T, M><<<1, k::kTailWarps * 32, 0, stream>>>(L[last - 1], before,
+                                                                 adi::large::tile_count(before), L[last], cp, z);
+  } else {
+    k::partition_direct<T><<<1, 32, 0, stream>>>(L[last], cp, z);
+  }
   ADI_CUDA_CHECK(cudaGetLastError());
-  for (int l = last - 1; l >= 0; --l) {
+  for (int l = passes - 1; l >= 0; --l) {
     adi::large::Level<T> v = L[l];
     v.flag = nullptr;  // pass 2 meets the same pivots as pass 1
     const adi::large::Chunks ch = adi::large::Chunks::make(p.N[l], M);
     const adi::large::i64 tiles = adi::large::tile_count(ch);
-    k::partition_pass2<T, M><<<blocks(tiles), k::kBlockThreads, 0, stream>>>(v, ch, tiles);
+    k::partition_pass2<T, M, Staged><<<blocks(tiles), W * 32, 0, stream>>>(v, ch, tiles);
     ADI_CUDA_CHECK(cudaGetLastError());
   }
+}
+
+template <class T, int M>
+void run_levels_load(int load, index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic,
+                     double tol, void* workspace, unsigned long long* flag, unsigned long long bias,
+                     cudaStream_t stream) {
+  // A stage of 32 double rows per lane would not fit the 48 KiB of static shared memory.
+  constexpr bool can_stage = sizeof(T) * M <= 128;
+  if constexpr (can_stage) {
+    if ((load == 0 ? kDefaultLoad : load) == 2) {
+      run_levels<T, M, true>(n, a, b, c, d, u, periodic, tol, workspace, flag, bias, stream);
+      return;
+    }
+  }
+  run_levels<T, M, false>(n, a, b, c, d, u, periodic, tol, workspace, flag, bias, stream);
 }
 
 }  // namespace
@@ -69,12 +96,12 @@ void large_flag_reset(unsigned long long* flag, void* stream) {
 template <class T>
 void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, int chunk,
                  double tolerance, void* workspace, unsigned long long* flag, unsigned long long bias,
-                 void* stream) {
+                 void* stream, int load) {
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (chunk) {
-    case 8: run_levels<T, 8>(n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, s); break;
-    case 16: run_levels<T, 16>(n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, s); break;
-    case 32: run_levels<T, 32>(n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, s); break;
+    case 8: run_levels_load<T, 8>(load, n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, s); break;
+    case 16: run_levels_load<T, 16>(load, n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, s); break;
+    case 32: run_levels_load<T, 32>(load, n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, s); break;
     default:
       throw InvalidArgument("large tridiagonal solve on CUDA: chunk = " + std::to_string(chunk) +
                             " must be 8, 16 or 32");
@@ -82,8 +109,8 @@ void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u
 }
 
 template void large_solve<float>(index_t, const float*, const float*, const float*, const float*, float*, bool, int,
-                                 double, void*, unsigned long long*, unsigned long long, void*);
+                                 double, void*, unsigned long long*, unsigned long long, void*, int);
 template void large_solve<double>(index_t, const double*, const double*, const double*, const double*, double*,
-                                  bool, int, double, void*, unsigned long long*, unsigned long long, void*);
+                                  bool, int, double, void*, unsigned long long*, unsigned long long, void*, int);
 
 }  // namespace adi::cuda_backend

@@ -13,39 +13,71 @@ using adi::large::i64;
 using adi::large::LaneRows;
 using adi::large::Level;
 using adi::large::TileShared;
+using adi::large::TileStage;
 
-// 4 warps (tiles) per block: 14 KiB of shared memory in double precision, so the
-// register file, not shared memory, limits the warps per SM.
-constexpr int kWarpsPerBlock = 4;
-constexpr int kBlockThreads = kWarpsPerBlock * 32;
+constexpr unsigned kFull = 0xffffffffu;
 
+// Warps (tiles) per block. Loads straight from global: 4 (18 KiB of shared memory in
+// double precision; registers limit the warps per SM). Staged: 2, the stage of a, b, c, d
+// adds ~9 KiB per warp and 48 KiB is the static limit.
+template <bool Staged>
+constexpr int kWarps = Staged ? 2 : 4;
+// The last level before the direct one, when it has at most this many tiles, runs in one
+// block together with the direct solve (one launch instead of three).
+constexpr int kTailWarps = 8;
+
+template <class T, int M, bool Staged>
+struct StageFor {
+  TileStage<T, M> st;
+  __device__ TileStage<T, M>* get() { return &st; }
+};
 template <class T, int M>
-__global__ void __launch_bounds__(kBlockThreads) partition_pass1(Level<T> L0, Chunks ch, i64 tiles) {
-  __shared__ TileShared<T> sh[kWarpsPerBlock];
+struct StageFor<T, M, false> {
+  __device__ TileStage<T, M>* get() { return nullptr; }
+};
+
+template <class T, int M, bool Staged>
+__global__ void __launch_bounds__(kWarps<Staged> * 32) partition_pass1(Level<T> L0, Chunks ch, i64 tiles) {
+  __shared__ TileShared<T> sh[kWarps<Staged>];
+  __shared__ StageFor<T, M, Staged> stage[kWarps<Staged>];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const i64 tile = static_cast<i64>(blockIdx.x) * kWarpsPerBlock + warp;
+  const i64 tile = static_cast<i64>(blockIdx.x) * kWarps<Staged> + warp;
   if (tile >= tiles) return;  // the whole warp
   const Level<T> L = adi::large::checks(L0);
-  const bool bad = adi::large::lane_reduce<T, M>(L, ch, tile, lane, sh[warp], nullptr);
+  TileStage<T, M>* st = stage[warp].get();
+  if (Staged) {
+    adi::large::stage_load<T, M>(L, ch, tile, lane, *st);
+    __syncwarp();
+  }
+  const bool bad = adi::large::lane_reduce<T, M>(L, ch, tile, lane, sh[warp], nullptr, st);
   __syncwarp();  // the rows in shared memory are visible to the other lanes
-  const bool lanes_bad = __any_sync(0xffffffffu, bad);
+  const bool lanes_bad = __any_sync(kFull, bad);
   bool sub_bad = false;
   if (lane < adi::large::kSubLanes)
     sub_bad = adi::large::sub_reduce<T>(L, ch, tile, lane, sh[warp], false, !lanes_bad);
   __syncwarp();
-  sub_bad = __any_sync(0xffffffffu, sub_bad);
+  sub_bad = __any_sync(kFull, sub_bad);
   if (lane == 0) adi::large::tile_reduce<T>(L, ch, tile, sh[warp], lanes_bad || sub_bad);
 }
 
-template <class T, int M>
-__global__ void __launch_bounds__(kBlockThreads) partition_pass2(Level<T> L, Chunks ch, i64 tiles) {
-  __shared__ TileShared<T> sh[kWarpsPerBlock];
+// Tiles in reverse order: the first blocks take the end of the system, which pass 1 read
+// last and the L2 cache may still hold.
+template <class T, int M, bool Staged>
+__global__ void __launch_bounds__(kWarps<Staged> * 32) partition_pass2(Level<T> L, Chunks ch, i64 tiles) {
+  __shared__ TileShared<T> sh[kWarps<Staged>];
+  __shared__ StageFor<T, M, Staged> stage[kWarps<Staged>];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const i64 tile = static_cast<i64>(blockIdx.x) * kWarpsPerBlock + warp;
-  if (tile >= tiles) return;
+  const i64 g = static_cast<i64>(blockIdx.x) * kWarps<Staged> + warp;
+  if (g >= tiles) return;
+  const i64 tile = tiles - 1 - g;
+  TileStage<T, M>* st = stage[warp].get();
+  if (Staged) {
+    adi::large::stage_load<T, M>(L, ch, tile, lane, *st);
+    __syncwarp();
+  }
   LaneRows<T, M> keep;
   keep.len = 0;
-  adi::large::lane_reduce<T, M>(L, ch, tile, lane, sh[warp], &keep);
+  adi::large::lane_reduce<T, M>(L, ch, tile, lane, sh[warp], &keep, st);
   __syncwarp();
   if (lane < adi::large::kSubLanes) adi::large::sub_reduce<T>(L, ch, tile, lane, sh[warp], true, false);
   __syncwarp();
@@ -53,12 +85,46 @@ __global__ void __launch_bounds__(kBlockThreads) partition_pass2(Level<T> L, Chu
   __syncwarp();
   if (lane < adi::large::kSubLanes) adi::large::sub_solve<T>(ch, tile, lane, sh[warp]);
   __syncwarp();
-  adi::large::lane_solve<T, M>(L, ch, tile, lane, sh[warp], keep);
+  adi::large::lane_solve<T, M>(L, ch, tile, lane, sh[warp], keep, st);
+  if (Staged) {
+    __syncwarp();
+    adi::large::stage_store<T, M>(L, ch, tile, lane, *st);
+  }
 }
 
 template <class T>
 __global__ void partition_direct(Level<T> L, T* cp, T* z) {
   if (threadIdx.x == 0 && blockIdx.x == 0) adi::large::direct_solve<T>(adi::large::checks(L), cp, z);
+}
+
+// The last two levels in one block: pass 1 of level L (tiles <= kTailWarps, one per warp),
+// the direct solve of the next level D, pass 2 of L with the rows kept from pass 1.
+template <class T, int M>
+__global__ void __launch_bounds__(kTailWarps * 32)
+    partition_tail(Level<T> L0, Chunks ch, i64 tiles, Level<T> D, T* cp, T* z) {
+  __shared__ TileShared<T> sh[kTailWarps];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const bool active = warp < tiles;  // the same for the whole warp
+  const Level<T> L = adi::large::checks(L0);
+  LaneRows<T, M> keep;
+  keep.len = 0;
+  bool bad = false, sub_bad = false;
+  if (active) bad = adi::large::lane_reduce<T, M>(L, ch, warp, lane, sh[warp], &keep);
+  __syncwarp();
+  const bool lanes_bad = __any_sync(kFull, bad);
+  if (active && lane < adi::large::kSubLanes)
+    sub_bad = adi::large::sub_reduce<T>(L, ch, warp, lane, sh[warp], true, !lanes_bad);
+  __syncwarp();
+  sub_bad = __any_sync(kFull, sub_bad);
+  if (active && lane == 0) adi::large::tile_reduce<T>(L, ch, warp, sh[warp], lanes_bad || sub_bad);
+  __syncthreads();  // D's rows (global) visible to thread 0
+  if (threadIdx.x == 0) adi::large::direct_solve<T>(adi::large::checks(D), cp, z);
+  __syncthreads();  // D's solution visible to every warp
+  if (active && lane == 0) adi::large::tile_solve<T>(L, ch, warp, sh[warp]);
+  __syncwarp();
+  if (active && lane < adi::large::kSubLanes) adi::large::sub_solve<T>(ch, warp, lane, sh[warp]);
+  __syncwarp();
+  if (active) adi::large::lane_solve<T, M>(L, ch, warp, lane, sh[warp], keep);
 }
 
 }  // namespace adi::cuda_backend::kernels::large

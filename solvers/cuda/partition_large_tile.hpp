@@ -181,6 +181,105 @@ ADI_LARGE_HD void store_rows(T* p, i64 s, int len, const T (&r)[M]) {
     if (i < len) p[s + i] = r[i];
 }
 
+// The staged form of the loads: the warp copies its tile's rows of a, b, c, d (and, in
+// pass 2, u) between global memory and shared memory with coalesced 16-byte vectors,
+// 512 contiguous bytes per instruction; lanes then read their chunks from shared memory.
+// Each lane's direct 16-byte loads touch 32 separate 64-byte segments per instruction,
+// which costs L1 a wavefront per lane (bench_cuda_large_tridiagonal: ~83% of copy
+// bandwidth per pass). Row r of the tile sits at r + r / M: one pad per chunk, so 32
+// lanes reading row i of their chunks hit 32 different banks.
+template <class T, int M>
+struct TileStage {
+  static constexpr int kRows = kTileChunks * M;
+  T v[4][kRows + kTileChunks];
+  static ADI_LARGE_HD int at(int r) { return r + r / M; }
+};
+
+// Rows [t0, t1) of this level that the tile covers (its chunks are contiguous).
+ADI_LARGE_HD void tile_span(const Chunks& ch, i64 tile, i64& t0, i64& t1) {
+  const i64 first = tile * kTileChunks;
+  const i64 last = first + kTileChunks - 1 < ch.count - 1 ? first + kTileChunks - 1 : ch.count - 1;
+  t0 = ch.begin(first);
+  t1 = ch.end(last);
+}
+
+template <class T>
+ADI_LARGE_HD bool aligned16(const T* p) {
+  return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0;
+}
+
+// Copies one array's rows [t0, t1) into the stage (lane's share of the copy).
+template <class T, int M, bool NC>
+ADI_LARGE_HD void stage_in(const T* p, i64 t0, int rows, int lane, T* v) {
+  using St = TileStage<T, M>;
+#if defined(__CUDA_ARCH__)
+  constexpr int V = 16 / sizeof(T);
+  if (rows == St::kRows && aligned16(p + t0)) {
+#pragma unroll
+    for (int k = 0; k < St::kRows / V / kTileChunks; ++k) {
+      const int w = lane + kTileChunks * k;
+      const T* q = p + t0 + w * V;
+      if constexpr (sizeof(T) == 8) {
+        const double2 x = NC ? __ldg(reinterpret_cast<const double2*>(q)) : *reinterpret_cast<const double2*>(q);
+        v[St::at(w * V)] = x.x;
+        v[St::at(w * V + 1)] = x.y;
+      } else {
+        const float4 x = NC ? __ldg(reinterpret_cast<const float4*>(q)) : *reinterpret_cast<const float4*>(q);
+        v[St::at(w * V)] = x.x;
+        v[St::at(w * V + 1)] = x.y;
+        v[St::at(w * V + 2)] = x.z;
+        v[St::at(w * V + 3)] = x.w;
+      }
+    }
+    return;
+  }
+#endif
+  for (int r = lane; r < rows; r += kTileChunks) v[St::at(r)] = p[t0 + r];
+}
+
+template <class T, int M>
+ADI_LARGE_HD void stage_out(T* p, i64 t0, int rows, int lane, const T* v) {
+  using St = TileStage<T, M>;
+#if defined(__CUDA_ARCH__)
+  constexpr int V = 16 / sizeof(T);
+  if (rows == St::kRows && aligned16(p + t0)) {
+#pragma unroll
+    for (int k = 0; k < St::kRows / V / kTileChunks; ++k) {
+      const int w = lane + kTileChunks * k;
+      T* q = p + t0 + w * V;
+      if constexpr (sizeof(T) == 8) {
+        *reinterpret_cast<double2*>(q) = make_double2(v[St::at(w * V)], v[St::at(w * V + 1)]);
+      } else {
+        *reinterpret_cast<float4*>(q) =
+            make_float4(v[St::at(w * V)], v[St::at(w * V + 1)], v[St::at(w * V + 2)], v[St::at(w * V + 3)]);
+      }
+    }
+    return;
+  }
+#endif
+  for (int r = lane; r < rows; r += kTileChunks) p[t0 + r] = v[St::at(r)];
+}
+
+// Staged pass 1 / pass 2, every lane: the tile's a, b, c, d into the stage.
+template <class T, int M>
+ADI_LARGE_HD void stage_load(const Level<T>& L, const Chunks& ch, i64 tile, int lane, TileStage<T, M>& st) {
+  i64 t0, t1;
+  tile_span(ch, tile, t0, t1);
+  const int rows = static_cast<int>(t1 - t0);
+  stage_in<T, M, true>(L.a, t0, rows, lane, st.v[0]);
+  stage_in<T, M, true>(L.b, t0, rows, lane, st.v[1]);
+  stage_in<T, M, true>(L.c, t0, rows, lane, st.v[2]);
+  stage_in<T, M, false>(L.d, t0, rows, lane, st.v[3]);  // d may be u: not through the read-only path
+}
+
+// Staged pass 2, every lane (after lane_solve wrote the tile's solution to st.v[0]).
+template <class T, int M>
+ADI_LARGE_HD void stage_store(const Level<T>& L, const Chunks& ch, i64 tile, int lane, const TileStage<T, M>& st) {
+  i64 t0, t1;
+  tile_span(ch, tile, t0, t1);
+  stage_out<T, M>(L.x, t0, static_cast<int>(t1 - t0), lane, st.v[0]);
+}
+
 // Only the first failure is reported: a bad pivot fills the rest of its chunk, and the
 // reduced systems after it, with infinities and NaNs whose own "bad pivots" would name
 // rows before the real one. So a level whose predecessors raised the flag reports nothing
@@ -194,18 +293,33 @@ ADI_LARGE_HD Level<T> checks(Level<T> L) {
 // Pass 1 (and the first half of pass 2) for one lane: its chunk's two reduced rows into
 // sh rows 2 lane, 2 lane + 1; with keep, cp, dp, l of every row. Lanes past the last
 // chunk do nothing. Returns true if the lane met a bad pivot (and raised the flag).
+// stage: the tile's rows staged in shared memory (null: loaded straight from global).
 template <class T, int M>
 ADI_LARGE_HD bool lane_reduce(const Level<T>& L, const Chunks& ch, i64 tile, int lane, TileShared<T>& sh,
-                              LaneRows<T, M>* keep) {
+                              LaneRows<T, M>* keep, const TileStage<T, M>* stage = nullptr) {
   const i64 j = tile * kTileChunks + lane;
   if (j >= ch.count) return false;
   const i64 s = ch.begin(j);
   const int len = static_cast<int>(ch.end(j) - s);
   T a[M], b[M], c[M], d[M];
-  load_rows<T, M, true>(L.a, s, len, a);
-  load_rows<T, M, true>(L.b, s, len, b);
-  load_rows<T, M, true>(L.c, s, len, c);
-  load_rows<T, M, false>(L.d, s, len, d);
+  if (stage != nullptr) {
+    i64 t0, t1;
+    tile_span(ch, tile, t0, t1);
+    const int r0 = static_cast<int>(s - t0);
+#pragma unroll
+    for (int i = 0; i < M; ++i) {
+      const int at = TileStage<T, M>::at(r0 + i);
+      a[i] = i < len ? stage->v[0][at] : T(0);
+      b[i] = i < len ? stage->v[1][at] : T(0);
+      c[i] = i < len ? stage->v[2][at] : T(0);
+      d[i] = i < len ? stage->v[3][at] : T(0);
+    }
+  } else {
+    load_rows<T, M, true>(L.a, s, len, a);
+    load_rows<T, M, true>(L.b, s, len, b);
+    load_rows<T, M, true>(L.c, s, len, c);
+    load_rows<T, M, false>(L.d, s, len, d);
+  }
   Pass1<T, T> st;
   st.first_row(a[0], b[0], c[0], d[0]);
   i64 bad = -1;
@@ -319,9 +433,10 @@ ADI_LARGE_HD void sub_solve(const Chunks& ch, i64 tile, int q, TileShared<T>& sh
 }
 
 // Pass 2, every lane: back substitution through its chunk with its ends from sh.x.
+// stage: write the rows to stage->v[0] for stage_store (null: straight to global).
 template <class T, int M>
 ADI_LARGE_HD void lane_solve(const Level<T>& L, const Chunks& ch, i64 tile, int lane, const TileShared<T>& sh,
-                             const LaneRows<T, M>& keep) {
+                             const LaneRows<T, M>& keep, TileStage<T, M>* stage = nullptr) {
   const i64 j = tile * kTileChunks + lane;
   if (j >= ch.count) return;
   const i64 s = ch.begin(j);
@@ -339,6 +454,15 @@ ADI_LARGE_HD void lane_solve(const Level<T>& L, const Chunks& ch, i64 tile, int 
     x[i] = next;
   }
   x[0] = F;
+  if (stage != nullptr) {
+    i64 t0, t1;
+    tile_span(ch, tile, t0, t1);
+    const int r0 = static_cast<int>(s - t0);
+#pragma unroll
+    for (int i = 0; i < M; ++i)
+      if (i < len) stage->v[0][TileStage<T, M>::at(r0 + i)] = x[i];
+    return;
+  }
   store_rows<T, M>(L.x, s, len, x);
 }
 

@@ -17,6 +17,7 @@
 #include "adi/executor.hpp"
 #include "adi/field.hpp"
 #include "adi/large_tridiagonal.hpp"
+#include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/partition_large_tile.hpp"
 #include "tests/solvers/large_tridiagonal_check.hpp"
 
@@ -29,11 +30,13 @@ using adi::large::LaneRows;
 using adi::large::Level;
 using adi::large::LevelPlan;
 using adi::large::TileShared;
+using adi::large::TileStage;
 
 // Runs the solve exactly as partition_large.cu enqueues it, one warp (tile) after another,
 // lanes one after another between the warp's synchronisation points.
+// staged: the tiles go through the shared-memory stage (partition_pass1/2<..., true>).
 template <class T, int M>
-unsigned long long emulate(const tl::Problem<T>& p, T* u, bool periodic, double tol) {
+unsigned long long emulate(const tl::Problem<T>& p, T* u, bool periodic, double tol, bool staged = false) {
   const LevelPlan plan = LevelPlan::make(p.n, M, sizeof(T));
   std::vector<char> raw(plan.bytes + 256);
   void* ws = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw.data()) + 255) / 256 * 256);
@@ -46,10 +49,14 @@ unsigned long long emulate(const tl::Problem<T>& p, T* u, bool periodic, double 
     const Chunks ch = Chunks::make(plan.N[l], M);
     for (i64 tile = 0; tile < adi::large::tile_count(ch); ++tile) {
       TileShared<T> sh;
+      auto stage = std::make_unique<TileStage<T, M>>();
+      TileStage<T, M>* st = staged ? stage.get() : nullptr;
       const Level<T> v = adi::large::checks(L[l]);  // what each warp does first
+      if (staged)
+        for (int lane = 0; lane < 32; ++lane) adi::large::stage_load<T, M>(v, ch, tile, lane, *st);
       bool lanes_bad = false, sub_bad = false;
       for (int lane = 0; lane < 32; ++lane)
-        lanes_bad = adi::large::lane_reduce<T, M>(v, ch, tile, lane, sh, nullptr) || lanes_bad;
+        lanes_bad = adi::large::lane_reduce<T, M>(v, ch, tile, lane, sh, nullptr, st) || lanes_bad;
       for (int q = 0; q < adi::large::kSubLanes; ++q)
         sub_bad = adi::large::sub_reduce<T>(v, ch, tile, q, sh, false, !lanes_bad) || sub_bad;
       adi::large::tile_reduce<T>(v, ch, tile, sh, lanes_bad || sub_bad);
@@ -64,12 +71,18 @@ unsigned long long emulate(const tl::Problem<T>& p, T* u, bool periodic, double 
     const Chunks ch = Chunks::make(plan.N[l], M);
     for (i64 tile = 0; tile < adi::large::tile_count(ch); ++tile) {
       TileShared<T> sh;
+      auto stage = std::make_unique<TileStage<T, M>>();
+      TileStage<T, M>* st = staged ? stage.get() : nullptr;
+      if (staged)
+        for (int lane = 0; lane < 32; ++lane) adi::large::stage_load<T, M>(v, ch, tile, lane, *st);
       LaneRows<T, M> keep[32];
-      for (int lane = 0; lane < 32; ++lane) adi::large::lane_reduce<T, M>(v, ch, tile, lane, sh, &keep[lane]);
+      for (int lane = 0; lane < 32; ++lane) adi::large::lane_reduce<T, M>(v, ch, tile, lane, sh, &keep[lane], st);
       for (int q = 0; q < adi::large::kSubLanes; ++q) adi::large::sub_reduce<T>(v, ch, tile, q, sh, true, false);
       adi::large::tile_solve<T>(v, ch, tile, sh);
       for (int q = 0; q < adi::large::kSubLanes; ++q) adi::large::sub_solve<T>(ch, tile, q, sh);
-      for (int lane = 0; lane < 32; ++lane) adi::large::lane_solve<T, M>(v, ch, tile, lane, sh, keep[lane]);
+      for (int lane = 0; lane < 32; ++lane) adi::large::lane_solve<T, M>(v, ch, tile, lane, sh, keep[lane], st);
+      if (staged)
+        for (int lane = 0; lane < 32; ++lane) adi::large::stage_store<T, M>(v, ch, tile, lane, *st);
     }
   }
   return flag == 0 ? 0 : bias - flag + 1;  // 1 + the reported row, 0 if none
@@ -82,13 +95,17 @@ void emulated_sizes(const std::vector<std::int64_t>& sizes) {
       auto p = tl::make<T>(n, periodic, 31 + unsigned(n) + M);
       p.x = tl::oracle(p, periodic);
       const double tol = tl::bound<T>(tl::thomas_error(p, periodic));
-      std::vector<T> u(n, std::numeric_limits<T>::quiet_NaN());
-      ASSERT_EQ((emulate<T, M>(p, u.data(), periodic, 0.0)), 0u) << "n=" << n << " M=" << M;
-      EXPECT_LE(tl::rel_error(p.x, u.data(), n), tol) << "n=" << n << " M=" << M << (periodic ? " periodic" : "");
-      // In place.
-      std::vector<T> v = p.d;
-      ASSERT_EQ((emulate<T, M>(p, v.data(), periodic, 0.0)), 0u);
-      EXPECT_LE(tl::rel_error(p.x, v.data(), n), tol) << "in place n=" << n << " M=" << M;
+      for (bool staged : {false, true}) {
+        const std::string what = "n=" + std::to_string(n) + " M=" + std::to_string(M) + (staged ? " staged" : "") +
+                                 (periodic ? " periodic" : "");
+        std::vector<T> u(n, std::numeric_limits<T>::quiet_NaN());
+        ASSERT_EQ((emulate<T, M>(p, u.data(), periodic, 0.0, staged)), 0u) << what;
+        EXPECT_LE(tl::rel_error(p.x, u.data(), n), tol) << what;
+        // In place.
+        std::vector<T> v = p.d;
+        ASSERT_EQ((emulate<T, M>(p, v.data(), periodic, 0.0, staged)), 0u);
+        EXPECT_LE(tl::rel_error(p.x, v.data(), n), tol) << "in place " << what;
+      }
     }
 }
 
@@ -121,6 +138,7 @@ TYPED_TEST(LargeCuda, EmulatedZeroPivotReported) {
     p.b[r] = 0;
     std::vector<T> u(n);
     EXPECT_EQ((emulate<T, 8>(p, u.data(), false, 0.0)), static_cast<unsigned long long>(r) + 1);
+    EXPECT_EQ((emulate<T, 8>(p, u.data(), false, 0.0, true)), static_cast<unsigned long long>(r) + 1);
   }
   // A tiny pivot only with a tolerance.
   auto p = tl::make<T>(n, false, 78);
@@ -243,6 +261,39 @@ TYPED_TEST(LargeCuda, DeviceInPlaceSharedBandsFewSystemsOwnWorkspace) {
   const std::vector<T> h2 = ds2.result(ds2.u);
   for (std::int64_t s = 0; s < count; ++s) EXPECT_LE(tl::rel_error(p.x, h2.data() + s * n, n), tol) << "system " << s;
   EXPECT_LE(double(plan.workspace_bytes()), 0.1 * 5.0 * sizeof(T) * double(n));
+}
+
+// Both ways of loading (1: lanes straight from global memory, 2: tiles staged in shared
+// memory), every chunk length, arrays 16-byte aligned and not (one element in: the
+// vector paths step aside), through the backend entry point.
+TYPED_TEST(LargeCuda, DeviceLoadModesAndUnalignedArrays) {
+  if (!device_or_skip()) GTEST_SKIP() << "no CUDA device";
+  using T = TypeParam;
+  for (std::int64_t n : {std::int64_t(100), std::int64_t(65537), std::int64_t(1) << 20})
+    for (bool periodic : {false, true}) {
+      auto p = tl::make<T>(n, periodic, 71 + unsigned(n));
+      p.x = tl::oracle(p, periodic);
+      const double tol = tl::bound<T>(tl::thomas_error(p, periodic));
+      for (std::int64_t shift : {0, 1}) {
+        tl::Problem<T> q = p;  // shifted copies: element 0 at index `shift`
+        for (auto* v : {&q.a, &q.b, &q.c, &q.d}) v->insert(v->begin(), shift, T(7));
+        q.n = n + shift;
+        DeviceSystem<T> ds(q);
+        for (int chunk : {8, 16, 32})
+          for (int load : {1, 2}) {
+            const std::size_t bytes = adi::cuda_backend::large_workspace_bytes(n, periodic, chunk, sizeof(T));
+            adi::Array<char> ws(static_cast<adi::index_t>(bytes + 256), ds.ex);
+            adi::cuda_backend::large_solve<T>(n, ds.a.data() + shift, ds.b.data() + shift, ds.c.data() + shift,
+                                              ds.d.data() + shift, ds.u.data() + shift, periodic, chunk, 0.0,
+                                              ws.data(), nullptr, 0, nullptr, load);
+            adi::cuda_backend::synchronize(nullptr);
+            const std::vector<T> h = ds.result(ds.u);
+            EXPECT_LE(tl::rel_error(p.x, h.data() + shift, n), tol)
+                << "n=" << n << " chunk=" << chunk << " load=" << load << " shift=" << shift
+                << (periodic ? " periodic" : "");
+          }
+      }
+    }
 }
 
 TEST(LargeCudaDevice, FourMillionRowsDouble) {
