@@ -7,7 +7,7 @@
 // bandwidth (bytes read + written). "ws" is the solver's workspace, also as % of the
 // system's 5 arrays. resid = max |A u - d| / max |d| of the last run (on the device).
 //
-//   bench_cuda_large_tridiagonal [--min=20] [--max=26] [--reps=20] [--quick]
+//   bench_cuda_large_tridiagonal [--min=20] [--max=26] [--reps=20] [--quick] [--prec=32|64]
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -46,7 +46,7 @@ namespace {
     }                                                                             \
   } while (0)
 
-int g_min = 20, g_max = 26, g_reps = 20;
+int g_min = 20, g_max = 26, g_reps = 20, g_prec = 0;  // g_prec 32 / 64: one precision only
 bool g_quick = false;
 cudaStream_t g_stream;
 double g_copy = 0;
@@ -348,8 +348,10 @@ int main(int argc, char** argv) {
       g_reps = std::max(1, std::atoi(s.c_str() + 7));
     else if (s == "--quick")
       g_quick = true;
+    else if (s.rfind("--prec=", 0) == 0)
+      g_prec = std::atoi(s.c_str() + 7);
     else {
-      std::printf("bench_cuda_large_tridiagonal [--min=20] [--max=26] [--reps=20] [--quick]\n");
+      std::printf("bench_cuda_large_tridiagonal [--min=20] [--max=26] [--reps=20] [--quick] [--prec=32|64]\n");
       return s == "--help" || s == "-h" ? 0 : 1;
     }
   }
@@ -366,9 +368,11 @@ int main(int argc, char** argv) {
   measure_copy();
   cusparseHandle_t sp;
   CS(cusparseCreate(&sp));
-  for (int l = g_min; l <= g_max; ++l) run_size<float>(l, sp);
-  for (int l = g_min; l <= g_max; ++l) run_size<double>(l, sp);
-  run_few<double>(std::min(g_max, 24));
+  if (g_prec != 64)
+    for (int l = g_min; l <= g_max; ++l) run_size<float>(l, sp);
+  if (g_prec != 32)
+    for (int l = g_min; l <= g_max; ++l) run_size<double>(l, sp);
+  if (!g_quick) run_few<double>(std::min(g_max, 24));
   if (!g_quick) {
     for (int lines : {1, 8, 64, 512}) run_dispatch(16, lines);
     for (int lines : {1, 8, 64}) run_dispatch(20, lines);
