@@ -235,6 +235,7 @@ std::vector<int> nseg_of(const Morphology& m, const CableParameters& p) {
         n[s] = k;
         break;
       }
+      case NsegRule::per_point: n[s] = static_cast<int>(secs[s].points.size()) - 1; break;
       case NsegRule::d_lambda: {
         const std::vector<double> arc = arcs(secs[s].points);
         const double diam = L > 0 ? 2 * radius_integral(secs[s].points, arc, 0, L) / L : 0;
@@ -865,6 +866,11 @@ const VariableBatchPlan& HinesPlan<T>::batch() const {
 template <class T>
 const HinesBatch& HinesPlan<T>::neurons() const {
   return impl_->neurons;
+}
+
+template <class T>
+const detail::HinesView& HinesPlan<T>::view() const {
+  return impl_->device;
 }
 
 template <class T>

@@ -28,6 +28,9 @@ namespace adi {
 namespace io {
 struct SwcTree;
 }
+namespace detail {
+struct HinesView;
+}
 
 // ---------------------------------------------------------------------------------------
 // Morphology
@@ -87,6 +90,7 @@ enum class NsegRule {
   max_length,  // the smallest odd nseg with L / nseg <= max_length
   d_lambda,    // NEURON's geom_nseg: nseg = int((L / (d_lambda * lambda_f) + 0.9) / 2) * 2 + 1,
                // lambda_f = 1e5 sqrt(diam / (4 pi f Ra cm)) (um), diam the section's mean diameter
+  per_point,   // one segment per piece of the polyline (points - 1): a compartment per SWC sample
 };
 
 // Membrane and axial properties (NEURON names and units), the same for every section.
@@ -270,6 +274,9 @@ class HinesPlan {
   const HinesBatch& neurons() const;
   // Position of element k of neuron s in the plan's layout.
   index_t index(index_t s, int k) const;
+  // The kernels' view of the batch, pointers in the executor's memory (for benchmarks and
+  // user kernels that fill or check arrays in the plan's layout).
+  const detail::HinesView& view() const;
 
   struct Impl;
 

@@ -17,6 +17,7 @@ Input file (whitespace separated, one record per line):
   params dt steps every v_init cm Ra g_pas e_pas
   stim section x amp del dur
   copies K                (optional: K identical cells, for timing)
+  threads K               (optional: ParallelContext.nthread(K), cells spread over threads)
   section parent parent_x L nseg d_0 ... d_{nseg-1}     (one line per section, in order)
 
 Usage:
@@ -29,7 +30,7 @@ import time
 
 
 def read_model(path):
-    model = {"sections": [], "copies": 1, "stim": None}
+    model = {"sections": [], "copies": 1, "threads": 1, "stim": None}
     with open(path) as f:
         for line in f:
             w = line.split()
@@ -43,6 +44,8 @@ def read_model(path):
                 model["stim"] = (int(w[1]), float(w[2]), float(w[3]), float(w[4]), float(w[5]))
             elif w[0] == "copies":
                 model["copies"] = int(w[1])
+            elif w[0] == "threads":
+                model["threads"] = int(w[1])
             elif w[0] == "section":
                 parent, px, L, nseg = int(w[1]), float(w[2]), float(w[3]), int(w[4])
                 diams = [float(x) for x in w[5:5 + nseg]]
@@ -102,6 +105,8 @@ def main():
             clamps.append(ic)
     cvode = h.CVode()
     cvode.active(0)
+    if model["threads"] > 1:
+        h.ParallelContext().nthread(model["threads"])
     h.finitialize(model["v_init"])
     if sys.argv[2] == "--time":
         n = len(nodes(cells[0], model)) * len(cells)

@@ -1,0 +1,228 @@
+// neuron: a population of passive neurons (from SWC files or the paper's synthetic classes)
+// with a current injected into every soma, advanced by implicit Euler (NEURON's fixed step)
+// with the batched Hines solver, on the host or a GPU. Writes every neuron as VTK polydata
+// (points and lines of its compartments, radius and membrane voltage as point data) into
+// DIR/neuron.pvd, a time series ParaView plays (each step lists one part per neuron written).
+//
+//   neuron --swc cell.swc --neurons 1000 --t-end 50 --amp 0.5 --output out
+//   neuron --class big-high --class small-low --neurons 25600 --backend cuda --no-output
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "adi/error.hpp"
+#include "adi/hines.hpp"
+#include "adi/io/vtk_polydata.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Options {
+  std::vector<std::string> swc, classes;
+  long neurons = 16;
+  double dt = 0.025, t_end = 20;
+  double amp = 0.5, delay = 2, duration = 10;  // nA, ms, ms
+  double cm = 1, ra = 100, g_leak = 5e-5, e_leak = -70, v_init = -65;
+  std::string nseg_rule = "d_lambda";
+  int nseg = 1;
+  double max_length = 20;
+  std::string precision = "double", backend = "cpu";
+  int threads = 0;
+  std::string output = "neuron_out";
+  long every = 40;
+  int vtk_neurons = 4;
+  bool no_output = false, progress = false;
+};
+
+// "[#####.....]  25/50 steps  0.8 s  ETA 0.8 s" on stderr, redrawn at most 10 times a second.
+class Progress {
+ public:
+  Progress(long total, bool enabled) : total_(total), enabled_(enabled), t0_(Clock::now()) {}
+  void update(long done) {
+    if (!enabled_) return;
+    const double el = seconds_since(t0_);
+    if (done < total_ && el - last_ < 0.1) return;
+    last_ = el;
+    constexpr int width = 30;
+    const int filled = total_ > 0 ? static_cast<int>(width * done / total_) : width;
+    const double eta = done > 0 ? el * static_cast<double>(total_ - done) / static_cast<double>(done) : 0.0;
+    std::fprintf(stderr, "\r[%s%s] %ld/%ld steps  %.1f s  ETA %.1f s ", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), done, total_, el, eta);
+    if (done >= total_) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  long total_;
+  bool enabled_;
+  Clock::time_point t0_;
+  double last_ = -1;
+};
+
+struct Cell {
+  std::string name;
+  adi::Compartments comp;
+};
+
+std::vector<Cell> load_cells(const Options& o) {
+  adi::CableParameters p;
+  p.cm = o.cm;
+  p.ra = o.ra;
+  p.g_leak = o.g_leak;
+  p.e_leak = o.e_leak;
+  p.rule = o.nseg_rule == "fixed"        ? adi::NsegRule::fixed
+           : o.nseg_rule == "max_length" ? adi::NsegRule::max_length
+           : o.nseg_rule == "per_point"  ? adi::NsegRule::per_point
+                                         : adi::NsegRule::d_lambda;
+  p.nseg = o.nseg;
+  p.max_length = o.max_length;
+  std::vector<Cell> cells;
+  for (const std::string& f : o.swc) cells.push_back({f, adi::discretise(adi::Morphology::read_swc(f), p)});
+  for (const std::string& c : o.classes) {
+    const adi::SyntheticNeuron n = adi::generate_morphology(adi::paper_class(c));
+    cells.push_back({c, adi::discretise(n.morphology, n.parameters(p))});
+  }
+  if (cells.empty()) {  // default: one of each paper class
+    for (const adi::SyntheticSpec& s : adi::paper_classes()) {
+      const adi::SyntheticNeuron n = adi::generate_morphology(s);
+      cells.push_back({s.name, adi::discretise(n.morphology, n.parameters(p))});
+    }
+  }
+  return cells;
+}
+
+template <class T>
+int run(const Options& o) {
+  const std::vector<Cell> cells = load_cells(o);
+  std::vector<adi::Compartments> comps;
+  for (const Cell& c : cells) comps.push_back(c.comp);
+  std::vector<int> cell_of(static_cast<std::size_t>(o.neurons));
+  long long compartments = 0;
+  for (long s = 0; s < o.neurons; ++s) {
+    cell_of[static_cast<std::size_t>(s)] = static_cast<int>(s % static_cast<long>(cells.size()));
+    compartments += cells[static_cast<std::size_t>(cell_of[static_cast<std::size_t>(s)])].comp.size();
+  }
+  const adi::Executor exec = o.backend == "cuda" ? adi::Executor::cuda() : adi::Executor::host(o.threads);
+  adi::PassiveNeurons<T> sim(exec, comps, cell_of, o.dt);
+  sim.set_voltage(o.v_init);
+  // The soma: section 0 at x = 0.5 (the centre of a point soma).
+  std::vector<int> soma(cells.size());
+  for (std::size_t c = 0; c < cells.size(); ++c) soma[c] = cells[c].comp.at(0, 0.5);
+  auto inject = [&](double nA) {
+    for (long s = 0; s < o.neurons; ++s) sim.set_current(s, soma[static_cast<std::size_t>(cell_of[static_cast<std::size_t>(s)])], nA);
+  };
+  const long steps = std::max(1L, std::lround(o.t_end / o.dt));
+  std::printf("neuron: %ld neurons of %zu morphologies, %lld compartments, %ld steps of %g ms on %s, %s, kernel %s\n",
+              o.neurons, cells.size(), compartments, steps, o.dt, exec.name().c_str(), o.precision.c_str(),
+              adi::hines_kernel_name(sim.plan().kernel()));
+
+  std::unique_ptr<adi::io::PolyDataSeries> series;
+  const int vtk_parts = static_cast<int>(std::min<long>(o.vtk_neurons, o.neurons));
+  if (!o.no_output) series = std::make_unique<adi::io::PolyDataSeries>(o.output, "neuron");
+  auto write = [&](long step) {
+    if (!series) return;
+    for (int s = 0; s < vtk_parts; ++s) {
+      const adi::Compartments& c = cells[static_cast<std::size_t>(cell_of[static_cast<std::size_t>(s)])].comp;
+      const adi::io::TreeGeometry g{c.x, c.y, c.z, c.parent};
+      series->write(step, s, sim.time(), g, {{"radius", c.radius}, {"voltage", sim.voltage(s)}});
+    }
+  };
+  write(0);
+  Progress bar(steps, o.progress || ::isatty(2));
+  std::vector<double> peak(cells.size(), o.v_init);
+  bool on = false;
+  const auto t0 = Clock::now();
+  double solve_seconds = 0;
+  for (long k = 0; k < steps; ++k) {
+    const double mid = (static_cast<double>(k) + 0.5) * o.dt;  // NEURON evaluates IClamp at t + dt/2
+    const bool want = mid >= o.delay && mid < o.delay + o.duration;
+    if (want != on) {
+      inject(want ? o.amp : 0.0);
+      on = want;
+    }
+    const auto s0 = Clock::now();
+    sim.step();
+    if (exec.is_cuda()) exec.synchronize();
+    solve_seconds += seconds_since(s0);
+    const bool frame = o.every > 0 && (k + 1) % o.every == 0;
+    if (frame || k + 1 == steps) {
+      for (std::size_t c = 0; c < cells.size() && c < static_cast<std::size_t>(o.neurons); ++c)
+        peak[c] = std::max(peak[c], sim.voltage(static_cast<adi::index_t>(c))[static_cast<std::size_t>(soma[c])]);
+      if (frame) write(k + 1);
+    }
+    bar.update(k + 1);
+  }
+  if (o.every <= 0 || steps % o.every != 0) write(steps);
+  const double wall = seconds_since(t0);
+  std::printf("neuron: %.3f s for %ld steps (%.3f ms/step, %.2f ns per compartment-step)\n", wall, steps,
+              1e3 * solve_seconds / static_cast<double>(steps),
+              1e9 * solve_seconds / (static_cast<double>(steps) * static_cast<double>(compartments)));
+  for (std::size_t c = 0; c < cells.size() && c < static_cast<std::size_t>(o.neurons); ++c)
+    std::printf("  %-40s %6d compartments: soma peak %.3f mV (rest %.1f mV)\n", cells[c].name.c_str(),
+                cells[c].comp.size(), peak[c], o.e_leak);
+  if (series)
+    std::printf("neuron: wrote %s (%zu time steps, %d neuron(s) each)\n", series->pvd_path().c_str(), series->steps(),
+                vtk_parts);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"Passive neurons (SWC files or the paper's synthetic classes) with a somatic current step, "
+               "implicit Euler with the batched Hines solver; VTK polydata output (.pvd)"};
+  app.add_option("--swc", o.swc, "SWC morphology file (repeat for several)")->check(CLI::ExistingFile);
+  std::vector<std::string> names;
+  for (const adi::SyntheticSpec& s : adi::paper_classes()) names.push_back(s.name);
+  app.add_option("--class", o.classes, "Synthetic paper class (repeat; default: all six when no --swc)")
+      ->check(CLI::IsMember(names));
+  app.add_option("--neurons", o.neurons, "Population size (cycles through the morphologies)")
+      ->check(CLI::Range(1L, 100000000L))
+      ->capture_default_str();
+  app.add_option("--dt", o.dt, "Time step, ms")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--t-end", o.t_end, "Simulated time, ms")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--amp", o.amp, "Somatic current step, nA")->capture_default_str();
+  app.add_option("--delay", o.delay, "Current onset, ms")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--duration", o.duration, "Current duration, ms")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--cm", o.cm, "Membrane capacitance, uF/cm^2")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--ra", o.ra, "Axial resistivity, ohm cm")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--g-leak", o.g_leak, "Leak conductance, S/cm^2")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--e-leak", o.e_leak, "Leak reversal potential, mV")->capture_default_str();
+  app.add_option("--v-init", o.v_init, "Initial membrane potential, mV")->capture_default_str();
+  app.add_option("--nseg-rule", o.nseg_rule, "Segments per section (NEURON's nseg)")
+      ->check(CLI::IsMember({"d_lambda", "fixed", "max_length", "per_point"}))
+      ->capture_default_str();
+  app.add_option("--nseg", o.nseg, "nseg for --nseg-rule fixed")->check(CLI::Range(1, 100000));
+  app.add_option("--max-length", o.max_length, "Longest segment for --nseg-rule max_length, um")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--precision", o.precision, "Floating-point type")
+      ->check(CLI::IsMember({"float", "double"}))
+      ->capture_default_str();
+  app.add_option("--backend", o.backend, "Where to run")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app.add_option("--threads", o.threads, "Host threads (0: all)")->check(CLI::Range(0, 4096));
+  app.add_option("--output", o.output, "Output directory")->capture_default_str();
+  app.add_option("--every", o.every, "Write a frame every K steps (0: first and last only)")
+      ->check(CLI::Range(0L, 1L << 40))
+      ->capture_default_str();
+  app.add_option("--vtk-neurons", o.vtk_neurons, "Neurons written per frame (the first ones)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_flag("--no-output", o.no_output, "Write no files");
+  app.add_flag("--progress", o.progress, "Show the progress bar even when stderr is not a terminal");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return o.precision == "float" ? run<float>(o) : run<double>(o);
+  } catch (const adi::Error& e) {
+    std::fprintf(stderr, "neuron: error: %s\n", e.what());
+    return 2;
+  }
+}
