@@ -61,6 +61,33 @@ if [ $do_build = 1 ]; then
   fi
 fi
 
+# --- benchmarks (first, on an idle device: the tests would disturb their timings) -------
+if [ $do_bench = 1 ]; then
+  t0=$(date +%s)
+  # shellcheck disable=SC2086
+  "$build/benchmarks/bench_cuda_tridiagonal" $bench_args >"$out/bench.log" 2>&1 || { status=1; note "bench_cuda_tridiagonal: FAILED"; }
+  "$build/benchmarks/bench_cuda_heat_step" >"$out/bench_heat.log" 2>&1 || { status=1; note "bench_cuda_heat_step: FAILED"; }
+  # heat3d on the GPU beside the CPU: the same errors to round-off, and per-part timings.
+  : >"$out/heat3d.log"
+  heat() {  # label args...
+    echo "### heat3d $*" >>"$out/heat3d.log"
+    "$build/examples/heat/heat3d" --no-output "$@" >>"$out/heat3d.log" 2>&1 || { status=1; note "heat3d $*: FAILED"; }
+  }
+  for prec in float double; do
+    for scheme in douglas hundsdorfer-verwer; do
+      heat --n 65 --steps 20 --scheme "$scheme" --precision $prec --backend cpu
+      heat --n 65 --steps 20 --scheme "$scheme" --precision $prec --backend cuda
+    done
+    heat --nx 129 --ny 65 --nz 1 --steps 20 --scheme peaceman-rachford --precision $prec --backend cpu
+    heat --nx 129 --ny 65 --nz 1 --steps 20 --scheme peaceman-rachford --precision $prec --backend cuda
+    heat --n 256 --steps 50 --precision $prec --backend cuda
+  done
+  # CPU and GPU error lines side by side (they must agree to round-off).
+  awk '/^### /{run=$0} /^error/{print run; print "    " $0}' "$out/heat3d.log" >"$out/heat3d_errors.txt"
+  note "benchmarks and heat3d: $(( $(date +%s) - t0 )) s"
+fi
+
+
 # --- the whole CTest suite ---------------------------------------------------------
 if [ $do_tests = 1 ]; then
   t0=$(date +%s)
@@ -103,30 +130,6 @@ if [ $do_san = 1 ]; then
   done
   run_san racecheck test_thomas_pcr_fused_stage '*.Small'
   run_san synccheck test_thomas_pcr_fused_stage '*.Small'
-fi
-
-# --- benchmarks ----------------------------------------------------------------------
-if [ $do_bench = 1 ]; then
-  # shellcheck disable=SC2086
-  "$build/benchmarks/bench_cuda_tridiagonal" $bench_args >"$out/bench.log" 2>&1 || { status=1; note "bench_cuda_tridiagonal: FAILED"; }
-  "$build/benchmarks/bench_cuda_heat_step" >"$out/bench_heat.log" 2>&1 || { status=1; note "bench_cuda_heat_step: FAILED"; }
-  # heat3d on the GPU beside the CPU: the same errors to round-off, and per-part timings.
-  : >"$out/heat3d.log"
-  heat() {  # label args...
-    echo "### heat3d $*" >>"$out/heat3d.log"
-    "$build/examples/heat/heat3d" --no-output "$@" >>"$out/heat3d.log" 2>&1 || { status=1; note "heat3d $*: FAILED"; }
-  }
-  for prec in float double; do
-    for scheme in douglas hundsdorfer-verwer; do
-      heat --n 65 --steps 20 --scheme "$scheme" --precision $prec --backend cpu
-      heat --n 65 --steps 20 --scheme "$scheme" --precision $prec --backend cuda
-    done
-    heat --nx 129 --ny 65 --nz 1 --steps 20 --scheme peaceman-rachford --precision $prec --backend cpu
-    heat --nx 129 --ny 65 --nz 1 --steps 20 --scheme peaceman-rachford --precision $prec --backend cuda
-    heat --n 256 --steps 50 --precision $prec --backend cuda
-  done
-  # CPU and GPU error lines side by side (they must agree to round-off).
-  awk '/^### /{run=$0} /^error/{print run; print "    " $0}' "$out/heat3d.log" >"$out/heat3d_errors.txt"
 fi
 
 echo

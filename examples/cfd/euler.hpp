@@ -124,7 +124,8 @@ struct RhsOp {
     T out[M] = {};
     for (int a = 0; a < D; ++a) {
       T s[5][M];  // points i-2..i+2
-      for (int o = -2; o <= 2; ++o) load<T, D>(q, mesh.shift(p, a, o), s[o + 2]);
+      const index_t i = mesh.coord(p, a);
+      for (int o = -2; o <= 2; ++o) load<T, D>(q, mesh.shift(p, a, o, i), s[o + 2]);
       T fm[M], fp[M];
       flux<T, D>(s[1], a, k.gamma, fm);
       flux<T, D>(s[3], a, k.gamma, fp);
@@ -155,9 +156,10 @@ struct BlocksOp {
   CFD_HD void operator()(index_t p) const {
     constexpr int M = D + 2;
     T qm[M], q0[M], qp[M], jac[M * M];
-    load<T, D>(q, mesh.shift(p, axis, -1), qm);
+    const index_t i = mesh.coord(p, axis);
+    load<T, D>(q, mesh.shift(p, axis, -1, i), qm);
     load<T, D>(q, p, q0);
-    load<T, D>(q, mesh.shift(p, axis, 1), qp);
+    load<T, D>(q, mesh.shift(p, axis, 1, i), qp);
     const T s0 = spectral_radius<T, D>(q0, axis, k.gamma);
     const T half = T(0.5) * k.dt_h[axis];
     const T dm = half * k.eps_i * (spectral_radius<T, D>(qm, axis, k.gamma) + s0);

@@ -40,9 +40,9 @@ struct Mesh {
   CFD_HD index_t points() const { return n[0] * n[1] * n[2]; }
   CFD_HD index_t stride(int a) const { return a == 0 ? 1 : a == 1 ? n[0] : n[0] * n[1]; }
   CFD_HD index_t coord(index_t p, int a) const { return (p / stride(a)) % n[a]; }
-  // The point `off` steps from p along axis a, wrapped around (|off| <= n[a]).
-  CFD_HD index_t shift(index_t p, int a, int off) const {
-    const index_t i = coord(p, a);
+  // The point `off` steps from p along axis a, wrapped around (|off| <= n[a]); i is
+  // coord(p, a), passed in so that a stencil divides once per point, not per neighbour.
+  CFD_HD index_t shift(index_t p, int a, int off, index_t i) const {
     index_t j = i + off;
     if (j < 0) j += n[a];
     if (j >= n[a]) j -= n[a];
