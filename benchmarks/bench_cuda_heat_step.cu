@@ -13,9 +13,12 @@
 //      explicit   W = U + dt F(U)                 min traffic 2 fields (read U, write W)
 //      x, y, z    stage: read base and V_old, write the stage's result: 3 fields each
 //    min ms = min bytes / copy bandwidth; ratio = measured / min (target <= 1.3).
+//    The step's minimum is the sum of its parts' (2 + 3 * 3 = 11 fields in 3D).
 // 3. The same stage unfused, for comparison: the right-hand-side stencil pass
 //    (cuda_backend::stencil_apply: read base and V, write Y) and then the public
 //    TridiagonalPlan solve with SharedBands (read Y, write u), timed with CUDA events.
+// 4. Summary, last: per grid and precision the step per direction and in total against
+//    its minimum-traffic time and the 1.3x target.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -44,6 +47,14 @@ int g_steps = 20;
 double g_copy_gbs = 0;
 std::string g_scheme = "douglas";
 bool g_tune = false;
+
+// One summary row per (grid, precision): medians of the parts, the step and its minimum.
+struct StepResult {
+  std::string grid, type;
+  double explicit_ms = 0, stage[3] = {0, 0, 0}, boundary = 0, step = 0, min_ms = 0, stage_min = 0;
+  int stages = 0;
+};
+std::vector<StepResult> g_steps_done;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -268,6 +279,18 @@ void bench_heat(long long nx, long long ny, long long nz) {
   row(grid_name, type, "step: sum of parts", sum, 2 + 3 * stages, field);
   row(grid_name, type, "step: CUDA events", median(total), 2 + 3 * stages, field,
       no_alloc ? "no device allocation in the step loop" : "DEVICE ALLOCATIONS IN THE STEP LOOP");
+  {
+    StepResult& r = g_steps_done.emplace_back();
+    r.grid = grid_name;
+    r.type = type;
+    r.explicit_ms = median(part[3]);
+    for (int a = 0; a < stages; ++a) r.stage[a] = median(part[a]);
+    r.boundary = median(part[4]);
+    r.step = median(total);
+    r.stages = stages;
+    r.stage_min = 3 * field / (g_copy_gbs * 1e6);
+    r.min_ms = (2 + 3 * stages) * field / (g_copy_gbs * 1e6);
+  }
   // Back to back: each part queued 10 times without synchronisation (the host runs
   // ahead), so the time per call is the device's alone.
   {
@@ -324,6 +347,36 @@ void bench_heat(long long nx, long long ny, long long nz) {
   }
 }
 
+// Last, so that it ends the output (scripts/gpu_check.sh prints this log's tail).
+void print_summary() {
+  std::printf(
+      "\n== Summary: heat step (%s, generated coefficients) vs its minimum-traffic time at %.0f GB/s; "
+      "target <= 1.3x\n",
+      g_scheme.c_str(), g_copy_gbs);
+  std::printf("%-12s %-4s %15s %15s %15s %15s %8s %9s %9s %6s  %s\n", "grid", "type", "explicit (ratio)",
+              "stage x (ratio)", "stage y (ratio)", "stage z (ratio)", "faces", "step ms", "min ms", "ratio",
+              "target 1.3x");
+  for (const StepResult& r : g_steps_done) {
+    char ex[32], st[3][32];
+    std::snprintf(ex, sizeof ex, "%.4f (%.2f)", r.explicit_ms, r.explicit_ms / (r.stage_min * 2 / 3));
+    for (int a = 0; a < 3; ++a)
+      if (a < r.stages)
+        std::snprintf(st[a], sizeof st[a], "%.4f (%.2f)", r.stage[a], r.stage[a] / r.stage_min);
+      else
+        std::snprintf(st[a], sizeof st[a], "-");
+    const double ratio = r.step / r.min_ms;
+    char target[64];
+    if (ratio <= 1.3)
+      std::snprintf(target, sizeof target, "met");
+    else
+      std::snprintf(target, sizeof target, "missed by %.2fx (%.4f ms over 1.3 x min)", ratio / 1.3,
+                    r.step - 1.3 * r.min_ms);
+    std::printf("%-12s %-4s %15s %15s %15s %15s %8.4f %9.4f %9.4f %6.2f  %s\n", r.grid.c_str(),
+                r.type.c_str(), ex, st[0], st[1], st[2], r.boundary, r.step, r.min_ms, ratio,
+                target);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -362,5 +415,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_cuda_heat_step: %s\n", e.what());
     return 1;
   }
+  print_summary();
   return 0;
 }

@@ -1,7 +1,7 @@
 // Batched tridiagonal solves on one GPU: our CUDA kernels against cuSPARSE and the
 // naive thread-per-line Thomas, as a fraction of the device's copy bandwidth.
 //
-//   bench_cuda_tridiagonal [--reps N] [--quick] [--no-sweep] [--no-tune] [--filter TEXT]
+//   bench_cuda_tridiagonal [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--filter TEXT]
 //
 // 1. Copy bandwidth: cudaMemcpy device-to-device and a 16-byte-vector copy kernel over
 //    1 GiB, counting bytes read + written; the faster one is the 100% of the tables.
@@ -12,7 +12,11 @@
 //    are also quoted as the 5-array equivalent (same time, 5 arrays' bytes). `resid` is
 //    max |A u - d| of the last run (fp64 arithmetic), so a fast wrong kernel shows.
 //    '*' marks the kernel the dispatch table picks.
-// 3. Tuning rows for the hybrids' launch shapes, and a line-length sweep (the
+// 3. Unaligned starts and padded rows: the dispatch table's kernel on 256^3 and
+//    240x256x256 laid out dense, with every array's start shifted by one element, and with
+//    odd row and plane padding on top of that; time per value against the dense layout.
+// 4. Summary of the dense boxes against the target (80% of copy, Bands) and the peers.
+// 5. Tuning rows for the hybrids' launch shapes, and a line-length sweep (the
 //    crossovers recorded in adi/tridiagonal_dispatch.cpp).
 // Pivot checks are off in the timed solves (cuSPARSE checks nothing either).
 #include <cuda_runtime.h>
@@ -54,6 +58,19 @@ namespace {
 int g_reps = 20;
 double g_copy_gbs = 0;  // read + write
 std::string g_filter;   // --filter: run only rows whose label contains this
+
+// %copy of the dense-box Bands rows, for the summary: our dispatch pick, the naive
+// kernel and cuSPARSE, per (grid, type, axis).
+struct BoxResult {
+  std::string grid, type, axis, pick;
+  double ours = -1, naive = -1, cusparse = -1;
+  std::string cusparse_name;
+};
+std::vector<BoxResult> g_box_results;
+
+double pct_copy(double ms, double elems, std::size_t vsize, bool shared) {
+  return 100.0 * (shared ? 2.0 : 5.0) * elems * vsize / ms / 1e6 / g_copy_gbs;
+}
 
 template <class T>
 struct Dev {
@@ -105,21 +122,38 @@ __device__ double uniform(unsigned long long i, unsigned long long seed) {
   return (z >> 11) * (2.0 / 9007199254740992.0) - 1.0;  // [-1, 1)
 }
 
+// Value number k (its random draws), row i of a line of n, stored at index `at`.
 // Diagonally dominant rows; a = 0 on the first and c = 0 on the last row of each line
 // (cuSPARSE requires it; our kernels ignore those entries anyway).
+template <class T>
+__device__ void fill_value(long long k, long long i, long long n, long long at, T* a, T* b, T* c, T* d,
+                           unsigned long long seed) {
+  const double av = uniform(4 * k, seed), cv = uniform(4 * k + 1, seed), s = uniform(4 * k + 2, seed);
+  const double mag = fabs(av) + fabs(cv) + 0.5 + 0.5 * fabs(s);
+  a[at] = static_cast<T>(i == 0 ? 0.0 : av);
+  c[at] = static_cast<T>(i == n - 1 ? 0.0 : cv);
+  b[at] = static_cast<T>(s < 0 ? -mag : mag);
+  d[at] = static_cast<T>(uniform(4 * k + 3, seed));
+}
+
 template <class T>
 __global__ void fill_kernel(long long total, long long n, long long stride, T* a, T* b, T* c, T* d,
                             unsigned long long seed) {
   for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
-       k += (long long)gridDim.x * blockDim.x) {
-    const long long i = (k / stride) % n;  // position along the line
-    const double av = uniform(4 * k, seed), cv = uniform(4 * k + 1, seed), s = uniform(4 * k + 2, seed);
-    const double mag = fabs(av) + fabs(cv) + 0.5 + 0.5 * fabs(s);
-    a[k] = static_cast<T>(i == 0 ? 0.0 : av);
-    c[k] = static_cast<T>(i == n - 1 ? 0.0 : cv);
-    b[k] = static_cast<T>(s < 0 ? -mag : mag);
-    d[k] = static_cast<T>(uniform(4 * k + 3, seed));
-  }
+       k += (long long)gridDim.x * blockDim.x)
+    fill_value(k, (k / stride) % n, n, k, a, b, c, d, seed);  // (k / stride) % n: row along the line
+}
+
+// |(A u - d)_i| of row i of a line (n rows, element stride `stride`) stored at `at`, its
+// coefficients at `ci`; NaN or inf come back as 1e300.
+template <class T>
+__device__ double row_residual(long long i, long long n, long long stride, long long at, long long ci,
+                               const T* a, const T* b, const T* c, const T* d, const T* u) {
+  double r = double(b[ci]) * double(u[at]) - double(d[at]);
+  if (i > 0) r += double(a[ci]) * double(u[at - stride]);
+  if (i < n - 1) r += double(c[ci]) * double(u[at + stride]);
+  r = fabs(r);
+  return r <= 1e300 ? r : 1e300;
 }
 
 // max |A u - d| over a dense box solved along the axis with element stride `stride`.
@@ -130,13 +164,7 @@ __global__ void residual_kernel(long long total, long long n, long long stride, 
   for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
        k += (long long)gridDim.x * blockDim.x) {
     const long long i = (k / stride) % n;
-    const long long ci = shared ? i : k;
-    double r = double(b[ci]) * double(u[k]) - double(d[k]);
-    if (i > 0) r += double(a[ci]) * double(u[k - stride]);
-    if (i < n - 1) r += double(c[ci]) * double(u[k + stride]);
-    r = fabs(r);
-    if (!(r <= 1e300)) r = 1e300;  // NaN or inf: report as huge
-    worst = fmax(worst, r);
+    worst = fmax(worst, row_residual(i, n, stride, k, shared ? i : k, a, b, c, d, u));
   }
   unsigned long long bits;
   memcpy(&bits, &worst, sizeof bits);
@@ -316,6 +344,11 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
     else
       ks = {adi::Kernel::cuda_thomas_pcr_strided, adi::Kernel::cuda_thomas_strided,
             adi::Kernel::cuda_thomas_naive};
+    BoxResult& res = g_box_results.emplace_back();
+    res.grid = grid;
+    res.type = type;
+    res.axis = axis;
+    res.pick = short_name(dispatch_choice(l, sizeof(T), false));
     for (int shared = 0; shared < 2; ++shared) {
       const adi::Kernel pick = dispatch_choice(l, sizeof(T), shared);
       for (adi::Kernel k : ks) {
@@ -326,6 +359,9 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
                                 : residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p);
         row(grid, type, axis, std::string(short_name(k)) + (k == pick ? " *" : ""), shared, ms, (double)total,
             sizeof(T), r);
+        if (!shared && k == pick) res.ours = pct_copy(ms, (double)total, sizeof(T), false);
+        if (!shared && k == adi::Kernel::cuda_thomas_naive)
+          res.naive = pct_copy(ms, (double)total, sizeof(T), false);
       }
     }
     // cuSPARSE: X lines are its gtsv2StridedBatch layout; Z lines its interleaved layout.
@@ -338,6 +374,8 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
                   [&] { CK(cudaMemcpyAsync(u.p, d.p, total * sizeof(T), cudaMemcpyDeviceToDevice)); });
       row(grid, type, axis, "cuSPARSE gtsv2StridedBatch", false, ms, (double)total, sizeof(T),
           residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p));
+      res.cusparse = pct_copy(ms, (double)total, sizeof(T), false);
+      res.cusparse_name = "gtsv2StridedBatch";
     }
     // The interleaved-batch public entry point (InterleavedBatch{n, nx*ny}: the same
     // memory as the Z lines of a dense box) with the dispatch table's kernel, beside cuSPARSE.
@@ -368,7 +406,126 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
                                 });
       row(grid, type, axis, "cuSPARSE gtsvInterleavedBatch", false, ms, (double)total, sizeof(T),
           residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p));
+      res.cusparse = pct_copy(ms, (double)total, sizeof(T), false);
+      res.cusparse_name = "gtsvInterleavedBatch";
     }
+  }
+}
+
+// --- Unaligned starts and padded rows -------------------------------------------------
+// Element `line`'s first value relative to the base pointer (LineSet::offset, on the device).
+__device__ long long line_start(const adi::LineSet& l, long long line) {
+  return (line % l.count0) * l.stride0 + (line / l.count0) * l.stride1;
+}
+
+// fill_kernel for any line set: only the values on lines are written (padding stays as
+// cudaMemset left it); value k = line * n + i.
+template <class T>
+__global__ void fill_lines_kernel(adi::LineSet l, T* a, T* b, T* c, T* d, unsigned long long seed) {
+  const long long total = l.n * l.count0 * l.count1;
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
+       k += (long long)gridDim.x * blockDim.x) {
+    const long long i = k % l.n;
+    fill_value(k, i, l.n, line_start(l, k / l.n) + i * l.stride, a, b, c, d, seed);
+  }
+}
+
+// residual_kernel for any line set (Bands).
+template <class T>
+__global__ void residual_lines_kernel(adi::LineSet l, const T* a, const T* b, const T* c, const T* d,
+                                      const T* u, unsigned long long* out) {
+  const long long total = l.n * l.count0 * l.count1;
+  double worst = 0;
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
+       k += (long long)gridDim.x * blockDim.x) {
+    const long long i = k % l.n, at = line_start(l, k / l.n) + i * l.stride;
+    worst = fmax(worst, row_residual(i, l.n, l.stride, at, at, a, b, c, d, u));
+  }
+  unsigned long long bits;
+  memcpy(&bits, &worst, sizeof bits);
+  atomicMax(out, bits);
+}
+
+// The dispatch table's kernel (Bands, pivot checks off) per axis of an nx x ny x nz box in
+// three layouts: dense; every array's start one element past an aligned address; and rows
+// padded by 3 elements, planes by 5 more, on top of the shifted start (no row or plane
+// starts on a 16-byte boundary). %copy counts the 5 arrays' values on lines only, so the
+// layouts compare directly; "x dense" is the time per value against the dense layout.
+template <class T>
+void bench_layouts(long long nx, long long ny, long long nz) {
+  const char* type = sizeof(T) == 4 ? "fp32" : "fp64";
+  char grid[32];
+  std::snprintf(grid, sizeof grid, "%lldx%lldx%lld", nx, ny, nz);
+  struct Layout {
+    const char* name;
+    adi::Box3 box;
+    long long base;
+  };
+  const Layout layouts[] = {
+      {"dense", adi::Box3::dense(nx, ny, nz), 0},
+      {"start +1 element", adi::Box3::dense(nx, ny, nz), 1},
+      {"rows +3, planes +5, start +1", adi::Box3{nx, ny, nz, nx + 3, (nx + 3) * ny + 5}, 1},
+  };
+  const double values = double(nx) * double(ny) * double(nz);
+  for (adi::Axis ax : {adi::Axis::x, adi::Axis::y, adi::Axis::z}) {
+    const char* axis = adi::axis_name(ax);
+    double dense_ms = 0;
+    for (const Layout& lay : layouts) {
+      if (!wanted(grid, type, axis, std::string("layout ") + lay.name, false)) continue;
+      const adi::LineSet l = adi::to_lines(adi::BoxLines{lay.box, ax});
+      const std::size_t count = (std::size_t)(lay.base + lay.box.span());
+      Dev<T> a(count), b(count), c(count), d(count), u(count);
+      for (Dev<T>* p : {&a, &b, &c, &d, &u}) CK(cudaMemset(p->p, 0, count * sizeof(T)));
+      fill_lines_kernel<T>
+          <<<2048, 256>>>(l, a.p + lay.base, b.p + lay.base, c.p + lay.base, d.p + lay.base, 4321 + (int)ax);
+      CK(cudaGetLastError());
+      const adi::Kernel pick = dispatch_choice(l, sizeof(T), false);
+      const double ms = run_ours<T>(pick, l, a.p + lay.base, b.p + lay.base, c.p + lay.base, false,
+                                    d.p + lay.base, u.p + lay.base);
+      Dev<unsigned long long> out(1);
+      CK(cudaMemset(out.p, 0, sizeof(unsigned long long)));
+      residual_lines_kernel<T><<<1024, 256>>>(l, a.p + lay.base, b.p + lay.base, c.p + lay.base,
+                                              d.p + lay.base, u.p + lay.base, out.p);
+      CK(cudaGetLastError());
+      unsigned long long bits = 0;
+      CK(cudaMemcpy(&bits, out.p, sizeof bits, cudaMemcpyDeviceToHost));
+      double r;
+      std::memcpy(&r, &bits, sizeof r);
+      if (lay.base == 0 && lay.box.sy == nx) dense_ms = ms;
+      const double g = 5.0 * values * sizeof(T) / ms / 1e6;
+      char ratio[16] = "-";
+      if (dense_ms > 0) std::snprintf(ratio, sizeof ratio, "%.2f", ms / dense_ms);
+      std::printf("%-12s %-4s %-4s %-28s %-28s %9.4f %8.0f %6.1f %8s %8.1e\n", grid, type, axis, lay.name,
+                  short_name(pick), ms, g, 100 * g / g_copy_gbs, ratio, r);
+      std::fflush(stdout);
+    }
+  }
+}
+
+// The dense-box Bands rows against the target and the peers.
+void print_summary() {
+  std::printf("%-12s %-4s %-4s %-28s %7s %7s %7s %-21s %8s %10s  %s\n", "grid", "type", "axis",
+              "dispatch's kernel", "%copy", "naive", "cuSPARSE", "(cuSPARSE routine)", "x naive",
+              "x cuSPARSE", "target 80% of copy");
+  for (const BoxResult& r : g_box_results) {
+    if (r.ours < 0) continue;  // filtered out
+    char nv[16] = "-", cs[16] = "-", xn[16] = "-", xc[16] = "-", target[64];
+    if (r.naive > 0) {
+      std::snprintf(nv, sizeof nv, "%.1f", r.naive);
+      std::snprintf(xn, sizeof xn, "%.1f", r.ours / r.naive);
+    }
+    if (r.cusparse > 0) {
+      std::snprintf(cs, sizeof cs, "%.1f", r.cusparse);
+      std::snprintf(xc, sizeof xc, "%.1f", r.ours / r.cusparse);
+    }
+    if (r.ours >= 80.0)
+      std::snprintf(target, sizeof target, "met");
+    else
+      std::snprintf(target, sizeof target, "missed by %.1f points (%.2fx short)", 80.0 - r.ours,
+                    80.0 / r.ours);
+    std::printf("%-12s %-4s %-4s %-28s %7.1f %7s %7s %-21s %8s %10s  %s\n", r.grid.c_str(), r.type.c_str(),
+                r.axis.c_str(), r.pick.c_str(), r.ours, nv, cs,
+                r.cusparse_name.empty() ? "(none for Y)" : r.cusparse_name.c_str(), xn, xc, target);
   }
 }
 
@@ -453,7 +610,7 @@ void sweep() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool do_sweep = true, do_tune = true;
+  bool do_sweep = true, do_tune = true, do_layouts = true;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s == "--reps" && i + 1 < argc)
@@ -464,10 +621,13 @@ int main(int argc, char** argv) {
       do_sweep = false;
     else if (s == "--no-tune")
       do_tune = false;
+    else if (s == "--no-layouts")
+      do_layouts = false;
     else if (s == "--filter" && i + 1 < argc)
       g_filter = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune] [--filter TEXT]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--filter TEXT]\n",
                    argv[0]);
       return 2;
     }
@@ -489,6 +649,16 @@ int main(int argc, char** argv) {
   bench_box<double>(handle, 256, 256, 256);
   bench_box<float>(handle, 240, 256, 256);
   bench_box<double>(handle, 240, 256, 256);
+  if (do_layouts) {
+    std::printf(
+        "\n== Unaligned starts and padded rows (dispatch's kernel, Bands; %%copy of the values on lines)\n");
+    std::printf("%-12s %-4s %-4s %-28s %-28s %9s %8s %6s %8s %8s\n", "grid", "type", "axis", "layout",
+                "kernel", "ms", "GB/s", "%copy", "x dense", "resid");
+    bench_layouts<float>(256, 256, 256);
+    bench_layouts<double>(256, 256, 256);
+    bench_layouts<float>(240, 256, 256);
+    bench_layouts<double>(240, 256, 256);
+  }
   if (do_tune) {
     std::printf("\n== Tuning: launch shapes of the hybrids\n");
     header();
@@ -501,6 +671,12 @@ int main(int argc, char** argv) {
     sweep<float>();
     sweep<double>();
   }
+  // Last, so that it ends the output (scripts/gpu_check.sh prints this log's tail).
+  std::printf(
+      "\n== Summary: dense boxes, Bands (5 arrays), %%copy of %.0f GB/s; target >= 80%% in every direction "
+      "at 256^3\n",
+      g_copy_gbs);
+  print_summary();
   cusparseDestroy(handle);
   return 0;
 }
