@@ -149,7 +149,8 @@ int main(int argc, char** argv) {
   bool has_reps = false;
   for (char* a : args) has_reps |= std::string(a).rfind("--benchmark_repetitions=", 0) == 0;
   if (!has_reps) args.push_back(reps.data());
-  std::string min_time = "--benchmark_min_time=0.2s";
+  // Plain seconds: Google Benchmark 1.7 (Debian 12) rejects the "0.2s" form that 1.8 prefers; both take this.
+  std::string min_time = "--benchmark_min_time=0.2";
   args.push_back(min_time.data());
 
   for (const adi::SyntheticSpec& spec : adi::paper_classes()) {
