@@ -1,8 +1,12 @@
 // Host variable-size batched Cholesky (solvers/cpu/cholesky_vbatched*.cpp) against the fp64
 // reference: SIMD-group and one-per-thread paths, pointer (ld > n) and compact layouts,
 // sizes uniform and Gaussian for N in {1, 2, 31, 32, 33, 512}, 0 and 1 included, NaN in
-// every element that must not be read or written, non-SPD matrices in the middle.
+// every element that must not be read or written, non-SPD matrices in the middle; the
+// reference itself against Eigen's LLT (the LAPACK-or-Eigen per-matrix check).
 #include <gtest/gtest.h>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
 
 #include "tests/solvers/cholesky_vbatched_cases.hpp"
 
@@ -46,6 +50,37 @@ INSTANTIATE_TEST_SUITE_P(Sizes, HostCholesky,
                            return std::string(test_variable::dist_name(info.param.dist)) + "_N" +
                                   std::to_string(info.param.N);
                          });
+
+// The fp64 reference the kernels are compared with agrees with Eigen's LLT (factor and
+// solve, and which matrices fail); the kernels then run on the same batch.
+TEST(HostCholeskyEigen, ReferenceMatchesEigenLLT) {
+  const std::vector<int> n = {1, 2, 7, 31, 32, 33, 100, 0, 257, 512, 5, 64};
+  const auto b = make_batch<double>(n, 77, {{6, 40}, {11, 0}});  // matrices 6 and 11 are not SPD
+  for (std::size_t s = 0; s < n.size(); ++s) {
+    const int m = n[s], ld = b.ld[s];
+    if (m == 0) continue;
+    Eigen::MatrixXd A(m, m);
+    for (int j = 0; j < m; ++j)
+      for (int i = j; i < m; ++i) A(i, j) = A(j, i) = b.A[s][i + static_cast<long>(j) * ld];
+    const Eigen::LLT<Eigen::MatrixXd> llt(A);
+    ASSERT_EQ(llt.info() == Eigen::Success, b.info[s] == 0) << "matrix " << s << " (n " << m << ")";
+    if (b.info[s] != 0) continue;
+    const Eigen::MatrixXd L = llt.matrixL();
+    double worst = 0;
+    for (int j = 0; j < m; ++j)
+      for (int i = j; i < m; ++i) worst = std::max(worst, std::abs(L(i, j) - b.L[s][i + static_cast<long>(j) * ld]));
+    EXPECT_LE(worst, 1e-12 * L.cwiseAbs().maxCoeff()) << "matrix " << s << " (n " << m << ")";
+    Eigen::MatrixXd B(m, b.nrhs);
+    for (int r = 0; r < b.nrhs; ++r)
+      for (int i = 0; i < m; ++i) B(i, r) = b.B[s][i + static_cast<long>(r) * ld];
+    const Eigen::MatrixXd X = llt.solve(B);
+    for (int r = 0; r < b.nrhs; ++r)
+      for (int i = 0; i < m; ++i)
+        EXPECT_NEAR(X(i, r), b.X[s][i + static_cast<long>(r) * ld], 1e-11 * (1 + X.cwiseAbs().maxCoeff()))
+            << "matrix " << s << " rhs " << r << " row " << i;
+  }
+  for (Layout l : {Layout::pointers, Layout::compact}) run_case<double>(Executor::host(2), b, l, {});
+}
 
 TEST(HostCholeskyEdges, EmptyAndTiny) {
   for (const std::vector<int>& n : {std::vector<int>{}, std::vector<int>{0}, std::vector<int>{1},
