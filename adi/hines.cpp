@@ -653,7 +653,12 @@ std::string kernel_refusal(HinesKernel k, detail::HinesLayoutKind layout, const 
 
 }  // namespace
 
-// Defined in the CUDA part of the dispatch: the automatic choice (see choose_kernel).
+// Automatic choices on CUDA (from the H100 run of bench_cuda_hines, docs/hines.md).
+constexpr int kStackMinThreads = 128;      // neurons per block the stack kernel needs to pay
+constexpr index_t kStackMaxNeurons = 65536;  // beyond: one thread per neuron streams faster
+constexpr index_t kBranchMaxNeurons = 65536;  // PassiveNeurons: one block per neuron up to here
+
+// The automatic kernel of a plan (HinesKernel::automatic).
 template <class T>
 static HinesKernel choose_kernel(const typename HinesPlan<T>::Impl& p) {
   using L = detail::HinesLayoutKind;
@@ -661,10 +666,16 @@ static HinesKernel choose_kernel(const typename HinesPlan<T>::Impl& p) {
   const int max_size = p.batch.max_size();
   switch (p.layout) {
     case L::sorted:
-      // The stack kernel keeps 2 values per compartment per neuron in shared memory; with less
-      // than room for 32 neurons per block it cannot hide memory latency (bench_cuda_hines).
-      return cuda_backend::hines_stack_threads(max_size, sizeof(T), p.exec.device()) >= 32 ? HinesKernel::cuda_stack
-                                                                                             : HinesKernel::cuda_paper;
+      // The stack kernel keeps 2 values per compartment per neuron in shared memory, so a
+      // block (one per SM) holds few neurons. On the H100 (bench_cuda_hines, docs/hines.md)
+      // it beats the block-interleaved paper kernel only for small trees (>= 128 neurons per
+      // block: 76 compartments) and moderate batches (25,600: 1.3x fp64, 2x fp32); at
+      // 256,000 neurons the paper kernel streams faster, and for larger trees the stack
+      // kernel is 2-8x slower.
+      return kStackMinThreads <= cuda_backend::hines_stack_threads(max_size, sizeof(T), p.exec.device()) &&
+                     p.neurons.count() <= kStackMaxNeurons
+                 ? HinesKernel::cuda_stack
+                 : HinesKernel::cuda_paper;
     case L::compact:
       // One block per neuron: the block stages its neuron with coalesced loads, so the solve
       // reads each input once and writes the solution once (bench_cuda_hines).
@@ -968,8 +979,15 @@ PassiveNeurons<T>::PassiveNeurons(const Executor& exec, std::vector<Compartments
   batch.topology_of = p.cell_of;
   int max_size = 0;
   for (const Compartments& c : p.cells) max_size = std::max(max_size, c.size());
-  // Large cells on a GPU: one block per neuron; otherwise sorted chunks of neurons.
-  if (exec.is_cuda() && max_size >= 1024 && options.kernel == HinesKernel::automatic)
+  // On a GPU (bench_cuda_hines on the H100, docs/hines.md): one block per neuron (CompactBatch,
+  // cuda_branch) for large cells and for populations too small to fill the GPU with one
+  // thread per neuron (1.5-12x faster at 256-25,600 neurons), except small trees in batches
+  // the stack kernel serves better; size-sorted chunks (one thread per neuron) otherwise.
+  const bool small_trees =
+      exec.is_cuda() && kStackMinThreads <= cuda_backend::hines_stack_threads(max_size, sizeof(T), exec.device());
+  const index_t neurons = static_cast<index_t>(p.cell_of.size());
+  const bool branch = max_size >= 1024 || (neurons <= kBranchMaxNeurons && !(small_trees && neurons > 8192));
+  if (exec.is_cuda() && branch && options.kernel == HinesKernel::automatic)
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
   else if (options.kernel == HinesKernel::cuda_branch)
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);

@@ -212,7 +212,12 @@ TYPED_TEST(HinesCuda, PassiveNeuronsMatchTheHost) {
   ASSERT_EQ(h.size(), d.size());
   double err = 0;
   for (std::size_t i = 0; i < h.size(); ++i) err = std::max(err, std::fabs(h[i] - static_cast<double>(d[i])));
-  EXPECT_LE(err, sizeof(T) == 8 ? 1e-10 : 1e-3) << "max |v_gpu - v_host| in mV";
+  // float: the state itself is rounded to float every step (~4e-6 mV at -65 mV) and 40 steps
+  // of a stiff system (C/dt small against the axial conductances) amplify that: on the host,
+  // float kernels differ from this fp64 run by 1.2e-3 mV and the fp64 solver fed float
+  // state by 5.2e-3 mV; the H100 run of 2026-11-23 gave 8.9e-3 mV (stack kernel). A wrong
+  // kernel is off by millivolts (the cells depolarise by up to 61 mV here).
+  EXPECT_LE(err, sizeof(T) == 8 ? 1e-10 : 2e-2) << "max |v_gpu - v_host| in mV";
 }
 
 TEST(HinesCudaPlan, RefusesHostKernelsAndHostPointers) {
