@@ -23,8 +23,11 @@ constexpr int kChunks[] = {8, 16, 32};
 constexpr int kDefaultChunk32 = 16;
 constexpr int kDefaultChunk64 = 8;
 // 1: each lane loads its chunk straight from global memory; 2: the warp stages its tile in
-// shared memory with coalesced loads (bench_cuda_large_tridiagonal compares them).
-constexpr int kDefaultLoad = 2;
+// shared memory with coalesced loads. Measured (bench_cuda_large_tridiagonal, H100, 2^26,
+// default chunks): global 0.90 ms fp32 / 1.98 ms fp64, staged 1.07 / 2.28 ms; staged is
+// behind from 2^21 on (2 warps per block instead of 4 and the stage's extra shared-memory
+// pass), level only at 2^20 fp64. So the lanes load straight from global memory.
+constexpr int kDefaultLoad = 1;
 
 template <class T, int M, bool Staged>
 void run_levels(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, double tol,
