@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "adi/field.hpp"
+#include "solvers/cuda/partition_mpi.hpp"
 
 namespace adi::mpi {
 
@@ -176,8 +177,9 @@ struct DistributedTridiagonalPlan<T>::Impl {
   std::vector<T> scratch;       // per thread: 4 * 2P + 2P
   std::vector<int> cnt8, dsp8, cnt2, dsp2, rcnt8, rdsp8, rcnt2, rdsp2;
   index_t chunk_lo = 0, chunk_n = 0;
-  // Host mirrors for device memory.
-  std::vector<T> ha, hb, hc, hd, hu;
+  // Device memory: the local passes run on the device (solvers/cuda/partition_mpi.cu);
+  // only the reduced rows and their solution travel through host memory.
+  Array<T> d_alpha, d_gamma, d_red, d_sol;
   double t_local = 0, t_exchange = 0, t_staging = 0, bytes = 0;
 
   index_t line_offset(index_t l) const { return ls.offset(l); }
@@ -191,7 +193,40 @@ struct DistributedTridiagonalPlan<T>::Impl {
                    index_t rank_stride, T* out, index_t out_rank_stride, index_t out_line_stride, bool whole);
   template <class Band>
   void run(const Band& bd, const T* d, T* u);
+  void run_device(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
 };
+
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, const T* c, bool shared, const T* d,
+                                                     T* u) {
+  namespace part = cuda_backend::partition;
+  const double t0 = now();
+  const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
+  part::reduce<T>(ls, a, b, c, shared, d, u, d_alpha.data(), d_gamma.data(), d_red.data(), first_open, last_open,
+                  exec.stream());
+  exec.synchronize();
+  const double t1 = now();
+  // The MPI here may not take device pointers (Open MPI without CUDA support): the 8
+  // values per line go through host memory; the copy waits for the stream's work.
+  d_red.copy_to_host(red.data());
+  const double t2 = now();
+  exchange_and_solve();
+  const double t3 = now();
+  bool ok = true;
+  if (opt.check_pivots)
+    for (T v : sol) ok = ok && std::isfinite(double(v));
+  if (!ok)
+    throw SingularSystem(std::string("DistributedTridiagonalPlan: a zero or non-finite pivot along ") +
+                         axis_name(axis) + " (on this or another rank of the axis); u holds no solution");
+  d_sol.copy_from_host(sol.data());
+  const double t4 = now();
+  part::back_substitute<T>(ls, d_alpha.data(), d_gamma.data(), d_sol.data(), u, exec.stream());
+  exec.synchronize();
+  const double t5 = now();
+  t_local = (t1 - t0) + (t5 - t4);
+  t_staging = (t2 - t1) + (t4 - t3);
+  t_exchange = t3 - t2;
+}
 
 // Phase 1: every line's two reduced rows into red; delta into u, alpha/gamma into the
 // workspace. Returns false when a pivot was zero or non-finite.
@@ -590,11 +625,12 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     case ReducedStrategy::automatic: break;
   }
   if (!exec.is_host()) {
-    const std::size_t span = std::size_t(local.span());
-    p.ha.assign(span, T(0));
-    p.hb.assign(span, T(0));
-    p.hc.assign(span, T(0));
-    p.hd.assign(span, T(0));
+    p.d_alpha = Array<T>(p.L * p.m, exec);
+    p.d_gamma = Array<T>(p.L * p.m, exec);
+    p.d_red = Array<T>(p.L * 8, exec);
+    p.d_sol = Array<T>(p.L * 2, exec);
+    p.alpha.clear();
+    p.gamma.clear();
   }
 }
 
@@ -618,18 +654,7 @@ void DistributedTridiagonalPlan<T>::solve(const Bands<T>& bands, const T* d, T* 
     p.run(FullBand<T>{bands.a, bands.b, bands.c}, d, u);
     return;
   }
-  // Device memory: through the host mirrors (u's mirror is hd: the solve runs in place).
-  const double t0 = now();
-  const std::size_t bytes = p.hd.size() * sizeof(T);
-  detail::copy_bytes(p.ha.data(), MemorySpace::host, bands.a, MemorySpace::device, bytes);
-  detail::copy_bytes(p.hb.data(), MemorySpace::host, bands.b, MemorySpace::device, bytes);
-  detail::copy_bytes(p.hc.data(), MemorySpace::host, bands.c, MemorySpace::device, bytes);
-  detail::copy_bytes(p.hd.data(), MemorySpace::host, d, MemorySpace::device, bytes);
-  const double t1 = now();
-  p.run(FullBand<T>{p.ha.data(), p.hb.data(), p.hc.data()}, p.hd.data(), p.hd.data());
-  const double t2 = now();
-  detail::copy_bytes(u, MemorySpace::device, p.hd.data(), MemorySpace::host, bytes);
-  p.t_staging = (t1 - t0) + (now() - t2);
+  p.run_device(bands.a, bands.b, bands.c, false, d, u);
 }
 
 template <class T>
@@ -644,17 +669,7 @@ void DistributedTridiagonalPlan<T>::solve(const SharedBands<T>& bands, const T* 
     p.run(SharedBand<T>{bands.a, bands.b, bands.c}, d, u);
     return;
   }
-  const double t0 = now();
-  const std::size_t n = std::size_t(p.m) * sizeof(T), bytes = p.hd.size() * sizeof(T);
-  detail::copy_bytes(p.ha.data(), MemorySpace::host, bands.a, MemorySpace::device, n);
-  detail::copy_bytes(p.hb.data(), MemorySpace::host, bands.b, MemorySpace::device, n);
-  detail::copy_bytes(p.hc.data(), MemorySpace::host, bands.c, MemorySpace::device, n);
-  detail::copy_bytes(p.hd.data(), MemorySpace::host, d, MemorySpace::device, bytes);
-  const double t1 = now();
-  p.run(SharedBand<T>{p.ha.data(), p.hb.data(), p.hc.data()}, p.hd.data(), p.hd.data());
-  const double t2 = now();
-  detail::copy_bytes(u, MemorySpace::device, p.hd.data(), MemorySpace::host, bytes);
-  p.t_staging = (t1 - t0) + (now() - t2);
+  p.run_device(bands.a, bands.b, bands.c, true, d, u);
 }
 
 template <class T>

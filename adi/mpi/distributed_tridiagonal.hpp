@@ -20,9 +20,10 @@
 // lines ignore a[0] on the first rank and c[m-1] on the last, like TridiagonalPlan.
 // SharedBands hold this rank's m rows of the shared coefficient arrays.
 //
-// Device memory: the MPI here may not accept device pointers, so a device solve copies
-// its arrays through host buffers owned by the plan and runs the partition steps on the
-// host (correct everywhere, not fast; see docs/mpi.md).
+// Device memory: the local passes run on the device (solvers/cuda/partition_mpi.cu); only
+// the reduced rows (8 values per line) and their solution (2 per line) go through host
+// memory, since the MPI may not accept device pointers. A device solve of a split axis
+// returns when the work is done.
 #include <memory>
 #include <string>
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_tridiagonal.hpp"
 #include "adi/tridiagonal.hpp"
@@ -26,11 +27,26 @@ double tolerance() {
   return std::is_same_v<T, double> ? 1e-12 : 1e-5;
 }
 
+// The executor of this rank: host, or the GPU of its node-local rank.
+Executor rank_executor(bool device) {
+  if (!device) return Executor::host();
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int lr = 0;
+  MPI_Comm_rank(local, &lr);
+  MPI_Comm_free(&local);
+  try {
+    return Executor::cuda(lr);
+  } catch (const Error&) {
+    return Executor::cuda(0);  // fewer GPUs than ranks: share the first
+  }
+}
+
 // The global problem along `axis` (diagonally dominant, random), its single-rank fp64
 // solution (reference kernel), and the distributed solve of this rank's box.
 template <class T>
 double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis, ReducedStrategy strategy,
-                         bool periodic, bool shared, unsigned seed) {
+                         bool periodic, bool shared, unsigned seed, bool device = false) {
   const auto n = kGlobal;
   const index_t na = n[int(axis)];
   auto a = random_global<double>(n, seed, -1.0, 1.0);
@@ -68,7 +84,8 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
   std::vector<T> lu(ld.size(), std::numeric_limits<T>::quiet_NaN());
   const std::vector<T> a0 = la, b0 = lb, c0 = lc, d0 = ld;
 
-  DistributedTridiagonalPlan<T> plan(procs, axis, Executor::host(), box, DistributedOptions{periodic, strategy});
+  const Executor exec = rank_executor(device);
+  DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, DistributedOptions{periodic, strategy});
   EXPECT_EQ(plan.split(), procs.dims(axis) > 1);
   if (plan.split() && strategy != ReducedStrategy::automatic) EXPECT_EQ(plan.strategy(), strategy);
   if (shared) {
@@ -80,10 +97,35 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
       sb[i] = T(rb[l0 + i]);
       sc[i] = T(rc[l0 + i]);
     }
-    plan.solve(SharedBands<T>{sa.data(), sb.data(), sc.data()}, ld.data(), lu.data());
+    if (device) {
+      auto on = [&](const std::vector<T>& v) {
+        Array<T> x(index_t(v.size()), exec);
+        x.copy_from_host(v.data());
+        return x;
+      };
+      Array<T> da = on(sa), db = on(sb), dc = on(sc), dd = on(ld), du = on(lu);
+      plan.solve(SharedBands<T>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
+      du.copy_to_host(lu.data());
+    } else {
+      plan.solve(SharedBands<T>{sa.data(), sb.data(), sc.data()}, ld.data(), lu.data());
+    }
+  } else if (device) {
+    auto on = [&](const std::vector<T>& v) {
+      Array<T> x(index_t(v.size()), exec);
+      x.copy_from_host(v.data());
+      return x;
+    };
+    Array<T> da = on(la), db = on(lb), dc = on(lc), dd = on(ld), du = on(lu);
+    plan.solve(Bands<T>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
+    du.copy_to_host(lu.data());
+    std::vector<T> back(ld.size());
+    dd.copy_to_host(back.data());
+    EXPECT_EQ(0, std::memcmp(back.data(), d0.data(), back.size() * sizeof(T))) << "d changed on the device";
+    return rel_error(lu, box, ref, n, lo);
   } else {
     plan.solve(Bands<T>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data());
   }
+  if (device) return rel_error(lu, box, ref, n, lo);
   // Inputs intact (NaN padding compares unequal to itself: compare bytes).
   EXPECT_EQ(0, std::memcmp(la.data(), a0.data(), la.size() * sizeof(T)));
   EXPECT_EQ(0, std::memcmp(lb.data(), b0.data(), lb.size() * sizeof(T)));
@@ -160,6 +202,27 @@ TEST(DistributedTridiagonal, ShortSegments) {
       EXPECT_LE(rel_error(lu, box, ref, n, dec.lo()), 1e-12) << rows << " rows, " << strategy_name(s);
     }
   }
+}
+
+// Device memory: the local passes on the GPU, the reduced rows through the host.
+TEST(DistributedTridiagonal, DeviceMemory) {
+  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device-memory distributed solves NOT tested";
+  for (const auto& dims : factorisations(world_size()))
+    for (bool periodic : {false, true}) {
+      ProcessGrid procs(MPI_COMM_WORLD, dims);
+      Decomposition dec(procs, kGlobal);
+      for (int ax = 0; ax < 3; ++ax)
+        for (ReducedStrategy s : kAll)
+          for (bool shared : {false, true}) {
+            const int p = dims[ax];
+            if (periodic && s == ReducedStrategy::pcr && (p & (p - 1)) != 0) continue;
+            EXPECT_LE(distributed_error<double>(procs, dec, Axis(ax), s, periodic, shared, 5u, true), 1e-12)
+                << procs.describe() << " axis " << axis_name(Axis(ax)) << " " << strategy_name(s)
+                << (periodic ? " periodic" : "") << (shared ? " shared" : "");
+            EXPECT_LE(distributed_error<float>(procs, dec, Axis(ax), s, periodic, shared, 6u, true), 1e-5)
+                << procs.describe() << " float";
+          }
+    }
 }
 
 TEST(DistributedTridiagonal, StrategyNames) {

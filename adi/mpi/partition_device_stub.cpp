@@ -1,0 +1,31 @@
+// Without CUDA the device passes of the partition method do not exist: these stand in
+// for solvers/cuda/partition_mpi.cu so that adi::mpi links, and say so if reached
+// (DistributedTridiagonalPlan only calls them for a CUDA executor, which a build without
+// CUDA cannot create).
+#ifndef ADI_MPI_HAVE_CUDA
+#include "adi/error.hpp"
+#include "solvers/cuda/partition_mpi.hpp"
+
+namespace adi::cuda_backend::partition {
+
+namespace {
+[[noreturn]] void no_cuda() { throw Unsupported("adi was built without CUDA: no device partition passes"); }
+}  // namespace
+
+template <class T>
+void reduce(const LineSet&, const T*, const T*, const T*, bool, const T*, T*, T*, T*, T*, bool, bool, void*) {
+  no_cuda();
+}
+template <class T>
+void back_substitute(const LineSet&, const T*, const T*, const T*, T*, void*) {
+  no_cuda();
+}
+template void reduce<float>(const LineSet&, const float*, const float*, const float*, bool, const float*, float*,
+                            float*, float*, float*, bool, bool, void*);
+template void reduce<double>(const LineSet&, const double*, const double*, const double*, bool, const double*,
+                             double*, double*, double*, double*, bool, bool, void*);
+template void back_substitute<float>(const LineSet&, const float*, const float*, const float*, float*, void*);
+template void back_substitute<double>(const LineSet&, const double*, const double*, const double*, double*, void*);
+
+}  // namespace adi::cuda_backend::partition
+#endif
