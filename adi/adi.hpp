@@ -1,6 +1,7 @@
 #pragma once
 // Everything public in one include: grids, fields, boundaries, operators, ADI
 // schemes, tridiagonal solves, VTK output.
+#include "adi/batched_cholesky.hpp"
 #include "adi/block_tridiagonal.hpp"
 #include "adi/boundary.hpp"
 #include "adi/error.hpp"
@@ -8,7 +9,10 @@
 #include "adi/field.hpp"
 #include "adi/grid.hpp"
 #include "adi/io/vtk.hpp"
+#include "adi/large_tridiagonal.hpp"
 #include "adi/layout.hpp"
 #include "adi/operator.hpp"
 #include "adi/scheme.hpp"
 #include "adi/tridiagonal.hpp"
+#include "adi/variable_batch.hpp"
+#include "adi/variable_tridiagonal.hpp"
