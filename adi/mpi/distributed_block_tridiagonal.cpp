@@ -1,0 +1,518 @@
+// The partition method for block-tridiagonal lines split over the ranks of one axis.
+//
+// Local block rows 0..m-1 of a system on one rank (A_i, B_i, C_i are M x M). Rows
+// 1..m-2 are eliminated keeping u_0 as a parameter (block modified Thomas):
+//     u_i = delta_i - alpha_i u_0 - gamma_i u_{i+1},                 i = 1..m-2,
+//     S_i = B_i - A_i gamma_{i-1},   alpha_i = -S_i^-1 A_i alpha_{i-1} (alpha_1 = S_1^-1 A_1),
+//     gamma_i = S_i^-1 C_i,          delta_i = S_i^-1 (d_i - A_i delta_{i-1}),
+// (delta in u, alpha and gamma in the plan's workspace). The same pass accumulates u_1
+// in terms of the two ends, u_1 = Pv - Q u_0 + Pi_{m-1} u_{m-1} with Pi_1 = I,
+// Pi_{i+1} = -Pi_i gamma_i, Pv = sum Pi_i delta_i, Q = sum Pi_i alpha_i, so rows 0 and
+// m-1 become the rank's two rows of the reduced block system without a second pass:
+//     row 0:   A_0 u_prev + (B_0 - C_0 Q) u_0 + C_0 Pi_{m-1} u_{m-1} = d_0 - C_0 Pv
+//     row m-1: -A_{m-1} alpha_{m-2} u_0 + (B_{m-1} - A_{m-1} gamma_{m-2}) u_{m-1} + C_{m-1} u_next
+//              = d_{m-1} - A_{m-1} delta_{m-2}.
+// The 2P-row reduced systems (unknowns u_0^0, u_{m-1}^0, u_0^1, ...) are solved by
+// BlockTridiagonalPlan (block-cyclic when periodic), then every rank back-substitutes.
+// Pivot blocks are factored with partial pivoting inside the block, like the single-device
+// block solver; a singular one poisons the line's reduced rows so that every rank of the
+// axis sees it in the reduced solve and throws without another collective.
+#include "adi/mpi/distributed_block_tridiagonal.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace adi::mpi {
+
+namespace {
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// LU with partial pivoting of the row-major M x M S in place; false when a pivot is at or
+// below tol * max|S| or not finite.
+template <class T>
+bool lu_factor(int M, T* S, int* piv, T tol) {
+  T mx = 0;
+  for (int i = 0; i < M * M; ++i) mx = std::max(mx, T(std::abs(S[i])));
+  if (!(mx > T(0)) || !std::isfinite(double(mx))) return false;
+  const T thr = tol * mx;
+  for (int k = 0; k < M; ++k) {
+    int p = k;
+    T best = std::abs(S[k * M + k]);
+    for (int i = k + 1; i < M; ++i)
+      if (std::abs(S[i * M + k]) > best) best = std::abs(S[i * M + k]), p = i;
+    if (!(best > thr)) return false;
+    piv[k] = p;
+    if (p != k)
+      for (int j = 0; j < M; ++j) std::swap(S[k * M + j], S[p * M + j]);
+    const T inv = T(1) / S[k * M + k];
+    for (int i = k + 1; i < M; ++i) {
+      const T f = S[i * M + k] *= inv;
+      for (int j = k + 1; j < M; ++j) S[i * M + j] -= f * S[k * M + j];
+    }
+  }
+  return true;
+}
+
+// Y <- S^-1 Y for the factored S; Y is M x cols, row-major with leading dimension ld.
+template <class T>
+void lu_solve(int M, const T* LU, const int* piv, T* Y, int cols, int ld) {
+  for (int k = 0; k < M; ++k)
+    if (piv[k] != k)
+      for (int j = 0; j < cols; ++j) std::swap(Y[k * ld + j], Y[piv[k] * ld + j]);
+  for (int i = 1; i < M; ++i)
+    for (int k = 0; k < i; ++k) {
+      const T f = LU[i * M + k];
+      for (int j = 0; j < cols; ++j) Y[i * ld + j] -= f * Y[k * ld + j];
+    }
+  for (int i = M - 1; i >= 0; --i) {
+    for (int k = i + 1; k < M; ++k) {
+      const T f = LU[i * M + k];
+      for (int j = 0; j < cols; ++j) Y[i * ld + j] -= f * Y[k * ld + j];
+    }
+    const T inv = T(1) / LU[i * M + i];
+    for (int j = 0; j < cols; ++j) Y[i * ld + j] *= inv;
+  }
+}
+
+// out (M x cols, ld_o) += s * X (M x M, row-major) * Y (M x cols, ld_y).
+template <class T>
+void mul_add(int M, T s, const T* X, const T* Y, int cols, int ld_y, T* out, int ld_o) {
+  for (int i = 0; i < M; ++i)
+    for (int k = 0; k < M; ++k) {
+      const T f = s * X[i * M + k];
+      for (int j = 0; j < cols; ++j) out[i * ld_o + j] += f * Y[k * ld_y + j];
+    }
+}
+
+}  // namespace
+
+template <class T>
+struct DistributedBlockTridiagonalPlan<T>::Impl {
+  Axis axis = Axis::x;
+  BlockLineSet ls;
+  DistributedBlockOptions opt;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int P = 1, r = 0, M = 2;
+  index_t m = 0, L = 0;
+  int R = 0;  // values per reduced block row: A, B, C (M*M each) and d (M)
+  ReducedStrategy strategy = ReducedStrategy::allgather;
+  T tol = 0;
+  std::optional<BlockTridiagonalPlan<T>> local;    // unsplit axis
+  std::optional<BlockTridiagonalPlan<T>> reduced;  // the reduced systems this rank solves
+  index_t solved = 0;                              // their number (L or this rank's chunk)
+  index_t chunk_lo = 0;
+  std::vector<int> cnt_r, dsp_r, rcnt_r, rdsp_r, cnt_s, dsp_s, rcnt_s, rdsp_s;
+  std::vector<T> alpha, gamma;      // per system: m * M*M (rows 1..m-2 used)
+  std::vector<T> red;               // per system: 2 rows of R values
+  std::vector<T> gather;            // [source rank][system][2][R]
+  std::vector<T> ra, rb, rc, rd, ru;  // reduced systems, BlockContiguous {M, 2P, solved}
+  std::vector<T> back;              // alltoall: [destination rank][system of my chunk][2][M]
+  std::vector<T> sol;               // per system: u_0 and u_{m-1} (2M values)
+  std::vector<T> scratch;           // per thread
+  double t_local = 0, t_exchange = 0, bytes = 0;
+
+  static constexpr int kScratch = 8 * 64 + 8 * 17 + 64;
+
+  index_t voff(index_t l, index_t i) const {
+    return (l % ls.count0) * ls.vectors.system0 + (l / ls.count0) * ls.vectors.system1 + i * ls.vectors.row;
+  }
+  index_t boff(index_t l, index_t i) const {
+    return (l % ls.count0) * ls.blocks.system0 + (l / ls.count0) * ls.blocks.system1 + i * ls.blocks.row;
+  }
+  void load_block(const T* p, index_t l, index_t i, T* out) const {
+    const index_t o = boff(l, i), s = ls.blocks.component;
+    for (int v = 0; v < M * M; ++v) out[v] = p[o + v * s];
+  }
+  void load_vector(const T* p, index_t l, index_t i, T* out, int ld) const {
+    const index_t o = voff(l, i), s = ls.vectors.component;
+    for (int v = 0; v < M; ++v) out[v * ld] = p[o + v * s];
+  }
+  void store_vector(T* p, index_t l, index_t i, const T* x) const {
+    const index_t o = voff(l, i), s = ls.vectors.component;
+    for (int v = 0; v < M; ++v) p[o + v * s] = x[v];
+  }
+
+  bool reduce_line(const BlockBands<T>& bd, const T* d, T* u, index_t l, T* s);
+  void back_line(T* u, index_t l, T* s) const;
+  void exchange_and_solve();
+  void run(const BlockBands<T>& bd, const T* d, T* u);
+};
+
+template <class T>
+bool DistributedBlockTridiagonalPlan<T>::Impl::reduce_line(const BlockBands<T>& bd, const T* d, T* u, index_t l,
+                                                           T* s) {
+  const int MM = M * M, ld = 2 * M + 1;
+  T *Ab = s, *Bb = s + MM, *Cb = s + 2 * MM, *S = s + 3 * MM, *Pi = s + 4 * MM, *Q = s + 5 * MM, *tmp = s + 6 * MM;
+  T *X = s + 8 * MM, *Pv = X + 8 * 17, *dl = Pv + 8;
+  int piv[8];
+  T* rr = red.data() + std::size_t(l) * 2 * R;
+  const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
+  auto put_row = [&](T* row, const T* a, const T* b, const T* c, const T* dv, bool zero_a, bool zero_c) {
+    for (int v = 0; v < MM; ++v) {
+      row[v] = zero_a ? T(0) : a[v];
+      row[MM + v] = b[v];
+      row[2 * MM + v] = zero_c ? T(0) : c[v];
+    }
+    for (int v = 0; v < M; ++v) row[3 * MM + v] = dv[v];
+  };
+  if (m == 2) {
+    for (int k = 0; k < 2; ++k) {
+      load_block(bd.a, l, k, Ab);
+      load_block(bd.b, l, k, Bb);
+      load_block(bd.c, l, k, Cb);
+      load_vector(d, l, k, dl, 1);
+      put_row(rr + k * R, Ab, Bb, Cb, dl, k == 0 && first_open, k == 1 && last_open);
+    }
+    return true;
+  }
+  T* al = alpha.data() + std::size_t(l * m) * MM;
+  T* ga = gamma.data() + std::size_t(l * m) * MM;
+  std::fill(Pi, Pi + MM, T(0));
+  std::fill(Q, Q + MM, T(0));
+  std::fill(Pv, Pv + M, T(0));
+  for (int v = 0; v < M; ++v) Pi[v * M + v] = T(1);
+  for (index_t i = 1; i <= m - 2; ++i) {
+    load_block(bd.a, l, i, Ab);
+    load_block(bd.b, l, i, S);
+    load_block(bd.c, l, i, Cb);
+    load_vector(d, l, i, X + 2 * M, ld);
+    for (int v = 0; v < M; ++v)
+      for (int w = 0; w < M; ++w) X[v * ld + M + w] = Cb[v * M + w];
+    if (i == 1) {
+      for (int v = 0; v < M; ++v)
+        for (int w = 0; w < M; ++w) X[v * ld + w] = Ab[v * M + w];
+    } else {
+      const T* ap = al + (i - 1) * MM;
+      const T* gp = ga + (i - 1) * MM;
+      for (int v = 0; v < M; ++v)
+        for (int w = 0; w < M; ++w) X[v * ld + w] = T(0);
+      mul_add(M, T(-1), Ab, gp, M, M, S, M);           // S = B_i - A_i gamma_{i-1}
+      mul_add(M, T(-1), Ab, ap, M, M, X, ld);          // -A_i alpha_{i-1}
+      mul_add(M, T(-1), Ab, dl, 1, 1, X + 2 * M, ld);  // d_i - A_i delta_{i-1}
+    }
+    if (!lu_factor(M, S, piv, tol)) return false;
+    lu_solve(M, S, piv, X, ld, ld);
+    T* an = al + i * MM;
+    T* gn = ga + i * MM;
+    for (int v = 0; v < M; ++v) {
+      for (int w = 0; w < M; ++w) {
+        an[v * M + w] = X[v * ld + w];
+        gn[v * M + w] = X[v * ld + M + w];
+      }
+      dl[v] = X[v * ld + 2 * M];
+    }
+    store_vector(u, l, i, dl);
+    mul_add(M, T(1), Pi, dl, 1, 1, Pv, 1);
+    mul_add(M, T(1), Pi, an, M, M, Q, M);
+    std::fill(tmp, tmp + MM, T(0));
+    mul_add(M, T(-1), Pi, gn, M, M, tmp, M);
+    std::copy(tmp, tmp + MM, Pi);
+  }
+  // Row 0: A_0 u_prev + (B_0 - C_0 Q) u_0 + C_0 Pi u_{m-1} = d_0 - C_0 Pv.
+  {
+    load_block(bd.a, l, 0, Ab);
+    load_block(bd.b, l, 0, Bb);
+    load_block(bd.c, l, 0, Cb);
+    T d0[8];
+    load_vector(d, l, 0, d0, 1);
+    mul_add(M, T(-1), Cb, Q, M, M, Bb, M);
+    mul_add(M, T(-1), Cb, Pv, 1, 1, d0, 1);
+    std::fill(tmp, tmp + MM, T(0));
+    mul_add(M, T(1), Cb, Pi, M, M, tmp, M);
+    put_row(rr, Ab, Bb, tmp, d0, first_open, false);
+  }
+  // Row m-1: -A alpha_{m-2} u_0 + (B - A gamma_{m-2}) u_{m-1} + C u_next = d - A delta_{m-2}.
+  {
+    const index_t i = m - 1;
+    load_block(bd.a, l, i, Ab);
+    load_block(bd.b, l, i, Bb);
+    load_block(bd.c, l, i, Cb);
+    T dn[8];
+    load_vector(d, l, i, dn, 1);
+    mul_add(M, T(-1), Ab, ga + (i - 1) * MM, M, M, Bb, M);
+    mul_add(M, T(-1), Ab, dl, 1, 1, dn, 1);
+    std::fill(tmp, tmp + MM, T(0));
+    mul_add(M, T(-1), Ab, al + (i - 1) * MM, M, M, tmp, M);
+    put_row(rr + R, tmp, Bb, Cb, dn, false, last_open);
+  }
+  return true;
+}
+
+template <class T>
+void DistributedBlockTridiagonalPlan<T>::Impl::back_line(T* u, index_t l, T* s) const {
+  const int MM = M * M;
+  const T* u0 = sol.data() + std::size_t(l) * 2 * M;
+  const T* ul = u0 + M;
+  store_vector(u, l, 0, u0);
+  store_vector(u, l, m - 1, ul);
+  const T* al = alpha.data() + std::size_t(l * m) * MM;
+  const T* ga = gamma.data() + std::size_t(l * m) * MM;
+  T* next = s;
+  T* cur = s + 8;
+  std::copy(ul, ul + M, next);
+  for (index_t i = m - 2; i >= 1; --i) {
+    load_vector(u, l, i, cur, 1);
+    mul_add(M, T(-1), al + i * MM, u0, 1, 1, cur, 1);
+    mul_add(M, T(-1), ga + i * MM, next, 1, 1, cur, 1);
+    store_vector(u, l, i, cur);
+    std::swap(cur, next);
+  }
+}
+
+template <class T>
+void DistributedBlockTridiagonalPlan<T>::Impl::exchange_and_solve() {
+  const MPI_Datatype type = mpi_type<T>();
+  const double w = double(sizeof(T));
+  if (strategy == ReducedStrategy::allgather) {
+    check_mpi(MPI_Allgather(red.data(), int(L * 2 * R), type, gather.data(), int(L * 2 * R), type, comm),
+              "MPI_Allgather");
+    bytes = double(P) * double(L * 2 * R) * w;
+  } else {
+    check_mpi(MPI_Alltoallv(red.data(), cnt_r.data(), dsp_r.data(), type, gather.data(), rcnt_r.data(),
+                            rdsp_r.data(), type, comm),
+              "MPI_Alltoallv");
+  }
+  // [source rank p][system q][row j][R] -> BlockContiguous {M, 2P, solved}: block row 2p + j.
+  const int MM = M * M;
+  const index_t n = 2 * P;
+  for (int p = 0; p < P; ++p)
+    for (index_t q = 0; q < solved; ++q)
+      for (int j = 0; j < 2; ++j) {
+        const T* src = gather.data() + ((std::size_t(p) * solved + q) * 2 + j) * R;
+        const std::size_t k = std::size_t(q * n + 2 * p + j);
+        std::copy(src, src + MM, ra.data() + k * MM);
+        std::copy(src + MM, src + 2 * MM, rb.data() + k * MM);
+        std::copy(src + 2 * MM, src + 3 * MM, rc.data() + k * MM);
+        std::copy(src + 3 * MM, src + 3 * MM + M, rd.data() + k * M);
+      }
+  if (solved > 0) {
+    try {
+      reduced->solve(BlockBands<T>{ra.data(), rb.data(), rc.data()}, rd.data(), ru.data());
+    } catch (const SingularSystem&) {
+      // Only this rank knows (alltoall): NaN results reach every rank of the lines.
+      std::fill(ru.begin(), ru.end(), std::numeric_limits<T>::quiet_NaN());
+    }
+  }
+  if (strategy == ReducedStrategy::allgather) {
+    for (index_t q = 0; q < L; ++q)
+      std::copy(ru.data() + (q * n + 2 * r) * M, ru.data() + (q * n + 2 * r + 2) * M, sol.data() + q * 2 * M);
+  } else {
+    for (int p = 0; p < P; ++p)
+      for (index_t q = 0; q < solved; ++q)
+        std::copy(ru.data() + (q * n + 2 * p) * M, ru.data() + (q * n + 2 * p + 2) * M,
+                  back.data() + (std::size_t(p) * solved + q) * 2 * M);
+    check_mpi(MPI_Alltoallv(back.data(), rcnt_s.data(), rdsp_s.data(), type, sol.data(), cnt_s.data(),
+                            dsp_s.data(), type, comm),
+              "MPI_Alltoallv");
+    bytes = 2.0 * double(P - 1) / double(P) * double(L) * double(2 * R + 2 * M) * w;
+  }
+}
+
+template <class T>
+void DistributedBlockTridiagonalPlan<T>::Impl::run(const BlockBands<T>& bd, const T* d, T* u) {
+  const double t0 = now();
+  bool ok = true;
+#pragma omp parallel reduction(&& : ok) if (L * m * M * M > 16384)
+  {
+    T* s = scratch.data() + std::size_t(omp_get_thread_num()) * kScratch;
+#pragma omp for schedule(static)
+    for (index_t l = 0; l < L; ++l)
+      if (!reduce_line(bd, d, u, l, s)) {
+        ok = false;
+        T* rr = red.data() + std::size_t(l) * 2 * R;
+        std::fill(rr, rr + 2 * R, std::numeric_limits<T>::quiet_NaN());
+      }
+  }
+  const double t1 = now();
+  exchange_and_solve();
+  const double t2 = now();
+  for (T v : sol)
+    if (!std::isfinite(double(v)))
+      throw SingularSystem(std::string("DistributedBlockTridiagonalPlan: a singular pivot block along ") +
+                           axis_name(axis) +
+                           " (on this or another rank of the axis; the partition method needs block diagonally "
+                           "dominant lines); u holds no solution");
+#pragma omp parallel if (L * m * M * M > 16384)
+  {
+    T* s = scratch.data() + std::size_t(omp_get_thread_num()) * kScratch;
+#pragma omp for schedule(static)
+    for (index_t l = 0; l < L; ++l) back_line(u, l, s);
+  }
+  t_local = (t1 - t0) + (now() - t2);
+  t_exchange = t2 - t1;
+  (void)ok;
+}
+
+template <class T>
+DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const ProcessGrid& procs, Axis axis,
+                                                                    const Executor& exec, const BlockLineSet& local,
+                                                                    DistributedBlockOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& p = *impl_;
+  p.axis = axis;
+  p.opt = options;
+  p.comm = procs.axis_comm(axis);
+  MPI_Comm_size(p.comm, &p.P);
+  MPI_Comm_rank(p.comm, &p.r);
+  std::string err;
+  bool unsupported = false;
+  try {
+    p.ls = to_block_lines(local);
+  } catch (const Error& e) {
+    err = std::string("DistributedBlockTridiagonalPlan: ") + e.what();
+  }
+  p.M = err.empty() ? p.ls.m : 0;
+  p.m = err.empty() ? p.ls.n : 0;
+  p.L = err.empty() ? p.ls.systems() : 0;
+  long long mine[4] = {p.M, p.L, options.periodic, int(options.strategy)}, mn[4], mx[4];
+  check_mpi(MPI_Allreduce(mine, mn, 4, MPI_LONG_LONG, MPI_MIN, p.comm), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(mine, mx, 4, MPI_LONG_LONG, MPI_MAX, p.comm), "MPI_Allreduce");
+  const std::string an = axis_name(axis);
+  if (err.empty() && (mn[0] != mx[0] || mn[1] != mx[1]))
+    err = "DistributedBlockTridiagonalPlan: mismatched systems across the ranks along " + an + ": block sizes " +
+          std::to_string(mn[0]) + ".." + std::to_string(mx[0]) + ", system counts " + std::to_string(mn[1]) + ".." +
+          std::to_string(mx[1]) + " (every rank along the axis must hold the same systems)";
+  if (err.empty() && (mn[2] != mx[2] || mn[3] != mx[3]))
+    err = "DistributedBlockTridiagonalPlan: the options (periodic, strategy) differ between the ranks along " + an;
+  if (err.empty() && p.P > 1 && p.m < 2)
+    err = "DistributedBlockTridiagonalPlan: " + std::to_string(p.m) + " block row(s) along " + an +
+          " on this rank; a split axis (" + std::to_string(p.P) + " ranks) needs >= 2 per rank: use fewer ranks along " +
+          an;
+  if (err.empty() && p.P > 1 && options.strategy == ReducedStrategy::pcr) {
+    err = "DistributedBlockTridiagonalPlan: strategy pcr is not offered for block lines; use allgather, alltoall or "
+          "automatic";
+    unsupported = true;
+  }
+  if (err.empty() && p.P > 1 && !exec.is_host()) {
+    err = "DistributedBlockTridiagonalPlan: a split axis needs host memory (the block partition passes run on the "
+          "host); use Executor::host() or do not split " + an;
+    unsupported = true;
+  }
+  const int R = 3 * p.M * p.M + p.M;
+  if (err.empty() && p.P > 1 && double(p.L) * 2 * R * p.P > 2147483647.0)
+    err = "DistributedBlockTridiagonalPlan: " + std::to_string(p.L) + " systems are too many for one exchange";
+  {
+    int u = unsupported, any = 0;
+    check_mpi(MPI_Allreduce(&u, &any, 1, MPI_INT, MPI_MAX, p.comm), "MPI_Allreduce");
+    if (any) {
+      // Every rank throws Unsupported with the lowest failing rank's message.
+      try {
+        agree(p.comm, !unsupported, err);
+      } catch (const InvalidArgument& e) {
+        throw Unsupported(e.what());
+      }
+    }
+  }
+  agree(p.comm, err.empty(), err);
+  if (p.P == 1) {
+    try {
+      BlockTridiagonalOptions o = options.local;
+      o.periodic = options.periodic;
+      p.local.emplace(exec, p.ls, o);
+    } catch (const Error& e) {
+      err = e.what();
+    }
+    agree(p.comm, err.empty(), err);
+    return;
+  }
+  p.R = R;
+  p.tol = options.local.pivot_tolerance > 0 ? T(options.local.pivot_tolerance)
+                                            : T(16) * std::numeric_limits<T>::epsilon();
+  if (options.strategy == ReducedStrategy::automatic) {
+    // Bytes and messages of each strategy, with the axis's measured latency and bandwidth,
+    // plus the reduced solve (~ 2 M^3 flops per block row, counted at 1 ns per M^2 entry).
+    const NetworkModel& net = procs.network(axis);
+    const double w = double(sizeof(T)), L = double(p.L), P = double(p.P), M = double(p.M);
+    const double row = 1e-9 * M * M;
+    const double ag = net.latency * std::ceil(std::log2(P)) + (P - 1) * L * 2 * R * w / net.bandwidth + 2 * P * L * row;
+    const double at = 2 * (P - 1) * net.p2p_latency + 2 * (P - 1) / P * L * (2 * R + 2 * M) * w / net.bandwidth +
+                      2 * L * row;
+    int s = int(at < ag ? ReducedStrategy::alltoall : ReducedStrategy::allgather);
+    check_mpi(MPI_Bcast(&s, 1, MPI_INT, 0, p.comm), "MPI_Bcast");
+    p.strategy = ReducedStrategy(s);
+  } else {
+    p.strategy = options.strategy;
+  }
+  const int MM = p.M * p.M;
+  p.alpha.assign(std::size_t(p.L * p.m) * MM, T(0));
+  p.gamma.assign(std::size_t(p.L * p.m) * MM, T(0));
+  p.red.assign(std::size_t(p.L) * 2 * R, T(0));
+  p.sol.assign(std::size_t(p.L) * 2 * p.M, T(0));
+  p.scratch.assign(std::size_t(std::max(1, omp_get_max_threads())) * Impl::kScratch, T(0));
+  if (p.strategy == ReducedStrategy::allgather) {
+    p.solved = p.L;
+  } else {
+    auto lo = [&](int j) { return p.L * j / p.P; };
+    p.chunk_lo = lo(p.r);
+    p.solved = lo(p.r + 1) - lo(p.r);
+    for (int j = 0; j < p.P; ++j) {
+      const index_t cn = lo(j + 1) - lo(j);
+      p.cnt_r.push_back(int(cn * 2 * R));
+      p.dsp_r.push_back(int(lo(j) * 2 * R));
+      p.rcnt_r.push_back(int(p.solved * 2 * R));
+      p.rdsp_r.push_back(int(j * p.solved * 2 * R));
+      p.cnt_s.push_back(int(cn * 2 * p.M));
+      p.dsp_s.push_back(int(lo(j) * 2 * p.M));
+      p.rcnt_s.push_back(int(p.solved * 2 * p.M));
+      p.rdsp_s.push_back(int(j * p.solved * 2 * p.M));
+    }
+    p.back.assign(std::size_t(p.P * p.solved) * 2 * p.M, T(0));
+  }
+  p.gather.assign(std::size_t(p.P * p.solved) * 2 * R, T(0));
+  const index_t n = 2 * p.P;
+  p.ra.assign(std::size_t(p.solved * n) * MM, T(0));
+  p.rb.assign(std::size_t(p.solved * n) * MM, T(0));
+  p.rc.assign(std::size_t(p.solved * n) * MM, T(0));
+  p.rd.assign(std::size_t(p.solved * n) * p.M, T(0));
+  p.ru.assign(std::size_t(p.solved * n) * p.M, T(0));
+  if (p.solved > 0) {
+    BlockTridiagonalOptions o = options.local;
+    o.periodic = options.periodic;
+    o.kernel = BlockKernel::automatic;
+    p.reduced.emplace(Executor::host(), BlockContiguous{p.M, n, p.solved}, o);
+  }
+}
+
+template <class T>
+DistributedBlockTridiagonalPlan<T>::~DistributedBlockTridiagonalPlan() = default;
+template <class T>
+DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(DistributedBlockTridiagonalPlan&&) noexcept =
+    default;
+template <class T>
+DistributedBlockTridiagonalPlan<T>& DistributedBlockTridiagonalPlan<T>::operator=(
+    DistributedBlockTridiagonalPlan&&) noexcept = default;
+
+template <class T>
+void DistributedBlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const T* d, T* u) {
+  Impl& p = *impl_;
+  detail::require(bands.a && bands.b && bands.c && d && u, "DistributedBlockTridiagonalPlan::solve: null pointer");
+  if (p.local) {
+    p.local->solve(bands, d, u);
+    return;
+  }
+  p.run(bands, d, u);
+}
+
+template <class T>
+bool DistributedBlockTridiagonalPlan<T>::split() const { return !impl_->local.has_value(); }
+template <class T>
+ReducedStrategy DistributedBlockTridiagonalPlan<T>::strategy() const { return impl_->strategy; }
+template <class T>
+double DistributedBlockTridiagonalPlan<T>::last_local_seconds() const { return impl_->t_local; }
+template <class T>
+double DistributedBlockTridiagonalPlan<T>::last_exchange_seconds() const { return impl_->t_exchange; }
+template <class T>
+double DistributedBlockTridiagonalPlan<T>::exchanged_bytes() const { return impl_->bytes; }
+
+template class DistributedBlockTridiagonalPlan<float>;
+template class DistributedBlockTridiagonalPlan<double>;
+
+}  // namespace adi::mpi

@@ -1,0 +1,79 @@
+#pragma once
+// Block-tridiagonal lines (block size M = 2..8) that cross ranks: the partition method
+// with block interface unknowns, so a code decomposed over ranks (implicit CFD) can run
+// the block solver along a split axis.
+//
+// Every rank of the axis holds m >= 2 block rows of every system. Its interior rows
+// 1..m-2 are eliminated by a block version of the modified Thomas of the Thomas-PCR
+// hybrid (paper "Manycore algorithms for batch scalar and block tridiagonal solvers",
+// section 2.3 and the block part), keeping the first and last block unknowns u_0, u_{m-1}
+// as parameters; rows 0 and m-1 then form the rank's two block rows of a 2P-row reduced
+// block system per line (block-cyclic when periodic). The reduced systems are exchanged
+// (all-gather or all-to-all), solved by BlockTridiagonalPlan, and every rank
+// back-substitutes its interior rows. Along an axis that is not split the plan is the
+// single-device BlockTridiagonalPlan, unchanged.
+//
+//   adi::mpi::ProcessGrid procs(MPI_COMM_WORLD, {4, 1, 1});
+//   adi::mpi::Decomposition dec(procs, {nx, ny, nz});
+//   const auto e = dec.extents();
+//   adi::BlockGridLines lines{5, e[0], e[1], e[2], adi::Axis::x,
+//                             adi::PointArray::aos(5, e[0], e[1], e[2]), adi::PointArray::aos(25, e[0], e[1], e[2])};
+//   adi::mpi::DistributedBlockTridiagonalPlan<double> plan(procs, adi::Axis::x, adi::Executor::host(),
+//                                                          adi::to_block_lines(lines));
+//   plan.solve(adi::BlockBands<double>{A, B, C}, d, u);   // this rank's pieces
+//
+// Block row i of the local layout is global block row lo + i along the axis. Host memory
+// only when the axis is split (a CUDA executor throws Unsupported on every rank); an
+// unsplit axis runs BlockTridiagonalPlan on whatever executor is given.
+#include <memory>
+
+#include "adi/block_tridiagonal.hpp"
+#include "adi/executor.hpp"
+#include "adi/mpi/distributed_tridiagonal.hpp"
+#include "adi/mpi/process_grid.hpp"
+
+namespace adi::mpi {
+
+struct DistributedBlockOptions {
+  bool periodic = false;  // block-cyclic global lines
+  // allgather or alltoall (pcr is not offered for blocks: it throws Unsupported);
+  // automatic compares the two with the axis's measured network model.
+  ReducedStrategy strategy = ReducedStrategy::automatic;
+  BlockTridiagonalOptions local{};  // the single-device plan (unsplit axis) and the reduced solve's tolerance
+};
+
+template <class T>
+class DistributedBlockTridiagonalPlan {
+ public:
+  // Collective over procs.axis_comm(axis). `local` is this rank's part of the systems:
+  // every rank of the axis must have the same block size and number of systems and, when
+  // the axis is split, >= 2 block rows; otherwise every rank throws the same
+  // InvalidArgument (Unsupported for pcr or a device executor on a split axis).
+  DistributedBlockTridiagonalPlan(const ProcessGrid& procs, Axis axis, const Executor& exec,
+                                  const BlockLineSet& local, DistributedBlockOptions options = {});
+  ~DistributedBlockTridiagonalPlan();
+  DistributedBlockTridiagonalPlan(DistributedBlockTridiagonalPlan&&) noexcept;
+  DistributedBlockTridiagonalPlan& operator=(DistributedBlockTridiagonalPlan&&) noexcept;
+
+  // Collective over the axis. Solves every system; u may equal d; A, B, C (and d unless
+  // u == d) are left intact. Allocates nothing. A singular pivot block on any rank throws
+  // SingularSystem on every rank of the axis (u then holds no solution).
+  void solve(const BlockBands<T>& bands, const T* d, T* u);
+
+  bool split() const;
+  ReducedStrategy strategy() const;  // allgather or alltoall (meaningful when split())
+  // Seconds of the last solve: local passes, and the reduced exchange + solve.
+  double last_local_seconds() const;
+  double last_exchange_seconds() const;
+  double exchanged_bytes() const;  // this rank's bytes sent + received in the last solve
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+extern template class DistributedBlockTridiagonalPlan<float>;
+extern template class DistributedBlockTridiagonalPlan<double>;
+
+}  // namespace adi::mpi
