@@ -38,6 +38,15 @@ struct Options {
   long every = 0;
   bool no_output = false, progress = false, verify_cpu = false;
   double max_error = 0;
+  int refine = 1;        // grids: n, 2n, ... (--refine)
+  double min_order = 0;  // with --refine: fail when the last observed L2 order is below this
+};
+
+// What one run reports to --refine's table.
+struct RunSummary {
+  long n = 0, steps = 0;
+  double dt = 0, ms_per_step = 0;
+  cfd::ErrorNorms error;
 };
 
 // "[########......] 40/100 steps 1.2 s" on stderr, at most ten redraws a second.
@@ -107,7 +116,7 @@ void write_frame(adi::io::PvdWriter& pvd, const cfd::EulerSetup& s, const cfd::V
 }
 
 template <class T>
-int run(Options o) {
+int run(Options o, RunSummary* summary = nullptr) {
   const auto t_start = Clock::now();
   cfd::EulerSetup s;
   s.dims = o.dims;
@@ -215,6 +224,7 @@ int run(Options o) {
   std::printf("\n");
   if (pvd) std::printf("output     %s (%zu frames)\n", pvd->pvd_path().c_str(), pvd->frames());
 
+  if (summary) *summary = {ext[0], o.steps, o.dt, 1e3 * loop / double(o.steps), e};
   int rc = 0;
   if (o.verify_cpu) {
     if (o.backend != "cuda") throw adi::InvalidArgument("--verify-cpu compares a --backend cuda run with the CPU");
@@ -233,6 +243,67 @@ int run(Options o) {
   }
   if (o.max_error > 0 && !(e.max <= o.max_error)) {
     std::fprintf(stderr, "euler_vortex: max density error %.3e exceeds --max-error %.3e\n", e.max, o.max_error);
+    rc = 1;
+  }
+  return rc;
+}
+
+// --refine K: the same case on K grids, each with twice the points per axis of the one
+// before and half its time step (a fixed CFL number, or a given --dt / --steps scaled),
+// then the density errors against the exact solution and the observed orders
+// log2(e(h) / e(h/2)). Only the finest grid writes files and is held to --max-error.
+template <class T>
+int refine(const Options& base) {
+  std::vector<RunSummary> levels;
+  int rc = 0;
+  for (int l = 0; l < base.refine; ++l) {
+    Options o = base;
+    const long f = 1L << l;
+    o.n *= f;
+    for (long* n : {&o.nx, &o.ny, &o.nz})
+      if (*n > 0) *n *= f;
+    if (o.dt > 0) o.dt /= double(f);
+    if (o.steps > 0) o.steps *= f;
+    const bool finest = l + 1 == base.refine;
+    if (!finest) {
+      o.no_output = true;
+      o.max_error = 0;
+    }
+    std::printf("== grid %d of %d\n", l + 1, base.refine);
+    RunSummary r;
+    rc |= run<T>(o, &r);
+    levels.push_back(r);
+    std::printf("\n");
+  }
+  std::printf("convergence: density error at t = %.6g against the exact solution, order = log2(e(2h) / e(h))\n",
+              levels.back().dt * double(levels.back().steps));
+  std::printf("%8s %7s %11s %11s %6s %11s %6s %11s %6s %9s\n", "n", "steps", "dt", "L1", "order", "L2", "order",
+              "max", "order", "ms/step");
+  double last_order = 0;
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    const RunSummary& r = levels[l];
+    std::printf("%8ld %7ld %11.4e %11.4e", r.n, r.steps, r.dt, r.error.l1);
+    const auto order = [&](double cur, double prev) {
+      if (l == 0) {
+        std::printf(" %6s", "");
+        return 0.0;
+      }
+      const double p = std::log2(prev / cur);
+      std::printf(" %6.2f", p);
+      return p;
+    };
+    const RunSummary& prev = levels[l == 0 ? 0 : l - 1];
+    order(r.error.l1, prev.error.l1);
+    std::printf(" %11.4e", r.error.l2);
+    const double p2 = order(r.error.l2, prev.error.l2);
+    std::printf(" %11.4e", r.error.max);
+    order(r.error.max, prev.error.max);
+    std::printf(" %9.3f\n", r.ms_per_step);
+    if (l > 0) last_order = p2;
+  }
+  if (base.min_order > 0 && !(last_order >= base.min_order)) {
+    std::fprintf(stderr, "euler_vortex: observed L2 order %.2f on the finest pair is below --min-order %.2f\n",
+                 last_order, base.min_order);
     rc = 1;
   }
   return rc;
@@ -296,6 +367,15 @@ int main(int argc, char** argv) {
   app.add_flag("--no-output", o.no_output, "Write no files");
   app.add_option("--max-error", o.max_error, "Exit with status 1 when the max density error exceeds this (tests)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--refine", o.refine,
+                 "Run K grids (n, 2n, 4n, ...; time step halved each time) and print the error table with the "
+                 "observed orders")
+      ->check(CLI::Range(1, 6))
+      ->capture_default_str();
+  app.add_option("--min-order", o.min_order,
+                 "With --refine: exit with status 1 when the observed L2 order of the two finest grids is below this "
+                 "(tests)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--verify-cpu", o.verify_cpu, "With --backend cuda: rerun on the CPU and compare the states");
   app.add_flag("--progress", o.progress, "Show the progress bar even when stderr is not a terminal");
   try {
@@ -307,6 +387,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (o.backend == "cuda" && !adi::Executor::cuda_available()) {
+      // 77: ctest's SKIP_RETURN_CODE for the GPU tests of a CUDA build on a machine without a GPU.
+      std::fprintf(stderr, "euler_vortex: error: --backend cuda, but no CUDA device is usable here (exit 77)\n");
+      return 77;
+    }
+    if (o.min_order > 0 && o.refine < 2) throw adi::InvalidArgument("--min-order needs --refine 2 or more");
+    if (o.refine > 1) return o.precision == "float" ? refine<float>(o) : refine<double>(o);
     return o.precision == "float" ? run<float>(o) : run<double>(o);
   } catch (const adi::Error& e) {
     std::fprintf(stderr, "euler_vortex: error: %s\n", e.what());
