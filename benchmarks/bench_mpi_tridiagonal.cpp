@@ -59,6 +59,15 @@ struct Args {
   std::string memory = "both";
   int reps = 10;
   std::string strategy = "all";
+  index_t weak = 0;            // > 0: the heat-sweep weak-scaling series, weak^3 nodes per rank
+  std::string split = "z";     // its split axis (or axes, e.g. "zy")
+};
+
+// One row of the weak-scaling series.
+struct WeakRow {
+  int ranks;
+  std::string memory, split, grid;
+  double ms, axis_ms[3], local_ms, exchange_ms, staging_ms, model_ms, first_ms;
 };
 
 // Arrays of one rank in one memory space: a, b, c, d, the saved d, u.
@@ -162,6 +171,121 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
   }
 }
 
+// The implicit part of a heat ADI step on a decomposed grid: solves along x, y and z
+// (shared constant bands, as the heat step's (I - theta dt k D2) rows are) of weak^3
+// nodes per rank, the global grid extended along the split axis. Per repetition the
+// right-hand side is restored (not timed); the three solves are timed apart (a device
+// sync after each), the slowest rank counting. Model per axis: unsplit 2 arrays (read d,
+// write u) / copy bandwidth; split 8 arrays (reduce: read d, write u, alpha, gamma;
+// back-substitution: read u, alpha, gamma, write u) / copy bandwidth + allreduce latency
+// + exchanged bytes / network bandwidth.
+template <class T>
+void run_weak(const Args& args, bool device, char split, int rank, int size, std::vector<WeakRow>& rows) {
+  const Executor exec = device ? Executor::cuda([] {
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    int lr = 0;
+    MPI_Comm_rank(local, &lr);
+    MPI_Comm_free(&local);
+    return lr;
+  }()) : Executor::host();
+  const int sa = split == 'x' ? 0 : split == 'y' ? 1 : 2;
+  std::array<int, 3> dims{1, 1, 1};
+  dims[sa] = size;
+  std::array<index_t, 3> n{args.weak, args.weak, args.weak};
+  n[sa] *= size;
+  adi::mpi::ProcessGrid procs(MPI_COMM_WORLD, dims);
+  adi::mpi::Decomposition dec(procs, n);
+  const Box3 box = dec.local_box();
+  const index_t N = box.size();
+  const std::size_t bytes = std::size_t(N) * sizeof(T);
+  Array<T> d(N, exec), d0(N, exec), u(N, exec);
+  {
+    std::vector<T> h(static_cast<std::size_t>(N));
+    std::mt19937_64 rng(99 + unsigned(rank));
+    std::uniform_real_distribution<double> u01(0.0, 1.0);
+    for (T& x : h) x = T(u01(rng));
+    d0.copy_from_host(h.data());
+  }
+  // Shared bands per axis (this rank's rows): r = 1, b = 1 + 2r.
+  std::array<Array<T>, 3> ba, bb, bc;
+  for (int a = 0; a < 3; ++a) {
+    const index_t m = box.extent(Axis(a));
+    std::vector<T> va(std::size_t(m), T(-1)), vb(std::size_t(m), T(3));
+    ba[a] = Array<T>(m, exec);
+    bb[a] = Array<T>(m, exec);
+    bc[a] = Array<T>(m, exec);
+    ba[a].copy_from_host(va.data());
+    bb[a].copy_from_host(vb.data());
+    bc[a].copy_from_host(va.data());
+  }
+  auto restore = [&] { detail::copy_bytes(d.data(), exec.memory_space(), d0.data(), exec.memory_space(), bytes); };
+  std::vector<double> tc;
+  for (int i = 0; i < 4; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = now();
+    restore();
+    exec.synchronize();
+    tc.push_back(now() - t0);
+  }
+  const double copy_bw = 2.0 * double(bytes) / max_over_ranks(median(tc));
+  const adi::mpi::NetworkModel* net = size > 1 ? &procs.network(Axis(sa)) : nullptr;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double tf = now();
+  std::vector<adi::mpi::DistributedTridiagonalPlan<T>> plans;
+  for (int a = 0; a < 3; ++a) plans.emplace_back(procs, Axis(a), exec, box, adi::mpi::DistributedOptions{});
+  auto sweep = [&](std::array<double, 3>& ta, double& tl, double& te, double& ts) {
+    tl = te = ts = 0;
+    for (int a = 0; a < 3; ++a) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double a0 = now();
+      plans[std::size_t(a)].solve(SharedBands<T>{ba[a].data(), bb[a].data(), bc[a].data()}, a == 0 ? d.data() : u.data(),
+                                  u.data());
+      exec.synchronize();
+      ta[std::size_t(a)] = max_over_ranks(now() - a0);
+      const bool sp = plans[std::size_t(a)].split();
+      tl += max_over_ranks(sp ? plans[std::size_t(a)].last_local_seconds() : ta[std::size_t(a)]);
+      te += max_over_ranks(sp ? plans[std::size_t(a)].last_exchange_seconds() : 0.0);
+      ts += max_over_ranks(sp ? plans[std::size_t(a)].last_staging_seconds() : 0.0);
+    }
+  };
+  restore();
+  std::array<double, 3> ta{};
+  double tl = 0, te = 0, ts = 0;
+  sweep(ta, tl, te, ts);
+  const double first = max_over_ranks(now() - tf);
+  std::vector<double> t, tx, ty, tz, vl, ve, vs;
+  for (int r = 0; r < args.reps; ++r) {
+    restore();
+    exec.synchronize();
+    sweep(ta, tl, te, ts);
+    t.push_back(ta[0] + ta[1] + ta[2]);
+    tx.push_back(ta[0]);
+    ty.push_back(ta[1]);
+    tz.push_back(ta[2]);
+    vl.push_back(tl);
+    ve.push_back(te);
+    vs.push_back(ts);
+  }
+  double model = 0;
+  for (int a = 0; a < 3; ++a) {
+    if (plans[std::size_t(a)].split())
+      model += 8.0 * double(bytes) / copy_bw + net->latency +
+               max_over_ranks(plans[std::size_t(a)].exchanged_bytes()) / net->bandwidth;
+    else
+      model += 2.0 * double(bytes) / copy_bw;
+  }
+  char grid[96];
+  std::snprintf(grid, sizeof grid, "%lldx%lldx%lld", (long long)n[0], (long long)n[1], (long long)n[2]);
+  rows.push_back({size, device ? "device" : "host", size > 1 ? std::string(1, split) : "-", grid, 1e3 * median(t),
+                  {1e3 * median(tx), 1e3 * median(ty), 1e3 * median(tz)}, 1e3 * median(vl), 1e3 * median(ve),
+                  1e3 * median(vs), 1e3 * model, 1e3 * first});
+  if (rank == 0)
+    std::printf("weak %s memory, %d rank(s), split %c: local box %lldx%lldx%lld, copy bandwidth %.1f GB/s%s\n",
+                device ? "device" : "host", size, split, (long long)box.nx, (long long)box.ny, (long long)box.nz,
+                copy_bw / 1e9, size > 1 ? "" : " (no exchange)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -189,16 +313,47 @@ int main(int argc, char** argv) {
       args.reps = std::max(1, std::stoi(next()));
     } else if (a == "--strategy") {
       args.strategy = next();
+    } else if (a == "--weak") {
+      args.weak = std::stoll(next());
+    } else if (a == "--split") {
+      args.split = next();
     } else {
       if (rank == 0)
         std::printf("usage: mpirun -np P bench_mpi_tridiagonal [--n 128x128x4096] [--memory host|device|both] "
-                    "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr]\n");
+                    "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr]\n"
+                    "       mpirun -np P bench_mpi_tridiagonal --weak 512 [--split z|y|x|zy] [--memory ...]   "
+                    "# heat-sweep weak scaling, 512^3 nodes per rank\n");
       MPI_Finalize();
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
   std::vector<Row> rows;
+  std::vector<WeakRow> weak;
   int rc = 0;
+  if (args.weak > 0) {
+    try {
+      for (char sp : args.split) {
+        if (sp != 'x' && sp != 'y' && sp != 'z') throw InvalidArgument("--split takes axes x, y, z (e.g. zy)");
+        if (args.memory == "host" || args.memory == "both") run_weak<double>(args, false, sp, rank, size, weak);
+        if ((args.memory == "device" || args.memory == "both") && Executor::cuda_available())
+          run_weak<double>(args, true, sp, rank, size, weak);
+      }
+    } catch (const adi::Error& e) {
+      if (rank == 0) std::fprintf(stderr, "bench_mpi_tridiagonal: error: %s\n", e.what());
+      rc = 2;
+    }
+    if (rank == 0 && !weak.empty()) {
+      std::printf("\n| ranks | memory | split | global grid | ms per 3 sweeps | x ms | y ms | z ms | local ms | "
+                  "exchange ms | staging ms | model ms | ratio | plan+first ms |\n"
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      for (const WeakRow& r : weak)
+        std::printf("| %d | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f |\n",
+                    r.ranks, r.memory.c_str(), r.split.c_str(), r.grid.c_str(), r.ms, r.axis_ms[0], r.axis_ms[1],
+                    r.axis_ms[2], r.local_ms, r.exchange_ms, r.staging_ms, r.model_ms, r.ms / r.model_ms, r.first_ms);
+    }
+    MPI_Finalize();
+    return rc;
+  }
   try {
     if (rank == 0) {
       std::printf("bench_mpi_tridiagonal: %lldx%lldx%lld %s, lines along z split over %d rank(s); MPI CUDA-aware: %s "

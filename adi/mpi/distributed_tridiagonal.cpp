@@ -22,7 +22,9 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "adi/field.hpp"
@@ -118,6 +120,36 @@ inline void pcr_combine(const T* r, const T* m, const T* p, T* out) {
 
 bool power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
 
+// Host buffers of the values that cross between device and host (reduced rows and their
+// solution): page-locked when the plan's executor is a device, ordinary otherwise.
+template <class T>
+struct StagingAllocator {
+  using value_type = T;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_copy_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
+  bool pinned = false;
+  StagingAllocator() = default;
+  explicit StagingAllocator(bool p) : pinned(p) {}
+  template <class U>
+  StagingAllocator(const StagingAllocator<U>& o) : pinned(o.pinned) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(pinned ? cuda_backend::partition::pinned_alloc(n * sizeof(T)) : ::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t) noexcept {
+    if (pinned)
+      cuda_backend::partition::pinned_free(p);
+    else
+      ::operator delete(p);
+  }
+  template <class U>
+  bool operator==(const StagingAllocator<U>& o) const { return pinned == o.pinned; }
+  template <class U>
+  bool operator!=(const StagingAllocator<U>& o) const { return pinned != o.pinned; }
+};
+template <class T>
+using StagingVector = std::vector<T, StagingAllocator<T>>;
+
 }  // namespace
 
 StrategyCosts model_costs(const NetworkModel& net, std::size_t value_size, index_t lines, int ranks, bool periodic) {
@@ -168,8 +200,8 @@ struct DistributedTridiagonalPlan<T>::Impl {
   std::optional<TridiagonalPlan<T>> local;  // unsplit axis
 
   std::vector<T> alpha, gamma;  // per element of the segment (rows 1..m-2 used)
-  std::vector<T> red;           // 8 per line: rows 0 and m-1 of the reduced system
-  std::vector<T> sol;           // 2 per line: u_0 and u_{m-1}
+  StagingVector<T> red;         // 8 per line: rows 0 and m-1 of the reduced system
+  StagingVector<T> sol;         // 2 per line: u_0 and u_{m-1}
   std::vector<T> gather;        // allgather: P*L*8; alltoall: P*chunk*8; pcr: 2 * L*8 (left, right)
   std::vector<T> back;          // alltoall: P*chunk*2 results; pcr: new rows L*8
   std::vector<T> ident;         // pcr: identity rows for a missing neighbour
@@ -587,8 +619,12 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   }
 
   const std::size_t seg = std::size_t(p.L * p.m);
-  p.alpha.assign(seg, T(0));
-  p.gamma.assign(seg, T(0));
+  p.red = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
+  p.sol = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
+  if (exec.is_host()) {  // a device plan keeps them on the device (below)
+    p.alpha.assign(seg, T(0));
+    p.gamma.assign(seg, T(0));
+  }
   p.red.assign(std::size_t(p.L * 8), T(0));
   p.sol.assign(std::size_t(p.L * 2), T(0));
   const int threads = std::max(1, omp_get_max_threads());
@@ -629,8 +665,6 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.d_gamma = Array<T>(p.L * p.m, exec);
     p.d_red = Array<T>(p.L * 8, exec);
     p.d_sol = Array<T>(p.L * 2, exec);
-    p.alpha.clear();
-    p.gamma.clear();
   }
 }
 

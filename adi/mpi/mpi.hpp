@@ -1,7 +1,9 @@
 #pragma once
 // adi's MPI domain decomposition (target adi::mpi): process grid, decomposition, halo
-// exchange, distributed tridiagonal line solves and the distributed ADI heat step.
+// exchange, distributed tridiagonal and block-tridiagonal line solves and the distributed
+// ADI heat step.
 // See docs/mpi.md.
 #include "adi/mpi/decomposition.hpp"
+#include "adi/mpi/distributed_block_tridiagonal.hpp"
 #include "adi/mpi/distributed_tridiagonal.hpp"
 #include "adi/mpi/process_grid.hpp"

@@ -3,6 +3,8 @@
 // (DistributedTridiagonalPlan only calls them for a CUDA executor, which a build without
 // CUDA cannot create).
 #ifndef ADI_MPI_HAVE_CUDA
+#include <new>
+
 #include "adi/error.hpp"
 #include "solvers/cuda/partition_mpi.hpp"
 
@@ -20,6 +22,10 @@ template <class T>
 void back_substitute(const LineSet&, const T*, const T*, const T*, T*, void*) {
   no_cuda();
 }
+// Plain memory: without CUDA nothing is staged (no device executor exists).
+void* pinned_alloc(std::size_t bytes) { return ::operator new(bytes); }
+void pinned_free(void* p) noexcept { ::operator delete(p); }
+
 template void reduce<float>(const LineSet&, const float*, const float*, const float*, bool, const float*, float*,
                             float*, float*, float*, bool, bool, void*);
 template void reduce<double>(const LineSet&, const double*, const double*, const double*, bool, const double*,

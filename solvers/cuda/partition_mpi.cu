@@ -125,6 +125,16 @@ void back_substitute(const LineSet& ls, const T* alpha, const T* gamma, const T*
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
+void* pinned_alloc(std::size_t bytes) {
+  void* p = nullptr;
+  ADI_CUDA_CHECK(cudaMallocHost(&p, bytes));
+  return p;
+}
+
+void pinned_free(void* p) noexcept {
+  if (p) cudaFreeHost(p);
+}
+
 template void reduce<float>(const LineSet&, const float*, const float*, const float*, bool, const float*, float*,
                             float*, float*, float*, bool, bool, void*);
 template void reduce<double>(const LineSet&, const double*, const double*, const double*, bool, const double*,

@@ -4,6 +4,8 @@
 // solvers/cuda/partition_mpi.cu when adi is built with CUDA; adi/mpi supplies stubs that
 // throw Unsupported otherwise. One thread per line; the workspace is row-major over lines
 // (alpha[i*lines + l]) so that neighbouring lines' threads touch neighbouring words.
+#include <cstddef>
+
 #include "adi/layout.hpp"
 
 namespace adi::cuda_backend::partition {
@@ -19,5 +21,11 @@ void reduce(const LineSet& lines, const T* a, const T* b, const T* c, bool share
 // Phase 3: u_0 and u_{m-1} from sol[l*2], sol[l*2+1], then the interior rows.
 template <class T>
 void back_substitute(const LineSet& lines, const T* alpha, const T* gamma, const T* sol, T* u, void* stream);
+
+// Page-locked host memory for the staged reduced rows (cudaMallocHost): the copies to and
+// from the device then run at full PCIe/NVLink-C2C speed instead of through a bounce
+// buffer. pinned_free(nullptr) does nothing.
+void* pinned_alloc(std::size_t bytes);
+void pinned_free(void* p) noexcept;
 
 }  // namespace adi::cuda_backend::partition

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The MPI part of the device check (issue 7): build adi::mpi with CUDA, run the MPI tests
+# under mpiexec on 1..4 ranks, compute-sanitizer on a small 2-rank device case, then the
+# benchmarks: the public distributed case (128x128x4096 fp64 split along z) on 1 and 2
+# GPUs, the heat-sweep weak-scaling series on the GPUs, and the host DistributedHeat step
+# weak-scaling (heat3d_mpi). Logs to $OUT (default ./mpi-check-out).
+#
+#   OUT=/tmp/o tests/mpi/gpu_mpi_check.sh                 # on the 2-GPU machine
+#   DRY=1 BUILD=build-h7 OUT=/tmp/o tests/mpi/gpu_mpi_check.sh   # host dry run, small sizes
+set -u
+OUT=${OUT:-mpi-check-out}
+BUILD=${BUILD:-build-dev}
+DRY=${DRY:-0}
+mkdir -p "$OUT"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+MPI="mpiexec --oversubscribe --allow-run-as-root --bind-to none"
+S="$OUT/summary.txt"
+start=$(date +%s)
+el() { echo "$(( $(date +%s) - start )) s"; }
+step() {  # step NAME TIMEOUT LOG cmd...: runs, appends rc and the last verdict line to the summary
+  local name=$1 limit=$2 log=$3
+  shift 3
+  echo "### $name: $*" >>"$log"
+  timeout "$limit" "$@" >>"$log" 2>&1
+  local rc=$?
+  echo "$name rc=$rc ($(el)) $(grep -E 'verdict|PASSED|FAILED TEST|error:' "$log" | tail -1)" >>"$S"
+  return $rc
+}
+{
+  date -u +%FT%TZ
+  nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>&1
+  nvidia-smi topo -m 2>&1 | head -4
+  mpiexec --version 2>&1 | head -1
+  ompi_info --parsable --all 2>/dev/null | grep -i "mpi_built_with_cuda_support:value" || echo "ompi_info: no cuda support line"
+} >"$S"
+
+if [ "$DRY" = 1 ]; then
+  PUB="--n 32x32x512"; WEAK=48; HEATN=32; NPS="1 2"; T=8
+else
+  PUB=""; WEAK=512; HEATN=256; NPS="1 2 3 4"; T=16
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1
+  cmake --build "$BUILD" -j32 --target test_distributed_tridiagonal test_distributed_block_tridiagonal \
+    test_bad_input test_distributed_heat bench_mpi_tridiagonal heat3d_mpi >>"$OUT/build.log" 2>&1 ||
+    { echo "build FAILED ($(el))" >>"$S"; tail -30 "$OUT/build.log" >>"$S"; exit 1; }
+  echo "build ok ($(el))" >>"$S"
+fi
+B="$BUILD"
+export OMP_NUM_THREADS=4
+# 1. The device partition passes first (the new code), then the benchmarks, then everything else.
+step "device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
+step "bench public np1" 60 "$OUT/bench.log" $MPI -n 1 "$B/benchmarks/bench_mpi_tridiagonal" --memory device $PUB
+step "bench public np2" 90 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device $PUB
+if [ "$DRY" = 1 ]; then
+  step "bench public np2 host" 90 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory host $PUB
+fi
+step "weak np1" 60 "$OUT/weak.log" $MPI -n 1 "$B/benchmarks/bench_mpi_tridiagonal" --weak $WEAK --split z \
+  --memory device --reps 5
+step "weak np2" 90 "$OUT/weak.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --weak $WEAK --split zy \
+  --memory device --reps 5
+export OMP_NUM_THREADS=1
+for np in $NPS; do
+  for t in test_distributed_tridiagonal test_distributed_block_tridiagonal test_bad_input test_distributed_heat; do
+    step "$t np$np" 120 "$OUT/tests.log" $MPI -n "$np" "$B/tests/$t"
+  done
+done
+step "memcheck np2" 120 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
+  "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
+# Host DistributedHeat weak scaling: HEATN^3 nodes per rank, T threads per rank.
+step "heat np1" 90 "$OUT/heat.log" $MPI -n 1 "$B/examples/heat/heat3d_mpi" --n $HEATN --steps 5 --threads $T \
+  --no-output
+step "heat np2 x" 90 "$OUT/heat.log" $MPI -n 2 "$B/examples/heat/heat3d_mpi" --nx $((2 * HEATN - 1)) --n $HEATN \
+  --procs 2x1x1 --steps 5 --threads $T --no-output
+step "heat np2 z" 90 "$OUT/heat.log" $MPI -n 2 "$B/examples/heat/heat3d_mpi" --nz $((2 * HEATN - 1)) --n $HEATN \
+  --procs 1x1x2 --steps 5 --threads $T --no-output
+grep -E "^\|" "$OUT/bench.log" "$OUT/weak.log" >>"$S"
+grep -E "CUDA-aware|time |per part|grid " "$OUT/bench.log" "$OUT/heat.log" | sort -u >>"$S"
+echo "done ($(el))" >>"$S"
