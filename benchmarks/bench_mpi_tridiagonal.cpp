@@ -12,8 +12,9 @@
 // in and the axis communicator's latency/bandwidth, and prints for every strategy:
 // ms per solve, the split between local passes, reduced-system exchange and (device)
 // staging copies, and the ratio to the traffic model
-//   model = 5 arrays * local nodes * sizeof(T) / copy bandwidth      (read a, b, c, d, write u)
-//         + allreduce latency + exchanged bytes / network bandwidth   (split axes only),
+//   model = 5 arrays * local nodes * sizeof(T) / copy bandwidth       (unsplit: read a, b, c, d, write u)
+//   model = 11 arrays * local nodes * sizeof(T) / copy bandwidth      (split: the partition method's passes)
+//         + allreduce latency + exchanged bytes / network bandwidth,
 // plus plan creation + first solve.
 #include <mpi.h>
 
@@ -152,7 +153,11 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
       ts.push_back(max_over_ranks(plan.split() ? plan.last_staging_seconds() : 0.0));
     }
     const double exch = max_over_ranks(plan.split() ? plan.exchanged_bytes() : 0.0);
-    const double model = 5.0 * double(bytes) / copy_bw + (plan.split() ? net.latency + exch / net.bandwidth : 0.0);
+    // Unsplit: the minimum (read a, b, c, d, write u). Split: the passes the partition method
+    // makes (reduce: read a, b, c, d, write u, alpha, gamma; back-substitution: read u,
+    // alpha, gamma, write u) + the exchange.
+    const double arrays = plan.split() ? 11.0 : 5.0;
+    const double model = arrays * double(bytes) / copy_bw + (plan.split() ? net.latency + exch / net.bandwidth : 0.0);
     const std::string name = !plan.split() ? "single-device"
                              : s == ReducedStrategy::automatic
                                  ? std::string("automatic->") + adi::mpi::strategy_name(plan.strategy())
