@@ -182,22 +182,35 @@ index_t hines_vector(const HinesView& v, const T* offdiag, T* diag, T* rhs, int 
   for (index_t c = 0; c < chunks; ++c) {
     const index_t first = c * W, lanes = std::min(W, v.count - first);
     const index_t base = v.chunk_offsets[c];
-    const index_t s0 = v.order[first];
-    bool uniform = lanes == W && W % L == 0;
-    for (index_t j = 1; j < lanes && uniform; ++j) uniform = v.tree_of[v.order[first + j]] == v.tree_of[s0];
-    int lane = -2;
-    if (uniform)
-      lane = run_lanes<T>(static_cast<int>(W / L), offdiag, diag, rhs, v.parents + v.parent_base[s0], v.sizes[s0],
-                          base, W);
-    if (lane >= 0) {
-      // The first bad lane of the first bad vector; report the smallest neuron among bad ones
-      // by re-running nothing: lanes of one chunk are size-sorted, not index-sorted, so take it.
-      bad = std::min(bad, v.order[first + lane]);
-    } else if (lane == -2) {
-      for (index_t j = 0; j < lanes; ++j) {
-        const index_t s = v.order[first + j];
-        if (hines_one(offdiag, diag, rhs, v.parents + v.parent_base[s], v.sizes[s], base + j, W))
-          bad = std::min(bad, s);
+    // Runs of whole SIMD groups (L lanes) whose neurons share one tree go through the vector
+    // kernel, up to 8 groups at a time (independent vectors hide the division latency); the
+    // rest lane by lane. A full chunk of one tree is one run; a partial chunk (a batch of 16
+    // cells in chunks of 32) or a chunk mixing trees still vectorises its uniform groups.
+    index_t j = 0;
+    while (j < lanes) {
+      const index_t s0 = v.order[first + j];
+      const int tree = v.tree_of[s0];
+      index_t end = j;
+      while (end + L <= lanes) {
+        bool same = true;
+        for (index_t q = end; q < end + L && same; ++q) same = v.tree_of[v.order[first + q]] == tree;
+        if (!same) break;
+        end += L;
+      }
+      if (end == j) {
+        if (hines_one(offdiag, diag, rhs, v.parents + v.parent_base[s0], v.sizes[s0], base + j, W))
+          bad = std::min(bad, s0);
+        ++j;
+        continue;
+      }
+      for (index_t groups = (end - j) / L; groups > 0;) {
+        const int k = groups >= 8 ? 8 : groups >= 4 ? 4 : groups >= 2 ? 2 : 1;
+        // The first bad lane of the first bad vector; lanes are size-sorted, not
+        // index-sorted, so this is one bad neuron (not necessarily the smallest index).
+        const int lane = run_lanes<T>(k, offdiag, diag, rhs, v.parents + v.parent_base[s0], v.sizes[s0], base + j, W);
+        if (lane >= 0) bad = std::min(bad, v.order[first + j + lane]);
+        j += static_cast<index_t>(k) * L;
+        groups -= k;
       }
     }
   }

@@ -106,11 +106,15 @@ TYPED_TEST(HinesCpu, RealCells) {
   run_all<TypeParam>(b, "real cells", 13);
 }
 
-// 40 neurons of one tree in a chunk width of 32: the last chunk is partial (lane by lane),
-// the first runs in SIMD lanes; with many neurons the OpenMP loop is parallel.
+// 40 neurons of one tree in a chunk width of 32: the last chunk is partial (its whole SIMD
+// groups in lanes, the rest lane by lane), the first runs in SIMD lanes; 16 and 24 neurons:
+// one partial chunk (2 or 3 fp64 groups, 1 fp32 group + 8 single lanes); with many neurons
+// the OpenMP loop is parallel.
 TYPED_TEST(HinesCpu, PartialChunksAndThreads) {
-  const HinesBatch b = HinesBatch::uniform(HinesTopology(hines_test::deep_binary(201)), 40);
-  run_all<TypeParam>(b, "partial chunks", 17, 2);
+  for (index_t count : {40, 16, 24, 7}) {
+    const HinesBatch b = HinesBatch::uniform(HinesTopology(hines_test::deep_binary(201)), count);
+    run_all<TypeParam>(b, "partial chunks x" + std::to_string(count), 17 + static_cast<std::uint64_t>(count), 2);
+  }
   const HinesBatch big = HinesBatch::uniform(HinesTopology(hines_test::random_tree(101, 5)), 700);
   const std::vector<hines_test::System> sys = hines_test::random_systems<TypeParam>(big, 19);
   const std::vector<Eigen::VectorXd> ref = hines_test::dense_solutions(sys);
