@@ -62,6 +62,7 @@ struct Args {
   std::string strategy = "all";
   index_t weak = 0;            // > 0: the heat-sweep weak-scaling series, weak^3 nodes per rank
   std::string split = "z";     // its split axis (or axes, e.g. "zy")
+  int subsegments = 0;         // device plans: sub-segments per line segment (0: automatic)
 };
 
 // One row of the weak-scaling series.
@@ -135,7 +136,9 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
   for (ReducedStrategy s : strategies) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = now();
-    adi::mpi::DistributedTridiagonalPlan<T> plan(procs, Axis::z, exec, box, {false, s});
+    adi::mpi::DistributedOptions opts{false, s};
+    opts.device_subsegments = args.subsegments;
+    adi::mpi::DistributedTridiagonalPlan<T> plan(procs, Axis::z, exec, box, opts);
     plan.solve(Bands<T>{A.a.data(), A.b.data(), A.c.data()}, A.d.data(), A.u.data());
     exec.synchronize();
     const double first = max_over_ranks(now() - t0);
@@ -158,10 +161,11 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     // alpha, gamma, write u) + the exchange.
     const double arrays = plan.split() ? 11.0 : 5.0;
     const double model = arrays * double(bytes) / copy_bw + (plan.split() ? net.latency + exch / net.bandwidth : 0.0);
-    const std::string name = !plan.split() ? "single-device"
-                             : s == ReducedStrategy::automatic
-                                 ? std::string("automatic->") + adi::mpi::strategy_name(plan.strategy())
-                                 : adi::mpi::strategy_name(s);
+    std::string name = !plan.split() ? "single-device"
+                       : s == ReducedStrategy::automatic
+                           ? std::string("automatic->") + adi::mpi::strategy_name(plan.strategy())
+                           : adi::mpi::strategy_name(s);
+    if (device && plan.split()) name += " S=" + std::to_string(plan.device_subsegments());
     rows.push_back({size, device ? "device" : "host", name, 1e3 * median(t), 1e3 * median(tl), 1e3 * median(te),
                     1e3 * median(ts), 1e3 * model, 1e3 * first, exch / 1024.0});
     if (rank == 0)
@@ -238,7 +242,9 @@ void run_weak(const Args& args, bool device, char split, int rank, int size, std
   MPI_Barrier(MPI_COMM_WORLD);
   const double tf = now();
   std::vector<adi::mpi::DistributedTridiagonalPlan<T>> plans;
-  for (int a = 0; a < 3; ++a) plans.emplace_back(procs, Axis(a), exec, box, adi::mpi::DistributedOptions{});
+  adi::mpi::DistributedOptions wopts;
+  wopts.device_subsegments = args.subsegments;
+  for (int a = 0; a < 3; ++a) plans.emplace_back(procs, Axis(a), exec, box, wopts);
   auto sweep = [&](std::array<double, 3>& ta, double& tl, double& te, double& ts) {
     tl = te = ts = 0;
     for (int a = 0; a < 3; ++a) {
@@ -322,10 +328,12 @@ int main(int argc, char** argv) {
       args.weak = std::stoll(next());
     } else if (a == "--split") {
       args.split = next();
+    } else if (a == "--subsegments") {
+      args.subsegments = std::max(0, std::stoi(next()));
     } else {
       if (rank == 0)
         std::printf("usage: mpirun -np P bench_mpi_tridiagonal [--n 128x128x4096] [--memory host|device|both] "
-                    "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr]\n"
+                    "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr] [--subsegments S]\n"
                     "       mpirun -np P bench_mpi_tridiagonal --weak 512 [--split z|y|x|zy] [--memory ...]   "
                     "# heat-sweep weak scaling, 512^3 nodes per rank\n");
       MPI_Finalize();

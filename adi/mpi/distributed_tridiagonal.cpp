@@ -211,7 +211,8 @@ struct DistributedTridiagonalPlan<T>::Impl {
   index_t chunk_lo = 0, chunk_n = 0;
   // Device memory: the local passes run on the device (solvers/cuda/partition_mpi.cu);
   // only the reduced rows and their solution travel through host memory.
-  Array<T> d_alpha, d_gamma, d_red, d_sol;
+  Array<T> d_alpha, d_gamma, d_red, d_sol, d_red1, d_w2, d_sol1;
+  cuda_backend::partition::Workspace<T> dw;
   double t_local = 0, t_exchange = 0, t_staging = 0, bytes = 0;
 
   index_t line_offset(index_t l) const { return ls.offset(l); }
@@ -234,8 +235,7 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   namespace part = cuda_backend::partition;
   const double t0 = now();
   const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
-  part::reduce<T>(ls, a, b, c, shared, d, u, d_alpha.data(), d_gamma.data(), d_red.data(), first_open, last_open,
-                  exec.stream());
+  part::reduce<T>(ls, a, b, c, shared, d, u, dw, d_red.data(), first_open, last_open, exec.stream());
   exec.synchronize();
   const double t1 = now();
   // The MPI here may not take device pointers (Open MPI without CUDA support): the 8
@@ -252,7 +252,7 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
                          axis_name(axis) + " (on this or another rank of the axis); u holds no solution");
   d_sol.copy_from_host(sol.data());
   const double t4 = now();
-  part::back_substitute<T>(ls, d_alpha.data(), d_gamma.data(), d_sol.data(), u, exec.stream());
+  part::back_substitute<T>(ls, dw, d_sol.data(), u, exec.stream());
   exec.synchronize();
   const double t5 = now();
   t_local = (t1 - t0) + (t5 - t4);
@@ -577,6 +577,9 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
           " (every rank along the axis must hold the same lines)";
   if (err.empty() && (mn[2] != mx[2] || mn[3] != mx[3]))
     err = "DistributedTridiagonalPlan: the options (periodic, strategy) differ between the ranks along " + an;
+  if (err.empty() && options.device_subsegments < 0)
+    err = "DistributedTridiagonalPlan: device_subsegments = " + std::to_string(options.device_subsegments) +
+          " must be >= 0 (0: automatic)";
   if (err.empty() && p.P > 1 && p.m < 2)
     err = "DistributedTridiagonalPlan: " + std::to_string(p.m) + " row(s) along " + an + " on this rank; a split axis (" +
           std::to_string(p.P) + " ranks) needs >= 2 rows per rank: use fewer ranks along " + an;
@@ -665,6 +668,21 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.d_gamma = Array<T>(p.L * p.m, exec);
     p.d_red = Array<T>(p.L * 8, exec);
     p.d_sol = Array<T>(p.L * 2, exec);
+    // Sub-segments: enough threads to fill a GPU (~128K) when the lines alone do not.
+    int S = options.device_subsegments > 0 ? options.device_subsegments
+                                           : int(std::min<index_t>(64, (131072 + p.L - 1) / std::max<index_t>(p.L, 1)));
+    S = int(std::max<index_t>(1, std::min<index_t>(S, p.m / 2)));
+    p.dw.alpha = p.d_alpha.data();
+    p.dw.gamma = p.d_gamma.data();
+    p.dw.S = S;
+    if (S > 1) {
+      p.d_red1 = Array<T>(p.L * 8 * S, exec);
+      p.d_w2 = Array<T>(p.L * 6 * S, exec);
+      p.d_sol1 = Array<T>(p.L * 2 * S, exec);
+      p.dw.red1 = p.d_red1.data();
+      p.dw.w2 = p.d_w2.data();
+      p.dw.sol1 = p.d_sol1.data();
+    }
   }
 }
 
@@ -724,6 +742,8 @@ template <class T>
 double DistributedTridiagonalPlan<T>::last_staging_seconds() const { return impl_->t_staging; }
 template <class T>
 double DistributedTridiagonalPlan<T>::exchanged_bytes() const { return impl_->bytes; }
+template <class T>
+int DistributedTridiagonalPlan<T>::device_subsegments() const { return impl_->dw.S; }
 
 template class DistributedTridiagonalPlan<float>;
 template class DistributedTridiagonalPlan<double>;

@@ -51,6 +51,10 @@ struct DistributedOptions {
   ReducedStrategy strategy = ReducedStrategy::automatic;
   Kernel local_kernel = Kernel::automatic;  // used when the axis is not split
   bool check_pivots = true;                 // zero / non-finite pivots throw SingularSystem (on every rank)
+  // Device plans of a split axis: sub-segments per line segment, one GPU thread each (see
+  // solvers/cuda/partition_mpi.hpp). 0: enough for ~128K threads; 1: one thread per line.
+  // Capped at m/2 (>= 2 rows per sub-segment).
+  int device_subsegments = 0;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).
@@ -91,6 +95,8 @@ class DistributedTridiagonalPlan {
   double last_staging_seconds() const;
   // Bytes this rank sent + received in the last solve's reduced-system exchange.
   double exchanged_bytes() const;
+  // Device plans of a split axis: the sub-segments per line segment in use (1 otherwise).
+  int device_subsegments() const;
 
   struct Impl;
 

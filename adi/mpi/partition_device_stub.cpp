@@ -15,11 +15,12 @@ namespace {
 }  // namespace
 
 template <class T>
-void reduce(const LineSet&, const T*, const T*, const T*, bool, const T*, T*, T*, T*, T*, bool, bool, void*) {
+void reduce(const LineSet&, const T*, const T*, const T*, bool, const T*, T*, const Workspace<T>&, T*, bool, bool,
+            void*) {
   no_cuda();
 }
 template <class T>
-void back_substitute(const LineSet&, const T*, const T*, const T*, T*, void*) {
+void back_substitute(const LineSet&, const Workspace<T>&, const T*, T*, void*) {
   no_cuda();
 }
 // Plain memory: without CUDA nothing is staged (no device executor exists).
@@ -27,11 +28,11 @@ void* pinned_alloc(std::size_t bytes) { return ::operator new(bytes); }
 void pinned_free(void* p) noexcept { ::operator delete(p); }
 
 template void reduce<float>(const LineSet&, const float*, const float*, const float*, bool, const float*, float*,
-                            float*, float*, float*, bool, bool, void*);
+                            const Workspace<float>&, float*, bool, bool, void*);
 template void reduce<double>(const LineSet&, const double*, const double*, const double*, bool, const double*,
-                             double*, double*, double*, double*, bool, bool, void*);
-template void back_substitute<float>(const LineSet&, const float*, const float*, const float*, float*, void*);
-template void back_substitute<double>(const LineSet&, const double*, const double*, const double*, double*, void*);
+                             double*, const Workspace<double>&, double*, bool, bool, void*);
+template void back_substitute<float>(const LineSet&, const Workspace<float>&, const float*, float*, void*);
+template void back_substitute<double>(const LineSet&, const Workspace<double>&, const double*, double*, void*);
 
 }  // namespace adi::cuda_backend::partition
 #endif

@@ -1,8 +1,8 @@
 // Device version of the partition method's local passes (see partition_mpi.hpp and the
-// derivation at the top of adi/mpi/distributed_tridiagonal.cpp). One thread per line:
-// along Y and Z neighbouring threads own neighbouring lines, so every row access is
-// coalesced; the loads of a row do not depend on the recurrence, and __restrict__ lets
-// the compiler issue them ahead of it.
+// derivation at the top of adi/mpi/distributed_tridiagonal.cpp). Threads of one block own
+// neighbouring lines: along Y and Z neighbouring lines are adjacent in memory, so every
+// row access is coalesced; the loads of a row do not depend on the recurrence, so the
+// unrolled loop issues them ahead of it.
 #include <cmath>
 
 #include "solvers/cuda/check.cuh"
@@ -12,116 +12,202 @@ namespace adi::cuda_backend::partition {
 
 namespace {
 
-template <class T>
+constexpr int kThreads = 128;
+
 __device__ __forceinline__ index_t line_offset(const LineSet& ls, index_t l) {
   return (l % ls.count0) * ls.stride0 + (l / ls.count0) * ls.stride1;
 }
 
-template <class T, bool Shared>
-__global__ void reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
-                              const T* d, T* u, T* __restrict__ alpha,
-                              T* __restrict__ gamma, T* __restrict__ red, bool first_open, bool last_open) {
-  const index_t L = ls.count0 * ls.count1;
-  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (l >= L) return;
-  const index_t m = ls.n, st = ls.stride, o0 = line_offset<T>(ls, l);
-  auto A = [&](index_t i) { return Shared ? a[i] : a[o0 + i * st]; };
-  auto B = [&](index_t i) { return Shared ? b[i] : b[o0 + i * st]; };
-  auto C = [&](index_t i) { return Shared ? c[i] : c[o0 + i * st]; };
-  T* rr = red + l * 8;
-  if (m == 2) {
-    rr[0] = first_open ? T(0) : A(0);
-    rr[1] = B(0);
-    rr[2] = C(0);
-    rr[3] = d[o0];
-    rr[4] = A(1);
-    rr[5] = B(1);
-    rr[6] = last_open ? T(0) : C(1);
-    rr[7] = d[o0 + st];
-    return;
-  }
-  bool bad = false;
-  T r = T(1) / B(1);
-  bad |= !isfinite(r);
-  T ap = A(1) * r, gp = C(1) * r, dp = d[o0 + st] * r;
-  alpha[1 * L + l] = ap;
-  gamma[1 * L + l] = gp;
-  u[o0 + st] = dp;
-  T P = dp, Q = ap, pi = -gp;
-#pragma unroll 4
-  for (index_t i = 2; i <= m - 2; ++i) {
-    const index_t o = o0 + i * st;
-    const T ai = A(i);
-    r = T(1) / (B(i) - ai * gp);
+// Reduces rows 0..n-1 (n >= 2) of one segment to its two interface rows (modified Thomas
+// keeping u_0 as a parameter, u_1 accumulated in terms of both ends): load(i, a, b, c, d)
+// reads row i, store(i, delta, alpha, gamma) keeps row i's elimination (1 <= i <= n-2),
+// out(k, v) receives the 8 values (a, b, c, d of row 0, then of row n-1).
+template <class T, class Load, class Store, class Out>
+__device__ __forceinline__ void reduce_segment(index_t n, const Load& load, const Store& store, const Out& out,
+                                               bool first_open, bool last_open) {
+  T a0, b0, c0, d0;
+  load(0, a0, b0, c0, d0);
+  T res[8];
+  if (n == 2) {
+    T a1, b1, c1, d1;
+    load(1, a1, b1, c1, d1);
+    res[0] = first_open ? T(0) : a0;
+    res[1] = b0;
+    res[2] = c0;
+    res[3] = d0;
+    res[4] = a1;
+    res[5] = b1;
+    res[6] = last_open ? T(0) : c1;
+    res[7] = d1;
+  } else {
+    bool bad = false;
+    T a, b, c, d;
+    load(1, a, b, c, d);
+    T r = T(1) / b;
     bad |= !isfinite(r);
-    const T an = -ai * ap * r, gn = C(i) * r, dn = (d[o] - ai * dp) * r;
-    alpha[i * L + l] = an;
-    gamma[i * L + l] = gn;
-    u[o] = dn;
-    P += pi * dn;
-    Q += pi * an;
-    pi = -pi * gn;
-    ap = an;
-    gp = gn;
-    dp = dn;
+    T ap = a * r, gp = c * r, dp = d * r;
+    store(1, dp, ap, gp);
+    T P = dp, Q = ap, pi = -gp;
+#pragma unroll 4
+    for (index_t i = 2; i <= n - 2; ++i) {
+      load(i, a, b, c, d);
+      r = T(1) / (b - a * gp);
+      bad |= !isfinite(r);
+      const T an = -a * ap * r, gn = c * r, dn = (d - a * dp) * r;
+      store(i, dn, an, gn);
+      P += pi * dn;
+      Q += pi * an;
+      pi = -pi * gn;
+      ap = an;
+      gp = gn;
+      dp = dn;
+    }
+    load(n - 1, a, b, c, d);
+    res[0] = first_open ? T(0) : a0;
+    res[1] = b0 - c0 * Q;
+    res[2] = c0 * pi;
+    res[3] = d0 - c0 * P;
+    res[4] = -a * ap;
+    res[5] = b - a * gp;
+    res[6] = last_open ? T(0) : c;
+    res[7] = d - a * dp;
+    if (bad)
+      for (int k = 0; k < 8; ++k) res[k] = T(NAN);
   }
-  const index_t ol = o0 + (m - 1) * st;
-  const T c0 = C(0), al = A(m - 1);
-  rr[0] = first_open ? T(0) : A(0);
-  rr[1] = B(0) - c0 * Q;
-  rr[2] = c0 * pi;
-  rr[3] = d[o0] - c0 * P;
-  rr[4] = -al * ap;
-  rr[5] = B(m - 1) - al * gp;
-  rr[6] = last_open ? T(0) : C(m - 1);
-  rr[7] = d[ol] - al * dp;
-  if (bad)
-    for (int k = 0; k < 8; ++k) rr[k] = T(NAN);
+  for (int k = 0; k < 8; ++k) out(k, res[k]);
 }
 
-template <class T>
-__global__ void back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
-                            const T* __restrict__ sol, T* __restrict__ u) {
+// Level 1: thread (l, s) reduces sub-segment s of line l (rows m*s/S .. m*(s+1)/S - 1).
+// S == 1: straight into red[l*8 + k]; else into red1[(s*8 + k)*L + l].
+template <class T, bool Shared>
+__global__ void reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
+                              const T* d, T* u, T* __restrict__ alpha, T* __restrict__ gamma, T* __restrict__ red,
+                              T* __restrict__ red1, int S, bool first_open, bool last_open) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
-  const index_t m = ls.n, st = ls.stride, o0 = line_offset<T>(ls, l);
-  const T u0 = sol[2 * l];
-  T nx = sol[2 * l + 1];
-  u[o0] = u0;
-  u[o0 + (m - 1) * st] = nx;
-#pragma unroll 4
-  for (index_t i = m - 2; i >= 1; --i) {
+  const int s = int(blockIdx.y);
+  const index_t m = ls.n, st = ls.stride, r0 = m * s / S, r1 = m * (s + 1) / S;
+  const index_t o0 = line_offset(ls, l) + r0 * st;
+  auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
     const index_t o = o0 + i * st;
-    nx = u[o] - alpha[i * L + l] * u0 - gamma[i * L + l] * nx;
+    ai = Shared ? a[r0 + i] : a[o];
+    bi = Shared ? b[r0 + i] : b[o];
+    ci = Shared ? c[r0 + i] : c[o];
+    di = d[o];
+  };
+  auto store = [&](index_t i, T dn, T an, T gn) {
+    u[o0 + i * st] = dn;
+    alpha[(r0 + i) * L + l] = an;
+    gamma[(r0 + i) * L + l] = gn;
+  };
+  auto out = [&](int k, T v) {
+    if (S == 1)
+      red[l * 8 + k] = v;
+    else
+      red1[(index_t(s) * 8 + k) * L + l] = v;
+  };
+  reduce_segment<T>(r1 - r0, load, store, out, first_open && s == 0, last_open && s == S - 1);
+}
+
+// Level 2: thread l reduces the 2S-row chain of its sub-segments' interface rows (row
+// 2s + j: red1[(s*8 + 4j + q)*L + l], q = a, b, c, d) to the line's two rows.
+template <class T>
+__global__ void reduce_chain_kernel(index_t L, int S, const T* __restrict__ red1, T* __restrict__ w2,
+                                    T* __restrict__ red) {
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= L) return;
+  auto load = [&](index_t k, T& ai, T& bi, T& ci, T& di) {
+    const index_t base = ((k >> 1) * 8 + (k & 1) * 4) * L + l;
+    ai = red1[base];
+    bi = red1[base + L];
+    ci = red1[base + 2 * L];
+    di = red1[base + 3 * L];
+  };
+  auto store = [&](index_t k, T dn, T an, T gn) {
+    w2[(k * 3) * L + l] = dn;
+    w2[(k * 3 + 1) * L + l] = an;
+    w2[(k * 3 + 2) * L + l] = gn;
+  };
+  auto out = [&](int k, T v) { red[l * 8 + k] = v; };
+  // The open ends were already zeroed by level 1.
+  reduce_segment<T>(2 * index_t(S), load, store, out, false, false);
+}
+
+// Level 2 reversed: the chain's unknowns from the line's two (sol) into sol1[k*L + l].
+template <class T>
+__global__ void back_chain_kernel(index_t L, int S, const T* __restrict__ w2, const T* __restrict__ sol,
+                                  T* __restrict__ sol1) {
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= L) return;
+  const index_t n = 2 * index_t(S);
+  const T v0 = sol[2 * l];
+  T nx = sol[2 * l + 1];
+  sol1[l] = v0;
+  sol1[(n - 1) * L + l] = nx;
+  for (index_t k = n - 2; k >= 1; --k) {
+    nx = w2[(k * 3) * L + l] - w2[(k * 3 + 1) * L + l] * v0 - w2[(k * 3 + 2) * L + l] * nx;
+    sol1[k * L + l] = nx;
+  }
+}
+
+// Level 1 reversed: thread (l, s) back-substitutes sub-segment s from its two ends.
+template <class T>
+__global__ void back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
+                            const T* __restrict__ sol, const T* __restrict__ sol1, int S, T* __restrict__ u) {
+  const index_t L = ls.count0 * ls.count1;
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= L) return;
+  const int s = int(blockIdx.y);
+  const index_t m = ls.n, st = ls.stride, r0 = m * s / S, r1 = m * (s + 1) / S;
+  const index_t o0 = line_offset(ls, l) + r0 * st, n = r1 - r0;
+  const T u0 = S == 1 ? sol[2 * l] : sol1[(2 * index_t(s)) * L + l];
+  T nx = S == 1 ? sol[2 * l + 1] : sol1[(2 * index_t(s) + 1) * L + l];
+  u[o0] = u0;
+  u[o0 + (n - 1) * st] = nx;
+#pragma unroll 4
+  for (index_t i = n - 2; i >= 1; --i) {
+    const index_t o = o0 + i * st;
+    nx = u[o] - alpha[(r0 + i) * L + l] * u0 - gamma[(r0 + i) * L + l] * nx;
     u[o] = nx;
   }
 }
 
+unsigned blocks_for(index_t L) { return unsigned((L + kThreads - 1) / kThreads); }
+
 }  // namespace
 
 template <class T>
-void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, const T* d, T* u, T* alpha, T* gamma,
-            T* red, bool first_open, bool last_open, void* stream) {
+void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
+            const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream) {
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
-  const int threads = 128;
-  const unsigned blocks = unsigned((L + threads - 1) / threads);
   auto s = static_cast<cudaStream_t>(stream);
+  const dim3 grid(blocks_for(L), unsigned(w.S));
   if (shared)
-    reduce_kernel<T, true><<<blocks, threads, 0, s>>>(ls, a, b, c, d, u, alpha, gamma, red, first_open, last_open);
+    reduce_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S,
+                                                     first_open, last_open);
   else
-    reduce_kernel<T, false><<<blocks, threads, 0, s>>>(ls, a, b, c, d, u, alpha, gamma, red, first_open, last_open);
+    reduce_kernel<T, false><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S,
+                                                      first_open, last_open);
   ADI_CUDA_CHECK(cudaGetLastError());
+  if (w.S > 1) {
+    reduce_chain_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(L, w.S, w.red1, w.w2, red);
+    ADI_CUDA_CHECK(cudaGetLastError());
+  }
 }
 
 template <class T>
-void back_substitute(const LineSet& ls, const T* alpha, const T* gamma, const T* sol, T* u, void* stream) {
+void back_substitute(const LineSet& ls, const Workspace<T>& w, const T* sol, T* u, void* stream) {
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
-  const int threads = 128;
-  const unsigned blocks = unsigned((L + threads - 1) / threads);
-  back_kernel<T><<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(ls, alpha, gamma, sol, u);
+  auto s = static_cast<cudaStream_t>(stream);
+  if (w.S > 1) {
+    back_chain_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(L, w.S, w.w2, sol, w.sol1);
+    ADI_CUDA_CHECK(cudaGetLastError());
+  }
+  const dim3 grid(blocks_for(L), unsigned(w.S));
+  back_kernel<T><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -136,10 +222,10 @@ void pinned_free(void* p) noexcept {
 }
 
 template void reduce<float>(const LineSet&, const float*, const float*, const float*, bool, const float*, float*,
-                            float*, float*, float*, bool, bool, void*);
+                            const Workspace<float>&, float*, bool, bool, void*);
 template void reduce<double>(const LineSet&, const double*, const double*, const double*, bool, const double*,
-                             double*, double*, double*, double*, bool, bool, void*);
-template void back_substitute<float>(const LineSet&, const float*, const float*, const float*, float*, void*);
-template void back_substitute<double>(const LineSet&, const double*, const double*, const double*, double*, void*);
+                             double*, const Workspace<double>&, double*, bool, bool, void*);
+template void back_substitute<float>(const LineSet&, const Workspace<float>&, const float*, float*, void*);
+template void back_substitute<double>(const LineSet&, const Workspace<double>&, const double*, double*, void*);
 
 }  // namespace adi::cuda_backend::partition

@@ -2,29 +2,48 @@
 // The local passes of the distributed partition method (adi/mpi/distributed_tridiagonal.cpp)
 // on a CUDA device, seen from plain C++ (no CUDA header). Implemented in
 // solvers/cuda/partition_mpi.cu when adi is built with CUDA; adi/mpi supplies stubs that
-// throw Unsupported otherwise. One thread per line; the workspace is row-major over lines
-// (alpha[i*lines + l]) so that neighbouring lines' threads touch neighbouring words.
+// throw Unsupported otherwise. Workspaces are row-major over lines (alpha[i*lines + l]) so
+// that neighbouring lines' threads touch neighbouring words.
+//
+// Parallelism: one thread per line leaves a GPU mostly idle when a rank holds few, long
+// segments (the public case: 16,384 lines of 2048 rows per GPU). With S > 1 every line's
+// segment is cut into S sub-segments, one thread each (level 1: the same reduction to two
+// interface rows), and one thread per line then reduces the 2S-row chain of sub-segment
+// interface rows to the segment's two rows (level 2); back-substitution runs the levels
+// in reverse. The result is the same partition method with S times the threads.
 #include <cstddef>
 
 #include "adi/layout.hpp"
 
 namespace adi::cuda_backend::partition {
 
-// Phase 1: rows 1..m-2 eliminated (delta into u, alpha/gamma into the workspace) and the
-// two reduced rows of every line into red[l*8 .. l*8+7] (a, b, c, d of rows 0 and m-1).
-// shared: a, b, c are length-m arrays. A zero or non-finite pivot writes NaN into the
-// line's reduced rows. Enqueued on `stream`.
+// Device workspace of a plan (S sub-segments per line segment of m rows, L lines):
+// alpha, gamma m*L each; with S > 1 also red1 8*S*L, w2 3*2S*L and sol1 2S*L values.
 template <class T>
-void reduce(const LineSet& lines, const T* a, const T* b, const T* c, bool shared, const T* d, T* u, T* alpha,
-            T* gamma, T* red, bool first_open, bool last_open, void* stream);
+struct Workspace {
+  T* alpha = nullptr;
+  T* gamma = nullptr;
+  T* red1 = nullptr;
+  T* w2 = nullptr;
+  T* sol1 = nullptr;
+  int S = 1;
+};
+
+// Phase 1: rows eliminated (delta into u, the rest into the workspace) and the two reduced
+// rows of every line into red[l*8 .. l*8+7] (a, b, c, d of rows 0 and m-1). shared: a, b,
+// c are length-m arrays. A zero or non-finite pivot writes NaN into the line's reduced
+// rows. Enqueued on `stream`.
+template <class T>
+void reduce(const LineSet& lines, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
+            const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream);
 
 // Phase 3: u_0 and u_{m-1} from sol[l*2], sol[l*2+1], then the interior rows.
 template <class T>
-void back_substitute(const LineSet& lines, const T* alpha, const T* gamma, const T* sol, T* u, void* stream);
+void back_substitute(const LineSet& lines, const Workspace<T>& w, const T* sol, T* u, void* stream);
 
 // Page-locked host memory for the staged reduced rows (cudaMallocHost): the copies to and
-// from the device then run at full PCIe/NVLink-C2C speed instead of through a bounce
-// buffer. pinned_free(nullptr) does nothing.
+// from the device then run at full speed instead of through a bounce buffer.
+// pinned_free(nullptr) does nothing.
 void* pinned_alloc(std::size_t bytes);
 void pinned_free(void* p) noexcept;
 

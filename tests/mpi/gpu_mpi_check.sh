@@ -41,7 +41,7 @@ else
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON \
     -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1
   cmake --build "$BUILD" -j32 --target test_distributed_tridiagonal test_distributed_block_tridiagonal \
-    test_bad_input test_distributed_heat bench_mpi_tridiagonal heat3d_mpi >>"$OUT/build.log" 2>&1 ||
+    test_bad_input test_distributed_heat test_distributed_euler bench_mpi_tridiagonal heat3d_mpi >>"$OUT/build.log" 2>&1 ||
     { echo "build FAILED ($(el))" >>"$S"; tail -30 "$OUT/build.log" >>"$S"; exit 1; }
   echo "build ok ($(el))" >>"$S"
 fi
@@ -51,6 +51,8 @@ export OMP_NUM_THREADS=4
 step "device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
 step "bench public np1" 60 "$OUT/bench.log" $MPI -n 1 "$B/benchmarks/bench_mpi_tridiagonal" --memory device $PUB
 step "bench public np2" 90 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device $PUB
+step "bench public np2 S=1" 60 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \
+  --strategy allgather --subsegments 1 $PUB
 if [ "$DRY" = 1 ]; then
   step "bench public np2 host" 90 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory host $PUB
 fi
@@ -60,7 +62,8 @@ step "weak np2" 90 "$OUT/weak.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagona
   --memory device --reps 5
 export OMP_NUM_THREADS=1
 for np in $NPS; do
-  for t in test_distributed_tridiagonal test_distributed_block_tridiagonal test_bad_input test_distributed_heat; do
+  for t in test_distributed_tridiagonal test_distributed_block_tridiagonal test_bad_input test_distributed_heat \
+    test_distributed_euler; do
     step "$t np$np" 120 "$OUT/tests.log" $MPI -n "$np" "$B/tests/$t"
   done
 done

@@ -46,7 +46,7 @@ Executor rank_executor(bool device) {
 // solution (reference kernel), and the distributed solve of this rank's box.
 template <class T>
 double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis, ReducedStrategy strategy,
-                         bool periodic, bool shared, unsigned seed, bool device = false) {
+                         bool periodic, bool shared, unsigned seed, bool device = false, int subsegments = 0) {
   const auto n = kGlobal;
   const index_t na = n[int(axis)];
   auto a = random_global<double>(n, seed, -1.0, 1.0);
@@ -85,7 +85,11 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
   const std::vector<T> a0 = la, b0 = lb, c0 = lc, d0 = ld;
 
   const Executor exec = rank_executor(device);
-  DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, DistributedOptions{periodic, strategy});
+  DistributedOptions opts{periodic, strategy};
+  opts.device_subsegments = subsegments;
+  DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, opts);
+  if (device && plan.split() && subsegments > 0)
+    EXPECT_EQ(plan.device_subsegments(), std::max<index_t>(1, std::min<index_t>(subsegments, box.extent(axis) / 2)));
   EXPECT_EQ(plan.split(), procs.dims(axis) > 1);
   if (plan.split() && strategy != ReducedStrategy::automatic) EXPECT_EQ(plan.strategy(), strategy);
   if (shared) {
@@ -213,15 +217,16 @@ TEST(DistributedTridiagonal, DeviceMemory) {
       Decomposition dec(procs, kGlobal);
       for (int ax = 0; ax < 3; ++ax)
         for (ReducedStrategy s : kAll)
-          for (bool shared : {false, true}) {
-            const int p = dims[ax];
-            if (periodic && s == ReducedStrategy::pcr && (p & (p - 1)) != 0) continue;
-            EXPECT_LE(distributed_error<double>(procs, dec, Axis(ax), s, periodic, shared, 5u, true), 1e-12)
-                << procs.describe() << " axis " << axis_name(Axis(ax)) << " " << strategy_name(s)
-                << (periodic ? " periodic" : "") << (shared ? " shared" : "");
-            EXPECT_LE(distributed_error<float>(procs, dec, Axis(ax), s, periodic, shared, 6u, true), 1e-5)
-                << procs.describe() << " float";
-          }
+          for (bool shared : {false, true})
+            for (int sub : {1, 3, 0}) {  // one thread per line, 3 sub-segments (two levels), automatic
+              const int p = dims[ax];
+              if (periodic && s == ReducedStrategy::pcr && (p & (p - 1)) != 0) continue;
+              EXPECT_LE(distributed_error<double>(procs, dec, Axis(ax), s, periodic, shared, 5u, true, sub), 1e-12)
+                  << procs.describe() << " axis " << axis_name(Axis(ax)) << " " << strategy_name(s)
+                  << (periodic ? " periodic" : "") << (shared ? " shared" : "") << " sub-segments " << sub;
+              EXPECT_LE(distributed_error<float>(procs, dec, Axis(ax), s, periodic, shared, 6u, true, sub), 1e-5)
+                  << procs.describe() << " float, sub-segments " << sub;
+            }
     }
 }
 
