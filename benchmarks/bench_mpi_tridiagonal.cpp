@@ -29,6 +29,7 @@
 #include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_tridiagonal.hpp"
+#include "solvers/cuda/backend.hpp"
 
 namespace {
 
@@ -89,6 +90,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     MPI_Comm_free(&local);
     return lr;
   }()) : Executor::host();
+  if (device) cuda_backend::set_device(exec.device());  // this rank's GPU for every copy and launch
   adi::mpi::ProcessGrid procs(MPI_COMM_WORLD, {1, 1, size});
   adi::mpi::Decomposition dec(procs, args.n);
   const Box3 box = dec.local_box();
@@ -198,6 +200,7 @@ void run_weak(const Args& args, bool device, char split, int rank, int size, std
     MPI_Comm_free(&local);
     return lr;
   }()) : Executor::host();
+  if (device) cuda_backend::set_device(exec.device());  // this rank's GPU for every copy and launch
   const int sa = split == 'x' ? 0 : split == 'y' ? 1 : 2;
   std::array<int, 3> dims{1, 1, 1};
   dims[sa] = size;

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "adi/field.hpp"
+#include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/partition_mpi.hpp"
 
 namespace adi::mpi {
@@ -233,6 +234,7 @@ template <class T>
 void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, const T* c, bool shared, const T* d,
                                                      T* u) {
   namespace part = cuda_backend::partition;
+  cuda_backend::set_device(exec.device());  // this rank's GPU (ranks of a node pick different ones)
   const double t0 = now();
   const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
   part::reduce<T>(ls, a, b, c, shared, d, u, dw, d_red.data(), first_open, last_open, exec.stream());
@@ -622,6 +624,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   }
 
   const std::size_t seg = std::size_t(p.L * p.m);
+  if (!exec.is_host()) cuda_backend::set_device(exec.device());
   p.red = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
   p.sol = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
   if (exec.is_host()) {  // a device plan keeps them on the device (below)
@@ -664,6 +667,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     case ReducedStrategy::automatic: break;
   }
   if (!exec.is_host()) {
+    cuda_backend::set_device(exec.device());  // the pinned buffers belong to this GPU's context
     p.d_alpha = Array<T>(p.L * p.m, exec);
     p.d_gamma = Array<T>(p.L * p.m, exec);
     p.d_red = Array<T>(p.L * 8, exec);

@@ -11,6 +11,7 @@
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_tridiagonal.hpp"
 #include "adi/tridiagonal.hpp"
+#include "solvers/cuda/backend.hpp"
 #include "mpi_test_util.hpp"
 
 namespace {
@@ -35,11 +36,14 @@ Executor rank_executor(bool device) {
   int lr = 0;
   MPI_Comm_rank(local, &lr);
   MPI_Comm_free(&local);
+  Executor e = Executor::host();
   try {
-    return Executor::cuda(lr);
+    e = Executor::cuda(lr);
   } catch (const Error&) {
-    return Executor::cuda(0);  // fewer GPUs than ranks: share the first
+    e = Executor::cuda(0);  // fewer GPUs than ranks: share the first
   }
+  cuda_backend::set_device(e.device());
+  return e;
 }
 
 // The global problem along `axis` (diagonally dominant, random), its single-rank fp64
