@@ -1,0 +1,109 @@
+// Standalone device check of solvers/cuda/partition_mpi.cu (no MPI, no adi library):
+// P emulated ranks of one line set split along z, S sub-segments, reduced systems solved
+// on the host, against Thomas per line. nvcc -std=c++17 -arch=sm_90 -I. this.cu solvers/cuda/partition_mpi.cu
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "solvers/cuda/partition_mpi.hpp"
+
+using adi::index_t;
+namespace part = adi::cuda_backend::partition;
+
+template <class T>
+T* dev(const std::vector<T>& h) {
+  T* p = nullptr;
+  cudaMalloc(&p, std::max<std::size_t>(1, h.size()) * sizeof(T));
+  if (!h.empty()) cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice);
+  return p;
+}
+
+int main() {
+  int fails = 0, cases = 0;
+  for (int P : {1, 2, 3}) for (int S : {1, 2, 3, 17}) for (int shared : {0, 1}) for (index_t N : {40, 700}) {
+    const index_t nx = 37, ny = 5, L = nx * ny;
+    std::mt19937 rng(unsigned(P * 100 + S + N));
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> A(N * L), B(N * L), C(N * L), D(N * L), ref(N * L), sa(N), sb(N), sc(N);
+    for (index_t i = 0; i < N; ++i) sa[i] = u(rng), sc[i] = u(rng), sb[i] = 3 + u(rng);
+    for (index_t i = 0; i < N * L; ++i) A[i] = u(rng), C[i] = u(rng), B[i] = 3 + u(rng), D[i] = u(rng);
+    if (shared)
+      for (index_t i = 0; i < N; ++i)
+        for (index_t l = 0; l < L; ++l) A[i * L + l] = sa[i], B[i * L + l] = sb[i], C[i * L + l] = sc[i];
+    for (index_t l = 0; l < L; ++l) {
+      std::vector<double> cp(N), dp(N);
+      cp[0] = C[l] / B[l], dp[0] = D[l] / B[l];
+      for (index_t i = 1; i < N; ++i) {
+        const double den = B[i * L + l] - A[i * L + l] * cp[i - 1];
+        cp[i] = C[i * L + l] / den, dp[i] = (D[i * L + l] - A[i * L + l] * dp[i - 1]) / den;
+      }
+      ref[(N - 1) * L + l] = dp[N - 1];
+      for (index_t i = N - 2; i >= 0; --i) ref[i * L + l] = dp[i] - cp[i] * ref[(i + 1) * L + l];
+    }
+    double *dA = dev(A), *dB = dev(B), *dC = dev(C), *dD = dev(D), *dsa = dev(sa), *dsb = dev(sb), *dsc = dev(sc);
+    double* dU = dev(std::vector<double>(N * L, NAN));
+    std::vector<index_t> lo(P + 1);
+    for (int r = 0; r <= P; ++r) lo[r] = N * r / P;
+    std::vector<part::Workspace<double>> w(P);
+    std::vector<double*> dred(P), dsol(P);
+    std::vector<std::vector<double>> red(P, std::vector<double>(L * 8)), sol(P, std::vector<double>(L * 2));
+    for (int r = 0; r < P; ++r) {
+      const index_t m = lo[r + 1] - lo[r];
+      const int Se = int(std::max<index_t>(1, std::min<index_t>(S, m / 2)));
+      w[r].S = Se;
+      w[r].alpha = dev(std::vector<double>(m * L));
+      w[r].gamma = dev(std::vector<double>(m * L));
+      w[r].red1 = dev(std::vector<double>(8 * Se * L));
+      w[r].w2 = dev(std::vector<double>(6 * Se * L));
+      w[r].sol1 = dev(std::vector<double>(2 * Se * L));
+      dred[r] = dev(red[r]);
+      dsol[r] = dev(sol[r]);
+      adi::LineSet ls{m, L, nx, 1, ny, nx};
+      const index_t o = lo[r] * L;
+      part::reduce<double>(ls, shared ? dsa + lo[r] : dA + o, shared ? dsb + lo[r] : dB + o,
+                           shared ? dsc + lo[r] : dC + o, shared, dD + o, dU + o, w[r], dred[r], r == 0, r == P - 1,
+                           nullptr);
+      cudaMemcpy(red[r].data(), dred[r], L * 8 * sizeof(double), cudaMemcpyDeviceToHost);
+    }
+    for (index_t l = 0; l < L; ++l) {
+      const int n = 2 * P;
+      std::vector<double> ra(n), rb(n), rc(n), rd(n), x(n), cp(n), dp(n);
+      for (int k = 0; k < n; ++k) {
+        const double* q = &red[k / 2][l * 8 + (k % 2) * 4];
+        ra[k] = q[0], rb[k] = q[1], rc[k] = q[2], rd[k] = q[3];
+      }
+      cp[0] = rc[0] / rb[0], dp[0] = rd[0] / rb[0];
+      for (int k = 1; k < n; ++k) {
+        const double den = rb[k] - ra[k] * cp[k - 1];
+        cp[k] = rc[k] / den, dp[k] = (rd[k] - ra[k] * dp[k - 1]) / den;
+      }
+      x[n - 1] = dp[n - 1];
+      for (int k = n - 2; k >= 0; --k) x[k] = dp[k] - cp[k] * x[k + 1];
+      for (int r = 0; r < P; ++r) sol[r][2 * l] = x[2 * r], sol[r][2 * l + 1] = x[2 * r + 1];
+    }
+    for (int r = 0; r < P; ++r) {
+      const index_t m = lo[r + 1] - lo[r];
+      cudaMemcpy(dsol[r], sol[r].data(), L * 2 * sizeof(double), cudaMemcpyHostToDevice);
+      adi::LineSet ls{m, L, nx, 1, ny, nx};
+      part::back_substitute<double>(ls, w[r], dsol[r], dU + lo[r] * L, nullptr);
+    }
+    std::vector<double> U(N * L);
+    cudaMemcpy(U.data(), dU, U.size() * sizeof(double), cudaMemcpyDeviceToHost);
+    const cudaError_t e = cudaDeviceSynchronize();
+    double err = 0;
+    for (index_t i = 0; i < N * L; ++i) err = std::max(err, std::isfinite(U[i]) ? std::abs(U[i] - ref[i]) : 1e300);
+    ++cases;
+    if (err > 1e-12 || e != cudaSuccess) {
+      ++fails;
+      std::printf("FAIL P %d S %d shared %d N %lld err %.3e (%s)\n", P, S, shared, (long long)N, err,
+                  cudaGetErrorString(e));
+    }
+    cudaDeviceReset();
+  }
+  std::printf("partition_device_selfcheck: %d of %d cases %s\n", cases - fails, cases, fails ? "passed, FAILED" : "passed");
+  return fails != 0;
+}
