@@ -60,15 +60,6 @@ step "weak np1" 60 "$OUT/weak.log" $MPI -n 1 "$B/benchmarks/bench_mpi_tridiagona
   --memory device --reps 5
 step "weak np2" 90 "$OUT/weak.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --weak $WEAK --split zy \
   --memory device --reps 5
-export OMP_NUM_THREADS=1
-for np in $NPS; do
-  for t in test_distributed_tridiagonal test_distributed_block_tridiagonal test_bad_input test_distributed_heat \
-    test_distributed_euler; do
-    step "$t np$np" 120 "$OUT/tests.log" $MPI -n "$np" "$B/tests/$t"
-  done
-done
-step "memcheck np2" 120 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
-  "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
 # Host DistributedHeat weak scaling: HEATN^3 nodes per rank, T threads per rank.
 step "heat np1" 90 "$OUT/heat.log" $MPI -n 1 "$B/examples/heat/heat3d_mpi" --n $HEATN --steps 5 --threads $T \
   --no-output
@@ -76,6 +67,15 @@ step "heat np2 x" 90 "$OUT/heat.log" $MPI -n 2 "$B/examples/heat/heat3d_mpi" --n
   --procs 2x1x1 --steps 5 --threads $T --no-output
 step "heat np2 z" 90 "$OUT/heat.log" $MPI -n 2 "$B/examples/heat/heat3d_mpi" --nz $((2 * HEATN - 1)) --n $HEATN \
   --procs 1x1x2 --steps 5 --threads $T --no-output
+export OMP_NUM_THREADS=1
+for np in $NPS; do
+  for t in test_distributed_tridiagonal test_distributed_block_tridiagonal test_bad_input test_distributed_heat \
+    test_distributed_euler; do
+    step "$t np$np" 120 "$OUT/tests.log" $MPI -n "$np" "$B/tests/$t"
+  done
+done
+step "memcheck np2" 60 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
+  "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
 grep -E "^\|" "$OUT/bench.log" "$OUT/weak.log" >>"$S"
 grep -E "CUDA-aware|time |per part|grid " "$OUT/bench.log" "$OUT/heat.log" | sort -u >>"$S"
 echo "done ($(el))" >>"$S"
