@@ -672,9 +672,10 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.d_gamma = Array<T>(p.L * p.m, exec);
     p.d_red = Array<T>(p.L * 8, exec);
     p.d_sol = Array<T>(p.L * 2, exec);
-    // Sub-segments: enough threads to fill a GPU (~128K) when the lines alone do not.
+    // Sub-segments: enough threads to fill a GPU (~256K: an H100/H200 holds 2048 per SM)
+    // when the lines alone do not.
     int S = options.device_subsegments > 0 ? options.device_subsegments
-                                           : int(std::min<index_t>(64, (131072 + p.L - 1) / std::max<index_t>(p.L, 1)));
+                                           : int(std::min<index_t>(64, (262144 + p.L - 1) / std::max<index_t>(p.L, 1)));
     S = int(std::max<index_t>(1, std::min<index_t>(S, p.m / 2)));
     p.dw.alpha = p.d_alpha.data();
     p.dw.gamma = p.d_gamma.data();

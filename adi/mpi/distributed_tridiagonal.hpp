@@ -52,7 +52,7 @@ struct DistributedOptions {
   Kernel local_kernel = Kernel::automatic;  // used when the axis is not split
   bool check_pivots = true;                 // zero / non-finite pivots throw SingularSystem (on every rank)
   // Device plans of a split axis: sub-segments per line segment, one GPU thread each (see
-  // solvers/cuda/partition_mpi.hpp). 0: enough for ~128K threads; 1: one thread per line.
+  // solvers/cuda/partition_mpi.hpp). 0: enough for ~256K threads; 1: one thread per line.
   // Capped at m/2 (>= 2 rows per sub-segment).
   int device_subsegments = 0;
 };

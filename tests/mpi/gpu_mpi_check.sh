@@ -51,8 +51,10 @@ export OMP_NUM_THREADS=4
 step "device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
 step "bench public np1" 60 "$OUT/bench.log" $MPI -n 1 "$B/benchmarks/bench_mpi_tridiagonal" --memory device $PUB
 step "bench public np2" 90 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device $PUB
-step "bench public np2 S=1" 60 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \
-  --strategy allgather --subsegments 1 $PUB
+for sub in 1 4 32; do  # sub-segments per segment: one thread per line, fewer and more than automatic
+  step "bench public np2 S=$sub" 60 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \
+    --strategy allgather --subsegments $sub $PUB
+done
 if [ "$DRY" = 1 ]; then
   step "bench public np2 host" 90 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory host $PUB
 fi
