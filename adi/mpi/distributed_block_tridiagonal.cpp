@@ -29,6 +29,9 @@
 #include <string>
 #include <vector>
 
+#include "adi/field.hpp"
+#include "solvers/cuda/backend.hpp"
+
 namespace adi::mpi {
 
 namespace {
@@ -117,6 +120,10 @@ struct DistributedBlockTridiagonalPlan<T>::Impl {
   std::vector<T> back;              // alltoall: [destination rank][system of my chunk][2][M]
   std::vector<T> sol;               // per system: u_0 and u_{m-1} (2M values)
   std::vector<T> scratch;           // per thread
+  // Device executor on a split axis: host mirrors of A, B, C, d and u (the passes run on
+  // the host; correct, not fast: every solve copies the arrays both ways).
+  Executor exec = Executor::host();
+  std::vector<T> ha, hb, hc, hd, hu;
   double t_local = 0, t_exchange = 0, bytes = 0;
 
   static constexpr int kScratch = 8 * 64 + 8 * 17 + 64;
@@ -391,11 +398,6 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
           "automatic";
     unsupported = true;
   }
-  if (err.empty() && p.P > 1 && !exec.is_host()) {
-    err = "DistributedBlockTridiagonalPlan: a split axis needs host memory (the block partition passes run on the "
-          "host); use Executor::host() or do not split " + an;
-    unsupported = true;
-  }
   const int R = 3 * p.M * p.M + p.M;
   if (err.empty() && p.P > 1 && double(p.L) * 2 * R * p.P > 2147483647.0)
     err = "DistributedBlockTridiagonalPlan: " + std::to_string(p.L) + " systems are too many for one exchange";
@@ -424,6 +426,14 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
     return;
   }
   p.R = R;
+  p.exec = exec;
+  if (!exec.is_host()) {
+    p.ha.assign(std::size_t(block_span(p.ls)), T(0));
+    p.hb.assign(p.ha.size(), T(0));
+    p.hc.assign(p.ha.size(), T(0));
+    p.hd.assign(std::size_t(vector_span(p.ls)), T(0));
+    p.hu.assign(p.hd.size(), T(0));
+  }
   p.tol = options.local.pivot_tolerance > 0 ? T(options.local.pivot_tolerance)
                                             : T(16) * std::numeric_limits<T>::epsilon();
   if (options.strategy == ReducedStrategy::automatic) {
@@ -498,7 +508,26 @@ void DistributedBlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const
     p.local->solve(bands, d, u);
     return;
   }
-  p.run(bands, d, u);
+  if (p.exec.is_host()) {
+    p.run(bands, d, u);
+    return;
+  }
+  // Device memory: through the host mirrors (u's mirror keeps whatever lies between the
+  // layout's values, so the copy back writes nothing the layout does not own differently).
+  cuda_backend::set_device(p.exec.device());
+  const std::size_t bb = p.ha.size() * sizeof(T), vb = p.hd.size() * sizeof(T);
+  const double t0 = now();
+  detail::copy_bytes(p.ha.data(), MemorySpace::host, bands.a, MemorySpace::device, bb, p.exec.stream());
+  detail::copy_bytes(p.hb.data(), MemorySpace::host, bands.b, MemorySpace::device, bb, p.exec.stream());
+  detail::copy_bytes(p.hc.data(), MemorySpace::host, bands.c, MemorySpace::device, bb, p.exec.stream());
+  detail::copy_bytes(p.hd.data(), MemorySpace::host, d, MemorySpace::device, vb, p.exec.stream());
+  if (u != d) detail::copy_bytes(p.hu.data(), MemorySpace::host, u, MemorySpace::device, vb, p.exec.stream());
+  T* hu = u == d ? p.hd.data() : p.hu.data();
+  const double t1 = now();
+  p.run(BlockBands<T>{p.ha.data(), p.hb.data(), p.hc.data()}, p.hd.data(), hu);
+  const double t2 = now();
+  detail::copy_bytes(u, MemorySpace::device, hu, MemorySpace::host, vb, p.exec.stream());
+  p.t_local += (t1 - t0) + (now() - t2);
 }
 
 template <class T>

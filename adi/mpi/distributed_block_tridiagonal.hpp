@@ -22,9 +22,10 @@
 //                                                          adi::to_block_lines(lines));
 //   plan.solve(adi::BlockBands<double>{A, B, C}, d, u);   // this rank's pieces
 //
-// Block row i of the local layout is global block row lo + i along the axis. Host memory
-// only when the axis is split (a CUDA executor throws Unsupported on every rank); an
-// unsplit axis runs BlockTridiagonalPlan on whatever executor is given.
+// Block row i of the local layout is global block row lo + i along the axis. An unsplit
+// axis runs BlockTridiagonalPlan on whatever executor is given. On a split axis with a
+// CUDA executor the arrays are copied through host mirrors owned by the plan and the
+// partition passes run on the host: correct, not fast (the scalar plan has device passes).
 #include <memory>
 
 #include "adi/block_tridiagonal.hpp"
@@ -48,7 +49,7 @@ class DistributedBlockTridiagonalPlan {
   // Collective over procs.axis_comm(axis). `local` is this rank's part of the systems:
   // every rank of the axis must have the same block size and number of systems and, when
   // the axis is split, >= 2 block rows; otherwise every rank throws the same
-  // InvalidArgument (Unsupported for pcr or a device executor on a split axis).
+  // InvalidArgument (Unsupported for pcr).
   DistributedBlockTridiagonalPlan(const ProcessGrid& procs, Axis axis, const Executor& exec,
                                   const BlockLineSet& local, DistributedBlockOptions options = {});
   ~DistributedBlockTridiagonalPlan();

@@ -9,9 +9,11 @@
 #include <string>
 
 #include "adi/block_tridiagonal.hpp"
+#include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_block_tridiagonal.hpp"
 #include "mpi_test_util.hpp"
+#include "solvers/cuda/backend.hpp"
 
 namespace {
 
@@ -68,10 +70,28 @@ std::vector<T> piece(const std::vector<double>& g, int values, const Decompositi
   return out;
 }
 
-// max |distributed - reference| / max |reference| over this rank's part.
+// This rank's GPU (node-local rank, or the first when there are fewer GPUs than ranks).
+Executor rank_gpu() {
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int lr = 0;
+  MPI_Comm_rank(local, &lr);
+  MPI_Comm_free(&local);
+  Executor e = Executor::host();
+  try {
+    e = Executor::cuda(lr);
+  } catch (const Error&) {
+    e = Executor::cuda(0);
+  }
+  cuda_backend::set_device(e.device());
+  return e;
+}
+
+// max |distributed - reference| / max |reference| over this rank's part (device: the
+// arrays in this rank's GPU memory).
 template <class T>
 double block_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis, int M, bool periodic,
-                   ReducedStrategy strategy, bool in_place, unsigned seed) {
+                   ReducedStrategy strategy, bool in_place, unsigned seed, bool device = false) {
   Global g = make_global(M, seed);
   g.u.assign(g.d.size(), std::numeric_limits<double>::quiet_NaN());
   BlockTridiagonalOptions ro;
@@ -87,14 +107,30 @@ double block_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis
   DistributedBlockOptions o;
   o.periodic = periodic;
   o.strategy = strategy;
-  DistributedBlockTridiagonalPlan<T> plan(procs, axis, Executor::host(),
-                                          to_block_lines(grid_lines(M, dec.extents(), axis)), o);
+  const Executor exec = device ? rank_gpu() : Executor::host();
+  DistributedBlockTridiagonalPlan<T> plan(procs, axis, exec, to_block_lines(grid_lines(M, dec.extents(), axis)), o);
   EXPECT_EQ(plan.split(), procs.dims(axis) > 1);
   if (plan.split() && strategy != ReducedStrategy::automatic) EXPECT_EQ(plan.strategy(), strategy);
   T* out = in_place ? ld.data() : lu.data();
-  plan.solve(BlockBands<T>{la.data(), lb.data(), lc.data()}, ld.data(), out);
+  if (device) {
+    auto on = [&](const std::vector<T>& v) {
+      Array<T> x(index_t(v.size()), exec);
+      x.copy_from_host(v.data());
+      return x;
+    };
+    Array<T> da = on(la), db = on(lb), dc = on(lc), dd = on(ld), du = on(lu);
+    plan.solve(BlockBands<T>{da.data(), db.data(), dc.data()}, dd.data(), in_place ? dd.data() : du.data());
+    (in_place ? dd : du).copy_to_host(out);
+    if (!in_place) {
+      std::vector<T> back(ld.size());
+      dd.copy_to_host(back.data());
+      EXPECT_EQ(0, std::memcmp(back.data(), d0.data(), back.size() * sizeof(T))) << "d changed on the device";
+    }
+  } else {
+    plan.solve(BlockBands<T>{la.data(), lb.data(), lc.data()}, ld.data(), out);
+  }
   // A second solve gives the same (no state left behind).
-  if (!in_place) {
+  if (!in_place && !device) {
     std::vector<T> again(lu.size(), std::numeric_limits<T>::quiet_NaN());
     plan.solve(BlockBands<T>{la.data(), lb.data(), lc.data()}, ld.data(), again.data());
     EXPECT_EQ(0, std::memcmp(again.data(), lu.data(), lu.size() * sizeof(T))) << "second solve differs";
@@ -132,6 +168,26 @@ TEST(DistributedBlockTridiagonal, EveryGridAxisBlockSizeStrategyDouble) {
   sweep<double>(1e-12, {2, 3, 4, 5, 6, 7, 8});
 }
 TEST(DistributedBlockTridiagonal, EveryGridAxisBlockSizeStrategyFloat) { sweep<float>(1e-5, {2, 5, 8}); }
+
+// Device memory: split axes go through the plan's host mirrors, unsplit ones run the
+// device block kernels.
+TEST(DistributedBlockTridiagonal, DeviceMemory) {
+  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device-memory block solves NOT tested";
+  for (const auto& dims : factorisations(world_size())) {
+    ProcessGrid procs(MPI_COMM_WORLD, dims);
+    Decomposition dec(procs, kGlobal);
+    for (int ax = 0; ax < 3; ++ax)
+      for (int M : {2, 5, 8})
+        for (bool periodic : {false, true}) {
+          EXPECT_LE(block_error<double>(procs, dec, Axis(ax), M, periodic, ReducedStrategy::automatic, M == 5, 21u, true),
+                    1e-12)
+              << procs.describe() << " axis " << axis_name(Axis(ax)) << " M " << M << (periodic ? " periodic" : "");
+          EXPECT_LE(block_error<float>(procs, dec, Axis(ax), M, periodic, ReducedStrategy::alltoall, false, 22u, true),
+                    1e-5)
+              << procs.describe() << " float M " << M;
+        }
+  }
+}
 
 // Weighted split: the slower rank owns fewer block rows (2 of them at the extreme).
 TEST(DistributedBlockTridiagonal, WeightedRanks) {
