@@ -134,6 +134,11 @@ if [ $do_san = 1 ]; then
   done
   run_san racecheck test_thomas_pcr_fused_stage '*.Small'
   run_san synccheck test_thomas_pcr_fused_stage '*.Small'
+  # The other founding systems: block, large, variable batches, Hines (small cases).
+  run_san memcheck test_block_thomas_cuda '*'
+  run_san memcheck test_partition_large_cuda '*DeviceSmall*'
+  run_san memcheck test_thomas_variable_cuda '*'
+  run_san memcheck test_hines_cuda '*EveryShapeOneTree*'
 fi
 
 # --- output: full tables first, then the summaries against the targets, pass/fail last ---
