@@ -88,7 +88,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     int lr = 0;
     MPI_Comm_rank(local, &lr);
     MPI_Comm_free(&local);
-    return lr;
+    return lr % std::max(1, cuda_backend::device_count());  // fewer GPUs than ranks: they share
   }()) : Executor::host();
   if (device) cuda_backend::set_device(exec.device());  // this rank's GPU for every copy and launch
   adi::mpi::ProcessGrid procs(MPI_COMM_WORLD, {1, 1, size});
@@ -198,7 +198,7 @@ void run_weak(const Args& args, bool device, char split, int rank, int size, std
     int lr = 0;
     MPI_Comm_rank(local, &lr);
     MPI_Comm_free(&local);
-    return lr;
+    return lr % std::max(1, cuda_backend::device_count());  // fewer GPUs than ranks: they share
   }()) : Executor::host();
   if (device) cuda_backend::set_device(exec.device());  // this rank's GPU for every copy and launch
   const int sa = split == 'x' ? 0 : split == 'y' ? 1 : 2;

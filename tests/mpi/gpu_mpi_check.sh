@@ -53,7 +53,9 @@ export OMP_NUM_THREADS=4
 step "device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
 step "bench public np1" 60 "$OUT/bench.log" $MPI -n 1 "$B/benchmarks/bench_mpi_tridiagonal" --memory device $PUB
 step "bench public np2" 90 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device $PUB
-for sub in 1 4 32; do  # sub-segments per segment: one thread per line, fewer and more than automatic
+SUBS="1 4 32"; SPLITS=zy
+if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" = 1 ]; then SUBS=1; SPLITS=z; echo "one GPU: 2 ranks share it" >>"$S"; fi
+for sub in $SUBS; do  # sub-segments per segment: one thread per line, fewer and more than automatic
   step "bench public np2 S=$sub" 60 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \
     --strategy allgather --subsegments $sub $PUB
 done
@@ -62,7 +64,7 @@ if [ "$DRY" = 1 ]; then
 fi
 step "weak np1" 60 "$OUT/weak.log" $MPI -n 1 "$B/benchmarks/bench_mpi_tridiagonal" --weak $WEAK --split z \
   --memory device --reps 5
-step "weak np2" 90 "$OUT/weak.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --weak $WEAK --split zy \
+step "weak np2" 90 "$OUT/weak.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --weak $WEAK --split $SPLITS \
   --memory device --reps 5
 # Host DistributedHeat weak scaling: HEATN^3 nodes per rank, T threads per rank.
 step "heat np1" 90 "$OUT/heat.log" $MPI -n 1 "$B/examples/heat/heat3d_mpi" --n $HEATN --steps 5 --threads $T \
