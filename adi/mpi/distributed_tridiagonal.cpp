@@ -30,6 +30,7 @@
 #include "adi/field.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/partition_mpi.hpp"
+#include "solvers/cuda/partition_reduced.hpp"
 
 namespace adi::mpi {
 
@@ -54,60 +55,6 @@ struct SharedBand {
   T B(index_t, index_t i) const { return b[i]; }
   T C(index_t, index_t i) const { return c[i]; }
 };
-
-// Solves one reduced system of n = 2P rows; row(k) points at (a, b, c, d). x gets the
-// solution; s is scratch of 4n values. Non-periodic systems have a_0 = c_{n-1} = 0.
-template <class T, class Row>
-void solve_reduced(int n, bool periodic, const Row& row, T* x, T* s) {
-  T* cp = s;
-  T* dp = s + n;
-  if (!periodic) {
-    const T* r0 = row(0);
-    cp[0] = r0[2] / r0[1];
-    dp[0] = r0[3] / r0[1];
-    for (int k = 1; k < n; ++k) {
-      const T* r = row(k);
-      const T den = T(1) / (r[1] - r[0] * cp[k - 1]);
-      cp[k] = r[2] * den;
-      dp[k] = (r[3] - r[0] * dp[k - 1]) * den;
-    }
-    x[n - 1] = dp[n - 1];
-    for (int k = n - 2; k >= 0; --k) x[k] = dp[k] - cp[k] * x[k + 1];
-    return;
-  }
-  // Cyclic: Sherman-Morrison with gamma = -b_0 (the usual choice keeps the modified
-  // system diagonally dominant when the original is).
-  T* cz = s + 2 * n;
-  T* z = s + 3 * n;
-  const T* r0 = row(0);
-  const T* rl = row(n - 1);
-  const T a0 = r0[0], cl = rl[2], gam = -r0[1];
-  auto b_mod = [&](int k, const T* r) { return k == 0 ? r[1] - gam : k == n - 1 ? r[1] - a0 * cl / gam : r[1]; };
-  auto a_of = [&](int k, const T* r) { return k == 0 ? T(0) : r[0]; };
-  auto c_of = [&](int k, const T* r) { return k == n - 1 ? T(0) : r[2]; };
-  {
-    const T bb = b_mod(0, r0);
-    cp[0] = c_of(0, r0) / bb;
-    dp[0] = r0[3] / bb;
-    cz[0] = gam / bb;
-  }
-  for (int k = 1; k < n; ++k) {
-    const T* r = row(k);
-    const T ak = a_of(k, r);
-    const T den = T(1) / (b_mod(k, r) - ak * cp[k - 1]);
-    cp[k] = c_of(k, r) * den;
-    dp[k] = (r[3] - ak * dp[k - 1]) * den;
-    cz[k] = ((k == n - 1 ? cl : T(0)) - ak * cz[k - 1]) * den;
-  }
-  x[n - 1] = dp[n - 1];
-  z[n - 1] = cz[n - 1];
-  for (int k = n - 2; k >= 0; --k) {
-    x[k] = dp[k] - cp[k] * x[k + 1];
-    z[k] = cz[k] - cp[k] * z[k + 1];
-  }
-  const T fact = (x[0] + a0 * x[n - 1] / gam) / (T(1) + z[0] + a0 * z[n - 1] / gam);
-  for (int k = 0; k < n; ++k) x[k] -= fact * z[k];
-}
 
 // One PCR elimination of row `r` with rows `m` (i - s) and `p` (i + s), each (a, b, c, d).
 template <class T>
@@ -254,7 +201,7 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
                          axis_name(axis) + " (on this or another rank of the axis); u holds no solution");
   d_sol.copy_from_host(sol.data());
   const double t4 = now();
-  part::back_substitute<T>(ls, dw, d_sol.data(), u, exec.stream());
+  part::back_substitute<T>(ls, dw, d_sol.data(), u, nullptr, exec.stream());
   exec.synchronize();
   const double t5 = now();
   t_local = (t1 - t0) + (t5 - t4);
@@ -398,12 +345,13 @@ void DistributedTridiagonalPlan<T>::Impl::solve_lines(index_t first, index_t cou
 #pragma omp parallel if (count * n_rows > 65536)
   {
     T* s = scratch.data() + std::size_t(omp_get_thread_num()) * std::size_t(5 * n_rows);
-    T* x = s + 4 * n_rows;
+    const T* x = s + n_rows;  // slot 1: the solution
 #pragma omp for schedule(static)
     for (index_t l = 0; l < count; ++l) {
       const T* base = rows + l * line_stride;
       auto row = [&](int k) { return base + (k / 2) * rank_stride + (k % 2) * 4; };
-      solve_reduced<T>(n_rows, periodic, row, x, s);
+      cuda_backend::partition::solve_reduced_rows<T>(n_rows, periodic, row,
+                                                     [&](int j, int k) -> T& { return s[j * n_rows + k]; });
       if (whole) {
         for (int p = 0; p < n_rows / 2; ++p) {
           out[p * out_rank_stride + l * out_line_stride] = x[2 * p];

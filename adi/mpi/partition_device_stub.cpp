@@ -20,9 +20,20 @@ void reduce(const LineSet&, const T*, const T*, const T*, bool, const T*, T*, co
   no_cuda();
 }
 template <class T>
-void back_substitute(const LineSet&, const Workspace<T>&, const T*, T*, void*) {
+void back_substitute(const LineSet&, const Workspace<T>&, const T*, T*, int*, void*) {
   no_cuda();
 }
+template <class T>
+void solve_reduced(index_t, int, bool, const T*, index_t, index_t, T*, int, T*, index_t, index_t, void*) {
+  no_cuda();
+}
+void copy_async(void*, const void*, std::size_t, void*) { no_cuda(); }
+void clear_flag_async(int*, void*) { no_cuda(); }
+void* event_create() { no_cuda(); }
+void event_destroy(void*) noexcept {}
+void event_record(void*, void*) { no_cuda(); }
+double event_seconds(void*, void*) { return 0.0; }
+std::string pci_bus_id(int) { return {}; }
 // Plain memory: without CUDA nothing is staged (no device executor exists).
 void* pinned_alloc(std::size_t bytes) { return ::operator new(bytes); }
 void pinned_free(void* p) noexcept { ::operator delete(p); }
@@ -31,8 +42,12 @@ template void reduce<float>(const LineSet&, const float*, const float*, const fl
                             const Workspace<float>&, float*, bool, bool, void*);
 template void reduce<double>(const LineSet&, const double*, const double*, const double*, bool, const double*,
                              double*, const Workspace<double>&, double*, bool, bool, void*);
-template void back_substitute<float>(const LineSet&, const Workspace<float>&, const float*, float*, void*);
-template void back_substitute<double>(const LineSet&, const Workspace<double>&, const double*, double*, void*);
+template void back_substitute<float>(const LineSet&, const Workspace<float>&, const float*, float*, int*, void*);
+template void back_substitute<double>(const LineSet&, const Workspace<double>&, const double*, double*, int*, void*);
+template void solve_reduced<float>(index_t, int, bool, const float*, index_t, index_t, float*, int, float*, index_t,
+                                   index_t, void*);
+template void solve_reduced<double>(index_t, int, bool, const double*, index_t, index_t, double*, int, double*,
+                                    index_t, index_t, void*);
 
 }  // namespace adi::cuda_backend::partition
 #endif

@@ -28,20 +28,35 @@ void check_mpi(int rc, const char* call) {
   throw Error(std::string("MPI call ") + call + " failed: " + std::string(text, std::size_t(len)));
 }
 
-void agree(MPI_Comm comm, bool ok, const std::string& message) {
+namespace {
+// The lowest failing rank's message on every rank (prefixed "rank R: " when there are
+// several ranks); empty when every rank is ok.
+std::string agreed_message(MPI_Comm comm, bool ok, const std::string& message) {
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
   // The lowest failing rank (size when none) ...
   int mine = ok ? size : rank, first = size;
   check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (first == size) return;
+  if (first == size) return {};
   // ... broadcasts its message, so every rank throws the same text.
   int len = rank == first ? int(message.size()) : 0;
   check_mpi(MPI_Bcast(&len, 1, MPI_INT, first, comm), "MPI_Bcast");
   std::string text = rank == first ? message : std::string(std::size_t(len), ' ');
   if (len > 0) check_mpi(MPI_Bcast(text.data(), len, MPI_CHAR, first, comm), "MPI_Bcast");
-  throw InvalidArgument(size > 1 ? "rank " + std::to_string(first) + ": " + text : text);
+  if (text.empty()) text = "failed";
+  return size > 1 ? "rank " + std::to_string(first) + ": " + text : text;
+}
+}  // namespace
+
+void agree(MPI_Comm comm, bool ok, const std::string& message) {
+  const std::string text = agreed_message(comm, ok, message);
+  if (!text.empty()) throw InvalidArgument(text);
+}
+
+void agree_supported(MPI_Comm comm, bool ok, const std::string& message) {
+  const std::string text = agreed_message(comm, ok, message);
+  if (!text.empty()) throw Unsupported(text);
 }
 
 void agree_no_error(MPI_Comm comm, const std::string& error_message) {

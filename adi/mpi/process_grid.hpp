@@ -71,6 +71,10 @@ class ProcessGrid {
   // first call from every rank of the grid) and kept.
   const NetworkModel& network(Axis a) const;
 
+  // Transport state attached to axis a once and shared by the plans along it (the NCCL
+  // communicators of adi/mpi/nccl_transport.hpp); released with the grid and its last plan.
+  std::shared_ptr<void>& axis_state(Axis a) const { return axis_state_[int(a)]; }
+
  private:
   MPI_Comm cart_ = MPI_COMM_NULL;
   std::array<MPI_Comm, 3> axis_{MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
@@ -79,6 +83,7 @@ class ProcessGrid {
   std::array<std::array<int, 2>, 3> neighbors_{};
   int rank_ = 0, size_ = 1;
   mutable std::array<std::unique_ptr<NetworkModel>, 3> network_;
+  mutable std::array<std::shared_ptr<void>, 3> axis_state_;
 };
 
 // Collective agreement on a local check: every rank of `comm` calls it with its own
@@ -88,6 +93,9 @@ void agree(MPI_Comm comm, bool ok, const std::string& message);
 // The same for an exception caught on some ranks: call it on every rank with the
 // caught message (empty: none). Rethrows as InvalidArgument everywhere if any failed.
 void agree_no_error(MPI_Comm comm, const std::string& error_message);
+// The same agreement for a set-up this build or machine cannot run: every rank throws the
+// same adi::Unsupported (the lowest failing rank's message) when any rank is not ok.
+void agree_supported(MPI_Comm comm, bool ok, const std::string& message);
 
 // Throws adi::Error naming `call` when an MPI call did not return MPI_SUCCESS (the
 // communicators use MPI_ERRORS_RETURN).

@@ -7,6 +7,7 @@
 
 #include "solvers/cuda/check.cuh"
 #include "solvers/cuda/partition_mpi.hpp"
+#include "solvers/cuda/partition_reduced.hpp"
 
 namespace adi::cuda_backend::partition {
 
@@ -137,12 +138,13 @@ __global__ void reduce_chain_kernel(index_t L, int S, const T* __restrict__ red1
 // Level 2 reversed: the chain's unknowns from the line's two (sol) into sol1[k*L + l].
 template <class T>
 __global__ void back_chain_kernel(index_t L, int S, const T* __restrict__ w2, const T* __restrict__ sol,
-                                  T* __restrict__ sol1) {
+                                  T* __restrict__ sol1, int* bad) {
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
   const index_t n = 2 * index_t(S);
   const T v0 = sol[2 * l];
   T nx = sol[2 * l + 1];
+  if (bad && !(isfinite(v0) && isfinite(nx))) *bad = 1;
   sol1[l] = v0;
   sol1[(n - 1) * L + l] = nx;
   for (index_t k = n - 2; k >= 1; --k) {
@@ -154,7 +156,8 @@ __global__ void back_chain_kernel(index_t L, int S, const T* __restrict__ w2, co
 // Level 1 reversed: thread (l, s) back-substitutes sub-segment s from its two ends.
 template <class T>
 __global__ void back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
-                            const T* __restrict__ sol, const T* __restrict__ sol1, int S, T* __restrict__ u) {
+                            const T* __restrict__ sol, const T* __restrict__ sol1, int S, T* __restrict__ u,
+                            int* bad) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
@@ -163,6 +166,7 @@ __global__ void back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __
   const index_t o0 = line_offset(ls, l) + r0 * st, n = r1 - r0;
   const T u0 = S == 1 ? sol[2 * l] : sol1[(2 * index_t(s)) * L + l];
   T nx = S == 1 ? sol[2 * l + 1] : sol1[(2 * index_t(s) + 1) * L + l];
+  if (S == 1 && bad && !(isfinite(u0) && isfinite(nx))) *bad = 1;  // S > 1: back_chain_kernel checked
   u[o0] = u0;
   u[o0 + (n - 1) * st] = nx;
 #pragma unroll 4
@@ -170,6 +174,29 @@ __global__ void back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __
     const index_t o = o0 + i * st;
     nx = u[o] - alpha[(r0 + i) * L + l] * u0 - gamma[(r0 + i) * L + l] * nx;
     u[o] = nx;
+  }
+}
+
+// Phase 2: thread l solves the reduced system of line l (see solve_reduced in the header);
+// scratch slot j of row k at scratch[(j*n + k)*count + l] (neighbouring lines adjacent).
+template <class T>
+__global__ void reduced_kernel(index_t count, int n, bool periodic, const T* __restrict__ rows, index_t line_stride,
+                               index_t rank_stride, T* __restrict__ scratch, int pair, T* __restrict__ out,
+                               index_t out_rank_stride, index_t out_line_stride) {
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= count) return;
+  const T* base = rows + l * line_stride;
+  auto row = [&](int k) { return base + index_t(k >> 1) * rank_stride + (k & 1) * 4; };
+  auto s = [&](int j, int k) -> T& { return scratch[(index_t(j) * n + k) * count + l]; };
+  solve_reduced_rows<T>(n, periodic, row, s);
+  if (pair >= 0) {
+    out[l * 2] = s(1, 2 * pair);
+    out[l * 2 + 1] = s(1, 2 * pair + 1);
+  } else {
+    for (int p = 0; p < n / 2; ++p) {
+      out[p * out_rank_stride + l * out_line_stride] = s(1, 2 * p);
+      out[p * out_rank_stride + l * out_line_stride + 1] = s(1, 2 * p + 1);
+    }
   }
 }
 
@@ -198,17 +225,67 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
 }
 
 template <class T>
-void back_substitute(const LineSet& ls, const Workspace<T>& w, const T* sol, T* u, void* stream) {
+void back_substitute(const LineSet& ls, const Workspace<T>& w, const T* sol, T* u, int* bad, void* stream) {
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   if (w.S > 1) {
-    back_chain_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(L, w.S, w.w2, sol, w.sol1);
+    back_chain_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(L, w.S, w.w2, sol, w.sol1, bad);
     ADI_CUDA_CHECK(cudaGetLastError());
   }
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  back_kernel<T><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u);
+  back_kernel<T><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
   ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void solve_reduced(index_t count, int n, bool periodic, const T* rows, index_t line_stride, index_t rank_stride,
+                   T* scratch, int pair, T* out, index_t out_rank_stride, index_t out_line_stride, void* stream) {
+  if (count == 0) return;
+  reduced_kernel<T><<<blocks_for(count), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      count, n, periodic, rows, line_stride, rank_stride, scratch, pair, out, out_rank_stride, out_line_stride);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+void copy_async(void* dst, const void* src, std::size_t bytes, void* stream) {
+  if (bytes == 0) return;
+  ADI_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream)));
+}
+
+void clear_flag_async(int* flag, void* stream) {
+  ADI_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), static_cast<cudaStream_t>(stream)));
+}
+
+void* event_create() {
+  cudaEvent_t e = nullptr;
+  ADI_CUDA_CHECK(cudaEventCreate(&e));
+  return e;
+}
+
+void event_destroy(void* e) noexcept {
+  if (e) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+}
+
+void event_record(void* e, void* stream) {
+  ADI_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(stream)));
+}
+
+double event_seconds(void* from, void* to) {
+  float ms = 0;
+  if (cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(from), static_cast<cudaEvent_t>(to)) != cudaSuccess) {
+    (void)cudaGetLastError();  // not recorded: no time, and no sticky error for the next call
+    return 0.0;
+  }
+  return 1e-3 * double(ms);
+}
+
+std::string pci_bus_id(int device) {
+  char id[64] = {};
+  if (cudaDeviceGetPCIBusId(id, int(sizeof id), device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {};
+  }
+  return id;
 }
 
 void* pinned_alloc(std::size_t bytes) {
@@ -225,7 +302,11 @@ template void reduce<float>(const LineSet&, const float*, const float*, const fl
                             const Workspace<float>&, float*, bool, bool, void*);
 template void reduce<double>(const LineSet&, const double*, const double*, const double*, bool, const double*,
                              double*, const Workspace<double>&, double*, bool, bool, void*);
-template void back_substitute<float>(const LineSet&, const Workspace<float>&, const float*, float*, void*);
-template void back_substitute<double>(const LineSet&, const Workspace<double>&, const double*, double*, void*);
+template void back_substitute<float>(const LineSet&, const Workspace<float>&, const float*, float*, int*, void*);
+template void back_substitute<double>(const LineSet&, const Workspace<double>&, const double*, double*, int*, void*);
+template void solve_reduced<float>(index_t, int, bool, const float*, index_t, index_t, float*, int, float*, index_t,
+                                   index_t, void*);
+template void solve_reduced<double>(index_t, int, bool, const double*, index_t, index_t, double*, int, double*,
+                                    index_t, index_t, void*);
 
 }  // namespace adi::cuda_backend::partition

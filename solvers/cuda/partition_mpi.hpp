@@ -12,6 +12,7 @@
 // interface rows to the segment's two rows (level 2); back-substitution runs the levels
 // in reverse. The result is the same partition method with S times the threads.
 #include <cstddef>
+#include <string>
 
 #include "adi/layout.hpp"
 
@@ -37,9 +38,35 @@ template <class T>
 void reduce(const LineSet& lines, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
             const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream);
 
-// Phase 3: u_0 and u_{m-1} from sol[l*2], sol[l*2+1], then the interior rows.
+// Phase 3: u_0 and u_{m-1} from sol[l*2], sol[l*2+1], then the interior rows. bad (a
+// device int, may be null) is set to 1 when a line's u_0 or u_{m-1} is not finite (a
+// zero pivot on some rank poisoned the reduced rows with NaN).
 template <class T>
-void back_substitute(const LineSet& lines, const Workspace<T>& w, const T* sol, T* u, void* stream);
+void back_substitute(const LineSet& lines, const Workspace<T>& w, const T* sol, T* u, int* bad, void* stream);
+
+// Phase 2 on the device: the reduced systems (n = 2P rows) of `count` lines, one thread
+// per line (solve_reduced_rows of partition_reduced.hpp). Row k of line l is
+// rows[l*line_stride + (k/2)*rank_stride + (k%2)*4 + {0..3}] (a, b, c, d). pair >= 0:
+// out[l*2], out[l*2+1] = x_{2 pair}, x_{2 pair+1} (one rank's two unknowns, the
+// allgather layout); pair < 0: every rank's, out[p*out_rank_stride + l*out_line_stride
+// + {0, 1}] (the alltoall layout). scratch: 3*n*count values. Enqueued on `stream`.
+template <class T>
+void solve_reduced(index_t count, int n, bool periodic, const T* rows, index_t line_stride, index_t rank_stride,
+                   T* scratch, int pair, T* out, index_t out_rank_stride, index_t out_line_stride, void* stream);
+
+// Asynchronous copy between any two of device / page-locked host memory, on `stream`.
+void copy_async(void* dst, const void* src, std::size_t bytes, void* stream);
+// *flag = 0 on `stream`.
+void clear_flag_async(int* flag, void* stream);
+
+// Timing events (cudaEvent_t behind void*): recorded on a stream, read after it is done.
+void* event_create();
+void event_destroy(void* e) noexcept;
+void event_record(void* e, void* stream);
+double event_seconds(void* from, void* to);  // 0 when either was not recorded
+
+// The PCI bus id of a device ("0000:3b:00.0"); empty on any error.
+std::string pci_bus_id(int device);
 
 // Page-locked host memory for the staged reduced rows (cudaMallocHost): the copies to and
 // from the device then run at full speed instead of through a bounce buffer.

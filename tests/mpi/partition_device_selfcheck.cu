@@ -89,7 +89,7 @@ int main() {
       const index_t m = lo[r + 1] - lo[r];
       cudaMemcpy(dsol[r], sol[r].data(), L * 2 * sizeof(double), cudaMemcpyHostToDevice);
       adi::LineSet ls{m, L, nx, 1, ny, nx};
-      part::back_substitute<double>(ls, w[r], dsol[r], dU + lo[r] * L, nullptr);
+      part::back_substitute<double>(ls, w[r], dsol[r], dU + lo[r] * L, nullptr, nullptr);
     }
     std::vector<double> U(N * L);
     cudaMemcpy(U.data(), dU, U.size() * sizeof(double), cudaMemcpyDeviceToHost);

@@ -1,0 +1,47 @@
+#pragma once
+// The NCCL transport of DistributedTridiagonalPlan (adi/mpi/nccl_transport.cpp, compiled
+// with NCCL when adi is configured with ADI_WITH_NCCL=ON, otherwise a stub whose
+// communicator calls throw Unsupported). No NCCL or CUDA header here: communicators and
+// streams travel as opaque pointers.
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "adi/mpi/process_grid.hpp"
+
+namespace adi::mpi::nccl {
+
+// Whether adi::mpi was built with NCCL, and the library's version ("2.28.9"; "not built").
+bool built();
+std::string version();
+
+// Collective over comm: an empty string when every rank runs on a GPU of its own (host
+// name + PCI bus id of `device`, allgathered), else the same sentence on every rank naming
+// two ranks that share one (NCCL refuses them: "Duplicate GPU detected").
+std::string shared_gpu_report(MPI_Comm comm, int device);
+
+// One NCCL communicator over the ranks of an axis communicator, on one device.
+class Communicator;
+
+// Collective over procs.axis_comm(a): the NCCL communicator of that axis on `device`,
+// created once (unique id from rank 0, broadcast with MPI) and kept on the ProcessGrid
+// (axis_state) for the later plans of the axis. Call only after shared_gpu_report()
+// returned empty. Throws Unsupported without NCCL, adi::Error when NCCL fails.
+std::shared_ptr<Communicator> axis_communicator(const ProcessGrid& procs, Axis a, int device);
+
+// Enqueued on `stream` (a cudaStream_t): every rank's `bytes` bytes of send into recv
+// (rank p's at recv + p*bytes), like MPI_Allgather.
+void all_gather(Communicator& comm, const void* send, void* recv, std::size_t bytes, void* stream);
+// Enqueued on `stream`: grouped sends and receives like MPI_Alltoallv, counts and
+// displacements in values of `value_size` bytes; this rank's own share is a device copy.
+void all_to_all_v(Communicator& comm, const void* send, const int* send_counts, const int* send_displs, void* recv,
+                  const int* recv_counts, const int* recv_displs, std::size_t value_size, void* stream);
+
+// Diagnostics for the benchmark: tries ncclCommInitRank over comm with this rank on
+// `device`, without the one-GPU-per-rank check, and returns NCCL's answer ("ncclSuccess",
+// or the error string and last error). Collective; "not built" without NCCL.
+std::string probe_init(MPI_Comm comm, int device);
+
+}  // namespace adi::mpi::nccl
