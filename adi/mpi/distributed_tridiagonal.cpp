@@ -19,6 +19,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "adi/field.hpp"
+#include "adi/mpi/nccl_transport.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/partition_mpi.hpp"
 #include "solvers/cuda/partition_reduced.hpp"
@@ -125,6 +127,23 @@ const char* strategy_name(ReducedStrategy s) {
   return "unknown";
 }
 
+const char* transport_name(Transport t) {
+  switch (t) {
+    case Transport::automatic: return "automatic";
+    case Transport::host_staging: return "host_staging";
+    case Transport::cuda_aware_mpi: return "cuda_aware_mpi";
+    case Transport::nccl: return "nccl";
+  }
+  return "unknown";
+}
+
+Transport transport_from_name(const std::string& name) {
+  for (auto t : {Transport::automatic, Transport::host_staging, Transport::cuda_aware_mpi, Transport::nccl})
+    if (name == transport_name(t)) return t;
+  throw InvalidArgument("unknown transport '" + name +
+                        "'; expected one of: automatic, host_staging, cuda_aware_mpi, nccl");
+}
+
 ReducedStrategy strategy_from_name(const std::string& name) {
   for (auto s : {ReducedStrategy::automatic, ReducedStrategy::allgather, ReducedStrategy::alltoall,
                  ReducedStrategy::pcr})
@@ -150,8 +169,8 @@ struct DistributedTridiagonalPlan<T>::Impl {
   std::vector<T> alpha, gamma;  // per element of the segment (rows 1..m-2 used)
   StagingVector<T> red;         // 8 per line: rows 0 and m-1 of the reduced system
   StagingVector<T> sol;         // 2 per line: u_0 and u_{m-1}
-  std::vector<T> gather;        // allgather: P*L*8; alltoall: P*chunk*8; pcr: 2 * L*8 (left, right)
-  std::vector<T> back;          // alltoall: P*chunk*2 results; pcr: new rows L*8
+  StagingVector<T> gather;      // allgather: P*L*8; alltoall: P*chunk*8; pcr: 2 * L*8 (left, right)
+  StagingVector<T> back;        // alltoall: P*chunk*2 results; pcr: new rows L*8
   std::vector<T> ident;         // pcr: identity rows for a missing neighbour
   std::vector<T> sendbuf;       // pcr: packed single rows for the first step (2 * L*4)
   std::vector<T> scratch;       // per thread: 4 * 2P + 2P
@@ -161,7 +180,41 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // only the reduced rows and their solution travel through host memory.
   Array<T> d_alpha, d_gamma, d_red, d_sol, d_red1, d_w2, d_sol1;
   cuda_backend::partition::Workspace<T> dw;
+  // Device plans: how the reduced rows travel and where they are solved. With the device
+  // solve: d_gather (the gathered rows, the host layout), d_back (alltoall: the chunk's
+  // solutions), d_scratch (3 * 2P per solved line); d_flag / h_flag carry the
+  // back-substitution's "non-finite end value" verdict to the host.
+  Transport transport = Transport::host_staging;
+  bool device_solve = false;
+  std::shared_ptr<nccl::Communicator> nccl_comm;
+  Array<T> d_gather, d_back, d_scratch;
+  Array<int> d_flag;
+  StagingVector<int> h_flag;
+  // Phase timing on the stream: event k closes a span of kind ev_kind[k].
+  enum Span { kStart = -1, kLocal = 0, kStaging = 1, kExchange = 2 };
+  static constexpr int kEvents = 12;
+  std::array<void*, kEvents> ev{};
+  std::array<int, kEvents> ev_kind{};
+  int n_ev = 0;
   double t_local = 0, t_exchange = 0, t_staging = 0, bytes = 0;
+
+  ~Impl() {
+    for (void* e : ev) cuda_backend::partition::event_destroy(e);
+  }
+  void mark(int kind) {
+    cuda_backend::partition::event_record(ev[std::size_t(n_ev)], exec.stream());
+    ev_kind[std::size_t(n_ev++)] = kind;
+  }
+  double strategy_bytes() const {
+    const double w = double(sizeof(T));
+    return strategy == ReducedStrategy::alltoall ? double(2 * (P - 1) * (L / P + 1) * 10) * w : double(P * L * 8) * w;
+  }
+  void exchange_device();
+  void resolve_transport(const ProcessGrid& procs);
+  // pcr runs on the host: only a host plan or host staging with the host solve can take it.
+  bool pcr_allowed() const {
+    return exec.is_host() || (transport == Transport::host_staging && opt.reduced_solve != ReducedSolveSite::device);
+  }
 
   index_t line_offset(index_t l) const { return ls.offset(l); }
   int group_size() const { return ls.stride0 == 1 ? kGroup : 1; }
@@ -182,31 +235,184 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
                                                      T* u) {
   namespace part = cuda_backend::partition;
   cuda_backend::set_device(exec.device());  // this rank's GPU (ranks of a node pick different ones)
-  const double t0 = now();
+  void* st = exec.stream();
+  n_ev = 0;
+  mark(kStart);
+  part::clear_flag_async(d_flag.data(), st);
   const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
-  part::reduce<T>(ls, a, b, c, shared, d, u, dw, d_red.data(), first_open, last_open, exec.stream());
-  exec.synchronize();
-  const double t1 = now();
-  // The MPI here may not take device pointers (Open MPI without CUDA support): the 8
-  // values per line go through host memory; the copy waits for the stream's work.
-  d_red.copy_to_host(red.data());
-  const double t2 = now();
-  exchange_and_solve();
-  const double t3 = now();
-  bool ok = true;
-  if (opt.check_pivots)
-    for (T v : sol) ok = ok && std::isfinite(double(v));
-  if (!ok)
+  // A zero pivot writes NaN into the line's reduced rows; the reduced solve carries the NaN
+  // to every rank of the line, whose back-substitution raises d_flag: all ranks throw
+  // below, after the collectives they were in anyway.
+  part::reduce<T>(ls, a, b, c, shared, d, u, dw, d_red.data(), first_open, last_open, st);
+  mark(kLocal);
+  exchange_device();  // d_red -> d_sol by the plan's transport
+  part::back_substitute<T>(ls, dw, d_sol.data(), u, d_flag.data(), st);
+  mark(kLocal);
+  part::copy_async(h_flag.data(), d_flag.data(), sizeof(int), st);
+  cuda_backend::synchronize(st);
+  double t[3] = {0, 0, 0};
+  for (int k = 1; k < n_ev; ++k) t[ev_kind[std::size_t(k)]] += part::event_seconds(ev[std::size_t(k - 1)], ev[std::size_t(k)]);
+  t_local = t[kLocal];
+  t_staging = t[kStaging];
+  t_exchange = t[kExchange];
+  if (opt.check_pivots && h_flag[0] != 0)
     throw SingularSystem(std::string("DistributedTridiagonalPlan: a zero or non-finite pivot along ") +
-                         axis_name(axis) + " (on this or another rank of the axis); u holds no solution");
-  d_sol.copy_from_host(sol.data());
-  const double t4 = now();
-  part::back_substitute<T>(ls, dw, d_sol.data(), u, nullptr, exec.stream());
-  exec.synchronize();
-  const double t5 = now();
-  t_local = (t1 - t0) + (t5 - t4);
-  t_staging = (t2 - t1) + (t4 - t3);
-  t_exchange = t3 - t2;
+                         axis_name(axis) +
+                         " (on this or another rank of the axis; the partition method needs diagonally "
+                         "dominant lines); u holds no solution");
+}
+
+// Phase 2 of a device plan: d_red (this rank's rows) -> d_sol (this rank's two unknowns
+// per line), enqueued on the stream or, around MPI calls, waited for.
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::exchange_device() {
+  namespace part = cuda_backend::partition;
+  void* st = exec.stream();
+  const std::size_t w = sizeof(T);
+  const MPI_Datatype type = mpi_type<T>();
+  const int n = int(2 * P);
+  const bool gather_all = strategy == ReducedStrategy::allgather;
+  // The device solve of the gathered rows (the same layouts as the host's solve_lines).
+  auto solve_gathered = [&] {
+    if (gather_all)
+      part::solve_reduced<T>(L, n, opt.periodic, d_gather.data(), 8, L * 8, d_scratch.data(), r, d_sol.data(), 0, 0,
+                             st);
+    else
+      part::solve_reduced<T>(chunk_n, n, opt.periodic, d_gather.data(), 8, chunk_n * 8, d_scratch.data(), -1,
+                             d_back.data(), chunk_n * 2, 2, st);
+  };
+  bytes = strategy_bytes();
+  switch (transport) {
+    case Transport::nccl: {
+      if (gather_all) {
+        nccl::all_gather(*nccl_comm, d_red.data(), d_gather.data(), std::size_t(L * 8) * w, st);
+        solve_gathered();
+      } else {
+        nccl::all_to_all_v(*nccl_comm, d_red.data(), cnt8.data(), dsp8.data(), d_gather.data(), rcnt8.data(),
+                           rdsp8.data(), w, st);
+        solve_gathered();
+        nccl::all_to_all_v(*nccl_comm, d_back.data(), rcnt2.data(), rdsp2.data(), d_sol.data(), cnt2.data(),
+                           dsp2.data(), w, st);
+      }
+      mark(kExchange);
+      return;
+    }
+    case Transport::cuda_aware_mpi: {
+      cuda_backend::synchronize(st);  // MPI reads d_red
+      if (gather_all) {
+        check_mpi(MPI_Allgather(d_red.data(), int(L * 8), type, d_gather.data(), int(L * 8), type, comm),
+                  "MPI_Allgather");
+        solve_gathered();
+      } else {
+        check_mpi(MPI_Alltoallv(d_red.data(), cnt8.data(), dsp8.data(), type, d_gather.data(), rcnt8.data(),
+                                rdsp8.data(), type, comm),
+                  "MPI_Alltoallv");
+        solve_gathered();
+        cuda_backend::synchronize(st);
+        check_mpi(MPI_Alltoallv(d_back.data(), rcnt2.data(), rdsp2.data(), type, d_sol.data(), cnt2.data(),
+                                dsp2.data(), type, comm),
+                  "MPI_Alltoallv");
+      }
+      mark(kExchange);
+      return;
+    }
+    case Transport::host_staging:
+    case Transport::automatic: break;
+  }
+  part::copy_async(red.data(), d_red.data(), red.size() * w, st);
+  mark(kStaging);
+  cuda_backend::synchronize(st);  // MPI reads red
+  if (!device_solve) {
+    exchange_and_solve();  // MPI and the reduced solve on the host (pcr: its exchanges and eliminations)
+    mark(kExchange);
+    part::copy_async(d_sol.data(), sol.data(), sol.size() * w, st);
+    mark(kStaging);
+    return;
+  }
+  if (gather_all) {
+    check_mpi(MPI_Allgather(red.data(), int(L * 8), type, gather.data(), int(L * 8), type, comm), "MPI_Allgather");
+    mark(kExchange);
+    part::copy_async(d_gather.data(), gather.data(), gather.size() * w, st);
+    mark(kStaging);
+    solve_gathered();
+    mark(kExchange);
+    return;
+  }
+  check_mpi(MPI_Alltoallv(red.data(), cnt8.data(), dsp8.data(), type, gather.data(), rcnt8.data(), rdsp8.data(), type,
+                          comm),
+            "MPI_Alltoallv");
+  mark(kExchange);
+  part::copy_async(d_gather.data(), gather.data(), gather.size() * w, st);
+  mark(kStaging);
+  solve_gathered();
+  mark(kExchange);
+  part::copy_async(back.data(), d_back.data(), back.size() * w, st);
+  mark(kStaging);
+  cuda_backend::synchronize(st);  // MPI reads back
+  check_mpi(MPI_Alltoallv(back.data(), rcnt2.data(), rdsp2.data(), type, sol.data(), cnt2.data(), dsp2.data(), type,
+                          comm),
+            "MPI_Alltoallv");
+  mark(kExchange);
+  part::copy_async(d_sol.data(), sol.data(), sol.size() * w, st);
+  mark(kStaging);
+}
+
+// Picks the transport of a split axis (collective over the axis; the options already
+// agree): every rank takes the same branch, and an explicit choice this build or machine
+// cannot run throws the same Unsupported on every rank, naming what is missing.
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::resolve_transport(const ProcessGrid& procs) {
+  const Transport want = opt.transport;
+  const std::string pre = std::string("DistributedTridiagonalPlan: transport ") + transport_name(want) + ": ";
+  std::string err;
+  if (exec.is_host()) {
+    // Host memory goes to MPI as it is.
+    if (want == Transport::cuda_aware_mpi || want == Transport::nccl)
+      err = pre + "needs device memory (Executor::cuda); host plans exchange host memory with plain MPI";
+    transport = Transport::host_staging;
+    agree_supported(comm, err.empty(), err);
+    return;
+  }
+  const bool pcr = opt.strategy == ReducedStrategy::pcr;
+  const bool device_transport_ok = !pcr && opt.reduced_solve != ReducedSolveSite::host;
+  std::string shared;
+  if (nccl::built() && (want == Transport::nccl || (want == Transport::automatic && device_transport_ok)))
+    shared = nccl::shared_gpu_report(comm, exec.device());  // collective: every rank or none
+  const int aware_here = cuda_aware() ? 1 : 0;
+  int aware = 0;
+  check_mpi(MPI_Allreduce(&aware_here, &aware, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  switch (want) {
+    case Transport::automatic:
+      transport = !device_transport_ok                 ? Transport::host_staging
+                  : nccl::built() && shared.empty()    ? Transport::nccl
+                  : aware                              ? Transport::cuda_aware_mpi
+                                                       : Transport::host_staging;
+      break;
+    case Transport::host_staging: transport = want; break;
+    case Transport::cuda_aware_mpi:
+      transport = want;
+      if (!aware_here)
+        err = pre + "this MPI library does not take device pointers (" + cuda_aware_report() +
+              "); use host_staging, nccl or automatic";
+      break;
+    case Transport::nccl:
+      transport = want;
+      if (!nccl::built())
+        err = pre + "adi::mpi was built without NCCL (configure with -DADI_WITH_NCCL=ON where nccl.h and libnccl are "
+                    "found); use host_staging or automatic";
+      else if (!shared.empty())
+        err = pre + shared;
+      break;
+  }
+  if (err.empty() && transport != Transport::host_staging && pcr)
+    err = pre + "strategy pcr exchanges and eliminates on the host; use allgather or alltoall, or host_staging";
+  if (err.empty() && transport != Transport::host_staging && opt.reduced_solve == ReducedSolveSite::host)
+    err = pre + "reduced_solve = host needs host_staging (the rows never reach the host otherwise)";
+  if (err.empty() && pcr && opt.reduced_solve == ReducedSolveSite::device)
+    err = "DistributedTridiagonalPlan: reduced_solve = device does not apply to strategy pcr (solved between "
+          "neighbours on the host); use allgather or alltoall";
+  agree_supported(comm, err.empty(), err);
+  if (transport == Transport::nccl) nccl_comm = nccl::axis_communicator(procs, axis, exec.device());
 }
 
 // Phase 1: every line's two reduced rows into red; delta into u, alpha/gamma into the
@@ -508,25 +714,28 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   }
   p.m = err.empty() ? p.ls.n : 0;
   p.L = err.empty() ? p.ls.lines() : 0;
-  long long ext[4] = {0, 0, 0, 0};
+  long long ext[6] = {0, 0, 0, 0, 0, 0};
   {
     int k = 0;
     for (int a = 0; a < 3; ++a)
       if (a != int(axis)) ext[k++] = local.extent(Axis(a));
     ext[2] = options.periodic;
     ext[3] = int(options.strategy);
+    ext[4] = int(options.transport);
+    ext[5] = int(options.reduced_solve);
   }
-  long long mn[4], mx[4];
-  check_mpi(MPI_Allreduce(ext, mn, 4, MPI_LONG_LONG, MPI_MIN, p.comm), "MPI_Allreduce");
-  check_mpi(MPI_Allreduce(ext, mx, 4, MPI_LONG_LONG, MPI_MAX, p.comm), "MPI_Allreduce");
+  long long mn[6], mx[6];
+  check_mpi(MPI_Allreduce(ext, mn, 6, MPI_LONG_LONG, MPI_MIN, p.comm), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(ext, mx, 6, MPI_LONG_LONG, MPI_MAX, p.comm), "MPI_Allreduce");
   const std::string an = axis_name(axis);
   if (err.empty() && (mn[0] != mx[0] || mn[1] != mx[1]))
     err = "DistributedTridiagonalPlan: mismatched extents across the ranks along " + an +
           ": the two other extents range over " + std::to_string(mn[0]) + ".." + std::to_string(mx[0]) + " and " +
           std::to_string(mn[1]) + ".." + std::to_string(mx[1]) +
           " (every rank along the axis must hold the same lines)";
-  if (err.empty() && (mn[2] != mx[2] || mn[3] != mx[3]))
-    err = "DistributedTridiagonalPlan: the options (periodic, strategy) differ between the ranks along " + an;
+  if (err.empty() && (mn[2] != mx[2] || mn[3] != mx[3] || mn[4] != mx[4] || mn[5] != mx[5]))
+    err = "DistributedTridiagonalPlan: the options (periodic, strategy, transport, reduced_solve) differ between the "
+          "ranks along " + an;
   if (err.empty() && options.device_subsegments < 0)
     err = "DistributedTridiagonalPlan: device_subsegments = " + std::to_string(options.device_subsegments) +
           " must be >= 0 (0: automatic)";
@@ -554,6 +763,8 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   // The model: bytes and messages of each strategy for L lines, with the axis's
   // measured latency and bandwidth; reduced-system arithmetic at ~48 bytes of memory
   // traffic per row at the copy bandwidth.
+  // The transport (device plans): what this build and machine offer, agreed over the axis.
+  p.resolve_transport(procs);
   if (options.strategy == ReducedStrategy::automatic) {
     const NetworkModel& net = procs.network(axis);  // measured once per grid axis, only when needed
     p.costs = model_costs(net, sizeof(T), p.L, p.P, options.periodic);
@@ -562,7 +773,9 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.strategy = ReducedStrategy::allgather;
     double best = p.costs.allgather;
     if (p.costs.alltoall < best) best = p.costs.alltoall, p.strategy = ReducedStrategy::alltoall;
-    if (p.costs.pcr < best) best = p.costs.pcr, p.strategy = ReducedStrategy::pcr;
+    // pcr's exchanges and eliminations run on the host: not with a device transport.
+    if (p.costs.pcr < best && p.pcr_allowed())
+      best = p.costs.pcr, p.strategy = ReducedStrategy::pcr;
     // Measurements agree on every rank (network() takes maxima), but make sure.
     int s = int(p.strategy);
     check_mpi(MPI_Bcast(&s, 1, MPI_INT, 0, p.comm), "MPI_Bcast");
@@ -575,6 +788,13 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   if (!exec.is_host()) cuda_backend::set_device(exec.device());
   p.red = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
   p.sol = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
+  p.gather = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
+  p.back = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
+  // Host solve or pcr with a device plan; host staging of the device solve's rows.
+  const bool host_buffers = exec.is_host() || p.transport == Transport::host_staging;
+  p.device_solve = !exec.is_host() && (p.transport != Transport::host_staging ||
+                                       (p.strategy != ReducedStrategy::pcr &&
+                                        options.reduced_solve != ReducedSolveSite::host));
   if (exec.is_host()) {  // a device plan keeps them on the device (below)
     p.alpha.assign(seg, T(0));
     p.gamma.assign(seg, T(0));
@@ -584,7 +804,9 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   const int threads = std::max(1, omp_get_max_threads());
   p.scratch.assign(std::size_t(threads) * std::size_t(10 * p.P), T(0));
   switch (p.strategy) {
-    case ReducedStrategy::allgather: p.gather.assign(std::size_t(p.P * p.L * 8), T(0)); break;
+    case ReducedStrategy::allgather:
+      if (host_buffers) p.gather.assign(std::size_t(p.P * p.L * 8), T(0));
+      break;
     case ReducedStrategy::alltoall: {
       auto lo = [&](int j) { return p.L * j / p.P; };
       p.chunk_lo = lo(p.r);
@@ -600,8 +822,10 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
         p.rcnt2.push_back(int(p.chunk_n * 2));
         p.rdsp2.push_back(int(j * p.chunk_n * 2));
       }
-      p.gather.assign(std::size_t(p.P * p.chunk_n * 8), T(0));
-      p.back.assign(std::size_t(p.P * p.chunk_n * 2), T(0));
+      if (host_buffers) {
+        p.gather.assign(std::size_t(p.P * p.chunk_n * 8), T(0));
+        p.back.assign(std::size_t(p.P * p.chunk_n * 2), T(0));
+      }
       break;
     }
     case ReducedStrategy::pcr: {
@@ -620,6 +844,17 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.d_gamma = Array<T>(p.L * p.m, exec);
     p.d_red = Array<T>(p.L * 8, exec);
     p.d_sol = Array<T>(p.L * 2, exec);
+    p.d_flag = Array<int>(1, exec);
+    p.h_flag = StagingVector<int>(StagingAllocator<int>(true));
+    p.h_flag.assign(1, 0);
+    for (void*& e : p.ev) e = cuda_backend::partition::event_create();
+    if (p.device_solve) {
+      const bool all = p.strategy == ReducedStrategy::allgather;
+      const index_t solved = all ? p.L : p.chunk_n;  // lines this rank solves
+      p.d_gather = Array<T>(p.P * solved * 8, exec);
+      p.d_scratch = Array<T>(3 * 2 * p.P * solved, exec);
+      if (!all) p.d_back = Array<T>(p.P * solved * 2, exec);
+    }
     // Sub-segments: enough threads to fill a GPU (~256K: an H100/H200 holds 2048 per SM)
     // when the lines alone do not.
     int S = options.device_subsegments > 0 ? options.device_subsegments
@@ -683,6 +918,10 @@ template <class T>
 ReducedStrategy DistributedTridiagonalPlan<T>::strategy() const { return impl_->strategy; }
 template <class T>
 const StrategyCosts& DistributedTridiagonalPlan<T>::predicted() const { return impl_->costs; }
+template <class T>
+Transport DistributedTridiagonalPlan<T>::transport() const { return impl_->transport; }
+template <class T>
+bool DistributedTridiagonalPlan<T>::reduced_solve_on_device() const { return impl_->device_solve; }
 template <class T>
 Axis DistributedTridiagonalPlan<T>::axis() const { return impl_->axis; }
 template <class T>

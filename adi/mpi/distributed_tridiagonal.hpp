@@ -20,9 +20,10 @@
 // lines ignore a[0] on the first rank and c[m-1] on the last, like TridiagonalPlan.
 // SharedBands hold this rank's m rows of the shared coefficient arrays.
 //
-// Device memory: the local passes run on the device (solvers/cuda/partition_mpi.cu); only
-// the reduced rows (8 values per line) and their solution (2 per line) go through host
-// memory, since the MPI may not accept device pointers. A device solve of a split axis
+// Device memory: the local passes and (by default) the reduced solve run on the device
+// (solvers/cuda/partition_mpi.cu); the reduced rows (8 values per line) travel by the
+// plan's Transport: through page-locked host buffers and MPI, as device buffers through a
+// CUDA-aware MPI, or through NCCL on the executor's stream. A device solve of a split axis
 // returns when the work is done.
 #include <memory>
 #include <string>
@@ -46,6 +47,26 @@ const char* strategy_name(ReducedStrategy s);
 // Parses the names above; throws InvalidArgument listing them.
 ReducedStrategy strategy_from_name(const std::string& name);
 
+// How a device plan's reduced rows travel between the ranks of a split axis.
+enum class Transport {
+  automatic,       // nccl when built with NCCL and every rank of the axis has a GPU of its own,
+                   // else cuda_aware_mpi when cuda_aware(), else host_staging
+  host_staging,    // device -> page-locked host buffers -> MPI -> device (always works)
+  cuda_aware_mpi,  // MPI collectives on the device buffers (needs adi::mpi::cuda_aware())
+  nccl,            // NCCL collectives on the executor's stream, no host copies (ADI_WITH_NCCL,
+                   // one GPU per rank; allgather / alltoall)
+};
+const char* transport_name(Transport t);
+// Parses the names above; throws InvalidArgument listing them.
+Transport transport_from_name(const std::string& name);
+
+// Where a device plan with host staging solves the gathered reduced systems.
+enum class ReducedSolveSite {
+  automatic,  // the device, except for pcr (whose exchanges and eliminations run on the host)
+  host,       // the host (OpenMP), only the 2 unknowns per line go back to the device
+  device,     // the device (one thread per line): the gathered rows go to the device
+};
+
 struct DistributedOptions {
   bool periodic = false;  // the global lines are cyclic (the process grid axis need not be periodic)
   ReducedStrategy strategy = ReducedStrategy::automatic;
@@ -55,6 +76,12 @@ struct DistributedOptions {
   // solvers/cuda/partition_mpi.hpp). 0: enough for ~256K threads; 1: one thread per line.
   // Capped at m/2 (>= 2 rows per sub-segment).
   int device_subsegments = 0;
+  // Device plans of a split axis: how the reduced rows travel, and (host staging) where the
+  // reduced systems are solved. Host plans exchange host memory with plain MPI. An explicit
+  // transport that cannot work (no NCCL, ranks sharing a GPU, an MPI without CUDA support,
+  // pcr with a device transport) throws the same Unsupported on every rank.
+  Transport transport = Transport::automatic;
+  ReducedSolveSite reduced_solve = ReducedSolveSite::automatic;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).
@@ -85,11 +112,16 @@ class DistributedTridiagonalPlan {
 
   bool split() const;                  // the axis is split over more than one rank
   ReducedStrategy strategy() const;    // the strategy in use (meaningful when split())
+  // The transport in use: host_staging for host plans and unsplit axes (nothing to stage).
+  Transport transport() const;
+  // Whether the reduced systems are solved on the device (device plans of a split axis).
+  bool reduced_solve_on_device() const;
   const StrategyCosts& predicted() const;  // zero unless the strategy was automatic
   Axis axis() const;
   const Box3& box() const;
-  // Seconds of the last solve: local passes (reduction + back-substitution) and the
-  // reduced-system exchange and solve (incl. packing and, on a device, staging copies).
+  // Seconds of the last solve: local passes (reduction + back-substitution), the
+  // reduced-system exchange and solve, and (device plans) the copies between device and
+  // host buffers. Device plans time the phases with events on the stream.
   double last_local_seconds() const;
   double last_exchange_seconds() const;
   double last_staging_seconds() const;

@@ -4,12 +4,14 @@
 // periodic and not, per-element and shared bands, double and float, padded strides.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_tridiagonal.hpp"
+#include "adi/mpi/nccl_transport.hpp"
 #include "adi/tridiagonal.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "mpi_test_util.hpp"
@@ -50,7 +52,9 @@ Executor rank_executor(bool device) {
 // solution (reference kernel), and the distributed solve of this rank's box.
 template <class T>
 double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis, ReducedStrategy strategy,
-                         bool periodic, bool shared, unsigned seed, bool device = false, int subsegments = 0) {
+                         bool periodic, bool shared, unsigned seed, bool device = false, int subsegments = 0,
+                         Transport transport = Transport::automatic,
+                         ReducedSolveSite site = ReducedSolveSite::automatic) {
   const auto n = kGlobal;
   const index_t na = n[int(axis)];
   auto a = random_global<double>(n, seed, -1.0, 1.0);
@@ -91,7 +95,12 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
   const Executor exec = rank_executor(device);
   DistributedOptions opts{periodic, strategy};
   opts.device_subsegments = subsegments;
+  opts.transport = transport;
+  opts.reduced_solve = site;
   DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, opts);
+  if (device && plan.split() && transport != Transport::automatic) EXPECT_EQ(plan.transport(), transport);
+  if (device && plan.split() && site != ReducedSolveSite::automatic)
+    EXPECT_EQ(plan.reduced_solve_on_device(), site == ReducedSolveSite::device);
   if (device && plan.split() && subsegments > 0)
     EXPECT_EQ(plan.device_subsegments(), std::max<index_t>(1, std::min<index_t>(subsegments, box.extent(axis) / 2)));
   EXPECT_EQ(plan.split(), procs.dims(axis) > 1);
@@ -232,6 +241,179 @@ TEST(DistributedTridiagonal, DeviceMemory) {
                   << procs.describe() << " float, sub-segments " << sub;
             }
     }
+}
+
+// The GPU every rank of the world runs on (as rank_executor picks it).
+int rank_device() { return rank_executor(true).device(); }
+
+// Whether NCCL can run here: built with it and every rank on a GPU of its own (collective).
+std::string nccl_unavailable() {
+  if (!nccl::built()) return "adi::mpi built without NCCL";
+  const std::string shared = nccl::shared_gpu_report(MPI_COMM_WORLD, rank_device());
+  return shared.empty() ? std::string() : "ranks share a GPU: " + shared;
+}
+
+// Device plans through every transport that can work on this machine, against the
+// single-rank fp64 reference: allgather / alltoall (and pcr through host staging),
+// periodic and not, full and shared bands, odd extents (uneven splits), fp64 and fp32,
+// outputs poisoned with NaN.
+void transport_sweep(Transport t, const std::vector<ReducedSolveSite>& sites) {
+  for (const auto& dims : factorisations(world_size()))
+    for (bool periodic : {false, true}) {
+      ProcessGrid procs(MPI_COMM_WORLD, dims);
+      Decomposition dec(procs, kGlobal);
+      for (int ax = 0; ax < 3; ++ax)
+        for (ReducedStrategy s : kAll)
+          for (ReducedSolveSite site : sites)
+            for (bool shared : {false, true}) {
+              const int p = dims[ax];
+              const bool device_rows = t != Transport::host_staging || site == ReducedSolveSite::device;
+              if (s == ReducedStrategy::pcr && (device_rows || (periodic && (p & (p - 1)) != 0))) continue;
+              const std::string what = procs.describe() + " axis " + axis_name(Axis(ax)) + " " + strategy_name(s) +
+                                       " " + transport_name(t) + " site " + std::to_string(int(site)) +
+                                       (periodic ? " periodic" : "") + (shared ? " shared" : "");
+              EXPECT_LE(distributed_error<double>(procs, dec, Axis(ax), s, periodic, shared, 11u, true, 0, t, site),
+                        1e-12)
+                  << what;
+              if (!shared)  // fp32 once per case (the shared-band path is the same code in fp64)
+                EXPECT_LE(distributed_error<float>(procs, dec, Axis(ax), s, periodic, shared, 12u, true, 3, t, site),
+                          1e-5)
+                    << what << " float";
+            }
+    }
+}
+
+// (Transport::automatic with the automatic site is DeviceMemory above.)
+TEST(DistributedTridiagonal, DeviceHostStaging) {
+  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: host-staging transport NOT tested";
+  transport_sweep(Transport::host_staging, {ReducedSolveSite::host, ReducedSolveSite::device});
+}
+
+TEST(DistributedTridiagonal, DeviceCudaAwareMpi) {
+  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA-aware MPI transport NOT tested";
+  int aware = cuda_aware() ? 1 : 0, all = 0;
+  MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all) GTEST_SKIP() << "this MPI is not CUDA-aware (" << cuda_aware_report() << "): cuda_aware_mpi NOT tested";
+  transport_sweep(Transport::cuda_aware_mpi, {ReducedSolveSite::automatic});
+}
+
+TEST(DistributedTridiagonal, DeviceNccl) {
+  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: NCCL transport NOT tested";
+  const std::string why = nccl_unavailable();
+  if (!why.empty()) GTEST_SKIP() << "NCCL transport NOT tested: " << why;
+  transport_sweep(Transport::nccl, {ReducedSolveSite::automatic});
+}
+
+// Runs f on every rank, expects exception E whose message contains `text`, the same on
+// every rank (compared with rank 0's), then a barrier.
+template <class E, class F>
+void expect_same_everywhere(F&& f, const std::string& text) {
+  std::string msg;
+  try {
+    f();
+    ADD_FAILURE() << "no exception (expected one containing '" << text << "')";
+  } catch (const E& e) {
+    msg = e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+  EXPECT_NE(msg.find(text), std::string::npos) << "message: " << msg;
+  int len = int(msg.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string root(std::size_t(len), ' ');
+  if (world_rank() == 0) root = msg;
+  MPI_Bcast(root.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(msg, root) << "ranks disagree on the error";
+  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+}
+
+// An explicit transport that cannot work throws the same Unsupported on every rank.
+TEST(DistributedTridiagonal, UnsupportedTransports) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  ProcessGrid procs(MPI_COMM_WORLD, {1, 1, world_size()});
+  Decomposition dec(procs, kGlobal);
+  const Box3 box = dec.local_box();
+  auto make = [&](const Executor& e, Transport t, ReducedStrategy s = ReducedStrategy::allgather,
+                  ReducedSolveSite site = ReducedSolveSite::automatic) {
+    DistributedOptions o{false, s};
+    o.transport = t;
+    o.reduced_solve = site;
+    DistributedTridiagonalPlan<double> plan(procs, Axis::z, e, box, o);
+  };
+  // Host memory: only plain MPI.
+  expect_same_everywhere<Unsupported>([&] { make(Executor::host(), Transport::nccl); }, "needs device memory");
+  expect_same_everywhere<Unsupported>([&] { make(Executor::host(), Transport::cuda_aware_mpi); }, "needs device memory");
+  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device transports' refusals NOT tested";
+  const Executor dev = rank_executor(true);
+  const std::string why = nccl_unavailable();
+  if (!why.empty())
+    expect_same_everywhere<Unsupported>([&] { make(dev, Transport::nccl); },
+                                        nccl::built() ? "NCCL needs a GPU of its own" : "built without NCCL");
+  int aware = cuda_aware() ? 1 : 0, all = 0;
+  MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all)
+    expect_same_everywhere<Unsupported>([&] { make(dev, Transport::cuda_aware_mpi); }, "does not take device pointers");
+  if (why.empty() || all)  // a device transport exists: pcr and the host solve cannot use it
+    expect_same_everywhere<Unsupported>(
+        [&] { make(dev, why.empty() ? Transport::nccl : Transport::cuda_aware_mpi, ReducedStrategy::pcr); },
+        "strategy pcr");
+  expect_same_everywhere<Unsupported>(
+      [&] { make(dev, Transport::host_staging, ReducedStrategy::pcr, ReducedSolveSite::device); },
+      "does not apply to strategy pcr");
+  // What automatic picks here, for the log.
+  DistributedOptions o;
+  DistributedTridiagonalPlan<double> plan(procs, Axis::z, dev, box, o);
+  if (world_rank() == 0)
+    std::printf("[ info ] automatic transport here: %s (%s; MPI %s; NCCL %s)\n", transport_name(plan.transport()),
+                why.empty() ? "every rank has its own GPU" : why.c_str(), all ? "CUDA-aware" : "not CUDA-aware",
+                nccl::version().c_str());
+}
+
+// A zero pivot on one rank of a device plan: SingularSystem on every rank, whatever the
+// transport (the NaN-poisoned reduced rows reach every rank's back-substitution flag).
+TEST(DistributedTridiagonal, DeviceZeroPivotEveryTransport) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device zero-pivot NOT tested";
+  const int p = world_size();
+  ProcessGrid procs(MPI_COMM_WORLD, {1, 1, p});
+  const std::array<index_t, 3> n{5, 4, 6 * p};
+  Decomposition dec(procs, n);
+  const Box3 box = Box3::dense(n[0], n[1], 6);
+  const Executor dev = rank_executor(true);
+  std::vector<double> a(std::size_t(box.size()), -1.0), b(a.size(), 4.0), c(a.size(), -1.0), d(a.size(), 1.0);
+  if (world_rank() == p - 1) a[2 * 20] = b[2 * 20] = c[2 * 20] = 0.0;  // row 2 of line 0 on the last rank
+  auto on = [&](const std::vector<double>& v) {
+    Array<double> x(index_t(v.size()), dev);
+    x.copy_from_host(v.data());
+    return x;
+  };
+  Array<double> da = on(a), db = on(b), dc = on(c), dd = on(d), du = on(d);
+  std::vector<Transport> ts{Transport::host_staging, Transport::automatic};
+  if (nccl_unavailable().empty()) ts.push_back(Transport::nccl);
+  for (Transport t : ts)
+    for (ReducedStrategy s : {ReducedStrategy::allgather, ReducedStrategy::alltoall})
+      for (ReducedSolveSite site : {ReducedSolveSite::host, ReducedSolveSite::device}) {
+        if (t != Transport::host_staging && site == ReducedSolveSite::host) continue;
+        DistributedOptions o{false, s};
+        o.transport = t;
+        o.reduced_solve = site;
+        o.device_subsegments = site == ReducedSolveSite::host ? 1 : 2;
+        DistributedTridiagonalPlan<double> plan(procs, Axis::z, dev, box, o);
+        expect_same_everywhere<SingularSystem>(
+            [&] { plan.solve(Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data()); }, "pivot");
+      }
+}
+
+TEST(DistributedTridiagonal, TransportNames) {
+  for (Transport t : {Transport::automatic, Transport::host_staging, Transport::cuda_aware_mpi, Transport::nccl})
+    EXPECT_EQ(transport_from_name(transport_name(t)), t);
+  EXPECT_THROW(transport_from_name("carrier_pigeon"), InvalidArgument);
+  EXPECT_THROW(transport_from_name(""), InvalidArgument);
+  try {
+    transport_from_name("mpi");
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("host_staging, cuda_aware_mpi, nccl"), std::string::npos) << e.what();
+  }
 }
 
 TEST(DistributedTridiagonal, StrategyNames) {
