@@ -11,7 +11,7 @@
 // warm-up. In the same run it measures the copy bandwidth of the memory the arrays live
 // in and the axis communicator's latency/bandwidth, and prints for every strategy:
 // ms per solve, the split between local passes, reduced-system exchange and (device)
-// staging copies, and the ratio to the traffic model
+// staging copies (device plans: per transport, --transport), and the ratio to the traffic model
 //   model = 5 arrays * local nodes * sizeof(T) / copy bandwidth       (unsplit: read a, b, c, d, write u)
 //   model = 11 arrays * local nodes * sizeof(T) / copy bandwidth      (split: the partition method's passes)
 //         + allreduce latency + exchanged bytes / network bandwidth,
@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,12 +30,15 @@
 #include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_tridiagonal.hpp"
+#include "adi/mpi/nccl_transport.hpp"
 #include "solvers/cuda/backend.hpp"
 
 namespace {
 
 using namespace adi;
+using adi::mpi::ReducedSolveSite;
 using adi::mpi::ReducedStrategy;
+using adi::mpi::Transport;
 
 double now() { return MPI_Wtime(); }
 
@@ -51,7 +55,7 @@ double max_over_ranks(double x) {
 
 struct Row {
   int ranks;
-  std::string memory, strategy;
+  std::string memory, strategy, transport;
   double ms, local_ms, exchange_ms, staging_ms, model_ms, first_ms;
   double exch_kib;
 };
@@ -64,7 +68,23 @@ struct Args {
   index_t weak = 0;            // > 0: the heat-sweep weak-scaling series, weak^3 nodes per rank
   std::string split = "z";     // its split axis (or axes, e.g. "zy")
   int subsegments = 0;         // device plans: sub-segments per line segment (0: automatic)
+  std::string transport = "all";    // device plans of a split axis: all, or one transport's name
+  std::string reduced_solve = "automatic";  // with one transport: automatic, host, device
+  bool nccl_probe = false;     // try ncclCommInitRank without the one-GPU-per-rank check
 };
+
+// The (transport, reduced-solve site) pairs a device run compares.
+std::vector<std::pair<Transport, ReducedSolveSite>> transport_list(const Args& args) {
+  if (args.transport == "all")
+    return {{Transport::host_staging, ReducedSolveSite::host},
+            {Transport::host_staging, ReducedSolveSite::device},
+            {Transport::cuda_aware_mpi, ReducedSolveSite::automatic},
+            {Transport::nccl, ReducedSolveSite::automatic}};
+  const ReducedSolveSite site = args.reduced_solve == "host"     ? ReducedSolveSite::host
+                                : args.reduced_solve == "device" ? ReducedSolveSite::device
+                                                                 : ReducedSolveSite::automatic;
+  return {{adi::mpi::transport_from_name(args.transport), site}};
+}
 
 // One row of the weak-scaling series.
 struct WeakRow {
@@ -135,12 +155,30 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
   } else {
     strategies = {adi::mpi::strategy_from_name(args.strategy)};
   }
-  for (ReducedStrategy s : strategies) {
+  std::vector<std::pair<Transport, ReducedSolveSite>> transports{{Transport::automatic, ReducedSolveSite::automatic}};
+  if (device && size > 1) transports = transport_list(args);
+  for (ReducedStrategy s : strategies)
+    for (const auto& [tr, site] : transports) {
+    // pcr exchanges and eliminates on the host: only host staging with the host solve.
+    if (device && s == ReducedStrategy::pcr && (tr != Transport::host_staging || site == ReducedSolveSite::device) &&
+        args.transport == "all")
+      continue;
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = now();
     adi::mpi::DistributedOptions opts{false, s};
     opts.device_subsegments = args.subsegments;
-    adi::mpi::DistributedTridiagonalPlan<T> plan(procs, Axis::z, exec, box, opts);
+    opts.transport = tr;
+    opts.reduced_solve = site;
+    std::optional<adi::mpi::DistributedTridiagonalPlan<T>> made;
+    try {
+      made.emplace(procs, Axis::z, exec, box, opts);
+    } catch (const adi::Unsupported& e) {  // the same on every rank
+      if (rank == 0)
+        std::printf("not run: %s, transport %s: %s\n", adi::mpi::strategy_name(s), adi::mpi::transport_name(tr),
+                    e.what());
+      continue;
+    }
+    auto& plan = *made;
     plan.solve(Bands<T>{A.a.data(), A.b.data(), A.c.data()}, A.d.data(), A.u.data());
     exec.synchronize();
     const double first = max_over_ranks(now() - t0);
@@ -168,10 +206,15 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
                            ? std::string("automatic->") + adi::mpi::strategy_name(plan.strategy())
                            : adi::mpi::strategy_name(s);
     if (device && plan.split()) name += " S=" + std::to_string(plan.device_subsegments());
-    rows.push_back({size, device ? "device" : "host", name, 1e3 * median(t), 1e3 * median(tl), 1e3 * median(te),
+    std::string tname = !plan.split() ? "-" : !device ? "host MPI" : adi::mpi::transport_name(plan.transport());
+    if (device && plan.split() && plan.transport() == Transport::host_staging)
+      tname += plan.reduced_solve_on_device() ? " / device solve" : " / host solve";
+    if (device && plan.split() && tr == Transport::automatic) tname = "automatic->" + tname;
+    rows.push_back({size, device ? "device" : "host", name, tname, 1e3 * median(t), 1e3 * median(tl), 1e3 * median(te),
                     1e3 * median(ts), 1e3 * model, 1e3 * first, exch / 1024.0});
     if (rank == 0)
-      std::fprintf(stderr, "  %s %s: %.3f ms\n", device ? "device" : "host", name.c_str(), rows.back().ms);
+      std::fprintf(stderr, "  %s %s %s: %.3f ms\n", device ? "device" : "host", name.c_str(), tname.c_str(),
+                   rows.back().ms);
   }
   if (rank == 0) {
     std::printf("%s memory, %d rank(s): local box %lldx%lldx%lld, copy bandwidth %.1f GB/s; axis allreduce %.1f us, "
@@ -333,10 +376,18 @@ int main(int argc, char** argv) {
       args.split = next();
     } else if (a == "--subsegments") {
       args.subsegments = std::max(0, std::stoi(next()));
+    } else if (a == "--transport") {
+      args.transport = next();
+    } else if (a == "--reduced-solve") {
+      args.reduced_solve = next();
+    } else if (a == "--nccl-probe") {
+      args.nccl_probe = true;
     } else {
       if (rank == 0)
         std::printf("usage: mpirun -np P bench_mpi_tridiagonal [--n 128x128x4096] [--memory host|device|both] "
                     "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr] [--subsegments S]\n"
+                    "       [--transport all|automatic|host_staging|cuda_aware_mpi|nccl] "
+                    "[--reduced-solve automatic|host|device] [--nccl-probe]\n"
                     "       mpirun -np P bench_mpi_tridiagonal --weak 512 [--split z|y|x|zy] [--memory ...]   "
                     "# heat-sweep weak scaling, 512^3 nodes per rank\n");
       MPI_Finalize();
@@ -346,6 +397,35 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   std::vector<WeakRow> weak;
   int rc = 0;
+  if (args.transport != "all") {
+    try {
+      (void)transport_list(args);
+    } catch (const adi::Error& e) {
+      if (rank == 0) std::fprintf(stderr, "bench_mpi_tridiagonal: error: %s\n", e.what());
+      MPI_Finalize();
+      return 2;
+    }
+  }
+  if (args.nccl_probe) {
+    // What NCCL itself says to this set of ranks (e.g. two ranks on one GPU), without the
+    // plan's one-GPU-per-rank check.
+    int dev = 0;
+    if (Executor::cuda_available()) {
+      MPI_Comm local;
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+      int lr = 0;
+      MPI_Comm_rank(local, &lr);
+      MPI_Comm_free(&local);
+      dev = lr % std::max(1, cuda_backend::device_count());
+    }
+    const std::string shared = adi::mpi::nccl::shared_gpu_report(MPI_COMM_WORLD, dev);
+    const std::string answer = adi::mpi::nccl::probe_init(MPI_COMM_WORLD, dev);
+    std::printf("nccl probe rank %d: NCCL %s, GPU check: %s; ncclCommInitRank: %s\n", rank,
+                adi::mpi::nccl::version().c_str(), shared.empty() ? "every rank has its own GPU" : shared.c_str(),
+                answer.c_str());
+    MPI_Finalize();
+    return 0;
+  }
   if (args.weak > 0) {
     try {
       for (char sp : args.split) {
@@ -373,9 +453,10 @@ int main(int argc, char** argv) {
   try {
     if (rank == 0) {
       std::printf("bench_mpi_tridiagonal: %lldx%lldx%lld %s, lines along z split over %d rank(s); MPI CUDA-aware: %s "
-                  "(%s)\n",
+                  "(%s); NCCL: %s\n",
                   (long long)args.n[0], (long long)args.n[1], (long long)args.n[2], "fp64", size,
-                  adi::mpi::cuda_aware() ? "yes" : "no", adi::mpi::cuda_aware_report().c_str());
+                  adi::mpi::cuda_aware() ? "yes" : "no", adi::mpi::cuda_aware_report().c_str(),
+                  adi::mpi::nccl::version().c_str());
     }
     if (args.memory == "host" || args.memory == "both") run_case<double>(args, false, rank, size, rows);
     if ((args.memory == "device" || args.memory == "both")) {
@@ -389,12 +470,13 @@ int main(int argc, char** argv) {
     rc = 2;
   }
   if (rank == 0 && !rows.empty()) {
-    std::printf("\n| ranks | memory | strategy | ms/solve | local ms | exchange ms | staging ms | exchanged KiB/rank "
-                "| model ms | ratio | plan+first ms |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("\n| ranks | memory | strategy | transport | ms/solve | local ms | exchange ms | staging ms | "
+                "exchanged KiB/rank | model ms | ratio | plan+first ms |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const Row& r : rows)
-      std::printf("| %d | %s | %s | %.3f | %.3f | %.3f | %.3f | %.0f | %.3f | %.2f | %.1f |\n", r.ranks,
-                  r.memory.c_str(), r.strategy.c_str(), r.ms, r.local_ms, r.exchange_ms, r.staging_ms, r.exch_kib,
-                  r.model_ms, r.ms / r.model_ms, r.first_ms);
+      std::printf("| %d | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.0f | %.3f | %.2f | %.1f |\n", r.ranks,
+                  r.memory.c_str(), r.strategy.c_str(), r.transport.c_str(), r.ms, r.local_ms, r.exchange_ms,
+                  r.staging_ms, r.exch_kib, r.model_ms, r.ms / r.model_ms, r.first_ms);
   }
   MPI_Finalize();
   return rc;
