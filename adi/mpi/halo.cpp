@@ -1,19 +1,113 @@
 #include "adi/mpi/halo.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
+
+#include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/heat_mpi.hpp"
 
 namespace adi::mpi {
 
+namespace dev = cuda_backend::heat_mpi;
+
 template <class T>
-LocalField<T>::LocalField(const Decomposition& dec, std::array<int, 3> ghosts) : ghosts_(ghosts) {
+LocalField<T>::LocalField(const Decomposition& dec, std::array<int, 3> ghosts, const Executor& exec)
+    : ghosts_(ghosts), exec_(exec) {
   for (int g : ghosts) detail::require(g >= 0 && g <= 8, "LocalField: ghost widths must be in 0..8");
   const index_t ex = dec.extent(Axis::x), ey = dec.extent(Axis::y), ez = dec.extent(Axis::z);
   const index_t ax = ex + 2 * ghosts[0], ay = ey + 2 * ghosts[1], az = ez + 2 * ghosts[2];
   all_ = Box3::dense(ax, ay, az);
   offset_ = ghosts[0] + ghosts[1] * all_.sy + ghosts[2] * all_.sz;
   interior_ = Box3{ex, ey, ez, all_.sy, all_.sz};
-  storage_.assign(std::size_t(all_.size()), T(0));
+  if (on_device()) {
+    cuda_backend::set_device(exec.device());
+    device_ = Array<T>(all_.size(), exec);
+    cuda_backend::memset_zero(device_.data(), std::size_t(all_.size()) * sizeof(T));
+  } else {
+    storage_.assign(std::size_t(all_.size()), T(0));
+  }
+}
+
+template <class T>
+LocalField<T>::LocalField(const LocalField& o)
+    : ghosts_(o.ghosts_), all_(o.all_), interior_(o.interior_), offset_(o.offset_), exec_(o.exec_),
+      storage_(o.storage_) {
+  if (o.on_device()) {
+    device_ = Array<T>(all_.size(), exec_);
+    copy_from(o);
+  }
+}
+
+template <class T>
+LocalField<T>& LocalField<T>::operator=(const LocalField& o) {
+  if (this != &o) *this = LocalField(o);
+  return *this;
+}
+
+template <class T>
+void LocalField<T>::copy_to_host(T* dst) const {
+  detail::copy_bytes(dst, MemorySpace::host, data(), exec_.memory_space(), std::size_t(all_.size()) * sizeof(T),
+                     exec_.stream());
+}
+
+template <class T>
+void LocalField<T>::copy_from_host(const T* src) {
+  detail::copy_bytes(data(), exec_.memory_space(), src, MemorySpace::host, std::size_t(all_.size()) * sizeof(T),
+                     exec_.stream());
+}
+
+// The interior of a device field is not contiguous: these go through a host image of
+// the whole allocation (helpers for set-up and output, not for the time loop).
+template <class T>
+void LocalField<T>::copy_interior_to_host(T* dst) const {
+  std::vector<T> img;
+  const T* src = data();
+  if (on_device()) {
+    img.resize(std::size_t(all_.size()));
+    copy_to_host(img.data());
+    src = img.data();
+  }
+  std::size_t q = 0;
+  for (index_t k = 0; k < interior_.nz; ++k)
+    for (index_t j = 0; j < interior_.ny; ++j, q += std::size_t(interior_.nx))
+      std::memcpy(dst + q, src + index(0, j, k), std::size_t(interior_.nx) * sizeof(T));
+}
+
+template <class T>
+void LocalField<T>::copy_interior_from_host(const T* src) {
+  std::vector<T> img;
+  T* dst = data();
+  if (on_device()) {
+    img.resize(std::size_t(all_.size()));
+    copy_to_host(img.data());
+    dst = img.data();
+  }
+  std::size_t q = 0;
+  for (index_t k = 0; k < interior_.nz; ++k)
+    for (index_t j = 0; j < interior_.ny; ++j, q += std::size_t(interior_.nx))
+      std::memcpy(dst + index(0, j, k), src + q, std::size_t(interior_.nx) * sizeof(T));
+  if (on_device()) copy_from_host(img.data());
+}
+
+template <class T>
+LocalField<T> LocalField<T>::to_host() const {
+  LocalField h;
+  h.ghosts_ = ghosts_;
+  h.all_ = all_;
+  h.interior_ = interior_;
+  h.offset_ = offset_;
+  h.storage_.resize(std::size_t(all_.size()));
+  copy_to_host(h.storage_.data());
+  return h;
+}
+
+template <class T>
+void LocalField<T>::copy_from(const LocalField& o) {
+  detail::require(o.all_.nx == all_.nx && o.all_.ny == all_.ny && o.all_.nz == all_.nz && o.ghosts_ == ghosts_,
+                  "LocalField::copy_from: the fields differ in shape (extents or ghost widths)");
+  detail::copy_bytes(data(), exec_.memory_space(), o.data(), o.exec_.memory_space(),
+                     std::size_t(all_.size()) * sizeof(T), on_device() ? exec_.stream() : o.exec_.stream());
 }
 
 template <class T>
@@ -32,14 +126,72 @@ HaloExchange<T>::HaloExchange(const ProcessGrid& procs, const LocalField<T>& f)
           std::string("HaloExchange: ") + std::to_string(e) + " node(s) along " + axis_name(Axis(a)) +
               " are fewer than the ghost width " + std::to_string(ghosts_[a]));
   }
+  if (f.on_device()) {
+    device_ = true;
+    cuda_backend::set_device(f.executor().device());
+    dbuf_ = Array<T>(std::max<index_t>(4 * most, 1), f.executor());
+    pinned_ = std::shared_ptr<T>(static_cast<T*>(dev::pinned_alloc(std::size_t(4 * most) * sizeof(T))),
+                                 [](T* p) { dev::pinned_free(p); });
+    return;
+  }
   send_lo_.resize(std::size_t(most));
   send_hi_.resize(std::size_t(most));
   recv_lo_.resize(std::size_t(most));
   recv_hi_.resize(std::size_t(most));
 }
 
+// Per axis: pack both owned slabs on the device, one copy to page-locked memory, the two
+// MPI_Sendrecv of the host exchange, one copy back, unpack. An axis with the rank itself
+// on both sides (periodic, not split) wraps on the device; one with no neighbour is skipped.
+template <class T>
+void HaloExchange<T>::exchange_device(LocalField<T>& f) {
+  const Executor& ex = f.executor();
+  void* stream = ex.stream();
+  cuda_backend::set_device(ex.device());
+  MPI_Comm c = procs_->comm();
+  const MPI_Datatype type = mpi_type<T>();
+  for (int a = 0; a < 3; ++a) {
+    const int g = ghosts_[a];
+    if (g == 0) continue;
+    const Axis ax = Axis(a);
+    const int lo = procs_->neighbor(ax, false), hi = procs_->neighbor(ax, true);
+    if (lo == MPI_PROC_NULL && hi == MPI_PROC_NULL) continue;
+    const index_t count = dev::halo_count(all_, a, g);
+    T* dsend = dbuf_.data();
+    T* drecv = dsend + 2 * count;
+    dev::pack_halo<T>(f.data(), all_, a, g, dsend, stream);
+    if (lo == procs_->rank() && hi == procs_->rank()) {
+      // Our own first slab is our high ghosts, our last slab our low ghosts.
+      dev::unpack_halo<T>(f.data(), all_, a, g, dsend + count, dsend, stream);
+      continue;
+    }
+    T* hsend = pinned_.get();
+    T* hrecv = hsend + 2 * count;
+    const std::size_t bytes = std::size_t(2 * count) * sizeof(T);
+    cuda_backend::copy_on_stream(hsend, dsend, bytes, cuda_backend::Copy::device_to_host, stream);
+    cuda_backend::synchronize(stream);
+    check_mpi(MPI_Sendrecv(hsend, int(count), type, lo, 10 + a, hrecv + count, int(count), type, hi, 10 + a, c,
+                           MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+    check_mpi(MPI_Sendrecv(hsend + count, int(count), type, hi, 20 + a, hrecv, int(count), type, lo, 20 + a, c,
+                           MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+    cuda_backend::copy_on_stream(drecv, hrecv, bytes, cuda_backend::Copy::host_to_device, stream);
+    dev::unpack_halo<T>(f.data(), all_, a, g, lo != MPI_PROC_NULL ? drecv : nullptr,
+                        hi != MPI_PROC_NULL ? drecv + count : nullptr, stream);
+  }
+}
+
 template <class T>
 void HaloExchange<T>::exchange(LocalField<T>& f) {
+  detail::require(f.on_device() == device_ && f.allocated().nx == all_.nx && f.allocated().ny == all_.ny &&
+                      f.allocated().nz == all_.nz,
+                  "HaloExchange::exchange: the field differs in shape or memory space from the one the "
+                  "exchange was built for");
+  if (device_) {
+    exchange_device(f);
+    return;
+  }
   const Box3& b = all_;
   T* data = f.data();
   for (int a = 0; a < 3; ++a) {

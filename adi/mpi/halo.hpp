@@ -10,10 +10,21 @@
 //
 // Exchanges run axis after axis over the ghosted extents of the axes already done, so
 // edge and corner ghosts are filled too (the mixed-derivative stencil reads them).
-// Host memory.
+//
+// Host or device memory (the executor's). A device field has no operator(): read and
+// write it through copy_to_host / copy_from_host (whole allocation or interior), or
+// to_host() / copy_from() with a host LocalField of the same shape:
+//   adi::mpi::LocalField<double> d(dec, {1, 1, 1}, adi::Executor::cuda(dev));
+//   adi::mpi::LocalField<double> h(dec, {1, 1, 1});  ... h(i, j, k) = ...;  d.copy_from(h);
+// The device exchange packs the faces on the device (solvers/cuda/heat_mpi.cu), copies
+// them once into page-locked host buffers, exchanges them with MPI exactly like the host
+// exchange, copies them back and unpacks them (the MPI may not accept device pointers).
+// A periodic axis that is not split wraps on the device without leaving it.
 #include <array>
+#include <memory>
 #include <vector>
 
+#include "adi/executor.hpp"
 #include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/process_grid.hpp"
@@ -24,30 +35,55 @@ template <class T>
 class LocalField {
  public:
   LocalField() = default;
-  // This rank's box of `dec` with ghosts[a] ghost layers on both sides of axis a.
-  LocalField(const Decomposition& dec, std::array<int, 3> ghosts);
+  // This rank's box of `dec` with ghosts[a] ghost layers on both sides of axis a, in
+  // exec's memory (zero-filled).
+  LocalField(const Decomposition& dec, std::array<int, 3> ghosts, const Executor& exec = Executor::host());
+  // Copies are deep (a device field gets its own device memory).
+  LocalField(const LocalField& other);
+  LocalField& operator=(const LocalField& other);
+  LocalField(LocalField&&) noexcept = default;
+  LocalField& operator=(LocalField&&) noexcept = default;
+
+  const Executor& executor() const { return exec_; }
+  bool on_device() const { return exec_.is_cuda(); }
 
   const std::array<int, 3>& ghosts() const { return ghosts_; }
   index_t extent(Axis a) const { return interior_.extent(a); }
   // The interior (owned nodes) as a Box3 over data() + offset().
   const Box3& interior() const { return interior_; }
   index_t offset() const { return offset_; }
-  T* interior_data() { return storage_.data() + offset_; }
-  const T* interior_data() const { return storage_.data() + offset_; }
-  // The whole allocation, ghosts included.
+  T* interior_data() { return data() + offset_; }
+  const T* interior_data() const { return data() + offset_; }
+  // The whole allocation, ghosts included (in the executor's memory space).
   const Box3& allocated() const { return all_; }
-  T* data() { return storage_.data(); }
-  const T* data() const { return storage_.data(); }
+  T* data() { return on_device() ? device_.data() : storage_.data(); }
+  const T* data() const { return on_device() ? device_.data() : storage_.data(); }
   // Node (i, j, k) of this rank's box; -ghost .. extent+ghost-1 reach the ghosts.
+  // Host fields only (unchecked, like Field::operator()).
   T& operator()(index_t i, index_t j, index_t k) { return storage_[std::size_t(index(i, j, k))]; }
   const T& operator()(index_t i, index_t j, index_t k) const { return storage_[std::size_t(index(i, j, k))]; }
   index_t index(index_t i, index_t j, index_t k) const { return offset_ + i + j * all_.sy + k * all_.sz; }
+
+  // Host access for any memory space (synchronous, after the work queued on the
+  // executor's stream). The whole allocation: allocated().size() values in storage order.
+  void copy_to_host(T* dst) const;
+  void copy_from_host(const T* src);
+  // The interior only, as a dense extent(x) * extent(y) * extent(z) array (x fastest);
+  // the ghosts are left as they are.
+  void copy_interior_to_host(T* dst) const;
+  void copy_interior_from_host(const T* src);
+  // A host copy of this field (same shape, ghosts included).
+  LocalField to_host() const;
+  // Copies every value (ghosts included) from a field of the same shape, any memory space.
+  void copy_from(const LocalField& other);
 
  private:
   std::array<int, 3> ghosts_{};
   Box3 all_{}, interior_{};
   index_t offset_ = 0;
-  std::vector<T> storage_;
+  Executor exec_ = Executor::host();
+  std::vector<T> storage_;  // host fields
+  Array<T> device_;         // device fields
 };
 
 template <class T>
@@ -55,16 +91,24 @@ class HaloExchange {
  public:
   // Collective over procs.comm(): buffers for `f`'s shape. Every rank's field must have
   // the same ghost widths (checked, same error on every rank).
+  // A device field (f.on_device()) gets device and page-locked host buffers; exchange()
+  // then takes fields of that memory space only.
   HaloExchange(const ProcessGrid& procs, const LocalField<T>& f);
   // Collective: fills f's ghost layers along every axis with a ghost width > 0.
   // At a non-periodic end of the process grid the ghosts are left as they are.
   void exchange(LocalField<T>& f);
 
  private:
+  void exchange_device(LocalField<T>& f);
   const ProcessGrid* procs_;
   std::array<int, 3> ghosts_{};
   Box3 all_{};
   std::vector<T> send_lo_, send_hi_, recv_lo_, recv_hi_;
+  // Device fields: send | recv slabs on the device (4 x the largest slab) and their
+  // page-locked host copies.
+  bool device_ = false;
+  Array<T> dbuf_;
+  std::shared_ptr<T> pinned_;
 };
 
 extern template class LocalField<float>;

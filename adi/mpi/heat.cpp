@@ -5,11 +5,17 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/heat_mpi.hpp"
+
 namespace adi::mpi {
+
+namespace dev = cuda_backend::heat_mpi;
 
 namespace {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -47,6 +53,188 @@ struct DistributedHeat<T>::Impl {
   std::vector<int> order;  // active axes
   DistributedTimings tm;
   long taken = 0;
+
+  // Device heat (exec.is_cuda()): U, W and the bands live on exec's GPU.
+  Executor exec = Executor::host();
+  bool dev = false;
+  std::array<std::array<Array<T>, 3>, 3> dbands;  // [axis][a, b, c]
+  // Dirichlet data of the faces this rank owns, as planes of doubles (heat_mpi.hpp's
+  // FacePlane: the face's nodes and one more on each side), evaluated on the host into
+  // page-locked memory and kept on the device for the last two times asked for.
+  std::array<int, 6> plane_of{-1, -1, -1, -1, -1, -1};
+  std::vector<dev::FacePlane> planes;
+  index_t plane_values = 0;
+  bool static_planes = false;  // every Dirichlet face constant: evaluated once
+  std::shared_ptr<double> hplanes;
+  std::array<Array<double>, 2> gslot;
+  std::array<double, 2> slot_t{};
+  std::array<bool, 2> slot_valid{};
+
+  void fence() const {
+    if (dev) exec.synchronize();
+  }
+  void* stream() const { return exec.stream(); }
+
+  bool owns_face(int a, int side) const { return side ? dir_hi[a] && touch_hi[a] : dir_lo[a] && touch_lo[a]; }
+
+  void setup_planes() {
+    for (int a = 0; a < 3; ++a)
+      for (int side = 0; side < 2; ++side) {
+        if (!owns_face(a, side)) continue;
+        dev::FacePlane fp;
+        fp.axis = a;
+        fp.hi = side == 1;
+        fp.plane = side ? e[a] - 1 : 0;
+        index_t count = 1;
+        for (int i = 0; i < 3; ++i) {
+          if (i == a) continue;
+          fp.plo[i] = active[i] ? ulo[i] - 1 : 0;
+          fp.pn[i] = active[i] ? uhi[i] - ulo[i] + 3 : 1;
+          count *= fp.pn[i];
+        }
+        fp.offset = plane_values;
+        plane_values += count;
+        plane_of[std::size_t(2 * a + side)] = int(planes.size());
+        planes.push_back(fp);
+      }
+    if (planes.empty()) return;
+    static_planes = true;
+    for (const dev::FacePlane& fp : planes)
+      static_planes = static_planes && bc[face_of(Axis(fp.axis), fp.hi)].is_constant();
+    hplanes = std::shared_ptr<double>(static_cast<double*>(dev::pinned_alloc(std::size_t(plane_values) * sizeof(double))),
+                                      [](double* q) { dev::pinned_free(q); });
+    for (auto& g : gslot) g = Array<double>(plane_values, exec);
+  }
+
+  // g(t) on every owned face plane, on the device; evaluates (host, then one copy) into
+  // a slot that does not hold time `keep` unless t is already there. The boundary
+  // functions are called from several OpenMP threads: they must be pure.
+  const double* planes_at(double t, double keep) {
+    int slot = -1;
+    if (static_planes) {
+      if (slot_valid[0]) return gslot[0].data();
+      slot = 0;
+    } else {
+      for (int q = 0; q < 2; ++q)
+        if (slot_valid[std::size_t(q)] && slot_t[std::size_t(q)] == t) return gslot[std::size_t(q)].data();
+      slot = !slot_valid[0] ? 0 : !slot_valid[1] ? 1 : (slot_t[0] == keep ? 1 : 0);
+    }
+    double* h = hplanes.get();
+    for (const dev::FacePlane& fp : planes) {
+      const int a = fp.axis, o1 = a == 0 ? 1 : 0, o2 = a == 2 ? 1 : 2;
+      const Boundary& g = bc[face_of(Axis(a), fp.hi)];
+      const double xa = coord(a, fp.plane);
+      const index_t n1 = fp.pn[o1], n2 = fp.pn[o2];
+#pragma omp parallel for schedule(static) if (n1 * n2 >= 16384)
+      for (index_t c2 = 0; c2 < n2; ++c2) {
+        double x[3];
+        x[a] = xa;
+        x[o2] = wrapped_coord(o2, fp.plo[o2] + c2);
+        for (index_t c1 = 0; c1 < n1; ++c1) {
+          x[o1] = wrapped_coord(o1, fp.plo[o1] + c1);
+          h[fp.offset + c1 + c2 * n1] = g.value(t, x[0], x[1], x[2]);
+        }
+      }
+    }
+    gslot[std::size_t(slot)].copy_from_host(h);
+    slot_valid[std::size_t(slot)] = true;
+    slot_t[std::size_t(slot)] = t;
+    return gslot[std::size_t(slot)].data();
+  }
+  // The coordinate of local index `local` along a, wrapping around the global axis (the
+  // planes' outer nodes of a periodic axis).
+  double wrapped_coord(int a, index_t local) const {
+    return grid.axis(Axis(a))[(lo[a] + local + n[a]) % n[a]];
+  }
+
+  void set_boundary_device(double t, LocalField<T>& V) {
+    Timer timer(tm.boundary);
+    if (planes.empty()) return;
+    cuda_backend::set_device(exec.device());
+    const double* g = planes_at(t, std::numeric_limits<double>::quiet_NaN());
+    std::array<dev::FaceWrite, 6> w{};
+    int count = 0;
+    for (const dev::FacePlane& fp : planes) {
+      dev::FaceWrite& f = w[std::size_t(count++)];
+      f.p = fp;
+      for (int i = 0; i < 3; ++i) {
+        if (i == fp.axis) continue;
+        f.from[i] = 0;
+        f.to[i] = e[i] - 1;
+        // A later face (higher axis) writes the shared edge, as the host loop does.
+        f.skip_lo[i] = i > fp.axis && owns_face(i, 0);
+        f.skip_hi[i] = i > fp.axis && owns_face(i, 1);
+      }
+    }
+    dev::write_faces<T>(V.data(), V.allocated(), V.offset(), w.data(), count, g, g, false, stream());
+    fence();
+  }
+
+  // The stage along a's Dirichlet end rows on the device (stage_value's formula from the
+  // face planes at t0 and t1).
+  void stage_faces_device(int a, double s, double t0, double t1, const std::vector<int>& later) {
+    std::array<dev::FaceWrite, 2> w{};
+    int count = 0;
+    for (int side = 0; side < 2; ++side) {
+      const int pi = plane_of[std::size_t(2 * a + side)];
+      if (pi < 0) continue;
+      dev::FaceWrite& f = w[std::size_t(count++)];
+      f.p = planes[std::size_t(pi)];
+      for (int i = 0; i < 3; ++i) {
+        if (i == a) continue;
+        f.from[i] = ulo[i];
+        f.to[i] = uhi[i];
+      }
+      for (int i : later)
+        if (i != a) f.weight[i] = s * rate[i];
+    }
+    if (count == 0) return;
+    const double* gn = planes_at(t1, t0);
+    const double* go = planes_at(t0, t1);
+    dev::write_faces<T>(W.data(), W.allocated(), W.offset(), w.data(), count, gn, go, true, stream());
+  }
+
+  void douglas_device(double t0, double t1, double theta) {
+    const double dt = t1 - t0, s = theta * dt;
+    cuda_backend::set_device(exec.device());
+    set_boundary_device(t0, U);
+    {
+      Timer timer(tm.halo);
+      halo->exchange(U);
+      fence();
+    }
+    {
+      // W = U + dt F(U) - s F_a(U) for the first axis a: the explicit part and the first
+      // stage's right-hand side in one pass.
+      Timer timer(tm.explicit_part);
+      T coef[3] = {T(0), T(0), T(0)};
+      for (int a : order) coef[a] = T(dt * rate[a] - (a == order[0] ? s * rate[a] : 0.0));
+      dev::heat_combine<T>(U.data(), W.data(), U.allocated(), U.offset(), ulo.data(), uhi.data(), coef, false,
+                           stream());
+      fence();
+    }
+    for (std::size_t j = 0; j < order.size(); ++j) {
+      const int a = order[j];
+      const bool last = j + 1 == order.size();
+      const std::vector<int> later(order.begin() + std::ptrdiff_t(j) + 1, order.end());
+      Timer timer(tm.implicit[a]);
+      if (j > 0) {
+        T coef[3] = {T(0), T(0), T(0)};
+        coef[a] = T(-s * rate[a]);
+        dev::heat_combine<T>(U.data(), W.data(), U.allocated(), U.offset(), ulo.data(), uhi.data(), coef, true,
+                             stream());
+      }
+      stage_faces_device(a, s, t0, t1, later);
+      form_bands(a, T(s));
+      AxisPlan& A = ax[a];
+      T* out = last ? U.data() + A.sweep : W.data() + A.sweep;
+      A.plan->solve(SharedBands<T>{dbands[a][0].data(), dbands[a][1].data(), dbands[a][2].data()},
+                    W.data() + A.sweep, out);
+      fence();
+      tm.solve_exchange[a] += A.plan->last_exchange_seconds();
+    }
+    set_boundary_device(t1, U);
+  }
 
   double coord(int a, index_t local) const { return grid.axis(Axis(a))[lo[a] + local]; }
   bool is_dirichlet_row(int a, index_t local) const {
@@ -114,10 +302,19 @@ struct DistributedHeat<T>::Impl {
       A.b[std::size_t(i)] = d ? T(1) : diag;
       A.c[std::size_t(i)] = d ? T(0) : off;
     }
+    if (dev) {
+      dbands[a][0].copy_from_host(A.a.data());
+      dbands[a][1].copy_from_host(A.b.data());
+      dbands[a][2].copy_from_host(A.c.data());
+    }
     A.s_formed = s;
   }
 
   void douglas(double t0, double t1, double theta) {
+    if (dev) {
+      douglas_device(t0, t1, theta);
+      return;
+    }
     const double dt = t1 - t0, s = theta * dt;
     set_boundary(t0, U);
     {
@@ -165,10 +362,12 @@ struct DistributedHeat<T>::Impl {
 template <class T>
 DistributedHeat<T>::DistributedHeat(const ProcessGrid& procs, const Decomposition& dec, const Grid& grid,
                                     std::array<double, 3> k, const BoundaryConditions& bc, Scheme scheme,
-                                    ReducedStrategy strategy)
+                                    ReducedStrategy strategy, const Executor& exec)
     : impl_(std::make_unique<Impl>()) {
   Impl& p = *impl_;
   p.procs = &procs;
+  p.exec = exec;
+  p.dev = exec.is_cuda();
   p.grid = grid;
   p.k = k;
   p.bc = bc;
@@ -242,8 +441,23 @@ DistributedHeat<T>::DistributedHeat(const ProcessGrid& procs, const Decompositio
     ghosts[a] = p.active[a] ? 1 : 0;
     if (p.active[a]) p.order.push_back(a);
   }
-  p.U = LocalField<T>(dec, ghosts);
-  p.W = LocalField<T>(dec, ghosts);
+  {
+    // Device memory can run out on one rank: agree before the collectives below.
+    std::string alloc_err;
+    try {
+      if (p.dev) cuda_backend::set_device(exec.device());
+      p.U = LocalField<T>(dec, ghosts, exec);
+      p.W = LocalField<T>(dec, ghosts, exec);
+      if (p.dev) {
+        for (int a : p.order)
+          for (auto& band : p.dbands[a]) band = Array<T>(p.e[a], exec);
+        p.setup_planes();
+      }
+    } catch (const Error& ex) {
+      alloc_err = std::string("DistributedHeat: ") + ex.what();
+    }
+    agree(comm, alloc_err.empty(), alloc_err);
+  }
   p.halo.emplace(procs, p.U);
   const Box3& all = p.U.allocated();
   for (int a : p.order) {
@@ -259,7 +473,7 @@ DistributedHeat<T>::DistributedHeat(const ProcessGrid& procs, const Decompositio
     DistributedOptions o;
     o.periodic = p.periodic[a];
     o.strategy = strategy;
-    A.plan.emplace(procs, Axis(a), Executor::host(), Box3{ext[0], ext[1], ext[2], all.sy, all.sz}, o);
+    A.plan.emplace(procs, Axis(a), exec, Box3{ext[0], ext[1], ext[2], all.sy, all.sz}, o);
   }
 }
 
@@ -291,13 +505,23 @@ void DistributedHeat<T>::step(double t, double dt) {
 }
 
 template <class T>
-void DistributedHeat<T>::set_boundary(double t) { impl_->set_boundary(t, impl_->U); }
+void DistributedHeat<T>::set_boundary(double t) {
+  if (impl_->dev)
+    impl_->set_boundary_device(t, impl_->U);
+  else
+    impl_->set_boundary(t, impl_->U);
+}
 
 template <class T>
 void DistributedHeat<T>::exchange() {
   Timer timer(impl_->tm.halo);
+  if (impl_->dev) cuda_backend::set_device(impl_->exec.device());
   impl_->halo->exchange(impl_->U);
+  impl_->fence();
 }
+
+template <class T>
+const Executor& DistributedHeat<T>::executor() const { return impl_->exec; }
 
 template <class T>
 const DistributedTimings& DistributedHeat<T>::timings() const { return impl_->tm; }

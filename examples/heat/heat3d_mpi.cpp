@@ -1,6 +1,7 @@
 // heat3d_mpi: heat3d distributed over MPI ranks.
 //
 //   mpirun -np 4 heat3d_mpi --procs 2x2x1 --n 65 --steps 50
+//   mpirun -np 2 heat3d_mpi --procs 1x1x2 --n 257 --memory device   # one GPU per rank
 //
 // Solves u_t = kx u_xx + ky u_yy + kz u_zz on the unit box against the exact solution
 //   u = exp(-(kx a^2 + ky b^2 + kz c^2) t) sin(a x + p) sin(b y + q) sin(c z + r)
@@ -8,6 +9,10 @@
 // of the grid (adi::mpi::Decomposition), and prints the same report as heat3d: on any
 // process grid the errors equal those of one rank (and of heat3d) to rounding. Writes
 // DIR/heat3d.pvd over DIR/heat3d_NNNNN.pvti, one .vti piece per rank.
+//
+// --memory device: each rank runs the step on GPU (node-local rank) % (GPUs on the node),
+// u living on the device (frames and the final error copy it to the host first); without
+// a GPU every rank fails with the same message.
 //
 // Errors: bad options or an impossible decomposition make every rank print nothing but
 // rank 0 the one-line message, and exit 2. An exception that escaped agreement (a bug)
@@ -44,6 +49,7 @@ struct Options {
   std::string precision = "double";
   std::string procs;  // empty: MPI_Dims_create
   std::string strategy = "automatic";
+  std::string memory = "host";
   int threads = 0;
   std::string output = "heat3d_out";
   long every = 10;
@@ -110,6 +116,33 @@ std::pair<double, double> error_field(const Exact& ex, const adi::Grid& g, const
   return {sum, mx};
 }
 
+// This rank's GPU for --memory device: the node-local rank modulo the node's GPUs (ranks
+// share GPUs when there are fewer). Every rank throws the same error when any rank has none.
+adi::Executor pick_executor(const Options& o) {
+  if (o.memory != "device") return adi::Executor::host();
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int lr = 0;
+  MPI_Comm_rank(local, &lr);
+  MPI_Comm_free(&local);
+  const int mine = adi::Executor::cuda_available() ? 1 : 0;
+  int all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all)
+    throw adi::Unsupported("--memory device: no CUDA device on at least one rank (or adi was built without CUDA); "
+                           "use --memory host");
+  int count = 0;
+  for (int d = 0;; ++d) {  // the node's GPU count: Executor::cuda refuses the first one out of range
+    try {
+      adi::Executor::cuda(d);
+      count = d + 1;
+    } catch (const adi::Error&) {
+      break;
+    }
+  }
+  return adi::Executor::cuda(lr % std::max(1, count));
+}
+
 template <class T>
 int run(Options o, int rank, int size) {
   const auto t_start = Clock::now();
@@ -127,15 +160,24 @@ int run(Options o, int rank, int size) {
   scheme.with_damping(o.rannacher);
   const auto bc = adi::BoundaryConditions::all(
       adi::Boundary::dirichlet([exact](double t, double x, double y, double z) { return exact(t, x, y, z); }));
+  const adi::Executor exec = pick_executor(o);
   adi::mpi::DistributedHeat<T> heat(procs, dec, grid, {o.kx, o.ky, o.kz}, bc, scheme,
-                                    adi::mpi::strategy_from_name(o.strategy));
-  auto& u = heat.u();
+                                    adi::mpi::strategy_from_name(o.strategy), exec);
+  const bool device = exec.is_cuda();
+  // u on the host: heat.u() itself, or (device) a host copy refreshed before each use.
+  adi::mpi::LocalField<T> u(dec, heat.u().ghosts());
   const auto lo = dec.lo();
   for (adi::index_t k = 0; k < u.extent(adi::Axis::z); ++k)
     for (adi::index_t j = 0; j < u.extent(adi::Axis::y); ++j)
       for (adi::index_t i = 0; i < u.extent(adi::Axis::x); ++i)
         u(i, j, k) = T(exact(0.0, grid.axis(adi::Axis::x)[lo[0] + i], grid.axis(adi::Axis::y)[lo[1] + j],
                              grid.axis(adi::Axis::z)[lo[2] + k]));
+  heat.u().copy_from(u);
+  auto host_u = [&]() -> const adi::mpi::LocalField<T>& {
+    if (!device) return heat.u();
+    u.copy_from(heat.u());
+    return u;
+  };
   adi::mpi::LocalField<T> err(dec, u.ghosts());
 
   if (!o.no_output && !adi::io::vtk_available()) {
@@ -147,8 +189,9 @@ int run(Options o, int rank, int size) {
   auto write_frame = [&](long step, double t) {
     const auto t0 = Clock::now();
     heat.exchange();  // the pieces share their hi layer with the next rank
-    error_field(exact, grid, dec, t, u, err);
-    out->write<T>({{"u", &u}, {"error", &err}}, t, step);
+    const adi::mpi::LocalField<T>& uh = host_u();
+    error_field(exact, grid, dec, t, uh, err);
+    out->write<T>({{"u", &uh}, {"error", &err}}, t, step);
     output_seconds += seconds_since(t0);
   };
   if (!o.no_output) {
@@ -167,7 +210,7 @@ int run(Options o, int rank, int size) {
   MPI_Barrier(MPI_COMM_WORLD);
   const double loop_seconds = seconds_since(t_loop) - (output_seconds - setup_output);
 
-  const auto [sum, mx] = error_field(exact, grid, dec, t, u, err);
+  const auto [sum, mx] = error_field(exact, grid, dec, t, host_u(), err);
   double gsum = 0, gmax = 0;
   MPI_Allreduce(&sum, &gsum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&mx, &gmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -186,8 +229,9 @@ int run(Options o, int rank, int size) {
       std::snprintf(buf, sizeof buf, "%s%.4g", d ? " x " : "", ax.size() > 1 ? ax.spacing(0) : 0.0);
       spacing += buf;
     }
-    std::printf("grid       %s nodes on the unit box, h = %s, %s, %d MPI rank(s) as %s\n", grid.describe().c_str(),
-                spacing.c_str(), o.precision.c_str(), size, procs.describe().c_str());
+    std::printf("grid       %s nodes on the unit box, h = %s, %s, %d MPI rank(s) as %s, %s memory%s\n",
+                grid.describe().c_str(), spacing.c_str(), o.precision.c_str(), size, procs.describe().c_str(),
+                o.memory.c_str(), device ? (" (rank 0 on " + exec.name() + ")").c_str() : "");
     std::printf("scheme     %s, theta = %.4g", scheme.name(), scheme.theta);
     if (scheme.damping_steps > 0) std::printf(", Rannacher damping %d steps", scheme.damping_steps);
     std::printf("; Dirichlet data from the exact solution\n");
@@ -245,6 +289,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000));
   app.add_option("--precision", o.precision, "Floating-point type")
       ->check(CLI::IsMember({"float", "double"}))
+      ->capture_default_str();
+  app.add_option("--memory", o.memory, "Where u lives and the step runs: host, or device (one GPU per rank)")
+      ->check(CLI::IsMember({"host", "device"}))
       ->capture_default_str();
   app.add_option("--threads", o.threads, "Host threads per rank (0: all)")->check(CLI::Range(0, 4096));
   app.add_option("--output", o.output, "Output directory")->capture_default_str();
