@@ -1,0 +1,348 @@
+// bench_mpi_heat: weak scaling of the FULL distributed heat ADI step (adi::mpi::DistributedHeat,
+// Douglas, Dirichlet faces): N^3 nodes per rank (default 512^3), the global grid growing with
+// the ranks along the split axes.
+//
+//   mpirun -np 2 bench_mpi_heat                          # device memory, 512^3 per rank, splits z, y, x
+//   mpirun -np 4 bench_mpi_heat --n 256 --splits z,zy    # one and two split axes
+//   mpirun -np 1 bench_mpi_heat --memory host --n 128
+//
+// Its own harness rather than Google Benchmark: a step is collective, so every rank repeats
+// in lockstep. Rows: the 1-rank reference (rank 0 alone on its own communicator, N^3; the
+// others wait), then every requested split over all ranks. Per repetition: barrier, one
+// step, then the slowest rank's time counts, and so does the slowest rank's time of every
+// part (DistributedTimings: explicit part, halo, boundary, implicit per axis and the
+// reduced-system exchange inside it); medians over --reps after one warm-up step (plan
+// creation + first step reported apart). In the same run it measures the copy bandwidth
+// of the memory u lives in (a device-to-device or host memcpy) and, per split axis, the
+// network model of ProcessGrid (allreduce and neighbour latency, bandwidth). Model per
+// step (bytes per rank / copy bandwidth + exchange latencies):
+//   explicit part fused with the first stage: read U, write W          2 arrays
+//   each later stage's W -= s A_a U: read U, W, write W                 3 arrays
+//   sweep along an unsplit axis: read d, write u                        2 arrays
+//   sweep along a split axis (partition method, see bench_mpi_tridiagonal): 8 arrays
+//     + allreduce latency + exchanged bytes / network bandwidth
+//   halo along a split axis: 2 neighbour latencies + 2 faces / network bandwidth
+// Weak-scaling efficiency = t(1 rank) / t(P ranks); the model's own ratio m(1) / m(P) says how
+// much of the loss the partition method's extra passes explain (splitting a line adds memory
+// passes, so the fair target is the model, not 100%).
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "adi/boundary.hpp"
+#include "adi/field.hpp"
+#include "adi/grid.hpp"
+#include "adi/mpi/heat.hpp"
+#include "solvers/cuda/backend.hpp"
+
+namespace {
+
+using namespace adi;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+double max_over(MPI_Comm c, double x) {
+  double y = 0;
+  MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, c);
+  return y;
+}
+
+struct Args {
+  index_t n = 512;
+  int reps = 5;
+  std::string memory = "device";
+  std::string precision = "double";
+  std::string splits = "z,y,x,zy";
+  std::string strategy = "automatic";
+  bool function_bc = false;
+};
+
+struct Row {
+  int ranks = 1;
+  std::string split, grid;
+  double ms = 0, explicit_ms = 0, halo_ms = 0, boundary_ms = 0, axis_ms[3]{}, exchange_ms = 0;
+  double model_ms = 0, first_ms = 0, copy_gbs = 0;
+  std::string strategies;
+};
+
+// Timings of one step (the difference of the accumulated DistributedTimings).
+struct Parts {
+  double expl, halo, boundary, axis[3], exchange;
+};
+Parts parts_of(const mpi::DistributedTimings& t) {
+  return {t.explicit_part, t.halo, t.boundary, {t.implicit[0], t.implicit[1], t.implicit[2]},
+          t.solve_exchange[0] + t.solve_exchange[1] + t.solve_exchange[2]};
+}
+
+Executor rank_executor(const Args& args) {
+  if (args.memory != "device") return Executor::host();
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int lr = 0;
+  MPI_Comm_rank(local, &lr);
+  MPI_Comm_free(&local);
+  const Executor e = Executor::cuda(lr % std::max(1, cuda_backend::device_count()));  // fewer GPUs: share
+  cuda_backend::set_device(e.device());
+  return e;
+}
+
+// One row, collective over `comm` (ranks dims[0]*dims[1]*dims[2]).
+template <class T>
+Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Executor& exec) {
+  const std::array<index_t, 3> n{args.n * dims[0], args.n * dims[1], args.n * dims[2]};
+  const Grid grid = Grid::uniform({n[0], n[1], n[2]}, {0, 0, 0}, {1, 1, 1});
+  mpi::ProcessGrid procs(comm, dims);
+  mpi::Decomposition dec(procs, n);
+  // Dirichlet 0 (constant: evaluated once) or the exact decaying mode (evaluated on the
+  // host every step: --bc function shows that cost in the boundary column).
+  const double pi = std::acos(-1.0);
+  auto mode = [pi](double t, double x, double y, double z) {
+    return std::exp(-3 * pi * pi * t) * std::sin(pi * x) * std::sin(pi * y) * std::sin(pi * z);
+  };
+  const BoundaryConditions bc =
+      BoundaryConditions::all(args.function_bc ? Boundary::dirichlet(mode) : Boundary::dirichlet(0.0));
+  const double h = 1.0 / double(std::max(n[0], std::max(n[1], n[2])) - 1);
+  const double dt = 2.0 * h * h;  // max k dt / h^2 ~ 2-8: a typical ADI step
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+
+  // Copy bandwidth of u's memory, in the same run (read + write counted).
+  const index_t N = dec.local_box().size();
+  const std::size_t bytes = std::size_t(N) * sizeof(T);
+  double copy_bw = 0;
+  {
+    Array<T> a(N, exec), b(N, exec);
+    std::vector<double> tc;
+    for (int i = 0; i < 5; ++i) {
+      MPI_Barrier(comm);
+      const double t0 = MPI_Wtime();
+      detail::copy_bytes(b.data(), exec.memory_space(), a.data(), exec.memory_space(), bytes);
+      exec.synchronize();
+      tc.push_back(MPI_Wtime() - t0);
+    }
+    tc.erase(tc.begin());
+    copy_bw = 2.0 * double(bytes) / max_over(comm, median(tc));
+  }
+
+  MPI_Barrier(comm);
+  const double tf = MPI_Wtime();
+  mpi::DistributedHeat<T> heat(procs, dec, grid, {1, 1, 1}, bc, Scheme::douglas(),
+                               mpi::strategy_from_name(args.strategy), exec);
+  {
+    mpi::LocalField<T> u0(dec, heat.u().ghosts());
+    const auto lo = dec.lo();
+    for (index_t k = 0; k < u0.extent(Axis::z); ++k)
+      for (index_t j = 0; j < u0.extent(Axis::y); ++j)
+        for (index_t i = 0; i < u0.extent(Axis::x); ++i)
+          u0(i, j, k) = T(mode(0, grid.axis(Axis::x)[lo[0] + i], grid.axis(Axis::y)[lo[1] + j],
+                               grid.axis(Axis::z)[lo[2] + k]));
+    heat.u().copy_from(u0);
+  }
+  heat.step(0.0, dt);  // warm-up: plans' first solves, boundary planes
+  exec.synchronize();
+  const double first = max_over(comm, MPI_Wtime() - tf);
+
+  std::vector<double> t, te, th, tb, tx, ty, tz, tex;
+  for (int r = 0; r < args.reps; ++r) {
+    const Parts before = parts_of(heat.timings());
+    MPI_Barrier(comm);
+    const double t0 = MPI_Wtime();
+    heat.step(double(r + 1) * dt, dt);
+    exec.synchronize();
+    t.push_back(max_over(comm, MPI_Wtime() - t0));
+    const Parts after = parts_of(heat.timings());
+    te.push_back(max_over(comm, after.expl - before.expl));
+    th.push_back(max_over(comm, after.halo - before.halo));
+    tb.push_back(max_over(comm, after.boundary - before.boundary));
+    tx.push_back(max_over(comm, after.axis[0] - before.axis[0]));
+    ty.push_back(max_over(comm, after.axis[1] - before.axis[1]));
+    tz.push_back(max_over(comm, after.axis[2] - before.axis[2]));
+    tex.push_back(max_over(comm, after.exchange - before.exchange));
+  }
+  // A NaN anywhere would mean a broken step, not a timing: say so.
+  {
+    const mpi::LocalField<T> uh = heat.u().to_host();
+    int bad = 0;
+    for (index_t q = 0; q < uh.allocated().size(); q += 97) bad += !std::isfinite(double(uh.data()[q]));
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (any && rank == 0) std::printf("WARNING: non-finite values in u after the run\n");
+  }
+
+  // The traffic model.
+  double model = 0;
+  double arrays = 2.0 + 3.0 * 2.0;  // explicit (+ first stage), two later stages
+  for (int a = 0; a < 3; ++a) {
+    if (dims[a] > 1) {
+      arrays += 8.0;
+      const mpi::NetworkModel& net = procs.network(Axis(a));
+      // Reduced rows: 8 values per line out, 2 back (allgather-like volume per rank).
+      const double lines = double(N) / double(args.n);
+      model += net.latency + 10.0 * lines * sizeof(T) * (dims[a] - 1) / dims[a] / net.bandwidth;
+      const double face = double(N) / double(args.n) * sizeof(T);
+      model += 2.0 * net.p2p_latency + 2.0 * face / net.bandwidth;
+    } else {
+      arrays += 2.0;
+    }
+  }
+  model += arrays * double(bytes) / copy_bw;
+
+  Row row;
+  row.ranks = size;
+  char g[64];
+  std::snprintf(g, sizeof g, "%lldx%lldx%lld", (long long)n[0], (long long)n[1], (long long)n[2]);
+  row.grid = g;
+  row.ms = 1e3 * median(t);
+  row.explicit_ms = 1e3 * median(te);
+  row.halo_ms = 1e3 * median(th);
+  row.boundary_ms = 1e3 * median(tb);
+  row.axis_ms[0] = 1e3 * median(tx);
+  row.axis_ms[1] = 1e3 * median(ty);
+  row.axis_ms[2] = 1e3 * median(tz);
+  row.exchange_ms = 1e3 * median(tex);
+  row.model_ms = 1e3 * model;
+  row.first_ms = 1e3 * first;
+  row.copy_gbs = copy_bw / 1e9;
+  row.strategies = std::string(heat.strategy(Axis::x)) + "/" + heat.strategy(Axis::y) + "/" + heat.strategy(Axis::z);
+  return row;
+}
+
+// dims for a split spec over `size` ranks: "z" -> 1x1xP, "zy" -> two factors, as square as possible.
+bool dims_for(const std::string& spec, int size, std::array<int, 3>& dims) {
+  dims = {1, 1, 1};
+  auto axis = [](char c) { return c == 'x' ? 0 : c == 'y' ? 1 : c == 'z' ? 2 : -1; };
+  if (spec.size() == 1 && axis(spec[0]) >= 0) {
+    dims[axis(spec[0])] = size;
+    return size > 1;
+  }
+  if (spec.size() == 2 && axis(spec[0]) >= 0 && axis(spec[1]) >= 0 && spec[0] != spec[1]) {
+    int a = int(std::sqrt(double(size)));
+    while (a > 1 && size % a != 0) --a;
+    if (a < 2) return false;
+    dims[axis(spec[0])] = size / a;
+    dims[axis(spec[1])] = a;
+    return true;
+  }
+  return false;
+}
+
+template <class T>
+void run(const Args& args, int rank, int size) {
+  const Executor exec = rank_executor(args);
+  std::vector<Row> rows;
+  // The 1-rank reference: rank 0 alone.
+  {
+    MPI_Comm solo;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
+    Row r;
+    if (rank == 0) {
+      r = run_case<T>(args, solo, {1, 1, 1}, exec);
+      r.split = "-";
+      MPI_Comm_free(&solo);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    rows.push_back(r);
+  }
+  std::string spec;
+  for (std::size_t i = 0; i <= args.splits.size(); ++i) {
+    if (i < args.splits.size() && args.splits[i] != ',') {
+      spec += args.splits[i];
+      continue;
+    }
+    std::array<int, 3> dims{};
+    if (!spec.empty() && dims_for(spec, size, dims)) {
+      Row r = run_case<T>(args, MPI_COMM_WORLD, dims, exec);
+      r.split = spec;
+      rows.push_back(r);
+    } else if (!spec.empty() && rank == 0 && size > 1) {
+      std::printf("split %s: not possible with %d ranks, skipped\n", spec.c_str(), size);
+    }
+    spec.clear();
+  }
+  if (rank != 0) return;
+  std::printf("\nbench_mpi_heat: full Douglas heat step, %lld^3 nodes per rank, %s, %s memory, %s Dirichlet faces, "
+              "%d rank(s)%s; CUDA-aware MPI: %s\n",
+              (long long)args.n, args.precision.c_str(), args.memory.c_str(),
+              args.function_bc ? "function" : "constant", size,
+              exec.is_cuda() && size > cuda_backend::device_count() ? " (ranks share GPUs)" : "",
+              mpi::cuda_aware() ? "yes" : "no");
+  std::printf("| ranks | split | global grid | ms/step | explicit | halo | boundary | x | y | z | of which exchange | "
+              "model ms | ratio | weak eff. | model eff. | plan+first ms | copy GB/s | lines x/y/z |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  const Row& ref = rows.front();
+  for (const Row& r : rows)
+    std::printf("| %d | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.0f%% | "
+                "%.0f%% | %.1f | %.0f | %s |\n",
+                r.ranks, r.split.c_str(), r.grid.c_str(), r.ms, r.explicit_ms, r.halo_ms, r.boundary_ms, r.axis_ms[0],
+                r.axis_ms[1], r.axis_ms[2], r.exchange_ms, r.model_ms, r.ms / r.model_ms, 100.0 * ref.ms / r.ms,
+                100.0 * ref.model_ms / r.model_ms, r.first_ms, r.copy_gbs, r.strategies.c_str());
+  std::printf("(parts: the slowest rank's median each; explicit includes the first stage's right-hand side; x/y/z: "
+              "right-hand side, Dirichlet rows and the line solve of that stage)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Args args;
+  int rc = 0;
+  for (int i = 1; i < argc && rc == 0; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        rc = 2;
+        return "";
+      }
+      return argv[++i];
+    };
+    if (a == "--n") args.n = std::atoll(value().c_str());
+    else if (a == "--reps") args.reps = std::atoi(value().c_str());
+    else if (a == "--memory") args.memory = value();
+    else if (a == "--precision") args.precision = value();
+    else if (a == "--splits") args.splits = value();
+    else if (a == "--strategy") args.strategy = value();
+    else if (a == "--bc") args.function_bc = value() == "function";
+    else if (a == "--help" || a == "-h") {
+      if (rank == 0)
+        std::printf("bench_mpi_heat [--n N (per rank, 512)] [--reps R (5)] [--memory device|host] "
+                    "[--precision double|float] [--splits z,y,x,zy] [--strategy automatic|allgather|alltoall|pcr] "
+                    "[--bc constant|function]\n");
+      rc = -1;
+    } else {
+      rc = 2;
+    }
+  }
+  if (rc == 0 && (args.n < 4 || args.reps < 1 || (args.memory != "device" && args.memory != "host") ||
+                  (args.precision != "double" && args.precision != "float")))
+    rc = 2;
+  if (rc == 0 && args.memory == "device" && !Executor::cuda_available()) {
+    if (rank == 0) std::fprintf(stderr, "bench_mpi_heat: no CUDA device; use --memory host\n");
+    rc = 2;
+  }
+  if (rc == 2 && rank == 0) std::fprintf(stderr, "bench_mpi_heat: bad arguments (see --help)\n");
+  if (rc == 0) {
+    try {
+      if (args.precision == "float")
+        run<float>(args, rank, size);
+      else
+        run<double>(args, rank, size);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_mpi_heat: rank %d: %s\n", rank, e.what());
+      rc = 1;
+    }
+  }
+  MPI_Finalize();
+  return rc < 0 ? 0 : rc;
+}
