@@ -65,13 +65,19 @@ ncclComm_t init_rank(MPI_Comm comm, int device, ncclResult_t& rc) {
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
-  ncclUniqueId id;
-  std::memset(&id, 0, sizeof id);
-  if (rank == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  check_mpi(MPI_Bcast(&id, int(sizeof id), MPI_BYTE, 0, comm), "MPI_Bcast");
+  // Rank 0's id and its verdict travel together, so a failure there reaches every rank.
+  struct {
+    ncclUniqueId id;
+    int rc;
+  } msg;
+  std::memset(&msg, 0, sizeof msg);
+  if (rank == 0) msg.rc = int(ncclGetUniqueId(&msg.id));
+  check_mpi(MPI_Bcast(&msg, int(sizeof msg), MPI_BYTE, 0, comm), "MPI_Bcast");
+  rc = ncclResult_t(msg.rc);
+  if (rc != ncclSuccess) return nullptr;
   cuda_backend::set_device(device);
   ncclComm_t c = nullptr;
-  rc = ncclCommInitRank(&c, size, id, rank);
+  rc = ncclCommInitRank(&c, size, msg.id, rank);
   return c;
 }
 
@@ -160,7 +166,12 @@ void all_to_all_v(Communicator& comm, const void* send, const int* send_counts, 
 
 std::string probe_init(MPI_Comm comm, int device) {
   ncclResult_t rc = ncclSuccess;
-  ncclComm_t c = init_rank(comm, device, rc);
+  ncclComm_t c = nullptr;
+  try {
+    c = init_rank(comm, device, rc);
+  } catch (const Error& e) {  // no device on this rank (set_device)
+    return e.what();
+  }
   std::string out = ncclGetErrorString(rc);
   if (rc != ncclSuccess) {
     const char* last = ncclGetLastError(nullptr);

@@ -51,6 +51,10 @@ B="$BUILD"
 export OMP_NUM_THREADS=4
 # 1. The device partition passes first (the new code), then the benchmarks, then everything else.
 step "device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
+# Transports (h7t): device tests of every transport that can run, what NCCL says to ranks sharing a GPU.
+step "device transports np2" 120 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
+  --gtest_filter='*DeviceHostStaging*:*DeviceCudaAwareMpi*:*DeviceNccl*:*UnsupportedTransports*:*DeviceZeroPivot*'
+step "nccl probe np2" 30 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --nccl-probe
 step "bench public np1" 60 "$OUT/bench.log" $MPI -n 1 "$B/benchmarks/bench_mpi_tridiagonal" --memory device $PUB
 step "bench public np2" 90 "$OUT/bench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device $PUB
 SUBS="1 4 32"; SPLITS=zy
@@ -84,4 +88,5 @@ step "memcheck np2" 60 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --tool m
   "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
 grep -E "^\|" "$OUT/bench.log" "$OUT/weak.log" >>"$S"
 grep -E "CUDA-aware|time |per part|grid " "$OUT/bench.log" "$OUT/heat.log" | sort -u >>"$S"
+grep -E "nccl probe|not run:|automatic transport here" "$OUT/bench.log" "$OUT/tests.log" | sort -u >>"$S"
 echo "done ($(el))" >>"$S"
