@@ -48,6 +48,10 @@ else
   echo "build ok ($(el))" >>"$S"
 fi
 B="$BUILD"
+# The device heat step (h7h): its benchmark.
+if [ "$DRY" != 1 ]; then
+  cmake --build "$BUILD" -j32 --target bench_mpi_heat >>"$OUT/build.log" 2>&1 || echo "bench_mpi_heat build FAILED" >>"$S"
+fi
 export OMP_NUM_THREADS=4
 # 1. The device partition passes first (the new code), then the benchmarks, then everything else.
 step "device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
@@ -77,6 +81,15 @@ step "heat np2 x" 90 "$OUT/heat.log" $MPI -n 2 "$B/examples/heat/heat3d_mpi" --n
   --procs 2x1x1 --steps 5 --threads $T --no-output
 step "heat np2 z" 90 "$OUT/heat.log" $MPI -n 2 "$B/examples/heat/heat3d_mpi" --nz $((2 * HEATN - 1)) --n $HEATN \
   --procs 1x1x2 --steps 5 --threads $T --no-output
+# Device DistributedHeat (h7h): tests first, the example on the GPU, the full-step weak scaling.
+HB=512; [ "$DRY" = 1 ] && HB=32
+step "device heat np2" 120 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_heat" --gtest_filter='*Device*'
+step "heat device np1" 90 "$OUT/heat.log" $MPI -n 1 "$B/examples/heat/heat3d_mpi" --n $HEATN --steps 5 \
+  --memory device --no-output
+step "heat device np2 z" 90 "$OUT/heat.log" $MPI -n 2 "$B/examples/heat/heat3d_mpi" --nz $((2 * HEATN - 1)) \
+  --n $HEATN --procs 1x1x2 --steps 5 --memory device --no-output
+step "heat bench np1" 120 "$OUT/heatbench.log" $MPI -n 1 "$B/benchmarks/bench_mpi_heat" --n $HB --reps 5
+step "heat bench np2" 180 "$OUT/heatbench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_heat" --n $HB --reps 5 --splits z,y,x
 export OMP_NUM_THREADS=1
 for np in $NPS; do
   for t in test_distributed_tridiagonal test_distributed_block_tridiagonal test_bad_input test_distributed_heat \
@@ -87,6 +100,9 @@ done
 step "memcheck np2" 60 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
   "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
 grep -E "^\|" "$OUT/bench.log" "$OUT/weak.log" >>"$S"
+step "memcheck heat np2" 120 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
+  "$B/tests/test_distributed_heat" --gtest_filter='DistributedHeatDevice.HaloMatches*:DistributedHeatDevice.Douglas*'
+grep -E "^\|" "$OUT/heatbench.log" >>"$S" 2>/dev/null
 grep -E "CUDA-aware|time |per part|grid " "$OUT/bench.log" "$OUT/heat.log" | sort -u >>"$S"
 grep -E "nccl probe|not run:|automatic transport here" "$OUT/bench.log" "$OUT/tests.log" | sort -u >>"$S"
 echo "done ($(el))" >>"$S"
