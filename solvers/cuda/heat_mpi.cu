@@ -63,7 +63,7 @@ __global__ void unpack_kernel(T* __restrict__ f, SlabShape s, const T* __restric
   f[slab_node(s, hi ? s.n - s.g : 0, r)] = src[r];
 }
 
-constexpr int kTileX = 32, kTileY = 8, kChunkZ = 16;
+constexpr int kTileX = 32, kTileY = 8, kChunkZ = 32;
 
 struct CombineArgs {
   index_t sy, sz, origin;
@@ -80,13 +80,19 @@ __global__ void __launch_bounds__(kTileX* kTileY)
   const index_t k1 = min(g.hi[2], k0 + kChunkZ - 1);
   const index_t sy = g.sy, sz = g.sz;
   index_t q = g.origin + i + j * sy + k0 * sz;
+  // The z neighbours rotate through registers: each plane of the column is loaded once.
+  T below = cz != T(0) ? u[q - sz] : T(0), c = u[q];
   for (index_t k = k0; k <= k1; ++k, q += sz) {
-    const T c = u[q];
+    // The next plane's centre; past the chunk's end only when z is used (then a ghost or
+    // Dirichlet plane exists there; a 2D field has no plane beyond).
+    const T above = (k < k1 || cz != T(0)) ? u[q + sz] : T(0);
     T o = acc ? w[q] : c;
     if (cx != T(0)) o += cx * (u[q - 1] - T(2) * c + u[q + 1]);
     if (cy != T(0)) o += cy * (u[q - sy] - T(2) * c + u[q + sy]);
-    if (cz != T(0)) o += cz * (u[q - sz] - T(2) * c + u[q + sz]);
+    if (cz != T(0)) o += cz * (below - T(2) * c + above);
     w[q] = o;
+    below = c;
+    c = above;
   }
 }
 
