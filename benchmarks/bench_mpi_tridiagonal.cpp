@@ -58,6 +58,7 @@ struct Row {
   std::string memory, strategy, transport;
   double ms, local_ms, exchange_ms, staging_ms, model_ms, first_ms;
   double exch_kib;
+  double wait_ms = 0;
 };
 
 struct Args {
@@ -71,6 +72,7 @@ struct Args {
   std::string transport = "all";    // device plans of a split axis: all, or one transport's name
   std::string reduced_solve = "automatic";  // with one transport: automatic, host, device
   bool nccl_probe = false;     // try ncclCommInitRank without the one-GPU-per-rank check
+  std::vector<int> chunks{0};  // pipeline groups (host staging, allgather, device solve); 0: automatic
 };
 
 // The (transport, reduced-solve site) pairs a device run compares.
@@ -157,18 +159,41 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
   }
   std::vector<std::pair<Transport, ReducedSolveSite>> transports{{Transport::automatic, ReducedSolveSite::automatic}};
   if (device && size > 1) transports = transport_list(args);
+  // The rows: strategy x transport (x pipeline groups where they apply).
+  struct Case {
+    ReducedStrategy s;
+    Transport tr;
+    ReducedSolveSite site;
+    int chunks;
+    bool pipelinable;
+  };
+  std::vector<Case> cases;
   for (ReducedStrategy s : strategies)
-    for (const auto& [tr, site] : transports) {
-    // pcr exchanges and eliminates on the host: only host staging with the host solve.
-    if (device && s == ReducedStrategy::pcr && (tr != Transport::host_staging || site == ReducedSolveSite::device) &&
-        args.transport == "all")
-      continue;
+    for (const auto& [tr, site] : transports)
+      for (int chunks : args.chunks) {
+        const bool pipelinable = device && size > 1 && tr == Transport::host_staging &&
+                                 site == ReducedSolveSite::device && s == ReducedStrategy::allgather;
+        if (!pipelinable && chunks != args.chunks.front()) continue;
+        // pcr exchanges and eliminates on the host: only host staging with the host solve.
+        if (device && s == ReducedStrategy::pcr &&
+            (tr != Transport::host_staging || site == ReducedSolveSite::device) && args.transport == "all")
+          continue;
+        cases.push_back({s, tr, site, chunks, pipelinable});
+      }
+  for (const Case& cs : cases) {
+    const ReducedStrategy s = cs.s;
+    const Transport tr = cs.tr;
+    const ReducedSolveSite site = cs.site;
+    const int chunks = cs.chunks;
+    const bool pipelinable = cs.pipelinable;
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = now();
     adi::mpi::DistributedOptions opts{false, s};
     opts.device_subsegments = args.subsegments;
     opts.transport = tr;
     opts.reduced_solve = site;
+    opts.pipeline_chunks = pipelinable ? chunks : 0;
+    opts.timing_barrier = true;  // waiting for the slower rank timed apart from the exchange
     std::optional<adi::mpi::DistributedTridiagonalPlan<T>> made;
     try {
       made.emplace(procs, Axis::z, exec, box, opts);
@@ -182,7 +207,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     plan.solve(Bands<T>{A.a.data(), A.b.data(), A.c.data()}, A.d.data(), A.u.data());
     exec.synchronize();
     const double first = max_over_ranks(now() - t0);
-    std::vector<double> t, tl, te, ts;
+    std::vector<double> t, tl, te, ts, tw;
     for (int r = 0; r < args.reps; ++r) {
       restore();
       exec.synchronize();
@@ -194,6 +219,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
       tl.push_back(max_over_ranks(plan.split() ? plan.last_local_seconds() : 0.0));
       te.push_back(max_over_ranks(plan.split() ? plan.last_exchange_seconds() : 0.0));
       ts.push_back(max_over_ranks(plan.split() ? plan.last_staging_seconds() : 0.0));
+      tw.push_back(max_over_ranks(plan.split() ? plan.last_wait_seconds() : 0.0));
     }
     const double exch = max_over_ranks(plan.split() ? plan.exchanged_bytes() : 0.0);
     // Unsplit: the minimum (read a, b, c, d, write u). Split: the passes the partition method
@@ -206,12 +232,13 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
                            ? std::string("automatic->") + adi::mpi::strategy_name(plan.strategy())
                            : adi::mpi::strategy_name(s);
     if (device && plan.split()) name += " S=" + std::to_string(plan.device_subsegments());
+    if (plan.pipeline_chunks() > 1) name += " chunks=" + std::to_string(plan.pipeline_chunks());
     std::string tname = !plan.split() ? "-" : !device ? "host MPI" : adi::mpi::transport_name(plan.transport());
     if (device && plan.split() && plan.transport() == Transport::host_staging)
       tname += plan.reduced_solve_on_device() ? " / device solve" : " / host solve";
     if (device && plan.split() && tr == Transport::automatic) tname = "automatic->" + tname;
     rows.push_back({size, device ? "device" : "host", name, tname, 1e3 * median(t), 1e3 * median(tl), 1e3 * median(te),
-                    1e3 * median(ts), 1e3 * model, 1e3 * first, exch / 1024.0});
+                    1e3 * median(ts), 1e3 * model, 1e3 * first, exch / 1024.0, 1e3 * median(tw)});
     if (rank == 0)
       std::fprintf(stderr, "  %s %s %s: %.3f ms\n", device ? "device" : "host", name.c_str(), tname.c_str(),
                    rows.back().ms);
@@ -380,6 +407,14 @@ int main(int argc, char** argv) {
       args.transport = next();
     } else if (a == "--reduced-solve") {
       args.reduced_solve = next();
+    } else if (a == "--chunks") {
+      args.chunks.clear();
+      const std::string list = next();
+      for (std::size_t p0 = 0; p0 <= list.size();) {
+        const std::size_t p1 = std::min(list.find(',', p0), list.size());
+        args.chunks.push_back(std::max(0, std::stoi(list.substr(p0, p1 - p0))));
+        p0 = p1 + 1;
+      }
     } else if (a == "--nccl-probe") {
       args.nccl_probe = true;
     } else {
@@ -387,7 +422,7 @@ int main(int argc, char** argv) {
         std::printf("usage: mpirun -np P bench_mpi_tridiagonal [--n 128x128x4096] [--memory host|device|both] "
                     "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr] [--subsegments S]\n"
                     "       [--transport all|automatic|host_staging|cuda_aware_mpi|nccl] "
-                    "[--reduced-solve automatic|host|device] [--nccl-probe]\n"
+                    "[--reduced-solve automatic|host|device] [--chunks 1,4,16] [--nccl-probe]\n"
                     "       mpirun -np P bench_mpi_tridiagonal --weak 512 [--split z|y|x|zy] [--memory ...]   "
                     "# heat-sweep weak scaling, 512^3 nodes per rank\n");
       MPI_Finalize();
@@ -471,12 +506,15 @@ int main(int argc, char** argv) {
   }
   if (rank == 0 && !rows.empty()) {
     std::printf("\n| ranks | memory | strategy | transport | ms/solve | local ms | exchange ms | staging ms | "
-                "exchanged KiB/rank | model ms | ratio | plan+first ms |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "wait ms | exchanged KiB/rank | model ms | ratio | plan+first ms |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const Row& r : rows)
-      std::printf("| %d | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.0f | %.3f | %.2f | %.1f |\n", r.ranks,
+      std::printf("| %d | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.3f | %.2f | %.1f |\n", r.ranks,
                   r.memory.c_str(), r.strategy.c_str(), r.transport.c_str(), r.ms, r.local_ms, r.exchange_ms,
-                  r.staging_ms, r.exch_kib, r.model_ms, r.ms / r.model_ms, r.first_ms);
+                  r.staging_ms, r.wait_ms, r.exch_kib, r.model_ms, r.ms / r.model_ms, r.first_ms);
+    std::printf("(local, exchange, staging: the slowest rank's medians, timed with events on the stream; wait: time "
+                "in a barrier before the exchange, i.e. waiting for the slower rank, not counted in exchange; with "
+                "chunks > 1 the parts overlap)\n");
   }
   MPI_Finalize();
   return rc;
