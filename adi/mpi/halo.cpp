@@ -59,34 +59,39 @@ void LocalField<T>::copy_from_host(const T* src) {
 
 // The interior of a device field is not contiguous: these go through a host image of
 // the whole allocation (helpers for set-up and output, not for the time loop).
+// Copies the interior rows between a storage-order image and a dense array.
+template <class T>
+static void copy_rows(const LocalField<T>& f, T* image, T* dense, bool to_dense) {
+  const Box3& in = f.interior();
+  std::size_t q = 0;
+  for (index_t k = 0; k < in.nz; ++k)
+    for (index_t j = 0; j < in.ny; ++j, q += std::size_t(in.nx)) {
+      T* row = image + f.index(0, j, k);
+      if (to_dense)
+        std::memcpy(dense + q, row, std::size_t(in.nx) * sizeof(T));
+      else
+        std::memcpy(row, dense + q, std::size_t(in.nx) * sizeof(T));
+    }
+}
+
 template <class T>
 void LocalField<T>::copy_interior_to_host(T* dst) const {
   std::vector<T> img;
-  const T* src = data();
   if (on_device()) {
     img.resize(std::size_t(all_.size()));
     copy_to_host(img.data());
-    src = img.data();
   }
-  std::size_t q = 0;
-  for (index_t k = 0; k < interior_.nz; ++k)
-    for (index_t j = 0; j < interior_.ny; ++j, q += std::size_t(interior_.nx))
-      std::memcpy(dst + q, src + index(0, j, k), std::size_t(interior_.nx) * sizeof(T));
+  copy_rows(*this, on_device() ? img.data() : const_cast<T*>(data()), dst, true);
 }
 
 template <class T>
 void LocalField<T>::copy_interior_from_host(const T* src) {
   std::vector<T> img;
-  T* dst = data();
   if (on_device()) {
     img.resize(std::size_t(all_.size()));
     copy_to_host(img.data());
-    dst = img.data();
   }
-  std::size_t q = 0;
-  for (index_t k = 0; k < interior_.nz; ++k)
-    for (index_t j = 0; j < interior_.ny; ++j, q += std::size_t(interior_.nx))
-      std::memcpy(dst + index(0, j, k), src + q, std::size_t(interior_.nx) * sizeof(T));
+  copy_rows(*this, on_device() ? img.data() : data(), const_cast<T*>(src), false);
   if (on_device()) copy_from_host(img.data());
 }
 
