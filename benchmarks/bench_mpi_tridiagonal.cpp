@@ -72,7 +72,6 @@ struct Args {
   std::string transport = "all";    // device plans of a split axis: all, or one transport's name
   std::string reduced_solve = "automatic";  // with one transport: automatic, host, device
   bool nccl_probe = false;     // try ncclCommInitRank without the one-GPU-per-rank check
-  std::vector<int> chunks{0};  // pipeline groups (host staging, allgather, device solve); 0: automatic
 };
 
 // The (transport, reduced-solve site) pairs a device run compares.
@@ -159,40 +158,31 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
   }
   std::vector<std::pair<Transport, ReducedSolveSite>> transports{{Transport::automatic, ReducedSolveSite::automatic}};
   if (device && size > 1) transports = transport_list(args);
-  // The rows: strategy x transport (x pipeline groups where they apply).
+  // The rows: strategy x transport.
   struct Case {
     ReducedStrategy s;
     Transport tr;
     ReducedSolveSite site;
-    int chunks;
-    bool pipelinable;
   };
   std::vector<Case> cases;
   for (ReducedStrategy s : strategies)
-    for (const auto& [tr, site] : transports)
-      for (int chunks : args.chunks) {
-        const bool pipelinable = device && size > 1 && tr == Transport::host_staging &&
-                                 site == ReducedSolveSite::device && s == ReducedStrategy::allgather;
-        if (!pipelinable && chunks != args.chunks.front()) continue;
-        // pcr exchanges and eliminates on the host: only host staging with the host solve.
-        if (device && s == ReducedStrategy::pcr &&
-            (tr != Transport::host_staging || site == ReducedSolveSite::device) && args.transport == "all")
-          continue;
-        cases.push_back({s, tr, site, chunks, pipelinable});
-      }
+    for (const auto& [tr, site] : transports) {
+      // pcr exchanges and eliminates on the host: only host staging with the host solve.
+      if (device && s == ReducedStrategy::pcr &&
+          (tr != Transport::host_staging || site == ReducedSolveSite::device) && args.transport == "all")
+        continue;
+      cases.push_back({s, tr, site});
+    }
   for (const Case& cs : cases) {
     const ReducedStrategy s = cs.s;
     const Transport tr = cs.tr;
     const ReducedSolveSite site = cs.site;
-    const int chunks = cs.chunks;
-    const bool pipelinable = cs.pipelinable;
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = now();
     adi::mpi::DistributedOptions opts{false, s};
     opts.device_subsegments = args.subsegments;
     opts.transport = tr;
     opts.reduced_solve = site;
-    opts.pipeline_chunks = pipelinable ? chunks : 0;
     opts.timing_barrier = true;  // waiting for the slower rank timed apart from the exchange
     std::optional<adi::mpi::DistributedTridiagonalPlan<T>> made;
     try {
@@ -232,7 +222,6 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
                            ? std::string("automatic->") + adi::mpi::strategy_name(plan.strategy())
                            : adi::mpi::strategy_name(s);
     if (device && plan.split()) name += " S=" + std::to_string(plan.device_subsegments());
-    if (plan.pipeline_chunks() > 1) name += " chunks=" + std::to_string(plan.pipeline_chunks());
     std::string tname = !plan.split() ? "-" : !device ? "host MPI" : adi::mpi::transport_name(plan.transport());
     if (device && plan.split() && plan.transport() == Transport::host_staging)
       tname += plan.reduced_solve_on_device() ? " / device solve" : " / host solve";
@@ -407,14 +396,6 @@ int main(int argc, char** argv) {
       args.transport = next();
     } else if (a == "--reduced-solve") {
       args.reduced_solve = next();
-    } else if (a == "--chunks") {
-      args.chunks.clear();
-      const std::string list = next();
-      for (std::size_t p0 = 0; p0 <= list.size();) {
-        const std::size_t p1 = std::min(list.find(',', p0), list.size());
-        args.chunks.push_back(std::max(0, std::stoi(list.substr(p0, p1 - p0))));
-        p0 = p1 + 1;
-      }
     } else if (a == "--nccl-probe") {
       args.nccl_probe = true;
     } else {
@@ -422,7 +403,7 @@ int main(int argc, char** argv) {
         std::printf("usage: mpirun -np P bench_mpi_tridiagonal [--n 128x128x4096] [--memory host|device|both] "
                     "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr] [--subsegments S]\n"
                     "       [--transport all|automatic|host_staging|cuda_aware_mpi|nccl] "
-                    "[--reduced-solve automatic|host|device] [--chunks 1,4,16] [--nccl-probe]\n"
+                    "[--reduced-solve automatic|host|device] [--nccl-probe]\n"
                     "       mpirun -np P bench_mpi_tridiagonal --weak 512 [--split z|y|x|zy] [--memory ...]   "
                     "# heat-sweep weak scaling, 512^3 nodes per rank\n");
       MPI_Finalize();
@@ -513,8 +494,7 @@ int main(int argc, char** argv) {
                   r.memory.c_str(), r.strategy.c_str(), r.transport.c_str(), r.ms, r.local_ms, r.exchange_ms,
                   r.staging_ms, r.wait_ms, r.exch_kib, r.model_ms, r.ms / r.model_ms, r.first_ms);
     std::printf("(local, exchange, staging: the slowest rank's medians, timed with events on the stream; wait: time "
-                "in a barrier before the exchange, i.e. waiting for the slower rank, not counted in exchange; with "
-                "chunks > 1 the parts overlap)\n");
+                "in a barrier before the exchange, i.e. waiting for the slower rank, not counted in exchange)\n");
   }
   MPI_Finalize();
   return rc;

@@ -19,7 +19,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -196,14 +195,6 @@ struct DistributedTridiagonalPlan<T>::Impl {
   std::vector<void*> ev;
   std::vector<int> ev_kind;
   int n_ev = 0;
-  // Pipeline (device plans, host staging, allgather, device solve): groups of lines by the
-  // outer line index, each with its own LineSet, element offset and workspace slices.
-  struct Chunk {
-    LineSet ls;
-    index_t l0 = 0, n = 0, offset = 0;  // first line, lines, element offset of the first line
-    cuda_backend::partition::Workspace<T> dw;
-  };
-  std::vector<Chunk> chunks;
   double t_local = 0, t_exchange = 0, t_staging = 0, t_wait = 0, bytes = 0;
 
   ~Impl() {
@@ -218,8 +209,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
     return strategy == ReducedStrategy::alltoall ? double(2 * (P - 1) * (L / P + 1) * 10) * w : double(P * L * 8) * w;
   }
   void exchange_device();
-  void run_pipelined(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
-  void finish_device(double host_exchange);
+  void finish_device();
   void timing_barrier() {
     if (!opt.timing_barrier) return;
     const double t0 = now();
@@ -254,10 +244,6 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   void* st = exec.stream();
   n_ev = 0;
   t_wait = 0;
-  if (chunks.size() > 1) {
-    run_pipelined(a, b, c, shared, d, u);
-    return;
-  }
   mark(kStart);
   part::clear_flag_async(d_flag.data(), st);
   const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
@@ -269,13 +255,13 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   exchange_device();  // d_red -> d_sol by the plan's transport
   part::back_substitute<T>(ls, dw, d_sol.data(), u, d_flag.data(), st);
   mark(kLocal);
-  finish_device(0.0);
+  finish_device();
 }
 
 // The end of a device solve: the pivot verdict to the host, the phase times from the
-// events (plus host_exchange seconds of MPI the events did not see), SingularSystem.
+// events, SingularSystem.
 template <class T>
-void DistributedTridiagonalPlan<T>::Impl::finish_device(double host_exchange) {
+void DistributedTridiagonalPlan<T>::Impl::finish_device() {
   namespace part = cuda_backend::partition;
   void* st = exec.stream();
   part::copy_async(h_flag.data(), d_flag.data(), sizeof(int), st);
@@ -285,67 +271,12 @@ void DistributedTridiagonalPlan<T>::Impl::finish_device(double host_exchange) {
     t[ev_kind[std::size_t(k)]] += part::event_seconds(ev[std::size_t(k - 1)], ev[std::size_t(k)]);
   t_local = t[kLocal];
   t_staging = t[kStaging];
-  t_exchange = t[kExchange] + host_exchange;
+  t_exchange = t[kExchange];
   if (opt.check_pivots && h_flag[0] != 0)
     throw SingularSystem(std::string("DistributedTridiagonalPlan: a zero or non-finite pivot along ") +
                          axis_name(axis) +
                          " (on this or another rank of the axis; the partition method needs diagonally "
                          "dominant lines); u holds no solution");
-}
-
-// A device solve in chunks of lines (host staging, allgather, device solve): the GPU
-// reduces chunk k+1 while the host exchanges chunk k's rows; chunk k's rows then go back
-// to the device, are solved there and back-substituted. Stream order per chunk: reduce,
-// copy to the host (the event the host waits for), and after the host's MPI: copy of the
-// gathered rows, reduced solve, back-substitution. Chunk k's gathered rows sit at
-// gather + P*l0*8 in the layout [rank][chunk lines][8].
-template <class T>
-void DistributedTridiagonalPlan<T>::Impl::run_pipelined(const T* a, const T* b, const T* c, bool shared, const T* d,
-                                                        T* u) {
-  namespace part = cuda_backend::partition;
-  void* st = exec.stream();
-  const std::size_t w = sizeof(T);
-  const MPI_Datatype type = mpi_type<T>();
-  const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
-  const int C = int(chunks.size());
-  std::array<int, 64> ready{};  // the event (index) after chunk k's copy to the host
-  mark(kStart);
-  part::clear_flag_async(d_flag.data(), st);
-  auto enqueue_reduce = [&](int k) {
-    const Chunk& ch = chunks[std::size_t(k)];
-    const index_t o = ch.offset;
-    part::reduce<T>(ch.ls, shared ? a : a + o, shared ? b : b + o, shared ? c : c + o, shared, d + o, u + o, ch.dw,
-                    d_red.data() + ch.l0 * 8, first_open, last_open, st);
-    mark(kLocal);
-    part::copy_async(red.data() + ch.l0 * 8, d_red.data() + ch.l0 * 8, std::size_t(ch.n * 8) * w, st);
-    mark(kStaging);
-    ready[std::size_t(k)] = n_ev - 1;
-  };
-  enqueue_reduce(0);
-  if (C > 1) enqueue_reduce(1);
-  double host_mpi = 0;
-  for (int k = 0; k < C; ++k) {
-    const Chunk& ch = chunks[std::size_t(k)];
-    part::event_synchronize(ev[std::size_t(ready[std::size_t(k)])]);
-    if (k == 0) timing_barrier();
-    const double t0 = now();
-    check_mpi(MPI_Allgather(red.data() + ch.l0 * 8, int(ch.n * 8), type, gather.data() + P * ch.l0 * 8,
-                            int(ch.n * 8), type, comm),
-              "MPI_Allgather");
-    host_mpi += now() - t0;
-    mark(kIdle);
-    part::copy_async(d_gather.data() + P * ch.l0 * 8, gather.data() + P * ch.l0 * 8, std::size_t(P * ch.n * 8) * w,
-                     st);
-    mark(kStaging);
-    part::solve_reduced<T>(ch.n, int(2 * P), opt.periodic, d_gather.data() + P * ch.l0 * 8, 8, ch.n * 8,
-                           d_scratch.data() + 6 * P * ch.l0, r, d_sol.data() + ch.l0 * 2, 0, 0, st);
-    mark(kExchange);
-    part::back_substitute<T>(ch.ls, ch.dw, d_sol.data() + ch.l0 * 2, u + ch.offset, d_flag.data(), st);
-    mark(kLocal);
-    if (k + 2 < C) enqueue_reduce(k + 2);
-  }
-  bytes = strategy_bytes();
-  finish_device(host_mpi);
 }
 
 // Phase 2 of a device plan: d_red (this rank's rows) -> d_sol (this rank's two unknowns
@@ -829,9 +760,6 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   if (err.empty() && (mn[2] != mx[2] || mn[3] != mx[3] || mn[4] != mx[4] || mn[5] != mx[5]))
     err = "DistributedTridiagonalPlan: the options (periodic, strategy, transport, reduced_solve) differ between the "
           "ranks along " + an;
-  if (err.empty() && options.pipeline_chunks < 0)
-    err = "DistributedTridiagonalPlan: pipeline_chunks = " + std::to_string(options.pipeline_chunks) +
-          " must be >= 0 (0: automatic)";
   if (err.empty() && options.device_subsegments < 0)
     err = "DistributedTridiagonalPlan: device_subsegments = " + std::to_string(options.device_subsegments) +
           " must be >= 0 (0: automatic)";
@@ -888,9 +816,15 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   p.back = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
   // Host solve or pcr with a device plan; host staging of the device solve's rows.
   const bool host_buffers = exec.is_host() || p.transport == Transport::host_staging;
+  // With host staging, automatic solves allgather's rows on the device (one copy of the
+  // gathered rows beats the host solve of every line: 3.53 vs 3.76 ms on the public case)
+  // and alltoall's on the host (the device solve would add a second round trip between
+  // device and host: 3.45-3.67 vs 3.68-3.72 ms); see docs/mpi.md, "Transport".
+  const bool site_device = options.reduced_solve == ReducedSolveSite::device ||
+                           (options.reduced_solve == ReducedSolveSite::automatic &&
+                            p.strategy == ReducedStrategy::allgather);
   p.device_solve = !exec.is_host() && (p.transport != Transport::host_staging ||
-                                       (p.strategy != ReducedStrategy::pcr &&
-                                        options.reduced_solve != ReducedSolveSite::host));
+                                       (p.strategy != ReducedStrategy::pcr && site_device));
   if (exec.is_host()) {  // a device plan keeps them on the device (below)
     p.alpha.assign(seg, T(0));
     p.gamma.assign(seg, T(0));
@@ -943,12 +877,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.d_flag = Array<int>(1, exec);
     p.h_flag = StagingVector<int>(StagingAllocator<int>(true));
     p.h_flag.assign(1, 0);
-    // Pipeline: chunks of lines by the outer line index (host staging, allgather, device solve).
-    int C = options.pipeline_chunks > 0 ? options.pipeline_chunks : 1;
-    const bool can_pipeline = p.transport == Transport::host_staging && p.device_solve &&
-                              p.strategy == ReducedStrategy::allgather;
-    C = can_pipeline ? int(std::min<index_t>(std::min<index_t>(C, 64), p.ls.count1)) : 1;
-    p.ev.assign(std::size_t(8 + 8 * C), nullptr);
+    p.ev.assign(16, nullptr);  // a solve records at most 12
     p.ev_kind.assign(p.ev.size(), 0);
     for (void*& e : p.ev) e = cuda_backend::partition::event_create();
     if (p.device_solve) {
@@ -973,28 +902,6 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
       p.dw.red1 = p.d_red1.data();
       p.dw.w2 = p.d_w2.data();
       p.dw.sol1 = p.d_sol1.data();
-    }
-    if (C > 1) {
-      // Chunk k: outer indices [count1*k/C, count1*(k+1)/C); its workspace slices are
-      // blocks of the plan's arrays (the kernels index them by the chunk's own line count).
-      for (int k = 0; k < C; ++k) {
-        const index_t q0 = p.ls.count1 * k / C, q1 = p.ls.count1 * (k + 1) / C;
-        typename Impl::Chunk ch;
-        ch.ls = p.ls;
-        ch.ls.count1 = q1 - q0;
-        ch.l0 = q0 * p.ls.count0;
-        ch.n = (q1 - q0) * p.ls.count0;
-        ch.offset = q0 * p.ls.stride1;
-        ch.dw = p.dw;
-        ch.dw.alpha = p.dw.alpha + ch.l0 * p.m;
-        ch.dw.gamma = p.dw.gamma + ch.l0 * p.m;
-        if (S > 1) {
-          ch.dw.red1 = p.dw.red1 + ch.l0 * 8 * S;
-          ch.dw.w2 = p.dw.w2 + ch.l0 * 6 * S;
-          ch.dw.sol1 = p.dw.sol1 + ch.l0 * 2 * S;
-        }
-        p.chunks.push_back(ch);
-      }
     }
   }
 }
@@ -1059,8 +966,6 @@ template <class T>
 double DistributedTridiagonalPlan<T>::last_staging_seconds() const { return impl_->t_staging; }
 template <class T>
 double DistributedTridiagonalPlan<T>::last_wait_seconds() const { return impl_->t_wait; }
-template <class T>
-int DistributedTridiagonalPlan<T>::pipeline_chunks() const { return std::max(1, int(impl_->chunks.size())); }
 template <class T>
 double DistributedTridiagonalPlan<T>::exchanged_bytes() const { return impl_->bytes; }
 template <class T>

@@ -62,7 +62,7 @@ Transport transport_from_name(const std::string& name);
 
 // Where a device plan with host staging solves the gathered reduced systems.
 enum class ReducedSolveSite {
-  automatic,  // the device, except for pcr (whose exchanges and eliminations run on the host)
+  automatic,  // allgather: the device; alltoall and pcr: the host (measured, docs/mpi.md)
   host,       // the host (OpenMP), only the 2 unknowns per line go back to the device
   device,     // the device (one thread per line): the gathered rows go to the device
 };
@@ -82,10 +82,6 @@ struct DistributedOptions {
   // pcr with a device transport) throws the same Unsupported on every rank.
   Transport transport = Transport::automatic;
   ReducedSolveSite reduced_solve = ReducedSolveSite::automatic;
-  // Device plans with host staging, allgather and the device reduced solve: the lines are
-  // cut into this many groups (by the outer line index, at most 64) that run as a pipeline,
-  // the GPU reducing group k+1 while group k's rows travel. 0: automatic (1: none).
-  int pipeline_chunks = 0;
   // Benchmarks: a barrier over the axis before the exchange, timed apart
   // (last_wait_seconds), so that the exchange time leaves out waiting for slower ranks.
   bool timing_barrier = false;
@@ -134,8 +130,6 @@ class DistributedTridiagonalPlan {
   double last_staging_seconds() const;
   // With DistributedOptions::timing_barrier: seconds this rank waited in it (0 otherwise).
   double last_wait_seconds() const;
-  // Line groups of the device pipeline in use (1: none).
-  int pipeline_chunks() const;
   // Bytes this rank sent + received in the last solve's reduced-system exchange.
   double exchanged_bytes() const;
   // Device plans of a split axis: the sub-segments per line segment in use (1 otherwise).

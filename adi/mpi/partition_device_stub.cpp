@@ -32,7 +32,6 @@ void clear_flag_async(int*, void*) { no_cuda(); }
 void* event_create() { no_cuda(); }
 void event_destroy(void*) noexcept {}
 void event_record(void*, void*) { no_cuda(); }
-void event_synchronize(void*) { no_cuda(); }
 double event_seconds(void*, void*) { return 0.0; }
 std::string pci_bus_id(int) { return {}; }
 // Plain memory: without CUDA nothing is staged (no device executor exists).

@@ -63,7 +63,6 @@ void clear_flag_async(int* flag, void* stream);
 void* event_create();
 void event_destroy(void* e) noexcept;
 void event_record(void* e, void* stream);
-void event_synchronize(void* e);  // blocks until the work before the recorded event is done
 double event_seconds(void* from, void* to);  // 0 when either was not recorded
 
 // The PCI bus id of a device ("0000:3b:00.0"); empty on any error.

@@ -54,7 +54,7 @@ template <class T>
 double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis, ReducedStrategy strategy,
                          bool periodic, bool shared, unsigned seed, bool device = false, int subsegments = 0,
                          Transport transport = Transport::automatic,
-                         ReducedSolveSite site = ReducedSolveSite::automatic, int chunks = 0) {
+                         ReducedSolveSite site = ReducedSolveSite::automatic) {
   const auto n = kGlobal;
   const index_t na = n[int(axis)];
   auto a = random_global<double>(n, seed, -1.0, 1.0);
@@ -97,12 +97,9 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
   opts.device_subsegments = subsegments;
   opts.transport = transport;
   opts.reduced_solve = site;
-  opts.pipeline_chunks = chunks;
   opts.timing_barrier = (seed & 1) != 0;  // the benchmarks' barrier changes nothing but timing
   DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, opts);
   if (device && plan.split() && transport != Transport::automatic) EXPECT_EQ(plan.transport(), transport);
-  if (device && plan.split() && chunks > 1 && strategy == ReducedStrategy::allgather)
-    EXPECT_EQ(plan.pipeline_chunks(), std::min<index_t>(chunks, to_lines(BoxLines{box, axis}).count1));
   if (device && plan.split() && site != ReducedSolveSite::automatic)
     EXPECT_EQ(plan.reduced_solve_on_device(), site == ReducedSolveSite::device);
   if (device && plan.split() && subsegments > 0)
@@ -299,33 +296,6 @@ TEST(DistributedTridiagonal, DeviceCudaAwareMpi) {
   MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all) GTEST_SKIP() << "this MPI is not CUDA-aware (" << cuda_aware_report() << "): cuda_aware_mpi NOT tested";
   transport_sweep(Transport::cuda_aware_mpi, {ReducedSolveSite::automatic});
-}
-
-// The pipeline of line groups (host staging, allgather, device solve): 2, 3 and 64 (more
-// than the outer lines: capped) groups, uneven group sizes.
-TEST(DistributedTridiagonal, DevicePipelineChunks) {
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: pipelined device solves NOT tested";
-  for (const auto& dims : factorisations(world_size()))
-    for (bool periodic : {false, true}) {
-      ProcessGrid procs(MPI_COMM_WORLD, dims);
-      Decomposition dec(procs, kGlobal);
-      for (int ax = 0; ax < 3; ++ax)
-        for (int chunks : {2, 3, 64})
-          for (bool shared : {false, true}) {
-            const std::string what = procs.describe() + " axis " + axis_name(Axis(ax)) + " chunks " +
-                                     std::to_string(chunks) + (periodic ? " periodic" : "") +
-                                     (shared ? " shared" : "");
-            EXPECT_LE(distributed_error<double>(procs, dec, Axis(ax), ReducedStrategy::allgather, periodic, shared, 21u,
-                                                true, chunks == 3 ? 1 : 0, Transport::host_staging,
-                                                ReducedSolveSite::device, chunks),
-                      1e-12)
-                << what;
-            EXPECT_LE(distributed_error<float>(procs, dec, Axis(ax), ReducedStrategy::allgather, periodic, shared, 22u,
-                                               true, 3, Transport::host_staging, ReducedSolveSite::device, chunks),
-                      1e-5)
-                << what << " float";
-          }
-    }
 }
 
 TEST(DistributedTridiagonal, DeviceNccl) {
