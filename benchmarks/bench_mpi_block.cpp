@@ -1,0 +1,202 @@
+// bench_mpi_block: distributed block-tridiagonal line solves (adi::mpi::
+// DistributedBlockTridiagonalPlan, the block partition method) on device memory: nx x ny
+// x nz points with M unknowns each (AoS), the nx*ny block lines along z split over the
+// ranks of MPI_COMM_WORLD.
+//
+//   mpirun -np 1 bench_mpi_block --n 64x64x2048 --m 5        # the single-device BlockTridiagonalPlan
+//   mpirun -np 2 bench_mpi_block --n 64x64x2048 --m 5        # device passes vs the host-mirror path
+//
+// Own harness (a solve is collective: every rank repeats in lockstep): per repetition a
+// barrier, the solve (it returns when the device is done), and the slowest rank's time;
+// medians after one warm-up. A, B, C and d are only read (u != d), so nothing needs
+// restoring. In the same run it measures the device copy bandwidth and prints per case:
+// ms per solve, local passes / exchange (+ host reduced solve) / staging copies, and the
+// ratio to the traffic model
+//   unsplit: (5 M^2 + 4 M) values per point / copy bandwidth (A, B, C, d read, C* written
+//            and read back, u written, read and written)
+//   split:   (7 M^2 + 4 M) values per point / copy bandwidth (A, B, C, d read, alpha, gamma
+//            written and read back, delta into u and back) + the measured exchange,
+// plus plan creation + first solve.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "adi/block_tridiagonal.hpp"
+#include "adi/field.hpp"
+#include "adi/mpi/decomposition.hpp"
+#include "adi/mpi/distributed_block_tridiagonal.hpp"
+#include "solvers/cuda/backend.hpp"
+
+namespace {
+
+using namespace adi;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+double max_over_ranks(double x) {
+  double y = 0;
+  MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return y;
+}
+
+struct Row {
+  std::string path;
+  double ms, local_ms, exchange_ms, staging_ms, model_ms, first_ms;
+};
+
+// A cheap reproducible value in [-0.5, 0.5) from an index (the arrays are GBs).
+inline double hash01(std::uint64_t i) {
+  i ^= i >> 33;
+  i *= 0xff51afd7ed558ccdULL;
+  i ^= i >> 33;
+  return double(i >> 11) / 9007199254740992.0 - 0.5;
+}
+
+template <class T>
+Array<T> device_array(index_t n, const Executor& exec, int kind, int M) {
+  std::vector<T> h(static_cast<std::size_t>(n));
+  const std::uint64_t salt = std::uint64_t(kind) << 56;
+  for (index_t i = 0; i < n; ++i) {
+    double v = hash01(salt + std::uint64_t(i));
+    if (kind == 1 && M > 0 && (i % (M * M)) % (M + 1) == 0) v += 4.0;  // B: dominant diagonal
+    if (kind == 0 || kind == 2) v *= 2.0 / M;                         // A, C: row sums of |.| <= 1
+    h[std::size_t(i)] = T(v);
+  }
+  Array<T> a(n, exec);
+  a.copy_from_host(h.data());
+  return a;
+}
+
+template <class T>
+void run(std::array<index_t, 3> n, int M, int reps, bool mirrors_too, std::vector<Row>& rows, double& copy_gbs) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int lr = 0, gpus = cuda_backend::device_count();
+  MPI_Comm_rank(local, &lr);
+  MPI_Comm_free(&local);
+  const Executor exec = Executor::cuda(gpus > 0 ? lr % gpus : 0);
+  cuda_backend::set_device(exec.device());
+  mpi::ProcessGrid procs(MPI_COMM_WORLD, {1, 1, size});
+  mpi::Decomposition dec(procs, n);
+  const auto e = dec.extents();
+  const index_t pts = e[0] * e[1] * e[2];
+  Array<T> A = device_array<T>(pts * M * M, exec, 0, M), B = device_array<T>(pts * M * M, exec, 1, M),
+           C = device_array<T>(pts * M * M, exec, 2, M), d = device_array<T>(pts * M, exec, 3, 0),
+           u = device_array<T>(pts * M, exec, 4, 0);
+  // Device copy bandwidth: the first pts*M values of A onto a scratch array (read + write).
+  {
+    Array<T> s(pts * M, exec);
+    const std::size_t sb = std::size_t(s.size()) * sizeof(T);
+    detail::copy_bytes(s.data(), MemorySpace::device, A.data(), MemorySpace::device, sb, exec.stream());
+    exec.synchronize();
+    std::vector<double> t;
+    for (int k = 0; k < 5; ++k) {
+      const double t0 = MPI_Wtime();
+      detail::copy_bytes(s.data(), MemorySpace::device, A.data(), MemorySpace::device, sb, exec.stream());
+      exec.synchronize();
+      t.push_back(MPI_Wtime() - t0);
+    }
+    copy_gbs = 2.0 * double(sb) / median(t) / 1e9;
+  }
+  const BlockGridLines gl{M, e[0], e[1], e[2], Axis::z, PointArray::aos(M, e[0], e[1], e[2]),
+                          PointArray::aos(index_t(M) * M, e[0], e[1], e[2])};
+  const double w = sizeof(T), bw = copy_gbs * 1e9;
+  for (int pass = 0; pass < (size > 1 && mirrors_too ? 2 : 1); ++pass) {
+    mpi::DistributedBlockOptions o;
+    o.device_passes = pass == 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double f0 = MPI_Wtime();
+    mpi::DistributedBlockTridiagonalPlan<T> plan(procs, Axis::z, exec, to_block_lines(gl), o);
+    const BlockBands<T> bands{A.data(), B.data(), C.data()};
+    plan.solve(bands, d.data(), u.data());
+    const double first = max_over_ranks(MPI_Wtime() - f0);
+    const int nrep = pass == 0 ? reps : std::max(2, reps / 3);
+    std::vector<double> t, tl, te, ts;
+    for (int k = 0; k < nrep; ++k) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      plan.solve(bands, d.data(), u.data());
+      t.push_back(max_over_ranks(MPI_Wtime() - t0));
+      tl.push_back(max_over_ranks(plan.last_local_seconds()));
+      te.push_back(max_over_ranks(plan.last_exchange_seconds()));
+      ts.push_back(max_over_ranks(plan.last_staging_seconds()));
+    }
+    const double MM = double(M) * M;
+    const double model = plan.split() ? double(pts) * (7 * MM + 4 * M) * w / bw + median(te)
+                                      : double(pts) * (5 * MM + 4 * M) * w / bw;
+    rows.push_back({!plan.split() ? "single-device BlockTridiagonalPlan"
+                    : pass == 0  ? std::string("device passes, ") + mpi::strategy_name(plan.strategy())
+                                 : std::string("host mirrors (old), ") + mpi::strategy_name(plan.strategy()),
+                    1e3 * median(t), 1e3 * median(tl), 1e3 * median(te), 1e3 * median(ts), 1e3 * model,
+                    1e3 * first});
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::array<index_t, 3> n{64, 64, 2048};
+  int M = 5, reps = 10;
+  bool fp32 = false, mirrors = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has = i + 1 < argc;
+    if (a == "--n" && has) {
+      const auto d = mpi::parse_procs(argv[++i]);  // the same "AxBxC" syntax
+      n = {d[0], d[1], d[2]};
+    } else if (a == "--m" && has) {
+      M = std::stoi(argv[++i]);
+    } else if (a == "--reps" && has) {
+      reps = std::max(1, std::stoi(argv[++i]));
+    } else if (a == "--float") {
+      fp32 = true;
+    } else if (a == "--no-mirrors") {
+      mirrors = false;
+    } else {
+      if (rank == 0)
+        std::printf("usage: mpirun -np P bench_mpi_block [--n 64x64x2048] [--m 5] [--reps 10] [--float] "
+                    "[--no-mirrors]\n  block lines along z split over P ranks, device memory; with P > 1 also the "
+                    "host-mirror path unless --no-mirrors\n");
+      MPI_Finalize();
+      return a == "--help" || a == "-h" ? 0 : 2;
+    }
+  }
+  int rc = 0;
+  std::vector<Row> rows;
+  double copy_gbs = 0;
+  try {
+    if (!Executor::cuda_available()) throw Unsupported("bench_mpi_block needs a CUDA device");
+    if (fp32)
+      run<float>(n, M, reps, mirrors, rows, copy_gbs);
+    else
+      run<double>(n, M, reps, mirrors, rows, copy_gbs);
+  } catch (const Error& e) {
+    if (rank == 0) std::fprintf(stderr, "bench_mpi_block: error: %s\n", e.what());
+    rc = 1;
+  }
+  if (rank == 0 && rc == 0) {
+    std::printf("bench_mpi_block: %lldx%lldx%lld points, M = %d, %s, lines along z over %d rank(s), device memory; "
+                "device copy %.0f GB/s (rank 0)\n",
+                (long long)n[0], (long long)n[1], (long long)n[2], M, fp32 ? "float" : "double", size, copy_gbs);
+    std::printf("| ranks | path | ms/solve | local | exchange | staging | model ms | ratio | plan+first ms |\n"
+                "|---|---|---|---|---|---|---|---|---|\n");
+    for (const Row& r : rows)
+      std::printf("| %d | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f |\n", size, r.path.c_str(), r.ms,
+                  r.local_ms, r.exchange_ms, r.staging_ms, r.model_ms, r.ms / r.model_ms, r.first_ms);
+  }
+  MPI_Finalize();
+  return rc;
+}
