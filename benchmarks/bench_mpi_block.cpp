@@ -64,8 +64,8 @@ Array<T> device_array(index_t n, const Executor& exec, int kind, int M) {
   const std::uint64_t salt = std::uint64_t(kind) << 56;
   for (index_t i = 0; i < n; ++i) {
     double v = hash01(salt + std::uint64_t(i));
-    if (kind == 1 && M > 0 && (i % (M * M)) % (M + 1) == 0) v += 4.0;  // B: dominant diagonal
-    if (kind == 0 || kind == 2) v *= 2.0 / M;                         // A, C: row sums of |.| <= 1
+    if (kind <= 2) v *= 2.0 / M;  // A, C and B's off-diagonal: row sums of |.| <= 1
+    if (kind == 1 && (i % (M * M)) % (M + 1) == 0) v = 4.0 + v;  // B: diagonal in [3.9, 4.1]: block dominant
     h[std::size_t(i)] = T(v);
   }
   Array<T> a(n, exec);

@@ -17,6 +17,14 @@
 // Pivot blocks are factored with partial pivoting inside the block, like the single-device
 // block solver; a singular one poisons the line's reduced rows so that every rank of the
 // axis sees it in the reduced solve and throws without another collective.
+//
+// Device memory (split axis): the same passes run on the GPU, one thread per line
+// (solvers/cuda/block_partition_mpi.cuh, operation for operation the code below), with
+// alpha/gamma in a device workspace. Only the reduced rows (2R values per line) are copied
+// to page-locked host memory; the exchange and the reduced solve are the host's, then the
+// 2M interface values per line go back and the GPU back-substitutes. The NaN of a singular
+// block reaches every rank's host copy of the interface values, which is checked before
+// the copy back: every rank throws at the same point, nothing stays enqueued.
 #include "adi/mpi/distributed_block_tridiagonal.hpp"
 
 #include <omp.h>
@@ -31,6 +39,8 @@
 
 #include "adi/field.hpp"
 #include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/block_partition_mpi.hpp"
+#include "solvers/cuda/partition_mpi.hpp"
 
 namespace adi::mpi {
 
@@ -114,7 +124,9 @@ struct DistributedBlockTridiagonalPlan<T>::Impl {
   index_t chunk_lo = 0;
   std::vector<int> cnt_r, dsp_r, rcnt_r, rdsp_r, cnt_s, dsp_s, rcnt_s, rdsp_s;
   std::vector<T> alpha, gamma;      // per system: m * M*M (rows 1..m-2 used)
-  std::vector<T> red;               // per system: 2 rows of R values
+  std::vector<T> red;               // per system: 2 rows of R values (host passes)
+  T* redp = nullptr;                // the reduced rows in host memory: red.data() or h_red
+  T* solp = nullptr;                // the interface values in host memory: sol.data() or h_sol
   std::vector<T> gather;            // [source rank][system][2][R]
   std::vector<T> ra, rb, rc, rd, ru;  // reduced systems, BlockContiguous {M, 2P, solved}
   std::vector<T> back;              // alltoall: [destination rank][system of my chunk][2][M]
@@ -124,7 +136,23 @@ struct DistributedBlockTridiagonalPlan<T>::Impl {
   // the host; correct, not fast: every solve copies the arrays both ways).
   Executor exec = Executor::host();
   std::vector<T> ha, hb, hc, hd, hu;
-  double t_local = 0, t_exchange = 0, bytes = 0;
+  // Device passes (device executor, split axis, options.device_passes): the workspace
+  // [(i*M*M + v)*L + l] and the reduced rows / interface values on the device, and their
+  // page-locked host copies. (A host executor takes this path only in the maths check of
+  // a build without CUDA, ADI_BLOCK_PARTITION_EMULATE: the same code as host loops.)
+  bool on_device = false;
+  Array<T> d_alpha, d_gamma, d_red, d_sol;
+  T* h_red = nullptr;
+  T* h_sol = nullptr;
+  void* ev[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  double t_local = 0, t_exchange = 0, t_staging = 0, bytes = 0;
+
+  ~Impl() {
+    cuda_backend::partition::pinned_free(h_red);
+    cuda_backend::partition::pinned_free(h_sol);
+    for (void* e : ev)
+      if (e) cuda_backend::partition::event_destroy(e);
+  }
 
   static constexpr int kScratch = 8 * 64 + 8 * 17 + 64;
 
@@ -150,7 +178,9 @@ struct DistributedBlockTridiagonalPlan<T>::Impl {
   bool reduce_line(const BlockBands<T>& bd, const T* d, T* u, index_t l, T* s);
   void back_line(T* u, index_t l, T* s) const;
   void exchange_and_solve();
+  void check_solution() const;
   void run(const BlockBands<T>& bd, const T* d, T* u);
+  void run_device(const BlockBands<T>& bd, const T* d, T* u);
 };
 
 template <class T>
@@ -160,7 +190,7 @@ bool DistributedBlockTridiagonalPlan<T>::Impl::reduce_line(const BlockBands<T>& 
   T *Ab = s, *Bb = s + MM, *Cb = s + 2 * MM, *S = s + 3 * MM, *Pi = s + 4 * MM, *Q = s + 5 * MM, *tmp = s + 6 * MM;
   T *X = s + 8 * MM, *Pv = X + 8 * 17, *dl = Pv + 8;
   int piv[8];
-  T* rr = red.data() + std::size_t(l) * 2 * R;
+  T* rr = redp + std::size_t(l) * 2 * R;
   const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
   auto put_row = [&](T* row, const T* a, const T* b, const T* c, const T* dv, bool zero_a, bool zero_c) {
     for (int v = 0; v < MM; ++v) {
@@ -256,7 +286,7 @@ bool DistributedBlockTridiagonalPlan<T>::Impl::reduce_line(const BlockBands<T>& 
 template <class T>
 void DistributedBlockTridiagonalPlan<T>::Impl::back_line(T* u, index_t l, T* s) const {
   const int MM = M * M;
-  const T* u0 = sol.data() + std::size_t(l) * 2 * M;
+  const T* u0 = solp + std::size_t(l) * 2 * M;
   const T* ul = u0 + M;
   store_vector(u, l, 0, u0);
   store_vector(u, l, m - 1, ul);
@@ -279,11 +309,11 @@ void DistributedBlockTridiagonalPlan<T>::Impl::exchange_and_solve() {
   const MPI_Datatype type = mpi_type<T>();
   const double w = double(sizeof(T));
   if (strategy == ReducedStrategy::allgather) {
-    check_mpi(MPI_Allgather(red.data(), int(L * 2 * R), type, gather.data(), int(L * 2 * R), type, comm),
+    check_mpi(MPI_Allgather(redp, int(L * 2 * R), type, gather.data(), int(L * 2 * R), type, comm),
               "MPI_Allgather");
     bytes = double(P) * double(L * 2 * R) * w;
   } else {
-    check_mpi(MPI_Alltoallv(red.data(), cnt_r.data(), dsp_r.data(), type, gather.data(), rcnt_r.data(),
+    check_mpi(MPI_Alltoallv(redp, cnt_r.data(), dsp_r.data(), type, gather.data(), rcnt_r.data(),
                             rdsp_r.data(), type, comm),
               "MPI_Alltoallv");
   }
@@ -310,13 +340,13 @@ void DistributedBlockTridiagonalPlan<T>::Impl::exchange_and_solve() {
   }
   if (strategy == ReducedStrategy::allgather) {
     for (index_t q = 0; q < L; ++q)
-      std::copy(ru.data() + (q * n + 2 * r) * M, ru.data() + (q * n + 2 * r + 2) * M, sol.data() + q * 2 * M);
+      std::copy(ru.data() + (q * n + 2 * r) * M, ru.data() + (q * n + 2 * r + 2) * M, solp + q * 2 * M);
   } else {
     for (int p = 0; p < P; ++p)
       for (index_t q = 0; q < solved; ++q)
         std::copy(ru.data() + (q * n + 2 * p) * M, ru.data() + (q * n + 2 * p + 2) * M,
                   back.data() + (std::size_t(p) * solved + q) * 2 * M);
-    check_mpi(MPI_Alltoallv(back.data(), rcnt_s.data(), rdsp_s.data(), type, sol.data(), cnt_s.data(),
+    check_mpi(MPI_Alltoallv(back.data(), rcnt_s.data(), rdsp_s.data(), type, solp, cnt_s.data(),
                             dsp_s.data(), type, comm),
               "MPI_Alltoallv");
     bytes = 2.0 * double(P - 1) / double(P) * double(L) * double(2 * R + 2 * M) * w;
@@ -334,19 +364,14 @@ void DistributedBlockTridiagonalPlan<T>::Impl::run(const BlockBands<T>& bd, cons
     for (index_t l = 0; l < L; ++l)
       if (!reduce_line(bd, d, u, l, s)) {
         ok = false;
-        T* rr = red.data() + std::size_t(l) * 2 * R;
+        T* rr = redp + std::size_t(l) * 2 * R;
         std::fill(rr, rr + 2 * R, std::numeric_limits<T>::quiet_NaN());
       }
   }
   const double t1 = now();
   exchange_and_solve();
   const double t2 = now();
-  for (T v : sol)
-    if (!std::isfinite(double(v)))
-      throw SingularSystem(std::string("DistributedBlockTridiagonalPlan: a singular pivot block along ") +
-                           axis_name(axis) +
-                           " (on this or another rank of the axis; the partition method needs block diagonally "
-                           "dominant lines); u holds no solution");
+  check_solution();
 #pragma omp parallel if (L * m * M * M > 16384)
   {
     T* s = scratch.data() + std::size_t(omp_get_thread_num()) * kScratch;
@@ -356,6 +381,69 @@ void DistributedBlockTridiagonalPlan<T>::Impl::run(const BlockBands<T>& bd, cons
   t_local = (t1 - t0) + (now() - t2);
   t_exchange = t2 - t1;
   (void)ok;
+}
+
+// Every rank holds NaN among its interface values when a pivot block was singular on any
+// rank of the axis (the poisoned reduced rows went through the reduced solve).
+template <class T>
+void DistributedBlockTridiagonalPlan<T>::Impl::check_solution() const {
+  for (std::size_t k = 0, n = std::size_t(L) * 2 * M; k < n; ++k)
+    if (!std::isfinite(double(solp[k])))
+      throw SingularSystem(std::string("DistributedBlockTridiagonalPlan: a singular pivot block along ") +
+                           axis_name(axis) +
+                           " (on this or another rank of the axis; the partition method needs block diagonally "
+                           "dominant lines); u holds no solution");
+}
+
+// The device passes: reduce on the GPU, reduced rows to page-locked memory, the host's
+// exchange and reduced solve, the interface values back, back-substitution on the GPU.
+template <class T>
+void DistributedBlockTridiagonalPlan<T>::Impl::run_device(const BlockBands<T>& bd, const T* d, T* u) {
+  namespace bp = cuda_backend::block_partition;
+  namespace part = cuda_backend::partition;
+  const bool gpu = !exec.is_host();
+  void* st = exec.stream();
+  if (gpu) cuda_backend::set_device(exec.device());
+  auto mark = [&](int k) {
+    if (gpu) part::event_record(ev[k], st);
+  };
+  auto copy = [&](void* dst, const void* src, std::size_t n) {
+    if (gpu)
+      part::copy_async(dst, src, n, st);
+    else
+      std::copy_n(static_cast<const char*>(src), n, static_cast<char*>(dst));
+  };
+  auto sync = [&] {
+    if (gpu) cuda_backend::synchronize(st);
+  };
+  const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
+  const std::size_t red_bytes = std::size_t(L) * 2 * R * sizeof(T), sol_bytes = std::size_t(L) * 2 * M * sizeof(T);
+  const double h0 = now();
+  mark(0);
+  bp::reduce<T>(ls, bd.a, bd.b, bd.c, d, u, d_alpha.data(), d_gamma.data(), d_red.data(), tol, first_open, last_open,
+                st);
+  mark(1);
+  copy(h_red, d_red.data(), red_bytes);
+  mark(2);
+  sync();  // MPI reads h_red
+  const double h1 = now();
+  exchange_and_solve();
+  const double h2 = now();
+  t_exchange = h2 - h1;
+  check_solution();  // the same verdict on every rank of the axis; nothing left enqueued
+  mark(3);
+  copy(d_sol.data(), h_sol, sol_bytes);
+  mark(4);
+  bp::back_substitute<T>(ls, d_alpha.data(), d_gamma.data(), d_sol.data(), u, st);
+  mark(5);
+  sync();
+  if (gpu) {
+    t_local = part::event_seconds(ev[0], ev[1]) + part::event_seconds(ev[4], ev[5]);
+    t_staging = part::event_seconds(ev[1], ev[2]) + part::event_seconds(ev[3], ev[4]);
+  } else {
+    t_local = (h1 - h0) + (now() - h2);
+    t_staging = 0;
+  }
 }
 
 template <class T>
@@ -427,7 +515,12 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   }
   p.R = R;
   p.exec = exec;
-  if (!exec.is_host()) {
+#ifdef ADI_BLOCK_PARTITION_EMULATE
+  p.on_device = options.device_passes;  // the maths check: host loops stand in for the kernels
+#else
+  p.on_device = !exec.is_host() && options.device_passes;
+#endif
+  if (!exec.is_host() && !p.on_device) {
     p.ha.assign(std::size_t(block_span(p.ls)), T(0));
     p.hb.assign(p.ha.size(), T(0));
     p.hc.assign(p.ha.size(), T(0));
@@ -452,11 +545,28 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
     p.strategy = options.strategy;
   }
   const int MM = p.M * p.M;
-  p.alpha.assign(std::size_t(p.L * p.m) * MM, T(0));
-  p.gamma.assign(std::size_t(p.L * p.m) * MM, T(0));
-  p.red.assign(std::size_t(p.L) * 2 * R, T(0));
-  p.sol.assign(std::size_t(p.L) * 2 * p.M, T(0));
-  p.scratch.assign(std::size_t(std::max(1, omp_get_max_threads())) * Impl::kScratch, T(0));
+  if (p.on_device) {
+    namespace part = cuda_backend::partition;
+    if (!exec.is_host()) cuda_backend::set_device(exec.device());  // pinned memory of this GPU's context
+    p.d_alpha = Array<T>(p.L * p.m * MM, exec);
+    p.d_gamma = Array<T>(p.L * p.m * MM, exec);
+    p.d_red = Array<T>(p.L * 2 * R, exec);
+    p.d_sol = Array<T>(p.L * 2 * p.M, exec);
+    p.h_red = static_cast<T*>(part::pinned_alloc(std::size_t(p.L) * 2 * R * sizeof(T)));
+    p.h_sol = static_cast<T*>(part::pinned_alloc(std::size_t(p.L) * 2 * p.M * sizeof(T)));
+    if (!exec.is_host())
+      for (void*& e : p.ev) e = part::event_create();
+    p.redp = p.h_red;
+    p.solp = p.h_sol;
+  } else {
+    p.alpha.assign(std::size_t(p.L * p.m) * MM, T(0));
+    p.gamma.assign(std::size_t(p.L * p.m) * MM, T(0));
+    p.red.assign(std::size_t(p.L) * 2 * R, T(0));
+    p.sol.assign(std::size_t(p.L) * 2 * p.M, T(0));
+    p.scratch.assign(std::size_t(std::max(1, omp_get_max_threads())) * Impl::kScratch, T(0));
+    p.redp = p.red.data();
+    p.solp = p.sol.data();
+  }
   if (p.strategy == ReducedStrategy::allgather) {
     p.solved = p.L;
   } else {
@@ -508,11 +618,15 @@ void DistributedBlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const
     p.local->solve(bands, d, u);
     return;
   }
+  if (p.on_device) {
+    p.run_device(bands, d, u);
+    return;
+  }
   if (p.exec.is_host()) {
     p.run(bands, d, u);
     return;
   }
-  // Device memory: through the host mirrors (u's mirror keeps whatever lies between the
+  // Device memory with device_passes = false: through the host mirrors (u's mirror keeps whatever lies between the
   // layout's values, so the copy back writes nothing the layout does not own differently).
   cuda_backend::set_device(p.exec.device());
   const std::size_t bb = p.ha.size() * sizeof(T), vb = p.hd.size() * sizeof(T);
@@ -527,7 +641,7 @@ void DistributedBlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const
   p.run(BlockBands<T>{p.ha.data(), p.hb.data(), p.hc.data()}, p.hd.data(), hu);
   const double t2 = now();
   detail::copy_bytes(u, MemorySpace::device, hu, MemorySpace::host, vb, p.exec.stream());
-  p.t_local += (t1 - t0) + (now() - t2);
+  p.t_staging = (t1 - t0) + (now() - t2);
 }
 
 template <class T>
@@ -538,6 +652,8 @@ template <class T>
 double DistributedBlockTridiagonalPlan<T>::last_local_seconds() const { return impl_->t_local; }
 template <class T>
 double DistributedBlockTridiagonalPlan<T>::last_exchange_seconds() const { return impl_->t_exchange; }
+template <class T>
+double DistributedBlockTridiagonalPlan<T>::last_staging_seconds() const { return impl_->t_staging; }
 template <class T>
 double DistributedBlockTridiagonalPlan<T>::exchanged_bytes() const { return impl_->bytes; }
 

@@ -24,8 +24,12 @@
 //
 // Block row i of the local layout is global block row lo + i along the axis. An unsplit
 // axis runs BlockTridiagonalPlan on whatever executor is given. On a split axis with a
-// CUDA executor the arrays are copied through host mirrors owned by the plan and the
-// partition passes run on the host: correct, not fast (the scalar plan has device passes).
+// CUDA executor the block reduction and the back-substitution run on the GPU
+// (solvers/cuda/block_partition_mpi.cu, one thread per line); only the two reduced block
+// rows per line (2 x (3 M^2 + M) values) go to page-locked host memory for the exchange and
+// the host's reduced solve, and the two interface block unknowns per line (2M values) come
+// back. DistributedBlockOptions::device_passes = false keeps the old path instead: the
+// arrays whole through host mirrors and the passes on the host (for comparison).
 #include <memory>
 
 #include "adi/block_tridiagonal.hpp"
@@ -41,6 +45,10 @@ struct DistributedBlockOptions {
   // automatic compares the two with the axis's measured network model.
   ReducedStrategy strategy = ReducedStrategy::automatic;
   BlockTridiagonalOptions local{};  // the single-device plan (unsplit axis) and the reduced solve's tolerance
+  // Device executor, split axis: the local passes on the GPU (true) or, false, A, B, C, d
+  // and u copied whole through host mirrors and the passes run on the host (the fallback
+  // and the benchmark's "old path"; every solve pays the full PCIe round trip).
+  bool device_passes = true;
 };
 
 template <class T>
@@ -66,6 +74,9 @@ class DistributedBlockTridiagonalPlan {
   // Seconds of the last solve: local passes, and the reduced exchange + solve.
   double last_local_seconds() const;
   double last_exchange_seconds() const;
+  // Device plans of a split axis: seconds of the copies between device and host (the
+  // reduced rows and their solution; with device_passes = false the whole arrays).
+  double last_staging_seconds() const;
   double exchanged_bytes() const;  // this rank's bytes sent + received in the last solve
 
   struct Impl;

@@ -2,6 +2,8 @@
 // reference block solve of the same global problem: block sizes 2..8, every process grid
 // of the world size along every axis (uneven extents), periodic lines, both strategies,
 // fp64 and fp32, AoS point arrays, u == d, inputs left intact; bad input on every rank.
+// Device memory: the device passes (solvers/cuda/block_partition_mpi.cu) for M = 2..8 and
+// both precisions, the host-mirror fallback, and a singular block on one rank's GPU.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -91,7 +93,8 @@ Executor rank_gpu() {
 // arrays in this rank's GPU memory).
 template <class T>
 double block_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis, int M, bool periodic,
-                   ReducedStrategy strategy, bool in_place, unsigned seed, bool device = false) {
+                   ReducedStrategy strategy, bool in_place, unsigned seed, bool device = false,
+                   bool device_passes = true) {
   Global g = make_global(M, seed);
   g.u.assign(g.d.size(), std::numeric_limits<double>::quiet_NaN());
   BlockTridiagonalOptions ro;
@@ -107,6 +110,7 @@ double block_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis
   DistributedBlockOptions o;
   o.periodic = periodic;
   o.strategy = strategy;
+  o.device_passes = device_passes;
   const Executor exec = device ? rank_gpu() : Executor::host();
   DistributedBlockTridiagonalPlan<T> plan(procs, axis, exec, to_block_lines(grid_lines(M, dec.extents(), axis)), o);
   EXPECT_EQ(plan.split(), procs.dims(axis) > 1);
@@ -121,10 +125,20 @@ double block_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis
     Array<T> da = on(la), db = on(lb), dc = on(lc), dd = on(ld), du = on(lu);
     plan.solve(BlockBands<T>{da.data(), db.data(), dc.data()}, dd.data(), in_place ? dd.data() : du.data());
     (in_place ? dd : du).copy_to_host(out);
+    auto same = [&](const Array<T>& x, const std::vector<T>& ref, const char* what) {
+      std::vector<T> back(ref.size());
+      x.copy_to_host(back.data());
+      EXPECT_EQ(0, std::memcmp(back.data(), ref.data(), back.size() * sizeof(T))) << what << " changed on the device";
+    };
+    same(da, a0, "A");
+    same(db, b0, "B");
+    same(dc, c0, "C");
     if (!in_place) {
-      std::vector<T> back(ld.size());
-      dd.copy_to_host(back.data());
-      EXPECT_EQ(0, std::memcmp(back.data(), d0.data(), back.size() * sizeof(T))) << "d changed on the device";
+      same(dd, d0, "d");
+      // A second solve into NaN gives the same bits (no state left behind).
+      Array<T> du2 = on(std::vector<T>(lu.size(), std::numeric_limits<T>::quiet_NaN()));
+      plan.solve(BlockBands<T>{da.data(), db.data(), dc.data()}, dd.data(), du2.data());
+      same(du2, lu, "second solve: u");
     }
   } else {
     plan.solve(BlockBands<T>{la.data(), lb.data(), lc.data()}, ld.data(), out);
@@ -169,23 +183,43 @@ TEST(DistributedBlockTridiagonal, EveryGridAxisBlockSizeStrategyDouble) {
 }
 TEST(DistributedBlockTridiagonal, EveryGridAxisBlockSizeStrategyFloat) { sweep<float>(1e-5, {2, 5, 8}); }
 
-// Device memory: split axes go through the plan's host mirrors, unsplit ones run the
-// device block kernels.
+// Device memory: split axes run the device passes (reduction and back-substitution on the
+// GPU, only the reduced rows staged), unsplit ones the device block kernels. M = 2..8 in
+// fp64, 2, 5, 8 in fp32, each strategy, in place and not, u poisoned with NaN.
 TEST(DistributedBlockTridiagonal, DeviceMemory) {
+  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device-memory block solves NOT tested";
+  const ReducedStrategy strategies[3] = {ReducedStrategy::allgather, ReducedStrategy::alltoall,
+                                         ReducedStrategy::automatic};
+  for (const auto& dims : factorisations(world_size())) {
+    ProcessGrid procs(MPI_COMM_WORLD, dims);
+    Decomposition dec(procs, kGlobal);
+    for (int ax = 0; ax < 3; ++ax)
+      for (bool periodic : {false, true}) {
+        for (int M = 2; M <= 8; ++M)
+          EXPECT_LE(block_error<double>(procs, dec, Axis(ax), M, periodic, strategies[M % 3], M == 5, 21u + unsigned(M),
+                                        true),
+                    1e-12)
+              << procs.describe() << " axis " << axis_name(Axis(ax)) << " M " << M << (periodic ? " periodic" : "");
+        for (int M : {2, 5, 8})
+          EXPECT_LE(block_error<float>(procs, dec, Axis(ax), M, periodic, strategies[(M + 1) % 3], M == 2, 22u, true),
+                    1e-5)
+              << procs.describe() << " axis " << axis_name(Axis(ax)) << " float M " << M
+              << (periodic ? " periodic" : "");
+      }
+  }
+}
+
+// Device memory through the host mirrors (device_passes = false, the fallback).
+TEST(DistributedBlockTridiagonal, DeviceMemoryHostMirrors) {
   if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device-memory block solves NOT tested";
   for (const auto& dims : factorisations(world_size())) {
     ProcessGrid procs(MPI_COMM_WORLD, dims);
     Decomposition dec(procs, kGlobal);
     for (int ax = 0; ax < 3; ++ax)
-      for (int M : {2, 5, 8})
-        for (bool periodic : {false, true}) {
-          EXPECT_LE(block_error<double>(procs, dec, Axis(ax), M, periodic, ReducedStrategy::automatic, M == 5, 21u, true),
-                    1e-12)
-              << procs.describe() << " axis " << axis_name(Axis(ax)) << " M " << M << (periodic ? " periodic" : "");
-          EXPECT_LE(block_error<float>(procs, dec, Axis(ax), M, periodic, ReducedStrategy::alltoall, false, 22u, true),
-                    1e-5)
-              << procs.describe() << " float M " << M;
-        }
+      EXPECT_LE(block_error<double>(procs, dec, Axis(ax), 4, ax == 1, ReducedStrategy::automatic, false, 23u, true,
+                                    false),
+                1e-12)
+          << procs.describe() << " axis " << axis_name(Axis(ax));
   }
 }
 
@@ -199,8 +233,9 @@ TEST(DistributedBlockTridiagonal, WeightedRanks) {
   EXPECT_LE(block_error<double>(procs, dec, Axis::x, 4, true, ReducedStrategy::alltoall, false, 4u), 1e-12);
 }
 
-// A singular pivot block on one rank: SingularSystem on every rank, nobody hangs.
-TEST(DistributedBlockTridiagonal, SingularBlockOnOneRankThrowsOnEveryRank) {
+// A singular pivot block on one rank: SingularSystem on every rank, nobody hangs (host
+// memory, and device memory through the device passes).
+void singular_block_on_one_rank(bool device) {
   for (ReducedStrategy s : {ReducedStrategy::allgather, ReducedStrategy::alltoall}) {
     ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
     Decomposition dec(procs, kGlobal);
@@ -213,14 +248,34 @@ TEST(DistributedBlockTridiagonal, SingularBlockOnOneRankThrowsOnEveryRank) {
           std::fill(lc.begin() + M * M, lc.begin() + 2 * M * M, 0.0);
     DistributedBlockOptions o;
     o.strategy = s;
-    DistributedBlockTridiagonalPlan<double> plan(procs, Axis::x, Executor::host(),
+    const Executor exec = device ? rank_gpu() : Executor::host();
+    DistributedBlockTridiagonalPlan<double> plan(procs, Axis::x, exec,
                                                  to_block_lines(grid_lines(M, dec.extents(), Axis::x)), o);
     std::vector<double> lu(ld.size());
-    EXPECT_THROW(plan.solve(BlockBands<double>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data()),
-                 SingularSystem)
-        << strategy_name(s);
+    if (device) {
+      auto on = [&](const std::vector<double>& v) {
+        Array<double> x(index_t(v.size()), exec);
+        x.copy_from_host(v.data());
+        return x;
+      };
+      Array<double> da = on(la), db = on(lb), dc = on(lc), dd = on(ld), du = on(lu);
+      EXPECT_THROW(plan.solve(BlockBands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data()),
+                   SingularSystem)
+          << "device, " << strategy_name(s);
+    } else {
+      EXPECT_THROW(plan.solve(BlockBands<double>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data()),
+                   SingularSystem)
+          << strategy_name(s);
+    }
     EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
   }
+}
+
+TEST(DistributedBlockTridiagonal, SingularBlockOnOneRankThrowsOnEveryRank) { singular_block_on_one_rank(false); }
+
+TEST(DistributedBlockTridiagonal, SingularBlockOnOneGpuThrowsOnEveryRank) {
+  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device singular block NOT tested";
+  singular_block_on_one_rank(true);
 }
 
 // Bad input: every rank throws, with the same kind of error, and all stay in step.

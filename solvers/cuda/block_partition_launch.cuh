@@ -1,0 +1,51 @@
+#pragma once
+// Kernels and launchers of the device block partition passes (block_partition_mpi.hpp);
+// instantiated once per precision (block_partition_mpi.cu: float,
+// block_partition_mpi_fp64.cu: double) so that the two compile in parallel.
+#include <cuda_runtime.h>
+
+#include "solvers/cuda/block_partition_mpi.cuh"
+#include "solvers/cuda/block_partition_mpi.hpp"
+#include "solvers/cuda/check.cuh"
+
+namespace adi::cuda_backend::block_partition {
+
+constexpr int kThreads = 64;  // few lines per rank are common: small blocks spread them over more SMs
+
+template <class T, int M>
+__global__ void __launch_bounds__(kThreads) reduce_kernel(Args<T> g) {
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l < g.ls.count0 * g.ls.count1) reduce_line<T, M>(g, l);
+}
+
+template <class T, int M>
+__global__ void __launch_bounds__(kThreads) back_kernel(Args<T> g) {
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l < g.ls.count0 * g.ls.count1) back_line<T, M>(g, l);
+}
+
+template <class T>
+void reduce(const BlockLineSet& lines, const T* a, const T* b, const T* c, const T* d, T* u, T* alpha, T* gamma,
+            T* red, T tol, bool first_open, bool last_open, void* stream) {
+  const index_t L = lines.systems();
+  if (L == 0) return;
+  const Args<T> g{lines, a, b, c, d, u, alpha, gamma, red, nullptr, tol, first_open, last_open};
+  const auto s = static_cast<cudaStream_t>(stream);
+  const unsigned blocks = unsigned((L + kThreads - 1) / kThreads);
+  with_block_size(lines.m, [&](auto mc) { reduce_kernel<T, decltype(mc)::value><<<blocks, kThreads, 0, s>>>(g); });
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void back_substitute(const BlockLineSet& lines, const T* alpha, const T* gamma, const T* sol, T* u, void* stream) {
+  const index_t L = lines.systems();
+  if (L == 0) return;
+  const Args<T> g{lines, nullptr, nullptr, nullptr, nullptr, u, const_cast<T*>(alpha), const_cast<T*>(gamma),
+                  nullptr, sol, T(0), false, false};
+  const auto s = static_cast<cudaStream_t>(stream);
+  const unsigned blocks = unsigned((L + kThreads - 1) / kThreads);
+  with_block_size(lines.m, [&](auto mc) { back_kernel<T, decltype(mc)::value><<<blocks, kThreads, 0, s>>>(g); });
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace adi::cuda_backend::block_partition

@@ -1,0 +1,10 @@
+// Device block partition passes, single precision (see block_partition_mpi.hpp).
+#include "solvers/cuda/block_partition_launch.cuh"
+
+namespace adi::cuda_backend::block_partition {
+
+template void reduce<float>(const BlockLineSet&, const float*, const float*, const float*, const float*, float*,
+                            float*, float*, float*, float, bool, bool, void*);
+template void back_substitute<float>(const BlockLineSet&, const float*, const float*, const float*, float*, void*);
+
+}  // namespace adi::cuda_backend::block_partition

@@ -1,0 +1,31 @@
+#pragma once
+// The local passes of the distributed block partition method
+// (adi/mpi/distributed_block_tridiagonal.cpp) on a CUDA device, seen from plain C++ (no
+// CUDA header). Implemented in solvers/cuda/block_partition_mpi{,_fp64}.cu when adi is
+// built with CUDA; adi/mpi/block_partition_device_stub.cpp throws Unsupported otherwise.
+//
+// One thread per line (system): the M x M blocks of its recurrence live in the thread's
+// registers (compile-time M = 2..8; for large M the compiler keeps part of them in
+// local memory, which L1 caches). The workspace is interleaved over lines,
+// alpha[(i*M*M + v)*L + l], so that neighbouring lines' threads touch neighbouring words.
+// The same maths and the same reduced-row layout as the host passes:
+//   red[l*2R + j*R + {A: 0..MM-1, B: MM.., C: 2MM.., d: 3MM..3MM+M-1}], R = 3MM + M,
+//   j = 0 (local block row 0) and 1 (row m-1); sol[l*2M + {u_0: 0..M-1, u_{m-1}: M..2M-1}].
+#include "adi/block_tridiagonal.hpp"
+
+namespace adi::cuda_backend::block_partition {
+
+// Phase 1: rows 1..m-2 eliminated (delta into u, alpha and gamma (m*M*M*L values each)
+// into the workspace) and every line's two reduced block rows into red. A pivot block
+// that fails the relative threshold tol (LU with partial pivoting inside the block, like
+// the host) writes NaN into the whole of the line's two reduced rows. Enqueued on stream.
+template <class T>
+void reduce(const BlockLineSet& lines, const T* a, const T* b, const T* c, const T* d, T* u, T* alpha, T* gamma,
+            T* red, T tol, bool first_open, bool last_open, void* stream);
+
+// Phase 3: u_0 and u_{m-1} of every line from sol, then u_i = delta_i - alpha_i u_0 -
+// gamma_i u_{i+1} for i = m-2..1. Enqueued on stream.
+template <class T>
+void back_substitute(const BlockLineSet& lines, const T* alpha, const T* gamma, const T* sol, T* u, void* stream);
+
+}  // namespace adi::cuda_backend::block_partition

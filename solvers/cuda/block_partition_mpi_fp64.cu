@@ -1,0 +1,11 @@
+// Device block partition passes, double precision (see block_partition_mpi.hpp).
+#include "solvers/cuda/block_partition_launch.cuh"
+
+namespace adi::cuda_backend::block_partition {
+
+template void reduce<double>(const BlockLineSet&, const double*, const double*, const double*, const double*,
+                             double*, double*, double*, double*, double, bool, bool, void*);
+template void back_substitute<double>(const BlockLineSet&, const double*, const double*, const double*, double*,
+                                      void*);
+
+}  // namespace adi::cuda_backend::block_partition
