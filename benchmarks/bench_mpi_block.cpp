@@ -134,7 +134,8 @@ void run(std::array<index_t, 3> n, int M, int reps, bool mirrors_too, std::vecto
     const double model = plan.split() ? double(pts) * (7 * MM + 4 * M) * w / bw + median(te)
                                       : double(pts) * (5 * MM + 4 * M) * w / bw;
     rows.push_back({!plan.split() ? "single-device BlockTridiagonalPlan"
-                    : pass == 0  ? std::string("device passes, ") + mpi::strategy_name(plan.strategy())
+                    : pass == 0  ? "device passes, S=" + std::to_string(plan.device_subsegments()) + ", " +
+                                          mpi::strategy_name(plan.strategy())
                                  : std::string("host mirrors (old), ") + mpi::strategy_name(plan.strategy()),
                     1e3 * median(t), 1e3 * median(tl), 1e3 * median(te), 1e3 * median(ts), 1e3 * model,
                     1e3 * first});

@@ -15,12 +15,17 @@ namespace adi::cuda_backend::block_partition {
 template <class T>
 void reduce([[maybe_unused]] const BlockLineSet& lines, [[maybe_unused]] const T* a, [[maybe_unused]] const T* b,
             [[maybe_unused]] const T* c, [[maybe_unused]] const T* d, [[maybe_unused]] T* u,
-            [[maybe_unused]] T* alpha, [[maybe_unused]] T* gamma, [[maybe_unused]] T* red, [[maybe_unused]] T tol,
+            [[maybe_unused]] const Workspace<T>& w, [[maybe_unused]] T* red, [[maybe_unused]] T tol,
             [[maybe_unused]] bool first_open, [[maybe_unused]] bool last_open, void*) {
 #ifdef ADI_BLOCK_PARTITION_EMULATE
-  const Args<T> g{lines, a, b, c, d, u, alpha, gamma, red, nullptr, tol, first_open, last_open};
+  const Args<T> g{lines, a,   b,          c,         d,   u,      w.alpha,  w.gamma,  red,
+                  nullptr, tol, first_open, last_open, w.S, w.red1, w.alpha2, w.gamma2, w.x2};
   with_block_size(lines.m, [&](auto mc) {
-    for (index_t l = 0; l < lines.systems(); ++l) reduce_line<T, decltype(mc)::value>(g, l);
+    constexpr int M = decltype(mc)::value;
+    for (int s = 0; s < w.S; ++s)
+      for (index_t l = 0; l < lines.systems(); ++l) reduce_line<T, M>(g, l, s);
+    if (w.S > 1)
+      for (index_t l = 0; l < lines.systems(); ++l) reduce_chain<T, M>(g, l);
   });
 #else
   throw Unsupported("adi was built without CUDA: no device block partition passes");
@@ -28,13 +33,17 @@ void reduce([[maybe_unused]] const BlockLineSet& lines, [[maybe_unused]] const T
 }
 
 template <class T>
-void back_substitute([[maybe_unused]] const BlockLineSet& lines, [[maybe_unused]] const T* alpha,
-                     [[maybe_unused]] const T* gamma, [[maybe_unused]] const T* sol, [[maybe_unused]] T* u, void*) {
+void back_substitute([[maybe_unused]] const BlockLineSet& lines, [[maybe_unused]] const Workspace<T>& w,
+                     [[maybe_unused]] const T* sol, [[maybe_unused]] T* u, void*) {
 #ifdef ADI_BLOCK_PARTITION_EMULATE
-  const Args<T> g{lines, nullptr, nullptr, nullptr, nullptr, u, const_cast<T*>(alpha), const_cast<T*>(gamma),
-                  nullptr, sol, T(0), false, false};
+  const Args<T> g{lines,   nullptr, nullptr, nullptr, nullptr, u,      w.alpha,  w.gamma,  nullptr,
+                  sol,     T(0),    false,   false,   w.S,     w.red1, w.alpha2, w.gamma2, w.x2};
   with_block_size(lines.m, [&](auto mc) {
-    for (index_t l = 0; l < lines.systems(); ++l) back_line<T, decltype(mc)::value>(g, l);
+    constexpr int M = decltype(mc)::value;
+    if (w.S > 1)
+      for (index_t l = 0; l < lines.systems(); ++l) back_chain<T, M>(g, l);
+    for (int s = 0; s < w.S; ++s)
+      for (index_t l = 0; l < lines.systems(); ++l) back_line<T, M>(g, l, s);
   });
 #else
   throw Unsupported("adi was built without CUDA: no device block partition passes");
@@ -42,12 +51,11 @@ void back_substitute([[maybe_unused]] const BlockLineSet& lines, [[maybe_unused]
 }
 
 template void reduce<float>(const BlockLineSet&, const float*, const float*, const float*, const float*, float*,
-                            float*, float*, float*, float, bool, bool, void*);
+                            const Workspace<float>&, float*, float, bool, bool, void*);
 template void reduce<double>(const BlockLineSet&, const double*, const double*, const double*, const double*,
-                             double*, double*, double*, double*, double, bool, bool, void*);
-template void back_substitute<float>(const BlockLineSet&, const float*, const float*, const float*, float*, void*);
-template void back_substitute<double>(const BlockLineSet&, const double*, const double*, const double*, double*,
-                                      void*);
+                             double*, const Workspace<double>&, double*, double, bool, bool, void*);
+template void back_substitute<float>(const BlockLineSet&, const Workspace<float>&, const float*, float*, void*);
+template void back_substitute<double>(const BlockLineSet&, const Workspace<double>&, const double*, double*, void*);
 
 }  // namespace adi::cuda_backend::block_partition
 #endif

@@ -18,7 +18,8 @@
 // block solver; a singular one poisons the line's reduced rows so that every rank of the
 // axis sees it in the reduced solve and throws without another collective.
 //
-// Device memory (split axis): the same passes run on the GPU, one thread per line
+// Device memory (split axis): the same passes run on the GPU, one thread per line or per
+// (line, sub-segment) with a second level over the sub-segments' rows
 // (solvers/cuda/block_partition_mpi.cuh, operation for operation the code below), with
 // alpha/gamma in a device workspace. Only the reduced rows (2R values per line) are copied
 // to page-locked host memory; the exchange and the reduced solve are the host's, then the
@@ -141,7 +142,8 @@ struct DistributedBlockTridiagonalPlan<T>::Impl {
   // page-locked host copies. (A host executor takes this path only in the maths check of
   // a build without CUDA, ADI_BLOCK_PARTITION_EMULATE: the same code as host loops.)
   bool on_device = false;
-  Array<T> d_alpha, d_gamma, d_red, d_sol;
+  Array<T> d_alpha, d_gamma, d_red, d_sol, d_red1, d_alpha2, d_gamma2, d_x2;
+  cuda_backend::block_partition::Workspace<T> dw;
   T* h_red = nullptr;
   T* h_sol = nullptr;
   void* ev[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
@@ -420,8 +422,7 @@ void DistributedBlockTridiagonalPlan<T>::Impl::run_device(const BlockBands<T>& b
   const std::size_t red_bytes = std::size_t(L) * 2 * R * sizeof(T), sol_bytes = std::size_t(L) * 2 * M * sizeof(T);
   const double h0 = now();
   mark(0);
-  bp::reduce<T>(ls, bd.a, bd.b, bd.c, d, u, d_alpha.data(), d_gamma.data(), d_red.data(), tol, first_open, last_open,
-                st);
+  bp::reduce<T>(ls, bd.a, bd.b, bd.c, d, u, dw, d_red.data(), tol, first_open, last_open, st);
   mark(1);
   copy(h_red, d_red.data(), red_bytes);
   mark(2);
@@ -434,7 +435,7 @@ void DistributedBlockTridiagonalPlan<T>::Impl::run_device(const BlockBands<T>& b
   mark(3);
   copy(d_sol.data(), h_sol, sol_bytes);
   mark(4);
-  bp::back_substitute<T>(ls, d_alpha.data(), d_gamma.data(), d_sol.data(), u, st);
+  bp::back_substitute<T>(ls, dw, d_sol.data(), u, st);
   mark(5);
   sync();
   if (gpu) {
@@ -552,6 +553,25 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
     p.d_gamma = Array<T>(p.L * p.m * MM, exec);
     p.d_red = Array<T>(p.L * 2 * R, exec);
     p.d_sol = Array<T>(p.L * 2 * p.M, exec);
+    // Sub-segments: the kernels hold whole blocks per thread (~255 registers for M >= 4,
+    // 256 threads per SM), so ~64K threads fill an H100/H200 when the lines alone do not.
+    int S = options.device_subsegments > 0
+                ? options.device_subsegments
+                : int(std::min<index_t>(64, (65536 + p.L - 1) / std::max<index_t>(p.L, 1)));
+    S = int(std::max<index_t>(1, std::min<index_t>(S, p.m / 2)));
+    p.dw.alpha = p.d_alpha.data();
+    p.dw.gamma = p.d_gamma.data();
+    p.dw.S = S;
+    if (S > 1) {
+      p.d_red1 = Array<T>(p.L * 2 * R * S, exec);
+      p.d_alpha2 = Array<T>(p.L * 2 * S * MM, exec);
+      p.d_gamma2 = Array<T>(p.L * 2 * S * MM, exec);
+      p.d_x2 = Array<T>(p.L * 2 * S * p.M, exec);
+      p.dw.red1 = p.d_red1.data();
+      p.dw.alpha2 = p.d_alpha2.data();
+      p.dw.gamma2 = p.d_gamma2.data();
+      p.dw.x2 = p.d_x2.data();
+    }
     p.h_red = static_cast<T*>(part::pinned_alloc(std::size_t(p.L) * 2 * R * sizeof(T)));
     p.h_sol = static_cast<T*>(part::pinned_alloc(std::size_t(p.L) * 2 * p.M * sizeof(T)));
     if (!exec.is_host())
@@ -652,6 +672,8 @@ template <class T>
 double DistributedBlockTridiagonalPlan<T>::last_local_seconds() const { return impl_->t_local; }
 template <class T>
 double DistributedBlockTridiagonalPlan<T>::last_exchange_seconds() const { return impl_->t_exchange; }
+template <class T>
+int DistributedBlockTridiagonalPlan<T>::device_subsegments() const { return impl_->on_device ? impl_->dw.S : 1; }
 template <class T>
 double DistributedBlockTridiagonalPlan<T>::last_staging_seconds() const { return impl_->t_staging; }
 template <class T>

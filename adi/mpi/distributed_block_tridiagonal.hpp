@@ -49,6 +49,10 @@ struct DistributedBlockOptions {
   // and u copied whole through host mirrors and the passes run on the host (the fallback
   // and the benchmark's "old path"; every solve pays the full PCIe round trip).
   bool device_passes = true;
+  // Device passes: sub-segments per line segment, one GPU thread each (see
+  // solvers/cuda/block_partition_mpi.hpp). 0: enough for ~64K threads; 1: one thread per
+  // line. Capped at m/2 (>= 2 block rows per sub-segment).
+  int device_subsegments = 0;
 };
 
 template <class T>
@@ -78,6 +82,8 @@ class DistributedBlockTridiagonalPlan {
   // reduced rows and their solution; with device_passes = false the whole arrays).
   double last_staging_seconds() const;
   double exchanged_bytes() const;  // this rank's bytes sent + received in the last solve
+  // Device passes of a split axis: the sub-segments per line segment in use (1 otherwise).
+  int device_subsegments() const;
 
   struct Impl;
 

@@ -4,7 +4,7 @@
 namespace adi::cuda_backend::block_partition {
 
 template void reduce<float>(const BlockLineSet&, const float*, const float*, const float*, const float*, float*,
-                            float*, float*, float*, float, bool, bool, void*);
-template void back_substitute<float>(const BlockLineSet&, const float*, const float*, const float*, float*, void*);
+                             const Workspace<float>&, float*, float, bool, bool, void*);
+template void back_substitute<float>(const BlockLineSet&, const Workspace<float>&, const float*, float*, void*);
 
 }  // namespace adi::cuda_backend::block_partition

@@ -33,6 +33,14 @@ struct Args {
   const T* sol;  // back-substitution: [l*2M + ...]
   T tol;
   bool first_open, last_open;
+  // Sub-segments (S > 1): level-1 reduced rows red1[(s*2R + k)*L + l], the level-2
+  // workspace alpha2 / gamma2 [(j*M*M + v)*L + l] (j < 2S) and the chain's delta / end
+  // values x2[(j*M + v)*L + l].
+  int S;
+  T* red1;
+  T* alpha2;
+  T* gamma2;
+  T* x2;
 };
 
 template <class T>
@@ -154,21 +162,6 @@ struct LineAccess {
   }
 };
 
-// One reduced block row: A, B, C (zeroed where a non-periodic line ends) and d.
-template <class T, int M>
-ADI_BP_HD void put_row(T* row, const T (&a)[M * M], const T (&b)[M * M], const T (&c)[M * M], const T (&dv)[M],
-                       bool zero_a, bool zero_c) {
-  constexpr int MM = M * M;
-#pragma unroll
-  for (int v = 0; v < MM; ++v) {
-    row[v] = zero_a ? T(0) : a[v];
-    row[MM + v] = b[v];
-    row[2 * MM + v] = zero_c ? T(0) : c[v];
-  }
-#pragma unroll
-  for (int v = 0; v < M; ++v) row[3 * MM + v] = dv[v];
-}
-
 template <class T>
 struct Ref {
   const T* p;
@@ -182,25 +175,110 @@ struct Ws {
   ADI_BP_HD T operator()(int v) const { return w[(i * MM + v) * L + l]; }
 };
 
-// Phase 1 for line l (see the derivation at the top of distributed_block_tridiagonal.cpp).
+// Rows of a reduction, seen through a source: the caller's arrays (a line's segment or
+// one sub-segment of it, level 1) or the chain of the sub-segments' reduced rows (level 2).
+// A source provides block(which, i, out) (which: 0 A, 1 B, 2 C), rhs(i, out), the
+// elimination's stores and loads (delta / the solution in place, alpha and gamma in an
+// interleaved workspace) and out(k, value) for the 2R values of the two reduced rows.
 template <class T, int M>
-ADI_BP_HD void reduce_line(const Args<T>& g, index_t l) {
+struct GridSource {
+  static constexpr int MM = M * M, R = 3 * MM + M;
+  const Args<T>& g;
+  LineAccess<T, M> io;
+  index_t r0, L, l;
+  T* outp;       // the reduced rows: red (S == 1) or this sub-segment's in red1
+  index_t outs;  // and their stride
+  ADI_BP_HD GridSource(const Args<T>& g_, index_t l_, index_t r0_, int s)
+      : g(g_), io(g_.ls, l_), r0(r0_), L(g_.ls.count0 * g_.ls.count1), l(l_),
+        outp(g_.S == 1 ? g_.red + l_ * 2 * R : g_.red1 + index_t(s) * 2 * R * L + l_), outs(g_.S == 1 ? 1 : L) {}
+  ADI_BP_HD void block(int which, index_t i, T (&o)[MM]) const {
+    io.block(which == 0 ? g.a : which == 1 ? g.b : g.c, r0 + i, o);
+  }
+  ADI_BP_HD void rhs(index_t i, T (&o)[M]) const { io.vec(g.d, r0 + i, o); }
+  ADI_BP_HD void load_x(index_t i, T (&o)[M]) const { io.vec(g.u, r0 + i, o); }
+  ADI_BP_HD void store_x(index_t i, const T (&x)[M]) const { io.store(g.u, r0 + i, x); }
+  ADI_BP_HD Ws<T, MM> alpha(index_t i) const { return {g.alpha, r0 + i, L, l}; }
+  ADI_BP_HD Ws<T, MM> gamma(index_t i) const { return {g.gamma, r0 + i, L, l}; }
+  ADI_BP_HD void store_ag(index_t i, const T (&a)[MM], const T (&c)[MM]) const {
+#pragma unroll
+    for (int v = 0; v < MM; ++v) {
+      g.alpha[((r0 + i) * MM + v) * L + l] = a[v];
+      g.gamma[((r0 + i) * MM + v) * L + l] = c[v];
+    }
+  }
+  ADI_BP_HD void out(int k, T v) const { outp[k * outs] = v; }
+};
+
+// Level 2: row j (0..2S-1) of line l's chain is reduced row j % 2 of sub-segment j / 2.
+template <class T, int M>
+struct ChainSource {
+  static constexpr int MM = M * M, R = 3 * MM + M;
+  const Args<T>& g;
+  index_t L, l;
+  ADI_BP_HD ChainSource(const Args<T>& g_, index_t l_) : g(g_), L(g_.ls.count0 * g_.ls.count1), l(l_) {}
+  ADI_BP_HD index_t row(index_t j) const { return (j / 2) * 2 * R + (j % 2) * R; }
+  ADI_BP_HD void block(int which, index_t j, T (&o)[MM]) const {
+    const index_t q = row(j) + which * MM;
+#pragma unroll
+    for (int v = 0; v < MM; ++v) o[v] = g.red1[(q + v) * L + l];
+  }
+  ADI_BP_HD void rhs(index_t j, T (&o)[M]) const {
+    const index_t q = row(j) + 3 * MM;
+#pragma unroll
+    for (int v = 0; v < M; ++v) o[v] = g.red1[(q + v) * L + l];
+  }
+  ADI_BP_HD void load_x(index_t j, T (&o)[M]) const {
+#pragma unroll
+    for (int v = 0; v < M; ++v) o[v] = g.x2[(j * M + v) * L + l];
+  }
+  ADI_BP_HD void store_x(index_t j, const T (&x)[M]) const {
+#pragma unroll
+    for (int v = 0; v < M; ++v) g.x2[(j * M + v) * L + l] = x[v];
+  }
+  ADI_BP_HD Ws<T, MM> alpha(index_t j) const { return {g.alpha2, j, L, l}; }
+  ADI_BP_HD Ws<T, MM> gamma(index_t j) const { return {g.gamma2, j, L, l}; }
+  ADI_BP_HD void store_ag(index_t j, const T (&a)[MM], const T (&c)[MM]) const {
+#pragma unroll
+    for (int v = 0; v < MM; ++v) {
+      g.alpha2[(j * MM + v) * L + l] = a[v];
+      g.gamma2[(j * MM + v) * L + l] = c[v];
+    }
+  }
+  ADI_BP_HD void out(int k, T v) const { g.red[l * 2 * R + k] = v; }
+};
+
+// Reduced block row j (0: the first, 1: the last) of a source: A, B, C (zeroed where a
+// non-periodic line ends) and d.
+template <class T, int M, class Src>
+ADI_BP_HD void put_row(const Src& src, int j, const T (&a)[M * M], const T (&b)[M * M], const T (&c)[M * M],
+                       const T (&d)[M], bool zero_a, bool zero_c) {
   constexpr int MM = M * M, R = 3 * MM + M;
-  const index_t L = g.ls.count0 * g.ls.count1, m = g.ls.n;
-  const LineAccess<T, M> io(g.ls, l);
-  T* rr = g.red + l * 2 * R;
+#pragma unroll
+  for (int v = 0; v < MM; ++v) {
+    src.out(j * R + v, zero_a ? T(0) : a[v]);
+    src.out(j * R + MM + v, b[v]);
+    src.out(j * R + 2 * MM + v, zero_c ? T(0) : c[v]);
+  }
+#pragma unroll
+  for (int v = 0; v < M; ++v) src.out(j * R + 3 * MM + v, d[v]);
+}
+
+// Phase 1 on rows 0..n-1 (n >= 2) of a source (see the derivation at the top of
+// distributed_block_tridiagonal.cpp).
+template <class T, int M, class Src>
+ADI_BP_HD void reduce_rows(const Src& src, index_t n, T tol, bool first_open, bool last_open) {
+  constexpr int MM = M * M, R = 3 * MM + M;
   T Ab[MM], Bb[MM], Cb[MM], dv[M];
-  if (m == 2) {
+  if (n == 2) {
     for (int k = 0; k < 2; ++k) {
-      io.block(g.a, k, Ab);
-      io.block(g.b, k, Bb);
-      io.block(g.c, k, Cb);
-      io.vec(g.d, k, dv);
-      put_row<T, M>(rr + k * R, Ab, Bb, Cb, dv, k == 0 && g.first_open, k == 1 && g.last_open);
+      src.block(0, k, Ab);
+      src.block(1, k, Bb);
+      src.block(2, k, Cb);
+      src.rhs(k, dv);
+      put_row<T, M>(src, k, Ab, Bb, Cb, dv, k == 0 && first_open, k == 1 && last_open);
     }
     return;
   }
-  auto ws = [&](const T* w, index_t i) { return Ws<T, MM>{w, i, L, l}; };
   auto A = [](const T* p) { return Ref<T>{p}; };
   T Pi[MM], Q[MM], Pv[M], dl[M];
 #pragma unroll
@@ -208,34 +286,30 @@ ADI_BP_HD void reduce_line(const Args<T>& g, index_t l) {
 #pragma unroll
   for (int v = 0; v < M; ++v) Pv[v] = T(0), dl[v] = T(0);
   bool bad = false;
-  for (index_t i = 1; i <= m - 2; ++i) {
+  for (index_t i = 1; i <= n - 2; ++i) {
     T S[MM], Xa[MM];
-    io.block(g.a, i, Ab);
-    io.block(g.b, i, S);
-    io.block(g.c, i, Cb);  // becomes gamma_i
-    io.vec(g.d, i, dv);    // becomes delta_i
+    src.block(0, i, Ab);
+    src.block(1, i, S);
+    src.block(2, i, Cb);  // becomes gamma_i
+    src.rhs(i, dv);       // becomes delta_i
     if (i == 1) {
 #pragma unroll
       for (int v = 0; v < MM; ++v) Xa[v] = Ab[v];
     } else {
 #pragma unroll
       for (int v = 0; v < MM; ++v) Xa[v] = T(0);
-      mul_add<T, M, M>(T(-1), A(Ab), ws(g.gamma, i - 1), S);  // S = B_i - A_i gamma_{i-1}
-      mul_add<T, M, M>(T(-1), A(Ab), ws(g.alpha, i - 1), Xa);  // -A_i alpha_{i-1}
-      mul_add<T, M, 1>(T(-1), A(Ab), A(dl), dv);  // d_i - A_i delta_{i-1}
+      mul_add<T, M, M>(T(-1), A(Ab), src.gamma(i - 1), S);  // S = B_i - A_i gamma_{i-1}
+      mul_add<T, M, M>(T(-1), A(Ab), src.alpha(i - 1), Xa);  // -A_i alpha_{i-1}
+      mul_add<T, M, 1>(T(-1), A(Ab), A(dl), dv);             // d_i - A_i delta_{i-1}
     }
-    if (!eliminate<T, M>(S, Xa, Cb, dv, g.tol)) {
+    if (!eliminate<T, M>(S, Xa, Cb, dv, tol)) {
       bad = true;
       break;
     }
-#pragma unroll
-    for (int v = 0; v < MM; ++v) {
-      g.alpha[(i * MM + v) * L + l] = Xa[v];
-      g.gamma[(i * MM + v) * L + l] = Cb[v];
-    }
+    src.store_ag(i, Xa, Cb);
 #pragma unroll
     for (int v = 0; v < M; ++v) dl[v] = dv[v];
-    io.store(g.u, i, dl);
+    src.store_x(i, dl);
     mul_add<T, M, 1>(T(1), A(Pi), A(dl), Pv);
     mul_add<T, M, M>(T(1), A(Pi), A(Xa), Q);
     T tmp[MM];
@@ -246,54 +320,88 @@ ADI_BP_HD void reduce_line(const Args<T>& g, index_t l) {
     for (int v = 0; v < MM; ++v) Pi[v] = tmp[v];
   }
   if (bad) {  // every rank of the axis meets the NaN in the reduced solve
-    for (int k = 0; k < 2 * R; ++k) rr[k] = T(NAN);
+    for (int k = 0; k < 2 * R; ++k) src.out(k, T(NAN));
     return;
   }
   T tmp[MM];
-  // Row 0: A_0 u_prev + (B_0 - C_0 Q) u_0 + C_0 Pi u_{m-1} = d_0 - C_0 Pv.
-  io.block(g.a, 0, Ab);
-  io.block(g.b, 0, Bb);
-  io.block(g.c, 0, Cb);
-  io.vec(g.d, 0, dv);
+  // Row 0: A_0 u_prev + (B_0 - C_0 Q) u_0 + C_0 Pi u_{n-1} = d_0 - C_0 Pv.
+  src.block(0, 0, Ab);
+  src.block(1, 0, Bb);
+  src.block(2, 0, Cb);
+  src.rhs(0, dv);
   mul_add<T, M, M>(T(-1), A(Cb), A(Q), Bb);
   mul_add<T, M, 1>(T(-1), A(Cb), A(Pv), dv);
 #pragma unroll
   for (int v = 0; v < MM; ++v) tmp[v] = T(0);
   mul_add<T, M, M>(T(1), A(Cb), A(Pi), tmp);
-  put_row<T, M>(rr, Ab, Bb, tmp, dv, g.first_open, false);
-  // Row m-1: -A alpha_{m-2} u_0 + (B - A gamma_{m-2}) u_{m-1} + C u_next = d - A delta_{m-2}.
-  io.block(g.a, m - 1, Ab);
-  io.block(g.b, m - 1, Bb);
-  io.block(g.c, m - 1, Cb);
-  io.vec(g.d, m - 1, dv);
-  mul_add<T, M, M>(T(-1), A(Ab), ws(g.gamma, m - 2), Bb);
+  put_row<T, M>(src, 0, Ab, Bb, tmp, dv, first_open, false);
+  // Row n-1: -A alpha_{n-2} u_0 + (B - A gamma_{n-2}) u_{n-1} + C u_next = d - A delta_{n-2}.
+  src.block(0, n - 1, Ab);
+  src.block(1, n - 1, Bb);
+  src.block(2, n - 1, Cb);
+  src.rhs(n - 1, dv);
+  mul_add<T, M, M>(T(-1), A(Ab), src.gamma(n - 2), Bb);
   mul_add<T, M, 1>(T(-1), A(Ab), A(dl), dv);
 #pragma unroll
   for (int v = 0; v < MM; ++v) tmp[v] = T(0);
-  mul_add<T, M, M>(T(-1), A(Ab), ws(g.alpha, m - 2), tmp);
-  put_row<T, M>(rr + R, tmp, Bb, Cb, dv, false, g.last_open);
+  mul_add<T, M, M>(T(-1), A(Ab), src.alpha(n - 2), tmp);
+  put_row<T, M>(src, 1, tmp, Bb, Cb, dv, false, last_open);
 }
 
-// Phase 3 for line l.
-template <class T, int M>
-ADI_BP_HD void back_line(const Args<T>& g, index_t l) {
-  constexpr int MM = M * M;
-  const index_t L = g.ls.count0 * g.ls.count1, m = g.ls.n;
-  const LineAccess<T, M> io(g.ls, l);
-  T u0[M], next[M];
+// Phase 3 on rows 0..n-1 of a source, given its end values u_0 and u_{n-1}.
+template <class T, int M, class Src>
+ADI_BP_HD void back_rows(const Src& src, index_t n, const T (&u0)[M], const T (&ul)[M]) {
+  T next[M];
 #pragma unroll
-  for (int v = 0; v < M; ++v) u0[v] = g.sol[l * 2 * M + v], next[v] = g.sol[l * 2 * M + M + v];
-  io.store(g.u, 0, u0);
-  io.store(g.u, m - 1, next);
-  for (index_t i = m - 2; i >= 1; --i) {
+  for (int v = 0; v < M; ++v) next[v] = ul[v];
+  src.store_x(0, u0);
+  src.store_x(n - 1, ul);
+  for (index_t i = n - 2; i >= 1; --i) {
     T cur[M];
-    io.vec(g.u, i, cur);
-    mul_add<T, M, 1>(T(-1), Ws<T, MM>{g.alpha, i, L, l}, Ref<T>{u0}, cur);
-    mul_add<T, M, 1>(T(-1), Ws<T, MM>{g.gamma, i, L, l}, Ref<T>{next}, cur);
-    io.store(g.u, i, cur);
+    src.load_x(i, cur);
+    mul_add<T, M, 1>(T(-1), src.alpha(i), Ref<T>{u0}, cur);
+    mul_add<T, M, 1>(T(-1), src.gamma(i), Ref<T>{next}, cur);
+    src.store_x(i, cur);
 #pragma unroll
     for (int v = 0; v < M; ++v) next[v] = cur[v];
   }
+}
+
+// Sub-segment s of S of an m-row segment: rows m*s/S .. m*(s+1)/S - 1 (>= 2 when S <= m/2).
+ADI_BP_HD index_t sub_lo(index_t m, int S, int s) { return m * s / S; }
+
+// Level 1 (S == 1: the whole segment straight into red) for thread (l, s).
+template <class T, int M>
+ADI_BP_HD void reduce_line(const Args<T>& g, index_t l, int s) {
+  const index_t m = g.ls.n, r0 = sub_lo(m, g.S, s), r1 = sub_lo(m, g.S, s + 1);
+  reduce_rows<T, M>(GridSource<T, M>(g, l, r0, s), r1 - r0, g.tol, g.first_open && s == 0,
+                    g.last_open && s == g.S - 1);
+}
+// Level 2 (S > 1): line l's chain of 2S rows into red.
+template <class T, int M>
+ADI_BP_HD void reduce_chain(const Args<T>& g, index_t l) {
+  reduce_rows<T, M>(ChainSource<T, M>(g, l), 2 * index_t(g.S), g.tol, false, false);
+}
+// Back-substitution of level 2: the 2S sub-segment end values into x2.
+template <class T, int M>
+ADI_BP_HD void back_chain(const Args<T>& g, index_t l) {
+  T u0[M], ul[M];
+#pragma unroll
+  for (int v = 0; v < M; ++v) u0[v] = g.sol[l * 2 * M + v], ul[v] = g.sol[l * 2 * M + M + v];
+  back_rows<T, M>(ChainSource<T, M>(g, l), 2 * index_t(g.S), u0, ul);
+}
+// Back-substitution of level 1 for thread (l, s): its ends from sol (S == 1) or x2.
+template <class T, int M>
+ADI_BP_HD void back_line(const Args<T>& g, index_t l, int s) {
+  const index_t m = g.ls.n, r0 = sub_lo(m, g.S, s), r1 = sub_lo(m, g.S, s + 1);
+  const index_t L = g.ls.count0 * g.ls.count1;
+  T u0[M], ul[M];
+#pragma unroll
+  for (int v = 0; v < M; ++v) {
+    u0[v] = g.S == 1 ? g.sol[l * 2 * M + v] : g.x2[(index_t(2 * s) * M + v) * L + l];
+    ul[v] = g.S == 1 ? g.sol[l * 2 * M + M + v] : g.x2[(index_t(2 * s + 1) * M + v) * L + l];
+  }
+  back_rows<T, M>(GridSource<T, M>(g, l, r0, s), r1 - r0, u0, ul);
 }
 
 // Runs f(std::integral_constant<int, M>{}) for the runtime block size (2..8).

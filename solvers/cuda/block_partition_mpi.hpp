@@ -15,17 +15,38 @@
 
 namespace adi::cuda_backend::block_partition {
 
-// Phase 1: rows 1..m-2 eliminated (delta into u, alpha and gamma (m*M*M*L values each)
-// into the workspace) and every line's two reduced block rows into red. A pivot block
-// that fails the relative threshold tol (LU with partial pivoting inside the block, like
-// the host) writes NaN into the whole of the line's two reduced rows. Enqueued on stream.
+// Device workspace of a plan (segments of m block rows, L lines, S sub-segments each):
+// alpha, gamma m*M*M*L values each; with S > 1 also red1 2R*S*L, alpha2 and gamma2
+// 2S*M*M*L each, x2 2S*M*L.
+//
+// Parallelism: one thread per line leaves a GPU mostly idle when a rank holds few, long
+// segments. With S > 1 every segment is cut into S sub-segments of >= 2 rows, one thread
+// each (level 1: the same reduction to two block rows), and one thread per line reduces
+// the 2S-row chain of their rows to the segment's two (level 2); the back-substitution
+// runs the levels in reverse (the scalar plan's scheme, partition_mpi.hpp).
 template <class T>
-void reduce(const BlockLineSet& lines, const T* a, const T* b, const T* c, const T* d, T* u, T* alpha, T* gamma,
+struct Workspace {
+  T* alpha = nullptr;
+  T* gamma = nullptr;
+  int S = 1;
+  T* red1 = nullptr;
+  T* alpha2 = nullptr;
+  T* gamma2 = nullptr;
+  T* x2 = nullptr;
+};
+
+// Phase 1: rows eliminated (delta into u, the rest into the workspace) and every line's
+// two reduced block rows into red. A pivot block that fails the relative threshold tol
+// (LU with partial pivoting inside the block, like the host) writes NaN into the whole of
+// the line's two reduced rows (at level 2 too: the NaN of a level-1 row reaches a pivot).
+// Enqueued on stream.
+template <class T>
+void reduce(const BlockLineSet& lines, const T* a, const T* b, const T* c, const T* d, T* u, const Workspace<T>& w,
             T* red, T tol, bool first_open, bool last_open, void* stream);
 
 // Phase 3: u_0 and u_{m-1} of every line from sol, then u_i = delta_i - alpha_i u_0 -
-// gamma_i u_{i+1} for i = m-2..1. Enqueued on stream.
+// gamma_i u_{i+1} for i = m-2..1 (per level). Enqueued on stream.
 template <class T>
-void back_substitute(const BlockLineSet& lines, const T* alpha, const T* gamma, const T* sol, T* u, void* stream);
+void back_substitute(const BlockLineSet& lines, const Workspace<T>& w, const T* sol, T* u, void* stream);
 
 }  // namespace adi::cuda_backend::block_partition

@@ -90,6 +90,16 @@ step "heat device np2 z" 90 "$OUT/heat.log" $MPI -n 2 "$B/examples/heat/heat3d_m
   --n $HEATN --procs 1x1x2 --steps 5 --memory device --no-output
 step "heat bench np1" 120 "$OUT/heatbench.log" $MPI -n 1 "$B/benchmarks/bench_mpi_heat" --n $HB --reps 5
 step "heat bench np2" 180 "$OUT/heatbench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_heat" --n $HB --reps 5 --splits z,y,x
+# Device block passes (h7b): their tests, bench_mpi_block (1 rank: the single-device plan; 2 ranks:
+# device passes vs host mirrors), memcheck on a small 2-rank case (tests/mpi/gpu_block_check.sh alone).
+BLK="--n 64x64x2048"; [ "$DRY" = 1 ] && BLK="--n 8x8x64"
+[ "$DRY" != 1 ] && { cmake --build "$BUILD" -j32 --target bench_mpi_block >>"$OUT/build.log" 2>&1 || echo "bench_mpi_block build FAILED" >>"$S"; }
+step "device block np2" 120 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_block_tridiagonal" --gtest_filter='*Device*:*OneGpu*'
+step "block bench np1" 60 "$OUT/blockbench.log" $MPI -n 1 "$B/benchmarks/bench_mpi_block" $BLK --m 5
+step "block bench np2" 90 "$OUT/blockbench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_block" $BLK --m 5
+step "memcheck block np2" 60 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
+  "$B/benchmarks/bench_mpi_block" --n 6x5x40 --m 5 --reps 1
+grep -E "^\|" "$OUT/blockbench.log" >>"$S" 2>/dev/null
 export OMP_NUM_THREADS=1
 for np in $NPS; do
   for t in test_distributed_tridiagonal test_distributed_block_tridiagonal test_bad_input test_distributed_heat \

@@ -25,6 +25,8 @@ using namespace adi::mpi::testing;
 
 // Odd and uneven: 2, 3 and 4 ranks along any axis leave >= 2 rows each.
 constexpr std::array<index_t, 3> kGlobal{9, 8, 10};
+// The global extents of the problem being tested (kGlobal unless a test needs long lines).
+std::array<index_t, 3> g_dims = kGlobal;
 
 // The global problem (block diagonally dominant, the same on every rank): AoS arrays of
 // M*M values per point for A, B, C and M per point for d.
@@ -33,7 +35,7 @@ struct Global {
 };
 
 Global make_global(int M, unsigned seed) {
-  const index_t N = kGlobal[0] * kGlobal[1] * kGlobal[2];
+  const index_t N = g_dims[0] * g_dims[1] * g_dims[2];
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   Global g;
@@ -61,7 +63,7 @@ template <class T>
 std::vector<T> piece(const std::vector<double>& g, int values, const Decomposition& dec) {
   const auto lo = dec.lo();
   const auto e = dec.extents();
-  const auto n = kGlobal;
+  const auto n = g_dims;
   std::vector<T> out(std::size_t(e[0] * e[1] * e[2] * values));
   for (index_t k = 0; k < e[2]; ++k)
     for (index_t j = 0; j < e[1]; ++j)
@@ -94,13 +96,13 @@ Executor rank_gpu() {
 template <class T>
 double block_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis, int M, bool periodic,
                    ReducedStrategy strategy, bool in_place, unsigned seed, bool device = false,
-                   bool device_passes = true) {
+                   bool device_passes = true, int subsegments = 0) {
   Global g = make_global(M, seed);
   g.u.assign(g.d.size(), std::numeric_limits<double>::quiet_NaN());
   BlockTridiagonalOptions ro;
   ro.kernel = BlockKernel::reference;
   ro.periodic = periodic;
-  BlockTridiagonalPlan<double>(Executor::host(), grid_lines(M, kGlobal, axis), ro)
+  BlockTridiagonalPlan<double>(Executor::host(), grid_lines(M, g_dims, axis), ro)
       .solve(BlockBands<double>{g.a.data(), g.b.data(), g.c.data()}, g.d.data(), g.u.data());
 
   auto la = piece<T>(g.a, M * M, dec), lb = piece<T>(g.b, M * M, dec), lc = piece<T>(g.c, M * M, dec);
@@ -111,9 +113,11 @@ double block_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis
   o.periodic = periodic;
   o.strategy = strategy;
   o.device_passes = device_passes;
+  o.device_subsegments = subsegments;
   const Executor exec = device ? rank_gpu() : Executor::host();
   DistributedBlockTridiagonalPlan<T> plan(procs, axis, exec, to_block_lines(grid_lines(M, dec.extents(), axis)), o);
   EXPECT_EQ(plan.split(), procs.dims(axis) > 1);
+  if (subsegments == 1) EXPECT_EQ(plan.device_subsegments(), 1);
   if (plan.split() && strategy != ReducedStrategy::automatic) EXPECT_EQ(plan.strategy(), strategy);
   T* out = in_place ? ld.data() : lu.data();
   if (device) {
@@ -185,7 +189,9 @@ TEST(DistributedBlockTridiagonal, EveryGridAxisBlockSizeStrategyFloat) { sweep<f
 
 // Device memory: split axes run the device passes (reduction and back-substitution on the
 // GPU, only the reduced rows staged), unsplit ones the device block kernels. M = 2..8 in
-// fp64, 2, 5, 8 in fp32, each strategy, in place and not, u poisoned with NaN.
+// fp64, 2, 5, 8 in fp32, each strategy, in place and not, u poisoned with NaN; odd M in
+// fp64 with one thread per line, the rest with automatic sub-segments (2 per segment of
+// >= 4 rows here: both levels).
 TEST(DistributedBlockTridiagonal, DeviceMemory) {
   if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device-memory block solves NOT tested";
   const ReducedStrategy strategies[3] = {ReducedStrategy::allgather, ReducedStrategy::alltoall,
@@ -197,7 +203,7 @@ TEST(DistributedBlockTridiagonal, DeviceMemory) {
       for (bool periodic : {false, true}) {
         for (int M = 2; M <= 8; ++M)
           EXPECT_LE(block_error<double>(procs, dec, Axis(ax), M, periodic, strategies[M % 3], M == 5, 21u + unsigned(M),
-                                        true),
+                                        true, true, M % 2 == 1 ? 1 : 0),
                     1e-12)
               << procs.describe() << " axis " << axis_name(Axis(ax)) << " M " << M << (periodic ? " periodic" : "");
         for (int M : {2, 5, 8})
@@ -207,6 +213,31 @@ TEST(DistributedBlockTridiagonal, DeviceMemory) {
               << (periodic ? " periodic" : "");
       }
   }
+}
+
+// Device passes with sub-segments on long segments: S = 1 (one thread per line) up to
+// the cap of m/2, uneven sub-segments, both levels.
+TEST(DistributedBlockTridiagonal, DeviceSubsegments) {
+  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device sub-segments NOT tested";
+  g_dims = {5, 3, 61};
+  ProcessGrid procs(MPI_COMM_WORLD, {1, 1, world_size()});
+  Decomposition dec(procs, g_dims);
+  for (int S : {1, 2, 3, 5, 7, 64})
+    for (bool periodic : {false, true}) {
+      EXPECT_LE(block_error<double>(procs, dec, Axis::z, 3, periodic, ReducedStrategy::alltoall, S == 3, 31u, true, true,
+                                    S),
+                1e-12)
+          << "S " << S << (periodic ? " periodic" : "");
+      EXPECT_LE(block_error<double>(procs, dec, Axis::z, 8, periodic, ReducedStrategy::allgather, false, 32u, true, true,
+                                    S),
+                1e-12)
+          << "M 8, S " << S << (periodic ? " periodic" : "");
+      EXPECT_LE(block_error<float>(procs, dec, Axis::z, 5, periodic, ReducedStrategy::automatic, false, 33u, true, true,
+                                   S),
+                1e-5)
+          << "float M 5, S " << S << (periodic ? " periodic" : "");
+    }
+  g_dims = kGlobal;
 }
 
 // Device memory through the host mirrors (device_passes = false, the fallback).
