@@ -312,12 +312,21 @@ ADI_BP_HD void reduce_rows(const Src& src, index_t n, T tol, bool first_open, bo
     src.store_x(i, dl);
     mul_add<T, M, 1>(T(1), A(Pi), A(dl), Pv);
     mul_add<T, M, M>(T(1), A(Pi), A(Xa), Q);
-    T tmp[MM];
+    // Pi = -Pi gamma_i, row by row (row r of the product needs only row r of Pi).
 #pragma unroll
-    for (int v = 0; v < MM; ++v) tmp[v] = T(0);
-    mul_add<T, M, M>(T(-1), A(Pi), A(Cb), tmp);
+    for (int r = 0; r < M; ++r) {
+      T row[M];
 #pragma unroll
-    for (int v = 0; v < MM; ++v) Pi[v] = tmp[v];
+      for (int j = 0; j < M; ++j) row[j] = T(0);
+#pragma unroll
+      for (int k = 0; k < M; ++k) {
+        const T f = -Pi[r * M + k];
+#pragma unroll
+        for (int j = 0; j < M; ++j) row[j] += f * Cb[k * M + j];
+      }
+#pragma unroll
+      for (int j = 0; j < M; ++j) Pi[r * M + j] = row[j];
+    }
   }
   if (bad) {  // every rank of the axis meets the NaN in the reduced solve
     for (int k = 0; k < 2 * R; ++k) src.out(k, T(NAN));
