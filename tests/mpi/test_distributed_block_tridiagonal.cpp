@@ -265,8 +265,8 @@ TEST(DistributedBlockTridiagonal, WeightedRanks) {
 }
 
 // A singular pivot block on one rank: SingularSystem on every rank, nobody hangs (host
-// memory, and device memory through the device passes).
-void singular_block_on_one_rank(bool device) {
+// memory, and device memory through the device passes and through the host mirrors).
+void singular_block_on_one_rank(bool device, bool device_passes = false) {
   for (ReducedStrategy s : {ReducedStrategy::allgather, ReducedStrategy::alltoall}) {
     ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
     Decomposition dec(procs, kGlobal);
@@ -279,6 +279,7 @@ void singular_block_on_one_rank(bool device) {
           std::fill(lc.begin() + M * M, lc.begin() + 2 * M * M, 0.0);
     DistributedBlockOptions o;
     o.strategy = s;
+    o.device_passes = device_passes;
     const Executor exec = device ? rank_gpu() : Executor::host();
     DistributedBlockTridiagonalPlan<double> plan(procs, Axis::x, exec,
                                                  to_block_lines(grid_lines(M, dec.extents(), Axis::x)), o);
@@ -292,7 +293,7 @@ void singular_block_on_one_rank(bool device) {
       Array<double> da = on(la), db = on(lb), dc = on(lc), dd = on(ld), du = on(lu);
       EXPECT_THROW(plan.solve(BlockBands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data()),
                    SingularSystem)
-          << "device, " << strategy_name(s);
+          << "device, " << strategy_name(s) << (device_passes ? ", device passes" : ", host mirrors");
     } else {
       EXPECT_THROW(plan.solve(BlockBands<double>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data()),
                    SingularSystem)
@@ -306,7 +307,8 @@ TEST(DistributedBlockTridiagonal, SingularBlockOnOneRankThrowsOnEveryRank) { sin
 
 TEST(DistributedBlockTridiagonal, SingularBlockOnOneGpuThrowsOnEveryRank) {
   if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device singular block NOT tested";
-  singular_block_on_one_rank(true);
+  singular_block_on_one_rank(true, true);
+  singular_block_on_one_rank(true, false);
 }
 
 // Bad input: every rank throws, with the same kind of error, and all stay in step.
