@@ -27,6 +27,7 @@
 
 #include "adi/block_tridiagonal.hpp"
 #include "adi/field.hpp"
+#include "benchmarks/mpi_bench_util.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_block_tridiagonal.hpp"
 #include "solvers/cuda/backend.hpp"
@@ -35,15 +36,7 @@ namespace {
 
 using namespace adi;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-double max_over_ranks(double x) {
-  double y = 0;
-  MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return y;
-}
+using bench::median;
 
 struct Row {
   std::string path;
@@ -78,13 +71,7 @@ void run(std::array<index_t, 3> n, int M, int reps, bool mirrors_too, std::vecto
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  int lr = 0, gpus = cuda_backend::device_count();
-  MPI_Comm_rank(local, &lr);
-  MPI_Comm_free(&local);
-  const Executor exec = Executor::cuda(gpus > 0 ? lr % gpus : 0);
-  cuda_backend::set_device(exec.device());
+  const Executor exec = mpi::rank_gpu();  // fewer GPUs than ranks: they share
   mpi::ProcessGrid procs(MPI_COMM_WORLD, {1, 1, size});
   mpi::Decomposition dec(procs, n);
   const auto e = dec.extents();
@@ -118,17 +105,17 @@ void run(std::array<index_t, 3> n, int M, int reps, bool mirrors_too, std::vecto
     mpi::DistributedBlockTridiagonalPlan<T> plan(procs, Axis::z, exec, to_block_lines(gl), o);
     const BlockBands<T> bands{A.data(), B.data(), C.data()};
     plan.solve(bands, d.data(), u.data());
-    const double first = max_over_ranks(MPI_Wtime() - f0);
+    const double first = bench::max_over(MPI_Wtime() - f0);
     const int nrep = pass == 0 ? reps : std::max(2, reps / 3);
     std::vector<double> t, tl, te, ts;
     for (int k = 0; k < nrep; ++k) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
       plan.solve(bands, d.data(), u.data());
-      t.push_back(max_over_ranks(MPI_Wtime() - t0));
-      tl.push_back(max_over_ranks(plan.last_local_seconds()));
-      te.push_back(max_over_ranks(plan.last_exchange_seconds()));
-      ts.push_back(max_over_ranks(plan.last_staging_seconds()));
+      t.push_back(bench::max_over(MPI_Wtime() - t0));
+      tl.push_back(bench::max_over(plan.last_local_seconds()));
+      te.push_back(bench::max_over(plan.last_exchange_seconds()));
+      ts.push_back(bench::max_over(plan.last_staging_seconds()));
     }
     const double MM = double(M) * M;
     const double model = plan.split() ? double(pts) * (7 * MM + 4 * M) * w / bw + median(te)

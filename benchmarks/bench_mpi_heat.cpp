@@ -36,6 +36,7 @@
 
 #include "adi/boundary.hpp"
 #include "adi/field.hpp"
+#include "benchmarks/mpi_bench_util.hpp"
 #include "adi/grid.hpp"
 #include "adi/mpi/heat.hpp"
 #include "solvers/cuda/backend.hpp"
@@ -44,16 +45,8 @@ namespace {
 
 using namespace adi;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
+using bench::median;
 
-double max_over(MPI_Comm c, double x) {
-  double y = 0;
-  MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, c);
-  return y;
-}
 
 struct Args {
   index_t n = 512;
@@ -85,14 +78,7 @@ Parts parts_of(const mpi::DistributedTimings& t) {
 
 Executor rank_executor(const Args& args) {
   if (args.memory != "device") return Executor::host();
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  int lr = 0;
-  MPI_Comm_rank(local, &lr);
-  MPI_Comm_free(&local);
-  const Executor e = Executor::cuda(lr % std::max(1, cuda_backend::device_count()));  // fewer GPUs: share
-  cuda_backend::set_device(e.device());
-  return e;
+  return adi::mpi::rank_gpu();  // fewer GPUs than ranks: they share
 }
 
 // One row, collective over `comm` (ranks dims[0]*dims[1]*dims[2]).
@@ -131,7 +117,7 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
       tc.push_back(MPI_Wtime() - t0);
     }
     tc.erase(tc.begin());
-    copy_bw = 2.0 * double(bytes) / max_over(comm, median(tc));
+    copy_bw = 2.0 * double(bytes) / bench::max_over(median(tc), comm);
   }
 
   MPI_Barrier(comm);
@@ -155,7 +141,7 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   const double fill = MPI_Wtime() - fill0;
   heat.step(0.0, dt);  // warm-up: plans' first solves, boundary planes
   exec.synchronize();
-  const double first = max_over(comm, MPI_Wtime() - tf - fill);
+  const double first = bench::max_over(MPI_Wtime() - tf - fill, comm);
 
   std::vector<double> t, te, th, tb, tx, ty, tz, tex;
   for (int r = 0; r < args.reps; ++r) {
@@ -164,15 +150,15 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
     const double t0 = MPI_Wtime();
     heat.step(double(r + 1) * dt, dt);
     exec.synchronize();
-    t.push_back(max_over(comm, MPI_Wtime() - t0));
+    t.push_back(bench::max_over(MPI_Wtime() - t0, comm));
     const Parts after = parts_of(heat.timings());
-    te.push_back(max_over(comm, after.expl - before.expl));
-    th.push_back(max_over(comm, after.halo - before.halo));
-    tb.push_back(max_over(comm, after.boundary - before.boundary));
-    tx.push_back(max_over(comm, after.axis[0] - before.axis[0]));
-    ty.push_back(max_over(comm, after.axis[1] - before.axis[1]));
-    tz.push_back(max_over(comm, after.axis[2] - before.axis[2]));
-    tex.push_back(max_over(comm, after.exchange - before.exchange));
+    te.push_back(bench::max_over(after.expl - before.expl, comm));
+    th.push_back(bench::max_over(after.halo - before.halo, comm));
+    tb.push_back(bench::max_over(after.boundary - before.boundary, comm));
+    tx.push_back(bench::max_over(after.axis[0] - before.axis[0], comm));
+    ty.push_back(bench::max_over(after.axis[1] - before.axis[1], comm));
+    tz.push_back(bench::max_over(after.axis[2] - before.axis[2], comm));
+    tex.push_back(bench::max_over(after.exchange - before.exchange, comm));
   }
   // A NaN anywhere would mean a broken step, not a timing: say so.
   {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "adi/field.hpp"
+#include "benchmarks/mpi_bench_util.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_tridiagonal.hpp"
 #include "adi/mpi/nccl_transport.hpp"
@@ -42,16 +43,8 @@ using adi::mpi::Transport;
 
 double now() { return MPI_Wtime(); }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
+using bench::median;
 
-double max_over_ranks(double x) {
-  double y = 0;
-  MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return y;
-}
 
 struct Row {
   int ranks;
@@ -102,16 +95,7 @@ struct Arrays {
 
 template <class T>
 void run_case(const Args& args, bool device, int rank, int size, std::vector<Row>& rows) {
-  const Executor exec = device ? Executor::cuda([] {
-    // One GPU per rank on a node: the node-local rank picks it.
-    MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-    int lr = 0;
-    MPI_Comm_rank(local, &lr);
-    MPI_Comm_free(&local);
-    return lr % std::max(1, cuda_backend::device_count());  // fewer GPUs than ranks: they share
-  }()) : Executor::host();
-  if (device) cuda_backend::set_device(exec.device());  // this rank's GPU for every copy and launch
+  const Executor exec = device ? adi::mpi::rank_gpu() : Executor::host();  // fewer GPUs than ranks: they share
   adi::mpi::ProcessGrid procs(MPI_COMM_WORLD, {1, 1, size});
   adi::mpi::Decomposition dec(procs, args.n);
   const Box3 box = dec.local_box();
@@ -144,7 +128,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     exec.synchronize();
     tc.push_back(now() - t0);
   }
-  const double copy_bw = 2.0 * double(bytes) / max_over_ranks(median(tc));
+  const double copy_bw = 2.0 * double(bytes) / bench::max_over(median(tc));
   const auto& net = procs.network(Axis::z);
 
   std::vector<ReducedStrategy> strategies;
@@ -196,7 +180,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     auto& plan = *made;
     plan.solve(Bands<T>{A.a.data(), A.b.data(), A.c.data()}, A.d.data(), A.u.data());
     exec.synchronize();
-    const double first = max_over_ranks(now() - t0);
+    const double first = bench::max_over(now() - t0);
     std::vector<double> t, tl, te, ts, tw;
     for (int r = 0; r < args.reps; ++r) {
       restore();
@@ -205,13 +189,13 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
       const double a0 = now();
       plan.solve(Bands<T>{A.a.data(), A.b.data(), A.c.data()}, A.d.data(), A.u.data());
       exec.synchronize();
-      t.push_back(max_over_ranks(now() - a0));
-      tl.push_back(max_over_ranks(plan.split() ? plan.last_local_seconds() : 0.0));
-      te.push_back(max_over_ranks(plan.split() ? plan.last_exchange_seconds() : 0.0));
-      ts.push_back(max_over_ranks(plan.split() ? plan.last_staging_seconds() : 0.0));
-      tw.push_back(max_over_ranks(plan.split() ? plan.last_wait_seconds() : 0.0));
+      t.push_back(bench::max_over(now() - a0));
+      tl.push_back(bench::max_over(plan.split() ? plan.last_local_seconds() : 0.0));
+      te.push_back(bench::max_over(plan.split() ? plan.last_exchange_seconds() : 0.0));
+      ts.push_back(bench::max_over(plan.split() ? plan.last_staging_seconds() : 0.0));
+      tw.push_back(bench::max_over(plan.split() ? plan.last_wait_seconds() : 0.0));
     }
-    const double exch = max_over_ranks(plan.split() ? plan.exchanged_bytes() : 0.0);
+    const double exch = bench::max_over(plan.split() ? plan.exchanged_bytes() : 0.0);
     // Unsplit: the minimum (read a, b, c, d, write u). Split: the passes the partition method
     // makes (reduce: read a, b, c, d, write u, alpha, gamma; back-substitution: read u,
     // alpha, gamma, write u) + the exchange.
@@ -251,15 +235,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
 // + exchanged bytes / network bandwidth.
 template <class T>
 void run_weak(const Args& args, bool device, char split, int rank, int size, std::vector<WeakRow>& rows) {
-  const Executor exec = device ? Executor::cuda([] {
-    MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-    int lr = 0;
-    MPI_Comm_rank(local, &lr);
-    MPI_Comm_free(&local);
-    return lr % std::max(1, cuda_backend::device_count());  // fewer GPUs than ranks: they share
-  }()) : Executor::host();
-  if (device) cuda_backend::set_device(exec.device());  // this rank's GPU for every copy and launch
+  const Executor exec = device ? adi::mpi::rank_gpu() : Executor::host();
   const int sa = split == 'x' ? 0 : split == 'y' ? 1 : 2;
   std::array<int, 3> dims{1, 1, 1};
   dims[sa] = size;
@@ -299,7 +275,7 @@ void run_weak(const Args& args, bool device, char split, int rank, int size, std
     exec.synchronize();
     tc.push_back(now() - t0);
   }
-  const double copy_bw = 2.0 * double(bytes) / max_over_ranks(median(tc));
+  const double copy_bw = 2.0 * double(bytes) / bench::max_over(median(tc));
   const adi::mpi::NetworkModel* net = size > 1 ? &procs.network(Axis(sa)) : nullptr;
   MPI_Barrier(MPI_COMM_WORLD);
   const double tf = now();
@@ -315,18 +291,18 @@ void run_weak(const Args& args, bool device, char split, int rank, int size, std
       plans[std::size_t(a)].solve(SharedBands<T>{ba[a].data(), bb[a].data(), bc[a].data()}, a == 0 ? d.data() : u.data(),
                                   u.data());
       exec.synchronize();
-      ta[std::size_t(a)] = max_over_ranks(now() - a0);
+      ta[std::size_t(a)] = bench::max_over(now() - a0);
       const bool sp = plans[std::size_t(a)].split();
-      tl += max_over_ranks(sp ? plans[std::size_t(a)].last_local_seconds() : ta[std::size_t(a)]);
-      te += max_over_ranks(sp ? plans[std::size_t(a)].last_exchange_seconds() : 0.0);
-      ts += max_over_ranks(sp ? plans[std::size_t(a)].last_staging_seconds() : 0.0);
+      tl += bench::max_over(sp ? plans[std::size_t(a)].last_local_seconds() : ta[std::size_t(a)]);
+      te += bench::max_over(sp ? plans[std::size_t(a)].last_exchange_seconds() : 0.0);
+      ts += bench::max_over(sp ? plans[std::size_t(a)].last_staging_seconds() : 0.0);
     }
   };
   restore();
   std::array<double, 3> ta{};
   double tl = 0, te = 0, ts = 0;
   sweep(ta, tl, te, ts);
-  const double first = max_over_ranks(now() - tf);
+  const double first = bench::max_over(now() - tf);
   std::vector<double> t, tx, ty, tz, vl, ve, vs;
   for (int r = 0; r < args.reps; ++r) {
     restore();
@@ -344,7 +320,7 @@ void run_weak(const Args& args, bool device, char split, int rank, int size, std
   for (int a = 0; a < 3; ++a) {
     if (plans[std::size_t(a)].split())
       model += 8.0 * double(bytes) / copy_bw + net->latency +
-               max_over_ranks(plans[std::size_t(a)].exchanged_bytes()) / net->bandwidth;
+               bench::max_over(plans[std::size_t(a)].exchanged_bytes()) / net->bandwidth;
     else
       model += 2.0 * double(bytes) / copy_bw;
   }
@@ -426,14 +402,7 @@ int main(int argc, char** argv) {
     // What NCCL itself says to this set of ranks (e.g. two ranks on one GPU), without the
     // plan's one-GPU-per-rank check.
     int dev = 0;
-    if (Executor::cuda_available()) {
-      MPI_Comm local;
-      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-      int lr = 0;
-      MPI_Comm_rank(local, &lr);
-      MPI_Comm_free(&local);
-      dev = lr % std::max(1, cuda_backend::device_count());
-    }
+    if (Executor::cuda_available()) dev = adi::mpi::node_local_rank() % std::max(1, cuda_backend::device_count());
     const std::string shared = adi::mpi::nccl::shared_gpu_report(MPI_COMM_WORLD, dev);
     const std::string answer = adi::mpi::nccl::probe_init(MPI_COMM_WORLD, dev);
     std::printf("nccl probe rank %d: NCCL %s, GPU check: %s; ncclCommInitRank: %s\n", rank,

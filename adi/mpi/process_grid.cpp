@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "solvers/cuda/backend.hpp"
+
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>  // Open MPI: MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support
 #endif
@@ -195,6 +197,25 @@ const NetworkModel& ProcessGrid::network(Axis a) const {
   m.measure_seconds = now() - t_start;
   slot = std::make_unique<NetworkModel>(m);
   return *slot;
+}
+
+int node_local_rank(MPI_Comm comm) {
+  MPI_Comm local;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
+  int lr = 0;
+  MPI_Comm_rank(local, &lr);
+  MPI_Comm_free(&local);
+  return lr;
+}
+
+Executor rank_gpu(MPI_Comm comm) {
+  const int lr = node_local_rank(comm);
+  const int gpus = cuda_backend::device_count();
+  agree_supported(comm, gpus > 0,
+                  "no CUDA device on this rank (or adi was built without CUDA): device memory needs a GPU per node");
+  const Executor e = Executor::cuda(lr % gpus);
+  cuda_backend::set_device(e.device());  // every later copy and launch of this rank goes there
+  return e;
 }
 
 bool cuda_aware() {

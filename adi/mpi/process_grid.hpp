@@ -18,6 +18,7 @@
 #include <string>
 
 #include "adi/error.hpp"
+#include "adi/executor.hpp"
 #include "adi/layout.hpp"
 
 namespace adi::mpi {
@@ -108,6 +109,13 @@ template <>
 inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
 template <>
 inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+
+// This rank's index among the ranks of `comm` on its node (MPI_COMM_TYPE_SHARED).
+int node_local_rank(MPI_Comm comm = MPI_COMM_WORLD);
+// This rank's GPU, made current: the node-local rank modulo the node's CUDA devices (ranks
+// share GPUs when there are fewer). Collective over `comm`: when any rank has no CUDA
+// device (or adi was built without CUDA) every rank throws the same adi::Unsupported.
+Executor rank_gpu(MPI_Comm comm = MPI_COMM_WORLD);
 
 // Whether the MPI library says it can take device pointers (Open MPI's
 // MPIX_Query_cuda_support(); false when the library has no such query).

@@ -116,31 +116,15 @@ std::pair<double, double> error_field(const Exact& ex, const adi::Grid& g, const
   return {sum, mx};
 }
 
-// This rank's GPU for --memory device: the node-local rank modulo the node's GPUs (ranks
-// share GPUs when there are fewer). Every rank throws the same error when any rank has none.
+// This rank's GPU for --memory device (adi::mpi::rank_gpu: the node-local rank modulo the
+// node's GPUs). Every rank throws the same error when any rank has none.
 adi::Executor pick_executor(const Options& o) {
   if (o.memory != "device") return adi::Executor::host();
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  int lr = 0;
-  MPI_Comm_rank(local, &lr);
-  MPI_Comm_free(&local);
-  const int mine = adi::Executor::cuda_available() ? 1 : 0;
-  int all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!all)
-    throw adi::Unsupported("--memory device: no CUDA device on at least one rank (or adi was built without CUDA); "
-                           "use --memory host");
-  int count = 0;
-  for (int d = 0;; ++d) {  // the node's GPU count: Executor::cuda refuses the first one out of range
-    try {
-      adi::Executor::cuda(d);
-      count = d + 1;
-    } catch (const adi::Error&) {
-      break;
-    }
+  try {
+    return adi::mpi::rank_gpu();
+  } catch (const adi::Unsupported& e) {
+    throw adi::Unsupported(std::string("--memory device: ") + e.what() + "; use --memory host");
   }
-  return adi::Executor::cuda(lr % std::max(1, count));
 }
 
 template <class T>

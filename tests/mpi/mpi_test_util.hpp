@@ -1,14 +1,19 @@
 #pragma once
 // Helpers shared by the MPI tests: the world, process-grid factorisations, a global
-// random problem every rank builds identically, and local boxes with padded strides.
+// random problem every rank builds identically, local boxes with padded strides, and the
+// check that every rank throws the same error.
+#include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <array>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "adi/field.hpp"
 #include "adi/layout.hpp"
 
 namespace adi::mpi::testing {
@@ -77,6 +82,37 @@ double rel_error(const std::vector<T>& local, const Box3& b, const std::vector<U
         err = std::isfinite(e) ? std::max(err, e) : std::numeric_limits<double>::infinity();
       }
   return err / std::max(scale, 1e-300);
+}
+
+// A device (or host) copy of v on exec.
+template <class T>
+Array<T> to_device(const std::vector<T>& v, const Executor& exec) {
+  Array<T> x(index_t(v.size()), exec);
+  x.copy_from_host(v.data());
+  return x;
+}
+
+// Runs f on every rank, expects exception E whose message contains `text`, identical on
+// every rank (compared through rank 0's message), then a barrier.
+template <class E, class F>
+void expect_everywhere(F&& f, const std::string& text) {
+  std::string msg;
+  try {
+    f();
+    ADD_FAILURE() << "no exception (expected one containing '" << text << "')";
+  } catch (const E& e) {
+    msg = e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+  EXPECT_NE(msg.find(text), std::string::npos) << "message: " << msg;
+  int len = int(msg.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string root(std::size_t(len), ' ');
+  if (world_rank() == 0) root = msg;
+  MPI_Bcast(root.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(msg, root) << "ranks disagree on the error";
+  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
 }
 
 }  // namespace adi::mpi::testing

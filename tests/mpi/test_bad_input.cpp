@@ -16,29 +16,6 @@ using namespace adi;
 using namespace adi::mpi;
 using namespace adi::mpi::testing;
 
-// Runs f on every rank, expects exception E whose message contains `text`, identical on
-// every rank (compared through rank 0's message), then a barrier.
-template <class E, class F>
-void expect_everywhere(F&& f, const std::string& text) {
-  std::string msg;
-  try {
-    f();
-    ADD_FAILURE() << "no exception (expected one containing '" << text << "')";
-  } catch (const E& e) {
-    msg = e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
-  EXPECT_NE(msg.find(text), std::string::npos) << "message: " << msg;
-  int len = int(msg.size());
-  MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::string root(std::size_t(len), ' ');
-  if (world_rank() == 0) root = msg;
-  MPI_Bcast(root.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
-  EXPECT_EQ(msg, root) << "ranks disagree on the error";
-  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
-}
-
 TEST(MpiBadInput, ProcessGridNotMatchingCommunicator) {
   expect_everywhere<InvalidArgument>([] { ProcessGrid g(MPI_COMM_WORLD, {world_size() + 1, 1, 1}); },
                                      "but the communicator has");

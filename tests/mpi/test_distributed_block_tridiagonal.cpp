@@ -74,23 +74,6 @@ std::vector<T> piece(const std::vector<double>& g, int values, const Decompositi
   return out;
 }
 
-// This rank's GPU (node-local rank, or the first when there are fewer GPUs than ranks).
-Executor rank_gpu() {
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  int lr = 0;
-  MPI_Comm_rank(local, &lr);
-  MPI_Comm_free(&local);
-  Executor e = Executor::host();
-  try {
-    e = Executor::cuda(lr);
-  } catch (const Error&) {
-    e = Executor::cuda(0);
-  }
-  cuda_backend::set_device(e.device());
-  return e;
-}
-
 // max |distributed - reference| / max |reference| over this rank's part (device: the
 // arrays in this rank's GPU memory).
 template <class T>
@@ -121,11 +104,7 @@ double block_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis
   if (plan.split() && strategy != ReducedStrategy::automatic) EXPECT_EQ(plan.strategy(), strategy);
   T* out = in_place ? ld.data() : lu.data();
   if (device) {
-    auto on = [&](const std::vector<T>& v) {
-      Array<T> x(index_t(v.size()), exec);
-      x.copy_from_host(v.data());
-      return x;
-    };
+    auto on = [&](const std::vector<T>& v) { return to_device(v, exec); };
     Array<T> da = on(la), db = on(lb), dc = on(lc), dd = on(ld), du = on(lu);
     plan.solve(BlockBands<T>{da.data(), db.data(), dc.data()}, dd.data(), in_place ? dd.data() : du.data());
     (in_place ? dd : du).copy_to_host(out);
@@ -285,11 +264,7 @@ void singular_block_on_one_rank(bool device, bool device_passes = false) {
                                                  to_block_lines(grid_lines(M, dec.extents(), Axis::x)), o);
     std::vector<double> lu(ld.size());
     if (device) {
-      auto on = [&](const std::vector<double>& v) {
-        Array<double> x(index_t(v.size()), exec);
-        x.copy_from_host(v.data());
-        return x;
-      };
+      auto on = [&](const std::vector<double>& v) { return to_device(v, exec); };
       Array<double> da = on(la), db = on(lb), dc = on(lc), dd = on(ld), du = on(lu);
       EXPECT_THROW(plan.solve(BlockBands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data()),
                    SingularSystem)

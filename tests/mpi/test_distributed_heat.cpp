@@ -123,18 +123,6 @@ double versus_single(const std::array<int, 3>& dims, const Grid& grid, const Bou
   return versus<T>(dims, grid, bc, wave, scheme, steps, strategy).single;
 }
 
-// This rank's GPU (node-local rank modulo the devices: ranks may share one).
-Executor rank_device() {
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  int lr = 0;
-  MPI_Comm_rank(local, &lr);
-  MPI_Comm_free(&local);
-  const Executor e = Executor::cuda(lr % std::max(1, cuda_backend::device_count()));
-  cuda_backend::set_device(e.device());
-  return e;
-}
-
 Grid box_grid(index_t nx, index_t ny, index_t nz) { return Grid::uniform({nx, ny, nz}, {0, 0, 0}, {1, 1, 1}); }
 
 BoundaryConditions dirichlet_bc(const Wave& w) {
@@ -274,7 +262,7 @@ TEST(DistributedHeat, HaloFillsFacesEdgesCornersAndWraps) {
 
 TEST(DistributedHeatDevice, HaloMatchesHostBitForBit) {
   ADI_REQUIRE_GPU();
-  const Executor dev = rank_device();
+  const Executor dev = rank_gpu();
   for (const auto& dims : factorisations(world_size())) {
     ProcessGrid procs(MPI_COMM_WORLD, dims, {true, false, true});
     for (std::array<int, 3> g : {std::array<int, 3>{1, 1, 1}, std::array<int, 3>{2, 1, 2}, std::array<int, 3>{0, 1, 1}}) {
@@ -290,7 +278,7 @@ TEST(DistributedHeatDevice, HaloMatchesHostBitForBit) {
 
 TEST(DistributedHeatDevice, DouglasMatchesHostAndSingleEveryGrid) {
   ADI_REQUIRE_GPU();
-  const Executor dev = rank_device();
+  const Executor dev = rank_gpu();
   const Wave w;
   for (const auto& dims : factorisations(world_size())) {
     const Versus d = versus<double>(dims, box_grid(13, 11, 9), dirichlet_bc(w), w, Scheme::douglas(), 4,
@@ -312,7 +300,7 @@ TEST(DistributedHeatDevice, DouglasMatchesHostAndSingleEveryGrid) {
 
 TEST(DistributedHeatDevice, CraigSneydRannacherEveryStrategy) {
   ADI_REQUIRE_GPU();
-  const Executor dev = rank_device();
+  const Executor dev = rank_gpu();
   const Wave w;
   for (const auto& dims : factorisations(world_size()))
     for (auto s : {ReducedStrategy::allgather, ReducedStrategy::alltoall, ReducedStrategy::pcr}) {
@@ -325,7 +313,7 @@ TEST(DistributedHeatDevice, CraigSneydRannacherEveryStrategy) {
 
 TEST(DistributedHeatDevice, PeriodicAxes) {
   ADI_REQUIRE_GPU();
-  const Executor dev = rank_device();
+  const Executor dev = rank_gpu();
   Wave w;
   const double L = 1.0;
   w.w[0] = 2 * M_PI / L;
@@ -349,7 +337,7 @@ TEST(DistributedHeatDevice, PeriodicAxes) {
 // the solution with the constant data 0.25 there.
 TEST(DistributedHeatDevice, ConstantFacesAndPeriodicZ) {
   ADI_REQUIRE_GPU();
-  const Executor dev = rank_device();
+  const Executor dev = rank_gpu();
   Wave w;
   w.w = {M_PI, 2 * M_PI, 2 * M_PI};
   w.ph = {0.0, 0.0, 0.3};
@@ -366,12 +354,12 @@ TEST(DistributedHeatDevice, ConstantFacesAndPeriodicZ) {
 
 TEST(DistributedHeatDevice, ConvergenceOrder) {
   ADI_REQUIRE_GPU();
-  expect_second_order(rank_device());
+  expect_second_order(rank_gpu());
 }
 
 TEST(DistributedHeatDevice, LocalFieldCopies) {
   ADI_REQUIRE_GPU();
-  const Executor dev = rank_device();
+  const Executor dev = rank_gpu();
   ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
   Decomposition dec(procs, {4 * world_size() + 1, 3, 5});
   LocalField<float> d(dec, {1, 0, 2}, dev);

@@ -32,20 +32,7 @@ double tolerance() {
 
 // The executor of this rank: host, or the GPU of its node-local rank.
 Executor rank_executor(bool device) {
-  if (!device) return Executor::host();
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  int lr = 0;
-  MPI_Comm_rank(local, &lr);
-  MPI_Comm_free(&local);
-  Executor e = Executor::host();
-  try {
-    e = Executor::cuda(lr);
-  } catch (const Error&) {
-    e = Executor::cuda(0);  // fewer GPUs than ranks: share the first
-  }
-  cuda_backend::set_device(e.device());
-  return e;
+  return device ? rank_gpu() : Executor::host();
 }
 
 // The global problem along `axis` (diagonally dominant, random), its single-rank fp64
@@ -116,11 +103,7 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
       sc[i] = T(rc[l0 + i]);
     }
     if (device) {
-      auto on = [&](const std::vector<T>& v) {
-        Array<T> x(index_t(v.size()), exec);
-        x.copy_from_host(v.data());
-        return x;
-      };
+      auto on = [&](const std::vector<T>& v) { return to_device(v, exec); };
       Array<T> da = on(sa), db = on(sb), dc = on(sc), dd = on(ld), du = on(lu);
       plan.solve(SharedBands<T>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
       du.copy_to_host(lu.data());
@@ -128,11 +111,7 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
       plan.solve(SharedBands<T>{sa.data(), sb.data(), sc.data()}, ld.data(), lu.data());
     }
   } else if (device) {
-    auto on = [&](const std::vector<T>& v) {
-      Array<T> x(index_t(v.size()), exec);
-      x.copy_from_host(v.data());
-      return x;
-    };
+    auto on = [&](const std::vector<T>& v) { return to_device(v, exec); };
     Array<T> da = on(la), db = on(lb), dc = on(lc), dd = on(ld), du = on(lu);
     plan.solve(Bands<T>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
     du.copy_to_host(lu.data());
@@ -306,29 +285,6 @@ TEST(DistributedTridiagonal, DeviceNccl) {
   transport_sweep(Transport::nccl, {ReducedSolveSite::automatic});
 }
 
-// Runs f on every rank, expects exception E whose message contains `text`, the same on
-// every rank (compared with rank 0's), then a barrier.
-template <class E, class F>
-void expect_same_everywhere(F&& f, const std::string& text) {
-  std::string msg;
-  try {
-    f();
-    ADD_FAILURE() << "no exception (expected one containing '" << text << "')";
-  } catch (const E& e) {
-    msg = e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
-  EXPECT_NE(msg.find(text), std::string::npos) << "message: " << msg;
-  int len = int(msg.size());
-  MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::string root(std::size_t(len), ' ');
-  if (world_rank() == 0) root = msg;
-  MPI_Bcast(root.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
-  EXPECT_EQ(msg, root) << "ranks disagree on the error";
-  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
-}
-
 // An explicit transport that cannot work throws the same Unsupported on every rank.
 TEST(DistributedTridiagonal, UnsupportedTransports) {
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
@@ -343,23 +299,23 @@ TEST(DistributedTridiagonal, UnsupportedTransports) {
     DistributedTridiagonalPlan<double> plan(procs, Axis::z, e, box, o);
   };
   // Host memory: only plain MPI.
-  expect_same_everywhere<Unsupported>([&] { make(Executor::host(), Transport::nccl); }, "needs device memory");
-  expect_same_everywhere<Unsupported>([&] { make(Executor::host(), Transport::cuda_aware_mpi); }, "needs device memory");
+  expect_everywhere<Unsupported>([&] { make(Executor::host(), Transport::nccl); }, "needs device memory");
+  expect_everywhere<Unsupported>([&] { make(Executor::host(), Transport::cuda_aware_mpi); }, "needs device memory");
   if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device transports' refusals NOT tested";
   const Executor dev = rank_executor(true);
   const std::string why = nccl_unavailable();
   if (!why.empty())
-    expect_same_everywhere<Unsupported>([&] { make(dev, Transport::nccl); },
+    expect_everywhere<Unsupported>([&] { make(dev, Transport::nccl); },
                                         nccl::built() ? "NCCL needs a GPU of its own" : "built without NCCL");
   int aware = cuda_aware() ? 1 : 0, all = 0;
   MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all)
-    expect_same_everywhere<Unsupported>([&] { make(dev, Transport::cuda_aware_mpi); }, "does not take device pointers");
+    expect_everywhere<Unsupported>([&] { make(dev, Transport::cuda_aware_mpi); }, "does not take device pointers");
   if (why.empty() || all)  // a device transport exists: pcr and the host solve cannot use it
-    expect_same_everywhere<Unsupported>(
+    expect_everywhere<Unsupported>(
         [&] { make(dev, why.empty() ? Transport::nccl : Transport::cuda_aware_mpi, ReducedStrategy::pcr); },
         "strategy pcr");
-  expect_same_everywhere<Unsupported>(
+  expect_everywhere<Unsupported>(
       [&] { make(dev, Transport::host_staging, ReducedStrategy::pcr, ReducedSolveSite::device); },
       "does not apply to strategy pcr");
   // What automatic picks here, for the log.
@@ -384,11 +340,7 @@ TEST(DistributedTridiagonal, DeviceZeroPivotEveryTransport) {
   const Executor dev = rank_executor(true);
   std::vector<double> a(std::size_t(box.size()), -1.0), b(a.size(), 4.0), c(a.size(), -1.0), d(a.size(), 1.0);
   if (world_rank() == p - 1) a[2 * 20] = b[2 * 20] = c[2 * 20] = 0.0;  // row 2 of line 0 on the last rank
-  auto on = [&](const std::vector<double>& v) {
-    Array<double> x(index_t(v.size()), dev);
-    x.copy_from_host(v.data());
-    return x;
-  };
+  auto on = [&](const std::vector<double>& v) { return to_device(v, dev); };
   Array<double> da = on(a), db = on(b), dc = on(c), dd = on(d), du = on(d);
   std::vector<Transport> ts{Transport::host_staging, Transport::automatic};
   if (nccl_unavailable().empty()) ts.push_back(Transport::nccl);
@@ -401,7 +353,7 @@ TEST(DistributedTridiagonal, DeviceZeroPivotEveryTransport) {
         o.reduced_solve = site;
         o.device_subsegments = site == ReducedSolveSite::host ? 1 : 2;
         DistributedTridiagonalPlan<double> plan(procs, Axis::z, dev, box, o);
-        expect_same_everywhere<SingularSystem>(
+        expect_everywhere<SingularSystem>(
             [&] { plan.solve(Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data()); }, "pivot");
       }
 }
