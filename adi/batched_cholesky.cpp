@@ -116,6 +116,9 @@ void BatchedCholeskyPlan<T>::Impl::setup() {
     throw InvalidArgument("BatchedCholeskyPlan: matrix " + std::to_string(batch.host_view().order[0]) + " has size " +
                           std::to_string(batch.max_size()) + ", over the supported maximum " +
                           std::to_string(kMaxSize) + "; split it or use a dense solver");
+  if (options.crossover < 0)
+    throw InvalidArgument("BatchedCholeskyPlan: options.crossover = " + std::to_string(options.crossover) +
+                          " must be >= 0 (0: the measured default)");
   const CholeskyKernel k = options.kernel;
   const bool host = exec.is_host();
   auto reject = [&](const char* why) {
@@ -259,7 +262,7 @@ void BatchedCholeskyPlan<T>::Impl::finish(int* info, bool on_device) {
       throw SingularSystem("batched Cholesky: matrix " + std::to_string(s) + " (size " +
                            std::to_string(batch.size(s)) + ") is not positive definite: column " +
                            std::to_string(h[s] - 1) + " has a non-positive or non-finite pivot (info = " +
-                           std::to_string(h[s]) + "); the other matrices are factored");
+                           std::to_string(h[s]) + "); the other matrices are factored", s, h[s] - 1);
 }
 
 template <class T>
@@ -285,7 +288,7 @@ void BatchedCholeskyPlan<T>::Impl::run_factor(T* const* A, int* info) {
     finish(info, false);
     return;
   }
-  cuda_backend::set_device(exec.device());
+  cuda_backend::DeviceGuard device_guard(exec.device());
   int* dinfo = info ? info : static_cast<int*>(d_info.get());
   const int* dld = static_cast<const int*>(d_ld.get());
   if (streams.empty()) {
@@ -331,7 +334,7 @@ void BatchedCholeskyPlan<T>::factor(T* A, int* info) {
     p.run_factor(p.host_ptrs.data(), info);
     return;
   }
-  cuda_backend::set_device(exec.device());
+  cuda_backend::DeviceGuard device_guard(exec.device());
   T** ptrs = static_cast<T**>(p.d_ptrs.get());
   if (any)
     cuda_backend::cholesky_pointers<T>(A, static_cast<const index_t*>(p.d_offsets.get()), p.batch.count(), ptrs,
@@ -357,7 +360,7 @@ void BatchedCholeskyPlan<T>::solve(const T* const* L, T* const* B, int nrhs, con
     cpu::cholesky_solve<T>(p.batch.host_view(), L, p.ld.data(), B, hldb.data(), nrhs, info, exec.threads());
     return;
   }
-  cuda_backend::set_device(exec.device());
+  cuda_backend::DeviceGuard device_guard(exec.device());
   const int* dldb = ldb;
   detail::Storage own;
   if (ldb == nullptr || !cuda_backend::is_device_pointer(ldb)) {
@@ -394,7 +397,7 @@ void BatchedCholeskyPlan<T>::solve(const T* L, T* B, int nrhs, const int* info) 
                            exec.threads());
     return;
   }
-  cuda_backend::set_device(exec.device());
+  cuda_backend::DeviceGuard device_guard(exec.device());
   if (p.b_nrhs != nrhs) {
     std::vector<index_t> boff(static_cast<std::size_t>(v.count));
     index_t at = 0;

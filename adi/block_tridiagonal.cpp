@@ -206,7 +206,7 @@ void BlockTridiagonalPlan<T>::Impl::report(index_t key) const {
                           "): the pivot block S_i = B_i - A_i C*_{i-1} of system " + str(sys) + " (l0 = " +
                           str(sys % std::max<index_t>(lines.count0, 1)) + ", l1 = " +
                           str(sys / std::max<index_t>(lines.count0, 1)) + ") at block row i = " + str(row) +
-                          " is singular or nearly so (a pivot <= " + std::to_string(tol) +
+                          " is singular or nearly so (a pivot <= " + detail::number(tol) +
                           " * max|S_i|, or a non-finite value); block Thomas needs block diagonally dominant "
                           "systems",
                       sys, row);
@@ -269,14 +269,13 @@ void BlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const T* d, T* u
     p.report(key);
     return;
   }
-  cuda_backend::set_device(p.exec.device());
+  cuda_backend::DeviceGuard device_guard(p.exec.device());
   auto* flag = static_cast<unsigned long long*>(p.singular.get());
-  cuda_backend::memset_zero(flag, sizeof(unsigned long long));
+  cuda_backend::memset_zero_async(flag, sizeof(unsigned long long), p.exec.stream());
   cuda_backend::block_tridiagonal_solve<T>(p.kernel, p.lines, bands.a, bands.b, bands.c, d, u, p.tol,
                                            p.options.periodic, p.workspace.get(), flag, p.exec.stream());
-  cuda_backend::synchronize(p.exec.stream());
   unsigned long long h = 0;
-  cuda_backend::copy(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host);
+  cuda_backend::copy_on_stream(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host, p.exec.stream());
   // The kernels record max(~0 - key) so that a zeroed flag means "none".
   if (h != 0) p.report(static_cast<index_t>(~0ull - h));
 }

@@ -10,8 +10,8 @@ namespace adi {
 AxisGrid AxisGrid::uniform(index_t n, double lo, double hi) {
   detail::require(n >= 1, "AxisGrid::uniform: n = " + std::to_string(n) + " must be >= 1");
   detail::require(std::isfinite(lo) && std::isfinite(hi) && (n == 1 || hi > lo),
-                  "AxisGrid::uniform: need finite lo < hi, got lo = " + std::to_string(lo) +
-                      ", hi = " + std::to_string(hi));
+                  "AxisGrid::uniform: need finite lo < hi, got lo = " + detail::number(lo) +
+                      ", hi = " + detail::number(hi));
   std::vector<double> x(static_cast<std::size_t>(n));
   for (index_t i = 0; i < n; ++i) x[i] = n == 1 ? lo : lo + (hi - lo) * double(i) / double(n - 1);
   if (n > 1) x.back() = hi;
@@ -22,7 +22,7 @@ AxisGrid AxisGrid::stretched(index_t n, double lo, double hi, double center, dou
   detail::require(n >= 2, "AxisGrid::stretched: n = " + std::to_string(n) + " must be >= 2");
   detail::require(hi > lo, "AxisGrid::stretched: need lo < hi");
   detail::require(center >= lo && center <= hi,
-                  "AxisGrid::stretched: center = " + std::to_string(center) + " must lie in [lo, hi]");
+                  "AxisGrid::stretched: center = " + detail::number(center) + " must lie in [lo, hi]");
   detail::require(intensity > 0, "AxisGrid::stretched: intensity = " + std::to_string(intensity) +
                                      " must be > 0");
   // x(xi) = center + c*sinh(xi), xi uniform in [asinh((lo-center)/c), asinh((hi-center)/c)]

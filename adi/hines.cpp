@@ -935,7 +935,7 @@ void HinesPlan<T>::solve(const T* offdiag, T* diag, T* rhs) {
   if (bad >= 0)
     throw SingularSystem("HinesPlan::solve: zero or non-finite pivot in neuron " + std::to_string(bad) + " (kernel " +
                          hines_kernel_name(p.kernel) +
-                         "); its matrix is singular or has non-finite entries (check diag > 0 and the assembly)");
+                         "); its matrix is singular or has non-finite entries (check diag > 0 and the assembly)", bad);
 }
 
 template class HinesPlan<float>;

@@ -10,7 +10,7 @@
 #include "adi/error.hpp"
 #include "adi/field.hpp"
 #include "solvers/cpu/large_tridiagonal_cpu.hpp"
-#include "solvers/cpu/partition_large_math.hpp"
+#include "solvers/common/partition_large_math.hpp"
 #include "solvers/cuda/backend.hpp"
 
 namespace adi {
@@ -87,15 +87,20 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
   const std::string who = "LargeTridiagonalPlan: ";
   detail::require(n >= 1, who + "n = " + std::to_string(n) + " must be >= 1");
   detail::require(count >= 0, who + "count = " + std::to_string(count) + " must be >= 0");
+  // Past 2^56 bytes no memory holds the system, and the workspace sizes would overflow.
+  detail::require(n <= (index_t(1) << 56) / index_t(sizeof(T)),
+                  who + "n = " + std::to_string(n) + " is larger than any memory holds (at most 2^56 bytes of " +
+                      std::to_string(sizeof(T)) + "-byte values per array)");
   if (system_stride == 0) system_stride = n;
   detail::require(count <= 1 || system_stride >= n,
                   who + "system_stride = " + std::to_string(system_stride) + " must be >= n = " +
                       std::to_string(n) + " (systems must not overlap)");
+  detail::checked_span(LineSet{n, 1, count, system_stride, 1, 0}, "LargeTridiagonalPlan");
   detail::require(o.pcr_levels >= -1 && o.pcr_levels <= 30,
                   who + "pcr_levels = " + std::to_string(o.pcr_levels) +
                       " must be -1 (analytic switch point) or 0 .. 30");
   detail::require(o.pivot_tolerance >= 0 && std::isfinite(o.pivot_tolerance) && o.pivot_tolerance < 1,
-                  who + "pivot_tolerance = " + std::to_string(o.pivot_tolerance) + " must be in [0, 1)");
+                  who + "pivot_tolerance = " + detail::number(o.pivot_tolerance) + " must be in [0, 1)");
   p.exec = exec;
   p.n = n;
   p.count = count;
@@ -223,11 +228,11 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
                              (f.level > 0 ? ", reduced level " + std::to_string(f.level) : std::string()) +
                              "); the system is singular or not diagonally dominant enough for a solver "
                              "without pivoting" +
-                             (options.periodic ? " (periodic: Sherman-Morrison also needs b[0] != 0)" : ""));
+                             (options.periodic ? " (periodic: Sherman-Morrison also needs b[0] != 0)" : ""), s, f.row);
     }
     return;
   }
-  cuda_backend::set_device(exec.device());
+  cuda_backend::DeviceGuard device_guard(exec.device());
   auto* flag = static_cast<unsigned long long*>(ws);
   void* kws = static_cast<char*>(ws) + kFlagBytes;
   const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
@@ -247,7 +252,7 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
                            "): zero or tiny pivot at (or, in the reduced interface system, near) row " +
                            std::to_string(pos % n) + " of system " + std::to_string(pos / n) +
                            "; the system is singular or not diagonally dominant enough for a solver "
-                           "without pivoting");
+                           "without pivoting", index_t(pos / n), index_t(pos % n));
     }
   }
 }
@@ -353,7 +358,7 @@ void large_lines_solve(const Executor& exec, const LineSet& l, const T* a, const
                          std::to_string(row) + " of line " + std::to_string(line) + " (l0 = " +
                          std::to_string(line % l.count0) + ", l1 = " + std::to_string(line / l.count0) + ")" +
                          stage + "; the system is singular or not diagonally dominant enough for a solver "
-                         "without pivoting");
+                         "without pivoting", line, row);
   };
   if (exec.is_host()) {
     const cpu::large::Settings s = default_host_settings(exec, periodic, sizeof(T));

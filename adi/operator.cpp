@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "adi/detail/stencil.hpp"
+#include "adi/base/stencil.hpp"
 #include "adi/error.hpp"
 #include "adi/tridiagonal.hpp"
 #include "solvers/cpu/stencil_apply.hpp"
@@ -288,7 +288,7 @@ void Operator<T>::Impl::build_axis(int ai, const Pde& pde) {
     if (!std::isfinite(Dv) || !std::isfinite(Vv) || !std::isfinite(Rv))
       throw InvalidArgument(std::string("Operator: a coefficient of axis ") + axis_name(axis) +
                             " (diffusion " + std::to_string(Dv) + ", convection " + std::to_string(Vv) +
-                            ", reaction " + std::to_string(Rv) + ") is not finite at " + where(x, y, z));
+                            ", reaction " + detail::number(Rv) + ") is not finite at " + where(x, y, z));
     double hm, hp;
     spacing(i, hm, hp);
     double lower = Dv * 2.0 / (hm * (hm + hp)) - Vv * hp / (hm * (hm + hp));
@@ -443,7 +443,7 @@ void Operator<T>::Impl::build_mixed(const Pde& pde) {
           const double x = coord(0, ii), y = coord(1, jj), z = coord(2, kk);
           const double v = (*M[m])(x, y, z);
           if (!std::isfinite(v))
-            throw InvalidArgument(std::string("Operator: coefficient ") + names[m] + " = " + std::to_string(v) +
+            throw InvalidArgument(std::string("Operator: coefficient ") + names[m] + " = " + detail::number(v) +
                                   " is not finite at " + where(x, y, z));
           h(ii, jj, kk) = T(v);
         }
@@ -489,7 +489,7 @@ const T* Operator<T>::Impl::face_values(int f, double t) {
       const double v = b.value(t, x, y, z);
       if (!std::isfinite(v))
         throw InvalidArgument(std::string("boundary data on face ") + face_name(static_cast<Face>(f)) + " is " +
-                              std::to_string(v) + " at t = " + std::to_string(t) + ", " + where(x, y, z) +
+                              detail::number(v) + " at t = " + detail::number(t) + ", " + where(x, y, z) +
                               "; the boundary function must return finite values");
       h[c1 + c2 * n1] = T(neumann ? neumann_weight[f][c1 + c2 * n1] * v : v);
     }
@@ -517,8 +517,8 @@ const T* Operator<T>::Impl::source_at(double t) {
         const double x = coord(0, ii), y = coord(1, jj), z = coord(2, kk);
         const double v = source(t, x, y, z);
         if (!std::isfinite(v))
-          throw InvalidArgument("Operator: the source f(t, x, y, z) = " + std::to_string(v) + " at t = " +
-                                std::to_string(t) + ", " + where(x, y, z) + " is not finite");
+          throw InvalidArgument("Operator: the source f(t, x, y, z) = " + detail::number(v) + " at t = " +
+                                detail::number(t) + ", " + where(x, y, z) + " is not finite");
         h(ii, jj, kk) = T(v);
       }
   if (src[slot].f.empty()) src[slot].f = Field<T>(grid, exec);
@@ -654,7 +654,7 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>& ba
     cuda_backend::copy_on_stream(&bad, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
     if (bad != 0)
       throw SingularSystem(std::string("Operator::solve: the implicit stage along ") + axis_name(static_cast<Axis>(a)) +
-                           " has a zero or non-finite pivot for s = " + std::to_string(double(s)) +
+                           " has a zero or non-finite pivot for s = " + detail::number(double(s)) +
                            "; I/s - A is not diagonally dominant enough (take a smaller time step)");
     A.s_formed = s;
   }
@@ -687,7 +687,7 @@ Operator<T>::Operator(const Grid& grid, const Pde& pde, const BoundaryConditions
                                &pde.convection[1], &pde.convection[2], &pde.reaction, &pde.mixed_xy,
                                &pde.mixed_xz, &pde.mixed_yz})
     detail::require(!c->is_constant() || std::isfinite(c->constant()),
-                    "Operator: a constant PDE coefficient is " + std::to_string(c->constant()) +
+                    "Operator: a constant PDE coefficient is " + detail::number(c->constant()) +
                         "; coefficients must be finite");
   const index_t sy = Field<T>::padded_row(grid.nx());
   p.view.box = Box3{grid.nx(), grid.ny(), grid.nz(), sy, sy * grid.ny()};
@@ -758,7 +758,7 @@ void Operator<T>::check_field(const Field<T>& f, const char* name) const {
 
 template <class T>
 void Operator<T>::set_boundary(double t, Field<T>& V) {
-  detail::require(std::isfinite(t), "Operator::set_boundary: time t = " + std::to_string(t) + " must be finite");
+  detail::require(std::isfinite(t), "Operator::set_boundary: time t = " + detail::number(t) + " must be finite");
   check_field(V, "V");
   impl_->set_boundary(t, V);
 }
@@ -767,7 +767,7 @@ template <class T>
 void Operator<T>::apply(double t, Field<T>& V, const std::array<T, 4>& w, T alpha, const Field<T>* base,
                         Field<T>& out) {
   Impl& p = *impl_;
-  detail::require(std::isfinite(t), "Operator::apply: time t = " + std::to_string(t) + " must be finite");
+  detail::require(std::isfinite(t), "Operator::apply: time t = " + detail::number(t) + " must be finite");
   check_field(V, "V");
   check_field(out, "out");
   if (base) check_field(*base, "base");
@@ -817,7 +817,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   detail::require(p.active[a], std::string("Operator::solve: axis ") + axis_name(axis) +
                                    " has a single node; there is nothing to solve along it");
   detail::require(std::isfinite(double(s)) && s > T(0),
-                  "Operator::solve: s = " + std::to_string(double(s)) + " must be finite and > 0 (theta*dt)");
+                  "Operator::solve: s = " + detail::number(double(s)) + " must be finite and > 0 (theta*dt)");
   detail::require(std::isfinite(t_new) && std::isfinite(t_old), "Operator::solve: times must be finite");
   check_field(base, "base");
   check_field(Y, "Y");

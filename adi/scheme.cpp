@@ -276,10 +276,10 @@ struct AdiSolver<T>::Impl {
 template <class T>
 AdiSolver<T>::AdiSolver(Operator<T> op, Scheme scheme) {
   detail::require(std::isfinite(scheme.theta) && scheme.theta > 0.0 && scheme.theta <= 1.0,
-                  std::string("AdiSolver: theta = ") + std::to_string(scheme.theta) + " of scheme " +
+                  std::string("AdiSolver: theta = ") + detail::number(scheme.theta) + " of scheme " +
                       scheme.name() + " must lie in (0, 1]");
   detail::require(std::isfinite(scheme.sigma) && scheme.sigma >= 0.0,
-                  "AdiSolver: sigma = " + std::to_string(scheme.sigma) + " must be finite and >= 0");
+                  "AdiSolver: sigma = " + detail::number(scheme.sigma) + " must be finite and >= 0");
   detail::require(scheme.damping_steps >= 0, "AdiSolver: damping_steps = " +
                                                  std::to_string(scheme.damping_steps) +
                                                  " must be >= 0 (0: no Rannacher damping)");
@@ -305,9 +305,9 @@ AdiSolver<T>& AdiSolver<T>::operator=(AdiSolver&&) noexcept = default;
 
 template <class T>
 void AdiSolver<T>::step(Field<T>& u, double t, double dt) {
-  detail::require(std::isfinite(t), "AdiSolver::step: t = " + std::to_string(t) + " must be finite");
+  detail::require(std::isfinite(t), "AdiSolver::step: t = " + detail::number(t) + " must be finite");
   detail::require(std::isfinite(dt) && dt > 0.0,
-                  "AdiSolver::step: dt = " + std::to_string(dt) + " must be finite and > 0");
+                  "AdiSolver::step: dt = " + detail::number(dt) + " must be finite and > 0");
   impl_->op.check_field(u, "u");
   impl_->step(u, t, t + dt);
 }
@@ -327,7 +327,7 @@ void AdiSolver<T>::advance(Field<T>& u, double t0, double t1, long steps, const 
         for (index_t i = 0; i < hv.nx(); ++i)
           if (!std::isfinite(double(hv(i, j, k))))
             throw InvalidArgument("AdiSolver::advance: u(" + std::to_string(i) + ", " + std::to_string(j) + ", " +
-                                  std::to_string(k) + ") = " + std::to_string(double(hv(i, j, k))) +
+                                  detail::number(k) + ") = " + detail::number(double(hv(i, j, k))) +
                                   " is not finite; initialise every node");
   }
   const double dt = (t1 - t0) / double(steps);

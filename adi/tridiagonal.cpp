@@ -89,7 +89,16 @@ void TridiagonalPlan<T>::Impl::check_pointers(const T* a, const T* b, const T* c
                             (on_device ? "device" : "host") + " memory but the executor is " + exec.name() +
                             "; pass " + where(exec) + " arrays or change the executor");
   }
-  (void)shared;
+  // u must not overlap the coefficients: a kernel may read a, b, c after writing u.
+  const auto overlaps = [](const T* p, index_t np, const T* q, index_t nq) {
+    const auto p0 = reinterpret_cast<std::uintptr_t>(p), q0 = reinterpret_cast<std::uintptr_t>(q);
+    return p0 < q0 + std::uintptr_t(nq) * sizeof(T) && q0 < p0 + std::uintptr_t(np) * sizeof(T);
+  };
+  const index_t band_span = shared ? lines.n : lines.span();
+  for (const auto& q : {ptrs[0], ptrs[1], ptrs[2]})
+    if (overlaps(u, lines.span(), q.p, band_span))
+      throw InvalidArgument(std::string("tridiagonal solve: u overlaps the coefficient array ") + q.name +
+                            "; the solution needs an array of its own (or u == d for an in-place solve)");
   if (d != u) {
     // Different arrays must not overlap: the kernels read d after writing u.
     const std::uintptr_t d0 = reinterpret_cast<std::uintptr_t>(d), u0 = reinterpret_cast<std::uintptr_t>(u);
@@ -115,15 +124,14 @@ void TridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool shar
                   options.check_pivots, workspace.get(), exec.threads());
     return;
   }
-  cuda_backend::set_device(exec.device());
+  cuda_backend::DeviceGuard device_guard(exec.device());
   int* flag = options.check_pivots ? static_cast<int*>(pivot_flag.get()) : nullptr;
-  if (flag) cuda_backend::memset_zero(flag, sizeof(int));
+  if (flag) cuda_backend::memset_zero_async(flag, sizeof(int), exec.stream());
   cuda_backend::tridiagonal_solve<T>(k, lines, cuda_backend::BandView<T>{a, b, c, shared}, d, u,
                                      options.periodic, workspace.get(), flag, exec.stream());
   if (flag) {
-    cuda_backend::synchronize(exec.stream());
     int h = 0;
-    cuda_backend::copy(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host);
+    cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
     if (h != 0)
       throw SingularSystem("tridiagonal solve (" + std::string(kernel_name(k)) +
                            "): zero or non-finite pivot; the system is singular or not diagonally "

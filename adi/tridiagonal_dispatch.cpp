@@ -8,7 +8,7 @@ namespace adi::detail {
 
 namespace {
 // Neighbouring lines one element apart (a single inner line per row counts as the
-// outer index, as solvers/cpu/batch.hpp normalises it).
+// outer index, as solvers/cpu/tridiagonal_problem.hpp normalises it).
 bool lines_adjacent(const LineSet& l) {
   return l.count0 == 1 ? (l.count1 <= 1 || l.stride1 == 1) : l.stride0 == 1;
 }

@@ -298,7 +298,7 @@ void VariableBatchPlan::pack(const T* src, const CompactBatch& layout, T* dst) c
     detail::copy_bytes(off.get(), MemorySpace::device, g.offsets.data(), MemorySpace::host, off.bytes());
     d_off = static_cast<const index_t*>(off.get());
   }
-  cuda_backend::set_device(executor().device());
+  cuda_backend::DeviceGuard device_guard(executor().device());
   cuda_backend::variable_pack<T>(view(), cuda_backend::VariableSource{d_off, 0}, src, dst, true,
                                  executor().stream());
   cuda_backend::synchronize(executor().stream());
@@ -314,7 +314,7 @@ void VariableBatchPlan::pack(const T* src, const PaddedInterleaved& layout, T* d
     host_pack(host_view(), src, dst, [&](index_t s, int k) { return k * stride + s; });
     return;
   }
-  cuda_backend::set_device(executor().device());
+  cuda_backend::DeviceGuard device_guard(executor().device());
   cuda_backend::variable_pack<T>(view(), cuda_backend::VariableSource{nullptr, stride}, src, dst, true,
                                  executor().stream());
   cuda_backend::synchronize(executor().stream());
@@ -342,7 +342,7 @@ void VariableBatchPlan::unpack(const T* src, T* dst, const CompactBatch& layout)
     detail::copy_bytes(off.get(), MemorySpace::device, g.offsets.data(), MemorySpace::host, off.bytes());
     d_off = static_cast<const index_t*>(off.get());
   }
-  cuda_backend::set_device(executor().device());
+  cuda_backend::DeviceGuard device_guard(executor().device());
   cuda_backend::variable_pack<T>(view(), cuda_backend::VariableSource{d_off, 0}, src, dst, false,
                                  executor().stream());
   cuda_backend::synchronize(executor().stream());
@@ -358,7 +358,7 @@ void VariableBatchPlan::unpack(const T* src, T* dst, const PaddedInterleaved& la
     host_unpack(host_view(), src, dst, [&](index_t s, int k) { return k * stride + s; });
     return;
   }
-  cuda_backend::set_device(executor().device());
+  cuda_backend::DeviceGuard device_guard(executor().device());
   cuda_backend::variable_pack<T>(view(), cuda_backend::VariableSource{nullptr, stride}, src, dst, false,
                                  executor().stream());
   cuda_backend::synchronize(executor().stream());

@@ -204,7 +204,7 @@ void VariableTridiagonalPlan<T>::Impl::report(index_t bad) const {
   throw SingularSystem("variable tridiagonal solve (" + std::string(method_name(method)) + "): system " +
                        std::to_string(bad) + " (size " + std::to_string(batch.size(bad)) +
                        ") has a zero or non-finite pivot; it is singular or not diagonally dominant enough for a "
-                       "solver without pivoting");
+                       "solver without pivoting", bad);
 }
 
 template <class T>
@@ -244,7 +244,7 @@ void VariableTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, c
                            : kind == LayoutKind::compact             ? VariableKernel::compact
                            : method == VariableMethod::stop_at_size ? VariableKernel::stop_at_size
                                                                      : VariableKernel::padded;
-  cuda_backend::set_device(exec.device());
+  cuda_backend::DeviceGuard device_guard(exec.device());
   int* flag = options.check_pivots ? static_cast<int*>(bad_flag.get()) : nullptr;
   cuda_backend::variable_tridiagonal_solve<T>(k, batch.view(), x, periodic, workspace.get(), flag, exec.stream());
   if (flag) {
@@ -293,7 +293,7 @@ void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T
   }
   cuda_backend::VariableDeviceArrays<T> x;
   x.pa = bands.a, x.pb = bands.b, x.pc = bands.c, x.pd = d, x.pu = u;
-  cuda_backend::set_device(exec.device());
+  cuda_backend::DeviceGuard device_guard(exec.device());
   int* flag = options.check_pivots ? static_cast<int*>(bad_flag.get()) : nullptr;
   cuda_backend::variable_tridiagonal_solve<T>(cuda_backend::VariableKernel::pointers, batch.view(), x,
                                               options.periodic, workspace.get(), flag, exec.stream());

@@ -1,13 +1,13 @@
 // Without CUDA the device block partition passes do not exist: these stand in for
-// solvers/cuda/block_partition_mpi{,_fp64}.cu so that adi::mpi links, and say so if
+// solvers/cuda/block_partition_local_passes{,_fp64}.cu so that adi::mpi links, and say so if
 // reached (DistributedBlockTridiagonalPlan only calls them for a CUDA executor, which a
 // build without CUDA cannot create). With ADI_BLOCK_PARTITION_EMULATE (a maths check,
 // never a shipped build) they run the kernels' per-line code as host loops instead.
 #ifndef ADI_MPI_HAVE_CUDA
 #include "adi/error.hpp"
-#include "solvers/cuda/block_partition_mpi.hpp"
+#include "solvers/cuda/block_partition_local_passes.hpp"
 #ifdef ADI_BLOCK_PARTITION_EMULATE
-#include "solvers/cuda/block_partition_mpi.cuh"
+#include "solvers/cuda/block_partition_local_passes.cuh"
 #endif
 
 namespace adi::cuda_backend::block_partition {

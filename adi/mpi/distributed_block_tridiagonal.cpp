@@ -20,7 +20,7 @@
 //
 // Device memory (split axis): the same passes run on the GPU, one thread per line or per
 // (line, sub-segment) with a second level over the sub-segments' rows
-// (solvers/cuda/block_partition_mpi.cuh, operation for operation the code below), with
+// (solvers/cuda/block_partition_local_passes.cuh, operation for operation the code below), with
 // alpha/gamma in a device workspace. Only the reduced rows (2R values per line) are copied
 // to page-locked host memory; the exchange and the reduced solve are the host's, then the
 // 2M interface values per line go back and the GPU back-substitutes. The NaN of a singular
@@ -40,8 +40,8 @@
 
 #include "adi/field.hpp"
 #include "solvers/cuda/backend.hpp"
-#include "solvers/cuda/block_partition_mpi.hpp"
-#include "solvers/cuda/partition_mpi.hpp"
+#include "solvers/cuda/block_partition_local_passes.hpp"
+#include "solvers/cuda/partition_local_passes.hpp"
 
 namespace adi::mpi {
 

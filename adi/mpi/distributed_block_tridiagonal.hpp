@@ -25,7 +25,7 @@
 // Block row i of the local layout is global block row lo + i along the axis. An unsplit
 // axis runs BlockTridiagonalPlan on whatever executor is given. On a split axis with a
 // CUDA executor the block reduction and the back-substitution run on the GPU
-// (solvers/cuda/block_partition_mpi.cu, one thread per line); only the two reduced block
+// (solvers/cuda/block_partition_local_passes.cu, one thread per line); only the two reduced block
 // rows per line (2 x (3 M^2 + M) values) go to page-locked host memory for the exchange and
 // the host's reduced solve, and the two interface block unknowns per line (2M values) come
 // back, when DistributedBlockOptions::device_passes is true (opt-in until verified on a
@@ -53,7 +53,7 @@ struct DistributedBlockOptions {
   // yet; the host-mirror path is the one verified on an H200. Opt in with true.
   bool device_passes = false;
   // Device passes: sub-segments per line segment, one GPU thread each (see
-  // solvers/cuda/block_partition_mpi.hpp). 0: enough for ~64K threads; 1: one thread per
+  // solvers/cuda/block_partition_local_passes.hpp). 0: enough for ~64K threads; 1: one thread per
   // line. Capped at m/2 (>= 2 block rows per sub-segment).
   int device_subsegments = 0;
 };

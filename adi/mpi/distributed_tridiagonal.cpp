@@ -30,8 +30,8 @@
 #include "adi/field.hpp"
 #include "adi/mpi/nccl_transport.hpp"
 #include "solvers/cuda/backend.hpp"
-#include "solvers/cuda/partition_mpi.hpp"
-#include "solvers/cuda/partition_reduced.hpp"
+#include "solvers/cuda/partition_local_passes.hpp"
+#include "solvers/common/partition_reduced.hpp"
 
 namespace adi::mpi {
 
@@ -175,7 +175,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
   std::vector<T> scratch;       // per thread: 4 * 2P + 2P
   std::vector<int> cnt8, dsp8, cnt2, dsp2, rcnt8, rdsp8, rcnt2, rdsp2;
   index_t chunk_lo = 0, chunk_n = 0;
-  // Device memory: the local passes run on the device (solvers/cuda/partition_mpi.cu);
+  // Device memory: the local passes run on the device (solvers/cuda/partition_local_passes.cu);
   // only the reduced rows and their solution travel through host memory.
   Array<T> d_alpha, d_gamma, d_red, d_sol, d_red1, d_w2, d_sol1;
   cuda_backend::partition::Workspace<T> dw;

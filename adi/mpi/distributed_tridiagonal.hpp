@@ -21,7 +21,7 @@
 // SharedBands hold this rank's m rows of the shared coefficient arrays.
 //
 // Device memory: the local passes and (by default) the reduced solve run on the device
-// (solvers/cuda/partition_mpi.cu); the reduced rows (8 values per line) travel by the
+// (solvers/cuda/partition_local_passes.cu); the reduced rows (8 values per line) travel by the
 // plan's Transport: through page-locked host buffers and MPI, as device buffers through a
 // CUDA-aware MPI, or through NCCL on the executor's stream. A device solve of a split axis
 // returns when the work is done.
@@ -73,7 +73,7 @@ struct DistributedOptions {
   Kernel local_kernel = Kernel::automatic;  // used when the axis is not split
   bool check_pivots = true;                 // zero / non-finite pivots throw SingularSystem (on every rank)
   // Device plans of a split axis: sub-segments per line segment, one GPU thread each (see
-  // solvers/cuda/partition_mpi.hpp). 0: enough for ~256K threads; 1: one thread per line.
+  // solvers/cuda/partition_local_passes.hpp). 0: enough for ~256K threads; 1: one thread per line.
   // Capped at m/2 (>= 2 rows per sub-segment).
   int device_subsegments = 0;
   // Device plans of a split axis: how the reduced rows travel, and (host staging) where the

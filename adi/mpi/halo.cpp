@@ -5,11 +5,11 @@
 #include <string>
 
 #include "solvers/cuda/backend.hpp"
-#include "solvers/cuda/heat_mpi.hpp"
+#include "solvers/cuda/heat_subdomain.hpp"
 
 namespace adi::mpi {
 
-namespace dev = cuda_backend::heat_mpi;
+namespace dev = cuda_backend::heat_subdomain;
 
 template <class T>
 LocalField<T>::LocalField(const Decomposition& dec, std::array<int, 3> ghosts, const Executor& exec)

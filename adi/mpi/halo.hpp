@@ -16,7 +16,7 @@
 // to_host() / copy_from() with a host LocalField of the same shape:
 //   adi::mpi::LocalField<double> d(dec, {1, 1, 1}, adi::Executor::cuda(dev));
 //   adi::mpi::LocalField<double> h(dec, {1, 1, 1});  ... h(i, j, k) = ...;  d.copy_from(h);
-// The device exchange packs the faces on the device (solvers/cuda/heat_mpi.cu), copies
+// The device exchange packs the faces on the device (solvers/cuda/heat_subdomain.cu), copies
 // them once into page-locked host buffers, exchanges them with MPI exactly like the host
 // exchange, copies them back and unpacks them (the MPI may not accept device pointers).
 // A periodic axis that is not split wraps on the device without leaving it.

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "solvers/cuda/backend.hpp"
-#include "solvers/cuda/heat_mpi.hpp"
+#include "solvers/cuda/heat_subdomain.hpp"
 
 namespace adi::mpi {
 
-namespace dev = cuda_backend::heat_mpi;
+namespace dev = cuda_backend::heat_subdomain;
 
 namespace {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -58,7 +58,7 @@ struct DistributedHeat<T>::Impl {
   Executor exec = Executor::host();
   bool dev = false;
   std::array<std::array<Array<T>, 3>, 3> dbands;  // [axis][a, b, c]
-  // Dirichlet data of the faces this rank owns, as planes of doubles (heat_mpi.hpp's
+  // Dirichlet data of the faces this rank owns, as planes of doubles (heat_subdomain.hpp's
   // FacePlane: the face's nodes and one more on each side), evaluated on the host into
   // page-locked memory and kept on the device for the last two times asked for.
   std::array<int, 6> plane_of{-1, -1, -1, -1, -1, -1};

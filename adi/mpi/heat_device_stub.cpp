@@ -1,14 +1,14 @@
 // Without CUDA the device kernels of the distributed heat step do not exist: these stand
-// in for solvers/cuda/heat_mpi.cu so that adi::mpi links, and say so if reached
+// in for solvers/cuda/heat_subdomain.cu so that adi::mpi links, and say so if reached
 // (DistributedHeat and HaloExchange only call them for device fields, which a build
 // without CUDA cannot create).
 #ifndef ADI_MPI_HAVE_CUDA
 #include <new>
 
 #include "adi/error.hpp"
-#include "solvers/cuda/heat_mpi.hpp"
+#include "solvers/cuda/heat_subdomain.hpp"
 
-namespace adi::cuda_backend::heat_mpi {
+namespace adi::cuda_backend::heat_subdomain {
 
 namespace {
 [[noreturn]] void no_cuda() { throw Unsupported("adi was built without CUDA: no device heat kernels"); }
@@ -46,5 +46,5 @@ ADI_HEAT_MPI_STUB(float)
 ADI_HEAT_MPI_STUB(double)
 #undef ADI_HEAT_MPI_STUB
 
-}  // namespace adi::cuda_backend::heat_mpi
+}  // namespace adi::cuda_backend::heat_subdomain
 #endif

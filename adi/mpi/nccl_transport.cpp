@@ -1,7 +1,8 @@
 // NCCL transport for the distributed partition method (see nccl_transport.hpp). The
 // communicator of an axis is created once per ProcessGrid axis and device: rank 0 of the
 // axis makes the unique id, MPI broadcasts it, every rank joins with ncclCommInitRank.
-// Without ADI_MPI_HAVE_NCCL every communicator call throws Unsupported.
+// The NCCL calls themselves are in solvers/cuda/nccl_collectives.cpp (no NCCL header here);
+// without NCCL they throw Unsupported.
 #include "adi/mpi/nccl_transport.hpp"
 
 #include <algorithm>
@@ -11,11 +12,8 @@
 
 #include "adi/error.hpp"
 #include "solvers/cuda/backend.hpp"
-#include "solvers/cuda/partition_mpi.hpp"
-
-#if defined(ADI_MPI_HAVE_NCCL)
-#include <nccl.h>
-#endif
+#include "solvers/cuda/nccl_collectives.hpp"
+#include "solvers/cuda/partition_local_passes.hpp"
 
 namespace adi::mpi::nccl {
 
@@ -45,65 +43,52 @@ std::string shared_gpu_report(MPI_Comm comm, int device) {
   return {};
 }
 
-#if defined(ADI_MPI_HAVE_NCCL)
+namespace nb = cuda_backend::nccl;
 
 namespace {
 
-void check_nccl(ncclResult_t rc, const char* call) {
-  if (rc == ncclSuccess) return;
-  const char* last = ncclGetLastError(nullptr);
-  throw Error(std::string("NCCL call ") + call + " failed: " + ncclGetErrorString(rc) +
-              (last && *last ? std::string(" (") + last + ")" : std::string()));
-}
-
-// The communicators made for one ProcessGrid axis, one per device used there.
-struct AxisComms {
-  std::vector<std::shared_ptr<Communicator>> comms;
-};
-
-ncclComm_t init_rank(MPI_Comm comm, int device, ncclResult_t& rc) {
+// Collective over comm: rank 0's unique id and its verdict travel together, so a failure
+// there reaches every rank. Returns NCCL's error text ("" on success) and the communicator.
+std::string init_rank(MPI_Comm comm, int device, void** made) {
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
-  // Rank 0's id and its verdict travel together, so a failure there reaches every rank.
   struct {
-    ncclUniqueId id;
-    int rc;
-  } msg;
-  std::memset(&msg, 0, sizeof msg);
-  if (rank == 0) msg.rc = int(ncclGetUniqueId(&msg.id));
+    nb::UniqueId id;
+    char err[256];
+  } msg{};
+  if (rank == 0) std::strncpy(msg.err, nb::get_unique_id(msg.id).c_str(), sizeof msg.err - 1);
   check_mpi(MPI_Bcast(&msg, int(sizeof msg), MPI_BYTE, 0, comm), "MPI_Bcast");
-  rc = ncclResult_t(msg.rc);
-  if (rc != ncclSuccess) return nullptr;
+  *made = nullptr;
+  if (msg.err[0]) return msg.err;
   cuda_backend::set_device(device);
-  ncclComm_t c = nullptr;
-  rc = ncclCommInitRank(&c, size, msg.id, rank);
-  return c;
+  return nb::comm_init_rank(made, size, msg.id, rank);
 }
 
 }  // namespace
 
 class Communicator {
  public:
-  Communicator(ncclComm_t c, int device, int rank, int size) : comm(c), device(device), rank(rank), size(size) {}
-  ~Communicator() {
-    if (comm) ncclCommDestroy(comm);
-  }
+  Communicator(void* c, int device, int rank, int size) : comm(c), device(device), rank(rank), size(size) {}
+  ~Communicator() { nb::comm_destroy(comm); }
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
-  ncclComm_t comm;
+  void* comm;
   int device, rank, size;
 };
 
-bool built() { return true; }
+namespace {
+// The communicators made for one ProcessGrid axis, one per device used there.
+struct AxisComms {
+  std::vector<std::shared_ptr<Communicator>> comms;
+};
+}  // namespace
 
-std::string version() {
-  int v = 0;
-  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
-  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
-}
+bool built() { return nb::built(); }
+std::string version() { return nb::version(); }
 
 std::shared_ptr<Communicator> axis_communicator(const ProcessGrid& procs, Axis a, int device) {
+  nb::require_built();  // Unsupported without NCCL: the same on every rank
   MPI_Comm comm = procs.axis_comm(a);
   std::shared_ptr<void>& slot = procs.axis_state(a);
   if (!slot) slot = std::make_shared<AxisComms>();
@@ -115,14 +100,9 @@ std::shared_ptr<Communicator> axis_communicator(const ProcessGrid& procs, Axis a
   int have = found ? 1 : 0, all = 0;
   check_mpi(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
   if (all) return found;
-  ncclResult_t rc = ncclSuccess;
-  ncclComm_t c = init_rank(comm, device, rc);
-  std::string err;
-  if (rc != ncclSuccess) {
-    const char* last = ncclGetLastError(nullptr);
-    err = std::string("ncclCommInitRank failed: ") + ncclGetErrorString(rc) +
-          (last && *last ? std::string(" (") + last + ")" : std::string());
-  }
+  void* c = nullptr;
+  std::string err = init_rank(comm, device, &c);
+  if (!err.empty()) err = "ncclCommInitRank failed: " + err;
   agree_supported(comm, err.empty(), err);
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -136,74 +116,41 @@ std::shared_ptr<Communicator> axis_communicator(const ProcessGrid& procs, Axis a
 }
 
 void all_gather(Communicator& comm, const void* send, void* recv, std::size_t bytes, void* stream) {
-  check_nccl(ncclAllGather(send, recv, bytes, ncclChar, comm.comm, static_cast<cudaStream_t>(stream)),
-             "ncclAllGather");
+  nb::all_gather(comm.comm, send, recv, bytes, stream);
 }
 
 void all_to_all_v(Communicator& comm, const void* send, const int* send_counts, const int* send_displs, void* recv,
                   const int* recv_counts, const int* recv_displs, std::size_t value_size, void* stream) {
-  auto s = static_cast<cudaStream_t>(stream);
   const char* sb = static_cast<const char*>(send);
   char* rb = static_cast<char*>(recv);
   // This rank's own share: a device copy (no self-send through NCCL).
   cuda_backend::partition::copy_async(rb + std::size_t(recv_displs[comm.rank]) * value_size,
                                       sb + std::size_t(send_displs[comm.rank]) * value_size,
                                       std::size_t(send_counts[comm.rank]) * value_size, stream);
-  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  nb::group_start();
   for (int p = 0; p < comm.size; ++p) {
     if (p == comm.rank) continue;
     if (send_counts[p] > 0)
-      check_nccl(ncclSend(sb + std::size_t(send_displs[p]) * value_size, std::size_t(send_counts[p]) * value_size,
-                          ncclChar, p, comm.comm, s),
-                 "ncclSend");
+      nb::send(comm.comm, sb + std::size_t(send_displs[p]) * value_size, std::size_t(send_counts[p]) * value_size,
+               p, stream);
     if (recv_counts[p] > 0)
-      check_nccl(ncclRecv(rb + std::size_t(recv_displs[p]) * value_size, std::size_t(recv_counts[p]) * value_size,
-                          ncclChar, p, comm.comm, s),
-                 "ncclRecv");
+      nb::recv(comm.comm, rb + std::size_t(recv_displs[p]) * value_size, std::size_t(recv_counts[p]) * value_size,
+               p, stream);
   }
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  nb::group_end();
 }
 
 std::string probe_init(MPI_Comm comm, int device) {
-  ncclResult_t rc = ncclSuccess;
-  ncclComm_t c = nullptr;
+  if (!nb::built()) return "not built";
+  void* c = nullptr;
+  std::string err;
   try {
-    c = init_rank(comm, device, rc);
+    err = init_rank(comm, device, &c);
   } catch (const Error& e) {  // no device on this rank (set_device)
     return e.what();
   }
-  std::string out = ncclGetErrorString(rc);
-  if (rc != ncclSuccess) {
-    const char* last = ncclGetLastError(nullptr);
-    if (last && *last) out += std::string(": ") + last;
-  } else {
-    out = "ncclSuccess (communicator created)";
-  }
-  if (c) ncclCommDestroy(c);
-  return out;
+  nb::comm_destroy(c);
+  return err.empty() ? "ncclSuccess (communicator created)" : err;
 }
-
-#else  // built without NCCL
-
-namespace {
-[[noreturn]] void no_nccl() {
-  throw Unsupported(
-      "adi::mpi was built without NCCL (configure with -DADI_WITH_NCCL=ON where nccl.h and libnccl are found)");
-}
-}  // namespace
-
-class Communicator {};
-
-bool built() { return false; }
-std::string version() { return "not built"; }
-std::shared_ptr<Communicator> axis_communicator(const ProcessGrid&, Axis, int) { no_nccl(); }
-void all_gather(Communicator&, const void*, void*, std::size_t, void*) { no_nccl(); }
-void all_to_all_v(Communicator&, const void*, const int*, const int*, void*, const int*, const int*, std::size_t,
-                  void*) {
-  no_nccl();
-}
-std::string probe_init(MPI_Comm, int) { return "not built"; }
-
-#endif
 
 }  // namespace adi::mpi::nccl

@@ -1,12 +1,12 @@
 // Without CUDA the device passes of the partition method do not exist: these stand in
-// for solvers/cuda/partition_mpi.cu so that adi::mpi links, and say so if reached
+// for solvers/cuda/partition_local_passes.cu so that adi::mpi links, and say so if reached
 // (DistributedTridiagonalPlan only calls them for a CUDA executor, which a build without
 // CUDA cannot create).
 #ifndef ADI_MPI_HAVE_CUDA
 #include <new>
 
 #include "adi/error.hpp"
-#include "solvers/cuda/partition_mpi.hpp"
+#include "solvers/cuda/partition_local_passes.hpp"
 
 namespace adi::cuda_backend::partition {
 

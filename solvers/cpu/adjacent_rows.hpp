@@ -2,7 +2,7 @@
 // Row access for K*W lines that are neighbours in memory (lane l = line l0 + l at
 // offset +l): row i of the group is K vector loads at i*stride, no transpose.
 // With W = K = 1 it reads a single line of any stride (the scalar kernel).
-#include "adi/layout.hpp"
+#include "adi/base/layout.hpp"
 #include "solvers/cpu/simd.hpp"
 
 namespace adi::cpu::detail {

@@ -3,7 +3,7 @@
 // adi::BlockTridiagonalPlan after validation; these functions assume valid input.
 #include <cstddef>
 
-#include "adi/block_tridiagonal.hpp"
+#include "adi/base/block_layout.hpp"
 
 namespace adi::cpu {
 

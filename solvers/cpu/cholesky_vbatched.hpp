@@ -6,7 +6,7 @@
 // matrix (cholesky_vbatched_vector.cpp), larger ones one per thread (cholesky_vbatched.cpp).
 #include <cstddef>
 
-#include "adi/variable_batch.hpp"
+#include "adi/base/variable_layout.hpp"
 
 namespace adi::cpu {
 

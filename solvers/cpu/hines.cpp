@@ -13,7 +13,7 @@ namespace adi::cpu {
 namespace {
 
 // Below this many compartments per thread a parallel region costs more than it saves
-// (the same threshold as the host tridiagonal kernels, solvers/cpu/batch.hpp).
+// (the same threshold as the host tridiagonal kernels, solvers/cpu/tridiagonal_problem.hpp).
 constexpr index_t kWorkPerThread = 32768;
 
 int team_size(int threads, index_t work) {

@@ -2,7 +2,7 @@
 // Host kernels of the batched Hines solver (adi/hines.hpp). They assume validated input
 // (HinesPlan validates). Each returns the smallest neuron index with a zero or non-finite
 // pivot, or -1.
-#include "adi/hines.hpp"
+#include "adi/base/hines_view.hpp"
 
 namespace adi::cpu {
 

@@ -5,8 +5,8 @@
 //   partition_large.cpp    the two-pass partition method, one chunk per SIMD lane
 #include <cstddef>
 
-#include "adi/large_tridiagonal.hpp"
-#include "adi/layout.hpp"
+#include "adi/base/large_types.hpp"
+#include "adi/base/layout.hpp"
 
 namespace adi::cpu::large {
 

@@ -1,5 +1,5 @@
 // One large system on the host by the two-pass partition method
-// (solvers/cpu/partition_large_math.hpp has the arithmetic): pass 1 reduces every chunk
+// (solvers/common/partition_large_math.hpp has the arithmetic): pass 1 reduces every chunk
 // of m rows to its two rows of the reduced system, the reduced system (2 rows per
 // chunk) is solved (by the same method while it is large, then by Thomas), and pass 2
 // solves every chunk by Thomas with both ends known.
@@ -18,7 +18,7 @@
 #include <limits>
 
 #include "solvers/cpu/large_tridiagonal_cpu.hpp"
-#include "solvers/cpu/partition_large_math.hpp"
+#include "solvers/common/partition_large_math.hpp"
 #include "solvers/cpu/simd.hpp"
 
 namespace adi::cpu::large {

@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "solvers/cpu/large_tridiagonal_cpu.hpp"
-#include "solvers/cpu/partition_large_math.hpp"
+#include "solvers/common/partition_large_math.hpp"
 
 namespace adi::cpu::large::detail {
 

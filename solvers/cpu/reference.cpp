@@ -3,7 +3,7 @@
 // reach the caller when check_pivots is off).
 #include <limits>
 
-#include "solvers/cpu/kernels.hpp"
+#include "solvers/cpu/tridiagonal_kernels.hpp"
 #include "solvers/reference/thomas.hpp"
 
 namespace adi::cpu::detail {

@@ -1,8 +1,8 @@
 #pragma once
 // Host kernel: explicit evaluation of the ADI operator's parts on a 3D box,
-// out = alpha*base + sum_p w[p] A_p v + sources (adi/detail/stencil.hpp).
+// out = alpha*base + sum_p w[p] A_p v + sources (adi/base/stencil.hpp).
 // Called by adi::Operator after validation; assumes valid input.
-#include "adi/detail/stencil.hpp"
+#include "adi/base/stencil.hpp"
 
 namespace adi::cpu {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Host kernel: the diagonal band of (I/s - A_j), b[i] = inv_s - d[i], for n values.
-#include "adi/layout.hpp"
+#include "adi/base/layout.hpp"
 
 namespace adi::cpu {
 

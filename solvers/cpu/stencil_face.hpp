@@ -1,7 +1,7 @@
 #pragma once
 // Host kernel: writes (or adds) per-node face values into one face of a field:
 // Dirichlet data g(t), Neumann ghost-elimination terms.
-#include "adi/detail/stencil.hpp"
+#include "adi/base/stencil.hpp"
 
 namespace adi::cpu {
 

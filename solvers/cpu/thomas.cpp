@@ -1,7 +1,7 @@
 // Kernel::cpu_thomas: one line at a time (one lane), any element and line strides,
 // OpenMP across lines. The fallback for layouts the SIMD kernels cannot read.
 #include "solvers/cpu/adjacent_rows.hpp"
-#include "solvers/cpu/kernels.hpp"
+#include "solvers/cpu/tridiagonal_kernels.hpp"
 
 namespace adi::cpu::detail {
 

@@ -22,8 +22,9 @@
 // i*K + j: K*W*n values per array, sized by the kernels to stay in L1/L2 (paper section 5).
 #include <algorithm>
 
-#include "adi/layout.hpp"
+#include "adi/base/layout.hpp"
 #include "solvers/cpu/simd.hpp"
+#include "solvers/common/cyclic_denominator.hpp"
 
 namespace adi::cpu::detail {
 
@@ -87,8 +88,9 @@ bool factor_shared(index_t n, const T* a, const T* b, const T* c, bool periodic,
     for (index_t i = n - 2; i >= 0; --i) z[i] -= cs[i] * z[i + 1];
     f.z = z;
     f.bg = bg;
-    f.inv_den = T(1) / (T(1) + z[0] + bg * z[n - 1]);
-    ok = ok && finite_nonzero(f.inv_den);
+    const T den = T(1) + z[0] + bg * z[n - 1];
+    f.inv_den = T(1) / den;
+    ok = ok && finite_nonzero(f.inv_den) && !common::singular_cyclic<T>(den, z[0], bg * z[n - 1]);
   }
   return ok;
 }
@@ -294,8 +296,10 @@ int solve_group(index_t n, bool periodic, const SharedFactor<T>* shared, Src& sr
       backward_in_place<V, K>(n, s.ds, s.zs, cs);
       for (int j = 0; j < K; ++j) {
         const V bg = g.corner[j].bg;
-        const V inv = T(1) / (T(1) + s.zs[j] + bg * s.zs[(n - 1) * K + j]);
-        g.bad[j] |= simd::not_finite_or_zero(inv);
+        const V qz = bg * s.zs[(n - 1) * K + j];
+        const V den = T(1) + s.zs[j] + qz;
+        const V inv = T(1) / den;
+        g.bad[j] |= simd::not_finite_or_zero(inv) | common::singular_cyclic<T>(den, s.zs[j], qz);
         fac[j] = (s.ds[j] + bg * s.ds[(n - 1) * K + j]) * inv;
       }
       correct_to<V, K>(n, dst, s.ds, fac, [&](index_t i, int j) { return s.zs[i * K + j]; });

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "solvers/cpu/kernels.hpp"
+#include "solvers/cpu/tridiagonal_kernels.hpp"
 
 namespace adi::cpu::detail {
 

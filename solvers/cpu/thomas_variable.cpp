@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "solvers/cpu/simd.hpp"
-#include "solvers/cpu/thomas_variable_core.hpp"
+#include "solvers/common/thomas_variable_core.hpp"
 #include "solvers/reference/thomas.hpp"
 
 namespace adi::cpu {

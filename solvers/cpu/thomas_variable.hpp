@@ -4,7 +4,7 @@
 // Each returns the smallest system index that met a zero or non-finite pivot, or -1.
 #include <cstddef>
 
-#include "adi/variable_batch.hpp"
+#include "adi/base/variable_layout.hpp"
 
 namespace adi::cpu {
 

@@ -3,7 +3,7 @@
 // at i*stride, so the lanes solve the lines with no transpose (paper section 5, "Y and
 // Z dimension"); c* and d* live in a per-thread scratch.
 #include "solvers/cpu/adjacent_rows.hpp"
-#include "solvers/cpu/kernels.hpp"
+#include "solvers/cpu/tridiagonal_kernels.hpp"
 
 namespace adi::cpu::detail {
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "adi/error.hpp"
-#include "solvers/cpu/kernels.hpp"
+#include "adi/base/error.hpp"
+#include "solvers/cpu/tridiagonal_kernels.hpp"
 
 namespace adi::cpu {
 
@@ -43,7 +43,7 @@ void solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T
         (bands.shared ? " (shared bands: every line)" : "") +
         "; the system is singular or not diagonally dominant enough for a solver "
         "without pivoting" +
-        (periodic ? " (periodic: Sherman-Morrison also needs b[0] != 0)" : ""));
+        (periodic ? " (periodic: Sherman-Morrison also needs b[0] != 0)" : ""), bad);
 }
 
 template void solve<float>(Kernel, const LineSet&, BandView<float>, const float*, float*, bool, bool, void*,

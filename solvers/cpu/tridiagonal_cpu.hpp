@@ -3,8 +3,8 @@
 // after validation; these functions assume valid input.
 #include <cstddef>
 
-#include "adi/layout.hpp"
-#include "adi/tridiagonal.hpp"
+#include "adi/base/layout.hpp"
+#include "adi/base/tridiagonal_types.hpp"
 
 namespace adi::cpu {
 

@@ -5,23 +5,49 @@
 #include <array>
 #include <cstddef>
 
-#include "adi/detail/stencil.hpp"
-#include "adi/hines.hpp"
-#include "adi/block_tridiagonal.hpp"
-#include "adi/layout.hpp"
-#include "adi/tridiagonal.hpp"
-#include "adi/variable_batch.hpp"
+#include "adi/base/stencil.hpp"
+#include "adi/base/hines_view.hpp"
+#include "adi/base/block_layout.hpp"
+#include "adi/base/layout.hpp"
+#include "adi/base/tridiagonal_types.hpp"
+#include "adi/base/variable_layout.hpp"
 
 namespace adi::cuda_backend {
 
 bool compiled();     // built with CUDA at all
 int device_count();  // 0 on any CUDA error (no driver, no device)
 void set_device(int device);
+int current_device();
+// Selects `device` for its lifetime and restores the caller's current device afterwards,
+// so that a plan never leaves its caller on another GPU. `select` false: does nothing
+// (host paths of a function that may run on either).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device, bool select = true) : active_(select) {
+    if (!active_) return;
+    previous_ = current_device();
+    if (previous_ != device) set_device(device);
+    else active_ = false;
+  }
+  ~DeviceGuard() {
+    if (active_) try {
+        set_device(previous_);
+      } catch (...) {  // never throw from a destructor; the next call reports the device error
+      }
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  bool active_;
+  int previous_ = 0;
+};
 void* allocate(std::size_t bytes, int device);  // throws DeviceError
 void deallocate(void* p) noexcept;
 enum class Copy { host_to_device, device_to_host, device_to_device, host_to_host };
 void copy(void* dst, const void* src, std::size_t bytes, Copy kind);  // synchronous
 void memset_zero(void* p, std::size_t bytes);
+void memset_zero_async(void* p, std::size_t bytes, void* stream);  // enqueued on `stream`
 void synchronize(void* stream);
 bool is_device_pointer(const void* p);
 
@@ -156,7 +182,7 @@ std::size_t allocation_count();
 void copy_on_stream(void* dst, const void* src, std::size_t bytes, Copy kind, void* stream);
 
 // Stencil kernels of the ADI operator (solvers/cuda/stencil_*.cu), the CUDA versions of
-// solvers/cpu/stencil_* with the same arguments (adi/detail/stencil.hpp), enqueued on
+// solvers/cpu/stencil_* with the same arguments (adi/base/stencil.hpp), enqueued on
 // `stream`. Assume validated input.
 template <class T>
 void stencil_apply(const adi::detail::StencilView<T>& view, const adi::detail::ApplyArgs<T>& args, void* stream);

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "adi/error.hpp"
+#include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
 
@@ -24,6 +24,11 @@ int device_count() {
 }
 
 void set_device(int device) { ADI_CUDA_CHECK(cudaSetDevice(device)); }
+int current_device() {
+  int d = 0;
+  ADI_CUDA_CHECK(cudaGetDevice(&d));
+  return d;
+}
 
 namespace {
 // A diagnostic count, not state anything depends on.
@@ -33,7 +38,7 @@ std::atomic<std::size_t> g_allocations{0};
 std::size_t allocation_count() { return g_allocations.load(); }
 
 void* allocate(std::size_t bytes, int device) {
-  ADI_CUDA_CHECK(cudaSetDevice(device));
+  DeviceGuard guard(device);  // on `device`, the caller's current device left as it was
   ++g_allocations;
   void* p = nullptr;
   const cudaError_t e = cudaMalloc(&p, bytes);
@@ -94,6 +99,9 @@ double event_elapsed_ms(void* start, void* stop) {
 }
 
 void memset_zero(void* p, std::size_t bytes) { ADI_CUDA_CHECK(cudaMemset(p, 0, bytes)); }
+void memset_zero_async(void* p, std::size_t bytes, void* stream) {
+  ADI_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, static_cast<cudaStream_t>(stream)));
+}
 
 void synchronize(void* stream) { ADI_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream))); }
 

@@ -1,5 +1,5 @@
 // The CUDA backend of a build without CUDA: no devices, every device call throws.
-#include "adi/error.hpp"
+#include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 
 namespace adi::cuda_backend {
@@ -12,10 +12,12 @@ namespace {
 bool compiled() { return false; }
 int device_count() { return 0; }
 void set_device(int) { no_cuda(); }
+int current_device() { no_cuda(); }
 void* allocate(std::size_t, int) { no_cuda(); }
 void deallocate(void*) noexcept {}
 void copy(void*, const void*, std::size_t, Copy) { no_cuda(); }
 void memset_zero(void*, std::size_t) { no_cuda(); }
+void memset_zero_async(void*, std::size_t, void*) { no_cuda(); }
 void synchronize(void*) {}
 bool is_device_pointer(const void*) { return false; }
 DeviceInfo device_info(int) { no_cuda(); }

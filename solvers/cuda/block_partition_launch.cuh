@@ -1,11 +1,11 @@
 #pragma once
-// Kernels and launchers of the device block partition passes (block_partition_mpi.hpp);
-// instantiated once per precision (block_partition_mpi.cu: float,
-// block_partition_mpi_fp64.cu: double) so that the two compile in parallel.
+// Kernels and launchers of the device block partition passes (block_partition_local_passes.hpp);
+// instantiated once per precision (block_partition_local_passes.cu: float,
+// block_partition_local_passes_fp64.cu: double) so that the two compile in parallel.
 #include <cuda_runtime.h>
 
-#include "solvers/cuda/block_partition_mpi.cuh"
-#include "solvers/cuda/block_partition_mpi.hpp"
+#include "solvers/cuda/block_partition_local_passes.cuh"
+#include "solvers/cuda/block_partition_local_passes.hpp"
 #include "solvers/cuda/check.cuh"
 
 namespace adi::cuda_backend::block_partition {

@@ -20,7 +20,7 @@
 
 #include <cstdint>
 
-#include "adi/block_tridiagonal.hpp"
+#include "adi/base/block_layout.hpp"
 
 namespace adi::cuda_backend::block {
 

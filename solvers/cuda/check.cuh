@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "adi/error.hpp"
+#include "adi/base/error.hpp"
 
 #define ADI_CUDA_CHECK(call)                                                                    \
   do {                                                                                          \

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "adi/error.hpp"
+#include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
 #include "solvers/cuda/partition_large.cuh"

@@ -4,7 +4,7 @@
 // tests); these kernels only place warps on tiles and synchronise the phases.
 #include <cuda_runtime.h>
 
-#include "solvers/cuda/partition_large_tile.hpp"
+#include "solvers/common/partition_large_tile.hpp"
 
 namespace adi::cuda_backend::kernels::large {
 

@@ -9,6 +9,7 @@
 // matrix A' and the correction vector z = A'^{-1} v are line-independent too, so only
 // f = (y_0 + q y_{n-1}) / (1 + z_0 + q z_{n-1}) is per line.
 #include "solvers/cuda/tridiagonal_common.cuh"
+#include "solvers/common/cyclic_denominator.hpp"
 
 namespace adi::cuda_backend::kernels {
 
@@ -88,7 +89,7 @@ __global__ void thomas_shared_factors_kernel(int64_t n, const T* __restrict__ a,
       z[i] = zn;
     }
     const T den = T(1) + z[0] + split.q * z[n - 1];
-    bad |= bad_pivot(den);
+    bad |= bad_pivot(den) || common::singular_cyclic<T>(den, z[0], split.q * z[n - 1]);
     s[0] = split.q;
     s[1] = T(1) / den;
   }

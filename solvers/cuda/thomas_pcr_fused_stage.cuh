@@ -27,7 +27,7 @@
 #include <string>
 #include <type_traits>
 
-#include "adi/error.hpp"
+#include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pcr_segment_registers.cuh"

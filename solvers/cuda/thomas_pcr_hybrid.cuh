@@ -10,7 +10,7 @@
 // registers or, with shared bands, double-buffered with cp.async (see the kernel).
 #include <cuda_pipeline_primitives.h>
 
-#include "adi/error.hpp"
+#include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pcr_segment_registers.cuh"

@@ -24,7 +24,7 @@
 // than the coalesced Thomas for such lines (bench sweep), so only a forced kernel uses it.
 #include <cuda_pipeline_primitives.h>
 
-#include "adi/error.hpp"
+#include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pcr_segment_registers.cuh"

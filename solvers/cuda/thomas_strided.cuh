@@ -7,11 +7,12 @@
 // Intermediates: y* is written to u (its final place; the backward pass re-reads it),
 // c* (and z* for periodic lines) to the workspace laid out [row][line], coalesced.
 // SharedBands stream only d and u (factors from thomas_factors.cuh).
-#include "adi/error.hpp"
+#include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
 #include "solvers/cuda/thomas_factors.cuh"
 #include "solvers/cuda/tridiagonal_common.cuh"
+#include "solvers/common/cyclic_denominator.hpp"
 
 namespace adi::cuda_backend::kernels {
 
@@ -119,7 +120,7 @@ __global__ void __launch_bounds__(128)
       fc = (un + ldg(f.s) * yl) * ldg(f.s + 1);
     } else {
       const T den = T(1) + zn + split.q * zl;
-      bad |= bad_pivot(den);
+      bad |= bad_pivot(den) || common::singular_cyclic<T>(den, zn, split.q * zl);
       fc = (un + split.q * yl) / den;
     }
     for (i64 i0 = 0; i0 < n; i0 += Chunk) {

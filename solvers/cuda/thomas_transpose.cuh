@@ -8,11 +8,12 @@
 // coalesced too; the backward pass transposes u back and stores whole sectors.
 // The transpose is a policy: registers and shuffles (thomas_shuffle_transpose.cuh) or
 // shared memory (thomas_shared_transpose.cuh).
-#include "adi/error.hpp"
+#include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
 #include "solvers/cuda/thomas_factors.cuh"
 #include "solvers/cuda/tridiagonal_common.cuh"
+#include "solvers/common/cyclic_denominator.hpp"
 
 namespace adi::cuda_backend::kernels {
 
@@ -176,7 +177,7 @@ __global__ void __launch_bounds__(kTransposeWarps* kWarp)
     } else if (n > 1) {
       const PeriodicSplit<T> split(a0, b0, cn);
       const T den = T(1) + zn + split.q * zl;
-      bad |= own_valid && bad_pivot(den);
+      bad |= own_valid && (bad_pivot(den) || common::singular_cyclic<T>(den, zn, split.q * zl));
       fc = (un + split.q * yl) / den;
     }
     for (i64 ch = 0; ch < chunks; ++ch) {

@@ -1,6 +1,6 @@
 #pragma once
 // Variable-size tridiagonal batches on the GPU (cuThomasVBatch, paper section 3.1): one
-// thread per system running the shared sweep of solvers/cpu/thomas_variable_core.hpp.
+// thread per system running the shared sweep of solvers/common/thomas_variable_core.hpp.
 //   padded (CP)       every thread runs the batch's `rows` rows and loads the padding;
 //   stop_at_size (NCP) a thread stops at its own size (a warp at its largest);
 //   sorted            thread j of warp c takes the system at sorted position 32c + j of
@@ -14,7 +14,7 @@
 
 #include <climits>
 
-#include "solvers/cpu/thomas_variable_core.hpp"
+#include "solvers/common/thomas_variable_core.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
 

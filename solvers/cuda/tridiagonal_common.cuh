@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "adi/layout.hpp"
+#include "adi/base/layout.hpp"
 
 namespace adi::cuda_backend::kernels {
 

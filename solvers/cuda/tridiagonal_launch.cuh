@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "adi/error.hpp"
+#include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/thomas_naive.cuh"
 #include "solvers/cuda/thomas_pcr_hybrid.cuh"

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "adi/layout.hpp"
+#include "adi/base/layout.hpp"
 
 namespace adi::reference {
 

@@ -5,7 +5,8 @@
 #include <cmath>
 #include <vector>
 
-#include "adi/layout.hpp"
+#include "adi/base/layout.hpp"
+#include "solvers/common/cyclic_denominator.hpp"
 
 namespace adi::reference {
 
@@ -37,7 +38,7 @@ bool cyclic_line(index_t n, A a, B b, C c, D d, std::vector<double>& x) {
   std::vector<double> cs;
   if (n == 1) {
     const double s = a(0) + b(0) + c(0);
-    if (s == 0.0 || !std::isfinite(s)) return false;
+    if (s == 0.0 || !std::isfinite(s) || common::singular_self_coupled<double>(a(0), b(0), c(0))) return false;
     x.assign(1, d(0) / s);
     return true;
   }
@@ -60,7 +61,8 @@ bool cyclic_line(index_t n, A a, B b, C c, D d, std::vector<double>& x) {
   const double wy = y[0] + beta / gamma * y[n - 1];
   const double wz = z[0] + beta / gamma * z[n - 1];
   const double den = 1.0 + wz;
-  if (den == 0.0 || !std::isfinite(den)) return false;
+  if (den == 0.0 || !std::isfinite(den) || common::singular_cyclic<double>(den, z[0], beta / gamma * z[n - 1]))
+    return false;
   const double f = wy / den;
   x.resize(static_cast<std::size_t>(n));
   for (index_t i = 0; i < n; ++i) x[i] = y[i] - f * z[i];

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_skip.hpp"
 #include "adi/adi.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "tests/adi/scheme_problems.hpp"
@@ -17,11 +18,6 @@
 using namespace adi;
 using namespace adi::testing;
 
-#define ADI_REQUIRE_CUDA()                                                                     \
-  do {                                                                                         \
-    if (!adi::Executor::cuda_available())                                                      \
-      GTEST_SKIP() << "SKIPPED: no CUDA device (or adi built without CUDA); GPU test not run"; \
-  } while (0)
 
 namespace {
 

@@ -1,5 +1,6 @@
 // VariableBatchPlan (adi/variable_batch.hpp): validation, the size sort, bins, the
 // SortedInterleaved geometry, pack/unpack round trips, and the layout helpers' checks.
+#include "gpu_skip.hpp"
 #include "adi/variable_batch.hpp"
 
 #include <gtest/gtest.h>
@@ -177,7 +178,7 @@ TEST(VariableBatchPlan, BadInput) {
 
 // On a CUDA executor the plan mirrors its arrays on the device and packs there.
 TEST(VariableBatchPlan, DeviceMirrorAndPack) {
-  if (!Executor::cuda_available()) GTEST_SKIP() << "SKIPPED: no CUDA device; device part of the plan not run";
+  ADI_REQUIRE_CUDA("device part of the plan");
   const auto n = random_sizes(300, 50, 3);
   Array<int> dn(300, Executor::cuda());
   dn.copy_from_host(n.data());

@@ -1,6 +1,6 @@
-// Standalone device check of solvers/cuda/partition_mpi.cu (no MPI, no adi library):
+// Standalone device check of solvers/cuda/partition_local_passes.cu (no MPI, no adi library):
 // P emulated ranks of one line set split along z, S sub-segments, reduced systems solved
-// on the host, against Thomas per line. nvcc -std=c++17 -arch=sm_90 -I. this.cu solvers/cuda/partition_mpi.cu
+// on the host, against Thomas per line. nvcc -std=c++17 -arch=sm_90 -I. this.cu solvers/cuda/partition_local_passes.cu
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "solvers/cuda/partition_mpi.hpp"
+#include "solvers/cuda/partition_local_passes.hpp"
 
 using adi::index_t;
 namespace part = adi::cuda_backend::partition;

@@ -2,7 +2,7 @@
 // reference block solve of the same global problem: block sizes 2..8, every process grid
 // of the world size along every axis (uneven extents), periodic lines, both strategies,
 // fp64 and fp32, AoS point arrays, u == d, inputs left intact; bad input on every rank.
-// Device memory: the device passes (solvers/cuda/block_partition_mpi.cu) for M = 2..8 and
+// Device memory: the device passes (solvers/cuda/block_partition_local_passes.cu) for M = 2..8 and
 // both precisions, the host-mirror fallback, and a singular block on one rank's GPU.
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "gpu_skip.hpp"
 #include "adi/block_tridiagonal.hpp"
 #include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
@@ -172,7 +173,7 @@ TEST(DistributedBlockTridiagonal, EveryGridAxisBlockSizeStrategyFloat) { sweep<f
 // fp64 with one thread per line, the rest with automatic sub-segments (2 per segment of
 // >= 4 rows here: both levels).
 TEST(DistributedBlockTridiagonal, DeviceMemory) {
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device-memory block solves NOT tested";
+  ADI_REQUIRE_CUDA("device-memory block solves");
   const ReducedStrategy strategies[3] = {ReducedStrategy::allgather, ReducedStrategy::alltoall,
                                          ReducedStrategy::automatic};
   for (const auto& dims : factorisations(world_size())) {
@@ -197,7 +198,7 @@ TEST(DistributedBlockTridiagonal, DeviceMemory) {
 // Device passes with sub-segments on long segments: S = 1 (one thread per line) up to
 // the cap of m/2, uneven sub-segments, both levels.
 TEST(DistributedBlockTridiagonal, DeviceSubsegments) {
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device sub-segments NOT tested";
+  ADI_REQUIRE_CUDA("device sub-segments");
   g_dims = {5, 3, 61};
   ProcessGrid procs(MPI_COMM_WORLD, {1, 1, world_size()});
   Decomposition dec(procs, g_dims);
@@ -221,7 +222,7 @@ TEST(DistributedBlockTridiagonal, DeviceSubsegments) {
 
 // Device memory through the host mirrors (device_passes = false, the fallback).
 TEST(DistributedBlockTridiagonal, DeviceMemoryHostMirrors) {
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device-memory block solves NOT tested";
+  ADI_REQUIRE_CUDA("device-memory block solves");
   for (const auto& dims : factorisations(world_size())) {
     ProcessGrid procs(MPI_COMM_WORLD, dims);
     Decomposition dec(procs, kGlobal);
@@ -281,7 +282,7 @@ void singular_block_on_one_rank(bool device, bool device_passes = false) {
 TEST(DistributedBlockTridiagonal, SingularBlockOnOneRankThrowsOnEveryRank) { singular_block_on_one_rank(false); }
 
 TEST(DistributedBlockTridiagonal, SingularBlockOnOneGpuThrowsOnEveryRank) {
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device singular block NOT tested";
+  ADI_REQUIRE_CUDA("device singular block");
   singular_block_on_one_rank(true, true);
   singular_block_on_one_rank(true, false);
 }

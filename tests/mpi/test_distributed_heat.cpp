@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gpu_skip.hpp"
 #include "adi/adi.hpp"
 #include "adi/mpi/heat.hpp"
 #include "mpi_test_util.hpp"
@@ -256,12 +257,9 @@ TEST(DistributedHeat, HaloFillsFacesEdgesCornersAndWraps) {
 
 // ---- device memory (skipped loudly without a GPU) ----------------------------------
 
-#define ADI_REQUIRE_GPU()                                                                             \
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: the device DistributedHeat / "    \
-                                                   "HaloExchange is NOT tested here"
 
 TEST(DistributedHeatDevice, HaloMatchesHostBitForBit) {
-  ADI_REQUIRE_GPU();
+  ADI_REQUIRE_CUDA("the device DistributedHeat / HaloExchange test");
   const Executor dev = rank_gpu();
   for (const auto& dims : factorisations(world_size())) {
     ProcessGrid procs(MPI_COMM_WORLD, dims, {true, false, true});
@@ -277,7 +275,7 @@ TEST(DistributedHeatDevice, HaloMatchesHostBitForBit) {
 }
 
 TEST(DistributedHeatDevice, DouglasMatchesHostAndSingleEveryGrid) {
-  ADI_REQUIRE_GPU();
+  ADI_REQUIRE_CUDA("the device DistributedHeat / HaloExchange test");
   const Executor dev = rank_gpu();
   const Wave w;
   for (const auto& dims : factorisations(world_size())) {
@@ -299,7 +297,7 @@ TEST(DistributedHeatDevice, DouglasMatchesHostAndSingleEveryGrid) {
 }
 
 TEST(DistributedHeatDevice, CraigSneydRannacherEveryStrategy) {
-  ADI_REQUIRE_GPU();
+  ADI_REQUIRE_CUDA("the device DistributedHeat / HaloExchange test");
   const Executor dev = rank_gpu();
   const Wave w;
   for (const auto& dims : factorisations(world_size()))
@@ -312,7 +310,7 @@ TEST(DistributedHeatDevice, CraigSneydRannacherEveryStrategy) {
 }
 
 TEST(DistributedHeatDevice, PeriodicAxes) {
-  ADI_REQUIRE_GPU();
+  ADI_REQUIRE_CUDA("the device DistributedHeat / HaloExchange test");
   const Executor dev = rank_gpu();
   Wave w;
   const double L = 1.0;
@@ -336,7 +334,7 @@ TEST(DistributedHeatDevice, PeriodicAxes) {
 // device boundary cache. The wave vanishes on the x and y faces, so u = 0.25 + wave is
 // the solution with the constant data 0.25 there.
 TEST(DistributedHeatDevice, ConstantFacesAndPeriodicZ) {
-  ADI_REQUIRE_GPU();
+  ADI_REQUIRE_CUDA("the device DistributedHeat / HaloExchange test");
   const Executor dev = rank_gpu();
   Wave w;
   w.w = {M_PI, 2 * M_PI, 2 * M_PI};
@@ -353,12 +351,12 @@ TEST(DistributedHeatDevice, ConstantFacesAndPeriodicZ) {
 }
 
 TEST(DistributedHeatDevice, ConvergenceOrder) {
-  ADI_REQUIRE_GPU();
+  ADI_REQUIRE_CUDA("the device DistributedHeat / HaloExchange test");
   expect_second_order(rank_gpu());
 }
 
 TEST(DistributedHeatDevice, LocalFieldCopies) {
-  ADI_REQUIRE_GPU();
+  ADI_REQUIRE_CUDA("the device DistributedHeat / HaloExchange test");
   const Executor dev = rank_gpu();
   ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
   Decomposition dec(procs, {4 * world_size() + 1, 3, 5});

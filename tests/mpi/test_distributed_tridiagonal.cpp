@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "gpu_skip.hpp"
 #include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_tridiagonal.hpp"
@@ -203,7 +204,7 @@ TEST(DistributedTridiagonal, ShortSegments) {
 
 // Device memory: the local passes on the GPU, the reduced rows through the host.
 TEST(DistributedTridiagonal, DeviceMemory) {
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device-memory distributed solves NOT tested";
+  ADI_REQUIRE_CUDA("device-memory distributed solves");
   for (const auto& dims : factorisations(world_size()))
     for (bool periodic : {false, true}) {
       ProcessGrid procs(MPI_COMM_WORLD, dims);
@@ -265,12 +266,12 @@ void transport_sweep(Transport t, const std::vector<ReducedSolveSite>& sites) {
 
 // (Transport::automatic with the automatic site is DeviceMemory above.)
 TEST(DistributedTridiagonal, DeviceHostStaging) {
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: host-staging transport NOT tested";
+  ADI_REQUIRE_CUDA("host-staging transport");
   transport_sweep(Transport::host_staging, {ReducedSolveSite::host, ReducedSolveSite::device});
 }
 
 TEST(DistributedTridiagonal, DeviceCudaAwareMpi) {
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: CUDA-aware MPI transport NOT tested";
+  ADI_REQUIRE_CUDA("CUDA-aware MPI transport");
   int aware = cuda_aware() ? 1 : 0, all = 0;
   MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all) GTEST_SKIP() << "this MPI is not CUDA-aware (" << cuda_aware_report() << "): cuda_aware_mpi NOT tested";
@@ -278,7 +279,7 @@ TEST(DistributedTridiagonal, DeviceCudaAwareMpi) {
 }
 
 TEST(DistributedTridiagonal, DeviceNccl) {
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: NCCL transport NOT tested";
+  ADI_REQUIRE_CUDA("NCCL transport");
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks with a GPU each: NCCL transport NOT tested";
   const std::string why = nccl_unavailable();
   if (!why.empty()) GTEST_SKIP() << "NCCL transport NOT tested: " << why;
@@ -301,7 +302,7 @@ TEST(DistributedTridiagonal, UnsupportedTransports) {
   // Host memory: only plain MPI.
   expect_everywhere<Unsupported>([&] { make(Executor::host(), Transport::nccl); }, "needs device memory");
   expect_everywhere<Unsupported>([&] { make(Executor::host(), Transport::cuda_aware_mpi); }, "needs device memory");
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device transports' refusals NOT tested";
+  ADI_REQUIRE_CUDA("device transports' refusals");
   const Executor dev = rank_executor(true);
   const std::string why = nccl_unavailable();
   if (!why.empty())
@@ -331,7 +332,7 @@ TEST(DistributedTridiagonal, UnsupportedTransports) {
 // transport (the NaN-poisoned reduced rows reach every rank's back-substitution flag).
 TEST(DistributedTridiagonal, DeviceZeroPivotEveryTransport) {
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
-  if (!Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: device zero-pivot NOT tested";
+  ADI_REQUIRE_CUDA("device zero-pivot");
   const int p = world_size();
   ProcessGrid procs(MPI_COMM_WORLD, {1, 1, p});
   const std::array<index_t, 3> n{5, 4, 6 * p};

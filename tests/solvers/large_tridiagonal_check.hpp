@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "solvers/cpu/partition_large_math.hpp"
+#include "solvers/common/partition_large_math.hpp"
 
 namespace adi::test_large {
 

@@ -1,5 +1,5 @@
 // A user's program: solves one batch through the installed adi and checks the answer.
-#include <adi/tridiagonal.hpp>
+#include <adi/adi.hpp>  // every public header must be installed and self-contained
 
 #include <cmath>
 #include <cstdio>

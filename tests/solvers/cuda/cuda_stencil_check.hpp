@@ -14,17 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "adi/detail/stencil.hpp"
+#include "gpu_skip.hpp"
+#include "adi/base/stencil.hpp"
 #include "adi/executor.hpp"
 #include "adi/field.hpp"
 #include "adi/layout.hpp"
 
 #ifndef ADI_REQUIRE_CUDA
-#define ADI_REQUIRE_CUDA()                                                                     \
-  do {                                                                                         \
-    if (!adi::Executor::cuda_available())                                                      \
-      GTEST_SKIP() << "SKIPPED: no CUDA device (or adi built without CUDA); GPU test not run"; \
-  } while (0)
 #endif
 
 namespace adi::test_cuda {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_skip.hpp"
 #include "adi/error.hpp"
 #include "adi/executor.hpp"
 #include "adi/field.hpp"
@@ -24,12 +25,6 @@
 #include "solvers/cuda/backend.hpp"
 #include "solvers/reference/thomas.hpp"
 
-// GPU tests never pass vacuously: without a device they are reported as skipped.
-#define ADI_REQUIRE_CUDA()                                                                     \
-  do {                                                                                         \
-    if (!adi::Executor::cuda_available())                                                      \
-      GTEST_SKIP() << "SKIPPED: no CUDA device (or adi built without CUDA); GPU test not run"; \
-  } while (0)
 
 namespace adi::test_cuda {
 

@@ -11,15 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "gpu_skip.hpp"
 #include "adi/block_tridiagonal.hpp"
 #include "adi/field.hpp"
 #include "test_block_common.hpp"
 
-#define ADI_REQUIRE_CUDA()                                                                     \
-  do {                                                                                         \
-    if (!adi::Executor::cuda_available())                                                      \
-      GTEST_SKIP() << "SKIPPED: no CUDA device (or adi built without CUDA); GPU test not run"; \
-  } while (0)
 
 namespace {
 

@@ -4,17 +4,13 @@
 // that must be neither read nor written, non-SPD matrices in the middle, potrs.
 #include <gtest/gtest.h>
 
+#include "gpu_skip.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "tests/solvers/cholesky_vbatched_cases.hpp"
 
 namespace adi::test_cholesky {
 namespace {
 
-#define ADI_REQUIRE_CUDA_DEVICE()                                                              \
-  do {                                                                                         \
-    if (!Executor::cuda_available())                                                           \
-      GTEST_SKIP() << "SKIPPED: no CUDA device (or adi built without CUDA); GPU test not run"; \
-  } while (0)
 
 struct Param {
   int N;
@@ -44,11 +40,11 @@ void run_all(const Param& p) {
 }
 
 TEST_P(CudaCholesky, Float) {
-  ADI_REQUIRE_CUDA_DEVICE();
+  ADI_REQUIRE_CUDA();
   run_all<float>(GetParam());
 }
 TEST_P(CudaCholesky, Double) {
-  ADI_REQUIRE_CUDA_DEVICE();
+  ADI_REQUIRE_CUDA();
   run_all<double>(GetParam());
 }
 
@@ -62,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, CudaCholesky,
                          });
 
 TEST(CudaCholeskyEdges, EmptyAndTinyAndNaN) {
-  ADI_REQUIRE_CUDA_DEVICE();
+  ADI_REQUIRE_CUDA();
   for (const std::vector<int>& n : {std::vector<int>{}, std::vector<int>{0}, std::vector<int>{1},
                                     std::vector<int>{0, 0}, std::vector<int>{5, 0, 1}})
     for (Layout l : {Layout::pointers, Layout::compact}) run_case<double>(Executor::cuda(), make_batch<double>(n, 2), l, {});
@@ -80,7 +76,7 @@ TEST(CudaCholeskyEdges, EmptyAndTinyAndNaN) {
 }
 
 TEST(CudaCholeskyErrors, ThrowOnFailureAndBadInput) {
-  ADI_REQUIRE_CUDA_DEVICE();
+  ADI_REQUIRE_CUDA();
   const Executor gpu = Executor::cuda();
   const auto n = make_sizes(Dist::uniform, 80, 60, 4, {});
   VariableBatchPlan batch(gpu, BatchSizes{n.data(), index_t(n.size())});

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "gpu_skip.hpp"
 #include "adi/error.hpp"
 #include "adi/field.hpp"
 #include "adi/hines.hpp"
@@ -21,8 +22,6 @@ using adi::HinesPlan;
 using adi::HinesTopology;
 using adi::index_t;
 
-#define REQUIRE_DEVICE()                                                                         \
-  if (!adi::Executor::cuda_available()) GTEST_SKIP() << "NO CUDA DEVICE: GPU Hines tests skipped"
 
 HinesOptions with(HinesKernel k, int chunk = 32, int threads = 0) {
   HinesOptions o;
@@ -105,7 +104,7 @@ using Types = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(HinesCuda, Types);
 
 TYPED_TEST(HinesCuda, EveryShapeOneTree) {
-  REQUIRE_DEVICE();
+  ADI_REQUIRE_CUDA("the GPU Hines test");
   for (const hines_test::Shape& s : hines_test::shapes())
     for (index_t count : {1, 33, 100}) {
       const HinesBatch b = HinesBatch::uniform(HinesTopology(s.parent), count);
@@ -114,7 +113,7 @@ TYPED_TEST(HinesCuda, EveryShapeOneTree) {
 }
 
 TYPED_TEST(HinesCuda, MixedTrees) {
-  REQUIRE_DEVICE();
+  ADI_REQUIRE_CUDA("the GPU Hines test");
   HinesBatch b;
   for (const hines_test::Shape& s : hines_test::shapes()) b.topologies.emplace_back(s.parent);
   for (const adi::SyntheticSpec& spec : adi::paper_classes()) {
@@ -127,7 +126,7 @@ TYPED_TEST(HinesCuda, MixedTrees) {
 }
 
 TYPED_TEST(HinesCuda, RealCells) {
-  REQUIRE_DEVICE();
+  ADI_REQUIRE_CUDA("the GPU Hines test");
   HinesBatch b;
   for (const std::string& f : {hines_test::dense_cell(), hines_test::sparse_cell()})
     b.topologies.emplace_back(adi::discretise(adi::Morphology::read_swc(f), adi::CableParameters{}).parent);
@@ -138,7 +137,7 @@ TYPED_TEST(HinesCuda, RealCells) {
 // A tree too large to stage in shared memory (the branch kernel then works in global
 // memory) and too large for a dense solve: checked against the host fp64 reference kernel.
 TYPED_TEST(HinesCuda, HugeTreeAgainstHostReference) {
-  REQUIRE_DEVICE();
+  ADI_REQUIRE_CUDA("the GPU Hines test");
   using T = TypeParam;
   const int n = 30001;  // 3 * n * 8 bytes > 227 KB: not staged in either precision
   const HinesBatch b = HinesBatch::uniform(HinesTopology(hines_test::random_tree(n, 9)), 3);
@@ -167,7 +166,7 @@ TYPED_TEST(HinesCuda, HugeTreeAgainstHostReference) {
 }
 
 TYPED_TEST(HinesCuda, BadPivotNamesTheNeuron) {
-  REQUIRE_DEVICE();
+  ADI_REQUIRE_CUDA("the GPU Hines test");
   const HinesBatch b = HinesBatch::uniform(HinesTopology(hines_test::star(9)), 40);
   for (HinesKernel k : {HinesKernel::cuda_paper, HinesKernel::cuda_block_shared, HinesKernel::cuda_stack}) {
     HinesPlan<TypeParam> plan(adi::Executor::cuda(), b, adi::SortedInterleaved{}, with(k, 8));
@@ -188,7 +187,7 @@ TYPED_TEST(HinesCuda, BadPivotNamesTheNeuron) {
 }
 
 TYPED_TEST(HinesCuda, PassiveNeuronsMatchTheHost) {
-  REQUIRE_DEVICE();
+  ADI_REQUIRE_CUDA("the GPU Hines test");
   using T = TypeParam;
   std::vector<adi::Compartments> cells;
   for (const char* name : {"small-high", "big-low"}) {
@@ -221,7 +220,7 @@ TYPED_TEST(HinesCuda, PassiveNeuronsMatchTheHost) {
 }
 
 TEST(HinesCudaPlan, RefusesHostKernelsAndHostPointers) {
-  REQUIRE_DEVICE();
+  ADI_REQUIRE_CUDA("the GPU Hines test");
   const HinesBatch b = HinesBatch::uniform(HinesTopology(hines_test::cable(5)), 4);
   const adi::Executor d = adi::Executor::cuda();
   EXPECT_THROW(HinesPlan<double>(d, b, adi::SortedInterleaved{}, with(HinesKernel::cpu_vector)), adi::InvalidArgument);

@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "gpu_skip.hpp"
 #include "adi/error.hpp"
 #include "adi/executor.hpp"
 #include "adi/field.hpp"
 #include "adi/large_tridiagonal.hpp"
 #include "solvers/cuda/backend.hpp"
-#include "solvers/cuda/partition_large_tile.hpp"
+#include "solvers/common/partition_large_tile.hpp"
 #include "tests/solvers/large_tridiagonal_check.hpp"
 
 namespace {
@@ -162,11 +163,6 @@ TEST(LargeCudaPlan, WorkspaceIsSmall) {
 
 // --- on the device, through the public API ----------------------------------------------
 
-bool device_or_skip() {
-  if (adi::Executor::cuda_available()) return true;
-  std::fprintf(stderr, "*** no CUDA device: the Device* tests of the large-system solver are SKIPPED ***\n");
-  return false;
-}
 
 template <class T>
 struct DeviceSystem {
@@ -198,7 +194,7 @@ struct DeviceSystem {
 
 // Small sizes only: the one compute-sanitizer runs (memcheck, racecheck).
 TYPED_TEST(LargeCuda, DeviceSmall) {
-  if (!device_or_skip()) GTEST_SKIP() << "no CUDA device";
+  ADI_REQUIRE_CUDA("the device large-system test");
   using T = TypeParam;
   std::vector<std::int64_t> sizes = tl::sizes_upto(12);
   sizes.push_back(70001);
@@ -221,7 +217,7 @@ TYPED_TEST(LargeCuda, DeviceSmall) {
 }
 
 TYPED_TEST(LargeCuda, DeviceSizesChunksPeriodic) {
-  if (!device_or_skip()) GTEST_SKIP() << "no CUDA device";
+  ADI_REQUIRE_CUDA("the device large-system test");
   using T = TypeParam;
   std::vector<std::int64_t> sizes = tl::sizes_upto(21);
   for (bool periodic : {false, true})
@@ -243,7 +239,7 @@ TYPED_TEST(LargeCuda, DeviceSizesChunksPeriodic) {
 }
 
 TYPED_TEST(LargeCuda, DeviceInPlaceSharedBandsFewSystemsOwnWorkspace) {
-  if (!device_or_skip()) GTEST_SKIP() << "no CUDA device";
+  ADI_REQUIRE_CUDA("the device large-system test");
   using T = TypeParam;
   const std::int64_t n = 100003, count = 3;
   auto p = tl::make<T>(n, false, 5);
@@ -267,7 +263,7 @@ TYPED_TEST(LargeCuda, DeviceInPlaceSharedBandsFewSystemsOwnWorkspace) {
 // memory), every chunk length, arrays 16-byte aligned and not (one element in: the
 // vector paths step aside), through the backend entry point.
 TYPED_TEST(LargeCuda, DeviceLoadModesAndUnalignedArrays) {
-  if (!device_or_skip()) GTEST_SKIP() << "no CUDA device";
+  ADI_REQUIRE_CUDA("the device large-system test");
   using T = TypeParam;
   for (std::int64_t n : {std::int64_t(100), std::int64_t(65537), std::int64_t(1) << 20})
     for (bool periodic : {false, true}) {
@@ -297,7 +293,7 @@ TYPED_TEST(LargeCuda, DeviceLoadModesAndUnalignedArrays) {
 }
 
 TEST(LargeCudaDevice, FourMillionRowsDouble) {
-  if (!device_or_skip()) GTEST_SKIP() << "no CUDA device";
+  ADI_REQUIRE_CUDA("the device large-system test");
   const std::int64_t n = std::int64_t(1) << 22;
   auto p = tl::make<double>(n, false, 3);
   p.x = tl::oracle(p, false);
@@ -307,7 +303,7 @@ TEST(LargeCudaDevice, FourMillionRowsDouble) {
 }
 
 TYPED_TEST(LargeCuda, DeviceZeroPivotNamesTheRow) {
-  if (!device_or_skip()) GTEST_SKIP() << "no CUDA device";
+  ADI_REQUIRE_CUDA("the device large-system test");
   using T = TypeParam;
   const std::int64_t n = 50000, r = 12345;
   auto p = tl::make<T>(n, false, 8);

@@ -12,15 +12,11 @@
 #include <random>
 #include <string>
 
+#include "gpu_skip.hpp"
 #include "adi/adi.hpp"
 #include "solvers/cuda/backend.hpp"
 
 #ifndef ADI_REQUIRE_CUDA
-#define ADI_REQUIRE_CUDA()                                                                     \
-  do {                                                                                         \
-    if (!adi::Executor::cuda_available())                                                      \
-      GTEST_SKIP() << "SKIPPED: no CUDA device (or adi built without CUDA); GPU test not run"; \
-  } while (0)
 #endif
 
 using namespace adi;

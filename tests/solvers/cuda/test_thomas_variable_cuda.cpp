@@ -4,16 +4,12 @@
 // sizes past a warp / block, NaN-poisoned outputs and padding.
 #include <gtest/gtest.h>
 
+#include "gpu_skip.hpp"
 #include "tests/solvers/variable_tridiagonal_cases.hpp"
 
 namespace adi::test_variable {
 namespace {
 
-#define ADI_REQUIRE_CUDA_DEVICE()                                                                \
-  do {                                                                                           \
-    if (!Executor::cuda_available())                                                             \
-      GTEST_SKIP() << "SKIPPED: no CUDA device (or adi built without CUDA); GPU test not run";   \
-  } while (0)
 
 struct Param {
   int N;
@@ -45,11 +41,11 @@ void run_all(const Param& p) {
 }
 
 TEST_P(CudaVariableThomas, Float) {
-  ADI_REQUIRE_CUDA_DEVICE();
+  ADI_REQUIRE_CUDA();
   run_all<float>(GetParam());
 }
 TEST_P(CudaVariableThomas, Double) {
-  ADI_REQUIRE_CUDA_DEVICE();
+  ADI_REQUIRE_CUDA();
   run_all<double>(GetParam());
 }
 
@@ -62,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, CudaVariableThomas,
                          });
 
 TEST(CudaVariableThomasEdges, TinyBatches) {
-  ADI_REQUIRE_CUDA_DEVICE();
+  ADI_REQUIRE_CUDA();
   for (const std::vector<int>& n : {std::vector<int>{}, std::vector<int>{0}, std::vector<int>{1}, std::vector<int>{7},
                                     std::vector<int>{0, 0, 3}})
     for (Layout l : {Layout::padded, Layout::sorted, Layout::compact, Layout::pointers})
@@ -70,7 +66,7 @@ TEST(CudaVariableThomasEdges, TinyBatches) {
 }
 
 TEST(CudaVariableThomasErrors, SingularSystemNamedAndHostArraysRejected) {
-  ADI_REQUIRE_CUDA_DEVICE();
+  ADI_REQUIRE_CUDA();
   const Executor gpu = Executor::cuda();
   auto n = make_sizes(Dist::uniform, 40, 100, 1, {});
   const index_t count = 100, bad = 63;

@@ -1,4 +1,4 @@
-// Device kernels of the distributed heat step and its halo exchange (see heat_mpi.hpp).
+// Device kernels of the distributed heat step and its halo exchange (see heat_subdomain.hpp).
 // All of them are memory-bound and simple: the halo and face kernels touch O(faces)
 // values; heat_combine is the one O(volume) pass, one thread per (i, j) column walking a
 // chunk of z planes, so that the x neighbours come from the same warp's loads and the
@@ -8,9 +8,9 @@
 #include <algorithm>
 
 #include "solvers/cuda/check.cuh"
-#include "solvers/cuda/heat_mpi.hpp"
+#include "solvers/cuda/heat_subdomain.hpp"
 
-namespace adi::cuda_backend::heat_mpi {
+namespace adi::cuda_backend::heat_subdomain {
 
 namespace {
 
@@ -209,4 +209,4 @@ ADI_HEAT_MPI_INSTANTIATE(float)
 ADI_HEAT_MPI_INSTANTIATE(double)
 #undef ADI_HEAT_MPI_INSTANTIATE
 
-}  // namespace adi::cuda_backend::heat_mpi
+}  // namespace adi::cuda_backend::heat_subdomain

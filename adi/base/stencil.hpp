@@ -4,7 +4,7 @@
 // executor's memory space, the field's Box3 and index ranges. C++17 (CUDA includes it).
 #include <array>
 
-#include "adi/layout.hpp"
+#include "adi/base/layout.hpp"
 
 namespace adi::detail {
 

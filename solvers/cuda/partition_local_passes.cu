@@ -1,4 +1,4 @@
-// Device version of the partition method's local passes (see partition_mpi.hpp and the
+// Device version of the partition method's local passes (see partition_local_passes.hpp and the
 // derivation at the top of adi/mpi/distributed_tridiagonal.cpp). Threads of one block own
 // neighbouring lines: along Y and Z neighbouring lines are adjacent in memory, so every
 // row access is coalesced; the loads of a row do not depend on the recurrence, so the
@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "solvers/cuda/check.cuh"
-#include "solvers/cuda/partition_mpi.hpp"
-#include "solvers/cuda/partition_reduced.hpp"
+#include "solvers/cuda/partition_local_passes.hpp"
+#include "solvers/common/partition_reduced.hpp"
 
 namespace adi::cuda_backend::partition {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "adi/layout.hpp"
+#include "adi/base/layout.hpp"
 #include "solvers/cpu/thomas_sweep.hpp"
 #include "solvers/cpu/tridiagonal_cpu.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 // The local passes of the distributed block partition method
 // (adi/mpi/distributed_block_tridiagonal.cpp) on a CUDA device, seen from plain C++ (no
-// CUDA header). Implemented in solvers/cuda/block_partition_mpi{,_fp64}.cu when adi is
+// CUDA header). Implemented in solvers/cuda/block_partition_local_passes{,_fp64}.cu when adi is
 // built with CUDA; adi/mpi/block_partition_device_stub.cpp throws Unsupported otherwise.
 //
 // One thread per line (system): the M x M blocks of its recurrence live in the thread's
@@ -11,7 +11,7 @@
 // The same maths and the same reduced-row layout as the host passes:
 //   red[l*2R + j*R + {A: 0..MM-1, B: MM.., C: 2MM.., d: 3MM..3MM+M-1}], R = 3MM + M,
 //   j = 0 (local block row 0) and 1 (row m-1); sol[l*2M + {u_0: 0..M-1, u_{m-1}: M..2M-1}].
-#include "adi/block_tridiagonal.hpp"
+#include "adi/base/block_layout.hpp"
 
 namespace adi::cuda_backend::block_partition {
 
@@ -23,7 +23,7 @@ namespace adi::cuda_backend::block_partition {
 // segments. With S > 1 every segment is cut into S sub-segments of >= 2 rows, one thread
 // each (level 1: the same reduction to two block rows), and one thread per line reduces
 // the 2S-row chain of their rows to the segment's two (level 2); the back-substitution
-// runs the levels in reverse (the scalar plan's scheme, partition_mpi.hpp).
+// runs the levels in reverse (the scalar plan's scheme, partition_local_passes.hpp).
 template <class T>
 struct Workspace {
   T* alpha = nullptr;

@@ -1,5 +1,5 @@
 #pragma once
-// The per-line work of the device block partition passes (block_partition_mpi.hpp), written
+// The per-line work of the device block partition passes (block_partition_local_passes.hpp), written
 // once as host/device functions: the kernels run them one thread per line, and a host build
 // can run the same code in a loop (how the maths was checked without a GPU). Follows the
 // host passes of adi/mpi/distributed_block_tridiagonal.cpp operation for operation: LU with
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "adi/block_tridiagonal.hpp"
+#include "adi/base/block_layout.hpp"
 
 #if defined(__CUDACC__)
 #define ADI_BP_HD __host__ __device__ __forceinline__

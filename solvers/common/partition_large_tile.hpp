@@ -21,7 +21,7 @@
 // Global traffic: a, b, c, d read twice, u written once (+ ~1% for the reduced levels).
 #include <cstdint>
 
-#include "solvers/cpu/partition_large_math.hpp"
+#include "solvers/common/partition_large_math.hpp"
 
 namespace adi::large {
 

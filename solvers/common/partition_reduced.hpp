@@ -2,7 +2,7 @@
 // The reduced system of the partition method (adi/mpi/distributed_tridiagonal.cpp): the
 // 2P rows of one line, tridiagonal, cyclic for periodic lines, solved by Thomas (with
 // Sherman-Morrison when cyclic). One template for the host reduced solve and the device
-// one (solvers/cuda/partition_mpi.cu), so both run the same arithmetic in the same order.
+// one (solvers/cuda/partition_local_passes.cu), so both run the same arithmetic in the same order.
 #if defined(__CUDACC__)
 #define ADI_PARTITION_HD __host__ __device__ __forceinline__
 #else

@@ -2,7 +2,7 @@
 // The host kernels behind adi::cpu::solve, one file each (named after the algorithm).
 // Each returns the first line with a zero or non-finite pivot, or -1. `threads` is the
 // executor's thread count (0: all); `workspace` holds workspace_bytes for that count.
-#include "solvers/cpu/batch.hpp"
+#include "solvers/cpu/tridiagonal_problem.hpp"
 
 namespace adi::cpu::detail {
 

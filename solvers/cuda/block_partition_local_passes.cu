@@ -1,4 +1,4 @@
-// Device block partition passes, single precision (see block_partition_mpi.hpp).
+// Device block partition passes, single precision (see block_partition_local_passes.hpp).
 #include "solvers/cuda/block_partition_launch.cuh"
 
 namespace adi::cuda_backend::block_partition {

@@ -1,7 +1,7 @@
 #pragma once
 // The local passes of the distributed partition method (adi/mpi/distributed_tridiagonal.cpp)
 // on a CUDA device, seen from plain C++ (no CUDA header). Implemented in
-// solvers/cuda/partition_mpi.cu when adi is built with CUDA; adi/mpi supplies stubs that
+// solvers/cuda/partition_local_passes.cu when adi is built with CUDA; adi/mpi supplies stubs that
 // throw Unsupported otherwise. Workspaces are row-major over lines (alpha[i*lines + l]) so
 // that neighbouring lines' threads touch neighbouring words.
 //
@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <string>
 
-#include "adi/layout.hpp"
+#include "adi/base/layout.hpp"
 
 namespace adi::cuda_backend::partition {
 

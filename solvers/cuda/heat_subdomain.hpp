@@ -1,7 +1,7 @@
 #pragma once
 // The device kernels of the distributed heat step (adi/mpi/heat.cpp) and of the device
 // halo exchange (adi/mpi/halo.cpp), seen from plain C++ (no CUDA header). Implemented in
-// solvers/cuda/heat_mpi.cu when adi is built with CUDA; adi/mpi/heat_device_stub.cpp
+// solvers/cuda/heat_subdomain.cu when adi is built with CUDA; adi/mpi/heat_device_stub.cpp
 // throws Unsupported otherwise (a build without CUDA cannot create a device executor, so
 // the stubs are never reached).
 //
@@ -10,9 +10,9 @@
 // without waiting.
 #include <cstddef>
 
-#include "adi/layout.hpp"
+#include "adi/base/layout.hpp"
 
-namespace adi::cuda_backend::heat_mpi {
+namespace adi::cuda_backend::heat_subdomain {
 
 // The halo slabs of axis `axis` (ghost width g): the g planes starting at plane p, over the
 // whole allocation of the other two axes (their ghosts included, so edges and corners
@@ -66,4 +66,4 @@ void write_faces(T* f, const Box3& all, index_t origin, const FaceWrite* faces, 
 void* pinned_alloc(std::size_t bytes);
 void pinned_free(void* p) noexcept;
 
-}  // namespace adi::cuda_backend::heat_mpi
+}  // namespace adi::cuda_backend::heat_subdomain

@@ -1,0 +1,52 @@
+#pragma once
+// Vocabulary of the batched tridiagonal solves (adi/tridiagonal.hpp): the band arrays and
+// the kernel identifiers the plan, its dispatch table and the backends share.
+// Header is C++17 so that CUDA translation units can include it.
+#include <string>
+
+namespace adi {
+
+// Coefficients stored like d: one a, b, c per element of every line.
+template <class T>
+struct Bands {
+  const T* a = nullptr;
+  const T* b = nullptr;
+  const T* c = nullptr;
+};
+
+// Coefficients that are the same for every line: three arrays of length n
+// (contiguous). Lets a kernel read little more than d and u (constant-coefficient
+// or separable operators, e.g. the heat equation).
+template <class T>
+struct SharedBands {
+  const T* a = nullptr;
+  const T* b = nullptr;
+  const T* c = nullptr;
+};
+
+// The kernels a plan may run. `automatic` lets the dispatch table choose
+// (adi/tridiagonal_dispatch.cpp documents each threshold); any other value forces
+// that kernel and throws InvalidArgument if it cannot run the layout/executor.
+enum class Kernel {
+  automatic,
+  reference,                // plain Thomas, one line at a time (the test oracle)
+  cpu_thomas,               // scalar Thomas per line, OpenMP across lines
+  cpu_thomas_transpose,     // lines with stride 1: SIMD lanes on neighbouring lines
+                            // after an in-register transpose (paper section 5)
+  cpu_thomas_vector,        // neighbouring lines adjacent in memory (Y/Z, interleaved):
+                            // SIMD lanes across lines, no transpose
+  cuda_thomas_naive,        // one thread per line, direct global loads
+  cuda_thomas_shuffle_transpose,  // stride-1 lines: warp shuffle transpose (paper 6.1.2)
+  cuda_thomas_shared_transpose,   // stride-1 lines: shared-memory transpose (paper 6.1.1)
+  cuda_thomas_pcr,          // stride-1 lines that fit in a warp's registers (paper 2.3, alg. 10)
+  cuda_thomas_strided,      // lines adjacent in memory: coalesced Thomas (paper 6.2)
+  cuda_thomas_pcr_strided,  // lines adjacent in memory, Thomas-PCR hybrid (alg. 11)
+  large_partition,          // a few very long lines with stride 1, host or CUDA: each line by the
+                            // large-system partition solver (adi/large_tridiagonal.hpp)
+};
+
+const char* kernel_name(Kernel k);
+// Parses the names printed by kernel_name; throws InvalidArgument on unknown names.
+Kernel kernel_from_name(const std::string& name);
+
+}  // namespace adi
