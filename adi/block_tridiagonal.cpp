@@ -281,6 +281,19 @@ void BlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const T* d, T* u
 }
 
 template <class T>
+void BlockTridiagonalPlan<T>::solve(std::span<const T> a, std::span<const T> b, std::span<const T> c,
+                                    std::span<const T> d, std::span<T> u) {
+  const index_t nb = block_span(impl_->lines), nv = vector_span(impl_->lines);
+  constexpr const char* who = "block tridiagonal solve";
+  detail::require_length(a.size(), nb, who, "A");
+  detail::require_length(b.size(), nb, who, "B");
+  detail::require_length(c.size(), nb, who, "C");
+  detail::require_length(d.size(), nv, who, "d");
+  detail::require_length(u.size(), nv, who, "u");
+  solve(BlockBands<T>{a.data(), b.data(), c.data()}, d.data(), u.data());
+}
+
+template <class T>
 BlockKernel BlockTridiagonalPlan<T>::kernel() const {
   return impl_->kernel;
 }

@@ -37,6 +37,7 @@
 // Header is C++17 so that CUDA translation units can include it.
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "adi/base/block_layout.hpp"
@@ -84,6 +85,10 @@ class BlockTridiagonalPlan {
   // On a CUDA executor the work is enqueued on the executor's stream and solve()
   // synchronises it to read the singular-block report.
   void solve(const BlockBands<T>& bands, const T* d, T* u);
+  // The same with sizes: A, B, C must hold block_span(lines()) values, d and u
+  // vector_span(lines()); a shorter array throws InvalidArgument naming it, before any kernel.
+  void solve(std::span<const T> a, std::span<const T> b, std::span<const T> c, std::span<const T> d,
+             std::span<T> u);
 
   BlockKernel kernel() const;
   const BlockLineSet& lines() const;

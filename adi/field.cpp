@@ -15,7 +15,9 @@ Storage::Storage(std::size_t bytes, const Executor& exec) : bytes_(bytes) {
   if (exec.is_host()) {
     const std::size_t rounded = (bytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
-    if (!p) throw Error("Field: out of host memory allocating " + std::to_string(bytes) + " bytes");
+    if (!p)
+      throw Error("out of host memory allocating " + detail::number(double(bytes)) +
+                  " bytes; use a smaller problem or a machine with more memory");
     std::memset(p, 0, rounded);
     ptr_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   } else {
@@ -46,8 +48,13 @@ Field<T>::Field(index_t nx, index_t ny, index_t nz, const Executor& exec) : exec
                   "Field: extents (" + std::to_string(nx) + ", " + std::to_string(ny) + ", " +
                       std::to_string(nz) + ") must all be >= 1");
   const index_t sy = padded_row(nx);
-  box_ = Box3{nx, ny, nz, sy, sy * ny};
-  storage_ = detail::Storage(static_cast<std::size_t>(box_.sz * nz) * sizeof(T), exec);
+  box_ = Box3{nx, ny, nz, sy, detail::mul_size(sy, ny, "Field")};
+  validate(box_);  // a layout error, not an allocation failure, for sizes past the 64-bit range
+  const index_t values = detail::mul_size(box_.sz, nz, "Field");
+  detail::require(values <= (index_t(1) << 56) / index_t(sizeof(T)),
+                  "Field: " + std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) +
+                      " values are more than any memory holds (over 2^56 bytes); use a smaller grid");
+  storage_ = detail::Storage(static_cast<std::size_t>(values) * sizeof(T), exec);
 }
 
 template <class T>

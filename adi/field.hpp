@@ -38,7 +38,7 @@ class Array {
  public:
   Array() = default;
   Array(index_t n, const Executor& exec = Executor::host())
-      : n_(n), exec_(exec), storage_(static_cast<std::size_t>(n) * sizeof(T), exec) {}
+      : n_(checked_length(n)), exec_(exec), storage_(static_cast<std::size_t>(n) * sizeof(T), exec) {}
   T* data() { return static_cast<T*>(storage_.get()); }
   const T* data() const { return static_cast<const T*>(storage_.get()); }
   index_t size() const { return n_; }
@@ -53,6 +53,11 @@ class Array {
   }
 
  private:
+  static index_t checked_length(index_t n) {
+    detail::require(n >= 0 && n <= (index_t(1) << 56) / index_t(sizeof(T)),
+                    "Array: length " + std::to_string(n) + " must be >= 0 and fit in memory (at most 2^56 bytes)");
+    return n;
+  }
   std::size_t bytes() const { return static_cast<std::size_t>(n_) * sizeof(T); }
   index_t n_ = 0;
   Executor exec_ = Executor::host();

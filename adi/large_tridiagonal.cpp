@@ -243,9 +243,8 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
                                  options.check_pivots ? flag : nullptr, total - static_cast<unsigned long long>(s) * n,
                                  exec.stream());
   if (options.check_pivots) {
-    cuda_backend::synchronize(exec.stream());
     unsigned long long h = 0;
-    cuda_backend::copy(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host);
+    cuda_backend::copy_on_stream(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host, exec.stream());
     if (h != 0) {
       const unsigned long long pos = total - h;
       throw SingularSystem("large tridiagonal solve (" + name + ", " + exec.name() +
@@ -381,9 +380,8 @@ void large_lines_solve(const Executor& exec, const LineSet& l, const T* a, const
                                  exec.stream());
   }
   if (check_pivots) {
-    cuda_backend::synchronize(exec.stream());
     unsigned long long h = 0;
-    cuda_backend::copy(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host);
+    cuda_backend::copy_on_stream(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host, exec.stream());
     if (h != 0) {
       const unsigned long long pos = total - h;
       fail(static_cast<index_t>(pos / l.n), static_cast<index_t>(pos % l.n), " (or near it, on the device)");

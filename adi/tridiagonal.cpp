@@ -215,6 +215,18 @@ const TridiagonalOptions& TridiagonalPlan<T>::options() const {
   return impl_->options;
 }
 
+template <class T>
+void TridiagonalPlan<T>::solve(const BandSpans<T>& bands, std::span<const T> d, std::span<T> u) {
+  const index_t need = impl_->lines.span(), band_need = bands.shared ? impl_->lines.n : need;
+  constexpr const char* who = "tridiagonal solve";
+  detail::require_length(bands.a.size(), band_need, who, "a");
+  detail::require_length(bands.b.size(), band_need, who, "b");
+  detail::require_length(bands.c.size(), band_need, who, "c");
+  detail::require_length(d.size(), need, who, "d");
+  detail::require_length(u.size(), need, who, "u");
+  impl_->run(bands.a.data(), bands.b.data(), bands.c.data(), bands.shared, d.data(), u.data());
+}
+
 template class TridiagonalPlan<float>;
 template class TridiagonalPlan<double>;
 

@@ -13,6 +13,7 @@
 // device arrays for a CUDA one). No pivoting: meant for diagonally dominant systems;
 // a zero or non-finite pivot throws SingularSystem.
 #include <memory>
+#include <span>
 #include <string>
 
 #include "adi/executor.hpp"
@@ -27,6 +28,14 @@ struct TridiagonalOptions {
   // Check pivots and throw SingularSystem on a zero or non-finite one. On a CUDA
   // executor this synchronises the stream at the end of solve().
   bool check_pivots = true;
+};
+
+// The band arrays with their sizes, for the size-checked solve(): shaped like d (as Bands),
+// or, with shared = true, three arrays of n values used by every line (as SharedBands).
+template <class T>
+struct BandSpans {
+  std::span<const T> a, b, c;
+  bool shared = false;
 };
 
 // Built once for a problem shape: validates the layout, chooses the kernel and
@@ -49,6 +58,10 @@ class TridiagonalPlan {
   // Solves every line. u may equal d (in place); otherwise they must not overlap.
   void solve(const Bands<T>& bands, const T* d, T* u);
   void solve(const SharedBands<T>& bands, const T* d, T* u);
+  // The same with sizes: d and u (and a, b, c unless shared) must hold lines().span()
+  // values, shared bands n; a shorter array throws InvalidArgument naming it, before any
+  // kernel runs (a raw pointer cannot say how much it holds).
+  void solve(const BandSpans<T>& bands, std::span<const T> d, std::span<T> u);
 
   Kernel kernel() const;
   const LineSet& lines() const;

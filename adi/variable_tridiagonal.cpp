@@ -248,9 +248,8 @@ void VariableTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, c
   int* flag = options.check_pivots ? static_cast<int*>(bad_flag.get()) : nullptr;
   cuda_backend::variable_tridiagonal_solve<T>(k, batch.view(), x, periodic, workspace.get(), flag, exec.stream());
   if (flag) {
-    cuda_backend::synchronize(exec.stream());
     int h = cuda_backend::kNoBadSystem;
-    cuda_backend::copy(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host);
+    cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
     report(h == cuda_backend::kNoBadSystem ? -1 : h);
   }
 }
@@ -298,9 +297,8 @@ void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T
   cuda_backend::variable_tridiagonal_solve<T>(cuda_backend::VariableKernel::pointers, batch.view(), x,
                                               options.periodic, workspace.get(), flag, exec.stream());
   if (flag) {
-    cuda_backend::synchronize(exec.stream());
     int h = cuda_backend::kNoBadSystem;
-    cuda_backend::copy(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host);
+    cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
     report(h == cuda_backend::kNoBadSystem ? -1 : h);
   }
 }

@@ -2,6 +2,7 @@
 // Errors thrown at the public boundary. Messages name the argument, the value
 // and what is accepted, so the caller knows what to change.
 #include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -61,6 +62,15 @@ inline std::string number(float v) { return number(double(v)); }
 template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
 std::string number(I v) {
   return std::to_string(v);
+}
+
+// Throws InvalidArgument when an array of `have` values is shorter than the `need` a layout
+// reaches (the size-checked solve overloads: `who` names the call, `name` the argument).
+inline void require_length(std::size_t have, std::int64_t need, const char* who, const char* name) {
+  if (need > 0 && have < static_cast<std::size_t>(need))
+    throw InvalidArgument(std::string(who) + ": array " + name + " holds " + std::to_string(have) +
+                          " values but the layout reaches " + std::to_string(need) + "; pass an array of at least " +
+                          std::to_string(need) + " values or a smaller layout");
 }
 
 // Throws InvalidArgument(message) when cond is false.

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,42 @@ TEST(LayoutSafety, OutputOverlappingACoefficientIsRejected) {
   EXPECT_NE(m.find("overlaps the coefficient array c"), std::string::npos) << m;
   EXPECT_THROW(plan.solve(adi::Bands<double>{a.data(), b.data(), c.data()}, d.data(), b.data()),
                adi::InvalidArgument);
+}
+
+// Arrays one value short of the layout: the size-checked overloads say which one, instead of
+// a fault past the end of the array.
+TEST(LayoutSafety, SpansShorterThanTheLayoutAreRejected) {
+  const index_t n = 64, lines = 5, span = n * lines;
+  std::vector<double> a(span, -1), b(span, 4), c(span, -1), d(span, 1), u(span);
+  adi::TridiagonalPlan<double> plan(adi::Executor::host(), adi::StridedLines::contiguous(n, lines));
+  using S = std::span<const double>;
+  plan.solve(adi::BandSpans<double>{S(a), S(b), S(c)}, S(d), std::span<double>(u));
+  EXPECT_NEAR(u[0], 1.0 / 3.0, 0.2);
+  std::string m = message_of<adi::InvalidArgument>([&] {
+    plan.solve(adi::BandSpans<double>{S(a), S(b), S(c)}, S(d).first(span - 1), std::span<double>(u));
+  });
+  EXPECT_NE(m.find("array d holds 319 values but the layout reaches 320"), std::string::npos) << m;
+  m = message_of<adi::InvalidArgument>([&] {
+    plan.solve(adi::BandSpans<double>{S(a), S(b).first(n - 1), S(c), true}, S(d), std::span<double>(u));
+  });
+  EXPECT_NE(m.find("array b holds 63"), std::string::npos) << m;
+  EXPECT_NO_THROW(plan.solve(adi::BandSpans<double>{S(a).first(n), S(b).first(n), S(c).first(n), true}, S(d),
+                             std::span<double>(u)));
+  // Block systems: A, B, C of M*M values per block row, d and u of M.
+  const adi::BlockContiguous bl{2, 8, 3};
+  std::vector<double> A(2 * 2 * 8 * 3, 0.1), B(A.size(), 0.0), C(A.size(), 0.1), bd(2 * 8 * 3, 1.0), bu(bd.size());
+  for (std::size_t k = 0; k < B.size(); k += 4) B[k] = B[k + 3] = 4.0;
+  adi::BlockTridiagonalPlan<double> bp(adi::Executor::host(), bl);
+  EXPECT_NO_THROW(bp.solve(S(A), S(B), S(C), S(bd), std::span<double>(bu)));
+  m = message_of<adi::InvalidArgument>([&] { bp.solve(S(A), S(B), S(C).first(C.size() - 1), S(bd), std::span<double>(bu)); });
+  EXPECT_NE(m.find("array C holds"), std::string::npos) << m;
+}
+
+TEST(LayoutSafety, ImpossibleFieldIsALayoutError) {
+  const index_t big = index_t(1) << 22;
+  EXPECT_THROW(adi::Field<double>(big, big, big), adi::InvalidArgument);
+  EXPECT_THROW(adi::Field<double>(big, big, 1 << 12), adi::InvalidArgument);  // 2^56 values: no memory holds them
+  EXPECT_THROW(adi::Array<float>(-1), adi::InvalidArgument);
 }
 
 TEST(LayoutSafety, NumbersInMessagesKeepTheirValue) {

@@ -20,8 +20,6 @@
 #include "adi/field.hpp"
 #include "adi/layout.hpp"
 
-#ifndef ADI_REQUIRE_CUDA
-#endif
 
 namespace adi::test_cuda {
 

@@ -16,8 +16,6 @@
 #include "adi/adi.hpp"
 #include "solvers/cuda/backend.hpp"
 
-#ifndef ADI_REQUIRE_CUDA
-#endif
 
 using namespace adi;
 
