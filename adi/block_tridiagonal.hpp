@@ -37,8 +37,11 @@
 // Header is C++17 so that CUDA translation units can include it.
 #include <cstddef>
 #include <memory>
-#include <span>
 #include <string>
+#if __cplusplus >= 202002L
+#include <span>  // the size-checked overloads (C++20; CUDA translation units of C++17 skip them)
+#define ADI_HAVE_SPAN 1
+#endif
 
 #include "adi/base/block_layout.hpp"
 #include "adi/error.hpp"
@@ -87,8 +90,10 @@ class BlockTridiagonalPlan {
   void solve(const BlockBands<T>& bands, const T* d, T* u);
   // The same with sizes: A, B, C must hold block_span(lines()) values, d and u
   // vector_span(lines()); a shorter array throws InvalidArgument naming it, before any kernel.
+#if defined(ADI_HAVE_SPAN)
   void solve(std::span<const T> a, std::span<const T> b, std::span<const T> c, std::span<const T> d,
              std::span<T> u);
+#endif
 
   BlockKernel kernel() const;
   const BlockLineSet& lines() const;

@@ -13,8 +13,11 @@
 // device arrays for a CUDA one). No pivoting: meant for diagonally dominant systems;
 // a zero or non-finite pivot throws SingularSystem.
 #include <memory>
-#include <span>
 #include <string>
+#if __cplusplus >= 202002L
+#include <span>  // the size-checked overloads (C++20; CUDA translation units of C++17 skip them)
+#define ADI_HAVE_SPAN 1
+#endif
 
 #include "adi/executor.hpp"
 #include "adi/base/tridiagonal_types.hpp"
@@ -32,11 +35,13 @@ struct TridiagonalOptions {
 
 // The band arrays with their sizes, for the size-checked solve(): shaped like d (as Bands),
 // or, with shared = true, three arrays of n values used by every line (as SharedBands).
+#if defined(ADI_HAVE_SPAN)
 template <class T>
 struct BandSpans {
   std::span<const T> a, b, c;
   bool shared = false;
 };
+#endif
 
 // Built once for a problem shape: validates the layout, chooses the kernel and
 // owns the workspace, so solve() allocates nothing. Not thread-safe: one plan per
@@ -61,7 +66,9 @@ class TridiagonalPlan {
   // The same with sizes: d and u (and a, b, c unless shared) must hold lines().span()
   // values, shared bands n; a shorter array throws InvalidArgument naming it, before any
   // kernel runs (a raw pointer cannot say how much it holds).
+#if defined(ADI_HAVE_SPAN)
   void solve(const BandSpans<T>& bands, std::span<const T> d, std::span<T> u);
+#endif
 
   Kernel kernel() const;
   const LineSet& lines() const;

@@ -60,8 +60,11 @@ def row_ratios(base, new):
         if tag != "equal":
             continue
         for i, j in zip(range(i1, i2), range(j1, j2)):
-            if is_header(base[i]):
-                header = tokens(base[i])
+            tok = tokens(base[i])
+            if len(tok) >= 2 and not any(NUM.match(t) for t in tok):
+                # A line without numbers starts a new table: its time columns, or none
+                # (a table of rates, GFLOP/s or GB/s, has no time to compare).
+                header = tok if is_header(base[i]) else None
                 continue
             for k, (x, y) in enumerate(zip(times(base[i], header), times(new[j], header))):
                 if x > 0 and y > 0 and x >= 1e-3:
