@@ -1,0 +1,163 @@
+#pragma once
+// Internal: the state of adi::Operator<T> (adi/operator.hpp) shared by the files that
+// implement it, each holding one concern:
+//   operator.cpp              the public member functions, construction, apply and solve
+//   operator_discretise.cpp   the per-axis bands and mixed-term stencils (build_axis, build_mixed)
+//   operator_boundary.cpp     boundary and source data in time, face writes, the
+//                             intermediate stages' boundary values
+//   operator_fused_stage.cpp  the CUDA stage along a shared-band axis (one fused kernel)
+#include <array>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "adi/base/stencil.hpp"
+#include "adi/error.hpp"
+#include "adi/operator.hpp"
+#include "adi/tridiagonal.hpp"
+#include "solvers/cpu/stencil_apply.hpp"
+#include "solvers/cpu/stencil_diagonal.hpp"
+#include "solvers/cpu/stencil_face.hpp"
+#include "solvers/cuda/backend.hpp"
+
+namespace adi {
+
+namespace detail {
+
+inline std::string where(double x, double y, double z) {
+  std::ostringstream s;
+  s << "(" << x << ", " << y << ", " << z << ")";
+  return s.str();
+}
+
+// Boundary data of one face at up to two times (a step needs t_n and t_{n+1};
+// the next step reuses t_{n+1}). Constant data is evaluated once.
+template <class T>
+struct FaceCache {
+  std::array<double, 2> t{};
+  std::array<bool, 2> valid{};
+  std::array<Array<T>, 2> vals;
+  int last = 0;
+};
+
+template <class T>
+struct SourceSlot {
+  double t = 0.0;
+  bool valid = false;
+  Field<T> f;
+};
+
+// The stencil kernels of the executor's backend: the one place that picks them (host:
+// solvers/cpu/stencil_*, CUDA: solvers/cuda/stencil_*.cu, same arguments; CUDA work is
+// enqueued on the executor's stream).
+template <class T>
+struct Stencils {
+  static void apply(const Executor& e, const detail::StencilView<T>& v, const detail::ApplyArgs<T>& a) {
+    if (e.is_cuda())
+      cuda_backend::stencil_apply<T>(v, a, e.stream());
+    else
+      cpu::stencil_apply<T>(v, a, e.threads());
+  }
+  static void face(const Executor& e, T* f, const Box3& box, const detail::FaceRegion& r, const T* vals, T scale,
+                   bool add) {
+    if (e.is_cuda())
+      cuda_backend::stencil_face<T>(f, box, r, vals, scale, add, e.stream());
+    else
+      cpu::stencil_face<T>(f, box, r, vals, scale, add, e.threads());
+  }
+  static void face_apply(const Executor& e, const detail::StencilView<T>& v, const detail::FaceRegion& r,
+                         const T* u, const std::array<T, 3>& w,
+                         const std::array<std::array<const T*, 2>, 3>& neumann, const T* src, T src_scale,
+                         T* vals, bool add) {
+    if (e.is_cuda())
+      cuda_backend::stencil_face_apply<T>(v, r, u, w, neumann, src, src_scale, vals, add, e.stream());
+    else
+      cpu::stencil_face_apply<T>(v, r, u, w, neumann, src, src_scale, vals, add, e.threads());
+  }
+  static void diagonal(const Executor& e, const T* d, T inv_s, T* b, index_t n) {
+    if (e.is_cuda())
+      cuda_backend::stencil_diagonal<T>(d, inv_s, b, n, e.stream());
+    else
+      cpu::stencil_diagonal<T>(d, inv_s, b, n, e.threads());
+  }
+};
+
+// The other two axes of a face, in order x, y, z.
+inline std::array<int, 2> others(int a) { return {a == 0 ? 1 : 0, a == 2 ? 1 : 2}; }
+
+}  // namespace detail
+
+
+template <class T>
+struct Operator<T>::Impl {
+  Grid grid;
+  BoundaryConditions bc;
+  Executor exec = Executor::host();
+  SourceFunction source;
+  int k = 0;
+  std::array<bool, 3> active{};
+  std::array<index_t, 3> lo{}, hi{};
+
+  struct AxisData {
+    bool shared = true;
+    bool periodic = false;
+    Array<T> a, d, c, b;      // shared bands, length n
+    Field<T> fa, fd, fc, fb;  // per-node bands, shaped like the fields
+    Array<index_t> prev, next;
+    Array<T> fm, f0, fp;
+    T s_formed = T(0);  // the s whose diagonal b currently holds (0: none yet)
+    std::optional<TridiagonalPlan<T>> plan;
+    index_t sweep_offset = 0;
+  };
+  std::array<AxisData, 3> ax;
+  std::array<Field<T>, 3> mixed;
+  bool any_mixed = false;
+  detail::StencilView<T> view;
+  std::array<std::vector<double>, 6> neumann_weight;  // per face node, c1 + c2*n1
+  std::array<detail::FaceCache<T>, 6> faces;
+  std::array<detail::SourceSlot<T>, 2> src;
+  int src_last = 0;
+
+  int threads() const { return exec.threads(); }
+  double coord(int a, index_t i) const { return grid.axis(static_cast<Axis>(a))[i]; }
+  const Boundary& face(int a, bool hi_side) const { return bc[face_of(static_cast<Axis>(a), hi_side)]; }
+  bool dirichlet(int a, bool hi_side) const {
+    return active[a] && face(a, hi_side).kind() == BoundaryKind::dirichlet;
+  }
+
+  void build_axis(int a, const Pde& pde);
+  void build_mixed(const Pde& pde);
+  const T* face_values(int f, double t);
+  const T* source_at(double t);
+  void face_write(Field<T>& F, int f, bool unknown_only, const T* vals, T scale, bool add);
+  void set_boundary(double t, Field<T>& V);
+  bool stage_correction(int a, const std::array<bool, 3>& later) const {
+    for (int i = 0; i < 3; ++i)
+      if (later[i] && i != a && active[i]) return true;
+    return false;
+  }
+  void stage_face_correction(int f, T s, double t_new, Field<T>& Y, double t_old, Field<T>& V_old,
+                             const std::array<bool, 3>& later);
+  Array<T> face_scratch;
+
+  // CUDA: stages along shared-band axes run as one fused kernel (right-hand side,
+  // generated bands, solve); see solve_fused.
+  // Decided once, when the operator is built (decide_fused), not at every stage.
+  std::array<bool, 3> fused_axis{};
+  bool fused(int a) const { return fused_axis[a]; }
+  void decide_fused() {
+    for (int a = 0; a < 3; ++a)
+      fused_axis[a] = active[a] && exec.is_cuda() && ax[a].shared &&
+                      cuda_backend::fused_stage_supported(ax[a].plan->lines());
+  }
+  void solve_fused(int a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old, Field<T>* V_old,
+                   const std::array<bool, 3>& later, Field<T>* result);
+  detail::FaceRegion region(int f, bool unknown_only) const;
+  // All boundary data constant and no source: a stage's boundary correction is exactly 0.
+  bool static_data = false;
+  std::array<Array<T>, 2> end_scratch;  // CUDA: stage values on the two faces of an axis
+  detail::Storage pivot_flag;           // CUDA: set by the fused kernel on a bad pivot
+};
+
+}  // namespace adi

@@ -1,0 +1,183 @@
+// adi::Operator: boundary and source data in time, face writes, and the boundary values of intermediate stages.
+#include "adi/detail/operator_impl.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace adi {
+
+using detail::FaceCache;
+using detail::others;
+using detail::SourceSlot;
+using detail::Stencils;
+using detail::where;
+
+// Into face_scratch: - s sum_{i later} [F_i(t_new, g(t_new)) - F_i(t_old, g(t_old))]
+// on face f (Y's face holds g(t_new), V_old's g(t_old)). The parts of the later
+// axes act along the face, so the boundary data alone determines them.
+template <class T>
+void Operator<T>::Impl::stage_face_correction(int f, T s, double t_new, Field<T>& Y, double t_old, Field<T>& V_old,
+                                           const std::array<bool, 3>& later) {
+  const int a = f / 2;
+  const auto oth = others(a);
+  const index_t n1 = grid.extent(static_cast<Axis>(oth[0])), n2 = grid.extent(static_cast<Axis>(oth[1]));
+  if (face_scratch.size() < n1 * n2) {
+    index_t m = 0;
+    for (int d = 0; d < 3; ++d) {
+      const auto o = others(d);
+      m = std::max(m, grid.extent(static_cast<Axis>(o[0])) * grid.extent(static_cast<Axis>(o[1])));
+    }
+    face_scratch = Array<T>(m, exec);
+  }
+  detail::FaceRegion r;
+  r.axis = static_cast<Axis>(a);
+  r.plane = f % 2 == 1 ? grid.extent(r.axis) - 1 : 0;
+  r.lo = lo;
+  r.hi = hi;
+  std::array<T, 3> w_new{}, w_old{};
+  int m = 0;
+  for (int i = 0; i < 3; ++i)
+    if (later[i] && i != a && active[i]) {
+      w_new[i] = -s;
+      w_old[i] = s;
+      ++m;
+    }
+  auto neumann_at = [&](double t) {
+    std::array<std::array<const T*, 2>, 3> nv{};
+    for (int i = 0; i < 3; ++i)
+      for (int side = 0; side < 2; ++side)
+        if (w_new[i] != T(0) && face(i, side == 1).kind() == BoundaryKind::neumann)
+          nv[i][side] = face_values(2 * i + side, t);
+    return nv;
+  };
+  const T* src_new = source ? source_at(t_new) : nullptr;
+  const T* src_old = source ? source_at(t_old) : nullptr;
+  const T ks = T(m) / T(k);
+  Stencils<T>::face_apply(exec, view, r, Y.data(), w_new, neumann_at(t_new), src_new, -s * ks,
+                          face_scratch.data(), false);
+  Stencils<T>::face_apply(exec, view, r, V_old.data(), w_old, neumann_at(t_old), src_old, s * ks,
+                          face_scratch.data(), true);
+}
+
+// Face values at time t in the executor's memory: g(t) on a Dirichlet face,
+// (Neumann weight) * g(t) on a Neumann face.
+template <class T>
+const T* Operator<T>::Impl::face_values(int f, double t) {
+  FaceCache<T>& c = faces[f];
+  const Boundary& b = bc[static_cast<Face>(f)];
+  int slot;
+  if (b.is_constant()) {
+    if (c.valid[0]) return c.vals[0].data();
+    slot = 0;
+  } else {
+    for (int s = 0; s < 2; ++s)
+      if (c.valid[s] && c.t[s] == t) {
+        c.last = s;
+        return c.vals[s].data();
+      }
+    slot = c.valid[0] ? (c.valid[1] ? 1 - c.last : 1) : 0;
+  }
+  const int a = f / 2;
+  const bool hs = f % 2 == 1;
+  const auto oth = others(a);
+  const index_t n1 = grid.extent(static_cast<Axis>(oth[0])), n2 = grid.extent(static_cast<Axis>(oth[1]));
+  const index_t plane = hs ? grid.extent(static_cast<Axis>(a)) - 1 : 0;
+  const bool neumann = b.kind() == BoundaryKind::neumann;
+  std::vector<T> h(static_cast<std::size_t>(n1 * n2));
+  for (index_t c2 = 0; c2 < n2; ++c2)
+    for (index_t c1 = 0; c1 < n1; ++c1) {
+      index_t idx[3];
+      idx[a] = plane;
+      idx[oth[0]] = c1;
+      idx[oth[1]] = c2;
+      const double x = coord(0, idx[0]), y = coord(1, idx[1]), z = coord(2, idx[2]);
+      const double v = b.value(t, x, y, z);
+      if (!std::isfinite(v))
+        throw InvalidArgument(std::string("boundary data on face ") + face_name(static_cast<Face>(f)) + " is " +
+                              detail::number(v) + " at t = " + detail::number(t) + ", " + where(x, y, z) +
+                              "; the boundary function must return finite values");
+      h[c1 + c2 * n1] = T(neumann ? neumann_weight[f][c1 + c2 * n1] * v : v);
+    }
+  if (c.vals[slot].size() != n1 * n2) c.vals[slot] = Array<T>(n1 * n2, exec);
+  c.vals[slot].copy_from_host(h.data());
+  c.valid[slot] = true;
+  c.t[slot] = t;
+  c.last = slot;
+  return c.vals[slot].data();
+}
+
+template <class T>
+const T* Operator<T>::Impl::source_at(double t) {
+  for (int s = 0; s < 2; ++s)
+    if (src[s].valid && src[s].t == t) {
+      src_last = s;
+      return src[s].f.data();
+    }
+  const int slot = src[0].valid ? (src[1].valid ? 1 - src_last : 1) : 0;
+  Field<T> h(grid.nx(), grid.ny(), grid.nz());
+  // Every node: the boundary values of intermediate stages need f on Dirichlet faces too.
+  for (index_t kk = 0; kk < grid.nz(); ++kk)
+    for (index_t jj = 0; jj < grid.ny(); ++jj)
+      for (index_t ii = 0; ii < grid.nx(); ++ii) {
+        const double x = coord(0, ii), y = coord(1, jj), z = coord(2, kk);
+        const double v = source(t, x, y, z);
+        if (!std::isfinite(v))
+          throw InvalidArgument("Operator: the source f(t, x, y, z) = " + detail::number(v) + " at t = " +
+                                detail::number(t) + ", " + where(x, y, z) + " is not finite");
+        h(ii, jj, kk) = T(v);
+      }
+  if (src[slot].f.empty()) src[slot].f = Field<T>(grid, exec);
+  src[slot].f.copy_from(h);
+  src[slot].valid = true;
+  src[slot].t = t;
+  src_last = slot;
+  return src[slot].f.data();
+}
+
+// Face f of the grid: the whole face, or only the unknown ranges of the other two axes.
+template <class T>
+detail::FaceRegion Operator<T>::Impl::region(int f, bool unknown_only) const {
+  detail::FaceRegion r;
+  r.axis = static_cast<Axis>(f / 2);
+  r.plane = f % 2 == 1 ? grid.extent(r.axis) - 1 : 0;
+  for (int d = 0; d < 3; ++d) {
+    r.lo[d] = unknown_only ? lo[d] : 0;
+    r.hi[d] = unknown_only ? hi[d] : grid.extent(static_cast<Axis>(d)) - 1;
+  }
+  return r;
+}
+
+// Writes/adds face f's values into F: over the whole face, or only over the unknown
+// ranges of the other two axes.
+template <class T>
+void Operator<T>::Impl::face_write(Field<T>& F, int f, bool unknown_only, const T* vals, T scale, bool add) {
+  Stencils<T>::face(exec, F.data(), F.box(), region(f, unknown_only), vals, scale, add);
+}
+
+template <class T>
+void Operator<T>::Impl::set_boundary(double t, Field<T>& V) {
+  if (exec.is_cuda()) {  // one launch for all faces (the later face wins on shared edges, as below)
+    std::array<cuda_backend::FaceWrite<T>, 6> w{};
+    int count = 0;
+    for (int a = 0; a < 3; ++a)
+      for (bool side : {false, true})
+        if (dirichlet(a, side)) {
+          const int f = 2 * a + (side ? 1 : 0);
+          w[count++] = {region(f, false), face_values(f, t), T(1)};
+        }
+    cuda_backend::stencil_faces<T>(V.data(), V.box(), w.data(), count, exec.stream());
+    return;
+  }
+  for (int a = 0; a < 3; ++a)
+    for (bool side : {false, true})
+      if (dirichlet(a, side)) {
+        const int f = 2 * a + (side ? 1 : 0);
+        face_write(V, f, false, face_values(f, t), T(1), false);
+      }
+}
+
+template struct Operator<float>::Impl;
+template struct Operator<double>::Impl;
+
+}  // namespace adi

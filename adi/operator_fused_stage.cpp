@@ -1,0 +1,108 @@
+// adi::Operator: the CUDA stage along a shared-band axis, one fused kernel (solvers/cuda/thomas_pcr_fused_stage.cuh).
+#include "adi/detail/operator_impl.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace adi {
+
+using detail::FaceCache;
+using detail::others;
+using detail::SourceSlot;
+using detail::Stencils;
+using detail::where;
+
+// The CUDA stage along a shared-band axis: one fused kernel (solvers/cuda/
+// thomas_pcr_fused_stage.cuh) forms the same right-hand side as the general path below
+// (base/s - A_a V_old + Neumann and source terms; Dirichlet ends from the face arrays,
+// so V_old's boundary need not be written) and solves it. Pivots depend on s only: they
+// are checked (one synchronisation) when s changes, not on every stage.
+template <class T>
+void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old,
+                                    Field<T>* V_old, const std::array<bool, 3>& later, Field<T>* result) {
+  AxisData& A = ax[a];
+  const index_t o = A.sweep_offset;
+  const bool cancel = V_old && t_old == t_new;  // g_a(t_new) - g_a(t_old) = 0
+  cuda_backend::FusedStage<T> st;
+  st.lines = A.plan->lines();
+  st.periodic = A.periodic;
+  st.base = base.data() + o;
+  st.v = V_old ? V_old->data() + o : nullptr;
+  st.inv_s = T(1) / s;
+  st.a = A.a.data();
+  st.d = A.d.data();
+  st.c = A.c.data();
+  const auto oth = others(a);
+  st.face_n1 = grid.extent(static_cast<Axis>(oth[0]));
+  st.face_base = lo[oth[0]] + lo[oth[1]] * st.face_n1;
+  const bool correct = V_old && !cancel && !static_data && stage_correction(a, later);
+  for (int side = 0; side < 2; ++side) {
+    const int f = 2 * a + side;
+    const BoundaryKind kind = face(a, side == 1).kind();
+    if (kind == BoundaryKind::dirichlet) {
+      const T* g_new = face_values(f, t_new);
+      const T* g_old = V_old ? face_values(f, t_old) : nullptr;
+      st.end[side] = g_new;
+      st.v_end[side] = g_old;
+      if (correct) {
+        // The intermediate stage's boundary values (stage_face_correction), from face data.
+        const index_t m = grid.extent(static_cast<Axis>(oth[0])) * grid.extent(static_cast<Axis>(oth[1]));
+        if (end_scratch[side].size() < m) end_scratch[side] = Array<T>(m, exec);
+        std::array<T, 3> w{};
+        int count = 0;
+        for (int i = 0; i < 3; ++i)
+          if (later[i] && i != a && active[i]) {
+            w[i] = -s;
+            ++count;
+          }
+        std::array<std::array<const T*, 2>, 3> nn{}, no{};
+        for (int i = 0; i < 3; ++i)
+          for (int sd = 0; sd < 2; ++sd)
+            if (w[i] != T(0) && face(i, sd == 1).kind() == BoundaryKind::neumann) {
+              nn[i][sd] = face_values(2 * i + sd, t_new);
+              no[i][sd] = face_values(2 * i + sd, t_old);
+            }
+        const T* sn = source ? source_at(t_new) : nullptr;
+        const T* so = source ? source_at(t_old) : nullptr;
+        cuda_backend::stage_face_values<T>(view, region(f, true), g_new, g_old, w, nn, no, sn, so,
+                                           -s * T(count) / T(k), end_scratch[side].data(), exec.stream());
+        st.end[side] = end_scratch[side].data();
+      }
+    } else if (kind == BoundaryKind::neumann && !cancel) {
+      st.neu_add[side] = face_values(f, t_new);
+      if (V_old) st.neu_sub[side] = face_values(f, t_old);
+    }
+  }
+  if (source && !cancel) {
+    st.src[0] = source_at(t_new) + o;
+    st.src_scale[0] = T(1) / T(k);
+    if (V_old) {
+      st.src[1] = source_at(t_old) + o;
+      st.src_scale[1] = T(-1) / T(k);
+      st.src[0] = source_at(t_new) + o;
+    }
+  }
+  st.u = (result ? result->data() : Y.data()) + o;
+  const bool check = A.s_formed != s;
+  int* flag = check ? static_cast<int*>(pivot_flag.get()) : nullptr;
+  if (check) {
+    const int zero = 0;
+    cuda_backend::copy_on_stream(flag, &zero, sizeof(int), cuda_backend::Copy::host_to_device, exec.stream());
+  }
+  cuda_backend::fused_stage_solve<T>(st, flag, exec.stream());
+  if (check) {
+    int bad = 0;
+    cuda_backend::copy_on_stream(&bad, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
+    if (bad != 0)
+      throw SingularSystem(std::string("Operator::solve: the implicit stage along ") + axis_name(static_cast<Axis>(a)) +
+                           " has a zero or non-finite pivot for s = " + detail::number(double(s)) +
+                           "; I/s - A is not diagonally dominant enough (take a smaller time step)");
+    A.s_formed = s;
+  }
+}
+
+template struct Operator<float>::Impl;
+template struct Operator<double>::Impl;
+
+}  // namespace adi
