@@ -1,0 +1,191 @@
+#pragma once
+// Internal: the state of adi::mpi::DistributedTridiagonalPlan<T> shared by the files that
+// implement it, one concern each:
+//   distributed_tridiagonal.cpp           the method (see there), strategy names and cost
+//                                         model, construction, host passes, public members
+//   distributed_tridiagonal_exchange.cpp  the reduced system between ranks on the host:
+//                                         allgather / alltoall / PCR strategies, its solve
+//   distributed_tridiagonal_device.cpp    device plans: passes on the GPU, transports
+//                                         (host staging, CUDA-aware MPI, NCCL), their choice
+#include "adi/mpi/distributed_tridiagonal.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <new>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "adi/field.hpp"
+#include "adi/mpi/nccl_transport.hpp"
+#include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/partition_local_passes.hpp"
+#include "solvers/common/partition_reduced.hpp"
+
+namespace adi::mpi {
+
+namespace partition_detail {
+
+inline double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+constexpr int kGroup = 128;  // lines handled together when neighbouring lines are adjacent in memory (whole 4 KiB rows: fewer pages per row)
+
+// Coefficient access: per-element bands (offset of the element) or shared bands (row).
+template <class T>
+struct FullBand {
+  const T *a, *b, *c;
+  T A(index_t o, index_t) const { return a[o]; }
+  T B(index_t o, index_t) const { return b[o]; }
+  T C(index_t o, index_t) const { return c[o]; }
+};
+template <class T>
+struct SharedBand {
+  const T *a, *b, *c;
+  T A(index_t, index_t i) const { return a[i]; }
+  T B(index_t, index_t i) const { return b[i]; }
+  T C(index_t, index_t i) const { return c[i]; }
+};
+
+// One PCR elimination of row `r` with rows `m` (i - s) and `p` (i + s), each (a, b, c, d).
+template <class T>
+inline void pcr_combine(const T* r, const T* m, const T* p, T* out) {
+  const T k1 = r[0] / m[1], k2 = r[2] / p[1];
+  out[0] = -k1 * m[0];
+  out[1] = r[1] - k1 * m[2] - k2 * p[0];
+  out[2] = -k2 * p[2];
+  out[3] = r[3] - k1 * m[3] - k2 * p[3];
+}
+
+inline bool power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
+
+// Host buffers of the values that cross between device and host (reduced rows and their
+// solution): page-locked when the plan's executor is a device, ordinary otherwise.
+template <class T>
+struct StagingAllocator {
+  using value_type = T;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_copy_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
+  bool pinned = false;
+  StagingAllocator() = default;
+  explicit StagingAllocator(bool p) : pinned(p) {}
+  template <class U>
+  StagingAllocator(const StagingAllocator<U>& o) : pinned(o.pinned) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(pinned ? cuda_backend::partition::pinned_alloc(n * sizeof(T)) : ::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t) noexcept {
+    if (pinned)
+      cuda_backend::partition::pinned_free(p);
+    else
+      ::operator delete(p);
+  }
+  template <class U>
+  bool operator==(const StagingAllocator<U>& o) const { return pinned == o.pinned; }
+  template <class U>
+  bool operator!=(const StagingAllocator<U>& o) const { return pinned != o.pinned; }
+};
+template <class T>
+using StagingVector = std::vector<T, StagingAllocator<T>>;
+
+}  // namespace partition_detail
+
+using partition_detail::FullBand;
+using partition_detail::kGroup;
+using partition_detail::now;
+using partition_detail::pcr_combine;
+using partition_detail::power_of_two;
+using partition_detail::SharedBand;
+using partition_detail::StagingAllocator;
+using partition_detail::StagingVector;
+
+template <class T>
+struct DistributedTridiagonalPlan<T>::Impl {
+  Axis axis;
+  Executor exec = Executor::host();
+  Box3 box;
+  DistributedOptions opt;
+  LineSet ls;
+  MPI_Comm comm = MPI_COMM_NULL;  // the axis communicator (owned by the ProcessGrid)
+  int P = 1, r = 0;
+  index_t m = 0, L = 0;
+  ReducedStrategy strategy = ReducedStrategy::allgather;
+  StrategyCosts costs;
+  std::optional<TridiagonalPlan<T>> local;  // unsplit axis
+
+  std::vector<T> alpha, gamma;  // per element of the segment (rows 1..m-2 used)
+  StagingVector<T> red;         // 8 per line: rows 0 and m-1 of the reduced system
+  StagingVector<T> sol;         // 2 per line: u_0 and u_{m-1}
+  StagingVector<T> gather;      // allgather: P*L*8; alltoall: P*chunk*8; pcr: 2 * L*8 (left, right)
+  StagingVector<T> back;        // alltoall: P*chunk*2 results; pcr: new rows L*8
+  std::vector<T> ident;         // pcr: identity rows for a missing neighbour
+  std::vector<T> sendbuf;       // pcr: packed single rows for the first step (2 * L*4)
+  std::vector<T> scratch;       // per thread: 4 * 2P + 2P
+  std::vector<int> cnt8, dsp8, cnt2, dsp2, rcnt8, rdsp8, rcnt2, rdsp2;
+  index_t chunk_lo = 0, chunk_n = 0;
+  // Device memory: the local passes run on the device (solvers/cuda/partition_local_passes.cu);
+  // only the reduced rows and their solution travel through host memory.
+  Array<T> d_alpha, d_gamma, d_red, d_sol, d_red1, d_w2, d_sol1;
+  cuda_backend::partition::Workspace<T> dw;
+  // Device plans: how the reduced rows travel and where they are solved. With the device
+  // solve: d_gather (the gathered rows, the host layout), d_back (alltoall: the chunk's
+  // solutions), d_scratch (3 * 2P per solved line); d_flag / h_flag carry the
+  // back-substitution's "non-finite end value" verdict to the host.
+  Transport transport = Transport::host_staging;
+  bool device_solve = false;
+  std::shared_ptr<nccl::Communicator> nccl_comm;
+  Array<T> d_gather, d_back, d_scratch;
+  Array<int> d_flag;
+  StagingVector<int> h_flag;
+  // Phase timing on the stream: event k closes a span of kind ev_kind[k] (kIdle: the stream
+  // waited for the host, not counted).
+  enum Span { kStart = -1, kLocal = 0, kStaging = 1, kExchange = 2, kIdle = 3 };
+  std::vector<void*> ev;
+  std::vector<int> ev_kind;
+  int n_ev = 0;
+  double t_local = 0, t_exchange = 0, t_staging = 0, t_wait = 0, bytes = 0;
+
+  ~Impl() {
+    for (void* e : ev) cuda_backend::partition::event_destroy(e);
+  }
+  void mark(int kind) {
+    cuda_backend::partition::event_record(ev[std::size_t(n_ev)], exec.stream());
+    ev_kind[std::size_t(n_ev++)] = kind;
+  }
+  double strategy_bytes() const {
+    const double w = double(sizeof(T));
+    return strategy == ReducedStrategy::alltoall ? double(2 * (P - 1) * (L / P + 1) * 10) * w : double(P * L * 8) * w;
+  }
+  void exchange_device();
+  void finish_device();
+  void timing_barrier() {
+    if (!opt.timing_barrier) return;
+    const double t0 = now();
+    check_mpi(MPI_Barrier(comm), "MPI_Barrier");
+    t_wait = now() - t0;
+  }
+  void resolve_transport(const ProcessGrid& procs);
+  // pcr runs on the host: only a host plan or host staging with the host solve can take it.
+  bool pcr_allowed() const {
+    return exec.is_host() || (transport == Transport::host_staging && opt.reduced_solve != ReducedSolveSite::device);
+  }
+
+  index_t line_offset(index_t l) const { return ls.offset(l); }
+  int group_size() const { return ls.stride0 == 1 ? kGroup : 1; }
+
+  template <class Band>
+  bool reduce(const Band& bd, const T* d, T* u);
+  bool back_substitute(T* u);
+  bool exchange_and_solve();
+  void solve_lines(index_t first, index_t count, int n_rows, const T* rows, index_t line_stride,
+                   index_t rank_stride, T* out, index_t out_rank_stride, index_t out_line_stride, bool whole);
+  template <class Band>
+  void run(const Band& bd, const T* d, T* u);
+  void run_device(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+};
+
+}  // namespace adi::mpi

@@ -1,0 +1,215 @@
+// DistributedTridiagonalPlan on device memory: the passes on the GPU, the transports of the
+// reduced rows (host staging, CUDA-aware MPI, NCCL) and their choice (see the impl header).
+#include "adi/mpi/detail/distributed_tridiagonal_impl.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace adi::mpi {
+
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, const T* c, bool shared, const T* d,
+                                                     T* u) {
+  namespace part = cuda_backend::partition;
+  cuda_backend::set_device(exec.device());  // this rank's GPU (ranks of a node pick different ones)
+  void* st = exec.stream();
+  n_ev = 0;
+  t_wait = 0;
+  mark(kStart);
+  part::clear_flag_async(d_flag.data(), st);
+  const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
+  // A zero pivot writes NaN into the line's reduced rows; the reduced solve carries the NaN
+  // to every rank of the line, whose back-substitution raises d_flag: all ranks throw
+  // below, after the collectives they were in anyway.
+  part::reduce<T>(ls, a, b, c, shared, d, u, dw, d_red.data(), first_open, last_open, st);
+  mark(kLocal);
+  exchange_device();  // d_red -> d_sol by the plan's transport
+  part::back_substitute<T>(ls, dw, d_sol.data(), u, d_flag.data(), st);
+  mark(kLocal);
+  finish_device();
+}
+
+// The end of a device solve: the pivot verdict to the host, the phase times from the
+// events, SingularSystem.
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::finish_device() {
+  namespace part = cuda_backend::partition;
+  void* st = exec.stream();
+  part::copy_async(h_flag.data(), d_flag.data(), sizeof(int), st);
+  cuda_backend::synchronize(st);
+  double t[4] = {0, 0, 0, 0};
+  for (int k = 1; k < n_ev; ++k)
+    t[ev_kind[std::size_t(k)]] += part::event_seconds(ev[std::size_t(k - 1)], ev[std::size_t(k)]);
+  t_local = t[kLocal];
+  t_staging = t[kStaging];
+  t_exchange = t[kExchange];
+  if (opt.check_pivots && h_flag[0] != 0)
+    throw SingularSystem(std::string("DistributedTridiagonalPlan: a zero or non-finite pivot along ") +
+                         axis_name(axis) +
+                         " (on this or another rank of the axis; the partition method needs diagonally "
+                         "dominant lines); u holds no solution");
+}
+
+// Phase 2 of a device plan: d_red (this rank's rows) -> d_sol (this rank's two unknowns
+// per line), enqueued on the stream or, around MPI calls, waited for.
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::exchange_device() {
+  namespace part = cuda_backend::partition;
+  void* st = exec.stream();
+  const std::size_t w = sizeof(T);
+  const MPI_Datatype type = mpi_type<T>();
+  const int n = int(2 * P);
+  const bool gather_all = strategy == ReducedStrategy::allgather;
+  // The device solve of the gathered rows (the same layouts as the host's solve_lines).
+  auto solve_gathered = [&] {
+    if (gather_all)
+      part::solve_reduced<T>(L, n, opt.periodic, d_gather.data(), 8, L * 8, d_scratch.data(), r, d_sol.data(), 0, 0,
+                             st);
+    else
+      part::solve_reduced<T>(chunk_n, n, opt.periodic, d_gather.data(), 8, chunk_n * 8, d_scratch.data(), -1,
+                             d_back.data(), chunk_n * 2, 2, st);
+  };
+  bytes = strategy_bytes();
+  if (opt.timing_barrier) {  // benchmarks: waiting for slower ranks timed apart
+    cuda_backend::synchronize(st);
+    timing_barrier();
+    mark(kIdle);
+  }
+  switch (transport) {
+    case Transport::nccl: {
+      if (gather_all) {
+        nccl::all_gather(*nccl_comm, d_red.data(), d_gather.data(), std::size_t(L * 8) * w, st);
+        solve_gathered();
+      } else {
+        nccl::all_to_all_v(*nccl_comm, d_red.data(), cnt8.data(), dsp8.data(), d_gather.data(), rcnt8.data(),
+                           rdsp8.data(), w, st);
+        solve_gathered();
+        nccl::all_to_all_v(*nccl_comm, d_back.data(), rcnt2.data(), rdsp2.data(), d_sol.data(), cnt2.data(),
+                           dsp2.data(), w, st);
+      }
+      mark(kExchange);
+      return;
+    }
+    case Transport::cuda_aware_mpi: {
+      cuda_backend::synchronize(st);  // MPI reads d_red
+      if (gather_all) {
+        check_mpi(MPI_Allgather(d_red.data(), int(L * 8), type, d_gather.data(), int(L * 8), type, comm),
+                  "MPI_Allgather");
+        solve_gathered();
+      } else {
+        check_mpi(MPI_Alltoallv(d_red.data(), cnt8.data(), dsp8.data(), type, d_gather.data(), rcnt8.data(),
+                                rdsp8.data(), type, comm),
+                  "MPI_Alltoallv");
+        solve_gathered();
+        cuda_backend::synchronize(st);
+        check_mpi(MPI_Alltoallv(d_back.data(), rcnt2.data(), rdsp2.data(), type, d_sol.data(), cnt2.data(),
+                                dsp2.data(), type, comm),
+                  "MPI_Alltoallv");
+      }
+      mark(kExchange);
+      return;
+    }
+    case Transport::host_staging:
+    case Transport::automatic: break;
+  }
+  part::copy_async(red.data(), d_red.data(), red.size() * w, st);
+  mark(kStaging);
+  cuda_backend::synchronize(st);  // MPI reads red
+  if (!device_solve) {
+    exchange_and_solve();  // MPI and the reduced solve on the host (pcr: its exchanges and eliminations)
+    mark(kExchange);
+    part::copy_async(d_sol.data(), sol.data(), sol.size() * w, st);
+    mark(kStaging);
+    return;
+  }
+  if (gather_all) {
+    check_mpi(MPI_Allgather(red.data(), int(L * 8), type, gather.data(), int(L * 8), type, comm), "MPI_Allgather");
+    mark(kExchange);
+    part::copy_async(d_gather.data(), gather.data(), gather.size() * w, st);
+    mark(kStaging);
+    solve_gathered();
+    mark(kExchange);
+    return;
+  }
+  check_mpi(MPI_Alltoallv(red.data(), cnt8.data(), dsp8.data(), type, gather.data(), rcnt8.data(), rdsp8.data(), type,
+                          comm),
+            "MPI_Alltoallv");
+  mark(kExchange);
+  part::copy_async(d_gather.data(), gather.data(), gather.size() * w, st);
+  mark(kStaging);
+  solve_gathered();
+  mark(kExchange);
+  part::copy_async(back.data(), d_back.data(), back.size() * w, st);
+  mark(kStaging);
+  cuda_backend::synchronize(st);  // MPI reads back
+  check_mpi(MPI_Alltoallv(back.data(), rcnt2.data(), rdsp2.data(), type, sol.data(), cnt2.data(), dsp2.data(), type,
+                          comm),
+            "MPI_Alltoallv");
+  mark(kExchange);
+  part::copy_async(d_sol.data(), sol.data(), sol.size() * w, st);
+  mark(kStaging);
+}
+
+// Picks the transport of a split axis (collective over the axis; the options already
+// agree): every rank takes the same branch, and an explicit choice this build or machine
+// cannot run throws the same Unsupported on every rank, naming what is missing.
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::resolve_transport(const ProcessGrid& procs) {
+  const Transport want = opt.transport;
+  const std::string pre = std::string("DistributedTridiagonalPlan: transport ") + transport_name(want) + ": ";
+  std::string err;
+  if (exec.is_host()) {
+    // Host memory goes to MPI as it is.
+    if (want == Transport::cuda_aware_mpi || want == Transport::nccl)
+      err = pre + "needs device memory (Executor::cuda); host plans exchange host memory with plain MPI";
+    transport = Transport::host_staging;
+    agree_supported(comm, err.empty(), err);
+    return;
+  }
+  const bool pcr = opt.strategy == ReducedStrategy::pcr;
+  const bool device_transport_ok = !pcr && opt.reduced_solve != ReducedSolveSite::host;
+  std::string shared;
+  if (nccl::built() && (want == Transport::nccl || (want == Transport::automatic && device_transport_ok)))
+    shared = nccl::shared_gpu_report(comm, exec.device());  // collective: every rank or none
+  const int aware_here = cuda_aware() ? 1 : 0;
+  int aware = 0;
+  check_mpi(MPI_Allreduce(&aware_here, &aware, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  switch (want) {
+    case Transport::automatic:
+      transport = !device_transport_ok                 ? Transport::host_staging
+                  : nccl::built() && shared.empty()    ? Transport::nccl
+                  : aware                              ? Transport::cuda_aware_mpi
+                                                       : Transport::host_staging;
+      break;
+    case Transport::host_staging: transport = want; break;
+    case Transport::cuda_aware_mpi:
+      transport = want;
+      if (!aware_here)
+        err = pre + "this MPI library does not take device pointers (" + cuda_aware_report() +
+              "); use host_staging, nccl or automatic";
+      break;
+    case Transport::nccl:
+      transport = want;
+      if (!nccl::built())
+        err = pre + "adi::mpi was built without NCCL (configure with -DADI_WITH_NCCL=ON where nccl.h and libnccl are "
+                    "found); use host_staging or automatic";
+      else if (!shared.empty())
+        err = pre + shared;
+      break;
+  }
+  if (err.empty() && transport != Transport::host_staging && pcr)
+    err = pre + "strategy pcr exchanges and eliminates on the host; use allgather or alltoall, or host_staging";
+  if (err.empty() && transport != Transport::host_staging && opt.reduced_solve == ReducedSolveSite::host)
+    err = pre + "reduced_solve = host needs host_staging (the rows never reach the host otherwise)";
+  if (err.empty() && pcr && opt.reduced_solve == ReducedSolveSite::device)
+    err = "DistributedTridiagonalPlan: reduced_solve = device does not apply to strategy pcr (solved between "
+          "neighbours on the host); use allgather or alltoall";
+  agree_supported(comm, err.empty(), err);
+  if (transport == Transport::nccl) nccl_comm = nccl::axis_communicator(procs, axis, exec.device());
+}
+
+template struct DistributedTridiagonalPlan<float>::Impl;
+template struct DistributedTridiagonalPlan<double>::Impl;
+
+}  // namespace adi::mpi
