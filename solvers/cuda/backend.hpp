@@ -1,7 +1,8 @@
 #pragma once
 // The CUDA backend seen from plain C++: no CUDA header here, streams are void*.
-// Implemented in solvers/cuda/*.cu when adi is built with CUDA, otherwise by
-// backend_stub.cpp, whose functions report "no device" or throw Unsupported.
+// The device kernel list: implemented in solvers/cuda/*.cu when adi is built with CUDA;
+// without CUDA the same list (ADI_CUDA_KERNEL, solvers/cuda/kernel_list.hpp) reports "no
+// device" or throws Unsupported.
 #include <array>
 #include <cstddef>
 
@@ -11,13 +12,17 @@
 #include "adi/base/layout.hpp"
 #include "adi/base/tridiagonal_types.hpp"
 #include "adi/base/variable_layout.hpp"
+#include "solvers/cuda/kernel_list.hpp"
 
 namespace adi::cuda_backend {
+ADI_CUDA_KERNELS_BEGIN
 
-bool compiled();     // built with CUDA at all
-int device_count();  // 0 on any CUDA error (no driver, no device)
-void set_device(int device);
-int current_device();
+// built with CUDA at all
+ADI_CUDA_KERNEL_OR(return false;, bool compiled())
+// 0 on any CUDA error (no driver, no device)
+ADI_CUDA_KERNEL_OR(return 0;, int device_count())
+ADI_CUDA_KERNEL(void set_device(int device))
+ADI_CUDA_KERNEL(int current_device())
 // Selects `device` for its lifetime and restores the caller's current device afterwards,
 // so that a plan never leaves its caller on another GPU. `select` false: does nothing
 // (host paths of a function that may run on either).
@@ -42,14 +47,17 @@ class DeviceGuard {
   bool active_;
   int previous_ = 0;
 };
-void* allocate(std::size_t bytes, int device);  // throws DeviceError
-void deallocate(void* p) noexcept;
+// throws DeviceError
+ADI_CUDA_KERNEL(void* allocate(std::size_t bytes, int device))
+ADI_CUDA_KERNEL_OR(, void deallocate(void* p) noexcept)
 enum class Copy { host_to_device, device_to_host, device_to_device, host_to_host };
-void copy(void* dst, const void* src, std::size_t bytes, Copy kind);  // synchronous
-void memset_zero(void* p, std::size_t bytes);
-void memset_zero_async(void* p, std::size_t bytes, void* stream);  // enqueued on `stream`
-void synchronize(void* stream);
-bool is_device_pointer(const void* p);
+// synchronous
+ADI_CUDA_KERNEL(void copy(void* dst, const void* src, std::size_t bytes, Copy kind))
+ADI_CUDA_KERNEL(void memset_zero(void* p, std::size_t bytes))
+// enqueued on `stream`
+ADI_CUDA_KERNEL(void memset_zero_async(void* p, std::size_t bytes, void* stream))
+ADI_CUDA_KERNEL_OR(, void synchronize(void* stream))
+ADI_CUDA_KERNEL_OR(return false;, bool is_device_pointer(const void* p))
 
 struct DeviceInfo {
   int sm_count = 0;
@@ -59,7 +67,7 @@ struct DeviceInfo {
   std::size_t global_memory = 0;
   char name[256] = {};
 };
-DeviceInfo device_info(int device);
+ADI_CUDA_KERNEL(DeviceInfo device_info(int device))
 
 // Tridiagonal kernels (solvers/cuda/*.cuh). Assume validated input.
 template <class T>
@@ -69,18 +77,18 @@ struct BandView {
   const T* c;
   bool shared;
 };
-std::size_t tridiagonal_workspace_bytes(Kernel kernel, const LineSet& lines, bool periodic,
-                                        std::size_t value_size);
+ADI_CUDA_KERNEL(std::size_t tridiagonal_workspace_bytes(Kernel kernel, const LineSet& lines, bool periodic,
+                                        std::size_t value_size))
 // Enqueues the solve on `stream`. `pivot_flag` (device int, may be null) is set non-zero
 // by the kernel on a zero or non-finite pivot.
 template <class T>
-void tridiagonal_solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,
-                       bool periodic, void* workspace, int* pivot_flag, void* stream);
+ADI_CUDA_KERNEL(void tridiagonal_solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,
+                       bool periodic, void* workspace, int* pivot_flag, void* stream))
 
 // Shared memory one block of `kernel` needs at the least (0 for kernels that need
 // little); the dispatch table compares it with DeviceInfo::shared_per_block_optin.
-std::size_t tridiagonal_min_shared_bytes(Kernel kernel, const LineSet& lines, bool shared_bands,
-                                         std::size_t value_size);
+ADI_CUDA_KERNEL_OR(return 0;, std::size_t tridiagonal_min_shared_bytes(Kernel kernel, const LineSet& lines, bool shared_bands,
+                                         std::size_t value_size))
 
 // Launch-shape overrides of the hybrid kernels (cuda_thomas_pcr, cuda_thomas_pcr_strided),
 // for the benchmark's tuning rows; 0 keeps the default policy.
@@ -91,9 +99,9 @@ struct Tuning {
   int prefetch = -1;        // pcr (lines up to 256): load the next line during a solve (0 off, 1 on)
 };
 template <class T>
-void tridiagonal_solve_tuned(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,
+ADI_CUDA_KERNEL(void tridiagonal_solve_tuned(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,
                              bool periodic, void* workspace, int* pivot_flag, void* stream,
-                             const Tuning& tuning);
+                             const Tuning& tuning))
 
 // Variable-size batches (solvers/cuda/variable_batch_pack.cu). A user layout of one array:
 // CompactBatch when offsets is set (element k of system s at offsets[s] + k, device
@@ -104,8 +112,8 @@ struct VariableSource {
 };
 // Copies between `src`'s user layout and SortedInterleaved (to_sorted) or back, on `stream`.
 template <class T>
-void variable_pack(const VariableBatchView& v, VariableSource layout, const T* src, T* dst, bool to_sorted,
-                   void* stream);
+ADI_CUDA_KERNEL(void variable_pack(const VariableBatchView& v, VariableSource layout, const T* src, T* dst, bool to_sorted,
+                   void* stream))
 
 // Variable-size tridiagonal kernels (solvers/cuda/thomas_variable*.cu): one thread per
 // system. Layout of the arrays: padded (k*stride + s, CP over `rows` rows or NCP),
@@ -128,14 +136,14 @@ struct VariableDeviceArrays {
   int rows = 0;                     // padded
   const index_t* offsets = nullptr;  // compact
 };
-std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v, index_t span,
-                                                 bool periodic, std::size_t value_size);
+ADI_CUDA_KERNEL(std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v, index_t span,
+                                                 bool periodic, std::size_t value_size))
 // Enqueues the solve; `bad_system` (device int) receives the smallest system index with a
 // zero or non-finite pivot, or stays kNoBadSystem (the launch sets it so first).
 inline constexpr int kNoBadSystem = 0x7f7f7f7f;
 template <class T>
-void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
-                                bool periodic, void* workspace, int* bad_system, void* stream);
+ADI_CUDA_KERNEL(void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
+                                bool periodic, void* workspace, int* bad_system, void* stream))
 
 // Variable-size batched Cholesky (solvers/cuda/cholesky_vbatched*.cu). A launch covers the
 // range [first, first + count) of the batch plan's size order (max_size: its largest):
@@ -151,50 +159,54 @@ struct CholeskyRange {
 inline constexpr int kCholeskyBlockedVariants = 4;  // (NB, threads): (16, 64) (32, 128) (32, 256) (16, 256)
 // A and ld: device arrays of count matrix pointers and leading dimensions; info: device.
 template <class T>
-void cholesky_vbatched_factor(const VariableBatchView& v, const CholeskyRange& range, T* const* A, const int* ld,
-                              int* info, void* stream);
+ADI_CUDA_KERNEL(void cholesky_vbatched_factor(const VariableBatchView& v, const CholeskyRange& range, T* const* A, const int* ld,
+                              int* info, void* stream))
 template <class T>
-void cholesky_vbatched_solve(const VariableBatchView& v, const T* const* L, const int* ld, T* const* B,
-                             const int* ldb, int nrhs, const int* info, void* stream);
+ADI_CUDA_KERNEL(void cholesky_vbatched_solve(const VariableBatchView& v, const T* const* L, const int* ld, T* const* B,
+                             const int* ldb, int nrhs, const int* info, void* stream))
 // out[s] = base + offsets[s] (a CompactBatch seen as pointers).
 template <class T>
-void cholesky_pointers(T* base, const index_t* offsets, index_t count, T** out, void* stream);
+ADI_CUDA_KERNEL(void cholesky_pointers(T* base, const index_t* offsets, index_t count, T** out, void* stream))
 // Side streams and events, so that the launches of different size classes overlap (MAGMA
 // runs its size classes concurrently too). Owned by a plan, created once.
-void* side_stream_create(int device);  // non-blocking
-void side_stream_destroy(void* stream) noexcept;
-void* side_event_create(int device);  // timing disabled
-void side_event_destroy(void* event) noexcept;
-void side_event_record(void* event, void* stream);
-void side_stream_wait(void* stream, void* event);
+// non-blocking
+ADI_CUDA_KERNEL(void* side_stream_create(int device))
+ADI_CUDA_KERNEL_OR(, void side_stream_destroy(void* stream) noexcept)
+// timing disabled
+ADI_CUDA_KERNEL(void* side_event_create(int device))
+ADI_CUDA_KERNEL_OR(, void side_event_destroy(void* event) noexcept)
+ADI_CUDA_KERNEL(void side_event_record(void* event, void* stream))
+ADI_CUDA_KERNEL(void side_stream_wait(void* stream, void* event))
 
 // Timing marks on a stream (cudaEvent_t as void*): the ADI solver times its parts with
 // them instead of synchronising the device around every part.
-void* event_create();
-void event_destroy(void* event) noexcept;
-void event_record(void* event, void* stream);
-bool event_done(void* event);                       // recorded work reached (non-blocking)
-double event_elapsed_ms(void* start, void* stop);  // waits for stop
+ADI_CUDA_KERNEL(void* event_create())
+ADI_CUDA_KERNEL_OR(, void event_destroy(void* event) noexcept)
+ADI_CUDA_KERNEL(void event_record(void* event, void* stream))
+// recorded work reached (non-blocking)
+ADI_CUDA_KERNEL(bool event_done(void* event))
+// waits for stop
+ADI_CUDA_KERNEL(double event_elapsed_ms(void* start, void* stop))
 
 // Every allocate() so far (a test checks that repeated ADI steps allocate nothing).
-std::size_t allocation_count();
+ADI_CUDA_KERNEL_OR(return 0;, std::size_t allocation_count())
 // Copies on `stream`, ordered with the work queued there, and waits for them.
-void copy_on_stream(void* dst, const void* src, std::size_t bytes, Copy kind, void* stream);
+ADI_CUDA_KERNEL(void copy_on_stream(void* dst, const void* src, std::size_t bytes, Copy kind, void* stream))
 
 // Stencil kernels of the ADI operator (solvers/cuda/stencil_*.cu), the CUDA versions of
 // solvers/cpu/stencil_* with the same arguments (adi/base/stencil.hpp), enqueued on
 // `stream`. Assume validated input.
 template <class T>
-void stencil_apply(const adi::detail::StencilView<T>& view, const adi::detail::ApplyArgs<T>& args, void* stream);
+ADI_CUDA_KERNEL(void stencil_apply(const adi::detail::StencilView<T>& view, const adi::detail::ApplyArgs<T>& args, void* stream))
 template <class T>
-void stencil_face(T* f, const Box3& box, const adi::detail::FaceRegion& region, const T* values, T scale, bool add,
-                  void* stream);
+ADI_CUDA_KERNEL(void stencil_face(T* f, const Box3& box, const adi::detail::FaceRegion& region, const T* values, T scale, bool add,
+                  void* stream))
 template <class T>
-void stencil_face_apply(const adi::detail::StencilView<T>& view, const adi::detail::FaceRegion& region, const T* v,
+ADI_CUDA_KERNEL(void stencil_face_apply(const adi::detail::StencilView<T>& view, const adi::detail::FaceRegion& region, const T* v,
                         const std::array<T, 3>& w, const std::array<std::array<const T*, 2>, 3>& neumann,
-                        const T* src, T src_scale, T* vals, bool add, void* stream);
+                        const T* src, T src_scale, T* vals, bool add, void* stream))
 template <class T>
-void stencil_diagonal(const T* d, T inv_s, T* b, index_t n, void* stream);
+ADI_CUDA_KERNEL(void stencil_diagonal(const T* d, T inv_s, T* b, index_t n, void* stream))
 
 // Several face writes (f[node] = scale * values[...]) in one launch, in order: where two
 // faces share an edge the later one's value stays, as if they ran one after the other.
@@ -206,7 +218,7 @@ struct FaceWrite {
 };
 constexpr int kMaxFaceWrites = 6;
 template <class T>
-void stencil_faces(T* f, const Box3& box, const FaceWrite<T>* writes, int count, void* stream);
+ADI_CUDA_KERNEL(void stencil_faces(T* f, const Box3& box, const FaceWrite<T>* writes, int count, void* stream))
 
 // The Dirichlet values of an intermediate ADI stage on one face, from boundary data alone
 // (face arrays, indexed like FaceRegion's values):
@@ -216,11 +228,11 @@ void stencil_faces(T* f, const Box3& box, const FaceWrite<T>* writes, int count,
 // Neumann face arrays (may be null); src_* are field-shaped (may be null). Only the
 // face's nodes in the region's ranges are written.
 template <class T>
-void stage_face_values(const adi::detail::StencilView<T>& view, const adi::detail::FaceRegion& region,
+ADI_CUDA_KERNEL(void stage_face_values(const adi::detail::StencilView<T>& view, const adi::detail::FaceRegion& region,
                        const T* g_new, const T* g_old, const std::array<T, 3>& w,
                        const std::array<std::array<const T*, 2>, 3>& neumann_new,
                        const std::array<std::array<const T*, 2>, 3>& neumann_old, const T* src_new,
-                       const T* src_old, T src_scale, T* out, void* stream);
+                       const T* src_old, T src_scale, T* out, void* stream))
 
 // One implicit ADI stage along an axis with shared bands, in one kernel
 // (solvers/cuda/thomas_pcr_fused_stage.cuh): per line the right-hand side
@@ -253,9 +265,9 @@ struct FusedStage {
 };
 // Whether fused_stage_solve takes these lines: stride-1 lines (X) or neighbouring lines
 // adjacent in memory (Y, Z), n <= 4096.
-bool fused_stage_supported(const LineSet& lines);
+ADI_CUDA_KERNEL_OR(return false;, bool fused_stage_supported(const LineSet& lines))
 template <class T>
-void fused_stage_solve(const FusedStage<T>& stage, int* pivot_flag, void* stream);
+ADI_CUDA_KERNEL(void fused_stage_solve(const FusedStage<T>& stage, int* pivot_flag, void* stream))
 // Launch-shape overrides of the fused stage, for the benchmark's tuning rows (0: default).
 struct FusedTuning {
   int warps = 0;       // X: warps per block
@@ -264,40 +276,40 @@ struct FusedTuning {
   int lines = 0;       // Y/Z: lines per tile
 };
 template <class T>
-void fused_stage_solve_tuned(const FusedStage<T>& stage, int* pivot_flag, void* stream, const FusedTuning& tuning);
+ADI_CUDA_KERNEL(void fused_stage_solve_tuned(const FusedStage<T>& stage, int* pivot_flag, void* stream, const FusedTuning& tuning))
 
 // Block-tridiagonal kernels (solvers/cuda/block_thomas*.cuh). Assume validated input.
 // Workspace: the factors C*_i of every system (interleaved by system, so coalesced).
-std::size_t block_tridiagonal_workspace_bytes(BlockKernel kernel, const BlockLineSet& lines, bool periodic,
-                                              std::size_t value_size);
+ADI_CUDA_KERNEL(std::size_t block_tridiagonal_workspace_bytes(BlockKernel kernel, const BlockLineSet& lines, bool periodic,
+                                              std::size_t value_size))
 // Enqueues the solve on `stream`. `singular` (device, zeroed by the caller) receives the
 // maximum of ~0ull - (system * n + row) over the singular pivot blocks met, so it stays 0
 // when there are none and otherwise names the first system and row.
 template <class T>
-void block_tridiagonal_solve(BlockKernel kernel, const BlockLineSet& lines, const T* a, const T* b, const T* c,
+ADI_CUDA_KERNEL(void block_tridiagonal_solve(BlockKernel kernel, const BlockLineSet& lines, const T* a, const T* b, const T* c,
                              const T* d, T* u, double tol, bool periodic, void* workspace,
-                             unsigned long long* singular, void* stream);
+                             unsigned long long* singular, void* stream))
 
 // One large tridiagonal system (solvers/cuda/partition_large.cu; adi/large_tridiagonal.hpp).
 // Rows per thread chunk the kernels are built for, and the default per precision.
-int large_chunk_min();
-int large_chunk_max();
-int large_default_chunk(std::size_t value_size);
-std::size_t large_workspace_bytes(index_t n, bool periodic, int chunk, std::size_t value_size);
+ADI_CUDA_KERNEL(int large_chunk_min())
+ADI_CUDA_KERNEL(int large_chunk_max())
+ADI_CUDA_KERNEL(int large_default_chunk(std::size_t value_size))
+ADI_CUDA_KERNEL(std::size_t large_workspace_bytes(index_t n, bool periodic, int chunk, std::size_t value_size))
 // Zeroes the pivot flag on `stream` (before the solves that share it).
-void large_flag_reset(unsigned long long* flag, void* stream);
+ADI_CUDA_KERNEL(void large_flag_reset(unsigned long long* flag, void* stream))
 // Enqueues the two-pass partition solve of one system on `stream`. On a bad pivot at row r
 // the kernels raise `pivot_flag` (may be null) to at least flag_bias - r. load: 0 the
 // default, 1 lanes load straight from global memory, 2 tiles staged in shared memory.
 template <class T>
-void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, int chunk,
+ADI_CUDA_KERNEL(void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, int chunk,
                  double tolerance, void* workspace, unsigned long long* pivot_flag, unsigned long long flag_bias,
-                 void* stream, int load = 0);
+                 void* stream, int load = 0))
 
 // Batched Hines kernels (solvers/cuda/hines*.cu; adi/hines.hpp). Assume validated input.
 // Threads per block the stack kernel (HinesKernel::cuda_stack) can run for neurons of up to
 // `max_size` compartments of `value_size` bytes on `device` (0: not even one fits).
-int hines_stack_threads(int max_size, std::size_t value_size, int device);
+ADI_CUDA_KERNEL(int hines_stack_threads(int max_size, std::size_t value_size, int device))
 // Launch shape: a thread count override and, for the sorted layout, ranges of thread slots
 // of similar size (host arrays) so that shared memory is sized per range, not by the largest.
 struct HinesLaunch {
@@ -311,11 +323,12 @@ struct HinesLaunch {
 // non-finite pivot, or stays kNoBadNeuron (the launch sets it so first).
 inline constexpr int kNoBadNeuron = 0x7f7f7f7f;
 template <class T>
-void hines_solve(HinesKernel kernel, const adi::detail::HinesView& view, const T* offdiag, T* diag, T* rhs,
-                 const HinesLaunch& launch, int* bad_neuron, void* stream);
+ADI_CUDA_KERNEL(void hines_solve(HinesKernel kernel, const adi::detail::HinesView& view, const T* offdiag, T* diag, T* rhs,
+                 const HinesLaunch& launch, int* bad_neuron, void* stream))
 // Implicit Euler assembly over `span` values: diag = d0; v = cdt * v + ge; v[stim_pos[k]] += stim_amp[k].
 template <class T>
-void hines_assemble(index_t span, const T* d0, const T* cdt, const T* ge, T* diag, T* v, const index_t* stim_pos,
-                    const T* stim_amp, int nstim, void* stream);
+ADI_CUDA_KERNEL(void hines_assemble(index_t span, const T* d0, const T* cdt, const T* ge, T* diag, T* v, const index_t* stim_pos,
+                    const T* stim_amp, int nstim, void* stream))
 
+ADI_CUDA_KERNELS_END
 }  // namespace adi::cuda_backend

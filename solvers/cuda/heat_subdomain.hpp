@@ -1,9 +1,9 @@
 #pragma once
 // The device kernels of the distributed heat step (adi/mpi/heat.cpp) and of the device
 // halo exchange (adi/mpi/halo.cpp), seen from plain C++ (no CUDA header). Implemented in
-// solvers/cuda/heat_subdomain.cu when adi is built with CUDA; adi/mpi/heat_device_stub.cpp
-// throws Unsupported otherwise (a build without CUDA cannot create a device executor, so
-// the stubs are never reached).
+// solvers/cuda/heat_subdomain.cu when adi is built with CUDA; without CUDA the same list
+// (ADI_CUDA_KERNEL) throws Unsupported (a build without CUDA cannot create a device
+// executor, so it is never reached).
 //
 // Fields are a rank's dense allocation (Box3 `all`, ghosts included, x fastest). Every
 // call is enqueued on `stream` (a cudaStream_t; null: the default stream) and returns
@@ -11,8 +11,12 @@
 #include <cstddef>
 
 #include "adi/base/layout.hpp"
+#include "solvers/cuda/kernel_list.hpp"
+#include <new>
 
 namespace adi::cuda_backend::heat_subdomain {
+ADI_CUDA_KERNELS_BEGIN
+
 
 // The halo slabs of axis `axis` (ghost width g): the g planes starting at plane p, over the
 // whole allocation of the other two axes (their ghosts included, so edges and corners
@@ -20,19 +24,19 @@ namespace adi::cuda_backend::heat_subdomain {
 // pack_halo writes the first owned slab (p = g) to send[0, count) and the last (p = n - 2g)
 // to send[count, 2 count); unpack_halo writes from_lo into the low ghosts (p = 0) and
 // from_hi into the high ghosts (p = n - g); a null source leaves those ghosts as they are.
-index_t halo_count(const Box3& all, int axis, int g);
+ADI_CUDA_KERNEL(index_t halo_count(const Box3& all, int axis, int g))
 template <class T>
-void pack_halo(const T* f, const Box3& all, int axis, int g, T* send, void* stream);
+ADI_CUDA_KERNEL(void pack_halo(const T* f, const Box3& all, int axis, int g, T* send, void* stream))
 template <class T>
-void unpack_halo(T* f, const Box3& all, int axis, int g, const T* from_lo, const T* from_hi, void* stream);
+ADI_CUDA_KERNEL(void unpack_halo(T* f, const Box3& all, int axis, int g, const T* from_lo, const T* from_hi, void* stream))
 
 // The explicit part of a Douglas stage over the unknown nodes (local indices lo..hi per
 // axis, `origin` the storage index of local node (0, 0, 0)):
 //   w = (accumulate ? w : u) + sum_a coef[a] * (u[-s_a] - 2 u + u[+s_a])
 // (coef[a] = 0 skips axis a; it reads one ghost layer of u along every axis it uses).
 template <class T>
-void heat_combine(const T* u, T* w, const Box3& all, index_t origin, const index_t lo[3], const index_t hi[3],
-                  const T coef[3], bool accumulate, void* stream);
+ADI_CUDA_KERNEL(void heat_combine(const T* u, T* w, const Box3& all, index_t origin, const index_t lo[3], const index_t hi[3],
+                  const T coef[3], bool accumulate, void* stream))
 
 // Dirichlet data on one face of this rank's box, evaluated on the host as a plane of
 // doubles over the local in-plane indices plo[i] .. plo[i] + pn[i] - 1 of the two other
@@ -58,12 +62,13 @@ struct FaceWrite {
   double weight[3]{};
 };
 template <class T>
-void write_faces(T* f, const Box3& all, index_t origin, const FaceWrite* faces, int count, const double* g_new,
-                 const double* g_old, bool stage, void* stream);
+ADI_CUDA_KERNEL(void write_faces(T* f, const Box3& all, index_t origin, const FaceWrite* faces, int count, const double* g_new,
+                 const double* g_old, bool stage, void* stream))
 
 // Page-locked host memory (cudaMallocHost) for the staged halo slabs and face planes.
 // pinned_free(nullptr) does nothing.
-void* pinned_alloc(std::size_t bytes);
-void pinned_free(void* p) noexcept;
+ADI_CUDA_KERNEL_OR(return bytes ? ::operator new(bytes) : nullptr;, void* pinned_alloc(std::size_t bytes))
+ADI_CUDA_KERNEL_OR(::operator delete(p);, void pinned_free(void* p) noexcept)
 
+ADI_CUDA_KERNELS_END
 }  // namespace adi::cuda_backend::heat_subdomain

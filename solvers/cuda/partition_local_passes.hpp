@@ -1,8 +1,8 @@
 #pragma once
 // The local passes of the distributed partition method (adi/mpi/distributed_tridiagonal.cpp)
 // on a CUDA device, seen from plain C++ (no CUDA header). Implemented in
-// solvers/cuda/partition_local_passes.cu when adi is built with CUDA; adi/mpi supplies stubs that
-// throw Unsupported otherwise. Workspaces are row-major over lines (alpha[i*lines + l]) so
+// solvers/cuda/partition_local_passes.cu when adi is built with CUDA; without CUDA the same
+// list (ADI_CUDA_KERNEL) throws Unsupported. Workspaces are row-major over lines (alpha[i*lines + l]) so
 // that neighbouring lines' threads touch neighbouring words.
 //
 // Parallelism: one thread per line leaves a GPU mostly idle when a rank holds few, long
@@ -15,8 +15,12 @@
 #include <string>
 
 #include "adi/base/layout.hpp"
+#include "solvers/cuda/kernel_list.hpp"
+#include <new>
 
 namespace adi::cuda_backend::partition {
+ADI_CUDA_KERNELS_BEGIN
+
 
 // Device workspace of a plan (S sub-segments per line segment of m rows, L lines):
 // alpha, gamma m*L each; with S > 1 also red1 8*S*L, w2 3*2S*L and sol1 2S*L values.
@@ -35,14 +39,14 @@ struct Workspace {
 // c are length-m arrays. A zero or non-finite pivot writes NaN into the line's reduced
 // rows. Enqueued on `stream`.
 template <class T>
-void reduce(const LineSet& lines, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
-            const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream);
+ADI_CUDA_KERNEL(void reduce(const LineSet& lines, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
+            const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream))
 
 // Phase 3: u_0 and u_{m-1} from sol[l*2], sol[l*2+1], then the interior rows. bad (a
 // device int, may be null) is set to 1 when a line's u_0 or u_{m-1} is not finite (a
 // zero pivot on some rank poisoned the reduced rows with NaN).
 template <class T>
-void back_substitute(const LineSet& lines, const Workspace<T>& w, const T* sol, T* u, int* bad, void* stream);
+ADI_CUDA_KERNEL(void back_substitute(const LineSet& lines, const Workspace<T>& w, const T* sol, T* u, int* bad, void* stream))
 
 // Phase 2 on the device: the reduced systems (n = 2P rows) of `count` lines, one thread
 // per line (solve_reduced_rows of partition_reduced.hpp). Row k of line l is
@@ -51,27 +55,29 @@ void back_substitute(const LineSet& lines, const Workspace<T>& w, const T* sol, 
 // allgather layout); pair < 0: every rank's, out[p*out_rank_stride + l*out_line_stride
 // + {0, 1}] (the alltoall layout). scratch: 3*n*count values. Enqueued on `stream`.
 template <class T>
-void solve_reduced(index_t count, int n, bool periodic, const T* rows, index_t line_stride, index_t rank_stride,
-                   T* scratch, int pair, T* out, index_t out_rank_stride, index_t out_line_stride, void* stream);
+ADI_CUDA_KERNEL(void solve_reduced(index_t count, int n, bool periodic, const T* rows, index_t line_stride, index_t rank_stride,
+                   T* scratch, int pair, T* out, index_t out_rank_stride, index_t out_line_stride, void* stream))
 
 // Asynchronous copy between any two of device / page-locked host memory, on `stream`.
-void copy_async(void* dst, const void* src, std::size_t bytes, void* stream);
+ADI_CUDA_KERNEL(void copy_async(void* dst, const void* src, std::size_t bytes, void* stream))
 // *flag = 0 on `stream`.
-void clear_flag_async(int* flag, void* stream);
+ADI_CUDA_KERNEL(void clear_flag_async(int* flag, void* stream))
 
 // Timing events (cudaEvent_t behind void*): recorded on a stream, read after it is done.
-void* event_create();
-void event_destroy(void* e) noexcept;
-void event_record(void* e, void* stream);
-double event_seconds(void* from, void* to);  // 0 when either was not recorded
+ADI_CUDA_KERNEL(void* event_create())
+ADI_CUDA_KERNEL_OR(, void event_destroy(void* e) noexcept)
+ADI_CUDA_KERNEL(void event_record(void* e, void* stream))
+// 0 when either was not recorded
+ADI_CUDA_KERNEL_OR(return 0.0;, double event_seconds(void* from, void* to))
 
 // The PCI bus id of a device ("0000:3b:00.0"); empty on any error.
-std::string pci_bus_id(int device);
+ADI_CUDA_KERNEL_OR(return {};, std::string pci_bus_id(int device))
 
 // Page-locked host memory for the staged reduced rows (cudaMallocHost): the copies to and
 // from the device then run at full speed instead of through a bounce buffer.
 // pinned_free(nullptr) does nothing.
-void* pinned_alloc(std::size_t bytes);
-void pinned_free(void* p) noexcept;
+ADI_CUDA_KERNEL_OR(return ::operator new(bytes);, void* pinned_alloc(std::size_t bytes))
+ADI_CUDA_KERNEL_OR(::operator delete(p);, void pinned_free(void* p) noexcept)
 
+ADI_CUDA_KERNELS_END
 }  // namespace adi::cuda_backend::partition
