@@ -113,11 +113,11 @@ template <class T>
 void BatchedCholeskyPlan<T>::Impl::setup() {
   const Executor& exec = batch.executor();
   if (batch.max_size() > kMaxSize)
-    throw InvalidArgument("BatchedCholeskyPlan: matrix " + std::to_string(batch.host_view().order[0]) + " has size " +
-                          std::to_string(batch.max_size()) + ", over the supported maximum " +
-                          std::to_string(kMaxSize) + "; split it or use a dense solver");
+    throw InvalidArgument("BatchedCholeskyPlan: matrix " + detail::number(batch.host_view().order[0]) + " has size " +
+                          detail::number(batch.max_size()) + ", over the supported maximum " +
+                          detail::number(kMaxSize) + "; split it or use a dense solver");
   if (options.crossover < 0)
-    throw InvalidArgument("BatchedCholeskyPlan: options.crossover = " + std::to_string(options.crossover) +
+    throw InvalidArgument("BatchedCholeskyPlan: options.crossover = " + detail::number(options.crossover) +
                           " must be >= 0 (0: the measured default)");
   const CholeskyKernel k = options.kernel;
   const bool host = exec.is_host();
@@ -144,15 +144,15 @@ void BatchedCholeskyPlan<T>::Impl::setup() {
     reject("runs on the host only; use Executor::host() or CholeskyKernel::automatic");
   crossover = options.crossover > 0 ? std::min(options.crossover, kCudaFusedMax) : kCudaFusedMax;
   if (k == CholeskyKernel::cuda_fused && batch.max_size() > kCudaFusedMax)
-    reject(("holds matrices of up to " + std::to_string(kCudaFusedMax) + " rows; the batch has " +
-            std::to_string(batch.max_size()))
+    reject(("holds matrices of up to " + detail::number(kCudaFusedMax) + " rows; the batch has " +
+            detail::number(batch.max_size()))
                .c_str());
   if (k == CholeskyKernel::cuda_blocked) crossover = 0;
   small = CholeskyKernel::cuda_fused;
   large = CholeskyKernel::cuda_blocked;
   if (options.blocked_variant >= cuda_backend::kCholeskyBlockedVariants)
-    throw InvalidArgument("BatchedCholeskyPlan: blocked_variant = " + std::to_string(options.blocked_variant) +
-                          " must be -1 or in [0, " + std::to_string(cuda_backend::kCholeskyBlockedVariants) + ")");
+    throw InvalidArgument("BatchedCholeskyPlan: blocked_variant = " + detail::number(options.blocked_variant) +
+                          " must be -1 or in [0, " + detail::number(cuda_backend::kCholeskyBlockedVariants) + ")");
   // One launch per size class, largest class first (its long blocks start first).
   std::vector<int> edges;
   for (int e : kCudaClassEdges)
@@ -241,8 +241,8 @@ void BatchedCholeskyPlan<T>::Impl::check_matrix_pointers(const T* const* A, cons
   const auto h = detail::to_host(reinterpret_cast<const T* const*>(A), v.count);
   for (index_t s = 0; s < v.count; ++s)
     if (v.sizes[s] > 0 && h[s] == nullptr)
-      throw InvalidArgument(std::string("batched Cholesky: ") + what + "[" + std::to_string(s) +
-                            "] is null for a matrix of size " + std::to_string(v.sizes[s]));
+      throw InvalidArgument(std::string("batched Cholesky: ") + what + "[" + detail::number(s) +
+                            "] is null for a matrix of size " + detail::number(v.sizes[s]));
 }
 
 // Reports failures when asked (after the whole batch is done).
@@ -259,10 +259,10 @@ void BatchedCholeskyPlan<T>::Impl::finish(int* info, bool on_device) {
   }
   for (index_t s = 0; s < count; ++s)
     if (h[s] != 0)
-      throw SingularSystem("batched Cholesky: matrix " + std::to_string(s) + " (size " +
-                           std::to_string(batch.size(s)) + ") is not positive definite: column " +
-                           std::to_string(h[s] - 1) + " has a non-positive or non-finite pivot (info = " +
-                           std::to_string(h[s]) + "); the other matrices are factored", s, h[s] - 1);
+      throw SingularSystem("batched Cholesky: matrix " + detail::number(s) + " (size " +
+                           detail::number(batch.size(s)) + ") is not positive definite: column " +
+                           detail::number(h[s] - 1) + " has a non-positive or non-finite pivot (info = " +
+                           detail::number(h[s]) + "); the other matrices are factored", s, h[s] - 1);
 }
 
 template <class T>
@@ -347,7 +347,7 @@ void BatchedCholeskyPlan<T>::solve(const T* const* L, T* const* B, int nrhs, con
   Impl& p = *impl_;
   if (p.kind != LayoutKind::pointers)
     throw InvalidArgument("BatchedCholeskyPlan: built for a CompactBatch; call solve(L, B, nrhs, info)");
-  detail::require(nrhs >= 0, "batched Cholesky solve: nrhs = " + std::to_string(nrhs) + " must be >= 0");
+  detail::require(nrhs >= 0, "batched Cholesky solve: nrhs = " + detail::number(nrhs) + " must be >= 0");
   if (p.batch.count() == 0 || nrhs == 0) return;
   p.check_matrix_pointers(L, "L");
   p.check_matrix_pointers(B, "B");
@@ -378,7 +378,7 @@ void BatchedCholeskyPlan<T>::solve(const T* L, T* B, int nrhs, const int* info) 
   Impl& p = *impl_;
   if (p.kind != LayoutKind::compact)
     throw InvalidArgument("BatchedCholeskyPlan: built for a PointerBatch; call solve(L ptrs, B ptrs, nrhs, ldb, info)");
-  detail::require(nrhs >= 0, "batched Cholesky solve: nrhs = " + std::to_string(nrhs) + " must be >= 0");
+  detail::require(nrhs >= 0, "batched Cholesky solve: nrhs = " + detail::number(nrhs) + " must be >= 0");
   if (p.batch.count() == 0 || nrhs == 0 || p.batch.max_size() == 0) return;
   const Executor& exec = p.batch.executor();
   detail::require(L != nullptr && B != nullptr, "batched Cholesky solve: L or B is null");

@@ -26,7 +26,7 @@ constexpr BlockKernelName kBlockKernelNames[] = {
     {BlockKernel::cuda_block_thomas_shared, "cuda_block_thomas_shared"},
 };
 
-std::string str(index_t v) { return std::to_string(v); }
+std::string str(index_t v) { return detail::number(v); }
 
 std::string describe(const BlockStrides& s) {
   return "(row = " + str(s.row) + ", system0 = " + str(s.system0) + ", system1 = " + str(s.system1) +
@@ -72,8 +72,8 @@ index_t span_of(const BlockStrides& s, index_t values, const BlockLineSet& l) {
 
 void require_block_size(int m, const char* who) {
   detail::require(m >= kMinBlockSize && m <= kMaxBlockSize,
-                  std::string(who) + ": block size m = " + std::to_string(m) + " is not supported; use " +
-                      std::to_string(kMinBlockSize) + ".." + std::to_string(kMaxBlockSize) +
+                  std::string(who) + ": block size m = " + detail::number(m) + " is not supported; use " +
+                      detail::number(kMinBlockSize) + ".." + detail::number(kMaxBlockSize) +
                       " (a scalar system, m = 1, goes to adi::TridiagonalPlan)");
 }
 }  // namespace
@@ -181,7 +181,7 @@ void BlockTridiagonalPlan<T>::Impl::check_pointers(const BlockBands<T>& bands, c
                             " is null; pass an array of the layout's span (" + str(q.span) + " values)");
     if (reinterpret_cast<std::uintptr_t>(q.p) % alignof(T) != 0)
       throw InvalidArgument(std::string("block tridiagonal solve: pointer ") + q.name + " is not aligned to " +
-                            std::to_string(alignof(T)) + " bytes");
+                            detail::number(alignof(T)) + " bytes");
     const bool on_device = cuda_backend::is_device_pointer(q.p);
     if (on_device != exec.is_cuda())
       throw InvalidArgument(std::string("block tridiagonal solve: array ") + q.name + " is in " +
@@ -221,7 +221,7 @@ BlockTridiagonalPlan<T>::BlockTridiagonalPlan(const Executor& exec, const BlockL
   p.lines = to_block_lines(lines_in);
   p.options = options;
   detail::require(options.pivot_tolerance >= 0 && options.pivot_tolerance < 1,
-                  "BlockTridiagonalOptions: pivot_tolerance = " + std::to_string(options.pivot_tolerance) +
+                  "BlockTridiagonalOptions: pivot_tolerance = " + detail::number(options.pivot_tolerance) +
                       " must be in [0, 1) (0: 16 * machine epsilon)");
   p.tol = options.pivot_tolerance > 0 ? options.pivot_tolerance : 16 * std::numeric_limits<T>::epsilon();
   if (options.kernel == BlockKernel::automatic) {

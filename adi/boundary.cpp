@@ -23,7 +23,7 @@ const char* boundary_kind_name(BoundaryKind k) {
 
 namespace {
 void require_finite(double v, const char* what) {
-  detail::require(std::isfinite(v), std::string(what) + ": value " + std::to_string(v) + " must be finite");
+  detail::require(std::isfinite(v), std::string(what) + ": value " + detail::number(v) + " must be finite");
 }
 }  // namespace
 
@@ -61,7 +61,7 @@ Boundary Boundary::neumann(BoundaryFunction g) {
 
 Boundary Boundary::periodic(double period) {
   detail::require(std::isfinite(period) && period >= 0.0,
-                  "Boundary::periodic: period = " + std::to_string(period) +
+                  "Boundary::periodic: period = " + detail::number(period) +
                       " must be finite and >= 0 (0: n*h of a uniform axis)");
   Boundary b;
   b.kind_ = BoundaryKind::periodic;
@@ -76,9 +76,9 @@ Boundary Boundary::linear() {
 }
 
 AxisGrid periodic_axis(index_t n, double lo, double period) {
-  detail::require(n >= 3, "periodic_axis: n = " + std::to_string(n) + " must be >= 3");
+  detail::require(n >= 3, "periodic_axis: n = " + detail::number(n) + " must be >= 3");
   detail::require(std::isfinite(period) && period > 0.0,
-                  "periodic_axis: period = " + std::to_string(period) + " must be finite and > 0");
+                  "periodic_axis: period = " + detail::number(period) + " must be finite and > 0");
   return AxisGrid::uniform(n, lo, lo + period * double(n - 1) / double(n));
 }
 
@@ -120,20 +120,20 @@ void BoundaryConditions::validate(const Grid& grid) const {
     if (plo) {
       if (lo.period() != 0.0 && hi.period() != 0.0 && lo.period() != hi.period())
         throw InvalidArgument("BoundaryConditions: axis " + an + " has two different periods (" +
-                              std::to_string(lo.period()) + ", " + std::to_string(hi.period()) + ")");
+                              detail::number(lo.period()) + ", " + detail::number(hi.period()) + ")");
       const double period = lo.period() != 0.0 ? lo.period() : hi.period();
       detail::require(period != 0.0 || ax.is_uniform(),
                       "BoundaryConditions: periodic axis " + an +
                           " is not uniform; pass its period to set_periodic / Boundary::periodic");
       detail::require(period == 0.0 || period > ax.hi() - ax.lo(),
-                      "BoundaryConditions: period " + std::to_string(period) + " of axis " + an +
-                          " must exceed the node span " + std::to_string(ax.hi() - ax.lo()) +
+                      "BoundaryConditions: period " + detail::number(period) + " of axis " + an +
+                          " must exceed the node span " + detail::number(ax.hi() - ax.lo()) +
                           " (the grid holds no duplicate end node)");
-      detail::require(n >= 3, "BoundaryConditions: periodic axis " + an + " has n = " + std::to_string(n) +
+      detail::require(n >= 3, "BoundaryConditions: periodic axis " + an + " has n = " + detail::number(n) +
                                   " nodes; it needs n >= 3");
     } else {
       const bool dd = lo.kind() == BoundaryKind::dirichlet && hi.kind() == BoundaryKind::dirichlet;
-      detail::require(!dd || n >= 3, "BoundaryConditions: axis " + an + " has n = " + std::to_string(n) +
+      detail::require(!dd || n >= 3, "BoundaryConditions: axis " + an + " has n = " + detail::number(n) +
                                          " nodes and Dirichlet faces at both ends; it needs n >= 3 "
                                          "(at least one unknown)");
     }

@@ -16,8 +16,8 @@ Executor Executor::cuda(int device, void* stream) {
   const int n = cuda_backend::device_count();
   if (n == 0) throw Unsupported("Executor::cuda: no CUDA device is present; use Executor::host()");
   if (device < 0 || device >= n)
-    throw InvalidArgument("Executor::cuda: device = " + std::to_string(device) + " must be in [0, " +
-                          std::to_string(n - 1) + "]");
+    throw InvalidArgument("Executor::cuda: device = " + detail::number(device) + " must be in [0, " +
+                          detail::number(n - 1) + "]");
   return Executor(MemorySpace::device, 0, device, stream);
 }
 
@@ -26,8 +26,8 @@ void Executor::synchronize() const {
 }
 
 std::string Executor::name() const {
-  if (is_host()) return threads_ == 0 ? "host" : "host(" + std::to_string(threads_) + " threads)";
-  return "cuda:" + std::to_string(device_);
+  if (is_host()) return threads_ == 0 ? "host" : "host(" + detail::number(threads_) + " threads)";
+  return "cuda:" + detail::number(device_);
 }
 
 }  // namespace adi

@@ -45,14 +45,14 @@ void copy_bytes(void* dst, MemorySpace ds, const void* src, MemorySpace ss, std:
 template <class T>
 Field<T>::Field(index_t nx, index_t ny, index_t nz, const Executor& exec) : exec_(exec) {
   detail::require(nx >= 1 && ny >= 1 && nz >= 1,
-                  "Field: extents (" + std::to_string(nx) + ", " + std::to_string(ny) + ", " +
-                      std::to_string(nz) + ") must all be >= 1");
+                  "Field: extents (" + detail::number(nx) + ", " + detail::number(ny) + ", " +
+                      detail::number(nz) + ") must all be >= 1");
   const index_t sy = padded_row(nx);
   box_ = Box3{nx, ny, nz, sy, detail::mul_size(sy, ny, "Field")};
   validate(box_);  // a layout error, not an allocation failure, for sizes past the 64-bit range
   const index_t values = detail::mul_size(box_.sz, nz, "Field");
   detail::require(values <= (index_t(1) << 56) / index_t(sizeof(T)),
-                  "Field: " + std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) +
+                  "Field: " + detail::number(nx) + " x " + detail::number(ny) + " x " + detail::number(nz) +
                       " values are more than any memory holds (over 2^56 bytes); use a smaller grid");
   storage_ = detail::Storage(static_cast<std::size_t>(values) * sizeof(T), exec);
 }
@@ -60,9 +60,9 @@ Field<T>::Field(index_t nx, index_t ny, index_t nz, const Executor& exec) : exec
 template <class T>
 void Field<T>::copy_from(const Field& other) {
   detail::require(other.nx() == nx() && other.ny() == ny() && other.nz() == nz(),
-                  "Field::copy_from: extents differ (" + std::to_string(other.nx()) + "x" +
-                      std::to_string(other.ny()) + "x" + std::to_string(other.nz()) + " into " +
-                      std::to_string(nx()) + "x" + std::to_string(ny()) + "x" + std::to_string(nz()) + ")");
+                  "Field::copy_from: extents differ (" + detail::number(other.nx()) + "x" +
+                      detail::number(other.ny()) + "x" + detail::number(other.nz()) + " into " +
+                      detail::number(nx()) + "x" + detail::number(ny()) + "x" + detail::number(nz()) + ")");
   // Both fields share the padded shape, so one contiguous copy moves everything.
   void* stream = exec_.is_cuda() ? exec_.stream() : other.executor().stream();
   detail::copy_bytes(data(), memory_space(), other.data(), other.memory_space(), storage_.bytes(), stream);

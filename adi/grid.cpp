@@ -8,7 +8,7 @@
 namespace adi {
 
 AxisGrid AxisGrid::uniform(index_t n, double lo, double hi) {
-  detail::require(n >= 1, "AxisGrid::uniform: n = " + std::to_string(n) + " must be >= 1");
+  detail::require(n >= 1, "AxisGrid::uniform: n = " + detail::number(n) + " must be >= 1");
   detail::require(std::isfinite(lo) && std::isfinite(hi) && (n == 1 || hi > lo),
                   "AxisGrid::uniform: need finite lo < hi, got lo = " + detail::number(lo) +
                       ", hi = " + detail::number(hi));
@@ -19,11 +19,11 @@ AxisGrid AxisGrid::uniform(index_t n, double lo, double hi) {
 }
 
 AxisGrid AxisGrid::stretched(index_t n, double lo, double hi, double center, double intensity) {
-  detail::require(n >= 2, "AxisGrid::stretched: n = " + std::to_string(n) + " must be >= 2");
+  detail::require(n >= 2, "AxisGrid::stretched: n = " + detail::number(n) + " must be >= 2");
   detail::require(hi > lo, "AxisGrid::stretched: need lo < hi");
   detail::require(center >= lo && center <= hi,
                   "AxisGrid::stretched: center = " + detail::number(center) + " must lie in [lo, hi]");
-  detail::require(intensity > 0, "AxisGrid::stretched: intensity = " + std::to_string(intensity) +
+  detail::require(intensity > 0, "AxisGrid::stretched: intensity = " + detail::number(intensity) +
                                      " must be > 0");
   // x(xi) = center + c*sinh(xi), xi uniform in [asinh((lo-center)/c), asinh((hi-center)/c)]
   // with c = (hi - lo) / intensity (in 't Hout & Foulon's map).
@@ -39,11 +39,11 @@ AxisGrid AxisGrid::stretched(index_t n, double lo, double hi, double center, dou
 AxisGrid AxisGrid::from_nodes(std::vector<double> nodes) {
   detail::require(!nodes.empty(), "AxisGrid::from_nodes: need at least one node");
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    detail::require(std::isfinite(nodes[i]), "AxisGrid::from_nodes: node " + std::to_string(i) +
+    detail::require(std::isfinite(nodes[i]), "AxisGrid::from_nodes: node " + detail::number(i) +
                                                   " is not finite");
     if (i > 0)
       detail::require(nodes[i] > nodes[i - 1], "AxisGrid::from_nodes: nodes must increase strictly (node " +
-                                                   std::to_string(i) + ")");
+                                                   detail::number(i) + ")");
   }
   return AxisGrid(std::move(nodes), false);
 }

@@ -85,19 +85,19 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
     : impl_(std::make_unique<Impl>()) {
   Impl& p = *impl_;
   const std::string who = "LargeTridiagonalPlan: ";
-  detail::require(n >= 1, who + "n = " + std::to_string(n) + " must be >= 1");
-  detail::require(count >= 0, who + "count = " + std::to_string(count) + " must be >= 0");
+  detail::require(n >= 1, who + "n = " + detail::number(n) + " must be >= 1");
+  detail::require(count >= 0, who + "count = " + detail::number(count) + " must be >= 0");
   // Past 2^56 bytes no memory holds the system, and the workspace sizes would overflow.
   detail::require(n <= (index_t(1) << 56) / index_t(sizeof(T)),
-                  who + "n = " + std::to_string(n) + " is larger than any memory holds (at most 2^56 bytes of " +
-                      std::to_string(sizeof(T)) + "-byte values per array)");
+                  who + "n = " + detail::number(n) + " is larger than any memory holds (at most 2^56 bytes of " +
+                      detail::number(sizeof(T)) + "-byte values per array)");
   if (system_stride == 0) system_stride = n;
   detail::require(count <= 1 || system_stride >= n,
-                  who + "system_stride = " + std::to_string(system_stride) + " must be >= n = " +
-                      std::to_string(n) + " (systems must not overlap)");
+                  who + "system_stride = " + detail::number(system_stride) + " must be >= n = " +
+                      detail::number(n) + " (systems must not overlap)");
   detail::checked_span(LineSet{n, 1, count, system_stride, 1, 0}, "LargeTridiagonalPlan");
   detail::require(o.pcr_levels >= -1 && o.pcr_levels <= 30,
-                  who + "pcr_levels = " + std::to_string(o.pcr_levels) +
+                  who + "pcr_levels = " + detail::number(o.pcr_levels) +
                       " must be -1 (analytic switch point) or 0 .. 30");
   detail::require(o.pivot_tolerance >= 0 && std::isfinite(o.pivot_tolerance) && o.pivot_tolerance < 1,
                   who + "pivot_tolerance = " + detail::number(o.pivot_tolerance) + " must be in [0, 1)");
@@ -115,8 +115,8 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
     detail::require(o.lanes == 0, who + "lanes applies to the host partition only; leave it 0 on " + exec.name());
     const int lo = cuda_backend::large_chunk_min(), hi = cuda_backend::large_chunk_max();
     detail::require(o.chunk == 0 || (o.chunk >= lo && o.chunk <= hi),
-                    who + "chunk = " + std::to_string(o.chunk) + " must be 0 (default) or " + std::to_string(lo) +
-                        " .. " + std::to_string(hi) + " on a CUDA executor");
+                    who + "chunk = " + detail::number(o.chunk) + " must be 0 (default) or " + detail::number(lo) +
+                        " .. " + detail::number(hi) + " on a CUDA executor");
     p.cuda_chunk = o.chunk > 0 ? o.chunk : cuda_backend::large_default_chunk(sizeof(T));
     p.ws_bytes = kFlagBytes + cuda_backend::large_workspace_bytes(n, o.periodic, p.cuda_chunk, sizeof(T));
     return;
@@ -130,11 +130,11 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
   s.threads = exec.threads();
   if (p.variant == LargeVariant::partition) {
     detail::require(o.chunk == 0 || (o.chunk >= 8 && o.chunk % w == 0 && o.chunk <= (1 << 20)),
-                    who + "chunk = " + std::to_string(o.chunk) + " must be 0 (default) or a multiple of " +
-                        std::to_string(w) + " (the SIMD width) in 8 .. 2^20");
+                    who + "chunk = " + detail::number(o.chunk) + " must be 0 (default) or a multiple of " +
+                        detail::number(w) + " (the SIMD width) in 8 .. 2^20");
     detail::require(o.lanes == 0 || o.lanes == 1 || o.lanes == w || o.lanes == 2 * w || o.lanes == 4 * w,
-                    who + "lanes = " + std::to_string(o.lanes) + " must be 0 (default), 1, " + std::to_string(w) +
-                        ", " + std::to_string(2 * w) + " or " + std::to_string(4 * w));
+                    who + "lanes = " + detail::number(o.lanes) + " must be 0 (default), 1, " + detail::number(w) +
+                        ", " + detail::number(2 * w) + " or " + detail::number(4 * w));
     s.chunk = o.chunk > 0 ? o.chunk : cpu::large::default_chunk(sizeof(T));
     s.lanes = o.lanes > 0 ? o.lanes : cpu::large::default_lanes(sizeof(T));
   } else {
@@ -152,7 +152,7 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, const Stride
                                               LargeTridiagonalOptions o)
     : LargeTridiagonalPlan(exec, (to_lines(l), l.n), l.count, l.count > 1 ? l.line_stride : l.n, o) {
   detail::require(l.element_stride == 1, "LargeTridiagonalPlan: element_stride = " +
-                                             std::to_string(l.element_stride) +
+                                             detail::number(l.element_stride) +
                                              " must be 1 (use TridiagonalPlan for strided lines)");
 }
 
@@ -169,10 +169,10 @@ void LargeTridiagonalPlan<T>::Impl::check_pointers(const T* a, const T* b, const
   for (const auto& q : ptrs) {
     if (q.p == nullptr)
       throw InvalidArgument(std::string("large tridiagonal solve: pointer ") + q.name +
-                            " is null; pass an array of " + std::to_string(q.span) + " values");
+                            " is null; pass an array of " + detail::number(q.span) + " values");
     if (reinterpret_cast<std::uintptr_t>(q.p) % alignof(T) != 0)
       throw InvalidArgument(std::string("large tridiagonal solve: pointer ") + q.name + " is not aligned to " +
-                            std::to_string(alignof(T)) + " bytes");
+                            detail::number(alignof(T)) + " bytes");
     const bool on_device = cuda_backend::is_device_pointer(q.p);
     if (on_device != exec.is_cuda())
       throw InvalidArgument(std::string("large tridiagonal solve: array ") + q.name + " is in " +
@@ -205,9 +205,9 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
     if (workspace.bytes() < ws_bytes) workspace = detail::Storage(ws_bytes, exec);
     ws = workspace.get();
   } else {
-    detail::require(bytes >= ws_bytes, "large tridiagonal solve: workspace of " + std::to_string(bytes) +
+    detail::require(bytes >= ws_bytes, "large tridiagonal solve: workspace of " + detail::number(bytes) +
                                            " bytes is smaller than workspace_bytes() = " +
-                                           std::to_string(ws_bytes));
+                                           detail::number(ws_bytes));
     detail::require(reinterpret_cast<std::uintptr_t>(ws) % 64 == 0,
                     "large tridiagonal solve: workspace must be aligned to 64 bytes");
     const bool on_device = cuda_backend::is_device_pointer(ws);
@@ -224,8 +224,8 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
       const cpu::large::Failure f = cpu::large::solve<T>(settings, sys, ws);
       if (f.failed() && options.check_pivots)
         throw SingularSystem("large tridiagonal solve (" + name + "): zero or tiny pivot at row " +
-                             std::to_string(f.row) + " of system " + std::to_string(s) + " (" + f.stage +
-                             (f.level > 0 ? ", reduced level " + std::to_string(f.level) : std::string()) +
+                             detail::number(f.row) + " of system " + detail::number(s) + " (" + f.stage +
+                             (f.level > 0 ? ", reduced level " + detail::number(f.level) : std::string()) +
                              "); the system is singular or not diagonally dominant enough for a solver "
                              "without pivoting" +
                              (options.periodic ? " (periodic: Sherman-Morrison also needs b[0] != 0)" : ""), s, f.row);
@@ -249,7 +249,7 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
       const unsigned long long pos = total - h;
       throw SingularSystem("large tridiagonal solve (" + name + ", " + exec.name() +
                            "): zero or tiny pivot at (or, in the reduced interface system, near) row " +
-                           std::to_string(pos % n) + " of system " + std::to_string(pos / n) +
+                           detail::number(pos % n) + " of system " + detail::number(pos / n) +
                            "; the system is singular or not diagonally dominant enough for a solver "
                            "without pivoting", index_t(pos / n), index_t(pos % n));
     }
@@ -354,8 +354,8 @@ void large_lines_solve(const Executor& exec, const LineSet& l, const T* a, const
   const index_t lines = l.lines();
   auto fail = [&](index_t line, index_t row, const std::string& stage) {
     throw SingularSystem("tridiagonal solve (large-system partition): zero or tiny pivot at row " +
-                         std::to_string(row) + " of line " + std::to_string(line) + " (l0 = " +
-                         std::to_string(line % l.count0) + ", l1 = " + std::to_string(line / l.count0) + ")" +
+                         detail::number(row) + " of line " + detail::number(line) + " (l0 = " +
+                         detail::number(line % l.count0) + ", l1 = " + detail::number(line / l.count0) + ")" +
                          stage + "; the system is singular or not diagonally dominant enough for a solver "
                          "without pivoting", line, row);
   };

@@ -28,7 +28,7 @@ Coefficient Coefficient::along(Axis a, std::function<double(double)> f) {
 
 Pde Pde::heat(double kx, double ky, double kz) {
   for (double k : {kx, ky, kz})
-    detail::require(std::isfinite(k) && k >= 0.0, "Pde::heat: diffusivity " + std::to_string(k) +
+    detail::require(std::isfinite(k) && k >= 0.0, "Pde::heat: diffusivity " + detail::number(k) +
                                                        " must be finite and >= 0");
   Pde p;
   p.diffusion = {Coefficient(kx), Coefficient(ky), Coefficient(kz)};
@@ -128,8 +128,8 @@ template <class T>
 void Operator<T>::check_field(const Field<T>& f, const char* name) const {
   const Grid& g = impl_->grid;
   if (f.empty() || f.nx() != g.nx() || f.ny() != g.ny() || f.nz() != g.nz())
-    throw InvalidArgument(std::string("Operator: field ") + name + " has extents " + std::to_string(f.nx()) +
-                          " x " + std::to_string(f.ny()) + " x " + std::to_string(f.nz()) + " but the grid is " +
+    throw InvalidArgument(std::string("Operator: field ") + name + " has extents " + detail::number(f.nx()) +
+                          " x " + detail::number(f.ny()) + " x " + detail::number(f.nz()) + " but the grid is " +
                           g.describe() + "; allocate it as Field<T>(grid, executor)");
   if (f.memory_space() != impl_->exec.memory_space())
     throw InvalidArgument(std::string("Operator: field ") + name + " lives in " +
@@ -184,7 +184,7 @@ void Operator<T>::apply(double t, Field<T>& V, const std::array<T, 4>& w, T alph
 
 template <class T>
 void Operator<T>::evaluate(int part, double t, Field<T>& V, Field<T>& out) {
-  detail::require(part >= 0 && part <= 3, "Operator::evaluate: part = " + std::to_string(part) +
+  detail::require(part >= 0 && part <= 3, "Operator::evaluate: part = " + detail::number(part) +
                                               " must be 0 (mixed) or 1..3 (x, y, z)");
   std::array<T, 4> w{};
   w[part] = T(1);

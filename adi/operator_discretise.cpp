@@ -87,7 +87,7 @@ void Operator<T>::Impl::build_axis(int ai, const Pde& pde) {
     const double Dv = D(x, y, z), Vv = V(x, y, z), Rv = R(x, y, z);
     if (!std::isfinite(Dv) || !std::isfinite(Vv) || !std::isfinite(Rv))
       throw InvalidArgument(std::string("Operator: a coefficient of axis ") + axis_name(axis) +
-                            " (diffusion " + std::to_string(Dv) + ", convection " + std::to_string(Vv) +
+                            " (diffusion " + detail::number(Dv) + ", convection " + detail::number(Vv) +
                             ", reaction " + detail::number(Rv) + ") is not finite at " + where(x, y, z));
     double hm, hp;
     spacing(i, hm, hp);

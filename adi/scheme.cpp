@@ -281,7 +281,7 @@ AdiSolver<T>::AdiSolver(Operator<T> op, Scheme scheme) {
   detail::require(std::isfinite(scheme.sigma) && scheme.sigma >= 0.0,
                   "AdiSolver: sigma = " + detail::number(scheme.sigma) + " must be finite and >= 0");
   detail::require(scheme.damping_steps >= 0, "AdiSolver: damping_steps = " +
-                                                 std::to_string(scheme.damping_steps) +
+                                                 detail::number(scheme.damping_steps) +
                                                  " must be >= 0 (0: no Rannacher damping)");
   if (scheme.kind == SchemeKind::peaceman_rachford && op.implicit_axes() > 2)
     throw InvalidArgument("AdiSolver: peaceman-rachford is defined for 1D and 2D grids, this grid is " +
@@ -314,10 +314,10 @@ void AdiSolver<T>::step(Field<T>& u, double t, double dt) {
 
 template <class T>
 void AdiSolver<T>::advance(Field<T>& u, double t0, double t1, long steps, const ProgressCallback<T>& progress) {
-  detail::require(steps > 0, "AdiSolver::advance: steps = " + std::to_string(steps) + " must be > 0");
+  detail::require(steps > 0, "AdiSolver::advance: steps = " + detail::number(steps) + " must be > 0");
   detail::require(std::isfinite(t0) && std::isfinite(t1) && t1 > t0,
-                  "AdiSolver::advance: need finite t0 < t1, got t0 = " + std::to_string(t0) +
-                      ", t1 = " + std::to_string(t1));
+                  "AdiSolver::advance: need finite t0 < t1, got t0 = " + detail::number(t0) +
+                      ", t1 = " + detail::number(t1));
   impl_->op.check_field(u, "u");
   {
     const Field<T> h = u.memory_space() == MemorySpace::host ? Field<T>() : u.to_host();
@@ -326,7 +326,7 @@ void AdiSolver<T>::advance(Field<T>& u, double t0, double t1, long steps, const 
       for (index_t j = 0; j < hv.ny(); ++j)
         for (index_t i = 0; i < hv.nx(); ++i)
           if (!std::isfinite(double(hv(i, j, k))))
-            throw InvalidArgument("AdiSolver::advance: u(" + std::to_string(i) + ", " + std::to_string(j) + ", " +
+            throw InvalidArgument("AdiSolver::advance: u(" + detail::number(i) + ", " + detail::number(j) + ", " +
                                   detail::number(k) + ") = " + detail::number(double(hv(i, j, k))) +
                                   " is not finite; initialise every node");
   }

@@ -79,10 +79,10 @@ void TridiagonalPlan<T>::Impl::check_pointers(const T* a, const T* b, const T* c
     if (q.p == nullptr)
       throw InvalidArgument(std::string("tridiagonal solve: pointer ") + q.name +
                             " is null; pass an array of the layout's span (" +
-                            std::to_string(lines.span()) + " values)");
+                            detail::number(lines.span()) + " values)");
     if (reinterpret_cast<std::uintptr_t>(q.p) % alignof(T) != 0)
       throw InvalidArgument(std::string("tridiagonal solve: pointer ") + q.name + " is not aligned to " +
-                            std::to_string(alignof(T)) + " bytes");
+                            detail::number(alignof(T)) + " bytes");
     const bool on_device = cuda_backend::is_device_pointer(q.p);
     if (on_device != exec.is_cuda())
       throw InvalidArgument(std::string("tridiagonal solve: array ") + q.name + " is in " +
@@ -155,9 +155,9 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
   } else {
     if (!detail::kernel_supports(options.kernel, exec, q))
       throw InvalidArgument(std::string("TridiagonalPlan: kernel ") + kernel_name(options.kernel) +
-                            " cannot run this layout (n = " + std::to_string(p.lines.n) +
-                            ", element stride = " + std::to_string(p.lines.stride) + ", line stride = " +
-                            std::to_string(p.lines.stride0) + ") on executor " + exec.name() +
+                            " cannot run this layout (n = " + detail::number(p.lines.n) +
+                            ", element stride = " + detail::number(p.lines.stride) + ", line stride = " +
+                            detail::number(p.lines.stride0) + ") on executor " + exec.name() +
                             "; use Kernel::automatic");
     p.kernel = p.kernel_shared = options.kernel;
   }

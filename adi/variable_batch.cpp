@@ -99,12 +99,12 @@ VariableBatchPlan::VariableBatchPlan(const Executor& exec, const BatchSizes& in,
   auto p = std::make_shared<Impl>();
   p->exec = exec;
   p->options = options;
-  detail::require(in.count >= 0, "VariableBatchPlan: count = " + std::to_string(in.count) + " must be >= 0");
+  detail::require(in.count >= 0, "VariableBatchPlan: count = " + detail::number(in.count) + " must be >= 0");
   detail::require(in.count == 0 || in.sizes != nullptr,
-                  "VariableBatchPlan: sizes is null with count = " + std::to_string(in.count) +
+                  "VariableBatchPlan: sizes is null with count = " + detail::number(in.count) +
                       "; pass an array of count sizes (host or device memory)");
   detail::require(options.chunk_width >= 1 && options.chunk_width <= 1024,
-                  "VariableBatchPlan: chunk_width = " + std::to_string(options.chunk_width) +
+                  "VariableBatchPlan: chunk_width = " + detail::number(options.chunk_width) +
                       " must be in [1, 1024]");
   for (std::size_t i = 0; i < options.bin_edges.size(); ++i)
     detail::require(options.bin_edges[i] >= 0 && (i == 0 || options.bin_edges[i] > options.bin_edges[i - 1]),
@@ -115,15 +115,15 @@ VariableBatchPlan::VariableBatchPlan(const Executor& exec, const BatchSizes& in,
   for (index_t s = 0; s < in.count; ++s) {
     const int n = p->sizes[s];
     if (n < 0)
-      throw InvalidArgument("VariableBatchPlan: sizes[" + std::to_string(s) + "] = " + std::to_string(n) +
+      throw InvalidArgument("VariableBatchPlan: sizes[" + detail::number(s) + "] = " + detail::number(n) +
                             " is negative; sizes must be >= 0 (0 is an empty system)");
     if (in.max_size >= 0 && n > in.max_size)
-      throw InvalidArgument("VariableBatchPlan: sizes[" + std::to_string(s) + "] = " + std::to_string(n) +
-                            " is over the stated max_size = " + std::to_string(in.max_size) +
+      throw InvalidArgument("VariableBatchPlan: sizes[" + detail::number(s) + "] = " + detail::number(n) +
+                            " is over the stated max_size = " + detail::number(in.max_size) +
                             "; raise max_size or pass -1 to let the plan find it");
     if (limit > 0 && n > limit)
-      throw InvalidArgument("VariableBatchPlan: sizes[" + std::to_string(s) + "] = " + std::to_string(n) +
-                            " is over the supported maximum " + std::to_string(limit));
+      throw InvalidArgument("VariableBatchPlan: sizes[" + detail::number(s) + "] = " + detail::number(n) +
+                            " is over the supported maximum " + detail::number(limit));
     p->max_size = std::max(p->max_size, n);
     p->total += n;
   }
@@ -225,11 +225,11 @@ namespace {
 
 void check_padded(const VariableBatchPlan& plan, const PaddedInterleaved& l, const char* who) {
   detail::require(l.stride == 0 || l.stride >= plan.count(),
-                  std::string(who) + ": PaddedInterleaved stride = " + std::to_string(l.stride) +
-                      " must be 0 or >= the batch count " + std::to_string(plan.count()));
+                  std::string(who) + ": PaddedInterleaved stride = " + detail::number(l.stride) +
+                      " must be 0 or >= the batch count " + detail::number(plan.count()));
   detail::require(l.rows == 0 || l.rows >= plan.max_size(),
-                  std::string(who) + ": PaddedInterleaved rows = " + std::to_string(l.rows) +
-                      " must be 0 or >= the largest size " + std::to_string(plan.max_size()));
+                  std::string(who) + ": PaddedInterleaved rows = " + detail::number(l.rows) +
+                      " must be 0 or >= the largest size " + detail::number(plan.max_size()));
 }
 
 index_t vector_elements(int n) { return n; }
@@ -397,8 +397,8 @@ CompactGeometry compact_geometry(const VariableBatchPlan& plan, const CompactBat
   idx.reserve(g.offsets.size());
   for (index_t s = 0; s < v.count; ++s) {
     if (g.offsets[s] < 0)
-      throw InvalidArgument(std::string(who) + ": CompactBatch offsets[" + std::to_string(s) +
-                            "] = " + std::to_string(g.offsets[s]) + " is negative");
+      throw InvalidArgument(std::string(who) + ": CompactBatch offsets[" + detail::number(s) +
+                            "] = " + detail::number(g.offsets[s]) + " is negative");
     if (v.sizes[s] > 0) idx.push_back(s);
   }
   std::sort(idx.begin(), idx.end(), [&](index_t x, index_t y) { return g.offsets[x] < g.offsets[y]; });
@@ -406,10 +406,10 @@ CompactGeometry compact_geometry(const VariableBatchPlan& plan, const CompactBat
     const index_t s = idx[i], end = g.offsets[s] + elements(v.sizes[s]);
     g.span = std::max(g.span, end);
     if (i + 1 < idx.size() && end > g.offsets[idx[i + 1]])
-      throw InvalidArgument(std::string(who) + ": CompactBatch systems " + std::to_string(s) + " and " +
-                            std::to_string(idx[i + 1]) + " overlap (offsets " + std::to_string(g.offsets[s]) +
-                            " and " + std::to_string(g.offsets[idx[i + 1]]) + ", size " +
-                            std::to_string(v.sizes[s]) + ")");
+      throw InvalidArgument(std::string(who) + ": CompactBatch systems " + detail::number(s) + " and " +
+                            detail::number(idx[i + 1]) + " overlap (offsets " + detail::number(g.offsets[s]) +
+                            " and " + detail::number(g.offsets[idx[i + 1]]) + ", size " +
+                            detail::number(v.sizes[s]) + ")");
   }
   return g;
 }
@@ -425,9 +425,9 @@ std::vector<int> leading_dimensions(const VariableBatchPlan& plan, const Pointer
   ld = to_host(layout.ld, v.count);
   for (index_t s = 0; s < v.count; ++s)
     if (ld[s] < std::max(1, v.sizes[s]))
-      throw InvalidArgument(std::string(who) + ": leading dimension ld[" + std::to_string(s) + "] = " +
-                            std::to_string(ld[s]) + " is smaller than max(1, n) = " +
-                            std::to_string(std::max(1, v.sizes[s])) + " of that matrix");
+      throw InvalidArgument(std::string(who) + ": leading dimension ld[" + detail::number(s) + "] = " +
+                            detail::number(ld[s]) + " is smaller than max(1, n) = " +
+                            detail::number(std::max(1, v.sizes[s])) + " of that matrix");
   return ld;
 }
 

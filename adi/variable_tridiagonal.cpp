@@ -114,11 +114,11 @@ VariableTridiagonalPlan<T>::VariableTridiagonalPlan(const VariableBatchPlan& bat
   p.kind = LayoutKind::padded;
   p.options = options;
   detail::require(l.stride == 0 || l.stride >= batch.count(),
-                  "VariableTridiagonalPlan: PaddedInterleaved stride = " + std::to_string(l.stride) +
-                      " must be 0 (the count) or >= the batch count " + std::to_string(batch.count()));
+                  "VariableTridiagonalPlan: PaddedInterleaved stride = " + detail::number(l.stride) +
+                      " must be 0 (the count) or >= the batch count " + detail::number(batch.count()));
   detail::require(l.rows == 0 || l.rows >= batch.max_size(),
-                  "VariableTridiagonalPlan: PaddedInterleaved rows = " + std::to_string(l.rows) +
-                      " must be 0 (the largest size) or >= the largest size " + std::to_string(batch.max_size()));
+                  "VariableTridiagonalPlan: PaddedInterleaved rows = " + detail::number(l.rows) +
+                      " must be 0 (the largest size) or >= the largest size " + detail::number(batch.max_size()));
   detail::require(l.rows <= INT_MAX, "VariableTridiagonalPlan: PaddedInterleaved rows must fit an int");
   p.stride = l.stride ? l.stride : batch.count();
   p.rows = static_cast<int>(l.rows ? l.rows : batch.max_size());
@@ -181,10 +181,10 @@ void VariableTridiagonalPlan<T>::Impl::check_arrays(std::initializer_list<std::p
   for (const auto& [ptr, name] : arrays) {
     if (ptr == nullptr)
       throw InvalidArgument(std::string("variable tridiagonal solve: ") + name + " is null; pass an array of " +
-                            std::to_string(span) + " values (plan.span())");
+                            detail::number(span) + " values (plan.span())");
     if (reinterpret_cast<std::uintptr_t>(ptr) % alignof(T) != 0)
       throw InvalidArgument(std::string("variable tridiagonal solve: ") + name + " is not aligned to " +
-                            std::to_string(alignof(T)) + " bytes");
+                            detail::number(alignof(T)) + " bytes");
     if (cuda_backend::is_device_pointer(ptr) != exec.is_cuda())
       throw InvalidArgument(std::string("variable tridiagonal solve: ") + name + " is not in the executor's memory (" +
                             exec.name() + ")");
@@ -202,7 +202,7 @@ template <class T>
 void VariableTridiagonalPlan<T>::Impl::report(index_t bad) const {
   if (bad < 0) return;
   throw SingularSystem("variable tridiagonal solve (" + std::string(method_name(method)) + "): system " +
-                       std::to_string(bad) + " (size " + std::to_string(batch.size(bad)) +
+                       detail::number(bad) + " (size " + detail::number(batch.size(bad)) +
                        ") has a zero or non-finite pivot; it is singular or not diagonally dominant enough for a "
                        "solver without pivoting", bad);
 }
@@ -277,8 +277,8 @@ void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T
       const auto h = detail::to_host(static_cast<const T* const*>(ptr), v.count);
       for (index_t s = 0; s < v.count; ++s)
         if (v.sizes[s] > 0 && h[s] == nullptr)
-          throw InvalidArgument(std::string("variable tridiagonal solve: ") + name + "[" + std::to_string(s) +
-                                "] is null for a system of size " + std::to_string(v.sizes[s]));
+          throw InvalidArgument(std::string("variable tridiagonal solve: ") + name + "[" + detail::number(s) +
+                                "] is null for a system of size " + detail::number(v.sizes[s]));
     }
   }
   if (exec.is_host()) {

@@ -34,7 +34,7 @@ Decomposition::Decomposition(const ProcessGrid& procs, std::array<index_t, 3> gl
   MPI_Comm comm = procs.comm();
   std::string err;
   if (!(weight > 0) || !std::isfinite(weight))
-    err = "Decomposition: weight = " + std::to_string(weight) + " must be finite and > 0";
+    err = "Decomposition: weight = " + detail::number(weight) + " must be finite and > 0";
   agree(comm, err.empty(), err);
   // Weight of each process coordinate along each axis: the sum over the ranks there.
   std::array<std::vector<double>, 3> w;
@@ -57,8 +57,8 @@ Decomposition::Decomposition(const ProcessGrid& procs, std::array<index_t, 3> gl
     const std::size_t p = std::size_t(procs.dims(Axis(a)));
     w[a] = axis_weights[a].empty() ? std::vector<double>(p, 1.0) : axis_weights[a];
     if (w[a].size() != p)
-      err = std::string("Decomposition: ") + axis_name(Axis(a)) + " has " + std::to_string(w[a].size()) +
-            " weights but the process grid has " + std::to_string(p) + " ranks along it";
+      err = std::string("Decomposition: ") + axis_name(Axis(a)) + " has " + detail::number(w[a].size()) +
+            " weights but the process grid has " + detail::number(p) + " ranks along it";
     for (double x : w[a])
       if (err.empty() && (!(x > 0) || !std::isfinite(x)))
         err = std::string("Decomposition: weights along ") + axis_name(Axis(a)) + " must be finite and > 0";
@@ -75,7 +75,7 @@ void Decomposition::build(const ProcessGrid& procs, const std::array<std::vector
   std::copy(mine, mine + 3, root);
   check_mpi(MPI_Bcast(root, 3, MPI_LONG_LONG, 0, comm), "MPI_Bcast");
   auto text = [](const long long* e) {
-    return std::to_string(e[0]) + "x" + std::to_string(e[1]) + "x" + std::to_string(e[2]);
+    return detail::number(e[0]) + "x" + detail::number(e[1]) + "x" + detail::number(e[2]);
   };
   std::string err;
   if (mine[0] < 1 || mine[1] < 1 || mine[2] < 1)
@@ -89,11 +89,11 @@ void Decomposition::build(const ProcessGrid& procs, const std::array<std::vector
     const int p = procs.dims(Axis(a));
     for (int c = 0; c < p && err.empty() && p > 1; ++c)
       if (extent_of(Axis(a), c) < 2)
-        err = std::string("Decomposition: ") + std::to_string(p) + " ranks along " + axis_name(Axis(a)) +
-              " leave process coordinate " + std::to_string(c) + " with " +
-              std::to_string(extent_of(Axis(a), c)) + " node(s) of " + std::to_string(global_[a]) +
+        err = std::string("Decomposition: ") + detail::number(p) + " ranks along " + axis_name(Axis(a)) +
+              " leave process coordinate " + detail::number(c) + " with " +
+              detail::number(extent_of(Axis(a), c)) + " node(s) of " + detail::number(global_[a]) +
               "; a split axis needs >= 2 nodes per rank: use fewer ranks along " + axis_name(Axis(a)) +
-              " (at most " + std::to_string(std::max<index_t>(1, global_[a] / 2)) + ") or a larger grid";
+              " (at most " + detail::number(std::max<index_t>(1, global_[a] / 2)) + ") or a larger grid";
   }
   // The same starts are computed on every rank, so every rank reaches the same verdict;
   // agreeing anyway keeps the rule "no rank throws alone".

@@ -474,13 +474,13 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   const std::string an = axis_name(axis);
   if (err.empty() && (mn[0] != mx[0] || mn[1] != mx[1]))
     err = "DistributedBlockTridiagonalPlan: mismatched systems across the ranks along " + an + ": block sizes " +
-          std::to_string(mn[0]) + ".." + std::to_string(mx[0]) + ", system counts " + std::to_string(mn[1]) + ".." +
-          std::to_string(mx[1]) + " (every rank along the axis must hold the same systems)";
+          detail::number(mn[0]) + ".." + detail::number(mx[0]) + ", system counts " + detail::number(mn[1]) + ".." +
+          detail::number(mx[1]) + " (every rank along the axis must hold the same systems)";
   if (err.empty() && (mn[2] != mx[2] || mn[3] != mx[3]))
     err = "DistributedBlockTridiagonalPlan: the options (periodic, strategy) differ between the ranks along " + an;
   if (err.empty() && p.P > 1 && p.m < 2)
-    err = "DistributedBlockTridiagonalPlan: " + std::to_string(p.m) + " block row(s) along " + an +
-          " on this rank; a split axis (" + std::to_string(p.P) + " ranks) needs >= 2 per rank: use fewer ranks along " +
+    err = "DistributedBlockTridiagonalPlan: " + detail::number(p.m) + " block row(s) along " + an +
+          " on this rank; a split axis (" + detail::number(p.P) + " ranks) needs >= 2 per rank: use fewer ranks along " +
           an;
   if (err.empty() && p.P > 1 && options.strategy == ReducedStrategy::pcr) {
     err = "DistributedBlockTridiagonalPlan: strategy pcr is not offered for block lines; use allgather, alltoall or "
@@ -489,7 +489,7 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   }
   const int R = 3 * p.M * p.M + p.M;
   if (err.empty() && p.P > 1 && double(p.L) * 2 * R * p.P > 2147483647.0)
-    err = "DistributedBlockTridiagonalPlan: " + std::to_string(p.L) + " systems are too many for one exchange";
+    err = "DistributedBlockTridiagonalPlan: " + detail::number(p.L) + " systems are too many for one exchange";
   {
     int u = unsupported, any = 0;
     check_mpi(MPI_Allreduce(&u, &any, 1, MPI_INT, MPI_MAX, p.comm), "MPI_Allreduce");

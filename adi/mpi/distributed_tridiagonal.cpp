@@ -262,23 +262,23 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   const std::string an = axis_name(axis);
   if (err.empty() && (mn[0] != mx[0] || mn[1] != mx[1]))
     err = "DistributedTridiagonalPlan: mismatched extents across the ranks along " + an +
-          ": the two other extents range over " + std::to_string(mn[0]) + ".." + std::to_string(mx[0]) + " and " +
-          std::to_string(mn[1]) + ".." + std::to_string(mx[1]) +
+          ": the two other extents range over " + detail::number(mn[0]) + ".." + detail::number(mx[0]) + " and " +
+          detail::number(mn[1]) + ".." + detail::number(mx[1]) +
           " (every rank along the axis must hold the same lines)";
   if (err.empty() && (mn[2] != mx[2] || mn[3] != mx[3] || mn[4] != mx[4] || mn[5] != mx[5]))
     err = "DistributedTridiagonalPlan: the options (periodic, strategy, transport, reduced_solve) differ between the "
           "ranks along " + an;
   if (err.empty() && options.device_subsegments < 0)
-    err = "DistributedTridiagonalPlan: device_subsegments = " + std::to_string(options.device_subsegments) +
+    err = "DistributedTridiagonalPlan: device_subsegments = " + detail::number(options.device_subsegments) +
           " must be >= 0 (0: automatic)";
   if (err.empty() && p.P > 1 && p.m < 2)
-    err = "DistributedTridiagonalPlan: " + std::to_string(p.m) + " row(s) along " + an + " on this rank; a split axis (" +
-          std::to_string(p.P) + " ranks) needs >= 2 rows per rank: use fewer ranks along " + an;
+    err = "DistributedTridiagonalPlan: " + detail::number(p.m) + " row(s) along " + an + " on this rank; a split axis (" +
+          detail::number(p.P) + " ranks) needs >= 2 rows per rank: use fewer ranks along " + an;
   if (err.empty() && p.P > 1 && options.periodic && options.strategy == ReducedStrategy::pcr && !power_of_two(p.P))
     err = "DistributedTridiagonalPlan: strategy pcr on periodic lines needs a power-of-two number of ranks along " +
-          an + " (here " + std::to_string(p.P) + "); use allgather or alltoall";
+          an + " (here " + detail::number(p.P) + "); use allgather or alltoall";
   if (err.empty() && p.P > 1 && p.L * 8 * std::max(1, p.P) > index_t(2147483647))
-    err = "DistributedTridiagonalPlan: " + std::to_string(p.L) + " lines are too many for one exchange; split the box";
+    err = "DistributedTridiagonalPlan: " + detail::number(p.L) + " lines are too many for one exchange; split the box";
   agree(p.comm, err.empty(), err);
 
   if (p.P == 1) {

@@ -128,8 +128,8 @@ HaloExchange<T>::HaloExchange(const ProcessGrid& procs, const LocalField<T>& f)
     most = std::max(most, face);
     const index_t e = all_.extent(Axis(a)) - 2 * ghosts_[a];
     agree(procs.comm(), e >= ghosts_[a],
-          std::string("HaloExchange: ") + std::to_string(e) + " node(s) along " + axis_name(Axis(a)) +
-              " are fewer than the ghost width " + std::to_string(ghosts_[a]));
+          std::string("HaloExchange: ") + detail::number(e) + " node(s) along " + axis_name(Axis(a)) +
+              " are fewer than the ghost width " + detail::number(ghosts_[a]));
   }
   if (f.on_device()) {
     device_ = true;

@@ -384,8 +384,8 @@ DistributedHeat<T>::DistributedHeat(const ProcessGrid& procs, const Decompositio
   for (int a = 0; a < 3 && err.empty(); ++a) {
     p.n[a] = grid.extent(Axis(a));
     if (p.n[a] != dec.global()[a])
-      err = std::string("DistributedHeat: the grid has ") + std::to_string(p.n[a]) + " nodes along " +
-            axis_name(Axis(a)) + " but the decomposition " + std::to_string(dec.global()[a]);
+      err = std::string("DistributedHeat: the grid has ") + detail::number(p.n[a]) + " nodes along " +
+            axis_name(Axis(a)) + " but the decomposition " + detail::number(dec.global()[a]);
     p.active[a] = p.n[a] > 1;
     if (!p.active[a]) continue;
     if (!(k[a] > 0) || !std::isfinite(k[a]))

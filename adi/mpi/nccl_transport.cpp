@@ -26,7 +26,7 @@ std::string shared_gpu_report(MPI_Comm comm, int device) {
   MPI_Get_processor_name(host, &hl);
   std::string bus = cuda_backend::partition::pci_bus_id(device);
   for (char& ch : bus) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  if (bus.empty()) bus = "device " + std::to_string(device);
+  if (bus.empty()) bus = "device " + detail::number(device);
   const std::string id = std::string(host, std::size_t(hl)) + " " + bus;
   std::strncpy(mine, id.c_str(), kLen - 1);
   int size = 1;
@@ -36,7 +36,7 @@ std::string shared_gpu_report(MPI_Comm comm, int device) {
   for (int p = 0; p < size; ++p)
     for (int q = p + 1; q < size; ++q)
       if (std::strncmp(&all[std::size_t(p) * kLen], &all[std::size_t(q) * kLen], kLen) == 0)
-        return "ranks " + std::to_string(p) + " and " + std::to_string(q) + " of the axis share one GPU (" +
+        return "ranks " + detail::number(p) + " and " + detail::number(q) + " of the axis share one GPU (" +
                std::string(&all[std::size_t(p) * kLen]) +
                "); NCCL needs a GPU of its own per rank: use one rank per GPU, or transport host_staging / "
                "cuda_aware_mpi";

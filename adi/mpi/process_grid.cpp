@@ -47,7 +47,7 @@ std::string agreed_message(MPI_Comm comm, bool ok, const std::string& message) {
   std::string text = rank == first ? message : std::string(std::size_t(len), ' ');
   if (len > 0) check_mpi(MPI_Bcast(text.data(), len, MPI_CHAR, first, comm), "MPI_Bcast");
   if (text.empty()) text = "failed";
-  return size > 1 ? "rank " + std::to_string(first) + ": " + text : text;
+  return size > 1 ? "rank " + detail::number(first) + ": " + text : text;
 }
 }  // namespace
 
@@ -105,12 +105,12 @@ ProcessGrid::ProcessGrid(MPI_Comm comm, std::array<int, 3> dims, std::array<bool
   std::string err;
   const long long product = 1LL * dims[0] * dims[1] * dims[2];
   if (dims[0] < 1 || dims[1] < 1 || dims[2] < 1)
-    err = "process grid " + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]) +
+    err = "process grid " + detail::number(dims[0]) + "x" + detail::number(dims[1]) + "x" + detail::number(dims[2]) +
           " has a count < 1";
   else if (product != size_)
-    err = "process grid " + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]) +
-          " holds " + std::to_string(product) + " ranks but the communicator has " + std::to_string(size_) +
-          "; pick counts whose product is " + std::to_string(size_);
+    err = "process grid " + detail::number(dims[0]) + "x" + detail::number(dims[1]) + "x" + detail::number(dims[2]) +
+          " holds " + detail::number(product) + " ranks but the communicator has " + detail::number(size_) +
+          "; pick counts whose product is " + detail::number(size_);
   else if (!std::equal(mine, mine + 6, root))
     err = "process grid or periodic flags differ from rank 0's (every rank must pass the same)";
   agree(comm, err.empty(), err);
@@ -138,7 +138,7 @@ ProcessGrid::~ProcessGrid() {
 }
 
 std::string ProcessGrid::describe() const {
-  return std::to_string(dims_[0]) + "x" + std::to_string(dims_[1]) + "x" + std::to_string(dims_[2]);
+  return detail::number(dims_[0]) + "x" + detail::number(dims_[1]) + "x" + detail::number(dims_[2]);
 }
 
 const NetworkModel& ProcessGrid::network(Axis a) const {
@@ -229,8 +229,8 @@ bool cuda_aware() {
 
 std::string cuda_aware_report() {
 #if defined(MPIX_CUDA_AWARE_SUPPORT)
-  return "MPIX_CUDA_AWARE_SUPPORT = " + std::to_string(MPIX_CUDA_AWARE_SUPPORT) +
-         ", MPIX_Query_cuda_support() = " + std::to_string(MPIX_Query_cuda_support());
+  return "MPIX_CUDA_AWARE_SUPPORT = " + detail::number(MPIX_CUDA_AWARE_SUPPORT) +
+         ", MPIX_Query_cuda_support() = " + detail::number(MPIX_Query_cuda_support());
 #else
   return "this MPI has no MPIX_CUDA_AWARE_SUPPORT query (treated as not CUDA-aware)";
 #endif

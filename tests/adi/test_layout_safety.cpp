@@ -137,6 +137,22 @@ TEST(LayoutSafety, NumbersInMessagesKeepTheirValue) {
   EXPECT_NE(m.find("1.0000001"), std::string::npos) << m;
 }
 
+// The library's messages print numbers so that they read back as the same value (%g-style
+// shortest round trip), never with std::to_string's six decimals.
+TEST(LayoutSafety, LibraryMessagesKeepNumbers) {
+  std::string m = message_of<adi::InvalidArgument>([] { adi::AxisGrid::uniform(9, 1.0000001, 1.0000001); });
+  EXPECT_NE(m.find("1.0000001"), std::string::npos) << m;
+  m = message_of<adi::InvalidArgument>([] { adi::periodic_axis(9, 0.0, -1.0000001); });
+  EXPECT_NE(m.find("-1.0000001"), std::string::npos) << m;
+  m = message_of<adi::InvalidArgument>([] {
+    adi::BlockTridiagonalOptions o;
+    o.pivot_tolerance = -1e-300;
+    adi::BlockTridiagonalPlan<double>(adi::Executor::host(), adi::BlockContiguous{2, 4, 1}, o);
+  });
+  EXPECT_NE(m.find("-1e-300"), std::string::npos) << m;
+  EXPECT_EQ(m.find("0.000000"), std::string::npos) << m;
+}
+
 // A zero pivot in one line: the error names it and carries it as a field.
 TEST(LayoutSafety, SingularSystemCarriesTheLine) {
   const index_t n = 8, lines = 5;
