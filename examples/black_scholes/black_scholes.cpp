@@ -229,11 +229,11 @@ void validate(const Options& o, const CLI::App& app) {
   };
   const bool heston = o.model == "heston", american = o.exercise == "american";
   only_for({"--v0", "--kappa", "--theta-v", "--xi", "--rho", "--variance-nodes"}, heston, "--model heston");
-  only_for({"--assets", "--vol", "--corr", "--weights"}, !heston, "--model bs (Heston: --v0, --kappa, ...)");
+  only_for({"--assets", "--vol", "--corr", "--weights"}, !heston, "--model bs");
   example::require(!heston || (o.spot.size() == 1 && o.div.size() == 1),
                    "--model heston has one asset: give one --spot and one --div");
   example::require(!heston || o.payoff.empty() || o.payoff == "vanilla", "--model heston prices --payoff vanilla only");
-  only_for({"--scheme", "--theta"}, !american, "--exercise european (american: Crank-Nicolson with Brennan-Schwartz)");
+  only_for({"--scheme", "--theta"}, !american, "--exercise european (american uses Crank-Nicolson)");
   example::require(o.assets > 1 || !given("--corr"), "--corr needs --assets 2 or 3");
   example::require(o.weights.empty() || o.payoff.empty() || o.payoff == "basket", "--weights applies to --payoff basket");
   example::require(!(o.scheme == "peaceman-rachford" && given("--theta")),

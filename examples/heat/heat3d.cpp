@@ -145,7 +145,7 @@ ErrorNorms error_field(const ExactOnGrid& ex, double t, const adi::Field<T>& u, 
         bad += std::isfinite(double(u(i, j, k))) ? 0 : 1;
       }
     }
-  return {std::sqrt(sum / double(u.size())), mx, bad};
+  return {std::sqrt(sum / double(u.size())), bad ? std::numeric_limits<double>::quiet_NaN() : mx, bad};
 }
 
 // A NaN or Inf in u is an error (exit 1), named with the step where it was seen.

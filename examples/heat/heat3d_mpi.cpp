@@ -198,6 +198,7 @@ int run(Options o, int rank, int size) {
   MPI_Allreduce(&sum, &gsum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&mx, &gmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&bad, &gbad, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (gbad > 0) gmax = std::numeric_limits<double>::quiet_NaN();  // std::max dropped the NaNs
   const double l2 = std::sqrt(gsum / double(grid.size()));
   // Per-part times: the slowest rank's.
   const adi::mpi::DistributedTimings& tm = heat.timings();

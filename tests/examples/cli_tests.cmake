@@ -72,6 +72,8 @@ adi_cli_test(euler_vortex_drift_3d 0 "rho\\*w: total ~0, absolute drift per poin
              --steps 2 --threads 1 --no-output)
 adi_cli_test(euler_vortex_max_error 1 "max density error [0-9.e-]+ exceeds --max-error 1e-12" euler_vortex --n 16
              --steps 2 --threads 1 --no-output --max-error 1e-12)
+adi_cli_test(euler_vortex_singular 1 "the implicit block system became singular at step [0-9]+" euler_vortex --beta 8
+             --n 16 --threads 1 --no-output)
 adi_cli_test(euler_vortex_nan_cfl 2 "--cfl: nan is not a finite number" euler_vortex --cfl nan --no-output)
 adi_cli_test(euler_vortex_axis_2d 2 "--vortex-axis needs --dims 3" euler_vortex --vortex-axis x --no-output)
 adi_cli_test(euler_vortex_verify_cpu 2 "--verify-cpu compares a --backend cuda run with the CPU" euler_vortex
