@@ -167,7 +167,8 @@ inline void require_finite(double v, const std::string& quantity, const std::str
 }
 // RunFailure "QUANTITY has N non-finite values WHERE" unless every value is finite.
 template <class Range>
-void require_all_finite(const Range& values, const std::string& quantity, const std::string& where) {
+void require_all_finite(const Range& values, const std::string& quantity, const std::string& where,
+                        const std::string& hint = "the run diverged or overflowed: try a smaller time step") {
   std::size_t bad = 0, total = 0;
   for (const auto& v : values) {
     bad += std::isfinite(double(v)) ? 0 : 1;
@@ -175,7 +176,7 @@ void require_all_finite(const Range& values, const std::string& quantity, const 
   }
   if (bad)
     throw RunFailure(quantity + " has " + std::to_string(bad) + " NaN/Inf value(s) of " + std::to_string(total) + " " +
-                     where + " (the run diverged or overflowed: try a smaller time step)");
+                     where + " (" + hint + ")");
 }
 // A --max-error style check that also fails on NaN (std::max drops NaN; !(x <= b) does not).
 inline bool exceeds(double value, double bound) { return !(value <= bound); }

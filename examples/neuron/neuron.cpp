@@ -158,8 +158,9 @@ int run(const Options& o) {
       for (std::size_t c = 0; c < cells.size() && c < static_cast<std::size_t>(o.neurons); ++c)
         peak[c] = std::max(peak[c], sim.voltage(static_cast<adi::index_t>(c))[static_cast<std::size_t>(soma[c])]);
       for (std::size_t c = 0; c < cells.size() && c < static_cast<std::size_t>(o.neurons); ++c)
-        example::require_all_finite(sim.voltage(static_cast<adi::index_t>(c)), "the voltage of neuron " + std::to_string(c),
-                                    "at step " + std::to_string(k + 1));
+        example::require_all_finite(sim.voltage(static_cast<adi::index_t>(c)),
+                                    "the voltage of neuron " + std::to_string(c), "at step " + std::to_string(k + 1),
+                                    "check --amp, --dt and the cable parameters");
       if (frame) write(k + 1);
     }
     bar.update(k + 1);
