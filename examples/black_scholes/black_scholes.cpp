@@ -238,6 +238,11 @@ void validate(const Options& o, const CLI::App& app) {
   example::require(o.weights.empty() || o.payoff.empty() || o.payoff == "basket", "--weights applies to --payoff basket");
   example::require(!(o.scheme == "peaceman-rachford" && given("--theta")),
                    "--theta does not apply to --scheme peaceman-rachford");
+  // Values, payoff, stage fields and coefficients: a few tens of doubles per node.
+  const double n = double(o.nodes > 0 ? o.nodes : heston ? 101 : o.assets == 1 ? 201 : o.assets == 2 ? 101 : 49);
+  const double nodes = heston ? n * double(o.variance_nodes > 0 ? o.variance_nodes : long(n) / 2 + 1)
+                              : std::pow(n, double(o.assets));
+  example::require_memory(30.0 * 8 * nodes, "a grid of " + example::num(nodes) + " nodes (--nodes)");
   // The far field sits --width standard deviations of ln S_T out: keep e^that a number.
   const double sd = heston ? std::sqrt(std::max(o.v0, o.theta_v) * o.maturity)
                            : *std::max_element(o.vol.begin(), o.vol.end()) * std::sqrt(o.maturity);

@@ -422,6 +422,13 @@ int main(int argc, char** argv) {
     example::require(overify->count() == 0 || o.backend == "cuda",
                      "--verify-cpu compares a --backend cuda run with the CPU: add --backend cuda");
     example::require(o.min_order <= 0 || o.refine >= 2, "--min-order needs --refine 2 or more");
+    {  // Q, the right-hand side and three M x M blocks per point (and more, on the finest of --refine)
+      const double m = o.dims + 2, f = double(1L << (o.refine - 1));
+      const double points = double(o.nx ? o.nx : o.n) * f * double(o.ny ? o.ny : o.n) * f *
+                            (o.dims == 3 ? double(o.nz ? o.nz : o.n) * f : 1.0);
+      example::require_memory((3 * m * m + 4 * m) * (o.precision == "float" ? 4 : 8) * points,
+                              "a grid of " + example::num(points) + " points");
+    }
     if (o.backend == "cuda") example::cuda_executor("--backend cpu");  // exit 77 without a GPU
     if (!o.no_output && !adi::io::vtk_available()) {
       std::fprintf(stderr, "euler_vortex: note: adi was built without VTK, writing no files (as with --no-output)\n");

@@ -23,6 +23,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <unistd.h>
+
 #include "adi/error.hpp"
 #include "adi/executor.hpp"
 
@@ -157,6 +159,15 @@ inline void prepare_output(const std::string& dir, const std::string& option = "
   const bool ok = bool(std::ofstream(probe));
   std::filesystem::remove(probe, ec);
   if (!ok) throw UsageError(option + " " + dir + ": cannot write files in that folder");
+}
+
+// Fails with exit 2 when a problem cannot fit in this machine's memory: `bytes` is the
+// program's estimate, `what` names the options that set it ("--n 4096"). Catches the
+// sizes that would otherwise surface as an allocation failure deep in the library.
+inline void require_memory(double bytes, const std::string& what) {
+  const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (have > 0 && !(bytes <= have))
+    throw UsageError(what + " needs about " + num(bytes / 1e9) + " GB; this machine has " + num(have / 1e9) + " GB");
 }
 
 // RunFailure "QUANTITY is NaN|Inf WHERE" unless v is finite.

@@ -226,7 +226,12 @@ int run(Options o) {
   const auto t_loop = Clock::now();
   double t = 0;
   for (long s = 1; s <= o.steps; ++s) {
-    solver.step(u, double(s - 1) * o.dt, o.dt);
+    try {
+      solver.step(u, double(s - 1) * o.dt, o.dt);
+    } catch (const adi::SingularSystem&) {  // the library's message names its kernel and lines
+      throw example::RunFailure("the implicit system of step " + std::to_string(s) + " is singular (dt = " +
+                                example::num(o.dt) + "): try a smaller --dt or --t-end");
+    }
     t = double(s) * o.dt;
     if (pvd && (s == o.steps || (o.every > 0 && s % o.every == 0))) write_frame(s, t);
     bar.update(s);
@@ -325,6 +330,10 @@ int main(int argc, char** argv) {
                      "--theta does not apply to --scheme peaceman-rachford (theta is 1/2 there)");
     example::require(!(o.scheme == "peaceman-rachford" && o.nz > 1 && o.ny > 1),
                      "--scheme peaceman-rachford is for 2D problems: add --nz 1");
+    // u, the error, a host copy and the scheme's stage fields: about ten values per node.
+    example::require_memory(10.0 * (o.precision == "float" ? 4 : 8) * double(o.nx) * double(o.ny) * double(o.nz),
+                            "a grid of " + std::to_string(o.nx) + " x " + std::to_string(o.ny) + " x " +
+                                std::to_string(o.nz) + " nodes");
     return o.precision == "float" ? run<float>(o) : run<double>(o);
   });
 }

@@ -186,7 +186,12 @@ int run(Options o, int rank, int size) {
   const auto t_loop = Clock::now();
   double t = 0;
   for (long s = 1; s <= o.steps; ++s) {
-    heat.step(double(s - 1) * o.dt, o.dt);
+    try {
+      heat.step(double(s - 1) * o.dt, o.dt);
+    } catch (const adi::SingularSystem&) {  // agreed over the ranks; the message names kernels and lines
+      throw example::RunFailure("the implicit system of step " + std::to_string(s) + " is singular (dt = " +
+                                example::num(o.dt) + "): try a smaller --dt or --t-end");
+    }
     t = double(s) * o.dt;
     if (out && (s == o.steps || (o.every > 0 && s % o.every == 0))) write_frame(s, t);
   }
@@ -299,6 +304,11 @@ int main(int argc, char** argv) {
   if (o.nz == 0) o.nz = o.n;
   int rc = 0;
   try {
+    // heat3d's estimate (about ten values per node), for this rank's share of the grid.
+    example::require_memory(10.0 * (o.precision == "float" ? 4 : 8) * double(o.nx) * double(o.ny) * double(o.nz) /
+                                double(size),
+                            "a grid of " + std::to_string(o.nx) + " x " + std::to_string(o.ny) + " x " +
+                                std::to_string(o.nz) + " nodes over " + std::to_string(size) + " rank(s)");
     rc = o.precision == "float" ? run<float>(o, rank, size) : run<double>(o, rank, size);
   } catch (const std::exception& e) {
     if (!example::agreed(e)) {  // a bug: other ranks may wait forever
