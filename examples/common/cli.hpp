@@ -10,6 +10,7 @@
 // one place that turns exceptions into one-line messages and those codes.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -229,6 +230,9 @@ inline TimeSteps resolve_time(const char* prog, long steps, double dt, const std
       if (prog && dt_option == "--dt" && std::abs(r.dt - dt) > 1e-9 * dt)
         std::fprintf(stderr, "%s: note: --t-end %g is not a whole number of --dt %g steps: %ld steps of dt = %g\n",
                      prog, r.t_end, dt, r.steps, r.dt);
+      else if (prog && !dt_option.empty() && dt_option != "--dt" && r.dt < 0.99 * dt)  // a CFL step: 1% is news
+        std::fprintf(stderr, "%s: note: dt = %g from %s is shortened to %g (%ld steps) to land on --t-end %g\n", prog,
+                     dt, dt_option.c_str(), r.dt, r.steps, r.t_end);
     } else {
       r.steps = steps_default;
       r.dt = r.t_end / double(steps_default);
@@ -243,6 +247,16 @@ inline TimeSteps resolve_time(const char* prog, long steps, double dt, const std
 // The exit code of the convention above for an exception, and the one line to print.
 inline int exit_code(const std::exception& e, std::string& message) {
   message = e.what();
+  if (dynamic_cast<const adi::Error*>(&e)) {
+    // The library names its API ("BoundaryConditions: ...", "AdiSolver::step: ..."); the
+    // person at the command line wants the substance.
+    std::size_t i = 0;
+    while (i < message.size() && (std::isalnum(static_cast<unsigned char>(message[i])) || message[i] == '_' ||
+                                  message[i] == ':'))
+      ++i;
+    if (i > 0 && i + 1 < message.size() && message.compare(i - 1, 2, ": ") == 0 && message[i - 1] == ':')
+      message = message.substr(i + 1);
+  }
   if (dynamic_cast<const NoGpu*>(&e)) return exit_no_gpu;
   if (dynamic_cast<const UsageError*>(&e)) return exit_usage;
   if (dynamic_cast<const adi::InvalidArgument*>(&e)) return exit_usage;  // options the library refuses

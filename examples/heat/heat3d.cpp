@@ -326,6 +326,9 @@ int main(int argc, char** argv) {
   if (o.ny == 0) o.ny = o.n;
   if (o.nz == 0) o.nz = o.n;
   return example::guarded("heat3d", [&] {
+    for (const auto& [name, n] : {std::pair{"--ny", o.ny}, std::pair{"--nz", o.nz}})
+      example::require(n != 2, std::string(name) + " 2: an axis has 1 node (no derivative along it) or at least 3 "
+                                                   "(two Dirichlet ends and an unknown)");
     example::require(!(o.scheme == "peaceman-rachford" && otheta->count() > 0),
                      "--theta does not apply to --scheme peaceman-rachford (theta is 1/2 there)");
     example::require(!(o.scheme == "peaceman-rachford" && o.nz > 1 && o.ny > 1),

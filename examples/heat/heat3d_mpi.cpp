@@ -304,6 +304,9 @@ int main(int argc, char** argv) {
   if (o.nz == 0) o.nz = o.n;
   int rc = 0;
   try {
+    for (const auto& [name, n] : {std::pair{"--ny", o.ny}, std::pair{"--nz", o.nz}})
+      example::require(n != 2, std::string(name) + " 2: an axis has 1 node (no derivative along it) or at least 3 "
+                                                   "(two Dirichlet ends and an unknown)");
     // heat3d's estimate (about ten values per node), for this rank's share of the grid.
     example::require_memory(10.0 * (o.precision == "float" ? 4 : 8) * double(o.nx) * double(o.ny) * double(o.nz) /
                                 double(size),

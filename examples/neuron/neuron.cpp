@@ -205,8 +205,8 @@ int main(int argc, char** argv) {
   app.add_option("--cm", o.cm, "Membrane capacitance, uF/cm^2")->check(positive())->capture_default_str();
   app.add_option("--ra", o.ra, "Axial resistivity, ohm cm")->check(positive())->capture_default_str();
   app.add_option("--g-leak", o.g_leak, "Leak conductance, S/cm^2")->check(positive())->capture_default_str();
-  app.add_option("--e-leak", o.e_leak, "Leak reversal potential, mV")->check(finite())->capture_default_str();
-  app.add_option("--v-init", o.v_init, "Initial membrane potential, mV")->check(finite())->capture_default_str();
+  app.add_option("--e-leak", o.e_leak, "Leak reversal potential, mV")->check(example::range(-1000, 1000))->capture_default_str();
+  app.add_option("--v-init", o.v_init, "Initial membrane potential, mV")->check(example::range(-1000, 1000))->capture_default_str();
   app.add_option("--nseg-rule", o.nseg_rule, "Segments per section (NEURON's nseg)")
       ->check(CLI::IsMember({"d_lambda", "fixed", "max_length", "per_point"}))
       ->capture_default_str();

@@ -43,6 +43,9 @@ adi_cli_test(heat3d_too_big 2 "a grid of 1048576 x 1048576 x 1048576 nodes needs
              --n 1048576 --no-output)
 adi_cli_test(heat3d_bad_output 2 "--output ${_bad_dir}: cannot create that folder" heat3d --n 5 --steps 1
              --output ${_bad_dir})
+adi_cli_test(heat3d_two_nodes 2 "--ny 2: an axis has 1 node" heat3d --nx 3 --ny 2 --nz 1 --no-output)
+adi_cli_test(heat3d_cfl_note 0 "note: dt = [0-9.e+]+ from --cfl is shortened to 0.05 \\(1 steps\\)" heat3d --n 5
+             --cfl 1e300 --no-output)
 adi_cli_test(heat3d_theta_peaceman_rachford 2 "--theta does not apply to --scheme peaceman-rachford" heat3d --nz 1
              --scheme peaceman-rachford --theta 0.7 --no-output)
 adi_cli_test(heat3d_no_output_every 2 "--no-output excludes --every|--every excludes --no-output" heat3d --no-output
@@ -68,6 +71,8 @@ adi_cli_test(black_scholes_american_scheme 2 "--scheme applies to --exercise eur
              --exercise american --type put --scheme douglas --no-output)
 adi_cli_test(black_scholes_too_big 2 "nodes \\(--nodes\\) needs about [0-9.e+]+ GB" black_scholes --assets 3
              --nodes 1000000 --no-output)
+adi_cli_test(black_scholes_library_message 2 "black_scholes: error: the correlation matrix .* is not positive"
+             black_scholes --assets 3 --corr 0.9,0.9,-0.9 --no-output)
 adi_cli_test(black_scholes_bad_output 2 "cannot create that folder" black_scholes --output ${_bad_dir})
 
 # euler_vortex
