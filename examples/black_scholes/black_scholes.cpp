@@ -235,7 +235,8 @@ void validate(const Options& o, const CLI::App& app) {
   example::require(!heston || o.payoff.empty() || o.payoff == "vanilla", "--model heston prices --payoff vanilla only");
   only_for({"--scheme", "--theta"}, !american, "--exercise european (american uses Crank-Nicolson)");
   example::require(o.assets > 1 || !given("--corr"), "--corr needs --assets 2 or 3");
-  example::require(o.weights.empty() || o.payoff.empty() || o.payoff == "basket", "--weights applies to --payoff basket");
+  example::require(o.weights.empty() || o.payoff.empty() || o.payoff == "basket",
+                   "--weights applies to --payoff basket");
   example::require(!(o.scheme == "peaceman-rachford" && given("--theta")),
                    "--theta does not apply to --scheme peaceman-rachford");
   // Values, payoff, stage fields and coefficients: a few tens of doubles per node.
@@ -246,10 +247,10 @@ void validate(const Options& o, const CLI::App& app) {
   // The far field sits --width standard deviations of ln S_T out: keep e^that a number.
   const double sd = heston ? std::sqrt(std::max(o.v0, o.theta_v) * o.maturity)
                            : *std::max_element(o.vol.begin(), o.vol.end()) * std::sqrt(o.maturity);
-  example::require(o.width * sd <= 40, "--width " + example::num(o.width) + " standard deviations of ln S_T (" +
-                                           example::num(sd) + ") puts the far field at e^" + example::num(o.width * sd) +
-                                           " times the spot: lower --width, " +
-                                           (heston ? "--v0, --theta-v" : "--vol") + " or --maturity (at most e^40)");
+  example::require(o.width * sd <= 40,
+                   "--width " + example::num(o.width) + " standard deviations of ln S_T (" + example::num(sd) +
+                       ") puts the far field at e^" + example::num(o.width * sd) + " times the spot: lower --width, " +
+                       (heston ? "--v0, --theta-v" : "--vol") + " or --maturity (at most e^40)");
 }
 
 }  // namespace
@@ -273,18 +274,28 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(example::range(0, 1e12, true))
       ->capture_default_str();
-  app.add_option("--vol", o.vol, "Volatility(ies)")->delimiter(',')->check(example::range(0, 10))->capture_default_str();
-  app.add_option("--div", o.div, "Dividend yield(s)")->delimiter(',')->check(example::range(-1, 1))->capture_default_str();
+  app.add_option("--vol", o.vol, "Volatility(ies)")
+      ->delimiter(',')
+      ->check(example::range(0, 10))
+      ->capture_default_str();
+  app.add_option("--div", o.div, "Dividend yield(s)")
+      ->delimiter(',')
+      ->check(example::range(-1, 1))
+      ->capture_default_str();
   app.add_option("--corr", o.corr, "Correlations rho12[,rho13,rho23] (one value: all pairs)")
       ->delimiter(',')
       ->check(example::range(-1, 1));
   app.add_option("--weights", o.weights, "Basket weights (default 1/n each)")->delimiter(',')->check(finite());
   app.add_option("--rate", o.rate, "Risk-free rate")->check(example::range(-1, 1))->capture_default_str();
   app.add_option("--strike", o.strike, "Strike")->check(example::range(0, 1e12, true))->capture_default_str();
-  app.add_option("--maturity", o.maturity, "Maturity in years")->check(example::range(0, 100, true))->capture_default_str();
+  app.add_option("--maturity", o.maturity, "Maturity in years")
+      ->check(example::range(0, 100, true))
+      ->capture_default_str();
   app.add_option("--v0", o.v0, "Heston initial variance")->check(example::range(0, 10))->capture_default_str();
   app.add_option("--kappa", o.kappa, "Heston mean reversion")->check(example::range(0, 100))->capture_default_str();
-  app.add_option("--theta-v", o.theta_v, "Heston long-run variance")->check(example::range(0, 10))->capture_default_str();
+  app.add_option("--theta-v", o.theta_v, "Heston long-run variance")
+      ->check(example::range(0, 10))
+      ->capture_default_str();
   app.add_option("--xi", o.xi, "Heston volatility of variance")->check(example::range(0, 10))->capture_default_str();
   app.add_option("--rho", o.rho, "Heston correlation")->check(example::range(-1, 1))->capture_default_str();
   app.add_option("--nodes", o.nodes, "Nodes per asset axis (default 201/101/49 for 1/2/3 assets, Heston 101)")
@@ -318,7 +329,8 @@ int main(int argc, char** argv) {
   app.add_option("--precision", o.precision, "Floating-point type")
       ->check(CLI::IsMember({"float", "double"}))
       ->capture_default_str();
-  auto* oout = app.add_option("--output", o.output, "Output directory (VTK price surface/volume)")->capture_default_str();
+  auto* oout =
+      app.add_option("--output", o.output, "Output directory (VTK price surface/volume)")->capture_default_str();
   app.add_flag("--no-output", o.no_output, "Write no files")->excludes(oout);
   app.add_option("--repeat", o.repeat, "Price this many times and print each run's stepping time")
       ->check(example::integer(1, 1000));

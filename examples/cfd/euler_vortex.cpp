@@ -410,7 +410,8 @@ int main(int argc, char** argv) {
                  "(tests)")
       ->check(positive())
       ->needs(orefine);
-  auto* overify = app.add_flag("--verify-cpu", o.verify_cpu, "With --backend cuda: rerun on the CPU and compare the states");
+  auto* overify =
+      app.add_flag("--verify-cpu", o.verify_cpu, "With --backend cuda: rerun on the CPU and compare the states");
   app.add_flag("--progress", o.progress, "Show the progress bar even when stderr is not a terminal");
   if (const auto rc = example::parse(app, "euler_vortex", argc, argv)) return *rc;
   return example::guarded("euler_vortex", [&] {

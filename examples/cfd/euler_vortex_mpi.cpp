@@ -262,7 +262,8 @@ int main(int argc, char** argv) {
   try {
     // Every combination is checked before any work (the same on every rank).
     if (o.dims == 2)
-      for (const CLI::Option* opt : {onz, ow0}) example::require(opt->count() == 0, opt->get_name() + " needs --dims 3");
+      for (const CLI::Option* opt : {onz, ow0})
+        example::require(opt->count() == 0, opt->get_name() + " needs --dims 3");
     example::require(!(o.steps > 0 && ocfl->count() > 0), "give --steps or --cfl, not both (either fixes the step)");
     if (!o.output.empty()) {
       example::require(adi::io::vtk_available(), "--output: adi was built without VTK");

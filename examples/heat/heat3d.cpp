@@ -164,7 +164,8 @@ int run(Options o) {
   resolve_time(o, grid);
   const Exact exact{grid.nx() > 1 ? o.kx : 0.0, grid.ny() > 1 ? o.ky : 0.0, grid.nz() > 1 ? o.kz : 0.0};
   const ExactOnGrid exact_on_grid(exact, grid);
-  const adi::Executor exec = o.backend == "cuda" ? example::cuda_executor("--backend cpu") : adi::Executor::host(o.threads);
+  const adi::Executor exec =
+      o.backend == "cuda" ? example::cuda_executor("--backend cpu") : adi::Executor::host(o.threads);
   if (!o.no_output && !adi::io::vtk_available()) {
     // The GPU machines have no VTK: still run and report, just write nothing.
     std::fprintf(stderr, "heat3d: note: adi was built without VTK, writing no files (as with --no-output)\n");

@@ -201,12 +201,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--amp", o.amp, "Somatic current step, nA")->check(finite())->capture_default_str();
   app.add_option("--delay", o.delay, "Current onset, ms")->check(example::non_negative())->capture_default_str();
-  app.add_option("--duration", o.duration, "Current duration, ms")->check(example::non_negative())->capture_default_str();
+  app.add_option("--duration", o.duration, "Current duration, ms")
+      ->check(example::non_negative())
+      ->capture_default_str();
   app.add_option("--cm", o.cm, "Membrane capacitance, uF/cm^2")->check(positive())->capture_default_str();
   app.add_option("--ra", o.ra, "Axial resistivity, ohm cm")->check(positive())->capture_default_str();
   app.add_option("--g-leak", o.g_leak, "Leak conductance, S/cm^2")->check(positive())->capture_default_str();
-  app.add_option("--e-leak", o.e_leak, "Leak reversal potential, mV")->check(example::range(-1000, 1000))->capture_default_str();
-  app.add_option("--v-init", o.v_init, "Initial membrane potential, mV")->check(example::range(-1000, 1000))->capture_default_str();
+  app.add_option("--e-leak", o.e_leak, "Leak reversal potential, mV")
+      ->check(example::range(-1000, 1000))
+      ->capture_default_str();
+  app.add_option("--v-init", o.v_init, "Initial membrane potential, mV")
+      ->check(example::range(-1000, 1000))
+      ->capture_default_str();
   app.add_option("--nseg-rule", o.nseg_rule, "Segments per section (NEURON's nseg)")
       ->check(CLI::IsMember({"d_lambda", "fixed", "max_length", "per_point"}))
       ->capture_default_str();
@@ -236,7 +242,8 @@ int main(int argc, char** argv) {
     example::require(steps <= 1e12, "--t-end " + example::num(o.t_end) + " / --dt " + example::num(o.dt) + " is " +
                                         example::num(o.t_end / o.dt) + " steps (at most 1e12)");
     if (std::abs(std::max(1.0, steps) * o.dt - o.t_end) > 1e-9 * o.t_end)
-      std::fprintf(stderr, "neuron: note: --t-end %g is not a whole number of --dt %g steps: %g steps, ending at %g ms\n",
+      std::fprintf(stderr,
+                   "neuron: note: --t-end %g is not a whole number of --dt %g steps: %g steps, ending at %g ms\n",
                    o.t_end, o.dt, std::max(1.0, steps), std::max(1.0, steps) * o.dt);
     if (o.backend == "cuda") example::cuda_executor("--backend cpu");  // exit 77 without a GPU
     if (!o.no_output) example::prepare_output(o.output);
