@@ -103,6 +103,12 @@ adi_cli_test(neuron_nseg_without_fixed 2 "--nseg needs --nseg-rule fixed" neuron
 adi_cli_test(neuron_nan_amp 2 "--amp: nan is not a finite number" neuron --amp nan --no-output)
 adi_cli_test(neuron_bad_output 2 "cannot create that folder" neuron --t-end 1 --output ${_bad_dir})
 
+# scripts/demo.sh --help prints its help and nothing else: no install, configure, build or run.
+add_test(NAME cli_demo_help
+         COMMAND ${CMAKE_COMMAND} -DEXPECT=0 "-DMATCH=Usage: scripts/demo.sh" "-DNOT_MATCH=install_deps|Configuring|Open .*pvd"
+                 "-DCOMMAND=${PROJECT_SOURCE_DIR}/scripts/demo.sh|--help" -P ${_expect})
+set_tests_properties(cli_demo_help PROPERTIES TIMEOUT 60 LABELS cli)
+
 # MPI programs, one rank started without mpiexec (MPI singleton)
 if(TARGET heat3d_mpi)
   adi_cli_test(heat3d_mpi_help 0 "Usage:" heat3d_mpi --help)
