@@ -105,8 +105,9 @@ adi_cli_test(neuron_bad_output 2 "cannot create that folder" neuron --t-end 1 --
 
 # scripts/demo.sh --help prints its help and nothing else: no install, configure, build or run.
 add_test(NAME cli_demo_help
-         COMMAND ${CMAKE_COMMAND} -DEXPECT=0 "-DMATCH=Usage: scripts/demo.sh" "-DNOT_MATCH=install_deps|Configuring|Open .*pvd"
-                 "-DCOMMAND=${PROJECT_SOURCE_DIR}/scripts/demo.sh|--help" -P ${_expect})
+         COMMAND ${CMAKE_COMMAND} -DEXPECT=0 "-DMATCH=Usage: scripts/demo.sh"
+                 "-DNOT_MATCH=install_deps|Configuring|Open .*pvd" "-DCOMMAND=${PROJECT_SOURCE_DIR}/scripts/demo.sh|--help"
+                 -P ${_expect})
 set_tests_properties(cli_demo_help PROPERTIES TIMEOUT 60 LABELS cli)
 
 # MPI programs, one rank started without mpiexec (MPI singleton)
