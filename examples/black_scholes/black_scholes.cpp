@@ -18,6 +18,7 @@
 
 #include "adi/adi.hpp"
 #include "adi/finance/finance.hpp"
+#include "common/cli.hpp"
 
 namespace {
 
@@ -53,8 +54,8 @@ struct Options {
 std::vector<double> per_asset(const std::vector<double>& v, int n, const char* name) {
   if (v.size() == 1) return std::vector<double>(static_cast<std::size_t>(n), v[0]);
   if (static_cast<int>(v.size()) != n)
-    throw adi::InvalidArgument(std::string("--") + name + " has " + std::to_string(v.size()) + " values for " +
-                               std::to_string(n) + " assets; give one (for all) or one per asset");
+    throw example::UsageError(std::string("--") + name + " has " + std::to_string(v.size()) + " values for " +
+                              std::to_string(n) + " assets; give one (for all) or one per asset");
   return v;
 }
 
@@ -64,8 +65,8 @@ std::vector<double> correlation(const std::vector<double>& c, int n) {
   const int pairs = n * (n - 1) / 2;
   std::vector<double> r = c.size() == 1 ? std::vector<double>(static_cast<std::size_t>(pairs), c[0]) : c;
   if (static_cast<int>(r.size()) != pairs)
-    throw adi::InvalidArgument("--corr has " + std::to_string(c.size()) + " values; give rho12 (2 assets) or rho12 "
-                               "rho13 rho23 (3 assets), or one value for all pairs");
+    throw example::UsageError("--corr has " + std::to_string(c.size()) + " values; give rho12 (2 assets) or rho12 "
+                              "rho13 rho23 (3 assets), or one value for all pairs");
   std::vector<double> m(static_cast<std::size_t>(n * n), 1.0);
   int p = 0;
   for (int i = 0; i < n; ++i)
@@ -100,7 +101,11 @@ int run(const Options& o) {
   me.width = o.width;
   me.intensity = o.intensity;
   me.smoothing = !o.no_smoothing;
-  me.executor = o.backend == "cuda" ? adi::Executor::cuda() : adi::Executor::host(o.threads);
+  me.executor = o.backend == "cuda" ? example::cuda_executor("--backend cpu") : adi::Executor::host(o.threads);
+  const bool write = !o.no_output && adi::io::vtk_available();
+  if (!o.no_output && !write)
+    std::fprintf(stderr, "black_scholes: note: adi was built without VTK, writing no files (as with --no-output)\n");
+  if (write) example::prepare_output(o.output);
 
   const OptionType type = o.type == "put" ? OptionType::put : OptionType::call;
   const Exercise ex = o.exercise == "american" ? Exercise::american : Exercise::european;
@@ -113,8 +118,9 @@ int run(const Options& o) {
   if (o.model == "heston") {
     HestonModel h{o.spot.at(0), o.v0, o.kappa, o.theta_v, o.xi, o.rho, o.rate, o.div.at(0)};
     c = Contract::vanilla(type, o.strike, o.maturity, ex);
-    for (int k = 0; k < o.repeat; ++k) runs.push_back(r = price<T>(h, c, me));
     exact = closed_form(h, c);
+    example::require(o.max_error <= 0 || exact.has_value(), "--max-error needs a contract with a closed form");
+    for (int k = 0; k < o.repeat; ++k) runs.push_back(r = price<T>(h, c, me));
     axes = 2;
     char buf[200];
     std::snprintf(buf, sizeof buf, "Heston: S = %g, v0 = %g, kappa = %g, theta = %g, sigma = %g, rho = %g, r = %g, q = %g",
@@ -129,8 +135,9 @@ int run(const Options& o) {
     m.rate = o.rate;
     const Payoff p = o.payoff.empty() ? (n == 1 ? Payoff::vanilla : Payoff::basket) : payoff_from_name(o.payoff);
     c = Contract{p, type, o.strike, o.maturity, ex, o.weights};
-    for (int k = 0; k < o.repeat; ++k) runs.push_back(r = price<T>(m, c, me));
     exact = closed_form(m, c);
+    example::require(o.max_error <= 0 || exact.has_value(), "--max-error needs a contract with a closed form");
+    for (int k = 0; k < o.repeat; ++k) runs.push_back(r = price<T>(m, c, me));
     axes = n;
     model_text = "Black-Scholes, " + std::to_string(n) + " asset(s):";
     for (int i = 0; i < n; ++i) {
@@ -141,9 +148,9 @@ int run(const Options& o) {
     if (n > 1) {
       model_text += ", rho =";
       for (int i = 0; i < n; ++i)
-        for (int j = i + 1; j < n; ++j) model_text += " " + std::to_string(m.corr(i, j)).substr(0, 6);
+        for (int j = i + 1; j < n; ++j) model_text += " " + example::num(m.corr(i, j));
     }
-    model_text += ", r = " + std::to_string(o.rate).substr(0, 6);
+    model_text += ", r = " + example::num(o.rate);
   }
 
   std::printf("model      %s\n", model_text.c_str());
@@ -159,14 +166,23 @@ int run(const Options& o) {
                 me.scheme.theta, r.steps, o.damping);
   std::printf("price      %.10f\n", r.price);
   const char* names[3] = {"S", o.model == "heston" ? "v" : "S2", "S3"};
+  const auto axis_name = [&](int d) { return d == 0 && axes > 1 && o.model != "heston" ? "S1" : names[d]; };
+  for (int d = 0; d < axes; ++d)
+    std::printf("delta_%-4s %.8f   gamma_%-4s %.8f\n", axis_name(d), r.delta[d], axis_name(d), r.gamma[d]);
+  // A NaN or Inf in a result is an error (exit 1), after the report that shows it.
+  const std::string after = "after " + std::to_string(r.steps) + " steps";
+  example::require_finite(r.price, "the price", after);
   for (int d = 0; d < axes; ++d) {
-    const char* nm = d == 0 && axes > 1 && o.model != "heston" ? "S1" : names[d];
-    std::printf("delta_%-4s %.8f   gamma_%-4s %.8f\n", nm, r.delta[d], nm, r.gamma[d]);
+    example::require_finite(r.delta[d], std::string("delta_") + axis_name(d), after);
+    example::require_finite(r.gamma[d], std::string("gamma_") + axis_name(d), after);
   }
   double rel = 0;
   if (exact) {
-    rel = std::abs(r.price - *exact) / std::max(std::abs(*exact), 1e-300);
-    std::printf("closed     %.10f   error %.3e (relative %.3e)\n", *exact, r.price - *exact, rel);
+    // Relative to the closed form, or absolute where that is ~0 (a worthless option).
+    const bool absolute = std::abs(*exact) < 1e-12;
+    rel = std::abs(r.price - *exact) / (absolute ? 1.0 : std::abs(*exact));
+    std::printf("closed     %.10f   error %.3e (%s %.3e)\n", *exact, r.price - *exact,
+                absolute ? "absolute: the closed form is ~0;" : "relative", rel);
     if (o.model != "heston" && o.assets == 1 && c.payoff == Payoff::vanilla) {
       const Greeks g = black_scholes(type, o.spot[0], o.strike, o.maturity, o.rate, o.div[0], o.vol[0]);
       std::printf("closed     delta %.8f (error %.2e), gamma %.8f (error %.2e)\n", g.delta, r.delta[0] - g.delta,
@@ -188,35 +204,61 @@ int run(const Options& o) {
     std::printf("; median after the first %.4f s\n", t[1 + (t.size() - 1) / 2]);
   }
 
-  if (!o.no_output) {
-    if (!adi::io::vtk_available()) {
-      std::fprintf(stderr, "black_scholes: note: adi was built without VTK, writing no files (as with --no-output)\n");
-    } else {
-      const adi::Grid g = price_grid(r, axes);
-      std::error_code ec;
-      std::filesystem::create_directories(o.output, ec);
-      if (ec) throw adi::Error("cannot create the output directory '" + o.output + "': " + ec.message());
-      const std::string path = adi::io::write_vtk(o.output + "/price", g, {{"price", r.values}}, 0.0);
-      std::printf("output     %s (axes in asset prices%s)\n", path.c_str(), o.model == "heston" ? " and variance" : "");
-    }
+  if (write) {
+    const adi::Grid g = price_grid(r, axes);
+    const std::string path = adi::io::write_vtk(o.output + "/price", g, {{"price", r.values}}, 0.0);
+    std::printf("output     %s (axes in asset prices%s)\n", path.c_str(), o.model == "heston" ? " and variance" : "");
   }
-  if (o.max_error > 0) {
-    if (!exact) {
-      std::fprintf(stderr, "black_scholes: --max-error needs a contract with a closed form\n");
-      return 1;
-    }
-    if (!(rel <= o.max_error)) {
-      std::fprintf(stderr, "black_scholes: relative error %.3e exceeds --max-error %.3e\n", rel, o.max_error);
-      return 1;
-    }
-  }
-  return 0;
+  long bad = 0;
+  for (adi::index_t k = 0; k < r.values.nz(); ++k)
+    for (adi::index_t j = 0; j < r.values.ny(); ++j)
+      for (adi::index_t i = 0; i < r.values.nx(); ++i) bad += std::isfinite(r.values(i, j, k)) ? 0 : 1;
+  if (bad > 0)
+    throw example::RunFailure("the price grid has " + std::to_string(bad) + " NaN/Inf values " + after);
+  if (o.max_error > 0 && example::exceeds(rel, o.max_error))
+    throw example::RunFailure("error " + example::num(rel) + " exceeds --max-error " +
+                              example::num(o.max_error));
+  return example::exit_ok;
+}
+
+// Combinations the options cannot express, refused before any work (exit 2).
+void validate(const Options& o, const CLI::App& app) {
+  const auto given = [&](const char* name) { return app.count(name) > 0; };
+  const auto only_for = [&](std::initializer_list<const char*> names, bool ok, const char* what) {
+    for (const char* n : names) example::require(ok || !given(n), std::string(n) + " applies to " + what + " only");
+  };
+  const bool heston = o.model == "heston", american = o.exercise == "american";
+  only_for({"--v0", "--kappa", "--theta-v", "--xi", "--rho", "--variance-nodes"}, heston, "--model heston");
+  only_for({"--assets", "--vol", "--corr", "--weights"}, !heston, "--model bs");
+  example::require(!heston || (o.spot.size() == 1 && o.div.size() == 1),
+                   "--model heston has one asset: give one --spot and one --div");
+  example::require(!heston || o.payoff.empty() || o.payoff == "vanilla", "--model heston prices --payoff vanilla only");
+  only_for({"--scheme", "--theta"}, !american, "--exercise european (american uses Crank-Nicolson)");
+  example::require(o.assets > 1 || !given("--corr"), "--corr needs --assets 2 or 3");
+  example::require(o.weights.empty() || o.payoff.empty() || o.payoff == "basket",
+                   "--weights applies to --payoff basket");
+  example::require(!(o.scheme == "peaceman-rachford" && given("--theta")),
+                   "--theta does not apply to --scheme peaceman-rachford");
+  // Values, payoff, stage fields and coefficients: a few tens of doubles per node.
+  const double n = double(o.nodes > 0 ? o.nodes : heston ? 101 : o.assets == 1 ? 201 : o.assets == 2 ? 101 : 49);
+  const double nodes = heston ? n * double(o.variance_nodes > 0 ? o.variance_nodes : long(n) / 2 + 1)
+                              : std::pow(n, double(o.assets));
+  example::require_memory(30.0 * 8 * nodes, "a grid of " + example::num(nodes) + " nodes (--nodes)");
+  // The far field sits --width standard deviations of ln S_T out: keep e^that a number.
+  const double sd = heston ? std::sqrt(std::max(o.v0, o.theta_v) * o.maturity)
+                           : *std::max_element(o.vol.begin(), o.vol.end()) * std::sqrt(o.maturity);
+  example::require(o.width * sd <= 40,
+                   "--width " + example::num(o.width) + " standard deviations of ln S_T (" + example::num(sd) +
+                       ") puts the far field at e^" + example::num(o.width * sd) + " times the spot: lower --width, " +
+                       (heston ? "--v0, --theta-v" : "--vol") + " or --maturity (at most e^40)");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
+  using example::finite;
+  using example::positive;
   CLI::App app{"black_scholes: option prices and greeks by ADI (Black-Scholes 1-3 assets, Heston, American)"};
   app.add_option("--model", o.model, "Model")->check(CLI::IsMember({"bs", "heston"}))->capture_default_str();
   app.add_option("--payoff", o.payoff, "Payoff (default: vanilla for 1 asset, basket for more)")
@@ -225,67 +267,80 @@ int main(int argc, char** argv) {
   app.add_option("--exercise", o.exercise, "Exercise (american: 1 asset, vanilla, CPU)")
       ->check(CLI::IsMember({"european", "american"}))
       ->capture_default_str();
-  app.add_option("--assets", o.assets, "Number of assets (Black-Scholes)")->check(CLI::Range(1, 3))->capture_default_str();
-  app.add_option("--spot", o.spot, "Spot price(s), one or one per asset")->delimiter(',')->capture_default_str();
-  app.add_option("--vol", o.vol, "Volatility(ies)")->delimiter(',')->capture_default_str();
-  app.add_option("--div", o.div, "Dividend yield(s)")->delimiter(',')->capture_default_str();
-  app.add_option("--corr", o.corr, "Correlations rho12[,rho13,rho23] (one value: all pairs)")->delimiter(',');
-  app.add_option("--weights", o.weights, "Basket weights (default 1/n each)")->delimiter(',');
-  app.add_option("--rate", o.rate, "Risk-free rate")->capture_default_str();
-  app.add_option("--strike", o.strike, "Strike")->capture_default_str();
-  app.add_option("--maturity", o.maturity, "Maturity in years")->capture_default_str();
-  app.add_option("--v0", o.v0, "Heston initial variance")->capture_default_str();
-  app.add_option("--kappa", o.kappa, "Heston mean reversion")->capture_default_str();
-  app.add_option("--theta-v", o.theta_v, "Heston long-run variance")->capture_default_str();
-  app.add_option("--xi", o.xi, "Heston volatility of variance")->capture_default_str();
-  app.add_option("--rho", o.rho, "Heston correlation")->capture_default_str();
+  app.add_option("--assets", o.assets, "Number of assets (Black-Scholes)")
+      ->check(example::integer(1, 3))
+      ->capture_default_str();
+  app.add_option("--spot", o.spot, "Spot price(s), one or one per asset")
+      ->delimiter(',')
+      ->check(example::range(0, 1e12, true))
+      ->capture_default_str();
+  app.add_option("--vol", o.vol, "Volatility(ies)")
+      ->delimiter(',')
+      ->check(example::range(0, 10))
+      ->capture_default_str();
+  app.add_option("--div", o.div, "Dividend yield(s)")
+      ->delimiter(',')
+      ->check(example::range(-1, 1))
+      ->capture_default_str();
+  app.add_option("--corr", o.corr, "Correlations rho12[,rho13,rho23] (one value: all pairs)")
+      ->delimiter(',')
+      ->check(example::range(-1, 1));
+  app.add_option("--weights", o.weights, "Basket weights (default 1/n each)")->delimiter(',')->check(finite());
+  app.add_option("--rate", o.rate, "Risk-free rate")->check(example::range(-1, 1))->capture_default_str();
+  app.add_option("--strike", o.strike, "Strike")->check(example::range(0, 1e12, true))->capture_default_str();
+  app.add_option("--maturity", o.maturity, "Maturity in years")
+      ->check(example::range(0, 100, true))
+      ->capture_default_str();
+  app.add_option("--v0", o.v0, "Heston initial variance")->check(example::range(0, 10))->capture_default_str();
+  app.add_option("--kappa", o.kappa, "Heston mean reversion")->check(example::range(0, 100))->capture_default_str();
+  app.add_option("--theta-v", o.theta_v, "Heston long-run variance")
+      ->check(example::range(0, 10))
+      ->capture_default_str();
+  app.add_option("--xi", o.xi, "Heston volatility of variance")->check(example::range(0, 10))->capture_default_str();
+  app.add_option("--rho", o.rho, "Heston correlation")->check(example::range(-1, 1))->capture_default_str();
   app.add_option("--nodes", o.nodes, "Nodes per asset axis (default 201/101/49 for 1/2/3 assets, Heston 101)")
-      ->check(CLI::Range(5L, 1L << 24));
+      ->check(example::integer(5, 1L << 24));
   app.add_option("--variance-nodes", o.variance_nodes, "Heston nodes along v (default nodes/2+1)")
-      ->check(CLI::Range(5L, 1L << 24));
-  app.add_option("--steps", o.steps, "Time steps (default 100 for 1 asset, else 50)")->check(CLI::Range(1L, 1L << 30));
+      ->check(example::integer(5, 1L << 24));
+  app.add_option("--steps", o.steps, "Time steps (default 100 for 1 asset, else 50)")
+      ->check(example::integer(1, 1L << 30));
   app.add_option("--space", o.space, "Grid coordinates: price S or log S")
       ->check(CLI::IsMember({"price", "log"}))
       ->capture_default_str();
   app.add_option("--far-field", o.far_field, "Far-field condition (default: linear in price space, dirichlet in log)")
       ->check(CLI::IsMember({"linear", "dirichlet"}));
   app.add_option("--width", o.width, "Far field at this many standard deviations of ln S_T")
-      ->check(CLI::PositiveNumber)
+      ->check(example::range(0, 40, true))
       ->capture_default_str();
   app.add_option("--intensity", o.intensity, "Grid concentration around the strike (0: default)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(example::range(0, 1e6));
   app.add_flag("--no-smoothing", o.no_smoothing, "Do not cell-average the payoff at its kink");
   app.add_option("--scheme", o.scheme, "ADI scheme")
       ->check(CLI::IsMember(
           {"douglas", "craig-sneyd", "modified-craig-sneyd", "hundsdorfer-verwer", "peaceman-rachford"}))
       ->capture_default_str();
   app.add_option("--theta", o.theta, "Scheme theta in (0, 1] (default: the scheme's)")
-      ->check(CLI::Range(1e-12, 1.0));
+      ->check(example::range(0, 1, true));
   app.add_option("--damping", o.damping, "Rannacher damping steps (each two implicit Euler halves)")
-      ->check(CLI::Range(0, 1000))
+      ->check(example::integer(0, 1000))
       ->capture_default_str();
   app.add_option("--backend", o.backend, "Where to run")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  app.add_option("--threads", o.threads, "Host threads (0: all)")->check(CLI::Range(0, 4096));
+  app.add_option("--threads", o.threads, "Host threads (0: all)")->check(example::integer(0, 4096));
   app.add_option("--precision", o.precision, "Floating-point type")
       ->check(CLI::IsMember({"float", "double"}))
       ->capture_default_str();
-  app.add_option("--output", o.output, "Output directory (VTK price surface/volume)")->capture_default_str();
-  app.add_flag("--no-output", o.no_output, "Write no files");
+  auto* oout =
+      app.add_option("--output", o.output, "Output directory (VTK price surface/volume)")->capture_default_str();
+  app.add_flag("--no-output", o.no_output, "Write no files")->excludes(oout);
   app.add_option("--repeat", o.repeat, "Price this many times and print each run's stepping time")
-      ->check(CLI::Range(1, 1000));
-  app.add_option("--max-error", o.max_error, "Exit 1 when the relative error against the closed form exceeds this")
-      ->check(CLI::PositiveNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "black_scholes: error: %s (see --help)\n", e.what());
-    return 2;
-  }
-  try {
+      ->check(example::integer(1, 1000));
+  app.add_option("--max-error", o.max_error,
+                 "Exit 1 when the error against the closed form exceeds this (relative; absolute where the closed "
+                 "form is ~0)")
+      ->check(positive());
+  if (const auto rc = example::parse(app, "black_scholes", argc, argv)) return *rc;
+  return example::guarded("black_scholes", [&] {
+    validate(o, app);
     return o.precision == "float" ? run<float>(o) : run<double>(o);
-  } catch (const adi::Error& e) {
-    std::fprintf(stderr, "black_scholes: error: %s\n", e.what());
-    return 2;
-  }
+  });
 }

@@ -15,6 +15,7 @@
 // policy runs them (HostLaunch here, a CUDA kernel in euler_cuda.cu). C++17.
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -225,6 +226,11 @@ class EulerSolverBase {
 
 inline void validate(const EulerSetup& s) {
   using adi::detail::require;
+  const auto g = [](double v) {  // numbers in messages: %g
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
   require(s.dims == 2 || s.dims == 3, "Euler solver: dims = " + std::to_string(s.dims) + " must be 2 or 3");
   for (int a = 0; a < 3; ++a) {
     if (a < s.dims) {
@@ -236,10 +242,10 @@ inline void validate(const EulerSetup& s) {
                                std::to_string(a));
     }
   }
-  require(s.dt > 0 && std::isfinite(s.dt), "Euler solver: dt = " + std::to_string(s.dt) + " must be > 0");
-  require(s.theta > 0 && s.theta <= 1, "Euler solver: theta = " + std::to_string(s.theta) + " must be in (0, 1]");
+  require(s.dt > 0 && std::isfinite(s.dt), "Euler solver: dt = " + g(s.dt) + " must be finite and > 0");
+  require(s.theta > 0 && s.theta <= 1, "Euler solver: theta = " + g(s.theta) + " must be in (0, 1]");
   require(s.eps_e >= 0 && s.eps_i >= 0, "Euler solver: dissipation coefficients must be >= 0");
-  require(s.gamma > 1, "Euler solver: gamma = " + std::to_string(s.gamma) + " must be > 1");
+  require(s.gamma > 1, "Euler solver: gamma = " + g(s.gamma) + " must be > 1");
 }
 
 template <class T, int D, class Launch>

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "adi/adi.hpp"
+#include "common/cli.hpp"
 #include "euler_backends.hpp"
 
 namespace {
@@ -71,22 +72,52 @@ class ProgressBar {
   double shown_ = -1;
 };
 
-// dt from --dt or --cfl, then --steps / --t-end: steps * dt = t_end exactly.
+// dt from --dt or --cfl (default 2), then --steps / --t-end (default 10): any two of
+// --steps, --dt/--cfl, --t-end fix the third; steps * dt = t_end exactly.
 void resolve_time(Options& o, double dt_of_cfl) {
-  if (o.steps > 0 && o.t_end > 0) {
-    if (o.dt > 0 || o.cfl > 0) throw adi::InvalidArgument("give --steps and --t-end, or one of them with --dt/--cfl");
-    o.dt = o.t_end / double(o.steps);
-    return;
+  const example::TimeSteps r =
+      example::resolve_time("euler_vortex", o.steps, o.dt > 0 ? o.dt : dt_of_cfl,
+                            o.dt > 0 ? "--dt" : o.cfl > 0 ? "--cfl" : "", o.t_end, 10.0, 0);
+  o.steps = r.steps;
+  o.dt = r.dt;
+  o.t_end = r.t_end;
+}
+
+// A NaN or Inf in the state is an error (exit 1), named with the step where it was seen.
+template <class T>
+void require_finite_state(const std::vector<T>& q, long step) {
+  std::size_t bad = 0;
+  for (const T& v : q) bad += std::isfinite(double(v)) ? 0 : 1;
+  if (bad > 0)
+    throw example::RunFailure("the state Q (density, momentum, energy) has " + std::to_string(bad) +
+                              " NaN/Inf values at step " + std::to_string(step) +
+                              ": the run diverged; try a smaller --cfl or --dt");
+}
+
+// Conservation: the scheme is conservative and the periodic solves exact, so the totals
+// of Q change only by round-off. Relative to the total of |Q_c|, or, for a component whose
+// values are all ~0 (a velocity component that is zero everywhere), absolute per point.
+std::string conservation_drift(const std::vector<double>& before, const std::vector<double>& after,
+                               const std::vector<double>& magnitude, double points) {
+  static const char* names2[4] = {"rho", "rho*u", "rho*v", "E"};
+  static const char* names3[5] = {"rho", "rho*u", "rho*v", "rho*w", "E"};
+  const std::size_t m = before.size();
+  double rel = 0;
+  std::string absolute;
+  for (std::size_t c = 0; c < m; ++c) {
+    const double d = std::abs(after[c] - before[c]);
+    if (magnitude[c] > 1e-12 * magnitude[0]) {
+      rel = std::max(rel, d / magnitude[c]);
+    } else {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "; %s: total ~0, absolute drift per point %.2e", (m == 4 ? names2 : names3)[c],
+                    d / points);
+      absolute += buf;
+    }
   }
-  const double dt = o.dt > 0 ? o.dt : dt_of_cfl;
-  if (o.steps > 0) {
-    o.dt = dt;
-    o.t_end = dt * double(o.steps);
-    return;
-  }
-  if (o.t_end <= 0) o.t_end = 10;  // one period of the default box and free stream
-  o.steps = std::max(1L, long(std::ceil(o.t_end / dt - 1e-9)));
-  o.dt = o.t_end / double(o.steps);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "max relative drift of the totals of Q = %.2e", rel);
+  return buf + absolute;
 }
 
 template <class T>
@@ -121,7 +152,6 @@ int run(Options o, RunSummary* summary = nullptr) {
   cfd::EulerSetup s;
   s.dims = o.dims;
   const long ext[3] = {o.nx ? o.nx : o.n, o.ny ? o.ny : o.n, o.dims == 3 ? (o.nz ? o.nz : o.n) : 1};
-  if (o.dims == 2 && o.nz > 1) throw adi::InvalidArgument("--nz needs --dims 3");
   for (int a = 0; a < 3; ++a) {
     s.n[a] = ext[a];
     s.length[a] = o.length;
@@ -151,7 +181,7 @@ int run(Options o, RunSummary* summary = nullptr) {
   adi::Executor exec = adi::Executor::host(o.threads);
   std::unique_ptr<cfd::EulerSolverBase<T>> solver;
   if (o.backend == "cuda") {
-    exec = adi::Executor::cuda();
+    exec = example::cuda_executor("--backend cpu");
     solver = cfd::make_cuda_solver<T>(s, exec);
   } else {
     solver = cfd::make_host_solver<T>(s);
@@ -159,15 +189,13 @@ int run(Options o, RunSummary* summary = nullptr) {
   solver->set_state(q0);
 
   std::unique_ptr<adi::io::PvdWriter> pvd;
-  if (!o.no_output && !adi::io::vtk_available()) {
-    std::fprintf(stderr, "euler_vortex: note: adi was built without VTK, writing no files (as with --no-output)\n");
-    o.no_output = true;
-  }
   double output_seconds = 0;
   auto output = [&](long step, double t) {
     const auto t0 = Clock::now();
-    write_frame(*pvd, s, vortex, solver->state(), t, step);
+    const std::vector<T> q = solver->state();
+    write_frame(*pvd, s, vortex, q, t, step);
     output_seconds += since(t0);
+    require_finite_state(q, step);  // after writing: the frame shows where
   };
   if (!o.no_output) {
     pvd = std::make_unique<adi::io::PvdWriter>(o.output, "euler_vortex");
@@ -178,7 +206,12 @@ int run(Options o, RunSummary* summary = nullptr) {
   const auto t_loop = Clock::now();
   const double out0 = output_seconds;
   for (long k = 1; k <= o.steps; ++k) {
-    solver->step();
+    try {
+      solver->step();
+    } catch (const adi::SingularSystem&) {  // the library's message names its kernel and pivot blocks
+      throw example::RunFailure("the implicit block system became singular at step " + std::to_string(k) +
+                                " (the flow left the range Beam-Warming handles here): try a smaller --cfl or --beta");
+    }
     if (pvd && (k == o.steps || (o.every > 0 && k % o.every == 0))) output(k, double(k) * o.dt);
     bar.show(k);
   }
@@ -189,16 +222,14 @@ int run(Options o, RunSummary* summary = nullptr) {
   // Conservation: the scheme is conservative and the periodic solves exact, so the
   // totals of Q change only by round-off.
   const int m = s.dims + 2;
-  double drift = 0;
-  for (int c = 0; c < m; ++c) {
-    double before = 0, after = 0, scale = 0;
-    for (std::size_t p = 0; p < q.size() / std::size_t(m); ++p) {
-      before += double(q0[p * std::size_t(m) + std::size_t(c)]);
-      after += double(q[p * std::size_t(m) + std::size_t(c)]);
-      scale += std::abs(double(q0[p * std::size_t(m) + std::size_t(c)]));
+  std::vector<double> before(std::size_t(m), 0.0), after(before), magnitude(before);
+  for (std::size_t p = 0; p < q.size() / std::size_t(m); ++p)
+    for (std::size_t c = 0; c < std::size_t(m); ++c) {
+      before[c] += double(q0[p * std::size_t(m) + c]);
+      after[c] += double(q[p * std::size_t(m) + c]);
+      magnitude[c] += std::abs(double(q0[p * std::size_t(m) + c]));
     }
-    drift = std::max(drift, std::abs(after - before) / std::max(scale, 1e-300));
-  }
+  const std::string drift = conservation_drift(before, after, magnitude, double(q.size() / std::size_t(m)));
 
   const cfd::EulerTimings& tm = solver->timings();
   std::printf("grid       %ld x %ld%s periodic points on a box of edge %g (h = %.4g), %dD Euler (M = %d)\n", ext[0],
@@ -213,7 +244,7 @@ int run(Options o, RunSummary* summary = nullptr) {
               uinf[1], uinf[2]);
   std::printf("steps      %ld, dt = %.6g, t_end = %.6g, CFL = %.3g\n", o.steps, o.dt, o.t_end, cfl);
   std::printf("density error  L1 = %.4e  L2 = %.4e  max = %.4e\n", e.l1, e.l2, e.max);
-  std::printf("conservation   max relative drift of the totals of Q = %.2e\n", drift);
+  std::printf("conservation   %s\n", drift.c_str());
   std::printf("time       total %.3f s, stepping %.3f s (%.3f ms/step), output %.3f s\n", since(t_start), loop,
               1e3 * loop / double(o.steps), output_seconds);
   const double per = 1e3 / double(std::max(tm.steps, 1L));
@@ -224,11 +255,10 @@ int run(Options o, RunSummary* summary = nullptr) {
   std::printf("\n");
   if (pvd) std::printf("output     %s (%zu frames)\n", pvd->pvd_path().c_str(), pvd->frames());
 
+  require_finite_state(q, o.steps);
   if (summary) *summary = {ext[0], o.steps, o.dt, 1e3 * loop / double(o.steps), e};
   int rc = 0;
-  if (o.verify_cpu) {
-    if (o.backend != "cuda") throw adi::InvalidArgument("--verify-cpu compares a --backend cuda run with the CPU");
-    auto host = cfd::make_host_solver<T>(s);
+  if (o.verify_cpu) {    auto host = cfd::make_host_solver<T>(s);
     host->set_state(q0);
     for (long k = 0; k < o.steps; ++k) host->step();
     const std::vector<T> hq = host->state();
@@ -236,14 +266,14 @@ int run(Options o, RunSummary* summary = nullptr) {
     for (std::size_t i = 0; i < q.size(); ++i) diff = std::max(diff, std::abs(double(q[i]) - double(hq[i])));
     const double tol = sizeof(T) == 8 ? 1e-9 : 1e-3;
     std::printf("verify     max |Q_cuda - Q_cpu| = %.3e (tolerance %.0e)\n", diff, tol);
-    if (!(diff <= tol)) {
-      std::fprintf(stderr, "euler_vortex: CUDA and CPU states differ by %.3e > %.0e\n", diff, tol);
-      rc = 1;
+    if (example::exceeds(diff, tol)) {
+      std::fprintf(stderr, "euler_vortex: error: CUDA and CPU states differ by %g > %g\n", diff, tol);
+      rc = example::exit_failure;
     }
   }
-  if (o.max_error > 0 && !(e.max <= o.max_error)) {
-    std::fprintf(stderr, "euler_vortex: max density error %.3e exceeds --max-error %.3e\n", e.max, o.max_error);
-    rc = 1;
+  if (o.max_error > 0 && example::exceeds(e.max, o.max_error)) {
+    std::fprintf(stderr, "euler_vortex: error: max density error %g exceeds --max-error %g\n", e.max, o.max_error);
+    rc = example::exit_failure;
   }
   return rc;
 }
@@ -302,9 +332,9 @@ int refine(const Options& base) {
     if (l > 0) last_order = p2;
   }
   if (base.min_order > 0 && !(last_order >= base.min_order)) {
-    std::fprintf(stderr, "euler_vortex: observed L2 order %.2f on the finest pair is below --min-order %.2f\n",
+    std::fprintf(stderr, "euler_vortex: error: observed L2 order %.3g on the finest pair is below --min-order %g\n",
                  last_order, base.min_order);
-    rc = 1;
+    rc = example::exit_failure;
   }
   return rc;
 }
@@ -313,42 +343,45 @@ int refine(const Options& base) {
 
 int main(int argc, char** argv) {
   Options o;
+  using example::integer;
+  using example::positive;
+  using example::range;
   CLI::App app{"euler_vortex: isentropic vortex in a periodic box, compressible Euler equations stepped by "
                "Beam-Warming approximate factorisation (block-tridiagonal sweeps), checked against the exact "
                "solution"};
   app.add_option("--dims", o.dims, "2 (M = 4 unknowns per point) or 3 (M = 5)")
       ->check(CLI::IsMember({2, 3}))
       ->capture_default_str();
-  app.add_option("--n", o.n, "Points per axis")->check(CLI::Range(5L, 1L << 20))->capture_default_str();
-  app.add_option("--nx", o.nx, "Points along x (default --n)")->check(CLI::Range(5L, 1L << 20));
-  app.add_option("--ny", o.ny, "Points along y (default --n)")->check(CLI::Range(5L, 1L << 20));
-  app.add_option("--nz", o.nz, "Points along z (3D, default --n)")->check(CLI::Range(5L, 1L << 20));
+  app.add_option("--n", o.n, "Points per axis")->check(integer(5, 1L << 20))->capture_default_str();
+  app.add_option("--nx", o.nx, "Points along x (default --n)")->check(integer(5, 1L << 20));
+  app.add_option("--ny", o.ny, "Points along y (default --n)")->check(integer(5, 1L << 20));
+  auto* onz = app.add_option("--nz", o.nz, "Points along z (3D, default --n)")->check(integer(5, 1L << 20));
   app.add_option("--length", o.length, "Edge of the periodic box (vortex core radius 1)")
-      ->check(CLI::PositiveNumber)
+      ->check(range(0, 1e6, true))
       ->capture_default_str();
-  app.add_option("--t-end", o.t_end, "Final time (default 10: one period of the default flow)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--steps", o.steps, "Time steps (default: t-end / dt)")->check(CLI::Range(1L, 1L << 40));
-  auto* odt = app.add_option("--dt", o.dt, "Time step (shortened so that steps * dt = t-end)")
-                  ->check(CLI::PositiveNumber);
-  auto* ocfl = app.add_option("--cfl", o.cfl, "Time step as CFL number max (|u_a| + c) dt / h_a (default 2)")
-                   ->check(CLI::PositiveNumber);
+  app.add_option("--t-end", o.t_end, "Final time (default 10: one period of the default flow)")->check(positive());
+  app.add_option("--steps", o.steps, "Time steps (default: t-end / dt)")->check(integer(1, 1L << 40));
+  auto* odt = app.add_option("--dt", o.dt, "Time step (shortened, with a note, so that steps * dt = t-end)")
+                  ->check(positive());
+  auto* ocfl =
+      app.add_option("--cfl", o.cfl, "Time step as CFL number max (|u_a| + c) dt / h_a (default 2)")->check(positive());
   odt->excludes(ocfl);
   app.add_option("--eps-e", o.eps_e, "Explicit fourth-difference dissipation coefficient")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--eps-i", o.eps_i, "Implicit second-difference dissipation coefficient (default 2.5 eps-e)")
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(range(0.0, 10.0));
   app.add_option("--theta", o.theta, "Time discretisation: 0.5 trapezoidal (2nd order), 1 implicit Euler")
-      ->check(CLI::Range(0.5, 1.0))
+      ->check(range(0.5, 1.0))
       ->capture_default_str();
-  app.add_option("--beta", o.beta, "Vortex strength")->check(CLI::Range(0.0, 8.0))->capture_default_str();
-  app.add_option("--u0", o.u0, "Free stream velocity along x")->capture_default_str();
-  app.add_option("--v0", o.v0, "Free stream velocity along y")->capture_default_str();
-  app.add_option("--w0", o.w0, "Free stream velocity along z (3D)")->capture_default_str();
-  app.add_option("--vortex-axis", o.vortex_axis, "Axis of the vortex tube (3D)")
-      ->check(CLI::IsMember({"x", "y", "z"}))
-      ->capture_default_str();
+  app.add_option("--beta", o.beta, "Vortex strength")->check(range(0.0, 8.0))->capture_default_str();
+  app.add_option("--u0", o.u0, "Free stream velocity along x")->check(range(-100, 100))->capture_default_str();
+  app.add_option("--v0", o.v0, "Free stream velocity along y")->check(range(-100, 100))->capture_default_str();
+  auto* ow0 =
+      app.add_option("--w0", o.w0, "Free stream velocity along z (3D)")->check(range(-100, 100))->capture_default_str();
+  auto* oaxis = app.add_option("--vortex-axis", o.vortex_axis, "Axis of the vortex tube (3D)")
+                    ->check(CLI::IsMember({"x", "y", "z"}))
+                    ->capture_default_str();
   app.add_option("--precision", o.precision, "Floating-point type")
       ->check(CLI::IsMember({"float", "double"}))
       ->capture_default_str();
@@ -359,44 +392,51 @@ int main(int argc, char** argv) {
                                        "structure of arrays")
       ->check(CLI::IsMember({"aos", "soa"}))
       ->capture_default_str();
-  app.add_option("--threads", o.threads, "Host threads (0: all)")->check(CLI::Range(0, 4096));
-  app.add_option("--output", o.output, "Output directory")->capture_default_str();
-  app.add_option("--every", o.every, "Write a frame every K steps (0: first and last only)")
-      ->check(CLI::Range(0L, 1L << 40))
-      ->capture_default_str();
-  app.add_flag("--no-output", o.no_output, "Write no files");
+  app.add_option("--threads", o.threads, "Host threads (0: all)")->check(integer(0, 4096));
+  auto* oout = app.add_option("--output", o.output, "Output directory")->capture_default_str();
+  auto* oevery = app.add_option("--every", o.every, "Write a frame every K steps (0: first and last only)")
+                     ->check(integer(0, 1L << 40))
+                     ->capture_default_str();
+  app.add_flag("--no-output", o.no_output, "Write no files")->excludes(oout)->excludes(oevery);
   app.add_option("--max-error", o.max_error, "Exit with status 1 when the max density error exceeds this (tests)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--refine", o.refine,
-                 "Run K grids (n, 2n, 4n, ...; time step halved each time) and print the error table with the "
-                 "observed orders")
-      ->check(CLI::Range(1, 6))
-      ->capture_default_str();
+      ->check(positive());
+  auto* orefine = app.add_option("--refine", o.refine,
+                                 "Run K grids (n, 2n, 4n, ...; time step halved each time) and print the error table "
+                                 "with the observed orders")
+                      ->check(integer(1, 6))
+                      ->capture_default_str();
   app.add_option("--min-order", o.min_order,
                  "With --refine: exit with status 1 when the observed L2 order of the two finest grids is below this "
                  "(tests)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_flag("--verify-cpu", o.verify_cpu, "With --backend cuda: rerun on the CPU and compare the states");
+      ->check(positive())
+      ->needs(orefine);
+  auto* overify =
+      app.add_flag("--verify-cpu", o.verify_cpu, "With --backend cuda: rerun on the CPU and compare the states");
   app.add_flag("--progress", o.progress, "Show the progress bar even when stderr is not a terminal");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    // One line: what was wrong and where to look.
-    std::fprintf(stderr, "euler_vortex: error: %s (see --help)\n", e.what());
-    return 2;
-  }
-  try {
-    if (o.backend == "cuda" && !adi::Executor::cuda_available()) {
-      // 77: ctest's SKIP_RETURN_CODE for the GPU tests of a CUDA build on a machine without a GPU.
-      std::fprintf(stderr, "euler_vortex: error: --backend cuda, but no CUDA device is usable here (exit 77)\n");
-      return 77;
+  if (const auto rc = example::parse(app, "euler_vortex", argc, argv)) return *rc;
+  return example::guarded("euler_vortex", [&] {
+    // Every combination is checked before any work.
+    if (o.dims == 2) {
+      for (const CLI::Option* opt : {onz, ow0, oaxis})
+        example::require(opt->count() == 0, opt->get_name() + " needs --dims 3");
     }
-    if (o.min_order > 0 && o.refine < 2) throw adi::InvalidArgument("--min-order needs --refine 2 or more");
+    example::require(overify->count() == 0 || o.backend == "cuda",
+                     "--verify-cpu compares a --backend cuda run with the CPU: add --backend cuda");
+    example::require(o.min_order <= 0 || o.refine >= 2, "--min-order needs --refine 2 or more");
+    {  // Q, the right-hand side and three M x M blocks per point (and more, on the finest of --refine)
+      const double m = o.dims + 2, f = double(1L << (o.refine - 1));
+      const double points = double(o.nx ? o.nx : o.n) * f * double(o.ny ? o.ny : o.n) * f *
+                            (o.dims == 3 ? double(o.nz ? o.nz : o.n) * f : 1.0);
+      example::require_memory((3 * m * m + 4 * m) * (o.precision == "float" ? 4 : 8) * points,
+                              "a grid of " + example::num(points) + " points");
+    }
+    if (o.backend == "cuda") example::cuda_executor("--backend cpu");  // exit 77 without a GPU
+    if (!o.no_output && !adi::io::vtk_available()) {
+      std::fprintf(stderr, "euler_vortex: note: adi was built without VTK, writing no files (as with --no-output)\n");
+      o.no_output = true;
+    }
+    if (!o.no_output) example::prepare_output(o.output);
     if (o.refine > 1) return o.precision == "float" ? refine<float>(o) : refine<double>(o);
     return o.precision == "float" ? run<float>(o) : run<double>(o);
-  } catch (const adi::Error& e) {
-    std::fprintf(stderr, "euler_vortex: error: %s\n", e.what());
-    return 2;
-  }
+  });
 }

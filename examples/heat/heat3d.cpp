@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "adi/adi.hpp"
+#include "common/cli.hpp"
 
 namespace {
 
@@ -110,23 +111,19 @@ double max_rate(const Options& o, const adi::Grid& g) {
   return m;
 }
 
-// Resolves --steps / --dt / --cfl / --t-end: any two fix the third; defaults 50 steps to t = 0.05.
+// --steps / --dt (or --cfl) / --t-end: any two fix the third; defaults 50 steps to t = 0.05.
 void resolve_time(Options& o, const adi::Grid& g) {
-  const bool has_steps = o.steps > 0, has_dt = o.dt > 0 || o.cfl > 0, has_t = o.t_end > 0;
-  if (has_steps && has_dt && has_t)
-    throw adi::InvalidArgument("give at most two of --steps, --dt/--cfl, --t-end (they fix each other)");
-  if (o.cfl > 0) o.dt = o.cfl / max_rate(o, g);
-  if (has_dt && has_steps) {
-    o.t_end = o.dt * double(o.steps);
-  } else {
-    if (!has_t) o.t_end = has_dt ? o.dt * 50 : 0.05;
-    if (!has_steps) o.steps = has_dt ? std::max(1L, long(std::ceil(o.t_end / o.dt - 1e-9))) : 50;
-    o.dt = o.t_end / double(o.steps);  // lands exactly on t_end
-  }
+  const double dt = o.cfl > 0 ? o.cfl / max_rate(o, g) : o.dt;
+  const example::TimeSteps r = example::resolve_time("heat3d", o.steps, dt, o.cfl > 0 ? "--cfl" : "--dt", o.t_end,
+                                                     0.05, 50);
+  o.steps = r.steps;
+  o.dt = r.dt;
+  o.t_end = r.t_end;
 }
 
 struct ErrorNorms {
   double l2 = 0, max = 0;
+  long non_finite = 0;  // NaN/Inf values of u (std::max would drop them from max)
 };
 
 // err = u - exact(t) on every node; returns its RMS (the discrete L2 norm on the
@@ -135,7 +132,8 @@ template <class T>
 ErrorNorms error_field(const ExactOnGrid& ex, double t, const adi::Field<T>& u, adi::Field<T>& err) {
   const double decay = std::exp(-ex.ex.decay() * t);
   double sum = 0, mx = 0;
-#pragma omp parallel for collapse(2) reduction(+ : sum) reduction(max : mx)
+  long bad = 0;
+#pragma omp parallel for collapse(2) reduction(+ : sum, bad) reduction(max : mx)
   for (adi::index_t k = 0; k < u.nz(); ++k)
     for (adi::index_t j = 0; j < u.ny(); ++j) {
       const double fjk = decay * ex.f[1][std::size_t(j)] * ex.f[2][std::size_t(k)];
@@ -144,9 +142,18 @@ ErrorNorms error_field(const ExactOnGrid& ex, double t, const adi::Field<T>& u, 
         err(i, j, k) = T(e);
         sum += e * e;
         mx = std::max(mx, std::abs(e));
+        bad += std::isfinite(double(u(i, j, k))) ? 0 : 1;
       }
     }
-  return {std::sqrt(sum / double(u.size())), mx};
+  return {std::sqrt(sum / double(u.size())), bad ? std::numeric_limits<double>::quiet_NaN() : mx, bad};
+}
+
+// A NaN or Inf in u is an error (exit 1), named with the step where it was seen.
+void require_finite(const ErrorNorms& n, std::size_t nodes, long step, double t) {
+  if (n.non_finite > 0)
+    throw example::RunFailure("u has " + std::to_string(n.non_finite) + " NaN/Inf values of " + std::to_string(nodes) +
+                              " at step " + std::to_string(step) + " (t = " + example::num(t) +
+                              "): the run overflowed; try a smaller --dt or --t-end");
 }
 
 template <class T>
@@ -157,7 +164,14 @@ int run(Options o) {
   resolve_time(o, grid);
   const Exact exact{grid.nx() > 1 ? o.kx : 0.0, grid.ny() > 1 ? o.ky : 0.0, grid.nz() > 1 ? o.kz : 0.0};
   const ExactOnGrid exact_on_grid(exact, grid);
-  const adi::Executor exec = o.backend == "cuda" ? adi::Executor::cuda() : adi::Executor::host(o.threads);
+  const adi::Executor exec =
+      o.backend == "cuda" ? example::cuda_executor("--backend cpu") : adi::Executor::host(o.threads);
+  if (!o.no_output && !adi::io::vtk_available()) {
+    // The GPU machines have no VTK: still run and report, just write nothing.
+    std::fprintf(stderr, "heat3d: note: adi was built without VTK, writing no files (as with --no-output)\n");
+    o.no_output = true;
+  }
+  if (!o.no_output) example::prepare_output(o.output);
 
   adi::Scheme scheme = adi::Scheme::from_name(o.scheme);
   if (o.theta > 0) scheme.with_theta(o.theta);
@@ -198,15 +212,11 @@ int run(Options o) {
   auto write_frame = [&](long step, double t) {
     const auto t0 = Clock::now();
     const adi::Field<T> h = u.to_host();
-    error_field(exact_on_grid, t, h, err);
+    const ErrorNorms n = error_field(exact_on_grid, t, h, err);
     pvd->write(grid, {{"u", h}, {"error", err}}, t, step);
     output_seconds += seconds_since(t0);
+    require_finite(n, grid.size(), step, t);  // after writing: the frame shows where
   };
-  if (!o.no_output && !adi::io::vtk_available()) {
-    // The GPU machines have no VTK: still run and report, just write nothing.
-    std::fprintf(stderr, "heat3d: note: adi was built without VTK, writing no files (as with --no-output)\n");
-    o.no_output = true;
-  }
   if (!o.no_output) {
     pvd = std::make_unique<adi::io::PvdWriter>(o.output, "heat3d");
     if (o.every > 0) write_frame(0, 0.0);
@@ -217,7 +227,12 @@ int run(Options o) {
   const auto t_loop = Clock::now();
   double t = 0;
   for (long s = 1; s <= o.steps; ++s) {
-    solver.step(u, double(s - 1) * o.dt, o.dt);
+    try {
+      solver.step(u, double(s - 1) * o.dt, o.dt);
+    } catch (const adi::SingularSystem&) {  // the library's message names its kernel and lines
+      throw example::RunFailure("the implicit system of step " + std::to_string(s) + " is singular (dt = " +
+                                example::num(o.dt) + "): try a smaller --dt or --t-end");
+    }
     t = double(s) * o.dt;
     if (pvd && (s == o.steps || (o.every > 0 && s % o.every == 0))) write_frame(s, t);
     bar.update(s);
@@ -255,11 +270,11 @@ int run(Options o) {
               per * tm.implicit[0], per * tm.implicit[1], per * tm.implicit[2], per * tm.explicit_part,
               per * tm.boundary);
   if (pvd) std::printf("output     %s (%zu frames)\n", pvd->pvd_path().c_str(), pvd->frames());
-  if (o.max_error > 0 && !(norms.max <= o.max_error)) {
-    std::fprintf(stderr, "heat3d: max error %.3e exceeds --max-error %.3e\n", norms.max, o.max_error);
-    return 1;
-  }
-  return 0;
+  require_finite(norms, grid.size(), o.steps, t);
+  if (o.max_error > 0 && example::exceeds(norms.max, o.max_error))
+    throw example::RunFailure("max error " + example::num(norms.max) + " exceeds --max-error " +
+                              example::num(o.max_error));
+  return example::exit_ok;
 }
 
 }  // namespace
@@ -267,54 +282,62 @@ int run(Options o) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"heat3d: 3D heat equation on the unit box by ADI, checked against an exact solution"};
-  app.add_option("--n", o.n, "Nodes per axis (all three)")->check(CLI::Range(3L, 1L << 20));
-  app.add_option("--nx", o.nx, "Nodes along x (default --n)")->check(CLI::Range(3L, 1L << 20));
+  app.add_option("--n", o.n, "Nodes per axis (all three)")->check(example::integer(3, 1L << 20));
+  app.add_option("--nx", o.nx, "Nodes along x (default --n)")->check(example::integer(3, 1L << 20));
   app.add_option("--ny", o.ny, "Nodes along y (default --n; 1 with --nz 1: the 1D problem)")
-      ->check(CLI::Range(1L, 1L << 20));
-  app.add_option("--nz", o.nz, "Nodes along z (default --n; 1: the 2D problem)")
-      ->check(CLI::Range(1L, 1L << 20));
-  app.add_option("--steps", o.steps, "Time steps (default 50)")->check(CLI::Range(1L, 1L << 40));
-  auto* odt = app.add_option("--dt", o.dt, "Time step (shortened slightly so that steps*dt = t-end)")
-                  ->check(CLI::PositiveNumber);
-  auto* ocfl =
-      app.add_option("--cfl", o.cfl, "Time step as max k*dt/h^2 instead of --dt")->check(CLI::PositiveNumber);
+      ->check(example::integer(1, 1L << 20));
+  app.add_option("--nz", o.nz, "Nodes along z (default --n; 1: the 2D problem)")->check(example::integer(1, 1L << 20));
+  app.add_option("--steps", o.steps, "Time steps (default 50)")->check(example::integer(1, 1L << 40));
+  auto* odt = app.add_option("--dt", o.dt, "Time step (shortened, with a note, so that steps*dt = t-end)")
+                  ->check(example::positive());
+  auto* ocfl = app.add_option("--cfl", o.cfl, "Time step as max k*dt/h^2 instead of --dt")->check(example::positive());
   odt->excludes(ocfl);
-  app.add_option("--t-end", o.t_end, "Final time (default 0.05)")->check(CLI::PositiveNumber);
-  app.add_option("--kx", o.kx, "Diffusivity along x")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--ky", o.ky, "Diffusivity along y")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--kz", o.kz, "Diffusivity along z")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--t-end", o.t_end, "Final time (default 0.05; any two of --steps, --dt, --t-end fix the third)")
+      ->check(example::positive());
+  app.add_option("--kx", o.kx, "Diffusivity along x")->check(example::positive())->capture_default_str();
+  app.add_option("--ky", o.ky, "Diffusivity along y")->check(example::positive())->capture_default_str();
+  app.add_option("--kz", o.kz, "Diffusivity along z")->check(example::positive())->capture_default_str();
   app.add_option("--scheme", o.scheme, "ADI scheme (peaceman-rachford is 2D only: add --nz 1)")
       ->check(CLI::IsMember(
           {"douglas", "craig-sneyd", "modified-craig-sneyd", "hundsdorfer-verwer", "peaceman-rachford"}))
       ->capture_default_str();
-  app.add_option("--theta", o.theta, "Implicitness theta in (0, 1] (default: the scheme's)")
-      ->check(CLI::Range(std::numeric_limits<double>::min(), 1.0));
+  auto* otheta = app.add_option("--theta", o.theta, "Implicitness theta in (0, 1] (default: the scheme's)")
+                     ->check(example::range(0.0, 1.0, true));
   app.add_option("--rannacher", o.rannacher, "Damping: this many implicit-Euler half steps first")
-      ->check(CLI::Range(0, 1000));
+      ->check(example::integer(0, 1000));
   app.add_option("--precision", o.precision, "Floating-point type")
       ->check(CLI::IsMember({"float", "double"}))
       ->capture_default_str();
   app.add_option("--backend", o.backend, "Where to run")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  app.add_option("--threads", o.threads, "Host threads (0: all)")->check(CLI::Range(0, 4096));
-  app.add_option("--output", o.output, "Output directory")->capture_default_str();
-  app.add_option("--every", o.every, "Write a frame every K steps (0: only the final one)")
-      ->check(CLI::Range(0L, 1L << 40))
-      ->capture_default_str();
-  app.add_flag("--no-output", o.no_output, "Write no files");
+  app.add_option("--threads", o.threads, "Host threads (0: all)")->check(example::integer(0, 4096));
+  auto* oout = app.add_option("--output", o.output, "Output directory")->capture_default_str();
+  auto* oevery = app.add_option("--every", o.every, "Write a frame every K steps (0: only the final one)")
+                     ->check(example::integer(0, 1L << 40))
+                     ->capture_default_str();
+  auto* ono = app.add_flag("--no-output", o.no_output, "Write no files");
+  ono->excludes(oout)->excludes(oevery);
   app.add_option("--max-error", o.max_error, "Exit with status 1 when the max error exceeds this (tests)")
-      ->check(CLI::PositiveNumber);
+      ->check(example::positive());
   app.add_flag("--progress", o.progress, "Show the progress bar even when stderr is not a terminal");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto rc = example::parse(app, "heat3d", argc, argv)) return *rc;
 
   if (o.nx == 0) o.nx = o.n;
   if (o.ny == 0) o.ny = o.n;
   if (o.nz == 0) o.nz = o.n;
-  try {
+  return example::guarded("heat3d", [&] {
+    for (const auto& [name, n] : {std::pair{"--ny", o.ny}, std::pair{"--nz", o.nz}})
+      example::require(n != 2, std::string(name) + " 2: an axis has 1 node (no derivative along it) or at least 3 "
+                                                   "(two Dirichlet ends and an unknown)");
+    example::require(!(o.scheme == "peaceman-rachford" && otheta->count() > 0),
+                     "--theta does not apply to --scheme peaceman-rachford (theta is 1/2 there)");
+    example::require(!(o.scheme == "peaceman-rachford" && o.nz > 1 && o.ny > 1),
+                     "--scheme peaceman-rachford is for 2D problems: add --nz 1");
+    // u, the error, a host copy and the scheme's stage fields: about ten values per node.
+    example::require_memory(10.0 * (o.precision == "float" ? 4 : 8) * double(o.nx) * double(o.ny) * double(o.nz),
+                            "a grid of " + std::to_string(o.nx) + " x " + std::to_string(o.ny) + " x " +
+                                std::to_string(o.nz) + " nodes");
     return o.precision == "float" ? run<float>(o) : run<double>(o);
-  } catch (const adi::Error& e) {
-    std::fprintf(stderr, "heat3d: error: %s\n", e.what());
-    return 2;
-  }
+  });
 }

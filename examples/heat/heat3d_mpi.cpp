@@ -15,7 +15,8 @@
 // a GPU every rank fails with the same message.
 //
 // Errors: bad options or an impossible decomposition make every rank print nothing but
-// rank 0 the one-line message, and exit 2. An exception that escaped agreement (a bug)
+// rank 0 the one-line message, and exit with the code of examples/common/cli.hpp (2, or
+// 77 for --memory device without a GPU). An exception that escaped agreement (a bug)
 // ends the run with MPI_Abort after printing it, so no rank waits forever.
 #include <mpi.h>
 #include <omp.h>
@@ -32,6 +33,7 @@
 #include "adi/adi.hpp"
 #include "adi/mpi/heat.hpp"
 #include "adi/mpi/vtk_series.hpp"
+#include "common/mpi_cli.hpp"
 
 namespace {
 
@@ -78,26 +80,21 @@ double max_rate(const Options& o, const adi::Grid& g) {
 }
 
 // heat3d's rule: any two of --steps / --dt (--cfl) / --t-end fix the third; defaults 50 steps to t = 0.05.
-void resolve_time(Options& o, const adi::Grid& g) {
-  const bool has_steps = o.steps > 0, has_dt = o.dt > 0 || o.cfl > 0, has_t = o.t_end > 0;
-  if (has_steps && has_dt && has_t)
-    throw adi::InvalidArgument("give at most two of --steps, --dt/--cfl, --t-end (they fix each other)");
-  if (o.cfl > 0) o.dt = o.cfl / max_rate(o, g);
-  if (has_dt && has_steps) {
-    o.t_end = o.dt * double(o.steps);
-  } else {
-    if (!has_t) o.t_end = has_dt ? o.dt * 50 : 0.05;
-    if (!has_steps) o.steps = has_dt ? std::max(1L, long(std::ceil(o.t_end / o.dt - 1e-9))) : 50;
-    o.dt = o.t_end / double(o.steps);
-  }
+void resolve_time(Options& o, const adi::Grid& g, bool speak) {
+  const double dt = o.cfl > 0 ? o.cfl / max_rate(o, g) : o.dt;
+  const example::TimeSteps r = example::resolve_time(speak ? "heat3d_mpi" : nullptr, o.steps, dt,
+                                                     o.cfl > 0 ? "--cfl" : "--dt", o.t_end, 0.05, 50);
+  o.steps = r.steps;
+  o.dt = r.dt;
+  o.t_end = r.t_end;
 }
 
 // err = u - exact(t) over the piece this rank writes (its nodes + the shared hi layer);
-// returns the sums over its own nodes (squares, max) for the global norms.
+// returns the sums over its own nodes (squares, max, NaN/Inf values of u) for the global norms.
 template <class T>
-std::pair<double, double> error_field(const Exact& ex, const adi::Grid& g, const adi::mpi::Decomposition& dec,
+std::array<double, 3> error_field(const Exact& ex, const adi::Grid& g, const adi::mpi::Decomposition& dec,
                                       double t, const adi::mpi::LocalField<T>& u, adi::mpi::LocalField<T>& err) {
-  double sum = 0, mx = 0;
+  double sum = 0, mx = 0, bad = 0;
   const auto lo = dec.lo();
   std::array<adi::index_t, 3> end{};
   for (int a = 0; a < 3; ++a)
@@ -111,9 +108,10 @@ std::pair<double, double> error_field(const Exact& ex, const adi::Grid& g, const
         if (i < u.extent(adi::Axis::x) && j < u.extent(adi::Axis::y) && k < u.extent(adi::Axis::z)) {
           sum += e * e;
           mx = std::max(mx, std::abs(e));
+          bad += std::isfinite(double(u(i, j, k))) ? 0 : 1;
         }
       }
-  return {sum, mx};
+  return {sum, mx, bad};
 }
 
 // This rank's GPU for --memory device (adi::mpi::rank_gpu: the node-local rank modulo the
@@ -123,7 +121,7 @@ adi::Executor pick_executor(const Options& o) {
   try {
     return adi::mpi::rank_gpu();
   } catch (const adi::Unsupported& e) {
-    throw adi::Unsupported(std::string("--memory device: ") + e.what() + "; use --memory host");
+    throw example::NoGpu(std::string("--memory device: ") + e.what() + "; use --memory host");
   }
 }
 
@@ -132,7 +130,7 @@ int run(Options o, int rank, int size) {
   const auto t_start = Clock::now();
   if (o.threads > 0) omp_set_num_threads(o.threads);
   const adi::Grid grid = adi::Grid::uniform({o.nx, o.ny, o.nz}, {0, 0, 0}, {1, 1, 1});
-  resolve_time(o, grid);
+  resolve_time(o, grid, rank == 0);
   const Exact exact{grid.nx() > 1 ? o.kx : 0.0, grid.ny() > 1 ? o.ky : 0.0, grid.nz() > 1 ? o.kz : 0.0};
   const std::array<int, 3> dims = o.procs.empty()
                                       ? adi::mpi::default_procs(size, {grid.nx(), grid.ny(), grid.nz()})
@@ -145,6 +143,11 @@ int run(Options o, int rank, int size) {
   const auto bc = adi::BoundaryConditions::all(
       adi::Boundary::dirichlet([exact](double t, double x, double y, double z) { return exact(t, x, y, z); }));
   const adi::Executor exec = pick_executor(o);
+  if (!o.no_output && !adi::io::vtk_available()) {
+    if (rank == 0) std::fprintf(stderr, "heat3d_mpi: note: adi was built without VTK, writing no files\n");
+    o.no_output = true;
+  }
+  if (!o.no_output) example::prepare_output_everywhere(o.output);  // before any work
   adi::mpi::DistributedHeat<T> heat(procs, dec, grid, {o.kx, o.ky, o.kz}, bc, scheme,
                                     adi::mpi::strategy_from_name(o.strategy), exec);
   const bool device = exec.is_cuda();
@@ -164,10 +167,6 @@ int run(Options o, int rank, int size) {
   };
   adi::mpi::LocalField<T> err(dec, u.ghosts());
 
-  if (!o.no_output && !adi::io::vtk_available()) {
-    if (rank == 0) std::fprintf(stderr, "heat3d_mpi: note: adi was built without VTK, writing no files\n");
-    o.no_output = true;
-  }
   std::unique_ptr<adi::mpi::PvtiSeries> out;
   double output_seconds = 0;
   auto write_frame = [&](long step, double t) {
@@ -187,17 +186,24 @@ int run(Options o, int rank, int size) {
   const auto t_loop = Clock::now();
   double t = 0;
   for (long s = 1; s <= o.steps; ++s) {
-    heat.step(double(s - 1) * o.dt, o.dt);
+    try {
+      heat.step(double(s - 1) * o.dt, o.dt);
+    } catch (const adi::SingularSystem&) {  // agreed over the ranks; the message names kernels and lines
+      throw example::RunFailure("the implicit system of step " + std::to_string(s) + " is singular (dt = " +
+                                example::num(o.dt) + "): try a smaller --dt or --t-end");
+    }
     t = double(s) * o.dt;
     if (out && (s == o.steps || (o.every > 0 && s % o.every == 0))) write_frame(s, t);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   const double loop_seconds = seconds_since(t_loop) - (output_seconds - setup_output);
 
-  const auto [sum, mx] = error_field(exact, grid, dec, t, host_u(), err);
-  double gsum = 0, gmax = 0;
+  const auto [sum, mx, bad] = error_field(exact, grid, dec, t, host_u(), err);
+  double gsum = 0, gmax = 0, gbad = 0;
   MPI_Allreduce(&sum, &gsum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&mx, &gmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&bad, &gbad, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (gbad > 0) gmax = std::numeric_limits<double>::quiet_NaN();  // std::max dropped the NaNs
   const double l2 = std::sqrt(gsum / double(grid.size()));
   // Per-part times: the slowest rank's.
   const adi::mpi::DistributedTimings& tm = heat.timings();
@@ -232,11 +238,13 @@ int run(Options o, int rank, int size) {
                 pmax[0], pmax[1], pmax[2], pmax[6], pmax[7], pmax[8], pmax[3], pmax[4], pmax[5]);
     if (out) std::printf("output     %s (%zu frames)\n", out->pvd_path().c_str(), out->frames());
   }
-  if (o.max_error > 0 && !(gmax <= o.max_error)) {
-    if (rank == 0) std::fprintf(stderr, "heat3d_mpi: max error %.3e exceeds --max-error %.3e\n", gmax, o.max_error);
-    return 1;
-  }
-  return 0;
+  if (gbad > 0)  // the same global count on every rank
+    throw example::RunFailure("u has " + example::num(gbad) + " NaN/Inf values of " + std::to_string(grid.size()) +
+                              " at step " + std::to_string(o.steps) + " (t = " + example::num(t) +
+                              "): the run overflowed; try a smaller --dt or --t-end");
+  if (o.max_error > 0 && example::exceeds(gmax, o.max_error))
+    throw example::RunFailure("max error " + example::num(gmax) + " exceeds --max-error " + example::num(o.max_error));
+  return example::exit_ok;
 }
 
 }  // namespace
@@ -248,68 +256,72 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   Options o;
   CLI::App app{"heat3d_mpi: the heat3d problem by ADI on a grid decomposed over MPI ranks"};
-  app.add_option("--n", o.n, "Nodes per axis (all three)")->check(CLI::Range(3L, 1L << 20));
-  app.add_option("--nx", o.nx, "Nodes along x (default --n)")->check(CLI::Range(3L, 1L << 20));
-  app.add_option("--ny", o.ny, "Nodes along y (default --n; 1 with --nz 1: 1D)")->check(CLI::Range(1L, 1L << 20));
-  app.add_option("--nz", o.nz, "Nodes along z (default --n; 1: the 2D problem)")->check(CLI::Range(1L, 1L << 20));
+  app.add_option("--n", o.n, "Nodes per axis (all three)")->check(example::integer(3, 1L << 20));
+  app.add_option("--nx", o.nx, "Nodes along x (default --n)")->check(example::integer(3, 1L << 20));
+  app.add_option("--ny", o.ny, "Nodes along y (default --n; 1 with --nz 1: 1D)")->check(example::integer(1, 1L << 20));
+  app.add_option("--nz", o.nz, "Nodes along z (default --n; 1: the 2D problem)")->check(example::integer(1, 1L << 20));
   app.add_option("--procs", o.procs, "Process grid PXxPYxPZ, e.g. 2x2x1 (default: MPI_Dims_create)");
   app.add_option("--strategy", o.strategy, "Reduced-system strategy of split axes")
       ->check(CLI::IsMember({"automatic", "allgather", "alltoall", "pcr"}))
       ->capture_default_str();
-  app.add_option("--steps", o.steps, "Time steps (default 50)")->check(CLI::Range(1L, 1L << 40));
-  auto* odt = app.add_option("--dt", o.dt, "Time step")->check(CLI::PositiveNumber);
-  auto* ocfl = app.add_option("--cfl", o.cfl, "Time step as max k*dt/h^2 instead of --dt")->check(CLI::PositiveNumber);
+  app.add_option("--steps", o.steps, "Time steps (default 50)")->check(example::integer(1, 1L << 40));
+  auto* odt = app.add_option("--dt", o.dt, "Time step (shortened, with a note, so that steps*dt = t-end)")
+                  ->check(example::positive());
+  auto* ocfl = app.add_option("--cfl", o.cfl, "Time step as max k*dt/h^2 instead of --dt")->check(example::positive());
   odt->excludes(ocfl);
-  app.add_option("--t-end", o.t_end, "Final time (default 0.05)")->check(CLI::PositiveNumber);
-  app.add_option("--kx", o.kx, "Diffusivity along x")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--ky", o.ky, "Diffusivity along y")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--kz", o.kz, "Diffusivity along z")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--t-end", o.t_end, "Final time (default 0.05; any two of --steps, --dt, --t-end fix the third)")
+      ->check(example::positive());
+  app.add_option("--kx", o.kx, "Diffusivity along x")->check(example::positive())->capture_default_str();
+  app.add_option("--ky", o.ky, "Diffusivity along y")->check(example::positive())->capture_default_str();
+  app.add_option("--kz", o.kz, "Diffusivity along z")->check(example::positive())->capture_default_str();
   app.add_option("--scheme", o.scheme, "ADI scheme (the distributed step has douglas and craig-sneyd)")
       ->check(CLI::IsMember({"douglas", "craig-sneyd"}))
       ->capture_default_str();
-  app.add_option("--theta", o.theta, "Implicitness theta in (0, 1]")
-      ->check(CLI::Range(std::numeric_limits<double>::min(), 1.0));
+  app.add_option("--theta", o.theta, "Implicitness theta in (0, 1]")->check(example::range(0.0, 1.0, true));
   app.add_option("--rannacher", o.rannacher, "Damping: this many implicit-Euler half steps first")
-      ->check(CLI::Range(0, 1000));
+      ->check(example::integer(0, 1000));
   app.add_option("--precision", o.precision, "Floating-point type")
       ->check(CLI::IsMember({"float", "double"}))
       ->capture_default_str();
   app.add_option("--memory", o.memory, "Where u lives and the step runs: host, or device (one GPU per rank)")
       ->check(CLI::IsMember({"host", "device"}))
       ->capture_default_str();
-  app.add_option("--threads", o.threads, "Host threads per rank (0: all)")->check(CLI::Range(0, 4096));
-  app.add_option("--output", o.output, "Output directory")->capture_default_str();
-  app.add_option("--every", o.every, "Write a frame every K steps (0: only the final one)")
-      ->check(CLI::Range(0L, 1L << 40))
-      ->capture_default_str();
-  app.add_flag("--no-output", o.no_output, "Write no files");
+  app.add_option("--threads", o.threads, "Host threads per rank (0: all)")->check(example::integer(0, 4096));
+  auto* oout = app.add_option("--output", o.output, "Output directory")->capture_default_str();
+  auto* oevery = app.add_option("--every", o.every, "Write a frame every K steps (0: only the final one)")
+                     ->check(example::integer(0, 1L << 40))
+                     ->capture_default_str();
+  app.add_flag("--no-output", o.no_output, "Write no files")->excludes(oout)->excludes(oevery);
   app.add_option("--max-error", o.max_error, "Exit with status 1 when the max error exceeds this (tests)")
-      ->check(CLI::PositiveNumber);
-  int rc = 0;
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // Every rank parses the same arguments, so every rank gets here; only rank 0 speaks.
-    if (rank == 0) {
-      rc = app.exit(e);
-    } else {
-      rc = e.get_exit_code();
-    }
+      ->check(example::positive());
+  // Every rank parses the same arguments, so every rank stops alike; only rank 0 speaks.
+  if (const auto rc = example::parse(app, "heat3d_mpi", argc, argv, rank == 0)) {
     MPI_Finalize();
-    return rc;
+    return *rc;
   }
   if (o.nx == 0) o.nx = o.n;
   if (o.ny == 0) o.ny = o.n;
   if (o.nz == 0) o.nz = o.n;
+  int rc = 0;
   try {
+    for (const auto& [name, n] : {std::pair{"--ny", o.ny}, std::pair{"--nz", o.nz}})
+      example::require(n != 2, std::string(name) + " 2: an axis has 1 node (no derivative along it) or at least 3 "
+                                                   "(two Dirichlet ends and an unknown)");
+    // heat3d's estimate (about ten values per node), for this rank's share of the grid.
+    example::require_memory(10.0 * (o.precision == "float" ? 4 : 8) * double(o.nx) * double(o.ny) * double(o.nz) /
+                                double(size),
+                            "a grid of " + std::to_string(o.nx) + " x " + std::to_string(o.ny) + " x " +
+                                std::to_string(o.nz) + " nodes over " + std::to_string(size) + " rank(s)");
     rc = o.precision == "float" ? run<float>(o, rank, size) : run<double>(o, rank, size);
-  } catch (const adi::Error& e) {
-    // adi::mpi agrees on errors before exchanging, so every rank is here with the same text.
-    if (rank == 0) std::fprintf(stderr, "heat3d_mpi: error: %s\n", e.what());
-    rc = 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "heat3d_mpi: rank %d: unexpected error: %s (aborting all ranks)\n", rank, e.what());
-    MPI_Abort(MPI_COMM_WORLD, 3);
+    if (!example::agreed(e)) {  // a bug: other ranks may wait forever
+      std::fprintf(stderr, "heat3d_mpi: rank %d: unexpected error: %s (aborting all ranks)\n", rank, e.what());
+      MPI_Abort(MPI_COMM_WORLD, example::exit_failure);
+    }
+    // adi::mpi agrees on errors before exchanging, so every rank is here with the same text.
+    std::string message;
+    rc = example::exit_code(e, message);
+    if (rank == 0) std::fprintf(stderr, "heat3d_mpi: error: %s\n", message.c_str());
   }
   MPI_Finalize();
   return rc;

@@ -19,6 +19,7 @@
 #include "adi/error.hpp"
 #include "adi/hines.hpp"
 #include "adi/io/vtk_polydata.hpp"
+#include "common/cli.hpp"
 
 namespace {
 
@@ -156,6 +157,10 @@ int run(const Options& o) {
     if (frame || k + 1 == steps) {
       for (std::size_t c = 0; c < cells.size() && c < static_cast<std::size_t>(o.neurons); ++c)
         peak[c] = std::max(peak[c], sim.voltage(static_cast<adi::index_t>(c))[static_cast<std::size_t>(soma[c])]);
+      for (std::size_t c = 0; c < cells.size() && c < static_cast<std::size_t>(o.neurons); ++c)
+        example::require_all_finite(sim.voltage(static_cast<adi::index_t>(c)),
+                                    "the voltage of neuron " + std::to_string(c), "at step " + std::to_string(k + 1),
+                                    "check --amp, --dt and the cable parameters");
       if (frame) write(k + 1);
     }
     bar.update(k + 1);
@@ -178,6 +183,8 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
+  using example::finite;
+  using example::positive;
   CLI::App app{"Passive neurons (SWC files or the paper's synthetic classes) with a somatic current step, "
                "implicit Euler with the batched Hines solver; VTK polydata output (.pvd)"};
   app.add_option("--swc", o.swc, "SWC morphology file (repeat for several)")->check(CLI::ExistingFile);
@@ -186,43 +193,60 @@ int main(int argc, char** argv) {
   app.add_option("--class", o.classes, "Synthetic paper class (repeat; default: all six when no --swc)")
       ->check(CLI::IsMember(names));
   app.add_option("--neurons", o.neurons, "Population size (cycles through the morphologies)")
-      ->check(CLI::Range(1L, 100000000L))
+      ->check(example::integer(1, 100000000))
       ->capture_default_str();
-  app.add_option("--dt", o.dt, "Time step, ms")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--t-end", o.t_end, "Simulated time, ms")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--amp", o.amp, "Somatic current step, nA")->capture_default_str();
-  app.add_option("--delay", o.delay, "Current onset, ms")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--duration", o.duration, "Current duration, ms")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--cm", o.cm, "Membrane capacitance, uF/cm^2")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--ra", o.ra, "Axial resistivity, ohm cm")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--g-leak", o.g_leak, "Leak conductance, S/cm^2")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--e-leak", o.e_leak, "Leak reversal potential, mV")->capture_default_str();
-  app.add_option("--v-init", o.v_init, "Initial membrane potential, mV")->capture_default_str();
+  app.add_option("--dt", o.dt, "Time step, ms")->check(positive())->capture_default_str();
+  app.add_option("--t-end", o.t_end, "Simulated time, ms (rounded to whole steps, with a note)")
+      ->check(positive())
+      ->capture_default_str();
+  app.add_option("--amp", o.amp, "Somatic current step, nA")->check(finite())->capture_default_str();
+  app.add_option("--delay", o.delay, "Current onset, ms")->check(example::non_negative())->capture_default_str();
+  app.add_option("--duration", o.duration, "Current duration, ms")
+      ->check(example::non_negative())
+      ->capture_default_str();
+  app.add_option("--cm", o.cm, "Membrane capacitance, uF/cm^2")->check(positive())->capture_default_str();
+  app.add_option("--ra", o.ra, "Axial resistivity, ohm cm")->check(positive())->capture_default_str();
+  app.add_option("--g-leak", o.g_leak, "Leak conductance, S/cm^2")->check(positive())->capture_default_str();
+  app.add_option("--e-leak", o.e_leak, "Leak reversal potential, mV")
+      ->check(example::range(-1000, 1000))
+      ->capture_default_str();
+  app.add_option("--v-init", o.v_init, "Initial membrane potential, mV")
+      ->check(example::range(-1000, 1000))
+      ->capture_default_str();
   app.add_option("--nseg-rule", o.nseg_rule, "Segments per section (NEURON's nseg)")
       ->check(CLI::IsMember({"d_lambda", "fixed", "max_length", "per_point"}))
       ->capture_default_str();
-  app.add_option("--nseg", o.nseg, "nseg for --nseg-rule fixed")->check(CLI::Range(1, 100000));
-  app.add_option("--max-length", o.max_length, "Longest segment for --nseg-rule max_length, um")
-      ->check(CLI::PositiveNumber);
+  auto* onseg = app.add_option("--nseg", o.nseg, "nseg for --nseg-rule fixed")->check(example::integer(1, 100000));
+  auto* omax = app.add_option("--max-length", o.max_length, "Longest segment for --nseg-rule max_length, um")
+                   ->check(positive());
   app.add_option("--precision", o.precision, "Floating-point type")
       ->check(CLI::IsMember({"float", "double"}))
       ->capture_default_str();
   app.add_option("--backend", o.backend, "Where to run")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  app.add_option("--threads", o.threads, "Host threads (0: all)")->check(CLI::Range(0, 4096));
-  app.add_option("--output", o.output, "Output directory")->capture_default_str();
-  app.add_option("--every", o.every, "Write a frame every K steps (0: first and last only)")
-      ->check(CLI::Range(0L, 1L << 40))
-      ->capture_default_str();
-  app.add_option("--vtk-neurons", o.vtk_neurons, "Neurons written per frame (the first ones)")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  app.add_flag("--no-output", o.no_output, "Write no files");
+  app.add_option("--threads", o.threads, "Host threads (0: all)")->check(example::integer(0, 4096));
+  auto* oout = app.add_option("--output", o.output, "Output directory")->capture_default_str();
+  auto* oevery = app.add_option("--every", o.every, "Write a frame every K steps (0: first and last only)")
+                     ->check(example::integer(0, 1L << 40))
+                     ->capture_default_str();
+  auto* ovtk = app.add_option("--vtk-neurons", o.vtk_neurons, "Neurons written per frame (the first ones)")
+                   ->check(example::integer(1, 1000000))
+                   ->capture_default_str();
+  app.add_flag("--no-output", o.no_output, "Write no files")->excludes(oout)->excludes(oevery)->excludes(ovtk);
   app.add_flag("--progress", o.progress, "Show the progress bar even when stderr is not a terminal");
-  CLI11_PARSE(app, argc, argv);
-  try {
+  if (const auto rc = example::parse(app, "neuron", argc, argv)) return *rc;
+  return example::guarded("neuron", [&] {
+    // Every combination is checked before any work.
+    example::require(onseg->count() == 0 || o.nseg_rule == "fixed", "--nseg needs --nseg-rule fixed");
+    example::require(omax->count() == 0 || o.nseg_rule == "max_length", "--max-length needs --nseg-rule max_length");
+    const double steps = std::round(o.t_end / o.dt);
+    example::require(steps <= 1e12, "--t-end " + example::num(o.t_end) + " / --dt " + example::num(o.dt) + " is " +
+                                        example::num(o.t_end / o.dt) + " steps (at most 1e12)");
+    if (std::abs(std::max(1.0, steps) * o.dt - o.t_end) > 1e-9 * o.t_end)
+      std::fprintf(stderr,
+                   "neuron: note: --t-end %g is not a whole number of --dt %g steps: %g steps, ending at %g ms\n",
+                   o.t_end, o.dt, std::max(1.0, steps), std::max(1.0, steps) * o.dt);
+    if (o.backend == "cuda") example::cuda_executor("--backend cpu");  // exit 77 without a GPU
+    if (!o.no_output) example::prepare_output(o.output);
     return o.precision == "float" ? run<float>(o) : run<double>(o);
-  } catch (const adi::Error& e) {
-    std::fprintf(stderr, "neuron: error: %s\n", e.what());
-    return 2;
-  }
+  });
 }
