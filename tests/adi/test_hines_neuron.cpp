@@ -1,0 +1,244 @@
+// Cells loaded as NEURON users load them (Import3d, nseg by d_lambda 0.1 at 100 Hz, fixed
+// step, secondorder 0) against NEURON 8.2 itself (tests/neuron_import3d.py builds the cell
+// from the SWC file, not from adi's sections): per-segment area and axial resistance, then
+// every node's voltage. Five public cells of different kinds (tests/data/morphologies/README.md).
+// Skips, and ctest reports SKIPPED, when `import neuron` fails.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "adi/hines.hpp"
+#include "hines_test_common.hpp"
+
+namespace {
+
+using adi::CableParameters;
+using adi::Compartments;
+using adi::Morphology;
+
+std::string python_with_neuron() {
+  static const std::string found = [] {
+    std::vector<std::string> candidates;
+    if (const char* env = std::getenv("ADI_PYTHON")) candidates.push_back(env);
+    candidates.push_back("python3");
+    candidates.push_back("/usr/bin/python3");
+    for (const std::string& py : candidates)
+      if (std::system((py + " -c 'import neuron' > /dev/null 2>&1").c_str()) == 0) return py;
+    return std::string();
+  }();
+  return found;
+}
+
+#define REQUIRE_NEURON()                                                                                  \
+  if (python_with_neuron().empty())                                                                       \
+  GTEST_SKIP() << "NEURON NOT FOUND: 'import neuron' failed for $ADI_PYTHON, python3 and /usr/bin/python3; " \
+                  "install Debian's python3-neuron (scripts/install_deps.sh) to compare with NEURON"
+
+std::string script() {
+  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "neuron_import3d.py").string();
+}
+
+struct NeuronRun {
+  std::filesystem::path dir;
+  explicit NeuronRun(const std::string& tag) {
+    dir = std::filesystem::temp_directory_path() / ("adi_neuron_" + std::to_string(::getpid()) + "_" + tag);
+    std::filesystem::create_directories(dir);
+  }
+  ~NeuronRun() { std::filesystem::remove_all(dir); }
+  // Runs the script on `model` with `args`; returns false (and the log) on failure.
+  bool operator()(const std::string& model, const std::string& args, std::string& log) const {
+    const std::string m = (dir / "model.txt").string(), l = (dir / "log.txt").string();
+    std::ofstream(m) << model;
+    const std::string cmd = python_with_neuron() + " " + script() + " " + m + " " + args + " > " + l + " 2>&1";
+    const int rc = std::system(cmd.c_str());
+    std::ifstream in(l);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    log = ss.str();
+    return rc == 0;
+  }
+};
+
+struct Cell {
+  const char* file;
+  const char* kind;
+};
+const Cell kCells[] = {
+    {"allen-177300.01.02.01.swc", "mouse cortex, Allen Institute: 1-point soma"},
+    {"10-2012-02-09-001.CNG.swc", "NeuroMorpho (De Schutter): 17-point soma"},
+    {"04a_pyramidal4aACC.CNG.swc", "NeuroMorpho (Allman, ACC pyramidal): 3-point soma"},
+    {"EBT7R.CNG.swc", "NeuroMorpho (Drosophila ellipsoid body): thin, root is a neurite, no soma"},
+    {"dCH-cobalt.CNG.swc", "NeuroMorpho (Calliphora LPTC, Borst): large fly neuron"},
+};
+
+CableParameters parameters() {
+  CableParameters p;  // Import3d geometry, frustums, d_lambda 0.1 at 100 Hz
+  p.cm = 1.0;
+  p.ra = 100;
+  p.g_leak = 5e-5;
+  p.e_leak = -70;
+  return p;
+}
+
+std::string model_head(const std::string& swc, const CableParameters& p, double dt, int steps, int every, double v_init) {
+  std::ostringstream f;
+  f.precision(17);
+  f << "swc " << swc << "\nparams " << dt << " " << steps << " " << every << " " << v_init << " " << p.cm << " " << p.ra
+    << " " << p.d_lambda << " " << p.frequency << "\npas " << p.g_leak << " " << p.e_leak << "\n";
+  return f.str();
+}
+
+// The section that receives the current: the soma's middle, or the root's for a cell without one.
+std::pair<int, double> stim_site(const Morphology& m) { return {std::max(m.soma(), 0), 0.5}; }
+
+class NeuronCells : public ::testing::TestWithParam<Cell> {};
+
+// Area and axial resistance of every segment (and of every end node) as NEURON computes them
+// from the 3-d points Import3d gave it.
+TEST_P(NeuronCells, GeometryMatchesNeuron) {
+  REQUIRE_NEURON();
+  const std::string swc = hines_test::data_dir() + "/" + GetParam().file;
+  const Morphology m = Morphology::read_swc(swc);
+  const CableParameters p = parameters();
+  const Compartments c = adi::discretise(m, p);
+  NeuronRun run(std::string("geom_") + std::to_string(std::hash<std::string>{}(swc) % 100000));
+  std::string log;
+  ASSERT_TRUE(run(model_head(swc, p, 0.025, 0, 1, -65), "--geometry " + (run.dir / "geom.txt").string(), log)) << log;
+  std::ifstream in(run.dir / "geom.txt");
+  std::string line;
+  int sections = 0;
+  double worst_area = 0, worst_ri = 0;
+  std::string worst_where;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string name, parent;
+    double px, L;
+    int nseg;
+    ls >> name >> parent >> px >> nseg >> L;
+    const int s = m.find(name);
+    ASSERT_GE(s, 0) << "NEURON has section " << name << " that adi's Import3d does not";
+    const adi::Section& sec = m.sections()[static_cast<std::size_t>(s)];
+    ++sections;
+    if (sec.parent >= 0) {
+      EXPECT_EQ(m.sections()[static_cast<std::size_t>(sec.parent)].name, parent) << name;
+      EXPECT_DOUBLE_EQ(sec.parent_x, px) << name;
+    }
+    ASSERT_EQ(c.nseg[static_cast<std::size_t>(s)], nseg) << name << " (L " << L << ")";
+    EXPECT_NEAR(sec.length(), L, 1e-6 * L) << name;  // NEURON translates 3-d points in float (define_shape)
+    for (int j = 0; j <= nseg; ++j) {
+      double area = 0, ri = 0;
+      if (j < nseg) ls >> area;
+      ls >> ri;
+      const std::size_t node = static_cast<std::size_t>(c.first[static_cast<std::size_t>(s)] + j);
+      if (j < nseg) {
+        const double e = std::fabs(c.area[node] - area) / area;
+        if (e > worst_area) worst_area = e, worst_where = name + " area seg " + std::to_string(j);
+      }
+      const double e = std::fabs(1 / c.axial[node] - ri) / ri;
+      if (e > worst_ri) worst_ri = e, worst_where = name + " ri node " + std::to_string(j);
+    }
+  }
+  EXPECT_EQ(sections, static_cast<int>(m.sections().size()));
+  std::printf("%s: %d sections, %d compartments: max relative error area %.2e, ri %.2e (%s)\n", GetParam().file,
+              sections, c.size(), worst_area, worst_ri, worst_where.c_str());
+  EXPECT_LE(worst_area, 1e-6) << worst_where;
+  EXPECT_LE(worst_ri, 1e-6) << worst_where;
+}
+
+// Passive response to a current step into the soma: every node (soma, segment centres, every
+// section end) within 1e-6 of the response (max |v - v_init| over the run).
+TEST_P(NeuronCells, PassiveVoltageMatchesNeuron) {
+  REQUIRE_NEURON();
+  const std::string swc = hines_test::data_dir() + "/" + GetParam().file;
+  const Morphology m = Morphology::read_swc(swc);
+  const CableParameters p = parameters();
+  const Compartments c = adi::discretise(m, p);
+  const double dt = 0.025, v_init = -65, amp = 0.5, del = 0.5, dur = 2.0;
+  const int steps = 160, every = 10;
+  const auto [stim_sec, stim_x] = stim_site(m);
+  const std::string stim_name = m.sections()[static_cast<std::size_t>(stim_sec)].name;
+  std::ostringstream model;
+  model << model_head(swc, p, dt, steps, every, v_init) << "stim " << stim_name << " " << stim_x << " " << amp << " "
+        << del << " " << dur << "\n";
+  NeuronRun run(std::string("pas_") + std::to_string(std::hash<std::string>{}(swc) % 100000));
+  std::string log;
+  const std::string out = (run.dir / "v.txt").string();
+  ASSERT_TRUE(run(model.str(), out, log)) << log;
+
+  // NEURON's record order: root(0), then per section its segment centres and its end.
+  std::ifstream in(out);
+  std::string line;
+  std::vector<int> nodes{0};
+  while (in.peek() == 's' && std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string tag, name;
+    int nseg;
+    ls >> tag >> name >> nseg;
+    const int s = m.find(name);
+    ASSERT_GE(s, 0) << name;
+    ASSERT_EQ(c.nseg[static_cast<std::size_t>(s)], nseg) << name;
+    for (int j = 0; j <= nseg; ++j) nodes.push_back(c.first[static_cast<std::size_t>(s)] + j);
+  }
+  adi::PassiveNeurons<double> sim(adi::Executor::host(), {c}, {0}, dt);
+  sim.set_voltage(v_init);
+  const int stim_node = c.at(stim_sec, stim_x);
+  std::vector<std::vector<double>> ours, theirs;
+  int step = 0;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    double t;
+    ls >> t;
+    for (const int target = static_cast<int>(std::lround(t / dt)); step < target; ++step) {
+      const double mid = (step + 0.5) * dt;  // NEURON's fixed step evaluates IClamp at t + dt/2
+      sim.set_current(0, stim_node, (mid >= del && mid < del + dur) ? amp : 0.0);
+      sim.step();
+    }
+    const std::vector<double> v = sim.voltage(0);
+    std::vector<double> a, b;
+    for (int node : nodes) {
+      double ref;
+      ASSERT_TRUE(static_cast<bool>(ls >> ref)) << "short NEURON line at t = " << t;
+      a.push_back(v[static_cast<std::size_t>(node)]);
+      b.push_back(ref);
+    }
+    ours.push_back(a);
+    theirs.push_back(b);
+  }
+  ASSERT_EQ(static_cast<int>(theirs.size()), steps / every + 1);
+  double response = 0, worst = 0, soma_worst = 0;
+  for (const auto& row : theirs)
+    for (double v : row) response = std::max(response, std::fabs(v - v_init));
+  const int soma_node = c.at(stim_sec, 0.5);
+  for (std::size_t r = 0; r < theirs.size(); ++r)
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      const double e = std::fabs(ours[r][k] - theirs[r][k]) / response;
+      worst = std::max(worst, e);
+      if (nodes[k] == soma_node) soma_worst = std::max(soma_worst, e);
+    }
+  std::printf("%s (%s): %d compartments, %d steps: response %.3f mV, max |v - v_NEURON| / response = %.2e "
+              "(soma %.2e)\n",
+              GetParam().file, GetParam().kind, c.size(), steps, response, worst, soma_worst);
+  EXPECT_GT(response, 1.0);
+  EXPECT_LE(worst, 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(PublicCells, NeuronCells, ::testing::ValuesIn(kCells),
+                         [](const ::testing::TestParamInfo<Cell>& info) {
+                           std::string n = info.param.file;
+                           n = n.substr(0, n.find(".swc"));
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+}  // namespace
