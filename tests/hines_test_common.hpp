@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -17,6 +18,19 @@ namespace hines_test {
 
 inline std::string data_dir() {
   return (std::filesystem::path(__FILE__).parent_path() / "data" / "morphologies").string();
+}
+// A python that imports NEURON ($ADI_PYTHON, python3, /usr/bin/python3), or "" when none does.
+inline std::string python_with_neuron() {
+  static const std::string found = [] {
+    std::vector<std::string> candidates;
+    if (const char* env = std::getenv("ADI_PYTHON")) candidates.push_back(env);
+    candidates.push_back("python3");
+    candidates.push_back("/usr/bin/python3");
+    for (const std::string& py : candidates)
+      if (std::system((py + " -c 'import neuron' > /dev/null 2>&1").c_str()) == 0) return py;
+    return std::string();
+  }();
+  return found;
 }
 inline std::string dense_cell() { return data_dir() + "/10-2012-02-09-001.CNG.swc"; }
 inline std::string sparse_cell() { return data_dir() + "/allen-177300.01.02.01.swc"; }

@@ -32,6 +32,11 @@ constexpr double kPi = 3.14159265358979323846;
 
 Morphology from_text(const std::string& text) {
   std::istringstream in(text);
+  return Morphology::from_swc(adi::io::parse_swc(in, "inline.swc"), adi::SwcSections::branch_points);
+}
+
+Morphology import3d(const std::string& text) {
+  std::istringstream in(text);
   return Morphology::from_swc(adi::io::parse_swc(in, "inline.swc"));
 }
 
@@ -95,6 +100,119 @@ TEST(HinesMorphology, SomaStackRootChildrenAndBranchPoints) {
   EXPECT_EQ(c.at(1, 1.0 / 3), c.first[1] + 1);  // NEURON's node_index: int(x * nseg)
   EXPECT_THROW(c.at(4, 0.5), adi::InvalidArgument);
   EXPECT_THROW(c.at(0, 1.5), adi::InvalidArgument);
+}
+
+// NEURON's Import3d rules (read_swc.hoc, import3d_gui.hoc): a one-point soma is a cylinder of
+// length and diameter 2r along x; multi-sample neurites are wired to soma(0.5) from their own
+// first sample; a one-sample neurite keeps the soma centre as its first point, with its own
+// diameter; sections are named by type.
+TEST(HinesImport3d, OnePointSomaWiresAndNames) {
+  const Morphology m = import3d(
+      "1 1 0 0 0 5 -1\n"
+      "2 3 6 0 0 1 1\n"
+      "3 3 16 0 0 1 2\n"
+      "4 3 0 6 0 0.5 1\n");
+  ASSERT_EQ(m.sections().size(), 3u);
+  const adi::Section& soma = m.sections()[0];
+  EXPECT_EQ(soma.name, "soma[0]");
+  ASSERT_EQ(soma.points.size(), 3u);
+  EXPECT_DOUBLE_EQ(soma.points[0].x, -5.0);
+  EXPECT_DOUBLE_EQ(soma.points[2].x, 5.0);
+  EXPECT_DOUBLE_EQ(soma.length(), 10.0);
+  EXPECT_EQ(m.soma(), 0);
+  const adi::Section& d0 = m.sections()[1];
+  EXPECT_EQ(d0.name, "dend[0]");
+  EXPECT_EQ(d0.parent, 0);
+  EXPECT_DOUBLE_EQ(d0.parent_x, 0.5);
+  ASSERT_EQ(d0.points.size(), 2u);  // wired: starts at its own first sample
+  EXPECT_DOUBLE_EQ(d0.points[0].x, 6.0);
+  EXPECT_DOUBLE_EQ(d0.length(), 10.0);
+  const adi::Section& d1 = m.sections()[2];
+  EXPECT_EQ(d1.name, "dend[1]");
+  ASSERT_EQ(d1.points.size(), 2u);  // one sample: the soma centre with the child's diameter
+  EXPECT_DOUBLE_EQ(d1.points[0].y, 0.0);
+  EXPECT_DOUBLE_EQ(d1.points[0].radius, 0.5);
+  EXPECT_DOUBLE_EQ(d1.parent_x, 0.5);
+  EXPECT_EQ(m.find("dend[1]"), 2);
+  EXPECT_EQ(m.find("apic[0]"), -1);
+  CableParameters p;
+  p.rule = NsegRule::fixed;
+  const Compartments c = adi::discretise(m, p);
+  EXPECT_NEAR(c.area[1], 4 * kPi * 25, 1e-9);  // the sphere's area
+  EXPECT_EQ(c.parent[static_cast<std::size_t>(c.first[1])], 1);  // soma(0.5)
+}
+
+// NeuroMorpho's 3-point soma is one cylinder (of the root sample, as a sphere); a type change
+// ends a section even without a branch.
+TEST(HinesImport3d, ThreePointSomaAndTypeChanges) {
+  const Morphology m = import3d(
+      "1 1 0 0 0 2 -1\n"
+      "2 1 0 2 0 2 1\n"
+      "3 1 0 -2 0 2 1\n"
+      "4 3 3 0 0 1 1\n"
+      "5 3 6 0 0 1 4\n"
+      "6 2 6 1 0 0.5 5\n"
+      "7 2 9 1 0 0.5 6\n");
+  ASSERT_EQ(m.sections().size(), 3u);
+  EXPECT_EQ(m.sections()[0].name, "soma[0]");
+  EXPECT_DOUBLE_EQ(m.sections()[0].length(), 4.0);
+  EXPECT_DOUBLE_EQ(m.sections()[0].points[0].x, -2.0);
+  EXPECT_EQ(m.sections()[1].name, "dend[0]");
+  EXPECT_DOUBLE_EQ(m.sections()[1].parent_x, 0.5);
+  EXPECT_DOUBLE_EQ(m.sections()[1].points[0].x, 3.0);
+  const adi::Section& axon = m.sections()[2];
+  EXPECT_EQ(axon.name, "axon[0]");
+  EXPECT_EQ(axon.parent, 1);
+  EXPECT_DOUBLE_EQ(axon.parent_x, 1.0);
+  ASSERT_EQ(axon.points.size(), 3u);  // the parent sample's copy, then its own two
+  EXPECT_DOUBLE_EQ(axon.points[0].radius, 1.0);
+  EXPECT_DOUBLE_EQ(axon.points[1].radius, 0.5);
+  // The earlier mapping keeps the three soma samples as two soma sections.
+  EXPECT_EQ(from_text("1 1 0 0 0 2 -1\n2 1 0 2 0 2 1\n3 1 0 -2 0 2 1\n4 3 3 0 0 1 1\n").sections().size(), 3u);
+}
+
+// Frustums: a tapered section's axial resistance is Ra 4e-2/pi L/(d1 d2), not that of the
+// mean diameter; its area includes the slant.
+TEST(HinesImport3d, FrustumAreaAndResistance) {
+  adi::Section s;
+  s.points = {{0, 0, 0, 2}, {10, 0, 0, 0.5}};
+  const Morphology m({s}, "cone");
+  CableParameters p;
+  p.rule = NsegRule::fixed;
+  p.ra = 100;
+  const Compartments c = adi::discretise(m, p);
+  const double d_mid = 2.5;  // diameter at the middle
+  const double r_left = p.ra * 4e-2 / kPi * 5 / (4 * d_mid), r_right = p.ra * 4e-2 / kPi * 5 / (d_mid * 1);
+  EXPECT_NEAR(1 / c.axial[1], r_left, 1e-12 * r_left);
+  EXPECT_NEAR(1 / c.axial[2], r_right, 1e-12 * r_right);
+  const double slant = std::sqrt(100 + 0.75 * 0.75 * 4);
+  EXPECT_NEAR(c.area[1], kPi * (2 + 0.5) * slant, 1e-9);
+  p.geometry = adi::Geometry::mean_cylinder;
+  EXPECT_NEAR(adi::discretise(m, p).area[1], kPi * 2.5 * 10, 1e-9);
+}
+
+TEST(HinesImport3d, BadInputNamesTheLine) {
+  auto message = [](const std::string& text, adi::SwcSections s) {
+    try {
+      std::istringstream in(text);
+      Morphology::from_swc(adi::io::parse_swc(in, "cell.swc"), s);
+    } catch (const adi::InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (adi::SwcSections s : {adi::SwcSections::import3d, adi::SwcSections::branch_points}) {
+    const std::string zero = message("1 1 0 0 0 5 -1\n2 3 6 0 0 1 1\n3 3 16 0 0 0 2\n", s);
+    EXPECT_NE(zero.find("cell.swc:3:"), std::string::npos) << zero;
+    EXPECT_NE(zero.find("radius 0"), std::string::npos) << zero;
+    const std::string soma = message("1 1 0 0 0 0 -1\n2 3 6 0 0 1 1\n", s);
+    EXPECT_NE(soma.find("cell.swc:1: soma sample 1 has radius 0"), std::string::npos) << soma;
+  }
+  // A deleted soma line: its children name the missing parent, not a cycle.
+  const std::string missing = message("2 3 6 0 0 1 1\n3 3 16 0 0 1 2\n4 3 0 6 0 0.5 1\n", adi::SwcSections::import3d);
+  EXPECT_NE(missing.find("parent 1"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("missing"), std::string::npos) << missing;
+  EXPECT_EQ(missing.find("cycle"), std::string::npos) << missing;
 }
 
 TEST(HinesMorphology, RealCellsDiscretise) {
@@ -386,16 +504,6 @@ TYPED_TEST(HinesPhysics, PassiveNeuronsFollowDenseImplicitEuler) {
 
 // --- NEURON 8.2 ---------------------------------------------------------------------------
 
-std::string find_python_with_neuron() {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("ADI_PYTHON")) candidates.push_back(env);
-  candidates.push_back("python3");
-  candidates.push_back("/usr/bin/python3");
-  for (const std::string& py : candidates)
-    if (std::system((py + " -c 'import neuron' > /dev/null 2>&1").c_str()) == 0) return py;
-  return {};
-}
-
 std::string reference_script() {
   return (std::filesystem::path(__FILE__).parent_path().parent_path() / "neuron_reference.py").string();
 }
@@ -405,12 +513,15 @@ std::string reference_script() {
 // everywhere, IClamp at section 0 (x = 0.5), fixed step implicit Euler (secondorder 0).
 // adi's node order is root section(0), then per section seg (j + 1/2)/nseg and (1).
 void compare_with_neuron(const std::string& swc) {
-  const std::string python = find_python_with_neuron();
+  const std::string python = hines_test::python_with_neuron();
   if (python.empty())
     GTEST_SKIP() << "NEURON NOT FOUND: 'import neuron' failed for $ADI_PYTHON, python3 and /usr/bin/python3; "
                     "install Debian's python3-neuron (scripts/install_deps.sh) to run the NEURON comparison";
-  const Morphology m = Morphology::read_swc(swc);
+  // adi's earlier mapping and mean-diameter cylinders: exactly what NEURON computes for
+  // sections without 3-d points given those diameters (test_hines_neuron.cpp covers Import3d).
+  const Morphology m = Morphology::read_swc(swc, adi::SwcSections::branch_points);
   CableParameters p;
+  p.geometry = adi::Geometry::mean_cylinder;
   p.cm = 1.0;
   p.ra = 100;
   p.g_leak = 5e-5;

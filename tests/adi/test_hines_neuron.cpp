@@ -26,18 +26,7 @@ using adi::CableParameters;
 using adi::Compartments;
 using adi::Morphology;
 
-std::string python_with_neuron() {
-  static const std::string found = [] {
-    std::vector<std::string> candidates;
-    if (const char* env = std::getenv("ADI_PYTHON")) candidates.push_back(env);
-    candidates.push_back("python3");
-    candidates.push_back("/usr/bin/python3");
-    for (const std::string& py : candidates)
-      if (std::system((py + " -c 'import neuron' > /dev/null 2>&1").c_str()) == 0) return py;
-    return std::string();
-  }();
-  return found;
-}
+using hines_test::python_with_neuron;
 
 #define REQUIRE_NEURON()                                                                                  \
   if (python_with_neuron().empty())                                                                       \
