@@ -13,6 +13,7 @@ Model file (whitespace separated, one record per line):
                                   (e.g. "soma,axon"), pas elsewhere
   stim SECTION x amp del dur      an IClamp (SECTION = NEURON name, e.g. soma[0])
   syn SECTION x tau e weight t0 [t1 ...]   an ExpSyn driven by a VecStim-free NetCon event list
+  detect SECTION x threshold      spike times of SECTION(x) (NetCon threshold) written to OUT.spikes
   copies K / threads K / cache_efficient 0|1   (timing)
 
 Usage:
@@ -28,7 +29,7 @@ import time
 
 
 def read_model(path):
-    m = {"copies": 1, "threads": 1, "cache_efficient": 0, "stims": [], "syns": [], "hh": None, "pas": (0.001, -70)}
+    m = {"copies": 1, "threads": 1, "cache_efficient": 0, "stims": [], "syns": [], "hh": None, "pas": (0.001, -70), "detect": None}
     with open(path) as f:
         for line in f:
             w = line.split()
@@ -48,6 +49,8 @@ def read_model(path):
                 m["stims"].append((w[1], float(w[2]), float(w[3]), float(w[4]), float(w[5])))
             elif k == "syn":
                 m["syns"].append((w[1], float(w[2]), float(w[3]), float(w[4]), float(w[5]), [float(t) for t in w[6:]]))
+            elif k == "detect":
+                m["detect"] = (w[1], float(w[2]), float(w[3]))
             elif k in ("copies", "threads", "cache_efficient"):
                 m[k] = int(w[1])
             else:
@@ -119,6 +122,15 @@ def main():
             keep += [syn, nc]
             for t in times:
                 keep.append((nc, t))
+    spikes = None
+    if m["detect"] is not None:
+        name, x, thr = m["detect"]
+        sec = dict((s.name(), s) for s in cells[0])[name]
+        det = h.NetCon(sec(x)._ref_v, None, sec=sec)
+        det.threshold = thr
+        spikes = h.Vector()
+        det.record(spikes)
+        keep.append(det)
     h.secondorder = 0
     h.dt = m["dt"]
     cvode = h.CVode()
@@ -157,6 +169,9 @@ def main():
             h.fadvance()
             if step % m["every"] == 0:
                 record()
+    if spikes is not None:
+        with open(sys.argv[2] + ".spikes", "w") as out:
+            out.write("".join("%.17g\n" % t for t in spikes))
 
 
 if __name__ == "__main__":

@@ -13,11 +13,13 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 #include "adi/hines.hpp"
+#include "adi/hines_active.hpp"
 #include "hines_test_common.hpp"
 
 namespace {
@@ -61,13 +63,14 @@ struct NeuronRun {
 struct Cell {
   const char* file;
   const char* kind;
+  double amp;  // nA into the soma (or root) for the active test: enough to fire
 };
 const Cell kCells[] = {
-    {"allen-177300.01.02.01.swc", "mouse cortex, Allen Institute: 1-point soma"},
-    {"10-2012-02-09-001.CNG.swc", "NeuroMorpho (De Schutter): 17-point soma"},
-    {"04a_pyramidal4aACC.CNG.swc", "NeuroMorpho (Allman, ACC pyramidal): 3-point soma"},
-    {"EBT7R.CNG.swc", "NeuroMorpho (Drosophila ellipsoid body): thin, root is a neurite, no soma"},
-    {"dCH-cobalt.CNG.swc", "NeuroMorpho (Calliphora LPTC, Borst): large fly neuron"},
+    {"allen-177300.01.02.01.swc", "mouse cortex, Allen Institute: 1-point soma", 0.5},
+    {"10-2012-02-09-001.CNG.swc", "NeuroMorpho (De Schutter): 17-point soma", 1.0},
+    {"04a_pyramidal4aACC.CNG.swc", "NeuroMorpho (Allman, ACC pyramidal): 3-point soma", 1.0},
+    {"EBT7R.CNG.swc", "NeuroMorpho (Drosophila ellipsoid body): thin, root is a neurite, no soma", 0.02},
+    {"dCH-cobalt.CNG.swc", "NeuroMorpho (Calliphora LPTC, Borst): large fly neuron", 2.0},
 };
 
 CableParameters parameters() {
@@ -89,6 +92,40 @@ std::string model_head(const std::string& swc, const CableParameters& p, double 
 
 // The section that receives the current: the soma's middle, or the root's for a cell without one.
 std::pair<int, double> stim_site(const Morphology& m) { return {std::max(m.soma(), 0), 0.5}; }
+
+// NEURON's output: "section NAME NSEG" lines (h.allsec() order), then rows t, v(root 0), per
+// section v at its segment centres and at 1; `nodes` maps the columns to adi's nodes.
+struct Trace {
+  std::vector<int> nodes{0};
+  std::vector<double> t;
+  std::vector<std::vector<double>> v;
+};
+Trace read_trace(const std::string& path, const Morphology& m, const Compartments& c) {
+  Trace tr;
+  std::ifstream in(path);
+  std::string line;
+  while (in.peek() == 's' && std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string tag, name;
+    int nseg = 0;
+    ls >> tag >> name >> nseg;
+    const int s = m.find(name);
+    if (s < 0) throw std::runtime_error("NEURON section " + name + " unknown to adi");
+    if (c.nseg[static_cast<std::size_t>(s)] != nseg) throw std::runtime_error("nseg differs in " + name);
+    for (int j = 0; j <= nseg; ++j) tr.nodes.push_back(c.first[static_cast<std::size_t>(s)] + j);
+  }
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    double t;
+    ls >> t;
+    std::vector<double> row(tr.nodes.size());
+    for (double& x : row)
+      if (!(ls >> x)) throw std::runtime_error("short NEURON line");
+    tr.t.push_back(t);
+    tr.v.push_back(row);
+  }
+  return tr;
+}
 
 class NeuronCells : public ::testing::TestWithParam<Cell> {};
 
@@ -164,44 +201,24 @@ TEST_P(NeuronCells, PassiveVoltageMatchesNeuron) {
   const std::string out = (run.dir / "v.txt").string();
   ASSERT_TRUE(run(model.str(), out, log)) << log;
 
-  // NEURON's record order: root(0), then per section its segment centres and its end.
-  std::ifstream in(out);
-  std::string line;
-  std::vector<int> nodes{0};
-  while (in.peek() == 's' && std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string tag, name;
-    int nseg;
-    ls >> tag >> name >> nseg;
-    const int s = m.find(name);
-    ASSERT_GE(s, 0) << name;
-    ASSERT_EQ(c.nseg[static_cast<std::size_t>(s)], nseg) << name;
-    for (int j = 0; j <= nseg; ++j) nodes.push_back(c.first[static_cast<std::size_t>(s)] + j);
-  }
+  const Trace tr = read_trace(out, m, c);
+  const std::vector<int>& nodes = tr.nodes;
   adi::PassiveNeurons<double> sim(adi::Executor::host(), {c}, {0}, dt);
   sim.set_voltage(v_init);
   const int stim_node = c.at(stim_sec, stim_x);
-  std::vector<std::vector<double>> ours, theirs;
+  std::vector<std::vector<double>> ours;
+  const std::vector<std::vector<double>>& theirs = tr.v;
   int step = 0;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    double t;
-    ls >> t;
+  for (double t : tr.t) {
     for (const int target = static_cast<int>(std::lround(t / dt)); step < target; ++step) {
       const double mid = (step + 0.5) * dt;  // NEURON's fixed step evaluates IClamp at t + dt/2
       sim.set_current(0, stim_node, (mid >= del && mid < del + dur) ? amp : 0.0);
       sim.step();
     }
     const std::vector<double> v = sim.voltage(0);
-    std::vector<double> a, b;
-    for (int node : nodes) {
-      double ref;
-      ASSERT_TRUE(static_cast<bool>(ls >> ref)) << "short NEURON line at t = " << t;
-      a.push_back(v[static_cast<std::size_t>(node)]);
-      b.push_back(ref);
-    }
-    ours.push_back(a);
-    theirs.push_back(b);
+    std::vector<double> row;
+    for (int node : nodes) row.push_back(v[static_cast<std::size_t>(node)]);
+    ours.push_back(row);
   }
   ASSERT_EQ(static_cast<int>(theirs.size()), steps / every + 1);
   double response = 0, worst = 0, soma_worst = 0;
@@ -219,6 +236,79 @@ TEST_P(NeuronCells, PassiveVoltageMatchesNeuron) {
               GetParam().file, GetParam().kind, c.size(), steps, response, worst, soma_worst);
   EXPECT_GT(response, 1.0);
   EXPECT_LE(worst, 1e-6);
+}
+
+// Hodgkin-Huxley on soma and axon (pas elsewhere), a current step into the soma and an ExpSyn
+// on a dendrite driven by events, 100 ms: every node within 1e-6 relative of NEURON before the
+// first spike, and every spike time at the soma within one step.
+TEST_P(NeuronCells, ActiveVoltageAndSpikesMatchNeuron) {
+  REQUIRE_NEURON();
+  const std::string swc = hines_test::data_dir() + "/" + GetParam().file;
+  const Morphology m = Morphology::read_swc(swc);
+  const CableParameters p = parameters();
+  adi::ActiveCell cell;
+  cell.compartments = adi::discretise(m, p);
+  const Compartments& c = cell.compartments;
+  for (const adi::Section& sec : m.sections())
+    cell.membrane.push_back(sec.type == 1 || sec.type == 2 ? adi::Membrane::hh : adi::Membrane::pas);
+  const double dt = 0.025, v_init = -65, del = 2, dur = 100, amp = GetParam().amp;
+  const int steps = 4000, every = 40;
+  const auto [stim_sec, stim_x] = stim_site(m);
+  int syn_sec = 0;
+  for (std::size_t s = 0; s < m.sections().size() && syn_sec == 0; ++s)
+    if (m.sections()[s].type == 3 || m.sections()[s].type == 4) syn_sec = static_cast<int>(s);
+  const std::string stim_name = m.sections()[static_cast<std::size_t>(stim_sec)].name;
+  const std::string syn_name = m.sections()[static_cast<std::size_t>(syn_sec)].name;
+  const double syn_tau = 2, syn_e = 0, syn_w = 0.01;
+  const std::vector<double> syn_times{10.0, 35.0, 60.5};
+  std::ostringstream model;
+  model.precision(17);
+  model << model_head(swc, p, dt, steps, every, v_init) << "hh soma,axon\nstim " << stim_name << " " << stim_x << " "
+        << amp << " " << del << " " << dur << "\nsyn " << syn_name << " 0.5 " << syn_tau << " " << syn_e << " " << syn_w;
+  for (double t : syn_times) model << " " << t;
+  model << "\ndetect " << stim_name << " 0.5 0\n";
+  NeuronRun run(std::string("hh_") + std::to_string(std::hash<std::string>{}(swc) % 100000));
+  std::string log;
+  const std::string out = (run.dir / "v.txt").string();
+  ASSERT_TRUE(run(model.str(), out, log)) << log;
+  const Trace tr = read_trace(out, m, c);
+  std::vector<double> neuron_spikes;
+  {
+    std::ifstream in(out + ".spikes");
+    for (double t; in >> t;) neuron_spikes.push_back(t);
+  }
+
+  adi::ActiveNeurons<double> sim(adi::Executor::host(), {cell}, {0}, dt);
+  sim.initialize(v_init);
+  const int soma_node = c.at(stim_sec, 0.5);
+  sim.add_current_clamp(0, soma_node, amp, del, dur);
+  const int syn = sim.add_synapse(0, c.at(syn_sec, 0.5), syn_tau, syn_e);
+  for (double t : syn_times) sim.deliver(syn, t, syn_w);
+  sim.detect_spikes(0, soma_node, 0);
+  const double first = neuron_spikes.empty() ? 1e30 : neuron_spikes.front();
+  double worst = 0;
+  int step = 0, compared = 0;
+  for (std::size_t r = 0; r < tr.t.size(); ++r) {
+    for (const int target = static_cast<int>(std::lround(tr.t[r] / dt)); step < target; ++step) sim.step();
+    if (tr.t[r] >= first - 1.0) continue;  // before the first spike's upstroke
+    const std::vector<double> v = sim.voltage(0);
+    for (std::size_t k = 0; k < tr.nodes.size(); ++k)
+      worst = std::max(worst, std::fabs(v[static_cast<std::size_t>(tr.nodes[k])] - tr.v[r][k]) / std::fabs(tr.v[r][k]));
+    ++compared;
+  }
+  std::vector<double> ours;
+  for (const adi::Spike& s : sim.spikes()) ours.push_back(s.time);
+  double worst_spike = 0;
+  for (std::size_t k = 0; k < std::min(ours.size(), neuron_spikes.size()); ++k)
+    worst_spike = std::max(worst_spike, std::fabs(ours[k] - neuron_spikes[k]));
+  std::printf("%s: hh soma+axon, %d compartments, %d steps: %zu spikes (NEURON %zu), first at %.3f ms; "
+              "before it (%d rows) max |v - v_NEURON| / |v_NEURON| = %.2e; spike times differ by <= %.3g ms\n",
+              GetParam().file, c.size(), steps, ours.size(), neuron_spikes.size(), first, compared, worst, worst_spike);
+  EXPECT_GE(neuron_spikes.size(), 1u) << "the stimulus must make the cell spike";
+  EXPECT_GT(compared, 0);
+  EXPECT_LE(worst, 1e-6);
+  ASSERT_EQ(ours.size(), neuron_spikes.size());
+  EXPECT_LE(worst_spike, dt * (1 + 1e-9));
 }
 
 INSTANTIATE_TEST_SUITE_P(PublicCells, NeuronCells, ::testing::ValuesIn(kCells),
