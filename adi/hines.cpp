@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "adi/detail/hines_geometry.hpp"
 #include "adi/error.hpp"
 #include "adi/field.hpp"
 #include "solvers/cpu/hines.hpp"
@@ -560,7 +561,8 @@ PassiveNeurons<T>::PassiveNeurons(const Executor& exec, std::vector<Compartments
   else if (options.kernel == HinesKernel::cuda_branch)
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
   else if (options.kernel == HinesKernel::cpu_scalar || options.kernel == HinesKernel::reference ||
-           options.kernel == HinesKernel::cuda_paper)
+           options.kernel == HinesKernel::cuda_paper ||
+           (exec.is_host() && options.kernel == HinesKernel::automatic && neurons < detail::hines::kHostCompactBelow))
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
   else
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);

@@ -71,7 +71,7 @@ struct ActiveNeurons<T>::Impl {
   std::vector<ActiveCell> cells;
   std::vector<int> cell_of;
   std::unique_ptr<HinesPlan<T>> plan;
-  index_t span = 0;
+  index_t span = 0, real = 0;  // positions in the layout; compartments
   std::vector<T> offdiag, d0, cdt, gpas, gepas, v, diag, rhs;
   // hh nodes (positions in the plan's layout) and their state.
   std::vector<index_t> hh_pos;
@@ -146,7 +146,12 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
     p.tables.emplace_back(cell.hh.celsius);
   }
   batch.topology_of = p.cell_of;  // HinesPlan validates the indices
-  p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);
+  const bool compact = options.kernel == HinesKernel::cpu_scalar || options.kernel == HinesKernel::reference ||
+                       (options.kernel == HinesKernel::automatic && batch.count() < detail::hines::kHostCompactBelow);
+  if (compact)
+    p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
+  else
+    p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);
   p.span = p.plan->span();
   const std::size_t span = static_cast<std::size_t>(p.span);
   for (auto* a : {&p.offdiag, &p.cdt, &p.gpas, &p.gepas, &p.v, &p.diag, &p.rhs}) a->assign(span, T(0));
@@ -158,6 +163,7 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
     const ActiveCell& cell = p.cells[static_cast<std::size_t>(ci)];
     const Compartments& c = cell.compartments;
     const HinesMatrix& mat = mats[static_cast<std::size_t>(ci)];
+    p.real += c.size();
     for (int k = 0; k < c.size(); ++k) {
       const std::size_t kk = static_cast<std::size_t>(k);
       const index_t i = p.plan->index(s, k);
@@ -282,7 +288,7 @@ void ActiveNeurons<T>::step(int steps) {
       p.events.pop();
       p.synapses[static_cast<std::size_t>(e.synapse)].g += e.weight;
     }
-#pragma omp parallel num_threads(threads) if (span > 32768)
+#pragma omp parallel num_threads(threads) if (p.real > 32768)
     {
 #pragma omp for simd schedule(static)
       for (index_t i = 0; i < span; ++i) {

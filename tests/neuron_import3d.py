@@ -58,12 +58,21 @@ def read_model(path):
     return m
 
 
-def load(h, path):
+class Cell:
+    """A holder for one copy's sections (Import3d's Python-object instantiate)."""
+
+
+def load(h, path, copy):
     r = h.Import3d_SWC_read()
     r.quiet = 1
     r.input(path)
     i3d = h.Import3d_GUI(r, 0)
-    i3d.instantiate(None)
+    if copy == 0:
+        i3d.instantiate(None)  # how users load one cell: top-level soma[], dend[], ...
+        return None
+    cell = Cell()  # further copies (timing): sections owned by an object, so names do not clash
+    i3d.instantiate(cell)
+    return cell
 
 
 def main():
@@ -73,10 +82,10 @@ def main():
     h.load_file("stdlib.hoc")
     h.load_file("import3d.hoc")
     m = read_model(sys.argv[1])
-    cells = []
+    cells, holders = [], []
     for c in range(m["copies"]):
         before = set(s.name() for s in h.allsec())
-        load(h, m["swc"])
+        holders.append(load(h, m["swc"], c))
         cells.append([s for s in h.allsec() if s.name() not in before])
     for cell in cells:
         for sec in cell:
@@ -106,7 +115,7 @@ def main():
     keep = []
     names0 = [s.name() for s in cells[0]]
     for cell in cells:
-        by_name = dict((s.name(), s) for s in cell)
+        by_name = dict((s.name().split(".")[-1], s) for s in cell)
         for name, x, amp, delay, dur in m["stims"]:
             ic = h.IClamp(by_name[name](x))
             ic.amp = amp

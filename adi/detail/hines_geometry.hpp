@@ -45,4 +45,10 @@ inline void require_positive(const char* who, const char* name, double v) {
   require(std::isfinite(v) && v > 0, std::string(who) + ": " + name + " = " + num(v) + " must be finite and > 0");
 }
 
+// Populations on the host: the layout (and so the kernel) the automatic choice takes. Below
+// this many neurons the size-sorted 32-lane chunks are mostly padding (assembly and solve
+// walk whole chunks) and the compact layout with the scalar kernel is faster
+// (bench_hines_neuron, docs/hines.md).
+constexpr index_t kHostCompactBelow = 4;
+
 }  // namespace adi::detail::hines
