@@ -191,6 +191,19 @@ TEST(HinesImport3d, FrustumAreaAndResistance) {
   EXPECT_NEAR(adi::discretise(m, p).area[1], kPi * 2.5 * 10, 1e-9);
 }
 
+// A file whose root is a neurite: the soma is where its type-1 samples are, not section 0.
+TEST(HinesImport3d, SomaIsFoundByType) {
+  const Morphology m = import3d(
+      "1 3 0 0 0 1 -1\n"
+      "2 3 5 0 0 1 1\n"
+      "3 1 10 0 0 3 2\n"
+      "4 1 13 0 0 3 3\n");
+  ASSERT_EQ(m.sections().size(), 2u);
+  EXPECT_EQ(m.sections()[0].name, "dend[0]");
+  EXPECT_EQ(m.soma(), 1);
+  EXPECT_EQ(m.sections()[1].name, "soma[0]");
+}
+
 TEST(HinesImport3d, BadInputNamesTheLine) {
   auto message = [](const std::string& text, adi::SwcSections s) {
     try {
