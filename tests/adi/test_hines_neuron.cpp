@@ -321,3 +321,45 @@ INSTANTIATE_TEST_SUITE_P(PublicCells, NeuronCells, ::testing::ValuesIn(kCells),
                          });
 
 }  // namespace
+
+namespace {
+
+// fp32 against fp64 on the thin fly neuron (radii 0.07-0.7 um, d_lambda compartments of a few
+// um): implicit Euler solved for v itself loses digits where C/dt is small beside the axial
+// conductances (pivots are differences of large numbers), so fp32 drifts. Documents the size
+// of the drift (docs/hines.md); no NEURON needed.
+TEST(NeuronPrecision, Fp32DriftOnAThinCell) {
+  for (const adi::NsegRule rule : {adi::NsegRule::d_lambda, adi::NsegRule::per_point})
+  for (const char* file : {"EBT7R.CNG.swc", "allen-177300.01.02.01.swc"}) {
+    const Morphology m = Morphology::read_swc(hines_test::data_dir() + "/" + file);
+    CableParameters p = parameters();
+    p.rule = rule;
+    const Compartments c = adi::discretise(m, p);
+    adi::PassiveNeurons<double> d(adi::Executor::host(), {c}, {0}, 0.025);
+    adi::PassiveNeurons<float> f(adi::Executor::host(), {c}, {0}, 0.025);
+    const int stim = c.at(std::max(m.soma(), 0), 0.5);
+    const double amp = std::string(file).rfind("EBT7R", 0) == 0 ? 0.02 : 0.5;
+    d.set_voltage(-65);
+    f.set_voltage(-65);
+    d.set_current(0, stim, amp);
+    f.set_current(0, stim, amp);
+    double response = 0, drift = 0;
+    for (int k = 0; k < 800; ++k) {
+      d.step();
+      f.step();
+      if ((k + 1) % 100) continue;
+      const std::vector<double> vd = d.voltage(0), vf = f.voltage(0);
+      for (std::size_t i = 0; i < vd.size(); ++i) {
+        response = std::max(response, std::fabs(vd[i] + 65));
+        drift = std::max(drift, std::fabs(vf[i] - vd[i]));
+      }
+    }
+    std::printf("%s (%s, %d compartments): fp32 vs fp64 after 800 steps: max |v32 - v64| = %.3g mV = %.2e of the "
+                "response (%.3g mV)\n",
+                file, rule == adi::NsegRule::d_lambda ? "d_lambda" : "per_point", c.size(), drift, drift / response,
+                response);
+    EXPECT_LT(drift / response, rule == adi::NsegRule::d_lambda ? 1e-3 : 0.2);
+  }
+}
+
+}  // namespace
