@@ -231,7 +231,11 @@ constexpr index_t kBranchMaxNeurons = 65536;  // PassiveNeurons: one block per n
 template <class T>
 static HinesKernel choose_kernel(const typename HinesPlan<T>::Impl& p) {
   using L = detail::HinesLayoutKind;
-  if (p.exec.is_host()) return p.layout == L::sorted ? HinesKernel::cpu_vector : HinesKernel::cpu_scalar;
+  // Host: SIMD lanes across a chunk's neurons, except for batches too small to fill lanes
+  // (bench_hines_neuron: below 4 neurons the scalar kernel wins, docs/hines.md).
+  if (p.exec.is_host())
+    return p.layout == L::sorted && p.neurons.count() >= detail::hines::kHostCompactBelow ? HinesKernel::cpu_vector
+                                                                                          : HinesKernel::cpu_scalar;
   const int max_size = p.batch.max_size();
   switch (p.layout) {
     case L::sorted:
