@@ -473,13 +473,15 @@ template <class T>
 void HinesPlan<T>::solve(const T* offdiag, T* diag, T* rhs) {
   Impl& p = *impl_;
   if (p.neurons.count() == 0) return;
-  detail::require(offdiag && diag && rhs, "HinesPlan::solve: offdiag, diag and rhs must not be null");
+  // Messages are built only on failure: at one small cell per plan, building them every solve
+  // cost as much as the solve (bench_hines_neuron).
+  if (!(offdiag && diag && rhs)) throw InvalidArgument("HinesPlan::solve: offdiag, diag and rhs must not be null");
   const bool dev = p.exec.is_cuda();
   for (const void* ptr : {static_cast<const void*>(offdiag), static_cast<const void*>(diag), static_cast<const void*>(rhs)})
-    detail::require(cuda_backend::is_device_pointer(ptr) == dev,
-                    std::string("HinesPlan::solve: an array is in ") + (dev ? "host" : "device") +
-                        " memory but the plan's executor is " + p.exec.name() +
-                        "; pass arrays in the executor's memory space");
+    if (cuda_backend::is_device_pointer(ptr) != dev)
+      throw InvalidArgument(std::string("HinesPlan::solve: an array is in ") + (dev ? "host" : "device") +
+                            " memory but the plan's executor is " + p.exec.name() +
+                            "; pass arrays in the executor's memory space");
   index_t bad = -1;
   if (dev) {
     int* flag = p.options.check_pivots ? p.flag.data() : nullptr;

@@ -52,80 +52,6 @@ bool hines_one(const T* l, T* d, T* r, const int* p, int n, index_t base, index_
   return bad;
 }
 
-// One neuron in place, its branches interleaved: the elimination runs level by level of
-// height (leaves first) and the substitution by depth, each over up to 4 branches of a level
-// in lockstep. Each step of a chain waits for a division; four independent chains keep the
-// divider busy instead of waiting on its latency (the plain order, node n-1 down to 1, is one
-// chain along every unbranched section). Same arithmetic per node as hines_one.
-template <class T>
-bool hines_one_branches(const HinesView& v, int tree, const T* l, T* d, T* r, const int* p, index_t base,
-                        index_t step) {
-  const detail::HinesTreeSchedule& S = v.schedules[tree];
-  const int* bs = v.branch_start + S.branch_base;
-  const int* be = v.branch_end + S.branch_base;
-  const int* up = v.up_level + S.up_level_base;
-  const int* dord = v.down_order + S.branch_base;
-  const int* dl = v.down_level + S.down_level_base;
-  constexpr int K = 4;
-  bool bad = false;
-  for (int lev = 0; lev < S.up_levels; ++lev)
-    for (int g = up[lev]; g < up[lev + 1]; g += K) {
-      int hi[K], lo[K], na = 0;  // per chain: next node (descending) and the last one (node 0 excluded)
-      for (int k = 0; k < std::min(K, up[lev + 1] - g); ++k) {
-        hi[na] = be[g + k] - 1;
-        lo[na] = std::max(bs[g + k], 1);
-        if (hi[na] >= lo[na]) ++na;
-      }
-      while (na > 0) {
-        int m = hi[0] - lo[0] + 1;
-        for (int k = 1; k < na; ++k) m = std::min(m, hi[k] - lo[k] + 1);
-        for (int s = 0; s < m; ++s)
-          for (int k = 0; k < na; ++k) {
-            const int i = hi[k] - s;
-            const index_t a = base + i * step, ap = base + p[i] * step;
-            const T inv = T(1) / d[a];
-            bad |= bad_pivot(inv);
-            const T f = l[a] * inv;
-            d[a] = inv;
-            d[ap] -= f * l[a];
-            r[ap] -= f * r[a];
-          }
-        int w = 0;
-        for (int k = 0; k < na; ++k)
-          if (hi[k] - m >= lo[k]) hi[w] = hi[k] - m, lo[w] = lo[k], ++w;
-        na = w;
-      }
-    }
-  const T inv0 = T(1) / d[base];
-  bad |= bad_pivot(inv0);
-  r[base] *= inv0;
-  for (int lev = 0; lev < S.down_levels; ++lev)
-    for (int g = dl[lev]; g < dl[lev + 1]; g += K) {
-      int at[K], end[K], na = 0;  // per chain: next node (ascending) and one past its last
-      for (int k = 0; k < std::min(K, dl[lev + 1] - g); ++k) {
-        const int b = dord[g + k];
-        at[na] = std::max(bs[b], 1);
-        end[na] = be[b];
-        if (at[na] < end[na]) ++na;
-      }
-      while (na > 0) {
-        int m = end[0] - at[0];
-        for (int k = 1; k < na; ++k) m = std::min(m, end[k] - at[k]);
-        for (int s = 0; s < m; ++s)
-          for (int k = 0; k < na; ++k) {
-            const int i = at[k] + s;
-            const index_t a = base + i * step;
-            r[a] = (r[a] - l[a] * r[base + p[i] * step]) * d[a];
-          }
-        int w = 0;
-        for (int k = 0; k < na; ++k)
-          if (at[k] + m < end[k]) at[w] = at[k] + m, end[w] = end[k], ++w;
-        na = w;
-      }
-    }
-  return bad;
-}
-
 // W lanes of neighbouring neurons (one tree), K vectors of the machine's width per row.
 template <class T, int K>
 int hines_lanes(const T* l, T* d, T* r, const int* p, int n, index_t base, index_t W) {
@@ -236,16 +162,17 @@ index_t hines_scalar(const HinesView& v, const T* offdiag, T* diag, T* rhs, int 
   index_t bad = v.count;
   const index_t step = hines_step(v);
   const int team = team_size(threads, total_work(v));
-#pragma omp parallel for schedule(dynamic, 16) num_threads(team) reduction(min : bad)
-  for (index_t slot = 0; slot < v.count; ++slot) {
+  auto one = [&](index_t slot) {
     const index_t s = hines_neuron(v, slot);
-    const int tree = v.tree_of[s];
-    const bool bad_s = v.schedules[tree].branches > 1
-                           ? hines_one_branches(v, tree, offdiag, diag, rhs, v.parents + v.parent_base[s],
-                                                hines_base(v, slot), step)
-                           : hines_one(offdiag, diag, rhs, v.parents + v.parent_base[s], v.sizes[s],
-                                       hines_base(v, slot), step);
-    if (bad_s) bad = std::min(bad, s);
+    return hines_one(offdiag, diag, rhs, v.parents + v.parent_base[s], v.sizes[s], hines_base(v, slot), step)
+               ? s
+               : v.count;
+  };
+  if (team > 1) {
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team) reduction(min : bad)
+    for (index_t slot = 0; slot < v.count; ++slot) bad = std::min(bad, one(slot));
+  } else {
+    for (index_t slot = 0; slot < v.count; ++slot) bad = std::min(bad, one(slot));
   }
   return bad == v.count ? -1 : bad;
 }
@@ -257,7 +184,7 @@ index_t hines_vector(const HinesView& v, const T* offdiag, T* diag, T* rhs, int 
   constexpr int L = simd::kWidth<T>;
   index_t bad = v.count;
   const int team = team_size(threads, total_work(v));
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team) reduction(min : bad)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team) reduction(min : bad) if (team > 1)
   for (index_t c = 0; c < chunks; ++c) {
     const index_t first = c * W, lanes = std::min(W, v.count - first);
     const index_t base = v.chunk_offsets[c];
@@ -300,10 +227,18 @@ template <class T>
 void hines_assemble(index_t span, const T* d0, const T* cdt, const T* ge, T* diag, T* v, const index_t* stim_pos,
                     const T* stim_amp, int nstim, int threads) {
   const int team = team_size(threads, span / 4);
+  if (team > 1) {
 #pragma omp parallel for simd schedule(static) num_threads(team)
-  for (index_t i = 0; i < span; ++i) {
-    diag[i] = d0[i];
-    v[i] = cdt[i] * v[i] + ge[i];
+    for (index_t i = 0; i < span; ++i) {
+      diag[i] = d0[i];
+      v[i] = cdt[i] * v[i] + ge[i];
+    }
+  } else {  // no parallel region at all: even a team of one costs as much as a small cell's step
+#pragma omp simd
+    for (index_t i = 0; i < span; ++i) {
+      diag[i] = d0[i];
+      v[i] = cdt[i] * v[i] + ge[i];
+    }
   }
   for (int k = 0; k < nstim; ++k) v[stim_pos[k]] += stim_amp[k];
 }
