@@ -16,9 +16,18 @@
 
 namespace hines_test {
 
-inline std::string data_dir() {
-  return (std::filesystem::path(__FILE__).parent_path() / "data" / "morphologies").string();
+// A path under tests/. __FILE__ is relative when the build rewrites paths (ccache's
+// CCACHE_BASEDIR): then it is relative to the build directory, and ctest runs a test from a
+// subdirectory of it, so look upwards.
+inline std::string tests_path(const std::string& rel) {
+  const std::filesystem::path here = std::filesystem::path(__FILE__).parent_path() / rel;
+  if (here.is_absolute()) return here.string();
+  std::filesystem::path up = ".";
+  for (int k = 0; k < 5; ++k, up /= "..")
+    if (std::filesystem::exists(up / here)) return (up / here).lexically_normal().string();
+  return here.string();
 }
+inline std::string data_dir() { return tests_path("data/morphologies"); }
 // A python that imports NEURON ($ADI_PYTHON, python3, /usr/bin/python3), or "" when none does.
 inline std::string python_with_neuron() {
   static const std::string found = [] {

@@ -517,9 +517,7 @@ TYPED_TEST(HinesPhysics, PassiveNeuronsFollowDenseImplicitEuler) {
 
 // --- NEURON 8.2 ---------------------------------------------------------------------------
 
-std::string reference_script() {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "neuron_reference.py").string();
-}
+std::string reference_script() { return hines_test::tests_path("neuron_reference.py"); }
 
 // The mapping the comparison uses: one NEURON section per adi section (same L, nseg from the
 // d_lambda rule, per-segment diam = adi's d_j), connect(child(0), parent(parent_x)), pas

@@ -35,9 +35,7 @@ using hines_test::python_with_neuron;
   GTEST_SKIP() << "NEURON NOT FOUND: 'import neuron' failed for $ADI_PYTHON, python3 and /usr/bin/python3; " \
                   "install Debian's python3-neuron (scripts/install_deps.sh) to compare with NEURON"
 
-std::string script() {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "neuron_import3d.py").string();
-}
+std::string script() { return hines_test::tests_path("neuron_import3d.py"); }
 
 struct NeuronRun {
   std::filesystem::path dir;
