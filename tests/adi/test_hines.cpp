@@ -598,3 +598,66 @@ TEST(HinesNeuron, SparseCellMatchesNeuron) { compare_with_neuron(hines_test::spa
 TEST(HinesNeuron, DenseCellMatchesNeuron) { compare_with_neuron(hines_test::dense_cell()); }
 
 }  // namespace
+
+// --- active membranes (NEURON comparisons: test_hines_neuron.cpp) ------------------------------
+
+#include "adi/hines_active.hpp"
+
+namespace {
+
+adi::ActiveCell active_cell(const Morphology& m) {
+  adi::ActiveCell cell;
+  CableParameters p;
+  p.ra = 100;
+  p.g_leak = 5e-5;
+  cell.compartments = adi::discretise(m, p);
+  for (const adi::Section& s : m.sections())
+    cell.membrane.push_back(s.type == 1 || s.type == 2 ? adi::Membrane::hh : adi::Membrane::pas);
+  return cell;
+}
+
+TEST(HinesActive, FloatFollowsDoubleAndSpikesTravel) {
+  const Morphology m = Morphology::read_swc(hines_test::data_dir() + "/04a_pyramidal4aACC.CNG.swc");
+  const adi::ActiveCell cell = active_cell(m);
+  const int soma = cell.compartments.at(m.soma(), 0.5);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    adi::ActiveNeurons<T> net(adi::Executor::host(), {cell}, std::vector<int>(10, 0), 0.025);
+    net.initialize(-65);
+    net.add_current_clamp(0, soma, 1.0, 2, 10);  // one spike in neuron 0, then a chain
+    for (adi::index_t s = 0; s < net.count(); ++s) net.detect_spikes(s, soma);
+    for (adi::index_t s = 0; s + 1 < net.count(); ++s) net.connect(s, net.add_synapse(s + 1, soma, 2, 0), 0.05, 1);
+    net.step(2000);
+    return net.spikes();
+  };
+  const std::vector<adi::Spike> d = run(double{}), f = run(float{});
+  ASSERT_EQ(d.size(), 10u);  // the spike went down the whole chain, once per neuron
+  ASSERT_EQ(f.size(), d.size());
+  for (std::size_t k = 0; k < d.size(); ++k) {
+    EXPECT_EQ(d[k].neuron, static_cast<adi::index_t>(k));
+    EXPECT_NEAR(f[k].time, d[k].time, 0.025 + 1e-9) << k;
+  }
+  EXPECT_GT(d.back().time, d.front().time + 9 * 1.0);  // at least the 1 ms delays
+}
+
+TEST(HinesActive, BadInput) {
+  const Morphology m = Morphology::read_swc(hines_test::data_dir() + "/04a_pyramidal4aACC.CNG.swc");
+  adi::ActiveCell cell = active_cell(m);
+  EXPECT_THROW(adi::ActiveNeurons<double>(adi::Executor::host(), {cell}, {0}, 0.0), adi::InvalidArgument);
+  EXPECT_THROW(adi::ActiveNeurons<double>(adi::Executor::host(), {cell}, {1}, 0.025), adi::InvalidArgument);
+  adi::ActiveCell wrong = cell;
+  wrong.membrane.pop_back();
+  EXPECT_THROW(adi::ActiveNeurons<double>(adi::Executor::host(), {wrong}, {0}, 0.025), adi::InvalidArgument);
+  adi::ActiveNeurons<double> net(adi::Executor::host(), {cell}, {0, 0}, 0.025);
+  EXPECT_THROW(net.add_current_clamp(2, 1, 0.1, 0, 1), adi::InvalidArgument);
+  EXPECT_THROW(net.add_current_clamp(0, cell.compartments.size(), 0.1, 0, 1), adi::InvalidArgument);
+  EXPECT_THROW(net.add_synapse(0, 1, 0, 0), adi::InvalidArgument);
+  EXPECT_THROW(net.deliver(0, 1, 0.1), adi::InvalidArgument);  // no synapse yet
+  const int syn = net.add_synapse(1, 1, 2, 0);
+  EXPECT_THROW(net.connect(0, syn, 0.1, -1), adi::InvalidArgument);
+  EXPECT_THROW(net.connect(0, syn + 1, 0.1, 1), adi::InvalidArgument);
+  EXPECT_THROW(net.step(-1), adi::InvalidArgument);
+  EXPECT_THROW(net.voltage(2), adi::InvalidArgument);
+}
+
+}  // namespace
