@@ -11,6 +11,7 @@
 #include "adi/finance/finance.hpp"
 #include "adi/grid.hpp"
 #include "adi/hines.hpp"
+#include "adi/hines_active.hpp"
 #include "adi/io/swc.hpp"
 #include "adi/io/vtk.hpp"
 #include "adi/io/vtk_parallel.hpp"

@@ -1,465 +1,34 @@
+// The batched Hines solver: branch schedules (HinesTopology), plans (HinesPlan) and passive
+// populations in time (PassiveNeurons). Morphologies, discretisation and the synthetic classes
+// live in adi/hines_morphology.cpp, adi/hines_discretise.cpp and adi/hines_synthetic.cpp.
 #include "adi/hines.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <numeric>
 #include <string>
 #include <utility>
 
+#include "adi/detail/hines_geometry.hpp"
 #include "adi/error.hpp"
 #include "adi/field.hpp"
-#include "adi/io/swc.hpp"
 #include "solvers/cpu/hines.hpp"
 #include "solvers/cuda/backend.hpp"
 
 namespace adi {
 
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
-
 std::string num(double v) {
   char b[40];
   std::snprintf(b, sizeof b, "%.17g", v);
   return b;
 }
-
-std::string section_name(const Morphology& m, int s) {
-  std::string r = "section " + std::to_string(s);
-  if (m.sections()[static_cast<std::size_t>(s)].swc_line > 0)
-    r += " (SWC line " + std::to_string(m.sections()[static_cast<std::size_t>(s)].swc_line) + ")";
-  if (!m.name().empty()) r += " of '" + m.name() + "'";
-  return r;
-}
-
-double distance(const MorphologyPoint& a, const MorphologyPoint& b) {
-  const double dx = b.x - a.x, dy = b.y - a.y, dz = b.z - a.z;
-  return std::sqrt(dx * dx + dy * dy + dz * dz);
-}
-
-// Arc length at every point of a polyline.
-std::vector<double> arcs(const std::vector<MorphologyPoint>& pts) {
-  std::vector<double> a(pts.size(), 0.0);
-  for (std::size_t k = 1; k < pts.size(); ++k) a[k] = a[k - 1] + distance(pts[k - 1], pts[k]);
-  return a;
-}
-
-// Integral of the piecewise linear radius over arc length [s0, s1].
-double radius_integral(const std::vector<MorphologyPoint>& pts, const std::vector<double>& arc, double s0, double s1) {
-  double sum = 0;
-  for (std::size_t k = 1; k < pts.size(); ++k) {
-    const double a = arc[k - 1], b = arc[k];
-    const double lo = std::max(a, s0), hi = std::min(b, s1);
-    if (hi <= lo || b <= a) continue;
-    auto r = [&](double s) { return pts[k - 1].radius + (pts[k].radius - pts[k - 1].radius) * (s - a) / (b - a); };
-    sum += 0.5 * (r(lo) + r(hi)) * (hi - lo);
-  }
-  return sum;
-}
-
-// The point at arc length s (clamped to the polyline).
-MorphologyPoint point_at(const std::vector<MorphologyPoint>& pts, const std::vector<double>& arc, double s) {
-  for (std::size_t k = 1; k < pts.size(); ++k) {
-    if (s <= arc[k] || k + 1 == pts.size()) {
-      const double len = arc[k] - arc[k - 1];
-      const double t = len > 0 ? std::clamp((s - arc[k - 1]) / len, 0.0, 1.0) : 1.0;
-      const MorphologyPoint &a = pts[k - 1], &b = pts[k];
-      return {a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), a.z + t * (b.z - a.z),
-              a.radius + t * (b.radius - a.radius)};
-    }
-  }
-  return pts.front();
-}
-
-void require_positive(const char* who, const char* name, double v) {
-  detail::require(std::isfinite(v) && v > 0,
-                  std::string(who) + ": " + name + " = " + num(v) + " must be finite and > 0");
-}
-
 }  // namespace
-
-// --- Morphology ------------------------------------------------------------------------
-
-double Section::length() const {
-  double L = 0;
-  for (std::size_t k = 1; k < points.size(); ++k) L += distance(points[k - 1], points[k]);
-  return L;
-}
-
-Morphology::Morphology(std::vector<Section> sections, std::string name)
-    : sections_(std::move(sections)), name_(std::move(name)) {
-  const std::string who = "Morphology" + (name_.empty() ? std::string() : " '" + name_ + "'");
-  detail::require(!sections_.empty(), who + ": no sections");
-  for (std::size_t s = 0; s < sections_.size(); ++s) {
-    const Section& sec = sections_[s];
-    const std::string where = who + ": section " + std::to_string(s);
-    if (s == 0)
-      detail::require(sec.parent == -1, where + " is the root section and must have parent -1, not " +
-                                            std::to_string(sec.parent));
-    else
-      detail::require(sec.parent >= 0 && sec.parent < static_cast<int>(s),
-                      where + " has parent " + std::to_string(sec.parent) +
-                          "; parents must precede their children (0 <= parent < " + std::to_string(s) + ")");
-    detail::require(sec.parent_x >= 0 && sec.parent_x <= 1,
-                    where + " attaches at x = " + num(sec.parent_x) + "; x must lie in [0, 1]");
-    detail::require(sec.points.size() >= 2,
-                    where + " has " + std::to_string(sec.points.size()) + " points; a section needs at least 2");
-    for (const MorphologyPoint& p : sec.points) {
-      detail::require(std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z),
-                      where + " has a point with a non-finite coordinate");
-      detail::require(std::isfinite(p.radius) && p.radius >= 0,
-                      where + " has radius " + num(p.radius) + "; radii must be finite and >= 0");
-    }
-  }
-}
-
-Morphology Morphology::from_swc(const io::SwcTree& tree) {
-  const int n = static_cast<int>(tree.samples.size());
-  detail::require(n >= 1 && tree.parent.size() == tree.samples.size(),
-                  "Morphology::from_swc: '" + tree.source + "' has no samples");
-  std::vector<int> children(static_cast<std::size_t>(n), 0);
-  for (int i = 1; i < n; ++i) {
-    const int p = tree.parent[static_cast<std::size_t>(i)];
-    detail::require(p >= 0 && p < i, "Morphology::from_swc: '" + tree.source +
-                                         "' is not in Hines order (use io::read_swc / parse_swc)");
-    ++children[static_cast<std::size_t>(p)];
-  }
-  const io::SwcSample& root = tree.samples[0];
-  bool point_soma = root.type == 1;
-  for (int i = 1; i < n && point_soma; ++i)
-    if (tree.parent[static_cast<std::size_t>(i)] == 0 && tree.samples[static_cast<std::size_t>(i)].type == 1)
-      point_soma = false;
-  auto point = [&](const io::SwcSample& s) { return MorphologyPoint{s.x, s.y, s.z, s.radius}; };
-
-  std::vector<Section> sections;
-  std::vector<int> section_of(static_cast<std::size_t>(n), -1);
-  int root_section = -1;
-  if (point_soma) {
-    Section soma;
-    soma.parent = -1;
-    soma.type = 1;
-    soma.swc_line = root.line;
-    soma.points = {{root.x, root.y - root.radius, root.z, root.radius}, {root.x, root.y + root.radius, root.z, root.radius}};
-    sections.push_back(soma);
-    root_section = 0;
-  }
-  for (int i = 1; i < n; ++i) {
-    const int p = tree.parent[static_cast<std::size_t>(i)];
-    const io::SwcSample& s = tree.samples[static_cast<std::size_t>(i)];
-    if (p != 0 && children[static_cast<std::size_t>(p)] == 1) {
-      const int sec = section_of[static_cast<std::size_t>(p)];
-      sections[static_cast<std::size_t>(sec)].points.push_back(point(s));
-      section_of[static_cast<std::size_t>(i)] = sec;
-      continue;
-    }
-    const io::SwcSample& ps = tree.samples[static_cast<std::size_t>(p)];
-    Section sec;
-    sec.type = s.type;
-    sec.swc_line = s.line;
-    // A section leaving the soma starts at the soma sample with its own radius, so that a
-    // thin dendrite does not inherit the soma's radius over its first segment.
-    const double r0 = (ps.type == 1 && s.type != 1) ? s.radius : ps.radius;
-    sec.points = {{ps.x, ps.y, ps.z, r0}, point(s)};
-    if (p == 0) {
-      if (point_soma) {
-        sec.parent = 0;
-        sec.parent_x = 0.5;
-      } else if (root_section < 0) {
-        sec.parent = -1;
-        sec.parent_x = 0;
-        root_section = static_cast<int>(sections.size());
-      } else {
-        sec.parent = root_section;
-        sec.parent_x = 0;
-      }
-    } else {
-      sec.parent = section_of[static_cast<std::size_t>(p)];
-      sec.parent_x = 1;
-    }
-    section_of[static_cast<std::size_t>(i)] = static_cast<int>(sections.size());
-    sections.push_back(std::move(sec));
-  }
-  detail::require(!sections.empty(), "Morphology::from_swc: '" + tree.source +
-                                         "' has a single sample that is not a soma; a neuron needs a "
-                                         "soma sample (type 1) or at least two samples");
-  Morphology m(std::move(sections), tree.source);
-  m.samples_ = n;
-  return m;
-}
-
-Morphology Morphology::read_swc(const std::string& path) { return from_swc(io::read_swc(path)); }
-
-// --- discretisation ----------------------------------------------------------------------
-
-int Compartments::at(int s, double x) const {
-  detail::require(s >= 0 && s < static_cast<int>(nseg.size()),
-                  "Compartments::at: section " + std::to_string(s) + " out of range [0, " +
-                      std::to_string(nseg.size()) + ")");
-  detail::require(x >= 0 && x <= 1, "Compartments::at: x = " + num(x) + " must lie in [0, 1]");
-  const int first_node = first[static_cast<std::size_t>(s)], ns = nseg[static_cast<std::size_t>(s)];
-  if (x == 0) return parent[static_cast<std::size_t>(first_node)];
-  if (x == 1) return first_node + ns;
-  // NEURON's node_index: the segment holding x, the last one for x on its right edge.
-  return first_node + std::min(static_cast<int>(x * ns), ns - 1);
-}
-
-namespace {
-
-std::vector<int> nseg_of(const Morphology& m, const CableParameters& p) {
-  const auto& secs = m.sections();
-  std::vector<int> n(secs.size(), 1);
-  if (!p.nseg_per_section.empty()) {
-    detail::require(p.nseg_per_section.size() == secs.size(),
-                    "discretise: nseg_per_section has " + std::to_string(p.nseg_per_section.size()) +
-                        " entries but the morphology has " + std::to_string(secs.size()) + " sections");
-    for (std::size_t s = 0; s < secs.size(); ++s) {
-      detail::require(p.nseg_per_section[s] >= 1, "discretise: nseg_per_section[" + std::to_string(s) +
-                                                      "] = " + std::to_string(p.nseg_per_section[s]) +
-                                                      " must be >= 1");
-      n[s] = p.nseg_per_section[s];
-    }
-    return n;
-  }
-  for (std::size_t s = 0; s < secs.size(); ++s) {
-    const double L = secs[s].length();
-    switch (p.rule) {
-      case NsegRule::fixed: n[s] = p.nseg; break;
-      case NsegRule::max_length: {
-        const double c = std::ceil(L / p.max_length);
-        int k = static_cast<int>(std::clamp(c, 1.0, 1e6));
-        if (k % 2 == 0) ++k;
-        n[s] = k;
-        break;
-      }
-      case NsegRule::per_point: n[s] = static_cast<int>(secs[s].points.size()) - 1; break;
-      case NsegRule::d_lambda: {
-        const std::vector<double> arc = arcs(secs[s].points);
-        const double diam = L > 0 ? 2 * radius_integral(secs[s].points, arc, 0, L) / L : 0;
-        const double lambda = 1e5 * std::sqrt(diam / (4 * kPi * p.frequency * p.ra * p.cm));
-        const double q = lambda > 0 ? L / (p.d_lambda * lambda) : 0;
-        n[s] = static_cast<int>(std::min((q + 0.9) / 2, 1e6)) * 2 + 1;
-        break;
-      }
-    }
-  }
-  return n;
-}
-
-}  // namespace
-
-Compartments discretise(const Morphology& m, const CableParameters& p) {
-  const char* who = "discretise";
-  require_positive(who, "cm", p.cm);
-  require_positive(who, "Ra", p.ra);
-  require_positive(who, "g_leak", p.g_leak);
-  detail::require(std::isfinite(p.e_leak), std::string(who) + ": e_leak = " + num(p.e_leak) + " must be finite");
-  if (p.nseg_per_section.empty()) {
-    if (p.rule == NsegRule::fixed)
-      detail::require(p.nseg >= 1, std::string(who) + ": nseg = " + std::to_string(p.nseg) + " must be >= 1");
-    if (p.rule == NsegRule::max_length) require_positive(who, "max_length", p.max_length);
-    if (p.rule == NsegRule::d_lambda) {
-      require_positive(who, "d_lambda", p.d_lambda);
-      require_positive(who, "frequency", p.frequency);
-    }
-  }
-  const auto& secs = m.sections();
-  detail::require(!secs.empty(), std::string(who) + ": the morphology has no sections");
-  Compartments c;
-  c.e_leak = p.e_leak;
-  c.nseg = nseg_of(m, p);
-  std::size_t total = 1;
-  c.first.resize(secs.size());
-  for (std::size_t s = 0; s < secs.size(); ++s) {
-    c.first[s] = static_cast<int>(total);
-    total += static_cast<std::size_t>(c.nseg[s]) + 1;
-  }
-  detail::require(total < (1u << 30), std::string(who) + ": too many compartments");
-  for (auto* v : {&c.area, &c.capacitance, &c.leak, &c.axial, &c.x, &c.y, &c.z, &c.radius, &c.location})
-    v->assign(total, 0.0);
-  c.parent.assign(total, -1);
-  c.section.assign(total, 0);
-
-  const MorphologyPoint& r0 = secs[0].points.front();
-  c.x[0] = r0.x, c.y[0] = r0.y, c.z[0] = r0.z, c.radius[0] = r0.radius;
-  c.section[0] = 0, c.location[0] = 0;
-  for (std::size_t s = 0; s < secs.size(); ++s) {
-    const Section& sec = secs[s];
-    const std::vector<double> arc = arcs(sec.points);
-    const double L = arc.back();
-    if (!(L > 0))
-      throw InvalidArgument(std::string(who) + ": " + section_name(m, static_cast<int>(s)) +
-                            " has zero length; merge or drop its duplicate points");
-    const int ns = c.nseg[s];
-    const double dx = L / ns;
-    const int first_node = c.first[s];
-    const int attach = sec.parent < 0 ? 0 : c.at(sec.parent, sec.parent_x);
-    double h_prev = 0;
-    for (int j = 0; j < ns; ++j) {
-      const double diam = 2 * radius_integral(sec.points, arc, j * dx, (j + 1) * dx) / dx;
-      if (!(diam > 0))
-        throw InvalidArgument(std::string(who) + ": segment " + std::to_string(j) + " of " +
-                              section_name(m, static_cast<int>(s)) +
-                              " has zero diameter (its SWC radii are 0); a cable needs radii > 0");
-      const double area = kPi * diam * dx;                                  // um^2
-      const double h = 1e-2 * p.ra * (dx / 2) / (kPi * diam * diam / 4);    // MOhm, half segment
-      const std::size_t i = static_cast<std::size_t>(first_node + j);
-      c.parent[i] = j == 0 ? attach : first_node + j - 1;
-      c.axial[i] = 1 / (h + h_prev);  // uS
-      c.area[i] = area;
-      c.capacitance[i] = p.cm * area * 1e-5;  // uF/cm^2 * um^2 -> nF
-      c.leak[i] = p.g_leak * area * 1e-2;     // S/cm^2 * um^2 -> uS
-      const MorphologyPoint q = point_at(sec.points, arc, (j + 0.5) * dx);
-      c.x[i] = q.x, c.y[i] = q.y, c.z[i] = q.z, c.radius[i] = diam / 2;
-      c.section[i] = static_cast<int>(s);
-      c.location[i] = (j + 0.5) / ns;
-      h_prev = h;
-    }
-    const std::size_t e = static_cast<std::size_t>(first_node + ns);
-    c.parent[e] = first_node + ns - 1;
-    c.axial[e] = 1 / h_prev;
-    const MorphologyPoint& q = sec.points.back();
-    c.x[e] = q.x, c.y[e] = q.y, c.z[e] = q.z, c.radius[e] = q.radius;
-    c.section[e] = static_cast<int>(s);
-    c.location[e] = 1;
-  }
-  return c;
-}
-
-HinesMatrix implicit_euler_matrix(const Compartments& c, double dt) {
-  detail::require(std::isfinite(dt) && dt > 0, "implicit_euler_matrix: dt = " + num(dt) + " ms must be > 0");
-  const std::size_t n = c.parent.size();
-  detail::require(n >= 1 && c.capacitance.size() == n && c.leak.size() == n && c.axial.size() == n,
-                  "implicit_euler_matrix: inconsistent Compartments (arrays of different lengths)");
-  HinesMatrix m;
-  m.offdiag.assign(n, 0.0);
-  m.diag.resize(n);
-  for (std::size_t i = 0; i < n; ++i) m.diag[i] = c.capacitance[i] / dt + c.leak[i];
-  for (std::size_t i = 1; i < n; ++i) {
-    m.offdiag[i] = -c.axial[i];
-    m.diag[i] += c.axial[i];
-    m.diag[static_cast<std::size_t>(c.parent[i])] += c.axial[i];
-  }
-  return m;
-}
-
-// --- synthetic morphologies ----------------------------------------------------------------
-
-std::vector<SyntheticSpec> paper_classes() {
-  return {{"small-low", 76, 7, 11},    {"small-high", 76, 29, 12}, {"medium-low", 305, 30, 13},
-          {"medium-high", 319, 157, 14}, {"big-low", 695, 66, 15},  {"big-high", 691, 341, 16}};
-}
-
-SyntheticSpec paper_class(const std::string& name) {
-  std::string names;
-  for (const SyntheticSpec& s : paper_classes()) {
-    if (s.name == name) return s;
-    names += (names.empty() ? "" : ", ") + s.name;
-  }
-  throw InvalidArgument("paper_class: unknown class '" + name + "'; known: " + names);
-}
-
-CableParameters SyntheticNeuron::parameters(CableParameters base) const {
-  base.nseg_per_section = nseg;
-  return base;
-}
-
-namespace {
-// splitmix64: a small deterministic generator, the same numbers on every platform.
-struct Random {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
-  int below(int n) { return static_cast<int>(next() % static_cast<std::uint64_t>(n)); }
-};
-}  // namespace
-
-SyntheticNeuron generate_morphology(const SyntheticSpec& spec) {
-  const std::string who = "generate_morphology('" + spec.name + "')";
-  detail::require(spec.branches >= 1, who + ": branches = " + std::to_string(spec.branches) + " must be >= 1");
-  detail::require(spec.compartments >= 2 * spec.branches + 1,
-                  who + ": compartments = " + std::to_string(spec.compartments) + " must be >= 2 * branches + 1 = " +
-                      std::to_string(2 * spec.branches + 1) + " (one segment and one end node per section, plus the root)");
-  Random rng{spec.seed * 0x2545F4914F6CDD1Dull + 7};
-  const int B = spec.branches;
-  // Topology: a root section (two when B is even), then binary splits of random leaves.
-  std::vector<int> parent{-1};
-  std::vector<double> parent_x{0};
-  if (B % 2 == 0) {
-    parent.push_back(0);
-    parent_x.push_back(0);
-  }
-  std::vector<int> leaves;
-  for (int s = 0; s < static_cast<int>(parent.size()); ++s) leaves.push_back(s);
-  while (static_cast<int>(parent.size()) < B) {
-    const int k = rng.below(static_cast<int>(leaves.size()));
-    const int leaf = leaves[static_cast<std::size_t>(k)];
-    leaves.erase(leaves.begin() + k);
-    for (int c = 0; c < 2; ++c) {
-      leaves.push_back(static_cast<int>(parent.size()));
-      parent.push_back(leaf);
-      parent_x.push_back(1);
-    }
-  }
-  // Geometry: each section leaves its parent's end in a direction perturbed from the parent's.
-  std::vector<Section> secs(static_cast<std::size_t>(B));
-  std::vector<std::array<double, 3>> dir(static_cast<std::size_t>(B));
-  for (int s = 0; s < B; ++s) {
-    Section& sec = secs[static_cast<std::size_t>(s)];
-    sec.parent = parent[static_cast<std::size_t>(s)];
-    sec.parent_x = parent_x[static_cast<std::size_t>(s)];
-    sec.type = s == 0 ? 1 : 3;
-    MorphologyPoint start{0, 0, 0, 1.5};
-    std::array<double, 3> d{0, 1, 0};
-    if (sec.parent >= 0) {
-      const Section& ps = secs[static_cast<std::size_t>(sec.parent)];
-      start = sec.parent_x == 0 ? ps.points.front() : ps.points.back();
-      start.radius = std::max(0.2, start.radius * 0.8);
-      d = dir[static_cast<std::size_t>(sec.parent)];
-      if (sec.parent_x == 0) d = {-d[0], -d[1], -d[2]};
-    }
-    for (double& v : d) v += 0.9 * (2 * rng.uniform() - 1);
-    const double norm = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-    for (double& v : d) v /= norm > 0 ? norm : 1;
-    dir[static_cast<std::size_t>(s)] = d;
-    const double L = 20 + 180 * rng.uniform();
-    const int pieces = std::max(2, static_cast<int>(std::ceil(L / 10)));
-    sec.points.push_back(start);
-    for (int k = 1; k <= pieces; ++k) {
-      const double t = L * k / pieces;
-      sec.points.push_back({start.x + t * d[0], start.y + t * d[1], start.z + t * d[2],
-                            start.radius * (1 - 0.1 * k / pieces)});
-    }
-  }
-  // nseg: one per section, the rest in proportion to length (largest remainders).
-  SyntheticNeuron out;
-  out.morphology = Morphology(std::move(secs), spec.name);
-  const auto& S = out.morphology.sections();
-  const int extra = spec.compartments - 1 - 2 * B;
-  double total_length = 0;
-  for (const Section& s : S) total_length += s.length();
-  out.nseg.assign(static_cast<std::size_t>(B), 1);
-  std::vector<std::pair<double, int>> rest;
-  int given = 0;
-  for (int s = 0; s < B; ++s) {
-    const double share = extra * S[static_cast<std::size_t>(s)].length() / total_length;
-    const int whole = static_cast<int>(share);
-    out.nseg[static_cast<std::size_t>(s)] += whole;
-    given += whole;
-    rest.push_back({share - whole, s});
-  }
-  std::sort(rest.begin(), rest.end(), [](auto a, auto b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
-  for (int k = 0; k < extra - given; ++k) ++out.nseg[static_cast<std::size_t>(rest[static_cast<std::size_t>(k)].second)];
-  return out;
-}
 
 // --- HinesTopology ---------------------------------------------------------------------------
 
@@ -662,7 +231,11 @@ constexpr index_t kBranchMaxNeurons = 65536;  // PassiveNeurons: one block per n
 template <class T>
 static HinesKernel choose_kernel(const typename HinesPlan<T>::Impl& p) {
   using L = detail::HinesLayoutKind;
-  if (p.exec.is_host()) return p.layout == L::sorted ? HinesKernel::cpu_vector : HinesKernel::cpu_scalar;
+  // Host: SIMD lanes across a chunk's neurons, except for batches too small to fill lanes
+  // (bench_hines_neuron: below 4 neurons the scalar kernel wins, docs/hines.md).
+  if (p.exec.is_host())
+    return p.layout == L::sorted && p.neurons.count() >= detail::hines::kHostCompactBelow ? HinesKernel::cpu_vector
+                                                                                          : HinesKernel::cpu_scalar;
   const int max_size = p.batch.max_size();
   switch (p.layout) {
     case L::sorted:
@@ -900,13 +473,15 @@ template <class T>
 void HinesPlan<T>::solve(const T* offdiag, T* diag, T* rhs) {
   Impl& p = *impl_;
   if (p.neurons.count() == 0) return;
-  detail::require(offdiag && diag && rhs, "HinesPlan::solve: offdiag, diag and rhs must not be null");
+  // Messages are built only on failure: at one small cell per plan, building them every solve
+  // cost as much as the solve (bench_hines_neuron).
+  if (!(offdiag && diag && rhs)) throw InvalidArgument("HinesPlan::solve: offdiag, diag and rhs must not be null");
   const bool dev = p.exec.is_cuda();
   for (const void* ptr : {static_cast<const void*>(offdiag), static_cast<const void*>(diag), static_cast<const void*>(rhs)})
-    detail::require(cuda_backend::is_device_pointer(ptr) == dev,
-                    std::string("HinesPlan::solve: an array is in ") + (dev ? "host" : "device") +
-                        " memory but the plan's executor is " + p.exec.name() +
-                        "; pass arrays in the executor's memory space");
+    if (cuda_backend::is_device_pointer(ptr) != dev)
+      throw InvalidArgument(std::string("HinesPlan::solve: an array is in ") + (dev ? "host" : "device") +
+                            " memory but the plan's executor is " + p.exec.name() +
+                            "; pass arrays in the executor's memory space");
   index_t bad = -1;
   if (dev) {
     int* flag = p.options.check_pivots ? p.flag.data() : nullptr;
@@ -992,7 +567,8 @@ PassiveNeurons<T>::PassiveNeurons(const Executor& exec, std::vector<Compartments
   else if (options.kernel == HinesKernel::cuda_branch)
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
   else if (options.kernel == HinesKernel::cpu_scalar || options.kernel == HinesKernel::reference ||
-           options.kernel == HinesKernel::cuda_paper)
+           options.kernel == HinesKernel::cuda_paper ||
+           (exec.is_host() && options.kernel == HinesKernel::automatic && neurons < detail::hines::kHostCompactBelow))
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
   else
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);

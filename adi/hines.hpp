@@ -49,27 +49,46 @@ struct Section {
   double parent_x = 1.0;  // where on the parent it attaches, NEURON's connect(child(0), parent(x))
   int type = 0;           // SWC type of its samples (1 soma, 2 axon, 3 basal, 4 apical)
   int swc_line = 0;       // line of its first own SWC sample (0 when not from a file), for messages
+  std::string name;       // NEURON's name under Import3d ("soma[0]", "dend[12]"); may be empty
   std::vector<MorphologyPoint> points;  // at least 2
   double length() const;                // um, along the polyline
 };
 
-// A neuron's shape as sections (NEURON's view of an SWC file).
-//
-// From SWC: a section is a maximal run of samples in which every sample but the last has
-// exactly one child; it starts at its parent sample (the root or a branch point) and so
-// attaches at x = 1 of the section that ends there. The first section leaving the root is
-// the root section; other sections leaving the root attach at its x = 0. A root of type 1
-// (soma) without soma-type children is a point soma: it becomes a root section of length
-// 2r and diameter 2r along y (the area of the sphere, NEURON's Import3d convention) and the
-// root's children attach at its centre (x = 0.5).
+// How SWC samples become sections.
+enum class SwcSections {
+  // NEURON's Import3d (Import3d_SWC_read + Import3d_GUI.instantiate), the default, so that a
+  // cell matches NEURON loaded the way users load it:
+  //  - samples in id order; a section is a run of consecutive samples ending at a branch
+  //    point, a leaf, a child listed out of line, or where the SWC type changes;
+  //  - a section starts with a copy of its parent sample (its own first diameter when the
+  //    parent is soma), except that neurites leaving a one-point soma or the interior of a
+  //    soma start at their own first sample, wired to soma(0.5);
+  //  - a one-point soma (and NeuroMorpho's 3-point soma: two childless samples at +-r around
+  //    the root) is a cylinder of length and diameter 2r along x (the sphere's area);
+  //  - connections at 1, at 0 to the root's first sample, 0.5 into a soma's interior;
+  //  - one-point and zero-length two-point sections are dropped (children move up);
+  //  - 3-d points kept as NEURON keeps them (printed with %.8g, stored as float);
+  //  - sections named as NEURON names them (soma[k], axon[k], dend[k], apic[k], dend_T[k]).
+  import3d,
+  // adi's earlier mapping: sections break at branch points only and start at their parent
+  // sample (a soma's centre included); a one-point soma is a cylinder of length 2r along y
+  // whose children attach at 0.5; other sections leaving the root attach at its x = 0.
+  branch_points,
+};
+
+// A neuron's shape as sections (NEURON's view of an SWC file, see SwcSections).
 class Morphology {
  public:
   Morphology() = default;
   // Validates: at least one section, parents before children (section 0 is the only root),
   // >= 2 points each, radii >= 0 and finite, parent_x in [0, 1].
   explicit Morphology(std::vector<Section> sections, std::string name = {});
-  static Morphology from_swc(const io::SwcTree& tree);
-  static Morphology read_swc(const std::string& path);
+  // From SWC. Throws InvalidArgument naming the file and line for a zero radius (NEURON
+  // refuses zero diameters), and, with import3d, for a parent whose id is not smaller.
+  static Morphology from_swc(const io::SwcTree& tree, SwcSections sections = SwcSections::import3d);
+  static Morphology read_swc(const std::string& path, SwcSections sections = SwcSections::import3d);
+  int soma() const;                          // the first section of SWC type 1, -1 when none
+  int find(const std::string& name) const;   // the section of that NEURON name, -1 when none
 
   const std::vector<Section>& sections() const { return sections_; }
   const std::string& name() const { return name_; }
@@ -89,9 +108,19 @@ class Morphology {
 enum class NsegRule {
   fixed,       // nseg = CableParameters::nseg
   max_length,  // the smallest odd nseg with L / nseg <= max_length
-  d_lambda,    // NEURON's geom_nseg: nseg = int((L / (d_lambda * lambda_f) + 0.9) / 2) * 2 + 1,
-               // lambda_f = 1e5 sqrt(diam / (4 pi f Ra cm)) (um), diam the section's mean diameter
+  d_lambda,    // NEURON's geom_nseg: nseg = int((L / (d_lambda * lambda_f) + 0.9) / 2) * 2 + 1 with
+               // NEURON's lambda_f over the 3-d points (L / (sqrt(2) 1e-5 sqrt(4 pi f Ra cm)
+               // sum_i (arc_i - arc_{i-1}) / sqrt(d_{i-1} + d_i))); for Geometry::mean_cylinder
+               // 1e5 sqrt(diam / (4 pi f Ra cm)) of the mean diameter
   per_point,   // one segment per piece of the polyline (points - 1): a compartment per SWC sample
+};
+
+// How a segment's area and axial resistance come from the 3-d points.
+enum class Geometry {
+  frustums,       // NEURON with 3-d points (treeset.cpp diam_from_list): each half segment integrated
+                  // over its frustums: area with slant, resistance Ra 4e-2/pi sum(l / (d1 d2))
+  mean_cylinder,  // one cylinder per segment of the polyline's mean diameter (NEURON without 3-d
+                  // points given those diameters; slant neglected)
 };
 
 // Membrane and axial properties (NEURON names and units), the same for every section.
@@ -101,6 +130,7 @@ struct CableParameters {
   double g_leak = 0.001;  // leak conductance, S/cm^2 (g_pas)
   double e_leak = -70.0;  // leak reversal potential, mV (e_pas)
   NsegRule rule = NsegRule::d_lambda;
+  Geometry geometry = Geometry::frustums;
   int nseg = 1;             // NsegRule::fixed
   double max_length = 20;   // NsegRule::max_length, um
   double d_lambda = 0.1;    // NsegRule::d_lambda
@@ -112,12 +142,13 @@ struct CableParameters {
 //   node 0: the root node, the root section's x = 0 end (no membrane);
 //   per section, in section order: nseg nodes at the segment centres x = (j + 1/2) / nseg,
 //   then one node at its x = 1 end (no membrane), where children attach.
-// Segment j of a section of length L has dx = L / nseg and diameter d_j = 2 * (mean radius
-// of the polyline over the segment), so its lateral area pi d_j dx is the SWC frustums'
-// (slant neglected). Half-segment resistance h_j = 1e-2 Ra (dx/2) / (pi d_j^2 / 4) MOhm;
-// the conductances to the parent are 1/h_0 (first segment to the attachment node),
-// 1/(h_{j-1} + h_j) between segments and 1/h_{nseg-1} (end node to the last segment), as in
-// NEURON's nrn_area_ri. A child attached at x in (0, 1) hangs on the segment node holding x.
+// Segment j of a section of length L covers [j dx, (j+1) dx], dx = L / nseg. Its area and its
+// left and right half resistances l_j, r_j come from the 3-d points (Geometry): integrated over
+// the frustums (default), or from a cylinder of the mean diameter (l_j = r_j = 1e-2 Ra (dx/2) /
+// (pi d_j^2 / 4) MOhm). The conductances to the parent are 1/l_0 (first segment to the
+// attachment node), 1/(r_{j-1} + l_j) between segments and 1/r_{nseg-1} (end node to the last
+// segment), as in NEURON's nrn_area_ri. A child attached at x in (0, 1) hangs on the segment
+// node holding x.
 struct Compartments {
   std::vector<int> parent;          // parent[0] = -1, parent[i] < i
   std::vector<double> area;         // um^2 (0 at the root node and the section end nodes)

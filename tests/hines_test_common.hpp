@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -15,8 +16,30 @@
 
 namespace hines_test {
 
-inline std::string data_dir() {
-  return (std::filesystem::path(__FILE__).parent_path() / "data" / "morphologies").string();
+// A path under tests/. __FILE__ is relative when the build rewrites paths (ccache's
+// CCACHE_BASEDIR): then it is relative to the build directory, and ctest runs a test from a
+// subdirectory of it, so look upwards.
+inline std::string tests_path(const std::string& rel) {
+  const std::filesystem::path here = std::filesystem::path(__FILE__).parent_path() / rel;
+  if (here.is_absolute()) return here.string();
+  std::filesystem::path up = ".";
+  for (int k = 0; k < 5; ++k, up /= "..")
+    if (std::filesystem::exists(up / here)) return (up / here).lexically_normal().string();
+  return here.string();
+}
+inline std::string data_dir() { return tests_path("data/morphologies"); }
+// A python that imports NEURON ($ADI_PYTHON, python3, /usr/bin/python3), or "" when none does.
+inline std::string python_with_neuron() {
+  static const std::string found = [] {
+    std::vector<std::string> candidates;
+    if (const char* env = std::getenv("ADI_PYTHON")) candidates.push_back(env);
+    candidates.push_back("python3");
+    candidates.push_back("/usr/bin/python3");
+    for (const std::string& py : candidates)
+      if (std::system((py + " -c 'import neuron' > /dev/null 2>&1").c_str()) == 0) return py;
+    return std::string();
+  }();
+  return found;
 }
 inline std::string dense_cell() { return data_dir() + "/10-2012-02-09-001.CNG.swc"; }
 inline std::string sparse_cell() { return data_dir() + "/allen-177300.01.02.01.swc"; }

@@ -109,8 +109,17 @@ SwcTree parse_swc(std::istream& in, const std::string& source) {
       root = i;
     }
   }
-  if (root < 0)
+  if (root < 0) {
+    // A deleted root line (often the soma) leaves its children pointing at an id no line
+    // defines: say so before suspecting a cycle.
+    for (int i = 0; i < n; ++i)
+      if (index_of.find(raw[i].parent_id) == index_of.end())
+        fail(source, raw[i].line,
+             "parent " + std::to_string(raw[i].parent_id) + " of sample " + std::to_string(raw[i].id) +
+                 " is not defined on any line (missing parent), and no sample has parent -1: the root "
+                 "line (the soma's, in most files) is missing");
     throw InvalidArgument(source + ": no root (a sample with parent -1); the parents form a cycle");
+  }
 
   // Children lists in file order (CSR), then an iterative preorder from the root.
   std::vector<int> parent_raw(raw.size(), -1), first(raw.size() + 1, 0);

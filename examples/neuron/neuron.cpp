@@ -6,6 +6,13 @@
 //
 //   neuron --swc cell.swc --neurons 1000 --t-end 50 --amp 0.5 --output out
 //   neuron --class big-high --class small-low --neurons 25600 --backend cuda --no-output
+//   neuron --swc cell.swc --active --neurons 100 --t-end 100 --output out   # hh, spikes in a ring
+//
+// --active: Hodgkin-Huxley (NEURON's hh) in soma and axon sections, pas elsewhere, the current
+// step into the first --stim-neurons somas, and every neuron's somatic spikes drive an ExpSyn on
+// the next neuron's soma (a ring, --syn-weight uS after --syn-delay ms): spikes propagate around
+// the population. Spike times go to DIR/spikes.txt ("neuron time_ms" per line), the membrane
+// potential to the VTK series as before. Host only (adi::ActiveNeurons).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +25,7 @@
 
 #include "adi/error.hpp"
 #include "adi/hines.hpp"
+#include "adi/hines_active.hpp"
 #include "adi/io/vtk_polydata.hpp"
 #include "common/cli.hpp"
 
@@ -41,6 +49,9 @@ struct Options {
   long every = 40;
   int vtk_neurons = 4;
   bool no_output = false, progress = false;
+  bool active = false;
+  long stim_neurons = 1;
+  double syn_weight = 0.05, syn_delay = 1.0, syn_tau = 2.0;  // uS, ms, ms
 };
 
 // "[#####.....]  25/50 steps  0.8 s  ETA 0.8 s" on stderr, redrawn at most 10 times a second.
@@ -71,7 +82,16 @@ class Progress {
 struct Cell {
   std::string name;
   adi::Compartments comp;
+  int soma_section = 0;               // the first type-1 section (section 0 when none)
+  std::vector<adi::Membrane> membrane;  // --active: hh in soma and axon sections, pas elsewhere
 };
+
+Cell make_cell(const std::string& name, const adi::Morphology& m, const adi::CableParameters& p) {
+  Cell c{name, adi::discretise(m, p), std::max(m.soma(), 0), {}};
+  for (const adi::Section& s : m.sections())
+    c.membrane.push_back(s.type == 1 || s.type == 2 ? adi::Membrane::hh : adi::Membrane::pas);
+  return c;
+}
 
 std::vector<Cell> load_cells(const Options& o) {
   adi::CableParameters p;
@@ -86,15 +106,15 @@ std::vector<Cell> load_cells(const Options& o) {
   p.nseg = o.nseg;
   p.max_length = o.max_length;
   std::vector<Cell> cells;
-  for (const std::string& f : o.swc) cells.push_back({f, adi::discretise(adi::Morphology::read_swc(f), p)});
+  for (const std::string& f : o.swc) cells.push_back(make_cell(f, adi::Morphology::read_swc(f), p));
   for (const std::string& c : o.classes) {
     const adi::SyntheticNeuron n = adi::generate_morphology(adi::paper_class(c));
-    cells.push_back({c, adi::discretise(n.morphology, n.parameters(p))});
+    cells.push_back(make_cell(c, n.morphology, n.parameters(p)));
   }
   if (cells.empty()) {  // default: one of each paper class
     for (const adi::SyntheticSpec& s : adi::paper_classes()) {
       const adi::SyntheticNeuron n = adi::generate_morphology(s);
-      cells.push_back({s.name, adi::discretise(n.morphology, n.parameters(p))});
+      cells.push_back(make_cell(s.name, n.morphology, n.parameters(p)));
     }
   }
   return cells;
@@ -114,9 +134,9 @@ int run(const Options& o) {
   const adi::Executor exec = o.backend == "cuda" ? adi::Executor::cuda() : adi::Executor::host(o.threads);
   adi::PassiveNeurons<T> sim(exec, comps, cell_of, o.dt);
   sim.set_voltage(o.v_init);
-  // The soma: section 0 at x = 0.5 (the centre of a point soma).
+  // The soma: the middle of the type-1 section (section 0 for a cell without one).
   std::vector<int> soma(cells.size());
-  for (std::size_t c = 0; c < cells.size(); ++c) soma[c] = cells[c].comp.at(0, 0.5);
+  for (std::size_t c = 0; c < cells.size(); ++c) soma[c] = cells[c].comp.at(cells[c].soma_section, 0.5);
   auto inject = [&](double nA) {
     for (long s = 0; s < o.neurons; ++s) sim.set_current(s, soma[static_cast<std::size_t>(cell_of[static_cast<std::size_t>(s)])], nA);
   };
@@ -179,6 +199,87 @@ int run(const Options& o) {
   return 0;
 }
 
+
+// --active: hh populations with spikes propagating around a ring (adi::ActiveNeurons).
+template <class T>
+int run_active(const Options& o) {
+  if (o.backend == "cuda")
+    throw adi::Unsupported("--active runs on the host only (adi::ActiveNeurons has no GPU kernels yet); use --backend cpu");
+  const std::vector<Cell> cells = load_cells(o);
+  std::vector<adi::ActiveCell> models;
+  for (const Cell& c : cells) models.push_back({c.comp, c.membrane, {}});
+  std::vector<int> cell_of(static_cast<std::size_t>(o.neurons));
+  long long compartments = 0;
+  for (long s = 0; s < o.neurons; ++s) {
+    cell_of[static_cast<std::size_t>(s)] = static_cast<int>(s % static_cast<long>(cells.size()));
+    compartments += cells[static_cast<std::size_t>(cell_of[static_cast<std::size_t>(s)])].comp.size();
+  }
+  const adi::Executor exec = adi::Executor::host(o.threads);
+  adi::ActiveNeurons<T> sim(exec, models, cell_of, o.dt);
+  sim.initialize(o.v_init);
+  auto soma_of = [&](long s) {
+    const Cell& c = cells[static_cast<std::size_t>(cell_of[static_cast<std::size_t>(s)])];
+    return c.comp.at(c.soma_section, 0.5);
+  };
+  for (long s = 0; s < o.neurons; ++s) {
+    if (s < o.stim_neurons) sim.add_current_clamp(s, soma_of(s), o.amp, o.delay, o.duration);
+    sim.detect_spikes(s, soma_of(s), 0);
+  }
+  if (o.neurons > 1)
+    for (long s = 0; s < o.neurons; ++s) {
+      const long next = (s + 1) % o.neurons;
+      sim.connect(s, sim.add_synapse(next, soma_of(next), o.syn_tau, 0), o.syn_weight, o.syn_delay);
+    }
+  const long steps = std::max(1L, std::lround(o.t_end / o.dt));
+  std::printf("neuron: --active, %ld neurons of %zu morphologies, %lld compartments, %ld steps of %g ms on %s, %s, "
+              "kernel %s\n",
+              o.neurons, cells.size(), compartments, steps, o.dt, exec.name().c_str(), o.precision.c_str(),
+              adi::hines_kernel_name(sim.plan().kernel()));
+  std::unique_ptr<adi::io::PolyDataSeries> series;
+  const int vtk_parts = static_cast<int>(std::min<long>(o.vtk_neurons, o.neurons));
+  if (!o.no_output) series = std::make_unique<adi::io::PolyDataSeries>(o.output, "neuron");
+  auto write = [&](long step) {
+    if (!series) return;
+    for (int s = 0; s < vtk_parts; ++s) {
+      const adi::Compartments& c = cells[static_cast<std::size_t>(cell_of[static_cast<std::size_t>(s)])].comp;
+      const adi::io::TreeGeometry g{c.x, c.y, c.z, c.parent};
+      series->write(step, s, sim.time(), g, {{"radius", c.radius}, {"voltage", sim.voltage(s)}});
+    }
+  };
+  write(0);
+  Progress bar(steps, o.progress || ::isatty(2));
+  const auto t0 = Clock::now();
+  for (long k = 0; k < steps; ++k) {
+    sim.step();
+    if (o.every > 0 && (k + 1) % o.every == 0) write(k + 1);
+    bar.update(k + 1);
+  }
+  if (o.every <= 0 || steps % o.every != 0) write(steps);
+  const double wall = seconds_since(t0);
+  std::printf("neuron: %.3f s for %ld steps (%.2f ns per compartment-step, writing included)\n", wall, steps,
+              1e9 * wall / (static_cast<double>(steps) * static_cast<double>(compartments)));
+  const std::vector<adi::Spike>& spikes = sim.spikes();
+  long firing = 0;
+  {
+    std::vector<char> fired(static_cast<std::size_t>(o.neurons), 0);
+    for (const adi::Spike& sp : spikes) fired[static_cast<std::size_t>(sp.neuron)] = 1;
+    for (char f : fired) firing += f;
+  }
+  std::printf("neuron: %zu spikes, %ld of %ld neurons fired", spikes.size(), firing, o.neurons);
+  if (!spikes.empty()) std::printf(", first at %.3f ms, last at %.3f ms", spikes.front().time, spikes.back().time);
+  std::printf("\n");
+  if (!o.no_output) {
+    const std::string path = o.output + "/spikes.txt";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) throw adi::Error("cannot write " + path);
+    std::fprintf(f, "# neuron time_ms\n");
+    for (const adi::Spike& sp : spikes) std::fprintf(f, "%lld %.6f\n", static_cast<long long>(sp.neuron), sp.time);
+    std::fclose(f);
+    std::printf("neuron: wrote %s and %s\n", path.c_str(), series->pvd_path().c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -233,6 +334,16 @@ int main(int argc, char** argv) {
                    ->capture_default_str();
   app.add_flag("--no-output", o.no_output, "Write no files")->excludes(oout)->excludes(oevery)->excludes(ovtk);
   app.add_flag("--progress", o.progress, "Show the progress bar even when stderr is not a terminal");
+  auto* oactive = app.add_flag("--active", o.active, "Hodgkin-Huxley in soma and axon, spikes propagating around a ring of neurons");
+  auto* ostim = app.add_option("--stim-neurons", o.stim_neurons, "--active: neurons receiving the current step (the first ones)")
+                    ->check(example::integer(0, 100000000))
+                    ->capture_default_str();
+  auto* oweight = app.add_option("--syn-weight", o.syn_weight, "--active: ExpSyn weight, uS")
+                      ->check(example::non_negative())
+                      ->capture_default_str();
+  auto* odelay = app.add_option("--syn-delay", o.syn_delay, "--active: spike-to-synapse delay, ms")
+                     ->check(example::non_negative())
+                     ->capture_default_str();
   if (const auto rc = example::parse(app, "neuron", argc, argv)) return *rc;
   return example::guarded("neuron", [&] {
     // Every combination is checked before any work.
@@ -245,8 +356,13 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "neuron: note: --t-end %g is not a whole number of --dt %g steps: %g steps, ending at %g ms\n",
                    o.t_end, o.dt, std::max(1.0, steps), std::max(1.0, steps) * o.dt);
+    example::require(oactive->count() > 0 || (ostim->count() == 0 && oweight->count() == 0 && odelay->count() == 0),
+                     "--stim-neurons, --syn-weight and --syn-delay need --active");
+    example::require(!o.active || o.backend == "cpu",
+                     "--active runs on the host only (no GPU kernels for active membranes yet): use --backend cpu");
     if (o.backend == "cuda") example::cuda_executor("--backend cpu");  // exit 77 without a GPU
     if (!o.no_output) example::prepare_output(o.output);
+    if (o.active) return o.precision == "float" ? run_active<float>(o) : run_active<double>(o);
     return o.precision == "float" ? run<float>(o) : run<double>(o);
   });
 }

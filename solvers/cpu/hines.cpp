@@ -162,11 +162,17 @@ index_t hines_scalar(const HinesView& v, const T* offdiag, T* diag, T* rhs, int 
   index_t bad = v.count;
   const index_t step = hines_step(v);
   const int team = team_size(threads, total_work(v));
-#pragma omp parallel for schedule(dynamic, 16) num_threads(team) reduction(min : bad)
-  for (index_t slot = 0; slot < v.count; ++slot) {
+  auto one = [&](index_t slot) {
     const index_t s = hines_neuron(v, slot);
-    if (hines_one(offdiag, diag, rhs, v.parents + v.parent_base[s], v.sizes[s], hines_base(v, slot), step))
-      bad = std::min(bad, s);
+    return hines_one(offdiag, diag, rhs, v.parents + v.parent_base[s], v.sizes[s], hines_base(v, slot), step)
+               ? s
+               : v.count;
+  };
+  if (team > 1) {
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team) reduction(min : bad)
+    for (index_t slot = 0; slot < v.count; ++slot) bad = std::min(bad, one(slot));
+  } else {
+    for (index_t slot = 0; slot < v.count; ++slot) bad = std::min(bad, one(slot));
   }
   return bad == v.count ? -1 : bad;
 }
@@ -178,7 +184,7 @@ index_t hines_vector(const HinesView& v, const T* offdiag, T* diag, T* rhs, int 
   constexpr int L = simd::kWidth<T>;
   index_t bad = v.count;
   const int team = team_size(threads, total_work(v));
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team) reduction(min : bad)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team) reduction(min : bad) if (team > 1)
   for (index_t c = 0; c < chunks; ++c) {
     const index_t first = c * W, lanes = std::min(W, v.count - first);
     const index_t base = v.chunk_offsets[c];
@@ -221,10 +227,18 @@ template <class T>
 void hines_assemble(index_t span, const T* d0, const T* cdt, const T* ge, T* diag, T* v, const index_t* stim_pos,
                     const T* stim_amp, int nstim, int threads) {
   const int team = team_size(threads, span / 4);
+  if (team > 1) {
 #pragma omp parallel for simd schedule(static) num_threads(team)
-  for (index_t i = 0; i < span; ++i) {
-    diag[i] = d0[i];
-    v[i] = cdt[i] * v[i] + ge[i];
+    for (index_t i = 0; i < span; ++i) {
+      diag[i] = d0[i];
+      v[i] = cdt[i] * v[i] + ge[i];
+    }
+  } else {  // no parallel region at all: even a team of one costs as much as a small cell's step
+#pragma omp simd
+    for (index_t i = 0; i < span; ++i) {
+      diag[i] = d0[i];
+      v[i] = cdt[i] * v[i] + ge[i];
+    }
   }
   for (int k = 0; k < nstim; ++k) v[stim_pos[k]] += stim_amp[k];
 }

@@ -32,6 +32,11 @@ constexpr double kPi = 3.14159265358979323846;
 
 Morphology from_text(const std::string& text) {
   std::istringstream in(text);
+  return Morphology::from_swc(adi::io::parse_swc(in, "inline.swc"), adi::SwcSections::branch_points);
+}
+
+Morphology import3d(const std::string& text) {
+  std::istringstream in(text);
   return Morphology::from_swc(adi::io::parse_swc(in, "inline.swc"));
 }
 
@@ -95,6 +100,132 @@ TEST(HinesMorphology, SomaStackRootChildrenAndBranchPoints) {
   EXPECT_EQ(c.at(1, 1.0 / 3), c.first[1] + 1);  // NEURON's node_index: int(x * nseg)
   EXPECT_THROW(c.at(4, 0.5), adi::InvalidArgument);
   EXPECT_THROW(c.at(0, 1.5), adi::InvalidArgument);
+}
+
+// NEURON's Import3d rules (read_swc.hoc, import3d_gui.hoc): a one-point soma is a cylinder of
+// length and diameter 2r along x; multi-sample neurites are wired to soma(0.5) from their own
+// first sample; a one-sample neurite keeps the soma centre as its first point, with its own
+// diameter; sections are named by type.
+TEST(HinesImport3d, OnePointSomaWiresAndNames) {
+  const Morphology m = import3d(
+      "1 1 0 0 0 5 -1\n"
+      "2 3 6 0 0 1 1\n"
+      "3 3 16 0 0 1 2\n"
+      "4 3 0 6 0 0.5 1\n");
+  ASSERT_EQ(m.sections().size(), 3u);
+  const adi::Section& soma = m.sections()[0];
+  EXPECT_EQ(soma.name, "soma[0]");
+  ASSERT_EQ(soma.points.size(), 3u);
+  EXPECT_DOUBLE_EQ(soma.points[0].x, -5.0);
+  EXPECT_DOUBLE_EQ(soma.points[2].x, 5.0);
+  EXPECT_DOUBLE_EQ(soma.length(), 10.0);
+  EXPECT_EQ(m.soma(), 0);
+  const adi::Section& d0 = m.sections()[1];
+  EXPECT_EQ(d0.name, "dend[0]");
+  EXPECT_EQ(d0.parent, 0);
+  EXPECT_DOUBLE_EQ(d0.parent_x, 0.5);
+  ASSERT_EQ(d0.points.size(), 2u);  // wired: starts at its own first sample
+  EXPECT_DOUBLE_EQ(d0.points[0].x, 6.0);
+  EXPECT_DOUBLE_EQ(d0.length(), 10.0);
+  const adi::Section& d1 = m.sections()[2];
+  EXPECT_EQ(d1.name, "dend[1]");
+  ASSERT_EQ(d1.points.size(), 2u);  // one sample: the soma centre with the child's diameter
+  EXPECT_DOUBLE_EQ(d1.points[0].y, 0.0);
+  EXPECT_DOUBLE_EQ(d1.points[0].radius, 0.5);
+  EXPECT_DOUBLE_EQ(d1.parent_x, 0.5);
+  EXPECT_EQ(m.find("dend[1]"), 2);
+  EXPECT_EQ(m.find("apic[0]"), -1);
+  CableParameters p;
+  p.rule = NsegRule::fixed;
+  const Compartments c = adi::discretise(m, p);
+  EXPECT_NEAR(c.area[1], 4 * kPi * 25, 1e-9);  // the sphere's area
+  EXPECT_EQ(c.parent[static_cast<std::size_t>(c.first[1])], 1);  // soma(0.5)
+}
+
+// NeuroMorpho's 3-point soma is one cylinder (of the root sample, as a sphere); a type change
+// ends a section even without a branch.
+TEST(HinesImport3d, ThreePointSomaAndTypeChanges) {
+  const Morphology m = import3d(
+      "1 1 0 0 0 2 -1\n"
+      "2 1 0 2 0 2 1\n"
+      "3 1 0 -2 0 2 1\n"
+      "4 3 3 0 0 1 1\n"
+      "5 3 6 0 0 1 4\n"
+      "6 2 6 1 0 0.5 5\n"
+      "7 2 9 1 0 0.5 6\n");
+  ASSERT_EQ(m.sections().size(), 3u);
+  EXPECT_EQ(m.sections()[0].name, "soma[0]");
+  EXPECT_DOUBLE_EQ(m.sections()[0].length(), 4.0);
+  EXPECT_DOUBLE_EQ(m.sections()[0].points[0].x, -2.0);
+  EXPECT_EQ(m.sections()[1].name, "dend[0]");
+  EXPECT_DOUBLE_EQ(m.sections()[1].parent_x, 0.5);
+  EXPECT_DOUBLE_EQ(m.sections()[1].points[0].x, 3.0);
+  const adi::Section& axon = m.sections()[2];
+  EXPECT_EQ(axon.name, "axon[0]");
+  EXPECT_EQ(axon.parent, 1);
+  EXPECT_DOUBLE_EQ(axon.parent_x, 1.0);
+  ASSERT_EQ(axon.points.size(), 3u);  // the parent sample's copy, then its own two
+  EXPECT_DOUBLE_EQ(axon.points[0].radius, 1.0);
+  EXPECT_DOUBLE_EQ(axon.points[1].radius, 0.5);
+  // The earlier mapping keeps the three soma samples as two soma sections.
+  EXPECT_EQ(from_text("1 1 0 0 0 2 -1\n2 1 0 2 0 2 1\n3 1 0 -2 0 2 1\n4 3 3 0 0 1 1\n").sections().size(), 3u);
+}
+
+// Frustums: a tapered section's axial resistance is Ra 4e-2/pi L/(d1 d2), not that of the
+// mean diameter; its area includes the slant.
+TEST(HinesImport3d, FrustumAreaAndResistance) {
+  adi::Section s;
+  s.points = {{0, 0, 0, 2}, {10, 0, 0, 0.5}};
+  const Morphology m({s}, "cone");
+  CableParameters p;
+  p.rule = NsegRule::fixed;
+  p.ra = 100;
+  const Compartments c = adi::discretise(m, p);
+  const double d_mid = 2.5;  // diameter at the middle
+  const double r_left = p.ra * 4e-2 / kPi * 5 / (4 * d_mid), r_right = p.ra * 4e-2 / kPi * 5 / (d_mid * 1);
+  EXPECT_NEAR(1 / c.axial[1], r_left, 1e-12 * r_left);
+  EXPECT_NEAR(1 / c.axial[2], r_right, 1e-12 * r_right);
+  const double slant = std::sqrt(100 + 0.75 * 0.75 * 4);
+  EXPECT_NEAR(c.area[1], kPi * (2 + 0.5) * slant, 1e-9);
+  p.geometry = adi::Geometry::mean_cylinder;
+  EXPECT_NEAR(adi::discretise(m, p).area[1], kPi * 2.5 * 10, 1e-9);
+}
+
+// A file whose root is a neurite: the soma is where its type-1 samples are, not section 0.
+TEST(HinesImport3d, SomaIsFoundByType) {
+  const Morphology m = import3d(
+      "1 3 0 0 0 1 -1\n"
+      "2 3 5 0 0 1 1\n"
+      "3 1 10 0 0 3 2\n"
+      "4 1 13 0 0 3 3\n");
+  ASSERT_EQ(m.sections().size(), 2u);
+  EXPECT_EQ(m.sections()[0].name, "dend[0]");
+  EXPECT_EQ(m.soma(), 1);
+  EXPECT_EQ(m.sections()[1].name, "soma[0]");
+}
+
+TEST(HinesImport3d, BadInputNamesTheLine) {
+  auto message = [](const std::string& text, adi::SwcSections s) {
+    try {
+      std::istringstream in(text);
+      Morphology::from_swc(adi::io::parse_swc(in, "cell.swc"), s);
+    } catch (const adi::InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (adi::SwcSections s : {adi::SwcSections::import3d, adi::SwcSections::branch_points}) {
+    const std::string zero = message("1 1 0 0 0 5 -1\n2 3 6 0 0 1 1\n3 3 16 0 0 0 2\n", s);
+    EXPECT_NE(zero.find("cell.swc:3:"), std::string::npos) << zero;
+    EXPECT_NE(zero.find("radius 0"), std::string::npos) << zero;
+    const std::string soma = message("1 1 0 0 0 0 -1\n2 3 6 0 0 1 1\n", s);
+    EXPECT_NE(soma.find("cell.swc:1: soma sample 1 has radius 0"), std::string::npos) << soma;
+  }
+  // A deleted soma line: its children name the missing parent, not a cycle.
+  const std::string missing = message("2 3 6 0 0 1 1\n3 3 16 0 0 1 2\n4 3 0 6 0 0.5 1\n", adi::SwcSections::import3d);
+  EXPECT_NE(missing.find("parent 1"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("missing"), std::string::npos) << missing;
+  EXPECT_EQ(missing.find("cycle"), std::string::npos) << missing;
 }
 
 TEST(HinesMorphology, RealCellsDiscretise) {
@@ -386,31 +517,22 @@ TYPED_TEST(HinesPhysics, PassiveNeuronsFollowDenseImplicitEuler) {
 
 // --- NEURON 8.2 ---------------------------------------------------------------------------
 
-std::string find_python_with_neuron() {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("ADI_PYTHON")) candidates.push_back(env);
-  candidates.push_back("python3");
-  candidates.push_back("/usr/bin/python3");
-  for (const std::string& py : candidates)
-    if (std::system((py + " -c 'import neuron' > /dev/null 2>&1").c_str()) == 0) return py;
-  return {};
-}
-
-std::string reference_script() {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "neuron_reference.py").string();
-}
+std::string reference_script() { return hines_test::tests_path("neuron_reference.py"); }
 
 // The mapping the comparison uses: one NEURON section per adi section (same L, nseg from the
 // d_lambda rule, per-segment diam = adi's d_j), connect(child(0), parent(parent_x)), pas
 // everywhere, IClamp at section 0 (x = 0.5), fixed step implicit Euler (secondorder 0).
 // adi's node order is root section(0), then per section seg (j + 1/2)/nseg and (1).
 void compare_with_neuron(const std::string& swc) {
-  const std::string python = find_python_with_neuron();
+  const std::string python = hines_test::python_with_neuron();
   if (python.empty())
     GTEST_SKIP() << "NEURON NOT FOUND: 'import neuron' failed for $ADI_PYTHON, python3 and /usr/bin/python3; "
                     "install Debian's python3-neuron (scripts/install_deps.sh) to run the NEURON comparison";
-  const Morphology m = Morphology::read_swc(swc);
+  // adi's earlier mapping and mean-diameter cylinders: exactly what NEURON computes for
+  // sections without 3-d points given those diameters (test_hines_neuron.cpp covers Import3d).
+  const Morphology m = Morphology::read_swc(swc, adi::SwcSections::branch_points);
   CableParameters p;
+  p.geometry = adi::Geometry::mean_cylinder;
   p.cm = 1.0;
   p.ra = 100;
   p.g_leak = 5e-5;
@@ -474,5 +596,68 @@ void compare_with_neuron(const std::string& swc) {
 
 TEST(HinesNeuron, SparseCellMatchesNeuron) { compare_with_neuron(hines_test::sparse_cell()); }
 TEST(HinesNeuron, DenseCellMatchesNeuron) { compare_with_neuron(hines_test::dense_cell()); }
+
+}  // namespace
+
+// --- active membranes (NEURON comparisons: test_hines_neuron.cpp) ------------------------------
+
+#include "adi/hines_active.hpp"
+
+namespace {
+
+adi::ActiveCell active_cell(const Morphology& m) {
+  adi::ActiveCell cell;
+  CableParameters p;
+  p.ra = 100;
+  p.g_leak = 5e-5;
+  cell.compartments = adi::discretise(m, p);
+  for (const adi::Section& s : m.sections())
+    cell.membrane.push_back(s.type == 1 || s.type == 2 ? adi::Membrane::hh : adi::Membrane::pas);
+  return cell;
+}
+
+TEST(HinesActive, FloatFollowsDoubleAndSpikesTravel) {
+  const Morphology m = Morphology::read_swc(hines_test::data_dir() + "/04a_pyramidal4aACC.CNG.swc");
+  const adi::ActiveCell cell = active_cell(m);
+  const int soma = cell.compartments.at(m.soma(), 0.5);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    adi::ActiveNeurons<T> net(adi::Executor::host(), {cell}, std::vector<int>(10, 0), 0.025);
+    net.initialize(-65);
+    net.add_current_clamp(0, soma, 1.0, 2, 10);  // one spike in neuron 0, then a chain
+    for (adi::index_t s = 0; s < net.count(); ++s) net.detect_spikes(s, soma);
+    for (adi::index_t s = 0; s + 1 < net.count(); ++s) net.connect(s, net.add_synapse(s + 1, soma, 2, 0), 0.05, 1);
+    net.step(2000);
+    return net.spikes();
+  };
+  const std::vector<adi::Spike> d = run(double{}), f = run(float{});
+  ASSERT_EQ(d.size(), 10u);  // the spike went down the whole chain, once per neuron
+  ASSERT_EQ(f.size(), d.size());
+  for (std::size_t k = 0; k < d.size(); ++k) {
+    EXPECT_EQ(d[k].neuron, static_cast<adi::index_t>(k));
+    EXPECT_NEAR(f[k].time, d[k].time, 0.025 + 1e-9) << k;
+  }
+  EXPECT_GT(d.back().time, d.front().time + 9 * 1.0);  // at least the 1 ms delays
+}
+
+TEST(HinesActive, BadInput) {
+  const Morphology m = Morphology::read_swc(hines_test::data_dir() + "/04a_pyramidal4aACC.CNG.swc");
+  adi::ActiveCell cell = active_cell(m);
+  EXPECT_THROW(adi::ActiveNeurons<double>(adi::Executor::host(), {cell}, {0}, 0.0), adi::InvalidArgument);
+  EXPECT_THROW(adi::ActiveNeurons<double>(adi::Executor::host(), {cell}, {1}, 0.025), adi::InvalidArgument);
+  adi::ActiveCell wrong = cell;
+  wrong.membrane.pop_back();
+  EXPECT_THROW(adi::ActiveNeurons<double>(adi::Executor::host(), {wrong}, {0}, 0.025), adi::InvalidArgument);
+  adi::ActiveNeurons<double> net(adi::Executor::host(), {cell}, {0, 0}, 0.025);
+  EXPECT_THROW(net.add_current_clamp(2, 1, 0.1, 0, 1), adi::InvalidArgument);
+  EXPECT_THROW(net.add_current_clamp(0, cell.compartments.size(), 0.1, 0, 1), adi::InvalidArgument);
+  EXPECT_THROW(net.add_synapse(0, 1, 0, 0), adi::InvalidArgument);
+  EXPECT_THROW(net.deliver(0, 1, 0.1), adi::InvalidArgument);  // no synapse yet
+  const int syn = net.add_synapse(1, 1, 2, 0);
+  EXPECT_THROW(net.connect(0, syn, 0.1, -1), adi::InvalidArgument);
+  EXPECT_THROW(net.connect(0, syn + 1, 0.1, 1), adi::InvalidArgument);
+  EXPECT_THROW(net.step(-1), adi::InvalidArgument);
+  EXPECT_THROW(net.voltage(2), adi::InvalidArgument);
+}
 
 }  // namespace

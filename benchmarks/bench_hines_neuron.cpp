@@ -1,0 +1,195 @@
+// Real cells as NEURON users build them (Import3d, d_lambda), passive and active (hh on soma
+// and axon, pas elsewhere), populations of 1 to 256 cells: adi's full step (assembly, membrane
+// mechanisms, Hines solve) against NEURON 8.2's fixed step on the same cells, the same machine,
+// 1 thread and all cores, NEURON with cvode.cache_efficient(0) and (1)
+// (tests/neuron_import3d.py --time). ns per compartment-step: adi's fastest of 5 repetitions,
+// NEURON's fastest tenth of 400 steps (on a shared machine, the least disturbed figures).
+//
+//   bench_hines_neuron [--quick] [--no-neuron] [--neuron-max N] [--steps N] [--populations 1,2,4]
+//                      [--threads K]
+//
+// Columns: adi's automatic choice, and the two host paths forced (compact layout + scalar
+// kernel, size-sorted 32-lane chunks + SIMD kernel), which is how the automatic threshold
+// (detail::hines::kHostCompactBelow) was set.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "adi/hines.hpp"
+#include "adi/hines_active.hpp"
+
+namespace {
+
+using adi::index_t;
+using Clock = std::chrono::steady_clock;
+
+std::string source_dir() { return std::filesystem::path(__FILE__).parent_path().parent_path().string(); }
+
+struct Cell {
+  std::string file;
+  adi::Morphology m;
+  adi::CableParameters p;
+  adi::ActiveCell cell;
+};
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// ns per compartment-step: the fastest of 5 repetitions of enough steps for ~50 ms each (on
+// a shared machine the least disturbed one; NEURON's figure is its fastest tenth of steps).
+template <class Sim>
+double time_steps(Sim& sim, int steps, double compartments) {
+  sim.step(5);
+  auto t0 = Clock::now();
+  sim.step(steps);
+  const double once = seconds_since(t0);
+  const int k = std::max(steps, static_cast<int>(steps * 0.05 / std::max(once, 1e-9)));
+  double best = 1e300;
+  for (int r = 0; r < 5; ++r) {
+    t0 = Clock::now();
+    sim.step(k);
+    best = std::min(best, seconds_since(t0) * 1e9 / (k * compartments));
+  }
+  return best;
+}
+
+double ours(const Cell& c, bool active, int population, int threads, adi::HinesKernel kernel, int steps) {
+  adi::HinesOptions o;
+  o.kernel = kernel;
+  o.check_pivots = false;
+  const adi::Executor exec = adi::Executor::host(threads);
+  const double n = static_cast<double>(c.cell.compartments.size()) * population;
+  const int soma = c.cell.compartments.at(std::max(c.m.soma(), 0), 0.5);
+  if (active) {
+    adi::ActiveNeurons<double> sim(exec, {c.cell}, std::vector<int>(static_cast<std::size_t>(population), 0), 0.025, o);
+    sim.initialize(-65);
+    for (int s = 0; s < population; ++s) sim.add_current_clamp(s, soma, 0.5, 0, 1e9);
+    return time_steps(sim, steps, n);
+  }
+  adi::PassiveNeurons<double> sim(exec, {c.cell.compartments}, std::vector<int>(static_cast<std::size_t>(population), 0),
+                                  0.025, o);
+  sim.set_voltage(-65);
+  for (int s = 0; s < population; ++s) sim.set_current(s, soma, 0.2);
+  return time_steps(sim, steps, n);
+}
+
+std::string python_with_neuron() {
+  for (const char* py : {"python3", "/usr/bin/python3"})
+    if (std::system((std::string(py) + " -c 'import neuron' > /dev/null 2>&1").c_str()) == 0) return py;
+  return {};
+}
+
+// NEURON's ns per compartment-step, or -1.
+double neuron(const std::string& py, const Cell& c, bool active, int population, int threads, int cache_efficient,
+              int steps) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "adi_bench_hines_neuron";
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "model.txt").string(), log = (dir / "log.txt").string();
+  {
+    std::ofstream f(model);
+    f.precision(17);
+    f << "swc " << c.file << "\nparams 0.025 " << steps << " 1 -65 " << c.p.cm << " " << c.p.ra << " " << c.p.d_lambda
+      << " " << c.p.frequency << "\npas " << c.p.g_leak << " " << c.p.e_leak << "\n";
+    if (active) f << "hh soma,axon\n";
+    f << "stim " << c.m.sections()[static_cast<std::size_t>(std::max(c.m.soma(), 0))].name << " 0.5 "
+      << (active ? 0.5 : 0.2) << " 0 1e9\ncopies " << population << "\nthreads " << threads << "\ncache_efficient "
+      << cache_efficient << "\n";
+  }
+  const std::string cmd = py + " " + source_dir() + "/tests/neuron_import3d.py " + model + " --time > " + log + " 2>&1";
+  if (std::system(cmd.c_str()) != 0) return -1;
+  std::ifstream in(log);
+  std::string word;
+  double n = 0, best = -1;
+  while (in >> word) {
+    if (word == "neuron_seconds_per_step") {
+      double mean = 0;
+      std::string tag;
+      in >> mean >> tag >> n;
+    } else if (word == "neuron_best_chunk_seconds_per_step") {
+      in >> best;
+    }
+  }
+  return n > 0 && best > 0 ? best * 1e9 / n : -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false, with_neuron = true;
+  int neuron_max = 64, steps = 400, only_threads = 0;
+  std::vector<int> custom;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick") quick = true;
+    else if (a == "--no-neuron") with_neuron = false;
+    else if (a == "--neuron-max" && i + 1 < argc) neuron_max = std::atoi(argv[++i]);
+    else if (a == "--steps" && i + 1 < argc) steps = std::atoi(argv[++i]);
+    else if (a == "--populations" && i + 1 < argc) {
+      custom.clear();
+      for (std::string list = argv[++i]; !list.empty();) {
+        custom.push_back(std::atoi(list.c_str()));
+        const std::size_t comma = list.find(',');
+        list = comma == std::string::npos ? std::string() : list.substr(comma + 1);
+      }
+    } else if (a == "--threads" && i + 1 < argc) only_threads = std::atoi(argv[++i]);
+    else {
+      std::printf("usage: bench_hines_neuron [--quick] [--no-neuron] [--neuron-max N] [--steps N] "
+                  "[--populations 1,2,4] [--threads K]\n");
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  const std::string py = with_neuron ? python_with_neuron() : std::string();
+  if (with_neuron && py.empty()) std::printf("NEURON not found ('import neuron' failed): adi columns only\n");
+  std::vector<Cell> cells;
+  for (const char* f : {"04a_pyramidal4aACC.CNG.swc", "allen-177300.01.02.01.swc"}) {
+    Cell c;
+    c.file = source_dir() + "/tests/data/morphologies/" + f;
+    c.m = adi::Morphology::read_swc(c.file);
+    c.p.ra = 100;
+    c.p.g_leak = 5e-5;
+    c.cell.compartments = adi::discretise(c.m, c.p);
+    for (const adi::Section& s : c.m.sections())
+      c.cell.membrane.push_back(s.type == 1 || s.type == 2 ? adi::Membrane::hh : adi::Membrane::pas);
+    cells.push_back(std::move(c));
+  }
+  const int cores = omp_get_num_procs();
+  std::vector<int> populations = quick ? std::vector<int>{1, 16, 64} : std::vector<int>{1, 4, 16, 32, 64, 256};
+  if (!custom.empty()) populations = custom;
+  std::vector<int> thread_counts{1};
+  if (cores > 1) thread_counts.push_back(cores);
+  if (only_threads > 0) thread_counts = {only_threads};
+  std::printf("| cell | membrane | cells | threads | adi auto | adi compact/scalar | adi sorted/vector | NEURON | "
+              "NEURON cache_efficient | x NEURON ce |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Cell& c : cells)
+    for (bool active : {false, true})
+      for (int pop : populations)
+        for (int th : thread_counts) {
+          const int s = std::max(20, steps * 64 / std::max(pop, 64));
+          const double a = ours(c, active, pop, th, adi::HinesKernel::automatic, s);
+          const double sc = ours(c, active, pop, th, adi::HinesKernel::cpu_scalar, s);
+          const double ve = ours(c, active, pop, th, adi::HinesKernel::cpu_vector, s);
+          double n0 = -1, n1 = -1;
+          if (!py.empty() && pop <= neuron_max) {
+            n0 = neuron(py, c, active, pop, th, 0, 400);
+            n1 = neuron(py, c, active, pop, th, 1, 400);
+          }
+          auto cellv = [](double v) {
+            char b[32];
+            if (v < 0) return std::string("-");
+            std::snprintf(b, sizeof b, "%.2f", v);
+            return std::string(b);
+          };
+          std::printf("| %s (%d) | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n",
+                      std::filesystem::path(c.file).stem().c_str(), c.cell.compartments.size(), active ? "hh+pas" : "pas",
+                      pop, th, cellv(a).c_str(), cellv(sc).c_str(), cellv(ve).c_str(), cellv(n0).c_str(),
+                      cellv(n1).c_str(), n1 > 0 ? (cellv(n1 / a) + "x").c_str() : "-");
+          std::fflush(stdout);
+        }
+  return 0;
+}
