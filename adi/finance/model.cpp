@@ -2,19 +2,24 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "adi/error.hpp"
 
 namespace adi::finance {
 
+std::string format_number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
 namespace {
 
-std::string num(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
+std::string num(double v) { return format_number(v); }
 
 void require_finite(double v, const std::string& what) {
   detail::require(std::isfinite(v), what + " = " + num(v) + " must be finite");
@@ -200,15 +205,19 @@ void Contract::validate(int assets) const {
     for (double w : weights)
       detail::require(std::isfinite(w) && w >= 0.0, "Contract: basket weight " + num(w) + " must be >= 0");
   }
+  detail::require(exercise != Exercise::bermudan,
+                  "Contract: Bermudan exercise needs its dates; use OneAssetOption::exercise_dates with "
+                  "price(OneAssetModel, OneAssetOption, Method) (adi/finance/one_asset.hpp)");
   detail::require(exercise == Exercise::european || (assets == 1 && payoff == Payoff::vanilla),
                   "Contract: American exercise is supported for one-asset vanilla options only");
 }
 
 std::string Contract::describe() const {
   std::ostringstream s;
-  s << (exercise == Exercise::american ? "American " : "European ") << payoff_name(payoff);
-  if (payoff != Payoff::exchange) s << " " << option_type_name(type) << ", K = " << strike;
-  s << ", T = " << maturity;
+  s << (exercise == Exercise::american ? "American " : exercise == Exercise::bermudan ? "Bermudan " : "European ")
+    << payoff_name(payoff);
+  if (payoff != Payoff::exchange) s << " " << option_type_name(type) << ", K = " << num(strike);
+  s << ", T = " << num(maturity);
   return s.str();
 }
 

@@ -38,9 +38,9 @@ void solve(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const
   const auto t0 = Clock::now();
   // advance() would first scan u for non-finite values (a copy to the host on a device):
   // start-up work that the payoff cannot need, so step directly.
-  const double dt = maturity / double(r.steps);
   for (long k = 0; k < r.steps; ++k) {
-    const double ta = dt * double(k), tb = k + 1 == r.steps ? maturity : dt * double(k + 1);
+    const double ta = detail::time_level(maturity, k, r.steps, method.step_grading);
+    const double tb = detail::time_level(maturity, k + 1, r.steps, method.step_grading);
     solver.step(u, ta, tb - ta);
   }
   exec.synchronize();
@@ -73,9 +73,25 @@ void Method::validate() const {
                        "Method: variance_nodes = " + std::to_string(variance_nodes) + " must be >= 5 (0: the default)");
   adi::detail::require(steps >= 0, "Method: steps = " + std::to_string(steps) + " must be >= 1 (0: the default)");
   adi::detail::require(std::isfinite(width) && width > 0,
-                       "Method: width = " + std::to_string(width) + " standard deviations must be > 0");
+                       "Method: width = " + format_number(width) + " standard deviations must be > 0");
   adi::detail::require(std::isfinite(intensity) && intensity >= 0,
-                       "Method: intensity = " + std::to_string(intensity) + " must be >= 0 (0: the default)");
+                       "Method: intensity = " + format_number(intensity) + " must be >= 0 (0: the default)");
+  adi::detail::require(std::isfinite(cluster) && cluster >= 0,
+                       "Method: cluster = " + format_number(cluster) + " standard deviations must be >= 0 (0: the default)");
+  adi::detail::require(std::isfinite(step_grading) && step_grading >= 1 && step_grading <= 4,
+                       "Method: step_grading = " + format_number(step_grading) +
+                           " must lie in [1, 4] (1: uniform steps, 2: quadratic)");
+  // The scheme is validated here because the one-asset sweep (and the chain) never build
+  // an AdiSolver: the same ranges as AdiSolver's constructor.
+  adi::detail::require(std::isfinite(scheme.theta) && scheme.theta > 0.0 && scheme.theta <= 1.0,
+                       std::string("Method: scheme ") + scheme.name() + " theta = " + format_number(scheme.theta) +
+                           " must lie in (0, 1] (0 is explicit Euler: unstable on these grids)");
+  adi::detail::require(std::isfinite(scheme.sigma) && scheme.sigma >= 0.0,
+                       std::string("Method: scheme ") + scheme.name() + " sigma = " + format_number(scheme.sigma) +
+                           " must be finite and >= 0");
+  adi::detail::require(scheme.damping_steps >= 0, "Method: scheme damping_steps = " +
+                                                      std::to_string(scheme.damping_steps) +
+                                                      " must be >= 0 (0: no Rannacher damping)");
   adi::detail::require(!(space == Space::log && far_field == FarField::linear),
                        "Method: log space has no linear far field (V_SS = 0 is V_xx = V_x in x = ln S); use "
                        "FarField::dirichlet with Space::log, or Space::price");
@@ -173,6 +189,9 @@ PriceResult price(const HestonModel& h, const Contract& c, const Method& method)
   r.space = Space::price;
   r.steps = method.steps > 0 ? method.steps : 50;
   const index_t ns = method.nodes > 0 ? method.nodes : 101;
+  // Strike 0: the call is the stock (S e^{-q tau}), the put worthless; nothing kinks, so
+  // cluster at the spot instead of at K.
+  const double center = c.strike > 0 ? c.strike : h.spot;
   const index_t nv = method.variance_nodes > 0 ? method.variance_nodes : ns / 2 + 1;
   // In 't Hout & Foulon (2010): S in [0, 8K] clustered around K (width K/5), v in [0, 5]
   // clustered at v = 0 (width 5/500); both widened for long maturities or high variance.
@@ -180,8 +199,8 @@ PriceResult price(const HestonModel& h, const Contract& c, const Method& method)
   const double vbar = std::max(h.v0, h.theta);
   const double smax = top * std::max(8.0, std::exp(method.width * std::sqrt(vbar * c.maturity)));
   const double vmax = std::max(5.0, 10.0 * vbar);
-  const double s_int = method.intensity > 0 ? method.intensity : smax / (0.2 * c.strike);
-  const AxisGrid sx = concentrated_axis(ns, 0.0, smax, c.strike, s_int, h.spot);
+  const double s_int = method.intensity > 0 ? method.intensity : smax / (0.2 * center);
+  const AxisGrid sx = concentrated_axis(ns, 0.0, smax, center, s_int, h.spot);
   // v0 on a node (v0 = 0: the boundary node itself).
   AxisGrid vy;
   if (h.v0 > 0) {
