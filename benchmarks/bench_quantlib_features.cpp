@@ -6,9 +6,11 @@
 // Engine for the digital), Black-Scholes (flat local vol), and QuantLib's own FD engine on
 // a 4000 x 4000 grid for dividends and Bermudan (no closed form; the values are in
 // tests/adi/finance/test_one_asset.cpp too). Both sides: Crank-Nicolson after 2 damping
-// steps, nodes x steps = N x N/2 (adi) and N x N (QuantLib's usual square grids), times are
+// steps, nodes x steps = N x N/2 (adi; American: quadratic time levels and a 1 sd cluster,
+// Method::step_grading = 2, cluster = 1) and N x N (QuantLib's usual square grids), times are
 // whole pricing calls, medians. The summary pairs each QuantLib row with the fastest adi
-// row whose error is at most QuantLib's: the speedup at equal accuracy.
+// row whose error, and that of every finer adi row, is at most QuantLib's: the speedup at
+// equal accuracy.
 //
 //   bench_quantlib_features [--references]   (--references: print the reference values)
 #include <algorithm>
@@ -23,7 +25,20 @@
 #include "adi/finance/finance.hpp"
 
 #ifdef ADI_HAVE_QUANTLIB
-#include <ql/quantlib.hpp>
+// Individual headers: ql/quantlib.hpp pulls in boost::ublas, which does not compile as C++20.
+#include <ql/exercise.hpp>
+#include <ql/instruments/barrieroption.hpp>
+#include <ql/instruments/dividendvanillaoption.hpp>
+#include <ql/instruments/payoffs.hpp>
+#include <ql/instruments/vanillaoption.hpp>
+#include <ql/pricingengines/barrier/fdblackscholesbarrierengine.hpp>
+#include <ql/pricingengines/vanilla/fdblackscholesvanillaengine.hpp>
+#include <ql/processes/blackscholesprocess.hpp>
+#include <ql/quotes/simplequote.hpp>
+#include <ql/termstructures/volatility/equityfx/blackconstantvol.hpp>
+#include <ql/termstructures/yield/flatforward.hpp>
+#include <ql/time/calendars/nullcalendar.hpp>
+#include <ql/time/daycounters/actual365fixed.hpp>
 #endif
 
 namespace fin = adi::finance;
@@ -54,11 +69,15 @@ fin::OneAssetModel market() {
   return m;
 }
 
-fin::Method method(long n) {
+fin::Method method(long n, bool american = false) {
   fin::Method me;
   me.nodes = n;
   me.steps = std::max(2L, n / 2);
   me.scheme = adi::Scheme::douglas().with_damping(2);
+  if (american) {  // order 2 for early exercise (docs/finance.md, option chains)
+    me.step_grading = 2;
+    me.cluster = 1;
+  }
   return me;
 }
 
@@ -118,7 +137,7 @@ int main(int argc, char** argv) {
       {"cash dividends, American put", 11.424239460385,
        [&](long n) {
          return fin::price(divs, fin::OneAssetOption::vanilla(fin::OptionType::put, 100, 1, fin::Exercise::american),
-                           method(n)).price;
+                           method(n, true)).price;
        },
        {}},
       {"Bermudan put, quarterly", 8.465737997595,
@@ -206,9 +225,14 @@ int main(int argc, char** argv) {
       }
     std::fflush(stdout);
     for (const Row& qr : ql_rows) {
+      // An adi row counts when it and every finer adi row are at least as accurate (a lucky
+      // cancellation on one coarse grid does not count).
       const Row* best = nullptr;
-      for (const Row& ar : adi_rows)
-        if (std::abs(ar.err) <= std::abs(qr.err) && (!best || ar.sec < best->sec)) best = &ar;
+      for (std::size_t a = 0; a < adi_rows.size(); ++a) {
+        bool holds = true;
+        for (std::size_t b = a; b < adi_rows.size(); ++b) holds = holds && std::abs(adi_rows[b].err) <= std::abs(qr.err);
+        if (holds && (!best || adi_rows[a].sec < best->sec)) best = &adi_rows[a];
+      }
       char line[320];
       if (best)
         std::snprintf(line, sizeof line, "| %s | %ld x %ld, %.1e, %.3f ms | %ld x %ld, %.1e, %.3f ms | %.1fx |", f.name,

@@ -238,6 +238,7 @@ Run solve(const OneAssetModel& m, const OneAssetOption& o, const Method& me, con
           for (std::size_t i = 0; i < n; ++i) u[i] = std::max(u[i], obstacle[i]);
         damp_left = me.scheme.damping_steps;  // the jump leaves a kink off the grid: damp again
       }
+      // (Damping again after an exercise date was tried: 1.5-2x larger Bermudan errors.)
       if (e.exercise)
         for (std::size_t i = 0; i < n; ++i) u[i] = std::max(u[i], obstacle[i]);
     }

@@ -54,6 +54,11 @@ struct Method {
   // an American free boundary moves like sqrt(tau) (order 2 instead of ~1.6 for American
   // puts, docs/finance.md).
   double step_grading = 1.0;
+  // Heston's variance axis [0, variance_max] (0: max(5, 10 max(v0, theta), 6 sigma^2 /
+  // (2 kappa))), clustered at v = 0 with width variance_cluster (0: 0.01, in 't Hout &
+  // Foulon's 5/500).
+  double variance_max = 0.0;
+  double variance_cluster = 0.0;
   bool smoothing = true;   // cell-average the payoff on cells cut by its kink
   // One vanilla asset on the host with a Douglas scheme (Crank-Nicolson for theta = 1/2):
   // step with price_one_asset's sweep, the same scheme as AdiSolver to round-off
