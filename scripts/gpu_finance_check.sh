@@ -4,19 +4,24 @@
 # the pricer's device paths), compute-sanitizer on a small chain, the option-chain
 # benchmark (680,000 American puts) at two grids, and prints a table. Logs under $OUT.
 #
-#   OUT=/tmp/out scripts/gpu_finance_check.sh          (the device tool sets $OUT)
+#   OUT=/tmp/out scripts/gpu_finance_check.sh [--build-only | --no-build]
+#   (--build-only, then --no-build: two calls if one 10-minute device call is too short)
 set -u
-OUT=${OUT:-$PWD/gpu_finance_out}
+mode=${1:-}
+OUT=${OUT:-$PWD/out/gpu_finance}
 mkdir -p "$OUT"
 B=build-gpu-finance
 GEN=""
 command -v ninja > /dev/null && GEN="-G Ninja"
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
+if [ "$mode" != "--no-build" ]; then
 cmake -S . -B $B $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_EXAMPLES=ON \
   > "$OUT/configure.log" 2>&1 || { echo "configure failed"; tail -30 "$OUT/configure.log"; exit 1; }
 cmake --build $B -j "$(nproc)" --target test_chain test_pricer test_one_asset bench_option_chain option_chain \
   > "$OUT/build.log" 2>&1 || { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
+fi
+[ "$mode" = "--build-only" ] && { echo "built $B"; exit 0; }
 T=$(dirname "$(find $B -name test_chain -type f | head -1)")
 status() { if [ "$1" -eq 0 ]; then echo pass; else echo "FAIL ($1)"; fi; }
 "$T/test_chain" > "$OUT/test_chain.log" 2>&1; r_chain=$?
