@@ -10,7 +10,8 @@
 // is below 1e-6, see the "reference check" line: 1601 x 1600 against 3201 x 3200).
 //
 //   bench_option_chain [--count 680000] [--nodes 201] [--steps 100] [--sample 32]
-//                      [--host-count 20000] [--grading 2] [--cluster 1] [--gpu] [--no-quantlib]
+//                      [--host-count 20000] [--grading 2] [--cluster 1] [--richardson] [--gpu]
+//                      [--no-quantlib]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -67,6 +68,7 @@ std::vector<fin::ChainOption> listed_chain(long count) {
 
 // Quadratic time levels and a 1 sd cluster by default: order 2 for American puts.
 double g_grading = 2.0, g_cluster = 1.0;
+fin::Extrapolation g_extra = fin::Extrapolation::none;
 
 fin::Method method(long nodes, long steps) {
   fin::Method m;
@@ -120,12 +122,13 @@ int main(int argc, char** argv) {
     else if (a == "--sample") sample = next();
     else if (a == "--host-count") host_count = next();
     else if (a == "--gpu") gpu = true;
+    else if (a == "--richardson") g_extra = fin::Extrapolation::richardson;
     else if (a == "--grading") g_grading = std::atof(i + 1 < argc ? argv[++i] : "2");
     else if (a == "--cluster") g_cluster = std::atof(i + 1 < argc ? argv[++i] : "1");
     else if (a == "--no-quantlib") ql = false;
     else {
       std::fprintf(stderr, "usage: bench_option_chain [--count N] [--nodes n] [--steps N] [--sample k] "
-                           "[--host-count m] [--grading p] [--cluster sd] [--gpu] [--no-quantlib]\n");
+                           "[--host-count m] [--grading p] [--cluster sd] [--richardson] [--gpu] [--no-quantlib]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -156,7 +159,7 @@ int main(int argc, char** argv) {
   };
   // Host, one thread.
   const fin::Method me = method(nodes, steps);
-  const std::vector<double> sub_prices = fin::price_chain(sub, me).price;
+  const std::vector<double> sub_prices = fin::price_chain(sub, me, g_extra).price;
   const double err_host = max_err(sub_prices);
   {  // where the worst error sits (strike, maturity, volatility)
     std::size_t w = 0;
@@ -167,13 +170,14 @@ int main(int argc, char** argv) {
   }
   std::vector<fin::ChainOption> slice(chain.begin(), chain.begin() + std::min(count, host_count));
   const auto t0 = Clock::now();
-  const fin::ChainResult hr = fin::price_chain(slice, me);
+  const fin::ChainResult hr = fin::price_chain(slice, me, g_extra);
   const double host_s = std::chrono::duration<double>(Clock::now() - t0).count();
   const double host_per = host_s / double(slice.size());
   std::printf("\n| who | grid | max abs error (%ld samples) | time per option, 1 core | options per second |\n",
               sample);
   std::printf("|---|---|---|---|---|\n");
-  std::printf("| adi price_chain, host 1 thread | %ld x %ld | %.2e | %.2f us | %.0f |\n", nodes, steps, err_host,
+  std::printf("| adi price_chain, host 1 thread%s | %ld x %ld | %.2e | %.2f us | %.0f |\n",
+              g_extra == fin::Extrapolation::richardson ? ", Richardson" : "", nodes, steps, err_host,
               1e6 * host_per, 1.0 / host_per);
   (void)hr;
 #ifdef ADI_HAVE_QUANTLIB
@@ -211,14 +215,14 @@ int main(int argc, char** argv) {
     }
     fin::Method mg = me;
     mg.executor = adi::Executor::cuda();
-    fin::price_chain(sub, mg);  // warm-up (context, module load)
+    fin::price_chain(sub, mg, g_extra);  // warm-up (context, module load)
     const auto g0 = Clock::now();
-    const fin::ChainResult gr = fin::price_chain(chain, mg);
+    const fin::ChainResult gr = fin::price_chain(chain, mg, g_extra);
     const double total = std::chrono::duration<double>(Clock::now() - g0).count();
     std::vector<double> p;
     for (long k : picks) p.push_back(gr.price[k]);
     double worst_host = 0;  // the GPU against the host chain on the sample: round-off
-    const auto hs = fin::price_chain(sub, me).price;
+    const auto hs = fin::price_chain(sub, me, g_extra).price;
     for (std::size_t k = 0; k < p.size(); ++k) worst_host = std::max(worst_host, std::abs(p[k] - hs[k]));
     long nan = 0;
     for (double v : gr.price) nan += std::isnan(v) ? 1 : 0;

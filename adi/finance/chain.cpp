@@ -205,7 +205,29 @@ BlackScholesModel chain_model(const ChainOption& o) {
 
 Contract chain_contract(const ChainOption& o) { return Contract::vanilla(o.type, o.strike, o.maturity, o.exercise); }
 
-ChainResult price_chain(const std::vector<ChainOption>& chain, const Method& method) {
+ChainResult price_chain(const std::vector<ChainOption>& chain, const Method& method, Extrapolation extrapolation) {
+  if (extrapolation == Extrapolation::richardson) {
+    const index_t n = method.nodes > 0 ? method.nodes : detail::default_nodes(1);
+    const long N = method.steps > 0 ? method.steps : detail::default_steps(1);
+    adi::detail::require(n >= 9 && N >= 2, "price_chain: Richardson extrapolation needs nodes >= 9 and steps >= 2, got " +
+                                               std::to_string(n) + " and " + std::to_string(N));
+    ChainResult fine = price_chain(chain, method, Extrapolation::none);
+    Method half = method;
+    half.nodes = (n + 1) / 2;
+    half.steps = N / 2;
+    const ChainResult coarse = price_chain(chain, half, Extrapolation::none);
+    auto combine = [](std::vector<double>& f, const std::vector<double>& c) {
+      for (std::size_t k = 0; k < f.size(); ++k) f[k] = (4.0 * f[k] - c[k]) / 3.0;
+    };
+    combine(fine.price, coarse.price);
+    combine(fine.delta, coarse.delta);
+    combine(fine.gamma, coarse.gamma);
+    combine(fine.theta, coarse.theta);
+    fine.seconds += coarse.seconds;
+    fine.setup_seconds += coarse.setup_seconds;
+    fine.backend += ", Richardson";
+    return fine;
+  }
   const auto t_start = Clock::now();
   method.validate();
   adi::detail::require(method.space == Space::price && method.far_field == FarField::linear,
