@@ -37,7 +37,7 @@ fi
 BENCH=$(find $B -name bench_option_chain -type f | head -1)
 # Quadratic time levels and a 1 sd cluster (the benchmark's defaults): order 2 for American
 # puts; "r" runs add Richardson extrapolation over the half grid (the 1e-4 configuration).
-RUNS="201x100r 301x150r 401x200 201x100"
+RUNS="301x150r 401x200r 201x100r 401x200"
 for g in $RUNS; do
   grid=${g%r}
   extra=""
