@@ -61,3 +61,17 @@ TEST(HestonFeller, VarianceDomainIsValidated) {
   me.variance_cluster = std::nan("");
   expect_invalid([&] { me.validate(); }, {"variance_cluster = nan"});
 }
+
+// kappa < rho sigma: the semi-analytic formula divided by zero at u = -i (E[S_T], now the
+// forward itself) and returned NaN. Against QuantLib's AnalyticHestonEngine (11.5708684241)
+// and COSHestonEngine (11.5724646554), which differ from each other by 1.6e-3 here.
+TEST(HestonFeller, SemiAnalyticWithPositiveCorrelation) {
+  HestonModel h = feller_violating();
+  h.v0 = 0.09;
+  h.rho = 0.6;
+  h.rate = 0.01;
+  h.dividend = 0.04;
+  const double call = heston(h, OptionType::call, 100, 5.0), put = heston(h, OptionType::put, 100, 5.0);
+  EXPECT_NEAR(call, 11.5708684241, 1e-3);
+  EXPECT_NEAR(put, 24.8207355663, 1e-3);
+}
