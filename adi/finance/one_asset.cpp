@@ -74,8 +74,8 @@ AxisGrid build_axis(const OneAssetModel& m, const OneAssetOption& o, const Metho
   // concentrated_axis keeps lo and the spot exact and lets the top node move by under a
   // cell; an upper barrier must be a node. Stretch the nodes above the spot by a smooth
   // quadratic ramp (C1 where it starts, a relative spacing change of O(1/n)) so that the
-  // last node lands on the barrier: moving only the last node (a kink in the spacing)
-  // left the up-and-out errors at first order, with sign changes.
+  // last node lands on the barrier (with the top node up to a cell off the barrier the
+  // up-and-out errors were first order, with sign changes).
   std::vector<double> x = ax.nodes();
   const index_t ia = std::find(x.begin(), x.end(), m.spot) - x.begin();
   const double delta = d.hi - x[n - 1];
