@@ -23,11 +23,7 @@
 namespace adi {
 
 namespace {
-std::string num(double v) {
-  char b[40];
-  std::snprintf(b, sizeof b, "%.17g", v);
-  return b;
-}
+std::string num(double v) { return detail::number(v); }
 }  // namespace
 
 // --- HinesTopology ---------------------------------------------------------------------------

@@ -11,15 +11,7 @@
 
 namespace adi::finance {
 
-namespace {
-
-// Rows of the semi-discrete operator A (V_tau = A V) on one axis: lower, diagonal,
-// upper, the same finite differences as adi::Operator (price or log space), with a
-// linear-extrapolation ghost folded into the end rows, or Dirichlet identity rows.
-struct Rows {
-  std::vector<double> l, d, u;
-  bool dir_lo = false, dir_hi = false;
-};
+namespace detail {
 
 Rows build_rows(const AxisGrid& x, const Asset& a, double r, Space s, bool dir_lo, bool dir_hi) {
   const index_t n = x.size();
@@ -35,19 +27,8 @@ Rows build_rows(const AxisGrid& x, const Asset& a, double r, Space s, bool dir_l
     const double hp = i < n - 1 ? x[i + 1] - x[i] : x[n - 1] - x[n - 2];
     const double D = s == Space::log ? h2 : h2 * x[i] * x[i];
     const double V = s == Space::log ? b - h2 : b * x[i];
-    double lo = D * 2.0 / (hm * (hm + hp)) - V * hp / (hm * (hm + hp));
-    double di = -D * 2.0 / (hm * hp) + V * (hp - hm) / (hm * hp) - r;
-    double up = D * 2.0 / (hp * (hm + hp)) + V * hm / (hp * (hm + hp));
-    if (i == 0) {
-      di += 2.0 * lo;  // ghost 2 u_0 - u_1
-      up -= lo;
-      lo = 0.0;
-    }
-    if (i == n - 1) {
-      di += 2.0 * up;
-      lo -= up;
-      up = 0.0;
-    }
+    double lo, di, up;
+    three_point_row(hm, hp, D, V, r, i == 0, i == n - 1, lo, di, up);
     R.l[i] = lo;
     R.d[i] = di;
     R.u[i] = up;
@@ -55,64 +36,8 @@ Rows build_rows(const AxisGrid& x, const Asset& a, double r, Space s, bool dir_l
   return R;
 }
 
-// The rows a_i u_{i-1} + b_i u_i + c_i u_{i+1} = f_i factored once per step size, in the
-// elimination order Brennan-Schwartz needs. exercise_low: the region where u = g touches
-// i = 0 (a put): eliminate downwards from the top, substitute upwards taking the max with
-// g; otherwise the mirror image (plain Thomas with the max in the back substitution).
-template <class T>
-struct Sweep {
-  std::vector<T> a, c, m, inv_w;
-  bool low = true;
 
-  void factor(const std::vector<T>& lo, const std::vector<T>& b, const std::vector<T>& up, bool exercise_low) {
-    const std::size_t n = b.size();
-    a = lo;
-    c = up;
-    low = exercise_low;
-    m.assign(n, T(0));
-    inv_w.assign(n, T(0));
-    if (low) {
-      T w = b[n - 1];
-      inv_w[n - 1] = T(1) / w;
-      for (std::size_t k = n - 1; k-- > 0;) {
-        m[k] = c[k] * inv_w[k + 1];
-        w = b[k] - m[k] * a[k + 1];
-        inv_w[k] = T(1) / w;
-      }
-    } else {
-      T w = b[0];
-      inv_w[0] = T(1) / w;
-      for (std::size_t k = 1; k < n; ++k) {
-        m[k] = a[k] * inv_w[k - 1];
-        w = b[k] - m[k] * c[k - 1];
-        inv_w[k] = T(1) / w;
-      }
-    }
-  }
-  // Solves in place; with `project`, u_i = max(u_i, g_i) as each unknown is found.
-  void solve(std::vector<T>& f, const std::vector<T>& g, bool project) const {
-    const std::size_t n = f.size();
-    if (low) {
-      for (std::size_t k = n - 1; k-- > 0;) f[k] -= m[k] * f[k + 1];
-      f[0] *= inv_w[0];
-      if (project) f[0] = std::max(f[0], g[0]);
-      for (std::size_t k = 1; k < n; ++k) {
-        f[k] = (f[k] - a[k] * f[k - 1]) * inv_w[k];
-        if (project) f[k] = std::max(f[k], g[k]);
-      }
-    } else {
-      for (std::size_t k = 1; k < n; ++k) f[k] -= m[k] * f[k - 1];
-      f[n - 1] *= inv_w[n - 1];
-      if (project) f[n - 1] = std::max(f[n - 1], g[n - 1]);
-      for (std::size_t k = n - 1; k-- > 0;) {
-        f[k] = (f[k] - c[k] * f[k + 1]) * inv_w[k];
-        if (project) f[k] = std::max(f[k], g[k]);
-      }
-    }
-  }
-};
-
-}  // namespace
+}  // namespace detail
 
 template <class T>
 PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const Method& method,
@@ -124,7 +49,7 @@ PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const
   method.validate();
   adi::detail::require(m.size() == 1 && c.payoff == Payoff::vanilla,
                        "price_one_asset: one-asset vanilla options only, got " + c.describe() + " on " +
-                           std::to_string(m.size()) + " assets");
+                           ::adi::detail::number(m.size()) + " assets");
   if (!method.executor.is_host())
     throw Unsupported("price_one_asset: the early-exercise sweep runs on the host; use Executor::host()");
   const Asset& a = m.assets[0];
@@ -138,7 +63,7 @@ PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const
   const Grid grid(x);
   const bool log = method.space == Space::log;
   const bool dir_lo = log, dir_hi = log || method.far_field == FarField::dirichlet;
-  const Rows A = build_rows(x, a, m.rate, method.space, dir_lo, dir_hi);
+  const detail::Rows A = detail::build_rows(x, a, m.rate, method.space, dir_lo, dir_hi);
   const auto g_far = detail::forward_intrinsic(m, c, method.space);
 
   std::vector<T> u(n), obstacle(n), al(n), ad(n), aup(n), lo(n), b(n), up(n), f(n);
@@ -158,7 +83,7 @@ PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const
   res.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   const auto t0 = Clock::now();
 
-  Sweep<T> sweep;
+  detail::Sweep<T> sweep;
   T s_factored = T(0);
   // One theta step from tau0 to tau1: (I - th dt A) u1 = (I + (1 - th) dt A) u0.
   auto step = [&](double tau0, double tau1, double th) {
@@ -191,9 +116,9 @@ PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const
     sweep.solve(f, obstacle, early_exercise);
     u.swap(f);
   };
-  const double dt = c.maturity / double(res.steps);
   for (long k = 0; k < res.steps; ++k) {
-    const double t_a = dt * double(k), t_b = k + 1 == res.steps ? c.maturity : dt * double(k + 1);
+    const double t_a = detail::time_level(c.maturity, k, res.steps, method.step_grading);
+    const double t_b = detail::time_level(c.maturity, k + 1, res.steps, method.step_grading);
     if (k < method.scheme.damping_steps) {
       const double tm = 0.5 * (t_a + t_b);
       step(t_a, tm, 1.0);

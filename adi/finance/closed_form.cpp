@@ -47,7 +47,7 @@ Greeks black_scholes(OptionType type, double S, double K, double T, double r, do
 double margrabe(const BlackScholesModel& m, double T) {
   m.validate();
   detail::require(m.size() == 2, "margrabe: the exchange option needs a model of 2 assets, got " +
-                                     std::to_string(m.size()));
+                                     ::adi::detail::number(m.size()));
   detail::require(T > 0, "margrabe: maturity must be > 0");
   const Asset &a = m.assets[0], &b = m.assets[1];
   const double s2 = a.volatility * a.volatility + b.volatility * b.volatility -
@@ -115,7 +115,10 @@ double heston(const HestonModel& h, OptionType type, double K, double T) {
   detail::require(K > 0 && T > 0, "heston: strike and maturity must be > 0");
   const cplx i(0.0, 1.0);
   const double lnK = std::log(K);
-  const cplx fwd = heston_cf(h, T, -i);  // E[S_T]
+  // E[S_T] = S e^{(r - q) T} (S is a martingale after discounting). Not phi(-i): with
+  // kappa < rho sigma (e.g. kappa 0.3, rho 0.6, sigma 1.5) b + d = 0 there and the "little
+  // trap" form divides by zero (issue 20: NaN for every rho > kappa / sigma).
+  const cplx fwd = h.spot * std::exp((h.rate - h.dividend) * T);
   // P1 and P2 integrands at u > 0; at u -> 0 they tend to finite limits (u = 0 is not a node).
   auto integrands = [&](double u) {
     const cplx k = std::exp(-i * u * lnK) / (i * u);

@@ -13,13 +13,15 @@
 namespace adi::finance {
 
 AxisGrid concentrated_axis(index_t n, double lo, double hi, double center, double intensity, double anchor) {
-  adi::detail::require(n >= 3, "concentrated_axis: n = " + std::to_string(n) + " must be >= 3");
-  adi::detail::require(std::isfinite(lo) && std::isfinite(hi) && hi > lo, "concentrated_axis: need lo < hi");
+  adi::detail::require(n >= 3, "concentrated_axis: n = " + ::adi::detail::number(n) + " must be >= 3");
+  adi::detail::require(std::isfinite(lo) && std::isfinite(hi) && hi > lo,
+                       "concentrated_axis: need finite lo < hi, got lo = " + format_number(lo) +
+                           ", hi = " + format_number(hi));
   adi::detail::require(intensity > 0 && std::isfinite(intensity),
-                       "concentrated_axis: intensity = " + std::to_string(intensity) + " must be > 0");
-  adi::detail::require(anchor > lo && anchor < hi, "concentrated_axis: the anchor (spot) " + std::to_string(anchor) +
-                                                       " must lie inside (" + std::to_string(lo) + ", " +
-                                                       std::to_string(hi) + ")");
+                       "concentrated_axis: intensity = " + format_number(intensity) + " must be finite and > 0");
+  adi::detail::require(anchor > lo && anchor < hi, "concentrated_axis: the anchor (spot) " + format_number(anchor) +
+                                                       " must lie inside (" + format_number(lo) + ", " +
+                                                       format_number(hi) + ")");
   center = std::clamp(center, lo, hi);
   const double c = (hi - lo) / intensity;
   const double x0 = std::asinh((lo - center) / c), x1 = std::asinh((hi - center) / c);
@@ -54,13 +56,14 @@ AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const M
     // uniform: 1.3e-4), while the kink (hyper)surface of several assets wants it tighter
     // (1 sd: exchange at 81^2 nodes -1.8e-3, 3 sd: 6.4e-3; 3-asset geometric at 65^3:
     // 4.4e-4 against 1.9e-3).
-    const double cluster = (assets == 1 ? 3.0 : 1.0) * center * sd;
+    const double cluster = (m.cluster > 0 ? m.cluster : assets == 1 ? 3.0 : 1.0) * center * sd;
     const double intensity = m.intensity > 0 ? m.intensity : hi / cluster;
     r.axis = concentrated_axis(n, 0.0, hi, center, intensity, a.spot);
   } else {
     const double lo = std::log(std::min(a.spot, center)) - m.width * sd;
     const double hi = std::log(top) + m.width * sd;
-    const double intensity = m.intensity > 0 ? m.intensity : (hi - lo) / ((assets == 1 ? 3.0 : 1.0) * sd);
+    const double intensity =
+        m.intensity > 0 ? m.intensity : (hi - lo) / ((m.cluster > 0 ? m.cluster : assets == 1 ? 3.0 : 1.0) * sd);
     r.axis = concentrated_axis(n, lo, hi, std::log(center), intensity, std::log(a.spot));
   }
   const auto& x = r.axis.nodes();

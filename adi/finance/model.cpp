@@ -2,19 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "adi/error.hpp"
 
 namespace adi::finance {
 
+std::string format_number(double v) { return ::adi::detail::number(v); }
+
 namespace {
 
-std::string num(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
+std::string num(double v) { return format_number(v); }
 
 void require_finite(double v, const std::string& what) {
   detail::require(std::isfinite(v), what + " = " + num(v) + " must be finite");
@@ -58,12 +58,12 @@ double BlackScholesModel::corr(int i, int j) const {
 
 void BlackScholesModel::validate() const {
   const int n = size();
-  detail::require(n >= 1 && n <= 3, "BlackScholesModel: " + std::to_string(n) +
+  detail::require(n >= 1 && n <= 3, "BlackScholesModel: " + ::adi::detail::number(n) +
                                         " assets; the ADI pricer handles 1, 2 or 3 (one grid axis each)");
   require_finite(rate, "BlackScholesModel: rate");
   for (int i = 0; i < n; ++i) {
     const Asset& a = assets[static_cast<std::size_t>(i)];
-    const std::string who = "BlackScholesModel: asset " + std::to_string(i + 1) + " ";
+    const std::string who = "BlackScholesModel: asset " + ::adi::detail::number(i + 1) + " ";
     detail::require(std::isfinite(a.spot) && a.spot > 0.0, who + "spot = " + num(a.spot) + " must be > 0");
     detail::require(std::isfinite(a.volatility) && a.volatility >= 0.0,
                     who + "volatility = " + num(a.volatility) + " must be finite and >= 0");
@@ -71,19 +71,19 @@ void BlackScholesModel::validate() const {
   }
   if (correlation.empty()) return;
   detail::require(correlation.size() == static_cast<std::size_t>(n * n),
-                  "BlackScholesModel: correlation has " + std::to_string(correlation.size()) +
-                      " entries; give a " + std::to_string(n) + " x " + std::to_string(n) +
+                  "BlackScholesModel: correlation has " + ::adi::detail::number(correlation.size()) +
+                      " entries; give a " + ::adi::detail::number(n) + " x " + ::adi::detail::number(n) +
                       " matrix (row-major) or none");
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
       const double r = correlation[static_cast<std::size_t>(i * n + j)];
-      const std::string at = "BlackScholesModel: correlation(" + std::to_string(i + 1) + ", " +
-                             std::to_string(j + 1) + ") = " + num(r);
+      const std::string at = "BlackScholesModel: correlation(" + ::adi::detail::number(i + 1) + ", " +
+                             ::adi::detail::number(j + 1) + ") = " + num(r);
       detail::require(std::isfinite(r) && r >= -1.0 && r <= 1.0, at + " must lie in [-1, 1]");
       if (i == j) detail::require(r == 1.0, at + " must be 1 (a unit diagonal)");
       if (j > i)
         detail::require(r == correlation[static_cast<std::size_t>(j * n + i)],
-                        at + " differs from correlation(" + std::to_string(j + 1) + ", " + std::to_string(i + 1) +
+                        at + " differs from correlation(" + ::adi::detail::number(j + 1) + ", " + ::adi::detail::number(i + 1) +
                             ") = " + num(correlation[static_cast<std::size_t>(j * n + i)]) +
                             "; the matrix must be symmetric");
     }
@@ -95,7 +95,7 @@ void BlackScholesModel::validate() const {
     if (d < -1e-12) {
       std::string m = "BlackScholesModel: the correlation matrix [";
       for (int i = 0; i < n * n; ++i) m += (i ? (i % n ? ", " : "; ") : "") + num(correlation[i]);
-      throw InvalidArgument(m + "] is not positive semi-definite (Cholesky pivot " + std::to_string(j + 1) +
+      throw InvalidArgument(m + "] is not positive semi-definite (Cholesky pivot " + ::adi::detail::number(j + 1) +
                             " = " + num(d) + " < 0): no Brownian motions are correlated so; make the entries consistent");
     }
     d = std::sqrt(std::max(d, 0.0));
@@ -189,26 +189,30 @@ void Contract::validate(int assets) const {
   detail::require(std::isfinite(strike) && strike >= 0.0, "Contract: strike = " + num(strike) + " must be >= 0");
   const int need = required_assets();
   detail::require(need == 0 || need == assets, std::string("Contract: the ") + payoff_name(payoff) +
-                                                   " payoff needs " + std::to_string(need) + " asset(s), the model has " +
-                                                   std::to_string(assets));
+                                                   " payoff needs " + ::adi::detail::number(need) + " asset(s), the model has " +
+                                                   ::adi::detail::number(assets));
   if (!weights.empty()) {
     detail::require(payoff == Payoff::basket || payoff == Payoff::geometric_basket,
                     std::string("Contract: weights are for basket payoffs, not ") + payoff_name(payoff));
     detail::require(weights.size() == static_cast<std::size_t>(assets),
-                    "Contract: " + std::to_string(weights.size()) + " basket weights for " + std::to_string(assets) +
+                    "Contract: " + ::adi::detail::number(weights.size()) + " basket weights for " + ::adi::detail::number(assets) +
                         " assets; give one per asset");
     for (double w : weights)
       detail::require(std::isfinite(w) && w >= 0.0, "Contract: basket weight " + num(w) + " must be >= 0");
   }
+  detail::require(exercise != Exercise::bermudan,
+                  "Contract: Bermudan exercise needs its dates; use OneAssetOption::exercise_dates with "
+                  "price(OneAssetModel, OneAssetOption, Method) (adi/finance/one_asset.hpp)");
   detail::require(exercise == Exercise::european || (assets == 1 && payoff == Payoff::vanilla),
                   "Contract: American exercise is supported for one-asset vanilla options only");
 }
 
 std::string Contract::describe() const {
   std::ostringstream s;
-  s << (exercise == Exercise::american ? "American " : "European ") << payoff_name(payoff);
-  if (payoff != Payoff::exchange) s << " " << option_type_name(type) << ", K = " << strike;
-  s << ", T = " << maturity;
+  s << (exercise == Exercise::american ? "American " : exercise == Exercise::bermudan ? "Bermudan " : "European ")
+    << payoff_name(payoff);
+  if (payoff != Payoff::exchange) s << " " << option_type_name(type) << ", K = " << num(strike);
+  s << ", T = " << num(maturity);
   return s.str();
 }
 

@@ -10,8 +10,13 @@
 
 namespace adi::finance {
 
+// A number for an error message: the shortest of %.15g / %.17g that reads back as `v`
+// (rho = -1.0000001 prints so, not "-1"; 0.2 prints "0.2").
+std::string format_number(double v);
+
 enum class OptionType { call, put };
-enum class Exercise { european, american };
+// bermudan: only through OneAssetOption (one_asset.hpp), which carries the dates.
+enum class Exercise { european, american, bermudan };
 
 // "call" / "put".
 const char* option_type_name(OptionType t);

@@ -3,6 +3,7 @@
 // maturity with AdiSolver, reads price and greeks at the spot node.
 #include "adi/finance/pricer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -38,9 +39,9 @@ void solve(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const
   const auto t0 = Clock::now();
   // advance() would first scan u for non-finite values (a copy to the host on a device):
   // start-up work that the payoff cannot need, so step directly.
-  const double dt = maturity / double(r.steps);
   for (long k = 0; k < r.steps; ++k) {
-    const double ta = dt * double(k), tb = k + 1 == r.steps ? maturity : dt * double(k + 1);
+    const double ta = detail::time_level(maturity, k, r.steps, method.step_grading);
+    const double tb = detail::time_level(maturity, k + 1, r.steps, method.step_grading);
     solver.step(u, ta, tb - ta);
   }
   exec.synchronize();
@@ -67,15 +68,36 @@ double kink_center(const BlackScholesModel& m, const Contract& c, int i) {
 }  // namespace
 
 void Method::validate() const {
-  adi::detail::require(nodes == 0 || nodes >= 5, "Method: nodes = " + std::to_string(nodes) +
+  adi::detail::require(nodes == 0 || nodes >= 5, "Method: nodes = " + ::adi::detail::number(nodes) +
                                                      " per axis must be >= 5 (0: the default)");
   adi::detail::require(variance_nodes == 0 || variance_nodes >= 5,
-                       "Method: variance_nodes = " + std::to_string(variance_nodes) + " must be >= 5 (0: the default)");
-  adi::detail::require(steps >= 0, "Method: steps = " + std::to_string(steps) + " must be >= 1 (0: the default)");
+                       "Method: variance_nodes = " + ::adi::detail::number(variance_nodes) + " must be >= 5 (0: the default)");
+  adi::detail::require(steps >= 0, "Method: steps = " + ::adi::detail::number(steps) + " must be >= 1 (0: the default)");
   adi::detail::require(std::isfinite(width) && width > 0,
-                       "Method: width = " + std::to_string(width) + " standard deviations must be > 0");
+                       "Method: width = " + format_number(width) + " standard deviations must be > 0");
   adi::detail::require(std::isfinite(intensity) && intensity >= 0,
-                       "Method: intensity = " + std::to_string(intensity) + " must be >= 0 (0: the default)");
+                       "Method: intensity = " + format_number(intensity) + " must be >= 0 (0: the default)");
+  adi::detail::require(std::isfinite(cluster) && cluster >= 0,
+                       "Method: cluster = " + format_number(cluster) + " standard deviations must be >= 0 (0: the default)");
+  adi::detail::require(std::isfinite(step_grading) && step_grading >= 1 && step_grading <= 4,
+                       "Method: step_grading = " + format_number(step_grading) +
+                           " must lie in [1, 4] (1: uniform steps, 2: quadratic)");
+  adi::detail::require(std::isfinite(variance_max) && variance_max >= 0,
+                       "Method: variance_max = " + format_number(variance_max) + " must be >= 0 (0: the default)");
+  adi::detail::require(std::isfinite(variance_cluster) && variance_cluster >= 0,
+                       "Method: variance_cluster = " + format_number(variance_cluster) +
+                           " must be >= 0 (0: the default)");
+  // The scheme is validated here because the one-asset sweep (and the chain) never build
+  // an AdiSolver: the same ranges as AdiSolver's constructor.
+  adi::detail::require(std::isfinite(scheme.theta) && scheme.theta > 0.0 && scheme.theta <= 1.0,
+                       std::string("Method: scheme ") + scheme.name() + " theta = " + format_number(scheme.theta) +
+                           " must lie in (0, 1] (0 is explicit Euler: unstable on these grids)");
+  adi::detail::require(std::isfinite(scheme.sigma) && scheme.sigma >= 0.0,
+                       std::string("Method: scheme ") + scheme.name() + " sigma = " + format_number(scheme.sigma) +
+                           " must be finite and >= 0");
+  adi::detail::require(scheme.damping_steps >= 0, "Method: scheme damping_steps = " +
+                                                      ::adi::detail::number(scheme.damping_steps) +
+                                                      " must be >= 0 (0: no Rannacher damping)");
   adi::detail::require(!(space == Space::log && far_field == FarField::linear),
                        "Method: log space has no linear far field (V_SS = 0 is V_xx = V_x in x = ln S); use "
                        "FarField::dirichlet with Space::log, or Space::price");
@@ -173,21 +195,41 @@ PriceResult price(const HestonModel& h, const Contract& c, const Method& method)
   r.space = Space::price;
   r.steps = method.steps > 0 ? method.steps : 50;
   const index_t ns = method.nodes > 0 ? method.nodes : 101;
+  // Strike 0: the call is the stock (S e^{-q tau}), the put worthless; nothing kinks, so
+  // cluster at the spot instead of at K.
+  const double center = c.strike > 0 ? c.strike : h.spot;
   const index_t nv = method.variance_nodes > 0 ? method.variance_nodes : ns / 2 + 1;
   // In 't Hout & Foulon (2010): S in [0, 8K] clustered around K (width K/5), v in [0, 5]
   // clustered at v = 0 (width 5/500); both widened for long maturities or high variance.
   const double top = std::max(h.spot, c.strike);
   const double vbar = std::max(h.v0, h.theta);
-  const double smax = top * std::max(8.0, std::exp(method.width * std::sqrt(vbar * c.maturity)));
-  const double vmax = std::max(5.0, 10.0 * vbar);
-  const double s_int = method.intensity > 0 ? method.intensity : smax / (0.2 * c.strike);
-  const AxisGrid sx = concentrated_axis(ns, 0.0, smax, c.strike, s_int, h.spot);
+  // With rho > 0 and a large vol of vol S_T's right tail is fat (moments of order just
+  // above 1 explode before T) and a call feels S far beyond 5 log-normal sd: widen by
+  // 1 + rho+ sigma sqrt(T). Kappa 0.3, theta 0.09, sigma 1.5, rho 0.6, T 5 stalled 0.12
+  // below the price with S_max = 2900; with S_max = 2.4e6 the error falls -2.4e-2 ->
+  // -8.0e-3 from 100 x 50 x 50 to 200 x 100 x 100 (docs/finance.md). rho <= 0: unchanged.
+  const double tail = 1.0 + std::max(h.rho, 0.0) * h.sigma * std::sqrt(c.maturity);
+  const double smax = top * std::max(8.0, std::exp(method.width * tail * std::sqrt(vbar * c.maturity)));
+  // v's far end: in 't Hout & Foulon's 5 (or 10 long-run variances), and 6 e-folds of the
+  // CIR density's exponential tail (scale sigma^2 / (2 kappa)) where that is wider: with
+  // kappa 0.3, theta 0.09, sigma 1.5 (Feller 2 kappa theta / sigma^2 = 0.024) the tail scale
+  // is 3.75, and v_max = 5 cut it off: the price stalled at +3.7e-3 (T = 5) as the grid
+  // was refined; at 22.5 it converges (docs/finance.md).
+  const double vmax = method.variance_max > 0 ? method.variance_max
+                                              : std::max({5.0, 10.0 * vbar, 6.0 * h.sigma * h.sigma / (2.0 * h.kappa)});
+  adi::detail::require(h.v0 < vmax, "price(HestonModel): Method::variance_max = " + format_number(vmax) +
+                                        " must exceed v0 = " + format_number(h.v0));
+  // Cluster width at v = 0: 0.01 (5/500 in in 't Hout & Foulon) whatever v_max is: near a
+  // Feller-violating v = 0 the price behaves like v^{2 kappa theta / sigma^2}.
+  const double v_int = vmax / (method.variance_cluster > 0 ? method.variance_cluster : 0.01);
+  const double s_int = method.intensity > 0 ? method.intensity : smax / (0.2 * center);
+  const AxisGrid sx = concentrated_axis(ns, 0.0, smax, center, s_int, h.spot);
   // v0 on a node (v0 = 0: the boundary node itself).
   AxisGrid vy;
   if (h.v0 > 0) {
-    vy = concentrated_axis(nv, 0.0, vmax, 0.0, 500.0, h.v0);
+    vy = concentrated_axis(nv, 0.0, vmax, 0.0, v_int, h.v0);
   } else {
-    vy = AxisGrid::stretched(nv, 0.0, vmax, 0.0, 500.0);
+    vy = AxisGrid::stretched(nv, 0.0, vmax, 0.0, v_int);
   }
   r.spot_index = {std::find(sx.nodes().begin(), sx.nodes().end(), h.spot) - sx.nodes().begin(),
                   h.v0 > 0 ? std::find(vy.nodes().begin(), vy.nodes().end(), h.v0) - vy.nodes().begin() : 0, 0};

@@ -14,6 +14,7 @@
 //   auto r = adi::finance::price<double>(m, adi::finance::Contract::vanilla(OptionType::call, 100, 1));
 //   // r.price, r.delta[0], r.gamma[0]
 #include <array>
+#include <cmath>
 #include <string>
 
 #include "adi/executor.hpp"
@@ -45,6 +46,19 @@ struct Method {
   FarField far_field = FarField::linear;
   double width = 5.0;      // far field: this many standard deviations of ln S_T beyond spot and strike
   double intensity = 0.0;  // grid concentration (domain / cluster width of the sinh map; 0: default)
+  // The cluster width of the sinh map in standard deviations of ln S_T (0: 3 for one
+  // asset, 1 for several); ignored when `intensity` is set. American puts: 1 halves the
+  // error of 3 (docs/finance.md).
+  double cluster = 0.0;
+  // Time levels tau_k = T (k/N)^p: 1 uniform; 2 quadratic, small steps near maturity where
+  // an American free boundary moves like sqrt(tau) (order 2 instead of ~1.6 for American
+  // puts, docs/finance.md).
+  double step_grading = 1.0;
+  // Heston's variance axis [0, variance_max] (0: max(5, 10 max(v0, theta), 6 sigma^2 /
+  // (2 kappa))), clustered at v = 0 with width variance_cluster (0: 0.01, in 't Hout &
+  // Foulon's 5/500).
+  double variance_max = 0.0;
+  double variance_cluster = 0.0;
   bool smoothing = true;   // cell-average the payoff on cells cut by its kink
   // One vanilla asset on the host with a Douglas scheme (Crank-Nicolson for theta = 1/2):
   // step with price_one_asset's sweep, the same scheme as AdiSolver to round-off
@@ -53,8 +67,10 @@ struct Method {
   bool one_asset_sweep = true;
   Executor executor = Executor::host();
 
-  // Throws InvalidArgument for nodes < 5, steps < 1, width <= 0, intensity < 0, or
-  // Peaceman-Rachford with correlated assets.
+  // Throws InvalidArgument for nodes < 5, steps < 0, width <= 0, intensity < 0, cluster < 0,
+  // step_grading outside [1, 4], log space
+  // with the linear far field, or a scheme AdiSolver would refuse (theta outside (0, 1] or
+  // NaN, sigma < 0, damping_steps < 0): every pricer path calls it, the sweeps included.
   void validate() const;
 };
 
@@ -63,6 +79,9 @@ struct Method {
 struct PriceResult {
   double price = 0.0;
   std::array<double, 3> delta{}, gamma{};
+  // One-asset engine (one_asset.hpp) only, NaN elsewhere: theta = dV/dt (calendar time,
+  // per year) from the last time levels at the spot; vega, rho by bumping on the same grid.
+  double theta = std::nan(""), vega = std::nan(""), rho = std::nan("");
   Grid grid;               // the solve's grid (in log space: the axes hold ln S)
   Field<double> values;    // V at the valuation date on `grid` (host memory)
   std::array<index_t, 3> spot_index{};  // the spot's node on each axis

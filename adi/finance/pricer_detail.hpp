@@ -3,7 +3,9 @@
 // (american.cpp): grids, payoff on the grid, greeks at the spot node.
 #include <array>
 #include <cmath>
+#include <algorithm>
 #include <functional>
+#include <vector>
 
 #include "adi/field.hpp"
 #include "adi/finance/model.hpp"
@@ -17,6 +19,14 @@ struct AssetAxis {
   AxisGrid axis;
   index_t spot = 0;
 };
+
+// Time level k of N to maturity T: T k / N, or T (k / N)^p with graded steps (the last is
+// exactly T). Written once for every stepping loop, so that they stay equal to round-off.
+inline double time_level(double T, long k, long N, double p) {
+  if (k >= N) return T;
+  if (p == 1.0) return T / double(N) * double(k);
+  return T * std::pow(double(k) / double(N), p);
+}
 
 // Default nodes per asset axis for n assets.
 index_t default_nodes(int assets);
@@ -43,5 +53,92 @@ std::function<double(double, double, double, double)> forward_intrinsic(const Bl
 // non-uniform axes; in log space converted to d/dS).
 void greeks_at_spot(const Field<double>& v, const Grid& g, const std::array<index_t, 3>& spot, int axes,
                     const std::array<bool, 3>& log_axis, PriceResult& r);
+
+// Rows of the semi-discrete operator A (V_tau = A V) on one axis: lower, diagonal,
+// upper, the same finite differences as adi::Operator (price or log space), with a
+// linear-extrapolation ghost folded into the end rows, or Dirichlet identity rows.
+struct Rows {
+  std::vector<double> l, d, u;
+  bool dir_lo = false, dir_hi = false;
+};
+
+Rows build_rows(const AxisGrid& x, const Asset& a, double r, Space s, bool dir_lo, bool dir_hi);
+
+// Row i of n of D V_xx + V V_x - r V on spacings hm (below) and hp (above), second order;
+// the end rows fold in the linear-extrapolation ghost (V_xx = 0 there).
+inline void three_point_row(double hm, double hp, double D, double V, double r, bool first, bool last, double& lo,
+                            double& di, double& up) {
+  lo = D * 2.0 / (hm * (hm + hp)) - V * hp / (hm * (hm + hp));
+  di = -D * 2.0 / (hm * hp) + V * (hp - hm) / (hm * hp) - r;
+  up = D * 2.0 / (hp * (hm + hp)) + V * hm / (hp * (hm + hp));
+  if (first) {
+    di += 2.0 * lo;  // ghost 2 u_0 - u_1
+    up -= lo;
+    lo = 0.0;
+  }
+  if (last) {
+    di += 2.0 * up;
+    lo -= up;
+    up = 0.0;
+  }
+}
+
+// The rows a_i u_{i-1} + b_i u_i + c_i u_{i+1} = f_i factored once per step size, in the
+// elimination order Brennan-Schwartz needs. exercise_low: the region where u = g touches
+// i = 0 (a put): eliminate downwards from the top, substitute upwards taking the max with
+// g; otherwise the mirror image (plain Thomas with the max in the back substitution).
+template <class T>
+struct Sweep {
+  std::vector<T> a, c, m, inv_w;
+  bool low = true;
+
+  void factor(const std::vector<T>& lo, const std::vector<T>& b, const std::vector<T>& up, bool exercise_low) {
+    const std::size_t n = b.size();
+    a = lo;
+    c = up;
+    low = exercise_low;
+    m.assign(n, T(0));
+    inv_w.assign(n, T(0));
+    if (low) {
+      T w = b[n - 1];
+      inv_w[n - 1] = T(1) / w;
+      for (std::size_t k = n - 1; k-- > 0;) {
+        m[k] = c[k] * inv_w[k + 1];
+        w = b[k] - m[k] * a[k + 1];
+        inv_w[k] = T(1) / w;
+      }
+    } else {
+      T w = b[0];
+      inv_w[0] = T(1) / w;
+      for (std::size_t k = 1; k < n; ++k) {
+        m[k] = a[k] * inv_w[k - 1];
+        w = b[k] - m[k] * c[k - 1];
+        inv_w[k] = T(1) / w;
+      }
+    }
+  }
+  // Solves in place; with `project`, u_i = max(u_i, g_i) as each unknown is found.
+  void solve(std::vector<T>& f, const std::vector<T>& g, bool project) const {
+    const std::size_t n = f.size();
+    if (low) {
+      for (std::size_t k = n - 1; k-- > 0;) f[k] -= m[k] * f[k + 1];
+      f[0] *= inv_w[0];
+      if (project) f[0] = std::max(f[0], g[0]);
+      for (std::size_t k = 1; k < n; ++k) {
+        f[k] = (f[k] - a[k] * f[k - 1]) * inv_w[k];
+        if (project) f[k] = std::max(f[k], g[k]);
+      }
+    } else {
+      for (std::size_t k = 1; k < n; ++k) f[k] -= m[k] * f[k - 1];
+      f[n - 1] *= inv_w[n - 1];
+      if (project) f[n - 1] = std::max(f[n - 1], g[n - 1]);
+      for (std::size_t k = n - 1; k-- > 0;) {
+        f[k] = (f[k] - c[k] * f[k + 1]) * inv_w[k];
+        if (project) f[k] = std::max(f[k], g[k]);
+      }
+    }
+  }
+};
+
 
 }  // namespace adi::finance::detail

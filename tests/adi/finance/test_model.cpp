@@ -7,22 +7,11 @@
 
 #include "adi/error.hpp"
 #include "adi/finance/finance.hpp"
+#include "tests/adi/finance/expect_invalid.hpp"
 
 using namespace adi::finance;
 
 namespace {
-
-// Runs f, expects InvalidArgument whose message contains every fragment.
-template <class F>
-void expect_invalid(F f, std::initializer_list<const char*> fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning " << *fragments.begin();
-  } catch (const adi::InvalidArgument& e) {
-    for (const char* frag : fragments)
-      EXPECT_NE(std::string(e.what()).find(frag), std::string::npos) << "message: " << e.what();
-  }
-}
 
 BlackScholesModel two() { return BlackScholesModel{{{100, 0.2, 0.0}, {100, 0.3, 0.0}}, {1, 0.5, 0.5, 1}, 0.05}; }
 
@@ -114,4 +103,65 @@ TEST(BadParameters, ContractAndMethod) {
   me = Method{};
   me.width = 0;
   expect_invalid([&] { me.validate(); }, {"width = 0"});
+}
+
+// Issue 20: the one-asset sweep and the American path never built an AdiSolver, so a bad
+// scheme reached them unchecked (Douglas(0) crashed, theta = -1 priced -2.4e76).
+TEST(BadParameters, SchemeOnEveryPricerPath) {
+  const BlackScholesModel one{{{100, 0.2, 0.0}}, {}, 0.05};
+  const Contract eu = Contract::vanilla(OptionType::put, 100, 1);
+  const Contract am = Contract::vanilla(OptionType::put, 100, 1, Exercise::american);
+  struct Bad {
+    adi::Scheme scheme;
+    const char* fragment;
+  };
+  const Bad bad[] = {{adi::Scheme::douglas(0.0), "theta = 0"},
+                     {adi::Scheme::douglas(-1.0), "theta = -1"},
+                     {adi::Scheme::douglas(std::nan("")), "theta = nan"},
+                     {adi::Scheme::douglas(1.5), "theta = 1.5"},
+                     {adi::Scheme::douglas().with_damping(-2), "damping_steps = -2"},
+                     {adi::Scheme::hundsdorfer_verwer(0.0), "theta = 0"}};
+  for (const Bad& b : bad) {
+    Method me;
+    me.scheme = b.scheme;
+    me.nodes = 51;
+    me.steps = 10;
+    expect_invalid([&] { price<double>(one, eu, me); }, {b.fragment});
+    expect_invalid([&] { price<double>(one, am, me); }, {b.fragment});
+    expect_invalid([&] { price_one_asset<double>(one, eu, me, false); }, {b.fragment});
+    expect_invalid([&] { price<double>(HestonModel{}, Contract::vanilla(OptionType::call, 100, 1), me); },
+                   {b.fragment});
+  }
+  Method me;
+  me.scheme = adi::Scheme::douglas(0.0);
+  expect_invalid([&] { me.validate(); }, {"theta = 0", "(0, 1]"});
+}
+
+// Numbers in messages keep their digits: rho = -1.0000001 must not read "-1".
+TEST(BadParameters, MessagesPrintFullPrecision) {
+  HestonModel h;
+  h.rho = -1.0000001;
+  expect_invalid([&] { h.validate(); }, {"rho = -1.0000001", "[-1, 1]"});
+  EXPECT_EQ(format_number(0.2), "0.2");
+  EXPECT_EQ(format_number(-1.0000001), "-1.0000001");
+  EXPECT_EQ(format_number(0.1 + 0.2), "0.30000000000000004");
+  EXPECT_EQ(format_number(1e-300), "1e-300");
+}
+
+// A strike-0 Heston call is the stock itself (S e^{-qT}) and the put is worthless: priced,
+// not refused from inside the grid builder.
+TEST(HestonStrikeZero, PricesTheStock) {
+  HestonModel h;
+  h.dividend = 0.03;
+  Method me;
+  me.nodes = 41;
+  me.variance_nodes = 21;
+  me.steps = 20;
+  const PriceResult c = price<double>(h, Contract::vanilla(OptionType::call, 0, 1), me);
+  // V = S e^{-q tau} is linear in S, so space is exact; the 2 Rannacher steps' implicit
+  // Euler halves leave O((q dt)^2) = 1e-6 relative in time.
+  EXPECT_NEAR(c.price, h.spot * std::exp(-h.dividend), 1e-5 * h.spot);
+  EXPECT_NEAR(c.delta[0], std::exp(-h.dividend), 1e-5);
+  const PriceResult p = price<double>(h, Contract::vanilla(OptionType::put, 0, 1), me);
+  EXPECT_NEAR(p.price, 0.0, 1e-12);
 }
