@@ -5,6 +5,8 @@
 // Skips, and ctest reports SKIPPED, when `import neuron` fails.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -63,6 +65,8 @@ struct Cell {
   const char* kind;
   double amp;  // nA into the soma (or root) for the active test: enough to fire
 };
+// Read by GoogleTest (and CTest's test list) instead of a hex dump of the bytes.
+inline void PrintTo(const Cell& c, std::ostream* os) { *os << c.file; }
 const Cell kCells[] = {
     {"allen-177300.01.02.01.swc", "mouse cortex, Allen Institute: 1-point soma", 0.5},
     {"10-2012-02-09-001.CNG.swc", "NeuroMorpho (De Schutter): 17-point soma", 1.0},

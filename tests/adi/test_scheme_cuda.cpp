@@ -5,6 +5,8 @@
 // allocate no device memory. Skipped (loudly) without a device.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -101,6 +103,10 @@ struct MatchCase {
   int dims;
   Variant variant;
 };
+// Read by GoogleTest (and CTest's test list) instead of a hex dump of the bytes.
+inline void PrintTo(const MatchCase& c, std::ostream* os) {
+  *os << c.scheme.name() << ", " << c.dims << "D, " << variant_name(c.variant);
+}
 
 std::vector<MatchCase> match_cases() {
   std::vector<MatchCase> c;

@@ -5,6 +5,8 @@
 // reference itself against Eigen's LLT (the LAPACK-or-Eigen per-matrix check).
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 
@@ -17,6 +19,10 @@ struct Param {
   int N;
   Dist dist;
 };
+// Read by GoogleTest (and CTest's test list) instead of a hex dump of the bytes.
+inline void PrintTo(const Param& p, std::ostream* os) {
+  *os << "N " << p.N << ", " << (p.dist == Dist::uniform ? "uniform" : "gaussian");
+}
 class HostCholesky : public ::testing::TestWithParam<Param> {};
 
 template <class T>

@@ -3,6 +3,8 @@
 // and Gaussian for N in {1, 2, 31, 32, 33, 512}, with sizes 0, 1 and past a warp / block.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include "tests/solvers/variable_tridiagonal_cases.hpp"
 
 namespace adi::test_variable {
@@ -12,6 +14,10 @@ struct Param {
   int N;
   Dist dist;
 };
+// Read by GoogleTest (and CTest's test list) instead of a hex dump of the bytes.
+inline void PrintTo(const Param& p, std::ostream* os) {
+  *os << "N " << p.N << ", " << (p.dist == Dist::uniform ? "uniform" : "gaussian");
+}
 
 class HostVariableThomas : public ::testing::TestWithParam<Param> {};
 

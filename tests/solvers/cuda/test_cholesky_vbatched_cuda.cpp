@@ -4,6 +4,8 @@
 // that must be neither read nor written, non-SPD matrices in the middle, potrs.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include "gpu_skip.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "tests/solvers/cholesky_vbatched_cases.hpp"
@@ -16,6 +18,10 @@ struct Param {
   int N;
   Dist dist;
 };
+// Read by GoogleTest (and CTest's test list) instead of a hex dump of the bytes.
+inline void PrintTo(const Param& p, std::ostream* os) {
+  *os << "N " << p.N << ", " << (p.dist == Dist::uniform ? "uniform" : "gaussian");
+}
 class CudaCholesky : public ::testing::TestWithParam<Param> {};
 
 template <class T>

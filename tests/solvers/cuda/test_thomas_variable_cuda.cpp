@@ -4,6 +4,8 @@
 // sizes past a warp / block, NaN-poisoned outputs and padding.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include "gpu_skip.hpp"
 #include "tests/solvers/variable_tridiagonal_cases.hpp"
 
@@ -15,6 +17,10 @@ struct Param {
   int N;
   Dist dist;
 };
+// Read by GoogleTest (and CTest's test list) instead of a hex dump of the bytes.
+inline void PrintTo(const Param& p, std::ostream* os) {
+  *os << "N " << p.N << ", " << (p.dist == Dist::uniform ? "uniform" : "gaussian");
+}
 class CudaVariableThomas : public ::testing::TestWithParam<Param> {};
 
 template <class T>
