@@ -266,14 +266,16 @@ void BlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const T* d, T* u
             ? cpu::block_thomas_reference<T>(p.lines, bands.a, bands.b, bands.c, d, u, p.tol, p.options.periodic)
             : cpu::block_thomas<T>(p.lines, bands.a, bands.b, bands.c, d, u, p.tol, p.options.periodic,
                                    p.workspace.get(), p.exec.threads());
-    p.report(key);
+    if (p.options.check_pivots) p.report(key);
     return;
   }
   cuda_backend::DeviceGuard device_guard(p.exec.device());
-  auto* flag = static_cast<unsigned long long*>(p.singular.get());
-  cuda_backend::memset_zero_async(flag, sizeof(unsigned long long), p.exec.stream());
+  auto* flag = static_cast<unsigned long long*>(p.singular.get());  // the kernels always record
+  const bool check = p.options.check_pivots;
+  if (check) cuda_backend::memset_zero_async(flag, sizeof(unsigned long long), p.exec.stream());
   cuda_backend::block_tridiagonal_solve<T>(p.kernel, p.lines, bands.a, bands.b, bands.c, d, u, p.tol,
                                            p.options.periodic, p.workspace.get(), flag, p.exec.stream());
+  if (!check) return;
   unsigned long long h = 0;
   cuda_backend::copy_on_stream(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host, p.exec.stream());
   // The kernels record max(~0 - key) so that a zeroed flag means "none".

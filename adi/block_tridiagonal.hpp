@@ -59,6 +59,10 @@ struct BlockTridiagonalOptions {
   // along the sweep (a bordered block Thomas), twice the factor storage and about twice
   // the flops of the non-periodic solve; a singular final M x M system reports row n-1.
   bool periodic = false;
+  // Throw SingularBlock naming the system and block row (as TridiagonalOptions::check_pivots).
+  // On a CUDA executor this synchronises the stream at the end of solve(); false leaves the
+  // solve asynchronous and a singular system unreported.
+  bool check_pivots = true;
 };
 
 // A pivot block S_i = B_i - A_i C*_{i-1} that is singular or nearly so: which system

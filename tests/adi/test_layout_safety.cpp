@@ -117,6 +117,19 @@ TEST(LayoutSafety, SpansShorterThanTheLayoutAreRejected) {
   EXPECT_NE(m.find("array C holds"), std::string::npos) << m;
 }
 
+// check_pivots is switched the same way in the block family as in the scalar one.
+TEST(LayoutSafety, BlockCheckPivotsSwitchesTheReport) {
+  const adi::BlockContiguous bl{2, 3, 2};
+  std::vector<double> A(2 * 2 * 3 * 2, 0.0), B(A.size(), 0.0), C(A.size(), 0.0), d(2 * 3 * 2, 1.0), u(d.size());
+  adi::BlockTridiagonalPlan<double> checked(adi::Executor::host(), bl);
+  EXPECT_THROW(checked.solve(adi::BlockBands<double>{A.data(), B.data(), C.data()}, d.data(), u.data()),
+               adi::SingularBlock);
+  adi::BlockTridiagonalOptions o;
+  o.check_pivots = false;
+  adi::BlockTridiagonalPlan<double> unchecked(adi::Executor::host(), bl, o);
+  EXPECT_NO_THROW(unchecked.solve(adi::BlockBands<double>{A.data(), B.data(), C.data()}, d.data(), u.data()));
+}
+
 TEST(LayoutSafety, ImpossibleFieldIsALayoutError) {
   const index_t big = index_t(1) << 22;
   EXPECT_THROW(adi::Field<double>(big, big, big), adi::InvalidArgument);
