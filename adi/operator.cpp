@@ -35,11 +35,6 @@ Pde Pde::heat(double kx, double ky, double kz) {
   return p;
 }
 
-using detail::FaceCache;
-using detail::others;
-using detail::SourceSlot;
-using detail::Stencils;
-using detail::where;
 
 template <class T>
 Operator<T>::Operator(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const Executor& exec)

@@ -7,11 +7,6 @@
 
 namespace adi {
 
-using detail::FaceCache;
-using detail::others;
-using detail::SourceSlot;
-using detail::Stencils;
-using detail::where;
 
 // Into face_scratch: - s sum_{i later} [F_i(t_new, g(t_new)) - F_i(t_old, g(t_old))]
 // on face f (Y's face holds g(t_new), V_old's g(t_old)). The parts of the later

@@ -7,11 +7,6 @@
 
 namespace adi {
 
-using detail::FaceCache;
-using detail::others;
-using detail::SourceSlot;
-using detail::Stencils;
-using detail::where;
 
 // Node spacings (h_minus, h_plus) around node i of axis a. Periodic axes wrap with
 // h_wrap = x_0 + period - x_{n-1}; Neumann ends mirror the first/last spacing (ghost node).

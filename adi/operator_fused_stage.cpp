@@ -7,11 +7,6 @@
 
 namespace adi {
 
-using detail::FaceCache;
-using detail::others;
-using detail::SourceSlot;
-using detail::Stencils;
-using detail::where;
 
 // The CUDA stage along a shared-band axis: one fused kernel (solvers/cuda/
 // thomas_pcr_fused_stage.cuh) forms the same right-hand side as the general path below

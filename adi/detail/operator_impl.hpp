@@ -88,6 +88,12 @@ inline std::array<int, 2> others(int a) { return {a == 0 ? 1 : 0, a == 2 ? 1 : 2
 
 }  // namespace detail
 
+using detail::FaceCache;
+using detail::others;
+using detail::SourceSlot;
+using detail::Stencils;
+using detail::where;
+
 
 template <class T>
 struct Operator<T>::Impl {

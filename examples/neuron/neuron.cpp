@@ -120,17 +120,58 @@ std::vector<Cell> load_cells(const Options& o) {
   return cells;
 }
 
+// The neurons' cells: which morphology each population member has, and their total size.
+struct Population {
+  std::vector<int> cell_of;
+  long long compartments = 0;
+};
+Population populate(const Options& o, const std::vector<Cell>& cells) {
+  Population p;
+  p.cell_of.resize(static_cast<std::size_t>(o.neurons));
+  for (long s = 0; s < o.neurons; ++s) {
+    p.cell_of[static_cast<std::size_t>(s)] = static_cast<int>(s % static_cast<long>(cells.size()));
+    p.compartments += cells[static_cast<std::size_t>(p.cell_of[static_cast<std::size_t>(s)])].comp.size();
+  }
+  return p;
+}
+
+// The VTK series of the first --vtk-neurons neurons (radius and voltage); nothing with --no-output.
+class VoltageSeries {
+ public:
+  VoltageSeries(const Options& o, const std::vector<Cell>& cells, const std::vector<int>& cell_of)
+      : cells_(cells), cell_of_(cell_of), parts_(static_cast<int>(std::min<long>(o.vtk_neurons, o.neurons))) {
+    if (!o.no_output) series_ = std::make_unique<adi::io::PolyDataSeries>(o.output, "neuron");
+  }
+  template <class Sim>
+  void write(long step, const Sim& sim) {
+    if (!series_) return;
+    for (int s = 0; s < parts_; ++s) {
+      const adi::Compartments& c = cells_[static_cast<std::size_t>(cell_of_[static_cast<std::size_t>(s)])].comp;
+      const adi::io::TreeGeometry g{c.x, c.y, c.z, c.parent};
+      series_->write(step, s, sim.time(), g, {{"radius", c.radius}, {"voltage", sim.voltage(s)}});
+    }
+  }
+
+  bool written() const { return series_ != nullptr; }
+  std::string pvd_path() const { return series_->pvd_path(); }
+  std::size_t steps() const { return series_->steps(); }
+  int parts() const { return parts_; }
+
+ private:
+  const std::vector<Cell>& cells_;
+  const std::vector<int>& cell_of_;
+  int parts_;
+  std::unique_ptr<adi::io::PolyDataSeries> series_;
+};
+
 template <class T>
 int run(const Options& o) {
   const std::vector<Cell> cells = load_cells(o);
   std::vector<adi::Compartments> comps;
   for (const Cell& c : cells) comps.push_back(c.comp);
-  std::vector<int> cell_of(static_cast<std::size_t>(o.neurons));
-  long long compartments = 0;
-  for (long s = 0; s < o.neurons; ++s) {
-    cell_of[static_cast<std::size_t>(s)] = static_cast<int>(s % static_cast<long>(cells.size()));
-    compartments += cells[static_cast<std::size_t>(cell_of[static_cast<std::size_t>(s)])].comp.size();
-  }
+  const Population pop = populate(o, cells);
+  const std::vector<int>& cell_of = pop.cell_of;
+  const long long compartments = pop.compartments;
   const adi::Executor exec = o.backend == "cuda" ? adi::Executor::cuda() : adi::Executor::host(o.threads);
   adi::PassiveNeurons<T> sim(exec, comps, cell_of, o.dt);
   sim.set_voltage(o.v_init);
@@ -145,17 +186,8 @@ int run(const Options& o) {
               o.neurons, cells.size(), compartments, steps, o.dt, exec.name().c_str(), o.precision.c_str(),
               adi::hines_kernel_name(sim.plan().kernel()));
 
-  std::unique_ptr<adi::io::PolyDataSeries> series;
-  const int vtk_parts = static_cast<int>(std::min<long>(o.vtk_neurons, o.neurons));
-  if (!o.no_output) series = std::make_unique<adi::io::PolyDataSeries>(o.output, "neuron");
-  auto write = [&](long step) {
-    if (!series) return;
-    for (int s = 0; s < vtk_parts; ++s) {
-      const adi::Compartments& c = cells[static_cast<std::size_t>(cell_of[static_cast<std::size_t>(s)])].comp;
-      const adi::io::TreeGeometry g{c.x, c.y, c.z, c.parent};
-      series->write(step, s, sim.time(), g, {{"radius", c.radius}, {"voltage", sim.voltage(s)}});
-    }
-  };
+  VoltageSeries series(o, cells, cell_of);
+  auto write = [&](long step) { series.write(step, sim); };
   write(0);
   Progress bar(steps, o.progress || ::isatty(2));
   std::vector<double> peak(cells.size(), o.v_init);
@@ -193,9 +225,9 @@ int run(const Options& o) {
   for (std::size_t c = 0; c < cells.size() && c < static_cast<std::size_t>(o.neurons); ++c)
     std::printf("  %-40s %6d compartments: soma peak %.3f mV (rest %.1f mV)\n", cells[c].name.c_str(),
                 cells[c].comp.size(), peak[c], o.e_leak);
-  if (series)
-    std::printf("neuron: wrote %s (%zu time steps, %d neuron(s) each)\n", series->pvd_path().c_str(), series->steps(),
-                vtk_parts);
+  if (series.written())
+    std::printf("neuron: wrote %s (%zu time steps, %d neuron(s) each)\n", series.pvd_path().c_str(), series.steps(),
+                series.parts());
   return 0;
 }
 
@@ -208,12 +240,9 @@ int run_active(const Options& o) {
   const std::vector<Cell> cells = load_cells(o);
   std::vector<adi::ActiveCell> models;
   for (const Cell& c : cells) models.push_back({c.comp, c.membrane, {}});
-  std::vector<int> cell_of(static_cast<std::size_t>(o.neurons));
-  long long compartments = 0;
-  for (long s = 0; s < o.neurons; ++s) {
-    cell_of[static_cast<std::size_t>(s)] = static_cast<int>(s % static_cast<long>(cells.size()));
-    compartments += cells[static_cast<std::size_t>(cell_of[static_cast<std::size_t>(s)])].comp.size();
-  }
+  const Population pop = populate(o, cells);
+  const std::vector<int>& cell_of = pop.cell_of;
+  const long long compartments = pop.compartments;
   const adi::Executor exec = adi::Executor::host(o.threads);
   adi::ActiveNeurons<T> sim(exec, models, cell_of, o.dt);
   sim.initialize(o.v_init);
@@ -235,17 +264,8 @@ int run_active(const Options& o) {
               "kernel %s\n",
               o.neurons, cells.size(), compartments, steps, o.dt, exec.name().c_str(), o.precision.c_str(),
               adi::hines_kernel_name(sim.plan().kernel()));
-  std::unique_ptr<adi::io::PolyDataSeries> series;
-  const int vtk_parts = static_cast<int>(std::min<long>(o.vtk_neurons, o.neurons));
-  if (!o.no_output) series = std::make_unique<adi::io::PolyDataSeries>(o.output, "neuron");
-  auto write = [&](long step) {
-    if (!series) return;
-    for (int s = 0; s < vtk_parts; ++s) {
-      const adi::Compartments& c = cells[static_cast<std::size_t>(cell_of[static_cast<std::size_t>(s)])].comp;
-      const adi::io::TreeGeometry g{c.x, c.y, c.z, c.parent};
-      series->write(step, s, sim.time(), g, {{"radius", c.radius}, {"voltage", sim.voltage(s)}});
-    }
-  };
+  VoltageSeries series(o, cells, cell_of);
+  auto write = [&](long step) { series.write(step, sim); };
   write(0);
   Progress bar(steps, o.progress || ::isatty(2));
   const auto t0 = Clock::now();
@@ -275,7 +295,7 @@ int run_active(const Options& o) {
     std::fprintf(f, "# neuron time_ms\n");
     for (const adi::Spike& sp : spikes) std::fprintf(f, "%lld %.6f\n", static_cast<long long>(sp.neuron), sp.time);
     std::fclose(f);
-    std::printf("neuron: wrote %s and %s\n", path.c_str(), series->pvd_path().c_str());
+    std::printf("neuron: wrote %s and %s\n", path.c_str(), series.pvd_path().c_str());
   }
   return 0;
 }
