@@ -158,10 +158,6 @@ struct BlockTridiagonalPlan<T>::Impl {
 namespace {
 bool is_host_kernel(BlockKernel k) { return k == BlockKernel::reference || k == BlockKernel::cpu_block_thomas; }
 
-bool overlap(const void* p, std::size_t pb, const void* q, std::size_t qb) {
-  const auto p0 = reinterpret_cast<std::uintptr_t>(p), q0 = reinterpret_cast<std::uintptr_t>(q);
-  return p0 < q0 + qb && q0 < p0 + pb;
-}
 }  // namespace
 
 template <class T>
@@ -189,11 +185,11 @@ void BlockTridiagonalPlan<T>::Impl::check_pointers(const BlockBands<T>& bands, c
                             "; pass " + (exec.is_host() ? "host" : "device") +
                             " arrays or change the executor");
   }
-  const std::size_t vb = static_cast<std::size_t>(vector_span(lines)) * sizeof(T);
+  const index_t nv = vector_span(lines);
   // The kernels read d after writing u: in place only when they are the same array.
   // (u sharing memory with A, B or C is not checked: a caller's structure may
   // legitimately interleave them; the header says they must not alias.)
-  if (d != u && overlap(d, vb, u, vb))
+  if (d != u && detail::arrays_overlap(d, nv, u, nv))
     throw InvalidArgument("block tridiagonal solve: u and d overlap without being equal; pass u == d for an "
                           "in-place solve or separate arrays");
 }

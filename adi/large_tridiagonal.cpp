@@ -179,11 +179,7 @@ void LargeTridiagonalPlan<T>::Impl::check_pointers(const T* a, const T* b, const
                             (on_device ? "device" : "host") + " memory but the executor is " + exec.name() +
                             "; pass " + where(exec) + " arrays or change the executor");
   }
-  auto overlap = [](const T* x, index_t nx, const T* y, index_t ny) {
-    const std::uintptr_t x0 = reinterpret_cast<std::uintptr_t>(x), y0 = reinterpret_cast<std::uintptr_t>(y);
-    return x0 < y0 + ny * sizeof(T) && y0 < x0 + nx * sizeof(T);
-  };
-  if (u != d && overlap(u, span, d, span))
+  if (u != d && detail::arrays_overlap(u, span, d, span))
     throw InvalidArgument("large tridiagonal solve: u and d overlap without being equal; pass u == d for an "
                           "in-place solve or separate arrays");
   const struct {
@@ -191,7 +187,7 @@ void LargeTridiagonalPlan<T>::Impl::check_pointers(const T* a, const T* b, const
     const char* name;
   } bands[] = {{a, "a"}, {b, "b"}, {c, "c"}};
   for (const auto& q : bands)
-    if (overlap(u, span, q.p, band_span))
+    if (detail::arrays_overlap(u, span, q.p, band_span))
       throw InvalidArgument(std::string("large tridiagonal solve: u overlaps ") + q.name +
                             "; a, b and c are left intact, so u must be d or a separate array");
 }

@@ -90,23 +90,15 @@ void TridiagonalPlan<T>::Impl::check_pointers(const T* a, const T* b, const T* c
                             "; pass " + where(exec) + " arrays or change the executor");
   }
   // u must not overlap the coefficients: a kernel may read a, b, c after writing u.
-  const auto overlaps = [](const T* p, index_t np, const T* q, index_t nq) {
-    const auto p0 = reinterpret_cast<std::uintptr_t>(p), q0 = reinterpret_cast<std::uintptr_t>(q);
-    return p0 < q0 + std::uintptr_t(nq) * sizeof(T) && q0 < p0 + std::uintptr_t(np) * sizeof(T);
-  };
   const index_t band_span = shared ? lines.n : lines.span();
   for (const auto& q : {ptrs[0], ptrs[1], ptrs[2]})
-    if (overlaps(u, lines.span(), q.p, band_span))
+    if (detail::arrays_overlap(u, lines.span(), q.p, band_span))
       throw InvalidArgument(std::string("tridiagonal solve: u overlaps the coefficient array ") + q.name +
                             "; the solution needs an array of its own (or u == d for an in-place solve)");
-  if (d != u) {
-    // Different arrays must not overlap: the kernels read d after writing u.
-    const std::uintptr_t d0 = reinterpret_cast<std::uintptr_t>(d), u0 = reinterpret_cast<std::uintptr_t>(u);
-    const std::uintptr_t bytes = static_cast<std::uintptr_t>(lines.span()) * sizeof(T);
-    if (d0 < u0 + bytes && u0 < d0 + bytes)
-      throw InvalidArgument("tridiagonal solve: u and d overlap without being equal; pass u == d for an "
-                            "in-place solve or separate arrays");
-  }
+  // Different arrays must not overlap: the kernels read d after writing u.
+  if (d != u && detail::arrays_overlap(d, lines.span(), u, lines.span()))
+    throw InvalidArgument("tridiagonal solve: u and d overlap without being equal; pass u == d for an "
+                          "in-place solve or separate arrays");
 }
 
 template <class T>

@@ -189,13 +189,9 @@ void VariableTridiagonalPlan<T>::Impl::check_arrays(std::initializer_list<std::p
       throw InvalidArgument(std::string("variable tridiagonal solve: ") + name + " is not in the executor's memory (" +
                             exec.name() + ")");
   }
-  if (d != nullptr && u != nullptr && d != u) {
-    const auto d0 = reinterpret_cast<std::uintptr_t>(d), u0 = reinterpret_cast<std::uintptr_t>(u);
-    const std::uintptr_t bytes = static_cast<std::uintptr_t>(span) * sizeof(T);
-    if (d0 < u0 + bytes && u0 < d0 + bytes)
-      throw InvalidArgument("variable tridiagonal solve: u and d overlap without being equal; pass u == d for an "
-                            "in-place solve or separate arrays");
-  }
+  if (d != nullptr && u != nullptr && d != u && detail::arrays_overlap(d, span, u, span))
+    throw InvalidArgument("variable tridiagonal solve: u and d overlap without being equal; pass u == d for an "
+                          "in-place solve or separate arrays");
 }
 
 template <class T>

@@ -103,6 +103,14 @@ inline index_t checked_span(const LineSet& l, const char* what) {
   return add_size(s, 1, what);
 }
 
+// Whether arrays of np values at p and nq values at q share any byte: the one test the
+// plans apply to their outputs against their inputs.
+template <class T>
+bool arrays_overlap(const T* p, index_t np, const T* q, index_t nq) {
+  const auto p0 = reinterpret_cast<std::uintptr_t>(p), q0 = reinterpret_cast<std::uintptr_t>(q);
+  return p0 < q0 + std::uintptr_t(nq) * sizeof(T) && q0 < p0 + std::uintptr_t(np) * sizeof(T);
+}
+
 // Two lines that share an element would be solved by two threads at once (a race, and a
 // wrong answer): reject a LineSet unless its three (extent, stride) dimensions nest, each
 // stride (in increasing order) beyond everything the smaller ones span.
