@@ -73,6 +73,7 @@ Operator<T>::Operator(const Grid& grid, const Pde& pde, const BoundaryConditions
     if (p.active[a]) p.build_axis(a, pde);
   p.build_mixed(pde);
   p.decide_fused();
+  p.tune_teams();
 }
 
 template <class T>
@@ -137,6 +138,7 @@ template <class T>
 void Operator<T>::set_boundary(double t, Field<T>& V) {
   detail::require(std::isfinite(t), "Operator::set_boundary: time t = " + detail::number(t) + " must be finite");
   check_field(V, "V");
+  detail::TeamScope team(impl_->team[Impl::boundary_entry]);
   impl_->set_boundary(t, V);
 }
 
@@ -147,6 +149,7 @@ void Operator<T>::apply(double t, Field<T>& V, const std::array<T, 4>& w, T alph
   detail::require(std::isfinite(t), "Operator::apply: time t = " + detail::number(t) + " must be finite");
   check_field(V, "V");
   check_field(out, "out");
+  detail::TeamScope team(p.team[Impl::apply_entry]);
   if (base) check_field(*base, "base");
   detail::require(&V != &out && V.data() != out.data(),
                   "Operator::apply: out must not be V (the stencil reads V's neighbours)");
@@ -207,6 +210,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
     p.solve_fused(a, s, t_new, base, Y, t_old, V_old, later, result);
     return;
   }
+  detail::TeamScope team(p.team[Impl::solve_entry + a]);
   if (V_old) p.set_boundary(t_old, *V_old);
   typename Impl::AxisData& A = p.ax[a];
   // Right-hand side divided by s (the bands are those of I/s - A_a):

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "adi/detail/host_team.hpp"
 #include "adi/detail/tridiagonal_dispatch.hpp"
 #include "adi/error.hpp"
 #include "adi/field.hpp"
@@ -59,6 +60,7 @@ struct TridiagonalPlan<T>::Impl {
   Kernel kernel_shared = Kernel::automatic;  // the choice may differ for shared bands
   detail::Storage workspace;
   detail::Storage pivot_flag;  // device int, CUDA only
+  detail::TeamTuner team;      // host threads per solve (adi/detail/host_team.hpp)
 
   void check_pointers(const T* a, const T* b, const T* c, const T* d, const T* u, bool shared) const;
   void run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
@@ -112,8 +114,9 @@ void TridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool shar
     return;
   }
   if (exec.is_host()) {
+    detail::TeamScope scope(team);
     cpu::solve<T>(k, lines, cpu::BandView<T>{a, b, c, shared}, d, u, options.periodic,
-                  options.check_pivots, workspace.get(), exec.threads());
+                  options.check_pivots, workspace.get(), scope.team());
     return;
   }
   cuda_backend::DeviceGuard device_guard(exec.device());
@@ -138,6 +141,7 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
   p.exec = exec;
   p.lines = to_lines(lines_in);
   p.options = options;
+  p.team.reset(exec.threads());
   detail::DispatchQuery q{p.lines, sizeof(T), options.periodic, false};
   detail::DispatchQuery qs = q;
   qs.shared_bands = true;

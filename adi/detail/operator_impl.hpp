@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "adi/base/stencil.hpp"
+#include "adi/detail/host_team.hpp"
 #include "adi/error.hpp"
 #include "adi/operator.hpp"
 #include "adi/tridiagonal.hpp"
@@ -57,14 +58,14 @@ struct Stencils {
     if (e.is_cuda())
       cuda_backend::stencil_apply<T>(v, a, e.stream());
     else
-      cpu::stencil_apply<T>(v, a, e.threads());
+      cpu::stencil_apply<T>(v, a, host_threads(e.threads()));
   }
   static void face(const Executor& e, T* f, const Box3& box, const detail::FaceRegion& r, const T* vals, T scale,
                    bool add) {
     if (e.is_cuda())
       cuda_backend::stencil_face<T>(f, box, r, vals, scale, add, e.stream());
     else
-      cpu::stencil_face<T>(f, box, r, vals, scale, add, e.threads());
+      cpu::stencil_face<T>(f, box, r, vals, scale, add, host_threads(e.threads()));
   }
   static void face_apply(const Executor& e, const detail::StencilView<T>& v, const detail::FaceRegion& r,
                          const T* u, const std::array<T, 3>& w,
@@ -73,13 +74,13 @@ struct Stencils {
     if (e.is_cuda())
       cuda_backend::stencil_face_apply<T>(v, r, u, w, neumann, src, src_scale, vals, add, e.stream());
     else
-      cpu::stencil_face_apply<T>(v, r, u, w, neumann, src, src_scale, vals, add, e.threads());
+      cpu::stencil_face_apply<T>(v, r, u, w, neumann, src, src_scale, vals, add, host_threads(e.threads()));
   }
   static void diagonal(const Executor& e, const T* d, T inv_s, T* b, index_t n) {
     if (e.is_cuda())
       cuda_backend::stencil_diagonal<T>(d, inv_s, b, n, e.stream());
     else
-      cpu::stencil_diagonal<T>(d, inv_s, b, n, e.threads());
+      cpu::stencil_diagonal<T>(d, inv_s, b, n, host_threads(e.threads()));
   }
 };
 
@@ -126,6 +127,14 @@ struct Operator<T>::Impl {
   int src_last = 0;
 
   int threads() const { return exec.threads(); }
+  // Host threads of each public entry (adi/detail/host_team.hpp), one tuner per kind of
+  // call: apply, the stage along x, y, z, set_boundary. Every kernel under the entry
+  // (stencils, the plan's sweep) runs on the team it picks.
+  enum Entry { apply_entry = 0, solve_entry = 1, boundary_entry = 4, entries = 5 };
+  std::array<detail::TeamTuner, entries> team;
+  void tune_teams() {
+    for (auto& t : team) t.reset(exec.is_host() ? exec.threads() : 1);
+  }
   double coord(int a, index_t i) const { return grid.axis(static_cast<Axis>(a))[i]; }
   const Boundary& face(int a, bool hi_side) const { return bc[face_of(static_cast<Axis>(a), hi_side)]; }
   bool dirichlet(int a, bool hi_side) const {
