@@ -11,9 +11,10 @@
 // a TeamTuner that times its calls on a ladder of team sizes (all, half, ..., 1): it starts
 // with every processor, climbs down the ladder while a smaller team is faster, times the
 // next smaller team again when its choice becomes 30% slower for three calls running (load
-// arrived), and re-times a neighbour now and then (one call in 64, backing off to one in
-// 4096 while the neighbours lose by more than 1.5x) so that it also finds out when the
-// load leaves. The results never depend on the team: every kernel that takes a tuned team
+// arrived), and re-times a neighbour now and then (one call in 64, backing off by the
+// factor a neighbour lost by, to one in 65536) so that it also finds out when the load
+// leaves. Tuners share what they learnt: one that has not finished its first timings
+// starts over from the team another tuner of the process chose. The results never depend on the team: every kernel that takes a tuned team
 // solves each line (each stencil row) on one thread.
 //
 // A positive thread count (Executor::host(n)) is used as given: no timing, no changes.
@@ -30,7 +31,7 @@ namespace adi::detail {
 class TeamTuner {
  public:
   static constexpr std::int64_t kReprobe = 64;       // calls between re-timings of a neighbouring team, at first
-  static constexpr std::int64_t kReprobeMax = 4096;  // ... backing off to this while the neighbours lose clearly
+  static constexpr std::int64_t kReprobeMax = 1 << 16;  // ... backing off to this while the neighbours lose clearly
   static constexpr double kDrift = 1.3;     // the chosen team this much slower three calls running:
   static constexpr int kDriftCalls = 3;     // time the next smaller team again
 
@@ -61,7 +62,7 @@ class TeamTuner {
   // The team for the next call.
   int pick() {
     if (fixed_ > 0) return fixed_;
-    if (!started_) start();
+    if (!started_ || (starting_ && shared_hint().load(std::memory_order_relaxed) != hint_)) start();
     periodic_ = false;
     if (queued_ > 0) {
       next_ = queue_[0];
@@ -85,6 +86,7 @@ class TeamTuner {
       for (int i = 1; i < queued_; ++i) queue_[i - 1] = queue_[i];
       --queued_;
     }
+    if (queued_ == 0) starting_ = false;
     double& t = time_[next_];
     const double before = t;
     if (next_ == best_ && queued_ == 0 && before > 0 && seconds > kDrift * before) {
@@ -110,7 +112,10 @@ class TeamTuner {
       interval_ = kReprobe;
       probe(best_ + step);
     } else if (periodic_ && t > 1.5 * time_[best_]) {
-      interval_ = std::min(2 * interval_, kReprobeMax);  // a clear loss: look less often
+      // A clear loss: look less often, the more so the larger the loss, so the re-timings
+      // cost at most about 1/kReprobe of the time however slow the other team is.
+      const double ratio = std::min(t / time_[best_], 1024.0);
+      interval_ = std::min(static_cast<std::int64_t>(interval_ * std::max(2.0, ratio)), kReprobeMax);
     }
   }
 
@@ -123,21 +128,21 @@ class TeamTuner {
  private:
   static constexpr int kMax = 8;
   static constexpr int kQueue = 8;
-  // Time team i on the next two calls (once it has a timing, the faster of the two counts).
+  // Time team i on the next call.
   void probe(int i) {
-    if (i < 0 || i >= size_ || queued_ + 2 > kQueue) return;
-    queue_[queued_++] = i;
+    if (i < 0 || i >= size_ || queued_ + 1 > kQueue) return;
     queue_[queued_++] = i;
   }
   // Where the first calls go: on the whole machine, or on the team another tuner of this
   // process chose last (the machine's load is the same for every plan), then one smaller
   // team; the tuner climbs on from there.
   void start() {
-    started_ = true;
-    const int hint = shared_hint().load(std::memory_order_relaxed);
+    started_ = starting_ = true;
+    hint_ = shared_hint().load(std::memory_order_relaxed);
     int h = 0;
-    while (hint > 0 && h + 1 < size_ && team_[h] > hint) ++h;
+    while (hint_ > 0 && h + 1 < size_ && team_[h] > hint_) ++h;
     best_ = h;
+    queued_ = 0;
     probe(h);
     probe(h + 1);
   }
@@ -149,7 +154,8 @@ class TeamTuner {
     best_ = i;
     shared_hint().store(team_[i], std::memory_order_relaxed);
   }
-  bool started_ = false;
+  bool started_ = false, starting_ = false;  // starting_: the first probes are not all timed yet
+  int hint_ = 0;
   int fixed_ = 0;
   std::array<int, kMax> team_{};
   std::array<double, kMax> time_{};

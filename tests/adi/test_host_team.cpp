@@ -82,7 +82,7 @@ TEST_F(HostTeam, FollowsLoadBothWays) {
 }
 
 // A busy 2-core machine where two threads collapse (each fork/join waits for a core):
-// the re-timings of the larger team back off, so it costs a few percent at most.
+// the re-timings of the larger team back off by the factor it lost by: under 1% in all.
 TEST_F(HostTeam, BacksOffFromATeamThatCollapses) {
   TeamTuner t;
   t.reset(0, 2);
@@ -91,7 +91,7 @@ TEST_F(HostTeam, BacksOffFromATeamThatCollapses) {
   EXPECT_EQ(t.preferred(), 1);
   double total = 0;
   for (const auto& [team, calls] : used) total += calls * collapse(team);
-  EXPECT_LT(total, 1.05 * 8192) << "calls on two threads: " << used.at(2);
+  EXPECT_LT(total, 1.01 * 8192) << "calls on two threads: " << used.at(2);
 }
 
 // A tuner that starts after another one learnt the machine starts on its choice.
