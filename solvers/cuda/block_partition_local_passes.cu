@@ -1,4 +1,5 @@
-// Device block partition passes, single precision (see block_partition_local_passes.hpp).
+// Device block partition passes: the dispatch on the runtime block size, both precisions
+// (the kernels: generated units, see block_partition_launch.cuh).
 #include "solvers/cuda/block_partition_launch.cuh"
 
 namespace adi::cuda_backend::block_partition {
@@ -6,5 +7,8 @@ namespace adi::cuda_backend::block_partition {
 template void reduce<float>(const BlockLineSet&, const float*, const float*, const float*, const float*, float*,
                              const Workspace<float>&, float*, float, bool, bool, void*);
 template void back_substitute<float>(const BlockLineSet&, const Workspace<float>&, const float*, float*, void*);
+template void reduce<double>(const BlockLineSet&, const double*, const double*, const double*, const double*,
+                             double*, const Workspace<double>&, double*, double, bool, bool, void*);
+template void back_substitute<double>(const BlockLineSet&, const Workspace<double>&, const double*, double*, void*);
 
 }  // namespace adi::cuda_backend::block_partition

@@ -1,5 +1,5 @@
-// Block-tridiagonal CUDA entry points (solvers/cuda/backend.hpp); float kernels here,
-// double kernels in block_thomas_cuda_fp64.cu.
+// Block-tridiagonal CUDA entry points (solvers/cuda/backend.hpp), both precisions: the
+// dispatch on the block size; the kernels are in generated units (block_thomas_launch.cuh).
 #include "solvers/cuda/block_thomas_launch.cuh"
 
 namespace adi::cuda_backend {
@@ -17,6 +17,13 @@ void block_tridiagonal_solve<float>(BlockKernel kernel, const BlockLineSet& l, c
                                     const float* c, const float* d, float* u, double tol, bool periodic,
                                     void* workspace, unsigned long long* singular, void* stream) {
   block::solve<float>(kernel, l, a, b, c, d, u, tol, periodic, workspace, singular, stream);
+}
+
+template <>
+void block_tridiagonal_solve<double>(BlockKernel kernel, const BlockLineSet& l, const double* a, const double* b,
+                                     const double* c, const double* d, double* u, double tol, bool periodic,
+                                     void* workspace, unsigned long long* singular, void* stream) {
+  block::solve<double>(kernel, l, a, b, c, d, u, tol, periodic, workspace, singular, stream);
 }
 
 }  // namespace adi::cuda_backend
