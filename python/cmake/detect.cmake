@@ -1,0 +1,57 @@
+# Finds what the Python package (python/) needs, without ever failing the configure:
+#   ADI_PYTHON_FOUND       Python 3 (interpreter + development headers) and pybind11 headers found
+#   ADI_PYTHON_EXECUTABLE  the interpreter the module is built for (and CTest runs pytest with)
+#   target adi_pybind11    the pybind11 headers, from (in this order) pybind11's CMake package
+#                          (Debian: python3-pybind11 / pybind11-dev), `python -m pybind11
+#                          --cmakedir` (pip), or the copy PyTorch bundles (torch/include/pybind11).
+# Set Python3_EXECUTABLE to choose the interpreter; by default the first of python3 on PATH and
+# /usr/bin/python3 that imports numpy (a pyenv python3 without numpy is skipped).
+set(ADI_PYTHON_FOUND OFF)
+set(ADI_PYTHON_WHY "")
+if(NOT DEFINED Python3_EXECUTABLE)
+  find_program(_adi_py_path NAMES python3 NO_CACHE)
+  foreach(_adi_py IN ITEMS ${_adi_py_path} /usr/bin/python3)
+    if(EXISTS "${_adi_py}")
+      execute_process(COMMAND "${_adi_py}" -c "import numpy" RESULT_VARIABLE _adi_rc OUTPUT_QUIET ERROR_QUIET)
+      if(_adi_rc EQUAL 0)
+        set(Python3_EXECUTABLE "${_adi_py}")
+        break()
+      endif()
+    endif()
+  endforeach()
+endif()
+find_package(Python3 3.8 QUIET COMPONENTS Interpreter Development.Module)
+if(NOT Python3_Interpreter_FOUND OR NOT Python3_Development.Module_FOUND)
+  set(ADI_PYTHON_WHY "Python 3 interpreter + development headers not found (Debian: python3-dev)")
+else()
+  set(ADI_PYTHON_EXECUTABLE "${Python3_EXECUTABLE}")
+  if(NOT TARGET adi_pybind11)
+    find_package(pybind11 2.6 CONFIG QUIET)
+    if(NOT pybind11_FOUND)
+      execute_process(COMMAND "${Python3_EXECUTABLE}" -m pybind11 --cmakedir OUTPUT_VARIABLE _adi_pb_dir
+                      OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _adi_rc ERROR_QUIET)
+      if(_adi_rc EQUAL 0 AND EXISTS "${_adi_pb_dir}")
+        find_package(pybind11 2.6 CONFIG QUIET PATHS "${_adi_pb_dir}" NO_DEFAULT_PATH)
+      endif()
+    endif()
+    if(pybind11_FOUND AND TARGET pybind11::headers)
+      add_library(adi_pybind11 INTERFACE IMPORTED GLOBAL)
+      target_link_libraries(adi_pybind11 INTERFACE pybind11::headers)
+      set(ADI_PYBIND11_SOURCE "pybind11 ${pybind11_VERSION} (${pybind11_DIR})")
+    else()
+      execute_process(
+        COMMAND "${Python3_EXECUTABLE}" -c "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'include'))"
+        OUTPUT_VARIABLE _adi_torch_inc OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _adi_rc ERROR_QUIET)
+      if(_adi_rc EQUAL 0 AND EXISTS "${_adi_torch_inc}/pybind11/pybind11.h")
+        add_library(adi_pybind11 INTERFACE IMPORTED GLOBAL)
+        target_include_directories(adi_pybind11 SYSTEM INTERFACE "${_adi_torch_inc}")
+        set(ADI_PYBIND11_SOURCE "PyTorch's bundled pybind11 (${_adi_torch_inc})")
+      endif()
+    endif()
+  endif()
+  if(TARGET adi_pybind11)
+    set(ADI_PYTHON_FOUND ON)
+  else()
+    set(ADI_PYTHON_WHY "pybind11 not found (Debian: python3-pybind11; pip: pybind11; or PyTorch's bundled copy)")
+  endif()
+endif()
