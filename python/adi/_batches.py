@@ -292,7 +292,7 @@ def cholesky_solve(matrices: Sequence[Any], rhs: Sequence[Any]) -> List[np.ndarr
         raise InvalidArgumentError("rhs: every right-hand side needs the same number of columns")
     plan = BatchedCholeskyPlan(sizes, dtype, throw_on_failure=True)
     a = np.concatenate([m.astype(dtype).ravel(order="F") for m in mats]) if mats else np.empty(0, dtype)
-    b = np.concatenate([x.astype(dtype).reshape(x.shape[0], -1).ravel(order="F") for x in rhs_]) if mats else a
+    b = np.concatenate([x.astype(dtype).reshape(x.shape[0], nrhs).ravel(order="F") for x in rhs_]) if mats else a
     plan.factor(a)
     plan.solve(a, b, nrhs)
     out, o = [], 0

@@ -78,7 +78,8 @@ class HeatSolver:
 
     @u.setter
     def u(self, value: Any) -> None:
-        self._s.set_u(np.asarray(value, dtype=np.float64).reshape(self.shape))
+        v = np.asarray(value, dtype=np.float64)
+        self._s.set_u(v.reshape(self.shape) if v.size == int(np.prod(self.shape)) else v)
 
     def step(self, t: float, dt: float) -> None:
         """One step from t to t + dt."""

@@ -147,6 +147,9 @@ def _solve(a: Any, b: Any, c: Any, d: Any, axis: int, periodic: bool, out: Any, 
         raise InvalidArgumentError(f"out: dtype {uv.dtype} differs from the result's {dtype}; pass a {dtype} array")
     if not uv.writable:
         raise InvalidArgumentError("out: the array is read-only; pass a writable array")
+    if uv.strides is not None and any(st == 0 and e > 1 for e, st in zip(uv.shape, uv.strides)):
+        raise InvalidArgumentError("out: elements share an address (a zero stride, e.g. a broadcast view); "
+                                   "pass an array with an address per element")
     work, wv = u, uv
     layout = line_set(uv.shape, uv.strides, axis) if uv.strides is not None else None
     d_in_place = jax_out or _arrays.same_memory(dv, uv)
