@@ -183,3 +183,16 @@ def test_plan_cache_reuse(rng):
     from adi import _tridiagonal
 
     assert len(_tridiagonal._cache.plans) == 1
+
+
+def test_device_array_without_cuda_build_is_refused():
+    if adi.cuda_compiled():
+        pytest.skip("this build has CUDA: the no-CUDA error is not reachable")
+
+    class FakeDeviceArray:  # what CuPy / Numba / PyTorch present
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f8", "data": (1 << 40, False), "version": 3,
+                                    "strides": None}
+
+    x = FakeDeviceArray()
+    with pytest.raises(adi.UnsupportedError, match="without CUDA|no CUDA"):
+        adi.solve_tridiagonal(x, x, x, x)
