@@ -42,11 +42,13 @@ class _PlanCache:
 
 
 _cache = _PlanCache(limit=32)
+_fast = _core.FastCache(32)  # the C++ fast path's plans (no-copy NumPy / CuPy / PyTorch calls with out=)
 
 
 def clear_plan_cache() -> None:
     """Frees the plans (and their workspaces) that solve_tridiagonal keeps per shape."""
     _cache.clear()
+    _fast.clear()
 
 
 def line_set(shape: Sequence[int], strides: Sequence[int], axis: int) -> Optional[Tuple[LineKey, List[int]]]:
@@ -251,6 +253,10 @@ def solve_tridiagonal(a: Any, b: Any, c: Any, d: Any, axis: int = -1, periodic: 
     Returns:
         ``out`` (or the new array).
 
+    A call whose arrays need no copy (NumPy, CuPy or PyTorch; ``out`` given; full bands with
+    ``out``'s strides or three contiguous 1-D bands; ``d`` with ``out``'s strides) is resolved
+    in C++ (a few microseconds); any other goes through the general path below.
+
     The result is float32 when every input is float32, float64 otherwise. Arrays are used
     in place whenever their strides are a LineSet (every layout NumPy slicing and
     transposing produces, negative strides across lines included); a band, ``d`` or ``out``
@@ -259,6 +265,8 @@ def solve_tridiagonal(a: Any, b: Any, c: Any, d: Any, axis: int = -1, periodic: 
     broadcast with zero strides. The C++ plan of each layout is built on first use and
     cached (:func:`clear_plan_cache`); :class:`TridiagonalPlan` holds plans of its own.
     """
+    if _fast.solve(a, b, c, d, out, axis, periodic, check_pivots, kernel):
+        return out
     return _solve(a, b, c, d, axis, periodic, out, check_pivots, kernel, _cache)
 
 
@@ -282,6 +290,7 @@ class TridiagonalPlan:
         self.periodic, self._kernel_option, self.check_pivots = bool(periodic), kernel, bool(check_pivots)
         self.device = _parse_device(device)
         self._cache = _PlanCache(limit=None)
+        self._fast = _core.FastCache(1 << 20)
         layout = line_set(self.shape, _arrays._c_strides(self.shape), self.axis)
         assert layout is not None
         self._first = _core.TridiagonalPlan(layout[0], _arrays.result_dtype(self.dtype).name, self.device, 0,
@@ -295,6 +304,8 @@ class TridiagonalPlan:
     def solve(self, a: Any, b: Any, c: Any, d: Any, out: Any = None) -> Any:
         """As :func:`solve_tridiagonal` with this plan's axis and options."""
         self._check(d)
+        if self._fast.solve(a, b, c, d, out, self.axis, self.periodic, self.check_pivots, self._kernel_option):
+            return out
         return _solve(a, b, c, d, self.axis, self.periodic, out, self.check_pivots, self._kernel_option, self._cache)
 
     def time(self, a: Any, b: Any, c: Any, d: Any, out: Any, repeats: int = 20) -> float:

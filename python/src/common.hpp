@@ -51,5 +51,6 @@ void bind_batches(py::module_& m);
 void bind_hines(py::module_& m);
 void bind_heat(py::module_& m);
 void bind_finance(py::module_& m);
+void bind_fast(py::module_& m);
 
 }  // namespace adi::python

@@ -144,4 +144,5 @@ PYBIND11_MODULE(_core, m) {
   bind_hines(m);
   bind_heat(m);
   bind_finance(m);
+  bind_fast(m);
 }

@@ -196,3 +196,24 @@ def test_device_array_without_cuda_build_is_refused():
     x = FakeDeviceArray()
     with pytest.raises(adi.UnsupportedError, match="without CUDA|no CUDA"):
         adi.solve_tridiagonal(x, x, x, x)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_fast_path_matches_general_path(axis, rng):
+    from adi import _tridiagonal
+
+    shape = (9, 10, 11)
+    a, b, c = dominant_bands(rng, shape, np.float32)
+    d = rng.standard_normal(shape).astype(np.float32)
+    _tridiagonal.clear_plan_cache()
+    fast = np.full(shape, np.nan, np.float32)
+    adi.solve_tridiagonal(a, b, c, d, axis=axis, out=fast)
+    assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 0  # the C++ fast path ran
+    general = adi.solve_tridiagonal(a, b, c, d, axis=axis)  # no out: the general path
+    assert len(_tridiagonal._cache.plans) == 1
+    np.testing.assert_array_equal(fast, general)
+    sa, sb, sc = (np.ascontiguousarray(np.moveaxis(x, axis, -1)[0, 0]) for x in (a, b, c))
+    shared = np.full(shape, np.nan, np.float32)
+    adi.solve_tridiagonal(sa, sb, sc, d, axis=axis, out=shared)
+    assert len(_tridiagonal._fast) == 2
+    assert_close(shared, reference_tridiagonal(sa, sb, sc, d, axis), np.float32)
