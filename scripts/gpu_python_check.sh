@@ -67,8 +67,8 @@ echo "-- GPU tests skipped (reasons) --"
 grep -E "^SKIPPED" "$OUT/pytest_gpu.log" | head -20
 grep -E "^(FAILED|ERROR)" "$OUT/pytest_host.log" "$OUT/pytest_gpu.log" | head -20
 echo
-echo "-- C++: bench_cuda_tridiagonal, 256^3 rows (dispatch choice marked *) --"
-[ -n "$BENCH" ] && grep -E "^256x256x256 .*\*|^grid " "$OUT/bench_cuda_tridiagonal.log" | head -20
+echo "-- C++: bench_cuda_tridiagonal, 256^3 rows, full bands --"
+[ -n "$BENCH" ] && grep -E "^256x256x256 .* full |^grid " "$OUT/bench_cuda_tridiagonal.log" | head -60
 [ -n "$BENCH" ] && sed -n '/== Summary/,$p' "$OUT/bench_cuda_tridiagonal.log"
 echo
 echo "-- Python: bench_solve_tridiagonal.py --gpu --"
