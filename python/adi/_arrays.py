@@ -10,7 +10,6 @@ producer that names another stream (``__cuda_array_interface__['stream']``) is w
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Tuple
 
@@ -291,7 +290,7 @@ def _dlpack_device(x: Any) -> Tuple[Optional[int], int]:
 def _dlpack_view(x: Any, stream: int, writable: bool) -> View:
     try:
         capsule = x.__dlpack__(stream=stream)
-    except TypeError:
+    except Exception:  # noqa: BLE001 - a producer without (that) stream argument; callers made x ready
         capsule = x.__dlpack__()
     address, shape, strides, dtype, _, _, readonly = _core.dlpack_view(capsule)
     if strides is None:
@@ -372,6 +371,3 @@ def result_dtype(*dtypes: np.dtype) -> np.dtype:
 def same_memory(x: View, y: View) -> bool:
     return x.address == y.address and x.shape == y.shape and x.strides == y.strides
 
-
-def _python_version_ok() -> bool:  # pragma: no cover
-    return sys.version_info >= (3, 8)
