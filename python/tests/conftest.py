@@ -7,6 +7,9 @@ import sys
 import numpy as np
 import pytest
 
+# JAX otherwise takes 75% of the GPU's memory when first used, starving CuPy and PyTorch.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
 # Run from a source checkout without installing: CTest sets PYTHONPATH to <build>/python.
 if "ADI_PYTHON_PATH" in os.environ:
     sys.path.insert(0, os.environ["ADI_PYTHON_PATH"])
