@@ -9,6 +9,7 @@
 #
 #   OUT=/tmp/out scripts/gpu_python_check.sh [--build-only | --no-build]
 #   (--build-only, then --no-build: two calls if one 10-minute device call is too short)
+#   PYTHON=/path/to/python3 picks the interpreter; ADI_CMAKE_ARGS adds CMake options.
 set -u
 mode=${1:-}
 OUT=${OUT:-$PWD/out/gpu_python}
@@ -31,7 +32,7 @@ PYEOF
 if [ "$mode" != "--no-build" ]; then
   cmake -S . -B $B $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=OFF -DADI_BUILD_EXAMPLES=OFF -DADI_BUILD_BENCHMARKS=ON \
-    -DADI_WITH_PYTHON=ON -DPython3_EXECUTABLE="$PY" > "$OUT/configure.log" 2>&1 \
+    -DADI_WITH_PYTHON=ON -DPython3_EXECUTABLE="$PY" ${ADI_CMAKE_ARGS:-} > "$OUT/configure.log" 2>&1 \
     || { echo "configure failed"; tail -30 "$OUT/configure.log"; exit 1; }
   grep -E "adi: Python module|adi: CUDA" "$OUT/configure.log"
   cmake --build $B -j "$(nproc)" --target adi_python > "$OUT/build.log" 2>&1 \
