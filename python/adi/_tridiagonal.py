@@ -149,9 +149,11 @@ def _solve(a: Any, b: Any, c: Any, d: Any, axis: int, periodic: bool, out: Any, 
         raise InvalidArgumentError(f"out: dtype {uv.dtype} differs from the result's {dtype}; pass a {dtype} array")
     if not uv.writable:
         raise InvalidArgumentError("out: the array is read-only; pass a writable array")
-    if uv.strides is not None and any(st == 0 and e > 1 for e, st in zip(uv.shape, uv.strides)):
+    if uv.strides is not None and 0 not in tuple(uv.shape) and any(st == 0 and e > 1 for e, st in zip(uv.shape, uv.strides)):
         raise InvalidArgumentError("out: elements share an address (a zero stride, e.g. a broadcast view); "
                                    "pass an array with an address per element")
+    if 0 in tuple(uv.shape):  # nothing to solve (a plan needs n >= 1)
+        return 0.0 if repeats else lib.finish(u)
     work, wv = u, uv
     layout = line_set(uv.shape, uv.strides, axis) if uv.strides is not None else None
     d_in_place = jax_out or _arrays.same_memory(dv, uv)
@@ -207,8 +209,6 @@ def _solve(a: Any, b: Any, c: Any, d: Any, axis: int, periodic: bool, out: Any, 
     key = (lines, dtype.name, lib.device, stream, bool(periodic), kernel, bool(check_pivots))
     plan = cache.get(key, lambda: _core.TridiagonalPlan(lines, dtype.name, lib.device, stream, bool(periodic), kernel,
                                                          bool(check_pivots)))
-    if 0 in dv.shape:
-        return lib.finish(u)
     if repeats:
         return plan.time(addresses[0], addresses[1], addresses[2], d_addr, wv.address, shared, offsets, repeats)
     plan.solve(addresses[0], addresses[1], addresses[2], d_addr, wv.address, shared, offsets)

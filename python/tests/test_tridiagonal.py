@@ -217,3 +217,13 @@ def test_fast_path_matches_general_path(axis, rng):
     adi.solve_tridiagonal(sa, sb, sc, d, axis=axis, out=shared)
     assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 1  # fast path, same plan
     assert_close(shared, reference_tridiagonal(sa, sb, sc, d, axis), np.float32)
+
+
+@pytest.mark.parametrize("shape,axis", [((0, 5), 0), ((0, 5), 1), ((3, 0, 4), 2)])
+def test_empty_arrays(shape, axis):
+    d = np.ones(shape)
+    n = shape[axis]
+    u = adi.solve_tridiagonal(np.ones(n), np.full(n, 2.0), np.ones(n), d, axis=axis)
+    assert u.shape == shape
+    out = np.empty(shape)
+    assert adi.solve_tridiagonal(np.ones(shape), np.ones(shape), np.ones(shape), d, axis=axis, out=out) is out
