@@ -15,6 +15,7 @@
 
 #include "adi/tridiagonal.hpp"
 #include "common.hpp"
+#include "solve_lines.hpp"
 
 namespace adi::python {
 namespace {
@@ -141,18 +142,6 @@ bool line_set(const std::vector<index_t>& shape, const std::vector<index_t>& str
   return true;
 }
 
-template <class T>
-void run(TridiagonalPlan<T>& p, std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::uintptr_t d,
-         std::uintptr_t u, bool shared, const std::vector<index_t>& offsets) {
-  for (index_t o : offsets) {
-    if (shared)
-      p.solve(SharedBands<T>{ptr<const T>(a), ptr<const T>(b), ptr<const T>(c)}, ptr<const T>(d) + o, ptr<T>(u) + o);
-    else
-      p.solve(Bands<T>{ptr<const T>(a) + o, ptr<const T>(b) + o, ptr<const T>(c) + o}, ptr<const T>(d) + o,
-              ptr<T>(u) + o);
-  }
-}
-
 // C++ plans by layout, precision, device, stream, options and thread (a plan is not
 // thread-safe), at most `limit` (the oldest built is dropped first).
 class FastCache {
@@ -214,8 +203,9 @@ class FastCache {
       order_.push_back(key);
     }
     py::gil_scoped_release release;
-    if (e->f32) run(*e->f32, B[0].address, B[1].address, B[2].address, D.address, U.address, shared == 3, offsets);
-    else run(*e->f64, B[0].address, B[1].address, B[2].address, D.address, U.address, shared == 3, offsets);
+    const bool sh = shared == 3;
+    if (e->f32) solve_at_offsets(*e->f32, B[0].address, B[1].address, B[2].address, D.address, U.address, sh, offsets);
+    else solve_at_offsets(*e->f64, B[0].address, B[1].address, B[2].address, D.address, U.address, sh, offsets);
     return true;
   }
   void clear() {

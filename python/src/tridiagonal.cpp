@@ -9,6 +9,7 @@
 
 #include "adi/tridiagonal.hpp"
 #include "common.hpp"
+#include "solve_lines.hpp"
 
 namespace adi::python {
 namespace {
@@ -59,24 +60,9 @@ class AnyTridiagonalPlan {
   std::string executor() const { return exec_.name(); }
 
  private:
-  template <class T>
-  static void run_one(TridiagonalPlan<T>& p, std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::uintptr_t d,
-                      std::uintptr_t u, bool shared, const std::vector<index_t>& offsets) {
-    const index_t zero = 0;
-    const index_t* off = offsets.empty() ? &zero : offsets.data();
-    const std::size_t count = offsets.empty() ? 1 : offsets.size();
-    for (std::size_t k = 0; k < count; ++k) {
-      const index_t o = off[k];
-      if (shared)
-        p.solve(SharedBands<T>{ptr<const T>(a), ptr<const T>(b), ptr<const T>(c)}, ptr<const T>(d) + o, ptr<T>(u) + o);
-      else
-        p.solve(Bands<T>{ptr<const T>(a) + o, ptr<const T>(b) + o, ptr<const T>(c) + o}, ptr<const T>(d) + o,
-                ptr<T>(u) + o);
-    }
-  }
   void run(std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::uintptr_t d, std::uintptr_t u, bool shared,
            const std::vector<index_t>& offsets) {
-    std::visit([&](auto& p) { run_one(*p, a, b, c, d, u, shared, offsets); }, plan_);
+    std::visit([&](auto& p) { solve_at_offsets(*p, a, b, c, d, u, shared, offsets); }, plan_);
   }
 
   Precision precision_;
