@@ -151,7 +151,8 @@ def run_cpu(args, results: List[Dict[str, Any]]) -> None:
                 t_sp = per_line * n * n
             peers = [t for t in (t_np, t_sp) if t]
             best = min(peers)
-            print(f"| {np.dtype(dtype).name} | {'zyx'[axis]} (axis {axis}) | {fmt(t_adi)} | {pct(t_adi, nbytes, copy_gbs)} "
+            name = f"| {np.dtype(dtype).name} | {'zyx'[axis]} (axis {axis})"
+            print(f"{name} | {fmt(t_adi)} | {pct(t_adi, nbytes, copy_gbs)} "
                   f"| {fmt(t_cpp)} | {t_adi / t_cpp:.2f} | {fmt(t_np)} | {fmt(t_sp)} | {best / t_adi:.1f}x |")
             results.append(dict(device="cpu", dtype=np.dtype(dtype).name, axis=axis, adi=t_adi, cpp=t_cpp,
                                 numpy_thomas=t_np, scipy_loop=t_sp, copy_gbs=copy_gbs, max_rel_diff=err))
@@ -308,8 +309,8 @@ def run_gpu(args, results: List[Dict[str, Any]]) -> None:
         copy_gbs = 2 * src.nbytes / t_copy / 1e9
         print(f"copy bandwidth (CuPy copy, read + write): {copy_gbs:.0f} GB/s")
         del src, dst
-    print("| dtype | axis | adi CuPy ms | % copy | adi CuPy loop ms | adi PyTorch ms | C++ call ms | CuPy / C++ | JAX ms "
-          "| cuSPARSE ms | best peer / adi |")
+    print("| dtype | axis | adi CuPy ms | % copy | adi CuPy loop ms | adi PyTorch ms | C++ call ms | CuPy / C++ "
+          "| JAX ms | cuSPARSE ms | best peer / adi |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     notes = set()
     for dtype in args.dtypes:
@@ -362,7 +363,8 @@ def run_gpu(args, results: List[Dict[str, Any]]) -> None:
             peers = [t for t in (t_jax, t_cs) if t]
             speed = f"{min(peers) / adi_t:.1f}x" if peers and adi_t else "n/a"
             ratio = f"{t_cupy / t_cpp:.2f}" if t_cupy and t_cpp else "n/a"
-            print(f"| {np.dtype(dtype).name} | {'zyx'[axis]} (axis {axis}) | {fmt(t_cupy)} | {pct(adi_t, nbytes, copy_gbs)} "
+            name = f"| {np.dtype(dtype).name} | {'zyx'[axis]} (axis {axis})"
+            print(f"{name} | {fmt(t_cupy)} | {pct(adi_t, nbytes, copy_gbs)} "
                   f"| {fmt(t_loop)} | {fmt(t_torch)} | {fmt(t_cpp)} | {ratio} | {fmt(t_jax)} | {fmt(t_cs)} | {speed} |")
             row.update(adi_cupy=t_cupy, adi_cupy_loop=t_loop, adi_torch=t_torch, cpp=t_cpp, jax=t_jax, cusparse=t_cs,
                        copy_gbs=copy_gbs)

@@ -149,7 +149,8 @@ def _solve(a: Any, b: Any, c: Any, d: Any, axis: int, periodic: bool, out: Any, 
         raise InvalidArgumentError(f"out: dtype {uv.dtype} differs from the result's {dtype}; pass a {dtype} array")
     if not uv.writable:
         raise InvalidArgumentError("out: the array is read-only; pass a writable array")
-    if uv.strides is not None and 0 not in tuple(uv.shape) and any(st == 0 and e > 1 for e, st in zip(uv.shape, uv.strides)):
+    shared_address = uv.strides is not None and any(st == 0 and e > 1 for e, st in zip(uv.shape, uv.strides))
+    if shared_address and 0 not in tuple(uv.shape):
         raise InvalidArgumentError("out: elements share an address (a zero stride, e.g. a broadcast view); "
                                    "pass an array with an address per element")
     if 0 in tuple(uv.shape):  # nothing to solve (a plan needs n >= 1)

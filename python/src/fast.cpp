@@ -48,8 +48,7 @@ ArrayInfo inspect(const py::handle& x) {
   if (py::isinstance<py::array>(x)) {
     auto a = py::reinterpret_borrow<py::array>(x);
     const char ch = a.dtype().kind();
-    if (ch != 'f' || !(a.itemsize() == 4 || a.itemsize() == 8) || !a.writeable() ||
-        a.dtype().byteorder() == '>')
+    if (ch != 'f' || !(a.itemsize() == 4 || a.itemsize() == 8) || !a.writeable() || a.dtype().byteorder() == '>')
       return r;
     r.itemsize = static_cast<int>(a.itemsize());
     r.address = reinterpret_cast<std::uintptr_t>(a.data());
@@ -125,8 +124,10 @@ bool line_set(const std::vector<index_t>& shape, const std::vector<index_t>& str
     std::vector<std::pair<index_t, index_t>> merged{dims[0]};
     for (std::size_t k = 1; k < dims.size(); ++k) {
       auto& last = merged.back();
-      if (dims[k].first == last.first * last.second) last.second *= dims[k].second;
-      else merged.push_back(dims[k]);
+      if (dims[k].first == last.first * last.second)
+        last.second *= dims[k].second;
+      else
+        merged.push_back(dims[k]);
     }
     dims = merged;
   }
@@ -166,8 +167,10 @@ class FastCache {
     int shared = 0;
     for (const ArrayInfo& x : B) {
       if (x.kind != U.kind || x.itemsize != U.itemsize || x.device != U.device) return false;
-      if (ndim > 1 && x.shape.size() == 1 && x.shape[0] == n && (x.strides[0] == 1 || n == 1)) ++shared;
-      else if (x.shape != U.shape || x.strides != U.strides) return false;
+      if (ndim > 1 && x.shape.size() == 1 && x.shape[0] == n && (x.strides[0] == 1 || n == 1))
+        ++shared;
+      else if (x.shape != U.shape || x.strides != U.strides)
+        return false;
     }
     if (shared != 0 && shared != 3) return false;
     for (index_t e : U.shape)
@@ -176,8 +179,19 @@ class FastCache {
     std::vector<index_t> offsets;
     if (!line_set(U.shape, U.strides, axis, l, offsets)) return false;
     const std::uintptr_t stream = current_stream(U.kind, U.device);
-    const Key key{l.n, l.stride, l.count0, l.stride0, l.count1, l.stride1, U.itemsize, U.device,
-                  stream, periodic, check_pivots, kernel, std::this_thread::get_id()};
+    const Key key{l.n,
+                  l.stride,
+                  l.count0,
+                  l.stride0,
+                  l.count1,
+                  l.stride1,
+                  U.itemsize,
+                  U.device,
+                  stream,
+                  periodic,
+                  check_pivots,
+                  kernel,
+                  std::this_thread::get_id()};
     std::shared_ptr<Entry> e;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -191,8 +205,10 @@ class FastCache {
       o.check_pivots = check_pivots;
       o.kernel = kernel_from_name(kernel);
       const Executor exec = make_executor(U.device, stream);
-      if (U.itemsize == 4) made->f32 = std::make_unique<TridiagonalPlan<float>>(exec, to_lines(l), o);
-      else made->f64 = std::make_unique<TridiagonalPlan<double>>(exec, to_lines(l), o);
+      if (U.itemsize == 4)
+        made->f32 = std::make_unique<TridiagonalPlan<float>>(exec, to_lines(l), o);
+      else
+        made->f64 = std::make_unique<TridiagonalPlan<double>>(exec, to_lines(l), o);
       std::lock_guard<std::mutex> lock(mutex_);
       if (plans_.size() >= limit_) {
         plans_.erase(order_.front());
@@ -204,8 +220,10 @@ class FastCache {
     }
     py::gil_scoped_release release;
     const bool sh = shared == 3;
-    if (e->f32) solve_at_offsets(*e->f32, B[0].address, B[1].address, B[2].address, D.address, U.address, sh, offsets);
-    else solve_at_offsets(*e->f64, B[0].address, B[1].address, B[2].address, D.address, U.address, sh, offsets);
+    if (e->f32)
+      solve_at_offsets(*e->f32, B[0].address, B[1].address, B[2].address, D.address, U.address, sh, offsets);
+    else
+      solve_at_offsets(*e->f64, B[0].address, B[1].address, B[2].address, D.address, U.address, sh, offsets);
     return true;
   }
   void clear() {

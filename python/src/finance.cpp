@@ -1,8 +1,9 @@
 // adi._core finance: models, contracts, the ADI pricer (Black-Scholes 1-3 assets, Heston,
 // one-asset American), option chains and the closed forms.
+#include "adi/finance/finance.hpp"
+
 #include <pybind11/numpy.h>
 
-#include "adi/finance/finance.hpp"
 #include "common.hpp"
 
 namespace adi::python {
@@ -52,7 +53,9 @@ void bind_finance(py::module_& root) {
       .def_property_readonly("name", [](const Scheme& s) { return std::string(s.name()); });
 
   py::class_<Asset>(m, "Asset")
-      .def(py::init([](double spot, double volatility, double dividend) { return Asset{spot, volatility, dividend}; }),
+      .def(py::init([](double spot, double volatility, double dividend) {
+             return Asset{spot, volatility, dividend};
+           }),
            py::arg("spot") = 100.0, py::arg("volatility") = 0.2, py::arg("dividend") = 0.0)
       .def_readwrite("spot", &Asset::spot)
       .def_readwrite("volatility", &Asset::volatility)
@@ -144,10 +147,14 @@ void bind_finance(py::module_& root) {
            py::arg("strike") = 100.0, py::arg("maturity") = 1.0, py::arg("volatility") = 0.2, py::arg("rate") = 0.0,
            py::arg("dividend") = 0.0);
   py::class_<ChainResult>(m, "ChainResult")
-      .def_property_readonly("price", [](const ChainResult& r) { return py::array_t<double>(r.price.size(), r.price.data()); })
-      .def_property_readonly("delta", [](const ChainResult& r) { return py::array_t<double>(r.delta.size(), r.delta.data()); })
-      .def_property_readonly("gamma", [](const ChainResult& r) { return py::array_t<double>(r.gamma.size(), r.gamma.data()); })
-      .def_property_readonly("theta", [](const ChainResult& r) { return py::array_t<double>(r.theta.size(), r.theta.data()); })
+      .def_property_readonly("price",
+                             [](const ChainResult& r) { return py::array_t<double>(r.price.size(), r.price.data()); })
+      .def_property_readonly("delta",
+                             [](const ChainResult& r) { return py::array_t<double>(r.delta.size(), r.delta.data()); })
+      .def_property_readonly("gamma",
+                             [](const ChainResult& r) { return py::array_t<double>(r.gamma.size(), r.gamma.data()); })
+      .def_property_readonly("theta",
+                             [](const ChainResult& r) { return py::array_t<double>(r.theta.size(), r.theta.data()); })
       .def_readonly("seconds", &ChainResult::seconds)
       .def_readonly("setup_seconds", &ChainResult::setup_seconds)
       .def_readonly("backend", &ChainResult::backend);

@@ -112,14 +112,17 @@ void bind_heat(py::module_& m) {
           py::arg("t0"), py::arg("t1"), py::arg("steps"))
       .def("restart", [](HeatSolver& h) { h.with([](auto& x) { x.solver.restart(); }); })
       .def("get_u", [](HeatSolver& h) { return h.with([](auto& x) { return x.get(); }); })
-      .def("set_u", [](HeatSolver& h, py::array_t<double, py::array::forcecast> v) { h.with([&](auto& x) { x.set(v); }); })
+      .def("set_u",
+           [](HeatSolver& h, py::array_t<double, py::array::forcecast> v) { h.with([&](auto& x) { x.set(v); }); })
       .def("nodes",
            [](HeatSolver& h, int axis) {
              detail::require(axis >= 0 && axis < 3, "axis = " + std::to_string(axis) + " must be 0, 1 or 2");
-             const auto& n = h.with([&](auto& x) -> const std::vector<double>& { return x.grid.axis(Axis(axis)).nodes(); });
+             const auto& n =
+                 h.with([&](auto& x) -> const std::vector<double>& { return x.grid.axis(Axis(axis)).nodes(); });
              return py::array_t<double>(static_cast<py::ssize_t>(n.size()), n.data());
            })
-      .def("scheme", [](HeatSolver& h) { return std::string(h.with([](auto& x) { return x.solver.scheme().name(); })); })
+      .def("scheme",
+           [](HeatSolver& h) { return std::string(h.with([](auto& x) { return x.solver.scheme().name(); })); })
       .def("timings", [](HeatSolver& h) {
         return h.with([](auto& x) {
           const StepTimings& t = x.solver.timings();

@@ -1,11 +1,12 @@
 // adi._core: neurons (Morphology from SWC, discretisation, the implicit Euler matrix), the
 // batched Hines solver over neurons stored back to back, and PassiveNeurons in time.
+#include "adi/hines.hpp"
+
 #include <pybind11/numpy.h>
 
 #include <memory>
 #include <variant>
 
-#include "adi/hines.hpp"
 #include "common.hpp"
 
 namespace adi::python {
@@ -91,7 +92,9 @@ void bind_hines(py::module_& m) {
       .value("max_length", NsegRule::max_length)
       .value("d_lambda", NsegRule::d_lambda)
       .value("per_point", NsegRule::per_point);
-  py::enum_<Geometry>(m, "Geometry").value("frustums", Geometry::frustums).value("mean_cylinder", Geometry::mean_cylinder);
+  py::enum_<Geometry>(m, "Geometry")
+      .value("frustums", Geometry::frustums)
+      .value("mean_cylinder", Geometry::mean_cylinder);
 
   py::class_<Morphology>(m, "Morphology", "A neuron's shape as sections (NEURON's view of an SWC file).")
       .def_static("read_swc", &Morphology::read_swc, py::arg("path"), py::arg("sections") = SwcSections::import3d)
@@ -169,7 +172,8 @@ void bind_hines(py::module_& m) {
                     const std::string&>(),
            py::arg("cells"), py::arg("cell_of"), py::arg("dt"), py::arg("dtype") = "float64", py::arg("device") = -1,
            py::arg("stream") = 0, py::arg("kernel") = "automatic")
-      .def("set_voltage", [](AnyNeurons& n, double v) { n.with([&](auto& p) { p.set_voltage(v); }); }, py::arg("v"))
+      .def(
+          "set_voltage", [](AnyNeurons& n, double v) { n.with([&](auto& p) { p.set_voltage(v); }); }, py::arg("v"))
       .def(
           "set_current",
           [](AnyNeurons& n, index_t neuron, int compartment, double nA) {
@@ -186,7 +190,8 @@ void bind_hines(py::module_& m) {
           py::arg("steps") = 1)
       .def_property_readonly("time", [](const AnyNeurons& n) { return n.with([](const auto& p) { return p.time(); }); })
       .def_property_readonly("dt", [](const AnyNeurons& n) { return n.with([](const auto& p) { return p.dt(); }); })
-      .def_property_readonly("count", [](const AnyNeurons& n) { return n.with([](const auto& p) { return p.count(); }); })
+      .def_property_readonly("count",
+                             [](const AnyNeurons& n) { return n.with([](const auto& p) { return p.count(); }); })
       .def(
           "voltage",
           [](const AnyNeurons& n, index_t neuron) {

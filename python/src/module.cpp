@@ -94,18 +94,22 @@ py::tuple dlpack_view(py::capsule capsule) {
                           "' is not an unconsumed DLPack tensor ('dltensor')");
   }
   std::string dtype;
-  if (t->dtype.lanes == 1 && t->dtype.code == 2 && t->dtype.bits == 32) dtype = "float32";
-  else if (t->dtype.lanes == 1 && t->dtype.code == 2 && t->dtype.bits == 64) dtype = "float64";
-  else if (t->dtype.lanes == 1 && t->dtype.code == 0 && t->dtype.bits == 32) dtype = "int32";
-  else dtype = "code" + std::to_string(t->dtype.code) + "bits" + std::to_string(t->dtype.bits);
+  if (t->dtype.lanes == 1 && t->dtype.code == 2 && t->dtype.bits == 32)
+    dtype = "float32";
+  else if (t->dtype.lanes == 1 && t->dtype.code == 2 && t->dtype.bits == 64)
+    dtype = "float64";
+  else if (t->dtype.lanes == 1 && t->dtype.code == 0 && t->dtype.bits == 32)
+    dtype = "int32";
+  else
+    dtype = "code" + std::to_string(t->dtype.code) + "bits" + std::to_string(t->dtype.bits);
   py::list shape, strides;
   for (int i = 0; i < t->ndim; ++i) {
     shape.append(t->shape[i]);
     if (t->strides) strides.append(t->strides[i]);
   }
   const auto address = reinterpret_cast<std::uintptr_t>(t->data) + t->byte_offset;
-  return py::make_tuple(address, py::tuple(shape), t->strides ? py::object(py::tuple(strides)) : py::none(),
-                        dtype, t->device.device_type, t->device.device_id, readonly);
+  return py::make_tuple(address, py::tuple(shape), t->strides ? py::object(py::tuple(strides)) : py::none(), dtype,
+                        t->device.device_type, t->device.device_id, readonly);
 }
 }  // namespace
 
@@ -115,7 +119,8 @@ void bind_arrays(py::module_& m) {
         "unconsumed DLPack capsule.");
   m.def("cuda_available", &Executor::cuda_available, "True when adi was built with CUDA and a device answers.");
   m.def(
-      "cuda_compiled", [] {
+      "cuda_compiled",
+      [] {
 #if defined(ADI_HAVE_CUDA)
         return true;
 #else

@@ -2,12 +2,13 @@
 // addresses (host or device) that python/adi/_tridiagonal.py works out from NumPy, CuPy,
 // PyTorch or JAX arrays. Offsets (in elements) solve the same LineSet at several base
 // addresses: arrays with more than two batch dimensions that do not merge, without a copy.
+#include "adi/tridiagonal.hpp"
+
 #include <chrono>
 #include <memory>
 #include <variant>
 #include <vector>
 
-#include "adi/tridiagonal.hpp"
 #include "common.hpp"
 #include "solve_lines.hpp"
 
@@ -16,8 +17,8 @@ namespace {
 
 class AnyTridiagonalPlan {
  public:
-  AnyTridiagonalPlan(const LineSet& lines, const std::string& dtype, int device, std::uintptr_t stream,
-                     bool periodic, const std::string& kernel, bool check_pivots, int threads)
+  AnyTridiagonalPlan(const LineSet& lines, const std::string& dtype, int device, std::uintptr_t stream, bool periodic,
+                     const std::string& kernel, bool check_pivots, int threads)
       : precision_(precision_from(dtype)), exec_(make_executor(device, stream, threads)) {
     TridiagonalOptions o;
     o.periodic = periodic;
@@ -29,8 +30,8 @@ class AnyTridiagonalPlan {
       plan_ = std::make_unique<TridiagonalPlan<double>>(exec_, lines, o);
   }
 
-  void solve(std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::uintptr_t d, std::uintptr_t u,
-             bool shared, const std::vector<index_t>& offsets) {
+  void solve(std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::uintptr_t d, std::uintptr_t u, bool shared,
+             const std::vector<index_t>& offsets) {
     py::gil_scoped_release release;
     run(a, b, c, d, u, shared, offsets);
   }
