@@ -14,7 +14,8 @@ pvsite=/opt/python3-paraview
 packages=(cmake ninja-build g++ libeigen3-dev libgtest-dev libbenchmark-dev libcli11-dev
           libvtk9-dev liblapacke-dev libopenblas-dev libopenmpi-dev openmpi-bin
           libquantlib0-dev
-          python3-neuron)  # NEURON 8.2: the reference of tests/adi/test_hines.cpp and bench_hines
+          python3-neuron   # NEURON 8.2: the reference of tests/adi/test_hines.cpp and bench_hines
+          python3-dev python3-pybind11 python3-numpy python3-pytest)  # the Python package (python/, python_tests)
 for arg in "$@"; do
   case "$arg" in
     --with-picture) packages+=(python3-vtk9 python3-matplotlib) ;;

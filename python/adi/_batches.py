@@ -1,0 +1,303 @@
+"""Block-tridiagonal, variable-size tridiagonal and batched Cholesky solves."""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _arrays, _core
+from ._errors import InvalidArgumentError
+from ._tridiagonal import _PlanCache
+
+_cache = _PlanCache(limit=32)
+
+
+# --- block tridiagonal ----------------------------------------------------------------
+
+def _block_layout(vshape, vstrides, bstrides) -> Optional[Tuple[Tuple[int, int, int, int], List[Tuple[int, int]]]]:
+    """(count0, sys0 pair, count1, sys1 pair) of the system axes (all but the last two of d)
+    for the vector and block families, and (vector, block) offsets; None if not expressible."""
+    dims = []
+    for e, sv, sb in zip(vshape[:-2], vstrides[:-2], bstrides[:-3]):
+        if e == 1:
+            continue
+        if sv <= 0 or sb <= 0:
+            return None
+        dims.append((int(e), int(sv), int(sb)))
+    dims.sort(key=lambda x: x[1])
+    if len(dims) > 2:
+        merged = [dims[0]]
+        for e, sv, sb in dims[1:]:
+            e0, v0, b0 = merged[-1]
+            if sv == e0 * v0 and sb == e0 * b0:
+                merged[-1] = (e0 * e, v0, b0)
+            else:
+                merged.append((e, sv, sb))
+        dims = merged
+    inner = dims[:2] + [(1, 0, 0)] * (2 - min(len(dims), 2))
+    offsets = [(0, 0)]
+    for e, sv, sb in dims[2:]:
+        offsets = [(ov + k * sv, ob + k * sb) for ov, ob in offsets for k in range(e)]
+    return (inner[0], inner[1]), offsets
+
+
+def solve_block_tridiagonal(a: Any, b: Any, c: Any, d: Any, *, periodic: bool = False, out: Any = None,
+                            check_pivots: bool = True, kernel: str = "automatic",
+                            pivot_tolerance: float = 0.0) -> Any:
+    """Solves batches of block-tridiagonal systems (block size M = 2..8, adi/block_tridiagonal.hpp).
+
+    Block row i of every system: ``A_i u_{i-1} + B_i u_i + C_i u_{i+1} = d_i``.
+
+    Args:
+        a, b, c: blocks of shape ``(..., n, M, M)`` (``a[..., i, r, k]`` is entry (r, k) of
+            A_i); ``A_0`` and ``C_{n-1}`` are not read unless ``periodic``.
+        d: right-hand sides of shape ``(..., n, M)``; the leading axes number the systems.
+        periodic: block-cyclic systems.
+        out: the solution (d's shape; may be d). None: a new array.
+        check_pivots: raise :class:`SingularBlockError` (``.system``, ``.row``) on a singular
+            pivot block.
+        kernel, pivot_tolerance: as ``adi::BlockTridiagonalOptions``.
+
+    Any strides are used in place when a, b, c share theirs and each block's (r, k) entries
+    are evenly spaced (row-major); otherwise the blocks are copied (contiguous).
+    """
+    lib = _arrays.library_of(d)
+    d = lib.asarray(d) if lib.name == "numpy" else d
+    dv = lib.view(d)
+    if len(dv.shape) < 2:
+        raise InvalidArgumentError(f"d: shape {tuple(dv.shape)} must be (..., n, M)")
+    n, m = int(dv.shape[-2]), int(dv.shape[-1])
+    views = []
+    for name, x in (("a", a), ("b", b), ("c", c)):
+        x = lib.asarray(x)
+        v = lib.view(x)
+        if tuple(v.shape) != tuple(dv.shape) + (m,):
+            raise InvalidArgumentError(
+                f"{name}: shape {tuple(v.shape)} must be d's shape plus M: {tuple(dv.shape) + (m,)}")
+        views.append([x, v])
+    dtype = _arrays.result_dtype(dv.dtype, *(v.dtype for _, v in views))
+
+    def block_ok(v):
+        return (v.strides is not None and v.dtype == dtype and v.strides[-2] == m * v.strides[-1]
+                and v.strides == views[0][1].strides)
+
+    if not all(block_ok(v) for _, v in views):
+        for xv in views:
+            y = lib.empty(xv[1].shape, dtype)
+            lib.copy_into(y, xv[0])
+            xv[0], xv[1] = y, lib.view(y)
+    u = lib.empty_like(d, dtype) if out is None else out
+    uv = lib.view(u)
+    if tuple(uv.shape) != tuple(dv.shape) or uv.dtype != dtype:
+        raise InvalidArgumentError(f"out: must have d's shape {tuple(dv.shape)} and dtype {dtype}")
+    bstr = views[0][1].strides
+    layout = None if uv.strides is None else _block_layout(uv.shape, uv.strides, bstr)
+    work, wv = u, uv
+    if layout is None or uv.strides[-1] <= 0 or uv.strides[-2] <= 0:
+        work = lib.empty(dv.shape, dtype)
+        wv = lib.view(work)
+        if _arrays.same_memory(dv, uv):
+            lib.copy_into(work, d)
+            dv = wv
+        layout = _block_layout(wv.shape, wv.strides, bstr)
+    if layout is None:  # the blocks' system axes do not follow d's: blocks copied to d's order
+        for xv in views:
+            y = lib.empty(xv[1].shape, dtype)
+            lib.copy_into(y, xv[0])
+            xv[0], xv[1] = y, lib.view(y)
+        bstr = views[0][1].strides
+        layout = _block_layout(wv.shape, wv.strides, bstr)
+    if _arrays.same_memory(dv, wv):
+        d_addr = wv.address
+    elif dv.strides == wv.strides and dv.dtype == dtype:
+        d_addr = dv.address
+    else:
+        lib.copy_into(work, d)
+        d_addr = wv.address
+    ((c0, v0, b0), (c1, v1, b1)), offsets = layout
+    vec = (int(wv.strides[-2]), v0, v1, int(wv.strides[-1]))
+    blk = (int(bstr[-3]), b0, b1, int(bstr[-1]))
+    stream = lib.stream()
+    key = ("block", m, n, c0, c1, vec, blk, dtype.name, lib.device, stream, periodic, kernel, pivot_tolerance,
+           check_pivots)
+    plan = _cache.get(key, lambda: _core.BlockTridiagonalPlan(m, n, c0, c1, vec, blk, dtype.name, lib.device, stream,
+                                                              periodic, kernel, pivot_tolerance, check_pivots))
+    if 0 not in dv.shape:
+        plan.solve(views[0][1].address, views[1][1].address, views[2][1].address, d_addr, wv.address, offsets)
+    if work is not u:
+        lib.copy_into(u, work)
+    return lib.finish(u)
+
+
+# --- variable-size batches ------------------------------------------------------------
+
+Systems = Union[Any, Sequence[Any]]
+
+
+def _sizes_array(sizes: Sequence[int]) -> np.ndarray:
+    s = np.ascontiguousarray(np.asarray(sizes), dtype=np.int32)
+    if s.ndim != 1:
+        raise InvalidArgumentError("sizes: must be a 1-D sequence of system sizes")
+    return s
+
+
+class VariableTridiagonalPlan:
+    """``adi::VariableTridiagonalPlan`` for systems of different sizes stored back to back
+    (``CompactBatch``): system s occupies ``sizes[s]`` consecutive values from
+    ``sum(sizes[:s])``. Sizes may be 0. Built once per batch; ``solve`` allocates nothing."""
+
+    def __init__(self, sizes: Sequence[int], dtype: Any = np.float64, *, periodic: bool = False,
+                 method: str = "automatic", check_pivots: bool = True, device: str = "cpu", stream: int = 0) -> None:
+        from ._tridiagonal import _parse_device
+
+        self.sizes = _sizes_array(sizes)
+        self.dtype = np.dtype(dtype)
+        self.device = _parse_device(device)
+        self._plan = _core.VariableTridiagonalPlan(self.sizes, self.dtype.name, self.device, stream, periodic, method,
+                                                   check_pivots)
+
+    @property
+    def method(self) -> str:
+        return str(self._plan.method)
+
+    @property
+    def total(self) -> int:
+        """Values each packed array holds (the sum of the sizes)."""
+        return int(self._plan.span)
+
+    def solve(self, a: Any, b: Any, c: Any, d: Any, out: Any = None) -> Any:
+        """Solves every system; a, b, c, d packed 1-D arrays of ``total`` values (host or device)."""
+        lib = _arrays.library_of(d)
+        arrays = []
+        for name, x in (("a", a), ("b", b), ("c", c), ("d", d)):
+            x = lib.asarray(x)
+            v = lib.view(x)
+            if len(v.shape) == 1 and (v.strides != (1,) or v.dtype != self.dtype):
+                y = lib.empty((v.shape[0],), self.dtype)
+                lib.copy_into(y, x)
+                x, v = y, lib.view(y)
+            if tuple(v.shape) != (self.total,):
+                raise InvalidArgumentError(
+                    f"{name}: shape {tuple(v.shape)} must be ({self.total},) (the sizes' sum, systems back to back)")
+            arrays.append((x, v))
+        u = lib.empty((self.total,), self.dtype) if out is None else out
+        uv = lib.view(u)
+        if tuple(uv.shape) != (self.total,) or uv.strides != (1,) or uv.dtype != self.dtype:
+            raise InvalidArgumentError(f"out: must be a contiguous {self.dtype} array of {self.total} values")
+        self._plan.solve(*(v.address for _, v in arrays), uv.address)
+        return lib.finish(u)
+
+
+def solve_variable_tridiagonal(a: Systems, b: Systems, c: Systems, d: Systems, sizes: Optional[Sequence[int]] = None,
+                               *, periodic: bool = False, method: str = "automatic",
+                               check_pivots: bool = True) -> Any:
+    """Solves tridiagonal systems of different sizes (cuThomasVBatch, adi/variable_tridiagonal.hpp).
+
+    Either packed 1-D arrays with ``sizes`` (returns the packed solution), or lists of 1-D
+    arrays, one per system (``sizes`` None; returns a list; the lists are packed by a copy).
+    Rows as in :func:`solve_tridiagonal`; periodic systems couple their own ends.
+    """
+    if sizes is None:
+        if not isinstance(d, (list, tuple)):
+            raise InvalidArgumentError("sizes: pass the system sizes with packed arrays, or lists of arrays")
+        sizes = [len(x) for x in d]
+        packed = [np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in y]) if len(y) else np.empty(0)
+                  for y in (a, b, c, d)]
+        dtype = _arrays.result_dtype(*(np.asarray(x).dtype for y in (a, b, c, d) for x in y)) if len(d) else np.float64
+        plan = _variable_plan(sizes, dtype, periodic, method, check_pivots, -1)
+        u = plan.solve(*(p.astype(dtype) for p in packed))
+        return np.split(u, np.cumsum(sizes)[:-1]) if len(sizes) else []
+    lib = _arrays.library_of(d)
+    dtype = _arrays.result_dtype(*(lib.view(lib.asarray(x)).dtype for x in (a, b, c, d)))
+    return _variable_plan(sizes, dtype, periodic, method, check_pivots, lib.device, lib.stream()).solve(a, b, c, d)
+
+
+def _variable_plan(sizes, dtype, periodic, method, check_pivots, device, stream=0) -> VariableTridiagonalPlan:
+    s = _sizes_array(sizes)
+    key = ("variable", s.tobytes(), np.dtype(dtype).name, device, stream, periodic, method, check_pivots)
+    return _cache.get(key, lambda: VariableTridiagonalPlan(s, dtype, periodic=periodic, method=method,
+                                                           check_pivots=check_pivots,
+                                                           device="cpu" if device < 0 else f"cuda:{device}",
+                                                           stream=stream))
+
+
+# --- batched Cholesky -----------------------------------------------------------------
+
+class BatchedCholeskyPlan:
+    """``adi::BatchedCholeskyPlan`` of SPD matrices of sizes 0..512 stored back to back,
+    column-major (``CompactBatch``: matrix s holds ``sizes[s]**2`` values).
+
+    ``info = plan.factor(A)`` factors in place (L in the lower triangle; ``info[s] = j+1``
+    for a matrix not positive definite at column j, LAPACK's convention);
+    ``plan.solve(L, B, nrhs)`` overwrites the packed right-hand sides B (``sizes[s]*nrhs``
+    values each, column-major) with the solutions.
+    """
+
+    def __init__(self, sizes: Sequence[int], dtype: Any = np.float64, *, device: str = "cpu",
+                 throw_on_failure: bool = False) -> None:
+        from ._tridiagonal import _parse_device
+
+        self.sizes = _sizes_array(sizes)
+        self.dtype = np.dtype(dtype)
+        self.device = _parse_device(device)
+        self._plan = _core.BatchedCholeskyPlan(self.sizes, self.dtype.name, self.device, 0, throw_on_failure)
+        s = self.sizes.astype(np.int64)
+        self.matrix_values = int((s * s).sum())
+
+    @property
+    def kernels(self) -> str:
+        return str(self._plan.kernels)
+
+    def _packed(self, x: Any, count: int, name: str) -> _arrays.View:
+        lib = _arrays.library_of(x)
+        v = lib.view(x)
+        if v.strides != (1,) or v.dtype != self.dtype or tuple(v.shape) != (count,) or not v.writable:
+            raise InvalidArgumentError(
+                f"{name}: must be a writable contiguous 1-D {self.dtype} array of {count} values (packed, in place)")
+        return v
+
+    def factor(self, a: Any) -> Any:
+        lib = _arrays.library_of(a)
+        v = self._packed(a, self.matrix_values, "a")
+        info = lib.empty((len(self.sizes),), np.int32)
+        self._plan.factor(v.address, lib.view(info).address)
+        return lib.finish(info)
+
+    def solve(self, l: Any, b: Any, nrhs: int = 1, info: Any = None) -> Any:
+        lib = _arrays.library_of(b)
+        lv = self._packed(l, self.matrix_values, "l")
+        bv = self._packed(b, int(self.sizes.astype(np.int64).sum()) * nrhs, "b")
+        iv = 0 if info is None else lib.view(info).address
+        self._plan.solve(lv.address, bv.address, int(nrhs), iv)
+        return b
+
+
+def cholesky_solve(matrices: Sequence[Any], rhs: Sequence[Any]) -> List[np.ndarray]:
+    """Solves ``A_s x_s = b_s`` for a list of SPD matrices of different sizes (host, NumPy):
+    packs them column-major, factors and solves with one :class:`BatchedCholeskyPlan`.
+    Raises :class:`SingularSystemError` naming the first matrix that is not positive definite."""
+    mats = [np.asarray(m) for m in matrices]
+    rhs_ = [np.asarray(x) for x in rhs]
+    if len(mats) != len(rhs_):
+        raise InvalidArgumentError(f"rhs: {len(rhs_)} right-hand sides for {len(mats)} matrices")
+    dtype = _arrays.result_dtype(*(m.dtype for m in mats + rhs_)) if mats else np.dtype(np.float64)
+    sizes = [m.shape[0] for m in mats]
+    for s, (m, x) in enumerate(zip(mats, rhs_)):
+        if m.ndim != 2 or m.shape[0] != m.shape[1]:
+            raise InvalidArgumentError(f"matrices[{s}]: shape {m.shape} is not square")
+        if x.shape[0] != m.shape[0]:
+            raise InvalidArgumentError(f"rhs[{s}]: {x.shape[0]} rows for a {m.shape[0]} x {m.shape[0]} matrix")
+    nrhs = max([x.shape[1] if x.ndim == 2 else 1 for x in rhs_] + [1])
+    if any((x.shape[1] if x.ndim == 2 else 1) != nrhs for x in rhs_):
+        raise InvalidArgumentError("rhs: every right-hand side needs the same number of columns")
+    plan = BatchedCholeskyPlan(sizes, dtype, throw_on_failure=True)
+    a = np.concatenate([m.astype(dtype).ravel(order="F") for m in mats]) if mats else np.empty(0, dtype)
+    b = np.concatenate([x.astype(dtype).reshape(x.shape[0], nrhs).ravel(order="F") for x in rhs_]) if mats else a
+    plan.factor(a)
+    plan.solve(a, b, nrhs)
+    out, o = [], 0
+    for m, x in zip(mats, rhs_):
+        k = m.shape[0] * nrhs
+        out.append(b[o:o + k].reshape(x.shape, order="F"))
+        o += k
+    return out

@@ -1,0 +1,192 @@
+// adi._core plans of the batch families on raw addresses: block-tridiagonal (any
+// BlockLineSet), variable-size tridiagonal and batched Cholesky (CompactBatch: systems back
+// to back). python/adi/_batches.py turns arrays into these calls.
+#include <pybind11/numpy.h>
+
+#include <memory>
+#include <variant>
+#include <vector>
+
+#include "adi/batched_cholesky.hpp"
+#include "adi/block_tridiagonal.hpp"
+#include "adi/variable_tridiagonal.hpp"
+#include "common.hpp"
+
+namespace adi::python {
+namespace {
+
+template <template <class> class P>
+using AnyPlan = std::variant<std::unique_ptr<P<float>>, std::unique_ptr<P<double>>>;
+
+template <template <class> class P, class... Args>
+AnyPlan<P> make_plan(Precision p, Args&&... args) {
+  if (p == Precision::f32) return std::make_unique<P<float>>(std::forward<Args>(args)...);
+  return std::make_unique<P<double>>(std::forward<Args>(args)...);
+}
+
+BlockStrides strides_from(py::tuple t) {
+  return {t[0].cast<index_t>(), t[1].cast<index_t>(), t[2].cast<index_t>(), t[3].cast<index_t>()};
+}
+
+BlockKernel block_kernel_from(const std::string& name) { return block_kernel_from_name(name); }
+
+class AnyBlockPlan {
+ public:
+  AnyBlockPlan(int m, index_t n, index_t count0, index_t count1, py::tuple vectors, py::tuple blocks,
+               const std::string& dtype, int device, std::uintptr_t stream, bool periodic, const std::string& kernel,
+               double pivot_tolerance, bool check_pivots)
+      : exec_(make_executor(device, stream)) {
+    BlockLineSet l;
+    l.m = m;
+    l.n = n;
+    l.count0 = count0;
+    l.count1 = count1;
+    l.vectors = strides_from(vectors);
+    l.blocks = strides_from(blocks);
+    BlockTridiagonalOptions o;
+    o.kernel = block_kernel_from(kernel);
+    o.pivot_tolerance = pivot_tolerance;
+    o.periodic = periodic;
+    o.check_pivots = check_pivots;
+    plan_ = make_plan<BlockTridiagonalPlan>(precision_from(dtype), exec_, to_block_lines(l), o);
+  }
+  // offsets: (vector offset, block offset) pairs in elements; empty: one solve at 0.
+  void solve(std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::uintptr_t d, std::uintptr_t u,
+             const std::vector<std::pair<index_t, index_t>>& offsets) {
+    py::gil_scoped_release release;
+    std::visit([&](auto& p) { run(*p, a, b, c, d, u, offsets); }, plan_);
+  }
+  std::string kernel() const {
+    return std::visit([](const auto& p) { return std::string(block_kernel_name(p->kernel())); }, plan_);
+  }
+  std::size_t workspace_bytes() const {
+    return std::visit([](const auto& p) { return p->workspace_bytes(); }, plan_);
+  }
+
+ private:
+  template <class T>
+  static void run(BlockTridiagonalPlan<T>& p, std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::uintptr_t d,
+                  std::uintptr_t u, const std::vector<std::pair<index_t, index_t>>& offsets) {
+    const std::vector<std::pair<index_t, index_t>> one{{0, 0}};
+    for (const auto& [ov, ob] : offsets.empty() ? one : offsets)
+      p.solve(BlockBands<T>{ptr<const T>(a) + ob, ptr<const T>(b) + ob, ptr<const T>(c) + ob}, ptr<const T>(d) + ov,
+              ptr<T>(u) + ov);
+  }
+  Executor exec_;
+  AnyPlan<BlockTridiagonalPlan> plan_;
+};
+
+// Sizes from a host int32 array (the batch plan copies them).
+VariableBatchPlan batch_from(const Executor& exec, py::array_t<int, py::array::c_style | py::array::forcecast> sizes) {
+  return VariableBatchPlan(exec, BatchSizes{sizes.data(), static_cast<index_t>(sizes.size())});
+}
+
+VariableMethod method_from(const std::string& name) {
+  for (auto m : {VariableMethod::automatic, VariableMethod::reference, VariableMethod::padded,
+                 VariableMethod::stop_at_size, VariableMethod::sorted})
+    if (name == method_name(m)) return m;
+  throw InvalidArgument("method = '" + name + "' is not one of automatic, reference, padded, stop_at_size, sorted");
+}
+
+class AnyVariablePlan {
+ public:
+  AnyVariablePlan(py::array_t<int, py::array::c_style | py::array::forcecast> sizes, const std::string& dtype,
+                  int device, std::uintptr_t stream, bool periodic, const std::string& method, bool check_pivots)
+      : batch_(batch_from(make_executor(device, stream), sizes)) {
+    VariableTridiagonalOptions o;
+    o.periodic = periodic;
+    o.method = method_from(method);
+    o.check_pivots = check_pivots;
+    plan_ = make_plan<VariableTridiagonalPlan>(precision_from(dtype), batch_, CompactBatch{}, o);
+  }
+  void solve(std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::uintptr_t d, std::uintptr_t u) {
+    py::gil_scoped_release release;
+    std::visit(
+        [&](auto& p) {
+          using T = elem_t<decltype(*p)>;
+          p->solve(Bands<T>{ptr<const T>(a), ptr<const T>(b), ptr<const T>(c)}, ptr<const T>(d), ptr<T>(u));
+        },
+        plan_);
+  }
+  index_t span() const {
+    return std::visit([](const auto& p) { return p->span(); }, plan_);
+  }
+  std::string method() const {
+    return std::visit([](const auto& p) { return std::string(method_name(p->method())); }, plan_);
+  }
+
+ private:
+  VariableBatchPlan batch_;
+  AnyPlan<VariableTridiagonalPlan> plan_;
+};
+
+class AnyCholeskyPlan {
+ public:
+  AnyCholeskyPlan(py::array_t<int, py::array::c_style | py::array::forcecast> sizes, const std::string& dtype,
+                  int device, std::uintptr_t stream, bool throw_on_failure)
+      : batch_(batch_from(make_executor(device, stream), sizes)) {
+    CholeskyOptions o;
+    o.throw_on_failure = throw_on_failure;
+    plan_ = make_plan<BatchedCholeskyPlan>(precision_from(dtype), batch_, CompactBatch{}, o);
+  }
+  void factor(std::uintptr_t a, std::uintptr_t info) {
+    py::gil_scoped_release release;
+    std::visit([&](auto& p) { p->factor(ptr<elem_t<decltype(*p)>>(a), ptr<int>(info)); }, plan_);
+  }
+  void solve(std::uintptr_t l, std::uintptr_t b, int nrhs, std::uintptr_t info) {
+    py::gil_scoped_release release;
+    std::visit(
+        [&](auto& p) {
+          using T = elem_t<decltype(*p)>;
+          p->solve(ptr<const T>(l), ptr<T>(b), nrhs, ptr<const int>(info));
+        },
+        plan_);
+  }
+  std::string kernels() const {
+    return std::visit(
+        [](const auto& p) {
+          return std::string(cholesky_kernel_name(p->small_kernel())) + " <= " + std::to_string(p->crossover()) +
+                 " < " + cholesky_kernel_name(p->large_kernel());
+        },
+        plan_);
+  }
+
+ private:
+  VariableBatchPlan batch_;
+  AnyPlan<BatchedCholeskyPlan> plan_;
+};
+
+}  // namespace
+
+void bind_batches(py::module_& m) {
+  py::class_<AnyBlockPlan>(m, "BlockTridiagonalPlan", "adi::BlockTridiagonalPlan over a BlockLineSet.")
+      .def(py::init<int, index_t, index_t, index_t, py::tuple, py::tuple, const std::string&, int, std::uintptr_t, bool,
+                    const std::string&, double, bool>(),
+           py::arg("m"), py::arg("n"), py::arg("count0"), py::arg("count1"), py::arg("vectors"), py::arg("blocks"),
+           py::arg("dtype"), py::arg("device") = -1, py::arg("stream") = 0, py::arg("periodic") = false,
+           py::arg("kernel") = "automatic", py::arg("pivot_tolerance") = 0.0, py::arg("check_pivots") = true)
+      .def("solve", &AnyBlockPlan::solve, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"), py::arg("u"),
+           py::arg("offsets") = std::vector<std::pair<index_t, index_t>>{})
+      .def_property_readonly("kernel", &AnyBlockPlan::kernel)
+      .def_property_readonly("workspace_bytes", &AnyBlockPlan::workspace_bytes);
+  py::class_<AnyVariablePlan>(m, "VariableTridiagonalPlan",
+                              "adi::VariableTridiagonalPlan, CompactBatch layout (systems back to back).")
+      .def(py::init<py::array_t<int, py::array::c_style | py::array::forcecast>, const std::string&, int,
+                    std::uintptr_t, bool, const std::string&, bool>(),
+           py::arg("sizes"), py::arg("dtype"), py::arg("device") = -1, py::arg("stream") = 0,
+           py::arg("periodic") = false, py::arg("method") = "automatic", py::arg("check_pivots") = true)
+      .def("solve", &AnyVariablePlan::solve, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"), py::arg("u"))
+      .def_property_readonly("span", &AnyVariablePlan::span)
+      .def_property_readonly("method", &AnyVariablePlan::method);
+  py::class_<AnyCholeskyPlan>(m, "BatchedCholeskyPlan",
+                              "adi::BatchedCholeskyPlan, CompactBatch layout (column-major matrices back to back).")
+      .def(py::init<py::array_t<int, py::array::c_style | py::array::forcecast>, const std::string&, int,
+                    std::uintptr_t, bool>(),
+           py::arg("sizes"), py::arg("dtype"), py::arg("device") = -1, py::arg("stream") = 0,
+           py::arg("throw_on_failure") = false)
+      .def("factor", &AnyCholeskyPlan::factor, py::arg("a"), py::arg("info"))
+      .def("solve", &AnyCholeskyPlan::solve, py::arg("l"), py::arg("b"), py::arg("nrhs"), py::arg("info"))
+      .def_property_readonly("kernels", &AnyCholeskyPlan::kernels);
+}
+
+}  // namespace adi::python

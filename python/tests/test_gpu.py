@@ -1,0 +1,198 @@
+"""Device arrays: CuPy, PyTorch and JAX arrays and a DLPack-only producer, solved in place on
+the GPU on the caller's stream, against the fp64 host reference. Every test skips loudly
+(the reason is printed by pytest -rs) without a CUDA build, a device, or the library."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adi
+from conftest import assert_close, dominant_bands, reference_tridiagonal
+
+pytestmark = pytest.mark.gpu
+
+SHAPES = [(257, 5, 6), (5, 33, 6), (5, 6, 1), (2, 3, 255)]
+
+
+def need_gpu():
+    if not adi.cuda_compiled():
+        pytest.skip("adi was built without CUDA (configure with -DADI_WITH_CUDA=ON): GPU test not run")
+    if not adi.cuda_available():
+        pytest.skip("no CUDA device answers: GPU test not run")
+
+
+def need_cupy():
+    need_gpu()
+    return pytest.importorskip("cupy", reason="CuPy is not installed: CuPy GPU test not run")
+
+
+def need_torch():
+    need_gpu()
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: PyTorch GPU test not run")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA device: PyTorch GPU test not run")
+    return torch
+
+
+def host_problem(shape, dtype, seed=7):
+    rng = np.random.default_rng(seed)
+    a, b, c = dominant_bands(rng, shape, dtype)
+    return a, b, c, rng.standard_normal(shape).astype(dtype)
+
+
+# --- CuPy ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("periodic", [False, True], ids=["plain", "periodic"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["fp32", "fp64"])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_cupy_every_axis(shape, axis, dtype, periodic):
+    cp = need_cupy()
+    a, b, c, d = host_problem(shape, dtype)
+    ga, gb, gc, gd = (cp.asarray(x) for x in (a, b, c, d))
+    out = cp.full(shape, cp.nan, dtype=dtype)
+    u = adi.solve_tridiagonal(ga, gb, gc, gd, axis=axis, periodic=periodic, out=out)
+    assert u is out
+    assert_close(cp.asnumpy(u), reference_tridiagonal(a, b, c, d, axis, periodic), dtype)
+    # a new CuPy array when out is None
+    v = adi.solve_tridiagonal(ga, gb, gc, gd, axis=axis, periodic=periodic)
+    assert isinstance(v, cp.ndarray)
+    assert_close(cp.asnumpy(v), reference_tridiagonal(a, b, c, d, axis, periodic), dtype)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_cupy_views_shared_bands_in_place(axis):
+    cp = need_cupy()
+    a, b, c, d = host_problem((20, 18, 22), np.float64)
+    view = lambda x: x[::2, ::-1, 1:].transpose(1, 2, 0)  # noqa: E731
+    ga, gb, gc, gd = (view(cp.asarray(x)) for x in (a, b, c, d))
+    ha, hb, hc, hd = (view(x) for x in (a, b, c, d))
+    assert_close(cp.asnumpy(adi.solve_tridiagonal(ga, gb, gc, gd, axis=axis)),
+                 reference_tridiagonal(ha, hb, hc, hd, axis), np.float64)
+    n = hd.shape[axis]
+    sa, sb, sc = (x.ravel()[:n].copy() for x in (a, b, c))
+    sb = np.abs(sb) + 3
+    # 1-D shared bands given as NumPy arrays: moved to the device (n values)
+    gd2 = gd.copy()
+    adi.solve_tridiagonal(sa, sb, sc, gd2, axis=axis, out=gd2)
+    assert_close(cp.asnumpy(gd2), reference_tridiagonal(sa, sb, sc, hd, axis), np.float64)
+
+
+def test_cupy_stream_and_plan_time():
+    cp = need_cupy()
+    a, b, c, d = host_problem((64, 64, 64), np.float32)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        ga, gb, gc, gd = (cp.asarray(x) for x in (a, b, c, d))
+        u = adi.solve_tridiagonal(ga, gb, gc, gd, axis=1, check_pivots=False)  # asynchronous, on s
+        from adi import _tridiagonal
+
+        assert any(key[0][3] == s.ptr for key in _tridiagonal._cache.plans), "plan not built for the caller's stream"
+        plan = adi.TridiagonalPlan((64, 64, 64), np.float32, axis=1, device="cuda")
+        assert plan.time(ga, gb, gc, gd, cp.empty_like(gd), repeats=3) > 0
+    s.synchronize()
+    assert_close(cp.asnumpy(u), reference_tridiagonal(a, b, c, d, 1), np.float32)
+
+
+def test_cupy_singular_and_other_families():
+    cp = need_cupy()
+    b = cp.ones((4, 6))
+    b[3, 2] = 0
+    with pytest.raises(adi.SingularSystemError) as e:
+        adi.solve_tridiagonal(cp.zeros((4, 6)), b, cp.zeros((4, 6)), cp.ones((4, 6)))
+    assert e.value.system == 3
+    rng = np.random.default_rng(1)
+    m, n = 3, 17
+    A = rng.uniform(-0.3, 0.3, (5, n, m, m))
+    C = rng.uniform(-0.3, 0.3, (5, n, m, m))
+    B = rng.uniform(-0.3, 0.3, (5, n, m, m)) + 4 * np.eye(m)
+    D = rng.standard_normal((5, n, m))
+    ref = adi.solve_block_tridiagonal(A, B, C, D)
+    got = adi.solve_block_tridiagonal(*(cp.asarray(x) for x in (A, B, C, D)))
+    assert_close(cp.asnumpy(got), ref, np.float64)
+    sizes = [3, 0, 33, 1]
+    tot = sum(sizes)
+    va, vc = rng.uniform(-1, 1, (2, tot))
+    vb = rng.uniform(2.5, 4, tot)
+    vd = rng.standard_normal(tot)
+    ref = adi.solve_variable_tridiagonal(va, vb, vc, vd, sizes)
+    got = adi.solve_variable_tridiagonal(*(cp.asarray(x) for x in (va, vb, vc, vd)), sizes)
+    assert_close(cp.asnumpy(got), ref, np.float64)
+
+
+def test_dlpack_only_producer():
+    cp = need_cupy()
+
+    class OnlyDLPack:  # a library adi knows nothing about, reachable through DLPack alone
+        def __init__(self, x):
+            self.x = x
+
+        def __dlpack__(self, stream=None):
+            return self.x.__dlpack__(stream=stream)
+
+        def __dlpack_device__(self):
+            return self.x.__dlpack_device__()
+
+    a, b, c, d = host_problem((9, 33, 7), np.float64)
+    g = [cp.asarray(x) for x in (a, b, c, d)]
+    w = [OnlyDLPack(x) for x in g]
+    adi.solve_tridiagonal(*w, axis=1, out=w[3])  # in place, no copy
+    assert_close(cp.asnumpy(g[3]), reference_tridiagonal(a, b, c, d, 1), np.float64)
+    with pytest.raises(adi.UnsupportedError, match="out="):
+        adi.solve_tridiagonal(*w, axis=1)
+
+
+# --- PyTorch ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["fp32", "fp64"])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_torch_every_axis(shape, axis, dtype):
+    torch = need_torch()
+    a, b, c, d = host_problem(shape, dtype)
+    ta, tb, tc, td = (torch.from_numpy(x).cuda() for x in (a, b, c, d))
+    u = adi.solve_tridiagonal(ta, tb, tc, td, axis=axis)
+    assert isinstance(u, torch.Tensor) and u.is_cuda
+    assert_close(u.cpu().numpy(), reference_tridiagonal(a, b, c, d, axis), dtype)
+    # transposed (non-contiguous) tensors, in place
+    tt = [x.transpose(0, 2) for x in (ta, tb, tc, td)]
+    dd = tt[3].clone()
+    adi.solve_tridiagonal(tt[0], tt[1], tt[2], dd, axis=axis, out=dd)
+    ht = [np.swapaxes(x, 0, 2) for x in (a, b, c, d)]
+    assert_close(dd.cpu().numpy(), reference_tridiagonal(*ht, axis), dtype)
+
+
+def test_torch_stream_and_grad_tensors():
+    torch = need_torch()
+    a, b, c, d = host_problem((32, 40, 48), np.float32)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        ta, tb, tc, td = (torch.from_numpy(x).cuda() for x in (a, b, c, d))
+        td.requires_grad_(True)
+        u = adi.solve_tridiagonal(ta, tb, tc, td, axis=0, check_pivots=False)
+        from adi import _tridiagonal
+
+        assert any(key[0][3] == s.cuda_stream for key in _tridiagonal._cache.plans)
+    s.synchronize()
+    assert_close(u.cpu().numpy(), reference_tridiagonal(a, b, c, d, 0), np.float32)
+
+
+# --- JAX ----------------------------------------------------------------------------------
+
+def test_jax_arrays():
+    need_gpu()
+    jax = pytest.importorskip("jax", reason="JAX is not installed: JAX GPU test not run")
+    try:
+        jax.devices("gpu")
+    except RuntimeError:
+        pytest.skip("JAX has no GPU backend: JAX GPU test not run")
+    import jax.numpy as jnp
+
+    a, b, c, d = host_problem((16, 33, 8), np.float32)
+    ja, jb, jc, jd = (jax.device_put(jnp.asarray(x), jax.devices("gpu")[0]) for x in (a, b, c, d))
+    u = adi.solve_tridiagonal(ja, jb, jc, jd, axis=1)
+    assert isinstance(u, jax.Array)
+    assert_close(np.asarray(u), reference_tridiagonal(a, b, c, d, 1), np.float32)
+    np.testing.assert_array_equal(np.asarray(jd), d)  # inputs untouched (JAX arrays are immutable)
+    with pytest.raises(adi.InvalidArgumentError, match="immutable"):
+        adi.solve_tridiagonal(ja, jb, jc, jd, out=jd)
