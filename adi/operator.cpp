@@ -44,8 +44,8 @@ Operator<T>::Operator(const Grid& grid, const Pde& pde, const BoundaryConditions
   p.bc = bc;
   p.exec = exec;
   p.source = pde.source;
-  detail::require(grid.size() >= 2, "Operator: grid " + grid.describe() +
-                                        " has a single node; give at least one axis n >= 2");
+  if (grid.size() < 2)
+    throw InvalidArgument("Operator: grid " + grid.describe() + " has a single node; give at least one axis n >= 2");
   bc.validate(grid);
   for (int a = 0; a < 3; ++a) {
     p.active[a] = grid.extent(static_cast<Axis>(a)) > 1;
