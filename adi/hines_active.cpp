@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cmath>
+#include <limits>
 #include <queue>
 #include <string>
 #include <utility>
@@ -224,11 +225,17 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
     options.check_pivots = false;
     int max_size = 0;
     for (const ActiveCell& cell : p.cells) max_size = std::max(max_size, cell.compartments.size());
-    // As PassiveNeurons on a GPU: one block per neuron (CompactBatch, cuda_branch) for large
-    // cells and few neurons; size-sorted chunks with a thread per neuron otherwise.
-    const bool branch = options.kernel == HinesKernel::cuda_branch ||
-                        (options.kernel == HinesKernel::automatic && (max_size >= 1024 || neurons <= 2048));
-    if (branch || options.kernel == HinesKernel::cuda_paper)
+    // PassiveNeurons' choice on a GPU (adi/hines.cpp, bench_cuda_hines on the H100): one block per
+    // neuron (CompactBatch, cuda_branch) for large cells and up to 65,536 neurons, except small
+    // trees in batches over 8,192 that the stack kernel serves better; size-sorted chunks with a
+    // thread per neuron otherwise. cuda_branch and cuda_paper ask for CompactBatch, cuda_stack for
+    // the sorted layout.
+    const bool small_trees = 128 <= cuda_backend::hines_stack_threads(max_size, sizeof(T), exec.device());
+    const bool compact =
+        options.kernel == HinesKernel::cuda_branch || options.kernel == HinesKernel::cuda_paper ||
+        (options.kernel == HinesKernel::automatic &&
+         (max_size >= 1024 || (neurons <= 65536 && !(small_trees && neurons > 8192))));
+    if (compact)
       p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
     else
       p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);
@@ -288,7 +295,10 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
     typename Impl::Device& d = p.dev;
     d.offdiag = upload(p.offdiag, exec), d.d0 = upload(p.d0, exec), d.cdt = upload(p.cdt, exec);
     d.gpas = upload(p.gpas, exec), d.gepas = upload(p.gepas, exec), d.v = upload(p.v, exec);
-    d.diag = upload(p.diag, exec), d.rhs = upload(p.rhs, exec);
+    // diag and rhs poisoned: every step assembles all of them before any kernel reads them, and
+    // a value missed would surface as a non-finite voltage (step's check, the GPU tests).
+    const std::vector<T> poison(span, std::numeric_limits<T>::quiet_NaN());
+    d.diag = upload(poison, exec), d.rhs = upload(poison, exec);
     d.hh_pos = upload(p.hh_pos, exec), d.hh_of = upload(hh_of, exec), d.hh_table = upload(p.hh_table, exec);
     d.tables = upload(p.tables, exec);
     d.gna = upload(p.gna, exec), d.gk = upload(p.gk, exec), d.gl = upload(p.gl, exec), d.gel = upload(p.gel, exec);
