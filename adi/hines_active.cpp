@@ -112,6 +112,7 @@ struct ActiveNeurons<T>::Impl {
     Array<unsigned long long> bad;
   } dev;
   bool points_dirty = true;
+  bool host_v = true;  // CUDA: v (host) still equals the device's voltages (no step since initialize)
 
   bool on_device() const { return exec.is_cuda(); }
 
@@ -340,6 +341,7 @@ void ActiveNeurons<T>::initialize(double v0) {
     p.dev.v = upload(p.v, p.exec);
     p.dev.m = upload(p.m, p.exec), p.dev.h = upload(p.h, p.exec), p.dev.n = upload(p.n, p.exec);
     p.push_points();
+    p.host_v = true;
   }
 }
 
@@ -381,14 +383,13 @@ void ActiveNeurons<T>::detect_spikes(index_t neuron, int node, double threshold)
   Impl& p = *impl_;
   const index_t pos = p.position(neuron, node, "ActiveNeurons::detect_spikes");
   require(std::isfinite(threshold), "ActiveNeurons::detect_spikes: threshold = " + num(threshold) + " mV must be finite");
-  T vd = 0;
+  T vd = p.v[static_cast<std::size_t>(pos)];
   if (p.on_device()) {
     const cuda_backend::DeviceGuard guard(p.exec.device());
-    detail::copy_bytes(&vd, MemorySpace::host, p.dev.v.data() + pos, MemorySpace::device, sizeof(T), p.exec.stream());
+    if (!p.host_v)
+      detail::copy_bytes(&vd, MemorySpace::host, p.dev.v.data() + pos, MemorySpace::device, sizeof(T), p.exec.stream());
     if (!p.points_dirty) p.pull_points();
     p.points_dirty = true;
-  } else {
-    vd = p.v[static_cast<std::size_t>(pos)];
   }
   p.detectors.push_back({neuron, pos, threshold, static_cast<double>(vd) > threshold});
 }
@@ -501,6 +502,7 @@ void ActiveNeurons<T>::Impl::step_device(int steps) {
   const cuda_backend::DeviceGuard guard(p.exec.device());
   void* stream = p.exec.stream();
   if (p.points_dirty) p.push_points();
+  if (steps > 0) p.host_v = false;
   const hha::HH<T> hh = p.hh_view();
   const hha::Points pts = p.points_view();
   const T dt = static_cast<T>(p.dt);
