@@ -210,6 +210,23 @@ TEST_F(HinesActiveCuda, NonFiniteVoltageIsReported) {
   }
 }
 
+TEST_F(HinesActiveCuda, BadInputOnDevice) {
+  const adi::Morphology m = adi::Morphology::read_swc(hines_test::data_dir() + "/04a_pyramidal4aACC.CNG.swc");
+  const adi::ActiveCell cell = active_cell(m);
+  adi::HinesOptions host_kernel;
+  host_kernel.kernel = adi::HinesKernel::cpu_scalar;
+  EXPECT_THROW(adi::ActiveNeurons<double>(adi::Executor::cuda(), {cell}, {0}, 0.025, host_kernel), adi::InvalidArgument);
+  adi::ActiveNeurons<float> net(adi::Executor::cuda(), {cell}, {0, 0}, 0.025);
+  EXPECT_THROW(net.add_current_clamp(2, 1, 0.1, 0, 1), adi::InvalidArgument);
+  EXPECT_THROW(net.detect_spikes(0, cell.compartments.size()), adi::InvalidArgument);
+  EXPECT_THROW(net.deliver(0, 1, 0.1), adi::InvalidArgument);  // no synapse yet
+  EXPECT_THROW(net.step(-1), adi::InvalidArgument);
+  EXPECT_THROW(net.voltage(2), adi::InvalidArgument);
+  net.step(3);  // nothing attached: one window, no spikes
+  EXPECT_NEAR(net.time(), 0.075, 1e-12);
+  EXPECT_TRUE(net.spikes().empty());
+}
+
 TEST(HinesActiveCudaBuild, HostStillWorksWithoutDevice) {
   // Runs everywhere: the host population is unaffected by the device code path.
   const adi::Morphology m = adi::Morphology::read_swc(hines_test::data_dir() + "/04a_pyramidal4aACC.CNG.swc");
