@@ -3,13 +3,19 @@
 #include "adi/hines_active.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
+#include <limits>
 #include <queue>
 #include <string>
 #include <utility>
 
 #include "adi/detail/hines_geometry.hpp"
 #include "adi/error.hpp"
+#include "adi/field.hpp"
+#include "solvers/common/hh_membrane.hpp"
+#include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/hines_active.hpp"
 
 namespace adi {
 
@@ -18,49 +24,26 @@ namespace {
 using detail::require;
 using detail::hines::num;
 
-// hh.mod's vtrap: x / (exp(x / y) - 1), with its limit near x = 0.
-double vtrap(double x, double y) { return std::fabs(x / y) < 1e-6 ? y * (1 - x / y / 2) : x / (std::exp(x / y) - 1); }
+namespace hha = cuda_backend::hines_active;
 
-// hh.mod's TABLE minf, mtau, hinf, htau, ninf, ntau FROM -100 TO 100 WITH 200 (usetable_hh = 1).
-template <class T>
-struct HHTable {
-  static constexpr int kPoints = 201;
-  T minf[kPoints], mtau[kPoints], hinf[kPoints], htau[kPoints], ninf[kPoints], ntau[kPoints];
-  explicit HHTable(double celsius) {
-    const double q10 = std::pow(3.0, (celsius - 6.3) / 10);
-    double v = -100;
-    for (int i = 0; i < kPoints; ++i, v += 1.0) {
-      double alpha = .1 * vtrap(-(v + 40), 10), beta = 4 * std::exp(-(v + 65) / 18), sum = alpha + beta;
-      mtau[i] = static_cast<T>(1 / (q10 * sum));
-      minf[i] = static_cast<T>(alpha / sum);
-      alpha = .07 * std::exp(-(v + 65) / 20);
-      beta = 1 / (std::exp(-(v + 35) / 10) + 1);
-      sum = alpha + beta;
-      htau[i] = static_cast<T>(1 / (q10 * sum));
-      hinf[i] = static_cast<T>(alpha / sum);
-      alpha = .01 * vtrap(-(v + 55), 10);
-      beta = .125 * std::exp(-(v + 65) / 80);
-      sum = alpha + beta;
-      ntau[i] = static_cast<T>(1 / (q10 * sum));
-      ninf[i] = static_cast<T>(alpha / sum);
-    }
-  }
-  // The interpolated rates at v (clamped to the table's ends, as NEURON does).
-  void rates(T v, T out[6]) const {
-    const T xi = v + T(100);
-    int i = 0;
-    T theta = 0;
-    if (xi >= T(200)) {
-      i = kPoints - 1;
-    } else if (xi > T(0)) {
-      i = static_cast<int>(xi);
-      theta = xi - static_cast<T>(i);
-    }
-    const int j = std::min(i + 1, kPoints - 1);
-    const T* tabs[6] = {minf, mtau, hinf, htau, ninf, ntau};
-    for (int k = 0; k < 6; ++k) out[k] = tabs[k][i] + theta * (tabs[k][j] - tabs[k][i]);
-  }
-};
+// Device memory for a host vector (at least one element, so that every pointer is valid).
+template <class V>
+Array<V> upload(const std::vector<V>& h, const Executor& exec) {
+  Array<V> a(std::max<index_t>(static_cast<index_t>(h.size()), 1), exec);
+  if (!h.empty()) detail::copy_bytes(a.data(), MemorySpace::device, h.data(), MemorySpace::host, h.size() * sizeof(V),
+                                     exec.stream());
+  return a;
+}
+template <class V>
+std::vector<V> download(const Array<V>& a, std::size_t n) {
+  std::vector<V> h(n);
+  if (n) detail::copy_bytes(h.data(), MemorySpace::host, a.data(), MemorySpace::device, n * sizeof(V),
+                            a.executor().stream());
+  return h;
+}
+
+// Record entries (step, detector) kept on the device between host synchronisations, at most.
+constexpr std::int64_t kRecordCapacity = std::int64_t(1) << 22;
 
 }  // namespace
 
@@ -68,6 +51,7 @@ template <class T>
 struct ActiveNeurons<T>::Impl {
   Executor exec = Executor::host();
   double dt = 0, t = 0;
+  bool check_pivots = true;
   std::vector<ActiveCell> cells;
   std::vector<int> cell_of;
   std::unique_ptr<HinesPlan<T>> plan;
@@ -77,7 +61,7 @@ struct ActiveNeurons<T>::Impl {
   std::vector<index_t> hh_pos;
   std::vector<int> hh_table;
   std::vector<T> gna, gk, gl, gel, ena, ek, m, h, n;
-  std::vector<HHTable<T>> tables;
+  std::vector<T> tables;  // membrane::kHHTableSize values per cell
   struct Clamp {
     index_t pos;
     double amp, del, dur;
@@ -106,7 +90,31 @@ struct ActiveNeurons<T>::Impl {
     double weight, delay;
   };
   std::vector<std::vector<Connection>> out;  // per neuron
+  double min_delay = -1;                     // smallest connection delay (-1: none)
   std::vector<Spike> spikes;
+
+  // CUDA: the state in device memory (the host vectors above hold the set-up only).
+  struct Device {
+    Array<T> offdiag, d0, cdt, gpas, gepas, v, diag, rhs;
+    Array<index_t> hh_pos;
+    Array<int> hh_of, hh_table;
+    Array<T> tables, gna, gk, gl, gel, ena, ek, m, h, n;
+    // point processes, rebuilt when clamps, synapses or detectors are added
+    Array<index_t> clamp_pos, syn_pos, det_pos;
+    Array<double> clamp_amp, clamp_del, clamp_dur, syn_g, syn_e, syn_decay, det_threshold;
+    Array<int> det_above;
+    std::size_t synapses = 0, detectors = 0;  // how many the device arrays hold
+    Array<int> record, recorded;
+    std::int64_t record_capacity = 0;
+    Array<int> event_syn;
+    Array<double> event_weight;
+    std::size_t event_capacity = 0;
+    Array<unsigned long long> bad;
+  } dev;
+  bool points_dirty = true;
+  bool host_v = true;  // CUDA: v (host) still equals the device's voltages (no step since initialize)
+
+  bool on_device() const { return exec.is_cuda(); }
 
   index_t position(index_t neuron, int node, const char* who) const {
     require(neuron >= 0 && neuron < static_cast<index_t>(cell_of.size()),
@@ -117,6 +125,71 @@ struct ActiveNeurons<T>::Impl {
                                           std::to_string(size) + ") of neuron " + std::to_string(neuron));
     return plan->index(neuron, node);
   }
+
+  hha::HH<T> hh_view() {
+    hha::HH<T> x;
+    x.count = static_cast<index_t>(hh_pos.size());
+    x.pos = dev.hh_pos.data();
+    x.hh_of = dev.hh_of.data();
+    x.table_of = dev.hh_table.data();
+    x.tables = dev.tables.data();
+    x.gna = dev.gna.data(), x.gk = dev.gk.data(), x.gl = dev.gl.data(), x.gel = dev.gel.data();
+    x.ena = dev.ena.data(), x.ek = dev.ek.data();
+    x.m = dev.m.data(), x.h = dev.h.data(), x.n = dev.n.data();
+    return x;
+  }
+
+  hha::Points points_view() {
+    hha::Points x;
+    x.clamps = static_cast<int>(clamps.size());
+    x.clamp_pos = dev.clamp_pos.data();
+    x.clamp_amp = dev.clamp_amp.data(), x.clamp_del = dev.clamp_del.data(), x.clamp_dur = dev.clamp_dur.data();
+    x.synapses = static_cast<int>(synapses.size());
+    x.syn_pos = dev.syn_pos.data();
+    x.syn_g = dev.syn_g.data(), x.syn_e = dev.syn_e.data(), x.syn_decay = dev.syn_decay.data();
+    x.detectors = static_cast<int>(detectors.size());
+    x.det_pos = dev.det_pos.data();
+    x.det_threshold = dev.det_threshold.data();
+    x.det_above = dev.det_above.data();
+    return x;
+  }
+
+  // The device's synapse conductances and detector flags back into the host lists.
+  void pull_points() {
+    if (dev.synapses) {
+      const std::vector<double> g = download(dev.syn_g, dev.synapses);
+      for (std::size_t k = 0; k < dev.synapses; ++k) synapses[k].g = g[k];
+    }
+    if (dev.detectors) {
+      const std::vector<int> above = download(dev.det_above, dev.detectors);
+      for (std::size_t k = 0; k < dev.detectors; ++k) detectors[k].above = above[k] != 0;
+    }
+  }
+
+  // Host lists of point processes -> device (after pull_points when the device had state).
+  void push_points() {
+    std::vector<index_t> cpos, spos, dpos;
+    std::vector<double> camp, cdel, cdur, sg, se, sdecay, dthr;
+    std::vector<int> dabove;
+    for (const Clamp& c : clamps) cpos.push_back(c.pos), camp.push_back(c.amp), cdel.push_back(c.del), cdur.push_back(c.dur);
+    for (const Synapse& s : synapses) spos.push_back(s.pos), sg.push_back(s.g), se.push_back(s.e), sdecay.push_back(s.decay);
+    for (const Detector& d : detectors) dpos.push_back(d.pos), dthr.push_back(d.threshold), dabove.push_back(d.above);
+    dev.clamp_pos = upload(cpos, exec), dev.clamp_amp = upload(camp, exec), dev.clamp_del = upload(cdel, exec);
+    dev.clamp_dur = upload(cdur, exec);
+    dev.syn_pos = upload(spos, exec), dev.syn_g = upload(sg, exec), dev.syn_e = upload(se, exec);
+    dev.syn_decay = upload(sdecay, exec);
+    dev.det_pos = upload(dpos, exec), dev.det_threshold = upload(dthr, exec), dev.det_above = upload(dabove, exec);
+    dev.synapses = synapses.size();
+    dev.detectors = detectors.size();
+    points_dirty = false;
+  }
+
+  void step_host(int steps);
+  void step_device(int steps);
+  // Steps the device may run before the host must see its spikes: events from a spike at the
+  // end of step j (time t_j) are due at t_j + delay >= t_j + min_delay, so with k * dt <=
+  // min_delay none falls inside the window that recorded the spike.
+  int window(int steps_left) const;
 };
 
 template <class T>
@@ -127,14 +200,14 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
   const char* who = "ActiveNeurons";
   require(std::isfinite(dt) && dt > 0, std::string(who) + ": dt = " + num(dt) + " ms must be > 0");
   require(!cells.empty(), std::string(who) + ": no cells");
-  if (!exec.is_host())
-    throw Unsupported(std::string(who) + ": active membranes run on a host executor only (GPU kernels not written "
-                                         "yet); use Executor::host(), or PassiveNeurons on the GPU");
+  const cuda_backend::DeviceGuard guard(exec.device(), exec.is_cuda());
   p.exec = exec;
   p.dt = dt;
   p.cells = std::move(cells);
   p.cell_of = std::move(cell_of);
+  p.check_pivots = options.check_pivots;
   HinesBatch batch;
+  p.tables.resize(p.cells.size() * membrane::kHHTableSize);
   for (std::size_t c = 0; c < p.cells.size(); ++c) {
     ActiveCell& cell = p.cells[c];
     const std::size_t nsec = cell.compartments.nseg.size();
@@ -143,22 +216,46 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
                                               std::to_string(cell.membrane.size()) + " membranes for " +
                                               std::to_string(nsec) + " sections");
     batch.topologies.emplace_back(cell.compartments.parent);
-    p.tables.emplace_back(cell.hh.celsius);
+    membrane::hh_fill_table(cell.hh.celsius, p.tables.data() + c * membrane::kHHTableSize);
   }
   batch.topology_of = p.cell_of;  // HinesPlan validates the indices
-  const bool compact = options.kernel == HinesKernel::cpu_scalar || options.kernel == HinesKernel::reference ||
-                       (options.kernel == HinesKernel::automatic && batch.count() < detail::hines::kHostCompactBelow);
-  if (compact)
-    p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
-  else
-    p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);
+  const index_t neurons = batch.count();
+  if (exec.is_cuda()) {
+    // The plan's own pivot check would synchronise every solve; the population checks its
+    // voltages once per step() call instead (see step_device).
+    options.check_pivots = false;
+    int max_size = 0;
+    for (const ActiveCell& cell : p.cells) max_size = std::max(max_size, cell.compartments.size());
+    // PassiveNeurons' choice on a GPU (adi/hines.cpp, bench_cuda_hines on the H100): one block per
+    // neuron (CompactBatch, cuda_branch) for large cells and up to 65,536 neurons, except small
+    // trees in batches over 8,192 that the stack kernel serves better; size-sorted chunks with a
+    // thread per neuron otherwise. cuda_branch and cuda_paper ask for CompactBatch, cuda_stack for
+    // the sorted layout.
+    const bool small_trees = 128 <= cuda_backend::hines_stack_threads(max_size, sizeof(T), exec.device());
+    const bool compact =
+        options.kernel == HinesKernel::cuda_branch || options.kernel == HinesKernel::cuda_paper ||
+        (options.kernel == HinesKernel::automatic &&
+         (max_size >= 1024 || (neurons <= 65536 && !(small_trees && neurons > 8192))));
+    if (compact)
+      p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
+    else
+      p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);
+  } else {
+    const bool compact = options.kernel == HinesKernel::cpu_scalar || options.kernel == HinesKernel::reference ||
+                         (options.kernel == HinesKernel::automatic && neurons < detail::hines::kHostCompactBelow);
+    if (compact)
+      p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
+    else
+      p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);
+  }
   p.span = p.plan->span();
   const std::size_t span = static_cast<std::size_t>(p.span);
   for (auto* a : {&p.offdiag, &p.cdt, &p.gpas, &p.gepas, &p.v, &p.diag, &p.rhs}) a->assign(span, T(0));
   p.d0.assign(span, T(1));  // padding: a harmless unit diagonal
+  std::vector<int> hh_of(span, -1);
   std::vector<HinesMatrix> mats;
   for (const ActiveCell& cell : p.cells) mats.push_back(implicit_euler_matrix(cell.compartments, dt));
-  for (index_t s = 0; s < batch.count(); ++s) {
+  for (index_t s = 0; s < neurons; ++s) {
     const int ci = p.cell_of[static_cast<std::size_t>(s)];
     const ActiveCell& cell = p.cells[static_cast<std::size_t>(ci)];
     const Compartments& c = cell.compartments;
@@ -174,6 +271,7 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
       p.cdt[ii] = static_cast<T>(c.capacitance[kk] / dt);
       if (hh) {
         const double a = c.area[kk] * 1e-2;  // S/cm2 -> uS
+        hh_of[ii] = static_cast<int>(p.hh_pos.size());
         p.hh_pos.push_back(i);
         p.hh_table.push_back(ci);
         p.gna.push_back(static_cast<T>(cell.hh.gnabar * a));
@@ -189,10 +287,29 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
     }
   }
   const std::size_t nh = p.hh_pos.size();
+  require(nh < static_cast<std::size_t>(1) << 31, std::string(who) + ": too many hh compartments for one population");
   p.m.assign(nh, T(0));
   p.h.assign(nh, T(0));
   p.n.assign(nh, T(0));
-  p.out.resize(static_cast<std::size_t>(batch.count()));
+  p.out.resize(static_cast<std::size_t>(neurons));
+  if (exec.is_cuda()) {
+    typename Impl::Device& d = p.dev;
+    d.offdiag = upload(p.offdiag, exec), d.d0 = upload(p.d0, exec), d.cdt = upload(p.cdt, exec);
+    d.gpas = upload(p.gpas, exec), d.gepas = upload(p.gepas, exec), d.v = upload(p.v, exec);
+    // diag and rhs poisoned: every step assembles all of them before any kernel reads them, and
+    // a value missed would surface as a non-finite voltage (step's check, the GPU tests).
+    const std::vector<T> poison(span, std::numeric_limits<T>::quiet_NaN());
+    d.diag = upload(poison, exec), d.rhs = upload(poison, exec);
+    d.hh_pos = upload(p.hh_pos, exec), d.hh_of = upload(hh_of, exec), d.hh_table = upload(p.hh_table, exec);
+    d.tables = upload(p.tables, exec);
+    d.gna = upload(p.gna, exec), d.gk = upload(p.gk, exec), d.gl = upload(p.gl, exec), d.gel = upload(p.gel, exec);
+    d.ena = upload(p.ena, exec), d.ek = upload(p.ek, exec);
+    d.m = upload(p.m, exec), d.h = upload(p.h, exec), d.n = upload(p.n, exec);
+    d.recorded = Array<int>(1, exec);
+    d.bad = Array<unsigned long long>(1, exec);
+    // The host copies of the per-step arrays are not needed any more.
+    for (auto* a : {&p.offdiag, &p.d0, &p.cdt, &p.gpas, &p.gepas, &p.diag, &p.rhs}) std::vector<T>().swap(*a);
+  }
   initialize(-65);
 }
 
@@ -209,8 +326,9 @@ void ActiveNeurons<T>::initialize(double v0) {
   require(std::isfinite(v0), "ActiveNeurons::initialize: v = " + num(v0) + " must be finite");
   std::fill(p.v.begin(), p.v.end(), static_cast<T>(v0));
   for (std::size_t k = 0; k < p.hh_pos.size(); ++k) {
-    T r[6];
-    p.tables[static_cast<std::size_t>(p.hh_table[k])].rates(static_cast<T>(v0), r);
+    T r[membrane::kHHColumns];
+    membrane::hh_table_rates(p.tables.data() + static_cast<std::size_t>(p.hh_table[k]) * membrane::kHHTableSize,
+                             static_cast<T>(v0), r);
     p.m[k] = r[0], p.h[k] = r[2], p.n[k] = r[4];
   }
   for (auto& s : p.synapses) s.g = 0;
@@ -218,6 +336,13 @@ void ActiveNeurons<T>::initialize(double v0) {
   p.spikes.clear();
   for (auto& d : p.detectors) d.above = v0 > d.threshold;
   p.t = 0;
+  if (p.on_device()) {
+    const cuda_backend::DeviceGuard guard(p.exec.device());
+    p.dev.v = upload(p.v, p.exec);
+    p.dev.m = upload(p.m, p.exec), p.dev.h = upload(p.h, p.exec), p.dev.n = upload(p.n, p.exec);
+    p.push_points();
+    p.host_v = true;
+  }
 }
 
 template <class T>
@@ -225,7 +350,10 @@ void ActiveNeurons<T>::add_current_clamp(index_t neuron, int node, double amp, d
   Impl& p = *impl_;
   require(std::isfinite(amp) && std::isfinite(delay) && duration >= 0,
           "ActiveNeurons::add_current_clamp: amp, delay must be finite and duration >= 0");
-  p.clamps.push_back({p.position(neuron, node, "ActiveNeurons::add_current_clamp"), amp, delay, duration});
+  const index_t pos = p.position(neuron, node, "ActiveNeurons::add_current_clamp");
+  if (p.on_device() && !p.points_dirty) p.pull_points();
+  p.clamps.push_back({pos, amp, delay, duration});
+  p.points_dirty = true;
 }
 
 template <class T>
@@ -233,7 +361,10 @@ int ActiveNeurons<T>::add_synapse(index_t neuron, int node, double tau, double e
   Impl& p = *impl_;
   require(std::isfinite(tau) && tau > 0, "ActiveNeurons::add_synapse: tau = " + num(tau) + " ms must be > 0");
   require(std::isfinite(e), "ActiveNeurons::add_synapse: e = " + num(e) + " mV must be finite");
-  p.synapses.push_back({p.position(neuron, node, "ActiveNeurons::add_synapse"), tau, e, 0.0, std::exp(-p.dt / tau)});
+  const index_t pos = p.position(neuron, node, "ActiveNeurons::add_synapse");
+  if (p.on_device() && !p.points_dirty) p.pull_points();
+  p.synapses.push_back({pos, tau, e, 0.0, std::exp(-p.dt / tau)});
+  p.points_dirty = true;
   return static_cast<int>(p.synapses.size()) - 1;
 }
 
@@ -251,7 +382,16 @@ template <class T>
 void ActiveNeurons<T>::detect_spikes(index_t neuron, int node, double threshold) {
   Impl& p = *impl_;
   const index_t pos = p.position(neuron, node, "ActiveNeurons::detect_spikes");
-  p.detectors.push_back({neuron, pos, threshold, static_cast<double>(p.v[static_cast<std::size_t>(pos)]) > threshold});
+  require(std::isfinite(threshold), "ActiveNeurons::detect_spikes: threshold = " + num(threshold) + " mV must be finite");
+  T vd = p.v[static_cast<std::size_t>(pos)];
+  if (p.on_device()) {
+    const cuda_backend::DeviceGuard guard(p.exec.device());
+    if (!p.host_v)
+      detail::copy_bytes(&vd, MemorySpace::host, p.dev.v.data() + pos, MemorySpace::device, sizeof(T), p.exec.stream());
+    if (!p.points_dirty) p.pull_points();
+    p.points_dirty = true;
+  }
+  p.detectors.push_back({neuron, pos, threshold, static_cast<double>(vd) > threshold});
 }
 
 template <class T>
@@ -261,13 +401,24 @@ void ActiveNeurons<T>::connect(index_t source, int synapse, double weight, doubl
   require(synapse >= 0 && synapse < static_cast<int>(p.synapses.size()),
           "ActiveNeurons::connect: synapse " + std::to_string(synapse) + " out of range");
   require(std::isfinite(delay) && delay >= 0, "ActiveNeurons::connect: delay = " + num(delay) + " ms must be >= 0");
+  require(std::isfinite(weight), "ActiveNeurons::connect: weight = " + num(weight) + " uS must be finite");
   p.out[static_cast<std::size_t>(source)].push_back({synapse, weight, delay});
+  p.min_delay = p.min_delay < 0 ? delay : std::min(p.min_delay, delay);
 }
 
 template <class T>
 void ActiveNeurons<T>::step(int steps) {
   Impl& p = *impl_;
   require(steps >= 0, "ActiveNeurons::step: steps = " + std::to_string(steps) + " must be >= 0");
+  if (p.on_device())
+    p.step_device(steps);
+  else
+    p.step_host(steps);
+}
+
+template <class T>
+void ActiveNeurons<T>::Impl::step_host(int steps) {
+  Impl& p = *this;
   const index_t span = p.span;
   const index_t nh = static_cast<index_t>(p.hh_pos.size());
   const int threads = p.exec.threads();
@@ -280,7 +431,9 @@ void ActiveNeurons<T>::step(int steps) {
   const T *gna = p.gna.data(), *gk = p.gk.data(), *gl = p.gl.data(), *gel = p.gel.data(), *ena = p.ena.data(),
           *ek = p.ek.data();
   T *m = p.m.data(), *h = p.h.data(), *n = p.n.data();
-  const bool one_table = p.tables.size() == 1;
+  const bool one_table = p.cells.size() == 1;
+  const T* tables = p.tables.data();
+  const int* hh_table = p.hh_table.data();
   for (int k = 0; k < steps; ++k) {
     const double tm = p.t + 0.5 * p.dt;  // NEURON: t += dt/2 before the currents
     while (!p.events.empty() && p.events.top().time <= tm) {
@@ -298,11 +451,7 @@ void ActiveNeurons<T>::step(int steps) {
 #pragma omp for simd schedule(static)
       for (index_t q = 0; q < nh; ++q) {
         const index_t i = hh_pos[q];
-        const T g_na = gna[q] * m[q] * m[q] * m[q] * h[q];
-        const T n2 = n[q] * n[q];
-        const T g_k = gk[q] * n2 * n2;
-        diag[i] += g_na + g_k + gl[q];
-        rhs[i] += g_na * ena[q] + g_k * ek[q] + gel[q];
+        membrane::hh_current(gna[q], gk[q], gl[q], gel[q], ena[q], ek[q], m[q], h[q], n[q], diag[i], rhs[i]);
       }
     }
     for (const auto& c : p.clamps)
@@ -319,11 +468,8 @@ void ActiveNeurons<T>::step(int steps) {
     // States with v(t + dt): hh gates (cnexp), synapse decay, spike detection.
 #pragma omp parallel for num_threads(threads) if (nh > 8192) schedule(static)
     for (index_t q = 0; q < nh; ++q) {
-      T r[6];
-      p.tables[one_table ? 0 : static_cast<std::size_t>(p.hh_table[static_cast<std::size_t>(q)])].rates(v[hh_pos[q]], r);
-      m[q] += (T(1) - std::exp(-dt / r[1])) * (r[0] - m[q]);
-      h[q] += (T(1) - std::exp(-dt / r[3])) * (r[2] - h[q]);
-      n[q] += (T(1) - std::exp(-dt / r[5])) * (r[4] - n[q]);
+      const T* table = tables + (one_table ? 0 : static_cast<std::size_t>(hh_table[q]) * membrane::kHHTableSize);
+      membrane::hh_gates(table, v[hh_pos[q]], dt, m[q], h[q], n[q]);
     }
     for (auto& s : p.synapses) s.g *= s.decay;
     for (auto& d : p.detectors) {
@@ -337,6 +483,126 @@ void ActiveNeurons<T>::step(int steps) {
       } else {
         d.above = false;
       }
+    }
+  }
+}
+
+template <class T>
+int ActiveNeurons<T>::Impl::window(int steps_left) const {
+  if (detectors.empty()) return steps_left;  // no spikes, no events from the device
+  std::int64_t k = steps_left;
+  if (min_delay >= 0) k = std::min<std::int64_t>(k, std::max<std::int64_t>(1, static_cast<std::int64_t>(min_delay / dt)));
+  k = std::min<std::int64_t>(k, std::max<std::int64_t>(1, kRecordCapacity / static_cast<std::int64_t>(detectors.size())));
+  return static_cast<int>(std::max<std::int64_t>(k, 1));
+}
+
+template <class T>
+void ActiveNeurons<T>::Impl::step_device(int steps) {
+  Impl& p = *this;
+  const cuda_backend::DeviceGuard guard(p.exec.device());
+  void* stream = p.exec.stream();
+  if (p.points_dirty) p.push_points();
+  if (steps > 0) p.host_v = false;
+  const hha::HH<T> hh = p.hh_view();
+  const hha::Points pts = p.points_view();
+  const T dt = static_cast<T>(p.dt);
+  std::vector<double> tms, ts;
+  std::vector<std::size_t> ev_first;
+  std::vector<int> ev_syn;
+  std::vector<double> ev_w;
+  for (int done = 0; done < steps;) {
+    const int k = p.window(steps - done);
+    // The window's times (computed as step_host computes them) and the events due in each step.
+    tms.assign(static_cast<std::size_t>(k), 0);
+    ts.assign(static_cast<std::size_t>(k), 0);
+    ev_first.assign(static_cast<std::size_t>(k) + 1, 0);
+    ev_syn.clear();
+    ev_w.clear();
+    double t = p.t;
+    for (int j = 0; j < k; ++j) {
+      const double tm = t + 0.5 * p.dt;
+      while (!p.events.empty() && p.events.top().time <= tm) {
+        ev_syn.push_back(p.events.top().synapse);
+        ev_w.push_back(p.events.top().weight);
+        p.events.pop();
+      }
+      ev_first[static_cast<std::size_t>(j) + 1] = ev_syn.size();
+      tms[static_cast<std::size_t>(j)] = tm;
+      t = tm + 0.5 * p.dt;
+      ts[static_cast<std::size_t>(j)] = t;
+    }
+    if (!ev_syn.empty()) {
+      if (ev_syn.size() > p.dev.event_capacity) {
+        p.dev.event_capacity = std::max(ev_syn.size(), 2 * p.dev.event_capacity);
+        p.dev.event_syn = Array<int>(static_cast<index_t>(p.dev.event_capacity), p.exec);
+        p.dev.event_weight = Array<double>(static_cast<index_t>(p.dev.event_capacity), p.exec);
+      }
+      detail::copy_bytes(p.dev.event_syn.data(), MemorySpace::device, ev_syn.data(), MemorySpace::host,
+                         ev_syn.size() * sizeof(int), stream);
+      detail::copy_bytes(p.dev.event_weight.data(), MemorySpace::device, ev_w.data(), MemorySpace::host,
+                         ev_w.size() * sizeof(double), stream);
+    }
+    const std::int64_t need = static_cast<std::int64_t>(p.detectors.size()) * k;
+    if (need > p.dev.record_capacity) {
+      p.dev.record_capacity = need;
+      p.dev.record = Array<int>(2 * need, p.exec);
+    }
+    if (!p.detectors.empty()) {
+      const int zero = 0;
+      p.dev.recorded.copy_from_host(&zero);
+    }
+    for (int j = 0; j < k; ++j) {
+      const std::size_t e0 = ev_first[static_cast<std::size_t>(j)], e1 = ev_first[static_cast<std::size_t>(j) + 1];
+      if (e1 > e0)
+        hha::active_deliver(static_cast<int>(e1 - e0), p.dev.event_syn.data() + e0, p.dev.event_weight.data() + e0,
+                            pts.syn_g, stream);
+      hha::active_assemble<T>(p.span, p.dev.d0.data(), p.dev.cdt.data(), p.dev.gpas.data(), p.dev.gepas.data(),
+                              p.dev.v.data(), p.dev.diag.data(), p.dev.rhs.data(), hh, stream);
+      hha::active_points<T>(tms[static_cast<std::size_t>(j)], pts, p.dev.diag.data(), p.dev.rhs.data(), stream);
+      p.plan->solve(p.dev.offdiag.data(), p.dev.diag.data(), p.dev.rhs.data());
+      std::swap(p.dev.v, p.dev.rhs);
+      hha::active_advance<T>(p.dev.v.data(), dt, hh, pts, j, p.dev.record.data(), p.dev.recorded.data(), stream);
+    }
+    p.t = ts.back();
+    done += k;
+    if (p.detectors.empty()) continue;
+    // The window's threshold crossings, in the host's order (step, then detector).
+    int recorded = 0;
+    p.dev.recorded.copy_to_host(&recorded);
+    if (recorded == 0) continue;
+    std::vector<int> rec(2 * static_cast<std::size_t>(recorded));
+    detail::copy_bytes(rec.data(), MemorySpace::host, p.dev.record.data(), MemorySpace::device, rec.size() * sizeof(int),
+                       stream);
+    std::vector<std::pair<int, int>> order;
+    order.reserve(static_cast<std::size_t>(recorded));
+    for (int r = 0; r < recorded; ++r)
+      order.emplace_back(rec[2 * static_cast<std::size_t>(r)], rec[2 * static_cast<std::size_t>(r) + 1]);
+    std::sort(order.begin(), order.end());
+    for (const auto& [j, det] : order) {
+      const Detector& d = p.detectors[static_cast<std::size_t>(det)];
+      const double ts_j = ts[static_cast<std::size_t>(j)];
+      p.spikes.push_back({d.neuron, ts_j});
+      for (const auto& c : p.out[static_cast<std::size_t>(d.neuron)]) p.events.push({ts_j + c.delay, c.synapse, c.weight});
+    }
+  }
+  if (p.check_pivots && steps > 0) {
+    // One look at the voltages per call (the plan's per-solve check would synchronise every step).
+    const unsigned long long none = ~0ull;
+    p.dev.bad.copy_from_host(&none);
+    hha::active_first_nonfinite<T>(p.span, p.dev.v.data(), p.dev.bad.data(), stream);
+    unsigned long long bad = none;
+    p.dev.bad.copy_to_host(&bad);
+    if (bad != none) {
+      index_t neuron = -1;
+      for (index_t s = 0; s < static_cast<index_t>(p.cell_of.size()) && neuron < 0; ++s) {
+        const int size = p.cells[static_cast<std::size_t>(p.cell_of[static_cast<std::size_t>(s)])].compartments.size();
+        for (int c = 0; c < size; ++c)
+          if (p.plan->index(s, c) == static_cast<index_t>(bad)) neuron = s;
+      }
+      throw SingularSystem("ActiveNeurons::step: neuron " + std::to_string(neuron) +
+                               " has a non-finite voltage by t = " + num(p.t) +
+                               " ms (a non-finite parameter, or dt too large for its membranes)",
+                           neuron, -1);
     }
   }
 }
@@ -368,6 +634,17 @@ std::vector<double> ActiveNeurons<T>::voltage(index_t neuron) const {
   p.position(neuron, 0, "ActiveNeurons::voltage");
   const int size = p.cells[static_cast<std::size_t>(p.cell_of[static_cast<std::size_t>(neuron)])].compartments.size();
   std::vector<double> out(static_cast<std::size_t>(size));
+  if (p.on_device()) {
+    const cuda_backend::DeviceGuard guard(p.exec.device());
+    // The neuron's positions lie in [lo, hi] (contiguous, or its chunk of the sorted layout).
+    index_t lo = p.plan->index(neuron, 0), hi = lo;
+    for (int k = 1; k < size; ++k) lo = std::min(lo, p.plan->index(neuron, k)), hi = std::max(hi, p.plan->index(neuron, k));
+    std::vector<T> part(static_cast<std::size_t>(hi - lo + 1));
+    detail::copy_bytes(part.data(), MemorySpace::host, p.dev.v.data() + lo, MemorySpace::device, part.size() * sizeof(T),
+                       p.exec.stream());
+    for (int k = 0; k < size; ++k) out[static_cast<std::size_t>(k)] = part[static_cast<std::size_t>(p.plan->index(neuron, k) - lo)];
+    return out;
+  }
   for (int k = 0; k < size; ++k) out[static_cast<std::size_t>(k)] = p.v[static_cast<std::size_t>(p.plan->index(neuron, k))];
   return out;
 }

@@ -54,12 +54,20 @@ struct Spike {
   double time = 0;  // ms
 };
 
-// A population of active neurons on the host (OpenMP across neurons, SIMD for the membranes).
+// A population of active neurons on the host (OpenMP across neurons, SIMD for the membranes)
+// or on a GPU (Executor::cuda: state in device memory, the membranes, clamps, synapses and
+// spike detection as device kernels, solvers/cuda/hines_active.cu, the same formulas as the
+// host, solvers/common/hh_membrane.hpp). On a GPU, step(k) synchronises with the host once per
+// window of steps no longer than the smallest connection delay (threshold crossings are
+// recorded on the device and read back then, so event delivery is exact), and once at its end
+// to look for non-finite voltages (HinesOptions::check_pivots; the plan's own per-solve check
+// is off). See docs/hines.md.
 template <class T>
 class ActiveNeurons {
  public:
   // neuron s is cells[cell_of[s]]. Throws InvalidArgument on dt <= 0, bad indices or a
-  // membrane list of the wrong length, Unsupported on a CUDA executor (host only for now).
+  // membrane list of the wrong length. On CUDA, options.kernel picks the layout as for
+  // PassiveNeurons (automatic; cuda_branch / cuda_paper: CompactBatch; cuda_stack: sorted).
   ActiveNeurons(const Executor& exec, std::vector<ActiveCell> cells, std::vector<int> cell_of, double dt,
                 HinesOptions options = {});
   ~ActiveNeurons();
@@ -80,6 +88,8 @@ class ActiveNeurons {
   // Every spike of `source` (it needs a detector) sends an event to `synapse` after `delay` ms.
   void connect(index_t source, int synapse, double weight, double delay);
 
+  // Advances steps * dt. On CUDA: throws SingularSystem naming the neuron when a voltage is
+  // non-finite at the end (with options.check_pivots).
   void step(int steps = 1);
   double time() const;
   double dt() const;

@@ -6,7 +6,15 @@
 // NEURON's fastest tenth of 400 steps (on a shared machine, the least disturbed figures).
 //
 //   bench_hines_neuron [--quick] [--no-neuron] [--neuron-max N] [--steps N] [--populations 1,2,4]
-//                      [--threads K]
+//                      [--threads K] [--large 1000,10000,100000] [--large-only] [--no-gpu]
+//
+// A second table, large active populations (--large LIST; --large-only skips the first table and
+// defaults to 1000,10000,100000): the
+// pyramidal cell with hh, every soma clamped and its spikes driving the next cell (a ring, 1 ms
+// delay), ns per compartment-step on the GPU (fp64, fp32; Executor::cuda, when there is one and
+// not --no-gpu), adi on all host cores beside it, and NEURON cache_efficient(1) on all cores
+// where NEURON is installed and the population is at most --neuron-max (NEURON is not on the GPU
+// machine: run `bench_hines_neuron --large-only --no-gpu --neuron-max 10000` where it is).
 //
 // Columns: adi's automatic choice, and the two host paths forced (compact layout + scalar
 // kernel, size-sorted 32-lane chunks + SIMD kernel), which is how the automatic threshold
@@ -57,6 +65,26 @@ double time_steps(Sim& sim, int steps, double compartments) {
     best = std::min(best, seconds_since(t0) * 1e9 / (k * compartments));
   }
   return best;
+}
+
+// The large active population: every soma clamped (tonic firing), spikes detected at the soma
+// and sent round a ring with a 1 ms delay (so the GPU reads its spikes back every 40 steps).
+template <class T>
+double active_ring(const Cell& c, const adi::Executor& exec, int population, int steps) {
+  adi::HinesOptions o;
+  o.check_pivots = false;
+  const double n = static_cast<double>(c.cell.compartments.size()) * population;
+  const int soma = c.cell.compartments.at(std::max(c.m.soma(), 0), 0.5);
+  adi::ActiveNeurons<T> sim(exec, {c.cell}, std::vector<int>(static_cast<std::size_t>(population), 0), 0.025, o);
+  sim.initialize(-65);
+  std::vector<int> syn(static_cast<std::size_t>(population));
+  for (int s = 0; s < population; ++s) {
+    sim.add_current_clamp(s, soma, 0.5, 0, 1e9);
+    sim.detect_spikes(s, soma);
+    syn[static_cast<std::size_t>(s)] = sim.add_synapse(s, soma, 2, 0);
+  }
+  for (int s = 0; s < population; ++s) sim.connect(s, syn[static_cast<std::size_t>((s + 1) % population)], 0.01, 1.0);
+  return time_steps(sim, steps, n);
 }
 
 double ours(const Cell& c, bool active, int population, int threads, adi::HinesKernel kernel, int steps) {
@@ -118,32 +146,74 @@ double neuron(const std::string& py, const Cell& c, bool active, int population,
   return n > 0 && best > 0 ? best * 1e9 / n : -1;
 }
 
+std::vector<int> int_list(std::string list) {
+  std::vector<int> out;
+  while (!list.empty()) {
+    out.push_back(std::atoi(list.c_str()));
+    const std::size_t comma = list.find(',');
+    list = comma == std::string::npos ? std::string() : list.substr(comma + 1);
+  }
+  return out;
+}
+
+std::string cellv(double v) {
+  char b[32];
+  if (v < 0) return std::string("-");
+  std::snprintf(b, sizeof b, "%.2f", v);
+  return std::string(b);
+}
+
+// The large active populations on the GPU beside the host (and NEURON where it is installed).
+void large_table(const Cell& c, const std::vector<int>& populations, bool gpu, const std::string& py, int neuron_max,
+                 int cores, int steps) {
+  std::printf("\nActive (hh + pas) populations of %s (%d compartments), ring with 1 ms delay, ns per "
+              "compartment-step\n\n| cells | compartments | GPU fp64 | GPU fp32 | adi host fp64 (%d threads) | "
+              "NEURON ce=1 (%d threads) | GPU fp64 x adi host | adi host x NEURON |\n"
+              "|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+              std::filesystem::path(c.file).stem().c_str(), c.cell.compartments.size(), cores, cores);
+  for (int pop : populations) {
+    const int s = std::max(20, steps * 64 / std::max(pop, 64));
+    double g64 = -1, g32 = -1, h = -1, nn = -1;
+    if (gpu) {
+      g64 = active_ring<double>(c, adi::Executor::cuda(), pop, std::max(s, 200));
+      g32 = active_ring<float>(c, adi::Executor::cuda(), pop, std::max(s, 200));
+    }
+    h = active_ring<double>(c, adi::Executor::host(cores), pop, s);
+    if (!py.empty() && pop <= neuron_max) nn = neuron(py, c, true, pop, cores, 1, 100);
+    std::printf("| %d | %lld | %s | %s | %s | %s | %s | %s |\n", pop,
+                static_cast<long long>(c.cell.compartments.size()) * pop, cellv(g64).c_str(), cellv(g32).c_str(),
+                cellv(h).c_str(), cellv(nn).c_str(), g64 > 0 ? (cellv(h / g64) + "x").c_str() : "-",
+                nn > 0 ? (cellv(nn / h) + "x").c_str() : "-");
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, with_neuron = true;
+  bool quick = false, with_neuron = true, large_only = false, with_gpu = true;
   int neuron_max = 64, steps = 400, only_threads = 0;
-  std::vector<int> custom;
+  std::vector<int> custom, large;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--no-neuron") with_neuron = false;
     else if (a == "--neuron-max" && i + 1 < argc) neuron_max = std::atoi(argv[++i]);
     else if (a == "--steps" && i + 1 < argc) steps = std::atoi(argv[++i]);
-    else if (a == "--populations" && i + 1 < argc) {
-      custom.clear();
-      for (std::string list = argv[++i]; !list.empty();) {
-        custom.push_back(std::atoi(list.c_str()));
-        const std::size_t comma = list.find(',');
-        list = comma == std::string::npos ? std::string() : list.substr(comma + 1);
-      }
-    } else if (a == "--threads" && i + 1 < argc) only_threads = std::atoi(argv[++i]);
+    else if (a == "--populations" && i + 1 < argc) custom = int_list(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc) only_threads = std::atoi(argv[++i]);
+    else if (a == "--large" && i + 1 < argc) large = int_list(argv[++i]);
+    else if (a == "--large-only") large_only = true;
+    else if (a == "--no-gpu") with_gpu = false;
     else {
       std::printf("usage: bench_hines_neuron [--quick] [--no-neuron] [--neuron-max N] [--steps N] "
-                  "[--populations 1,2,4] [--threads K]\n");
+                  "[--populations 1,2,4] [--threads K] [--large 1000,10000,100000] [--large-only] [--no-gpu]\n");
       return a == "--help" ? 0 : 2;
     }
   }
+  for (int v : custom) if (v < 1) return std::printf("--populations: %d must be >= 1\n", v), 2;
+  for (int v : large) if (v < 1) return std::printf("--large: %d must be >= 1\n", v), 2;
+  if (steps < 1) return std::printf("--steps: %d must be >= 1\n", steps), 2;
   const std::string py = with_neuron ? python_with_neuron() : std::string();
   if (with_neuron && py.empty()) std::printf("NEURON not found ('import neuron' failed): adi columns only\n");
   std::vector<Cell> cells;
@@ -164,6 +234,13 @@ int main(int argc, char** argv) {
   std::vector<int> thread_counts{1};
   if (cores > 1) thread_counts.push_back(cores);
   if (only_threads > 0) thread_counts = {only_threads};
+  const bool gpu = with_gpu && adi::Executor::cuda_available();
+  if (with_gpu && !gpu) std::printf("no CUDA device (or adi built without CUDA): GPU columns left empty\n");
+  if (large_only && large.empty()) large = {1000, 10000, 100000};
+  if (large_only) {
+    large_table(cells.front(), large, gpu, py, neuron_max, only_threads > 0 ? only_threads : cores, steps);
+    return 0;
+  }
   std::printf("| cell | membrane | cells | threads | adi auto | adi compact/scalar | adi sorted/vector | NEURON | "
               "NEURON cache_efficient | x NEURON ce |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Cell& c : cells)
@@ -179,17 +256,12 @@ int main(int argc, char** argv) {
             n0 = neuron(py, c, active, pop, th, 0, 400);
             n1 = neuron(py, c, active, pop, th, 1, 400);
           }
-          auto cellv = [](double v) {
-            char b[32];
-            if (v < 0) return std::string("-");
-            std::snprintf(b, sizeof b, "%.2f", v);
-            return std::string(b);
-          };
           std::printf("| %s (%d) | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n",
                       std::filesystem::path(c.file).stem().c_str(), c.cell.compartments.size(), active ? "hh+pas" : "pas",
                       pop, th, cellv(a).c_str(), cellv(sc).c_str(), cellv(ve).c_str(), cellv(n0).c_str(),
                       cellv(n1).c_str(), n1 > 0 ? (cellv(n1 / a) + "x").c_str() : "-");
           std::fflush(stdout);
         }
+  if (!large.empty()) large_table(cells.front(), large, gpu, py, neuron_max, only_threads > 0 ? only_threads : cores, steps);
   return 0;
 }

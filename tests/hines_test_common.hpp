@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "adi/hines.hpp"
+#include "adi/hines_active.hpp"
 
 namespace hines_test {
 
@@ -234,6 +235,18 @@ double check(const adi::HinesPlan<T>& plan, const std::vector<Eigen::VectorXd>& 
 template <class T>
 constexpr double tolerance() {
   return sizeof(T) == 8 ? 1e-12 : 2e-5;
+}
+
+// A real cell made active as the active tests use it: hh in soma and axon sections, pas elsewhere.
+inline adi::ActiveCell active_cell(const adi::Morphology& m) {
+  adi::ActiveCell cell;
+  adi::CableParameters p;
+  p.ra = 100;
+  p.g_leak = 5e-5;
+  cell.compartments = adi::discretise(m, p);
+  for (const adi::Section& s : m.sections())
+    cell.membrane.push_back(s.type == 1 || s.type == 2 ? adi::Membrane::hh : adi::Membrane::pas);
+  return cell;
 }
 
 }  // namespace hines_test

@@ -605,16 +605,7 @@ TEST(HinesNeuron, DenseCellMatchesNeuron) { compare_with_neuron(hines_test::dens
 
 namespace {
 
-adi::ActiveCell active_cell(const Morphology& m) {
-  adi::ActiveCell cell;
-  CableParameters p;
-  p.ra = 100;
-  p.g_leak = 5e-5;
-  cell.compartments = adi::discretise(m, p);
-  for (const adi::Section& s : m.sections())
-    cell.membrane.push_back(s.type == 1 || s.type == 2 ? adi::Membrane::hh : adi::Membrane::pas);
-  return cell;
-}
+using hines_test::active_cell;
 
 TEST(HinesActive, FloatFollowsDoubleAndSpikesTravel) {
   const Morphology m = Morphology::read_swc(hines_test::data_dir() + "/04a_pyramidal4aACC.CNG.swc");

@@ -149,6 +149,7 @@ if(NOT ADI_WITH_CUDA)
   adi_cli_test(black_scholes_no_gpu 77 "${_gpu}" black_scholes --backend cuda --no-output)
   adi_cli_test(euler_vortex_no_gpu 77 "${_gpu}" euler_vortex --backend cuda --no-output)
   adi_cli_test(neuron_no_gpu 77 "${_gpu}" neuron --backend cuda --no-output)
+  adi_cli_test(neuron_active_no_gpu 77 "${_gpu}" neuron --active --backend cuda --no-output)
   if(TARGET heat3d_mpi)
     adi_cli_test(heat3d_mpi_no_gpu 77 "--memory device: .*use --memory host" heat3d_mpi --n 5 --memory device
                  --no-output)
