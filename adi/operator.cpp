@@ -172,7 +172,7 @@ void Operator<T>::Impl::exchange(Field<T>& f, bool force) {
     for (const void* q : fresh)
       if (q == f.data()) return;
   const auto t0 = std::chrono::steady_clock::now();
-  sub->exchange(f, ghost);
+  sub->exchange(f, ghost, exec);
   halo_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (reuse_ghosts) {
     for (std::size_t i = fresh.size() - 1; i > 0; --i) fresh[i] = fresh[i - 1];

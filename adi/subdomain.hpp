@@ -54,9 +54,11 @@ class Subdomain {
   virtual bool neighbour(Axis a, bool hi) const = 0;
 
   // Collective: fills the ghost layers of f, a field of the Operator's local shape with
-  // ghosts[a][side] ghost planes (0 or 1) on each side of axis a, from the neighbouring ranks.
-  virtual void exchange(Field<float>& f, const std::array<std::array<int, 2>, 3>& ghosts) = 0;
-  virtual void exchange(Field<double>& f, const std::array<std::array<int, 2>, 3>& ghosts) = 0;
+  // ghosts[a][side] ghost planes (0 or 1) on each side of axis a, from the neighbouring ranks;
+  // device work on exec's stream (the operator's).
+  virtual void exchange(Field<float>& f, const std::array<std::array<int, 2>, 3>& ghosts, const Executor& exec) = 0;
+  virtual void exchange(Field<double>& f, const std::array<std::array<int, 2>, 3>& ghosts,
+                        const Executor& exec) = 0;
   // Collective over the ranks of axis a: the solver of the lines along a split axis a of
   // `lines` (this rank's segments, in exec's memory). periodic: the global lines are cyclic.
   virtual std::unique_ptr<LineSolver<float>> line_solver_f(Axis a, const Executor& exec, const Box3& lines,

@@ -31,12 +31,11 @@ struct Halo {
   std::optional<HaloExchange<T>> x;
   Box3 box{};
   std::array<std::array<int, 2>, 3> ghosts{};
-  bool device = false;
-  int dev = -1;
-  bool fits(const Field<T>& f, const std::array<std::array<int, 2>, 3>& g) const {
+  Executor exec = Executor::host();
+  bool fits(const Field<T>& f, const std::array<std::array<int, 2>, 3>& g, const Executor& e) const {
     const Box3& b = f.box();
     return x && b.nx == box.nx && b.ny == box.ny && b.nz == box.nz && b.sy == box.sy && b.sz == box.sz &&
-           g == ghosts && device == f.executor().is_cuda() && dev == f.executor().device();
+           g == ghosts && e == exec;
   }
 };
 
@@ -51,8 +50,12 @@ class MpiSubdomain final : public adi::Subdomain {
   int ranks(Axis a) const override { return procs_.dims(a); }
   bool neighbour(Axis a, bool hi) const override { return procs_.neighbor(a, hi) != MPI_PROC_NULL; }
 
-  void exchange(Field<float>& f, const std::array<std::array<int, 2>, 3>& g) override { run(hf_, f, g); }
-  void exchange(Field<double>& f, const std::array<std::array<int, 2>, 3>& g) override { run(hd_, f, g); }
+  void exchange(Field<float>& f, const std::array<std::array<int, 2>, 3>& g, const Executor& e) override {
+    run(hf_, f, g, e);
+  }
+  void exchange(Field<double>& f, const std::array<std::array<int, 2>, 3>& g, const Executor& e) override {
+    run(hd_, f, g, e);
+  }
 
   std::unique_ptr<LineSolver<float>> line_solver_f(Axis a, const Executor& exec, const Box3& lines,
                                                    bool periodic) override {
@@ -80,14 +83,13 @@ class MpiSubdomain final : public adi::Subdomain {
     return o;
   }
   template <class T>
-  void run(Halo<T>& h, Field<T>& f, const std::array<std::array<int, 2>, 3>& g) {
-    if (!h.fits(f, g)) {
+  void run(Halo<T>& h, Field<T>& f, const std::array<std::array<int, 2>, 3>& g, const Executor& e) {
+    if (!h.fits(f, g, e)) {
       h.x.reset();
-      h.x.emplace(procs_, f.box(), g, f.executor());
+      h.x.emplace(procs_, f.box(), g, e);
       h.box = f.box();
       h.ghosts = g;
-      h.device = f.executor().is_cuda();
-      h.dev = f.executor().device();
+      h.exec = e;
     }
     h.x->exchange(f.data());
   }
