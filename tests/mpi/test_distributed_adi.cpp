@@ -1,7 +1,8 @@
 // adi::AdiSolver on a decomposed grid (adi::mpi::subdomain) against the single-domain
 // AdiSolver on the same global problem: every scheme (Douglas, Craig-Sneyd, Modified
 // Craig-Sneyd, Hundsdorfer-Verwer; Peaceman-Rachford in 2D) x every boundary set
-// (Dirichlet constant and g(t, x, y, z), Neumann, periodic, mixed) on every process grid
+// (Dirichlet constant and g(t, x, y, z), Neumann, periodic, mixed, linear extrapolation) on
+// every process grid
 // of the world (splits along each axis and along two), with variable coefficients
 // (shared and per-node bands), convection, reaction, a source and mixed derivatives where
 // the boundaries allow them. fp64 to 1e-12 (relative to max |u|), fp32 to 2e-5. The
@@ -56,6 +57,9 @@ std::vector<Problem> setups() {
   mix.set(Face::z_lo, Boundary::neumann([](double t, double x, double y, double) { return std::cos(t) * x * y; }));
   mix.set(Face::z_hi, Boundary::dirichlet(-0.3));
   s.push_back({"mixed", mix, false, true});
+  BoundaryConditions lin = BoundaryConditions::all(Boundary::dirichlet(g_time));
+  lin.set(Axis::x, Boundary::linear(), Boundary::linear());
+  s.push_back({"linear-x", lin, true, true});
   return s;
 }
 
