@@ -378,7 +378,12 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
     }
   } forget{p, Y, result};
   if (p.fused(a)) {
-    p.solve_fused(a, s, t_new, base, Y, t_old, V_old, later, result);
+    try {
+      p.solve_fused(a, s, t_new, base, Y, t_old, V_old, later, result);
+    } catch (const SingularSystem& e) {
+      if (!p.sub) throw;
+      p.fail_later('S', e.what());  // lines within this rank: agreed in settle()
+    }
     return;
   }
   if (V_old) {
@@ -435,16 +440,40 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   T* x = result ? result->data() + A.sweep_offset : y;
   const index_t o = A.sweep_offset, bo = A.band_offset;
   if (A.dplan) {
-    if (A.shared)
-      A.dplan->solve(SharedBands<T>{A.a.data() + bo, A.b.data() + bo, A.c.data() + bo}, y, x);
-    else
-      A.dplan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+    try {
+      if (A.shared)
+        A.dplan->solve(SharedBands<T>{A.a.data() + bo, A.b.data() + bo, A.c.data() + bo}, y, x);
+      else
+        A.dplan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+    } catch (const SingularSystem&) {
+      // Thrown on every rank of the lines (agreed by the plan): a kept error (e.g. the
+      // non-finite data that made the pivot non-finite) is the better message.
+      settle();
+      throw;
+    }
     p.line_exchange[a] += A.dplan->last_exchange_seconds();
-  } else if (A.shared) {
-    A.plan->solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
-  } else {
-    A.plan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+    return;
   }
+  try {
+    if (A.shared)
+      A.plan->solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
+    else
+      A.plan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+  } catch (const SingularSystem& e) {
+    if (!p.sub) throw;
+    p.fail_later('S', e.what());  // lines within this rank: agreed in settle()
+  }
+}
+
+template <class T>
+void Operator<T>::settle() {
+  Impl& p = *impl_;
+  if (!p.sub) return;
+  const std::string m = p.sub->first_error(p.pending);
+  p.pending.clear();
+  if (m.empty()) return;
+  if (m[0] == 'S') throw SingularSystem(m.substr(1));
+  throw InvalidArgument(m.substr(1));
 }
 
 template class Operator<float>;

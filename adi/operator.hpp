@@ -136,6 +136,12 @@ class Operator {
   // distributed line solves, since construction.
   double halo_seconds() const;
   std::array<double, 3> line_exchange_seconds() const;
+  // Collective with a subdomain (nothing without): errors some ranks met inside apply() /
+  // solve() (non-finite boundary data or sources, a zero pivot along an axis that is not
+  // split) are kept there, so that no rank leaves the others waiting; settle() throws the
+  // lowest such rank's error (InvalidArgument / SingularSystem) on every rank. AdiSolver calls
+  // it after every step; call it after your own sequence of apply() / solve().
+  void settle();
   // While on (AdiSolver, during a step): a field whose ghosts this operator exchanged and
   // that it has not written since is not exchanged again. Switching it forgets them all.
   void reuse_ghosts(bool on);

@@ -87,10 +87,13 @@ const T* Operator<T>::Impl::face_values(int f, double t) {
       idx[oth[1]] = c2;
       const double x = coord(0, idx[0]), y = coord(1, idx[1]), z = coord(2, idx[2]);
       const double v = b.value(t, x, y, z);
-      if (!std::isfinite(v))
-        throw InvalidArgument(std::string("boundary data on face ") + face_name(static_cast<Face>(f)) + " is " +
+      if (!std::isfinite(v)) {
+        const std::string m = std::string("boundary data on face ") + face_name(static_cast<Face>(f)) + " is " +
                               detail::number(v) + " at t = " + detail::number(t) + ", " + where(x, y, z) +
-                              "; the boundary function must return finite values");
+                              "; the boundary function must return finite values";
+        if (!sub) throw InvalidArgument(m);
+        fail_later('I', m);
+      }
       h[c1 + c2 * n1] = T(neumann ? neumann_weight[f][c1 + c2 * n1] * v : v);
     }
   if (c.vals[slot].size() != n1 * n2) c.vals[slot] = Array<T>(n1 * n2, exec);
@@ -116,9 +119,12 @@ const T* Operator<T>::Impl::source_at(double t) {
       for (index_t ii = 0; ii < N[0]; ++ii) {
         const double x = coord(0, ii), y = coord(1, jj), z = coord(2, kk);
         const double v = source(t, x, y, z);
-        if (!std::isfinite(v))
-          throw InvalidArgument("Operator: the source f(t, x, y, z) = " + detail::number(v) + " at t = " +
-                                detail::number(t) + ", " + where(x, y, z) + " is not finite");
+        if (!std::isfinite(v)) {
+          const std::string m = "Operator: the source f(t, x, y, z) = " + detail::number(v) + " at t = " +
+                                detail::number(t) + ", " + where(x, y, z) + " is not finite";
+          if (!sub) throw InvalidArgument(m);
+          fail_later('I', m);
+        }
         h(ii, jj, kk) = T(v);
       }
   if (src[slot].f.empty()) src[slot].f = Field<T>(N[0], N[1], N[2], exec);

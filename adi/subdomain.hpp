@@ -70,8 +70,10 @@ class Subdomain {
   // empty every rank throws the same InvalidArgument, else when any rank's `unsupported`
   // is not empty every rank throws the same Unsupported (the lowest such rank's message).
   virtual void agree(const std::string& invalid, const std::string& unsupported) const = 0;
-  // Collective: true on every rank when `ok` is true on every rank.
-  virtual bool all(bool ok) const = 0;
+  // Collective: the lowest rank's non-empty `message` on every rank, its first character
+  // kept first and "rank R: " put after it when there are several ranks; empty on every rank
+  // when every rank's is empty.
+  virtual std::string first_error(const std::string& message) const = 0;
 };
 
 }  // namespace adi

@@ -127,6 +127,15 @@ struct Operator<T>::Impl {
   // the fields it exchanged; any write through the operator forgets them).
   bool reuse_ghosts = false;
   std::array<const void*, 3> fresh{};
+  // With a subdomain, errors that only some ranks can see in the middle of a step (boundary
+  // data or sources that are not finite, a zero pivot of a line within this rank) do not
+  // throw there (the other ranks would wait in the step's next collective): the first is
+  // kept ('I' InvalidArgument / 'S' SingularSystem + message) until settle(), which every
+  // rank reaches, agrees on it and throws the same on every rank.
+  std::string pending;
+  void fail_later(char kind, const std::string& message) {
+    if (pending.empty()) pending = kind + message;
+  }
   double halo_seconds = 0;
   std::array<double, 3> line_exchange{};
   void exchange(Field<T>& f, bool force);

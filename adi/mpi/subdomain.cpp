@@ -70,10 +70,11 @@ class MpiSubdomain final : public adi::Subdomain {
     mpi::agree(procs_.comm(), invalid.empty(), invalid);
     agree_supported(procs_.comm(), unsupported.empty(), unsupported);
   }
-  bool all(bool ok) const override {
-    int mine = ok ? 1 : 0, every = 0;
-    check_mpi(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, procs_.comm()), "MPI_Allreduce");
-    return every == 1;
+  std::string first_error(const std::string& message) const override {
+    const std::string t = agreed_message(procs_.comm(), message.empty(), message);
+    const std::size_t colon = t.find(": ");  // "rank R: " + message
+    if (t.empty() || procs_.size() == 1 || colon == std::string::npos || t.size() < colon + 3) return t;
+    return t.substr(colon + 2, 1) + t.substr(0, colon + 2) + t.substr(colon + 3);
   }
 
  private:

@@ -117,6 +117,20 @@ TEST(MpiBadInput, DistributedAdiSetups) {
   Field<double> u = solver.op().make_field();
   if (world_rank() == p - 1) u(solver.op().owned_hi()[0], 2, 2) = std::nan("");
   expect_everywhere<InvalidArgument>([&] { solver.advance(u, 0.0, 0.1, 2); }, "is not finite");
+  // Boundary data and a source that turn non-finite during the run on the last rank's nodes
+  // only: kept until the end of the step, then thrown on every rank.
+  {
+    auto late = bc;
+    late.set(Face::x_hi, Boundary::dirichlet([](double t, double, double, double) { return t > 0.1 ? std::nan("") : 0.0; }));
+    AdiSolver<double> s(g, Pde::heat(1, 1, 1), late, Scheme::craig_sneyd(), Executor::host(), sub);
+    Field<double> v = s.op().make_field();
+    expect_everywhere<InvalidArgument>([&] { s.advance(v, 0.0, 0.4, 4); }, "boundary data on face x+");
+    Pde src = Pde::heat(1, 1, 1);
+    src.source = [](double t, double x, double, double) { return t > 0.1 && x > 0.99 ? std::nan("") : 1.0; };
+    AdiSolver<double> f(g, src, bc, Scheme::douglas(), Executor::host(), sub);
+    Field<double> w = f.op().make_field();
+    expect_everywhere<InvalidArgument>([&] { f.advance(w, 0.0, 0.4, 4); }, "the source");
+  }
   if (p > 1) {
     // A periodic axis split over a process grid that does not wrap.
     auto per = bc;
