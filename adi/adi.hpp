@@ -20,6 +20,7 @@
 #include "adi/layout.hpp"
 #include "adi/operator.hpp"
 #include "adi/scheme.hpp"
+#include "adi/subdomain.hpp"
 #include "adi/tridiagonal.hpp"
 #include "adi/variable_batch.hpp"
 #include "adi/variable_tridiagonal.hpp"

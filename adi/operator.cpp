@@ -1,7 +1,9 @@
 #include "adi/detail/operator_impl.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <type_traits>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -38,42 +40,145 @@ Pde Pde::heat(double kx, double ky, double kz) {
 
 template <class T>
 Operator<T>::Operator(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const Executor& exec)
+    : Operator(grid, pde, bc, exec, nullptr) {}
+
+template <class T>
+Operator<T>::Operator(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const Executor& exec,
+                      std::shared_ptr<Subdomain> subdomain)
     : impl_(std::make_unique<Impl>()) {
   Impl& p = *impl_;
   p.grid = grid;
   p.bc = bc;
   p.exec = exec;
   p.source = pde.source;
+  p.sub = std::move(subdomain);
+  // Checks of the global description first: every rank of a subdomain sees the same
+  // grid, conditions and PDE, so they throw alike without agreeing.
   if (grid.size() < 2)
     throw InvalidArgument("Operator: grid " + grid.describe() + " has a single node; give at least one axis n >= 2");
   bc.validate(grid);
   for (int a = 0; a < 3; ++a) {
     p.active[a] = grid.extent(static_cast<Axis>(a)) > 1;
     p.k += p.active[a];
+    p.N[a] = grid.extent(static_cast<Axis>(a));
   }
+  if (p.sub) p.place();
   for (int a = 0; a < 3; ++a) {
-    const index_t n = grid.extent(static_cast<Axis>(a));
-    p.lo[a] = p.dirichlet(a, false) ? 1 : 0;
-    p.hi[a] = n - 1 - (p.dirichlet(a, true) ? 1 : 0);
+    p.lo[a] = p.ghost[a][0] + (p.dirichlet(a, false) ? 1 : 0);
+    p.hi[a] = p.N[a] - 1 - p.ghost[a][1] - (p.dirichlet(a, true) ? 1 : 0);
   }
   p.static_data = !pde.source;
   for (int f = 0; f < 6; ++f) p.static_data = p.static_data && bc[static_cast<Face>(f)].is_constant();
-  if (exec.is_cuda()) p.pivot_flag = detail::Storage(sizeof(int), exec);
   for (const Coefficient* c : {&pde.diffusion[0], &pde.diffusion[1], &pde.diffusion[2], &pde.convection[0],
                                &pde.convection[1], &pde.convection[2], &pde.reaction, &pde.mixed_xy,
                                &pde.mixed_xz, &pde.mixed_yz})
     detail::require(!c->is_constant() || std::isfinite(c->constant()),
                     "Operator: a constant PDE coefficient is " + detail::number(c->constant()) +
                         "; coefficients must be finite");
-  const index_t sy = Field<T>::padded_row(grid.nx());
-  p.view.box = Box3{grid.nx(), grid.ny(), grid.nz(), sy, sy * grid.ny()};
+  const index_t sy = Field<T>::padded_row(p.N[0]);
+  p.view.box = Box3{p.N[0], p.N[1], p.N[2], sy, sy * p.N[1]};
   p.view.lo = p.lo;
   p.view.hi = p.hi;
+  // The local work: coefficients are evaluated on this rank's nodes, so a bad value (or
+  // a failed allocation) may show on some ranks only; with a subdomain they agree before
+  // the collective plan set-up.
+  std::string invalid, unsupported;
+  try {
+    if (exec.is_cuda()) p.pivot_flag = detail::Storage(sizeof(int), exec);
+    for (int a = 0; a < 3; ++a)
+      if (p.active[a]) p.build_axis(a, pde);
+    p.build_mixed(pde);
+  } catch (const Unsupported& e) {
+    if (!p.sub) throw;
+    unsupported = e.what();
+  } catch (const Error& e) {
+    if (!p.sub) throw;
+    invalid = e.what();
+  }
+  if (p.sub) p.sub->agree(invalid, unsupported);
   for (int a = 0; a < 3; ++a)
-    if (p.active[a]) p.build_axis(a, pde);
-  p.build_mixed(pde);
+    if (p.active[a]) p.build_plan(a);
   p.decide_fused();
   p.tune_teams();
+}
+
+// This rank's piece: N, off and the ghost planes per axis from the subdomain; the
+// process grid must wrap exactly along the periodic axes it splits.
+template <class T>
+void Operator<T>::Impl::place() {
+  std::string invalid;
+  const auto g = sub->global(), l = sub->lo(), e = sub->extent();
+  for (int a = 0; a < 3 && invalid.empty(); ++a) {
+    const Axis ax = static_cast<Axis>(a);
+    const index_t n = grid.extent(ax);
+    if (g[a] != n) {
+      invalid = std::string("Operator: the grid has ") + detail::number(n) + " nodes along " + axis_name(ax) +
+                " but the decomposition " + detail::number(g[a]) + "; decompose the grid's extents";
+      break;
+    }
+    split[a] = active[a] && sub->ranks(ax) > 1;
+    if (!split[a]) {
+      if (sub->ranks(ax) > 1)
+        invalid = std::string("Operator: axis ") + axis_name(ax) + " has a single node and cannot be split over " +
+                  detail::number(sub->ranks(ax)) + " ranks";
+      continue;
+    }
+    const bool nlo = sub->neighbour(ax, false), nhi = sub->neighbour(ax, true);
+    if (bc.periodic(ax) && !(nlo && nhi))
+      invalid = std::string("Operator: axis ") + axis_name(ax) +
+                " is periodic and split over ranks: make the process grid periodic along it";
+    if (!bc.periodic(ax) && ((l[a] == 0 && nlo) || (l[a] + e[a] == n && nhi)))
+      invalid = std::string("Operator: the process grid is periodic along ") + axis_name(ax) +
+                " but the boundary conditions are not";
+    ghost[a] = {nlo ? 1 : 0, nhi ? 1 : 0};
+    off[a] = l[a] - ghost[a][0];
+    N[a] = e[a] + ghost[a][0] + ghost[a][1];
+  }
+  sub->agree(invalid, "");
+}
+
+// Axis a's line solver over the sweep box: the whole axis (Dirichlet ends as identity
+// rows) within this rank, or this rank's segments of lines that cross ranks (collective
+// over the ranks of the axis), times the unknown ranges of the other two axes.
+template <class T>
+void Operator<T>::Impl::build_plan(int a) {
+  AxisData& A = ax[a];
+  std::array<index_t, 3> org = lo, ext{};
+  for (int d = 0; d < 3; ++d) ext[d] = hi[d] - lo[d] + 1;
+  org[a] = ghost[a][0];
+  ext[a] = N[a] - ghost[a][0] - ghost[a][1];
+  const Box3& fb = view.box;
+  A.sweep_offset = org[0] + org[1] * fb.sy + org[2] * fb.sz;
+  A.band_offset = org[a];
+  const Box3 lines{ext[0], ext[1], ext[2], fb.sy, fb.sz};
+  if (split[a]) {
+    if constexpr (std::is_same_v<T, float>)
+      A.dplan = sub->line_solver_f(static_cast<Axis>(a), exec, lines, A.periodic);
+    else
+      A.dplan = sub->line_solver_d(static_cast<Axis>(a), exec, lines, A.periodic);
+    return;
+  }
+  TridiagonalOptions opt;
+  opt.periodic = A.periodic;
+  A.plan.emplace(exec, BoxLines{lines, static_cast<Axis>(a)}, opt);
+}
+
+template <class T>
+void Operator<T>::Impl::exchange(Field<T>& f, bool force) {
+  if (!sub) return;
+  bool any = false;
+  for (int a = 0; a < 3; ++a) any = any || split[a];
+  if (!any) return;
+  if (!force && reuse_ghosts)
+    for (const void* q : fresh)
+      if (q == f.data()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  sub->exchange(f, ghost, exec);
+  halo_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (reuse_ghosts) {
+    for (std::size_t i = fresh.size() - 1; i > 0; --i) fresh[i] = fresh[i - 1];
+    fresh[0] = f.data();
+  }
 }
 
 template <class T>
@@ -121,12 +226,68 @@ std::array<index_t, 3> Operator<T>::unknown_hi() const {
 }
 
 template <class T>
+std::array<index_t, 3> Operator<T>::extents() const {
+  return impl_->N;
+}
+template <class T>
+std::array<index_t, 3> Operator<T>::origin() const {
+  return impl_->off;
+}
+template <class T>
+std::array<index_t, 3> Operator<T>::owned_lo() const {
+  return {impl_->ghost[0][0], impl_->ghost[1][0], impl_->ghost[2][0]};
+}
+template <class T>
+std::array<index_t, 3> Operator<T>::owned_hi() const {
+  const Impl& p = *impl_;
+  return {p.N[0] - 1 - p.ghost[0][1], p.N[1] - 1 - p.ghost[1][1], p.N[2] - 1 - p.ghost[2][1]};
+}
+template <class T>
+Field<T> Operator<T>::make_field() const {
+  return Field<T>(impl_->N[0], impl_->N[1], impl_->N[2], impl_->exec);
+}
+template <class T>
+const Subdomain* Operator<T>::subdomain() const {
+  return impl_->sub.get();
+}
+template <class T>
+void Operator<T>::exchange(Field<T>& f) {
+  check_field(f, "f");
+  impl_->exchange(f, true);
+}
+template <class T>
+const char* Operator<T>::line_strategy(Axis a) const {
+  const auto& A = impl_->ax[static_cast<int>(a)];
+  return A.dplan ? A.dplan->name() : "local";
+}
+template <class T>
+void Operator<T>::reuse_ghosts(bool on) {
+  impl_->reuse_ghosts = on;
+  impl_->fresh = {};
+}
+template <class T>
+double Operator<T>::halo_seconds() const {
+  return impl_->halo_seconds;
+}
+template <class T>
+std::array<double, 3> Operator<T>::line_exchange_seconds() const {
+  return impl_->line_exchange;
+}
+
+template <class T>
 void Operator<T>::check_field(const Field<T>& f, const char* name) const {
   const Grid& g = impl_->grid;
-  if (f.empty() || f.nx() != g.nx() || f.ny() != g.ny() || f.nz() != g.nz())
+  const auto& N = impl_->N;
+  if (f.empty() || f.nx() != N[0] || f.ny() != N[1] || f.nz() != N[2]) {
+    if (!impl_->sub)
+      throw InvalidArgument(std::string("Operator: field ") + name + " has extents " + detail::number(f.nx()) +
+                            " x " + detail::number(f.ny()) + " x " + detail::number(f.nz()) + " but the grid is " +
+                            g.describe() + "; allocate it as Field<T>(grid, executor)");
     throw InvalidArgument(std::string("Operator: field ") + name + " has extents " + detail::number(f.nx()) +
-                          " x " + detail::number(f.ny()) + " x " + detail::number(f.nz()) + " but the grid is " +
-                          g.describe() + "; allocate it as Field<T>(grid, executor)");
+                          " x " + detail::number(f.ny()) + " x " + detail::number(f.nz()) +
+                          " but this rank's piece (ghosts included) is " + detail::number(N[0]) + " x " +
+                          detail::number(N[1]) + " x " + detail::number(N[2]) + "; allocate it with make_field()");
+  }
   if (f.memory_space() != impl_->exec.memory_space())
     throw InvalidArgument(std::string("Operator: field ") + name + " lives in " +
                           (f.memory_space() == MemorySpace::host ? "host" : "device") +
@@ -154,6 +315,8 @@ void Operator<T>::apply(double t, Field<T>& V, const std::array<T, 4>& w, T alph
   detail::require(&V != &out && V.data() != out.data(),
                   "Operator::apply: out must not be V (the stencil reads V's neighbours)");
   p.set_boundary(t, V);
+  p.exchange(V, false);
+  p.forget(out);  // out may be base, never V
   detail::ApplyArgs<T> args;
   args.v = V.data();
   args.base = base ? base->data() : nullptr;
@@ -173,7 +336,7 @@ void Operator<T>::apply(double t, Field<T>& V, const std::array<T, 4>& w, T alph
   for (int a = 0; a < 3; ++a) {
     if (!p.active[a] || w[a + 1] == T(0)) continue;
     for (bool side : {false, true})
-      if (p.face(a, side).kind() == BoundaryKind::neumann) {
+      if (p.neumann(a, side)) {
         const int f = 2 * a + (side ? 1 : 0);
         p.face_write(out, f, true, p.face_values(f, t), w[a + 1], true);
       }
@@ -206,12 +369,31 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
     check_field(*V_old, "V_old");
     detail::require(V_old->data() != Y.data(), "Operator::solve: Y must not be V_old");
   }
+  // Y and result are written below: their ghosts are no longer current (after the
+  // exchange of V_old, which may be result).
+  struct Forget {
+    Impl& p;
+    Field<T>& Y;
+    Field<T>* result;
+    ~Forget() {
+      p.forget(Y);
+      if (result) p.forget(*result);
+    }
+  } forget{p, Y, result};
   if (p.fused(a)) {
-    p.solve_fused(a, s, t_new, base, Y, t_old, V_old, later, result);
+    try {
+      p.solve_fused(a, s, t_new, base, Y, t_old, V_old, later, result);
+    } catch (const SingularSystem& e) {
+      if (!p.sub) throw;
+      p.fail_later('S', e.what());  // lines within this rank: agreed in settle()
+    }
     return;
   }
   detail::TeamScope team(p.team[Impl::solve_entry + a]);
-  if (V_old) p.set_boundary(t_old, *V_old);
+  if (V_old) {
+    p.set_boundary(t_old, *V_old);
+    if (p.split[a]) p.exchange(*V_old, false);  // - A_a V_old reads the ghosts along a
+  }
   typename Impl::AxisData& A = p.ax[a];
   // Right-hand side divided by s (the bands are those of I/s - A_a):
   //   base/s - F_a(t_old, V_old) + g_a(t_new) = base/s - A_a V_old + g_a(t_new) - g_a(t_old).
@@ -233,6 +415,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   }
   Stencils<T>::apply(p.exec, p.view, args);
   for (bool side : {false, true}) {
+    if (!p.has_face(a, side)) continue;
     const int f = 2 * a + (side ? 1 : 0);
     const BoundaryKind kind = p.face(a, side).kind();
     if (kind == BoundaryKind::neumann && !cancel) {
@@ -259,12 +442,42 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   }
   T* y = Y.data() + A.sweep_offset;
   T* x = result ? result->data() + A.sweep_offset : y;
-  if (A.shared) {
-    A.plan->solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
-  } else {
-    const index_t o = A.sweep_offset;
-    A.plan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+  const index_t o = A.sweep_offset, bo = A.band_offset;
+  if (A.dplan) {
+    try {
+      if (A.shared)
+        A.dplan->solve(SharedBands<T>{A.a.data() + bo, A.b.data() + bo, A.c.data() + bo}, y, x);
+      else
+        A.dplan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+    } catch (const SingularSystem&) {
+      // Thrown on every rank of the lines (agreed by the plan): a kept error (e.g. the
+      // non-finite data that made the pivot non-finite) is the better message.
+      settle();
+      throw;
+    }
+    p.line_exchange[a] += A.dplan->last_exchange_seconds();
+    return;
   }
+  try {
+    if (A.shared)
+      A.plan->solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
+    else
+      A.plan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+  } catch (const SingularSystem& e) {
+    if (!p.sub) throw;
+    p.fail_later('S', e.what());  // lines within this rank: agreed in settle()
+  }
+}
+
+template <class T>
+void Operator<T>::settle() {
+  Impl& p = *impl_;
+  if (!p.sub) return;
+  const std::string m = p.sub->first_error(p.pending);
+  p.pending.clear();
+  if (m.empty()) return;
+  if (m[0] == 'S') throw SingularSystem(m.substr(1));
+  throw InvalidArgument(m.substr(1));
 }
 
 template class Operator<float>;

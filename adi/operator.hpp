@@ -26,6 +26,7 @@
 #include "adi/field.hpp"
 #include "adi/grid.hpp"
 #include "adi/layout.hpp"
+#include "adi/subdomain.hpp"
 
 namespace adi {
 
@@ -87,6 +88,14 @@ class Operator {
   // a mixed term next to a Neumann face or an executor without stencil kernels.
   Operator(const Grid& grid, const Pde& pde, const BoundaryConditions& bc,
            const Executor& exec = Executor::host());
+  // The same operator on this rank's piece of `grid` (the global grid) under a decomposition
+  // (adi/subdomain.hpp; adi::mpi::subdomain makes one). Collective over the subdomain's ranks:
+  // every rank throws the same InvalidArgument / Unsupported when any rank's check fails.
+  // Fields then have the local shape (extents(): the rank's nodes plus its ghost layers) and
+  // every function below is collective; results equal the single-domain operator's to rounding.
+  // A null subdomain is the single-domain operator.
+  Operator(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const Executor& exec,
+           std::shared_ptr<Subdomain> subdomain);
   ~Operator();
   Operator(Operator&&) noexcept;
   Operator& operator=(Operator&&) noexcept;
@@ -104,6 +113,38 @@ class Operator {
   // The box of unknowns (non-Dirichlet nodes) as [lo, hi] index ranges per axis.
   std::array<index_t, 3> unknown_lo() const;
   std::array<index_t, 3> unknown_hi() const;
+
+  // The shape of the fields this operator takes: the grid's extents, or (with a subdomain)
+  // this rank's nodes plus one ghost layer on each side of a split axis that has a
+  // neighbouring rank. Field node (i, j, k) is global node origin() + (i, j, k) (periodic
+  // axes wrap); this rank's own nodes are owned_lo() .. owned_hi() (inclusive).
+  std::array<index_t, 3> extents() const;
+  std::array<index_t, 3> origin() const;
+  std::array<index_t, 3> owned_lo() const;
+  std::array<index_t, 3> owned_hi() const;
+  // A zero-filled field of extents() in the executor's memory.
+  Field<T> make_field() const;
+  // The subdomain (null for a single-domain operator).
+  const Subdomain* subdomain() const;
+  // Collective: fills f's ghost layers from the neighbouring ranks (nothing without a
+  // subdomain). apply() and solve() do it themselves; call it before reading ghosts.
+  void exchange(Field<T>& f);
+  // How the lines along a are solved: "local" (single-domain plan) or the distributed
+  // plan's strategy when a is split.
+  const char* line_strategy(Axis a) const;
+  // Seconds spent in halo exchanges and (per axis) in the reduced-system exchange of the
+  // distributed line solves, since construction.
+  double halo_seconds() const;
+  std::array<double, 3> line_exchange_seconds() const;
+  // Collective with a subdomain (nothing without): errors some ranks met inside apply() /
+  // solve() (non-finite boundary data or sources, a zero pivot along an axis that is not
+  // split) are kept there, so that no rank leaves the others waiting; settle() throws the
+  // lowest such rank's error (InvalidArgument / SingularSystem) on every rank. AdiSolver calls
+  // it after every step; call it after your own sequence of apply() / solve().
+  void settle();
+  // While on (AdiSolver, during a step): a field whose ghosts this operator exchanged and
+  // that it has not written since is not exchanged again. Switching it forgets them all.
+  void reuse_ghosts(bool on);
 
   // Writes g(t) into V's Dirichlet nodes.
   void set_boundary(double t, Field<T>& V);

@@ -16,18 +16,18 @@ void Operator<T>::Impl::stage_face_correction(int f, T s, double t_new, Field<T>
                                            const std::array<bool, 3>& later) {
   const int a = f / 2;
   const auto oth = others(a);
-  const index_t n1 = grid.extent(static_cast<Axis>(oth[0])), n2 = grid.extent(static_cast<Axis>(oth[1]));
+  const index_t n1 = N[oth[0]], n2 = N[oth[1]];
   if (face_scratch.size() < n1 * n2) {
     index_t m = 0;
     for (int d = 0; d < 3; ++d) {
       const auto o = others(d);
-      m = std::max(m, grid.extent(static_cast<Axis>(o[0])) * grid.extent(static_cast<Axis>(o[1])));
+      m = std::max(m, N[o[0]] * N[o[1]]);
     }
     face_scratch = Array<T>(m, exec);
   }
   detail::FaceRegion r;
   r.axis = static_cast<Axis>(a);
-  r.plane = f % 2 == 1 ? grid.extent(r.axis) - 1 : 0;
+  r.plane = f % 2 == 1 ? N[a] - 1 : 0;
   r.lo = lo;
   r.hi = hi;
   std::array<T, 3> w_new{}, w_old{};
@@ -42,8 +42,7 @@ void Operator<T>::Impl::stage_face_correction(int f, T s, double t_new, Field<T>
     std::array<std::array<const T*, 2>, 3> nv{};
     for (int i = 0; i < 3; ++i)
       for (int side = 0; side < 2; ++side)
-        if (w_new[i] != T(0) && face(i, side == 1).kind() == BoundaryKind::neumann)
-          nv[i][side] = face_values(2 * i + side, t);
+        if (w_new[i] != T(0) && neumann(i, side == 1)) nv[i][side] = face_values(2 * i + side, t);
     return nv;
   };
   const T* src_new = source ? source_at(t_new) : nullptr;
@@ -76,8 +75,8 @@ const T* Operator<T>::Impl::face_values(int f, double t) {
   const int a = f / 2;
   const bool hs = f % 2 == 1;
   const auto oth = others(a);
-  const index_t n1 = grid.extent(static_cast<Axis>(oth[0])), n2 = grid.extent(static_cast<Axis>(oth[1]));
-  const index_t plane = hs ? grid.extent(static_cast<Axis>(a)) - 1 : 0;
+  const index_t n1 = N[oth[0]], n2 = N[oth[1]];
+  const index_t plane = hs ? N[a] - 1 : 0;
   const bool neumann = b.kind() == BoundaryKind::neumann;
   std::vector<T> h(static_cast<std::size_t>(n1 * n2));
   for (index_t c2 = 0; c2 < n2; ++c2)
@@ -88,10 +87,13 @@ const T* Operator<T>::Impl::face_values(int f, double t) {
       idx[oth[1]] = c2;
       const double x = coord(0, idx[0]), y = coord(1, idx[1]), z = coord(2, idx[2]);
       const double v = b.value(t, x, y, z);
-      if (!std::isfinite(v))
-        throw InvalidArgument(std::string("boundary data on face ") + face_name(static_cast<Face>(f)) + " is " +
+      if (!std::isfinite(v)) {
+        const std::string m = std::string("boundary data on face ") + face_name(static_cast<Face>(f)) + " is " +
                               detail::number(v) + " at t = " + detail::number(t) + ", " + where(x, y, z) +
-                              "; the boundary function must return finite values");
+                              "; the boundary function must return finite values";
+        if (!sub) throw InvalidArgument(m);
+        fail_later('I', m);
+      }
       h[c1 + c2 * n1] = T(neumann ? neumann_weight[f][c1 + c2 * n1] * v : v);
     }
   if (c.vals[slot].size() != n1 * n2) c.vals[slot] = Array<T>(n1 * n2, exec);
@@ -110,19 +112,22 @@ const T* Operator<T>::Impl::source_at(double t) {
       return src[s].f.data();
     }
   const int slot = src[0].valid ? (src[1].valid ? 1 - src_last : 1) : 0;
-  Field<T> h(grid.nx(), grid.ny(), grid.nz());
+  Field<T> h(N[0], N[1], N[2]);
   // Every node: the boundary values of intermediate stages need f on Dirichlet faces too.
-  for (index_t kk = 0; kk < grid.nz(); ++kk)
-    for (index_t jj = 0; jj < grid.ny(); ++jj)
-      for (index_t ii = 0; ii < grid.nx(); ++ii) {
+  for (index_t kk = 0; kk < N[2]; ++kk)
+    for (index_t jj = 0; jj < N[1]; ++jj)
+      for (index_t ii = 0; ii < N[0]; ++ii) {
         const double x = coord(0, ii), y = coord(1, jj), z = coord(2, kk);
         const double v = source(t, x, y, z);
-        if (!std::isfinite(v))
-          throw InvalidArgument("Operator: the source f(t, x, y, z) = " + detail::number(v) + " at t = " +
-                                detail::number(t) + ", " + where(x, y, z) + " is not finite");
+        if (!std::isfinite(v)) {
+          const std::string m = "Operator: the source f(t, x, y, z) = " + detail::number(v) + " at t = " +
+                                detail::number(t) + ", " + where(x, y, z) + " is not finite";
+          if (!sub) throw InvalidArgument(m);
+          fail_later('I', m);
+        }
         h(ii, jj, kk) = T(v);
       }
-  if (src[slot].f.empty()) src[slot].f = Field<T>(grid, exec);
+  if (src[slot].f.empty()) src[slot].f = Field<T>(N[0], N[1], N[2], exec);
   src[slot].f.copy_from(h);
   src[slot].valid = true;
   src[slot].t = t;
@@ -135,10 +140,10 @@ template <class T>
 detail::FaceRegion Operator<T>::Impl::region(int f, bool unknown_only) const {
   detail::FaceRegion r;
   r.axis = static_cast<Axis>(f / 2);
-  r.plane = f % 2 == 1 ? grid.extent(r.axis) - 1 : 0;
+  r.plane = f % 2 == 1 ? N[f / 2] - 1 : 0;
   for (int d = 0; d < 3; ++d) {
     r.lo[d] = unknown_only ? lo[d] : 0;
-    r.hi[d] = unknown_only ? hi[d] : grid.extent(static_cast<Axis>(d)) - 1;
+    r.hi[d] = unknown_only ? hi[d] : N[d] - 1;
   }
   return r;
 }

@@ -14,7 +14,8 @@ template <class T>
 void Operator<T>::Impl::build_axis(int ai, const Pde& pde) {
   const Axis axis = static_cast<Axis>(ai);
   const AxisGrid& g = grid.axis(axis);
-  const index_t n = g.size();
+  const index_t n = g.size();  // global
+  const index_t nl = N[ai];    // this piece's nodes along the axis (ghosts included)
   AxisData& A = ax[ai];
   A.periodic = bc.periodic(axis);
   double hwrap = 0.0;
@@ -39,25 +40,29 @@ void Operator<T>::Impl::build_axis(int ai, const Pde& pde) {
     }
   };
 
-  // Geometry: neighbours and first-derivative weights (mixed terms).
-  std::vector<index_t> prev(n), next(n);
-  std::vector<T> fm(n), f0(n), fp(n);
-  for (index_t i = 0; i < n; ++i) {
+  // Geometry: neighbours and first-derivative weights (mixed terms), per node i of the
+  // piece (global node gi). A ghost node has no row of its own: it points at itself.
+  std::vector<index_t> prev(nl), next(nl);
+  std::vector<T> fm(nl), f0(nl), fp(nl);
+  auto ghost_row = [&](index_t i) { return i < ghost[ai][0] || i >= nl - ghost[ai][1]; };
+  for (index_t i = 0; i < nl; ++i) {
+    const index_t gi = global_index(ai, i);
     double hm, hp;
-    spacing(i, hm, hp);
-    const bool end = !A.periodic && (i == 0 || i == n - 1);
-    prev[i] = i > 0 ? i - 1 : (A.periodic ? n - 1 : i);
-    next[i] = i < n - 1 ? i + 1 : (A.periodic ? 0 : i);
+    spacing(gi, hm, hp);
+    const bool end = !A.periodic && (gi == 0 || gi == n - 1);
+    const bool gr = ghost_row(i);
+    prev[i] = gr ? i : i > 0 ? i - 1 : (A.periodic ? nl - 1 : i);
+    next[i] = gr ? i : i < nl - 1 ? i + 1 : (A.periodic ? 0 : i);
     fm[i] = end ? T(0) : T(-hp / (hm * (hm + hp)));
     f0[i] = end ? T(0) : T((hp - hm) / (hm * hp));
     fp[i] = end ? T(0) : T(hm / (hp * (hm + hp)));
   }
-  A.prev = Array<index_t>(n, exec);
-  A.next = Array<index_t>(n, exec);
+  A.prev = Array<index_t>(nl, exec);
+  A.next = Array<index_t>(nl, exec);
   A.prev.copy_from_host(prev.data());
   A.next.copy_from_host(next.data());
   for (auto [arr, host] : {std::pair{&A.fm, &fm}, std::pair{&A.f0, &f0}, std::pair{&A.fp, &fp}}) {
-    *arr = Array<T>(n, exec);
+    *arr = Array<T>(nl, exec);
     arr->copy_from_host(host->data());
   }
 
@@ -70,13 +75,13 @@ void Operator<T>::Impl::build_axis(int ai, const Pde& pde) {
   const bool separable = own(D) && own(V) && own(R);
   const double rk = 1.0 / double(k);
   const auto oth = others(ai);
-  const index_t n1 = grid.extent(static_cast<Axis>(oth[0])), n2 = grid.extent(static_cast<Axis>(oth[1]));
+  const index_t n1 = N[oth[0]], n2 = N[oth[1]];
   const bool neu_lo = blo.kind() == BoundaryKind::neumann, neu_hi = bhi.kind() == BoundaryKind::neumann;
   const bool lin_lo = blo.kind() == BoundaryKind::linear, lin_hi = bhi.kind() == BoundaryKind::linear;
   if (neu_lo) neumann_weight[2 * ai].assign(static_cast<std::size_t>(n1 * n2), 0.0);
   if (neu_hi) neumann_weight[2 * ai + 1].assign(static_cast<std::size_t>(n1 * n2), 0.0);
 
-  // Row i of A_a at node (x, y, z): writes a = -lower, d, c = -upper and, on a
+  // Row of global node i of A_a at node (x, y, z): writes a = -lower, d, c = -upper and, on a
   // Neumann end, the weight of g in the ghost elimination u_ghost = u_inner + 2h g.
   auto row = [&](index_t i, double x, double y, double z, T& a, T& d, T& c, double* nw) {
     const double Dv = D(x, y, z), Vv = V(x, y, z), Rv = R(x, y, z);
@@ -123,28 +128,28 @@ void Operator<T>::Impl::build_axis(int ai, const Pde& pde) {
   // Per-node pass (needed for general coefficients or Neumann weights that vary on
   // the face); the per-line pass suffices when everything is separable.
   const bool need_full = !separable;
-  std::vector<T> la(n), ld(n), lc(n);
+  std::vector<T> la(nl), ld(nl), lc(nl);
   if (!need_full) {
     const double y0 = coord(oth[0], 0), z0 = coord(oth[1], 0);
-    for (index_t i = 0; i < n; ++i) {
+    for (index_t i = 0; i < nl; ++i) {
+      const index_t gi = global_index(ai, i);
       double c[3];
-      c[ai] = g[i];
+      c[ai] = g[gi];
       c[oth[0]] = y0;
       c[oth[1]] = z0;
       double nw = 0.0;
-      row(i, c[0], c[1], c[2], la[i], ld[i], lc[i], &nw);
-      if (i == 0 && neu_lo) neumann_weight[2 * ai].assign(neumann_weight[2 * ai].size(), nw);
-      if (i == n - 1 && neu_hi) neumann_weight[2 * ai + 1].assign(neumann_weight[2 * ai + 1].size(), nw);
+      row(gi, c[0], c[1], c[2], la[i], ld[i], lc[i], &nw);
+      if (gi == 0 && neu_lo) neumann_weight[2 * ai].assign(neumann_weight[2 * ai].size(), nw);
+      if (gi == n - 1 && neu_hi) neumann_weight[2 * ai + 1].assign(neumann_weight[2 * ai + 1].size(), nw);
     }
     A.shared = true;
   } else {
-    Field<T> ha(grid.nx(), grid.ny(), grid.nz()), hd(grid.nx(), grid.ny(), grid.nz()),
-        hc(grid.nx(), grid.ny(), grid.nz());
-    for (index_t kk = 0; kk < grid.nz(); ++kk)
-      for (index_t jj = 0; jj < grid.ny(); ++jj)
-        for (index_t ii = 0; ii < grid.nx(); ++ii) {
+    Field<T> ha(N[0], N[1], N[2]), hd(N[0], N[1], N[2]), hc(N[0], N[1], N[2]);
+    for (index_t kk = 0; kk < N[2]; ++kk)
+      for (index_t jj = 0; jj < N[1]; ++jj)
+        for (index_t ii = 0; ii < N[0]; ++ii) {
           const index_t idx[3] = {ii, jj, kk};
-          const index_t i = idx[ai];
+          const index_t i = global_index(ai, idx[ai]);
           double nw = 0.0;
           row(i, coord(0, ii), coord(1, jj), coord(2, kk), ha(ii, jj, kk), hd(ii, jj, kk), hc(ii, jj, kk), &nw);
           const index_t fidx = idx[oth[0]] + idx[oth[1]] * n1;
@@ -153,7 +158,7 @@ void Operator<T>::Impl::build_axis(int ai, const Pde& pde) {
         }
     // Separable after all (e.g. a general function that ignores the other
     // coordinates): every line equals line (0, 0) bit for bit -> shared bands.
-    for (index_t i = 0; i < n; ++i) {
+    for (index_t i = 0; i < nl; ++i) {
       index_t idx[3] = {0, 0, 0};
       idx[ai] = i;
       la[i] = ha(idx[0], idx[1], idx[2]);
@@ -161,51 +166,41 @@ void Operator<T>::Impl::build_axis(int ai, const Pde& pde) {
       lc[i] = hc(idx[0], idx[1], idx[2]);
     }
     bool same = true;
-    for (index_t kk = 0; kk < grid.nz() && same; ++kk)
-      for (index_t jj = 0; jj < grid.ny() && same; ++jj)
-        for (index_t ii = 0; ii < grid.nx() && same; ++ii) {
+    for (index_t kk = 0; kk < N[2] && same; ++kk)
+      for (index_t jj = 0; jj < N[1] && same; ++jj)
+        for (index_t ii = 0; ii < N[0] && same; ++ii) {
           const index_t idx[3] = {ii, jj, kk};
           const index_t i = idx[ai];
           same = ha(ii, jj, kk) == la[i] && hd(ii, jj, kk) == ld[i] && hc(ii, jj, kk) == lc[i];
         }
     A.shared = same;
     if (!same) {
-      A.fa = Field<T>(grid, exec);
-      A.fd = Field<T>(grid, exec);
-      A.fc = Field<T>(grid, exec);
-      A.fb = Field<T>(grid, exec);
+      A.fa = Field<T>(N[0], N[1], N[2], exec);
+      A.fd = Field<T>(N[0], N[1], N[2], exec);
+      A.fc = Field<T>(N[0], N[1], N[2], exec);
+      A.fb = Field<T>(N[0], N[1], N[2], exec);
       A.fa.copy_from(ha);
       A.fd.copy_from(hd);
       A.fc.copy_from(hc);
     }
   }
   if (A.shared) {
-    A.a = Array<T>(n, exec);
-    A.d = Array<T>(n, exec);
-    A.c = Array<T>(n, exec);
-    A.b = Array<T>(n, exec);
+    A.a = Array<T>(nl, exec);
+    A.d = Array<T>(nl, exec);
+    A.c = Array<T>(nl, exec);
+    A.b = Array<T>(nl, exec);
     A.a.copy_from_host(la.data());
     A.d.copy_from_host(ld.data());
     A.c.copy_from_host(lc.data());
   }
 
-  // The sweep box: the whole axis (Dirichlet ends become identity rows) times the
-  // unknown ranges of the other two axes.
-  std::array<index_t, 3> org = lo, ext{};
-  for (int d = 0; d < 3; ++d) ext[d] = hi[d] - lo[d] + 1;
-  org[ai] = 0;
-  ext[ai] = n;
-  const Box3& fb = view.box;
-  A.sweep_offset = org[0] + org[1] * fb.sy + org[2] * fb.sz;
-  TridiagonalOptions opt;
-  opt.periodic = A.periodic;
-  A.plan.emplace(exec, BoxLines{Box3{ext[0], ext[1], ext[2], fb.sy, fb.sz}, axis}, opt);
-
+  // The line solver over the sweep box comes later (build_plan): with a subdomain it is
+  // collective, after every rank's discretisation succeeded.
   detail::AxisStencil<T>& S = view.axis[ai];
   S.active = true;
   S.shared = A.shared;
   S.periodic = A.periodic;
-  S.n = n;
+  S.n = nl;
   S.a = A.shared ? A.a.data() : A.fa.data();
   S.d = A.shared ? A.d.data() : A.fd.data();
   S.c = A.shared ? A.c.data() : A.fc.data();
@@ -231,10 +226,10 @@ void Operator<T>::Impl::build_mixed(const Pde& pde) {
                             face_name(face_of(static_cast<Axis>(a), side)) +
                             " is not supported (it would need corner ghost nodes); use Dirichlet or periodic "
                             "conditions on the axes of a mixed derivative");
-    Field<T> h(grid.nx(), grid.ny(), grid.nz());
-    for (index_t kk = 0; kk < grid.nz(); ++kk)
-      for (index_t jj = 0; jj < grid.ny(); ++jj)
-        for (index_t ii = 0; ii < grid.nx(); ++ii) {
+    Field<T> h(N[0], N[1], N[2]);
+    for (index_t kk = 0; kk < N[2]; ++kk)
+      for (index_t jj = 0; jj < N[1]; ++jj)
+        for (index_t ii = 0; ii < N[0]; ++ii) {
           const double x = coord(0, ii), y = coord(1, jj), z = coord(2, kk);
           const double v = (*M[m])(x, y, z);
           if (!std::isfinite(v))
@@ -242,7 +237,7 @@ void Operator<T>::Impl::build_mixed(const Pde& pde) {
                                   " is not finite at " + where(x, y, z));
           h(ii, jj, kk) = T(v);
         }
-    mixed[m] = Field<T>(grid, exec);
+    mixed[m] = Field<T>(N[0], N[1], N[2], exec);
     mixed[m].copy_from(h);
     view.mixed[m] = detail::MixedStencil<T>{true, p, q, mixed[m].data()};
     any_mixed = true;

@@ -29,7 +29,7 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>& ba
   st.d = A.d.data();
   st.c = A.c.data();
   const auto oth = others(a);
-  st.face_n1 = grid.extent(static_cast<Axis>(oth[0]));
+  st.face_n1 = N[oth[0]];
   st.face_base = lo[oth[0]] + lo[oth[1]] * st.face_n1;
   const bool correct = V_old && !cancel && !static_data && stage_correction(a, later);
   for (int side = 0; side < 2; ++side) {
@@ -42,7 +42,7 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>& ba
       st.v_end[side] = g_old;
       if (correct) {
         // The intermediate stage's boundary values (stage_face_correction), from face data.
-        const index_t m = grid.extent(static_cast<Axis>(oth[0])) * grid.extent(static_cast<Axis>(oth[1]));
+        const index_t m = N[oth[0]] * N[oth[1]];
         if (end_scratch[side].size() < m) end_scratch[side] = Array<T>(m, exec);
         std::array<T, 3> w{};
         int count = 0;
@@ -54,7 +54,7 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>& ba
         std::array<std::array<const T*, 2>, 3> nn{}, no{};
         for (int i = 0; i < 3; ++i)
           for (int sd = 0; sd < 2; ++sd)
-            if (w[i] != T(0) && face(i, sd == 1).kind() == BoundaryKind::neumann) {
+            if (w[i] != T(0) && neumann(i, sd == 1)) {
               nn[i][sd] = face_values(2 * i + sd, t_new);
               no[i][sd] = face_values(2 * i + sd, t_old);
             }

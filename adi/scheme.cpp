@@ -78,6 +78,8 @@ struct AdiSolver<T>::Impl {
   Scheme scheme;
   Field<T> W, Y;  // stage fields, allocated once
   StepTimings timings;
+  double halo0 = 0;                   // the operator's halo / line exchange seconds at the last reset
+  std::array<double, 3> exchange0{};
   long taken = 0;
   std::vector<Axis> axes;  // the implicit axes, in order
 
@@ -166,7 +168,7 @@ struct AdiSolver<T>::Impl {
     timed(timings.boundary, [&] { op.set_boundary(t1, U); });
   }
   Field<T>& second() {
-    if (Y.empty()) Y = Field<T>(op.grid(), op.executor());
+    if (Y.empty()) Y = op.make_field();
     return Y;
   }
 
@@ -232,7 +234,15 @@ struct AdiSolver<T>::Impl {
     finish_in_place(U, t1);
   }
 
+  // Halo exchanges: within a step a field exchanged once and not written since keeps its ghosts.
+  struct GhostReuse {
+    Operator<T>& op;
+    explicit GhostReuse(Operator<T>& o) : op(o) { op.reuse_ghosts(true); }
+    ~GhostReuse() { op.reuse_ghosts(false); }
+  };
+
   void step(Field<T>& U, double t0, double t1) {
+    GhostReuse reuse(op);
     if (taken < scheme.damping_steps) {
       // Rannacher: two Douglas theta = 1 half steps damp the high frequencies of
       // non-smooth data that the theta = 1/2 schemes would keep.
@@ -268,6 +278,7 @@ struct AdiSolver<T>::Impl {
         case SchemeKind::peaceman_rachford: peaceman_rachford(U, t0, t1); break;
       }
     }
+    op.settle();  // with a subdomain: errors met on some ranks only, thrown on every rank
     ++taken;
     ++timings.steps;
   }
@@ -293,7 +304,7 @@ AdiSolver<T>::AdiSolver(Operator<T> op, Scheme scheme) {
   impl_ = std::make_unique<Impl>(std::move(op), scheme);
   for (Axis a : {Axis::x, Axis::y, Axis::z})
     if (impl_->op.active(a)) impl_->axes.push_back(a);
-  impl_->W = Field<T>(impl_->op.grid(), impl_->op.executor());
+  impl_->W = impl_->op.make_field();
 }
 
 template <class T>
@@ -318,17 +329,22 @@ void AdiSolver<T>::advance(Field<T>& u, double t0, double t1, long steps, const 
   detail::require(std::isfinite(t0) && std::isfinite(t1) && t1 > t0,
                   "AdiSolver::advance: need finite t0 < t1, got t0 = " + detail::number(t0) +
                       ", t1 = " + detail::number(t1));
-  impl_->op.check_field(u, "u");
+  Operator<T>& op = impl_->op;
+  op.check_field(u, "u");
   {
     const Field<T> h = u.memory_space() == MemorySpace::host ? Field<T>() : u.to_host();
     const Field<T>& hv = h.empty() ? u : h;
-    for (index_t k = 0; k < hv.nz(); ++k)
-      for (index_t j = 0; j < hv.ny(); ++j)
-        for (index_t i = 0; i < hv.nx(); ++i)
+    const auto lo = op.owned_lo(), hi = op.owned_hi(), org = op.origin();
+    std::string bad;
+    for (index_t k = lo[2]; k <= hi[2] && bad.empty(); ++k)
+      for (index_t j = lo[1]; j <= hi[1] && bad.empty(); ++j)
+        for (index_t i = lo[0]; i <= hi[0] && bad.empty(); ++i)
           if (!std::isfinite(double(hv(i, j, k))))
-            throw InvalidArgument("AdiSolver::advance: u(" + detail::number(i) + ", " + detail::number(j) + ", " +
-                                  detail::number(k) + ") = " + detail::number(double(hv(i, j, k))) +
-                                  " is not finite; initialise every node");
+            bad = "AdiSolver::advance: u(" + detail::number(org[0] + i) + ", " + detail::number(org[1] + j) + ", " +
+                  detail::number(org[2] + k) + ") = " + detail::number(double(hv(i, j, k))) +
+                  " is not finite; initialise every node";
+    if (op.subdomain()) op.subdomain()->agree(bad, "");
+    if (!bad.empty()) throw InvalidArgument(bad);
   }
   const double dt = (t1 - t0) / double(steps);
   for (long n = 0; n < steps; ++n) {
@@ -353,13 +369,20 @@ Operator<T>& AdiSolver<T>::op() {
 }
 template <class T>
 const StepTimings& AdiSolver<T>::timings() const {
-  impl_->resolve(true);  // CUDA: waits for the parts still in flight
-  return impl_->timings;
+  Impl& p = *impl_;
+  p.resolve(true);  // CUDA: waits for the parts still in flight
+  p.timings.halo = p.op.halo_seconds() - p.halo0;
+  const auto ex = p.op.line_exchange_seconds();
+  for (int a = 0; a < 3; ++a) p.timings.line_exchange[a] = ex[a] - p.exchange0[a];
+  return p.timings;
 }
 template <class T>
 void AdiSolver<T>::reset_timings() {
-  impl_->resolve(true);
-  impl_->timings = StepTimings{};
+  Impl& p = *impl_;
+  p.resolve(true);
+  p.timings = StepTimings{};
+  p.halo0 = p.op.halo_seconds();
+  p.exchange0 = p.op.line_exchange_seconds();
 }
 
 template class AdiSolver<float>;

@@ -50,6 +50,10 @@ struct StepTimings {
   std::array<double, 3> implicit{};  // per axis x, y, z: right-hand side + tridiagonal solve
   double explicit_part = 0.0;         // explicit evaluations of F (all parts)
   double boundary = 0.0;              // copies and Dirichlet writes of whole fields
+  // With a subdomain (host clock, of which): halo exchanges (inside explicit_part and the
+  // implicit parts) and, per axis, the reduced-system exchange of a split axis's solves.
+  double halo = 0.0;
+  std::array<double, 3> line_exchange{};
   long steps = 0;
   double total() const { return implicit[0] + implicit[1] + implicit[2] + explicit_part + boundary; }
 };
@@ -68,6 +72,11 @@ class AdiSolver {
   AdiSolver(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, Scheme scheme,
             const Executor& exec = Executor::host())
       : AdiSolver(Operator<T>(grid, pde, bc, exec), scheme) {}
+  // On this rank's piece of `grid` under a decomposition (adi/subdomain.hpp): collective,
+  // u is a field of op().make_field()'s shape, and every call below is collective.
+  AdiSolver(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, Scheme scheme, const Executor& exec,
+            std::shared_ptr<Subdomain> subdomain)
+      : AdiSolver(Operator<T>(grid, pde, bc, exec, std::move(subdomain)), scheme) {}
   ~AdiSolver();
   AdiSolver(AdiSolver&&) noexcept;
   AdiSolver& operator=(AdiSolver&&) noexcept;
@@ -76,7 +85,7 @@ class AdiSolver {
   // scheme().damping_steps calls since construction or restart().
   void step(Field<T>& u, double t, double dt);
   // `steps` equal steps from t0 to t1, calling `progress` after each; checks u once
-  // for non-finite values first.
+  // for non-finite values first (with a subdomain: this rank's own nodes, agreed).
   void advance(Field<T>& u, double t0, double t1, long steps, const ProgressCallback<T>& progress = {});
   // Forgets the steps taken: the next step is damped again (a new initial value).
   void restart();

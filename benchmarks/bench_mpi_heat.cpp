@@ -1,5 +1,5 @@
-// bench_mpi_heat: weak scaling of the FULL distributed heat ADI step (adi::mpi::DistributedHeat,
-// Douglas, Dirichlet faces): N^3 nodes per rank (default 512^3), the global grid growing with
+// bench_mpi_heat: weak scaling of the FULL distributed heat ADI step (adi::AdiSolver on
+// adi::mpi::subdomain, Douglas, Dirichlet faces): N^3 nodes per rank (default 512^3), the global grid growing with
 // the ranks along the split axes.
 //
 //   mpirun -np 2 bench_mpi_heat                          # device memory, 512^3 per rank, splits z, y, x
@@ -10,16 +10,18 @@
 // in lockstep. Rows: the 1-rank reference (rank 0 alone on its own communicator, N^3; the
 // others wait), then every requested split over all ranks. Per repetition: barrier, one
 // step, then the slowest rank's time counts, and so does the slowest rank's time of every
-// part (DistributedTimings: explicit part, halo, boundary, implicit per axis and the
-// reduced-system exchange inside it); medians over --reps after one warm-up step (plan
+// part (StepTimings: explicit part less the halo exchange in it, halo, boundary, implicit
+// per axis and the reduced-system exchange inside it); medians over --reps after one warm-up step (plan
 // creation + first step reported apart). In the same run it measures the copy bandwidth
 // of the memory u lives in (a device-to-device or host memcpy) and, per split axis, the
 // network model of ProcessGrid (allreduce and neighbour latency, bandwidth). Model per
 // step (bytes per rank / copy bandwidth + exchange latencies):
-//   explicit part fused with the first stage: read U, write W          2 arrays
-//   each later stage's W -= s A_a U: read U, W, write W                 3 arrays
-//   sweep along an unsplit axis: read d, write u                        2 arrays
-//   sweep along a split axis (partition method, see bench_mpi_tridiagonal): 8 arrays
+//   explicit part W = U + dt F(U): read U, write W                     2 arrays
+//   stage along an unsplit axis: right-hand side + sweep (device: one fused kernel,
+//     read W, U, write W; host: the right-hand side pass, then read d, write u)
+//                                                              device 3, host 5 arrays
+//   stage along a split axis: right-hand side (read W, U, write W)      3 arrays
+//     + partition method (see bench_mpi_tridiagonal)                    8 arrays
 //     + allreduce latency + exchanged bytes / network bandwidth
 //   halo along a split axis: 2 neighbour latencies + 2 faces / network bandwidth
 // Weak-scaling efficiency = t(1 rank) / t(P ranks); the model's own ratio m(1) / m(P) says how
@@ -38,7 +40,8 @@
 #include "adi/field.hpp"
 #include "benchmarks/mpi_bench_util.hpp"
 #include "adi/grid.hpp"
-#include "adi/mpi/heat.hpp"
+#include "adi/mpi/subdomain.hpp"
+#include "adi/scheme.hpp"
 #include "solvers/cuda/backend.hpp"
 
 namespace {
@@ -67,13 +70,14 @@ struct Row {
   std::string strategies;
 };
 
-// Timings of one step (the difference of the accumulated DistributedTimings).
+// Timings of one step (the difference of the accumulated StepTimings; the halo exchange
+// happens inside the explicit part and is reported apart).
 struct Parts {
   double expl, halo, boundary, axis[3], exchange;
 };
-Parts parts_of(const mpi::DistributedTimings& t) {
-  return {t.explicit_part, t.halo, t.boundary, {t.implicit[0], t.implicit[1], t.implicit[2]},
-          t.solve_exchange[0] + t.solve_exchange[1] + t.solve_exchange[2]};
+Parts parts_of(const StepTimings& t) {
+  return {t.explicit_part - t.halo, t.halo, t.boundary, {t.implicit[0], t.implicit[1], t.implicit[2]},
+          t.line_exchange[0] + t.line_exchange[1] + t.line_exchange[2]};
 }
 
 Executor rank_executor(const Args& args) {
@@ -122,24 +126,27 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
 
   MPI_Barrier(comm);
   const double tf = MPI_Wtime();
-  mpi::DistributedHeat<T> heat(procs, dec, grid, {1, 1, 1}, bc, Scheme::douglas(),
-                               mpi::strategy_from_name(args.strategy), exec);
+  mpi::DistributedOptions lines;
+  lines.strategy = mpi::strategy_from_name(args.strategy);
+  AdiSolver<T> heat(grid, Pde::heat(1, 1, 1), bc, Scheme::douglas(), exec, mpi::subdomain(procs, dec, lines));
+  const Operator<T>& op = heat.op();
+  Field<T> u = op.make_field();
   const double fill0 = MPI_Wtime();  // the initial field is not part of "plan + first step"
   {
     // mode(0) is a product of sines: set up per axis, then multiply (fast for 512^3).
-    mpi::LocalField<T> u0(dec, heat.u().ghosts());
-    const auto lo = dec.lo();
+    const auto e = op.extents(), org = op.origin();
+    Field<T> u0(e[0], e[1], e[2]);
     std::array<std::vector<double>, 3> s;
     for (int a = 0; a < 3; ++a)
-      for (index_t i = 0; i < u0.extent(Axis(a)); ++i) s[a].push_back(std::sin(pi * grid.axis(Axis(a))[lo[a] + i]));
-    for (index_t k = 0; k < u0.extent(Axis::z); ++k)
-      for (index_t j = 0; j < u0.extent(Axis::y); ++j)
-        for (index_t i = 0; i < u0.extent(Axis::x); ++i)
+      for (index_t i = 0; i < e[a]; ++i) s[a].push_back(std::sin(pi * grid.axis(Axis(a))[org[a] + i]));
+    for (index_t k = 0; k < e[2]; ++k)
+      for (index_t j = 0; j < e[1]; ++j)
+        for (index_t i = 0; i < e[0]; ++i)
           u0(i, j, k) = T(s[0][std::size_t(i)] * s[1][std::size_t(j)] * s[2][std::size_t(k)]);
-    heat.u().copy_from(u0);
+    u.copy_from(u0);
   }
   const double fill = MPI_Wtime() - fill0;
-  heat.step(0.0, dt);  // warm-up: plans' first solves, boundary planes
+  heat.step(u, 0.0, dt);  // warm-up: plans' first solves, boundary data
   exec.synchronize();
   const double first = bench::max_over(MPI_Wtime() - tf - fill, comm);
 
@@ -148,7 +155,7 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
     const Parts before = parts_of(heat.timings());
     MPI_Barrier(comm);
     const double t0 = MPI_Wtime();
-    heat.step(double(r + 1) * dt, dt);
+    heat.step(u, double(r + 1) * dt, dt);
     exec.synchronize();
     t.push_back(bench::max_over(MPI_Wtime() - t0, comm));
     const Parts after = parts_of(heat.timings());
@@ -162,9 +169,12 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   }
   // A NaN anywhere would mean a broken step, not a timing: say so.
   {
-    const mpi::LocalField<T> uh = heat.u().to_host();
+    const Field<T> uh = u.to_host();
+    const auto lo = op.owned_lo(), hi = op.owned_hi();
     int bad = 0;
-    for (index_t q = 0; q < uh.allocated().size(); q += 97) bad += !std::isfinite(double(uh.data()[q]));
+    for (index_t k = lo[2]; k <= hi[2]; k += 7)
+      for (index_t j = lo[1]; j <= hi[1]; j += 5)
+        for (index_t i = lo[0]; i <= hi[0]; i += 3) bad += !std::isfinite(double(uh(i, j, k)));
     int any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
     if (any && rank == 0) std::printf("WARNING: non-finite values in u after the run\n");
@@ -172,8 +182,9 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
 
   // The traffic model.
   double model = 0;
-  double arrays = 2.0 + 3.0 * 2.0;  // explicit (+ first stage), two later stages
+  double arrays = 2.0;  // explicit part
   for (int a = 0; a < 3; ++a) {
+    arrays += 3.0;  // the stage's right-hand side (device: fused with the sweep of an unsplit axis)
     if (dims[a] > 1) {
       arrays += 8.0;
       const mpi::NetworkModel& net = procs.network(Axis(a));
@@ -182,7 +193,7 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
       model += net.latency + 10.0 * lines * sizeof(T) * (dims[a] - 1) / dims[a] / net.bandwidth;
       const double face = double(N) / double(args.n) * sizeof(T);
       model += 2.0 * net.p2p_latency + 2.0 * face / net.bandwidth;
-    } else {
+    } else if (!exec.is_cuda()) {
       arrays += 2.0;
     }
   }
@@ -204,7 +215,8 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   row.model_ms = 1e3 * model;
   row.first_ms = 1e3 * first;
   row.copy_gbs = copy_bw / 1e9;
-  row.strategies = std::string(heat.strategy(Axis::x)) + "/" + heat.strategy(Axis::y) + "/" + heat.strategy(Axis::z);
+  row.strategies =
+      std::string(op.line_strategy(Axis::x)) + "/" + op.line_strategy(Axis::y) + "/" + op.line_strategy(Axis::z);
   return row;
 }
 
@@ -279,7 +291,7 @@ void run(const Args& args, int rank, int size) {
                 r.axis_ms[1], r.axis_ms[2], r.exchange_ms, r.model_ms, r.ms / r.model_ms, 100.0 * ref.ms / r.ms,
                 100.0 * r.per_gpu * ref.ms / r.ms, 100.0 * ref.model_ms / r.model_ms, r.first_ms, r.copy_gbs,
                 r.strategies.c_str());
-  std::printf("(parts: the slowest rank's median each; explicit includes the first stage's right-hand side; x/y/z: "
+  std::printf("(parts: the slowest rank's median each; explicit without the halo exchange in it; x/y/z: "
               "right-hand side, Dirichlet rows and the line solve of that stage; per-GPU eff. = weak eff. x ranks "
               "per GPU, the figure that means something when ranks share a GPU; plan+first: construction + first "
               "step, the initial field excluded)\n");

@@ -16,6 +16,7 @@
 #include "adi/detail/host_team.hpp"
 #include "adi/error.hpp"
 #include "adi/operator.hpp"
+#include "adi/subdomain.hpp"
 #include "adi/tridiagonal.hpp"
 #include "solvers/cpu/stencil_apply.hpp"
 #include "solvers/cpu/stencil_diagonal.hpp"
@@ -105,6 +106,44 @@ struct Operator<T>::Impl {
   int k = 0;
   std::array<bool, 3> active{};
   std::array<index_t, 3> lo{}, hi{};
+  // The piece of the grid the fields hold: N[a] nodes, field node i is global node off[a] + i
+  // (wrapped on periodic axes). Without a subdomain N = the grid's extents, off = 0.
+  // ghost[a][side]: ghost planes (0 or 1) below / above this rank's nodes along a.
+  std::shared_ptr<Subdomain> sub;
+  std::array<index_t, 3> N{}, off{};
+  std::array<std::array<int, 2>, 3> ghost{};
+  std::array<bool, 3> split{};  // the lines along a cross ranks (distributed plan)
+  index_t n_of(int a) const { return N[a]; }
+  index_t global_n(int a) const { return grid.extent(static_cast<Axis>(a)); }
+  // The global index of field node i along a (periodic axes wrap).
+  index_t global_index(int a, index_t i) const {
+    const index_t n = global_n(a);
+    return ((off[a] + i) % n + n) % n;
+  }
+  // Whether this rank holds face (a, hi side) of the global grid.
+  bool has_face(int a, bool hi_side) const {
+    return active[a] && (hi_side ? off[a] + N[a] == global_n(a) && ghost[a][1] == 0 : off[a] == 0 && ghost[a][0] == 0);
+  }
+  // Halo exchange of fields whose ghosts are known to be current (an AdiSolver step marks
+  // the fields it exchanged; any write through the operator forgets them).
+  bool reuse_ghosts = false;
+  std::array<const void*, 3> fresh{};
+  // With a subdomain, errors that only some ranks can see in the middle of a step (boundary
+  // data or sources that are not finite, a zero pivot of a line within this rank) do not
+  // throw there (the other ranks would wait in the step's next collective): the first is
+  // kept ('I' InvalidArgument / 'S' SingularSystem + message) until settle(), which every
+  // rank reaches, agrees on it and throws the same on every rank.
+  std::string pending;
+  void fail_later(char kind, const std::string& message) {
+    if (pending.empty()) pending = kind + message;
+  }
+  double halo_seconds = 0;
+  std::array<double, 3> line_exchange{};
+  void exchange(Field<T>& f, bool force);
+  void forget(const Field<T>& f) {
+    for (auto& q : fresh)
+      if (q == f.data()) q = nullptr;
+  }
 
   struct AxisData {
     bool shared = true;
@@ -114,8 +153,10 @@ struct Operator<T>::Impl {
     Array<index_t> prev, next;
     Array<T> fm, f0, fp;
     T s_formed = T(0);  // the s whose diagonal b currently holds (0: none yet)
-    std::optional<TridiagonalPlan<T>> plan;
+    std::optional<TridiagonalPlan<T>> plan;     // lines within this rank
+    std::unique_ptr<LineSolver<T>> dplan;        // lines across ranks (split axis)
     index_t sweep_offset = 0;
+    index_t band_offset = 0;  // of the sweep's first row in the shared bands (ghost rows before it)
   };
   std::array<AxisData, 3> ax;
   std::array<Field<T>, 3> mixed;
@@ -135,13 +176,18 @@ struct Operator<T>::Impl {
   void tune_teams() {
     for (auto& t : team) t.reset(exec.is_host() ? exec.threads() : 1);
   }
-  double coord(int a, index_t i) const { return grid.axis(static_cast<Axis>(a))[i]; }
+  double coord(int a, index_t i) const { return grid.axis(static_cast<Axis>(a))[global_index(a, i)]; }
   const Boundary& face(int a, bool hi_side) const { return bc[face_of(static_cast<Axis>(a), hi_side)]; }
   bool dirichlet(int a, bool hi_side) const {
-    return active[a] && face(a, hi_side).kind() == BoundaryKind::dirichlet;
+    return has_face(a, hi_side) && face(a, hi_side).kind() == BoundaryKind::dirichlet;
+  }
+  bool neumann(int a, bool hi_side) const {
+    return has_face(a, hi_side) && face(a, hi_side).kind() == BoundaryKind::neumann;
   }
 
+  void place();
   void build_axis(int a, const Pde& pde);
+  void build_plan(int a);
   void build_mixed(const Pde& pde);
   const T* face_values(int f, double t);
   const T* source_at(double t);
@@ -163,7 +209,7 @@ struct Operator<T>::Impl {
   bool fused(int a) const { return fused_axis[a]; }
   void decide_fused() {
     for (int a = 0; a < 3; ++a)
-      fused_axis[a] = active[a] && exec.is_cuda() && ax[a].shared &&
+      fused_axis[a] = active[a] && !split[a] && exec.is_cuda() && ax[a].shared &&
                       cuda_backend::fused_stage_supported(ax[a].plan->lines());
   }
   void solve_fused(int a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old, Field<T>* V_old,

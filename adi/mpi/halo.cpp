@@ -5,11 +5,11 @@
 #include <string>
 
 #include "solvers/cuda/backend.hpp"
-#include "solvers/cuda/heat_subdomain.hpp"
+#include "solvers/cuda/halo_planes.hpp"
 
 namespace adi::mpi {
 
-namespace dev = cuda_backend::heat_subdomain;
+namespace dev = cuda_backend::halo;
 
 template <class T>
 LocalField<T>::LocalField(const Decomposition& dec, std::array<int, 3> ghosts, const Executor& exec)
@@ -117,24 +117,40 @@ void LocalField<T>::copy_from(const LocalField& o) {
 
 template <class T>
 HaloExchange<T>::HaloExchange(const ProcessGrid& procs, const LocalField<T>& f)
-    : procs_(&procs), ghosts_(f.ghosts()), all_(f.allocated()) {
-  int g[3] = {ghosts_[0], ghosts_[1], ghosts_[2]}, g0[3] = {g[0], g[1], g[2]};
+    : procs_(&procs), all_(f.allocated()), exec_(f.executor()) {
+  const auto g = f.ghosts();
+  int g0[3] = {g[0], g[1], g[2]};
   check_mpi(MPI_Bcast(g0, 3, MPI_INT, 0, procs.comm()), "MPI_Bcast");
-  agree(procs.comm(), std::equal(g, g + 3, g0), "HaloExchange: ghost widths differ from rank 0's");
+  agree(procs.comm(), g0[0] == g[0] && g0[1] == g[1] && g0[2] == g[2], "HaloExchange: ghost widths differ from rank 0's");
+  for (int a = 0; a < 3; ++a) {
+    ghosts_[a] = {g[a], g[a]};
+    if (g[a] == 0) continue;
+    const index_t e = all_.extent(Axis(a)) - 2 * g[a];
+    agree(procs.comm(), e >= g[a],
+          std::string("HaloExchange: ") + detail::number(e) + " node(s) along " + axis_name(Axis(a)) +
+              " are fewer than the ghost width " + detail::number(g[a]));
+  }
+  setup(f.executor());
+}
+
+template <class T>
+HaloExchange<T>::HaloExchange(const ProcessGrid& procs, const Box3& all,
+                              const std::array<std::array<int, 2>, 3>& ghosts, const Executor& exec)
+    : procs_(&procs), ghosts_(ghosts), all_(all), exec_(exec) {
+  setup(exec);
+}
+
+template <class T>
+void HaloExchange<T>::setup(const Executor& exec) {
   index_t most = 0;
   for (int a = 0; a < 3; ++a) {
-    if (ghosts_[a] == 0) continue;
-    const index_t face = all_.size() / all_.extent(Axis(a)) * ghosts_[a];
-    most = std::max(most, face);
-    const index_t e = all_.extent(Axis(a)) - 2 * ghosts_[a];
-    agree(procs.comm(), e >= ghosts_[a],
-          std::string("HaloExchange: ") + detail::number(e) + " node(s) along " + axis_name(Axis(a)) +
-              " are fewer than the ghost width " + detail::number(ghosts_[a]));
+    const int w = std::max(ghosts_[a][0], ghosts_[a][1]);
+    if (w > 0) most = std::max(most, dev::slab_count(all_, a, w));
   }
-  if (f.on_device()) {
+  if (exec.is_cuda()) {
     device_ = true;
-    cuda_backend::set_device(f.executor().device());
-    dbuf_ = Array<T>(std::max<index_t>(4 * most, 1), f.executor());
+    cuda_backend::set_device(exec.device());
+    dbuf_ = Array<T>(std::max<index_t>(4 * most, 1), exec);
     pinned_ = std::shared_ptr<T>(static_cast<T*>(dev::pinned_alloc(std::size_t(4 * most) * sizeof(T))),
                                  [](T* p) { dev::pinned_free(p); });
     return;
@@ -149,25 +165,27 @@ HaloExchange<T>::HaloExchange(const ProcessGrid& procs, const LocalField<T>& f)
 // MPI_Sendrecv of the host exchange, one copy back, unpack. An axis with the rank itself
 // on both sides (periodic, not split) wraps on the device; one with no neighbour is skipped.
 template <class T>
-void HaloExchange<T>::exchange_device(LocalField<T>& f) {
-  const Executor& ex = f.executor();
-  void* stream = ex.stream();
-  cuda_backend::set_device(ex.device());
+void HaloExchange<T>::exchange_device(T* data) {
+  void* stream = exec_.stream();
+  cuda_backend::set_device(exec_.device());
   MPI_Comm c = procs_->comm();
   const MPI_Datatype type = mpi_type<T>();
   for (int a = 0; a < 3; ++a) {
-    const int g = ghosts_[a];
+    const int gl = ghosts_[a][0], gh = ghosts_[a][1], g = std::max(gl, gh);
     if (g == 0) continue;
     const Axis ax = Axis(a);
     const int lo = procs_->neighbor(ax, false), hi = procs_->neighbor(ax, true);
     if (lo == MPI_PROC_NULL && hi == MPI_PROC_NULL) continue;
-    const index_t count = dev::halo_count(all_, a, g);
+    const index_t n = all_.extent(ax);
+    const index_t count = dev::slab_count(all_, a, g);
     T* dsend = dbuf_.data();
     T* drecv = dsend + 2 * count;
-    dev::pack_halo<T>(f.data(), all_, a, g, dsend, stream);
+    dev::pack_slab<T>(data, all_, a, gl, g, dsend, stream);                 // first owned planes -> lower
+    dev::pack_slab<T>(data, all_, a, n - gh - g, g, dsend + count, stream);  // last owned planes -> upper
     if (lo == procs_->rank() && hi == procs_->rank()) {
       // Our own first slab is our high ghosts, our last slab our low ghosts.
-      dev::unpack_halo<T>(f.data(), all_, a, g, dsend + count, dsend, stream);
+      dev::unpack_slab<T>(data, all_, a, n - gh, g, dsend, stream);
+      dev::unpack_slab<T>(data, all_, a, 0, g, dsend + count, stream);
       continue;
     }
     T* hsend = pinned_.get();
@@ -182,8 +200,8 @@ void HaloExchange<T>::exchange_device(LocalField<T>& f) {
                            MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
     cuda_backend::copy_on_stream(drecv, hrecv, bytes, cuda_backend::Copy::host_to_device, stream);
-    dev::unpack_halo<T>(f.data(), all_, a, g, lo != MPI_PROC_NULL ? drecv : nullptr,
-                        hi != MPI_PROC_NULL ? drecv + count : nullptr, stream);
+    if (lo != MPI_PROC_NULL) dev::unpack_slab<T>(data, all_, a, 0, g, drecv, stream);
+    if (hi != MPI_PROC_NULL) dev::unpack_slab<T>(data, all_, a, n - gh, g, drecv + count, stream);
   }
 }
 
@@ -193,14 +211,18 @@ void HaloExchange<T>::exchange(LocalField<T>& f) {
                       f.allocated().nz == all_.nz,
                   "HaloExchange::exchange: the field differs in shape or memory space from the one the "
                   "exchange was built for");
+  exchange(f.data());
+}
+
+template <class T>
+void HaloExchange<T>::exchange(T* data) {
   if (device_) {
-    exchange_device(f);
+    exchange_device(data);
     return;
   }
   const Box3& b = all_;
-  T* data = f.data();
   for (int a = 0; a < 3; ++a) {
-    const int g = ghosts_[a];
+    const int gl = ghosts_[a][0], gh = ghosts_[a][1], g = std::max(gl, gh);
     if (g == 0) continue;
     const Axis ax = Axis(a);
     const index_t n = b.extent(ax), st = b.stride(ax);
@@ -219,8 +241,8 @@ void HaloExchange<T>::exchange(LocalField<T>& f) {
           }
       return q;
     };
-    const index_t count = copy(g, send_lo_.data(), true);  // first owned planes -> lower neighbour
-    copy(n - 2 * g, send_hi_.data(), true);                // last owned planes -> upper neighbour
+    const index_t count = copy(gl, send_lo_.data(), true);  // first owned planes -> lower neighbour
+    copy(n - gh - g, send_hi_.data(), true);                // last owned planes -> upper neighbour
     const int lo = procs_->neighbor(ax, false), hi = procs_->neighbor(ax, true);
     const MPI_Datatype type = mpi_type<T>();
     MPI_Comm c = procs_->comm();
@@ -231,7 +253,7 @@ void HaloExchange<T>::exchange(LocalField<T>& f) {
                            20 + a, c, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
     if (lo != MPI_PROC_NULL) copy(0, recv_lo_.data(), false);
-    if (hi != MPI_PROC_NULL) copy(n - g, recv_hi_.data(), false);
+    if (hi != MPI_PROC_NULL) copy(n - gh, recv_hi_.data(), false);
   }
 }
 

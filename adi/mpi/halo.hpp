@@ -16,7 +16,7 @@
 // to_host() / copy_from() with a host LocalField of the same shape:
 //   adi::mpi::LocalField<double> d(dec, {1, 1, 1}, adi::Executor::cuda(dev));
 //   adi::mpi::LocalField<double> h(dec, {1, 1, 1});  ... h(i, j, k) = ...;  d.copy_from(h);
-// The device exchange packs the faces on the device (solvers/cuda/heat_subdomain.cu), copies
+// The device exchange packs the faces on the device (solvers/cuda/halo_planes.cu), copies
 // them once into page-locked host buffers, exchanges them with MPI exactly like the host
 // exchange, copies them back and unpacks them (the MPI may not accept device pointers).
 // A periodic axis that is not split wraps on the device without leaving it.
@@ -94,15 +94,25 @@ class HaloExchange {
   // A device field (f.on_device()) gets device and page-locked host buffers; exchange()
   // then takes fields of that memory space only.
   HaloExchange(const ProcessGrid& procs, const LocalField<T>& f);
+  // Collective: the same for any allocation `all` (e.g. an adi::Field's box) in exec's
+  // memory with ghosts[a][side] ghost planes below / above the owned nodes of axis a (0
+  // where there is no neighbouring rank on that side; the two widths of an axis equal
+  // where both are > 0, and equal the neighbours' widths).
+  HaloExchange(const ProcessGrid& procs, const Box3& all, const std::array<std::array<int, 2>, 3>& ghosts,
+               const Executor& exec);
   // Collective: fills f's ghost layers along every axis with a ghost width > 0.
   // At a non-periodic end of the process grid the ghosts are left as they are.
   void exchange(LocalField<T>& f);
+  // The same for the allocation of the second constructor (data in the executor's memory).
+  void exchange(T* data);
 
  private:
-  void exchange_device(LocalField<T>& f);
+  void setup(const Executor& exec);
+  void exchange_device(T* data);
   const ProcessGrid* procs_;
-  std::array<int, 3> ghosts_{};
+  std::array<std::array<int, 2>, 3> ghosts_{};
   Box3 all_{};
+  Executor exec_ = Executor::host();
   std::vector<T> send_lo_, send_hi_, recv_lo_, recv_hi_;
   // Device fields: send | recv slabs on the device (4 x the largest slab) and their
   // page-locked host copies.

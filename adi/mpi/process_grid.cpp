@@ -30,9 +30,6 @@ void check_mpi(int rc, const char* call) {
   throw Error(std::string("MPI call ") + call + " failed: " + std::string(text, std::size_t(len)));
 }
 
-namespace {
-// The lowest failing rank's message on every rank (prefixed "rank R: " when there are
-// several ranks); empty when every rank is ok.
 std::string agreed_message(MPI_Comm comm, bool ok, const std::string& message) {
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
@@ -49,7 +46,6 @@ std::string agreed_message(MPI_Comm comm, bool ok, const std::string& message) {
   if (text.empty()) text = "failed";
   return size > 1 ? "rank " + detail::number(first) + ": " + text : text;
 }
-}  // namespace
 
 void agree(MPI_Comm comm, bool ok, const std::string& message) {
   const std::string text = agreed_message(comm, ok, message);

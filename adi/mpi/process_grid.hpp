@@ -97,6 +97,9 @@ void agree_no_error(MPI_Comm comm, const std::string& error_message);
 // The same agreement for a set-up this build or machine cannot run: every rank throws the
 // same adi::Unsupported (the lowest failing rank's message) when any rank is not ok.
 void agree_supported(MPI_Comm comm, bool ok, const std::string& message);
+// What the three above agree on, without throwing: the lowest failing rank's message on every
+// rank (prefixed "rank R: " when the communicator has several ranks), empty when all are ok.
+std::string agreed_message(MPI_Comm comm, bool ok, const std::string& message);
 
 // Throws adi::Error naming `call` when an MPI call did not return MPI_SUCCESS (the
 // communicators use MPI_ERRORS_RETURN).

@@ -1,6 +1,6 @@
 #pragma once
 // How the CUDA backend's headers declare its entry points: each once, in the header that
-// lists its family (backend.hpp, partition_local_passes.hpp, heat_subdomain.hpp), and the
+// lists its family (backend.hpp, partition_local_passes.hpp, halo_planes.hpp), and the
 // build without CUDA gets its answers from that same list instead of hand-written stubs.
 //
 //   ADI_CUDA_KERNEL(void f(int n, T* x))            an entry point; without CUDA it throws

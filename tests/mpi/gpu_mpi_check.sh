@@ -2,8 +2,8 @@
 # The MPI part of the device check (issue 7): build adi::mpi with CUDA, run the MPI tests
 # under mpiexec on 1..4 ranks, compute-sanitizer on a small 2-rank device case, then the
 # benchmarks: the public distributed case (128x128x4096 fp64 split along z) on 1 and 2
-# GPUs, the heat-sweep weak-scaling series on the GPUs, and the host DistributedHeat step
-# weak-scaling (heat3d_mpi). Logs to $OUT (default ./mpi-check-out).
+# GPUs, the heat-sweep weak-scaling series on the GPUs, the distributed AdiSolver (heat3d_mpi,
+# host and device; its tests on device memory) and the full-step GPU benchmark bench_mpi_heat. Logs to $OUT (default ./mpi-check-out).
 #
 #   OUT=/tmp/o tests/mpi/gpu_mpi_check.sh                 # on the 2-GPU machine
 #   DRY=1 BUILD=build-h7 OUT=/tmp/o tests/mpi/gpu_mpi_check.sh   # host dry run, small sizes
@@ -43,12 +43,12 @@ else
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON \
     -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1
   cmake --build "$BUILD" -j32 --target test_distributed_tridiagonal test_distributed_block_tridiagonal \
-    test_bad_input test_distributed_heat test_distributed_euler bench_mpi_tridiagonal heat3d_mpi >>"$OUT/build.log" 2>&1 ||
+    test_bad_input test_distributed_adi test_halo_exchange test_distributed_euler bench_mpi_tridiagonal heat3d_mpi >>"$OUT/build.log" 2>&1 ||
     { echo "build FAILED ($(el))" >>"$S"; tail -30 "$OUT/build.log" >>"$S"; exit 1; }
   echo "build ok ($(el))" >>"$S"
 fi
 B="$BUILD"
-# The device heat step (h7h): its benchmark.
+# The device heat step (the distributed AdiSolver): its benchmark.
 if [ "$DRY" != 1 ]; then
   cmake --build "$BUILD" -j32 --target bench_mpi_heat >>"$OUT/build.log" 2>&1 || echo "bench_mpi_heat build FAILED" >>"$S"
 fi
@@ -74,16 +74,19 @@ step "weak np1" 60 "$OUT/weak.log" $MPI -n 1 "$B/benchmarks/bench_mpi_tridiagona
   --memory device --reps 5
 step "weak np2" 90 "$OUT/weak.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --weak $WEAK --split $SPLITS \
   --memory device --reps 5
-# Host DistributedHeat weak scaling: HEATN^3 nodes per rank, T threads per rank.
+# Host distributed AdiSolver weak scaling: HEATN^3 nodes per rank, T threads per rank.
 step "heat np1" 90 "$OUT/heat.log" $MPI -n 1 "$B/examples/heat/heat3d_mpi" --n $HEATN --steps 5 --threads $T \
   --no-output
 step "heat np2 x" 90 "$OUT/heat.log" $MPI -n 2 "$B/examples/heat/heat3d_mpi" --nx $((2 * HEATN - 1)) --n $HEATN \
   --procs 2x1x1 --steps 5 --threads $T --no-output
 step "heat np2 z" 90 "$OUT/heat.log" $MPI -n 2 "$B/examples/heat/heat3d_mpi" --nz $((2 * HEATN - 1)) --n $HEATN \
   --procs 1x1x2 --steps 5 --threads $T --no-output
-# Device DistributedHeat (h7h): tests first, the example on the GPU, the full-step weak scaling.
+# Device distributed AdiSolver (issue 15): tests first (every scheme x boundary x process grid
+# = the single-domain solver to 1e-12, the device halo bit for bit), the example on the GPU,
+# the full-step weak scaling.
 HB=512; [ "$DRY" = 1 ] && HB=32
-step "device heat np2" 120 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_heat" --gtest_filter='*Device*'
+step "device adi np2" 600 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
+step "device halo np2" 120 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange" --gtest_filter='*Device*'
 step "heat device np1" 90 "$OUT/heat.log" $MPI -n 1 "$B/examples/heat/heat3d_mpi" --n $HEATN --steps 5 \
   --memory device --no-output
 step "heat device np2 z" 90 "$OUT/heat.log" $MPI -n 2 "$B/examples/heat/heat3d_mpi" --nz $((2 * HEATN - 1)) \
@@ -102,16 +105,18 @@ step "memcheck block np2" 60 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --
 grep -E "^\|" "$OUT/blockbench.log" >>"$S" 2>/dev/null
 export OMP_NUM_THREADS=1
 for np in $NPS; do
-  for t in test_distributed_tridiagonal test_distributed_block_tridiagonal test_bad_input test_distributed_heat \
-    test_distributed_euler; do
-    step "$t np$np" 120 "$OUT/tests.log" $MPI -n "$np" "$B/tests/$t"
+  for t in test_distributed_tridiagonal test_distributed_block_tridiagonal test_bad_input test_distributed_adi \
+    test_halo_exchange test_distributed_euler; do
+    step "$t np$np" 600 "$OUT/tests.log" $MPI -n "$np" "$B/tests/$t"
   done
 done
 step "memcheck np2" 60 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
   "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
 grep -E "^\|" "$OUT/bench.log" "$OUT/weak.log" >>"$S"
-step "memcheck heat np2" 120 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
-  "$B/tests/test_distributed_heat" --gtest_filter='DistributedHeatDevice.HaloMatches*:DistributedHeatDevice.Douglas*'
+step "memcheck halo np2" 120 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
+  "$B/tests/test_halo_exchange" --gtest_filter='HaloExchangeDevice.*'
+step "memcheck adi np2" 300 "$OUT/sanitizer.log" $MPI -n 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
+  "$B/tests/test_distributed_adi" --gtest_filter='DistributedAdiDevice.MatchesHost'
 grep -E "^\|" "$OUT/heatbench.log" >>"$S" 2>/dev/null
 grep -E "CUDA-aware|time |per part|grid " "$OUT/bench.log" "$OUT/heat.log" | sort -u >>"$S"
 grep -E "nccl probe|not run:|automatic transport here" "$OUT/bench.log" "$OUT/tests.log" | sort -u >>"$S"

@@ -3,11 +3,14 @@
 // barrier checks that all ranks are still in step.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_tridiagonal.hpp"
-#include "adi/mpi/heat.hpp"
+#include "adi/mpi/subdomain.hpp"
+#include "adi/operator.hpp"
+#include "adi/scheme.hpp"
 #include "mpi_test_util.hpp"
 
 namespace {
@@ -80,16 +83,67 @@ TEST(MpiBadInput, ZeroPivotOnOneRankThrowsOnEveryRank) {
   }
 }
 
-TEST(MpiBadInput, UnsupportedHeatSetups) {
-  ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
-  const Grid g = Grid::uniform({4 * world_size() + 1, 5, 5}, {0, 0, 0}, {1, 1, 1});
+// The distributed Operator / AdiSolver: checks of the global set-up throw alike on every
+// rank, checks that only some ranks can make (coefficients, initial values on their own
+// nodes) are agreed, so every rank throws the same error and nobody waits in a collective.
+TEST(MpiBadInput, DistributedAdiSetups) {
+  const int p = world_size();
+  ProcessGrid procs(MPI_COMM_WORLD, {p, 1, 1});
+  const Grid g = Grid::uniform({4 * p + 1, 5, 5}, {0, 0, 0}, {1, 1, 1});
   Decomposition dec(procs, {g.nx(), g.ny(), g.nz()});
+  const auto sub = subdomain(procs, dec);
   auto bc = BoundaryConditions::all(Boundary::dirichlet(0.0));
-  expect_everywhere<Unsupported>(
-      [&] { DistributedHeat<double> h(procs, dec, g, {1, 1, 1}, bc, Scheme::hundsdorfer_verwer()); }, "not distributed");
-  bc.set(Face::y_hi, Boundary::neumann(0.0));
-  expect_everywhere<Unsupported>([&] { DistributedHeat<double> h(procs, dec, g, {1, 1, 1}, bc, Scheme::douglas()); },
-                                 "Neumann");
+  // A decomposition of another grid.
+  const Grid other = Grid::uniform({4 * p + 2, 5, 5}, {0, 0, 0}, {1, 1, 1});
+  expect_everywhere<InvalidArgument>([&] { Operator<double> op(other, Pde::heat(1, 1, 1), bc, Executor::host(), sub); },
+                                     "but the decomposition");
+  // A mixed derivative next to a Neumann face.
+  Pde mixed = Pde::heat(1, 1, 1);
+  mixed.mixed_xy = Coefficient(0.1);
+  auto neumann = bc;
+  neumann.set(Face::y_hi, Boundary::neumann(0.0));
+  expect_everywhere<Unsupported>([&] { Operator<double> op(g, mixed, neumann, Executor::host(), sub); },
+                                 "next to the Neumann face");
+  // Peaceman-Rachford on a 3D grid.
+  expect_everywhere<InvalidArgument>(
+      [&] { AdiSolver<double> s(g, Pde::heat(1, 1, 1), bc, Scheme::peaceman_rachford(), Executor::host(), sub); },
+      "peaceman-rachford");
+  // A coefficient that is not finite on the last rank's nodes only.
+  Pde bad = Pde::heat(1, 1, 1);
+  bad.diffusion[0] = Coefficient([](double x, double, double) { return x > 0.99 ? std::nan("") : 1.0; });
+  expect_everywhere<InvalidArgument>([&] { Operator<double> op(g, bad, bc, Executor::host(), sub); }, "not finite");
+  // A non-finite initial value on one rank only.
+  AdiSolver<double> solver(g, Pde::heat(1, 1, 1), bc, Scheme::douglas(), Executor::host(), sub);
+  Field<double> u = solver.op().make_field();
+  if (world_rank() == p - 1) u(solver.op().owned_hi()[0], 2, 2) = std::nan("");
+  expect_everywhere<InvalidArgument>([&] { solver.advance(u, 0.0, 0.1, 2); }, "is not finite");
+  // Boundary data and a source that turn non-finite during the run on the last rank's nodes
+  // only: kept until the end of the step, then thrown on every rank.
+  {
+    auto late = bc;
+    late.set(Face::x_hi, Boundary::dirichlet([](double t, double, double, double) { return t > 0.1 ? std::nan("") : 0.0; }));
+    AdiSolver<double> s(g, Pde::heat(1, 1, 1), late, Scheme::craig_sneyd(), Executor::host(), sub);
+    Field<double> v = s.op().make_field();
+    expect_everywhere<InvalidArgument>([&] { s.advance(v, 0.0, 0.4, 4); }, "boundary data on face x+");
+    Pde src = Pde::heat(1, 1, 1);
+    src.source = [](double t, double x, double, double) { return t > 0.1 && x > 0.99 ? std::nan("") : 1.0; };
+    AdiSolver<double> f(g, src, bc, Scheme::douglas(), Executor::host(), sub);
+    Field<double> w = f.op().make_field();
+    expect_everywhere<InvalidArgument>([&] { f.advance(w, 0.0, 0.4, 4); }, "the source");
+  }
+  if (p > 1) {
+    // A periodic axis split over a process grid that does not wrap.
+    auto per = bc;
+    per.set_periodic(Axis::x);
+    expect_everywhere<InvalidArgument>([&] { Operator<double> op(g, Pde::heat(1, 1, 1), per, Executor::host(), sub); },
+                                       "make the process grid periodic");
+    // A process grid that wraps along a non-periodic axis.
+    ProcessGrid wrap(MPI_COMM_WORLD, {p, 1, 1}, {true, false, false});
+    Decomposition wdec(wrap, {g.nx(), g.ny(), g.nz()});
+    expect_everywhere<InvalidArgument>(
+        [&] { Operator<double> op(g, Pde::heat(1, 1, 1), bc, Executor::host(), subdomain(wrap, wdec)); },
+        "boundary conditions are not");
+  }
 }
 
 TEST(MpiBadInput, ParseProcs) {

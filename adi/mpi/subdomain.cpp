@@ -1,0 +1,112 @@
+#include "adi/mpi/subdomain.hpp"
+
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "adi/mpi/halo.hpp"
+
+namespace adi::mpi {
+
+namespace {
+
+template <class T>
+class PartitionLines final : public LineSolver<T> {
+ public:
+  PartitionLines(const ProcessGrid& procs, Axis a, const Executor& exec, const Box3& lines,
+                 const DistributedOptions& o)
+      : plan_(procs, a, exec, lines, o) {}
+  void solve(const SharedBands<T>& b, const T* d, T* u) override { plan_.solve(b, d, u); }
+  void solve(const Bands<T>& b, const T* d, T* u) override { plan_.solve(b, d, u); }
+  double last_exchange_seconds() const override { return plan_.last_exchange_seconds(); }
+  const char* name() const override { return strategy_name(plan_.strategy()); }
+
+ private:
+  DistributedTridiagonalPlan<T> plan_;
+};
+
+// One halo exchange per field shape and memory (an operator's fields share one).
+template <class T>
+struct Halo {
+  std::optional<HaloExchange<T>> x;
+  Box3 box{};
+  std::array<std::array<int, 2>, 3> ghosts{};
+  Executor exec = Executor::host();
+  bool fits(const Field<T>& f, const std::array<std::array<int, 2>, 3>& g, const Executor& e) const {
+    const Box3& b = f.box();
+    return x && b.nx == box.nx && b.ny == box.ny && b.nz == box.nz && b.sy == box.sy && b.sz == box.sz &&
+           g == ghosts && e == exec;
+  }
+};
+
+class MpiSubdomain final : public adi::Subdomain {
+ public:
+  MpiSubdomain(const ProcessGrid& procs, const Decomposition& dec, DistributedOptions o)
+      : procs_(procs), dec_(dec), options_(o) {}
+
+  std::array<index_t, 3> global() const override { return dec_.global(); }
+  std::array<index_t, 3> lo() const override { return dec_.lo(); }
+  std::array<index_t, 3> extent() const override { return dec_.extents(); }
+  int ranks(Axis a) const override { return procs_.dims(a); }
+  bool neighbour(Axis a, bool hi) const override { return procs_.neighbor(a, hi) != MPI_PROC_NULL; }
+
+  void exchange(Field<float>& f, const std::array<std::array<int, 2>, 3>& g, const Executor& e) override {
+    run(hf_, f, g, e);
+  }
+  void exchange(Field<double>& f, const std::array<std::array<int, 2>, 3>& g, const Executor& e) override {
+    run(hd_, f, g, e);
+  }
+
+  std::unique_ptr<LineSolver<float>> line_solver_f(Axis a, const Executor& exec, const Box3& lines,
+                                                   bool periodic) override {
+    return std::make_unique<PartitionLines<float>>(procs_, a, exec, lines, with(periodic));
+  }
+  std::unique_ptr<LineSolver<double>> line_solver_d(Axis a, const Executor& exec, const Box3& lines,
+                                                    bool periodic) override {
+    return std::make_unique<PartitionLines<double>>(procs_, a, exec, lines, with(periodic));
+  }
+
+  void agree(const std::string& invalid, const std::string& unsupported) const override {
+    mpi::agree(procs_.comm(), invalid.empty(), invalid);
+    agree_supported(procs_.comm(), unsupported.empty(), unsupported);
+  }
+  std::string first_error(const std::string& message) const override {
+    const std::string t = agreed_message(procs_.comm(), message.empty(), message);
+    const std::size_t colon = t.find(": ");  // "rank R: " + message
+    if (t.empty() || procs_.size() == 1 || colon == std::string::npos || t.size() < colon + 3) return t;
+    return t.substr(colon + 2, 1) + t.substr(0, colon + 2) + t.substr(colon + 3);
+  }
+
+ private:
+  DistributedOptions with(bool periodic) const {
+    DistributedOptions o = options_;
+    o.periodic = periodic;
+    return o;
+  }
+  template <class T>
+  void run(Halo<T>& h, Field<T>& f, const std::array<std::array<int, 2>, 3>& g, const Executor& e) {
+    if (!h.fits(f, g, e)) {
+      h.x.reset();
+      h.x.emplace(procs_, f.box(), g, e);
+      h.box = f.box();
+      h.ghosts = g;
+      h.exec = e;
+    }
+    h.x->exchange(f.data());
+  }
+
+  const ProcessGrid& procs_;
+  Decomposition dec_;
+  DistributedOptions options_;
+  Halo<float> hf_;
+  Halo<double> hd_;
+};
+
+}  // namespace
+
+std::shared_ptr<adi::Subdomain> subdomain(const ProcessGrid& procs, const Decomposition& dec,
+                                          DistributedOptions options) {
+  return std::make_shared<MpiSubdomain>(procs, dec, options);
+}
+
+}  // namespace adi::mpi
