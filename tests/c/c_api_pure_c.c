@@ -18,6 +18,26 @@ static int failures = 0;
     }                                                                            \
   } while (0)
 
+/* The README's C example ("From C and Fortran"), as it is printed there: keep them equal. */
+static int readme_example(void) {
+  enum { nx = 5, ny = 7, nz = 3 };
+  static double a[nx * ny * nz], b[nx * ny * nz], c[nx * ny * nz], d[nx * ny * nz], u[nx * ny * nz];
+  int k, ok = 1;
+  for (k = 0; k < nx * ny * nz; ++k) a[k] = c[k] = -1, b[k] = 2, d[k] = 0;
+  for (k = 0; k < nx * nz; ++k) d[(k % nx) + nx * ny * (k / nx)] = d[(k % nx) + nx * (ny - 1) + nx * ny * (k / nx)] = 1;
+  {
+    adi_executor* ex;  adi_lines lines;  adi_tridiagonal_plan* plan;
+    adi_executor_create_host(0, &ex);           /* or adi_executor_create_cuda(0, stream, &ex) */
+    adi_lines_box(nx, ny, nz, 0, 0, ADI_AXIS_Y, &lines);   /* every line along y of a box */
+    adi_tridiagonal_plan_create(ex, ADI_FLOAT64, &lines, NULL, &plan);
+    if (adi_tridiagonal_solve_f64(plan, a, b, c, d, u) != ADI_SUCCESS)
+      fprintf(stderr, "%s (line %lld)\n", adi_last_error_message(), (long long)adi_last_error_system()), ok = 0;
+    adi_tridiagonal_plan_destroy(plan);  adi_executor_destroy(ex);
+  }
+  for (k = 0; k < nx * ny * nz; ++k) ok &= fabs(u[k] - 1) < 1e-12; /* -u[j-1] + 2u[j] - u[j+1] = 0, ends 1: u = 1 */
+  return ok;
+}
+
 int main(void) {
   enum { N = 31, COUNT = 33, M = 3, NB = 5 };
   static double a[N * COUNT], b[N * COUNT], c[N * COUNT], d[N * COUNT], u[N * COUNT];
@@ -88,6 +108,7 @@ int main(void) {
   CHECK(adi_block_solve_f64(bplan, A, B, C, bd, bu) == ADI_ERROR_SINGULAR_SYSTEM);
   CHECK(adi_last_error_system() == 4 && adi_last_error_row() == 2);
 
+  CHECK(readme_example());
   adi_block_plan_destroy(bplan);
   adi_tridiagonal_plan_destroy(planf);
   adi_tridiagonal_plan_destroy(plan);
