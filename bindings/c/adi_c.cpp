@@ -250,9 +250,11 @@ adi_status adi_executor_create_cuda(int32_t device, void* stream, adi_executor**
 }
 adi_status adi_executor_destroy(adi_executor* executor) { return destroy(executor); }
 int32_t adi_cuda_available(void) {
-  bool yes = false;
-  guarded([&] { yes = Executor::cuda_available(); });
-  return yes ? 1 : 0;
+  try {  // not guarded(): a query, it leaves the error state as it is
+    return Executor::cuda_available() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
 }
 int32_t adi_executor_is_cuda(const adi_executor* executor) {
   return executor != nullptr && executor->exec.is_cuda() ? 1 : 0;

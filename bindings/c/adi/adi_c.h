@@ -14,7 +14,9 @@
  *    boundary. A failure leaves a message naming the argument to change in
  *    adi_last_error_message() and, for a singular system, the failing system and row in
  *    adi_last_error_system() / adi_last_error_row(). The error state is per thread and is
- *    reset by every call of this API (so it describes the last call made on the thread).
+ *    reset by every function that returns an adi_status (so it describes the last such
+ *    call on the thread); queries (adi_last_error_*, adi_status_string, adi_cuda_available,
+ *    adi_buffer_data, *_kernel, ...) leave it as it is.
  *  - Handles are opaque; each is created by a *_create function and freed by its
  *    *_destroy (NULL is accepted there). A plan keeps its own copy of the executor.
  *    One plan per concurrent caller (plans own their workspace).
