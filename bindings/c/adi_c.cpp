@@ -271,7 +271,13 @@ adi_status adi_buffer_create(const adi_executor* executor, int64_t bytes, adi_bu
     b.exec = executor_of(executor, who);
     adi::detail::require(bytes >= 0 && bytes <= (int64_t(1) << 56),
                          std::string(who) + ": bytes = " + std::to_string(bytes) + " must be in 0 .. 2^56");
-    b.storage = adi::detail::Storage(static_cast<std::size_t>(bytes), b.exec);
+    try {
+      b.storage = adi::detail::Storage(static_cast<std::size_t>(bytes), b.exec);
+    } catch (const adi::InvalidArgument&) {
+      throw;
+    } catch (const std::exception& e) {  // host: adi::Error "out of host memory"; device: a failed cudaMalloc
+      throw CError{ADI_ERROR_OUT_OF_MEMORY, std::string(who) + ": " + e.what()};
+    }
   });
 }
 adi_status adi_buffer_destroy(adi_buffer* buffer) { return destroy(buffer); }

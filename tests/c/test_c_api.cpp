@@ -389,6 +389,9 @@ TEST(CApiBuffer, HostRoundTripAndErrors) {
   EXPECT_EQ(adi_buffer_copy_to_host(nullptr, out, 8), ADI_ERROR_NULL_POINTER);
   Buffer bad;
   EXPECT_EQ(adi_buffer_create(ex, -1, bad.out()), ADI_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(adi_buffer_create(ex, int64_t(1) << 55, bad.out()), ADI_ERROR_OUT_OF_MEMORY)  // past the address space
+      << adi_last_error_message();
+  EXPECT_EQ(bad.h, nullptr);
   EXPECT_EQ(adi_buffer_data(nullptr), nullptr);
 }
 
