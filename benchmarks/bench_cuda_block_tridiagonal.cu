@@ -54,7 +54,8 @@ __device__ __forceinline__ double hash01(unsigned long long k) {
   return double(k >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;  // [-1, 1)
 }
 
-// Value of block entry (r, q) in the layout's storage order (row- or column-major).
+// Value of block entry (r, q) in the layout's storage order (adi::block_entry, which is a host
+// constexpr function: this file is compiled without --expt-relaxed-constexpr).
 __host__ __device__ inline index_t entry(const adi::BlockLineSet& l, index_t r, index_t q) {
   return l.order == adi::BlockOrder::column_major ? q * l.m + r : r * l.m + q;
 }

@@ -35,8 +35,8 @@ struct BlockProblem {
   }
   index_t bi(index_t sys, index_t i, int r, int q) const {
     const BlockStrides& s = l.blocks;
-    const int v = l.order == BlockOrder::column_major ? q * l.m + r : r * l.m + q;
-    return base + (sys % l.count0) * s.system0 + (sys / l.count0) * s.system1 + i * s.row + v * s.component;
+    return base + (sys % l.count0) * s.system0 + (sys / l.count0) * s.system1 + i * s.row +
+           block_entry(l.order, l.m, r, q) * s.component;
   }
 };
 

@@ -17,6 +17,12 @@ inline constexpr int kMaxBlockSize = 8;
 // order, the default) or v = c*M + r (column-major, Fortran's: a CFD code's 5x5 blocks as they
 // are), at v*component from the block's start. The kernels read either order in place.
 enum class BlockOrder { row_major, column_major };
+// Where entry (r, c) of an M x M block is stored, in values from the block's start (times
+// the component stride): r*M + c row-major, c*M + r column-major. constexpr so that device
+// code may call it (nvcc --expt-relaxed-constexpr).
+constexpr index_t block_entry(BlockOrder o, int m, int r, int c) {
+  return o == BlockOrder::column_major ? index_t(c) * m + r : index_t(r) * m + c;
+}
 inline const char* block_order_name(BlockOrder o) {
   return o == BlockOrder::row_major ? "row_major" : o == BlockOrder::column_major ? "column_major" : "unknown";
 }

@@ -754,7 +754,8 @@ void make_heat(adi_heat_solver& h, const adi_heat_problem& p) {
       for (int side = 0; side < 2; ++side) {
         const double v = p.boundary_value[2 * d + side];
         const int32_t k = p.boundary[2 * d + side];
-        bc.set(adi::face_of(axis, side == 1), k == ADI_NEUMANN ? adi::Boundary::neumann(v) : adi::Boundary::dirichlet(v));
+        bc.set(adi::face_of(axis, side == 1),
+               k == ADI_NEUMANN ? adi::Boundary::neumann(v) : adi::Boundary::dirichlet(v));
       }
     }
   }

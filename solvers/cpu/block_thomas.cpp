@@ -273,7 +273,6 @@ template <class T>
 BlockFailure block_thomas_reference(const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d,
                                     T* u, double tol, bool periodic) {
   const int m = l.m;
-  const bool col = l.order == BlockOrder::column_major;
   const BlockStrides& sb = l.blocks;
   const BlockStrides& sv = l.vectors;
   std::vector<double> x;
@@ -282,7 +281,7 @@ BlockFailure block_thomas_reference(const BlockLineSet& l, const T* a, const T* 
     const index_t ov = (sys % l.count0) * sv.system0 + (sys / l.count0) * sv.system1;
     auto block = [&](const T* p) {
       return [=](index_t i, int r, int q) -> double {
-        return p[ob + i * sb.row + (col ? q * m + r : r * m + q) * sb.component];
+        return p[ob + i * sb.row + block_entry(l.order, m, r, q) * sb.component];
       };
     };
     auto dv = [&](index_t i, int v) -> double { return d[ov + i * sv.row + v * sv.component]; };

@@ -138,12 +138,11 @@ __device__ __forceinline__ void load_row(const Args<T>& g, index_t ob, index_t o
   const index_t bc = Unit ? 1 : g.l.blocks.component;
   const index_t vc = Unit ? 1 : g.l.vectors.component;
   const index_t pb = ob + i * g.l.blocks.row, pv = ov + i * g.l.vectors.row;
-  // Entry (r, j) of a block: value r*M + j (row-major) or j*M + r (column-major, read in place).
-  const bool col = g.l.order == BlockOrder::column_major;
   const bool has_a = active && (Periodic || i > 0), has_c = active && (Periodic || i + 1 < g.l.n);
 #pragma unroll
   for (int r = 0; r < M; ++r) {
-    const index_t e = (col ? j * M + r : r * M + j) * bc;
+    // Entry (r, j): value r*M + j (row-major) or j*M + r (column-major, read in place).
+    const index_t e = block_entry(g.l.order, M, r, j) * bc;
     // Idle threads solve the identity: no spurious singular reports, no loads.
     in.b[r] = active ? g.b[pb + e] : T(r == j ? 1 : 0);
     in.a[r] = has_a ? g.a[pb + e] : T(0);

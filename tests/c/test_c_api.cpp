@@ -639,7 +639,8 @@ TYPED_TEST(CApiTyped, VariableSizeCompactAndPadded) {
         const int64_t n = sizes[s];
         if (n == 0) continue;
         std::vector<double> la(n), lb(n), lc(n), ld(n);
-        for (int64_t k = 0; k < n; ++k) la[k] = a[at(s, k)], lb[k] = b[at(s, k)], lc[k] = c[at(s, k)], ld[k] = d[at(s, k)];
+        for (int64_t k = 0; k < n; ++k)
+          la[k] = a[at(s, k)], lb[k] = b[at(s, k)], lc[k] = c[at(s, k)], ld[k] = d[at(s, k)];
         const auto x = thomas(la, lb, lc, ld, periodic);
         for (int64_t k = 0; k < n; ++k) EXPECT_NEAR(u[at(s, k)], x[k], 10 * tol<T>()) << "system " << s;
       }
@@ -662,7 +663,8 @@ TYPED_TEST(CApiTyped, CholeskyFactorSolveAndFailure) {
   const std::vector<int32_t> sizes = {0, 1, 3, 17, 33};
   const int64_t count = int64_t(sizes.size());
   std::vector<int64_t> off(count + 1, 0), roff(count + 1, 0);
-  for (int64_t s = 0; s < count; ++s) off[s + 1] = off[s] + int64_t(sizes[s]) * sizes[s], roff[s + 1] = roff[s] + sizes[s];
+  for (int64_t s = 0; s < count; ++s)
+    off[s + 1] = off[s] + int64_t(sizes[s]) * sizes[s], roff[s + 1] = roff[s] + sizes[s];
   std::vector<T> A(off[count]), B(roff[count]);
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> U(-1, 1);

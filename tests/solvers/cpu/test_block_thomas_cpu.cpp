@@ -176,8 +176,8 @@ TYPED_TEST(BlockThomasCpu, NearSingularAndNonFiniteBlocks) {
 
 // Column-major blocks (BlockOrder::column_major, Fortran's order) against the row-major
 // result of the same problem: every block size, odd lengths, every layout family, plain and
-// periodic, kernel and reference, NaN-poisoned outputs. Equal to rounding (NaN exactly where the row-major result has NaN),
-// and the column-major result checked against the dense LU on its own.
+// periodic, kernel and reference, NaN-poisoned outputs. Equal to rounding (NaN exactly where
+// the row-major result has NaN), and the column-major result checked against the dense LU.
 TYPED_TEST(BlockThomasCpu, ColumnMajorBlocksMatchRowMajor) {
   using T = TypeParam;
   std::uint32_t seed = 600;
