@@ -101,20 +101,23 @@ BlockLineSet to_block_lines(const BlockLineSet& l) {
                                                       str(l.count1) + ") must be >= 0");
   validate_strides(l.vectors, "vector (d, u)", l.m, l);
   validate_strides(l.blocks, "block (A, B, C)", static_cast<index_t>(l.m) * l.m, l);
+  detail::require(l.order == BlockOrder::row_major || l.order == BlockOrder::column_major,
+                  "BlockLineSet: order = " + str(static_cast<int>(l.order)) +
+                      " is not BlockOrder::row_major or BlockOrder::column_major");
   return l;
 }
 
 BlockLineSet to_block_lines(const BlockContiguous& s) {
   require_block_size(s.m, "BlockContiguous");
   const index_t m = s.m, mm = m * m;
-  return to_block_lines(BlockLineSet{s.m, s.n, s.systems, 1, {m, s.n * m, 0, 1}, {mm, s.n * mm, 0, 1}});
+  return to_block_lines(BlockLineSet{s.m, s.n, s.systems, 1, {m, s.n * m, 0, 1}, {mm, s.n * mm, 0, 1}, s.order});
 }
 
 BlockLineSet to_block_lines(const BlockInterleaved& s) {
   require_block_size(s.m, "BlockInterleaved");
   const index_t m = s.m, mm = m * m;
   return to_block_lines(
-      BlockLineSet{s.m, s.n, s.systems, 1, {s.systems * m, m, 0, 1}, {s.systems * mm, mm, 0, 1}});
+      BlockLineSet{s.m, s.n, s.systems, 1, {s.systems * m, m, 0, 1}, {s.systems * mm, mm, 0, 1}, s.order});
 }
 
 BlockLineSet to_block_lines(const BlockGridLines& g) {
@@ -135,7 +138,7 @@ BlockLineSet to_block_lines(const BlockGridLines& g) {
   const index_t n = g.axis == Axis::x ? g.nx : g.axis == Axis::y ? g.ny : g.nz;
   const index_t c0 = g.axis == Axis::x ? g.ny : g.nx;
   const index_t c1 = g.axis == Axis::z ? g.ny : g.nz;
-  return to_block_lines(BlockLineSet{g.m, n, c0, c1, strides(g.vectors), strides(g.blocks)});
+  return to_block_lines(BlockLineSet{g.m, n, c0, c1, strides(g.vectors), strides(g.blocks), g.order});
 }
 
 index_t vector_span(const BlockLineSet& l) { return span_of(l.vectors, l.m, l); }

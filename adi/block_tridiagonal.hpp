@@ -11,7 +11,9 @@
 // systems should be block diagonally dominant (implicit CFD, coupled diffusion).
 //
 // Storage. Value v (0 <= v < M) of u_i / d_i, and entry (r, c) of A_i / B_i / C_i
-// (stored as value v = r*M + c: row-major blocks), of system l = l0 + l1*count0 lives at
+// (stored as value v = r*M + c: row-major blocks, the default; or v = c*M + r with
+// BlockOrder::column_major, Fortran's order, read in place by every kernel with no
+// transposed copy), of system l = l0 + l1*count0 lives at
 //     l0*system0 + l1*system1 + i*row + v*component
 // with one BlockStrides for the vectors (d, u) and one for the blocks (A, B, C). Every
 // public layout below converts to that canonical BlockLineSet:

@@ -1,6 +1,7 @@
 // GPU block-tridiagonal benchmark: adi::BlockTridiagonalPlan on Executor::cuda() per
 // block size M = 2..8, precision, kernel (warp shuffles / shared memory) and layout
-// (interleaved, figures 14-15; system-contiguous, figure 17), the CFD grid entry point
+// (interleaved, figures 14-15; system-contiguous, figure 17; each also with column-major
+// blocks, "-colmaj", read in place as a Fortran code stores them), the CFD grid entry point
 // (lines along x, y, z of an array-of-structures or structure-of-arrays 3D field), with
 // the device's copy bandwidth and fp64/fp32 FMA rate measured in the same run.
 //
@@ -53,6 +54,12 @@ __device__ __forceinline__ double hash01(unsigned long long k) {
   return double(k >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;  // [-1, 1)
 }
 
+// Value of block entry (r, q) in the layout's storage order (adi::block_entry, which is a host
+// constexpr function: this file is compiled without --expt-relaxed-constexpr).
+__host__ __device__ inline index_t entry(const adi::BlockLineSet& l, index_t r, index_t q) {
+  return l.order == adi::BlockOrder::column_major ? q * l.m + r : r * l.m + q;
+}
+
 // One thread per (system, block row, r): row r of A_i, B_i, C_i and d_i[r], block
 // diagonally dominant, at the layout's offsets.
 template <class T>
@@ -65,13 +72,13 @@ __global__ void fill(adi::BlockLineSet l, bool periodic, T* a, T* b, T* c, T* d)
     const index_t ov = l0 * l.vectors.system0 + l1 * l.vectors.system1 + i * l.vectors.row;
     double off = 0;
     for (index_t q = 0; q < m; ++q) {
-      const index_t e = ob + (r * m + q) * l.blocks.component;
+      const index_t e = ob + entry(l, r, q) * l.blocks.component;
       const unsigned long long key = (unsigned long long)(t * m + q) * 4;
       const double av = hash01(key), bv = q == r ? 0.0 : hash01(key + 1), cv = hash01(key + 2);
       a[e] = T(av), b[e] = T(bv), c[e] = T(cv);
       off += fabs(av) * (periodic || i > 0) + fabs(bv) + fabs(cv) * (periodic || i + 1 < l.n);
     }
-    b[ob + (r * m + r) * l.blocks.component] = T(off + 1.0);
+    b[ob + entry(l, r, r) * l.blocks.component] = T(off + 1.0);
     d[ov + r * l.vectors.component] = T(hash01((unsigned long long)t * 4 + 3));
   }
 }
@@ -91,7 +98,7 @@ __global__ void residual(adi::BlockLineSet l, bool periodic, const T* a, const T
     for (index_t r = 0; r < m; ++r) {
       double res = -double(d[ov0 + i * l.vectors.row + r * l.vectors.component]), scale = fabs(res);
       for (index_t q = 0; q < m; ++q) {
-        const index_t e = ob0 + i * l.blocks.row + (r * m + q) * l.blocks.component;
+        const index_t e = ob0 + i * l.blocks.row + entry(l, r, q) * l.blocks.component;
         auto add = [&](const T* blk, index_t row) {
           const double t = double(blk[e]) * double(u[ov0 + row * l.vectors.row + q * l.vectors.component]);
           res += t, scale += fabs(t);
@@ -226,7 +233,7 @@ void run_config(const Config& cfg, adi::BlockKernel kernel) {
   const double gf = flops_per_row(m) * rows / s / 1e9;
   const double peak = sizeof(T) == 8 ? g_peak64 : g_peak32;
   const double roof = flops_per_row(m) / ((3.0 * m * m + 2.0 * m) * sizeof(T)) * g_copy;
-  std::printf("%-6s %-12s %d %4lld %7lld %-8s %9.3f %8.3f %7.0f %6.1f %7.0f %6.1f %8.0f %6.2f %8.0f %8.1e\n",
+  std::printf("%-6s %-13s %d %4lld %7lld %-8s %9.3f %8.3f %7.0f %6.1f %7.0f %6.1f %8.0f %6.2f %8.0f %8.1e\n",
               sizeof(T) == 4 ? "fp32" : "fp64", cfg.layout.c_str(), m, (long long)l.n, (long long)systems,
               kernel == adi::BlockKernel::cuda_block_thomas_shared ? "shared" : "shuffle", ms, ms * 1e6 / rows, eff,
               100 * eff / g_copy, moved, 100 * moved / g_copy, gf, 100 * gf / peak, std::min(roof, peak), resid);
@@ -234,7 +241,7 @@ void run_config(const Config& cfg, adi::BlockKernel kernel) {
 }
 
 void header() {
-  std::printf("%-6s %-12s %s %4s %7s %-8s %9s %8s %7s %6s %7s %6s %8s %6s %8s %8s\n", "prec", "layout", "M", "N",
+  std::printf("%-6s %-13s %s %4s %7s %-8s %9s %8s %7s %6s %7s %6s %8s %6s %8s %8s\n", "prec", "layout", "M", "N",
               "P", "kernel", "ms", "ns/row", "GB/s", "%copy", "moved", "%copy", "GFLOP/s", "%peak", "roof",
               "resid");
 }
@@ -243,8 +250,11 @@ template <class T>
 void batch_rows(bool quick) {
   for (int m = 2; m <= 8; ++m) {
     const index_t n = m <= 6 ? 128 : 96, p = (m <= 6 ? 65536 : 32768) / (quick ? 16 : 1);
+    constexpr auto cm = adi::BlockOrder::column_major;  // Fortran's blocks, read in place
     for (const Config& cfg : {Config{"interleaved", adi::to_block_lines(adi::BlockInterleaved{m, n, p})},
-                              Config{"contiguous", adi::to_block_lines(adi::BlockContiguous{m, n, p})}})
+                              Config{"interl-colmaj", adi::to_block_lines(adi::BlockInterleaved{m, n, p, cm})},
+                              Config{"contiguous", adi::to_block_lines(adi::BlockContiguous{m, n, p})},
+                              Config{"contig-colmaj", adi::to_block_lines(adi::BlockContiguous{m, n, p, cm})}})
       for (adi::BlockKernel k : {adi::BlockKernel::cuda_block_thomas_shuffle, adi::BlockKernel::cuda_block_thomas_shared})
         run_config<T>(cfg, k);
   }

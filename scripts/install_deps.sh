@@ -14,6 +14,7 @@ pvsite=/opt/python3-paraview
 packages=(cmake ninja-build g++ libeigen3-dev libgtest-dev libbenchmark-dev libcli11-dev
           libvtk9-dev liblapacke-dev libopenblas-dev libopenmpi-dev openmpi-bin
           libquantlib0-dev
+          gfortran  # the Fortran module adi (bindings/fortran) and its example and test
           python3-neuron   # NEURON 8.2: the reference of tests/adi/test_hines.cpp and bench_hines
           python3-dev python3-pybind11 python3-numpy python3-pytest)  # the Python package (python/, python_tests)
 for arg in "$@"; do

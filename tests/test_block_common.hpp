@@ -36,9 +36,27 @@ struct BlockProblem {
   index_t bi(index_t sys, index_t i, int r, int q) const {
     const BlockStrides& s = l.blocks;
     return base + (sys % l.count0) * s.system0 + (sys / l.count0) * s.system1 + i * s.row +
-           (r * l.m + q) * s.component;
+           block_entry(l.order, l.m, r, q) * s.component;
   }
 };
+
+// The same problem with every block stored column-major (entry (r, q) moved to where the
+// column-major layout keeps it; the NaN poison elsewhere stays as it was).
+template <class T>
+BlockProblem<T> to_column_major(const BlockProblem<T>& p) {
+  BlockProblem<T> q = p;
+  q.l.order = BlockOrder::column_major;
+  for (index_t sys = 0; sys < p.l.systems(); ++sys)
+    for (index_t i = 0; i < p.l.n; ++i)
+      for (int r = 0; r < p.l.m; ++r)
+        for (int c = 0; c < p.l.m; ++c) {
+          q.a[q.bi(sys, i, r, c)] = p.a[p.bi(sys, i, r, c)];
+          q.b[q.bi(sys, i, r, c)] = p.b[p.bi(sys, i, r, c)];
+          q.c[q.bi(sys, i, r, c)] = p.c[p.bi(sys, i, r, c)];
+        }
+  return q;
+}
+
 
 inline std::string describe(const BlockLineSet& l) {
   auto st = [](const BlockStrides& s) {
@@ -46,7 +64,8 @@ inline std::string describe(const BlockLineSet& l) {
            std::to_string(s.component) + ")";
   };
   return "m=" + std::to_string(l.m) + " n=" + std::to_string(l.n) + " systems=" + std::to_string(l.count0) + "x" +
-         std::to_string(l.count1) + " vec" + st(l.vectors) + " blk" + st(l.blocks);
+         std::to_string(l.count1) + " vec" + st(l.vectors) + " blk" + st(l.blocks) + " " +
+         block_order_name(l.order);
 }
 
 // permute_rows: the M equations of every block row are shuffled (same solution, but
@@ -223,6 +242,33 @@ inline BlockGridLines grid_lines(int m, index_t nx, index_t ny, index_t nz, Axis
     }
   }
   return g;
+}
+
+// Layouts every backend's column-major test runs: the two batch layouts (odd counts), the
+// strided one with gathering loads (component > 1) and grid lines along y (aos and soa).
+inline std::vector<BlockLineSet> column_major_layouts(int m, index_t n) {
+  return {adi::to_block_lines(adi::BlockContiguous{m, n, 33}), adi::to_block_lines(adi::BlockInterleaved{m, n, 31}),
+          adi::to_block_lines(padded_layout(m, n, 5, 3)),
+          adi::to_block_lines(grid_lines(m, 3, n, 5, Axis::y, FieldLayout::aos)),
+          adi::to_block_lines(grid_lines(m, 3, n, 5, Axis::y, FieldLayout::soa))};
+}
+
+// How far two solutions of the same problem (row- and column-major blocks) are apart: the
+// largest |x - y| / max(1, |x|) over the values, 1e300 where one is NaN and the other not
+// (positions outside the layout must stay NaN in both). Not bitwise: the compiler may fuse
+// multiply-adds differently in the two instantiations.
+template <class T>
+double max_difference(const std::vector<T>& x, const std::vector<T>& y) {
+  if (x.size() != y.size()) return 1e300;
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) || std::isnan(y[i])) {
+      if (std::isnan(x[i]) != std::isnan(y[i])) return 1e300;
+      continue;
+    }
+    worst = std::max(worst, std::fabs(double(x[i]) - double(y[i])) / std::max(1.0, std::fabs(double(x[i]))));
+  }
+  return worst;
 }
 
 }  // namespace adi::test_block

@@ -13,12 +13,26 @@ namespace adi {
 inline constexpr int kMinBlockSize = 2;
 inline constexpr int kMaxBlockSize = 8;
 
+// The order of the M*M entries of a block: entry (r, c) is value v = r*M + c (row-major, C's
+// order, the default) or v = c*M + r (column-major, Fortran's: a CFD code's 5x5 blocks as they
+// are), at v*component from the block's start. The kernels read either order in place.
+enum class BlockOrder { row_major, column_major };
+// Where entry (r, c) of an M x M block is stored, in values from the block's start (times
+// the component stride): r*M + c row-major, c*M + r column-major. constexpr so that device
+// code may call it (nvcc --expt-relaxed-constexpr).
+constexpr index_t block_entry(BlockOrder o, int m, int r, int c) {
+  return o == BlockOrder::column_major ? index_t(c) * m + r : index_t(r) * m + c;
+}
+inline const char* block_order_name(BlockOrder o) {
+  return o == BlockOrder::row_major ? "row_major" : o == BlockOrder::column_major ? "column_major" : "unknown";
+}
+
 // Strides (in elements of T) of one family of arrays; see the storage rule above.
 struct BlockStrides {
   index_t row = 0;        // between block rows i and i+1 of a system
   index_t system0 = 0;    // between systems l0 and l0+1
   index_t system1 = 0;    // between systems l1 and l1+1
-  index_t component = 1;  // between values v and v+1 (vector entry, or row-major block entry)
+  index_t component = 1;  // between values v and v+1 (vector entry, or block entry in `order`)
 };
 
 // The canonical form every block layout converts to. Systems are numbered l0 + l1*count0.
@@ -29,6 +43,7 @@ struct BlockLineSet {
   index_t count1 = 1;     // outer system index range
   BlockStrides vectors;   // d and u
   BlockStrides blocks;    // A, B and C
+  BlockOrder order = BlockOrder::row_major;  // of the entries of A, B and C
   index_t systems() const { return count0 * count1; }
 };
 
@@ -38,6 +53,7 @@ struct BlockContiguous {
   int m = 0;
   index_t n = 0;
   index_t systems = 0;
+  BlockOrder order = BlockOrder::row_major;  // column_major: A[(p*n + i)*M*M + c*M + r]
 };
 
 // Figures 14-15 (interleaved, coalesced on a GPU): block row i of system p at
@@ -46,6 +62,7 @@ struct BlockInterleaved {
   int m = 0;
   index_t n = 0;
   index_t systems = 0;
+  BlockOrder order = BlockOrder::row_major;  // column_major: A[(i*systems + p)*M*M + c*M + r]
 };
 
 // Where the values of each point of an nx x ny x nz grid live in one caller array:
@@ -68,13 +85,14 @@ struct PointArray {
 
 // The block systems along `axis` of an nx x ny x nz grid (one system per grid line, n =
 // extent along the axis, M variables per point). The vectors d and u share `vectors`;
-// A, B and C share `blocks` (their M*M row-major entries are the point's values).
+// A, B and C share `blocks` (their M*M entries, row- or column-major, are the point's values).
 struct BlockGridLines {
   int m = 0;
   index_t nx = 0, ny = 0, nz = 0;
   Axis axis = Axis::x;
   PointArray vectors;
   PointArray blocks;
+  BlockOrder order = BlockOrder::row_major;  // of the M*M block values of a point
 };
 
 // Layout conversions; validate (InvalidArgument names the field and the accepted range):

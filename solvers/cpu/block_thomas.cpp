@@ -26,19 +26,22 @@ constexpr index_t kNoFailure = std::numeric_limits<index_t>::max();
 inline int thread_capacity(int threads) { return threads > 0 ? threads : std::max(1, omp_get_num_procs()); }
 
 // Loads and stores of one block or vector; Unit: component stride 1 (figure 17/14
-// layouts, array-of-structures grids), so a block is M*M consecutive values.
-template <class T, int M, bool Unit>
+// layouts, array-of-structures grids), so a block is M*M consecutive values; Col: blocks
+// stored column-major (BlockOrder::column_major), loaded straight into the row-major
+// register block (Eigen maps the caller's order; no transposed copy of the arrays).
+template <class T, int M, bool Unit, bool Col>
 struct BlockIo {
   using Mat = Eigen::Matrix<T, M, M, Eigen::RowMajor>;
+  using Stored = Eigen::Matrix<T, M, M, Col ? Eigen::ColMajor : Eigen::RowMajor>;
   using Vec = Eigen::Matrix<T, M, 1>;
   static Mat block(const T* p, index_t comp) {
     if constexpr (Unit) {
       (void)comp;
-      return Eigen::Map<const Mat>(p);
+      return Eigen::Map<const Stored>(p);
     } else {
       Mat x;
       for (int r = 0; r < M; ++r)
-        for (int c = 0; c < M; ++c) x(r, c) = p[(r * M + c) * comp];
+        for (int c = 0; c < M; ++c) x(r, c) = p[(Col ? c * M + r : r * M + c) * comp];
       return x;
     }
   }
@@ -95,10 +98,10 @@ bool lu_solve(Eigen::Matrix<T, M, M, Eigen::RowMajor>& s, R& r, T tol) {
 }
 
 // One system: returns -1 or the first singular block row.
-template <class T, int M, bool Unit>
+template <class T, int M, bool Unit, bool Col>
 index_t solve_system(const BlockLineSet& l, index_t sys, const T* a, const T* b, const T* c, const T* d,
                      T* u, T tol, T* cs) {
-  using Io = BlockIo<T, M, Unit>;
+  using Io = BlockIo<T, M, Unit, Col>;
   using Mat = typename Io::Mat;
   using Vec = typename Io::Vec;
   using Ext = Eigen::Matrix<T, M, M + 1, Eigen::RowMajor>;
@@ -139,10 +142,10 @@ index_t solve_system(const BlockLineSet& l, index_t sys, const T* a, const T* b,
 
 // One block-cyclic system (see reference::block_thomas_cyclic_system): rows 0..n-2 with
 // a second right-hand-side block Z*_i, each folded into the last row as it is eliminated.
-template <class T, int M, bool Unit>
+template <class T, int M, bool Unit, bool Col>
 index_t solve_cyclic_system(const BlockLineSet& l, index_t sys, const T* a, const T* b, const T* c,
                             const T* d, T* u, T tol, T* cs, T* zs) {
-  using Io = BlockIo<T, M, Unit>;
+  using Io = BlockIo<T, M, Unit, Col>;
   using Mat = typename Io::Mat;
   using Vec = typename Io::Vec;
   using Ext = Eigen::Matrix<T, M, 2 * M + 1, Eigen::RowMajor>;
@@ -209,7 +212,7 @@ index_t solve_cyclic_system(const BlockLineSet& l, index_t sys, const T* a, cons
   return -1;
 }
 
-template <class T, int M, bool Unit>
+template <class T, int M, bool Unit, bool Col>
 BlockFailure run(const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d, T* u, T tol,
                  bool periodic, void* workspace, int threads) {
   const index_t systems = l.systems();
@@ -224,8 +227,8 @@ BlockFailure run(const BlockLineSet& l, const T* a, const T* b, const T* c, cons
     T* cs = static_cast<T*>(workspace) + static_cast<std::size_t>(omp_get_thread_num()) * per * (periodic ? 2 : 1);
 #pragma omp for schedule(static)
     for (index_t sys = 0; sys < systems; ++sys) {
-      const index_t row = periodic ? solve_cyclic_system<T, M, Unit>(l, sys, a, b, c, d, u, tol, cs, cs + per)
-                                   : solve_system<T, M, Unit>(l, sys, a, b, c, d, u, tol, cs);
+      const index_t row = periodic ? solve_cyclic_system<T, M, Unit, Col>(l, sys, a, b, c, d, u, tol, cs, cs + per)
+                                   : solve_system<T, M, Unit, Col>(l, sys, a, b, c, d, u, tol, cs);
       if (row >= 0) first = std::min(first, sys * l.n + row);
     }
   }
@@ -235,9 +238,12 @@ BlockFailure run(const BlockLineSet& l, const T* a, const T* b, const T* c, cons
 template <class T, int M>
 BlockFailure run_m(const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d, T* u, T tol,
                    bool periodic, void* ws, int threads) {
-  if (l.blocks.component == 1 && l.vectors.component == 1)
-    return run<T, M, true>(l, a, b, c, d, u, tol, periodic, ws, threads);
-  return run<T, M, false>(l, a, b, c, d, u, tol, periodic, ws, threads);
+  const bool unit = l.blocks.component == 1 && l.vectors.component == 1;
+  if (l.order == BlockOrder::column_major)
+    return unit ? run<T, M, true, true>(l, a, b, c, d, u, tol, periodic, ws, threads)
+                : run<T, M, false, true>(l, a, b, c, d, u, tol, periodic, ws, threads);
+  return unit ? run<T, M, true, false>(l, a, b, c, d, u, tol, periodic, ws, threads)
+              : run<T, M, false, false>(l, a, b, c, d, u, tol, periodic, ws, threads);
 }
 
 }  // namespace
@@ -275,7 +281,7 @@ BlockFailure block_thomas_reference(const BlockLineSet& l, const T* a, const T* 
     const index_t ov = (sys % l.count0) * sv.system0 + (sys / l.count0) * sv.system1;
     auto block = [&](const T* p) {
       return [=](index_t i, int r, int q) -> double {
-        return p[ob + i * sb.row + (r * m + q) * sb.component];
+        return p[ob + i * sb.row + block_entry(l.order, m, r, q) * sb.component];
       };
     };
     auto dv = [&](index_t i, int v) -> double { return d[ov + i * sv.row + v * sv.component]; };

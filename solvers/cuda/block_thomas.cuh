@@ -16,6 +16,8 @@
 //   d*_i into u; the backward pass reads row j of C*_i per thread.
 // Layout: any BlockLineSet (strides); Unit = both component strides are 1 (figure 14
 // interleaved, figure 17 contiguous, array-of-structures grids), known at compile time.
+// Blocks row- or column-major (BlockLineSet::order, a uniform runtime select in load_row:
+// thread j reads column j, M consecutive values when column-major and Unit).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -139,7 +141,8 @@ __device__ __forceinline__ void load_row(const Args<T>& g, index_t ob, index_t o
   const bool has_a = active && (Periodic || i > 0), has_c = active && (Periodic || i + 1 < g.l.n);
 #pragma unroll
   for (int r = 0; r < M; ++r) {
-    const index_t e = (r * M + j) * bc;
+    // Entry (r, j): value r*M + j (row-major) or j*M + r (column-major, read in place).
+    const index_t e = block_entry(g.l.order, M, r, j) * bc;
     // Idle threads solve the identity: no spurious singular reports, no loads.
     in.b[r] = active ? g.b[pb + e] : T(r == j ? 1 : 0);
     in.a[r] = has_a ? g.a[pb + e] : T(0);

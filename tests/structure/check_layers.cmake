@@ -1,6 +1,7 @@
 # The layering rules of docs/design.md, checked on the sources (cmake -DSRC=<root> -P ...):
 #  1. solvers/ includes nothing from adi/ but the vocabulary layer adi/base/;
-#  2. no CUDA or NCCL header outside solvers/cuda/ in the library and the examples;
+#  2. no CUDA or NCCL header outside solvers/cuda/ in the library, the C API (bindings/) and the
+#     examples;
 #  3. adi/base/ includes nothing from the rest of adi/ (it is the bottom layer);
 #  4. adi/adi.hpp names every public header of adi/, adi/io/ and adi/finance/ (directly or
 #     through adi/finance/finance.hpp).
@@ -14,7 +15,8 @@ foreach(f ${kernel_files})
     endif()
   endforeach()
 endforeach()
-file(GLOB_RECURSE host_files ${SRC}/adi/*.hpp ${SRC}/adi/*.cpp ${SRC}/examples/*.hpp ${SRC}/examples/*.cpp)
+file(GLOB_RECURSE host_files ${SRC}/adi/*.hpp ${SRC}/adi/*.cpp ${SRC}/examples/*.hpp ${SRC}/examples/*.cpp
+     ${SRC}/bindings/*.h ${SRC}/bindings/*.cpp ${SRC}/examples/*.c)
 foreach(f ${host_files})
   file(STRINGS ${f} lines REGEX "^#include <(cuda|nccl|cusparse|cublas|cub/|thrust/)")
   foreach(l ${lines})
