@@ -465,6 +465,13 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   } catch (const Error& e) {
     err = std::string("DistributedBlockTridiagonalPlan: ") + e.what();
   }
+  // The distributed passes read blocks row-major (load_block, the device LineAccess): refuse
+  // column-major blocks rather than misread them (same on every rank: the layout is everyone's).
+  if (err.empty() && p.ls.order != BlockOrder::row_major) {
+    err = "DistributedBlockTridiagonalPlan: column-major blocks (BlockOrder::column_major) are not supported "
+          "by the distributed solver yet; store the blocks row-major or solve on one rank";
+    unsupported = true;
+  }
   p.M = err.empty() ? p.ls.m : 0;
   p.m = err.empty() ? p.ls.n : 0;
   p.L = err.empty() ? p.ls.systems() : 0;

@@ -308,6 +308,12 @@ TEST(DistributedBlockTridiagonal, BadInputOnEveryRank) {
   o.strategy = ReducedStrategy::pcr;
   EXPECT_THROW(DistributedBlockTridiagonalPlan<double>(procs, Axis::x, Executor::host(), lines(3, 4), o), Unsupported);
   EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+  // Column-major blocks are refused, not misread.
+  BlockContiguous cm{3, 4, 6};
+  cm.order = BlockOrder::column_major;
+  EXPECT_THROW(DistributedBlockTridiagonalPlan<double>(procs, Axis::x, Executor::host(), to_block_lines(cm)),
+               Unsupported);
+  EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
 }
 
 }  // namespace
