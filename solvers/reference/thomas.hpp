@@ -7,6 +7,7 @@
 
 #include "adi/base/layout.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
+#include "solvers/common/pivoting_core.hpp"
 
 namespace adi::reference {
 
@@ -69,12 +70,56 @@ bool cyclic_line(index_t n, A a, B b, C c, D d, std::vector<double>& x) {
   return true;
 }
 
-// Solves every line of `lines`. a, b, c are shaped like d, or length-n arrays when
-// shared is true. u may alias d. Returns the index of the first line with a zero
+// Gaussian elimination with partial pivoting (LAPACK gtsv's algorithm, the core of
+// solvers/common/pivoting_core.hpp) in double; periodic lines by Sherman-Morrison over it
+// (gamma of pivot_gamma). n <= 2 periodic lines as cyclic_line. Returns false on a zero
+// or non-finite pivot or a singular periodic correction.
+template <class A, class B, class C, class D>
+bool pivoting_line(index_t n, A a, B b, C c, D d, bool periodic, std::vector<double>& x) {
+  if (periodic && n <= 2) return cyclic_line(n, a, b, c, d, x);
+  const double gamma = periodic ? common::pivot_gamma(a(0), b(0)) : 0.0;
+  const double bg = periodic ? a(0) / gamma : 0.0;
+  std::vector<double> u1(n), u2(n), y(n), z(n);
+  common::PivotRow<double> cur{b(0) - gamma, n > 1 ? c(0) : 0.0, d(0), gamma};
+  bool ok = true;
+  auto store = [&](index_t i, const common::PivotOut<double>& o) {
+    ok = ok && o.r != 0.0 && std::isfinite(o.r);
+    u1[i] = o.u1;
+    u2[i] = o.u2;
+    y[i] = o.y;
+    z[i] = o.z;
+  };
+  for (index_t i = 1; i < n; ++i) {
+    double bi = b(i), ci = i == n - 1 ? 0.0 : c(i), v = 0.0;
+    if (periodic && i == n - 1) {
+      bi -= c(i) * bg;
+      v = c(i);
+    }
+    store(i - 1, common::pivot_step<double, true>(cur, a(i), bi, ci, d(i), v));
+  }
+  store(n - 1, common::pivot_last<double, true>(cur));
+  if (!ok) return false;
+  for (index_t i = n - 2; i >= 0; --i) {
+    const double y2 = i + 2 < n ? y[i + 2] : 0.0, z2 = i + 2 < n ? z[i + 2] : 0.0;
+    y[i] -= u1[i] * y[i + 1] + u2[i] * y2;
+    z[i] -= u1[i] * z[i + 1] + u2[i] * z2;
+  }
+  x = y;
+  if (!periodic) return true;
+  const double den = 1.0 + z[0] + bg * z[n - 1];
+  if (den == 0.0 || !std::isfinite(den) || common::singular_cyclic<double>(den, z[0], bg * z[n - 1]))
+    return false;
+  const double f = (y[0] + bg * y[n - 1]) / den;
+  for (index_t i = 0; i < n; ++i) x[i] = y[i] - f * z[i];
+  return true;
+}
+
+// Solves every line of `lines` (with pivoting: by pivoting_line). a, b, c are shaped like
+// d, or length-n arrays when shared is true. u may alias d. Returns the index of the first line with a zero
 // pivot, or -1 when all lines were solved.
 template <class T>
 index_t thomas(const LineSet& lines, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
-               bool periodic) {
+               bool periodic, bool pivoting = false) {
   std::vector<double> x, cs;
   for (index_t l = 0; l < lines.lines(); ++l) {
     const index_t o = lines.offset(l);
@@ -82,8 +127,9 @@ index_t thomas(const LineSet& lines, const T* a, const T* b, const T* c, bool sh
       return [=, &lines](index_t i) { return double(shared ? p[i] : p[o + i * lines.stride]); };
     };
     auto rhs = [&](index_t i) { return double(d[o + i * lines.stride]); };
-    const bool ok = periodic ? cyclic_line(lines.n, coef(a), coef(b), coef(c), rhs, x)
-                             : thomas_line(lines.n, coef(a), coef(b), coef(c), rhs, x, cs);
+    const bool ok = pivoting   ? pivoting_line(lines.n, coef(a), coef(b), coef(c), rhs, periodic, x)
+                    : periodic ? cyclic_line(lines.n, coef(a), coef(b), coef(c), rhs, x)
+                               : thomas_line(lines.n, coef(a), coef(b), coef(c), rhs, x, cs);
     if (!ok) return l;
     for (index_t i = 0; i < lines.n; ++i) u[o + i * lines.stride] = static_cast<T>(x[i]);
   }
