@@ -34,8 +34,9 @@ template <class V>
 struct Scratch {
   V* cs;
   V* ds;
-  V* zs;            // periodic lines only
+  V* zs;            // periodic lines only (pivoting: U's column n-2)
   V* us = nullptr;  // pivoting: the second super-diagonal of U (u2')
+  V* vs = nullptr;  // pivoting, periodic lines: U's column n-1
 };
 
 // How a group is solved (Problem::method): Thomas, Thomas with a fall-back to partial
@@ -53,11 +54,12 @@ struct SharedFactor {
   const T* z = nullptr;   // periodic: the correction vector A'^{-1} v
   T bg = 0;               // periodic: beta / gamma = a_0 / (-b_0)
   T inv_den = 0;          // periodic: 1 / (1 + z_0 + bg z_{n-1})
-  // Pivoting (pivoting == true): cs holds u1', r 1/pivot, m the multipliers, u2 u2', sw
-  // 1 where rows i and i+1 swapped (pivoting_core.hpp replay_step).
+  // Pivoting (pivoting == true): the lines are solved with the bands broadcast to the lanes
+  // (BroadcastBands), nothing is factorised once.
   bool pivoting = false;
-  const T* u2 = nullptr;
-  const T* sw = nullptr;
+  const T* sa = nullptr;
+  const T* sb = nullptr;
+  const T* sc = nullptr;
 };
 
 template <class T>
@@ -282,11 +284,31 @@ void correct_to(index_t n, Dst& dst, const V* y, const V (&f)[K], Z z) {
 
 // --- partial pivoting (solvers/common/pivoting_core.hpp) ------------------------------
 
-// Forward elimination with row interchanges, per-line bands: U row i (scaled by 1/pivot)
-// goes to cs (u1'), us (u2'), ds (y') and, for periodic lines, zs (the correction
-// vector's y'). Periodic lines eliminate A' (gamma of pivot_gamma) with d and v at once.
-template <bool Periodic, class T, class V, int K, class Src>
-void pivot_forward_bands(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g) {
+// Shared bands seen as per-line bands (every lane the same coefficient): the pivoting
+// sweeps take them this way, so the right-hand side stays the only stream.
+template <class T, class V, class Src>
+struct BroadcastBands {
+  static constexpr int block = Src::block;
+  Src& src;
+  const T* pa;
+  const T* pb;
+  const T* pc;
+  index_t i0 = 0;
+  template <bool Bands>
+  void load(index_t i, int cnt) {
+    i0 = i;
+    src.template load<false>(i, cnt);
+  }
+  V a(int k, int) const { return V{} + pa[i0 + k]; }
+  V b(int k, int) const { return V{} + pb[i0 + k]; }
+  V c(int k, int) const { return V{} + pc[i0 + k]; }
+  V d(int k, int j) const { return src.d(k, j); }
+};
+
+// Forward elimination with row interchanges: U row i (scaled by 1/pivot) goes to cs (u1'),
+// us (u2') and ds (y').
+template <class T, class V, int K, class Src>
+void pivot_forward(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g) {
   constexpr int B = Src::block;
   common::PivotRow<V> cur[K] = {};
   auto store = [&](index_t i, int j, const common::PivotOut<V>& o) {
@@ -294,7 +316,6 @@ void pivot_forward_bands(index_t n, Src& src, const Scratch<V>& s, GroupState<V,
     s.cs[i * K + j] = o.u1;
     s.us[i * K + j] = o.u2;
     s.ds[i * K + j] = o.y;
-    if constexpr (Periodic) s.zs[i * K + j] = o.z;
   };
   for (index_t i0 = 0; i0 < n; i0 += B) {
     const int cnt = static_cast<int>(std::min<index_t>(B, n - i0));
@@ -302,59 +323,20 @@ void pivot_forward_bands(index_t n, Src& src, const Scratch<V>& s, GroupState<V,
     for_rows<B>(0, cnt, [&](int k) {
       const index_t i = i0 + k;
       for (int j = 0; j < K; ++j) {
-        const V a = src.a(k, j), d = src.d(k, j);
-        V b = src.b(k, j), c = i == n - 1 ? V{} : src.c(k, j), v{};
-        if (i == 0) {
-          if constexpr (Periodic) {
-            const V gamma = common::pivot_gamma(a, b);
-            g.corner[j].gamma = gamma;
-            g.corner[j].bg = a / gamma;
-            b = b - gamma;
-            v = gamma;
-          }
-          cur[j] = {b, c, d, v};
-          continue;
-        }
-        if constexpr (Periodic) {
-          if (i == n - 1) {  // row n-1 of A': b - alpha*beta/gamma, right-hand side v = alpha
-            const V alpha = src.c(k, j);
-            b = b - alpha * g.corner[j].bg;
-            v = alpha;
-          }
-        }
-        store(i - 1, j, common::pivot_step<T, Periodic>(cur[j], a, b, c, d, v));
+        const V c = i == n - 1 ? V{} : src.c(k, j);  // c[n-1] is not part of the line
+        if (i == 0)
+          cur[j] = {src.b(k, j), c, src.d(k, j)};
+        else
+          store(i - 1, j, common::pivot_step<T>(cur[j], src.a(k, j), src.b(k, j), c, src.d(k, j)));
       }
     });
   }
-  for (int j = 0; j < K; ++j) store(n - 1, j, common::pivot_last<T, Periodic>(cur[j]));
+  for (int j = 0; j < K; ++j) store(n - 1, j, common::pivot_last<T>(cur[j]));
 }
 
-// Forward replay of a shared pivoting factorisation on the right-hand sides only.
-template <class T, class V, int K, class Src>
-void pivot_forward_shared(index_t n, Src& src, const Scratch<V>& s, const SharedFactor<T>& f) {
-  constexpr int B = Src::block;
-  V cd[K] = {};
-  for (index_t i0 = 0; i0 < n; i0 += B) {
-    const int cnt = static_cast<int>(std::min<index_t>(B, n - i0));
-    src.template load<false>(i0, cnt);
-    for_rows<B>(0, cnt, [&](int k) {
-      const index_t i = i0 + k;
-      if (i == 0) {
-        for (int j = 0; j < K; ++j) cd[j] = src.d(0, j);
-        return;
-      }
-      const bool sw = f.sw[i - 1] != T(0);
-      const T m = f.m[i - 1], r = f.r[i - 1];
-      for (int j = 0; j < K; ++j) s.ds[(i - 1) * K + j] = common::replay_step(sw, m, r, cd[j], src.d(k, j));
-    });
-  }
-  for (int j = 0; j < K; ++j) s.ds[(n - 1) * K + j] = cd[j] * f.r[n - 1];
-}
-
-// x_i = y'_i - u1'_i x_{i+1} - u2'_i x_{i+2} (u1', u2' vanish past the end), into the
-// sink, or in place when Dst is null (ys, and zs when given).
-template <class V, int K, class Dst, class U1, class U2>
-void pivot_backward_to(index_t n, Dst& dst, const V* ys, U1 u1, U2 u2) {
+// x_i = y'_i - u1'_i x_{i+1} - u2'_i x_{i+2} (u1', u2' vanish past the end), into the sink.
+template <class V, int K, class Dst>
+void pivot_backward(index_t n, Dst& dst, const Scratch<V>& s) {
   constexpr int B = Dst::block;
   const index_t last0 = (n - 1) / B * B;
   V x1[K] = {}, x2[K] = {};
@@ -362,9 +344,9 @@ void pivot_backward_to(index_t n, Dst& dst, const V* ys, U1 u1, U2 u2) {
     const int cnt = static_cast<int>(std::min<index_t>(B, n - i0));
     dst.begin(i0, cnt);
     for (int k = cnt - 1; k >= 0; --k) {
-      const index_t i = i0 + k;
+      const index_t e = (i0 + k) * K;
       for (int j = 0; j < K; ++j) {
-        const V x = ys[i * K + j] - u1(i, j) * x1[j] - u2(i, j) * x2[j];
+        const V x = s.ds[e + j] - s.cs[e + j] * x1[j] - s.us[e + j] * x2[j];
         x2[j] = x1[j];
         x1[j] = x;
         dst.put(k, j, x);
@@ -373,104 +355,102 @@ void pivot_backward_to(index_t n, Dst& dst, const V* ys, U1 u1, U2 u2) {
     dst.flush();
   }
 }
-template <class V, int K, class U1, class U2>
-void pivot_backward_in_place(index_t n, V* ys, V* zs, U1 u1, U2 u2) {
-  for (index_t i = n - 2; i >= 0; --i)
+
+// Periodic lines (n >= 3): the cyclic elimination of pivoting_core.hpp. Rows 0 and n-1 are
+// read first (the sweep needs the last row from the start); U row i goes to cs (u1'), us
+// (u2'), zs (us': column n-2), vs (ul': column n-1) and ds (y').
+template <class T, class V, int K, class Src>
+void cyclic_forward(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g) {
+  constexpr int B = Src::block;
+  common::CyclicRow<V> C[K], L[K];
+  {
+    V a0[K], b0[K], c0[K], d0[K];
+    src.template load<true>(0, 1);
     for (int j = 0; j < K; ++j) {
-      const auto p = u1(i, j), q = u2(i, j);
-      const V x2 = i + 2 < n ? ys[(i + 2) * K + j] : V{};
-      ys[i * K + j] -= p * ys[(i + 1) * K + j] + q * x2;
-      if (zs) {
-        const V z2 = i + 2 < n ? zs[(i + 2) * K + j] : V{};
-        zs[i * K + j] -= p * zs[(i + 1) * K + j] + q * z2;
+      a0[j] = src.a(0, j);
+      b0[j] = src.b(0, j);
+      c0[j] = src.c(0, j);
+      d0[j] = src.d(0, j);
+    }
+    src.template load<true>(n - 1, 1);
+    for (int j = 0; j < K; ++j)
+      common::cyclic_start(static_cast<long long>(n), a0[j], b0[j], c0[j], d0[j], src.a(0, j), src.b(0, j),
+                           src.c(0, j), src.d(0, j), C[j], L[j]);
+  }
+  auto store = [&](index_t i, int j, const common::CyclicOut<V>& o) {
+    g.bad[j] |= simd::not_finite_or_zero(o.r);
+    const index_t e = i * K + j;
+    s.cs[e] = o.u1;
+    s.us[e] = o.u2;
+    s.zs[e] = o.us;
+    s.vs[e] = o.ul;
+    s.ds[e] = o.y;
+  };
+  // Steps i = 0 .. n-3 meet rows 1 .. n-2.
+  for (index_t i0 = 1; i0 <= n - 2; i0 += B) {
+    const int cnt = static_cast<int>(std::min<index_t>(B, n - 1 - i0));
+    src.template load<true>(i0, cnt);
+    for (int k = 0; k < cnt; ++k) {
+      const index_t row = i0 + k, i = row - 1;
+      for (int j = 0; j < K; ++j) {
+        const common::CyclicRow<V> N =
+            common::cyclic_row(i + 2 == n - 1, src.a(k, j), src.b(k, j), src.c(k, j), src.d(k, j));
+        store(i, j, common::cyclic_step<T>(C[j], L[j], N, i + 2 == n - 2));
       }
     }
+  }
+  for (int j = 0; j < K; ++j) {
+    common::CyclicOut<V> r2, r1;
+    common::cyclic_finish<T>(C[j], L[j], r2, r1);
+    store(n - 2, j, r2);
+    store(n - 1, j, r1);
+  }
 }
 
-// Factorises shared bands with partial pivoting into the workspace arrays (n values each:
-// u1', r, m, z, u2', sw). Returns false on a zero or non-finite pivot (or a singular
-// periodic correction).
-template <class T>
-bool factor_shared_pivoting(index_t n, const T* a, const T* b, const T* c, bool periodic, T* u1, T* r, T* m,
-                            T* z, T* u2, T* sw, SharedFactor<T>& f) {
-  bool ok = true;
-  const T gamma = periodic ? common::pivot_gamma(a[0], b[0]) : T(0);
-  const T bg = periodic ? a[0] / gamma : T(0);
-  common::PivotRow<T> cur{b[0] - gamma, n > 1 ? c[0] : T(0), T(0), gamma};
-  auto store = [&](index_t i, const common::PivotOut<T>& o) {
-    ok = ok && finite_nonzero(o.r);
-    u1[i] = o.u1;
-    u2[i] = o.u2;
-    r[i] = o.r;
-    m[i] = o.m;
-    z[i] = o.z;
-  };
-  for (index_t i = 1; i < n; ++i) {
-    T bi = b[i], ci = i == n - 1 ? T(0) : c[i], v = 0;
-    if (periodic && i == n - 1) {
-      bi -= c[n - 1] * bg;
-      v = c[n - 1];
+// x_{n-1}, x_{n-2} first, then x_i = y' - u1' x_{i+1} - u2' x_{i+2} - us' x_{n-2} - ul' x_{n-1}.
+template <class V, int K, class Dst>
+void cyclic_backward(index_t n, Dst& dst, const Scratch<V>& s) {
+  constexpr int B = Dst::block;
+  const index_t last0 = (n - 1) / B * B;
+  V x1[K] = {}, x2[K] = {}, xs[K] = {}, xl[K] = {};
+  for (index_t i0 = last0; i0 >= 0; i0 -= B) {
+    const int cnt = static_cast<int>(std::min<index_t>(B, n - i0));
+    dst.begin(i0, cnt);
+    for (int k = cnt - 1; k >= 0; --k) {
+      const index_t i = i0 + k, e = i * K;
+      for (int j = 0; j < K; ++j) {
+        const V x = s.ds[e + j] - s.cs[e + j] * x1[j] - s.us[e + j] * x2[j] - s.zs[e + j] * xs[j] -
+                    s.vs[e + j] * xl[j];
+        x2[j] = x1[j];
+        x1[j] = x;
+        if (i == n - 1) xl[j] = x;
+        if (i == n - 2) xs[j] = x;
+        dst.put(k, j, x);
+      }
     }
-    sw[i - 1] = common::magnitude(a[i]) > common::magnitude(cur.b) ? T(1) : T(0);
-    store(i - 1, common::pivot_step<T, true>(cur, a[i], bi, ci, T(0), v));
+    dst.flush();
   }
-  store(n - 1, common::pivot_last<T, true>(cur));
-  sw[n - 1] = 0;
-  f = SharedFactor<T>{};
-  f.pivoting = true;
-  f.cs = u1;
-  f.r = r;
-  f.m = m;
-  f.u2 = u2;
-  f.sw = sw;
-  if (periodic) {
-    for (index_t i = n - 2; i >= 0; --i) z[i] -= u1[i] * z[i + 1] + u2[i] * (i + 2 < n ? z[i + 2] : T(0));
-    f.z = z;
-    f.bg = bg;
-    const T den = T(1) + z[0] + bg * z[n - 1];
-    f.inv_den = T(1) / den;
-    ok = ok && finite_nonzero(f.inv_den) && !common::singular_cyclic<T>(den, z[0], bg * z[n - 1]);
-  }
-  return ok;
 }
 
-// Solves a group with partial pivoting (per-line bands, or the shared pivoting factors).
+// Solves a group with partial pivoting (per-line bands, or shared ones broadcast to lanes).
 template <class T, class V, int K, class Src, class Dst>
 void pivot_group(index_t n, bool periodic, const SharedFactor<T>* shared, Src& src, Dst& dst,
                  const Scratch<V>& s, GroupState<V, K>& g) {
-  V fac[K];
-  if (shared) {
-    const SharedFactor<T>& f = *shared;
-    pivot_forward_shared<T, V, K>(n, src, s, f);
-    auto u1 = [&](index_t i, int) { return f.cs[i]; };
-    auto u2 = [&](index_t i, int) { return f.u2[i]; };
-    if (!periodic) {
-      pivot_backward_to<V, K>(n, dst, s.ds, u1, u2);
-      return;
+  auto run = [&](auto& in) {
+    if (periodic) {
+      cyclic_forward<T, V, K>(n, in, s, g);
+      cyclic_backward<V, K>(n, dst, s);
+    } else {
+      pivot_forward<T, V, K>(n, in, s, g);
+      pivot_backward<V, K>(n, dst, s);
     }
-    pivot_backward_in_place<V, K>(n, s.ds, nullptr, u1, u2);
-    for (int j = 0; j < K; ++j) fac[j] = (s.ds[j] + f.bg * s.ds[(n - 1) * K + j]) * f.inv_den;
-    correct_to<V, K>(n, dst, s.ds, fac, [&](index_t i, int) { return f.z[i]; });
-    return;
+  };
+  if (shared) {
+    BroadcastBands<T, V, Src> in{src, shared->sa, shared->sb, shared->sc};
+    run(in);
+  } else {
+    run(src);
   }
-  auto u1 = [&](index_t i, int j) { return s.cs[i * K + j]; };
-  auto u2 = [&](index_t i, int j) { return s.us[i * K + j]; };
-  if (!periodic) {
-    pivot_forward_bands<false, T, V, K>(n, src, s, g);
-    pivot_backward_to<V, K>(n, dst, s.ds, u1, u2);
-    return;
-  }
-  pivot_forward_bands<true, T, V, K>(n, src, s, g);
-  pivot_backward_in_place<V, K>(n, s.ds, s.zs, u1, u2);
-  for (int j = 0; j < K; ++j) {
-    const V bg = g.corner[j].bg;
-    const V qz = bg * s.zs[(n - 1) * K + j];
-    const V den = T(1) + s.zs[j] + qz;
-    const V inv = T(1) / den;
-    g.bad[j] |= simd::not_finite_or_zero(inv) | common::singular_cyclic<T>(den, s.zs[j], qz);
-    fac[j] = (s.ds[j] + bg * s.ds[(n - 1) * K + j]) * inv;
-  }
-  correct_to<V, K>(n, dst, s.ds, fac, [&](index_t i, int j) { return s.zs[i * K + j]; });
 }
 
 // Solves the K*W lines of one group. shared: the shared factorisation (Thomas or

@@ -89,7 +89,7 @@ struct Shape {
   index_t items = 0;
 };
 
-// [64-byte slack][shared factorisation: 6 arrays of n][per thread: `arrays` arrays of width*n]
+// [64-byte slack][shared factorisation: 4 arrays of n][per thread: `arrays` arrays of width*n]
 struct WorkspaceLayout {
   index_t n = 0;
   int width = 1;
@@ -102,7 +102,7 @@ struct WorkspaceLayout {
   std::size_t lane_array() const { return round64(static_cast<std::size_t>(n) * width * value_size); }
   std::size_t thread_bytes() const { return arrays * lane_array(); }
   std::size_t bytes() const { return 64 + kSharedArrays * shared_array() + threads * thread_bytes(); }
-  static constexpr int kSharedArrays = 6;
+  static constexpr int kSharedArrays = 4;
 };
 
 inline WorkspaceLayout layout_for(const Shape& s, const LineSet& l, bool periodic, int threads,
@@ -110,8 +110,9 @@ inline WorkspaceLayout layout_for(const Shape& s, const LineSet& l, bool periodi
   WorkspaceLayout w;
   w.n = l.n;
   w.width = s.width;
-  // c*, d* (and z*); pivoting (automatic may fall back to it) also u2'.
-  w.arrays = method != Method::thomas ? 4 : periodic ? 3 : 2;
+  // c*, d* (and z*); pivoting (automatic may fall back to it): u1', y', -, u2' or, periodic,
+  // u1', y', us', u2', ul'.
+  w.arrays = method != Method::thomas ? (periodic ? 5 : 4) : periodic ? 3 : 2;
   w.threads = static_cast<int>(std::clamp<index_t>(s.items, 1, thread_capacity(threads)));
   w.value_size = value_size;
   return w;
@@ -125,7 +126,7 @@ class Workspace {
     const auto p = reinterpret_cast<std::uintptr_t>(raw);
     base_ = reinterpret_cast<std::byte*>((p + 63) / 64 * 64);
   }
-  // Shared array q (0..5) of n values.
+  // Shared array q (0..3) of n values.
   T* shared(int q) const { return reinterpret_cast<T*>(base_ + q * l_.shared_array()); }
   // Thread t's scratch for groups of vectors V (no more lanes than the layout's width).
   template <class V>
@@ -135,7 +136,8 @@ class Workspace {
     const std::size_t a = l_.lane_array();
     return {reinterpret_cast<V*>(p), reinterpret_cast<V*>(p + a),
             l_.arrays > 2 ? reinterpret_cast<V*>(p + 2 * a) : nullptr,
-            l_.arrays > 3 ? reinterpret_cast<V*>(p + 3 * a) : nullptr};
+            l_.arrays > 3 ? reinterpret_cast<V*>(p + 3 * a) : nullptr,
+            l_.arrays > 4 ? reinterpret_cast<V*>(p + 4 * a) : nullptr};
   }
 
  private:
@@ -202,9 +204,13 @@ index_t prepare_shared(const Problem<T>& p, const Workspace<T>& ws, SharedFactor
   shared = &f;
   const BandView<T>& b = p.bands;
   const index_t n = p.lines.n;
-  auto pivoting = [&]() {
-    return factor_shared_pivoting<T>(n, b.a, b.b, b.c, p.periodic, ws.shared(0), ws.shared(1), ws.shared(2),
-                                     ws.shared(3), ws.shared(4), ws.shared(5), f);
+  auto pivoting = [&]() {  // nothing to factorise: the sweeps broadcast the bands
+    f = SharedFactor<T>{};
+    f.pivoting = true;
+    f.sa = b.a;
+    f.sb = b.b;
+    f.sc = b.c;
+    return true;
   };
   if (p.method == Method::pivoting) return pivoting() ? -1 : 0;
   bool ok = factor_shared<T>(n, b.a, b.b, b.c, p.periodic, ws.shared(0), ws.shared(1), ws.shared(2),

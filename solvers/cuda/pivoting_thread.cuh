@@ -5,7 +5,7 @@
 // consecutive threads take consecutive lines, so where neighbouring lines are adjacent in
 // memory (Y/Z sweeps, interleaved batches) every load and store is one coalesced row, like
 // thomas_strided.cuh. y' goes to u (its final place), U's two super-diagonals u1', u2'
-// (and the periodic correction's z') to the workspace laid out [row][line], coalesced.
+// (periodic lines: and its columns n-2, n-1) to the workspace laid out [row][line].
 // Shared bands are read through the read-only cache by every thread (the pivots are the
 // same for every line, but recomputing them costs no memory traffic).
 #include "adi/base/error.hpp"
@@ -21,7 +21,8 @@ template <class T, int Chunk, bool Shared>
 __global__ void __launch_bounds__(128)
     pivoting_thread_per_line_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b,
                                     const T* __restrict__ c, const T* d, T* u, T* __restrict__ w1,
-                                    T* __restrict__ w2, T* __restrict__ wz, bool periodic, int* flag) {
+                                    T* __restrict__ w2, T* __restrict__ w3, T* __restrict__ w4, bool periodic,
+                                    int* flag) {
   const i64 nl = L.lines();
   const i64 line = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (line >= nl) return;
@@ -47,23 +48,20 @@ __global__ void __launch_bounds__(128)
     report(bad, flag);
     return;
   }
-  const T gamma = periodic ? common::pivot_gamma(co(a, 0), co(b, 0)) : T(0);
-  const T bg = periodic ? co(a, 0) / gamma : T(0);
-  common::PivotRow<T> cur{co(b, 0) - gamma, n > 1 ? co(c, 0) : T(0), d[at(0)], gamma};
-  auto store = [&](i64 i, const common::PivotOut<T>& o) {
-    bad |= bad_pivot(o.r);
-    w1[ws(i)] = o.u1;
-    w2[ws(i)] = o.u2;
-    u[at(i)] = o.y;
-    if (periodic) wz[ws(i)] = o.z;
-  };
-  // Forward elimination, rows loaded Chunk at a time (4*Chunk loads in flight).
-  for (i64 i0 = 1; i0 < n; i0 += Chunk) {
+  // Forward elimination, rows loaded Chunk at a time (4*Chunk loads in flight). y' goes to u;
+  // w1, w2 hold u1', u2' (periodic: w3, w4 U's columns n-2, n-1).
+  common::PivotRow<T> cur{co(b, 0), n > 1 ? co(c, 0) : T(0), d[at(0)]};
+  common::CyclicRow<T> C{}, Lr{};
+  if (periodic)
+    common::cyclic_start(n, co(a, 0), co(b, 0), co(c, 0), d[at(0)], co(a, n - 1), co(b, n - 1), co(c, n - 1),
+                         d[at(n - 1)], C, Lr);
+  const i64 rows = periodic ? n - 1 : n;  // rows 1 .. rows-1 meet the sweep
+  for (i64 i0 = 1; i0 < rows; i0 += Chunk) {
     T va[Chunk], vb[Chunk], vc[Chunk], vd[Chunk];
 #pragma unroll
     for (int j = 0; j < Chunk; ++j) {
       const i64 i = i0 + j;
-      if (i < n) {
+      if (i < rows) {
         va[j] = co(a, i);
         vb[j] = co(b, i);
         vc[j] = co(c, i);
@@ -73,50 +71,62 @@ __global__ void __launch_bounds__(128)
 #pragma unroll
     for (int j = 0; j < Chunk; ++j) {
       const i64 i = i0 + j;
-      if (i >= n) break;
-      T bi = vb[j], ci = i == n - 1 ? T(0) : vc[j], v = T(0);
-      if (periodic && i == n - 1) {
-        bi -= vc[j] * bg;
-        v = vc[j];
+      if (i >= rows) break;
+      if (periodic) {
+        const common::CyclicOut<T> o = common::cyclic_step<T>(
+            C, Lr, common::cyclic_row(i + 1 == n - 1, va[j], vb[j], vc[j], vd[j]), i + 1 == n - 2);
+        bad |= bad_pivot(o.r);
+        w1[ws(i - 1)] = o.u1;
+        w2[ws(i - 1)] = o.u2;
+        w3[ws(i - 1)] = o.us;
+        w4[ws(i - 1)] = o.ul;
+        u[at(i - 1)] = o.y;
+      } else {
+        const common::PivotOut<T> o =
+            common::pivot_step<T>(cur, va[j], vb[j], i == n - 1 ? T(0) : vc[j], vd[j]);
+        bad |= bad_pivot(o.r);
+        w1[ws(i - 1)] = o.u1;
+        w2[ws(i - 1)] = o.u2;
+        u[at(i - 1)] = o.y;
       }
-      if (periodic)
-        store(i - 1, common::pivot_step<T, true>(cur, va[j], bi, ci, vd[j], v));
-      else
-        store(i - 1, common::pivot_step<T, false>(cur, va[j], bi, ci, vd[j], v));
     }
   }
-  store(n - 1, periodic ? common::pivot_last<T, true>(cur) : common::pivot_last<T, false>(cur));
-
-  // Back substitution x_i = y'_i - u1'_i x_{i+1} - u2'_i x_{i+2}.
-  T x1 = u[at(n - 1)], x2 = T(0);
-  T z1 = periodic ? wz[ws(n - 1)] : T(0), z2 = T(0);
-  const T yl = x1, zl = z1;
-  for (i64 i = n - 2; i >= 0; --i) {
-    const T p = w1[ws(i)], q = w2[ws(i)];
-    const T x = u[at(i)] - p * x1 - q * x2;
-    x2 = x1;
-    x1 = x;
-    u[at(i)] = x;
-    if (periodic) {
-      const T z = wz[ws(i)] - p * z1 - q * z2;
-      z2 = z1;
-      z1 = z;
-      wz[ws(i)] = z;
+  T x1 = T(0), x2 = T(0);
+  i64 i = n - 1;
+  if (periodic) {  // the last two rows, then the general back substitution with columns n-2, n-1
+    common::CyclicOut<T> r2, r1;
+    common::cyclic_finish<T>(C, Lr, r2, r1);
+    bad |= bad_pivot(r2.r) || bad_pivot(r1.r);
+    const T xl = r1.y, xs = r2.y - r2.ul * xl;
+    u[at(n - 1)] = xl;
+    u[at(n - 2)] = xs;
+    x1 = xs;
+    x2 = xl;
+    for (i = n - 3; i >= 0; --i) {
+      const T x = u[at(i)] - w1[ws(i)] * x1 - w2[ws(i)] * x2 - w3[ws(i)] * xs - w4[ws(i)] * xl;
+      x2 = x1;
+      x1 = x;
+      u[at(i)] = x;
     }
-  }
-  if (periodic) {  // u = y - f z, f = (y_0 + bg y_{n-1}) / (1 + z_0 + bg z_{n-1})
-    const T den = T(1) + z1 + bg * zl;
-    bad |= bad_pivot(den) || common::singular_cyclic<T>(den, z1, bg * zl);
-    const T f = (x1 + bg * yl) / den;
-    for (i64 i = 0; i < n; ++i) u[at(i)] -= f * wz[ws(i)];
+  } else {
+    const common::PivotOut<T> o = common::pivot_last<T>(cur);
+    bad |= bad_pivot(o.r);
+    x1 = o.y;
+    u[at(n - 1)] = x1;
+    for (i = n - 2; i >= 0; --i) {
+      const T x = u[at(i)] - w1[ws(i)] * x1 - w2[ws(i)] * x2;
+      x2 = x1;
+      x1 = x;
+      u[at(i)] = x;
+    }
   }
   report(bad, flag);
 }
 
-// Workspace: u1', u2' (and z') per row and line.
+// Workspace: u1', u2' (periodic: and U's columns n-2, n-1) per row and line.
 inline std::size_t pivoting_thread_per_line_workspace(const LineSet& l, bool periodic, std::size_t value_size) {
   const std::size_t count = static_cast<std::size_t>(l.n) * static_cast<std::size_t>(l.lines());
-  return slice_bytes(count, value_size) * (periodic ? 3 : 2);
+  return slice_bytes(count, value_size) * (periodic ? 4 : 2);
 }
 
 template <class T, int Chunk>
@@ -130,13 +140,14 @@ void launch_pivoting_thread_per_line(const LineSet& ls, BandView<T> bands, const
   const std::size_t count = static_cast<std::size_t>(L.n) * static_cast<std::size_t>(nl);
   T* w1 = cur.take<T>(count);
   T* w2 = cur.take<T>(count);
-  T* wz = periodic ? cur.take<T>(count) : nullptr;
+  T* w3 = periodic ? cur.take<T>(count) : nullptr;
+  T* w4 = periodic ? cur.take<T>(count) : nullptr;
   if (bands.shared)
     pivoting_thread_per_line_kernel<T, Chunk, true><<<blocks, threads, 0, stream>>>(
-        L, bands.a, bands.b, bands.c, d, u, w1, w2, wz, periodic, flag);
+        L, bands.a, bands.b, bands.c, d, u, w1, w2, w3, w4, periodic, flag);
   else
     pivoting_thread_per_line_kernel<T, Chunk, false><<<blocks, threads, 0, stream>>>(
-        L, bands.a, bands.b, bands.c, d, u, w1, w2, wz, periodic, flag);
+        L, bands.a, bands.b, bands.c, d, u, w1, w2, w3, w4, periodic, flag);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -70,47 +70,55 @@ bool cyclic_line(index_t n, A a, B b, C c, D d, std::vector<double>& x) {
   return true;
 }
 
-// Gaussian elimination with partial pivoting (LAPACK gtsv's algorithm, the core of
-// solvers/common/pivoting_core.hpp) in double; periodic lines by Sherman-Morrison over it
-// (gamma of pivot_gamma). n <= 2 periodic lines as cyclic_line. Returns false on a zero
-// or non-finite pivot or a singular periodic correction.
+// Gaussian elimination with partial pivoting in double, with the cores of
+// solvers/common/pivoting_core.hpp: LAPACK gtsv's elimination, and for periodic lines
+// (n >= 3) the cyclic elimination that pivots like dense GEPP; n <= 2 periodic lines as
+// cyclic_line. Returns false on a zero or non-finite pivot.
 template <class A, class B, class C, class D>
 bool pivoting_line(index_t n, A a, B b, C c, D d, bool periodic, std::vector<double>& x) {
   if (periodic && n <= 2) return cyclic_line(n, a, b, c, d, x);
-  const double gamma = periodic ? common::pivot_gamma(a(0), b(0)) : 0.0;
-  const double bg = periodic ? a(0) / gamma : 0.0;
-  std::vector<double> u1(n), u2(n), y(n), z(n);
-  common::PivotRow<double> cur{b(0) - gamma, n > 1 ? c(0) : 0.0, d(0), gamma};
+  std::vector<double> u1(n), u2(n), us(n, 0.0), ul(n, 0.0), y(n);
   bool ok = true;
-  auto store = [&](index_t i, const common::PivotOut<double>& o) {
-    ok = ok && o.r != 0.0 && std::isfinite(o.r);
-    u1[i] = o.u1;
-    u2[i] = o.u2;
-    y[i] = o.y;
-    z[i] = o.z;
-  };
-  for (index_t i = 1; i < n; ++i) {
-    double bi = b(i), ci = i == n - 1 ? 0.0 : c(i), v = 0.0;
-    if (periodic && i == n - 1) {
-      bi -= c(i) * bg;
-      v = c(i);
-    }
-    store(i - 1, common::pivot_step<double, true>(cur, a(i), bi, ci, d(i), v));
+  auto check = [&](double r) { ok = ok && r != 0.0 && std::isfinite(r); };
+  if (!periodic) {
+    common::PivotRow<double> cur{b(0), n > 1 ? c(0) : 0.0, d(0)};
+    auto store = [&](index_t i, const common::PivotOut<double>& o) {
+      check(o.r);
+      u1[i] = o.u1;
+      u2[i] = o.u2;
+      y[i] = o.y;
+    };
+    for (index_t i = 1; i < n; ++i) store(i - 1, common::pivot_step<double>(cur, a(i), b(i), i == n - 1 ? 0.0 : c(i), d(i)));
+    store(n - 1, common::pivot_last<double>(cur));
+  } else {
+    common::CyclicRow<double> rc, rl;  // the current and the last row
+    common::cyclic_start(n, a(0), b(0), c(0), d(0), a(n - 1), b(n - 1), c(n - 1), d(n - 1), rc, rl);
+    auto store = [&](index_t i, const common::CyclicOut<double>& o) {
+      check(o.r);
+      u1[i] = o.u1;
+      u2[i] = o.u2;
+      us[i] = o.us;
+      ul[i] = o.ul;
+      y[i] = o.y;
+    };
+    for (index_t i = 0; i + 2 < n; ++i)
+      store(i, common::cyclic_step<double>(rc, rl, common::cyclic_row(i + 2 == n - 1, a(i + 1), b(i + 1), c(i + 1),
+                                                                    d(i + 1)),
+                                           i + 2 == n - 2));
+    common::CyclicOut<double> r2, r1;
+    common::cyclic_finish<double>(rc, rl, r2, r1);
+    store(n - 2, r2);
+    store(n - 1, r1);
   }
-  store(n - 1, common::pivot_last<double, true>(cur));
   if (!ok) return false;
-  for (index_t i = n - 2; i >= 0; --i) {
-    const double y2 = i + 2 < n ? y[i + 2] : 0.0, z2 = i + 2 < n ? z[i + 2] : 0.0;
-    y[i] -= u1[i] * y[i + 1] + u2[i] * y2;
-    z[i] -= u1[i] * z[i + 1] + u2[i] * z2;
+  x.assign(static_cast<std::size_t>(n), 0.0);
+  double xs = 0, xl = 0;
+  for (index_t i = n - 1; i >= 0; --i) {
+    const double x1 = i + 1 < n ? x[i + 1] : 0.0, x2 = i + 2 < n ? x[i + 2] : 0.0;
+    x[i] = y[i] - u1[i] * x1 - u2[i] * x2 - us[i] * xs - ul[i] * xl;
+    if (i == n - 1) xl = x[i];
+    if (i == n - 2) xs = x[i];
   }
-  x = y;
-  if (!periodic) return true;
-  const double den = 1.0 + z[0] + bg * z[n - 1];
-  if (den == 0.0 || !std::isfinite(den) || common::singular_cyclic<double>(den, z[0], bg * z[n - 1]))
-    return false;
-  const double f = (y[0] + bg * y[n - 1]) / den;
-  for (index_t i = 0; i < n; ++i) x[i] = y[i] - f * z[i];
   return true;
 }
 
