@@ -75,7 +75,7 @@ struct TridiagonalPlan<T>::Impl {
   Kernel kernel_shared = Kernel::automatic;  // the choice may differ for shared bands
   detail::Storage workspace;
   detail::Storage pivot_flag;  // device int, CUDA only
-  detail::Storage fallback_ws;  // large_partition + automatic: the pivoting kernel's scratch, on first use
+  detail::Storage fallback_ws;  // automatic: the pivoting fall-back's scratch, allocated on first use
   T fallback_probe{};
 
   void check_pointers(const T* a, const T* b, const T* c, const T* d, const T* u, bool shared) const;
@@ -167,8 +167,13 @@ void TridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool shar
   const cuda_backend::BandView<T> bv{a, b, c, shared};
   auto run_kernel = [&](Kernel kk) {
     if (flag) cuda_backend::memset_zero_async(flag, sizeof(int), exec.stream());
-    cuda_backend::tridiagonal_solve<T>(kk, lines, bv, d, u, options.periodic, workspace.get(), flag,
-                                       exec.stream());
+    void* ws = workspace.get();
+    if (kk != k) {  // the fall-back: its scratch (2-4 values per element) only once it is needed
+      const std::size_t bytes = cuda_backend::tridiagonal_workspace_bytes(kk, lines, options.periodic, sizeof(T));
+      if (fallback_ws.bytes() < bytes) fallback_ws = detail::Storage(bytes, exec);
+      ws = fallback_ws.get();
+    }
+    cuda_backend::tridiagonal_solve<T>(kk, lines, bv, d, u, options.periodic, ws, flag, exec.stream());
     int h = 0;
     if (flag)
       cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
@@ -240,13 +245,10 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
                                       options.pivoting));
     p.workspace = detail::Storage(bytes, exec);
   } else {
-    std::size_t bytes =
+    const std::size_t bytes =
         std::max(cuda_backend::tridiagonal_workspace_bytes(p.kernel, p.lines, options.periodic, sizeof(T)),
                  cuda_backend::tridiagonal_workspace_bytes(p.kernel_shared, p.lines, options.periodic,
                                                            sizeof(T)));
-    if (options.pivoting == Pivoting::automatic)  // the fall-back's scratch
-      bytes = std::max(bytes, cuda_backend::tridiagonal_workspace_bytes(Kernel::cuda_pivoting, p.lines,
-                                                                        options.periodic, sizeof(T)));
     p.workspace = detail::Storage(bytes, exec);
     p.pivot_flag = detail::Storage(sizeof(int), exec);
   }

@@ -9,12 +9,17 @@
 //  - the check never fires on diagonally dominant systems (pivoting = none).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "adi/error.hpp"
+#include "adi/large_tridiagonal.hpp"
 #include "adi/tridiagonal.hpp"
+#include "adi/variable_batch.hpp"
+#include "adi/variable_tridiagonal.hpp"
 #include "tests/solvers/pivoting_cases.hpp"
 
 namespace {
@@ -274,6 +279,79 @@ TEST(Pivoting, SingularStillThrows) {
       ADD_FAILURE() << "no throw";
     } catch (const adi::SingularSystem& e) {
       EXPECT_EQ(e.system(), 1) << e.what();
+    }
+  }
+}
+
+// The large plan (issue table: one system of 2^18, b = 1e-8, a = c = 1): the partition's
+// check fires (none: UnstableSystem), automatic and partial solve it to LAPACK's accuracy;
+// so does TridiagonalPlan's long-line route (large_partition + fallback).
+TEST(UnsafeThomas, LargeSystem) {
+  const index_t n = index_t(1) << 18;
+  for (double b : {1e-8, 1.0}) {
+    auto k = constant_case<double>(n, 1, b, b == 1.0 ? 0.6 : 1.0, false);
+    std::vector<double> u(k.d.size());
+    adi::LargeTridiagonalOptions o;
+    o.pivoting = Pivoting::none;
+    adi::LargeTridiagonalPlan<double> none(adi::Executor::host(), n, 1, 0, o);
+    EXPECT_THROW(none.solve(adi::Bands<double>{k.a.data(), k.b.data(), k.c.data()}, k.d.data(), u.data()),
+                 adi::UnstableSystem);
+    for (Pivoting p : {Pivoting::automatic, Pivoting::partial}) {
+      o.pivoting = p;
+      adi::LargeTridiagonalPlan<double> plan(adi::Executor::host(), n, 1, 0, o);
+      plan.solve(adi::Bands<double>{k.a.data(), k.b.data(), k.c.data()}, k.d.data(), u.data());
+      std::string detail;
+      EXPECT_LE(tp::worst_ratio(k, u, detail), 10.0) << adi::pivoting_name(p) << ": " << detail;
+    }
+    TridiagonalOptions to;  // automatic: the dispatch's large_partition, then the fallback
+    solve_case(k, to, false);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << "TridiagonalPlan: " << detail;
+  }
+}
+
+// Variable-size batches (host): one non-dominant system among dominant ones.
+TEST(UnsafeThomas, VariableBatch) {
+  const std::vector<int> sizes = {5, 64, 33, 1, 64, 17};
+  const adi::VariableBatchPlan batch(adi::Executor::host(), adi::BatchSizes{sizes.data(), 6});
+  index_t total = 0;
+  for (int s : sizes) total += s;
+  std::vector<double> a(total), b(total), c(total), d(total), u(total);
+  std::mt19937_64 rng(4);
+  index_t o = 0;
+  std::vector<index_t> start;
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    start.push_back(o);
+    for (int i = 0; i < sizes[s]; ++i, ++o) {
+      tp::row_coefficients<double>(s == 4 ? tp::Family::tiny_diagonal : tp::Family::dominant, rng, a[o], b[o], c[o]);
+      d[o] = std::uniform_real_distribution<double>(-1, 1)(rng);
+    }
+  }
+  adi::VariableTridiagonalOptions vo;
+  vo.pivoting = Pivoting::none;
+  adi::VariableTridiagonalPlan<double> none(batch, adi::CompactBatch{}, vo);
+  try {
+    none.solve(adi::Bands<double>{a.data(), b.data(), c.data()}, d.data(), u.data());
+    ADD_FAILURE() << "no UnstableSystem";
+  } catch (const adi::UnstableSystem& e) {
+    EXPECT_EQ(e.system(), 4) << e.what();
+  }
+  for (Pivoting p : {Pivoting::automatic, Pivoting::partial}) {
+    vo.pivoting = p;
+    adi::VariableTridiagonalPlan<double> plan(batch, adi::CompactBatch{}, vo);
+    std::fill(u.begin(), u.end(), std::nan(""));
+    plan.solve(adi::Bands<double>{a.data(), b.data(), c.data()}, d.data(), u.data());
+    for (std::size_t s = 0; s < sizes.size(); ++s) {
+      const index_t n = sizes[s], o0 = start[s];
+      tp::Case<double> k;
+      k.lines = adi::to_lines(adi::StridedLines::contiguous(n, 1));
+      k.a.assign(a.begin() + o0, a.begin() + o0 + n);
+      k.b.assign(b.begin() + o0, b.begin() + o0 + n);
+      k.c.assign(c.begin() + o0, c.begin() + o0 + n);
+      k.d.assign(d.begin() + o0, d.begin() + o0 + n);
+      std::vector<double> us(u.begin() + o0, u.begin() + o0 + n);
+      std::string detail;
+      EXPECT_LE(tp::worst_ratio(k, us, detail), 10.0) << adi::pivoting_name(p) << " system " << s << ": " << detail;
     }
   }
 }
