@@ -253,7 +253,7 @@ TYPED_TEST(LargeNonDominant, InterchangeNeededIsReported) {
 
   // With the default pivoting (automatic) both systems are solved, to the pivoting
   // solver's accuracy (docs/pivoting.md), on the host by the variants that check growth.
-  for (const tl::Problem<T>* s : {&p, &q}) {
+  for (tl::Problem<T>* s : {&p, &q}) {
     const double y = pivoting_yardstick(*s);
     for (LargeVariant v : {LargeVariant::thomas, LargeVariant::partition}) {  // pcr_*: zero pivots only
       LargeTridiagonalOptions o;
