@@ -17,9 +17,11 @@ B0=build-gpu-pivot-nocheck
 GEN=""
 command -v ninja > /dev/null && GEN="-G Ninja"
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
-TARGETS="test_pivoting_cuda test_tridiagonal_cuda_dispatch test_thomas_strided test_thomas_pcr_hybrid \
+TESTS="test_pivoting_cuda test_pivoting_cpu test_tridiagonal_cuda_dispatch test_thomas_strided test_thomas_pcr_hybrid \
 test_thomas_pcr_strided test_thomas_shuffle_transpose test_thomas_shared_transpose test_thomas_naive \
-test_partition_large_cuda test_pivoting_cpu bench_cuda_pivoting bench_cuda_tridiagonal"
+test_thomas_pcr_fused_stage test_scheme_cuda test_layout_safety test_thomas_variable_cuda test_partition_large_cuda \
+test_large_tridiagonal test_large_tridiagonal_nondominant"
+TARGETS="$TESTS bench_cuda_pivoting bench_cuda_tridiagonal"
 configure() {  # dir, extra flags
   cmake -S . -B "$1" $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_EXAMPLES=OFF \
@@ -38,9 +40,7 @@ fi
 status() { if [ "$1" -eq 0 ]; then echo pass; else echo "FAIL ($1)"; fi; }
 find_bin() { find "$1" -name "$2" -type f -perm -u+x | head -1; }
 declare -A result
-for t in test_pivoting_cuda test_pivoting_cpu test_tridiagonal_cuda_dispatch test_thomas_strided test_thomas_pcr_hybrid \
-  test_thomas_pcr_strided test_thomas_shuffle_transpose test_thomas_shared_transpose test_thomas_naive \
-  test_partition_large_cuda; do
+for t in $TESTS; do
   bin=$(find_bin $B $t)
   if [ -z "$bin" ]; then result[$t]="not built"; continue; fi
   timeout 900 "$bin" > "$OUT/$t.log" 2>&1
@@ -54,7 +54,7 @@ echo
 echo "== adi pivoting GPU check ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)) =="
 echo "| test | result |"
 echo "|---|---|"
-for t in "${!result[@]}"; do echo "| $t | ${result[$t]} |"; done
+for t in $TESTS; do echo "| $t | ${result[$t]} |"; done
 echo
 echo "-- bench_cuda_pivoting (as shipped) --"
 sed -n '/^Summary/,$p' "$OUT/bench_pivoting.log"

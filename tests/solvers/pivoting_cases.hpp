@@ -4,7 +4,9 @@
 // tridiagonal plan takes, and LAPACK as the yardstick: every solve must be within 10x of
 // LAPACKE ?gtsv's error (?gesv on the dense matrix for periodic lines), both measured
 // against a long double partial-pivoting solve of the same (rounded) system.
+#if defined(ADI_TEST_HAVE_LAPACKE)
 #include <lapacke.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -57,15 +59,16 @@ void row_coefficients(Family f, std::mt19937_64& rng, T& a, T& b, T& c) {
   }
 }
 
-// x = A^{-1} d in long double by Gaussian elimination with partial pivoting on the dense
-// matrix (periodic) or gtsv's tridiagonal elimination (not periodic). Returns false when
-// singular.
-inline bool exact_solve(std::int64_t n, const std::vector<long double>& a, const std::vector<long double>& b,
-                        const std::vector<long double>& c, const std::vector<long double>& d, bool periodic,
-                        std::vector<long double>& x) {
+// x = A^{-1} d in R by Gaussian elimination with partial pivoting on the dense matrix
+// (periodic: ?gesv's algorithm) or gtsv's tridiagonal elimination (not periodic). Returns
+// false when singular. In long double it is the oracle; in T the stand-in for LAPACK where
+// LAPACKE is not installed (the same algorithms).
+template <class R>
+bool exact_solve(std::int64_t n, const std::vector<R>& a, const std::vector<R>& b, const std::vector<R>& c,
+                 const std::vector<R>& d, bool periodic, std::vector<R>& x) {
   x.assign(n, 0);
   if (periodic) {
-    std::vector<long double> m(n * n, 0), r = d;
+    std::vector<R> m(n * n, 0), r = d;
     for (std::int64_t i = 0; i < n; ++i) {
       m[i * n + (i + n - 1) % n] += a[i];
       m[i * n + i] += b[i];
@@ -81,31 +84,31 @@ inline bool exact_solve(std::int64_t n, const std::vector<long double>& a, const
         std::swap(r[k], r[p]);
       }
       for (std::int64_t i = k + 1; i < n; ++i) {
-        const long double f = m[i * n + k] / m[k * n + k];
+        const R f = m[i * n + k] / m[k * n + k];
         if (f == 0) continue;
         for (std::int64_t j = k; j < n; ++j) m[i * n + j] -= f * m[k * n + j];
         r[i] -= f * r[k];
       }
     }
     for (std::int64_t i = n - 1; i >= 0; --i) {
-      long double s = r[i];
+      R s = r[i];
       for (std::int64_t j = i + 1; j < n; ++j) s -= m[i * n + j] * x[j];
       x[i] = s / m[i * n + i];
     }
     return true;
   }
-  std::vector<long double> dl(a.begin() + 1, a.end()), dd = b, du(c.begin(), c.end() - 1), du2(n, 0), r = d;
+  std::vector<R> dl(a.begin() + 1, a.end()), dd = b, du(c.begin(), c.end() - 1), du2(n, 0), r = d;
   for (std::int64_t i = 0; i + 1 < n; ++i) {
     if (std::fabs(dd[i]) >= std::fabs(dl[i])) {
       if (dd[i] == 0) return false;
-      const long double f = dl[i] / dd[i];
+      const R f = dl[i] / dd[i];
       dd[i + 1] -= f * du[i];
       r[i + 1] -= f * r[i];
       if (i + 2 < n) du2[i] = 0;
     } else {
-      const long double f = dd[i] / dl[i];
+      const R f = dd[i] / dl[i];
       dd[i] = dl[i];
-      const long double t = dd[i + 1];
+      const R t = dd[i + 1];
       dd[i + 1] = du[i] - f * t;
       du[i] = t;
       if (i + 2 < n) {
@@ -118,7 +121,7 @@ inline bool exact_solve(std::int64_t n, const std::vector<long double>& a, const
   }
   if (dd[n - 1] == 0) return false;
   for (std::int64_t i = n - 1; i >= 0; --i) {
-    long double s = r[i];
+    R s = r[i];
     if (i + 1 < n) s -= du[i] * x[i + 1];
     if (i + 2 < n) s -= du2[i] * x[i + 2];
     x[i] = s / dd[i];
@@ -126,6 +129,7 @@ inline bool exact_solve(std::int64_t n, const std::vector<long double>& a, const
   return true;
 }
 
+#if defined(ADI_TEST_HAVE_LAPACKE)
 // LAPACK's own answer in T: ?gtsv (not periodic) or ?gesv on the dense matrix.
 inline bool lapack_solve(std::int64_t n, std::vector<double> a, std::vector<double> b, std::vector<double> c,
                          std::vector<double> d, bool periodic, std::vector<double>& x) {
@@ -163,6 +167,14 @@ inline bool lapack_solve(std::int64_t n, std::vector<float> a, std::vector<float
   x = d;
   return true;
 }
+#else
+// Without LAPACKE: the same algorithms (gtsv, dense GEPP) written out, in T.
+template <class T>
+bool lapack_solve(std::int64_t n, const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>& c,
+                  const std::vector<T>& d, bool periodic, std::vector<T>& x) {
+  return exact_solve<T>(n, a, b, c, d, periodic, x);
+}
+#endif
 
 template <class X, class Y>
 double relative_error(const std::vector<X>& x, const std::vector<Y>& ref) {
