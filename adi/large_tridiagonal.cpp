@@ -10,6 +10,7 @@
 #include "adi/error.hpp"
 #include "adi/field.hpp"
 #include "solvers/cpu/large_tridiagonal_cpu.hpp"
+#include "solvers/cpu/tridiagonal_cpu.hpp"
 #include "solvers/common/partition_large_math.hpp"
 #include "solvers/cuda/backend.hpp"
 
@@ -74,6 +75,9 @@ struct LargeTridiagonalPlan<T>::Impl {
   int cuda_chunk = 0;             // device
   std::size_t ws_bytes = 0;
   detail::Storage workspace;
+  detail::Storage pivot_ws;  // the pivoting route's scratch, allocated on its first use
+
+  void pivot_solve(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
 
   void check_pointers(const T* a, const T* b, const T* c, bool shared, const T* d, const T* u) const;
   void run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u, void* ws, std::size_t bytes);
@@ -213,11 +217,33 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
   }
   const index_t band_step = shared ? 0 : stride;
   const std::string name = large_variant_name(variant);
+  if (options.pivoting == Pivoting::partial) {
+    pivot_solve(a, b, c, shared, d, u);
+    return;
+  }
+  const bool fallback = options.pivoting == Pivoting::automatic;
+  auto unstable = [&](index_t s, index_t row) {
+    throw UnstableSystem("large tridiagonal solve (" + name + "): zero pivot, or the partition's elimination "
+                         "fails the stability check, at row " + detail::number(row) + " of system " +
+                         detail::number(s) +
+                         (fallback ? "; the in-place solve overwrote d, so it cannot be re-solved with pivoting: "
+                                     "pass u != d or set LargeTridiagonalOptions::pivoting to partial"
+                                   : "; set LargeTridiagonalOptions::pivoting to automatic or partial "
+                                     "(docs/pivoting.md)"),
+                         s, row);
+  };
   if (exec.is_host()) {
     for (index_t s = 0; s < count; ++s) {
       const cpu::large::System<T> sys{a + s * band_step, b + s * band_step, c + s * band_step, d + s * stride,
                                       u + s * stride, n};
       const cpu::large::Failure f = cpu::large::solve<T>(settings, sys, ws);
+      if (f.failed() && fallback) {
+        if (d == u) unstable(s, f.row);
+        pivot_solve(a, b, c, shared, d, u);  // every system: simple, and only on failure
+        return;
+      }
+      if (f.failed() && options.check_pivots && options.pivoting == Pivoting::none && options.pivot_tolerance == 0)
+        unstable(s, f.row);
       if (f.failed() && options.check_pivots)
         throw SingularSystem("large tridiagonal solve (" + name + "): zero or tiny pivot at row " +
                              detail::number(f.row) + " of system " + detail::number(s) + " (" + f.stage +
@@ -232,16 +258,23 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
   auto* flag = static_cast<unsigned long long*>(ws);
   void* kws = static_cast<char*>(ws) + kFlagBytes;
   const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
-  if (options.check_pivots) cuda_backend::large_flag_reset(flag, exec.stream());
+  const bool checked = options.check_pivots || fallback;
+  if (checked) cuda_backend::large_flag_reset(flag, exec.stream());
   for (index_t s = 0; s < count; ++s)
     cuda_backend::large_solve<T>(n, a + s * band_step, b + s * band_step, c + s * band_step, d + s * stride,
                                  u + s * stride, options.periodic, cuda_chunk, options.pivot_tolerance, kws,
-                                 options.check_pivots ? flag : nullptr, total - static_cast<unsigned long long>(s) * n,
+                                 checked ? flag : nullptr, total - static_cast<unsigned long long>(s) * n,
                                  exec.stream());
-  if (options.check_pivots) {
+  if (checked) {
     unsigned long long h = 0;
     cuda_backend::copy_on_stream(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h != 0) {
+    if (h != 0 && fallback) {
+      const unsigned long long pos = total - h;
+      if (d == u) unstable(index_t(pos / n), index_t(pos % n));
+      pivot_solve(a, b, c, shared, d, u);
+      return;
+    }
+    if (h != 0 && options.check_pivots) {
       const unsigned long long pos = total - h;
       throw SingularSystem("large tridiagonal solve (" + name + ", " + exec.name() +
                            "): zero or tiny pivot at (or, in the reduced interface system, near) row " +
@@ -249,6 +282,36 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
                            "; the system is singular or not diagonally dominant enough for a solver "
                            "without pivoting", index_t(pos / n), index_t(pos % n));
     }
+  }
+}
+
+template <class T>
+void LargeTridiagonalPlan<T>::Impl::pivot_solve(const T* a, const T* b, const T* c, bool shared, const T* d,
+                                                T* u) {
+  // The systems as a LineSet of stride-1 lines: the batched pivoting kernels.
+  const LineSet l{n, 1, count, stride, 1, 0};
+  if (exec.is_host()) {
+    const std::size_t bytes =
+        cpu::workspace_bytes(Kernel::cpu_pivoting, l, options.periodic, exec.threads(), sizeof(T), Pivoting::partial);
+    if (pivot_ws.bytes() < bytes) pivot_ws = detail::Storage(bytes, exec);
+    cpu::solve<T>(Kernel::cpu_pivoting, l, cpu::BandView<T>{a, b, c, shared}, d, u, options.periodic,
+                  options.check_pivots, pivot_ws.get(), exec.threads(), Pivoting::partial);
+    return;
+  }
+  const std::size_t bytes =
+      cuda_backend::tridiagonal_workspace_bytes(Kernel::cuda_pivoting, l, options.periodic, sizeof(T)) + 256;
+  if (pivot_ws.bytes() < bytes) pivot_ws = detail::Storage(bytes, exec);
+  int* flag = reinterpret_cast<int*>(static_cast<char*>(pivot_ws.get()) + bytes - 256);
+  if (options.check_pivots) cuda_backend::memset_zero_async(flag, sizeof(int), exec.stream());
+  cuda_backend::tridiagonal_solve<T>(Kernel::cuda_pivoting, l, cuda_backend::BandView<T>{a, b, c, shared}, d, u,
+                                     options.periodic, pivot_ws.get(), options.check_pivots ? flag : nullptr,
+                                     exec.stream());
+  if (options.check_pivots) {
+    int h = 0;
+    cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
+    if (h != 0)
+      throw SingularSystem("large tridiagonal solve (partial pivoting, " + exec.name() +
+                           "): zero pivot: a system is singular");
   }
 }
 

@@ -11,8 +11,9 @@
 //
 // A batch of lines that the framework solves through TridiagonalPlan takes this path by
 // itself when its lines are very long and few (adi/tridiagonal_dispatch.cpp).
-// No pivoting: meant for diagonally dominant systems; a zero, non-finite (or, on request,
-// tiny) pivot throws SingularSystem naming the row. docs/large_tridiagonal.md has the
+// The partition does not pivot: meant for diagonally dominant systems; a row failing the
+// growth check of docs/pivoting.md is re-solved with partial pivoting (options.pivoting), a
+// zero, non-finite (or, on request, tiny) pivot throws SingularSystem naming the row. docs/large_tridiagonal.md has the
 // algorithms, the measurements and the choice of defaults.
 #include <cstddef>
 #include <memory>
@@ -43,6 +44,12 @@ struct LargeTridiagonalOptions {
   // partition on the host: chunks advanced side by side per core, 1 (scalar: one
   // dependency chain at a time), or 1, 2 or 4 SIMD vectors of chunks (0: the default).
   int lanes = 0;
+  // As TridiagonalOptions::pivoting (docs/pivoting.md). The partition's sweeps check each
+  // row's growth (solvers/common/thomas_check.hpp; the pcr_* variants check zero pivots
+  // only); automatic solves a failing system again with partial pivoting (a sequential
+  // elimination: host cpu_pivoting, CUDA cuda_pivoting), out of place only; partial always
+  // does; none throws UnstableSystem where the check fails.
+  Pivoting pivoting = Pivoting::automatic;
 };
 
 // The paper's analytic switch point (section III-A): the k >= 1 minimising

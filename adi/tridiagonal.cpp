@@ -32,8 +32,24 @@ constexpr KernelName kKernelNames[] = {
     {Kernel::cuda_thomas_strided, "cuda_thomas_strided"},
     {Kernel::cuda_thomas_pcr_strided, "cuda_thomas_pcr_strided"},
     {Kernel::large_partition, "large_partition"},
+    {Kernel::cpu_pivoting, "cpu_pivoting"},
+    {Kernel::cpu_pivoting_transpose, "cpu_pivoting_transpose"},
+    {Kernel::cpu_pivoting_vector, "cpu_pivoting_vector"},
+    {Kernel::cuda_pivoting, "cuda_pivoting"},
 };
+constexpr const char* kPivotingNames[] = {"automatic", "none", "partial"};
 }  // namespace
+
+const char* pivoting_name(Pivoting p) {
+  const int i = static_cast<int>(p);
+  return i >= 0 && i < 3 ? kPivotingNames[i] : "unknown";
+}
+
+Pivoting pivoting_from_name(const std::string& name) {
+  for (int i = 0; i < 3; ++i)
+    if (name == kPivotingNames[i]) return static_cast<Pivoting>(i);
+  throw InvalidArgument("unknown pivoting '" + name + "'; expected one of: automatic, none, partial");
+}
 
 const char* kernel_name(Kernel k) {
   for (const auto& e : kKernelNames)
@@ -61,6 +77,8 @@ struct TridiagonalPlan<T>::Impl {
   detail::Storage workspace;
   detail::Storage pivot_flag;  // device int, CUDA only
   detail::TeamTuner team;      // host threads per solve (adi/detail/host_team.hpp)
+  detail::Storage fallback_ws;  // automatic: the pivoting fall-back's scratch, allocated on first use
+  T fallback_probe{};
 
   void check_pointers(const T* a, const T* b, const T* c, const T* d, const T* u, bool shared) const;
   void run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
@@ -109,29 +127,79 @@ void TridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool shar
   if (lines.lines() == 0) return;
   const Kernel k = shared ? kernel_shared : kernel;
   if (k == Kernel::large_partition) {
-    detail::large_lines_solve<T>(exec, lines, a, b, c, shared, d, u, options.periodic, options.check_pivots,
-                                 workspace.get());
+    const bool fallback = options.pivoting == Pivoting::automatic;
+    try {
+      detail::large_lines_solve<T>(exec, lines, a, b, c, shared, d, u, options.periodic,
+                                   options.check_pivots || fallback, workspace.get());
+    } catch (const SingularSystem& e) {
+      if (!fallback) throw;
+      if (u == d)
+        throw UnstableSystem(std::string(e.what()) + "; the in-place solve overwrote d, so it cannot be re-solved "
+                             "with pivoting: pass u != d or set TridiagonalOptions::pivoting to partial",
+                             e.system(), e.row());
+      // The partition does not pivot: the batched pivoting kernel, its scratch on first use.
+      const Kernel pk = exec.is_host() ? Kernel::cpu_pivoting : Kernel::cuda_pivoting;
+      const std::size_t bytes =
+          exec.is_host() ? cpu::workspace_bytes(pk, lines, options.periodic, exec.threads(), sizeof(T), Pivoting::partial)
+                         : cuda_backend::tridiagonal_workspace_bytes(pk, lines, options.periodic, sizeof(T));
+      if (fallback_ws.bytes() < bytes) fallback_ws = detail::Storage(bytes, exec);
+      if (exec.is_host()) {
+        cpu::solve<T>(pk, lines, cpu::BandView<T>{a, b, c, shared}, d, u, options.periodic, options.check_pivots,
+                      fallback_ws.get(), exec.threads(), Pivoting::partial);
+      } else {
+        cuda_backend::DeviceGuard device_guard(exec.device());
+        cuda_backend::tridiagonal_solve<T>(pk, lines, cuda_backend::BandView<T>{a, b, c, shared}, d, u,
+                                           options.periodic, fallback_ws.get(), nullptr, exec.stream());
+        cuda_backend::copy_on_stream(&fallback_probe, u, sizeof(T), cuda_backend::Copy::device_to_host,
+                                     exec.stream());  // waits, like a checked solve
+      }
+    }
     return;
   }
   if (exec.is_host()) {
     detail::TeamScope scope(team);
     cpu::solve<T>(k, lines, cpu::BandView<T>{a, b, c, shared}, d, u, options.periodic,
-                  options.check_pivots, workspace.get(), scope.team());
+                  options.check_pivots, workspace.get(), scope.team(), options.pivoting);
     return;
   }
   cuda_backend::DeviceGuard device_guard(exec.device());
-  int* flag = options.check_pivots ? static_cast<int*>(pivot_flag.get()) : nullptr;
-  if (flag) cuda_backend::memset_zero_async(flag, sizeof(int), exec.stream());
-  cuda_backend::tridiagonal_solve<T>(k, lines, cuda_backend::BandView<T>{a, b, c, shared}, d, u,
-                                     options.periodic, workspace.get(), flag, exec.stream());
-  if (flag) {
+  // automatic needs the flag to know whether to fall back, whatever check_pivots says.
+  const bool pivots = k == Kernel::cuda_pivoting;
+  const bool fallback = options.pivoting == Pivoting::automatic && !pivots;
+  int* flag = options.check_pivots || fallback ? static_cast<int*>(pivot_flag.get()) : nullptr;
+  const cuda_backend::BandView<T> bv{a, b, c, shared};
+  auto run_kernel = [&](Kernel kk) {
+    if (flag) cuda_backend::memset_zero_async(flag, sizeof(int), exec.stream());
+    void* ws = workspace.get();
+    if (kk != k) {  // the fall-back: its scratch (2-4 values per element) only once it is needed
+      const std::size_t bytes = cuda_backend::tridiagonal_workspace_bytes(kk, lines, options.periodic, sizeof(T));
+      if (fallback_ws.bytes() < bytes) fallback_ws = detail::Storage(bytes, exec);
+      ws = fallback_ws.get();
+    }
+    cuda_backend::tridiagonal_solve<T>(kk, lines, bv, d, u, options.periodic, ws, flag, exec.stream());
     int h = 0;
-    cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h != 0)
-      throw SingularSystem("tridiagonal solve (" + std::string(kernel_name(k)) +
-                           "): zero or non-finite pivot; the system is singular or not diagonally "
-                           "dominant enough for a solver without pivoting");
+    if (flag)
+      cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
+    return h != 0;
+  };
+  bool failed = run_kernel(k);
+  const std::string who = "tridiagonal solve (" + std::string(kernel_name(k)) + "): ";
+  if (failed && fallback) {
+    if (u == d)
+      throw UnstableSystem(who + "Thomas without pivoting failed its stability check (or met a zero pivot) "
+                                 "and the in-place solve has overwritten d, so it cannot be re-solved with "
+                                 "pivoting; pass u != d, or set TridiagonalOptions::pivoting to partial");
+    failed = run_kernel(Kernel::cuda_pivoting);
+    if (failed && options.check_pivots)
+      throw SingularSystem(who + "zero or non-finite pivot with partial pivoting (cuda_pivoting): the "
+                                 "system is singular");
+    return;
   }
+  if (failed && options.check_pivots)
+    throw pivots ? SingularSystem(who + "zero or non-finite pivot with partial pivoting: the system is singular")
+                 : UnstableSystem(who + "zero pivot, or Thomas without pivoting failed its stability check "
+                                        "(the system is not diagonally dominant enough); set "
+                                        "TridiagonalOptions::pivoting to automatic or partial (docs/pivoting.md)");
 }
 
 template <class T>
@@ -142,7 +210,9 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
   p.lines = to_lines(lines_in);
   p.options = options;
   p.team.reset(exec.threads());
-  detail::DispatchQuery q{p.lines, sizeof(T), options.periodic, false};
+  detail::require(static_cast<int>(options.pivoting) >= 0 && static_cast<int>(options.pivoting) <= 2,
+                  "TridiagonalPlan: options.pivoting is not a Pivoting value");
+  detail::DispatchQuery q{p.lines, sizeof(T), options.periodic, false, options.pivoting};
   detail::DispatchQuery qs = q;
   qs.shared_bands = true;
   if (options.kernel == Kernel::automatic) {
@@ -156,6 +226,14 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
                             detail::number(p.lines.stride0) + ") on executor " + exec.name() +
                             "; use Kernel::automatic");
     p.kernel = p.kernel_shared = options.kernel;
+    if (options.pivoting == Pivoting::partial && exec.is_cuda() && options.kernel != Kernel::cuda_pivoting &&
+        options.kernel != Kernel::large_partition)
+      throw InvalidArgument(std::string("TridiagonalPlan: kernel ") + kernel_name(options.kernel) +
+                            " does not pivot but options.pivoting is partial; use Kernel::cuda_pivoting or "
+                            "Kernel::automatic");
+    if (options.pivoting == Pivoting::partial && options.kernel == Kernel::large_partition)
+      throw InvalidArgument("TridiagonalPlan: kernel large_partition does not pivot but options.pivoting is "
+                            "partial; use Kernel::automatic");
   }
   if (p.kernel == Kernel::large_partition || p.kernel_shared == Kernel::large_partition) {
     // Both resolve to it together (the rule looks at the layout only).
@@ -166,8 +244,9 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
   if (exec.is_host()) {
     const int threads = exec.threads();
     const std::size_t bytes =
-        std::max(cpu::workspace_bytes(p.kernel, p.lines, options.periodic, threads, sizeof(T)),
-                 cpu::workspace_bytes(p.kernel_shared, p.lines, options.periodic, threads, sizeof(T)));
+        std::max(cpu::workspace_bytes(p.kernel, p.lines, options.periodic, threads, sizeof(T), options.pivoting),
+                 cpu::workspace_bytes(p.kernel_shared, p.lines, options.periodic, threads, sizeof(T),
+                                      options.pivoting));
     p.workspace = detail::Storage(bytes, exec);
   } else {
     const std::size_t bytes =

@@ -10,8 +10,11 @@
 //   plan.solve(adi::Bands<double>{a, b, c}, d, u);    // u may alias d (in place)
 //
 // Pointers live in the executor's memory space (host arrays for a host executor,
-// device arrays for a CUDA one). No pivoting: meant for diagonally dominant systems;
-// a zero or non-finite pivot throws SingularSystem.
+// device arrays for a CUDA one). Thomas (no pivoting) is exact to rounding for diagonally
+// dominant systems; every Thomas kernel checks each row's growth (docs/pivoting.md) and,
+// with the default pivoting = automatic, solves lines that fail it again with partial
+// pivoting (LAPACK gtsv's algorithm). A singular system throws SingularSystem; with
+// pivoting = none an unsafe one throws UnstableSystem naming line and row.
 #include <memory>
 #include <string>
 #if __cplusplus >= 202002L
@@ -28,9 +31,17 @@ namespace adi {
 struct TridiagonalOptions {
   bool periodic = false;
   Kernel kernel = Kernel::automatic;
-  // Check pivots and throw SingularSystem on a zero or non-finite one. On a CUDA
-  // executor this synchronises the stream at the end of solve().
+  // Check pivots and throw SingularSystem on a zero or non-finite one (UnstableSystem,
+  // a SingularSystem, where Thomas without pivoting fails its growth check and pivoting
+  // is none). On a CUDA executor this synchronises the stream at the end of solve().
   bool check_pivots = true;
+  // automatic: Thomas with the growth check, lines that fail it re-solved with partial
+  //            pivoting (host: per SIMD group, before anything is written; CUDA: the whole
+  //            batch again, which needs u != d; in place it throws UnstableSystem);
+  // none:      Thomas only (check_pivots decides whether a failing line throws);
+  // partial:   always partial pivoting (kernels cpu_pivoting*, cuda_pivoting).
+  // docs/pivoting.md has the test, its cost and the measurements.
+  Pivoting pivoting = Pivoting::automatic;
 };
 
 // The band arrays with their sizes, for the size-checked solve(): shaped like d (as Bands),

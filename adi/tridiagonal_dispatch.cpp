@@ -15,7 +15,18 @@ bool lines_adjacent(const LineSet& l) {
 
 bool is_cpu(Kernel k) {
   return k == Kernel::reference || k == Kernel::cpu_thomas || k == Kernel::cpu_thomas_transpose ||
-         k == Kernel::cpu_thomas_vector;
+         k == Kernel::cpu_thomas_vector || k == Kernel::cpu_pivoting || k == Kernel::cpu_pivoting_transpose ||
+         k == Kernel::cpu_pivoting_vector;
+}
+
+// The pivoting peer of a host kernel (same layouts, same loops: solvers/cpu/thomas_sweep.hpp).
+Kernel host_pivoting(Kernel k) {
+  switch (k) {
+    case Kernel::cpu_thomas: return Kernel::cpu_pivoting;
+    case Kernel::cpu_thomas_transpose: return Kernel::cpu_pivoting_transpose;
+    case Kernel::cpu_thomas_vector: return Kernel::cpu_pivoting_vector;
+    default: return k;
+  }
 }
 }  // namespace
 
@@ -52,7 +63,8 @@ bool cuda_hybrid_fits(Kernel k, const Executor& exec, const DispatchQuery& q) {
 bool cuda_kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
   const LineSet& l = q.lines;
   switch (k) {
-    case Kernel::cuda_thomas_naive: return true;
+    case Kernel::cuda_thomas_naive:
+    case Kernel::cuda_pivoting: return true;
     case Kernel::cuda_thomas_shuffle_transpose:
     case Kernel::cuda_thomas_shared_transpose: return l.stride == 1;
     case Kernel::cuda_thomas_pcr: return l.stride == 1 && cuda_hybrid_fits(k, exec, q);
@@ -64,6 +76,9 @@ bool cuda_kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q
 
 Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
   const LineSet& l = q.lines;
+  // Partial pivoting: one thread per line, U's rows in a line-fastest workspace
+  // (solvers/cuda/pivoting_thread.cuh); coalesced where neighbouring lines are adjacent.
+  if (q.pivoting == Pivoting::partial) return Kernel::cuda_pivoting;
   // Contiguous lines (X sweeps, gtsv2StridedBatch layout).
   if (l.stride == 1) {
     const index_t max_n = q.value_size == 8 ? kCudaPcrMaxX64 : kCudaPcrMaxX32;
@@ -128,8 +143,10 @@ bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
   if (exec.is_host()) {
     if (!is_cpu(k)) return false;
     switch (k) {
-      case Kernel::cpu_thomas_transpose: return l.stride == 1;
-      case Kernel::cpu_thomas_vector: return lines_adjacent(l);
+      case Kernel::cpu_thomas_transpose:
+      case Kernel::cpu_pivoting_transpose: return l.stride == 1;
+      case Kernel::cpu_thomas_vector:
+      case Kernel::cpu_pivoting_vector: return lines_adjacent(l);
       default: return true;
     }
   }
@@ -138,8 +155,13 @@ bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
 }
 
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q) {
-  if (large_lines(exec, q)) return Kernel::large_partition;
-  if (exec.is_host()) return choose_host_kernel(q);
+  // The partition solver does not pivot: with partial pivoting a few long lines run the
+  // batched pivoting kernels (one sequential elimination per line).
+  if (q.pivoting != Pivoting::partial && large_lines(exec, q)) return Kernel::large_partition;
+  if (exec.is_host()) {
+    const Kernel k = choose_host_kernel(q);
+    return q.pivoting == Pivoting::partial ? host_pivoting(k) : k;
+  }
   return choose_cuda_kernel(exec, q);
 }
 

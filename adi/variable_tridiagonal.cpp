@@ -54,6 +54,7 @@ struct VariableTridiagonalPlan<T>::Impl {
                     const T* u) const;
   void report(index_t bad) const;
   void run(const T* a, const T* b, const T* c, const T* d, T* u);
+  [[noreturn]] void report_unstable(index_t bad, bool in_place) const;
   void run(const PointerBands<T>& bands, const T* const* d, T* const* u);
 };
 
@@ -195,6 +196,19 @@ void VariableTridiagonalPlan<T>::Impl::check_arrays(std::initializer_list<std::p
 }
 
 template <class T>
+void VariableTridiagonalPlan<T>::Impl::report_unstable(index_t bad, bool in_place) const {
+  throw UnstableSystem("variable tridiagonal solve (" + std::string(method_name(method)) + "): system " +
+                           detail::number(bad) + " (size " + detail::number(batch.size(bad)) +
+                           ") met a zero pivot or failed the stability check of Thomas without pivoting (it is "
+                           "singular or not diagonally dominant enough)" +
+                           (in_place ? "; the in-place solve overwrote d, so it cannot be re-solved with "
+                                       "pivoting: pass u != d or set VariableTridiagonalOptions::pivoting to partial"
+                                     : "; set VariableTridiagonalOptions::pivoting to automatic or partial "
+                                       "(docs/pivoting.md)"),
+                       bad);
+}
+
+template <class T>
 void VariableTridiagonalPlan<T>::Impl::report(index_t bad) const {
   if (bad < 0) return;
   throw SingularSystem("variable tridiagonal solve (" + std::string(method_name(method)) + "): system " +
@@ -215,8 +229,14 @@ void VariableTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, c
   if (exec.is_host()) {
     const cpu::VariableArrays<T> x{a, b, c, d, u};
     const VariableBatchView& v = batch.host_view();
+    const index_t* offs = kind == LayoutKind::compact ? offsets.data() : nullptr;
+    auto pivoting = [&]() {
+      return cpu::variable_thomas_reference<T>(v, offs, stride, kind == LayoutKind::sorted, x, periodic, true);
+    };
     index_t bad = -1;
-    if (method == VariableMethod::reference) {
+    if (options.pivoting == Pivoting::partial) {
+      bad = pivoting();
+    } else if (method == VariableMethod::reference) {
       bad = cpu::variable_thomas_reference<T>(v, kind == LayoutKind::compact ? offsets.data() : nullptr, stride,
                                               kind == LayoutKind::sorted, x, periodic);
     } else if (kind == LayoutKind::padded) {
@@ -226,6 +246,12 @@ void VariableTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, c
       bad = cpu::variable_thomas_sorted<T>(v, x, periodic, workspace.get(), exec.threads());
     } else {
       bad = cpu::variable_thomas_compact<T>(v, offsets.data(), x, periodic, workspace.get(), exec.threads());
+    }
+    if (bad >= 0 && options.pivoting == Pivoting::automatic && method != VariableMethod::reference) {
+      if (d == u) report_unstable(bad, true);
+      bad = pivoting();
+    } else if (bad >= 0 && options.pivoting == Pivoting::none && options.check_pivots) {
+      report_unstable(bad, false);
     }
     if (options.check_pivots) report(bad);
     return;
@@ -240,6 +266,9 @@ void VariableTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, c
                            : kind == LayoutKind::compact             ? VariableKernel::compact
                            : method == VariableMethod::stop_at_size ? VariableKernel::stop_at_size
                                                                      : VariableKernel::padded;
+  if (options.pivoting == Pivoting::partial)
+    throw Unsupported("variable tridiagonal solve: pivoting = partial is host-only for now; use a host "
+                      "executor, or pivoting = automatic (on a device: Thomas with the stability check)");
   cuda_backend::DeviceGuard device_guard(exec.device());
   int* flag = options.check_pivots ? static_cast<int*>(bad_flag.get()) : nullptr;
   cuda_backend::variable_tridiagonal_solve<T>(k, batch.view(), x, periodic, workspace.get(), flag, exec.stream());
@@ -279,15 +308,27 @@ void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T
   }
   if (exec.is_host()) {
     const cpu::VariablePointers<T> x{bands.a, bands.b, bands.c, d, u};
-    const index_t bad = method == VariableMethod::reference
-                            ? cpu::variable_thomas_reference<T>(batch.host_view(), x, options.periodic)
-                            : cpu::variable_thomas_pointers<T>(batch.host_view(), x, options.periodic,
-                                                               workspace.get(), exec.threads());
+    const VariableBatchView& v = batch.host_view();
+    const bool partial = options.pivoting == Pivoting::partial;
+    index_t bad = method == VariableMethod::reference || partial
+                      ? cpu::variable_thomas_reference<T>(v, x, options.periodic, partial)
+                      : cpu::variable_thomas_pointers<T>(v, x, options.periodic, workspace.get(), exec.threads());
+    if (bad >= 0 && options.pivoting == Pivoting::automatic && method != VariableMethod::reference) {
+      bool in_place = false;
+      for (index_t s = 0; s < v.count; ++s) in_place = in_place || (v.sizes[s] > 0 && d[s] == u[s]);
+      if (in_place) report_unstable(bad, true);
+      bad = cpu::variable_thomas_reference<T>(v, x, options.periodic, true);
+    } else if (bad >= 0 && options.pivoting == Pivoting::none && options.check_pivots) {
+      report_unstable(bad, false);
+    }
     if (options.check_pivots) report(bad);
     return;
   }
   cuda_backend::VariableDeviceArrays<T> x;
   x.pa = bands.a, x.pb = bands.b, x.pc = bands.c, x.pd = d, x.pu = u;
+  if (options.pivoting == Pivoting::partial)
+    throw Unsupported("variable tridiagonal solve: pivoting = partial is host-only for now; use a host "
+                      "executor, or pivoting = automatic (on a device: Thomas with the stability check)");
   cuda_backend::DeviceGuard device_guard(exec.device());
   int* flag = options.check_pivots ? static_cast<int*>(bad_flag.get()) : nullptr;
   cuda_backend::variable_tridiagonal_solve<T>(cuda_backend::VariableKernel::pointers, batch.view(), x,

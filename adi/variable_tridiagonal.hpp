@@ -55,6 +55,11 @@ struct VariableTridiagonalOptions {
   // PointerBatch: copy the pointer arrays to the host on each solve and reject null
   // pointers of non-empty systems (one device-to-host copy on CUDA).
   bool check_pointers = true;
+  // As TridiagonalOptions::pivoting (docs/pivoting.md). Host: partial solves each system
+  // with partial pivoting in double; automatic runs the checked Thomas kernels and, when a
+  // system fails the check, solves the batch again with pivoting (out of place only: in
+  // place it throws UnstableSystem). CUDA: automatic and none check; partial is Unsupported.
+  Pivoting pivoting = Pivoting::automatic;
 };
 
 // Built once per batch shape and layout: validates the layout against the batch, picks

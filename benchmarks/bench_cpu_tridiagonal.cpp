@@ -1,6 +1,7 @@
 // Host batched tridiagonal solves on a 3D grid, per direction (X, Y, Z) and precision:
-// our automatic choice, each host kernel that can read the direction, the fp64
-// reference, and LAPACK's gtsv called line by line (the line copied to contiguous
+// our automatic choice (Thomas with its stability check), each host kernel that can read
+// the direction, partial pivoting (pivoting, cpu_pivoting, pivoting_shared), the fp64
+// reference, and LAPACK's gtsv (which pivots) called line by line (the line copied to contiguous
 // buffers first, as a user must: gtsv overwrites its inputs), next to the machine's
 // copy bandwidth measured in the same program.
 //
@@ -144,10 +145,12 @@ void bm_copy(benchmark::State& st, std::size_t bytes, const std::string& key) {
 }
 
 template <class T>
-void bm_solve(benchmark::State& st, Axis axis, Kernel kernel, bool shared, const std::string& key) {
+void bm_solve(benchmark::State& st, Axis axis, Kernel kernel, bool shared, const std::string& key,
+              adi::Pivoting pivoting = adi::Pivoting::automatic) {
   Grid<T>& g = Grid<T>::get();
   adi::TridiagonalOptions opt;
   opt.kernel = kernel;
+  opt.pivoting = pivoting;
   adi::TridiagonalPlan<T> plan(adi::Executor::host(), adi::BoxLines{g.box, axis}, opt);
   const auto t0 = Clock::now();
   for (auto _ : st) {
@@ -219,10 +222,11 @@ std::vector<Row> register_precision(const char* prec) {
   std::vector<Row> rows;
   for (Axis axis : {Axis::x, Axis::y, Axis::z}) {
     const std::string p = std::string(prec) + "/" + axis_label(axis) + "/";
-    auto add_solve = [&](const std::string& what, Kernel k, bool shared) {
+    auto add_solve = [&](const std::string& what, Kernel k, bool shared,
+                         adi::Pivoting piv = adi::Pivoting::automatic) {
       const std::string key = p + what;
       benchmark::RegisterBenchmark(key.c_str(),
-                                   [=](benchmark::State& st) { bm_solve<T>(st, axis, k, shared, key); })
+                                   [=](benchmark::State& st) { bm_solve<T>(st, axis, k, shared, key, piv); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
       rows.push_back({key, what});
@@ -233,7 +237,11 @@ std::vector<Row> register_precision(const char* prec) {
       add_solve("cpu_thomas_transpose", Kernel::cpu_thomas_transpose, false);
     else
       add_solve("cpu_thomas_vector", Kernel::cpu_thomas_vector, false);
-    add_solve("reference", Kernel::reference, false);
+    add_solve("reference", Kernel::reference, false, adi::Pivoting::none);
+    // Partial pivoting (docs/pivoting.md): the dispatch's pivoting kernel, and the scalar one.
+    add_solve("pivoting", Kernel::automatic, false, adi::Pivoting::partial);
+    add_solve("cpu_pivoting", Kernel::cpu_pivoting, false, adi::Pivoting::partial);
+    add_solve("pivoting_shared", Kernel::automatic, true, adi::Pivoting::partial);
 #ifdef ADI_HAVE_LAPACKE
     {
       const std::string key = p + "lapack_gtsv";

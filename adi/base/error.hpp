@@ -37,6 +37,15 @@ class SingularSystem : public Error {
   std::int64_t row_;
 };
 
+// Thomas without pivoting would return a wrong answer: a row failed the growth check of
+// solvers/common/thomas_check.hpp (the system is not diagonally dominant enough, though it
+// may be well conditioned). A SingularSystem, so existing handlers still catch it; the
+// message names the option to change (pivoting = automatic or partial).
+class UnstableSystem : public SingularSystem {
+ public:
+  using SingularSystem::SingularSystem;
+};
+
 // The requested backend (CUDA, VTK, MPI) is not compiled in or not present.
 class Unsupported : public Error {
  public:

@@ -43,7 +43,25 @@ enum class Kernel {
   cuda_thomas_pcr_strided,  // lines adjacent in memory, Thomas-PCR hybrid (alg. 11)
   large_partition,          // a few very long lines with stride 1, host or CUDA: each line by the
                             // large-system partition solver (adi/large_tridiagonal.hpp)
+  // Partial (row) pivoting, LAPACK ?gtsv's elimination, for systems that are not
+  // diagonally dominant (docs/pivoting.md); the same layouts as their Thomas peers.
+  cpu_pivoting,             // scalar, any strides, OpenMP across lines
+  cpu_pivoting_transpose,   // stride-1 lines, SIMD lanes after an in-register transpose
+  cpu_pivoting_vector,      // neighbouring lines adjacent in memory, SIMD lanes across lines
+  cuda_pivoting,            // one thread per line, U's rows in a workspace laid out line-fastest
+                            // (coalesced when neighbouring lines are adjacent: Y/Z sweeps)
 };
+
+// Whether a plan pivots (TridiagonalOptions::pivoting and the large / variable plans):
+//   automatic  Thomas with the stability check of solvers/common/thomas_check.hpp; lines
+//              that fail it are solved again with partial pivoting (docs/pivoting.md)
+//   none       Thomas only; with check_pivots a failing line throws UnstableSystem
+//   partial    always partial pivoting (the cpu_pivoting* / cuda_pivoting kernels)
+enum class Pivoting { automatic, none, partial };
+
+const char* pivoting_name(Pivoting p);
+// Parses "automatic", "none", "partial"; throws InvalidArgument on anything else.
+Pivoting pivoting_from_name(const std::string& name);
 
 const char* kernel_name(Kernel k);
 // Parses the names printed by kernel_name; throws InvalidArgument on unknown names.

@@ -15,6 +15,7 @@ struct DispatchQuery {
   std::size_t value_size = 8;
   bool periodic = false;
   bool shared_bands = false;
+  Pivoting pivoting = Pivoting::none;  // partial: a pivoting kernel (automatic checks Thomas)
 };
 
 // The kernel `automatic` resolves to.

@@ -20,6 +20,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "solvers/common/thomas_check.hpp"
+
 #if defined(__CUDACC__)
 #define ADI_LARGE_HD __host__ __device__ __forceinline__
 #else
@@ -130,6 +132,13 @@ template <class T>
 ADI_LARGE_HD T row_scale(T a, T b, T c) {
   return std::fmax(std::fabs(a), std::fmax(std::fabs(b), std::fabs(c)));
 }
+// The stability check of every Thomas loop (solvers/common/thomas_check.hpp) from what the
+// partition's sweeps have at hand: the growth |a_i c*_{i-1}| = |b_i - pivot| against the
+// row's scale max(|a_i|, |b_i|, |c_i|).
+template <class T>
+ADI_LARGE_HD bool unsafe_growth(T piv, T b, T scale) {
+  return ADI_THOMAS_CHECK && std::fabs(b - piv) > T(common::kThomasGrowth) * scale;
+}
 
 // A plain tridiagonal solve in one thread, in T: Thomas, or for periodic systems
 // Sherman-Morrison with A = A' + v w^T (as solvers/reference/thomas.hpp). a[0] and
@@ -163,14 +172,14 @@ ADI_LARGE_HD i64 solve_direct(i64 n, const T* a, const T* b, const T* c, const T
   for (i64 i = 0; i < n; ++i) {
     const T ai = i == 0 && !periodic ? T(0) : a[i];
     const T ci = i == n - 1 && !periodic ? T(0) : c[i];
-    const T scale = tol > T(0) ? row_scale(ai, b[i], ci) : T(0);
+    const T scale = row_scale(ai, b[i], ci);
     T bi = b[i];
     if (periodic && i == 0) bi -= gamma;
     if (periodic && i == n - 1) bi -= alpha * bg;
     const T am = i == 0 ? T(0) : ai;  // A' has no corner: row 0 has no sub-diagonal
     const T piv = bi - am * cpp;
     const T r = T(1) / piv;
-    if (bad_pivot(piv, r, scale, tol)) return i;
+    if (bad_pivot(piv, r, scale, tol) || unsafe_growth(piv, bi, scale)) return i;
     cpp = i + 1 < n ? ci * r : T(0);
     dpp = (d[i] - am * dpp) * r;
     cp[i] = cpp;

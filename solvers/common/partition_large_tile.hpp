@@ -76,8 +76,8 @@ ADI_LARGE_HD int reduce_rows(const T* a, const T* b, const T* c, const T* d, int
     const T piv = st.row(a[i], b[i], c[i], d[i], i + 1 < e, r);
     if (check && bad < 0) {
       const T ci = (last_c_out && i == e - 1) ? T(0) : c[i];
-      const T scale = tol > T(0) ? row_scale(a[i], b[i], ci) : T(0);
-      if (bad_pivot(piv, r, scale, tol)) bad = i;
+      const T scale = row_scale(a[i], b[i], ci);
+      if (bad_pivot(piv, r, scale, tol) || unsafe_growth(piv, b[i], scale)) bad = i;
     }
     if (kcp != nullptr) {
       kcp[i] = st.cp;
@@ -331,8 +331,8 @@ ADI_LARGE_HD bool lane_reduce(const Level<T>& L, const Chunks& ch, i64 tile, int
       if (L.flag != nullptr && bad < 0) {
         // c[N-1] of a non-periodic system is not part of it.
         const T ci = (s + i == L.N - 1 && !L.periodic) ? T(0) : c[i];
-        const T scale = L.tol > T(0) ? row_scale(a[i], b[i], ci) : T(0);
-        if (bad_pivot(piv, r, scale, L.tol)) bad = s + i;
+        const T scale = row_scale(a[i], b[i], ci);
+        if (bad_pivot(piv, r, scale, L.tol) || unsafe_growth(piv, b[i], scale)) bad = s + i;
       }
       if (keep) {
         keep->cp[i] = st.cp;

@@ -31,6 +31,8 @@
 #define ADI_VT_UNROLL
 #endif
 
+#include "solvers/common/thomas_check.hpp"
+
 namespace adi::variable_thomas {
 
 // Lanes whose value is zero, infinite or NaN (r - r is 0 only for finite r). Applied to
@@ -96,8 +98,11 @@ ADI_VT_HD auto solve(Io& io, const N& n, int rows) {
       b = last ? b - craw * beta / gamma : b;
       v = last ? craw : zero;
     }
-    const V r = one / (b - a * cs);
-    bad = bad | (live & not_finite_or_zero(r));
+    const V acs = a * cs;
+    const V r = one / (b - acs);
+    // The stability check every Thomas loop applies (thomas_check.hpp): tau = 4.
+    bad = bad | (live & (not_finite_or_zero(r) |
+                         common::thomas_unsafe_lanes(acs, a, b, c, (one + one) * (one + one))));
     cs = c * r;
     ds = (d - a * ds) * r;
     if constexpr (Periodic) zs = (v - a * zs) * r;

@@ -126,11 +126,14 @@ inline V vmax(const V& x, const V& y) {
   return x < y ? y : x;
 }
 
-// The vector form of adi::large::bad_pivot (the tolerance only when Tol).
+// The vector form of adi::large::bad_pivot (the tolerance only when Tol) and of the
+// growth check of every Thomas loop (adi::large::unsafe_growth, thomas_check.hpp).
 template <bool Tol, class V, class T>
 inline simd::Mask<V> pivot_mask(const V& piv, const V& r, const V& a, const V& b, const V& c, T tol) {
   simd::Mask<V> m = simd::not_finite_or_zero(r);
-  if constexpr (Tol) m |= vabs(piv) <= tol * vmax(vabs(a), vmax(vabs(b), vabs(c)));
+  const V scale = vmax(vabs(a), vmax(vabs(b), vabs(c)));
+  if constexpr (ADI_THOMAS_CHECK) m |= vabs(b - piv) > scale * T(common::kThomasGrowth);
+  if constexpr (Tol) m |= vabs(piv) <= tol * scale;
   return m;
 }
 
@@ -231,9 +234,9 @@ index_t pass1_chunk(const System<T>& sys, index_t j, index_t s, index_t e, const
     T r;
     const T piv = st.row(sys.a[i], sys.b[i], sys.c[i], sys.d[i], i + 1 < e, r);
     // c[n-1] of a non-periodic system is not part of it (and may hold anything).
-    const T scale =
-        tol > T(0) ? adi::large::row_scale(sys.a[i], sys.b[i], i == sys.n - 1 && !periodic ? T(0) : sys.c[i]) : T(0);
-    if (bad < 0 && adi::large::bad_pivot(piv, r, scale, tol)) bad = i;
+    const T scale = adi::large::row_scale(sys.a[i], sys.b[i], i == sys.n - 1 && !periodic ? T(0) : sys.c[i]);
+    if (bad < 0 && (adi::large::bad_pivot(piv, r, scale, tol) || adi::large::unsafe_growth(piv, sys.b[i], scale)))
+      bad = i;
   }
   const ReducedRows<T> rr = st.rows();
   store_rows(red, j, rr.aF, rr.bF, rr.cF, rr.dF, rr.aE, rr.cE, rr.dE);

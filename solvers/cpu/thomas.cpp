@@ -12,7 +12,7 @@ index_t thomas(const Problem<T>& p, void* raw, int threads) {
   if (p.periodic && p.lines.n <= 2) return solve_periodic_tiny(p);
   const LineSet& l = p.lines;
   const Shape shape = thomas_shape(l, sizeof(T), threads);
-  const Workspace<T> ws(layout_for(shape, l, p.periodic, threads, sizeof(T)), raw);
+  const Workspace<T> ws(layout_for(shape, l, p.periodic, threads, sizeof(T), p.method), raw);
   SharedFactor<T> factor;
   const SharedFactor<T>* shared = nullptr;
   const index_t bad = prepare_shared(p, ws, factor, shared);
@@ -23,7 +23,7 @@ index_t thomas(const Problem<T>& p, void* raw, int threads) {
         const index_t o = l.offset(line), ob = bd.shared ? 0 : o;
         AdjacentRows<T, 1, 1> src{bd.a + ob, bd.b + ob, bd.c + ob, p.d + o, l.stride};
         AdjacentRowsOut<T, 1, 1> dst{p.u + o, l.stride};
-        const int lane = solve_group<T, V, 1>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t));
+        const int lane = solve_group<T, V, 1>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t), p.method);
         return lane < 0 ? kNoLine : line;
       });
   return first_bad(bad, first);

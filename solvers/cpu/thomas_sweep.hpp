@@ -25,6 +25,8 @@
 #include "adi/base/layout.hpp"
 #include "solvers/cpu/simd.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
+#include "solvers/common/pivoting_core.hpp"
+#include "solvers/common/thomas_check.hpp"
 
 namespace adi::cpu::detail {
 
@@ -32,8 +34,15 @@ template <class V>
 struct Scratch {
   V* cs;
   V* ds;
-  V* zs;  // periodic lines only
+  V* zs;            // periodic lines only (pivoting: U's column n-2)
+  V* us = nullptr;  // pivoting: the second super-diagonal of U (u2')
+  V* vs = nullptr;  // pivoting, periodic lines: U's column n-1
 };
+
+// How a group is solved (Problem::method): Thomas, Thomas with a fall-back to partial
+// pivoting for a group whose check fires (the rows are re-read; nothing has been written
+// yet), or partial pivoting (solvers/common/pivoting_core.hpp).
+enum class Method { thomas, automatic, pivoting };
 
 // The factorisation of coefficients that every line shares (SharedBands): computed
 // once per solve so that the sweep of a line reads only d and writes u.
@@ -45,6 +54,12 @@ struct SharedFactor {
   const T* z = nullptr;   // periodic: the correction vector A'^{-1} v
   T bg = 0;               // periodic: beta / gamma = a_0 / (-b_0)
   T inv_den = 0;          // periodic: 1 / (1 + z_0 + bg z_{n-1})
+  // Pivoting (pivoting == true): the lines are solved with the bands broadcast to the lanes
+  // (BroadcastBands), nothing is factorised once.
+  bool pivoting = false;
+  const T* sa = nullptr;
+  const T* sb = nullptr;
+  const T* sc = nullptr;
 };
 
 template <class T>
@@ -70,7 +85,7 @@ bool factor_shared(index_t n, const T* a, const T* b, const T* c, bool periodic,
     if (periodic && i == 0) bi -= gamma;
     if (periodic && i == n - 1) bi -= alpha * bg;
     const T ri = T(1) / (bi - ai * csp);
-    ok = ok && finite_nonzero(ri);
+    ok = ok && finite_nonzero(ri) && !common::thomas_unsafe<T>(ai * csp, ai, bi, i + 1 < n ? c[i] : T(0));
     csp = i + 1 < n ? c[i] * ri : T(0);  // c[n-1] is not part of A (nor of A')
     r[i] = ri;
     m[i] = ai * ri;
@@ -155,10 +170,10 @@ void forward_bands(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g
     for_rows<B>(k0, k1, [&](int k) {
       const index_t row = (i0 + k) * K;
       for (int j = 0; j < K; ++j) {
-        const V a = src.a(k, j);
-        const V r = T(1) / (src.b(k, j) - a * cs[j]);
-        g.bad[j] |= simd::not_finite_or_zero(r);
-        cs[j] = src.c(k, j) * r;
+        const V a = src.a(k, j), b = src.b(k, j), c = src.c(k, j), acs = a * cs[j];
+        const V r = T(1) / (b - acs);
+        g.bad[j] |= simd::not_finite_or_zero(r) | common::thomas_unsafe<T>(acs, a, b, c);
+        cs[j] = c * r;
         ds[j] = (src.d(k, j) - a * ds[j]) * r;
         s.cs[row + j] = cs[j];
         s.ds[row + j] = ds[j];
@@ -173,9 +188,10 @@ void forward_bands(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g
         const int k = cnt - 1;
         const index_t row = (n - 1) * K;
         for (int j = 0; j < K; ++j) {
-          const V a = src.a(k, j), alpha = src.c(k, j);
-          const V r = T(1) / (src.b(k, j) - alpha * g.corner[j].bg - a * cs[j]);
-          g.bad[j] |= simd::not_finite_or_zero(r);
+          const V a = src.a(k, j), alpha = src.c(k, j), acs = a * cs[j];
+          const V b = src.b(k, j) - alpha * g.corner[j].bg;
+          const V r = T(1) / (b - acs);
+          g.bad[j] |= simd::not_finite_or_zero(r) | common::thomas_unsafe<T>(acs, a, b, V{});
           s.cs[row + j] = V{};
           s.ds[row + j] = (src.d(k, j) - a * ds[j]) * r;
           s.zs[row + j] = (alpha - a * zs[j]) * r;
@@ -266,14 +282,202 @@ void correct_to(index_t n, Dst& dst, const V* y, const V (&f)[K], Z z) {
   }
 }
 
-// Solves the K*W lines of one group. shared: the shared factorisation, or null for
-// per-line bands. Periodic lines need n >= 3 here. Returns the index of the first lane
-// with a zero or non-finite pivot, or -1.
+// --- partial pivoting (solvers/common/pivoting_core.hpp) ------------------------------
+
+// Shared bands seen as per-line bands (every lane the same coefficient): the pivoting
+// sweeps take them this way, so the right-hand side stays the only stream.
+template <class T, class V, class Src>
+struct BroadcastBands {
+  static constexpr int block = Src::block;
+  Src& src;
+  const T* pa;
+  const T* pb;
+  const T* pc;
+  index_t i0 = 0;
+  template <bool Bands>
+  void load(index_t i, int cnt) {
+    i0 = i;
+    src.template load<false>(i, cnt);
+  }
+  V a(int k, int) const { return V{} + pa[i0 + k]; }
+  V b(int k, int) const { return V{} + pb[i0 + k]; }
+  V c(int k, int) const { return V{} + pc[i0 + k]; }
+  V d(int k, int j) const { return src.d(k, j); }
+};
+
+// Forward elimination with row interchanges: U row i (scaled by 1/pivot) goes to cs (u1'),
+// us (u2') and ds (y').
+template <class T, class V, int K, class Src>
+void pivot_forward(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g) {
+  constexpr int B = Src::block;
+  common::PivotRow<V> cur[K] = {};
+  auto store = [&](index_t i, int j, const common::PivotOut<V>& o) {
+    g.bad[j] |= simd::not_finite_or_zero(o.r);
+    s.cs[i * K + j] = o.u1;
+    s.us[i * K + j] = o.u2;
+    s.ds[i * K + j] = o.y;
+  };
+  for (index_t i0 = 0; i0 < n; i0 += B) {
+    const int cnt = static_cast<int>(std::min<index_t>(B, n - i0));
+    src.template load<true>(i0, cnt);
+    for_rows<B>(0, cnt, [&](int k) {
+      const index_t i = i0 + k;
+      for (int j = 0; j < K; ++j) {
+        const V c = i == n - 1 ? V{} : src.c(k, j);  // c[n-1] is not part of the line
+        if (i == 0)
+          cur[j] = {src.b(k, j), c, src.d(k, j)};
+        else
+          store(i - 1, j, common::pivot_step<T>(cur[j], src.a(k, j), src.b(k, j), c, src.d(k, j)));
+      }
+    });
+  }
+  for (int j = 0; j < K; ++j) store(n - 1, j, common::pivot_last<T>(cur[j]));
+}
+
+// x_i = y'_i - u1'_i x_{i+1} - u2'_i x_{i+2} (u1', u2' vanish past the end), into the sink.
+template <class V, int K, class Dst>
+void pivot_backward(index_t n, Dst& dst, const Scratch<V>& s) {
+  constexpr int B = Dst::block;
+  const index_t last0 = (n - 1) / B * B;
+  V x1[K] = {}, x2[K] = {};
+  for (index_t i0 = last0; i0 >= 0; i0 -= B) {
+    const int cnt = static_cast<int>(std::min<index_t>(B, n - i0));
+    dst.begin(i0, cnt);
+    for (int k = cnt - 1; k >= 0; --k) {
+      const index_t e = (i0 + k) * K;
+      for (int j = 0; j < K; ++j) {
+        const V x = s.ds[e + j] - s.cs[e + j] * x1[j] - s.us[e + j] * x2[j];
+        x2[j] = x1[j];
+        x1[j] = x;
+        dst.put(k, j, x);
+      }
+    }
+    dst.flush();
+  }
+}
+
+// Periodic lines (n >= 3): the cyclic elimination of pivoting_core.hpp. Rows 0 and n-1 are
+// read first (the sweep needs the last row from the start); U row i goes to cs (u1'), us
+// (u2'), zs (us': column n-2), vs (ul': column n-1) and ds (y').
+template <class T, class V, int K, class Src>
+void cyclic_forward(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g) {
+  constexpr int B = Src::block;
+  common::CyclicRow<V> C[K], L[K];
+  {
+    V a0[K], b0[K], c0[K], d0[K];
+    src.template load<true>(0, 1);
+    for (int j = 0; j < K; ++j) {
+      a0[j] = src.a(0, j);
+      b0[j] = src.b(0, j);
+      c0[j] = src.c(0, j);
+      d0[j] = src.d(0, j);
+    }
+    src.template load<true>(n - 1, 1);
+    for (int j = 0; j < K; ++j)
+      common::cyclic_start(static_cast<long long>(n), a0[j], b0[j], c0[j], d0[j], src.a(0, j), src.b(0, j),
+                           src.c(0, j), src.d(0, j), C[j], L[j]);
+  }
+  auto store = [&](index_t i, int j, const common::CyclicOut<V>& o) {
+    g.bad[j] |= simd::not_finite_or_zero(o.r);
+    const index_t e = i * K + j;
+    s.cs[e] = o.u1;
+    s.us[e] = o.u2;
+    s.zs[e] = o.us;
+    s.vs[e] = o.ul;
+    s.ds[e] = o.y;
+  };
+  // Steps i = 0 .. n-3 meet rows 1 .. n-2.
+  for (index_t i0 = 1; i0 <= n - 2; i0 += B) {
+    const int cnt = static_cast<int>(std::min<index_t>(B, n - 1 - i0));
+    src.template load<true>(i0, cnt);
+    for (int k = 0; k < cnt; ++k) {
+      const index_t row = i0 + k, i = row - 1;
+      for (int j = 0; j < K; ++j) {
+        const common::CyclicRow<V> N =
+            common::cyclic_row(i + 2 == n - 1, src.a(k, j), src.b(k, j), src.c(k, j), src.d(k, j));
+        store(i, j, common::cyclic_step<T>(C[j], L[j], N, i + 2 == n - 2));
+      }
+    }
+  }
+  for (int j = 0; j < K; ++j) {
+    common::CyclicOut<V> r2, r1;
+    common::cyclic_finish<T>(C[j], L[j], r2, r1);
+    store(n - 2, j, r2);
+    store(n - 1, j, r1);
+  }
+}
+
+// x_{n-1}, x_{n-2} first, then x_i = y' - u1' x_{i+1} - u2' x_{i+2} - us' x_{n-2} - ul' x_{n-1}.
+template <class V, int K, class Dst>
+void cyclic_backward(index_t n, Dst& dst, const Scratch<V>& s) {
+  constexpr int B = Dst::block;
+  const index_t last0 = (n - 1) / B * B;
+  V x1[K] = {}, x2[K] = {}, xs[K] = {}, xl[K] = {};
+  for (index_t i0 = last0; i0 >= 0; i0 -= B) {
+    const int cnt = static_cast<int>(std::min<index_t>(B, n - i0));
+    dst.begin(i0, cnt);
+    for (int k = cnt - 1; k >= 0; --k) {
+      const index_t i = i0 + k, e = i * K;
+      for (int j = 0; j < K; ++j) {
+        const V x = s.ds[e + j] - s.cs[e + j] * x1[j] - s.us[e + j] * x2[j] - s.zs[e + j] * xs[j] -
+                    s.vs[e + j] * xl[j];
+        x2[j] = x1[j];
+        x1[j] = x;
+        if (i == n - 1) xl[j] = x;
+        if (i == n - 2) xs[j] = x;
+        dst.put(k, j, x);
+      }
+    }
+    dst.flush();
+  }
+}
+
+// Solves a group with partial pivoting (per-line bands, or shared ones broadcast to lanes).
+template <class T, class V, int K, class Src, class Dst>
+void pivot_group(index_t n, bool periodic, const SharedFactor<T>* shared, Src& src, Dst& dst,
+                 const Scratch<V>& s, GroupState<V, K>& g) {
+  auto run = [&](auto& in) {
+    if (periodic) {
+      cyclic_forward<T, V, K>(n, in, s, g);
+      cyclic_backward<V, K>(n, dst, s);
+    } else {
+      pivot_forward<T, V, K>(n, in, s, g);
+      pivot_backward<V, K>(n, dst, s);
+    }
+  };
+  if (shared) {
+    BroadcastBands<T, V, Src> in{src, shared->sa, shared->sb, shared->sc};
+    run(in);
+  } else {
+    run(src);
+  }
+}
+
+// Solves the K*W lines of one group. shared: the shared factorisation (Thomas or
+// pivoting, f.pivoting), or null for per-line bands. Periodic lines need n >= 3 here.
+// Returns the index of the first lane with a zero or non-finite pivot, a singular periodic
+// correction, or (Method::thomas) a row that fails the check of thomas_check.hpp; -1 if none.
+// Method::automatic re-solves a group whose Thomas elimination fails the check with
+// partial pivoting before anything is written.
 template <class T, class V, int K, class Src, class Dst>
 int solve_group(index_t n, bool periodic, const SharedFactor<T>* shared, Src& src, Dst& dst,
-                const Scratch<V>& s) {
+                const Scratch<V>& s, Method method = Method::thomas) {
   constexpr int W = static_cast<int>(sizeof(V) / sizeof(T));
   GroupState<V, K> g;
+  auto first_bad_lane = [&]() {
+    for (int j = 0; j < K; ++j) {
+      const int lane = simd::first_set<W>(g.bad[j]);
+      if (lane >= 0) return j * W + lane;
+    }
+    return -1;
+  };
+  auto pivot = [&]() {
+    GroupState<V, K> fresh;
+    g = fresh;
+    pivot_group<T, V, K>(n, periodic, shared, src, dst, s, g);
+    return first_bad_lane();
+  };
+  if (method == Method::pivoting || (shared && shared->pivoting)) return pivot();
   V fac[K];
   if (shared) {
     const SharedFactor<T>& f = *shared;
@@ -286,30 +490,28 @@ int solve_group(index_t n, bool periodic, const SharedFactor<T>* shared, Src& sr
       for (int j = 0; j < K; ++j) fac[j] = (s.ds[j] + f.bg * s.ds[(n - 1) * K + j]) * f.inv_den;
       correct_to<V, K>(n, dst, s.ds, fac, [&](index_t i, int) { return f.z[i]; });
     }
+    return -1;  // the shared factorisation was checked once (prepare_shared)
+  }
+  auto cs = [&](index_t i, int j) { return s.cs[i * K + j]; };
+  if (!periodic) {
+    forward_bands<false, T, V, K>(n, src, s, g);
+    if (method == Method::automatic && first_bad_lane() >= 0) return pivot();
+    backward_to<V, K>(n, dst, s.ds, cs);
   } else {
-    auto cs = [&](index_t i, int j) { return s.cs[i * K + j]; };
-    if (!periodic) {
-      forward_bands<false, T, V, K>(n, src, s, g);
-      backward_to<V, K>(n, dst, s.ds, cs);
-    } else {
-      forward_bands<true, T, V, K>(n, src, s, g);
-      backward_in_place<V, K>(n, s.ds, s.zs, cs);
-      for (int j = 0; j < K; ++j) {
-        const V bg = g.corner[j].bg;
-        const V qz = bg * s.zs[(n - 1) * K + j];
-        const V den = T(1) + s.zs[j] + qz;
-        const V inv = T(1) / den;
-        g.bad[j] |= simd::not_finite_or_zero(inv) | common::singular_cyclic<T>(den, s.zs[j], qz);
-        fac[j] = (s.ds[j] + bg * s.ds[(n - 1) * K + j]) * inv;
-      }
-      correct_to<V, K>(n, dst, s.ds, fac, [&](index_t i, int j) { return s.zs[i * K + j]; });
+    forward_bands<true, T, V, K>(n, src, s, g);
+    backward_in_place<V, K>(n, s.ds, s.zs, cs);
+    for (int j = 0; j < K; ++j) {
+      const V bg = g.corner[j].bg;
+      const V qz = bg * s.zs[(n - 1) * K + j];
+      const V den = T(1) + s.zs[j] + qz;
+      const V inv = T(1) / den;
+      g.bad[j] |= simd::not_finite_or_zero(inv) | common::singular_cyclic<T>(den, s.zs[j], qz);
+      fac[j] = (s.ds[j] + bg * s.ds[(n - 1) * K + j]) * inv;
     }
+    if (method == Method::automatic && first_bad_lane() >= 0) return pivot();
+    correct_to<V, K>(n, dst, s.ds, fac, [&](index_t i, int j) { return s.zs[i * K + j]; });
   }
-  for (int j = 0; j < K; ++j) {
-    const int lane = simd::first_set<W>(g.bad[j]);
-    if (lane >= 0) return j * W + lane;
-  }
-  return -1;
+  return first_bad_lane();
 }
 
 }  // namespace adi::cpu::detail

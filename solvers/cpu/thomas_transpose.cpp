@@ -119,7 +119,7 @@ index_t thomas_transpose(const Problem<T>& p, void* raw, int threads) {
   const LineSet& l = p.lines;
   const Groups groups(l.lines(), kChunks * kTileWidth<T>);  // consecutive line numbers
   const Shape shape{groups.width(), groups.size()};
-  const Workspace<T> ws(layout_for(shape, l, p.periodic, threads, sizeof(T)), raw);
+  const Workspace<T> ws(layout_for(shape, l, p.periodic, threads, sizeof(T), p.method), raw);
   SharedFactor<T> factor;
   const SharedFactor<T>* shared = nullptr;
   const index_t bad = prepare_shared(p, ws, factor, shared);
@@ -139,7 +139,7 @@ index_t thomas_transpose(const Problem<T>& p, void* raw, int threads) {
           for (int j = 0; j < K; ++j)
             for (int lane = 0; lane < W; ++lane)
               src.off[j][lane] = dst.off[j][lane] = l.offset(g.start + j * W + lane);
-          const int lane = solve_group<T, V, K>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t));
+          const int lane = solve_group<T, V, K>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t), p.method);
           return lane < 0 ? kNoLine : g.start + lane;
         });
       });

@@ -243,11 +243,12 @@ namespace {
 // One system through element accessors, in double; writes u only when it succeeds.
 template <class T, class At>
 bool reference_system(int n, const T* a, const T* b, const T* c, const T* d, T* u, At at, bool periodic,
-                      std::vector<double>& xs, std::vector<double>& cs) {
+                      std::vector<double>& xs, std::vector<double>& cs, bool pivoting) {
   if (n == 0) return true;
   auto get = [&](const T* p) { return [=](index_t k) { return double(p[at(k)]); }; };
-  const bool ok = periodic ? reference::cyclic_line(n, get(a), get(b), get(c), get(d), xs)
-                           : reference::thomas_line(n, get(a), get(b), get(c), get(d), xs, cs);
+  const bool ok = pivoting   ? reference::pivoting_line(n, get(a), get(b), get(c), get(d), periodic, xs)
+                  : periodic ? reference::cyclic_line(n, get(a), get(b), get(c), get(d), xs)
+                             : reference::thomas_line(n, get(a), get(b), get(c), get(d), xs, cs);
   if (!ok) return false;
   for (int k = 0; k < n; ++k) u[at(k)] = static_cast<T>(xs[k]);
   return true;
@@ -256,7 +257,7 @@ bool reference_system(int n, const T* a, const T* b, const T* c, const T* d, T* 
 
 template <class T>
 index_t variable_thomas_reference(const VariableBatchView& v, const index_t* offsets, index_t stride, bool sorted,
-                                  VariableArrays<T> x, bool periodic) {
+                                  VariableArrays<T> x, bool periodic, bool pivoting) {
   std::vector<double> xs, cs;
   index_t first = -1;
   for (index_t s = 0; s < v.count; ++s) {
@@ -273,18 +274,20 @@ index_t variable_thomas_reference(const VariableBatchView& v, const index_t* off
       step = stride;
     }
     auto at = [=](index_t k) { return base + k * step; };
-    if (!reference_system(v.sizes[s], x.a, x.b, x.c, x.d, x.u, at, periodic, xs, cs) && first < 0) first = s;
+    if (!reference_system(v.sizes[s], x.a, x.b, x.c, x.d, x.u, at, periodic, xs, cs, pivoting) && first < 0)
+      first = s;
   }
   return first;
 }
 
 template <class T>
-index_t variable_thomas_reference(const VariableBatchView& v, VariablePointers<T> x, bool periodic) {
+index_t variable_thomas_reference(const VariableBatchView& v, VariablePointers<T> x, bool periodic, bool pivoting) {
   std::vector<double> xs, cs;
   index_t first = -1;
   for (index_t s = 0; s < v.count; ++s) {
     auto at = [](index_t k) { return k; };
-    if (!reference_system(v.sizes[s], x.a[s], x.b[s], x.c[s], x.d[s], x.u[s], at, periodic, xs, cs) && first < 0)
+    if (!reference_system(v.sizes[s], x.a[s], x.b[s], x.c[s], x.d[s], x.u[s], at, periodic, xs, cs, pivoting) &&
+        first < 0)
       first = s;
   }
   return first;
@@ -299,8 +302,8 @@ index_t variable_thomas_reference(const VariableBatchView& v, VariablePointers<T
   template index_t variable_thomas_pointers<T>(const VariableBatchView&, VariablePointers<T>, bool, void*,     \
                                                int);                                                            \
   template index_t variable_thomas_reference<T>(const VariableBatchView&, const index_t*, index_t, bool,       \
-                                                VariableArrays<T>, bool);                                       \
-  template index_t variable_thomas_reference<T>(const VariableBatchView&, VariablePointers<T>, bool);
+                                                VariableArrays<T>, bool, bool);                                 \
+  template index_t variable_thomas_reference<T>(const VariableBatchView&, VariablePointers<T>, bool, bool);
 ADI_VARIABLE_THOMAS(float)
 ADI_VARIABLE_THOMAS(double)
 #undef ADI_VARIABLE_THOMAS

@@ -48,13 +48,15 @@ index_t variable_thomas_pointers(const VariableBatchView& v, VariablePointers<T>
                                  void* workspace, int threads);
 
 // The oracle: plain Thomas / Sherman-Morrison in double (solvers/reference/thomas.hpp),
-// one system at a time; `index(s, k)` of the layout given as (offsets or stride).
+// or with pivoting its partial-pivoting solve (the host route of Pivoting::partial), one
+// system at a time; `index(s, k)` of the layout given as (offsets or stride).
 // offsets != null: compact; otherwise element k of s at base(s) + k*stride with
 // base(s) = s for padded or the sorted-layout slot when sorted is true.
 template <class T>
 index_t variable_thomas_reference(const VariableBatchView& v, const index_t* offsets, index_t stride,
-                                  bool sorted, VariableArrays<T> x, bool periodic);
+                                  bool sorted, VariableArrays<T> x, bool periodic, bool pivoting = false);
 template <class T>
-index_t variable_thomas_reference(const VariableBatchView& v, VariablePointers<T> x, bool periodic);
+index_t variable_thomas_reference(const VariableBatchView& v, VariablePointers<T> x, bool periodic,
+                                  bool pivoting = false);
 
 }  // namespace adi::cpu

@@ -45,7 +45,7 @@ index_t thomas_vector(const Problem<T>& p0, void* raw, int threads) {
   const LineSet& l = p.lines;
   const Groups groups(l.count0, group_lanes(l, sizeof(T), threads));  // within one row of l0
   const Shape shape{groups.width(), groups.size() * l.count1};
-  const Workspace<T> ws(layout_for(shape, l, p.periodic, threads, sizeof(T)), raw);
+  const Workspace<T> ws(layout_for(shape, l, p.periodic, threads, sizeof(T), p.method), raw);
   SharedFactor<T> factor;
   const SharedFactor<T>* shared = nullptr;
   const index_t bad = prepare_shared(p, ws, factor, shared);
@@ -60,7 +60,7 @@ index_t thomas_vector(const Problem<T>& p0, void* raw, int threads) {
           using V = simd::Vec<T, W>;
           AdjacentRows<T, W, K> src{bd.a + ob, bd.b + ob, bd.c + ob, p.d + o, l.stride};
           AdjacentRowsOut<T, W, K> dst{p.u + o, l.stride};
-          const int lane = solve_group<T, V, K>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t));
+          const int lane = solve_group<T, V, K>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t), p.method);
           return lane < 0 ? kNoLine : g.start + lane + l1 * l.count0;
         });
       });

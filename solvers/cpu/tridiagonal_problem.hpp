@@ -22,6 +22,7 @@ struct Problem {
   const T* d;
   T* u;
   bool periodic;
+  Method method = Method::thomas;
 };
 
 inline constexpr index_t kNoLine = std::numeric_limits<index_t>::max();
@@ -100,15 +101,18 @@ struct WorkspaceLayout {
   std::size_t shared_array() const { return round64(static_cast<std::size_t>(n) * value_size); }
   std::size_t lane_array() const { return round64(static_cast<std::size_t>(n) * width * value_size); }
   std::size_t thread_bytes() const { return arrays * lane_array(); }
-  std::size_t bytes() const { return 64 + 4 * shared_array() + threads * thread_bytes(); }
+  std::size_t bytes() const { return 64 + kSharedArrays * shared_array() + threads * thread_bytes(); }
+  static constexpr int kSharedArrays = 4;
 };
 
 inline WorkspaceLayout layout_for(const Shape& s, const LineSet& l, bool periodic, int threads,
-                                  std::size_t value_size) {
+                                  std::size_t value_size, Method method = Method::thomas) {
   WorkspaceLayout w;
   w.n = l.n;
   w.width = s.width;
-  w.arrays = periodic ? 3 : 2;  // c*, d* (and z*)
+  // c*, d* (and z*); pivoting (automatic may fall back to it): u1', y', -, u2' or, periodic,
+  // u1', y', us', u2', ul'.
+  w.arrays = method != Method::thomas ? (periodic ? 5 : 4) : periodic ? 3 : 2;
   w.threads = static_cast<int>(std::clamp<index_t>(s.items, 1, thread_capacity(threads)));
   w.value_size = value_size;
   return w;
@@ -127,10 +131,13 @@ class Workspace {
   // Thread t's scratch for groups of vectors V (no more lanes than the layout's width).
   template <class V>
   Scratch<V> thread(int t) const {
-    std::byte* p = base_ + 4 * l_.shared_array() + static_cast<std::size_t>(t) * l_.thread_bytes();
+    std::byte* p = base_ + WorkspaceLayout::kSharedArrays * l_.shared_array() +
+                   static_cast<std::size_t>(t) * l_.thread_bytes();
     const std::size_t a = l_.lane_array();
     return {reinterpret_cast<V*>(p), reinterpret_cast<V*>(p + a),
-            l_.arrays > 2 ? reinterpret_cast<V*>(p + 2 * a) : nullptr};
+            l_.arrays > 2 ? reinterpret_cast<V*>(p + 2 * a) : nullptr,
+            l_.arrays > 3 ? reinterpret_cast<V*>(p + 3 * a) : nullptr,
+            l_.arrays > 4 ? reinterpret_cast<V*>(p + 4 * a) : nullptr};
   }
 
  private:
@@ -196,8 +203,19 @@ index_t prepare_shared(const Problem<T>& p, const Workspace<T>& ws, SharedFactor
   if (!p.bands.shared) return -1;
   shared = &f;
   const BandView<T>& b = p.bands;
-  const bool ok = factor_shared<T>(p.lines.n, b.a, b.b, b.c, p.periodic, ws.shared(0), ws.shared(1),
-                                   ws.shared(2), ws.shared(3), f);
+  const index_t n = p.lines.n;
+  auto pivoting = [&]() {  // nothing to factorise: the sweeps broadcast the bands
+    f = SharedFactor<T>{};
+    f.pivoting = true;
+    f.sa = b.a;
+    f.sb = b.b;
+    f.sc = b.c;
+    return true;
+  };
+  if (p.method == Method::pivoting) return pivoting() ? -1 : 0;
+  bool ok = factor_shared<T>(n, b.a, b.b, b.c, p.periodic, ws.shared(0), ws.shared(1), ws.shared(2),
+                             ws.shared(3), f);
+  if (!ok && p.method == Method::automatic) ok = pivoting();
   return ok ? -1 : 0;
 }
 

@@ -60,7 +60,7 @@ __device__ __forceinline__ SegmentEnds<T> segment_reduce(Rows& rows, int len, bo
       const bool first = j == lo;
       const T aj = rows.a(j);
       const T piv = first ? rows.b(j) : rows.b(j) - aj * g;
-      bad |= bad_pivot(piv);
+      bad |= bad_pivot(piv) || (!first && common::thomas_unsafe<T>(aj * g, aj, rows.b(j), rows.c(j)));
       const T r = recip(piv);
       g = rows.c(j) * r;
       al = first ? aj * r : -aj * al * r;

@@ -29,6 +29,7 @@
 // matrix and its PCR factors, the periodic correction vector) is computed once per
 // block by pcr_factorize_shared; a line then streams only d.
 #include "solvers/cuda/tridiagonal_common.cuh"
+#include "solvers/common/thomas_check.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
 
 namespace adi::cuda_backend::kernels {
@@ -115,7 +116,11 @@ __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec =
       for (int k = 0; k < R; ++k) dp[k] = T(0);
     }
     const T den = T(1) - a * cm - c * ap;
-    bad |= lane < S && bad_pivot(den);
+    // PCR's row combination grows like Thomas's elimination (thomas_check.hpp): the rows are
+    // scaled to a unit diagonal, the growth is |a c_{-h}| + |c a_{+h}|.
+    bad |= lane < S && (bad_pivot(den) || common::thomas_unsafe<T>(common::magnitude(a * cm) +
+                                                                        common::magnitude(c * ap),
+                                                                    a, T(1), c));
     const T r = recip(den);
     if (Record) {
       rec[(1 + 3 * step) * kWarp + lane] = r;
@@ -193,7 +198,7 @@ __device__ void pcr_line(const PcrShape& sh, T* sa, const T* sb, T* sc, T* sd, b
     for (int j = 1; j < len - 1; ++j) {
       const T aj = sa[base + j];
       piv = sb[base + j] - aj * g;
-      bad |= bad_pivot(piv);
+      bad |= bad_pivot(piv) || common::thomas_unsafe<T>(aj * g, aj, sb[base + j], sc[base + j]);
       r = recip(piv);
       g = sc[base + j] * r;
       al = -aj * al * r;
@@ -271,7 +276,7 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
     for (int j = 1; j < len - 1; ++j) {
       const T aj = A_(st + j);
       piv = b[st + j] - aj * g;
-      bad |= bad_pivot(piv);
+      bad |= bad_pivot(piv) || common::thomas_unsafe<T>(aj * g, aj, b[st + j], C_(st + j));
       r = recip(piv);
       g = C_(st + j) * r;
       al = -aj * al * r;

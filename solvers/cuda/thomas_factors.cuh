@@ -9,6 +9,7 @@
 // matrix A' and the correction vector z = A'^{-1} v are line-independent too, so only
 // f = (y_0 + q y_{n-1}) / (1 + z_0 + q z_{n-1}) is per line.
 #include "solvers/cuda/tridiagonal_common.cuh"
+#include "solvers/common/thomas_check.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
 
 namespace adi::cuda_backend::kernels {
@@ -71,7 +72,7 @@ __global__ void thomas_shared_factors_kernel(int64_t n, const T* __restrict__ a,
     const T ci = i == n - 1 ? T(0) : c[i];
     const T bi = periodic ? split.b(i, n, b[i]) : b[i];
     const T piv = bi - ai * cp;
-    bad |= bad_pivot(piv);
+    bad |= bad_pivot(piv) || common::thomas_unsafe<T>(ai * cp, ai, bi, ci);
     const T ri = T(1) / piv;
     r[i] = ri;
     ra[i] = ai * ri;

@@ -12,6 +12,7 @@
 #include "solvers/cuda/check.cuh"
 #include "solvers/cuda/thomas_factors.cuh"
 #include "solvers/cuda/tridiagonal_common.cuh"
+#include "solvers/common/thomas_check.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
 
 namespace adi::cuda_backend::kernels {
@@ -72,7 +73,7 @@ __global__ void __launch_bounds__(128)
         const T ci = i == n - 1 ? T(0) : vc[j];
         const T bi = periodic ? split.b(i, n, vb[j]) : vb[j];
         const T piv = bi - ai * cp;
-        bad |= bad_pivot(piv);
+        bad |= bad_pivot(piv) || common::thomas_unsafe<T>(ai * cp, ai, bi, ci);
         const T r = T(1) / piv;
         cp = ci * r;
         yp = (vd[j] - ai * yp) * r;

@@ -13,6 +13,7 @@
 #include "solvers/cuda/check.cuh"
 #include "solvers/cuda/thomas_factors.cuh"
 #include "solvers/cuda/tridiagonal_common.cuh"
+#include "solvers/common/thomas_check.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
 
 namespace adi::cuda_backend::kernels {
@@ -103,7 +104,7 @@ __global__ void __launch_bounds__(kTransposeWarps* kWarp)
           }
         }
         const T piv = bi - ai * cp;
-        bad |= own_valid && bad_pivot(piv);
+        bad |= own_valid && (bad_pivot(piv) || common::thomas_unsafe<T>(ai * cp, ai, bi, ci));
         const T r = T(1) / piv;
         cp = ci * r;
         yp = (vd[j] - ai * yp) * r;

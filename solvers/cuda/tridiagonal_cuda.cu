@@ -13,6 +13,8 @@ std::size_t tridiagonal_workspace_bytes(Kernel kernel, const LineSet& lines, boo
     case Kernel::cuda_thomas_shuffle_transpose:
     case Kernel::cuda_thomas_shared_transpose:
       return kernels::thomas_transpose_workspace(lines, periodic, value_size);
+    case Kernel::cuda_pivoting:
+      return kernels::pivoting_thread_per_line_workspace(lines, periodic, value_size);
     default:
       return 0;  // the hybrids keep everything in shared memory
   }

@@ -8,6 +8,7 @@
 
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/pivoting_thread.cuh"
 #include "solvers/cuda/thomas_naive.cuh"
 #include "solvers/cuda/thomas_pcr_hybrid.cuh"
 #include "solvers/cuda/thomas_pcr_strided.cuh"
@@ -43,6 +44,9 @@ void solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T
       return k::launch_thomas_pcr<T>(lines, bands, d, u, periodic, flag, stream, tuning);
     case Kernel::cuda_thomas_pcr_strided:
       return k::launch_thomas_pcr_strided<T>(lines, bands, d, u, periodic, flag, stream, tuning);
+    case Kernel::cuda_pivoting:
+      return k::launch_pivoting_thread_per_line<T, strided_chunk<T>()>(lines, bands, d, u, periodic, workspace,
+                                                                       flag, stream);
     default:
       throw InvalidArgument(std::string("CUDA tridiagonal solve: kernel ") + kernel_name(kernel) +
                             " is not a CUDA kernel");

@@ -7,6 +7,7 @@
 
 #include "adi/base/layout.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
+#include "solvers/common/pivoting_core.hpp"
 
 namespace adi::reference {
 
@@ -69,12 +70,64 @@ bool cyclic_line(index_t n, A a, B b, C c, D d, std::vector<double>& x) {
   return true;
 }
 
-// Solves every line of `lines`. a, b, c are shaped like d, or length-n arrays when
-// shared is true. u may alias d. Returns the index of the first line with a zero
+// Gaussian elimination with partial pivoting in double, with the cores of
+// solvers/common/pivoting_core.hpp: LAPACK gtsv's elimination, and for periodic lines
+// (n >= 3) the cyclic elimination that pivots like dense GEPP; n <= 2 periodic lines as
+// cyclic_line. Returns false on a zero or non-finite pivot.
+template <class A, class B, class C, class D>
+bool pivoting_line(index_t n, A a, B b, C c, D d, bool periodic, std::vector<double>& x) {
+  if (periodic && n <= 2) return cyclic_line(n, a, b, c, d, x);
+  std::vector<double> u1(n), u2(n), us(n, 0.0), ul(n, 0.0), y(n);
+  bool ok = true;
+  auto check = [&](double r) { ok = ok && r != 0.0 && std::isfinite(r); };
+  if (!periodic) {
+    common::PivotRow<double> cur{b(0), n > 1 ? c(0) : 0.0, d(0)};
+    auto store = [&](index_t i, const common::PivotOut<double>& o) {
+      check(o.r);
+      u1[i] = o.u1;
+      u2[i] = o.u2;
+      y[i] = o.y;
+    };
+    for (index_t i = 1; i < n; ++i) store(i - 1, common::pivot_step<double>(cur, a(i), b(i), i == n - 1 ? 0.0 : c(i), d(i)));
+    store(n - 1, common::pivot_last<double>(cur));
+  } else {
+    common::CyclicRow<double> rc, rl;  // the current and the last row
+    common::cyclic_start(n, a(0), b(0), c(0), d(0), a(n - 1), b(n - 1), c(n - 1), d(n - 1), rc, rl);
+    auto store = [&](index_t i, const common::CyclicOut<double>& o) {
+      check(o.r);
+      u1[i] = o.u1;
+      u2[i] = o.u2;
+      us[i] = o.us;
+      ul[i] = o.ul;
+      y[i] = o.y;
+    };
+    for (index_t i = 0; i + 2 < n; ++i)
+      store(i, common::cyclic_step<double>(rc, rl, common::cyclic_row(i + 2 == n - 1, a(i + 1), b(i + 1), c(i + 1),
+                                                                    d(i + 1)),
+                                           i + 2 == n - 2));
+    common::CyclicOut<double> r2, r1;
+    common::cyclic_finish<double>(rc, rl, r2, r1);
+    store(n - 2, r2);
+    store(n - 1, r1);
+  }
+  if (!ok) return false;
+  x.assign(static_cast<std::size_t>(n), 0.0);
+  double xs = 0, xl = 0;
+  for (index_t i = n - 1; i >= 0; --i) {
+    const double x1 = i + 1 < n ? x[i + 1] : 0.0, x2 = i + 2 < n ? x[i + 2] : 0.0;
+    x[i] = y[i] - u1[i] * x1 - u2[i] * x2 - us[i] * xs - ul[i] * xl;
+    if (i == n - 1) xl = x[i];
+    if (i == n - 2) xs = x[i];
+  }
+  return true;
+}
+
+// Solves every line of `lines` (with pivoting: by pivoting_line). a, b, c are shaped like
+// d, or length-n arrays when shared is true. u may alias d. Returns the index of the first line with a zero
 // pivot, or -1 when all lines were solved.
 template <class T>
 index_t thomas(const LineSet& lines, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
-               bool periodic) {
+               bool periodic, bool pivoting = false) {
   std::vector<double> x, cs;
   for (index_t l = 0; l < lines.lines(); ++l) {
     const index_t o = lines.offset(l);
@@ -82,8 +135,9 @@ index_t thomas(const LineSet& lines, const T* a, const T* b, const T* c, bool sh
       return [=, &lines](index_t i) { return double(shared ? p[i] : p[o + i * lines.stride]); };
     };
     auto rhs = [&](index_t i) { return double(d[o + i * lines.stride]); };
-    const bool ok = periodic ? cyclic_line(lines.n, coef(a), coef(b), coef(c), rhs, x)
-                             : thomas_line(lines.n, coef(a), coef(b), coef(c), rhs, x, cs);
+    const bool ok = pivoting   ? pivoting_line(lines.n, coef(a), coef(b), coef(c), rhs, periodic, x)
+                    : periodic ? cyclic_line(lines.n, coef(a), coef(b), coef(c), rhs, x)
+                               : thomas_line(lines.n, coef(a), coef(b), coef(c), rhs, x, cs);
     if (!ok) return l;
     for (index_t i = 0; i < lines.n; ++i) u[o + i * lines.stride] = static_cast<T>(x[i]);
   }

@@ -136,10 +136,13 @@ TYPED_TEST(LargeApi, TridiagonalPlanRoutesFewLongLines) {
             adi::Kernel::large_partition);
   EXPECT_NE(adi::TridiagonalPlan<T>(adi::Executor::host(), adi::StridedLines::contiguous(1000, 1)).kernel(),
             adi::Kernel::large_partition);
-  // A zero pivot names the line and the row.
+  // A zero pivot names the line and the row (without pivoting: the row is no longer singular
+  // with it, and the default, automatic, solves the line with partial pivoting).
   p.a[777] = 0;
   p.b[777] = 0;
-  adi::TridiagonalPlan<T> one(adi::Executor::host(), adi::StridedLines::contiguous(n, 1));
+  adi::TridiagonalOptions no_pivoting;
+  no_pivoting.pivoting = adi::Pivoting::none;
+  adi::TridiagonalPlan<T> one(adi::Executor::host(), adi::StridedLines::contiguous(n, 1), no_pivoting);
   try {
     std::vector<T> v(n);
     one.solve(adi::SharedBands<T>{p.a.data(), p.b.data(), p.c.data()}, p.d.data(), v.data());
@@ -191,11 +194,13 @@ TEST(LargeApiBadInput, ConstructionAndSolveErrors) {
   EXPECT_THROW(plan.solve(ok, p.d.data(), u.data(), small.data(), small.size()), adi::InvalidArgument);
   EXPECT_THROW(plan.solve(ok, p.d.data(), u.data(), nullptr, 0), adi::InvalidArgument);
 
-  // A zero pivot: SingularSystem naming the row, for every host variant.
+  // A zero pivot: SingularSystem naming the row, for every host variant (without pivoting:
+  // the automatic default solves this nonsingular system with partial pivoting).
   p.a[500] = 0;
   p.b[500] = 0;
   for (LargeVariant v : kVariants) {
     LargeTridiagonalOptions o;
+    o.pivoting = adi::Pivoting::none;
     o.variant = v;
     o.pcr_levels = 2;
     try {

@@ -1,0 +1,287 @@
+// Partial pivoting on a CUDA device (Kernel::cuda_pivoting, docs/pivoting.md) in the same
+// run as the non-pivoting kernels and cuSPARSE: gtsv2StridedBatch (pivoting, SPIKE with
+// diagonal pivoting) and gtsv2_nopivot (its no-pivoting peer), as % of the copy bandwidth
+// measured in this run (5 arrays counted: read a, b, c, d, write u).
+//   1. a 256^3 box, fp32 and fp64, each axis: automatic (Thomas kernels + the stability
+//      check), cuda_pivoting, and for X (the layout cuSPARSE takes) gtsv2 / gtsv2_nopivot;
+//      the systems are diagonally dominant, so automatic never falls back;
+//   2. one system of 2^24 unknowns: the large partition (automatic), cuda_pivoting (a single
+//      thread: a sequential elimination, the reference point a partition/SPIKE pivoting
+//      method would have to beat), gtsv2 and gtsv2_nopivot.
+// The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
+// rows (scripts/gpu_pivot_check.sh does both).
+//   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24]
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "adi/executor.hpp"
+#include "adi/layout.hpp"
+#include "adi/large_tridiagonal.hpp"
+#include "adi/tridiagonal.hpp"
+
+namespace {
+
+#define CK(call)                                                                                           \
+  do {                                                                                                     \
+    cudaError_t e_ = (call);                                                                               \
+    if (e_ != cudaSuccess) {                                                                               \
+      std::fprintf(stderr, "%s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                                        \
+    }                                                                                                      \
+  } while (0)
+#define CKS(call)                                                                                  \
+  do {                                                                                             \
+    cusparseStatus_t s_ = (call);                                                                  \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                           \
+      std::fprintf(stderr, "%s failed at %s:%d: status %d\n", #call, __FILE__, __LINE__, (int)s_); \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+int g_reps = 20;
+double g_copy_gbs = 0;
+
+template <class T>
+struct Dev {
+  T* p = nullptr;
+  explicit Dev(std::size_t n) { CK(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T))); }
+  ~Dev() { cudaFree(p); }
+  Dev(const Dev&) = delete;
+  Dev& operator=(const Dev&) = delete;
+};
+
+// Median of g_reps timed runs (one warm-up), in ms.
+template <class F>
+double time_ms(F&& f) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  f();
+  CK(cudaDeviceSynchronize());
+  std::vector<float> ms;
+  for (int r = 0; r < g_reps; ++r) {
+    CK(cudaEventRecord(e0));
+    f();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float t = 0;
+    CK(cudaEventElapsedTime(&t, e0, e1));
+    ms.push_back(t);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+__global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__ dst, long long n) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x)
+    dst[k] = src[k];
+}
+
+void measure_copy() {
+  const std::size_t bytes = std::size_t(1) << 30;
+  Dev<float4> src(bytes / 16), dst(bytes / 16);
+  CK(cudaMemset(src.p, 1, bytes));
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const double t1 = time_ms([&] { CK(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice)); });
+  const double t2 = time_ms([&] { copy_kernel<<<sms * 8, 512>>>(src.p, dst.p, (long long)(bytes / 16)); });
+  g_copy_gbs = std::max(2.0 * bytes / t1 / 1e6, 2.0 * bytes / t2 / 1e6);
+  std::printf("copy bandwidth (read+write, 1 GiB): %.0f GB/s = 100%%\n\n", g_copy_gbs);
+}
+
+// Random diagonally dominant bands (b in [4, 5], a, c in [-1, 1]), d in [-1, 1].
+template <class T>
+__global__ void fill_kernel(long long n, T* a, T* b, T* c, T* d) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x) {
+    unsigned long long x = (k + 1) * 0x9E3779B97F4A7C15ull;
+    auto next = [&]() {
+      x ^= x >> 31;
+      x *= 0x94D049BB133111EBull;
+      x ^= x >> 29;
+      return double(x >> 11) * 0x1.0p-53;
+    };
+    a[k] = T(next() * 2 - 1);
+    b[k] = T(4 + next());
+    c[k] = T(next() * 2 - 1);
+    d[k] = T(next() * 2 - 1);
+  }
+}
+
+struct Row {
+  std::string what;
+  double ms, pct;
+};
+std::vector<Row> g_rows;
+
+void row(const std::string& what, double ms, double elems, std::size_t vs) {
+  const double gbs = 5.0 * elems * vs / ms / 1e6;
+  const double pct = 100.0 * gbs / g_copy_gbs;
+  std::printf("%-58s %9.3f ms %8.0f GB/s %6.1f%% of copy\n", what.c_str(), ms, gbs, pct);
+  g_rows.push_back({what, ms, pct});
+}
+
+cusparseStatus_t strided_buffer(cusparseHandle_t h, int m, const float* dl, const float* d, const float* du,
+                                const float* x, int count, int stride, size_t* bytes) {
+  return cusparseSgtsv2StridedBatch_bufferSizeExt(h, m, dl, d, du, x, count, stride, bytes);
+}
+cusparseStatus_t strided_buffer(cusparseHandle_t h, int m, const double* dl, const double* d, const double* du,
+                                const double* x, int count, int stride, size_t* bytes) {
+  return cusparseDgtsv2StridedBatch_bufferSizeExt(h, m, dl, d, du, x, count, stride, bytes);
+}
+cusparseStatus_t strided_run(cusparseHandle_t h, int m, const float* dl, const float* d, const float* du, float* x,
+                             int count, int stride, void* buf) {
+  return cusparseSgtsv2StridedBatch(h, m, dl, d, du, x, count, stride, buf);
+}
+cusparseStatus_t strided_run(cusparseHandle_t h, int m, const double* dl, const double* d, const double* du,
+                             double* x, int count, int stride, void* buf) {
+  return cusparseDgtsv2StridedBatch(h, m, dl, d, du, x, count, stride, buf);
+}
+// gtsv2StridedBatch (no pivoting, batched) and gtsv2_nopivot (one matrix, `count` right-hand
+// sides: the same matrix for every line, as cuSPARSE's nopivot takes it); pivoting gtsv2 is
+// timed on a single system for the large case (gtsv2 with one right-hand side).
+cusparseStatus_t gtsv2_run(cusparseHandle_t h, bool piv, int m, const float* dl, const float* d, const float* du,
+                           float* x, int count, int stride, void* buf) {
+  return piv ? cusparseSgtsv2(h, m, count, dl, d, du, x, m, buf)
+             : cusparseSgtsv2_nopivot(h, m, count, dl, d, du, x, m, buf);
+}
+cusparseStatus_t gtsv2_run(cusparseHandle_t h, bool piv, int m, const double* dl, const double* d,
+                           const double* du, double* x, int count, int stride, void* buf) {
+  return piv ? cusparseDgtsv2(h, m, count, dl, d, du, x, m, buf)
+             : cusparseDgtsv2_nopivot(h, m, count, dl, d, du, x, m, buf);
+}
+cusparseStatus_t gtsv2_size(cusparseHandle_t h, bool piv, int m, const float* dl, const float* d, const float* du,
+                            const float* x, int count, size_t* bytes) {
+  return piv ? cusparseSgtsv2_bufferSizeExt(h, m, count, dl, d, du, x, m, bytes)
+             : cusparseSgtsv2_nopivot_bufferSizeExt(h, m, count, dl, d, du, x, m, bytes);
+}
+cusparseStatus_t gtsv2_size(cusparseHandle_t h, bool piv, int m, const double* dl, const double* d,
+                            const double* du, const double* x, int count, size_t* bytes) {
+  return piv ? cusparseDgtsv2_bufferSizeExt(h, m, count, dl, d, du, x, m, bytes)
+             : cusparseDgtsv2_nopivot_bufferSizeExt(h, m, count, dl, d, du, x, m, bytes);
+}
+
+template <class T>
+void bench_box(cusparseHandle_t handle, long long n) {
+  const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
+  const long long total = n * n * n;
+  Dev<T> a(total), b(total), c(total), d(total), u(total);
+  fill_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, d.p);
+  CK(cudaDeviceSynchronize());
+  const adi::Executor dev = adi::Executor::cuda();
+  const adi::Box3 box = adi::Box3::dense(n, n, n);
+  for (adi::Axis ax : {adi::Axis::x, adi::Axis::y, adi::Axis::z}) {
+    const char* an = ax == adi::Axis::x ? "X" : ax == adi::Axis::y ? "Y" : "Z";
+    auto run = [&](adi::Pivoting p, bool check) {
+      adi::TridiagonalOptions o;
+      o.pivoting = p;
+      o.check_pivots = check;
+      adi::TridiagonalPlan<T> plan(dev, adi::BoxLines{box, ax}, o);
+      const double ms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
+      return std::make_pair(ms, std::string(adi::kernel_name(plan.kernel())));
+    };
+    auto [t_none, k_none] = run(adi::Pivoting::none, false);
+    row(std::string(prec) + " " + an + " Thomas (" + k_none + ", pivoting none, no flag)", t_none, total,
+        sizeof(T));
+    auto [t_auto, k_auto] = run(adi::Pivoting::automatic, true);
+    row(std::string(prec) + " " + an + " automatic (" + k_auto + " + check)", t_auto, total, sizeof(T));
+    auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
+    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ")", t_piv, total, sizeof(T));
+    if (ax == adi::Axis::x) {
+      // gtsv2StridedBatch does not pivot (cuSPARSE's batched layout); gtsv2 pivots but takes
+      // one matrix for many right-hand sides: timed on one line of the box's matrix with all
+      // n*n right-hand sides (the same bytes of d and u, fewer of a, b, c).
+      std::size_t bytes = 0;
+      CKS(cusparseSetStream(handle, 0));
+      {
+        CKS(strided_buffer(handle, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), (int)n, &bytes));
+        Dev<char> buf(bytes);
+        const double ms =
+            time_ms([&] { CKS(strided_run(handle, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), (int)n, buf.p)); });
+        row(std::string(prec) + " X cuSPARSE gtsv2StridedBatch (no pivoting)", ms, total, sizeof(T));
+      }
+      for (bool piv : {true, false}) {
+        CKS(gtsv2_size(handle, piv, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), &bytes));
+        Dev<char> buf(bytes);
+        const double ms =
+            time_ms([&] { CKS(gtsv2_run(handle, piv, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), 0, buf.p)); });
+        row(std::string(prec) + " X cuSPARSE " + (piv ? "gtsv2 (pivoting" : "gtsv2_nopivot (") +
+                ", one matrix, n*n rhs)",
+            ms, total, sizeof(T));
+      }
+    }
+  }
+}
+
+template <class T>
+void bench_large(cusparseHandle_t handle, int log2n) {
+  const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
+  const long long n = 1ll << log2n;
+  Dev<T> a(n), b(n), c(n), d(n), u(n);
+  fill_kernel<T><<<1024, 256>>>(n, a.p, b.p, c.p, d.p);
+  CK(cudaDeviceSynchronize());
+  const adi::Executor dev = adi::Executor::cuda();
+  const std::string tag = std::string(prec) + " one system of 2^" + std::to_string(log2n);
+  for (adi::Pivoting p : {adi::Pivoting::none, adi::Pivoting::automatic, adi::Pivoting::partial}) {
+    adi::LargeTridiagonalOptions o;
+    o.pivoting = p;
+    o.check_pivots = p != adi::Pivoting::none;
+    adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
+    const double ms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
+    row(tag + " large plan, pivoting " + adi::pivoting_name(p) +
+            (p == adi::Pivoting::partial ? " (cuda_pivoting, 1 thread)" : " (partition)"),
+        ms, n, sizeof(T));
+  }
+  for (bool piv : {true, false}) {
+    std::size_t bytes = 0;
+    CKS(gtsv2_size(handle, piv, (int)n, a.p, b.p, c.p, u.p, 1, &bytes));
+    Dev<char> buf(bytes);
+    const double ms = time_ms([&] { CKS(gtsv2_run(handle, piv, (int)n, a.p, b.p, c.p, u.p, 1, 0, buf.p)); });
+    row(tag + " cuSPARSE " + (piv ? "gtsv2 (pivoting)" : "gtsv2_nopivot"), ms, n, sizeof(T));
+  }
+}
+
+int flag(int argc, char** argv, const char* name, int def) {
+  const std::string p = std::string("--") + name + "=";
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], p.c_str(), p.size()) == 0) return std::atoi(argv[i] + p.size());
+  return def;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!adi::Executor::cuda_available()) {
+    std::printf("SKIPPED: no CUDA device: bench_cuda_pivoting not run\n");
+    return 77;
+  }
+  g_reps = flag(argc, argv, "reps", 20);
+  const int n = flag(argc, argv, "n", 256), large = flag(argc, argv, "large", 24);
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  #if defined(ADI_THOMAS_CHECK)
+  const int check = ADI_THOMAS_CHECK;
+#else
+  const int check = 1;
+#endif
+  std::printf("device: %s; median of %d runs; ADI_THOMAS_CHECK=%d\n", prop.name, g_reps, check);
+  measure_copy();
+  cusparseHandle_t handle;
+  CKS(cusparseCreate(&handle));
+  bench_box<float>(handle, n);
+  bench_box<double>(handle, n);
+  bench_large<float>(handle, large);
+  bench_large<double>(handle, large);
+  CKS(cusparseDestroy(handle));
+  std::printf("\nSummary (%% of copy, %s)\n", prop.name);
+  for (const Row& r : g_rows) std::printf("  %-58s %6.1f%%  %9.3f ms\n", r.what.c_str(), r.pct, r.ms);
+  return 0;
+}

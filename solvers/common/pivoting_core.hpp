@@ -1,0 +1,166 @@
+#pragma once
+// Gaussian elimination with partial (row) pivoting of one tridiagonal line, LAPACK ?gtsv's
+// algorithm, written once for host scalars, host SIMD lanes (GCC vectors, one line per
+// lane: every choice is a lane-wise select, no branch) and CUDA threads.
+//
+// The elimination keeps one "current" row: after step i it holds row i+1 of the partly
+// reduced matrix, with entries (cb, cc) in columns i+1, i+2 and right-hand side cd. Step i
+// meets row i+1 = (a, b, c | d) of A, whose entries sit in columns i, i+1, i+2, while the current row
+// has (cb, cc) in columns i, i+1. The larger of |cb| and |a| becomes the pivot; U row i
+// gets up to three entries (pivot, u1, u2: the fill-in of the swap) and the other row,
+// minus m times the pivot row, becomes the next current row. Stored per row: 1/pivot,
+// u1/pivot, u2/pivot, y/pivot (the solution is then x_i = y'_i - u1'_i x_{i+1} -
+// u2'_i x_{i+2}), so the backward pass multiplies only. The growth of this elimination is
+// at most 2 per step (|m| <= 1): stable for every nonsingular tridiagonal matrix
+// (Higham 9.5; Bueno & Dopico), unlike Thomas (solvers/common/thomas_check.hpp).
+#if defined(__CUDACC__)
+#define ADI_PIVOT_HD __host__ __device__ __forceinline__
+#else
+#define ADI_PIVOT_HD inline
+#endif
+
+#include "solvers/common/cyclic_denominator.hpp"
+#include "solvers/common/thomas_check.hpp"
+
+namespace adi::common {
+
+// The current row (see above).
+template <class V>
+struct PivotRow {
+  V b, c, d;
+};
+
+// U row i after scaling by 1/pivot: r = 1/pivot (tested by the caller), u1, u2, y.
+template <class V>
+struct PivotOut {
+  V r, u1, u2, y;
+};
+
+// Step i: eliminates column i between the current row s and row i+1 = (a, b, c | d) of A.
+// `c` is 0 for the last row.
+template <class T, class V>
+ADI_PIVOT_HD PivotOut<V> pivot_step(PivotRow<V>& s, V a, V b, V c, V d) {
+  const auto swap = magnitude(a) > magnitude(s.b);
+  const V zero = V{};
+  const V piv = swap ? a : s.b;
+  const V u1 = swap ? b : s.c;
+  const V u2 = swap ? c : zero;
+  const V y = swap ? d : s.d;
+  const V oi = swap ? s.b : a;  // the other row: column i, i+1, i+2, right-hand side
+  const V o1 = swap ? s.c : b;
+  const V o2 = swap ? zero : c;
+  const V od = swap ? s.d : d;
+  const V r = T(1) / piv;
+  const V m = oi * r;
+  s.b = o1 - m * u1;
+  s.c = o2 - m * u2;
+  s.d = od - m * y;
+  return {r, u1 * r, u2 * r, y * r};
+}
+
+// The last row: U row n-1 is the current row's pivot alone.
+template <class T, class V>
+ADI_PIVOT_HD PivotOut<V> pivot_last(const PivotRow<V>& s) {
+  const V r = T(1) / s.b;
+  const V zero = V{};
+  return {r, zero, zero, s.d * r};
+}
+
+// --- periodic lines: Gaussian elimination with partial pivoting on the cyclic matrix ---
+//
+// Sherman-Morrison over a pivoting solve is not enough: its modified matrix A' (the corners
+// taken out) may be nearly singular where A is not, and the correction then cancels digits
+// (measured: 10-40x LAPACK dgesv's error on random-sign fp32 lines). Instead the cyclic
+// matrix is eliminated directly, pivoting as dense GEPP would: column i has nonzeros in
+// three rows only, the current row C, row i+1 of A (N) and the last row L (the one whose
+// c_{n-1} sits in column 0), so the largest of the three becomes the pivot. Every row in
+// play has the shape "front (columns i, i+1, and i+2 for N), column n-2, column n-1", so U
+// row i has at most four entries past the diagonal: u1, u2 (columns i+1, i+2), us (column
+// n-2: L's a_{n-1} while it is in play) and ul (column n-1: the fill of the wrap-around).
+// The last two columns are a final 2x2 step; back substitution is
+//   x_i = y_i - u1_i x_{i+1} - u2_i x_{i+2} - us_i x_{n-2} - ul_i x_{n-1}.
+// Growth is bounded as for dense GEPP (|m| <= 1). n >= 3.
+template <class V>
+struct CyclicRow {
+  V f0, f1, f2, s, l, d;  // columns i, i+1, i+2, n-2, n-1; right-hand side
+};
+template <class V>
+struct CyclicOut {
+  V r, u1, u2, us, ul, y;  // 1/pivot and the scaled U row (y' = y / pivot)
+};
+
+// Rows 0 and n-1 as the elimination starts (front columns 0, 1).
+template <class V>
+ADI_PIVOT_HD void cyclic_start(long long n, V a0, V b0, V c0, V d0, V an, V bn, V cn, V dn, CyclicRow<V>& C,
+                               CyclicRow<V>& L) {
+  const V zero = V{};
+  C = {b0, c0, zero, zero, a0, d0};
+  L = {cn, zero, zero, an, bn, dn};
+  if (n == 3) {  // column n-2 = 1 is already in the front
+    L.f1 = L.f1 + L.s;
+    L.s = zero;
+  }
+}
+
+// Row i+1 = (a, b, c | d) of A for step i: c sits in column n-1 when i+2 == n-1.
+template <class V>
+ADI_PIVOT_HD CyclicRow<V> cyclic_row(bool c_is_last, V a, V b, V c, V d) {
+  const V zero = V{};
+  return c_is_last ? CyclicRow<V>{a, b, zero, zero, c, d} : CyclicRow<V>{a, b, c, zero, zero, d};
+}
+
+// Step i (0 <= i <= n-3): pivots column i among C, N, L; the two others, eliminated,
+// become the next C and L (front columns i+1, i+2). fold: i+2 == n-2 (column n-2 joins
+// the front).
+template <class T, class V>
+ADI_PIVOT_HD CyclicOut<V> cyclic_step(CyclicRow<V>& C, CyclicRow<V>& L, const CyclicRow<V>& N, bool fold) {
+  const V mc = magnitude(C.f0), mn = magnitude(N.f0), ml = magnitude(L.f0);
+  const auto pn = (mn > mc) & (mn >= ml);
+  const auto pl = (ml > mc) & (ml > mn);
+  const auto keep_c = pn | pl;  // C survives unless it is the pivot
+  auto pick = [&](V c, V nn, V l) { return pn ? nn : (pl ? l : c); };
+  const CyclicRow<V> P{pick(C.f0, N.f0, L.f0), pick(C.f1, N.f1, L.f1), pick(C.f2, N.f2, L.f2),
+                       pick(C.s, N.s, L.s),    pick(C.l, N.l, L.l),    pick(C.d, N.d, L.d)};
+  auto first = [&](V c, V nn) { return keep_c ? c : nn; };
+  auto second = [&](V nn, V l) { return pl ? nn : l; };
+  const CyclicRow<V> R1{first(C.f0, N.f0), first(C.f1, N.f1), first(C.f2, N.f2),
+                        first(C.s, N.s),   first(C.l, N.l),   first(C.d, N.d)};
+  const CyclicRow<V> R2{second(N.f0, L.f0), second(N.f1, L.f1), second(N.f2, L.f2),
+                        second(N.s, L.s),   second(N.l, L.l),   second(N.d, L.d)};
+  const V r = T(1) / P.f0;
+  const V zero = V{};
+  auto eliminate = [&](const CyclicRow<V>& R) {
+    const V m = R.f0 * r;
+    CyclicRow<V> o{R.f1 - m * P.f1, R.f2 - m * P.f2, zero, R.s - m * P.s, R.l - m * P.l, R.d - m * P.d};
+    if (fold) {
+      o.f1 = o.f1 + o.s;
+      o.s = zero;
+    }
+    return o;
+  };
+  C = eliminate(R1);
+  L = eliminate(R2);
+  return {r, P.f1 * r, P.f2 * r, P.s * r, P.l * r, P.d * r};
+}
+
+// The last two columns (n-2, n-1) of the two remaining rows: U rows n-2 and n-1.
+template <class T, class V>
+ADI_PIVOT_HD void cyclic_finish(const CyclicRow<V>& X, const CyclicRow<V>& Y, CyclicOut<V>& row2,
+                                CyclicOut<V>& row1) {
+  const V zero = V{};
+  const V xl = X.l + X.f1, yl = Y.l + Y.f1;  // column n-1 (f1 is 0 here; kept for safety)
+  const auto sw = magnitude(Y.f0) > magnitude(X.f0);
+  const V p0 = sw ? Y.f0 : X.f0, pl = sw ? yl : xl, pd = sw ? Y.d : X.d;
+  const V q0 = sw ? X.f0 : Y.f0, ql = sw ? xl : yl, qd = sw ? X.d : Y.d;
+  const V r = T(1) / p0;
+  const V m = q0 * r;
+  // The last pivot of a singular cyclic matrix (the periodic Laplacian b = 2, a = c = -1)
+  // comes out as rounding noise, not 0: cancelled to noise counts as zero, the test of
+  // cyclic_denominator.hpp (it never fires on a line with correct digits left).
+  const V mp = m * pl, last = ql - mp;
+  const V r1 = T(1) / (cancelled<T>(last, magnitude(ql) + magnitude(mp)) ? zero : last);
+  row2 = {r, zero, zero, zero, pl * r, pd * r};
+  row1 = {r1, zero, zero, zero, zero, (qd - m * pd) * r1};
+}
+
+}  // namespace adi::common

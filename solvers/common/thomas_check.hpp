@@ -1,0 +1,71 @@
+#pragma once
+// When Thomas without pivoting is unsafe: the test every non-pivoting elimination applies
+// to each row, written once for host scalars, host SIMD lanes (GCC vectors) and CUDA.
+//
+// Thomas factorises A = L U with l_i = a_i / p_{i-1}, p_i = b_i - a_i c*_{i-1},
+// c*_{i-1} = c_{i-1} / p_{i-1}. Its backward error is bounded by eps |L| |U| (Higham,
+// "Accuracy and Stability", 9.5), and |L| |U| differs from |A| only on the diagonal, by
+// |l_i c_{i-1}| = |a_i c*_{i-1}|: the growth of row i. Diagonally dominant rows, symmetric
+// positive definite, M- and totally nonnegative matrices keep it below max(|a_i|, |b_i|,
+// |c_i|) (there |L||U| = |A|), so
+//
+//     unsafe row i  <=>  |a_i c*_{i-1}| > kThomasGrowth * max(|a_i|, |b_i|, |c_i|)
+//
+// never fires on them, and a line that passes it is solved with a backward error within
+// ~2 kThomasGrowth eps of |A| row by row (what LAPACK's pivoting gtsv guarantees up to a
+// small constant). Measured (scripts in docs/pivoting.md): dominant random lines, fp32 and
+// fp64, periodic or not, growth < 0.5 of the bound's scale; the issue-23 cases 5e7 (b = 1e-8,
+// a = c = 1), 73 (Toeplitz b = 1, a = c = 0.6, n = 64) and 490 (the same periodic, n = 257).
+// The product a_i c*_{i-1} is already computed by the elimination; the test adds three
+// absolute values, two max, a multiply and a compare per row (no division, no branch).
+#if defined(__CUDACC__)
+#define ADI_CHECK_HD __host__ __device__ __forceinline__
+#else
+#define ADI_CHECK_HD inline
+#endif
+
+namespace adi::common {
+
+// Growth |a_i c*_{i-1}| allowed, in units of the row's largest coefficient.
+inline constexpr double kThomasGrowth = 4.0;
+
+// Measurement only: compiled with -DADI_THOMAS_CHECK=0 the test is constant false, so the
+// benchmarks can time the kernels without it (scripts/gpu_pivot_check.sh builds both; the
+// library is never shipped that way: automatic then never falls back).
+#ifndef ADI_THOMAS_CHECK
+#define ADI_THOMAS_CHECK 1
+#endif
+
+// |x| for scalars and GCC vectors alike (a vector ?: selects lane by lane).
+template <class V>
+ADI_CHECK_HD V magnitude(V x) {
+  return x < V(x - x) ? -x : x;
+}
+template <class V>
+ADI_CHECK_HD V larger(V x, V y) {
+  return x < y ? y : x;
+}
+
+// True (all-ones lanes for vectors) where eliminating a row whose product a_i c*_{i-1} is
+// `acs` grows the factors beyond the bound above. a, b, c are the row's coefficients (b
+// as the elimination sees it: the periodic split's modified corners included). A NaN acs
+// compares false here; the pivot test of each kernel (1/pivot not finite) catches it.
+template <class T, class V>
+ADI_CHECK_HD auto thomas_unsafe(V acs, V a, V b, V c) {
+#if ADI_THOMAS_CHECK
+  return magnitude(acs) > larger(magnitude(a), larger(magnitude(b), magnitude(c))) * T(kThomasGrowth);
+#else
+  return acs != acs && a != a && b != b && c != c;  // false (of the mask type) unless all are NaN
+#endif
+}
+// The same where only the lane type is at hand: tau = kThomasGrowth as a V.
+template <class V>
+ADI_CHECK_HD auto thomas_unsafe_lanes(V acs, V a, V b, V c, V tau) {
+#if ADI_THOMAS_CHECK
+  return magnitude(acs) > larger(magnitude(a), larger(magnitude(b), magnitude(c))) * tau;
+#else
+  return acs != acs && a != a && b != b && c != c && tau != tau;
+#endif
+}
+
+}  // namespace adi::common

@@ -1,0 +1,366 @@
+// Partial pivoting (Kernel::cpu_pivoting*, TridiagonalOptions::pivoting) on the host, and
+// the stability check of the Thomas kernels (solvers/common/thomas_check.hpp):
+//  - every host kernel with pivoting = partial and = automatic, over the layouts of the
+//    plan (contiguous, strided gathers, adjacent lines, interleaved, box x/y/z), shared
+//    bands, periodic lines, sizes 1 .. 257 and one line of 10^6, fp32 and fp64, on
+//    non-dominant families: within 10x of LAPACKE ?gtsv's error (?gesv for periodic);
+//  - the issue-23 cases with pivoting = none throw UnstableSystem naming line and row,
+//    and are solved to LAPACK's accuracy with the default (automatic);
+//  - the check never fires on diagonally dominant systems (pivoting = none).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "adi/error.hpp"
+#include "adi/large_tridiagonal.hpp"
+#include "adi/tridiagonal.hpp"
+#include "adi/variable_batch.hpp"
+#include "adi/variable_tridiagonal.hpp"
+#include "tests/solvers/pivoting_cases.hpp"
+
+namespace {
+
+using adi::Box3;
+using adi::index_t;
+using adi::Kernel;
+using adi::LineSet;
+using adi::Pivoting;
+using adi::TridiagonalOptions;
+using adi::TridiagonalPlan;
+namespace tp = adi::test_pivoting;
+
+enum class Layout { contiguous, strided, adjacent, interleaved, box_x, box_y, box_z };
+const char* layout_name(Layout l) {
+  const char* names[] = {"contiguous", "strided", "adjacent", "interleaved", "box_x", "box_y", "box_z"};
+  return names[static_cast<int>(l)];
+}
+
+LineSet make_lines(Layout l, index_t n, index_t count) {
+  const Box3 box{n, 3, 5, n + 2, (n + 2) * 4};  // padded rows and planes
+  switch (l) {
+    case Layout::contiguous: return adi::to_lines(adi::StridedLines::contiguous(n, count));
+    case Layout::strided: return adi::to_lines(adi::StridedLines{n, count, 3, 3 * n + 5});
+    case Layout::adjacent: return adi::to_lines(adi::StridedLines{n, count, count + 2, 1});
+    case Layout::interleaved: return adi::to_lines(adi::InterleavedBatch{n, count});
+    case Layout::box_x: return adi::to_lines(adi::BoxLines{box, adi::Axis::x});
+    case Layout::box_y: {
+      const Box3 b{5, n, 3, 7, 7 * (n + 1)};
+      return adi::to_lines(adi::BoxLines{b, adi::Axis::y});
+    }
+    default: {
+      const Box3 b{6, 3, n, 7, 7 * 4};
+      return adi::to_lines(adi::BoxLines{b, adi::Axis::z});
+    }
+  }
+}
+
+// Whether a forced kernel can read the layout (as the dispatch table's kernel_supports).
+bool kernel_fits(Kernel k, const LineSet& l) {
+  const bool adjacent = l.count0 == 1 ? (l.count1 <= 1 || l.stride1 == 1) : l.stride0 == 1;
+  switch (k) {
+    case Kernel::cpu_thomas_transpose:
+    case Kernel::cpu_pivoting_transpose: return l.stride == 1;
+    case Kernel::cpu_thomas_vector:
+    case Kernel::cpu_pivoting_vector: return adjacent;
+    default: return true;
+  }
+}
+
+template <class T>
+void solve_case(tp::Case<T>& k, TridiagonalOptions o, bool in_place) {
+  TridiagonalPlan<T> plan(adi::Executor::host(), k.lines, o);
+  T* out = in_place ? k.d.data() : k.u.data();
+  std::vector<T> d0 = k.d;
+  if (k.shared)
+    plan.solve(adi::SharedBands<T>{k.a.data(), k.b.data(), k.c.data()}, k.d.data(), out);
+  else
+    plan.solve(adi::Bands<T>{k.a.data(), k.b.data(), k.c.data()}, k.d.data(), out);
+  if (in_place) {
+    k.u = k.d;
+    k.d = d0;
+  }
+}
+
+struct Param {
+  Layout layout;
+  tp::Family family;
+  Pivoting pivoting;
+  Kernel kernel;
+};
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << layout_name(p.layout) << ", " << tp::family_name(p.family) << ", " << adi::pivoting_name(p.pivoting)
+      << ", " << adi::kernel_name(p.kernel);
+}
+
+class PivotingHost : public ::testing::TestWithParam<Param> {};
+
+template <class T>
+void run_param(const Param& p) {
+  for (index_t n : {1, 2, 3, 31, 33, 255, 257}) {
+    for (bool periodic : {false, true}) {
+      for (bool shared : {false, true}) {
+        const index_t count = p.layout == Layout::contiguous || p.layout == Layout::strided ? 11 : 19;
+        const LineSet l = make_lines(p.layout, n, count);
+        TridiagonalOptions o;
+        o.periodic = periodic;
+        o.pivoting = p.pivoting;
+        o.kernel = p.kernel;
+        if (!kernel_fits(p.kernel, l)) continue;
+        auto k = tp::make_case<T>(l, p.family, periodic, shared, 1000 * n + 2 * periodic + shared);
+        solve_case(k, o, (n % 2) == 1);
+        std::string detail;
+        const double r = tp::worst_ratio(k, k.u, detail);
+        EXPECT_LE(r, 10.0) << "n " << n << (periodic ? " periodic" : "") << (shared ? " shared" : "") << ": "
+                           << detail;
+      }
+    }
+  }
+}
+
+TEST_P(PivotingHost, WithinTenTimesLapack) {
+  run_param<float>(GetParam());
+  run_param<double>(GetParam());
+}
+
+std::vector<Param> params() {
+  std::vector<Param> out;
+  for (Layout l : {Layout::contiguous, Layout::strided, Layout::adjacent, Layout::interleaved, Layout::box_x,
+                   Layout::box_y, Layout::box_z})
+    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
+                         tp::Family::dominant}) {
+      out.push_back({l, f, Pivoting::automatic, Kernel::automatic});
+      out.push_back({l, f, Pivoting::partial, Kernel::automatic});
+    }
+  // Every host pivoting kernel forced, and the reference.
+  for (Kernel k : {Kernel::cpu_pivoting, Kernel::cpu_pivoting_transpose, Kernel::cpu_pivoting_vector,
+                   Kernel::cpu_thomas, Kernel::reference})
+    for (Layout l : {Layout::contiguous, Layout::adjacent, Layout::box_y})
+      out.push_back({l, tp::Family::random_signs, Pivoting::partial, k});
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Layouts, PivotingHost, ::testing::ValuesIn(params()));
+
+// One line of 10^6 (the dispatch's large-line route takes partial pivoting to the batched
+// pivoting kernel), fp64 and fp32, against gtsv.
+TEST(PivotingHostLarge, OneLineOfAMillion) {
+  const index_t n = 1000000;
+  for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs}) {
+    TridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    auto k = tp::make_case<double>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), f, false, false, 7);
+    solve_case(k, o, false);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << detail;
+    auto kf = tp::make_case<float>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), f, false, false, 8);
+    solve_case(kf, o, false);
+    EXPECT_LE(tp::worst_ratio(kf, kf.u, detail), 10.0) << detail;
+  }
+}
+
+// --- the issue-23 table --------------------------------------------------------------
+
+template <class T>
+tp::Case<T> constant_case(index_t n, index_t count, double b, double ac, bool periodic) {
+  auto k = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, count)), tp::Family::dominant,
+                            periodic, false, 3);
+  for (std::size_t i = 0; i < k.b.size(); ++i) {
+    k.a[i] = T(ac);
+    k.b[i] = T(b);
+    k.c[i] = T(ac);
+  }
+  return k;
+}
+
+template <class T>
+void expect_unstable_then_solved(index_t n, double b, double ac, bool periodic) {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "fp32" : "fp64") + " n " + std::to_string(n) + " b " +
+               std::to_string(b) + (periodic ? " periodic" : ""));
+  for (index_t count : {1, 5, 40}) {
+    auto k = constant_case<T>(n, count, b, ac, periodic);
+    TridiagonalOptions o;
+    o.periodic = periodic;
+    o.pivoting = Pivoting::none;
+    try {
+      solve_case(k, o, false);
+      ADD_FAILURE() << "pivoting = none did not throw UnstableSystem (count " << count << ")";
+    } catch (const adi::UnstableSystem& e) {
+      EXPECT_EQ(e.system(), 0);
+      EXPECT_GE(e.row(), 0);
+      EXPECT_NE(std::string(e.what()).find("pivoting"), std::string::npos) << e.what();
+    }
+    o.pivoting = Pivoting::automatic;
+    solve_case(k, o, count == 5);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << detail;
+  }
+}
+
+TEST(UnsafeThomas, IssueTableCases) {
+  expect_unstable_then_solved<double>(64, 1e-8, 1, false);
+  expect_unstable_then_solved<float>(64, 1e-8, 1, false);
+  expect_unstable_then_solved<float>(257, 1, 0.6, true);
+  expect_unstable_then_solved<double>(257, 1, 0.6, true);
+  expect_unstable_then_solved<float>(64, 1, 0.6, false);
+}
+
+TEST(UnsafeThomas, SharedBandsAndEveryThomasKernel) {
+  for (Kernel kern : {Kernel::cpu_thomas, Kernel::cpu_thomas_transpose, Kernel::cpu_thomas_vector}) {
+    for (bool shared : {false, true}) {
+      const LineSet l = kern == Kernel::cpu_thomas_vector ? make_lines(Layout::interleaved, 64, 33)
+                                                          : make_lines(Layout::contiguous, 64, 33);
+      auto k = tp::make_case<float>(l, tp::Family::tiny_diagonal, false, shared, 5);
+      TridiagonalOptions o;
+      o.kernel = kern;
+      o.pivoting = Pivoting::none;
+      EXPECT_THROW(solve_case(k, o, false), adi::UnstableSystem) << adi::kernel_name(kern);
+      o.pivoting = Pivoting::automatic;
+      solve_case(k, o, false);
+      std::string detail;
+      EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << adi::kernel_name(kern) << ": " << detail;
+    }
+  }
+}
+
+// A single bad line among dominant ones: automatic re-solves only what failed, the
+// others keep Thomas's answer; all within 10x of LAPACK.
+TEST(UnsafeThomas, OneBadLineAmongDominant) {
+  const LineSet l = make_lines(Layout::interleaved, 100, 37);
+  auto k = tp::make_case<double>(l, tp::Family::dominant, false, false, 9);
+  for (index_t i = 0; i < l.n; ++i) k.b[l.offset(17) + i * l.stride] = 1e-9;
+  TridiagonalOptions o;
+  o.pivoting = Pivoting::none;
+  try {
+    solve_case(k, o, false);
+    ADD_FAILURE() << "no UnstableSystem";
+  } catch (const adi::UnstableSystem& e) {
+    EXPECT_EQ(e.system(), 17);
+    EXPECT_EQ(e.row(), 1);
+  }
+  o.pivoting = Pivoting::automatic;
+  solve_case(k, o, false);
+  std::string detail;
+  EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << detail;
+}
+
+// Never on diagonally dominant systems: every layout, both precisions, periodic or not.
+TEST(UnsafeThomas, NeverOnDominantSystems) {
+  for (Layout l : {Layout::contiguous, Layout::strided, Layout::adjacent, Layout::interleaved, Layout::box_x,
+                   Layout::box_y, Layout::box_z})
+    for (index_t n : {1, 3, 33, 257})
+      for (bool periodic : {false, true})
+        for (bool shared : {false, true}) {
+          TridiagonalOptions o;
+          o.periodic = periodic;
+          o.pivoting = Pivoting::none;
+          auto kf = tp::make_case<float>(make_lines(l, n, 21), tp::Family::dominant, periodic, shared, n);
+          EXPECT_NO_THROW(solve_case(kf, o, false)) << layout_name(l) << " n " << n;
+          auto kd = tp::make_case<double>(make_lines(l, n, 21), tp::Family::dominant, periodic, shared, n);
+          EXPECT_NO_THROW(solve_case(kd, o, false)) << layout_name(l) << " n " << n;
+        }
+}
+
+// Singular systems still throw SingularSystem with pivoting (b = 0, a = c = 0 row).
+TEST(Pivoting, SingularStillThrows) {
+  auto k = constant_case<double>(8, 3, 2, 0.5, false);
+  for (std::size_t i = 0; i < 8; ++i) {
+    k.a[8 + i] = 0;
+    k.b[8 + i] = 0;
+    k.c[8 + i] = 0;
+  }
+  for (Pivoting p : {Pivoting::partial, Pivoting::automatic}) {
+    TridiagonalOptions o;
+    o.pivoting = p;
+    try {
+      solve_case(k, o, false);
+      ADD_FAILURE() << "no throw";
+    } catch (const adi::SingularSystem& e) {
+      EXPECT_EQ(e.system(), 1) << e.what();
+    }
+  }
+}
+
+// The large plan (issue table: one system of 2^18, b = 1e-8, a = c = 1): the partition's
+// check fires (none: UnstableSystem), automatic and partial solve it to LAPACK's accuracy;
+// so does TridiagonalPlan's long-line route (large_partition + fallback).
+TEST(UnsafeThomas, LargeSystem) {
+  const index_t n = index_t(1) << 18;
+  for (double b : {1e-8, 1.0}) {
+    auto k = constant_case<double>(n, 1, b, b == 1.0 ? 0.6 : 1.0, false);
+    std::vector<double> u(k.d.size());
+    adi::LargeTridiagonalOptions o;
+    o.pivoting = Pivoting::none;
+    adi::LargeTridiagonalPlan<double> none(adi::Executor::host(), n, 1, 0, o);
+    EXPECT_THROW(none.solve(adi::Bands<double>{k.a.data(), k.b.data(), k.c.data()}, k.d.data(), u.data()),
+                 adi::UnstableSystem);
+    for (Pivoting p : {Pivoting::automatic, Pivoting::partial}) {
+      o.pivoting = p;
+      adi::LargeTridiagonalPlan<double> plan(adi::Executor::host(), n, 1, 0, o);
+      plan.solve(adi::Bands<double>{k.a.data(), k.b.data(), k.c.data()}, k.d.data(), u.data());
+      std::string detail;
+      EXPECT_LE(tp::worst_ratio(k, u, detail), 10.0) << adi::pivoting_name(p) << ": " << detail;
+    }
+    TridiagonalOptions to;  // automatic: the dispatch's large_partition, then the fallback
+    solve_case(k, to, false);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << "TridiagonalPlan: " << detail;
+  }
+}
+
+// Variable-size batches (host): one non-dominant system among dominant ones.
+TEST(UnsafeThomas, VariableBatch) {
+  const std::vector<int> sizes = {5, 64, 33, 1, 64, 17};
+  const adi::VariableBatchPlan batch(adi::Executor::host(), adi::BatchSizes{sizes.data(), 6});
+  index_t total = 0;
+  for (int s : sizes) total += s;
+  std::vector<double> a(total), b(total), c(total), d(total), u(total);
+  std::mt19937_64 rng(4);
+  index_t o = 0;
+  std::vector<index_t> start;
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    start.push_back(o);
+    for (int i = 0; i < sizes[s]; ++i, ++o) {
+      tp::row_coefficients<double>(s == 4 ? tp::Family::tiny_diagonal : tp::Family::dominant, rng, a[o], b[o], c[o]);
+      d[o] = std::uniform_real_distribution<double>(-1, 1)(rng);
+    }
+  }
+  adi::VariableTridiagonalOptions vo;
+  vo.pivoting = Pivoting::none;
+  adi::VariableTridiagonalPlan<double> none(batch, adi::CompactBatch{}, vo);
+  try {
+    none.solve(adi::Bands<double>{a.data(), b.data(), c.data()}, d.data(), u.data());
+    ADD_FAILURE() << "no UnstableSystem";
+  } catch (const adi::UnstableSystem& e) {
+    EXPECT_EQ(e.system(), 4) << e.what();
+  }
+  for (Pivoting p : {Pivoting::automatic, Pivoting::partial}) {
+    vo.pivoting = p;
+    adi::VariableTridiagonalPlan<double> plan(batch, adi::CompactBatch{}, vo);
+    std::fill(u.begin(), u.end(), std::nan(""));
+    plan.solve(adi::Bands<double>{a.data(), b.data(), c.data()}, d.data(), u.data());
+    for (std::size_t s = 0; s < sizes.size(); ++s) {
+      const index_t n = sizes[s], o0 = start[s];
+      tp::Case<double> k;
+      k.lines = adi::to_lines(adi::StridedLines::contiguous(n, 1));
+      k.a.assign(a.begin() + o0, a.begin() + o0 + n);
+      k.b.assign(b.begin() + o0, b.begin() + o0 + n);
+      k.c.assign(c.begin() + o0, c.begin() + o0 + n);
+      k.d.assign(d.begin() + o0, d.begin() + o0 + n);
+      std::vector<double> us(u.begin() + o0, u.begin() + o0 + n);
+      std::string detail;
+      EXPECT_LE(tp::worst_ratio(k, us, detail), 10.0) << adi::pivoting_name(p) << " system " << s << ": " << detail;
+    }
+  }
+}
+
+TEST(Pivoting, Names) {
+  EXPECT_EQ(adi::pivoting_from_name("partial"), Pivoting::partial);
+  EXPECT_STREQ(adi::pivoting_name(Pivoting::none), "none");
+  EXPECT_THROW(adi::pivoting_from_name("full"), adi::InvalidArgument);
+  EXPECT_EQ(adi::kernel_from_name("cpu_pivoting_vector"), Kernel::cpu_pivoting_vector);
+}
+
+}  // namespace

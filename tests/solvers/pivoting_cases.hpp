@@ -1,0 +1,280 @@
+#pragma once
+// Shared by the host and CUDA pivoting tests: well-conditioned systems that are NOT
+// diagonally dominant (Thomas without pivoting loses digits on them), the layouts the
+// tridiagonal plan takes, and LAPACK as the yardstick: every solve must be within 10x of
+// LAPACKE ?gtsv's error (?gesv on the dense matrix for periodic lines), both measured
+// against a long double partial-pivoting solve of the same (rounded) system.
+#if defined(ADI_TEST_HAVE_LAPACKE)
+#include <lapacke.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "adi/layout.hpp"
+
+namespace adi::test_pivoting {
+
+enum class Family { tiny_diagonal, random_signs, toeplitz, dominant };
+
+inline const char* family_name(Family f) {
+  switch (f) {
+    case Family::tiny_diagonal: return "tiny_diagonal";
+    case Family::random_signs: return "random_signs";
+    case Family::toeplitz: return "toeplitz";
+    default: return "dominant";
+  }
+}
+
+// Row i of one line: a, b, c.
+template <class T>
+void row_coefficients(Family f, std::mt19937_64& rng, T& a, T& b, T& c) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0), mag(0.5, 1.0);
+  auto sign = [&]() { return u(rng) < 0 ? -1.0 : 1.0; };
+  switch (f) {
+    case Family::tiny_diagonal:  // |b| ~ 1e-8, |a|, |c| in [0.5, 1]: pivoting is a must
+      a = T(sign() * mag(rng));
+      c = T(sign() * mag(rng));
+      b = T(1e-8 * u(rng));
+      break;
+    case Family::random_signs:  // every entry uniform in [-1, 1]
+      a = T(u(rng));
+      b = T(u(rng));
+      c = T(u(rng));
+      break;
+    case Family::toeplitz:  // b = 1, a = c = 0.6 (cond ~ 550 at n = 257): indefinite
+      a = T(0.6);
+      b = T(1);
+      c = T(0.6);
+      break;
+    default:  // diagonally dominant, random signs
+      a = T(u(rng));
+      c = T(u(rng));
+      b = T(sign() * (std::fabs(double(a)) + std::fabs(double(c)) + 0.5 + mag(rng)));
+  }
+}
+
+// x = A^{-1} d in R by Gaussian elimination with partial pivoting on the dense matrix
+// (periodic: ?gesv's algorithm) or gtsv's tridiagonal elimination (not periodic). Returns
+// false when singular. In long double it is the oracle; in T the stand-in for LAPACK where
+// LAPACKE is not installed (the same algorithms).
+template <class R>
+bool exact_solve(std::int64_t n, const std::vector<R>& a, const std::vector<R>& b, const std::vector<R>& c,
+                 const std::vector<R>& d, bool periodic, std::vector<R>& x) {
+  x.assign(n, 0);
+  if (periodic) {
+    std::vector<R> m(n * n, 0), r = d;
+    for (std::int64_t i = 0; i < n; ++i) {
+      m[i * n + (i + n - 1) % n] += a[i];
+      m[i * n + i] += b[i];
+      m[i * n + (i + 1) % n] += c[i];
+    }
+    for (std::int64_t k = 0; k < n; ++k) {
+      std::int64_t p = k;
+      for (std::int64_t i = k + 1; i < n; ++i)
+        if (std::fabs(m[i * n + k]) > std::fabs(m[p * n + k])) p = i;
+      if (m[p * n + k] == 0) return false;
+      if (p != k) {
+        for (std::int64_t j = 0; j < n; ++j) std::swap(m[k * n + j], m[p * n + j]);
+        std::swap(r[k], r[p]);
+      }
+      for (std::int64_t i = k + 1; i < n; ++i) {
+        const R f = m[i * n + k] / m[k * n + k];
+        if (f == 0) continue;
+        for (std::int64_t j = k; j < n; ++j) m[i * n + j] -= f * m[k * n + j];
+        r[i] -= f * r[k];
+      }
+    }
+    for (std::int64_t i = n - 1; i >= 0; --i) {
+      R s = r[i];
+      for (std::int64_t j = i + 1; j < n; ++j) s -= m[i * n + j] * x[j];
+      x[i] = s / m[i * n + i];
+    }
+    return true;
+  }
+  std::vector<R> dl(a.begin() + 1, a.end()), dd = b, du(c.begin(), c.end() - 1), du2(n, 0), r = d;
+  for (std::int64_t i = 0; i + 1 < n; ++i) {
+    if (std::fabs(dd[i]) >= std::fabs(dl[i])) {
+      if (dd[i] == 0) return false;
+      const R f = dl[i] / dd[i];
+      dd[i + 1] -= f * du[i];
+      r[i + 1] -= f * r[i];
+      if (i + 2 < n) du2[i] = 0;
+    } else {
+      const R f = dd[i] / dl[i];
+      dd[i] = dl[i];
+      const R t = dd[i + 1];
+      dd[i + 1] = du[i] - f * t;
+      du[i] = t;
+      if (i + 2 < n) {
+        du2[i] = du[i + 1];
+        du[i + 1] = -f * du[i + 1];
+      }
+      std::swap(r[i], r[i + 1]);
+      r[i + 1] -= f * r[i];
+    }
+  }
+  if (dd[n - 1] == 0) return false;
+  for (std::int64_t i = n - 1; i >= 0; --i) {
+    R s = r[i];
+    if (i + 1 < n) s -= du[i] * x[i + 1];
+    if (i + 2 < n) s -= du2[i] * x[i + 2];
+    x[i] = s / dd[i];
+  }
+  return true;
+}
+
+#if defined(ADI_TEST_HAVE_LAPACKE)
+// LAPACK's own answer in T: ?gtsv (not periodic) or ?gesv on the dense matrix.
+inline bool lapack_solve(std::int64_t n, std::vector<double> a, std::vector<double> b, std::vector<double> c,
+                         std::vector<double> d, bool periodic, std::vector<double>& x) {
+  if (periodic) {
+    std::vector<double> m(n * n, 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      m[i * n + (i + n - 1) % n] += a[i];
+      m[i * n + i] += b[i];
+      m[i * n + (i + 1) % n] += c[i];
+    }
+    std::vector<lapack_int> piv(n);
+    if (LAPACKE_dgesv(LAPACK_ROW_MAJOR, n, 1, m.data(), n, piv.data(), d.data(), 1) != 0) return false;
+  } else {
+    std::vector<double> dl(a.begin() + 1, a.end()), du(c.begin(), c.end() - 1);
+    if (LAPACKE_dgtsv(LAPACK_COL_MAJOR, n, 1, dl.data(), b.data(), du.data(), d.data(), n) != 0) return false;
+  }
+  x = d;
+  return true;
+}
+inline bool lapack_solve(std::int64_t n, std::vector<float> a, std::vector<float> b, std::vector<float> c,
+                         std::vector<float> d, bool periodic, std::vector<float>& x) {
+  if (periodic) {
+    std::vector<float> m(n * n, 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      m[i * n + (i + n - 1) % n] += a[i];
+      m[i * n + i] += b[i];
+      m[i * n + (i + 1) % n] += c[i];
+    }
+    std::vector<lapack_int> piv(n);
+    if (LAPACKE_sgesv(LAPACK_ROW_MAJOR, n, 1, m.data(), n, piv.data(), d.data(), 1) != 0) return false;
+  } else {
+    std::vector<float> dl(a.begin() + 1, a.end()), du(c.begin(), c.end() - 1);
+    if (LAPACKE_sgtsv(LAPACK_COL_MAJOR, n, 1, dl.data(), b.data(), du.data(), d.data(), n) != 0) return false;
+  }
+  x = d;
+  return true;
+}
+#else
+// Without LAPACKE: the same algorithms (gtsv, dense GEPP) written out, in T.
+template <class T>
+bool lapack_solve(std::int64_t n, const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>& c,
+                  const std::vector<T>& d, bool periodic, std::vector<T>& x) {
+  return exact_solve<T>(n, a, b, c, d, periodic, x);
+}
+#endif
+
+template <class X, class Y>
+double relative_error(const std::vector<X>& x, const std::vector<Y>& ref) {
+  long double num = 0, den = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const long double e = static_cast<long double>(x[i]) - static_cast<long double>(ref[i]);
+    if (std::isnan(static_cast<double>(x[i]))) return std::numeric_limits<double>::infinity();
+    num = std::max(num, std::fabs(e));
+    den = std::max(den, std::fabs(static_cast<long double>(ref[i])));
+  }
+  return den > 0 ? static_cast<double>(num / den) : static_cast<double>(num);
+}
+
+// The host arrays of one case: coefficient, right-hand side and output arrays of `span`
+// values (u poisoned with NaN), the lines of the layout filled from `family`.
+template <class T>
+struct Case {
+  LineSet lines;
+  bool periodic = false;
+  bool shared = false;
+  std::vector<T> a, b, c, d, u;
+};
+
+template <class T>
+Case<T> make_case(const LineSet& l, Family f, bool periodic, bool shared, std::uint64_t seed) {
+  Case<T> k;
+  k.lines = l;
+  k.periodic = periodic;
+  k.shared = shared;
+  const std::size_t span = static_cast<std::size_t>(l.span());
+  const std::size_t bspan = shared ? static_cast<std::size_t>(l.n) : span;
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  k.a.assign(bspan, nan);
+  k.b.assign(bspan, nan);
+  k.c.assign(bspan, nan);
+  k.d.assign(span, nan);
+  k.u.assign(span, nan);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (index_t line = 0; line < l.lines(); ++line) {
+    const index_t o = l.offset(line);
+    for (index_t i = 0; i < l.n; ++i) {
+      const std::size_t e = static_cast<std::size_t>(o + i * l.stride);
+      k.d[e] = T(u(rng));
+      if (shared && line > 0) continue;
+      const std::size_t be = shared ? static_cast<std::size_t>(i) : e;
+      row_coefficients(f, rng, k.a[be], k.b[be], k.c[be]);
+      if (!periodic && i == 0) k.a[be] = nan;  // never read into the result
+      if (!periodic && i == l.n - 1) k.c[be] = nan;
+    }
+  }
+  return k;
+}
+
+// (worst adi error over the lines) / max(worst LAPACK error over the lines, 4 eps): two
+// backward-stable solvers differ line by line by the luck of rounding (both ~ cond * eps),
+// so the case's worst lines are compared. k.u holds adi's solution. Lines that LAPACK itself
+// cannot solve to 1% in T (nearly singular in this precision) are left out, and counted in
+// `skipped`.
+template <class T>
+double worst_ratio(const Case<T>& k, const std::vector<T>& u, std::string& detail, int* skipped = nullptr) {
+  const LineSet& l = k.lines;
+  double worst_adi = 0, worst_lapack = 0;
+  index_t worst_line = -1;
+  for (index_t line = 0; line < l.lines(); ++line) {
+    const index_t o = l.offset(line);
+    const std::int64_t n = l.n;
+    std::vector<long double> la(n), lb(n), lc(n), ld(n), x;
+    std::vector<T> ta(n), tb(n), tc(n), td(n), tx, ux(n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::size_t e = static_cast<std::size_t>(o + i * l.stride);
+      const std::size_t be = k.shared ? static_cast<std::size_t>(i) : e;
+      ta[i] = (!k.periodic && i == 0) ? T(0) : k.a[be];
+      tb[i] = k.b[be];
+      tc[i] = (!k.periodic && i == n - 1) ? T(0) : k.c[be];
+      td[i] = k.d[e];
+      la[i] = ta[i];
+      lb[i] = tb[i];
+      lc[i] = tc[i];
+      ld[i] = td[i];
+      ux[i] = u[e];
+    }
+    const bool solvable = exact_solve(n, la, lb, lc, ld, k.periodic, x) &&
+                          lapack_solve(n, ta, tb, tc, td, k.periodic, tx);
+    const double el = solvable ? relative_error(tx, x) : 1.0;
+    if (!(el < 1e-2)) {
+      if (skipped) ++*skipped;
+      continue;
+    }
+    const double ea = relative_error(ux, x);
+    worst_lapack = std::max(worst_lapack, el);
+    if (!(ea <= worst_adi)) {
+      worst_adi = std::isnan(ea) ? std::numeric_limits<double>::infinity() : ea;
+      worst_line = line;
+    }
+  }
+  const double eps = std::numeric_limits<T>::epsilon();
+  detail = "worst line " + std::to_string(worst_line) + ": adi error " + std::to_string(worst_adi) +
+           ", LAPACK's worst " + std::to_string(worst_lapack);
+  return worst_adi / std::max(worst_lapack, 4 * eps);
+}
+
+}  // namespace adi::test_pivoting
