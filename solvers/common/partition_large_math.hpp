@@ -137,7 +137,7 @@ ADI_LARGE_HD T row_scale(T a, T b, T c) {
 // row's scale max(|a_i|, |b_i|, |c_i|).
 template <class T>
 ADI_LARGE_HD bool unsafe_growth(T piv, T b, T scale) {
-  return ADI_THOMAS_CHECK && std::fabs(b - piv) > T(common::kThomasGrowth) * scale;
+  return ADI_THOMAS_CHECK_HERE && std::fabs(b - piv) > T(common::kThomasGrowth) * scale;
 }
 
 // A plain tridiagonal solve in one thread, in T: Thomas, or for periodic systems
