@@ -40,6 +40,9 @@ struct TridiagonalOptions {
   //            batch again, which needs u != d; in place it throws UnstableSystem);
   // none:      Thomas only (check_pivots decides whether a failing line throws);
   // partial:   always partial pivoting (kernels cpu_pivoting*, cuda_pivoting).
+  // On CUDA, automatic falls back only where check_pivots is on (the flag it reads back
+  // synchronises the stream), and only on a zero or non-finite pivot: the growth check is
+  // compiled out of device code (its cost, solvers/common/thomas_check.hpp).
   // docs/pivoting.md has the test, its cost and the measurements.
   Pivoting pivoting = Pivoting::automatic;
 };
