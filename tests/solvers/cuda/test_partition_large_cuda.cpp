@@ -313,7 +313,7 @@ TYPED_TEST(LargeCuda, DeviceZeroPivotNamesTheRow) {
   DeviceSystem<T> ds(p);
   adi::LargeTridiagonalOptions o;
   o.pivoting = adi::Pivoting::none;  // automatic would solve it by pivoting (docs/pivoting.md)
-  adi::LargeTridiagonalPlan<T> plan(ds.ex, n, o);
+  adi::LargeTridiagonalPlan<T> plan(ds.ex, n, 1, 0, o);
   try {
     plan.solve(ds.bands(), ds.d.data(), ds.u.data());
     ADD_FAILURE() << "no SingularSystem";
