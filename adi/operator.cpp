@@ -85,6 +85,9 @@ Operator<T>::Operator(const Grid& grid, const Pde& pde, const BoundaryConditions
   std::string invalid, unsupported;
   try {
     if (exec.is_cuda()) p.pivot_flag = detail::Storage(sizeof(int), exec);
+    index_t face_max = 0;  // the stages' face values: no allocation in a step
+    for (int a = 0; a < 3; ++a) face_max = std::max(face_max, p.N[others(a)[0]] * p.N[others(a)[1]]);
+    for (auto& e : p.end_scratch) e = Array<T>(face_max, exec);
     for (int a = 0; a < 3; ++a)
       if (p.active[a]) p.build_axis(a, pde);
     p.build_mixed(pde);
@@ -423,14 +426,9 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
       if (V_old) p.face_write(Y, f, true, p.face_values(f, t_old), T(-1), true);
     } else if (kind == BoundaryKind::dirichlet) {
       // Identity rows: the solve returns the boundary value of the stage there.
-      const T* g_new = p.face_values(f, t_new);
       const bool correct = V_old && !cancel && p.stage_correction(a, later);
-      if (correct) {
-        p.face_write(Y, f, false, g_new, T(1), false);  // A_i reads g(t_new) along the face
-        p.stage_face_correction(f, s, t_new, Y, t_old, *V_old, later);
-      }
-      p.face_write(Y, f, true, g_new, T(1) / s, false);
-      if (correct) p.face_write(Y, f, true, p.face_scratch.data(), T(1) / s, true);
+      const T* end = correct ? p.stage_face_values(f, s, t_new, t_old, later) : p.face_values(f, t_new);
+      p.face_write(Y, f, true, end, T(1) / s, false);
     }
   }
   if (A.s_formed != s) {

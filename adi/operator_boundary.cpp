@@ -8,50 +8,33 @@
 namespace adi {
 
 
-// Into face_scratch: - s sum_{i later} [F_i(t_new, g(t_new)) - F_i(t_old, g(t_old))]
-// on face f (Y's face holds g(t_new), V_old's g(t_old)). The parts of the later
-// axes act along the face, so the boundary data alone determines them.
+// Face f's stage values g(t_new) - s sum_{i later} [F_i(t_new, g(t_new)) - F_i(t_old, g(t_old))]:
+// the parts of the later axes act along the face, so the boundary data alone determines them.
 template <class T>
-void Operator<T>::Impl::stage_face_correction(int f, T s, double t_new, Field<T>& Y, double t_old, Field<T>& V_old,
-                                           const std::array<bool, 3>& later) {
+const T* Operator<T>::Impl::stage_face_values(int f, T s, double t_new, double t_old,
+                                              const std::array<bool, 3>& later) {
   const int a = f / 2;
-  const auto oth = others(a);
-  const index_t n1 = N[oth[0]], n2 = N[oth[1]];
-  if (face_scratch.size() < n1 * n2) {
-    index_t m = 0;
-    for (int d = 0; d < 3; ++d) {
-      const auto o = others(d);
-      m = std::max(m, N[o[0]] * N[o[1]]);
-    }
-    face_scratch = Array<T>(m, exec);
-  }
-  detail::FaceRegion r;
-  r.axis = static_cast<Axis>(a);
-  r.plane = f % 2 == 1 ? N[a] - 1 : 0;
-  r.lo = lo;
-  r.hi = hi;
-  std::array<T, 3> w_new{}, w_old{};
-  int m = 0;
+  std::array<T, 3> w{};
+  int count = 0;
   for (int i = 0; i < 3; ++i)
     if (later[i] && i != a && active[i]) {
-      w_new[i] = -s;
-      w_old[i] = s;
-      ++m;
+      w[i] = -s;
+      ++count;
     }
-  auto neumann_at = [&](double t) {
-    std::array<std::array<const T*, 2>, 3> nv{};
-    for (int i = 0; i < 3; ++i)
-      for (int side = 0; side < 2; ++side)
-        if (w_new[i] != T(0) && neumann(i, side == 1)) nv[i][side] = face_values(2 * i + side, t);
-    return nv;
-  };
-  const T* src_new = source ? source_at(t_new) : nullptr;
-  const T* src_old = source ? source_at(t_old) : nullptr;
-  const T ks = T(m) / T(k);
-  Stencils<T>::face_apply(exec, view, r, Y.data(), w_new, neumann_at(t_new), src_new, -s * ks,
-                          face_scratch.data(), false);
-  Stencils<T>::face_apply(exec, view, r, V_old.data(), w_old, neumann_at(t_old), src_old, s * ks,
-                          face_scratch.data(), true);
+  std::array<std::array<const T*, 2>, 3> nn{}, no{};
+  for (int i = 0; i < 3; ++i)
+    for (int sd = 0; sd < 2; ++sd)
+      if (w[i] != T(0) && neumann(i, sd == 1)) {
+        nn[i][sd] = face_values(2 * i + sd, t_new);
+        no[i][sd] = face_values(2 * i + sd, t_old);
+      }
+  const T* g_new = face_values(f, t_new);
+  const T* g_old = face_values(f, t_old);
+  const T* sn = source ? source_at(t_new) : nullptr;
+  const T* so = source ? source_at(t_old) : nullptr;
+  T* out = end_scratch[f % 2].data();
+  Stencils<T>::stage_values(exec, view, region(f, true), g_new, g_old, w, nn, no, sn, so, -s * T(count) / T(k), out);
+  return out;
 }
 
 // Face values at time t in the executor's memory: g(t) on a Dirichlet face,

@@ -31,39 +31,13 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>& ba
   const auto oth = others(a);
   st.face_n1 = N[oth[0]];
   st.face_base = lo[oth[0]] + lo[oth[1]] * st.face_n1;
-  const bool correct = V_old && !cancel && !static_data && stage_correction(a, later);
+  const bool correct = V_old && !cancel && stage_correction(a, later);
   for (int side = 0; side < 2; ++side) {
     const int f = 2 * a + side;
     const BoundaryKind kind = face(a, side == 1).kind();
     if (kind == BoundaryKind::dirichlet) {
-      const T* g_new = face_values(f, t_new);
-      const T* g_old = V_old ? face_values(f, t_old) : nullptr;
-      st.end[side] = g_new;
-      st.v_end[side] = g_old;
-      if (correct) {
-        // The intermediate stage's boundary values (stage_face_correction), from face data.
-        const index_t m = N[oth[0]] * N[oth[1]];
-        if (end_scratch[side].size() < m) end_scratch[side] = Array<T>(m, exec);
-        std::array<T, 3> w{};
-        int count = 0;
-        for (int i = 0; i < 3; ++i)
-          if (later[i] && i != a && active[i]) {
-            w[i] = -s;
-            ++count;
-          }
-        std::array<std::array<const T*, 2>, 3> nn{}, no{};
-        for (int i = 0; i < 3; ++i)
-          for (int sd = 0; sd < 2; ++sd)
-            if (w[i] != T(0) && neumann(i, sd == 1)) {
-              nn[i][sd] = face_values(2 * i + sd, t_new);
-              no[i][sd] = face_values(2 * i + sd, t_old);
-            }
-        const T* sn = source ? source_at(t_new) : nullptr;
-        const T* so = source ? source_at(t_old) : nullptr;
-        cuda_backend::stage_face_values<T>(view, region(f, true), g_new, g_old, w, nn, no, sn, so,
-                                           -s * T(count) / T(k), end_scratch[side].data(), exec.stream());
-        st.end[side] = end_scratch[side].data();
-      }
+      st.end[side] = correct ? stage_face_values(f, s, t_new, t_old, later) : face_values(f, t_new);
+      st.v_end[side] = V_old ? face_values(f, t_old) : nullptr;
     } else if (kind == BoundaryKind::neumann && !cancel) {
       st.neu_add[side] = face_values(f, t_new);
       if (V_old) st.neu_sub[side] = face_values(f, t_old);

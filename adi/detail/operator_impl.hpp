@@ -68,14 +68,17 @@ struct Stencils {
     else
       cpu::stencil_face<T>(f, box, r, vals, scale, add, host_threads(e.threads()));
   }
-  static void face_apply(const Executor& e, const detail::StencilView<T>& v, const detail::FaceRegion& r,
-                         const T* u, const std::array<T, 3>& w,
-                         const std::array<std::array<const T*, 2>, 3>& neumann, const T* src, T src_scale,
-                         T* vals, bool add) {
+  static void stage_values(const Executor& e, const detail::StencilView<T>& v, const detail::FaceRegion& r,
+                           const T* g_new, const T* g_old, const std::array<T, 3>& w,
+                           const std::array<std::array<const T*, 2>, 3>& nn,
+                           const std::array<std::array<const T*, 2>, 3>& no, const T* src_new, const T* src_old,
+                           T src_scale, T* out) {
     if (e.is_cuda())
-      cuda_backend::stencil_face_apply<T>(v, r, u, w, neumann, src, src_scale, vals, add, e.stream());
+      cuda_backend::stage_face_values<T>(v, r, g_new, g_old, w, nn, no, src_new, src_old, src_scale, out,
+                                         e.stream());
     else
-      cpu::stencil_face_apply<T>(v, r, u, w, neumann, src, src_scale, vals, add, host_threads(e.threads()));
+      cpu::stage_face_values<T>(v, r, g_new, g_old, w, nn, no, src_new, src_old, src_scale, out,
+                                host_threads(e.threads()));
   }
   static void diagonal(const Executor& e, const T* d, T inv_s, T* b, index_t n) {
     if (e.is_cuda())
@@ -193,14 +196,19 @@ struct Operator<T>::Impl {
   const T* source_at(double t);
   void face_write(Field<T>& F, int f, bool unknown_only, const T* vals, T scale, bool add);
   void set_boundary(double t, Field<T>& V);
+  // The Dirichlet values of an intermediate stage along a differ from g(t_new) only where
+  // axes solved later in the step act along the face and the data changes in time.
   bool stage_correction(int a, const std::array<bool, 3>& later) const {
+    if (static_data) return false;  // the correction is exactly 0
     for (int i = 0; i < 3; ++i)
       if (later[i] && i != a && active[i]) return true;
     return false;
   }
-  void stage_face_correction(int f, T s, double t_new, Field<T>& Y, double t_old, Field<T>& V_old,
-                             const std::array<bool, 3>& later);
-  Array<T> face_scratch;
+  // Face f's values for the stage solved along f / 2 (into end_scratch[f % 2]), from the
+  // face data alone (solvers/common/stencil_face_core.hpp): every backend, and every rank
+  // of a decomposition, computes the same values.
+  const T* stage_face_values(int f, T s, double t_new, double t_old, const std::array<bool, 3>& later);
+  std::array<Array<T>, 2> end_scratch;  // stage values on the two faces of an axis (allocated when built)
 
   // CUDA: stages along shared-band axes run as one fused kernel (right-hand side,
   // generated bands, solve); see solve_fused.
@@ -217,7 +225,6 @@ struct Operator<T>::Impl {
   detail::FaceRegion region(int f, bool unknown_only) const;
   // All boundary data constant and no source: a stage's boundary correction is exactly 0.
   bool static_data = false;
-  std::array<Array<T>, 2> end_scratch;  // CUDA: stage values on the two faces of an axis
   detail::Storage pivot_flag;           // CUDA: set by the fused kernel on a bad pivot
 };
 

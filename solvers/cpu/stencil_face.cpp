@@ -2,6 +2,8 @@
 // (threads over its outer index) is all this needs.
 #include "solvers/cpu/stencil_face.hpp"
 
+#include "solvers/common/stencil_face_core.hpp"
+
 #include <omp.h>
 
 namespace adi::cpu {
@@ -26,51 +28,26 @@ void stencil_face(T* f, const Box3& box, const detail::FaceRegion& r, const T* v
 }
 
 template <class T>
-void stencil_face_apply(const detail::StencilView<T>& s, const detail::FaceRegion& r, const T* v,
-                        const std::array<T, 3>& w, const std::array<std::array<const T*, 2>, 3>& neumann,
-                        const T* src, T src_scale, T* vals, bool add, int threads) {
-  const Box3& box = s.box;
-  const int a = static_cast<int>(r.axis);
-  const int p = a == 0 ? 1 : 0, q = a == 2 ? 1 : 2;
-  const index_t n1 = box.extent(static_cast<Axis>(p));
-  const index_t st[3] = {1, box.sy, box.sz};
+void stage_face_values(const detail::StencilView<T>& s, const detail::FaceRegion& r, const T* g_new, const T* g_old,
+                       const std::array<T, 3>& w, const std::array<std::array<const T*, 2>, 3>& neumann_new,
+                       const std::array<std::array<const T*, 2>, 3>& neumann_old, const T* src_new,
+                       const T* src_old, T src_scale, T* out, int threads) {
+  const common::FaceShape sh = common::face_shape(r);
+  const auto g = common::stage_face_args(g_new, g_old, w, neumann_new, neumann_old, src_new, src_old, src_scale, out);
   const int nt = threads > 0 ? threads : omp_get_max_threads();
-#pragma omp parallel for schedule(static) num_threads(nt) if ((r.hi[q] - r.lo[q]) * (r.hi[p] - r.lo[p]) > 4096)
-  for (index_t c2 = r.lo[q]; c2 <= r.hi[q]; ++c2)
-    for (index_t c1 = r.lo[p]; c1 <= r.hi[p]; ++c1) {
-      index_t idx[3];
-      idx[a] = r.plane;
-      idx[p] = c1;
-      idx[q] = c2;
-      const index_t node = idx[0] + idx[1] * box.sy + idx[2] * box.sz;
-      T acc = src ? src_scale * src[node] : T(0);
-      for (int i = 0; i < 3; ++i) {
-        const detail::AxisStencil<T>& S = s.axis[i];
-        if (i == a || !S.active || w[i] == T(0)) continue;
-        const index_t l = idx[i];
-        const index_t o = S.shared ? l : node;
-        T sum = S.d[o] * v[node] - S.a[o] * v[node + (S.prev[l] - l) * st[i]] -
-                S.c[o] * v[node + (S.next[l] - l) * st[i]];
-        // Neumann ghost term of axis i at the ends of its lines.
-        const int oi[2] = {i == 0 ? 1 : 0, i == 2 ? 1 : 2};
-        const index_t fi = idx[oi[0]] + idx[oi[1]] * box.extent(static_cast<Axis>(oi[0]));
-        if (!S.periodic && l == 0 && neumann[i][0]) sum += neumann[i][0][fi];
-        if (!S.periodic && l == S.n - 1 && neumann[i][1]) sum += neumann[i][1][fi];
-        acc += w[i] * sum;
-      }
-      T& out = vals[c1 + c2 * n1];
-      out = add ? out + acc : acc;
-    }
+#pragma omp parallel for schedule(static) num_threads(nt) if ((sh.hi2 - sh.lo2) * (sh.hi1 - sh.lo1) > 4096)
+  for (index_t c2 = sh.lo2; c2 <= sh.hi2; ++c2)
+    for (index_t c1 = sh.lo1; c1 <= sh.hi1; ++c1) common::stage_face_node(s, sh, r.plane, c1, c2, g);
 }
 
-template void stencil_face_apply<float>(const detail::StencilView<float>&, const detail::FaceRegion&, const float*,
-                                        const std::array<float, 3>&,
-                                        const std::array<std::array<const float*, 2>, 3>&, const float*, float,
-                                        float*, bool, int);
-template void stencil_face_apply<double>(const detail::StencilView<double>&, const detail::FaceRegion&,
-                                         const double*, const std::array<double, 3>&,
-                                         const std::array<std::array<const double*, 2>, 3>&, const double*, double,
-                                         double*, bool, int);
+#define ADI_CPU_STAGE_FACE_INSTANTIATE(T)                                                                      \
+  template void stage_face_values<T>(const detail::StencilView<T>&, const detail::FaceRegion&, const T*,      \
+                                     const T*, const std::array<T, 3>&,                                        \
+                                     const std::array<std::array<const T*, 2>, 3>&,                            \
+                                     const std::array<std::array<const T*, 2>, 3>&, const T*, const T*, T, T*, \
+                                     int);
+ADI_CPU_STAGE_FACE_INSTANTIATE(float)
+ADI_CPU_STAGE_FACE_INSTANTIATE(double)
 
 template void stencil_face<float>(float*, const Box3&, const detail::FaceRegion&, const float*, float, bool, int);
 template void stencil_face<double>(double*, const Box3&, const detail::FaceRegion&, const double*, double, bool,

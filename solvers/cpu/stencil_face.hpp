@@ -14,14 +14,14 @@ void stencil_face(T* f, const Box3& box, const detail::FaceRegion& region, const
 
 namespace adi::cpu {
 
-// On the nodes of a Dirichlet face (region), the parts of the other axes applied
-// along the face: vals[c1 + c2*n1] (+)= sum_i w[i] ((A_i v) + neumann_i) + src_scale*src,
-// where neumann[i][side] (face values of axis i's Neumann faces, in their own face
-// coordinates, may be null) enter at nodes on those faces. Used for the boundary
-// values of intermediate ADI stages.
+// The Dirichlet values of an intermediate ADI stage on the region's face nodes, from
+// boundary data alone (solvers/common/stencil_face_core.hpp has the formula and the
+// arguments; cuda_backend::stage_face_values is the GPU version).
 template <class T>
-void stencil_face_apply(const detail::StencilView<T>& view, const detail::FaceRegion& region, const T* v,
-                        const std::array<T, 3>& w, const std::array<std::array<const T*, 2>, 3>& neumann,
-                        const T* src, T src_scale, T* vals, bool add, int threads);
+void stage_face_values(const detail::StencilView<T>& view, const detail::FaceRegion& region, const T* g_new,
+                       const T* g_old, const std::array<T, 3>& w,
+                       const std::array<std::array<const T*, 2>, 3>& neumann_new,
+                       const std::array<std::array<const T*, 2>, 3>& neumann_old, const T* src_new,
+                       const T* src_old, T src_scale, T* out, int threads);
 
 }  // namespace adi::cpu

@@ -202,10 +202,6 @@ template <class T>
 ADI_CUDA_KERNEL(void stencil_face(T* f, const Box3& box, const adi::detail::FaceRegion& region, const T* values, T scale, bool add,
                   void* stream))
 template <class T>
-ADI_CUDA_KERNEL(void stencil_face_apply(const adi::detail::StencilView<T>& view, const adi::detail::FaceRegion& region, const T* v,
-                        const std::array<T, 3>& w, const std::array<std::array<const T*, 2>, 3>& neumann,
-                        const T* src, T src_scale, T* vals, bool add, void* stream))
-template <class T>
 ADI_CUDA_KERNEL(void stencil_diagonal(const T* d, T inv_s, T* b, index_t n, void* stream))
 
 // Several face writes (f[node] = scale * values[...]) in one launch, in order: where two
@@ -220,13 +216,9 @@ constexpr int kMaxFaceWrites = 6;
 template <class T>
 ADI_CUDA_KERNEL(void stencil_faces(T* f, const Box3& box, const FaceWrite<T>* writes, int count, void* stream))
 
-// The Dirichlet values of an intermediate ADI stage on one face, from boundary data alone
-// (face arrays, indexed like FaceRegion's values):
-//   out = g_new + sum_i w[i] [(A_i g_new + N_i(t_new)) - (A_i g_old + N_i(t_old))]
-//         + src_scale * (src_new - src_old)
-// A_i acts along the face (axes i != region.axis with w[i] != 0); N_i[side] are axis i's
-// Neumann face arrays (may be null); src_* are field-shaped (may be null). Only the
-// face's nodes in the region's ranges are written.
+// The Dirichlet values of an intermediate ADI stage on one face, from boundary data alone:
+// solvers/common/stencil_face_core.hpp (the host version is cpu::stage_face_values).
+// Only the face's nodes in the region's ranges are written.
 template <class T>
 ADI_CUDA_KERNEL(void stage_face_values(const adi::detail::StencilView<T>& view, const adi::detail::FaceRegion& region,
                        const T* g_new, const T* g_old, const std::array<T, 3>& w,

@@ -160,6 +160,35 @@ TEST(CudaScheme, MixedDerivativeMatchesHost) {
   }
 }
 
+// Boundary data that disagree on the edges where two Dirichlet faces meet (y_lo g(t) next
+// to z_hi = -0.3), beside periodic x, Neumann faces with data in time and a source: each
+// stage's face values come from that face's own data on both backends (the host once read
+// the edge from whichever face was written last, and differed from the fused GPU stage by
+// 7.5e-2). Long enough lines for the fused kernels along every axis.
+TEST(CudaScheme, InconsistentEdgeDataMatchHost) {
+  ADI_REQUIRE_CUDA();
+  Pde p;
+  p.diffusion = {Coefficient(1.0), Coefficient(0.8), Coefficient(0.6)};
+  p.convection = {Coefficient(0.3), Coefficient(-0.2), Coefficient(0.1)};
+  p.reaction = Coefficient(-0.1);
+  p.source = [](double t, double x, double y, double z) { return std::cos(t) * x * (1 - y) + z; };
+  BoundaryConditions bc;
+  bc.set_periodic(Axis::x);
+  bc.set(Face::y_lo, Boundary::dirichlet([](double t, double x, double y, double z) {
+       return std::exp(-t) * std::sin(x + 2 * y) * std::cos(z) + 0.5;
+     })).set(Face::y_hi, Boundary::neumann(0.5));
+  bc.set(Face::z_lo, Boundary::neumann([](double t, double x, double y, double) { return std::cos(t) * x * y; }));
+  bc.set(Face::z_hi, Boundary::dirichlet(-0.3));
+  const Grid g(AxisGrid::uniform(33, 0.0, 1.0), AxisGrid::stretched(31, 0.0, 1.0, 0.4, 3.0),
+               AxisGrid::uniform(33, 0.0, 1.0));
+  const Exact init = [](double, double x, double y, double z) { return std::sin(3 * x + 0.3) * std::cos(2 * y) * (1 + z * z); };
+  for (const Scheme& s : {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
+                          Scheme::hundsdorfer_verwer()}) {
+    expect_gpu_matches_host<float>(g, p, bc, s, init, 0.04, 4, std::string(s.name()) + " inconsistent edges 3D");
+    expect_gpu_matches_host<double>(g, p, bc, s, init, 0.04, 4, std::string(s.name()) + " inconsistent edges 3D");
+  }
+}
+
 // Per-node bands (D_x depends on y and z, V_y on x), a reaction, a source, a Neumann
 // face, in 3D: the stencil + plan path of every axis but z, which stays fused.
 TEST(CudaScheme, PerNodeBandsWithSourceMatchHost) {

@@ -1,8 +1,8 @@
 // The CUDA face kernels (solvers/cuda/stencil_face.cu) against the host ones
 // (solvers/cpu/stencil_face.cpp): face writes (whole face / unknown ranges, write / add),
 // several faces in one launch (the later face wins on shared edges, as sequential host
-// writes), the parts of the other axes along a face, and an intermediate stage's
-// boundary values from face data against the host's two-field formulation.
+// writes), and an intermediate stage's boundary values from face data (host and CUDA)
+// against a plain two-field reference.
 #include <gtest/gtest.h>
 
 #include "cuda_stencil_check.hpp"
@@ -80,6 +80,41 @@ void batched_faces(const Box3& box, std::uint32_t seed) {
   expect_same(to_host(dfield), field, 0.0, "stencil_faces");
 }
 
+// The test's plain reference of the parts of the other axes along a face, reading a
+// field: vals (+)= sum_i w[i] ((A_i v) + Neumann_i) + src_scale * src at the region's nodes.
+template <class T>
+void reference_along_face(const detail::StencilView<T>& s, const detail::FaceRegion& r, const T* v,
+                          const std::array<T, 3>& w, const std::array<std::array<const T*, 2>, 3>& neumann,
+                          const T* src, T src_scale, T* vals, bool add) {
+  const Box3& box = s.box;
+  const int a = static_cast<int>(r.axis), p = a == 0 ? 1 : 0, q = a == 2 ? 1 : 2;
+  const index_t n1 = box.extent(static_cast<Axis>(p));
+  const index_t st[3] = {1, box.sy, box.sz};
+  for (index_t c2 = r.lo[q]; c2 <= r.hi[q]; ++c2)
+    for (index_t c1 = r.lo[p]; c1 <= r.hi[p]; ++c1) {
+      index_t idx[3];
+      idx[a] = r.plane;
+      idx[p] = c1;
+      idx[q] = c2;
+      const index_t node = idx[0] + idx[1] * box.sy + idx[2] * box.sz;
+      T acc = src ? src_scale * src[node] : T(0);
+      for (int i = 0; i < 3; ++i) {
+        const detail::AxisStencil<T>& S = s.axis[i];
+        if (i == a || !S.active || w[i] == T(0)) continue;
+        const index_t l = idx[i], o = S.shared ? l : node;
+        T sum = S.d[o] * v[node] - S.a[o] * v[node + (S.prev[l] - l) * st[i]] -
+                S.c[o] * v[node + (S.next[l] - l) * st[i]];
+        const int oi0 = i == 0 ? 1 : 0, oi1 = i == 2 ? 1 : 2;
+        const index_t fi = idx[oi0] + idx[oi1] * box.extent(static_cast<Axis>(oi0));
+        if (!S.periodic && l == 0 && neumann[i][0]) sum += neumann[i][0][fi];
+        if (!S.periodic && l == S.n - 1 && neumann[i][1]) sum += neumann[i][1][fi];
+        acc += w[i] * sum;
+      }
+      T& out = vals[c1 + c2 * n1];
+      out = add ? out + acc : acc;
+    }
+}
+
 template <class T>
 void along_face(const StencilSpec& s) {
   SCOPED_TRACE(s.describe());
@@ -90,7 +125,7 @@ void along_face(const StencilSpec& s) {
   const T nan = std::numeric_limits<T>::quiet_NaN();
   const std::vector<T> v = random_values<T>(total, rng), v_old = random_values<T>(total, rng);
   const std::vector<T> src = random_values<T>(total, rng), src_old = random_values<T>(total, rng);
-  Array<T> dv = to_device(v), dv_old = to_device(v_old), dsrc = to_device(src), dsrc_old = to_device(src_old);
+  Array<T> dsrc = to_device(src), dsrc_old = to_device(src_old);
   for (int f = 0; f < 6; ++f) {
     const int a = f / 2;
     if (!data.host.axis[a].active) continue;
@@ -109,18 +144,9 @@ void along_face(const StencilSpec& s) {
           nhp[i][side] = nh[i][side].data();
           ndp[i][side] = nd[i][side].data();
         }
-    std::array<T, 3> w{};
-    for (int i = 0; i < 3; ++i) w[i] = i == a ? T(0) : T(0.5 + i);
-    for (int add = 0; add < 2; ++add) {
-      std::vector<T> vals = add ? random_values<T>(m, rng) : std::vector<T>(m, nan);
-      Array<T> dvals = to_device(vals);
-      cpu::stencil_face_apply<T>(data.host, r, v.data(), w, nhp, src.data(), T(0.3), vals.data(), add, 1);
-      cuda_backend::stencil_face_apply<T>(data.dev, r, dv.data(), w, ndp, dsrc.data(), T(0.3), dvals.data(), add,
-                                          nullptr);
-      expect_same(to_host(dvals), vals, tolerance<T>(), "stencil_face_apply");
-    }
-    // Intermediate stage values: host = the two-field form of Operator::solve (face
-    // values written into Y and V_old, then face_apply on each); device = face data only.
+    // Intermediate stage values: the reference is the two-field form (this face's values
+    // written into Y and V_old over the whole face, then the parts along the face of
+    // each); the kernels (host and CUDA, one formula) read the face data only.
     const std::vector<T> g_new = random_values<T>(m, rng), g_old = random_values<T>(m, rng);
     std::vector<T> Y = v, V = v_old;
     const detail::FaceRegion whole = region_of<T>(f, box, data.host.lo, data.host.hi, false);
@@ -145,8 +171,8 @@ void along_face(const StencilSpec& s) {
           odp[i][side] = od[i][side].data();
         }
     std::vector<T> corr(m, nan);
-    cpu::stencil_face_apply<T>(data.host, r, Y.data(), wn, nhp, src.data(), -sv * ks, corr.data(), false, 1);
-    cpu::stencil_face_apply<T>(data.host, r, V.data(), wo, ohp, src_old.data(), sv * ks, corr.data(), true, 1);
+    reference_along_face<T>(data.host, r, Y.data(), wn, nhp, src.data(), -sv * ks, corr.data(), false);
+    reference_along_face<T>(data.host, r, V.data(), wo, ohp, src_old.data(), sv * ks, corr.data(), true);
     std::vector<T> want(m, nan);
     const int p = a == 0 ? 1 : 0, q = a == 2 ? 1 : 2;
     const index_t n1 = box.extent(static_cast<Axis>(p));
@@ -155,7 +181,11 @@ void along_face(const StencilSpec& s) {
     Array<T> dg_new = to_device(g_new), dg_old = to_device(g_old), dout = to_device(std::vector<T>(m, nan));
     cuda_backend::stage_face_values<T>(data.dev, r, dg_new.data(), dg_old.data(), wn, ndp, odp, dsrc.data(),
                                        dsrc_old.data(), -sv * ks, dout.data(), nullptr);
-    expect_same(to_host(dout), want, tolerance<T>(), "stage_face_values");
+    expect_same(to_host(dout), want, tolerance<T>(), "stage_face_values (CUDA)");
+    std::vector<T> hout(m, nan);
+    cpu::stage_face_values<T>(data.host, r, g_new.data(), g_old.data(), wn, nhp, ohp, src.data(), src_old.data(),
+                              -sv * ks, hout.data(), 1);
+    expect_same(hout, want, tolerance<T>(), "stage_face_values (host)");
     if (::testing::Test::HasFailure()) return;
   }
 }
