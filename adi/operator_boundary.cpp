@@ -61,7 +61,10 @@ const T* Operator<T>::Impl::face_values(int f, double t) {
   const index_t n1 = N[oth[0]], n2 = N[oth[1]];
   const index_t plane = hs ? N[a] - 1 : 0;
   const bool neumann = b.kind() == BoundaryKind::neumann;
-  std::vector<T> h(static_cast<std::size_t>(n1 * n2));
+  if (c.vals[slot].size() != n1 * n2) c.vals[slot] = Array<T>(n1 * n2, exec);
+  const bool device = exec.is_cuda();
+  c.valid[slot] = false;  // until filled (the host executor's values are written in place)
+  T* h = device ? c.upload[slot].buffer(n1 * n2) : c.vals[slot].data();
   for (index_t c2 = 0; c2 < n2; ++c2)
     for (index_t c1 = 0; c1 < n1; ++c1) {
       index_t idx[3];
@@ -79,8 +82,7 @@ const T* Operator<T>::Impl::face_values(int f, double t) {
       }
       h[c1 + c2 * n1] = T(neumann ? neumann_weight[f][c1 + c2 * n1] * v : v);
     }
-  if (c.vals[slot].size() != n1 * n2) c.vals[slot] = Array<T>(n1 * n2, exec);
-  c.vals[slot].copy_from_host(h.data());
+  if (device) c.upload[slot].send(c.vals[slot].data(), n1 * n2, exec.stream());
   c.valid[slot] = true;
   c.t[slot] = t;
   c.last = slot;

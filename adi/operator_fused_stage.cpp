@@ -59,7 +59,7 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>& ba
     const int zero = 0;
     cuda_backend::copy_on_stream(flag, &zero, sizeof(int), cuda_backend::Copy::host_to_device, exec.stream());
   }
-  cuda_backend::fused_stage_solve<T>(st, flag, exec.stream());
+  cuda_backend::fused_stage_run<T>(st, A.fused, flag, exec.stream());
   if (check) {
     int bad = 0;
     cuda_backend::copy_on_stream(&bad, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());

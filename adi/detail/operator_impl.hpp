@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adi/base/stencil.hpp"
@@ -33,6 +34,55 @@ inline std::string where(double x, double y, double z) {
   return s.str();
 }
 
+// Data computed on the host for a CUDA executor: a page-locked buffer and an event that
+// marks the end of its last upload. The upload is ordered on the stream and returns at
+// once, so a stage's boundary data reaches the device without a host synchronisation;
+// the host waits only before rewriting a buffer whose previous upload the device has not
+// reached yet (a buffer is reused two times later, so in practice never).
+template <class T>
+class HostUpload {
+ public:
+  HostUpload() = default;
+  HostUpload(const HostUpload&) = delete;
+  HostUpload& operator=(const HostUpload&) = delete;
+  HostUpload(HostUpload&& o) noexcept { swap(o); }
+  HostUpload& operator=(HostUpload&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+  ~HostUpload() {
+    cuda_backend::pinned_free(host_);
+    cuda_backend::event_destroy(event_);
+  }
+  // A host buffer of n values, free to write.
+  T* buffer(index_t n) {
+    if (event_) cuda_backend::event_wait(event_);
+    if (n > n_) {
+      cuda_backend::pinned_free(host_);
+      host_ = nullptr;
+      host_ = static_cast<T*>(cuda_backend::pinned_allocate(static_cast<std::size_t>(n) * sizeof(T)));
+      n_ = n;
+    }
+    return host_;
+  }
+  // Enqueues the upload of the buffer's first n values to dst (device) on stream.
+  void send(T* dst, index_t n, void* stream) {
+    cuda_backend::upload_async(dst, host_, static_cast<std::size_t>(n) * sizeof(T), stream);
+    if (!event_) event_ = cuda_backend::event_create();
+    cuda_backend::event_record(event_, stream);
+  }
+
+ private:
+  void swap(HostUpload& o) noexcept {
+    std::swap(host_, o.host_);
+    std::swap(n_, o.n_);
+    std::swap(event_, o.event_);
+  }
+  T* host_ = nullptr;
+  index_t n_ = 0;
+  void* event_ = nullptr;
+};
+
 // Boundary data of one face at up to two times (a step needs t_n and t_{n+1};
 // the next step reuses t_{n+1}). Constant data is evaluated once.
 template <class T>
@@ -40,6 +90,7 @@ struct FaceCache {
   std::array<double, 2> t{};
   std::array<bool, 2> valid{};
   std::array<Array<T>, 2> vals;
+  std::array<HostUpload<T>, 2> upload;  // CUDA executors
   int last = 0;
 };
 
@@ -160,6 +211,7 @@ struct Operator<T>::Impl {
     std::unique_ptr<LineSolver<T>> dplan;        // lines across ranks (split axis)
     index_t sweep_offset = 0;
     index_t band_offset = 0;  // of the sweep's first row in the shared bands (ghost rows before it)
+    cuda_backend::FusedLaunch fused;  // CUDA: the fused stage's launch, prepared once (decide_fused)
   };
   std::array<AxisData, 3> ax;
   std::array<Field<T>, 3> mixed;
@@ -216,9 +268,16 @@ struct Operator<T>::Impl {
   std::array<bool, 3> fused_axis{};
   bool fused(int a) const { return fused_axis[a]; }
   void decide_fused() {
-    for (int a = 0; a < 3; ++a)
+    for (int a = 0; a < 3; ++a) {
       fused_axis[a] = active[a] && !split[a] && exec.is_cuda() && ax[a].shared &&
                       cuda_backend::fused_stage_supported(ax[a].plan->lines());
+      if (!fused_axis[a]) continue;
+      try {
+        ax[a].fused = cuda_backend::fused_stage_prepare<T>(ax[a].plan->lines(), cuda_backend::FusedTuning{});
+      } catch (const Unsupported&) {
+        fused_axis[a] = false;  // lines too long for the device's shared memory: the plan's kernels
+      }
+    }
   }
   void solve_fused(int a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old, Field<T>* V_old,
                    const std::array<bool, 3>& later, Field<T>* result);

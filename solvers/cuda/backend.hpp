@@ -188,6 +188,14 @@ ADI_CUDA_KERNEL(bool event_done(void* event))
 // waits for stop
 ADI_CUDA_KERNEL(double event_elapsed_ms(void* start, void* stop))
 
+// Waits until the recorded work is reached.
+ADI_CUDA_KERNEL(void event_wait(void* event))
+// Page-locked host memory, and an upload from it that returns at once (ordered on
+// `stream`): data computed on the host reaches the device without a synchronisation.
+ADI_CUDA_KERNEL(void* pinned_allocate(std::size_t bytes))
+ADI_CUDA_KERNEL_OR(, void pinned_free(void* p) noexcept)
+ADI_CUDA_KERNEL(void upload_async(void* dst, const void* pinned_src, std::size_t bytes, void* stream))
+
 // Every allocate() so far (a test checks that repeated ADI steps allocate nothing).
 ADI_CUDA_KERNEL_OR(return 0;, std::size_t allocation_count())
 // Copies on `stream`, ordered with the work queued there, and waits for them.
@@ -255,11 +263,9 @@ struct FusedStage {
   std::array<T, 2> src_scale{};
   T* u = nullptr;  // may equal base or v
 };
-// Whether fused_stage_solve takes these lines: stride-1 lines (X) or neighbouring lines
+// Whether the fused stage takes these lines: stride-1 lines (X) or neighbouring lines
 // adjacent in memory (Y, Z), n <= 4096.
 ADI_CUDA_KERNEL_OR(return false;, bool fused_stage_supported(const LineSet& lines))
-template <class T>
-ADI_CUDA_KERNEL(void fused_stage_solve(const FusedStage<T>& stage, int* pivot_flag, void* stream))
 // Launch-shape overrides of the fused stage, for the benchmark's tuning rows (0: default).
 struct FusedTuning {
   int warps = 0;       // X: warps per block
@@ -267,8 +273,22 @@ struct FusedTuning {
   int rows = 0;        // Y/Z: rows per thread, 8 or 16
   int lines = 0;       // Y/Z: lines per tile
 };
+// A launch decided once for the lines and the current device (kernel instance, shared
+// memory fit, occupancy-sized grid): fused_stage_prepare does it when an operator is
+// built, fused_stage_run only packs a stage's arguments and launches. Throws Unsupported
+// for lines fused_stage_supported refuses or that do not fit the device's shared memory.
+struct FusedLaunch {
+  int variant = -1;  // kernel instance (-1: nothing to launch)
+  unsigned grid = 0;
+  int threads = 0;
+  std::size_t smem = 0;
+  int rows = 0;  // Y/Z: rows per segment
+  int log2lb = 0;
+};
 template <class T>
-ADI_CUDA_KERNEL(void fused_stage_solve_tuned(const FusedStage<T>& stage, int* pivot_flag, void* stream, const FusedTuning& tuning))
+ADI_CUDA_KERNEL(FusedLaunch fused_stage_prepare(const LineSet& lines, const FusedTuning& tuning))
+template <class T>
+ADI_CUDA_KERNEL(void fused_stage_run(const FusedStage<T>& stage, const FusedLaunch& launch, int* pivot_flag, void* stream))
 
 // Block-tridiagonal kernels (solvers/cuda/block_thomas*.cuh). Assume validated input.
 // Workspace: the factors C*_i of every system (interleaved by system, so coalesced).

@@ -98,6 +98,20 @@ double event_elapsed_ms(void* start, void* stop) {
   return ms;
 }
 
+void event_wait(void* event) { ADI_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event))); }
+
+void* pinned_allocate(std::size_t bytes) {
+  void* p = nullptr;
+  ADI_CUDA_CHECK(cudaMallocHost(&p, bytes));
+  return p;
+}
+void pinned_free(void* p) noexcept {
+  if (p) cudaFreeHost(p);
+}
+void upload_async(void* dst, const void* pinned_src, std::size_t bytes, void* stream) {
+  ADI_CUDA_CHECK(cudaMemcpyAsync(dst, pinned_src, bytes, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)));
+}
+
 void memset_zero(void* p, std::size_t bytes) { ADI_CUDA_CHECK(cudaMemset(p, 0, bytes)); }
 void memset_zero_async(void* p, std::size_t bytes, void* stream) {
   ADI_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, static_cast<cudaStream_t>(stream)));

@@ -7,13 +7,12 @@ namespace adi::cuda_backend {
 bool fused_stage_supported(const LineSet& lines) { return kernels::fused_supported(lines); }
 
 template <>
-void fused_stage_solve<float>(const FusedStage<float>& stage, int* pivot_flag, void* stream) {
-  kernels::launch_fused_stage<float>(stage, pivot_flag, static_cast<cudaStream_t>(stream), FusedTuning{});
+FusedLaunch fused_stage_prepare<float>(const LineSet& lines, const FusedTuning& tuning) {
+  return kernels::prepare_fused_stage<float>(lines, tuning);
 }
 template <>
-void fused_stage_solve_tuned<float>(const FusedStage<float>& stage, int* pivot_flag, void* stream,
-                                  const FusedTuning& tuning) {
-  kernels::launch_fused_stage<float>(stage, pivot_flag, static_cast<cudaStream_t>(stream), tuning);
+void fused_stage_run<float>(const FusedStage<float>& stage, const FusedLaunch& launch, int* pivot_flag, void* stream) {
+  kernels::run_fused_stage<float>(stage, launch, pivot_flag, static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace adi::cuda_backend

@@ -385,14 +385,90 @@ constexpr int kFusedYZRows = 16;
 constexpr int kFusedYZLines = 32;
 constexpr int kFusedYZMinBlocks = 1;
 
+// The kernel instances, by FusedLaunch::variant: X (stride-1 lines) 0..4, Y/Z 5..8.
+constexpr int kFusedYZVariant0 = 5;
+template <class T, class F>
+void with_fused_x_kernel(int variant, F&& f) {
+  switch (variant) {
+    case 0: f(fused_stage_x_kernel<T, 8, 4>); break;
+    case 1: f(fused_stage_x_kernel<T, 8, 3>); break;
+    case 2: f(fused_stage_x_kernel<T, 8, 2>); break;
+    case 3: f(fused_stage_x_kernel<T, 16, 2>); break;
+    default: f(fused_stage_x_kernel<T, 0, 2>); break;
+  }
+}
+template <class T, class F>
+void with_fused_yz_kernel(int variant, F&& f) {
+  switch (variant) {
+    case 5: f(fused_stage_strided_kernel<T, 8, 2>); break;
+    case 6: f(fused_stage_strided_kernel<T, 8, 1>); break;
+    case 7: f(fused_stage_strided_kernel<T, 16, 2>); break;
+    default: f(fused_stage_strided_kernel<T, 16, 1>); break;
+  }
+}
+
+// Everything about a launch that depends on the lines and the device only: decided once
+// (the Operator prepares one per axis when it is built), so a stage launches at once.
 template <class T>
-void launch_fused_stage(const FusedStage<T>& fs, int* flag, cudaStream_t stream, const FusedTuning& tuning) {
-  const LineSet& ls = fs.lines;
+FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
   if (!fused_supported(ls))
     throw Unsupported("fused ADI stage: lines of n = " + std::to_string(ls.n) + " with element stride " +
                       std::to_string(ls.stride) + " are not supported (X up to " + std::to_string(kFusedMaxNX) +
                       ", Y/Z up to " + std::to_string(kFusedMaxNYZ) + ")");
-  if (ls.lines() == 0) return;
+  FusedLaunch L;
+  if (ls.lines() == 0) return L;
+  const LaunchLimits lim = launch_limits();
+  if (ls.stride == 1) {
+    const PcrShape sh = pcr_shape(ls.n);
+    int warps = tuning.warps > 0 ? tuning.warps : kFusedXWarps;
+    while (warps > 1 && fused_stage_x_smem<T>(sh, warps) > lim.smem_optin) warps /= 2;
+    const std::size_t smem = fused_stage_x_smem<T>(sh, warps);
+    if (smem > lim.smem_optin)
+      throw Unsupported("fused ADI stage: a line of n = " + std::to_string(ls.n) + " needs " +
+                        std::to_string(smem) + " bytes of shared memory, the device allows " +
+                        std::to_string(lim.smem_optin));
+    const int mb = tuning.min_blocks > 0 ? tuning.min_blocks : kFusedXMinBlocks;
+    L.variant = sh.m <= 8 ? (mb >= 4 ? 0 : mb == 3 ? 1 : 2) : sh.m <= 16 ? 3 : 4;
+    L.threads = warps * kWarp;
+    L.smem = smem;
+    const i64 work = (ls.lines() + warps - 1) / warps;
+    with_fused_x_kernel<T>(L.variant,
+                           [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, work, lim); });
+  } else {
+    // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
+    int rows = tuning.rows == 8 || (tuning.rows <= 0 && kFusedYZRows == 8) ? 8 : 16;
+    PcrShape sh = pcr_shape(ls.n, rows);
+    if (sh.m > 16) {
+      rows = 16;
+      sh = pcr_shape(ls.n, 16);
+    }
+    const int lb0 = tuning.lines > 0 ? tuning.lines : kFusedYZLines;
+    PcrRegisterShape rs = pcr_register_shape(sh, lb0);
+    while (rs.lb > 1 && fused_stage_strided_smem<T>(sh, rs) > lim.smem_optin)
+      rs = pcr_register_shape(sh, rs.lb / 2);
+    const std::size_t smem = fused_stage_strided_smem<T>(sh, rs);
+    if (smem > lim.smem_optin)
+      throw Unsupported("fused ADI stage: lines of n = " + std::to_string(ls.n) + " need " +
+                        std::to_string(smem) + " bytes of shared memory, the device allows " +
+                        std::to_string(lim.smem_optin));
+    while ((1 << L.log2lb) < rs.lb) ++L.log2lb;
+    const bool two = (tuning.min_blocks > 0 ? tuning.min_blocks : kFusedYZMinBlocks) >= 2;
+    L.variant = kFusedYZVariant0 + (sh.m <= 8 ? 0 : 2) + (two ? 0 : 1);
+    L.rows = rows;
+    L.threads = rs.lb * rs.spad;
+    L.smem = smem;
+    const i64 tiles = (ls.lines() + rs.lb - 1) / rs.lb;
+    with_fused_yz_kernel<T>(L.variant,
+                            [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, tiles, lim); });
+  }
+  return L;
+}
+
+// One stage with a prepared launch: packs the arguments and launches, nothing else.
+template <class T>
+void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, cudaStream_t stream) {
+  const LineSet& ls = fs.lines;
+  if (ls.lines() == 0 || L.variant < 0) return;
   StageArgs<T> g{};
   g.L = to_device(ls);
   g.periodic = fs.periodic;
@@ -414,62 +490,13 @@ void launch_fused_stage(const FusedStage<T>& fs, int* flag, cudaStream_t stream,
   g.face_n1 = fs.face_n1;
   g.u = fs.u;
   g.flag = flag;
-  const LaunchLimits lim = launch_limits();
-  if (ls.stride == 1) {
+  if (L.variant < kFusedYZVariant0) {
     g.sh = pcr_shape(ls.n);
-    int warps = tuning.warps > 0 ? tuning.warps : kFusedXWarps;
-    while (warps > 1 && fused_stage_x_smem<T>(g.sh, warps) > lim.smem_optin) warps /= 2;
-    const std::size_t smem = fused_stage_x_smem<T>(g.sh, warps);
-    if (smem > lim.smem_optin)
-      throw Unsupported("fused ADI stage: a line of n = " + std::to_string(ls.n) + " needs " +
-                        std::to_string(smem) + " bytes of shared memory, the device allows " +
-                        std::to_string(lim.smem_optin));
-    const int threads = warps * kWarp;
-    const i64 work = (ls.lines() + warps - 1) / warps;
-    auto go = [&](auto kernel) {
-      const unsigned grid = persistent_grid(kernel, threads, smem, work, lim);
-      kernel<<<grid, threads, smem, stream>>>(g);
-    };
-    const int mb = tuning.min_blocks > 0 ? tuning.min_blocks : kFusedXMinBlocks;
-    if (g.sh.m <= 8) {
-      if (mb >= 4)
-        go(fused_stage_x_kernel<T, 8, 4>);
-      else if (mb == 3)
-        go(fused_stage_x_kernel<T, 8, 3>);
-      else
-        go(fused_stage_x_kernel<T, 8, 2>);
-    } else if (g.sh.m <= 16) {
-      go(fused_stage_x_kernel<T, 16, 2>);
-    } else {
-      go(fused_stage_x_kernel<T, 0, 2>);
-    }
+    with_fused_x_kernel<T>(L.variant, [&](auto kernel) { kernel<<<L.grid, L.threads, L.smem, stream>>>(g); });
   } else {
-    // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
-    const int rows = tuning.rows == 8 || (tuning.rows <= 0 && kFusedYZRows == 8) ? 8 : 16;
-    g.sh = pcr_shape(ls.n, rows);
-    if (g.sh.m > 16) g.sh = pcr_shape(ls.n, 16);
-    const int lb0 = tuning.lines > 0 ? tuning.lines : kFusedYZLines;
-    PcrRegisterShape rs = pcr_register_shape(g.sh, lb0);
-    while (rs.lb > 1 && fused_stage_strided_smem<T>(g.sh, rs) > lim.smem_optin)
-      rs = pcr_register_shape(g.sh, rs.lb / 2);
-    const std::size_t smem = fused_stage_strided_smem<T>(g.sh, rs);
-    if (smem > lim.smem_optin)
-      throw Unsupported("fused ADI stage: lines of n = " + std::to_string(ls.n) + " need " +
-                        std::to_string(smem) + " bytes of shared memory, the device allows " +
-                        std::to_string(lim.smem_optin));
-    int log2lb = 0;
-    while ((1 << log2lb) < rs.lb) ++log2lb;
-    const int threads = rs.lb * rs.spad;
-    const i64 tiles = (ls.lines() + rs.lb - 1) / rs.lb;
-    auto go = [&](auto kernel) {
-      const unsigned grid = persistent_grid(kernel, threads, smem, tiles, lim);
-      kernel<<<grid, threads, smem, stream>>>(g, log2lb);
-    };
-    const bool two = (tuning.min_blocks > 0 ? tuning.min_blocks : kFusedYZMinBlocks) >= 2;
-    if (g.sh.m <= 8)
-      two ? go(fused_stage_strided_kernel<T, 8, 2>) : go(fused_stage_strided_kernel<T, 8, 1>);
-    else
-      two ? go(fused_stage_strided_kernel<T, 16, 2>) : go(fused_stage_strided_kernel<T, 16, 1>);
+    g.sh = pcr_shape(ls.n, L.rows);
+    with_fused_yz_kernel<T>(L.variant,
+                            [&](auto kernel) { kernel<<<L.grid, L.threads, L.smem, stream>>>(g, L.log2lb); });
   }
   ADI_CUDA_CHECK(cudaGetLastError());
 }

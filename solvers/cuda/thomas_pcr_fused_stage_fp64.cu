@@ -4,13 +4,12 @@
 namespace adi::cuda_backend {
 
 template <>
-void fused_stage_solve<double>(const FusedStage<double>& stage, int* pivot_flag, void* stream) {
-  kernels::launch_fused_stage<double>(stage, pivot_flag, static_cast<cudaStream_t>(stream), FusedTuning{});
+FusedLaunch fused_stage_prepare<double>(const LineSet& lines, const FusedTuning& tuning) {
+  return kernels::prepare_fused_stage<double>(lines, tuning);
 }
 template <>
-void fused_stage_solve_tuned<double>(const FusedStage<double>& stage, int* pivot_flag, void* stream,
-                                  const FusedTuning& tuning) {
-  kernels::launch_fused_stage<double>(stage, pivot_flag, static_cast<cudaStream_t>(stream), tuning);
+void fused_stage_run<double>(const FusedStage<double>& stage, const FusedLaunch& launch, int* pivot_flag, void* stream) {
+  kernels::run_fused_stage<double>(stage, launch, pivot_flag, static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace adi::cuda_backend
