@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Scale-out runs on a machine of several GPUs (issue 19: four and eight GPUs), one rank per
+# GPU, in one device call: the public case (128x128x4096 fp64 split along z) on 1, 2, 4 (, 8)
+# GPUs, the sweep weak scaling at 512^3 per GPU, the full heat step's weak scaling
+# (bench_mpi_heat), the device tests of the distributed AdiSolver on all GPUs, and memcheck
+# of the device halo exchange on 4 ranks. Tables at the end; logs under $OUT.
+#
+#   OUT=/tmp/o tests/mpi/gpu_scale_check.sh [--quick]     # on the multi-GPU machine
+#
+# --quick: the benchmarks only (no tests, no memcheck).
+set -u
+OUT=${OUT:-scale-check-out}
+BUILD=${BUILD:-build-scale}
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+mkdir -p "$OUT"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+MPI="mpiexec --oversubscribe --allow-run-as-root --bind-to none"
+S="$OUT/summary.txt"
+start=$(date +%s)
+el() { echo "$(( $(date +%s) - start )) s"; }
+step() {  # step NAME TIMEOUT LOG cmd...
+  local name=$1 limit=$2 log=$3
+  shift 3
+  echo "### $name: $*" >>"$log"
+  timeout "$limit" "$@" >>"$log" 2>&1
+  local rc=$?
+  echo "$name rc=$rc ($(el)) $(grep -E 'PASSED|FAILED TEST|error:' "$log" | tail -1)" >>"$S"
+  return $rc
+}
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+{
+  date -u +%FT%TZ
+  nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>&1 | sort | uniq -c
+  nvidia-smi topo -m 2>&1 | head -$((gpus + 1))
+  mpiexec --version 2>&1 | head -1
+} >"$S"
+NPS="1 2"
+[ "$gpus" -ge 4 ] && NPS="1 2 4"
+[ "$gpus" -ge 8 ] && NPS="1 2 4 8"
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF \
+  >"$OUT/build.log" 2>&1
+cmake --build "$BUILD" -j"$(nproc)" --target bench_mpi_tridiagonal bench_mpi_heat test_distributed_adi \
+  test_halo_exchange >>"$OUT/build.log" 2>&1 || { echo "build FAILED ($(el))" >>"$S"; tail -30 "$OUT/build.log" >>"$S"; cat "$S"; exit 1; }
+echo "build ok ($(el)), GPUs: $gpus, rank counts: $NPS" >>"$S"
+B=$BUILD
+export OMP_NUM_THREADS=4
+step "nccl probe np$gpus" 60 "$OUT/bench.log" $MPI -n "$gpus" "$B/benchmarks/bench_mpi_tridiagonal" --nccl-probe
+for np in $NPS; do
+  step "public np$np" 90 "$OUT/bench.log" $MPI -n "$np" "$B/benchmarks/bench_mpi_tridiagonal" --memory device
+done
+for np in $NPS; do
+  step "weak np$np" 120 "$OUT/weak.log" $MPI -n "$np" "$B/benchmarks/bench_mpi_tridiagonal" --weak 512 --split z \
+    --memory device --reps 5
+done
+for np in $NPS; do
+  sp=z; [ "$np" -gt 1 ] && sp=z,y,x
+  step "heat np$np" 180 "$OUT/heatbench.log" $MPI -n "$np" "$B/benchmarks/bench_mpi_heat" --n 512 --reps 3 --splits $sp
+done
+if [ $quick = 0 ]; then
+  step "device adi np$gpus" 300 "$OUT/tests.log" $MPI -n "$gpus" "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
+  step "device halo np$gpus" 120 "$OUT/tests.log" $MPI -n "$gpus" "$B/tests/test_halo_exchange" --gtest_filter='*Device*'
+  step "memcheck halo np4" 180 "$OUT/sanitizer.log" $MPI -n 4 compute-sanitizer --tool memcheck --error-exitcode 3 \
+    "$B/tests/test_halo_exchange" --gtest_filter='HaloExchangeDevice.*'
+fi
+grep -E "nccl probe" "$OUT/bench.log" | sort -u >>"$S"
+grep -E "^\||time |per part|copy bandwidth" "$OUT/bench.log" "$OUT/weak.log" "$OUT/heatbench.log" >>"$S"
+echo "done ($(el))" >>"$S"
+cat "$S"
