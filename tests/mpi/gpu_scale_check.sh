@@ -56,7 +56,7 @@ for np in $NPS; do
     --memory device --reps 5
 done
 for np in $NPS; do
-  sp=z; [ "$np" -gt 1 ] && sp=z,y,x
+  sp=z; [ "$np" -gt 1 ] && sp=z,y,x; [ "$np" -ge 4 ] && sp=z,y,x,zy
   step "heat np$np" 180 "$OUT/heatbench.log" $MPI -n "$np" "$B/benchmarks/bench_mpi_heat" --n 512 --reps 3 --splits $sp
 done
 if [ $quick = 0 ]; then
