@@ -3,7 +3,7 @@
 // independent one-asset Black-Scholes contracts (each its own strike, maturity, volatility,
 // rates and exercise style), each on its own 1D grid, stepped together as one interleaved
 // batch: on the host SIMD across contracts (lanes of one block) and threads across blocks;
-// on a CUDA executor one GPU thread per contract, with the Brennan-Schwartz exercise step
+// on a CUDA executor one GPU warp (or thread) per contract, with the Brennan-Schwartz exercise step
 // inside the sweep. Each price equals price_one_asset() of the same contract and method to
 // round-off.
 //
@@ -43,13 +43,20 @@ struct ChainResult {
 // -3e-5 for 1.25x the work (docs/finance.md).
 enum class Extrapolation { none, richardson };
 
+// The GPU algorithm (a host executor ignores it). warp: one warp of 32 threads per contract,
+// the line in registers and shared memory, the recurrences as scans across the warp (no
+// global-memory traffic while stepping; up to 512 nodes). thread: one thread per contract,
+// the line in global memory (any node count). automatic: warp up to 512 nodes, else thread.
+enum class ChainKernel { automatic, warp, thread };
+
 // Prices every contract with `method` (nodes, steps, scheme: Douglas theta or else Crank-
 // Nicolson, damping, width, intensity, smoothing; price space, linear far field) as
 // price_one_asset(model, contract, method, american) would, in one batch on
 // method.executor. Throws InvalidArgument naming the contract index for bad input, and for
 // log space or a Dirichlet far field.
 ChainResult price_chain(const std::vector<ChainOption>& chain, const Method& method = {},
-                        Extrapolation extrapolation = Extrapolation::none);
+                        Extrapolation extrapolation = Extrapolation::none,
+                        ChainKernel kernel = ChainKernel::automatic);
 
 // The same contract as a one-asset model and contract (for price_one_asset and checks).
 BlackScholesModel chain_model(const ChainOption& o);

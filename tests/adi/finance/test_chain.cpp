@@ -13,6 +13,8 @@
 #include "adi/error.hpp"
 #include "adi/executor.hpp"
 #include "adi/finance/finance.hpp"
+#include "adi/finance/chain_detail.hpp"
+#include "solvers/cuda/option_chain_warp.hpp"
 #include "tests/adi/finance/binomial_tree.hpp"
 
 using namespace adi::finance;
@@ -162,4 +164,34 @@ TEST(Chain, CudaEqualsTheOneContractPath) {
   expect_equal_to_one_contract(chain, r, me, 1e-9);
   const ChainResult h = price_chain(chain, me);
   for (std::size_t k = 0; k < chain.size(); ++k) EXPECT_NEAR(r.theta[k], h.theta[k], 1e-7) << "contract " << k;
+}
+
+// The warp-per-contract GPU kernel's arithmetic (solvers/cuda/option_chain_warp.hpp: the
+// recurrences as scans across 32 lanes), run on the host lane by lane in the device's
+// combining order, against the host chain: every node count class (2 .. 16 positions per
+// lane, padding positions), puts and calls, European and American, uniform and graded steps.
+TEST(Chain, WarpKernelArithmeticEqualsTheHostChain) {
+  const auto chain = mixed_chain();
+  std::vector<adi::cuda_backend::ChainContract> cc;
+  for (const auto& o : chain) cc.push_back(detail::chain_kernel_contract(o));
+  for (int nodes : {33, 64, 101, 201, 301, 401, 512}) {
+    for (double grading : {1.0, 2.0}) {
+      Method me = method(nodes, nodes == 512 ? 12 : 30);
+      me.step_grading = grading;
+      me.cluster = 1.5;
+      const ChainResult h = price_chain(chain, me);
+      const auto s = detail::chain_kernel_settings(me, ChainKernel::warp);
+      std::vector<double> p(chain.size()), d(p), g(p), t(p);
+      adi::cuda_backend::chain_math::option_chain_warp_emulate(cc.data(), static_cast<long>(cc.size()), s, p.data(),
+                                                               d.data(), g.data(), t.data());
+      for (std::size_t k = 0; k < chain.size(); ++k) {
+        SCOPED_TRACE("nodes " + std::to_string(nodes) + ", grading " + std::to_string(grading) + ", contract " +
+                     std::to_string(k));
+        EXPECT_NEAR(p[k], h.price[k], 1e-11 * std::max(1.0, h.price[k]));
+        EXPECT_NEAR(d[k], h.delta[k], 1e-10);
+        EXPECT_NEAR(g[k], h.gamma[k], 1e-9 * std::max(1.0, std::abs(h.gamma[k])));
+        EXPECT_NEAR(t[k], h.theta[k], 1e-8 * std::max(1.0, std::abs(h.theta[k])));
+      }
+    }
+  }
 }
