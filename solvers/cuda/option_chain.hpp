@@ -29,7 +29,8 @@ struct ChainSettings {
   double step_grading = 1.0;  // time levels T (k/N)^p
   int smoothing = 1;       // cell-average the payoff at the strike (128 midpoint samples)
   int device = 0;
-  int kernel = 0;          // 0: warp per contract up to 512 nodes, else thread; 1: thread; 2: warp
+  int kernel = 0;
+  int even_spot = 0;       // the spot on an even node (the fine grid of a nested Richardson pair)          // 0: warp per contract up to 512 nodes, else thread; 1: thread; 2: warp
 };
 
 // Prices `count` contracts; price, delta, gamma, theta: host arrays of `count` doubles.

@@ -93,7 +93,9 @@ ADI_CHAIN_HD Grid make_grid(const ChainContract& k, const ChainSettings& s) {
   const double cw = hi / intensity;
   const double x0 = asinh((0.0 - center) / cw), x1 = asinh((hi - center) / cw);
   const double xa = asinh((k.spot - center) / cw);
-  long ia = llround((xa - x0) / (x1 - x0) * double(n - 1));
+  const double z = (xa - x0) / (x1 - x0) * double(n - 1);
+  long ia = s.even_spot ? 2 * llround(0.5 * z) : llround(z);
+  if (s.even_spot) ia = ia < 2 ? 2 : (ia > n - 3 ? ((n - 3) / 2) * 2 : ia);
   ia = ia < 1 ? 1 : (ia > n - 2 ? n - 2 : ia);
   return {center, cw, x0, (xa - x0) / double(ia), k.spot, ia, n};
 }
