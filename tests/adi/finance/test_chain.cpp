@@ -195,3 +195,41 @@ TEST(Chain, WarpKernelArithmeticEqualsTheHostChain) {
     }
   }
 }
+
+// Both GPU kernels (warp per contract, thread per contract) against the host chain, over the
+// node-count classes of the warp kernel and beyond its 512 nodes (auto: the thread kernel);
+// a count that is not a multiple of the warps per block. Skipped without a device.
+TEST(Chain, CudaKernelsEqualTheHostChain) {
+  if (!adi::Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: the GPU chain kernels are not checked";
+  auto chain = mixed_chain();
+  chain.pop_back();  // 22 contracts
+  for (int nodes : {33, 151, 201, 401, 512, 601}) {
+    Method me = method(nodes, 40);
+    me.step_grading = 2;
+    me.cluster = 1.5;
+    const ChainResult h = price_chain(chain, me);
+    me.executor = adi::Executor::cuda();
+    for (ChainKernel kern : {ChainKernel::automatic, ChainKernel::warp, ChainKernel::thread}) {
+      if (kern == ChainKernel::warp && nodes > 512) {
+        EXPECT_THROW(price_chain(chain, me, Extrapolation::none, kern), adi::InvalidArgument);
+        continue;
+      }
+      const ChainResult r = price_chain(chain, me, Extrapolation::none, kern);
+      SCOPED_TRACE("nodes " + std::to_string(nodes) + ", " + r.backend);
+      for (std::size_t k = 0; k < chain.size(); ++k) {
+        EXPECT_NEAR(r.price[k], h.price[k], 1e-9 * std::max(1.0, h.price[k])) << "contract " << k;
+        EXPECT_NEAR(r.delta[k], h.delta[k], 1e-8) << "contract " << k;
+        EXPECT_NEAR(r.gamma[k], h.gamma[k], 1e-7 * std::max(1.0, std::abs(h.gamma[k]))) << "contract " << k;
+        EXPECT_NEAR(r.theta[k], h.theta[k], 1e-6 * std::max(1.0, std::abs(h.theta[k]))) << "contract " << k;
+      }
+    }
+  }
+  // Richardson on the device = Richardson on the host.
+  Method me = method(201, 100);
+  me.step_grading = 2;
+  me.cluster = 1.5;
+  const ChainResult h = price_chain(chain, me, Extrapolation::richardson);
+  me.executor = adi::Executor::cuda();
+  const ChainResult r = price_chain(chain, me, Extrapolation::richardson);
+  for (std::size_t k = 0; k < chain.size(); ++k) EXPECT_NEAR(r.price[k], h.price[k], 1e-9) << "contract " << k;
+}
