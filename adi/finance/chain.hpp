@@ -40,7 +40,9 @@ struct ChainResult {
 // steps) and return (4 V_h - V_2h) / 3 for price, delta, gamma, theta. With graded steps
 // and a 1 sd cluster (Method::step_grading = 2, cluster = 1) American puts converge at a
 // clean order 2, and this removes most of it: an ATM put at 201 x 100 goes from -6.9e-4 to
-// -3e-5 for 1.25x the work (docs/finance.md).
+// -3e-5 for 1.25x the work (docs/finance.md). The 1e-4 configuration for a listed chain:
+// nodes 401, steps 200, step_grading 2, cluster 1.5, Richardson (max 6.4e-5 over 384
+// sampled contracts of 680,000 American puts).
 enum class Extrapolation { none, richardson };
 
 // The GPU algorithm (a host executor ignores it). warp: one warp of 32 threads per contract,
