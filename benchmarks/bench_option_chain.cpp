@@ -165,7 +165,9 @@ int main(int argc, char** argv) {
   if (!reference_file.empty()) {
     if (std::FILE* f = std::fopen(reference_file.c_str(), "r")) {
       std::size_t k = 0;
-      while (k < ref.size() && std::fscanf(f, "%lf", &ref[k]) == 1) ++k;
+      long fc = -1, fs = -1;  // the file's chain size and sample count: another chain recomputes
+      if (std::fscanf(f, "# %ld %ld", &fc, &fs) == 2 && fc == count && fs == sample)
+        while (k < ref.size() && std::fscanf(f, "%lf", &ref[k]) == 1) ++k;
       std::fclose(f);
       loaded = k == ref.size();
       if (loaded) std::printf("references: %zu read from %s\n", k, reference_file.c_str());
@@ -182,6 +184,7 @@ int main(int argc, char** argv) {
                 ref_check, std::chrono::duration<double>(Clock::now() - r0).count(), omp_get_max_threads());
     if (!reference_file.empty())
       if (std::FILE* f = std::fopen(reference_file.c_str(), "w")) {
+        std::fprintf(f, "# %ld %ld\n", count, sample);
         for (double v : ref) std::fprintf(f, "%.17g\n", v);
         std::fclose(f);
       }
