@@ -13,6 +13,7 @@
 #include <string>
 
 #include "adi/error.hpp"
+#include "adi/finance/chain_detail.hpp"
 #include "adi/finance/pricer_detail.hpp"
 #include "solvers/cuda/option_chain.hpp"
 
@@ -203,30 +204,9 @@ BlackScholesModel chain_model(const ChainOption& o) {
 
 Contract chain_contract(const ChainOption& o) { return Contract::vanilla(o.type, o.strike, o.maturity, o.exercise); }
 
-ChainResult price_chain(const std::vector<ChainOption>& chain, const Method& method, Extrapolation extrapolation) {
-  if (extrapolation == Extrapolation::richardson) {
-    const index_t n = method.nodes > 0 ? method.nodes : detail::default_nodes(1);
-    const long N = method.steps > 0 ? method.steps : detail::default_steps(1);
-    adi::detail::require(n >= 9 && N >= 2, "price_chain: Richardson extrapolation needs nodes >= 9 and steps >= 2, got " +
-                                               ::adi::detail::number(n) + " and " + ::adi::detail::number(N));
-    ChainResult fine = price_chain(chain, method, Extrapolation::none);
-    Method half = method;
-    half.nodes = (n + 1) / 2;
-    half.steps = N / 2;
-    const ChainResult coarse = price_chain(chain, half, Extrapolation::none);
-    auto combine = [](std::vector<double>& f, const std::vector<double>& c) {
-      for (std::size_t k = 0; k < f.size(); ++k) f[k] = (4.0 * f[k] - c[k]) / 3.0;
-    };
-    combine(fine.price, coarse.price);
-    combine(fine.delta, coarse.delta);
-    combine(fine.gamma, coarse.gamma);
-    combine(fine.theta, coarse.theta);
-    fine.seconds += coarse.seconds;
-    fine.setup_seconds += coarse.setup_seconds;
-    fine.backend += ", Richardson";
-    return fine;
-  }
-  const auto t_start = Clock::now();
+namespace {
+
+void validate_chain(const std::vector<ChainOption>& chain, const Method& method) {
   method.validate();
   adi::detail::require(method.space == Space::price && method.far_field == FarField::linear,
                        "price_chain: the chain is priced in price space with the linear far field; use "
@@ -241,6 +221,46 @@ ChainResult price_chain(const std::vector<ChainOption>& chain, const Method& met
       throw InvalidArgument("price_chain: contract " + ::adi::detail::number(k) + ": " + e.what());
     }
   }
+}
+
+ChainResult price_validated(const std::vector<ChainOption>& chain, const Method& method, ChainKernel kernel,
+                            Clock::time_point t_start);
+
+}  // namespace
+
+ChainResult price_chain(const std::vector<ChainOption>& chain, const Method& method, Extrapolation extrapolation,
+                        ChainKernel kernel) {
+  const auto t_start = Clock::now();
+  validate_chain(chain, method);  // once, also for both grids of Richardson
+  if (extrapolation == Extrapolation::richardson) {
+    const index_t n = method.nodes > 0 ? method.nodes : detail::default_nodes(1);
+    const long N = method.steps > 0 ? method.steps : detail::default_steps(1);
+    adi::detail::require(n >= 9 && N >= 2, "price_chain: Richardson extrapolation needs nodes >= 9 and steps >= 2, got " +
+                                               ::adi::detail::number(n) + " and " + ::adi::detail::number(N));
+    ChainResult fine = price_validated(chain, method, kernel, t_start);
+    Method half = method;
+    half.nodes = (n + 1) / 2;
+    half.steps = N / 2;
+    const ChainResult coarse = price_validated(chain, half, kernel, Clock::now());
+    auto combine = [](std::vector<double>& f, const std::vector<double>& c) {
+      for (std::size_t k = 0; k < f.size(); ++k) f[k] = (4.0 * f[k] - c[k]) / 3.0;
+    };
+    combine(fine.price, coarse.price);
+    combine(fine.delta, coarse.delta);
+    combine(fine.gamma, coarse.gamma);
+    combine(fine.theta, coarse.theta);
+    fine.seconds += coarse.seconds;
+    fine.setup_seconds += coarse.setup_seconds;
+    fine.backend += ", Richardson";
+    return fine;
+  }
+  return price_validated(chain, method, kernel, t_start);
+}
+
+namespace {
+
+ChainResult price_validated(const std::vector<ChainOption>& chain, const Method& method, ChainKernel kernel,
+                            Clock::time_point t_start) {
   const index_t n = method.nodes > 0 ? method.nodes : detail::default_nodes(1);
   const long N = method.steps > 0 ? method.steps : detail::default_steps(1);
   ChainResult r;
@@ -249,26 +269,17 @@ ChainResult price_chain(const std::vector<ChainOption>& chain, const Method& met
   r.delta = r.gamma = r.theta = r.price;
   if (count == 0) return r;
   if (!method.executor.is_host()) {  // (a build without CUDA has no device executor)
+    adi::detail::require(kernel != ChainKernel::warp || n <= cuda_backend::kChainWarpMaxNodes,
+                         "price_chain: ChainKernel::warp holds at most " +
+                             ::adi::detail::number(cuda_backend::kChainWarpMaxNodes) + " nodes, got nodes = " +
+                             ::adi::detail::number(n) + "; use fewer nodes or ChainKernel::thread");
     std::vector<cuda_backend::ChainContract> cc(count);
-    for (std::size_t k = 0; k < count; ++k) {
-      const ChainOption& o = chain[k];
-      cc[k] = {o.spot, o.strike, o.maturity, o.volatility, o.rate, o.dividend, o.type == OptionType::put ? 1 : 0,
-               o.exercise == Exercise::american ? 1 : 0};
-    }
-    cuda_backend::ChainSettings s;
-    s.nodes = static_cast<int>(n);
-    s.steps = N;
-    s.theta = method.scheme.kind == SchemeKind::douglas ? method.scheme.theta : 0.5;
-    s.damping_steps = method.scheme.damping_steps;
-    s.width = method.width;
-    s.intensity = method.intensity;
-    s.cluster = method.cluster > 0 ? method.cluster : 3.0;
-    s.step_grading = method.step_grading;
-    s.smoothing = method.smoothing ? 1 : 0;
-    s.device = method.executor.device();
+    for (std::size_t k = 0; k < count; ++k) cc[k] = detail::chain_kernel_contract(chain[k]);
+    const cuda_backend::ChainSettings s = detail::chain_kernel_settings(method, kernel);
     cuda_backend::option_chain_price(cc.data(), static_cast<long>(count), s, r.price.data(), r.delta.data(),
                                      r.gamma.data(), r.theta.data(), &r.seconds, &r.setup_seconds);
-    r.backend = "cuda";
+    r.backend = s.kernel == 1 || (s.kernel == 0 && n > cuda_backend::kChainWarpMaxNodes) ? "cuda (thread per contract)"
+                                                                                       : "cuda (warp per contract)";
     return r;
   }
   // Blocks of one exercise direction each (puts: the region touches S = 0).
@@ -300,5 +311,7 @@ ChainResult price_chain(const std::vector<ChainOption>& chain, const Method& met
   r.backend = "host (" + ::adi::detail::number(threads) + " threads, " + ::adi::detail::number(W) + " lanes)";
   return r;
 }
+
+}  // namespace
 
 }  // namespace adi::finance

@@ -204,8 +204,9 @@ void Contract::validate(int assets) const {
   if (exercise == Exercise::bermudan)
     throw InvalidArgument("Contract: Bermudan exercise needs its dates; use OneAssetOption::exercise_dates with "
                           "price(OneAssetModel, OneAssetOption, Method) (adi/finance/one_asset.hpp)");
-  if (exercise != Exercise::european && !(assets == 1 && payoff == Payoff::vanilla))
-    throw InvalidArgument("Contract: American exercise is supported for one-asset vanilla options only");
+  if (exercise == Exercise::american && assets == 1 && payoff != Payoff::vanilla)
+    throw InvalidArgument(std::string("Contract: American exercise of a one-asset option is supported for vanilla "
+                                      "payoffs only, not ") + payoff_name(payoff));
 }
 
 std::string Contract::describe() const {

@@ -103,7 +103,7 @@ struct Contract {
   // The payoff at maturity for asset prices s[0..n-1].
   double value(const double* s, int n) const;
   // Throws InvalidArgument for maturity <= 0, strike < 0, a payoff that needs another
-  // number of assets, wrong or negative weights, American exercise on several assets.
+  // number of assets, wrong or negative weights, a one-asset American non-vanilla payoff.
   void validate(int assets) const;
   std::string describe() const;
 };

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 #include "adi/boundary.hpp"
 #include "adi/error.hpp"
@@ -54,6 +55,111 @@ void solve(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const
       for (index_t i = 0; i < grid.nx(); ++i) r.values(i, j, k) = double(out(i, j, k));
   r.grid = grid;
   detail::greeks_at_spot(r.values, grid, r.spot_index, axes, log_axis, r);
+}
+
+// American exercise on an ADI grid (Heston): the Ikonen-Toivanen operator splitting inside
+// each ADI step, as Haentjens & in 't Hout (2015) do for Heston. The step's explicit
+// predictor carries the Lagrange multiplier, Y0 = U + dt (F(t0, U) + lambda); the scheme's
+// stages follow unchanged and give U~; then, node by node,
+//   U = max(U~ - dt lambda, g),   lambda = max(0, lambda + (g - U~) / dt),
+// which makes U >= g, lambda >= 0 and (U - g) lambda = 0 hold after every step with no
+// iteration or penalty parameter. Rannacher damping: the first steps as Douglas theta = 1
+// half steps, each with its own splitting update.
+template <class T>
+void solve_american(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const Method& method,
+                    double maturity, const Field<double>& host, const Field<double>& exercise, int assets,
+                    Clock::time_point t_start, PriceResult& r) {
+  Operator<T> op(grid, pde, bc, method.executor);
+  using W4 = std::array<T, 4>;
+  Field<T> U(grid), W(grid), Y(grid), lam(grid), g(grid);
+  auto each = [&](auto&& f) {
+    for (index_t k = 0; k < grid.nz(); ++k)
+      for (index_t j = 0; j < grid.ny(); ++j)
+        for (index_t i = 0; i < grid.nx(); ++i) f(i, j, k);
+  };
+  each([&](index_t i, index_t j, index_t k) {
+    U(i, j, k) = T(host(i, j, k));
+    g(i, j, k) = T(exercise(i, j, k));
+    lam(i, j, k) = T(0);
+  });
+  r.setup_seconds = since(t_start);
+  const auto t0 = Clock::now();
+  std::vector<Axis> axes;
+  for (Axis a : {Axis::x, Axis::y, Axis::z})
+    if (op.active(a)) axes.push_back(a);
+  auto all = [](T w) { return W4{w, w, w, w}; };
+  // W = Y0 = U + dt (F(ta, U) + lambda); Y_j = Y_{j-1} + s (F_j(tb, Y_j) - F_j(ta, U)) into `out`.
+  auto chain = [&](double ta, double tb, T s, Field<T>& out) {
+    const T dt = T(tb - ta);
+    op.set_boundary(ta, U);
+    op.apply(ta, U, all(dt), T(1), &U, W);
+    each([&](index_t i, index_t j, index_t k) { W(i, j, k) += dt * lam(i, j, k); });
+    for (std::size_t a = 0; a < axes.size(); ++a) op.solve(axes[a], s, tb, a == 0 ? W : out, out, ta, &U);
+  };
+  auto project = [&](const Field<T>& bar, double dt) {
+    each([&](index_t i, index_t j, index_t k) {
+      const T ub = bar(i, j, k), l = lam(i, j, k), gi = g(i, j, k);
+      U(i, j, k) = std::max(ub - T(dt) * l, gi);
+      lam(i, j, k) = std::max(T(0), l + (gi - ub) / T(dt));
+    });
+  };
+  auto step = [&](double ta, double tb, SchemeKind kind, double theta) {
+    const double dt = tb - ta;
+    const T s = T(theta * dt);
+    chain(ta, tb, s, Y);  // Douglas: U~ = Y
+    if (kind != SchemeKind::douglas && !(kind == SchemeKind::craig_sneyd && !op.has_mixed())) {
+      W4 wn{}, wo{};
+      if (kind == SchemeKind::hundsdorfer_verwer) {
+        wn = all(T(0.5 * dt));
+        wo = all(T(-0.5 * dt));
+      } else if (kind == SchemeKind::craig_sneyd) {
+        wn[0] = T(method.scheme.sigma * dt);
+        wo[0] = T(-method.scheme.sigma * dt);
+      } else {  // modified Craig-Sneyd
+        const T c = T((0.5 - theta) * dt), c0 = T(0.5 * dt);
+        wn = W4{c0, c, c, c};
+        wo = W4{-c0, -c, -c, -c};
+      }
+      op.set_boundary(tb, Y);
+      op.apply(tb, Y, wn, T(1), &W, W);
+      op.apply(ta, U, wo, T(1), &W, W);
+      const bool hv = kind == SchemeKind::hundsdorfer_verwer;
+      for (Axis a : axes) op.solve(a, s, tb, W, W, hv ? tb : ta, hv ? &Y : &U);
+      project(W, dt);
+    } else {
+      project(Y, dt);
+    }
+    op.settle();
+  };
+  for (long k = 0; k < r.steps; ++k) {
+    const double ta = detail::time_level(maturity, k, r.steps, method.step_grading);
+    const double tb = detail::time_level(maturity, k + 1, r.steps, method.step_grading);
+    if (k < method.scheme.damping_steps) {
+      const double tm = ta + 0.5 * (tb - ta);
+      step(ta, tm, SchemeKind::douglas, 1.0);
+      step(tm, tb, SchemeKind::douglas, 1.0);
+    } else {
+      step(ta, tb, method.scheme.kind, method.scheme.theta);
+    }
+  }
+  r.seconds = since(t0);
+  r.values = Field<double>(grid);
+  each([&](index_t i, index_t j, index_t k) { r.values(i, j, k) = double(U(i, j, k)); });
+  r.grid = grid;
+  detail::greeks_at_spot(r.values, grid, r.spot_index, assets, {false, false, false}, r);
+}
+
+// The exercise value (the payoff, unsmoothed) at every node.
+Field<double> exercise_values(const Grid& grid, const Contract& c, int assets) {
+  Field<double> g(grid);
+  for (index_t k = 0; k < grid.nz(); ++k)
+    for (index_t j = 0; j < grid.ny(); ++j)
+      for (index_t i = 0; i < grid.nx(); ++i) {
+        const double s[3] = {grid.axis(Axis::x).nodes()[i], grid.ny() > 1 ? grid.axis(Axis::y).nodes()[j] : 0.0,
+                             grid.nz() > 1 ? grid.axis(Axis::z).nodes()[k] : 0.0};
+        g(i, j, k) = c.value(s, assets);
+      }
+  return g;
 }
 
 // The kink of the payoff along asset i's axis: the strike for one asset, else the spot.
@@ -115,7 +221,12 @@ PriceResult price(const BlackScholesModel& m, const Contract& c, const Method& m
   m.validate();
   c.validate(m.size());
   method.validate();
-  if (c.exercise == Exercise::american) return price_one_asset<T>(m, c, method, true);
+  if (c.exercise == Exercise::american && m.size() == 1) return price_one_asset<T>(m, c, method, true);
+  adi::detail::require(c.exercise != Exercise::american || method.executor.is_host(),
+                       "price: American exercise on several assets runs on the host; use Executor::host()");
+  adi::detail::require(c.exercise != Exercise::american || method.scheme.kind != SchemeKind::peaceman_rachford,
+                       "price: American exercise takes the douglas, craig-sneyd, modified-craig-sneyd or "
+                       "hundsdorfer-verwer scheme, not peaceman-rachford");
   if (m.size() == 1 && c.payoff == Payoff::vanilla && method.one_asset_sweep && method.executor.is_host() &&
       method.scheme.kind == SchemeKind::douglas)
     return price_one_asset<T>(m, c, method, false);
@@ -177,6 +288,11 @@ PriceResult price(const BlackScholesModel& m, const Contract& c, const Method& m
       bc.set(ax, Boundary::linear(), method.far_field == FarField::linear ? Boundary::linear() : data);
   }
   const Field<double> payoff = detail::payoff_on_grid(grid, n, c, method.space, method.smoothing, method.executor.threads());
+  if (c.exercise == Exercise::american) {
+    adi::detail::require(!log, "price: American exercise on several assets is priced in price space; use Space::price");
+    solve_american<T>(grid, pde, bc, method, c.maturity, payoff, exercise_values(grid, c, n), n, t_start, r);
+    return r;
+  }
   solve<T>(grid, pde, bc, method, c.maturity, payoff, n, {log, log, log}, t_start, r);
   return r;
 }
@@ -187,8 +303,14 @@ PriceResult price(const HestonModel& h, const Contract& c, const Method& method)
   h.validate();
   c.validate(1);
   method.validate();
-  adi::detail::require(c.payoff == Payoff::vanilla && c.exercise == Exercise::european,
-                       "price(HestonModel): European vanilla calls and puts only, got " + c.describe());
+  adi::detail::require(c.payoff == Payoff::vanilla && c.exercise != Exercise::bermudan,
+                       "price(HestonModel): European or American vanilla calls and puts only, got " + c.describe());
+  const bool american = c.exercise == Exercise::american;
+  adi::detail::require(!american || method.executor.is_host(),
+                       "price(HestonModel): American exercise runs on the host; use Executor::host()");
+  adi::detail::require(!american || method.scheme.kind != SchemeKind::peaceman_rachford,
+                       "price(HestonModel): American exercise takes the douglas, craig-sneyd, modified-craig-sneyd "
+                       "or hundsdorfer-verwer scheme, not peaceman-rachford");
   adi::detail::require(method.space == Space::price,
                        "price(HestonModel): the (S, v) grid is in price space; use Space::price");
   PriceResult r;
@@ -268,6 +390,14 @@ PriceResult price(const HestonModel& h, const Contract& c, const Method& method)
   Field<double> payoff(grid);
   for (index_t j = 0; j < grid.ny(); ++j)
     for (index_t i = 0; i < grid.nx(); ++i) payoff(i, j, 0) = line(i, 0, 0);
+  if (american) {
+    Field<double> exercise = exercise_values(Grid(sx), c, 1);  // along S, copied along v
+    Field<double> ex2(grid);
+    for (index_t j = 0; j < grid.ny(); ++j)
+      for (index_t i = 0; i < grid.nx(); ++i) ex2(i, j, 0) = exercise(i, 0, 0);
+    solve_american<T>(grid, pde, bc, method, c.maturity, payoff, ex2, 2, t_start, r);
+    return r;
+  }
   solve<T>(grid, pde, bc, method, c.maturity, payoff, 2, {false, false, false}, t_start, r);
   return r;
 }

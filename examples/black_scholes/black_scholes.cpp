@@ -7,6 +7,7 @@
 //   black_scholes --assets 3 --payoff geometric --nodes 65 --backend cuda
 //   black_scholes --model heston --type put
 //   black_scholes --exercise american --type put
+//   black_scholes --exercise american --assets 2 --payoff best-of --div 0.1,0.08   (Heston too)
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -158,9 +159,12 @@ int run(const Options& o) {
   std::printf("grid       %s nodes, %s space, %s far field, %s, %s, %s\n", r.grid.describe().c_str(),
               space_name(me.space), far_field_name(me.far_field), o.precision.c_str(), me.executor.name().c_str(),
               me.smoothing ? "payoff cell-averaged at the kink" : "payoff at the nodes");
-  if (ex == Exercise::american)
+  if (ex == Exercise::american && axes == 1)
     std::printf("scheme     Crank-Nicolson with Brennan-Schwartz early exercise, %ld steps, Rannacher %d\n", r.steps,
                 o.damping);
+  else if (ex == Exercise::american)
+    std::printf("scheme     %s (theta %.4g) with the Ikonen-Toivanen early-exercise splitting, %ld steps, Rannacher %d\n",
+                me.scheme.name(), me.scheme.theta, r.steps, o.damping);
   else
     std::printf("scheme     %s (theta %.4g), %ld steps, Rannacher damping %d steps\n", me.scheme.name(),
                 me.scheme.theta, r.steps, o.damping);
@@ -233,7 +237,8 @@ void validate(const Options& o, const CLI::App& app) {
   example::require(!heston || (o.spot.size() == 1 && o.div.size() == 1),
                    "--model heston has one asset: give one --spot and one --div");
   example::require(!heston || o.payoff.empty() || o.payoff == "vanilla", "--model heston prices --payoff vanilla only");
-  only_for({"--scheme", "--theta"}, !american, "--exercise european (american uses Crank-Nicolson)");
+  only_for({"--scheme", "--theta"}, !american || heston || o.assets > 1,
+           "--exercise european, --model heston or --assets 2, 3 (one-asset american uses Crank-Nicolson)");
   example::require(o.assets > 1 || !given("--corr"), "--corr needs --assets 2 or 3");
   example::require(o.weights.empty() || o.payoff.empty() || o.payoff == "basket",
                    "--weights applies to --payoff basket");

@@ -1,4 +1,11 @@
-// Option chains on the GPU (option_chain.hpp): one thread per contract, every array
+// Option chains on the GPU (option_chain.hpp). Two kernels:
+//
+// warp per contract (the default up to 512 nodes; option_chain_warp.hpp holds its
+// arithmetic, shared with the host emulation the tests run): 32 lanes per contract, the line
+// in registers and shared memory, every recurrence of the Brennan-Schwartz step a scan
+// across the warp; no global memory is touched while stepping.
+//
+// thread per contract (any node count): every array
 // interleaved contract-fastest ([node * count + contract]) so a warp's loads coalesce.
 // Per step two passes over the nodes, each reading and writing little more than the
 // minimum: towards the exercise end the explicit part, the band factorisation and the
@@ -12,42 +19,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "solvers/cuda/check.cuh"
 #include "solvers/cuda/option_chain.hpp"
+#include "solvers/cuda/option_chain_warp.hpp"
 
 namespace adi::cuda_backend {
 
 namespace {
 
-struct Rows3 {
-  double l, d, u;
-};
-
-// Row i of A (price space, linear-extrapolation ghosts at both ends), as build_rows.
-__device__ __forceinline__ Rows3 row(int i, int n, double xm, double x0, double xp, double h2, double b, double r) {
-  const double hm = x0 - xm, hp = xp - x0;  // the caller passes mirrored neighbours at the ends
-  const double D = h2 * x0 * x0, V = b * x0;
-  // build_rows' three-point weights over one division (FP64 division is the costly
-  // instruction here): 1/(hm (hm + hp)) = hp q, 1/(hp (hm + hp)) = hm q, 1/(hm hp) = (hm + hp) q.
-  const double q = 1.0 / (hm * hp * (hm + hp));
-  double lo = hp * (2.0 * D - V * hp) * q;
-  double di = (V * (hp - hm) - 2.0 * D) * (hm + hp) * q - r;
-  double up = hm * (2.0 * D + V * hm) * q;
-  if (i == 0) {
-    di += 2.0 * lo;
-    up -= lo;
-    lo = 0.0;
-  }
-  if (i == n - 1) {
-    di += 2.0 * up;
-    lo -= up;
-    up = 0.0;
-  }
-  return {lo, di, up};
-}
-
-__device__ __forceinline__ double payoff(double S, double K, int put) { return fmax(put ? K - S : S - K, 0.0); }
+using chain_math::payoff;
+using chain_math::row;
+using chain_math::Rows3;
 
 // Grid (asset_axis + concentrated_axis of adi/finance/grid.cpp) and smoothed payoff.
 __global__ void chain_setup(const ChainContract* __restrict__ cs, long count, ChainSettings s, double* __restrict__ x,
@@ -56,40 +40,12 @@ __global__ void chain_setup(const ChainContract* __restrict__ cs, long count, Ch
   if (c >= count) return;
   const ChainContract k = cs[c];
   const int n = s.nodes;
-  const double center0 = k.strike > 0 ? k.strike : k.spot;
-  const double sd = fmax(k.volatility, 0.05) * sqrt(k.maturity);
-  const double top = fmax(k.spot, center0);
-  const double hi = top * exp(s.width * sd);
-  const double cluster = s.cluster * center0 * sd;
-  const double intensity = s.intensity > 0 ? s.intensity : hi / cluster;
-  const double center = fmin(fmax(center0, 0.0), hi);
-  const double cw = hi / intensity;
-  const double x0 = asinh((0.0 - center) / cw), x1 = asinh((hi - center) / cw);
-  const double xa = asinh((k.spot - center) / cw);
-  long ia = llround((xa - x0) / (x1 - x0) * double(n - 1));
-  ia = ia < 1 ? 1 : (ia > n - 2 ? n - 2 : ia);
-  const double dxi = (xa - x0) / double(ia);
-  auto node = [&](long i) {
-    if (i == 0) return 0.0;
-    if (i == ia) return k.spot;
-    return center + cw * sinh(x0 + dxi * double(i));
-  };
+  const chain_math::Grid g = chain_math::make_grid(k, s);
+  const long ia = g.ia;
   spot_index[c] = static_cast<int>(ia);
   for (long i = 0; i < n; ++i) {
-    const double xi = node(i);
-    x[i * count + c] = xi;
-    double v = payoff(xi, k.strike, k.put);
-    if (s.smoothing && i > 0 && i < n - 1) {
-      const double a = 0.5 * (node(i - 1) + xi), b = 0.5 * (xi + node(i + 1));
-      const double ma = a - k.strike, mb = b - k.strike;
-      if ((ma > 0 || mb > 0) && (ma < 0 || mb < 0)) {  // the strike cuts the cell
-        constexpr int m = 128;
-        double sum = 0.0;
-        for (int q = 0; q < m; ++q) sum += payoff(a + (b - a) * (q + 0.5) / m, k.strike, k.put);
-        v = sum / double(m);
-      }
-    }
-    u[i * count + c] = v;
+    x[i * count + c] = g.node(i);
+    u[i * count + c] = chain_math::smoothed_payoff(g, k, s.smoothing, i);
   }
 }
 
@@ -218,16 +174,10 @@ __global__ void chain_step(const ChainContract* __restrict__ cs, long count, Cha
     }
   };
 
-  const double T = k.maturity;
-  double hist0 = u[sp * count + c], hist1 = hist0, hist2 = hist0, t0 = 0.0, t1 = 0.0, t2 = 0.0;
-  // Time levels as adi::finance::detail::time_level.
-  auto level = [&](long q) {
-    if (q >= N) return T;
-    if (s.step_grading == 1.0) return T / double(N) * double(q);
-    return T * pow(double(q) / double(N), s.step_grading);
-  };
+  double hist[3] = {u[sp * count + c], u[sp * count + c], u[sp * count + c]}, t[3] = {0.0, 0.0, 0.0};
   for (long q = 0; q < N; ++q) {
-    const double ta = level(q), tb = level(q + 1);
+    const double ta = chain_math::time_level(k.maturity, N, s.step_grading, q);
+    const double tb = chain_math::time_level(k.maturity, N, s.step_grading, q + 1);
     if (q < s.damping_steps) {
       const double tm = 0.5 * (ta + tb);
       step(ta, tm, 1.0);
@@ -235,22 +185,132 @@ __global__ void chain_step(const ChainContract* __restrict__ cs, long count, Cha
     } else {
       step(ta, tb, s.theta);
     }
-    hist0 = hist1;
-    hist1 = hist2;
-    hist2 = u[sp * count + c];
-    t0 = t1;
-    t1 = t2;
-    t2 = tb;
+    hist[0] = hist[1];
+    hist[1] = hist[2];
+    hist[2] = u[sp * count + c];
+    t[0] = t[1];
+    t[1] = t[2];
+    t[2] = tb;
   }
-  const double u0 = u[sp * count + c], um = u[(sp - 1) * count + c], up = u[(sp + 1) * count + c];
-  const double hm = X(sp) - X(sp - 1), hp = X(sp + 1) - X(sp);
-  price[c] = u0;
-  delta[c] = (-hp / (hm * (hm + hp))) * um + ((hp - hm) / (hm * hp)) * u0 + (hm / (hp * (hm + hp))) * up;
-  gamma[c] = 2.0 * (um / (hm * (hm + hp)) - u0 / (hm * hp) + up / (hp * (hm + hp)));
-  const double a1 = t1 - t0, a2 = t2 - t1;
-  theta_out[c] = N >= 2 ? -(hist0 * a2 / (a1 * (a1 + a2)) - hist1 * (a1 + a2) / (a1 * a2) +
-                            hist2 * (2 * a2 + a1) / (a2 * (a1 + a2)))
-                        : NAN;
+  const chain_math::Greeks o = chain_math::greeks(u[(sp - 1) * count + c], u[sp * count + c], u[(sp + 1) * count + c],
+                                                  X(sp) - X(sp - 1), X(sp + 1) - X(sp), hist, t, N);
+  price[c] = o.price;
+  delta[c] = o.delta;
+  gamma[c] = o.gamma;
+  theta_out[c] = o.theta;
+}
+
+// ---- warp per contract ----
+
+constexpr unsigned kFull = 0xffffffffu;
+
+// A struct of doubles through the warp's shuffles.
+template <class T>
+__device__ __forceinline__ T shfl_down_t(const T& v, int d) {
+  constexpr int k = sizeof(T) / sizeof(double);
+  double a[k];
+  memcpy(a, &v, sizeof(T));
+#pragma unroll
+  for (int i = 0; i < k; ++i) a[i] = __shfl_down_sync(kFull, a[i], d);
+  T r;
+  memcpy(&r, a, sizeof(T));
+  return r;
+}
+template <class T>
+__device__ __forceinline__ T shfl_up_t(const T& v, int d) {
+  constexpr int k = sizeof(T) / sizeof(double);
+  double a[k];
+  memcpy(a, &v, sizeof(T));
+#pragma unroll
+  for (int i = 0; i < k; ++i) a[i] = __shfl_up_sync(kFull, a[i], d);
+  T r;
+  memcpy(&r, a, sizeof(T));
+  return r;
+}
+
+// One lane of the warp (chain_math::HostWarp is its host emulation; same scans, same order).
+template <int M>
+struct DeviceWarp {
+  int lane;
+  chain_math::LaneState<M> s;
+  template <class F>
+  __device__ __forceinline__ void each(F&& f) {
+    f(lane, s);
+  }
+  __device__ __forceinline__ void sync() { __syncwarp(); }
+  __device__ __forceinline__ void neighbours() {
+    const double l = __shfl_up_sync(kFull, s.u[M - 1], 1), r = __shfl_down_sync(kFull, s.u[0], 1);
+    s.left = lane > 0 ? l : 0.0;
+    s.right = lane + 1 < chain_math::kLanes ? r : 0.0;
+  }
+  template <class T, class Op>
+  __device__ __forceinline__ void scan_down(T chain_math::LaneState<M>::*m, Op op, T id) {
+    T v = s.*m;
+#pragma unroll
+    for (int o = 1; o < chain_math::kLanes; o <<= 1) {
+      const T other = shfl_down_t(v, o);
+      if (lane + o < chain_math::kLanes) v = op(v, other);
+    }
+    const T e = shfl_down_t(v, 1);
+    s.*m = lane + 1 < chain_math::kLanes ? e : id;
+  }
+  template <class T, class Op>
+  __device__ __forceinline__ void scan_up(T chain_math::LaneState<M>::*m, Op op, T id) {
+    T v = s.*m;
+#pragma unroll
+    for (int o = 1; o < chain_math::kLanes; o <<= 1) {
+      const T other = shfl_up_t(v, o);
+      if (lane >= o) v = op(v, other);
+    }
+    const T e = shfl_up_t(v, 1);
+    s.*m = lane > 0 ? e : id;
+  }
+};
+
+constexpr int kWarpsPerBlock = 2;
+
+template <int M>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    chain_warp(const ChainContract* __restrict__ cs, long count, ChainSettings st, double* __restrict__ out) {
+  extern __shared__ double shared[];
+  const int lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
+  const long c = blockIdx.x * static_cast<long>(kWarpsPerBlock) + wi;
+  if (c >= count) return;  // the whole warp leaves together
+  double* base = shared + wi * 4 * chain_math::kLanes * M;
+  constexpr int P = chain_math::kLanes * M;
+  const chain_math::WarpConsts K{base, base + P, base + 2 * P, base + 3 * P};
+  DeviceWarp<M> w{lane, {}};
+  chain_math::Greeks o{NAN, NAN, NAN, NAN};
+  const ChainContract k = cs[c];
+  chain_math::warp_price<M>(w, K, k, st, &o);
+  const long ia = chain_math::make_grid(k, st).ia;
+  if (lane == (k.put ? ia : P - 1 - ia) / M) {  // the spot's lane holds the results
+    out[c] = o.price;
+    out[count + c] = o.delta;
+    out[2 * count + c] = o.gamma;
+    out[3 * count + c] = o.theta;
+  }
+}
+
+template <int M>
+void launch_warp(const ChainContract* dc, long count, const ChainSettings& s, double* out) {
+  const std::size_t shared = sizeof(double) * 4 * chain_math::kLanes * M * kWarpsPerBlock;
+  ADI_CUDA_CHECK(cudaFuncSetAttribute(chain_warp<M>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(shared)));
+  const unsigned blocks = static_cast<unsigned>((count + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  chain_warp<M><<<blocks, kWarpsPerBlock * 32, shared>>>(dc, count, s, out);
+}
+
+void launch_warp_kernel(const ChainContract* dc, long count, const ChainSettings& s, double* out) {
+  switch (chain_math::warp_positions(s.nodes)) {
+    case 2: launch_warp<2>(dc, count, s, out); break;
+    case 4: launch_warp<4>(dc, count, s, out); break;
+    case 7: launch_warp<7>(dc, count, s, out); break;
+    case 10: launch_warp<10>(dc, count, s, out); break;
+    case 13: launch_warp<13>(dc, count, s, out); break;
+    case 16: launch_warp<16>(dc, count, s, out); break;
+    default: throw InvalidArgument("option_chain_price: the warp kernel holds at most 512 nodes");
+  }
 }
 
 // Selects the plan's device, restores the caller's.
@@ -283,29 +343,38 @@ void option_chain_price(const ChainContract* contracts, long count, const ChainS
     cudaFree(out);
     cudaFree(spot);
   };
+  const bool warp = s.kernel == 2 || (s.kernel == 0 && s.nodes <= kChainWarpMaxNodes);
   try {
     ADI_CUDA_CHECK(cudaMalloc(&dc, sizeof(ChainContract) * count));
-    ADI_CUDA_CHECK(cudaMalloc(&x, sizeof(double) * cells));
-    ADI_CUDA_CHECK(cudaMalloc(&u, sizeof(double) * cells));
-    ADI_CUDA_CHECK(cudaMalloc(&f, sizeof(double) * cells));
-    ADI_CUDA_CHECK(cudaMalloc(&iw, sizeof(double) * cells));
     ADI_CUDA_CHECK(cudaMalloc(&out, sizeof(double) * 4 * count));
-    ADI_CUDA_CHECK(cudaMalloc(&spot, sizeof(int) * count));
+    if (!warp) {  // the warp kernel keeps the line on chip
+      ADI_CUDA_CHECK(cudaMalloc(&x, sizeof(double) * cells));
+      ADI_CUDA_CHECK(cudaMalloc(&u, sizeof(double) * cells));
+      ADI_CUDA_CHECK(cudaMalloc(&f, sizeof(double) * cells));
+      ADI_CUDA_CHECK(cudaMalloc(&iw, sizeof(double) * cells));
+      ADI_CUDA_CHECK(cudaMalloc(&spot, sizeof(int) * count));
+    }
     ADI_CUDA_CHECK(cudaMemcpy(dc, contracts, sizeof(ChainContract) * count, cudaMemcpyHostToDevice));
     // NaN-poison the outputs: a contract the kernel skipped reads NaN, not stale memory.
     ADI_CUDA_CHECK(cudaMemset(out, 0xff, sizeof(double) * 4 * count));
     const int threads = 128;
     const unsigned blocks = static_cast<unsigned>((count + threads - 1) / threads);
-    chain_setup<<<blocks, threads>>>(dc, count, s, x, u, spot);
-    ADI_CUDA_CHECK(cudaGetLastError());
+    if (!warp) {
+      chain_setup<<<blocks, threads>>>(dc, count, s, x, u, spot);
+      ADI_CUDA_CHECK(cudaGetLastError());
+    }
     ADI_CUDA_CHECK(cudaDeviceSynchronize());
     *setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
     cudaEvent_t e0, e1;
     ADI_CUDA_CHECK(cudaEventCreate(&e0));
     ADI_CUDA_CHECK(cudaEventCreate(&e1));
     ADI_CUDA_CHECK(cudaEventRecord(e0));
-    chain_step<<<blocks, threads>>>(dc, count, s, x, u, f, iw, spot, out, out + count, out + 2 * count,
-                                    out + 3 * count);
+    if (warp) {
+      launch_warp_kernel(dc, count, s, out);  // (grids and payoffs built inside: counted here)
+    } else {
+      chain_step<<<blocks, threads>>>(dc, count, s, x, u, f, iw, spot, out, out + count, out + 2 * count,
+                                      out + 3 * count);
+    }
     ADI_CUDA_CHECK(cudaGetLastError());
     ADI_CUDA_CHECK(cudaEventRecord(e1));
     ADI_CUDA_CHECK(cudaEventSynchronize(e1));

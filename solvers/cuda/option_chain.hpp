@@ -1,6 +1,6 @@
 #pragma once
-// The option-chain kernel (solvers/cuda/option_chain.cu) seen from plain C++: N one-asset
-// Black-Scholes contracts, one GPU thread each, stepped by the theta-method with the
+// The option-chain kernels (solvers/cuda/option_chain.cu) seen from plain C++: N one-asset
+// Black-Scholes contracts, one GPU warp (or thread) each, stepped by the theta-method with the
 // Brennan-Schwartz exercise step inside the sweep (adi/finance/chain.hpp is the entry point
 // and validates; this assumes valid input). A kernel list entry (solvers/cuda/kernel_list.hpp):
 // without CUDA it throws Unsupported.
@@ -15,6 +15,9 @@ struct ChainContract {
   int american;  // 1: Brennan-Schwartz projection, 0: European
 };
 
+// The warp-per-contract kernel holds up to 16 nodes per lane.
+constexpr long kChainWarpMaxNodes = 512;
+
 struct ChainSettings {
   int nodes = 201;
   long steps = 100;
@@ -26,6 +29,8 @@ struct ChainSettings {
   double step_grading = 1.0;  // time levels T (k/N)^p
   int smoothing = 1;       // cell-average the payoff at the strike (128 midpoint samples)
   int device = 0;
+  int kernel = 0;
+  int even_spot = 0;       // the spot on an even node (the fine grid of a nested Richardson pair)          // 0: warp per contract up to 512 nodes, else thread; 1: thread; 2: warp
 };
 
 // Prices `count` contracts; price, delta, gamma, theta: host arrays of `count` doubles.

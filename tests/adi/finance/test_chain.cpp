@@ -13,6 +13,8 @@
 #include "adi/error.hpp"
 #include "adi/executor.hpp"
 #include "adi/finance/finance.hpp"
+#include "adi/finance/chain_detail.hpp"
+#include "solvers/cuda/option_chain_warp.hpp"
 #include "tests/adi/finance/binomial_tree.hpp"
 
 using namespace adi::finance;
@@ -162,4 +164,72 @@ TEST(Chain, CudaEqualsTheOneContractPath) {
   expect_equal_to_one_contract(chain, r, me, 1e-9);
   const ChainResult h = price_chain(chain, me);
   for (std::size_t k = 0; k < chain.size(); ++k) EXPECT_NEAR(r.theta[k], h.theta[k], 1e-7) << "contract " << k;
+}
+
+// The warp-per-contract GPU kernel's arithmetic (solvers/cuda/option_chain_warp.hpp: the
+// recurrences as scans across 32 lanes), run on the host lane by lane in the device's
+// combining order, against the host chain: every node count class (2 .. 16 positions per
+// lane, padding positions), puts and calls, European and American, uniform and graded steps.
+TEST(Chain, WarpKernelArithmeticEqualsTheHostChain) {
+  const auto chain = mixed_chain();
+  std::vector<adi::cuda_backend::ChainContract> cc;
+  for (const auto& o : chain) cc.push_back(detail::chain_kernel_contract(o));
+  for (int nodes : {33, 64, 101, 201, 301, 401, 512}) {
+    for (double grading : {1.0, 2.0}) {
+      Method me = method(nodes, nodes == 512 ? 12 : 30);
+      me.step_grading = grading;
+      me.cluster = 1.5;
+      const ChainResult h = price_chain(chain, me);
+      const auto s = detail::chain_kernel_settings(me, ChainKernel::warp);
+      std::vector<double> p(chain.size()), d(p), g(p), t(p);
+      adi::cuda_backend::chain_math::option_chain_warp_emulate(cc.data(), static_cast<long>(cc.size()), s, p.data(),
+                                                               d.data(), g.data(), t.data());
+      for (std::size_t k = 0; k < chain.size(); ++k) {
+        SCOPED_TRACE("nodes " + std::to_string(nodes) + ", grading " + std::to_string(grading) + ", contract " +
+                     std::to_string(k));
+        EXPECT_NEAR(p[k], h.price[k], 1e-11 * std::max(1.0, h.price[k]));
+        EXPECT_NEAR(d[k], h.delta[k], 1e-10);
+        EXPECT_NEAR(g[k], h.gamma[k], 1e-9 * std::max(1.0, std::abs(h.gamma[k])));
+        EXPECT_NEAR(t[k], h.theta[k], 1e-8 * std::max(1.0, std::abs(h.theta[k])));
+      }
+    }
+  }
+}
+
+// Both GPU kernels (warp per contract, thread per contract) against the host chain, over the
+// node-count classes of the warp kernel and beyond its 512 nodes (auto: the thread kernel);
+// a count that is not a multiple of the warps per block. Skipped without a device.
+TEST(Chain, CudaKernelsEqualTheHostChain) {
+  if (!adi::Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: the GPU chain kernels are not checked";
+  auto chain = mixed_chain();
+  chain.pop_back();  // 22 contracts
+  for (int nodes : {33, 151, 201, 401, 512, 601}) {
+    Method me = method(nodes, 40);
+    me.step_grading = 2;
+    me.cluster = 1.5;
+    const ChainResult h = price_chain(chain, me);
+    me.executor = adi::Executor::cuda();
+    for (ChainKernel kern : {ChainKernel::automatic, ChainKernel::warp, ChainKernel::thread}) {
+      if (kern == ChainKernel::warp && nodes > 512) {
+        EXPECT_THROW(price_chain(chain, me, Extrapolation::none, kern), adi::InvalidArgument);
+        continue;
+      }
+      const ChainResult r = price_chain(chain, me, Extrapolation::none, kern);
+      SCOPED_TRACE("nodes " + std::to_string(nodes) + ", " + r.backend);
+      for (std::size_t k = 0; k < chain.size(); ++k) {
+        EXPECT_NEAR(r.price[k], h.price[k], 1e-9 * std::max(1.0, h.price[k])) << "contract " << k;
+        EXPECT_NEAR(r.delta[k], h.delta[k], 1e-8) << "contract " << k;
+        EXPECT_NEAR(r.gamma[k], h.gamma[k], 1e-7 * std::max(1.0, std::abs(h.gamma[k]))) << "contract " << k;
+        EXPECT_NEAR(r.theta[k], h.theta[k], 1e-6 * std::max(1.0, std::abs(h.theta[k]))) << "contract " << k;
+      }
+    }
+  }
+  // Richardson on the device = Richardson on the host.
+  Method me = method(201, 100);
+  me.step_grading = 2;
+  me.cluster = 1.5;
+  const ChainResult h = price_chain(chain, me, Extrapolation::richardson);
+  me.executor = adi::Executor::cuda();
+  const ChainResult r = price_chain(chain, me, Extrapolation::richardson);
+  for (std::size_t k = 0; k < chain.size(); ++k) EXPECT_NEAR(r.price[k], h.price[k], 1e-9) << "contract " << k;
 }

@@ -81,8 +81,9 @@ TEST(BadParameters, HestonModel) {
   h.kappa = 0;
   expect_invalid([&] { heston(h, OptionType::call, 100, 1); }, {"kappa = 0"});
   h = HestonModel{};
-  expect_invalid([&] { price<double>(h, Contract::vanilla(OptionType::call, 100, 1, Exercise::american)); },
-                 {"European vanilla"});
+  Contract berm = Contract::vanilla(OptionType::call, 100, 1);
+  berm.exercise = Exercise::bermudan;
+  expect_invalid([&] { price<double>(h, berm); }, {"Bermudan"});
 }
 
 TEST(BadParameters, ContractAndMethod) {
@@ -93,7 +94,8 @@ TEST(BadParameters, ContractAndMethod) {
   expect_invalid([&] { Contract::basket(OptionType::call, -5, 1).validate(2); }, {"strike = -5"});
   Contract am = Contract::basket(OptionType::put, 100, 1);
   am.exercise = Exercise::american;
-  expect_invalid([&] { price<double>(m, am); }, {"American", "one-asset"});
+  const BlackScholesModel one{{{100, 0.2, 0.0}}, {}, 0.05};
+  expect_invalid([&] { price<double>(one, am); }, {"American", "one-asset", "basket"});
   Method me;
   me.nodes = 3;
   expect_invalid([&] { price<double>(m, Contract::exchange(1), me); }, {"nodes = 3", ">= 5"});
