@@ -1,5 +1,5 @@
 // adi._core finance: models, contracts, the ADI pricer (Black-Scholes 1-3 assets, Heston,
-// one-asset American), option chains and the closed forms.
+// American on 1-3 assets and under Heston), option chains and the closed forms.
 #include "adi/finance/finance.hpp"
 
 #include <pybind11/numpy.h>
@@ -22,7 +22,8 @@ py::array_t<double> values_of(const PriceResult& r) {
 template <class T>
 PriceResult price_bs(const BlackScholesModel& m, const Contract& c, const Method& method) {
   py::gil_scoped_release release;
-  if (c.exercise == Exercise::american) return price_one_asset<T>(m, c, method, true);
+  // One asset: the early-exercise sweep; 2-3 assets: price() (Ikonen-Toivanen in the ADI step).
+  if (c.exercise == Exercise::american && m.size() == 1) return price_one_asset<T>(m, c, method, true);
   return price<T>(m, c, method);
 }
 template <class T>
