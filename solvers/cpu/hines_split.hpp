@@ -30,7 +30,8 @@ struct HinesSplit {
   std::vector<int> fixed;    // fixed nodes but the root, descending (children before parents)
   std::vector<int> varying;  // varying nodes but the root, descending
   bool root_varies = false;
-  std::vector<T> l;          // off-diagonal (node, parent)
+  std::vector<char> vary;    // per node: 1 when varying
+  std::vector<T> l, l2;      // off-diagonal (node, parent) and its square
   std::vector<T> inv, f;     // fixed nodes: 1/pivot, l/pivot (varying nodes: scratch per solve)
   // Varying nodes: the constant part of the diagonal less what the elimination of its fixed
   // children removes; a solve starts from it plus the node's varying membrane terms.
@@ -54,12 +55,14 @@ HinesSplit<T> hines_split(const std::vector<int>& parent, const std::vector<doub
     if (var[static_cast<std::size_t>(i)]) var[static_cast<std::size_t>(parent[static_cast<std::size_t>(i)])] = 1;
   std::vector<double> d(diag);
   s.l.assign(static_cast<std::size_t>(n), T(0));
+  s.l2.assign(static_cast<std::size_t>(n), T(0));
   s.inv.assign(static_cast<std::size_t>(n), T(0));
   s.f.assign(static_cast<std::size_t>(n), T(0));
   s.base.assign(static_cast<std::size_t>(n), T(0));
   for (int i = n - 1; i >= 1; --i) {
     const std::size_t a = static_cast<std::size_t>(i), ap = static_cast<std::size_t>(parent[a]);
     s.l[a] = static_cast<T>(offdiag[a]);
+    s.l2[a] = s.l[a] * s.l[a];
     if (var[a]) {
       s.varying.push_back(i);
       continue;
@@ -72,6 +75,7 @@ HinesSplit<T> hines_split(const std::vector<int>& parent, const std::vector<doub
     d[ap] -= offdiag[a] * offdiag[a] * inv;
   }
   s.root_varies = n > 0 && var[0];
+  s.vary = var;
   if (n > 0 && !var[0]) {
     const double inv = 1 / d[0];
     s.bad |= !(std::isfinite(inv) && inv != 0);
@@ -90,8 +94,8 @@ inline bool bad_inverse(T inv) {
 }
 
 // G neurons of one tree: r[g] its rhs (in: assembled, out: the solution), d[g] its diagonal
-// (read on varying nodes only: base + the membrane terms), inv[g]/f[g] n values each (the
-// fixed entries equal s.inv/s.f; the varying ones are written). Returns a mask of bad g.
+// (read on varying nodes only: base + the membrane terms), inv[g]/f[g] n values each (scratch:
+// the varying nodes' 1/pivot and multiplier of this solve). Returns a mask of bad g.
 //
 // The sweeps are chains of multiply-adds (divisions on varying nodes). Along a branch (the
 // next node eliminated is the parent, the node substituted before is the parent) the running
@@ -115,7 +119,7 @@ unsigned solve_group(const HinesSplit<T>& s, T* const* d, T* const* r, T* const*
 #pragma GCC unroll 8
           for (int g = 0; g < G; ++g) {
             r[g][i] = x[g];
-            x[g] = r[g][i - 1] - fi * x[g];
+            x[g] = std::fma(-fi, x[g], r[g][i - 1]);
           }
         } else {
 #pragma GCC unroll 8
@@ -147,7 +151,7 @@ unsigned solve_group(const HinesSplit<T>& s, T* const* d, T* const* r, T* const*
 #pragma GCC unroll 8
         for (int g = 0; g < G; ++g) {
           r[g][i] = x[g];
-          x[g] = r[g][next] - fi * x[g];
+          x[g] = std::fma(-fi, x[g], r[g][next]);
         }
       } else {
 #pragma GCC unroll 8
@@ -159,6 +163,7 @@ unsigned solve_group(const HinesSplit<T>& s, T* const* d, T* const* r, T* const*
       }
     }
     const T* l = s.l.data();
+    const T* l2 = s.l2.data();
     const int nv = static_cast<int>(s.varying.size());
     const int first = nv > 0 ? s.varying[0] : 0;
 #pragma GCC unroll 8
@@ -170,21 +175,21 @@ unsigned solve_group(const HinesSplit<T>& s, T* const* d, T* const* r, T* const*
       const int i = s.varying[static_cast<std::size_t>(q)], pi = p[i];
       const int next = q + 1 < nv ? s.varying[static_cast<std::size_t>(q) + 1] : 0;
       const T li = l[i];
-      T fv[G];
+      T fv[G], iv[G];
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) {
-        const T iv = T(1) / dx[g];
-        bad[g] |= bad_inverse(iv);
-        fv[g] = li * iv;
-        inv[g][i] = iv;
+        iv[g] = T(1) / dx[g];
+        bad[g] |= bad_inverse(iv[g]);
+        fv[g] = li * iv[g];
+        inv[g][i] = iv[g];
         f[g][i] = fv[g];
         r[g][i] = x[g];
       }
       if (pi == next) {
 #pragma GCC unroll 8
         for (int g = 0; g < G; ++g) {
-          x[g] = r[g][next] - fv[g] * x[g];
-          dx[g] = d[g][next] - fv[g] * li;
+          x[g] = std::fma(-fv[g], x[g], r[g][next]);
+          dx[g] = std::fma(-l2[i], iv[g], d[g][next]);
         }
       } else {
 #pragma GCC unroll 8
@@ -205,27 +210,30 @@ unsigned solve_group(const HinesSplit<T>& s, T* const* d, T* const* r, T* const*
       }
     }
   }
-  const T* si = s.all_fixed() ? s.inv.data() : nullptr;
-  const T* sf = s.all_fixed() ? s.f.data() : nullptr;
+  // Substitution: the fixed nodes' 1/pivot and multiplier are the tree's, the varying ones'
+  // this solve's.
+  const T* si = s.inv.data();
+  const T* sf = s.f.data();
+  const char* vary = s.vary.data();
 #pragma GCC unroll 8
   for (int g = 0; g < G; ++g) {
-    x[g] *= si ? si[0] : inv[g][0];
+    x[g] *= s.root_varies ? inv[g][0] : si[0];
     r[g][0] = x[g];
   }
   for (int i = 1; i < n; ++i) {
     const int pi = p[i];
-    if (si) {
+    if (!vary[i]) {
       const T ii = si[i], fi = sf[i];
       if (pi == i - 1) {
 #pragma GCC unroll 8
-        for (int g = 0; g < G; ++g) r[g][i] = x[g] = r[g][i] * ii - fi * x[g];
+        for (int g = 0; g < G; ++g) r[g][i] = x[g] = std::fma(-fi, x[g], r[g][i] * ii);
       } else {
 #pragma GCC unroll 8
         for (int g = 0; g < G; ++g) r[g][i] = x[g] = r[g][i] * ii - fi * r[g][pi];
       }
     } else if (pi == i - 1) {
 #pragma GCC unroll 8
-      for (int g = 0; g < G; ++g) r[g][i] = x[g] = r[g][i] * inv[g][i] - f[g][i] * x[g];
+      for (int g = 0; g < G; ++g) r[g][i] = x[g] = std::fma(-f[g][i], x[g], r[g][i] * inv[g][i]);
     } else {
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) r[g][i] = x[g] = r[g][i] * inv[g][i] - f[g][i] * r[g][pi];
