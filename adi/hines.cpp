@@ -701,7 +701,7 @@ void PassiveNeurons<T>::Impl::step_split(int steps) {
   T* v = p.v.data();
   T* d = p.diag.data();
   // Threads only where each has enough work (a parallel region costs as much as a small cell's step).
-  const int team = static_cast<int>(std::min<index_t>(static_cast<index_t>(p.work.size()), std::max<index_t>(1, span / 32768)));
+  const int team = span > 32768 ? static_cast<int>(p.work.size()) : 1;
   index_t bad = -1;
   auto range = [&](int t, int team_size, int k) {
     // Neurons [first, last) of this thread: assemble their rhs, add the currents that fall in
