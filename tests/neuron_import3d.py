@@ -64,11 +64,16 @@ class Cell:
     """A holder for one copy's sections (Import3d's Python-object instantiate)."""
 
 
+_readers = {}
+
+
 def load(h, path, copy):
-    r = h.Import3d_SWC_read()
-    r.quiet = 1
-    r.input(path)
-    i3d = h.Import3d_GUI(r, 0)
+    if path not in _readers:  # the file read once; copies instantiated from the same reader
+        r = h.Import3d_SWC_read()
+        r.quiet = 1
+        r.input(path)
+        _readers[path] = (r, h.Import3d_GUI(r, 0))
+    i3d = _readers[path][1]
     if copy == 0:
         i3d.instantiate(None)  # how users load one cell: top-level soma[], dend[], ...
         return None
@@ -85,10 +90,13 @@ def main():
     h.load_file("import3d.hoc")
     m = read_model(sys.argv[1])
     cells, holders = [], []
+    total = 0
     for c in range(m["copies"]):
-        before = set(s.name() for s in h.allsec())
         holders.append(load(h, m["swc"], c))
-        cells.append([s for s in h.allsec() if s.name() not in before])
+        # the copy's sections: those created since (allsec lists sections in creation order)
+        secs = list(h.allsec())
+        cells.append(secs[total:])
+        total = len(secs)
     for cell in cells:
         for sec in cell:
             sec.cm = m["cm"]
