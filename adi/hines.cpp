@@ -536,7 +536,7 @@ struct PassiveNeurons<T>::Impl {
   bool split = false;
   std::vector<cpu::HinesSplit<T>> trees;
   std::vector<cpu::HinesSplitWork<T>> work;  // per thread
-  std::vector<index_t> offsets;              // compact layout: neuron s starts at offsets[s]
+  std::vector<index_t> order, offsets;       // compact layout: order[j] = neuron at place j, neuron s at offsets[s]
   void step_split(int steps);
 };
 
@@ -568,7 +568,16 @@ PassiveNeurons<T>::PassiveNeurons(const Executor& exec, std::vector<Compartments
       exec.is_cuda() && kStackMinThreads <= cuda_backend::hines_stack_threads(max_size, sizeof(T), exec.device());
   const index_t neurons = static_cast<index_t>(p.cell_of.size());
   const bool branch = max_size >= 1024 || (neurons <= kBranchMaxNeurons && !(small_trees && neurons > 8192));
-  if (exec.is_cuda() && branch && options.kernel == HinesKernel::automatic)
+  p.split = exec.is_host() && options.kernel == HinesKernel::automatic &&
+            std::all_of(p.cell_of.begin(), p.cell_of.end(),
+                        [&](int c) { return c >= 0 && c < static_cast<int>(p.cells.size()); });  // else the plan says why
+  if (p.split) {
+    // The split solve: the compact layout with the neurons of one tree side by side.
+    std::vector<int> sizes;
+    for (const Compartments& c : p.cells) sizes.push_back(c.size());
+    cpu::hines_tree_order(p.cell_of, sizes, p.order, p.offsets);
+    p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{p.offsets.data()}, options);
+  } else if (exec.is_cuda() && branch && options.kernel == HinesKernel::automatic)
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
   else if (options.kernel == HinesKernel::cuda_branch)
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
@@ -603,11 +612,9 @@ PassiveNeurons<T>::PassiveNeurons(const Executor& exec, std::vector<Compartments
   upload(p.ge, ge);
   upload(p.v, v);
   p.diag = Array<T>(std::max<index_t>(span, 1), exec);
-  if (exec.is_host() && options.kernel == HinesKernel::automatic) {
-    p.split = true;
+  if (p.split) {
     for (std::size_t c = 0; c < p.cells.size(); ++c)
       p.trees.push_back(cpu::hines_split<T>(p.cells[c].parent, mats[c].offdiag, mats[c].diag, {}));
-    for (index_t s = 0; s < batch.count(); ++s) p.offsets.push_back(p.plan->index(s, 0));
     p.work.resize(static_cast<std::size_t>(std::max(1, exec.threads() > 0 ? exec.threads() : omp_get_max_threads())));
   }
   p.check_pivots = options.check_pivots;
@@ -695,6 +702,7 @@ void PassiveNeurons<T>::Impl::step_split(int steps) {
   const int nstim = static_cast<int>(p.stim_pos.size());
   const int* tree_of = p.cell_of.data();
   const index_t* offsets = p.offsets.data();
+  const index_t* order = p.order.data();
   const T *cdt = p.cdt.data(), *ge = p.ge.data();
   const index_t* stim_pos = p.stim_pos.data();
   const T* stim_amp = p.stim_amp.data();
@@ -704,10 +712,10 @@ void PassiveNeurons<T>::Impl::step_split(int steps) {
   const int team = span > 32768 ? static_cast<int>(p.work.size()) : 1;
   index_t bad = -1;
   auto range = [&](int t, int team_size, int k) {
-    // Neurons [first, last) of this thread: assemble their rhs, add the currents that fall in
+    // The neurons at places [first, last) of this thread: assemble their rhs, add the currents that fall in
     // them, solve.
     const index_t first = count * t / team_size, last = count * (t + 1) / team_size;
-    const index_t lo = offsets[first], hi = last < count ? offsets[last] : span;
+    const index_t lo = offsets[order[first]], hi = last < count ? offsets[order[last]] : span;
     cpu::HinesSplitWork<T>& w = p.work[static_cast<std::size_t>(t)];
     w.prepare(p.trees);
     index_t b = -1;
@@ -716,7 +724,7 @@ void PassiveNeurons<T>::Impl::step_split(int steps) {
       for (index_t i = lo; i < hi; ++i) v[i] = cdt[i] * v[i] + ge[i];
       for (int q = 0; q < nstim; ++q)
         if (stim_pos[q] >= lo && stim_pos[q] < hi) v[stim_pos[q]] += stim_amp[q];
-      const index_t bs = cpu::hines_split_solve<T>(p.trees, w, tree_of, offsets, first, last, d, v);
+      const index_t bs = cpu::hines_split_solve<T>(p.trees, w, tree_of, order, offsets, first, last, d, v);
       if (bs >= 0 && b < 0) b = bs;
     }
     return b;

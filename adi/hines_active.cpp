@@ -126,7 +126,7 @@ struct ActiveNeurons<T>::Impl {
   std::vector<HinesMatrix> mats;              // per cell: the implicit-Euler matrix (pas everywhere)
   std::vector<cpu::HinesSplit<T>> trees;      // per cell
   std::vector<cpu::HinesSplitWork<T>> work;   // per thread
-  std::vector<index_t> offsets;               // neuron s starts at offsets[s]
+  std::vector<index_t> order, offsets;        // order[j]: the neuron at place j; neuron s starts at offsets[s]
   std::vector<index_t> var_pos;               // varying nodes of every neuron ...
   std::vector<T> var_base;                    // ... and the constant part of their diagonal
   void build_split();  // CUDA: v (host) still equals the device's voltages (no step since initialize)
@@ -258,10 +258,18 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
     else
       p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);
   } else {
-    p.split = options.kernel == HinesKernel::automatic;
-    const bool compact =
-        options.kernel == HinesKernel::cpu_scalar || options.kernel == HinesKernel::reference || p.split;
-    if (compact)
+    p.split = options.kernel == HinesKernel::automatic &&
+              std::all_of(p.cell_of.begin(), p.cell_of.end(),
+                          [&](int c) { return c >= 0 && c < static_cast<int>(p.cells.size()); });  // else the plan says why
+    const bool compact = options.kernel == HinesKernel::cpu_scalar || options.kernel == HinesKernel::reference ||
+                         options.kernel == HinesKernel::automatic;
+    if (p.split) {
+      // The split solve: the compact layout with the neurons of one tree side by side.
+      std::vector<int> sizes;
+      for (const ActiveCell& c : p.cells) sizes.push_back(c.compartments.size());
+      cpu::hines_tree_order(p.cell_of, sizes, p.order, p.offsets);
+      p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{p.offsets.data()}, options);
+    } else if (compact)
       p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
     else
       p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);
@@ -311,7 +319,6 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
   p.n.assign(nh, T(0));
   p.out.resize(static_cast<std::size_t>(neurons));
   if (p.split) {
-    for (index_t s = 0; s < neurons; ++s) p.offsets.push_back(p.plan->index(s, 0));
     p.work.resize(static_cast<std::size_t>(std::max(1, exec.threads() > 0 ? exec.threads() : omp_get_max_threads())));
   } else {
     std::vector<HinesMatrix>().swap(p.mats);
@@ -500,7 +507,8 @@ void ActiveNeurons<T>::Impl::step_host(int steps) {
     const index_t first = count * t / team_size, last = count * (t + 1) / team_size;
     cpu::HinesSplitWork<T>& w = p.work[static_cast<std::size_t>(t)];
     w.prepare(p.trees, p.split_generation);
-    return cpu::hines_split_solve<T>(p.trees, w, p.cell_of.data(), p.offsets.data(), first, last, diag, rhs);
+    return cpu::hines_split_solve<T>(p.trees, w, p.cell_of.data(), p.order.data(), p.offsets.data(), first, last, diag,
+                                     rhs);
   };
   for (int k = 0; k < steps; ++k) {
     const double tm = p.t + 0.5 * p.dt;  // NEURON: t += dt/2 before the currents

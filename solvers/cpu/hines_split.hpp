@@ -269,26 +269,46 @@ struct HinesSplitWork {
   }
 };
 
-// Solves neurons [first, last) in the compact layout (neuron s at offsets[s], tree tree_of[s]):
-// runs of neighbours of one tree in groups of up to 8. d: the diagonal (varying nodes only),
-// r: rhs in, solution out. Returns the smallest neuron with a bad pivot (fixed or varying), or -1.
+// The compact layout of a population for the split solve: neurons grouped by tree (stable), so
+// that neighbours share a tree and sweep together. order[j]: the neuron at place j; offsets[s]:
+// where neuron s starts (for CompactBatch{offsets}).
+inline void hines_tree_order(const std::vector<int>& tree_of, const std::vector<int>& tree_size,
+                             std::vector<index_t>& order, std::vector<index_t>& offsets) {
+  const index_t count = static_cast<index_t>(tree_of.size());
+  order.resize(static_cast<std::size_t>(count));
+  for (index_t s = 0; s < count; ++s) order[static_cast<std::size_t>(s)] = s;
+  std::stable_sort(order.begin(), order.end(), [&](index_t a, index_t b) {
+    return tree_of[static_cast<std::size_t>(a)] < tree_of[static_cast<std::size_t>(b)];
+  });
+  offsets.assign(static_cast<std::size_t>(count), 0);
+  index_t at = 0;
+  for (const index_t s : order) {
+    offsets[static_cast<std::size_t>(s)] = at;
+    at += tree_size[static_cast<std::size_t>(tree_of[static_cast<std::size_t>(s)])];
+  }
+}
+
+// Solves the neurons at places [first, last) of `order` (neuron s at offsets[s], tree
+// tree_of[s]): runs of one tree in groups of up to 8. d: the diagonal (varying nodes only),
+// r: rhs in, solution out. Returns a neuron with a bad pivot (fixed or varying; the first of
+// its group), or -1.
 template <class T>
 index_t hines_split_solve(const std::vector<HinesSplit<T>>& trees, HinesSplitWork<T>& work, const int* tree_of,
-                          const index_t* offsets, index_t first, index_t last, T* d, T* r) {
+                          const index_t* order, const index_t* offsets, index_t first, index_t last, T* d, T* r) {
   constexpr int K = HinesSplitWork<T>::kGroup;
   index_t bad = -1;
-  index_t s = first;
-  while (s < last) {
-    const int t = tree_of[s];
+  index_t j = first;
+  while (j < last) {
+    const int t = tree_of[order[j]];
     const HinesSplit<T>& tr = trees[static_cast<std::size_t>(t)];
     int g = 1;
-    while (g < K && s + g < last && tree_of[s + g] == t) ++g;
+    while (g < K && j + g < last && tree_of[order[j + g]] == t) ++g;
     const int G = g >= 8 ? 8 : g >= 4 ? 4 : g >= 2 ? 2 : 1;
     T *dd[K], *rr[K], *ii[K], *ff[K];
     const std::size_t n = static_cast<std::size_t>(tr.n);
     for (int k = 0; k < G; ++k) {
-      dd[k] = d + offsets[s + k];
-      rr[k] = r + offsets[s + k];
+      dd[k] = d + offsets[order[j + k]];
+      rr[k] = r + offsets[order[j + k]];
       ii[k] = tr.all_fixed() ? nullptr : work.inv[static_cast<std::size_t>(t)].data() + k * n;
       ff[k] = tr.all_fixed() ? nullptr : work.f[static_cast<std::size_t>(t)].data() + k * n;
     }
@@ -303,10 +323,10 @@ index_t hines_split_solve(const std::vector<HinesSplit<T>>& trees, HinesSplitWor
     if (mask && bad < 0)
       for (int k = 0; k < G; ++k)
         if (mask & (1u << k)) {
-          bad = s + k;
+          bad = order[j + k];
           break;
         }
-    s += G;
+    j += G;
   }
   return bad;
 }

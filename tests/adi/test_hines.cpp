@@ -655,6 +655,7 @@ TEST(HinesActive, BadInput) {
 
 // --- the population solve: each tree's constant part factored once (solvers/cpu/hines_split.hpp)
 
+#include <algorithm>
 #include <random>
 
 #include "solvers/cpu/hines_split.hpp"
@@ -695,13 +696,17 @@ void split_against_dense(unsigned seed) {
       }
       for (int count = 1; count <= 11; ++count) {
         std::vector<int> tree_of(count);
-        std::vector<index_t> offsets(count);
+        std::vector<index_t> offsets(count), order(count);
         index_t span = 0;
         for (int s = 0; s < count; ++s) {
-          tree_of[s] = (s == 9 || s == 10) ? 1 : 0;
+          tree_of[s] = (s == 9 || s == 10 || s == 3) ? 1 : 0;
+          order[s] = s;
           offsets[s] = span;
           span += static_cast<index_t>(parents[tree_of[s]].size());
         }
+        // The places visit neurons out of memory order (groups of non-adjacent neurons, runs
+        // of one tree broken by the other).
+        std::reverse(order.begin(), order.end());
         std::vector<T> d(span, std::numeric_limits<T>::quiet_NaN()), r(span);
         std::vector<std::vector<double>> full(count), rhs(count);
         for (int s = 0; s < count; ++s) {
@@ -721,7 +726,7 @@ void split_against_dense(unsigned seed) {
         }
         adi::cpu::HinesSplitWork<T> work;
         work.prepare(trees);
-        ASSERT_EQ(adi::cpu::hines_split_solve<T>(trees, work, tree_of.data(), offsets.data(), 0, count, d.data(), r.data()), -1)
+        ASSERT_EQ(adi::cpu::hines_split_solve<T>(trees, work, tree_of.data(), order.data(), offsets.data(), 0, count, d.data(), r.data()), -1)
             << "n " << n << " mode " << mode << " count " << count << " bad trees " << trees[0].bad << trees[1].bad;
         for (int s = 0; s < count; ++s) {
           const int t = tree_of[s], size = static_cast<int>(parents[t].size());
@@ -754,19 +759,19 @@ TEST(HinesSplit, BadPivotsNameTheNeuron) {
   // Varying node 3: a NaN there in neuron 2 of 4 is reported as neuron 2.
   std::vector<adi::cpu::HinesSplit<double>> trees{adi::cpu::hines_split<double>(parent, off, diag, {0, 0, 0, 1})};
   const std::vector<int> tree_of(4, 0);
-  const std::vector<index_t> offsets{0, 4, 8, 12};
+  const std::vector<index_t> offsets{0, 4, 8, 12}, order{0, 1, 2, 3};
   std::vector<double> d(16, 0), r(16, 1);
   for (int s = 0; s < 4; ++s)
     for (int k = 0; k < 4; ++k) d[4 * s + k] = trees[0].base[k];
   d[4 * 2 + 3] = std::numeric_limits<double>::quiet_NaN();
   adi::cpu::HinesSplitWork<double> work;
   work.prepare(trees);
-  EXPECT_EQ(adi::cpu::hines_split_solve<double>(trees, work, tree_of.data(), offsets.data(), 0, 4, d.data(), r.data()), 2);
+  EXPECT_EQ(adi::cpu::hines_split_solve<double>(trees, work, tree_of.data(), order.data(), offsets.data(), 0, 4, d.data(), r.data()), 2);
   // A fixed pivot that is zero: every neuron of the tree is bad, the first is named.
   trees[0] = adi::cpu::hines_split<double>(parent, off, {3, 2, 1, 1}, {});  // node 1: 2 - 1/1 - 1/1 = 0
   EXPECT_TRUE(trees[0].bad);
   work.prepare(trees, 1);
-  EXPECT_EQ(adi::cpu::hines_split_solve<double>(trees, work, tree_of.data(), offsets.data(), 1, 4, d.data(), r.data()), 1);
+  EXPECT_EQ(adi::cpu::hines_split_solve<double>(trees, work, tree_of.data(), order.data(), offsets.data(), 1, 4, d.data(), r.data()), 1);
 }
 
 // The automatic host path (the split solve) against the general kernels (HinesPlan, compact
