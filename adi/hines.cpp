@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <omp.h>
 #include <map>
 #include <numeric>
 #include <string>
@@ -18,6 +19,7 @@
 #include "adi/error.hpp"
 #include "adi/field.hpp"
 #include "solvers/cpu/hines.hpp"
+#include "solvers/cpu/hines_split.hpp"
 #include "solvers/cuda/backend.hpp"
 
 namespace adi {
@@ -522,12 +524,20 @@ struct PassiveNeurons<T>::Impl {
   std::vector<int> cell_of;
   std::unique_ptr<HinesPlan<T>> plan;
   Array<T> offdiag, d0, cdt, ge, v, diag;
+  bool check_pivots = true;
   std::map<std::pair<index_t, int>, double> currents;  // (neuron, node) -> nA
   bool currents_dirty = true;
   std::vector<index_t> stim_pos;
   std::vector<T> stim_amp;
   Array<index_t> stim_pos_dev;
   Array<T> stim_amp_dev;
+  // Host, automatic kernel: each tree's constant matrix factored once (solvers/cpu/hines_split.hpp);
+  // a step is the assembly of the rhs and two sweeps of multiply-adds per neuron.
+  bool split = false;
+  std::vector<cpu::HinesSplit<T>> trees;
+  std::vector<cpu::HinesSplitWork<T>> work;  // per thread
+  std::vector<index_t> order, offsets;       // compact layout: order[j] = neuron at place j, neuron s at offsets[s]
+  void step_split(int steps);
 };
 
 template <class T>
@@ -558,13 +568,21 @@ PassiveNeurons<T>::PassiveNeurons(const Executor& exec, std::vector<Compartments
       exec.is_cuda() && kStackMinThreads <= cuda_backend::hines_stack_threads(max_size, sizeof(T), exec.device());
   const index_t neurons = static_cast<index_t>(p.cell_of.size());
   const bool branch = max_size >= 1024 || (neurons <= kBranchMaxNeurons && !(small_trees && neurons > 8192));
-  if (exec.is_cuda() && branch && options.kernel == HinesKernel::automatic)
+  p.split = exec.is_host() && options.kernel == HinesKernel::automatic &&
+            std::all_of(p.cell_of.begin(), p.cell_of.end(),
+                        [&](int c) { return c >= 0 && c < static_cast<int>(p.cells.size()); });  // else the plan says why
+  if (p.split) {
+    // The split solve: the compact layout with the neurons of one tree side by side.
+    std::vector<int> sizes;
+    for (const Compartments& c : p.cells) sizes.push_back(c.size());
+    cpu::hines_tree_order(p.cell_of, sizes, p.order, p.offsets);
+    p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{p.offsets.data()}, options);
+  } else if (exec.is_cuda() && branch && options.kernel == HinesKernel::automatic)
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
   else if (options.kernel == HinesKernel::cuda_branch)
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
   else if (options.kernel == HinesKernel::cpu_scalar || options.kernel == HinesKernel::reference ||
-           options.kernel == HinesKernel::cuda_paper ||
-           (exec.is_host() && options.kernel == HinesKernel::automatic && neurons < detail::hines::kHostCompactBelow))
+           options.kernel == HinesKernel::cuda_paper || (exec.is_host() && options.kernel == HinesKernel::automatic))
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
   else
     p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);
@@ -594,6 +612,12 @@ PassiveNeurons<T>::PassiveNeurons(const Executor& exec, std::vector<Compartments
   upload(p.ge, ge);
   upload(p.v, v);
   p.diag = Array<T>(std::max<index_t>(span, 1), exec);
+  if (p.split) {
+    for (std::size_t c = 0; c < p.cells.size(); ++c)
+      p.trees.push_back(cpu::hines_split<T>(p.cells[c].parent, mats[c].offdiag, mats[c].diag, {}));
+    p.work.resize(static_cast<std::size_t>(std::max(1, exec.threads() > 0 ? exec.threads() : omp_get_max_threads())));
+  }
+  p.check_pivots = options.check_pivots;
 }
 
 template <class T>
@@ -654,6 +678,7 @@ void PassiveNeurons<T>::step(int steps) {
     }
     p.currents_dirty = false;
   }
+  if (p.split) return p.step_split(steps);
   const index_t span = p.plan->span();
   const int nstim = static_cast<int>(p.stim_pos.size());
   for (int k = 0; k < steps; ++k) {
@@ -668,6 +693,57 @@ void PassiveNeurons<T>::step(int steps) {
     p.plan->solve(p.offdiag.data(), p.diag.data(), p.v.data());
     p.time += p.dt;
   }
+}
+
+template <class T>
+void PassiveNeurons<T>::Impl::step_split(int steps) {
+  Impl& p = *this;
+  const index_t span = p.plan->span(), count = static_cast<index_t>(p.cell_of.size());
+  const int nstim = static_cast<int>(p.stim_pos.size());
+  const int* tree_of = p.cell_of.data();
+  const index_t* offsets = p.offsets.data();
+  const index_t* order = p.order.data();
+  const T *cdt = p.cdt.data(), *ge = p.ge.data();
+  const index_t* stim_pos = p.stim_pos.data();
+  const T* stim_amp = p.stim_amp.data();
+  T* v = p.v.data();
+  T* d = p.diag.data();
+  // Threads only where each has enough work (a parallel region costs as much as a small cell's step).
+  const int team = span > 32768 ? static_cast<int>(p.work.size()) : 1;
+  index_t bad = -1;
+  auto range = [&](int t, int team_size, int k) {
+    // The neurons at places [first, last) of this thread: assemble their rhs, add the currents that fall in
+    // them, solve.
+    const index_t first = count * t / team_size, last = count * (t + 1) / team_size;
+    const index_t lo = offsets[order[first]], hi = last < count ? offsets[order[last]] : span;
+    cpu::HinesSplitWork<T>& w = p.work[static_cast<std::size_t>(t)];
+    w.prepare(p.trees);
+    index_t b = -1;
+    for (int step = 0; step < k; ++step) {
+#pragma omp simd
+      for (index_t i = lo; i < hi; ++i) v[i] = cdt[i] * v[i] + ge[i];
+      for (int q = 0; q < nstim; ++q)
+        if (stim_pos[q] >= lo && stim_pos[q] < hi) v[stim_pos[q]] += stim_amp[q];
+      const index_t bs = cpu::hines_split_solve<T>(p.trees, w, tree_of, order, offsets, first, last, d, v);
+      if (bs >= 0 && b < 0) b = bs;
+    }
+    return b;
+  };
+  if (team > 1) {
+    // Neurons are independent: each thread runs all the steps on its own neurons.
+#pragma omp parallel num_threads(team) reduction(max : bad)
+    {
+      const index_t b = range(omp_get_thread_num(), omp_get_num_threads(), steps);
+      if (b >= 0) bad = std::max(bad, b);  // one bad neuron is enough to report
+    }
+  } else {
+    bad = range(0, 1, steps);
+  }
+  for (int k = 0; k < steps; ++k) p.time += p.dt;  // as the other path adds it
+  if (bad >= 0 && p.check_pivots)
+    throw SingularSystem("PassiveNeurons::step: zero or non-finite pivot in neuron " + std::to_string(bad) +
+                             "; its matrix is singular or has non-finite entries (check the cell's parameters)",
+                         bad);
 }
 
 template <class T>

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cmath>
 #include <limits>
+#include <omp.h>
 #include <queue>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "adi/error.hpp"
 #include "adi/field.hpp"
 #include "solvers/common/hh_membrane.hpp"
+#include "solvers/cpu/hines_split.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/hines_active.hpp"
 
@@ -70,6 +72,8 @@ struct ActiveNeurons<T>::Impl {
   struct Synapse {
     index_t pos;
     double tau, e, g, decay;
+    index_t neuron;
+    int node;
   };
   std::vector<Synapse> synapses;
   struct Event {
@@ -112,7 +116,20 @@ struct ActiveNeurons<T>::Impl {
     Array<unsigned long long> bad;
   } dev;
   bool points_dirty = true;
-  bool host_v = true;  // CUDA: v (host) still equals the device's voltages (no step since initialize)
+  bool host_v = true;
+
+  // Host, automatic kernel: the compact layout with each tree's constant part factored once
+  // (solvers/cpu/hines_split.hpp). Varying diagonals: hh nodes and synapse nodes (of any neuron
+  // of the tree); rebuilt when a synapse is added.
+  bool split = false, split_dirty = true;
+  long split_generation = 0;
+  std::vector<HinesMatrix> mats;              // per cell: the implicit-Euler matrix (pas everywhere)
+  std::vector<cpu::HinesSplit<T>> trees;      // per cell
+  std::vector<cpu::HinesSplitWork<T>> work;   // per thread
+  std::vector<index_t> order, offsets;        // order[j]: the neuron at place j; neuron s starts at offsets[s]
+  std::vector<index_t> var_pos;               // varying nodes of every neuron ...
+  std::vector<T> var_base;                    // ... and the constant part of their diagonal
+  void build_split();  // CUDA: v (host) still equals the device's voltages (no step since initialize)
 
   bool on_device() const { return exec.is_cuda(); }
 
@@ -241,9 +258,18 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
     else
       p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);
   } else {
+    p.split = options.kernel == HinesKernel::automatic &&
+              std::all_of(p.cell_of.begin(), p.cell_of.end(),
+                          [&](int c) { return c >= 0 && c < static_cast<int>(p.cells.size()); });  // else the plan says why
     const bool compact = options.kernel == HinesKernel::cpu_scalar || options.kernel == HinesKernel::reference ||
-                         (options.kernel == HinesKernel::automatic && neurons < detail::hines::kHostCompactBelow);
-    if (compact)
+                         options.kernel == HinesKernel::automatic;
+    if (p.split) {
+      // The split solve: the compact layout with the neurons of one tree side by side.
+      std::vector<int> sizes;
+      for (const ActiveCell& c : p.cells) sizes.push_back(c.compartments.size());
+      cpu::hines_tree_order(p.cell_of, sizes, p.order, p.offsets);
+      p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{p.offsets.data()}, options);
+    } else if (compact)
       p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
     else
       p.plan = std::make_unique<HinesPlan<T>>(exec, batch, SortedInterleaved{}, options);
@@ -253,7 +279,7 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
   for (auto* a : {&p.offdiag, &p.cdt, &p.gpas, &p.gepas, &p.v, &p.diag, &p.rhs}) a->assign(span, T(0));
   p.d0.assign(span, T(1));  // padding: a harmless unit diagonal
   std::vector<int> hh_of(span, -1);
-  std::vector<HinesMatrix> mats;
+  std::vector<HinesMatrix>& mats = p.mats;
   for (const ActiveCell& cell : p.cells) mats.push_back(implicit_euler_matrix(cell.compartments, dt));
   for (index_t s = 0; s < neurons; ++s) {
     const int ci = p.cell_of[static_cast<std::size_t>(s)];
@@ -292,6 +318,11 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
   p.h.assign(nh, T(0));
   p.n.assign(nh, T(0));
   p.out.resize(static_cast<std::size_t>(neurons));
+  if (p.split) {
+    p.work.resize(static_cast<std::size_t>(std::max(1, exec.threads() > 0 ? exec.threads() : omp_get_max_threads())));
+  } else {
+    std::vector<HinesMatrix>().swap(p.mats);
+  }
   if (exec.is_cuda()) {
     typename Impl::Device& d = p.dev;
     d.offdiag = upload(p.offdiag, exec), d.d0 = upload(p.d0, exec), d.cdt = upload(p.cdt, exec);
@@ -363,8 +394,9 @@ int ActiveNeurons<T>::add_synapse(index_t neuron, int node, double tau, double e
   require(std::isfinite(e), "ActiveNeurons::add_synapse: e = " + num(e) + " mV must be finite");
   const index_t pos = p.position(neuron, node, "ActiveNeurons::add_synapse");
   if (p.on_device() && !p.points_dirty) p.pull_points();
-  p.synapses.push_back({pos, tau, e, 0.0, std::exp(-p.dt / tau)});
+  p.synapses.push_back({pos, tau, e, 0.0, std::exp(-p.dt / tau), neuron, node});
   p.points_dirty = true;
+  p.split_dirty = true;
   return static_cast<int>(p.synapses.size()) - 1;
 }
 
@@ -419,9 +451,13 @@ void ActiveNeurons<T>::step(int steps) {
 template <class T>
 void ActiveNeurons<T>::Impl::step_host(int steps) {
   Impl& p = *this;
+  if (p.split && p.split_dirty) p.build_split();
   const index_t span = p.span;
   const index_t nh = static_cast<index_t>(p.hh_pos.size());
-  const int threads = p.exec.threads();
+  // Threads only where each has enough work: even a parallel region of one thread costs as
+  // much as a small cell's step.
+  const int max_threads = p.exec.threads() > 0 ? p.exec.threads() : omp_get_max_threads();
+  const int team = p.real > 32768 ? max_threads : 1;
   const T dt = static_cast<T>(p.dt);
   T* v = p.v.data();
   T* diag = p.diag.data();
@@ -434,6 +470,46 @@ void ActiveNeurons<T>::Impl::step_host(int steps) {
   const bool one_table = p.cells.size() == 1;
   const T* tables = p.tables.data();
   const int* hh_table = p.hh_table.data();
+  const bool split = p.split;
+  const index_t nvar = static_cast<index_t>(p.var_pos.size());
+  const index_t* var_pos = p.var_pos.data();
+  const T* var_base = p.var_base.data();
+  const index_t count = static_cast<index_t>(p.cell_of.size());
+  // diag (split: on varying nodes only) and rhs of v(t), hh's currents with the gates of t.
+  auto assemble = [&] {
+    if (split) {
+#pragma omp for simd schedule(static) nowait
+      for (index_t i = 0; i < span; ++i) rhs[i] = cdt[i] * v[i] + gepas[i];
+#pragma omp for schedule(static)
+      for (index_t q = 0; q < nvar; ++q) diag[var_pos[q]] = var_base[q];
+    } else {
+#pragma omp for simd schedule(static)
+      for (index_t i = 0; i < span; ++i) {
+        diag[i] = d0[i] + gpas[i];
+        rhs[i] = cdt[i] * v[i] + gepas[i];
+      }
+    }
+#pragma omp for simd schedule(static)
+    for (index_t q = 0; q < nh; ++q) {
+      const index_t i = hh_pos[q];
+      membrane::hh_current(gna[q], gk[q], gl[q], gel[q], ena[q], ek[q], m[q], h[q], n[q], diag[i], rhs[i]);
+    }
+  };
+  // The gates with v(t + dt).
+  auto gates = [&] {
+#pragma omp for schedule(static)
+    for (index_t q = 0; q < nh; ++q) {
+      const T* table = tables + (one_table ? 0 : static_cast<std::size_t>(hh_table[q]) * membrane::kHHTableSize);
+      membrane::hh_gates(table, v[hh_pos[q]], dt, m[q], h[q], n[q]);
+    }
+  };
+  auto solve = [&](int t, int team_size) {
+    const index_t first = count * t / team_size, last = count * (t + 1) / team_size;
+    cpu::HinesSplitWork<T>& w = p.work[static_cast<std::size_t>(t)];
+    w.prepare(p.trees, p.split_generation);
+    return cpu::hines_split_solve<T>(p.trees, w, p.cell_of.data(), p.order.data(), p.offsets.data(), first, last, diag,
+                                     rhs);
+  };
   for (int k = 0; k < steps; ++k) {
     const double tm = p.t + 0.5 * p.dt;  // NEURON: t += dt/2 before the currents
     while (!p.events.empty() && p.events.top().time <= tm) {
@@ -441,18 +517,11 @@ void ActiveNeurons<T>::Impl::step_host(int steps) {
       p.events.pop();
       p.synapses[static_cast<std::size_t>(e.synapse)].g += e.weight;
     }
-#pragma omp parallel num_threads(threads) if (p.real > 32768)
-    {
-#pragma omp for simd schedule(static)
-      for (index_t i = 0; i < span; ++i) {
-        diag[i] = d0[i] + gpas[i];
-        rhs[i] = cdt[i] * v[i] + gepas[i];
-      }
-#pragma omp for simd schedule(static)
-      for (index_t q = 0; q < nh; ++q) {
-        const index_t i = hh_pos[q];
-        membrane::hh_current(gna[q], gk[q], gl[q], gel[q], ena[q], ek[q], m[q], h[q], n[q], diag[i], rhs[i]);
-      }
+    if (team > 1) {
+#pragma omp parallel num_threads(team)
+      assemble();
+    } else {
+      assemble();
     }
     for (const auto& c : p.clamps)
       if (tm >= c.del && tm < c.del + c.dur) rhs[c.pos] += static_cast<T>(c.amp);
@@ -460,16 +529,31 @@ void ActiveNeurons<T>::Impl::step_host(int steps) {
       diag[s.pos] += static_cast<T>(s.g);
       rhs[s.pos] += static_cast<T>(s.g * s.e);
     }
-    p.plan->solve(p.offdiag.data(), diag, rhs);
+    if (!split) {
+      p.plan->solve(p.offdiag.data(), diag, rhs);
+    } else {
+      index_t bad = -1;
+      if (team > 1) {
+#pragma omp parallel num_threads(team) reduction(max : bad)
+        bad = std::max(bad, solve(omp_get_thread_num(), omp_get_num_threads()));
+      } else {
+        bad = solve(0, 1);
+      }
+      if (bad >= 0 && p.check_pivots)
+        throw SingularSystem("ActiveNeurons::step: zero or non-finite pivot in neuron " + std::to_string(bad) +
+                                 " at t = " + num(p.t) + " ms (a non-finite parameter, or dt too large for its membranes)",
+                             bad);
+    }
     std::swap(p.v, p.rhs);
     v = p.v.data();
     rhs = p.rhs.data();
     p.t = tm + 0.5 * p.dt;
     // States with v(t + dt): hh gates (cnexp), synapse decay, spike detection.
-#pragma omp parallel for num_threads(threads) if (nh > 8192) schedule(static)
-    for (index_t q = 0; q < nh; ++q) {
-      const T* table = tables + (one_table ? 0 : static_cast<std::size_t>(hh_table[q]) * membrane::kHHTableSize);
-      membrane::hh_gates(table, v[hh_pos[q]], dt, m[q], h[q], n[q]);
+    if (team > 1 && nh > 8192) {
+#pragma omp parallel num_threads(team)
+      gates();
+    } else {
+      gates();
     }
     for (auto& s : p.synapses) s.g *= s.decay;
     for (auto& d : p.detectors) {
@@ -485,6 +569,44 @@ void ActiveNeurons<T>::Impl::step_host(int steps) {
       }
     }
   }
+}
+
+template <class T>
+void ActiveNeurons<T>::Impl::build_split() {
+  Impl& p = *this;
+  std::vector<std::vector<char>> varies(p.cells.size());
+  for (std::size_t c = 0; c < p.cells.size(); ++c) {
+    const ActiveCell& cell = p.cells[c];
+    const Compartments& comp = cell.compartments;
+    varies[c].assign(static_cast<std::size_t>(comp.size()), 0);
+    for (int k = 0; k < comp.size(); ++k) {
+      const std::size_t kk = static_cast<std::size_t>(k);
+      varies[c][kk] = comp.area[kk] > 0 && cell.membrane[static_cast<std::size_t>(comp.section[kk])] == Membrane::hh;
+    }
+  }
+  for (const Synapse& syn : p.synapses)
+    varies[static_cast<std::size_t>(p.cell_of[static_cast<std::size_t>(syn.neuron)])][static_cast<std::size_t>(syn.node)] = 1;
+  p.trees.clear();
+  for (std::size_t c = 0; c < p.cells.size(); ++c) {
+    const Compartments& comp = p.cells[c].compartments;
+    std::vector<double> diag = p.mats[c].diag;  // C/dt + axial + leak: the leak off where hh sits
+    for (int k = 0; k < comp.size(); ++k) {
+      const std::size_t kk = static_cast<std::size_t>(k);
+      if (comp.area[kk] > 0 && p.cells[c].membrane[static_cast<std::size_t>(comp.section[kk])] == Membrane::hh)
+        diag[kk] -= comp.leak[kk];
+    }
+    p.trees.push_back(cpu::hines_split<T>(comp.parent, p.mats[c].offdiag, diag, varies[c]));
+  }
+  p.var_pos.clear();
+  p.var_base.clear();
+  for (std::size_t s = 0; s < p.cell_of.size(); ++s) {
+    const cpu::HinesSplit<T>& tr = p.trees[static_cast<std::size_t>(p.cell_of[s])];
+    if (tr.root_varies) p.var_pos.push_back(p.offsets[s]), p.var_base.push_back(tr.base[0]);
+    for (const int k : tr.varying)
+      p.var_pos.push_back(p.offsets[s] + k), p.var_base.push_back(tr.base[static_cast<std::size_t>(k)]);
+  }
+  ++p.split_generation;
+  p.split_dirty = false;
 }
 
 template <class T>

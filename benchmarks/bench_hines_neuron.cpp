@@ -1,12 +1,15 @@
 // Real cells as NEURON users build them (Import3d, d_lambda), passive and active (hh on soma
 // and axon, pas elsewhere), populations of 1 to 256 cells: adi's full step (assembly, membrane
 // mechanisms, Hines solve) against NEURON 8.2's fixed step on the same cells, the same machine,
-// 1 thread and all cores, NEURON with cvode.cache_efficient(0) and (1)
-// (tests/neuron_import3d.py --time). ns per compartment-step: adi's fastest of 5 repetitions,
-// NEURON's fastest tenth of 400 steps (on a shared machine, the least disturbed figures).
+// 1 thread and all cores, NEURON with cvode.cache_efficient(0) and (1), its steps run by its own
+// loop (ParallelContext.psolve, tests/neuron_import3d.py --time). ns per compartment-step:
+// adi's fastest of 5 repetitions, NEURON's fastest tenth of max(400, 40000 / cells) steps; with
+// one thread both sides on the thread's CPU time (--wall: adi on wall time), with several on
+// wall time. adi and NEURON run interleaved, --repeat R rounds (default 3), medians printed.
 //
 //   bench_hines_neuron [--quick] [--no-neuron] [--neuron-max N] [--steps N] [--populations 1,2,4]
-//                      [--threads K] [--large 1000,10000,100000] [--large-only] [--no-gpu]
+//                      [--threads K] [--repeat R] [--auto-only] [--wall] [--cells 04a|allen]
+//                      [--membranes pas|hh] [--large 1000,10000,100000] [--large-only] [--no-gpu]
 //
 // A second table, large active populations (--large LIST; --large-only skips the first table and
 // defaults to 1000,10000,100000): the
@@ -16,13 +19,15 @@
 // where NEURON is installed and the population is at most --neuron-max (NEURON is not on the GPU
 // machine: run `bench_hines_neuron --large-only --no-gpu --neuron-max 10000` where it is).
 //
-// Columns: adi's automatic choice, and the two host paths forced (compact layout + scalar
-// kernel, size-sorted 32-lane chunks + SIMD kernel), which is how the automatic threshold
-// (detail::hines::kHostCompactBelow) was set.
+// Columns: adi's automatic choice (on the host: the compact layout with each tree's constant
+// matrix factored once, solvers/cpu/hines_split.hpp), and the two general host paths forced
+// (compact layout + scalar kernel, size-sorted 32-lane chunks + SIMD kernel; --auto-only skips
+// them).
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -49,20 +54,31 @@ struct Cell {
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// The clock: with one thread the calling thread's CPU time (on a machine shared with other
+// work, time-slicing would otherwise inflate both sides by the load), wall time otherwise.
+// NEURON is measured the same way (tests/neuron_import3d.py --time).
+bool g_cpu_clock = true;
+double now_seconds(bool cpu) {
+  if (!cpu) return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 // ns per compartment-step: the fastest of 5 repetitions of enough steps for ~50 ms each (on
 // a shared machine the least disturbed one; NEURON's figure is its fastest tenth of steps).
 template <class Sim>
-double time_steps(Sim& sim, int steps, double compartments) {
+double time_steps(Sim& sim, int steps, double compartments, bool cpu = false) {
   sim.step(5);
-  auto t0 = Clock::now();
+  double t0 = now_seconds(cpu);
   sim.step(steps);
-  const double once = seconds_since(t0);
+  const double once = now_seconds(cpu) - t0;
   const int k = std::max(steps, static_cast<int>(steps * 0.05 / std::max(once, 1e-9)));
   double best = 1e300;
   for (int r = 0; r < 5; ++r) {
-    t0 = Clock::now();
+    t0 = now_seconds(cpu);
     sim.step(k);
-    best = std::min(best, seconds_since(t0) * 1e9 / (k * compartments));
+    best = std::min(best, (now_seconds(cpu) - t0) * 1e9 / (k * compartments));
   }
   return best;
 }
@@ -98,13 +114,13 @@ double ours(const Cell& c, bool active, int population, int threads, adi::HinesK
     adi::ActiveNeurons<double> sim(exec, {c.cell}, std::vector<int>(static_cast<std::size_t>(population), 0), 0.025, o);
     sim.initialize(-65);
     for (int s = 0; s < population; ++s) sim.add_current_clamp(s, soma, 0.5, 0, 1e9);
-    return time_steps(sim, steps, n);
+    return time_steps(sim, steps, n, threads == 1 && g_cpu_clock);
   }
   adi::PassiveNeurons<double> sim(exec, {c.cell.compartments}, std::vector<int>(static_cast<std::size_t>(population), 0),
                                   0.025, o);
   sim.set_voltage(-65);
   for (int s = 0; s < population; ++s) sim.set_current(s, soma, 0.2);
-  return time_steps(sim, steps, n);
+  return time_steps(sim, steps, n, threads == 1 && g_cpu_clock);
 }
 
 std::string python_with_neuron() {
@@ -156,6 +172,12 @@ std::vector<int> int_list(std::string list) {
   return out;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
 std::string cellv(double v) {
   char b[32];
   if (v < 0) return std::string("-");
@@ -191,8 +213,9 @@ void large_table(const Cell& c, const std::vector<int>& populations, bool gpu, c
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, with_neuron = true, large_only = false, with_gpu = true;
-  int neuron_max = 64, steps = 400, only_threads = 0;
+  bool quick = false, with_neuron = true, large_only = false, with_gpu = true, auto_only = false;
+  int neuron_max = 64, steps = 400, only_threads = 0, repeat = 3;
+  std::string cell_filter, membranes;
   std::vector<int> custom, large;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -205,15 +228,22 @@ int main(int argc, char** argv) {
     else if (a == "--large" && i + 1 < argc) large = int_list(argv[++i]);
     else if (a == "--large-only") large_only = true;
     else if (a == "--no-gpu") with_gpu = false;
+    else if (a == "--wall") g_cpu_clock = false;
+    else if (a == "--auto-only") auto_only = true;
+    else if (a == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
+    else if (a == "--cells" && i + 1 < argc) cell_filter = argv[++i];
+    else if (a == "--membranes" && i + 1 < argc) membranes = argv[++i];
     else {
       std::printf("usage: bench_hines_neuron [--quick] [--no-neuron] [--neuron-max N] [--steps N] "
-                  "[--populations 1,2,4] [--threads K] [--large 1000,10000,100000] [--large-only] [--no-gpu]\n");
+                  "[--populations 1,2,4] [--threads K] [--repeat R] [--auto-only] [--wall] [--cells 04a|allen] "
+                  "[--membranes pas|hh] [--large 1000,10000,100000] [--large-only] [--no-gpu]\n");
       return a == "--help" ? 0 : 2;
     }
   }
   for (int v : custom) if (v < 1) return std::printf("--populations: %d must be >= 1\n", v), 2;
   for (int v : large) if (v < 1) return std::printf("--large: %d must be >= 1\n", v), 2;
   if (steps < 1) return std::printf("--steps: %d must be >= 1\n", steps), 2;
+  if (repeat < 1) return std::printf("--repeat: %d must be >= 1\n", repeat), 2;
   const std::string py = with_neuron ? python_with_neuron() : std::string();
   if (with_neuron && py.empty()) std::printf("NEURON not found ('import neuron' failed): adi columns only\n");
   std::vector<Cell> cells;
@@ -229,7 +259,7 @@ int main(int argc, char** argv) {
     cells.push_back(std::move(c));
   }
   const int cores = omp_get_num_procs();
-  std::vector<int> populations = quick ? std::vector<int>{1, 16, 64} : std::vector<int>{1, 4, 16, 32, 64, 256};
+  std::vector<int> populations = quick ? std::vector<int>{1, 16, 64} : std::vector<int>{1, 2, 4, 16, 64, 256};
   if (!custom.empty()) populations = custom;
   std::vector<int> thread_counts{1};
   if (cores > 1) thread_counts.push_back(cores);
@@ -247,15 +277,24 @@ int main(int argc, char** argv) {
     for (bool active : {false, true})
       for (int pop : populations)
         for (int th : thread_counts) {
+          if (!cell_filter.empty() && c.file.find(cell_filter) == std::string::npos) continue;
+          if (!membranes.empty() && membranes != (active ? "hh" : "pas")) continue;
           const int s = std::max(20, steps * 64 / std::max(pop, 64));
-          const double a = ours(c, active, pop, th, adi::HinesKernel::automatic, s);
-          const double sc = ours(c, active, pop, th, adi::HinesKernel::cpu_scalar, s);
-          const double ve = ours(c, active, pop, th, adi::HinesKernel::cpu_vector, s);
-          double n0 = -1, n1 = -1;
-          if (!py.empty() && pop <= neuron_max) {
-            n0 = neuron(py, c, active, pop, th, 0, 400);
-            n1 = neuron(py, c, active, pop, th, 1, 400);
+          // adi and NEURON interleaved, `repeat` rounds, medians (the machine's load changes).
+          std::vector<double> ra, rsc, rve, rn0, rn1;
+          for (int r = 0; r < repeat; ++r) {
+            ra.push_back(ours(c, active, pop, th, adi::HinesKernel::automatic, s));
+            if (!py.empty() && pop <= neuron_max) {
+              const int ns = std::max(400, 40000 / pop);
+              rn0.push_back(neuron(py, c, active, pop, th, 0, ns));
+              rn1.push_back(neuron(py, c, active, pop, th, 1, ns));
+            }
+            if (!auto_only) {
+              rsc.push_back(ours(c, active, pop, th, adi::HinesKernel::cpu_scalar, s));
+              rve.push_back(ours(c, active, pop, th, adi::HinesKernel::cpu_vector, s));
+            }
           }
+          const double a = median(ra), sc = median(rsc), ve = median(rve), n0 = median(rn0), n1 = median(rn1);
           std::printf("| %s (%d) | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n",
                       std::filesystem::path(c.file).stem().c_str(), c.cell.compartments.size(), active ? "hh+pas" : "pas",
                       pop, th, cellv(a).c_str(), cellv(sc).c_str(), cellv(ve).c_str(), cellv(n0).c_str(),

@@ -36,7 +36,7 @@ C=tests/data/morphologies
    --no-output > "$OUT/example_active.log" 2>&1); log "example active (host, 16 cores): rc $? $(grep -E 'spikes|ns per' "$OUT/example_active.log" | tr '\n' ' ')"
 # Benchmarks: the GPU layouts/kernels (quick), and the host populations on this machine's cores.
 (cd $B && timeout 1200 ./benchmarks/bench_cuda_hines --quick > "$OUT/bench_cuda_hines.log" 2>&1); log "bench_cuda_hines --quick: rc $?"
-(cd $B && timeout 1200 ./benchmarks/bench_hines_neuron --no-neuron > "$OUT/bench_hines_neuron.log" 2>&1); log "bench_hines_neuron --no-neuron: rc $?"
+(cd $B && timeout 1200 ./benchmarks/bench_hines_neuron --no-neuron --repeat 1 > "$OUT/bench_hines_neuron.log" 2>&1); log "bench_hines_neuron --no-neuron --repeat 1: rc $?"
 {
   echo
   echo "## Summary (tables)"

@@ -185,7 +185,7 @@ int run(const Options& o) {
   const long steps = std::max(1L, std::lround(o.t_end / o.dt));
   std::printf("neuron: %ld neurons of %zu morphologies, %lld compartments, %ld steps of %g ms on %s, %s, kernel %s\n",
               o.neurons, cells.size(), compartments, steps, o.dt, exec.name().c_str(), o.precision.c_str(),
-              adi::hines_kernel_name(sim.plan().kernel()));
+              exec.is_host() ? "host split solve" : adi::hines_kernel_name(sim.plan().kernel()));
 
   VoltageSeries series(o, cells, cell_of);
   auto write = [&](long step) { series.write(step, sim); };
@@ -262,7 +262,7 @@ int run_active(const Options& o) {
   std::printf("neuron: --active, %ld neurons of %zu morphologies, %lld compartments, %ld steps of %g ms on %s, %s, "
               "kernel %s\n",
               o.neurons, cells.size(), compartments, steps, o.dt, exec.name().c_str(), o.precision.c_str(),
-              adi::hines_kernel_name(sim.plan().kernel()));
+              exec.is_host() ? "host split solve" : adi::hines_kernel_name(sim.plan().kernel()));
   VoltageSeries series(o, cells, cell_of);
   auto write = [&](long step) { series.write(step, sim); };
   write(0);

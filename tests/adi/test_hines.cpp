@@ -652,3 +652,214 @@ TEST(HinesActive, BadInput) {
 }
 
 }  // namespace
+
+// --- the population solve: each tree's constant part factored once (solvers/cpu/hines_split.hpp)
+
+#include <algorithm>
+#include <random>
+
+#include "solvers/cpu/hines_split.hpp"
+
+namespace {
+
+// Random trees (parent[k] < k), random varying nodes, 1..11 neurons of two trees in the compact
+// layout (groups of 8, 4, 2, 1 and runs broken by the other tree): every neuron's solution solves
+// its full matrix (residual at round-off; the matrices are diagonally dominant); the fixed nodes'
+// diagonal is never read (NaN there).
+template <class T>
+void split_against_dense(unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int n : {1, 2, 3, 31, 33, 257}) {
+    for (int mode = 0; mode < 4; ++mode) {  // no varying node, a few, all, the root only
+      std::vector<std::vector<int>> parents(2);
+      std::vector<std::vector<double>> off(2), diag(2);
+      std::vector<std::vector<char>> var(2);
+      std::vector<adi::cpu::HinesSplit<T>> trees;
+      for (int t = 0; t < 2; ++t) {
+        const int size = t == 0 ? n : n + 2;
+        parents[t].assign(size, -1);
+        off[t].assign(size, 0);
+        diag[t].assign(size, 0);
+        var[t].assign(size, 0);
+        for (int k = 1; k < size; ++k) {
+          parents[t][k] = u(rng) < 0.7 ? k - 1 : static_cast<int>(u(rng) * k);
+          off[t][k] = -(0.1 + u(rng));
+        }
+        for (int k = 0; k < size; ++k) {
+          diag[t][k] = 0.05 + u(rng);  // the membrane and C/dt ...
+          for (int j = 1; j < size; ++j)  // ... plus the axial conductances: diagonally dominant
+            if (j == k || parents[t][j] == k) diag[t][k] -= off[t][j];
+          var[t][k] = mode == 2 || (mode == 1 && u(rng) < 0.1) || (mode == 3 && k == 0);
+        }
+        trees.push_back(adi::cpu::hines_split<T>(parents[t], off[t], diag[t], var[t]));
+      }
+      for (int count = 1; count <= 11; ++count) {
+        std::vector<int> tree_of(count);
+        std::vector<index_t> offsets(count), order(count);
+        index_t span = 0;
+        for (int s = 0; s < count; ++s) {
+          tree_of[s] = (s == 9 || s == 10 || s == 3) ? 1 : 0;
+          order[s] = s;
+          offsets[s] = span;
+          span += static_cast<index_t>(parents[tree_of[s]].size());
+        }
+        // The places visit neurons out of memory order (groups of non-adjacent neurons, runs
+        // of one tree broken by the other).
+        std::reverse(order.begin(), order.end());
+        std::vector<T> d(span, std::numeric_limits<T>::quiet_NaN()), r(span);
+        std::vector<std::vector<double>> full(count), rhs(count);
+        for (int s = 0; s < count; ++s) {
+          const int t = tree_of[s], size = static_cast<int>(parents[t].size());
+          full[s] = diag[t];
+          for (int k = 0; k < size; ++k) {
+            if (trees[t].vary[k]) {  // varying, or above a varying node
+              const T extra = var[t][k] ? static_cast<T>(u(rng)) : T(0);
+              full[s][k] += extra;
+              // the constant part as hines_split left it (less the fixed children) + the extra
+              d[offsets[s] + k] = trees[t].base[k] + extra;
+            }
+            const T b = static_cast<T>(u(rng) - 0.5);
+            r[offsets[s] + k] = b;
+            rhs[s].push_back(b);
+          }
+        }
+        adi::cpu::HinesSplitWork<T> work;
+        work.prepare(trees);
+        ASSERT_EQ(adi::cpu::hines_split_solve<T>(trees, work, tree_of.data(), order.data(), offsets.data(), 0, count, d.data(), r.data()), -1)
+            << "n " << n << " mode " << mode << " count " << count << " bad trees " << trees[0].bad << trees[1].bad;
+        for (int s = 0; s < count; ++s) {
+          const int t = tree_of[s], size = static_cast<int>(parents[t].size());
+          // The residual of the full matrix (diagonally dominant: a small residual is a small error).
+          std::vector<double> res(size), x(size);
+          for (int k = 0; k < size; ++k) x[k] = static_cast<double>(r[offsets[s] + k]);
+          for (int k = 0; k < size; ++k) res[k] = full[s][k] * x[k] - rhs[s][k];
+          for (int k = 1; k < size; ++k) {
+            res[k] += off[t][k] * x[parents[t][k]];
+            res[parents[t][k]] += off[t][k] * x[k];
+          }
+          for (int k = 0; k < size; ++k)
+            ASSERT_LE(std::abs(res[k]), sizeof(T) == 8 ? 1e-13 : 2e-5)
+                << "n " << n << " mode " << mode << " count " << count << " neuron " << s << " node " << k;
+        }
+      }
+    }
+  }
+}
+
+TEST(HinesSplit, EveryNeuronSolvesItsMatrix) {
+  split_against_dense<double>(1);
+  split_against_dense<float>(2);
+}
+
+TEST(HinesSplit, BadPivotsNameTheNeuron) {
+  const std::vector<int> parent{-1, 0, 1, 1};
+  const std::vector<double> off{0, -1, -1, -1};
+  const std::vector<double> diag{3, 3, 3, 2};
+  // Varying node 3: a NaN there in neuron 2 of 4 is reported as neuron 2.
+  std::vector<adi::cpu::HinesSplit<double>> trees{adi::cpu::hines_split<double>(parent, off, diag, {0, 0, 0, 1})};
+  const std::vector<int> tree_of(4, 0);
+  const std::vector<index_t> offsets{0, 4, 8, 12}, order{0, 1, 2, 3};
+  std::vector<double> d(16, 0), r(16, 1);
+  for (int s = 0; s < 4; ++s)
+    for (int k = 0; k < 4; ++k) d[4 * s + k] = trees[0].base[k];
+  d[4 * 2 + 3] = std::numeric_limits<double>::quiet_NaN();
+  adi::cpu::HinesSplitWork<double> work;
+  work.prepare(trees);
+  EXPECT_EQ(adi::cpu::hines_split_solve<double>(trees, work, tree_of.data(), order.data(), offsets.data(), 0, 4, d.data(), r.data()), 2);
+  // A fixed pivot that is zero: every neuron of the tree is bad, the first is named.
+  trees[0] = adi::cpu::hines_split<double>(parent, off, {3, 2, 1, 1}, {});  // node 1: 2 - 1/1 - 1/1 = 0
+  EXPECT_TRUE(trees[0].bad);
+  work.prepare(trees, 1);
+  EXPECT_EQ(adi::cpu::hines_split_solve<double>(trees, work, tree_of.data(), order.data(), offsets.data(), 1, 4, d.data(), r.data()), 1);
+}
+
+// The automatic host path (the split solve) against the general kernels (HinesPlan, compact
+// scalar and sorted vector) on two real cells: hh, clamps, synapses on dendrites (varying nodes
+// away from the soma), events, a ring of connections, a synapse added mid-run.
+TEST(HinesActive, AutomaticPathEqualsTheGeneralKernels) {
+  const Morphology a = Morphology::read_swc(hines_test::data_dir() + "/04a_pyramidal4aACC.CNG.swc");
+  const Morphology b = Morphology::read_swc(hines_test::data_dir() + "/allen-177300.01.02.01.swc");
+  const std::vector<adi::ActiveCell> cells{active_cell(a), active_cell(b)};
+  const std::vector<int> cell_of{0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 0};
+  auto run = [&](adi::HinesKernel kernel, int threads) {
+    adi::HinesOptions o;
+    o.kernel = kernel;
+    adi::ActiveNeurons<double> net(adi::Executor::host(threads), cells, cell_of, 0.025, o);
+    net.initialize(-65);
+    const int n = static_cast<int>(cell_of.size());
+    for (int s = 0; s < n; ++s) {
+      const adi::ActiveCell& c = cells[cell_of[s]];
+      const int soma = c.compartments.at(std::max((cell_of[s] ? b : a).soma(), 0), 0.5);
+      net.detect_spikes(s, soma);
+      if (s % 3 == 0) net.add_current_clamp(s, soma, 0.6, 1 + s * 0.1, 20);
+      const int target = (s + 1) % n;
+      const int syn = net.add_synapse(target, cells[cell_of[target]].compartments.size() - 1 - 7 * s % 40, 2, 0);
+      net.connect(s, syn, 0.05, 1.5);
+    }
+    net.deliver(0, 3.0, 0.02);
+    net.step(600);
+    net.add_synapse(5, 17, 3, -70);  // varying nodes change mid-run
+    net.deliver(net.add_synapse(2, 30, 1, 0), 16.0, 0.1);
+    net.step(600);
+    std::vector<std::vector<double>> v;
+    for (int s = 0; s < n; ++s) v.push_back(net.voltage(s));
+    return std::make_pair(net.spikes(), v);
+  };
+  const auto ref = run(adi::HinesKernel::cpu_scalar, 1);
+  ASSERT_GE(ref.first.size(), 5u);
+  for (const auto& [kernel, threads] : {std::pair{adi::HinesKernel::automatic, 1}, std::pair{adi::HinesKernel::automatic, 2},
+                                         std::pair{adi::HinesKernel::cpu_vector, 1}}) {
+    const auto got = run(kernel, threads);
+    ASSERT_EQ(got.first.size(), ref.first.size()) << adi::hines_kernel_name(kernel);
+    for (std::size_t k = 0; k < ref.first.size(); ++k) {
+      EXPECT_EQ(got.first[k].neuron, ref.first[k].neuron);
+      EXPECT_NEAR(got.first[k].time, ref.first[k].time, 1e-9);
+    }
+    for (std::size_t s = 0; s < ref.second.size(); ++s)
+      for (std::size_t k = 0; k < ref.second[s].size(); ++k)
+        ASSERT_NEAR(got.second[s][k], ref.second[s][k], 1e-8) << adi::hines_kernel_name(kernel) << " neuron " << s << " node " << k;
+  }
+}
+
+// Large enough for two threads (> 32,768 compartments): the same voltages to the bit.
+TEST(HinesActive, ThreadsGiveTheSameResult) {
+  const Morphology a = Morphology::read_swc(hines_test::data_dir() + "/04a_pyramidal4aACC.CNG.swc");
+  const adi::ActiveCell cell = active_cell(a);
+  const int soma = cell.compartments.at(a.soma(), 0.5);
+  auto run = [&](int threads) {
+    adi::ActiveNeurons<double> net(adi::Executor::host(threads), {cell}, std::vector<int>(160, 0), 0.025);
+    net.initialize(-65);
+    for (int s = 0; s < 160; s += 7) net.add_current_clamp(s, soma, 0.5, 0, 10);
+    net.step(60);
+    return net.voltage(154);
+  };
+  EXPECT_EQ(run(1), run(2));
+  adi::PassiveNeurons<double> one(adi::Executor::host(1), {cell.compartments}, std::vector<int>(160, 0), 0.025);
+  adi::PassiveNeurons<double> two(adi::Executor::host(2), {cell.compartments}, std::vector<int>(160, 0), 0.025);
+  ASSERT_GT(160 * cell.compartments.size(), 32768);  // enough for a team of two
+  for (auto* p : {&one, &two}) {
+    p->set_voltage(-65);
+    p->set_current(3, soma, 0.2);
+    p->set_current(150, soma, 0.3);
+    p->step(40);
+  }
+  EXPECT_EQ(one.voltages(), two.voltages());
+}
+
+// A non-finite membrane parameter: SingularSystem naming the neuron, on the host as on a GPU.
+TEST(HinesActive, NonFinitePivotNamesTheNeuron) {
+  const Morphology a = Morphology::read_swc(hines_test::data_dir() + "/04a_pyramidal4aACC.CNG.swc");
+  adi::ActiveCell good = active_cell(a), bad = good;
+  bad.hh.gkbar = std::numeric_limits<double>::quiet_NaN();
+  adi::ActiveNeurons<double> net(adi::Executor::host(), {good, bad}, {0, 0, 1, 0}, 0.025);
+  try {
+    net.step(3);
+    ADD_FAILURE() << "no SingularSystem";
+  } catch (const adi::SingularSystem& e) {
+    EXPECT_EQ(e.system(), 2) << e.what();
+    EXPECT_NE(std::string(e.what()).find("neuron 2"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
