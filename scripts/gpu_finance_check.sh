@@ -12,7 +12,7 @@ set -u
 mode=${1:-}
 OUT=${OUT:-$PWD/out/gpu_finance}
 mkdir -p "$OUT"
-B=build-gpu-finance
+B=${B:-build-gpu-finance}
 GEN=""
 command -v ninja > /dev/null && GEN="-G Ninja"
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
