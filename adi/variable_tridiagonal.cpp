@@ -1,6 +1,7 @@
 #include "adi/variable_tridiagonal.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -52,9 +53,15 @@ struct VariableTridiagonalPlan<T>::Impl {
   void allocate();
   void check_arrays(std::initializer_list<std::pair<const void*, const char*>> arrays, const T* d,
                     const T* u) const;
-  void report(index_t bad) const;
+  void report(index_t bad, index_t row = -1) const;
   void run(const T* a, const T* b, const T* c, const T* d, T* u);
-  [[noreturn]] void report_unstable(index_t bad, bool in_place) const;
+  [[noreturn]] void report_unstable(index_t bad, bool in_place, index_t row = -1) const;
+  // The row of system s where Thomas (no pivoting, in double) meets a zero or non-finite
+  // pivot, for the error's row(): -1 when it meets none (a growth-check failure) or the
+  // system's values are gone (in place). The kernels report the system only; this runs on
+  // the failure path (device arrays are copied to the host first).
+  index_t failed_row(index_t s, const T* a, const T* b, const T* c) const;
+  index_t failed_row(index_t s, const PointerBands<T>& bands) const;
   void run(const PointerBands<T>& bands, const T* const* d, T* const* u);
 };
 
@@ -196,8 +203,66 @@ void VariableTridiagonalPlan<T>::Impl::check_arrays(std::initializer_list<std::p
                           "in-place solve or separate arrays");
 }
 
+namespace {
+// First row k of a system (element k at base + k*step of host arrays) where the plain Thomas
+// elimination in double has a zero or non-finite pivot; -1 if none.
 template <class T>
-void VariableTridiagonalPlan<T>::Impl::report_unstable(index_t bad, bool in_place) const {
+index_t zero_pivot_row(int n, const T* a, const T* b, const T* c, index_t base, index_t step) {
+  double cp = 0;
+  for (int k = 0; k < n; ++k) {
+    const index_t i = base + k * step;
+    const double piv = double(b[i]) - (k > 0 ? double(a[i]) * cp : 0.0);
+    if (piv == 0.0 || !std::isfinite(piv)) return k;
+    cp = double(c[i]) / piv;
+  }
+  return -1;
+}
+}  // namespace
+
+template <class T>
+index_t VariableTridiagonalPlan<T>::Impl::failed_row(index_t s, const T* a, const T* b, const T* c) const {
+  if (s < 0) return -1;
+  const VariableBatchView& v = batch.host_view();
+  index_t base = s, step = stride;
+  if (kind == LayoutKind::compact) {
+    base = offsets[s];
+    step = 1;
+  } else if (kind == LayoutKind::sorted) {
+    const index_t p = v.position[s];
+    base = v.chunk_offsets[p / v.chunk_width] + p % v.chunk_width;
+    step = v.chunk_width;
+  }
+  const Executor& exec = batch.executor();
+  if (exec.is_host()) return zero_pivot_row(v.sizes[s], a, b, c, base, step);
+  std::vector<T> h[3];
+  const T* src[3] = {a, b, c};
+  for (int j = 0; j < 3; ++j) {
+    h[j].resize(static_cast<std::size_t>(span));
+    detail::copy_bytes(h[j].data(), MemorySpace::host, src[j], MemorySpace::device, h[j].size() * sizeof(T),
+                       exec.stream());
+  }
+  return zero_pivot_row(v.sizes[s], h[0].data(), h[1].data(), h[2].data(), base, step);
+}
+
+template <class T>
+index_t VariableTridiagonalPlan<T>::Impl::failed_row(index_t s, const PointerBands<T>& bands) const {
+  if (s < 0) return -1;
+  const int n = batch.size(s);
+  const Executor& exec = batch.executor();
+  if (exec.is_host()) return zero_pivot_row(n, bands.a[s], bands.b[s], bands.c[s], 0, 1);
+  std::vector<T> h[3];
+  const T* const* src[3] = {bands.a, bands.b, bands.c};
+  for (int j = 0; j < 3; ++j) {
+    const auto ptrs = detail::to_host(src[j], batch.count(), exec.stream());
+    h[j].resize(static_cast<std::size_t>(n));
+    detail::copy_bytes(h[j].data(), MemorySpace::host, ptrs[s], MemorySpace::device, h[j].size() * sizeof(T),
+                       exec.stream());
+  }
+  return zero_pivot_row(n, h[0].data(), h[1].data(), h[2].data(), 0, 1);
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::report_unstable(index_t bad, bool in_place, index_t row) const {
   throw UnstableSystem("variable tridiagonal solve (" + std::string(variable_kernel_name(kernel)) + "): system " +
                            detail::number(bad) + " (size " + detail::number(batch.size(bad)) +
                            ") met a zero pivot or failed the stability check of Thomas without pivoting (it is "
@@ -206,16 +271,18 @@ void VariableTridiagonalPlan<T>::Impl::report_unstable(index_t bad, bool in_plac
                                        "pivoting: pass u != d or set VariableTridiagonalOptions::pivoting to partial"
                                      : "; set VariableTridiagonalOptions::pivoting to automatic or partial "
                                        "(docs/pivoting.md)"),
-                       bad);
+                       bad, row);
 }
 
 template <class T>
-void VariableTridiagonalPlan<T>::Impl::report(index_t bad) const {
+void VariableTridiagonalPlan<T>::Impl::report(index_t bad, index_t row) const {
   if (bad < 0) return;
   throw SingularSystem("variable tridiagonal solve (" + std::string(variable_kernel_name(kernel)) + "): system " +
                        detail::number(bad) + " (size " + detail::number(batch.size(bad)) +
-                       ") has a zero or non-finite pivot; it is singular or not diagonally dominant enough for a "
-                       "solver without pivoting", bad);
+                       ") has a zero or non-finite pivot" +
+                       (row >= 0 ? " at row " + detail::number(row) : std::string()) +
+                       "; it is singular or not diagonally dominant enough for a solver without pivoting",
+                       bad, row);
 }
 
 template <class T>
@@ -249,12 +316,12 @@ void VariableTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, c
       bad = cpu::variable_thomas_compact<T>(v, offsets.data(), x, periodic, workspace.get(), exec.threads());
     }
     if (bad >= 0 && options.pivoting == Pivoting::automatic && kernel != VariableKernel::reference) {
-      if (d == u) report_unstable(bad, true);
+      if (d == u) report_unstable(bad, true, failed_row(bad, a, b, c));
       bad = pivoting();
     } else if (bad >= 0 && options.pivoting == Pivoting::none && options.check_pivots) {
-      report_unstable(bad, false);
+      report_unstable(bad, false, failed_row(bad, a, b, c));
     }
-    if (options.check_pivots) report(bad);
+    if (options.check_pivots && bad >= 0) report(bad, failed_row(bad, a, b, c));
     return;
   }
   using Launch = cuda_backend::VariableKernel;
@@ -276,7 +343,7 @@ void VariableTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, c
   if (flag) {
     int h = cuda_backend::kNoBadSystem;
     cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    report(h == cuda_backend::kNoBadSystem ? -1 : h);
+    if (h != cuda_backend::kNoBadSystem) report(h, failed_row(h, a, b, c));
   }
 }
 
@@ -317,12 +384,12 @@ void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T
     if (bad >= 0 && options.pivoting == Pivoting::automatic && kernel != VariableKernel::reference) {
       bool in_place = false;
       for (index_t s = 0; s < v.count; ++s) in_place = in_place || (v.sizes[s] > 0 && d[s] == u[s]);
-      if (in_place) report_unstable(bad, true);
+      if (in_place) report_unstable(bad, true, failed_row(bad, bands));
       bad = cpu::variable_thomas_reference<T>(v, x, options.periodic, true);
     } else if (bad >= 0 && options.pivoting == Pivoting::none && options.check_pivots) {
-      report_unstable(bad, false);
+      report_unstable(bad, false, failed_row(bad, bands));
     }
-    if (options.check_pivots) report(bad);
+    if (options.check_pivots && bad >= 0) report(bad, failed_row(bad, bands));
     return;
   }
   cuda_backend::VariableDeviceArrays<T> x;
@@ -337,7 +404,7 @@ void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T
   if (flag) {
     int h = cuda_backend::kNoBadSystem;
     cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    report(h == cuda_backend::kNoBadSystem ? -1 : h);
+    if (h != cuda_backend::kNoBadSystem) report(h, failed_row(h, bands));
   }
 }
 

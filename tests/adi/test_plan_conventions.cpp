@@ -124,7 +124,7 @@ TEST(PlanConventions, LargeSystemErrorsNameSystemAndRow) {
                                 1, -1, "large, partial pivoting");
 }
 
-TEST(PlanConventions, VariableErrorsNameTheSystem) {
+TEST(PlanConventions, VariableErrorsNameSystemAndRow) {
   const Variable v = variable({5, 7, 6, 4}, 2, 2);
   VariableBatchPlan batch(Executor::host(), BatchSizes{v.sizes.data(), index_t(v.sizes.size())});
   std::vector<double> u(v.d.size());
@@ -133,7 +133,7 @@ TEST(PlanConventions, VariableErrorsNameTheSystem) {
     o.pivoting = pv;
     VariableTridiagonalPlan<double> plan(batch, CompactBatch{}, o);
     expect_fields<SingularSystem>([&] { plan.solve(Bands<double>{v.a.data(), v.b.data(), v.c.data()}, v.d.data(), u.data()); },
-                                  2, -1, std::string("variable, pivoting ") + pivoting_name(pv));
+                                  2, 2, std::string("variable, pivoting ") + pivoting_name(pv));
   }
 }
 

@@ -4,7 +4,7 @@
 #     examples;
 #  3. adi/base/ includes nothing from the rest of adi/ (it is the bottom layer);
 #  4. adi/adi.hpp names every public header of adi/, adi/io/ and adi/finance/ (directly or
-#     through adi/finance/finance.hpp).
+#     through adi/finance/finance.hpp); adi/mpi/mpi.hpp every public header of adi/mpi/.
 set(problems "")
 file(GLOB_RECURSE kernel_files ${SRC}/solvers/*.hpp ${SRC}/solvers/*.cpp ${SRC}/solvers/*.cu ${SRC}/solvers/*.cuh)
 foreach(f ${kernel_files})
@@ -43,6 +43,17 @@ foreach(h ${public_headers})
   string(FIND "${umbrella}" "#include \"${h}\"" at)
   if(at EQUAL -1)
     string(APPEND problems "\n  adi/adi.hpp does not include ${h}")
+  endif()
+endforeach()
+file(READ ${SRC}/adi/mpi/mpi.hpp mpi_umbrella)
+file(GLOB mpi_headers RELATIVE ${SRC} ${SRC}/adi/mpi/*.hpp)
+foreach(h ${mpi_headers})
+  if(h STREQUAL "adi/mpi/mpi.hpp")
+    continue()
+  endif()
+  string(FIND "${mpi_umbrella}" "#include \"${h}\"" at)
+  if(at EQUAL -1)
+    string(APPEND problems "\n  adi/mpi/mpi.hpp does not include ${h}")
   endif()
 endforeach()
 if(problems)
