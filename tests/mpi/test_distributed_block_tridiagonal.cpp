@@ -314,6 +314,18 @@ TEST(DistributedBlockTridiagonal, BadInputOnEveryRank) {
   EXPECT_THROW(DistributedBlockTridiagonalPlan<double>(procs, Axis::x, Executor::host(), to_block_lines(cm)),
                Unsupported);
   EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+  // pivot_tolerance: validated as in every family (adi/base/pivot.hpp), on every rank.
+  for (double bad : {-0.5, 1.0, std::numeric_limits<double>::quiet_NaN()}) {
+    DistributedBlockOptions t;
+    t.pivot_tolerance = bad;
+    try {
+      DistributedBlockTridiagonalPlan<double>(procs, Axis::x, Executor::host(), lines(3, 4), t);
+      ADD_FAILURE() << "pivot_tolerance = " << bad << " accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("DistributedBlockOptions: pivot_tolerance"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+  }
 }
 
 }  // namespace
