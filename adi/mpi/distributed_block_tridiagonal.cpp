@@ -400,11 +400,16 @@ void DistributedBlockTridiagonalPlan<T>::Impl::run(const BlockBands<T>& bd, cons
 template <class T>
 void DistributedBlockTridiagonalPlan<T>::Impl::check_solution() const {
   for (std::size_t k = 0, n = std::size_t(L) * 2 * M; k < n; ++k)
-    if (!std::isfinite(double(solp[k])))
+    if (!std::isfinite(double(solp[k]))) {
+      // The interface values are 2M per line, line after line: the line is known on every
+      // rank, the block row (on whichever rank) is not.
+      const index_t line = index_t(k / (std::size_t(2) * std::size_t(M)));
       throw SingularSystem(std::string("DistributedBlockTridiagonalPlan: a singular pivot block along ") +
-                           axis_name(axis) +
-                           " (on this or another rank of the axis; the partition method needs block diagonally "
-                           "dominant lines); u holds no solution");
+                               axis_name(axis) + " in system " + detail::number(line) +
+                               " (on this or another rank of the axis; the partition method needs block diagonally "
+                               "dominant lines); u holds no solution",
+                           line, -1);
+    }
 }
 
 // The device passes: reduce on the GPU, reduced rows to page-locked memory, the host's
