@@ -97,7 +97,12 @@ struct BatchedCholeskyPlan<T>::Impl {
   std::vector<T*> host_b_ptrs;       // compact solve on the host
   std::vector<cuda_backend::CholeskyRange> ranges;  // CUDA launches
   detail::Storage workspace;         // host scratch
-  detail::Storage d_ld, d_offsets, d_ptrs, d_info, d_bptrs, d_boffsets;
+  // Device copies, all allocated by setup() (no solve allocates device memory): leading
+  // dimensions of A, matrix offsets, pointer arrays, info, the compact solve's B offsets
+  // (refilled when nrhs changes) and the pointer solve's B leading dimensions (refilled per call).
+  detail::Storage d_ld, d_offsets, d_ptrs, d_info, d_bptrs, d_boffsets, d_ldb;
+  std::vector<int> host_info;        // info when the caller passes none; the read-back of info
+  std::vector<index_t> host_boffsets;  // compact solve: B offsets for b_nrhs
   std::vector<std::shared_ptr<void>> streams, joins;  // CUDA side streams, one join event each
   std::shared_ptr<void> fork;
   int b_nrhs = -1;                   // nrhs the compact solve's device offsets were built for
@@ -112,6 +117,7 @@ struct BatchedCholeskyPlan<T>::Impl {
 template <class T>
 void BatchedCholeskyPlan<T>::Impl::setup() {
   const Executor& exec = batch.executor();
+  host_info.resize(static_cast<std::size_t>(batch.count()));
   if (batch.max_size() > kMaxSize)
     throw InvalidArgument("BatchedCholeskyPlan: matrix " + detail::number(batch.host_view().order[0]) + " has size " +
                           detail::number(batch.max_size()) + ", over the supported maximum " +
@@ -142,6 +148,9 @@ void BatchedCholeskyPlan<T>::Impl::setup() {
   }
   if (k == CholeskyKernel::reference || k == CholeskyKernel::cpu_scalar || k == CholeskyKernel::cpu_vector)
     reject("runs on the host only; use Executor::host() or CholeskyKernel::automatic");
+  // Side streams and events belong to the current device: make it the plan's, give the
+  // caller's back at the end of setup.
+  cuda_backend::DeviceGuard device_guard(exec.device());
   crossover = options.crossover > 0 ? std::min(options.crossover, kCudaFusedMax) : kCudaFusedMax;
   if (k == CholeskyKernel::cuda_fused && batch.max_size() > kCudaFusedMax)
     reject(("holds matrices of up to " + detail::number(kCudaFusedMax) + " rows; the batch has " +
@@ -150,8 +159,8 @@ void BatchedCholeskyPlan<T>::Impl::setup() {
   if (k == CholeskyKernel::cuda_blocked) crossover = 0;
   small = CholeskyKernel::cuda_fused;
   large = CholeskyKernel::cuda_blocked;
-  if (options.blocked_variant >= cuda_backend::kCholeskyBlockedVariants)
-    throw InvalidArgument("BatchedCholeskyPlan: blocked_variant = " + detail::number(options.blocked_variant) +
+  if (options.blocked_shape >= cuda_backend::kCholeskyBlockedVariants)
+    throw InvalidArgument("BatchedCholeskyPlan: blocked_shape = " + detail::number(options.blocked_shape) +
                           " must be -1 or in [0, " + detail::number(cuda_backend::kCholeskyBlockedVariants) + ")");
   // One launch per size class, largest class first (its long blocks start first).
   std::vector<int> edges;
@@ -169,7 +178,7 @@ void BatchedCholeskyPlan<T>::Impl::setup() {
     r.max_size = it->max_size;
     r.kernel = it->upper_bound <= crossover ? cuda_backend::CholeskyGpuKernel::fused
                                             : cuda_backend::CholeskyGpuKernel::blocked;
-    r.variant = options.blocked_variant >= 0 ? options.blocked_variant
+    r.variant = options.blocked_shape >= 0 ? options.blocked_shape
                                              : cuda_blocked_variant(r.max_size, r.count, sms, sizeof(T));
     ranges.push_back(r);
   }
@@ -183,14 +192,18 @@ void BatchedCholeskyPlan<T>::Impl::setup() {
   }
   const std::size_t count = static_cast<std::size_t>(batch.count());
   d_ld = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(int), exec);
-  detail::copy_bytes(d_ld.get(), MemorySpace::device, ld.data(), MemorySpace::host, count * sizeof(int));
+  if (kind == LayoutKind::pointers) d_ldb = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(int), exec);
+  detail::copy_bytes(d_ld.get(), MemorySpace::device, ld.data(), MemorySpace::host, count * sizeof(int),
+                     exec.stream());
   d_info = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(int), exec);
   if (kind == LayoutKind::compact) {
     d_offsets = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(index_t), exec);
     detail::copy_bytes(d_offsets.get(), MemorySpace::device, offsets.data(), MemorySpace::host,
-                       count * sizeof(index_t));
+                       count * sizeof(index_t), exec.stream());
     d_ptrs = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(T*), exec);
     d_bptrs = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(T*), exec);
+    d_boffsets = detail::Storage(std::max<std::size_t>(count, 1) * sizeof(index_t), exec);
+    host_boffsets.resize(count);
   }
 }
 
@@ -238,7 +251,7 @@ void BatchedCholeskyPlan<T>::Impl::check_matrix_pointers(const T* const* A, cons
                           exec.name() + ")");
   if (!options.check_pointers) return;
   const VariableBatchView& v = batch.host_view();
-  const auto h = detail::to_host(reinterpret_cast<const T* const*>(A), v.count);
+  const auto h = detail::to_host(reinterpret_cast<const T* const*>(A), v.count, exec.stream());
   for (index_t s = 0; s < v.count; ++s)
     if (v.sizes[s] > 0 && h[s] == nullptr)
       throw InvalidArgument(std::string("batched Cholesky: ") + what + "[" + detail::number(s) +
@@ -248,13 +261,13 @@ void BatchedCholeskyPlan<T>::Impl::check_matrix_pointers(const T* const* A, cons
 // Reports failures when asked (after the whole batch is done).
 template <class T>
 void BatchedCholeskyPlan<T>::Impl::finish(int* info, bool on_device) {
-  if (!options.throw_on_failure) return;
+  if (!options.check_pivots) return;
   const index_t count = batch.count();
-  std::vector<int> h(static_cast<std::size_t>(count));
+  std::vector<int>& h = host_info;  // count ints from construction
   if (on_device) {
-    cuda_backend::synchronize(batch.executor().stream());
-    detail::copy_bytes(h.data(), MemorySpace::host, info, MemorySpace::device, h.size() * sizeof(int));
-  } else {
+    detail::copy_bytes(h.data(), MemorySpace::host, info, MemorySpace::device, h.size() * sizeof(int),
+                       batch.executor().stream());  // after the factorisation queued there
+  } else if (info != h.data()) {
     std::copy(info, info + count, h.begin());
   }
   for (index_t s = 0; s < count; ++s)
@@ -268,17 +281,13 @@ void BatchedCholeskyPlan<T>::Impl::finish(int* info, bool on_device) {
 template <class T>
 void BatchedCholeskyPlan<T>::Impl::run_factor(T* const* A, int* info) {
   const Executor& exec = batch.executor();
-  if (info == nullptr && !options.throw_on_failure)
-    throw InvalidArgument("batched Cholesky: info is null; pass count ints or set throw_on_failure");
+  if (info == nullptr && !options.check_pivots)
+    throw InvalidArgument("batched Cholesky: info is null; pass count ints or set check_pivots");
   if (info != nullptr && cuda_backend::is_device_pointer(info) != exec.is_cuda())
     throw InvalidArgument("batched Cholesky: info is not in the executor's memory (" + exec.name() + ")");
   if (batch.count() == 0) return;
   if (exec.is_host()) {
-    std::vector<int> own;
-    if (!info) {
-      own.resize(static_cast<std::size_t>(batch.count()));
-      info = own.data();
-    }
+    if (!info) info = host_info.data();  // check_pivots without info: the plan's
     const VariableBatchView& v = batch.host_view();
     if (small == CholeskyKernel::reference)
       cpu::cholesky_factor_reference<T>(v, A, ld.data(), info);
@@ -362,15 +371,14 @@ void BatchedCholeskyPlan<T>::solve(const T* const* L, T* const* B, int nrhs, con
   }
   cuda_backend::DeviceGuard device_guard(exec.device());
   const int* dldb = ldb;
-  detail::Storage own;
   if (ldb == nullptr || !cuda_backend::is_device_pointer(ldb)) {
-    own = detail::Storage(hldb.size() * sizeof(int), exec);
-    detail::copy_bytes(own.get(), MemorySpace::device, hldb.data(), MemorySpace::host, hldb.size() * sizeof(int));
-    dldb = static_cast<const int*>(own.get());
+    // The plan's buffer: the copy waits for earlier work on the stream that may still read it.
+    detail::copy_bytes(p.d_ldb.get(), MemorySpace::device, hldb.data(), MemorySpace::host, hldb.size() * sizeof(int),
+                       exec.stream());
+    dldb = static_cast<const int*>(p.d_ldb.get());
   }
   cuda_backend::cholesky_vbatched_solve<T>(p.batch.view(), L, static_cast<const int*>(p.d_ld.get()), B, dldb, nrhs,
                                            info, exec.stream());
-  if (own.get()) cuda_backend::synchronize(exec.stream());  // `own` is freed on return
 }
 
 template <class T>
@@ -398,16 +406,15 @@ void BatchedCholeskyPlan<T>::solve(const T* L, T* B, int nrhs, const int* info) 
     return;
   }
   cuda_backend::DeviceGuard device_guard(exec.device());
-  if (p.b_nrhs != nrhs) {
-    std::vector<index_t> boff(static_cast<std::size_t>(v.count));
+  if (p.b_nrhs != nrhs) {  // refilled, never reallocated (setup() sized it)
+    std::vector<index_t>& boff = p.host_boffsets;
     index_t at = 0;
     for (index_t s = 0; s < v.count; ++s) {
       boff[s] = at;
       at += static_cast<index_t>(v.sizes[s]) * nrhs;
     }
-    p.d_boffsets = detail::Storage(boff.size() * sizeof(index_t), exec);
     detail::copy_bytes(p.d_boffsets.get(), MemorySpace::device, boff.data(), MemorySpace::host,
-                       boff.size() * sizeof(index_t));
+                       boff.size() * sizeof(index_t), exec.stream());
     p.b_nrhs = nrhs;
   }
   T** lp = static_cast<T**>(p.d_ptrs.get());

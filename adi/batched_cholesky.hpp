@@ -40,9 +40,12 @@ const char* cholesky_kernel_name(CholeskyKernel k);
 
 struct CholeskyOptions {
   CholeskyKernel kernel = CholeskyKernel::automatic;
-  // Throw SingularSystem naming the first failing matrix and its column, after the whole
-  // batch is factored (on CUDA: synchronises and reads info back).
-  bool throw_on_failure = false;
+  // Check the pivots (a matrix that is not positive definite has a pivot <= 0 or non-finite)
+  // and throw SingularSystem with system() = the first failing matrix and row() = its column,
+  // after the whole batch is factored (on CUDA: synchronises and reads info back). Off by
+  // default, unlike the other families: info is LAPACK's per-matrix report (formerly
+  // throw_on_failure).
+  bool check_pivots = false;
   // Largest size handled by the small-size path (cpu_vector on the host, cuda_fused on
   // the GPU, where it is at most 32); 0: the measured default. Larger sizes take the
   // blocked / scalar path.
@@ -52,7 +55,8 @@ struct CholeskyOptions {
   bool check_pointers = true;
   // CUDA, blocked kernel: force a launch shape (0..3: panel width x threads (16, 64),
   // (32, 128), (32, 256), (16, 256)); -1: the dispatch table's choice per size class.
-  int blocked_variant = -1;
+  // (The algorithm is chosen by `kernel`; formerly blocked_variant.)
+  int blocked_shape = -1;
 };
 
 template <class T>
@@ -69,7 +73,7 @@ class BatchedCholeskyPlan {
   BatchedCholeskyPlan& operator=(BatchedCholeskyPlan&&) noexcept;
 
   // potrf in place. `info`: count ints in the executor's memory (may be null only with
-  // throw_on_failure). PointerBatch: A is an array of count matrix pointers (null allowed
+  // check_pivots). PointerBatch: A is an array of count matrix pointers (null allowed
   // for size 0) in the executor's memory.
   void factor(T* const* A, int* info);
   void factor(T* A, int* info);  // CompactBatch

@@ -219,9 +219,7 @@ BlockTridiagonalPlan<T>::BlockTridiagonalPlan(const Executor& exec, const BlockL
   p.exec = exec;
   p.lines = to_block_lines(lines_in);
   p.options = options;
-  detail::require(options.pivot_tolerance >= 0 && options.pivot_tolerance < 1,
-                  "BlockTridiagonalOptions: pivot_tolerance = " + detail::number(options.pivot_tolerance) +
-                      " must be in [0, 1) (0: 16 * machine epsilon)");
+  detail::check_pivot_tolerance(options.pivot_tolerance, "BlockTridiagonalOptions");
   p.tol = options.pivot_tolerance > 0 ? options.pivot_tolerance : 16 * std::numeric_limits<T>::epsilon();
   if (options.kernel == BlockKernel::automatic) {
     // Host: the Eigen kernel. Device: shuffles for every M (see solvers/cuda/README

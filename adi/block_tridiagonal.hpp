@@ -46,6 +46,7 @@
 #endif
 
 #include "adi/base/block_layout.hpp"
+#include "adi/base/pivot.hpp"
 #include "adi/error.hpp"
 #include "adi/executor.hpp"
 #include "adi/layout.hpp"
@@ -54,16 +55,17 @@ namespace adi {
 
 struct BlockTridiagonalOptions {
   BlockKernel kernel = BlockKernel::automatic;
-  // Relative pivot threshold: a pivot p of S_i's LU with |p| <= pivot_tolerance * max|S_i|
-  // (or non-finite) counts as singular. 0 selects 16 * machine epsilon of T.
+  // Relative pivot tolerance, adi/base/pivot.hpp: a pivot p of S_i's LU with
+  // |p| <= pivot_tolerance * max|S_i| (or non-finite) counts as singular; 0 selects
+  // 16 * machine epsilon of T.
   double pivot_tolerance = 0;
   // Block-cyclic systems (periodic grid lines): solved by eliminating the last block row
   // along the sweep (a bordered block Thomas), twice the factor storage and about twice
   // the flops of the non-periodic solve; a singular final M x M system reports row n-1.
   bool periodic = false;
-  // Throw SingularBlock naming the system and block row (as TridiagonalOptions::check_pivots).
-  // On a CUDA executor this synchronises the stream at the end of solve(); false leaves the
-  // solve asynchronous and a singular system unreported.
+  // As everywhere (adi/base/pivot.hpp): throw SingularBlock with system() and row() (the block
+  // row). On a CUDA executor this synchronises the stream at the end of solve(); false leaves
+  // the solve asynchronous and a singular system unreported.
   bool check_pivots = true;
 };
 

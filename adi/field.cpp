@@ -1,17 +1,26 @@
 #include "adi/field.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "adi/detail/allocation_count.hpp"
 #include "adi/error.hpp"
 #include "solvers/cuda/backend.hpp"
 
 namespace adi {
 namespace detail {
 
+namespace {
+std::atomic<std::size_t> g_storage_allocations{0};  // a diagnostic count, nothing depends on it
+}  // namespace
+
+std::size_t storage_allocation_count() { return g_storage_allocations.load(); }
+
 Storage::Storage(std::size_t bytes, const Executor& exec) : bytes_(bytes) {
   if (bytes == 0) return;
+  ++g_storage_allocations;
   if (exec.is_host()) {
     const std::size_t rounded = (bytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
@@ -22,7 +31,10 @@ Storage::Storage(std::size_t bytes, const Executor& exec) : bytes_(bytes) {
     ptr_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   } else {
     void* p = cuda_backend::allocate(bytes, exec.device());
-    cuda_backend::memset_zero(p, bytes);
+    // Zeroed on the executor's stream (not the legacy default stream), done when this returns.
+    cuda_backend::DeviceGuard device_guard(exec.device());
+    cuda_backend::memset_zero_async(p, bytes, exec.stream());
+    cuda_backend::synchronize(exec.stream());
     ptr_ = std::shared_ptr<void>(p, [](void* q) { cuda_backend::deallocate(q); });
   }
 }

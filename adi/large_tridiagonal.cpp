@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "adi/detail/tridiagonal_dispatch.hpp"
 #include "adi/error.hpp"
 #include "adi/field.hpp"
 #include "solvers/cpu/large_tridiagonal_cpu.hpp"
@@ -17,22 +18,22 @@
 namespace adi {
 
 namespace {
-struct VariantName {
-  LargeVariant v;
+struct KernelName {
+  LargeKernel v;
   const char* name;
 };
-constexpr VariantName kVariantNames[] = {
-    {LargeVariant::automatic, "automatic"},
-    {LargeVariant::thomas, "thomas"},
-    {LargeVariant::pcr_thomas, "pcr_thomas"},
-    {LargeVariant::pcr_thomas_overlapped, "pcr_thomas_overlapped"},
-    {LargeVariant::shuffled_pcr_thomas, "shuffled_pcr_thomas"},
-    {LargeVariant::partition, "partition"},
+constexpr KernelName kKernelNames[] = {
+    {LargeKernel::automatic, "automatic"},
+    {LargeKernel::thomas, "thomas"},
+    {LargeKernel::pcr_thomas, "pcr_thomas"},
+    {LargeKernel::pcr_thomas_overlapped, "pcr_thomas_overlapped"},
+    {LargeKernel::shuffled_pcr_thomas, "shuffled_pcr_thomas"},
+    {LargeKernel::partition, "partition"},
 };
 
-bool is_pcr(LargeVariant v) {
-  return v == LargeVariant::pcr_thomas || v == LargeVariant::pcr_thomas_overlapped ||
-         v == LargeVariant::shuffled_pcr_thomas;
+bool is_pcr(LargeKernel v) {
+  return v == LargeKernel::pcr_thomas || v == LargeKernel::pcr_thomas_overlapped ||
+         v == LargeKernel::shuffled_pcr_thomas;
 }
 
 int host_cores(const Executor& exec) {
@@ -46,20 +47,20 @@ constexpr std::size_t kFlagBytes = 256;
 std::string where(const Executor& e) { return e.is_host() ? "host" : "device"; }
 }  // namespace
 
-const char* large_variant_name(LargeVariant v) {
-  for (const auto& e : kVariantNames)
+const char* large_kernel_name(LargeKernel v) {
+  for (const auto& e : kKernelNames)
     if (e.v == v) return e.name;
   return "unknown";
 }
 
-LargeVariant large_variant_from_name(const std::string& name) {
+LargeKernel large_kernel_from_name(const std::string& name) {
   std::string all;
-  for (const auto& e : kVariantNames) {
+  for (const auto& e : kKernelNames) {
     if (name == e.name) return e.v;
     all += all.empty() ? "" : ", ";
     all += e.name;
   }
-  throw InvalidArgument("unknown large tridiagonal variant '" + name + "'; expected one of: " + all);
+  throw InvalidArgument("unknown large tridiagonal kernel '" + name + "'; expected one of: " + all);
 }
 
 int large_switch_point(index_t n, int cores) { return adi::large::analytic_switch_point(n, cores); }
@@ -69,15 +70,19 @@ struct LargeTridiagonalPlan<T>::Impl {
   Executor exec = Executor::host();
   index_t n = 0, count = 0, stride = 0;
   LargeTridiagonalOptions options;
-  LargeVariant variant = LargeVariant::partition;
+  LargeKernel kernel = LargeKernel::partition;
   int k = 0;
   cpu::large::Settings settings;  // host
   int cuda_chunk = 0;             // device
   std::size_t ws_bytes = 0;
   detail::Storage workspace;
-  detail::Storage pivot_ws;  // the pivoting route's scratch, allocated on its first use
+  // The pivoting route's scratch: from construction with pivoting = partial; with automatic,
+  // allocated when a system first fails the stability check (the failure path only).
+  detail::Storage pivot_ws;
 
   void pivot_solve(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  std::size_t pivot_bytes() const;
+  void allocate();  // the constructor's last step
 
   void check_pointers(const T* a, const T* b, const T* c, bool shared, const T* d, const T* u) const;
   void run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u, void* ws, std::size_t bytes);
@@ -103,19 +108,18 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
   detail::require(o.pcr_levels >= -1 && o.pcr_levels <= 30,
                   who + "pcr_levels = " + detail::number(o.pcr_levels) +
                       " must be -1 (analytic switch point) or 0 .. 30");
-  detail::require(o.pivot_tolerance >= 0 && std::isfinite(o.pivot_tolerance) && o.pivot_tolerance < 1,
-                  who + "pivot_tolerance = " + detail::number(o.pivot_tolerance) + " must be in [0, 1)");
+  detail::check_pivot_tolerance(o.pivot_tolerance, "LargeTridiagonalOptions");
   p.exec = exec;
   p.n = n;
   p.count = count;
   p.stride = system_stride;
   p.options = o;
-  p.variant = o.variant == LargeVariant::automatic ? LargeVariant::partition : o.variant;
+  p.kernel = o.kernel == LargeKernel::automatic ? LargeKernel::partition : o.kernel;
 
   if (exec.is_cuda()) {
-    detail::require(p.variant == LargeVariant::partition,
-                    who + "variant " + std::string(large_variant_name(p.variant)) +
-                        " runs on the host only; use LargeVariant::partition (or automatic) on " + exec.name());
+    detail::require(p.kernel == LargeKernel::partition,
+                    who + "kernel " + std::string(large_kernel_name(p.kernel)) +
+                        " runs on the host only; use LargeKernel::partition (or automatic) on " + exec.name());
     detail::require(o.lanes == 0, who + "lanes applies to the host partition only; leave it 0 on " + exec.name());
     const int lo = cuda_backend::large_chunk_min(), hi = cuda_backend::large_chunk_max();
     detail::require(o.chunk == 0 || (o.chunk >= lo && o.chunk <= hi),
@@ -123,16 +127,17 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
                         " .. " + detail::number(hi) + " on a CUDA executor");
     p.cuda_chunk = o.chunk > 0 ? o.chunk : cuda_backend::large_default_chunk(sizeof(T));
     p.ws_bytes = kFlagBytes + cuda_backend::large_workspace_bytes(n, o.periodic, p.cuda_chunk, sizeof(T));
+    p.allocate();
     return;
   }
 
   const int w = cpu::large::simd_width(sizeof(T));
   cpu::large::Settings& s = p.settings;
-  s.variant = p.variant;
+  s.variant = p.kernel;
   s.periodic = o.periodic;
   s.tolerance = o.pivot_tolerance;
   s.threads = exec.threads();
-  if (p.variant == LargeVariant::partition) {
+  if (p.kernel == LargeKernel::partition) {
     detail::require(o.chunk == 0 || (o.chunk >= 8 && o.chunk % w == 0 && o.chunk <= (1 << 20)),
                     who + "chunk = " + detail::number(o.chunk) + " must be 0 (default) or a multiple of " +
                         detail::number(w) + " (the SIMD width) in 8 .. 2^20");
@@ -143,12 +148,29 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
     s.lanes = o.lanes > 0 ? o.lanes : cpu::large::default_lanes(sizeof(T));
   } else {
     detail::require(o.chunk == 0 && o.lanes == 0,
-                    who + "chunk and lanes apply to the partition variant only; leave them 0 for " +
-                        std::string(large_variant_name(p.variant)));
+                    who + "chunk and lanes apply to the partition kernel only; leave them 0 for " +
+                        std::string(large_kernel_name(p.kernel)));
   }
-  if (is_pcr(p.variant)) p.k = o.pcr_levels >= 0 ? o.pcr_levels : large_switch_point(n, host_cores(exec));
+  if (is_pcr(p.kernel)) p.k = o.pcr_levels >= 0 ? o.pcr_levels : large_switch_point(n, host_cores(exec));
   s.k = p.k;
   p.ws_bytes = cpu::large::workspace_bytes(s, n, sizeof(T));
+  p.allocate();
+}
+
+template <class T>
+std::size_t LargeTridiagonalPlan<T>::Impl::pivot_bytes() const {
+  const LineSet l{n, 1, count, stride, 1, 0};
+  if (exec.is_host())
+    return cpu::workspace_bytes(Kernel::cpu_pivoting, l, options.periodic, exec.threads(), sizeof(T),
+                                Pivoting::partial);
+  return cuda_backend::tridiagonal_workspace_bytes(Kernel::cuda_pivoting, l, options.periodic, sizeof(T)) + 256;
+}
+
+template <class T>
+void LargeTridiagonalPlan<T>::Impl::allocate() {
+  if (count == 0) return;
+  if (options.allocate_workspace) workspace = detail::Storage(ws_bytes, exec);
+  if (options.pivoting == Pivoting::partial) pivot_ws = detail::Storage(pivot_bytes(), exec);
 }
 
 template <class T>
@@ -202,7 +224,10 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
   check_pointers(a, b, c, shared, d, u);
   if (count == 0) return;
   if (ws == nullptr) {
-    if (workspace.bytes() < ws_bytes) workspace = detail::Storage(ws_bytes, exec);
+    detail::require(options.allocate_workspace,
+                    "large tridiagonal solve: the plan was built with allocate_workspace = false; pass a "
+                    "workspace of workspace_bytes() = " + detail::number(ws_bytes) +
+                        " bytes to solve(), or build the plan with allocate_workspace = true");
     ws = workspace.get();
   } else {
     detail::require(bytes >= ws_bytes, "large tridiagonal solve: workspace of " + detail::number(bytes) +
@@ -216,7 +241,7 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
                                                      " memory but the executor is " + exec.name());
   }
   const index_t band_step = shared ? 0 : stride;
-  const std::string name = large_variant_name(variant);
+  const std::string name = large_kernel_name(kernel);
   if (options.pivoting == Pivoting::partial) {
     pivot_solve(a, b, c, shared, d, u);
     return;
@@ -291,16 +316,15 @@ void LargeTridiagonalPlan<T>::Impl::pivot_solve(const T* a, const T* b, const T*
   // The systems as a LineSet of stride-1 lines: the batched pivoting kernels.
   const LineSet l{n, 1, count, stride, 1, 0};
   if (exec.is_host()) {
-    const std::size_t bytes =
-        cpu::workspace_bytes(Kernel::cpu_pivoting, l, options.periodic, exec.threads(), sizeof(T), Pivoting::partial);
-    if (pivot_ws.bytes() < bytes) pivot_ws = detail::Storage(bytes, exec);
+    const std::size_t bytes = pivot_bytes();
+    if (pivot_ws.bytes() < bytes) pivot_ws = detail::Storage(bytes, exec);  // automatic: the failure path
     cpu::solve<T>(Kernel::cpu_pivoting, l, cpu::BandView<T>{a, b, c, shared}, d, u, options.periodic,
                   options.check_pivots, pivot_ws.get(), exec.threads(), Pivoting::partial);
     return;
   }
-  const std::size_t bytes =
-      cuda_backend::tridiagonal_workspace_bytes(Kernel::cuda_pivoting, l, options.periodic, sizeof(T)) + 256;
-  if (pivot_ws.bytes() < bytes) pivot_ws = detail::Storage(bytes, exec);
+  cuda_backend::DeviceGuard device_guard(exec.device());
+  const std::size_t bytes = pivot_bytes();
+  if (pivot_ws.bytes() < bytes) pivot_ws = detail::Storage(bytes, exec);  // automatic: the failure path
   int* flag = reinterpret_cast<int*>(static_cast<char*>(pivot_ws.get()) + bytes - 256);
   if (options.check_pivots) cuda_backend::memset_zero_async(flag, sizeof(int), exec.stream());
   cuda_backend::tridiagonal_solve<T>(Kernel::cuda_pivoting, l, cuda_backend::BandView<T>{a, b, c, shared}, d, u,
@@ -309,9 +333,17 @@ void LargeTridiagonalPlan<T>::Impl::pivot_solve(const T* a, const T* b, const T*
   if (options.check_pivots) {
     int h = 0;
     cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h != 0)
-      throw SingularSystem("large tridiagonal solve (partial pivoting, " + exec.name() +
-                           "): zero pivot: a system is singular");
+    if (h != 0) {
+      const detail::FailedRow f =
+          u == d ? detail::FailedRow{}
+                 : detail::locate_failure(exec, l, a, b, c, shared, d, options.periodic, Pivoting::partial);
+      throw SingularSystem("large tridiagonal solve (partial pivoting, " + exec.name() + "): zero pivot" +
+                               (f.system < 0 ? std::string()
+                                             : " at row " + detail::number(f.row) + " of system " +
+                                                   detail::number(f.system)) +
+                               ": a system is singular",
+                           f.system, f.row);
+    }
   }
 }
 
@@ -350,8 +382,8 @@ std::size_t LargeTridiagonalPlan<T>::cached_workspace_bytes() const {
   return impl_->workspace.bytes();
 }
 template <class T>
-LargeVariant LargeTridiagonalPlan<T>::variant() const {
-  return impl_->variant;
+LargeKernel LargeTridiagonalPlan<T>::kernel() const {
+  return impl_->kernel;
 }
 template <class T>
 int LargeTridiagonalPlan<T>::pcr_levels() const {
@@ -359,12 +391,12 @@ int LargeTridiagonalPlan<T>::pcr_levels() const {
 }
 template <class T>
 int LargeTridiagonalPlan<T>::chunk() const {
-  if (impl_->variant != LargeVariant::partition) return 0;
+  if (impl_->kernel != LargeKernel::partition) return 0;
   return impl_->exec.is_cuda() ? impl_->cuda_chunk : impl_->settings.chunk;
 }
 template <class T>
 int LargeTridiagonalPlan<T>::lanes() const {
-  return impl_->exec.is_host() && impl_->variant == LargeVariant::partition ? impl_->settings.lanes : 0;
+  return impl_->exec.is_host() && impl_->kernel == LargeKernel::partition ? impl_->settings.lanes : 0;
 }
 template <class T>
 index_t LargeTridiagonalPlan<T>::n() const {
@@ -391,7 +423,7 @@ namespace detail {
 namespace {
 cpu::large::Settings default_host_settings(const Executor& exec, bool periodic, std::size_t vs) {
   cpu::large::Settings s;
-  s.variant = LargeVariant::partition;
+  s.variant = LargeKernel::partition;
   s.periodic = periodic;
   s.chunk = cpu::large::default_chunk(vs);
   s.lanes = cpu::large::default_lanes(vs);
@@ -427,6 +459,7 @@ void large_lines_solve(const Executor& exec, const LineSet& l, const T* a, const
     }
     return;
   }
+  cuda_backend::DeviceGuard device_guard(exec.device());
   auto* flag = static_cast<unsigned long long*>(ws);
   void* kws = static_cast<char*>(ws) + kFlagBytes;
   const int chunk = cuda_backend::large_default_chunk(sizeof(T));

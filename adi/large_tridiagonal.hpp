@@ -21,22 +21,23 @@
 
 #include "adi/executor.hpp"
 #include "adi/base/large_types.hpp"
+#include "adi/base/pivot.hpp"
 #include "adi/layout.hpp"
 #include "adi/tridiagonal.hpp"
 
 namespace adi {
 
 struct LargeTridiagonalOptions {
-  LargeVariant variant = LargeVariant::automatic;
-  // PCR levels k of the pcr_* variants; -1: the paper's analytic switch point for n and
+  LargeKernel kernel = LargeKernel::automatic;
+  // PCR levels k of the pcr_* kernels; -1: the paper's analytic switch point for n and
   // the executor's cores (large_switch_point). 0 .. 30 forces k.
   int pcr_levels = -1;
   bool periodic = false;
-  // Check pivots and throw SingularSystem naming the first bad row. On a CUDA executor
-  // this synchronises the stream at the end of solve().
+  // As everywhere (adi/base/pivot.hpp): throw SingularSystem with system() and row() of the
+  // first bad pivot; on a CUDA executor this synchronises the stream at the end of solve().
   bool check_pivots = true;
-  // Also reject tiny pivots, |pivot| <= pivot_tolerance * max(|a_i|, |b_i|, |c_i|)
-  // (thomas and partition; 0: only zero and non-finite pivots).
+  // Relative pivot tolerance, adi/base/pivot.hpp: also reject |pivot| <= pivot_tolerance *
+  // max(|a_i|, |b_i|, |c_i|) (thomas and partition kernels; 0: only zero and non-finite pivots).
   double pivot_tolerance = 0;
   // partition: rows per chunk (0: the measured default; host: a multiple of the SIMD
   // width, >= 8; CUDA: 4 .. 32).
@@ -45,11 +46,15 @@ struct LargeTridiagonalOptions {
   // dependency chain at a time), or 1, 2 or 4 SIMD vectors of chunks (0: the default).
   int lanes = 0;
   // As TridiagonalOptions::pivoting (docs/pivoting.md). The partition's sweeps check each
-  // row's growth (solvers/common/thomas_check.hpp; the pcr_* variants check zero pivots
+  // row's growth (solvers/common/thomas_check.hpp; the pcr_* kernels check zero pivots
   // only); automatic solves a failing system again with partial pivoting (a sequential
   // elimination: host cpu_pivoting, CUDA cuda_pivoting), out of place only; partial always
   // does; none throws UnstableSystem where the check fails.
   Pivoting pivoting = Pivoting::automatic;
+  // The plan allocates workspace_bytes() (and, with pivoting = partial, the pivoting kernel's
+  // scratch) when it is built, so that no solve allocates. false: every solve brings its
+  // own workspace (the overloads with `workspace, bytes`); one without throws InvalidArgument.
+  bool allocate_workspace = true;
 };
 
 // The paper's analytic switch point (section III-A): the k >= 1 minimising
@@ -57,9 +62,11 @@ struct LargeTridiagonalOptions {
 int large_switch_point(index_t n, int cores);
 
 // Built once for count systems of n unknowns, system s starting at s * system_stride
-// (elements contiguous within a system): validates, resolves the variant and k, and
-// sizes the workspace. solve() allocates the workspace on its first call and keeps it
-// (or uses the caller's). Not thread-safe: one plan per concurrent caller.
+// (elements contiguous within a system): validates, resolves the kernel and k, and
+// allocates the workspace (unless options.allocate_workspace is false: then every solve
+// passes the caller's), so solve() allocates nothing. The one exception: with pivoting =
+// automatic, the first system that fails the stability check allocates the pivoting
+// kernel's scratch (kept for later solves). Not thread-safe: one plan per concurrent caller.
 template <class T>
 class LargeTridiagonalPlan {
  public:
@@ -81,11 +88,13 @@ class LargeTridiagonalPlan {
 
   // Scratch one solve needs, in bytes (the same for every call of this plan).
   std::size_t workspace_bytes() const;
-  // Bytes of the workspace the plan holds now (0 before the first solve without one).
+  // Bytes of the workspace the plan holds (workspace_bytes() from construction; 0 with
+  // options.allocate_workspace = false).
   std::size_t cached_workspace_bytes() const;
 
-  LargeVariant variant() const;  // never automatic
-  int pcr_levels() const;        // k of the pcr_* variants, 0 otherwise
+  LargeKernel kernel() const;  // never automatic
+  [[deprecated("use kernel()")]] LargeKernel variant() const { return kernel(); }
+  int pcr_levels() const;      // k of the pcr_* kernels, 0 otherwise
   int chunk() const;             // rows per chunk of partition, 0 otherwise
   int lanes() const;             // host partition: chunks per core side by side
   index_t n() const;
@@ -112,7 +121,7 @@ extern template class LargeTridiagonalPlan<double>;
 namespace detail {
 // The route TridiagonalPlan takes for a few very long lines (element stride 1): the
 // workspace they need and the solve, line by line, through a LargeTridiagonalPlan's
-// machinery with the automatic variant. Kernels assume a validated LineSet.
+// machinery with the automatic kernel. Kernels assume a validated LineSet.
 std::size_t large_lines_workspace_bytes(const Executor& exec, const LineSet& lines, bool periodic,
                                         std::size_t value_size);
 template <class T>

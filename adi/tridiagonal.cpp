@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "adi/detail/host_team.hpp"
 #include "adi/detail/tridiagonal_dispatch.hpp"
@@ -66,6 +67,38 @@ Kernel kernel_from_name(const std::string& name) {
   }
   throw InvalidArgument("unknown tridiagonal kernel '" + name + "'; expected one of: " + all);
 }
+
+namespace detail {
+template <class T>
+FailedRow locate_failure(const Executor& exec, const LineSet& l, const T* a, const T* b, const T* c, bool shared,
+                         const T* d, bool periodic, Pivoting pivoting) {
+  try {
+    const index_t span = checked_span(l, "locate_failure");
+    const index_t band = shared ? l.n : span;
+    std::vector<T> ha(static_cast<std::size_t>(band)), hb(ha.size()), hc(ha.size());
+    std::vector<T> hd(static_cast<std::size_t>(span)), hu(hd.size());
+    const MemorySpace m = exec.memory_space();
+    void* stream = exec.is_cuda() ? exec.stream() : nullptr;
+    copy_bytes(ha.data(), MemorySpace::host, a, m, ha.size() * sizeof(T), stream);
+    copy_bytes(hb.data(), MemorySpace::host, b, m, hb.size() * sizeof(T), stream);
+    copy_bytes(hc.data(), MemorySpace::host, c, m, hc.size() * sizeof(T), stream);
+    copy_bytes(hd.data(), MemorySpace::host, d, m, hd.size() * sizeof(T), stream);
+    const Kernel k = pivoting == Pivoting::partial ? Kernel::cpu_pivoting : Kernel::reference;
+    const Pivoting p = pivoting == Pivoting::partial ? Pivoting::partial : Pivoting::none;
+    Storage ws(cpu::workspace_bytes(k, l, periodic, 1, sizeof(T), p), Executor::host());
+    cpu::solve<T>(k, l, cpu::BandView<T>{ha.data(), hb.data(), hc.data(), shared}, hd.data(), hu.data(), periodic,
+                  true, ws.get(), 1, p);
+  } catch (const SingularSystem& e) {
+    return FailedRow{e.system(), e.row()};
+  } catch (const Error&) {  // the report stays without position rather than failing differently
+  }
+  return FailedRow{};
+}
+template FailedRow locate_failure<float>(const Executor&, const LineSet&, const float*, const float*, const float*,
+                                         bool, const float*, bool, Pivoting);
+template FailedRow locate_failure<double>(const Executor&, const LineSet&, const double*, const double*,
+                                          const double*, bool, const double*, bool, Pivoting);
+}  // namespace detail
 
 template <class T>
 struct TridiagonalPlan<T>::Impl {
@@ -186,22 +219,38 @@ void TridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool shar
   };
   bool failed = run_kernel(k);
   const std::string who = "tridiagonal solve (" + std::string(kernel_name(k)) + "): ";
+  auto at = [](const detail::FailedRow& f) {
+    return f.system < 0 ? std::string()
+                        : " at row " + detail::number(f.row) + " of line " + detail::number(f.system);
+  };
   if (failed && fallback) {
     if (u == d)
       throw UnstableSystem(who + "Thomas without pivoting failed its stability check (or met a zero pivot) "
                                  "and the in-place solve has overwritten d, so it cannot be re-solved with "
                                  "pivoting; pass u != d, or set TridiagonalOptions::pivoting to partial");
     failed = run_kernel(Kernel::cuda_pivoting);
-    if (failed && options.check_pivots)
-      throw SingularSystem(who + "zero or non-finite pivot with partial pivoting (cuda_pivoting): the "
-                                 "system is singular");
+    if (failed && options.check_pivots) {
+      const detail::FailedRow f =
+          detail::locate_failure(exec, lines, a, b, c, shared, d, options.periodic, Pivoting::partial);
+      throw SingularSystem(who + "zero or non-finite pivot with partial pivoting (cuda_pivoting)" + at(f) +
+                               ": the system is singular",
+                           f.system, f.row);
+    }
     return;
   }
-  if (failed && options.check_pivots)
-    throw pivots ? SingularSystem(who + "zero or non-finite pivot with partial pivoting: the system is singular")
-                 : UnstableSystem(who + "zero pivot, or Thomas without pivoting failed its stability check "
-                                        "(the system is not diagonally dominant enough); set "
-                                        "TridiagonalOptions::pivoting to automatic or partial (docs/pivoting.md)");
+  if (failed && options.check_pivots) {
+    const detail::FailedRow f =
+        u == d ? detail::FailedRow{}
+               : detail::locate_failure(exec, lines, a, b, c, shared, d, options.periodic,
+                                        pivots ? Pivoting::partial : Pivoting::none);
+    if (pivots)
+      throw SingularSystem(who + "zero or non-finite pivot with partial pivoting" + at(f) + ": the system is singular",
+                           f.system, f.row);
+    throw UnstableSystem(who + "zero pivot, or Thomas without pivoting failed its stability check" + at(f) +
+                             " (the system is not diagonally dominant enough); set "
+                             "TridiagonalOptions::pivoting to automatic or partial (docs/pivoting.md)",
+                         f.system, f.row);
+  }
 }
 
 template <class T>

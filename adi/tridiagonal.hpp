@@ -23,6 +23,7 @@
 #endif
 
 #include "adi/executor.hpp"
+#include "adi/base/pivot.hpp"
 #include "adi/base/tridiagonal_types.hpp"
 #include "adi/layout.hpp"
 
@@ -33,7 +34,8 @@ struct TridiagonalOptions {
   Kernel kernel = Kernel::automatic;
   // Check pivots and throw SingularSystem on a zero or non-finite one (UnstableSystem,
   // a SingularSystem, where Thomas without pivoting fails its growth check and pivoting
-  // is none). On a CUDA executor this synchronises the stream at the end of solve().
+  // is none), system() the line and row() the row. On a CUDA executor this synchronises
+  // the stream at the end of solve(). The same switch in every family: adi/base/pivot.hpp.
   bool check_pivots = true;
   // automatic: Thomas with the growth check, lines that fail it re-solved with partial
   //            pivoting (host: per SIMD group, before anything is written; CUDA: the whole

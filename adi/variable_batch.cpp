@@ -15,17 +15,17 @@ namespace adi {
 namespace detail {
 
 template <class T>
-std::vector<T> to_host(const T* p, index_t count) {
+std::vector<T> to_host(const T* p, index_t count, void* stream) {
   std::vector<T> h(static_cast<std::size_t>(count));
   if (count == 0) return h;
   const MemorySpace space = cuda_backend::is_device_pointer(p) ? MemorySpace::device : MemorySpace::host;
-  copy_bytes(h.data(), MemorySpace::host, p, space, h.size() * sizeof(T));
+  copy_bytes(h.data(), MemorySpace::host, p, space, h.size() * sizeof(T), stream);
   return h;
 }
-template std::vector<int> to_host<int>(const int*, index_t);
-template std::vector<index_t> to_host<index_t>(const index_t*, index_t);
-template std::vector<const float*> to_host<const float*>(const float* const*, index_t);
-template std::vector<const double*> to_host<const double*>(const double* const*, index_t);
+template std::vector<int> to_host<int>(const int*, index_t, void*);
+template std::vector<index_t> to_host<index_t>(const index_t*, index_t, void*);
+template std::vector<const float*> to_host<const float*>(const float* const*, index_t, void*);
+template std::vector<const double*> to_host<const double*>(const double* const*, index_t, void*);
 
 }  // namespace detail
 
@@ -99,6 +99,7 @@ VariableBatchPlan::VariableBatchPlan(const Executor& exec, const BatchSizes& in,
   auto p = std::make_shared<Impl>();
   p->exec = exec;
   p->options = options;
+  cuda_backend::DeviceGuard device_guard(exec.device(), exec.is_cuda());  // copies and allocations on its GPU
   detail::require(in.count >= 0, "VariableBatchPlan: count = " + detail::number(in.count) + " must be >= 0");
   detail::require(in.count == 0 || in.sizes != nullptr,
                   "VariableBatchPlan: sizes is null with count = " + detail::number(in.count) +
@@ -110,7 +111,7 @@ VariableBatchPlan::VariableBatchPlan(const Executor& exec, const BatchSizes& in,
     detail::require(options.bin_edges[i] >= 0 && (i == 0 || options.bin_edges[i] > options.bin_edges[i - 1]),
                     "VariableBatchPlan: bin_edges must be non-negative and strictly ascending");
   p->count = in.count;
-  p->sizes = detail::to_host(in.sizes, in.count);
+  p->sizes = detail::to_host(in.sizes, in.count, exec.is_cuda() ? exec.stream() : nullptr);
   const int limit = options.max_supported;
   for (index_t s = 0; s < in.count; ++s) {
     const int n = p->sizes[s];
@@ -188,7 +189,7 @@ VariableBatchPlan::VariableBatchPlan(const Executor& exec, const BatchSizes& in,
     const auto* d_coff =
         static_cast<const index_t*>(put(p->chunk_offsets.data(), (nk + 1) * sizeof(index_t), b_coff));
     const auto* d_rows = static_cast<const int*>(put(p->chunk_rows.data(), nk * sizeof(int), b_rows));
-    detail::copy_bytes(base, MemorySpace::device, staging.data(), MemorySpace::host, total);
+    detail::copy_bytes(base, MemorySpace::device, staging.data(), MemorySpace::host, total, exec.stream());
     p->device = view_of(d_sizes, d_order, d_pos, d_off, d_coff, d_rows);
   } else {
     p->device = p->host;
@@ -295,7 +296,8 @@ void VariableBatchPlan::pack(const T* src, const CompactBatch& layout, T* dst) c
   if (layout.offsets != nullptr) {
     const auto g = detail::compact_geometry(*this, layout, vector_elements, "VariableBatchPlan::pack");
     off = detail::Storage(g.offsets.size() * sizeof(index_t), executor());
-    detail::copy_bytes(off.get(), MemorySpace::device, g.offsets.data(), MemorySpace::host, off.bytes());
+    detail::copy_bytes(off.get(), MemorySpace::device, g.offsets.data(), MemorySpace::host, off.bytes(),
+                       executor().stream());
     d_off = static_cast<const index_t*>(off.get());
   }
   cuda_backend::DeviceGuard device_guard(executor().device());
@@ -339,7 +341,8 @@ void VariableBatchPlan::unpack(const T* src, T* dst, const CompactBatch& layout)
   if (layout.offsets != nullptr) {
     const auto g = detail::compact_geometry(*this, layout, vector_elements, "VariableBatchPlan::unpack");
     off = detail::Storage(g.offsets.size() * sizeof(index_t), executor());
-    detail::copy_bytes(off.get(), MemorySpace::device, g.offsets.data(), MemorySpace::host, off.bytes());
+    detail::copy_bytes(off.get(), MemorySpace::device, g.offsets.data(), MemorySpace::host, off.bytes(),
+                       executor().stream());
     d_off = static_cast<const index_t*>(off.get());
   }
   cuda_backend::DeviceGuard device_guard(executor().device());
@@ -391,7 +394,7 @@ CompactGeometry compact_geometry(const VariableBatchPlan& plan, const CompactBat
     g.span = at;
     return g;
   }
-  g.offsets = to_host(layout.offsets, v.count);
+  g.offsets = to_host(layout.offsets, v.count, plan.executor().is_cuda() ? plan.executor().stream() : nullptr);
   // Systems must not overlap: sort the non-empty ones by offset and compare neighbours.
   std::vector<index_t> idx;
   idx.reserve(g.offsets.size());
@@ -422,7 +425,7 @@ std::vector<int> leading_dimensions(const VariableBatchPlan& plan, const Pointer
     for (index_t s = 0; s < v.count; ++s) ld[s] = std::max(1, v.sizes[s]);
     return ld;
   }
-  ld = to_host(layout.ld, v.count);
+  ld = to_host(layout.ld, v.count, plan.executor().is_cuda() ? plan.executor().stream() : nullptr);
   for (index_t s = 0; s < v.count; ++s)
     if (ld[s] < std::max(1, v.sizes[s]))
       throw InvalidArgument(std::string(who) + ": leading dimension ld[" + detail::number(s) + "] = " +

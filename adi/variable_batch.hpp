@@ -105,9 +105,10 @@ CompactGeometry compact_geometry(const VariableBatchPlan& plan, const CompactBat
 // checked against max(1, n_s) with a message naming the matrix.
 std::vector<int> leading_dimensions(const VariableBatchPlan& plan, const PointerBatch& layout,
                                     const char* who);
-// Copies `count` values from host or device memory (detected) to a host vector.
+// Copies `count` values from host or device memory (detected) to a host vector; a device
+// copy runs on `stream` (the executor's: after the work queued there) and waits for it.
 template <class T>
-std::vector<T> to_host(const T* p, index_t count);
+std::vector<T> to_host(const T* p, index_t count, void* stream = nullptr);
 }  // namespace detail
 
 }  // namespace adi

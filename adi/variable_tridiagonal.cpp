@@ -1,6 +1,7 @@
 #include "adi/variable_tridiagonal.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -13,13 +14,13 @@
 
 namespace adi {
 
-const char* method_name(VariableMethod m) {
+const char* variable_kernel_name(VariableKernel m) {
   switch (m) {
-    case VariableMethod::automatic: return "automatic";
-    case VariableMethod::reference: return "reference";
-    case VariableMethod::padded: return "padded (CP)";
-    case VariableMethod::stop_at_size: return "stop_at_size (NCP)";
-    case VariableMethod::sorted: return "sorted";
+    case VariableKernel::automatic: return "automatic";
+    case VariableKernel::reference: return "reference";
+    case VariableKernel::padded: return "padded (CP)";
+    case VariableKernel::stop_at_size: return "stop_at_size (NCP)";
+    case VariableKernel::sorted: return "sorted";
   }
   return "unknown";
 }
@@ -38,7 +39,7 @@ struct VariableTridiagonalPlan<T>::Impl {
   VariableBatchPlan batch;
   LayoutKind kind = LayoutKind::padded;
   VariableTridiagonalOptions options;
-  VariableMethod method = VariableMethod::automatic;
+  VariableKernel kernel = VariableKernel::automatic;
   index_t stride = 0;  // padded
   int rows = 0;        // padded
   index_t span = 0;
@@ -48,39 +49,45 @@ struct VariableTridiagonalPlan<T>::Impl {
   detail::Storage bad_flag;  // device int
 
   explicit Impl(const VariableBatchPlan& b) : batch(b) {}
-  void choose(VariableMethod requested);
+  void choose(VariableKernel requested);
   void allocate();
   void check_arrays(std::initializer_list<std::pair<const void*, const char*>> arrays, const T* d,
                     const T* u) const;
-  void report(index_t bad) const;
+  void report(index_t bad, index_t row = -1) const;
   void run(const T* a, const T* b, const T* c, const T* d, T* u);
-  [[noreturn]] void report_unstable(index_t bad, bool in_place) const;
+  [[noreturn]] void report_unstable(index_t bad, bool in_place, index_t row = -1) const;
+  // The row of system s where Thomas (no pivoting, in double) meets a zero or non-finite
+  // pivot, for the error's row(): -1 when it meets none (a growth-check failure) or the
+  // system's values are gone (in place). The kernels report the system only; this runs on
+  // the failure path (device arrays are copied to the host first).
+  index_t failed_row(index_t s, const T* a, const T* b, const T* c) const;
+  index_t failed_row(index_t s, const PointerBands<T>& bands) const;
   void run(const PointerBands<T>& bands, const T* const* d, T* const* u);
 };
 
 template <class T>
-void VariableTridiagonalPlan<T>::Impl::choose(VariableMethod requested) {
+void VariableTridiagonalPlan<T>::Impl::choose(VariableKernel requested) {
   const bool host = batch.executor().is_host();
-  auto allowed = [&](VariableMethod m) {
-    if (m == VariableMethod::reference) return host;
+  auto allowed = [&](VariableKernel m) {
+    if (m == VariableKernel::reference) return host;
     switch (kind) {
-      case LayoutKind::padded: return m == VariableMethod::padded || m == VariableMethod::stop_at_size;
-      case LayoutKind::sorted: return m == VariableMethod::sorted;
-      default: return m == VariableMethod::stop_at_size;
+      case LayoutKind::padded: return m == VariableKernel::padded || m == VariableKernel::stop_at_size;
+      case LayoutKind::sorted: return m == VariableKernel::sorted;
+      default: return m == VariableKernel::stop_at_size;
     }
   };
-  if (requested == VariableMethod::automatic) {
-    method = kind == LayoutKind::padded   ? VariableMethod::padded
-             : kind == LayoutKind::sorted ? VariableMethod::sorted
-                                          : VariableMethod::stop_at_size;
+  if (requested == VariableKernel::automatic) {
+    kernel = kind == LayoutKind::padded   ? VariableKernel::padded
+             : kind == LayoutKind::sorted ? VariableKernel::sorted
+                                          : VariableKernel::stop_at_size;
     return;
   }
   if (!allowed(requested))
-    throw InvalidArgument(std::string("VariableTridiagonalPlan: method ") + method_name(requested) +
+    throw InvalidArgument(std::string("VariableTridiagonalPlan: kernel ") + variable_kernel_name(requested) +
                           " cannot run the " + layout_name(kind) + " layout on " + batch.executor().name() +
                           " (padded/stop_at_size: PaddedInterleaved; sorted: SortedInterleaved; "
                           "stop_at_size: CompactBatch, PointerBatch; reference: host only)");
-  method = requested;
+  kernel = requested;
 }
 
 template <class T>
@@ -91,19 +98,20 @@ void VariableTridiagonalPlan<T>::Impl::allocate() {
     workspace = detail::Storage(cpu::variable_workspace_bytes(rows_max, exec.threads(), sizeof(T)), exec);
     return;
   }
-  using cuda_backend::VariableKernel;
-  const VariableKernel k = kind == LayoutKind::sorted                ? VariableKernel::sorted
-                           : kind == LayoutKind::compact             ? VariableKernel::compact
-                           : kind == LayoutKind::pointers            ? VariableKernel::pointers
-                           : method == VariableMethod::stop_at_size ? VariableKernel::stop_at_size
-                                                                     : VariableKernel::padded;
+  cuda_backend::DeviceGuard device_guard(exec.device());
+  using Launch = cuda_backend::VariableKernel;
+  const Launch k = kind == LayoutKind::sorted                      ? Launch::sorted
+                   : kind == LayoutKind::compact                   ? Launch::compact
+                   : kind == LayoutKind::pointers                  ? Launch::pointers
+                   : kernel == adi::VariableKernel::stop_at_size ? Launch::stop_at_size
+                                                                   : Launch::padded;
   workspace = detail::Storage(
       cuda_backend::variable_tridiagonal_workspace_bytes(k, batch.view(), span, options.periodic, sizeof(T)), exec);
   bad_flag = detail::Storage(sizeof(int), exec);
   if (kind == LayoutKind::compact) {
     device_offsets = detail::Storage(std::max<std::size_t>(offsets.size(), 1) * sizeof(index_t), exec);
     detail::copy_bytes(device_offsets.get(), MemorySpace::device, offsets.data(), MemorySpace::host,
-                       offsets.size() * sizeof(index_t));
+                       offsets.size() * sizeof(index_t), exec.stream());
   }
 }
 
@@ -124,7 +132,7 @@ VariableTridiagonalPlan<T>::VariableTridiagonalPlan(const VariableBatchPlan& bat
   p.stride = l.stride ? l.stride : batch.count();
   p.rows = static_cast<int>(l.rows ? l.rows : batch.max_size());
   p.span = batch.span(PaddedInterleaved{p.stride, p.rows});
-  p.choose(options.method);
+  p.choose(options.kernel);
   p.allocate();
 }
 
@@ -136,7 +144,7 @@ VariableTridiagonalPlan<T>::VariableTridiagonalPlan(const VariableBatchPlan& bat
   p.kind = LayoutKind::sorted;
   p.options = options;
   p.span = batch.span(l);
-  p.choose(options.method);
+  p.choose(options.kernel);
   p.allocate();
 }
 
@@ -150,7 +158,7 @@ VariableTridiagonalPlan<T>::VariableTridiagonalPlan(const VariableBatchPlan& bat
   auto g = detail::compact_geometry(batch, l, [](int n) -> index_t { return n; }, "VariableTridiagonalPlan");
   p.offsets = std::move(g.offsets);
   p.span = g.span;
-  p.choose(options.method);
+  p.choose(options.kernel);
   p.allocate();
 }
 
@@ -164,7 +172,7 @@ VariableTridiagonalPlan<T>::VariableTridiagonalPlan(const VariableBatchPlan& bat
   detail::require(l.ld == nullptr,
                   "VariableTridiagonalPlan: PointerBatch leading dimensions have no meaning for tridiagonal "
                   "systems (each system's elements are contiguous); pass ld = nullptr");
-  p.choose(options.method);
+  p.choose(options.kernel);
   p.allocate();
 }
 
@@ -195,9 +203,67 @@ void VariableTridiagonalPlan<T>::Impl::check_arrays(std::initializer_list<std::p
                           "in-place solve or separate arrays");
 }
 
+namespace {
+// First row k of a system (element k at base + k*step of host arrays) where the plain Thomas
+// elimination in double has a zero or non-finite pivot; -1 if none.
 template <class T>
-void VariableTridiagonalPlan<T>::Impl::report_unstable(index_t bad, bool in_place) const {
-  throw UnstableSystem("variable tridiagonal solve (" + std::string(method_name(method)) + "): system " +
+index_t zero_pivot_row(int n, const T* a, const T* b, const T* c, index_t base, index_t step) {
+  double cp = 0;
+  for (int k = 0; k < n; ++k) {
+    const index_t i = base + k * step;
+    const double piv = double(b[i]) - (k > 0 ? double(a[i]) * cp : 0.0);
+    if (piv == 0.0 || !std::isfinite(piv)) return k;
+    cp = double(c[i]) / piv;
+  }
+  return -1;
+}
+}  // namespace
+
+template <class T>
+index_t VariableTridiagonalPlan<T>::Impl::failed_row(index_t s, const T* a, const T* b, const T* c) const {
+  if (s < 0) return -1;
+  const VariableBatchView& v = batch.host_view();
+  index_t base = s, step = stride;
+  if (kind == LayoutKind::compact) {
+    base = offsets[s];
+    step = 1;
+  } else if (kind == LayoutKind::sorted) {
+    const index_t p = v.position[s];
+    base = v.chunk_offsets[p / v.chunk_width] + p % v.chunk_width;
+    step = v.chunk_width;
+  }
+  const Executor& exec = batch.executor();
+  if (exec.is_host()) return zero_pivot_row(v.sizes[s], a, b, c, base, step);
+  std::vector<T> h[3];
+  const T* src[3] = {a, b, c};
+  for (int j = 0; j < 3; ++j) {
+    h[j].resize(static_cast<std::size_t>(span));
+    detail::copy_bytes(h[j].data(), MemorySpace::host, src[j], MemorySpace::device, h[j].size() * sizeof(T),
+                       exec.stream());
+  }
+  return zero_pivot_row(v.sizes[s], h[0].data(), h[1].data(), h[2].data(), base, step);
+}
+
+template <class T>
+index_t VariableTridiagonalPlan<T>::Impl::failed_row(index_t s, const PointerBands<T>& bands) const {
+  if (s < 0) return -1;
+  const int n = batch.size(s);
+  const Executor& exec = batch.executor();
+  if (exec.is_host()) return zero_pivot_row(n, bands.a[s], bands.b[s], bands.c[s], 0, 1);
+  std::vector<T> h[3];
+  const T* const* src[3] = {bands.a, bands.b, bands.c};
+  for (int j = 0; j < 3; ++j) {
+    const auto ptrs = detail::to_host(src[j], batch.count(), exec.stream());
+    h[j].resize(static_cast<std::size_t>(n));
+    detail::copy_bytes(h[j].data(), MemorySpace::host, ptrs[s], MemorySpace::device, h[j].size() * sizeof(T),
+                       exec.stream());
+  }
+  return zero_pivot_row(n, h[0].data(), h[1].data(), h[2].data(), 0, 1);
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::report_unstable(index_t bad, bool in_place, index_t row) const {
+  throw UnstableSystem("variable tridiagonal solve (" + std::string(variable_kernel_name(kernel)) + "): system " +
                            detail::number(bad) + " (size " + detail::number(batch.size(bad)) +
                            ") met a zero pivot or failed the stability check of Thomas without pivoting (it is "
                            "singular or not diagonally dominant enough)" +
@@ -205,16 +271,18 @@ void VariableTridiagonalPlan<T>::Impl::report_unstable(index_t bad, bool in_plac
                                        "pivoting: pass u != d or set VariableTridiagonalOptions::pivoting to partial"
                                      : "; set VariableTridiagonalOptions::pivoting to automatic or partial "
                                        "(docs/pivoting.md)"),
-                       bad);
+                       bad, row);
 }
 
 template <class T>
-void VariableTridiagonalPlan<T>::Impl::report(index_t bad) const {
+void VariableTridiagonalPlan<T>::Impl::report(index_t bad, index_t row) const {
   if (bad < 0) return;
-  throw SingularSystem("variable tridiagonal solve (" + std::string(method_name(method)) + "): system " +
+  throw SingularSystem("variable tridiagonal solve (" + std::string(variable_kernel_name(kernel)) + "): system " +
                        detail::number(bad) + " (size " + detail::number(batch.size(bad)) +
-                       ") has a zero or non-finite pivot; it is singular or not diagonally dominant enough for a "
-                       "solver without pivoting", bad);
+                       ") has a zero or non-finite pivot" +
+                       (row >= 0 ? " at row " + detail::number(row) : std::string()) +
+                       "; it is singular or not diagonally dominant enough for a solver without pivoting",
+                       bad, row);
 }
 
 template <class T>
@@ -236,36 +304,36 @@ void VariableTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, c
     index_t bad = -1;
     if (options.pivoting == Pivoting::partial) {
       bad = pivoting();
-    } else if (method == VariableMethod::reference) {
+    } else if (kernel == VariableKernel::reference) {
       bad = cpu::variable_thomas_reference<T>(v, kind == LayoutKind::compact ? offsets.data() : nullptr, stride,
                                               kind == LayoutKind::sorted, x, periodic);
     } else if (kind == LayoutKind::padded) {
-      bad = cpu::variable_thomas_padded<T>(v, stride, rows, x, periodic, method == VariableMethod::stop_at_size,
+      bad = cpu::variable_thomas_padded<T>(v, stride, rows, x, periodic, kernel == VariableKernel::stop_at_size,
                                            workspace.get(), exec.threads());
     } else if (kind == LayoutKind::sorted) {
       bad = cpu::variable_thomas_sorted<T>(v, x, periodic, workspace.get(), exec.threads());
     } else {
       bad = cpu::variable_thomas_compact<T>(v, offsets.data(), x, periodic, workspace.get(), exec.threads());
     }
-    if (bad >= 0 && options.pivoting == Pivoting::automatic && method != VariableMethod::reference) {
-      if (d == u) report_unstable(bad, true);
+    if (bad >= 0 && options.pivoting == Pivoting::automatic && kernel != VariableKernel::reference) {
+      if (d == u) report_unstable(bad, true, failed_row(bad, a, b, c));
       bad = pivoting();
     } else if (bad >= 0 && options.pivoting == Pivoting::none && options.check_pivots) {
-      report_unstable(bad, false);
+      report_unstable(bad, false, failed_row(bad, a, b, c));
     }
-    if (options.check_pivots) report(bad);
+    if (options.check_pivots && bad >= 0) report(bad, failed_row(bad, a, b, c));
     return;
   }
-  using cuda_backend::VariableKernel;
+  using Launch = cuda_backend::VariableKernel;
   cuda_backend::VariableDeviceArrays<T> x;
   x.a = a, x.b = b, x.c = c, x.d = d, x.u = u;
   x.stride = stride;
   x.rows = rows;
   x.offsets = static_cast<const index_t*>(device_offsets.get());
-  const VariableKernel k = kind == LayoutKind::sorted                ? VariableKernel::sorted
-                           : kind == LayoutKind::compact             ? VariableKernel::compact
-                           : method == VariableMethod::stop_at_size ? VariableKernel::stop_at_size
-                                                                     : VariableKernel::padded;
+  const Launch k = kind == LayoutKind::sorted                      ? Launch::sorted
+                   : kind == LayoutKind::compact                   ? Launch::compact
+                   : kernel == adi::VariableKernel::stop_at_size ? Launch::stop_at_size
+                                                                   : Launch::padded;
   if (options.pivoting == Pivoting::partial)
     throw Unsupported("variable tridiagonal solve: pivoting = partial is host-only for now; use a host "
                       "executor, or pivoting = automatic (on a device: Thomas with the stability check)");
@@ -275,7 +343,7 @@ void VariableTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, c
   if (flag) {
     int h = cuda_backend::kNoBadSystem;
     cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    report(h == cuda_backend::kNoBadSystem ? -1 : h);
+    if (h != cuda_backend::kNoBadSystem) report(h, failed_row(h, a, b, c));
   }
 }
 
@@ -299,7 +367,7 @@ void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T
   if (options.check_pointers) {
     const VariableBatchView& v = batch.host_view();
     for (const auto& [ptr, name] : arrays) {
-      const auto h = detail::to_host(static_cast<const T* const*>(ptr), v.count);
+      const auto h = detail::to_host(static_cast<const T* const*>(ptr), v.count, exec.stream());
       for (index_t s = 0; s < v.count; ++s)
         if (v.sizes[s] > 0 && h[s] == nullptr)
           throw InvalidArgument(std::string("variable tridiagonal solve: ") + name + "[" + detail::number(s) +
@@ -310,18 +378,18 @@ void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T
     const cpu::VariablePointers<T> x{bands.a, bands.b, bands.c, d, u};
     const VariableBatchView& v = batch.host_view();
     const bool partial = options.pivoting == Pivoting::partial;
-    index_t bad = method == VariableMethod::reference || partial
+    index_t bad = kernel == VariableKernel::reference || partial
                       ? cpu::variable_thomas_reference<T>(v, x, options.periodic, partial)
                       : cpu::variable_thomas_pointers<T>(v, x, options.periodic, workspace.get(), exec.threads());
-    if (bad >= 0 && options.pivoting == Pivoting::automatic && method != VariableMethod::reference) {
+    if (bad >= 0 && options.pivoting == Pivoting::automatic && kernel != VariableKernel::reference) {
       bool in_place = false;
       for (index_t s = 0; s < v.count; ++s) in_place = in_place || (v.sizes[s] > 0 && d[s] == u[s]);
-      if (in_place) report_unstable(bad, true);
+      if (in_place) report_unstable(bad, true, failed_row(bad, bands));
       bad = cpu::variable_thomas_reference<T>(v, x, options.periodic, true);
     } else if (bad >= 0 && options.pivoting == Pivoting::none && options.check_pivots) {
-      report_unstable(bad, false);
+      report_unstable(bad, false, failed_row(bad, bands));
     }
-    if (options.check_pivots) report(bad);
+    if (options.check_pivots && bad >= 0) report(bad, failed_row(bad, bands));
     return;
   }
   cuda_backend::VariableDeviceArrays<T> x;
@@ -336,7 +404,7 @@ void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T
   if (flag) {
     int h = cuda_backend::kNoBadSystem;
     cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    report(h == cuda_backend::kNoBadSystem ? -1 : h);
+    if (h != cuda_backend::kNoBadSystem) report(h, failed_row(h, bands));
   }
 }
 
@@ -349,8 +417,8 @@ void VariableTridiagonalPlan<T>::solve(const PointerBands<T>& bands, const T* co
   impl_->run(bands, d, u);
 }
 template <class T>
-VariableMethod VariableTridiagonalPlan<T>::method() const {
-  return impl_->method;
+VariableKernel VariableTridiagonalPlan<T>::kernel() const {
+  return impl_->kernel;
 }
 template <class T>
 index_t VariableTridiagonalPlan<T>::span() const {

@@ -11,7 +11,7 @@
 // periodic systems couple u[0] and u[n_s-1] through them (Sherman-Morrison). Size-0
 // systems are skipped, size-1 periodic systems solve (a+b+c) u = d.
 //
-// Methods (paper section 3.1 / 4.4), by layout:
+// Kernels (VariableTridiagonalOptions::kernel; paper section 3.1 / 4.4), by layout:
 //   PaddedInterleaved: padded (CP: every thread or SIMD lane runs all `rows` rows, the
 //     padding replaced by identity rows on load) or stop_at_size (NCP: a thread stops at
 //     its own size; on the host a SIMD group stops at its largest size).
@@ -28,14 +28,21 @@
 
 namespace adi {
 
-enum class VariableMethod {
+enum class VariableKernel {
   automatic,     // the layout's fastest (padded for PaddedInterleaved)
   reference,     // plain Thomas per system in double, one thread (the test oracle)
   padded,        // CP
   stop_at_size,  // NCP
   sorted,        // SortedInterleaved only
 };
-const char* method_name(VariableMethod m);
+// "automatic", "reference", "padded (CP)", "stop_at_size (NCP)", "sorted".
+const char* variable_kernel_name(VariableKernel k);
+
+// The spellings before the options were unified (kept for one release).
+using VariableMethod [[deprecated("use adi::VariableKernel")]] = VariableKernel;
+[[deprecated("use adi::variable_kernel_name")]] inline const char* method_name(VariableKernel k) {
+  return variable_kernel_name(k);
+}
 
 // Per-system arrays of a PointerBatch: bands and right-hand sides reached through
 // arrays of `count` pointers (each to n_s contiguous values). Pointer arrays live in the
@@ -49,8 +56,10 @@ struct PointerBands {
 
 struct VariableTridiagonalOptions {
   bool periodic = false;
-  VariableMethod method = VariableMethod::automatic;
-  // Throw SingularSystem on a zero or non-finite pivot (on CUDA: synchronises at the end).
+  VariableKernel kernel = VariableKernel::automatic;
+  // As everywhere (adi/base/pivot.hpp): throw SingularSystem on a zero or non-finite pivot,
+  // system() the system (the batch's numbering), row() the row (on CUDA: synchronises at
+  // the end).
   bool check_pivots = true;
   // PointerBatch: copy the pointer arrays to the host on each solve and reject null
   // pointers of non-empty systems (one device-to-host copy on CUDA).
@@ -63,7 +72,7 @@ struct VariableTridiagonalOptions {
 };
 
 // Built once per batch shape and layout: validates the layout against the batch, picks
-// the method, owns the workspace (solve() allocates nothing). Not thread-safe.
+// the kernel, owns the workspace (solve() allocates nothing). Not thread-safe.
 template <class T>
 class VariableTridiagonalPlan {
  public:
@@ -84,7 +93,8 @@ class VariableTridiagonalPlan {
   // PointerBatch: u[s] may equal d[s].
   void solve(const PointerBands<T>& bands, const T* const* d, T* const* u);
 
-  VariableMethod method() const;
+  VariableKernel kernel() const;
+  [[deprecated("use kernel()")]] VariableKernel method() const { return kernel(); }
   index_t span() const;  // values each array must hold (0 for PointerBatch)
   const VariableBatchPlan& batch() const;
 

@@ -224,12 +224,12 @@ void bench_tri(cusparseHandle_t sp, const char* dist, const std::vector<int>& si
   CK(cudaDeviceSynchronize());
   adi::VariableTridiagonalOptions o;
   o.check_pivots = false;
-  for (auto m : {adi::VariableMethod::padded, adi::VariableMethod::stop_at_size}) {
-    o.method = m;
+  for (auto m : {adi::VariableKernel::padded, adi::VariableKernel::stop_at_size}) {
+    o.kernel = m;
     adi::VariableTridiagonalPlan<T> plan(batch, adi::PaddedInterleaved{}, o);
     CK(cudaMemset(u, 0, pspan * sizeof(T)));
     const double ms = median_ms([&] { plan.solve(adi::Bands<T>{a, b, c}, d, u); });
-    add(std::string("ours ") + adi::method_name(m), ms, max_residual<T>(dsizes, count, count, 1, u));
+    add(std::string("ours ") + adi::variable_kernel_name(m), ms, max_residual<T>(dsizes, count, count, 1, u));
   }
   {
     adi::TridiagonalOptions fo;
@@ -269,7 +269,7 @@ void bench_tri(cusparseHandle_t sp, const char* dist, const std::vector<int>& si
     batch.pack(b, pl, sb);
     batch.pack(c, pl, sc);
     batch.pack(d, pl, sd);
-    o.method = adi::VariableMethod::sorted;
+    o.kernel = adi::VariableKernel::sorted;
     adi::VariableTridiagonalPlan<T> sorted(batch, adi::SortedInterleaved{}, o);
     const double ms = median_ms([&] { sorted.solve(adi::Bands<T>{sa, sb, sc}, sd, su); });
     CK(cudaMemset(u, 0, pspan * sizeof(T)));
@@ -281,7 +281,7 @@ void bench_tri(cusparseHandle_t sp, const char* dist, const std::vector<int>& si
     batch.unpack(sb, cb, adi::CompactBatch{});
     batch.unpack(sc, cc, adi::CompactBatch{});
     batch.unpack(sd, cd, adi::CompactBatch{});
-    o.method = adi::VariableMethod::stop_at_size;
+    o.kernel = adi::VariableKernel::stop_at_size;
     adi::VariableTridiagonalPlan<T> compact(batch, adi::CompactBatch{}, o);
     const double cms = median_ms([&] { compact.solve(adi::Bands<T>{ca, cb, cc}, cd, cu); }, {}, 1, 3);
     batch.pack(cu, adi::CompactBatch{}, su);
@@ -511,7 +511,7 @@ void sweep_chol(int count) {
     }
     o.kernel = adi::CholeskyKernel::cuda_blocked;
     for (int v = 0; v < 4; ++v) {
-      o.blocked_variant = v;
+      o.blocked_shape = v;
       std::printf(" %10.1f", ours_gflops<T>(batch, dA, dA0, total, dptr, dld, dinfo, o, flops));
     }
     std::printf("\n");

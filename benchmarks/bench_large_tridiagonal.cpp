@@ -35,7 +35,7 @@
 namespace {
 
 using adi::index_t;
-using adi::LargeVariant;
+using adi::LargeKernel;
 using Clock = std::chrono::steady_clock;
 
 int g_min = 23, g_max = 26, g_reps = 5;
@@ -170,10 +170,10 @@ void add(int log2n, const std::string& what, const std::string& setting, bool an
 
 void no_setup(index_t) {}
 
-void add_plan(int log2n, LargeVariant v, int k, int chunk, int lanes, int threads, bool analytic, bool is_default,
+void add_plan(int log2n, LargeKernel v, int k, int chunk, int lanes, int threads, bool analytic, bool is_default,
               const std::string& what) {
   adi::LargeTridiagonalOptions o;
-  o.variant = v;
+  o.kernel = v;
   o.pcr_levels = k;
   o.chunk = chunk;
   o.lanes = lanes;
@@ -181,10 +181,10 @@ void add_plan(int log2n, LargeVariant v, int k, int chunk, int lanes, int thread
   const index_t n = index_t(1) << log2n;
   auto plan = std::make_shared<adi::LargeTridiagonalPlan<double>>(adi::Executor::host(threads), n, 1, 0, o);
   std::string setting;
-  if (plan->pcr_levels() > 0 || v == LargeVariant::pcr_thomas || v == LargeVariant::pcr_thomas_overlapped ||
-      v == LargeVariant::shuffled_pcr_thomas)
+  if (plan->pcr_levels() > 0 || v == LargeKernel::pcr_thomas || v == LargeKernel::pcr_thomas_overlapped ||
+      v == LargeKernel::shuffled_pcr_thomas)
     setting = "k=" + std::to_string(plan->pcr_levels());
-  if (v == LargeVariant::partition)
+  if (v == LargeKernel::partition)
     setting = "chunk=" + std::to_string(plan->chunk()) + " lanes=" + std::to_string(plan->lanes());
   if (threads == 1) setting += setting.empty() ? "1 core" : " 1 core";
   const std::size_t ws = plan->workspace_bytes();
@@ -321,7 +321,7 @@ int main(int argc, char** argv) {
 #endif
   for (int l = g_min; l <= g_max; ++l) {
     const index_t n = index_t(1) << l;
-    add_plan(l, LargeVariant::thomas, -1, 0, 0, 1, false, false, "thomas");
+    add_plan(l, LargeKernel::thomas, -1, 0, 0, 1, false, false, "thomas");
 #ifdef ADI_HAVE_LAPACKE
     add(
         l, "LAPACKE dgtsv", "", false, false, 0, g.rhs.get(),
@@ -338,16 +338,16 @@ int main(int argc, char** argv) {
           if (info != 0) std::fprintf(stderr, "dgtsv info = %d\n", int(info));
         });
 #endif
-    add_plan(l, LargeVariant::automatic, -1, 0, 0, 0, false, true, "automatic");
+    add_plan(l, LargeKernel::automatic, -1, 0, 0, 0, false, true, "automatic");
     const int ka = adi::large_switch_point(n, cores);
-    for (LargeVariant v :
-         {LargeVariant::pcr_thomas, LargeVariant::pcr_thomas_overlapped, LargeVariant::shuffled_pcr_thomas})
+    for (LargeKernel v :
+         {LargeKernel::pcr_thomas, LargeKernel::pcr_thomas_overlapped, LargeKernel::shuffled_pcr_thomas})
       for (int k = 1; k <= 6; ++k)
-        if (!g_quick || k == ka) add_plan(l, v, k, 0, 0, 0, k == ka, false, adi::large_variant_name(v));
+        if (!g_quick || k == ka) add_plan(l, v, k, 0, 0, 0, k == ka, false, adi::large_kernel_name(v));
     if (!g_quick) {
       for (int chunk : {256, 512, 1024, 2048})
-        for (int lanes : {1, 8, 16, 32}) add_plan(l, LargeVariant::partition, -1, chunk, lanes, 0, false, false, "partition");
-      add_plan(l, LargeVariant::partition, -1, 0, 0, 1, false, false, "partition");
+        for (int lanes : {1, 8, 16, 32}) add_plan(l, LargeKernel::partition, -1, chunk, lanes, 0, false, false, "partition");
+      add_plan(l, LargeKernel::partition, -1, 0, 0, 1, false, false, "partition");
     }
   }
   if (!g_quick)

@@ -148,10 +148,10 @@ void register_tri(const std::string& dist, int lo, int hi, unsigned seed) {
         ->Unit(benchmark::kMillisecond)
         ->Iterations(3);
   };
-  for (auto m : {adi::VariableMethod::padded, adi::VariableMethod::stop_at_size}) {
-    add(std::string("ours ") + adi::method_name(m), [data, m](benchmark::State& st, const std::string& key) {
+  for (auto m : {adi::VariableKernel::padded, adi::VariableKernel::stop_at_size}) {
+    add(std::string("ours ") + adi::variable_kernel_name(m), [data, m](benchmark::State& st, const std::string& key) {
       adi::VariableTridiagonalOptions o;
-      o.method = m;
+      o.kernel = m;
       o.check_pivots = false;
       adi::VariableTridiagonalPlan<T> plan(data->batch, adi::PaddedInterleaved{}, o);
       timed(st, key, [&] { plan.solve(adi::Bands<T>{data->a.data(), data->b.data(), data->c.data()}, data->d.data(),

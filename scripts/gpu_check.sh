@@ -8,7 +8,7 @@
 # summaries against the targets, then the pass/fail summary (the last lines).
 #
 #   scripts/gpu_check.sh [--tests-only | --bench-only | --build-only] [--no-sanitizer]
-#                        [--no-build] [--build-dir DIR] [--bench-args "ARGS"]
+#                        [--no-build] [--build-dir DIR] [--bench-args "ARGS"] [--tests REGEX]
 #
 #   --tests-only    build, ctest, sanitizer; no benchmarks
 #   --bench-only    build the benchmark targets only and run them
@@ -17,12 +17,13 @@
 #   --no-sanitizer  skip compute-sanitizer
 #   --no-build      reuse an existing build folder
 #   --bench-args    extra arguments for bench_cuda_tridiagonal (e.g. "--quick --no-sweep")
+#   --tests REGEX   run only the CTest tests whose names match REGEX (ctest -R)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
 build=$root/build-gpu
-do_build=1 do_tests=1 do_san=1 do_bench=1 build_all=0 bench_args=""
+do_build=1 do_tests=1 do_san=1 do_bench=1 build_all=0 bench_args="" tests_regex=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --tests-only) do_bench=0 ;;
@@ -32,6 +33,7 @@ while [ $# -gt 0 ]; do
     --no-build) do_build=0 ;;
     --build-dir) build=$2; shift ;;
     --bench-args) bench_args=$2; shift ;;
+    --tests) tests_regex=$2; shift ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "gpu_check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -93,7 +95,8 @@ fi
 # --- the whole CTest suite ---------------------------------------------------------
 if [ $do_tests = 1 ]; then
   t0=$(date +%s)
-  ctest --test-dir "$build" --output-on-failure -j "$(( jobs > 8 ? 8 : jobs ))" --timeout 900 >"$out/ctest.log" 2>&1
+  ctest --test-dir "$build" --output-on-failure -j "$(( jobs > 8 ? 8 : jobs ))" --timeout 900 \
+    ${tests_regex:+-R "$tests_regex"} >"$out/ctest.log" 2>&1
   rc=$?
   [ $rc = 0 ] || status=1
   note "ctest: exit $rc ($(( $(date +%s) - t0 )) s): $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"

@@ -1,12 +1,12 @@
 #pragma once
-// Vocabulary of the one-large-system solvers (adi/large_tridiagonal.hpp): the variant
-// identifiers the plan and the backends share.
+// Vocabulary of the one-large-system solvers (adi/large_tridiagonal.hpp): the kernel
+// identifiers the plan and the backends share (LargeTridiagonalOptions::kernel).
 #include <string>
 
 namespace adi {
 
 // How a large system is solved.
-enum class LargeVariant {
+enum class LargeKernel {
   automatic,              // partition on either backend (the measured best)
   thomas,                 // plain Thomas on one core (host; the baseline)
   pcr_thomas,             // P+T: k PCR levels make 2^k independent subsystems, gathered into
@@ -18,8 +18,17 @@ enum class LargeVariant {
                           // host: one chunk per SIMD lane; CUDA: one chunk per thread
 };
 
-const char* large_variant_name(LargeVariant v);
-// Parses the names printed by large_variant_name; throws InvalidArgument on unknown names.
-LargeVariant large_variant_from_name(const std::string& name);
+const char* large_kernel_name(LargeKernel v);
+// Parses the names printed by large_kernel_name; throws InvalidArgument on unknown names.
+LargeKernel large_kernel_from_name(const std::string& name);
+
+// The spellings before the options were unified (kept for one release).
+using LargeVariant [[deprecated("use adi::LargeKernel")]] = LargeKernel;
+[[deprecated("use adi::large_kernel_name")]] inline const char* large_variant_name(LargeKernel v) {
+  return large_kernel_name(v);
+}
+[[deprecated("use adi::large_kernel_from_name")]] inline LargeKernel large_variant_from_name(const std::string& name) {
+  return large_kernel_from_name(name);
+}
 
 }  // namespace adi

@@ -23,4 +23,17 @@ Kernel choose_kernel(const Executor& exec, const DispatchQuery& q);
 // Whether `k` can run q on exec at all (forced kernels are checked with this).
 bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q);
 
+// Where a device solve failed, for the error's system() and row(): the device kernels report
+// only that some line failed, so on that (rare) path the inputs are copied to the host and
+// the checked host solve (partial pivoting when `pivoting` is partial, else the reference
+// Thomas with its checks) names the first failing line and row. {-1, -1} when it finds
+// none. d must still hold the right-hand side (not for in-place solves). Allocates: error
+// path only.
+struct FailedRow {
+  index_t system = -1, row = -1;
+};
+template <class T>
+FailedRow locate_failure(const Executor& exec, const LineSet& lines, const T* a, const T* b, const T* c,
+                         bool shared, const T* d, bool periodic, Pivoting pivoting);
+
 }  // namespace adi::detail

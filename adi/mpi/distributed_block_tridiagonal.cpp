@@ -49,6 +49,16 @@ namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+// The single-device plan's options (unsplit axis, reduced systems) from the distributed ones.
+BlockTridiagonalOptions local_options(const DistributedBlockOptions& o) {
+  BlockTridiagonalOptions l;
+  l.kernel = o.kernel;
+  l.pivot_tolerance = o.pivot_tolerance;
+  l.periodic = o.periodic;
+  l.check_pivots = o.check_pivots;
+  return l;
+}
+
 // LU with partial pivoting of the row-major M x M S in place; false when a pivot is at or
 // below tol * max|S| or not finite.
 template <class T>
@@ -390,11 +400,16 @@ void DistributedBlockTridiagonalPlan<T>::Impl::run(const BlockBands<T>& bd, cons
 template <class T>
 void DistributedBlockTridiagonalPlan<T>::Impl::check_solution() const {
   for (std::size_t k = 0, n = std::size_t(L) * 2 * M; k < n; ++k)
-    if (!std::isfinite(double(solp[k])))
+    if (!std::isfinite(double(solp[k]))) {
+      // The interface values are 2M per line, line after line: the line is known on every
+      // rank, the block row (on whichever rank) is not.
+      const index_t line = index_t(k / (std::size_t(2) * std::size_t(M)));
       throw SingularSystem(std::string("DistributedBlockTridiagonalPlan: a singular pivot block along ") +
-                           axis_name(axis) +
-                           " (on this or another rank of the axis; the partition method needs block diagonally "
-                           "dominant lines); u holds no solution");
+                               axis_name(axis) + " in system " + detail::number(line) +
+                               " (on this or another rank of the axis; the partition method needs block diagonally "
+                               "dominant lines); u holds no solution",
+                           line, -1);
+    }
 }
 
 // The device passes: reduce on the GPU, reduced rows to page-locked memory, the host's
@@ -405,7 +420,7 @@ void DistributedBlockTridiagonalPlan<T>::Impl::run_device(const BlockBands<T>& b
   namespace part = cuda_backend::partition;
   const bool gpu = !exec.is_host();
   void* st = exec.stream();
-  if (gpu) cuda_backend::set_device(exec.device());
+  cuda_backend::DeviceGuard device_guard(exec.device(), gpu);  // the caller's device back on return
   auto mark = [&](int k) {
     if (gpu) part::event_record(ev[k], st);
   };
@@ -462,6 +477,7 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   bool unsupported = false;
   try {
     p.ls = to_block_lines(local);
+    detail::check_pivot_tolerance(options.pivot_tolerance, "DistributedBlockOptions");
   } catch (const Error& e) {
     err = std::string("DistributedBlockTridiagonalPlan: ") + e.what();
   }
@@ -512,9 +528,7 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   agree(p.comm, err.empty(), err);
   if (p.P == 1) {
     try {
-      BlockTridiagonalOptions o = options.local;
-      o.periodic = options.periodic;
-      p.local.emplace(exec, p.ls, o);
+      p.local.emplace(exec, p.ls, local_options(options));
     } catch (const Error& e) {
       err = e.what();
     }
@@ -535,8 +549,7 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
     p.hd.assign(std::size_t(vector_span(p.ls)), T(0));
     p.hu.assign(p.hd.size(), T(0));
   }
-  p.tol = options.local.pivot_tolerance > 0 ? T(options.local.pivot_tolerance)
-                                            : T(16) * std::numeric_limits<T>::epsilon();
+  p.tol = options.pivot_tolerance > 0 ? T(options.pivot_tolerance) : T(16) * std::numeric_limits<T>::epsilon();
   if (options.strategy == ReducedStrategy::automatic) {
     // Bytes and messages of each strategy, with the axis's measured latency and bandwidth,
     // plus the reduced solve (~ 2 M^3 flops per block row, counted at 1 ns per M^2 entry).
@@ -555,7 +568,8 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   const int MM = p.M * p.M;
   if (p.on_device) {
     namespace part = cuda_backend::partition;
-    if (!exec.is_host()) cuda_backend::set_device(exec.device());  // pinned memory of this GPU's context
+    // pinned memory of this GPU's context; the caller's device back at the end of the block
+    cuda_backend::DeviceGuard device_guard(exec.device(), !exec.is_host());
     p.d_alpha = Array<T>(p.L * p.m * MM, exec);
     p.d_gamma = Array<T>(p.L * p.m * MM, exec);
     p.d_red = Array<T>(p.L * 2 * R, exec);
@@ -621,8 +635,7 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   p.rd.assign(std::size_t(p.solved * n) * p.M, T(0));
   p.ru.assign(std::size_t(p.solved * n) * p.M, T(0));
   if (p.solved > 0) {
-    BlockTridiagonalOptions o = options.local;
-    o.periodic = options.periodic;
+    BlockTridiagonalOptions o = local_options(options);
     o.kernel = BlockKernel::automatic;
     p.reduced.emplace(Executor::host(), BlockContiguous{p.M, n, p.solved}, o);
   }
@@ -655,7 +668,7 @@ void DistributedBlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const
   }
   // Device memory with device_passes = false: through the host mirrors (u's mirror keeps whatever lies between the
   // layout's values, so the copy back writes nothing the layout does not own differently).
-  cuda_backend::set_device(p.exec.device());
+  cuda_backend::DeviceGuard device_guard(p.exec.device());
   const std::size_t bb = p.ha.size() * sizeof(T), vb = p.hd.size() * sizeof(T);
   const double t0 = now();
   detail::copy_bytes(p.ha.data(), MemorySpace::host, bands.a, MemorySpace::device, bb, p.exec.stream());

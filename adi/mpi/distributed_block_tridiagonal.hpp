@@ -45,7 +45,13 @@ struct DistributedBlockOptions {
   // allgather or alltoall (pcr is not offered for blocks: it throws Unsupported);
   // automatic compares the two with the axis's measured network model.
   ReducedStrategy strategy = ReducedStrategy::automatic;
-  BlockTridiagonalOptions local{};  // the single-device plan (unsplit axis) and the reduced solve's tolerance
+  // As BlockTridiagonalOptions (formerly the nested `local` options): the kernel of the
+  // single-device plan of an unsplit axis (the reduced systems always take the automatic one),
+  // pivot checking, and the relative pivot tolerance of adi/base/pivot.hpp (also the local
+  // passes' and the reduced solve's; 0: 16 machine epsilons of T).
+  BlockKernel kernel = BlockKernel::automatic;
+  bool check_pivots = true;
+  double pivot_tolerance = 0;
   // Device executor, split axis: the local passes on the GPU (true) or, false, A, B, C, d
   // and u copied whole through host mirrors and the passes run on the host (every solve
   // pays the full PCIe round trip). Off by default until the device passes have run on a

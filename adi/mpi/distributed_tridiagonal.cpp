@@ -284,7 +284,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   if (p.P == 1) {
     try {
       p.local.emplace(exec, BoxLines{local, axis},
-                      TridiagonalOptions{options.periodic, options.local_kernel, options.check_pivots});
+                      TridiagonalOptions{options.periodic, options.kernel, options.check_pivots});
     } catch (const Error& e) {
       err = e.what();
     }

@@ -70,8 +70,8 @@ enum class ReducedSolveSite {
 struct DistributedOptions {
   bool periodic = false;  // the global lines are cyclic (the process grid axis need not be periodic)
   ReducedStrategy strategy = ReducedStrategy::automatic;
-  Kernel local_kernel = Kernel::automatic;  // used when the axis is not split
-  bool check_pivots = true;                 // zero / non-finite pivots throw SingularSystem (on every rank)
+  Kernel kernel = Kernel::automatic;  // the single-device plan of an unsplit axis (formerly local_kernel)
+  bool check_pivots = true;           // zero / non-finite pivots throw SingularSystem (on every rank)
   // Device plans of a split axis: sub-segments per line segment, one GPU thread each (see
   // solvers/cuda/partition_local_passes.hpp). 0: enough for ~256K threads; 1: one thread per line.
   // Capped at m/2 (>= 2 rows per sub-segment).

@@ -543,7 +543,7 @@ adi_status adi_variable_solve_f64(adi_variable_plan* plan, const double* a, cons
 // ----- Cholesky -------------------------------------------------------------------------
 
 adi_status adi_cholesky_plan_create(const adi_executor* executor, int32_t precision, const int32_t* sizes,
-                                    int64_t count, const int64_t* offsets, int32_t report_failure,
+                                    int64_t count, const int64_t* offsets, int32_t check_pivots,
                                     adi_cholesky_plan** out) {
   constexpr const char* who = "adi_cholesky_plan_create";
   return create(out, who, [&](adi_cholesky_plan& h) {
@@ -552,7 +552,7 @@ adi_status adi_cholesky_plan_create(const adi_executor* executor, int32_t precis
     require_precision(precision, who);
     h.batch.emplace(exec, adi::BatchSizes{sizes, count});
     adi::CholeskyOptions opt;
-    opt.throw_on_failure = report_failure != 0;
+    opt.check_pivots = check_pivots != 0;
     emplace(h, precision, *h.batch, adi::CompactBatch{offsets}, opt);
   });
 }
@@ -612,10 +612,11 @@ adi_status adi_large_plan_create(const adi_executor* executor, int32_t precision
   });
 }
 adi_status adi_large_plan_destroy(adi_large_plan* plan) { return destroy(plan); }
-const char* adi_large_plan_variant(const adi_large_plan* plan) {
+const char* adi_large_plan_kernel(const adi_large_plan* plan) {
   if (!plan) return nullptr;
-  return visit_plan(*plan, [](const auto& p) { return adi::large_variant_name(p.variant()); });
+  return visit_plan(*plan, [](const auto& p) { return adi::large_kernel_name(p.kernel()); });
 }
+const char* adi_large_plan_variant(const adi_large_plan* plan) { return adi_large_plan_kernel(plan); }
 
 namespace {
 template <class T>

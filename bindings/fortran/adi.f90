@@ -787,16 +787,19 @@ contains
   ! ----- Cholesky -----------------------------------------------------------------------
 
   !> Matrices of sizes(s) x sizes(s), column-major, one after the other.
-  !> report_failure: factor returns ADI_ERROR_SINGULAR_SYSTEM for a non-SPD matrix.
-  integer function cholesky_create(this, ex, sizes, precision, report_failure) result(st)
+  !> check_pivots: factor returns ADI_ERROR_SINGULAR_SYSTEM for a non-SPD matrix (the name of
+  !> the option in every family; report_failure, its former name, still works this release).
+  integer function cholesky_create(this, ex, sizes, precision, check_pivots, report_failure) result(st)
     class(adi_cholesky_plan), intent(inout) :: this
     type(adi_executor), intent(in) :: ex
     integer(c_int32_t), intent(in) :: sizes(:)
     integer, intent(in), optional :: precision
-    logical, intent(in), optional :: report_failure
+    logical, intent(in), optional :: check_pivots, report_failure
+    integer(c_int32_t) :: check
     call this%destroy()
+    check = max(flag(check_pivots), flag(report_failure))
     st = c_cholesky_plan_create(ex%h, int(prec_of(precision), c_int32_t), sizes, int(size(sizes), c_int64_t), &
-                                c_null_ptr, flag(report_failure), this%h)
+                                c_null_ptr, check, this%h)
   end function
   integer function cholesky_factor_d(this, a, info) result(st)
     class(adi_cholesky_plan), intent(inout) :: this

@@ -12,6 +12,18 @@ from ._tridiagonal import _PlanCache
 _cache = _PlanCache(limit=32)
 
 
+def _renamed(old: str, old_value: Any, new: str, value: Any) -> Any:
+    """The value of keyword ``new``, or of its former spelling ``old`` (kept for one release,
+    with a DeprecationWarning) when the caller still passes that."""
+    if old_value is None:
+        return value
+    import warnings
+
+    warnings.warn(f"the keyword '{old}' is now '{new}' (the same option name in every plan family)",
+                  DeprecationWarning, stacklevel=3)
+    return old_value
+
+
 # --- block tridiagonal ----------------------------------------------------------------
 
 def _block_layout(vshape, vstrides, bstrides) -> Optional[Tuple[Tuple[int, int, int, int], List[Tuple[int, int]]]]:
@@ -147,18 +159,22 @@ class VariableTridiagonalPlan:
     ``sum(sizes[:s])``. Sizes may be 0. Built once per batch; ``solve`` allocates nothing."""
 
     def __init__(self, sizes: Sequence[int], dtype: Any = np.float64, *, periodic: bool = False,
-                 method: str = "automatic", check_pivots: bool = True, device: str = "cpu", stream: int = 0) -> None:
+                 kernel: str = "automatic", check_pivots: bool = True, device: str = "cpu", stream: int = 0,
+                 method: Optional[str] = None) -> None:
         from ._tridiagonal import _parse_device
+
+        kernel = _renamed("method", method, "kernel", kernel)
 
         self.sizes = _sizes_array(sizes)
         self.dtype = np.dtype(dtype)
         self.device = _parse_device(device)
-        self._plan = _core.VariableTridiagonalPlan(self.sizes, self.dtype.name, self.device, stream, periodic, method,
+        self._plan = _core.VariableTridiagonalPlan(self.sizes, self.dtype.name, self.device, stream, periodic, kernel,
                                                    check_pivots)
 
     @property
-    def method(self) -> str:
-        return str(self._plan.method)
+    def kernel(self) -> str:
+        """The kernel the plan runs (``adi::variable_kernel_name``)."""
+        return str(self._plan.kernel)
 
     @property
     def total(self) -> int:
@@ -189,14 +205,16 @@ class VariableTridiagonalPlan:
 
 
 def solve_variable_tridiagonal(a: Systems, b: Systems, c: Systems, d: Systems, sizes: Optional[Sequence[int]] = None,
-                               *, periodic: bool = False, method: str = "automatic",
-                               check_pivots: bool = True) -> Any:
+                               *, periodic: bool = False, kernel: str = "automatic",
+                               check_pivots: bool = True, method: Optional[str] = None) -> Any:
     """Solves tridiagonal systems of different sizes (cuThomasVBatch, adi/variable_tridiagonal.hpp).
 
     Either packed 1-D arrays with ``sizes`` (returns the packed solution), or lists of 1-D
     arrays, one per system (``sizes`` None; returns a list; the lists are packed by a copy).
     Rows as in :func:`solve_tridiagonal`; periodic systems couple their own ends.
+    ``kernel``: ``"automatic"``, ``"reference"`` or ``"stop_at_size"`` (CompactBatch).
     """
+    kernel = _renamed("method", method, "kernel", kernel)
     if sizes is None:
         if not isinstance(d, (list, tuple)):
             raise InvalidArgumentError("sizes: pass the system sizes with packed arrays, or lists of arrays")
@@ -204,18 +222,18 @@ def solve_variable_tridiagonal(a: Systems, b: Systems, c: Systems, d: Systems, s
         packed = [np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in y]) if len(y) else np.empty(0)
                   for y in (a, b, c, d)]
         dtype = _arrays.result_dtype(*(np.asarray(x).dtype for y in (a, b, c, d) for x in y)) if len(d) else np.float64
-        plan = _variable_plan(sizes, dtype, periodic, method, check_pivots, -1)
+        plan = _variable_plan(sizes, dtype, periodic, kernel, check_pivots, -1)
         u = plan.solve(*(p.astype(dtype) for p in packed))
         return np.split(u, np.cumsum(sizes)[:-1]) if len(sizes) else []
     lib = _arrays.library_of(d)
     dtype = _arrays.result_dtype(*(lib.view(lib.asarray(x)).dtype for x in (a, b, c, d)))
-    return _variable_plan(sizes, dtype, periodic, method, check_pivots, lib.device, lib.stream()).solve(a, b, c, d)
+    return _variable_plan(sizes, dtype, periodic, kernel, check_pivots, lib.device, lib.stream()).solve(a, b, c, d)
 
 
-def _variable_plan(sizes, dtype, periodic, method, check_pivots, device, stream=0) -> VariableTridiagonalPlan:
+def _variable_plan(sizes, dtype, periodic, kernel, check_pivots, device, stream=0) -> VariableTridiagonalPlan:
     s = _sizes_array(sizes)
-    key = ("variable", s.tobytes(), np.dtype(dtype).name, device, stream, periodic, method, check_pivots)
-    return _cache.get(key, lambda: VariableTridiagonalPlan(s, dtype, periodic=periodic, method=method,
+    key = ("variable", s.tobytes(), np.dtype(dtype).name, device, stream, periodic, kernel, check_pivots)
+    return _cache.get(key, lambda: VariableTridiagonalPlan(s, dtype, periodic=periodic, kernel=kernel,
                                                            check_pivots=check_pivots,
                                                            device="cpu" if device < 0 else f"cuda:{device}",
                                                            stream=stream))
@@ -230,17 +248,21 @@ class BatchedCholeskyPlan:
     ``info = plan.factor(A)`` factors in place (L in the lower triangle; ``info[s] = j+1``
     for a matrix not positive definite at column j, LAPACK's convention);
     ``plan.solve(L, B, nrhs)`` overwrites the packed right-hand sides B (``sizes[s]*nrhs``
-    values each, column-major) with the solutions.
+    values each, column-major) with the solutions. ``check_pivots=True`` makes ``factor``
+    raise :class:`SingularSystemError` (``.system`` the matrix, ``.row`` its column) for the
+    first matrix that is not positive definite (formerly ``throw_on_failure``).
     """
 
     def __init__(self, sizes: Sequence[int], dtype: Any = np.float64, *, device: str = "cpu",
-                 throw_on_failure: bool = False) -> None:
+                 check_pivots: bool = False, throw_on_failure: Optional[bool] = None) -> None:
         from ._tridiagonal import _parse_device
+
+        check_pivots = _renamed("throw_on_failure", throw_on_failure, "check_pivots", check_pivots)
 
         self.sizes = _sizes_array(sizes)
         self.dtype = np.dtype(dtype)
         self.device = _parse_device(device)
-        self._plan = _core.BatchedCholeskyPlan(self.sizes, self.dtype.name, self.device, 0, throw_on_failure)
+        self._plan = _core.BatchedCholeskyPlan(self.sizes, self.dtype.name, self.device, 0, bool(check_pivots))
         s = self.sizes.astype(np.int64)
         self.matrix_values = int((s * s).sum())
 
@@ -290,7 +312,7 @@ def cholesky_solve(matrices: Sequence[Any], rhs: Sequence[Any]) -> List[np.ndarr
     nrhs = max([x.shape[1] if x.ndim == 2 else 1 for x in rhs_] + [1])
     if any((x.shape[1] if x.ndim == 2 else 1) != nrhs for x in rhs_):
         raise InvalidArgumentError("rhs: every right-hand side needs the same number of columns")
-    plan = BatchedCholeskyPlan(sizes, dtype, throw_on_failure=True)
+    plan = BatchedCholeskyPlan(sizes, dtype, check_pivots=True)
     a = np.concatenate([m.astype(dtype).ravel(order="F") for m in mats]) if mats else np.empty(0, dtype)
     b = np.concatenate([x.astype(dtype).reshape(x.shape[0], nrhs).ravel(order="F") for x in rhs_]) if mats else a
     plan.factor(a)

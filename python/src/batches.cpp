@@ -81,21 +81,24 @@ VariableBatchPlan batch_from(const Executor& exec, py::array_t<int, py::array::c
   return VariableBatchPlan(exec, BatchSizes{sizes.data(), static_cast<index_t>(sizes.size())});
 }
 
-VariableMethod method_from(const std::string& name) {
-  for (auto m : {VariableMethod::automatic, VariableMethod::reference, VariableMethod::padded,
-                 VariableMethod::stop_at_size, VariableMethod::sorted})
-    if (name == method_name(m)) return m;
-  throw InvalidArgument("method = '" + name + "' is not one of automatic, reference, padded, stop_at_size, sorted");
+// The names of variable_kernel_name, with or without their "(CP)" / "(NCP)" tail.
+VariableKernel variable_kernel_from(const std::string& name) {
+  for (auto k : {VariableKernel::automatic, VariableKernel::reference, VariableKernel::padded,
+                 VariableKernel::stop_at_size, VariableKernel::sorted}) {
+    const std::string full = variable_kernel_name(k);
+    if (name == full || name == full.substr(0, full.find(' '))) return k;
+  }
+  throw InvalidArgument("kernel = '" + name + "' is not one of automatic, reference, padded, stop_at_size, sorted");
 }
 
 class AnyVariablePlan {
  public:
   AnyVariablePlan(py::array_t<int, py::array::c_style | py::array::forcecast> sizes, const std::string& dtype,
-                  int device, std::uintptr_t stream, bool periodic, const std::string& method, bool check_pivots)
+                  int device, std::uintptr_t stream, bool periodic, const std::string& kernel, bool check_pivots)
       : batch_(batch_from(make_executor(device, stream), sizes)) {
     VariableTridiagonalOptions o;
     o.periodic = periodic;
-    o.method = method_from(method);
+    o.kernel = variable_kernel_from(kernel);
     o.check_pivots = check_pivots;
     plan_ = make_plan<VariableTridiagonalPlan>(precision_from(dtype), batch_, CompactBatch{}, o);
   }
@@ -111,8 +114,8 @@ class AnyVariablePlan {
   index_t span() const {
     return std::visit([](const auto& p) { return p->span(); }, plan_);
   }
-  std::string method() const {
-    return std::visit([](const auto& p) { return std::string(method_name(p->method())); }, plan_);
+  std::string kernel() const {
+    return std::visit([](const auto& p) { return std::string(variable_kernel_name(p->kernel())); }, plan_);
   }
 
  private:
@@ -123,10 +126,10 @@ class AnyVariablePlan {
 class AnyCholeskyPlan {
  public:
   AnyCholeskyPlan(py::array_t<int, py::array::c_style | py::array::forcecast> sizes, const std::string& dtype,
-                  int device, std::uintptr_t stream, bool throw_on_failure)
+                  int device, std::uintptr_t stream, bool check_pivots)
       : batch_(batch_from(make_executor(device, stream), sizes)) {
     CholeskyOptions o;
-    o.throw_on_failure = throw_on_failure;
+    o.check_pivots = check_pivots;
     plan_ = make_plan<BatchedCholeskyPlan>(precision_from(dtype), batch_, CompactBatch{}, o);
   }
   void factor(std::uintptr_t a, std::uintptr_t info) {
@@ -174,16 +177,16 @@ void bind_batches(py::module_& m) {
       .def(py::init<py::array_t<int, py::array::c_style | py::array::forcecast>, const std::string&, int,
                     std::uintptr_t, bool, const std::string&, bool>(),
            py::arg("sizes"), py::arg("dtype"), py::arg("device") = -1, py::arg("stream") = 0,
-           py::arg("periodic") = false, py::arg("method") = "automatic", py::arg("check_pivots") = true)
+           py::arg("periodic") = false, py::arg("kernel") = "automatic", py::arg("check_pivots") = true)
       .def("solve", &AnyVariablePlan::solve, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"), py::arg("u"))
       .def_property_readonly("span", &AnyVariablePlan::span)
-      .def_property_readonly("method", &AnyVariablePlan::method);
+      .def_property_readonly("kernel", &AnyVariablePlan::kernel);
   py::class_<AnyCholeskyPlan>(m, "BatchedCholeskyPlan",
                               "adi::BatchedCholeskyPlan, CompactBatch layout (column-major matrices back to back).")
       .def(py::init<py::array_t<int, py::array::c_style | py::array::forcecast>, const std::string&, int,
                     std::uintptr_t, bool>(),
            py::arg("sizes"), py::arg("dtype"), py::arg("device") = -1, py::arg("stream") = 0,
-           py::arg("throw_on_failure") = false)
+           py::arg("check_pivots") = false)
       .def("factor", &AnyCholeskyPlan::factor, py::arg("a"), py::arg("info"))
       .def("solve", &AnyCholeskyPlan::solve, py::arg("l"), py::arg("b"), py::arg("nrhs"), py::arg("info"))
       .def_property_readonly("kernels", &AnyCholeskyPlan::kernels);

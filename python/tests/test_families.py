@@ -111,6 +111,24 @@ def test_variable_errors():
     assert e.value.system == 1
 
 
+def test_variable_kernel_option():
+    # The algorithm is `kernel` in every family (issue 15); `method` still works, with a warning.
+    sizes = [4, 6, 0, 5]
+    a, c = (np.full(sum(sizes), -1.0) for _ in range(2))
+    b, d = np.full(sum(sizes), 4.0), np.ones(sum(sizes))
+    plan = adi.VariableTridiagonalPlan(sizes, kernel="stop_at_size")
+    assert plan.kernel.startswith("stop_at_size")
+    ref = adi.VariableTridiagonalPlan(sizes, kernel="reference").solve(a, b, c, d)
+    np.testing.assert_allclose(plan.solve(a, b, c, d), ref, rtol=1e-14)
+    with pytest.warns(DeprecationWarning, match="kernel"):
+        old = adi.VariableTridiagonalPlan(sizes, method="reference")
+    assert old.kernel == "reference"
+    u = adi.solve_variable_tridiagonal(a, b, c, d, sizes, kernel="reference")
+    np.testing.assert_allclose(u, ref, rtol=1e-14)
+    with pytest.raises(adi.InvalidArgumentError, match="kernel"):
+        adi.VariableTridiagonalPlan(sizes, kernel="fastest")
+
+
 # --- batched Cholesky ------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["fp32", "fp64"])
@@ -136,6 +154,13 @@ def test_cholesky_not_positive_definite():
     a = np.concatenate([x.ravel(order="F") for x in m])
     info = plan.factor(a)
     assert list(info) == [0, 2]
+    # check_pivots (was throw_on_failure): the factor raises, naming matrix and column.
+    checked = adi.BatchedCholeskyPlan([3, 2], check_pivots=True)
+    with pytest.raises(adi.SingularSystemError) as e:
+        checked.factor(np.concatenate([x.ravel(order="F") for x in m]))
+    assert (e.value.system, e.value.row) == (1, 1)
+    with pytest.warns(DeprecationWarning, match="check_pivots"):
+        adi.BatchedCholeskyPlan([3, 2], throw_on_failure=True)
 
 
 # --- Hines ------------------------------------------------------------------------------

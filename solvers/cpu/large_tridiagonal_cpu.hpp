@@ -11,7 +11,7 @@
 namespace adi::cpu::large {
 
 struct Settings {
-  LargeVariant variant = LargeVariant::partition;  // never automatic here
+  LargeKernel variant = LargeKernel::partition;  // never automatic here
   int k = 1;                                       // PCR levels (pcr_* variants)
   bool periodic = false;
   double tolerance = 0;  // relative pivot tolerance (thomas, partition)

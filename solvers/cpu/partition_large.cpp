@@ -419,13 +419,13 @@ template Failure partition_solve<double>(const Settings&, const System<double>&,
 }  // namespace detail
 
 std::size_t workspace_bytes(const Settings& s, index_t n, std::size_t vs) {
-  return s.variant == LargeVariant::partition ? detail::partition_workspace_bytes(s, n, vs)
+  return s.variant == LargeKernel::partition ? detail::partition_workspace_bytes(s, n, vs)
                                               : detail::pcr_workspace_bytes(s, n, vs);
 }
 
 template <class T>
 Failure solve(const Settings& s, const System<T>& sys, void* workspace) {
-  return s.variant == LargeVariant::partition ? detail::partition_solve<T>(s, sys, workspace)
+  return s.variant == LargeKernel::partition ? detail::partition_solve<T>(s, sys, workspace)
                                               : detail::pcr_solve<T>(s, sys, workspace);
 }
 

@@ -202,7 +202,7 @@ Failure pcr_core(const Settings& s, const CBands4<T>& in, T* u, index_t n, Carve
     return f;
   };
 
-  if (s.variant == LargeVariant::shuffled_pcr_thomas) {
+  if (s.variant == LargeKernel::shuffled_pcr_thomas) {
     // SP+T: after level j the rows of residue bitrev_j(q) mod 2^j form block q.
     CBands4<T> cur = in;
     int dst = 0;
@@ -250,7 +250,7 @@ Failure pcr_core(const Settings& s, const CBands4<T>& in, T* u, index_t n, Carve
   // P+T and P+TO: levels at distance 2^(j-1) on the whole system.
   CBands4<T> cur = in;
   int dst = 0;
-  const bool overlapped = s.variant == LargeVariant::pcr_thomas_overlapped;
+  const bool overlapped = s.variant == LargeKernel::pcr_thomas_overlapped;
   for (int j = 1; j <= k; ++j) {
     const index_t dist = index_t(1) << (j - 1);
     const bool last_fused = overlapped && j == k;
@@ -314,7 +314,7 @@ Failure thomas_one_core(const Settings& s, const System<T>& sys, Carver ws) {
 
 std::size_t pcr_workspace_bytes(const Settings& s, index_t n, std::size_t vs) {
   const std::size_t arr = rounded(static_cast<std::size_t>(n) * vs);
-  if (s.variant == LargeVariant::thomas) return (s.periodic ? 2 : 1) * arr;
+  if (s.variant == LargeKernel::thomas) return (s.periodic ? 2 : 1) * arr;
   if (s.periodic && n <= 2) return 2 * arr;
   return core_bytes(s, n, vs) + (s.periodic ? 2 * arr : 0);
 }
@@ -323,7 +323,7 @@ template <class T>
 Failure pcr_solve(const Settings& s, const System<T>& sys, void* workspace) {
   Carver ws{static_cast<char*>(workspace)};
   const index_t n = sys.n;
-  if (s.variant == LargeVariant::thomas || (s.periodic && n <= 2)) return thomas_one_core(s, sys, ws);
+  if (s.variant == LargeKernel::thomas || (s.periodic && n <= 2)) return thomas_one_core(s, sys, ws);
   const CBands4<T> in{sys.a, sys.b, sys.c, sys.d};
   if (!s.periodic) return pcr_core(s, in, sys.u, n, ws);
 

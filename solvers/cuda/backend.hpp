@@ -12,6 +12,7 @@
 #include "adi/base/layout.hpp"
 #include "adi/base/tridiagonal_types.hpp"
 #include "adi/base/variable_layout.hpp"
+#include "solvers/cuda/device_guard.hpp"
 #include "solvers/cuda/kernel_list.hpp"
 
 namespace adi::cuda_backend {
@@ -21,32 +22,7 @@ ADI_CUDA_KERNELS_BEGIN
 ADI_CUDA_KERNEL_OR(return false;, bool compiled())
 // 0 on any CUDA error (no driver, no device)
 ADI_CUDA_KERNEL_OR(return 0;, int device_count())
-ADI_CUDA_KERNEL(void set_device(int device))
-ADI_CUDA_KERNEL(int current_device())
-// Selects `device` for its lifetime and restores the caller's current device afterwards,
-// so that a plan never leaves its caller on another GPU. `select` false: does nothing
-// (host paths of a function that may run on either).
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device, bool select = true) : active_(select) {
-    if (!active_) return;
-    previous_ = current_device();
-    if (previous_ != device) set_device(device);
-    else active_ = false;
-  }
-  ~DeviceGuard() {
-    if (active_) try {
-        set_device(previous_);
-      } catch (...) {  // never throw from a destructor; the next call reports the device error
-      }
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  bool active_;
-  int previous_ = 0;
-};
+// set_device, current_device and the scoped DeviceGuard: solvers/cuda/device_guard.hpp
 // throws DeviceError
 ADI_CUDA_KERNEL(void* allocate(std::size_t bytes, int device))
 ADI_CUDA_KERNEL_OR(, void deallocate(void* p) noexcept)

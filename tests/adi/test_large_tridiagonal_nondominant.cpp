@@ -31,7 +31,7 @@ namespace {
 namespace tl = adi::test_large;
 using adi::LargeTridiagonalOptions;
 using adi::LargeTridiagonalPlan;
-using adi::LargeVariant;
+using adi::LargeKernel;
 
 // Gaussian elimination with partial pivoting on a tridiagonal system (gtsv): returns
 // false on an exactly singular matrix. Rows as in adi: a[i] u[i-1] + b[i] u[i] + c[i] u[i+1].
@@ -140,20 +140,20 @@ TYPED_TEST(LargeNonDominant, SpdSystemsMatchThePivotingSolver) {
     if (n >= 1000) EXPECT_GT(non_dominant_rows(p), n / 10) << "the test system should be far from dominant";
     const double tol = pivoting_yardstick(p);
     struct Run {
-      LargeVariant v;
+      LargeKernel v;
       int k;
     };
-    for (const Run r : {Run{LargeVariant::automatic, -1}, Run{LargeVariant::thomas, -1},
-                        Run{LargeVariant::partition, -1}, Run{LargeVariant::pcr_thomas, 1},
-                        Run{LargeVariant::pcr_thomas, 3}, Run{LargeVariant::pcr_thomas_overlapped, 2},
-                        Run{LargeVariant::shuffled_pcr_thomas, 3}}) {
+    for (const Run r : {Run{LargeKernel::automatic, -1}, Run{LargeKernel::thomas, -1},
+                        Run{LargeKernel::partition, -1}, Run{LargeKernel::pcr_thomas, 1},
+                        Run{LargeKernel::pcr_thomas, 3}, Run{LargeKernel::pcr_thomas_overlapped, 2},
+                        Run{LargeKernel::shuffled_pcr_thomas, 3}}) {
       LargeTridiagonalOptions o;
-      o.variant = r.v;
+      o.kernel = r.v;
       o.pcr_levels = r.k;
       std::vector<T> u(n, std::numeric_limits<T>::quiet_NaN());
       LargeTridiagonalPlan<T>(host, n, 1, 0, o).solve(adi::Bands<T>{p.a.data(), p.b.data(), p.c.data()}, p.d.data(),
                                                       u.data());
-      EXPECT_LE(tl::rel_error(p.x, u.data(), n), tol) << adi::large_variant_name(r.v) << " k=" << r.k << " n=" << n;
+      EXPECT_LE(tl::rel_error(p.x, u.data(), n), tol) << adi::large_kernel_name(r.v) << " k=" << r.k << " n=" << n;
     }
     if (adi::Executor::cuda_available()) {
       const adi::Executor dev = adi::Executor::cuda();
@@ -181,9 +181,9 @@ TYPED_TEST(LargeNonDominant, InterchangeNeededIsReported) {
   std::vector<long double> x;
   double yard = 0;
   auto expect_row = [&](const tl::Problem<T>& p, std::int64_t row, double tolerance, const adi::Executor& ex,
-                        LargeVariant v) {
+                        LargeKernel v) {
     LargeTridiagonalOptions o;
-    o.variant = v;
+    o.kernel = v;
     o.pcr_levels = 2;
     o.pivot_tolerance = tolerance;
     o.pivoting = adi::Pivoting::none;  // the non-pivoting solvers' report (automatic would pivot)
@@ -204,11 +204,11 @@ TYPED_TEST(LargeNonDominant, InterchangeNeededIsReported) {
       // The partition eliminates towards each chunk's first and last rows, which become
       // the interface unknowns: a zero there is no pivot of its, and the answer must be
       // right. Every other variant eliminates row by row and must refuse.
-      if (v == LargeVariant::partition) {
+      if (v == LargeKernel::partition) {
         if (!ex.is_host()) u.copy_to_host(hu.data());
         EXPECT_LE(tl::rel_error(x, hu.data(), n), yard) << "partition on " << ex.name() << " without SingularSystem";
       } else {
-        ADD_FAILURE() << adi::large_variant_name(v) << " on " << ex.name() << ": no SingularSystem for row " << row;
+        ADD_FAILURE() << adi::large_kernel_name(v) << " on " << ex.name() << ": no SingularSystem for row " << row;
       }
     } catch (const adi::SingularSystem& e) {
       // The host names the row; the device names it, or a row of the same chunk when the
@@ -218,7 +218,7 @@ TYPED_TEST(LargeNonDominant, InterchangeNeededIsReported) {
       ASSERT_NE(at, std::string::npos) << w;
       const long long got = std::stoll(w.substr(at + 4));
       if (ex.is_host())
-        EXPECT_EQ(got, row) << adi::large_variant_name(v) << ": " << w;
+        EXPECT_EQ(got, row) << adi::large_kernel_name(v) << ": " << w;
       else
         EXPECT_LE(std::llabs(got - row), 32) << w;
     }
@@ -232,9 +232,9 @@ TYPED_TEST(LargeNonDominant, InterchangeNeededIsReported) {
   yard = pivoting_yardstick(p);
   x = p.x;
   for (const adi::Executor& ex : execs)
-    for (LargeVariant v : {LargeVariant::thomas, LargeVariant::partition, LargeVariant::pcr_thomas,
-                           LargeVariant::pcr_thomas_overlapped, LargeVariant::shuffled_pcr_thomas})
-      if (ex.is_host() || v == LargeVariant::partition) expect_row(p, 0, 0.0, ex, v);
+    for (LargeKernel v : {LargeKernel::thomas, LargeKernel::partition, LargeKernel::pcr_thomas,
+                           LargeKernel::pcr_thomas_overlapped, LargeKernel::shuffled_pcr_thomas})
+      if (ex.is_host() || v == LargeKernel::partition) expect_row(p, 0, 0.0, ex, v);
 
   // A tiny pivot inside (row r: |b| = 1e-6 of its row, no coupling to the row above, so
   // the pivot is b[r] in every downward sweep): gtsv interchanges rows r and r+1; the
@@ -248,21 +248,21 @@ TYPED_TEST(LargeNonDominant, InterchangeNeededIsReported) {
   yard = pivoting_yardstick(q);
   x = q.x;
   for (const adi::Executor& ex : execs)
-    for (LargeVariant v : {LargeVariant::thomas, LargeVariant::partition})
-      if (ex.is_host() || v == LargeVariant::partition) expect_row(q, r, 1e-3, ex, v);
+    for (LargeKernel v : {LargeKernel::thomas, LargeKernel::partition})
+      if (ex.is_host() || v == LargeKernel::partition) expect_row(q, r, 1e-3, ex, v);
 
   // With the default pivoting (automatic) both systems are solved, to the pivoting
   // solver's accuracy (docs/pivoting.md), on the host by the variants that check growth.
   for (tl::Problem<T>* s : {&p, &q}) {
     const double y = pivoting_yardstick(*s);
-    for (LargeVariant v : {LargeVariant::thomas, LargeVariant::partition}) {  // pcr_*: zero pivots only
+    for (LargeKernel v : {LargeKernel::thomas, LargeKernel::partition}) {  // pcr_*: zero pivots only
       LargeTridiagonalOptions o;
-      o.variant = v;
+      o.kernel = v;
       o.pcr_levels = 2;
       std::vector<T> hu(n);
       LargeTridiagonalPlan<T>(adi::Executor::host(2), n, 1, 0, o)
           .solve(adi::Bands<T>{s->a.data(), s->b.data(), s->c.data()}, s->d.data(), hu.data());
-      EXPECT_LE(tl::rel_error(s->x, hu.data(), n), y) << adi::large_variant_name(v) << " with pivoting automatic";
+      EXPECT_LE(tl::rel_error(s->x, hu.data(), n), y) << adi::large_kernel_name(v) << " with pivoting automatic";
     }
   }
 }

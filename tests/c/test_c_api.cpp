@@ -693,7 +693,7 @@ TYPED_TEST(CApiTyped, CholeskyFactorSolveAndFailure) {
       EXPECT_NEAR(r, 0, 100 * tol<T>()) << "matrix " << s << " row " << i;
     }
   }
-  // Matrix 3 not positive definite at column 4: info, and with report_failure the status.
+  // Matrix 3 not positive definite at column 4: info, and with check_pivots the status.
   std::vector<T> C = A0;
   C[off[3] + 4 + 4 * 17] = T(-50);
   std::vector<T> C2 = C;
@@ -718,7 +718,7 @@ TYPED_TEST(CApiTyped, LargeSystem) {
     const int64_t n = 100003;
     LargePlan plan;
     ASSERT_OK(adi_large_plan_create(ex, precision<T>(), n, 2, n + 5, periodic, plan.out()));
-    EXPECT_NE(adi_large_plan_variant(plan), nullptr);
+    EXPECT_NE(adi_large_plan_kernel(plan), nullptr);
     const int64_t span = n + 5 + n;
     std::vector<T> a(span, T(-1)), b(span, T(3)), c(span, T(-1)), d(span), u(span, nan<T>());
     for (int64_t k = 0; k < span; ++k) d[k] = T(std::cos(0.001 * double(k)));

@@ -197,6 +197,12 @@ contains
     call check(p%solve(store, x, 1) == ADI_SUCCESS, 'Cholesky solve')
     call check(maxval(abs(matmul(M1, x(1:4)) - rhs(1:4))) < 1d-12 .and. &
                maxval(abs(matmul(M2, x(5:10)) - rhs(5:10))) < 1d-12, 'Cholesky residual')
+    ! check_pivots (the option's name in every family): matrix 1 (0-based) fails at column 2.
+    store(1:16) = reshape(M1, [16]); store(17:52) = reshape(M2, [36])
+    store(16 + 2*6 + 3) = -1d0
+    call check(p%create(ex, sizes, check_pivots=.true.) == ADI_SUCCESS, 'Cholesky plan, check_pivots')
+    call check(p%factor(store) == ADI_ERROR_SINGULAR_SYSTEM, 'Cholesky check_pivots reports')
+    call check(adi_error_system() == 1 .and. adi_error_row() == 2, 'Cholesky failure names matrix and column')
   end subroutine
 
   subroutine hines()

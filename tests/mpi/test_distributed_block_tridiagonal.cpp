@@ -271,9 +271,12 @@ void singular_block_on_one_rank(bool device, bool device_passes = false) {
                    SingularSystem)
           << "device, " << strategy_name(s) << (device_passes ? ", device passes" : ", host mirrors");
     } else {
-      EXPECT_THROW(plan.solve(BlockBands<double>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data()),
-                   SingularSystem)
-          << strategy_name(s);
+      try {
+        plan.solve(BlockBands<double>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data());
+        ADD_FAILURE() << "no SingularSystem, " << strategy_name(s);
+      } catch (const SingularSystem& e) {
+        EXPECT_EQ(e.system(), 0) << strategy_name(s) << ": " << e.what();  // the line (point 1 of line 0)
+      }
     }
     EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
   }
@@ -314,6 +317,18 @@ TEST(DistributedBlockTridiagonal, BadInputOnEveryRank) {
   EXPECT_THROW(DistributedBlockTridiagonalPlan<double>(procs, Axis::x, Executor::host(), to_block_lines(cm)),
                Unsupported);
   EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+  // pivot_tolerance: validated as in every family (adi/base/pivot.hpp), on every rank.
+  for (double bad : {-0.5, 1.0, std::numeric_limits<double>::quiet_NaN()}) {
+    DistributedBlockOptions t;
+    t.pivot_tolerance = bad;
+    try {
+      DistributedBlockTridiagonalPlan<double>(procs, Axis::x, Executor::host(), lines(3, 4), t);
+      ADD_FAILURE() << "pivot_tolerance = " << bad << " accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("DistributedBlockOptions: pivot_tolerance"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+  }
 }
 
 }  // namespace

@@ -93,11 +93,11 @@ T tolerance() {
 
 struct Case {
   Layout layout = Layout::padded;
-  VariableMethod method = VariableMethod::automatic;
+  VariableKernel kernel = VariableKernel::automatic;
   bool periodic = false;
   bool in_place = false;
   std::string describe() const {
-    return std::string(layout_name(layout)) + " " + method_name(method) + (periodic ? " periodic" : "") +
+    return std::string(layout_name(layout)) + " " + variable_kernel_name(kernel) + (periodic ? " periodic" : "") +
            (in_place ? " in-place" : "");
   }
 };
@@ -114,7 +114,7 @@ void run_case(const Executor& exec, const Systems<T>& sys, const Case& c, std::u
   const T nan = std::numeric_limits<T>::quiet_NaN();
   VariableTridiagonalOptions opt;
   opt.periodic = c.periodic;
-  opt.method = c.method;
+  opt.kernel = c.kernel;
 
   // Host index of element k of system s, per layout.
   std::vector<index_t> offsets(static_cast<std::size_t>(count));

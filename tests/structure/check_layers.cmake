@@ -4,7 +4,7 @@
 #     examples;
 #  3. adi/base/ includes nothing from the rest of adi/ (it is the bottom layer);
 #  4. adi/adi.hpp names every public header of adi/, adi/io/ and adi/finance/ (directly or
-#     through adi/finance/finance.hpp).
+#     through adi/finance/finance.hpp); adi/mpi/mpi.hpp every public header of adi/mpi/.
 set(problems "")
 file(GLOB_RECURSE kernel_files ${SRC}/solvers/*.hpp ${SRC}/solvers/*.cpp ${SRC}/solvers/*.cu ${SRC}/solvers/*.cuh)
 foreach(f ${kernel_files})
@@ -32,19 +32,30 @@ foreach(f ${base_files})
     endif()
   endforeach()
 endforeach()
+# Appends to `problems` every header of `headers` (paths relative to SRC) that the text
+# `umbrella` does not #include, naming the umbrella header `name`; `skip` a regex of
+# headers that need not be named.
+function(check_umbrella name umbrella headers skip)
+  set(missing "")
+  foreach(h ${headers})
+    if(h STREQUAL name OR h MATCHES "${skip}")
+      continue()
+    endif()
+    string(FIND "${umbrella}" "#include \"${h}\"" at)
+    if(at EQUAL -1)
+      string(APPEND missing "\n  ${name} does not include ${h}")
+    endif()
+  endforeach()
+  set(problems "${problems}${missing}" PARENT_SCOPE)
+endfunction()
 file(READ ${SRC}/adi/adi.hpp umbrella)
 file(READ ${SRC}/adi/finance/finance.hpp finance_umbrella)
 string(APPEND umbrella "${finance_umbrella}")
 file(GLOB public_headers RELATIVE ${SRC} ${SRC}/adi/*.hpp ${SRC}/adi/io/*.hpp ${SRC}/adi/finance/*.hpp)
-foreach(h ${public_headers})
-  if(h STREQUAL "adi/adi.hpp" OR h MATCHES "_detail\\.hpp$")
-    continue()
-  endif()
-  string(FIND "${umbrella}" "#include \"${h}\"" at)
-  if(at EQUAL -1)
-    string(APPEND problems "\n  adi/adi.hpp does not include ${h}")
-  endif()
-endforeach()
+check_umbrella("adi/adi.hpp" "${umbrella}" "${public_headers}" "_detail\\.hpp$")
+file(READ ${SRC}/adi/mpi/mpi.hpp mpi_umbrella)
+file(GLOB mpi_headers RELATIVE ${SRC} ${SRC}/adi/mpi/*.hpp)
+check_umbrella("adi/mpi/mpi.hpp" "${mpi_umbrella}" "${mpi_headers}" "^$")
 if(problems)
   message(FATAL_ERROR "layering rules broken:${problems}")
 endif()

@@ -225,14 +225,14 @@ adi_status adi_variable_solve_f64(adi_variable_plan* plan, const double* a, cons
 /* Matrix s: sizes[s] x sizes[s], column-major, at offsets[s] (NULL: back to back). */
 
 typedef struct adi_cholesky_plan adi_cholesky_plan;
-/* report_failure: a matrix that is not positive definite makes factor return
+/* check_pivots (CholeskyOptions::check_pivots): a matrix that is not positive definite makes factor return
  * ADI_ERROR_SINGULAR_SYSTEM naming the first such matrix (system) and column (row); else
  * only info reports it (LAPACK's convention, info[s] = column + 1). */
 adi_status adi_cholesky_plan_create(const adi_executor* executor, int32_t precision, const int32_t* sizes,
-                                    int64_t count, const int64_t* offsets, int32_t report_failure,
+                                    int64_t count, const int64_t* offsets, int32_t check_pivots,
                                     adi_cholesky_plan** out);
 adi_status adi_cholesky_plan_destroy(adi_cholesky_plan* plan);
-/* A_s = L_s L_s^T in place (lower triangle). info: count ints, or NULL with report_failure. */
+/* A_s = L_s L_s^T in place (lower triangle). info: count ints, or NULL with check_pivots. */
 adi_status adi_cholesky_factor_f32(adi_cholesky_plan* plan, float* a, int32_t* info);
 adi_status adi_cholesky_factor_f64(adi_cholesky_plan* plan, double* a, int32_t* info);
 /* B_s (sizes[s] x nrhs, column-major, back to back) <- A_s^{-1} B_s with the factors of
@@ -249,6 +249,9 @@ typedef struct adi_large_plan adi_large_plan;
 adi_status adi_large_plan_create(const adi_executor* executor, int32_t precision, int64_t n, int64_t count,
                                  int64_t system_stride, int32_t periodic, adi_large_plan** out);
 adi_status adi_large_plan_destroy(adi_large_plan* plan);
+/* The kernel the plan runs (a static string: "partition", ...), NULL for a NULL plan. */
+const char* adi_large_plan_kernel(const adi_large_plan* plan);
+/* Deprecated (one release): the former name of adi_large_plan_kernel. */
 const char* adi_large_plan_variant(const adi_large_plan* plan);
 adi_status adi_large_solve_f32(adi_large_plan* plan, const float* a, const float* b, const float* c,
                                const float* d, float* u);

@@ -116,7 +116,7 @@ TEST(HostCholeskyErrors, ThrowOnFailureNamesMatrixAndColumn) {
   ASSERT_EQ(b.info[31], 3);
   VariableBatchPlan batch(Executor::host(), BatchSizes{n.data(), index_t(n.size())});
   CholeskyOptions o;
-  o.throw_on_failure = true;
+  o.check_pivots = true;
   BatchedCholeskyPlan<double> plan(batch, PointerBatch{b.ld.data()}, o);
   std::vector<double*> ptr;
   for (auto& a : b.A) ptr.push_back(a.data());
@@ -165,7 +165,7 @@ TEST(HostCholeskyErrors, BadInput) {
   }
   EXPECT_THROW(plan.factor(static_cast<double* const*>(nullptr), info.data()), InvalidArgument);
   p[2] = a.data();
-  EXPECT_THROW(plan.factor(p.data(), nullptr), InvalidArgument);  // info null without throw_on_failure
+  EXPECT_THROW(plan.factor(p.data(), nullptr), InvalidArgument);  // info null without check_pivots
   EXPECT_THROW(plan.factor(a.data(), info.data()), InvalidArgument);  // compact call on a pointer plan
   std::vector<int> ldb = {3, 1, 2};  // ldb[2] < n[2]
   EXPECT_THROW(plan.solve(p.data(), p.data(), 1, ldb.data(), nullptr), InvalidArgument);

@@ -16,7 +16,7 @@
 
 namespace {
 
-using adi::LargeVariant;
+using adi::LargeKernel;
 using adi::cpu::large::Failure;
 using adi::cpu::large::Settings;
 using adi::cpu::large::System;
@@ -39,7 +39,7 @@ Failure run(const Settings& s, const tl::Problem<T>& p, std::vector<T>& u, bool 
 }
 
 std::string describe(const Settings& s, std::int64_t n, bool periodic) {
-  return std::string(adi::large_variant_name(s.variant)) + " n=" + std::to_string(n) + " k=" + std::to_string(s.k) +
+  return std::string(adi::large_kernel_name(s.variant)) + " n=" + std::to_string(n) + " k=" + std::to_string(s.k) +
          " chunk=" + std::to_string(s.chunk) + " lanes=" + std::to_string(s.lanes) + (periodic ? " periodic" : "");
 }
 
@@ -58,10 +58,10 @@ TYPED_TEST(LargeHost, PaperVariantsEverySwitchPoint) {
       const double tol = tl::bound<T>(tl::thomas_error(p, periodic));
       int log2n = 0;
       while ((std::int64_t(1) << (log2n + 1)) <= n) ++log2n;
-      for (LargeVariant v : {LargeVariant::thomas, LargeVariant::pcr_thomas, LargeVariant::pcr_thomas_overlapped,
-                             LargeVariant::shuffled_pcr_thomas})
+      for (LargeKernel v : {LargeKernel::thomas, LargeKernel::pcr_thomas, LargeKernel::pcr_thomas_overlapped,
+                             LargeKernel::shuffled_pcr_thomas})
         for (int k : {0, 1, 2, 3, 5, log2n + 1}) {
-          if (v == LargeVariant::thomas && k > 0) continue;
+          if (v == LargeKernel::thomas && k > 0) continue;
           Settings s;
           s.variant = v;
           s.k = k;
@@ -88,7 +88,7 @@ TYPED_TEST(LargeHost, PartitionChunksLanesTailsRecursion) {
         for (int lanes : {1, w, 2 * w, 4 * w}) {
           if (chunk < 8) continue;
           Settings s;
-          s.variant = LargeVariant::partition;
+          s.variant = LargeKernel::partition;
           s.chunk = chunk;
           s.lanes = lanes;
           s.periodic = periodic;
@@ -108,7 +108,7 @@ TYPED_TEST(LargeHost, DefaultsOnAMillionRows) {
     p.x = tl::oracle(p, periodic);
     const double tol = tl::bound<T>(tl::thomas_error(p, periodic));
     Settings s;
-    s.variant = LargeVariant::partition;
+    s.variant = LargeKernel::partition;
     s.chunk = adi::cpu::large::default_chunk(sizeof(T));
     s.lanes = adi::cpu::large::default_lanes(sizeof(T));
     s.periodic = periodic;
@@ -126,12 +126,12 @@ TEST(LargeHostBig, FourMillionRowsDouble) {
   const double tol = tl::bound<double>(tl::thomas_error(p, false));
   std::vector<double> u;
   Settings s;
-  s.variant = LargeVariant::partition;
+  s.variant = LargeKernel::partition;
   s.chunk = adi::cpu::large::default_chunk(8);
   s.lanes = adi::cpu::large::default_lanes(8);
   ASSERT_FALSE(run(s, p, u).failed());
   EXPECT_LE(tl::rel_error(p.x, u.data(), n), tol);
-  s.variant = LargeVariant::pcr_thomas_overlapped;
+  s.variant = LargeKernel::pcr_thomas_overlapped;
   s.k = adi::large::analytic_switch_point(n, 2);
   ASSERT_FALSE(run(s, p, u).failed());
   EXPECT_LE(tl::rel_error(p.x, u.data(), n), tol);
@@ -150,20 +150,20 @@ TYPED_TEST(LargeHost, ZeroPivotReportedAtItsRow) {
     p.b[r] = 0;
     for (int lanes : {1, w}) {
       Settings s;
-      s.variant = LargeVariant::partition;
+      s.variant = LargeKernel::partition;
       s.chunk = 4 * w;
       s.lanes = lanes;
       const Failure f = run(s, p, u);
       // Row r is the first row of its chunk only if r % chunk == 0; 37, 2501, 4998 are not.
       EXPECT_EQ(f.row, r) << "partition lanes=" << lanes << " stage " << f.stage;
     }
-    for (LargeVariant v : {LargeVariant::thomas, LargeVariant::pcr_thomas, LargeVariant::pcr_thomas_overlapped,
-                           LargeVariant::shuffled_pcr_thomas}) {
+    for (LargeKernel v : {LargeKernel::thomas, LargeKernel::pcr_thomas, LargeKernel::pcr_thomas_overlapped,
+                           LargeKernel::shuffled_pcr_thomas}) {
       Settings s;
       s.variant = v;
       s.k = 2;
       const Failure f = run(s, p, u);
-      EXPECT_EQ(f.row, r) << adi::large_variant_name(v) << " stage " << f.stage;
+      EXPECT_EQ(f.row, r) << adi::large_kernel_name(v) << " stage " << f.stage;
     }
   }
 }
@@ -179,7 +179,7 @@ TYPED_TEST(LargeHost, ZeroPivotAtChunkStartFails) {
   p.c[r] = 0;  // row r is all zero: singular
   std::vector<T> u;
   Settings s;
-  s.variant = LargeVariant::partition;
+  s.variant = LargeKernel::partition;
   s.chunk = 8 * w;
   s.lanes = w;
   const Failure f = run(s, p, u);
@@ -196,7 +196,7 @@ TYPED_TEST(LargeHost, TinyPivotOnlyWithTolerance) {
   p.b[r] = T(1e-6);
   p.c[r] = T(0.5);
   std::vector<T> u;
-  for (LargeVariant v : {LargeVariant::thomas, LargeVariant::partition}) {
+  for (LargeKernel v : {LargeKernel::thomas, LargeKernel::partition}) {
     Settings s;
     s.variant = v;
     s.chunk = 4 * w;
@@ -204,10 +204,10 @@ TYPED_TEST(LargeHost, TinyPivotOnlyWithTolerance) {
     // Without a tolerance the pivot itself passes, but the next row's growth |a c*| (the
     // stability check of solvers/common/thomas_check.hpp) gives it away.
     const Failure f = run(s, p, u);
-    EXPECT_TRUE(f.failed()) << adi::large_variant_name(v);
-    EXPECT_NEAR(double(f.row), double(r + 1), 1.0) << adi::large_variant_name(v);
+    EXPECT_TRUE(f.failed()) << adi::large_kernel_name(v);
+    EXPECT_NEAR(double(f.row), double(r + 1), 1.0) << adi::large_kernel_name(v);
     s.tolerance = 1e-3;
-    EXPECT_EQ(run(s, p, u).row, r) << adi::large_variant_name(v);
+    EXPECT_EQ(run(s, p, u).row, r) << adi::large_kernel_name(v);
   }
 }
 

@@ -30,18 +30,18 @@ void run_all(const Param& p) {
   for (bool periodic : {false, true}) {
     const auto sys = make_systems<T>(n, periodic, 3u + p.N);
     const Case cases[] = {
-        {Layout::padded, VariableMethod::padded, periodic, false},
-        {Layout::padded, VariableMethod::stop_at_size, periodic, false},
-        {Layout::padded, VariableMethod::reference, periodic, false},
-        {Layout::padded, VariableMethod::padded, periodic, true},
-        {Layout::sorted, VariableMethod::sorted, periodic, false},
-        {Layout::sorted, VariableMethod::sorted, periodic, true},
-        {Layout::sorted, VariableMethod::reference, periodic, false},
-        {Layout::compact, VariableMethod::stop_at_size, periodic, false},
-        {Layout::compact_gaps, VariableMethod::automatic, periodic, false},
-        {Layout::compact, VariableMethod::reference, periodic, true},
-        {Layout::pointers, VariableMethod::stop_at_size, periodic, false},
-        {Layout::pointers, VariableMethod::reference, periodic, true},
+        {Layout::padded, VariableKernel::padded, periodic, false},
+        {Layout::padded, VariableKernel::stop_at_size, periodic, false},
+        {Layout::padded, VariableKernel::reference, periodic, false},
+        {Layout::padded, VariableKernel::padded, periodic, true},
+        {Layout::sorted, VariableKernel::sorted, periodic, false},
+        {Layout::sorted, VariableKernel::sorted, periodic, true},
+        {Layout::sorted, VariableKernel::reference, periodic, false},
+        {Layout::compact, VariableKernel::stop_at_size, periodic, false},
+        {Layout::compact_gaps, VariableKernel::automatic, periodic, false},
+        {Layout::compact, VariableKernel::reference, periodic, true},
+        {Layout::pointers, VariableKernel::stop_at_size, periodic, false},
+        {Layout::pointers, VariableKernel::reference, periodic, true},
     };
     for (const Case& c : cases) run_case<T>(host, sys, c);
   }
@@ -65,7 +65,7 @@ TEST(HostVariableThomasEdges, TinyBatches) {
                                     std::vector<int>{0, 0, 3}}) {
     const auto sys = make_systems<double>(n, false, 9);
     for (Layout l : {Layout::padded, Layout::sorted, Layout::compact, Layout::pointers})
-      run_case<double>(Executor::host(4), sys, Case{l, VariableMethod::automatic, false, false});
+      run_case<double>(Executor::host(4), sys, Case{l, VariableKernel::automatic, false, false});
   }
 }
 
@@ -82,13 +82,13 @@ TEST(HostVariableThomasErrors, SingularSystemNamed) {
   for (index_t s = 0; s < count; ++s)
     for (int k = 0; k < n[s]; ++k) b[k * count + s] = sys.b[s][k];
   b[0 * count + bad] = 0.0;
-  for (VariableMethod m : {VariableMethod::padded, VariableMethod::stop_at_size, VariableMethod::reference}) {
+  for (VariableKernel m : {VariableKernel::padded, VariableKernel::stop_at_size, VariableKernel::reference}) {
     VariableTridiagonalOptions o;
-    o.method = m;
+    o.kernel = m;
     VariableTridiagonalPlan<double> plan(batch, PaddedInterleaved{}, o);
     try {
       plan.solve(Bands<double>{a.data(), b.data(), c.data()}, d.data(), u.data());
-      ADD_FAILURE() << "no SingularSystem for " << method_name(m);
+      ADD_FAILURE() << "no SingularSystem for " << variable_kernel_name(m);
     } catch (const SingularSystem& e) {
       EXPECT_NE(std::string(e.what()).find("system 57"), std::string::npos) << e.what();
     }
@@ -100,10 +100,10 @@ TEST(HostVariableThomasErrors, BadInput) {
   const index_t count = 4;
   VariableBatchPlan batch(Executor::host(), BatchSizes{n.data(), count});
   VariableTridiagonalOptions sorted_on_padded;
-  sorted_on_padded.method = VariableMethod::sorted;
+  sorted_on_padded.kernel = VariableKernel::sorted;
   EXPECT_THROW(VariableTridiagonalPlan<double>(batch, PaddedInterleaved{}, sorted_on_padded), InvalidArgument);
   VariableTridiagonalOptions cp_on_compact;
-  cp_on_compact.method = VariableMethod::padded;
+  cp_on_compact.kernel = VariableKernel::padded;
   EXPECT_THROW(VariableTridiagonalPlan<double>(batch, CompactBatch{}, cp_on_compact), InvalidArgument);
   EXPECT_THROW(VariableTridiagonalPlan<double>(batch, PaddedInterleaved{3, 0}), InvalidArgument);  // stride < count
   EXPECT_THROW(VariableTridiagonalPlan<double>(batch, PaddedInterleaved{0, 4}), InvalidArgument);  // rows < max

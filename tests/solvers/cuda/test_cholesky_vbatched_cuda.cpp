@@ -35,7 +35,7 @@ void run_all(const Param& p) {
   CholeskyOptions blocked;
   blocked.kernel = CholeskyKernel::cuda_blocked;
   for (int variant = 0; variant < cuda_backend::kCholeskyBlockedVariants; ++variant) {
-    blocked.blocked_variant = variant;
+    blocked.blocked_shape = variant;
     run_case<T>(gpu, b, Layout::pointers, blocked, variant == 0);
   }
   if (p.N <= 32) {
@@ -87,7 +87,7 @@ TEST(CudaCholeskyErrors, ThrowOnFailureAndBadInput) {
   const auto n = make_sizes(Dist::uniform, 80, 60, 4, {});
   VariableBatchPlan batch(gpu, BatchSizes{n.data(), index_t(n.size())});
   CholeskyOptions o;
-  o.throw_on_failure = true;
+  o.check_pivots = true;
   auto b = make_batch<double>(n, 6, {{31, 2}});
   index_t total = 0;
   for (int m : n) total += static_cast<index_t>(m) * m;

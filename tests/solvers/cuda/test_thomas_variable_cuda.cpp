@@ -33,14 +33,14 @@ void run_all(const Param& p) {
   for (bool periodic : {false, true}) {
     const auto sys = make_systems<T>(n, periodic, 4u + p.N);
     const Case cases[] = {
-        {Layout::padded, VariableMethod::padded, periodic, false},
-        {Layout::padded, VariableMethod::stop_at_size, periodic, false},
-        {Layout::padded, VariableMethod::padded, periodic, true},
-        {Layout::sorted, VariableMethod::sorted, periodic, false},
-        {Layout::sorted, VariableMethod::sorted, periodic, true},
-        {Layout::compact, VariableMethod::stop_at_size, periodic, false},
-        {Layout::compact_gaps, VariableMethod::automatic, periodic, true},
-        {Layout::pointers, VariableMethod::stop_at_size, periodic, false},
+        {Layout::padded, VariableKernel::padded, periodic, false},
+        {Layout::padded, VariableKernel::stop_at_size, periodic, false},
+        {Layout::padded, VariableKernel::padded, periodic, true},
+        {Layout::sorted, VariableKernel::sorted, periodic, false},
+        {Layout::sorted, VariableKernel::sorted, periodic, true},
+        {Layout::compact, VariableKernel::stop_at_size, periodic, false},
+        {Layout::compact_gaps, VariableKernel::automatic, periodic, true},
+        {Layout::pointers, VariableKernel::stop_at_size, periodic, false},
     };
     for (const Case& c : cases) run_case<T>(gpu, sys, c);
   }
@@ -68,7 +68,7 @@ TEST(CudaVariableThomasEdges, TinyBatches) {
   for (const std::vector<int>& n : {std::vector<int>{}, std::vector<int>{0}, std::vector<int>{1}, std::vector<int>{7},
                                     std::vector<int>{0, 0, 3}})
     for (Layout l : {Layout::padded, Layout::sorted, Layout::compact, Layout::pointers})
-      run_case<double>(Executor::cuda(), make_systems<double>(n, true, 9), Case{l, VariableMethod::automatic, true});
+      run_case<double>(Executor::cuda(), make_systems<double>(n, true, 9), Case{l, VariableKernel::automatic, true});
 }
 
 TEST(CudaVariableThomasErrors, SingularSystemNamedAndHostArraysRejected) {
@@ -85,20 +85,20 @@ TEST(CudaVariableThomasErrors, SingularSystemNamedAndHostArraysRejected) {
   db.copy_from_host(b.data());
   dc.copy_from_host(c.data());
   dd.copy_from_host(d.data());
-  for (VariableMethod m : {VariableMethod::padded, VariableMethod::stop_at_size}) {
+  for (VariableKernel m : {VariableKernel::padded, VariableKernel::stop_at_size}) {
     VariableTridiagonalOptions o;
-    o.method = m;
+    o.kernel = m;
     VariableTridiagonalPlan<double> plan(batch, PaddedInterleaved{}, o);
     try {
       plan.solve(Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
-      ADD_FAILURE() << "no SingularSystem for " << method_name(m);
+      ADD_FAILURE() << "no SingularSystem for " << variable_kernel_name(m);
     } catch (const SingularSystem& e) {
       EXPECT_NE(std::string(e.what()).find("system 63"), std::string::npos) << e.what();
     }
     EXPECT_THROW(plan.solve(Bands<double>{a.data(), b.data(), c.data()}, d.data(), d.data()), InvalidArgument);
   }
   VariableTridiagonalOptions ref;
-  ref.method = VariableMethod::reference;  // host only
+  ref.kernel = VariableKernel::reference;  // host only
   EXPECT_THROW(VariableTridiagonalPlan<double>(batch, PaddedInterleaved{}, ref), InvalidArgument);
 }
 
