@@ -153,13 +153,12 @@ ADI_LARGE_HD i64 solve_direct(i64 n, const T* a, const T* b, const T* c, const T
     return -1;
   }
   if (periodic && n == 2) {  // row 0: b0 x0 + (a0 + c0) x1; row 1: (a1 + c1) x0 + b1 x1
-    const T m00 = b[0], m01 = a[0] + c[0], m10 = a[1] + c[1], m11 = b[1];
-    const T det = m00 * m11 - m01 * m10;
+    const common::PeriodicPair<T> m(a[0], b[0], c[0], a[1], b[1], c[1]);
+    const T det = m.det();
     const T r = T(1) / det;
-    if (bad_pivot(det, r, m00 * m11, tol)) return 0;
-    const T d0 = d[0], d1 = d[1];
-    x[0] = (d0 * m11 - m01 * d1) * r;
-    x[1] = (m00 * d1 - m10 * d0) * r;
+    if (bad_pivot(det, r, m.m00 * m.m11, tol)) return 0;
+    const T d0 = d[0], d1 = d[1];  // x may alias d
+    m.solve(d0, d1, r, x[0], x[1]);
     return -1;
   }
   // Sherman-Morrison split (solvers/common/thomas_core.hpp); unused when not periodic.

@@ -114,6 +114,20 @@ struct PeriodicSplit {
   }
 };
 
+// A periodic line of two unknowns: each row's two couplings land on the other unknown,
+// [b_0, a_0 + c_0; a_1 + c_1, b_1] x = d, solved by Cramer's rule with r = 1/det.
+// (One unknown is the scalar (a + b + c) x = d.)
+template <class T>
+struct PeriodicPair {
+  T m00, m01, m10, m11;
+  ADI_THOMAS_HD PeriodicPair(T a0, T b0, T c0, T a1, T b1, T c1) : m00(b0), m01(a0 + c0), m10(a1 + c1), m11(b1) {}
+  ADI_THOMAS_HD T det() const { return m00 * m11 - m01 * m10; }
+  ADI_THOMAS_HD void solve(T d0, T d1, T r, T& x0, T& x1) const {
+    x0 = (d0 * m11 - m01 * d1) * r;
+    x1 = (m00 * d1 - m10 * d0) * r;
+  }
+};
+
 // A reciprocal that is zero, infinite or NaN: the pivot it inverts is zero, not finite, or
 // so small that 1/pivot overflows.
 template <class T>
