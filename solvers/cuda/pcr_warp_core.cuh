@@ -32,6 +32,7 @@
 #include "solvers/common/thomas_check.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
 #include "solvers/common/partition_core.hpp"
+#include "solvers/common/pcr_core.hpp"
 
 namespace adi::cuda_backend::kernels {
 
@@ -116,7 +117,9 @@ __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec =
 #pragma unroll
       for (int k = 0; k < R; ++k) dp[k] = T(0);
     }
-    const T den = T(1) - a * cm - c * ap;
+    // Unit-diagonal rows: k_lo = -a, k_hi = -c (solvers/common/pcr_core.hpp).
+    const T klo = -a, khi = -c;
+    const T den = common::pcr_combine(T(1), klo, cm, khi, ap);
     // PCR's row combination grows like Thomas's elimination (thomas_check.hpp): the rows are
     // scaled to a unit diagonal, the growth is |a c_{-h}| + |c a_{+h}|.
     bad |= lane < S && (bad_pivot(den) || common::thomas_unsafe<T>(common::magnitude(a * cm) +
@@ -129,8 +132,8 @@ __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec =
       rec[(3 + 3 * step) * kWarp + lane] = c;
     }
 #pragma unroll
-    for (int k = 0; k < R; ++k) D[k] = (D[k] - a * dm[k] - c * dp[k]) * r;
-    const T an = -a * am * r, cn = -c * cp * r;
+    for (int k = 0; k < R; ++k) D[k] = common::pcr_combine(D[k], klo, dm[k], khi, dp[k]) * r;
+    const T an = klo * am * r, cn = khi * cp * r;
     a = an;
     c = cn;
   }
@@ -375,7 +378,7 @@ __device__ T reduced_solve_shared(T D, int S, const PcrFactors<T>& F, int width 
     if (lane < h) dm = T(0);
     if (lane + h >= width) dp = T(0);
     const T* rs = F.red + (1 + 3 * step) * kWarp + lane;
-    d = rs[0] * (d - rs[kWarp] * dm - rs[2 * kWarp] * dp);
+    d = common::pcr_combine(d, -rs[kWarp], dm, -rs[2 * kWarp], dp) * rs[0];
   }
   const T y0 = __shfl_sync(kFullMask, d, 0, width), yl = __shfl_sync(kFullMask, d, S - 1, width);
   const T q = F.red[kPcrReducedRows * kWarp], inv_den = F.red[kPcrReducedRows * kWarp + 1];
