@@ -85,7 +85,21 @@ struct PeriodicSplit {
   V q;      // beta / gamma = a_0 / gamma
   V cn;     // alpha = c_{n-1}
   PeriodicSplit() = default;
-  ADI_THOMAS_HD PeriodicSplit(V a0, V b0, V cn_) : gamma(-b0), q(a0 / gamma), cn(cn_) {}
+  // Builds the split, handing gamma to check(gamma) (a zero gamma is a bad line) before q is
+  // formed: the order the warp PCR's register allocation was measured with.
+  template <class Check>
+  ADI_THOMAS_HD static PeriodicSplit checked(V a0, V b0, V cn_, const Check& check) {
+    PeriodicSplit s;
+    s.gamma = -b0;
+    check(s.gamma);
+    s.q = a0 / s.gamma;
+    s.cn = cn_;
+    return s;
+  }
+  struct NoCheck {
+    ADI_THOMAS_HD void operator()(const V&) const {}
+  };
+  ADI_THOMAS_HD PeriodicSplit(V a0, V b0, V cn_) : PeriodicSplit(checked(a0, b0, cn_, NoCheck{})) {}
   // The diagonal of A' in row 0 and row n-1.
   ADI_THOMAS_HD V b_first(V b0) const { return b0 - gamma; }
   ADI_THOMAS_HD V b_last(V bl) const { return bl - cn * q; }

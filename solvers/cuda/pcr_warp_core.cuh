@@ -118,8 +118,7 @@ __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec =
       for (int k = 0; k < R; ++k) dp[k] = T(0);
     }
     // Unit-diagonal rows: k_lo = -a, k_hi = -c (solvers/common/pcr_core.hpp).
-    const T klo = -a, khi = -c;
-    const T den = common::pcr_combine(T(1), klo, cm, khi, ap);
+    const T den = common::pcr_combine_unit(T(1), a, cm, c, ap);
     // PCR's row combination grows like Thomas's elimination (thomas_check.hpp): the rows are
     // scaled to a unit diagonal, the growth is |a c_{-h}| + |c a_{+h}|.
     bad |= lane < S && (bad_pivot(den) || common::thomas_unsafe<T>(common::magnitude(a * cm) +
@@ -132,8 +131,8 @@ __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec =
       rec[(3 + 3 * step) * kWarp + lane] = c;
     }
 #pragma unroll
-    for (int k = 0; k < R; ++k) D[k] = common::pcr_combine(D[k], klo, dm[k], khi, dp[k]) * r;
-    const T an = klo * am * r, cn = khi * cp * r;
+    for (int k = 0; k < R; ++k) D[k] = common::pcr_combine_unit(D[k], a, dm[k], c, dp[k]) * r;
+    const T an = -a * am * r, cn = -c * cp * r;
     a = an;
     c = cn;
   }
@@ -156,8 +155,7 @@ __device__ T reduced_solve(T A, T B, T C, T D, int S, bool periodic, bool& bad, 
   // Sherman-Morrison (as in solvers/reference/thomas.hpp) on the cyclic reduced system.
   const T A0 = __shfl_sync(kFullMask, A, 0, width), B0 = __shfl_sync(kFullMask, B, 0, width);
   const T CS = __shfl_sync(kFullMask, C, S - 1, width);
-  const common::PeriodicSplit<T> split(A0, B0, CS);
-  bad |= bad_pivot(split.gamma);
+  const auto split = common::PeriodicSplit<T>::checked(A0, B0, CS, [&](T gamma) { bad |= bad_pivot(gamma); });
   T v = T(0);
   if (lane == 0) {
     B = split.b_first(B);
@@ -378,7 +376,7 @@ __device__ T reduced_solve_shared(T D, int S, const PcrFactors<T>& F, int width 
     if (lane < h) dm = T(0);
     if (lane + h >= width) dp = T(0);
     const T* rs = F.red + (1 + 3 * step) * kWarp + lane;
-    d = common::pcr_combine(d, -rs[kWarp], dm, -rs[2 * kWarp], dp) * rs[0];
+    d = rs[0] * common::pcr_combine_unit(d, rs[kWarp], dm, rs[2 * kWarp], dp);
   }
   const T y0 = __shfl_sync(kFullMask, d, 0, width), yl = __shfl_sync(kFullMask, d, S - 1, width);
   const T q = F.red[kPcrReducedRows * kWarp], inv_den = F.red[kPcrReducedRows * kWarp + 1];
