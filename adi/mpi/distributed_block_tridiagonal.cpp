@@ -36,9 +36,11 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "adi/field.hpp"
+#include "solvers/common/block_lu_core.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/block_partition_local_passes.hpp"
 #include "solvers/cuda/partition_local_passes.hpp"
@@ -59,50 +61,40 @@ BlockTridiagonalOptions local_options(const DistributedBlockOptions& o) {
   return l;
 }
 
-// LU with partial pivoting of the row-major M x M S in place; false when a pivot is at or
-// below tol * max|S| or not finite.
+// Solves S X = X in place for the row-major M x M S (overwritten) and X of M rows of
+// `cols` values (leading dimension ld), by the one pivot-block solve
+// (solvers/common/block_lu_core.hpp). false when a pivot is at or below tol * max|S| or not
+// finite.
 template <class T>
-bool lu_factor(int M, T* S, int* piv, T tol) {
-  T mx = 0;
-  for (int i = 0; i < M * M; ++i) mx = std::max(mx, T(std::abs(S[i])));
-  if (!(mx > T(0)) || !std::isfinite(double(mx))) return false;
-  const T thr = tol * mx;
-  for (int k = 0; k < M; ++k) {
-    int p = k;
-    T best = std::abs(S[k * M + k]);
-    for (int i = k + 1; i < M; ++i)
-      if (std::abs(S[i * M + k]) > best) best = std::abs(S[i * M + k]), p = i;
-    if (!(best > thr)) return false;
-    piv[k] = p;
-    if (p != k)
-      for (int j = 0; j < M; ++j) std::swap(S[k * M + j], S[p * M + j]);
-    const T inv = T(1) / S[k * M + k];
-    for (int i = k + 1; i < M; ++i) {
-      const T f = S[i * M + k] *= inv;
-      for (int j = k + 1; j < M; ++j) S[i * M + j] -= f * S[k * M + j];
+bool solve_block(int M, T* S, T* X, int cols, int ld, T tol) {
+  struct Rows {
+    T* x;
+    int cols, ld;
+    void swap(int k, int p) const {
+      for (int j = 0; j < cols; ++j) std::swap(x[k * ld + j], x[p * ld + j]);
     }
-  }
-  return true;
-}
-
-// Y <- S^-1 Y for the factored S; Y is M x cols, row-major with leading dimension ld.
-template <class T>
-void lu_solve(int M, const T* LU, const int* piv, T* Y, int cols, int ld) {
-  for (int k = 0; k < M; ++k)
-    if (piv[k] != k)
-      for (int j = 0; j < cols; ++j) std::swap(Y[k * ld + j], Y[piv[k] * ld + j]);
-  for (int i = 1; i < M; ++i)
-    for (int k = 0; k < i; ++k) {
-      const T f = LU[i * M + k];
-      for (int j = 0; j < cols; ++j) Y[i * ld + j] -= f * Y[k * ld + j];
+    void axpy(int i, T f, int k) const {
+      for (int j = 0; j < cols; ++j) x[i * ld + j] -= f * x[k * ld + j];
     }
-  for (int i = M - 1; i >= 0; --i) {
-    for (int k = i + 1; k < M; ++k) {
-      const T f = LU[i * M + k];
-      for (int j = 0; j < cols; ++j) Y[i * ld + j] -= f * Y[k * ld + j];
+    void scale(int i, T inv) const {
+      for (int j = 0; j < cols; ++j) x[i * ld + j] *= inv;
     }
-    const T inv = T(1) / LU[i * M + i];
-    for (int j = 0; j < cols; ++j) Y[i * ld + j] *= inv;
+  };
+  auto run = [&](auto block) {
+    constexpr int B = decltype(block)::value;
+    auto s = [S](int i, int j) -> T& { return S[i * B + j]; };
+    Rows r{X, cols, ld};
+    return common::block_lu_solve<T, B>(s, r, tol);
+  };
+  switch (M) {
+    case 2: return run(std::integral_constant<int, 2>{});
+    case 3: return run(std::integral_constant<int, 3>{});
+    case 4: return run(std::integral_constant<int, 4>{});
+    case 5: return run(std::integral_constant<int, 5>{});
+    case 6: return run(std::integral_constant<int, 6>{});
+    case 7: return run(std::integral_constant<int, 7>{});
+    case 8: return run(std::integral_constant<int, 8>{});
+    default: return false;  // validated at plan time: 2 <= M <= 8
   }
 }
 
@@ -201,7 +193,6 @@ bool DistributedBlockTridiagonalPlan<T>::Impl::reduce_line(const BlockBands<T>& 
   const int MM = M * M, ld = 2 * M + 1;
   T *Ab = s, *Bb = s + MM, *Cb = s + 2 * MM, *S = s + 3 * MM, *Pi = s + 4 * MM, *Q = s + 5 * MM, *tmp = s + 6 * MM;
   T *X = s + 8 * MM, *Pv = X + 8 * 17, *dl = Pv + 8;
-  int piv[8];
   T* rr = redp + std::size_t(l) * 2 * R;
   const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
   auto put_row = [&](T* row, const T* a, const T* b, const T* c, const T* dv, bool zero_a, bool zero_c) {
@@ -247,8 +238,7 @@ bool DistributedBlockTridiagonalPlan<T>::Impl::reduce_line(const BlockBands<T>& 
       mul_add(M, T(-1), Ab, ap, M, M, X, ld);          // -A_i alpha_{i-1}
       mul_add(M, T(-1), Ab, dl, 1, 1, X + 2 * M, ld);  // d_i - A_i delta_{i-1}
     }
-    if (!lu_factor(M, S, piv, tol)) return false;
-    lu_solve(M, S, piv, X, ld, ld);
+    if (!solve_block(M, S, X, ld, ld, tol)) return false;
     T* an = al + i * MM;
     T* gn = ga + i * MM;
     for (int v = 0; v < M; ++v) {

@@ -20,6 +20,8 @@
 #include <cmath>
 #include <limits>
 
+#include "solvers/common/partition_core.hpp"
+
 namespace adi::mpi {
 
 StrategyCosts model_costs(const NetworkModel& net, std::size_t value_size, index_t lines, int ranks, bool periodic) {
@@ -126,18 +128,13 @@ bool DistributedTridiagonalPlan<T>::Impl::reduce(const Band& bd, const T* d, T* 
       for (int j = 0; j < g; ++j) {
         const index_t o = base + j * so + i * st;
         const T a = bd.A(o, i);
-        const T rinv = T(1) / (bd.B(o, i) - a * gp[j]);
+        const T rinv = T(1) / common::thomas_pivot(a, bd.B(o, i), gp[j]);
         gbad |= !std::isfinite(double(rinv));
-        const T an = -a * ap[j] * rinv, gn = bd.C(o, i) * rinv, dn = (d[o] - a * dp[j]) * rinv;
-        al[i * g + j] = an;
-        ga[i * g + j] = gn;
-        u[o] = dn;
-        pP[j] += pi[j] * dn;
-        pQ[j] += pi[j] * an;
-        pi[j] = -pi[j] * gn;
-        ap[j] = an;
-        gp[j] = gn;
-        dp[j] = dn;
+        common::partition_row(a, bd.C(o, i), d[o], rinv, gp[j], dp[j], ap[j]);
+        al[i * g + j] = ap[j];
+        ga[i * g + j] = gp[j];
+        u[o] = dp[j];
+        common::partition_accumulate(gp[j], dp[j], ap[j], pP[j], pQ[j], pi[j]);
       }
     }
     bad |= gbad;
@@ -146,13 +143,10 @@ bool DistributedTridiagonalPlan<T>::Impl::reduce(const Band& bd, const T* d, T* 
       T* rr = red.data() + (lfirst + j) * 8;
       const T c0 = bd.C(o0, 0), al_ = bd.A(ol, m - 1);
       rr[0] = first_open ? T(0) : bd.A(o0, 0);
-      rr[1] = bd.B(o0, 0) - c0 * pQ[j];
-      rr[2] = c0 * pi[j];  // -c0 * S, S = -pi_{m-1}
-      rr[3] = d[o0] - c0 * pP[j];
-      rr[4] = -al_ * ap[j];
-      rr[5] = bd.B(ol, m - 1) - al_ * gp[j];
+      // rr[2] = c0 pi = -c0 S, S = -pi_{m-1}
+      common::partition_first_row(bd.B(o0, 0), c0, d[o0], pP[j], pQ[j], pi[j], rr[1], rr[2], rr[3]);
+      common::partition_last_row(al_, bd.B(ol, m - 1), d[ol], gp[j], dp[j], ap[j], rr[4], rr[5], rr[7]);
       rr[6] = last_open ? T(0) : bd.C(ol, m - 1);
-      rr[7] = d[ol] - al_ * dp[j];
     }
   }
   return bad == 0;
@@ -186,7 +180,7 @@ bool DistributedTridiagonalPlan<T>::Impl::back_substitute(T* u) {
 #pragma omp simd
       for (int j = 0; j < g; ++j) {
         const index_t o = base + j * so + i * st;
-        const T v = u[o] - al[i * g + j] * u0[j] - ga[i * g + j] * nx[j];
+        const T v = common::partition_fill(u[o], al[i * g + j], u0[j], ga[i * g + j], nx[j]);
         u[o] = v;
         nx[j] = v;
       }

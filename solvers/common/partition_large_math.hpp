@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "solvers/common/thomas_check.hpp"
+#include "solvers/common/partition_core.hpp"
 
 #if defined(__CUDACC__)
 #define ADI_LARGE_HD __host__ __device__ __forceinline__
@@ -88,20 +89,16 @@ struct Pass1 {
   // Row i in s+1 .. e-1; `inner` is false for the last row e-1. Returns the pivot
   // (b_i - a_i cp_{i-1}) and its reciprocal r for the caller's checks.
   ADI_LARGE_HD V row(V a, V b, V c, V d, bool inner, V& r) {
-    const V piv = b - a * cp;
+    const V piv = common::thomas_pivot(a, b, cp);
     r = T(1) / piv;
-    cp = c * r;
-    dp = (d - a * dp) * r;
-    l = -(a * l) * r;
-    if (inner) {
-      G = G + P * dp;
-      K = K + P * l;
-      P = -(cp * P);
-    }
+    common::partition_row(a, c, d, r, cp, dp, l);
+    if (inner) common::partition_accumulate(cp, dp, l, G, K, P);
     return piv;
   }
   ADI_LARGE_HD ReducedRows<V> rows() const {
-    return {a0, b0 - c0 * K, c0 * P, d0 - c0 * G, l, cp, dp};
+    ReducedRows<V> out{a0, b0, c0, d0, l, cp, dp};
+    common::partition_first_row(b0, c0, d0, G, K, P, out.bF, out.cF, out.dF);
+    return out;
   }
 };
 
@@ -115,9 +112,9 @@ struct Pass2 {
     dp = F;
   }
   ADI_LARGE_HD void row(V a, V b, V c, V d) {
-    const V r = T(1) / (b - a * cp);
+    const V r = T(1) / common::thomas_pivot(a, b, cp);
     cp = c * r;
-    dp = (d - a * dp) * r;
+    dp = common::thomas_eliminate(d, a, dp, r);
   }
 };
 
@@ -156,48 +153,44 @@ ADI_LARGE_HD i64 solve_direct(i64 n, const T* a, const T* b, const T* c, const T
     return -1;
   }
   if (periodic && n == 2) {  // row 0: b0 x0 + (a0 + c0) x1; row 1: (a1 + c1) x0 + b1 x1
-    const T m00 = b[0], m01 = a[0] + c[0], m10 = a[1] + c[1], m11 = b[1];
-    const T det = m00 * m11 - m01 * m10;
+    const common::PeriodicPair<T> m(a[0], b[0], c[0], a[1], b[1], c[1]);
+    const T det = m.det();
     const T r = T(1) / det;
-    if (bad_pivot(det, r, m00 * m11, tol)) return 0;
-    const T d0 = d[0], d1 = d[1];
-    x[0] = (d0 * m11 - m01 * d1) * r;
-    x[1] = (m00 * d1 - m10 * d0) * r;
+    if (bad_pivot(det, r, m.m00 * m.m11, tol)) return 0;
+    const T d0 = d[0], d1 = d[1];  // x may alias d
+    m.solve(d0, d1, r, x[0], x[1]);
     return -1;
   }
-  const T gamma = periodic ? -b[0] : T(0);
-  const T alpha = periodic ? c[n - 1] : T(0);
-  const T bg = periodic ? a[0] / gamma : T(0);  // beta / gamma
+  // Sherman-Morrison split (solvers/common/thomas_core.hpp); unused when not periodic.
+  const common::PeriodicSplit<T> split(periodic ? a[0] : T(0), periodic ? b[0] : T(1),
+                                       periodic ? c[n - 1] : T(0));
   T cpp = 0, dpp = 0, zp = 0;
   for (i64 i = 0; i < n; ++i) {
     const T ai = i == 0 && !periodic ? T(0) : a[i];
     const T ci = i == n - 1 && !periodic ? T(0) : c[i];
     const T scale = row_scale(ai, b[i], ci);
-    T bi = b[i];
-    if (periodic && i == 0) bi -= gamma;
-    if (periodic && i == n - 1) bi -= alpha * bg;
+    const T bi = periodic ? split.b(i, n, b[i]) : b[i];
     const T am = i == 0 ? T(0) : ai;  // A' has no corner: row 0 has no sub-diagonal
-    const T piv = bi - am * cpp;
+    const T piv = common::thomas_pivot(am, bi, cpp);
     const T r = T(1) / piv;
     if (bad_pivot(piv, r, scale, tol) || unsafe_growth(piv, bi, scale)) return i;
     cpp = i + 1 < n ? ci * r : T(0);
-    dpp = (d[i] - am * dpp) * r;
+    dpp = common::thomas_eliminate(d[i], am, dpp, r);
     cp[i] = cpp;
     x[i] = dpp;
     if (periodic) {
-      const T vi = i == 0 ? gamma : i == n - 1 ? alpha : T(0);
-      zp = (vi - am * zp) * r;
+      zp = common::thomas_eliminate(split.v(i, n), am, zp, r);
       z[i] = zp;
     }
   }
-  for (i64 i = n - 2; i >= 0; --i) x[i] -= cp[i] * x[i + 1];
+  for (i64 i = n - 2; i >= 0; --i) x[i] = common::thomas_substitute(x[i], cp[i], x[i + 1]);
   if (periodic) {
-    for (i64 i = n - 2; i >= 0; --i) z[i] -= cp[i] * z[i + 1];
-    const T den = T(1) + z[0] + bg * z[n - 1];
+    for (i64 i = n - 2; i >= 0; --i) z[i] = common::thomas_substitute(z[i], cp[i], z[i + 1]);
+    const T den = split.den(z[0], z[n - 1]);
     const T r = T(1) / den;
     if (bad_pivot(den, r, T(1), T(0))) return n - 1;
-    const T f = (x[0] + bg * x[n - 1]) * r;
-    for (i64 i = 0; i < n; ++i) x[i] -= f * z[i];
+    const T f = split.factor_inv(x[0], x[n - 1], r);
+    for (i64 i = 0; i < n; ++i) x[i] = split.correct(x[i], f, z[i]);
   }
   return -1;
 }

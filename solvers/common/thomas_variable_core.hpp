@@ -32,6 +32,7 @@
 #endif
 
 #include "solvers/common/thomas_check.hpp"
+#include "solvers/common/thomas_core.hpp"
 
 namespace adi::variable_thomas {
 
@@ -52,7 +53,8 @@ ADI_VT_HD auto solve(Io& io, const N& n, int rows) {
   auto bad = n < 0;  // all clear, of the mask type
   if (rows <= 0) return bad;
   V cs = zero, ds = zero, zs = zero;
-  V gamma = zero, beta = zero, alpha = zero;
+  V gamma = zero, beta = zero;
+  common::PeriodicSplit<common::lane_type<V>, V> split{};  // gamma, q = beta / gamma: set in row 0
 
   // Row 0: no a; periodic lanes keep a[0] as the corner beta and take gamma = -b[0].
   {
@@ -70,7 +72,6 @@ ADI_VT_HD auto solve(Io& io, const N& n, int rows) {
       const V a0 = live ? al : zero;
       gamma = -b;
       beta = wide ? a0 : zero;
-      alpha = last ? c0 : zero;
       v = wide ? gamma : zero;
       // n >= 2: b - gamma;  n == 1: the 1x1 periodic row (a + b + c) u = d.
       b = wide ? b - gamma : (last ? a0 + b + c0 : b);
@@ -79,7 +80,11 @@ ADI_VT_HD auto solve(Io& io, const N& n, int rows) {
     bad = bad | (live & not_finite_or_zero(r));
     cs = c * r;
     ds = d * r;
-    if constexpr (Periodic) zs = v * r;
+    if constexpr (Periodic) {
+      zs = v * r;
+      split.gamma = gamma;
+      split.q = beta / gamma;
+    }
     io.put(0, cs, ds, zs, live);
   }
   ADI_VT_UNROLL
@@ -94,18 +99,17 @@ ADI_VT_HD auto solve(Io& io, const N& n, int rows) {
     const V d = live ? dl : zero;
     V v = zero;
     if constexpr (Periodic) {
-      alpha = last ? craw : alpha;
-      b = last ? b - craw * beta / gamma : b;
+      split.cn = craw;
+      b = last ? split.b_last(b) : b;
       v = last ? craw : zero;
     }
-    const V acs = a * cs;
-    const V r = one / (b - acs);
+    const V r = one / common::thomas_pivot(a, b, cs);
     // The stability check every Thomas loop applies (thomas_check.hpp): tau = 4.
     bad = bad | (live & (not_finite_or_zero(r) |
-                         common::thomas_unsafe_lanes(acs, a, b, c, (one + one) * (one + one))));
+                         common::thomas_unsafe_lanes(a * cs, a, b, c, (one + one) * (one + one))));
     cs = c * r;
-    ds = (d - a * ds) * r;
-    if constexpr (Periodic) zs = (v - a * zs) * r;
+    ds = common::thomas_eliminate(d, a, ds, r);
+    if constexpr (Periodic) zs = common::thomas_eliminate(v, a, zs, r);
     io.put(k, cs, ds, zs, live);
   }
 
@@ -115,10 +119,10 @@ ADI_VT_HD auto solve(Io& io, const N& n, int rows) {
     const auto live = k < n;
     V c_k = zero, d_k = zero, z_k = zero;
     io.get(k, c_k, d_k, z_k, live);
-    x = live ? d_k - c_k * x : zero;
+    x = live ? common::thomas_substitute(d_k, c_k, x) : zero;
     io.store(k, x, live);
     if constexpr (Periodic) {
-      xz = live ? z_k - c_k * xz : zero;
+      xz = live ? common::thomas_substitute(z_k, c_k, xz) : zero;
       io.store_z(k, xz, live);
       yl = (n1 == k) ? x : yl;
       zl = (n1 == k) ? xz : zl;
@@ -127,11 +131,10 @@ ADI_VT_HD auto solve(Io& io, const N& n, int rows) {
   if constexpr (Periodic) {
     // u = y - f z with f = (y0 + beta/gamma y[n-1]) / (1 + z0 + beta/gamma z[n-1]);
     // z is 0 for lanes of size < 2, so they keep u = y.
-    const V q = beta / gamma;
-    const V den = one + xz + q * zl;
+    const V den = split.den(xz, zl);
     const V rden = one / den;
     bad = bad | ((n >= 2) & not_finite_or_zero(rden));
-    const V f = (n >= 2) ? (x + q * yl) * rden : zero;
+    const V f = (n >= 2) ? split.factor_inv(x, yl, rden) : zero;
     for (int k = 0; k < rows; ++k) io.fix(k, f, k < n);
   }
   return bad;

@@ -16,6 +16,7 @@
 #include <limits>
 #include <vector>
 
+#include "solvers/common/block_lu_core.hpp"
 #include "solvers/reference/block_thomas.hpp"
 
 namespace adi::cpu {
@@ -66,35 +67,18 @@ struct BlockIo {
   }
 };
 
-// Solves S X = R in place by LU with partial pivoting (S is overwritten). False when a
-// pivot is at most tol * max|S| or the block holds a non-finite value (then the
-// comparison is false too).
+// Solves S X = R in place by LU with partial pivoting (S is overwritten;
+// solvers/common/block_lu_core.hpp on Eigen rows). False when a pivot is at most
+// tol * max|S| or the block holds a non-finite value.
 template <class T, int M, class R>
 bool lu_solve(Eigen::Matrix<T, M, M, Eigen::RowMajor>& s, R& r, T tol) {
-  const T threshold = tol * s.cwiseAbs().maxCoeff();
-  for (int k = 0; k < M; ++k) {
-    int p = k;
-    T best = std::abs(s(k, k));
-    for (int q = k + 1; q < M; ++q)
-      if (std::abs(s(q, k)) > best) best = std::abs(s(q, k)), p = q;
-    if (!(best > threshold)) return false;
-    if (p != k) {
-      s.row(k).swap(s.row(p));
-      r.row(k).swap(r.row(p));
-    }
-    const T inv = T(1) / s(k, k);
-    s(k, k) = inv;
-    for (int q = k + 1; q < M; ++q) {
-      const T f = s(q, k) * inv;
-      for (int j = k + 1; j < M; ++j) s(q, j) -= f * s(k, j);
-      r.row(q) -= f * r.row(k);
-    }
-  }
-  for (int k = M - 1; k >= 0; --k) {
-    for (int q = k + 1; q < M; ++q) r.row(k) -= s(k, q) * r.row(q);
-    r.row(k) *= s(k, k);
-  }
-  return true;
+  struct Rows {
+    R& x;
+    void swap(int k, int p) const { x.row(k).swap(x.row(p)); }
+    void axpy(int i, T f, int k) const { x.row(i) -= f * x.row(k); }
+    void scale(int i, T inv) const { x.row(i) *= inv; }
+  } rows{r};
+  return common::block_lu_solve<T, M>(s, rows, tol);
 }
 
 // One system: returns -1 or the first singular block row.

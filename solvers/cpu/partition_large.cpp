@@ -132,7 +132,7 @@ template <bool Tol, class V, class T>
 inline simd::Mask<V> pivot_mask(const V& piv, const V& r, const V& a, const V& b, const V& c, T tol) {
   simd::Mask<V> m = simd::not_finite_or_zero(r);
   const V scale = vmax(vabs(a), vmax(vabs(b), vabs(c)));
-  if constexpr (ADI_THOMAS_CHECK) m |= vabs(b - piv) > scale * T(common::kThomasGrowth);
+  if constexpr (ADI_THOMAS_CHECK_HERE) m |= vabs(b - piv) > scale * T(common::kThomasGrowth);
   if constexpr (Tol) m |= vabs(piv) <= tol * scale;
   return m;
 }

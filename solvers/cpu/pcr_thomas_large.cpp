@@ -16,6 +16,7 @@
 
 #include "solvers/cpu/large_tridiagonal_cpu.hpp"
 #include "solvers/common/partition_large_math.hpp"
+#include "solvers/common/pcr_core.hpp"
 
 namespace adi::cpu::large::detail {
 
@@ -79,18 +80,18 @@ inline void pcr_row(const CBands4<T>& in, index_t len, index_t s, index_t i, T& 
   if (i >= s) {
     const T r = T(1) / in.b[i - s];
     bad |= bad_reciprocal(r);
-    const T al = -in.a[i] * r;
+    const T al = common::pcr_factor(in.a[i], r);
     an = First && i - s == 0 ? T(0) : al * in.a[i - s];
-    bn += al * in.c[i - s];
-    dn += al * in.d[i - s];
+    bn = common::pcr_add(bn, al, in.c[i - s]);
+    dn = common::pcr_add(dn, al, in.d[i - s]);
   }
   if (i + s < len) {
     const T r = T(1) / in.b[i + s];
     bad |= bad_reciprocal(r);
-    const T be = -in.c[i] * r;
+    const T be = common::pcr_factor(in.c[i], r);
     cn = First && i + s == len - 1 ? T(0) : be * in.c[i + s];
-    bn += be * in.a[i + s];
-    dn += be * in.d[i + s];
+    bn = common::pcr_add(bn, be, in.a[i + s]);
+    dn = common::pcr_add(dn, be, in.d[i + s]);
   }
   ao = an;
   bo = bn;
@@ -117,12 +118,12 @@ bool pcr_block(const CBands4<T>& in, const Bands4<T>& out, index_t len, index_t 
   for (index_t i = lo; i < hi; ++i) {
     const T rl = T(1) / in.b[i - s], rh = T(1) / in.b[i + s];
     bad |= bad_reciprocal(rl) | bad_reciprocal(rh);
-    const T al = -in.a[i] * rl, be = -in.c[i] * rh;
+    const T al = common::pcr_factor(in.a[i], rl), be = common::pcr_factor(in.c[i], rh);
     const index_t o = where(i);
     out.a[o] = al * in.a[i - s];
-    out.b[o] = in.b[i] + al * in.c[i - s] + be * in.a[i + s];
+    out.b[o] = common::pcr_combine(in.b[i], al, in.c[i - s], be, in.a[i + s]);
     out.c[o] = be * in.c[i + s];
-    out.d[o] = in.d[i] + al * in.d[i - s] + be * in.d[i + s];
+    out.d[o] = common::pcr_combine(in.d[i], al, in.d[i - s], be, in.d[i + s]);
   }
   return bad != 0;
 }

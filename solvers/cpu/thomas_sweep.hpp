@@ -27,6 +27,7 @@
 #include "solvers/common/cyclic_denominator.hpp"
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/common/thomas_check.hpp"
+#include "solvers/common/thomas_core.hpp"
 
 namespace adi::cpu::detail {
 
@@ -68,45 +69,16 @@ inline bool finite_nonzero(T x) {
 }
 
 // Factorises the shared bands into cs, r, m (and z for periodic lines; n >= 3 then),
-// arrays of n values. Returns false on a zero or non-finite pivot.
+// arrays of n values (solvers/common/thomas_core.hpp). Returns false on a zero or
+// non-finite pivot.
 template <class T>
 bool factor_shared(index_t n, const T* a, const T* b, const T* c, bool periodic, T* cs, T* r, T* m, T* z,
                    SharedFactor<T>& f) {
-  bool ok = true;
-  // Sherman-Morrison (as the reference): A = A' + v w^T, v = (gamma, 0.., alpha),
-  // w = (1, 0.., beta/gamma), gamma = -b_0, alpha = c_{n-1}, beta = a_0.
-  const T gamma = periodic ? -b[0] : T(0);
-  const T alpha = periodic ? c[n - 1] : T(0);
-  const T bg = periodic ? a[0] / gamma : T(0);
-  T csp = 0, zp = 0;
-  for (index_t i = 0; i < n; ++i) {
-    const T ai = i == 0 ? T(0) : a[i];
-    T bi = b[i];
-    if (periodic && i == 0) bi -= gamma;
-    if (periodic && i == n - 1) bi -= alpha * bg;
-    const T ri = T(1) / (bi - ai * csp);
-    ok = ok && finite_nonzero(ri) && !common::thomas_unsafe<T>(ai * csp, ai, bi, i + 1 < n ? c[i] : T(0));
-    csp = i + 1 < n ? c[i] * ri : T(0);  // c[n-1] is not part of A (nor of A')
-    r[i] = ri;
-    m[i] = ai * ri;
-    cs[i] = csp;
-    if (periodic) {
-      const T vi = i == 0 ? gamma : i == n - 1 ? alpha : T(0);
-      zp = (vi - ai * zp) * ri;
-      z[i] = zp;
-    }
-  }
+  const bool ok = common::factor_shared_bands<T>(n, a, b, c, periodic, r, m, cs, z, f.bg, f.inv_den);
   f.cs = cs;
   f.r = r;
   f.m = m;
-  if (periodic) {
-    for (index_t i = n - 2; i >= 0; --i) z[i] -= cs[i] * z[i + 1];
-    f.z = z;
-    f.bg = bg;
-    const T den = T(1) + z[0] + bg * z[n - 1];
-    f.inv_den = T(1) / den;
-    ok = ok && finite_nonzero(f.inv_den) && !common::singular_cyclic<T>(den, z[0], bg * z[n - 1]);
-  }
+  if (periodic) f.z = z;
   return ok;
 }
 
@@ -121,23 +93,16 @@ inline void for_rows(int k0, int k1, F&& body) {
   }
 }
 
-// Per-lane corner terms of periodic lines.
-template <class V>
-struct Corner {
-  V gamma{};
-  V bg{};
-};
-
-template <class V, int K>
+template <class T, class V, int K>
 struct GroupState {
-  Corner<V> corner[K];
+  common::PeriodicSplit<T, V> corner[K] = {};  // periodic lines: gamma, q = beta/gamma, alpha
   simd::Mask<V> bad[K] = {};  // lanes that met a zero or non-finite pivot
 };
 
 // Forward elimination with per-line bands (algorithm 1, lines 1-7). Periodic lines
 // eliminate A' with the two right-hand sides d and v at once (same pivots).
 template <bool Periodic, class T, class V, int K, class Src>
-void forward_bands(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g) {
+void forward_bands(index_t n, Src& src, const Scratch<V>& s, GroupState<T, V, K>& g) {
   constexpr int B = Src::block;
   V cs[K] = {}, ds[K] = {}, zs[K] = {};  // the previous row: registers when K is small
   for (index_t i0 = 0; i0 < n; i0 += B) {
@@ -149,9 +114,8 @@ void forward_bands(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g
       for (int j = 0; j < K; ++j) {
         V b = src.b(0, j);
         if constexpr (Periodic) {
-          g.corner[j].gamma = -b;
-          g.corner[j].bg = src.a(0, j) / g.corner[j].gamma;
-          b = b - g.corner[j].gamma;
+          g.corner[j] = common::PeriodicSplit<T, V>(src.a(0, j), b, V{});
+          b = g.corner[j].b_first(b);
         }
         const V r = T(1) / b;
         g.bad[j] |= simd::not_finite_or_zero(r);
@@ -170,15 +134,15 @@ void forward_bands(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g
     for_rows<B>(k0, k1, [&](int k) {
       const index_t row = (i0 + k) * K;
       for (int j = 0; j < K; ++j) {
-        const V a = src.a(k, j), b = src.b(k, j), c = src.c(k, j), acs = a * cs[j];
-        const V r = T(1) / (b - acs);
-        g.bad[j] |= simd::not_finite_or_zero(r) | common::thomas_unsafe<T>(acs, a, b, c);
+        const V a = src.a(k, j), b = src.b(k, j), c = src.c(k, j);
+        const V r = T(1) / common::thomas_pivot(a, b, cs[j]);
+        g.bad[j] |= simd::not_finite_or_zero(r) | common::thomas_unsafe<T>(a * cs[j], a, b, c);
         cs[j] = c * r;
-        ds[j] = (src.d(k, j) - a * ds[j]) * r;
+        ds[j] = common::thomas_eliminate(src.d(k, j), a, ds[j], r);
         s.cs[row + j] = cs[j];
         s.ds[row + j] = ds[j];
         if constexpr (Periodic) {
-          zs[j] = -(a * zs[j]) * r;
+          zs[j] = common::thomas_eliminate(V{}, a, zs[j], r);  // v_i = 0 inside
           s.zs[row + j] = zs[j];
         }
       }
@@ -188,13 +152,14 @@ void forward_bands(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g
         const int k = cnt - 1;
         const index_t row = (n - 1) * K;
         for (int j = 0; j < K; ++j) {
-          const V a = src.a(k, j), alpha = src.c(k, j), acs = a * cs[j];
-          const V b = src.b(k, j) - alpha * g.corner[j].bg;
-          const V r = T(1) / (b - acs);
-          g.bad[j] |= simd::not_finite_or_zero(r) | common::thomas_unsafe<T>(acs, a, b, V{});
+          const V a = src.a(k, j);
+          g.corner[j].cn = src.c(k, j);
+          const V b = g.corner[j].b_last(src.b(k, j));
+          const V r = T(1) / common::thomas_pivot(a, b, cs[j]);
+          g.bad[j] |= simd::not_finite_or_zero(r) | common::thomas_unsafe<T>(a * cs[j], a, b, V{});
           s.cs[row + j] = V{};
-          s.ds[row + j] = (src.d(k, j) - a * ds[j]) * r;
-          s.zs[row + j] = (alpha - a * zs[j]) * r;
+          s.ds[row + j] = common::thomas_eliminate(src.d(k, j), a, ds[j], r);
+          s.zs[row + j] = common::thomas_eliminate(g.corner[j].cn, a, zs[j], r);
         }
       }
     }
@@ -213,7 +178,7 @@ void forward_shared(index_t n, Src& src, const Scratch<V>& s, const SharedFactor
       const index_t i = i0 + k;
       const T r = f.r[i], m = f.m[i];
       for (int j = 0; j < K; ++j) {
-        ds[j] = src.d(k, j) * r - m * ds[j];
+        ds[j] = common::thomas_eliminate_factored(src.d(k, j), r, m, ds[j]);
         s.ds[i * K + j] = ds[j];
       }
     });
@@ -241,7 +206,7 @@ void backward_to(index_t n, Dst& dst, const V* ds, CS cs) {
     auto row = [&](int k) {
       const index_t i = i0 + k;
       for (int j = 0; j < K; ++j) {
-        u[j] = ds[i * K + j] - cs(i, j) * u[j];
+        u[j] = common::thomas_substitute(ds[i * K + j], cs(i, j), u[j]);
         dst.put(k, j, u[j]);
       }
     };
@@ -261,14 +226,14 @@ void backward_in_place(index_t n, V* ds, V* zs, CS cs) {
   for (index_t i = n - 2; i >= 0; --i)
     for (int j = 0; j < K; ++j) {
       const auto c = cs(i, j);  // a lane vector or a shared scalar
-      ds[i * K + j] -= c * ds[(i + 1) * K + j];
-      if (zs) zs[i * K + j] -= c * zs[(i + 1) * K + j];
+      ds[i * K + j] = common::thomas_substitute(ds[i * K + j], c, ds[(i + 1) * K + j]);
+      if (zs) zs[i * K + j] = common::thomas_substitute(zs[i * K + j], c, zs[(i + 1) * K + j]);
     }
 }
 
 // u_i = y_i - f z_i into the sink (Sherman-Morrison correction); z(i, j) a lane
 // vector or a shared scalar.
-template <class V, int K, class Dst, class Z>
+template <class T, class V, int K, class Dst, class Z>
 void correct_to(index_t n, Dst& dst, const V* y, const V (&f)[K], Z z) {
   constexpr int B = Dst::block;
   for (index_t i0 = 0; i0 < n; i0 += B) {
@@ -276,7 +241,7 @@ void correct_to(index_t n, Dst& dst, const V* y, const V (&f)[K], Z z) {
     dst.begin(i0, cnt);
     for_rows<B>(0, cnt, [&](int k) {
       const index_t i = i0 + k;
-      for (int j = 0; j < K; ++j) dst.put(k, j, y[i * K + j] - f[j] * z(i, j));
+      for (int j = 0; j < K; ++j) dst.put(k, j, common::PeriodicSplit<T, V>::correct(y[i * K + j], f[j], z(i, j)));
     });
     dst.flush();
   }
@@ -308,7 +273,7 @@ struct BroadcastBands {
 // Forward elimination with row interchanges: U row i (scaled by 1/pivot) goes to cs (u1'),
 // us (u2') and ds (y').
 template <class T, class V, int K, class Src>
-void pivot_forward(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g) {
+void pivot_forward(index_t n, Src& src, const Scratch<V>& s, GroupState<T, V, K>& g) {
   constexpr int B = Src::block;
   common::PivotRow<V> cur[K] = {};
   auto store = [&](index_t i, int j, const common::PivotOut<V>& o) {
@@ -360,7 +325,7 @@ void pivot_backward(index_t n, Dst& dst, const Scratch<V>& s) {
 // read first (the sweep needs the last row from the start); U row i goes to cs (u1'), us
 // (u2'), zs (us': column n-2), vs (ul': column n-1) and ds (y').
 template <class T, class V, int K, class Src>
-void cyclic_forward(index_t n, Src& src, const Scratch<V>& s, GroupState<V, K>& g) {
+void cyclic_forward(index_t n, Src& src, const Scratch<V>& s, GroupState<T, V, K>& g) {
   constexpr int B = Src::block;
   common::CyclicRow<V> C[K], L[K];
   {
@@ -435,7 +400,7 @@ void cyclic_backward(index_t n, Dst& dst, const Scratch<V>& s) {
 // Solves a group with partial pivoting (per-line bands, or shared ones broadcast to lanes).
 template <class T, class V, int K, class Src, class Dst>
 void pivot_group(index_t n, bool periodic, const SharedFactor<T>* shared, Src& src, Dst& dst,
-                 const Scratch<V>& s, GroupState<V, K>& g) {
+                 const Scratch<V>& s, GroupState<T, V, K>& g) {
   auto run = [&](auto& in) {
     if (periodic) {
       cyclic_forward<T, V, K>(n, in, s, g);
@@ -463,7 +428,7 @@ template <class T, class V, int K, class Src, class Dst>
 int solve_group(index_t n, bool periodic, const SharedFactor<T>* shared, Src& src, Dst& dst,
                 const Scratch<V>& s, Method method = Method::thomas) {
   constexpr int W = static_cast<int>(sizeof(V) / sizeof(T));
-  GroupState<V, K> g;
+  GroupState<T, V, K> g;
   auto first_bad_lane = [&]() {
     for (int j = 0; j < K; ++j) {
       const int lane = simd::first_set<W>(g.bad[j]);
@@ -472,7 +437,7 @@ int solve_group(index_t n, bool periodic, const SharedFactor<T>* shared, Src& sr
     return -1;
   };
   auto pivot = [&]() {
-    GroupState<V, K> fresh;
+    GroupState<T, V, K> fresh;
     g = fresh;
     pivot_group<T, V, K>(n, periodic, shared, src, dst, s, g);
     return first_bad_lane();
@@ -487,8 +452,10 @@ int solve_group(index_t n, bool periodic, const SharedFactor<T>* shared, Src& sr
       backward_to<V, K>(n, dst, s.ds, cs);
     } else {
       backward_in_place<V, K>(n, s.ds, nullptr, cs);
-      for (int j = 0; j < K; ++j) fac[j] = (s.ds[j] + f.bg * s.ds[(n - 1) * K + j]) * f.inv_den;
-      correct_to<V, K>(n, dst, s.ds, fac, [&](index_t i, int) { return f.z[i]; });
+      common::PeriodicSplit<T, V> split{};
+      split.q = V{} + f.bg;
+      for (int j = 0; j < K; ++j) fac[j] = split.factor_inv(s.ds[j], s.ds[(n - 1) * K + j], V{} + f.inv_den);
+      correct_to<T, V, K>(n, dst, s.ds, fac, [&](index_t i, int) { return f.z[i]; });
     }
     return -1;  // the shared factorisation was checked once (prepare_shared)
   }
@@ -501,15 +468,14 @@ int solve_group(index_t n, bool periodic, const SharedFactor<T>* shared, Src& sr
     forward_bands<true, T, V, K>(n, src, s, g);
     backward_in_place<V, K>(n, s.ds, s.zs, cs);
     for (int j = 0; j < K; ++j) {
-      const V bg = g.corner[j].bg;
-      const V qz = bg * s.zs[(n - 1) * K + j];
-      const V den = T(1) + s.zs[j] + qz;
+      const common::PeriodicSplit<T, V>& split = g.corner[j];
+      const V den = split.den(s.zs[j], s.zs[(n - 1) * K + j]);
       const V inv = T(1) / den;
-      g.bad[j] |= simd::not_finite_or_zero(inv) | common::singular_cyclic<T>(den, s.zs[j], qz);
-      fac[j] = (s.ds[j] + bg * s.ds[(n - 1) * K + j]) * inv;
+      g.bad[j] |= simd::not_finite_or_zero(inv) | common::singular_cyclic<T>(den, s.zs[j], split.qz(s.zs[(n - 1) * K + j]));
+      fac[j] = split.factor_inv(s.ds[j], s.ds[(n - 1) * K + j], inv);
     }
     if (method == Method::automatic && first_bad_lane() >= 0) return pivot();
-    correct_to<V, K>(n, dst, s.ds, fac, [&](index_t i, int j) { return s.zs[i * K + j]; });
+    correct_to<T, V, K>(n, dst, s.ds, fac, [&](index_t i, int j) { return s.zs[i * K + j]; });
   }
   return first_bad_lane();
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "solvers/cpu/simd.hpp"
+#include "solvers/common/thomas_core.hpp"
 #include "solvers/common/thomas_variable_core.hpp"
 #include "solvers/reference/thomas.hpp"
 
@@ -73,11 +74,11 @@ struct VectorIo {
   void fix(int k, const V& f, const M& live) const {
     const V z = load<V>(scratch + static_cast<index_t>(k) * 3 * G + 2 * G);
     T* p = pu + k * rs;
-    const V y = load<V>(p);
+    const V u = common::PeriodicSplit<T, V>::correct(load<V>(p), f, z);
     if (k < full_rows)
-      simd::store(p, y - f * z);
+      simd::store(p, u);
     else
-      store_row(p, y - f * z, live);
+      store_row(p, u, live);
   }
 };
 
@@ -107,7 +108,7 @@ struct ScalarIo {
   }
   void store_z(int k, T z, bool) const { scratch[3 * k + 2] = z; }
   void fix(int k, T f, bool live) const {
-    if (live) pu[k * rs] = pu[k * rs] - f * scratch[3 * k + 2];
+    if (live) pu[k * rs] = common::PeriodicSplit<T>::correct(pu[k * rs], f, scratch[3 * k + 2]);
   }
 };
 

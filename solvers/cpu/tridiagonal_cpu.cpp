@@ -6,6 +6,7 @@
 
 #include "adi/base/error.hpp"
 #include "solvers/common/thomas_check.hpp"
+#include "solvers/common/thomas_core.hpp"
 #include "solvers/cpu/tridiagonal_kernels.hpp"
 
 namespace adi::cpu {
@@ -37,18 +38,16 @@ Diagnosis diagnose(const LineSet& l, const BandView<T>& bd, index_t line, bool p
   const index_t o = l.offset(line), n = l.n;
   auto co = [&](const T* q, index_t i) { return bd.shared ? q[i] : q[o + i * l.stride]; };
   if (periodic && n <= 2) return {0, false};
-  const T gamma = periodic ? -co(bd.b, 0) : T(0);
-  const T bg = periodic ? co(bd.a, 0) / gamma : T(0);
+  const common::PeriodicSplit<T> split(periodic ? co(bd.a, 0) : T(0), periodic ? co(bd.b, 0) : T(1),
+                                       periodic ? co(bd.c, n - 1) : T(0));
   T cs = 0;
   for (index_t i = 0; i < n; ++i) {
     const T a = i == 0 ? T(0) : co(bd.a, i), c = i + 1 < n ? co(bd.c, i) : T(0);
-    T b = co(bd.b, i);
-    if (periodic && i == 0) b -= gamma;
-    if (periodic && i == n - 1) b -= co(bd.c, i) * bg;
-    const T acs = a * cs, piv = b - acs;
-    if (!detail::finite_nonzero(T(1) / piv)) return {i, false};
-    if (common::thomas_unsafe<T>(acs, a, b, c)) return {i, true};
-    cs = c / piv;
+    const T b = periodic ? split.b(i, n, co(bd.b, i)) : co(bd.b, i);
+    const T r = T(1) / common::thomas_pivot(a, b, cs);
+    if (common::bad_reciprocal(r)) return {i, false};
+    if (common::thomas_unsafe<T>(a * cs, a, b, c)) return {i, true};
+    cs = c * r;
   }
   return {n - 1, false};  // the periodic correction
 }

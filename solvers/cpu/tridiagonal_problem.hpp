@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "adi/base/layout.hpp"
+#include "solvers/common/thomas_core.hpp"
 #include "solvers/cpu/thomas_sweep.hpp"
 #include "solvers/cpu/tridiagonal_cpu.hpp"
 
@@ -237,12 +238,9 @@ index_t solve_periodic_tiny(const Problem<T>& p) {
       inv = T(1) / (co(bd.a, 0) + co(bd.b, 0) + co(bd.c, 0));
       p.u[o] = p.d[o] * inv;
     } else {
-      const T m00 = co(bd.b, 0), m01 = co(bd.a, 0) + co(bd.c, 0);
-      const T m10 = co(bd.a, 1) + co(bd.c, 1), m11 = co(bd.b, 1);
-      inv = T(1) / (m00 * m11 - m01 * m10);
-      const T d0 = p.d[o], d1 = p.d[o + l.stride];
-      p.u[o] = (d0 * m11 - m01 * d1) * inv;
-      p.u[o + l.stride] = (m00 * d1 - m10 * d0) * inv;
+      const common::PeriodicPair<T> m(co(bd.a, 0), co(bd.b, 0), co(bd.c, 0), co(bd.a, 1), co(bd.b, 1), co(bd.c, 1));
+      inv = T(1) / m.det();
+      m.solve(p.d[o], p.d[o + l.stride], inv, p.u[o], p.u[o + l.stride]);
     }
     if (bad < 0 && !finite_nonzero(inv)) bad = line;
   }

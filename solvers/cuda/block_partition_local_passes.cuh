@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "adi/base/block_layout.hpp"
+#include "solvers/common/block_lu_core.hpp"
 
 #if defined(__CUDACC__)
 #define ADI_BP_HD __host__ __device__ __forceinline__
@@ -66,66 +67,39 @@ ADI_BP_HD void mul_add(T s, const X& x, const Y& y, T* out) {
     }
 }
 
-// Solves S [Xa | Xg | Xd] = [Xa | Xg | Xd] in place (Gaussian elimination with partial
-// pivoting inside S, the host lu_factor + lu_solve). false when a pivot is at or below
-// tol * max|S| or not finite (the host's test).
+// A row-major M x M block in registers, as common::block_lu_solve reads it.
 template <class T, int M>
-ADI_BP_HD bool eliminate(T (&S)[M * M], T (&Xa)[M * M], T (&Xg)[M * M], T (&Xd)[M], T tol) {
-  T mx = 0;
+struct RegisterBlock {
+  T (&v)[M * M];
+  ADI_BP_HD T& operator()(int i, int j) const { return v[i * M + j]; }
+};
+
+// The right-hand sides [Xa | Xg | Xd] of a pivot-block solve (block_lu_core.hpp's policy).
+template <class T, int M>
+struct PartitionRhs {
+  T (&Xa)[M * M];
+  T (&Xg)[M * M];
+  T (&Xd)[M];
+  ADI_BP_HD void swap(int k, int i) const {
 #pragma unroll
-  for (int v = 0; v < M * M; ++v) mx = mx < bp_abs(S[v]) ? bp_abs(S[v]) : mx;
-  if (!(mx > T(0)) || !bp_finite(mx)) return false;
-  const T thr = tol * mx;
-#pragma unroll
-  for (int k = 0; k < M; ++k) {
-    int p = k;
-    T best = bp_abs(S[k * M + k]);
-#pragma unroll
-    for (int i = k + 1; i < M; ++i)
-      if (bp_abs(S[i * M + k]) > best) best = bp_abs(S[i * M + k]), p = i;
-    if (!(best > thr)) return false;
-#pragma unroll
-    for (int i = k + 1; i < M; ++i)
-      if (i == p) {
-#pragma unroll
-        for (int j = 0; j < M; ++j) {
-          T t = S[k * M + j];
-          S[k * M + j] = S[i * M + j], S[i * M + j] = t;
-          t = Xa[k * M + j];
-          Xa[k * M + j] = Xa[i * M + j], Xa[i * M + j] = t;
-          t = Xg[k * M + j];
-          Xg[k * M + j] = Xg[i * M + j], Xg[i * M + j] = t;
-        }
-        const T t = Xd[k];
-        Xd[k] = Xd[i], Xd[i] = t;
-      }
-    const T inv = T(1) / S[k * M + k];
-#pragma unroll
-    for (int i = k + 1; i < M; ++i) {
-      const T f = S[i * M + k] *= inv;
-#pragma unroll
-      for (int j = k + 1; j < M; ++j) S[i * M + j] -= f * S[k * M + j];
-#pragma unroll
-      for (int j = 0; j < M; ++j) {
-        Xa[i * M + j] -= f * Xa[k * M + j];
-        Xg[i * M + j] -= f * Xg[k * M + j];
-      }
-      Xd[i] -= f * Xd[k];
+    for (int j = 0; j < M; ++j) {
+      T t = Xa[k * M + j];
+      Xa[k * M + j] = Xa[i * M + j], Xa[i * M + j] = t;
+      t = Xg[k * M + j];
+      Xg[k * M + j] = Xg[i * M + j], Xg[i * M + j] = t;
     }
+    const T t = Xd[k];
+    Xd[k] = Xd[i], Xd[i] = t;
   }
+  ADI_BP_HD void axpy(int i, T f, int k) const {
 #pragma unroll
-  for (int i = M - 1; i >= 0; --i) {
-#pragma unroll
-    for (int k = i + 1; k < M; ++k) {
-      const T f = S[i * M + k];
-#pragma unroll
-      for (int j = 0; j < M; ++j) {
-        Xa[i * M + j] -= f * Xa[k * M + j];
-        Xg[i * M + j] -= f * Xg[k * M + j];
-      }
-      Xd[i] -= f * Xd[k];
+    for (int j = 0; j < M; ++j) {
+      Xa[i * M + j] -= f * Xa[k * M + j];
+      Xg[i * M + j] -= f * Xg[k * M + j];
     }
-    const T inv = T(1) / S[i * M + i];
+    Xd[i] -= f * Xd[k];
+  }
+  ADI_BP_HD void scale(int i, T inv) const {
 #pragma unroll
     for (int j = 0; j < M; ++j) {
       Xa[i * M + j] *= inv;
@@ -133,7 +107,16 @@ ADI_BP_HD bool eliminate(T (&S)[M * M], T (&Xa)[M * M], T (&Xg)[M * M], T (&Xd)[
     }
     Xd[i] *= inv;
   }
-  return true;
+};
+
+// Solves S [Xa | Xg | Xd] = [Xa | Xg | Xd] in place (common::block_lu_solve: partial
+// pivoting inside S, as the host passes). false when a pivot is at or below tol * max|S|
+// or not finite.
+template <class T, int M>
+ADI_BP_HD bool eliminate(T (&S)[M * M], T (&Xa)[M * M], T (&Xg)[M * M], T (&Xd)[M], T tol) {
+  RegisterBlock<T, M> s{S};
+  PartitionRhs<T, M> r{Xa, Xg, Xd};
+  return common::block_lu_solve<T, M>(s, r, tol);
 }
 
 // Where line l's values live, and its loads and stores.

@@ -7,6 +7,7 @@
 
 #include "solvers/cuda/check.cuh"
 #include "solvers/cuda/partition_local_passes.hpp"
+#include "solvers/common/partition_core.hpp"
 #include "solvers/common/partition_reduced.hpp"
 
 namespace adi::cuda_backend::partition {
@@ -46,32 +47,25 @@ __device__ __forceinline__ void reduce_segment(index_t n, const Load& load, cons
     load(1, a, b, c, d);
     T r = T(1) / b;
     bad |= !isfinite(r);
+    // Row 1 starts the sweep (solvers/common/partition_core.hpp): ap = a r, gp = c r,
+    // dp = d r, and row 1 substituted into row 0 (P = dp, Q = ap, pi = -gp).
     T ap = a * r, gp = c * r, dp = d * r;
     store(1, dp, ap, gp);
     T P = dp, Q = ap, pi = -gp;
 #pragma unroll 4
     for (index_t i = 2; i <= n - 2; ++i) {
       load(i, a, b, c, d);
-      r = T(1) / (b - a * gp);
+      r = T(1) / common::thomas_pivot(a, b, gp);
       bad |= !isfinite(r);
-      const T an = -a * ap * r, gn = c * r, dn = (d - a * dp) * r;
-      store(i, dn, an, gn);
-      P += pi * dn;
-      Q += pi * an;
-      pi = -pi * gn;
-      ap = an;
-      gp = gn;
-      dp = dn;
+      common::partition_row(a, c, d, r, gp, dp, ap);
+      store(i, dp, ap, gp);
+      common::partition_accumulate(gp, dp, ap, P, Q, pi);
     }
     load(n - 1, a, b, c, d);
     res[0] = first_open ? T(0) : a0;
-    res[1] = b0 - c0 * Q;
-    res[2] = c0 * pi;
-    res[3] = d0 - c0 * P;
-    res[4] = -a * ap;
-    res[5] = b - a * gp;
+    common::partition_first_row(b0, c0, d0, P, Q, pi, res[1], res[2], res[3]);
+    common::partition_last_row(a, b, d, gp, dp, ap, res[4], res[5], res[7]);
     res[6] = last_open ? T(0) : c;
-    res[7] = d - a * dp;
     if (bad)
       for (int k = 0; k < 8; ++k) res[k] = T(NAN);
   }
@@ -148,7 +142,7 @@ __global__ void back_chain_kernel(index_t L, int S, const T* __restrict__ w2, co
   sol1[l] = v0;
   sol1[(n - 1) * L + l] = nx;
   for (index_t k = n - 2; k >= 1; --k) {
-    nx = w2[(k * 3) * L + l] - w2[(k * 3 + 1) * L + l] * v0 - w2[(k * 3 + 2) * L + l] * nx;
+    nx = common::partition_fill(w2[(k * 3) * L + l], w2[(k * 3 + 1) * L + l], v0, w2[(k * 3 + 2) * L + l], nx);
     sol1[k * L + l] = nx;
   }
 }
@@ -172,7 +166,7 @@ __global__ void back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __
 #pragma unroll 4
   for (index_t i = n - 2; i >= 1; --i) {
     const index_t o = o0 + i * st;
-    nx = u[o] - alpha[(r0 + i) * L + l] * u0 - gamma[(r0 + i) * L + l] * nx;
+    nx = common::partition_fill(u[o], alpha[(r0 + i) * L + l], u0, gamma[(r0 + i) * L + l], nx);
     u[o] = nx;
   }
 }

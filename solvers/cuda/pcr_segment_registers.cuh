@@ -59,12 +59,12 @@ __device__ __forceinline__ SegmentEnds<T> segment_reduce(Rows& rows, int len, bo
     if (j >= lo) {
       const bool first = j == lo;
       const T aj = rows.a(j);
-      const T piv = first ? rows.b(j) : rows.b(j) - aj * g;
+      const T piv = first ? rows.b(j) : common::thomas_pivot(aj, rows.b(j), g);
       bad |= bad_pivot(piv) || (!first && common::thomas_unsafe<T>(aj * g, aj, rows.b(j), rows.c(j)));
       const T r = recip(piv);
       g = rows.c(j) * r;
-      al = first ? aj * r : -aj * al * r;
-      de = first ? rows.d(j) * r : (rows.d(j) - aj * de) * r;
+      al = first ? aj * r : common::partition_spike(aj, al, r);
+      de = first ? rows.d(j) * r : common::thomas_eliminate(rows.d(j), aj, de, r);
       rows.a(j) = al;
       rows.c(j) = g;
       rows.d(j) = de;
@@ -79,9 +79,9 @@ __device__ __forceinline__ SegmentEnds<T> segment_reduce(Rows& rows, int len, bo
   for (int j = MaxM - 3; j >= 0; --j) {
     if (j >= lo) {
       const T gj = rows.c(j);
-      de = rows.d(j) - gj * de;
-      al = rows.a(j) - gj * al;
-      g = -gj * g;
+      de = common::thomas_substitute(rows.d(j), gj, de);
+      al = common::thomas_substitute(rows.a(j), gj, al);
+      g = common::partition_carry(gj, g);
       rows.a(j) = al;
       rows.c(j) = g;
       rows.d(j) = de;
@@ -125,7 +125,7 @@ __device__ __forceinline__ void segment_fill(Rows& rows, int len, T xl, T x) {
   const int lo = MaxM - len;
 #pragma unroll
   for (int j = 0; j < MaxM - 1; ++j)
-    if (j >= lo) rows.d(j) = rows.d(j) - rows.a(j) * xl - rows.c(j) * x;
+    if (j >= lo) rows.d(j) = common::partition_fill(rows.d(j), rows.a(j), xl, rows.c(j), x);
   if (len >= 1) rows.d(MaxM - 1) = x;
 }
 
@@ -140,7 +140,7 @@ __device__ __forceinline__ SegmentEnds<T> segment_reduce_shared(T (&d)[MaxM], in
 #pragma unroll
   for (int j = 0; j < MaxM - 1; ++j) {
     if (j >= lo) {
-      de = j == lo ? f0[0] * d[j] : f0[j - lo] * d[j] - f1[j - lo] * de;
+      de = j == lo ? f0[0] * d[j] : common::thomas_eliminate_factored(d[j], f0[j - lo], f1[j - lo], de);
       d[j] = de;
     }
   }
@@ -148,7 +148,7 @@ __device__ __forceinline__ SegmentEnds<T> segment_reduce_shared(T (&d)[MaxM], in
 #pragma unroll
   for (int j = MaxM - 3; j >= 0; --j) {
     if (j >= lo) {
-      de = d[j] - f2[j - lo] * de;
+      de = common::thomas_substitute(d[j], f2[j - lo], de);
       d[j] = de;
     }
   }
@@ -172,7 +172,7 @@ __device__ __forceinline__ void segment_fill_shared(T (&d)[MaxM], int len, const
   const int lo = MaxM - len;
 #pragma unroll
   for (int j = 0; j < MaxM - 1; ++j)
-    if (j >= lo) d[j] = d[j] - f3[j - lo] * xl - f4[j - lo] * x;
+    if (j >= lo) d[j] = common::partition_fill(d[j], f3[j - lo], xl, f4[j - lo], x);
   d[MaxM - 1] = x;
 }
 

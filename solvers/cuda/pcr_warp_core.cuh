@@ -31,6 +31,8 @@
 #include "solvers/cuda/tridiagonal_common.cuh"
 #include "solvers/common/thomas_check.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
+#include "solvers/common/partition_core.hpp"
+#include "solvers/common/pcr_core.hpp"
 
 namespace adi::cuda_backend::kernels {
 
@@ -115,7 +117,8 @@ __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec =
 #pragma unroll
       for (int k = 0; k < R; ++k) dp[k] = T(0);
     }
-    const T den = T(1) - a * cm - c * ap;
+    // Unit-diagonal rows: k_lo = -a, k_hi = -c (solvers/common/pcr_core.hpp).
+    const T den = common::pcr_combine_unit(T(1), a, cm, c, ap);
     // PCR's row combination grows like Thomas's elimination (thomas_check.hpp): the rows are
     // scaled to a unit diagonal, the growth is |a c_{-h}| + |c a_{+h}|.
     bad |= lane < S && (bad_pivot(den) || common::thomas_unsafe<T>(common::magnitude(a * cm) +
@@ -128,7 +131,7 @@ __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec =
       rec[(3 + 3 * step) * kWarp + lane] = c;
     }
 #pragma unroll
-    for (int k = 0; k < R; ++k) D[k] = (D[k] - a * dm[k] - c * dp[k]) * r;
+    for (int k = 0; k < R; ++k) D[k] = common::pcr_combine_unit(D[k], a, dm[k], c, dp[k]) * r;
     const T an = -a * am * r, cn = -c * cp * r;
     a = an;
     c = cn;
@@ -152,17 +155,15 @@ __device__ T reduced_solve(T A, T B, T C, T D, int S, bool periodic, bool& bad, 
   // Sherman-Morrison (as in solvers/reference/thomas.hpp) on the cyclic reduced system.
   const T A0 = __shfl_sync(kFullMask, A, 0, width), B0 = __shfl_sync(kFullMask, B, 0, width);
   const T CS = __shfl_sync(kFullMask, C, S - 1, width);
-  const T gamma = -B0;
-  bad |= bad_pivot(gamma);
-  const T q = A0 / gamma;
+  const auto split = common::PeriodicSplit<T>::checked(A0, B0, CS, [&](T gamma) { bad |= bad_pivot(gamma); });
   T v = T(0);
   if (lane == 0) {
-    B -= gamma;
+    B = split.b_first(B);
     A = T(0);
-    v = gamma;
+    v = split.gamma;
   }
   if (lane == S - 1) {
-    B -= CS * q;
+    B = split.b_last(B);
     C = T(0);
     v = CS;
   }
@@ -170,9 +171,9 @@ __device__ T reduced_solve(T A, T B, T C, T D, int S, bool periodic, bool& bad, 
   pcr_reduced<T, 2, false>(A, B, C, dd, S, bad, nullptr, width);
   const T y0 = __shfl_sync(kFullMask, dd[0], 0, width), yl = __shfl_sync(kFullMask, dd[0], S - 1, width);
   const T z0 = __shfl_sync(kFullMask, dd[1], 0, width), zl = __shfl_sync(kFullMask, dd[1], S - 1, width);
-  const T den = T(1) + z0 + q * zl;
-  bad |= bad_pivot(den) || common::singular_cyclic<T>(den, z0, q * zl);
-  return dd[0] - (y0 + q * yl) / den * dd[1];
+  const T den = split.den(z0, zl);
+  bad |= bad_pivot(den) || common::singular_cyclic<T>(den, z0, split.qz(zl));
+  return split.correct(dd[0], split.factor(y0, yl, den), dd[1]);
 }
 
 // Solves one line whose a, b, c, d sit in shared memory at PcrShape::pos; leaves u in
@@ -197,12 +198,12 @@ __device__ void pcr_line(const PcrShape& sh, T* sa, const T* sb, T* sc, T* sd, b
     sd[base] = de;
     for (int j = 1; j < len - 1; ++j) {
       const T aj = sa[base + j];
-      piv = sb[base + j] - aj * g;
+      piv = common::thomas_pivot(aj, sb[base + j], g);
       bad |= bad_pivot(piv) || common::thomas_unsafe<T>(aj * g, aj, sb[base + j], sc[base + j]);
       r = recip(piv);
       g = sc[base + j] * r;
-      al = -aj * al * r;
-      de = (sd[base + j] - aj * de) * r;
+      al = common::partition_spike(aj, al, r);
+      de = common::thomas_eliminate(sd[base + j], aj, de, r);
       sa[base + j] = al;
       sc[base + j] = g;
       sd[base + j] = de;
@@ -212,9 +213,9 @@ __device__ void pcr_line(const PcrShape& sh, T* sa, const T* sb, T* sc, T* sd, b
     Lg = g;
     for (int j = len - 3; j >= 0; --j) {
       const T gj = sc[base + j];
-      de = sd[base + j] - gj * de;
-      al = sa[base + j] - gj * al;
-      g = -gj * g;
+      de = common::thomas_substitute(sd[base + j], gj, de);
+      al = common::thomas_substitute(sa[base + j], gj, al);
+      g = common::partition_carry(gj, g);
       sa[base + j] = al;
       sc[base + j] = g;
       sd[base + j] = de;
@@ -245,7 +246,7 @@ __device__ void pcr_line(const PcrShape& sh, T* sa, const T* sb, T* sc, T* sd, b
   const T x = reduced_solve(A, B, C, D, S, periodic, bad);
   const T xl = __shfl_sync(kFullMask, x, lane == 0 ? S - 1 : lane - 1);
   if (len >= 1) {
-    for (int j = 0; j < len - 1; ++j) sd[base + j] = sd[base + j] - sa[base + j] * xl - sc[base + j] * x;
+    for (int j = 0; j < len - 1; ++j) sd[base + j] = common::partition_fill(sd[base + j], sa[base + j], xl, sc[base + j], x);
     sd[e] = x;
   }
 }
@@ -275,11 +276,11 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
     f3[base] = al;
     for (int j = 1; j < len - 1; ++j) {
       const T aj = A_(st + j);
-      piv = b[st + j] - aj * g;
+      piv = common::thomas_pivot(aj, b[st + j], g);
       bad |= bad_pivot(piv) || common::thomas_unsafe<T>(aj * g, aj, b[st + j], C_(st + j));
       r = recip(piv);
       g = C_(st + j) * r;
-      al = -aj * al * r;
+      al = common::partition_spike(aj, al, r);
       f0[base + j] = r;
       f1[base + j] = aj * r;
       f2[base + j] = g;
@@ -290,8 +291,8 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
     f4[base + len - 2] = g;
     for (int j = len - 3; j >= 0; --j) {
       const T gj = f2[base + j];
-      al = f3[base + j] - gj * al;
-      g = -gj * g;
+      al = common::thomas_substitute(f3[base + j], gj, al);
+      g = common::partition_carry(gj, g);
       f3[base + j] = al;
       f4[base + j] = g;
     }
@@ -330,16 +331,16 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
   if (split) {
     const T A0 = __shfl_sync(kFullMask, A, 0), B0 = __shfl_sync(kFullMask, B, 0);
     const T CS = __shfl_sync(kFullMask, C, S - 1);
-    const T gamma = -B0;
-    bad |= bad_pivot(gamma);
-    q = A0 / gamma;
+    const common::PeriodicSplit<T> ps(A0, B0, CS);
+    bad |= bad_pivot(ps.gamma);
+    q = ps.q;
     if (lane == 0) {
-      B -= gamma;
+      B = ps.b_first(B);
       A = T(0);
-      v[0] = gamma;
+      v[0] = ps.gamma;
     }
     if (lane == S - 1) {
-      B -= CS * q;
+      B = ps.b_last(B);
       C = T(0);
       v[0] = CS;
     }
@@ -347,8 +348,10 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
   pcr_reduced<T, 1, true>(A, B, C, v, S, bad, F.red);
   if (split) {
     const T z0 = __shfl_sync(kFullMask, v[0], 0), zl = __shfl_sync(kFullMask, v[0], S - 1);
-    const T den = T(1) + z0 + q * zl;
-    bad |= bad_pivot(den) || common::singular_cyclic<T>(den, z0, q * zl);
+    common::PeriodicSplit<T> ps{};
+    ps.q = q;
+    const T den = ps.den(z0, zl);
+    bad |= bad_pivot(den) || common::singular_cyclic<T>(den, z0, ps.qz(zl));
     inv_den = recip(den);
   } else {
     v[0] = T(0);
@@ -373,11 +376,13 @@ __device__ T reduced_solve_shared(T D, int S, const PcrFactors<T>& F, int width 
     if (lane < h) dm = T(0);
     if (lane + h >= width) dp = T(0);
     const T* rs = F.red + (1 + 3 * step) * kWarp + lane;
-    d = rs[0] * (d - rs[kWarp] * dm - rs[2 * kWarp] * dp);
+    d = rs[0] * common::pcr_combine_unit(d, rs[kWarp], dm, rs[2 * kWarp], dp);
   }
   const T y0 = __shfl_sync(kFullMask, d, 0, width), yl = __shfl_sync(kFullMask, d, S - 1, width);
   const T q = F.red[kPcrReducedRows * kWarp], inv_den = F.red[kPcrReducedRows * kWarp + 1];
-  return d - (y0 + q * yl) * inv_den * F.red[(kPcrReducedRows - 1) * kWarp + lane];
+  common::PeriodicSplit<T> ps{};
+  ps.q = q;
+  return ps.correct(d, ps.factor_inv(y0, yl, inv_den), F.red[(kPcrReducedRows - 1) * kWarp + lane]);
 }
 
 // pcr_line for shared bands: only d (in shared memory, replaced by u) is per line.
@@ -394,12 +399,12 @@ __device__ void pcr_line_shared(const PcrShape& sh, const PcrFactors<T>& F, T* s
     T de = f0[base] * sd[base];
     sd[base] = de;
     for (int j = 1; j < len - 1; ++j) {
-      de = f0[base + j] * sd[base + j] - f1[base + j] * de;
+      de = common::thomas_eliminate_factored(sd[base + j], f0[base + j], f1[base + j], de);
       sd[base + j] = de;
     }
     Ld = de;
     for (int j = len - 3; j >= 0; --j) {
-      de = sd[base + j] - f2[base + j] * de;
+      de = common::thomas_substitute(sd[base + j], f2[base + j], de);
       sd[base + j] = de;
     }
     Fd = de;
@@ -411,7 +416,7 @@ __device__ void pcr_line_shared(const PcrShape& sh, const PcrFactors<T>& F, T* s
   const T x = reduced_solve_shared(D, S, F);
   const T xl = __shfl_sync(kFullMask, x, lane == 0 ? S - 1 : lane - 1);
   if (len >= 1) {
-    for (int j = 0; j < len - 1; ++j) sd[base + j] = sd[base + j] - f3[base + j] * xl - f4[base + j] * x;
+    for (int j = 0; j < len - 1; ++j) sd[base + j] = common::partition_fill(sd[base + j], f3[base + j], xl, f4[base + j], x);
     sd[e] = x;
   }
 }

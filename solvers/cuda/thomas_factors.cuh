@@ -11,6 +11,7 @@
 #include "solvers/cuda/tridiagonal_common.cuh"
 #include "solvers/common/thomas_check.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
+#include "solvers/common/thomas_core.hpp"
 
 namespace adi::cuda_backend::kernels {
 
@@ -24,28 +25,12 @@ struct ThomasFactors {
   const T* s = nullptr;   // periodic: q = a_0/gamma, 1/(1 + z_0 + q z_{n-1})
 };
 
-// The periodic rank-one split of one line (reference/thomas.hpp: gamma = -b_0):
-// A = A' + v w^T with b'_0 = b_0 - gamma, b'_{n-1} = b_{n-1} - c_{n-1} a_0 / gamma,
-// v = (gamma, 0, ..., c_{n-1}), w = (1, 0, ..., a_0/gamma). n == 1 is the scalar
-// (a+b+c) u = d and needs no correction.
+// The periodic rank-one split of one line (common::PeriodicSplit, gamma = -b_0).
 template <class T>
-struct PeriodicSplit {
-  T gamma, q, cn;
-  __device__ PeriodicSplit(T a0, T b0, T cn_) : gamma(-b0), q(a0 / -b0), cn(cn_) {}
-  // Diagonal of A' at row i (n >= 2).
-  __device__ T b(long long i, long long n, T bi) const {
-    if (i == 0) bi -= gamma;
-    if (i == n - 1) bi -= cn * q;
-    return bi;
-  }
-  // Right-hand side v at row i.
-  __device__ T v(long long i, long long n) const {
-    return (i == 0 ? gamma : T(0)) + (i == n - 1 ? cn : T(0));
-  }
-};
+using PeriodicSplit = common::PeriodicSplit<T>;
 
-// One thread factorises the shared bands (O(n), serial). Out-of-line rows: a_0 and
-// c_{n-1} are ignored unless periodic.
+// One thread factorises the shared bands (O(n), serial; common::factor_shared_bands).
+// Out-of-line rows: a_0 and c_{n-1} are ignored unless periodic.
 template <class T>
 __global__ void thomas_shared_factors_kernel(int64_t n, const T* __restrict__ a, const T* __restrict__ b,
                                              const T* __restrict__ c, bool periodic, T* r, T* ra, T* cs, T* z,
@@ -64,36 +49,7 @@ __global__ void thomas_shared_factors_kernel(int64_t n, const T* __restrict__ a,
     report(bad, flag);
     return;
   }
-  const PeriodicSplit<T> split(a[0], b[0], c[n - 1]);
-  if (periodic) bad |= bad_pivot(split.gamma);
-  T cp = T(0), zp = T(0);
-  for (int64_t i = 0; i < n; ++i) {
-    const T ai = i == 0 ? T(0) : a[i];
-    const T ci = i == n - 1 ? T(0) : c[i];
-    const T bi = periodic ? split.b(i, n, b[i]) : b[i];
-    const T piv = bi - ai * cp;
-    bad |= bad_pivot(piv) || common::thomas_unsafe<T>(ai * cp, ai, bi, ci);
-    const T ri = T(1) / piv;
-    r[i] = ri;
-    ra[i] = ai * ri;
-    cp = ci * ri;
-    cs[i] = cp;
-    if (periodic) {
-      zp = (split.v(i, n) - ai * zp) * ri;
-      z[i] = zp;
-    }
-  }
-  if (periodic) {
-    T zn = z[n - 1];
-    for (int64_t i = n - 2; i >= 0; --i) {
-      zn = z[i] - cs[i] * zn;
-      z[i] = zn;
-    }
-    const T den = T(1) + z[0] + split.q * z[n - 1];
-    bad |= bad_pivot(den) || common::singular_cyclic<T>(den, z[0], split.q * z[n - 1]);
-    s[0] = split.q;
-    s[1] = T(1) / den;
-  }
+  bad = !common::factor_shared_bands<T>(n, a, b, c, periodic, r, ra, cs, z, s[0], s[1]);
   report(bad, flag);
 }
 

@@ -14,6 +14,7 @@
 #include "solvers/cuda/tridiagonal_common.cuh"
 #include "solvers/common/thomas_check.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
+#include "solvers/common/thomas_core.hpp"
 
 namespace adi::cuda_backend::kernels {
 
@@ -67,19 +68,19 @@ __global__ void __launch_bounds__(128)
       const i64 i = i0 + j;
       if (i >= n) break;
       if (Shared) {
-        yp = ldg(f.r + i) * vd[j] - ldg(f.ra + i) * yp;
+        yp = common::thomas_eliminate_factored(vd[j], ldg(f.r + i), ldg(f.ra + i), yp);
       } else {
         const T ai = i == 0 ? T(0) : va[j];
         const T ci = i == n - 1 ? T(0) : vc[j];
         const T bi = periodic ? split.b(i, n, vb[j]) : vb[j];
-        const T piv = bi - ai * cp;
+        const T piv = common::thomas_pivot(ai, bi, cp);
         bad |= bad_pivot(piv) || common::thomas_unsafe<T>(ai * cp, ai, bi, ci);
         const T r = T(1) / piv;
         cp = ci * r;
-        yp = (vd[j] - ai * yp) * r;
+        yp = common::thomas_eliminate(vd[j], ai, yp, r);
         wc[ws(i)] = cp;
         if (periodic) {
-          zp = (split.v(i, n) - ai * zp) * r;
+          zp = common::thomas_eliminate(split.v(i, n), ai, zp, r);
           wz[ws(i)] = zp;
         }
       }
@@ -105,10 +106,10 @@ __global__ void __launch_bounds__(128)
     for (int j = 0; j < Chunk; ++j) {
       const i64 i = i1 - j;
       if (i < 0) break;
-      un = vy[j] - vcs[j] * un;
+      un = common::thomas_substitute(vy[j], vcs[j], un);
       u[at(i)] = un;
       if (!Shared && periodic) {
-        zn = vz[j] - vcs[j] * zn;
+        zn = common::thomas_substitute(vz[j], vcs[j], zn);
         wz[ws(i)] = zn;
       }
     }
@@ -118,11 +119,13 @@ __global__ void __launch_bounds__(128)
   if (periodic) {
     T fc;
     if (Shared) {
-      fc = (un + ldg(f.s) * yl) * ldg(f.s + 1);
+      PeriodicSplit<T> sh{};
+      sh.q = ldg(f.s);
+      fc = sh.factor_inv(un, yl, ldg(f.s + 1));
     } else {
-      const T den = T(1) + zn + split.q * zl;
-      bad |= bad_pivot(den) || common::singular_cyclic<T>(den, zn, split.q * zl);
-      fc = (un + split.q * yl) / den;
+      const T den = split.den(zn, zl);
+      bad |= bad_pivot(den) || common::singular_cyclic<T>(den, zn, split.qz(zl));
+      fc = split.factor(un, yl, den);
     }
     for (i64 i0 = 0; i0 < n; i0 += Chunk) {
       T vy[Chunk], vz[Chunk];
@@ -137,7 +140,7 @@ __global__ void __launch_bounds__(128)
 #pragma unroll
       for (int j = 0; j < Chunk; ++j) {
         const i64 i = i0 + j;
-        if (i < n) u[at(i)] = vy[j] - fc * vz[j];
+        if (i < n) u[at(i)] = PeriodicSplit<T>::correct(vy[j], fc, vz[j]);
       }
     }
   }

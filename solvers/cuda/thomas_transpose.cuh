@@ -15,6 +15,7 @@
 #include "solvers/cuda/tridiagonal_common.cuh"
 #include "solvers/common/thomas_check.hpp"
 #include "solvers/common/cyclic_denominator.hpp"
+#include "solvers/common/thomas_core.hpp"
 
 namespace adi::cuda_backend::kernels {
 
@@ -80,7 +81,7 @@ __global__ void __launch_bounds__(kTransposeWarps* kWarp)
       const i64 i = i0 + j;
       if (i >= n) break;
       if (Shared) {
-        yp = ldg(f.r + i) * vd[j] - ldg(f.ra + i) * yp;
+        yp = common::thomas_eliminate_factored(vd[j], ldg(f.r + i), ldg(f.ra + i), yp);
       } else {
         T ai = va[j], bi = vb[j], ci = vc[j];
         if (i == 0) {
@@ -103,14 +104,14 @@ __global__ void __launch_bounds__(kTransposeWarps* kWarp)
             vi = split.v(i, n);
           }
         }
-        const T piv = bi - ai * cp;
+        const T piv = common::thomas_pivot(ai, bi, cp);
         bad |= own_valid && (bad_pivot(piv) || common::thomas_unsafe<T>(ai * cp, ai, bi, ci));
         const T r = T(1) / piv;
         cp = ci * r;
-        yp = (vd[j] - ai * yp) * r;
+        yp = common::thomas_eliminate(vd[j], ai, yp, r);
         wc[wsi(ch, j)] = cp;
         if (periodic) {
-          zp = (vi - ai * zp) * r;
+          zp = common::thomas_eliminate(vi, ai, zp, r);
           wz[wsi(ch, j)] = zp;
         }
       }
@@ -145,10 +146,10 @@ __global__ void __launch_bounds__(kTransposeWarps* kWarp)
         vy[j] = T(0);
         continue;
       }
-      un = vy[j] - vcs[j] * un;  // c*_{n-1} = 0, so row n-1 gives y*_{n-1}
+      un = common::thomas_substitute(vy[j], vcs[j], un);  // c*_{n-1} = 0, so row n-1 gives y*_{n-1}
       vy[j] = un;
       if (!Shared && periodic) {
-        zn = vz[j] - vcs[j] * zn;
+        zn = common::thomas_substitute(vz[j], vcs[j], zn);
         vz[j] = zn;
       }
       if (i == n - 1) {
@@ -174,12 +175,14 @@ __global__ void __launch_bounds__(kTransposeWarps* kWarp)
   if (periodic) {
     T fc = T(0);
     if (Shared) {
-      fc = (un + ldg(f.s) * yl) * ldg(f.s + 1);
+      PeriodicSplit<T> sh{};
+      sh.q = ldg(f.s);
+      fc = sh.factor_inv(un, yl, ldg(f.s + 1));
     } else if (n > 1) {
       const PeriodicSplit<T> split(a0, b0, cn);
-      const T den = T(1) + zn + split.q * zl;
-      bad |= own_valid && (bad_pivot(den) || common::singular_cyclic<T>(den, zn, split.q * zl));
-      fc = (un + split.q * yl) / den;
+      const T den = split.den(zn, zl);
+      bad |= own_valid && (bad_pivot(den) || common::singular_cyclic<T>(den, zn, split.qz(zl)));
+      fc = split.factor(un, yl, den);
     }
     for (i64 ch = 0; ch < chunks; ++ch) {
       const i64 i0 = ch * K;
@@ -187,7 +190,7 @@ __global__ void __launch_bounds__(kTransposeWarps* kWarp)
 #pragma unroll
       for (int j = 0; j < K; ++j) {
         const i64 i = i0 + j;
-        vy[j] = i < n ? wy[wsi(ch, j)] - fc * (Shared ? ldg(f.z + i) : wz[wsi(ch, j)]) : T(0);
+        vy[j] = i < n ? PeriodicSplit<T>::correct(wy[wsi(ch, j)], fc, Shared ? ldg(f.z + i) : wz[wsi(ch, j)]) : T(0);
       }
       tr.from_lines(vy);
       store(vy, i0 + p);

@@ -62,7 +62,7 @@ struct ThreadIo {
     if (live) zs[k * ss] = z;
   }
   __device__ void fix(int k, T f, bool live) const {
-    if (live) pu[k * rs] -= f * zs[k * ss];
+    if (live) pu[k * rs] = common::PeriodicSplit<T>::correct(pu[k * rs], f, zs[k * ss]);
   }
 };
 

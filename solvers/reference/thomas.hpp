@@ -1,7 +1,11 @@
 #pragma once
 // The reference: plain Thomas (paper algorithm 1) one line at a time, computed in
 // double whatever T is, and Sherman-Morrison for periodic lines. Obviously correct,
-// not fast: every fast kernel is tested against it.
+// not fast: every fast kernel is tested against it. It is the test oracle, so it stays a
+// separate plain fp64 implementation on purpose (divisions, no shared code with the
+// kernels' core solvers/common/thomas_core.hpp): a mistake in the core cannot hide in the
+// oracle too. Its partial pivoting does use solvers/common/pivoting_core.hpp (there is no
+// other written-out form of it; tests/solvers/pivoting_cases.hpp checks that against LAPACK).
 #include <cmath>
 #include <vector>
 
