@@ -16,6 +16,7 @@ set(known
     # The option chain's Brennan-Schwartz sweeps (owned by the finance family; to move to
     # thomas_core.hpp with it), and its grid weights.
     "solvers/cuda/option_chain.cu:"
+    "solvers/cuda/option_chain_warp.hpp:"
     "adi/finance/chain.cpp:")
 set(problems "")
 file(GLOB_RECURSE files RELATIVE ${SRC} ${SRC}/solvers/*.hpp ${SRC}/solvers/*.cpp ${SRC}/solvers/*.cu
