@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdio>
 // Shared by the host and CUDA pivoting tests: well-conditioned systems that are NOT
 // diagonally dominant (Thomas without pivoting loses digits on them), the layouts the
 // tridiagonal plan takes, and LAPACK as the yardstick: every solve must be within 10x of
@@ -272,8 +273,10 @@ double worst_ratio(const Case<T>& k, const std::vector<T>& u, std::string& detai
     }
   }
   const double eps = std::numeric_limits<T>::epsilon();
-  detail = "worst line " + std::to_string(worst_line) + ": adi error " + std::to_string(worst_adi) +
-           ", LAPACK's worst " + std::to_string(worst_lapack);
+  char text[160];
+  std::snprintf(text, sizeof text, "worst line %lld: adi error %.3g, LAPACK's worst %.3g", (long long)worst_line,
+                worst_adi, worst_lapack);
+  detail = text;
   return worst_adi / std::max(worst_lapack, 4 * eps);
 }
 
