@@ -426,9 +426,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
       if (V_old) p.face_write(Y, f, true, p.face_values(f, t_old), T(-1), true);
     } else if (kind == BoundaryKind::dirichlet) {
       // Identity rows: the solve returns the boundary value of the stage there.
-      const bool correct = V_old && !cancel && p.stage_correction(a, later);
-      const T* end = correct ? p.stage_face_values(f, s, t_new, t_old, later) : p.face_values(f, t_new);
-      p.face_write(Y, f, true, end, T(1) / s, false);
+      p.face_write(Y, f, true, p.stage_face_values(f, s, t_new, t_old, V_old != nullptr, later), T(1) / s, false);
     }
   }
   if (A.s_formed != s) {

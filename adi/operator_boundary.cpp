@@ -11,9 +11,11 @@ namespace adi {
 // Face f's stage values g(t_new) - s sum_{i later} [F_i(t_new, g(t_new)) - F_i(t_old, g(t_old))]:
 // the parts of the later axes act along the face, so the boundary data alone determines them.
 template <class T>
-const T* Operator<T>::Impl::stage_face_values(int f, T s, double t_new, double t_old,
+const T* Operator<T>::Impl::stage_face_values(int f, T s, double t_new, double t_old, bool has_old,
                                               const std::array<bool, 3>& later) {
   const int a = f / 2;
+  // No explicit part, or t_old = t_new (g_a(t_new) - g_a(t_old) = 0): the data themselves.
+  if (!has_old || t_old == t_new || !stage_correction(a, later)) return face_values(f, t_new);
   std::array<T, 3> w{};
   int count = 0;
   for (int i = 0; i < 3; ++i)

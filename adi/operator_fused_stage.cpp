@@ -31,12 +31,11 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>& ba
   const auto oth = others(a);
   st.face_n1 = N[oth[0]];
   st.face_base = lo[oth[0]] + lo[oth[1]] * st.face_n1;
-  const bool correct = V_old && !cancel && stage_correction(a, later);
   for (int side = 0; side < 2; ++side) {
     const int f = 2 * a + side;
     const BoundaryKind kind = face(a, side == 1).kind();
     if (kind == BoundaryKind::dirichlet) {
-      st.end[side] = correct ? stage_face_values(f, s, t_new, t_old, later) : face_values(f, t_new);
+      st.end[side] = stage_face_values(f, s, t_new, t_old, V_old != nullptr, later);
       st.v_end[side] = V_old ? face_values(f, t_old) : nullptr;
     } else if (kind == BoundaryKind::neumann && !cancel) {
       st.neu_add[side] = face_values(f, t_new);

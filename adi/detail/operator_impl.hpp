@@ -256,10 +256,13 @@ struct Operator<T>::Impl {
       if (later[i] && i != a && active[i]) return true;
     return false;
   }
-  // Face f's values for the stage solved along f / 2 (into end_scratch[f % 2]), from the
-  // face data alone (solvers/common/stencil_face_core.hpp): every backend, and every rank
-  // of a decomposition, computes the same values.
-  const T* stage_face_values(int f, T s, double t_new, double t_old, const std::array<bool, 3>& later);
+  // The Dirichlet values of face f for the stage solved along f / 2: g(t_new), or, where
+  // later axes act along the face and the data change from t_old to t_new (explicit part
+  // present), the corrected values (into end_scratch[f % 2]) from the face data alone
+  // (solvers/common/stencil_face_core.hpp): every backend, and every rank of a
+  // decomposition, computes the same values. The general and the fused stage both call it.
+  const T* stage_face_values(int f, T s, double t_new, double t_old, bool has_old,
+                             const std::array<bool, 3>& later);
   std::array<Array<T>, 2> end_scratch;  // stage values on the two faces of an axis (allocated when built)
 
   // CUDA: stages along shared-band axes run as one fused kernel (right-hand side,
