@@ -38,11 +38,11 @@ prof() {  # filter kernel-regex
     --metrics smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_tex_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_imc_miss_per_issue_active.ratio,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio,smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio,smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio \
     "$bench" --no-sweep --no-tune --no-layouts --reps 3 --filter "$1" >>"$out/ncu_$i.txt" 2>&1
 }
-prof "256x256x256 fp64 y thomas_pcr_strided (hybrid) * full" "registers"
-prof "256x256x256 fp32 y thomas_pcr_strided (hybrid) * full" "registers"
-prof "256x256x256 fp64 y thomas_strided full" "thread_per_line"
-prof "256x256x256 fp64 x thomas_pcr (hybrid) * full" "pcr"
-prof "256x256x256 fp32 x thomas_pcr (hybrid) * full" "pcr"
+prof "256x256x256 fp64 y thomas_pcr_strided (hybrid) full" "registers"
+prof "256x256x256 fp32 y thomas_pcr_strided (hybrid) full" "registers"
+prof "256x256x256 fp32 y thomas_strided full" "thread_per_line"
+prof "256x256x256 fp64 x thomas_pcr (hybrid) full" "pcr"
+prof "256x256x256 fp32 x thomas_pcr (hybrid) full" "pcr"
 echo "===== bench (dense boxes)"
 sed -n '/== Solves/,/^$/p' "$out/bench.log" | grep -E "grid|256x256x256" | grep -v naive
 for f in "$out"/ncu_*.txt; do
