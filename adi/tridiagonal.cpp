@@ -112,6 +112,7 @@ struct TridiagonalPlan<T>::Impl {
   detail::TeamTuner team;      // host threads per solve (adi/detail/host_team.hpp)
   detail::Storage fallback_ws;  // automatic: the pivoting fall-back's scratch, allocated on first use
   T fallback_probe{};
+  KernelMeasurement measurement;  // options.measure
 
   void check_pointers(const T* a, const T* b, const T* c, const T* d, const T* u, bool shared) const;
   void run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
@@ -266,7 +267,9 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
   detail::DispatchQuery q{p.lines, sizeof(T), options.periodic, false, options.pivoting};
   detail::DispatchQuery qs = q;
   qs.shared_bands = true;
-  if (options.kernel == Kernel::automatic) {
+  if (options.kernel == Kernel::automatic && options.measure && p.lines.lines() > 0) {
+    p.measurement = detail::measure_kernels<T>(exec, p.lines, options, p.kernel, p.kernel_shared);
+  } else if (options.kernel == Kernel::automatic) {
     p.kernel = detail::choose_kernel(exec, q);
     p.kernel_shared = detail::choose_kernel(exec, qs);
   } else {
@@ -327,6 +330,14 @@ void TridiagonalPlan<T>::solve(const SharedBands<T>& bands, const T* d, T* u) {
 template <class T>
 Kernel TridiagonalPlan<T>::kernel() const {
   return impl_->kernel;
+}
+template <class T>
+Kernel TridiagonalPlan<T>::shared_bands_kernel() const {
+  return impl_->kernel_shared;
+}
+template <class T>
+const KernelMeasurement& TridiagonalPlan<T>::measurement() const {
+  return impl_->measurement;
 }
 template <class T>
 const LineSet& TridiagonalPlan<T>::lines() const {

@@ -16,6 +16,7 @@
 // pivoting (LAPACK gtsv's algorithm). A singular system throws SingularSystem; with
 // pivoting = none an unsafe one throws UnstableSystem naming line and row.
 #include <memory>
+#include <vector>
 #include <string>
 #if __cplusplus >= 202002L
 #include <span>  // the size-checked overloads (C++20; CUDA translation units of C++17 skip them)
@@ -47,6 +48,28 @@ struct TridiagonalOptions {
   // compiled out of device code (its cost, solvers/common/thomas_check.hpp).
   // docs/pivoting.md has the test, its cost and the measurements.
   Pivoting pivoting = Pivoting::automatic;
+  // Measure instead of trusting the dispatch table (kernel automatic only): when the plan
+  // is built, every kernel of this executor that can run the layout is timed on a
+  // synthetic diagonally dominant system of this shape, for per-line and for shared bands
+  // (one warm-up, then the median of 5), and the fastest of each is kept. The choice is
+  // cached in the process per (device, layout, precision, periodic, pivoting), so later
+  // plans of that shape pay nothing. While measuring it holds five scratch arrays of the
+  // layout's span. measurement() reports the times and what measuring cost. For GPUs and
+  // shapes the table was not tuned on (docs/design.md, "Measured dispatch").
+  bool measure = false;
+};
+
+// What TridiagonalOptions::measure found: each candidate's median time per solve.
+struct KernelTiming {
+  Kernel kernel = Kernel::automatic;
+  bool shared_bands = false;
+  double ms = 0;
+};
+struct KernelMeasurement {
+  bool measured = false;  // options.measure was on (and the kernel automatic)
+  bool cached = false;    // taken from an earlier plan of the same shape in this process
+  double cost_ms = 0;     // wall time the measuring added to this plan's construction
+  std::vector<KernelTiming> timings;  // empty when cached
 };
 
 // The band arrays with their sizes, for the size-checked solve(): shaped like d (as Bands),
@@ -86,7 +109,9 @@ class TridiagonalPlan {
   void solve(const BandSpans<T>& bands, std::span<const T> d, std::span<T> u);
 #endif
 
-  Kernel kernel() const;
+  Kernel kernel() const;                // the kernel for per-line bands
+  Kernel shared_bands_kernel() const;   // the kernel for shared bands (may differ)
+  const KernelMeasurement& measurement() const;
   const LineSet& lines() const;
   const Executor& executor() const;
   const TridiagonalOptions& options() const;

@@ -154,6 +154,27 @@ bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
   return cuda_kernel_supports(k, exec, q);
 }
 
+std::vector<Kernel> candidate_kernels(const Executor& exec, const DispatchQuery& q) {
+  static constexpr Kernel host_plain[] = {Kernel::cpu_thomas, Kernel::cpu_thomas_transpose, Kernel::cpu_thomas_vector};
+  static constexpr Kernel host_pivot[] = {Kernel::cpu_pivoting, Kernel::cpu_pivoting_transpose,
+                                          Kernel::cpu_pivoting_vector};
+  static constexpr Kernel cuda_plain[] = {Kernel::cuda_thomas_naive,   Kernel::cuda_thomas_shuffle_transpose,
+                                          Kernel::cuda_thomas_shared_transpose, Kernel::cuda_thomas_pcr,
+                                          Kernel::cuda_thomas_strided, Kernel::cuda_thomas_pcr_strided};
+  static constexpr Kernel cuda_pivot[] = {Kernel::cuda_pivoting};
+  const bool partial = q.pivoting == Pivoting::partial;
+  std::vector<Kernel> out;
+  auto add = [&](const auto& list) {
+    for (Kernel k : list)
+      if (kernel_supports(k, exec, q)) out.push_back(k);
+  };
+  if (exec.is_host())
+    partial ? add(host_pivot) : add(host_plain);
+  else
+    partial ? add(cuda_pivot) : add(cuda_plain);
+  return out;
+}
+
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q) {
   // The partition solver does not pivot: with partial pivoting a few long lines run the
   // batched pivoting kernels (one sequential elimination per line).

@@ -65,6 +65,11 @@ struct BoxResult {
   std::string grid, type, axis, pick;
   double ours = -1, naive = -1, cusparse = -1;
   std::string cusparse_name;
+  // Per band kind (0 per-line, 1 shared): the dispatch's time, the fastest of our kernels,
+  // and what TridiagonalOptions::measure chose (issue 16: no kernel the dispatch did not
+  // choose more than 5% faster).
+  double pick_ms[2] = {-1, -1}, best_ms[2] = {-1, -1}, measured_ms[2] = {-1, -1}, measure_cost[2] = {-1, -1};
+  std::string pick_name[2], best[2], measured[2];
 };
 std::vector<BoxResult> g_box_results;
 
@@ -360,9 +365,39 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
         row(grid, type, axis, std::string(short_name(k)) + (k == pick ? " *" : ""), shared, ms, (double)total,
             sizeof(T), r);
         if (!shared && k == pick) res.ours = pct_copy(ms, (double)total, sizeof(T), false);
+        if (k == pick) {
+          res.pick_ms[shared] = ms;
+          res.pick_name[shared] = short_name(k);
+        }
+        if (res.best_ms[shared] < 0 || ms < res.best_ms[shared]) {
+          res.best_ms[shared] = ms;
+          res.best[shared] = short_name(k);
+        }
         if (!shared && k == adi::Kernel::cuda_thomas_naive)
           res.naive = pct_copy(ms, (double)total, sizeof(T), false);
       }
+    }
+    // The plan option that times the candidates when the plan is built (the first plan of a
+    // shape pays; the row's time is the chosen kernel's, through the measured plan).
+    for (int shared = 0; shared < 2; ++shared) {
+      if (!wanted(grid, type, axis, "measured", shared)) continue;
+      adi::TridiagonalOptions o;
+      o.measure = true;
+      o.check_pivots = false;
+      adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), l, o);
+      const adi::Kernel k = shared ? plan.shared_bands_kernel() : plan.kernel();
+      const double ms = time_ms([&] {
+        if (shared)
+          plan.solve(adi::SharedBands<T>{sa.p, sb.p, sc.p}, d.p, u.p);
+        else
+          plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p);
+      });
+      const double r = shared ? residual<T>(total, n, stride, sa.p, sb.p, sc.p, true, d.p, u.p)
+                              : residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p);
+      row(grid, type, axis, std::string("measured: ") + short_name(k), shared, ms, (double)total, sizeof(T), r);
+      res.measured_ms[shared] = ms;
+      res.measured[shared] = short_name(k);
+      res.measure_cost[shared] = plan.measurement().cost_ms;
     }
     // cuSPARSE: X lines are its gtsv2StridedBatch layout; Z lines its interleaved layout.
     if (ax == adi::Axis::x && wanted(grid, type, axis, "cuSPARSE gtsv2StridedBatch", false)) {
@@ -527,6 +562,20 @@ void print_summary() {
                 r.axis.c_str(), r.pick.c_str(), r.ours, nv, cs,
                 r.cusparse_name.empty() ? "(none for Y)" : r.cusparse_name.c_str(), xn, xc, target);
   }
+  std::printf("\n== Dispatch against the fastest of our kernels in this run (target: none > 5%% faster), "
+              "and the measured plan (TridiagonalOptions::measure)\n");
+  std::printf("%-12s %-4s %-4s %-6s %-28s %9s %-28s %9s %7s | %-28s %9s %9s\n", "grid", "type", "axis", "bands",
+              "dispatch's kernel", "ms", "fastest", "ms", "gap", "measured plan's kernel", "ms", "cost ms");
+  for (const BoxResult& r : g_box_results)
+    for (int sh = 0; sh < 2; ++sh) {
+      if (r.pick_ms[sh] < 0 || r.best_ms[sh] < 0) continue;
+      const double gap = r.pick_ms[sh] / r.best_ms[sh];
+      std::printf("%-12s %-4s %-4s %-6s %-28s %9.4f %-28s %9.4f %6.1f%% | %-28s %9.4f %9.1f%s\n", r.grid.c_str(),
+                  r.type.c_str(), r.axis.c_str(), sh ? "shared" : "full", r.pick_name[sh].c_str(), r.pick_ms[sh],
+                  r.best[sh].c_str(), r.best_ms[sh], 100.0 * (gap - 1.0),
+                  r.measured[sh].empty() ? "-" : r.measured[sh].c_str(), r.measured_ms[sh], r.measure_cost[sh],
+                  gap > 1.05 ? "  <- dispatch > 5% slower" : "");
+    }
 }
 
 // Launch shapes of the hybrids on 256^3 (the defaults are in thomas_pcr_*.cuh).

@@ -1,6 +1,7 @@
 #pragma once
 // Internal: the dispatch table of the tridiagonal family (tridiagonal_dispatch.cpp).
 #include <cstddef>
+#include <vector>
 
 #include "adi/executor.hpp"
 #include "adi/layout.hpp"
@@ -22,6 +23,17 @@ struct DispatchQuery {
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q);
 // Whether `k` can run q on exec at all (forced kernels are checked with this).
 bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q);
+
+// Every kernel of exec's family that can run q (what TridiagonalOptions::measure times):
+// the pivoting kernels where q.pivoting is partial, else the non-pivoting ones, without
+// the fp64 oracle and the large-line partition (measure keeps the table's choice of it).
+std::vector<Kernel> candidate_kernels(const Executor& exec, const DispatchQuery& q);
+
+// TridiagonalOptions::measure (tridiagonal_measure.cpp): times the candidates for per-line
+// and shared bands, sets the two choices, caches them per process.
+template <class T>
+KernelMeasurement measure_kernels(const Executor& exec, const LineSet& lines, const TridiagonalOptions& options,
+                                  Kernel& per_line, Kernel& shared);
 
 // Where a device solve failed, for the error's system() and row(): the device kernels report
 // only that some line failed, so on that (rare) path the inputs are copied to the host and

@@ -32,6 +32,9 @@ ADI_CUDA_KERNEL(void copy(void* dst, const void* src, std::size_t bytes, Copy ki
 ADI_CUDA_KERNEL(void memset_zero(void* p, std::size_t bytes))
 // enqueued on `stream`
 ADI_CUDA_KERNEL(void memset_zero_async(void* p, std::size_t bytes, void* stream))
+// p[i] = base + step * (i % period), enqueued on `stream` (test and measuring data).
+template <class T>
+ADI_CUDA_KERNEL(void fill_pattern(T* p, std::size_t count, T base, T step, unsigned period, void* stream))
 ADI_CUDA_KERNEL_OR(, void synchronize(void* stream))
 ADI_CUDA_KERNEL_OR(return false;, bool is_device_pointer(const void* p))
 

@@ -1,6 +1,7 @@
 // Device memory, copies and queries of the CUDA backend.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -116,6 +117,26 @@ void memset_zero(void* p, std::size_t bytes) { ADI_CUDA_CHECK(cudaMemset(p, 0, b
 void memset_zero_async(void* p, std::size_t bytes, void* stream) {
   ADI_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, static_cast<cudaStream_t>(stream)));
 }
+
+namespace {
+template <class T>
+__global__ void fill_pattern_kernel(T* p, std::size_t count, T base, T step, unsigned period) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    p[i] = base + step * static_cast<T>(i % period);
+}
+}  // namespace
+
+template <class T>
+void fill_pattern(T* p, std::size_t count, T base, T step, unsigned period, void* stream) {
+  if (count == 0) return;
+  const std::size_t blocks = std::min<std::size_t>((count + 255) / 256, 4096);
+  fill_pattern_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+      p, count, base, step, period == 0 ? 1u : period);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+template void fill_pattern<float>(float*, std::size_t, float, float, unsigned, void*);
+template void fill_pattern<double>(double*, std::size_t, double, double, unsigned, void*);
 
 void synchronize(void* stream) { ADI_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream))); }
 
