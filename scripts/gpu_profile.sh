@@ -2,7 +2,8 @@
 # Nsight Compute on the tridiagonal hybrids at 256^3 (issue 16: the limiter before and after).
 # Builds bench_cuda_tridiagonal only (VTK off, sm_90), prints the dense-box rows, then one ncu
 # report per (filter, kernel regex) pair: speed of light, memory, occupancy, warp stalls.
-#   scripts/gpu_profile.sh [--no-build] [--build-dir DIR]
+#   [PROFILE_TESTS="test_a test_b"] scripts/gpu_profile.sh [--no-build] [--build-dir DIR]
+# (PROFILE_TESTS: GoogleTest executables also built and run first)
 # Logs under $OUT: build.log, bench.log, ncu_<i>.txt; the key lines are printed last.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,12 +21,13 @@ nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader
 if [ $do_build = 1 ]; then
   t0=$(date +%s)
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
-    -DADI_WITH_PYTHON=OFF -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=OFF \
-    >"$out/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" --target bench_cuda_tridiagonal >>"$out/build.log" 2>&1 \
+    -DADI_WITH_PYTHON=OFF -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON \
+    >"$out/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" --target bench_cuda_tridiagonal ${PROFILE_TESTS:-} >>"$out/build.log" 2>&1 \
     || { tail -40 "$out/build.log"; echo "build FAILED"; exit 1; }
   echo "build: $(( $(date +%s) - t0 )) s"
 fi
 bench=$build/benchmarks/bench_cuda_tridiagonal
+for t in ${PROFILE_TESTS:-}; do "$build/tests/$t" >"$out/$t.log" 2>&1; echo "test $t: exit $? ($(grep -E 'PASSED|FAILED' "$out/$t.log" | head -3 | tr '\n' ' '))"; done
 "$bench" --no-sweep --no-tune --no-layouts --reps 20 >"$out/bench.log" 2>&1
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 i=0
