@@ -45,6 +45,11 @@ prof "256x256x256 fp32 y thomas_pcr_strided (hybrid) full" "registers"
 prof "256x256x256 fp32 y thomas_strided full" "thread_per_line"
 prof "256x256x256 fp64 x thomas_pcr (hybrid) full" "pcr"
 prof "256x256x256 fp32 x thomas_pcr (hybrid) full" "pcr"
+"$bench" --no-sweep --no-layouts --reps 20 --filter "256^3" >"$out/bench_tune.log" 2>&1
+echo "===== bench (launch shapes of the hybrids)"
+grep -E "tune" "$out/bench_tune.log"
+echo "===== bench (dispatch against the fastest, measured plan)"
+sed -n '/== Dispatch against/,$p' "$out/bench.log"
 echo "===== bench (dense boxes)"
 sed -n '/== Solves/,/^$/p' "$out/bench.log" | grep -E "grid|256x256x256" | grep -v naive
 for f in "$out"/ncu_*.txt; do
