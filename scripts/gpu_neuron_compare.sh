@@ -90,6 +90,8 @@ BENCH=$B/benchmarks/bench_neuron_ring
 
 # 2. The NEURON bundle.
 HAVE_NRN=0
+# (a copy that lost its executable bits)
+[ -e "$NRN" ] && [ ! -x "$NRN" ] && chmod +x "$NRN" "$(dirname "$NRN")/bin/nrniv" 2> /dev/null
 if [ -x "$NRN" ]; then
   if "$NRN" --version > "$OUT/neuron_version.txt" 2>&1; then HAVE_NRN=1; fi
 fi
@@ -136,6 +138,11 @@ fi
 
 ROWS=()
 BEST_BW=1
+# The table's head; each row is also appended to $OUT/table.md as soon as its size is done (a
+# run stopped by a time limit keeps the rows it finished).
+HEAD1="| cells | compartments | steps | NEURON ($THREADS threads) | adi GPU fp64 | adi GPU fp32 | adi host fp64 ($THREADS threads) | NEURON / GPU fp64 | NEURON / adi host | NEURON spikes (vs adi $([ $GPU -eq 1 ] && echo 'GPU fp64' || echo host)) |"
+HEAD2="|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+printf '%s\n%s\n' "$HEAD1" "$HEAD2" > "$OUT/table.md"
 IFS=, read -r -a SIZE_LIST <<< "$SIZES"
 for n in "${SIZE_LIST[@]}"; do
   tend=$(t_end_for "$n")
@@ -202,6 +209,7 @@ for n in "${SIZE_LIST[@]}"; do
   fi
   steps=${nrn_steps:-$(field "$L" steps)}
   ROWS+=("| $n | ${adi_comp:-$nrn_comp} | $steps | $(fmt "$nrn_ns")${nrn_bw:+ (bw $nrn_bw)} | $(fmt "$g64") | $(fmt "$g32") | $(fmt "$host") | $(ratio "$nrn_ns" "$g64") | $(ratio "$nrn_ns" "$host") | $spk |")
+  echo "${ROWS[-1]}" >> "$OUT/table.md"
 done
 
 {
@@ -211,8 +219,8 @@ done
   echo "$(grep -m1 '^cpu' "$OUT/machine.txt"); $(nvidia-smi -L 2>/dev/null | head -1 || echo 'no GPU')"
   echo "NEURON 8.2 (bundle, cache_efficient 1, $THREADS threads, pc.psolve), adi bench_neuron_ring; both: whole run after initialization, wall clock"
   echo
-  echo "| cells | compartments | steps | NEURON ($THREADS threads) | adi GPU fp64 | adi GPU fp32 | adi host fp64 ($THREADS threads) | NEURON / GPU fp64 | NEURON / adi host | NEURON spikes (vs adi $([ $GPU -eq 1 ] && echo 'GPU fp64' || echo host)) |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+  echo "$HEAD1"
+  echo "$HEAD2"
   for r in "${ROWS[@]}"; do echo "$r"; done
   echo
   echo "target (issue 17): NEURON / GPU fp64 >= 50x at 100,000 cells"
