@@ -100,6 +100,7 @@ if [ $HAVE_NRN -eq 1 ]; then
 else
   log "NEURON bundle not found or not runnable at $NRN (build it with scripts/make_neuron_bundle.sh where"
   log "Debian's 'neuron' package is installed, and carry .neuron/): NEURON columns left empty"
+  status_nrn=1
 fi
 
 # ring.hoc with its parameters: nrn_ring LOG SPIKES CELLS T_END BUSYWAIT COPY_MODE THREADS
@@ -123,7 +124,7 @@ field() { grep -m1 '^ring ' "$1" 2>/dev/null | awk -v k="$2" '{for (i = 1; i < N
 fmt() { [ -n "$1" ] && awk -v x="$1" 'BEGIN {printf "%.3f", x}' || echo "-"; }
 ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1fx", a / b}' || echo "-"; }
 
-status=0
+status=${status_nrn:-0}
 # 3. Self-check of ring.hoc's fast copies against Import3d for every copy (one thread).
 if [ $HAVE_NRN -eq 1 ]; then
   nrn_ring "$OUT/selfcheck_copies.log" "$OUT/selfcheck_copies.spikes" 8 50 0 0 1
