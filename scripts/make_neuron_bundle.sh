@@ -32,9 +32,16 @@ cp "$NRNIV" "$DIR/bin/nrniv"
 cp "$LIBNRN" "$DIR/lib/"
 # The hoc library (Import3d, stdlib, stdrun); the GUI's bitmaps/demos are not needed.
 cp -r "$HOC" "$DIR/share/nrn/lib/hoc"
-for f in nrnunits.lib nrn.defaults cleanup; do
+for f in nrnunits.lib nrn.defaults; do
   [ -e /usr/share/nrn/lib/$f ] && cp /usr/share/nrn/lib/$f "$DIR/share/nrn/lib/"
 done
+# nrniv runs lib/cleanup at exit (it removes its temporary file); Debian's is a bash script
+# (#!/usr/bin/env bash), this one needs only sh.
+cat > "$DIR/share/nrn/lib/cleanup" <<'CLEANUP'
+#!/bin/sh
+rm -f "${TEMP:-/tmp}/oc$1.hl"
+CLEANUP
+chmod +x "$DIR/share/nrn/lib/cleanup"
 # Every library ldd resolves for libnrniv.so, under its soname, but the system's own ones.
 keep_system='^(linux-vdso|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|ld-linux|libpthread\.so|libdl\.so|librt\.so)'
 ldd "$LIBNRN" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | while read -r name path; do
