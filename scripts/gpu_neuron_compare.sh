@@ -9,7 +9,7 @@
 # Environment: OUT (logs + summary, default ./gpu_neuron_compare_out), B (build dir, default
 # build-gpu-neuron, the one of gpu_neuron_active_check.sh), NRN (default .neuron/nrniv),
 # THREADS (NEURON's and adi host's threads, default nproc), T_END_<cells> (ms simulated at that
-# size, defaults below), BUSYWAIT (NEURON's pc.thread_busywait: 0, 1 or auto: both at <= 1,000
+# size, defaults below), PRE_MIN (50000: the size from which NEURON builds while adi builds), BUSYWAIT (NEURON's pc.thread_busywait: 0, 1 or auto: both at <= 1,000
 # cells, where a step is short enough for it to matter, and the faster one above).
 #
 # Per population size, the same network on both sides (benchmarks/neuron/ring.hoc in NEURON,
@@ -24,6 +24,8 @@
 # step), and a table of ns per compartment-step is printed (compartments: NEURON's nodes =
 # adi's compartments, 221 per cell).
 #
+# NEURON takes ~2 ms per cell to build its model (not timed): with a size >= PRE_MIN it builds
+# that one in the background while adi builds, and starts its timed run after the build.
 # Before the sizes, a self-check: ring.hoc's copies (built from cell 0's 3-D points, fast)
 # against Import3d run for every copy (as tests/neuron_import3d.py does): the spikes must be
 # identical.
@@ -73,22 +75,7 @@ cat "$OUT/machine.txt" | tee -a "$OUT/summary.txt"
 GPU=0
 if [ $CPU_ONLY -eq 0 ] && nvidia-smi -L > /dev/null 2>&1; then GPU=1; fi
 
-# 1. Build bench_neuron_ring (VTK off, sm_90; the flags of gpu_neuron_active_check.sh).
-if [ $BUILD -eq 1 ]; then
-  CUDA_FLAGS="-DADI_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90"
-  [ $GPU -eq 0 ] && CUDA_FLAGS="-DADI_WITH_CUDA=OFF"
-  t0=$(date +%s)
-  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release $CUDA_FLAGS -DADI_WITH_VTK=OFF \
-    -DADI_BUILD_TESTS=ON -DADI_BUILD_EXAMPLES=ON -DADI_BUILD_BENCHMARKS=ON > "$OUT/configure.log" 2>&1 \
-    || { log "configure FAILED (configure.log)"; exit 1; }
-  cmake --build "$B" -j"$(nproc)" --target bench_neuron_ring > "$OUT/build.log" 2>&1 \
-    || { log "build FAILED (build.log)"; tail -30 "$OUT/build.log"; exit 1; }
-  log "build ok ($(( $(date +%s) - t0 )) s)"
-fi
-BENCH=$B/benchmarks/bench_neuron_ring
-[ -x "$BENCH" ] || { log "$BENCH missing (run without --no-build)"; exit 1; }
-
-# 2. The NEURON bundle.
+# 1. The NEURON bundle.
 HAVE_NRN=0
 # (a copy that lost its executable bits)
 [ -e "$NRN" ] && [ ! -x "$NRN" ] && chmod +x "$NRN" "$(dirname "$NRN")/bin/nrniv" 2> /dev/null
@@ -103,15 +90,55 @@ else
   status_nrn=1
 fi
 
-# ring.hoc with its parameters: nrn_ring LOG SPIKES CELLS T_END BUSYWAIT COPY_MODE THREADS
+# ring.hoc with its parameters: nrn_ring LOG SPIKES CELLS T_END BUSYWAIT COPY_MODE THREADS [GO_FILE]
 nrn_ring() {
-  local log=$1 spikes=$2 cells=$3 tend=$4 bw=$5 mode=$6 th=$7 stim=$(( $3 / 2 > 0 ? $3 / 2 : 1 ))
-  timeout 600 "$NRN" -nobanner -nogui -c "ncells=$cells" -c "tstop=$tend" -c "nthreads=$th" -c "busywait=$bw" \
+  local log=$1 spikes=$2 cells=$3 tend=$4 bw=$5 mode=$6 th=$7 go=${8:-} stim=$(( $3 / 2 > 0 ? $3 / 2 : 1 ))
+  timeout 900 "$NRN" -nobanner -nogui -c "ncells=$cells" -c "tstop=$tend" -c "nthreads=$th" -c "busywait=$bw" \
     -c "copy_mode=$mode" -c "stim_cells=$stim" -c "amp=2" -c "stim_del=0" -c "stim_dur=3" -c "syn_w=0.05" \
     -c "syn_delay=1" -c "syn_tau=2" -c "syn_e=0" -c "spike_threshold=0" -c "cache_eff=1" -c "dt_ring=$DT" \
     -c 'strdef swc_file' -c "swc_file=\"$SWC\"" -c 'strdef spikes_file' -c "spikes_file=\"$spikes\"" \
-    "$HOC" > "$log" 2>&1
+    -c 'strdef go_file' -c "go_file=\"$go\"" "$HOC" > "$log" 2>&1
 }
+# The largest size's NEURON model takes minutes to build (not timed): with --sizes holding
+# 50,000 cells or more, NEURON builds and initialises it in the background while adi builds,
+# then waits (idle: ring.hoc's go_file) and runs its timed part once the build is done.
+PRE_N="" PRE_PID="" PRE_BW=1
+[ "$BUSYWAIT" != auto ] && PRE_BW=$BUSYWAIT
+largest=$(echo "$SIZES" | tr , '\n' | sort -n | tail -1)
+if [ $HAVE_NRN -eq 1 ] && [ $BUILD -eq 1 ] && [ "$largest" -ge "${PRE_MIN:-50000}" ]; then
+  PRE_N=$largest
+  rm -f "$OUT/go_$PRE_N"
+  nrn_ring "$OUT/neuron_${PRE_N}_bw$PRE_BW.log" "$OUT/neuron_${PRE_N}_bw$PRE_BW.spikes" "$PRE_N" "$(t_end_for "$PRE_N")" \
+    "$PRE_BW" 0 "$THREADS" "$OUT/go_$PRE_N" &
+  PRE_PID=$!
+  PRE_T0=$(date +%s)
+  log "NEURON $PRE_N cells: building in the background (pid $PRE_PID) while adi builds"
+fi
+stop_pre() { [ -n "$PRE_PID" ] && kill "$PRE_PID" 2> /dev/null; }
+
+# 2. Build bench_neuron_ring (VTK off, sm_90; the flags of gpu_neuron_active_check.sh).
+if [ $BUILD -eq 1 ]; then
+  CUDA_FLAGS="-DADI_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90"
+  [ $GPU -eq 0 ] && CUDA_FLAGS="-DADI_WITH_CUDA=OFF"
+  t0=$(date +%s)
+  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release $CUDA_FLAGS -DADI_WITH_VTK=OFF \
+    -DADI_BUILD_TESTS=ON -DADI_BUILD_EXAMPLES=ON -DADI_BUILD_BENCHMARKS=ON > "$OUT/configure.log" 2>&1 \
+    || { log "configure FAILED (configure.log)"; stop_pre; exit 1; }
+  cmake --build "$B" -j"$(nproc)" --target bench_neuron_ring > "$OUT/build.log" 2>&1 \
+    || { log "build FAILED (build.log)"; tail -30 "$OUT/build.log"; stop_pre; exit 1; }
+  log "build ok ($(( $(date +%s) - t0 )) s)"
+fi
+BENCH=$B/benchmarks/bench_neuron_ring
+[ -x "$BENCH" ] || { log "$BENCH missing (run without --no-build)"; stop_pre; exit 1; }
+# The background NEURON model: once built, its timed run on an otherwise idle machine.
+if [ -n "$PRE_PID" ]; then
+  while kill -0 "$PRE_PID" 2> /dev/null && ! grep -q '^ring ready' "$OUT/neuron_${PRE_N}_bw$PRE_BW.log"; do sleep 1; done
+  log "NEURON $PRE_N cells: $(grep -m1 '^ring ready' "$OUT/neuron_${PRE_N}_bw$PRE_BW.log" || echo 'not ready (see its log)'); $(( $(date +%s) - PRE_T0 )) s since its start"
+  touch "$OUT/go_$PRE_N"
+  wait "$PRE_PID"
+  PRE_RC=$?
+fi
+
 # bench_neuron_ring with the same network (CUDA modules loaded at context creation, not in the
 # timed run): adi_ring LOG SPIKES CELLS T_END BACKEND PRECISION
 adi_ring() {
@@ -120,7 +147,7 @@ adi_ring() {
     --stim-cells "$stim" --amp 2 --stim-del 0 --stim-dur 3 --syn-weight 0.05 --syn-delay 1 --syn-tau 2 --syn-e 0 \
     --threshold 0 --spikes "$spikes" > "$log" 2>&1
 }
-field() { grep -m1 '^ring ' "$1" 2>/dev/null | awk -v k="$2" '{for (i = 1; i < NF; ++i) if ($i == k) {print $(i + 1); exit}}'; }
+field() { grep -m1 '^ring cells ' "$1" 2>/dev/null | awk -v k="$2" '{for (i = 1; i < NF; ++i) if ($i == k) {print $(i + 1); exit}}'; }
 fmt() { [ -n "$1" ] && awk -v x="$1" 'BEGIN {printf "%.3f", x}' || echo "-"; }
 ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1fx", a / b}' || echo "-"; }
 
@@ -155,13 +182,18 @@ for n in "${SIZE_LIST[@]}"; do
     else
       bws=$BUSYWAIT
     fi
+    [ "$n" = "$PRE_N" ] && bws=$PRE_BW
     for bw in $bws; do
       L="$OUT/neuron_${n}_bw$bw.log"
       t0=$(date +%s)
-      nrn_ring "$L" "$OUT/neuron_${n}_bw$bw.spikes" "$n" "$tend" "$bw" 0 "$THREADS"
-      rc=$?
+      if [ "$n" = "$PRE_N" ]; then
+        rc=$PRE_RC t0=$PRE_T0  # run in the background above
+      else
+        nrn_ring "$L" "$OUT/neuron_${n}_bw$bw.spikes" "$n" "$tend" "$bw" 0 "$THREADS"
+        rc=$?
+      fi
       ns=$(field "$L" ns_per_compartment_step)
-      log "NEURON $n cells, $THREADS threads, busywait $bw: rc $rc, $(( $(date +%s) - t0 )) s in all, $(grep -m1 '^ring ' "$L" | cut -d' ' -f2-)"
+      log "NEURON $n cells, $THREADS threads, busywait $bw: rc $rc, $(( $(date +%s) - t0 )) s in all, $(grep -m1 '^ring cells ' "$L" | cut -d' ' -f2-)"
       if [ $rc -ne 0 ] || [ -z "$ns" ]; then status=1; tail -5 "$L" | sed 's/^/   /' | tee -a "$OUT/summary.txt"; continue; fi
       if [ -z "$nrn_ns" ] || awk -v a="$ns" -v b="$nrn_ns" 'BEGIN {exit !(a < b)}'; then
         nrn_ns=$ns nrn_bw=$bw nrn_comp=$(field "$L" compartments) nrn_steps=$(field "$L" steps)
@@ -177,7 +209,7 @@ for n in "${SIZE_LIST[@]}"; do
       L="$OUT/adi_gpu_${prec}_$n.log"
       adi_ring "$L" "$OUT/adi_gpu_${prec}_$n.spikes" "$n" "$tend" cuda $prec
       rc=$?
-      log "adi GPU $prec $n cells: rc $rc, $(grep -m1 '^ring ' "$L" | cut -d' ' -f2-)"
+      log "adi GPU $prec $n cells: rc $rc, $(grep -m1 '^ring cells ' "$L" | cut -d' ' -f2-)"
       [ $rc -ne 0 ] && { status=1; tail -5 "$L" | sed 's/^/   /' | tee -a "$OUT/summary.txt"; }
       [ $prec = double ] && g64=$(field "$L" ns_per_compartment_step) || g32=$(field "$L" ns_per_compartment_step)
     done
@@ -185,7 +217,7 @@ for n in "${SIZE_LIST[@]}"; do
   L="$OUT/adi_host_$n.log"
   adi_ring "$L" "$OUT/adi_host_$n.spikes" "$n" "$tend" cpu double
   rc=$?
-  log "adi host $THREADS threads $n cells: rc $rc, $(grep -m1 '^ring ' "$L" | cut -d' ' -f2-)"
+  log "adi host $THREADS threads $n cells: rc $rc, $(grep -m1 '^ring cells ' "$L" | cut -d' ' -f2-)"
   [ $rc -ne 0 ] && { status=1; tail -5 "$L" | sed 's/^/   /' | tee -a "$OUT/summary.txt"; }
   host=$(field "$L" ns_per_compartment_step)
   adi_comp=$(field "$L" compartments)
