@@ -9,8 +9,9 @@
 # Environment: OUT (logs + summary, default ./gpu_neuron_compare_out), B (build dir, default
 # build-gpu-neuron, the one of gpu_neuron_active_check.sh), NRN (default .neuron/nrniv),
 # THREADS (NEURON's and adi host's threads, default nproc), T_END_<cells> (ms simulated at that
-# size, defaults below), PRE_MIN (50000: the size from which NEURON builds while adi builds), BUSYWAIT (NEURON's pc.thread_busywait: 0, 1 or auto: both at <= 1,000
-# cells, where a step is short enough for it to matter, and the faster one above).
+# size, defaults below), PRE_MIN (50000: from this size, NEURON builds while adi builds),
+# BUSYWAIT (NEURON's pc.thread_busywait: 0, 1 or auto: both at <= 1,000 cells, where a step is
+# short enough for it to matter, the faster one for the next sizes, and 1 for the background one).
 #
 # Per population size, the same network on both sides (benchmarks/neuron/ring.hoc in NEURON,
 # build/benchmarks/bench_neuron_ring in adi): copies of the 04a pyramidal cell loaded by Import3d,
