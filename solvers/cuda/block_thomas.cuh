@@ -1,4 +1,5 @@
 #pragma once
+#include <limits>
 // Block Thomas on the GPU (paper, block part, sections 3-4, algorithm 12): M cooperating
 // threads per system, 32/M systems per warp. Thread j of a system holds column j of
 // the blocks it works on (S_i = B_i - A_i C*_{i-1}, C_i, then C*_i), so the pivot search
@@ -282,12 +283,19 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
   T zs[M];  // column j of Z*_{i-1} (periodic)
   T ds[M];  // d*_{i-1}, whole
   T F[M], Gc[M], gv[M];  // periodic: column j of F_i and G, all of g (the last row)
+  // Periodic: a bound on what cancelled in column j of G (B_last - sum F_i Z*_i): G cancels to
+  // rounding noise when the block-circulant matrix is singular, and its pivots must then be
+  // reported, not divided by (the host's rule, solvers/cpu/block_thomas.cpp).
+  T cancelled = T(0);
 #pragma unroll
   for (int r = 0; r < M; ++r) cs[r] = zs[r] = ds[r] = F[r] = Gc[r] = gv[r] = T(0);
   if (Periodic) {
     load_row<T, M, Unit, true>(g, ob, ov, n - 1, j, active, in);
 #pragma unroll
-    for (int r = 0; r < M; ++r) F[r] = in.c[r] + (n == 2 ? in.a[r] : T(0)), Gc[r] = in.b[r], gv[r] = in.d[r];
+    for (int r = 0; r < M; ++r) {
+      F[r] = in.c[r] + (n == 2 ? in.a[r] : T(0)), Gc[r] = in.b[r], gv[r] = in.d[r];
+      cancelled = fmax(cancelled, absv(Gc[r]));
+    }
   }
 
   load_row<T, M, Unit, Periodic>(g, ob, ov, 0, j, active, in);
@@ -344,17 +352,20 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
       // g -= F d*_i, G -= F Z*_i, F <- -F C*_i (+ A_{n-1} when row n-2 comes next).
       ex.publish(F);
       T Fn[M];
+      T fmax_all = T(0), zmax = T(0);
 #pragma unroll
-      for (int r = 0; r < M; ++r) Fn[r] = T(0);
+      for (int r = 0; r < M; ++r) Fn[r] = T(0), zmax = fmax(zmax, absv(zs[r]));
 #pragma unroll
       for (int k = 0; k < M; ++k)
 #pragma unroll
         for (int r = 0; r < M; ++r) {
           const T fkr = ex.get(k, r);
+          fmax_all = fmax(fmax_all, absv(fkr));
           gv[r] -= fkr * ds[k];
           Gc[r] -= fkr * zs[k];
           Fn[r] -= fkr * cs[k];
         }
+      cancelled += T(M) * fmax_all * zmax;
       if (i + 1 == n - 2) {
         RowIn<T, M> lastrow;
         load_row<T, M, Unit, true>(g, ob, ov, n - 1, j, active, lastrow);
@@ -377,7 +388,14 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
 #pragma unroll
   for (int r = 0; r < M; ++r) x[r] = ds[r];
   if (Periodic) {
-    const T threshold = pivot_threshold<T, M>(ex, Gc, g.tol);
+    // A pivot at or below 64 eps times the largest cancelled size is noise (as on the host).
+    T all_cancelled[M];
+    ex.gather(cancelled, all_cancelled);
+    T noise = T(0);
+#pragma unroll
+    for (int k = 0; k < M; ++k) noise = fmax(noise, all_cancelled[k]);
+    noise *= T(64) * std::numeric_limits<T>::epsilon();
+    const T threshold = fmax(pivot_threshold<T, M>(ex, Gc, g.tol), noise);
     gauss_jordan<T, M, Ex, false, false>(ex, j, threshold, Gc, Gc, Gc, gv, prow, pinv, bad);
     if (bad && active) report(g, sys, n - 1, reported);
 #pragma unroll

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "adi/block_tridiagonal.hpp"
+#include "adi/field.hpp"
+#include "gpu_skip.hpp"
 #include "test_block_common.hpp"
 
 namespace {
@@ -311,8 +313,10 @@ TEST(BlockTridiagonalBadInput, PivotTolerance) {
 // of values of 1e12..1e15 from a Schur complement that is rounding noise; the same system
 // with b = 2.5K (dominant, nonsingular) solves. Issue 22.
 template <class T>
-void singular_block_circulant(int m, index_t n) {
-  SCOPED_TRACE("M = " + std::to_string(m) + ", n = " + std::to_string(n) + (sizeof(T) == 4 ? " float" : " double"));
+void singular_block_circulant(int m, index_t n, const Executor& exec = Executor::host(),
+                              BlockKernel kernel = BlockKernel::automatic) {
+  SCOPED_TRACE("M = " + std::to_string(m) + ", n = " + std::to_string(n) + (sizeof(T) == 4 ? " float" : " double") +
+               " on " + exec.name() + ", kernel " + adi::block_kernel_name(kernel));
   const BlockLineSet l = adi::to_block_lines(adi::BlockContiguous{m, n, 3});
   for (const double diag : {2.0, 2.5}) {
     auto p = make_block_problem<T>(l, 11, 0, false, true);
@@ -325,14 +329,22 @@ void singular_block_circulant(int m, index_t n) {
             p.c[p.bi(sys, i, r, q)] = T(-k);
             p.b[p.bi(sys, i, r, q)] = T(diag * k);
           }
-    std::vector<T> u(p.d.size());
-    adi::BlockTridiagonalPlan<T> plan(Executor::host(), l, {BlockKernel::automatic, 0, true});
-    const adi::BlockBands<T> bands{p.a.data(), p.b.data(), p.c.data()};
+    std::vector<T> u(p.d.size(), std::numeric_limits<T>::quiet_NaN());
+    adi::BlockTridiagonalPlan<T> plan(exec, l, {kernel, 0, true});
+    const auto len = [](const std::vector<T>& v) { return static_cast<index_t>(v.size()); };
+    adi::Array<T> da(len(p.a), exec), db(len(p.b), exec), dc(len(p.c), exec), dd(len(p.d), exec), du(len(u), exec);
+    da.copy_from_host(p.a.data());
+    db.copy_from_host(p.b.data());
+    dc.copy_from_host(p.c.data());
+    dd.copy_from_host(p.d.data());
+    du.copy_from_host(u.data());
+    const adi::BlockBands<T> bands{da.data(), db.data(), dc.data()};
     if (diag == 2.0) {
-      EXPECT_THROW(plan.solve(bands, p.d.data(), u.data()), adi::SingularBlock);
+      EXPECT_THROW(plan.solve(bands, dd.data(), du.data()), adi::SingularBlock);
     } else {
-      EXPECT_NO_THROW(plan.solve(bands, p.d.data(), u.data()));
-      for (const T x : u) EXPECT_TRUE(std::isfinite(double(x)));
+      EXPECT_NO_THROW(plan.solve(bands, dd.data(), du.data()));
+      du.copy_to_host(u.data());
+      for (index_t i = 0; i < vector_span(l); ++i) EXPECT_TRUE(std::isfinite(double(u[i]))) << "u[" << i << "]";
     }
   }
 }
@@ -343,6 +355,16 @@ TEST(BlockTridiagonalBadInput, SingularBlockCirculantIsReported) {
       singular_block_circulant<float>(m, n);
       singular_block_circulant<double>(m, n);
     }
+}
+
+TEST(BlockTridiagonalBadInputCuda, SingularBlockCirculantIsReported) {
+  ADI_REQUIRE_CUDA("the device block-circulant singularity check");
+  for (BlockKernel k : {BlockKernel::cuda_block_thomas_shuffle, BlockKernel::cuda_block_thomas_shared})
+    for (int m : {2, 3, 5})
+      for (index_t n : {3, 4, 16, 33, 257}) {
+        singular_block_circulant<float>(m, n, Executor::cuda(), k);
+        singular_block_circulant<double>(m, n, Executor::cuda(), k);
+      }
 }
 
 TEST(BlockTridiagonalBadInput, NoCudaExecutorWithoutDevice) {
