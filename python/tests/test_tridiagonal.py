@@ -176,13 +176,37 @@ def test_device_plan_without_cuda():
 
 
 def test_plan_cache_reuse(rng):
-    adi.clear_plan_cache()
-    d = rng.standard_normal((6, 7))
-    for _ in range(3):
-        adi.solve_tridiagonal(np.zeros(7), np.full(7, 2.0), np.zeros(7), d)
     from adi import _tridiagonal
 
-    assert len(_tridiagonal._cache.plans) == 1
+    adi.clear_plan_cache()
+    d = rng.standard_normal((6, 7))
+    for _ in range(3):  # no out=: the fast path allocates the result, one cached plan
+        u = adi.solve_tridiagonal(np.zeros(7), np.full(7, 2.0), np.zeros(7), d)
+        np.testing.assert_allclose(u, d / 2.0, rtol=1e-15)
+    assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 0
+    for _ in range(3):  # int bands: converted on the general path, one cached plan there
+        adi.solve_tridiagonal(np.zeros(7, int), np.full(7, 2), np.zeros(7, int), d)
+    assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 1
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axis", [((1,), 0), ((2, 3), 0), ((3, 31), 1), ((33, 2, 5), 1), ((5, 4, 257), 2),
+                                        ((255, 3), -2)])
+def test_fast_path_new_output(shape, axis, dtype, order, rng):
+    """out=None on the fast path: a new array laid out like d (C or Fortran order), the
+    solution against the fp64 reference; d is left unchanged."""
+    from adi import _tridiagonal
+
+    a, b, c = (np.asarray(x, order=order) for x in dominant_bands(rng, shape, dtype))
+    d = np.asarray(rng.standard_normal(shape).astype(dtype), order=order)
+    d0 = d.copy()
+    adi.clear_plan_cache()
+    u = adi.solve_tridiagonal(a, b, c, d, axis=axis)
+    assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 0
+    assert type(u) is np.ndarray and u.dtype == dtype and u.shape == d.shape and u.strides == d.strides
+    assert_close(u, reference_tridiagonal(a, b, c, d, axis), dtype)
+    np.testing.assert_array_equal(d, d0)
 
 
 def test_device_array_without_cuda_build_is_refused():
@@ -209,7 +233,8 @@ def test_fast_path_matches_general_path(axis, rng):
     fast = np.full(shape, np.nan, np.float32)
     adi.solve_tridiagonal(a, b, c, d, axis=axis, out=fast)
     assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 0  # the C++ fast path ran
-    general = adi.solve_tridiagonal(a, b, c, d, axis=axis)  # no out: the general path
+    general = np.full(shape, np.nan, np.float32, order="F")  # out's strides differ from d's: the general path
+    adi.solve_tridiagonal(a, b, c, d, axis=axis, out=general)
     assert len(_tridiagonal._cache.plans) == 1
     np.testing.assert_array_equal(fast, general)
     sa, sb, sc = (np.ascontiguousarray(np.moveaxis(x, axis, -1)[0, 0]) for x in (a, b, c))
