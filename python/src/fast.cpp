@@ -71,8 +71,8 @@ bool element_strides(const std::vector<index_t>& bytes, int itemsize, std::uintp
 // static destructor would run).
 struct Known {
   py::object np_f32, np_f64;
-  py::object cupy_stream, cupy_stream_obj, cupy_empty_like;  // cupy_stream: returns the pointer itself
-  py::object torch_f32, torch_f64, torch_stream, torch_empty_like;
+  py::object cupy_stream_obj, cupy_empty_like;
+  py::object torch_f32, torch_f64, torch_raw_stream, torch_stream, torch_empty_like;
   bool cupy_ready = false, torch_ready = false;
   std::map<PyTypeObject*, std::pair<py::object, Kind>> kinds;  // the type held: its address stays its own
 
@@ -104,8 +104,6 @@ struct Known {
   void need_cupy() {
     if (cupy_ready) return;
     py::module_ cp = py::module_::import("cupy");
-    py::module_ st = py::module_::import("cupy.cuda.stream");
-    cupy_stream = attr_or_null(st, "get_current_stream_ptr");
     cupy_stream_obj = py::module_::import("cupy.cuda").attr("get_current_stream");
     cupy_empty_like = cp.attr("empty_like");
     cupy_ready = true;
@@ -115,6 +113,7 @@ struct Known {
     py::module_ t = py::module_::import("torch");
     torch_f32 = t.attr("float32");
     torch_f64 = t.attr("float64");
+    torch_raw_stream = attr_or_null(t.attr("_C"), "_cuda_getCurrentRawStream");  // the pointer, no Stream object
     torch_stream = py::module_::import("torch.cuda").attr("current_stream");
     torch_empty_like = t.attr("empty_like");
     torch_ready = true;
@@ -188,10 +187,12 @@ ArrayInfo inspect(const py::handle& x) {
 std::uintptr_t current_stream(Kind kind, int device) {
   Known& k = Known::get();
   if (kind == Kind::cupy) {
-    if (k.cupy_stream) return k.cupy_stream().cast<std::uintptr_t>();
     return k.cupy_stream_obj().attr("ptr").cast<std::uintptr_t>();
   }
-  if (kind == Kind::torch) return k.torch_stream(device).attr("cuda_stream").cast<std::uintptr_t>();
+  if (kind == Kind::torch) {
+    if (k.torch_raw_stream) return k.torch_raw_stream(device).cast<std::uintptr_t>();
+    return k.torch_stream(device).attr("cuda_stream").cast<std::uintptr_t>();
+  }
   return 0;
 }
 
