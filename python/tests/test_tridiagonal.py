@@ -252,3 +252,61 @@ def test_empty_arrays(shape, axis):
     assert u.shape == shape
     out = np.empty(shape)
     assert adi.solve_tridiagonal(np.ones(shape), np.ones(shape), np.ones(shape), d, axis=axis, out=out) is out
+
+
+@pytest.mark.parametrize("lib", ["cupy", "torch"])
+def test_fast_path_reads_device_arrays(lib, monkeypatch):
+    """Without CUDA: stand-ins for CuPy and PyTorch CUDA arrays (the attributes the C++ fast
+    path reads) get as far as the plan, whose CUDA executor is refused. Checks the fast path's
+    reading of each library's arrays and current stream on a machine without a GPU."""
+    import sys
+    import types
+
+    if adi.cuda_compiled():
+        pytest.skip("a CUDA build: the stand-ins' fake device pointers must not reach a device")
+    backing = np.zeros((3, 4, 5), np.float32)
+    address = backing.__array_interface__["data"][0]
+    seen = []
+    if lib == "cupy":
+        cupy, cuda = types.ModuleType("cupy"), types.ModuleType("cupy.cuda")
+        cupy.cuda = cuda
+        cuda.get_current_stream = lambda: (seen.append("stream"), types.SimpleNamespace(ptr=0))[1]
+        cupy.empty_like = lambda x: (seen.append("empty_like"), Array())[1]
+
+        class Array:
+            dtype = np.dtype(np.float32)
+            data = types.SimpleNamespace(ptr=address, device_id=0)
+            shape = (3, 4, 5)
+            strides = (80, 20, 4)
+        Array.__module__, Array.__name__ = "cupy", "ndarray"
+        monkeypatch.setitem(sys.modules, "cupy", cupy)
+        monkeypatch.setitem(sys.modules, "cupy.cuda", cuda)
+    else:
+        torch, tcuda, tC = types.ModuleType("torch"), types.ModuleType("torch.cuda"), types.ModuleType("torch._C")
+        torch.float32, torch.float64, torch.cuda, torch._C = object(), object(), tcuda, tC
+        tC._cuda_getCurrentRawStream = lambda device: (seen.append("stream"), 0)[1]
+        tcuda.current_stream = lambda device: types.SimpleNamespace(cuda_stream=0)
+        torch.empty_like = lambda x: (seen.append("empty_like"), Array())[1]
+
+        class Array:
+            dtype = torch.float32
+            shape = (3, 4, 5)
+
+            def get_device(self):
+                return 0
+
+            def data_ptr(self):
+                return address
+
+            def stride(self):
+                return (20, 5, 1)
+        Array.__module__, Array.__name__ = "torch", "Tensor"
+        monkeypatch.setitem(sys.modules, "torch", torch)
+        monkeypatch.setitem(sys.modules, "torch.cuda", tcuda)
+        monkeypatch.setitem(sys.modules, "torch._C", tC)
+    x = Array()
+    fast = adi._core.FastCache(4)
+    with pytest.raises(adi.Error, match="CUDA|device"):
+        fast.solve(x, x, x, x, None, 1, False, True, "automatic")
+    assert seen == ["empty_like", "stream"]  # d read, the output made like it, the stream asked for
+    assert fast.solve(x, x, x, np.zeros((3, 4, 5), np.float32), None, 1, False, True, "automatic") is None
