@@ -327,6 +327,8 @@ class TridiagonalPlan:
                             self._cache, repeats=-repeats if each else repeats))
 
     def _check(self, d: Any) -> None:
+        if tuple(d.shape) == self.shape:  # the common case without a conversion per axis
+            return
         shape = tuple(int(e) for e in d.shape)
         if shape != self.shape:
             raise InvalidArgumentError(f"d: shape {shape} differs from the plan's {self.shape}")
