@@ -29,6 +29,7 @@ struct ArrayInfo {
   std::vector<index_t> shape, strides;  // strides in elements
   int itemsize = 0;                     // 4 or 8 (float32 / float64); 0: anything else
   int device = -1;
+  bool writable = true;  // NumPy's flag (device arrays: true)
 };
 
 // The attribute `name` of x, or a null object (the AttributeError cleared) when it has none.
@@ -138,8 +139,8 @@ ArrayInfo inspect(const py::handle& x) {
   if (py::isinstance<py::array>(x)) {
     auto a = py::reinterpret_borrow<py::array>(x);
     const char ch = a.dtype().kind();
-    if (ch != 'f' || !(a.itemsize() == 4 || a.itemsize() == 8) || !a.writeable() || a.dtype().byteorder() == '>')
-      return r;
+    if (ch != 'f' || !(a.itemsize() == 4 || a.itemsize() == 8) || a.dtype().byteorder() == '>') return r;
+    r.writable = a.writeable();
     r.itemsize = static_cast<int>(a.itemsize());
     r.address = reinterpret_cast<std::uintptr_t>(a.data());
     const auto nd = static_cast<std::size_t>(a.ndim());
@@ -311,7 +312,7 @@ class FastCache {
       u = py::reinterpret_borrow<py::object>(out);
       U = out.is(d) ? D : inspect(out);
     }
-    if (U.kind != D.kind || U.itemsize != D.itemsize || U.device != D.device || U.shape != D.shape ||
+    if (U.kind != D.kind || !U.writable || U.itemsize != D.itemsize || U.device != D.device || U.shape != D.shape ||
         !same_layout(D.shape, U.strides, D.strides))
       return py::none();
     const std::uintptr_t stream = current_stream(D.kind, D.device);

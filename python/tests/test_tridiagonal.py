@@ -310,3 +310,21 @@ def test_fast_path_reads_device_arrays(lib, monkeypatch):
         fast.solve(x, x, x, x, None, 1, False, True, "automatic")
     assert seen == ["empty_like", "stream"]  # d read, the output made like it, the stream asked for
     assert fast.solve(x, x, x, np.zeros((3, 4, 5), np.float32), None, 1, False, True, "automatic") is None
+
+
+def test_fast_path_read_only_inputs(rng):
+    """Read-only bands and d (memory maps, arrays from immutable producers) take the fast path;
+    only the output must be writable."""
+    from adi import _tridiagonal
+
+    shape = (5, 33)
+    a, b, c = dominant_bands(rng, shape, np.float64)
+    d = rng.standard_normal(shape)
+    for x in (a, b, c, d):
+        x.flags.writeable = False
+    adi.clear_plan_cache()
+    u = adi.solve_tridiagonal(a, b, c, d, axis=1)
+    assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 0
+    assert_close(u, reference_tridiagonal(a, b, c, d, 1), np.float64)
+    with pytest.raises(adi.InvalidArgumentError, match="read-only"):
+        adi.solve_tridiagonal(a, b, c, d, axis=1, out=d)
