@@ -171,8 +171,8 @@ ArrayInfo inspect(const py::handle& x) {
     k.need_torch();
     py::object get_device = attr_or_null(x, "get_device");
     if (!get_device) return r;
+    if (!x.attr("is_cuda").cast<bool>()) return r;  // CPU (the general path, through NumPy) or another backend
     const int device = get_device().cast<int>();
-    if (device < 0) return r;  // a CPU tensor: the general path (through NumPy)
     py::object dt = x.attr("dtype");
     r.itemsize = dt.is(k.torch_f32) ? 4 : dt.is(k.torch_f64) ? 8 : 0;
     if (!r.itemsize) return r;

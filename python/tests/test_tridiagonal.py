@@ -291,6 +291,7 @@ def test_fast_path_reads_device_arrays(lib, monkeypatch):
         class Array:
             dtype = torch.float32
             shape = (3, 4, 5)
+            is_cuda = True
 
             def get_device(self):
                 return 0
