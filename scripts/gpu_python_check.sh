@@ -55,7 +55,7 @@ if [ -n "$BENCH" ]; then
 fi
 "$PY" benchmarks/python/bench_solve_tridiagonal.py --gpu --json "$OUT/bench_python_gpu.json" \
   > "$OUT/bench_python_gpu.log" 2>&1; r_bgpu=$?
-"$PY" benchmarks/python/bench_solve_tridiagonal.py --cpu --reps 10 --json "$OUT/bench_python_cpu.json" \
+"$PY" benchmarks/python/bench_solve_tridiagonal.py --cpu --reps 5 --scipy-lines 256 --json "$OUT/bench_python_cpu.json" \
   > "$OUT/bench_python_cpu.log" 2>&1; r_bcpu=$?
 echo
 echo "== adi Python GPU check ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)) =="
