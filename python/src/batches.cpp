@@ -108,7 +108,8 @@ class AnyVariablePlan {
     else if (layout == "compact")
       plan_ = make_plan<VariableTridiagonalPlan>(precision_from(dtype), batch_, CompactBatch{}, o);
     else
-      throw InvalidArgument("layout = '" + layout + "' is not 'compact' (systems back to back) or 'sorted' "
+      throw InvalidArgument("layout = '" + layout +
+                            "' is not 'compact' (systems back to back) or 'sorted' "
                             "(SortedInterleaved)");
   }
   void solve(std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::uintptr_t d, std::uintptr_t u) {
@@ -123,13 +124,18 @@ class AnyVariablePlan {
   // CompactBatch (total values) -> SortedInterleaved (sorted_span values, padding zeroed), and back.
   void pack(std::uintptr_t src, std::uintptr_t dst) {
     py::gil_scoped_release release;
-    std::visit([&](auto& p) { batch_.pack(ptr<const elem_t<decltype(*p)>>(src), CompactBatch{}, ptr<elem_t<decltype(*p)>>(dst)); },
-               plan_);
+    std::visit(
+        [&](auto& p) {
+          batch_.pack(ptr<const elem_t<decltype(*p)>>(src), CompactBatch{}, ptr<elem_t<decltype(*p)>>(dst));
+        },
+        plan_);
   }
   void unpack(std::uintptr_t src, std::uintptr_t dst) {
     py::gil_scoped_release release;
     std::visit(
-        [&](auto& p) { batch_.unpack(ptr<const elem_t<decltype(*p)>>(src), ptr<elem_t<decltype(*p)>>(dst), CompactBatch{}); },
+        [&](auto& p) {
+          batch_.unpack(ptr<const elem_t<decltype(*p)>>(src), ptr<elem_t<decltype(*p)>>(dst), CompactBatch{});
+        },
         plan_);
   }
   index_t span() const {

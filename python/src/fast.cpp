@@ -316,8 +316,19 @@ class FastCache {
         !same_layout(D.shape, U.strides, D.strides))
       return py::none();
     const std::uintptr_t stream = current_stream(D.kind, D.device);
-    const Key key{l.n,   l.stride,  l.count0, l.stride0,    l.count1, l.stride1,
-                  D.itemsize, D.device, stream, periodic, check_pivots, kernel, std::this_thread::get_id()};
+    const Key key{l.n,
+                  l.stride,
+                  l.count0,
+                  l.stride0,
+                  l.count1,
+                  l.stride1,
+                  D.itemsize,
+                  D.device,
+                  stream,
+                  periodic,
+                  check_pivots,
+                  kernel,
+                  std::this_thread::get_id()};
     std::shared_ptr<Entry> e = find_or_build(key, l, D, stream, periodic, check_pivots, kernel);
     {
       py::gil_scoped_release release;
