@@ -71,7 +71,7 @@ bool element_strides(const std::vector<index_t>& bytes, int itemsize, std::uintp
 // for the life of the process (never released: the interpreter may be finalising when a
 // static destructor would run).
 struct Known {
-  py::object np_f32, np_f64;
+  py::object np_f32, np_f64, ndarray;
   py::object cupy_stream_obj, cupy_empty_like;
   py::object torch_f32, torch_f64, torch_raw_stream, torch_stream, torch_empty_like;
   bool cupy_ready = false, torch_ready = false;
@@ -98,6 +98,7 @@ struct Known {
       py::module_ np = py::module_::import("numpy");
       r->np_f32 = np.attr("dtype")("float32");
       r->np_f64 = np.attr("dtype")("float64");
+      r->ndarray = np.attr("ndarray");
       return r;
     }();
     return *k;
@@ -204,10 +205,12 @@ bool same_layout(const std::vector<index_t>& shape, const std::vector<index_t>& 
   return true;
 }
 
-// A new array for the solution, laid out like d (ArrayInfo of kind none when d's layout is
-// not dense: the general path then allocates).
+// A new array for the solution, laid out like d; a null object when d is neither C- nor
+// Fortran-contiguous, or a NumPy subclass (np.ma, np.matrix: their own empty_like): the
+// general path then allocates.
 py::object new_like(const py::handle& d, const ArrayInfo& D) {
   if (D.kind == Kind::numpy) {
+    if (!py::handle(reinterpret_cast<PyObject*>(Py_TYPE(d.ptr()))).is(Known::get().ndarray)) return py::object();
     auto a = py::reinterpret_borrow<py::array>(d);
     const bool c = a.flags() & py::array::c_style, f = a.flags() & py::array::f_style;
     if (!c && !f) return py::object();

@@ -329,3 +329,11 @@ def test_fast_path_read_only_inputs(rng):
     assert_close(u, reference_tridiagonal(a, b, c, d, 1), np.float64)
     with pytest.raises(adi.InvalidArgumentError, match="read-only"):
         adi.solve_tridiagonal(a, b, c, d, axis=1, out=d)
+
+
+def test_new_output_keeps_numpy_subclass(rng):
+    """out=None with a NumPy subclass for d: the general path, whose empty_like keeps the subclass."""
+    d = np.ma.masked_array(rng.standard_normal((4, 7)))
+    u = adi.solve_tridiagonal(np.zeros(7), np.full(7, 2.0), np.zeros(7), d)
+    assert isinstance(u, np.ma.MaskedArray)
+    np.testing.assert_allclose(np.asarray(u), np.asarray(d) / 2.0, rtol=1e-15)
