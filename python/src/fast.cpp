@@ -39,6 +39,35 @@ py::object attr_or_null(py::handle x, const char* name) {
   return py::reinterpret_steal<py::object>(r);
 }
 
+py::object attr_or_null(py::handle x, py::handle name) {
+  PyObject* r = PyObject_GetAttr(x.ptr(), name.ptr());
+  if (!r) PyErr_Clear();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+// The attribute names read on every call, interned once (a lookup then compares pointers).
+struct Names {
+  py::object dtype, data, ptr, shape, strides, device_id, is_cuda, data_ptr, stride, get_device;
+  static const Names& get() {
+    static const Names* n = [] {
+      auto* r = new Names;
+      auto in = [](const char* s) { return py::reinterpret_steal<py::object>(PyUnicode_InternFromString(s)); };
+      r->dtype = in("dtype");
+      r->data = in("data");
+      r->ptr = in("ptr");
+      r->shape = in("shape");
+      r->strides = in("strides");
+      r->device_id = in("device_id");
+      r->is_cuda = in("is_cuda");
+      r->data_ptr = in("data_ptr");
+      r->stride = in("stride");
+      r->get_device = in("get_device");
+      return r;
+    }();
+    return *n;
+  }
+};
+
 // A tuple (or tuple subclass: torch.Size) of Python ints into `out`; false if it is not one.
 bool ints_of(py::handle t, std::vector<index_t>& out) {
   if (!PyTuple_Check(t.ptr())) return false;
@@ -152,17 +181,18 @@ ArrayInfo inspect(const py::handle& x) {
     return r;
   }
   const Kind kind = Known::get().kind_of(Py_TYPE(x.ptr()));
+  const Names& N = Names::get();
   if (kind == Kind::cupy) {
     Known& k = Known::get();
     k.need_cupy();
-    r.itemsize = numpy_itemsize(x.attr("dtype"));
+    r.itemsize = numpy_itemsize(x.attr(N.dtype));
     if (!r.itemsize) return r;
-    py::object data = x.attr("data");
-    r.address = data.attr("ptr").cast<std::uintptr_t>();
+    py::object data = x.attr(N.data);
+    r.address = data.attr(N.ptr).cast<std::uintptr_t>();
     std::vector<index_t> bytes;
-    if (!ints_of(x.attr("shape"), r.shape) || !ints_of(x.attr("strides"), bytes)) return r;
+    if (!ints_of(x.attr(N.shape), r.shape) || !ints_of(x.attr(N.strides), bytes)) return r;
     if (!element_strides(bytes, r.itemsize, r.address, r.strides)) return r;
-    py::object id = attr_or_null(data, "device_id");
+    py::object id = attr_or_null(data, N.device_id);
     r.device = id ? id.cast<int>() : x.attr("device").attr("id").cast<int>();
     r.kind = Kind::cupy;
     return r;
@@ -170,15 +200,15 @@ ArrayInfo inspect(const py::handle& x) {
   if (kind == Kind::torch) {
     Known& k = Known::get();
     k.need_torch();
-    py::object get_device = attr_or_null(x, "get_device");
+    py::object get_device = attr_or_null(x, N.get_device);
     if (!get_device) return r;
-    if (!x.attr("is_cuda").cast<bool>()) return r;  // CPU (the general path, through NumPy) or another backend
+    if (!x.attr(N.is_cuda).cast<bool>()) return r;  // CPU (the general path, through NumPy) or another backend
     const int device = get_device().cast<int>();
-    py::object dt = x.attr("dtype");
+    py::object dt = x.attr(N.dtype);
     r.itemsize = dt.is(k.torch_f32) ? 4 : dt.is(k.torch_f64) ? 8 : 0;
     if (!r.itemsize) return r;
-    r.address = x.attr("data_ptr")().cast<std::uintptr_t>();
-    if (!ints_of(x.attr("shape"), r.shape) || !ints_of(x.attr("stride")(), r.strides)) return r;
+    r.address = x.attr(N.data_ptr)().cast<std::uintptr_t>();
+    if (!ints_of(x.attr(N.shape), r.shape) || !ints_of(x.attr(N.stride)(), r.strides)) return r;
     r.device = device;
     r.kind = Kind::torch;
     return r;
@@ -189,7 +219,7 @@ ArrayInfo inspect(const py::handle& x) {
 std::uintptr_t current_stream(Kind kind, int device) {
   Known& k = Known::get();
   if (kind == Kind::cupy) {
-    return k.cupy_stream_obj().attr("ptr").cast<std::uintptr_t>();
+    return k.cupy_stream_obj().attr(Names::get().ptr).cast<std::uintptr_t>();
   }
   if (kind == Kind::torch) {
     if (k.torch_raw_stream) return k.torch_raw_stream(device).cast<std::uintptr_t>();
