@@ -442,6 +442,8 @@ def one_call_median(f: Callable[[], Any], sync: Callable[[], None], reps: int, w
 
 def run_overhead(args, results: List[Dict[str, Any]], devices: List[str]) -> None:
     """Microseconds per call on small boxes, where the Python handling is most of the call."""
+    if not devices:
+        return
     print(f"\n== Per-call cost on small boxes (fp64, full bands, pivot checks on), microseconds, "
           f"medians of {args.reps} ==")
     print("| arrays | shape | axis | adi out= | adi out=None | plan.solve | C++ 1 call | C++ loop "
