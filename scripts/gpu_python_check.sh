@@ -88,6 +88,8 @@ try:
     rows = [r for r in json.load(open(sys.argv[1])) if r.get("device") == "gpu"]
 except Exception as e:  # noqa: BLE001
     sys.exit(f"no GPU rows ({type(e).__name__}: {e})")
+if not rows:
+    sys.exit("no GPU rows: the GPU part was skipped (see bench_python_gpu.log)")
 def span(key, ref):
     v = [r[key] / r[ref] for r in rows if r.get(key) and r.get(ref)]
     return (min(v), max(v)) if v else None
