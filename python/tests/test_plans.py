@@ -128,7 +128,7 @@ def spd(rng, n, dtype):
 @DTYPES
 @pytest.mark.parametrize("nrhs", [1, 3])
 def test_cholesky_pointer_batch(dtype, nrhs, rng):
-    sizes = [0, 1, 2, 3, 31, 33, 64, 5]
+    sizes = [0, 1, 2, 3, 31, 33, 64, 255, 257, 5]
     mats = [spd(rng, n, dtype) for n in sizes]
     # matrices as blocks of larger Fortran-ordered arrays: leading dimension n + 3
     ld = [n + 3 for n in sizes]
