@@ -2,24 +2,37 @@
 """adi.solve_tridiagonal from Python against the C++ call and the Python peers, on an n^3 box
 (default 256^3) along each axis, fp32 and fp64, full bands (a, b, c shaped like d).
 
-    bench_solve_tridiagonal.py [--cpu] [--gpu] [--n 256] [--reps 20] [--warmup 3]
+    bench_solve_tridiagonal.py [--cpu] [--gpu] [--overhead] [--n 256] [--reps 20] [--warmup 3]
                                [--dtypes float32,float64] [--scipy-lines 1024] [--json FILE]
 
+--overhead: the per-call cost of the Python call alone, on small boxes where the solve is
+cheap: adi.solve_tridiagonal with out= and without, a TridiagonalPlan's solve, against the
+C++ call timed the same way (TridiagonalPlan.time(each=True): one solve between two
+synchronisations) and back to back (a C++ loop), on NumPy arrays and, with --gpu, CuPy and
+PyTorch ones (runs with the part(s) chosen; on by default).
+
 CPU (NumPy arrays): adi.solve_tridiagonal (out= given: the C++ fast path), the C++ call
-itself (TridiagonalPlan.time: the plan solved in a C++ loop, no Python), a NumPy-vectorised
+itself (TridiagonalPlan.time(each=True): the median of single C++ solves, no Python, timed
+like adi's calls; the mean of a C++ loop is inflated by preemption on a loaded machine), a NumPy-vectorised
 Thomas (one Python step per row, vector operations across the lines) and a loop of
 scipy.linalg.solve_banded over the lines (timed on --scipy-lines lines and scaled to all of
 them). % copy: bytes the solve must move (read a, b, c, d; write u: 5 arrays) per second,
 against np.copyto of one array (read + write).
 
-GPU (CuPy and PyTorch arrays, when present): adi.solve_tridiagonal on each, CUDA events
-around each call (the GPU time the caller sees, Python launch included) and, for CuPy, around
-a loop of back-to-back calls (the launch overlapped, per call); the C++ call
-through the module (TridiagonalPlan.time); jax.lax.linalg.tridiagonal_solve (jit, the
-moveaxis to the last axis it needs inside); cuSPARSE gtsv2StridedBatch through CuPy's
-binding (lines along the last axis; other axes pay the transposes a caller would) and
-gtsvInterleavedBatch on axis 0 (whose lines are interleaved). % copy against a CuPy copy
-of one array. Pivot checks off everywhere (cuSPARSE and JAX check nothing either), as in
+GPU (CuPy and PyTorch arrays, when present), two ways, each against the C++ call timed the
+same way: one call (synchronise, start the host clock, call, synchronise the stream, stop:
+the latency a caller sees, Python included) against TridiagonalPlan.time(each=True), and
+back to back (CUDA events around a loop of calls: the launch overlapped) against
+TridiagonalPlan.time (a C++ loop). Peers, back to back like adi's loop (and one call each,
+in the JSON): jax.lax.linalg.tridiagonal_solve (jit, the moveaxis to the last axis it needs
+inside; host clock around calls dispatched back to back and one block_until_ready); cuSPARSE
+gtsv2StridedBatch through CuPy's binding (lines along the last axis; other axes pay the
+transposes a caller would) and gtsvInterleavedBatch on axis 0 (whose lines are
+interleaved), CUDA events around a loop of calls. % copy for adi and for each peer: the minimum
+traffic of a solve (a, b, c, d read, u written: 5 arrays) per second against a CuPy copy
+of one array (read + write) measured in the same run; a peer above 33% of the copy
+bandwidth cannot be beaten 3x by any solver that moves the same 5 arrays, which the table
+says. Pivot checks off everywhere (cuSPARSE and JAX check nothing either), as in
 bench_cuda_tridiagonal. Medians of --reps runs after --warmup.
 """
 from __future__ import annotations
@@ -141,7 +154,7 @@ def run_cpu(args, results: List[Dict[str, Any]]) -> None:
             t_adi = median_wall(lambda: adi.solve_tridiagonal(a, b, c, d, axis=axis, out=u, check_pivots=False),
                                 args.reps, args.warmup)
             plan = adi.TridiagonalPlan(shape, dtype, axis=axis, check_pivots=False)
-            t_cpp = plan.time(a, b, c, d, u, repeats=args.reps)
+            t_cpp = plan.time(a, b, c, d, u, repeats=args.reps, each=True)  # a median of single calls, like adi's
             ref = thomas_numpy(a, b, c, d, axis)
             err = float(np.abs(ref - u).max() / np.abs(ref).max())
             t_np = median_wall(lambda: thomas_numpy(a, b, c, d, axis), max(3, args.reps // 4), 1)
@@ -272,8 +285,10 @@ def jax_peer(a, b, c, d, axis):
         x = jax.lax.linalg.tridiagonal_solve(m(dl), m(dd), m(du), m(rhs)[..., None])[..., 0]
         return jnp.moveaxis(x, -1, axis)
 
-    def run():
-        f(dl, dd, du, rhs).block_until_ready()
+    def run(reps=1):  # reps calls dispatched back to back, then one wait
+        for _ in range(reps):
+            x = f(dl, dd, du, rhs)
+        x.block_until_ready()
     return run, "jax.lax.linalg.tridiagonal_solve (jit, moveaxis inside)"
 
 
@@ -309,26 +324,26 @@ def run_gpu(args, results: List[Dict[str, Any]]) -> None:
         copy_gbs = 2 * src.nbytes / t_copy / 1e9
         print(f"copy bandwidth (CuPy copy, read + write): {copy_gbs:.0f} GB/s")
         del src, dst
-    print("| dtype | axis | adi CuPy ms | % copy | adi CuPy loop ms | adi PyTorch ms | C++ call ms | CuPy / C++ "
-          "| JAX ms | cuSPARSE ms | best peer / adi |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
     notes = set()
+    rows = []
     for dtype in args.dtypes:
         ha, hb, hc, hd = problem(shape, dtype)
-        nbytes = 5 * hd.nbytes
+        nbytes = 5 * hd.nbytes  # the minimum traffic of a solve: a, b, c, d read, u written
         for axis in (0, 1, 2):
-            row = dict(device="gpu", dtype=np.dtype(dtype).name, axis=axis)
-            t_cupy = t_loop = t_torch = t_cpp = t_jax = t_cs = None
+            row = dict(device="gpu", dtype=np.dtype(dtype).name, axis=axis, copy_gbs=copy_gbs, nbytes=nbytes)
             if cp is not None:
                 ga, gb, gc, gd = (cp.asarray(x) for x in (ha, hb, hc, hd))
                 gu = cp.empty_like(gd)
-                t_cupy = cuda_events_median(
-                    "cupy", lambda: adi.solve_tridiagonal(ga, gb, gc, gd, axis=axis, out=gu, check_pivots=False),
-                    args.reps, args.warmup)
-                t_loop = cupy_loop_time(
-                    lambda: adi.solve_tridiagonal(ga, gb, gc, gd, axis=axis, out=gu, check_pivots=False), args.reps)
+                call = lambda: adi.solve_tridiagonal(ga, gb, gc, gd, axis=axis, out=gu, check_pivots=False)  # noqa
+                sync = cp.cuda.get_current_stream().synchronize
+                row["adi_cupy_one"] = one_call_median(call, sync, args.reps, args.warmup)
+                row["adi_cupy_loop"] = cupy_loop_time(call, args.reps)
+                row["adi_cupy_new_loop"] = cupy_loop_time(
+                    lambda: adi.solve_tridiagonal(ga, gb, gc, gd, axis=axis, check_pivots=False), args.reps)
                 plan = adi.TridiagonalPlan(shape, dtype, axis=axis, check_pivots=False, device="cuda")
-                t_cpp = plan.time(ga, gb, gc, gd, gu, repeats=args.reps)
+                row["cpp_one"] = plan.time(ga, gb, gc, gd, gu, repeats=args.reps, each=True)
+                row["cpp_loop"] = plan.time(ga, gb, gc, gd, gu, repeats=args.reps)
+                row["kernel"] = plan.kernel
                 try:
                     run, note = cusparse_peer(cp, ga, gb, gc, gd, cp.empty_like(gd), axis)
                 except Exception as e:  # noqa: BLE001
@@ -336,7 +351,8 @@ def run_gpu(args, results: List[Dict[str, Any]]) -> None:
                 notes.add(f"cuSPARSE axis {axis}: {note}")
                 if run is not None:
                     try:
-                        t_cs = cuda_events_median("cupy", run, args.reps, args.warmup)
+                        row["cusparse_one"] = cuda_events_median("cupy", run, args.reps, args.warmup)
+                        row["cusparse"] = cupy_loop_time(run, args.reps)
                     except Exception as e:  # noqa: BLE001
                         notes.add(f"cuSPARSE failed: {type(e).__name__}: {e}")
                 del ga, gb, gc, gd, gu
@@ -344,40 +360,144 @@ def run_gpu(args, results: List[Dict[str, Any]]) -> None:
             if torch is not None:
                 ta, tb, tc, td = (torch.from_numpy(x).cuda() for x in (ha, hb, hc, hd))
                 tu = torch.empty_like(td)
-                t_torch = cuda_events_median(
-                    "torch", lambda: adi.solve_tridiagonal(ta, tb, tc, td, axis=axis, out=tu, check_pivots=False),
-                    args.reps, args.warmup)
+                call = lambda: adi.solve_tridiagonal(ta, tb, tc, td, axis=axis, out=tu, check_pivots=False)  # noqa
+                row["adi_torch_one"] = one_call_median(call, torch.cuda.current_stream().synchronize, args.reps,
+                                                       args.warmup)
                 if cp is None:
                     plan = adi.TridiagonalPlan(shape, dtype, axis=axis, check_pivots=False, device="cuda")
-                    t_cpp = plan.time(ta, tb, tc, td, tu, repeats=args.reps)
+                    row["cpp_one"] = plan.time(ta, tb, tc, td, tu, repeats=args.reps, each=True)
+                    row["cpp_loop"] = plan.time(ta, tb, tc, td, tu, repeats=args.reps)
                 del ta, tb, tc, td, tu
                 torch.cuda.empty_cache()
             run, note = jax_peer(ha, hb, hc, hd, axis)
             notes.add(f"JAX: {note}")
             if run is not None:
                 try:
-                    t_jax = median_wall(run, args.reps, args.warmup)
+                    row["jax_one"] = median_wall(run, args.reps, args.warmup)
+                    run(args.warmup)
+                    t0 = time.perf_counter()
+                    run(args.reps)
+                    row["jax"] = (time.perf_counter() - t0) / args.reps
                 except Exception as e:  # noqa: BLE001
                     notes.add(f"JAX failed: {type(e).__name__}: {e}")
-            adi_t = t_cupy if t_cupy is not None else t_torch
-            peers = [t for t in (t_jax, t_cs) if t]
-            speed = f"{min(peers) / adi_t:.1f}x" if peers and adi_t else "n/a"
-            ratio = f"{t_cupy / t_cpp:.2f}" if t_cupy and t_cpp else "n/a"
-            name = f"| {np.dtype(dtype).name} | {'zyx'[axis]} (axis {axis})"
-            print(f"{name} | {fmt(t_cupy)} | {pct(adi_t, nbytes, copy_gbs)} "
-                  f"| {fmt(t_loop)} | {fmt(t_torch)} | {fmt(t_cpp)} | {ratio} | {fmt(t_jax)} | {fmt(t_cs)} | {speed} |")
-            row.update(adi_cupy=t_cupy, adi_cupy_loop=t_loop, adi_torch=t_torch, cpp=t_cpp, jax=t_jax, cusparse=t_cs,
-                       copy_gbs=copy_gbs)
+            rows.append(row)
             results.append(row)
+    g = lambda r, k: r.get(k)  # noqa: E731
+
+    def ratio(x, y):
+        return f"{x / y:.2f}" if x and y else "n/a"
+
+    print("\n-- adi against the C++ call, timed the same way (target: ratio <= 1.10) --")
+    print("| dtype | axis | kernel | adi CuPy 1 call ms | C++ 1 call ms | ratio | adi PyTorch 1 call ms | ratio "
+          "| adi CuPy loop ms | C++ loop ms | ratio | adi CuPy out=None loop ms | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['dtype']} | {'zyx'[r['axis']]} (axis {r['axis']}) | {r.get('kernel', 'n/a')} "
+              f"| {fmt(g(r, 'adi_cupy_one'))} | {fmt(g(r, 'cpp_one'))} | {ratio(g(r, 'adi_cupy_one'), g(r, 'cpp_one'))} "
+              f"| {fmt(g(r, 'adi_torch_one'))} | {ratio(g(r, 'adi_torch_one'), g(r, 'cpp_one'))} "
+              f"| {fmt(g(r, 'adi_cupy_loop'))} | {fmt(g(r, 'cpp_loop'))} "
+              f"| {ratio(g(r, 'adi_cupy_loop'), g(r, 'cpp_loop'))} "
+              f"| {fmt(g(r, 'adi_cupy_new_loop'))} | {ratio(g(r, 'adi_cupy_new_loop'), g(r, 'cpp_loop'))} |")
+    print(f"\n-- adi against the Python peers, each back to back (calls queued, one wait; one call each in "
+          f"the JSON); % copy = 5 arrays (5 x n^3 values: a, b, c, d read, u written) per second against the "
+          f"copy bandwidth ({copy_gbs:.0f} GB/s, this run) --")
+    print("| dtype | axis | adi CuPy ms | adi % copy | JAX ms | JAX % copy | cuSPARSE ms | cuSPARSE % copy "
+          "| best peer / adi | best peer's % copy | 3x reachable (peer < 33%) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        nb = r["nbytes"]
+        adi_t = g(r, "adi_cupy_loop") or g(r, "adi_torch_one")
+        peers = [t for t in (g(r, "jax"), g(r, "cusparse")) if t]
+        best = min(peers) if peers else None
+        speed = f"{best / adi_t:.1f}x" if best and adi_t else "n/a"
+        best_pct = 100.0 * nb / best / 1e9 / copy_gbs if best and copy_gbs == copy_gbs else None
+        reach = "n/a" if best_pct is None else ("yes" if best_pct < 100.0 / 3 else "no")
+        print(f"| {r['dtype']} | {'zyx'[r['axis']]} (axis {r['axis']}) | {fmt(adi_t)} | {pct(adi_t, nb, copy_gbs)} "
+              f"| {fmt(g(r, 'jax'))} | {pct(g(r, 'jax'), nb, copy_gbs)} | {fmt(g(r, 'cusparse'))} "
+              f"| {pct(g(r, 'cusparse'), nb, copy_gbs)} | {speed} "
+              f"| {'n/a' if best_pct is None else f'{best_pct:.0f}%'} | {reach} |")
+        r["best_peer_pct_copy"] = best_pct
     for note in sorted(notes):
         print(f"  {note}")
-    print("Targets: adi within 10% of the C++ call (CuPy / C++ <= 1.10); >= 3x the best Python peer.")
+    print("Targets: adi within 10% of the C++ call timed the same way (ratio <= 1.10); >= 3x the best Python "
+          "peer, reachable only where that peer moves its 5 arrays at < 33% of the copy bandwidth.")
+
+
+def one_call_median(f: Callable[[], Any], sync: Callable[[], None], reps: int, warmup: int) -> float:
+    """Median host time of one call between two stream synchronisations (seconds): what
+    TridiagonalPlan.time(each=True) measures of the C++ call."""
+    for _ in range(warmup):
+        f()
+    times = []
+    for _ in range(reps):
+        sync()
+        t0 = time.perf_counter()
+        f()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+# --- per-call overhead ---------------------------------------------------------------------
+
+def run_overhead(args, results: List[Dict[str, Any]], devices: List[str]) -> None:
+    """Microseconds per call on small boxes, where the Python handling is most of the call."""
+    if not devices:
+        return
+    print(f"\n== Per-call cost on small boxes (fp64, full bands, pivot checks on), microseconds, "
+          f"medians of {args.reps} ==")
+    print("| arrays | shape | axis | adi out= | adi out=None | plan.solve | C++ 1 call | C++ loop "
+          "| adi out= minus C++ 1 call |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    cases = [((64,), 0), ((8, 8, 8), 0), ((8, 8, 8), 2), ((32, 32), 1)]
+    for dev in devices:
+        if dev == "numpy":
+            mk, sync = np.asarray, (lambda: None)
+        elif dev == "cupy":
+            try:
+                import cupy as cp
+            except ImportError:
+                continue
+            mk, sync = cp.asarray, cp.cuda.get_current_stream().synchronize
+        else:
+            try:
+                import torch
+
+                if not torch.cuda.is_available():
+                    continue
+            except ImportError:
+                continue
+            mk, sync = (lambda x: torch.from_numpy(x).cuda()), torch.cuda.current_stream().synchronize
+        for shape, axis in cases:
+            a, b, c, d = (mk(x) for x in problem(shape, np.float64))
+            u = mk(np.empty(shape))
+            inner = 200  # calls per timed sample (host: the clock's resolution)
+            per = lambda f: one_call_median(lambda: [f() for _ in range(inner)], sync, args.reps,  # noqa: E731
+                                            args.warmup) / inner
+            t_out = per(lambda: adi.solve_tridiagonal(a, b, c, d, axis=axis, out=u))
+            t_new = per(lambda: adi.solve_tridiagonal(a, b, c, d, axis=axis))
+            plan = adi.TridiagonalPlan(shape, np.float64, axis=axis, device="cpu" if dev == "numpy" else "cuda")
+            t_plan = per(lambda: plan.solve(a, b, c, d, out=u))
+            t_one = plan.time(a, b, c, d, u, repeats=max(args.reps, 200), each=True)
+            t_loop = plan.time(a, b, c, d, u, repeats=max(args.reps, 200))
+            if dev != "numpy":  # the device case: compare one synchronised call with one
+                t_out = one_call_median(lambda: adi.solve_tridiagonal(a, b, c, d, axis=axis, out=u), sync,
+                                        max(args.reps, 200), args.warmup)
+            us = lambda t: f"{t * 1e6:.2f}"  # noqa: E731
+            print(f"| {dev} | {shape} | {axis} | {us(t_out)} | {us(t_new)} | {us(t_plan)} | {us(t_one)} "
+                  f"| {us(t_loop)} | {us(t_out - t_one)} |")
+            results.append(dict(device=dev, part="overhead", shape=shape, axis=axis, adi_out=t_out, adi_new=t_new,
+                                plan_solve=t_plan, cpp_one=t_one, cpp_loop=t_loop))
+    print("(host rows: back-to-back calls, per call; device rows: adi out= is one call between two stream "
+          "synchronisations, like C++ 1 call; out=None and plan.solve back to back.)")
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cpu", action="store_true", help="CPU part only (default: both)")
     p.add_argument("--gpu", action="store_true", help="GPU part only (default: both)")
+    p.add_argument("--overhead", action="store_true", help="only the per-call cost on small boxes")
+    p.add_argument("--no-overhead", action="store_true", help="skip the per-call cost table")
     p.add_argument("--n", type=int, default=256)
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
@@ -392,9 +512,13 @@ def main(argv=None) -> int:
 
     print(f"adi {adi.__version__} from {os.path.dirname(adi.__file__)}; Python {platform.python_version()}, "
           f"NumPy {np.__version__}; {os.cpu_count()} CPUs; CUDA build: {adi.cuda_compiled()}")
-    if args.cpu or both:
+    devices = (["numpy"] if args.cpu or both else []) + \
+        (["cupy", "torch"] if (args.gpu or both) and adi.cuda_available() else [])
+    if not args.no_overhead:
+        run_overhead(args, results, devices)
+    if not args.overhead and (args.cpu or both):
         run_cpu(args, results)
-    if args.gpu or both:
+    if not args.overhead and (args.gpu or both):
         run_gpu(args, results)
     if args.json:
         with open(args.json, "w") as f:

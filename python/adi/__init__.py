@@ -11,8 +11,8 @@ See docs/python.md for the API, device arrays and streams, errors and the benchm
 from __future__ import annotations
 
 from . import _core
-from ._batches import (BatchedCholeskyPlan, VariableTridiagonalPlan, cholesky_solve, solve_block_tridiagonal,
-                       solve_variable_tridiagonal)
+from ._batches import (BatchedCholeskyPlan, BlockTridiagonalPlan, VariableTridiagonalPlan, cholesky_solve,
+                       solve_block_tridiagonal, solve_variable_tridiagonal)
 from ._errors import (DeviceError, Error, InvalidArgumentError, SingularBlockError, SingularSystemError,
                       UnsupportedError)
 from ._heat import HeatSolver
@@ -36,7 +36,7 @@ def cuda_compiled() -> bool:
 
 __all__ = [
     "solve_tridiagonal", "TridiagonalPlan", "clear_plan_cache", "kernel_names",
-    "solve_block_tridiagonal", "solve_variable_tridiagonal", "VariableTridiagonalPlan",
+    "solve_block_tridiagonal", "BlockTridiagonalPlan", "solve_variable_tridiagonal", "VariableTridiagonalPlan",
     "BatchedCholeskyPlan", "cholesky_solve",
     "solve_hines", "Morphology", "CableParameters", "Compartments", "SwcSections", "NsegRule", "Geometry",
     "discretise", "implicit_euler_matrix", "synthetic_neuron", "PassiveNeurons",

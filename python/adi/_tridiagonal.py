@@ -210,8 +210,9 @@ def _solve(a: Any, b: Any, c: Any, d: Any, axis: int, periodic: bool, out: Any, 
     key = (lines, dtype.name, lib.device, stream, bool(periodic), kernel, bool(check_pivots))
     plan = cache.get(key, lambda: _core.TridiagonalPlan(lines, dtype.name, lib.device, stream, bool(periodic), kernel,
                                                          bool(check_pivots)))
-    if repeats:
-        return plan.time(addresses[0], addresses[1], addresses[2], d_addr, wv.address, shared, offsets, repeats)
+    if repeats:  # < 0: each solve timed alone
+        return plan.time(addresses[0], addresses[1], addresses[2], d_addr, wv.address, shared, offsets, abs(repeats),
+                         repeats < 0)
     plan.solve(addresses[0], addresses[1], addresses[2], d_addr, wv.address, shared, offsets)
     del keep, keep_d
     if work is not u:
@@ -254,9 +255,11 @@ def solve_tridiagonal(a: Any, b: Any, c: Any, d: Any, axis: int = -1, periodic: 
     Returns:
         ``out`` (or the new array).
 
-    A call whose arrays need no copy (NumPy, CuPy or PyTorch; ``out`` given; full bands with
-    ``out``'s strides or three contiguous 1-D bands; ``d`` with ``out``'s strides) is resolved
-    in C++ (a few microseconds); any other goes through the general path below.
+    A call whose arrays need no copy (NumPy, CuPy or PyTorch arrays of one dtype; full bands
+    with ``d``'s strides or three contiguous 1-D bands; ``out`` with ``d``'s strides, or
+    ``out=None`` and a C- or Fortran-contiguous ``d``) is resolved in C++ with the plan taken
+    from a per-process cache keyed on (layout, dtype, device, stream, options, thread): a few
+    microseconds over the C++ call. Any other goes through the general path below.
 
     The result is float32 when every input is float32, float64 otherwise. Arrays are used
     in place whenever their strides are a LineSet (every layout NumPy slicing and
@@ -266,8 +269,9 @@ def solve_tridiagonal(a: Any, b: Any, c: Any, d: Any, axis: int = -1, periodic: 
     broadcast with zero strides. The C++ plan of each layout is built on first use and
     cached (:func:`clear_plan_cache`); :class:`TridiagonalPlan` holds plans of its own.
     """
-    if _fast.solve(a, b, c, d, out, axis, periodic, check_pivots, kernel):
-        return out
+    u = _fast.solve(a, b, c, d, out, axis, periodic, check_pivots, kernel)
+    if u is not None:
+        return u
     return _solve(a, b, c, d, axis, periodic, out, check_pivots, kernel, _cache)
 
 
@@ -305,18 +309,26 @@ class TridiagonalPlan:
     def solve(self, a: Any, b: Any, c: Any, d: Any, out: Any = None) -> Any:
         """As :func:`solve_tridiagonal` with this plan's axis and options."""
         self._check(d)
-        if self._fast.solve(a, b, c, d, out, self.axis, self.periodic, self.check_pivots, self._kernel_option):
-            return out
+        u = self._fast.solve(a, b, c, d, out, self.axis, self.periodic, self.check_pivots, self._kernel_option)
+        if u is not None:
+            return u
         return _solve(a, b, c, d, self.axis, self.periodic, out, self.check_pivots, self._kernel_option, self._cache)
 
-    def time(self, a: Any, b: Any, c: Any, d: Any, out: Any, repeats: int = 20) -> float:
-        """Seconds per solve of the C++ call (one untimed solve, then ``repeats`` solves
-        in a C++ loop, the device synchronised): what the library costs without Python."""
+    def time(self, a: Any, b: Any, c: Any, d: Any, out: Any, repeats: int = 20, *, each: bool = False) -> float:
+        """Seconds per solve of the C++ call: what the library costs without Python.
+
+        ``each=False``: one untimed solve, then ``repeats`` solves back to back in a C++ loop,
+        the device synchronised at the end (launches overlap the GPU's work). ``each=True``:
+        the median over ``repeats`` of one solve timed alone (synchronise, start the clock,
+        solve, synchronise, stop), the way a caller timing one call sees it; compare it with
+        ``adi.solve_tridiagonal`` timed the same way (the benchmark does)."""
         self._check(d)
         return float(_solve(a, b, c, d, self.axis, self.periodic, out, self.check_pivots, self._kernel_option,
-                            self._cache, repeats=repeats))
+                            self._cache, repeats=-repeats if each else repeats))
 
     def _check(self, d: Any) -> None:
+        if tuple(d.shape) == self.shape:  # the common case without a conversion per axis
+            return
         shape = tuple(int(e) for e in d.shape)
         if shape != self.shape:
             raise InvalidArgumentError(f"d: shape {shape} differs from the plan's {self.shape}")

@@ -93,14 +93,24 @@ VariableKernel variable_kernel_from(const std::string& name) {
 
 class AnyVariablePlan {
  public:
+  // layout "compact" (CompactBatch: systems back to back) or "sorted" (SortedInterleaved: the
+  // plan's own size-sorted, chunk-interleaved layout; pack() / unpack() convert).
   AnyVariablePlan(py::array_t<int, py::array::c_style | py::array::forcecast> sizes, const std::string& dtype,
-                  int device, std::uintptr_t stream, bool periodic, const std::string& kernel, bool check_pivots)
+                  int device, std::uintptr_t stream, bool periodic, const std::string& kernel, bool check_pivots,
+                  const std::string& layout)
       : batch_(batch_from(make_executor(device, stream), sizes)) {
     VariableTridiagonalOptions o;
     o.periodic = periodic;
     o.kernel = variable_kernel_from(kernel);
     o.check_pivots = check_pivots;
-    plan_ = make_plan<VariableTridiagonalPlan>(precision_from(dtype), batch_, CompactBatch{}, o);
+    if (layout == "sorted")
+      plan_ = make_plan<VariableTridiagonalPlan>(precision_from(dtype), batch_, SortedInterleaved{}, o);
+    else if (layout == "compact")
+      plan_ = make_plan<VariableTridiagonalPlan>(precision_from(dtype), batch_, CompactBatch{}, o);
+    else
+      throw InvalidArgument("layout = '" + layout +
+                            "' is not 'compact' (systems back to back) or 'sorted' "
+                            "(SortedInterleaved)");
   }
   void solve(std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::uintptr_t d, std::uintptr_t u) {
     py::gil_scoped_release release;
@@ -111,9 +121,27 @@ class AnyVariablePlan {
         },
         plan_);
   }
+  // CompactBatch (total values) -> SortedInterleaved (sorted_span values, padding zeroed), and back.
+  void pack(std::uintptr_t src, std::uintptr_t dst) {
+    py::gil_scoped_release release;
+    std::visit(
+        [&](auto& p) {
+          batch_.pack(ptr<const elem_t<decltype(*p)>>(src), CompactBatch{}, ptr<elem_t<decltype(*p)>>(dst));
+        },
+        plan_);
+  }
+  void unpack(std::uintptr_t src, std::uintptr_t dst) {
+    py::gil_scoped_release release;
+    std::visit(
+        [&](auto& p) {
+          batch_.unpack(ptr<const elem_t<decltype(*p)>>(src), ptr<elem_t<decltype(*p)>>(dst), CompactBatch{});
+        },
+        plan_);
+  }
   index_t span() const {
     return std::visit([](const auto& p) { return p->span(); }, plan_);
   }
+  index_t total() const { return batch_.total_size(); }
   std::string kernel() const {
     return std::visit([](const auto& p) { return std::string(variable_kernel_name(p->kernel())); }, plan_);
   }
@@ -125,23 +153,51 @@ class AnyVariablePlan {
 
 class AnyCholeskyPlan {
  public:
+  // ld None: CompactBatch (column-major matrices back to back); otherwise PointerBatch with
+  // these leading dimensions (host int32 array, copied by the plan).
   AnyCholeskyPlan(py::array_t<int, py::array::c_style | py::array::forcecast> sizes, const std::string& dtype,
-                  int device, std::uintptr_t stream, bool check_pivots)
-      : batch_(batch_from(make_executor(device, stream), sizes)) {
+                  int device, std::uintptr_t stream, bool check_pivots, py::object ld)
+      : batch_(batch_from(make_executor(device, stream), sizes)), pointers_(!ld.is_none()) {
     CholeskyOptions o;
     o.check_pivots = check_pivots;
-    plan_ = make_plan<BatchedCholeskyPlan>(precision_from(dtype), batch_, CompactBatch{}, o);
+    if (pointers_) {
+      auto l = py::array_t<int, py::array::c_style | py::array::forcecast>::ensure(ld);
+      if (!l || l.ndim() != 1 || l.size() != batch_.count())
+        throw InvalidArgument("ld: must be " + std::to_string(batch_.count()) +
+                              " leading dimensions (one per matrix), or None for max(1, n)");
+      plan_ = make_plan<BatchedCholeskyPlan>(precision_from(dtype), batch_, PointerBatch{l.data()}, o);
+    } else {
+      plan_ = make_plan<BatchedCholeskyPlan>(precision_from(dtype), batch_, CompactBatch{}, o);
+    }
   }
   void factor(std::uintptr_t a, std::uintptr_t info) {
+    require_layout(false, "factor");
     py::gil_scoped_release release;
     std::visit([&](auto& p) { p->factor(ptr<elem_t<decltype(*p)>>(a), ptr<int>(info)); }, plan_);
   }
   void solve(std::uintptr_t l, std::uintptr_t b, int nrhs, std::uintptr_t info) {
+    require_layout(false, "solve");
     py::gil_scoped_release release;
     std::visit(
         [&](auto& p) {
           using T = elem_t<decltype(*p)>;
           p->solve(ptr<const T>(l), ptr<T>(b), nrhs, ptr<const int>(info));
+        },
+        plan_);
+  }
+  // PointerBatch: `a` is the address of an array of count matrix pointers (executor memory).
+  void factor_pointers(std::uintptr_t a, std::uintptr_t info) {
+    require_layout(true, "factor_pointers");
+    py::gil_scoped_release release;
+    std::visit([&](auto& p) { p->factor(ptr<elem_t<decltype(*p)>* const>(a), ptr<int>(info)); }, plan_);
+  }
+  void solve_pointers(std::uintptr_t l, std::uintptr_t b, int nrhs, std::uintptr_t ldb, std::uintptr_t info) {
+    require_layout(true, "solve_pointers");
+    py::gil_scoped_release release;
+    std::visit(
+        [&](auto& p) {
+          using T = elem_t<decltype(*p)>;
+          p->solve(ptr<const T* const>(l), ptr<T* const>(b), nrhs, ptr<const int>(ldb), ptr<const int>(info));
         },
         plan_);
   }
@@ -153,9 +209,16 @@ class AnyCholeskyPlan {
         },
         plan_);
   }
+  bool pointers() const { return pointers_; }
 
  private:
+  void require_layout(bool pointers, const char* what) const {
+    if (pointers != pointers_)
+      throw InvalidArgument(std::string(what) + ": this plan was built for " +
+                            (pointers_ ? "a PointerBatch (ld given)" : "a CompactBatch (ld None)"));
+  }
   VariableBatchPlan batch_;
+  bool pointers_;
   AnyPlan<BatchedCholeskyPlan> plan_;
 };
 
@@ -173,22 +236,30 @@ void bind_batches(py::module_& m) {
       .def_property_readonly("kernel", &AnyBlockPlan::kernel)
       .def_property_readonly("workspace_bytes", &AnyBlockPlan::workspace_bytes);
   py::class_<AnyVariablePlan>(m, "VariableTridiagonalPlan",
-                              "adi::VariableTridiagonalPlan, CompactBatch layout (systems back to back).")
+                              "adi::VariableTridiagonalPlan, CompactBatch or SortedInterleaved layout.")
       .def(py::init<py::array_t<int, py::array::c_style | py::array::forcecast>, const std::string&, int,
-                    std::uintptr_t, bool, const std::string&, bool>(),
+                    std::uintptr_t, bool, const std::string&, bool, const std::string&>(),
            py::arg("sizes"), py::arg("dtype"), py::arg("device") = -1, py::arg("stream") = 0,
-           py::arg("periodic") = false, py::arg("kernel") = "automatic", py::arg("check_pivots") = true)
+           py::arg("periodic") = false, py::arg("kernel") = "automatic", py::arg("check_pivots") = true,
+           py::arg("layout") = "compact")
       .def("solve", &AnyVariablePlan::solve, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"), py::arg("u"))
+      .def("pack", &AnyVariablePlan::pack, py::arg("src"), py::arg("dst"))
+      .def("unpack", &AnyVariablePlan::unpack, py::arg("src"), py::arg("dst"))
       .def_property_readonly("span", &AnyVariablePlan::span)
+      .def_property_readonly("total", &AnyVariablePlan::total)
       .def_property_readonly("kernel", &AnyVariablePlan::kernel);
   py::class_<AnyCholeskyPlan>(m, "BatchedCholeskyPlan",
-                              "adi::BatchedCholeskyPlan, CompactBatch layout (column-major matrices back to back).")
+                              "adi::BatchedCholeskyPlan, CompactBatch (ld None) or PointerBatch layout.")
       .def(py::init<py::array_t<int, py::array::c_style | py::array::forcecast>, const std::string&, int,
-                    std::uintptr_t, bool>(),
+                    std::uintptr_t, bool, py::object>(),
            py::arg("sizes"), py::arg("dtype"), py::arg("device") = -1, py::arg("stream") = 0,
-           py::arg("check_pivots") = false)
+           py::arg("check_pivots") = false, py::arg("ld") = py::none())
       .def("factor", &AnyCholeskyPlan::factor, py::arg("a"), py::arg("info"))
       .def("solve", &AnyCholeskyPlan::solve, py::arg("l"), py::arg("b"), py::arg("nrhs"), py::arg("info"))
+      .def("factor_pointers", &AnyCholeskyPlan::factor_pointers, py::arg("a"), py::arg("info"))
+      .def("solve_pointers", &AnyCholeskyPlan::solve_pointers, py::arg("l"), py::arg("b"), py::arg("nrhs"),
+           py::arg("ldb"), py::arg("info"))
+      .def_property_readonly("pointers", &AnyCholeskyPlan::pointers)
       .def_property_readonly("kernels", &AnyCholeskyPlan::kernels);
 }
 

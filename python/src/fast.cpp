@@ -1,8 +1,9 @@
 // The fast path of adi.solve_tridiagonal: NumPy, CuPy or PyTorch arrays whose layout needs no
-// copy (out given; full bands with out's strides, or three contiguous 1-D bands; d with out's
-// strides), resolved in C++ so that a call costs a few microseconds of Python. Anything else
-// returns false and python/adi/_tridiagonal.py takes the general path (copies, allocation,
-// other libraries, every error message).
+// copy (full bands with d's strides, or three contiguous 1-D bands; out with d's strides, or
+// out None and d contiguous: the new array is allocated here), resolved in C++ with the plan
+// taken from a per-process cache, so that a call costs a few microseconds of Python. Anything
+// else returns None and python/adi/_tridiagonal.py takes the general path (copies, other
+// libraries, every error message).
 #include <pybind11/numpy.h>
 
 #include <algorithm>
@@ -28,63 +29,187 @@ struct ArrayInfo {
   std::vector<index_t> shape, strides;  // strides in elements
   int itemsize = 0;                     // 4 or 8 (float32 / float64); 0: anything else
   int device = -1;
+  bool writable = true;  // NumPy's flag (device arrays: true)
 };
 
-bool element_strides(const std::vector<index_t>& bytes, int itemsize, std::uintptr_t address,
-                     std::vector<index_t>& out) {
-  if (itemsize == 0 || address % itemsize) return false;
-  out.clear();
-  for (index_t s : bytes) {
-    if (s % itemsize) return false;
-    out.push_back(s / itemsize);
+// The attribute `name` of x, or a null object (the AttributeError cleared) when it has none.
+py::object attr_or_null(py::handle x, const char* name) {
+  PyObject* r = PyObject_GetAttrString(x.ptr(), name);
+  if (!r) PyErr_Clear();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+py::object attr_or_null(py::handle x, py::handle name) {
+  PyObject* r = PyObject_GetAttr(x.ptr(), name.ptr());
+  if (!r) PyErr_Clear();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+// The attribute names read on every call, interned once (a lookup then compares pointers).
+struct Names {
+  py::object dtype, data, ptr, shape, strides, device_id, is_cuda, data_ptr, stride, get_device;
+  static const Names& get() {
+    static const Names* n = [] {
+      auto* r = new Names;
+      auto in = [](const char* s) { return py::reinterpret_steal<py::object>(PyUnicode_InternFromString(s)); };
+      r->dtype = in("dtype");
+      r->data = in("data");
+      r->ptr = in("ptr");
+      r->shape = in("shape");
+      r->strides = in("strides");
+      r->device_id = in("device_id");
+      r->is_cuda = in("is_cuda");
+      r->data_ptr = in("data_ptr");
+      r->stride = in("stride");
+      r->get_device = in("get_device");
+      return r;
+    }();
+    return *n;
+  }
+};
+
+// A tuple (or tuple subclass: torch.Size) of Python ints into `out`; false if it is not one.
+bool ints_of(py::handle t, std::vector<index_t>& out) {
+  if (!PyTuple_Check(t.ptr())) return false;
+  const Py_ssize_t n = PyTuple_GET_SIZE(t.ptr());
+  out.resize(static_cast<std::size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(t.ptr(), i));
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    out[static_cast<std::size_t>(i)] = static_cast<index_t>(v);
   }
   return true;
 }
 
+bool element_strides(const std::vector<index_t>& bytes, int itemsize, std::uintptr_t address,
+                     std::vector<index_t>& out) {
+  if (itemsize == 0 || address % itemsize) return false;
+  out.resize(bytes.size());
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] % itemsize) return false;
+    out[i] = bytes[i] / itemsize;
+  }
+  return true;
+}
+
+// Objects looked up once per process: the dtypes compared by identity, the stream getters
+// and allocators of CuPy and PyTorch (imported only when an array of theirs is seen). Held
+// for the life of the process (never released: the interpreter may be finalising when a
+// static destructor would run).
+struct Known {
+  py::object np_f32, np_f64, ndarray;
+  py::object cupy_stream_obj, cupy_empty_like;
+  py::object torch_f32, torch_f64, torch_raw_stream, torch_stream, torch_empty_like;
+  bool cupy_ready = false, torch_ready = false;
+  std::map<PyTypeObject*, std::pair<py::object, Kind>> kinds;  // the type held: its address stays its own
+
+  // CuPy's ndarray and PyTorch's Tensor / Parameter types by module and name, looked up once
+  // per type (other subclasses take the general path).
+  Kind kind_of(PyTypeObject* type) {
+    auto it = kinds.find(type);
+    if (it != kinds.end()) return it->second.second;
+    const py::handle tp = reinterpret_cast<PyObject*>(type);
+    const std::string module = py::str(tp.attr("__module__"));
+    const std::string name = py::str(tp.attr("__name__"));
+    Kind kind = Kind::none;
+    if (module.rfind("cupy", 0) == 0 && name == "ndarray") kind = Kind::cupy;
+    if (module.rfind("torch", 0) == 0 && (name == "Tensor" || name == "Parameter")) kind = Kind::torch;
+    kinds.emplace(type, std::make_pair(py::reinterpret_borrow<py::object>(tp), kind));
+    return kind;
+  }
+
+  static Known& get() {
+    static Known* k = [] {
+      auto* r = new Known;
+      py::module_ np = py::module_::import("numpy");
+      r->np_f32 = np.attr("dtype")("float32");
+      r->np_f64 = np.attr("dtype")("float64");
+      r->ndarray = np.attr("ndarray");
+      return r;
+    }();
+    return *k;
+  }
+  void need_cupy() {
+    if (cupy_ready) return;
+    py::module_ cp = py::module_::import("cupy");
+    cupy_stream_obj = py::module_::import("cupy.cuda").attr("get_current_stream");
+    cupy_empty_like = cp.attr("empty_like");
+    cupy_ready = true;
+  }
+  void need_torch() {
+    if (torch_ready) return;
+    py::module_ t = py::module_::import("torch");
+    torch_f32 = t.attr("float32");
+    torch_f64 = t.attr("float64");
+    torch_raw_stream = attr_or_null(t.attr("_C"), "_cuda_getCurrentRawStream");  // the pointer, no Stream object
+    torch_stream = py::module_::import("torch.cuda").attr("current_stream");
+    torch_empty_like = t.attr("empty_like");
+    torch_ready = true;
+  }
+};
+
+int numpy_itemsize(py::handle dtype) {
+  Known& k = Known::get();
+  if (dtype.is(k.np_f32)) return 4;
+  if (dtype.is(k.np_f64)) return 8;
+  // a non-canonical float dtype object (e.g. from a pickle): by name and byte order
+  const std::string name = py::str(dtype.attr("name"));
+  const bool native = py::str(dtype.attr("byteorder")).cast<std::string>() != ">";
+  if (!native) return 0;
+  return name == "float32" ? 4 : name == "float64" ? 8 : 0;
+}
+
 // What the fast path needs of one array, or kind none when it is not a plain float array of
-// NumPy, CuPy or PyTorch.
+// NumPy, CuPy or PyTorch (CUDA tensors).
 ArrayInfo inspect(const py::handle& x) {
   ArrayInfo r;
   if (py::isinstance<py::array>(x)) {
     auto a = py::reinterpret_borrow<py::array>(x);
     const char ch = a.dtype().kind();
-    if (ch != 'f' || !(a.itemsize() == 4 || a.itemsize() == 8) || !a.writeable() || a.dtype().byteorder() == '>')
-      return r;
+    if (ch != 'f' || !(a.itemsize() == 4 || a.itemsize() == 8) || a.dtype().byteorder() == '>') return r;
+    r.writable = a.writeable();
     r.itemsize = static_cast<int>(a.itemsize());
     r.address = reinterpret_cast<std::uintptr_t>(a.data());
-    std::vector<index_t> bytes;
-    for (py::ssize_t i = 0; i < a.ndim(); ++i) {
-      r.shape.push_back(a.shape(i));
-      bytes.push_back(a.strides(i));
-    }
+    const auto nd = static_cast<std::size_t>(a.ndim());
+    r.shape.assign(a.shape(), a.shape() + nd);
+    std::vector<index_t> bytes(a.strides(), a.strides() + nd);
     if (!element_strides(bytes, r.itemsize, r.address, r.strides)) return r;
     r.kind = Kind::numpy;
     return r;
   }
-  const py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(x.ptr()));
-  const std::string module = py::str(type.attr("__module__"));
-  const std::string name = py::str(type.attr("__name__"));
-  if (module.rfind("cupy", 0) == 0 && name == "ndarray") {
-    const std::string dt = py::str(x.attr("dtype").attr("name"));
-    r.itemsize = dt == "float32" ? 4 : dt == "float64" ? 8 : 0;
+  const Kind kind = Known::get().kind_of(Py_TYPE(x.ptr()));
+  const Names& N = Names::get();
+  if (kind == Kind::cupy) {
+    Known& k = Known::get();
+    k.need_cupy();
+    r.itemsize = numpy_itemsize(x.attr(N.dtype));
     if (!r.itemsize) return r;
-    r.address = x.attr("data").attr("ptr").cast<std::uintptr_t>();
-    r.shape = x.attr("shape").cast<std::vector<index_t>>();
-    if (!element_strides(x.attr("strides").cast<std::vector<index_t>>(), r.itemsize, r.address, r.strides)) return r;
-    r.device = x.attr("device").attr("id").cast<int>();
+    py::object data = x.attr(N.data);
+    r.address = data.attr(N.ptr).cast<std::uintptr_t>();
+    std::vector<index_t> bytes;
+    if (!ints_of(x.attr(N.shape), r.shape) || !ints_of(x.attr(N.strides), bytes)) return r;
+    if (!element_strides(bytes, r.itemsize, r.address, r.strides)) return r;
+    py::object id = attr_or_null(data, N.device_id);
+    r.device = id ? id.cast<int>() : x.attr("device").attr("id").cast<int>();
     r.kind = Kind::cupy;
     return r;
   }
-  if (module.rfind("torch", 0) == 0 && (name == "Tensor" || name == "Parameter")) {
-    if (!x.attr("is_cuda").cast<bool>()) return r;
-    const std::string dt = py::str(x.attr("dtype"));
-    r.itemsize = dt == "torch.float32" ? 4 : dt == "torch.float64" ? 8 : 0;
+  if (kind == Kind::torch) {
+    Known& k = Known::get();
+    k.need_torch();
+    py::object get_device = attr_or_null(x, N.get_device);
+    if (!get_device) return r;
+    if (!x.attr(N.is_cuda).cast<bool>()) return r;  // CPU (the general path, through NumPy) or another backend
+    const int device = get_device().cast<int>();
+    py::object dt = x.attr(N.dtype);
+    r.itemsize = dt.is(k.torch_f32) ? 4 : dt.is(k.torch_f64) ? 8 : 0;
     if (!r.itemsize) return r;
-    r.address = x.attr("data_ptr")().cast<std::uintptr_t>();
-    r.shape = x.attr("shape").cast<std::vector<index_t>>();
-    r.strides = x.attr("stride")().cast<std::vector<index_t>>();
-    py::object index = x.attr("device").attr("index");
-    r.device = index.is_none() ? 0 : index.cast<int>();
+    r.address = x.attr(N.data_ptr)().cast<std::uintptr_t>();
+    if (!ints_of(x.attr(N.shape), r.shape) || !ints_of(x.attr(N.stride)(), r.strides)) return r;
+    r.device = device;
     r.kind = Kind::torch;
     return r;
   }
@@ -92,11 +217,47 @@ ArrayInfo inspect(const py::handle& x) {
 }
 
 std::uintptr_t current_stream(Kind kind, int device) {
-  if (kind == Kind::cupy)
-    return py::module_::import("cupy.cuda").attr("get_current_stream")().attr("ptr").cast<std::uintptr_t>();
-  if (kind == Kind::torch)
-    return py::module_::import("torch.cuda").attr("current_stream")(device).attr("cuda_stream").cast<std::uintptr_t>();
+  Known& k = Known::get();
+  if (kind == Kind::cupy) {
+    return k.cupy_stream_obj().attr(Names::get().ptr).cast<std::uintptr_t>();
+  }
+  if (kind == Kind::torch) {
+    if (k.torch_raw_stream) return k.torch_raw_stream(device).cast<std::uintptr_t>();
+    return k.torch_stream(device).attr("cuda_stream").cast<std::uintptr_t>();
+  }
   return 0;
+}
+
+// Strides equal on every axis of extent > 1 (the others are never stepped along).
+bool same_layout(const std::vector<index_t>& shape, const std::vector<index_t>& s1, const std::vector<index_t>& s2) {
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] > 1 && s1[i] != s2[i]) return false;
+  return true;
+}
+
+// A new array for the solution, laid out like d; a null object when d is neither C- nor
+// Fortran-contiguous, or a NumPy subclass (np.ma, np.matrix: their own empty_like): the
+// general path then allocates.
+py::object new_like(const py::handle& d, const ArrayInfo& D) {
+  if (D.kind == Kind::numpy) {
+    if (!py::handle(reinterpret_cast<PyObject*>(Py_TYPE(d.ptr()))).is(Known::get().ndarray)) return py::object();
+    auto a = py::reinterpret_borrow<py::array>(d);
+    const bool c = a.flags() & py::array::c_style, f = a.flags() & py::array::f_style;
+    if (!c && !f) return py::object();
+    std::vector<py::ssize_t> shape(D.shape.begin(), D.shape.end()), strides(D.shape.size());
+    py::ssize_t s = D.itemsize;
+    const std::size_t nd = shape.size();
+    for (std::size_t k = 0; k < nd; ++k) {
+      const std::size_t i = c ? nd - 1 - k : k;
+      strides[i] = s;
+      s *= std::max<py::ssize_t>(shape[i], 1);
+    }
+    return py::array(a.dtype(), shape, strides);
+  }
+  Known& k = Known::get();
+  if (D.kind == Kind::cupy) return k.cupy_empty_like(d);
+  if (D.kind == Kind::torch) return k.torch_empty_like(d);
+  return py::object();
 }
 
 // python/adi/_tridiagonal.py:line_set in C++: false when the layout has no LineSet.
@@ -149,82 +310,68 @@ class FastCache {
  public:
   explicit FastCache(std::size_t limit) : limit_(limit) {}
 
-  // True when solved; false: not a fast-path case (nothing was done).
-  bool solve(py::handle a, py::handle b, py::handle c, py::handle d, py::handle out, int axis, bool periodic,
-             bool check_pivots, const std::string& kernel) {
-    if (out.is_none()) return false;
-    const ArrayInfo U = inspect(out);
-    if (U.kind == Kind::none) return false;
-    const ArrayInfo D = out.is(d) ? U : inspect(d);
-    if (D.kind != U.kind || D.itemsize != U.itemsize || D.device != U.device || D.shape != U.shape ||
-        D.strides != U.strides)
-      return false;
-    const int ndim = static_cast<int>(U.shape.size());
-    if (ndim == 0 || axis < -ndim || axis >= ndim) return false;
+  // The solution (out, or a new array laid out like d when out is None) when solved; None:
+  // not a fast-path case (nothing was done, nothing written).
+  py::object solve(py::handle a, py::handle b, py::handle c, py::handle d, py::handle out, int axis, bool periodic,
+                   bool check_pivots, const std::string& kernel) {
+    const ArrayInfo D = inspect(d);
+    if (D.kind == Kind::none) return py::none();
+    const int ndim = static_cast<int>(D.shape.size());
+    if (ndim == 0 || axis < -ndim || axis >= ndim) return py::none();
     axis = (axis + ndim) % ndim;
-    const index_t n = U.shape[axis];
+    const index_t n = D.shape[axis];
+    for (index_t e : D.shape)
+      if (e == 0) return py::none();
     ArrayInfo B[3] = {inspect(a), inspect(b), inspect(c)};
     int shared = 0;
     for (const ArrayInfo& x : B) {
-      if (x.kind != U.kind || x.itemsize != U.itemsize || x.device != U.device) return false;
+      if (x.kind != D.kind || x.itemsize != D.itemsize || x.device != D.device) return py::none();
       if (ndim > 1 && x.shape.size() == 1 && x.shape[0] == n && (x.strides[0] == 1 || n == 1))
         ++shared;
-      else if (x.shape != U.shape || x.strides != U.strides)
-        return false;
+      else if (x.shape != D.shape || !same_layout(D.shape, x.strides, D.strides))
+        return py::none();
     }
-    if (shared != 0 && shared != 3) return false;
-    for (index_t e : U.shape)
-      if (e == 0) return false;
+    if (shared != 0 && shared != 3) return py::none();
     LineSet l;
     std::vector<index_t> offsets;
-    if (!line_set(U.shape, U.strides, axis, l, offsets)) return false;
-    const std::uintptr_t stream = current_stream(U.kind, U.device);
+    if (!line_set(D.shape, D.strides, axis, l, offsets)) return py::none();
+    py::object u;
+    ArrayInfo U;
+    if (out.is_none()) {
+      u = new_like(d, D);
+      if (!u) return py::none();
+      U = inspect(u);
+    } else {
+      u = py::reinterpret_borrow<py::object>(out);
+      U = out.is(d) ? D : inspect(out);
+    }
+    if (U.kind != D.kind || !U.writable || U.itemsize != D.itemsize || U.device != D.device || U.shape != D.shape ||
+        !same_layout(D.shape, U.strides, D.strides))
+      return py::none();
+    const std::uintptr_t stream = current_stream(D.kind, D.device);
     const Key key{l.n,
                   l.stride,
                   l.count0,
                   l.stride0,
                   l.count1,
                   l.stride1,
-                  U.itemsize,
-                  U.device,
+                  D.itemsize,
+                  D.device,
                   stream,
                   periodic,
                   check_pivots,
                   kernel,
                   std::this_thread::get_id()};
-    std::shared_ptr<Entry> e;
+    std::shared_ptr<Entry> e = find_or_build(key, l, D, stream, periodic, check_pivots, kernel);
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = plans_.find(key);
-      if (it != plans_.end()) e = it->second;
-    }
-    if (!e) {
-      auto made = std::make_shared<Entry>();
-      TridiagonalOptions o;
-      o.periodic = periodic;
-      o.check_pivots = check_pivots;
-      o.kernel = kernel_from_name(kernel);
-      const Executor exec = make_executor(U.device, stream);
-      if (U.itemsize == 4)
-        made->f32 = std::make_unique<TridiagonalPlan<float>>(exec, to_lines(l), o);
+      py::gil_scoped_release release;
+      const bool sh = shared == 3;
+      if (e->f32)
+        solve_at_offsets(*e->f32, B[0].address, B[1].address, B[2].address, D.address, U.address, sh, offsets);
       else
-        made->f64 = std::make_unique<TridiagonalPlan<double>>(exec, to_lines(l), o);
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (plans_.size() >= limit_) {
-        plans_.erase(order_.front());
-        order_.erase(order_.begin());
-      }
-      e = made;
-      plans_[key] = std::move(made);
-      order_.push_back(key);
+        solve_at_offsets(*e->f64, B[0].address, B[1].address, B[2].address, D.address, U.address, sh, offsets);
     }
-    py::gil_scoped_release release;
-    const bool sh = shared == 3;
-    if (e->f32)
-      solve_at_offsets(*e->f32, B[0].address, B[1].address, B[2].address, D.address, U.address, sh, offsets);
-    else
-      solve_at_offsets(*e->f64, B[0].address, B[1].address, B[2].address, D.address, U.address, sh, offsets);
-    return true;
+    return u;
   }
   void clear() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -245,6 +392,33 @@ class FastCache {
     std::unique_ptr<TridiagonalPlan<float>> f32;
     std::unique_ptr<TridiagonalPlan<double>> f64;
   };
+  std::shared_ptr<Entry> find_or_build(const Key& key, const LineSet& l, const ArrayInfo& D, std::uintptr_t stream,
+                                       bool periodic, bool check_pivots, const std::string& kernel) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = plans_.find(key);
+      if (it != plans_.end()) return it->second;
+    }
+    auto made = std::make_shared<Entry>();
+    TridiagonalOptions o;
+    o.periodic = periodic;
+    o.check_pivots = check_pivots;
+    o.kernel = kernel_from_name(kernel);
+    const Executor exec = make_executor(D.device, stream);
+    if (D.itemsize == 4)
+      made->f32 = std::make_unique<TridiagonalPlan<float>>(exec, to_lines(l), o);
+    else
+      made->f64 = std::make_unique<TridiagonalPlan<double>>(exec, to_lines(l), o);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (plans_.size() >= limit_ && !order_.empty()) {
+      plans_.erase(order_.front());
+      order_.erase(order_.begin());
+    }
+    plans_[key] = made;
+    order_.push_back(key);
+    return made;
+  }
+
   std::size_t limit_;
   std::mutex mutex_;
   std::map<Key, std::shared_ptr<Entry>> plans_;

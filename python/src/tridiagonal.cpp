@@ -4,6 +4,7 @@
 // addresses: arrays with more than two batch dimensions that do not merge, without a copy.
 #include "adi/tridiagonal.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <variant>
@@ -37,13 +38,25 @@ class AnyTridiagonalPlan {
   }
 
   // Seconds per solve over `repeats` solves, after one untimed one (device synchronised):
-  // the C++ call without Python in the loop, for benchmarks.
+  // the C++ call without Python in the loop, for benchmarks. each: the median of single
+  // solves, each between two synchronisations (the latency one call has).
   double time(std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::uintptr_t d, std::uintptr_t u, bool shared,
-              const std::vector<index_t>& offsets, int repeats) {
+              const std::vector<index_t>& offsets, int repeats, bool each) {
     detail::require(repeats >= 1, "TridiagonalPlan.time: repeats = " + std::to_string(repeats) + " must be >= 1");
     py::gil_scoped_release release;
     run(a, b, c, d, u, shared, offsets);
     exec_.synchronize();
+    if (each) {
+      std::vector<double> t(static_cast<std::size_t>(repeats));
+      for (double& x : t) {
+        const auto t0 = std::chrono::steady_clock::now();
+        run(a, b, c, d, u, shared, offsets);
+        exec_.synchronize();
+        x = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
+      std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+      return t[t.size() / 2];
+    }
     const auto t0 = std::chrono::steady_clock::now();
     for (int r = 0; r < repeats; ++r) run(a, b, c, d, u, shared, offsets);
     exec_.synchronize();
@@ -89,7 +102,7 @@ void bind_tridiagonal(py::module_& m) {
       .def("solve", &AnyTridiagonalPlan::solve, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"), py::arg("u"),
            py::arg("shared"), py::arg("offsets") = std::vector<index_t>{})
       .def("time", &AnyTridiagonalPlan::time, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"), py::arg("u"),
-           py::arg("shared"), py::arg("offsets"), py::arg("repeats"))
+           py::arg("shared"), py::arg("offsets"), py::arg("repeats"), py::arg("each") = false)
       .def_property_readonly("kernel", &AnyTridiagonalPlan::kernel)
       .def_property_readonly("dtype", &AnyTridiagonalPlan::dtype)
       .def_property_readonly("lines", &AnyTridiagonalPlan::lines)

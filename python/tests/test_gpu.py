@@ -121,6 +121,68 @@ def test_cupy_singular_and_other_families():
     assert_close(cp.asnumpy(got), ref, np.float64)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["fp32", "fp64"])
+def test_cupy_new_plans_and_layouts(dtype):
+    """BlockTridiagonalPlan, SortedInterleaved variable batches and a Cholesky PointerBatch
+    on CuPy arrays, against the host results (NaN-poisoned outputs)."""
+    cp = need_cupy()
+    rng = np.random.default_rng(5)
+    m, n = 4, 33
+    A, C = rng.uniform(-0.3, 0.3, (2, 3, n, m, m)).astype(dtype)
+    B = (rng.uniform(-0.3, 0.3, (3, n, m, m)) + 4 * np.eye(m)).astype(dtype)
+    D = rng.standard_normal((3, n, m)).astype(dtype)
+    ref = adi.solve_block_tridiagonal(A, B, C, D)
+    plan = adi.BlockTridiagonalPlan((3, n, m), dtype, device="cuda")
+    out = cp.full((3, n, m), cp.nan, dtype)
+    for _ in range(2):
+        plan.solve(*(cp.asarray(x) for x in (A, B, C, D)), out=out)
+        assert_close(cp.asnumpy(out), ref.astype(float), dtype)
+    sizes = [0, 1, 2, 3, 31, 33, 255, 257, 5]
+    tot = sum(sizes)
+    va, vc = rng.uniform(-1, 1, (2, tot)).astype(dtype)
+    vb = rng.uniform(2.5, 4, tot).astype(dtype)
+    vd = rng.standard_normal(tot).astype(dtype)
+    ref = adi.VariableTridiagonalPlan(sizes, dtype).solve(va, vb, vc, vd)
+    vplan = adi.VariableTridiagonalPlan(sizes, dtype, device="cuda", layout="sorted")
+    packed = [vplan.pack(cp.asarray(x)) for x in (va, vb, vc, vd)]
+    vout = cp.full(vplan.span, cp.nan, dtype)
+    vplan.solve(*packed, out=vout)
+    assert_close(cp.asnumpy(vplan.unpack(vout)), ref.astype(float), dtype)
+    csizes = [0, 1, 2, 31, 33, 5]
+    mats = []
+    for k in csizes:
+        x = rng.standard_normal((k, k))
+        mats.append((x @ x.T + k * np.eye(k)).astype(dtype))
+    rhs = [rng.standard_normal(k).astype(dtype) for k in csizes]
+    dm = [cp.asfortranarray(cp.asarray(x)) for x in mats]
+    db = [cp.asarray(x) for x in rhs]
+    cplan = adi.BatchedCholeskyPlan(csizes, dtype, device="cuda", layout="pointers")
+    info = cplan.factor(dm)
+    assert cp.asnumpy(info).tolist() == [0] * len(csizes)
+    cplan.solve(dm, db, 1, info=info)
+    for mat, r, x in zip(mats, rhs, db):
+        if len(r):
+            assert_close(cp.asnumpy(x), np.linalg.solve(mat.astype(float), r.astype(float)), dtype)
+
+
+@pytest.mark.parametrize("lib", ["cupy", "torch"])
+def test_fast_path_new_output_on_device(lib):
+    """out=None on the device: the result is allocated by the fast path, like d."""
+    from adi import _tridiagonal
+
+    mod = need_cupy() if lib == "cupy" else need_torch()
+    a, b, c, d = host_problem((9, 33, 7), np.float32)
+    put = (lambda x: mod.asarray(x)) if lib == "cupy" else (lambda x: mod.from_numpy(x).cuda())
+    ga, gb, gc, gd = (put(x) for x in (a, b, c, d))
+    adi.clear_plan_cache()
+    for axis in (0, 1, 2):
+        u = adi.solve_tridiagonal(ga, gb, gc, gd, axis=axis)
+        assert type(u) is type(gd) and tuple(u.shape) == d.shape
+        host = u.get() if lib == "cupy" else u.cpu().numpy()
+        assert_close(host, reference_tridiagonal(a, b, c, d, axis), np.float32)
+    assert len(_tridiagonal._fast) == 3 and len(_tridiagonal._cache.plans) == 0
+
+
 def test_dlpack_only_producer():
     cp = need_cupy()
 

@@ -176,13 +176,37 @@ def test_device_plan_without_cuda():
 
 
 def test_plan_cache_reuse(rng):
-    adi.clear_plan_cache()
-    d = rng.standard_normal((6, 7))
-    for _ in range(3):
-        adi.solve_tridiagonal(np.zeros(7), np.full(7, 2.0), np.zeros(7), d)
     from adi import _tridiagonal
 
-    assert len(_tridiagonal._cache.plans) == 1
+    adi.clear_plan_cache()
+    d = rng.standard_normal((6, 7))
+    for _ in range(3):  # no out=: the fast path allocates the result, one cached plan
+        u = adi.solve_tridiagonal(np.zeros(7), np.full(7, 2.0), np.zeros(7), d)
+        np.testing.assert_allclose(u, d / 2.0, rtol=1e-15)
+    assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 0
+    for _ in range(3):  # int bands: converted on the general path, one cached plan there
+        adi.solve_tridiagonal(np.zeros(7, int), np.full(7, 2), np.zeros(7, int), d)
+    assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 1
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axis", [((1,), 0), ((2, 3), 0), ((3, 31), 1), ((33, 2, 5), 1), ((5, 4, 257), 2),
+                                        ((255, 3), -2)])
+def test_fast_path_new_output(shape, axis, dtype, order, rng):
+    """out=None on the fast path: a new array laid out like d (C or Fortran order), the
+    solution against the fp64 reference; d is left unchanged."""
+    from adi import _tridiagonal
+
+    a, b, c = (np.asarray(x, order=order) for x in dominant_bands(rng, shape, dtype))
+    d = np.asarray(rng.standard_normal(shape).astype(dtype), order=order)
+    d0 = d.copy()
+    adi.clear_plan_cache()
+    u = adi.solve_tridiagonal(a, b, c, d, axis=axis)
+    assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 0
+    assert type(u) is np.ndarray and u.dtype == dtype and u.shape == d.shape and u.strides == d.strides
+    assert_close(u, reference_tridiagonal(a, b, c, d, axis), dtype)
+    np.testing.assert_array_equal(d, d0)
 
 
 def test_device_array_without_cuda_build_is_refused():
@@ -209,7 +233,8 @@ def test_fast_path_matches_general_path(axis, rng):
     fast = np.full(shape, np.nan, np.float32)
     adi.solve_tridiagonal(a, b, c, d, axis=axis, out=fast)
     assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 0  # the C++ fast path ran
-    general = adi.solve_tridiagonal(a, b, c, d, axis=axis)  # no out: the general path
+    general = np.full(shape, np.nan, np.float32, order="F")  # out's strides differ from d's: the general path
+    adi.solve_tridiagonal(a, b, c, d, axis=axis, out=general)
     assert len(_tridiagonal._cache.plans) == 1
     np.testing.assert_array_equal(fast, general)
     sa, sb, sc = (np.ascontiguousarray(np.moveaxis(x, axis, -1)[0, 0]) for x in (a, b, c))
@@ -227,3 +252,88 @@ def test_empty_arrays(shape, axis):
     assert u.shape == shape
     out = np.empty(shape)
     assert adi.solve_tridiagonal(np.ones(shape), np.ones(shape), np.ones(shape), d, axis=axis, out=out) is out
+
+
+@pytest.mark.parametrize("lib", ["cupy", "torch"])
+def test_fast_path_reads_device_arrays(lib, monkeypatch):
+    """Without CUDA: stand-ins for CuPy and PyTorch CUDA arrays (the attributes the C++ fast
+    path reads) get as far as the plan, whose CUDA executor is refused. Checks the fast path's
+    reading of each library's arrays and current stream on a machine without a GPU."""
+    import sys
+    import types
+
+    if adi.cuda_compiled():
+        pytest.skip("a CUDA build: the stand-ins' fake device pointers must not reach a device")
+    backing = np.zeros((3, 4, 5), np.float32)
+    address = backing.__array_interface__["data"][0]
+    seen = []
+    if lib == "cupy":
+        cupy, cuda = types.ModuleType("cupy"), types.ModuleType("cupy.cuda")
+        cupy.cuda = cuda
+        cuda.get_current_stream = lambda: (seen.append("stream"), types.SimpleNamespace(ptr=0))[1]
+        cupy.empty_like = lambda x: (seen.append("empty_like"), Array())[1]
+
+        class Array:
+            dtype = np.dtype(np.float32)
+            data = types.SimpleNamespace(ptr=address, device_id=0)
+            shape = (3, 4, 5)
+            strides = (80, 20, 4)
+        Array.__module__, Array.__name__ = "cupy", "ndarray"
+        monkeypatch.setitem(sys.modules, "cupy", cupy)
+        monkeypatch.setitem(sys.modules, "cupy.cuda", cuda)
+    else:
+        torch, tcuda, tC = types.ModuleType("torch"), types.ModuleType("torch.cuda"), types.ModuleType("torch._C")
+        torch.float32, torch.float64, torch.cuda, torch._C = object(), object(), tcuda, tC
+        tC._cuda_getCurrentRawStream = lambda device: (seen.append("stream"), 0)[1]
+        tcuda.current_stream = lambda device: types.SimpleNamespace(cuda_stream=0)
+        torch.empty_like = lambda x: (seen.append("empty_like"), Array())[1]
+
+        class Array:
+            dtype = torch.float32
+            shape = (3, 4, 5)
+            is_cuda = True
+
+            def get_device(self):
+                return 0
+
+            def data_ptr(self):
+                return address
+
+            def stride(self):
+                return (20, 5, 1)
+        Array.__module__, Array.__name__ = "torch", "Tensor"
+        monkeypatch.setitem(sys.modules, "torch", torch)
+        monkeypatch.setitem(sys.modules, "torch.cuda", tcuda)
+        monkeypatch.setitem(sys.modules, "torch._C", tC)
+    x = Array()
+    fast = adi._core.FastCache(4)
+    with pytest.raises(adi.Error, match="CUDA|device"):
+        fast.solve(x, x, x, x, None, 1, False, True, "automatic")
+    assert seen == ["empty_like", "stream"]  # d read, the output made like it, the stream asked for
+    assert fast.solve(x, x, x, np.zeros((3, 4, 5), np.float32), None, 1, False, True, "automatic") is None
+
+
+def test_fast_path_read_only_inputs(rng):
+    """Read-only bands and d (memory maps, arrays from immutable producers) take the fast path;
+    only the output must be writable."""
+    from adi import _tridiagonal
+
+    shape = (5, 33)
+    a, b, c = dominant_bands(rng, shape, np.float64)
+    d = rng.standard_normal(shape)
+    for x in (a, b, c, d):
+        x.flags.writeable = False
+    adi.clear_plan_cache()
+    u = adi.solve_tridiagonal(a, b, c, d, axis=1)
+    assert len(_tridiagonal._fast) == 1 and len(_tridiagonal._cache.plans) == 0
+    assert_close(u, reference_tridiagonal(a, b, c, d, 1), np.float64)
+    with pytest.raises(adi.InvalidArgumentError, match="read-only"):
+        adi.solve_tridiagonal(a, b, c, d, axis=1, out=d)
+
+
+def test_new_output_keeps_numpy_subclass(rng):
+    """out=None with a NumPy subclass for d: the general path, whose empty_like keeps the subclass."""
+    d = np.ma.masked_array(rng.standard_normal((4, 7)))
+    u = adi.solve_tridiagonal(np.zeros(7), np.full(7, 2.0), np.zeros(7), d)
+    assert isinstance(u, np.ma.MaskedArray)
+    np.testing.assert_allclose(np.asarray(u), np.asarray(d) / 2.0, rtol=1e-15)
