@@ -11,6 +11,7 @@
 
 #include "adi/block_tridiagonal.hpp"
 #include "test_block_common.hpp"
+#include "gpu_skip.hpp"
 
 namespace {
 
@@ -346,7 +347,7 @@ TEST(BlockTridiagonalBadInput, SingularBlockCirculantIsReported) {
 }
 
 TEST(BlockTridiagonalBadInput, NoCudaExecutorWithoutDevice) {
-  if (Executor::cuda_available()) GTEST_SKIP() << "a CUDA device is present";
+  ADI_REQUIRE_NO_CUDA("Executor::cuda() refused");
   EXPECT_THROW(Executor::cuda(), adi::Unsupported);
 }
 
