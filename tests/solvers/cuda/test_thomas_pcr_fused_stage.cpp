@@ -143,7 +143,7 @@ void check_reference(const Grid& g, const Pde& pde, const BoundaryConditions& bc
       for (index_t i = 0; i < g.nx(); ++i)
         if (!std::isnan(want(i, j, k))) scale = std::max(scale, std::abs(want(i, j, k)));
   const double tol = (sizeof(T) == 4 ? 5e-5 : 1e-11) * scale;
-  long wrong = 0;
+  long wrong = 0, compared = 0;
   double worst = 0;
   std::string first;
   for (index_t k = 0; k < g.nz(); ++k)
@@ -151,12 +151,14 @@ void check_reference(const Grid& g, const Pde& pde, const BoundaryConditions& bc
       for (index_t i = 0; i < g.nx(); ++i) {
         const double w = want(i, j, k), h = double(got(i, j, k));
         if (std::isnan(w)) continue;  // outside the sweep box: Y there is the caller's
+        ++compared;
         const bool ok = std::isfinite(h) && std::abs(h - w) <= tol;
         if (std::isfinite(h)) worst = std::max(worst, std::abs(h - w));
         if (!ok && wrong++ == 0)
           first = "(" + std::to_string(i) + ", " + std::to_string(j) + ", " + std::to_string(k) + "): got " +
                   std::to_string(h) + ", reference " + std::to_string(w);
       }
+  EXPECT_GT(compared, g.nx() * g.ny() * g.nz() / 2) << "the sweep box is most of the grid";
   EXPECT_EQ(wrong, 0) << "first bad node " << first << " (tol " << tol << ", worst " << worst << ")";
 }
 
