@@ -9,7 +9,8 @@
 #
 # Runs BENCHES=bench_cuda_variable_batch scripts/gpu_compare.sh --no-tests (builds the bench
 # of .base/ and of this tree, runs base, new, base, new; logs in $OUT/bench_logs.tgz), then
-# builds and runs the variable-batch GPU tests of this tree (ctest.log), and ends with the
+# builds and runs the variable-batch GPU tests of this tree and the GPU tests of issue 15
+# item 9 (the fused stage against the fp64 reference, ...; ctest.log), and ends with the
 # table of every "ours" row: base and new ms per pair, new/base, and the verdict (slower
 # only if > 3% slower in both pairs), then gpu_compare.sh's summary.
 set -uo pipefail
@@ -27,12 +28,17 @@ rc=$?
 
 if [ $do_tests = 1 ]; then
   t0=$(date +%s)
+  # The variable-batch tests, and the GPU tests h-tests added or split out (issue 15 item 9):
+  # the fused stage against the fp64 reference, the GPU halves of the mixed checks.
   cmake --build "$root/build-new" -j "$(nproc)" --target test_thomas_variable_cuda test_variable_batch \
-        >>"$out/build.log" 2>&1 || echo "tests: build FAILED (log: $out/build.log)" | tee -a "$out/summary.txt"
-  ctest --test-dir "$root/build-new" --output-on-failure -j 4 --timeout 600 -R 'CudaVariable|VariableBatch' \
+        test_thomas_pcr_fused_stage test_large_tridiagonal_nondominant test_heston test_american test_chain \
+        test_pricer test_c_api >>"$out/build.log" 2>&1 || echo "tests: build FAILED (log: $out/build.log)" | tee -a "$out/summary.txt"
+  ctest --test-dir "$root/build-new" --output-on-failure -j 4 --timeout 600 \
+        -R 'CudaVariable|VariableBatch|CudaFusedStage|StageReference|LargeNonDominant|^HestonAmerican\.|^American\.|Chain\.Cuda|Executor\.Cuda|CApiExecutor' \
         >"$out/ctest.log" 2>&1
-  echo "ctest (variable-batch tests): exit $? ($(( $(date +%s) - t0 )) s): $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1); skipped $(grep -c '\*\*\*Skipped' "$out/ctest.log")" |
+  echo "ctest (variable-batch and h-tests' GPU tests): exit $? ($(( $(date +%s) - t0 )) s): $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1); skipped $(grep -c '\*\*\*Skipped' "$out/ctest.log")" |
     tee -a "$out/summary.txt"
+  grep -E '\((Failed|Timeout|Subprocess)|\*\*\*Skipped' "$out/ctest.log" | sed 's/^/  /' | tee -a "$out/summary.txt"
 fi
 
 logs=$(mktemp -d)
