@@ -353,3 +353,7 @@ TEST(CudaFusedStage, MatchesTheFp64ReferenceDouble) {
   ADI_REQUIRE_CUDA();
   reference_cases<double>(Executor::cuda());
 }
+
+// The host stage in float against the same reference and tolerance the GPU float stage is held
+// to (measured here: at most 4.2e-7 of max |Y| over the 45 cases, against 5e-5; fp64 1e-15).
+TEST(StageReference, HostFloatWithinTolerance) { reference_cases<float>(Executor::host()); }
