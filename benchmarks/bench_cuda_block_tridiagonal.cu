@@ -28,20 +28,11 @@
 #include "adi/block_tridiagonal.hpp"
 #include "adi/executor.hpp"
 #include "adi/field.hpp"
+#include "benchmarks/cuda_bench_util.cuh"
 
 namespace {
 
 using adi::index_t;
-
-#define CK(call)                                                                          \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, \
-                   __LINE__);                                                             \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
 
 int g_reps = 20;
 
@@ -113,12 +104,6 @@ __global__ void residual(adi::BlockLineSet l, bool periodic, const T* a, const T
   atomicMax(worst, __float_as_uint(w));
 }
 
-template <class T>
-__global__ void copy_kernel(const T* __restrict__ s, T* __restrict__ d, index_t n) {
-  for (index_t i = blockIdx.x * index_t(blockDim.x) + threadIdx.x; i < n; i += index_t(gridDim.x) * blockDim.x)
-    d[i] = s[i];
-}
-
 // Dependent FMA chains, 8 independent per thread: the arithmetic peak we quote.
 template <class T>
 __global__ void fma_kernel(T* out, int iters) {
@@ -133,55 +118,28 @@ __global__ void fma_kernel(T* out, int iters) {
   if (s == T(12345.678)) out[0] = s;
 }
 
-struct Timer {
-  cudaEvent_t a, b;
-  Timer() {
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-  }
-  ~Timer() { cudaEventDestroy(a), cudaEventDestroy(b); }
-  template <class F>
-  double median_ms(F&& f, int reps) {
-    for (int w = 0; w < 3; ++w) f();
-    std::vector<double> ms;
-    for (int r = 0; r < reps; ++r) {
-      CK(cudaEventRecord(a));
-      f();
-      CK(cudaEventRecord(b));
-      CK(cudaEventSynchronize(b));
-      float t = 0;
-      CK(cudaEventElapsedTime(&t, a, b));
-      ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
-  }
-};
+// Median of `reps` timed runs after 3 warm-ups (no preparation).
+template <class F>
+double median_ms(F&& f, int reps) {
+  return adi::bench::median_ms(f, reps, {}, 3);
+}
 
 double g_copy = 0;                       // GB/s, read + write
 double g_peak64 = 0, g_peak32 = 0;       // GFLOP/s, measured
 
 void measure_device() {
-  const std::size_t bytes = std::size_t(1) << 30;
-  void *s, *d;
-  CK(cudaMalloc(&s, bytes));
-  CK(cudaMalloc(&d, bytes));
-  CK(cudaMemset(s, 1, bytes));
-  Timer t;
-  const double memcpy_ms = t.median_ms([&] { CK(cudaMemcpyAsync(d, s, bytes, cudaMemcpyDeviceToDevice)); }, 10);
-  const index_t n = bytes / sizeof(double2);
-  const double kernel_ms = t.median_ms(
-      [&] { copy_kernel<double2><<<132 * 16, 256>>>(static_cast<double2*>(s), static_cast<double2*>(d), n); }, 10);
-  const double gbs_memcpy = 2.0 * bytes / memcpy_ms / 1e6, gbs_kernel = 2.0 * bytes / kernel_ms / 1e6;
-  g_copy = std::max(gbs_memcpy, gbs_kernel);
+  const adi::bench::CopyBandwidth bw = adi::bench::measure_copy(10, 3, 132 * 16, 256);
+  const double gbs_memcpy = bw.memcpy_gbs, gbs_kernel = bw.kernel_gbs;
+  g_copy = bw.best();
+  adi::bench::Dev<double> d(1);  // the FMA chains write out[0] only if their sum hits a chosen value
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   int clock_khz = 0;
   CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   const int iters = 1 << 14, blocks = p.multiProcessorCount * 8, threads = 256;
   const double flops = 2.0 * 8 * double(iters) * blocks * threads;
-  const double t64 = t.median_ms([&] { fma_kernel<double><<<blocks, threads>>>(static_cast<double*>(d), iters); }, 5);
-  const double t32 = t.median_ms([&] { fma_kernel<float><<<blocks, threads>>>(static_cast<float*>(d), iters); }, 5);
+  const double t64 = median_ms([&] { fma_kernel<double><<<blocks, threads>>>(d.p, iters); }, 5);
+  const double t32 = median_ms([&] { fma_kernel<float><<<blocks, threads>>>(reinterpret_cast<float*>(d.p), iters); }, 5);
   g_peak64 = flops / t64 / 1e6;
   g_peak32 = flops / t32 / 1e6;
   std::printf("device: %s, %d SMs, %.0f MHz (cudaDevAttrClockRate)\n", p.name, p.multiProcessorCount,
@@ -192,8 +150,6 @@ void measure_device() {
               "clock: %d SMs x 64 FMA x 2 x %.2f GHz = %.1f TFLOP/s\n\n",
               g_peak64 / 1e3, g_peak32 / 1e3, p.multiProcessorCount, clock_khz / 1e6,
               p.multiProcessorCount * 128.0 * clock_khz / 1e9);
-  CK(cudaFree(s));
-  CK(cudaFree(d));
 }
 
 double flops_per_row(int m) { return 14.0 / 3.0 * m * m * m + 6.0 * m * m; }
@@ -214,8 +170,7 @@ void run_config(const Config& cfg, adi::BlockKernel kernel) {
   fill<T><<<4096, 256>>>(l, cfg.periodic, a.data(), b.data(), c.data(), d.data());
   CK(cudaGetLastError());
   adi::BlockTridiagonalPlan<T> plan(exec, l, {kernel, 0, cfg.periodic});
-  Timer t;
-  const double ms = t.median_ms([&] { plan.solve({a.data(), b.data(), c.data()}, d.data(), u.data()); }, g_reps);
+  const double ms = median_ms([&] { plan.solve({a.data(), b.data(), c.data()}, d.data(), u.data()); }, g_reps);
   unsigned* worst;
   CK(cudaMalloc(&worst, sizeof(unsigned)));
   CK(cudaMemset(worst, 0, sizeof(unsigned)));

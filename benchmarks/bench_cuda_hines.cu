@@ -32,18 +32,12 @@
 
 #include "adi/hines.hpp"
 #include "solvers/cuda/hines.cuh"
+#include "benchmarks/cuda_bench_util.cuh"
 
 namespace {
 
-#define CK(call)                                                                                           \
-  do {                                                                                                     \
-    cudaError_t e_ = (call);                                                                               \
-    if (e_ != cudaSuccess) {                                                                               \
-      std::fprintf(stderr, "%s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                                        \
-    }                                                                                                      \
-  } while (0)
-
+using adi::bench::Dev;
+using adi::bench::median_ms;
 using adi::index_t;
 using adi::detail::HinesView;
 
@@ -54,41 +48,6 @@ double g_max_seconds = 1e9;
 const auto g_start = std::chrono::steady_clock::now();
 
 double elapsed() { return std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count(); }
-
-template <class T>
-struct Dev {
-  T* p = nullptr;
-  explicit Dev(std::size_t count) { CK(cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T))); }
-  ~Dev() { cudaFree(p); }
-  Dev(const Dev&) = delete;
-  Dev& operator=(const Dev&) = delete;
-};
-
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-double time_ms(const std::function<void()>& run, const std::function<void()>& prepare, int reps) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<float> t;
-  for (int r = 0; r < 2 + reps; ++r) {
-    prepare();
-    CK(cudaEventRecord(e0));
-    run();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    if (r >= 2) t.push_back(ms);
-  }
-  CK(cudaGetLastError());
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return median(t);
-}
 
 __device__ double uniform(unsigned long long i, unsigned long long seed) {  // [0, 1)
   unsigned long long z = i * 0x9E3779B97F4A7C15ull + seed * 0xBF58476D1CE4E5B9ull + 0x94D049BB133111EBull;
@@ -138,14 +97,6 @@ __global__ void residual_kernel(HinesView v, const T* off, const T* diag0, const
                             fmax(1.0, fabs(static_cast<double>(rhs0[a]))));
   }
   out[t] = static_cast<float>(worst);
-}
-
-double measure_copy() {
-  const std::size_t bytes = std::size_t(1) << 30;
-  Dev<char> a(bytes), b(bytes);
-  CK(cudaMemset(a.p, 1, bytes));
-  const double ms = time_ms([&] { CK(cudaMemcpyAsync(b.p, a.p, bytes, cudaMemcpyDeviceToDevice)); }, [] {}, 10);
-  return 2.0 * bytes / (ms * 1e6);
 }
 
 struct Case {
@@ -231,7 +182,7 @@ void run_case(const Case& c) {
       // most of the time limit is spent: fewer repetitions rather than fewer cases.
       int reps = c.compartments > 50'000'000 && var.name == "flat/paper" ? std::min(g_reps, 3) : g_reps;
       if (elapsed() > 0.7 * g_max_seconds) reps = 1;
-      row.ms = time_ms([&] { plan->solve(off.p, diag.p, rhs.p); }, prepare, reps);
+      row.ms = median_ms([&] { plan->solve(off.p, diag.p, rhs.p); }, reps, prepare);
       Dev<float> res(static_cast<std::size_t>(v.count));
       residual_kernel<T><<<blocks, 128>>>(v, off.p, diag0.p, rhs0.p, rhs.p, diag.p, res.p);
       CK(cudaGetLastError());
@@ -340,7 +291,7 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
-  g_copy_gbs = measure_copy();
+  g_copy_gbs = adi::bench::measure_copy(10).memcpy_gbs;
   std::printf("device %s, %d SMs; copy bandwidth %.0f GB/s (cudaMemcpy D2D, read + write)\n", prop.name,
               prop.multiProcessorCount, g_copy_gbs);
   const std::vector<index_t> counts = quick ? std::vector<index_t>{2560, 256000}

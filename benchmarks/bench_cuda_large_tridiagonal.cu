@@ -22,6 +22,7 @@
 
 #include "adi/executor.hpp"
 #include "adi/large_tridiagonal.hpp"
+#include "benchmarks/cuda_bench_util.cuh"
 #include "solvers/cuda/backend.hpp"
 #ifndef ADI_BENCH_NO_DISPATCH
 #include "adi/tridiagonal.hpp"
@@ -29,22 +30,7 @@
 
 namespace {
 
-#define CK(call)                                                                                 \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
-#define CS(call)                                                                  \
-  do {                                                                            \
-    cusparseStatus_t s_ = (call);                                                 \
-    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                          \
-      std::fprintf(stderr, "%s failed at %s:%d: %d\n", #call, __FILE__, __LINE__, int(s_)); \
-      std::exit(1);                                                               \
-    }                                                                             \
-  } while (0)
+#define CS(call) CK_STATUS(call, CUSPARSE_STATUS_SUCCESS)
 
 int g_min = 20, g_max = 26, g_reps = 20, g_prec = 0;  // g_prec 32 / 64: one precision only
 bool g_quick = false;
@@ -52,44 +38,12 @@ cudaStream_t g_stream;
 double g_copy = 0;
 
 template <class T>
-struct Buf {
-  T* p = nullptr;
-  std::size_t n = 0;
-  explicit Buf(std::size_t count) : n(count) { CK(cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T))); }
-  ~Buf() { cudaFree(p); }
-  Buf(const Buf&) = delete;
-};
+using Buf = adi::bench::Dev<T>;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Median milliseconds of body() over g_reps runs after 2 warm-ups; prep() runs before each,
-// outside the events.
+// Median milliseconds of body() over g_reps runs after 2 warm-ups on g_stream; prep() runs
+// before each, outside the events.
 double time_ms(const std::function<void()>& body, const std::function<void()>& prep = [] {}) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<double> t;
-  for (int r = 0; r < g_reps + 2; ++r) {
-    prep();
-    CK(cudaEventRecord(e0, g_stream));
-    body();
-    CK(cudaEventRecord(e1, g_stream));
-    CK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    if (r >= 2) t.push_back(ms);
-  }
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  return median(t);
-}
-
-__global__ void copy_kernel(const float4* __restrict__ s, float4* __restrict__ d, long long n) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-    d[i] = s[i];
+  return adi::bench::median_ms(body, g_reps, prep, 2, g_stream);
 }
 
 template <class T>
@@ -291,20 +245,12 @@ void run_dispatch(int l, int lines) {
 }
 
 void measure_copy() {
-  const std::size_t bytes = std::size_t(1) << 30;
-  Buf<char> s(bytes), d(bytes);
-  CK(cudaMemsetAsync(s.p, 1, bytes, g_stream));
-  const double t1 = time_ms([&] { CK(cudaMemcpyAsync(d.p, s.p, bytes, cudaMemcpyDeviceToDevice, g_stream)); });
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const double t2 = time_ms([&] {
-    copy_kernel<<<sms * 8, 512, 0, g_stream>>>(reinterpret_cast<const float4*>(s.p), reinterpret_cast<float4*>(d.p),
-                                               (long long)(bytes / 16));
-  });
-  const double g1 = 2.0 * bytes / t1 / 1e6, g2 = 2.0 * bytes / t2 / 1e6;
-  g_copy = std::max(g1, g2);
+  const adi::bench::CopyBandwidth bw = adi::bench::measure_copy(g_reps, 2, sms * 8, 512, g_stream);
+  g_copy = bw.best();
   std::printf("copy bandwidth (read+write, 1 GiB): cudaMemcpyDtoD %.0f GB/s, copy kernel %.0f GB/s -> 100%% = %.0f GB/s\n",
-              g1, g2, g_copy);
+              bw.memcpy_gbs, bw.kernel_gbs, g_copy);
 }
 
 void print_table() {

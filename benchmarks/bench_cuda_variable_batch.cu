@@ -31,68 +31,24 @@
 #include "adi/field.hpp"
 #include "adi/tridiagonal.hpp"
 #include "adi/variable_tridiagonal.hpp"
+#include "benchmarks/cuda_bench_util.cuh"
 
 namespace {
 
 using adi::index_t;
 
-#define CK(call)                                                                              \
-  do {                                                                                        \
-    cudaError_t e_ = (call);                                                                  \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s failed: %s (line %d)\n", #call, cudaGetErrorString(e_), __LINE__); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
-#define CKS(call)                                                                  \
-  do {                                                                             \
-    cusparseStatus_t s_ = (call);                                                  \
-    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                           \
-      std::fprintf(stderr, "%s failed: %d (line %d)\n", #call, int(s_), __LINE__); \
-      std::exit(1);                                                                \
-    }                                                                              \
-  } while (0)
-#define CKD(call)                                                                  \
-  do {                                                                             \
-    cusolverStatus_t s_ = (call);                                                  \
-    if (s_ != CUSOLVER_STATUS_SUCCESS) {                                           \
-      std::fprintf(stderr, "%s failed: %d (line %d)\n", #call, int(s_), __LINE__); \
-      std::exit(1);                                                                \
-    }                                                                              \
-  } while (0)
+#define CKS(call) CK_STATUS(call, CUSPARSE_STATUS_SUCCESS)
+#define CKD(call) CK_STATUS(call, CUSOLVER_STATUS_SUCCESS)
+
+using adi::bench::dalloc;
 
 int g_reps = 7;
 double g_copy = 0;  // GB/s, read + write
 
-template <class T>
-T* dalloc(std::size_t n) {
-  T* p = nullptr;
-  CK(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)));
-  return p;
-}
-
-// Median of `reps` timed runs of f after `warm` untimed ones; `prep` runs before each,
-// outside the timed interval (restoring inputs a solver overwrites).
+// Median of `reps` (default --reps) timed runs of f after `warm` untimed ones; `prep` runs
+// before each, outside the timed interval (restoring inputs a solver overwrites).
 double median_ms(const std::function<void()>& f, const std::function<void()>& prep = {}, int warm = 2, int reps = -1) {
-  if (reps < 0) reps = g_reps;
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<float> ms;
-  for (int r = 0; r < warm + reps; ++r) {
-    if (prep) prep();
-    CK(cudaEventRecord(e0));
-    f();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float t = 0;
-    CK(cudaEventElapsedTime(&t, e0, e1));
-    if (r >= warm) ms.push_back(t);
-  }
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return adi::bench::median_ms(f, reps < 0 ? g_reps : reps, prep, warm);
 }
 
 __device__ __host__ inline double hash01(unsigned long long i, unsigned long long salt) {
@@ -544,14 +500,7 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
-  {
-    const std::size_t bytes = std::size_t(1) << 30;
-    char *x = dalloc<char>(bytes), *y = dalloc<char>(bytes);
-    const double ms = median_ms([&] { CK(cudaMemcpy(y, x, bytes, cudaMemcpyDeviceToDevice)); }, {}, 2, 5);
-    g_copy = 2.0 * bytes / (ms * 1e-3) / 1e9;
-    CK(cudaFree(x));
-    CK(cudaFree(y));
-  }
+  g_copy = adi::bench::measure_copy(5).memcpy_gbs;
   std::printf("device %s, copy bandwidth (cudaMemcpy DtoD, read+write, 1 GiB) %.0f GB/s, median of %d runs\n\n",
               prop.name, g_copy, g_reps);
   if (part == "all" || part == "tri") {

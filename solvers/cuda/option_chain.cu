@@ -204,25 +204,14 @@ __global__ void chain_step(const ChainContract* __restrict__ cs, long count, Cha
 
 constexpr unsigned kFull = 0xffffffffu;
 
-// A struct of doubles through the warp's shuffles.
-template <class T>
-__device__ __forceinline__ T shfl_down_t(const T& v, int d) {
+// A struct of doubles through the warp's shuffles, down (from lane + d) or up (from lane - d).
+template <bool Down, class T>
+__device__ __forceinline__ T shfl_t(const T& v, int d) {
   constexpr int k = sizeof(T) / sizeof(double);
   double a[k];
   memcpy(a, &v, sizeof(T));
 #pragma unroll
-  for (int i = 0; i < k; ++i) a[i] = __shfl_down_sync(kFull, a[i], d);
-  T r;
-  memcpy(&r, a, sizeof(T));
-  return r;
-}
-template <class T>
-__device__ __forceinline__ T shfl_up_t(const T& v, int d) {
-  constexpr int k = sizeof(T) / sizeof(double);
-  double a[k];
-  memcpy(a, &v, sizeof(T));
-#pragma unroll
-  for (int i = 0; i < k; ++i) a[i] = __shfl_up_sync(kFull, a[i], d);
+  for (int i = 0; i < k; ++i) a[i] = Down ? __shfl_down_sync(kFull, a[i], d) : __shfl_up_sync(kFull, a[i], d);
   T r;
   memcpy(&r, a, sizeof(T));
   return r;
@@ -248,10 +237,10 @@ struct DeviceWarp {
     T v = s.*m;
 #pragma unroll
     for (int o = 1; o < chain_math::kLanes; o <<= 1) {
-      const T other = shfl_down_t(v, o);
+      const T other = shfl_t<true>(v, o);
       if (lane + o < chain_math::kLanes) v = op(v, other);
     }
-    const T e = shfl_down_t(v, 1);
+    const T e = shfl_t<true>(v, 1);
     s.*m = lane + 1 < chain_math::kLanes ? e : id;
   }
   template <class T, class Op>
@@ -259,10 +248,10 @@ struct DeviceWarp {
     T v = s.*m;
 #pragma unroll
     for (int o = 1; o < chain_math::kLanes; o <<= 1) {
-      const T other = shfl_up_t(v, o);
+      const T other = shfl_t<false>(v, o);
       if (lane >= o) v = op(v, other);
     }
-    const T e = shfl_up_t(v, 1);
+    const T e = shfl_t<false>(v, 1);
     s.*m = lane > 0 ? e : id;
   }
 };

@@ -13,6 +13,7 @@
 #include "adi/field.hpp"
 #include "gpu_skip.hpp"
 #include "test_block_common.hpp"
+#include "gpu_skip.hpp"
 
 namespace {
 
@@ -368,7 +369,7 @@ TEST(BlockTridiagonalBadInputCuda, SingularBlockCirculantIsReported) {
 }
 
 TEST(BlockTridiagonalBadInput, NoCudaExecutorWithoutDevice) {
-  if (Executor::cuda_available()) GTEST_SKIP() << "a CUDA device is present";
+  ADI_REQUIRE_NO_CUDA("Executor::cuda() refused");
   EXPECT_THROW(Executor::cuda(), adi::Unsupported);
 }
 

@@ -173,7 +173,6 @@ TEST(LargeApiBadInput, ConstructionAndSolveErrors) {
                  o.chunk = 64;
                }),
                adi::InvalidArgument);
-  if (!adi::Executor::cuda_available()) EXPECT_THROW(adi::Executor::cuda(), adi::Unsupported);
 
   const std::int64_t n = 1000;
   auto p = tl::make<double>(n, false, 1);

@@ -24,6 +24,7 @@
 #include "adi/executor.hpp"
 #include "adi/field.hpp"
 #include "adi/large_tridiagonal.hpp"
+#include "gpu_skip.hpp"
 #include "tests/solvers/large_tridiagonal_check.hpp"
 
 namespace {
@@ -155,28 +156,37 @@ TYPED_TEST(LargeNonDominant, SpdSystemsMatchThePivotingSolver) {
                                                       u.data());
       EXPECT_LE(tl::rel_error(p.x, u.data(), n), tol) << adi::large_kernel_name(r.v) << " k=" << r.k << " n=" << n;
     }
-    if (adi::Executor::cuda_available()) {
-      const adi::Executor dev = adi::Executor::cuda();
-      adi::Array<T> a(n, dev), b(n, dev), c(n, dev), d(n, dev), u(n, dev);
-      a.copy_from_host(p.a.data());
-      b.copy_from_host(p.b.data());
-      c.copy_from_host(p.c.data());
-      d.copy_from_host(p.d.data());
-      std::vector<T> h(n, std::numeric_limits<T>::quiet_NaN());
-      u.copy_from_host(h.data());
-      LargeTridiagonalPlan<T>(dev, n).solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), u.data());
-      u.copy_to_host(h.data());
-      EXPECT_LE(tl::rel_error(p.x, h.data(), n), tol) << "CUDA partition n=" << n;
-    }
   }
-  if (!adi::Executor::cuda_available())
-    std::fprintf(stderr, "*** no CUDA device: the device part of SpdSystemsMatchThePivotingSolver is SKIPPED ***\n");
+}
+
+// The same systems on the device (the partition kernel).
+TYPED_TEST(LargeNonDominant, SpdSystemsMatchThePivotingSolverCuda) {
+  using T = TypeParam;
+  ADI_REQUIRE_CUDA();
+  const adi::Executor dev = adi::Executor::cuda();
+  for (std::int64_t n : {std::int64_t(1), std::int64_t(2), std::int64_t(3), std::int64_t(1023), std::int64_t(4097),
+                         (std::int64_t(1) << 17) + 1}) {
+    auto p = spd_nondominant<T>(n, 17u + unsigned(n));
+    const double tol = pivoting_yardstick(p);
+    adi::Array<T> a(n, dev), b(n, dev), c(n, dev), d(n, dev), u(n, dev);
+    a.copy_from_host(p.a.data());
+    b.copy_from_host(p.b.data());
+    c.copy_from_host(p.c.data());
+    d.copy_from_host(p.d.data());
+    std::vector<T> h(n, std::numeric_limits<T>::quiet_NaN());
+    u.copy_from_host(h.data());
+    LargeTridiagonalPlan<T>(dev, n).solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), u.data());
+    u.copy_to_host(h.data());
+    EXPECT_LE(tl::rel_error(p.x, h.data(), n), tol) << "CUDA partition n=" << n;
+  }
 }
 
 // Rows that need an interchange: the pivoting reference solves the system, the solvers
-// without pivoting report the row instead of returning garbage.
-TYPED_TEST(LargeNonDominant, InterchangeNeededIsReported) {
-  using T = TypeParam;
+// without pivoting report the row instead of returning garbage (on the host every variant,
+// on the device the partition kernel). With the default pivoting (automatic) the host solves
+// both systems.
+template <class T>
+void interchange_needed(const adi::Executor& ex) {
   const std::int64_t n = 5000;
   std::vector<long double> x;
   double yard = 0;
@@ -223,18 +233,15 @@ TYPED_TEST(LargeNonDominant, InterchangeNeededIsReported) {
         EXPECT_LE(std::llabs(got - row), 32) << w;
     }
   };
-  std::vector<adi::Executor> execs = {adi::Executor::host(2)};
-  if (adi::Executor::cuda_available()) execs.push_back(adi::Executor::cuda());
 
   // b[0] = 0: gtsv swaps rows 0 and 1; without pivoting the first pivot is zero.
   auto p = tl::make<T>(n, false, 31);
   p.b[0] = 0;
   yard = pivoting_yardstick(p);
   x = p.x;
-  for (const adi::Executor& ex : execs)
-    for (LargeKernel v : {LargeKernel::thomas, LargeKernel::partition, LargeKernel::pcr_thomas,
-                           LargeKernel::pcr_thomas_overlapped, LargeKernel::shuffled_pcr_thomas})
-      if (ex.is_host() || v == LargeKernel::partition) expect_row(p, 0, 0.0, ex, v);
+  for (LargeKernel v : {LargeKernel::thomas, LargeKernel::partition, LargeKernel::pcr_thomas,
+                         LargeKernel::pcr_thomas_overlapped, LargeKernel::shuffled_pcr_thomas})
+    if (ex.is_host() || v == LargeKernel::partition) expect_row(p, 0, 0.0, ex, v);
 
   // A tiny pivot inside (row r: |b| = 1e-6 of its row, no coupling to the row above, so
   // the pivot is b[r] in every downward sweep): gtsv interchanges rows r and r+1; the
@@ -247,9 +254,9 @@ TYPED_TEST(LargeNonDominant, InterchangeNeededIsReported) {
   q.a[r + 1] = T(1);
   yard = pivoting_yardstick(q);
   x = q.x;
-  for (const adi::Executor& ex : execs)
-    for (LargeKernel v : {LargeKernel::thomas, LargeKernel::partition})
-      if (ex.is_host() || v == LargeKernel::partition) expect_row(q, r, 1e-3, ex, v);
+  for (LargeKernel v : {LargeKernel::thomas, LargeKernel::partition})
+    if (ex.is_host() || v == LargeKernel::partition) expect_row(q, r, 1e-3, ex, v);
+  if (!ex.is_host()) return;
 
   // With the default pivoting (automatic) both systems are solved, to the pivoting
   // solver's accuracy (docs/pivoting.md), on the host by the variants that check growth.
@@ -265,6 +272,13 @@ TYPED_TEST(LargeNonDominant, InterchangeNeededIsReported) {
       EXPECT_LE(tl::rel_error(s->x, hu.data(), n), y) << adi::large_kernel_name(v) << " with pivoting automatic";
     }
   }
+}
+
+TYPED_TEST(LargeNonDominant, InterchangeNeededIsReported) { interchange_needed<TypeParam>(adi::Executor::host(2)); }
+
+TYPED_TEST(LargeNonDominant, InterchangeNeededIsReportedCuda) {
+  ADI_REQUIRE_CUDA();
+  interchange_needed<TypeParam>(adi::Executor::cuda());
 }
 
 }  // namespace

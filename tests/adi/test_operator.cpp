@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "adi/adi.hpp"
+#include "gpu_skip.hpp"
 
 using namespace adi;
 
@@ -408,12 +409,20 @@ TEST(Operator, RejectsBadInput) {
   Operator<double> ops(g, bad_source, BoundaryConditions{});
   EXPECT_NO_THROW(ops.evaluate(1, 0.5, u, out));
   EXPECT_THROW(ops.evaluate(1, 1.5, u, out), InvalidArgument);
-  // A CUDA operator needs a device: without one (or without the CUDA backend), a clear
-  // Unsupported; with one it builds (the GPU tests check what it computes).
-  if (Executor::cuda_available())
-    EXPECT_NO_THROW(Operator<double>(g, heat, BoundaryConditions{}, Executor::cuda()));
-  else
-    EXPECT_THROW(Operator<double>(g, heat, BoundaryConditions{}, Executor::cuda()), Unsupported);
+}
+
+// A CUDA operator needs a device: without one (or without the CUDA backend), a clear
+// Unsupported; with one it builds (the GPU tests check what it computes).
+TEST(Operator, CudaWithoutDeviceIsUnsupported) {
+  ADI_REQUIRE_NO_CUDA("Operator on Executor::cuda() refused");
+  const Grid g = Grid::uniform({8, 7, 1}, {0, 0, 0}, {1, 1, 0});
+  EXPECT_THROW(Operator<double>(g, Pde::heat(1, 1), BoundaryConditions{}, Executor::cuda()), Unsupported);
+}
+
+TEST(Operator, CudaBuilds) {
+  ADI_REQUIRE_CUDA("Operator on Executor::cuda()");
+  const Grid g = Grid::uniform({8, 7, 1}, {0, 0, 0}, {1, 1, 0});
+  EXPECT_NO_THROW(Operator<double>(g, Pde::heat(1, 1), BoundaryConditions{}, Executor::cuda()));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "adi/error.hpp"
 #include "adi/executor.hpp"
 #include "adi/tridiagonal.hpp"
+#include "gpu_skip.hpp"
 
 namespace {
 
@@ -248,7 +249,7 @@ TEST(TridiagonalApi, KernelNames) {
 }
 
 TEST(TridiagonalApi, CudaExecutorWithoutDevice) {
-  if (adi::Executor::cuda_available()) GTEST_SKIP() << "a CUDA device is present";
+  ADI_REQUIRE_NO_CUDA("Executor::cuda() refused");
   expect_error<adi::Unsupported>([] { adi::Executor::cuda(); }, {"Executor::cuda", "Executor::host()"});
   expect_error<adi::Unsupported>([] { adi::Executor::cuda(1); }, {"Executor::cuda"});
 }

@@ -18,16 +18,14 @@
 #include <vector>
 
 #include "adi/adi_c.h"
+// The one GPU skip (tests/gpu_skip.hpp), asking the C API whether there is a device.
+#define ADI_TEST_CUDA_AVAILABLE() (adi_cuda_available() != 0)
+#include "../gpu_skip.hpp"
 
 namespace {
 
 #define ASSERT_OK(call) ASSERT_EQ((call), ADI_SUCCESS) << adi_last_error_message()
 #define EXPECT_OK(call) EXPECT_EQ((call), ADI_SUCCESS) << adi_last_error_message()
-#define REQUIRE_GPU(what)                                                                       \
-  do {                                                                                          \
-    if (!adi_cuda_available())                                                                  \
-      GTEST_SKIP() << "SKIPPED: no CUDA device (or adi built without CUDA): " what " not run"; \
-  } while (0)
 
 // Owns a handle and destroys it with its function.
 template <class H, adi_status (*Destroy)(H*)>
@@ -141,7 +139,7 @@ TEST(CApiStatus, EveryCodeHasItsOwnName) {
   EXPECT_STRNE(adi_version(), "unknown");
 }
 
-TEST(CApiExecutor, HostCudaAndBadArguments) {
+TEST(CApiExecutor, HostAndBadArguments) {
   Exec ex;
   ASSERT_OK(adi_executor_create_host(2, ex.out()));
   EXPECT_EQ(adi_executor_is_cuda(ex), 0);
@@ -156,18 +154,23 @@ TEST(CApiExecutor, HostCudaAndBadArguments) {
   EXPECT_EQ(adi_executor_synchronize(nullptr), ADI_ERROR_NULL_POINTER);
   EXPECT_OK(adi_executor_destroy(nullptr));
   EXPECT_EQ(adi_executor_is_cuda(nullptr), 0);
-  if (!adi_cuda_available()) {
-    Exec cu;
-    EXPECT_EQ(adi_executor_create_cuda(0, nullptr, cu.out()), ADI_ERROR_UNSUPPORTED);
-    EXPECT_EQ(cu.h, nullptr);
-    EXPECT_GT(std::strlen(adi_last_error_message()), 10u);
-  } else {
-    Exec cu;
-    EXPECT_OK(adi_executor_create_cuda(0, nullptr, cu.out()));
-    EXPECT_EQ(adi_executor_is_cuda(cu), 1);
-    Exec bad_device;
-    EXPECT_NE(adi_executor_create_cuda(999, nullptr, bad_device.out()), ADI_SUCCESS);
-  }
+}
+
+TEST(CApiExecutor, CudaRefusedWithoutDevice) {
+  ADI_REQUIRE_NO_CUDA("adi_executor_create_cuda refused");
+  Exec cu;
+  EXPECT_EQ(adi_executor_create_cuda(0, nullptr, cu.out()), ADI_ERROR_UNSUPPORTED);
+  EXPECT_EQ(cu.h, nullptr);
+  EXPECT_GT(std::strlen(adi_last_error_message()), 10u);
+}
+
+TEST(CApiExecutor, CudaCreate) {
+  ADI_REQUIRE_CUDA("adi_executor_create_cuda");
+  Exec cu;
+  EXPECT_OK(adi_executor_create_cuda(0, nullptr, cu.out()));
+  EXPECT_EQ(adi_executor_is_cuda(cu), 1);
+  Exec bad_device;
+  EXPECT_NE(adi_executor_create_cuda(999, nullptr, bad_device.out()), ADI_SUCCESS);
 }
 
 // The message copy for callers that cannot keep a pointer: truncated, NUL-terminated.
@@ -340,7 +343,7 @@ TYPED_TEST(CApiTyped, TridiagonalErrors) {
 
 // Device arrays through adi_buffer; host arrays on a CUDA executor are refused.
 TYPED_TEST(CApiTyped, TridiagonalOnTheDevice) {
-  REQUIRE_GPU("C API tridiagonal solve on the device");
+  ADI_REQUIRE_CUDA("C API tridiagonal solve on the device");
   using T = TypeParam;
   Exec ex, host;
   ASSERT_OK(adi_executor_create_cuda(0, nullptr, ex.out()));
@@ -577,7 +580,7 @@ TYPED_TEST(CApiTyped, BlockErrors) {
 }
 
 TYPED_TEST(CApiTyped, BlockOnTheDeviceColumnMajor) {
-  REQUIRE_GPU("C API column-major block solve on the device");
+  ADI_REQUIRE_CUDA("C API column-major block solve on the device");
   using T = TypeParam;
   Exec ex, host;
   ASSERT_OK(adi_executor_create_cuda(0, nullptr, ex.out()));

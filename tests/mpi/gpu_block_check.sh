@@ -9,27 +9,11 @@
 set -u
 OUT=${OUT:-block-check-out}
 BUILD=${BUILD:-build-dev}
-mkdir -p "$OUT"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=4
-MPI="mpiexec --oversubscribe --allow-run-as-root --bind-to none"
-S="$OUT/summary.txt"
-start=$(date +%s)
-el() { echo "$(($(date +%s) - start)) s"; }
-step() {  # step NAME TIMEOUT LOG cmd...
-  local name=$1 limit=$2 log=$3
-  shift 3
-  echo "### $name: $*" >>"$log"
-  timeout "$limit" "$@" >>"$log" 2>&1
-  local rc=$?
-  echo "$name rc=$rc ($(el)) $(grep -E 'verdict|PASSED|FAILED TEST|ERROR SUMMARY|error:' "$log" | tail -1)" >>"$S"
-}
+. "$(dirname "$0")/check_common.sh"
+export OMP_NUM_THREADS=4
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >"$S" 2>&1
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1
-cmake --build "$BUILD" -j16 --target test_distributed_block_tridiagonal bench_mpi_block >>"$OUT/build.log" 2>&1 ||
-  { echo "build FAILED ($(el))" >>"$S"; tail -40 "$OUT/build.log" >>"$S"; exit 1; }
-echo "build ok ($(el))" >>"$S"
+configure_check
+build_check test_distributed_block_tridiagonal bench_mpi_block
 T="$BUILD/tests/test_distributed_block_tridiagonal"
 Bn="$BUILD/benchmarks/bench_mpi_block"
 step "block tests np2" 120 "$OUT/tests.log" $MPI -n 2 "$T"

@@ -11,23 +11,7 @@ set -u
 OUT=${OUT:-mpi-check-out}
 BUILD=${BUILD:-build-dev}
 DRY=${DRY:-0}
-mkdir -p "$OUT"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-# Containers often forbid the cross-memory attach of the shared-memory transport.
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-MPI="mpiexec --oversubscribe --allow-run-as-root --bind-to none"
-S="$OUT/summary.txt"
-start=$(date +%s)
-el() { echo "$(( $(date +%s) - start )) s"; }
-step() {  # step NAME TIMEOUT LOG cmd...: runs, appends rc and the last verdict line to the summary
-  local name=$1 limit=$2 log=$3
-  shift 3
-  echo "### $name: $*" >>"$log"
-  timeout "$limit" "$@" >>"$log" 2>&1
-  local rc=$?
-  echo "$name rc=$rc ($(el)) $(grep -E 'verdict|PASSED|FAILED TEST|error:' "$log" | tail -1)" >>"$S"
-  return $rc
-}
+. "$(dirname "$0")/check_common.sh"
 {
   date -u +%FT%TZ
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>&1
@@ -40,17 +24,14 @@ if [ "$DRY" = 1 ]; then
   PUB="--n 32x32x512"; WEAK=48; HEATN=32; NPS="1 2"; T=8
 else
   PUB=""; WEAK=512; HEATN=256; NPS="1 2 3 4"; T=16
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON \
-    -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1
-  cmake --build "$BUILD" -j32 --target test_distributed_tridiagonal test_distributed_block_tridiagonal \
-    test_bad_input test_distributed_adi test_halo_exchange test_distributed_euler bench_mpi_tridiagonal heat3d_mpi >>"$OUT/build.log" 2>&1 ||
-    { echo "build FAILED ($(el))" >>"$S"; tail -30 "$OUT/build.log" >>"$S"; exit 1; }
-  echo "build ok ($(el))" >>"$S"
+  configure_check
+  build_check test_distributed_tridiagonal test_distributed_block_tridiagonal test_bad_input test_distributed_adi \
+    test_halo_exchange test_distributed_euler bench_mpi_tridiagonal heat3d_mpi
 fi
 B="$BUILD"
 # The device heat step (the distributed AdiSolver): its benchmark.
 if [ "$DRY" != 1 ]; then
-  cmake --build "$BUILD" -j32 --target bench_mpi_heat >>"$OUT/build.log" 2>&1 || echo "bench_mpi_heat build FAILED" >>"$S"
+  cmake --build "$BUILD" -j"$(nproc)" --target bench_mpi_heat >>"$OUT/build.log" 2>&1 || echo "bench_mpi_heat build FAILED" >>"$S"
 fi
 export OMP_NUM_THREADS=4
 # 1. The device partition passes first (the new code), then the benchmarks, then everything else.
@@ -96,7 +77,7 @@ step "heat bench np2" 180 "$OUT/heatbench.log" $MPI -n 2 "$B/benchmarks/bench_mp
 # Device block passes (h7b): their tests, bench_mpi_block (1 rank: the single-device plan; 2 ranks:
 # device passes vs host mirrors), memcheck on a small 2-rank case (tests/mpi/gpu_block_check.sh alone).
 BLK="--n 64x64x2048"; [ "$DRY" = 1 ] && BLK="--n 8x8x64"
-[ "$DRY" != 1 ] && { cmake --build "$BUILD" -j32 --target bench_mpi_block >>"$OUT/build.log" 2>&1 || echo "bench_mpi_block build FAILED" >>"$S"; }
+[ "$DRY" != 1 ] && { cmake --build "$BUILD" -j"$(nproc)" --target bench_mpi_block >>"$OUT/build.log" 2>&1 || echo "bench_mpi_block build FAILED" >>"$S"; }
 step "device block np2" 120 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_block_tridiagonal" --gtest_filter='*Device*:*OneGpu*'
 step "block bench np1" 60 "$OUT/blockbench.log" $MPI -n 1 "$B/benchmarks/bench_mpi_block" $BLK --m 5
 step "block bench np2" 90 "$OUT/blockbench.log" $MPI -n 2 "$B/benchmarks/bench_mpi_block" $BLK --m 5

@@ -13,22 +13,7 @@ OUT=${OUT:-scale-check-out}
 BUILD=${BUILD:-build-scale}
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
-mkdir -p "$OUT"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-MPI="mpiexec --oversubscribe --allow-run-as-root --bind-to none"
-S="$OUT/summary.txt"
-start=$(date +%s)
-el() { echo "$(( $(date +%s) - start )) s"; }
-step() {  # step NAME TIMEOUT LOG cmd...
-  local name=$1 limit=$2 log=$3
-  shift 3
-  echo "### $name: $*" >>"$log"
-  timeout "$limit" "$@" >>"$log" 2>&1
-  local rc=$?
-  echo "$name rc=$rc ($(el)) $(grep -E 'PASSED|FAILED TEST|error:' "$log" | tail -1)" >>"$S"
-  return $rc
-}
+. "$(dirname "$0")/check_common.sh"
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 {
   date -u +%FT%TZ
@@ -39,12 +24,9 @@ gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 NPS="1 2"
 [ "$gpus" -ge 4 ] && NPS="1 2 4"
 [ "$gpus" -ge 8 ] && NPS="1 2 4 8"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF \
-  >"$OUT/build.log" 2>&1
-cmake --build "$BUILD" -j"$(nproc)" --target bench_mpi_tridiagonal bench_mpi_heat test_distributed_adi \
-  test_halo_exchange >>"$OUT/build.log" 2>&1 || { echo "build FAILED ($(el))" >>"$S"; tail -30 "$OUT/build.log" >>"$S"; cat "$S"; exit 1; }
-echo "build ok ($(el)), GPUs: $gpus, rank counts: $NPS" >>"$S"
+configure_check -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF
+build_check bench_mpi_tridiagonal bench_mpi_heat test_distributed_adi test_halo_exchange
+echo "GPUs: $gpus, rank counts: $NPS" >>"$S"
 B=$BUILD
 export OMP_NUM_THREADS=4
 step "nccl probe np$gpus" 60 "$OUT/bench.log" $MPI -n "$gpus" "$B/benchmarks/bench_mpi_tridiagonal" --nccl-probe

@@ -9,25 +9,16 @@
 set -u
 OUT=${OUT:-transport-check-out}
 BUILD=${BUILD:-build-dev}
-mkdir -p "$OUT"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none  # containers forbid cross-memory attach
-MPI="mpiexec --oversubscribe --allow-run-as-root --bind-to none"
-S="$OUT/summary.txt"
-start=$(date +%s)
-el() { echo "$(($(date +%s) - start)) s"; }
+. "$(dirname "$0")/check_common.sh"
 {
   date -u +%FT%TZ
   nvidia-smi -L 2>&1
   ls /usr/include/nccl.h /usr/local/cuda*/include/nccl.h 2>&1
   ldconfig -p 2>/dev/null | grep -i libnccl
 } >"$S"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1
+configure_check
 grep "adi::mpi: NCCL" "$OUT/build.log" >>"$S"
-cmake --build "$BUILD" -j32 --target test_distributed_tridiagonal bench_mpi_tridiagonal >>"$OUT/build.log" 2>&1 ||
-  { echo "build FAILED ($(el))" >>"$S"; tail -40 "$OUT/build.log" >>"$S"; exit 1; }
-echo "build ok ($(el))" >>"$S"
+build_check test_distributed_tridiagonal bench_mpi_tridiagonal
 T="$BUILD/tests/test_distributed_tridiagonal"
 B="$BUILD/benchmarks/bench_mpi_tridiagonal"
 export OMP_NUM_THREADS=4

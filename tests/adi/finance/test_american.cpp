@@ -10,6 +10,7 @@
 
 #include "adi/finance/finance.hpp"
 #include "tests/adi/finance/binomial_tree.hpp"
+#include "gpu_skip.hpp"
 
 using namespace adi::finance;
 
@@ -84,14 +85,10 @@ TEST(American, WithoutExerciseTheSweepIsTheFrameworksDouglasStep) {
     }
 }
 
-TEST(American, RefusesTheGpuAndSeveralAssets) {
+TEST(American, RefusesTheGpu) {
+  ADI_REQUIRE_CUDA("the device executor's refusal");
   const BlackScholesModel m{{{100, 0.2, 0.0}}, {}, 0.05};
   Method me;
-  me.executor = adi::Executor::cuda_available() ? adi::Executor::cuda() : adi::Executor::host();
-  if (me.executor.is_host()) {
-    // Without a device Executor::cuda() itself refuses; the pricer's check is exercised on the GPU machine.
-    EXPECT_THROW(adi::Executor::cuda(), adi::Unsupported);
-  } else {
-    EXPECT_THROW(price<double>(m, Contract::vanilla(OptionType::put, 100, 1, Exercise::american), me), adi::Unsupported);
-  }
+  me.executor = adi::Executor::cuda();
+  EXPECT_THROW(price<double>(m, Contract::vanilla(OptionType::put, 100, 1, Exercise::american), me), adi::Unsupported);
 }

@@ -16,6 +16,7 @@
 #include "adi/finance/chain_detail.hpp"
 #include "solvers/cuda/option_chain_warp.hpp"
 #include "tests/adi/finance/binomial_tree.hpp"
+#include "gpu_skip.hpp"
 
 using namespace adi::finance;
 
@@ -152,7 +153,7 @@ TEST(Chain, BadContractsAreNamedByIndex) {
 }
 
 TEST(Chain, CudaEqualsTheOneContractPath) {
-  if (!adi::Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: the GPU chain check is skipped";
+  ADI_REQUIRE_CUDA("the GPU chain check");
   const auto chain = mixed_chain();
   Method me = method(151, 60);
   me.step_grading = 2;
@@ -200,7 +201,7 @@ TEST(Chain, WarpKernelArithmeticEqualsTheHostChain) {
 // node-count classes of the warp kernel and beyond its 512 nodes (auto: the thread kernel);
 // a count that is not a multiple of the warps per block. Skipped without a device.
 TEST(Chain, CudaKernelsEqualTheHostChain) {
-  if (!adi::Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: the GPU chain kernels are not checked";
+  ADI_REQUIRE_CUDA("the GPU chain kernels' check");
   auto chain = mixed_chain();
   chain.pop_back();  // 22 contracts
   for (int nodes : {33, 151, 201, 401, 512, 601}) {

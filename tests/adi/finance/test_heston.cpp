@@ -10,6 +10,7 @@
 
 #include "adi/finance/finance.hpp"
 #include "tests/adi/finance/expect_invalid.hpp"
+#include "gpu_skip.hpp"
 
 using namespace adi::finance;
 
@@ -160,8 +161,17 @@ TEST(HestonAmerican, AboveEuropeanCallEqualsEuropeanAndBadInput) {
   me.scheme = adi::Scheme::peaceman_rachford();
   expect_invalid([&] { price<double>(h, Contract::vanilla(OptionType::put, 100, 1.0, Exercise::american), me); },
                  {"American", "peaceman-rachford"});
+}
+
+// American Heston runs on the host only: a device executor is refused, naming both.
+TEST(HestonAmerican, RefusesTheGpu) {
+  ADI_REQUIRE_CUDA("the device executor's refusal");
+  HestonModel h;
+  Method me;
+  me.nodes = 80;
+  me.variance_nodes = 40;
+  me.steps = 40;
   me.scheme = adi::Scheme::hundsdorfer_verwer();
-  if (!adi::Executor::cuda_available()) return;  // (no device executor to refuse)
   me.executor = adi::Executor::cuda();
   expect_invalid([&] { price<double>(h, Contract::vanilla(OptionType::put, 100, 1.0, Exercise::american), me); },
                  {"American", "host"});

@@ -10,6 +10,7 @@
 
 #include "adi/finance/finance.hpp"
 #include "tests/adi/finance/heston_reference.hpp"
+#include "gpu_skip.hpp"
 
 using namespace adi::finance;
 
@@ -258,7 +259,7 @@ TEST(Heston, AgreesWithTheTestsSemiAnalyticPrice) {
 }
 
 TEST(Executor, CudaAgreesWithHost) {
-  if (!adi::Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: the GPU pricing check is skipped";
+  ADI_REQUIRE_CUDA("the GPU pricing check");
   const BlackScholesModel m{{{100, 0.2, 0.0}, {100, 0.3, 0.0}, {100, 0.25, 0.0}},
                             {1, 0.5, 0.3, 0.5, 1, 0.2, 0.3, 0.2, 1},
                             0.05};
@@ -278,7 +279,7 @@ TEST(Executor, CudaAgreesWithHost) {
 // takes the one-line sweep, the same scheme), the exchange option (two correlated assets,
 // HV) and Heston (per-node bands along S, mixed term, v = 0 face) agree with the host.
 TEST(Executor, CudaAgreesWithHostOneTwoAssetsAndHeston) {
-  if (!adi::Executor::cuda_available()) GTEST_SKIP() << "no CUDA device: the GPU pricing check is skipped";
+  ADI_REQUIRE_CUDA("the GPU pricing check");
   const auto both = [](const auto& model, const Contract& c, Method me, const char* what) {
     const PriceResult host = price<double>(model, c, me);
     me.executor = adi::Executor::cuda();

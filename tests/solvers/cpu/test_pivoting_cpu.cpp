@@ -21,6 +21,7 @@
 #include "adi/variable_batch.hpp"
 #include "adi/variable_tridiagonal.hpp"
 #include "tests/solvers/pivoting_cases.hpp"
+#include "tests/param_name.hpp"
 
 namespace {
 
@@ -142,7 +143,7 @@ std::vector<Param> params() {
       out.push_back({l, tp::Family::random_signs, Pivoting::partial, k});
   return out;
 }
-INSTANTIATE_TEST_SUITE_P(Layouts, PivotingHost, ::testing::ValuesIn(params()));
+INSTANTIATE_TEST_SUITE_P(Layouts, PivotingHost, ::testing::ValuesIn(params()), adi::test::ParamName{});
 
 // One line of 10^6 (the dispatch's large-line route takes partial pivoting to the batched
 // pivoting kernel), fp64 and fp32, against gtsv.

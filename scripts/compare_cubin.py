@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Machine code of every CUDA kernel, base against this tree, without a GPU or a disassembler.
+
+Compiles each named solvers/cuda/<tu>.cu of .base/ (scripts/export_base.sh REV) and of this
+tree to an sm_90 cubin with the library's flags and compares each kernel's .text section:
+its length in instructions, whether it is byte-identical to the base, and otherwise the
+counts of the opcodes that changed (the low 9 bits of each 128-bit sm_90 instruction name
+the operation; the few named below were matched by hand, others print as hex). Byte-identical
+code is the strongest evidence that a refactoring kept a kernel's speed, where cuobjdump /
+nvdisasm are not installed (scripts/compare_ptxas.py compares only registers and spills).
+
+    scripts/export_base.sh a517daf
+    scripts/compare_cubin.py thomas_variable thomas_variable_fp64 [--only contiguous]
+"""
+import collections, os, re, struct, subprocess, sys, tempfile
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+nvcc = os.environ.get("NVCC", "/usr/local/cuda/bin/nvcc")
+OPS = {0x181: "LDG", 0x186: "STG", 0x182: "LDC", 0x023: "FFMA", 0x020: "FMUL", 0x021: "FADD", 0x108: "MUFU",
+       0x147: "BRA", 0x00c: "ISETP", 0x00b: "FSETP", 0x008: "FSEL", 0x02b: "DFMA", 0x028: "DMUL", 0x029: "DADD",
+       0x02a: "DSETP", 0x14d: "EXIT", 0x118: "NOP", 0x002: "MOV", 0x024: "IMAD", 0x025: "IMAD.WIDE",
+       0x010: "IADD3", 0x011: "LEA", 0x007: "SEL", 0x012: "LOP3", 0x019: "SHF", 0x145: "BSSY", 0x141: "BSYNC"}
+
+
+def kernels(src_root, tu, work):
+    cubin = os.path.join(work, os.path.basename(src_root) + "_" + tu + ".cubin")
+    subprocess.run([nvcc, "-DADI_HAVE_CUDA=1", "-I" + src_root, "-O3", "-DNDEBUG", "-arch=sm_90", "-std=c++17",
+                    "--expt-relaxed-constexpr", "-cubin", os.path.join(src_root, "solvers/cuda", tu + ".cu"), "-o",
+                    cubin], check=True)
+    d = open(cubin, "rb").read()
+    shoff, = struct.unpack_from("<Q", d, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", d, 0x3A)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", d, shoff + i * shentsize) for i in range(shnum)]
+    names = secs[shstrndx][4]
+    out = {}
+    for s in secs:
+        name = d[names + s[0]:d.index(b"\0", names + s[0])].decode()
+        if name.startswith(".text."):
+            k = re.sub(r"_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+", "ANON", name[6:])
+            out[k] = d[s[4]:s[4] + s[5]]
+    return out
+
+
+def opcodes(code):
+    c = collections.Counter()
+    for i in range(0, len(code), 16):
+        w, = struct.unpack_from("<Q", code, i)
+        c[OPS.get(w & 0x1FF, hex(w & 0x1FF))] += 1
+    return c
+
+
+def main():
+    args = sys.argv[1:]
+    only = ""
+    if "--only" in args:
+        i = args.index("--only")
+        only = args[i + 1]
+        del args[i:i + 2]
+    base = os.path.join(root, ".base")
+    if not os.path.isdir(base) or not args:
+        sys.exit(__doc__)
+    same_all = total = 0
+    with tempfile.TemporaryDirectory() as work:
+        os.makedirs(os.path.join(work, "b")), os.makedirs(os.path.join(work, "n"))
+        for tu in args:
+            b = kernels(base, tu, os.path.join(work, "b"))
+            n = kernels(root, tu, os.path.join(work, "n"))
+            print(f"{tu}: {len(b)} kernels (base), {len(n)} (new)")
+            for k in sorted(set(b) | set(n)):
+                if only not in k:
+                    continue
+                bk, nk = b.get(k, b""), n.get(k, b"")
+                total += 1
+                same_all += bk == nk
+                verdict = "identical" if bk == nk else "differs"
+                print(f"   {k[:110]}\n      instructions {len(bk) // 16} -> {len(nk) // 16}: {verdict}")
+                if bk != nk:
+                    hb, hn = opcodes(bk), opcodes(nk)
+                    print("      " + ", ".join(f"{o} {hb[o]}->{hn[o]}" for o in sorted(set(hb) | set(hn), key=str)
+                                              if hb[o] != hn[o]))
+    print(f"kernels with byte-identical machine code: {same_all} of {total}")
+
+
+if __name__ == "__main__":
+    main()

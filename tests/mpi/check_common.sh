@@ -1,0 +1,43 @@
+# Sourced by the device check scripts of tests/mpi (gpu_mpi_check.sh, gpu_block_check.sh,
+# gpu_scale_check.sh, gpu_transport_check.sh): what they share. Set OUT and BUILD first.
+#
+#   OUT=${OUT:-x-check-out}; BUILD=${BUILD:-build-dev}
+#   . "$(dirname "$0")/check_common.sh"
+#
+# Gives: $OUT created; Open MPI's environment for a container run as root (oversubscribed, no
+# cross-memory attach); MPI (the mpiexec command line); S (the summary file); el (seconds
+# since start); step NAME TIMEOUT LOG cmd... (runs cmd under a timeout into LOG and appends
+# "NAME rc=.. (.. s) <last verdict line>" to the summary, returning cmd's status);
+# configure_check [cmake args] (the CUDA + MPI build for sm_90, VTK off, log in build.log) and
+# build_check TARGET... (builds them with every core; on failure writes the log's tail to
+# the summary, prints it and exits).
+mkdir -p "$OUT"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# Containers often forbid the cross-memory attach of the shared-memory transport.
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+MPI="mpiexec --oversubscribe --allow-run-as-root --bind-to none"
+S="$OUT/summary.txt"
+start=$(date +%s)
+el() { echo "$(($(date +%s) - start)) s"; }
+step() {  # step NAME TIMEOUT LOG cmd...
+  local name=$1 limit=$2 log=$3
+  shift 3
+  echo "### $name: $*" >>"$log"
+  timeout "$limit" "$@" >>"$log" 2>&1
+  local rc=$?
+  echo "$name rc=$rc ($(el)) $(grep -E 'verdict|PASSED|FAILED TEST|ERROR SUMMARY|error:' "$log" | tail -1)" >>"$S"
+  return $rc
+}
+configure_check() {  # [extra cmake arguments]
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 "$@" >"$OUT/build.log" 2>&1
+}
+build_check() {  # TARGET...
+  if ! cmake --build "$BUILD" -j"$(nproc)" --target "$@" >>"$OUT/build.log" 2>&1; then
+    echo "build FAILED ($(el))" >>"$S"
+    tail -40 "$OUT/build.log" >>"$S"
+    cat "$S"
+    exit 1
+  fi
+  echo "build ok ($(el))" >>"$S"
+}
