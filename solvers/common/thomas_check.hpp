@@ -30,7 +30,7 @@ namespace adi::common {
 inline constexpr double kThomasGrowth = 4.0;
 
 // Measurement only: compiled with -DADI_THOMAS_CHECK=0 the test is constant false, so the
-// benchmarks can time the kernels without it (scripts/gpu_pivot_check.sh builds both; the
+// benchmarks can time the kernels without it (scripts/gpu_pivoting_check.sh --with-nocheck builds both; the
 // library is never shipped that way: automatic then never falls back).
 #ifndef ADI_THOMAS_CHECK
 #define ADI_THOMAS_CHECK 1

@@ -2,7 +2,7 @@
 // Partial pivoting along contiguous lines (X sweeps, StridedLines of element stride 1), not
 // periodic: one thread per line, a warp owns 32 neighbouring lines, and every load and store
 // goes through a shared-memory tile so that a warp's accesses are coalesced. For each chunk
-// of K rows (64 bytes of a line: 16 floats or 8 doubles) the warp loads the 32 x K values
+// of K rows (32 bytes of a line: 8 floats or 4 doubles, one sector) the warp loads the 32 x K values
 // of one array with consecutive lanes on consecutive addresses (K lanes per line: whole
 // sectors), writes them to a [32][K+1] tile (the pad spreads a column over the banks) and
 // each lane reads back its own line's K rows; then the lane runs K steps of
@@ -22,7 +22,7 @@ constexpr int kPivotTileWarps = 4;  // warps per block
 
 template <class T>
 constexpr int pivot_tile_rows() {
-  return 64 / static_cast<int>(sizeof(T));
+  return 32 / static_cast<int>(sizeof(T));  // 64 bytes: 255 registers (fp32), 158 (fp64)
 }
 
 inline bool pivoting_tile_fits(const LineSet& l, bool periodic) { return !periodic && l.stride == 1 && l.n >= 2; }
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(kPivotTileWarps* kWarp)
 
 // Workspace: u1', u2', y' per row (rounded up to whole chunks) and line (rounded up to tiles).
 inline std::size_t pivoting_tile_workspace(const LineSet& l, std::size_t value_size) {
-  const std::size_t k = 64 / value_size;
+  const std::size_t k = 32 / value_size;
   const std::size_t tiles = static_cast<std::size_t>((l.lines() + kWarp - 1) / kWarp);
   const std::size_t rows = (static_cast<std::size_t>(l.n) + k - 1) / k * k;
   return 3 * slice_bytes(tiles * rows * kWarp, value_size);
