@@ -42,7 +42,7 @@ struct PivotOut {
 template <class V, class M>
 struct PivotChoice {
   M swap;     // row i+1 becomes the pivot row
-  V r, m;     // 1/pivot, the multiplier of the other row
+  V piv, r, m;  // the pivot, 1/pivot, the multiplier of the other row
   V u1, u2;   // the pivot row's entries in columns i+1, i+2 (unscaled)
 };
 template <class T, class V>
@@ -59,7 +59,7 @@ ADI_PIVOT_HD auto pivot_choose(PivotRow<V>& s, V a, V b, V c) {
   const V m = oi * r;
   s.b = o1 - m * u1;
   s.c = o2 - m * u2;
-  return PivotChoice<V, decltype(swap)>{swap, r, m, u1, u2};
+  return PivotChoice<V, decltype(swap)>{swap, piv, r, m, u1, u2};
 }
 // One right-hand side through the step: sd is the current row's, d row i+1's. Returns
 // y / pivot (U row i's) and leaves the other row's in sd.
@@ -218,12 +218,13 @@ ADI_PIVOT_HD bool finite_value(V x) {
   return x - x == V(0);
 }
 
-// A block whose last pivot is below kPartitionWeakPivot times its largest coefficient is
-// nearly singular: its y, v, w carry that factor into the reduced system, and the solve
-// would lose digits that elimination over the whole line keeps. The partition solvers then
-// re-solve the line by plain partial pivoting (the thread-per-line kernel). Every pivot
-// before the last one is at least the column's subdiagonal entry, so only the last can
-// be small.
+// A block with a pivot below kPartitionWeakPivot times its largest coefficient (so far) is
+// nearly singular, or nearly splits into two parts of which one is: its y, v, w carry that
+// factor into the reduced system, and the solve would lose digits that elimination over the
+// whole line keeps. The partition solvers then re-solve the line by plain partial pivoting
+// (the thread-per-line kernel). Every pivot is tested, in both directions: the last block
+// of a line is padded with identity rows, so the pivot that shows a near-singular real
+// part is not always the last one.
 // kPartitionWeakPivot: 2^-8 (fp32), 2^-12 (fp64).
 template <class T>
 ADI_PIVOT_HD bool partition_weak_pivot(T pivot, T scale) {
@@ -246,6 +247,7 @@ ADI_PIVOT_HD void partition_last(Row row, T& yL, T& vL, T& wL, bool& bad, bool& 
     scale = larger(scale, larger(magnitude(ri.a), magnitude(ri.b)));
     const auto p = pivot_choose<T>(s, ri.a, ri.b, last ? T(0) : ri.c);
     bad |= !finite_value(p.r);
+    weak |= partition_weak_pivot<T>(p.piv, scale);
     pivot_rhs(p, s.d, ri.d);
     pivot_rhs(p, sv, T(0));
     pivot_rhs(p, sw, last ? ri.c : T(0));
@@ -272,6 +274,7 @@ ADI_PIVOT_HD void partition_first(Row row, T& yF, T& vF, T& wF, bool& bad, bool&
     scale = larger(scale, larger(magnitude(ri.c), magnitude(ri.b)));
     const auto p = pivot_choose<T>(s, ri.c, ri.b, first ? T(0) : ri.a);
     bad |= !finite_value(p.r);
+    weak |= partition_weak_pivot<T>(p.piv, scale);
     pivot_rhs(p, s.d, ri.d);
     pivot_rhs(p, sv, first ? ri.a : T(0));
     pivot_rhs(p, sw, T(0));
