@@ -4,23 +4,28 @@
 // route is chosen from the layout, so the plan keeps one kernel name:
 //   - few long lines, not periodic (one system of 2^24, the large plan's pivoting route):
 //     the partition method, pivoting inside each partition (pivoting_partition.cuh);
-//   - contiguous lines (X sweeps, StridedLines with element stride 1), not periodic: one
+//   - lines of 34 .. 272 rows (the 256^3 sweeps, every direction), not periodic: the same
+//     partition method inside one thread block, nothing but u leaving the chip
+//     (pivoting_block.cuh);
+//   - other contiguous lines (X sweeps, StridedLines with element stride 1), not periodic: one
 //     thread per line with the rows staged through shared memory, so every load and store
 //     of a warp is coalesced (pivoting_tile.cuh);
 //   - everything else (Y/Z sweeps, interleaved batches, periodic lines): one thread per line,
 //     coalesced where neighbouring lines are adjacent (pivoting_thread_line.cuh).
 // Every route eliminates with solvers/common/pivoting_core.hpp. docs/pivoting.md has what
 // each costs.
+#include "solvers/cuda/pivoting_block.cuh"
 #include "solvers/cuda/pivoting_partition.cuh"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 #include "solvers/cuda/pivoting_tile.cuh"
 
 namespace adi::cuda_backend::kernels {
 
-enum class PivotingRoute { thread, tile, partition };
+enum class PivotingRoute { thread, tile, block, partition };
 
 inline PivotingRoute pivoting_route(const LineSet& l, bool periodic) {
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
+  if (pivoting_block_fits(l, periodic)) return PivotingRoute::block;
   if (pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
   return PivotingRoute::thread;
 }
@@ -28,6 +33,7 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic) {
 inline std::size_t pivoting_thread_per_line_workspace(const LineSet& l, bool periodic, std::size_t value_size) {
   switch (pivoting_route(l, periodic)) {
     case PivotingRoute::partition: return pivoting_partition_workspace(l, value_size);
+    case PivotingRoute::block: return pivoting_block_workspace(l, value_size);
     case PivotingRoute::tile: return pivoting_tile_workspace(l, value_size);
     default: return pivoting_thread_workspace(l, periodic, value_size);
   }
@@ -39,6 +45,7 @@ void launch_pivoting_thread_per_line(const LineSet& ls, BandView<T> bands, const
   switch (pivoting_route(ls, periodic)) {
     case PivotingRoute::partition:
       return launch_pivoting_partition<T, Chunk>(ls, bands, d, u, workspace, flag, stream);
+    case PivotingRoute::block: return launch_pivoting_block<T, Chunk>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::tile: return launch_pivoting_tile<T>(ls, bands, d, u, workspace, flag, stream);
     default: return launch_pivoting_thread<T, Chunk>(ls, bands, d, u, periodic, workspace, flag, stream);
   }

@@ -18,15 +18,14 @@
 
 namespace adi::cuda_backend::kernels {
 
+// One line, by one thread; returns whether a pivot was zero or not finite. Also the
+// fall-back of the block route (pivoting_block.cuh) for the lines of a block with a weak
+// partition.
 template <class T, int Chunk, bool Shared>
-__global__ void __launch_bounds__(128)
-    pivoting_thread_per_line_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b,
-                                    const T* __restrict__ c, const T* d, T* u, T* __restrict__ w1,
-                                    T* __restrict__ w2, T* __restrict__ w3, T* __restrict__ w4, bool periodic,
-                                    int* flag) {
+__device__ bool pivoting_line(const DeviceLines& L, i64 line, const T* __restrict__ a, const T* __restrict__ b,
+                              const T* __restrict__ c, const T* d, T* u, T* __restrict__ w1, T* __restrict__ w2,
+                              T* __restrict__ w3, T* __restrict__ w4, bool periodic) {
   const i64 nl = L.lines();
-  const i64 line = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (line >= nl) return;
   const i64 n = L.n, st = L.stride, off = L.offset(line);
   auto at = [&](i64 i) { return off + i * st; };
   auto co = [&](const T* q, i64 i) { return Shared ? ldg(q + i) : q[at(i)]; };
@@ -46,8 +45,7 @@ __global__ void __launch_bounds__(128)
       u[at(0)] = (d0 * m11 - m01 * d1) / det;
       u[at(1)] = (m00 * d1 - m10 * d0) / det;
     }
-    report(bad, flag);
-    return;
+    return bad;
   }
   // Forward elimination, rows loaded Chunk at a time (4*Chunk loads in flight). y' goes to u;
   // w1, w2 hold u1', u2' (periodic: w3, w4 U's columns n-2, n-1).
@@ -121,7 +119,18 @@ __global__ void __launch_bounds__(128)
       u[at(i)] = x;
     }
   }
-  report(bad, flag);
+  return bad;
+}
+
+template <class T, int Chunk, bool Shared>
+__global__ void __launch_bounds__(128)
+    pivoting_thread_per_line_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b,
+                                    const T* __restrict__ c, const T* d, T* u, T* __restrict__ w1,
+                                    T* __restrict__ w2, T* __restrict__ w3, T* __restrict__ w4, bool periodic,
+                                    int* flag) {
+  const i64 line = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (line >= L.lines()) return;
+  report(pivoting_line<T, Chunk, Shared>(L, line, a, b, c, d, u, w1, w2, w3, w4, periodic), flag);
 }
 
 // Workspace: u1', u2' (periodic: and U's columns n-2, n-1) per row and line.

@@ -4,9 +4,11 @@
 // 10x of LAPACKE ?gtsv / ?gesv (or eps cond(A, x) where LAPACK's own luck is better,
 // tests/solvers/pivoting_cases.hpp); the issue-23 cases throw UnstableSystem with pivoting =
 // none and are solved with automatic (out of place; in place it throws, documented).
-// cuda_pivoting has three routes, chosen by layout (solvers/cuda/pivoting_thread.cuh):
-// contiguous lines take the shared-memory tile kernel (layouts 0 and 3 below, not periodic),
-// few long lines the partition method (PartitionRoute*), the rest one thread per line.
+// cuda_pivoting has four routes, chosen by layout (solvers/cuda/pivoting_thread.cuh): lines
+// of 34 .. 272 rows the in-block partition kernel (n = 255, 257 below, every layout, not
+// periodic), other contiguous lines the shared-memory tile kernel (n = 2, 3, 31, 33 of
+// layouts 0 and 3), few long lines the partition method (PartitionRoute*), the rest
+// (periodic lines, n = 1, Y/Z layouts below 34 rows) one thread per line.
 // Outputs are poisoned with NaN. Skips loudly without a device.
 #include <gtest/gtest.h>
 
@@ -161,9 +163,10 @@ TEST_F(PivotingCuda, LargePlanPartialPivoting) {
 }
 
 // One small case per route, for compute-sanitizer (scripts/gpu_pivoting_check.sh): the tile
-// kernel (33 contiguous lines of 33 and 257 rows), one thread per line (Y lines, periodic
-// lines), the partition route (one line of 4097 and 3 lines of 5000, the second with tiny
-// diagonals, so its weak blocks take the fall-back too).
+// kernel (33 contiguous lines of 33 rows), the block kernel (33 lines of 257; and of 255
+// with tiny diagonals: weak partitions, the block's fall-back), one thread per line (Y
+// lines, periodic lines), the partition route (one line of 4097 and 3 lines of 5000 with
+// tiny diagonals, so its weak blocks take the fall-back too).
 TEST_F(PivotingCuda, EveryRouteSmall) {
   auto check = [](auto zero, const LineSet& l, tp::Family f, bool periodic, bool shared) {
     using T = decltype(zero);
@@ -180,6 +183,7 @@ TEST_F(PivotingCuda, EveryRouteSmall) {
       check(0.0f, make_lines(0, n, 33), tp::Family::random_signs, false, shared);
       check(0.0, make_lines(0, n, 33), tp::Family::random_signs, false, shared);
     }
+    check(0.0, make_lines(4, 255, 33), tp::Family::tiny_diagonal, false, shared);
     check(0.0, make_lines(4, 31, 19), tp::Family::random_signs, false, shared);
     check(0.0, make_lines(0, 31, 19), tp::Family::toeplitz, true, shared);
     check(0.0, adi::to_lines(adi::StridedLines::contiguous(4097, 1)), tp::Family::random_signs, false, shared);

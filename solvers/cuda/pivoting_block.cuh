@@ -1,0 +1,145 @@
+#pragma once
+// Partial pivoting for lines of 34 .. 272 rows (the 256^3 sweeps, every direction), not
+// periodic: the partition method of solvers/common/pivoting_core.hpp inside one thread
+// block, so nothing but u leaves the chip. A block takes 32 lines (threadIdx.x: the line,
+// consecutive lanes on neighbouring lines) and P = ceil(n / 17) <= 16 partitions per line
+// (threadIdx.y):
+//   1. thread (line, k) eliminates its partition's block top-down and bottom-up with
+//      partial pivoting (common::partition_first / partition_last) and leaves its ends in
+//      shared memory; after a barrier it forms its separator's reduced row;
+//   2. one thread per line solves the line's reduced system (P rows, shared memory) by
+//      partial pivoting;
+//   3. thread (line, k) solves its block again with its two separators known
+//      (common::partition_solve) and writes u.
+// Steps 1 and 3 read a, b, c, d; the second read follows the first within the block's life,
+// so it is served by L2 (a block's rows: 32 lines x 272 x 4 values), and DRAM sees about a
+// copy's 5 values per row. Loads are coalesced where neighbouring lines are adjacent (Y/Z
+// sweeps, interleaved batches); X lines are read 17 consecutive values per thread.
+// A weak partition (common::partition_weak_pivot) anywhere in the block sends the block's
+// 32 lines, before anything is written, to exact partial pivoting along each line
+// (pivoting_line, the thread route's loop, U's rows in the workspace).
+#include "solvers/common/pivoting_core.hpp"
+#include "solvers/cuda/pivoting_thread_line.cuh"
+
+namespace adi::cuda_backend::kernels {
+
+constexpr int kPivotBlockRows = 17;   // rows per partition, as the partition route
+constexpr int kPivotBlockParts = 16;  // partitions per line at most: n <= 272
+
+inline bool pivoting_block_fits(const LineSet& l, bool periodic) {
+  return !periodic && l.n >= 2 * kPivotBlockRows && l.n <= kPivotBlockParts * kPivotBlockRows;
+}
+
+template <class T, int Chunk, bool Shared>
+__global__ void __launch_bounds__(kWarp* kPivotBlockParts)
+    pivoting_block_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b,
+                          const T* __restrict__ c, const T* d, T* u, T* __restrict__ w1, T* __restrict__ w2,
+                          int* flag) {
+  constexpr int M = kPivotBlockRows;
+  // Per (partition, line): the block's last-row values, the reduced row, its solution and
+  // the reduced elimination's U rows.
+  __shared__ T s_yL[kPivotBlockParts][kWarp], s_vL[kPivotBlockParts][kWarp], s_wL[kPivotBlockParts][kWarp];
+  __shared__ T s_A[kPivotBlockParts][kWarp], s_B[kPivotBlockParts][kWarp], s_C[kPivotBlockParts][kWarp],
+      s_D[kPivotBlockParts][kWarp];
+  __shared__ T s_X[kPivotBlockParts][kWarp], s_U1[kPivotBlockParts][kWarp], s_U2[kPivotBlockParts][kWarp];
+  __shared__ int s_weak;
+  const int lane = static_cast<int>(threadIdx.x), k = static_cast<int>(threadIdx.y);
+  const int P = static_cast<int>(blockDim.y);
+  const i64 nl = L.lines(), n = L.n, st = L.stride;
+  const i64 line = static_cast<i64>(blockIdx.x) * kWarp + lane;
+  const bool valid = line < nl;
+  const i64 off = valid ? L.offset(line) : 0;
+  auto row = [&](int i) {
+    const i64 g = static_cast<i64>(k) * M + i;
+    if (!valid || g >= n) return common::PartitionRowValues<T>{T(0), T(1), T(0), T(0)};
+    const i64 e = off + g * st, ce = Shared ? g : e;
+    return common::PartitionRowValues<T>{g == 0 ? T(0) : a[ce], b[ce], g == n - 1 ? T(0) : c[ce], d[e]};
+  };
+  if (lane == 0 && k == 0) s_weak = 0;
+  __syncthreads();
+
+  bool bad = false, weak = false;
+  T yF, vF, wF, yL, vL, wL;
+  common::partition_first<T, M>(row, yF, vF, wF, bad, weak);
+  common::partition_last<T, M>(row, yL, vL, wL, bad, weak);
+  s_yL[k][lane] = yL;
+  s_vL[k][lane] = vL;
+  s_wL[k][lane] = wL;
+  if (weak && valid) s_weak = 1;
+  __syncthreads();
+  const bool first = k == 0;
+  const common::PartitionRowValues<T> r =
+      common::partition_reduced_row<T>(row(0), first ? T(0) : s_yL[k - 1][lane], first ? T(0) : s_vL[k - 1][lane],
+                                       first ? T(0) : s_wL[k - 1][lane], yF, vF, wF);
+  s_A[k][lane] = r.a;
+  s_B[k][lane] = r.b;
+  s_C[k][lane] = r.c;
+  s_D[k][lane] = r.d;
+  __syncthreads();
+
+  if (s_weak) {  // uniform over the block: nothing written yet
+    if (k == 0 && valid) bad |= pivoting_line<T, Chunk, Shared>(L, line, a, b, c, d, u, w1, w2, nullptr, nullptr, false);
+    report(bad && valid, flag);
+    return;
+  }
+  if (k == 0) {  // the reduced system of this lane's line: P rows
+    common::PivotRow<T> cur{s_B[0][lane], s_C[0][lane], s_D[0][lane]};
+    for (int i = 1; i < P; ++i) {
+      const common::PivotOut<T> o =
+          common::pivot_step<T>(cur, s_A[i][lane], s_B[i][lane], i == P - 1 ? T(0) : s_C[i][lane], s_D[i][lane]);
+      bad |= valid && bad_pivot(o.r);
+      s_U1[i - 1][lane] = o.u1;
+      s_U2[i - 1][lane] = o.u2;
+      s_X[i - 1][lane] = o.y;
+    }
+    const common::PivotOut<T> o = common::pivot_last<T>(cur);
+    bad |= valid && bad_pivot(o.r);
+    T x1 = o.y, x2 = T(0);
+    s_X[P - 1][lane] = x1;
+    for (int i = P - 2; i >= 0; --i) {
+      const T x = s_X[i][lane] - s_U1[i][lane] * x1 - s_U2[i][lane] * x2;
+      x2 = x1;
+      x1 = x;
+      s_X[i][lane] = x;
+    }
+  }
+  __syncthreads();
+  T x[M];
+  common::partition_solve<T, M>(row, s_X[k][lane], k + 1 < P ? s_X[k + 1][lane] : T(0), x, bad);
+  if (valid) {
+#pragma unroll
+    for (int i = 0; i < M; ++i) {
+      const i64 g = static_cast<i64>(k) * M + i;
+      if (g < n) u[off + g * st] = x[i];
+    }
+  }
+  report(bad && valid, flag);
+}
+
+// Workspace: the fall-back's U rows (u1', u2' per row and line, as the thread route).
+inline std::size_t pivoting_block_workspace(const LineSet& l, std::size_t value_size) {
+  return pivoting_thread_workspace(l, false, value_size);
+}
+
+template <class T, int Chunk>
+void launch_pivoting_block(const LineSet& ls, BandView<T> bands, const T* d, T* u, void* workspace, int* flag,
+                           cudaStream_t stream) {
+  const DeviceLines L = to_device(ls);
+  const i64 nl = L.lines();
+  const unsigned P = static_cast<unsigned>((L.n + kPivotBlockRows - 1) / kPivotBlockRows);
+  const dim3 threads(kWarp, P);
+  const unsigned blocks = static_cast<unsigned>((nl + kWarp - 1) / kWarp);
+  ScratchCursor cur{static_cast<char*>(workspace)};
+  const std::size_t count = static_cast<std::size_t>(L.n) * static_cast<std::size_t>(nl);
+  T* w1 = cur.take<T>(count);
+  T* w2 = cur.take<T>(count);
+  if (bands.shared)
+    pivoting_block_kernel<T, Chunk, true>
+        <<<blocks, threads, 0, stream>>>(L, bands.a, bands.b, bands.c, d, u, w1, w2, flag);
+  else
+    pivoting_block_kernel<T, Chunk, false>
+        <<<blocks, threads, 0, stream>>>(L, bands.a, bands.b, bands.c, d, u, w1, w2, flag);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace adi::cuda_backend::kernels
