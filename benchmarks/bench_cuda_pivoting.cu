@@ -3,7 +3,8 @@
 // diagonal pivoting) and gtsv2_nopivot (its no-pivoting peer), as % of the copy bandwidth
 // measured in this run (5 arrays counted: read a, b, c, d, write u).
 //   1. a 256^3 box, fp32 and fp64, each axis: automatic (Thomas kernels + the stability
-//      check), cuda_pivoting (X: the shared-memory tile route; Y/Z: one thread per line),
+//      check), cuda_pivoting (n = 256: every axis takes the block route, the partition
+//      method inside a thread block, solvers/cuda/pivoting_block.cuh),
 //      and for X (the layout cuSPARSE takes) gtsv2 / gtsv2_nopivot; the systems are
 //      diagonally dominant, so automatic never falls back;
 //   2. one system of 2^24 unknowns: the large partition (automatic), cuda_pivoting (the
@@ -204,7 +205,7 @@ void bench_box(cusparseHandle_t handle, long long n) {
     auto [t_auto, k_auto] = run(adi::Pivoting::automatic, true);
     row(std::string(prec) + " " + an + " automatic (" + k_auto + " + check)", t_auto, total, sizeof(T));
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
-    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ")", t_piv, total, sizeof(T));
+    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", block route)", t_piv, total, sizeof(T));
     if (ax == adi::Axis::x) {
       // gtsv2StridedBatch does not pivot (cuSPARSE's batched layout); gtsv2 pivots but takes
       // one matrix for many right-hand sides: timed on one line of the box's matrix with all
@@ -226,7 +227,7 @@ void bench_box(cusparseHandle_t handle, long long n) {
         row(std::string(prec) + " X cuSPARSE " + (piv ? "gtsv2 (pivoting" : "gtsv2_nopivot (") +
                 ", one matrix, n*n rhs)",
             ms, total, sizeof(T));
-        if (piv) speedup(std::string(prec) + " X partial pivoting (" + k_piv + ")", t_piv, ms);
+        if (piv) speedup(std::string(prec) + " X partial pivoting (" + k_piv + ", block route)", t_piv, ms);
       }
     }
   }

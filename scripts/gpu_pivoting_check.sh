@@ -8,7 +8,8 @@
 #      non-pivoting kernels, cuSPARSE gtsv2 / gtsv2_nopivot, as % of the copy bandwidth
 #      measured in the same run;
 # then prints the tables. Logs under $OUT.
-#   OUT=/tmp/out scripts/gpu_pivoting_check.sh [--no-build] [--with-nocheck]
+#   OUT=/tmp/out scripts/gpu_pivoting_check.sh [--build-only | --no-build] [--with-nocheck]
+#   (--build-only, then --no-build: two calls where one 10-minute device call is too short)
 #   --with-nocheck: also builds bench_cuda_pivoting with -DADI_THOMAS_CHECK=0 and runs it
 #   (the cost of the stability checks = the ratio of the automatic rows; +3-4 min).
 set -u
@@ -17,10 +18,12 @@ mkdir -p "$OUT"
 B=build-gpu-pivoting
 B0=build-gpu-pivoting-nocheck
 build=1
+run=1
 nocheck=0
 for arg in "$@"; do
   case $arg in
     --no-build) build=0 ;;
+    --build-only) run=0 ;;
     --with-nocheck) nocheck=1 ;;
     *) echo "unknown argument $arg"; exit 2 ;;
   esac
@@ -48,6 +51,7 @@ if [ $build = 1 ]; then
   fi
 fi
 echo "build: $(($(date +%s) - t0)) s"
+[ $run = 0 ] && { echo "built $B; run again with --no-build"; exit 0; }
 find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
 declare -A result
 for t in $TESTS; do

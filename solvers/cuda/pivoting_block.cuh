@@ -1,8 +1,8 @@
 #pragma once
 // Partial pivoting for lines of 34 .. 272 rows (the 256^3 sweeps, every direction), not
 // periodic: the partition method of solvers/common/pivoting_core.hpp inside one thread
-// block, so nothing but u leaves the chip. A block takes 32 lines (threadIdx.x: the line,
-// consecutive lanes on neighbouring lines) and P = ceil(n / 17) <= 16 partitions per line
+// block, so nothing but u leaves the chip. A block takes 32 lines in fp32, 16 in fp64
+// (threadIdx.x: the line, consecutive threads on neighbouring lines) and P = ceil(n / 17) <= 16 partitions per line
 // (threadIdx.y):
 //   1. thread (line, k) eliminates its partition's block top-down and bottom-up with
 //      partial pivoting (common::partition_first / partition_last) and leaves its ends in
@@ -12,11 +12,11 @@
 //   3. thread (line, k) solves its block again with its two separators known
 //      (common::partition_solve) and writes u.
 // Steps 1 and 3 read a, b, c, d; the second read follows the first within the block's life,
-// so it is served by L2 (a block's rows: 32 lines x 272 x 4 values), and DRAM sees about a
+// so it is served by L2 (a block's rows: 32 or 16 lines x 272 x 4 values), and DRAM sees about a
 // copy's 5 values per row. Loads are coalesced where neighbouring lines are adjacent (Y/Z
 // sweeps, interleaved batches); X lines are read 17 consecutive values per thread.
 // A weak partition (common::partition_weak_pivot) anywhere in the block sends the block's
-// 32 lines, before anything is written, to exact partial pivoting along each line
+// lines, before anything is written, to exact partial pivoting along each line
 // (pivoting_line, the thread route's loop, U's rows in the workspace).
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/cuda/pivoting_thread_line.cuh"
@@ -25,28 +25,43 @@ namespace adi::cuda_backend::kernels {
 
 constexpr int kPivotBlockRows = 17;   // rows per partition, as the partition route
 constexpr int kPivotBlockParts = 16;  // partitions per line at most: n <= 272
+// Lines per block: 32 (fp32: 118 registers, no spills, at the 128 that 512 threads allow) or
+// 16 (fp64: with 32 lines the 128-register cap spilled ~0.6 KB per thread; 256 threads
+// allow 255).
+template <class T>
+constexpr int pivot_block_lines() {
+  return sizeof(T) == 4 ? 32 : 16;
+}
 
 inline bool pivoting_block_fits(const LineSet& l, bool periodic) {
   return !periodic && l.n >= 2 * kPivotBlockRows && l.n <= kPivotBlockParts * kPivotBlockRows;
 }
 
+// The fall-back out of line, so its registers do not add to the partition path's.
 template <class T, int Chunk, bool Shared>
-__global__ void __launch_bounds__(kWarp* kPivotBlockParts)
+__device__ __noinline__ bool pivoting_block_fallback(const DeviceLines& L, i64 line, const T* a, const T* b,
+                                                     const T* c, const T* d, T* u, T* w1, T* w2) {
+  return pivoting_line<T, Chunk, Shared>(L, line, a, b, c, d, u, w1, w2, nullptr, nullptr, false);
+}
+
+template <class T, int Chunk, bool Shared>
+__global__ void __launch_bounds__(pivot_block_lines<T>() * kPivotBlockParts)
     pivoting_block_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b,
                           const T* __restrict__ c, const T* d, T* u, T* __restrict__ w1, T* __restrict__ w2,
                           int* flag) {
   constexpr int M = kPivotBlockRows;
+  constexpr int NL = pivot_block_lines<T>();
   // Per (partition, line): the block's last-row values, the reduced row, its solution and
   // the reduced elimination's U rows.
-  __shared__ T s_yL[kPivotBlockParts][kWarp], s_vL[kPivotBlockParts][kWarp], s_wL[kPivotBlockParts][kWarp];
-  __shared__ T s_A[kPivotBlockParts][kWarp], s_B[kPivotBlockParts][kWarp], s_C[kPivotBlockParts][kWarp],
-      s_D[kPivotBlockParts][kWarp];
-  __shared__ T s_X[kPivotBlockParts][kWarp], s_U1[kPivotBlockParts][kWarp], s_U2[kPivotBlockParts][kWarp];
+  __shared__ T s_yL[kPivotBlockParts][NL], s_vL[kPivotBlockParts][NL], s_wL[kPivotBlockParts][NL];
+  __shared__ T s_A[kPivotBlockParts][NL], s_B[kPivotBlockParts][NL], s_C[kPivotBlockParts][NL],
+      s_D[kPivotBlockParts][NL];
+  __shared__ T s_X[kPivotBlockParts][NL], s_U1[kPivotBlockParts][NL], s_U2[kPivotBlockParts][NL];
   __shared__ int s_weak;
   const int lane = static_cast<int>(threadIdx.x), k = static_cast<int>(threadIdx.y);
   const int P = static_cast<int>(blockDim.y);
   const i64 nl = L.lines(), n = L.n, st = L.stride;
-  const i64 line = static_cast<i64>(blockIdx.x) * kWarp + lane;
+  const i64 line = static_cast<i64>(blockIdx.x) * NL + lane;
   const bool valid = line < nl;
   const i64 off = valid ? L.offset(line) : 0;
   auto row = [&](int i) {
@@ -78,7 +93,7 @@ __global__ void __launch_bounds__(kWarp* kPivotBlockParts)
   __syncthreads();
 
   if (s_weak) {  // uniform over the block: nothing written yet
-    if (k == 0 && valid) bad |= pivoting_line<T, Chunk, Shared>(L, line, a, b, c, d, u, w1, w2, nullptr, nullptr, false);
+    if (k == 0 && valid) bad |= pivoting_block_fallback<T, Chunk, Shared>(L, line, a, b, c, d, u, w1, w2);
     report(bad && valid, flag);
     return;
   }
@@ -127,8 +142,9 @@ void launch_pivoting_block(const LineSet& ls, BandView<T> bands, const T* d, T* 
   const DeviceLines L = to_device(ls);
   const i64 nl = L.lines();
   const unsigned P = static_cast<unsigned>((L.n + kPivotBlockRows - 1) / kPivotBlockRows);
-  const dim3 threads(kWarp, P);
-  const unsigned blocks = static_cast<unsigned>((nl + kWarp - 1) / kWarp);
+  constexpr int NL = pivot_block_lines<T>();
+  const dim3 threads(NL, P);
+  const unsigned blocks = static_cast<unsigned>((nl + NL - 1) / NL);
   ScratchCursor cur{static_cast<char*>(workspace)};
   const std::size_t count = static_cast<std::size_t>(L.n) * static_cast<std::size_t>(nl);
   T* w1 = cur.take<T>(count);
