@@ -445,6 +445,11 @@ TEST(PivotingPartition, WithinTenTimesLapackOrWeak) {
       partition_case<float>(f, n, weak);
       partition_case<double>(f, n, weak);
     }
+  // 255 = 15 * 17: even blocks only (the block route's 256^3 case): solved, not weak.
+  int even_weak = 0;
+  partition_case<float>(tp::Family::tiny_diagonal, 255, even_weak);
+  partition_case<double>(tp::Family::tiny_diagonal, 255, even_weak);
+  EXPECT_EQ(even_weak, 0) << "tiny-diagonal lines of even blocks only are not weak";
   int tiny_weak = 0;
   for (index_t n : {1000, 5000}) {  // 1000 = 58 * 17 + 14, 5000 = 294 * 17 + 2: odd tail blocks
     partition_case<float>(tp::Family::tiny_diagonal, n, tiny_weak);
