@@ -93,8 +93,10 @@ __global__ void __launch_bounds__(pivot_block_lines<T>() * kPivotBlockParts)
   __syncthreads();
 
   if (s_weak) {  // uniform over the block: nothing written yet
-    if (k == 0 && valid) bad |= pivoting_block_fallback<T, Chunk, Shared>(L, line, a, b, c, d, u, w1, w2);
-    report(bad && valid, flag);
+    // Only the fall-back's pivots count: a singular partition block (a non-finite 1/pivot
+    // above, always also weak) says nothing about the line.
+    const bool fb = k == 0 && valid && pivoting_block_fallback<T, Chunk, Shared>(L, line, a, b, c, d, u, w1, w2);
+    report(fb, flag);
     return;
   }
   if (k == 0) {  // the reduced system of this lane's line: P rows

@@ -122,7 +122,8 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   B[gp] = r.b;
   C[gp] = r.c;
   D[gp] = r.d;
-  report(bad, flag);
+  // A singular block (a non-finite 1/pivot) is always also weak: the fall-back decides then.
+  report(bad && !weak, flag);
   if (weak) *weak_flag = 1;
 }
 
