@@ -191,6 +191,20 @@ TEST_F(PivotingCuda, EveryRouteSmall) {
   }
 }
 
+// A singular line (one row of zeros) throws SingularSystem on every route: the block and
+// partition routes see a weak partition, fall back to exact pivoting, and that reports it.
+TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
+  for (auto [n, count] : {std::pair<index_t, index_t>{33, 40}, {257, 40}, {5000, 2}}) {
+    auto k = tp::make_case<double>(adi::to_lines(adi::StridedLines::contiguous(n, count)), tp::Family::dominant,
+                                   false, false, 3);
+    const std::size_t row = static_cast<std::size_t>(n + n / 2);  // line 1, a middle row
+    k.a[row] = k.b[row] = k.c[row] = 0;
+    TridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    EXPECT_THROW(solve_on_device(k, o, false), adi::SingularSystem) << "n " << n;
+  }
+}
+
 TEST_F(PivotingCuda, IssueTableCasesThrowWithoutPivoting) {
   GTEST_SKIP() << "the stability check is compiled out of device code (it cost the dispatch's kernels 17-46% "
                   "on an H100; solvers/common/thomas_check.hpp): on CUDA these cases need pivoting = partial "
