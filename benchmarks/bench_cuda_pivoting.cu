@@ -11,6 +11,8 @@
 //      partition route: pivoting inside partitions of 17 rows, solvers/cuda/pivoting_partition.cuh),
 //      gtsv2 and gtsv2_nopivot.
 // The summary ends with the speed-ups of partial pivoting over cuSPARSE gtsv2 (target >= 3x).
+// At 256^3 the other routes of cuda_pivoting are timed too, forced by ADI_PIVOTING_ROUTE
+// (solvers/cuda/pivoting_thread.cuh; measurement only).
 // The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24]
@@ -206,6 +208,14 @@ void bench_box(cusparseHandle_t handle, long long n) {
     row(std::string(prec) + " " + an + " automatic (" + k_auto + " + check)", t_auto, total, sizeof(T));
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
     row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", block route)", t_piv, total, sizeof(T));
+    // The other routes forced on the same layout (ADI_PIVOTING_ROUTE, measurement only).
+    for (const char* route : {"thread", "tile", "partition"}) {
+      if (std::strcmp(route, "tile") == 0 && ax != adi::Axis::x) continue;  // contiguous lines only
+      setenv("ADI_PIVOTING_ROUTE", route, 1);
+      const double t = run(adi::Pivoting::partial, true).first;
+      unsetenv("ADI_PIVOTING_ROUTE");
+      row(std::string(prec) + " " + an + " partial pivoting, " + route + " route forced", t, total, sizeof(T));
+    }
     if (ax == adi::Axis::x) {
       // gtsv2StridedBatch does not pivot (cuSPARSE's batched layout); gtsv2 pivots but takes
       // one matrix for many right-hand sides: timed on one line of the box's matrix with all

@@ -14,6 +14,9 @@
 //     coalesced where neighbouring lines are adjacent (pivoting_thread_line.cuh).
 // Every route eliminates with solvers/common/pivoting_core.hpp. docs/pivoting.md has what
 // each costs.
+#include <cstdlib>
+#include <string>
+
 #include "solvers/cuda/pivoting_block.cuh"
 #include "solvers/cuda/pivoting_partition.cuh"
 #include "solvers/cuda/pivoting_thread_line.cuh"
@@ -23,7 +26,18 @@ namespace adi::cuda_backend::kernels {
 
 enum class PivotingRoute { thread, tile, block, partition };
 
+// For measurement only (bench_cuda_pivoting compares the routes on the same layout): the
+// environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition forces a route
+// where it can take the layout; read when the plan is made (workspace) and at each solve,
+// so set it before making the plan and keep it while solving with it.
 inline PivotingRoute pivoting_route(const LineSet& l, bool periodic) {
+  if (const char* forced = std::getenv("ADI_PIVOTING_ROUTE")) {
+    const std::string f(forced);
+    if (f == "thread") return PivotingRoute::thread;
+    if (f == "tile" && pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
+    if (f == "block" && pivoting_block_fits(l, periodic)) return PivotingRoute::block;
+    if (f == "partition" && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
+  }
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
   if (pivoting_block_fits(l, periodic)) return PivotingRoute::block;
   if (pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;

@@ -12,6 +12,7 @@
 // Outputs are poisoned with NaN. Skips loudly without a device.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -202,6 +203,33 @@ TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
     TridiagonalOptions o;
     o.pivoting = Pivoting::partial;
     EXPECT_THROW(solve_on_device(k, o, false), adi::SingularSystem) << "n " << n;
+  }
+}
+
+// Every route forced (ADI_PIVOTING_ROUTE, solvers/cuda/pivoting_thread.cuh) on the same
+// contiguous lines of 255 and 257 rows, where the default is the block route: the tile
+// and partition routes then run on lengths they would not get by default.
+TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
+  for (const char* route : {"thread", "tile", "block", "partition"}) {
+    setenv("ADI_PIVOTING_ROUTE", route, 1);
+    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
+      for (index_t n : {255, 257})
+        for (bool shared : {false, true}) {
+          auto run = [&](auto zero) {
+            using T = decltype(zero);
+            TridiagonalOptions o;
+            o.pivoting = Pivoting::partial;
+            auto k = tp::make_case<T>(make_lines(0, n, 40), f, false, shared, 3 * n + shared);
+            solve_on_device(k, o, n % 2 == 1);
+            std::string detail;
+            EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+                << route << " route, " << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n
+                << (shared ? " shared" : "") << ": " << detail;
+          };
+          run(0.0f);
+          run(0.0);
+        }
+    unsetenv("ADI_PIVOTING_ROUTE");
   }
 }
 
