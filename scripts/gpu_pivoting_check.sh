@@ -15,7 +15,7 @@
 set -u
 OUT=${OUT:-$PWD/out/gpu_pivoting}
 mkdir -p "$OUT"
-B=build-gpu-pivoting
+B=${BUILD_DIR:-build-gpu-pivoting}
 B0=build-gpu-pivoting-nocheck
 build=1
 run=1
