@@ -2,8 +2,7 @@
 // Partial pivoting for lines of 34 .. 272 rows (the 256^3 sweeps, every direction), not
 // periodic: the partition method of solvers/common/pivoting_core.hpp inside one thread
 // block, so nothing but u leaves the chip. A block takes 32 lines in fp32, 16 in fp64
-// (threadIdx.x: the line, consecutive threads on neighbouring lines) and P = ceil(n / 17) <= 16 partitions per line
-// (threadIdx.y):
+// (threadIdx.x: the line) and P = ceil(n / 17) <= 16 partitions per line (threadIdx.y):
 //   1. thread (line, k) eliminates its partition's block top-down and bottom-up with
 //      partial pivoting (common::partition_first / partition_last) and leaves its ends in
 //      shared memory; after a barrier it forms its separator's reduced row;
@@ -11,10 +10,12 @@
 //      partial pivoting;
 //   3. thread (line, k) solves its block again with its two separators known
 //      (common::partition_solve) and writes u.
-// Steps 1 and 3 read a, b, c, d; the second read follows the first within the block's life,
-// so it is served by L2 (a block's rows: 32 or 16 lines x 272 x 4 values), and DRAM sees about a
-// copy's 5 values per row. Loads are coalesced where neighbouring lines are adjacent (Y/Z
-// sweeps, interleaved batches); X lines are read 17 consecutive values per thread.
+// The block first copies its lines' a, b, c, d into shared memory (dynamic, 4 x lines x
+// (17 P + 1) values: 137 KB at n = 272), all its threads on consecutive addresses: along
+// the line for stride-1 lines (X sweeps), across lines otherwise (Y/Z sweeps, interleaved
+// batches); steps 1 and 3 read the rows from there, and u goes out through the same tile in
+// the same order. So every global access is coalesced and DRAM sees a copy's 5 values per
+// row. (One block per SM either way: the registers of 512 fp32 / 256 fp64 threads fill it.)
 // A weak partition (common::partition_weak_pivot) anywhere in the block sends the block's
 // lines, before anything is written, to exact partial pivoting along each line
 // (pivoting_line, the thread route's loop, U's rows in the workspace).
@@ -58,20 +59,59 @@ __global__ void __launch_bounds__(pivot_block_lines<T>() * kPivotBlockParts)
       s_D[kPivotBlockParts][NL];
   __shared__ T s_X[kPivotBlockParts][NL], s_U1[kPivotBlockParts][NL], s_U2[kPivotBlockParts][NL];
   __shared__ int s_weak;
+  __shared__ i64 s_off[NL];
+  extern __shared__ unsigned char pivot_block_rows[];
   const int lane = static_cast<int>(threadIdx.x), k = static_cast<int>(threadIdx.y);
   const int P = static_cast<int>(blockDim.y);
   const i64 nl = L.lines(), n = L.n, st = L.stride;
   const i64 line = static_cast<i64>(blockIdx.x) * NL + lane;
   const bool valid = line < nl;
-  const i64 off = valid ? L.offset(line) : 0;
-  auto row = [&](int i) {
-    const i64 g = static_cast<i64>(k) * M + i;
-    if (!valid || g >= n) return common::PartitionRowValues<T>{T(0), T(1), T(0), T(0)};
-    const i64 e = off + g * st, ce = Shared ? g : e;
-    return common::PartitionRowValues<T>{g == 0 ? T(0) : a[ce], b[ce], g == n - 1 ? T(0) : c[ce], d[e]};
-  };
+  // The rows: [line][row] with a pad (an odd stride spreads a column over the banks);
+  // shared bands keep one line's a, b, c.
+  const int rows = P * M, pad = rows + 1;
+  T* const sa = reinterpret_cast<T*>(pivot_block_rows);
+  T* const sb = sa + NL * pad;
+  T* const sc = sb + NL * pad;
+  T* const sd = sc + NL * pad;
+  if (k == 0) s_off[lane] = valid ? L.offset(line) : i64(-1);
   if (lane == 0 && k == 0) s_weak = 0;
   __syncthreads();
+  const int tid = k * NL + lane, nthreads = NL * P;
+  // Element idx of the block's lines x rows in the order that keeps global accesses coalesced.
+  auto place = [&](int idx, int& li, int& g) {
+    if (st == 1) {
+      li = idx / rows;
+      g = idx - li * rows;
+    } else {
+      g = idx / NL;
+      li = idx - g * NL;
+    }
+  };
+  for (int idx = tid; idx < NL * rows; idx += nthreads) {
+    int li, g;
+    place(idx, li, g);
+    const i64 o = s_off[li];
+    const bool in = o >= 0 && g < n;
+    const i64 e = o + g * st;
+    const int si = li * pad + g;
+    if (Shared) {
+      if (li == 0) {
+        sa[g] = g < n && g > 0 ? a[g] : T(0);
+        sb[g] = g < n ? b[g] : T(1);
+        sc[g] = g < n - 1 ? c[g] : T(0);
+      }
+    } else {
+      sa[si] = in && g > 0 ? a[e] : T(0);
+      sb[si] = in ? b[e] : T(1);
+      sc[si] = in && g < n - 1 ? c[e] : T(0);
+    }
+    sd[si] = in ? d[e] : T(0);
+  }
+  __syncthreads();
+  auto row = [&](int i) {
+    const int g = k * M + i, si = lane * pad + g, ci = Shared ? g : si;
+    return common::PartitionRowValues<T>{sa[ci], sb[ci], sc[ci], sd[si]};
+  };
 
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;
@@ -123,14 +163,25 @@ __global__ void __launch_bounds__(pivot_block_lines<T>() * kPivotBlockParts)
   __syncthreads();
   T x[M];
   common::partition_solve<T, M>(row, s_X[k][lane], k + 1 < P ? s_X[k + 1][lane] : T(0), x, bad);
-  if (valid) {
+  // x over this thread's own rows of d (no other thread reads them), then out in the
+  // coalesced order.
 #pragma unroll
-    for (int i = 0; i < M; ++i) {
-      const i64 g = static_cast<i64>(k) * M + i;
-      if (g < n) u[off + g * st] = x[i];
-    }
+  for (int i = 0; i < M; ++i) sd[lane * pad + k * M + i] = x[i];
+  __syncthreads();
+  for (int idx = tid; idx < NL * rows; idx += nthreads) {
+    int li, g;
+    place(idx, li, g);
+    const i64 o = s_off[li];
+    if (o >= 0 && g < n) u[o + g * st] = sd[li * pad + g];
   }
   report(bad && valid, flag);
+}
+
+// Dynamic shared memory of a block: a, b, c, d of its lines.
+template <class T>
+std::size_t pivoting_block_smem(i64 n) {
+  const std::size_t P = static_cast<std::size_t>((n + kPivotBlockRows - 1) / kPivotBlockRows);
+  return 4 * static_cast<std::size_t>(pivot_block_lines<T>()) * (P * kPivotBlockRows + 1) * sizeof(T);
 }
 
 // Workspace: the fall-back's U rows (u1', u2' per row and line, as the thread route).
@@ -151,12 +202,15 @@ void launch_pivoting_block(const LineSet& ls, BandView<T> bands, const T* d, T* 
   const std::size_t count = static_cast<std::size_t>(L.n) * static_cast<std::size_t>(nl);
   T* w1 = cur.take<T>(count);
   T* w2 = cur.take<T>(count);
+  const std::size_t smem = pivoting_block_smem<T>(L.n);
+  auto launch = [&](auto kernel) {
+    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    kernel<<<blocks, threads, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, w1, w2, flag);
+  };
   if (bands.shared)
-    pivoting_block_kernel<T, Chunk, true>
-        <<<blocks, threads, 0, stream>>>(L, bands.a, bands.b, bands.c, d, u, w1, w2, flag);
+    launch(pivoting_block_kernel<T, Chunk, true>);
   else
-    pivoting_block_kernel<T, Chunk, false>
-        <<<blocks, threads, 0, stream>>>(L, bands.a, bands.b, bands.c, d, u, w1, w2, flag);
+    launch(pivoting_block_kernel<T, Chunk, false>);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
