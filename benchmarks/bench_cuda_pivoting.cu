@@ -3,13 +3,18 @@
 // diagonal pivoting) and gtsv2_nopivot (its no-pivoting peer), as % of the copy bandwidth
 // measured in this run (5 arrays counted: read a, b, c, d, write u).
 //   1. a 256^3 box, fp32 and fp64, each axis: automatic (Thomas kernels + the stability
-//      check), cuda_pivoting, and for X (the layout cuSPARSE takes) gtsv2 / gtsv2_nopivot;
-//      the systems are diagonally dominant, so automatic never falls back;
-//   2. one system of 2^24 unknowns: the large partition (automatic), cuda_pivoting (a single
-//      thread: a sequential elimination, the reference point a partition/SPIKE pivoting
-//      method would have to beat), gtsv2 and gtsv2_nopivot.
+//      check), cuda_pivoting (n = 256: every axis takes the block route, the partition
+//      method inside a thread block, solvers/cuda/pivoting_block.cuh),
+//      and for X (the layout cuSPARSE takes) gtsv2 / gtsv2_nopivot; the systems are
+//      diagonally dominant, so automatic never falls back;
+//   2. one system of 2^24 unknowns: the large partition (automatic), cuda_pivoting (the
+//      partition route: pivoting inside partitions of 17 rows, solvers/cuda/pivoting_partition.cuh),
+//      gtsv2 and gtsv2_nopivot.
+// The summary ends with the speed-ups of partial pivoting over cuSPARSE gtsv2 (target >= 3x).
+// At 256^3 the other routes of cuda_pivoting are timed too, forced by ADI_PIVOTING_ROUTE
+// (solvers/cuda/pivoting_thread.cuh; measurement only).
 // The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
-// rows (scripts/gpu_pivot_check.sh does both).
+// rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24]
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -121,6 +126,14 @@ struct Row {
   double ms, pct;
 };
 std::vector<Row> g_rows;
+std::vector<std::string> g_speedups;  // "partial pivoting vs gtsv2" lines for the summary
+
+void speedup(const std::string& what, double ms_adi, double ms_gtsv2) {
+  char text[200];
+  std::snprintf(text, sizeof text, "  %-58s %6.2fx gtsv2 (%.3f vs %.3f ms)", what.c_str(), ms_gtsv2 / ms_adi, ms_adi,
+                ms_gtsv2);
+  g_speedups.push_back(text);
+}
 
 void row(const std::string& what, double ms, double elems, std::size_t vs) {
   const double gbs = 5.0 * elems * vs / ms / 1e6;
@@ -194,7 +207,15 @@ void bench_box(cusparseHandle_t handle, long long n) {
     auto [t_auto, k_auto] = run(adi::Pivoting::automatic, true);
     row(std::string(prec) + " " + an + " automatic (" + k_auto + " + check)", t_auto, total, sizeof(T));
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
-    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ")", t_piv, total, sizeof(T));
+    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", block route)", t_piv, total, sizeof(T));
+    // The other routes forced on the same layout (ADI_PIVOTING_ROUTE, measurement only).
+    for (const char* route : {"thread", "tile", "partition"}) {
+      if (std::strcmp(route, "tile") == 0 && ax != adi::Axis::x) continue;  // contiguous lines only
+      setenv("ADI_PIVOTING_ROUTE", route, 1);
+      const double t = run(adi::Pivoting::partial, true).first;
+      unsetenv("ADI_PIVOTING_ROUTE");
+      row(std::string(prec) + " " + an + " partial pivoting, " + route + " route forced", t, total, sizeof(T));
+    }
     if (ax == adi::Axis::x) {
       // gtsv2StridedBatch does not pivot (cuSPARSE's batched layout); gtsv2 pivots but takes
       // one matrix for many right-hand sides: timed on one line of the box's matrix with all
@@ -216,6 +237,7 @@ void bench_box(cusparseHandle_t handle, long long n) {
         row(std::string(prec) + " X cuSPARSE " + (piv ? "gtsv2 (pivoting" : "gtsv2_nopivot (") +
                 ", one matrix, n*n rhs)",
             ms, total, sizeof(T));
+        if (piv) speedup(std::string(prec) + " X partial pivoting (" + k_piv + ", block route)", t_piv, ms);
       }
     }
   }
@@ -230,14 +252,16 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   CK(cudaDeviceSynchronize());
   const adi::Executor dev = adi::Executor::cuda();
   const std::string tag = std::string(prec) + " one system of 2^" + std::to_string(log2n);
+  double t_partial = 0;
   for (adi::Pivoting p : {adi::Pivoting::none, adi::Pivoting::automatic, adi::Pivoting::partial}) {
     adi::LargeTridiagonalOptions o;
     o.pivoting = p;
     o.check_pivots = p != adi::Pivoting::none;
     adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
     const double ms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
+    if (p == adi::Pivoting::partial) t_partial = ms;
     row(tag + " large plan, pivoting " + adi::pivoting_name(p) +
-            (p == adi::Pivoting::partial ? " (cuda_pivoting, 1 thread)" : " (partition)"),
+            (p == adi::Pivoting::partial ? " (cuda_pivoting, partition route)" : " (partition)"),
         ms, n, sizeof(T));
   }
   for (bool piv : {true, false}) {
@@ -246,6 +270,7 @@ void bench_large(cusparseHandle_t handle, int log2n) {
     Dev<char> buf(bytes);
     const double ms = time_ms([&] { CKS(gtsv2_run(handle, piv, (int)n, a.p, b.p, c.p, u.p, 1, 0, buf.p)); });
     row(tag + " cuSPARSE " + (piv ? "gtsv2 (pivoting)" : "gtsv2_nopivot"), ms, n, sizeof(T));
+    if (piv) speedup(tag + " partial pivoting (partition route)", t_partial, ms);
   }
 }
 
@@ -283,5 +308,7 @@ int main(int argc, char** argv) {
   CKS(cusparseDestroy(handle));
   std::printf("\nSummary (%% of copy, %s)\n", prop.name);
   for (const Row& r : g_rows) std::printf("  %-58s %6.1f%%  %9.3f ms\n", r.what.c_str(), r.pct, r.ms);
+  std::printf("\nPartial pivoting against cuSPARSE gtsv2 (%s; target >= 3x)\n", prop.name);
+  for (const std::string& s : g_speedups) std::printf("%s\n", s.c_str());
   return 0;
 }

@@ -36,26 +36,48 @@ struct PivotOut {
   V r, u1, u2, y;
 };
 
-// Step i: eliminates column i between the current row s and row i+1 = (a, b, c | d) of A.
-// `c` is 0 for the last row.
+// The pivot choice of step i between the current row s and row i+1 = (a, b, c | .) of A
+// (the larger of |s.b| and |a| becomes the pivot), applied to the matrix part of s; its
+// right-hand sides follow with pivot_rhs, as many as the caller carries.
+template <class V, class M>
+struct PivotChoice {
+  M swap;     // row i+1 becomes the pivot row
+  V piv, r, m;  // the pivot, 1/pivot, the multiplier of the other row
+  V u1, u2;   // the pivot row's entries in columns i+1, i+2 (unscaled)
+};
 template <class T, class V>
-ADI_PIVOT_HD PivotOut<V> pivot_step(PivotRow<V>& s, V a, V b, V c, V d) {
+ADI_PIVOT_HD auto pivot_choose(PivotRow<V>& s, V a, V b, V c) {
   const auto swap = magnitude(a) > magnitude(s.b);
   const V zero = V{};
   const V piv = swap ? a : s.b;
   const V u1 = swap ? b : s.c;
   const V u2 = swap ? c : zero;
-  const V y = swap ? d : s.d;
-  const V oi = swap ? s.b : a;  // the other row: column i, i+1, i+2, right-hand side
+  const V oi = swap ? s.b : a;  // the other row: column i, i+1, i+2
   const V o1 = swap ? s.c : b;
   const V o2 = swap ? zero : c;
-  const V od = swap ? s.d : d;
   const V r = T(1) / piv;
   const V m = oi * r;
   s.b = o1 - m * u1;
   s.c = o2 - m * u2;
-  s.d = od - m * y;
-  return {r, u1 * r, u2 * r, y * r};
+  return PivotChoice<V, decltype(swap)>{swap, piv, r, m, u1, u2};
+}
+// One right-hand side through the step: sd is the current row's, d row i+1's. Returns
+// y / pivot (U row i's) and leaves the other row's in sd.
+template <class V, class M>
+ADI_PIVOT_HD V pivot_rhs(const PivotChoice<V, M>& p, V& sd, V d) {
+  const V y = p.swap ? d : sd;
+  const V od = p.swap ? sd : d;
+  sd = od - p.m * y;
+  return y * p.r;
+}
+
+// Step i: eliminates column i between the current row s and row i+1 = (a, b, c | d) of A.
+// `c` is 0 for the last row.
+template <class T, class V>
+ADI_PIVOT_HD PivotOut<V> pivot_step(PivotRow<V>& s, V a, V b, V c, V d) {
+  const auto p = pivot_choose<T>(s, a, b, c);
+  const V y = pivot_rhs(p, s.d, d);
+  return {p.r, p.u1 * p.r, p.u2 * p.r, y};
 }
 
 // The last row: U row n-1 is the current row's pivot alone.
@@ -161,6 +183,148 @@ ADI_PIVOT_HD void cyclic_finish(const CyclicRow<V>& X, const CyclicRow<V>& Y, Cy
   const V r1 = T(1) / (cancelled<T>(last, magnitude(ql) + magnitude(mp)) ? zero : last);
   row2 = {r, zero, zero, zero, pl * r, pd * r};
   row1 = {r1, zero, zero, zero, zero, (qd - m * pd) * r1};
+}
+
+// --- the partition method with partial pivoting inside each partition ---
+//
+// A line is cut into partitions of M rows; row 0 of partition k is its separator s_k, rows
+// 1 .. M-1 its interior block I_k, which couples to the outside only through a_1 (to x_{s_k})
+// and c_{M-1} (to x_{s_{k+1}}). The block is solved with partial pivoting for three right-
+// hand sides, d, a_1 e_1 and c_{M-1} e_{M-1}: x_i = y_i - v_i x_{s_k} - w_i x_{s_{k+1}}.
+// Only the block's first and last rows are needed for the reduced system: the last by a
+// top-down elimination, the first by a bottom-up one (the same elimination on the reversed
+// rows, a and c trading places), so nothing is stored per row. Separator row k, with
+// x_{s_k - 1} and x_{s_k + 1} substituted, couples x_{s_{k-1}}, x_{s_k}, x_{s_{k+1}}: the
+// reduced system is tridiagonal again, solved by the same method or line by line
+// (partition_reduced_row). With the separators known, each block is solved once more with
+// its ends moved to the right-hand side (partition_solve). Like SPIKE (cuSPARSE gtsv2, with
+// diagonal pivoting) it assumes the interior blocks are not nearly singular: a block with a
+// tiny last pivot loses digits that elimination over the whole line keeps (docs/pivoting.md).
+// row(i) returns partition row i (0 .. M-1) as PartitionRowValues; rows past the line's end
+// are (0, 1, 0 | 0), a(row 0 of the line) and c(its last row) are 0.
+template <class V>
+struct PartitionRowValues {
+  V a, b, c, d;
+};
+template <class V>
+struct PartitionEnds {
+  V yF, vF, wF;  // block row 1 (the first): y, v, w
+  V yL, vL, wL;  // block row M-1 (the last)
+};
+
+// x is finite: 1/pivot of a singular block is not.
+template <class V>
+ADI_PIVOT_HD bool finite_value(V x) {
+  return x - x == V(0);
+}
+
+// A block with a pivot below kPartitionWeakPivot times its largest coefficient (so far) is
+// nearly singular, or nearly splits into two parts of which one is: its y, v, w carry that
+// factor into the reduced system, and the solve would lose digits that elimination over the
+// whole line keeps. The partition solvers then re-solve the line by plain partial pivoting
+// (the thread-per-line kernel). Every pivot is tested, in both directions: the last block
+// of a line is padded with identity rows, so the pivot that shows a near-singular real
+// part is not always the last one.
+// kPartitionWeakPivot: 2^-8 (fp32), 2^-12 (fp64).
+template <class T>
+ADI_PIVOT_HD bool partition_weak_pivot(T pivot, T scale) {
+  return !(magnitude(pivot) >= scale * T(sizeof(T) == 4 ? 1.0 / 256 : 1.0 / 4096));
+}
+
+// The last row of block I_k (y, v, w) by the top-down elimination; weak |= its last
+// pivot is weak (partition_weak_pivot).
+template <class T, int M, class Row>
+ADI_PIVOT_HD void partition_last(Row row, T& yL, T& vL, T& wL, bool& bad, bool& weak) {
+  static_assert(M >= 3, "a partition needs a separator and two interior rows");
+  const PartitionRowValues<T> r1 = row(1);
+  PivotRow<T> s{r1.b, r1.c, r1.d};
+  T sv = r1.a, sw = T(0);
+  T scale = larger(magnitude(r1.b), magnitude(r1.c));
+#pragma unroll
+  for (int i = 2; i < M; ++i) {
+    const PartitionRowValues<T> ri = row(i);
+    const bool last = i == M - 1;
+    scale = larger(scale, larger(magnitude(ri.a), magnitude(ri.b)));
+    const auto p = pivot_choose<T>(s, ri.a, ri.b, last ? T(0) : ri.c);
+    bad |= !finite_value(p.r);
+    weak |= partition_weak_pivot<T>(p.piv, scale);
+    pivot_rhs(p, s.d, ri.d);
+    pivot_rhs(p, sv, T(0));
+    pivot_rhs(p, sw, last ? ri.c : T(0));
+  }
+  const T r = T(1) / s.b;
+  bad |= !finite_value(r);
+  weak |= partition_weak_pivot<T>(s.b, scale);
+  yL = s.d * r;
+  vL = sv * r;
+  wL = sw * r;
+}
+
+// The first row of block I_k (y, v, w) by the bottom-up elimination.
+template <class T, int M, class Row>
+ADI_PIVOT_HD void partition_first(Row row, T& yF, T& vF, T& wF, bool& bad, bool& weak) {
+  const PartitionRowValues<T> rl = row(M - 1);
+  PivotRow<T> s{rl.b, rl.a, rl.d};
+  T sv = T(0), sw = rl.c;
+  T scale = larger(magnitude(rl.b), magnitude(rl.a));
+#pragma unroll
+  for (int i = M - 2; i >= 1; --i) {
+    const PartitionRowValues<T> ri = row(i);
+    const bool first = i == 1;
+    scale = larger(scale, larger(magnitude(ri.c), magnitude(ri.b)));
+    const auto p = pivot_choose<T>(s, ri.c, ri.b, first ? T(0) : ri.a);
+    bad |= !finite_value(p.r);
+    weak |= partition_weak_pivot<T>(p.piv, scale);
+    pivot_rhs(p, s.d, ri.d);
+    pivot_rhs(p, sv, first ? ri.a : T(0));
+    pivot_rhs(p, sw, T(0));
+  }
+  const T r = T(1) / s.b;
+  bad |= !finite_value(r);
+  weak |= partition_weak_pivot<T>(s.b, scale);
+  yF = s.d * r;
+  vF = sv * r;
+  wF = sw * r;
+}
+
+// Reduced row k from separator row (a, b, c | d) of partition k, the last-row values of
+// partition k-1 (zero for k = 0, where a is 0 too) and the first-row values of partition k:
+// A x_{s_{k-1}} + B x_{s_k} + C x_{s_{k+1}} = D.
+template <class T>
+ADI_PIVOT_HD PartitionRowValues<T> partition_reduced_row(const PartitionRowValues<T>& sep, T yL, T vL, T wL, T yF,
+                                                         T vF, T wF) {
+  return {-(sep.a * vL), sep.b - sep.a * wL - sep.c * vF, -(sep.c * wF), sep.d - sep.a * yL - sep.c * yF};
+}
+
+// With x_{s_k} = x0 and x_{s_{k+1}} = x1 known, the block solved again (one right-hand
+// side, its ends moved over): x[0] = x0, x[1 .. M-1] the block's solution.
+template <class T, int M, class Row>
+ADI_PIVOT_HD void partition_solve(Row row, T x0, T x1, T (&x)[M], bool& bad) {
+  T u1[M], u2[M];
+  const PartitionRowValues<T> r1 = row(1);
+  PivotRow<T> s{r1.b, r1.c, r1.d - r1.a * x0};
+#pragma unroll
+  for (int i = 2; i < M; ++i) {
+    const PartitionRowValues<T> ri = row(i);
+    const bool last = i == M - 1;
+    const PivotOut<T> o = pivot_step<T>(s, ri.a, ri.b, last ? T(0) : ri.c, last ? ri.d - ri.c * x1 : ri.d);
+    bad |= !finite_value(o.r);
+    u1[i - 1] = o.u1;
+    u2[i - 1] = o.u2;
+    x[i - 1] = o.y;
+  }
+  const PivotOut<T> o = pivot_last<T>(s);
+  bad |= !finite_value(o.r);
+  x[M - 1] = o.y;
+  T xa = o.y, xb = T(0);
+#pragma unroll
+  for (int i = M - 2; i >= 1; --i) {
+    const T xi = x[i] - u1[i] * xa - u2[i] * xb;
+    xb = xa;
+    xa = xi;
+    x[i] = xi;
+  }
+  x[0] = x0;
 }
 
 }  // namespace adi::common

@@ -20,6 +20,7 @@
 #include "adi/tridiagonal.hpp"
 #include "adi/variable_batch.hpp"
 #include "adi/variable_tridiagonal.hpp"
+#include "solvers/common/pivoting_core.hpp"
 #include "tests/solvers/pivoting_cases.hpp"
 #include "tests/param_name.hpp"
 
@@ -355,6 +356,110 @@ TEST(UnsafeThomas, VariableBatch) {
       EXPECT_LE(tp::worst_ratio(k, us, detail), 10.0) << adi::pivoting_name(p) << " system " << s << ": " << detail;
     }
   }
+}
+
+// The partition method with pivoting inside each partition (solvers/common/pivoting_core.hpp,
+// run on the device by solvers/cuda/pivoting_partition.cuh) driven on the host level by
+// level as the CUDA route does: partitions of 17 rows, reduced systems partitioned again
+// while at least 4096 rows long (here: 64, to exercise two levels at test sizes), the last
+// one by plain partial pivoting. Where no block is weak the answer must be within the
+// yardstick of LAPACK; where one is (the device then re-solves the line by exact partial
+// pivoting) the weak flag must be up. Tiny diagonals with an odd tail block must be weak.
+template <class T>
+void partition_line(std::int64_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool& bad, bool& weak) {
+  constexpr int M = 17;
+  namespace cm = adi::common;
+  if (n < 64) {
+    std::vector<T> w1(n), w2(n);
+    cm::PivotRow<T> cur{b[0], n > 1 ? c[0] : T(0), d[0]};
+    for (std::int64_t i = 1; i < n; ++i) {
+      const auto o = cm::pivot_step<T>(cur, a[i], b[i], i == n - 1 ? T(0) : c[i], d[i]);
+      w1[i - 1] = o.u1;
+      w2[i - 1] = o.u2;
+      u[i - 1] = o.y;
+    }
+    const auto o = cm::pivot_last<T>(cur);
+    T x1 = o.y, x2 = 0;
+    u[n - 1] = x1;
+    for (std::int64_t i = n - 2; i >= 0; --i) {
+      const T x = u[i] - w1[i] * x1 - w2[i] * x2;
+      x2 = x1;
+      x1 = x;
+      u[i] = x;
+    }
+    return;
+  }
+  const std::int64_t P = (n + M - 1) / M;
+  std::vector<T> A(P), B(P), C(P), D(P), X(P);
+  auto rows = [&](std::int64_t k) {
+    return [=](int i) {
+      const std::int64_t g = k * M + i;
+      if (g >= n) return cm::PartitionRowValues<T>{0, 1, 0, 0};
+      return cm::PartitionRowValues<T>{g == 0 ? T(0) : a[g], b[g], g == n - 1 ? T(0) : c[g], d[g]};
+    };
+  };
+  T pyL = 0, pvL = 0, pwL = 0;
+  for (std::int64_t k = 0; k < P; ++k) {
+    T yF, vF, wF, yL, vL, wL;
+    cm::partition_first<T, M>(rows(k), yF, vF, wF, bad, weak);
+    cm::partition_last<T, M>(rows(k), yL, vL, wL, bad, weak);
+    const auto r = cm::partition_reduced_row<T>(rows(k)(0), pyL, pvL, pwL, yF, vF, wF);
+    A[k] = r.a;
+    B[k] = r.b;
+    C[k] = r.c;
+    D[k] = r.d;
+    pyL = yL;
+    pvL = vL;
+    pwL = wL;
+  }
+  partition_line<T>(P, A.data(), B.data(), C.data(), D.data(), X.data(), bad, weak);
+  for (std::int64_t k = 0; k < P; ++k) {
+    T x[M];
+    cm::partition_solve<T, M>(rows(k), X[k], k + 1 < P ? X[k + 1] : T(0), x, bad);
+    for (int i = 0; i < M; ++i)
+      if (k * M + i < n) u[k * M + i] = x[i];
+  }
+}
+
+template <class T>
+void partition_case(tp::Family f, index_t n, int& weak_count) {
+  const LineSet l = adi::to_lines(adi::StridedLines::contiguous(n, 3));
+  auto k = tp::make_case<T>(l, f, false, false, 31 * n);
+  bool bad = false, weak = false;
+  for (index_t line = 0; line < 3; ++line) {
+    const index_t o = l.offset(line);
+    partition_line<T>(n, k.a.data() + o, k.b.data() + o, k.c.data() + o, k.d.data() + o, k.u.data() + o, bad,
+                      weak);
+  }
+  EXPECT_FALSE(bad);
+  weak_count += weak;
+  if (weak) return;  // the device re-solves these lines by exact partial pivoting
+  std::string detail;
+  EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+      << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << ": " << detail;
+}
+
+TEST(PivotingPartition, WithinTenTimesLapackOrWeak) {
+  int weak = 0;
+  for (tp::Family f : {tp::Family::random_signs, tp::Family::toeplitz, tp::Family::dominant})
+    for (index_t n : {64, 257, 1000, 5000, 40000}) {
+      partition_case<float>(f, n, weak);
+      partition_case<double>(f, n, weak);
+    }
+  // 255 = 15 * 17: even blocks only (the block route's 256^3 case): solved, not weak.
+  int even_weak = 0;
+  partition_case<float>(tp::Family::tiny_diagonal, 255, even_weak);
+  partition_case<double>(tp::Family::tiny_diagonal, 255, even_weak);
+  EXPECT_EQ(even_weak, 0) << "tiny-diagonal lines of even blocks only are not weak";
+  int tiny_weak = 0;
+  for (index_t n : {1000, 5000}) {  // 1000 = 58 * 17 + 14, 5000 = 294 * 17 + 2: odd tail blocks
+    partition_case<float>(tp::Family::tiny_diagonal, n, tiny_weak);
+    partition_case<double>(tp::Family::tiny_diagonal, n, tiny_weak);
+  }
+  EXPECT_EQ(tiny_weak, 4) << "an odd block of a tiny-diagonal line is nearly singular: it must be flagged weak";
+  int dominant_weak = 0;
+  for (index_t n : {257, 5000, 40000}) partition_case<double>(tp::Family::dominant, n, dominant_weak);
+  EXPECT_EQ(dominant_weak, 0) << "dominant lines never have weak blocks";
 }
 
 TEST(Pivoting, Names) {

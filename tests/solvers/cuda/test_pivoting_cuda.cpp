@@ -1,17 +1,26 @@
 // Kernel::cuda_pivoting and TridiagonalOptions::pivoting on a CUDA device: the same cases
 // as tests/solvers/cpu/test_pivoting_cpu.cpp (non-dominant families, every layout of the
 // plan, shared bands, periodic, sizes 1 .. 257 and one line of 10^6, fp32 and fp64), within
-// 10x of LAPACKE ?gtsv / ?gesv; the issue-23 cases throw UnstableSystem with pivoting =
+// 10x of LAPACKE ?gtsv / ?gesv (or eps cond(A, x) where LAPACK's own luck is better,
+// tests/solvers/pivoting_cases.hpp); the issue-23 cases throw UnstableSystem with pivoting =
 // none and are solved with automatic (out of place; in place it throws, documented).
-// Skips loudly without a device.
+// cuda_pivoting has four routes, chosen by layout (solvers/cuda/pivoting_thread.cuh): lines
+// of 34 .. 272 rows the in-block partition kernel (n = 255, 257 below, every layout, not
+// periodic), other contiguous lines the shared-memory tile kernel (n = 2, 3, 31, 33 of
+// layouts 0 and 3), few long lines the partition method (PartitionRoute*), the rest
+// (periodic lines, n = 1, Y/Z layouts below 34 rows) one thread per line.
+// Outputs are poisoned with NaN. Skips loudly without a device.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adi/error.hpp"
 #include "adi/field.hpp"
+#include "adi/large_tridiagonal.hpp"
 #include "adi/tridiagonal.hpp"
 #include "tests/gpu_skip.hpp"
 #include "tests/solvers/pivoting_cases.hpp"
@@ -42,13 +51,15 @@ LineSet make_lines(int layout, index_t n, index_t count) {
 
 // Copies the case to the device, solves, copies u back into k.u.
 template <class T>
+adi::Array<T> up(const std::vector<T>& h) {
+  adi::Array<T> a(static_cast<index_t>(h.size()), adi::Executor::cuda());
+  a.copy_from_host(h.data());
+  return a;
+}
+
+template <class T>
 void solve_on_device(tp::Case<T>& k, TridiagonalOptions o, bool in_place) {
   const adi::Executor dev = adi::Executor::cuda();
-  auto up = [&](const std::vector<T>& h) {
-    adi::Array<T> a(static_cast<index_t>(h.size()), dev);
-    a.copy_from_host(h.data());
-    return a;
-  };
   adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
   TridiagonalPlan<T> plan(dev, k.lines, o);
   T* out = in_place ? d.data() : u.data();
@@ -105,9 +116,127 @@ TEST_F(PivotingCuda, OneLineOfAMillion) {
   EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << detail;
 }
 
+// The partition route (few long lines, not periodic): one line of 2^20 + 3, three lines of
+// 40000 and 4097 rows (the threshold), every family, fp32 and fp64, shared bands or not,
+// in place or not. Blocks that are nearly singular (tiny diagonals: an odd last block;
+// random signs: one in ~10^4 blocks) send the solve to the exact per-line kernel, so every
+// case must be within the yardstick whichever way it went.
+template <class T>
+void run_partition(tp::Family f, index_t n, index_t count) {
+  for (bool shared : {false, true})
+    for (bool in_place : {false, true}) {
+      const LineSet l = adi::to_lines(adi::StridedLines::contiguous(n, count));
+      TridiagonalOptions o;
+      o.pivoting = Pivoting::partial;
+      auto k = tp::make_case<T>(l, f, false, shared, 7 * n + count + shared);
+      solve_on_device(k, o, in_place);
+      std::string detail;
+      EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+          << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << " x " << count
+          << (shared ? " shared" : "") << (in_place ? " in place" : "") << ": " << detail;
+    }
+}
+
+TEST_F(PivotingCuda, PartitionRouteWithinTenTimesLapack) {
+  for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
+                       tp::Family::dominant})
+    for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}, {(1 << 20) + 3, 1}}) {
+      run_partition<float>(f, n, count);
+      run_partition<double>(f, n, count);
+    }
+}
+
+// The large plan's pivoting route is cuda_pivoting on its systems: one system of 2^20 + 1.
+TEST_F(PivotingCuda, LargePlanPartialPivoting) {
+  for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) {
+    const index_t n = (1 << 20) + 1;
+    auto k = tp::make_case<double>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), f, false, false, 11);
+    const adi::Executor dev = adi::Executor::cuda();
+    adi::Array<double> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
+    adi::LargeTridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    adi::LargeTridiagonalPlan<double> plan(dev, n, 1, 0, o);
+    plan.solve(adi::Bands<double>{a.data(), b.data(), c.data()}, d.data(), u.data());
+    u.copy_to_host(k.u.data());
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << tp::family_name(f) << ": " << detail;
+  }
+}
+
+// One small case per route, for compute-sanitizer (scripts/gpu_pivoting_check.sh): the tile
+// kernel (33 contiguous lines of 33 rows), the block kernel (33 lines of 257; and of 255
+// with tiny diagonals: weak partitions, the block's fall-back), one thread per line (Y
+// lines, periodic lines), the partition route (one line of 4097 and 3 lines of 5000 with
+// tiny diagonals, so its weak blocks take the fall-back too).
+TEST_F(PivotingCuda, EveryRouteSmall) {
+  auto check = [](auto zero, const LineSet& l, tp::Family f, bool periodic, bool shared) {
+    using T = decltype(zero);
+    TridiagonalOptions o;
+    o.periodic = periodic;
+    o.pivoting = Pivoting::partial;
+    auto k = tp::make_case<T>(l, f, periodic, shared, 5 * l.n + periodic);
+    solve_on_device(k, o, false);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << "n " << l.n << " x " << l.lines() << ": " << detail;
+  };
+  for (bool shared : {false, true}) {
+    for (index_t n : {33, 257}) {
+      check(0.0f, make_lines(0, n, 33), tp::Family::random_signs, false, shared);
+      check(0.0, make_lines(0, n, 33), tp::Family::random_signs, false, shared);
+    }
+    check(0.0, make_lines(4, 255, 33), tp::Family::tiny_diagonal, false, shared);
+    check(0.0, make_lines(4, 31, 19), tp::Family::random_signs, false, shared);
+    check(0.0, make_lines(0, 31, 19), tp::Family::toeplitz, true, shared);
+    check(0.0, adi::to_lines(adi::StridedLines::contiguous(4097, 1)), tp::Family::random_signs, false, shared);
+    check(0.0f, adi::to_lines(adi::StridedLines::contiguous(5000, 3)), tp::Family::tiny_diagonal, false, shared);
+  }
+}
+
+// A singular line (one row of zeros) throws SingularSystem on every route: the block and
+// partition routes see a weak partition, fall back to exact pivoting, and that reports it.
+TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
+  for (auto [n, count] : {std::pair<index_t, index_t>{33, 40}, {257, 40}, {5000, 2}}) {
+    auto k = tp::make_case<double>(adi::to_lines(adi::StridedLines::contiguous(n, count)), tp::Family::dominant,
+                                   false, false, 3);
+    const std::size_t row = static_cast<std::size_t>(n + n / 2);  // line 1, a middle row
+    k.a[row] = k.b[row] = k.c[row] = 0;
+    TridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    EXPECT_THROW(solve_on_device(k, o, false), adi::SingularSystem) << "n " << n;
+  }
+}
+
+// Every route forced (ADI_PIVOTING_ROUTE, solvers/cuda/pivoting_thread.cuh) on the same
+// contiguous lines of 255 and 257 rows, where the default is the block route: the tile
+// and partition routes then run on lengths they would not get by default.
+TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
+  for (const char* route : {"thread", "tile", "block", "partition"}) {
+    setenv("ADI_PIVOTING_ROUTE", route, 1);
+    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
+      for (index_t n : {255, 257})
+        for (bool shared : {false, true}) {
+          auto run = [&](auto zero) {
+            using T = decltype(zero);
+            TridiagonalOptions o;
+            o.pivoting = Pivoting::partial;
+            auto k = tp::make_case<T>(make_lines(0, n, 40), f, false, shared, 3 * n + shared);
+            solve_on_device(k, o, n % 2 == 1);
+            std::string detail;
+            EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+                << route << " route, " << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n
+                << (shared ? " shared" : "") << ": " << detail;
+          };
+          run(0.0f);
+          run(0.0);
+        }
+    unsetenv("ADI_PIVOTING_ROUTE");
+  }
+}
+
 TEST_F(PivotingCuda, IssueTableCasesThrowWithoutPivoting) {
   GTEST_SKIP() << "the stability check is compiled out of device code (it cost the dispatch's kernels 17-46% "
-                  "on an H100; solvers/common/thomas_check.hpp): on CUDA these cases need pivoting = partial";
+                  "on an H100; solvers/common/thomas_check.hpp): on CUDA these cases need pivoting = partial "
+                  "until the Thomas kernels call common::thomas_unsafe_multiplier (one compare per row)";
   struct C {
     index_t n;
     double b, ac;

@@ -1,0 +1,286 @@
+#pragma once
+// Partial pivoting for few long lines (one system of 2^24, the large plan's pivoting route):
+// the partition method of solvers/common/pivoting_core.hpp ("the partition method with
+// partial pivoting inside each partition"), one thread per partition of M = 17 rows (a
+// separator and 16 interior rows: an even block, so a zero-diagonal block is not singular).
+//   1. reduce: each thread eliminates its block top-down and bottom-up with partial
+//      pivoting (three right-hand sides, nothing stored per row) and writes its separator's
+//      reduced row; the previous block's last-row values come from the neighbouring lane
+//      (shuffle), lane 0 recomputes them from memory;
+//   2. the reduced system (one row per partition, [line][partition]) is solved by the same
+//      method while it is long, then by the thread-per-line kernel;
+//   3. fill: each thread solves its block again with its two separators known.
+// A warp stages the 32 x M rows of its 32 partitions through shared memory (coalesced loads
+// and stores for stride-1 lines: the 32 partitions are one contiguous run of 544 values).
+// Memory traffic: a, b, c, d read twice and u written once (9 values per row, plus 4/17 for
+// the reduced rows), against 5 for a copy: at most ~55% of the copy bandwidth.
+// A nearly singular block (common::partition_weak_pivot) raises a flag that the launcher
+// reads back; the lines are then re-solved by the thread-per-line kernel (exact partial
+// pivoting, sequential along each line: slow, but never a wrong answer).
+#include "solvers/common/pivoting_core.hpp"
+#include "solvers/cuda/pivoting_thread_line.cuh"
+
+namespace adi::cuda_backend::kernels {
+
+constexpr int kPivotPartitionRows = 17;  // rows per partition (M)
+constexpr int kPivotPartitionWarps = 4;  // warps per block
+// Reduced systems at least this long (per line) are partitioned again.
+constexpr i64 kPivotPartitionMinRows = 4096;
+
+// Where partition row r of global partition gp (= line * P + k) lives; -1 past the line's end.
+struct PartitionIndex {
+  DeviceLines L;
+  i64 P;  // partitions per line
+  __device__ i64 element(i64 gp, int r, i64& row) const {
+    const i64 total = L.lines() * P;
+    if (gp >= total) return -1;
+    const i64 line = gp <= 0x7fffffff && P <= 0x7fffffff
+                         ? static_cast<i64>(static_cast<unsigned>(gp) / static_cast<unsigned>(P))
+                         : gp / P;
+    row = (gp - line * P) * kPivotPartitionRows + r;
+    if (row >= L.n) return -1;
+    return L.offset(line) + row * L.stride;
+  }
+};
+
+// Row r of partition gp as the core wants it: rows past the end are (0, 1, 0 | 0), the
+// line's a_0 and c_{n-1} are 0 (never read).
+template <class T, bool Shared>
+__device__ __forceinline__ common::PartitionRowValues<T> partition_load(const PartitionIndex& ix, const T* a,
+                                                                         const T* b, const T* c, const T* d,
+                                                                         i64 gp, int r) {
+  i64 row = 0;
+  const i64 e = ix.element(gp, r, row);
+  if (e < 0) return {T(0), T(1), T(0), T(0)};
+  const i64 ce = Shared ? row : e;
+  return {row == 0 ? T(0) : a[ce], b[ce], row == ix.L.n - 1 ? T(0) : c[ce], d[e]};
+}
+
+// The warp's 32 partitions, array q staged through shared memory: v[r] = row r of this
+// lane's partition. Consecutive lanes load consecutive elements of the warp's run.
+template <class T, class Get>
+__device__ __forceinline__ void partition_stage(T* tile, Get get, T (&v)[kPivotPartitionRows]) {
+  constexpr int M = kPivotPartitionRows;
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+#pragma unroll
+  for (int t = 0; t < M; ++t) {
+    const int idx = t * kWarp + lane;
+    tile[idx] = get(idx / M, idx % M);  // tile[p * M + r]
+  }
+  __syncwarp();
+#pragma unroll
+  for (int r = 0; r < M; ++r) v[r] = tile[lane * M + r];
+  __syncwarp();
+}
+
+template <class T, bool Shared>
+__device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionIndex& ix, const T* a, const T* b,
+                                                     const T* c, const T* d, i64 warp_gp,
+                                                     T (&ra)[kPivotPartitionRows], T (&rb)[kPivotPartitionRows],
+                                                     T (&rc)[kPivotPartitionRows], T (&rd)[kPivotPartitionRows]) {
+  // One staged array at a time: each element's row and line computed once per array.
+  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).a; }, ra);
+  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).b; }, rb);
+  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).c; }, rc);
+  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).d; }, rd);
+}
+
+// Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
+// (a nearly singular block) to the route's own int.
+template <class T, bool Shared>
+__global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
+    pivoting_partition_reduce_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
+                                     const T* __restrict__ c, const T* d, T* __restrict__ A, T* __restrict__ B,
+                                     T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag) {
+  constexpr int M = kPivotPartitionRows;
+  __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
+  const int lane = static_cast<int>(threadIdx.x) % kWarp, warp = static_cast<int>(threadIdx.x) / kWarp;
+  const i64 total = ix.L.lines() * ix.P;
+  const i64 warp_gp = (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp;
+  if (warp_gp >= total) return;  // uniform per warp
+  const i64 gp = warp_gp + lane;
+  T ra[M], rb[M], rc[M], rd[M];
+  partition_stage_rows<T, Shared>(tiles[warp], ix, a, b, c, d, warp_gp, ra, rb, rc, rd);
+  auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
+  bool bad = false, weak = false;
+  T yF, vF, wF, yL, vL, wL;
+  common::partition_first<T, M>(own, yF, vF, wF, bad, weak);
+  common::partition_last<T, M>(own, yL, vL, wL, bad, weak);
+  // The previous partition's last-row values: the lane below, or (lane 0) recomputed.
+  T pyL = __shfl_up_sync(kFullMask, yL, 1), pvL = __shfl_up_sync(kFullMask, vL, 1),
+    pwL = __shfl_up_sync(kFullMask, wL, 1);
+  const bool first_of_line = gp % ix.P == 0;
+  if (lane == 0 && !first_of_line && gp < total) {
+    bool b2 = false, w2 = false;
+    common::partition_last<T, M>(
+        [&](int i) { return partition_load<T, Shared>(ix, a, b, c, d, gp - 1, i); }, pyL, pvL, pwL, b2, w2);
+  }
+  if (gp >= total) return;
+  if (first_of_line) pyL = pvL = pwL = T(0);
+  const common::PartitionRowValues<T> r = common::partition_reduced_row<T>(own(0), pyL, pvL, pwL, yF, vF, wF);
+  A[gp] = r.a;
+  B[gp] = r.b;
+  C[gp] = r.c;
+  D[gp] = r.d;
+  // A singular block (a non-finite 1/pivot) is always also weak: the fall-back decides then.
+  report(bad && !weak, flag);
+  if (weak) *weak_flag = 1;
+}
+
+template <class T, bool Shared>
+__global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
+    pivoting_partition_fill_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
+                                   const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag) {
+  constexpr int M = kPivotPartitionRows;
+  __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
+  const int lane = static_cast<int>(threadIdx.x) % kWarp, warp = static_cast<int>(threadIdx.x) / kWarp;
+  const i64 total = ix.L.lines() * ix.P;
+  const i64 warp_gp = (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp;
+  if (warp_gp >= total) return;  // uniform per warp
+  const i64 gp = warp_gp + lane;
+  T* tile = tiles[warp];
+  T ra[M], rb[M], rc[M], rd[M];
+  partition_stage_rows<T, Shared>(tile, ix, a, b, c, d, warp_gp, ra, rb, rc, rd);
+  bool bad = false;
+  T x[M];
+  if (gp < total) {
+    const bool last_of_line = (gp + 1) % ix.P == 0;
+    common::partition_solve<T, M>([&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; },
+                                  X[gp], last_of_line ? T(0) : X[gp + 1], x, bad);
+  } else {
+#pragma unroll
+    for (int r = 0; r < M; ++r) x[r] = T(0);
+  }
+  // Back through the tile, stored by consecutive lanes.
+#pragma unroll
+  for (int r = 0; r < M; ++r) tile[lane * M + r] = x[r];
+  __syncwarp();
+#pragma unroll
+  for (int t = 0; t < M; ++t) {
+    const int idx = t * kWarp + lane;
+    i64 row = 0;
+    const i64 e = ix.element(warp_gp + idx / M, idx % M, row);
+    if (e >= 0) u[e] = tile[idx];
+  }
+  report(bad, flag);
+}
+
+// The levels: level 0 is the caller's lines; level j+1 the reduced system of level j
+// (contiguous, [line][partition]), partitioned again while at least kPivotPartitionMinRows
+// long, then solved by the thread-per-line kernel.
+inline i64 pivoting_partition_count(i64 n) { return (n + kPivotPartitionRows - 1) / kPivotPartitionRows; }
+
+// Whether the partition route takes these lines: few long lines (the thread-per-line
+// kernel would leave the device idle), not periodic.
+inline bool pivoting_partition_fits(const LineSet& l, bool periodic) {
+  return !periodic && l.n >= kPivotPartitionMinRows && l.lines() * 64 < l.n;
+}
+
+inline std::size_t pivoting_partition_workspace(const LineSet& l, std::size_t value_size) {
+  const std::size_t lines = static_cast<std::size_t>(l.lines());
+  std::size_t bytes = align_up(sizeof(int));
+  i64 n = l.n;
+  for (;;) {
+    const i64 P = pivoting_partition_count(n);
+    bytes += 5 * slice_bytes(lines * static_cast<std::size_t>(P), value_size);  // A, B, C, D, X
+    if (P < kPivotPartitionMinRows) {
+      bytes += 2 * slice_bytes(lines * static_cast<std::size_t>(P), value_size);  // the last level's U rows
+      break;
+    }
+    n = P;
+  }
+  // The fall-back (weak blocks): the thread-per-line kernel's scratch, after the flag.
+  const std::size_t fallback = align_up(sizeof(int)) + pivoting_thread_workspace(l, false, value_size);
+  return bytes > fallback ? bytes : fallback;
+}
+
+// One level's reduce or fill pass, level 0 reading the caller's (maybe shared) bands.
+template <class T>
+struct PivotPartitionLevel {
+  DeviceLines L;
+  const T *a, *b, *c, *d;
+  T* u;
+  T *A, *B, *C, *D, *X;
+  bool shared;
+  i64 P() const { return pivoting_partition_count(L.n); }
+  unsigned blocks() const {
+    const i64 warps = (L.lines() * P() + kWarp - 1) / kWarp;
+    return static_cast<unsigned>((warps + kPivotPartitionWarps - 1) / kPivotPartitionWarps);
+  }
+};
+
+template <class T>
+void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, cudaStream_t stream) {
+  const PartitionIndex ix{v.L, v.P()};
+  if (v.shared)
+    pivoting_partition_reduce_kernel<T, true><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+        ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag, weak);
+  else
+    pivoting_partition_reduce_kernel<T, false><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+        ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag, weak);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, cudaStream_t stream) {
+  const PartitionIndex ix{v.L, v.P()};
+  if (v.shared)
+    pivoting_partition_fill_kernel<T, true><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+        ix, v.a, v.b, v.c, v.d, v.X, v.u, flag);
+  else
+    pivoting_partition_fill_kernel<T, false><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+        ix, v.a, v.b, v.c, v.d, v.X, v.u, flag);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+// The route: every level's reduce pass, the last reduced system by the thread-per-line
+// kernel, then the weak flag read back (the solve waits for it) before anything is written
+// to u: if a block was nearly singular the lines are re-solved by the thread-per-line kernel
+// (d is still intact, in place too); otherwise every level's fill pass, deepest first.
+template <class T, int Chunk>
+void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d, T* u, void* workspace, int* flag,
+                               cudaStream_t stream) {
+  ScratchCursor cur{static_cast<char*>(workspace)};
+  int* weak = cur.take<int>(1);
+  ADI_CUDA_CHECK(cudaMemsetAsync(weak, 0, sizeof(int), stream));
+  constexpr int kMaxLevels = 16;
+  PivotPartitionLevel<T> levels[kMaxLevels];
+  int depth = 0;
+  PivotPartitionLevel<T> v{to_device(ls), bands.a, bands.b, bands.c, d, u,
+                           nullptr, nullptr, nullptr, nullptr, nullptr, bands.shared};
+  for (;;) {
+    const i64 lines = v.L.lines(), P = v.P();
+    const std::size_t count = static_cast<std::size_t>(lines * P);
+    v.A = cur.take<T>(count);
+    v.B = cur.take<T>(count);
+    v.C = cur.take<T>(count);
+    v.D = cur.take<T>(count);
+    v.X = cur.take<T>(count);
+    pivoting_partition_reduce<T>(v, flag, weak, stream);
+    levels[depth++] = v;
+    const DeviceLines R{P, 1, lines, P, 1, 0};
+    if (P >= kPivotPartitionMinRows && depth < kMaxLevels) {
+      v = PivotPartitionLevel<T>{R, v.A, v.B, v.C, v.D, v.X, nullptr, nullptr, nullptr, nullptr, nullptr, false};
+      continue;
+    }
+    T* w1 = cur.take<T>(count);
+    T* w2 = cur.take<T>(count);
+    constexpr int threads = 128;
+    const unsigned tb = static_cast<unsigned>((lines + threads - 1) / threads);
+    pivoting_thread_per_line_kernel<T, Chunk, false>
+        <<<tb, threads, 0, stream>>>(R, v.A, v.B, v.C, v.D, v.X, w1, w2, nullptr, nullptr, false, flag);
+    ADI_CUDA_CHECK(cudaGetLastError());
+    break;
+  }
+  int h = 0;
+  ADI_CUDA_CHECK(cudaMemcpyAsync(&h, weak, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  ADI_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (h != 0) {
+    launch_pivoting_thread<T, Chunk>(ls, bands, d, u, false, static_cast<char*>(workspace) + align_up(sizeof(int)),
+                                     flag, stream);
+    return;
+  }
+  for (int j = depth - 1; j >= 0; --j) pivoting_partition_fill<T>(levels[j], flag, stream);
+}
+
+}  // namespace adi::cuda_backend::kernels
