@@ -4,9 +4,12 @@
 // route is chosen from the layout, so the plan keeps one kernel name:
 //   - few long lines, not periodic (one system of 2^24, the large plan's pivoting route):
 //     the partition method, pivoting inside each partition (pivoting_partition.cuh);
-//   - lines of 34 .. 272 rows (the 256^3 sweeps, every direction), not periodic: the same
-//     partition method inside one thread block, nothing but u leaving the chip
-//     (pivoting_block.cuh);
+//   - (forced only) lines of 34 .. 272 rows, not periodic: the same partition method inside
+//     one thread block, nothing but u leaving the chip (pivoting_block.cuh). Measured on an
+//     H100 at 256^3 it is slower than the thread route on Y/Z (fp64 0.69 against 0.55 ms),
+//     ahead of the tile route on X by 10%, and its pivoting within partitions is weaker than
+//     a line's partial pivoting (one fp32 random-sign line of 257 rows: 13.9x LAPACK's
+//     error, 1.5 eps cond(A, x)), so automatic never takes it;
 //   - other contiguous lines (X sweeps, StridedLines with element stride 1), not periodic: one
 //     thread per line with the rows staged through shared memory, so every load and store
 //     of a warp is coalesced (pivoting_tile.cuh);
@@ -39,7 +42,6 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic) {
     if (f == "partition" && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
   }
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
-  if (pivoting_block_fits(l, periodic)) return PivotingRoute::block;
   if (pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
   return PivotingRoute::thread;
 }
