@@ -44,8 +44,10 @@ struct TridiagonalOptions {
   // none:      Thomas only (check_pivots decides whether a failing line throws);
   // partial:   always partial pivoting (kernels cpu_pivoting*, cuda_pivoting).
   // On CUDA, automatic falls back only where check_pivots is on (the flag it reads back
-  // synchronises the stream), and only on a zero or non-finite pivot: the growth check is
-  // compiled out of device code (its cost, solvers/common/thomas_check.hpp).
+  // synchronises the stream); the device kernels test each row's multiplier instead of
+  // the host's growth bound (|c*_i| > 4, one compare per row: thomas_unsafe_on_device in
+  // solvers/common/thomas_check.hpp); the shared-band factors of the Thomas-PCR hybrids and
+  // the ADI fused stage are not checked on the device.
   // docs/pivoting.md has the test, its cost and the measurements.
   Pivoting pivoting = Pivoting::automatic;
   // Measure instead of trusting the dispatch table (kernel automatic only): when the plan

@@ -106,4 +106,15 @@ ADI_CHECK_HD auto thomas_unsafe_multiplier(V cs) {
 #endif
 }
 
+// The device form, as the CUDA Thomas loops call it right after c*_i = c_i / p_i:
+// thomas_unsafe_multiplier in device code; nothing in the host passes of the same .cu files,
+// which apply thomas_unsafe (so the host's meaning of a failing line does not change).
+template <class V>
+ADI_CHECK_HD auto thomas_unsafe_on_device(V cs) {
+#if defined(__CUDA_ARCH__)
+  return thomas_unsafe_multiplier(cs);
+#else
+  return decltype(cs > cs){};
+#endif
+}
 }  // namespace adi::common

@@ -63,6 +63,7 @@ __device__ __forceinline__ SegmentEnds<T> segment_reduce(Rows& rows, int len, bo
       bad |= bad_pivot(piv) || (!first && common::thomas_unsafe<T>(aj * g, aj, rows.b(j), rows.c(j)));
       const T r = recip(piv);
       g = rows.c(j) * r;
+      bad |= common::thomas_unsafe_on_device(g);
       al = first ? aj * r : common::partition_spike(aj, al, r);
       de = first ? rows.d(j) * r : common::thomas_eliminate(rows.d(j), aj, de, r);
       rows.a(j) = al;

@@ -202,6 +202,7 @@ __device__ void pcr_line(const PcrShape& sh, T* sa, const T* sb, T* sc, T* sd, b
       bad |= bad_pivot(piv) || common::thomas_unsafe<T>(aj * g, aj, sb[base + j], sc[base + j]);
       r = recip(piv);
       g = sc[base + j] * r;
+      bad |= common::thomas_unsafe_on_device(g);
       al = common::partition_spike(aj, al, r);
       de = common::thomas_eliminate(sd[base + j], aj, de, r);
       sa[base + j] = al;

@@ -77,6 +77,7 @@ __global__ void __launch_bounds__(128)
         bad |= bad_pivot(piv) || common::thomas_unsafe<T>(ai * cp, ai, bi, ci);
         const T r = T(1) / piv;
         cp = ci * r;
+        bad |= common::thomas_unsafe_on_device(cp);
         yp = common::thomas_eliminate(vd[j], ai, yp, r);
         wc[ws(i)] = cp;
         if (periodic) {

@@ -108,6 +108,7 @@ __global__ void __launch_bounds__(kTransposeWarps* kWarp)
         bad |= own_valid && (bad_pivot(piv) || common::thomas_unsafe<T>(ai * cp, ai, bi, ci));
         const T r = T(1) / piv;
         cp = ci * r;
+        bad |= own_valid && common::thomas_unsafe_on_device(cp);
         yp = common::thomas_eliminate(vd[j], ai, yp, r);
         wc[wsi(ch, j)] = cp;
         if (periodic) {

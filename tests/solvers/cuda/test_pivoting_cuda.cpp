@@ -234,9 +234,8 @@ TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
 }
 
 TEST_F(PivotingCuda, IssueTableCasesThrowWithoutPivoting) {
-  GTEST_SKIP() << "the stability check is compiled out of device code (it cost the dispatch's kernels 17-46% "
-                  "on an H100; solvers/common/thomas_check.hpp): on CUDA these cases need pivoting = partial "
-                  "until the Thomas kernels call common::thomas_unsafe_multiplier (one compare per row)";
+  // The device check (common::thomas_unsafe_on_device: |c*_i| > 4, one compare per row in the
+  // CUDA Thomas loops) must fire on each of the issue's cases.
   struct C {
     index_t n;
     double b, ac;
