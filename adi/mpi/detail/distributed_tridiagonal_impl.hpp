@@ -113,6 +113,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
   MPI_Comm comm = MPI_COMM_NULL;  // the axis communicator (owned by the ProcessGrid)
   int P = 1, r = 0;
   index_t m = 0, L = 0;
+  index_t row0 = 0;  // this rank's first row along the axis (rows of the ranks before it)
   ReducedStrategy strategy = ReducedStrategy::allgather;
   StrategyCosts costs;
   std::optional<TridiagonalPlan<T>> local;  // unsplit axis
@@ -162,6 +163,11 @@ struct DistributedTridiagonalPlan<T>::Impl {
   }
   void exchange_device();
   void finish_device();
+  void diagnose_device() const;  // throws the SingularSystem of a failed device solve
+  struct {
+    const T *a = nullptr, *b = nullptr, *c = nullptr;
+    bool shared = false;
+  } last_bands;  // the bands of the device solve in flight (diagnose_device)
   void timing_barrier() {
     if (!opt.timing_barrier) return;
     const double t0 = now();
@@ -185,6 +191,16 @@ struct DistributedTridiagonalPlan<T>::Impl {
                    index_t rank_stride, T* out, index_t out_rank_stride, index_t out_line_stride, bool whole);
   template <class Band>
   void run(const Band& bd, const T* d, T* u);
+  // Where a failed solve failed (SingularSystem's fields): the first local line with a zero
+  // or non-finite pivot of this rank's forward pass and its row along the whole axis, or
+  // {-1, -1}. Host bands; only called once a solve has failed.
+  template <class Band>
+  std::pair<index_t, index_t> first_bad_pivot(const Band& bd) const;
+  // The SingularSystem of a failed solve, the same on every rank of the axis (collective):
+  // `bad` from first_bad_pivot, `ends` this rank's two interface values per line (host).
+  // System: the first line with a bad pivot on any rank, else the first line whose interface
+  // values are not finite (row -1: the reduced system itself failed).
+  [[noreturn]] void throw_singular(std::pair<index_t, index_t> bad, const T* ends) const;
   void run_device(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
 };
 
