@@ -141,8 +141,7 @@ struct DistributedBlockTridiagonalPlan<T>::Impl {
   std::vector<T> ha, hb, hc, hd, hu;
   // Device passes (device executor, split axis, options.device_passes): the workspace
   // [(i*M*M + v)*L + l] and the reduced rows / interface values on the device, and their
-  // page-locked host copies. (A host executor takes this path only in the maths check of
-  // a build without CUDA, ADI_BLOCK_PARTITION_EMULATE: the same code as host loops.)
+  // page-locked host copies.
   bool on_device = false;
   Array<T> d_alpha, d_gamma, d_red, d_sol, d_red1, d_alpha2, d_gamma2, d_x2;
   cuda_backend::block_partition::Workspace<T> dw;
@@ -527,11 +526,7 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   }
   p.R = R;
   p.exec = exec;
-#ifdef ADI_BLOCK_PARTITION_EMULATE
-  p.on_device = options.device_passes;  // the maths check: host loops stand in for the kernels
-#else
   p.on_device = !exec.is_host() && options.device_passes;
-#endif
   if (!exec.is_host() && !p.on_device) {
     p.ha.assign(std::size_t(block_span(p.ls)), T(0));
     p.hb.assign(p.ha.size(), T(0));
