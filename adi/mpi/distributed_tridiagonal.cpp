@@ -323,6 +323,8 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     try {
       p.local.emplace(exec, BoxLines{local, axis},
                       TridiagonalOptions{options.periodic, options.kernel, options.check_pivots});
+      p.solve_full = &Impl::template solve_local<Bands<T>>;
+      p.solve_shared = &Impl::template solve_local<SharedBands<T>>;
     } catch (const Error& e) {
       err = e.what();
     }
@@ -330,6 +332,8 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     return;
   }
 
+  p.solve_full = exec.is_host() ? &Impl::solve_host : &Impl::solve_device;
+  p.solve_shared = exec.is_host() ? &Impl::solve_host_shared : &Impl::solve_device_shared;
   // Everything below that allocates or launches runs on the plan's GPU; the caller's
   // current device is given back when the constructor returns (or throws).
   const cuda_backend::DeviceGuard device_guard(exec.device(), !exec.is_host());
@@ -465,30 +469,14 @@ template <class T>
 void DistributedTridiagonalPlan<T>::solve(const Bands<T>& bands, const T* d, T* u) {
   Impl& p = *impl_;
   detail::require(bands.a && bands.b && bands.c && d && u, "DistributedTridiagonalPlan::solve: null pointer");
-  if (p.local) {
-    p.local->solve(bands, d, u);
-    return;
-  }
-  if (p.exec.is_host()) {
-    p.run(FullBand<T>{bands.a, bands.b, bands.c}, d, u);
-    return;
-  }
-  p.run_device(bands.a, bands.b, bands.c, false, d, u);
+  p.solve_full(p, bands, d, u);
 }
 
 template <class T>
 void DistributedTridiagonalPlan<T>::solve(const SharedBands<T>& bands, const T* d, T* u) {
   Impl& p = *impl_;
   detail::require(bands.a && bands.b && bands.c && d && u, "DistributedTridiagonalPlan::solve: null pointer");
-  if (p.local) {
-    p.local->solve(bands, d, u);
-    return;
-  }
-  if (p.exec.is_host()) {
-    p.run(SharedBand<T>{bands.a, bands.b, bands.c}, d, u);
-    return;
-  }
-  p.run_device(bands.a, bands.b, bands.c, true, d, u);
+  p.solve_shared(p, bands, d, u);
 }
 
 template <class T>

@@ -202,6 +202,23 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // values are not finite (row -1: the reduced system itself failed).
   [[noreturn]] void throw_singular(std::pair<index_t, index_t> bad, const T* ends) const;
   void run_device(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+
+  // The solve path, chosen once in the constructor: the single-device plan of an unsplit
+  // axis, the host passes or the device passes; one per band kind.
+  void (*solve_full)(Impl&, const Bands<T>&, const T*, T*) = nullptr;
+  void (*solve_shared)(Impl&, const SharedBands<T>&, const T*, T*) = nullptr;
+  template <class B>
+  static void solve_local(Impl& p, const B& bands, const T* d, T* u) { p.local->solve(bands, d, u); }
+  static void solve_host(Impl& p, const Bands<T>& bd, const T* d, T* u) { p.run(FullBand<T>{bd.a, bd.b, bd.c}, d, u); }
+  static void solve_host_shared(Impl& p, const SharedBands<T>& bd, const T* d, T* u) {
+    p.run(SharedBand<T>{bd.a, bd.b, bd.c}, d, u);
+  }
+  static void solve_device(Impl& p, const Bands<T>& bd, const T* d, T* u) {
+    p.run_device(bd.a, bd.b, bd.c, false, d, u);
+  }
+  static void solve_device_shared(Impl& p, const SharedBands<T>& bd, const T* d, T* u) {
+    p.run_device(bd.a, bd.b, bd.c, true, d, u);
+  }
 };
 
 }  // namespace adi::mpi
