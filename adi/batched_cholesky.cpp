@@ -111,7 +111,29 @@ struct BatchedCholeskyPlan<T>::Impl {
   void setup();
   void check_matrix_pointers(const T* const* A, const char* what) const;
   void finish(int* info, bool on_device);
-  void run_factor(T* const* A, int* info);
+
+  // The backend, chosen once by setup() from the executor; the public members validate and
+  // make one call through it.
+  struct Backend {
+    void (*factor)(Impl&, T* const* A, int* info);  // pointer batch
+    void (*factor_compact)(Impl&, T* A, int* info);
+    void (*solve)(Impl&, const T* const* L, T* const* B, int nrhs, const int* ldb, const std::vector<int>& hldb,
+                  const int* info);
+    void (*solve_compact)(Impl&, const T* L, T* B, int nrhs, const int* info);
+  };
+  const Backend* backend = nullptr;
+  static void factor_host(Impl&, T* const* A, int* info);
+  static void factor_cuda(Impl&, T* const* A, int* info);
+  static void factor_compact_host(Impl&, T* A, int* info);
+  static void factor_compact_cuda(Impl&, T* A, int* info);
+  static void solve_host(Impl&, const T* const* L, T* const* B, int nrhs, const int* ldb,
+                         const std::vector<int>& hldb, const int* info);
+  static void solve_cuda(Impl&, const T* const* L, T* const* B, int nrhs, const int* ldb,
+                         const std::vector<int>& hldb, const int* info);
+  static void solve_compact_host(Impl&, const T* L, T* B, int nrhs, const int* info);
+  static void solve_compact_cuda(Impl&, const T* L, T* B, int nrhs, const int* info);
+  static constexpr Backend kHost{&factor_host, &factor_compact_host, &solve_host, &solve_compact_host};
+  static constexpr Backend kCuda{&factor_cuda, &factor_compact_cuda, &solve_cuda, &solve_compact_cuda};
 };
 
 template <class T>
@@ -127,6 +149,7 @@ void BatchedCholeskyPlan<T>::Impl::setup() {
                           " must be >= 0 (0: the measured default)");
   const CholeskyKernel k = options.kernel;
   const bool host = exec.is_host();
+  backend = host ? &kHost : &kCuda;
   auto reject = [&](const char* why) {
     throw InvalidArgument(std::string("BatchedCholeskyPlan: kernel ") + cholesky_kernel_name(k) + " " + why);
   };
@@ -279,42 +302,64 @@ void BatchedCholeskyPlan<T>::Impl::finish(int* info, bool on_device) {
 }
 
 template <class T>
-void BatchedCholeskyPlan<T>::Impl::run_factor(T* const* A, int* info) {
-  const Executor& exec = batch.executor();
-  if (info == nullptr && !options.check_pivots)
+void BatchedCholeskyPlan<T>::Impl::factor_host(Impl& p, T* const* A, int* info) {
+  if (!info) info = p.host_info.data();  // check_pivots without info: the plan's
+  const VariableBatchView& v = p.batch.host_view();
+  if (p.small == CholeskyKernel::reference)
+    cpu::cholesky_factor_reference<T>(v, A, p.ld.data(), info);
+  else
+    cpu::cholesky_factor<T>(v, A, p.ld.data(), info, p.crossover, p.small == CholeskyKernel::cpu_vector,
+                            p.workspace.get(), p.batch.executor().threads());
+  p.finish(info, false);
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::Impl::factor_cuda(Impl& p, T* const* A, int* info) {
+  const Executor& exec = p.batch.executor();
+  cuda_backend::DeviceGuard device_guard(exec.device());
+  int* dinfo = info ? info : static_cast<int*>(p.d_info.get());
+  const int* dld = static_cast<const int*>(p.d_ld.get());
+  if (p.streams.empty()) {
+    for (const auto& r : p.ranges)
+      cuda_backend::cholesky_vbatched_factor<T>(p.batch.view(), r, A, dld, dinfo, exec.stream());
+  } else {
+    // Fork: the size classes run on side streams (largest first), joined back before return.
+    cuda_backend::side_event_record(p.fork.get(), exec.stream());
+    for (const auto& s : p.streams) cuda_backend::side_stream_wait(s.get(), p.fork.get());
+    for (std::size_t i = 0; i < p.ranges.size(); ++i)
+      cuda_backend::cholesky_vbatched_factor<T>(p.batch.view(), p.ranges[i], A, dld, dinfo,
+                                                p.streams[i % p.streams.size()].get());
+    for (std::size_t j = 0; j < p.streams.size(); ++j) {
+      cuda_backend::side_event_record(p.joins[j].get(), p.streams[j].get());
+      cuda_backend::side_stream_wait(exec.stream(), p.joins[j].get());
+    }
+  }
+  p.finish(dinfo, true);
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::Impl::factor_compact_host(Impl& p, T* A, int* info) {
+  for (std::size_t s = 0; s < p.offsets.size(); ++s) p.host_ptrs[s] = A ? A + p.offsets[s] : nullptr;
+  factor_host(p, p.host_ptrs.data(), info);
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::Impl::factor_compact_cuda(Impl& p, T* A, int* info) {
+  const Executor& exec = p.batch.executor();
+  cuda_backend::DeviceGuard device_guard(exec.device());
+  T** ptrs = static_cast<T**>(p.d_ptrs.get());
+  if (p.batch.max_size() > 0)  // all empty: A may be null
+    cuda_backend::cholesky_pointers<T>(A, static_cast<const index_t*>(p.d_offsets.get()), p.batch.count(), ptrs,
+                                       exec.stream());
+  factor_cuda(p, ptrs, info);
+}
+
+// The checks every factorisation makes before its backend runs.
+static void check_info_pointer(const Executor& exec, const int* info, bool check_pivots) {
+  if (info == nullptr && !check_pivots)
     throw InvalidArgument("batched Cholesky: info is null; pass count ints or set check_pivots");
   if (info != nullptr && cuda_backend::is_device_pointer(info) != exec.is_cuda())
     throw InvalidArgument("batched Cholesky: info is not in the executor's memory (" + exec.name() + ")");
-  if (batch.count() == 0) return;
-  if (exec.is_host()) {
-    if (!info) info = host_info.data();  // check_pivots without info: the plan's
-    const VariableBatchView& v = batch.host_view();
-    if (small == CholeskyKernel::reference)
-      cpu::cholesky_factor_reference<T>(v, A, ld.data(), info);
-    else
-      cpu::cholesky_factor<T>(v, A, ld.data(), info, crossover, small == CholeskyKernel::cpu_vector,
-                              workspace.get(), exec.threads());
-    finish(info, false);
-    return;
-  }
-  cuda_backend::DeviceGuard device_guard(exec.device());
-  int* dinfo = info ? info : static_cast<int*>(d_info.get());
-  const int* dld = static_cast<const int*>(d_ld.get());
-  if (streams.empty()) {
-    for (const auto& r : ranges) cuda_backend::cholesky_vbatched_factor<T>(batch.view(), r, A, dld, dinfo, exec.stream());
-  } else {
-    // Fork: the size classes run on side streams (largest first), joined back before return.
-    cuda_backend::side_event_record(fork.get(), exec.stream());
-    for (const auto& s : streams) cuda_backend::side_stream_wait(s.get(), fork.get());
-    for (std::size_t i = 0; i < ranges.size(); ++i)
-      cuda_backend::cholesky_vbatched_factor<T>(batch.view(), ranges[i], A, dld, dinfo,
-                                                streams[i % streams.size()].get());
-    for (std::size_t j = 0; j < streams.size(); ++j) {
-      cuda_backend::side_event_record(joins[j].get(), streams[j].get());
-      cuda_backend::side_stream_wait(exec.stream(), joins[j].get());
-    }
-  }
-  finish(dinfo, true);
 }
 
 template <class T>
@@ -324,7 +369,8 @@ void BatchedCholeskyPlan<T>::factor(T* const* A, int* info) {
     throw InvalidArgument("BatchedCholeskyPlan: built for a CompactBatch; call factor(T* A, info)");
   if (p.batch.count() == 0) return;
   p.check_matrix_pointers(A, "A");
-  p.run_factor(A, info);
+  check_info_pointer(p.batch.executor(), info, p.options.check_pivots);
+  p.backend->factor(p, A, info);
 }
 
 template <class T>
@@ -338,17 +384,31 @@ void BatchedCholeskyPlan<T>::factor(T* A, int* info) {
   if (any && A == nullptr) throw InvalidArgument("batched Cholesky: A is null; pass the compact batch's array");
   if (any && cuda_backend::is_device_pointer(A) != exec.is_cuda())
     throw InvalidArgument("batched Cholesky: A is not in the executor's memory (" + exec.name() + ")");
-  if (exec.is_host()) {
-    for (std::size_t s = 0; s < p.offsets.size(); ++s) p.host_ptrs[s] = A ? A + p.offsets[s] : nullptr;
-    p.run_factor(p.host_ptrs.data(), info);
-    return;
-  }
+  check_info_pointer(exec, info, p.options.check_pivots);
+  p.backend->factor_compact(p, A, info);
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::Impl::solve_host(Impl& p, const T* const* L, T* const* B, int nrhs, const int*,
+                                              const std::vector<int>& hldb, const int* info) {
+  cpu::cholesky_solve<T>(p.batch.host_view(), L, p.ld.data(), B, hldb.data(), nrhs, info,
+                         p.batch.executor().threads());
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::Impl::solve_cuda(Impl& p, const T* const* L, T* const* B, int nrhs, const int* ldb,
+                                              const std::vector<int>& hldb, const int* info) {
+  const Executor& exec = p.batch.executor();
   cuda_backend::DeviceGuard device_guard(exec.device());
-  T** ptrs = static_cast<T**>(p.d_ptrs.get());
-  if (any)
-    cuda_backend::cholesky_pointers<T>(A, static_cast<const index_t*>(p.d_offsets.get()), p.batch.count(), ptrs,
-                                       exec.stream());
-  p.run_factor(ptrs, info);
+  const int* dldb = ldb;
+  if (ldb == nullptr || !cuda_backend::is_device_pointer(ldb)) {
+    // The plan's buffer: the copy waits for earlier work on the stream that may still read it.
+    detail::copy_bytes(p.d_ldb.get(), MemorySpace::device, hldb.data(), MemorySpace::host, hldb.size() * sizeof(int),
+                       exec.stream());
+    dldb = static_cast<const int*>(p.d_ldb.get());
+  }
+  cuda_backend::cholesky_vbatched_solve<T>(p.batch.view(), L, static_cast<const int*>(p.d_ld.get()), B, dldb, nrhs,
+                                           info, exec.stream());
 }
 
 template <class T>
@@ -365,46 +425,26 @@ void BatchedCholeskyPlan<T>::solve(const T* const* L, T* const* B, int nrhs, con
     throw InvalidArgument("batched Cholesky solve: info is not in the executor's memory (" + exec.name() + ")");
   const std::vector<int> hldb =
       detail::leading_dimensions(p.batch, PointerBatch{ldb}, "batched Cholesky solve (ldb)");
-  if (exec.is_host()) {
-    cpu::cholesky_solve<T>(p.batch.host_view(), L, p.ld.data(), B, hldb.data(), nrhs, info, exec.threads());
-    return;
-  }
-  cuda_backend::DeviceGuard device_guard(exec.device());
-  const int* dldb = ldb;
-  if (ldb == nullptr || !cuda_backend::is_device_pointer(ldb)) {
-    // The plan's buffer: the copy waits for earlier work on the stream that may still read it.
-    detail::copy_bytes(p.d_ldb.get(), MemorySpace::device, hldb.data(), MemorySpace::host, hldb.size() * sizeof(int),
-                       exec.stream());
-    dldb = static_cast<const int*>(p.d_ldb.get());
-  }
-  cuda_backend::cholesky_vbatched_solve<T>(p.batch.view(), L, static_cast<const int*>(p.d_ld.get()), B, dldb, nrhs,
-                                           info, exec.stream());
+  p.backend->solve(p, L, B, nrhs, ldb, hldb, info);
 }
 
 template <class T>
-void BatchedCholeskyPlan<T>::solve(const T* L, T* B, int nrhs, const int* info) {
-  Impl& p = *impl_;
-  if (p.kind != LayoutKind::compact)
-    throw InvalidArgument("BatchedCholeskyPlan: built for a PointerBatch; call solve(L ptrs, B ptrs, nrhs, ldb, info)");
-  detail::require(nrhs >= 0, "batched Cholesky solve: nrhs = " + detail::number(nrhs) + " must be >= 0");
-  if (p.batch.count() == 0 || nrhs == 0 || p.batch.max_size() == 0) return;
-  const Executor& exec = p.batch.executor();
-  detail::require(L != nullptr && B != nullptr, "batched Cholesky solve: L or B is null");
-  for (const void* q : {static_cast<const void*>(L), static_cast<const void*>(B)})
-    detail::require(cuda_backend::is_device_pointer(q) == exec.is_cuda(),
-                    "batched Cholesky solve: L and B must be in the executor's memory (" + exec.name() + ")");
+void BatchedCholeskyPlan<T>::Impl::solve_compact_host(Impl& p, const T* L, T* B, int nrhs, const int* info) {
   const VariableBatchView& v = p.batch.host_view();
-  if (exec.is_host()) {
-    index_t at = 0;
-    for (index_t s = 0; s < v.count; ++s) {
-      p.host_ptrs[s] = const_cast<T*>(L) + p.offsets[s];
-      p.host_b_ptrs[s] = B + at;
-      at += static_cast<index_t>(v.sizes[s]) * nrhs;
-    }
-    cpu::cholesky_solve<T>(v, p.host_ptrs.data(), p.ld.data(), p.host_b_ptrs.data(), p.ld.data(), nrhs, info,
-                           exec.threads());
-    return;
+  index_t at = 0;
+  for (index_t s = 0; s < v.count; ++s) {
+    p.host_ptrs[s] = const_cast<T*>(L) + p.offsets[s];
+    p.host_b_ptrs[s] = B + at;
+    at += static_cast<index_t>(v.sizes[s]) * nrhs;
   }
+  cpu::cholesky_solve<T>(v, p.host_ptrs.data(), p.ld.data(), p.host_b_ptrs.data(), p.ld.data(), nrhs, info,
+                         p.batch.executor().threads());
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::Impl::solve_compact_cuda(Impl& p, const T* L, T* B, int nrhs, const int* info) {
+  const Executor& exec = p.batch.executor();
+  const VariableBatchView& v = p.batch.host_view();
   cuda_backend::DeviceGuard device_guard(exec.device());
   if (p.b_nrhs != nrhs) {  // refilled, never reallocated (setup() sized it)
     std::vector<index_t>& boff = p.host_boffsets;
@@ -424,6 +464,21 @@ void BatchedCholeskyPlan<T>::solve(const T* L, T* B, int nrhs, const int* info) 
   cuda_backend::cholesky_pointers<T>(B, static_cast<const index_t*>(p.d_boffsets.get()), v.count, bp, exec.stream());
   const int* dld = static_cast<const int*>(p.d_ld.get());
   cuda_backend::cholesky_vbatched_solve<T>(p.batch.view(), lp, dld, bp, dld, nrhs, info, exec.stream());
+}
+
+template <class T>
+void BatchedCholeskyPlan<T>::solve(const T* L, T* B, int nrhs, const int* info) {
+  Impl& p = *impl_;
+  if (p.kind != LayoutKind::compact)
+    throw InvalidArgument("BatchedCholeskyPlan: built for a PointerBatch; call solve(L ptrs, B ptrs, nrhs, ldb, info)");
+  detail::require(nrhs >= 0, "batched Cholesky solve: nrhs = " + detail::number(nrhs) + " must be >= 0");
+  if (p.batch.count() == 0 || nrhs == 0 || p.batch.max_size() == 0) return;
+  const Executor& exec = p.batch.executor();
+  detail::require(L != nullptr && B != nullptr, "batched Cholesky solve: L or B is null");
+  for (const void* q : {static_cast<const void*>(L), static_cast<const void*>(B)})
+    detail::require(cuda_backend::is_device_pointer(q) == exec.is_cuda(),
+                    "batched Cholesky solve: L and B must be in the executor's memory (" + exec.name() + ")");
+  p.backend->solve_compact(p, L, B, nrhs, info);
 }
 
 template <class T>

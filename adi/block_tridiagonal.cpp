@@ -153,9 +153,21 @@ struct BlockTridiagonalPlan<T>::Impl {
   double tol = 0;
   detail::Storage workspace;
   detail::Storage singular;  // device unsigned long long (CUDA only)
+  // The backend, chosen once in the constructor from the executor and kernel: solves the
+  // batch and returns the first singular pivot block's key (system * n + row), or -1.
+  using Run = index_t (*)(Impl&, const BlockBands<T>&, const T*, T*);
+  Run run = nullptr;
 
   void check_pointers(const BlockBands<T>& bands, const T* d, const T* u) const;
   void report(index_t key) const;
+  static index_t run_reference(Impl& p, const BlockBands<T>& bands, const T* d, T* u) {
+    return cpu::block_thomas_reference<T>(p.lines, bands.a, bands.b, bands.c, d, u, p.tol, p.options.periodic);
+  }
+  static index_t run_host(Impl& p, const BlockBands<T>& bands, const T* d, T* u) {
+    return cpu::block_thomas<T>(p.lines, bands.a, bands.b, bands.c, d, u, p.tol, p.options.periodic,
+                                p.workspace.get(), p.exec.threads());
+  }
+  static index_t run_cuda(Impl& p, const BlockBands<T>& bands, const T* d, T* u);
 };
 
 namespace {
@@ -233,10 +245,12 @@ BlockTridiagonalPlan<T>::BlockTridiagonalPlan(const Executor& exec, const BlockL
     p.kernel = options.kernel;
   }
   if (exec.is_host()) {
+    p.run = p.kernel == BlockKernel::reference ? &Impl::run_reference : &Impl::run_host;
     if (p.kernel == BlockKernel::cpu_block_thomas)
       p.workspace = detail::Storage(
           cpu::block_thomas_workspace_bytes(p.lines, options.periodic, exec.threads(), sizeof(T)), exec);
   } else {
+    p.run = &Impl::run_cuda;
     p.workspace =
         detail::Storage(cuda_backend::block_tridiagonal_workspace_bytes(p.kernel, p.lines, options.periodic,
                                                                         sizeof(T)),
@@ -252,31 +266,29 @@ BlockTridiagonalPlan<T>::BlockTridiagonalPlan(BlockTridiagonalPlan&&) noexcept =
 template <class T>
 BlockTridiagonalPlan<T>& BlockTridiagonalPlan<T>::operator=(BlockTridiagonalPlan&&) noexcept = default;
 
+// The device backend: the key comes back from the device only when pivots are checked.
 template <class T>
-void BlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const T* d, T* u) {
-  Impl& p = *impl_;
-  p.check_pointers(bands, d, u);
-  if (p.lines.systems() == 0) return;
-  if (p.exec.is_host()) {
-    const index_t key =
-        p.kernel == BlockKernel::reference
-            ? cpu::block_thomas_reference<T>(p.lines, bands.a, bands.b, bands.c, d, u, p.tol, p.options.periodic)
-            : cpu::block_thomas<T>(p.lines, bands.a, bands.b, bands.c, d, u, p.tol, p.options.periodic,
-                                   p.workspace.get(), p.exec.threads());
-    if (p.options.check_pivots) p.report(key);
-    return;
-  }
+index_t BlockTridiagonalPlan<T>::Impl::run_cuda(Impl& p, const BlockBands<T>& bands, const T* d, T* u) {
   cuda_backend::DeviceGuard device_guard(p.exec.device());
   auto* flag = static_cast<unsigned long long*>(p.singular.get());  // the kernels always record
   const bool check = p.options.check_pivots;
   if (check) cuda_backend::memset_zero_async(flag, sizeof(unsigned long long), p.exec.stream());
   cuda_backend::block_tridiagonal_solve<T>(p.kernel, p.lines, bands.a, bands.b, bands.c, d, u, p.tol,
                                            p.options.periodic, p.workspace.get(), flag, p.exec.stream());
-  if (!check) return;
+  if (!check) return -1;
   unsigned long long h = 0;
   cuda_backend::copy_on_stream(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host, p.exec.stream());
   // The kernels record max(~0 - key) so that a zeroed flag means "none".
-  if (h != 0) p.report(static_cast<index_t>(~0ull - h));
+  return h != 0 ? static_cast<index_t>(~0ull - h) : -1;
+}
+
+template <class T>
+void BlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const T* d, T* u) {
+  Impl& p = *impl_;
+  p.check_pointers(bands, d, u);
+  if (p.lines.systems() == 0) return;
+  const index_t key = p.run(p, bands, d, u);
+  if (p.options.check_pivots) p.report(key);
 }
 
 template <class T>

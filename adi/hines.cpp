@@ -162,10 +162,44 @@ struct HinesPlan<T>::Impl {
   // so that shared-memory kernels size each launch by its own largest neuron.
   std::vector<index_t> range_first;
   std::vector<int> range_rows;
+  // The kernel's backend, chosen once by build(): solves and returns the first neuron with a
+  // bad pivot (-1: none, or pivots unchecked).
+  using Run = index_t (*)(Impl&, const T* offdiag, T* diag, T* rhs);
+  Run run = nullptr;
 
   Impl(const Executor& e, const HinesBatch& b, HinesOptions o, const VariableBatchPlan& vb)
       : exec(e), neurons(b), options(o), batch(vb) {}
+
+  static index_t run_reference(Impl& p, const T* offdiag, T* diag, T* rhs) {
+    return p.checked(cpu::hines_reference<T>(p.host, offdiag, diag, rhs));
+  }
+  static index_t run_vector(Impl& p, const T* offdiag, T* diag, T* rhs) {
+    return p.checked(cpu::hines_vector<T>(p.host, offdiag, diag, rhs, p.exec.threads()));
+  }
+  static index_t run_scalar(Impl& p, const T* offdiag, T* diag, T* rhs) {
+    return p.checked(cpu::hines_scalar<T>(p.host, offdiag, diag, rhs, p.exec.threads()));
+  }
+  static index_t run_cuda(Impl& p, const T* offdiag, T* diag, T* rhs);
+  index_t checked(index_t bad) const { return options.check_pivots ? bad : -1; }
 };
+
+template <class T>
+index_t HinesPlan<T>::Impl::run_cuda(Impl& p, const T* offdiag, T* diag, T* rhs) {
+  const cuda_backend::DeviceGuard guard(p.exec.device());
+  int* flag = p.options.check_pivots ? p.flag.data() : nullptr;
+  cuda_backend::HinesLaunch launch;
+  launch.threads_per_block = p.options.threads_per_block;
+  if (!p.range_rows.empty()) {
+    launch.range_first = p.range_first.data();
+    launch.range_rows = p.range_rows.data();
+    launch.ranges = static_cast<int>(p.range_rows.size());
+  }
+  cuda_backend::hines_solve<T>(p.kernel, p.device, offdiag, diag, rhs, launch, flag, p.exec.stream());
+  if (!flag) return -1;
+  int h = 0;
+  cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, p.exec.stream());
+  return h != cuda_backend::kNoBadNeuron ? h : -1;
+}
 
 namespace {
 
@@ -322,6 +356,7 @@ static void build(typename HinesPlan<T>::Impl& p) {
   v.down_level = p.down_level.data();
 
   if (p.exec.is_cuda()) {
+    const cuda_backend::DeviceGuard guard(p.exec.device());  // the caller's device back on return
     // One device allocation holding copies of the host arrays (256-byte aligned pieces).
     std::size_t total = 0;
     auto room = [&](std::size_t bytes) { total += bytes; };
@@ -359,7 +394,7 @@ static void build(typename HinesPlan<T>::Impl& p) {
     d.up_level = static_cast<const int*>(put(p.up_level));
     d.down_order = static_cast<const int*>(put(p.down_order));
     d.down_level = static_cast<const int*>(put(p.down_level));
-    if (total) detail::copy_bytes(base, MemorySpace::device, staging.data(), MemorySpace::host, total);
+    if (total) detail::copy_bytes(base, MemorySpace::device, staging.data(), MemorySpace::host, total, p.exec.stream());
     const VariableBatchView& dv = p.batch.view();
     d.chunk_offsets = dv.chunk_offsets;
     d.order = dv.order;
@@ -381,6 +416,13 @@ static void build(typename HinesPlan<T>::Impl& p) {
     p.range_first.push_back(count);
   }
   p.kernel = p.options.kernel == HinesKernel::automatic ? choose_kernel<T>(p) : p.options.kernel;
+  using Impl = typename HinesPlan<T>::Impl;
+  switch (p.kernel) {
+    case HinesKernel::reference: p.run = &Impl::run_reference; break;
+    case HinesKernel::cpu_vector: p.run = &Impl::run_vector; break;
+    case HinesKernel::cpu_scalar: p.run = &Impl::run_scalar; break;
+    default: p.run = &Impl::run_cuda; break;  // kernel_refusal: the cuda_* kernels only on a CUDA executor
+  }
 }
 
 template <class T>
@@ -480,31 +522,7 @@ void HinesPlan<T>::solve(const T* offdiag, T* diag, T* rhs) {
       throw InvalidArgument(std::string("HinesPlan::solve: an array is in ") + (dev ? "host" : "device") +
                             " memory but the plan's executor is " + p.exec.name() +
                             "; pass arrays in the executor's memory space");
-  index_t bad = -1;
-  if (dev) {
-    int* flag = p.options.check_pivots ? p.flag.data() : nullptr;
-    cuda_backend::HinesLaunch launch;
-    launch.threads_per_block = p.options.threads_per_block;
-    if (!p.range_rows.empty()) {
-      launch.range_first = p.range_first.data();
-      launch.range_rows = p.range_rows.data();
-      launch.ranges = static_cast<int>(p.range_rows.size());
-    }
-    cuda_backend::hines_solve<T>(p.kernel, p.device, offdiag, diag, rhs, launch, flag, p.exec.stream());
-    if (flag) {
-      int h = 0;
-      cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, p.exec.stream());
-      if (h != cuda_backend::kNoBadNeuron) bad = h;
-    }
-  } else {
-    const int threads = p.exec.threads();
-    switch (p.kernel) {
-      case HinesKernel::reference: bad = cpu::hines_reference<T>(p.host, offdiag, diag, rhs); break;
-      case HinesKernel::cpu_vector: bad = cpu::hines_vector<T>(p.host, offdiag, diag, rhs, threads); break;
-      default: bad = cpu::hines_scalar<T>(p.host, offdiag, diag, rhs, threads); break;
-    }
-    if (!p.options.check_pivots) bad = -1;
-  }
+  const index_t bad = p.run(p, offdiag, diag, rhs);
   if (bad >= 0)
     throw SingularSystem("HinesPlan::solve: zero or non-finite pivot in neuron " + std::to_string(bad) + " (kernel " +
                          hines_kernel_name(p.kernel) +
@@ -538,6 +556,33 @@ struct PassiveNeurons<T>::Impl {
   std::vector<cpu::HinesSplitWork<T>> work;  // per thread
   std::vector<index_t> order, offsets;       // compact layout: order[j] = neuron at place j, neuron s at offsets[s]
   void step_split(int steps);
+  // The step's backend, chosen once in the constructor: the currents where the assembly
+  // reads them, and the assembly of diag and rhs.
+  struct Backend {
+    void (*upload_currents)(Impl&);
+    void (*assemble)(Impl&, index_t span, int nstim);
+  };
+  const Backend* backend = nullptr;
+  static void upload_host(Impl&) {}
+  static void upload_cuda(Impl& p) {
+    if (p.stim_pos.empty()) return;
+    p.stim_pos_dev = Array<index_t>(static_cast<index_t>(p.stim_pos.size()), p.exec);
+    p.stim_amp_dev = Array<T>(static_cast<index_t>(p.stim_amp.size()), p.exec);
+    p.stim_pos_dev.copy_from_host(p.stim_pos.data());
+    p.stim_amp_dev.copy_from_host(p.stim_amp.data());
+  }
+  static void assemble_host(Impl& p, index_t span, int nstim) {
+    cpu::hines_assemble<T>(span, p.d0.data(), p.cdt.data(), p.ge.data(), p.diag.data(), p.v.data(),
+                           p.stim_pos.data(), p.stim_amp.data(), nstim, p.exec.threads());
+  }
+  static void assemble_cuda(Impl& p, index_t span, int nstim) {
+    const cuda_backend::DeviceGuard guard(p.exec.device());
+    cuda_backend::hines_assemble<T>(span, p.d0.data(), p.cdt.data(), p.ge.data(), p.diag.data(), p.v.data(),
+                                    nstim ? p.stim_pos_dev.data() : nullptr, nstim ? p.stim_amp_dev.data() : nullptr,
+                                    nstim, p.exec.stream());
+  }
+  static constexpr Backend kHost{&upload_host, &assemble_host};
+  static constexpr Backend kCuda{&upload_cuda, &assemble_cuda};
 };
 
 template <class T>
@@ -548,6 +593,7 @@ PassiveNeurons<T>::PassiveNeurons(const Executor& exec, std::vector<Compartments
   detail::require(std::isfinite(dt) && dt > 0, "PassiveNeurons: dt = " + num(dt) + " ms must be > 0");
   detail::require(!cells.empty(), "PassiveNeurons: no cells");
   p.exec = exec;
+  p.backend = exec.is_cuda() ? &Impl::kCuda : &Impl::kHost;
   p.dt = dt;
   p.cells = std::move(cells);
   p.cell_of = std::move(cell_of);
@@ -670,26 +716,14 @@ void PassiveNeurons<T>::step(int steps) {
       p.stim_pos.push_back(p.plan->index(at.first, at.second));
       p.stim_amp.push_back(static_cast<T>(nA));
     }
-    if (p.exec.is_cuda() && !p.stim_pos.empty()) {
-      p.stim_pos_dev = Array<index_t>(static_cast<index_t>(p.stim_pos.size()), p.exec);
-      p.stim_amp_dev = Array<T>(static_cast<index_t>(p.stim_amp.size()), p.exec);
-      p.stim_pos_dev.copy_from_host(p.stim_pos.data());
-      p.stim_amp_dev.copy_from_host(p.stim_amp.data());
-    }
+    p.backend->upload_currents(p);
     p.currents_dirty = false;
   }
   if (p.split) return p.step_split(steps);
   const index_t span = p.plan->span();
   const int nstim = static_cast<int>(p.stim_pos.size());
   for (int k = 0; k < steps; ++k) {
-    if (p.exec.is_cuda()) {
-      cuda_backend::hines_assemble<T>(span, p.d0.data(), p.cdt.data(), p.ge.data(), p.diag.data(), p.v.data(),
-                                      nstim ? p.stim_pos_dev.data() : nullptr, nstim ? p.stim_amp_dev.data() : nullptr,
-                                      nstim, p.exec.stream());
-    } else {
-      cpu::hines_assemble<T>(span, p.d0.data(), p.cdt.data(), p.ge.data(), p.diag.data(), p.v.data(),
-                             p.stim_pos.data(), p.stim_amp.data(), nstim, p.exec.threads());
-    }
+    p.backend->assemble(p, span, nstim);
     p.plan->solve(p.offdiag.data(), p.diag.data(), p.v.data());
     p.time += p.dt;
   }

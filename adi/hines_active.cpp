@@ -203,6 +203,7 @@ struct ActiveNeurons<T>::Impl {
 
   void step_host(int steps);
   void step_device(int steps);
+  void (Impl::*step_backend)(int) = &Impl::step_host;  // chosen once in the constructor
   // Steps the device may run before the host must see its spikes: events from a spike at the
   // end of step j (time t_j) are due at t_j + delay >= t_j + min_delay, so with k * dt <=
   // min_delay none falls inside the window that recorded the spike.
@@ -219,6 +220,7 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
   require(!cells.empty(), std::string(who) + ": no cells");
   const cuda_backend::DeviceGuard guard(exec.device(), exec.is_cuda());
   p.exec = exec;
+  p.step_backend = exec.is_cuda() ? &Impl::step_device : &Impl::step_host;
   p.dt = dt;
   p.cells = std::move(cells);
   p.cell_of = std::move(cell_of);
@@ -442,10 +444,7 @@ template <class T>
 void ActiveNeurons<T>::step(int steps) {
   Impl& p = *impl_;
   require(steps >= 0, "ActiveNeurons::step: steps = " + std::to_string(steps) + " must be >= 0");
-  if (p.on_device())
-    p.step_device(steps);
-  else
-    p.step_host(steps);
+  (p.*p.step_backend)(steps);
 }
 
 template <class T>

@@ -80,12 +80,28 @@ struct LargeTridiagonalPlan<T>::Impl {
   // allocated when a system first fails the stability check (the failure path only).
   detail::Storage pivot_ws;
 
-  void pivot_solve(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
   std::size_t pivot_bytes() const;
   void allocate();  // the constructor's last step
 
   void check_pointers(const T* a, const T* b, const T* c, bool shared, const T* d, const T* u) const;
+  // Validates, then solves through the backend.
   void run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u, void* ws, std::size_t bytes);
+
+  // The backend, chosen once in the constructor from the executor: the partition solve (on
+  // a validated workspace) and the batched pivoting solve it falls back to.
+  using Solve = void (Impl::*)(const T* a, const T* b, const T* c, bool shared, const T* d, T* u, void* ws);
+  using PivotSolve = void (Impl::*)(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  Solve solve_backend = nullptr;
+  PivotSolve pivot_solve = nullptr;
+  void solve_host(const T* a, const T* b, const T* c, bool shared, const T* d, T* u, void* ws);
+  void solve_cuda(const T* a, const T* b, const T* c, bool shared, const T* d, T* u, void* ws);
+  void pivot_host(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  void pivot_cuda(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  void pivot(const T* a, const T* b, const T* c, bool shared, const T* d, T* u) {
+    (this->*pivot_solve)(a, b, c, shared, d, u);
+  }
+  // A failed stability check that the plan cannot or may not re-solve with pivoting.
+  [[noreturn]] void unstable(index_t system, index_t row) const;
 };
 
 template <class T>
@@ -115,6 +131,8 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
   p.stride = system_stride;
   p.options = o;
   p.kernel = o.kernel == LargeKernel::automatic ? LargeKernel::partition : o.kernel;
+  p.solve_backend = exec.is_cuda() ? &Impl::solve_cuda : &Impl::solve_host;
+  p.pivot_solve = exec.is_cuda() ? &Impl::pivot_cuda : &Impl::pivot_host;
 
   if (exec.is_cuda()) {
     detail::require(p.kernel == LargeKernel::partition,
@@ -240,45 +258,59 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
                                                      std::string(on_device ? "device" : "host") +
                                                      " memory but the executor is " + exec.name());
   }
-  const index_t band_step = shared ? 0 : stride;
-  const std::string name = large_kernel_name(kernel);
   if (options.pivoting == Pivoting::partial) {
-    pivot_solve(a, b, c, shared, d, u);
+    pivot(a, b, c, shared, d, u);
     return;
   }
+  (this->*solve_backend)(a, b, c, shared, d, u, ws);
+}
+
+template <class T>
+void LargeTridiagonalPlan<T>::Impl::unstable(index_t s, index_t row) const {
   const bool fallback = options.pivoting == Pivoting::automatic;
-  auto unstable = [&](index_t s, index_t row) {
-    throw UnstableSystem("large tridiagonal solve (" + name + "): zero pivot, or the partition's elimination "
-                         "fails the stability check, at row " + detail::number(row) + " of system " +
-                         detail::number(s) +
-                         (fallback ? "; the in-place solve overwrote d, so it cannot be re-solved with pivoting: "
-                                     "pass u != d or set LargeTridiagonalOptions::pivoting to partial"
-                                   : "; set LargeTridiagonalOptions::pivoting to automatic or partial "
-                                     "(docs/pivoting.md)"),
-                         s, row);
-  };
-  if (exec.is_host()) {
-    for (index_t s = 0; s < count; ++s) {
-      const cpu::large::System<T> sys{a + s * band_step, b + s * band_step, c + s * band_step, d + s * stride,
-                                      u + s * stride, n};
-      const cpu::large::Failure f = cpu::large::solve<T>(settings, sys, ws);
-      if (f.failed() && fallback) {
-        if (d == u) unstable(s, f.row);
-        pivot_solve(a, b, c, shared, d, u);  // every system: simple, and only on failure
-        return;
-      }
-      if (f.failed() && options.check_pivots && options.pivoting == Pivoting::none && options.pivot_tolerance == 0)
-        unstable(s, f.row);
-      if (f.failed() && options.check_pivots)
-        throw SingularSystem("large tridiagonal solve (" + name + "): zero or tiny pivot at row " +
-                             detail::number(f.row) + " of system " + detail::number(s) + " (" + f.stage +
-                             (f.level > 0 ? ", reduced level " + detail::number(f.level) : std::string()) +
-                             "); the system is singular or not diagonally dominant enough for a solver "
-                             "without pivoting" +
-                             (options.periodic ? " (periodic: Sherman-Morrison also needs b[0] != 0)" : ""), s, f.row);
+  throw UnstableSystem("large tridiagonal solve (" + std::string(large_kernel_name(kernel)) +
+                           "): zero pivot, or the partition's elimination fails the stability check, at row " +
+                           detail::number(row) + " of system " + detail::number(s) +
+                           (fallback ? "; the in-place solve overwrote d, so it cannot be re-solved with pivoting: "
+                                       "pass u != d or set LargeTridiagonalOptions::pivoting to partial"
+                                     : "; set LargeTridiagonalOptions::pivoting to automatic or partial "
+                                       "(docs/pivoting.md)"),
+                       s, row);
+}
+
+template <class T>
+void LargeTridiagonalPlan<T>::Impl::solve_host(const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
+                                               void* ws) {
+  const index_t band_step = shared ? 0 : stride;
+  const bool fallback = options.pivoting == Pivoting::automatic;
+  for (index_t s = 0; s < count; ++s) {
+    const cpu::large::System<T> sys{a + s * band_step, b + s * band_step, c + s * band_step, d + s * stride,
+                                    u + s * stride, n};
+    const cpu::large::Failure f = cpu::large::solve<T>(settings, sys, ws);
+    if (f.failed() && fallback) {
+      if (d == u) unstable(s, f.row);
+      pivot(a, b, c, shared, d, u);  // every system: simple, and only on failure
+      return;
     }
-    return;
+    if (f.failed() && options.check_pivots && options.pivoting == Pivoting::none && options.pivot_tolerance == 0)
+      unstable(s, f.row);
+    if (f.failed() && options.check_pivots)
+      throw SingularSystem("large tridiagonal solve (" + std::string(large_kernel_name(kernel)) +
+                               "): zero or tiny pivot at row " + detail::number(f.row) + " of system " +
+                               detail::number(s) + " (" + f.stage +
+                               (f.level > 0 ? ", reduced level " + detail::number(f.level) : std::string()) +
+                               "); the system is singular or not diagonally dominant enough for a solver "
+                               "without pivoting" +
+                               (options.periodic ? " (periodic: Sherman-Morrison also needs b[0] != 0)" : ""),
+                           s, f.row);
   }
+}
+
+template <class T>
+void LargeTridiagonalPlan<T>::Impl::solve_cuda(const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
+                                               void* ws) {
+  const index_t band_step = shared ? 0 : stride;
+  const bool fallback = options.pivoting == Pivoting::automatic;
   cuda_backend::DeviceGuard device_guard(exec.device());
   auto* flag = static_cast<unsigned long long*>(ws);
   void* kws = static_cast<char*>(ws) + kFlagBytes;
@@ -290,38 +322,40 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
                                  u + s * stride, options.periodic, cuda_chunk, options.pivot_tolerance, kws,
                                  checked ? flag : nullptr, total - static_cast<unsigned long long>(s) * n,
                                  exec.stream());
-  if (checked) {
-    unsigned long long h = 0;
-    cuda_backend::copy_on_stream(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h != 0 && fallback) {
-      const unsigned long long pos = total - h;
-      if (d == u) unstable(index_t(pos / n), index_t(pos % n));
-      pivot_solve(a, b, c, shared, d, u);
-      return;
-    }
-    if (h != 0 && options.check_pivots) {
-      const unsigned long long pos = total - h;
-      throw SingularSystem("large tridiagonal solve (" + name + ", " + exec.name() +
-                           "): zero or tiny pivot at (or, in the reduced interface system, near) row " +
-                           detail::number(pos % n) + " of system " + detail::number(pos / n) +
-                           "; the system is singular or not diagonally dominant enough for a solver "
-                           "without pivoting", index_t(pos / n), index_t(pos % n));
-    }
+  if (!checked) return;
+  unsigned long long h = 0;
+  cuda_backend::copy_on_stream(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host, exec.stream());
+  if (h == 0) return;
+  const unsigned long long pos = total - h;
+  if (fallback) {
+    if (d == u) unstable(index_t(pos / n), index_t(pos % n));
+    pivot(a, b, c, shared, d, u);
+    return;
   }
+  if (options.check_pivots)
+    throw SingularSystem("large tridiagonal solve (" + std::string(large_kernel_name(kernel)) + ", " + exec.name() +
+                             "): zero or tiny pivot at (or, in the reduced interface system, near) row " +
+                             detail::number(pos % n) + " of system " + detail::number(pos / n) +
+                             "; the system is singular or not diagonally dominant enough for a solver "
+                             "without pivoting",
+                         index_t(pos / n), index_t(pos % n));
+}
+
+// The pivoting route: the systems as a LineSet of stride-1 lines, the batched pivoting kernels.
+template <class T>
+void LargeTridiagonalPlan<T>::Impl::pivot_host(const T* a, const T* b, const T* c, bool shared, const T* d,
+                                               T* u) {
+  const LineSet l{n, 1, count, stride, 1, 0};
+  const std::size_t bytes = pivot_bytes();
+  if (pivot_ws.bytes() < bytes) pivot_ws = detail::Storage(bytes, exec);  // automatic: the failure path
+  cpu::solve<T>(Kernel::cpu_pivoting, l, cpu::BandView<T>{a, b, c, shared}, d, u, options.periodic,
+                options.check_pivots, pivot_ws.get(), exec.threads(), Pivoting::partial);
 }
 
 template <class T>
-void LargeTridiagonalPlan<T>::Impl::pivot_solve(const T* a, const T* b, const T* c, bool shared, const T* d,
-                                                T* u) {
-  // The systems as a LineSet of stride-1 lines: the batched pivoting kernels.
+void LargeTridiagonalPlan<T>::Impl::pivot_cuda(const T* a, const T* b, const T* c, bool shared, const T* d,
+                                               T* u) {
   const LineSet l{n, 1, count, stride, 1, 0};
-  if (exec.is_host()) {
-    const std::size_t bytes = pivot_bytes();
-    if (pivot_ws.bytes() < bytes) pivot_ws = detail::Storage(bytes, exec);  // automatic: the failure path
-    cpu::solve<T>(Kernel::cpu_pivoting, l, cpu::BandView<T>{a, b, c, shared}, d, u, options.periodic,
-                  options.check_pivots, pivot_ws.get(), exec.threads(), Pivoting::partial);
-    return;
-  }
   cuda_backend::DeviceGuard device_guard(exec.device());
   const std::size_t bytes = pivot_bytes();
   if (pivot_ws.bytes() < bytes) pivot_ws = detail::Storage(bytes, exec);  // automatic: the failure path

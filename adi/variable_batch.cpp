@@ -41,6 +41,7 @@ struct VariableBatchPlan::Impl {
   std::vector<SizeBin> bins;
   VariableBatchView host, device;
   detail::Storage device_storage;  // one allocation holding the device copies
+  int backend = 0;  // the row of the backend tables (kRelayout): 0 host, 1 CUDA; set once at construction
 };
 
 namespace {
@@ -110,6 +111,7 @@ VariableBatchPlan::VariableBatchPlan(const Executor& exec, const BatchSizes& in,
   for (std::size_t i = 0; i < options.bin_edges.size(); ++i)
     detail::require(options.bin_edges[i] >= 0 && (i == 0 || options.bin_edges[i] > options.bin_edges[i - 1]),
                     "VariableBatchPlan: bin_edges must be non-negative and strictly ascending");
+  p->backend = exec.is_cuda() ? 1 : 0;
   p->count = in.count;
   p->sizes = detail::to_host(in.sizes, in.count, exec.is_cuda() ? exec.stream() : nullptr);
   const int limit = options.max_supported;
@@ -275,35 +277,68 @@ void check_pack_pointers(const VariableBatchPlan& plan, const T* src, const T* d
                     std::string(who) + ": arrays must be in the executor's memory (" + plan.executor().name() + ")");
 }
 
+// One copy between SortedInterleaved and a user layout: CompactBatch (`compact`: its
+// offsets, or the plan's when they are null) or PaddedInterleaved with `stride`; to_sorted:
+// pack, else unpack. Validated before; one implementation per backend, the plan's chosen
+// at construction (VariableBatchPlan::Impl::backend).
+struct Relayout {
+  const CompactBatch* compact;
+  index_t stride;
+  bool to_sorted;
+  const char* who;
+};
+
+template <class T>
+void relayout_host(const VariableBatchPlan& plan, const T* src, T* dst, const Relayout& r) {
+  const VariableBatchView& v = plan.host_view();
+  auto run = [&](auto at) {
+    if (r.to_sorted)
+      host_pack(v, src, dst, at);
+    else
+      host_unpack(v, src, dst, at);
+  };
+  if (r.compact == nullptr) {
+    const index_t stride = r.stride;
+    run([&](index_t s, int k) { return k * stride + s; });
+  } else if (r.compact->offsets == nullptr) {
+    const index_t* off = v.offsets;
+    run([&](index_t s, int k) { return off[s] + k; });
+  } else {
+    const auto g = detail::compact_geometry(plan, *r.compact, vector_elements, r.who);
+    run([&](index_t s, int k) { return g.offsets[s] + k; });
+  }
+}
+
+template <class T>
+void relayout_cuda(const VariableBatchPlan& plan, const T* src, T* dst, const Relayout& r) {
+  const Executor& exec = plan.executor();
+  cuda_backend::DeviceGuard device_guard(exec.device());
+  detail::Storage off;
+  const index_t* d_off = r.compact ? plan.view().offsets : nullptr;
+  if (r.compact && r.compact->offsets != nullptr) {
+    const auto g = detail::compact_geometry(plan, *r.compact, vector_elements, r.who);
+    off = detail::Storage(g.offsets.size() * sizeof(index_t), exec);
+    detail::copy_bytes(off.get(), MemorySpace::device, g.offsets.data(), MemorySpace::host, off.bytes(),
+                       exec.stream());
+    d_off = static_cast<const index_t*>(off.get());
+  }
+  cuda_backend::variable_pack<T>(plan.view(), cuda_backend::VariableSource{d_off, r.compact ? 0 : r.stride}, src,
+                                 dst, r.to_sorted, exec.stream());
+  cuda_backend::synchronize(exec.stream());
+}
+
+template <class T>
+using RelayoutFn = void (*)(const VariableBatchPlan&, const T*, T*, const Relayout&);
+template <class T>
+constexpr RelayoutFn<T> kRelayout[2] = {&relayout_host<T>, &relayout_cuda<T>};
+
 }  // namespace
 
 template <class T>
 void VariableBatchPlan::pack(const T* src, const CompactBatch& layout, T* dst) const {
   check_pack_pointers(*this, src, dst, "VariableBatchPlan::pack");
   if (count() == 0) return;
-  if (executor().is_host()) {
-    if (layout.offsets == nullptr) {
-      const index_t* off = host_view().offsets;
-      host_pack(host_view(), src, dst, [&](index_t s, int k) { return off[s] + k; });
-    } else {
-      const auto g = detail::compact_geometry(*this, layout, vector_elements, "VariableBatchPlan::pack");
-      host_pack(host_view(), src, dst, [&](index_t s, int k) { return g.offsets[s] + k; });
-    }
-    return;
-  }
-  detail::Storage off;
-  const index_t* d_off = view().offsets;
-  if (layout.offsets != nullptr) {
-    const auto g = detail::compact_geometry(*this, layout, vector_elements, "VariableBatchPlan::pack");
-    off = detail::Storage(g.offsets.size() * sizeof(index_t), executor());
-    detail::copy_bytes(off.get(), MemorySpace::device, g.offsets.data(), MemorySpace::host, off.bytes(),
-                       executor().stream());
-    d_off = static_cast<const index_t*>(off.get());
-  }
-  cuda_backend::DeviceGuard device_guard(executor().device());
-  cuda_backend::variable_pack<T>(view(), cuda_backend::VariableSource{d_off, 0}, src, dst, true,
-                                 executor().stream());
-  cuda_backend::synchronize(executor().stream());
+  kRelayout<T>[impl_->backend](*this, src, dst, Relayout{&layout, 0, true, "VariableBatchPlan::pack"});
 }
 
 template <class T>
@@ -312,43 +347,14 @@ void VariableBatchPlan::pack(const T* src, const PaddedInterleaved& layout, T* d
   check_padded(*this, layout, "VariableBatchPlan::pack");
   if (count() == 0) return;
   const index_t stride = layout.stride ? layout.stride : count();
-  if (executor().is_host()) {
-    host_pack(host_view(), src, dst, [&](index_t s, int k) { return k * stride + s; });
-    return;
-  }
-  cuda_backend::DeviceGuard device_guard(executor().device());
-  cuda_backend::variable_pack<T>(view(), cuda_backend::VariableSource{nullptr, stride}, src, dst, true,
-                                 executor().stream());
-  cuda_backend::synchronize(executor().stream());
+  kRelayout<T>[impl_->backend](*this, src, dst, Relayout{nullptr, stride, true, "VariableBatchPlan::pack"});
 }
 
 template <class T>
 void VariableBatchPlan::unpack(const T* src, T* dst, const CompactBatch& layout) const {
   check_pack_pointers(*this, src, dst, "VariableBatchPlan::unpack");
   if (count() == 0) return;
-  if (executor().is_host()) {
-    if (layout.offsets == nullptr) {
-      const index_t* off = host_view().offsets;
-      host_unpack(host_view(), src, dst, [&](index_t s, int k) { return off[s] + k; });
-    } else {
-      const auto g = detail::compact_geometry(*this, layout, vector_elements, "VariableBatchPlan::unpack");
-      host_unpack(host_view(), src, dst, [&](index_t s, int k) { return g.offsets[s] + k; });
-    }
-    return;
-  }
-  detail::Storage off;
-  const index_t* d_off = view().offsets;
-  if (layout.offsets != nullptr) {
-    const auto g = detail::compact_geometry(*this, layout, vector_elements, "VariableBatchPlan::unpack");
-    off = detail::Storage(g.offsets.size() * sizeof(index_t), executor());
-    detail::copy_bytes(off.get(), MemorySpace::device, g.offsets.data(), MemorySpace::host, off.bytes(),
-                       executor().stream());
-    d_off = static_cast<const index_t*>(off.get());
-  }
-  cuda_backend::DeviceGuard device_guard(executor().device());
-  cuda_backend::variable_pack<T>(view(), cuda_backend::VariableSource{d_off, 0}, src, dst, false,
-                                 executor().stream());
-  cuda_backend::synchronize(executor().stream());
+  kRelayout<T>[impl_->backend](*this, src, dst, Relayout{&layout, 0, false, "VariableBatchPlan::unpack"});
 }
 
 template <class T>
@@ -357,14 +363,7 @@ void VariableBatchPlan::unpack(const T* src, T* dst, const PaddedInterleaved& la
   check_padded(*this, layout, "VariableBatchPlan::unpack");
   if (count() == 0) return;
   const index_t stride = layout.stride ? layout.stride : count();
-  if (executor().is_host()) {
-    host_unpack(host_view(), src, dst, [&](index_t s, int k) { return k * stride + s; });
-    return;
-  }
-  cuda_backend::DeviceGuard device_guard(executor().device());
-  cuda_backend::variable_pack<T>(view(), cuda_backend::VariableSource{nullptr, stride}, src, dst, false,
-                                 executor().stream());
-  cuda_backend::synchronize(executor().stream());
+  kRelayout<T>[impl_->backend](*this, src, dst, Relayout{nullptr, stride, false, "VariableBatchPlan::unpack"});
 }
 
 #define ADI_VARIABLE_PACK(T)                                                                   \

@@ -277,7 +277,8 @@ ChainResult price_validated(const std::vector<ChainOption>& chain, const Method&
     for (std::size_t k = 0; k < count; ++k) cc[k] = detail::chain_kernel_contract(chain[k]);
     const cuda_backend::ChainSettings s = detail::chain_kernel_settings(method, kernel);
     cuda_backend::option_chain_price(cc.data(), static_cast<long>(count), s, r.price.data(), r.delta.data(),
-                                     r.gamma.data(), r.theta.data(), &r.seconds, &r.setup_seconds);
+                                     r.gamma.data(), r.theta.data(), &r.seconds, &r.setup_seconds,
+                                     method.executor.stream());
     r.backend = s.kernel == 1 || (s.kernel == 0 && n > cuda_backend::kChainWarpMaxNodes) ? "cuda (thread per contract)"
                                                                                        : "cuda (warp per contract)";
     return r;

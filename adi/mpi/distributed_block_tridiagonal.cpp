@@ -141,8 +141,7 @@ struct DistributedBlockTridiagonalPlan<T>::Impl {
   std::vector<T> ha, hb, hc, hd, hu;
   // Device passes (device executor, split axis, options.device_passes): the workspace
   // [(i*M*M + v)*L + l] and the reduced rows / interface values on the device, and their
-  // page-locked host copies. (A host executor takes this path only in the maths check of
-  // a build without CUDA, ADI_BLOCK_PARTITION_EMULATE: the same code as host loops.)
+  // page-locked host copies.
   bool on_device = false;
   Array<T> d_alpha, d_gamma, d_red, d_sol, d_red1, d_alpha2, d_gamma2, d_x2;
   cuda_backend::block_partition::Workspace<T> dw;
@@ -185,6 +184,11 @@ struct DistributedBlockTridiagonalPlan<T>::Impl {
   void check_solution() const;
   void run(const BlockBands<T>& bd, const T* d, T* u);
   void run_device(const BlockBands<T>& bd, const T* d, T* u);
+  void run_mirrored(const BlockBands<T>& bd, const T* d, T* u);  // device memory through the host mirrors
+  void run_local(const BlockBands<T>& bd, const T* d, T* u) { local->solve(bd, d, u); }
+  // The solve path, chosen once in the constructor: run_local (unsplit axis), run (host),
+  // run_device (device passes) or run_mirrored.
+  void (Impl::*solve_path)(const BlockBands<T>&, const T*, T*) = &Impl::run;
 };
 
 template <class T>
@@ -519,6 +523,7 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   if (p.P == 1) {
     try {
       p.local.emplace(exec, p.ls, local_options(options));
+      p.solve_path = &Impl::run_local;
     } catch (const Error& e) {
       err = e.what();
     }
@@ -527,11 +532,8 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   }
   p.R = R;
   p.exec = exec;
-#ifdef ADI_BLOCK_PARTITION_EMULATE
-  p.on_device = options.device_passes;  // the maths check: host loops stand in for the kernels
-#else
   p.on_device = !exec.is_host() && options.device_passes;
-#endif
+  p.solve_path = exec.is_host() ? &Impl::run : p.on_device ? &Impl::run_device : &Impl::run_mirrored;
   if (!exec.is_host() && !p.on_device) {
     p.ha.assign(std::size_t(block_span(p.ls)), T(0));
     p.hb.assign(p.ha.size(), T(0));
@@ -644,20 +646,14 @@ template <class T>
 void DistributedBlockTridiagonalPlan<T>::solve(const BlockBands<T>& bands, const T* d, T* u) {
   Impl& p = *impl_;
   detail::require(bands.a && bands.b && bands.c && d && u, "DistributedBlockTridiagonalPlan::solve: null pointer");
-  if (p.local) {
-    p.local->solve(bands, d, u);
-    return;
-  }
-  if (p.on_device) {
-    p.run_device(bands, d, u);
-    return;
-  }
-  if (p.exec.is_host()) {
-    p.run(bands, d, u);
-    return;
-  }
-  // Device memory with device_passes = false: through the host mirrors (u's mirror keeps whatever lies between the
-  // layout's values, so the copy back writes nothing the layout does not own differently).
+  (p.*p.solve_path)(bands, d, u);
+}
+
+// Device memory with device_passes = false: through the host mirrors (u's mirror keeps whatever lies between the
+// layout's values, so the copy back writes nothing the layout does not own differently).
+template <class T>
+void DistributedBlockTridiagonalPlan<T>::Impl::run_mirrored(const BlockBands<T>& bands, const T* d, T* u) {
+  Impl& p = *this;
   cuda_backend::DeviceGuard device_guard(p.exec.device());
   const std::size_t bb = p.ha.size() * sizeof(T), vb = p.hd.size() * sizeof(T);
   const double t0 = now();

@@ -189,6 +189,49 @@ bool DistributedTridiagonalPlan<T>::Impl::back_substitute(T* u) {
   return bad == 0;
 }
 
+// The forward pass's pivots again, line after line (reduce() keeps no trace of where one
+// failed: its loops stay as they are for the solves that succeed).
+template <class T>
+template <class Band>
+std::pair<index_t, index_t> DistributedTridiagonalPlan<T>::Impl::first_bad_pivot(const Band& bd) const {
+  const index_t st = ls.stride;
+  for (index_t l = 0; l < L && m > 2; ++l) {
+    const index_t o = ls.offset(l);
+    T r = T(1) / bd.B(o + st, 1);
+    if (!std::isfinite(double(r))) return {l, row0 + 1};
+    T cp = bd.C(o + st, 1) * r;
+    for (index_t i = 2; i <= m - 2; ++i) {
+      const index_t oi = o + i * st;
+      r = T(1) / common::thomas_pivot(bd.A(oi, i), bd.B(oi, i), cp);
+      if (!std::isfinite(double(r))) return {l, row0 + i};
+      cp = bd.C(oi, i) * r;
+    }
+  }
+  return {-1, -1};
+}
+
+// Collective over the axis, like the failure itself: a bad pivot poisons its line's reduced
+// rows with NaN, and the reduced solve carries the NaN to that line's interface values on
+// every rank of the axis, so every rank arrives here (and the message is the same on all).
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::throw_singular(std::pair<index_t, index_t> bad, const T* ends) const {
+  constexpr long long kNone = std::numeric_limits<long long>::max();
+  long long mine[2] = {bad.first >= 0 ? bad.first : kNone, kNone}, all[2];
+  for (index_t l = 0; l < L && mine[1] == kNone; ++l)
+    if (!std::isfinite(double(ends[2 * l])) || !std::isfinite(double(ends[2 * l + 1]))) mine[1] = l;
+  check_mpi(MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MIN, comm), "MPI_Allreduce");
+  long long row = bad.first >= 0 && bad.first == all[0] ? bad.second : kNone, first_row = kNone;
+  check_mpi(MPI_Allreduce(&row, &first_row, 1, MPI_LONG_LONG, MPI_MIN, comm), "MPI_Allreduce");
+  const index_t line = all[0] != kNone ? index_t(all[0]) : all[1] != kNone ? index_t(all[1]) : -1;
+  const index_t at = first_row != kNone ? index_t(first_row) : -1;
+  std::string where = line < 0 ? std::string() : " in system " + detail::number(line);
+  if (at >= 0) where += " at row " + detail::number(at) + " of the axis";
+  throw SingularSystem(std::string("DistributedTridiagonalPlan: a zero or non-finite pivot along ") + axis_name(axis) +
+                           where +
+                           " (the partition method needs diagonally dominant lines); u holds no solution",
+                       line, at);
+}
+
 template <class T>
 template <class Band>
 void DistributedTridiagonalPlan<T>::Impl::run(const Band& bd, const T* d, T* u) {
@@ -207,11 +250,7 @@ void DistributedTridiagonalPlan<T>::Impl::run(const Band& bd, const T* d, T* u) 
   bool ok = true;
   if (opt.check_pivots)
     for (T v : sol) ok = ok && std::isfinite(double(v));
-  if (!ok)
-    throw SingularSystem(std::string("DistributedTridiagonalPlan: a zero or non-finite pivot along ") +
-                         axis_name(axis) +
-                         " (on this or another rank of the axis; the partition method needs diagonally "
-                         "dominant lines); u holds no solution");
+  if (!ok) throw_singular(ok_reduce ? std::pair<index_t, index_t>{-1, -1} : first_bad_pivot(bd), sol.data());
   back_substitute(u);
   const double t3 = now();
   t_local = (t1 - t0) + (t3 - t2);
@@ -274,11 +313,18 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   if (err.empty() && p.P > 1 && p.L * 8 * std::max(1, p.P) > index_t(2147483647))
     err = "DistributedTridiagonalPlan: " + detail::number(p.L) + " lines are too many for one exchange; split the box";
   agree(p.comm, err.empty(), err);
+  {  // the first row of this rank along the axis (SingularSystem::row)
+    long long rows = p.m, before = 0;
+    check_mpi(MPI_Exscan(&rows, &before, 1, MPI_LONG_LONG, MPI_SUM, p.comm), "MPI_Exscan");
+    p.row0 = p.r == 0 ? 0 : index_t(before);
+  }
 
   if (p.P == 1) {
     try {
       p.local.emplace(exec, BoxLines{local, axis},
                       TridiagonalOptions{options.periodic, options.kernel, options.check_pivots});
+      p.solve_full = &Impl::template solve_local<Bands<T>>;
+      p.solve_shared = &Impl::template solve_local<SharedBands<T>>;
     } catch (const Error& e) {
       err = e.what();
     }
@@ -286,6 +332,11 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     return;
   }
 
+  p.solve_full = exec.is_host() ? &Impl::solve_host : &Impl::solve_device;
+  p.solve_shared = exec.is_host() ? &Impl::solve_host_shared : &Impl::solve_device_shared;
+  // Everything below that allocates or launches runs on the plan's GPU; the caller's
+  // current device is given back when the constructor returns (or throws).
+  const cuda_backend::DeviceGuard device_guard(exec.device(), !exec.is_host());
   // The model: bytes and messages of each strategy for L lines, with the axis's
   // measured latency and bandwidth; reduced-system arithmetic at ~48 bytes of memory
   // traffic per row at the copy bandwidth.
@@ -311,7 +362,6 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
   }
 
   const std::size_t seg = std::size_t(p.L * p.m);
-  if (!exec.is_host()) cuda_backend::set_device(exec.device());
   p.red = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
   p.sol = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
   p.gather = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
@@ -371,7 +421,6 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     case ReducedStrategy::automatic: break;
   }
   if (!exec.is_host()) {
-    cuda_backend::set_device(exec.device());  // the pinned buffers belong to this GPU's context
     p.d_alpha = Array<T>(p.L * p.m, exec);
     p.d_gamma = Array<T>(p.L * p.m, exec);
     p.d_red = Array<T>(p.L * 8, exec);
@@ -420,30 +469,14 @@ template <class T>
 void DistributedTridiagonalPlan<T>::solve(const Bands<T>& bands, const T* d, T* u) {
   Impl& p = *impl_;
   detail::require(bands.a && bands.b && bands.c && d && u, "DistributedTridiagonalPlan::solve: null pointer");
-  if (p.local) {
-    p.local->solve(bands, d, u);
-    return;
-  }
-  if (p.exec.is_host()) {
-    p.run(FullBand<T>{bands.a, bands.b, bands.c}, d, u);
-    return;
-  }
-  p.run_device(bands.a, bands.b, bands.c, false, d, u);
+  p.solve_full(p, bands, d, u);
 }
 
 template <class T>
 void DistributedTridiagonalPlan<T>::solve(const SharedBands<T>& bands, const T* d, T* u) {
   Impl& p = *impl_;
   detail::require(bands.a && bands.b && bands.c && d && u, "DistributedTridiagonalPlan::solve: null pointer");
-  if (p.local) {
-    p.local->solve(bands, d, u);
-    return;
-  }
-  if (p.exec.is_host()) {
-    p.run(SharedBand<T>{bands.a, bands.b, bands.c}, d, u);
-    return;
-  }
-  p.run_device(bands.a, bands.b, bands.c, true, d, u);
+  p.solve_shared(p, bands, d, u);
 }
 
 template <class T>
@@ -473,6 +506,14 @@ double DistributedTridiagonalPlan<T>::exchanged_bytes() const { return impl_->by
 template <class T>
 int DistributedTridiagonalPlan<T>::device_subsegments() const { return impl_->dw.S; }
 
+// The device plans' diagnosis (distributed_tridiagonal_device.cpp) scans host copies.
+#define ADI_FIRST_BAD_PIVOT(T, Band) \
+  template std::pair<index_t, index_t> DistributedTridiagonalPlan<T>::Impl::first_bad_pivot(const Band<T>&) const;
+ADI_FIRST_BAD_PIVOT(float, FullBand)
+ADI_FIRST_BAD_PIVOT(float, SharedBand)
+ADI_FIRST_BAD_PIVOT(double, FullBand)
+ADI_FIRST_BAD_PIVOT(double, SharedBand)
+#undef ADI_FIRST_BAD_PIVOT
 template struct DistributedTridiagonalPlan<float>::Impl;
 template struct DistributedTridiagonalPlan<double>::Impl;
 template class DistributedTridiagonalPlan<float>;

@@ -12,8 +12,10 @@ template <class T>
 void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, const T* c, bool shared, const T* d,
                                                      T* u) {
   namespace part = cuda_backend::partition;
-  cuda_backend::set_device(exec.device());  // this rank's GPU (ranks of a node pick different ones)
+  // This rank's GPU (ranks of a node pick different ones); the caller's device back on return.
+  const cuda_backend::DeviceGuard device_guard(exec.device());
   void* st = exec.stream();
+  last_bands = {a, b, c, shared};
   n_ev = 0;
   t_wait = 0;
   mark(kStart);
@@ -44,11 +46,28 @@ void DistributedTridiagonalPlan<T>::Impl::finish_device() {
   t_local = t[kLocal];
   t_staging = t[kStaging];
   t_exchange = t[kExchange];
-  if (opt.check_pivots && h_flag[0] != 0)
-    throw SingularSystem(std::string("DistributedTridiagonalPlan: a zero or non-finite pivot along ") +
-                         axis_name(axis) +
-                         " (on this or another rank of the axis; the partition method needs diagonally "
-                         "dominant lines); u holds no solution");
+  if (opt.check_pivots && h_flag[0] != 0) diagnose_device();
+}
+
+// A failed device solve, named on the host: the interface values show the line, this
+// rank's bands (copied back once) the row of a bad pivot of the forward pass, if it is here.
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::diagnose_device() const {
+  auto to_host = [&](const T* p, index_t n) {
+    std::vector<T> h(static_cast<std::size_t>(n));
+    if (n > 0) detail::copy_bytes(h.data(), MemorySpace::host, p, exec.memory_space(), std::size_t(n) * sizeof(T),
+                                  exec.stream());
+    return h;
+  };
+  const std::vector<T> ends = to_host(d_sol.data(), 2 * L);
+  std::pair<index_t, index_t> bad{-1, -1};
+  if (last_bands.a) {
+    const index_t n = last_bands.shared ? m : ls.span();
+    const std::vector<T> a = to_host(last_bands.a, n), b = to_host(last_bands.b, n), c = to_host(last_bands.c, n);
+    bad = last_bands.shared ? first_bad_pivot(SharedBand<T>{a.data(), b.data(), c.data()})
+                            : first_bad_pivot(FullBand<T>{a.data(), b.data(), c.data()});
+  }
+  throw_singular(bad, ends.data());
 }
 
 // Phase 2 of a device plan: d_red (this rank's rows) -> d_sol (this rank's two unknowns

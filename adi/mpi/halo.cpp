@@ -21,9 +21,9 @@ LocalField<T>::LocalField(const Decomposition& dec, std::array<int, 3> ghosts, c
   offset_ = ghosts[0] + ghosts[1] * all_.sy + ghosts[2] * all_.sz;
   interior_ = Box3{ex, ey, ez, all_.sy, all_.sz};
   if (on_device()) {
-    cuda_backend::set_device(exec.device());
+    const cuda_backend::DeviceGuard guard(exec.device());  // the caller's device back on return
     device_ = Array<T>(all_.size(), exec);
-    cuda_backend::memset_zero(device_.data(), std::size_t(all_.size()) * sizeof(T));
+    cuda_backend::memset_zero_async(device_.data(), std::size_t(all_.size()) * sizeof(T), exec.stream());
   } else {
     storage_.assign(std::size_t(all_.size()), T(0));
   }
@@ -149,7 +149,7 @@ void HaloExchange<T>::setup(const Executor& exec) {
   }
   if (exec.is_cuda()) {
     device_ = true;
-    cuda_backend::set_device(exec.device());
+    const cuda_backend::DeviceGuard guard(exec.device());  // the pinned buffer belongs to this GPU's context
     dbuf_ = Array<T>(std::max<index_t>(4 * most, 1), exec);
     pinned_ = std::shared_ptr<T>(static_cast<T*>(dev::pinned_alloc(std::size_t(4 * most) * sizeof(T))),
                                  [](T* p) { dev::pinned_free(p); });
@@ -167,7 +167,7 @@ void HaloExchange<T>::setup(const Executor& exec) {
 template <class T>
 void HaloExchange<T>::exchange_device(T* data) {
   void* stream = exec_.stream();
-  cuda_backend::set_device(exec_.device());
+  const cuda_backend::DeviceGuard guard(exec_.device());
   MPI_Comm c = procs_->comm();
   const MPI_Datatype type = mpi_type<T>();
   for (int a = 0; a < 3; ++a) {

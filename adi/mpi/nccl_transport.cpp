@@ -61,7 +61,7 @@ std::string init_rank(MPI_Comm comm, int device, void** made) {
   check_mpi(MPI_Bcast(&msg, int(sizeof msg), MPI_BYTE, 0, comm), "MPI_Bcast");
   *made = nullptr;
   if (msg.err[0]) return msg.err;
-  cuda_backend::set_device(device);
+  const cuda_backend::DeviceGuard guard(device);  // ncclCommInitRank binds the current device
   return nb::comm_init_rank(made, size, msg.id, rank);
 }
 

@@ -31,7 +31,8 @@ struct CudaLaunch {
 
 }  // namespace
 
-// Declared in euler_backends.hpp; repeated here so that this file needs no host-only header.
+// Listed in euler_backends.hpp (ADI_CUDA_KERNEL_OR: its stand-in serves builds without
+// CUDA); repeated here so that this file needs no host-only header.
 template <class T>
 std::unique_ptr<EulerSolverBase<T>> make_cuda_solver(const EulerSetup& s, const adi::Executor& exec);
 

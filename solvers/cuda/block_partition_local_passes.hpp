@@ -2,7 +2,8 @@
 // The local passes of the distributed block partition method
 // (adi/mpi/distributed_block_tridiagonal.cpp) on a CUDA device, seen from plain C++ (no
 // CUDA header). Implemented in solvers/cuda/block_partition_local_passes{,_fp64}.cu when adi is
-// built with CUDA; adi/mpi/block_partition_device_stub.cpp throws Unsupported otherwise.
+// built with CUDA; without CUDA the same list (ADI_CUDA_KERNEL, kernel_list.hpp) throws
+// Unsupported (DistributedBlockTridiagonalPlan only calls them for a CUDA executor).
 //
 // One thread per line (system): the M x M blocks of its recurrence live in the thread's
 // registers (compile-time M = 2..8; for large M the compiler keeps part of them in
@@ -12,6 +13,7 @@
 //   red[l*2R + j*R + {A: 0..MM-1, B: MM.., C: 2MM.., d: 3MM..3MM+M-1}], R = 3MM + M,
 //   j = 0 (local block row 0) and 1 (row m-1); sol[l*2M + {u_0: 0..M-1, u_{m-1}: M..2M-1}].
 #include "adi/base/block_layout.hpp"
+#include "solvers/cuda/kernel_list.hpp"
 
 namespace adi::cuda_backend::block_partition {
 
@@ -40,13 +42,16 @@ struct Workspace {
 // (LU with partial pivoting inside the block, like the host) writes NaN into the whole of
 // the line's two reduced rows (at level 2 too: the NaN of a level-1 row reaches a pivot).
 // Enqueued on stream.
+ADI_CUDA_KERNELS_BEGIN
 template <class T>
-void reduce(const BlockLineSet& lines, const T* a, const T* b, const T* c, const T* d, T* u, const Workspace<T>& w,
-            T* red, T tol, bool first_open, bool last_open, void* stream);
+ADI_CUDA_KERNEL(void reduce(const BlockLineSet& lines, const T* a, const T* b, const T* c, const T* d, T* u,
+                            const Workspace<T>& w, T* red, T tol, bool first_open, bool last_open, void* stream))
 
 // Phase 3: u_0 and u_{m-1} of every line from sol, then u_i = delta_i - alpha_i u_0 -
 // gamma_i u_{i+1} for i = m-2..1 (per level). Enqueued on stream.
 template <class T>
-void back_substitute(const BlockLineSet& lines, const Workspace<T>& w, const T* sol, T* u, void* stream);
+ADI_CUDA_KERNEL(void back_substitute(const BlockLineSet& lines, const Workspace<T>& w, const T* sol, T* u,
+                                     void* stream))
+ADI_CUDA_KERNELS_END
 
 }  // namespace adi::cuda_backend::block_partition

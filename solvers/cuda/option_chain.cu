@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "solvers/cuda/check.cuh"
+#include "solvers/cuda/device_guard.hpp"
 #include "solvers/cuda/option_chain.hpp"
 #include "solvers/cuda/option_chain_warp.hpp"
 
@@ -282,43 +283,35 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 }
 
 template <int M>
-void launch_warp(const ChainContract* dc, long count, const ChainSettings& s, double* out) {
+void launch_warp(const ChainContract* dc, long count, const ChainSettings& s, double* out, cudaStream_t st) {
   const std::size_t shared = sizeof(double) * 4 * chain_math::kLanes * M * kWarpsPerBlock;
   ADI_CUDA_CHECK(cudaFuncSetAttribute(chain_warp<M>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(shared)));
   const unsigned blocks = static_cast<unsigned>((count + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  chain_warp<M><<<blocks, kWarpsPerBlock * 32, shared>>>(dc, count, s, out);
+  chain_warp<M><<<blocks, kWarpsPerBlock * 32, shared, st>>>(dc, count, s, out);
 }
 
-void launch_warp_kernel(const ChainContract* dc, long count, const ChainSettings& s, double* out) {
+void launch_warp_kernel(const ChainContract* dc, long count, const ChainSettings& s, double* out, cudaStream_t st) {
   switch (chain_math::warp_positions(s.nodes)) {
-    case 2: launch_warp<2>(dc, count, s, out); break;
-    case 4: launch_warp<4>(dc, count, s, out); break;
-    case 7: launch_warp<7>(dc, count, s, out); break;
-    case 10: launch_warp<10>(dc, count, s, out); break;
-    case 13: launch_warp<13>(dc, count, s, out); break;
-    case 16: launch_warp<16>(dc, count, s, out); break;
+    case 2: launch_warp<2>(dc, count, s, out, st); break;
+    case 4: launch_warp<4>(dc, count, s, out, st); break;
+    case 7: launch_warp<7>(dc, count, s, out, st); break;
+    case 10: launch_warp<10>(dc, count, s, out, st); break;
+    case 13: launch_warp<13>(dc, count, s, out, st); break;
+    case 16: launch_warp<16>(dc, count, s, out, st); break;
     default: throw InvalidArgument("option_chain_price: the warp kernel holds at most 512 nodes");
   }
 }
 
-// Selects the plan's device, restores the caller's.
-struct DeviceGuard {
-  int previous = 0;
-  explicit DeviceGuard(int device) {
-    ADI_CUDA_CHECK(cudaGetDevice(&previous));
-    ADI_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() { cudaSetDevice(previous); }
-};
-
 }  // namespace
 
 void option_chain_price(const ChainContract* contracts, long count, const ChainSettings& s, double* price,
-                        double* delta, double* gamma, double* theta, double* seconds, double* setup_seconds) {
+                        double* delta, double* gamma, double* theta, double* seconds, double* setup_seconds,
+                        void* stream) {
   using Clock = std::chrono::steady_clock;
   const auto t_start = Clock::now();
-  DeviceGuard guard(s.device);
+  const DeviceGuard guard(s.device);  // the contracts' device; the caller's back on return
+  const cudaStream_t st = static_cast<cudaStream_t>(stream);
   const std::size_t cells = static_cast<std::size_t>(count) * static_cast<std::size_t>(s.nodes);
   ChainContract* dc = nullptr;
   double *x = nullptr, *u = nullptr, *f = nullptr, *iw = nullptr, *out = nullptr;
@@ -343,39 +336,39 @@ void option_chain_price(const ChainContract* contracts, long count, const ChainS
       ADI_CUDA_CHECK(cudaMalloc(&iw, sizeof(double) * cells));
       ADI_CUDA_CHECK(cudaMalloc(&spot, sizeof(int) * count));
     }
-    ADI_CUDA_CHECK(cudaMemcpy(dc, contracts, sizeof(ChainContract) * count, cudaMemcpyHostToDevice));
+    ADI_CUDA_CHECK(cudaMemcpyAsync(dc, contracts, sizeof(ChainContract) * count, cudaMemcpyHostToDevice, st));
     // NaN-poison the outputs: a contract the kernel skipped reads NaN, not stale memory.
-    ADI_CUDA_CHECK(cudaMemset(out, 0xff, sizeof(double) * 4 * count));
+    ADI_CUDA_CHECK(cudaMemsetAsync(out, 0xff, sizeof(double) * 4 * count, st));
     const int threads = 128;
     const unsigned blocks = static_cast<unsigned>((count + threads - 1) / threads);
     if (!warp) {
-      chain_setup<<<blocks, threads>>>(dc, count, s, x, u, spot);
+      chain_setup<<<blocks, threads, 0, st>>>(dc, count, s, x, u, spot);
       ADI_CUDA_CHECK(cudaGetLastError());
     }
-    ADI_CUDA_CHECK(cudaDeviceSynchronize());
+    ADI_CUDA_CHECK(cudaStreamSynchronize(st));
     *setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
     cudaEvent_t e0, e1;
     ADI_CUDA_CHECK(cudaEventCreate(&e0));
     ADI_CUDA_CHECK(cudaEventCreate(&e1));
-    ADI_CUDA_CHECK(cudaEventRecord(e0));
+    ADI_CUDA_CHECK(cudaEventRecord(e0, st));
     if (warp) {
-      launch_warp_kernel(dc, count, s, out);  // (grids and payoffs built inside: counted here)
+      launch_warp_kernel(dc, count, s, out, st);  // (grids and payoffs built inside: counted here)
     } else {
-      chain_step<<<blocks, threads>>>(dc, count, s, x, u, f, iw, spot, out, out + count, out + 2 * count,
+      chain_step<<<blocks, threads, 0, st>>>(dc, count, s, x, u, f, iw, spot, out, out + count, out + 2 * count,
                                       out + 3 * count);
     }
     ADI_CUDA_CHECK(cudaGetLastError());
-    ADI_CUDA_CHECK(cudaEventRecord(e1));
+    ADI_CUDA_CHECK(cudaEventRecord(e1, st));
     ADI_CUDA_CHECK(cudaEventSynchronize(e1));
     float ms = 0.f;
     ADI_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
     *seconds = 1e-3 * ms;
-    ADI_CUDA_CHECK(cudaMemcpy(price, out, sizeof(double) * count, cudaMemcpyDeviceToHost));
-    ADI_CUDA_CHECK(cudaMemcpy(delta, out + count, sizeof(double) * count, cudaMemcpyDeviceToHost));
-    ADI_CUDA_CHECK(cudaMemcpy(gamma, out + 2 * count, sizeof(double) * count, cudaMemcpyDeviceToHost));
-    ADI_CUDA_CHECK(cudaMemcpy(theta, out + 3 * count, sizeof(double) * count, cudaMemcpyDeviceToHost));
+    double* const results[4] = {price, delta, gamma, theta};
+    for (int k = 0; k < 4; ++k)
+      ADI_CUDA_CHECK(cudaMemcpyAsync(results[k], out + k * count, sizeof(double) * count, cudaMemcpyDeviceToHost, st));
+    ADI_CUDA_CHECK(cudaStreamSynchronize(st));
   } catch (...) {
     release();
     throw;

@@ -33,11 +33,13 @@ struct ChainSettings {
   int even_spot = 0;       // the spot on an even node (the fine grid of a nested Richardson pair)          // 0: warp per contract up to 512 nodes, else thread; 1: thread; 2: warp
 };
 
-// Prices `count` contracts; price, delta, gamma, theta: host arrays of `count` doubles.
+// Prices `count` contracts on settings.device; price, delta, gamma, theta: host arrays of
+// `count` doubles. Every copy, fill and launch goes on `stream` (the executor's; null: the
+// legacy default stream), which the call waits for before it returns.
 // seconds: the stepping kernel (events); setup_seconds: allocation, copies, grid kernel.
 ADI_CUDA_KERNEL(void option_chain_price(const ChainContract* contracts, long count, const ChainSettings& settings,
                                         double* price, double* delta, double* gamma, double* theta, double* seconds,
-                                        double* setup_seconds))
+                                        double* setup_seconds, void* stream))
 ADI_CUDA_KERNELS_END
 
 }  // namespace adi::cuda_backend

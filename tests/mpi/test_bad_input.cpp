@@ -80,6 +80,18 @@ TEST(MpiBadInput, ZeroPivotOnOneRankThrowsOnEveryRank) {
     DistributedTridiagonalPlan<double> plan(procs, Axis::z, Executor::host(), box, {false, s});
     expect_everywhere<SingularSystem>(
         [&] { plan.solve(Bands<double>{a.data(), b.data(), c.data()}, d.data(), u.data()); }, "pivot");
+    // The fields name the line and its row along the whole axis, on every rank.
+    try {
+      plan.solve(Bands<double>{a.data(), b.data(), c.data()}, d.data(), u.data());
+      ADD_FAILURE() << "no SingularSystem, " << strategy_name(s);
+    } catch (const SingularSystem& e) {
+      EXPECT_EQ(e.system(), 0) << strategy_name(s) << ": " << e.what();
+      if (p > 1) {  // one rank: the single-device plan's pivoting solve, which names the line only
+        EXPECT_EQ(e.row(), 6 * (p - 1) + 2) << strategy_name(s) << ": " << e.what();
+        EXPECT_NE(std::string(e.what()).find("at row " + std::to_string(6 * (p - 1) + 2)), std::string::npos)
+            << e.what();
+      }
+    }
   }
 }
 

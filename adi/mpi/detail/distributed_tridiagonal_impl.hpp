@@ -113,6 +113,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
   MPI_Comm comm = MPI_COMM_NULL;  // the axis communicator (owned by the ProcessGrid)
   int P = 1, r = 0;
   index_t m = 0, L = 0;
+  index_t row0 = 0;  // this rank's first row along the axis (rows of the ranks before it)
   ReducedStrategy strategy = ReducedStrategy::allgather;
   StrategyCosts costs;
   std::optional<TridiagonalPlan<T>> local;  // unsplit axis
@@ -162,6 +163,11 @@ struct DistributedTridiagonalPlan<T>::Impl {
   }
   void exchange_device();
   void finish_device();
+  void diagnose_device() const;  // throws the SingularSystem of a failed device solve
+  struct {
+    const T *a = nullptr, *b = nullptr, *c = nullptr;
+    bool shared = false;
+  } last_bands;  // the bands of the device solve in flight (diagnose_device)
   void timing_barrier() {
     if (!opt.timing_barrier) return;
     const double t0 = now();
@@ -185,7 +191,34 @@ struct DistributedTridiagonalPlan<T>::Impl {
                    index_t rank_stride, T* out, index_t out_rank_stride, index_t out_line_stride, bool whole);
   template <class Band>
   void run(const Band& bd, const T* d, T* u);
+  // Where a failed solve failed (SingularSystem's fields): the first local line with a zero
+  // or non-finite pivot of this rank's forward pass and its row along the whole axis, or
+  // {-1, -1}. Host bands; only called once a solve has failed.
+  template <class Band>
+  std::pair<index_t, index_t> first_bad_pivot(const Band& bd) const;
+  // The SingularSystem of a failed solve, the same on every rank of the axis (collective):
+  // `bad` from first_bad_pivot, `ends` this rank's two interface values per line (host).
+  // System: the first line with a bad pivot on any rank, else the first line whose interface
+  // values are not finite (row -1: the reduced system itself failed).
+  [[noreturn]] void throw_singular(std::pair<index_t, index_t> bad, const T* ends) const;
   void run_device(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+
+  // The solve path, chosen once in the constructor: the single-device plan of an unsplit
+  // axis, the host passes or the device passes; one per band kind.
+  void (*solve_full)(Impl&, const Bands<T>&, const T*, T*) = nullptr;
+  void (*solve_shared)(Impl&, const SharedBands<T>&, const T*, T*) = nullptr;
+  template <class B>
+  static void solve_local(Impl& p, const B& bands, const T* d, T* u) { p.local->solve(bands, d, u); }
+  static void solve_host(Impl& p, const Bands<T>& bd, const T* d, T* u) { p.run(FullBand<T>{bd.a, bd.b, bd.c}, d, u); }
+  static void solve_host_shared(Impl& p, const SharedBands<T>& bd, const T* d, T* u) {
+    p.run(SharedBand<T>{bd.a, bd.b, bd.c}, d, u);
+  }
+  static void solve_device(Impl& p, const Bands<T>& bd, const T* d, T* u) {
+    p.run_device(bd.a, bd.b, bd.c, false, d, u);
+  }
+  static void solve_device_shared(Impl& p, const SharedBands<T>& bd, const T* d, T* u) {
+    p.run_device(bd.a, bd.b, bd.c, true, d, u);
+  }
 };
 
 }  // namespace adi::mpi
