@@ -379,6 +379,12 @@ class FastCache {
     order_.clear();
   }
   std::size_t size() const { return plans_.size(); }
+  // The stream (cudaStream_t as an integer, 0 for the host) each cached plan was built for.
+  std::vector<std::uintptr_t> streams() const {
+    std::vector<std::uintptr_t> out;
+    for (const auto& [key, e] : plans_) out.push_back(std::get<8>(key));
+    return out;
+  }
   std::vector<std::string> kernels() const {
     std::vector<std::string> k;
     for (const auto& [key, e] : plans_) k.push_back(kernel_name(e->f32 ? e->f32->kernel() : e->f64->kernel()));
@@ -434,7 +440,8 @@ void bind_fast(py::module_& m) {
            py::arg("axis"), py::arg("periodic"), py::arg("check_pivots"), py::arg("kernel"))
       .def("clear", &FastCache::clear)
       .def("__len__", &FastCache::size)
-      .def("kernels", &FastCache::kernels);
+      .def("kernels", &FastCache::kernels)
+      .def("streams", &FastCache::streams);
 }
 
 }  // namespace adi::python
