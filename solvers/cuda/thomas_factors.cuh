@@ -50,8 +50,6 @@ __global__ void thomas_shared_factors_kernel(int64_t n, const T* __restrict__ a,
     return;
   }
   bad = !common::factor_shared_bands<T>(n, a, b, c, periodic, r, ra, cs, z, s[0], s[1]);
-  // The device check once per solve, on the shared multipliers (thomas_check.hpp).
-  for (int64_t i = 0; i < n && !bad; ++i) bad = common::thomas_unsafe_on_device(cs[i]);
   report(bad, flag);
 }
 

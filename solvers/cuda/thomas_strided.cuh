@@ -108,6 +108,7 @@ __global__ void __launch_bounds__(128)
       const i64 i = i1 - j;
       if (i < 0) break;
       un = common::thomas_substitute(vy[j], vcs[j], un);
+      if (Shared) bad |= common::thomas_unsafe_on_device(vcs[j]);  // the shared multipliers, as read
       u[at(i)] = un;
       if (!Shared && periodic) {
         zn = common::thomas_substitute(vz[j], vcs[j], zn);
