@@ -2,6 +2,8 @@
 // Each threshold carries the measurement that set it.
 #include "adi/detail/tridiagonal_dispatch.hpp"
 
+#include <string>
+
 #include "solvers/cuda/backend.hpp"
 
 namespace adi::detail {
@@ -53,6 +55,12 @@ index_t cuda_pcr_strided_max(const DispatchQuery& q) {
   return q.value_size == 8 && !q.shared_bands ? 256 : 512;
 }
 
+// Rows of the table measured on an H200 (the thresholds above are the H100's).
+bool cuda_device_is_h200(const Executor& exec) {
+  const std::string name = cuda_backend::device_info(exec.device()).name;
+  return name.find("H200") != std::string::npos;
+}
+
 // The hybrids keep a line (or a tile of lines) in shared memory: it must fit.
 bool cuda_hybrid_fits(Kernel k, const Executor& exec, const DispatchQuery& q) {
   const std::size_t need =
@@ -87,6 +95,15 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
   }
   // Neighbouring lines adjacent in memory (Y/Z sweeps, interleaved batches).
   if (lines_adjacent(l)) {
+    // The H200 row (its faster memory makes the coalesced Thomas, which moves c* and y* out
+    // and back, the faster one sooner): fp32 per-line bands, interleaved sweep of 2^24
+    // values (bench_cuda_tridiagonal, 2026-11-26), coalesced Thomas against the hybrid:
+    // n = 64: 0.142 vs 0.130 ms, 128: 0.150 vs 0.141, 256: 0.150 vs 0.157, 512: 0.187 vs 0.213;
+    // boxes 256^3 Y / Z and 240x256x256 Z: 6-10% faster, 240x256x256 Y: 4% slower. On the
+    // H100 the hybrid keeps its lead (256^3 fp32 Y: 0.173 vs 0.219 ms). fp64 and shared
+    // bands: the hybrid on both cards.
+    if (q.value_size == 4 && !q.shared_bands && l.n >= 256 && cuda_device_is_h200(exec))
+      return Kernel::cuda_thomas_strided;
     if (l.n <= cuda_pcr_strided_max(q) && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, exec, q))
       return Kernel::cuda_thomas_pcr_strided;
     return Kernel::cuda_thomas_strided;

@@ -15,8 +15,10 @@
 // (Higham 9.5; Bueno & Dopico), unlike Thomas (solvers/common/thomas_check.hpp).
 #if defined(__CUDACC__)
 #define ADI_PIVOT_HD __host__ __device__ __forceinline__
+#define ADI_PIVOT_UNROLL _Pragma("unroll")
 #else
 #define ADI_PIVOT_HD inline
+#define ADI_PIVOT_UNROLL
 #endif
 
 #include "solvers/common/cyclic_denominator.hpp"
@@ -240,7 +242,7 @@ ADI_PIVOT_HD void partition_last(Row row, T& yL, T& vL, T& wL, bool& bad, bool& 
   PivotRow<T> s{r1.b, r1.c, r1.d};
   T sv = r1.a, sw = T(0);
   T scale = larger(magnitude(r1.b), magnitude(r1.c));
-#pragma unroll
+ADI_PIVOT_UNROLL
   for (int i = 2; i < M; ++i) {
     const PartitionRowValues<T> ri = row(i);
     const bool last = i == M - 1;
@@ -267,7 +269,7 @@ ADI_PIVOT_HD void partition_first(Row row, T& yF, T& vF, T& wF, bool& bad, bool&
   PivotRow<T> s{rl.b, rl.a, rl.d};
   T sv = T(0), sw = rl.c;
   T scale = larger(magnitude(rl.b), magnitude(rl.a));
-#pragma unroll
+ADI_PIVOT_UNROLL
   for (int i = M - 2; i >= 1; --i) {
     const PartitionRowValues<T> ri = row(i);
     const bool first = i == 1;
@@ -303,7 +305,7 @@ ADI_PIVOT_HD void partition_solve(Row row, T x0, T x1, T (&x)[M], bool& bad) {
   T u1[M], u2[M];
   const PartitionRowValues<T> r1 = row(1);
   PivotRow<T> s{r1.b, r1.c, r1.d - r1.a * x0};
-#pragma unroll
+ADI_PIVOT_UNROLL
   for (int i = 2; i < M; ++i) {
     const PartitionRowValues<T> ri = row(i);
     const bool last = i == M - 1;
@@ -317,7 +319,7 @@ ADI_PIVOT_HD void partition_solve(Row row, T x0, T x1, T (&x)[M], bool& bad) {
   bad |= !finite_value(o.r);
   x[M - 1] = o.y;
   T xa = o.y, xb = T(0);
-#pragma unroll
+ADI_PIVOT_UNROLL
   for (int i = M - 2; i >= 1; --i) {
     const T xi = x[i] - u1[i] * xa - u2[i] * xb;
     xb = xa;
