@@ -165,17 +165,23 @@ constexpr int min_blocks() {
 
 // max|S| over the group's block (columns held one per thread), for the relative pivot
 // threshold. (fmaxf drops NaN; a NaN entry still ends in a NaN pivot, which is caught.)
+// The largest of the group's M values v (one per thread).
+template <int M, class Ex, class V>
+__device__ __forceinline__ V group_max(const Ex& ex, V v) {
+  V all[M];
+  ex.gather(v, all);
+  V m = V(0);
+#pragma unroll
+  for (int k = 0; k < M; ++k) m = fmax(m, all[k]);
+  return m;
+}
+
 template <class T, int M, class Ex>
 __device__ __forceinline__ T pivot_threshold(const Ex& ex, const T (&s)[M], T tol) {
   float colmax = 0.f;
 #pragma unroll
   for (int r = 0; r < M; ++r) colmax = fmaxf(colmax, static_cast<float>(absv(s[r])));
-  float all_max[M];
-  ex.gather(colmax, all_max);
-  float smax = 0.f;
-#pragma unroll
-  for (int k = 0; k < M; ++k) smax = fmaxf(smax, all_max[k]);
-  return tol * static_cast<T>(smax);
+  return tol * static_cast<T>(group_max<M>(ex, colmax));
 }
 
 // Gauss-Jordan with partial pivoting on [S | C | E | d], rows never moved: thread j holds
@@ -290,7 +296,7 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
   // kernels 4-26% on an H100 / H200 (fp32 M = 6, 7 most), so the device tests against
   // B_last alone: the same rule where the terms are no larger than B_last (the periodic
   // block Laplacian), a weaker one where they are.
-  T cancelled = T(0);
+  T b_last_size = T(0);  // max |B_last[:, j]|
 #pragma unroll
   for (int r = 0; r < M; ++r) cs[r] = zs[r] = ds[r] = F[r] = Gc[r] = gv[r] = T(0);
   if (Periodic) {
@@ -298,7 +304,7 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
 #pragma unroll
     for (int r = 0; r < M; ++r) {
       F[r] = in.c[r] + (n == 2 ? in.a[r] : T(0)), Gc[r] = in.b[r], gv[r] = in.d[r];
-      cancelled = fmax(cancelled, absv(Gc[r]));
+      b_last_size = fmax(b_last_size, absv(Gc[r]));
     }
   }
 
@@ -389,13 +395,8 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
 #pragma unroll
   for (int r = 0; r < M; ++r) x[r] = ds[r];
   if (Periodic) {
-    // A pivot at or below 64 eps times the largest cancelled size is noise (as on the host).
-    T all_cancelled[M];
-    ex.gather(cancelled, all_cancelled);
-    T noise = T(0);
-#pragma unroll
-    for (int k = 0; k < M; ++k) noise = fmax(noise, all_cancelled[k]);
-    noise *= T(64) * std::numeric_limits<T>::epsilon();
+    // A pivot at or below 64 eps times max |B_last| is noise (as on the host).
+    const T noise = T(64) * std::numeric_limits<T>::epsilon() * group_max<M>(ex, b_last_size);
     const T threshold = fmax(pivot_threshold<T, M>(ex, Gc, g.tol), noise);
     gauss_jordan<T, M, Ex, false, false>(ex, j, threshold, Gc, Gc, Gc, gv, prow, pinv, bad);
     if (bad && active) report(g, sys, n - 1, reported);
