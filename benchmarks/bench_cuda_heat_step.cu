@@ -30,18 +30,10 @@
 #include <vector>
 
 #include "adi/adi.hpp"
+#include "benchmarks/cuda_bench_util.cuh"
 #include "solvers/cuda/backend.hpp"
 
 namespace {
-
-#define CK(call)                                                                                           \
-  do {                                                                                                     \
-    cudaError_t e_ = (call);                                                                               \
-    if (e_ != cudaSuccess) {                                                                               \
-      std::fprintf(stderr, "%s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                                        \
-    }                                                                                                      \
-  } while (0)
 
 int g_steps = 20;
 double g_copy_gbs = 0;
@@ -61,46 +53,14 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-double event_ms(const std::function<void()>& run, int reps) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<double> t;
-  for (int r = 0; r < 3 + reps; ++r) {
-    CK(cudaEventRecord(e0));
-    run();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    if (r >= 3) t.push_back(ms);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return median(t);
-}
-
-__global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__ dst, long long n) {
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;
-       k += (long long)gridDim.x * blockDim.x)
-    dst[k] = src[k];
-}
+double event_ms(const std::function<void()>& run, int reps) { return adi::bench::median_ms(run, reps, {}, 3); }
 
 void measure_copy() {
-  const std::size_t bytes = std::size_t(1) << 30;
-  float4 *src = nullptr, *dst = nullptr;
-  CK(cudaMalloc(&src, bytes));
-  CK(cudaMalloc(&dst, bytes));
-  CK(cudaMemset(src, 1, bytes));
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const double t_memcpy =
-      event_ms([&] { CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); }, 20);
-  const double t_kernel = event_ms([&] { copy_kernel<<<sms * 8, 512>>>(src, dst, (long long)(bytes / 16)); }, 20);
-  CK(cudaFree(src));
-  CK(cudaFree(dst));
-  const double g_memcpy = 2.0 * bytes / t_memcpy / 1e6, g_kernel = 2.0 * bytes / t_kernel / 1e6;
-  g_copy_gbs = std::max(g_memcpy, g_kernel);
+  const adi::bench::CopyBandwidth bw = adi::bench::measure_copy(20, 3, sms * 8, 512);
+  const double g_memcpy = bw.memcpy_gbs, g_kernel = bw.kernel_gbs;
+  g_copy_gbs = bw.best();
   std::printf(
       "copy bandwidth (read+write, 1 GiB): cudaMemcpyDtoD %.0f GB/s, copy kernel %.0f GB/s -> 100%% = %.0f "
       "GB/s\n\n",

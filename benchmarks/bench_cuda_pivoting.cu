@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,76 +31,24 @@
 #include "adi/layout.hpp"
 #include "adi/large_tridiagonal.hpp"
 #include "adi/tridiagonal.hpp"
+#include "benchmarks/cuda_bench_util.cuh"
 
 namespace {
 
-#define CK(call)                                                                                           \
-  do {                                                                                                     \
-    cudaError_t e_ = (call);                                                                               \
-    if (e_ != cudaSuccess) {                                                                               \
-      std::fprintf(stderr, "%s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                                        \
-    }                                                                                                      \
-  } while (0)
-#define CKS(call)                                                                                  \
-  do {                                                                                             \
-    cusparseStatus_t s_ = (call);                                                                  \
-    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                           \
-      std::fprintf(stderr, "%s failed at %s:%d: status %d\n", #call, __FILE__, __LINE__, (int)s_); \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
+#define CKS(call) CK_STATUS(call, CUSPARSE_STATUS_SUCCESS)
 
 int g_reps = 20;
 double g_copy_gbs = 0;
 
-template <class T>
-struct Dev {
-  T* p = nullptr;
-  explicit Dev(std::size_t n) { CK(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T))); }
-  ~Dev() { cudaFree(p); }
-  Dev(const Dev&) = delete;
-  Dev& operator=(const Dev&) = delete;
-};
+using adi::bench::Dev;
 
 // Median of g_reps timed runs (one warm-up), in ms.
-template <class F>
-double time_ms(F&& f) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  f();
-  CK(cudaDeviceSynchronize());
-  std::vector<float> ms;
-  for (int r = 0; r < g_reps; ++r) {
-    CK(cudaEventRecord(e0));
-    f();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float t = 0;
-    CK(cudaEventElapsedTime(&t, e0, e1));
-    ms.push_back(t);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-__global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__ dst, long long n) {
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x)
-    dst[k] = src[k];
-}
+double time_ms(const std::function<void()>& f) { return adi::bench::median_ms(f, g_reps, {}, 1); }
 
 void measure_copy() {
-  const std::size_t bytes = std::size_t(1) << 30;
-  Dev<float4> src(bytes / 16), dst(bytes / 16);
-  CK(cudaMemset(src.p, 1, bytes));
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const double t1 = time_ms([&] { CK(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice)); });
-  const double t2 = time_ms([&] { copy_kernel<<<sms * 8, 512>>>(src.p, dst.p, (long long)(bytes / 16)); });
-  g_copy_gbs = std::max(2.0 * bytes / t1 / 1e6, 2.0 * bytes / t2 / 1e6);
+  g_copy_gbs = adi::bench::measure_copy(g_reps, 1, sms * 8, 512).best();
   std::printf("copy bandwidth (read+write, 1 GiB): %.0f GB/s = 100%%\n\n", g_copy_gbs);
 }
 

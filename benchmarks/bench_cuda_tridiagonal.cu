@@ -34,26 +34,12 @@
 #include "adi/executor.hpp"
 #include "adi/layout.hpp"
 #include "adi/tridiagonal.hpp"
+#include "benchmarks/cuda_bench_util.cuh"
 #include "solvers/cuda/backend.hpp"
 
 namespace {
 
-#define CK(call)                                                                                           \
-  do {                                                                                                     \
-    cudaError_t e_ = (call);                                                                               \
-    if (e_ != cudaSuccess) {                                                                               \
-      std::fprintf(stderr, "%s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                                        \
-    }                                                                                                      \
-  } while (0)
-#define CKS(call)                                                                                  \
-  do {                                                                                             \
-    cusparseStatus_t s_ = (call);                                                                  \
-    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                           \
-      std::fprintf(stderr, "%s failed at %s:%d: status %d\n", #call, __FILE__, __LINE__, (int)s_); \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
+#define CKS(call) CK_STATUS(call, CUSPARSE_STATUS_SUCCESS)
 
 int g_reps = 20;
 double g_copy_gbs = 0;  // read + write
@@ -77,46 +63,11 @@ double pct_copy(double ms, double elems, std::size_t vsize, bool shared) {
   return 100.0 * (shared ? 2.0 : 5.0) * elems * vsize / ms / 1e6 / g_copy_gbs;
 }
 
-template <class T>
-struct Dev {
-  T* p = nullptr;
-  std::size_t n = 0;
-  Dev() = default;
-  explicit Dev(std::size_t count) : n(count) {
-    CK(cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T)));
-  }
-  ~Dev() {
-    if (p) cudaFree(p);
-  }
-  Dev(const Dev&) = delete;
-  Dev& operator=(const Dev&) = delete;
-};
-
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using adi::bench::Dev;
 
 // Median milliseconds of `run` (after 3 warm-ups); `prepare` runs untimed before each.
 double time_ms(const std::function<void()>& run, const std::function<void()>& prepare = {}) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<float> t;
-  for (int r = 0; r < 3 + g_reps; ++r) {
-    if (prepare) prepare();
-    CK(cudaEventRecord(e0));
-    run();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    if (r >= 3) t.push_back(ms);
-  }
-  CK(cudaGetLastError());
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return median(t);
+  return adi::bench::median_ms(run, g_reps, prepare, 3);
 }
 
 __device__ double uniform(unsigned long long i, unsigned long long seed) {
@@ -190,28 +141,15 @@ double residual(long long total, long long n, long long stride, const T* a, cons
   return r;
 }
 
-__global__ void copy_kernel(const float4* __restrict__ src, float4* __restrict__ dst, long long n) {
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;
-       k += (long long)gridDim.x * blockDim.x)
-    dst[k] = src[k];
-}
-
 void measure_copy() {
-  const std::size_t bytes = std::size_t(1) << 30;
-  Dev<float4> src(bytes / 16), dst(bytes / 16);
-  CK(cudaMemset(src.p, 1, bytes));
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const double t_memcpy =
-      time_ms([&] { CK(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice)); });
-  const double t_kernel =
-      time_ms([&] { copy_kernel<<<sms * 8, 512>>>(src.p, dst.p, (long long)(bytes / 16)); });
-  const double g_memcpy = 2.0 * bytes / t_memcpy / 1e6, g_kernel = 2.0 * bytes / t_kernel / 1e6;
-  g_copy_gbs = std::max(g_memcpy, g_kernel);
+  const adi::bench::CopyBandwidth bw = adi::bench::measure_copy(g_reps, 3, sms * 8, 512);
+  g_copy_gbs = bw.best();
   std::printf(
       "copy bandwidth (read+write, 1 GiB): cudaMemcpyDtoD %.0f GB/s, copy kernel %.0f GB/s -> 100%% = %.0f "
       "GB/s\n\n",
-      g_memcpy, g_kernel, g_copy_gbs);
+      bw.memcpy_gbs, bw.kernel_gbs, g_copy_gbs);
 }
 
 const char* short_name(adi::Kernel k) {
