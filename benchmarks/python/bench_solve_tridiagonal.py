@@ -335,7 +335,7 @@ def run_gpu(args, results: List[Dict[str, Any]]) -> None:
                 ga, gb, gc, gd = (cp.asarray(x) for x in (ha, hb, hc, hd))
                 gu = cp.empty_like(gd)
                 call = lambda: adi.solve_tridiagonal(ga, gb, gc, gd, axis=axis, out=gu, check_pivots=False)  # noqa
-                sync = cp.cuda.get_current_stream().synchronize
+                sync = cpp_wait("cupy")
                 row["adi_cupy_one"] = one_call_median(call, sync, args.reps, args.warmup)
                 row["adi_cupy_loop"] = cupy_loop_time(call, args.reps)
                 row["adi_cupy_new_loop"] = cupy_loop_time(
@@ -361,7 +361,7 @@ def run_gpu(args, results: List[Dict[str, Any]]) -> None:
                 ta, tb, tc, td = (torch.from_numpy(x).cuda() for x in (ha, hb, hc, hd))
                 tu = torch.empty_like(td)
                 call = lambda: adi.solve_tridiagonal(ta, tb, tc, td, axis=axis, out=tu, check_pivots=False)  # noqa
-                row["adi_torch_one"] = one_call_median(call, torch.cuda.current_stream().synchronize, args.reps,
+                row["adi_torch_one"] = one_call_median(call, cpp_wait("torch"), args.reps,
                                                        args.warmup)
                 if cp is None:
                     plan = adi.TridiagonalPlan(shape, dtype, axis=axis, check_pivots=False, device="cuda")
@@ -423,6 +423,24 @@ def run_gpu(args, results: List[Dict[str, Any]]) -> None:
           "peer, reachable only where that peer moves its 5 arrays at < 33% of the copy bandwidth.")
 
 
+def cpp_wait(lib: str) -> Callable[[], None]:
+    """A wait for the library's current stream made in C++ (cudaStreamSynchronize, the GIL
+    released): the same wait TridiagonalPlan.time(each=True) makes after the C++ call, so that
+    one timed Python call and one timed C++ call differ only by the call (CuPy's and PyTorch's
+    own synchronize wrappers differ from each other by microseconds of Python)."""
+    from adi import _core
+
+    if lib == "cupy":
+        import cupy as cp
+
+        s = cp.cuda.get_current_stream()
+        return _core.StreamWait(cp.cuda.Device().id, s.ptr)
+    import torch
+
+    dev = torch.cuda.current_device()
+    return _core.StreamWait(dev, torch.cuda.current_stream(dev).cuda_stream)
+
+
 def one_call_median(f: Callable[[], Any], sync: Callable[[], None], reps: int, warmup: int) -> float:
     """Median host time of one call between two stream synchronisations (seconds): what
     TridiagonalPlan.time(each=True) measures of the C++ call."""
@@ -458,7 +476,7 @@ def run_overhead(args, results: List[Dict[str, Any]], devices: List[str]) -> Non
                 import cupy as cp
             except ImportError:
                 continue
-            mk, sync = cp.asarray, cp.cuda.get_current_stream().synchronize
+            mk, sync = cp.asarray, cpp_wait("cupy")
         else:
             try:
                 import torch
@@ -467,7 +485,7 @@ def run_overhead(args, results: List[Dict[str, Any]], devices: List[str]) -> Non
                     continue
             except ImportError:
                 continue
-            mk, sync = (lambda x: torch.from_numpy(x).cuda()), torch.cuda.current_stream().synchronize
+            mk, sync = (lambda x: torch.from_numpy(x).cuda()), cpp_wait("torch")
         for shape, axis in cases:
             a, b, c, d = (mk(x) for x in problem(shape, np.float64))
             u = mk(np.empty(shape))

@@ -200,16 +200,27 @@ ArrayInfo inspect(const py::handle& x) {
   if (kind == Kind::torch) {
     Known& k = Known::get();
     k.need_torch();
-    py::object get_device = attr_or_null(x, N.get_device);
-    if (!get_device) return r;
-    if (!x.attr(N.is_cuda).cast<bool>()) return r;  // CPU (the general path, through NumPy) or another backend
-    const int device = get_device().cast<int>();
+    // is_cuda first (a property: CPU tensors leave at once), then the methods called without
+    // a bound-method object (PyObject_CallMethodNoArgs: vectorcall on Tensor's C methods).
+    py::object cuda = attr_or_null(x, N.is_cuda);
+    if (!cuda || cuda.ptr() != Py_True) return r;  // CPU (the general path, through NumPy) or another backend
     py::object dt = x.attr(N.dtype);
     r.itemsize = dt.is(k.torch_f32) ? 4 : dt.is(k.torch_f64) ? 8 : 0;
     if (!r.itemsize) return r;
-    r.address = x.attr(N.data_ptr)().cast<std::uintptr_t>();
-    if (!ints_of(x.attr(N.shape), r.shape) || !ints_of(x.attr(N.stride)(), r.strides)) return r;
-    r.device = device;
+    auto call = [&](const py::object& name) {
+      PyObject* v = PyObject_CallMethodNoArgs(x.ptr(), name.ptr());
+      if (!v) PyErr_Clear();
+      return py::reinterpret_steal<py::object>(v);
+    };
+    py::object device = call(N.get_device), address = call(N.data_ptr), strides = call(N.stride);
+    if (!device || !address || !strides) return r;
+    r.device = static_cast<int>(PyLong_AsLong(device.ptr()));
+    r.address = static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLong(address.ptr()));
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return r;
+    }
+    if (!ints_of(x.attr(N.shape), r.shape) || !ints_of(strides, r.strides)) return r;
     r.kind = Kind::torch;
     return r;
   }
@@ -433,7 +444,26 @@ class FastCache {
 
 }  // namespace
 
+// cudaStreamSynchronize(stream) on `device` from C++, the GIL released: the same wait as the
+// C++ side of TridiagonalPlan.time(each=True), so that a benchmark timing one Python call
+// between two waits charges every library the same wait (not CuPy's or PyTorch's own
+// synchronize wrappers, whose Python costs differ by microseconds).
+class StreamWait {
+ public:
+  StreamWait(int device, std::uintptr_t stream) : exec_(make_executor(device, stream)) {}
+  void operator()() const {
+    py::gil_scoped_release release;
+    exec_.synchronize();
+  }
+
+ private:
+  Executor exec_;
+};
+
 void bind_fast(py::module_& m) {
+  py::class_<StreamWait>(m, "StreamWait", "Waits for a CUDA stream from C++ (benchmarks).")
+      .def(py::init<int, std::uintptr_t>(), py::arg("device"), py::arg("stream"))
+      .def("__call__", &StreamWait::operator());
   py::class_<FastCache>(m, "FastCache", "Plans of the fast path of solve_tridiagonal (C++ array resolution).")
       .def(py::init<std::size_t>(), py::arg("limit") = 32)
       .def("solve", &FastCache::solve, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"), py::arg("out"),
