@@ -8,6 +8,7 @@
 //   black_scholes --model heston --type put
 //   black_scholes --exercise american --type put
 //   black_scholes --exercise american --assets 2 --payoff best-of --div 0.1,0.08   (Heston too)
+//   black_scholes --exercise american --model heston --type put --backend cuda   (2-3 assets too)
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
