@@ -81,6 +81,7 @@ run_case() {
       err = (ref == "-") ? "" : sprintf(" (%+.1e vs ref)", p1 - ref);
       printf "| %s | %s, %s | %.3f | %.3f | %.3f | %.3f | %.1fx / %.1fx | %.10f%s | %+.1e | %+.1e | %+.1e |", name, grid,
              steps, 1e3 * t1, 1e3 * ta, 1e3 * tg, 1e3 * ts, t1 / tg, ta / tg, p1, err, pa - p1, pg - p1, ps - p1 }')")
+  rm -f "$f1" "$fa" "$fg" "$fs"
 }
 HESTON=(--model heston --spot 10 --strike 10 --maturity 0.25 --rate 0.1 --div 0 --v0 0.0625 --kappa 5 --theta-v 0.16
         --xi 0.9 --rho 0.1 --type put --scheme hundsdorfer-verwer --damping 2)
