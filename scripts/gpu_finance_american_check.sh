@@ -37,6 +37,8 @@ status() { if [ "$1" -eq 0 ]; then echo pass; else echo "FAIL ($1)"; fi; }
 r_heston=$(tail -1 "$OUT/tests_other.log" | awk '{print $2}')
 { "$T/test_pricer" --gtest_filter='Executor.*'; echo "rc $?"; } >> "$OUT/tests_other.log" 2>&1
 r_pricer=$(tail -1 "$OUT/tests_other.log" | awk '{print $2}')
+(cd $B && ctest -R 'black_scholes_american.*cuda' --output-on-failure) >> "$OUT/tests_other.log" 2>&1
+r_smoke=$(grep -o "[0-9]*% tests passed, [0-9]* tests failed out of [0-9]*" "$OUT/tests_other.log" | tail -1)
 r_san=skipped
 if command -v compute-sanitizer > /dev/null; then
   timeout 240 compute-sanitizer --tool memcheck "$T/test_american_gpu" --gtest_filter='AmericanGpu.ThreeAssets*' \
@@ -123,6 +125,7 @@ t_end=$(date +%s)
   echo "| test_american_gpu (GPU = host: Heston, 2-3 assets, fp64/fp32) | $(status $r_gpu): $(grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$OUT/test_american_gpu.log" | tr '\n' ' ') |"
   echo "| test_heston HestonAmerican.AboveEuropean* (host) | $(status "${r_heston:-1}") |"
   echo "| test_pricer Executor.* (European, GPU = host) | $(status "${r_pricer:-1}") |"
+  echo "| black_scholes --backend cuda smoke tests (American Heston, 2-asset best-of fp32) | ${r_smoke:-not found} |"
   echo "| compute-sanitizer memcheck (AmericanGpu.ThreeAssets*) | $r_san |"
   echo "| wall time | build $(( t_built - t_start )) s, tests + timing $(( t_end - t_built )) s |"
   echo
