@@ -3,8 +3,6 @@
 // maturity with AdiSolver, reads price and greeks at the spot node.
 #include "adi/finance/pricer.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "adi/boundary.hpp"
+#include "adi/detail/host_team.hpp"
 #include "adi/error.hpp"
 #include "adi/finance/american.hpp"
 #include "adi/finance/pricer_detail.hpp"
@@ -63,12 +62,15 @@ void solve(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const
 }
 
 // The node-wise half of the splitting (solvers/common/early_exercise_core.hpp) over every
-// node of the fields, on their executor: host rows under OpenMP (the result does not depend
-// on the team), or one kernel launch on the device's stream (solvers/cuda/early_exercise.cu).
+// node of the fields, on their executor: host rows under OpenMP on the team `tuner` picks
+// (the executor's thread count, or with Executor::host() the team that times fastest,
+// adi/detail/host_team.hpp; the result does not depend on the team), or one kernel launch on
+// the device's stream (solvers/cuda/early_exercise.cu).
 template <class F>
-void each_node(const Executor& exec, const Box3& b, F&& f) {
-  const int team = exec.threads() > 0 ? exec.threads() : omp_get_max_threads();
-#pragma omp parallel for collapse(2) schedule(static) num_threads(team) if (b.size() >= 16384)
+void each_node(adi::detail::TeamTuner& tuner, const Box3& b, F&& f) {
+  adi::detail::TeamScope scope(tuner);
+  const int team = scope.team();
+#pragma omp parallel for collapse(2) schedule(static) num_threads(team) if (team > 1 && b.size() >= 16384)
   for (index_t k = 0; k < b.nz; ++k)
     for (index_t j = 0; j < b.ny; ++j) {
       const index_t o = j * b.sy + k * b.sz;
@@ -78,19 +80,20 @@ void each_node(const Executor& exec, const Box3& b, F&& f) {
 
 // W += dt lambda.
 template <class T>
-void exercise_predict(const Executor& exec, Field<T>& W, const Field<T>& lam, T dt) {
+void exercise_predict(const Executor& exec, adi::detail::TeamTuner& tuner, Field<T>& W, const Field<T>& lam, T dt) {
   if (exec.is_cuda()) {
     cuda_backend::early_exercise_predict<T>(W.data(), lam.data(), dt, W.box(), exec.stream());
     return;
   }
   T* w = W.data();
   const T* l = lam.data();
-  each_node(exec, W.box(), [&](index_t o) { common::exercise_predict(w[o], l[o], dt); });
+  each_node(tuner, W.box(), [&](index_t o) { common::exercise_predict(w[o], l[o], dt); });
 }
 
 // U = max(bar - dt lambda, g), lambda = max(0, lambda + (g - bar) / dt).
 template <class T>
-void exercise_project(const Executor& exec, const Field<T>& bar, const Field<T>& g, T dt, Field<T>& U, Field<T>& lam) {
+void exercise_project(const Executor& exec, adi::detail::TeamTuner& tuner, const Field<T>& bar, const Field<T>& g, T dt,
+                      Field<T>& U, Field<T>& lam) {
   if (exec.is_cuda()) {
     cuda_backend::early_exercise_project<T>(bar.data(), g.data(), dt, U.data(), lam.data(), U.box(), exec.stream());
     return;
@@ -99,7 +102,7 @@ void exercise_project(const Executor& exec, const Field<T>& bar, const Field<T>&
   const T* gv = g.data();
   T* u = U.data();
   T* l = lam.data();
-  each_node(exec, U.box(), [&](index_t o) { common::exercise_project(b[o], gv[o], dt, u[o], l[o]); });
+  each_node(tuner, U.box(), [&](index_t o) { common::exercise_project(b[o], gv[o], dt, u[o], l[o]); });
 }
 
 // A host field of `grid` holding `host` in T.
@@ -130,6 +133,7 @@ void solve_american(const Grid& grid, const Pde& pde, const BoundaryConditions& 
   const Executor& exec = method.executor;
   cuda_backend::DeviceGuard guard(exec.device(), exec.is_cuda());
   Operator<T> op(grid, pde, bc, exec);
+  adi::detail::TeamTuner predict_team(exec.threads()), project_team(exec.threads());  // host node passes
   using W4 = std::array<T, 4>;
   // lambda starts at 0 (fields are zero-filled).
   Field<T> U(grid, exec), W(grid, exec), Y(grid, exec), lam(grid, exec), g(grid, exec);
@@ -147,7 +151,7 @@ void solve_american(const Grid& grid, const Pde& pde, const BoundaryConditions& 
     const T dt = T(tb - ta);
     op.set_boundary(ta, U);
     op.apply(ta, U, all(dt), T(1), &U, W);
-    exercise_predict(exec, W, lam, dt);
+    exercise_predict(exec, predict_team, W, lam, dt);
     for (std::size_t a = 0; a < axes.size(); ++a) op.solve(axes[a], s, tb, a == 0 ? W : out, out, ta, &U);
   };
   auto step = [&](double ta, double tb, SchemeKind kind, double theta) {
@@ -172,9 +176,9 @@ void solve_american(const Grid& grid, const Pde& pde, const BoundaryConditions& 
       op.apply(ta, U, wo, T(1), &W, W);
       const bool hv = kind == SchemeKind::hundsdorfer_verwer;
       for (Axis a : axes) op.solve(a, s, tb, W, W, hv ? tb : ta, hv ? &Y : &U);
-      exercise_project(exec, W, g, T(dt), U, lam);
+      exercise_project(exec, project_team, W, g, T(dt), U, lam);
     } else {
-      exercise_project(exec, Y, g, T(dt), U, lam);
+      exercise_project(exec, project_team, Y, g, T(dt), U, lam);
     }
     op.settle();
   };
