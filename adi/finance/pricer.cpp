@@ -10,10 +10,14 @@
 #include <vector>
 
 #include "adi/boundary.hpp"
+#include "adi/detail/host_team.hpp"
 #include "adi/error.hpp"
 #include "adi/finance/american.hpp"
 #include "adi/finance/pricer_detail.hpp"
 #include "adi/operator.hpp"
+#include "solvers/common/early_exercise_core.hpp"
+#include "solvers/cuda/device_guard.hpp"
+#include "solvers/cuda/early_exercise.hpp"
 
 namespace adi::finance {
 
@@ -57,31 +61,85 @@ void solve(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const
   detail::greeks_at_spot(r.values, grid, r.spot_index, axes, log_axis, r);
 }
 
-// American exercise on an ADI grid (Heston): the Ikonen-Toivanen operator splitting inside
-// each ADI step, as Haentjens & in 't Hout (2015) do for Heston. The step's explicit
-// predictor carries the Lagrange multiplier, Y0 = U + dt (F(t0, U) + lambda); the scheme's
-// stages follow unchanged and give U~; then, node by node,
+// The node-wise half of the splitting (solvers/common/early_exercise_core.hpp) over every
+// node of the fields, on their executor: host rows under OpenMP on the team `tuner` picks
+// (the executor's thread count, or with Executor::host() the team that times fastest,
+// adi/detail/host_team.hpp; the result does not depend on the team), or one kernel launch on
+// the device's stream (solvers/cuda/early_exercise.cu).
+template <class F>
+void each_node(adi::detail::TeamTuner& tuner, const Box3& b, F&& f) {
+  adi::detail::TeamScope scope(tuner);
+  const int team = scope.team();
+#pragma omp parallel for collapse(2) schedule(static) num_threads(team) if (team > 1 && b.size() >= 16384)
+  for (index_t k = 0; k < b.nz; ++k)
+    for (index_t j = 0; j < b.ny; ++j) {
+      const index_t o = j * b.sy + k * b.sz;
+      for (index_t i = 0; i < b.nx; ++i) f(o + i);
+    }
+}
+
+// W += dt lambda.
+template <class T>
+void exercise_predict(const Executor& exec, adi::detail::TeamTuner& tuner, Field<T>& W, const Field<T>& lam, T dt) {
+  if (exec.is_cuda()) {
+    cuda_backend::early_exercise_predict<T>(W.data(), lam.data(), dt, W.box(), exec.stream());
+    return;
+  }
+  T* w = W.data();
+  const T* l = lam.data();
+  each_node(tuner, W.box(), [&](index_t o) { common::exercise_predict(w[o], l[o], dt); });
+}
+
+// U = max(bar - dt lambda, g), lambda = max(0, lambda + (g - bar) / dt).
+template <class T>
+void exercise_project(const Executor& exec, adi::detail::TeamTuner& tuner, const Field<T>& bar, const Field<T>& g, T dt,
+                      Field<T>& U, Field<T>& lam) {
+  if (exec.is_cuda()) {
+    cuda_backend::early_exercise_project<T>(bar.data(), g.data(), dt, U.data(), lam.data(), U.box(), exec.stream());
+    return;
+  }
+  const T* b = bar.data();
+  const T* gv = g.data();
+  T* u = U.data();
+  T* l = lam.data();
+  each_node(tuner, U.box(), [&](index_t o) { common::exercise_project(b[o], gv[o], dt, u[o], l[o]); });
+}
+
+// A host field of `grid` holding `host` in T.
+template <class T>
+Field<T> host_field_of(const Grid& grid, const Field<double>& host) {
+  Field<T> f(grid);
+  for (index_t k = 0; k < grid.nz(); ++k)
+    for (index_t j = 0; j < grid.ny(); ++j)
+      for (index_t i = 0; i < grid.nx(); ++i) f(i, j, k) = T(host(i, j, k));
+  return f;
+}
+
+// American exercise on an ADI grid (Heston, 2-3 assets): the Ikonen-Toivanen operator
+// splitting inside each ADI step, as Haentjens & in 't Hout (2015) do for Heston. The step's
+// explicit predictor carries the Lagrange multiplier, Y0 = U + dt (F(t0, U) + lambda); the
+// scheme's stages follow unchanged and give U~; then, node by node,
 //   U = max(U~ - dt lambda, g),   lambda = max(0, lambda + (g - U~) / dt),
 // which makes U >= g, lambda >= 0 and (U - g) lambda = 0 hold after every step with no
 // iteration or penalty parameter. Rannacher damping: the first steps as Douglas theta = 1
-// half steps, each with its own splitting update.
+// half steps, each with its own splitting update. On the host or a CUDA executor: the
+// Operator's apply / solve run there, and the two node-wise passes are the same formulas on
+// both (solvers/common/early_exercise_core.hpp); the fields live in the executor's memory
+// and only the result comes back.
 template <class T>
 void solve_american(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const Method& method,
                     double maturity, const Field<double>& host, const Field<double>& exercise, int assets,
                     Clock::time_point t_start, PriceResult& r) {
-  Operator<T> op(grid, pde, bc, method.executor);
+  const Executor& exec = method.executor;
+  cuda_backend::DeviceGuard guard(exec.device(), exec.is_cuda());
+  Operator<T> op(grid, pde, bc, exec);
+  adi::detail::TeamTuner predict_team(exec.threads()), project_team(exec.threads());  // host node passes
   using W4 = std::array<T, 4>;
-  Field<T> U(grid), W(grid), Y(grid), lam(grid), g(grid);
-  auto each = [&](auto&& f) {
-    for (index_t k = 0; k < grid.nz(); ++k)
-      for (index_t j = 0; j < grid.ny(); ++j)
-        for (index_t i = 0; i < grid.nx(); ++i) f(i, j, k);
-  };
-  each([&](index_t i, index_t j, index_t k) {
-    U(i, j, k) = T(host(i, j, k));
-    g(i, j, k) = T(exercise(i, j, k));
-    lam(i, j, k) = T(0);
-  });
+  // lambda starts at 0 (fields are zero-filled).
+  Field<T> U(grid, exec), W(grid, exec), Y(grid, exec), lam(grid, exec), g(grid, exec);
+  U.copy_from(host_field_of<T>(grid, host));
+  g.copy_from(host_field_of<T>(grid, exercise));
+  exec.synchronize();
   r.setup_seconds = since(t_start);
   const auto t0 = Clock::now();
   std::vector<Axis> axes;
@@ -93,15 +151,8 @@ void solve_american(const Grid& grid, const Pde& pde, const BoundaryConditions& 
     const T dt = T(tb - ta);
     op.set_boundary(ta, U);
     op.apply(ta, U, all(dt), T(1), &U, W);
-    each([&](index_t i, index_t j, index_t k) { W(i, j, k) += dt * lam(i, j, k); });
+    exercise_predict(exec, predict_team, W, lam, dt);
     for (std::size_t a = 0; a < axes.size(); ++a) op.solve(axes[a], s, tb, a == 0 ? W : out, out, ta, &U);
-  };
-  auto project = [&](const Field<T>& bar, double dt) {
-    each([&](index_t i, index_t j, index_t k) {
-      const T ub = bar(i, j, k), l = lam(i, j, k), gi = g(i, j, k);
-      U(i, j, k) = std::max(ub - T(dt) * l, gi);
-      lam(i, j, k) = std::max(T(0), l + (gi - ub) / T(dt));
-    });
   };
   auto step = [&](double ta, double tb, SchemeKind kind, double theta) {
     const double dt = tb - ta;
@@ -125,9 +176,9 @@ void solve_american(const Grid& grid, const Pde& pde, const BoundaryConditions& 
       op.apply(ta, U, wo, T(1), &W, W);
       const bool hv = kind == SchemeKind::hundsdorfer_verwer;
       for (Axis a : axes) op.solve(a, s, tb, W, W, hv ? tb : ta, hv ? &Y : &U);
-      project(W, dt);
+      exercise_project(exec, project_team, W, g, T(dt), U, lam);
     } else {
-      project(Y, dt);
+      exercise_project(exec, project_team, Y, g, T(dt), U, lam);
     }
     op.settle();
   };
@@ -142,9 +193,13 @@ void solve_american(const Grid& grid, const Pde& pde, const BoundaryConditions& 
       step(ta, tb, method.scheme.kind, method.scheme.theta);
     }
   }
+  exec.synchronize();
   r.seconds = since(t0);
+  const Field<T> out = U.to_host();
   r.values = Field<double>(grid);
-  each([&](index_t i, index_t j, index_t k) { r.values(i, j, k) = double(U(i, j, k)); });
+  for (index_t k = 0; k < grid.nz(); ++k)
+    for (index_t j = 0; j < grid.ny(); ++j)
+      for (index_t i = 0; i < grid.nx(); ++i) r.values(i, j, k) = double(out(i, j, k));
   r.grid = grid;
   detail::greeks_at_spot(r.values, grid, r.spot_index, assets, {false, false, false}, r);
 }
@@ -222,8 +277,6 @@ PriceResult price(const BlackScholesModel& m, const Contract& c, const Method& m
   c.validate(m.size());
   method.validate();
   if (c.exercise == Exercise::american && m.size() == 1) return price_one_asset<T>(m, c, method, true);
-  adi::detail::require(c.exercise != Exercise::american || method.executor.is_host(),
-                       "price: American exercise on several assets runs on the host; use Executor::host()");
   adi::detail::require(c.exercise != Exercise::american || method.scheme.kind != SchemeKind::peaceman_rachford,
                        "price: American exercise takes the douglas, craig-sneyd, modified-craig-sneyd or "
                        "hundsdorfer-verwer scheme, not peaceman-rachford");
@@ -306,8 +359,6 @@ PriceResult price(const HestonModel& h, const Contract& c, const Method& method)
   adi::detail::require(c.payoff == Payoff::vanilla && c.exercise != Exercise::bermudan,
                        "price(HestonModel): European or American vanilla calls and puts only, got " + c.describe());
   const bool american = c.exercise == Exercise::american;
-  adi::detail::require(!american || method.executor.is_host(),
-                       "price(HestonModel): American exercise runs on the host; use Executor::host()");
   adi::detail::require(!american || method.scheme.kind != SchemeKind::peaceman_rachford,
                        "price(HestonModel): American exercise takes the douglas, craig-sneyd, modified-craig-sneyd "
                        "or hundsdorfer-verwer scheme, not peaceman-rachford");

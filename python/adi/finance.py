@@ -1,5 +1,7 @@
-"""Option pricing by ADI (adi/finance): Black-Scholes for 1-3 assets (European; American for
-one asset), Heston, option chains as one batched solve, and the closed forms.
+"""Option pricing by ADI (adi/finance): Black-Scholes for 1-3 assets (European or American),
+Heston (European or American), option chains as one batched solve, and the closed forms.
+``method(device="cuda")`` prices on the GPU (all but one-asset American, which runs on the host;
+a chain of one-asset contracts runs on the GPU through ``price_chain``).
 
     from adi import finance as fin
     m = fin.BlackScholesModel([fin.Asset(100, 0.2)], rate=0.05)
@@ -100,8 +102,9 @@ def method(*, nodes: int = 0, steps: int = 0, scheme: Optional[str] = None, damp
 
 
 def price(model: Any, contract: Any, method_: Optional[Any] = None, *, dtype: Any = np.float64) -> Any:
-    """Prices a contract by ADI: Black-Scholes (1-3 assets; American exercise for one asset,
-    Brennan-Schwartz) or Heston (one asset). Returns a :class:`PriceResult` (price, delta,
+    """Prices a contract by ADI: Black-Scholes (1-3 assets; American exercise: Brennan-Schwartz
+    for one asset on the host, the Ikonen-Toivanen splitting for 2-3 assets) or Heston (European
+    or American, Ikonen-Toivanen), on the host or, with ``method(device="cuda")``, the GPU. Returns a :class:`PriceResult` (price, delta,
     gamma per asset axis, values on the grid, timings)."""
     m = Method() if method_ is None else method_
     suffix = "f32" if np.dtype(dtype) == np.float32 else "f64"

@@ -1,5 +1,6 @@
 // adi._core finance: models, contracts, the ADI pricer (Black-Scholes 1-3 assets, Heston,
-// American on 1-3 assets and under Heston), option chains and the closed forms.
+// American on 1-3 assets and under Heston, on the host or a CUDA device), option chains and the
+// closed forms.
 #include "adi/finance/finance.hpp"
 
 #include <pybind11/numpy.h>

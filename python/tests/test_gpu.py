@@ -261,3 +261,27 @@ def test_jax_arrays():
     np.testing.assert_array_equal(np.asarray(jd), d)  # inputs untouched (JAX arrays are immutable)
     with pytest.raises(adi.InvalidArgumentError, match="immutable"):
         adi.solve_tridiagonal(ja, jb, jc, jd, out=jd)
+
+
+# --- finance: American exercise under Heston and on 2-3 assets on the device ---------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["fp64", "fp32"])
+def test_american_heston_and_two_assets_on_the_device(dtype):
+    need_gpu()
+    from adi import finance as fin
+
+    # The Ikonen-Toivanen / Clarke-Parrott put (reference 0.520038) and a 2-asset basket put.
+    heston = fin.HestonModel(spot=10, v0=0.0625, kappa=5, theta=0.16, sigma=0.9, rho=0.1, rate=0.1)
+    put = fin.Contract.vanilla("put", 10, 0.25, "american")
+    two = fin.BlackScholesModel([fin.Asset(100, 0.2), fin.Asset(100, 0.3)], [1, 0.3, 0.3, 1], 0.08)
+    basket = fin.Contract.basket("put", 100, 1.0)
+    basket.exercise = fin.Exercise.american
+    tol = 1e-12 if dtype == np.float64 else 5e-5  # relative to the price (tests/adi/finance/test_american_gpu.cpp)
+    for model, contract, kw in ((heston, put, dict(nodes=80, variance_nodes=40, steps=40)),
+                                (two, basket, dict(nodes=41, steps=20))):
+        host = fin.price(model, contract, fin.method(step_grading=2, **kw), dtype=dtype)
+        dev = fin.price(model, contract, fin.method(step_grading=2, device="cuda", **kw), dtype=dtype)
+        assert abs(dev.price - host.price) <= tol * abs(host.price)
+        np.testing.assert_allclose(dev.values, host.values, rtol=0, atol=20 * tol * np.abs(host.values).max())
+    with pytest.raises(adi.InvalidArgumentError, match="peaceman-rachford"):
+        fin.price(heston, put, fin.method(scheme="peaceman-rachford", device="cuda"))

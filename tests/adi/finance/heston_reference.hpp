@@ -52,5 +52,25 @@ inline double test_heston_call(const HestonModel& h, double K, double T) {
   return lewis_call(h.spot, K, T, h.rate, h.dividend, [&](cplx u) { return gatheral_cf(h, T, u); });
 }
 
+// American puts under Heston: the reference prices of Ikonen & Toivanen, "Efficient numerical
+// methods for pricing American options under stochastic volatility", report B12/2005,
+// University of Jyvaskyla (as quoted in QuantLib's test-suite/fdheston.cpp,
+// testFdmHestonIkonenToivanen; the benchmark of Clarke & Parrott): K = 10, T = 0.25, r = 0.1,
+// q = 0, kappa = 5, theta = 0.16, sigma = 0.9, rho = 0.1, v0 = 0.0625, at S = 8 .. 12.
+inline constexpr double kIkonenToivanenSpots[5] = {8, 9, 10, 11, 12};
+inline constexpr double kIkonenToivanenPut[5] = {2.00000, 1.10763, 0.520038, 0.213681, 0.082046};
+inline constexpr double kIkonenToivanenStrike = 10, kIkonenToivanenMaturity = 0.25;
+inline HestonModel ikonen_toivanen_model(double spot) {
+  HestonModel h;
+  h.spot = spot;
+  h.v0 = 0.0625;
+  h.kappa = 5;
+  h.theta = 0.16;
+  h.sigma = 0.9;
+  h.rho = 0.1;
+  h.rate = 0.1;
+  h.dividend = 0;
+  return h;
+}
 
 }  // namespace adi::finance::testing

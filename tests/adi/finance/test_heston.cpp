@@ -10,7 +10,7 @@
 
 #include "adi/finance/finance.hpp"
 #include "tests/adi/finance/expect_invalid.hpp"
-#include "gpu_skip.hpp"
+#include "tests/adi/finance/heston_reference.hpp"
 
 using namespace adi::finance;
 
@@ -92,29 +92,18 @@ TEST(HestonFeller, SemiAnalyticWithPositiveCorrelation) {
 }
 
 // American puts under Heston (the Ikonen-Toivanen splitting inside the ADI step) against the
-// reference prices of Ikonen & Toivanen, "Efficient numerical methods for pricing American
-// options under stochastic volatility", report B12/2005, University of Jyvaskyla (as quoted in
-// QuantLib's test-suite/fdheston.cpp, testFdmHestonIkonenToivanen): K = 10, T = 0.25, r = 0.1,
-// q = 0, kappa = 5, theta = 0.16, sigma = 0.9, rho = 0.1, v0 = 0.0625, S = 8 .. 12 (the
-// benchmark of Clarke & Parrott). Three grids (2N x N nodes, 2N graded steps, N = 40, 80, 160), the error and the order.
+// reference prices of Ikonen & Toivanen (heston_reference.hpp: K = 10, T = 0.25, S = 8 .. 12).
+// Three grids (2N x N nodes, 2N graded steps, N = 40, 80, 160), the error and the order.
 // Measured: max errors 4.5e-4, 1.1e-4, 2.5e-5 (order 2.1); at N = 320 7.0e-6, at the
 // references' rounding (they carry 5-6 digits).
 TEST(HestonAmerican, IkonenToivanenReferenceAndOrder) {
-  const double spots[] = {8, 9, 10, 11, 12};
-  const double ref[] = {2.00000, 1.10763, 0.520038, 0.213681, 0.082046};
+  namespace it = adi::finance::testing;
+  const double* ref = it::kIkonenToivanenPut;
   const int ns[] = {40, 80, 160};
   double err[3][5], worst[3] = {0, 0, 0};
   for (int g = 0; g < 3; ++g) {
     for (int k = 0; k < 5; ++k) {
-      HestonModel h;
-      h.spot = spots[k];
-      h.v0 = 0.0625;
-      h.kappa = 5;
-      h.theta = 0.16;
-      h.sigma = 0.9;
-      h.rho = 0.1;
-      h.rate = 0.1;
-      h.dividend = 0;
+      const HestonModel h = it::ikonen_toivanen_model(it::kIkonenToivanenSpots[k]);
       Method me;
       me.nodes = 2 * ns[g];
       me.variance_nodes = ns[g];
@@ -163,16 +152,4 @@ TEST(HestonAmerican, AboveEuropeanCallEqualsEuropeanAndBadInput) {
                  {"American", "peaceman-rachford"});
 }
 
-// American Heston runs on the host only: a device executor is refused, naming both.
-TEST(HestonAmerican, RefusesTheGpu) {
-  ADI_REQUIRE_CUDA("the device executor's refusal");
-  HestonModel h;
-  Method me;
-  me.nodes = 80;
-  me.variance_nodes = 40;
-  me.steps = 40;
-  me.scheme = adi::Scheme::hundsdorfer_verwer();
-  me.executor = adi::Executor::cuda();
-  expect_invalid([&] { price<double>(h, Contract::vanilla(OptionType::put, 100, 1.0, Exercise::american), me); },
-                 {"American", "host"});
-}
+// American Heston on a CUDA executor (= the host to round-off): test_american_gpu.cpp.
