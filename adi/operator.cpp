@@ -385,7 +385,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   } forget{p, Y, result};
   if (p.fused(a)) {
     try {
-      p.solve_fused(a, s, t_new, base, Y, t_old, V_old, later, result);
+      p.solve_fused(a, s, t_new, &base, Y, t_old, V_old, later, result);
     } catch (const SingularSystem& e) {
       if (!p.sub) throw;
       p.fail_later('S', e.what());  // lines within this rank: agreed in settle()
@@ -463,6 +463,49 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
     if (!p.sub) throw;
     p.fail_later('S', e.what());  // lines within this rank: agreed in settle()
   }
+}
+
+template <class T>
+bool Operator<T>::folds(Axis a) const {
+  return impl_->folds(static_cast<int>(a));
+}
+
+template <class T>
+void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std::array<ExplicitTerm, 2>& terms,
+                               Field<T>& Y, double t_old, Field<T>* V_old, std::array<bool, 3> later,
+                               Field<T>* result) {
+  Impl& p = *impl_;
+  const int a = static_cast<int>(axis);
+  detail::require(terms[0].field != nullptr, "Operator::solve_folded: terms[0].field is null; give the first term");
+  for (const ExplicitTerm& term : terms) {
+    if (!term.field) continue;
+    check_field(*term.field, "terms[q].field");
+    detail::require(std::isfinite(term.t), "Operator::solve_folded: term time t = " + detail::number(term.t) +
+                                               " must be finite");
+    detail::require(term.field->data() != Y.data(),
+                    "Operator::solve_folded: Y must not be a term's field (the stage reads its neighbours)");
+  }
+  check_field(Y, "Y");
+  typename Impl::Fold fold{alpha, terms};
+  if (!p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result)) {
+    // The explicit pass into Y, then the stage in place.
+    apply(terms[0].t, *terms[0].field, terms[0].w, alpha, terms[0].field, Y);
+    if (terms[1].field) apply(terms[1].t, *terms[1].field, terms[1].w, T(1), &Y, Y);
+    solve(axis, s, t_new, Y, Y, t_old, V_old, later, result);
+    return;
+  }
+  detail::require(std::isfinite(double(s)) && s > T(0),
+                  "Operator::solve_folded: s = " + detail::number(double(s)) + " must be finite and > 0 (theta*dt)");
+  detail::require(std::isfinite(t_new) && std::isfinite(t_old), "Operator::solve_folded: times must be finite");
+  if (result) check_field(*result, "result");
+  if (V_old) {
+    check_field(*V_old, "V_old");
+    detail::require(V_old->data() != Y.data(), "Operator::solve_folded: Y must not be V_old");
+  }
+  // The stencil reads the terms' Dirichlet nodes: g(t_q) there, as apply() writes them.
+  for (const ExplicitTerm& term : terms)
+    if (term.field) p.set_boundary(term.t, *term.field);
+  p.solve_fused(a, s, t_new, nullptr, Y, t_old, V_old, later, result, &fold);
 }
 
 template <class T>

@@ -282,8 +282,23 @@ struct Operator<T>::Impl {
       }
     }
   }
-  void solve_fused(int a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old, Field<T>* V_old,
-                   const std::array<bool, 3>& later, Field<T>* result);
+  // The explicit part folded into a fused stage (solve_folded), null for a plain stage.
+  struct Fold {
+    T alpha = T(1);
+    std::array<typename Operator<T>::ExplicitTerm, 2> terms{};
+  };
+  void solve_fused(int a, T s, double t_new, const Field<T>* base, Field<T>& Y, double t_old, Field<T>* V_old,
+                   const std::array<bool, 3>& later, Field<T>* result, const Fold* fold = nullptr);
+  // Whether the stage along a folds these terms into its kernel (folds(a), no mixed weight
+  // on a mixed term, at most two distinct times among the stage's and the terms', result
+  // not a term's field where the terms read across lines).
+  bool can_fold(int a, double t_new, double t_old, bool has_old, const Fold& f, const Field<T>* result) const;
+  bool folds(int a) const {
+    if (!fused(a) || sub || any_mixed) return false;
+    for (int b = 0; b < 3; ++b)
+      if (active[b] && !ax[b].shared) return false;
+    return true;
+  }
   detail::FaceRegion region(int f, bool unknown_only) const;
   // All boundary data constant and no source: a stage's boundary correction is exactly 0.
   bool static_data = false;

@@ -38,6 +38,25 @@ namespace adi::cuda_backend::kernels {
 constexpr i64 kFusedMaxNX = 1024;  // X: factors + 2 line buffers of 2 arrays per warp fit
 constexpr i64 kFusedMaxNYZ = 512;  // Y/Z: 32 segments of at most 16 register rows
 
+// The explicit operator folded into the stage (FusedExplicit in backend.hpp), in the form
+// the kernels read: per axis b (x, y, z) its shared line coefficients and neighbours.
+template <class T>
+struct FoldArgs {
+  int count;  // terms; 0: a plain stage
+  const T* p[2];
+  T alpha[2];
+  T w[2][3];
+  const T* neu[2][3][2];
+  const T* a[3];
+  const T* d[3];
+  const T* c[3];
+  const i64* prev[3];
+  const i64* next[3];
+  i64 n[3], stride[3], org[3];
+  i64 fn1[3];  // n1 of axis b's face arrays (the extent of b's first other axis)
+  int axis;
+};
+
 template <class T>
 struct StageArgs {
   DeviceLines L;
@@ -58,6 +77,7 @@ struct StageArgs {
   T src_scale[2];
   T* u;
   int* flag;
+  FoldArgs<T> fold;
 
   // Face-array index of a line (its coordinates on the two other axes).
   __device__ i64 face_index(i64 line) const {
@@ -68,6 +88,66 @@ struct StageArgs {
     return face_base + (line - l1 * L.count0) + l1 * face_n1;
   }
 };
+
+// Field coordinates (x, y, z) of a line's first row (the stage's axis adds the row).
+struct LineCoords {
+  i64 c[3];
+};
+template <class T>
+__device__ LineCoords line_coords(const StageArgs<T>& g, i64 line) {
+  i64 l0 = line, l1 = 0;
+  if (g.L.count1 != 1) {
+    l1 = line <= 0x7fffffff && g.L.count0 <= 0x7fffffff
+             ? static_cast<i64>(static_cast<unsigned>(line) / static_cast<unsigned>(g.L.count0))
+             : line / g.L.count0;
+    l0 = line - l1 * g.L.count0;
+  }
+  const FoldArgs<T>& f = g.fold;
+  const int a = f.axis;
+  LineCoords lc;
+#pragma unroll
+  for (int b = 0; b < 3; ++b) {
+    // The other two axes in order x, y, z: the first takes l0, the second l1.
+    const bool first_other = b != a && (b == 0 || (b == 1 && a != 0));
+    lc.c[b] = f.org[b] + (b == a ? 0 : first_other ? l0 : l1);
+  }
+  return lc;
+}
+
+// The folded explicit base at a node (row r of the line at lc; node relative to the sweep's
+// first node): sum_q alpha_q P_q + w_q[b] (A_b P_q + Neumann data), the same terms as the
+// explicit stencil pass (solvers/cuda/stencil_apply.cu) and its Neumann face writes.
+template <class T>
+__device__ T fold_base(const FoldArgs<T>& f, const LineCoords& lc, int r, i64 node) {
+  i64 c[3];
+#pragma unroll
+  for (int b = 0; b < 3; ++b) c[b] = lc.c[b] + (b == f.axis ? r : 0);
+  T e = T(0);
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    if (q >= f.count) break;
+    const T* __restrict__ P = f.p[q] + node;
+    const T pc = P[0];
+    T x = f.alpha[q] * pc;
+#pragma unroll
+    for (int b = 0; b < 3; ++b) {
+      const T w = f.w[q][b];
+      if (w == T(0)) continue;
+      const i64 cb = c[b], nb = f.n[b];
+      const bool inner = cb > 0 && cb < nb - 1;
+      const i64 im = inner ? cb - 1 : f.prev[b][cb];
+      const i64 ip = inner ? cb + 1 : f.next[b][cb];
+      x += w * (f.d[b][cb] * pc - f.a[b][cb] * P[(im - cb) * f.stride[b]] - f.c[b][cb] * P[(ip - cb) * f.stride[b]]);
+      if (!inner) {
+        const i64 fi = b == 0 ? c[1] + c[2] * f.fn1[0] : b == 1 ? c[0] + c[2] * f.fn1[1] : c[0] + c[1] * f.fn1[2];
+        if (cb == 0 && f.neu[q][b][0]) x += w * f.neu[q][b][0][fi];
+        if (cb == nb - 1 && f.neu[q][b][1]) x += w * f.neu[q][b][1][fi];
+      }
+    }
+    e += x;
+  }
+  return e;
+}
 
 // The operator's line coefficients in shared memory (a and c zeroed where a
 // non-periodic line has no neighbour) and the generated diagonal b = 1/s - d.
@@ -123,6 +203,18 @@ __device__ __forceinline__ T stage_rhs(const StageArgs<T>& g, const StageBands<T
   return stage_rhs_inner(g, a, d, c, base_r, vm, vc, vp, node);
 }
 
+// The right-hand side of row r with the folded explicit base (Fold) or the loaded one.
+// A Dirichlet end row needs no base: the fold is not evaluated there.
+template <bool Fold, class T>
+__device__ __forceinline__ T stage_rhs_row(const StageArgs<T>& g, const StageBands<T>& B, int r, T base_r, T vm,
+                                           T vc, T vp, i64 fi, i64 node, const LineCoords& lc) {
+  if constexpr (Fold) {
+    const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
+    if (!dirichlet_end) base_r = fold_base(g.fold, lc, r, node);
+  }
+  return stage_rhs(g, B, r, base_r, vm, vc, vp, fi, node);
+}
+
 // Block start: the bands into shared memory, then warp 0 factorises them.
 template <class T>
 __device__ void stage_prologue(const StageArgs<T>& g, const StageBands<T>& B, const PcrFactors<T>& F,
@@ -135,7 +227,7 @@ __device__ void stage_prologue(const StageArgs<T>& g, const StageBands<T>& B, co
 
 // ---- X: one warp per line -------------------------------------------------------------
 
-template <class T, int MaxM, int MinBlocks>
+template <class T, int MaxM, int MinBlocks, bool Fold>
 __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs<T> g) {
   extern __shared__ __align__(16) unsigned char fused_smem[];
   T* smem = reinterpret_cast<T*>(fused_smem);
@@ -154,7 +246,7 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
   auto issue = [&](i64 off, T* buf) {
     for (int r = lane; r < n; r += kWarp) {
       const int p = sh.pos(r);
-      __pipeline_memcpy_async(buf + p, g.base + off + r, sizeof(T));
+      if (!Fold) __pipeline_memcpy_async(buf + p, g.base + off + r, sizeof(T));
       if (hv) __pipeline_memcpy_async(buf + P + p, g.v + off + r, sizeof(T));
     }
     __pipeline_commit();
@@ -176,6 +268,7 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
     }
     __syncwarp();
     const i64 fi = g.face_index(line);
+    const LineCoords lc = Fold ? line_coords(g, line) : LineCoords{};
     if (hv && !g.periodic && lane == 0) {  // v at Dirichlet ends: the old boundary data
       if (g.vend[0]) buf[P + sh.pos(0)] = g.vend[0][fi];
       if (g.vend[1]) buf[P + sh.pos(n - 1)] = g.vend[1][fi];
@@ -189,7 +282,7 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
         vc = sv[p];
         vp = sv[sh.pos(r < n - 1 ? r + 1 : 0)];
       }
-      buf[p] = stage_rhs(g, B, r, buf[p], vm, vc, vp, fi, this_off + r);
+      buf[p] = stage_rhs_row<Fold>(g, B, r, Fold ? T(0) : buf[p], vm, vc, vp, fi, this_off + r, lc);
     }
     __syncwarp();
     if constexpr (MaxM > 0)
@@ -213,7 +306,7 @@ std::size_t fused_stage_x_smem(const PcrShape& sh, int warps) {
 
 // ---- Y/Z: a tile of adjacent lines, segments in registers ------------------------------
 
-template <class T, int MaxM, int MinBlocks>
+template <class T, int MaxM, int MinBlocks, bool Fold>
 __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(StageArgs<T> g, int log2lb) {
   extern __shared__ __align__(16) unsigned char fused_smem[];
   T* smem = reinterpret_cast<T*>(fused_smem);
@@ -253,7 +346,7 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
       const T* fb = g.base + first;
       const T* fv = hv ? g.v + first : nullptr;
       for (int j = 0; j < len; ++j, dst += LB, fb += st) {
-        __pipeline_memcpy_async(dst, fb, sizeof(T));
+        if (!Fold) __pipeline_memcpy_async(dst, fb, sizeof(T));
         if (hv) {
           __pipeline_memcpy_async(dst + n * LB, fv, sizeof(T));
           fv += st;
@@ -281,6 +374,7 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
     const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
     const i64 off = valid_line ? g.L.offset(line) : 0;
     const i64 fi = valid_line ? g.face_index(line) : 0;
+    const LineCoords lc = Fold && valid_line ? line_coords(g, line) : LineCoords{};
     // v at Dirichlet ends (the old boundary data) into this thread's own slots: row 0 and
     // row n-1 of its segment, or row n-1 as its upper halo.
     if (hv && mylen > 0 && !g.periodic) {
@@ -306,7 +400,7 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
           const T* p = stage + r * LB + l;
           if (j == first) vc = hv ? p[n * LB] : T(0);
           const T vp = j + 1 < MaxM ? (hv ? p[n * LB + LB] : T(0)) : vhi;
-          rd[j] = stage_rhs(g, B, r, p[0], vm, vc, vp, fi, off + r * st);
+          rd[j] = stage_rhs_row<Fold>(g, B, r, Fold ? T(0) : p[0], vm, vc, vp, fi, off + r * st, lc);
           vm = vc;
           vc = vp;
         }
@@ -387,23 +481,43 @@ constexpr int kFusedYZMinBlocks = 1;
 
 // The kernel instances, by FusedLaunch::variant: X (stride-1 lines) 0..4, Y/Z 5..8.
 constexpr int kFusedYZVariant0 = 5;
-template <class T, class F>
+// With the explicit operator folded in (Fold), only the default register caps are
+// instantiated (X: 2 blocks/SM, Y/Z: 1): the tuning rows' other caps take those.
+template <class T, bool Fold, class F>
 void with_fused_x_kernel(int variant, F&& f) {
-  switch (variant) {
-    case 0: f(fused_stage_x_kernel<T, 8, 4>); break;
-    case 1: f(fused_stage_x_kernel<T, 8, 3>); break;
-    case 2: f(fused_stage_x_kernel<T, 8, 2>); break;
-    case 3: f(fused_stage_x_kernel<T, 16, 2>); break;
-    default: f(fused_stage_x_kernel<T, 0, 2>); break;
+  if constexpr (Fold) {
+    switch (variant) {
+      case 0:
+      case 1:
+      case 2: f(fused_stage_x_kernel<T, 8, 2, true>); break;
+      case 3: f(fused_stage_x_kernel<T, 16, 2, true>); break;
+      default: f(fused_stage_x_kernel<T, 0, 2, true>); break;
+    }
+  } else {
+    switch (variant) {
+      case 0: f(fused_stage_x_kernel<T, 8, 4, false>); break;
+      case 1: f(fused_stage_x_kernel<T, 8, 3, false>); break;
+      case 2: f(fused_stage_x_kernel<T, 8, 2, false>); break;
+      case 3: f(fused_stage_x_kernel<T, 16, 2, false>); break;
+      default: f(fused_stage_x_kernel<T, 0, 2, false>); break;
+    }
   }
 }
-template <class T, class F>
+template <class T, bool Fold, class F>
 void with_fused_yz_kernel(int variant, F&& f) {
-  switch (variant) {
-    case 5: f(fused_stage_strided_kernel<T, 8, 2>); break;
-    case 6: f(fused_stage_strided_kernel<T, 8, 1>); break;
-    case 7: f(fused_stage_strided_kernel<T, 16, 2>); break;
-    default: f(fused_stage_strided_kernel<T, 16, 1>); break;
+  if constexpr (Fold) {
+    switch (variant) {
+      case 5:
+      case 6: f(fused_stage_strided_kernel<T, 8, 1, true>); break;
+      default: f(fused_stage_strided_kernel<T, 16, 1, true>); break;
+    }
+  } else {
+    switch (variant) {
+      case 5: f(fused_stage_strided_kernel<T, 8, 2, false>); break;
+      case 6: f(fused_stage_strided_kernel<T, 8, 1, false>); break;
+      case 7: f(fused_stage_strided_kernel<T, 16, 2, false>); break;
+      default: f(fused_stage_strided_kernel<T, 16, 1, false>); break;
+    }
   }
 }
 
@@ -432,8 +546,10 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
     L.threads = warps * kWarp;
     L.smem = smem;
     const i64 work = (ls.lines() + warps - 1) / warps;
-    with_fused_x_kernel<T>(L.variant,
-                           [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, work, lim); });
+    with_fused_x_kernel<T, false>(L.variant,
+                                  [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, work, lim); });
+    with_fused_x_kernel<T, true>(
+        L.variant, [&](auto kernel) { L.fold_grid = persistent_grid(kernel, L.threads, smem, work, lim); });
   } else {
     // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
     int rows = tuning.rows == 8 || (tuning.rows <= 0 && kFusedYZRows == 8) ? 8 : 16;
@@ -458,10 +574,41 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
     L.threads = rs.lb * rs.spad;
     L.smem = smem;
     const i64 tiles = (ls.lines() + rs.lb - 1) / rs.lb;
-    with_fused_yz_kernel<T>(L.variant,
-                            [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, tiles, lim); });
+    with_fused_yz_kernel<T, false>(
+        L.variant, [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, tiles, lim); });
+    with_fused_yz_kernel<T, true>(
+        L.variant, [&](auto kernel) { L.fold_grid = persistent_grid(kernel, L.threads, smem, tiles, lim); });
   }
   return L;
+}
+
+// The folded explicit operator's arguments in the kernels' form.
+template <class T>
+void pack_fold(const FusedExplicit<T>& e, FoldArgs<T>& f) {
+  f.count = e.count;
+  f.axis = e.axis;
+  for (int q = 0; q < 2; ++q) {
+    f.p[q] = q < e.count ? e.p[q] : nullptr;
+    f.alpha[q] = e.alpha[q];
+    for (int b = 0; b < 3; ++b) {
+      f.w[q][b] = q < e.count && e.view.axis[b].active ? e.w[q][b] : T(0);
+      for (int side = 0; side < 2; ++side) f.neu[q][b][side] = f.w[q][b] != T(0) ? e.neumann[q][b][side] : nullptr;
+    }
+  }
+  const i64 strides[3] = {1, e.view.box.sy, e.view.box.sz};
+  const i64 extents[3] = {e.view.box.nx, e.view.box.ny, e.view.box.nz};
+  for (int b = 0; b < 3; ++b) {
+    const adi::detail::AxisStencil<T>& S = e.view.axis[b];
+    f.a[b] = S.a;
+    f.d[b] = S.d;
+    f.c[b] = S.c;
+    f.prev[b] = S.prev;
+    f.next[b] = S.next;
+    f.n[b] = S.n;
+    f.stride[b] = strides[b];
+    f.org[b] = e.org[b];
+    f.fn1[b] = extents[b == 0 ? 1 : 0];
+  }
 }
 
 // One stage with a prepared launch: packs the arguments and launches, nothing else.
@@ -490,14 +637,24 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
   g.face_n1 = fs.face_n1;
   g.u = fs.u;
   g.flag = flag;
-  if (L.variant < kFusedYZVariant0) {
-    g.sh = pcr_shape(ls.n);
-    with_fused_x_kernel<T>(L.variant, [&](auto kernel) { kernel<<<L.grid, L.threads, L.smem, stream>>>(g); });
-  } else {
-    g.sh = pcr_shape(ls.n, L.rows);
-    with_fused_yz_kernel<T>(L.variant,
-                            [&](auto kernel) { kernel<<<L.grid, L.threads, L.smem, stream>>>(g, L.log2lb); });
-  }
+  const bool fold = fs.fold.count > 0;
+  if (fold) pack_fold(fs.fold, g.fold);
+  auto launch = [&](auto fold_tag) {
+    constexpr bool Fold = decltype(fold_tag)::value;
+    const unsigned grid = Fold ? L.fold_grid : L.grid;
+    if (L.variant < kFusedYZVariant0) {
+      g.sh = pcr_shape(ls.n);
+      with_fused_x_kernel<T, Fold>(L.variant, [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g); });
+    } else {
+      g.sh = pcr_shape(ls.n, L.rows);
+      with_fused_yz_kernel<T, Fold>(L.variant,
+                                    [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g, L.log2lb); });
+    }
+  };
+  if (fold)
+    launch(std::true_type{});
+  else
+    launch(std::false_type{});
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
