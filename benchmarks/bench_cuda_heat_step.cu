@@ -117,8 +117,11 @@ void measure_copy() {
 void row(const char* grid, const char* type, const char* part, double ms, double fields, double bytes_per_field,
          const char* note = "") {
   const double min_ms = fields * bytes_per_field / (g_copy_gbs * 1e6);
-  std::printf("%-12s %-4s %-28s %9.4f %7.1f %9.4f %7.2f  %s\n", grid, type, part, ms, fields, min_ms, ms / min_ms,
-              note);
+  if (fields > 0)
+    std::printf("%-12s %-4s %-32s %9.4f %7.1f %9.4f %7.2f  %s\n", grid, type, part, ms, fields, min_ms, ms / min_ms,
+                note);
+  else
+    std::printf("%-12s %-4s %-32s %9.4f %7.1f %9s %7s  %s\n", grid, type, part, ms, fields, "-", "-", note);
   std::fflush(stdout);
 }
 
@@ -453,7 +456,7 @@ int main(int argc, char** argv) {
               prop.multiProcessorCount, g_steps);
   measure_copy();
   std::printf("== Full heat ADI step per part (fields = minimum field transfers; ratio = ms / min ms)\n");
-  std::printf("%-12s %-4s %-28s %9s %7s %9s %7s\n", "grid", "type", "part", "ms", "fields", "min ms", "ratio");
+  std::printf("%-12s %-4s %-32s %9s %7s %9s %7s\n", "grid", "type", "part", "ms", "fields", "min ms", "ratio");
   std::vector<std::string> schemes;
   if (g_scheme == "all")
     schemes = {"douglas", "craig-sneyd", "modified-craig-sneyd", "hundsdorfer-verwer"};

@@ -89,12 +89,32 @@ struct StageArgs {
   }
 };
 
-// Field coordinates (x, y, z) of a line's first row (the stage's axis adds the row).
-struct LineCoords {
-  i64 c[3];
-};
+// x, y or z of three values by a run-time axis, without indexing an array (which would
+// put the kernel's argument arrays in local memory).
+template <class V>
+__device__ __forceinline__ V pick3(int b, V x, V y, V z) {
+  return b == 0 ? x : b == 1 ? y : z;
+}
+
+// The folded explicit operator's per-line part: the two axes across the line have the same
+// coefficients, neighbour offsets and Neumann face for every row of the line: looked up once
+// per line (the weights stay in the kernel's arguments).
 template <class T>
-__device__ LineCoords line_coords(const StageArgs<T>& g, i64 line) {
+struct FoldLine {
+  i64 ca;            // the line's first row's coordinate along the stage's axis
+  i64 fa;            // the line's index into the stage axis's face arrays
+  T d[2], a[2], c[2];  // [cross axis k]: its line coefficients at the line
+  i64 om[2], op[2];  // its neighbour offsets (elements)
+  int side[2];       // the face of the cross axis the line lies on (0 lo, 1 hi), -1: none
+  i64 fi[2], fstep[2];  // index into that face's arrays at row 0, and its step per row
+};
+
+// Cross axis k (0, 1) of stage axis a: the other two axes in order x, y, z.
+__device__ __forceinline__ int cross_axis(int a, int k) { return k == 0 ? (a == 0 ? 1 : 0) : (a == 2 ? 1 : 2); }
+
+template <class T>
+__device__ FoldLine<T> fold_line(const StageArgs<T>& g, i64 line) {
+  const FoldArgs<T>& f = g.fold;
   i64 l0 = line, l1 = 0;
   if (g.L.count1 != 1) {
     l1 = line <= 0x7fffffff && g.L.count0 <= 0x7fffffff
@@ -102,26 +122,61 @@ __device__ LineCoords line_coords(const StageArgs<T>& g, i64 line) {
              : line / g.L.count0;
     l0 = line - l1 * g.L.count0;
   }
-  const FoldArgs<T>& f = g.fold;
   const int a = f.axis;
-  LineCoords lc;
+  const int o0 = cross_axis(a, 0), o1 = cross_axis(a, 1);
+  // Coordinates of the line's first row.
+  const i64 cx = f.org[0] + (a == 0 ? 0 : o0 == 0 ? l0 : l1);
+  const i64 cy = f.org[1] + (a == 1 ? 0 : o0 == 1 ? l0 : l1);
+  const i64 cz = f.org[2] + (a == 2 ? 0 : o0 == 2 ? l0 : l1);
+  FoldLine<T> L;
+  L.ca = pick3(a, cx, cy, cz);
+  L.fa = pick3(o0, cx, cy, cz) + pick3(o1, cx, cy, cz) * pick3(a, f.fn1[0], f.fn1[1], f.fn1[2]);
 #pragma unroll
-  for (int b = 0; b < 3; ++b) {
-    // The other two axes in order x, y, z: the first takes l0, the second l1.
-    const bool first_other = b != a && (b == 0 || (b == 1 && a != 0));
-    lc.c[b] = f.org[b] + (b == a ? 0 : first_other ? l0 : l1);
+  for (int k = 0; k < 2; ++k) {
+    const int b = k == 0 ? o0 : o1;
+    const i64 cb = pick3(b, cx, cy, cz), nb = pick3(b, f.n[0], f.n[1], f.n[2]);
+    const i64 sb = pick3(b, f.stride[0], f.stride[1], f.stride[2]);
+    const bool inner = cb > 0 && cb < nb - 1;
+    L.d[k] = L.a[k] = L.c[k] = T(0);
+    L.om[k] = L.op[k] = 0;
+    L.side[k] = inner ? -1 : cb == 0 ? 0 : 1;
+    const int f1 = b == 0 ? 1 : 0, f2 = b == 2 ? 1 : 2;  // axis b's face arrays: c1 + c2 * n1
+    const i64 n1 = pick3(b, f.fn1[0], f.fn1[1], f.fn1[2]);
+    L.fi[k] = pick3(f1, cx, cy, cz) + pick3(f2, cx, cy, cz) * n1;
+    L.fstep[k] = a == f1 ? 1 : n1;
+    if (nb < 2) continue;  // an axis of one node: no part (its weights are 0)
+    L.d[k] = pick3(b, f.d[0], f.d[1], f.d[2])[cb];
+    L.a[k] = pick3(b, f.a[0], f.a[1], f.a[2])[cb];
+    L.c[k] = pick3(b, f.c[0], f.c[1], f.c[2])[cb];
+    const i64 im = inner ? cb - 1 : pick3(b, f.prev[0], f.prev[1], f.prev[2])[cb];
+    const i64 ip = inner ? cb + 1 : pick3(b, f.next[0], f.next[1], f.next[2])[cb];
+    L.om[k] = (im - cb) * sb;
+    L.op[k] = (ip - cb) * sb;
   }
-  return lc;
+  return L;
 }
 
-// The folded explicit base at a node (row r of the line at lc; node relative to the sweep's
-// first node): sum_q alpha_q P_q + w_q[b] (A_b P_q + Neumann data), the same terms as the
-// explicit stencil pass (solvers/cuda/stencil_apply.cu) and its Neumann face writes.
+// Neumann face data of term q, axis b, side (null: none).
 template <class T>
-__device__ T fold_base(const FoldArgs<T>& f, const LineCoords& lc, int r, i64 node) {
-  i64 c[3];
-#pragma unroll
-  for (int b = 0; b < 3; ++b) c[b] = lc.c[b] + (b == f.axis ? r : 0);
+__device__ __forceinline__ const T* fold_face(const FoldArgs<T>& f, int q, int b, int side) {
+  return side == 0 ? pick3(b, f.neu[q][0][0], f.neu[q][1][0], f.neu[q][2][0])
+                   : pick3(b, f.neu[q][0][1], f.neu[q][1][1], f.neu[q][2][1]);
+}
+
+// The folded explicit base at row r of a line (node relative to the sweep's first node):
+// sum_q alpha_q P_q + w_q[b] (A_b P_q + Neumann data of b), the same terms as the explicit
+// stencil pass (solvers/cuda/stencil_apply.cu) and its Neumann face writes.
+template <class T>
+__device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, i64 node) {
+  const int a = f.axis;
+  const i64 ca = L.ca + r, na = pick3(a, f.n[0], f.n[1], f.n[2]);
+  const i64 sa = pick3(a, f.stride[0], f.stride[1], f.stride[2]);
+  const bool inner = ca > 0 && ca < na - 1;
+  const T da = pick3(a, f.d[0], f.d[1], f.d[2])[ca];
+  const T aa = pick3(a, f.a[0], f.a[1], f.a[2])[ca];
+  const T cc = pick3(a, f.c[0], f.c[1], f.c[2])[ca];
+  const i64 oma = inner ? -sa : (pick3(a, f.prev[0], f.prev[1], f.prev[2])[ca] - ca) * sa;
+  const i64 opa = inner ? sa : (pick3(a, f.next[0], f.next[1], f.next[2])[ca] - ca) * sa;
   T e = T(0);
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
@@ -129,19 +184,23 @@ __device__ T fold_base(const FoldArgs<T>& f, const LineCoords& lc, int r, i64 no
     const T* __restrict__ P = f.p[q] + node;
     const T pc = P[0];
     T x = f.alpha[q] * pc;
-#pragma unroll
-    for (int b = 0; b < 3; ++b) {
-      const T w = f.w[q][b];
-      if (w == T(0)) continue;
-      const i64 cb = c[b], nb = f.n[b];
-      const bool inner = cb > 0 && cb < nb - 1;
-      const i64 im = inner ? cb - 1 : f.prev[b][cb];
-      const i64 ip = inner ? cb + 1 : f.next[b][cb];
-      x += w * (f.d[b][cb] * pc - f.a[b][cb] * P[(im - cb) * f.stride[b]] - f.c[b][cb] * P[(ip - cb) * f.stride[b]]);
+    const T w = pick3(a, f.w[q][0], f.w[q][1], f.w[q][2]);
+    if (w != T(0)) {
+      x += w * (da * pc - aa * P[oma] - cc * P[opa]);
       if (!inner) {
-        const i64 fi = b == 0 ? c[1] + c[2] * f.fn1[0] : b == 1 ? c[0] + c[2] * f.fn1[1] : c[0] + c[1] * f.fn1[2];
-        if (cb == 0 && f.neu[q][b][0]) x += w * f.neu[q][b][0][fi];
-        if (cb == nb - 1 && f.neu[q][b][1]) x += w * f.neu[q][b][1][fi];
+        const T* face = fold_face(f, q, a, ca == 0 ? 0 : 1);
+        if (face && (ca == 0 || ca == na - 1)) x += w * face[L.fa];
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const int b = cross_axis(a, k);
+      const T wb = pick3(b, f.w[q][0], f.w[q][1], f.w[q][2]);
+      if (wb == T(0)) continue;
+      x += wb * (L.d[k] * pc - L.a[k] * P[L.om[k]] - L.c[k] * P[L.op[k]]);
+      if (L.side[k] >= 0) {
+        const T* face = fold_face(f, q, b, L.side[k]);
+        if (face) x += wb * face[L.fi[k] + r * L.fstep[k]];
       }
     }
     e += x;
@@ -207,7 +266,7 @@ __device__ __forceinline__ T stage_rhs(const StageArgs<T>& g, const StageBands<T
 // A Dirichlet end row needs no base: the fold is not evaluated there.
 template <bool Fold, class T>
 __device__ __forceinline__ T stage_rhs_row(const StageArgs<T>& g, const StageBands<T>& B, int r, T base_r, T vm,
-                                           T vc, T vp, i64 fi, i64 node, const LineCoords& lc) {
+                                           T vc, T vp, i64 fi, i64 node, const FoldLine<T>& lc) {
   if constexpr (Fold) {
     const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
     if (!dirichlet_end) base_r = fold_base(g.fold, lc, r, node);
@@ -268,7 +327,7 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
     }
     __syncwarp();
     const i64 fi = g.face_index(line);
-    const LineCoords lc = Fold ? line_coords(g, line) : LineCoords{};
+    const FoldLine<T> lc = Fold ? fold_line(g, line) : FoldLine<T>{};
     if (hv && !g.periodic && lane == 0) {  // v at Dirichlet ends: the old boundary data
       if (g.vend[0]) buf[P + sh.pos(0)] = g.vend[0][fi];
       if (g.vend[1]) buf[P + sh.pos(n - 1)] = g.vend[1][fi];
@@ -374,7 +433,7 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
     const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
     const i64 off = valid_line ? g.L.offset(line) : 0;
     const i64 fi = valid_line ? g.face_index(line) : 0;
-    const LineCoords lc = Fold && valid_line ? line_coords(g, line) : LineCoords{};
+    const FoldLine<T> lc = Fold && valid_line ? fold_line(g, line) : FoldLine<T>{};
     // v at Dirichlet ends (the old boundary data) into this thread's own slots: row 0 and
     // row n-1 of its segment, or row n-1 as its upper halo.
     if (hv && mylen > 0 && !g.periodic) {
