@@ -294,7 +294,10 @@ struct Operator<T>::Impl {
   // not a term's field where the terms read across lines).
   bool can_fold(int a, double t_new, double t_old, bool has_old, const Fold& f, const Field<T>* result) const;
   bool folds(int a) const {
-    if (!fused(a) || sub || any_mixed) return false;
+    // Along x only: the kernel of stride-1 lines (the first stage of every chain unless the
+    // grid has a single node along x).
+    if (a != 0 || !fused(a) || sub || any_mixed) return false;
+    if (view.box.sz * N[2] >= (index_t(1) << 31)) return false;  // the kernel's 32-bit offsets
     for (int b = 0; b < 3; ++b)
       if (active[b] && !ax[b].shared) return false;
     return true;

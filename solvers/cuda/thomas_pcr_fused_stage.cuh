@@ -101,55 +101,55 @@ __device__ __forceinline__ V pick3(int b, V x, V y, V z) {
 // per line (the weights stay in the kernel's arguments).
 template <class T>
 struct FoldLine {
-  i64 ca;            // the line's first row's coordinate along the stage's axis
-  i64 fa;            // the line's index into the stage axis's face arrays
+  int ca;            // the line's first row's coordinate along the stage's axis
+  int fa;            // the line's index into the stage axis's face arrays
   T d[2], a[2], c[2];  // [cross axis k]: its line coefficients at the line
-  i64 om[2], op[2];  // its neighbour offsets (elements)
-  int side[2];       // the face of the cross axis the line lies on (0 lo, 1 hi), -1: none
-  i64 fi[2], fstep[2];  // index into that face's arrays at row 0, and its step per row
+  int om[2], op[2];  // its neighbour offsets (elements; Operator::folds: the field spans < 2^31)
+  int fi[2];         // index into its face's arrays at row 0 (-1: the line is not on a face)
+  int side[2];       // that face (0 lo, 1 hi)
+  int fstep[2];      // the face index's step per row
 };
 
 // Cross axis k (0, 1) of stage axis a: the other two axes in order x, y, z.
 __device__ __forceinline__ int cross_axis(int a, int k) { return k == 0 ? (a == 0 ? 1 : 0) : (a == 2 ? 1 : 2); }
 
-template <class T>
+// A: the stage's axis when the kernel knows it (X: 0), -1 to read it from the arguments.
+template <int A, class T>
 __device__ FoldLine<T> fold_line(const StageArgs<T>& g, i64 line) {
   const FoldArgs<T>& f = g.fold;
-  i64 l0 = line, l1 = 0;
+  int l0 = static_cast<int>(line), l1 = 0;
   if (g.L.count1 != 1) {
-    l1 = line <= 0x7fffffff && g.L.count0 <= 0x7fffffff
-             ? static_cast<i64>(static_cast<unsigned>(line) / static_cast<unsigned>(g.L.count0))
-             : line / g.L.count0;
-    l0 = line - l1 * g.L.count0;
+    l1 = static_cast<int>(static_cast<unsigned>(line) / static_cast<unsigned>(g.L.count0));
+    l0 = static_cast<int>(line) - l1 * static_cast<int>(g.L.count0);
   }
-  const int a = f.axis;
+  const int a = A >= 0 ? A : f.axis;
   const int o0 = cross_axis(a, 0), o1 = cross_axis(a, 1);
   // Coordinates of the line's first row.
-  const i64 cx = f.org[0] + (a == 0 ? 0 : o0 == 0 ? l0 : l1);
-  const i64 cy = f.org[1] + (a == 1 ? 0 : o0 == 1 ? l0 : l1);
-  const i64 cz = f.org[2] + (a == 2 ? 0 : o0 == 2 ? l0 : l1);
+  const int cx = static_cast<int>(f.org[0]) + (a == 0 ? 0 : o0 == 0 ? l0 : l1);
+  const int cy = static_cast<int>(f.org[1]) + (a == 1 ? 0 : o0 == 1 ? l0 : l1);
+  const int cz = static_cast<int>(f.org[2]) + (a == 2 ? 0 : o0 == 2 ? l0 : l1);
   FoldLine<T> L;
   L.ca = pick3(a, cx, cy, cz);
-  L.fa = pick3(o0, cx, cy, cz) + pick3(o1, cx, cy, cz) * pick3(a, f.fn1[0], f.fn1[1], f.fn1[2]);
+  L.fa = pick3(o0, cx, cy, cz) + pick3(o1, cx, cy, cz) * static_cast<int>(pick3(a, f.fn1[0], f.fn1[1], f.fn1[2]));
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     const int b = k == 0 ? o0 : o1;
-    const i64 cb = pick3(b, cx, cy, cz), nb = pick3(b, f.n[0], f.n[1], f.n[2]);
-    const i64 sb = pick3(b, f.stride[0], f.stride[1], f.stride[2]);
+    const int cb = pick3(b, cx, cy, cz), nb = static_cast<int>(pick3(b, f.n[0], f.n[1], f.n[2]));
+    const int sb = static_cast<int>(pick3(b, f.stride[0], f.stride[1], f.stride[2]));
     const bool inner = cb > 0 && cb < nb - 1;
     L.d[k] = L.a[k] = L.c[k] = T(0);
     L.om[k] = L.op[k] = 0;
-    L.side[k] = inner ? -1 : cb == 0 ? 0 : 1;
+    L.side[k] = cb == 0 ? 0 : 1;
     const int f1 = b == 0 ? 1 : 0, f2 = b == 2 ? 1 : 2;  // axis b's face arrays: c1 + c2 * n1
-    const i64 n1 = pick3(b, f.fn1[0], f.fn1[1], f.fn1[2]);
-    L.fi[k] = pick3(f1, cx, cy, cz) + pick3(f2, cx, cy, cz) * n1;
+    const int n1 = static_cast<int>(pick3(b, f.fn1[0], f.fn1[1], f.fn1[2]));
+    L.fi[k] = inner ? -1 : pick3(f1, cx, cy, cz) + pick3(f2, cx, cy, cz) * n1;
     L.fstep[k] = a == f1 ? 1 : n1;
     if (nb < 2) continue;  // an axis of one node: no part (its weights are 0)
     L.d[k] = pick3(b, f.d[0], f.d[1], f.d[2])[cb];
     L.a[k] = pick3(b, f.a[0], f.a[1], f.a[2])[cb];
     L.c[k] = pick3(b, f.c[0], f.c[1], f.c[2])[cb];
-    const i64 im = inner ? cb - 1 : pick3(b, f.prev[0], f.prev[1], f.prev[2])[cb];
-    const i64 ip = inner ? cb + 1 : pick3(b, f.next[0], f.next[1], f.next[2])[cb];
+    const int im = inner ? cb - 1 : static_cast<int>(pick3(b, f.prev[0], f.prev[1], f.prev[2])[cb]);
+    const int ip = inner ? cb + 1 : static_cast<int>(pick3(b, f.next[0], f.next[1], f.next[2])[cb]);
     L.om[k] = (im - cb) * sb;
     L.op[k] = (ip - cb) * sb;
   }
@@ -166,17 +166,17 @@ __device__ __forceinline__ const T* fold_face(const FoldArgs<T>& f, int q, int b
 // The folded explicit base at row r of a line (node relative to the sweep's first node):
 // sum_q alpha_q P_q + w_q[b] (A_b P_q + Neumann data of b), the same terms as the explicit
 // stencil pass (solvers/cuda/stencil_apply.cu) and its Neumann face writes.
-template <class T>
+template <int A, class T>
 __device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, i64 node) {
-  const int a = f.axis;
-  const i64 ca = L.ca + r, na = pick3(a, f.n[0], f.n[1], f.n[2]);
-  const i64 sa = pick3(a, f.stride[0], f.stride[1], f.stride[2]);
+  const int a = A >= 0 ? A : f.axis;
+  const int ca = L.ca + r, na = static_cast<int>(pick3(a, f.n[0], f.n[1], f.n[2]));
+  const int sa = static_cast<int>(pick3(a, f.stride[0], f.stride[1], f.stride[2]));
   const bool inner = ca > 0 && ca < na - 1;
   const T da = pick3(a, f.d[0], f.d[1], f.d[2])[ca];
   const T aa = pick3(a, f.a[0], f.a[1], f.a[2])[ca];
   const T cc = pick3(a, f.c[0], f.c[1], f.c[2])[ca];
-  const i64 oma = inner ? -sa : (pick3(a, f.prev[0], f.prev[1], f.prev[2])[ca] - ca) * sa;
-  const i64 opa = inner ? sa : (pick3(a, f.next[0], f.next[1], f.next[2])[ca] - ca) * sa;
+  const int oma = inner ? -sa : (static_cast<int>(pick3(a, f.prev[0], f.prev[1], f.prev[2])[ca]) - ca) * sa;
+  const int opa = inner ? sa : (static_cast<int>(pick3(a, f.next[0], f.next[1], f.next[2])[ca]) - ca) * sa;
   T e = T(0);
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
@@ -189,7 +189,7 @@ __device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, i64 no
       x += w * (da * pc - aa * P[oma] - cc * P[opa]);
       if (!inner) {
         const T* face = fold_face(f, q, a, ca == 0 ? 0 : 1);
-        if (face && (ca == 0 || ca == na - 1)) x += w * face[L.fa];
+        if (face) x += w * face[L.fa];
       }
     }
 #pragma unroll
@@ -198,7 +198,7 @@ __device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, i64 no
       const T wb = pick3(b, f.w[q][0], f.w[q][1], f.w[q][2]);
       if (wb == T(0)) continue;
       x += wb * (L.d[k] * pc - L.a[k] * P[L.om[k]] - L.c[k] * P[L.op[k]]);
-      if (L.side[k] >= 0) {
+      if (L.fi[k] >= 0) {
         const T* face = fold_face(f, q, b, L.side[k]);
         if (face) x += wb * face[L.fi[k] + r * L.fstep[k]];
       }
@@ -264,12 +264,12 @@ __device__ __forceinline__ T stage_rhs(const StageArgs<T>& g, const StageBands<T
 
 // The right-hand side of row r with the folded explicit base (Fold) or the loaded one.
 // A Dirichlet end row needs no base: the fold is not evaluated there.
-template <bool Fold, class T>
+template <bool Fold, int A, class T>
 __device__ __forceinline__ T stage_rhs_row(const StageArgs<T>& g, const StageBands<T>& B, int r, T base_r, T vm,
                                            T vc, T vp, i64 fi, i64 node, const FoldLine<T>& lc) {
   if constexpr (Fold) {
     const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
-    if (!dirichlet_end) base_r = fold_base(g.fold, lc, r, node);
+    if (!dirichlet_end) base_r = fold_base<A>(g.fold, lc, r, node);
   }
   return stage_rhs(g, B, r, base_r, vm, vc, vp, fi, node);
 }
@@ -327,13 +327,13 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
     }
     __syncwarp();
     const i64 fi = g.face_index(line);
-    const FoldLine<T> lc = Fold ? fold_line(g, line) : FoldLine<T>{};
+    const FoldLine<T> lc = Fold ? fold_line<0>(g, line) : FoldLine<T>{};
     if (hv && !g.periodic && lane == 0) {  // v at Dirichlet ends: the old boundary data
       if (g.vend[0]) buf[P + sh.pos(0)] = g.vend[0][fi];
       if (g.vend[1]) buf[P + sh.pos(n - 1)] = g.vend[1][fi];
     }
     __syncwarp();
-    for (int r = lane; r < n; r += kWarp) {
+    auto rhs_row = [&](int r) {
       const int p = sh.pos(r);
       T vm = T(0), vc = T(0), vp = T(0);
       if (hv) {
@@ -341,7 +341,16 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
         vc = sv[p];
         vp = sv[sh.pos(r < n - 1 ? r + 1 : 0)];
       }
-      buf[p] = stage_rhs_row<Fold>(g, B, r, Fold ? T(0) : buf[p], vm, vc, vp, fi, this_off + r, lc);
+      buf[p] = stage_rhs_row<Fold, 0>(g, B, r, Fold ? T(0) : buf[p], vm, vc, vp, fi, this_off + r, lc);
+    };
+    if constexpr (Fold) {
+      // Two rows in flight hide more of the neighbour loads' latency: fp32 fits its 128
+      // registers (119-123, sm_90), fp64 then spills 20-32 bytes, so it takes one.
+      constexpr int kRows = sizeof(T) == 4 ? 2 : 1;
+#pragma unroll kRows
+      for (int r = lane; r < n; r += kWarp) rhs_row(r);
+    } else {
+      for (int r = lane; r < n; r += kWarp) rhs_row(r);
     }
     __syncwarp();
     if constexpr (MaxM > 0)
@@ -433,7 +442,7 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
     const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
     const i64 off = valid_line ? g.L.offset(line) : 0;
     const i64 fi = valid_line ? g.face_index(line) : 0;
-    const FoldLine<T> lc = Fold && valid_line ? fold_line(g, line) : FoldLine<T>{};
+    const FoldLine<T> lc = Fold && valid_line ? fold_line<-1>(g, line) : FoldLine<T>{};
     // v at Dirichlet ends (the old boundary data) into this thread's own slots: row 0 and
     // row n-1 of its segment, or row n-1 as its upper halo.
     if (hv && mylen > 0 && !g.periodic) {
@@ -459,7 +468,7 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
           const T* p = stage + r * LB + l;
           if (j == first) vc = hv ? p[n * LB] : T(0);
           const T vp = j + 1 < MaxM ? (hv ? p[n * LB + LB] : T(0)) : vhi;
-          rd[j] = stage_rhs_row<Fold>(g, B, r, Fold ? T(0) : p[0], vm, vc, vp, fi, off + r * st, lc);
+          rd[j] = stage_rhs_row<Fold, -1>(g, B, r, Fold ? T(0) : p[0], vm, vc, vp, fi, off + r * st, lc);
           vm = vc;
           vc = vp;
         }
@@ -562,21 +571,16 @@ void with_fused_x_kernel(int variant, F&& f) {
     }
   }
 }
-template <class T, bool Fold, class F>
+// Y/Z lines are not folded (the first stage of a chain is along x unless the grid has one
+// node along x; Operator::folds says so): the kernel takes Fold, but no instance is built
+// (ptxas needs a minute per folded Y/Z instance).
+template <class T, class F>
 void with_fused_yz_kernel(int variant, F&& f) {
-  if constexpr (Fold) {
-    switch (variant) {
-      case 5:
-      case 6: f(fused_stage_strided_kernel<T, 8, 1, true>); break;
-      default: f(fused_stage_strided_kernel<T, 16, 1, true>); break;
-    }
-  } else {
-    switch (variant) {
-      case 5: f(fused_stage_strided_kernel<T, 8, 2, false>); break;
-      case 6: f(fused_stage_strided_kernel<T, 8, 1, false>); break;
-      case 7: f(fused_stage_strided_kernel<T, 16, 2, false>); break;
-      default: f(fused_stage_strided_kernel<T, 16, 1, false>); break;
-    }
+  switch (variant) {
+    case 5: f(fused_stage_strided_kernel<T, 8, 2, false>); break;
+    case 6: f(fused_stage_strided_kernel<T, 8, 1, false>); break;
+    case 7: f(fused_stage_strided_kernel<T, 16, 2, false>); break;
+    default: f(fused_stage_strided_kernel<T, 16, 1, false>); break;
   }
 }
 
@@ -633,10 +637,8 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
     L.threads = rs.lb * rs.spad;
     L.smem = smem;
     const i64 tiles = (ls.lines() + rs.lb - 1) / rs.lb;
-    with_fused_yz_kernel<T, false>(
-        L.variant, [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, tiles, lim); });
-    with_fused_yz_kernel<T, true>(
-        L.variant, [&](auto kernel) { L.fold_grid = persistent_grid(kernel, L.threads, smem, tiles, lim); });
+    with_fused_yz_kernel<T>(L.variant,
+                            [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, tiles, lim); });
   }
   return L;
 }
@@ -704,10 +706,12 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
     if (L.variant < kFusedYZVariant0) {
       g.sh = pcr_shape(ls.n);
       with_fused_x_kernel<T, Fold>(L.variant, [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g); });
+    } else if constexpr (Fold) {
+      throw Unsupported("fused ADI stage: the explicit operator folds into stages along x only");
     } else {
       g.sh = pcr_shape(ls.n, L.rows);
-      with_fused_yz_kernel<T, Fold>(L.variant,
-                                    [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g, L.log2lb); });
+      with_fused_yz_kernel<T>(L.variant,
+                              [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g, L.log2lb); });
     }
   };
   if (fold)
