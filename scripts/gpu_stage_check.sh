@@ -57,7 +57,7 @@ fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$OUT/nvidia-smi.txt" 2>&1
 T=$B/tests
 status() { if [ "$1" -eq 0 ]; then echo pass; else echo "FAIL ($1)"; fi; }
-counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED)  \]' "$1" | tr -s ' ' | tr '\n' ' '; }
+counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$1" | tr -s ' ' | tr '\n' ' '; }
 t0=$(date +%s)
 "$T/test_thomas_pcr_fused_stage" > "$OUT/test_fused_stage.log" 2>&1; r_fused=$?
 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda.log" 2>&1; r_scheme_cuda=$?
