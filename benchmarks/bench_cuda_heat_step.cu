@@ -203,6 +203,37 @@ struct Unfused {
     return event_ms([&] { adi::cuda_backend::fused_stage_run<T>(st, launch, nullptr, nullptr); }, g_steps);
   }
 
+  // ms of the first Douglas stage along x with the explicit operator folded in (reads U,
+  // writes Y; Dirichlet data 0), with a launch-shape override.
+  double folded(T s, T dt, const adi::Field<T>& U, adi::Field<T>& Y, const adi::cuda_backend::FusedTuning& t) {
+    std::array<adi::index_t, 3> org{0, 1, 1}, ext{grid.nx(), grid.ny() - 2, grid.nz() - 2};
+    const adi::Box3& fb = view.box;
+    const adi::index_t off = org[0] + org[1] * fb.sy + org[2] * fb.sz;
+    const adi::index_t n1 = grid.ny(), n2 = grid.nz();
+    adi::Array<T> zeros(n1 * n2, exec);
+    adi::cuda_backend::FusedStage<T> st;
+    st.lines = adi::to_lines(adi::BoxLines{adi::Box3{ext[0], ext[1], ext[2], fb.sy, fb.sz}, adi::Axis::x});
+    st.v = U.data() + off;
+    st.inv_s = T(1) / s;
+    st.a = a[0].data();
+    st.d = d[0].data();
+    st.c = c[0].data();
+    st.end = {zeros.data(), zeros.data()};
+    st.v_end = {zeros.data(), zeros.data()};
+    st.face_base = 1 + n1;
+    st.face_n1 = n1;
+    st.u = Y.data() + off;
+    st.fold.count = 1;
+    st.fold.p[0] = U.data() + off;
+    st.fold.alpha[0] = T(1);
+    st.fold.w[0] = {dt, dt, dt};
+    st.fold.view = view;
+    st.fold.org = {0, 1, 1};
+    st.fold.axis = 0;
+    const auto launch = adi::cuda_backend::fused_stage_prepare<T>(st.lines, t);
+    return event_ms([&] { adi::cuda_backend::fused_stage_run<T>(st, launch, nullptr, nullptr); }, g_steps);
+  }
+
   // ms of one stage along ax: Y = W/s - A_ax U (unknowns), then W = (I/s - A_ax)^-1 Y.
   double time(int ax, T s, const adi::Field<T>& U, adi::Field<T>& W, adi::Field<T>& Y) {
     adi::detail::ApplyArgs<T> args;
@@ -361,6 +392,14 @@ void bench_heat(long long nx, long long ny, long long nz, const std::string& sch
     for (int a = 0; a < 3; ++a) {
       std::snprintf(name, sizeof name, "stage %c unfused (rhs+solve)", axes[a]);
       row(grid_name, type, name, uf.time(a, s, u, W, Y), 5, field);
+    }
+    {  // the folded first stage's shared-memory carveout: fitted (the default) or all shared
+      adi::cuda_backend::FusedTuning t;
+      row(grid_name, type, "stage x folded, carveout fitted", uf.folded(s, T(dt), u, Y, t), 2, field, "(default)");
+      t.fold_max_shared = true;
+      row(grid_name, type, "stage x folded, all shared", uf.folded(s, T(dt), u, Y, t), 2, field);
+      t.fold_max_shared = false;
+      row(grid_name, type, "stage x folded, fitted again", uf.folded(s, T(dt), u, Y, t), 2, field);
     }
     if (g_tune && nx == 256) {  // launch shapes of the fused kernels
       for (int w : {4, 8})

@@ -86,7 +86,7 @@ echo
 grep -E "^device:|^copy bandwidth" "$OUT/bench_heat_step.log"
 echo
 echo "-- per part, Douglas at 256^3 (fields = minimum transfers of the part) --"
-grep -E "^256x256x256 " "$OUT/bench_heat_step.log" | grep -E " Do |back to back|unfused" | cut -c1-110
+grep -E "^256x256x256 " "$OUT/bench_heat_step.log" | grep -E " Do |back to back|unfused|folded" | cut -c1-120
 if [ $base = 1 ]; then
   echo
   echo "-- base tree ($(cat "$root/.base/REVISION" 2>/dev/null | cut -c1-12)): its summaries (11 / 26 transfer minimum, target column 1.3x) --"

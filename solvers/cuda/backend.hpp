@@ -272,6 +272,9 @@ struct FusedTuning {
   int min_blocks = 0;  // X: 2, 3 or 4 blocks per SM (register cap); Y/Z: 1 or 2
   int rows = 0;        // Y/Z: rows per thread, 8 or 16
   int lines = 0;       // Y/Z: lines per tile
+  // X with the explicit operator folded in: the shared-memory carveout its resident blocks
+  // need, the rest L1 for the neighbouring lines it reads (false), or all shared (true).
+  bool fold_max_shared = false;
 };
 // A launch decided once for the lines and the current device (kernel instance, shared
 // memory fit, occupancy-sized grid): fused_stage_prepare does it when an operator is

@@ -24,6 +24,10 @@
 //    arrive in two per-thread halo slots.
 #include <cuda_pipeline_primitives.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -584,6 +588,35 @@ void with_fused_yz_kernel(int variant, F&& f) {
   }
 }
 
+// The folded X kernel reads U's neighbouring lines (y +- 1 from the block's other warps)
+// through L1: the carveout its resident blocks need (persistent_grid asked for all of it),
+// the rest L1; back to all shared if the occupancy would drop. The attribute belongs to the
+// kernel, not the launch: it only grows over the process (an operator with longer lines
+// prepared later must not lose occupancy to an earlier, smaller carveout).
+template <class Kernel>
+void fit_carveout(Kernel kernel, int threads, std::size_t smem) {
+  static std::mutex m;
+  static std::map<const void*, int> kept;  // per kernel: the largest carveout set so far
+  const std::lock_guard<std::mutex> lock(m);
+  int per_sm = 0, dev = 0, smem_sm = 0, reserved = 0;
+  ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  ADI_CUDA_CHECK(cudaGetDevice(&dev));
+  ADI_CUDA_CHECK(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+  ADI_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+  if (per_sm < 1 || smem_sm < 1) return;
+  const double need = double(per_sm) * double(smem + static_cast<std::size_t>(reserved));
+  int& percent = kept[reinterpret_cast<const void*>(kernel)];
+  percent = std::max(percent, std::min(100, static_cast<int>(std::ceil(100.0 * need / double(smem_sm))) + 1));
+  ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent));
+  int after = 0;
+  ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&after, kernel, threads, smem));
+  if (after < per_sm) {
+    percent = 100;
+    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+  }
+}
+
 // Everything about a launch that depends on the lines and the device only: decided once
 // (the Operator prepares one per axis when it is built), so a stage launches at once.
 template <class T>
@@ -611,8 +644,10 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
     const i64 work = (ls.lines() + warps - 1) / warps;
     with_fused_x_kernel<T, false>(L.variant,
                                   [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, work, lim); });
-    with_fused_x_kernel<T, true>(
-        L.variant, [&](auto kernel) { L.fold_grid = persistent_grid(kernel, L.threads, smem, work, lim); });
+    with_fused_x_kernel<T, true>(L.variant, [&](auto kernel) {
+      L.fold_grid = persistent_grid(kernel, L.threads, smem, work, lim);
+      if (!tuning.fold_max_shared) fit_carveout(kernel, L.threads, smem);
+    });
   } else {
     // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
     int rows = tuning.rows == 8 || (tuning.rows <= 0 && kFusedYZRows == 8) ? 8 : 16;
