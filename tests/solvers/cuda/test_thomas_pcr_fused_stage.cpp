@@ -10,6 +10,7 @@
 // oracle), which is first checked against the host solve (StageReference, runs anywhere).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -328,7 +329,15 @@ struct FoldInputs {
       : U(g, e), Yk(g, e) {
     U.copy_from(u);
     Yk.copy_from(yk);
-    const double t0 = 0.25, t1 = 0.254, dt = t1 - t0, theta = f == FoldForm::mcs ? 1.0 / 3.0 : 0.5;
+    // dt ~ h_min^2 on fine grids keeps the stage as well conditioned as on the coarse ones
+    // (the comparison is with the host's float arithmetic).
+    double hmin = 1.0;
+    for (Axis ax : {Axis::x, Axis::y, Axis::z}) {
+      const AxisGrid& ag = g.axis(ax);
+      for (index_t i = 0; i + 1 < ag.size(); ++i) hmin = std::min(hmin, ag[i + 1] - ag[i]);
+    }
+    const double dt = std::min(4e-3, 8.0 * hmin * hmin);
+    const double t0 = 0.25, t1 = t0 + dt, theta = f == FoldForm::mcs ? 1.0 / 3.0 : 0.5;
     s = T(theta * dt);
     t_new = t1;
     using W4 = std::array<T, 4>;
