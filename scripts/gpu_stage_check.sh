@@ -15,7 +15,7 @@
 #   --base                     also build and run .base/'s bench_cuda_heat_step (before/after in
 #                              one run; scripts/export_base.sh REV here first, carry .base; the
 #                              base tree's bench takes one --scheme per run and its own grids)
-# Logs under $OUT: build.log, test_*.log, bench_heat_step.log (and bench_heat_step.base.log).
+# Logs under $OUT: build.log, test_*.log, bench_heat_step.log, bench_tune.log (and bench_heat_step.base.log).
 # The output ends with the test results and the benchmark's summary table.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,6 +66,8 @@ t_tests=$(( $(date +%s) - t0 ))
 t0=$(date +%s)
 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme all $quick > "$OUT/bench_heat_step.log" 2>&1; r_bench=$?
 t_bench=$(( $(date +%s) - t0 ))
+# Launch shapes of the fused X and Y kernels at 256^3 (rows for the next defaults).
+"$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas --tune $quick > "$OUT/bench_tune.log" 2>&1
 if [ $base = 1 ]; then
   : > "$OUT/bench_heat_step.base.log"
   for s in douglas craig-sneyd modified-craig-sneyd hundsdorfer-verwer; do
@@ -93,5 +95,8 @@ if [ $base = 1 ]; then
   echo "-- base tree ($(cat "$root/.base/REVISION" 2>/dev/null | cut -c1-12)): its summaries (11 / 26 transfer minimum, target column 1.3x) --"
   grep -E "^### base|^256x256x256 .*(step: CUDA events)|^240x256x256 .*(step: CUDA events)" "$OUT/bench_heat_step.base.log"
 fi
+echo
+echo "-- fused-stage launch shapes at 256^3 (bench --tune; X default: warps=8 minblocks=2, Y/Z: rows=16 lines=32 mb=1) --"
+grep -E "tune (x|y) " "$OUT/bench_tune.log" | cut -c1-96
 echo
 sed -n '/^== Summary/,$p' "$OUT/bench_heat_step.log"
