@@ -15,7 +15,7 @@
 #   --base                     also build and run .base/'s bench_cuda_heat_step (before/after in
 #                              one run; scripts/export_base.sh REV here first, carry .base; the
 #                              base tree's bench takes one --scheme per run and its own grids)
-# Logs under $OUT: build.log, test_*.log, bench_heat_step.log, bench_tune.log (and bench_heat_step.base.log).
+# Logs under $OUT: build.log, test_*.log, bench_heat_step.log, bench_tune.log, ncu.log (and bench_heat_step.base.log).
 # The output ends with the test results and the benchmark's summary table.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +68,12 @@ t0=$(date +%s)
 t_bench=$(( $(date +%s) - t0 ))
 # Launch shapes of the fused X and Y kernels at 256^3 (rows for the next defaults).
 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas --tune $quick > "$OUT/bench_tune.log" 2>&1
+# Nsight Compute's speed of light for the first fp32 Douglas steps at 256^3: the folded x
+# stage, then the y and z stages (two steps).
+if command -v ncu > /dev/null; then
+  timeout 150 ncu --section SpeedOfLight -k regex:fused_stage -c 6 "$B/benchmarks/bench_cuda_heat_step" --grids 256 \
+    --scheme douglas --steps 1 > "$OUT/ncu.log" 2>&1
+fi
 if [ $base = 1 ]; then
   : > "$OUT/bench_heat_step.base.log"
   for s in douglas craig-sneyd modified-craig-sneyd hundsdorfer-verwer; do
@@ -98,5 +104,12 @@ fi
 echo
 echo "-- fused-stage launch shapes at 256^3 (bench --tune; X default: warps=8 minblocks=2, Y/Z: rows=16 lines=32 mb=1) --"
 grep -E "tune (x|y) " "$OUT/bench_tune.log" | cut -c1-96
+if [ -s "$OUT/ncu.log" ]; then
+  echo
+  echo "-- ncu SpeedOfLight, fp32 256^3 Douglas: folded x, y, z, folded x, y, z --"
+  grep -E "fused_stage_(x|strided)_kernel|DRAM Throughput|Memory Throughput|Duration|Compute \(SM\) Throughput" \
+    "$OUT/ncu.log" | sed -E 's/void adi::cuda_backend::kernels::/  /; s/\(adi::cuda_backend::kernels::StageArgs<float>.*//' |
+    tr -s ' ' | cut -c1-100
+fi
 echo
 sed -n '/^== Summary/,$p' "$OUT/bench_heat_step.log"
