@@ -82,7 +82,9 @@ struct AdiSolver<T>::Impl {
   std::array<double, 3> exchange0{};
   long taken = 0;
   std::vector<Axis> axes;  // the implicit axes, in order
-  bool fold = false;       // the explicit steps run inside the first stage (op.folds)
+  // The explicit steps ride on the first stage of each chain (Operator::solve_folded), unless
+  // the operator keeps them separate (ExplicitFold::separate: the host's default).
+  bool fold() const { return op.explicit_fold() != Operator<T>::ExplicitFold::separate; }
 
   Impl(Operator<T> o, Scheme s) : op(std::move(o)), scheme(s) {}
 
@@ -182,13 +184,14 @@ struct AdiSolver<T>::Impl {
   // (in place when out is W).
   // With `into_u` the last stage writes its solution straight into U (the new U_{n+1}).
   //
-  // Folded (op.folds(first axis): CUDA, no mixed terms): the explicit step is evaluated
-  // inside the first stage's kernel, Y_0 is never stored, and the chain moves 3k - 1
-  // fields (8 in 3D) instead of 3k + 2.
+  // Folded (the operator's ExplicitFold is not `separate`; CUDA's default): the explicit
+  // step rides on the first stage, Y_0 is never stored: one stencil pass writes the stage's
+  // right-hand side from U (3k + 1 fields, 10 in 3D, instead of 3k + 2) or, with
+  // ExplicitFold::kernel, the fused kernel forms it (3k - 1 = 8).
   void douglas_chain(Field<T>& U, double t0, double t1, T s, Field<T>& out, bool into_u) {
     const T dt = T(t1 - t0);
     std::size_t first = 0;
-    if (fold) {
+    if (fold()) {
       const bool last = axes.size() == 1;
       folded_stage(axes[0], s, t1, T(1), {{{t0, &U, all(dt)}, {}}}, out, t0, &U, later(0),
                    last && into_u ? &U : nullptr);
@@ -220,7 +223,7 @@ struct AdiSolver<T>::Impl {
     Field<T>& Yk = second();
     douglas_chain(U, t0, t1, s, Yk, false);  // unfolded: Y_0 stays in W
     std::size_t first = 0;
-    if (fold) {
+    if (fold()) {
       const T dt = T(t1 - t0);
       W4 w0;
       for (int p = 0; p < 4; ++p) w0[p] = dt + w_old[p];
@@ -336,7 +339,6 @@ AdiSolver<T>::AdiSolver(Operator<T> op, Scheme scheme) {
   impl_ = std::make_unique<Impl>(std::move(op), scheme);
   for (Axis a : {Axis::x, Axis::y, Axis::z})
     if (impl_->op.active(a)) impl_->axes.push_back(a);
-  impl_->fold = impl_->op.folds(impl_->axes[0]);
   impl_->W = impl_->op.make_field();
 }
 

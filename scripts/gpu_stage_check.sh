@@ -94,16 +94,13 @@ grep -h "SKIPPED\|no CUDA device" "$OUT"/test_*.log | head -3
 echo
 grep -E "^device:|^copy bandwidth" "$OUT/bench_heat_step.log"
 echo
-echo "-- per part, Douglas at 256^3 (fields = minimum transfers of the part) --"
-grep -E "^256x256x256 " "$OUT/bench_heat_step.log" | grep -E " Do |back to back|unfused|folded" | cut -c1-120
+echo "-- Douglas at 256^3, parts back to back (fields = minimum transfers of the part; tune rows in bench_tune.log) --"
+grep -E "^256x256x256 " "$OUT/bench_heat_step.log" | grep -E "back to back|b2b|unfused|folded" | cut -c1-100
 if [ $base = 1 ]; then
   echo
   echo "-- base tree ($(cat "$root/.base/REVISION" 2>/dev/null | cut -c1-12)): its summaries (11 / 26 transfer minimum, target column 1.3x) --"
   grep -E "^### base|^256x256x256 .*(step: CUDA events)|^240x256x256 .*(step: CUDA events)" "$OUT/bench_heat_step.base.log"
 fi
-echo
-echo "-- fused-stage launch shapes at 256^3 (bench --tune; X default: warps=8 minblocks=2, Y/Z: rows=16 lines=32 mb=1) --"
-grep -E "tune (x|y) " "$OUT/bench_tune.log" | cut -c1-96
 if [ -s "$OUT/ncu.log" ]; then
   echo
   echo "-- ncu SpeedOfLight, fp32 256^3 Douglas: folded x, y, z, folded x, y, z --"

@@ -207,6 +207,7 @@ struct Operator<T>::Impl {
     Array<index_t> prev, next;
     Array<T> fm, f0, fp;
     T s_formed = T(0);  // the s whose diagonal b currently holds (0: none yet)
+    T b_formed = T(0);  // fused axes: the s whose b the plan path formed (solve_stencil_folded)
     std::optional<TridiagonalPlan<T>> plan;     // lines within this rank
     std::unique_ptr<LineSolver<T>> dplan;        // lines across ranks (split axis)
     index_t sweep_offset = 0;
@@ -293,7 +294,14 @@ struct Operator<T>::Impl {
   // on a mixed term, at most two distinct times among the stage's and the terms', result
   // not a term's field where the terms read across lines).
   bool can_fold(int a, double t_new, double t_old, bool has_old, const Fold& f, const Field<T>* result) const;
+  typename Operator<T>::ExplicitFold fold_mode = Operator<T>::ExplicitFold::separate;
+  // The stage with its right-hand side written by stencil passes over the terms' fields
+  // (ExplicitFold::stencil), then the plan's line solve; false where it cannot (subdomain,
+  // more than two times, V_old not a term's field): the caller runs the separate path.
+  bool solve_stencil_folded(int a, T s, double t_new, const Fold& f, Field<T>& Y, double t_old, Field<T>* V_old,
+                            const std::array<bool, 3>& later, Field<T>* result);
   bool folds(int a) const {
+    if (fold_mode != Operator<T>::ExplicitFold::kernel) return false;
     // Along x only: the kernel of stride-1 lines (the first stage of every chain unless the
     // grid has a single node along x).
     if (a != 0 || !fused(a) || sub || any_mixed) return false;

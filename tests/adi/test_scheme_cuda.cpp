@@ -65,10 +65,13 @@ BoundaryConditions wave_bc(const HeatWave& w, Variant v) {
   return bc;
 }
 
+// fold: the GPU operator's ExplicitFold (0 stencil, CUDA's default; 1 separate; 2 kernel).
 template <class T>
 Field<T> run(const Executor& e, const Grid& g, const Pde& pde, const BoundaryConditions& bc, const Scheme& s,
-             const Exact& init, double t_end, long steps) {
+             const Exact& init, double t_end, long steps,
+             Operator<double>::ExplicitFold fold = Operator<double>::ExplicitFold::stencil) {
   AdiSolver<T> solver(Operator<T>(g, pde, bc, e), s);
+  if (e.is_cuda()) solver.op().set_explicit_fold(static_cast<typename Operator<T>::ExplicitFold>(fold));
   Field<T> h(g);
   fill(h, g, init, 0.0);
   Field<T> u(g, e);
@@ -80,9 +83,10 @@ Field<T> run(const Executor& e, const Grid& g, const Pde& pde, const BoundaryCon
 // max |gpu - host| relative to max |host| after the same steps on both.
 template <class T>
 void expect_gpu_matches_host(const Grid& g, const Pde& pde, const BoundaryConditions& bc, const Scheme& s,
-                             const Exact& init, double t_end, long steps, const std::string& what) {
+                             const Exact& init, double t_end, long steps, const std::string& what,
+                             Operator<double>::ExplicitFold fold = Operator<double>::ExplicitFold::stencil) {
   const Field<T> cpu = run<T>(Executor::host(), g, pde, bc, s, init, t_end, steps);
-  const Field<T> gpu = run<T>(Executor::cuda(), g, pde, bc, s, init, t_end, steps);
+  const Field<T> gpu = run<T>(Executor::cuda(), g, pde, bc, s, init, t_end, steps, fold);
   double diff = 0.0, scale = 0.0;
   for (index_t k = 0; k < g.nz(); ++k)
     for (index_t j = 0; j < g.ny(); ++j)
@@ -291,90 +295,36 @@ TEST(CudaScheme, StepsAllocateNoDeviceMemory) {
   }
 }
 
-// The explicit operator folded into the first stage of each chain (Operator::solve_folded):
+// The explicit operator folded into the first stage of each chain (Operator::ExplicitFold):
 // every scheme, every boundary set (Dirichlet constant and g(t), Neumann, periodic, the
-// "mixed" set of all three, mixed derivative terms: not folded), odd sizes along each axis
-// (3, 31, 33, 255, 257), 2D and 1D grids (y-z: not folded), float and double, against the host solver (which
-// runs the explicit passes on their own). The folded steps spend no time in explicit passes.
+// "mixed" set of all three, mixed derivative terms, per-node bands; tests/adi/
+// scheme_problems.hpp), odd sizes along each axis (3, 31, 33, 255, 257), 2D and 1D grids,
+// float and double, both folds (the stencil pass: CUDA's default; the fused kernel) against
+// the host solver with separate explicit passes. Folded steps time no explicit pass.
 TEST(CudaScheme, FoldedStepsMatchHostAtOddSizes) {
   ADI_REQUIRE_CUDA();
-  Pde drift = Pde::heat(1.0, 0.7, 0.4);
-  drift.convection = {Coefficient(0.9), Coefficient(-0.6), Coefficient(0.3)};
-  drift.reaction = -0.8;
-  Pde src = drift;
-  src.source = [](double t, double x, double y, double z) { return std::sin(x + 2 * y - z) * (1 + t); };
-  const auto g3 = [](double t, double x, double y, double z) {
-    return std::cos(1.3 * x + 0.4 * t) * std::sin(0.9 * y + 0.3) + 0.5 * z * z - 0.2 * t;
-  };
-  struct Set {
-    const char* what;
-    Pde pde;
-    BoundaryConditions bc;
-    bool periodic_x;
-    bool folds;
-  };
-  BoundaryConditions neu = BoundaryConditions::all(Boundary::dirichlet(g3));
-  neu.set(Face::x_lo, Boundary::neumann([g3](double t, double x, double y, double z) { return g3(t, x, y, z) + 1; }));
-  neu.set(Face::y_hi, Boundary::neumann(0.7));
-  neu.set(Face::z_lo, Boundary::neumann([](double t, double, double y, double) { return y - t; }));
-  BoundaryConditions per = BoundaryConditions::all(Boundary::dirichlet(g3));
-  per.set_periodic(Axis::x);
-  BoundaryConditions mix;
-  mix.set_periodic(Axis::x);
-  mix.set(Face::y_lo, Boundary::dirichlet(g3)).set(Face::y_hi, Boundary::neumann(0.5));
-  mix.set(Face::z_lo, Boundary::neumann([](double t, double x, double y, double) { return std::cos(t) * x * y; }));
-  mix.set(Face::z_hi, Boundary::dirichlet(-0.3));
-  Pde mixed_terms = drift;
-  mixed_terms.mixed_xy = 0.3;
-  const Set sets[] = {{"dirichlet constant", drift, BoundaryConditions::all(Boundary::dirichlet(0.3)), false, true},
-                      {"dirichlet g(t) + source", src, BoundaryConditions::all(Boundary::dirichlet(g3)), false, true},
-                      {"neumann + source", src, neu, false, true},
-                      {"periodic x", drift, per, true, true},
-                      {"mixed set + source", src, mix, true, true},
-                      {"mixed terms", mixed_terms, BoundaryConditions::all(Boundary::dirichlet(g3)), false, false}};
-  std::vector<std::array<index_t, 3>> sizes = {{37, 33, 19}, {33, 31, 1}, {257, 1, 1}};
-  for (index_t n : {3, 31, 33, 255, 257})
-    for (int a = 0; a < 3; ++a) {
-      std::array<index_t, 3> e{7, 5, 3};
-      e[a] = n;
-      sizes.push_back(e);
-    }
-  const Exact init = [](double, double x, double y, double z) {
-    return std::sin(3 * x + 0.3) * std::cos(2 * y) * (1 + z * z);
-  };
-  for (const Set& set : sets)
-    for (const auto& e : sizes) {
-      if (set.pde.has_mixed() && (e[0] == 1 || e[1] == 1)) continue;
-      auto axis = [&](int d) {
-        if (e[d] == 1) return AxisGrid();
-        if (d == 0 && set.periodic_x) return periodic_axis(e[d], 0.0, 1.0);
-        return e[d] < 5 ? AxisGrid::uniform(e[d], 0.0, 1.0) : AxisGrid::stretched(e[d], 0.0, 1.0, 0.45, 3.0);
-      };
-      const Grid g(axis(0), axis(1), axis(2));
-      for (const Scheme& s : {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
-                              Scheme::hundsdorfer_verwer()}) {
-        const std::string what = std::string(s.name()) + " " + set.what + " " + g.describe();
-        {
-          AdiSolver<double> solver(g, set.pde, set.bc, s, Executor::cuda());
-          const Axis first = e[0] > 1 ? Axis::x : e[1] > 1 ? Axis::y : Axis::z;
-          const index_t n0 = g.extent(first);
-          const bool folds = set.folds && first == Axis::x && n0 <= 1024;  // x lines only
-          EXPECT_EQ(solver.op().folds(first), folds) << what;
-          Field<double> h(g), u(g, Executor::cuda());
-          fill(h, g, init, 0.0);
-          u.copy_from(h);
-          solver.advance(u, 0.0, 1e-4, 2);
-          if (folds) EXPECT_EQ(solver.timings().explicit_part, 0.0) << what << ": an explicit pass of its own ran";
-        }
-        // dt ~ 8 h_min^2 (at most 2e-3): the stages as well conditioned on the long lines
-        // as on the short ones (float is compared with the host's float).
-        double hmin = 1.0;
-        for (Axis ax : {Axis::x, Axis::y, Axis::z})
-          for (index_t i = 0; i + 1 < g.extent(ax); ++i) hmin = std::min(hmin, g.axis(ax)[i + 1] - g.axis(ax)[i]);
-        const double dt = std::min(2e-3, 8.0 * hmin * hmin);
-        expect_gpu_matches_host<float>(g, set.pde, set.bc, s, init, 3 * dt, 3, what);
-        expect_gpu_matches_host<double>(g, set.pde, set.bc, s, init, 3 * dt, 3, what);
-        if (::testing::Test::HasFailure()) return;
+  using Fold = Operator<double>::ExplicitFold;
+  const std::vector<Scheme> schemes = {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
+                                       Scheme::hundsdorfer_verwer()};
+  for_each_fold_case(schemes, [&](const FoldSet& set, const std::array<index_t, 3>& e, const Grid& g, double dt,
+                                  const Scheme& s) {
+    for (Fold mode : {Fold::stencil, Fold::kernel}) {
+      const std::string what = std::string(s.name()) + " " + set.what + " " + g.describe() +
+                               (mode == Fold::kernel ? " kernel fold" : " stencil fold");
+      {
+        AdiSolver<double> solver(g, set.pde, set.bc, s, Executor::cuda());
+        EXPECT_EQ(solver.op().explicit_fold(), Fold::stencil) << "CUDA's default";
+        solver.op().set_explicit_fold(mode);
+        const bool folds = mode == Fold::kernel && set.folds && e[0] > 1 && e[0] <= 1024;  // x lines only
+        EXPECT_EQ(solver.op().folds(Axis::x), folds) << what;
+        Field<double> h(g), u(g, Executor::cuda());
+        fill(h, g, fold_init, 0.0);
+        u.copy_from(h);
+        solver.advance(u, 0.0, 2 * dt, 2);
+        EXPECT_EQ(solver.timings().explicit_part, 0.0) << what << ": an explicit pass of its own ran";
       }
+      expect_gpu_matches_host<float>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what, mode);
+      expect_gpu_matches_host<double>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what, mode);
     }
+  });
 }

@@ -371,14 +371,22 @@ bool in_sweep_box(const Operator<T>& op, int a, index_t i, index_t j, index_t k)
   return true;
 }
 
+using ExplicitFold = Operator<double>::ExplicitFold;
+
+// `dev` runs on `gpu` (the device, or the host for the stencil mode's host check) with the
+// given ExplicitFold; the reference is the host with separate passes.
 template <class T>
 void check_folded(const Grid& g, const Pde& pde, const BoundaryConditions& bc, const FoldCase& c,
-                  std::uint32_t seed, const std::string& what, bool expect_fold) {
+                  std::uint32_t seed, const std::string& what, bool expect_fold,
+                  ExplicitFold mode = ExplicitFold::kernel, const Executor& gpu = Executor::cuda()) {
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float " : "double ") + what + " grid " + g.describe() + " axis " +
                axis_name(c.axis) + " form " + fold_form_name(c.form) + (c.result ? " result" : "") +
-               (c.result_u ? " into-U" : ""));
-  const Executor gpu = Executor::cuda();
+               (c.result_u ? " into-U" : "") + (mode == ExplicitFold::kernel ? " kernel" : " stencil") + " on " +
+               gpu.name());
   Operator<T> host(g, pde, bc), dev(g, pde, bc, gpu);
+  dev.set_explicit_fold(static_cast<typename Operator<T>::ExplicitFold>(mode));
+  host.set_explicit_fold(Operator<T>::ExplicitFold::separate);
+  if (mode != ExplicitFold::kernel) expect_fold = false;
   EXPECT_EQ(dev.folds(c.axis), expect_fold) << "the device stage " << (expect_fold ? "does not fold" : "folds");
   EXPECT_FALSE(host.folds(c.axis)) << "the host path is the unfolded one";
   std::mt19937 rng(seed);
@@ -448,11 +456,12 @@ void check_folded(const Grid& g, const Pde& pde, const BoundaryConditions& bc, c
 // Operator<double>'s apply from the same T-rounded fields, then the stage's reference.
 template <class T>
 void check_folded_reference(const Grid& g, const Pde& pde, const BoundaryConditions& bc, FoldForm form, Axis axis,
-                            std::uint32_t seed, const std::string& what, const Executor& ex) {
+                            std::uint32_t seed, const std::string& what, const Executor& ex, ExplicitFold mode) {
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float " : "double ") + what + " on " + ex.name() + " grid " +
                g.describe() + " axis " + axis_name(axis) + " form " + fold_form_name(form));
   Operator<double> ref_op(g, pde, bc);
   Operator<T> op(g, pde, bc, ex);
+  op.set_explicit_fold(static_cast<typename Operator<T>::ExplicitFold>(mode));
   std::mt19937 rng(seed);
   Field<T> u(g), yk(g);
   random_fill(u, rng);
@@ -546,7 +555,7 @@ Grid fold_grid(std::array<index_t, 3> n, const std::array<bool, 3>& periodic) {
 // Every boundary set, every form, every axis of a 3D grid and odd line lengths along each
 // axis (3, 31, 33, 255, 257, and 2: no unknowns along it), 2D and 1D grids (1: the minimum).
 template <class T>
-void folded_cases() {
+void folded_cases(ExplicitFold mode = ExplicitFold::kernel, const Executor& ex = Executor::cuda()) {
   std::uint32_t seed = 3000;
   for (const FoldProblem& p : fold_problems()) {
     std::vector<std::array<index_t, 3>> sizes = {{37, 33, 19}, {33, 31, 1}, {1, 33, 31}, {257, 1, 1}, {1, 31, 1}};
@@ -585,13 +594,13 @@ void folded_cases() {
           FoldCase c;
           c.axis = static_cast<Axis>(a);
           c.form = f;
-          check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold);
+          check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold, mode, ex);
           if (is3d && f == FoldForm::douglas) {
             c.result = true;
-            check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold);
+            check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold, mode, ex);
             c.result = false;
             c.later = false;
-            check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold);
+            check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold, mode, ex);
           }
           if (::testing::Test::HasFailure()) return;
         }
@@ -602,9 +611,9 @@ void folded_cases() {
           FoldCase c;
           c.axis = static_cast<Axis>(a);
           c.result_u = true;
-          check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold);
+          check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold, mode, ex);
           c.form = FoldForm::hv;
-          check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold);
+          check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold, mode, ex);
         }
       }
     }
@@ -612,14 +621,14 @@ void folded_cases() {
 }
 
 template <class T>
-void folded_reference_cases(const Executor& ex) {
+void folded_reference_cases(const Executor& ex, ExplicitFold mode = ExplicitFold::kernel) {
   std::uint32_t seed = 4000;
   for (const FoldProblem& p : fold_problems()) {
     const Grid g = fold_grid({37, 33, 19}, p.periodic);
     for (Axis ax : {Axis::x, Axis::y, Axis::z}) {
       if (p.periodic[static_cast<int>(ax)] && g.extent(ax) < 3) continue;
       for (FoldForm f : {FoldForm::douglas, FoldForm::mcs, FoldForm::hv})
-        check_folded_reference<T>(g, p.pde, p.bc, f, ax, seed++, p.what, ex);
+        check_folded_reference<T>(g, p.pde, p.bc, f, ax, seed++, p.what, ex, mode);
       if (::testing::Test::HasFailure()) return;
     }
   }
@@ -629,26 +638,41 @@ void folded_reference_cases(const Executor& ex) {
 
 TEST(CudaFoldedStage, MatchesTheHostFloat) {
   ADI_REQUIRE_CUDA();
-  folded_cases<float>();
+  folded_cases<float>(ExplicitFold::kernel);
+  folded_cases<float>(ExplicitFold::stencil);
 }
 
 TEST(CudaFoldedStage, MatchesTheHostDouble) {
   ADI_REQUIRE_CUDA();
-  folded_cases<double>();
+  folded_cases<double>(ExplicitFold::kernel);
+  folded_cases<double>(ExplicitFold::stencil);
+}
+
+// The stencil fold on the host against the host's separate passes (runs anywhere).
+TEST(FoldedStage, StencilFoldMatchesSeparatePassesOnTheHost) {
+  folded_cases<float>(ExplicitFold::stencil, Executor::host());
+  folded_cases<double>(ExplicitFold::stencil, Executor::host());
 }
 
 TEST(CudaFusedStage, MatchesTheFp64ReferenceFoldedFloat) {
   ADI_REQUIRE_CUDA();
-  folded_reference_cases<float>(Executor::cuda());
+  folded_reference_cases<float>(Executor::cuda(), ExplicitFold::kernel);
+  folded_reference_cases<float>(Executor::cuda(), ExplicitFold::stencil);
 }
 
 TEST(CudaFusedStage, MatchesTheFp64ReferenceFoldedDouble) {
   ADI_REQUIRE_CUDA();
-  folded_reference_cases<double>(Executor::cuda());
+  folded_reference_cases<double>(Executor::cuda(), ExplicitFold::kernel);
+  folded_reference_cases<double>(Executor::cuda(), ExplicitFold::stencil);
 }
 
-// The folded stage's fp64 reference against the host's (unfolded) solve_folded: runs anywhere.
-TEST(StageReference, MatchesTheHostFoldedSolve) { folded_reference_cases<double>(Executor::host()); }
+// The folded stage's fp64 reference against the host's solve_folded, separate passes and
+// stencil fold: runs anywhere.
+TEST(StageReference, MatchesTheHostFoldedSolve) {
+  folded_reference_cases<double>(Executor::host(), ExplicitFold::separate);
+  folded_reference_cases<double>(Executor::host(), ExplicitFold::stencil);
+  folded_reference_cases<float>(Executor::host(), ExplicitFold::stencil);
+}
 
 TEST(CudaFusedStage, BoundaryKindsFloat) {
   ADI_REQUIRE_CUDA();
