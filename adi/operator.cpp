@@ -167,6 +167,12 @@ void Operator<T>::Impl::build_plan(int a) {
   TridiagonalOptions opt;
   opt.periodic = A.periodic;
   A.plan.emplace(exec, BoxLines{lines, static_cast<Axis>(a)}, opt);
+  bool first = true;  // the first active axis: the one whose stage carries the stencil fold
+  for (int b = 0; b < a; ++b) first = first && !active[b];
+  if (exec.is_cuda() && first) {
+    opt.check_pivots = false;
+    A.quiet.emplace(exec, BoxLines{lines, static_cast<Axis>(a)}, opt);
+  }
 }
 
 template <class T>
@@ -627,20 +633,24 @@ bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fol
   // The line solve, as solve(): the plan's kernels, in place or into result.
   AxisData& A = ax[a];
   T& formed = fused(a) ? A.b_formed : A.s_formed;  // the fused kernel does not form b
+  // Pivots depend on s only: checked (one synchronisation) when s changes, as the fused stage.
+  const bool check = formed != s || !A.quiet;
   if (formed != s) {
     if (A.shared)
       Stencils<T>::diagonal(exec, A.d.data(), inv_s, A.b.data(), A.d.size());
     else
       Stencils<T>::diagonal(exec, A.fd.data(), inv_s, A.fb.data(), A.fd.box().sz * A.fd.nz());
-    formed = s;
+    formed = T(0);  // until the checked solve below succeeds
   }
+  TridiagonalPlan<T>& plan = check ? *A.plan : *A.quiet;
   const index_t o = A.sweep_offset;
   T* y = Y.data() + o;
   T* x = result ? result->data() + o : y;
   if (A.shared)
-    A.plan->solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
+    plan.solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
   else
-    A.plan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+    plan.solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+  formed = s;
   return true;
 }
 

@@ -209,6 +209,10 @@ struct Operator<T>::Impl {
     T s_formed = T(0);  // the s whose diagonal b currently holds (0: none yet)
     T b_formed = T(0);  // fused axes: the s whose b the plan path formed (solve_stencil_folded)
     std::optional<TridiagonalPlan<T>> plan;     // lines within this rank
+    // CUDA, first active axis: the same lines without the pivot check (whose read-back
+    // synchronises the host at every solve): the stencil fold's solves while s is unchanged
+    // (pivots depend on s only).
+    std::optional<TridiagonalPlan<T>> quiet;
     std::unique_ptr<LineSolver<T>> dplan;        // lines across ranks (split axis)
     index_t sweep_offset = 0;
     index_t band_offset = 0;  // of the sweep's first row in the shared bands (ghost rows before it)
