@@ -103,6 +103,9 @@ Operator<T>::Operator(const Grid& grid, const Pde& pde, const BoundaryConditions
     if (p.active[a]) p.build_plan(a);
   p.decide_fused();
   p.tune_teams();
+  // CUDA: the explicit part in the first stage's stencil pass (10 transfers per 3D Douglas
+  // step instead of 11); the host keeps its separate passes.
+  if (exec.is_cuda()) p.fold_mode = ExplicitFold::stencil;
 }
 
 // This rank's piece: N, off and the ghost planes per axis from the subdomain; the
@@ -164,6 +167,12 @@ void Operator<T>::Impl::build_plan(int a) {
   TridiagonalOptions opt;
   opt.periodic = A.periodic;
   A.plan.emplace(exec, BoxLines{lines, static_cast<Axis>(a)}, opt);
+  bool first = true;  // the first active axis: the one whose stage carries the stencil fold
+  for (int b = 0; b < a; ++b) first = first && !active[b];
+  if (exec.is_cuda() && first) {
+    opt.check_pivots = false;
+    A.quiet.emplace(exec, BoxLines{lines, static_cast<Axis>(a)}, opt);
+  }
 }
 
 template <class T>
@@ -385,7 +394,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   } forget{p, Y, result};
   if (p.fused(a)) {
     try {
-      p.solve_fused(a, s, t_new, base, Y, t_old, V_old, later, result);
+      p.solve_fused(a, s, t_new, &base, Y, t_old, V_old, later, result);
     } catch (const SingularSystem& e) {
       if (!p.sub) throw;
       p.fail_later('S', e.what());  // lines within this rank: agreed in settle()
@@ -463,6 +472,186 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
     if (!p.sub) throw;
     p.fail_later('S', e.what());  // lines within this rank: agreed in settle()
   }
+}
+
+template <class T>
+void Operator<T>::set_explicit_fold(ExplicitFold f) {
+  impl_->fold_mode = f;
+}
+template <class T>
+typename Operator<T>::ExplicitFold Operator<T>::explicit_fold() const {
+  return impl_->fold_mode;
+}
+
+template <class T>
+bool Operator<T>::folds(Axis a) const {
+  return impl_->folds(static_cast<int>(a));
+}
+
+template <class T>
+void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std::array<ExplicitTerm, 2>& terms,
+                               Field<T>& Y, double t_old, Field<T>* V_old, std::array<bool, 3> later,
+                               Field<T>* result) {
+  Impl& p = *impl_;
+  const int a = static_cast<int>(axis);
+  detail::require(terms[0].field != nullptr, "Operator::solve_folded: terms[0].field is null; give the first term");
+  for (const ExplicitTerm& term : terms) {
+    if (!term.field) continue;
+    check_field(*term.field, "terms[q].field");
+    detail::require(std::isfinite(term.t), "Operator::solve_folded: term time t = " + detail::number(term.t) +
+                                               " must be finite");
+    detail::require(term.field->data() != Y.data(),
+                    "Operator::solve_folded: Y must not be a term's field (the stage reads its neighbours)");
+  }
+  check_field(Y, "Y");
+  typename Impl::Fold fold{alpha, terms};
+  if (p.fold_mode == ExplicitFold::stencil) {
+    detail::require(std::isfinite(double(s)) && s > T(0), "Operator::solve_folded: s = " +
+                                                              detail::number(double(s)) + " must be finite and > 0");
+    detail::require(std::isfinite(t_new) && std::isfinite(t_old), "Operator::solve_folded: times must be finite");
+    if (result) check_field(*result, "result");
+    if (V_old) {
+      check_field(*V_old, "V_old");
+      detail::require(V_old->data() != Y.data(), "Operator::solve_folded: Y must not be V_old");
+    }
+    if (p.solve_stencil_folded(a, s, t_new, fold, Y, t_old, V_old, later, result)) return;
+  }
+  if (p.fold_mode != ExplicitFold::kernel || !p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result)) {
+    // The explicit pass into Y, then the stage in place.
+    apply(terms[0].t, *terms[0].field, terms[0].w, alpha, terms[0].field, Y);
+    if (terms[1].field) apply(terms[1].t, *terms[1].field, terms[1].w, T(1), &Y, Y);
+    solve(axis, s, t_new, Y, Y, t_old, V_old, later, result);
+    return;
+  }
+  detail::require(std::isfinite(double(s)) && s > T(0),
+                  "Operator::solve_folded: s = " + detail::number(double(s)) + " must be finite and > 0 (theta*dt)");
+  detail::require(std::isfinite(t_new) && std::isfinite(t_old), "Operator::solve_folded: times must be finite");
+  if (result) check_field(*result, "result");
+  if (V_old) {
+    check_field(*V_old, "V_old");
+    detail::require(V_old->data() != Y.data(), "Operator::solve_folded: Y must not be V_old");
+  }
+  // The stencil reads the terms' Dirichlet nodes: g(t_q) there, as apply() writes them.
+  for (const ExplicitTerm& term : terms)
+    if (term.field) p.set_boundary(term.t, *term.field);
+  p.solve_fused(a, s, t_new, nullptr, Y, t_old, V_old, later, result, &fold);
+}
+
+// ExplicitFold::stencil: Y = (alpha P_0 + sum_q w_q . F(t_q, P_q)) / s - F_a(t_old, V_old)
+// + g_a(t_new) at the unknowns, one stencil pass per term (V_old is a term's field: its
+// -A_a part rides on that term's pass), then Neumann and Dirichlet face data, then the plan's
+// line solve (what solve() does after its right-hand side).
+template <class T>
+bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fold& f, Field<T>& Y, double t_old,
+                                             Field<T>* V_old, const std::array<bool, 3>& later, Field<T>* result) {
+  if (sub || !f.terms[0].field) return false;
+  int v_term = -1;
+  for (int q = 0; q < 2; ++q)
+    if (V_old && f.terms[q].field && f.terms[q].field->data() == V_old->data()) v_term = q;
+  if (V_old && v_term < 0) return false;
+  const bool cancel = V_old && t_old == t_new;  // g_a(t_new) - g_a(t_old) = 0
+  const T inv_s = T(1) / s;
+  // Sources as (time, scale) pairs, merged by time; at most two (both ride on the first pass).
+  std::array<double, 2> src_t{};
+  std::array<T, 2> src_scale{};
+  int n_src = 0;
+  bool too_many = false;
+  auto add_source = [&](double t, T scale) {
+    for (int i = 0; i < n_src; ++i)
+      if (src_t[i] == t) {
+        src_scale[i] += scale;
+        return;
+      }
+    if (n_src == 2) {
+      too_many = true;
+      return;
+    }
+    src_t[n_src] = t;
+    src_scale[n_src++] = scale;
+  };
+  if (source) {
+    if (!cancel) {
+      add_source(t_new, T(1) / T(k));
+      if (V_old) add_source(t_old, T(-1) / T(k));
+    }
+    for (const auto& term : f.terms) {
+      if (!term.field) continue;
+      T ws = 0;
+      for (int b = 0; b < 3; ++b)
+        if (active[b]) ws += term.w[b + 1];
+      if (ws != T(0)) add_source(term.t, inv_s * (ws / T(k)));
+    }
+  }
+  if (too_many) return false;
+  detail::TeamScope team(this->team[solve_entry + a]);
+  for (const auto& term : f.terms)
+    if (term.field) set_boundary(term.t, *term.field);
+  forget(Y);
+  if (result) forget(*result);
+  for (int q = 0; q < 2; ++q) {
+    const auto& term = f.terms[q];
+    if (!term.field) continue;
+    detail::ApplyArgs<T> args;
+    args.v = term.field->data();
+    args.base = q == 0 ? term.field->data() : Y.data();
+    args.alpha = q == 0 ? f.alpha * inv_s : T(1);
+    for (int p = 0; p < 4; ++p) args.w[p] = term.w[p] * inv_s;
+    if (q == v_term) args.w[a + 1] -= T(1);
+    if (q == 0)
+      for (int i = 0; i < n_src; ++i) {
+        args.src[i] = source_at(src_t[i]);
+        args.src_scale[i] = src_scale[i];
+      }
+    if (q == 0)
+      for (int i = 0; i < n_src; ++i) args.src[i] = source_at(src_t[i]);  // the second lookup may refresh the cache
+    args.out = Y.data();
+    Stencils<T>::apply(exec, view, args);
+  }
+  // Neumann data: the terms' (times w / s) on every active axis, the stage's own along a.
+  for (const auto& term : f.terms) {
+    if (!term.field) continue;
+    for (int b = 0; b < 3; ++b) {
+      if (!active[b] || term.w[b + 1] == T(0)) continue;
+      for (bool side : {false, true})
+        if (neumann(b, side)) {
+          const int fc = 2 * b + (side ? 1 : 0);
+          face_write(Y, fc, true, face_values(fc, term.t), term.w[b + 1] * inv_s, true);
+        }
+    }
+  }
+  for (bool side : {false, true}) {
+    if (!has_face(a, side)) continue;
+    const int fc = 2 * a + (side ? 1 : 0);
+    const BoundaryKind kind = face(a, side).kind();
+    if (kind == BoundaryKind::neumann && !cancel) {
+      face_write(Y, fc, true, face_values(fc, t_new), T(1), true);
+      if (V_old) face_write(Y, fc, true, face_values(fc, t_old), T(-1), true);
+    } else if (kind == BoundaryKind::dirichlet) {
+      face_write(Y, fc, true, stage_face_values(fc, s, t_new, t_old, V_old != nullptr, later), inv_s, false);
+    }
+  }
+  // The line solve, as solve(): the plan's kernels, in place or into result.
+  AxisData& A = ax[a];
+  T& formed = fused(a) ? A.b_formed : A.s_formed;  // the fused kernel does not form b
+  // Pivots depend on s only: checked (one synchronisation) when s changes, as the fused stage.
+  const bool check = formed != s || !A.quiet;
+  if (formed != s) {
+    if (A.shared)
+      Stencils<T>::diagonal(exec, A.d.data(), inv_s, A.b.data(), A.d.size());
+    else
+      Stencils<T>::diagonal(exec, A.fd.data(), inv_s, A.fb.data(), A.fd.box().sz * A.fd.nz());
+    formed = T(0);  // until the checked solve below succeeds
+  }
+  TridiagonalPlan<T>& plan = check ? *A.plan : *A.quiet;
+  const index_t o = A.sweep_offset;
+  T* y = Y.data() + o;
+  T* x = result ? result->data() + o : y;
+  if (A.shared)
+    plan.solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
+  else
+    plan.solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+  formed = s;
+  return true;
 }
 
 template <class T>

@@ -173,6 +173,42 @@ class Operator {
   void solve(Axis a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old = 0.0,
              Field<T>* V_old = nullptr, std::array<bool, 3> later = {}, Field<T>* result = nullptr);
 
+  // How solve_folded forms the explicit part of its right-hand side:
+  //   separate  apply() into Y, then the stage (11 field transfers per 3D Douglas step; the
+  //             host's default: its path is unchanged)
+  //   stencil   one stencil pass writes the stage's whole right-hand side from the terms' fields
+  //             (base, explicit part, -F_a(V_old), sources, boundary data), then the line solve
+  //             in place: 10 transfers per 3D Douglas step (CUDA's default)
+  //   kernel    the fused stage kernel forms it at each node (8 transfers; CUDA, see folds();
+  //             on the H100 it measured slower than both: latency-bound, opt-in)
+  enum class ExplicitFold { separate, stencil, kernel };
+  void set_explicit_fold(ExplicitFold f);
+  ExplicitFold explicit_fold() const;
+
+  // One explicit term of a folded stage: weights w[p] of F_p(t, *field), p = 0 (mixed), 1..3.
+  struct ExplicitTerm {
+    double t = 0.0;
+    Field<T>* field = nullptr;  // null: no term
+    std::array<T, 4> w{};
+  };
+  // The stage along a with the explicit operator folded into its right-hand side:
+  //   base = alpha * P_0 + sum_q sum_p terms[q].w[p] F_p(terms[q].t, P_q),   P_q = *terms[q].field,
+  // then solve(a, s, t_new, base, Y, t_old, V_old, later, result). Equal to round-off to
+  // apply() into Y followed by that solve() in place, which is what it does with
+  // ExplicitFold::separate or where it cannot fold. With ExplicitFold::stencil one stencil
+  // pass per term writes the whole right-hand side into Y (then the line solve); with
+  // ExplicitFold::kernel, where folds(a), base is formed inside the stage's fused kernel from
+  // the P_q and their neighbours along every axis and never stored (docs/design.md, "The
+  // fused stage"). Writes g(t_q) into each P_q's Dirichlet nodes. Y must not be a P_q or
+  // V_old; terms[0].field must be given.
+  void solve_folded(Axis a, T s, double t_new, T alpha, const std::array<ExplicitTerm, 2>& terms, Field<T>& Y,
+                    double t_old = 0.0, Field<T>* V_old = nullptr, std::array<bool, 3> later = {},
+                    Field<T>* result = nullptr);
+  // Whether solve_folded along a folds the explicit part into the stage kernel
+  // (ExplicitFold::kernel, CUDA, fused stage along x, every axis with shared bands, no mixed
+  // terms, no subdomain).
+  bool folds(Axis a) const;
+
   // Throws InvalidArgument unless f has the grid's extents and the executor's memory space.
   void check_field(const Field<T>& f, const char* name) const;
 

@@ -82,6 +82,9 @@ struct AdiSolver<T>::Impl {
   std::array<double, 3> exchange0{};
   long taken = 0;
   std::vector<Axis> axes;  // the implicit axes, in order
+  // The explicit steps ride on the first stage of each chain (Operator::solve_folded), unless
+  // the operator keeps them separate (ExplicitFold::separate: the host's default).
+  bool fold() const { return op.explicit_fold() != Operator<T>::ExplicitFold::separate; }
 
   Impl(Operator<T> o, Scheme s) : op(std::move(o)), scheme(s) {}
 
@@ -156,6 +159,11 @@ struct AdiSolver<T>::Impl {
     timed(timings.implicit[static_cast<int>(a)],
           [&] { op.solve(a, s, t_new, base, out, t_old, V_old, later, result); });
   }
+  void folded_stage(Axis a, T s, double t_new, T alpha, const std::array<typename Operator<T>::ExplicitTerm, 2>& terms,
+                    Field<T>& out, double t_old, Field<T>* V_old, std::array<bool, 3> later, Field<T>* result) {
+    timed(timings.implicit[static_cast<int>(a)],
+          [&] { op.solve_folded(a, s, t_new, alpha, terms, out, t_old, V_old, later, result); });
+  }
   // The axes after axes[j] in a chain of implicit stages.
   std::array<bool, 3> later(std::size_t j) const {
     std::array<bool, 3> l{};
@@ -175,10 +183,23 @@ struct AdiSolver<T>::Impl {
   // Y_0 = U + dt F(t0, U) into W; Y_j = Y_{j-1} + s (F_j(t1, Y_j) - F_j(t0, U)) into `out`
   // (in place when out is W).
   // With `into_u` the last stage writes its solution straight into U (the new U_{n+1}).
+  //
+  // Folded (the operator's ExplicitFold is not `separate`; CUDA's default): the explicit
+  // step rides on the first stage, Y_0 is never stored: one stencil pass writes the stage's
+  // right-hand side from U (3k + 1 fields, 10 in 3D, instead of 3k + 2) or, with
+  // ExplicitFold::kernel, the fused kernel forms it (3k - 1 = 8).
   void douglas_chain(Field<T>& U, double t0, double t1, T s, Field<T>& out, bool into_u) {
     const T dt = T(t1 - t0);
-    explicit_step(t0, U, all(dt), T(1), &U, W);
-    for (std::size_t j = 0; j < axes.size(); ++j) {
+    std::size_t first = 0;
+    if (fold()) {
+      const bool last = axes.size() == 1;
+      folded_stage(axes[0], s, t1, T(1), {{{t0, &U, all(dt)}, {}}}, out, t0, &U, later(0),
+                   last && into_u ? &U : nullptr);
+      first = 1;
+    } else {
+      explicit_step(t0, U, all(dt), T(1), &U, W);
+    }
+    for (std::size_t j = first; j < axes.size(); ++j) {
       const bool last = j + 1 == axes.size();
       implicit_stage(axes[j], s, t1, j == 0 ? W : out, out, t0, &U, later(j), last && into_u ? &U : nullptr);
     }
@@ -193,13 +214,27 @@ struct AdiSolver<T>::Impl {
   // The correction stages common to CS, MCS and HV: W holds Y_0 on entry; the
   // explicit correction (weights on F(t1, Y_k) and F(t0, U)) then implicit stages
   // against F_j(t_ref, V_ref).
+  //
+  // Folded: Y~0 = Y0 + (w_new . F(t1, Yk)) + (w_old . F(t0, U)) = U + ((dt + w_old) . F(t0, U))
+  // + (w_new . F(t1, Yk)) depends on U and Yk only, so it is formed inside the first
+  // correction stage as well (Y_0 is never stored): 2 (3k - 1) + 1 fields (17 in 3D).
   void corrected(Field<T>& U, double t0, double t1, const W4& w_new, const W4& w_old, bool hv) {
     const T s = T(scheme.theta * (t1 - t0));
     Field<T>& Yk = second();
-    douglas_chain(U, t0, t1, s, Yk, false);  // Y_0 stays in W
-    explicit_step(t1, Yk, w_new, T(1), &W, W);
-    explicit_step(t0, U, w_old, T(1), &W, W);
-    for (std::size_t j = 0; j < axes.size(); ++j) {
+    douglas_chain(U, t0, t1, s, Yk, false);  // unfolded: Y_0 stays in W
+    std::size_t first = 0;
+    if (fold()) {
+      const T dt = T(t1 - t0);
+      W4 w0;
+      for (int p = 0; p < 4; ++p) w0[p] = dt + w_old[p];
+      folded_stage(axes[0], s, t1, T(1), {{{t0, &U, w0}, {t1, &Yk, w_new}}}, W, hv ? t1 : t0, hv ? &Yk : &U,
+                   later(0), axes.size() == 1 ? &U : nullptr);
+      first = 1;
+    } else {
+      explicit_step(t1, Yk, w_new, T(1), &W, W);
+      explicit_step(t0, U, w_old, T(1), &W, W);
+    }
+    for (std::size_t j = first; j < axes.size(); ++j) {
       Field<T>* result = j + 1 == axes.size() ? &U : nullptr;
       if (hv)
         implicit_stage(axes[j], s, t1, W, W, t1, &Yk, later(j), result);

@@ -207,7 +207,12 @@ struct Operator<T>::Impl {
     Array<index_t> prev, next;
     Array<T> fm, f0, fp;
     T s_formed = T(0);  // the s whose diagonal b currently holds (0: none yet)
+    T b_formed = T(0);  // fused axes: the s whose b the plan path formed (solve_stencil_folded)
     std::optional<TridiagonalPlan<T>> plan;     // lines within this rank
+    // CUDA, first active axis: the same lines without the pivot check (whose read-back
+    // synchronises the host at every solve): the stencil fold's solves while s is unchanged
+    // (pivots depend on s only).
+    std::optional<TridiagonalPlan<T>> quiet;
     std::unique_ptr<LineSolver<T>> dplan;        // lines across ranks (split axis)
     index_t sweep_offset = 0;
     index_t band_offset = 0;  // of the sweep's first row in the shared bands (ghost rows before it)
@@ -282,8 +287,33 @@ struct Operator<T>::Impl {
       }
     }
   }
-  void solve_fused(int a, T s, double t_new, const Field<T>& base, Field<T>& Y, double t_old, Field<T>* V_old,
-                   const std::array<bool, 3>& later, Field<T>* result);
+  // The explicit part folded into a fused stage (solve_folded), null for a plain stage.
+  struct Fold {
+    T alpha = T(1);
+    std::array<typename Operator<T>::ExplicitTerm, 2> terms{};
+  };
+  void solve_fused(int a, T s, double t_new, const Field<T>* base, Field<T>& Y, double t_old, Field<T>* V_old,
+                   const std::array<bool, 3>& later, Field<T>* result, const Fold* fold = nullptr);
+  // Whether the stage along a folds these terms into its kernel (folds(a), no mixed weight
+  // on a mixed term, at most two distinct times among the stage's and the terms', result
+  // not a term's field where the terms read across lines).
+  bool can_fold(int a, double t_new, double t_old, bool has_old, const Fold& f, const Field<T>* result) const;
+  typename Operator<T>::ExplicitFold fold_mode = Operator<T>::ExplicitFold::separate;
+  // The stage with its right-hand side written by stencil passes over the terms' fields
+  // (ExplicitFold::stencil), then the plan's line solve; false where it cannot (subdomain,
+  // more than two times, V_old not a term's field): the caller runs the separate path.
+  bool solve_stencil_folded(int a, T s, double t_new, const Fold& f, Field<T>& Y, double t_old, Field<T>* V_old,
+                            const std::array<bool, 3>& later, Field<T>* result);
+  bool folds(int a) const {
+    if (fold_mode != Operator<T>::ExplicitFold::kernel) return false;
+    // Along x only: the kernel of stride-1 lines (the first stage of every chain unless the
+    // grid has a single node along x).
+    if (a != 0 || !fused(a) || sub || any_mixed) return false;
+    if (view.box.sz * N[2] >= (index_t(1) << 31)) return false;  // the kernel's 32-bit offsets
+    for (int b = 0; b < 3; ++b)
+      if (active[b] && !ax[b].shared) return false;
+    return true;
+  }
   detail::FaceRegion region(int f, bool unknown_only) const;
   // All boundary data constant and no source: a stage's boundary correction is exactly 0.
   bool static_data = false;

@@ -220,6 +220,26 @@ ADI_CUDA_KERNEL(void stage_face_values(const adi::detail::StencilView<T>& view, 
 // from A's line coefficients (a, inv_s - d, c), the line is solved by the Thomas-PCR
 // hybrid and u is written. A sweep moves base, v and u, nothing else field-shaped.
 // Row i of A: (A v)_i = -a[i] v_{i-1} + d[i] v_i - c[i] v_{i+1} (wrapping when periodic).
+// The explicit operator folded into a stage (Operator::solve_folded): the right-hand
+// side's base is not read from FusedStage::base (null) but formed at each node from up to
+// two fields P_q and their neighbours along every axis, as the explicit stencil pass would:
+//   base = sum_q alpha[q] P_q + sum_q sum_b w[q][b] (A_b P_q + Neumann data of axis b),
+// with (A_b P)_i = d[i] P_i - a[i] P_prev(i) - c[i] P_next(i) of view.axis[b] (shared bands
+// only: no mixed terms). Sources go through FusedStage::src.
+template <class T>
+struct FusedExplicit {
+  int count = 0;                         // terms; 0: a plain stage (base read from memory)
+  std::array<const T*, 2> p{};           // P_q at the sweep's first node, like base
+  std::array<T, 2> alpha{};
+  std::array<std::array<T, 3>, 2> w{};   // per axis x, y, z; 0 where the axis is unused
+  // Neumann face data of term q, axis b, side (0: lo, 1: hi), scaled like face values;
+  // indexed c1 + c2 * n1 by the node's coordinates on b's other two axes.
+  std::array<std::array<std::array<const T*, 2>, 3>, 2> neumann{};
+  adi::detail::StencilView<T> view;      // the axes' line coefficients and neighbours, the field's strides
+  std::array<index_t, 3> org{};          // field coordinates of the sweep's first node
+  int axis = 0;                          // the stage's axis
+};
+
 template <class T>
 struct FusedStage {
   LineSet lines;  // the sweep: every pointer below (field-shaped ones) is at its first node
@@ -240,7 +260,8 @@ struct FusedStage {
   index_t face_n1 = 0;
   std::array<const T*, 2> src{};  // field-shaped sources, times src_scale
   std::array<T, 2> src_scale{};
-  T* u = nullptr;  // may equal base or v
+  T* u = nullptr;  // may equal base or v (with fold: a P_q only when no other axis is read)
+  FusedExplicit<T> fold;  // fold.count > 0: the explicit operator folded in (base unused)
 };
 // Whether the fused stage takes these lines: stride-1 lines (X) or neighbouring lines
 // adjacent in memory (Y, Z), n <= 4096.
@@ -251,6 +272,9 @@ struct FusedTuning {
   int min_blocks = 0;  // X: 2, 3 or 4 blocks per SM (register cap); Y/Z: 1 or 2
   int rows = 0;        // Y/Z: rows per thread, 8 or 16
   int lines = 0;       // Y/Z: lines per tile
+  // X with the explicit operator folded in: the shared-memory carveout its resident blocks
+  // need, the rest L1 for the neighbouring lines it reads (false), or all shared (true).
+  bool fold_max_shared = false;
 };
 // A launch decided once for the lines and the current device (kernel instance, shared
 // memory fit, occupancy-sized grid): fused_stage_prepare does it when an operator is
@@ -263,6 +287,7 @@ struct FusedLaunch {
   std::size_t smem = 0;
   int rows = 0;  // Y/Z: rows per segment
   int log2lb = 0;
+  unsigned fold_grid = 0;  // the grid of the same launch with the explicit operator folded in
 };
 template <class T>
 ADI_CUDA_KERNEL(FusedLaunch fused_stage_prepare(const LineSet& lines, const FusedTuning& tuning))

@@ -24,6 +24,10 @@
 //    arrive in two per-thread halo slots.
 #include <cuda_pipeline_primitives.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -37,6 +41,25 @@ namespace adi::cuda_backend::kernels {
 
 constexpr i64 kFusedMaxNX = 1024;  // X: factors + 2 line buffers of 2 arrays per warp fit
 constexpr i64 kFusedMaxNYZ = 512;  // Y/Z: 32 segments of at most 16 register rows
+
+// The explicit operator folded into the stage (FusedExplicit in backend.hpp), in the form
+// the kernels read: per axis b (x, y, z) its shared line coefficients and neighbours.
+template <class T>
+struct FoldArgs {
+  int count;  // terms; 0: a plain stage
+  const T* p[2];
+  T alpha[2];
+  T w[2][3];
+  const T* neu[2][3][2];
+  const T* a[3];
+  const T* d[3];
+  const T* c[3];
+  const i64* prev[3];
+  const i64* next[3];
+  i64 n[3], stride[3], org[3];
+  i64 fn1[3];  // n1 of axis b's face arrays (the extent of b's first other axis)
+  int axis;
+};
 
 template <class T>
 struct StageArgs {
@@ -58,6 +81,7 @@ struct StageArgs {
   T src_scale[2];
   T* u;
   int* flag;
+  FoldArgs<T> fold;
 
   // Face-array index of a line (its coordinates on the two other axes).
   __device__ i64 face_index(i64 line) const {
@@ -68,6 +92,125 @@ struct StageArgs {
     return face_base + (line - l1 * L.count0) + l1 * face_n1;
   }
 };
+
+// x, y or z of three values by a run-time axis, without indexing an array (which would
+// put the kernel's argument arrays in local memory).
+template <class V>
+__device__ __forceinline__ V pick3(int b, V x, V y, V z) {
+  return b == 0 ? x : b == 1 ? y : z;
+}
+
+// The folded explicit operator's per-line part: the two axes across the line have the same
+// coefficients, neighbour offsets and Neumann face for every row of the line: looked up once
+// per line (the weights stay in the kernel's arguments).
+template <class T>
+struct FoldLine {
+  int ca;            // the line's first row's coordinate along the stage's axis
+  int fa;            // the line's index into the stage axis's face arrays
+  T d[2], a[2], c[2];  // [cross axis k]: its line coefficients at the line
+  int om[2], op[2];  // its neighbour offsets (elements; Operator::folds: the field spans < 2^31)
+  int fi[2];         // index into its face's arrays at row 0 (-1: the line is not on a face)
+  int side[2];       // that face (0 lo, 1 hi)
+  int fstep[2];      // the face index's step per row
+};
+
+// Cross axis k (0, 1) of stage axis a: the other two axes in order x, y, z.
+__device__ __forceinline__ int cross_axis(int a, int k) { return k == 0 ? (a == 0 ? 1 : 0) : (a == 2 ? 1 : 2); }
+
+// A: the stage's axis when the kernel knows it (X: 0), -1 to read it from the arguments.
+template <int A, class T>
+__device__ FoldLine<T> fold_line(const StageArgs<T>& g, i64 line) {
+  const FoldArgs<T>& f = g.fold;
+  int l0 = static_cast<int>(line), l1 = 0;
+  if (g.L.count1 != 1) {
+    l1 = static_cast<int>(static_cast<unsigned>(line) / static_cast<unsigned>(g.L.count0));
+    l0 = static_cast<int>(line) - l1 * static_cast<int>(g.L.count0);
+  }
+  const int a = A >= 0 ? A : f.axis;
+  const int o0 = cross_axis(a, 0), o1 = cross_axis(a, 1);
+  // Coordinates of the line's first row.
+  const int cx = static_cast<int>(f.org[0]) + (a == 0 ? 0 : o0 == 0 ? l0 : l1);
+  const int cy = static_cast<int>(f.org[1]) + (a == 1 ? 0 : o0 == 1 ? l0 : l1);
+  const int cz = static_cast<int>(f.org[2]) + (a == 2 ? 0 : o0 == 2 ? l0 : l1);
+  FoldLine<T> L;
+  L.ca = pick3(a, cx, cy, cz);
+  L.fa = pick3(o0, cx, cy, cz) + pick3(o1, cx, cy, cz) * static_cast<int>(pick3(a, f.fn1[0], f.fn1[1], f.fn1[2]));
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const int b = k == 0 ? o0 : o1;
+    const int cb = pick3(b, cx, cy, cz), nb = static_cast<int>(pick3(b, f.n[0], f.n[1], f.n[2]));
+    const int sb = static_cast<int>(pick3(b, f.stride[0], f.stride[1], f.stride[2]));
+    const bool inner = cb > 0 && cb < nb - 1;
+    L.d[k] = L.a[k] = L.c[k] = T(0);
+    L.om[k] = L.op[k] = 0;
+    L.side[k] = cb == 0 ? 0 : 1;
+    const int f1 = b == 0 ? 1 : 0, f2 = b == 2 ? 1 : 2;  // axis b's face arrays: c1 + c2 * n1
+    const int n1 = static_cast<int>(pick3(b, f.fn1[0], f.fn1[1], f.fn1[2]));
+    L.fi[k] = inner ? -1 : pick3(f1, cx, cy, cz) + pick3(f2, cx, cy, cz) * n1;
+    L.fstep[k] = a == f1 ? 1 : n1;
+    if (nb < 2) continue;  // an axis of one node: no part (its weights are 0)
+    L.d[k] = pick3(b, f.d[0], f.d[1], f.d[2])[cb];
+    L.a[k] = pick3(b, f.a[0], f.a[1], f.a[2])[cb];
+    L.c[k] = pick3(b, f.c[0], f.c[1], f.c[2])[cb];
+    const int im = inner ? cb - 1 : static_cast<int>(pick3(b, f.prev[0], f.prev[1], f.prev[2])[cb]);
+    const int ip = inner ? cb + 1 : static_cast<int>(pick3(b, f.next[0], f.next[1], f.next[2])[cb]);
+    L.om[k] = (im - cb) * sb;
+    L.op[k] = (ip - cb) * sb;
+  }
+  return L;
+}
+
+// Neumann face data of term q, axis b, side (null: none).
+template <class T>
+__device__ __forceinline__ const T* fold_face(const FoldArgs<T>& f, int q, int b, int side) {
+  return side == 0 ? pick3(b, f.neu[q][0][0], f.neu[q][1][0], f.neu[q][2][0])
+                   : pick3(b, f.neu[q][0][1], f.neu[q][1][1], f.neu[q][2][1]);
+}
+
+// The folded explicit base at row r of a line (node relative to the sweep's first node):
+// sum_q alpha_q P_q + w_q[b] (A_b P_q + Neumann data of b), the same terms as the explicit
+// stencil pass (solvers/cuda/stencil_apply.cu) and its Neumann face writes.
+template <int A, class T>
+__device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, i64 node) {
+  const int a = A >= 0 ? A : f.axis;
+  const int ca = L.ca + r, na = static_cast<int>(pick3(a, f.n[0], f.n[1], f.n[2]));
+  const int sa = static_cast<int>(pick3(a, f.stride[0], f.stride[1], f.stride[2]));
+  const bool inner = ca > 0 && ca < na - 1;
+  const T da = pick3(a, f.d[0], f.d[1], f.d[2])[ca];
+  const T aa = pick3(a, f.a[0], f.a[1], f.a[2])[ca];
+  const T cc = pick3(a, f.c[0], f.c[1], f.c[2])[ca];
+  const int oma = inner ? -sa : (static_cast<int>(pick3(a, f.prev[0], f.prev[1], f.prev[2])[ca]) - ca) * sa;
+  const int opa = inner ? sa : (static_cast<int>(pick3(a, f.next[0], f.next[1], f.next[2])[ca]) - ca) * sa;
+  T e = T(0);
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    if (q >= f.count) break;
+    const T* __restrict__ P = f.p[q] + node;
+    const T pc = P[0];
+    T x = f.alpha[q] * pc;
+    const T w = pick3(a, f.w[q][0], f.w[q][1], f.w[q][2]);
+    if (w != T(0)) {
+      x += w * (da * pc - aa * P[oma] - cc * P[opa]);
+      if (!inner) {
+        const T* face = fold_face(f, q, a, ca == 0 ? 0 : 1);
+        if (face) x += w * face[L.fa];
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const int b = cross_axis(a, k);
+      const T wb = pick3(b, f.w[q][0], f.w[q][1], f.w[q][2]);
+      if (wb == T(0)) continue;
+      x += wb * (L.d[k] * pc - L.a[k] * P[L.om[k]] - L.c[k] * P[L.op[k]]);
+      if (L.fi[k] >= 0) {
+        const T* face = fold_face(f, q, b, L.side[k]);
+        if (face) x += wb * face[L.fi[k] + r * L.fstep[k]];
+      }
+    }
+    e += x;
+  }
+  return e;
+}
 
 // The operator's line coefficients in shared memory (a and c zeroed where a
 // non-periodic line has no neighbour) and the generated diagonal b = 1/s - d.
@@ -123,6 +266,18 @@ __device__ __forceinline__ T stage_rhs(const StageArgs<T>& g, const StageBands<T
   return stage_rhs_inner(g, a, d, c, base_r, vm, vc, vp, node);
 }
 
+// The right-hand side of row r with the folded explicit base (Fold) or the loaded one.
+// A Dirichlet end row needs no base: the fold is not evaluated there.
+template <bool Fold, int A, class T>
+__device__ __forceinline__ T stage_rhs_row(const StageArgs<T>& g, const StageBands<T>& B, int r, T base_r, T vm,
+                                           T vc, T vp, i64 fi, i64 node, const FoldLine<T>& lc) {
+  if constexpr (Fold) {
+    const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
+    if (!dirichlet_end) base_r = fold_base<A>(g.fold, lc, r, node);
+  }
+  return stage_rhs(g, B, r, base_r, vm, vc, vp, fi, node);
+}
+
 // Block start: the bands into shared memory, then warp 0 factorises them.
 template <class T>
 __device__ void stage_prologue(const StageArgs<T>& g, const StageBands<T>& B, const PcrFactors<T>& F,
@@ -135,7 +290,7 @@ __device__ void stage_prologue(const StageArgs<T>& g, const StageBands<T>& B, co
 
 // ---- X: one warp per line -------------------------------------------------------------
 
-template <class T, int MaxM, int MinBlocks>
+template <class T, int MaxM, int MinBlocks, bool Fold>
 __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs<T> g) {
   extern __shared__ __align__(16) unsigned char fused_smem[];
   T* smem = reinterpret_cast<T*>(fused_smem);
@@ -154,7 +309,7 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
   auto issue = [&](i64 off, T* buf) {
     for (int r = lane; r < n; r += kWarp) {
       const int p = sh.pos(r);
-      __pipeline_memcpy_async(buf + p, g.base + off + r, sizeof(T));
+      if (!Fold) __pipeline_memcpy_async(buf + p, g.base + off + r, sizeof(T));
       if (hv) __pipeline_memcpy_async(buf + P + p, g.v + off + r, sizeof(T));
     }
     __pipeline_commit();
@@ -176,12 +331,13 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
     }
     __syncwarp();
     const i64 fi = g.face_index(line);
+    const FoldLine<T> lc = Fold ? fold_line<0>(g, line) : FoldLine<T>{};
     if (hv && !g.periodic && lane == 0) {  // v at Dirichlet ends: the old boundary data
       if (g.vend[0]) buf[P + sh.pos(0)] = g.vend[0][fi];
       if (g.vend[1]) buf[P + sh.pos(n - 1)] = g.vend[1][fi];
     }
     __syncwarp();
-    for (int r = lane; r < n; r += kWarp) {
+    auto rhs_row = [&](int r) {
       const int p = sh.pos(r);
       T vm = T(0), vc = T(0), vp = T(0);
       if (hv) {
@@ -189,7 +345,16 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
         vc = sv[p];
         vp = sv[sh.pos(r < n - 1 ? r + 1 : 0)];
       }
-      buf[p] = stage_rhs(g, B, r, buf[p], vm, vc, vp, fi, this_off + r);
+      buf[p] = stage_rhs_row<Fold, 0>(g, B, r, Fold ? T(0) : buf[p], vm, vc, vp, fi, this_off + r, lc);
+    };
+    if constexpr (Fold) {
+      // Two rows in flight hide more of the neighbour loads' latency: fp32 fits its 128
+      // registers (119-123, sm_90), fp64 then spills 20-32 bytes, so it takes one.
+      constexpr int kRows = sizeof(T) == 4 ? 2 : 1;
+#pragma unroll kRows
+      for (int r = lane; r < n; r += kWarp) rhs_row(r);
+    } else {
+      for (int r = lane; r < n; r += kWarp) rhs_row(r);
     }
     __syncwarp();
     if constexpr (MaxM > 0)
@@ -213,7 +378,7 @@ std::size_t fused_stage_x_smem(const PcrShape& sh, int warps) {
 
 // ---- Y/Z: a tile of adjacent lines, segments in registers ------------------------------
 
-template <class T, int MaxM, int MinBlocks>
+template <class T, int MaxM, int MinBlocks, bool Fold>
 __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(StageArgs<T> g, int log2lb) {
   extern __shared__ __align__(16) unsigned char fused_smem[];
   T* smem = reinterpret_cast<T*>(fused_smem);
@@ -253,7 +418,7 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
       const T* fb = g.base + first;
       const T* fv = hv ? g.v + first : nullptr;
       for (int j = 0; j < len; ++j, dst += LB, fb += st) {
-        __pipeline_memcpy_async(dst, fb, sizeof(T));
+        if (!Fold) __pipeline_memcpy_async(dst, fb, sizeof(T));
         if (hv) {
           __pipeline_memcpy_async(dst + n * LB, fv, sizeof(T));
           fv += st;
@@ -281,6 +446,7 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
     const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
     const i64 off = valid_line ? g.L.offset(line) : 0;
     const i64 fi = valid_line ? g.face_index(line) : 0;
+    const FoldLine<T> lc = Fold && valid_line ? fold_line<-1>(g, line) : FoldLine<T>{};
     // v at Dirichlet ends (the old boundary data) into this thread's own slots: row 0 and
     // row n-1 of its segment, or row n-1 as its upper halo.
     if (hv && mylen > 0 && !g.periodic) {
@@ -306,7 +472,7 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
           const T* p = stage + r * LB + l;
           if (j == first) vc = hv ? p[n * LB] : T(0);
           const T vp = j + 1 < MaxM ? (hv ? p[n * LB + LB] : T(0)) : vhi;
-          rd[j] = stage_rhs(g, B, r, p[0], vm, vc, vp, fi, off + r * st);
+          rd[j] = stage_rhs_row<Fold, -1>(g, B, r, Fold ? T(0) : p[0], vm, vc, vp, fi, off + r * st, lc);
           vm = vc;
           vc = vp;
         }
@@ -387,23 +553,67 @@ constexpr int kFusedYZMinBlocks = 1;
 
 // The kernel instances, by FusedLaunch::variant: X (stride-1 lines) 0..4, Y/Z 5..8.
 constexpr int kFusedYZVariant0 = 5;
-template <class T, class F>
+// With the explicit operator folded in (Fold), only the default register caps are
+// instantiated (X: 2 blocks/SM, Y/Z: 1): the tuning rows' other caps take those.
+template <class T, bool Fold, class F>
 void with_fused_x_kernel(int variant, F&& f) {
-  switch (variant) {
-    case 0: f(fused_stage_x_kernel<T, 8, 4>); break;
-    case 1: f(fused_stage_x_kernel<T, 8, 3>); break;
-    case 2: f(fused_stage_x_kernel<T, 8, 2>); break;
-    case 3: f(fused_stage_x_kernel<T, 16, 2>); break;
-    default: f(fused_stage_x_kernel<T, 0, 2>); break;
+  if constexpr (Fold) {
+    switch (variant) {
+      case 0:
+      case 1:
+      case 2: f(fused_stage_x_kernel<T, 8, 2, true>); break;
+      case 3: f(fused_stage_x_kernel<T, 16, 2, true>); break;
+      default: f(fused_stage_x_kernel<T, 0, 2, true>); break;
+    }
+  } else {
+    switch (variant) {
+      case 0: f(fused_stage_x_kernel<T, 8, 4, false>); break;
+      case 1: f(fused_stage_x_kernel<T, 8, 3, false>); break;
+      case 2: f(fused_stage_x_kernel<T, 8, 2, false>); break;
+      case 3: f(fused_stage_x_kernel<T, 16, 2, false>); break;
+      default: f(fused_stage_x_kernel<T, 0, 2, false>); break;
+    }
   }
 }
+// Y/Z lines are not folded (the first stage of a chain is along x unless the grid has one
+// node along x; Operator::folds says so): the kernel takes Fold, but no instance is built
+// (ptxas needs a minute per folded Y/Z instance).
 template <class T, class F>
 void with_fused_yz_kernel(int variant, F&& f) {
   switch (variant) {
-    case 5: f(fused_stage_strided_kernel<T, 8, 2>); break;
-    case 6: f(fused_stage_strided_kernel<T, 8, 1>); break;
-    case 7: f(fused_stage_strided_kernel<T, 16, 2>); break;
-    default: f(fused_stage_strided_kernel<T, 16, 1>); break;
+    case 5: f(fused_stage_strided_kernel<T, 8, 2, false>); break;
+    case 6: f(fused_stage_strided_kernel<T, 8, 1, false>); break;
+    case 7: f(fused_stage_strided_kernel<T, 16, 2, false>); break;
+    default: f(fused_stage_strided_kernel<T, 16, 1, false>); break;
+  }
+}
+
+// The folded X kernel reads U's neighbouring lines (y +- 1 from the block's other warps)
+// through L1: the carveout its resident blocks need (persistent_grid asked for all of it),
+// the rest L1; back to all shared if the occupancy would drop. The attribute belongs to the
+// kernel, not the launch: it only grows over the process (an operator with longer lines
+// prepared later must not lose occupancy to an earlier, smaller carveout).
+template <class Kernel>
+void fit_carveout(Kernel kernel, int threads, std::size_t smem) {
+  static std::mutex m;
+  static std::map<const void*, int> kept;  // per kernel: the largest carveout set so far
+  const std::lock_guard<std::mutex> lock(m);
+  int per_sm = 0, dev = 0, smem_sm = 0, reserved = 0;
+  ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  ADI_CUDA_CHECK(cudaGetDevice(&dev));
+  ADI_CUDA_CHECK(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+  ADI_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+  if (per_sm < 1 || smem_sm < 1) return;
+  const double need = double(per_sm) * double(smem + static_cast<std::size_t>(reserved));
+  int& percent = kept[reinterpret_cast<const void*>(kernel)];
+  percent = std::max(percent, std::min(100, static_cast<int>(std::ceil(100.0 * need / double(smem_sm))) + 1));
+  ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent));
+  int after = 0;
+  ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&after, kernel, threads, smem));
+  if (after < per_sm) {
+    percent = 100;
+    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
   }
 }
 
@@ -432,8 +642,12 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
     L.threads = warps * kWarp;
     L.smem = smem;
     const i64 work = (ls.lines() + warps - 1) / warps;
-    with_fused_x_kernel<T>(L.variant,
-                           [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, work, lim); });
+    with_fused_x_kernel<T, false>(L.variant,
+                                  [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, work, lim); });
+    with_fused_x_kernel<T, true>(L.variant, [&](auto kernel) {
+      L.fold_grid = persistent_grid(kernel, L.threads, smem, work, lim);
+      if (!tuning.fold_max_shared) fit_carveout(kernel, L.threads, smem);
+    });
   } else {
     // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
     int rows = tuning.rows == 8 || (tuning.rows <= 0 && kFusedYZRows == 8) ? 8 : 16;
@@ -464,6 +678,35 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
   return L;
 }
 
+// The folded explicit operator's arguments in the kernels' form.
+template <class T>
+void pack_fold(const FusedExplicit<T>& e, FoldArgs<T>& f) {
+  f.count = e.count;
+  f.axis = e.axis;
+  for (int q = 0; q < 2; ++q) {
+    f.p[q] = q < e.count ? e.p[q] : nullptr;
+    f.alpha[q] = e.alpha[q];
+    for (int b = 0; b < 3; ++b) {
+      f.w[q][b] = q < e.count && e.view.axis[b].active ? e.w[q][b] : T(0);
+      for (int side = 0; side < 2; ++side) f.neu[q][b][side] = f.w[q][b] != T(0) ? e.neumann[q][b][side] : nullptr;
+    }
+  }
+  const i64 strides[3] = {1, e.view.box.sy, e.view.box.sz};
+  const i64 extents[3] = {e.view.box.nx, e.view.box.ny, e.view.box.nz};
+  for (int b = 0; b < 3; ++b) {
+    const adi::detail::AxisStencil<T>& S = e.view.axis[b];
+    f.a[b] = S.a;
+    f.d[b] = S.d;
+    f.c[b] = S.c;
+    f.prev[b] = S.prev;
+    f.next[b] = S.next;
+    f.n[b] = S.n;
+    f.stride[b] = strides[b];
+    f.org[b] = e.org[b];
+    f.fn1[b] = extents[b == 0 ? 1 : 0];
+  }
+}
+
 // One stage with a prepared launch: packs the arguments and launches, nothing else.
 template <class T>
 void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, cudaStream_t stream) {
@@ -490,14 +733,26 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
   g.face_n1 = fs.face_n1;
   g.u = fs.u;
   g.flag = flag;
-  if (L.variant < kFusedYZVariant0) {
-    g.sh = pcr_shape(ls.n);
-    with_fused_x_kernel<T>(L.variant, [&](auto kernel) { kernel<<<L.grid, L.threads, L.smem, stream>>>(g); });
-  } else {
-    g.sh = pcr_shape(ls.n, L.rows);
-    with_fused_yz_kernel<T>(L.variant,
-                            [&](auto kernel) { kernel<<<L.grid, L.threads, L.smem, stream>>>(g, L.log2lb); });
-  }
+  const bool fold = fs.fold.count > 0;
+  if (fold) pack_fold(fs.fold, g.fold);
+  auto launch = [&](auto fold_tag) {
+    constexpr bool Fold = decltype(fold_tag)::value;
+    const unsigned grid = Fold ? L.fold_grid : L.grid;
+    if (L.variant < kFusedYZVariant0) {
+      g.sh = pcr_shape(ls.n);
+      with_fused_x_kernel<T, Fold>(L.variant, [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g); });
+    } else if constexpr (Fold) {
+      throw Unsupported("fused ADI stage: the explicit operator folds into stages along x only");
+    } else {
+      g.sh = pcr_shape(ls.n, L.rows);
+      with_fused_yz_kernel<T>(L.variant,
+                              [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g, L.log2lb); });
+    }
+  };
+  if (fold)
+    launch(std::true_type{});
+  else
+    launch(std::false_type{});
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 

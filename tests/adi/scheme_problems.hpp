@@ -2,9 +2,13 @@
 // Exact solutions for the ADI convergence tests (tests/adi/test_scheme*.cpp) and
 // a helper that runs a solver and returns the max-norm error against them.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
 
 #include "adi/adi.hpp"
 
@@ -109,6 +113,100 @@ double run_error(const Grid& g, const Pde& pde, const BoundaryConditions& bc, co
 // Observed order from errors at h, h/2, h/4: the smaller of the two log2 ratios.
 inline double observed_order(double e0, double e1, double e2) {
   return std::min(std::log2(e0 / e1), std::log2(e1 / e2));
+}
+
+// The explicit operator folded into the first stage of each chain (Operator::ExplicitFold):
+// the boundary sets, sizes and time steps every fold test of the schemes runs (host:
+// tests/adi/test_scheme.cpp, GPU: test_scheme_cuda.cpp).
+struct FoldSet {
+  const char* what;
+  Pde pde;
+  BoundaryConditions bc;
+  bool periodic_x = false;
+  bool folds = true;  // the fused kernel can fold (no mixed terms)
+};
+
+inline std::vector<FoldSet> fold_sets() {
+  Pde drift = Pde::heat(1.0, 0.7, 0.4);
+  drift.convection = {Coefficient(0.9), Coefficient(-0.6), Coefficient(0.3)};
+  drift.reaction = -0.8;
+  Pde src = drift;
+  src.source = [](double t, double x, double y, double z) { return std::sin(x + 2 * y - z) * (1 + t); };
+  const auto g3 = [](double t, double x, double y, double z) {
+    return std::cos(1.3 * x + 0.4 * t) * std::sin(0.9 * y + 0.3) + 0.5 * z * z - 0.2 * t;
+  };
+  BoundaryConditions neu = BoundaryConditions::all(Boundary::dirichlet(g3));
+  neu.set(Face::x_lo, Boundary::neumann([g3](double t, double x, double y, double z) { return g3(t, x, y, z) + 1; }));
+  neu.set(Face::y_hi, Boundary::neumann(0.7));
+  neu.set(Face::z_lo, Boundary::neumann([](double t, double, double y, double) { return y - t; }));
+  BoundaryConditions per = BoundaryConditions::all(Boundary::dirichlet(g3));
+  per.set_periodic(Axis::x);
+  BoundaryConditions mix;  // the "mixed" set: periodic, Dirichlet g(t) and constant, Neumann constant and g(t)
+  mix.set_periodic(Axis::x);
+  mix.set(Face::y_lo, Boundary::dirichlet(g3)).set(Face::y_hi, Boundary::neumann(0.5));
+  mix.set(Face::z_lo, Boundary::neumann([](double t, double x, double y, double) { return std::cos(t) * x * y; }));
+  mix.set(Face::z_hi, Boundary::dirichlet(-0.3));
+  Pde mixed_terms = src;
+  mixed_terms.mixed_xy = 0.3;
+  Pde per_node = src;  // per-node bands along x
+  per_node.diffusion[0] = [](double x, double y, double) { return 1.0 + 0.5 * x * y; };
+  return {{"dirichlet constant", drift, BoundaryConditions::all(Boundary::dirichlet(0.3))},
+          {"dirichlet g(t) + source", src, BoundaryConditions::all(Boundary::dirichlet(g3))},
+          {"neumann + source", src, neu},
+          {"periodic x", drift, per, true},
+          {"mixed set + source", src, mix, true},
+          {"mixed terms + source", mixed_terms, BoundaryConditions::all(Boundary::dirichlet(g3)), false, false},
+          {"per-node bands + source", per_node, neu, false, false}};
+}
+
+// 3D, 2D, 1D and odd sizes along each axis (3, 31, 33, 255, 257).
+inline std::vector<std::array<index_t, 3>> fold_sizes() {
+  std::vector<std::array<index_t, 3>> sizes = {{37, 33, 19}, {33, 31, 1}, {257, 1, 1}};
+  for (index_t n : {3, 31, 33, 255, 257})
+    for (int a = 0; a < 3; ++a) {
+      std::array<index_t, 3> e{7, 5, 3};
+      e[a] = n;
+      sizes.push_back(e);
+    }
+  return sizes;
+}
+
+inline Grid fold_grid(const std::array<index_t, 3>& e, bool periodic_x) {
+  auto axis = [&](int d) {
+    if (e[d] == 1) return AxisGrid();
+    if (d == 0 && periodic_x) return periodic_axis(e[d], 0.0, 1.0);
+    return e[d] < 5 ? AxisGrid::uniform(e[d], 0.0, 1.0) : AxisGrid::stretched(e[d], 0.0, 1.0, 0.45, 3.0);
+  };
+  return Grid(axis(0), axis(1), axis(2));
+}
+
+// dt ~ 8 h_min^2 (at most 2e-3): the stages as well conditioned on the long lines as on the
+// short ones (float is compared with float).
+inline double fold_dt(const Grid& g) {
+  double hmin = 1.0;
+  for (Axis ax : {Axis::x, Axis::y, Axis::z})
+    for (index_t i = 0; i + 1 < g.extent(ax); ++i) hmin = std::min(hmin, g.axis(ax)[i + 1] - g.axis(ax)[i]);
+  return std::min(2e-3, 8.0 * hmin * hmin);
+}
+
+// f(set, extents, grid, dt, scheme) for every fold set, size and scheme (mixed terms only
+// where x and y are both present); stops at the first failure.
+template <class F>
+void for_each_fold_case(const std::vector<Scheme>& schemes, F&& f) {
+  for (const FoldSet& set : fold_sets())
+    for (const auto& e : fold_sizes()) {
+      if (set.pde.has_mixed() && (e[0] == 1 || e[1] == 1)) continue;
+      const Grid g = fold_grid(e, set.periodic_x);
+      const double dt = fold_dt(g);
+      for (const Scheme& s : schemes) {
+        f(set, e, g, dt, s);
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+}
+
+inline double fold_init(double, double x, double y, double z) {
+  return std::sin(3 * x + 0.3) * std::cos(2 * y) * (1 + z * z);
 }
 
 }  // namespace adi::testing

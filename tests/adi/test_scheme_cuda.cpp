@@ -7,6 +7,7 @@
 
 #include <ostream>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -64,10 +65,13 @@ BoundaryConditions wave_bc(const HeatWave& w, Variant v) {
   return bc;
 }
 
+// fold: the GPU operator's ExplicitFold (0 stencil, CUDA's default; 1 separate; 2 kernel).
 template <class T>
 Field<T> run(const Executor& e, const Grid& g, const Pde& pde, const BoundaryConditions& bc, const Scheme& s,
-             const Exact& init, double t_end, long steps) {
+             const Exact& init, double t_end, long steps,
+             Operator<double>::ExplicitFold fold = Operator<double>::ExplicitFold::stencil) {
   AdiSolver<T> solver(Operator<T>(g, pde, bc, e), s);
+  if (e.is_cuda()) solver.op().set_explicit_fold(static_cast<typename Operator<T>::ExplicitFold>(fold));
   Field<T> h(g);
   fill(h, g, init, 0.0);
   Field<T> u(g, e);
@@ -79,9 +83,10 @@ Field<T> run(const Executor& e, const Grid& g, const Pde& pde, const BoundaryCon
 // max |gpu - host| relative to max |host| after the same steps on both.
 template <class T>
 void expect_gpu_matches_host(const Grid& g, const Pde& pde, const BoundaryConditions& bc, const Scheme& s,
-                             const Exact& init, double t_end, long steps, const std::string& what) {
+                             const Exact& init, double t_end, long steps, const std::string& what,
+                             Operator<double>::ExplicitFold fold = Operator<double>::ExplicitFold::stencil) {
   const Field<T> cpu = run<T>(Executor::host(), g, pde, bc, s, init, t_end, steps);
-  const Field<T> gpu = run<T>(Executor::cuda(), g, pde, bc, s, init, t_end, steps);
+  const Field<T> gpu = run<T>(Executor::cuda(), g, pde, bc, s, init, t_end, steps, fold);
   double diff = 0.0, scale = 0.0;
   for (index_t k = 0; k < g.nz(); ++k)
     for (index_t j = 0; j < g.ny(); ++j)
@@ -288,4 +293,38 @@ TEST(CudaScheme, StepsAllocateNoDeviceMemory) {
     EXPECT_EQ(t.steps, 10);
     for (int a = 0; a < 3; ++a) EXPECT_GT(t.implicit[a], 0.0);
   }
+}
+
+// The explicit operator folded into the first stage of each chain (Operator::ExplicitFold):
+// every scheme, every boundary set (Dirichlet constant and g(t), Neumann, periodic, the
+// "mixed" set of all three, mixed derivative terms, per-node bands; tests/adi/
+// scheme_problems.hpp), odd sizes along each axis (3, 31, 33, 255, 257), 2D and 1D grids,
+// float and double, both folds (the stencil pass: CUDA's default; the fused kernel) against
+// the host solver with separate explicit passes. Folded steps time no explicit pass.
+TEST(CudaScheme, FoldedStepsMatchHostAtOddSizes) {
+  ADI_REQUIRE_CUDA();
+  using Fold = Operator<double>::ExplicitFold;
+  const std::vector<Scheme> schemes = {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
+                                       Scheme::hundsdorfer_verwer()};
+  for_each_fold_case(schemes, [&](const FoldSet& set, const std::array<index_t, 3>& e, const Grid& g, double dt,
+                                  const Scheme& s) {
+    for (Fold mode : {Fold::stencil, Fold::kernel}) {
+      const std::string what = std::string(s.name()) + " " + set.what + " " + g.describe() +
+                               (mode == Fold::kernel ? " kernel fold" : " stencil fold");
+      {
+        AdiSolver<double> solver(g, set.pde, set.bc, s, Executor::cuda());
+        EXPECT_EQ(solver.op().explicit_fold(), Fold::stencil) << "CUDA's default";
+        solver.op().set_explicit_fold(mode);
+        const bool folds = mode == Fold::kernel && set.folds && e[0] > 1 && e[0] <= 1024;  // x lines only
+        EXPECT_EQ(solver.op().folds(Axis::x), folds) << what;
+        Field<double> h(g), u(g, Executor::cuda());
+        fill(h, g, fold_init, 0.0);
+        u.copy_from(h);
+        solver.advance(u, 0.0, 2 * dt, 2);
+        EXPECT_EQ(solver.timings().explicit_part, 0.0) << what << ": an explicit pass of its own ran";
+      }
+      expect_gpu_matches_host<float>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what, mode);
+      expect_gpu_matches_host<double>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what, mode);
+    }
+  });
 }

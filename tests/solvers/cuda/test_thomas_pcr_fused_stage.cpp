@@ -10,10 +10,12 @@
 // oracle), which is first checked against the host solve (StageReference, runs anywhere).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "gpu_skip.hpp"
 #include "adi/adi.hpp"
@@ -295,7 +297,382 @@ void reference_cases(const Executor& ex) {
     }
 }
 
+// ---- The folded stage (Operator::solve_folded) ----------------------------------------
+// The explicit operator inside the first stage's kernel: the device (folded, when
+// dev.folds(axis)) against the host (the explicit pass into Y, then the stage) on the same
+// data, and against the fp64 reference of apply + stage. Three forms, as the schemes use it:
+//   douglas: base = U + dt F(t0, U), V_old = U at t0 (the first stage of every chain)
+//   mcs:     base = U + (dt + w_old) F(t0, U) + w_new F(t1, Y_k), V_old = U at t0
+//   hv:      base = U + h F(t0, U) + h F(t1, Y_k), V_old = Y_k at t1 (t_old = t_new)
+enum class FoldForm { douglas, mcs, hv };
+const char* fold_form_name(FoldForm f) {
+  return f == FoldForm::douglas ? "douglas" : f == FoldForm::mcs ? "mcs" : "hv";
+}
+
+struct FoldCase {
+  Axis axis = Axis::x;
+  FoldForm form = FoldForm::douglas;
+  bool result = false;     // the solution into a separate field
+  bool result_u = false;   // into U itself (1D: the chain's only stage)
+  bool later = true;       // the axes after `axis` follow (intermediate Dirichlet values)
+};
+
+template <class T>
+struct FoldInputs {
+  Field<T> U, Yk;
+  std::array<typename Operator<T>::ExplicitTerm, 2> terms{};
+  Field<T>* V_old = nullptr;
+  double t_old = 0, t_new = 0;
+  T s = T(0);
+  // The terms of form f on fields U and Yk.
+  FoldInputs(const Grid& g, const Executor& e, FoldForm f, const Field<T>& u, const Field<T>& yk)
+      : U(g, e), Yk(g, e) {
+    U.copy_from(u);
+    Yk.copy_from(yk);
+    // dt ~ h_min^2 on fine grids keeps the stage as well conditioned as on the coarse ones
+    // (the comparison is with the host's float arithmetic).
+    double hmin = 1.0;
+    for (Axis ax : {Axis::x, Axis::y, Axis::z}) {
+      const AxisGrid& ag = g.axis(ax);
+      for (index_t i = 0; i + 1 < ag.size(); ++i) hmin = std::min(hmin, ag[i + 1] - ag[i]);
+    }
+    const double dt = std::min(4e-3, 8.0 * hmin * hmin);
+    const double t0 = 0.25, t1 = t0 + dt, theta = f == FoldForm::mcs ? 1.0 / 3.0 : 0.5;
+    s = T(theta * dt);
+    t_new = t1;
+    using W4 = std::array<T, 4>;
+    if (f == FoldForm::douglas) {
+      terms[0] = {t0, &U, W4{T(dt), T(dt), T(dt), T(dt)}};
+      V_old = &U;
+      t_old = t0;
+    } else if (f == FoldForm::mcs) {
+      const T c = T((0.5 - theta) * dt), c0 = T(0.5 * dt);
+      terms[0] = {t0, &U, W4{T(dt) - c0, T(dt) - c, T(dt) - c, T(dt) - c}};
+      terms[1] = {t1, &Yk, W4{c0, c, c, c}};
+      V_old = &U;
+      t_old = t0;
+    } else {
+      const T h = T(0.5 * dt);
+      terms[0] = {t0, &U, W4{h, h, h, h}};
+      terms[1] = {t1, &Yk, W4{h, h, h, h}};
+      V_old = &Yk;
+      t_old = t1;
+    }
+  }
+};
+
+// The sweep box of axis a: the whole axis times the unknown ranges of the other two.
+template <class T>
+bool in_sweep_box(const Operator<T>& op, int a, index_t i, index_t j, index_t k) {
+  const auto lo = op.unknown_lo(), hi = op.unknown_hi();
+  const index_t idx[3] = {i, j, k};
+  for (int d = 0; d < 3; ++d)
+    if (d != a && (idx[d] < lo[d] || idx[d] > hi[d])) return false;
+  return true;
+}
+
+using ExplicitFold = Operator<double>::ExplicitFold;
+
+// `dev` runs on `gpu` (the device, or the host for the stencil mode's host check) with the
+// given ExplicitFold; the reference is the host with separate passes.
+template <class T>
+void check_folded(const Grid& g, const Pde& pde, const BoundaryConditions& bc, const FoldCase& c,
+                  std::uint32_t seed, const std::string& what, bool expect_fold,
+                  ExplicitFold mode = ExplicitFold::kernel, const Executor& gpu = Executor::cuda()) {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float " : "double ") + what + " grid " + g.describe() + " axis " +
+               axis_name(c.axis) + " form " + fold_form_name(c.form) + (c.result ? " result" : "") +
+               (c.result_u ? " into-U" : "") + (mode == ExplicitFold::kernel ? " kernel" : " stencil") + " on " +
+               gpu.name());
+  Operator<T> host(g, pde, bc), dev(g, pde, bc, gpu);
+  dev.set_explicit_fold(static_cast<typename Operator<T>::ExplicitFold>(mode));
+  host.set_explicit_fold(Operator<T>::ExplicitFold::separate);
+  if (mode != ExplicitFold::kernel) expect_fold = false;
+  EXPECT_EQ(dev.folds(c.axis), expect_fold) << "the device stage " << (expect_fold ? "does not fold" : "folds");
+  EXPECT_FALSE(host.folds(c.axis)) << "the host path is the unfolded one";
+  std::mt19937 rng(seed);
+  Field<T> u(g), yk(g);
+  random_fill(u, rng);
+  random_fill(yk, rng);
+  FoldInputs<T> hi(g, Executor::host(), c.form, u, yk), di(g, gpu, c.form, u, yk);
+  const int a = static_cast<int>(c.axis);
+  std::array<bool, 3> later{};
+  if (c.later)
+    for (int i = a + 1; i < 3; ++i) later[i] = g.extent(static_cast<Axis>(i)) > 1;
+  Field<T> nan(g);
+  nan.fill(std::numeric_limits<T>::quiet_NaN());
+  Field<T> Y(g), R(g), dY(g, gpu), dR(g, gpu);
+  for (int rep = 0; rep < 2; ++rep) {  // the second call reuses the formed bands
+    Y.copy_from(nan);
+    R.copy_from(nan);
+    dY.copy_from(nan);
+    dR.copy_from(nan);
+    Field<T>* hr = c.result_u ? &hi.U : c.result ? &R : nullptr;
+    Field<T>* dr = c.result_u ? &di.U : c.result ? &dR : nullptr;
+    if (c.result_u) {  // U is an input too: fresh for each repetition
+      hi.U.copy_from(u);
+      di.U.copy_from(u);
+    }
+    host.solve_folded(c.axis, hi.s, hi.t_new, T(1), hi.terms, Y, hi.t_old, hi.V_old, later, hr);
+    dev.solve_folded(c.axis, di.s, di.t_new, T(1), di.terms, dY, di.t_old, di.V_old, later, dr);
+  }
+  const Field<T> want = c.result_u ? hi.U.to_host() : c.result ? R.to_host() : Y.to_host();
+  const Field<T> got = c.result_u ? di.U.to_host() : c.result ? dR.to_host() : dY.to_host();
+  double scale = 1.0;
+  for (index_t k = 0; k < g.nz(); ++k)
+    for (index_t j = 0; j < g.ny(); ++j)
+      for (index_t i = 0; i < g.nx(); ++i)
+        if (in_sweep_box(host, a, i, j, k)) scale = std::max(scale, std::abs(double(want(i, j, k))));
+  const double tol = (sizeof(T) == 4 ? 1e-4 : 1e-12) * scale;
+  long wrong = 0;
+  double worst = 0;
+  std::string first;
+  for (index_t k = 0; k < g.nz(); ++k)
+    for (index_t j = 0; j < g.ny(); ++j)
+      for (index_t i = 0; i < g.nx(); ++i) {
+        const double w = double(want(i, j, k)), h = double(got(i, j, k));
+        bool ok;
+        if (in_sweep_box(host, a, i, j, k)) {
+          ok = std::isfinite(h) && std::abs(h - w) <= tol;
+          if (std::isfinite(h)) worst = std::max(worst, std::abs(h - w));
+        } else {
+          ok = c.result_u ? h == w : std::isnan(h);  // nothing outside the sweep box is written
+        }
+        if (!ok && wrong++ == 0)
+          first = "(" + std::to_string(i) + ", " + std::to_string(j) + ", " + std::to_string(k) + "): gpu " +
+                  std::to_string(h) + ", host " + std::to_string(w);
+      }
+  EXPECT_EQ(wrong, 0) << "first bad node " << first << " (tol " << tol << ", worst " << worst << ")";
+  if (c.result) {  // Y is not written by the folded stage (no Y_0 is stored)
+    const Field<T> y = dY.to_host();
+    long written = 0;
+    for (index_t k = 0; k < g.nz(); ++k)
+      for (index_t j = 0; j < g.ny(); ++j)
+        for (index_t i = 0; i < g.nx(); ++i) written += !std::isnan(double(y(i, j, k)));
+    if (expect_fold) EXPECT_EQ(written, 0) << "the folded stage wrote Y";
+  }
+}
+
+// solve_folded on `ex` (no later axes) against the fp64 reference: base by the host
+// Operator<double>'s apply from the same T-rounded fields, then the stage's reference.
+template <class T>
+void check_folded_reference(const Grid& g, const Pde& pde, const BoundaryConditions& bc, FoldForm form, Axis axis,
+                            std::uint32_t seed, const std::string& what, const Executor& ex, ExplicitFold mode) {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float " : "double ") + what + " on " + ex.name() + " grid " +
+               g.describe() + " axis " + axis_name(axis) + " form " + fold_form_name(form));
+  Operator<double> ref_op(g, pde, bc);
+  Operator<T> op(g, pde, bc, ex);
+  op.set_explicit_fold(static_cast<typename Operator<T>::ExplicitFold>(mode));
+  std::mt19937 rng(seed);
+  Field<T> u(g), yk(g);
+  random_fill(u, rng);
+  random_fill(yk, rng);
+  FoldInputs<T> in(g, ex, form, u, yk);
+  // The reference: base = alpha U + sum_q w_q F(t_q, P_q) in double.
+  Field<double> U = adi::test::to_double(g, u), Yk = adi::test::to_double(g, yk), base(g);
+  base.fill(0.0);
+  std::array<Field<double>*, 2> P{&U, &Yk};
+  for (int q = 0; q < 2; ++q) {
+    const auto& term = in.terms[q];
+    if (!term.field) continue;
+    std::array<double, 4> w{};
+    for (int p = 0; p < 4; ++p) w[p] = double(term.w[p]);
+    ref_op.apply(term.t, *P[q], w, q == 0 ? 1.0 : 1.0, q == 0 ? P[q] : &base, base);
+  }
+  const Field<double>* V_ref = in.V_old == &in.U ? &U : &Yk;
+  const Field<double> want =
+      adi::test::stage_reference<double>(ref_op, axis, double(in.s), in.t_new, base, in.t_old, V_ref);
+  Field<T> dY(g, ex);
+  dY.fill(std::numeric_limits<T>::quiet_NaN());
+  op.solve_folded(axis, in.s, in.t_new, T(1), in.terms, dY, in.t_old, in.V_old);
+  const Field<T> got = dY.to_host();
+  double scale = 1.0;
+  for (index_t k = 0; k < g.nz(); ++k)
+    for (index_t j = 0; j < g.ny(); ++j)
+      for (index_t i = 0; i < g.nx(); ++i)
+        if (!std::isnan(want(i, j, k))) scale = std::max(scale, std::abs(want(i, j, k)));
+  const double tol = (sizeof(T) == 4 ? 2e-4 : 1e-11) * scale;
+  long wrong = 0;
+  double worst = 0;
+  std::string first;
+  for (index_t k = 0; k < g.nz(); ++k)
+    for (index_t j = 0; j < g.ny(); ++j)
+      for (index_t i = 0; i < g.nx(); ++i) {
+        const double w = want(i, j, k), h = double(got(i, j, k));
+        if (std::isnan(w)) continue;
+        const bool ok = std::isfinite(h) && std::abs(h - w) <= tol;
+        if (std::isfinite(h)) worst = std::max(worst, std::abs(h - w));
+        if (!ok && wrong++ == 0)
+          first = "(" + std::to_string(i) + ", " + std::to_string(j) + ", " + std::to_string(k) + "): got " +
+                  std::to_string(h) + ", reference " + std::to_string(w);
+      }
+  EXPECT_EQ(wrong, 0) << "first bad node " << first << " (tol " << tol << ", worst " << worst << ")";
+}
+
+// The boundary sets of the folded-stage tests.
+struct FoldProblem {
+  const char* what;
+  Pde pde;
+  BoundaryConditions bc;
+  std::array<bool, 3> periodic{};  // the grid's periodic axes
+  bool folds = true;               // the device stage folds (no mixed terms, shared bands)
+};
+
+std::vector<FoldProblem> fold_problems() {
+  std::vector<FoldProblem> v;
+  Pde src = heat_with_drift();
+  src.source = [](double t, double x, double y, double z) { return std::sin(x + 2 * y - z) * (1 + t); };
+  v.push_back({"dirichlet constant", Pde::heat(1.0, 0.7, 0.4), BoundaryConditions::all(Boundary::dirichlet(0.3))});
+  v.push_back({"dirichlet g(t)", heat_with_drift(), all_dirichlet()});
+  v.push_back({"neumann + source", src, with_neumann()});
+  BoundaryConditions bp = all_dirichlet();
+  bp.set_periodic(Axis::x);
+  bp.set_periodic(Axis::z);
+  v.push_back({"periodic x z + source", src, bp, {true, false, true}});
+  // The "mixed" set: periodic x, Dirichlet g(t) y_lo, Neumann y_hi, Neumann g(t) z_lo, Dirichlet constant z_hi.
+  BoundaryConditions bm;
+  bm.set_periodic(Axis::x);
+  bm.set(Face::y_lo, Boundary::dirichlet(g3)).set(Face::y_hi, Boundary::neumann(0.5));
+  bm.set(Face::z_lo, Boundary::neumann([](double t, double x, double y, double) { return std::cos(t) * x * y; }));
+  bm.set(Face::z_hi, Boundary::dirichlet(-0.3));
+  v.push_back({"mixed set + source", src, bm, {true, false, false}});
+  // Mixed derivative terms: the explicit pass stays a pass of its own (no fold), same results.
+  Pde mixed = heat_with_drift();
+  mixed.mixed_xy = 0.3;
+  mixed.mixed_yz = -0.2;
+  v.push_back({"mixed terms (not folded)", mixed, all_dirichlet(), {}, false});
+  return v;
+}
+
+Grid fold_grid(std::array<index_t, 3> n, const std::array<bool, 3>& periodic) {
+  auto ax = [&](int d) {
+    if (n[d] == 1) return AxisGrid();
+    if (periodic[d]) return periodic_axis(n[d], 0.0, 1.0);
+    return n[d] < 5 ? AxisGrid::uniform(n[d], 0.0, 1.0) : AxisGrid::stretched(n[d], 0.0, 1.0, 0.45, 3.0);
+  };
+  return Grid(ax(0), ax(1), ax(2));
+}
+
+// Every boundary set, every form, every axis of a 3D grid and odd line lengths along each
+// axis (3, 31, 33, 255, 257, and 2: no unknowns along it), 2D and 1D grids (1: the minimum).
+template <class T>
+void folded_cases(ExplicitFold mode = ExplicitFold::kernel, const Executor& ex = Executor::cuda()) {
+  std::uint32_t seed = 3000;
+  for (const FoldProblem& p : fold_problems()) {
+    std::vector<std::array<index_t, 3>> sizes = {{37, 33, 19}, {33, 31, 1}, {1, 33, 31}, {257, 1, 1}, {1, 31, 1}};
+    for (index_t n : {3, 31, 33, 255, 257})
+      for (int a = 0; a < 3; ++a) {
+        std::array<index_t, 3> e{7, 5, 3};
+        e[a] = n;
+        sizes.push_back(e);
+      }
+    sizes.push_back({2, 5, 4});
+    for (const auto& e : sizes) {
+      bool ok = true;
+      for (int d = 0; d < 3; ++d) ok = ok && !(p.periodic[d] && e[d] < 3);
+      if (!ok) continue;
+      std::array<bool, 3> per{};
+      for (int d = 0; d < 3; ++d) per[d] = p.periodic[d] && e[d] > 1;
+      const Grid g = fold_grid(e, per);
+      BoundaryConditions bc = p.bc;
+      bool two = false;
+      for (int d = 0; d < 3; ++d) {
+        if (p.periodic[d] && e[d] == 1) bc.set(static_cast<Axis>(d), Boundary::dirichlet(0.1), Boundary::dirichlet(0.1));
+        if (e[d] == 2) {  // no room for Dirichlet ends at both sides: Neumann
+          bc.set(static_cast<Axis>(d), Boundary::neumann(0.5), Boundary::neumann(-0.25));
+          two = true;
+        }
+      }
+      // Mixed terms: both x and y present and no Neumann face next to them.
+      if (p.pde.has_mixed() && (two || e[0] == 1 || e[1] == 1)) continue;
+      const bool is3d = e[0] > 1 && e[1] > 1 && e[2] > 1;
+      for (int a = 0; a < 3; ++a) {
+        if (e[a] == 1) continue;
+        // Folded along x (the first stage of every chain on a grid with nx > 1); along y
+        // and z solve_folded runs the explicit pass and the stage (the same results).
+        const bool fold = p.folds && a == 0 && e[a] <= 1024;
+        for (FoldForm f : {FoldForm::douglas, FoldForm::mcs, FoldForm::hv}) {
+          FoldCase c;
+          c.axis = static_cast<Axis>(a);
+          c.form = f;
+          check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold, mode, ex);
+          if (is3d && f == FoldForm::douglas) {
+            c.result = true;
+            check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold, mode, ex);
+            c.result = false;
+            c.later = false;
+            check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold, mode, ex);
+          }
+          if (::testing::Test::HasFailure()) return;
+        }
+        // One active axis: the stage may write U itself (the only stage of the chain).
+        int active = 0;
+        for (int d = 0; d < 3; ++d) active += e[d] > 1;
+        if (active == 1) {
+          FoldCase c;
+          c.axis = static_cast<Axis>(a);
+          c.result_u = true;
+          check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold, mode, ex);
+          c.form = FoldForm::hv;
+          check_folded<T>(g, p.pde, bc, c, seed++, p.what, fold, mode, ex);
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void folded_reference_cases(const Executor& ex, ExplicitFold mode = ExplicitFold::kernel) {
+  std::uint32_t seed = 4000;
+  for (const FoldProblem& p : fold_problems()) {
+    const Grid g = fold_grid({37, 33, 19}, p.periodic);
+    for (Axis ax : {Axis::x, Axis::y, Axis::z}) {
+      if (p.periodic[static_cast<int>(ax)] && g.extent(ax) < 3) continue;
+      for (FoldForm f : {FoldForm::douglas, FoldForm::mcs, FoldForm::hv})
+        check_folded_reference<T>(g, p.pde, p.bc, f, ax, seed++, p.what, ex, mode);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
 }  // namespace
+
+TEST(CudaFoldedStage, MatchesTheHostFloat) {
+  ADI_REQUIRE_CUDA();
+  folded_cases<float>(ExplicitFold::kernel);
+  folded_cases<float>(ExplicitFold::stencil);
+}
+
+TEST(CudaFoldedStage, MatchesTheHostDouble) {
+  ADI_REQUIRE_CUDA();
+  folded_cases<double>(ExplicitFold::kernel);
+  folded_cases<double>(ExplicitFold::stencil);
+}
+
+// The stencil fold on the host against the host's separate passes (runs anywhere).
+TEST(FoldedStage, StencilFoldMatchesSeparatePassesOnTheHost) {
+  folded_cases<float>(ExplicitFold::stencil, Executor::host());
+  folded_cases<double>(ExplicitFold::stencil, Executor::host());
+}
+
+TEST(CudaFusedStage, MatchesTheFp64ReferenceFoldedFloat) {
+  ADI_REQUIRE_CUDA();
+  folded_reference_cases<float>(Executor::cuda(), ExplicitFold::kernel);
+  folded_reference_cases<float>(Executor::cuda(), ExplicitFold::stencil);
+}
+
+TEST(CudaFusedStage, MatchesTheFp64ReferenceFoldedDouble) {
+  ADI_REQUIRE_CUDA();
+  folded_reference_cases<double>(Executor::cuda(), ExplicitFold::kernel);
+  folded_reference_cases<double>(Executor::cuda(), ExplicitFold::stencil);
+}
+
+// The folded stage's fp64 reference against the host's solve_folded, separate passes and
+// stencil fold: runs anywhere.
+TEST(StageReference, MatchesTheHostFoldedSolve) {
+  folded_reference_cases<double>(Executor::host(), ExplicitFold::separate);
+  folded_reference_cases<double>(Executor::host(), ExplicitFold::stencil);
+  folded_reference_cases<float>(Executor::host(), ExplicitFold::stencil);
+}
 
 TEST(CudaFusedStage, BoundaryKindsFloat) {
   ADI_REQUIRE_CUDA();
