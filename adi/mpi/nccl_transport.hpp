@@ -31,6 +31,18 @@ class Communicator;
 // returned empty. Throws Unsupported without NCCL, adi::Error when NCCL fails.
 std::shared_ptr<Communicator> axis_communicator(const ProcessGrid& procs, Axis a, int device);
 
+// The one-time cost of the NCCL communicators made on axis a of this ProcessGrid so far
+// (this rank, every device): seconds in ncclCommInitRank (with the unique id's broadcast)
+// and in the warm-up collectives that connect the peers. Zeros before the first. The
+// plans after it reuse the communicator and pay neither.
+struct CreationCost {
+  int communicators = 0;
+  double init_seconds = 0;
+  double warm_up_seconds = 0;
+  double seconds() const { return init_seconds + warm_up_seconds; }
+};
+CreationCost creation_cost(const ProcessGrid& procs, Axis a);
+
 // Enqueued on `stream` (a cudaStream_t): every rank's `bytes` bytes of send into recv
 // (rank p's at recv + p*bytes), like MPI_Allgather.
 void all_gather(Communicator& comm, const void* send, void* recv, std::size_t bytes, void* stream);
