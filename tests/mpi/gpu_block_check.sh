@@ -40,22 +40,8 @@ step "scalar nccl np2" 90 "$OUT/tests.log" $MPI -n 2 "$TS" \
   --gtest_filter='*DeviceNccl*:*UnsupportedTransports*:*DeviceZeroPivot*'
 grep -hE "SKIPPED:|NOT tested" "$OUT/tests.log" | sort -u >>"$S"
 # 3. memcheck on the NCCL path, one log per rank; the verdict ignores only NCCL's start-up probing.
-cs() {  # cs NAME LOGPREFIX cmd...: every rank under compute-sanitizer memcheck into LOGPREFIX.<rank>.log
-  local name=$1 pre=$2
-  shift 2
-  rm -f "$pre".*.log
-  timeout 120 $MPI -n 2 bash -c 'exec compute-sanitizer --tool memcheck --leak-check full "$@" \
-    >"'"$pre"'.${OMPI_COMM_WORLD_RANK:-0}.log" 2>&1' _ "$@"
-  local rc=$?
-  local v
-  v=$(tests/mpi/sanitizer_verdict.sh "$pre".*.log)
-  local vrc=$?
-  echo "$name rc=$rc ($(el)) $v" >>"$S"
-  [ $vrc = 0 ] || grep -h -m3 -A8 "^========= [A-Z]" "$pre".*.log | head -40 >>"$S"
-}
-cs "memcheck block nccl np2" "$OUT/cs_block" "$Bn" --n 6x5x40 --m 5 --reps 1 --no-mirrors --no-baseline
-cs "memcheck block singular np2" "$OUT/cs_singular" "$T" --gtest_filter='*SingularBlockOnOneGpu*'
-cs "memcheck scalar nccl np2" "$OUT/cs_scalar" "$Bt" --memory device --n 16x16x256 --strategy allgather \
+memcheck_step "memcheck block nccl np2" "$OUT/cs_block" "$Bn" --n 6x5x40 --m 5 --reps 1 --no-mirrors --no-baseline
+memcheck_step "memcheck scalar nccl np2" "$OUT/cs_scalar" "$Bt" --memory device --n 16x16x256 --strategy allgather \
   --transport nccl --reps 2
 # 4. Benchmarks.
 step "bench public np2" 120 "$OUT/bench.log" $MPI -n 2 "$Bt" --memory device

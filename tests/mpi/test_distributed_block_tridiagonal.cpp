@@ -6,6 +6,7 @@
 // both precisions, the host-mirror fallback, and a singular block on one rank's GPU.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -15,6 +16,7 @@
 #include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_block_tridiagonal.hpp"
+#include "adi/mpi/nccl_transport.hpp"
 #include "mpi_test_util.hpp"
 #include "solvers/cuda/backend.hpp"
 
@@ -257,6 +259,35 @@ TEST(DistributedBlockTridiagonal, DeviceNccl) {
 TEST(DistributedBlockTridiagonal, DeviceHostStaging) {
   ADI_REQUIRE_CUDA("block host-staging transport");
   transport_sweep(Transport::host_staging);
+}
+
+// The NCCL communicator of an axis is made once, by the first plan that needs it, and its
+// one-time cost is recorded on its own (nccl::creation_cost); the next plan reuses it.
+TEST(DistributedBlockTridiagonal, NcclCommunicatorMadeOnceAndCosted) {
+  ADI_REQUIRE_CUDA("block NCCL transport");
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks with a GPU each: NCCL creation cost NOT tested";
+  const std::string why = nccl_unavailable(rank_gpu().device());
+  if (!why.empty()) GTEST_SKIP() << "NCCL creation cost NOT tested: " << why;
+  ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
+  Decomposition dec(procs, kGlobal);
+  EXPECT_EQ(nccl::creation_cost(procs, Axis::x).communicators, 0);
+  DistributedBlockOptions o;
+  o.transport = Transport::nccl;
+  const BlockLineSet lines = to_block_lines(grid_lines(3, dec.extents(), Axis::x));
+  DistributedBlockTridiagonalPlan<double> first(procs, Axis::x, rank_gpu(), lines, o);
+  const nccl::CreationCost c1 = nccl::creation_cost(procs, Axis::x);
+  EXPECT_EQ(c1.communicators, 1);
+  EXPECT_GT(c1.init_seconds, 0.0);
+  EXPECT_GT(c1.warm_up_seconds, 0.0);
+  EXPECT_NEAR(c1.seconds(), c1.init_seconds + c1.warm_up_seconds, 1e-15);
+  DistributedBlockTridiagonalPlan<float> second(procs, Axis::x, rank_gpu(), lines, o);
+  const nccl::CreationCost c2 = nccl::creation_cost(procs, Axis::x);
+  EXPECT_EQ(c2.communicators, 1) << "a second communicator was made for the same axis and GPU";
+  EXPECT_EQ(c2.seconds(), c1.seconds());
+  EXPECT_EQ(nccl::creation_cost(procs, Axis::y).communicators, 0);
+  if (world_rank() == 0)
+    std::printf("NCCL communicator of the axis: ncclCommInitRank %.1f ms + warm-up %.1f ms (rank 0, made once)\n",
+                1e3 * c1.init_seconds, 1e3 * c1.warm_up_seconds);
 }
 
 // A transport that cannot run throws the same Unsupported on every rank.
