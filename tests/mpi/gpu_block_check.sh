@@ -13,11 +13,12 @@
 # Logs in $OUT, tables at the end of $OUT/summary.txt (printed). About 4-5 minutes.
 #
 #   OUT=/tmp/o tests/mpi/gpu_block_check.sh
+#   NOBUILD=1 BUILD=build-host OUT=/tmp/o tests/mpi/gpu_block_check.sh   # an existing build (host dry run)
 set -u
 OUT=${OUT:-block-check-out}
 BUILD=${BUILD:-build-dev}
 . "$(dirname "$0")/check_common.sh"
-export OUT OMP_NUM_THREADS=4
+export OUT OMP_NUM_THREADS=4 MEMCHECK_TIMEOUT=${MEMCHECK_TIMEOUT:-150}
 {
   date -u +%FT%TZ
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1
@@ -25,8 +26,10 @@ export OUT OMP_NUM_THREADS=4
   nvidia-smi nvlink -s -i 0 2>&1 | head -3
   mpiexec --version 2>&1 | head -1
 } >"$S"
-configure_check
-build_check test_distributed_block_tridiagonal test_distributed_tridiagonal bench_mpi_block bench_mpi_tridiagonal
+if [ "${NOBUILD:-0}" != 1 ]; then  # NOBUILD=1 BUILD=dir: use an existing build
+  configure_check
+  build_check test_distributed_block_tridiagonal test_distributed_tridiagonal bench_mpi_block bench_mpi_tridiagonal
+fi
 T="$BUILD/tests/test_distributed_block_tridiagonal"
 TS="$BUILD/tests/test_distributed_tridiagonal"
 Bn="$BUILD/benchmarks/bench_mpi_block"

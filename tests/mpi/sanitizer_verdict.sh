@@ -10,6 +10,12 @@
 #   tests/mpi/sanitizer_verdict.sh LOG...   # one line "sanitizer verdict: ..."; exit 0 when clean
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 LOG..." >&2; exit 2; }
+for f in "$@"; do  # a log without memcheck's summary: the sanitizer did not run or was cut off
+  if ! grep -q "ERROR SUMMARY" "$f" 2>/dev/null; then
+    echo "sanitizer verdict: FAILED, no memcheck ERROR SUMMARY in $f ($(tail -1 "$f" 2>/dev/null))"
+    exit 1
+  fi
+done
 awk '
   function close_record() {
     if (inrec) {
