@@ -104,7 +104,7 @@ Row single_gpu_baseline(std::array<index_t, 3> n, int M, int reps, const Executo
 
 template <class T>
 void run(std::array<index_t, 3> n, int M, int reps, bool mirrors_too, std::vector<Row>& rows, double& copy_gbs,
-         std::string& creation, bool baseline) {
+         std::string& creation, bool baseline, const std::vector<int>& subsegments) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -141,9 +141,12 @@ void run(std::array<index_t, 3> n, int M, int reps, bool mirrors_too, std::vecto
     bool device;
     mpi::Transport tr;
     mpi::ReducedStrategy s;
+    int S = 0;  // sub-segments (0: automatic)
   };
   std::vector<Pass> passes{{true, mpi::Transport::automatic, mpi::ReducedStrategy::automatic}};
   if (size > 1) {
+    for (int S : subsegments)  // the automatic transport with other sub-segment counts (tuning)
+      passes.push_back({true, mpi::Transport::automatic, mpi::ReducedStrategy::automatic, S});
     if (mpi::nccl::built()) passes.push_back({true, mpi::Transport::nccl, mpi::ReducedStrategy::alltoall});
     passes.push_back({true, mpi::Transport::host_staging, mpi::ReducedStrategy::automatic});
     if (mirrors_too) passes.push_back({false, mpi::Transport::automatic, mpi::ReducedStrategy::automatic});
@@ -153,6 +156,7 @@ void run(std::array<index_t, 3> n, int M, int reps, bool mirrors_too, std::vecto
     o.device_passes = passes[pass].device;
     o.transport = passes[pass].tr;
     o.strategy = passes[pass].s;
+    o.device_subsegments = passes[pass].S;
     MPI_Barrier(MPI_COMM_WORLD);
     const double f0 = MPI_Wtime();
     std::optional<mpi::DistributedBlockTridiagonalPlan<T>> made;
@@ -203,6 +207,7 @@ int main(int argc, char** argv) {
   std::array<index_t, 3> n{64, 64, 2048};
   int M = 5, reps = 10;
   bool fp32 = false, mirrors = true, baseline = true;
+  std::vector<int> subsegments;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has = i + 1 < argc;
@@ -219,10 +224,17 @@ int main(int argc, char** argv) {
       mirrors = false;
     } else if (a == "--no-baseline") {
       baseline = false;
+    } else if (a == "--subsegments" && has) {  // e.g. 4,32: extra rows with those sub-segment counts
+      std::string list = argv[++i];
+      for (std::size_t p = 0; p < list.size();) {
+        const std::size_t q = std::min(list.find(',', p), list.size());
+        subsegments.push_back(std::max(1, std::stoi(list.substr(p, q - p))));
+        p = q + 1;
+      }
     } else {
       if (rank == 0)
         std::printf("usage: mpirun -np P bench_mpi_block [--n 64x64x2048] [--m 5] [--reps 10] [--float] "
-                    "[--no-mirrors] [--no-baseline]\n  block lines along z split over P ranks, device memory; with P > 1 "
+                    "[--no-mirrors] [--no-baseline] [--subsegments S1,S2,..]\n  block lines along z split over P ranks, device memory; with P > 1 "
                     "every transport, the host-mirror path unless --no-mirrors, and the same global problem on "
                     "rank 0's GPU alone unless --no-baseline\n");
       MPI_Finalize();
@@ -236,9 +248,9 @@ int main(int argc, char** argv) {
   try {
     if (!Executor::cuda_available()) throw Unsupported("bench_mpi_block needs a CUDA device");
     if (fp32)
-      run<float>(n, M, reps, mirrors, rows, copy_gbs, creation, baseline);
+      run<float>(n, M, reps, mirrors, rows, copy_gbs, creation, baseline, subsegments);
     else
-      run<double>(n, M, reps, mirrors, rows, copy_gbs, creation, baseline);
+      run<double>(n, M, reps, mirrors, rows, copy_gbs, creation, baseline, subsegments);
   } catch (const Error& e) {
     if (rank == 0) std::fprintf(stderr, "bench_mpi_block: error: %s\n", e.what());
     rc = 1;

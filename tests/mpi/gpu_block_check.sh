@@ -49,7 +49,7 @@ memcheck_step "memcheck scalar nccl np2" "$OUT/cs_scalar" "$Bt" --memory device 
 # 4. Benchmarks.
 step "bench public np2" 120 "$OUT/bench.log" $MPI -n 2 "$Bt" --memory device
 step "bench block np1" 90 "$OUT/blockbench.log" $MPI -n 1 "$Bn" --n 64x64x2048 --m 5 --reps 10
-step "bench block np2" 150 "$OUT/blockbench.log" $MPI -n 2 "$Bn" --n 64x64x2048 --m 5 --reps 10
+step "bench block np2" 150 "$OUT/blockbench.log" $MPI -n 2 "$Bn" --n 64x64x2048 --m 5 --reps 10 --subsegments 4,64
 {
   echo
   echo "== Public case 128x128x4096 fp64 on 2 GPUs (NCCL creation once, then plan + first solve per plan) =="
