@@ -190,6 +190,13 @@ void all_to_all_v(Communicator& comm, const void* send, const int* send_counts, 
   nb::group_end();
 }
 
+void send_recv(Communicator& comm, const void* send, int to, void* recv, int from, std::size_t bytes, void* stream) {
+  nb::group_start();
+  nb::send(comm.comm, send, bytes, to, stream);
+  nb::recv(comm.comm, recv, bytes, from, stream);
+  nb::group_end();
+}
+
 std::string probe_init(MPI_Comm comm, int device) {
   if (!nb::built()) return "not built";
   void* c = nullptr;

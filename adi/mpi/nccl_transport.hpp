@@ -51,6 +51,11 @@ void all_gather(Communicator& comm, const void* send, void* recv, std::size_t by
 void all_to_all_v(Communicator& comm, const void* send, const int* send_counts, const int* send_displs, void* recv,
                   const int* recv_counts, const int* recv_displs, std::size_t value_size, void* stream);
 
+// Enqueued on `stream`: one grouped send of `bytes` bytes of send to rank `to` and receive of
+// `bytes` bytes from rank `from` into recv (ranks of the communicator; to == from allowed),
+// like MPI_Sendrecv: a neighbour exchange of ghost layers.
+void send_recv(Communicator& comm, const void* send, int to, void* recv, int from, std::size_t bytes, void* stream);
+
 // Diagnostics for the benchmark: tries ncclCommInitRank over comm with this rank on
 // `device`, without the one-GPU-per-rank check, and returns NCCL's answer ("ncclSuccess",
 // or the error string and last error). Collective; "not built" without NCCL.

@@ -9,7 +9,9 @@
 #      reports ignored and nothing else (tests/mpi/sanitizer_verdict.sh),
 #   4. the tables: NCCL communicator creation (once per axis) and plan + first solve of the
 #      plans after it (public case 128x128x4096 on 2 GPUs, bench_mpi_tridiagonal), block
-#      lines M = 5, 64x64x2048 fp64 on 1 GPU vs 2 GPUs and the speed-up (bench_mpi_block).
+#      lines M = 5, 64x64x2048 fp64 on 1 GPU vs 2 GPUs and the speed-up (bench_mpi_block),
+#   5. the CFD example on the GPUs (test_distributed_euler on 2 ranks; the vortex on 1 CPU rank
+#      and on 2 GPUs, the density errors side by side), built apart: a failure there stops nothing.
 # Logs in $OUT, tables at the end of $OUT/summary.txt (printed). About 4-5 minutes.
 #
 #   OUT=/tmp/o tests/mpi/gpu_block_check.sh
@@ -50,6 +52,20 @@ memcheck_step "memcheck scalar nccl np2" "$OUT/cs_scalar" "$Bt" --memory device 
 step "bench public np2" 120 "$OUT/bench.log" $MPI -n 2 "$Bt" --memory device
 step "bench block np1" 90 "$OUT/blockbench.log" $MPI -n 1 "$Bn" --n 64x64x2048 --m 5 --reps 10
 step "bench block np2" 150 "$OUT/blockbench.log" $MPI -n 2 "$Bn" --n 64x64x2048 --m 5 --reps 10 --subsegments 4,64
+# 5. The CFD example on the GPUs (device memory, NCCL): its tests on 2 ranks, then the vortex on
+# 1 rank (CPU) and 2 ranks (GPUs): the density errors must agree. Its build failing stops nothing above.
+if cmake --build "$BUILD" -j"$(nproc)" --target test_distributed_euler euler_vortex_mpi >>"$OUT/build.log" 2>&1; then
+  E="$BUILD/examples/cfd/euler_vortex_mpi"
+  step "cfd tests np2" 150 "$OUT/cfd.log" $MPI -n 2 "$BUILD/tests/test_distributed_euler"
+  step "cfd vortex cpu np1" 60 "$OUT/cfd.log" $MPI -n 1 "$E" --n 128 --t-end 2 --threads 8
+  step "cfd vortex gpu np2" 60 "$OUT/cfd.log" $MPI -n 2 "$E" --n 128 --t-end 2 --procs 2x1x1 --backend cuda
+  step "cfd vortex cpu np1 3d" 60 "$OUT/cfd.log" $MPI -n 1 "$E" --dims 3 --n 48 --nz 12 --u0 0.5 --w0 1 --t-end 1 \
+    --threads 8
+  step "cfd vortex gpu np2 3d" 60 "$OUT/cfd.log" $MPI -n 2 "$E" --dims 3 --n 48 --nz 12 --procs 1x1x2 --u0 0.5 \
+    --w0 1 --t-end 1 --backend cuda
+else
+  echo "cfd build FAILED ($(el))" >>"$S"
+fi
 {
   echo
   echo "== Public case 128x128x4096 fp64 on 2 GPUs (NCCL creation once, then plan + first solve per plan) =="
@@ -58,6 +74,9 @@ step "bench block np2" 150 "$OUT/blockbench.log" $MPI -n 2 "$Bn" --n 64x64x2048 
   echo
   echo "== Block lines M = 5, 64x64x2048 fp64 along z: 1 GPU vs 2 GPUs =="
   grep -E "^bench_mpi_block:|^\||^block lines|^not run" "$OUT/blockbench.log"
+  echo
+  echo "== CFD vortex: 1 rank CPU vs 2 GPUs (the density errors agree) =="
+  grep -E "^### |^(ranks|backend|density error|time) " "$OUT/cfd.log" 2>/dev/null
   echo "done ($(el))"
 } >>"$S"
 cat "$S"
