@@ -250,7 +250,8 @@ void transport_sweep(Transport t) {
 
 TEST(DistributedBlockTridiagonal, DeviceNccl) {
   ADI_REQUIRE_CUDA("block NCCL transport");
-  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks with a GPU each: block NCCL transport NOT tested";
+  if (world_size() < 2)
+    GTEST_SKIP() << "needs 2 ranks with a GPU each (this run: 1 rank): block NCCL transport NOT tested";
   const std::string why = nccl_unavailable(rank_gpu().device());
   if (!why.empty()) GTEST_SKIP() << "block NCCL transport NOT tested: " << why;
   transport_sweep(Transport::nccl);
@@ -265,7 +266,8 @@ TEST(DistributedBlockTridiagonal, DeviceHostStaging) {
 // one-time cost is recorded on its own (nccl::creation_cost); the next plan reuses it.
 TEST(DistributedBlockTridiagonal, NcclCommunicatorMadeOnceAndCosted) {
   ADI_REQUIRE_CUDA("block NCCL transport");
-  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks with a GPU each: NCCL creation cost NOT tested";
+  if (world_size() < 2)
+    GTEST_SKIP() << "needs 2 ranks with a GPU each (this run: 1 rank): NCCL creation cost NOT tested";
   const std::string why = nccl_unavailable(rank_gpu().device());
   if (!why.empty()) GTEST_SKIP() << "NCCL creation cost NOT tested: " << why;
   ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
@@ -273,6 +275,7 @@ TEST(DistributedBlockTridiagonal, NcclCommunicatorMadeOnceAndCosted) {
   EXPECT_EQ(nccl::creation_cost(procs, Axis::x).communicators, 0);
   DistributedBlockOptions o;
   o.transport = Transport::nccl;
+  o.device_passes = true;  // NCCL carries the device passes' reduced rows
   const BlockLineSet lines = to_block_lines(grid_lines(3, dec.extents(), Axis::x));
   DistributedBlockTridiagonalPlan<double> first(procs, Axis::x, rank_gpu(), lines, o);
   const nccl::CreationCost c1 = nccl::creation_cost(procs, Axis::x);
