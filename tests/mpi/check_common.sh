@@ -24,10 +24,14 @@ el() { echo "$(($(date +%s) - start)) s"; }
 step() {  # step NAME TIMEOUT LOG cmd...
   local name=$1 limit=$2 log=$3
   shift 3
+  local before
+  before=$(cat "$log" 2>/dev/null | wc -l)
   echo "### $name: $*" >>"$log"
   timeout "$limit" "$@" >>"$log" 2>&1
   local rc=$?
-  echo "$name rc=$rc ($(el)) $(grep -E 'verdict|PASSED|FAILED TEST|ERROR SUMMARY|error:' "$log" | tail -1)" >>"$S"
+  # the verdict of this step's own lines (the log is shared by several steps)
+  echo "$name rc=$rc ($(el)) $(tail -n +$((before + 1)) "$log" | grep -E 'verdict|PASSED|FAILED TEST|ERROR SUMMARY|error:' |
+    tail -1)" >>"$S"
   return $rc
 }
 configure_check() {  # [extra cmake arguments]
