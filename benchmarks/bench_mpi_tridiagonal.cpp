@@ -93,6 +93,9 @@ struct Arrays {
   Array<T> a, b, c, d, d0, u;
 };
 
+// The NCCL creation row of the table (device plans of a split axis), printed before the plans' rows.
+std::string creation_row;
+
 template <class T>
 void run_case(const Args& args, bool device, int rank, int size, std::vector<Row>& rows) {
   const Executor exec = device ? adi::mpi::rank_gpu() : Executor::host();  // fewer GPUs than ranks: they share
@@ -157,6 +160,14 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
         continue;
       cases.push_back({s, tr, site});
     }
+  // The axis's NCCL communicator, made once and timed on its own row; the plans below reuse it.
+  if (device && size > 1) {
+    const std::string made = bench::nccl_creation(procs, Axis::z, exec.device());
+    if (!made.empty())
+      creation_row = "| " + std::to_string(size) +
+                     " | device | NCCL communicator of the axis, made once (creation + warm-up) | nccl | - | - | - | "
+                     "- | - | - | - | - | " + made + " |\n";
+  }
   for (const Case& cs : cases) {
     const ReducedStrategy s = cs.s;
     const Transport tr = cs.tr;
@@ -458,6 +469,7 @@ int main(int argc, char** argv) {
     std::printf("\n| ranks | memory | strategy | transport | ms/solve | local ms | exchange ms | staging ms | "
                 "wait ms | exchanged KiB/rank | model ms | ratio | plan+first ms |\n"
                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("%s", creation_row.c_str());
     for (const Row& r : rows)
       std::printf("| %d | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.3f | %.2f | %.1f |\n", r.ranks,
                   r.memory.c_str(), r.strategy.c_str(), r.transport.c_str(), r.ms, r.local_ms, r.exchange_ms,

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -40,6 +41,7 @@
 #include <vector>
 
 #include "adi/field.hpp"
+#include "adi/mpi/nccl_transport.hpp"
 #include "solvers/common/block_lu_core.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/block_partition_local_passes.hpp"
@@ -149,6 +151,17 @@ struct DistributedBlockTridiagonalPlan<T>::Impl {
   T* h_sol = nullptr;
   void* ev[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
   double t_local = 0, t_exchange = 0, t_staging = 0, bytes = 0;
+  // NCCL transport (device passes): the reduced rows in rows-together layout,
+  // d_red[(j*L + l)*R + ...]; d_gather the gathered rows, row k = 2p + j of solved system q at
+  // (k*solved + q)*R (the layout the device reduced plan reads in place); alltoall: the
+  // solution's d slots packed (d_back[(k*solved + q)*M]) and the interface values back
+  // (d_usol[(j*L + l)*M]). Counts and displacements in rows: cnt / dsp[j] of this rank's rows
+  // for each rank's share of the lines, rcnt / rdsp[j] of the share it solves.
+  Transport transport = Transport::host_staging;
+  std::shared_ptr<nccl::Communicator> nccl_comm;
+  Array<T> d_gather, d_back, d_usol;
+  const T* d_solp = nullptr;  // the interface values the back-substitution reads
+  std::vector<int> a2a_cnt, a2a_rcnt, a2a_dsp[2], a2a_rdsp[2];
 
   ~Impl() {
     cuda_backend::partition::pinned_free(h_red);
@@ -182,6 +195,10 @@ struct DistributedBlockTridiagonalPlan<T>::Impl {
   void back_line(T* u, index_t l, T* s) const;
   void exchange_and_solve();
   void check_solution() const;
+  SingularBlock singular_error(index_t line) const;  // what every rank of the axis throws
+  void resolve_transport(const ProcessGrid& procs);
+  void setup_nccl();
+  void run_nccl(const BlockBands<T>& bd, const T* d, T* u);
   void run(const BlockBands<T>& bd, const T* d, T* u);
   void run_device(const BlockBands<T>& bd, const T* d, T* u);
   void run_mirrored(const BlockBands<T>& bd, const T* d, T* u);  // device memory through the host mirrors
@@ -397,13 +414,150 @@ void DistributedBlockTridiagonalPlan<T>::Impl::check_solution() const {
     if (!std::isfinite(double(solp[k]))) {
       // The interface values are 2M per line, line after line: the line is known on every
       // rank, the block row (on whichever rank) is not.
-      const index_t line = index_t(k / (std::size_t(2) * std::size_t(M)));
-      throw SingularSystem(std::string("DistributedBlockTridiagonalPlan: a singular pivot block along ") +
-                               axis_name(axis) + " in system " + detail::number(line) +
-                               " (on this or another rank of the axis; the partition method needs block diagonally "
-                               "dominant lines); u holds no solution",
-                           line, -1);
+      throw singular_error(index_t(k / (std::size_t(2) * std::size_t(M))));
     }
+}
+
+template <class T>
+SingularBlock DistributedBlockTridiagonalPlan<T>::Impl::singular_error(index_t line) const {
+  return SingularBlock(std::string("DistributedBlockTridiagonalPlan: a singular pivot block along ") +
+                            axis_name(axis) + " in system " + detail::number(line) +
+                            " (on this or another rank of the axis; the partition method needs block diagonally "
+                            "dominant lines); u holds no solution",
+                        line, -1);
+}
+
+// The NCCL transport (device passes): reduce on the GPU, the reduced rows exchanged by NCCL
+// on the executor's stream, the reduced systems solved in place on the device by the device
+// BlockTridiagonalPlan, back-substitution; nothing passes through the host. A singular pivot
+// block (NaN rows from the reduction, or a singular reduced system) is agreed on with one
+// MPI_Allreduce of the lowest failing line after the reduced solve (which synchronised the
+// stream): every rank throws at the same point, no collective is left half entered.
+template <class T>
+void DistributedBlockTridiagonalPlan<T>::Impl::run_nccl(const BlockBands<T>& bd, const T* d, T* u) {
+  namespace bp = cuda_backend::block_partition;
+  namespace part = cuda_backend::partition;
+  void* st = exec.stream();
+  const cuda_backend::DeviceGuard device_guard(exec.device());  // the caller's device back on return
+  const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
+  const std::size_t w = sizeof(T);
+  const int MM = M * M;
+  part::event_record(ev[0], st);
+  bp::reduce<T>(ls, bd.a, bd.b, bd.c, d, u, dw, d_red.data(), tol, first_open, last_open, st);
+  part::event_record(ev[1], st);
+  T* g = d_gather.data();
+  if (strategy == ReducedStrategy::allgather) {
+    nccl::all_gather(*nccl_comm, d_red.data(), g, std::size_t(L) * 2 * std::size_t(R) * w, st);
+  } else {
+    for (int j = 0; j < 2; ++j)
+      nccl::all_to_all_v(*nccl_comm, d_red.data(), a2a_cnt.data(), a2a_dsp[j].data(), g, a2a_rcnt.data(),
+                         a2a_rdsp[j].data(), std::size_t(R) * w, st);
+  }
+  index_t bad = -1;
+  if (solved > 0) {
+    try {
+      reduced->solve(BlockBands<T>{g, g + MM, g + 2 * MM}, g + 3 * MM, g + 3 * MM);  // in place: u == d
+    } catch (const SingularSystem& e) {
+      bad = chunk_lo + index_t(e.system());
+    }
+  }
+  if (opt.check_pivots) {
+    long long mine = bad < 0 ? LLONG_MAX : (long long)bad, low = LLONG_MAX;
+    check_mpi(MPI_Allreduce(&mine, &low, 1, MPI_LONG_LONG, MPI_MIN, comm), "MPI_Allreduce");
+    if (low != LLONG_MAX) throw singular_error(index_t(low));
+  }
+  if (strategy == ReducedStrategy::alltoall) {
+    bp::copy_rows(d_back.data(), std::size_t(M) * w, g + 3 * MM, std::size_t(R) * w, std::size_t(M) * w,
+                  std::size_t(2 * P) * std::size_t(solved), st);
+    for (int j = 0; j < 2; ++j)
+      nccl::all_to_all_v(*nccl_comm, d_back.data(), a2a_rcnt.data(), a2a_rdsp[j].data(), d_usol.data(),
+                         a2a_cnt.data(), a2a_dsp[j].data(), std::size_t(M) * w, st);
+  }
+  part::event_record(ev[2], st);
+  bp::back_substitute<T>(ls, dw, d_solp, u, st);
+  part::event_record(ev[3], st);
+  cuda_backend::synchronize(st);
+  t_local = part::event_seconds(ev[0], ev[1]) + part::event_seconds(ev[2], ev[3]);
+  t_exchange = part::event_seconds(ev[1], ev[2]);
+  t_staging = 0;
+}
+
+// The transport of a plan with device passes (collective over the axis; the options agree):
+// every rank takes the same branch, and a choice this build or machine cannot run throws the
+// same Unsupported on every rank.
+template <class T>
+void DistributedBlockTridiagonalPlan<T>::Impl::resolve_transport(const ProcessGrid& procs) {
+  const Transport want = opt.transport;
+  const std::string pre = std::string("DistributedBlockTridiagonalPlan: transport ") + transport_name(want) + ": ";
+  std::string err;
+  transport = Transport::host_staging;
+  if (want == Transport::cuda_aware_mpi) {
+    err = pre + "not offered for block lines; use nccl, host_staging or automatic";
+  } else if (want == Transport::nccl && exec.is_host()) {
+    err = pre + "needs device memory (Executor::cuda); host plans exchange host memory with plain MPI";
+  } else if (want == Transport::nccl && !on_device) {
+    err = pre + "needs DistributedBlockOptions::device_passes = true (the host-mirror path exchanges host memory)";
+  } else if (on_device && want != Transport::host_staging) {
+    if (!nccl::built()) {
+      if (want == Transport::nccl)
+        err = pre + "adi::mpi was built without NCCL (configure with -DADI_WITH_NCCL=ON where nccl.h and libnccl "
+                    "are found); use host_staging or automatic";
+    } else {
+      const std::string shared = nccl::shared_gpu_report(comm, exec.device());  // collective: every rank or none
+      if (shared.empty())
+        transport = Transport::nccl;
+      else if (want == Transport::nccl)
+        err = pre + shared;
+    }
+  }
+  agree_supported(comm, err.empty(), err);
+  if (transport == Transport::nccl) nccl_comm = nccl::axis_communicator(procs, axis, exec.device());
+}
+
+// The NCCL path's buffers, layouts and device reduced plan (after the strategy is known).
+template <class T>
+void DistributedBlockTridiagonalPlan<T>::Impl::setup_nccl() {
+  const int MM = M * M;
+  dw.red_line = R;
+  dw.red_row = L * R;
+  const index_t n = 2 * P;
+  d_gather = Array<T>(n * solved * R, exec);
+  if (strategy == ReducedStrategy::allgather) {
+    d_solp = d_gather.data() + index_t(2 * r) * L * R + 3 * MM;  // rows 2r, 2r+1 of every line, solved in place
+    dw.sol_line = R;
+    dw.sol_row = L * R;
+  } else {
+    d_back = Array<T>(n * solved * M, exec);
+    d_usol = Array<T>(2 * L * M, exec);
+    d_solp = d_usol.data();
+    dw.sol_line = M;
+    dw.sol_row = L * M;
+    auto lo = [&](int j) { return L * j / P; };
+    for (int q = 0; q < P; ++q) {
+      a2a_cnt.push_back(int(lo(q + 1) - lo(q)));
+      a2a_rcnt.push_back(int(solved));
+      for (int j = 0; j < 2; ++j) {
+        a2a_dsp[j].push_back(int(j * L + lo(q)));
+        a2a_rdsp[j].push_back(int((2 * q + j) * solved));
+      }
+    }
+  }
+  if (solved > 0) {
+    BlockLineSet rl;
+    rl.m = M;
+    rl.n = n;
+    rl.count0 = solved;
+    rl.count1 = 1;
+    rl.vectors = BlockStrides{solved * R, R, 1, 1};
+    rl.blocks = rl.vectors;
+    BlockTridiagonalOptions o = local_options(opt);
+    o.kernel = BlockKernel::automatic;
+    reduced.emplace(exec, rl, o);
+  }
+  const double w = double(sizeof(T));
+  bytes = strategy == ReducedStrategy::allgather
+              ? double(P) * double(L) * 2 * R * w
+              : 2.0 * double(P - 1) / double(P) * double(L) * double(2 * R + 2 * M) * w;
 }
 
 // The device passes: reduce on the GPU, reduced rows to page-locked memory, the host's
@@ -485,16 +639,19 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
   p.M = err.empty() ? p.ls.m : 0;
   p.m = err.empty() ? p.ls.n : 0;
   p.L = err.empty() ? p.ls.systems() : 0;
-  long long mine[4] = {p.M, p.L, options.periodic, int(options.strategy)}, mn[4], mx[4];
-  check_mpi(MPI_Allreduce(mine, mn, 4, MPI_LONG_LONG, MPI_MIN, p.comm), "MPI_Allreduce");
-  check_mpi(MPI_Allreduce(mine, mx, 4, MPI_LONG_LONG, MPI_MAX, p.comm), "MPI_Allreduce");
+  long long mine[7] = {p.M, p.L, options.periodic, int(options.strategy), int(options.transport),
+                       options.device_passes, exec.is_host()},
+            mn[7], mx[7];
+  check_mpi(MPI_Allreduce(mine, mn, 7, MPI_LONG_LONG, MPI_MIN, p.comm), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(mine, mx, 7, MPI_LONG_LONG, MPI_MAX, p.comm), "MPI_Allreduce");
   const std::string an = axis_name(axis);
   if (err.empty() && (mn[0] != mx[0] || mn[1] != mx[1]))
     err = "DistributedBlockTridiagonalPlan: mismatched systems across the ranks along " + an + ": block sizes " +
           detail::number(mn[0]) + ".." + detail::number(mx[0]) + ", system counts " + detail::number(mn[1]) + ".." +
           detail::number(mx[1]) + " (every rank along the axis must hold the same systems)";
-  if (err.empty() && (mn[2] != mx[2] || mn[3] != mx[3]))
-    err = "DistributedBlockTridiagonalPlan: the options (periodic, strategy) differ between the ranks along " + an;
+  if (err.empty() && (mn[2] != mx[2] || mn[3] != mx[3] || mn[4] != mx[4] || mn[5] != mx[5] || mn[6] != mx[6]))
+    err = "DistributedBlockTridiagonalPlan: the options (periodic, strategy, transport, device_passes) or the "
+          "executors' memory (host or device) differ between the ranks along " + an;
   if (err.empty() && p.P > 1 && p.m < 2)
     err = "DistributedBlockTridiagonalPlan: " + detail::number(p.m) + " block row(s) along " + an +
           " on this rank; a split axis (" + detail::number(p.P) + " ranks) needs >= 2 per rank: use fewer ranks along " +
@@ -542,7 +699,12 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
     p.hu.assign(p.hd.size(), T(0));
   }
   p.tol = options.pivot_tolerance > 0 ? T(options.pivot_tolerance) : T(16) * std::numeric_limits<T>::epsilon();
-  if (options.strategy == ReducedStrategy::automatic) {
+  p.resolve_transport(procs);  // collective; Unsupported on every rank for a transport that cannot run
+  if (p.transport == Transport::nccl && options.strategy == ReducedStrategy::automatic) {
+    // One all-gather over NVLink and the redundant reduced solve (a few microseconds on a
+    // GPU) beat alltoall's two rounds of grouped sends at the rank counts of one node.
+    p.strategy = ReducedStrategy::allgather;
+  } else if (options.strategy == ReducedStrategy::automatic) {
     // Bytes and messages of each strategy, with the axis's measured latency and bandwidth,
     // plus the reduced solve (~ 2 M^3 flops per block row, counted at 1 ns per M^2 entry).
     const NetworkModel& net = procs.network(axis);
@@ -585,8 +747,10 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
       p.dw.gamma2 = p.d_gamma2.data();
       p.dw.x2 = p.d_x2.data();
     }
-    p.h_red = static_cast<T*>(part::pinned_alloc(std::size_t(p.L) * 2 * R * sizeof(T)));
-    p.h_sol = static_cast<T*>(part::pinned_alloc(std::size_t(p.L) * 2 * p.M * sizeof(T)));
+    if (p.transport != Transport::nccl) {
+      p.h_red = static_cast<T*>(part::pinned_alloc(std::size_t(p.L) * 2 * R * sizeof(T)));
+      p.h_sol = static_cast<T*>(part::pinned_alloc(std::size_t(p.L) * 2 * p.M * sizeof(T)));
+    }
     if (!exec.is_host())
       for (void*& e : p.ev) e = part::event_create();
     p.redp = p.h_red;
@@ -606,6 +770,15 @@ DistributedBlockTridiagonalPlan<T>::DistributedBlockTridiagonalPlan(const Proces
     auto lo = [&](int j) { return p.L * j / p.P; };
     p.chunk_lo = lo(p.r);
     p.solved = lo(p.r + 1) - lo(p.r);
+  }
+  if (p.transport == Transport::nccl) {
+    cuda_backend::DeviceGuard device_guard(exec.device());
+    p.setup_nccl();
+    p.solve_path = &Impl::run_nccl;
+    return;
+  }
+  if (p.strategy == ReducedStrategy::alltoall) {
+    auto lo = [&](int j) { return p.L * j / p.P; };
     for (int j = 0; j < p.P; ++j) {
       const index_t cn = lo(j + 1) - lo(j);
       p.cnt_r.push_back(int(cn * 2 * R));
@@ -684,6 +857,8 @@ template <class T>
 double DistributedBlockTridiagonalPlan<T>::last_staging_seconds() const { return impl_->t_staging; }
 template <class T>
 double DistributedBlockTridiagonalPlan<T>::exchanged_bytes() const { return impl_->bytes; }
+template <class T>
+Transport DistributedBlockTridiagonalPlan<T>::transport() const { return impl_->transport; }
 
 template class DistributedBlockTridiagonalPlan<float>;
 template class DistributedBlockTridiagonalPlan<double>;

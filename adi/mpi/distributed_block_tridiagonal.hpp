@@ -24,12 +24,15 @@
 //
 // Block row i of the local layout is global block row lo + i along the axis. An unsplit
 // axis runs BlockTridiagonalPlan on whatever executor is given. On a split axis with a
-// CUDA executor the block reduction and the back-substitution run on the GPU
-// (solvers/cuda/block_partition_local_passes.cu, one thread per line); only the two reduced block
-// rows per line (2 x (3 M^2 + M) values) go to page-locked host memory for the exchange and
-// the host's reduced solve, and the two interface block unknowns per line (2M values) come
-// back, when DistributedBlockOptions::device_passes is true (opt-in until verified on a
-// GPU). The default path copies the arrays whole through host mirrors and runs the passes
+// CUDA executor (DistributedBlockOptions::device_passes, on by default) the block reduction and the back-substitution run on the GPU
+// (solvers/cuda/block_partition_local_passes.cu, one thread per line and sub-segment), and the two
+// reduced block rows per line (2 x (3 M^2 + M) values) travel by the plan's Transport: with
+// NCCL (the default where it is built and every rank of the axis has a GPU of its own) they
+// stay on the device end to end, exchanged on the executor's stream through the axis's NCCL
+// communicator (the one DistributedTridiagonalPlan uses) and solved there by the device
+// BlockTridiagonalPlan; with host_staging they go to page-locked host memory for MPI and the
+// host's reduced solve, and the two interface block unknowns per line (2M values) come back.
+// device_passes = false copies the arrays whole through host mirrors and runs the passes
 // on the host.
 #include <memory>
 
@@ -52,16 +55,22 @@ struct DistributedBlockOptions {
   BlockKernel kernel = BlockKernel::automatic;
   bool check_pivots = true;
   double pivot_tolerance = 0;
-  // Device executor, split axis: the local passes on the GPU (true) or, false, A, B, C, d
-  // and u copied whole through host mirrors and the passes run on the host (every solve
-  // pays the full PCIe round trip). Off by default until the device passes have run on a
-  // GPU: their per-line code is checked on the host (docs/mpi.md), their kernels are not
-  // yet; the host-mirror path is the one verified on an H200. Opt in with true.
-  bool device_passes = false;
+  // Device executor, split axis: the local passes on the GPU (true, the default since their
+  // tests passed on 2 x H100, stop 28) or, false, A, B, C, d and u copied whole through host
+  // mirrors and the passes run on the host (every solve pays the full PCIe round trip:
+  // 2549 ms against 3.95 ms for M = 5, 64x64x2048 on 2 x H100).
+  bool device_passes = true;
   // Device passes: sub-segments per line segment, one GPU thread each (see
   // solvers/cuda/block_partition_local_passes.hpp). 0: enough for ~64K threads; 1: one thread per
   // line. Capped at m/2 (>= 2 block rows per sub-segment).
   int device_subsegments = 0;
+  // Device passes: how the reduced rows travel. automatic: nccl when adi::mpi is built with
+  // NCCL and every rank of the axis has a GPU of its own, else host_staging. nccl: on the
+  // device end to end (allgather: one all-gather; alltoall: grouped sends and receives, the
+  // reduced solve of each rank's share of the lines on its device); host_staging: the host's
+  // exchange and reduced solve. cuda_aware_mpi is not offered for blocks, nor a device
+  // transport for a host plan or without device_passes: every rank throws the same Unsupported.
+  Transport transport = Transport::automatic;
 };
 
 template <class T>
@@ -91,6 +100,9 @@ class DistributedBlockTridiagonalPlan {
   // reduced rows and their solution; with device_passes = false the whole arrays).
   double last_staging_seconds() const;
   double exchanged_bytes() const;  // this rank's bytes sent + received in the last solve
+  // The transport of the reduced rows: nccl or host_staging (host plans, unsplit axes, the
+  // host-mirror path: host_staging, nothing on a device to stage).
+  Transport transport() const;
   // Device passes of a split axis: the sub-segments per line segment in use (1 otherwise).
   int device_subsegments() const;
 

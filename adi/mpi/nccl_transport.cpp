@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -112,10 +113,14 @@ void warm_up(Communicator& c) {
   cuda_backend::side_stream_destroy(stream);
 }
 
-// The communicators made for one ProcessGrid axis, one per device used there.
+// The communicators made for one ProcessGrid axis, one per device used there, and what
+// making them cost.
 struct AxisComms {
   std::vector<std::shared_ptr<Communicator>> comms;
+  CreationCost cost;
 };
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
 bool built() { return nb::built(); }
@@ -135,6 +140,7 @@ std::shared_ptr<Communicator> axis_communicator(const ProcessGrid& procs, Axis a
   check_mpi(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
   if (all) return found;
   void* c = nullptr;
+  const double t0 = now();
   std::string err = init_rank(comm, device, &c);
   if (!err.empty()) err = "ncclCommInitRank failed: " + err;
   agree_supported(comm, err.empty(), err);
@@ -142,12 +148,21 @@ std::shared_ptr<Communicator> axis_communicator(const ProcessGrid& procs, Axis a
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   auto made = std::make_shared<Communicator>(c, device, rank, size);
+  const double t1 = now();
   warm_up(*made);
+  cache.cost.communicators += 1;
+  cache.cost.init_seconds += t1 - t0;
+  cache.cost.warm_up_seconds += now() - t1;
   cache.comms.erase(std::remove_if(cache.comms.begin(), cache.comms.end(),
                                    [&](const auto& x) { return x->device == device; }),
                     cache.comms.end());
   cache.comms.push_back(made);
   return made;
+}
+
+CreationCost creation_cost(const ProcessGrid& procs, Axis a) {
+  const std::shared_ptr<void>& slot = procs.axis_state(a);
+  return slot ? static_cast<const AxisComms*>(slot.get())->cost : CreationCost{};
 }
 
 void all_gather(Communicator& comm, const void* send, void* recv, std::size_t bytes, void* stream) {
@@ -172,6 +187,13 @@ void all_to_all_v(Communicator& comm, const void* send, const int* send_counts, 
       nb::recv(comm.comm, rb + std::size_t(recv_displs[p]) * value_size, std::size_t(recv_counts[p]) * value_size,
                p, stream);
   }
+  nb::group_end();
+}
+
+void send_recv(Communicator& comm, const void* send, int to, void* recv, int from, std::size_t bytes, void* stream) {
+  nb::group_start();
+  nb::send(comm.comm, send, bytes, to, stream);
+  nb::recv(comm.comm, recv, bytes, from, stream);
   nb::group_end();
 }
 

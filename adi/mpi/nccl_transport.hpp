@@ -31,6 +31,18 @@ class Communicator;
 // returned empty. Throws Unsupported without NCCL, adi::Error when NCCL fails.
 std::shared_ptr<Communicator> axis_communicator(const ProcessGrid& procs, Axis a, int device);
 
+// The one-time cost of the NCCL communicators made on axis a of this ProcessGrid so far
+// (this rank, every device): seconds in ncclCommInitRank (with the unique id's broadcast)
+// and in the warm-up collectives that connect the peers. Zeros before the first. The
+// plans after it reuse the communicator and pay neither.
+struct CreationCost {
+  int communicators = 0;
+  double init_seconds = 0;
+  double warm_up_seconds = 0;
+  double seconds() const { return init_seconds + warm_up_seconds; }
+};
+CreationCost creation_cost(const ProcessGrid& procs, Axis a);
+
 // Enqueued on `stream` (a cudaStream_t): every rank's `bytes` bytes of send into recv
 // (rank p's at recv + p*bytes), like MPI_Allgather.
 void all_gather(Communicator& comm, const void* send, void* recv, std::size_t bytes, void* stream);
@@ -38,6 +50,11 @@ void all_gather(Communicator& comm, const void* send, void* recv, std::size_t by
 // displacements in values of `value_size` bytes; this rank's own share is a device copy.
 void all_to_all_v(Communicator& comm, const void* send, const int* send_counts, const int* send_displs, void* recv,
                   const int* recv_counts, const int* recv_displs, std::size_t value_size, void* stream);
+
+// Enqueued on `stream`: one grouped send of `bytes` bytes of send to rank `to` and receive of
+// `bytes` bytes from rank `from` into recv (ranks of the communicator; to == from allowed),
+// like MPI_Sendrecv: a neighbour exchange of ghost layers.
+void send_recv(Communicator& comm, const void* send, int to, void* recv, int from, std::size_t bytes, void* stream);
 
 // Diagnostics for the benchmark: tries ncclCommInitRank over comm with this rank on
 // `device`, without the one-GPU-per-rank check, and returns NCCL's answer ("ncclSuccess",

@@ -5,27 +5,18 @@
 
 #include <string>
 
+#include "cuda_launch.cuh"
 #include "euler.hpp"
 
 namespace cfd {
 
 namespace {
 
-template <class Op>
-__global__ void each_index(Op op, index_t count) {
-  const index_t i = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < count) op(i);
-}
-
 struct CudaLaunch {
   cudaStream_t stream = nullptr;
   template <class Op>
   void operator()(index_t count, const Op& op) const {
-    if (count <= 0) return;
-    constexpr int threads = 128;
-    each_index<<<unsigned((count + threads - 1) / threads), threads, 0, stream>>>(op, count);
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) throw adi::DeviceError(std::string("CFD kernel launch failed: ") + cudaGetErrorString(e));
+    launch_each(op, count, stream);
   }
 };
 

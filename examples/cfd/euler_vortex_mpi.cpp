@@ -1,13 +1,16 @@
 // euler_vortex_mpi: euler_vortex on a periodic box decomposed over MPI ranks.
 //
 //   mpirun -np 4 euler_vortex_mpi --procs 2x2x1 --n 64 --t-end 2
+//   mpirun -np 2 euler_vortex_mpi --procs 2x1x1 --n 256 --backend cuda   # one GPU per rank
 //
 // The same problem, scheme and report as euler_vortex (the isentropic vortex, Beam-Warming
 // factorisation, density error against the exact solution), each rank owning a box of
 // points (examples/cfd/euler_mpi.hpp): ghost layers along split axes and the block
 // partition method (adi::mpi::DistributedBlockTridiagonalPlan) for the periodic block
 // lines that cross ranks. On any process grid the errors equal one rank's to rounding.
-// Host memory. With --output DIR: density, velocity, pressure and the density error as
+// Host memory, or with --backend cuda device memory on one GPU per rank (node-local rank
+// modulo the node's GPUs): every operator on the GPU, ghost layers and block-line reduced
+// rows through NCCL where every rank has a GPU of its own. With --output DIR: density, velocity, pressure and the density error as
 // DIR/euler_vortex.pvd over DIR/euler_vortex_NNNNN.pvti, one .vti piece per rank.
 //
 // Errors: bad options or an impossible decomposition print rank 0's one-line message and
@@ -41,7 +44,7 @@ struct Options {
   long steps = 0;
   double eps_e = 0.02, eps_i = -1, theta = 0.5;
   double beta = 5, u0 = 1, v0 = 1, w0 = 0;
-  std::string procs, strategy = "automatic", precision = "double";
+  std::string procs, strategy = "automatic", precision = "double", backend = "cpu";
   int threads = 0;
   double max_error = 0;
   std::string output;  // empty: write no files
@@ -100,6 +103,17 @@ class Frames {
   adi::mpi::PvtiSeries series_;
 };
 
+// This rank's GPU for --backend cuda (adi::mpi::rank_gpu); every rank throws the same error
+// (exit 77) when any rank has none.
+adi::Executor pick_executor(const Options& o) {
+  if (o.backend != "cuda") return adi::Executor::host();
+  try {
+    return adi::mpi::rank_gpu();
+  } catch (const adi::Unsupported& e) {
+    throw example::NoGpu(std::string("--backend cuda: ") + e.what() + "; use --backend cpu");
+  }
+}
+
 template <class T, int D>
 int run(const Options& o, int rank, int size) {
   const auto t_start = Clock::now();
@@ -128,12 +142,13 @@ int run(const Options& o, int rank, int size) {
   const std::array<int, 3> dims = o.procs.empty() ? adi::mpi::default_procs(size, n) : adi::mpi::parse_procs(o.procs);
   adi::mpi::ProcessGrid procs(MPI_COMM_WORLD, dims, {true, true, true});
   adi::mpi::Decomposition dec(procs, n);
+  const adi::Executor exec = pick_executor(o);
   // The time step from the CFL number on the initial state: built once with a provisional
   // dt, then the real one (the plans do not depend on dt).
   s.dt = 1;
   double dt_cfl = 0;
   {
-    cfd::DistributedEuler<T, D> probe(procs, dec, s, adi::mpi::strategy_from_name(o.strategy));
+    cfd::DistributedEuler<T, D> probe(procs, dec, s, adi::mpi::strategy_from_name(o.strategy), exec);
     probe.set_vortex(v, 0.0);
     dt_cfl = probe.stable_dt(o.cfl);
   }
@@ -143,7 +158,7 @@ int run(const Options& o, int rank, int size) {
   const long steps = ts.steps;
   const double dt = ts.dt;
   s.dt = dt;
-  cfd::DistributedEuler<T, D> solver(procs, dec, s, adi::mpi::strategy_from_name(o.strategy));
+  cfd::DistributedEuler<T, D> solver(procs, dec, s, adi::mpi::strategy_from_name(o.strategy), exec);
   solver.set_vortex(v, 0.0);
   const auto q0 = solver.totals();
   std::unique_ptr<Frames<T, D>> frames;
@@ -188,7 +203,10 @@ int run(const Options& o, int rank, int size) {
     std::printf("grid       %ld x %ld%s periodic points on a box of edge %g, %dD Euler (M = %d), %s\n", ext[0], ext[1],
                 D == 3 ? (" x " + std::to_string(ext[2])).c_str() : "", o.length, D, D + 2, o.precision.c_str());
     std::printf("ranks      %d as %dx%dx%d; lines x: %s, y: %s%s%s\n", size, dims[0], dims[1], dims[2],
-                solver.strategy(0), solver.strategy(1), D == 3 ? ", z: " : "", D == 3 ? solver.strategy(2) : "");
+                solver.strategy(0).c_str(), solver.strategy(1).c_str(), D == 3 ? ", z: " : "",
+                D == 3 ? solver.strategy(2).c_str() : "");
+    std::printf("backend    %s; ghost layers x: %s, y: %s%s%s\n", exec.name().c_str(), solver.halo_transport(0),
+                solver.halo_transport(1), D == 3 ? ", z: " : "", D == 3 ? solver.halo_transport(2) : "");
     std::printf("steps      %ld, dt = %.6g, t_end = %.6g\n", steps, dt, o.t_end);
     std::printf("density error  L1 = %.4e  L2 = %.4e  max = %.4e\n", e.l1, e.l2, e.max);
     std::printf("conservation   max relative drift of the totals of Q = %.2e%s\n", drift, absolute.c_str());
@@ -248,6 +266,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"double", "float"}))
       ->capture_default_str();
   app.add_option("--threads", o.threads, "Host threads per rank (0: all)")->check(integer(0, 4096));
+  app.add_option("--backend", o.backend, "Where the state lives and the step runs: cpu, or cuda (one GPU per rank)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   app.add_option("--max-error", o.max_error, "Exit with status 1 when the max density error exceeds this (tests)")
       ->check(positive());
   auto* oout = app.add_option("--output", o.output, "Write DIR/euler_vortex.pvd over .pvti frames (default: no files)");

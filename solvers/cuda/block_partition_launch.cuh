@@ -23,8 +23,29 @@ void back_m(const Args<T>& g, unsigned blocks, int segments, cudaStream_t s);
 template <class T>
 Args<T> make_args(const BlockLineSet& lines, const T* a, const T* b, const T* c, const T* d, T* u,
                   const Workspace<T>& w, T* red, const T* sol, T tol, bool first_open, bool last_open) {
-  return Args<T>{lines, a,      b,           c,           d,        u,   w.alpha, w.gamma, red,
-                 sol,   tol,    first_open,  last_open,   w.S,      w.red1, w.alpha2, w.gamma2, w.x2};
+  const index_t R = 3 * index_t(lines.m) * lines.m + lines.m;
+  return Args<T>{lines,
+                 a,
+                 b,
+                 c,
+                 d,
+                 u,
+                 w.alpha,
+                 w.gamma,
+                 red,
+                 sol,
+                 w.red_line ? w.red_line : 2 * R,
+                 w.red_row ? w.red_row : R,
+                 w.sol_line ? w.sol_line : 2 * index_t(lines.m),
+                 w.sol_row ? w.sol_row : index_t(lines.m),
+                 tol,
+                 first_open,
+                 last_open,
+                 w.S,
+                 w.red1,
+                 w.alpha2,
+                 w.gamma2,
+                 w.x2};
 }
 
 template <class T>

@@ -30,8 +30,9 @@ struct Args {
   T* u;
   T* alpha;  // [(i*M*M + v)*L + l]
   T* gamma;
-  T* red;        // reduce: [l*2R + j*R + ...]
-  const T* sol;  // back-substitution: [l*2M + ...]
+  T* red;        // reduce: reduced row j of line l at red[l*red_line + j*red_row + ...]
+  const T* sol;  // back-substitution: u_0 / u_{m-1} of line l at sol[l*sol_line + {0, sol_row} + v]
+  index_t red_line, red_row, sol_line, sol_row;
   T tol;
   bool first_open, last_open;
   // Sub-segments (S > 1): level-1 reduced rows red1[(s*2R + k)*L + l], the level-2
@@ -170,10 +171,12 @@ struct GridSource {
   LineAccess<T, M> io;
   index_t r0, L, l;
   T* outp;       // the reduced rows: red (S == 1) or this sub-segment's in red1
-  index_t outs;  // and their stride
+  index_t outs;  // and their value stride
+  index_t outj;  // the offset of the second row
   ADI_BP_HD GridSource(const Args<T>& g_, index_t l_, index_t r0_, int s)
       : g(g_), io(g_.ls, l_), r0(r0_), L(g_.ls.count0 * g_.ls.count1), l(l_),
-        outp(g_.S == 1 ? g_.red + l_ * 2 * R : g_.red1 + index_t(s) * 2 * R * L + l_), outs(g_.S == 1 ? 1 : L) {}
+        outp(g_.S == 1 ? g_.red + l_ * g_.red_line : g_.red1 + index_t(s) * 2 * R * L + l_),
+        outs(g_.S == 1 ? 1 : L), outj(g_.S == 1 ? g_.red_row : index_t(R) * L) {}
   ADI_BP_HD void block(int which, index_t i, T (&o)[MM]) const {
     io.block(which == 0 ? g.a : which == 1 ? g.b : g.c, r0 + i, o);
   }
@@ -189,7 +192,7 @@ struct GridSource {
       g.gamma[((r0 + i) * MM + v) * L + l] = c[v];
     }
   }
-  ADI_BP_HD void out(int k, T v) const { outp[k * outs] = v; }
+  ADI_BP_HD void out(int k, T v) const { outp[k < R ? k * outs : (k - R) * outs + outj] = v; }
 };
 
 // Level 2: row j (0..2S-1) of line l's chain is reduced row j % 2 of sub-segment j / 2.
@@ -227,7 +230,7 @@ struct ChainSource {
       g.gamma2[(j * MM + v) * L + l] = c[v];
     }
   }
-  ADI_BP_HD void out(int k, T v) const { g.red[l * 2 * R + k] = v; }
+  ADI_BP_HD void out(int k, T v) const { g.red[l * g.red_line + (k < R ? k : g.red_row + (k - R))] = v; }
 };
 
 // Reduced block row j (0: the first, 1: the last) of a source: A, B, C (zeroed where a
@@ -379,7 +382,7 @@ template <class T, int M>
 ADI_BP_HD void back_chain(const Args<T>& g, index_t l) {
   T u0[M], ul[M];
 #pragma unroll
-  for (int v = 0; v < M; ++v) u0[v] = g.sol[l * 2 * M + v], ul[v] = g.sol[l * 2 * M + M + v];
+  for (int v = 0; v < M; ++v) u0[v] = g.sol[l * g.sol_line + v], ul[v] = g.sol[l * g.sol_line + g.sol_row + v];
   back_rows<T, M>(ChainSource<T, M>(g, l), 2 * index_t(g.S), u0, ul);
 }
 // Back-substitution of level 1 for thread (l, s): its ends from sol (S == 1) or x2.
@@ -390,8 +393,8 @@ ADI_BP_HD void back_line(const Args<T>& g, index_t l, int s) {
   T u0[M], ul[M];
 #pragma unroll
   for (int v = 0; v < M; ++v) {
-    u0[v] = g.S == 1 ? g.sol[l * 2 * M + v] : g.x2[(index_t(2 * s) * M + v) * L + l];
-    ul[v] = g.S == 1 ? g.sol[l * 2 * M + M + v] : g.x2[(index_t(2 * s + 1) * M + v) * L + l];
+    u0[v] = g.S == 1 ? g.sol[l * g.sol_line + v] : g.x2[(index_t(2 * s) * M + v) * L + l];
+    ul[v] = g.S == 1 ? g.sol[l * g.sol_line + g.sol_row + v] : g.x2[(index_t(2 * s + 1) * M + v) * L + l];
   }
   back_rows<T, M>(GridSource<T, M>(g, l, r0, s), r1 - r0, u0, ul);
 }

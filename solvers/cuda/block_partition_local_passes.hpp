@@ -9,9 +9,14 @@
 // registers (compile-time M = 2..8; for large M the compiler keeps part of them in
 // local memory, which L1 caches). The workspace is interleaved over lines,
 // alpha[(i*M*M + v)*L + l], so that neighbouring lines' threads touch neighbouring words.
-// The same maths and the same reduced-row layout as the host passes:
+// The same maths as the host passes. Reduced rows and interface values, by default in the
+// host passes' layout:
 //   red[l*2R + j*R + {A: 0..MM-1, B: MM.., C: 2MM.., d: 3MM..3MM+M-1}], R = 3MM + M,
-//   j = 0 (local block row 0) and 1 (row m-1); sol[l*2M + {u_0: 0..M-1, u_{m-1}: M..2M-1}].
+//   j = 0 (local block row 0) and 1 (row m-1); sol[l*2M + {u_0: 0..M-1, u_{m-1}: M..2M-1}];
+// Workspace's red_line / red_row / sol_line / sol_row (values between lines and between
+// the two rows) give any other (the NCCL exchange: rows j of all lines together).
+#include <cstddef>
+
 #include "adi/base/block_layout.hpp"
 #include "solvers/cuda/kernel_list.hpp"
 
@@ -35,6 +40,8 @@ struct Workspace {
   T* alpha2 = nullptr;
   T* gamma2 = nullptr;
   T* x2 = nullptr;
+  // Layout of red and sol (see above); 0: the default 2R, R, 2M, M.
+  index_t red_line = 0, red_row = 0, sol_line = 0, sol_row = 0;
 };
 
 // Phase 1: rows eliminated (delta into u, the rest into the workspace) and every line's
@@ -52,6 +59,11 @@ ADI_CUDA_KERNEL(void reduce(const BlockLineSet& lines, const T* a, const T* b, c
 template <class T>
 ADI_CUDA_KERNEL(void back_substitute(const BlockLineSet& lines, const Workspace<T>& w, const T* sol, T* u,
                                      void* stream))
+
+// `rows` rows of `width` bytes from src (rows `src_pitch` bytes apart) to dst (`dst_pitch`
+// apart), enqueued on stream (cudaMemcpy2DAsync, device to device).
+ADI_CUDA_KERNEL(void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                               std::size_t width, std::size_t rows, void* stream))
 ADI_CUDA_KERNELS_END
 
 }  // namespace adi::cuda_backend::block_partition

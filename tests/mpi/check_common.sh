@@ -10,7 +10,9 @@
 # "NAME rc=.. (.. s) <last verdict line>" to the summary, returning cmd's status);
 # configure_check [cmake args] (the CUDA + MPI build for sm_90, VTK off, log in build.log) and
 # build_check TARGET... (builds them with every core; on failure writes the log's tail to
-# the summary, prints it and exits).
+# the summary, prints it and exits); memcheck_step NAME LOGPREFIX cmd... (cmd on 2 ranks,
+# each under compute-sanitizer memcheck into LOGPREFIX.<rank>.log, judged by
+# sanitizer_verdict.sh: NCCL's own start-up API-error reports ignored, nothing else).
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # Containers often forbid the cross-memory attach of the shared-memory transport.
@@ -22,10 +24,14 @@ el() { echo "$(($(date +%s) - start)) s"; }
 step() {  # step NAME TIMEOUT LOG cmd...
   local name=$1 limit=$2 log=$3
   shift 3
+  local before
+  before=$(cat "$log" 2>/dev/null | wc -l)
   echo "### $name: $*" >>"$log"
   timeout "$limit" "$@" >>"$log" 2>&1
   local rc=$?
-  echo "$name rc=$rc ($(el)) $(grep -E 'verdict|PASSED|FAILED TEST|ERROR SUMMARY|error:' "$log" | tail -1)" >>"$S"
+  # the verdict of this step's own lines (the log is shared by several steps)
+  echo "$name rc=$rc ($(el)) $(tail -n +$((before + 1)) "$log" | grep -E 'verdict|PASSED|FAILED TEST|ERROR SUMMARY|error:' |
+    tail -1)" >>"$S"
   return $rc
 }
 configure_check() {  # [extra cmake arguments]
@@ -40,4 +46,17 @@ build_check() {  # TARGET...
     exit 1
   fi
   echo "build ok ($(el))" >>"$S"
+}
+memcheck_step() {  # memcheck_step NAME LOGPREFIX cmd...
+  local name=$1 pre=$2
+  shift 2
+  rm -f "$pre".*.log
+  timeout "${MEMCHECK_TIMEOUT:-300}" $MPI -n 2 bash -c 'exec compute-sanitizer --tool memcheck --leak-check full "$@" \
+    >"'"$pre"'.${OMPI_COMM_WORLD_RANK:-0}.log" 2>&1' _ "$@"
+  local rc=$? v vrc
+  v=$("$(dirname "${BASH_SOURCE[0]}")/sanitizer_verdict.sh" "$pre".*.log)
+  vrc=$?
+  echo "$name rc=$rc ($(el)) $v" >>"$S"
+  [ $vrc = 0 ] || grep -h -m3 -A8 "^========= [A-Z]" "$pre".*.log | head -40 >>"$S"
+  [ $rc = 0 ] && [ $vrc = 0 ]
 }

@@ -15,6 +15,7 @@
 
 #include "adi/field.hpp"
 #include "adi/layout.hpp"
+#include "adi/mpi/nccl_transport.hpp"
 
 namespace adi::mpi::testing {
 
@@ -113,6 +114,14 @@ void expect_everywhere(F&& f, const std::string& text) {
   MPI_Bcast(root.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
   EXPECT_EQ(msg, root) << "ranks disagree on the error";
   EXPECT_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+}
+
+// Whether NCCL can run here: built with it and every rank of the world on a GPU of its own
+// (collective; `device` is this rank's). Empty when it can, else why not.
+inline std::string nccl_unavailable(int device) {
+  if (!mpi::nccl::built()) return "adi::mpi built without NCCL";
+  const std::string shared = mpi::nccl::shared_gpu_report(MPI_COMM_WORLD, device);
+  return shared.empty() ? std::string() : "ranks share a GPU: " + shared;
 }
 
 }  // namespace adi::mpi::testing

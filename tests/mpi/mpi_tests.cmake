@@ -34,6 +34,11 @@ foreach(src ${ADI_MPI_TEST_SOURCES})
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_LIST_DIR}
                                              ${PROJECT_SOURCE_DIR}/examples/cfd)
   target_link_libraries(${name} PRIVATE adi::mpi adi::adi GTest::gtest MPI::MPI_CXX)
+  if(ADI_WITH_CUDA AND name STREQUAL "test_distributed_euler")  # the CFD example's device kernels
+    include(${PROJECT_SOURCE_DIR}/examples/cfd/cfd_mpi_cuda.cmake)
+    target_sources(${name} PRIVATE $<TARGET_OBJECTS:adi_cfd_mpi_cuda>)
+    target_link_libraries(${name} PRIVATE adi::cuda)
+  endif()
   if(ADI_WITH_VTK AND name MATCHES "vtk")
     target_link_libraries(${name} PRIVATE VTK::CommonCore VTK::CommonDataModel VTK::IOXML)
   endif()
@@ -99,4 +104,10 @@ if(TARGET euler_vortex_mpi)
                      --threads 1 --max-error 0.1)
   adi_euler_mpi_test(mpi_euler_vortex_bad_procs 2 --n 24 --procs 3x1x1)
   set_tests_properties(mpi_euler_vortex_bad_procs PROPERTIES WILL_FAIL TRUE)
+  if(ADI_WITH_CUDA)
+    # --backend cuda, one GPU per rank (ranks share one where there are fewer): the same bound;
+    # exit 77 (skipped) without a GPU.
+    adi_euler_mpi_test(mpi_euler_vortex_np2_cuda 2 --n 48 --t-end 2 --procs 2x1x1 --backend cuda --max-error 5e-2)
+    set_tests_properties(mpi_euler_vortex_np2_cuda PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
 endif()

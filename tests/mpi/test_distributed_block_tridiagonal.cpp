@@ -6,6 +6,7 @@
 // both precisions, the host-mirror fallback, and a singular block on one rank's GPU.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -15,6 +16,7 @@
 #include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_block_tridiagonal.hpp"
+#include "adi/mpi/nccl_transport.hpp"
 #include "mpi_test_util.hpp"
 #include "solvers/cuda/backend.hpp"
 
@@ -80,7 +82,7 @@ std::vector<T> piece(const std::vector<double>& g, int values, const Decompositi
 template <class T>
 double block_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis, int M, bool periodic,
                    ReducedStrategy strategy, bool in_place, unsigned seed, bool device = false,
-                   bool device_passes = true, int subsegments = 0) {
+                   bool device_passes = true, int subsegments = 0, Transport transport = Transport::automatic) {
   Global g = make_global(M, seed);
   g.u.assign(g.d.size(), std::numeric_limits<double>::quiet_NaN());
   BlockTridiagonalOptions ro;
@@ -98,9 +100,11 @@ double block_error(const ProcessGrid& procs, const Decomposition& dec, Axis axis
   o.strategy = strategy;
   o.device_passes = device_passes;
   o.device_subsegments = subsegments;
+  o.transport = transport;
   const Executor exec = device ? rank_gpu() : Executor::host();
   DistributedBlockTridiagonalPlan<T> plan(procs, axis, exec, to_block_lines(grid_lines(M, dec.extents(), axis)), o);
   EXPECT_EQ(plan.split(), procs.dims(axis) > 1);
+  if (plan.split() && transport != Transport::automatic) EXPECT_EQ(plan.transport(), transport);
   if (subsegments == 1) EXPECT_EQ(plan.device_subsegments(), 1);
   if (plan.split() && strategy != ReducedStrategy::automatic) EXPECT_EQ(plan.strategy(), strategy);
   T* out = in_place ? ld.data() : lu.data();
@@ -220,6 +224,99 @@ TEST(DistributedBlockTridiagonal, DeviceSubsegments) {
   g_dims = kGlobal;
 }
 
+// The NCCL transport (reduced rows exchanged and solved on the devices, nothing through the
+// host) and host staging, each against the reference (so NCCL = host staging = the host
+// plan to round-off): every grid, axis, both strategies, periodic and not, M = 2, 5, 8 in
+// fp64 and 5 in fp32, one thread per line and sub-segments, in place and not.
+void transport_sweep(Transport t) {
+  for (const auto& dims : factorisations(world_size())) {
+    ProcessGrid procs(MPI_COMM_WORLD, dims);
+    Decomposition dec(procs, kGlobal);
+    for (int ax = 0; ax < 3; ++ax)
+      for (bool periodic : {false, true})
+        for (ReducedStrategy s : {ReducedStrategy::allgather, ReducedStrategy::alltoall}) {
+          for (int M : {2, 5, 8})
+            EXPECT_LE(block_error<double>(procs, dec, Axis(ax), M, periodic, s, M == 5, 41u + unsigned(M), true, true,
+                                          M == 2 ? 1 : 0, t),
+                      1e-12)
+                << transport_name(t) << " " << procs.describe() << " axis " << axis_name(Axis(ax)) << " M " << M << " "
+                << strategy_name(s) << (periodic ? " periodic" : "");
+          EXPECT_LE(block_error<float>(procs, dec, Axis(ax), 5, periodic, s, false, 42u, true, true, 0, t), 1e-5)
+              << transport_name(t) << " " << procs.describe() << " axis " << axis_name(Axis(ax)) << " float "
+              << strategy_name(s) << (periodic ? " periodic" : "");
+        }
+  }
+}
+
+TEST(DistributedBlockTridiagonal, DeviceNccl) {
+  ADI_REQUIRE_CUDA("block NCCL transport");
+  if (world_size() < 2)
+    GTEST_SKIP() << "needs 2 ranks with a GPU each (this run: 1 rank): block NCCL transport NOT tested";
+  const std::string why = nccl_unavailable(rank_gpu().device());
+  if (!why.empty()) GTEST_SKIP() << "block NCCL transport NOT tested: " << why;
+  transport_sweep(Transport::nccl);
+}
+
+TEST(DistributedBlockTridiagonal, DeviceHostStaging) {
+  ADI_REQUIRE_CUDA("block host-staging transport");
+  transport_sweep(Transport::host_staging);
+}
+
+// The NCCL communicator of an axis is made once, by the first plan that needs it, and its
+// one-time cost is recorded on its own (nccl::creation_cost); the next plan reuses it.
+TEST(DistributedBlockTridiagonal, NcclCommunicatorMadeOnceAndCosted) {
+  ADI_REQUIRE_CUDA("block NCCL transport");
+  if (world_size() < 2)
+    GTEST_SKIP() << "needs 2 ranks with a GPU each (this run: 1 rank): NCCL creation cost NOT tested";
+  const std::string why = nccl_unavailable(rank_gpu().device());
+  if (!why.empty()) GTEST_SKIP() << "NCCL creation cost NOT tested: " << why;
+  ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
+  Decomposition dec(procs, kGlobal);
+  EXPECT_EQ(nccl::creation_cost(procs, Axis::x).communicators, 0);
+  DistributedBlockOptions o;
+  o.transport = Transport::nccl;
+  o.device_passes = true;  // NCCL carries the device passes' reduced rows
+  const BlockLineSet lines = to_block_lines(grid_lines(3, dec.extents(), Axis::x));
+  DistributedBlockTridiagonalPlan<double> first(procs, Axis::x, rank_gpu(), lines, o);
+  const nccl::CreationCost c1 = nccl::creation_cost(procs, Axis::x);
+  EXPECT_EQ(c1.communicators, 1);
+  EXPECT_GT(c1.init_seconds, 0.0);
+  EXPECT_GT(c1.warm_up_seconds, 0.0);
+  EXPECT_NEAR(c1.seconds(), c1.init_seconds + c1.warm_up_seconds, 1e-15);
+  DistributedBlockTridiagonalPlan<float> second(procs, Axis::x, rank_gpu(), lines, o);
+  const nccl::CreationCost c2 = nccl::creation_cost(procs, Axis::x);
+  EXPECT_EQ(c2.communicators, 1) << "a second communicator was made for the same axis and GPU";
+  EXPECT_EQ(c2.seconds(), c1.seconds());
+  EXPECT_EQ(nccl::creation_cost(procs, Axis::y).communicators, 0);
+  if (world_rank() == 0)
+    std::printf("NCCL communicator of the axis: ncclCommInitRank %.1f ms + warm-up %.1f ms (rank 0, made once)\n",
+                1e3 * c1.init_seconds, 1e3 * c1.warm_up_seconds);
+}
+
+// A transport that cannot run throws the same Unsupported on every rank.
+TEST(DistributedBlockTridiagonal, UnsupportedTransports) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
+  Decomposition dec(procs, kGlobal);
+  auto make = [&](const Executor& e, Transport t, bool device_passes) {
+    DistributedBlockOptions o;
+    o.transport = t;
+    o.device_passes = device_passes;
+    DistributedBlockTridiagonalPlan<double> plan(procs, Axis::x, e, to_block_lines(grid_lines(3, dec.extents(), Axis::x)),
+                                                 o);
+  };
+  expect_everywhere<Unsupported>([&] { make(Executor::host(), Transport::nccl, true); }, "needs device memory");
+  expect_everywhere<Unsupported>([&] { make(Executor::host(), Transport::cuda_aware_mpi, true); },
+                                 "not offered for block lines");
+  ADI_REQUIRE_CUDA("device block transports' refusals");
+  const Executor dev = rank_gpu();
+  expect_everywhere<Unsupported>([&] { make(dev, Transport::nccl, false); }, "needs DistributedBlockOptions::device_passes");
+  const std::string why = nccl_unavailable(dev.device());
+  if (!why.empty())
+    expect_everywhere<Unsupported>([&] { make(dev, Transport::nccl, true); },
+                                   nccl::built() ? "NCCL needs a GPU of its own" : "built without NCCL");
+}
+
 // Device memory through the host mirrors (device_passes = false, the fallback).
 TEST(DistributedBlockTridiagonal, DeviceMemoryHostMirrors) {
   ADI_REQUIRE_CUDA("device-memory block solves");
@@ -246,7 +343,7 @@ TEST(DistributedBlockTridiagonal, WeightedRanks) {
 
 // A singular pivot block on one rank: SingularSystem on every rank, nobody hangs (host
 // memory, and device memory through the device passes and through the host mirrors).
-void singular_block_on_one_rank(bool device, bool device_passes = false) {
+void singular_block_on_one_rank(bool device, bool device_passes = false, Transport t = Transport::automatic) {
   for (ReducedStrategy s : {ReducedStrategy::allgather, ReducedStrategy::alltoall}) {
     ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});
     Decomposition dec(procs, kGlobal);
@@ -260,6 +357,7 @@ void singular_block_on_one_rank(bool device, bool device_passes = false) {
     DistributedBlockOptions o;
     o.strategy = s;
     o.device_passes = device_passes;
+    o.transport = t;
     const Executor exec = device ? rank_gpu() : Executor::host();
     DistributedBlockTridiagonalPlan<double> plan(procs, Axis::x, exec,
                                                  to_block_lines(grid_lines(M, dec.extents(), Axis::x)), o);
@@ -267,9 +365,13 @@ void singular_block_on_one_rank(bool device, bool device_passes = false) {
     if (device) {
       auto on = [&](const std::vector<double>& v) { return to_device(v, exec); };
       Array<double> da = on(la), db = on(lb), dc = on(lc), dd = on(ld), du = on(lu);
-      EXPECT_THROW(plan.solve(BlockBands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data()),
-                   SingularSystem)
-          << "device, " << strategy_name(s) << (device_passes ? ", device passes" : ", host mirrors");
+      try {
+        plan.solve(BlockBands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
+        ADD_FAILURE() << "no SingularSystem, device, " << strategy_name(s)
+                      << (device_passes ? ", device passes, " : ", host mirrors, ") << transport_name(plan.transport());
+      } catch (const SingularSystem& e) {
+        EXPECT_EQ(e.system(), 0) << strategy_name(s) << ", " << transport_name(plan.transport()) << ": " << e.what();
+      }
     } else {
       try {
         plan.solve(BlockBands<double>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data());
@@ -286,8 +388,93 @@ TEST(DistributedBlockTridiagonal, SingularBlockOnOneRankThrowsOnEveryRank) { sin
 
 TEST(DistributedBlockTridiagonal, SingularBlockOnOneGpuThrowsOnEveryRank) {
   ADI_REQUIRE_CUDA("device singular block");
-  singular_block_on_one_rank(true, true);
+  singular_block_on_one_rank(true, true);  // NCCL where it can run (one GPU per rank), else host staging
+  singular_block_on_one_rank(true, true, Transport::host_staging);
   singular_block_on_one_rank(true, false);
+}
+
+// A singular periodic system (the block-circulant Laplacian A = C = -K, B = 2K per row, K
+// symmetric positive definite) is reported like the single-device plans report it
+// (BlockTridiagonalBadInput.SingularBlockCirculantIsReported): SingularBlock on every rank,
+// the same system; with B = 2.5K (regular) the solve is finite and right. Lines along x
+// split over every rank, both strategies, M = 2, 3, 5, both precisions.
+template <class T>
+void singular_block_circulant(const Executor& exec, Transport t) {
+  ProcessGrid procs(MPI_COMM_WORLD, {world_size(), 1, 1});  // one grid: its NCCL communicator made once
+  for (index_t nx : {8, 17, 64, 257})
+    for (int M : {2, 3, 5, 8})
+      for (ReducedStrategy s : {ReducedStrategy::allgather, ReducedStrategy::alltoall})
+        for (double diag : {2.0, 2.5}) {
+          g_dims = {nx, 3, 1};
+          Decomposition dec(procs, g_dims);
+          Global g = make_global(M, 5u);
+          for (index_t p = 0; p < nx * 3; ++p) {
+            const index_t sys = p / nx;  // lines along x: one per y
+            for (int r = 0; r < M; ++r)
+              for (int q = 0; q < M; ++q) {
+                const double k = (r == q ? 1.0 : 0.0) + 0.2 / (1.0 + std::abs(r - q)) * double(sys + 1);
+                const std::size_t i = std::size_t((p * M + r) * M + q);
+                g.a[i] = -k;
+                g.c[i] = -k;
+                g.b[i] = diag * k;
+              }
+          }
+          auto la = piece<T>(g.a, M * M, dec), lb = piece<T>(g.b, M * M, dec), lc = piece<T>(g.c, M * M, dec);
+          auto ld = piece<T>(g.d, M, dec);
+          std::vector<T> lu(ld.size(), std::numeric_limits<T>::quiet_NaN());
+          DistributedBlockOptions o;
+          o.periodic = true;
+          o.strategy = s;
+          o.device_passes = true;
+          o.transport = t;
+          DistributedBlockTridiagonalPlan<T> plan(procs, Axis::x, exec,
+                                                  to_block_lines(grid_lines(M, dec.extents(), Axis::x)), o);
+          const std::string what = std::string(exec.name()) + " " + transport_name(plan.transport()) + " nx " +
+                                   std::to_string(nx) + " M " + std::to_string(M) + " " + strategy_name(s) +
+                                   (sizeof(T) == 4 ? " float" : " double");
+          std::string caught;
+          long long sys = -1;
+          try {
+            if (exec.is_host()) {
+              plan.solve(BlockBands<T>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data());
+            } else {
+              auto on = [&](const std::vector<T>& v) { return to_device(v, exec); };
+              Array<T> da = on(la), db = on(lb), dc = on(lc), dd = on(ld), du = on(lu);
+              plan.solve(BlockBands<T>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
+              du.copy_to_host(lu.data());
+            }
+          } catch (const SingularBlock& e) {
+            caught = e.what();
+            sys = e.system();
+          }
+          if (diag == 2.0) {
+            EXPECT_FALSE(caught.empty()) << "singular block-circulant system not reported: " << what;
+            EXPECT_EQ(sys, 0) << what << ": " << caught;  // system 0 is the first singular one
+          } else {
+            EXPECT_TRUE(caught.empty()) << what << ": " << caught;
+            for (std::size_t i = 0; i < lu.size(); ++i)
+              ASSERT_TRUE(std::isfinite(double(lu[i]))) << what << " u[" << i << "]";
+          }
+          // Every rank agrees.
+          long long mine[2] = {sys, caught.empty() ? 0 : 1}, lo[2], hi[2];
+          MPI_Allreduce(mine, lo, 2, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+          MPI_Allreduce(mine, hi, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+          EXPECT_TRUE(lo[0] == hi[0] && lo[1] == hi[1]) << "ranks disagree: " << what;
+        }
+  g_dims = kGlobal;
+}
+
+TEST(DistributedBlockTridiagonal, SingularBlockCirculantIsReported) {
+  singular_block_circulant<double>(Executor::host(), Transport::automatic);
+  singular_block_circulant<float>(Executor::host(), Transport::automatic);
+}
+
+TEST(DistributedBlockTridiagonal, SingularBlockCirculantIsReportedOnGpus) {
+  ADI_REQUIRE_CUDA("device singular block-circulant check");
+  for (Transport t : {Transport::automatic, Transport::host_staging}) {  // automatic: NCCL where it can run
+    singular_block_circulant<double>(rank_gpu(), t);
+    singular_block_circulant<float>(rank_gpu(), t);
+  }
 }
 
 // Bad input: every rank throws, with the same kind of error, and all stay in step.

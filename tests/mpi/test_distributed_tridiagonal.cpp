@@ -227,12 +227,8 @@ TEST(DistributedTridiagonal, DeviceMemory) {
 // The GPU every rank of the world runs on (as rank_executor picks it).
 int rank_device() { return rank_executor(true).device(); }
 
-// Whether NCCL can run here: built with it and every rank on a GPU of its own (collective).
-std::string nccl_unavailable() {
-  if (!nccl::built()) return "adi::mpi built without NCCL";
-  const std::string shared = nccl::shared_gpu_report(MPI_COMM_WORLD, rank_device());
-  return shared.empty() ? std::string() : "ranks share a GPU: " + shared;
-}
+// Whether NCCL can run here (mpi_test_util.hpp), on the GPU rank_executor picks.
+std::string nccl_unavailable() { return adi::mpi::testing::nccl_unavailable(rank_device()); }
 
 // Device plans through every transport that can work on this machine, against the
 // single-rank fp64 reference: allgather / alltoall (and pcr through host staging),
