@@ -129,6 +129,34 @@ double interpolate(const std::vector<double>& x, const std::vector<double>& u, d
   return v;
 }
 
+// u <- max(u, g) at an exercise date, cell-averaged where u - g changes sign inside a
+// node's control volume [x_{i-1/2}, x_{i+1/2}] (d = u - g piecewise linear between nodes):
+// the kink of max(u, g) then lies between nodes as a smooth cell average, not a point value
+// (as the payoff's cell average at maturity; Pooley, Vetzal & Forsyth).
+void project_averaged(const std::vector<double>& x, const std::vector<double>& g, std::vector<double>& u) {
+  const std::size_t n = x.size();
+  std::vector<double> d(n);
+  for (std::size_t i = 0; i < n; ++i) d[i] = std::isfinite(g[i]) ? u[i] - g[i] : 1.0;
+  // integral of max(p, 0) over [0, w] for p linear from p0 to p1
+  auto pos = [](double p0, double p1, double w) {
+    if (p0 >= 0 && p1 >= 0) return 0.5 * (p0 + p1) * w;
+    if (p0 <= 0 && p1 <= 0) return 0.0;
+    const double z = w * std::max(p0, p1) / std::abs(p1 - p0);  // length where positive
+    return 0.5 * std::max(p0, p1) * z;
+  };
+  std::vector<double> v(u);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = std::max(u[i], g[i]);
+    if (i == 0 || i + 1 == n || !std::isfinite(g[i])) continue;
+    const double dm = 0.5 * (d[i - 1] + d[i]), dp = 0.5 * (d[i] + d[i + 1]);
+    if ((dm < 0) == (d[i] < 0) && (dp < 0) == (d[i] < 0)) continue;  // no crossing in the cell
+    const double hm = 0.5 * (x[i] - x[i - 1]), hp = 0.5 * (x[i + 1] - x[i]);
+    const double a = pos(dm, d[i], hm) + pos(d[i], dp, hp);
+    v[i] = g[i] + a / (hm + hp);
+  }
+  u.swap(v);
+}
+
 // A time level the stepping must stop at, and what happens there.
 struct Event {
   double tau = 0.0;
@@ -156,7 +184,23 @@ Run solve(const OneAssetModel& m, const OneAssetOption& o, const Method& me, con
     for (double te : o.exercise_dates)
       if (te > 0 && te < T) events.push_back({T - te, nullptr, true});
   std::vector<double> levels;
-  for (long k = 0; k <= N; ++k) levels.push_back(detail::time_level(T, k, N, me.step_grading));
+  // Graded levels restart at each event: a dividend or an exercise date leaves a kink, as
+  // the payoff does at tau = 0 (Bermudan put: 10-40% smaller errors; the American put with
+  // cash dividends 10-30% on coarse grids).
+  if (me.step_grading != 1.0 && !events.empty()) {
+    std::vector<double> cuts = {0.0};
+    for (const Event& e : events) cuts.push_back(e.tau);
+    cuts.push_back(T);
+    std::sort(cuts.begin(), cuts.end());
+    for (std::size_t s = 0; s + 1 < cuts.size(); ++s) {
+      const double a = cuts[s], len = cuts[s + 1] - a;
+      if (len <= 1e-13 * T) continue;
+      const long Ns = std::max(2L, std::lround(double(N) * len / T));
+      for (long k = 0; k <= Ns; ++k) levels.push_back(a + detail::time_level(len, k, Ns, me.step_grading));
+    }
+  } else {
+    for (long k = 0; k <= N; ++k) levels.push_back(detail::time_level(T, k, N, me.step_grading));
+  }
   for (const Event& e : events) levels.push_back(e.tau);
   std::sort(levels.begin(), levels.end());
   levels.erase(std::unique(levels.begin(), levels.end(),
@@ -238,9 +282,17 @@ Run solve(const OneAssetModel& m, const OneAssetOption& o, const Method& me, con
           for (std::size_t i = 0; i < n; ++i) u[i] = std::max(u[i], obstacle[i]);
         damp_left = me.scheme.damping_steps;  // the jump leaves a kink off the grid: damp again
       }
-      // (Damping again after an exercise date was tried: 1.5-2x larger Bermudan errors.)
-      if (e.exercise)
-        for (std::size_t i = 0; i < n; ++i) u[i] = std::max(u[i], obstacle[i]);
+      if (e.exercise) {
+        // The exercise value cell-averaged where it cuts a cell (with point values the
+        // kink between nodes made the Bermudan errors irregular, stalling at 4e-5 from
+        // 400 nodes on; averaged: 8e-6 at 400, 1e-7 at 800). With graded levels (which
+        // restart here) damping restarts too: its steps are then short (coarse Bermudan
+        // errors 2-4x smaller); with uniform steps it was tried and doubled the errors.
+        if (me.smoothing) project_averaged(x, obstacle, u);
+        else
+          for (std::size_t i = 0; i < n; ++i) u[i] = std::max(u[i], obstacle[i]);
+        if (me.step_grading != 1.0) damp_left = me.scheme.damping_steps;
+      }
     }
     run.spot_values = {run.spot_values[1], run.spot_values[2], u[spot]};
     run.taus = {run.taus[1], run.taus[2], tb};
