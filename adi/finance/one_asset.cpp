@@ -61,15 +61,47 @@ struct Domain {
   bool dir_lo = false, dir_hi = false;  // barrier end nodes: V = rebate there
 };
 
+// Moves the nodes so that the payoff's jump at k lies on a cell face (the midpoint of the
+// two nodes around it) by a displacement of at most half a cell: 1 at those two nodes,
+// falling quadratically to 0 at the spot (which stays exact) and at the end nodes.
+std::vector<double> jump_on_face(std::vector<double> x, double spot, double k) {
+  const std::size_t n = x.size();
+  if (!(k > x.front() && k < x.back()) || k == spot) return x;
+  const std::size_t j = std::upper_bound(x.begin(), x.end(), k) - x.begin() - 1;  // x[j] <= k < x[j+1]
+  const std::size_t ia = std::find(x.begin(), x.end(), spot) - x.begin();
+  if (ia >= n || j + 2 >= n || j == 0) return x;
+  const std::size_t j0 = j, j1 = j + 1;
+  const double delta = k - 0.5 * (x[j] + x[j + 1]);
+  if (j0 == ia || j1 == ia) return x;  // the spot next to the jump: leave the grid
+  std::vector<double> y = x;
+  for (std::size_t i = 1; i + 1 < n; ++i) {
+    double w = 0.0;
+    if (i >= j0 && i <= j1) w = 1.0;
+    else if (ia < j0 && i > ia && i < j0) w = double(i - ia) / double(j0 - ia);
+    else if (ia > j1 && i > j1 && i < ia) w = double(ia - i) / double(ia - j1);
+    else if (i > j1 && i > ia) w = double(n - 1 - i) / double(n - 1 - j1);
+    else if (i < j0 && i < ia) w = double(i) / double(j0);
+    y[i] = x[i] + delta * w * w;
+  }
+  return y;
+}
+
 AxisGrid build_axis(const OneAssetModel& m, const OneAssetOption& o, const Method& me, const Domain& d) {
   const index_t n = me.nodes > 0 ? me.nodes : 201;
   const auto kinks = payoff_kinks(o);
   double center = !kinks.empty() && kinks[0] > 0 ? kinks[0] : m.spot;
   const double sd = typical_sd(m, o.maturity);
-  // One asset: mild grading, 3 sd wide (measured in grid.cpp's asset_axis).
-  const double cluster = (me.cluster > 0 ? me.cluster : 3.0) * center * sd;
+  // One asset: mild grading, 3 sd wide (measured in grid.cpp's asset_axis); a digital's
+  // jump: 1 sd (errors 2-5x smaller than with 3 from 100 nodes on).
+  const double dflt = o.payoff == PayoffKind::digital ? 1.0 : 3.0;
+  const double cluster = (me.cluster > 0 ? me.cluster : dflt) * center * sd;
   const double intensity = me.intensity > 0 ? me.intensity : (d.hi - d.lo) / std::min(cluster, d.hi - d.lo);
   AxisGrid ax = concentrated_axis(n, d.lo, d.hi, center, intensity, m.spot);
+  // A digital's jump on a cell face, not cut by a cell at a place that changes with the
+  // grid: the errors then decrease regularly at order 2 (K 105, S 100, 1 sd: 140 .. 800
+  // nodes -3.5e-5 .. -2.1e-6; at the sinh map's own nodes they changed sign irregularly,
+  // 3.7e-4 at 140, -2.2e-5 at 400, 1.2e-5 at 560).
+  if (o.payoff == PayoffKind::digital && !d.dir_hi) ax = AxisGrid::from_nodes(jump_on_face(ax.nodes(), m.spot, o.strike));
   if (!d.dir_hi) return ax;
   // concentrated_axis keeps lo and the spot exact and lets the top node move by under a
   // cell; an upper barrier must be a node. Stretch the nodes above the spot by a smooth
