@@ -168,7 +168,7 @@ double interpolate(const std::vector<double>& x, const std::vector<double>& u, d
 void project_averaged(const std::vector<double>& x, const std::vector<double>& g, std::vector<double>& u) {
   const std::size_t n = x.size();
   std::vector<double> d(n);
-  for (std::size_t i = 0; i < n; ++i) d[i] = std::isfinite(g[i]) ? u[i] - g[i] : 1.0;
+  for (std::size_t i = 0; i < n; ++i) d[i] = u[i] - g[i];  // +inf at barrier ends (g = -inf)
   // integral of max(p, 0) over [0, w] for p linear from p0 to p1
   auto pos = [](double p0, double p1, double w) {
     if (p0 >= 0 && p1 >= 0) return 0.5 * (p0 + p1) * w;
@@ -179,7 +179,7 @@ void project_averaged(const std::vector<double>& x, const std::vector<double>& g
   std::vector<double> v(u);
   for (std::size_t i = 0; i < n; ++i) {
     v[i] = std::max(u[i], g[i]);
-    if (i == 0 || i + 1 == n || !std::isfinite(g[i])) continue;
+    if (i == 0 || i + 1 == n || !std::isfinite(d[i - 1] + d[i] + d[i + 1])) continue;
     const double dm = 0.5 * (d[i - 1] + d[i]), dp = 0.5 * (d[i] + d[i + 1]);
     if ((dm < 0) == (d[i] < 0) && (dp < 0) == (d[i] < 0)) continue;  // no crossing in the cell
     const double hm = 0.5 * (x[i] - x[i - 1]), hp = 0.5 * (x[i + 1] - x[i]);

@@ -217,6 +217,16 @@ TEST(OneAssetExercise, BermudanAgainstQuantLibFdAndLimits) {
   const double be = price(m, b, grid(201, 100)).price;
   EXPECT_GT(be, eu);
   EXPECT_LT(be, am);
+  // With a down-and-out barrier (the exercise value next to a Dirichlet end): between the
+  // European and the American knock-out.
+  OneAssetOption bko = b, eko = OneAssetOption::vanilla(OptionType::put, 100, 1.0),
+                 ako = OneAssetOption::vanilla(OptionType::put, 100, 1.0, Exercise::american);
+  bko.barrier = eko.barrier = ako.barrier = Barrier::down_out(80.0, 1.0);
+  Method graded = grid(201, 100);
+  graded.step_grading = 2;
+  const double bk = price(m, bko, graded).price;
+  EXPECT_GT(bk, price(m, eko, graded).price);
+  EXPECT_LT(bk, price(m, ako, graded).price);
   // No date before maturity: European.
   EXPECT_NEAR(price(m, OneAssetOption::bermudan(OptionType::put, 100, 1.0, {}), grid(401, 200)).price, eu, 2e-4);
 }
