@@ -7,12 +7,15 @@
 // a 4000 x 4000 grid for dividends and Bermudan (no closed form; the values are in
 // tests/adi/finance/test_one_asset.cpp too). Both sides: Crank-Nicolson after 2 damping
 // steps, nodes x steps = N x N/2 (adi; American: quadratic time levels and a 1 sd cluster,
-// Method::step_grading = 2, cluster = 1; Bermudan: quadratic levels) and N x N (QuantLib's usual square grids), times are
+// Method::step_grading = 2, cluster = 1; Bermudan and digital: quadratic levels, which
+// restart at each exercise date; the digital's jump, like an exercise date's kink, needs
+// short steps after it) and N x N (QuantLib's usual square grids), times are
 // whole pricing calls, medians. The summary pairs each QuantLib row with the fastest adi
 // row whose error, and that of every finer adi row, is at most QuantLib's: the speedup at
 // equal accuracy.
 //
-//   bench_quantlib_features [--references]   (--references: print the reference values)
+//   bench_quantlib_features [--references | --only TEXT]   (--references: print the
+//   reference values; --only: the features whose name contains TEXT)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -75,14 +78,14 @@ fin::OneAssetModel market() {
   return m;
 }
 
-enum class Style { european, american, bermudan };
+enum class Style { european, american, bermudan, digital };
 
 fin::Method method(long n, Style ex = Style::european) {
   fin::Method me;
   me.nodes = n;
   me.steps = std::max(2L, n / 2);
   me.scheme = adi::Scheme::douglas().with_damping(2);
-  if (ex != Style::european) me.step_grading = 2;  // early exercise: order 2 (docs/finance.md)
+  if (ex != Style::european) me.step_grading = 2;  // early exercise, a jump: order 2 (docs/finance.md)
   if (ex == Style::american) me.cluster = 1;       // (Bermudan: the default 3 sd measured better)
   return me;
 }
@@ -180,7 +183,7 @@ int main(int argc, char** argv) {
        [&](long n) { return fin::price(m, barrier(fin::OptionType::call, fin::Barrier::up_out(130)), method(n)).price; },
        {}},
       {"digital call K 105 cash 10", 4.001607857389,
-       [&](long n) { return fin::price(m, fin::OneAssetOption::digital(fin::OptionType::call, 105, 1, 10), method(n)).price; },
+       [&](long n) { return fin::price(m, fin::OneAssetOption::digital(fin::OptionType::call, 105, 1, 10), method(n, Style::digital)).price; },
        {}},
       {"cash dividends, European put", 11.125807595642,
        [&](long n) { return fin::price(divs, fin::OneAssetOption::vanilla(fin::OptionType::put, 100, 1), method(n)).price; },

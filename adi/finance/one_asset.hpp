@@ -112,9 +112,11 @@ struct OneAssetOption {
 // Prices `option` under `model` on one price-space axis [0 or the lower barrier, S_max or
 // the upper barrier] clustered at the strike (the spot on a node), by the theta-method
 // (method.scheme: Douglas theta, otherwise Crank-Nicolson) with Rannacher damping at the
-// start and after each dividend; coefficients at each step's midpoint; American exercise
-// by Brennan-Schwartz inside the sweep, Bermudan by projection at the dates. Fills price,
-// delta[0], gamma[0], theta. Host only. Throws InvalidArgument for bad input and for a
+// start and after each dividend (and, with graded levels, which then restart at every
+// dividend and exercise date, after each exercise date); coefficients at each step's
+// midpoint; American exercise by Brennan-Schwartz inside the sweep, Bermudan by a
+// projection at the dates, cell-averaged where the exercise value cuts a cell; a digital's
+// jump on a cell face. Fills price, delta[0], gamma[0], theta. Host only. Throws InvalidArgument for bad input and for a
 // spot on or outside a barrier (the option is already knocked in or out).
 PriceResult price(const OneAssetModel& model, const OneAssetOption& option, const Method& method = {});
 // price() plus vega (a parallel shift of sigma(S, t)) and rho (of r(t)) by central
