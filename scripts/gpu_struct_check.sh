@@ -28,7 +28,7 @@ TESTS="test_tridiagonal_cuda_dispatch test_interleaved_batch test_thomas_naive t
        test_thomas_pcr_hybrid test_thomas_pcr_strided test_thomas_shared_transpose test_thomas_shuffle_transpose
        test_pivoting_cuda test_partition_large_cuda test_tridiagonal_measure test_tridiagonal_api
        test_thomas_variable_cuda test_variable_batch test_block_thomas_cuda test_block_tridiagonal
-       test_plan_conventions test_plan_conventions_cuda"
+       test_plan_conventions test_plan_conventions_cuda test_scheme_cuda"
 MPI_TESTS="test_distributed_tridiagonal test_distributed_block_tridiagonal"
 if [ "$mode" != "--no-build" ]; then
   cmake -S . -B $B $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_PYTHON=OFF \
