@@ -114,8 +114,27 @@ struct TridiagonalPlan<T>::Impl {
   T fallback_probe{};
   KernelMeasurement measurement;  // options.measure
 
+  // The backend, chosen once in the constructor from the executor and the kernel (one for
+  // per-line bands, one for shared bands): solves every line of validated arguments with
+  // kernel k. The large-system partition's fall-back to partial pivoting, likewise.
+  using Run = void (*)(Impl&, Kernel k, const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  using Pivot = void (*)(Impl&, const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  Run run = nullptr;
+  Run run_shared = nullptr;
+  Pivot pivot = nullptr;
+
   void check_pointers(const T* a, const T* b, const T* c, const T* d, const T* u, bool shared) const;
-  void run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  // Validates, then solves through the backend.
+  void solve(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  static Run backend(const Executor& exec, Kernel k) {
+    if (k == Kernel::large_partition) return &Impl::run_large;
+    return exec.is_host() ? &Impl::run_host : &Impl::run_cuda;
+  }
+  static void run_host(Impl& p, Kernel k, const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  static void run_cuda(Impl& p, Kernel k, const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  static void run_large(Impl& p, Kernel k, const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  static void pivot_host(Impl& p, const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  static void pivot_cuda(Impl& p, const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
 };
 
 namespace {
@@ -156,61 +175,92 @@ void TridiagonalPlan<T>::Impl::check_pointers(const T* a, const T* b, const T* c
 }
 
 template <class T>
-void TridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool shared, const T* d, T* u) {
+void TridiagonalPlan<T>::Impl::solve(const T* a, const T* b, const T* c, bool shared, const T* d, T* u) {
   check_pointers(a, b, c, d, u, shared);
   if (lines.lines() == 0) return;
-  const Kernel k = shared ? kernel_shared : kernel;
-  if (k == Kernel::large_partition) {
-    const bool fallback = options.pivoting == Pivoting::automatic;
-    try {
-      detail::large_lines_solve<T>(exec, lines, a, b, c, shared, d, u, options.periodic,
-                                   options.check_pivots || fallback, workspace.get());
-    } catch (const SingularSystem& e) {
-      if (!fallback) throw;
-      if (u == d)
-        throw UnstableSystem(std::string(e.what()) + "; the in-place solve overwrote d, so it cannot be re-solved "
-                             "with pivoting: pass u != d or set TridiagonalOptions::pivoting to partial",
-                             e.system(), e.row());
-      // The partition does not pivot: the batched pivoting kernel, its scratch on first use.
-      const Kernel pk = exec.is_host() ? Kernel::cpu_pivoting : Kernel::cuda_pivoting;
-      const std::size_t bytes =
-          exec.is_host() ? cpu::workspace_bytes(pk, lines, options.periodic, exec.threads(), sizeof(T), Pivoting::partial)
-                         : cuda_backend::tridiagonal_workspace_bytes(pk, lines, options.periodic, sizeof(T));
-      if (fallback_ws.bytes() < bytes) fallback_ws = detail::Storage(bytes, exec);
-      if (exec.is_host()) {
-        cpu::solve<T>(pk, lines, cpu::BandView<T>{a, b, c, shared}, d, u, options.periodic, options.check_pivots,
-                      fallback_ws.get(), exec.threads(), Pivoting::partial);
-      } else {
-        cuda_backend::DeviceGuard device_guard(exec.device());
-        cuda_backend::tridiagonal_solve<T>(pk, lines, cuda_backend::BandView<T>{a, b, c, shared}, d, u,
-                                           options.periodic, fallback_ws.get(), nullptr, exec.stream());
-        cuda_backend::copy_on_stream(&fallback_probe, u, sizeof(T), cuda_backend::Copy::device_to_host,
-                                     exec.stream());  // waits, like a checked solve
-      }
-    }
-    return;
+  if (shared)
+    run_shared(*this, kernel_shared, a, b, c, true, d, u);
+  else
+    run(*this, kernel, a, b, c, false, d, u);
+}
+
+// The large-system partition (few long lines, either executor; adi/large_tridiagonal.cpp).
+// It does not pivot: with pivoting = automatic a failing batch is solved again by the
+// executor's batched pivoting kernel.
+template <class T>
+void TridiagonalPlan<T>::Impl::run_large(Impl& p, Kernel, const T* a, const T* b, const T* c, bool shared,
+                                         const T* d, T* u) {
+  const TridiagonalOptions& o = p.options;
+  const bool fallback = o.pivoting == Pivoting::automatic;
+  try {
+    detail::large_lines_solve<T>(p.exec, p.lines, a, b, c, shared, d, u, o.periodic, o.check_pivots || fallback,
+                                 p.workspace.get());
+  } catch (const SingularSystem& e) {
+    if (!fallback) throw;
+    if (u == d)
+      throw UnstableSystem(std::string(e.what()) + "; the in-place solve overwrote d, so it cannot be re-solved "
+                           "with pivoting: pass u != d or set TridiagonalOptions::pivoting to partial",
+                           e.system(), e.row());
+    p.pivot(p, a, b, c, shared, d, u);
   }
-  if (exec.is_host()) {
-    detail::TeamScope scope(team);
-    cpu::solve<T>(k, lines, cpu::BandView<T>{a, b, c, shared}, d, u, options.periodic,
-                  options.check_pivots, workspace.get(), scope.team(), options.pivoting);
-    return;
-  }
+}
+
+// The fall-back's kernel, its scratch on first use.
+template <class T>
+void TridiagonalPlan<T>::Impl::pivot_host(Impl& p, const T* a, const T* b, const T* c, bool shared, const T* d,
+                                          T* u) {
+  const TridiagonalOptions& o = p.options;
+  const Kernel pk = Kernel::cpu_pivoting;
+  const std::size_t bytes =
+      cpu::workspace_bytes(pk, p.lines, o.periodic, p.exec.threads(), sizeof(T), Pivoting::partial);
+  if (p.fallback_ws.bytes() < bytes) p.fallback_ws = detail::Storage(bytes, p.exec);
+  cpu::solve<T>(pk, p.lines, cpu::BandView<T>{a, b, c, shared}, d, u, o.periodic, o.check_pivots,
+                p.fallback_ws.get(), p.exec.threads(), Pivoting::partial);
+}
+
+template <class T>
+void TridiagonalPlan<T>::Impl::pivot_cuda(Impl& p, const T* a, const T* b, const T* c, bool shared, const T* d,
+                                          T* u) {
+  const TridiagonalOptions& o = p.options;
+  const Kernel pk = Kernel::cuda_pivoting;
+  const std::size_t bytes = cuda_backend::tridiagonal_workspace_bytes(pk, p.lines, o.periodic, sizeof(T));
+  if (p.fallback_ws.bytes() < bytes) p.fallback_ws = detail::Storage(bytes, p.exec);
+  cuda_backend::DeviceGuard device_guard(p.exec.device());
+  cuda_backend::tridiagonal_solve<T>(pk, p.lines, cuda_backend::BandView<T>{a, b, c, shared}, d, u, o.periodic,
+                                     p.fallback_ws.get(), nullptr, p.exec.stream());
+  cuda_backend::copy_on_stream(&p.fallback_probe, u, sizeof(T), cuda_backend::Copy::device_to_host,
+                               p.exec.stream());  // waits, like a checked solve
+}
+
+template <class T>
+void TridiagonalPlan<T>::Impl::run_host(Impl& p, Kernel k, const T* a, const T* b, const T* c, bool shared,
+                                        const T* d, T* u) {
+  detail::TeamScope scope(p.team);
+  cpu::solve<T>(k, p.lines, cpu::BandView<T>{a, b, c, shared}, d, u, p.options.periodic, p.options.check_pivots,
+                p.workspace.get(), scope.team(), p.options.pivoting);
+}
+
+template <class T>
+void TridiagonalPlan<T>::Impl::run_cuda(Impl& p, Kernel k, const T* a, const T* b, const T* c, bool shared,
+                                        const T* d, T* u) {
+  const Executor& exec = p.exec;
+  const LineSet& lines = p.lines;
+  const TridiagonalOptions& options = p.options;
   cuda_backend::DeviceGuard device_guard(exec.device());
   // automatic needs the flag to know whether to fall back, whatever check_pivots says.
   const bool pivots = k == Kernel::cuda_pivoting;
   // check_pivots = false on a device: no flag and no synchronisation, so no fall-back either
   // (measured: the flag's read-back cost 8-16 us per solve, 14-25% of a 256^3 shared-band solve).
   const bool fallback = options.check_pivots && options.pivoting == Pivoting::automatic && !pivots;
-  int* flag = options.check_pivots ? static_cast<int*>(pivot_flag.get()) : nullptr;
+  int* flag = options.check_pivots ? static_cast<int*>(p.pivot_flag.get()) : nullptr;
   const cuda_backend::BandView<T> bv{a, b, c, shared};
   auto run_kernel = [&](Kernel kk) {
     if (flag) cuda_backend::memset_zero_async(flag, sizeof(int), exec.stream());
-    void* ws = workspace.get();
+    void* ws = p.workspace.get();
     if (kk != k) {  // the fall-back: its scratch (2-4 values per element) only once it is needed
       const std::size_t bytes = cuda_backend::tridiagonal_workspace_bytes(kk, lines, options.periodic, sizeof(T));
-      if (fallback_ws.bytes() < bytes) fallback_ws = detail::Storage(bytes, exec);
-      ws = fallback_ws.get();
+      if (p.fallback_ws.bytes() < bytes) p.fallback_ws = detail::Storage(bytes, exec);
+      ws = p.fallback_ws.get();
     }
     cuda_backend::tridiagonal_solve<T>(kk, lines, bv, d, u, options.periodic, ws, flag, exec.stream());
     int h = 0;
@@ -289,6 +339,9 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
       throw InvalidArgument("TridiagonalPlan: kernel large_partition does not pivot but options.pivoting is "
                             "partial; use Kernel::automatic");
   }
+  p.run = Impl::backend(exec, p.kernel);
+  p.run_shared = Impl::backend(exec, p.kernel_shared);
+  p.pivot = exec.is_host() ? &Impl::pivot_host : &Impl::pivot_cuda;
   if (p.kernel == Kernel::large_partition || p.kernel_shared == Kernel::large_partition) {
     // Both resolve to it together (the rule looks at the layout only).
     p.workspace =
@@ -321,11 +374,11 @@ TridiagonalPlan<T>& TridiagonalPlan<T>::operator=(TridiagonalPlan&&) noexcept = 
 
 template <class T>
 void TridiagonalPlan<T>::solve(const Bands<T>& bands, const T* d, T* u) {
-  impl_->run(bands.a, bands.b, bands.c, false, d, u);
+  impl_->solve(bands.a, bands.b, bands.c, false, d, u);
 }
 template <class T>
 void TridiagonalPlan<T>::solve(const SharedBands<T>& bands, const T* d, T* u) {
-  impl_->run(bands.a, bands.b, bands.c, true, d, u);
+  impl_->solve(bands.a, bands.b, bands.c, true, d, u);
 }
 template <class T>
 Kernel TridiagonalPlan<T>::kernel() const {
@@ -361,7 +414,7 @@ void TridiagonalPlan<T>::solve(const BandSpans<T>& bands, std::span<const T> d, 
   detail::require_length(bands.c.size(), band_need, who, "c");
   detail::require_length(d.size(), need, who, "d");
   detail::require_length(u.size(), need, who, "u");
-  impl_->run(bands.a.data(), bands.b.data(), bands.c.data(), bands.shared, d.data(), u.data());
+  impl_->solve(bands.a.data(), bands.b.data(), bands.c.data(), bands.shared, d.data(), u.data());
 }
 
 template class TridiagonalPlan<float>;

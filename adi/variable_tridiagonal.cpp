@@ -54,15 +54,29 @@ struct VariableTridiagonalPlan<T>::Impl {
   void check_arrays(std::initializer_list<std::pair<const void*, const char*>> arrays, const T* d,
                     const T* u) const;
   void report(index_t bad, index_t row = -1) const;
-  void run(const T* a, const T* b, const T* c, const T* d, T* u);
   [[noreturn]] void report_unstable(index_t bad, bool in_place, index_t row = -1) const;
   // The row of system s where Thomas (no pivoting, in double) meets a zero or non-finite
   // pivot, for the error's row(): -1 when it meets none (a growth-check failure) or the
   // system's values are gone (in place). The kernels report the system only; this runs on
-  // the failure path (device arrays are copied to the host first).
+  // the failure path (the device backend copies its arrays to the host first).
   index_t failed_row(index_t s, const T* a, const T* b, const T* c) const;
   index_t failed_row(index_t s, const PointerBands<T>& bands) const;
-  void run(const PointerBands<T>& bands, const T* const* d, T* const* u);
+  index_t failed_row_on_device(index_t s, const T* a, const T* b, const T* c) const;
+  index_t failed_row_on_device(index_t s, const PointerBands<T>& bands) const;
+  // Validate, then solve through the backend.
+  void solve(const T* a, const T* b, const T* c, const T* d, T* u);
+  void solve(const PointerBands<T>& bands, const T* const* d, T* const* u);
+
+  // The backend, chosen once when the plan is built (allocate()) from the executor: solves
+  // validated arrays (padded, sorted, compact layouts) or pointer arrays (PointerBatch).
+  using Run = void (*)(Impl&, const T* a, const T* b, const T* c, const T* d, T* u);
+  using RunPointers = void (*)(Impl&, const PointerBands<T>& bands, const T* const* d, T* const* u);
+  Run run = nullptr;
+  RunPointers run_pointers = nullptr;
+  static void run_host(Impl& p, const T* a, const T* b, const T* c, const T* d, T* u);
+  static void run_cuda(Impl& p, const T* a, const T* b, const T* c, const T* d, T* u);
+  static void run_pointers_host(Impl& p, const PointerBands<T>& bands, const T* const* d, T* const* u);
+  static void run_pointers_cuda(Impl& p, const PointerBands<T>& bands, const T* const* d, T* const* u);
 };
 
 template <class T>
@@ -95,9 +109,13 @@ void VariableTridiagonalPlan<T>::Impl::allocate() {
   const Executor& exec = batch.executor();
   const int rows_max = std::max(rows, batch.max_size());
   if (exec.is_host()) {
+    run = &Impl::run_host;
+    run_pointers = &Impl::run_pointers_host;
     workspace = detail::Storage(cpu::variable_workspace_bytes(rows_max, exec.threads(), sizeof(T)), exec);
     return;
   }
+  run = &Impl::run_cuda;
+  run_pointers = &Impl::run_pointers_cuda;
   cuda_backend::DeviceGuard device_guard(exec.device());
   using Launch = cuda_backend::VariableKernel;
   const Launch k = kind == LayoutKind::sorted                      ? Launch::sorted
@@ -232,8 +250,14 @@ index_t VariableTridiagonalPlan<T>::Impl::failed_row(index_t s, const T* a, cons
     base = v.chunk_offsets[p / v.chunk_width] + p % v.chunk_width;
     step = v.chunk_width;
   }
+  return zero_pivot_row(v.sizes[s], a, b, c, base, step);
+}
+
+template <class T>
+index_t VariableTridiagonalPlan<T>::Impl::failed_row_on_device(index_t s, const T* a, const T* b,
+                                                               const T* c) const {
+  if (s < 0) return -1;
   const Executor& exec = batch.executor();
-  if (exec.is_host()) return zero_pivot_row(v.sizes[s], a, b, c, base, step);
   std::vector<T> h[3];
   const T* src[3] = {a, b, c};
   for (int j = 0; j < 3; ++j) {
@@ -241,15 +265,20 @@ index_t VariableTridiagonalPlan<T>::Impl::failed_row(index_t s, const T* a, cons
     detail::copy_bytes(h[j].data(), MemorySpace::host, src[j], MemorySpace::device, h[j].size() * sizeof(T),
                        exec.stream());
   }
-  return zero_pivot_row(v.sizes[s], h[0].data(), h[1].data(), h[2].data(), base, step);
+  return failed_row(s, h[0].data(), h[1].data(), h[2].data());
 }
 
 template <class T>
 index_t VariableTridiagonalPlan<T>::Impl::failed_row(index_t s, const PointerBands<T>& bands) const {
   if (s < 0) return -1;
+  return zero_pivot_row(batch.size(s), bands.a[s], bands.b[s], bands.c[s], 0, 1);
+}
+
+template <class T>
+index_t VariableTridiagonalPlan<T>::Impl::failed_row_on_device(index_t s, const PointerBands<T>& bands) const {
+  if (s < 0) return -1;
   const int n = batch.size(s);
   const Executor& exec = batch.executor();
-  if (exec.is_host()) return zero_pivot_row(n, bands.a[s], bands.b[s], bands.c[s], 0, 1);
   std::vector<T> h[3];
   const T* const* src[3] = {bands.a, bands.b, bands.c};
   for (int j = 0; j < 3; ++j) {
@@ -286,69 +315,77 @@ void VariableTridiagonalPlan<T>::Impl::report(index_t bad, index_t row) const {
 }
 
 template <class T>
-void VariableTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, const T* d, T* u) {
+void VariableTridiagonalPlan<T>::Impl::solve(const T* a, const T* b, const T* c, const T* d, T* u) {
   if (kind == LayoutKind::pointers)
     throw InvalidArgument("VariableTridiagonalPlan: this plan was built for a PointerBatch; call "
                           "solve(PointerBands, d pointers, u pointers)");
   if (batch.count() == 0 || span == 0) return;
   check_arrays({{a, "a"}, {b, "b"}, {c, "c"}, {d, "d"}, {u, "u"}}, d, u);
-  const Executor& exec = batch.executor();
-  const bool periodic = options.periodic;
-  if (exec.is_host()) {
-    const cpu::VariableArrays<T> x{a, b, c, d, u};
-    const VariableBatchView& v = batch.host_view();
-    const index_t* offs = kind == LayoutKind::compact ? offsets.data() : nullptr;
-    auto pivoting = [&]() {
-      return cpu::variable_thomas_reference<T>(v, offs, stride, kind == LayoutKind::sorted, x, periodic, true);
-    };
-    index_t bad = -1;
-    if (options.pivoting == Pivoting::partial) {
-      bad = pivoting();
-    } else if (kernel == VariableKernel::reference) {
-      bad = cpu::variable_thomas_reference<T>(v, kind == LayoutKind::compact ? offsets.data() : nullptr, stride,
-                                              kind == LayoutKind::sorted, x, periodic);
-    } else if (kind == LayoutKind::padded) {
-      bad = cpu::variable_thomas_padded<T>(v, stride, rows, x, periodic, kernel == VariableKernel::stop_at_size,
-                                           workspace.get(), exec.threads());
-    } else if (kind == LayoutKind::sorted) {
-      bad = cpu::variable_thomas_sorted<T>(v, x, periodic, workspace.get(), exec.threads());
-    } else {
-      bad = cpu::variable_thomas_compact<T>(v, offsets.data(), x, periodic, workspace.get(), exec.threads());
-    }
-    if (bad >= 0 && options.pivoting == Pivoting::automatic && kernel != VariableKernel::reference) {
-      if (d == u) report_unstable(bad, true, failed_row(bad, a, b, c));
-      bad = pivoting();
-    } else if (bad >= 0 && options.pivoting == Pivoting::none && options.check_pivots) {
-      report_unstable(bad, false, failed_row(bad, a, b, c));
-    }
-    if (options.check_pivots && bad >= 0) report(bad, failed_row(bad, a, b, c));
-    return;
+  run(*this, a, b, c, d, u);
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::run_host(Impl& p, const T* a, const T* b, const T* c, const T* d, T* u) {
+  const Executor& exec = p.batch.executor();
+  const bool periodic = p.options.periodic;
+  const LayoutKind kind = p.kind;
+  const cpu::VariableArrays<T> x{a, b, c, d, u};
+  const VariableBatchView& v = p.batch.host_view();
+  const index_t* offs = kind == LayoutKind::compact ? p.offsets.data() : nullptr;
+  auto pivoting = [&]() {
+    return cpu::variable_thomas_reference<T>(v, offs, p.stride, kind == LayoutKind::sorted, x, periodic, true);
+  };
+  index_t bad = -1;
+  if (p.options.pivoting == Pivoting::partial) {
+    bad = pivoting();
+  } else if (p.kernel == VariableKernel::reference) {
+    bad = cpu::variable_thomas_reference<T>(v, offs, p.stride, kind == LayoutKind::sorted, x, periodic);
+  } else if (kind == LayoutKind::padded) {
+    bad = cpu::variable_thomas_padded<T>(v, p.stride, p.rows, x, periodic, p.kernel == VariableKernel::stop_at_size,
+                                         p.workspace.get(), exec.threads());
+  } else if (kind == LayoutKind::sorted) {
+    bad = cpu::variable_thomas_sorted<T>(v, x, periodic, p.workspace.get(), exec.threads());
+  } else {
+    bad = cpu::variable_thomas_compact<T>(v, p.offsets.data(), x, periodic, p.workspace.get(), exec.threads());
   }
+  if (bad >= 0 && p.options.pivoting == Pivoting::automatic && p.kernel != VariableKernel::reference) {
+    if (d == u) p.report_unstable(bad, true, p.failed_row(bad, a, b, c));
+    bad = pivoting();
+  } else if (bad >= 0 && p.options.pivoting == Pivoting::none && p.options.check_pivots) {
+    p.report_unstable(bad, false, p.failed_row(bad, a, b, c));
+  }
+  if (p.options.check_pivots && bad >= 0) p.report(bad, p.failed_row(bad, a, b, c));
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::run_cuda(Impl& p, const T* a, const T* b, const T* c, const T* d, T* u) {
+  const Executor& exec = p.batch.executor();
   using Launch = cuda_backend::VariableKernel;
   cuda_backend::VariableDeviceArrays<T> x;
   x.a = a, x.b = b, x.c = c, x.d = d, x.u = u;
-  x.stride = stride;
-  x.rows = rows;
-  x.offsets = static_cast<const index_t*>(device_offsets.get());
-  const Launch k = kind == LayoutKind::sorted                      ? Launch::sorted
-                   : kind == LayoutKind::compact                   ? Launch::compact
-                   : kernel == adi::VariableKernel::stop_at_size ? Launch::stop_at_size
+  x.stride = p.stride;
+  x.rows = p.rows;
+  x.offsets = static_cast<const index_t*>(p.device_offsets.get());
+  const Launch k = p.kind == LayoutKind::sorted                    ? Launch::sorted
+                   : p.kind == LayoutKind::compact                 ? Launch::compact
+                   : p.kernel == adi::VariableKernel::stop_at_size ? Launch::stop_at_size
                                                                    : Launch::padded;
-  if (options.pivoting == Pivoting::partial)
+  if (p.options.pivoting == Pivoting::partial)
     throw Unsupported("variable tridiagonal solve: pivoting = partial is host-only for now; use a host "
                       "executor, or pivoting = automatic (on a device: Thomas with the stability check)");
   cuda_backend::DeviceGuard device_guard(exec.device());
-  int* flag = options.check_pivots ? static_cast<int*>(bad_flag.get()) : nullptr;
-  cuda_backend::variable_tridiagonal_solve<T>(k, batch.view(), x, periodic, workspace.get(), flag, exec.stream());
+  int* flag = p.options.check_pivots ? static_cast<int*>(p.bad_flag.get()) : nullptr;
+  cuda_backend::variable_tridiagonal_solve<T>(k, p.batch.view(), x, p.options.periodic, p.workspace.get(), flag,
+                                              exec.stream());
   if (flag) {
     int h = cuda_backend::kNoBadSystem;
     cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h != cuda_backend::kNoBadSystem) report(h, failed_row(h, a, b, c));
+    if (h != cuda_backend::kNoBadSystem) p.report(h, p.failed_row_on_device(h, a, b, c));
   }
 }
 
 template <class T>
-void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T* const* d, T* const* u) {
+void VariableTridiagonalPlan<T>::Impl::solve(const PointerBands<T>& bands, const T* const* d, T* const* u) {
   if (kind != LayoutKind::pointers)
     throw InvalidArgument(std::string("VariableTridiagonalPlan: this plan was built for a ") + layout_name(kind) +
                           "; call solve(Bands, d, u)");
@@ -374,47 +411,58 @@ void VariableTridiagonalPlan<T>::Impl::run(const PointerBands<T>& bands, const T
                                 "] is null for a system of size " + detail::number(v.sizes[s]));
     }
   }
-  if (exec.is_host()) {
-    const cpu::VariablePointers<T> x{bands.a, bands.b, bands.c, d, u};
-    const VariableBatchView& v = batch.host_view();
-    const bool partial = options.pivoting == Pivoting::partial;
-    index_t bad = kernel == VariableKernel::reference || partial
-                      ? cpu::variable_thomas_reference<T>(v, x, options.periodic, partial)
-                      : cpu::variable_thomas_pointers<T>(v, x, options.periodic, workspace.get(), exec.threads());
-    if (bad >= 0 && options.pivoting == Pivoting::automatic && kernel != VariableKernel::reference) {
-      bool in_place = false;
-      for (index_t s = 0; s < v.count; ++s) in_place = in_place || (v.sizes[s] > 0 && d[s] == u[s]);
-      if (in_place) report_unstable(bad, true, failed_row(bad, bands));
-      bad = cpu::variable_thomas_reference<T>(v, x, options.periodic, true);
-    } else if (bad >= 0 && options.pivoting == Pivoting::none && options.check_pivots) {
-      report_unstable(bad, false, failed_row(bad, bands));
-    }
-    if (options.check_pivots && bad >= 0) report(bad, failed_row(bad, bands));
-    return;
+  run_pointers(*this, bands, d, u);
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::run_pointers_host(Impl& p, const PointerBands<T>& bands, const T* const* d,
+                                                         T* const* u) {
+  const Executor& exec = p.batch.executor();
+  const VariableTridiagonalOptions& o = p.options;
+  const cpu::VariablePointers<T> x{bands.a, bands.b, bands.c, d, u};
+  const VariableBatchView& v = p.batch.host_view();
+  const bool partial = o.pivoting == Pivoting::partial;
+  index_t bad = p.kernel == VariableKernel::reference || partial
+                    ? cpu::variable_thomas_reference<T>(v, x, o.periodic, partial)
+                    : cpu::variable_thomas_pointers<T>(v, x, o.periodic, p.workspace.get(), exec.threads());
+  if (bad >= 0 && o.pivoting == Pivoting::automatic && p.kernel != VariableKernel::reference) {
+    bool in_place = false;
+    for (index_t s = 0; s < v.count; ++s) in_place = in_place || (v.sizes[s] > 0 && d[s] == u[s]);
+    if (in_place) p.report_unstable(bad, true, p.failed_row(bad, bands));
+    bad = cpu::variable_thomas_reference<T>(v, x, o.periodic, true);
+  } else if (bad >= 0 && o.pivoting == Pivoting::none && o.check_pivots) {
+    p.report_unstable(bad, false, p.failed_row(bad, bands));
   }
+  if (o.check_pivots && bad >= 0) p.report(bad, p.failed_row(bad, bands));
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::run_pointers_cuda(Impl& p, const PointerBands<T>& bands, const T* const* d,
+                                                         T* const* u) {
+  const Executor& exec = p.batch.executor();
   cuda_backend::VariableDeviceArrays<T> x;
   x.pa = bands.a, x.pb = bands.b, x.pc = bands.c, x.pd = d, x.pu = u;
-  if (options.pivoting == Pivoting::partial)
+  if (p.options.pivoting == Pivoting::partial)
     throw Unsupported("variable tridiagonal solve: pivoting = partial is host-only for now; use a host "
                       "executor, or pivoting = automatic (on a device: Thomas with the stability check)");
   cuda_backend::DeviceGuard device_guard(exec.device());
-  int* flag = options.check_pivots ? static_cast<int*>(bad_flag.get()) : nullptr;
-  cuda_backend::variable_tridiagonal_solve<T>(cuda_backend::VariableKernel::pointers, batch.view(), x,
-                                              options.periodic, workspace.get(), flag, exec.stream());
+  int* flag = p.options.check_pivots ? static_cast<int*>(p.bad_flag.get()) : nullptr;
+  cuda_backend::variable_tridiagonal_solve<T>(cuda_backend::VariableKernel::pointers, p.batch.view(), x,
+                                              p.options.periodic, p.workspace.get(), flag, exec.stream());
   if (flag) {
     int h = cuda_backend::kNoBadSystem;
     cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h != cuda_backend::kNoBadSystem) report(h, failed_row(h, bands));
+    if (h != cuda_backend::kNoBadSystem) p.report(h, p.failed_row_on_device(h, bands));
   }
 }
 
 template <class T>
 void VariableTridiagonalPlan<T>::solve(const Bands<T>& bands, const T* d, T* u) {
-  impl_->run(bands.a, bands.b, bands.c, d, u);
+  impl_->solve(bands.a, bands.b, bands.c, d, u);
 }
 template <class T>
 void VariableTridiagonalPlan<T>::solve(const PointerBands<T>& bands, const T* const* d, T* const* u) {
-  impl_->run(bands, d, u);
+  impl_->solve(bands, d, u);
 }
 template <class T>
 VariableKernel VariableTridiagonalPlan<T>::kernel() const {

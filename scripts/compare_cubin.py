@@ -11,6 +11,7 @@ nvdisasm are not installed (scripts/compare_ptxas.py compares only registers and
 
     scripts/export_base.sh a517daf
     scripts/compare_cubin.py thomas_variable thomas_variable_fp64 [--only contiguous]
+    scripts/compare_cubin.py block_thomas_float_m5 block_thomas_double_m5   # generated units too
 """
 import collections, os, re, struct, subprocess, sys, tempfile
 
@@ -22,11 +23,23 @@ OPS = {0x181: "LDG", 0x186: "STG", 0x182: "LDC", 0x023: "FFMA", 0x020: "FMUL", 0
        0x010: "IADD3", 0x011: "LEA", 0x007: "SEL", 0x012: "LOP3", 0x019: "SHF", 0x145: "BSSY", 0x141: "BSYNC"}
 
 
+def source(src_root, tu, work):
+    """solvers/cuda/<tu>.cu, or a unit CMake generates from solvers/cuda/instances/<family>_m.cu.in
+    (tu = <family>_<float|double>_m<M>, e.g. block_thomas_float_m6), written into work."""
+    path = os.path.join(src_root, "solvers/cuda", tu + ".cu")
+    m = re.fullmatch(r"(\w+)_(float|double)_m(\d+)", tu)
+    if os.path.exists(path) or not m:
+        return path
+    text = open(os.path.join(src_root, "solvers/cuda/instances", m.group(1) + "_m.cu.in")).read()
+    path = os.path.join(work, tu + ".cu")
+    open(path, "w").write(text.replace("@ADI_T@", m.group(2)).replace("@ADI_M@", m.group(3)))
+    return path
+
+
 def kernels(src_root, tu, work):
     cubin = os.path.join(work, os.path.basename(src_root) + "_" + tu + ".cubin")
     subprocess.run([nvcc, "-DADI_HAVE_CUDA=1", "-I" + src_root, "-O3", "-DNDEBUG", "-arch=sm_90", "-std=c++17",
-                    "--expt-relaxed-constexpr", "-cubin", os.path.join(src_root, "solvers/cuda", tu + ".cu"), "-o",
-                    cubin], check=True)
+                    "--expt-relaxed-constexpr", "-cubin", source(src_root, tu, work), "-o", cubin], check=True)
     d = open(cubin, "rb").read()
     shoff, = struct.unpack_from("<Q", d, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", d, 0x3A)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The serial CUDA compile time of adi_cuda (issue 15 item 8): configures a build of SRC for
+# sm_90 without ccache, builds adi_cuda with -j1 through a compiler launcher that runs each
+# nvcc under /usr/bin/time, and prints user + sys CPU seconds per unit and their sum. CPU
+# seconds (all of nvcc's children: cudafe++, cicc, ptxas, the host compiler) move far less
+# with the machine's load than wall time; on a shared machine alternate base and new runs.
+#
+#   scripts/cuda_compile_time.sh [SRC] [BUILD] [cmake args...]    e.g. -DADI_WITH_MPI=OFF
+#   SRC defaults to this tree, BUILD to /tmp/adi-cuda-time; the per-unit log is BUILD/units.txt.
+set -euo pipefail
+if [ "${1:-}" = "--launch" ]; then  # the launcher: --launch LOG nvcc ... -o OUT ...
+  shift; log=$1; shift
+  out="" prev=""
+  for a in "$@"; do [ "$prev" = "-o" ] && out=$a; prev=$a; done
+  exec /usr/bin/time -f "%U %S %e $(basename "$out" .o)" -a -o "$log" "$@"
+fi
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+src=$(cd "${1:-$(dirname "$0")/..}" && pwd)
+b=${2:-/tmp/adi-cuda-time}
+shift $(( $# > 2 ? 2 : $# ))
+rm -rf "$b" && mkdir -p "$b"
+cmake -S "$src" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DADI_WITH_VTK=OFF -DADI_WITH_PYTHON=OFF -DADI_BUILD_TESTS=OFF -DADI_BUILD_EXAMPLES=OFF \
+  -DADI_BUILD_BENCHMARKS=OFF -DADI_BUILD_C_API=OFF "-DCMAKE_CUDA_COMPILER_LAUNCHER=$self;--launch;$b/units.txt" \
+  "$@" > "$b/configure.log" 2>&1 || { tail -20 "$b/configure.log"; exit 1; }
+cmake --build "$b" -j1 --target adi_cuda > "$b/build.log" 2>&1 || { tail -30 "$b/build.log"; exit 1; }
+sort -k4 "$b/units.txt" | awk '{printf "%8.1f  %s\n", $1 + $2, $4}'
+awk '{s += $1 + $2; n++} END {printf "%8.1f  total CPU seconds, %d units (%s)\n", s, n, "'"$src"'"}' "$b/units.txt"
