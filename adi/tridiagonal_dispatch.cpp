@@ -54,6 +54,9 @@ constexpr index_t kCudaPcrMaxX64 = 2048;
 index_t cuda_pcr_strided_max(const DispatchQuery& q) {
   return q.value_size == 8 && !q.shared_bands ? 256 : 512;
 }
+// Y/Z lines from which the long-line kernel (a block per tile of lines) takes over from the
+// coalesced Thomas, whatever the number of lines.
+constexpr index_t kCudaLongMinN = 512;
 
 // Rows of the table measured on an H200 (the thresholds above are the H100's).
 bool cuda_device_is_h200(const Executor& exec) {
@@ -77,7 +80,8 @@ bool cuda_kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q
     case Kernel::cuda_thomas_shared_transpose: return l.stride == 1;
     case Kernel::cuda_thomas_pcr: return l.stride == 1 && cuda_hybrid_fits(k, exec, q);
     case Kernel::cuda_thomas_strided: return lines_adjacent(l);
-    case Kernel::cuda_thomas_pcr_strided: return lines_adjacent(l) && cuda_hybrid_fits(k, exec, q);
+    case Kernel::cuda_thomas_pcr_strided:
+    case Kernel::cuda_thomas_pcr_long: return lines_adjacent(l) && cuda_hybrid_fits(k, exec, q);
     default: return false;
   }
 }
@@ -95,6 +99,14 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
   }
   // Neighbouring lines adjacent in memory (Y/Z sweeps, interleaved batches).
   if (lines_adjacent(l)) {
+    // Lines longer than the register hybrid takes: a block per tile of lines, a thread per
+    // segment (thomas_pcr_long.cuh). It moves the minimum (a, b, c, d in, u out) and splits
+    // every line over hundreds of threads, where the coalesced Thomas moves c* and y* out and
+    // back with one thread per line (the public case, 16,384 lines of 4096 in fp64: 1.93 ms
+    // on an H200, 2.9x its traffic model). Row set from benchmarks/bench_cuda_tridiagonal's
+    // long-line rows (scripts/gpu_long_check.sh; solvers/cuda/README.md, "Long lines").
+    if (l.n > kCudaLongMinN && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+      return Kernel::cuda_thomas_pcr_long;
     // The H200 row (its faster memory makes the coalesced Thomas, which moves c* and y* out
     // and back, the faster one sooner): fp32 per-line bands, interleaved sweep of 2^24
     // values (bench_cuda_tridiagonal, 2026-11-26), coalesced Thomas against the hybrid:
@@ -177,7 +189,8 @@ std::vector<Kernel> candidate_kernels(const Executor& exec, const DispatchQuery&
                                           Kernel::cpu_pivoting_vector};
   static constexpr Kernel cuda_plain[] = {Kernel::cuda_thomas_naive,   Kernel::cuda_thomas_shuffle_transpose,
                                           Kernel::cuda_thomas_shared_transpose, Kernel::cuda_thomas_pcr,
-                                          Kernel::cuda_thomas_strided, Kernel::cuda_thomas_pcr_strided};
+                                          Kernel::cuda_thomas_strided, Kernel::cuda_thomas_pcr_strided,
+                                          Kernel::cuda_thomas_pcr_long};
   static constexpr Kernel cuda_pivot[] = {Kernel::cuda_pivoting};
   const bool partial = q.pivoting == Pivoting::partial;
   std::vector<Kernel> out;

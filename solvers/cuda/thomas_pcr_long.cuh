@@ -1,0 +1,300 @@
+#pragma once
+// Long lines adjacent in memory with few lines (the public case: 128x128x4096 along z,
+// 16,384 lines of 4096 rows): the Thomas-PCR hybrid with a block, not a warp, per line.
+//
+// Thread-per-line kernels (thomas_strided.cuh) get one thread per line: 16,384 threads
+// cannot keep enough bytes in flight (an H200 holds 132 x 2048), and they move c* and y*
+// out and back (1.73x the minimum). The warp hybrids hold 32 segments per line, so lines
+// of at most 512 rows. Here a block takes a tile of LB neighbouring lines (16 bytes of
+// each row: 2 lines in fp64, 4 in fp32) and splits each line into S = n/m segments of m
+// rows, one thread per (line, segment): LB*S threads, each with m rows.
+//
+// Per tile, all on chip, so a, b, c, d are read once and u written once:
+//   1. each thread loads its rows: a, b and c with cp.async into shared memory (no
+//      registers held while in flight), d into registers; b of the next tile is copied as
+//      soon as this tile's reduction has read it, so it streams in during steps 2-4;
+//   2. the modified Thomas sweep of the warp hybrid on its segment (segment_reduce of
+//      pcr_segment_registers.cuh: interior rows in terms of the two separators, a', c'
+//      in shared memory in place of a, c; d' in registers);
+//   3. the reduced system of each line (one row per segment, the separators) is formed in
+//      shared memory: thread s writes its own part of row s, thread s+1 adds the coupling
+//      through its first interior row (reduced_row's terms, split between the two);
+//   4. one warp per line solves its S-row reduced system with the warp hybrid
+//      (pcr_line_unrolled of pcr_segment_registers.cuh, the line in shared memory);
+//   5. every thread fills its interior rows from the separators (segment_fill) and stores
+//      u straight from registers, then issues the next tile's copies into its own slots
+//      (each thread reads only the slots it copied, so no barrier is needed for them).
+// Periodic lines: a_0 and c_{n-1} stay in the segment sweeps, so the reduced system is
+// cyclic, and the warp hybrid solves cyclic systems (Sherman-Morrison inside its PCR).
+// Shared bands: a, b, c are read from the n-long shared arrays (cached) into the same
+// places, d streamed per line.
+//
+// Limits: LB*S <= 512 threads (256 for 32 fp64 rows; segments of 16 or 32 rows), S <= 512 reduced rows (the
+// warp hybrid's 32 x 16), and the tile's a, b, c in shared memory: 3*LB*n values plus
+// padding, so n up to about 8,000 (fp64, 32-row segments, one line per tile).
+#include <cuda_pipeline_primitives.h>
+
+#include <string>
+
+#include "adi/base/error.hpp"
+#include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/pcr_launch.cuh"
+#include "solvers/cuda/pcr_segment_registers.cuh"
+#include "solvers/cuda/thomas_pcr_strided.cuh"
+
+namespace adi::cuda_backend::kernels {
+
+// Rows of a segment held per thread: d in registers, a, b and c in shared memory
+// (SharedRows' addressing: row j of the right-aligned segment at pa[j]).
+template <class T, int MaxM>
+struct LongRows {
+  T* pa;
+  T* pb;
+  T* pc;
+  T rd[MaxM];
+  __device__ __forceinline__ T& a(int j) { return pa[j]; }
+  __device__ __forceinline__ T& b(int j) { return pb[j]; }
+  __device__ __forceinline__ T& c(int j) { return pc[j]; }
+  __device__ __forceinline__ T& d(int j) { return rd[j]; }
+};
+
+struct LongShape {
+  int n = 0;       // rows per line
+  int m = 16;      // rows per segment
+  int segs = 1;    // S, segments per line
+  int log2lb = 0;  // LB = 2^log2lb lines per tile
+  int ls = 0;      // shared-memory values between two lines of the a', c' tile arrays
+  PcrShape red;    // the reduced system of one line (S rows)
+  int threads = 32;
+};
+
+constexpr int kLongMaxSegs = 32 * 16;  // pcr_line_unrolled<T, 16>
+// Threads per block: 512 (128 registers each), 256 where b and d of 32 fp64 rows alone
+// take 128 registers.
+constexpr int long_max_threads(std::size_t value_size, int m) { return value_size * m >= 256 ? 256 : 512; }
+
+template <class T, bool Shared, int MaxM>
+__global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
+    thomas_pcr_long_kernel(DeviceLines L, LongShape sh, const T* __restrict__ a, const T* __restrict__ b,
+                           const T* __restrict__ c, const T* d, T* u, bool periodic, int* flag) {
+  extern __shared__ __align__(16) unsigned char pcr_smem[];
+  T* smem = reinterpret_cast<T*>(pcr_smem);
+  const int LB = 1 << sh.log2lb;
+  const int t = static_cast<int>(threadIdx.x);
+  const int l = t & (LB - 1), s = t >> sh.log2lb;
+  const int m = sh.m, n = sh.n, S = sh.segs;
+  const int len = s < S ? max(0, min(m, n - s * m)) : 0;
+  const int lo = MaxM - len;  // register j holds row s*m + j - lo
+  const int warp = t / kWarp;
+  const i64 nl = L.lines(), st = L.stride;
+  const i64 tiles = (nl + LB - 1) / LB;
+  const int rls = sh.red.per_line, rvals = LB * rls;
+  T* const ta = smem;
+  T* const tb = smem + LB * sh.ls;
+  T* const tc = smem + 2 * LB * sh.ls;
+  T* const red = smem + 3 * LB * sh.ls;  // reduced rows A, B, C, D: [array][line][PcrShape::pos]
+  T* const RA = red + l * rls;
+  T* const RB = RA + rvals;
+  T* const RC = RB + rvals;
+  T* const RD = RC + rvals;
+  bool bad = false;
+
+  LongRows<T, MaxM> rows;
+  const int at = l * sh.ls + s * (m + 1) - lo;  // slot of register j: at + j
+  rows.pa = ta + at;
+  rows.pb = tb + at;
+  rows.pc = tc + at;
+  // Global offset of this thread's first row in `line`; the bands' offset and step
+  // (shared bands: the row index).
+  auto first = [&](i64 line) { return L.offset(line) + static_cast<i64>(s) * m * st; };
+  const i64 band_step = Shared ? 1 : st;
+  auto band_first = [&](i64 line) { return Shared ? static_cast<i64>(s) * m : first(line); };
+  // The pointers walk the rows (an address per row precomputed would hold 2 registers each).
+  auto load_b = [&](i64 tile) {
+    const i64 line = tile * LB + l;
+    if (len > 0 && line < nl) {
+      const T* gb = b + band_first(line);
+#pragma unroll
+      for (int j = 0; j < MaxM; ++j)
+        if (j >= lo) {
+          __pipeline_memcpy_async(rows.pb + j, gb, sizeof(T));
+          gb += band_step;
+        }
+    }
+    __pipeline_commit();
+  };
+  auto load_acd = [&](i64 tile) {
+    const i64 line = tile * LB + l;
+    if (len > 0 && line < nl) {
+      const i64 ob = band_first(line);
+      const T* ga = a + ob;
+      const T* gc = c + ob;
+      const T* gd = d + first(line);
+#pragma unroll
+      for (int j = 0; j < MaxM; ++j) {
+        if (j >= lo) {
+          __pipeline_memcpy_async(rows.pa + j, ga, sizeof(T));
+          __pipeline_memcpy_async(rows.pc + j, gc, sizeof(T));
+          rows.rd[j] = *gd;
+          ga += band_step;
+          gc += band_step;
+          gd += st;
+        }
+      }
+    }
+    __pipeline_commit();
+  };
+
+  if (static_cast<i64>(blockIdx.x) < tiles) {
+    load_b(blockIdx.x);
+    load_acd(blockIdx.x);
+  }
+  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const i64 line = tile * LB + l;
+    const int mylen = line < nl ? len : 0;
+    const i64 next = tile + gridDim.x;
+    __pipeline_wait_prior(0);  // this thread's a, b, c of this tile have landed
+    if (!periodic && mylen > 0) {  // a_0 and c_{n-1} of a non-periodic line are never read
+      if (s == 0) rows.pa[lo] = T(0);
+      if (s * m + len == n) rows.pc[MaxM - 1] = T(0);
+    }
+    const SegmentEnds<T> e = segment_reduce<T, MaxM>(rows, mylen, bad);
+    if (next < tiles) load_b(next);  // b is consumed: the next tile's streams in meanwhile
+
+    __syncthreads();  // the previous tile's separators have been read
+    // Row s of the reduced system (reduced_row), less the coupling through the next
+    // segment's first interior row, which thread s+1 adds below; C holds c of the
+    // separator until then.
+    if (s < S) {
+      const int q = sh.red.pos(s);
+      if (mylen > 0) {
+        RA[q] = -e.ae * e.La;
+        RB[q] = e.be - e.ae * e.Lg;
+        RC[q] = e.ce;
+        RD[q] = e.dv - e.ae * e.Ld;
+      } else {
+        RA[q] = T(0);
+        RB[q] = T(1);
+        RC[q] = T(0);
+        RD[q] = T(0);
+      }
+    }
+    __syncthreads();
+    if (mylen > 0) {  // row s-1 (cyclically) couples to this segment's first interior row
+      const int q = sh.red.pos(s == 0 ? S - 1 : s - 1);
+      const T ce = RC[q];
+      RB[q] = RB[q] - ce * e.Fa;
+      RC[q] = -ce * e.Fg;
+      RD[q] = RD[q] - ce * e.Fd;
+    }
+    __syncthreads();
+    if (warp < LB && tile * LB + warp < nl) {  // warp w solves line w's reduced system
+      T* base = red + warp * rls;
+      pcr_line_unrolled<T, 16>(sh.red, base, base + rvals, base + 2 * rvals, base + 3 * rvals, periodic, bad);
+    }
+    __syncthreads();
+    if (mylen > 0) {
+      const T x = RD[sh.red.pos(s)], xl = RD[sh.red.pos(s == 0 ? S - 1 : s - 1)];
+      segment_fill<T, MaxM>(rows, mylen, xl, x);
+      T* gu = u + first(line);
+#pragma unroll
+      for (int j = 0; j < MaxM; ++j)
+        if (j >= lo) {
+          *gu = rows.rd[j];
+          gu += st;
+        }
+    }
+    if (next < tiles) load_acd(next);
+  }
+  __pipeline_wait_prior(0);
+  report(bad, flag);
+}
+
+inline std::size_t long_smem(const LongShape& sh, std::size_t value_size) {
+  const std::size_t lb = std::size_t(1) << sh.log2lb;
+  return value_size * (3 * lb * static_cast<std::size_t>(sh.ls) + 4 * lb * static_cast<std::size_t>(sh.red.per_line));
+}
+
+// The launch shape: segments of m rows (the tuning's rows_per_thread, else 16; doubled
+// until LB*S fits the block and S <= 512), LB lines per tile (the tuning's lines_per_block,
+// else 16 bytes of each row), halved until the shared memory fits `smem_limit`. *smem_out:
+// the shape's shared memory, -1 when no shape exists.
+inline LongShape long_shape(i64 n, std::size_t value_size, int rows, int lines, std::size_t smem_limit,
+                            std::size_t* smem_out) {
+  LongShape sh;
+  sh.n = static_cast<int>(n);
+  int lb = lines > 0 ? lines : static_cast<int>(16 / value_size);
+  int log2lb = 0;
+  while ((2 << log2lb) <= lb && log2lb < 5) ++log2lb;
+  int m = rows > 16 ? 32 : 16;
+  for (;;) {
+    sh.log2lb = log2lb;
+    sh.m = m;
+    sh.segs = static_cast<int>((n + m - 1) / m);
+    if (sh.segs < 1) sh.segs = 1;
+    const int LB = 1 << log2lb;
+    const int max_threads = long_max_threads(value_size, m);
+    if ((sh.segs > kLongMaxSegs || LB * sh.segs > max_threads) && m < 32) {
+      m *= 2;
+      continue;
+    }
+    PcrShape seg;
+    seg.per_line = sh.segs * (m + 1);
+    sh.ls = pcr_tile_stride(seg, LB, value_size);
+    sh.red = pcr_shape(sh.segs);
+    const bool fits = sh.segs <= kLongMaxSegs && LB * sh.segs <= max_threads &&
+                      long_smem(sh, value_size) <= smem_limit;
+    if (fits || log2lb == 0) break;
+    --log2lb;
+  }
+  const int LB = 1 << sh.log2lb;
+  const int need = LB * sh.segs;
+  sh.threads = (need + kWarp - 1) / kWarp * kWarp;
+  if (sh.threads < kWarp * LB) sh.threads = kWarp * LB;  // every line's solver warp exists
+  if (smem_out) {
+    const int max_threads = long_max_threads(value_size, sh.m);
+    const bool ok = sh.segs <= kLongMaxSegs && need <= max_threads && sh.threads <= max_threads;
+    *smem_out = ok ? long_smem(sh, value_size) : static_cast<std::size_t>(-1);
+  }
+  return sh;
+}
+
+// Shared memory of the smallest shape (one line per tile); -1 when no shape exists.
+inline std::size_t thomas_pcr_long_min_smem(i64 n, std::size_t value_size) {
+  std::size_t smem = 0;
+  long_shape(n, value_size, 0, 1, static_cast<std::size_t>(-1), &smem);
+  return smem;
+}
+
+template <class T>
+void launch_thomas_pcr_long(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic, int* flag,
+                            cudaStream_t stream, const Tuning& tuning) {
+  const DeviceLines L = to_device(ls);
+  const LaunchLimits lim = launch_limits();
+  std::size_t smem = 0;
+  const LongShape sh = long_shape(L.n, sizeof(T), tuning.rows_per_thread, tuning.lines_per_block, lim.smem_optin, &smem);
+  if (smem > lim.smem_optin)
+    throw Unsupported("cuda_thomas_pcr_long: a line of n = " + std::to_string(L.n) + " needs " +
+                      (smem == static_cast<std::size_t>(-1) ? std::string("more than 512 segments")
+                                                            : std::to_string(smem) + " bytes of shared memory") +
+                      ", the device allows " + std::to_string(lim.smem_optin) + " bytes");
+  const i64 tiles = (L.lines() + (i64(1) << sh.log2lb) - 1) >> sh.log2lb;
+  auto go = [&](auto kernel) {
+    const unsigned grid = persistent_grid(kernel, sh.threads, smem, tiles, lim);
+    kernel<<<grid, sh.threads, smem, stream>>>(L, sh, bands.a, bands.b, bands.c, d, u, periodic, flag);
+  };
+  if (bands.shared) {
+    if (sh.m <= 16)
+      go(thomas_pcr_long_kernel<T, true, 16>);
+    else
+      go(thomas_pcr_long_kernel<T, true, 32>);
+  } else {
+    if (sh.m <= 16)
+      go(thomas_pcr_long_kernel<T, false, 16>);
+    else
+      go(thomas_pcr_long_kernel<T, false, 32>);
+  }
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace adi::cuda_backend::kernels
