@@ -36,6 +36,10 @@ summary=$out/summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 status=0
+start=$(date +%s)
+# Build and runs together within one 10-minute device call: the extras (sanitizers, ncu) are
+# skipped once this many seconds have passed (run again with --no-build for them).
+late() { [ $(( $(date +%s) - start )) -gt "${LONG_CHECK_BUDGET_S:-450}" ]; }
 tests=(test_thomas_pcr_long test_thomas_pcr_strided test_thomas_strided test_tridiagonal_cuda_dispatch
        test_interleaved_batch test_layout_safety)
 note "== gpu_long_check.sh $(date -u +%FT%TZ) on $(hostname), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
@@ -83,6 +87,7 @@ if [ $do_tests = 1 ]; then
   san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   : >"$out/sanitizer.log"
   for tool in memcheck racecheck synccheck; do
+    late && { note "sanitizer $tool: skipped (time budget)"; continue; }
     echo "### $tool" >>"$out/sanitizer.log"
     if timeout 120 "$san" --tool $tool --error-exitcode 99 "$build/tests/test_thomas_pcr_long" \
          --gtest_filter='*.Small' >>"$out/sanitizer.log" 2>&1; then
@@ -95,7 +100,9 @@ if [ $do_tests = 1 ]; then
 fi
 
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-if [ $do_ncu = 1 ] && [ -x "$ncu" ]; then
+if [ $do_ncu = 1 ] && late; then
+  note "ncu: skipped (time budget; run again with --no-build --no-tests)"
+elif [ $do_ncu = 1 ] && [ -x "$ncu" ]; then
   timeout 150 "$ncu" --clock-control none --kernel-name "regex:pcr_long" --launch-skip 2 --launch-count 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
     --section LaunchStats --section SchedulerStats \
