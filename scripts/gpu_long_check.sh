@@ -75,11 +75,13 @@ if [ $do_tests = 1 ]; then
     echo "### $t" >>"$out/ctest.log"
     timeout 300 "$build/tests/$t" >>"$out/ctest.log" 2>&1
     rc=$?
-    line=$(awk -v t="### $t" '$0==t{p=1;next} /^### /{p=0} p' "$out/ctest.log" | grep -E '^\[  (PASSED|FAILED)|tests ran|SKIPPED \]' | tr '\n' ' ')
-    skipped=$(awk -v t="### $t" '$0==t{p=1;next} /^### /{p=0} p' "$out/ctest.log" | grep -c '^\[  SKIPPED \]')
+    part=$(awk -v t="### $t" '$0==t{p=1;next} /^### /{p=0} p' "$out/ctest.log")
+    passed=$(echo "$part" | grep -oE '^\[  PASSED  \] [0-9]+' | grep -oE '[0-9]+$' || echo 0)
+    skipped=$(echo "$part" | grep -cE '^\[  SKIPPED \] [A-Za-z].*\([0-9]+ ms\)$')
+    failed=$(echo "$part" | grep -cE '^\[  FAILED  \] [A-Za-z].*\([0-9]+ ms\)$')
     [ $rc = 0 ] || status=1
-    note "test $t: exit $rc, skipped $skipped: $line"
-    awk -v t="### $t" '$0==t{p=1;next} /^### /{p=0} p' "$out/ctest.log" | grep '^\[  SKIPPED \] [A-Za-z]' | sed 's/^/  /' | tee -a "$summary"
+    note "test $t: exit $rc, passed ${passed:-0}, failed $failed, skipped $skipped"
+    echo "$part" | grep -E '^\[  (FAILED  |SKIPPED )\] [A-Za-z].*\([0-9]+ ms\)$' | head -8 | sed 's/^/  /' | tee -a "$summary"
   done
   awk '/^\[  FAILED  \]/' "$out/ctest.log" | sort -u | head -20 | sed 's/^/  /' | tee -a "$summary"
   grep -B2 -A12 'Failure$' "$out/ctest.log" | head -60 >"$out/failures.txt"
