@@ -18,7 +18,8 @@
 //      in shared memory in place of a, c; d' in registers);
 //   3. the reduced system of each line (one row per segment, the separators) is formed in
 //      shared memory: thread s writes its own part of row s, thread s+1 adds the coupling
-//      through its first interior row (reduced_row's terms, split between the two);
+//      through its first interior row (reduced_row_own, reduced_row_next: the two halves of
+//      the warp hybrid's reduced_row);
 //   4. one warp per line solves its S-row reduced system with the warp hybrid
 //      (pcr_line_unrolled of pcr_segment_registers.cuh, the line in shared memory);
 //   5. every thread fills its interior rows from the separators (segment_fill) and stores
@@ -168,10 +169,8 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
     if (s < S) {
       const int q = sh.red.pos(s);
       if (mylen > 0) {
-        RA[q] = -e.ae * e.La;
-        RB[q] = e.be - e.ae * e.Lg;
+        reduced_row_own(e, RA[q], RB[q], RD[q]);
         RC[q] = e.ce;
-        RD[q] = e.dv - e.ae * e.Ld;
       } else {
         RA[q] = T(0);
         RB[q] = T(1);
@@ -182,10 +181,7 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
     __syncthreads();
     if (mylen > 0) {  // row s-1 (cyclically) couples to this segment's first interior row
       const int q = sh.red.pos(s == 0 ? S - 1 : s - 1);
-      const T ce = RC[q];
-      RB[q] = RB[q] - ce * e.Fa;
-      RC[q] = -ce * e.Fg;
-      RD[q] = RD[q] - ce * e.Fd;
+      reduced_row_next(T(RC[q]), e.Fd, e.Fa, e.Fg, RB[q], RC[q], RD[q]);
     }
     __syncthreads();
     if (warp < LB && tile * LB + warp < nl) {  // warp w solves line w's reduced system
