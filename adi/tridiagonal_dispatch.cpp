@@ -54,9 +54,10 @@ constexpr index_t kCudaPcrMaxX64 = 2048;
 index_t cuda_pcr_strided_max(const DispatchQuery& q) {
   return q.value_size == 8 && !q.shared_bands ? 256 : 512;
 }
-// Y/Z lines from which the long-line kernel (a block per tile of lines) takes over from the
-// coalesced Thomas, whatever the number of lines.
+// Y/Z lines longer than this, and at most this many of them, take the long-line kernel (a
+// block per tile of lines; the measurements are with the rule below).
 constexpr index_t kCudaLongMinN = 512;
+constexpr index_t kCudaLongMaxLines = 8192;
 
 // Rows of the table measured on an H200 (the thresholds above are the H100's).
 bool cuda_device_is_h200(const Executor& exec) {
@@ -99,13 +100,18 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
   }
   // Neighbouring lines adjacent in memory (Y/Z sweeps, interleaved batches).
   if (lines_adjacent(l)) {
-    // Lines longer than the register hybrid takes: a block per tile of lines, a thread per
-    // segment (thomas_pcr_long.cuh). It moves the minimum (a, b, c, d in, u out) and splits
-    // every line over hundreds of threads, where the coalesced Thomas moves c* and y* out and
-    // back with one thread per line (the public case, 16,384 lines of 4096 in fp64: 1.93 ms
-    // on an H200, 2.9x its traffic model). Row set from benchmarks/bench_cuda_tridiagonal's
-    // long-line rows (scripts/gpu_long_check.sh; solvers/cuda/README.md, "Long lines").
-    if (l.n > kCudaLongMinN && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+    // Few lines longer than the register hybrid takes: a block per tile of lines, a thread per
+    // segment (thomas_pcr_long.cuh). One thread per line leaves the GPU idle there; the long
+    // kernel splits every line over hundreds of threads but reads 16-byte pieces of rows
+    // (one tile of lines must fit on one SM), which the memory serves at ~30% of copy, so it
+    // loses once one thread per line has enough lines. Measured on an H100
+    // (bench_cuda_tridiagonal --long-only, scripts/gpu_long_check.sh, 2026-11-26, fp64
+    // per-line bands, n = 4096): 1,024 lines 0.20 ms against the coalesced Thomas's 1.46 ms,
+    // 4,096 lines 0.73 vs 1.62, 16,384 lines (the public case) 2.92 vs 2.23, 65,536 lines
+    // 15.2 vs 6.7; 2^24 values: n = 2048 (8,192 lines) 0.72 vs 0.90, n = 1024 (16,384
+    // lines) 0.70 vs 0.55; fp32 the same way (n = 2048, 8,192 lines: 0.41 vs 0.54).
+    if (l.n > kCudaLongMinN && l.lines() <= kCudaLongMaxLines &&
+        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
       return Kernel::cuda_thomas_pcr_long;
     // The H200 row (its faster memory makes the coalesced Thomas, which moves c* and y* out
     // and back, the faster one sooner): fp32 per-line bands, interleaved sweep of 2^24

@@ -27,7 +27,9 @@ TEST(CudaThomasPcrLong, LongAndOddLines) {
       for (int shared = 0; shared < 2; ++shared)
         for (int periodic = 0; periodic < 2; ++periodic) {
           adi::test_cuda::Case c;
-          c.lines = adi::test_cuda::adjacent(n, count);
+          // count lines one element apart, rows padded by 5 (test_cuda::adjacent splits a count
+          // divisible by 3 into 3 groups, and 3 lines become groups of one: not adjacent).
+          c.lines = adi::LineSet{n, count + 5, count, 1, 1, n * (count + 5) + 2};
           c.shared = shared;
           c.periodic = periodic;
           c.base = 1 + seed % 3;
@@ -101,11 +103,12 @@ TEST(CudaThomasPcrLong, TooLongRefused) {
   EXPECT_THROW(adi::TridiagonalPlan<double>(adi::Executor::cuda(), l, opt), adi::InvalidArgument);
 }
 
-// The dispatch table takes it for long Y/Z lines (the public case) in both precisions, but
-// not for contiguous (X) lines, and never with partial pivoting.
+// The dispatch table takes it for few long Y/Z lines (4,096 lines of 4096) in both
+// precisions, not for many (the public case, 16,384 lines: the coalesced Thomas), not for
+// contiguous (X) lines, and never with partial pivoting.
 TEST(CudaThomasPcrLong, Dispatch) {
   ADI_REQUIRE_CUDA();
-  const adi::Box3 box = adi::Box3::dense(128, 128, 4096);
+  const adi::Box3 box = adi::Box3::dense(64, 64, 4096);
   const adi::LineSet z = adi::to_lines(adi::BoxLines{box, Axis::z});
   const adi::Executor gpu = adi::Executor::cuda();
   EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, z).kernel(), kLong);
@@ -121,6 +124,8 @@ TEST(CudaThomasPcrLong, Dispatch) {
   adi::TridiagonalOptions forced;
   forced.kernel = kLong;
   EXPECT_THROW(adi::TridiagonalPlan<double>(gpu, x, forced), adi::InvalidArgument);
+  const adi::LineSet pub = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 4096), Axis::z});
+  EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, pub).kernel(), Kernel::cuda_thomas_strided);
   // Short Y/Z lines stay with the register hybrid.
   const adi::Box3 cube = adi::Box3::dense(64, 64, 64);
   EXPECT_NE(adi::TridiagonalPlan<double>(gpu, adi::to_lines(adi::BoxLines{cube, Axis::z})).kernel(), kLong);
