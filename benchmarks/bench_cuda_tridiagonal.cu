@@ -673,25 +673,36 @@ void bench_long_lines(const char* grid, const adi::LineSet& l, long long total, 
       const double ms = run_ours<T>(k, l, pa, pb, pc, shared, d.p, u.p);
       long_row(grid, type, axis, name, shared, ms, (double)total, sizeof(T), resid(shared));
     }
-    if (shapes)
+    // One tuning row of the long kernel (a shape it refuses prints why).
+    auto tune_row = [&](const std::string& name, const adi::cuda_backend::Tuning& t) {
+      if (!wanted(grid, type, axis, name, shared)) return;
+      try {
+        const double ms =
+            shared ? run_ours<T>(adi::Kernel::cuda_thomas_pcr_long, l, sa.p, sb.p, sc.p, true, d.p, u.p, &t)
+                   : run_ours<T>(adi::Kernel::cuda_thomas_pcr_long, l, a.p, b.p, c.p, false, d.p, u.p, &t);
+        long_row(grid, type, axis, name, shared, ms, (double)total, sizeof(T), resid(shared));
+      } catch (const std::exception& e) {
+        std::printf("%-14s %-4s %-4s %-36s %-6s (refused: %s)\n", grid, type, axis, name.c_str(),
+                    shared ? "shared" : "full", e.what());
+      }
+    };
+    if (shapes) {
       for (int rows : {16, 32})
         for (int lb : {1, 2, 4, 8}) {
-          const std::string name = "tune pcr_long lb=" + std::to_string(lb) + " m=" + std::to_string(rows);
-          if (!wanted(grid, type, axis, name, shared)) continue;
           adi::cuda_backend::Tuning t;
           t.lines_per_block = lb;
           t.rows_per_thread = rows;
-          try {
-            const double ms = shared ? run_ours<T>(adi::Kernel::cuda_thomas_pcr_long, l, sa.p, sb.p, sc.p, true,
-                                                   d.p, u.p, &t)
-                                     : run_ours<T>(adi::Kernel::cuda_thomas_pcr_long, l, a.p, b.p, c.p, false,
-                                                   d.p, u.p, &t);
-            long_row(grid, type, axis, name, shared, ms, (double)total, sizeof(T), resid(shared));
-          } catch (const std::exception& e) {
-            std::printf("%-14s %-4s %-4s %-36s %-6s (refused: %s)\n", grid, type, axis, name.c_str(),
-                        shared ? "shared" : "full", e.what());
-          }
+          tune_row("tune pcr_long lb=" + std::to_string(lb) + " m=" + std::to_string(rows), t);
         }
+      // Thread-block clusters sharing a tile of 128-byte rows (lb = 0: 16 fp64 / 32 fp32 lines).
+      for (int cl : {2, 4, 8})
+        for (int lb : {0, 8}) {
+          adi::cuda_backend::Tuning t;
+          t.cluster = cl;
+          t.lines_per_block = lb;
+          tune_row("tune pcr_long cluster=" + std::to_string(cl) + " lb=" + std::to_string(lb), t);
+        }
+    }
     if (wanted(grid, type, axis, "measured", shared)) {
       const MeasuredPlan mp = shared ? measured_plan<T>(l, sa.p, sb.p, sc.p, true, d.p, u.p)
                                      : measured_plan<T>(l, a.p, b.p, c.p, false, d.p, u.p);

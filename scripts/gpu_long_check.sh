@@ -13,7 +13,7 @@
 # (--build-only, then --no-build: two device calls if the build and the runs do not fit one.)
 #
 # Logs under $OUT (default <repo>/out): build.log, ctest.log, sanitizer.log, bench_long.log,
-# bench_sweep.log, ncu.txt, summary.txt. The output ends with the tables and the summary.
+# bench_sweep.log, ncu.txt, ncu_cluster.txt, summary.txt. The output ends with the tables and the summary.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -99,6 +99,17 @@ if [ $do_tests = 1 ]; then
       status=1
     fi
   done
+  # The launch shapes, clusters included (distributed shared memory).
+  if ! late; then
+    echo "### memcheck LaunchShapes" >>"$out/sanitizer.log"
+    if timeout 150 "$san" --tool memcheck --error-exitcode 99 "$build/tests/test_thomas_pcr_long" \
+         --gtest_filter='*.LaunchShapes' >>"$out/sanitizer.log" 2>&1; then
+      note "sanitizer memcheck test_thomas_pcr_long (*.LaunchShapes, clusters too): clean"
+    else
+      note "sanitizer memcheck test_thomas_pcr_long (*.LaunchShapes): ERRORS or timeout (see sanitizer.log)"
+      status=1
+    fi
+  fi
 fi
 
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
@@ -109,18 +120,26 @@ elif [ $do_ncu = 1 ] && [ -x "$ncu" ]; then
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
     --section LaunchStats --section SchedulerStats \
     --metrics smsp__inst_executed.sum,smsp__sass_thread_inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum \
-    "$bench" --long-only --reps 3 --filter "fp64 z thomas_pcr_long (block/line) * full" >"$out/ncu.txt" 2>&1 ||
+    "$bench" --long-only --reps 3 --filter "128x128x4096 fp64 z thomas_pcr_long (block/line) full" >"$out/ncu.txt" 2>&1 ||
     note "ncu: exit $? (see ncu.txt)"
+  # The cluster form (8 blocks share a tile of 16 fp64 lines: 128-byte rows).
+  late || timeout 120 "$ncu" --clock-control none --kernel-name "regex:pcr_long" --launch-skip 2 --launch-count 1 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
+    --section LaunchStats --section SchedulerStats \
+    --metrics smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum \
+    "$bench" --long-only --reps 3 --filter "128x128x4096 fp64 z tune pcr_long cluster=8 lb=0 full" >"$out/ncu_cluster.txt" 2>&1 ||
+    note "ncu (cluster): exit $? (see ncu_cluster.txt)"
 fi
 
 section() { echo; echo "================================ $* ================================"; }
 section "Y line-length sweep, 2^24 values (bench_sweep.log)"
 sed -n '/^== Line-length/,/^== Summary/p' "$out/bench_sweep.log" | grep -E '^(grid|n=)' | grep -E ' y |^grid'
-if [ -s "$out/ncu.txt" ]; then
-  section "Nsight Compute: thomas_pcr_long_kernel, 128x128x4096 fp64 z (ncu.txt)"
-  grep -E "thomas_pcr_long_kernel|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Size|Grid Size|Dynamic Shared|L1/TEX Hit|L2 Hit|Mem Busy|Issued Warp|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|inst_executed|dram__bytes|lts__t_sectors" "$out/ncu.txt" | head -40
-  grep -E "^    (OPT|WRN) " "$out/ncu.txt" | cut -c1-200 | head -6
-fi
+for f in ncu.txt ncu_cluster.txt; do
+  [ -s "$out/$f" ] || continue
+  section "Nsight Compute: thomas_pcr_long_kernel, 128x128x4096 fp64 z ($f)"
+  grep -E "thomas_pcr_long_kernel|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Size|Grid Size|Cluster Size|Dynamic Shared|L1/TEX Hit|L2 Hit|Mem Busy|Issued Warp|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|inst_executed|dram__bytes|lts__t_sectors" "$out/$f" | head -40
+  grep -E "^    (OPT|WRN) " "$out/$f" | cut -c1-200 | head -6
+done
 [ -s "$out/failures.txt" ] && { section "first test failures (failures.txt)"; head -40 "$out/failures.txt"; }
 section "bench_cuda_tridiagonal --long-only (bench_long.log)"
 cat "$out/bench_long.log"

@@ -33,6 +33,7 @@
 // Limits: LB*S <= 512 threads (256 for 32 fp64 rows; segments of 16 or 32 rows), S <= 512 reduced rows (the
 // warp hybrid's 32 x 16), and the tile's a, b, c in shared memory: 3*LB*n values plus
 // padding, so n up to about 8,000 (fp64, 32-row segments, one line per tile).
+#include <cooperative_groups.h>
 #include <cuda_pipeline_primitives.h>
 
 #include <string>
@@ -60,21 +61,54 @@ struct LongRows {
 };
 
 struct LongShape {
-  int n = 0;       // rows per line
-  int m = 16;      // rows per segment
-  int segs = 1;    // S, segments per line
-  int log2lb = 0;  // LB = 2^log2lb lines per tile
-  int ls = 0;      // shared-memory values between two lines of the a', c' tile arrays
-  PcrShape red;    // the reduced system of one line (S rows)
+  int n = 0;           // rows per line
+  int m = 16;          // rows per segment
+  int segs = 1;        // S, segments per line
+  int log2lb = 0;      // LB = 2^log2lb lines per tile
+  int ls = 0;          // shared-memory values between two lines of the a', c' tile arrays
+  PcrShape red;        // the reduced system of one line (S rows)
   int threads = 32;
+  int cl = 1;          // blocks per cluster sharing a tile (1: none)
+  int segs_block = 1;  // segments of a line per block: ceil(S / cl)
+  int lbo = 1;         // lines whose reduced systems a block holds and solves: ceil(LB / cl)
 };
+
+// A tile split over a thread-block cluster (sm_90): block k of the cluster holds segments
+// [k*segs_block, (k+1)*segs_block) of every line of the tile, so the tile can be 128 bytes
+// wide (16 fp64 lines) while each block keeps only its part of the lines on chip; line l's
+// reduced system lives in block l % cl, reached through distributed shared memory. Without
+// a cluster (Cl = false) these are the block itself and __syncthreads.
+template <bool Cl>
+__device__ __forceinline__ int long_rank() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (Cl) return static_cast<int>(cooperative_groups::this_cluster().block_rank());
+#endif
+  return 0;
+}
+template <bool Cl, class T>
+__device__ __forceinline__ T* long_map(T* p, int rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (Cl) return cooperative_groups::this_cluster().map_shared_rank(p, static_cast<unsigned>(rank));
+#endif
+  return p;
+}
+template <bool Cl>
+__device__ __forceinline__ void long_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (Cl) {
+    cooperative_groups::this_cluster().sync();
+    return;
+  }
+#endif
+  __syncthreads();
+}
 
 constexpr int kLongMaxSegs = 32 * 16;  // pcr_line_unrolled<T, 16>
 // Threads per block: 512 (128 registers each), 256 where b and d of 32 fp64 rows alone
 // take 128 registers.
 constexpr int long_max_threads(std::size_t value_size, int m) { return value_size * m >= 256 ? 256 : 512; }
 
-template <class T, bool Shared, int MaxM>
+template <class T, bool Shared, int MaxM, bool Cl>
 __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
     thomas_pcr_long_kernel(DeviceLines L, LongShape sh, const T* __restrict__ a, const T* __restrict__ b,
                            const T* __restrict__ c, const T* d, T* u, bool periodic, int* flag) {
@@ -82,26 +116,32 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
   T* smem = reinterpret_cast<T*>(pcr_smem);
   const int LB = 1 << sh.log2lb;
   const int t = static_cast<int>(threadIdx.x);
-  const int l = t & (LB - 1), s = t >> sh.log2lb;
+  const int k = long_rank<Cl>();            // this block's part of the tile's lines
+  const int l = t & (LB - 1), sl = t >> sh.log2lb;
+  const int s = k * sh.segs_block + sl;     // the segment of line l this thread owns
   const int m = sh.m, n = sh.n, S = sh.segs;
-  const int len = s < S ? max(0, min(m, n - s * m)) : 0;
+  const bool mine = sl < sh.segs_block && s < S;
+  const int len = mine ? max(0, min(m, n - s * m)) : 0;
   const int lo = MaxM - len;  // register j holds row s*m + j - lo
   const int warp = t / kWarp;
   const i64 nl = L.lines(), st = L.stride;
   const i64 tiles = (nl + LB - 1) / LB;
-  const int rls = sh.red.per_line, rvals = LB * rls;
+  const i64 group = Cl ? blockIdx.x / sh.cl : blockIdx.x, groups = Cl ? gridDim.x / sh.cl : gridDim.x;
+  const int rls = sh.red.per_line, rvals = sh.lbo * rls;
   T* const ta = smem;
   T* const tb = smem + LB * sh.ls;
   T* const tc = smem + 2 * LB * sh.ls;
-  T* const red = smem + 3 * LB * sh.ls;  // reduced rows A, B, C, D: [array][line][PcrShape::pos]
-  T* const RA = red + l * rls;
+  // Reduced rows A, B, C, D of the lines this block solves: [array][line / cl][PcrShape::pos];
+  // line l's are in block l % cl.
+  T* const red = smem + 3 * LB * sh.ls;
+  T* const RA = long_map<Cl>(red, l % sh.cl) + (l / sh.cl) * rls;
   T* const RB = RA + rvals;
   T* const RC = RB + rvals;
   T* const RD = RC + rvals;
   bool bad = false;
 
   LongRows<T, MaxM> rows;
-  const int at = l * sh.ls + s * (m + 1) - lo;  // slot of register j: at + j
+  const int at = l * sh.ls + sl * (m + 1) - lo;  // slot of register j: at + j (this block's segments)
   rows.pa = ta + at;
   rows.pb = tb + at;
   rows.pc = tc + at;
@@ -146,14 +186,14 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
     __pipeline_commit();
   };
 
-  if (static_cast<i64>(blockIdx.x) < tiles) {
-    load_b(blockIdx.x);
-    load_acd(blockIdx.x);
+  if (group < tiles) {
+    load_b(group);
+    load_acd(group);
   }
-  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  for (i64 tile = group; tile < tiles; tile += groups) {
     const i64 line = tile * LB + l;
     const int mylen = line < nl ? len : 0;
-    const i64 next = tile + gridDim.x;
+    const i64 next = tile + groups;
     __pipeline_wait_prior(0);  // this thread's a, b, c of this tile have landed
     if (!periodic && mylen > 0) {  // a_0 and c_{n-1} of a non-periodic line are never read
       if (s == 0) rows.pa[lo] = T(0);
@@ -162,11 +202,11 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
     const SegmentEnds<T> e = segment_reduce<T, MaxM>(rows, mylen, bad);
     if (next < tiles) load_b(next);  // b is consumed: the next tile's streams in meanwhile
 
-    __syncthreads();  // the previous tile's separators have been read
+    long_sync<Cl>();  // the previous tile's separators have been read
     // Row s of the reduced system (reduced_row), less the coupling through the next
     // segment's first interior row, which thread s+1 adds below; C holds c of the
     // separator until then.
-    if (s < S) {
+    if (mine) {
       const int q = sh.red.pos(s);
       if (mylen > 0) {
         reduced_row_own(e, RA[q], RB[q], RD[q]);
@@ -178,17 +218,18 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
         RD[q] = T(0);
       }
     }
-    __syncthreads();
+    long_sync<Cl>();
     if (mylen > 0) {  // row s-1 (cyclically) couples to this segment's first interior row
       const int q = sh.red.pos(s == 0 ? S - 1 : s - 1);
       reduced_row_next(T(RC[q]), e.Fd, e.Fa, e.Fg, RB[q], RC[q], RD[q]);
     }
-    __syncthreads();
-    if (warp < LB && tile * LB + warp < nl) {  // warp w solves line w's reduced system
+    long_sync<Cl>();
+    const int wl = k + warp * sh.cl;  // warp w of block k solves line k + w*cl
+    if (warp < sh.lbo && wl < LB && tile * LB + wl < nl) {
       T* base = red + warp * rls;
       pcr_line_unrolled<T, 16>(sh.red, base, base + rvals, base + 2 * rvals, base + 3 * rvals, periodic, bad);
     }
-    __syncthreads();
+    long_sync<Cl>();
     if (mylen > 0) {
       const T x = RD[sh.red.pos(s)], xl = RD[sh.red.pos(s == 0 ? S - 1 : s - 1)];
       segment_fill<T, MaxM>(rows, mylen, xl, x);
@@ -203,23 +244,27 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
     if (next < tiles) load_acd(next);
   }
   __pipeline_wait_prior(0);
+  if (Cl) long_sync<Cl>();  // no block leaves while another may still read its shared memory
   report(bad, flag);
 }
 
 inline std::size_t long_smem(const LongShape& sh, std::size_t value_size) {
   const std::size_t lb = std::size_t(1) << sh.log2lb;
-  return value_size * (3 * lb * static_cast<std::size_t>(sh.ls) + 4 * lb * static_cast<std::size_t>(sh.red.per_line));
+  return value_size *
+         (3 * lb * static_cast<std::size_t>(sh.ls) + 4 * static_cast<std::size_t>(sh.lbo) * sh.red.per_line);
 }
 
 // The launch shape: segments of m rows (the tuning's rows_per_thread, else 16; doubled
-// until LB*S fits the block and S <= 512), LB lines per tile (the tuning's lines_per_block,
-// else 16 bytes of each row), halved until the shared memory fits `smem_limit`. *smem_out:
-// the shape's shared memory, -1 when no shape exists.
-inline LongShape long_shape(i64 n, std::size_t value_size, int rows, int lines, std::size_t smem_limit,
-                            std::size_t* smem_out) {
+// until LB*segs_block fits the block and S <= 512), LB lines per tile (the tuning's
+// lines_per_block, else 16 bytes of each row, 128 with a cluster), halved until the shared
+// memory fits `smem_limit`; `cluster` blocks share a tile (<= 1: none). *smem_out: the
+// shape's shared memory, -1 when no shape exists.
+inline LongShape long_shape(i64 n, std::size_t value_size, int rows, int lines, int cluster,
+                            std::size_t smem_limit, std::size_t* smem_out) {
   LongShape sh;
   sh.n = static_cast<int>(n);
-  int lb = lines > 0 ? lines : static_cast<int>(16 / value_size);
+  sh.cl = cluster > 1 ? cluster : 1;
+  int lb = lines > 0 ? lines : static_cast<int>((sh.cl > 1 ? 128 : 16) / value_size);
   int log2lb = 0;
   while ((2 << log2lb) <= lb && log2lb < 5) ++log2lb;
   int m = rows > 16 ? 32 : 16;
@@ -228,25 +273,27 @@ inline LongShape long_shape(i64 n, std::size_t value_size, int rows, int lines, 
     sh.m = m;
     sh.segs = static_cast<int>((n + m - 1) / m);
     if (sh.segs < 1) sh.segs = 1;
+    sh.segs_block = (sh.segs + sh.cl - 1) / sh.cl;
     const int LB = 1 << log2lb;
+    sh.lbo = (LB + sh.cl - 1) / sh.cl;
     const int max_threads = long_max_threads(value_size, m);
-    if ((sh.segs > kLongMaxSegs || LB * sh.segs > max_threads) && m < 32) {
+    if ((sh.segs > kLongMaxSegs || LB * sh.segs_block > max_threads) && m < 32) {
       m *= 2;
       continue;
     }
     PcrShape seg;
-    seg.per_line = sh.segs * (m + 1);
+    seg.per_line = sh.segs_block * (m + 1);
     sh.ls = pcr_tile_stride(seg, LB, value_size);
     sh.red = pcr_shape(sh.segs);
-    const bool fits = sh.segs <= kLongMaxSegs && LB * sh.segs <= max_threads &&
+    const bool fits = sh.segs <= kLongMaxSegs && LB * sh.segs_block <= max_threads &&
                       long_smem(sh, value_size) <= smem_limit;
     if (fits || log2lb == 0) break;
     --log2lb;
   }
   const int LB = 1 << sh.log2lb;
-  const int need = LB * sh.segs;
+  const int need = LB * sh.segs_block;
   sh.threads = (need + kWarp - 1) / kWarp * kWarp;
-  if (sh.threads < kWarp * LB) sh.threads = kWarp * LB;  // every line's solver warp exists
+  if (sh.threads < kWarp * sh.lbo) sh.threads = kWarp * sh.lbo;  // every solver warp exists
   if (smem_out) {
     const int max_threads = long_max_threads(value_size, sh.m);
     const bool ok = sh.segs <= kLongMaxSegs && need <= max_threads && sh.threads <= max_threads;
@@ -258,8 +305,40 @@ inline LongShape long_shape(i64 n, std::size_t value_size, int rows, int lines, 
 // Shared memory of the smallest shape (one line per tile); -1 when no shape exists.
 inline std::size_t thomas_pcr_long_min_smem(i64 n, std::size_t value_size) {
   std::size_t smem = 0;
-  long_shape(n, value_size, 0, 1, static_cast<std::size_t>(-1), &smem);
+  long_shape(n, value_size, 0, 1, 1, static_cast<std::size_t>(-1), &smem);
   return smem;
+}
+
+// A cluster launch (cudaLaunchKernelEx with the cluster dimension): as many clusters as
+// fit at once (cudaOccupancyMaxActiveClusters), no more than `work` tiles.
+template <class Kernel, class... Args>
+void launch_clustered(Kernel kernel, const LongShape& sh, std::size_t smem, i64 work, cudaStream_t stream,
+                      Args... args) {
+  ADI_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      cudaSharedmemCarveoutMaxShared));
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(sh.cl);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.blockDim = dim3(static_cast<unsigned>(sh.threads));
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cfg.gridDim = dim3(static_cast<unsigned>(sh.cl));
+  int clusters = 0;
+  ADI_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+  if (clusters < 1)
+    throw Unsupported("cuda_thomas_pcr_long: no cluster of " + std::to_string(sh.cl) + " blocks of " +
+                      std::to_string(sh.threads) + " threads and " + std::to_string(smem) +
+                      " bytes of shared memory fits the device");
+  const i64 groups = std::max<i64>(1, std::min<i64>(work, clusters));
+  cfg.gridDim = dim3(static_cast<unsigned>(groups * sh.cl));
+  ADI_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
 
 template <class T>
@@ -267,28 +346,43 @@ void launch_thomas_pcr_long(const LineSet& ls, BandView<T> bands, const T* d, T*
                             cudaStream_t stream, const Tuning& tuning) {
   const DeviceLines L = to_device(ls);
   const LaunchLimits lim = launch_limits();
+  const int cluster = tuning.cluster > 1 ? tuning.cluster : 1;
+  if (cluster > 1) {
+    int dev = 0, major = 0;
+    ADI_CUDA_CHECK(cudaGetDevice(&dev));
+    ADI_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    if (major < 9 || cluster > 8)
+      throw Unsupported("cuda_thomas_pcr_long: clusters of " + std::to_string(cluster) +
+                        " blocks need compute capability 9.0 and at most 8 blocks");
+  }
   std::size_t smem = 0;
-  const LongShape sh = long_shape(L.n, sizeof(T), tuning.rows_per_thread, tuning.lines_per_block, lim.smem_optin, &smem);
+  const LongShape sh = long_shape(L.n, sizeof(T), tuning.rows_per_thread, tuning.lines_per_block, cluster,
+                                  lim.smem_optin, &smem);
   if (smem > lim.smem_optin)
     throw Unsupported("cuda_thomas_pcr_long: a line of n = " + std::to_string(L.n) + " needs " +
                       (smem == static_cast<std::size_t>(-1) ? std::string("more than 512 segments")
                                                             : std::to_string(smem) + " bytes of shared memory") +
                       ", the device allows " + std::to_string(lim.smem_optin) + " bytes");
   const i64 tiles = (L.lines() + (i64(1) << sh.log2lb) - 1) >> sh.log2lb;
-  auto go = [&](auto kernel) {
+  auto go = [&](auto kernel, auto clustered_kernel) {
+    if (sh.cl > 1) {
+      launch_clustered(clustered_kernel, sh, smem, tiles, stream, L, sh, bands.a, bands.b, bands.c, d, u, periodic,
+                       flag);
+      return;
+    }
     const unsigned grid = persistent_grid(kernel, sh.threads, smem, tiles, lim);
     kernel<<<grid, sh.threads, smem, stream>>>(L, sh, bands.a, bands.b, bands.c, d, u, periodic, flag);
   };
   if (bands.shared) {
     if (sh.m <= 16)
-      go(thomas_pcr_long_kernel<T, true, 16>);
+      go(thomas_pcr_long_kernel<T, true, 16, false>, thomas_pcr_long_kernel<T, true, 16, true>);
     else
-      go(thomas_pcr_long_kernel<T, true, 32>);
+      go(thomas_pcr_long_kernel<T, true, 32, false>, thomas_pcr_long_kernel<T, true, 32, true>);
   } else {
     if (sh.m <= 16)
-      go(thomas_pcr_long_kernel<T, false, 16>);
+      go(thomas_pcr_long_kernel<T, false, 16, false>, thomas_pcr_long_kernel<T, false, 16, true>);
     else
-      go(thomas_pcr_long_kernel<T, false, 32>);
+      go(thomas_pcr_long_kernel<T, false, 32, false>, thomas_pcr_long_kernel<T, false, 32, true>);
   }
   ADI_CUDA_CHECK(cudaGetLastError());
 }

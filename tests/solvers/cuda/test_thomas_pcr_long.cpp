@@ -64,8 +64,9 @@ TEST(CudaThomasPcrLong, BoxLongAxis) {
   adi::test_cuda::check<double>(kLong, c);
 }
 
-// Every launch shape the benchmark's tuning rows try (lines per tile, rows per segment),
-// including one line per tile and more lines than the default, on long and short lines.
+// Every launch shape the benchmark's tuning rows try (lines per tile, rows per segment,
+// blocks per cluster), including one line per tile and more lines than the default, on long
+// and short lines.
 TEST(CudaThomasPcrLong, LaunchShapes) {
   ADI_REQUIRE_CUDA();
   std::vector<adi::cuda_backend::Tuning> shapes;
@@ -74,6 +75,13 @@ TEST(CudaThomasPcrLong, LaunchShapes) {
       adi::cuda_backend::Tuning t;
       t.lines_per_block = lines;
       t.rows_per_thread = rows;
+      shapes.push_back(t);
+    }
+  for (int cluster : {2, 4, 8})
+    for (int lines : {0, 4, 16}) {
+      adi::cuda_backend::Tuning t;
+      t.cluster = cluster;
+      t.lines_per_block = lines;
       shapes.push_back(t);
     }
   adi::test_cuda::launch_shapes<float>(kLong, Family::adjacent, shapes);
