@@ -692,6 +692,7 @@ void bench_long_lines(const char* grid, const adi::LineSet& l, long long total, 
           adi::cuda_backend::Tuning t;
           t.lines_per_block = lb;
           t.rows_per_thread = rows;
+          t.cluster = 1;
           tune_row("tune pcr_long lb=" + std::to_string(lb) + " m=" + std::to_string(rows), t);
         }
       // Thread-block clusters sharing a tile of 128-byte rows (lb = 0: 16 fp64 / 32 fp32 lines).

@@ -76,7 +76,7 @@ struct Tuning {
   int warps_per_block = 0;  // both
   int rows_per_thread = 0;  // pcr_strided (registers): segment length, 8 or 16; pcr_long: 16 or 32
   int prefetch = -1;        // pcr (lines up to 256): load the next line during a solve (0 off, 1 on)
-  int cluster = 0;          // pcr_long: blocks per thread-block cluster sharing a tile (sm_90, <= 8)
+  int cluster = 0;          // pcr_long: blocks per thread-block cluster sharing a tile (1 none, 2..8: sm_90)
 };
 template <class T>
 ADI_CUDA_KERNEL(void tridiagonal_solve_tuned(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,

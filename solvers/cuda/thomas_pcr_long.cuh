@@ -341,17 +341,22 @@ void launch_clustered(Kernel kernel, const LongShape& sh, std::size_t smem, i64 
   ADI_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
 
+// Blocks per cluster when the tuning leaves it open (Tuning::cluster = 0): 1, no cluster,
+// until the cluster rows of bench_cuda_tridiagonal --long-only show the cluster faster.
+constexpr int kLongDefaultCluster = 1;
+
 template <class T>
 void launch_thomas_pcr_long(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic, int* flag,
                             cudaStream_t stream, const Tuning& tuning) {
   const DeviceLines L = to_device(ls);
   const LaunchLimits lim = launch_limits();
-  const int cluster = tuning.cluster > 1 ? tuning.cluster : 1;
+  int cluster = tuning.cluster > 0 ? tuning.cluster : kLongDefaultCluster;
   if (cluster > 1) {
     int dev = 0, major = 0;
     ADI_CUDA_CHECK(cudaGetDevice(&dev));
     ADI_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    if (major < 9 || cluster > 8)
+    if (tuning.cluster <= 0 && major < 9) cluster = 1;  // the default on a card without clusters
+    if (cluster > 1 && (major < 9 || cluster > 8))
       throw Unsupported("cuda_thomas_pcr_long: clusters of " + std::to_string(cluster) +
                         " blocks need compute capability 9.0 and at most 8 blocks");
   }

@@ -75,6 +75,7 @@ TEST(CudaThomasPcrLong, LaunchShapes) {
       adi::cuda_backend::Tuning t;
       t.lines_per_block = lines;
       t.rows_per_thread = rows;
+      t.cluster = 1;
       shapes.push_back(t);
     }
   for (int cluster : {2, 4, 8})
