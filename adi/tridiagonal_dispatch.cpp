@@ -58,6 +58,9 @@ index_t cuda_pcr_strided_max(const DispatchQuery& q) {
 // block per tile of lines; the measurements are with the rule below).
 constexpr index_t kCudaLongMinN = 512;
 constexpr index_t kCudaLongMaxLines = 8192;
+// With thread-block clusters (sm_90): lines of at least this many rows, up to this many.
+constexpr index_t kCudaLongClusterMinN = 4096;
+constexpr index_t kCudaLongClusterMaxLines = 16384;
 
 // Rows of the table measured on an H200 (the thresholds above are the H100's).
 bool cuda_device_is_h200(const Executor& exec) {
@@ -111,6 +114,15 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // 15.2 vs 6.7; 2^24 values: n = 2048 (8,192 lines) 0.72 vs 0.90, n = 1024 (16,384
     // lines) 0.70 vs 0.55; fp32 the same way (n = 2048, 8,192 lines: 0.41 vs 0.54).
     if (l.n > kCudaLongMinN && l.lines() <= kCudaLongMaxLines &&
+        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+      return Kernel::cuda_thomas_pcr_long;
+    // More lines, on sm_90: the same kernel over thread-block clusters of 8 blocks sharing a
+    // tile of 128-byte rows (its launcher's default above 8,192 lines), which the memory
+    // serves at 55% of copy: the public case (16,384 lines of 4096, fp64) 1.64 ms against
+    // the coalesced Thomas's 2.23 (H100, run 2 of scripts/gpu_long_check.sh; fp32 0.98 vs
+    // 1.26). Measured at n = 4096 and 16,384 lines only: beyond, the coalesced Thomas.
+    if (l.n >= kCudaLongClusterMinN && l.lines() <= kCudaLongClusterMaxLines &&
+        cuda_backend::device_info(exec.device()).cc_major >= 9 &&
         cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
       return Kernel::cuda_thomas_pcr_long;
     // The H200 row (its faster memory makes the coalesced Thomas, which moves c* and y* out

@@ -341,22 +341,29 @@ void launch_clustered(Kernel kernel, const LongShape& sh, std::size_t smem, i64 
   ADI_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
 
-// Blocks per cluster when the tuning leaves it open (Tuning::cluster = 0): 1, no cluster,
-// until the cluster rows of bench_cuda_tridiagonal --long-only show the cluster faster.
-constexpr int kLongDefaultCluster = 1;
+// Blocks per cluster when the tuning leaves it open (Tuning::cluster = 0): 8 (tiles of
+// 128-byte rows) for more than kLongClusterFromLines lines on sm_90, else none. H100, n = 4096
+// fp64 (bench_cuda_tridiagonal --long-only, run 2 of scripts/gpu_long_check.sh, 2026-11-26):
+// 16,384 lines (the public case) 1.64 ms with clusters of 8 against 2.90 without (2 lines
+// per block) and 2.23 for the coalesced Thomas; clusters of 4: 1.93-2.07, of 2: 2.42; fp32
+// 0.98 against 1.61 (1.26). Up to 8,192 lines the plain form is measured (0.19 ms at 1,024
+// lines, 0.72 at 4,096).
+constexpr int kLongDefaultCluster = 8;
+constexpr i64 kLongClusterFromLines = 8192;
 
 template <class T>
 void launch_thomas_pcr_long(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic, int* flag,
                             cudaStream_t stream, const Tuning& tuning) {
   const DeviceLines L = to_device(ls);
   const LaunchLimits lim = launch_limits();
-  int cluster = tuning.cluster > 0 ? tuning.cluster : kLongDefaultCluster;
+  int dev = 0, major = 0;
+  ADI_CUDA_CHECK(cudaGetDevice(&dev));
+  ADI_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  int cluster = tuning.cluster > 0 ? tuning.cluster
+                : major >= 9 && L.lines() > kLongClusterFromLines ? kLongDefaultCluster
+                                                                   : 1;
   if (cluster > 1) {
-    int dev = 0, major = 0;
-    ADI_CUDA_CHECK(cudaGetDevice(&dev));
-    ADI_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    if (tuning.cluster <= 0 && major < 9) cluster = 1;  // the default on a card without clusters
-    if (cluster > 1 && (major < 9 || cluster > 8))
+    if (major < 9 || cluster > 8)
       throw Unsupported("cuda_thomas_pcr_long: clusters of " + std::to_string(cluster) +
                         " blocks need compute capability 9.0 and at most 8 blocks");
   }

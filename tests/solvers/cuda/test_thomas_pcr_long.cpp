@@ -113,8 +113,9 @@ TEST(CudaThomasPcrLong, TooLongRefused) {
 }
 
 // The dispatch table takes it for few long Y/Z lines (4,096 lines of 4096) in both
-// precisions, not for many (the public case, 16,384 lines: the coalesced Thomas), not for
-// contiguous (X) lines, and never with partial pivoting.
+// precisions, for the public case (16,384 lines: over clusters) on sm_90, not for more
+// lines (65,536: the coalesced Thomas), not for contiguous (X) lines, and never with
+// partial pivoting.
 TEST(CudaThomasPcrLong, Dispatch) {
   ADI_REQUIRE_CUDA();
   const adi::Box3 box = adi::Box3::dense(64, 64, 4096);
@@ -134,8 +135,32 @@ TEST(CudaThomasPcrLong, Dispatch) {
   forced.kernel = kLong;
   EXPECT_THROW(adi::TridiagonalPlan<double>(gpu, x, forced), adi::InvalidArgument);
   const adi::LineSet pub = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 4096), Axis::z});
-  EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, pub).kernel(), Kernel::cuda_thomas_strided);
+  const bool clusters = adi::cuda_backend::device_info(gpu.device()).cc_major >= 9;
+  EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, pub).kernel(), clusters ? kLong : Kernel::cuda_thomas_strided);
+  const adi::LineSet many = adi::to_lines(adi::InterleavedBatch{4096, 65536});
+  EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, many).kernel(), Kernel::cuda_thomas_strided);
   // Short Y/Z lines stay with the register hybrid.
   const adi::Box3 cube = adi::Box3::dense(64, 64, 64);
   EXPECT_NE(adi::TridiagonalPlan<double>(gpu, adi::to_lines(adi::BoxLines{cube, Axis::z})).kernel(), kLong);
+}
+
+// More than 8,192 lines: the launcher's default is a cluster of 8 blocks per tile on sm_90
+// (the plan path, no tuning), both precisions, per-line and shared bands, periodic or not.
+TEST(CudaThomasPcrLong, ManyLinesDefaultClusters) {
+  ADI_REQUIRE_CUDA();
+  std::uint32_t seed = 7000;
+  for (adi::index_t n : {600, 1500})
+    for (int shared = 0; shared < 2; ++shared)
+      for (int periodic = 0; periodic < 2; ++periodic) {
+        adi::test_cuda::Case c;
+        const adi::index_t count = n > 1000 ? 8197 : 9001;
+        c.lines = adi::LineSet{n, count + 3, count, 1, 1, n * (count + 3) + 1};
+        c.shared = shared;
+        c.periodic = periodic;
+        c.base = 1;
+        c.seed = seed++;
+        adi::test_cuda::check<float>(kLong, c);
+        adi::test_cuda::check<double>(kLong, c);
+        if (::testing::Test::HasFailure()) return;
+      }
 }
