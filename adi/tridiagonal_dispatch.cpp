@@ -120,8 +120,11 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // tile of 128-byte rows (its launcher's default above 8,192 lines), which the memory
     // serves at 55% of copy: the public case (16,384 lines of 4096, fp64) 1.64 ms against
     // the coalesced Thomas's 2.23 (H100, run 2 of scripts/gpu_long_check.sh; fp32 0.98 vs
-    // 1.26). Measured at n = 4096 and 16,384 lines only: beyond, the coalesced Thomas.
-    if (l.n >= kCudaLongClusterMinN && l.lines() <= kCudaLongClusterMaxLines &&
+    // 1.26). Measured at n = 4096 and 16,384 lines only: beyond, the coalesced Thomas. Per-line
+    // bands only: with shared bands the gain is 6% in fp64 (1.93 vs 2.06 ms) and a loss in fp32
+    // (1.55 vs 1.25; there the shared-memory tile of cuda_thomas_pcr_strided, 0.81 ms, is the
+    // fastest, which TridiagonalOptions::measure finds).
+    if (!q.shared_bands && l.n >= kCudaLongClusterMinN && l.lines() <= kCudaLongClusterMaxLines &&
         cuda_backend::device_info(exec.device()).cc_major >= 9 &&
         cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
       return Kernel::cuda_thomas_pcr_long;

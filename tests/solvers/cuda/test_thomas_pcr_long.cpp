@@ -137,6 +137,7 @@ TEST(CudaThomasPcrLong, Dispatch) {
   const adi::LineSet pub = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 4096), Axis::z});
   const bool clusters = adi::cuda_backend::device_info(gpu.device()).cc_major >= 9;
   EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, pub).kernel(), clusters ? kLong : Kernel::cuda_thomas_strided);
+  EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, pub).shared_bands_kernel(), Kernel::cuda_thomas_strided);
   const adi::LineSet many = adi::to_lines(adi::InterleavedBatch{4096, 65536});
   EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, many).kernel(), Kernel::cuda_thomas_strided);
   // Short Y/Z lines stay with the register hybrid.
