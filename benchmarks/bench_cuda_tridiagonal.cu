@@ -703,6 +703,13 @@ void bench_long_lines(const char* grid, const adi::LineSet& l, long long total, 
           t.lines_per_block = lb;
           tune_row("tune pcr_long cluster=" + std::to_string(cl) + " lb=" + std::to_string(lb), t);
         }
+      for (int lb : {0, 4}) {  // clusters of 8 with 32-row segments, and with 4 lines per tile
+        adi::cuda_backend::Tuning t;
+        t.cluster = 8;
+        t.lines_per_block = lb;
+        t.rows_per_thread = lb == 0 ? 32 : 16;
+        tune_row("tune pcr_long cluster=8 lb=" + std::to_string(lb) + " m=" + std::to_string(t.rows_per_thread), t);
+      }
     }
     if (wanted(grid, type, axis, "measured", shared)) {
       const MeasuredPlan mp = shared ? measured_plan<T>(l, sa.p, sb.p, sc.p, true, d.p, u.p)
