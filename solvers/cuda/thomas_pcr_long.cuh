@@ -310,9 +310,10 @@ inline std::size_t thomas_pcr_long_min_smem(i64 n, std::size_t value_size) {
 }
 
 // A cluster launch (cudaLaunchKernelEx with the cluster dimension): as many clusters as
-// fit at once (cudaOccupancyMaxActiveClusters), no more than `work` tiles.
+// fit at once (cudaOccupancyMaxActiveClusters), no more than `work` tiles. Returns false,
+// launching nothing, when not one cluster fits (a partitioned or smaller device).
 template <class Kernel, class... Args>
-void launch_clustered(Kernel kernel, const LongShape& sh, std::size_t smem, i64 work, cudaStream_t stream,
+bool launch_clustered(Kernel kernel, const LongShape& sh, std::size_t smem, i64 work, cudaStream_t stream,
                       Args... args) {
   ADI_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
@@ -331,14 +332,15 @@ void launch_clustered(Kernel kernel, const LongShape& sh, std::size_t smem, i64 
   cfg.numAttrs = 1;
   cfg.gridDim = dim3(static_cast<unsigned>(sh.cl));
   int clusters = 0;
-  ADI_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
-  if (clusters < 1)
-    throw Unsupported("cuda_thomas_pcr_long: no cluster of " + std::to_string(sh.cl) + " blocks of " +
-                      std::to_string(sh.threads) + " threads and " + std::to_string(smem) +
-                      " bytes of shared memory fits the device");
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear it: the caller falls back or reports
+    clusters = 0;
+  }
+  if (clusters < 1) return false;
   const i64 groups = std::max<i64>(1, std::min<i64>(work, clusters));
   cfg.gridDim = dim3(static_cast<unsigned>(groups * sh.cl));
   ADI_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
+  return true;
 }
 
 // Blocks per cluster when the tuning leaves it open (Tuning::cluster = 0): 8 (tiles of
@@ -368,33 +370,38 @@ void launch_thomas_pcr_long(const LineSet& ls, BandView<T> bands, const T* d, T*
                         " blocks need compute capability 9.0 and at most 8 blocks");
   }
   std::size_t smem = 0;
-  const LongShape sh = long_shape(L.n, sizeof(T), tuning.rows_per_thread, tuning.lines_per_block, cluster,
-                                  lim.smem_optin, &smem);
+  LongShape sh = long_shape(L.n, sizeof(T), tuning.rows_per_thread, tuning.lines_per_block, cluster,
+                            lim.smem_optin, &smem);
   if (smem > lim.smem_optin)
     throw Unsupported("cuda_thomas_pcr_long: a line of n = " + std::to_string(L.n) + " needs " +
                       (smem == static_cast<std::size_t>(-1) ? std::string("more than 512 segments")
                                                             : std::to_string(smem) + " bytes of shared memory") +
                       ", the device allows " + std::to_string(lim.smem_optin) + " bytes");
-  const i64 tiles = (L.lines() + (i64(1) << sh.log2lb) - 1) >> sh.log2lb;
-  auto go = [&](auto kernel, auto clustered_kernel) {
-    if (sh.cl > 1) {
-      launch_clustered(clustered_kernel, sh, smem, tiles, stream, L, sh, bands.a, bands.b, bands.c, d, u, periodic,
-                       flag);
-      return;
-    }
-    const unsigned grid = persistent_grid(kernel, sh.threads, smem, tiles, lim);
-    kernel<<<grid, sh.threads, smem, stream>>>(L, sh, bands.a, bands.b, bands.c, d, u, periodic, flag);
+  // Launches `shape` with the kernel of its segment length; false when its cluster does not fit.
+  auto run = [&](const LongShape& shape, std::size_t bytes) {
+    const i64 tiles = (L.lines() + (i64(1) << shape.log2lb) - 1) >> shape.log2lb;
+    auto go = [&](auto kernel, auto clustered_kernel) {
+      if (shape.cl > 1)
+        return launch_clustered(clustered_kernel, shape, bytes, tiles, stream, L, shape, bands.a, bands.b, bands.c,
+                                d, u, periodic, flag);
+      const unsigned grid = persistent_grid(kernel, shape.threads, bytes, tiles, lim);
+      kernel<<<grid, shape.threads, bytes, stream>>>(L, shape, bands.a, bands.b, bands.c, d, u, periodic, flag);
+      return true;
+    };
+    if (bands.shared)
+      return shape.m <= 16 ? go(thomas_pcr_long_kernel<T, true, 16, false>, thomas_pcr_long_kernel<T, true, 16, true>)
+                           : go(thomas_pcr_long_kernel<T, true, 32, false>, thomas_pcr_long_kernel<T, true, 32, true>);
+    return shape.m <= 16 ? go(thomas_pcr_long_kernel<T, false, 16, false>, thomas_pcr_long_kernel<T, false, 16, true>)
+                         : go(thomas_pcr_long_kernel<T, false, 32, false>, thomas_pcr_long_kernel<T, false, 32, true>);
   };
-  if (bands.shared) {
-    if (sh.m <= 16)
-      go(thomas_pcr_long_kernel<T, true, 16, false>, thomas_pcr_long_kernel<T, true, 16, true>);
-    else
-      go(thomas_pcr_long_kernel<T, true, 32, false>, thomas_pcr_long_kernel<T, true, 32, true>);
-  } else {
-    if (sh.m <= 16)
-      go(thomas_pcr_long_kernel<T, false, 16, false>, thomas_pcr_long_kernel<T, false, 16, true>);
-    else
-      go(thomas_pcr_long_kernel<T, false, 32, false>, thomas_pcr_long_kernel<T, false, 32, true>);
+  if (!run(sh, smem)) {
+    if (tuning.cluster > 1)
+      throw Unsupported("cuda_thomas_pcr_long: no cluster of " + std::to_string(sh.cl) + " blocks of " +
+                        std::to_string(sh.threads) + " threads and " + std::to_string(smem) +
+                        " bytes of shared memory fits the device");
+    // The default cluster does not fit (a partitioned device): the plain form, a block per tile.
+    sh = long_shape(L.n, sizeof(T), tuning.rows_per_thread, tuning.lines_per_block, 1, lim.smem_optin, &smem);
+    run(sh, smem);
   }
   ADI_CUDA_CHECK(cudaGetLastError());
 }
