@@ -37,6 +37,7 @@ constexpr KernelName kKernelNames[] = {
     {Kernel::cpu_pivoting_transpose, "cpu_pivoting_transpose"},
     {Kernel::cpu_pivoting_vector, "cpu_pivoting_vector"},
     {Kernel::cuda_pivoting, "cuda_pivoting"},
+    {Kernel::cuda_thomas_pcr_long, "cuda_thomas_pcr_long"},
 };
 constexpr const char* kPivotingNames[] = {"automatic", "none", "partial"};
 }  // namespace

@@ -54,6 +54,13 @@ constexpr index_t kCudaPcrMaxX64 = 2048;
 index_t cuda_pcr_strided_max(const DispatchQuery& q) {
   return q.value_size == 8 && !q.shared_bands ? 256 : 512;
 }
+// Y/Z lines longer than this, and at most this many of them, take the long-line kernel (a
+// block per tile of lines; the measurements are with the rule below).
+constexpr index_t kCudaLongMinN = 512;
+constexpr index_t kCudaLongMaxLines = 8192;
+// With thread-block clusters (sm_90): lines of at least this many rows, up to this many.
+constexpr index_t kCudaLongClusterMinN = 4096;
+constexpr index_t kCudaLongClusterMaxLines = 16384;
 
 // Rows of the table measured on an H200 (the thresholds above are the H100's).
 bool cuda_device_is_h200(const Executor& exec) {
@@ -77,7 +84,8 @@ bool cuda_kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q
     case Kernel::cuda_thomas_shared_transpose: return l.stride == 1;
     case Kernel::cuda_thomas_pcr: return l.stride == 1 && cuda_hybrid_fits(k, exec, q);
     case Kernel::cuda_thomas_strided: return lines_adjacent(l);
-    case Kernel::cuda_thomas_pcr_strided: return lines_adjacent(l) && cuda_hybrid_fits(k, exec, q);
+    case Kernel::cuda_thomas_pcr_strided:
+    case Kernel::cuda_thomas_pcr_long: return lines_adjacent(l) && cuda_hybrid_fits(k, exec, q);
     default: return false;
   }
 }
@@ -95,6 +103,31 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
   }
   // Neighbouring lines adjacent in memory (Y/Z sweeps, interleaved batches).
   if (lines_adjacent(l)) {
+    // Few lines longer than the register hybrid takes: a block per tile of lines, a thread per
+    // segment (thomas_pcr_long.cuh). One thread per line leaves the GPU idle there; the long
+    // kernel splits every line over hundreds of threads but reads 16-byte pieces of rows
+    // (one tile of lines must fit on one SM), which the memory serves at ~30% of copy, so it
+    // loses once one thread per line has enough lines. Measured on an H100
+    // (bench_cuda_tridiagonal --long-only, scripts/gpu_long_check.sh, 2026-11-26, fp64
+    // per-line bands, n = 4096): 1,024 lines 0.20 ms against the coalesced Thomas's 1.46 ms,
+    // 4,096 lines 0.73 vs 1.62, 16,384 lines (the public case) 2.92 vs 2.23, 65,536 lines
+    // 15.2 vs 6.7; 2^24 values: n = 2048 (8,192 lines) 0.72 vs 0.90, n = 1024 (16,384
+    // lines) 0.70 vs 0.55; fp32 the same way (n = 2048, 8,192 lines: 0.41 vs 0.54).
+    if (l.n > kCudaLongMinN && l.lines() <= kCudaLongMaxLines &&
+        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+      return Kernel::cuda_thomas_pcr_long;
+    // More lines, on sm_90: the same kernel over thread-block clusters of 8 blocks sharing a
+    // tile of 128-byte rows (its launcher's default above 8,192 lines), which the memory
+    // serves at 55% of copy: the public case (16,384 lines of 4096, fp64) 1.64 ms against
+    // the coalesced Thomas's 2.23 (H100, run 2 of scripts/gpu_long_check.sh; fp32 0.98 vs
+    // 1.26). Measured at n = 4096 and 16,384 lines only: beyond, the coalesced Thomas. Per-line
+    // bands only: with shared bands the gain is 6% in fp64 (1.93 vs 2.06 ms) and a loss in fp32
+    // (1.55 vs 1.25; there the shared-memory tile of cuda_thomas_pcr_strided, 0.81 ms, is the
+    // fastest, which TridiagonalOptions::measure finds).
+    if (!q.shared_bands && l.n >= kCudaLongClusterMinN && l.lines() <= kCudaLongClusterMaxLines &&
+        cuda_backend::device_info(exec.device()).cc_major >= 9 &&
+        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+      return Kernel::cuda_thomas_pcr_long;
     // The H200 row (its faster memory makes the coalesced Thomas, which moves c* and y* out
     // and back, the faster one sooner): fp32 per-line bands, interleaved sweep of 2^24
     // values (bench_cuda_tridiagonal, 2026-11-26), coalesced Thomas against the hybrid:
@@ -177,7 +210,8 @@ std::vector<Kernel> candidate_kernels(const Executor& exec, const DispatchQuery&
                                           Kernel::cpu_pivoting_vector};
   static constexpr Kernel cuda_plain[] = {Kernel::cuda_thomas_naive,   Kernel::cuda_thomas_shuffle_transpose,
                                           Kernel::cuda_thomas_shared_transpose, Kernel::cuda_thomas_pcr,
-                                          Kernel::cuda_thomas_strided, Kernel::cuda_thomas_pcr_strided};
+                                          Kernel::cuda_thomas_strided, Kernel::cuda_thomas_pcr_strided,
+                                          Kernel::cuda_thomas_pcr_long};
   static constexpr Kernel cuda_pivot[] = {Kernel::cuda_pivoting};
   const bool partial = q.pivoting == Pivoting::partial;
   std::vector<Kernel> out;

@@ -1,7 +1,8 @@
 // Batched tridiagonal solves on one GPU: our CUDA kernels against cuSPARSE and the
 // naive thread-per-line Thomas, as a fraction of the device's copy bandwidth.
 //
-//   bench_cuda_tridiagonal [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--filter TEXT]
+//   bench_cuda_tridiagonal [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--no-long]
+//                          [--long-only] [--filter TEXT]
 //
 // 1. Copy bandwidth: cudaMemcpy device-to-device and a 16-byte-vector copy kernel over
 //    1 GiB, counting bytes read + written; the faster one is the 100% of the tables.
@@ -18,6 +19,12 @@
 // 4. Summary of the dense boxes against the target (80% of copy, Bands) and the peers.
 // 5. Tuning rows for the hybrids' launch shapes, and a line-length sweep (the
 //    crossovers recorded in adi/tridiagonal_dispatch.cpp).
+// 6. Long lines, few of them (issue 18; --long-only runs just this after the copy
+//    bandwidth): the public case 128x128x4096 along z in fp64 and fp32, every candidate
+//    kernel, the long-line kernel's launch shapes and the measured plan, as ms and the ratio
+//    to the traffic model (Bands: 5 arrays, shared: 2, at the copy bandwidth of this run);
+//    then n = 4096 interleaved batches of 1,024 to 65,536 lines (where one thread per line
+//    catches up).
 // Pivot checks are off in the timed solves (cuSPARSE checks nothing either).
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -166,6 +173,8 @@ const char* short_name(adi::Kernel k) {
       return "thomas_pcr (hybrid)";
     case adi::Kernel::cuda_thomas_pcr_strided:
       return "thomas_pcr_strided (hybrid)";
+    case adi::Kernel::cuda_thomas_pcr_long:
+      return "thomas_pcr_long (block/line)";
     default:
       return adi::kernel_name(k);
   }
@@ -220,6 +229,31 @@ double run_ours(adi::Kernel k, const adi::LineSet& l, const T* a, const T* b, co
     adi::cuda_backend::tridiagonal_solve_tuned<T>(k, l, adi::cuda_backend::BandView<T>{a, b, c, shared}, d, u,
                                                   false, ws.p, nullptr, nullptr, *tuning);
   });
+}
+
+// The plan option that times the candidates when the plan is built (the first plan of a
+// shape pays): the kernel it keeps, its time through the measured plan, and the cost.
+struct MeasuredPlan {
+  adi::Kernel kernel;
+  double ms, cost_ms;
+};
+template <class T>
+MeasuredPlan measured_plan(const adi::LineSet& l, const T* a, const T* b, const T* c, bool shared, const T* d,
+                           T* u) {
+  adi::TridiagonalOptions o;
+  o.measure = true;
+  o.check_pivots = false;
+  adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), l, o);
+  MeasuredPlan m;
+  m.kernel = shared ? plan.shared_bands_kernel() : plan.kernel();
+  m.ms = time_ms([&] {
+    if (shared)
+      plan.solve(adi::SharedBands<T>{a, b, c}, d, u);
+    else
+      plan.solve(adi::Bands<T>{a, b, c}, d, u);
+  });
+  m.cost_ms = plan.measurement().cost_ms;
+  return m;
 }
 
 adi::Kernel dispatch_choice(const adi::LineSet& l, std::size_t vsize, bool shared) {
@@ -315,27 +349,19 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
           res.naive = pct_copy(ms, (double)total, sizeof(T), false);
       }
     }
-    // The plan option that times the candidates when the plan is built (the first plan of a
-    // shape pays; the row's time is the chosen kernel's, through the measured plan).
+    // The measured plan (the row's time is the chosen kernel's, through that plan).
     for (int shared = 0; shared < 2; ++shared) {
       if (!wanted(grid, type, axis, "measured", shared)) continue;
-      adi::TridiagonalOptions o;
-      o.measure = true;
-      o.check_pivots = false;
-      adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), l, o);
-      const adi::Kernel k = shared ? plan.shared_bands_kernel() : plan.kernel();
-      const double ms = time_ms([&] {
-        if (shared)
-          plan.solve(adi::SharedBands<T>{sa.p, sb.p, sc.p}, d.p, u.p);
-        else
-          plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p);
-      });
+      const MeasuredPlan mp = shared ? measured_plan<T>(l, sa.p, sb.p, sc.p, true, d.p, u.p)
+                                     : measured_plan<T>(l, a.p, b.p, c.p, false, d.p, u.p);
+      const adi::Kernel k = mp.kernel;
+      const double ms = mp.ms;
       const double r = shared ? residual<T>(total, n, stride, sa.p, sb.p, sc.p, true, d.p, u.p)
                               : residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p);
       row(grid, type, axis, std::string("measured: ") + short_name(k), shared, ms, (double)total, sizeof(T), r);
       res.measured_ms[shared] = ms;
       res.measured[shared] = short_name(k);
-      res.measure_cost[shared] = plan.measurement().cost_ms;
+      res.measure_cost[shared] = mp.cost_ms;
     }
     // cuSPARSE: X lines are its gtsv2StridedBatch layout; Z lines its interleaved layout.
     if (ax == adi::Axis::x && wanted(grid, type, axis, "cuSPARSE gtsv2StridedBatch", false)) {
@@ -584,7 +610,8 @@ void sweep() {
                                                                    adi::Kernel::cuda_thomas_shuffle_transpose,
                                                                    adi::Kernel::cuda_thomas_shared_transpose}
                                         : std::vector<adi::Kernel>{adi::Kernel::cuda_thomas_pcr_strided,
-                                                                   adi::Kernel::cuda_thomas_strided};
+                                                                   adi::Kernel::cuda_thomas_strided,
+                                                                   adi::Kernel::cuda_thomas_pcr_long};
       for (adi::Kernel k : ks) {
         const double ms = run_ours<T>(k, l, a.p, b.p, c.p, false, d.p, u.p);
         row(grid, type, axis == 0 ? "x" : "y", std::string(short_name(k)) + (k == pick ? " *" : ""), false,
@@ -594,10 +621,133 @@ void sweep() {
   }
 }
 
+// --- Long lines, few of them (issue 18) ------------------------------------------------
+void long_header() {
+  std::printf("%-14s %-4s %-4s %-36s %-6s %9s %9s %7s %6s %8s\n", "grid", "type", "axis", "kernel", "bands", "ms",
+              "model ms", "ratio", "%copy", "resid");
+}
+
+// One row: ms against the traffic model (Bands: read a, b, c, d, write u; shared: d, u).
+void long_row(const char* grid, const char* type, const char* axis, const std::string& kernel, bool shared,
+              double ms, double elems, std::size_t vsize, double resid) {
+  const double model = (shared ? 2.0 : 5.0) * elems * vsize / (g_copy_gbs * 1e6);
+  std::printf("%-14s %-4s %-4s %-36s %-6s %9.4f %9.4f %7.2f %6.1f %8.1e\n", grid, type, axis, kernel.c_str(),
+              shared ? "shared" : "full", ms, model, ms / model, 100.0 * model / ms, resid);
+  std::fflush(stdout);
+}
+
+// Every candidate kernel on the lines `l` of `total` values (the dispatch's choice marked
+// '*'), the long-line kernel's launch shapes, and the measured plan.
+template <class T>
+void bench_long_lines(const char* grid, const adi::LineSet& l, long long total, bool shapes) {
+  const char* type = sizeof(T) == 4 ? "fp32" : "fp64";
+  const char* axis = l.stride == 1 ? "x" : "z";
+  const long long n = l.n, stride = l.stride;
+  Dev<T> a(total), b(total), c(total), d(total), u(total);
+  fill_kernel<T><<<2048, 256>>>(total, n, stride, a.p, b.p, c.p, d.p, 4242);
+  CK(cudaGetLastError());
+  Dev<T> sa(n), sb(n), sc(n);
+  CK(cudaMemcpy2D(sa.p, sizeof(T), a.p, stride * sizeof(T), sizeof(T), n, cudaMemcpyDeviceToDevice));
+  CK(cudaMemcpy2D(sb.p, sizeof(T), b.p, stride * sizeof(T), sizeof(T), n, cudaMemcpyDeviceToDevice));
+  CK(cudaMemcpy2D(sc.p, sizeof(T), c.p, stride * sizeof(T), sizeof(T), n, cudaMemcpyDeviceToDevice));
+  auto resid = [&](bool shared) {
+    return shared ? residual<T>(total, n, stride, sa.p, sb.p, sc.p, true, d.p, u.p)
+                  : residual<T>(total, n, stride, a.p, b.p, c.p, false, d.p, u.p);
+  };
+  const adi::Kernel ks[] = {adi::Kernel::cuda_thomas_pcr_long, adi::Kernel::cuda_thomas_strided,
+                            adi::Kernel::cuda_thomas_pcr_strided, adi::Kernel::cuda_thomas_naive};
+  for (int shared = 0; shared < 2; ++shared) {
+    const adi::Kernel pick = dispatch_choice(l, sizeof(T), shared);
+    adi::detail::DispatchQuery q{l, sizeof(T), false, static_cast<bool>(shared)};
+    for (adi::Kernel k : ks) {
+      const std::string name = std::string(short_name(k)) + (k == pick ? " *" : "");
+      if (!wanted(grid, type, axis, name, shared)) continue;
+      if (!adi::detail::kernel_supports(k, adi::Executor::cuda(), q)) {
+        std::printf("%-14s %-4s %-4s %-36s %-6s (does not take this shape)\n", grid, type, axis, name.c_str(),
+                    shared ? "shared" : "full");
+        continue;
+      }
+      const T* pa = shared ? sa.p : a.p;
+      const T* pb = shared ? sb.p : b.p;
+      const T* pc = shared ? sc.p : c.p;
+      const double ms = run_ours<T>(k, l, pa, pb, pc, shared, d.p, u.p);
+      long_row(grid, type, axis, name, shared, ms, (double)total, sizeof(T), resid(shared));
+    }
+    // One tuning row of the long kernel (a shape it refuses prints why).
+    auto tune_row = [&](const std::string& name, const adi::cuda_backend::Tuning& t) {
+      if (!wanted(grid, type, axis, name, shared)) return;
+      try {
+        const double ms =
+            shared ? run_ours<T>(adi::Kernel::cuda_thomas_pcr_long, l, sa.p, sb.p, sc.p, true, d.p, u.p, &t)
+                   : run_ours<T>(adi::Kernel::cuda_thomas_pcr_long, l, a.p, b.p, c.p, false, d.p, u.p, &t);
+        long_row(grid, type, axis, name, shared, ms, (double)total, sizeof(T), resid(shared));
+      } catch (const std::exception& e) {
+        std::printf("%-14s %-4s %-4s %-36s %-6s (refused: %s)\n", grid, type, axis, name.c_str(),
+                    shared ? "shared" : "full", e.what());
+      }
+    };
+    if (shapes) {
+      for (int rows : {16, 32})
+        for (int lb : {1, 2, 4, 8}) {
+          adi::cuda_backend::Tuning t;
+          t.lines_per_block = lb;
+          t.rows_per_thread = rows;
+          t.cluster = 1;
+          tune_row("tune pcr_long lb=" + std::to_string(lb) + " m=" + std::to_string(rows), t);
+        }
+      // Thread-block clusters sharing a tile of 128-byte rows (lb = 0: 16 fp64 / 32 fp32 lines).
+      for (int cl : {2, 4, 8})
+        for (int lb : {0, 8}) {
+          adi::cuda_backend::Tuning t;
+          t.cluster = cl;
+          t.lines_per_block = lb;
+          tune_row("tune pcr_long cluster=" + std::to_string(cl) + " lb=" + std::to_string(lb), t);
+        }
+      for (int lb : {0, 4}) {  // clusters of 8 with 32-row segments, and with 4 lines per tile
+        adi::cuda_backend::Tuning t;
+        t.cluster = 8;
+        t.lines_per_block = lb;
+        t.rows_per_thread = lb == 0 ? 32 : 16;
+        tune_row("tune pcr_long cluster=8 lb=" + std::to_string(lb) + " m=" + std::to_string(t.rows_per_thread), t);
+      }
+    }
+    if (wanted(grid, type, axis, "measured", shared)) {
+      const MeasuredPlan mp = shared ? measured_plan<T>(l, sa.p, sb.p, sc.p, true, d.p, u.p)
+                                     : measured_plan<T>(l, a.p, b.p, c.p, false, d.p, u.p);
+      long_row(grid, type, axis, std::string("measured: ") + short_name(mp.kernel), shared, mp.ms, (double)total,
+               sizeof(T), resid(shared));
+    }
+  }
+}
+
+void long_lines() {
+  std::printf("\n== Long lines, few of them (issue 18): ms against the traffic model (Bands 5 arrays, shared 2, "
+              "at %.0f GB/s); target: the dispatch's kernel within 1.3x on the public case\n",
+              g_copy_gbs);
+  long_header();
+  const adi::LineSet pub = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 4096), adi::Axis::z});
+  bench_long_lines<double>("128x128x4096", pub, 128ll * 128 * 4096, true);
+  bench_long_lines<float>("128x128x4096", pub, 128ll * 128 * 4096, true);
+  std::printf("\n== n = 4096, interleaved batches of 1,024 to 65,536 lines (fp64, then fp32)\n");
+  long_header();
+  for (long long lines : {1024ll, 4096ll, 16384ll, 65536ll}) {
+    char grid[32];
+    std::snprintf(grid, sizeof grid, "4096 x %lld", lines);
+    const adi::LineSet l = adi::to_lines(adi::InterleavedBatch{4096, lines});
+    bench_long_lines<double>(grid, l, 4096 * lines, false);
+  }
+  for (long long lines : {4096ll, 65536ll}) {
+    char grid[32];
+    std::snprintf(grid, sizeof grid, "4096 x %lld", lines);
+    const adi::LineSet l = adi::to_lines(adi::InterleavedBatch{4096, lines});
+    bench_long_lines<float>(grid, l, 4096 * lines, false);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool do_sweep = true, do_tune = true, do_layouts = true;
+  bool do_sweep = true, do_tune = true, do_layouts = true, do_long = true, long_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s == "--reps" && i + 1 < argc)
@@ -610,11 +760,16 @@ int main(int argc, char** argv) {
       do_tune = false;
     else if (s == "--no-layouts")
       do_layouts = false;
+    else if (s == "--no-long")
+      do_long = false;
+    else if (s == "--long-only")
+      long_only = true;
     else if (s == "--filter" && i + 1 < argc)
       g_filter = argv[++i];
     else {
       std::fprintf(stderr,
-                   "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--filter TEXT]\n",
+                   "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--no-long] "
+                   "[--long-only] [--filter TEXT]\n",
                    argv[0]);
       return 2;
     }
@@ -628,6 +783,10 @@ int main(int argc, char** argv) {
   std::printf("device: %s, %d SMs, %.0f MB L2; median of %d runs after 3 warm-ups\n", prop.name,
               prop.multiProcessorCount, prop.l2CacheSize / 1e6, g_reps);
   measure_copy();
+  if (long_only) {
+    long_lines();
+    return 0;
+  }
   cusparseHandle_t handle;
   CKS(cusparseCreate(&handle));
   std::printf("== Solves on dense boxes (Bands: 5 arrays moved; shared: 2 arrays, and 5-array equivalent)\n");
@@ -658,6 +817,7 @@ int main(int argc, char** argv) {
     sweep<float>();
     sweep<double>();
   }
+  if (do_long) long_lines();
   // Last, so that it ends the output (scripts/gpu_check.sh prints this log's tail).
   std::printf(
       "\n== Summary: dense boxes, Bands (5 arrays), %%copy of %.0f GB/s; target >= 80%% in every direction "

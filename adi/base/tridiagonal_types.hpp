@@ -50,6 +50,8 @@ enum class Kernel {
   cpu_pivoting_vector,      // neighbouring lines adjacent in memory, SIMD lanes across lines
   cuda_pivoting,            // one thread per line, U's rows in a workspace laid out line-fastest
                             // (coalesced when neighbouring lines are adjacent: Y/Z sweeps)
+  cuda_thomas_pcr_long,     // long lines adjacent in memory, few of them: a block per tile of
+                            // lines, a thread per segment, the reduced systems by warps
 };
 
 // Whether a plan pivots (TridiagonalOptions::pivoting and the large / variable plans):

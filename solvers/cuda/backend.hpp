@@ -69,13 +69,14 @@ ADI_CUDA_KERNEL(void tridiagonal_solve(Kernel kernel, const LineSet& lines, Band
 ADI_CUDA_KERNEL_OR(return 0;, std::size_t tridiagonal_min_shared_bytes(Kernel kernel, const LineSet& lines, bool shared_bands,
                                          std::size_t value_size))
 
-// Launch-shape overrides of the hybrid kernels (cuda_thomas_pcr, cuda_thomas_pcr_strided),
+// Launch-shape overrides of the hybrid kernels (cuda_thomas_pcr, _pcr_strided, _pcr_long),
 // for the benchmark's tuning rows; 0 keeps the default policy.
 struct Tuning {
-  int lines_per_block = 0;  // pcr_strided: lines per tile (power of two <= 32)
+  int lines_per_block = 0;  // pcr_strided, pcr_long: lines per tile (power of two <= 32)
   int warps_per_block = 0;  // both
-  int rows_per_thread = 0;  // pcr_strided (registers): segment length, 8 or 16
+  int rows_per_thread = 0;  // pcr_strided (registers): segment length, 8 or 16; pcr_long: 16 or 32
   int prefetch = -1;        // pcr (lines up to 256): load the next line during a solve (0 off, 1 on)
+  int cluster = 0;          // pcr_long: blocks per thread-block cluster sharing a tile (1 none, 2..8: sm_90)
 };
 template <class T>
 ADI_CUDA_KERNEL(void tridiagonal_solve_tuned(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,

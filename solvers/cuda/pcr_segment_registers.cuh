@@ -105,6 +105,22 @@ __device__ __forceinline__ SegmentEnds<T> segment_reduce(Rows& rows, int len, bo
   return e;
 }
 
+// Row s of the reduced system in two parts: what its own segment gives (the separator row
+// with the segment's last interior row substituted) ...
+template <class T>
+__device__ __forceinline__ void reduced_row_own(const SegmentEnds<T>& e, T& A, T& B, T& D) {
+  A = -e.ae * e.La;
+  B = e.be - e.ae * e.Lg;
+  D = e.dv - e.ae * e.Ld;
+}
+// ... and the coupling c of the separator through the next segment's first interior row
+// (thomas_pcr_long.cuh adds it from the next segment's thread).
+template <class T>
+__device__ __forceinline__ void reduced_row_next(T ce, T nFd, T nFa, T nFg, T& B, T& C, T& D) {
+  B = B - ce * nFa;
+  C = -ce * nFg;
+  D = D - ce * nFd;
+}
 // Row s of the reduced system, given the next segment's first interior row.
 template <class T>
 __device__ __forceinline__ void reduced_row(const SegmentEnds<T>& e, T nFd, T nFa, T nFg, int len, T& A, T& B,
@@ -114,10 +130,8 @@ __device__ __forceinline__ void reduced_row(const SegmentEnds<T>& e, T nFd, T nF
     B = T(1);
     return;
   }
-  A = -e.ae * e.La;
-  B = e.be - e.ae * e.Lg - e.ce * nFa;
-  C = -e.ce * nFg;
-  D = e.dv - e.ae * e.Ld - e.ce * nFd;
+  reduced_row_own(e, A, B, D);
+  reduced_row_next(e.ce, nFd, nFa, nFg, B, C, D);
 }
 
 // Algorithm 5: interior rows from the two separators, separator row = x.

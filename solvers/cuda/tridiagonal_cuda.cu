@@ -22,6 +22,7 @@ std::size_t tridiagonal_workspace_bytes(Kernel kernel, const LineSet& lines, boo
 
 std::size_t tridiagonal_min_shared_bytes(Kernel kernel, const LineSet& lines, bool shared_bands,
                                          std::size_t value_size) {
+  if (kernel == Kernel::cuda_thomas_pcr_long) return kernels::thomas_pcr_long_min_smem(lines.n, value_size);
   if (kernel != Kernel::cuda_thomas_pcr && kernel != Kernel::cuda_thomas_pcr_strided) return 0;
   if (lines.n > kernels::kPcrMaxN) return static_cast<std::size_t>(-1);
   const kernels::PcrShape sh = kernels::pcr_shape(lines.n);

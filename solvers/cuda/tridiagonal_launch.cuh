@@ -11,6 +11,7 @@
 #include "solvers/cuda/pivoting_thread.cuh"
 #include "solvers/cuda/thomas_naive.cuh"
 #include "solvers/cuda/thomas_pcr_hybrid.cuh"
+#include "solvers/cuda/thomas_pcr_long.cuh"
 #include "solvers/cuda/thomas_pcr_strided.cuh"
 #include "solvers/cuda/thomas_shared_transpose.cuh"
 #include "solvers/cuda/thomas_shuffle_transpose.cuh"
@@ -44,6 +45,8 @@ void solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T
       return k::launch_thomas_pcr<T>(lines, bands, d, u, periodic, flag, stream, tuning);
     case Kernel::cuda_thomas_pcr_strided:
       return k::launch_thomas_pcr_strided<T>(lines, bands, d, u, periodic, flag, stream, tuning);
+    case Kernel::cuda_thomas_pcr_long:
+      return k::launch_thomas_pcr_long<T>(lines, bands, d, u, periodic, flag, stream, tuning);
     case Kernel::cuda_pivoting:
       return k::launch_pivoting_thread_per_line<T, strided_chunk<T>()>(lines, bands, d, u, periodic, workspace,
                                                                        flag, stream);

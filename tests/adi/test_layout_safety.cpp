@@ -233,7 +233,7 @@ TEST(LayoutSafety, SingularPeriodicSystemsAreReportedOnTheDevice) {
       periodic_singular_on<double>(ex, k, adi::to_lines(adi::StridedLines::contiguous(n, 64)), true);
       periodic_singular_on<float>(ex, k, adi::to_lines(adi::StridedLines::contiguous(n, 64)), true);
     }
-    for (Kernel k : {Kernel::cuda_thomas_strided, Kernel::cuda_thomas_pcr_strided}) {
+    for (Kernel k : {Kernel::cuda_thomas_strided, Kernel::cuda_thomas_pcr_strided, Kernel::cuda_thomas_pcr_long}) {
       periodic_singular_on<double>(ex, k, adi::to_lines(adi::InterleavedBatch{n, 256}), true);
       periodic_singular_on<float>(ex, k, adi::to_lines(adi::InterleavedBatch{n, 256}), true);
     }

@@ -44,7 +44,8 @@ inline std::string describe(const Case& c) {
   const std::string tune = c.tuning ? " tuning(lines=" + std::to_string(c.tuning->lines_per_block) +
                                           " warps=" + std::to_string(c.tuning->warps_per_block) +
                                           " rows=" + std::to_string(c.tuning->rows_per_thread) +
-                                          " prefetch=" + std::to_string(c.tuning->prefetch) + ")"
+                                          " prefetch=" + std::to_string(c.tuning->prefetch) +
+                                          " cluster=" + std::to_string(c.tuning->cluster) + ")"
                                     : "";
   return tune + " n=" + std::to_string(l.n) + " stride=" + std::to_string(l.stride) +
          " count0=" + std::to_string(l.count0) + " stride0=" + std::to_string(l.stride0) +

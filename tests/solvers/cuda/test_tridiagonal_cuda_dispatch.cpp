@@ -50,18 +50,25 @@ TEST(CudaDispatch, InterleavedBatch) {
   adi::test_cuda::check<double>(Kernel::automatic, c);
 }
 
-// Past the hybrids' shared-memory limit the chunked Thomas kernels take over.
+// Past the hybrids' shared-memory limit the chunked Thomas kernels take over along X; along
+// Y/Z the long-line kernel (a block per tile of lines), and past its limit (more than 512
+// segments of 32 rows) the coalesced Thomas.
 TEST(CudaDispatch, LongLinesFallBackToThomas) {
   ADI_REQUIRE_CUDA();
   const LineSet x = adi::test_cuda::contiguous(5000, 7), y = adi::test_cuda::adjacent(5000, 40);
+  const LineSet longest = adi::test_cuda::adjacent(20000, 5);
   EXPECT_EQ(chosen<double>(x), Kernel::cuda_thomas_shared_transpose);
-  EXPECT_EQ(chosen<double>(y), Kernel::cuda_thomas_strided);
+  EXPECT_EQ(chosen<double>(y), Kernel::cuda_thomas_pcr_long);
+  EXPECT_EQ(chosen<double>(longest), Kernel::cuda_thomas_strided);
   Case c;
   c.lines = x;
   adi::test_cuda::check<double>(Kernel::automatic, c);
   c.lines = y;
   c.shared = true;
   adi::test_cuda::check<float>(Kernel::automatic, c);
+  c.lines = longest;
+  c.shared = false;
+  adi::test_cuda::check<double>(Kernel::automatic, c);
 }
 
 // Neither the elements nor neighbouring lines are adjacent: only the naive kernel fits.
