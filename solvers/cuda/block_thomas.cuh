@@ -194,7 +194,10 @@ __device__ __forceinline__ T pivot_threshold(const Ex& ex, const T (&s)[M], T to
 // instructions, once instead of M times: the M >= 6 kernels were most of the CUDA
 // compile, issue 15 item 8); the step's k is then a runtime value, so prow[k] and
 // pinv[k] are written through selects and stay in registers. Smaller M unroll as before.
-constexpr int kRolledFrom = 6;
+// Measured on an H100 (stop 28, scripts/gpu_compare.sh, base cd3ef1e): the rolled loop made
+// the M = 6 and 7 kernels 3-22% slower (25 rows > 3% in both pairs), so it is off: 9 is past
+// every instantiated M, and every kernel is the fully unrolled one again.
+constexpr int kRolledFrom = 9;
 
 template <class T, int M, class Ex, bool WithC, bool WithE, bool Rolled>
 __device__ __forceinline__ void gauss_jordan_step(const Ex& ex, int j, int k, T threshold, T (&s)[M], T (&c)[M],
