@@ -14,6 +14,7 @@
 
 #include "adi/error.hpp"
 #include "adi/finance/chain_detail.hpp"
+#include "adi/finance/extrapolation_detail.hpp"
 #include "adi/finance/pricer_detail.hpp"
 #include "solvers/cuda/option_chain.hpp"
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "adi/error.hpp"
+#include "adi/finance/extrapolation_detail.hpp"
 #include "adi/finance/pricer_detail.hpp"
 
 namespace adi::finance {
