@@ -12,7 +12,9 @@
 // short steps after it) and N x N (QuantLib's usual square grids), times are
 // whole pricing calls, medians. The summary pairs each QuantLib row with the fastest adi
 // row whose error, and that of every finer adi row, is at most QuantLib's: the speedup at
-// equal accuracy.
+// equal accuracy. Barriers and the dividend puts also run adi with Richardson
+// extrapolation (Extrapolation::richardson, odd N: N x N/2 and its nested half grid),
+// paired separately ("(adi Richardson)" lines).
 //
 //   bench_quantlib_features [--references | --only TEXT]   (--references: print the
 //   reference values; --only: the features whose name contains TEXT)
@@ -98,6 +100,7 @@ struct Feature {
   long max_adi = 800, max_ql = 800;          // largest grids run (2D features: smaller)
   const char* adi_grid = "N x N/2";          // how N reads for adi and QuantLib
   const char* ql_grid = "N x N";
+  std::function<double(long)> adi_rich;      // nodes -> price with Extrapolation::richardson (or empty)
 };
 
 #ifdef ADI_HAVE_QUANTLIB
@@ -213,6 +216,24 @@ int main(int argc, char** argv) {
        [&](long n) { return fin::price<double>(two, best, two_method(n)).price; }, {}, 280, 200, "N^2 x N steps",
        "N^2 x N steps"},
   };
+  // adi with Richardson extrapolation (one_asset.hpp): the same method, the half grid
+  // ((N + 1) / 2 x N / 4) and a nested full grid (N odd: N x N/2 nodes x steps).
+  features[0].adi_rich = [&](long n) {
+    return fin::price(m, barrier(fin::OptionType::call, fin::Barrier::down_out(90, 3)), method(n),
+                      fin::Extrapolation::richardson).price;
+  };
+  features[1].adi_rich = [&](long n) {
+    return fin::price(m, barrier(fin::OptionType::call, fin::Barrier::up_out(130)), method(n),
+                      fin::Extrapolation::richardson).price;
+  };
+  features[3].adi_rich = [&](long n) {
+    return fin::price(divs, fin::OneAssetOption::vanilla(fin::OptionType::put, 100, 1), method(n),
+                      fin::Extrapolation::richardson).price;
+  };
+  features[4].adi_rich = [&](long n) {
+    return fin::price(divs, fin::OneAssetOption::vanilla(fin::OptionType::put, 100, 1, fin::Exercise::american),
+                      method(n, Style::american), fin::Extrapolation::richardson).price;
+  };
   {  // the 2-asset reference: Richardson over 321^2 and 641^2 (only when that feature runs)
     Feature& f = features.back();
     if (!print_refs && (!only || std::strstr(f.name, only))) {
@@ -314,7 +335,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> summary;
   for (const Feature& f : features) {
     if (only && !std::strstr(f.name, only)) continue;
-    std::vector<Row> adi_rows, ql_rows;
+    std::vector<Row> adi_rows, rich_rows, ql_rows;
     for (long n : {25L, 35L, 50L, 70L, 100L, 140L, 200L, 280L, 400L, 560L, 800L}) {
       if (n > f.max_adi) break;
       double v = 0;
@@ -322,6 +343,15 @@ int main(int argc, char** argv) {
       adi_rows.push_back({"adi", n, v - f.reference, s});
       std::printf("| %s | adi | %ld (%s) | %.2e | %.3f |\n", f.name, n, f.adi_grid, v - f.reference, 1e3 * s);
     }
+    if (f.adi_rich)
+      for (long n : {25L, 35L, 51L, 71L, 101L, 141L, 201L, 281L, 401L, 561L, 801L}) {  // odd: N nodes on both runs
+        if (n > f.max_adi + 1) break;
+        double v = 0;
+        const double s = time_of([&] { return f.adi_rich(n); }, v);
+        rich_rows.push_back({"adi Richardson", n, v - f.reference, s});
+        std::printf("| %s | adi Richardson | %ld (%s, and half) | %.2e | %.3f |\n", f.name, n, f.adi_grid,
+                    v - f.reference, 1e3 * s);
+      }
     if (f.quantlib)
       for (long n : {50L, 100L, 200L, 400L, 800L}) {
         if (n > f.max_ql) break;
@@ -331,24 +361,28 @@ int main(int argc, char** argv) {
         std::printf("| %s | QuantLib | %ld (%s) | %.2e | %.3f |\n", f.name, n, f.ql_grid, v - f.reference, 1e3 * s);
       }
     std::fflush(stdout);
-    for (const Row& qr : ql_rows) {
+    auto pair_with = [&](const std::vector<Row>& rows, const Row& qr, const std::string& name) {
       // An adi row counts when it and every finer adi row are at least as accurate (a lucky
       // cancellation on one coarse grid does not count).
       const Row* best = nullptr;
-      for (std::size_t a = 0; a < adi_rows.size(); ++a) {
+      for (std::size_t a = 0; a < rows.size(); ++a) {
         bool holds = true;
-        for (std::size_t b = a; b < adi_rows.size(); ++b) holds = holds && std::abs(adi_rows[b].err) <= std::abs(qr.err);
-        if (holds && (!best || adi_rows[a].sec < best->sec)) best = &adi_rows[a];
+        for (std::size_t b = a; b < rows.size(); ++b) holds = holds && std::abs(rows[b].err) <= std::abs(qr.err);
+        if (holds && (!best || rows[a].sec < best->sec)) best = &rows[a];
       }
       char line[320];
       if (best)
-        std::snprintf(line, sizeof line, "| %s | N = %ld, %.1e, %.3f ms | N = %ld, %.1e, %.3f ms | %.1fx |", f.name,
-                      qr.n, std::abs(qr.err), 1e3 * qr.sec, best->n, std::abs(best->err), 1e3 * best->sec,
-                      qr.sec / best->sec);
+        std::snprintf(line, sizeof line, "| %s | N = %ld, %.1e, %.3f ms | N = %ld, %.1e, %.3f ms | %.1fx |",
+                      name.c_str(), qr.n, std::abs(qr.err), 1e3 * qr.sec, best->n, std::abs(best->err),
+                      1e3 * best->sec, qr.sec / best->sec);
       else
-        std::snprintf(line, sizeof line, "| %s | N = %ld, %.1e, %.3f ms | none as accurate | - |", f.name, qr.n,
+        std::snprintf(line, sizeof line, "| %s | N = %ld, %.1e, %.3f ms | none as accurate | - |", name.c_str(), qr.n,
                       std::abs(qr.err), 1e3 * qr.sec);
       summary.push_back(line);
+    };
+    for (const Row& qr : ql_rows) {
+      pair_with(adi_rows, qr, f.name);
+      if (!rich_rows.empty()) pair_with(rich_rows, qr, std::string(f.name) + " (adi Richardson)");
     }
   }
   if (!summary.empty()) {

@@ -14,6 +14,7 @@
 
 #include "adi/error.hpp"
 #include "adi/finance/chain_detail.hpp"
+#include "adi/finance/extrapolation_detail.hpp"
 #include "adi/finance/pricer_detail.hpp"
 #include "solvers/cuda/option_chain.hpp"
 
@@ -232,18 +233,14 @@ ChainResult price_chain(const std::vector<ChainOption>& chain, const Method& met
                         ChainKernel kernel) {
   const auto t_start = Clock::now();
   validate_chain(chain, method);  // once, also for both grids of Richardson
+  const index_t n = method.nodes > 0 ? method.nodes : detail::default_nodes(1);
+  const long N = method.steps > 0 ? method.steps : detail::default_steps(1);
+  detail::check_extrapolation(extrapolation, n, N, "price_chain");
   if (extrapolation == Extrapolation::richardson) {
-    const index_t n = method.nodes > 0 ? method.nodes : detail::default_nodes(1);
-    const long N = method.steps > 0 ? method.steps : detail::default_steps(1);
-    adi::detail::require(n >= 9 && N >= 2, "price_chain: Richardson extrapolation needs nodes >= 9 and steps >= 2, got " +
-                                               ::adi::detail::number(n) + " and " + ::adi::detail::number(N));
     ChainResult fine = price_validated(chain, method, kernel, t_start);
-    Method half = method;
-    half.nodes = (n + 1) / 2;
-    half.steps = N / 2;
-    const ChainResult coarse = price_validated(chain, half, kernel, Clock::now());
+    const ChainResult coarse = price_validated(chain, detail::richardson_half(method, n, N), kernel, Clock::now());
     auto combine = [](std::vector<double>& f, const std::vector<double>& c) {
-      for (std::size_t k = 0; k < f.size(); ++k) f[k] = (4.0 * f[k] - c[k]) / 3.0;
+      for (std::size_t k = 0; k < f.size(); ++k) f[k] = detail::richardson(f[k], c[k]);
     };
     combine(fine.price, coarse.price);
     combine(fine.delta, coarse.delta);

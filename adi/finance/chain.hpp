@@ -11,6 +11,7 @@
 //   ChainResult r = price_chain(chain);   // r.price[k], r.delta[k], r.gamma[k], r.theta[k]
 #include <vector>
 
+#include "adi/finance/extrapolation.hpp"
 #include "adi/finance/model.hpp"
 #include "adi/finance/pricer.hpp"
 
@@ -36,14 +37,14 @@ struct ChainResult {
   std::string backend;         // "host (N threads, W lanes)" or "cuda (device name)"
 };
 
-// none: one grid. richardson: also price on the half grid ((nodes + 1) / 2 nodes, steps / 2
-// steps) and return (4 V_h - V_2h) / 3 for price, delta, gamma, theta. With graded steps
+// Extrapolation (extrapolation.hpp): none, one grid; richardson, also price on the half grid
+// ((nodes + 1) / 2 nodes, steps / 2 steps) and return (4 V_h - V_2h) / 3 for price, delta,
+// gamma, theta. With graded steps
 // and a 1 sd cluster (Method::step_grading = 2, cluster = 1) American puts converge at a
 // clean order 2, and this removes most of it: an ATM put at 201 x 100 goes from -6.9e-4 to
 // -3e-5 for 1.25x the work (docs/finance.md). The 1e-4 configuration for a listed chain:
 // nodes 401, steps 200, step_grading 2, cluster 1.5, Richardson (max 6.4e-5 over 384
 // sampled contracts of 680,000 American puts).
-enum class Extrapolation { none, richardson };
 
 // The GPU algorithm (a host executor ignores it). warp: one warp of 32 threads per contract,
 // the line in registers and shared memory, the recurrences as scans across the warp (no

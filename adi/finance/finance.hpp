@@ -6,6 +6,7 @@
 #include "adi/finance/american.hpp"
 #include "adi/finance/chain.hpp"
 #include "adi/finance/closed_form.hpp"
+#include "adi/finance/extrapolation.hpp"
 #include "adi/finance/model.hpp"
 #include "adi/finance/one_asset.hpp"
 #include "adi/finance/pricer.hpp"

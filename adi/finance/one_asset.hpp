@@ -12,9 +12,11 @@
 //   o.barrier = Barrier::down_out(80.0, 1.0);
 //   PriceResult r = price(m, o);            // r.price, r.delta[0], r.gamma[0], r.theta
 //   PriceResult g = price_with_greeks(m, o);  // + r.vega, r.rho
+//   PriceResult x = price(m, o, {}, Extrapolation::richardson);  // (4 V_h - V_2h) / 3
 #include <functional>
 #include <vector>
 
+#include "adi/finance/extrapolation.hpp"
 #include "adi/finance/model.hpp"
 #include "adi/finance/pricer.hpp"
 
@@ -118,9 +120,19 @@ struct OneAssetOption {
 // projection at the dates, cell-averaged where the exercise value cuts a cell; a digital's
 // jump on a cell face. Fills price, delta[0], gamma[0], theta. Host only. Throws InvalidArgument for bad input and for a
 // spot on or outside a barrier (the option is already knocked in or out).
-PriceResult price(const OneAssetModel& model, const OneAssetOption& option, const Method& method = {});
+//
+// extrapolation = richardson (extrapolation.hpp, as price_chain): the half grid
+// ((nodes + 1) / 2 nodes, steps / 2) and a full grid nested in it (2 ((nodes + 1) / 2) - 1
+// nodes: the half grid's nodes plus one between each two, so the spot is a node of both;
+// steps), combined as (4 V_h - V_2h) / 3 for the price and every greek (values and grid:
+// the full run's). About 1.3x the work; with graded steps (step_grading 2, cluster 1) the
+// errors of the American put with cash dividends drop 6-30x from 25 to 201 nodes, barriers'
+// 60x and more (docs/finance.md). Throws InvalidArgument with it for nodes < 9 or steps < 2.
+PriceResult price(const OneAssetModel& model, const OneAssetOption& option, const Method& method = {},
+                  Extrapolation extrapolation = Extrapolation::none);
 // price() plus vega (a parallel shift of sigma(S, t)) and rho (of r(t)) by central
 // differences of +-1e-4 on the unbumped run's grid.
-PriceResult price_with_greeks(const OneAssetModel& model, const OneAssetOption& option, const Method& method = {});
+PriceResult price_with_greeks(const OneAssetModel& model, const OneAssetOption& option, const Method& method = {},
+                              Extrapolation extrapolation = Extrapolation::none);
 
 }  // namespace adi::finance
