@@ -5,9 +5,9 @@
 #    tests of every TridiagonalPlan kernel (each thomas_* test solves through the plan; the
 #    dispatch, the pivoting fall-backs, the measured dispatch, the large-system route) and of
 #    the variable batches;
-#  - item 8: the block Thomas kernels of M >= 6 run their Gauss-Jordan steps as a rolled loop
-#    (solvers/cuda/block_thomas.cuh, kRolledFrom): the block tests (every M, both exchanges,
-#    periodic, singular systems), and the block plan through MPI (unchanged kernels there);
+#  - item 8: the block tests (every M, both exchanges, periodic, singular systems) and the
+#    block plan through MPI, after the build split (device block partition passes in MPI
+#    builds only);
 #  - the earlier families (plan conventions: device guard, no allocation in a first solve).
 # Builds adi with CUDA for sm_90 (no VTK, MPI on), runs the tests, prints one table. Logs
 # under $OUT. The speed of the block kernels is checked separately, before/after, by

@@ -190,79 +190,51 @@ __device__ __forceinline__ T pivot_threshold(const Ex& ex, const T (&s)[M], T to
 // prow[k] holds unknown k, scaled by pinv[k]; `bad` is set in the thread whose pivot
 // failed the threshold.
 //
-// From M = kRolledFrom on, the M steps are a rolled loop (the step's body, ~12 M
-// instructions, once instead of M times: the M >= 6 kernels were most of the CUDA
-// compile, issue 15 item 8); the step's k is then a runtime value, so prow[k] and
-// pinv[k] are written through selects and stay in registers. Smaller M unroll as before.
-// Measured on an H100 (stop 28, scripts/gpu_compare.sh, base cd3ef1e): the rolled loop made
-// the M = 6 and 7 kernels 3-22% slower (25 rows > 3% in both pairs), so it is off: 9 is past
-// every instantiated M, and every kernel is the fully unrolled one again.
-constexpr int kRolledFrom = 9;
-
-template <class T, int M, class Ex, bool WithC, bool WithE, bool Rolled>
-__device__ __forceinline__ void gauss_jordan_step(const Ex& ex, int j, int k, T threshold, T (&s)[M], T (&c)[M],
-                                                  T (&e)[M], T (&dp)[M], int (&prow)[M], T (&pinv)[M],
-                                                  unsigned& used, bool& bad) {
-  T f[M];
-#pragma unroll
-  for (int r = 0; r < M; ++r) f[r] = T(0);
-  T pk_t = T(0), inv = T(0);
-  if (j == k) {
-    // Like the host kernel: start from the first unused row, take a strictly larger
-    // one (a NaN first candidate stays, and is reported).
-    int pk = -1;
-    T best = T(0);
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      const T v = absv(s[r]);
-      if (!((used >> r) & 1u) && (pk < 0 || v > best)) best = v, pk = r;
-    }
-    const T pv = select<M>(s, pk);
-    if (!(absv(pv) > threshold)) bad = true;
-    inv = T(1) / pv;
-#pragma unroll
-    for (int r = 0; r < M; ++r) f[r] = r == pk ? T(0) : s[r] * inv;
-    pk_t = static_cast<T>(pk);
-  }
-  T fb[M];
-  ex.broadcast(f, pk_t, inv, k, fb, pk_t, inv);
-  const int pk = static_cast<int>(pk_t);
-  if constexpr (Rolled) {
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      prow[r] = r == k ? pk : prow[r];
-      pinv[r] = r == k ? inv : pinv[r];
-    }
-  } else {
-    prow[k] = pk;
-    pinv[k] = inv;
-  }
-  used |= 1u << pk;
-  const T sp = select<M>(s, pk), dpp = select<M>(dp, pk);
-  const T cp = WithC ? select<M>(c, pk) : T(0), ep = WithE ? select<M>(e, pk) : T(0);
-#pragma unroll
-  for (int r = 0; r < M; ++r) {
-    s[r] -= fb[r] * sp;
-    dp[r] -= fb[r] * dpp;
-    if (WithC) c[r] -= fb[r] * cp;
-    if (WithE) e[r] -= fb[r] * ep;
-  }
-}
-
+// The M steps stay fully unrolled for every M: a rolled loop for M >= 6 (tried in stop 28 to
+// halve the compile, issue 15 item 8) made the M = 6, 7 kernels 3-22% slower on an H100
+// (docs/design.md, Layers: "Serial CUDA compile time").
 template <class T, int M, class Ex, bool WithC, bool WithE>
 __device__ __forceinline__ void gauss_jordan(const Ex& ex, int j, T threshold, T (&s)[M], T (&c)[M], T (&e)[M],
                                              T (&dp)[M], int (&prow)[M], T (&pinv)[M], bool& bad) {
   unsigned used = 0;
-  if constexpr (M < kRolledFrom) {
 #pragma unroll
-    for (int k = 0; k < M; ++k)
-      gauss_jordan_step<T, M, Ex, WithC, WithE, false>(ex, j, k, threshold, s, c, e, dp, prow, pinv, used, bad);
-  } else {
+  for (int k = 0; k < M; ++k) {
+    T f[M];
 #pragma unroll
-    for (int r = 0; r < M; ++r) prow[r] = 0, pinv[r] = T(0);  // written through selects below
-#pragma unroll 1
-    for (int k = 0; k < M; ++k)
-      gauss_jordan_step<T, M, Ex, WithC, WithE, true>(ex, j, k, threshold, s, c, e, dp, prow, pinv, used, bad);
+    for (int r = 0; r < M; ++r) f[r] = T(0);
+    T pk_t = T(0), inv = T(0);
+    if (j == k) {
+      // Like the host kernel: start from the first unused row, take a strictly larger
+      // one (a NaN first candidate stays, and is reported).
+      int pk = -1;
+      T best = T(0);
+#pragma unroll
+      for (int r = 0; r < M; ++r) {
+        const T v = absv(s[r]);
+        if (!((used >> r) & 1u) && (pk < 0 || v > best)) best = v, pk = r;
+      }
+      const T pv = select<M>(s, pk);
+      if (!(absv(pv) > threshold)) bad = true;
+      inv = T(1) / pv;
+#pragma unroll
+      for (int r = 0; r < M; ++r) f[r] = r == pk ? T(0) : s[r] * inv;
+      pk_t = static_cast<T>(pk);
+    }
+    T fb[M];
+    ex.broadcast(f, pk_t, inv, k, fb, pk_t, inv);
+    const int pk = static_cast<int>(pk_t);
+    prow[k] = pk;
+    pinv[k] = inv;
+    used |= 1u << pk;
+    const T sp = select<M>(s, pk), dpp = select<M>(dp, pk);
+    const T cp = WithC ? select<M>(c, pk) : T(0), ep = WithE ? select<M>(e, pk) : T(0);
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      s[r] -= fb[r] * sp;
+      dp[r] -= fb[r] * dpp;
+      if (WithC) c[r] -= fb[r] * cp;
+      if (WithE) e[r] -= fb[r] * ep;
+    }
   }
 }
 
