@@ -116,6 +116,39 @@ void check_stage(const Grid& g, const Pde& pde, const BoundaryConditions& bc, co
   EXPECT_EQ(wrong, 0) << "first bad node " << first << " (tol " << tol << ")";
 }
 
+// A device stage's result against its fp64 reference, node by node over the sweep box (the
+// reference's non-NaN nodes; Y elsewhere is the caller's): finite and within
+// rel_tol * max(1, max |reference|). The first bad node is named.
+struct ReferenceMatch {
+  long compared = 0, wrong = 0;
+  double tol = 0, worst = 0;
+  std::string first;
+};
+template <class T>
+ReferenceMatch match_reference(const Field<double>& want, const Field<T>& got, double rel_tol) {
+  const Field<double>& g = want;  // the extents
+  double scale = 1.0;
+  for (index_t k = 0; k < g.nz(); ++k)
+    for (index_t j = 0; j < g.ny(); ++j)
+      for (index_t i = 0; i < g.nx(); ++i)
+        if (!std::isnan(want(i, j, k))) scale = std::max(scale, std::abs(want(i, j, k)));
+  ReferenceMatch m;
+  m.tol = rel_tol * scale;
+  for (index_t k = 0; k < g.nz(); ++k)
+    for (index_t j = 0; j < g.ny(); ++j)
+      for (index_t i = 0; i < g.nx(); ++i) {
+        const double w = want(i, j, k), h = double(got(i, j, k));
+        if (std::isnan(w)) continue;
+        ++m.compared;
+        const bool ok = std::isfinite(h) && std::abs(h - w) <= m.tol;
+        if (std::isfinite(h)) m.worst = std::max(m.worst, std::abs(h - w));
+        if (!ok && m.wrong++ == 0)
+          m.first = "(" + std::to_string(i) + ", " + std::to_string(j) + ", " + std::to_string(k) + "): got " +
+                    std::to_string(h) + ", reference " + std::to_string(w);
+      }
+  return m;
+}
+
 // Operator<T>::solve on `ex` (no later axes) against the fp64 reference of the stage, from
 // the same T-rounded inputs: the sweep box within tol * max(1, |Y|), NaN outside it.
 template <class T>
@@ -138,30 +171,9 @@ void check_reference(const Grid& g, const Pde& pde, const BoundaryConditions& bc
   dV.copy_from(V);
   dY.fill(std::numeric_limits<T>::quiet_NaN());
   op.solve(c.axis, T(c.s), t_new, dbase, dY, t_old, c.with_v ? &dV : nullptr);
-  const Field<T> got = dY.to_host();
-  double scale = 1.0;
-  for (index_t k = 0; k < g.nz(); ++k)
-    for (index_t j = 0; j < g.ny(); ++j)
-      for (index_t i = 0; i < g.nx(); ++i)
-        if (!std::isnan(want(i, j, k))) scale = std::max(scale, std::abs(want(i, j, k)));
-  const double tol = (sizeof(T) == 4 ? 5e-5 : 1e-11) * scale;
-  long wrong = 0, compared = 0;
-  double worst = 0;
-  std::string first;
-  for (index_t k = 0; k < g.nz(); ++k)
-    for (index_t j = 0; j < g.ny(); ++j)
-      for (index_t i = 0; i < g.nx(); ++i) {
-        const double w = want(i, j, k), h = double(got(i, j, k));
-        if (std::isnan(w)) continue;  // outside the sweep box: Y there is the caller's
-        ++compared;
-        const bool ok = std::isfinite(h) && std::abs(h - w) <= tol;
-        if (std::isfinite(h)) worst = std::max(worst, std::abs(h - w));
-        if (!ok && wrong++ == 0)
-          first = "(" + std::to_string(i) + ", " + std::to_string(j) + ", " + std::to_string(k) + "): got " +
-                  std::to_string(h) + ", reference " + std::to_string(w);
-      }
-  EXPECT_GT(compared, g.nx() * g.ny() * g.nz() / 2) << "the sweep box is most of the grid";
-  EXPECT_EQ(wrong, 0) << "first bad node " << first << " (tol " << tol << ", worst " << worst << ")";
+  const ReferenceMatch m = match_reference(want, dY.to_host(), sizeof(T) == 4 ? 5e-5 : 1e-11);
+  EXPECT_GT(m.compared, g.nx() * g.ny() * g.nz() / 2) << "the sweep box is most of the grid";
+  EXPECT_EQ(m.wrong, 0) << "first bad node " << m.first << " (tol " << m.tol << ", worst " << m.worst << ")";
 }
 
 Grid stretched_grid(index_t nx, index_t ny, index_t nz) {
@@ -484,28 +496,8 @@ void check_folded_reference(const Grid& g, const Pde& pde, const BoundaryConditi
   Field<T> dY(g, ex);
   dY.fill(std::numeric_limits<T>::quiet_NaN());
   op.solve_folded(axis, in.s, in.t_new, T(1), in.terms, dY, in.t_old, in.V_old);
-  const Field<T> got = dY.to_host();
-  double scale = 1.0;
-  for (index_t k = 0; k < g.nz(); ++k)
-    for (index_t j = 0; j < g.ny(); ++j)
-      for (index_t i = 0; i < g.nx(); ++i)
-        if (!std::isnan(want(i, j, k))) scale = std::max(scale, std::abs(want(i, j, k)));
-  const double tol = (sizeof(T) == 4 ? 2e-4 : 1e-11) * scale;
-  long wrong = 0;
-  double worst = 0;
-  std::string first;
-  for (index_t k = 0; k < g.nz(); ++k)
-    for (index_t j = 0; j < g.ny(); ++j)
-      for (index_t i = 0; i < g.nx(); ++i) {
-        const double w = want(i, j, k), h = double(got(i, j, k));
-        if (std::isnan(w)) continue;
-        const bool ok = std::isfinite(h) && std::abs(h - w) <= tol;
-        if (std::isfinite(h)) worst = std::max(worst, std::abs(h - w));
-        if (!ok && wrong++ == 0)
-          first = "(" + std::to_string(i) + ", " + std::to_string(j) + ", " + std::to_string(k) + "): got " +
-                  std::to_string(h) + ", reference " + std::to_string(w);
-      }
-  EXPECT_EQ(wrong, 0) << "first bad node " << first << " (tol " << tol << ", worst " << worst << ")";
+  const ReferenceMatch m = match_reference(want, dY.to_host(), sizeof(T) == 4 ? 2e-4 : 1e-11);
+  EXPECT_EQ(m.wrong, 0) << "first bad node " << m.first << " (tol " << m.tol << ", worst " << m.worst << ")";
 }
 
 // The boundary sets of the folded-stage tests.
