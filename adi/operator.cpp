@@ -505,15 +505,20 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
   }
   check_field(Y, "Y");
   typename Impl::Fold fold{alpha, terms};
-  if (p.fold_mode == ExplicitFold::stencil) {
+  // What both folded paths need of the stage (the separate path's solve() checks its own).
+  auto check_stage = [&] {
     detail::require(std::isfinite(double(s)) && s > T(0), "Operator::solve_folded: s = " +
-                                                              detail::number(double(s)) + " must be finite and > 0");
+                                                              detail::number(double(s)) +
+                                                              " must be finite and > 0 (theta*dt)");
     detail::require(std::isfinite(t_new) && std::isfinite(t_old), "Operator::solve_folded: times must be finite");
     if (result) check_field(*result, "result");
     if (V_old) {
       check_field(*V_old, "V_old");
       detail::require(V_old->data() != Y.data(), "Operator::solve_folded: Y must not be V_old");
     }
+  };
+  if (p.fold_mode == ExplicitFold::stencil) {
+    check_stage();
     if (p.solve_stencil_folded(a, s, t_new, fold, Y, t_old, V_old, later, result)) return;
   }
   if (p.fold_mode != ExplicitFold::kernel || !p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result)) {
@@ -523,14 +528,7 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
     solve(axis, s, t_new, Y, Y, t_old, V_old, later, result);
     return;
   }
-  detail::require(std::isfinite(double(s)) && s > T(0),
-                  "Operator::solve_folded: s = " + detail::number(double(s)) + " must be finite and > 0 (theta*dt)");
-  detail::require(std::isfinite(t_new) && std::isfinite(t_old), "Operator::solve_folded: times must be finite");
-  if (result) check_field(*result, "result");
-  if (V_old) {
-    check_field(*V_old, "V_old");
-    detail::require(V_old->data() != Y.data(), "Operator::solve_folded: Y must not be V_old");
-  }
+  check_stage();
   // The stencil reads the terms' Dirichlet nodes: g(t_q) there, as apply() writes them.
   for (const ExplicitTerm& term : terms)
     if (term.field) p.set_boundary(term.t, *term.field);
