@@ -7,5 +7,6 @@ rev=${1:?usage: scripts/export_base.sh REV}
 rm -rf "$root/.base" && mkdir -p "$root/.base"
 git -C "$root" archive "$rev" | tar -x -C "$root/.base"
 git -C "$root" rev-parse "$rev" >"$root/.base/REVISION"
-grep -qx '/.base/' "$root/.git/info/exclude" 2>/dev/null || echo '/.base/' >>"$root/.git/info/exclude"
+exclude=$(git -C "$root" rev-parse --path-format=absolute --git-path info/exclude)  # worktrees too
+grep -qx '/.base/' "$exclude" 2>/dev/null || echo '/.base/' >>"$exclude"
 echo "export_base.sh: $(cat "$root/.base/REVISION") in .base/ ($(du -sh "$root/.base" | cut -f1))"

@@ -6,7 +6,6 @@
 #include "solvers/cpu/simd.hpp"
 
 namespace adi::cpu::detail {
-constexpr int PF = 16;
 
 template <class T, int W, int K>
 struct AdjacentRows {
@@ -31,17 +30,30 @@ struct AdjacentRows {
   V d(int k, int j) const { return at(pd, k, j); }
 };
 
+// Writes row i of the group at i*stride. With `stream` set the stores are non-temporal
+// (simd::stream: the caller checks that every vector is aligned to its size): u is not
+// read for ownership, so a solve moves 5 arrays instead of 6, and finish() orders them.
 template <class T, int W, int K>
 struct AdjacentRowsOut {
   using V = simd::Vec<T, W>;
   static constexpr int block = 16;
   T* pu;
   index_t stride;
+  bool stream = false;
   index_t i0 = 0;
 
   void begin(index_t i, int) { i0 = i; }
-  void put(int k, int j, const V& v) { simd::store(pu + (i0 + k) * stride + j * W, v); }
+  void put(int k, int j, const V& v) {
+    T* p = pu + (i0 + k) * stride + j * W;
+    if (stream)
+      simd::stream(p, v);
+    else
+      simd::store(p, v);
+  }
   void flush() {}
+  void finish() const {
+    if (stream) simd::store_fence();
+  }
 };
 
 }  // namespace adi::cpu::detail

@@ -2,8 +2,12 @@
 // Portable fixed-width vectors for the host kernels: GCC/Clang vector extensions,
 // so one source compiles to AVX-512, AVX2, SSE or NEON with -march=native. The
 // width follows the vector unit this translation unit is compiled for.
+#include <cstdint>
 #include <cstring>
 #include <utility>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace adi::cpu::simd {
 
@@ -41,6 +45,37 @@ template <class V, class T>
 inline void store(T* p, const V& v) {
   std::memcpy(p, &v, sizeof v);
 }
+// Non-temporal store of a full hardware vector at an address aligned to its size
+// (the caller checks); other widths and machines without one store normally.
+template <class V, class T>
+inline void stream(T* p, const V& v) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(p), (__m512i)v);
+    return;
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (sizeof(V) == 32) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), (__m256i)v);
+    return;
+  }
+#endif
+#if defined(__SSE2__)
+  if constexpr (sizeof(V) == 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(p), (__m128i)v);
+    return;
+  }
+#endif
+  store(p, v);
+}
+// Orders the non-temporal stores of this thread before what follows.
+inline void store_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
 template <class V, class T>
 inline V broadcast(T x) {
   return V{} + x;

@@ -2,22 +2,43 @@
 // of a box, interleaved batches). Row i of neighbouring lines is read with vector loads
 // at i*stride, so the lanes solve the lines with no transpose (paper section 5, "Y and
 // Z dimension"); c* and d* live in a per-thread scratch.
+#include <cstdint>
+
 #include "solvers/cpu/adjacent_rows.hpp"
 #include "solvers/cpu/tridiagonal_kernels.hpp"
 
 namespace adi::cpu::detail {
 
+std::size_t thomas_vector_stream_bytes = std::size_t(16) << 20;
+
 namespace {
 
-// Group policy, measured on a 256 x 256 x 128 float grid (AMD EPYC Zen 4, 2 threads,
-// copy 30 GB/s). A Z sweep steps a whole plane (256 KiB) per row: groups of one vector
-// (64 B per row and array) streamed 7 GB/s, 128 B 12-15, 256 B 19, 512 B 24 GB/s
-// (prototype of this loop order). Each row must read enough neighbouring bytes for
-// the memory system to stream; 512 B per row and array does.
-constexpr std::size_t kGroupBytes = 512;
-constexpr int kMaxChunks = static_cast<int>(kGroupBytes) / simd::kVectorBytes;
-// ... while c* and d* of a group (2 * lanes * n values) stay in L2 (1 MiB per core here).
-constexpr std::size_t kScratchBytes = std::size_t(256) << 10;
+// Group policy: each row of a group reads kGroupBytes of neighbouring lines per array
+// (fewer where the lines run out). Wide groups are what makes these sweeps stream: a Z
+// sweep steps a whole plane per row, a Y sweep a whole x-row, and the memory system
+// streams contiguous pieces of a row, not 64-byte vectors at a plane stride. Measured on
+// a 256 x 256 x 128 grid, 2 threads (docs/design.md, "Host kernels"): on a Zen 4, one
+// 64-byte vector per row and array 7 GB/s, 128 B 12-15, 256 B 19, 512 B 24; on a 2-core
+// Zen 3 VM (copy ~20 GB/s), 512 B ran Y and Z at 40-55% of copy, groups of whole x-rows
+// (1 KiB float, 2 KiB double) 85-90% for Y, and 2 KiB 60-75% for Z.
+constexpr int kMaxChunks = 2048 / simd::kVectorBytes < 64 ? 2048 / simd::kVectorBytes : 64;
+constexpr std::size_t kGroupBytes = std::size_t(kMaxChunks) * simd::kVectorBytes;
+// ... while c* and d* of a group (2 * lanes * n values) stay within 1 MiB: L2 on the Xeon
+// (2 MiB per core), L2 + L3 on the Zen 3 VM (512 KiB L2); half of that lost fp64 Y its
+// whole-row groups and 35 of its 88% of copy.
+constexpr std::size_t kScratchBytes = std::size_t(1) << 20;
+
+// Rows of lines that follow each other in memory are one row of lines (the Z sweep of a
+// dense box: the x-rows of a plane), so groups may span them.
+LineSet merged(const LineSet& lines) {
+  LineSet l = normalised(lines);
+  if (l.count1 > 1 && l.stride0 == 1 && l.stride1 == l.count0) {
+    l.count0 *= l.count1;
+    l.count1 = 1;
+    l.stride1 = 0;
+  }
+  return l;
+}
 
 int group_lanes(const LineSet& l, std::size_t value_size, int threads) {
   const int width = simd::kVectorBytes / static_cast<int>(value_size);
@@ -32,7 +53,7 @@ int group_lanes(const LineSet& l, std::size_t value_size, int threads) {
 }  // namespace
 
 Shape thomas_vector_shape(const LineSet& lines, std::size_t value_size, int threads) {
-  const LineSet l = normalised(lines);
+  const LineSet l = merged(lines);
   const Groups g(l.count0, group_lanes(l, value_size, threads));
   return {g.width(), g.size() * l.count1};
 }
@@ -40,7 +61,7 @@ Shape thomas_vector_shape(const LineSet& lines, std::size_t value_size, int thre
 template <class T>
 index_t thomas_vector(const Problem<T>& p0, void* raw, int threads) {
   Problem<T> p = p0;
-  p.lines = normalised(p0.lines);  // line numbers are unchanged by the swap
+  p.lines = merged(p0.lines);  // line numbers are unchanged by the swap and the merge
   if (p.periodic && p.lines.n <= 2) return solve_periodic_tiny(p);
   const LineSet& l = p.lines;
   const Groups groups(l.count0, group_lanes(l, sizeof(T), threads));  // within one row of l0
@@ -51,6 +72,8 @@ index_t thomas_vector(const Problem<T>& p0, void* raw, int threads) {
   const index_t bad = prepare_shared(p, ws, factor, shared);
   const BandView<T>& bd = p.bands;
   const index_t per_row = groups.size();
+  // u larger than the caches is written with non-temporal stores (AdjacentRowsOut).
+  const bool large = static_cast<std::size_t>(l.n * l.lines()) * sizeof(T) >= thomas_vector_stream_bytes;
   const index_t first =
       for_each_item(shape.items, l.n * l.lines(), threads_now(threads), [&](index_t item, int t) {
         const index_t l1 = item / per_row;
@@ -59,8 +82,13 @@ index_t thomas_vector(const Problem<T>& p0, void* raw, int threads) {
         return with_group<simd::kWidth<T>, kMaxChunks>(g.width, [&]<int W, int K>() {
           using V = simd::Vec<T, W>;
           AdjacentRows<T, W, K> src{bd.a + ob, bd.b + ob, bd.c + ob, p.d + o, l.stride};
-          AdjacentRowsOut<T, W, K> dst{p.u + o, l.stride};
+          // Streaming needs every vector aligned to its size and whole cache lines per row.
+          const bool stream = large && W == simd::kWidth<T> && K * sizeof(V) % 64 == 0 &&
+                              reinterpret_cast<std::uintptr_t>(p.u + o) % sizeof(V) == 0 &&
+                              (static_cast<std::size_t>(l.stride) * sizeof(T)) % sizeof(V) == 0;
+          AdjacentRowsOut<T, W, K> dst{p.u + o, l.stride, stream};
           const int lane = solve_group<T, V, K>(l.n, p.periodic, shared, src, dst, ws.template thread<V>(t), p.method);
+          dst.finish();
           return lane < 0 ? kNoLine : g.start + lane + l1 * l.count0;
         });
       });

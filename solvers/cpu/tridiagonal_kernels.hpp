@@ -26,5 +26,8 @@ index_t thomas_transpose(const Problem<T>& p, void* workspace, int threads);
 Shape thomas_vector_shape(const LineSet& lines, std::size_t value_size, int threads);
 template <class T>
 index_t thomas_vector(const Problem<T>& p, void* workspace, int threads);
+// Solves whose u has at least this many bytes write it with non-temporal stores (where
+// aligned); tests lower it to reach that path with small sizes.
+extern std::size_t thomas_vector_stream_bytes;
 
 }  // namespace adi::cpu::detail

@@ -8,6 +8,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -17,6 +18,7 @@
 
 #include "adi/error.hpp"
 #include "adi/tridiagonal.hpp"
+#include "solvers/cpu/tridiagonal_kernels.hpp"
 #include "solvers/reference/thomas.hpp"
 
 namespace {
@@ -71,7 +73,10 @@ Box3 padded(index_t nx, index_t ny, index_t nz) {
 
 const index_t kSizes[] = {1, 2, 3, 4, 7, 31, 32, 33, 255, 257, 1000};
 const index_t kCounts[] = {1, 3, 17, 33};
-const Box3 kBoxes[] = {padded(37, 12, 9), padded(33, 4, 17), padded(5, 257, 3), padded(3, 2, 1000)};
+// The dense box: Z lines of consecutive x-rows are one row of adjacent lines there
+// (cpu_thomas_vector's groups then span x-rows).
+const Box3 kBoxes[] = {padded(37, 12, 9), padded(33, 4, 17), padded(5, 257, 3), padded(3, 2, 1000),
+                       Box3::dense(13, 6, 31)};
 
 constexpr index_t kBefore = 7, kAfter = 11;  // guard elements around the span (sub-box offset)
 
@@ -443,6 +448,118 @@ TEST(HostPivots, SharedBandsAndNonFiniteRightHandSide) {
       ADD_FAILURE() << "no SingularSystem thrown";
     } catch (const adi::SingularSystem& e) {
       EXPECT_NE(std::string(e.what()).find("line 0 "), std::string::npos) << e.what();
+    }
+  }
+}
+
+// cpu_thomas_vector writes u with non-temporal stores where u is large and every vector
+// aligned. Forced here (threshold 0) on 64-byte aligned dense boxes whose rows and planes
+// keep that alignment, with line counts that leave narrower tail groups (normal stores)
+// beside the full ones: Y and Z sweeps, odd n, both precisions, shared bands, periodic,
+// in place, against the fp64 reference, u poisoned with NaN and guarded on both sides.
+template <class T>
+void stream_case(adi::Axis axis, const Box3& box, bool shared, bool periodic, bool in_place, std::mt19937_64& rng) {
+  const adi::BoxLines lay{box, axis};
+  const LineSet l = adi::to_lines(lay);
+  SCOPED_TRACE(testing::Message() << "axis " << adi::axis_name(axis) << ", box " << box.nx << " x " << box.ny
+                                  << " x " << box.nz << ", shared = " << shared << ", periodic = " << periodic
+                                  << ", in place = " << in_place);
+  const std::size_t size = static_cast<std::size_t>(box.size()), guard = 64;
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const std::size_t csize = shared ? static_cast<std::size_t>(l.n) : size;
+  std::vector<double> a(csize), b(csize), c(csize), d(size), x(size);
+  for (std::size_t i = 0; i < csize; ++i) {
+    b[i] = (2.5 + 0.5 * (u(rng) + 1.0)) * (u(rng) < 0 ? -1.0 : 1.0);
+    a[i] = u(rng);
+    c[i] = u(rng);
+  }
+  for (double& v : d) v = u(rng);
+  ASSERT_EQ(adi::reference::thomas(l, a.data(), b.data(), c.data(), shared, d.data(), x.data(), periodic), -1);
+  // 64-byte aligned arrays of T inside guarded buffers.
+  auto aligned = [&](std::vector<T>& buf) {
+    buf.assign(size + 2 * guard + 64, sentinel<T>());
+    T* p = buf.data() + guard;
+    while (reinterpret_cast<std::uintptr_t>(p) % 64) ++p;
+    return p;
+  };
+  std::vector<T> ab, bb, cb, db, ub;
+  T* pa = aligned(ab);
+  T* pb = aligned(bb);
+  T* pc = aligned(cb);
+  T* pd = aligned(db);
+  T* pu = aligned(ub);
+  for (std::size_t i = 0; i < csize; ++i) {
+    pa[i] = T(a[i]);
+    pb[i] = T(b[i]);
+    pc[i] = T(c[i]);
+  }
+  for (std::size_t i = 0; i < size; ++i) {
+    pd[i] = T(d[i]);
+    pu[i] = in_place ? pd[i] : std::numeric_limits<T>::quiet_NaN();
+  }
+  std::vector<double> expect = x;
+  if (!std::is_same_v<T, double>) {  // the reference on the rounded inputs
+    std::vector<double> ra(csize), rb(csize), rc(csize), rd(size);
+    for (std::size_t i = 0; i < csize; ++i) {
+      ra[i] = double(pa[i]);
+      rb[i] = double(pb[i]);
+      rc[i] = double(pc[i]);
+    }
+    for (std::size_t i = 0; i < size; ++i) rd[i] = double(pd[i]);
+    adi::reference::thomas(l, ra.data(), rb.data(), rc.data(), shared, rd.data(), expect.data(), periodic);
+  }
+  adi::TridiagonalOptions opt;
+  opt.periodic = periodic;
+  opt.kernel = Kernel::cpu_thomas_vector;
+  adi::TridiagonalPlan<T> plan(adi::Executor::host(), lay, opt);
+  T* out = in_place ? pd : pu;
+  if (shared)
+    plan.solve(adi::SharedBands<T>{pa, pb, pc}, pd, out);
+  else
+    plan.solve(adi::Bands<T>{pa, pb, pc}, pd, out);
+  double worst = 0.0;
+  for (index_t line = 0; line < l.lines(); ++line) {
+    double scale = 0.0, err = 0.0;
+    for (index_t i = 0; i < l.n; ++i) {
+      const index_t pos = l.offset(line) + i * l.stride;
+      scale = std::max(scale, std::abs(expect[pos]));
+      const double e = std::abs(double(out[pos]) - expect[pos]);
+      err = std::isnan(e) ? std::numeric_limits<double>::infinity() : std::max(err, e);
+    }
+    worst = std::max(worst, err / std::max(scale, 1e-300));
+  }
+  EXPECT_LE(worst, tolerance<T>());
+  std::vector<T>& written = in_place ? db : ub;
+  const T* first = in_place ? pd : pu;
+  std::size_t guards_changed = 0;
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    const T* q = written.data() + i;
+    if ((q < first || q >= first + size) && !same_bits(*q, sentinel<T>())) ++guards_changed;
+  }
+  EXPECT_EQ(guards_changed, 0u) << "elements outside u were written";
+}
+
+TEST(HostVectorStream, AlignedSweepsMatchReference) {
+  struct Threshold {  // non-temporal stores for every size in this test
+    std::size_t saved = adi::cpu::detail::thomas_vector_stream_bytes;
+    Threshold() { adi::cpu::detail::thomas_vector_stream_bytes = 0; }
+    ~Threshold() { adi::cpu::detail::thomas_vector_stream_bytes = saved; }
+  } threshold;
+  std::mt19937_64 rng(29);
+  const bool flags[] = {false, true};
+  for (index_t n : {1, 2, 3, 31, 33, 255, 257}) {
+    // x-rows of 48 and 56 values (56 = 3 x 16 + 8: a narrower tail group): rows and
+    // planes stay 64-byte aligned for both precisions.
+    const Box3 boxes[] = {Box3::dense(48, n, 3), Box3::dense(56, n, 2), Box3::dense(48, 3, n),
+                          Box3::dense(56, 2, n)};
+    for (int k = 0; k < 4; ++k) {
+      const adi::Axis axis = k < 2 ? adi::Axis::y : adi::Axis::z;
+      for (bool shared : flags)
+        for (bool periodic : flags)
+          for (bool in_place : flags) {
+            stream_case<float>(axis, boxes[k], shared, periodic, in_place, rng);
+            stream_case<double>(axis, boxes[k], shared, periodic, in_place, rng);
+          }
     }
   }
 }
