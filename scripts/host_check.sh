@@ -4,7 +4,8 @@
 # and the host-thread policy under load. Builds host-only (no CUDA, no VTK, no MPI) into
 # build-host (and build-host-base for .base/), logs under $OUT.
 #
-#   scripts/export_base.sh REV        # here, once, for the before/after table (carry .base)
+#   scripts/export_base.sh 9c88e98    # here, once, for the before/after table (carry .base;
+#                                     # 9c88e98: the host Y/Z sweeps before stop 29)
 #   scripts/host_check.sh [--build-only | --no-build] [--cores N] [--rounds R] [--full] [--heat]
 #
 #   --cores N   run everything pinned to the first N processors (default 2: the size of
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
     --steps) steps=$2; shift ;;
     --full) full=1 ;;
     --heat) heat=1 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "host_check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
