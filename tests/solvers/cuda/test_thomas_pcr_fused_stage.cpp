@@ -741,7 +741,7 @@ void plan_stage_case(const Executor& ex, const Grid& g, Axis axis, std::uint32_t
                " axis " + axis_name(axis));
   const int a = static_cast<int>(axis);
   const BoundaryConditions bc = all_dirichlet();
-  const Pde pde = Pde::heat(1.0);
+  const Pde pde = Pde::heat(1.0, 1.0, 1.0);
   const double s = 2e-3, t_new = 0.3, t_old = 0.25;
   const std::array<index_t, 3> N{g.nx(), g.ny(), g.nz()};
   // The sweep box: all of axis a, the unknowns 1..N-2 of the other two.
