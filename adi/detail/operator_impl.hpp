@@ -100,6 +100,7 @@ struct SourceSlot {
   double t = 0.0;
   bool valid = false;
   Field<T> f;
+  HostUpload<T> upload;  // CUDA executors: the host-evaluated values, uploaded on the stream
 };
 
 // The stencil kernels of the executor's backend: the one place that picks them (host:
