@@ -18,6 +18,8 @@
 #   --base                     also build and run .base/'s bench_cuda_heat_step (before/after in
 #                              one run; scripts/export_base.sh REV here first, carry .base; the
 #                              base tree's bench takes one --scheme per run and its own grids)
+# The Douglas table has a row with dt varied at every step (every stage checks its pivots: the
+# fused stages asynchronously, one read at the end of the step) beside the constant-dt step.
 # Logs under $OUT: build.log, test_*.log, bench_heat_step.log, bench_tune.log, ncu.log (and bench_heat_step.base.log).
 # The output ends with the test results and the benchmark's summary table.
 set -u
@@ -104,7 +106,7 @@ echo
 grep -E "^device:|^copy bandwidth" "$OUT/bench_heat_step.log"
 echo
 echo "-- Douglas at 256^3, parts back to back (fields = minimum transfers of the part; tune rows in bench_tune.log) --"
-grep -E "^256x256x256 " "$OUT/bench_heat_step.log" | grep -E "back to back|b2b|unfused|folded" | cut -c1-100
+grep -E "^256x256x256 " "$OUT/bench_heat_step.log" | grep -E "back to back|b2b|unfused|folded|stencil step" | cut -c1-100
 if [ $base = 1 ]; then
   echo
   echo "-- base tree ($(cat "$root/.base/REVISION" 2>/dev/null | cut -c1-12)): its summaries (11 / 26 transfer minimum, target column 1.3x) --"
