@@ -84,7 +84,7 @@ Operator<T>::Operator(const Grid& grid, const Pde& pde, const BoundaryConditions
   // the collective plan set-up.
   std::string invalid, unsupported;
   try {
-    if (exec.is_cuda()) p.pivot_flag = detail::Storage(sizeof(int), exec);
+    if (exec.is_cuda()) p.pivot_flag = detail::Storage(3 * sizeof(int), exec);
     index_t face_max = 0;  // the stages' face values: no allocation in a step
     for (int a = 0; a < 3; ++a) face_max = std::max(face_max, p.N[others(a)[0]] * p.N[others(a)[1]]);
     for (auto& e : p.end_scratch) e = Array<T>(face_max, exec);
@@ -166,7 +166,9 @@ void Operator<T>::Impl::build_plan(int a) {
   }
   TridiagonalOptions opt;
   opt.periodic = A.periodic;
+  opt.stages = exec.is_cuda() && A.shared;  // the fused stage: decide_fused
   A.plan.emplace(exec, BoxLines{lines, static_cast<Axis>(a)}, opt);
+  opt.stages = false;
   bool first = true;  // the first active axis: the one whose stage carries the stencil fold
   for (int b = 0; b < a; ++b) first = first && !active[b];
   if (exec.is_cuda() && first) {
@@ -275,6 +277,7 @@ const char* Operator<T>::line_strategy(Axis a) const {
 template <class T>
 void Operator<T>::reuse_ghosts(bool on) {
   impl_->reuse_ghosts = on;
+  impl_->in_step = on;
   impl_->fresh = {};
 }
 template <class T>
@@ -652,9 +655,36 @@ bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fol
   return true;
 }
 
+// The fused stages' pivot flags (solve_fused), read once for every axis with a check
+// pending: one synchronisation, at the end of a step (settle) rather than one per stage.
+template <class T>
+void Operator<T>::Impl::check_stages() {
+  bool any = false;
+  for (T s : checking) any = any || s != T(0);
+  if (!any) return;
+  cuda_backend::copy_on_stream(flags_read.data(), pivot_flag.get(), sizeof(flags_read),
+                               cuda_backend::Copy::device_to_host, exec.stream());
+  std::string first;
+  for (int a = 0; a < 3; ++a) {
+    if (checking[a] == T(0)) continue;
+    if (flags_read[a] != 0) {
+      ax[a].s_formed = T(0);  // checked again at the next stage
+      if (first.empty())
+        first = std::string("Operator::solve: the implicit stage along ") + axis_name(static_cast<Axis>(a)) +
+                " has a zero or non-finite pivot for s = " + detail::number(double(checking[a])) +
+                "; I/s - A is not diagonally dominant enough (take a smaller time step)";
+    }
+    checking[a] = T(0);
+  }
+  if (first.empty()) return;
+  if (!sub) throw SingularSystem(first);
+  fail_later('S', first);  // lines within this rank: agreed in settle()
+}
+
 template <class T>
 void Operator<T>::settle() {
   Impl& p = *impl_;
+  p.check_stages();
   if (!p.sub) return;
   const std::string m = p.sub->first_error(p.pending);
   p.pending.clear();

@@ -99,7 +99,14 @@ const T* Operator<T>::Impl::source_at(double t) {
       return src[s].f.data();
     }
   const int slot = src[0].valid ? (src[1].valid ? 1 - src_last : 1) : 0;
-  Field<T> h(N[0], N[1], N[2]);
+  // Evaluated on the host straight into the field (host executor) or into a page-locked
+  // buffer uploaded on the stream (CUDA): no host synchronisation, as the face values.
+  if (src[slot].f.empty()) src[slot].f = Field<T>(N[0], N[1], N[2], exec);
+  src[slot].valid = false;  // until filled
+  const Box3& bx = src[slot].f.box();
+  const bool device = exec.is_cuda();
+  T* h = device ? src[slot].upload.buffer(bx.span()) : src[slot].f.data();
+  if (device) std::fill(h, h + bx.span(), T(0));  // the rows' padding too
   // Every node: the boundary values of intermediate stages need f on Dirichlet faces too.
   for (index_t kk = 0; kk < N[2]; ++kk)
     for (index_t jj = 0; jj < N[1]; ++jj)
@@ -112,10 +119,9 @@ const T* Operator<T>::Impl::source_at(double t) {
           if (!sub) throw InvalidArgument(m);
           fail_later('I', m);
         }
-        h(ii, jj, kk) = T(v);
+        h[ii + jj * bx.sy + kk * bx.sz] = T(v);
       }
-  if (src[slot].f.empty()) src[slot].f = Field<T>(N[0], N[1], N[2], exec);
-  src[slot].f.copy_from(h);
+  if (device) src[slot].upload.send(src[slot].f.data(), bx.span(), exec.stream());
   src[slot].valid = true;
   src[slot].t = t;
   src_last = slot;

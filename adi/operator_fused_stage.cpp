@@ -9,10 +9,13 @@ namespace adi {
 
 
 // The CUDA stage along a shared-band axis: one fused kernel (solvers/cuda/
-// thomas_pcr_fused_stage.cuh) forms the same right-hand side as the general path below
-// (base/s - A_a V_old + Neumann and source terms; Dirichlet ends from the face arrays,
-// so V_old's boundary need not be written) and solves it. Pivots depend on s only: they
-// are checked (one synchronisation) when s changes, not on every stage.
+// thomas_pcr_fused_stage.cuh), run by the axis's plan (TridiagonalPlan::solve_stage; its kernel
+// and launch were chosen when the plan was built), forms the same right-hand side as the
+// general path (base/s - A_a V_old + Neumann and source terms; Dirichlet ends from the face
+// arrays, so V_old's boundary need not be written) and solves it. Boundary data reach the
+// device without a host synchronisation (face_values: page-locked uploads ordered on the
+// stream; stage_face_values: a kernel on the stream). Pivots depend on s only: checked when s
+// changes, asynchronously (check_stages).
 //
 // With a Fold (solve_folded), base is not read: the kernel forms it at each node from the
 // terms' fields and their neighbours along every axis (cuda_backend::FusedExplicit), with
@@ -25,7 +28,7 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>* ba
   AxisData& A = ax[a];
   const index_t o = A.sweep_offset;
   const bool cancel = V_old && t_old == t_new;  // g_a(t_new) - g_a(t_old) = 0
-  cuda_backend::FusedStage<T> st;
+  detail::TridiagonalStage<T> st;
   st.lines = A.plan->lines();
   st.periodic = A.periodic;
   st.base = base ? base->data() + o : nullptr;
@@ -91,22 +94,18 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>* ba
   for (int i = 0; i < n_src; ++i) st.src[i] = source_at(src_t[i]) + o;
   for (int i = 0; i < n_src; ++i) st.src[i] = source_at(src_t[i]) + o;  // the second lookup may refresh the cache
   st.u = (result ? result->data() : Y.data()) + o;
-  const bool check = A.s_formed != s;
-  int* flag = check ? static_cast<int*>(pivot_flag.get()) : nullptr;
-  if (check) {
-    const int zero = 0;
-    cuda_backend::copy_on_stream(flag, &zero, sizeof(int), cuda_backend::Copy::host_to_device, exec.stream());
+  // Pivots depend on s only: checked when s changes, not on every stage. The check is
+  // asynchronous: the kernel sets the axis's device flag, read by check_stages() at the end
+  // of the step (settle) or, outside a step, at the end of this call.
+  int* flag = nullptr;
+  if (A.s_formed != s) {
+    if (checking[a] != T(0)) check_stages();  // the flag of an earlier s, not read yet
+    flag = static_cast<int*>(pivot_flag.get()) + a;
+    A.s_formed = s;  // until check_stages() finds the flag set
+    checking[a] = s;
   }
-  cuda_backend::fused_stage_run<T>(st, A.fused, flag, exec.stream());
-  if (check) {
-    int bad = 0;
-    cuda_backend::copy_on_stream(&bad, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    if (bad != 0)
-      throw SingularSystem(std::string("Operator::solve: the implicit stage along ") + axis_name(static_cast<Axis>(a)) +
-                           " has a zero or non-finite pivot for s = " + detail::number(double(s)) +
-                           "; I/s - A is not diagonally dominant enough (take a smaller time step)");
-    A.s_formed = s;
-  }
+  A.plan->solve_stage(st, flag);
+  if (flag && !in_step) check_stages();
 }
 
 template <class T>

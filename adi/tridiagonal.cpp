@@ -7,6 +7,7 @@
 
 #include "adi/detail/host_team.hpp"
 #include "adi/detail/tridiagonal_dispatch.hpp"
+#include "adi/detail/tridiagonal_stage.hpp"
 #include "adi/error.hpp"
 #include "adi/field.hpp"
 #include "adi/large_tridiagonal.hpp"
@@ -38,6 +39,7 @@ constexpr KernelName kKernelNames[] = {
     {Kernel::cpu_pivoting_vector, "cpu_pivoting_vector"},
     {Kernel::cuda_pivoting, "cuda_pivoting"},
     {Kernel::cuda_thomas_pcr_long, "cuda_thomas_pcr_long"},
+    {Kernel::cuda_thomas_pcr_fused_stage, "cuda_thomas_pcr_fused_stage"},
 };
 constexpr const char* kPivotingNames[] = {"automatic", "none", "partial"};
 }  // namespace
@@ -114,6 +116,10 @@ struct TridiagonalPlan<T>::Impl {
   detail::Storage fallback_ws;  // automatic: the pivoting fall-back's scratch, allocated on first use
   T fallback_probe{};
   KernelMeasurement measurement;  // options.measure
+  // options.stages: the ADI stage's kernel and (CUDA) its launch, decided in the constructor.
+  Kernel kernel_stage = Kernel::automatic;
+  cuda_backend::FusedLaunch stage_launch;
+  std::vector<T> stage_rhs, stage_a, stage_b, stage_c;  // host: one line's right-hand side, the bands
 
   // The backend, chosen once in the constructor from the executor and the kernel (one for
   // per-line bands, one for shared bands): solves every line of validated arguments with
@@ -136,6 +142,8 @@ struct TridiagonalPlan<T>::Impl {
   static void run_large(Impl& p, Kernel k, const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
   static void pivot_host(Impl& p, const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
   static void pivot_cuda(Impl& p, const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  void prepare_stage();
+  void stage_host(const detail::TridiagonalStage<T>& st);
 };
 
 namespace {
@@ -343,6 +351,7 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
   p.run = Impl::backend(exec, p.kernel);
   p.run_shared = Impl::backend(exec, p.kernel_shared);
   p.pivot = exec.is_host() ? &Impl::pivot_host : &Impl::pivot_cuda;
+  if (options.stages) p.prepare_stage();
   if (p.kernel == Kernel::large_partition || p.kernel_shared == Kernel::large_partition) {
     // Both resolve to it together (the rule looks at the layout only).
     p.workspace =
@@ -364,6 +373,97 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
     p.workspace = detail::Storage(bytes, exec);
     p.pivot_flag = detail::Storage(sizeof(int), exec);
   }
+}
+
+// The stage entry (options.stages): the dispatch table's stage kernel and, on CUDA, its launch
+// (kernel instance, shared-memory fit, occupancy-sized grid) for these lines and the current
+// device, once. Lines whose shared memory does not fit the device get no stage entry.
+template <class T>
+void TridiagonalPlan<T>::Impl::prepare_stage() {
+  if (exec.is_host()) {
+    kernel_stage = kernel_shared == Kernel::large_partition ? Kernel::automatic : kernel_shared;
+    for (auto* v : {&stage_rhs, &stage_a, &stage_b, &stage_c}) v->resize(static_cast<std::size_t>(lines.n));
+    return;
+  }
+  detail::DispatchQuery q{lines, sizeof(T), options.periodic, true, options.pivoting};
+  kernel_stage = detail::choose_stage_kernel(exec, q);
+  if (kernel_stage != Kernel::cuda_thomas_pcr_fused_stage) return;
+  try {
+    cuda_backend::DeviceGuard device_guard(exec.device());
+    stage_launch = cuda_backend::fused_stage_prepare<T>(lines, cuda_backend::FusedTuning{});
+  } catch (const Unsupported&) {
+    kernel_stage = Kernel::automatic;  // lines too long for the device's shared memory
+  }
+}
+
+// The host stage: each line's right-hand side as the fused kernel forms it (the same terms in
+// the same order: solvers/cuda/thomas_pcr_fused_stage.cuh, stage_rhs), written over u once the
+// line is formed (u may be base or v), then the shared-band kernel in place on u with the bands
+// of I/s - A (a and c zero beyond a non-periodic line's ends, b = 1/s - d).
+template <class T>
+void TridiagonalPlan<T>::Impl::stage_host(const detail::TridiagonalStage<T>& st) {
+  if (st.fold.count > 0)
+    throw Unsupported("TridiagonalPlan::solve_stage: the explicit operator folds into the CUDA stage only");
+  const index_t n = lines.n, nl = lines.lines();
+  const bool per = options.periodic;
+  std::vector<T>& a = stage_a;
+  std::vector<T>& b = stage_b;
+  std::vector<T>& c = stage_c;
+  for (index_t r = 0; r < n; ++r) {
+    a[r] = r == 0 && !per ? T(0) : st.a[r];
+    c[r] = r == n - 1 && !per ? T(0) : st.c[r];
+    b[r] = st.inv_s - st.d[r];
+  }
+  T* x = stage_rhs.data();
+  for (index_t line = 0; line < nl; ++line) {
+    const index_t off = lines.offset(line);
+    const index_t fi = lines.count1 == 1 ? st.face_base + line
+                                         : st.face_base + line % lines.count0 + (line / lines.count0) * st.face_n1;
+    auto v_at = [&](index_t r) -> T {
+      if (!per && r == 0 && st.v_end[0]) return st.v_end[0][fi];
+      if (!per && r == n - 1 && st.v_end[1]) return st.v_end[1][fi];
+      return st.v[off + r * lines.stride];
+    };
+    for (index_t r = 0; r < n; ++r) {
+      const index_t node = off + r * lines.stride;
+      const bool end = !per && (r == 0 || r == n - 1);
+      const int side = r == 0 ? 0 : 1;
+      if (end && st.end[side]) {
+        x[r] = st.end[side][fi] * st.inv_s;
+        continue;
+      }
+      T y = st.inv_s * st.base[node];
+      if (st.src[0]) y += st.src_scale[0] * st.src[0][node];
+      if (st.src[1]) y += st.src_scale[1] * st.src[1][node];
+      if (st.v) {
+        const T vm = end && side == 0 ? T(0) : v_at(r > 0 ? r - 1 : n - 1);
+        const T vp = end && side == 1 ? T(0) : v_at(r < n - 1 ? r + 1 : 0);
+        y -= st.d[r] * v_at(r) - a[r] * vm - c[r] * vp;
+      }
+      if (end && st.neu_add[side]) y += st.neu_add[side][fi];
+      if (end && st.neu_sub[side]) y -= st.neu_sub[side][fi];
+      x[r] = y;
+    }
+    for (index_t r = 0; r < n; ++r) st.u[off + r * lines.stride] = x[r];
+  }
+  run_host(*this, kernel_stage, a.data(), b.data(), c.data(), true, st.u, st.u);
+}
+
+template <class T>
+void TridiagonalPlan<T>::solve_stage(const detail::TridiagonalStage<T>& st, int* pivot_flag) {
+  Impl& p = *impl_;
+  if (p.kernel_stage == Kernel::automatic)
+    throw InvalidArgument(std::string("TridiagonalPlan::solve_stage: the plan has no stage entry (") +
+                          (p.options.stages ? "the stage kernel does not take these lines" : "options.stages is off") +
+                          "); form the right-hand side and call solve()");
+  if (p.lines.lines() == 0) return;
+  if (p.exec.is_host()) {
+    p.stage_host(st);
+    return;
+  }
+  cuda_backend::DeviceGuard device_guard(p.exec.device());
+  if (pivot_flag) cuda_backend::memset_zero_async(pivot_flag, sizeof(int), p.exec.stream());
+  cuda_backend::fused_stage_run<T>(st, p.stage_launch, pivot_flag, p.exec.stream());
 }
 
 template <class T>
@@ -388,6 +488,10 @@ Kernel TridiagonalPlan<T>::kernel() const {
 template <class T>
 Kernel TridiagonalPlan<T>::shared_bands_kernel() const {
   return impl_->kernel_shared;
+}
+template <class T>
+Kernel TridiagonalPlan<T>::stage_kernel() const {
+  return impl_->kernel_stage;
 }
 template <class T>
 const KernelMeasurement& TridiagonalPlan<T>::measurement() const {

@@ -30,6 +30,12 @@
 
 namespace adi {
 
+namespace detail {
+// One implicit ADI stage along a plan's lines (internal: adi/detail/tridiagonal_stage.hpp).
+template <class T>
+struct TridiagonalStage;
+}  // namespace detail
+
 struct TridiagonalOptions {
   bool periodic = false;
   Kernel kernel = Kernel::automatic;
@@ -59,6 +65,10 @@ struct TridiagonalOptions {
   // layout's span. measurement() reports the times and what measuring cost. For GPUs and
   // shapes the table was not tuned on (docs/design.md, "Measured dispatch").
   bool measure = false;
+  // Also prepare the plan's ADI stage entry (solve_stage; adi::Operator sets it for its axes
+  // with shared bands): the dispatch table chooses the stage kernel and its launch (shared-memory
+  // fit, grid) once, here. Off: stage_kernel() is automatic and solve_stage throws.
+  bool stages = false;
 };
 
 // What TridiagonalOptions::measure found: each candidate's median time per solve.
@@ -111,8 +121,23 @@ class TridiagonalPlan {
   void solve(const BandSpans<T>& bands, std::span<const T> d, std::span<T> u);
 #endif
 
+  // One implicit ADI stage along the lines (internal, for adi::Operator: the description is
+  // adi/detail/tridiagonal_stage.hpp): right-hand side formed from the stage's fields,
+  // bands of I/s - A generated from A's shared line coefficients, solve. Needs
+  // options.stages. CUDA: stage_kernel() (cuda_thomas_pcr_fused_stage) on the executor's
+  // stream, nothing else; pivot_flag (a device int, or null: unchecked) is cleared on the
+  // stream and set by the kernel on a zero or non-finite pivot, for the caller to read
+  // when it next synchronises. Host: the right-hand side, then the shared-band kernel
+  // (throws SingularSystem itself where options.check_pivots; pivot_flag unused).
+  void solve_stage(const detail::TridiagonalStage<T>& stage, int* pivot_flag = nullptr);
+
   Kernel kernel() const;                // the kernel for per-line bands
   Kernel shared_bands_kernel() const;   // the kernel for shared bands (may differ)
+  // The ADI stage's kernel (solve_stage): cuda_thomas_pcr_fused_stage on a CUDA executor
+  // whose lines it takes and whose shared memory fits them, the shared-band kernel on the
+  // host; automatic where the plan has no stage entry (options.stages off, or lines the
+  // fused kernel does not take: the caller forms the right-hand side and calls solve()).
+  Kernel stage_kernel() const;
   const KernelMeasurement& measurement() const;
   const LineSet& lines() const;
   const Executor& executor() const;

@@ -204,6 +204,19 @@ bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
   return cuda_kernel_supports(k, exec, q);
 }
 
+// --- one implicit ADI stage (TridiagonalPlan::solve_stage) ------------------------------
+// CUDA: the fused stage kernel (right-hand side, generated bands and Thomas-PCR solve in one
+// pass: base, v and u are its only field transfers, against five for the right-hand side's
+// stencil pass and the shared-band solve) wherever it takes the lines; the rule has no
+// threshold: it is faster at every length it takes (bench_cuda_heat_step, "unfused" rows).
+// It does not pivot: with partial pivoting the caller takes the general path.
+Kernel choose_stage_kernel(const Executor& exec, const DispatchQuery& q) {
+  if (exec.is_host()) return choose_kernel(exec, q);
+  if (q.pivoting != Pivoting::partial && q.shared_bands && cuda_backend::fused_stage_supported(q.lines))
+    return Kernel::cuda_thomas_pcr_fused_stage;
+  return Kernel::automatic;
+}
+
 std::vector<Kernel> candidate_kernels(const Executor& exec, const DispatchQuery& q) {
   static constexpr Kernel host_plain[] = {Kernel::cpu_thomas, Kernel::cpu_thomas_transpose, Kernel::cpu_thomas_vector};
   static constexpr Kernel host_pivot[] = {Kernel::cpu_pivoting, Kernel::cpu_pivoting_transpose,

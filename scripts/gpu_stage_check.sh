@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 16, "the step moves its minimum", on one GPU: the explicit operator folded into the
+# Issue 15 item 4 (the fused stage through the plan: TridiagonalPlan::solve_stage, the
+# asynchronous pivot check) and issue 16, "the step moves its minimum", on one GPU: the explicit operator folded into the
 # first implicit stage of each ADI chain (Operator::solve_folded / ExplicitFold, docs/design.md
 # "The fused stage"). Builds adi with CUDA for sm_90 (no VTK, no MPI) and only the targets it
 # needs, runs the GPU tests of the folded and fused stages and of every scheme (each against
@@ -17,6 +18,8 @@
 #   --base                     also build and run .base/'s bench_cuda_heat_step (before/after in
 #                              one run; scripts/export_base.sh REV here first, carry .base; the
 #                              base tree's bench takes one --scheme per run and its own grids)
+# The Douglas table has a row with dt varied at every step (every stage checks its pivots: the
+# fused stages asynchronously, one read at the end of the step) beside the constant-dt step.
 # Logs under $OUT: build.log, test_*.log, bench_heat_step.log, bench_tune.log, ncu.log (and bench_heat_step.base.log).
 # The output ends with the test results and the benchmark's summary table.
 set -u
@@ -90,14 +93,20 @@ echo "| check | result |"
 echo "|---|---|"
 echo "| test_thomas_pcr_fused_stage (folded + fused stage vs host and fp64 reference) | $(status $r_fused): $(counts "$OUT/test_fused_stage.log") |"
 echo "| test_scheme_cuda (every scheme on the GPU vs host, folded) | $(status $r_scheme_cuda): $(counts "$OUT/test_scheme_cuda.log") |"
+# Issue 15 item 4: the plan's stage entry and the asynchronous pivot report (in test_thomas_pcr_fused_stage).
+for t in CudaPlanStage.MatchesTheReference CudaFusedStage.ZeroPivotInAStepThrowsAtTheEndOfTheStep \
+         CudaFusedStage.ZeroPivotThrows PlanStage.HostMatchesTheReference; do
+  r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$OUT/test_fused_stage.log" | head -1 | sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
+  echo "| $t | ${r:-not run} |"
+done
 echo "| bench_cuda_heat_step | exit $r_bench ($t_bench s; tests $t_tests s) |"
-grep -h -E "^\[  FAILED  \]|Failure|first bad node" "$OUT"/test_*.log | head -20
+grep -h -E "^\[  FAILED  \]|Failure|first bad node|Expected|actual" "$OUT"/test_*.log | head -24
 grep -h "SKIPPED\|no CUDA device" "$OUT"/test_*.log | head -3
 echo
 grep -E "^device:|^copy bandwidth" "$OUT/bench_heat_step.log"
 echo
 echo "-- Douglas at 256^3, parts back to back (fields = minimum transfers of the part; tune rows in bench_tune.log) --"
-grep -E "^256x256x256 " "$OUT/bench_heat_step.log" | grep -E "back to back|b2b|unfused|folded" | cut -c1-100
+grep -E "^256x256x256 " "$OUT/bench_heat_step.log" | grep -E "back to back|b2b|unfused|folded|stencil step" | cut -c1-100
 if [ $base = 1 ]; then
   echo
   echo "-- base tree ($(cat "$root/.base/REVISION" 2>/dev/null | cut -c1-12)): its summaries (11 / 26 transfer minimum, target column 1.3x) --"

@@ -52,6 +52,11 @@ enum class Kernel {
                             // (coalesced when neighbouring lines are adjacent: Y/Z sweeps)
   cuda_thomas_pcr_long,     // long lines adjacent in memory, few of them: a block per tile of
                             // lines, a thread per segment, the reduced systems by warps
+  // One implicit ADI stage per kernel (TridiagonalPlan::solve_stage, adi::Operator's stages):
+  // right-hand side, bands generated from the operator's shared line coefficients and the
+  // Thomas-PCR solve fused (solvers/cuda/thomas_pcr_fused_stage.cuh). Chosen for stages only,
+  // when a plan with TridiagonalOptions::stages is built; never for plain solves.
+  cuda_thomas_pcr_fused_stage,
 };
 
 // Whether a plan pivots (TridiagonalOptions::pivoting and the large / variable plans):

@@ -15,6 +15,7 @@
 
 #include "adi/base/stencil.hpp"
 #include "adi/detail/host_team.hpp"
+#include "adi/detail/tridiagonal_stage.hpp"
 #include "adi/error.hpp"
 #include "adi/operator.hpp"
 #include "adi/subdomain.hpp"
@@ -99,6 +100,7 @@ struct SourceSlot {
   double t = 0.0;
   bool valid = false;
   Field<T> f;
+  HostUpload<T> upload;  // CUDA executors: the host-evaluated values, uploaded on the stream
 };
 
 // The stencil kernels of the executor's backend: the one place that picks them (host:
@@ -216,7 +218,6 @@ struct Operator<T>::Impl {
     std::unique_ptr<LineSolver<T>> dplan;        // lines across ranks (split axis)
     index_t sweep_offset = 0;
     index_t band_offset = 0;  // of the sweep's first row in the shared bands (ghost rows before it)
-    cuda_backend::FusedLaunch fused;  // CUDA: the fused stage's launch, prepared once (decide_fused)
   };
   std::array<AxisData, 3> ax;
   std::array<Field<T>, 3> mixed;
@@ -271,22 +272,26 @@ struct Operator<T>::Impl {
   std::array<Array<T>, 2> end_scratch;  // stage values on the two faces of an axis (allocated when built)
 
   // CUDA: stages along shared-band axes run as one fused kernel (right-hand side,
-  // generated bands, solve); see solve_fused.
-  // Decided once, when the operator is built (decide_fused), not at every stage.
+  // generated bands, solve) through the axis's plan (TridiagonalPlan::solve_stage); see
+  // solve_fused. The plan's dispatch chose the kernel and its launch when it was built
+  // (build_plan sets TridiagonalOptions::stages); here only whether the axis takes it.
   std::array<bool, 3> fused_axis{};
   bool fused(int a) const { return fused_axis[a]; }
   void decide_fused() {
-    for (int a = 0; a < 3; ++a) {
+    for (int a = 0; a < 3; ++a)
       fused_axis[a] = active[a] && !split[a] && exec.is_cuda() && ax[a].shared &&
-                      cuda_backend::fused_stage_supported(ax[a].plan->lines());
-      if (!fused_axis[a]) continue;
-      try {
-        ax[a].fused = cuda_backend::fused_stage_prepare<T>(ax[a].plan->lines(), cuda_backend::FusedTuning{});
-      } catch (const Unsupported&) {
-        fused_axis[a] = false;  // lines too long for the device's shared memory: the plan's kernels
-      }
-    }
+                      ax[a].plan->stage_kernel() == Kernel::cuda_thomas_pcr_fused_stage;
   }
+  // The fused stages' pivot check, asynchronous: a stage with a new s clears its axis's
+  // device flag and the kernel sets it on a zero or non-finite pivot; the flags are read
+  // (one synchronisation for every axis) by check_stages(): at settle(), which AdiSolver
+  // calls at the end of each step, or at the end of a solve() made outside a step.
+  // checking[a]: the s whose check along a has not been read yet (0: none).
+  std::array<T, 3> checking{};
+  std::array<int, 3> flags_read{};
+  void check_stages();
+  // Inside an AdiSolver step (Operator::reuse_ghosts on): checks wait for settle().
+  bool in_step = false;
   // The explicit part folded into a fused stage (solve_folded), null for a plain stage.
   struct Fold {
     T alpha = T(1);
@@ -317,7 +322,7 @@ struct Operator<T>::Impl {
   detail::FaceRegion region(int f, bool unknown_only) const;
   // All boundary data constant and no source: a stage's boundary correction is exactly 0.
   bool static_data = false;
-  detail::Storage pivot_flag;           // CUDA: set by the fused kernel on a bad pivot
+  detail::Storage pivot_flag;           // CUDA: int per axis, set by the fused kernel on a bad pivot
 };
 
 }  // namespace adi

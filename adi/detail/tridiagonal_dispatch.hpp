@@ -21,6 +21,11 @@ struct DispatchQuery {
 
 // The kernel `automatic` resolves to.
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q);
+// The kernel of an ADI stage (TridiagonalPlan::solve_stage, options.stages) along q's lines
+// with shared bands: cuda_thomas_pcr_fused_stage where the fused kernel takes the lines (its
+// shared-memory fit is checked by the plan, which prepares the launch), the shared-band
+// kernel on the host, automatic where there is none.
+Kernel choose_stage_kernel(const Executor& exec, const DispatchQuery& q);
 // Whether `k` can run q on exec at all (forced kernels are checked with this).
 bool kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q);
 

@@ -20,6 +20,7 @@
 #include "gpu_skip.hpp"
 #include "adi/adi.hpp"
 #include "tests/adi/stage_reference.hpp"
+#include "adi/detail/tridiagonal_stage.hpp"
 #include "solvers/cuda/backend.hpp"
 
 
@@ -726,3 +727,192 @@ TEST(CudaFusedStage, MatchesTheFp64ReferenceDouble) {
 // The host stage in float against the same reference and tolerance the GPU float stage is held
 // to (measured here: at most 4.2e-7 of max |Y| over the 45 cases, against 5e-5; fp64 1e-15).
 TEST(StageReference, HostFloatWithinTolerance) { reference_cases<float>(Executor::host()); }
+
+// ---- The plan's stage entry (TridiagonalPlan::solve_stage, options.stages) -------------------
+
+namespace {
+
+// One stage of the heat operator (D = 1, uniform h, Dirichlet data g3 on every face) along
+// `axis`, its description built by hand (as adi::Operator builds it) and run by a plan on ex;
+// checked against the fp64 reference of the stage and against the host Operator's solve.
+template <class T>
+void plan_stage_case(const Executor& ex, const Grid& g, Axis axis, std::uint32_t seed) {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float " : "double ") + ex.name() + " grid " + g.describe() +
+               " axis " + axis_name(axis));
+  const int a = static_cast<int>(axis);
+  const BoundaryConditions bc = all_dirichlet();
+  const Pde pde = Pde::heat(1.0, 1.0, 1.0);
+  const double s = 2e-3, t_new = 0.3, t_old = 0.25;
+  const std::array<index_t, 3> N{g.nx(), g.ny(), g.nz()};
+  // The sweep box: all of axis a, the unknowns 1..N-2 of the other two.
+  std::array<index_t, 3> org{1, 1, 1}, ext{N[0] - 2, N[1] - 2, N[2] - 2};
+  org[a] = 0;
+  ext[a] = N[a];
+  const index_t sy = Field<T>::padded_row(N[0]), sz = sy * N[1];
+  const index_t off = org[0] + org[1] * sy + org[2] * sz;
+  const LineSet lines = to_lines(BoxLines{Box3{ext[0], ext[1], ext[2], sy, sz}, axis});
+  TridiagonalOptions opt;
+  opt.stages = true;
+  TridiagonalPlan<T> plan(ex, lines, opt);
+  ASSERT_EQ(plan.stage_kernel(), ex.is_cuda() ? Kernel::cuda_thomas_pcr_fused_stage : plan.shared_bands_kernel());
+
+  // A's line coefficients along a (identity rows at the Dirichlet ends), the face data.
+  const index_t n = N[a];
+  const double h = g.axis(axis).spacing(0);
+  std::vector<T> ha(n, T(-1 / (h * h))), hd(n, T(-2 / (h * h))), hc(n, T(-1 / (h * h)));
+  ha[0] = hd[0] = hc[0] = ha[n - 1] = hd[n - 1] = hc[n - 1] = T(0);
+  Array<T> da(n, ex), dd(n, ex), dc(n, ex);
+  da.copy_from_host(ha.data());
+  dd.copy_from_host(hd.data());
+  dc.copy_from_host(hc.data());
+  const int o1 = a == 0 ? 1 : 0, o2 = a == 2 ? 1 : 2;
+  const index_t n1 = N[o1], n2 = N[o2];
+  std::array<Array<T>, 2> g_new, g_old;
+  for (int side = 0; side < 2; ++side) {
+    std::vector<T> hn(n1 * n2), ho(n1 * n2);
+    for (index_t c2 = 0; c2 < n2; ++c2)
+      for (index_t c1 = 0; c1 < n1; ++c1) {
+        index_t idx[3];
+        idx[a] = side == 0 ? 0 : n - 1;
+        idx[o1] = c1;
+        idx[o2] = c2;
+        const double x = g.axis(Axis::x)[idx[0]], y = g.axis(Axis::y)[idx[1]], z = g.axis(Axis::z)[idx[2]];
+        hn[c1 + c2 * n1] = T(g3(t_new, x, y, z));
+        ho[c1 + c2 * n1] = T(g3(t_old, x, y, z));
+      }
+    g_new[side] = Array<T>(n1 * n2, ex);
+    g_old[side] = Array<T>(n1 * n2, ex);
+    g_new[side].copy_from_host(hn.data());
+    g_old[side].copy_from_host(ho.data());
+  }
+  std::mt19937 rng(seed);
+  Field<T> base(g), V(g);
+  random_fill(base, rng);
+  random_fill(V, rng);
+  Field<T> dbase(g, ex), dV(g, ex), dU(g, ex);
+  dbase.copy_from(base);
+  dV.copy_from(V);
+  Field<T> poison(g);
+  poison.fill(std::numeric_limits<T>::quiet_NaN());
+  dU.copy_from(poison);
+
+  detail::TridiagonalStage<T> st;
+  st.lines = lines;
+  st.base = dbase.data() + off;
+  st.v = dV.data() + off;
+  st.inv_s = T(1) / T(s);
+  st.a = da.data();
+  st.d = dd.data();
+  st.c = dc.data();
+  st.end = {g_new[0].data(), g_new[1].data()};
+  st.v_end = {g_old[0].data(), g_old[1].data()};
+  st.face_base = org[o1] + org[o2] * n1;
+  st.face_n1 = n1;
+  st.u = dU.data() + off;
+  Array<int> flag(1, ex);
+  const int zero = 0;
+  flag.copy_from_host(&zero);
+  plan.solve_stage(st, ex.is_cuda() ? flag.data() : nullptr);
+  const Field<T> U = dU.to_host();
+  if (ex.is_cuda()) {
+    int bad = 1;
+    flag.copy_to_host(&bad);
+    EXPECT_EQ(bad, 0) << "pivot flag set for a diagonally dominant stage";
+  }
+
+  // The references: the fp64 stage and the host Operator's solve in T.
+  Operator<double> op64(g, pde, bc);
+  const Field<double> ref = test::stage_reference(op64, axis, s, t_new, base, t_old, &V);
+  Operator<T> host(g, pde, bc);
+  Field<T> Y(g), R(g);
+  R.fill(std::numeric_limits<T>::quiet_NaN());
+  host.solve(axis, T(s), t_new, base, Y, t_old, &V, {}, &R);
+  double scale = 0, err_ref = 0, err_host = 0;
+  for (index_t k = 0; k < N[2]; ++k)
+    for (index_t j = 0; j < N[1]; ++j)
+      for (index_t i = 0; i < N[0]; ++i) {
+        const index_t idx[3] = {i, j, k};
+        bool inside = true;
+        for (int d = 0; d < 3; ++d) inside = inside && idx[d] >= org[d] && idx[d] < org[d] + ext[d];
+        if (!inside) {
+          EXPECT_TRUE(std::isnan(double(U(i, j, k)))) << "written outside the sweep box at " << i << " " << j << " " << k;
+          continue;
+        }
+        scale = std::max(scale, std::abs(ref(i, j, k)));
+        err_ref = std::max(err_ref, std::abs(double(U(i, j, k)) - ref(i, j, k)));
+        err_host = std::max(err_host, std::abs(double(U(i, j, k)) - double(R(i, j, k))));
+      }
+  const double tol = sizeof(T) == 4 ? 5e-5 : 1e-12;
+  EXPECT_LE(err_ref, tol * scale) << "against the fp64 reference";
+  EXPECT_LE(err_host, tol * scale) << "against the host Operator";
+}
+
+template <class T>
+void plan_stage_cases(const Executor& ex) {
+  std::uint32_t seed = 7000;
+  for (const auto& e : {std::array<index_t, 3>{33, 31, 3}, std::array<index_t, 3>{5, 3, 3},
+                        std::array<index_t, 3>{37, 19, 21}})
+    for (Axis axis : {Axis::x, Axis::y, Axis::z}) {
+      const Grid g(AxisGrid::uniform(e[0], 0.0, 1.0), AxisGrid::uniform(e[1], 0.0, 0.8),
+                   AxisGrid::uniform(e[2], -0.5, 0.5));
+      if (g.extent(axis) < 3) continue;
+      plan_stage_case<T>(ex, g, axis, seed++);
+    }
+}
+
+}  // namespace
+
+// The host path of the plan's stage entry (runs anywhere).
+TEST(PlanStage, HostMatchesTheReference) {
+  plan_stage_cases<double>(Executor::host());
+  plan_stage_cases<float>(Executor::host());
+}
+
+// The fused kernel through the plan's stage entry.
+TEST(CudaPlanStage, MatchesTheReference) {
+  ADI_REQUIRE_CUDA();
+  plan_stage_cases<double>(Executor::cuda());
+  plan_stage_cases<float>(Executor::cuda());
+}
+
+// Without options.stages the plan has no stage entry, and says so.
+TEST(PlanStage, OffByDefault) {
+  const LineSet l = to_lines(StridedLines{8, 1, 4, 8});
+  TridiagonalPlan<double> plan(Executor::host(), l);
+  EXPECT_EQ(plan.stage_kernel(), Kernel::automatic);
+  detail::TridiagonalStage<double> st;
+  st.lines = l;
+  EXPECT_THROW(plan.solve_stage(st), InvalidArgument);
+  EXPECT_STREQ(kernel_name(Kernel::cuda_thomas_pcr_fused_stage), "cuda_thomas_pcr_fused_stage");
+}
+
+// The asynchronous pivot check: inside an AdiSolver step the fused stage's flag is read at
+// the end of the step (Operator::settle), which still throws SingularSystem naming the axis;
+// a step with a healthy time step then works (the bad s is checked again, not kept).
+TEST(CudaFusedStage, ZeroPivotInAStepThrowsAtTheEndOfTheStep) {
+  ADI_REQUIRE_CUDA();
+  // x has one node: y is the first axis (the stencil fold's, checked by the plan), z the
+  // fused stage whose check is asynchronous.
+  const Grid g(AxisGrid::uniform(1, 0.0, 1.0), AxisGrid::uniform(12, 0.0, 1.0), AxisGrid::uniform(40, 0.0, 1.0));
+  Pde p = Pde::heat(0.0);
+  p.reaction = 8.0;  // d = R/2 = 4 per axis: b = 1/s - 4 = 0 for s = theta*dt = 1/4
+  const BoundaryConditions bc = BoundaryConditions::all(Boundary::neumann(0.0));
+  Operator<double> op(g, p, bc, Executor::cuda());
+  op.set_explicit_fold(Operator<double>::ExplicitFold::separate);  // both stages fused
+  AdiSolver<double> solver(std::move(op), Scheme::douglas(0.5));
+  Field<double> U(g, Executor::cuda());
+  U.fill(1.0);
+  EXPECT_NO_THROW(solver.step(U, 0.0, 0.1));
+  try {
+    solver.step(U, 0.1, 0.5);  // s = 0.25
+    ADD_FAILURE() << "no SingularSystem for a zero pivot";
+  } catch (const SingularSystem& e) {
+    EXPECT_NE(std::string(e.what()).find("along y"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("s = 0.25"), std::string::npos) << e.what();
+  }
+  U.fill(1.0);
+  EXPECT_NO_THROW(solver.step(U, 0.0, 0.1));
+  EXPECT_NO_THROW(solver.step(U, 0.1, 0.2));
+  const Field<double> u = U.to_host();
+  EXPECT_TRUE(std::isfinite(u(0, 5, 7))) << u(0, 5, 7);
+}
