@@ -188,22 +188,13 @@ __global__ void __launch_bounds__(512, 1)
       const T* from[NA];
 #pragma unroll
       for (int k = 0; k < NA; ++k) from[k] = src[k] + first;
-      if (full_path && len == MaxM) {  // a full segment (every one where m divides n): unrolled
+      // A run-time loop: issued while the tile's rows are live in registers, an unrolled one
+      // would hold its addresses there too (ptxas: spills).
+      for (int j = 0; j < len; ++j, dst += LB) {
 #pragma unroll
-        for (int j = 0; j < MaxM; ++j, dst += LB) {
-#pragma unroll
-          for (int k = 0; k < NA; ++k) {
-            __pipeline_memcpy_async(dst + k * n * LB, from[k], sizeof(T));
-            from[k] += st;
-          }
-        }
-      } else {
-        for (int j = 0; j < len; ++j, dst += LB) {
-#pragma unroll
-          for (int k = 0; k < NA; ++k) {
-            __pipeline_memcpy_async(dst + k * n * LB, from[k], sizeof(T));
-            from[k] += st;
-          }
+        for (int k = 0; k < NA; ++k) {
+          __pipeline_memcpy_async(dst + k * n * LB, from[k], sizeof(T));
+          from[k] += st;
         }
       }
     }
@@ -219,10 +210,14 @@ __global__ void __launch_bounds__(512, 1)
     RegisterRows<T, Shared ? 1 : MaxM> rows;  // per-line bands: a, b, c, d
     T rd[Shared ? MaxM : 1];                  // shared bands: d only
     // The segment's own work, instantiated twice: for a full segment (length the constant
-    // MaxM: no row predicates, the first row known at compile time; every segment of the
-    // 256- and 512-row boxes) and for any length. Each instantiation is called once.
+    // MaxM: no row predicates in the arithmetic, the first row's selects resolved at compile
+    // time; every segment of the 256- and 512-row boxes) and for any length; each called
+    // once. The loads stay predicated on the run-time length in both: unpredicated, the
+    // compiler hoists them all ahead of the cp.async issue and spills (ptxas, sm_90: 244
+    // bytes fp32 m = 16 and 140 fp64 m = 8, against 0 and 12 this way; loads outside the
+    // lambda: 4 and 28).
     auto own_rows = [&](auto seg_len) -> SegmentEnds<T> {
-      const int lo = MaxM - seg_len;  // right-aligned: row s*m + j - lo in register j
+      const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
 #pragma unroll
       for (int j = 0; j < MaxM; ++j) {
         if (j >= lo) {
