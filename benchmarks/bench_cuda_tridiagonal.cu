@@ -324,7 +324,7 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
             adi::Kernel::cuda_thomas_shared_transpose, adi::Kernel::cuda_thomas_naive};
     else
       ks = {adi::Kernel::cuda_thomas_pcr_strided, adi::Kernel::cuda_thomas_strided,
-            adi::Kernel::cuda_thomas_naive};
+            adi::Kernel::cuda_thomas_pcr_long, adi::Kernel::cuda_thomas_naive};
     BoxResult& res = g_box_results.emplace_back();
     res.grid = grid;
     res.type = type;
@@ -334,6 +334,8 @@ void bench_box(cusparseHandle_t handle, long long nx, long long ny, long long nz
       const adi::Kernel pick = dispatch_choice(l, sizeof(T), shared);
       for (adi::Kernel k : ks) {
         if (!wanted(grid, type, axis, short_name(k), shared)) continue;
+        if (!adi::detail::kernel_supports(k, adi::Executor::cuda(), adi::detail::DispatchQuery{l, sizeof(T), false, shared != 0}))
+          continue;
         const double ms = shared ? run_ours<T>(k, l, sa.p, sb.p, sc.p, true, d.p, u.p)
                                  : run_ours<T>(k, l, a.p, b.p, c.p, false, d.p, u.p);
         const double r = shared ? residual<T>(total, n, stride, sa.p, sb.p, sc.p, true, d.p, u.p)
