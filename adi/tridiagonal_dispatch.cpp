@@ -5,6 +5,7 @@
 #include <string>
 
 #include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/device_memory_rate.hpp"
 
 namespace adi::detail {
 
@@ -62,10 +63,14 @@ constexpr index_t kCudaLongMaxLines = 8192;
 constexpr index_t kCudaLongClusterMinN = 4096;
 constexpr index_t kCudaLongClusterMaxLines = 16384;
 
-// Rows of the table measured on an H200 (the thresholds above are the H100's).
-bool cuda_device_is_h200(const Executor& exec) {
-  const std::string name = cuda_backend::device_info(exec.device()).name;
-  return name.find("H200") != std::string::npos;
+// Rows of the table measured on an H200 (the thresholds above are the H100's), chosen by
+// what sets them apart rather than by name: the peak memory bandwidth the device reports
+// (2 x memory clock x bus width; H100 SXM 3352 GB/s, H200 4915 GB/s, both 132 SMs of
+// compute capability 9.0). A card with memory this fast leaves the latency-bound hybrid
+// further behind its copy rate, as the H200 measured; slower cards follow the H100's rows.
+constexpr double kCudaFastMemoryGBs = 4000;
+bool cuda_fast_memory(const Executor& exec) {
+  return cuda_backend::device_memory_gbs(exec.device()) >= kCudaFastMemoryGBs;
 }
 
 // The hybrids keep a line (or a tile of lines) in shared memory: it must fit.
@@ -135,8 +140,25 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // boxes 256^3 Y / Z and 240x256x256 Z: 6-10% faster, 240x256x256 Y: 4% slower. On the
     // H100 the hybrid keeps its lead (256^3 fp32 Y: 0.173 vs 0.219 ms). fp64 and shared
     // bands: the hybrid on both cards.
-    if (q.value_size == 4 && !q.shared_bands && l.n >= 256 && cuda_device_is_h200(exec))
+    //
+    // Since the register hybrid's full-segment path (issue 16; H100, scripts/gpu_yz_check.sh,
+    // 2026-11-26, same-run A/B): 256^3 fp32 Y 0.150 against 0.171 ms (12% faster), shared
+    // bands 0.071 against 0.088; fp64 2-4% (shared 10%). Projected on the H200's figures above
+    // that makes the hybrid 2-6% faster at n = 256 there and level at n = 512, so the row now
+    // starts past 256 (n = 512: 0.187 vs 0.213 before the change).
+    if (q.value_size == 4 && !q.shared_bands && l.n > 256 && cuda_fast_memory(exec))
       return Kernel::cuda_thomas_strided;
+    // fp64 per-line bands past the register hybrid (n > 256) up to 1024 on an H100-class card:
+    // the long-line kernel in its cluster form beats the coalesced Thomas with many lines too.
+    // H100 (scripts/gpu_long_check.sh sweep and gpu_yz_check.sh, 2026-11-26): 2^24 values,
+    // n = 512 (32,768 lines) 0.385 vs 0.428 ms, n = 1024 (16,384 lines) 0.398 vs 0.552; 512^3
+    // Y/Z (262,144 lines of 512) 2.87 vs 3.32 ms (the measured plan's pick). On the H200 the
+    // coalesced Thomas gains from the faster memory (n = 512: 0.334 ms, n = 1024: 0.483) and the
+    // latency-bound long kernel does not, so fast-memory cards keep the coalesced Thomas.
+    if (q.value_size == 8 && !q.shared_bands && l.n > cuda_pcr_strided_max(q) && l.n <= 1024 &&
+        cuda_backend::device_info(exec.device()).cc_major >= 9 && !cuda_fast_memory(exec) &&
+        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+      return Kernel::cuda_thomas_pcr_long;
     if (l.n <= cuda_pcr_strided_max(q) && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, exec, q))
       return Kernel::cuda_thomas_pcr_strided;
     return Kernel::cuda_thomas_strided;

@@ -24,6 +24,10 @@
 // than the coalesced Thomas for such lines (bench sweep), so only a forced kernel uses it.
 #include <cuda_pipeline_primitives.h>
 
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/pcr_launch.cuh"
@@ -143,7 +147,7 @@ template <class T, bool Shared, int MaxM>
 __global__ void __launch_bounds__(512, 1)
     thomas_pcr_strided_registers_kernel(DeviceLines L, PcrShape sh, int log2lb, const T* __restrict__ a,
                                         const T* __restrict__ b, const T* __restrict__ c, const T* d, T* u,
-                                        bool periodic, int* flag) {
+                                        bool periodic, bool full_path, int* flag) {
   extern __shared__ __align__(16) unsigned char pcr_smem[];
   T* smem = reinterpret_cast<T*>(pcr_smem);
   constexpr int NA = Shared ? 1 : 4;  // arrays streamed per line
@@ -184,6 +188,8 @@ __global__ void __launch_bounds__(512, 1)
       const T* from[NA];
 #pragma unroll
       for (int k = 0; k < NA; ++k) from[k] = src[k] + first;
+      // A run-time loop: issued while the tile's rows are live in registers, an unrolled one
+      // would hold its addresses there too (ptxas: spills).
       for (int j = 0; j < len; ++j, dst += LB) {
 #pragma unroll
         for (int k = 0; k < NA; ++k) {
@@ -201,30 +207,40 @@ __global__ void __launch_bounds__(512, 1)
     __pipeline_wait_prior(0);  // this thread's rows of this tile have landed
     const i64 line = tile * LB + l;
     const int mylen = line < nl ? len : 0;
-    const int lo = MaxM - mylen;              // right-aligned: row s*m + j - lo in register j
     RegisterRows<T, Shared ? 1 : MaxM> rows;  // per-line bands: a, b, c, d
     T rd[Shared ? MaxM : 1];                  // shared bands: d only
+    // The segment's own work, instantiated twice: for a full segment (length the constant
+    // MaxM: no row predicates in the arithmetic, the first row's selects resolved at compile
+    // time; every segment of the 256- and 512-row boxes) and for any length; each called
+    // once. The loads stay predicated on the run-time length in both: unpredicated, the
+    // compiler hoists them all ahead of the cp.async issue and spills (ptxas, sm_90: 244
+    // bytes fp32 m = 16 and 140 fp64 m = 8, against 0 and 12 this way; loads outside the
+    // lambda: 4 and 28).
+    auto own_rows = [&](auto seg_len) -> SegmentEnds<T> {
+      const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
 #pragma unroll
-    for (int j = 0; j < MaxM; ++j) {
-      if (j >= lo) {
-        const int r = s * m + j - lo;
-        const T* p = stage + r * LB + l;
-        if constexpr (Shared) {
-          rd[j] = p[0];
-        } else {
-          rows.d(j) = p[0];
-          rows.a(j) = (r == 0 && !periodic) ? T(0) : p[n * LB];
-          rows.b(j) = p[2 * n * LB];
-          rows.c(j) = (r == n - 1 && !periodic) ? T(0) : p[3 * n * LB];
+      for (int j = 0; j < MaxM; ++j) {
+        if (j >= lo) {
+          const int r = s * m + j - lo;
+          const T* p = stage + r * LB + l;
+          if constexpr (Shared) {
+            rd[j] = p[0];
+          } else {
+            rows.d(j) = p[0];
+            rows.a(j) = (r == 0 && !periodic) ? T(0) : p[n * LB];
+            rows.b(j) = p[2 * n * LB];
+            rows.c(j) = (r == n - 1 && !periodic) ? T(0) : p[3 * n * LB];
+          }
         }
       }
-    }
-    if (tile + gridDim.x < tiles) issue(tile + gridDim.x);
-    SegmentEnds<T> e;
-    if constexpr (Shared)
-      e = segment_reduce_shared<T, MaxM>(rd, mylen, F.f[0] + base, F.f[1] + base, F.f[2] + base);
-    else
-      e = segment_reduce<T, MaxM>(rows, mylen, bad);
+      if (tile + gridDim.x < tiles) issue(tile + gridDim.x);
+      if constexpr (Shared)
+        return segment_reduce_shared<T, MaxM>(rd, seg_len, F.f[0] + base, F.f[1] + base, F.f[2] + base);
+      else
+        return segment_reduce<T, MaxM>(rows, seg_len, bad);
+    };
+    const bool full = full_path && mylen == MaxM;
+    const SegmentEnds<T> e = full ? own_rows(std::integral_constant<int, MaxM>{}) : own_rows(mylen);
     const T vals[10] = {e.Fd, e.Fa, e.Fg, e.Ld, e.La, e.Lg, e.ae, e.be, e.ce, e.dv};
 #pragma unroll
     for (int k = 0; k < 10; ++k) at(k, s, l) = vals[k];
@@ -266,21 +282,26 @@ __global__ void __launch_bounds__(512, 1)
     }
     __syncthreads();
 
-    if (mylen > 0) {
-      const i64 off = L.offset(line);
+    auto fill_rows = [&](auto seg_len) {
+      const int lo = MaxM - seg_len;
+      const i64 first = L.offset(line) + static_cast<i64>(s * m - lo) * st;  // register j -> first + j * st
       const T xl = at(10, s == 0 ? S - 1 : s - 1, l), x = at(10, s, l);
       if constexpr (Shared) {
-        segment_fill_shared<T, MaxM>(rd, mylen, F.f[3] + base, F.f[4] + base, xl, x);
+        segment_fill_shared<T, MaxM>(rd, seg_len, F.f[3] + base, F.f[4] + base, xl, x);
 #pragma unroll
         for (int j = 0; j < MaxM; ++j)
-          if (j >= lo) u[off + (s * m + j - lo) * st] = rd[j];
+          if (j >= lo) u[first + j * st] = rd[j];
       } else {
-        segment_fill<T, MaxM>(rows, mylen, xl, x);
+        segment_fill<T, MaxM>(rows, seg_len, xl, x);
 #pragma unroll
         for (int j = 0; j < MaxM; ++j)
-          if (j >= lo) u[off + (s * m + j - lo) * st] = rows.d(j);
+          if (j >= lo) u[first + j * st] = rows.d(j);
       }
-    }
+    };
+    if (full)
+      fill_rows(std::integral_constant<int, MaxM>{});
+    else if (mylen > 0)
+      fill_rows(mylen);
   }
   __pipeline_wait_prior(0);
   report(bad, flag);
@@ -312,6 +333,17 @@ std::size_t thomas_pcr_strided_smem(const PcrShape& sh, bool shared, int lb) {
   return kWarp * sizeof(i64) + sizeof(T) * (shared ? PcrFactors<T>::values(sh.per_line) + tile : 4 * tile);
 }
 
+// The register kernel's unrolled path for full segments, on unless the environment sets
+// ADI_PCR_STRIDED_FULL_PATH=0: a switch for same-run A/B timings (scripts/gpu_yz_check.sh),
+// not an option; both paths compute the same function (tests: FullSegments, the suite).
+inline bool pcr_strided_full_path() {
+  static const bool on = [] {
+    const char* v = std::getenv("ADI_PCR_STRIDED_FULL_PATH");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
 template <class T>
 void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic,
                                int* flag, cudaStream_t stream, const Tuning& tuning) {
@@ -341,7 +373,8 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     const i64 tiles = (L.lines() + rs.lb - 1) / rs.lb;
     auto go = [&](auto kernel) {
       const unsigned grid = persistent_grid(kernel, threads, smem, tiles, lim);
-      kernel<<<grid, threads, smem, stream>>>(L, sh, log2lb, bands.a, bands.b, bands.c, d, u, periodic, flag);
+      kernel<<<grid, threads, smem, stream>>>(L, sh, log2lb, bands.a, bands.b, bands.c, d, u, periodic,
+                                              pcr_strided_full_path(), flag);
     };
     if (bands.shared) {
       if (sh.m <= 8)

@@ -1,8 +1,19 @@
 // CUDA tridiagonal kernels, single precision, plus the precision-independent queries
 // (workspace and shared-memory sizes). Double precision: tridiagonal_cuda_fp64.cu.
+#include "solvers/cuda/device_memory_rate.hpp"
 #include "solvers/cuda/tridiagonal_launch.cuh"
 
 namespace adi::cuda_backend {
+
+double device_memory_gbs(int device) {
+  int khz = 0, bits = 0;  // (cudaDeviceProp::memoryClockRate is gone in CUDA 13; the attribute stays)
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return 2.0 * khz * 1e3 * (bits / 8.0) / 1e9;
+}
 
 std::size_t tridiagonal_workspace_bytes(Kernel kernel, const LineSet& lines, bool periodic,
                                         std::size_t value_size) {

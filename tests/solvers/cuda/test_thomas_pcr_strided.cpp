@@ -37,3 +37,21 @@ TEST(CudaThomasPcrStrided, LaunchShapes) {
   adi::test_cuda::launch_shapes<float>(Kernel::cuda_thomas_pcr_strided, Family::adjacent, shapes);
   adi::test_cuda::launch_shapes<double>(Kernel::cuda_thomas_pcr_strided, Family::adjacent, shapes);
 }
+
+// The register kernel's unrolled path for full segments (m divides n: 16, 128, 256, 512 rows)
+// beside the general one in the same tile: 37 lines leave the last tile part empty, n = 257
+// and 255 mix full segments with a short last one.
+TEST(CudaThomasPcrStrided, FullSegments) {
+  ADI_REQUIRE_CUDA();
+  for (adi::index_t n : {8, 16, 128, 255, 256, 257, 512})
+    for (int p = 0; p < 2; ++p)
+      for (int sh = 0; sh < 2; ++sh) {
+        adi::test_cuda::Case c;
+        c.lines = adi::test_cuda::adjacent(n, 37);
+        c.periodic = p;
+        c.shared = sh;
+        c.base = 1;
+        adi::test_cuda::check<float>(Kernel::cuda_thomas_pcr_strided, c);
+        adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr_strided, c);
+      }
+}

@@ -2,6 +2,7 @@
 // the public entry points on a device: the automatic choice per axis and layout, its
 // results against the reference, forced kernels that cannot run, wrong memory spaces.
 #include "cuda_tridiagonal_check.hpp"
+#include "solvers/cuda/device_memory_rate.hpp"
 
 namespace {
 using adi::Axis;
@@ -111,3 +112,25 @@ TEST(CudaDispatch, HostArraysOnADevicePlanThrow) {
                adi::InvalidArgument);
 }
 }  // namespace
+
+// The rows that depend on the card (adi/tridiagonal_dispatch.cpp): by the peak memory bandwidth
+// it reports (H100 SXM 3352 GB/s, H200 4915), not by its name. fp64 per-line bands, n = 512
+// with many lines: the long-line kernel on an sm_90 card with H100-class memory, the coalesced
+// Thomas on faster memory; fp32 n = 256: the register hybrid on both.
+TEST(CudaDispatch, RowsPerCard) {
+  ADI_REQUIRE_CUDA();
+  const double gbs = adi::cuda_backend::device_memory_gbs(0);
+  const adi::cuda_backend::DeviceInfo info = adi::cuda_backend::device_info(0);
+  std::printf("device %s: peak memory %.0f GB/s, cc %d.%d\n", info.name, gbs, info.cc_major, info.cc_minor);
+  EXPECT_GT(gbs, 0.0);
+  const LineSet l512 = adi::test_cuda::adjacent(512, 4096);
+  const Kernel k512 = chosen<double>(l512);
+  if (gbs >= 4000)
+    EXPECT_EQ(k512, Kernel::cuda_thomas_strided);
+  else if (info.cc_major >= 9)
+    EXPECT_EQ(k512, Kernel::cuda_thomas_pcr_long);
+  EXPECT_EQ(chosen<float>(adi::test_cuda::adjacent(256, 4096)), Kernel::cuda_thomas_pcr_strided);
+  Case c;
+  c.lines = l512;
+  adi::test_cuda::check<double>(Kernel::automatic, c);
+}
