@@ -24,8 +24,13 @@ namespace adi::cuda_backend::kernels {
 
 constexpr int kPivotPartitionRows = 17;  // rows per partition (M)
 constexpr int kPivotPartitionWarps = 4;  // warps per block
-// Reduced systems at least this long (per line) are partitioned again.
+// The route takes lines at least this long.
 constexpr i64 kPivotPartitionMinRows = 4096;
+// Reduced systems at least this long (per line) are partitioned again: the last level is
+// solved by one thread per line, sequentially (2^24 rows: 986896, 58053, 3415, 201, then
+// 12 rows on one thread; with 4096 here one thread ran the 3415 rows, an estimated
+// ~1 ms of the 2.9 ms the H100 took).
+constexpr i64 kPivotPartitionAgainRows = 4 * kPivotPartitionRows;
 
 // Where partition row r of global partition gp (= line * P + k) lives; -1 past the line's end.
 struct PartitionIndex {
@@ -85,6 +90,21 @@ __device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionInd
   partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).d; }, rd);
 }
 
+// Where a warp of the reduce and fill passes stands: its first partition (warp_gp), this
+// lane's (gp), and whether the warp has any partition at all.
+struct PartitionWarp {
+  int lane, warp;
+  i64 total, warp_gp, gp;
+  bool any;
+  __device__ explicit PartitionWarp(const PartitionIndex& ix)
+      : lane(static_cast<int>(threadIdx.x) % kWarp),
+        warp(static_cast<int>(threadIdx.x) / kWarp),
+        total(ix.L.lines() * ix.P),
+        warp_gp((static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp),
+        gp(warp_gp + lane),
+        any(warp_gp < total) {}
+};
+
 // Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
 // (a nearly singular block) to the route's own int.
 template <class T, bool Shared>
@@ -94,13 +114,12 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
                                      T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag) {
   constexpr int M = kPivotPartitionRows;
   __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
-  const int lane = static_cast<int>(threadIdx.x) % kWarp, warp = static_cast<int>(threadIdx.x) / kWarp;
-  const i64 total = ix.L.lines() * ix.P;
-  const i64 warp_gp = (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp;
-  if (warp_gp >= total) return;  // uniform per warp
-  const i64 gp = warp_gp + lane;
+  const PartitionWarp w(ix);
+  if (!w.any) return;  // uniform per warp
+  const int lane = w.lane;
+  const i64 total = w.total, warp_gp = w.warp_gp, gp = w.gp;
   T ra[M], rb[M], rc[M], rd[M];
-  partition_stage_rows<T, Shared>(tiles[warp], ix, a, b, c, d, warp_gp, ra, rb, rc, rd);
+  partition_stage_rows<T, Shared>(tiles[w.warp], ix, a, b, c, d, warp_gp, ra, rb, rc, rd);
   auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;
@@ -133,12 +152,11 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
                                    const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag) {
   constexpr int M = kPivotPartitionRows;
   __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
-  const int lane = static_cast<int>(threadIdx.x) % kWarp, warp = static_cast<int>(threadIdx.x) / kWarp;
-  const i64 total = ix.L.lines() * ix.P;
-  const i64 warp_gp = (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp;
-  if (warp_gp >= total) return;  // uniform per warp
-  const i64 gp = warp_gp + lane;
-  T* tile = tiles[warp];
+  const PartitionWarp w(ix);
+  if (!w.any) return;  // uniform per warp
+  const int lane = w.lane;
+  const i64 total = w.total, warp_gp = w.warp_gp, gp = w.gp;
+  T* tile = tiles[w.warp];
   T ra[M], rb[M], rc[M], rd[M];
   partition_stage_rows<T, Shared>(tile, ix, a, b, c, d, warp_gp, ra, rb, rc, rd);
   bool bad = false;
@@ -166,7 +184,7 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
 }
 
 // The levels: level 0 is the caller's lines; level j+1 the reduced system of level j
-// (contiguous, [line][partition]), partitioned again while at least kPivotPartitionMinRows
+// (contiguous, [line][partition]), partitioned again while at least kPivotPartitionAgainRows
 // long, then solved by the thread-per-line kernel.
 inline i64 pivoting_partition_count(i64 n) { return (n + kPivotPartitionRows - 1) / kPivotPartitionRows; }
 
@@ -183,7 +201,7 @@ inline std::size_t pivoting_partition_workspace(const LineSet& l, std::size_t va
   for (;;) {
     const i64 P = pivoting_partition_count(n);
     bytes += 5 * slice_bytes(lines * static_cast<std::size_t>(P), value_size);  // A, B, C, D, X
-    if (P < kPivotPartitionMinRows) {
+    if (P < kPivotPartitionAgainRows) {
       bytes += 2 * slice_bytes(lines * static_cast<std::size_t>(P), value_size);  // the last level's U rows
       break;
     }
@@ -259,7 +277,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     pivoting_partition_reduce<T>(v, flag, weak, stream);
     levels[depth++] = v;
     const DeviceLines R{P, 1, lines, P, 1, 0};
-    if (P >= kPivotPartitionMinRows && depth < kMaxLevels) {
+    if (P >= kPivotPartitionAgainRows && depth < kMaxLevels) {
       v = PivotPartitionLevel<T>{R, v.A, v.B, v.C, v.D, v.X, nullptr, nullptr, nullptr, nullptr, nullptr, false};
       continue;
     }

@@ -4,11 +4,11 @@
 // 10x of LAPACKE ?gtsv / ?gesv (or eps cond(A, x) where LAPACK's own luck is better,
 // tests/solvers/pivoting_cases.hpp); the issue-23 cases throw UnstableSystem with pivoting =
 // none and are solved with automatic (out of place; in place it throws, documented).
-// cuda_pivoting has four routes, chosen by layout (solvers/cuda/pivoting_thread.cuh): lines
-// of 34 .. 272 rows the in-block partition kernel (n = 255, 257 below, every layout, not
-// periodic), other contiguous lines the shared-memory tile kernel (n = 2, 3, 31, 33 of
-// layouts 0 and 3), few long lines the partition method (PartitionRoute*), the rest
-// (periodic lines, n = 1, Y/Z layouts below 34 rows) one thread per line.
+// cuda_pivoting has five routes, chosen by layout (solvers/cuda/pivoting_thread.cuh): lines
+// of 2 .. 287 rows (fp32: 575), not periodic, the staged kernel (one thread per line on its
+// line in shared memory: n = 2 .. 257 below, every layout), few long lines the partition
+// method (PartitionRoute*), the rest (periodic lines, n = 1) one thread per line; the
+// in-block partition and tile kernels are forced (ForcedRoutesWithinTenTimesLapack).
 // Outputs are poisoned with NaN. Skips loudly without a device.
 #include <gtest/gtest.h>
 
@@ -163,11 +163,11 @@ TEST_F(PivotingCuda, LargePlanPartialPivoting) {
   }
 }
 
-// One small case per route, for compute-sanitizer (scripts/gpu_pivoting_check.sh): the tile
-// kernel (33 contiguous lines of 33 rows), the block kernel (33 lines of 257; and of 255
-// with tiny diagonals: weak partitions, the block's fall-back), one thread per line (Y
-// lines, periodic lines), the partition route (one line of 4097 and 3 lines of 5000 with
-// tiny diagonals, so its weak blocks take the fall-back too).
+// One small case per route, for compute-sanitizer (scripts/gpu_pivoting_check.sh): the staged
+// kernel (33 contiguous lines of 33 and 257 rows, 33 Y lines of 255, 19 of 31: partial
+// blocks of lines), one thread per line (periodic lines), the partition route (one line of
+// 4097 and 3 lines of 5000 with tiny diagonals, so its weak blocks take the fall-back).
+// The script runs it again with ADI_PIVOTING_ROUTE=staged under racecheck.
 TEST_F(PivotingCuda, EveryRouteSmall) {
   auto check = [](auto zero, const LineSet& l, tp::Family f, bool periodic, bool shared) {
     using T = decltype(zero);
@@ -210,7 +210,7 @@ TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
 // contiguous lines of 255 and 257 rows, where the default is the block route: the tile
 // and partition routes then run on lengths they would not get by default.
 TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
-  for (const char* route : {"thread", "tile", "block", "partition"}) {
+  for (const char* route : {"thread", "tile", "block", "partition", "staged"}) {
     setenv("ADI_PIVOTING_ROUTE", route, 1);
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
       for (index_t n : {255, 257})
