@@ -15,7 +15,7 @@
 // (solvers/cuda/pivoting_thread.cuh; measurement only).
 // The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
-//   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20]
+//   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1]
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -38,6 +38,7 @@ namespace {
 #define CKS(call) CK_STATUS(call, CUSPARSE_STATUS_SUCCESS)
 
 int g_reps = 20;
+bool g_cusparse = true;  // --cusparse=0 leaves cuSPARSE out (the script's Nsight Compute run)
 double g_copy_gbs = 0;
 
 using adi::bench::Dev;
@@ -167,7 +168,7 @@ void bench_box(cusparseHandle_t handle, long long n) {
       unsetenv("ADI_PIVOTING_ROUTE");
       row(std::string(prec) + " " + an + " partial pivoting, " + route + " route forced", t, total, sizeof(T));
     }
-    if (ax == adi::Axis::x) {
+    if (ax == adi::Axis::x && g_cusparse) {
       // gtsv2StridedBatch does not pivot (cuSPARSE's batched layout); gtsv2 pivots but takes
       // one matrix for many right-hand sides: timed on one line of the box's matrix with all
       // n*n right-hand sides (the same bytes of d and u, fewer of a, b, c).
@@ -217,6 +218,7 @@ void bench_large(cusparseHandle_t handle, int log2n) {
         ms, n, sizeof(T));
   }
   for (bool piv : {true, false}) {
+    if (!g_cusparse) break;
     std::size_t bytes = 0;
     CKS(gtsv2_size(handle, piv, (int)n, a.p, b.p, c.p, u.p, 1, &bytes));
     Dev<char> buf(bytes);
@@ -241,6 +243,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   g_reps = flag(argc, argv, "reps", 20);
+  g_cusparse = flag(argc, argv, "cusparse", 1) != 0;
   const int n = flag(argc, argv, "n", 256), large = flag(argc, argv, "large", 24),
             large2 = flag(argc, argv, "large2", 20);
   cudaDeviceProp prop{};

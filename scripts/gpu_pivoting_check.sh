@@ -3,8 +3,8 @@
 #   1. builds the pivoting targets with CUDA (sm_90, no VTK, no MPI);
 #   2. runs test_pivoting_cuda (every route of cuda_pivoting against LAPACKE ?gtsv / ?gesv)
 #      and part of test_pivoting_cpu (the partition method's core, the checks);
-#   3. compute-sanitizer memcheck on PivotingCuda.EveryRouteSmall (staged, block, thread,
-#      partition) and racecheck of the staged kernel (cp.async + barriers);
+#   3. compute-sanitizer memcheck on PivotingCuda.EveryRouteSmall (staged, thread, partition)
+#      and racecheck on PivotingCuda.StagedSmall (the staged kernel: cp.async + barriers);
 #   4. bench_cuda_pivoting: 256^3 per axis and one system of 2^24 and 2^20, fp32 / fp64,
 #      against the non-pivoting kernels, cuSPARSE gtsv2 / gtsv2_nopivot, as % of the copy
 #      bandwidth measured in the same run;
@@ -78,8 +78,8 @@ if command -v compute-sanitizer > /dev/null && [ -n "$(find_bin $B test_pivoting
     --gtest_filter='PivotingCuda.EveryRouteSmall' > "$OUT/memcheck.log" 2>&1
   rc=$?
   memcheck="$([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -m1 'ERROR SUMMARY' "$OUT/memcheck.log")"
-  ADI_PIVOTING_ROUTE=staged timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$(find_bin $B test_pivoting_cuda)" --gtest_filter='PivotingCuda.EveryRouteSmall' > "$OUT/racecheck.log" 2>&1
+  timeout 60 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$(find_bin $B test_pivoting_cuda)" --gtest_filter='PivotingCuda.StagedSmall' > "$OUT/racecheck.log" 2>&1
   rc=$?
   racecheck="$([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -m1 'ERROR SUMMARY' "$OUT/racecheck.log")"
 fi
@@ -88,8 +88,8 @@ bench=$(find_bin $B bench_cuda_pivoting)
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
 if [ -n "$bench" ] && [ -n "$NCU" ]; then
   M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,dram__bytes.sum,smsp__inst_executed.sum
-  timeout 100 "$NCU" --csv --metrics $M --kernel-id '::regex:pivoting_:1' --launch-count 24 \
-    "$bench" --reps=1 --large=24 --large2=0 > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
+  timeout 60 "$NCU" --csv --metrics $M --kernel-id '::regex:pivoting_:1' --launch-count 24 \
+    "$bench" --reps=1 --cusparse=0 --large=24 --large2=0 > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
 fi
 if [ $nocheck = 1 ] && [ -n "$(find_bin $B0 bench_cuda_pivoting)" ]; then
   timeout 300 "$(find_bin $B0 bench_cuda_pivoting)" --reps=10 > "$OUT/bench_pivoting_nocheck.log" 2>&1
@@ -100,7 +100,7 @@ echo "| step | result |"
 echo "|---|---|"
 for t in $TESTS; do echo "| $t | ${result[$t]} |"; done
 echo "| compute-sanitizer memcheck (PivotingCuda.EveryRouteSmall) | $memcheck |"
-echo "| compute-sanitizer racecheck (EveryRouteSmall, staged forced) | $racecheck |"
+echo "| compute-sanitizer racecheck (PivotingCuda.StagedSmall) | $racecheck |"
 echo
 echo "-- failing checks (first lines) --"
 grep -h -A3 "Failure" "$OUT"/test_pivoting_*.log 2> /dev/null | head -40

@@ -167,7 +167,7 @@ TEST_F(PivotingCuda, LargePlanPartialPivoting) {
 // kernel (33 contiguous lines of 33 and 257 rows, 33 Y lines of 255, 19 of 31: partial
 // blocks of lines), one thread per line (periodic lines), the partition route (one line of
 // 4097 and 3 lines of 5000 with tiny diagonals, so its weak blocks take the fall-back).
-// The script runs it again with ADI_PIVOTING_ROUTE=staged under racecheck.
+// StagedSmall: the staged kernel alone (racecheck in the script).
 TEST_F(PivotingCuda, EveryRouteSmall) {
   auto check = [](auto zero, const LineSet& l, tp::Family f, bool periodic, bool shared) {
     using T = decltype(zero);
@@ -190,6 +190,30 @@ TEST_F(PivotingCuda, EveryRouteSmall) {
     check(0.0, adi::to_lines(adi::StridedLines::contiguous(4097, 1)), tp::Family::random_signs, false, shared);
     check(0.0f, adi::to_lines(adi::StridedLines::contiguous(5000, 3)), tp::Family::tiny_diagonal, false, shared);
   }
+}
+
+// The staged kernel on a few small cases: X and Y lines (coalesced along and across lines),
+// a partial last block of lines, shared bands, fp32 / fp64, in place (odd n) or not.
+TEST_F(PivotingCuda, StagedSmall) {
+  setenv("ADI_PIVOTING_ROUTE", "staged", 1);
+  auto check = [](auto zero, int layout, index_t n, index_t count, bool shared) {
+    using T = decltype(zero);
+    TridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    auto k = tp::make_case<T>(make_lines(layout, n, count), tp::Family::random_signs, false, shared, 7 * n + layout);
+    solve_on_device(k, o, n % 2 == 1);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+        << "layout " << layout << " n " << n << (shared ? " shared" : "") << ": " << detail;
+  };
+  for (bool shared : {false, true})
+    for (index_t n : {2, 33, 256}) {
+      check(0.0f, 0, n, 37, shared);
+      check(0.0, 4, n, 11, shared);
+      check(0.0, 0, n, 19, shared);
+      check(0.0f, 5, n, 9, shared);
+    }
+  unsetenv("ADI_PIVOTING_ROUTE");
 }
 
 // A singular line (one row of zeros) throws SingularSystem on every route: the block and
