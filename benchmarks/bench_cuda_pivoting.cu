@@ -257,10 +257,14 @@ int main(int argc, char** argv) {
   measure_copy();
   cusparseHandle_t handle;
   CKS(cusparseCreate(&handle));
-  bench_box<float>(handle, n);
-  bench_box<double>(handle, n);
-  bench_large<float>(handle, large);
-  bench_large<double>(handle, large);
+  if (n > 0) {  // --n=0 / --large=0: leave the box / the large system out
+    bench_box<float>(handle, n);
+    bench_box<double>(handle, n);
+  }
+  if (large > 0) {
+    bench_large<float>(handle, large);
+    bench_large<double>(handle, large);
+  }
   if (large2 > 0) {
     bench_large<float>(handle, large2);
     bench_large<double>(handle, large2);

@@ -88,8 +88,12 @@ bench=$(find_bin $B bench_cuda_pivoting)
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
 if [ -n "$bench" ] && [ -n "$NCU" ]; then
   M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,dram__bytes.sum,smsp__inst_executed.sum
-  timeout 60 "$NCU" --csv --metrics $M --kernel-id '::regex:pivoting_:1' --launch-count 24 \
-    "$bench" --reps=1 --cusparse=0 --large=24 --large2=0 > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
+  # The first launch of each kernel instance: the 256^3 box, then one system of 2^24 apart
+  # (the partition route's kernels run in both).
+  for size in "--n=256 --large=0" "--n=0 --large=24"; do
+    timeout 45 "$NCU" --csv --metrics $M --kernel-name-base demangled --kernel-id '::regex:pivoting_:1' \
+      --launch-count 24 "$bench" --reps=1 --cusparse=0 $size --large2=0 >> "$OUT/ncu.csv" 2>> "$OUT/ncu.err"
+  done
 fi
 if [ $nocheck = 1 ] && [ -n "$(find_bin $B0 bench_cuda_pivoting)" ]; then
   timeout 300 "$(find_bin $B0 bench_cuda_pivoting)" --reps=10 > "$OUT/bench_pivoting_nocheck.log" 2>&1
