@@ -78,16 +78,51 @@ __device__ __forceinline__ void partition_stage(T* tile, Get get, T (&v)[kPivotP
   __syncwarp();
 }
 
+// The elements of the warp's 32 partitions: each lane finds its own partition's first row
+// once (one division), and row r of the warp's partition p is read off lane p by shuffles
+// (the whole warp calls element(), with warp-uniform p when it is unrolled).
+struct PartitionRun {
+  i64 e0, row0, n, stride;
+  __device__ PartitionRun(const PartitionIndex& ix, i64 gp) : e0(-1), row0(0), n(ix.L.n), stride(ix.L.stride) {
+    e0 = ix.element(gp, 0, row0);
+  }
+  // Element of row r of partition p (-1 past the end); row: its row in the line.
+  __device__ __forceinline__ i64 element(int p, int r, i64& row) const {
+    const i64 e = __shfl_sync(kFullMask, e0, p);
+    row = __shfl_sync(kFullMask, row0, p) + r;
+    return e < 0 || row >= n ? i64(-1) : e + r * stride;
+  }
+};
+
 template <class T, bool Shared>
 __device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionIndex& ix, const T* a, const T* b,
                                                      const T* c, const T* d, i64 warp_gp,
                                                      T (&ra)[kPivotPartitionRows], T (&rb)[kPivotPartitionRows],
                                                      T (&rc)[kPivotPartitionRows], T (&rd)[kPivotPartitionRows]) {
-  // One staged array at a time: each element's row and line computed once per array.
-  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).a; }, ra);
-  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).b; }, rb);
-  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).c; }, rc);
-  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).d; }, rd);
+  // One staged array at a time; rows past the end are (0, 1, 0 | 0), the line's a_0 and
+  // c_{n-1} are 0 (as partition_load).
+  const PartitionRun run(ix, warp_gp + static_cast<int>(threadIdx.x) % kWarp);
+  const i64 n = ix.L.n;
+  partition_stage<T>(tile, [&](int p, int r) {
+    i64 row;
+    const i64 e = run.element(p, r, row);
+    return e < 0 || row == 0 ? T(0) : a[Shared ? row : e];
+  }, ra);
+  partition_stage<T>(tile, [&](int p, int r) {
+    i64 row;
+    const i64 e = run.element(p, r, row);
+    return e < 0 ? T(1) : b[Shared ? row : e];
+  }, rb);
+  partition_stage<T>(tile, [&](int p, int r) {
+    i64 row;
+    const i64 e = run.element(p, r, row);
+    return e < 0 || row == n - 1 ? T(0) : c[Shared ? row : e];
+  }, rc);
+  partition_stage<T>(tile, [&](int p, int r) {
+    i64 row;
+    const i64 e = run.element(p, r, row);
+    return e < 0 ? T(0) : d[e];
+  }, rd);
 }
 
 // Where a warp of the reduce and fill passes stands: its first partition (warp_gp), this
@@ -173,11 +208,12 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
 #pragma unroll
   for (int r = 0; r < M; ++r) tile[lane * M + r] = x[r];
   __syncwarp();
+  const PartitionRun run(ix, gp);
 #pragma unroll
   for (int t = 0; t < M; ++t) {
     const int idx = t * kWarp + lane;
-    i64 row = 0;
-    const i64 e = ix.element(warp_gp + idx / M, idx % M, row);
+    i64 row;
+    const i64 e = run.element(idx / M, idx % M, row);
     if (e >= 0) u[e] = tile[idx];
   }
   report(bad, flag);
