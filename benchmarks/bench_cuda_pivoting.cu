@@ -160,6 +160,14 @@ void bench_box(cusparseHandle_t handle, long long n) {
     row(std::string(prec) + " " + an + " automatic (" + k_auto + " + check)", t_auto, total, sizeof(T));
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
     row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", staged route)", t_piv, total, sizeof(T));
+    // The staged route with other block budgets (ADI_PIVOTING_STAGED_KB, measurement only;
+    // the default 72 KB: three blocks per SM).
+    for (const char* kb : {"34", "140"}) {  // half and twice the lines per block at n = 256
+      setenv("ADI_PIVOTING_STAGED_KB", kb, 1);
+      const double t = run(adi::Pivoting::partial, true).first;
+      unsetenv("ADI_PIVOTING_STAGED_KB");
+      row(std::string(prec) + " " + an + " partial pivoting, staged, " + kb + " KB blocks", t, total, sizeof(T));
+    }
     // The other routes forced on the same layout (ADI_PIVOTING_ROUTE, measurement only).
     for (const char* route : {"thread", "tile", "block", "partition"}) {
       if (std::strcmp(route, "tile") == 0 && ax != adi::Axis::x) continue;  // contiguous lines only
