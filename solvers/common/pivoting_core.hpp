@@ -62,7 +62,10 @@ struct PivotChoice {
   V piv, r, m;  // the pivot, 1/pivot, the multiplier of the other row
   V u1, u2;   // the pivot row's entries in columns i+1, i+2 (unscaled)
 };
-template <class T, class V>
+// Early (for latency-bound callers: the staged route runs few lines per SM): both
+// reciprocals are taken, 1/a off the chain that carries s.b from step to step, so that chain
+// waits for 1/s.b alone, not for the compare and select before it; r is the same value.
+template <class T, class V, bool Early = false>
 ADI_PIVOT_HD auto pivot_choose(PivotRow<V>& s, V a, V b, V c) {
   const auto swap = magnitude(a) > magnitude(s.b);
   const V zero = V{};
@@ -72,7 +75,13 @@ ADI_PIVOT_HD auto pivot_choose(PivotRow<V>& s, V a, V b, V c) {
   const V oi = swap ? s.b : a;  // the other row: column i, i+1, i+2
   const V o1 = swap ? s.c : b;
   const V o2 = swap ? zero : c;
-  const V r = pivot_reciprocal<T>(piv);
+  V r;
+  if constexpr (Early) {
+    const V ra = pivot_reciprocal<T>(a), rb = pivot_reciprocal<T>(s.b);
+    r = swap ? ra : rb;
+  } else {
+    r = pivot_reciprocal<T>(piv);
+  }
   const V m = oi * r;
   s.b = o1 - m * u1;
   s.c = o2 - m * u2;
@@ -90,9 +99,9 @@ ADI_PIVOT_HD V pivot_rhs(const PivotChoice<V, M>& p, V& sd, V d) {
 
 // Step i: eliminates column i between the current row s and row i+1 = (a, b, c | d) of A.
 // `c` is 0 for the last row.
-template <class T, class V>
+template <class T, class V, bool Early = false>
 ADI_PIVOT_HD PivotOut<V> pivot_step(PivotRow<V>& s, V a, V b, V c, V d) {
-  const auto p = pivot_choose<T>(s, a, b, c);
+  const auto p = pivot_choose<T, V, Early>(s, a, b, c);
   const V y = pivot_rhs(p, s.d, d);
   return {p.r, p.u1 * p.r, p.u2 * p.r, y};
 }

@@ -48,17 +48,14 @@ struct PartitionIndex {
   }
 };
 
-// Row r of partition gp as the core wants it: rows past the end are (0, 1, 0 | 0), the
-// line's a_0 and c_{n-1} are 0 (never read).
+// A row as the core wants it, from its element e (-1: past the end) and its row in the
+// line: rows past the end are (0, 1, 0 | 0), the line's a_0 and c_{n-1} are 0 (never read).
 template <class T, bool Shared>
-__device__ __forceinline__ common::PartitionRowValues<T> partition_load(const PartitionIndex& ix, const T* a,
-                                                                         const T* b, const T* c, const T* d,
-                                                                         i64 gp, int r) {
-  i64 row = 0;
-  const i64 e = ix.element(gp, r, row);
+__device__ __forceinline__ common::PartitionRowValues<T> partition_row(const T* a, const T* b, const T* c,
+                                                                        const T* d, i64 n, i64 e, i64 row) {
   if (e < 0) return {T(0), T(1), T(0), T(0)};
   const i64 ce = Shared ? row : e;
-  return {row == 0 ? T(0) : a[ce], b[ce], row == ix.L.n - 1 ? T(0) : c[ce], d[e]};
+  return {row == 0 ? T(0) : a[ce], b[ce], row == n - 1 ? T(0) : c[ce], d[e]};
 }
 
 // The warp's 32 partitions, array q staged through shared memory: v[r] = row r of this
@@ -80,7 +77,9 @@ __device__ __forceinline__ void partition_stage(T* tile, Get get, T (&v)[kPivotP
 
 // The elements of the warp's 32 partitions: each lane finds its own partition's first row
 // once (one division), and row r of the warp's partition p is read off lane p by shuffles
-// (the whole warp calls element(), with warp-uniform p when it is unrolled).
+// (the whole warp calls element()). Before stop 29 every element of every array computed
+// its partition's line by a division, with a 64-bit fall-back inlined at each of the 68
+// sites: ~33000 instructions a kernel (sm_90), against 3500-11000 now.
 struct PartitionRun {
   i64 e0, row0, n, stride;
   __device__ PartitionRun(const PartitionIndex& ix, i64 gp) : e0(-1), row0(0), n(ix.L.n), stride(ix.L.stride) {
@@ -95,14 +94,11 @@ struct PartitionRun {
 };
 
 template <class T, bool Shared>
-__device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionIndex& ix, const T* a, const T* b,
-                                                     const T* c, const T* d, i64 warp_gp,
-                                                     T (&ra)[kPivotPartitionRows], T (&rb)[kPivotPartitionRows],
-                                                     T (&rc)[kPivotPartitionRows], T (&rd)[kPivotPartitionRows]) {
-  // One staged array at a time; rows past the end are (0, 1, 0 | 0), the line's a_0 and
-  // c_{n-1} are 0 (as partition_load).
-  const PartitionRun run(ix, warp_gp + static_cast<int>(threadIdx.x) % kWarp);
-  const i64 n = ix.L.n;
+__device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionRun& run, const T* a, const T* b,
+                                                     const T* c, const T* d, T (&ra)[kPivotPartitionRows],
+                                                     T (&rb)[kPivotPartitionRows], T (&rc)[kPivotPartitionRows],
+                                                     T (&rd)[kPivotPartitionRows]) {
+  // One staged array at a time (partition_row's values).
   partition_stage<T>(tile, [&](int p, int r) {
     i64 row;
     const i64 e = run.element(p, r, row);
@@ -116,7 +112,7 @@ __device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionInd
   partition_stage<T>(tile, [&](int p, int r) {
     i64 row;
     const i64 e = run.element(p, r, row);
-    return e < 0 || row == n - 1 ? T(0) : c[Shared ? row : e];
+    return e < 0 || row == run.n - 1 ? T(0) : c[Shared ? row : e];
   }, rc);
   partition_stage<T>(tile, [&](int p, int r) {
     i64 row;
@@ -152,9 +148,10 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   const PartitionWarp w(ix);
   if (!w.any) return;  // uniform per warp
   const int lane = w.lane;
-  const i64 total = w.total, warp_gp = w.warp_gp, gp = w.gp;
+  const i64 total = w.total, gp = w.gp;
+  const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
-  partition_stage_rows<T, Shared>(tiles[w.warp], ix, a, b, c, d, warp_gp, ra, rb, rc, rd);
+  partition_stage_rows<T, Shared>(tiles[w.warp], run, a, b, c, d, ra, rb, rc, rd);
   auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;
@@ -163,11 +160,14 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   // The previous partition's last-row values: the lane below, or (lane 0) recomputed.
   T pyL = __shfl_up_sync(kFullMask, yL, 1), pvL = __shfl_up_sync(kFullMask, vL, 1),
     pwL = __shfl_up_sync(kFullMask, wL, 1);
-  const bool first_of_line = gp % ix.P == 0;
-  if (lane == 0 && !first_of_line && gp < total) {
+  const bool first_of_line = run.row0 == 0;
+  if (lane == 0 && !first_of_line && gp < total) {  // partition gp - 1: the M rows above, same line
     bool b2 = false, w2 = false;
     common::partition_last<T, M>(
-        [&](int i) { return partition_load<T, Shared>(ix, a, b, c, d, gp - 1, i); }, pyL, pvL, pwL, b2, w2);
+        [&](int i) {
+          return partition_row<T, Shared>(a, b, c, d, run.n, run.e0 + (i - M) * run.stride, run.row0 - M + i);
+        },
+        pyL, pvL, pwL, b2, w2);
   }
   if (gp >= total) return;
   if (first_of_line) pyL = pvL = pwL = T(0);
@@ -190,10 +190,11 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   const PartitionWarp w(ix);
   if (!w.any) return;  // uniform per warp
   const int lane = w.lane;
-  const i64 total = w.total, warp_gp = w.warp_gp, gp = w.gp;
+  const i64 total = w.total, gp = w.gp;
   T* tile = tiles[w.warp];
+  const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
-  partition_stage_rows<T, Shared>(tile, ix, a, b, c, d, warp_gp, ra, rb, rc, rd);
+  partition_stage_rows<T, Shared>(tile, run, a, b, c, d, ra, rb, rc, rd);
   bool bad = false;
   T x[M];
   if (gp < total) {
@@ -208,7 +209,6 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
 #pragma unroll
   for (int r = 0; r < M; ++r) tile[lane * M + r] = x[r];
   __syncwarp();
-  const PartitionRun run(ix, gp);
 #pragma unroll
   for (int t = 0; t < M; ++t) {
     const int idx = t * kWarp + lane;

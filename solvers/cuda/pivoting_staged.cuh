@@ -8,7 +8,8 @@
 //      interleaved batches), so every global access is coalesced, and every copy of the
 //      block is in flight at once (no register holds it);
 //   2. thread li < NL eliminates line li with LAPACK gtsv's partial pivoting
-//      (common::pivot_step, the thread route's elimination, so the same result bit for bit),
+//      (common::pivot_step, the thread route's elimination, so the same result bit for bit;
+//      both reciprocals taken early, the chain from row to row is latency-bound),
 //      U row i-1 going into the slots of row i-1 that step i-1 has consumed (a: u1', b: u2',
 //      d: y'; shared bands: two per-line arrays instead), then substitutes back into d;
 //   3. the block writes u from d in the order of step 1.
@@ -144,7 +145,7 @@ __global__ void __launch_bounds__(kPivotStagedThreads)
     for (int i = 1; i < n; ++i) {
       // Row i is read before U row i-1 is written over row i-1's slots.
       const T ai = la[i], bi = lb[i], ci = i == n - 1 ? T(0) : lc[i], di = ld[i];
-      const common::PivotOut<T> o = common::pivot_step<T>(cur, ai, bi, ci, di);
+      const common::PivotOut<T> o = common::pivot_step<T, T, true>(cur, ai, bi, ci, di);
       bad |= bad_pivot(o.r);
       w1[i - 1] = o.u1;
       w2[i - 1] = o.u2;
