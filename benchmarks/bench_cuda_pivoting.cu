@@ -3,8 +3,8 @@
 // diagonal pivoting) and gtsv2_nopivot (its no-pivoting peer), as % of the copy bandwidth
 // measured in this run (5 arrays counted: read a, b, c, d, write u).
 //   1. a 256^3 box, fp32 and fp64, each axis: automatic (Thomas kernels + the stability
-//      check), cuda_pivoting (n = 256: every axis takes the staged route, one thread per
-//      line on its line staged in shared memory, solvers/cuda/pivoting_staged.cuh),
+//      check), cuda_pivoting (n = 256: the tile route on X, the thread route on Y/Z; the
+//      staged, block and partition routes forced),
 //      and for X (the layout cuSPARSE takes) gtsv2 / gtsv2_nopivot; the systems are
 //      diagonally dominant, so automatic never falls back;
 //   2. one system of 2^24 (and 2^20) unknowns: the large partition (automatic), cuda_pivoting (the
@@ -159,17 +159,10 @@ void bench_box(cusparseHandle_t handle, long long n) {
     auto [t_auto, k_auto] = run(adi::Pivoting::automatic, true);
     row(std::string(prec) + " " + an + " automatic (" + k_auto + " + check)", t_auto, total, sizeof(T));
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
-    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", staged route)", t_piv, total, sizeof(T));
-    // The staged route with other block budgets (ADI_PIVOTING_STAGED_KB, measurement only;
-    // the default 72 KB: three blocks per SM).
-    for (const char* kb : {"34", "140"}) {  // half and twice the lines per block at n = 256
-      setenv("ADI_PIVOTING_STAGED_KB", kb, 1);
-      const double t = run(adi::Pivoting::partial, true).first;
-      unsetenv("ADI_PIVOTING_STAGED_KB");
-      row(std::string(prec) + " " + an + " partial pivoting, staged, " + kb + " KB blocks", t, total, sizeof(T));
-    }
+    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", " + (ax == adi::Axis::x ? "tile" : "thread") +
+            " route)", t_piv, total, sizeof(T));
     // The other routes forced on the same layout (ADI_PIVOTING_ROUTE, measurement only).
-    for (const char* route : {"thread", "tile", "block", "partition"}) {
+    for (const char* route : {"staged", "thread", "tile", "block", "partition"}) {
       if (std::strcmp(route, "tile") == 0 && ax != adi::Axis::x) continue;  // contiguous lines only
       setenv("ADI_PIVOTING_ROUTE", route, 1);
       const double t = run(adi::Pivoting::partial, true).first;
@@ -198,7 +191,7 @@ void bench_box(cusparseHandle_t handle, long long n) {
         row(std::string(prec) + " X cuSPARSE " + (piv ? "gtsv2 (pivoting" : "gtsv2_nopivot (") +
                 ", one matrix, n*n rhs)",
             ms, total, sizeof(T));
-        if (piv) speedup(std::string(prec) + " X partial pivoting (" + k_piv + ", staged route)", t_piv, ms);
+        if (piv) speedup(std::string(prec) + " X partial pivoting (" + k_piv + ", tile route)", t_piv, ms);
       }
     }
   }

@@ -3,7 +3,8 @@
 #   1. builds the pivoting targets with CUDA (sm_90, no VTK, no MPI);
 #   2. runs test_pivoting_cuda (every route of cuda_pivoting against LAPACKE ?gtsv / ?gesv)
 #      and part of test_pivoting_cpu (the partition method's core, the checks);
-#   3. compute-sanitizer memcheck on PivotingCuda.EveryRouteSmall (staged, thread, partition)
+#   3. compute-sanitizer memcheck on PivotingCuda.EveryRouteSmall (tile, thread, partition)
+#      and StagedSmall (the staged kernel, forced),
 #      and racecheck on PivotingCuda.StagedSmall (the staged kernel: cp.async + barriers);
 #   4. bench_cuda_pivoting: 256^3 per axis and one system of 2^24 and 2^20, fp32 / fp64,
 #      against the non-pivoting kernels, cuSPARSE gtsv2 / gtsv2_nopivot, as % of the copy
@@ -75,13 +76,13 @@ memcheck="not run"
 racecheck="not run"
 if command -v compute-sanitizer > /dev/null && [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
   timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$(find_bin $B test_pivoting_cuda)" \
-    --gtest_filter='PivotingCuda.EveryRouteSmall' > "$OUT/memcheck.log" 2>&1
+    --gtest_filter='PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall' > "$OUT/memcheck.log" 2>&1
   rc=$?
   memcheck="$([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -m1 'ERROR SUMMARY' "$OUT/memcheck.log")"
   timeout 60 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$(find_bin $B test_pivoting_cuda)" --gtest_filter='PivotingCuda.StagedSmall' > "$OUT/racecheck.log" 2>&1
   rc=$?
-  racecheck="$([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -m1 'ERROR SUMMARY' "$OUT/racecheck.log")"
+  racecheck="$([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/racecheck.log")"
 fi
 bench=$(find_bin $B bench_cuda_pivoting)
 [ -n "$bench" ] && timeout 300 "$bench" --reps=10 > "$OUT/bench_pivoting.log" 2>&1
@@ -103,7 +104,7 @@ echo "== adi pivoting GPU check ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - 
 echo "| step | result |"
 echo "|---|---|"
 for t in $TESTS; do echo "| $t | ${result[$t]} |"; done
-echo "| compute-sanitizer memcheck (PivotingCuda.EveryRouteSmall) | $memcheck |"
+echo "| compute-sanitizer memcheck (PivotingCuda.EveryRouteSmall, StagedSmall) | $memcheck |"
 echo "| compute-sanitizer racecheck (PivotingCuda.StagedSmall) | $racecheck |"
 echo
 echo "-- failing checks (first lines) --"

@@ -6,7 +6,7 @@
 //   1. reduce: each thread eliminates its block top-down and bottom-up with partial
 //      pivoting (three right-hand sides, nothing stored per row) and writes its separator's
 //      reduced row; the previous block's last-row values come from the neighbouring lane
-//      (shuffle), lane 0 recomputes them from memory;
+//      (shuffle): a warp owns 31 partitions, lane 0 eliminates the one before them;
 //   2. the reduced system (one row per partition, [line][partition]) is solved by the same
 //      method while it is long, then by the thread-per-line kernel;
 //   3. fill: each thread solves its block again with its two separators known.
@@ -38,7 +38,7 @@ struct PartitionIndex {
   i64 P;  // partitions per line
   __device__ i64 element(i64 gp, int r, i64& row) const {
     const i64 total = L.lines() * P;
-    if (gp >= total) return -1;
+    if (gp < 0 || gp >= total) return -1;
     const i64 line = gp <= 0x7fffffff && P <= 0x7fffffff
                          ? static_cast<i64>(static_cast<unsigned>(gp) / static_cast<unsigned>(P))
                          : gp / P;
@@ -122,18 +122,25 @@ __device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionRun
 }
 
 // Where a warp of the reduce and fill passes stands: its first partition (warp_gp), this
-// lane's (gp), and whether the warp has any partition at all.
+// lane's (gp), and whether the warp has a partition of its own. Overlap (the reduce pass):
+// a warp owns 31 partitions, lanes 1 .. 31, and lane 0 takes the partition before them
+// (its last-row values are what lane 1's separator needs), in parallel with the others.
+// (Until stop 29 lane 0 owned a partition too and then eliminated the one before it on
+// its own, the warp waiting: the 2^24 reduce took 400 us where the 256^3 box, whose lines
+// start a new line every 16 partitions, took 240.)
+constexpr int kPivotPartitionOwned = kWarp - 1;  // partitions a reduce warp owns
 struct PartitionWarp {
   int lane, warp;
   i64 total, warp_gp, gp;
   bool any;
-  __device__ explicit PartitionWarp(const PartitionIndex& ix)
+  __device__ PartitionWarp(const PartitionIndex& ix, bool overlap)
       : lane(static_cast<int>(threadIdx.x) % kWarp),
         warp(static_cast<int>(threadIdx.x) / kWarp),
         total(ix.L.lines() * ix.P),
-        warp_gp((static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp),
+        warp_gp(overlap ? (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kPivotPartitionOwned - 1
+                        : (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp),
         gp(warp_gp + lane),
-        any(warp_gp < total) {}
+        any(warp_gp + (overlap ? 1 : 0) < total) {}
 };
 
 // Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
@@ -145,7 +152,7 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
                                      T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag) {
   constexpr int M = kPivotPartitionRows;
   __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
-  const PartitionWarp w(ix);
+  const PartitionWarp w(ix, true);
   if (!w.any) return;  // uniform per warp
   const int lane = w.lane;
   const i64 total = w.total, gp = w.gp;
@@ -157,19 +164,11 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   T yF, vF, wF, yL, vL, wL;
   common::partition_first<T, M>(own, yF, vF, wF, bad, weak);
   common::partition_last<T, M>(own, yL, vL, wL, bad, weak);
-  // The previous partition's last-row values: the lane below, or (lane 0) recomputed.
+  // The previous partition's last-row values: the lane below (lane 0 only supplies them).
   T pyL = __shfl_up_sync(kFullMask, yL, 1), pvL = __shfl_up_sync(kFullMask, vL, 1),
     pwL = __shfl_up_sync(kFullMask, wL, 1);
+  if (lane == 0 || gp >= total) return;
   const bool first_of_line = run.row0 == 0;
-  if (lane == 0 && !first_of_line && gp < total) {  // partition gp - 1: the M rows above, same line
-    bool b2 = false, w2 = false;
-    common::partition_last<T, M>(
-        [&](int i) {
-          return partition_row<T, Shared>(a, b, c, d, run.n, run.e0 + (i - M) * run.stride, run.row0 - M + i);
-        },
-        pyL, pvL, pwL, b2, w2);
-  }
-  if (gp >= total) return;
   if (first_of_line) pyL = pvL = pwL = T(0);
   const common::PartitionRowValues<T> r = common::partition_reduced_row<T>(own(0), pyL, pvL, pwL, yF, vF, wF);
   A[gp] = r.a;
@@ -187,7 +186,7 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
                                    const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag) {
   constexpr int M = kPivotPartitionRows;
   __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
-  const PartitionWarp w(ix);
+  const PartitionWarp w(ix, false);
   if (!w.any) return;  // uniform per warp
   const int lane = w.lane;
   const i64 total = w.total, gp = w.gp;
@@ -257,8 +256,9 @@ struct PivotPartitionLevel {
   T *A, *B, *C, *D, *X;
   bool shared;
   i64 P() const { return pivoting_partition_count(L.n); }
-  unsigned blocks() const {
-    const i64 warps = (L.lines() * P() + kWarp - 1) / kWarp;
+  // Reduce: kPivotPartitionOwned partitions a warp; fill: kWarp.
+  unsigned blocks(int per_warp) const {
+    const i64 warps = (L.lines() * P() + per_warp - 1) / per_warp;
     return static_cast<unsigned>((warps + kPivotPartitionWarps - 1) / kPivotPartitionWarps);
   }
 };
@@ -267,10 +267,10 @@ template <class T>
 void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, cudaStream_t stream) {
   const PartitionIndex ix{v.L, v.P()};
   if (v.shared)
-    pivoting_partition_reduce_kernel<T, true><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+    pivoting_partition_reduce_kernel<T, true><<<v.blocks(kPivotPartitionOwned), kPivotPartitionWarps * kWarp, 0, stream>>>(
         ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag, weak);
   else
-    pivoting_partition_reduce_kernel<T, false><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+    pivoting_partition_reduce_kernel<T, false><<<v.blocks(kPivotPartitionOwned), kPivotPartitionWarps * kWarp, 0, stream>>>(
         ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag, weak);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
@@ -279,10 +279,10 @@ template <class T>
 void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, cudaStream_t stream) {
   const PartitionIndex ix{v.L, v.P()};
   if (v.shared)
-    pivoting_partition_fill_kernel<T, true><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+    pivoting_partition_fill_kernel<T, true><<<v.blocks(kWarp), kPivotPartitionWarps * kWarp, 0, stream>>>(
         ix, v.a, v.b, v.c, v.d, v.X, v.u, flag);
   else
-    pivoting_partition_fill_kernel<T, false><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+    pivoting_partition_fill_kernel<T, false><<<v.blocks(kWarp), kPivotPartitionWarps * kWarp, 0, stream>>>(
         ix, v.a, v.b, v.c, v.d, v.X, v.u, flag);
   ADI_CUDA_CHECK(cudaGetLastError());
 }

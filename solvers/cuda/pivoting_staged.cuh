@@ -141,10 +141,19 @@ __global__ void __launch_bounds__(kPivotStagedThreads)
     const T* const la = sa + band;
     const T* const lb = sb + band;
     const T* const lc = sc + band;
-    common::PivotRow<T> cur{lb[0], n > 1 ? lc[0] : T(0), ld[0]};
+    // n >= 2 (pivoting_staged_fits). Each row is loaded one step ahead, before the step's
+    // stores (which the compiler may not move loads across: U row i-1 goes over row i-1's
+    // slots), so the loads wait for nothing on the chain from row to row.
+    common::PivotRow<T> cur{lb[0], lc[0], ld[0]};
+    T an = la[1], bn = lb[1], cn = lc[1], dn = ld[1];
     for (int i = 1; i < n; ++i) {
-      // Row i is read before U row i-1 is written over row i-1's slots.
-      const T ai = la[i], bi = lb[i], ci = i == n - 1 ? T(0) : lc[i], di = ld[i];
+      const T ai = an, bi = bn, ci = i == n - 1 ? T(0) : cn, di = dn;
+      if (i + 1 < n) {
+        an = la[i + 1];
+        bn = lb[i + 1];
+        cn = lc[i + 1];
+        dn = ld[i + 1];
+      }
       const common::PivotOut<T> o = common::pivot_step<T, T, true>(cur, ai, bi, ci, di);
       bad |= bad_pivot(o.r);
       w1[i - 1] = o.u1;
@@ -155,8 +164,15 @@ __global__ void __launch_bounds__(kPivotStagedThreads)
     bad |= bad_pivot(o.r);
     T x1 = o.y, x2 = T(0);
     ld[n - 1] = x1;
+    T yn = ld[n - 2], u1n = w1[n - 2], u2n = w2[n - 2];
     for (int i = n - 2; i >= 0; --i) {
-      const T x = ld[i] - w1[i] * x1 - w2[i] * x2;
+      const T yi = yn, u1 = u1n, u2 = u2n;
+      if (i > 0) {
+        yn = ld[i - 1];
+        u1n = w1[i - 1];
+        u2n = w2[i - 1];
+      }
+      const T x = yi - u1 * x1 - u2 * x2;
       x2 = x1;
       x1 = x;
       ld[i] = x;

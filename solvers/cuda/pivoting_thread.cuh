@@ -4,17 +4,20 @@
 // route is chosen from the layout, so the plan keeps one kernel name:
 //   - few long lines, not periodic (one system of 2^24, the large plan's pivoting route):
 //     the partition method, pivoting inside each partition (pivoting_partition.cuh);
-//   - lines of 2 .. 575 rows (fp32; fp64 2 .. 287), not periodic, any layout (the 256^3
-//     sweeps): one thread per line with its line staged in shared memory by coalesced
-//     cp.async copies, U's rows kept there (pivoting_staged.cuh): a copy's bytes, and
-//     the thread route's elimination bit for bit;
+//   - (forced only) lines of 2 .. 575 rows (fp32; fp64 2 .. 287), not periodic, any layout:
+//     one thread per line with its line staged in shared memory by coalesced cp.async
+//     copies, U's rows kept there (pivoting_staged.cuh): a copy's bytes, and the thread
+//     route's elimination bit for bit. Measured on an H100 at 256^3 (stop 29) it reached
+//     24-26% of copy, behind the thread route on Y/Z (34-41%) and level with the tile
+//     route on X: only 16 (fp32) / 8 (fp64) lines of a block compute, so an SM runs its
+//     sequential eliminations on 1.5 warps' worth of lanes;
 //   - (forced only) lines of 34 .. 272 rows, not periodic: the same partition method inside
 //     one thread block, nothing but u leaving the chip (pivoting_block.cuh). Measured on an
 //     H100 at 256^3 it is slower than the thread route on Y/Z (fp64 0.69 against 0.55 ms),
 //     ahead of the tile route on X by 10%, and its pivoting within partitions is weaker than
 //     a line's partial pivoting (one fp32 random-sign line of 257 rows: 13.9x LAPACK's
 //     error, 1.5 eps cond(A, x)), so automatic never takes it;
-//   - (forced only, or longer lines) other contiguous lines (X sweeps, StridedLines with element stride 1), not periodic: one
+//   - other contiguous lines (X sweeps, StridedLines with element stride 1), not periodic: one
 //     thread per line with the rows staged through shared memory, so every load and store
 //     of a warp is coalesced (pivoting_tile.cuh);
 //   - everything else (Y/Z sweeps, interleaved batches, periodic lines): one thread per line,
@@ -48,7 +51,6 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t
     if (f == "partition" && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
   }
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
-  if (pivoting_staged_fits(l, periodic, value_size)) return PivotingRoute::staged;
   if (pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
   return PivotingRoute::thread;
 }

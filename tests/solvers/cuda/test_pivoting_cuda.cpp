@@ -4,11 +4,11 @@
 // 10x of LAPACKE ?gtsv / ?gesv (or eps cond(A, x) where LAPACK's own luck is better,
 // tests/solvers/pivoting_cases.hpp); the issue-23 cases throw UnstableSystem with pivoting =
 // none and are solved with automatic (out of place; in place it throws, documented).
-// cuda_pivoting has five routes, chosen by layout (solvers/cuda/pivoting_thread.cuh): lines
-// of 2 .. 287 rows (fp32: 575), not periodic, the staged kernel (one thread per line on its
-// line in shared memory: n = 2 .. 257 below, every layout), few long lines the partition
-// method (PartitionRoute*), the rest (periodic lines, n = 1) one thread per line; the
-// in-block partition and tile kernels are forced (ForcedRoutesWithinTenTimesLapack).
+// cuda_pivoting has five routes, chosen by layout (solvers/cuda/pivoting_thread.cuh):
+// contiguous lines the shared-memory tile kernel (layouts 0 and 3), few long lines the
+// partition method (PartitionRoute*), the rest (Y/Z, interleaved, gathers, periodic lines)
+// one thread per line; the staged and in-block partition kernels are forced
+// (ForcedRoutesWithinTenTimesLapack, StagedSmall).
 // Outputs are poisoned with NaN. Skips loudly without a device.
 #include <gtest/gtest.h>
 
@@ -163,10 +163,10 @@ TEST_F(PivotingCuda, LargePlanPartialPivoting) {
   }
 }
 
-// One small case per route, for compute-sanitizer (scripts/gpu_pivoting_check.sh): the staged
-// kernel (33 contiguous lines of 33 and 257 rows, 33 Y lines of 255, 19 of 31: partial
-// blocks of lines), one thread per line (periodic lines), the partition route (one line of
-// 4097 and 3 lines of 5000 with tiny diagonals, so its weak blocks take the fall-back).
+// One small case per route, for compute-sanitizer (scripts/gpu_pivoting_check.sh): the tile
+// kernel (33 contiguous lines of 33 and 257 rows), one thread per line (Y lines, periodic
+// lines), the partition route (one line of 4097 and 3 lines of 5000 with tiny diagonals,
+// so its weak blocks take the fall-back too).
 // StagedSmall: the staged kernel alone (racecheck in the script).
 TEST_F(PivotingCuda, EveryRouteSmall) {
   auto check = [](auto zero, const LineSet& l, tp::Family f, bool periodic, bool shared) {
