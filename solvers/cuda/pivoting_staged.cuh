@@ -1,7 +1,8 @@
 #pragma once
 // Partial pivoting, one thread per line, with the line staged in shared memory (the
-// "staged" route of Kernel::cuda_pivoting, pivoting_thread.cuh): lines of 2 .. 575 rows (fp32;
-// fp64 2 .. 287: the 256^3 sweeps in every direction), not periodic, any layout.
+// "staged" route of Kernel::cuda_pivoting, pivoting_thread.cuh; forced only, since it ran at
+// 24-26% of copy on an H100 at 256^3: docs/pivoting.md): lines of 2 .. 575 rows (fp32;
+// fp64 2 .. 287), not periodic, any layout.
 //   1. a block of 128 threads copies the a, b, c, d of its NL lines (NL = 16 fp32, 8 fp64
 //      at n = 256: about 64 KB, three blocks per SM) into shared memory with cp.async:
 //      along the line for stride-1 lines (X sweeps), across lines otherwise (Y/Z sweeps,
