@@ -3,11 +3,11 @@
 // diagonal pivoting) and gtsv2_nopivot (its no-pivoting peer), as % of the copy bandwidth
 // measured in this run (5 arrays counted: read a, b, c, d, write u).
 //   1. a 256^3 box, fp32 and fp64, each axis: automatic (Thomas kernels + the stability
-//      check), cuda_pivoting (n = 256: every axis takes the block route, the partition
-//      method inside a thread block, solvers/cuda/pivoting_block.cuh),
+//      check), cuda_pivoting (n = 256: the tile route on X, the thread route on Y/Z; the
+//      staged, block and partition routes forced),
 //      and for X (the layout cuSPARSE takes) gtsv2 / gtsv2_nopivot; the systems are
 //      diagonally dominant, so automatic never falls back;
-//   2. one system of 2^24 unknowns: the large partition (automatic), cuda_pivoting (the
+//   2. one system of 2^24 (and 2^20) unknowns: the large partition (automatic), cuda_pivoting (the
 //      partition route: pivoting inside partitions of 17 rows, solvers/cuda/pivoting_partition.cuh),
 //      gtsv2 and gtsv2_nopivot.
 // The summary ends with the speed-ups of partial pivoting over cuSPARSE gtsv2 (target >= 3x).
@@ -15,7 +15,7 @@
 // (solvers/cuda/pivoting_thread.cuh; measurement only).
 // The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
-//   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24]
+//   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1]
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -38,12 +38,15 @@ namespace {
 #define CKS(call) CK_STATUS(call, CUSPARSE_STATUS_SUCCESS)
 
 int g_reps = 20;
+bool g_cusparse = true;  // --cusparse=0 leaves cuSPARSE out (the script's Nsight Compute run)
 double g_copy_gbs = 0;
 
 using adi::bench::Dev;
 
 // Median of g_reps timed runs (one warm-up), in ms.
-double time_ms(const std::function<void()>& f) { return adi::bench::median_ms(f, g_reps, {}, 1); }
+double time_ms(const std::function<void()>& f, int reps = 0) {
+  return adi::bench::median_ms(f, reps > 0 ? reps : g_reps, {}, 1);
+}
 
 void measure_copy() {
   int sms = 0;
@@ -156,16 +159,17 @@ void bench_box(cusparseHandle_t handle, long long n) {
     auto [t_auto, k_auto] = run(adi::Pivoting::automatic, true);
     row(std::string(prec) + " " + an + " automatic (" + k_auto + " + check)", t_auto, total, sizeof(T));
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
-    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", block route)", t_piv, total, sizeof(T));
+    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", " + (ax == adi::Axis::x ? "tile" : "thread") +
+            " route)", t_piv, total, sizeof(T));
     // The other routes forced on the same layout (ADI_PIVOTING_ROUTE, measurement only).
-    for (const char* route : {"thread", "tile", "partition"}) {
+    for (const char* route : {"staged", "thread", "tile", "block", "partition"}) {
       if (std::strcmp(route, "tile") == 0 && ax != adi::Axis::x) continue;  // contiguous lines only
       setenv("ADI_PIVOTING_ROUTE", route, 1);
       const double t = run(adi::Pivoting::partial, true).first;
       unsetenv("ADI_PIVOTING_ROUTE");
       row(std::string(prec) + " " + an + " partial pivoting, " + route + " route forced", t, total, sizeof(T));
     }
-    if (ax == adi::Axis::x) {
+    if (ax == adi::Axis::x && g_cusparse) {
       // gtsv2StridedBatch does not pivot (cuSPARSE's batched layout); gtsv2 pivots but takes
       // one matrix for many right-hand sides: timed on one line of the box's matrix with all
       // n*n right-hand sides (the same bytes of d and u, fewer of a, b, c).
@@ -181,12 +185,13 @@ void bench_box(cusparseHandle_t handle, long long n) {
       for (bool piv : {true, false}) {
         CKS(gtsv2_size(handle, piv, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), &bytes));
         Dev<char> buf(bytes);
+        // 0.2-0.5 s a call: 3 runs.
         const double ms =
-            time_ms([&] { CKS(gtsv2_run(handle, piv, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), 0, buf.p)); });
+            time_ms([&] { CKS(gtsv2_run(handle, piv, (int)n, a.p, b.p, c.p, u.p, (int)(total / n), 0, buf.p)); }, 3);
         row(std::string(prec) + " X cuSPARSE " + (piv ? "gtsv2 (pivoting" : "gtsv2_nopivot (") +
                 ", one matrix, n*n rhs)",
             ms, total, sizeof(T));
-        if (piv) speedup(std::string(prec) + " X partial pivoting (" + k_piv + ", block route)", t_piv, ms);
+        if (piv) speedup(std::string(prec) + " X partial pivoting (" + k_piv + ", tile route)", t_piv, ms);
       }
     }
   }
@@ -214,6 +219,7 @@ void bench_large(cusparseHandle_t handle, int log2n) {
         ms, n, sizeof(T));
   }
   for (bool piv : {true, false}) {
+    if (!g_cusparse) break;
     std::size_t bytes = 0;
     CKS(gtsv2_size(handle, piv, (int)n, a.p, b.p, c.p, u.p, 1, &bytes));
     Dev<char> buf(bytes);
@@ -238,7 +244,9 @@ int main(int argc, char** argv) {
     return 77;
   }
   g_reps = flag(argc, argv, "reps", 20);
-  const int n = flag(argc, argv, "n", 256), large = flag(argc, argv, "large", 24);
+  g_cusparse = flag(argc, argv, "cusparse", 1) != 0;
+  const int n = flag(argc, argv, "n", 256), large = flag(argc, argv, "large", 24),
+            large2 = flag(argc, argv, "large2", 20);
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   #if defined(ADI_THOMAS_CHECK)
@@ -250,10 +258,18 @@ int main(int argc, char** argv) {
   measure_copy();
   cusparseHandle_t handle;
   CKS(cusparseCreate(&handle));
-  bench_box<float>(handle, n);
-  bench_box<double>(handle, n);
-  bench_large<float>(handle, large);
-  bench_large<double>(handle, large);
+  if (n > 0) {  // --n=0 / --large=0: leave the box / the large system out
+    bench_box<float>(handle, n);
+    bench_box<double>(handle, n);
+  }
+  if (large > 0) {
+    bench_large<float>(handle, large);
+    bench_large<double>(handle, large);
+  }
+  if (large2 > 0) {
+    bench_large<float>(handle, large2);
+    bench_large<double>(handle, large2);
+  }
   CKS(cusparseDestroy(handle));
   std::printf("\nSummary (%% of copy, %s)\n", prop.name);
   for (const Row& r : g_rows) std::printf("  %-58s %6.1f%%  %9.3f ms\n", r.what.c_str(), r.pct, r.ms);

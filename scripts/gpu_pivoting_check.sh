@@ -3,11 +3,16 @@
 #   1. builds the pivoting targets with CUDA (sm_90, no VTK, no MPI);
 #   2. runs test_pivoting_cuda (every route of cuda_pivoting against LAPACKE ?gtsv / ?gesv)
 #      and part of test_pivoting_cpu (the partition method's core, the checks);
-#   3. compute-sanitizer memcheck on PivotingCuda.EveryRouteSmall (tile, thread, partition);
-#   4. bench_cuda_pivoting: 256^3 per axis and one system of 2^24, fp32 / fp64, against the
-#      non-pivoting kernels, cuSPARSE gtsv2 / gtsv2_nopivot, as % of the copy bandwidth
-#      measured in the same run;
-# then prints the tables. Logs under $OUT.
+#   3. compute-sanitizer memcheck on PivotingCuda.EveryRouteSmall (tile, thread, partition)
+#      and StagedSmall (the staged kernel, forced),
+#      and racecheck on PivotingCuda.StagedSmall (the staged kernel: cp.async + barriers);
+#   4. bench_cuda_pivoting: 256^3 per axis and one system of 2^24 and 2^20, fp32 / fp64,
+#      against the non-pivoting kernels, cuSPARSE gtsv2 / gtsv2_nopivot, as % of the copy
+#      bandwidth measured in the same run;
+#   5. Nsight Compute (if ncu runs here) on the first launch of each pivoting kernel:
+#      duration, DRAM and SM throughput, occupancy, registers (one line per kernel);
+# then prints the tables (the bench table last). Logs under $OUT, tarred into
+# $OUT/gpu_pivoting_logs.tgz.
 #   OUT=/tmp/out scripts/gpu_pivoting_check.sh [--build-only | --no-build] [--with-nocheck]
 #   (--build-only, then --no-build: two calls where one 10-minute device call is too short)
 #   --with-nocheck: also builds bench_cuda_pivoting with -DADI_THOMAS_CHECK=0 and runs it
@@ -15,8 +20,8 @@
 set -u
 OUT=${OUT:-$PWD/out/gpu_pivoting}
 mkdir -p "$OUT"
-B=${BUILD_DIR:-build-gpu-pivoting}
-B0=build-gpu-pivoting-nocheck
+B=${BUILD_DIR:-build-piv}
+B0=build-piv-nocheck
 build=1
 run=1
 nocheck=0
@@ -68,14 +73,29 @@ for t in $TESTS; do
   result[$t]="$([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)") in $(($(date +%s) - t1)) s: $summary $failed"
 done
 memcheck="not run"
+racecheck="not run"
 if command -v compute-sanitizer > /dev/null && [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
   timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$(find_bin $B test_pivoting_cuda)" \
-    --gtest_filter='PivotingCuda.EveryRouteSmall' > "$OUT/memcheck.log" 2>&1
+    --gtest_filter='PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall' > "$OUT/memcheck.log" 2>&1
   rc=$?
   memcheck="$([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -m1 'ERROR SUMMARY' "$OUT/memcheck.log")"
+  timeout 60 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$(find_bin $B test_pivoting_cuda)" --gtest_filter='PivotingCuda.StagedSmall' > "$OUT/racecheck.log" 2>&1
+  rc=$?
+  racecheck="$([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/racecheck.log")"
 fi
 bench=$(find_bin $B bench_cuda_pivoting)
 [ -n "$bench" ] && timeout 300 "$bench" --reps=10 > "$OUT/bench_pivoting.log" 2>&1
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
+if [ -n "$bench" ] && [ -n "$NCU" ]; then
+  M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,dram__bytes.sum,smsp__inst_executed.sum
+  # The first launch of each kernel instance: the 256^3 box, then one system of 2^24 apart
+  # (the partition route's kernels run in both).
+  for size in "--n=256 --large=0" "--n=0 --large=24"; do
+    timeout 45 "$NCU" --csv --metrics $M --kernel-name-base demangled --kernel-id '::regex:pivoting_:1' \
+      --launch-count 24 "$bench" --reps=1 --cusparse=0 $size --large2=0 >> "$OUT/ncu.csv" 2>> "$OUT/ncu.err"
+  done
+fi
 if [ $nocheck = 1 ] && [ -n "$(find_bin $B0 bench_cuda_pivoting)" ]; then
   timeout 300 "$(find_bin $B0 bench_cuda_pivoting)" --reps=10 > "$OUT/bench_pivoting_nocheck.log" 2>&1
 fi
@@ -84,10 +104,36 @@ echo "== adi pivoting GPU check ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - 
 echo "| step | result |"
 echo "|---|---|"
 for t in $TESTS; do echo "| $t | ${result[$t]} |"; done
-echo "| compute-sanitizer memcheck (PivotingCuda.EveryRouteSmall) | $memcheck |"
+echo "| compute-sanitizer memcheck (PivotingCuda.EveryRouteSmall, StagedSmall) | $memcheck |"
+echo "| compute-sanitizer racecheck (PivotingCuda.StagedSmall) | $racecheck |"
 echo
 echo "-- failing checks (first lines) --"
 grep -h -A3 "Failure" "$OUT"/test_pivoting_*.log 2> /dev/null | head -40
+if [ -s "$OUT/ncu.csv" ] && command -v python3 > /dev/null; then
+  echo
+  echo "-- Nsight Compute, first launch of each pivoting kernel ($gpu; bench --reps=1) --"
+  python3 - "$OUT/ncu.csv" << 'PY'
+import csv, sys, re
+rows = {}
+order = []
+for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"')):
+    if r[0] == "ID": head = r; continue
+    h = dict(zip(head, r))
+    k = (h["ID"], h["Kernel Name"], h["Grid Size"], h["Block Size"])
+    if k not in rows: rows[k] = {}; order.append(k)
+    rows[k][h["Metric Name"]] = h["Metric Value"] + " " + h.get("Metric Unit", "")
+print("%-44s %12s %7s %6s %6s %4s %10s" % ("kernel", "time", "DRAM%", "SM%", "warps%", "regs", "DRAM bytes"))
+for k in order:
+    m = rows[k]
+    g = lambda n: m.get(n, "?").split(" ")[0]
+    name = re.sub(r"^void |adi::cuda_backend::kernels::|\(.*", "", k[1])[:44]
+    print("%-44s %8s %3s %7s %6s %6s %4s %10s" % (name, g("gpu__time_duration.sum"), m.get("gpu__time_duration.sum", "? ?").split(" ")[1][:3],
+          g("dram__throughput.avg.pct_of_peak_sustained_elapsed"), g("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+          g("sm__warps_active.avg.pct_of_peak_sustained_active"), g("launch__registers_per_thread"), g("dram__bytes.sum")))
+PY
+elif [ -n "${NCU:-}" ]; then
+  echo; echo "-- Nsight Compute: no result ($(head -c 300 "$OUT/ncu.err" 2> /dev/null)) --"
+fi
 echo
 echo "-- bench_cuda_pivoting ($gpu) --"
 sed -n '/^copy bandwidth/p;/^Summary/,$p' "$OUT/bench_pivoting.log" 2> /dev/null
@@ -95,3 +141,6 @@ if [ -f "$OUT/bench_pivoting_nocheck.log" ]; then
   echo "-- bench_cuda_pivoting, -DADI_THOMAS_CHECK=0 (the automatic rows without the checks) --"
   sed -n '/^Summary/,$p' "$OUT/bench_pivoting_nocheck.log"
 fi
+# One file back (the device returns at most 8): every log in the tarball.
+(cd "$OUT" && tar -czf /tmp/gpu_pivoting_logs.tgz --exclude gpu_pivoting_logs.tgz . 2> /dev/null &&
+  find . -maxdepth 1 -type f -delete && mv /tmp/gpu_pivoting_logs.tgz gpu_pivoting_logs.tgz)

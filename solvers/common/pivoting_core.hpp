@@ -26,6 +26,21 @@
 
 namespace adi::common {
 
+// 1 / x, correctly rounded: on a CUDA device the reciprocal instruction sequence
+// (__frcp_rn / __drcp_rn, the same value as T(1) / x without the general division routine),
+// elsewhere the division (V may be a GCC vector there).
+template <class T, class V>
+ADI_PIVOT_HD V pivot_reciprocal(V x) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4)
+    return __frcp_rn(x);
+  else
+    return __drcp_rn(x);
+#else
+  return T(1) / x;
+#endif
+}
+
 // The current row (see above).
 template <class V>
 struct PivotRow {
@@ -47,7 +62,10 @@ struct PivotChoice {
   V piv, r, m;  // the pivot, 1/pivot, the multiplier of the other row
   V u1, u2;   // the pivot row's entries in columns i+1, i+2 (unscaled)
 };
-template <class T, class V>
+// Early (for latency-bound callers: the staged route runs few lines per SM): both
+// reciprocals are taken, 1/a off the chain that carries s.b from step to step, so that chain
+// waits for 1/s.b alone, not for the compare and select before it; r is the same value.
+template <class T, class V, bool Early = false>
 ADI_PIVOT_HD auto pivot_choose(PivotRow<V>& s, V a, V b, V c) {
   const auto swap = magnitude(a) > magnitude(s.b);
   const V zero = V{};
@@ -57,7 +75,13 @@ ADI_PIVOT_HD auto pivot_choose(PivotRow<V>& s, V a, V b, V c) {
   const V oi = swap ? s.b : a;  // the other row: column i, i+1, i+2
   const V o1 = swap ? s.c : b;
   const V o2 = swap ? zero : c;
-  const V r = T(1) / piv;
+  V r;
+  if constexpr (Early) {
+    const V ra = pivot_reciprocal<T>(a), rb = pivot_reciprocal<T>(s.b);
+    r = swap ? ra : rb;
+  } else {
+    r = pivot_reciprocal<T>(piv);
+  }
   const V m = oi * r;
   s.b = o1 - m * u1;
   s.c = o2 - m * u2;
@@ -75,9 +99,9 @@ ADI_PIVOT_HD V pivot_rhs(const PivotChoice<V, M>& p, V& sd, V d) {
 
 // Step i: eliminates column i between the current row s and row i+1 = (a, b, c | d) of A.
 // `c` is 0 for the last row.
-template <class T, class V>
+template <class T, class V, bool Early = false>
 ADI_PIVOT_HD PivotOut<V> pivot_step(PivotRow<V>& s, V a, V b, V c, V d) {
-  const auto p = pivot_choose<T>(s, a, b, c);
+  const auto p = pivot_choose<T, V, Early>(s, a, b, c);
   const V y = pivot_rhs(p, s.d, d);
   return {p.r, p.u1 * p.r, p.u2 * p.r, y};
 }
@@ -85,7 +109,7 @@ ADI_PIVOT_HD PivotOut<V> pivot_step(PivotRow<V>& s, V a, V b, V c, V d) {
 // The last row: U row n-1 is the current row's pivot alone.
 template <class T, class V>
 ADI_PIVOT_HD PivotOut<V> pivot_last(const PivotRow<V>& s) {
-  const V r = T(1) / s.b;
+  const V r = pivot_reciprocal<T>(s.b);
   const V zero = V{};
   return {r, zero, zero, s.d * r};
 }
@@ -151,7 +175,7 @@ ADI_PIVOT_HD CyclicOut<V> cyclic_step(CyclicRow<V>& C, CyclicRow<V>& L, const Cy
                         first(C.s, N.s),   first(C.l, N.l),   first(C.d, N.d)};
   const CyclicRow<V> R2{second(N.f0, L.f0), second(N.f1, L.f1), second(N.f2, L.f2),
                         second(N.s, L.s),   second(N.l, L.l),   second(N.d, L.d)};
-  const V r = T(1) / P.f0;
+  const V r = pivot_reciprocal<T>(P.f0);
   const V zero = V{};
   auto eliminate = [&](const CyclicRow<V>& R) {
     const V m = R.f0 * r;
@@ -176,13 +200,13 @@ ADI_PIVOT_HD void cyclic_finish(const CyclicRow<V>& X, const CyclicRow<V>& Y, Cy
   const auto sw = magnitude(Y.f0) > magnitude(X.f0);
   const V p0 = sw ? Y.f0 : X.f0, pl = sw ? yl : xl, pd = sw ? Y.d : X.d;
   const V q0 = sw ? X.f0 : Y.f0, ql = sw ? xl : yl, qd = sw ? X.d : Y.d;
-  const V r = T(1) / p0;
+  const V r = pivot_reciprocal<T>(p0);
   const V m = q0 * r;
   // The last pivot of a singular cyclic matrix (the periodic Laplacian b = 2, a = c = -1)
   // comes out as rounding noise, not 0: cancelled to noise counts as zero, the test of
   // cyclic_denominator.hpp (it never fires on a line with correct digits left).
   const V mp = m * pl, last = ql - mp;
-  const V r1 = T(1) / (cancelled<T>(last, magnitude(ql) + magnitude(mp)) ? zero : last);
+  const V r1 = pivot_reciprocal<T>(cancelled<T>(last, magnitude(ql) + magnitude(mp)) ? zero : last);
   row2 = {r, zero, zero, zero, pl * r, pd * r};
   row1 = {r1, zero, zero, zero, zero, (qd - m * pd) * r1};
 }
@@ -233,60 +257,53 @@ ADI_PIVOT_HD bool partition_weak_pivot(T pivot, T scale) {
   return !(magnitude(pivot) >= scale * T(sizeof(T) == 4 ? 1.0 / 256 : 1.0 / 4096));
 }
 
-// The last row of block I_k (y, v, w) by the top-down elimination; weak |= its last
-// pivot is weak (partition_weak_pivot).
-template <class T, int M, class Row>
-ADI_PIVOT_HD void partition_last(Row row, T& yL, T& vL, T& wL, bool& bad, bool& weak) {
+// One end of block I_k (y, v, w) without storing a row: Down, the last row by the top-down
+// elimination; otherwise the first row by the bottom-up one, the same elimination on the
+// block's rows reversed (a and c trading places, and v and w). weak |= a pivot was weak
+// (partition_weak_pivot).
+template <class T, int M, bool Down, class Row>
+ADI_PIVOT_HD void partition_end(Row row, T& y, T& v, T& w, bool& bad, bool& weak) {
   static_assert(M >= 3, "a partition needs a separator and two interior rows");
-  const PartitionRowValues<T> r1 = row(1);
+  // Row j of the elimination's order (1 .. M-1): its coupling `a` points to the end it
+  // started from.
+  auto get = [&](int j) {
+    const PartitionRowValues<T> r = row(Down ? j : M - j);
+    return Down ? r : PartitionRowValues<T>{r.c, r.b, r.a, r.d};
+  };
+  const PartitionRowValues<T> r1 = get(1);
   PivotRow<T> s{r1.b, r1.c, r1.d};
-  T sv = r1.a, sw = T(0);
+  T near = r1.a, far = T(0);  // the right-hand sides of the start side's and far side's separators
   T scale = larger(magnitude(r1.b), magnitude(r1.c));
 ADI_PIVOT_UNROLL
-  for (int i = 2; i < M; ++i) {
-    const PartitionRowValues<T> ri = row(i);
-    const bool last = i == M - 1;
-    scale = larger(scale, larger(magnitude(ri.a), magnitude(ri.b)));
-    const auto p = pivot_choose<T>(s, ri.a, ri.b, last ? T(0) : ri.c);
+  for (int j = 2; j < M; ++j) {
+    const PartitionRowValues<T> rj = get(j);
+    const bool last = j == M - 1;
+    scale = larger(scale, larger(magnitude(rj.a), magnitude(rj.b)));
+    const auto p = pivot_choose<T>(s, rj.a, rj.b, last ? T(0) : rj.c);
     bad |= !finite_value(p.r);
     weak |= partition_weak_pivot<T>(p.piv, scale);
-    pivot_rhs(p, s.d, ri.d);
-    pivot_rhs(p, sv, T(0));
-    pivot_rhs(p, sw, last ? ri.c : T(0));
+    pivot_rhs(p, s.d, rj.d);
+    pivot_rhs(p, near, T(0));
+    pivot_rhs(p, far, last ? rj.c : T(0));
   }
-  const T r = T(1) / s.b;
+  const T r = pivot_reciprocal<T>(s.b);
   bad |= !finite_value(r);
   weak |= partition_weak_pivot<T>(s.b, scale);
-  yL = s.d * r;
-  vL = sv * r;
-  wL = sw * r;
+  y = s.d * r;
+  (Down ? v : w) = near * r;
+  (Down ? w : v) = far * r;
+}
+
+// The last row of block I_k (y, v, w) by the top-down elimination.
+template <class T, int M, class Row>
+ADI_PIVOT_HD void partition_last(Row row, T& yL, T& vL, T& wL, bool& bad, bool& weak) {
+  partition_end<T, M, true>(row, yL, vL, wL, bad, weak);
 }
 
 // The first row of block I_k (y, v, w) by the bottom-up elimination.
 template <class T, int M, class Row>
 ADI_PIVOT_HD void partition_first(Row row, T& yF, T& vF, T& wF, bool& bad, bool& weak) {
-  const PartitionRowValues<T> rl = row(M - 1);
-  PivotRow<T> s{rl.b, rl.a, rl.d};
-  T sv = T(0), sw = rl.c;
-  T scale = larger(magnitude(rl.b), magnitude(rl.a));
-ADI_PIVOT_UNROLL
-  for (int i = M - 2; i >= 1; --i) {
-    const PartitionRowValues<T> ri = row(i);
-    const bool first = i == 1;
-    scale = larger(scale, larger(magnitude(ri.c), magnitude(ri.b)));
-    const auto p = pivot_choose<T>(s, ri.c, ri.b, first ? T(0) : ri.a);
-    bad |= !finite_value(p.r);
-    weak |= partition_weak_pivot<T>(p.piv, scale);
-    pivot_rhs(p, s.d, ri.d);
-    pivot_rhs(p, sv, first ? ri.a : T(0));
-    pivot_rhs(p, sw, T(0));
-  }
-  const T r = T(1) / s.b;
-  bad |= !finite_value(r);
-  weak |= partition_weak_pivot<T>(s.b, scale);
-  yF = s.d * r;
-  vF = sv * r;
-  wF = sw * r;
+  partition_end<T, M, false>(row, yF, vF, wF, bad, weak);
 }
 
 // Reduced row k from separator row (a, b, c | d) of partition k, the last-row values of

@@ -6,7 +6,7 @@
 //   1. reduce: each thread eliminates its block top-down and bottom-up with partial
 //      pivoting (three right-hand sides, nothing stored per row) and writes its separator's
 //      reduced row; the previous block's last-row values come from the neighbouring lane
-//      (shuffle), lane 0 recomputes them from memory;
+//      (shuffle): a warp owns 31 partitions, lane 0 eliminates the one before them;
 //   2. the reduced system (one row per partition, [line][partition]) is solved by the same
 //      method while it is long, then by the thread-per-line kernel;
 //   3. fill: each thread solves its block again with its two separators known.
@@ -24,8 +24,13 @@ namespace adi::cuda_backend::kernels {
 
 constexpr int kPivotPartitionRows = 17;  // rows per partition (M)
 constexpr int kPivotPartitionWarps = 4;  // warps per block
-// Reduced systems at least this long (per line) are partitioned again.
+// The route takes lines at least this long.
 constexpr i64 kPivotPartitionMinRows = 4096;
+// Reduced systems at least this long (per line) are partitioned again: the last level is
+// solved by one thread per line, sequentially (2^24 rows: 986896, 58053, 3415, 201, then
+// 12 rows on one thread; with 4096 here one thread ran the 3415 rows, an estimated
+// ~1 ms of the 2.9 ms the H100 took).
+constexpr i64 kPivotPartitionAgainRows = 4 * kPivotPartitionRows;
 
 // Where partition row r of global partition gp (= line * P + k) lives; -1 past the line's end.
 struct PartitionIndex {
@@ -33,7 +38,7 @@ struct PartitionIndex {
   i64 P;  // partitions per line
   __device__ i64 element(i64 gp, int r, i64& row) const {
     const i64 total = L.lines() * P;
-    if (gp >= total) return -1;
+    if (gp < 0 || gp >= total) return -1;
     const i64 line = gp <= 0x7fffffff && P <= 0x7fffffff
                          ? static_cast<i64>(static_cast<unsigned>(gp) / static_cast<unsigned>(P))
                          : gp / P;
@@ -43,17 +48,14 @@ struct PartitionIndex {
   }
 };
 
-// Row r of partition gp as the core wants it: rows past the end are (0, 1, 0 | 0), the
-// line's a_0 and c_{n-1} are 0 (never read).
+// A row as the core wants it, from its element e (-1: past the end) and its row in the
+// line: rows past the end are (0, 1, 0 | 0), the line's a_0 and c_{n-1} are 0 (never read).
 template <class T, bool Shared>
-__device__ __forceinline__ common::PartitionRowValues<T> partition_load(const PartitionIndex& ix, const T* a,
-                                                                         const T* b, const T* c, const T* d,
-                                                                         i64 gp, int r) {
-  i64 row = 0;
-  const i64 e = ix.element(gp, r, row);
+__device__ __forceinline__ common::PartitionRowValues<T> partition_row(const T* a, const T* b, const T* c,
+                                                                        const T* d, i64 n, i64 e, i64 row) {
   if (e < 0) return {T(0), T(1), T(0), T(0)};
   const i64 ce = Shared ? row : e;
-  return {row == 0 ? T(0) : a[ce], b[ce], row == ix.L.n - 1 ? T(0) : c[ce], d[e]};
+  return {row == 0 ? T(0) : a[ce], b[ce], row == n - 1 ? T(0) : c[ce], d[e]};
 }
 
 // The warp's 32 partitions, array q staged through shared memory: v[r] = row r of this
@@ -73,17 +75,73 @@ __device__ __forceinline__ void partition_stage(T* tile, Get get, T (&v)[kPivotP
   __syncwarp();
 }
 
+// The elements of the warp's 32 partitions: each lane finds its own partition's first row
+// once (one division), and row r of the warp's partition p is read off lane p by shuffles
+// (the whole warp calls element()). Before stop 29 every element of every array computed
+// its partition's line by a division, with a 64-bit fall-back inlined at each of the 68
+// sites: ~33000 instructions a kernel (sm_90), against 3500-11000 now.
+struct PartitionRun {
+  i64 e0, row0, n, stride;
+  __device__ PartitionRun(const PartitionIndex& ix, i64 gp) : e0(-1), row0(0), n(ix.L.n), stride(ix.L.stride) {
+    e0 = ix.element(gp, 0, row0);
+  }
+  // Element of row r of partition p (-1 past the end); row: its row in the line.
+  __device__ __forceinline__ i64 element(int p, int r, i64& row) const {
+    const i64 e = __shfl_sync(kFullMask, e0, p);
+    row = __shfl_sync(kFullMask, row0, p) + r;
+    return e < 0 || row >= n ? i64(-1) : e + r * stride;
+  }
+};
+
 template <class T, bool Shared>
-__device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionIndex& ix, const T* a, const T* b,
-                                                     const T* c, const T* d, i64 warp_gp,
-                                                     T (&ra)[kPivotPartitionRows], T (&rb)[kPivotPartitionRows],
-                                                     T (&rc)[kPivotPartitionRows], T (&rd)[kPivotPartitionRows]) {
-  // One staged array at a time: each element's row and line computed once per array.
-  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).a; }, ra);
-  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).b; }, rb);
-  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).c; }, rc);
-  partition_stage<T>(tile, [&](int p, int r) { return partition_load<T, Shared>(ix, a, b, c, d, warp_gp + p, r).d; }, rd);
+__device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionRun& run, const T* a, const T* b,
+                                                     const T* c, const T* d, T (&ra)[kPivotPartitionRows],
+                                                     T (&rb)[kPivotPartitionRows], T (&rc)[kPivotPartitionRows],
+                                                     T (&rd)[kPivotPartitionRows]) {
+  // One staged array at a time (partition_row's values).
+  partition_stage<T>(tile, [&](int p, int r) {
+    i64 row;
+    const i64 e = run.element(p, r, row);
+    return e < 0 || row == 0 ? T(0) : a[Shared ? row : e];
+  }, ra);
+  partition_stage<T>(tile, [&](int p, int r) {
+    i64 row;
+    const i64 e = run.element(p, r, row);
+    return e < 0 ? T(1) : b[Shared ? row : e];
+  }, rb);
+  partition_stage<T>(tile, [&](int p, int r) {
+    i64 row;
+    const i64 e = run.element(p, r, row);
+    return e < 0 || row == run.n - 1 ? T(0) : c[Shared ? row : e];
+  }, rc);
+  partition_stage<T>(tile, [&](int p, int r) {
+    i64 row;
+    const i64 e = run.element(p, r, row);
+    return e < 0 ? T(0) : d[e];
+  }, rd);
 }
+
+// Where a warp of the reduce and fill passes stands: its first partition (warp_gp), this
+// lane's (gp), and whether the warp has a partition of its own. Overlap (the reduce pass):
+// a warp owns 31 partitions, lanes 1 .. 31, and lane 0 takes the partition before them
+// (its last-row values are what lane 1's separator needs), in parallel with the others.
+// (Until stop 29 lane 0 owned a partition too and then eliminated the one before it on
+// its own, the warp waiting: the 2^24 reduce took 400 us where the 256^3 box, whose lines
+// start a new line every 16 partitions, took 240.)
+constexpr int kPivotPartitionOwned = kWarp - 1;  // partitions a reduce warp owns
+struct PartitionWarp {
+  int lane, warp;
+  i64 total, warp_gp, gp;
+  bool any;
+  __device__ PartitionWarp(const PartitionIndex& ix, bool overlap)
+      : lane(static_cast<int>(threadIdx.x) % kWarp),
+        warp(static_cast<int>(threadIdx.x) / kWarp),
+        total(ix.L.lines() * ix.P),
+        warp_gp(overlap ? (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kPivotPartitionOwned - 1
+                        : (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp),
+        gp(warp_gp + lane),
+        any(warp_gp + (overlap ? 1 : 0) < total) {}
+};
 
 // Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
 // (a nearly singular block) to the route's own int.
@@ -94,28 +152,23 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
                                      T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag) {
   constexpr int M = kPivotPartitionRows;
   __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
-  const int lane = static_cast<int>(threadIdx.x) % kWarp, warp = static_cast<int>(threadIdx.x) / kWarp;
-  const i64 total = ix.L.lines() * ix.P;
-  const i64 warp_gp = (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp;
-  if (warp_gp >= total) return;  // uniform per warp
-  const i64 gp = warp_gp + lane;
+  const PartitionWarp w(ix, true);
+  if (!w.any) return;  // uniform per warp
+  const int lane = w.lane;
+  const i64 total = w.total, gp = w.gp;
+  const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
-  partition_stage_rows<T, Shared>(tiles[warp], ix, a, b, c, d, warp_gp, ra, rb, rc, rd);
+  partition_stage_rows<T, Shared>(tiles[w.warp], run, a, b, c, d, ra, rb, rc, rd);
   auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;
   common::partition_first<T, M>(own, yF, vF, wF, bad, weak);
   common::partition_last<T, M>(own, yL, vL, wL, bad, weak);
-  // The previous partition's last-row values: the lane below, or (lane 0) recomputed.
+  // The previous partition's last-row values: the lane below (lane 0 only supplies them).
   T pyL = __shfl_up_sync(kFullMask, yL, 1), pvL = __shfl_up_sync(kFullMask, vL, 1),
     pwL = __shfl_up_sync(kFullMask, wL, 1);
-  const bool first_of_line = gp % ix.P == 0;
-  if (lane == 0 && !first_of_line && gp < total) {
-    bool b2 = false, w2 = false;
-    common::partition_last<T, M>(
-        [&](int i) { return partition_load<T, Shared>(ix, a, b, c, d, gp - 1, i); }, pyL, pvL, pwL, b2, w2);
-  }
-  if (gp >= total) return;
+  if (lane == 0 || gp >= total) return;
+  const bool first_of_line = run.row0 == 0;
   if (first_of_line) pyL = pvL = pwL = T(0);
   const common::PartitionRowValues<T> r = common::partition_reduced_row<T>(own(0), pyL, pvL, pwL, yF, vF, wF);
   A[gp] = r.a;
@@ -133,14 +186,14 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
                                    const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag) {
   constexpr int M = kPivotPartitionRows;
   __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
-  const int lane = static_cast<int>(threadIdx.x) % kWarp, warp = static_cast<int>(threadIdx.x) / kWarp;
-  const i64 total = ix.L.lines() * ix.P;
-  const i64 warp_gp = (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp;
-  if (warp_gp >= total) return;  // uniform per warp
-  const i64 gp = warp_gp + lane;
-  T* tile = tiles[warp];
+  const PartitionWarp w(ix, false);
+  if (!w.any) return;  // uniform per warp
+  const int lane = w.lane;
+  const i64 total = w.total, gp = w.gp;
+  T* tile = tiles[w.warp];
+  const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
-  partition_stage_rows<T, Shared>(tile, ix, a, b, c, d, warp_gp, ra, rb, rc, rd);
+  partition_stage_rows<T, Shared>(tile, run, a, b, c, d, ra, rb, rc, rd);
   bool bad = false;
   T x[M];
   if (gp < total) {
@@ -158,15 +211,15 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
 #pragma unroll
   for (int t = 0; t < M; ++t) {
     const int idx = t * kWarp + lane;
-    i64 row = 0;
-    const i64 e = ix.element(warp_gp + idx / M, idx % M, row);
+    i64 row;
+    const i64 e = run.element(idx / M, idx % M, row);
     if (e >= 0) u[e] = tile[idx];
   }
   report(bad, flag);
 }
 
 // The levels: level 0 is the caller's lines; level j+1 the reduced system of level j
-// (contiguous, [line][partition]), partitioned again while at least kPivotPartitionMinRows
+// (contiguous, [line][partition]), partitioned again while at least kPivotPartitionAgainRows
 // long, then solved by the thread-per-line kernel.
 inline i64 pivoting_partition_count(i64 n) { return (n + kPivotPartitionRows - 1) / kPivotPartitionRows; }
 
@@ -183,7 +236,7 @@ inline std::size_t pivoting_partition_workspace(const LineSet& l, std::size_t va
   for (;;) {
     const i64 P = pivoting_partition_count(n);
     bytes += 5 * slice_bytes(lines * static_cast<std::size_t>(P), value_size);  // A, B, C, D, X
-    if (P < kPivotPartitionMinRows) {
+    if (P < kPivotPartitionAgainRows) {
       bytes += 2 * slice_bytes(lines * static_cast<std::size_t>(P), value_size);  // the last level's U rows
       break;
     }
@@ -203,8 +256,9 @@ struct PivotPartitionLevel {
   T *A, *B, *C, *D, *X;
   bool shared;
   i64 P() const { return pivoting_partition_count(L.n); }
-  unsigned blocks() const {
-    const i64 warps = (L.lines() * P() + kWarp - 1) / kWarp;
+  // Reduce: kPivotPartitionOwned partitions a warp; fill: kWarp.
+  unsigned blocks(int per_warp) const {
+    const i64 warps = (L.lines() * P() + per_warp - 1) / per_warp;
     return static_cast<unsigned>((warps + kPivotPartitionWarps - 1) / kPivotPartitionWarps);
   }
 };
@@ -213,10 +267,10 @@ template <class T>
 void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, cudaStream_t stream) {
   const PartitionIndex ix{v.L, v.P()};
   if (v.shared)
-    pivoting_partition_reduce_kernel<T, true><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+    pivoting_partition_reduce_kernel<T, true><<<v.blocks(kPivotPartitionOwned), kPivotPartitionWarps * kWarp, 0, stream>>>(
         ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag, weak);
   else
-    pivoting_partition_reduce_kernel<T, false><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+    pivoting_partition_reduce_kernel<T, false><<<v.blocks(kPivotPartitionOwned), kPivotPartitionWarps * kWarp, 0, stream>>>(
         ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag, weak);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
@@ -225,10 +279,10 @@ template <class T>
 void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, cudaStream_t stream) {
   const PartitionIndex ix{v.L, v.P()};
   if (v.shared)
-    pivoting_partition_fill_kernel<T, true><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+    pivoting_partition_fill_kernel<T, true><<<v.blocks(kWarp), kPivotPartitionWarps * kWarp, 0, stream>>>(
         ix, v.a, v.b, v.c, v.d, v.X, v.u, flag);
   else
-    pivoting_partition_fill_kernel<T, false><<<v.blocks(), kPivotPartitionWarps * kWarp, 0, stream>>>(
+    pivoting_partition_fill_kernel<T, false><<<v.blocks(kWarp), kPivotPartitionWarps * kWarp, 0, stream>>>(
         ix, v.a, v.b, v.c, v.d, v.X, v.u, flag);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
@@ -259,7 +313,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     pivoting_partition_reduce<T>(v, flag, weak, stream);
     levels[depth++] = v;
     const DeviceLines R{P, 1, lines, P, 1, 0};
-    if (P >= kPivotPartitionMinRows && depth < kMaxLevels) {
+    if (P >= kPivotPartitionAgainRows && depth < kMaxLevels) {
       v = PivotPartitionLevel<T>{R, v.A, v.B, v.C, v.D, v.X, nullptr, nullptr, nullptr, nullptr, nullptr, false};
       continue;
     }

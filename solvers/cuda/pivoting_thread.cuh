@@ -4,6 +4,13 @@
 // route is chosen from the layout, so the plan keeps one kernel name:
 //   - few long lines, not periodic (one system of 2^24, the large plan's pivoting route):
 //     the partition method, pivoting inside each partition (pivoting_partition.cuh);
+//   - (forced only) lines of 2 .. 575 rows (fp32; fp64 2 .. 287), not periodic, any layout:
+//     one thread per line with its line staged in shared memory by coalesced cp.async
+//     copies, U's rows kept there (pivoting_staged.cuh): a copy's bytes, and the thread
+//     route's elimination bit for bit. Measured on an H100 at 256^3 (stop 29) it reached
+//     24-26% of copy, behind the thread route on Y/Z (34-41%) and level with the tile
+//     route on X: only 16 (fp32) / 8 (fp64) lines of a block compute, so an SM runs its
+//     sequential eliminations on 1.5 warps' worth of lanes;
 //   - (forced only) lines of 34 .. 272 rows, not periodic: the same partition method inside
 //     one thread block, nothing but u leaving the chip (pivoting_block.cuh). Measured on an
 //     H100 at 256^3 it is slower than the thread route on Y/Z (fp64 0.69 against 0.55 ms),
@@ -22,21 +29,23 @@
 
 #include "solvers/cuda/pivoting_block.cuh"
 #include "solvers/cuda/pivoting_partition.cuh"
+#include "solvers/cuda/pivoting_staged.cuh"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 #include "solvers/cuda/pivoting_tile.cuh"
 
 namespace adi::cuda_backend::kernels {
 
-enum class PivotingRoute { thread, tile, block, partition };
+enum class PivotingRoute { thread, tile, block, partition, staged };
 
 // For measurement only (bench_cuda_pivoting compares the routes on the same layout): the
-// environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition forces a route
+// environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition | staged forces a route
 // where it can take the layout; read when the plan is made (workspace) and at each solve,
 // so set it before making the plan and keep it while solving with it.
-inline PivotingRoute pivoting_route(const LineSet& l, bool periodic) {
+inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t value_size) {
   if (const char* forced = std::getenv("ADI_PIVOTING_ROUTE")) {
     const std::string f(forced);
     if (f == "thread") return PivotingRoute::thread;
+    if (f == "staged" && pivoting_staged_fits(l, periodic, value_size)) return PivotingRoute::staged;
     if (f == "tile" && pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
     if (f == "block" && pivoting_block_fits(l, periodic)) return PivotingRoute::block;
     if (f == "partition" && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
@@ -47,7 +56,8 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic) {
 }
 
 inline std::size_t pivoting_thread_per_line_workspace(const LineSet& l, bool periodic, std::size_t value_size) {
-  switch (pivoting_route(l, periodic)) {
+  switch (pivoting_route(l, periodic, value_size)) {
+    case PivotingRoute::staged: return 0;
     case PivotingRoute::partition: return pivoting_partition_workspace(l, value_size);
     case PivotingRoute::block: return pivoting_block_workspace(l, value_size);
     case PivotingRoute::tile: return pivoting_tile_workspace(l, value_size);
@@ -58,7 +68,8 @@ inline std::size_t pivoting_thread_per_line_workspace(const LineSet& l, bool per
 template <class T, int Chunk>
 void launch_pivoting_thread_per_line(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic,
                                      void* workspace, int* flag, cudaStream_t stream) {
-  switch (pivoting_route(ls, periodic)) {
+  switch (pivoting_route(ls, periodic, sizeof(T))) {
+    case PivotingRoute::staged: return launch_pivoting_staged<T>(ls, bands, d, u, flag, stream);
     case PivotingRoute::partition:
       return launch_pivoting_partition<T, Chunk>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::block: return launch_pivoting_block<T, Chunk>(ls, bands, d, u, workspace, flag, stream);

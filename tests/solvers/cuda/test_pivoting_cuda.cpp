@@ -4,11 +4,11 @@
 // 10x of LAPACKE ?gtsv / ?gesv (or eps cond(A, x) where LAPACK's own luck is better,
 // tests/solvers/pivoting_cases.hpp); the issue-23 cases throw UnstableSystem with pivoting =
 // none and are solved with automatic (out of place; in place it throws, documented).
-// cuda_pivoting has four routes, chosen by layout (solvers/cuda/pivoting_thread.cuh): lines
-// of 34 .. 272 rows the in-block partition kernel (n = 255, 257 below, every layout, not
-// periodic), other contiguous lines the shared-memory tile kernel (n = 2, 3, 31, 33 of
-// layouts 0 and 3), few long lines the partition method (PartitionRoute*), the rest
-// (periodic lines, n = 1, Y/Z layouts below 34 rows) one thread per line.
+// cuda_pivoting has five routes, chosen by layout (solvers/cuda/pivoting_thread.cuh):
+// contiguous lines the shared-memory tile kernel (layouts 0 and 3), few long lines the
+// partition method (PartitionRoute*), the rest (Y/Z, interleaved, gathers, periodic lines)
+// one thread per line; the staged and in-block partition kernels are forced
+// (ForcedRoutesWithinTenTimesLapack, StagedSmall).
 // Outputs are poisoned with NaN. Skips loudly without a device.
 #include <gtest/gtest.h>
 
@@ -164,10 +164,10 @@ TEST_F(PivotingCuda, LargePlanPartialPivoting) {
 }
 
 // One small case per route, for compute-sanitizer (scripts/gpu_pivoting_check.sh): the tile
-// kernel (33 contiguous lines of 33 rows), the block kernel (33 lines of 257; and of 255
-// with tiny diagonals: weak partitions, the block's fall-back), one thread per line (Y
-// lines, periodic lines), the partition route (one line of 4097 and 3 lines of 5000 with
-// tiny diagonals, so its weak blocks take the fall-back too).
+// kernel (33 contiguous lines of 33 and 257 rows), one thread per line (Y lines, periodic
+// lines), the partition route (one line of 4097 and 3 lines of 5000 with tiny diagonals,
+// so its weak blocks take the fall-back too).
+// StagedSmall: the staged kernel alone (racecheck in the script).
 TEST_F(PivotingCuda, EveryRouteSmall) {
   auto check = [](auto zero, const LineSet& l, tp::Family f, bool periodic, bool shared) {
     using T = decltype(zero);
@@ -192,6 +192,30 @@ TEST_F(PivotingCuda, EveryRouteSmall) {
   }
 }
 
+// The staged kernel on a few small cases: X and Y lines (coalesced along and across lines),
+// a partial last block of lines, shared bands, fp32 / fp64, in place (odd n) or not.
+TEST_F(PivotingCuda, StagedSmall) {
+  setenv("ADI_PIVOTING_ROUTE", "staged", 1);
+  auto check = [](auto zero, int layout, index_t n, index_t count, bool shared) {
+    using T = decltype(zero);
+    TridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    auto k = tp::make_case<T>(make_lines(layout, n, count), tp::Family::random_signs, false, shared, 7 * n + layout);
+    solve_on_device(k, o, n % 2 == 1);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+        << "layout " << layout << " n " << n << (shared ? " shared" : "") << ": " << detail;
+  };
+  for (bool shared : {false, true})
+    for (index_t n : {2, 33, 256}) {
+      check(0.0f, 0, n, 37, shared);
+      check(0.0, 4, n, 11, shared);
+      check(0.0, 0, n, 19, shared);
+      check(0.0f, 5, n, 9, shared);
+    }
+  unsetenv("ADI_PIVOTING_ROUTE");
+}
+
 // A singular line (one row of zeros) throws SingularSystem on every route: the block and
 // partition routes see a weak partition, fall back to exact pivoting, and that reports it.
 TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
@@ -210,7 +234,7 @@ TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
 // contiguous lines of 255 and 257 rows, where the default is the block route: the tile
 // and partition routes then run on lengths they would not get by default.
 TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
-  for (const char* route : {"thread", "tile", "block", "partition"}) {
+  for (const char* route : {"thread", "tile", "block", "partition", "staged"}) {
     setenv("ADI_PIVOTING_ROUTE", route, 1);
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
       for (index_t n : {255, 257})
