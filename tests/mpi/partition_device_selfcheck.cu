@@ -1,6 +1,6 @@
 // Standalone device check of solvers/cuda/partition_local_passes.cu (no MPI, no adi library):
 // P emulated ranks of one line set split along z, S sub-segments, reduced systems solved
-// on the host, against Thomas per line. nvcc -std=c++17 -arch=sm_90 -I. this.cu solvers/cuda/partition_local_passes.cu
+// on the host, against Thomas per line. nvcc -std=c++17 -arch=sm_90 -DADI_HAVE_CUDA -I. this.cu solvers/cuda/partition_local_passes.cu
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -89,7 +89,7 @@ int main() {
       const index_t m = lo[r + 1] - lo[r];
       cudaMemcpy(dsol[r], sol[r].data(), L * 2 * sizeof(double), cudaMemcpyHostToDevice);
       adi::LineSet ls{m, L, nx, 1, ny, nx};
-      part::back_substitute<double>(ls, w[r], dsol[r], dU + lo[r] * L, nullptr, nullptr);
+      part::back_substitute<double>(ls, w[r], shared != 0, dsol[r], dU + lo[r] * L, nullptr, nullptr);
     }
     std::vector<double> U(N * L);
     cudaMemcpy(U.data(), dU, U.size() * sizeof(double), cudaMemcpyDeviceToHost);
