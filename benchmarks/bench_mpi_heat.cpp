@@ -64,7 +64,8 @@ struct Args {
   std::string strategy = "automatic";
   std::string transport = "automatic";  // of the split axes' reduced rows and of the halo
   bool function_bc = false;
-  bool strong = false;  // --strong: the global grid is N^3 whatever the ranks (strong scaling)
+  bool strong = false;
+  bool pair_bandwidth = true;  // --no-nccl-bandwidth: skip the NCCL pair bandwidth (e.g. under memcheck)  // --strong: the global grid is N^3 whatever the ranks (strong scaling)
 };
 
 struct Row {
@@ -311,7 +312,7 @@ void run(const Args& args, int rank, int size) {
     }
     spec.clear();
   }
-  const double pair_gbs = nccl_pair_gbs(exec);
+  const double pair_gbs = args.pair_bandwidth ? nccl_pair_gbs(exec) : 0.0;
   if (rank != 0) return;
   std::printf("\nbench_mpi_heat: full Douglas heat step, %lld^3 nodes %s, %s, %s memory, %s Dirichlet faces, "
               "%d rank(s)%s; CUDA-aware MPI: %s\n",
@@ -371,12 +372,13 @@ int main(int argc, char** argv) {
     else if (a == "--strategy") args.strategy = value();
     else if (a == "--bc") args.function_bc = value() == "function";
     else if (a == "--strong") args.strong = true;
+    else if (a == "--no-nccl-bandwidth") args.pair_bandwidth = false;
     else if (a == "--transport") args.transport = value();
     else if (a == "--help" || a == "-h") {
       if (rank == 0)
         std::printf("bench_mpi_heat [--n N (per rank, 512)] [--reps R (5)] [--memory device|host] "
                     "[--precision double|float] [--splits z,y,x,zy] [--strategy automatic|allgather|alltoall|pcr] "
-                    "[--bc constant|function] [--strong (N^3 in all, not per rank)] "
+                    "[--bc constant|function] [--strong (N^3 in all, not per rank)] [--no-nccl-bandwidth] "
                     "[--transport automatic|host_staging|nccl|cuda_aware_mpi]\n");
       rc = -1;
     } else {
