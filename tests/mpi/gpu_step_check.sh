@@ -64,7 +64,7 @@ step "halo tests np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange
 step "tridiagonal device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
   --gtest_filter='*Device*'
 step "adi device np2" 150 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
-grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:" "$OUT/tests.log" | sort -u >>"$S"
+grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL rows" "$OUT/tests.log" | sort -u >>"$S"
 # 2. memcheck on 2 ranks (one log per rank).
 memcheck_step "memcheck halo np2" "$OUT/cs_halo" "$B/tests/test_halo_exchange" --gtest_filter='HaloExchangeDevice.*'
 memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x --no-nccl-bandwidth
