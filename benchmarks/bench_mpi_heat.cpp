@@ -5,6 +5,7 @@
 //   mpirun -np 2 bench_mpi_heat                          # device memory, 512^3 per rank, splits z, y, x
 //   mpirun -np 4 bench_mpi_heat --n 256 --splits z,zy    # one and two split axes
 //   mpirun -np 1 bench_mpi_heat --memory host --n 128
+//   mpirun -np 2 bench_mpi_heat --strong --splits z,y,x  # strong scaling: 512^3 in all
 //
 // Its own harness rather than Google Benchmark: a step is collective, so every rank repeats
 // in lockstep. Rows: the 1-rank reference (rank 0 alone on its own communicator, N^3; the
@@ -21,7 +22,8 @@
 //     read W, U, write W; host: the right-hand side pass, then read d, write u)
 //                                                              device 3, host 5 arrays
 //   stage along a split axis: right-hand side (read W, U, write W)      3 arrays
-//     + partition method (see bench_mpi_tridiagonal)                    8 arrays
+//     + partition method, shared bands (reduce: read d, write u;
+//       back-substitution: read u, write u)                             4 arrays
 //     + allreduce latency + exchanged bytes / network bandwidth
 //   halo along a split axis: 2 neighbour latencies + 2 faces / network bandwidth
 // Weak-scaling efficiency = t(1 rank) / t(P ranks); the model's own ratio m(1) / m(P) says how
@@ -33,6 +35,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +43,7 @@
 #include "adi/field.hpp"
 #include "benchmarks/mpi_bench_util.hpp"
 #include "adi/grid.hpp"
+#include "adi/mpi/nccl_transport.hpp"
 #include "adi/mpi/subdomain.hpp"
 #include "adi/scheme.hpp"
 #include "solvers/cuda/backend.hpp"
@@ -58,7 +62,10 @@ struct Args {
   std::string precision = "double";
   std::string splits = "z,y,x,zy";
   std::string strategy = "automatic";
+  std::string transport = "automatic";  // of the split axes' reduced rows and of the halo
   bool function_bc = false;
+  bool strong = false;
+  bool pair_bandwidth = true;  // --no-nccl-bandwidth: skip the NCCL pair bandwidth (e.g. under memcheck)  // --strong: the global grid is N^3 whatever the ranks (strong scaling)
 };
 
 struct Row {
@@ -88,7 +95,9 @@ Executor rank_executor(const Args& args) {
 // One row, collective over `comm` (ranks dims[0]*dims[1]*dims[2]).
 template <class T>
 Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Executor& exec) {
-  const std::array<index_t, 3> n{args.n * dims[0], args.n * dims[1], args.n * dims[2]};
+  const index_t f = args.strong ? 1 : 0;  // strong scaling: N^3 in all; weak: N^3 per rank
+  const std::array<index_t, 3> n{f ? args.n : args.n * dims[0], f ? args.n : args.n * dims[1],
+                                 f ? args.n : args.n * dims[2]};
   const Grid grid = Grid::uniform({n[0], n[1], n[2]}, {0, 0, 0}, {1, 1, 1});
   mpi::ProcessGrid procs(comm, dims);
   mpi::Decomposition dec(procs, n);
@@ -128,6 +137,7 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   const double tf = MPI_Wtime();
   mpi::DistributedOptions lines;
   lines.strategy = mpi::strategy_from_name(args.strategy);
+  lines.transport = mpi::transport_from_name(args.transport);
   AdiSolver<T> heat(grid, Pde::heat(1, 1, 1), bc, Scheme::douglas(), exec, mpi::subdomain(procs, dec, lines));
   const Operator<T>& op = heat.op();
   Field<T> u = op.make_field();
@@ -186,12 +196,14 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   for (int a = 0; a < 3; ++a) {
     arrays += 3.0;  // the stage's right-hand side (device: fused with the sweep of an unsplit axis)
     if (dims[a] > 1) {
-      arrays += 8.0;
+      // The partition method with shared bands (alpha, gamma one row for all lines): reduce
+      // reads d, writes u; back-substitution reads u, writes u.
+      arrays += 4.0;
       const mpi::NetworkModel& net = procs.network(Axis(a));
       // Reduced rows: 8 values per line out, 2 back (allgather-like volume per rank).
-      const double lines = double(N) / double(args.n);
+      const double lines = double(N) / double(dec.extents()[std::size_t(a)]);
       model += net.latency + 10.0 * lines * sizeof(T) * (dims[a] - 1) / dims[a] / net.bandwidth;
-      const double face = double(N) / double(args.n) * sizeof(T);
+      const double face = lines * sizeof(T);
       model += 2.0 * net.p2p_latency + 2.0 * face / net.bandwidth;
     } else if (!exec.is_cuda()) {
       arrays += 2.0;
@@ -218,6 +230,33 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   row.strategies =
       std::string(op.line_strategy(Axis::x)) + "/" + op.line_strategy(Axis::y) + "/" + op.line_strategy(Axis::z);
   return row;
+}
+
+// NCCL bandwidth between GPU pairs (ranks 0 <-> 1, 2 <-> 3, ...; NVLink on one host), measured
+// in this run: each rank sends 256 MiB to its pair and receives as much (both directions at
+// once); GB/s each way, the slowest pair's median of 5. 0 when not measurable (host memory,
+// one rank, no NCCL, ranks sharing a GPU). Collective over MPI_COMM_WORLD.
+double nccl_pair_gbs(const Executor& exec) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (!exec.is_cuda() || size < 2 || !mpi::nccl::built()) return 0;
+  if (!mpi::nccl::shared_gpu_report(MPI_COMM_WORLD, exec.device()).empty()) return 0;
+  mpi::ProcessGrid procs(MPI_COMM_WORLD, {1, 1, size});
+  std::shared_ptr<mpi::nccl::Communicator> comm = mpi::nccl::axis_communicator(procs, Axis::z, exec.device());
+  const index_t count = index_t(32) << 20;  // 256 MiB of doubles
+  Array<double> send(count, exec), recv(count, exec);
+  const int me = procs.coord(Axis::z), peer = (me ^ 1) < size ? (me ^ 1) : -1;
+  const std::size_t bytes = std::size_t(count) * sizeof(double);
+  std::vector<double> t;
+  for (int i = 0; i < 6; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    mpi::nccl::send_recv(*comm, send.data(), peer, recv.data(), peer, bytes, exec.stream());
+    exec.synchronize();
+    t.push_back(MPI_Wtime() - t0);
+  }
+  t.erase(t.begin());
+  return double(bytes) / bench::max_over(median(t), MPI_COMM_WORLD) / 1e9;
 }
 
 // dims for a split spec over `size` ranks: "z" -> 1x1xP, "zy" -> two factors, as square as possible.
@@ -273,10 +312,11 @@ void run(const Args& args, int rank, int size) {
     }
     spec.clear();
   }
+  const double pair_gbs = args.pair_bandwidth ? nccl_pair_gbs(exec) : 0.0;
   if (rank != 0) return;
-  std::printf("\nbench_mpi_heat: full Douglas heat step, %lld^3 nodes per rank, %s, %s memory, %s Dirichlet faces, "
+  std::printf("\nbench_mpi_heat: full Douglas heat step, %lld^3 nodes %s, %s, %s memory, %s Dirichlet faces, "
               "%d rank(s)%s; CUDA-aware MPI: %s\n",
-              (long long)args.n, args.precision.c_str(), args.memory.c_str(),
+              (long long)args.n, args.strong ? "in all (strong scaling)" : "per rank", args.precision.c_str(), args.memory.c_str(),
               args.function_bc ? "function" : "constant", size,
               exec.is_cuda() && size > cuda_backend::device_count() ? " (ranks share GPUs)" : "",
               mpi::cuda_aware() ? "yes" : "no");
@@ -295,6 +335,15 @@ void run(const Args& args, int rank, int size) {
               "right-hand side, Dirichlet rows and the line solve of that stage; per-GPU eff. = weak eff. x ranks "
               "per GPU, the figure that means something when ranks share a GPU; plan+first: construction + first "
               "step, the initial field excluded)\n");
+  if (pair_gbs > 0)
+    std::printf("NCCL bandwidth between GPU pairs (NVLink on one host), measured in this run: %.1f GB/s each way "
+                "(256 MiB both directions at once)\n", pair_gbs);
+  std::printf("transport of the split axes (reduced rows and halo): %s\n", args.transport.c_str());
+  if (args.strong)
+    for (const Row& r : rows)
+      if (r.ranks > 1)
+        std::printf("strong scaling %s, %s split over %d rank(s): speed-up %.2fx over 1 rank (%.3f -> %.3f ms/step)\n",
+                    r.grid.c_str(), r.split.c_str(), r.ranks, ref.ms / r.ms, ref.ms, r.ms);
 }
 
 }  // namespace
@@ -322,11 +371,15 @@ int main(int argc, char** argv) {
     else if (a == "--splits") args.splits = value();
     else if (a == "--strategy") args.strategy = value();
     else if (a == "--bc") args.function_bc = value() == "function";
+    else if (a == "--strong") args.strong = true;
+    else if (a == "--no-nccl-bandwidth") args.pair_bandwidth = false;
+    else if (a == "--transport") args.transport = value();
     else if (a == "--help" || a == "-h") {
       if (rank == 0)
         std::printf("bench_mpi_heat [--n N (per rank, 512)] [--reps R (5)] [--memory device|host] "
                     "[--precision double|float] [--splits z,y,x,zy] [--strategy automatic|allgather|alltoall|pcr] "
-                    "[--bc constant|function]\n");
+                    "[--bc constant|function] [--strong (N^3 in all, not per rank)] [--no-nccl-bandwidth] "
+                    "[--transport automatic|host_staging|nccl|cuda_aware_mpi]\n");
       rc = -1;
     } else {
       rc = 2;

@@ -27,7 +27,7 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   part::reduce<T>(ls, a, b, c, shared, d, u, dw, d_red.data(), first_open, last_open, st);
   mark(kLocal);
   exchange_device();  // d_red -> d_sol by the plan's transport
-  part::back_substitute<T>(ls, dw, d_sol.data(), u, d_flag.data(), st);
+  part::back_substitute<T>(ls, dw, shared, d_sol.data(), u, d_flag.data(), st);
   mark(kLocal);
   finish_device();
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "adi/mpi/nccl_transport.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/halo_planes.hpp"
 
@@ -116,7 +117,7 @@ void LocalField<T>::copy_from(const LocalField& o) {
 }
 
 template <class T>
-HaloExchange<T>::HaloExchange(const ProcessGrid& procs, const LocalField<T>& f)
+HaloExchange<T>::HaloExchange(const ProcessGrid& procs, const LocalField<T>& f, Transport transport)
     : procs_(&procs), all_(f.allocated()), exec_(f.executor()) {
   const auto g = f.ghosts();
   int g0[3] = {g[0], g[1], g[2]};
@@ -130,18 +131,63 @@ HaloExchange<T>::HaloExchange(const ProcessGrid& procs, const LocalField<T>& f)
           std::string("HaloExchange: ") + detail::number(e) + " node(s) along " + axis_name(Axis(a)) +
               " are fewer than the ghost width " + detail::number(g[a]));
   }
-  setup(f.executor());
+  setup(f.executor(), transport);
 }
 
 template <class T>
 HaloExchange<T>::HaloExchange(const ProcessGrid& procs, const Box3& all,
-                              const std::array<std::array<int, 2>, 3>& ghosts, const Executor& exec)
+                              const std::array<std::array<int, 2>, 3>& ghosts, const Executor& exec,
+                              Transport transport)
     : procs_(&procs), ghosts_(ghosts), all_(all), exec_(exec) {
-  setup(exec);
+  setup(exec, transport);
 }
 
+namespace {
+
+// Collective over procs.comm() (every rank, the same answer): the transport of a device
+// halo exchange, with the NCCL communicator of each split axis when it is NCCL.
+Transport halo_transport(const ProcessGrid& procs, int device, Transport want,
+                         std::array<std::shared_ptr<nccl::Communicator>, 3>& comms) {
+  const std::string pre = std::string("HaloExchange: transport ") + transport_name(want) + ": ";
+  bool split = false;
+  for (int a = 0; a < 3; ++a) split = split || procs.dims(Axis(a)) > 1;
+  std::string shared;
+  if (split && nccl::built() && (want == Transport::automatic || want == Transport::nccl))
+    shared = nccl::shared_gpu_report(procs.comm(), device);  // collective: every rank or none
+  Transport t = Transport::host_staging;
+  std::string err;
+  switch (want) {
+    case Transport::automatic:
+      t = split && nccl::built() && shared.empty() ? Transport::nccl : Transport::host_staging;
+      break;
+    case Transport::host_staging: break;
+    case Transport::cuda_aware_mpi: {
+      t = want;
+      const int here = cuda_aware() ? 1 : 0;
+      int all = 0;
+      check_mpi(MPI_Allreduce(&here, &all, 1, MPI_INT, MPI_MIN, procs.comm()), "MPI_Allreduce");
+      if (!all) err = pre + "this MPI library does not take device pointers (" + cuda_aware_report() + ")";
+      break;
+    }
+    case Transport::nccl:
+      t = want;
+      if (!nccl::built())
+        err = pre + "adi::mpi was built without NCCL (configure with -DADI_WITH_NCCL=ON)";
+      else if (!shared.empty())
+        err = pre + shared;
+      break;
+  }
+  agree_supported(procs.comm(), err.empty(), err);
+  if (t == Transport::nccl)
+    for (int a = 0; a < 3; ++a)
+      if (procs.dims(Axis(a)) > 1) comms[std::size_t(a)] = nccl::axis_communicator(procs, Axis(a), device);
+  return t;
+}
+
+}  // namespace
+
 template <class T>
-void HaloExchange<T>::setup(const Executor& exec) {
+void HaloExchange<T>::setup(const Executor& exec, Transport want) {
   index_t most = 0;
   for (int a = 0; a < 3; ++a) {
     const int w = std::max(ghosts_[a][0], ghosts_[a][1]);
@@ -149,6 +195,7 @@ void HaloExchange<T>::setup(const Executor& exec) {
   }
   if (exec.is_cuda()) {
     device_ = true;
+    transport_ = halo_transport(*procs_, exec.device(), want, nccl_);
     const cuda_backend::DeviceGuard guard(exec.device());  // the pinned buffer belongs to this GPU's context
     dbuf_ = Array<T>(std::max<index_t>(4 * most, 1), exec);
     pinned_ = std::shared_ptr<T>(static_cast<T*>(dev::pinned_alloc(std::size_t(4 * most) * sizeof(T))),
@@ -161,15 +208,14 @@ void HaloExchange<T>::setup(const Executor& exec) {
   recv_hi_.resize(std::size_t(most));
 }
 
-// Per axis: pack both owned slabs on the device, one copy to page-locked memory, the two
-// MPI_Sendrecv of the host exchange, one copy back, unpack. An axis with the rank itself
-// on both sides (periodic, not split) wraps on the device; one with no neighbour is skipped.
+// Per axis: pack both owned slabs on the device, move them by the transport (NCCL on the
+// stream; MPI on the device slabs; or staged through page-locked memory), unpack. An axis
+// with the rank itself on both sides (periodic, not split) wraps on the device; one with no
+// neighbour is skipped.
 template <class T>
 void HaloExchange<T>::exchange_device(T* data) {
   void* stream = exec_.stream();
   const cuda_backend::DeviceGuard guard(exec_.device());
-  MPI_Comm c = procs_->comm();
-  const MPI_Datatype type = mpi_type<T>();
   for (int a = 0; a < 3; ++a) {
     const int gl = ghosts_[a][0], gh = ghosts_[a][1], g = std::max(gl, gh);
     if (g == 0) continue;
@@ -188,21 +234,51 @@ void HaloExchange<T>::exchange_device(T* data) {
       dev::unpack_slab<T>(data, all_, a, 0, g, dsend + count, stream);
       continue;
     }
-    T* hsend = pinned_.get();
-    T* hrecv = hsend + 2 * count;
-    const std::size_t bytes = std::size_t(2 * count) * sizeof(T);
-    cuda_backend::copy_on_stream(hsend, dsend, bytes, cuda_backend::Copy::device_to_host, stream);
-    cuda_backend::synchronize(stream);
-    check_mpi(MPI_Sendrecv(hsend, int(count), type, lo, 10 + a, hrecv + count, int(count), type, hi, 10 + a, c,
-                           MPI_STATUS_IGNORE),
-              "MPI_Sendrecv");
-    check_mpi(MPI_Sendrecv(hsend + count, int(count), type, hi, 20 + a, hrecv, int(count), type, lo, 20 + a, c,
-                           MPI_STATUS_IGNORE),
-              "MPI_Sendrecv");
-    cuda_backend::copy_on_stream(drecv, hrecv, bytes, cuda_backend::Copy::host_to_device, stream);
+    if (transport_ == Transport::nccl) {
+      // Ranks of the axis's communicator (its coordinate); -1: no neighbour on that side.
+      const int P = procs_->dims(ax), me = procs_->coord(ax);
+      const int to_lo = lo == MPI_PROC_NULL ? -1 : (me - 1 + P) % P;
+      const int to_hi = hi == MPI_PROC_NULL ? -1 : (me + 1) % P;
+      const std::size_t one = std::size_t(count) * sizeof(T);
+      nccl::Communicator& nc = *nccl_[std::size_t(a)];
+      nccl::send_recv(nc, dsend, to_lo, drecv + count, to_hi, one, stream);  // first owned -> lower
+      nccl::send_recv(nc, dsend + count, to_hi, drecv, to_lo, one, stream);  // last owned -> upper
+    } else if (transport_ == Transport::cuda_aware_mpi) {
+      cuda_backend::synchronize(stream);  // MPI reads the packed slabs
+      send_recv(dsend, drecv, count, lo, hi, a);
+    } else {
+      stage(dsend, drecv, count, lo, hi, a);
+    }
     if (lo != MPI_PROC_NULL) dev::unpack_slab<T>(data, all_, a, 0, g, drecv, stream);
     if (hi != MPI_PROC_NULL) dev::unpack_slab<T>(data, all_, a, n - gh, g, drecv + count, stream);
   }
+}
+
+// The two MPI_Sendrecv of axis a's packed slabs (send: first owned | last owned; recv: low
+// ghosts | high ghosts, `count` values each), in memory MPI can read.
+template <class T>
+void HaloExchange<T>::send_recv(const T* send, T* recv, index_t count, int lo, int hi, int a) const {
+  MPI_Comm c = procs_->comm();
+  const MPI_Datatype type = mpi_type<T>();
+  check_mpi(MPI_Sendrecv(send, int(count), type, lo, 10 + a, recv + count, int(count), type, hi, 10 + a, c,
+                         MPI_STATUS_IGNORE),
+            "MPI_Sendrecv");
+  check_mpi(MPI_Sendrecv(send + count, int(count), type, hi, 20 + a, recv, int(count), type, lo, 20 + a, c,
+                         MPI_STATUS_IGNORE),
+            "MPI_Sendrecv");
+}
+
+// Host staging of one axis's packed slabs: to page-locked memory, MPI, back to the device.
+template <class T>
+void HaloExchange<T>::stage(const T* dsend, T* drecv, index_t count, int lo, int hi, int a) {
+  void* stream = exec_.stream();
+  T* hsend = pinned_.get();
+  T* hrecv = hsend + 2 * count;
+  const std::size_t bytes = std::size_t(2 * count) * sizeof(T);
+  cuda_backend::copy_on_stream(hsend, dsend, bytes, cuda_backend::Copy::device_to_host, stream);
+  cuda_backend::synchronize(stream);
+  send_recv(hsend, hrecv, count, lo, hi, a);
+  cuda_backend::copy_on_stream(drecv, hrecv, bytes, cuda_backend::Copy::host_to_device, stream);
 }
 
 template <class T>

@@ -16,9 +16,14 @@
 // to_host() / copy_from() with a host LocalField of the same shape:
 //   adi::mpi::LocalField<double> d(dec, {1, 1, 1}, adi::Executor::cuda(dev));
 //   adi::mpi::LocalField<double> h(dec, {1, 1, 1});  ... h(i, j, k) = ...;  d.copy_from(h);
-// The device exchange packs the faces on the device (solvers/cuda/halo_planes.cu), copies
-// them once into page-locked host buffers, exchanges them with MPI exactly like the host
-// exchange, copies them back and unpacks them (the MPI may not accept device pointers).
+// The device exchange packs the faces on the device (solvers/cuda/halo_planes.cu) and
+// moves them by its transport (the constructors' `transport`; automatic = NCCL where adi
+// is built with it and every rank has a GPU of its own, else host staging):
+//   nccl:           NCCL sends / receives of the slabs on the executor's stream (the axis's
+//                   communicator, shared with the line plans); no host copy, no host wait;
+//   cuda_aware_mpi: MPI_Sendrecv of the device slabs (after a wait for the packing);
+//   host_staging:   one copy into page-locked host buffers, the MPI_Sendrecv of the host
+//                   exchange, one copy back (works with any MPI).
 // A periodic axis that is not split wraps on the device without leaving it.
 #include <array>
 #include <memory>
@@ -27,9 +32,14 @@
 #include "adi/executor.hpp"
 #include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
+#include "adi/mpi/distributed_tridiagonal.hpp"
 #include "adi/mpi/process_grid.hpp"
 
 namespace adi::mpi {
+
+namespace nccl {
+class Communicator;
+}
 
 template <class T>
 class LocalField {
@@ -93,13 +103,19 @@ class HaloExchange {
   // the same ghost widths (checked, same error on every rank).
   // A device field (f.on_device()) gets device and page-locked host buffers; exchange()
   // then takes fields of that memory space only.
-  HaloExchange(const ProcessGrid& procs, const LocalField<T>& f);
+  // transport: how device slabs travel (see the top of this header; host fields ignore it).
+  // An explicit nccl or cuda_aware_mpi this build or machine cannot run throws the same
+  // Unsupported on every rank.
+  HaloExchange(const ProcessGrid& procs, const LocalField<T>& f, Transport transport = Transport::automatic);
   // Collective: the same for any allocation `all` (e.g. an adi::Field's box) in exec's
   // memory with ghosts[a][side] ghost planes below / above the owned nodes of axis a (0
   // where there is no neighbouring rank on that side; the two widths of an axis equal
   // where both are > 0, and equal the neighbours' widths).
   HaloExchange(const ProcessGrid& procs, const Box3& all, const std::array<std::array<int, 2>, 3>& ghosts,
-               const Executor& exec);
+               const Executor& exec, Transport transport = Transport::automatic);
+  // The transport device slabs take (host_staging, cuda_aware_mpi or nccl; host fields:
+  // host_staging, i.e. plain MPI on host memory).
+  Transport transport() const { return transport_; }
   // Collective: fills f's ghost layers along every axis with a ghost width > 0.
   // At a non-periodic end of the process grid the ghosts are left as they are.
   void exchange(LocalField<T>& f);
@@ -107,8 +123,10 @@ class HaloExchange {
   void exchange(T* data);
 
  private:
-  void setup(const Executor& exec);
+  void setup(const Executor& exec, Transport want);
   void exchange_device(T* data);
+  void stage(const T* dsend, T* drecv, index_t count, int lo, int hi, int a);
+  void send_recv(const T* send, T* recv, index_t count, int lo, int hi, int a) const;
   const ProcessGrid* procs_;
   std::array<std::array<int, 2>, 3> ghosts_{};
   Box3 all_{};
@@ -117,6 +135,8 @@ class HaloExchange {
   // Device fields: send | recv slabs on the device (4 x the largest slab) and their
   // page-locked host copies.
   bool device_ = false;
+  Transport transport_ = Transport::host_staging;
+  std::array<std::shared_ptr<nccl::Communicator>, 3> nccl_;  // per split axis (transport nccl)
   Array<T> dbuf_;
   std::shared_ptr<T> pinned_;
 };

@@ -191,9 +191,10 @@ void all_to_all_v(Communicator& comm, const void* send, const int* send_counts, 
 }
 
 void send_recv(Communicator& comm, const void* send, int to, void* recv, int from, std::size_t bytes, void* stream) {
+  if (to < 0 && from < 0) return;
   nb::group_start();
-  nb::send(comm.comm, send, bytes, to, stream);
-  nb::recv(comm.comm, recv, bytes, from, stream);
+  if (to >= 0) nb::send(comm.comm, send, bytes, to, stream);
+  if (from >= 0) nb::recv(comm.comm, recv, bytes, from, stream);
   nb::group_end();
 }
 

@@ -53,7 +53,8 @@ void all_to_all_v(Communicator& comm, const void* send, const int* send_counts, 
 
 // Enqueued on `stream`: one grouped send of `bytes` bytes of send to rank `to` and receive of
 // `bytes` bytes from rank `from` into recv (ranks of the communicator; to == from allowed),
-// like MPI_Sendrecv: a neighbour exchange of ghost layers.
+// like MPI_Sendrecv: a neighbour exchange of ghost layers. to < 0 (from < 0): no send
+// (no receive), like MPI_PROC_NULL at the end of a non-periodic axis.
 void send_recv(Communicator& comm, const void* send, int to, void* recv, int from, std::size_t bytes, void* stream);
 
 // Diagnostics for the benchmark: tries ncclCommInitRank over comm with this rank on

@@ -87,7 +87,7 @@ class MpiSubdomain final : public adi::Subdomain {
   void run(Halo<T>& h, Field<T>& f, const std::array<std::array<int, 2>, 3>& g, const Executor& e) {
     if (!h.fits(f, g, e)) {
       h.x.reset();
-      h.x.emplace(procs_, f.box(), g, e);
+      h.x.emplace(procs_, f.box(), g, e, options_.transport);  // NCCL where the line plans use it
       h.box = f.box();
       h.ghosts = g;
       h.exec = e;

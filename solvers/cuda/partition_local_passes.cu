@@ -91,10 +91,19 @@ __global__ void reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __re
     ci = Shared ? c[r0 + i] : c[o];
     di = d[o];
   };
+  // Shared bands: alpha and gamma depend on the bands only, the same for every line: one
+  // row of them (line 0's) instead of one per line, 4 arrays less traffic per solve.
   auto store = [&](index_t i, T dn, T an, T gn) {
     u[o0 + i * st] = dn;
-    alpha[(r0 + i) * L + l] = an;
-    gamma[(r0 + i) * L + l] = gn;
+    if (Shared) {
+      if (l == 0) {
+        alpha[r0 + i] = an;
+        gamma[r0 + i] = gn;
+      }
+    } else {
+      alpha[(r0 + i) * L + l] = an;
+      gamma[(r0 + i) * L + l] = gn;
+    }
   };
   auto out = [&](int k, T v) {
     if (S == 1)
@@ -103,6 +112,120 @@ __global__ void reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __re
       red1[(index_t(s) * 8 + k) * L + l] = v;
   };
   reduce_segment<T>(r1 - r0, load, store, out, first_open && s == 0, last_open && s == S - 1);
+}
+
+// Lines whose rows are adjacent in memory (stride 1: lines along x) and shared bands: one
+// thread per line would make every warp load touch 32 cache lines. Each warp stages 32 rows
+// of its 32 lines through shared memory instead (loads and stores coalesced along the rows)
+// and every thread works on its line's column of the tile. The same maths as reduce_kernel
+// and back_kernel (Shared); rows are 32-aligned from the sub-segment's first row.
+constexpr int kWarp = 32;
+template <class T>
+struct RowTiles {
+  T v[kThreads / kWarp][kWarp][kWarp + 1];
+};
+
+// Warp-collective: rows R .. R+31 (< n) of the warp's lines (first line wl0, L lines in all)
+// between `src` / `dst` (sub-segment base r0 of each line) and the warp's tile; tile[k][t] is
+// row R+t of line wl0+k.
+template <class T>
+__device__ __forceinline__ void tile_load(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
+                                          const T* src, T (*tile)[kWarp + 1]) {
+  const int lane = int(threadIdx.x) & (kWarp - 1);
+  __syncwarp();
+  if (R + lane < n)
+    for (int k = 0; k < kWarp && wl0 + k < L; ++k) tile[k][lane] = src[line_offset(ls, wl0 + k) + r0 + R + lane];
+  __syncwarp();
+}
+template <class T>
+__device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
+                                           T* dst, T (*tile)[kWarp + 1]) {
+  const int lane = int(threadIdx.x) & (kWarp - 1);
+  __syncwarp();
+  if (R + lane < n)
+    for (int k = 0; k < kWarp && wl0 + k < L; ++k) dst[line_offset(ls, wl0 + k) + r0 + R + lane] = tile[k][lane];
+  __syncwarp();
+}
+
+// reduce_kernel<T, true> for stride-1 lines. Rows 0 and n-1 of the sub-segment go to u with
+// d's values (the back-substitution overwrites them); u may be d.
+template <class T>
+__global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const T* __restrict__ a,
+                                                                const T* __restrict__ b, const T* __restrict__ c,
+                                                                const T* d, T* u, T* __restrict__ alpha,
+                                                                T* __restrict__ gamma, T* __restrict__ red,
+                                                                T* __restrict__ red1, int S, bool first_open,
+                                                                bool last_open) {
+  __shared__ RowTiles<T> tiles;
+  const index_t L = ls.count0 * ls.count1;
+  const int lane = int(threadIdx.x) & (kWarp - 1), warp = int(threadIdx.x) / kWarp;
+  const index_t wl0 = index_t(blockIdx.x) * blockDim.x + index_t(warp) * kWarp;
+  if (wl0 >= L) return;  // the whole warp
+  T(*tile)[kWarp + 1] = tiles.v[warp];
+  const index_t l = wl0 + lane;
+  const int s = int(blockIdx.y);
+  const index_t m = ls.n, r0 = m * s / S, r1 = m * (s + 1) / S, n = r1 - r0;
+  index_t R = -kWarp;  // first row of the tile held
+  auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
+    if (i >= R + kWarp) {  // the same i on every lane: the warp moves on together
+      if (R >= 0) tile_store(ls, L, wl0, r0, R, n, u, tile);
+      R = i - i % kWarp;
+      tile_load(ls, L, wl0, r0, R, n, d, tile);
+    }
+    ai = a[r0 + i];
+    bi = b[r0 + i];
+    ci = c[r0 + i];
+    di = tile[lane][i - R];
+  };
+  auto store = [&](index_t i, T dn, T an, T gn) {
+    tile[lane][i - R] = dn;
+    if (l == 0) {
+      alpha[r0 + i] = an;
+      gamma[r0 + i] = gn;
+    }
+  };
+  auto out = [&](int k, T v) {
+    if (l >= L) return;
+    if (S == 1)
+      red[l * 8 + k] = v;
+    else
+      red1[(index_t(s) * 8 + k) * L + l] = v;
+  };
+  reduce_segment<T>(n, load, store, out, first_open && s == 0, last_open && s == S - 1);
+  tile_store(ls, L, wl0, r0, R, n, u, tile);
+}
+
+// back_kernel<T, true> for stride-1 lines: tiles of 32 rows from the sub-segment's top.
+template <class T>
+__global__ void __launch_bounds__(kThreads) back_rows_kernel(LineSet ls, const T* __restrict__ alpha,
+                                                              const T* __restrict__ gamma, const T* __restrict__ sol,
+                                                              const T* __restrict__ sol1, int S, T* u, int* bad) {
+  __shared__ RowTiles<T> tiles;
+  const index_t L = ls.count0 * ls.count1;
+  const int lane = int(threadIdx.x) & (kWarp - 1), warp = int(threadIdx.x) / kWarp;
+  const index_t wl0 = index_t(blockIdx.x) * blockDim.x + index_t(warp) * kWarp;
+  if (wl0 >= L) return;
+  T(*tile)[kWarp + 1] = tiles.v[warp];
+  const index_t l = wl0 + lane;
+  const bool live = l < L;
+  const int s = int(blockIdx.y);
+  const index_t m = ls.n, r0 = m * s / S, r1 = m * (s + 1) / S, n = r1 - r0;
+  const T u0 = !live ? T(0) : S == 1 ? sol[2 * l] : sol1[(2 * index_t(s)) * L + l];
+  T nx = !live ? T(0) : S == 1 ? sol[2 * l + 1] : sol1[(2 * index_t(s) + 1) * L + l];
+  if (S == 1 && bad && live && !(isfinite(u0) && isfinite(nx))) *bad = 1;  // S > 1: back_chain_kernel checked
+  for (index_t R = ((n - 1) / kWarp) * kWarp; R >= 0; R -= kWarp) {
+    tile_load(ls, L, wl0, r0, R, n, u, tile);
+    const index_t top = R + kWarp - 1 < n - 1 ? R + kWarp - 1 : n - 1;
+    for (index_t i = top; i >= R; --i) {
+      T v = nx;  // row n-1: the segment's last unknown
+      if (i == 0)
+        v = u0;
+      else if (i < n - 1)
+        v = nx = common::partition_fill(tile[lane][i - R], alpha[r0 + i], u0, gamma[r0 + i], nx);
+      tile[lane][i - R] = v;
+    }
+    tile_store(ls, L, wl0, r0, R, n, u, tile);
+  }
 }
 
 // Level 2: thread l reduces the 2S-row chain of its sub-segments' interface rows (row
@@ -147,8 +270,9 @@ __global__ void back_chain_kernel(index_t L, int S, const T* __restrict__ w2, co
   }
 }
 
-// Level 1 reversed: thread (l, s) back-substitutes sub-segment s from its two ends.
-template <class T>
+// Level 1 reversed: thread (l, s) back-substitutes sub-segment s from its two ends
+// (Shared: alpha and gamma one row for every line, as reduce_kernel kept them).
+template <class T, bool Shared>
 __global__ void back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
                             const T* __restrict__ sol, const T* __restrict__ sol1, int S, T* __restrict__ u,
                             int* bad) {
@@ -166,7 +290,8 @@ __global__ void back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __
 #pragma unroll 4
   for (index_t i = n - 2; i >= 1; --i) {
     const index_t o = o0 + i * st;
-    nx = common::partition_fill(u[o], alpha[(r0 + i) * L + l], u0, gamma[(r0 + i) * L + l], nx);
+    const index_t w = Shared ? r0 + i : (r0 + i) * L + l;
+    nx = common::partition_fill(u[o], alpha[w], u0, gamma[w], nx);
     u[o] = nx;
   }
 }
@@ -205,7 +330,10 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  if (shared)
+  if (shared && ls.stride == 1)
+    reduce_rows_kernel<T><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S, first_open,
+                                                    last_open);
+  else if (shared)
     reduce_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S,
                                                      first_open, last_open);
   else
@@ -219,7 +347,8 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
 }
 
 template <class T>
-void back_substitute(const LineSet& ls, const Workspace<T>& w, const T* sol, T* u, int* bad, void* stream) {
+void back_substitute(const LineSet& ls, const Workspace<T>& w, bool shared, const T* sol, T* u, int* bad,
+                     void* stream) {
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
@@ -228,7 +357,12 @@ void back_substitute(const LineSet& ls, const Workspace<T>& w, const T* sol, T* 
     ADI_CUDA_CHECK(cudaGetLastError());
   }
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  back_kernel<T><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+  if (shared && ls.stride == 1)
+    back_rows_kernel<T><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+  else if (shared)
+    back_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+  else
+    back_kernel<T, false><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -296,8 +430,10 @@ template void reduce<float>(const LineSet&, const float*, const float*, const fl
                             const Workspace<float>&, float*, bool, bool, void*);
 template void reduce<double>(const LineSet&, const double*, const double*, const double*, bool, const double*,
                              double*, const Workspace<double>&, double*, bool, bool, void*);
-template void back_substitute<float>(const LineSet&, const Workspace<float>&, const float*, float*, int*, void*);
-template void back_substitute<double>(const LineSet&, const Workspace<double>&, const double*, double*, int*, void*);
+template void back_substitute<float>(const LineSet&, const Workspace<float>&, bool, const float*, float*, int*,
+                                     void*);
+template void back_substitute<double>(const LineSet&, const Workspace<double>&, bool, const double*, double*, int*,
+                                      void*);
 template void solve_reduced<float>(index_t, int, bool, const float*, index_t, index_t, float*, int, float*, index_t,
                                    index_t, void*);
 template void solve_reduced<double>(index_t, int, bool, const double*, index_t, index_t, double*, int, double*,

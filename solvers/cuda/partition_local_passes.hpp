@@ -23,7 +23,7 @@ ADI_CUDA_KERNELS_BEGIN
 
 
 // Device workspace of a plan (S sub-segments per line segment of m rows, L lines):
-// alpha, gamma m*L each; with S > 1 also red1 8*S*L, w2 3*2S*L and sol1 2S*L values.
+// alpha, gamma m*L each (shared bands use the first m); with S > 1 also red1 8*S*L, w2 3*2S*L and sol1 2S*L values.
 template <class T>
 struct Workspace {
   T* alpha = nullptr;
@@ -44,9 +44,11 @@ ADI_CUDA_KERNEL(void reduce(const LineSet& lines, const T* a, const T* b, const 
 
 // Phase 3: u_0 and u_{m-1} from sol[l*2], sol[l*2+1], then the interior rows. bad (a
 // device int, may be null) is set to 1 when a line's u_0 or u_{m-1} is not finite (a
-// zero pivot on some rank poisoned the reduced rows with NaN).
+// zero pivot on some rank poisoned the reduced rows with NaN). shared: as in the reduce
+// of this solve (with shared bands alpha and gamma are one row for all lines, not m*L).
 template <class T>
-ADI_CUDA_KERNEL(void back_substitute(const LineSet& lines, const Workspace<T>& w, const T* sol, T* u, int* bad, void* stream))
+ADI_CUDA_KERNEL(void back_substitute(const LineSet& lines, const Workspace<T>& w, bool shared, const T* sol, T* u, int* bad,
+                     void* stream))
 
 // Phase 2 on the device: the reduced systems (n = 2P rows) of `count` lines, one thread
 // per line (solve_reduced_rows of partition_reduced.hpp). Row k of line l is

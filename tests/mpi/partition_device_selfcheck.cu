@@ -1,6 +1,6 @@
 // Standalone device check of solvers/cuda/partition_local_passes.cu (no MPI, no adi library):
 // P emulated ranks of one line set split along z, S sub-segments, reduced systems solved
-// on the host, against Thomas per line. nvcc -std=c++17 -arch=sm_90 -I. this.cu solvers/cuda/partition_local_passes.cu
+// on the host, against Thomas per line. nvcc -std=c++17 -arch=sm_90 -DADI_HAVE_CUDA -I. this.cu solvers/cuda/partition_local_passes.cu
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,7 +24,9 @@ T* dev(const std::vector<T>& h) {
 
 int main() {
   int fails = 0, cases = 0;
-  for (int P : {1, 2, 3}) for (int S : {1, 2, 3, 17}) for (int shared : {0, 1}) for (index_t N : {40, 700}) {
+  // rows = 1: lines with adjacent rows (stride 1, like lines along x: the shared-band kernels
+  // stage rows through shared memory); rows = 0: neighbouring lines adjacent (along z).
+  for (int rows : {0, 1}) for (int P : {1, 2, 3}) for (int S : {1, 2, 3, 17}) for (int shared : {0, 1}) for (index_t N : {40, 700}) {
     const index_t nx = 37, ny = 5, L = nx * ny;
     std::mt19937 rng(unsigned(P * 100 + S + N));
     std::uniform_real_distribution<double> u(-1, 1);
@@ -44,7 +46,15 @@ int main() {
       ref[(N - 1) * L + l] = dp[N - 1];
       for (index_t i = N - 2; i >= 0; --i) ref[i * L + l] = dp[i] - cp[i] * ref[(i + 1) * L + l];
     }
-    double *dA = dev(A), *dB = dev(B), *dC = dev(C), *dD = dev(D), *dsa = dev(sa), *dsb = dev(sb), *dsc = dev(sc);
+    auto lay = [&](const std::vector<double>& v) {  // the device layout: row i of line l at l*N + i when rows
+      if (!rows) return v;
+      std::vector<double> t(v.size());
+      for (index_t i = 0; i < N; ++i)
+        for (index_t l = 0; l < L; ++l) t[l * N + i] = v[i * L + l];
+      return t;
+    };
+    double *dA = dev(lay(A)), *dB = dev(lay(B)), *dC = dev(lay(C)), *dD = dev(lay(D)), *dsa = dev(sa), *dsb = dev(sb),
+           *dsc = dev(sc);
     double* dU = dev(std::vector<double>(N * L, NAN));
     std::vector<index_t> lo(P + 1);
     for (int r = 0; r <= P; ++r) lo[r] = N * r / P;
@@ -62,8 +72,8 @@ int main() {
       w[r].sol1 = dev(std::vector<double>(2 * Se * L));
       dred[r] = dev(red[r]);
       dsol[r] = dev(sol[r]);
-      adi::LineSet ls{m, L, nx, 1, ny, nx};
-      const index_t o = lo[r] * L;
+      const adi::LineSet ls = rows ? adi::LineSet{m, 1, nx, N, ny, nx * N} : adi::LineSet{m, L, nx, 1, ny, nx};
+      const index_t o = rows ? lo[r] : lo[r] * L;
       part::reduce<double>(ls, shared ? dsa + lo[r] : dA + o, shared ? dsb + lo[r] : dB + o,
                            shared ? dsc + lo[r] : dC + o, shared, dD + o, dU + o, w[r], dred[r], r == 0, r == P - 1,
                            nullptr);
@@ -88,18 +98,24 @@ int main() {
     for (int r = 0; r < P; ++r) {
       const index_t m = lo[r + 1] - lo[r];
       cudaMemcpy(dsol[r], sol[r].data(), L * 2 * sizeof(double), cudaMemcpyHostToDevice);
-      adi::LineSet ls{m, L, nx, 1, ny, nx};
-      part::back_substitute<double>(ls, w[r], dsol[r], dU + lo[r] * L, nullptr, nullptr);
+      const adi::LineSet ls = rows ? adi::LineSet{m, 1, nx, N, ny, nx * N} : adi::LineSet{m, L, nx, 1, ny, nx};
+      part::back_substitute<double>(ls, w[r], shared != 0, dsol[r], dU + (rows ? lo[r] : lo[r] * L), nullptr,
+                                    nullptr);
     }
     std::vector<double> U(N * L);
     cudaMemcpy(U.data(), dU, U.size() * sizeof(double), cudaMemcpyDeviceToHost);
+    if (rows) {
+      const std::vector<double> t = U;
+      for (index_t i = 0; i < N; ++i)
+        for (index_t l = 0; l < L; ++l) U[i * L + l] = t[l * N + i];
+    }
     const cudaError_t e = cudaDeviceSynchronize();
     double err = 0;
     for (index_t i = 0; i < N * L; ++i) err = std::max(err, std::isfinite(U[i]) ? std::abs(U[i] - ref[i]) : 1e300);
     ++cases;
     if (err > 1e-12 || e != cudaSuccess) {
       ++fails;
-      std::printf("FAIL P %d S %d shared %d N %lld err %.3e (%s)\n", P, S, shared, (long long)N, err,
+      std::printf("FAIL rows %d P %d S %d shared %d N %lld err %.3e (%s)\n", rows, P, S, shared, (long long)N, err,
                   cudaGetErrorString(e));
     }
     cudaDeviceReset();

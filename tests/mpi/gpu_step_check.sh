@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Device check of issue 18, "the distributed step as fast as the single one" (h-mpi, stop 29),
+# for one call on a 2-GPU machine (nvidia-h100-x2 / nvidia-h200-x2, one rank per GPU, NCCL,
+# Open MPI not CUDA-aware). What changed and is checked here:
+#   - the split axis's partition passes with shared bands keep alpha, gamma as one row for all
+#     lines (4 arrays of traffic less per split stage): the standalone kernel self-check
+#     against Thomas (tests/mpi/partition_device_selfcheck.cu, shared and full bands, S = 1..17),
+#     the distributed tridiagonal and AdiSolver device tests (distributed = single-rank);
+#   - the halo exchange of device fields through NCCL on the stream (no host copy, no host
+#     wait; host staging before): test_halo_exchange (every transport = host exchange);
+#   - compute-sanitizer memcheck on 2 ranks (tests/mpi/sanitizer_verdict.sh: NCCL's start-up
+#     API-error reports ignored, nothing else) of the device halo tests and of a small heat step;
+#   - the tables of #18: the heat step's weak scaling at 512^3 per GPU per split (z, y, x; NCCL
+#     halo, and host-staged halo for comparison), strong scaling of a 512^3 global step on 2
+#     GPUs, the public case 128x128x4096 fp64 split along z; the card, the copy bandwidth and
+#     the NCCL (NVLink) bandwidth measured in the run.
+# Logs tarred into $OUT/logs.tgz; tables at the end of stdout. Run part ~2-3 minutes.
+#
+#   OUT=/tmp/o tests/mpi/gpu_step_check.sh                # build (build-mpi-gpu) + run
+#   OUT=/tmp/o tests/mpi/gpu_step_check.sh --build-only   # build only
+#   OUT=/tmp/o tests/mpi/gpu_step_check.sh --no-build     # run an existing build-mpi-gpu
+set -u
+OUT=${OUT:-step-check-out}
+BUILD=${BUILD:-build-mpi-gpu}
+build=1
+run=1
+for a in "$@"; do
+  case $a in
+    --build-only) run=0 ;;
+    --no-build) build=0 ;;
+    *) echo "usage: $0 [--build-only|--no-build]" >&2; exit 2 ;;
+  esac
+done
+. "$(dirname "$0")/check_common.sh"
+export OUT OMP_NUM_THREADS=4 MEMCHECK_TIMEOUT=${MEMCHECK_TIMEOUT:-120}
+{
+  date -u +%FT%TZ
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1
+  nvidia-smi topo -m 2>&1 | head -3
+  mpiexec --version 2>&1 | head -1
+  git log --oneline -1 2>/dev/null
+} >"$S"
+SELF="$BUILD/partition_device_selfcheck"
+if [ $build = 1 ]; then
+  configure_check -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF
+  build_check test_halo_exchange test_distributed_adi test_distributed_tridiagonal bench_mpi_heat bench_mpi_tridiagonal
+  if nvcc -std=c++17 -O2 -arch=sm_90 -DADI_HAVE_CUDA -I. tests/mpi/partition_device_selfcheck.cu solvers/cuda/partition_local_passes.cu \
+    -o "$SELF" >>"$OUT/build.log" 2>&1; then
+    echo "selfcheck build ok ($(el))" >>"$S"
+  else
+    echo "selfcheck build FAILED ($(el))" >>"$S"
+  fi
+fi
+if [ $run = 0 ]; then
+  cat "$S"
+  exit 0
+fi
+B=$BUILD
+NG=$(nvidia-smi -L 2>/dev/null | wc -l)
+[ "$NG" -ge 2 ] || echo "only $NG GPU(s): 2 ranks share one, NCCL cases skip (loudly), no scaling figures" >>"$S"
+# 1. Correctness.
+[ -x "$SELF" ] && step "partition kernels selfcheck" 60 "$OUT/tests.log" "$SELF"
+step "halo tests np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange"
+step "tridiagonal device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
+  --gtest_filter='*Device*'
+step "adi device np2" 150 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
+grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL rows" "$OUT/tests.log" | sort -u >>"$S"
+# 2. memcheck on 2 ranks (one log per rank).
+memcheck_step "memcheck halo np2" "$OUT/cs_halo" "$B/tests/test_halo_exchange" --gtest_filter='HaloExchangeDevice.*'
+memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x --no-nccl-bandwidth
+# 3. The tables.
+H="$B/benchmarks/bench_mpi_heat"
+step "heat weak np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x
+step "heat weak np2 staged" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 3 --splits z,x --transport host_staging
+step "heat strong np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong
+step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
+tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log summary.txt 2>/dev/null) 2>/dev/null
+rm -f "$OUT"/cs_*.log
+{
+  echo
+  echo "== Heat step (Douglas, fp64, Dirichlet): weak scaling 512^3 per GPU, then strong scaling 512^3 in all =="
+  grep -hE "^bench_mpi_heat:|^\||^NCCL bandwidth|^transport of|^strong scaling|^WARNING" "$OUT/heat.log"
+  echo
+  echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs =="
+  grep -hE "^\| ranks|^\|---|^\| 2 \| device" "$OUT/public.log"
+  grep -hE "^device memory, 2 rank|^bench_mpi_tridiagonal:" "$OUT/public.log"
+  echo "done ($(el))"
+} >>"$S"
+cat "$S"
