@@ -35,6 +35,7 @@ mkdir -p "$out"
 summary=$out/summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
+. "$root/scripts/gtest_runs.sh"
 status=0
 start=$(date +%s)
 # Build and runs together within one 10-minute device call: the extras (sanitizers, ncu) are
@@ -70,21 +71,7 @@ note "benchmarks: $(( $(date +%s) - t0 )) s"
 
 if [ $do_tests = 1 ]; then
   t0=$(date +%s)
-  : >"$out/ctest.log"
-  for t in "${tests[@]}"; do
-    echo "### $t" >>"$out/ctest.log"
-    timeout 300 "$build/tests/$t" >>"$out/ctest.log" 2>&1
-    rc=$?
-    part=$(awk -v t="### $t" '$0==t{p=1;next} /^### /{p=0} p' "$out/ctest.log")
-    passed=$(echo "$part" | grep -oE '^\[  PASSED  \] [0-9]+' | grep -oE '[0-9]+$' || echo 0)
-    skipped=$(echo "$part" | grep -cE '^\[  SKIPPED \] [A-Za-z].*\([0-9]+ ms\)$')
-    failed=$(echo "$part" | grep -cE '^\[  FAILED  \] [A-Za-z].*\([0-9]+ ms\)$')
-    [ $rc = 0 ] || status=1
-    note "test $t: exit $rc, passed ${passed:-0}, failed $failed, skipped $skipped"
-    echo "$part" | grep -E '^\[  (FAILED  |SKIPPED )\] [A-Za-z].*\([0-9]+ ms\)$' | head -8 | sed 's/^/  /' | tee -a "$summary"
-  done
-  awk '/^\[  FAILED  \]/' "$out/ctest.log" | sort -u | head -20 | sed 's/^/  /' | tee -a "$summary"
-  grep -B2 -A12 'Failure$' "$out/ctest.log" | head -60 >"$out/failures.txt"
+  run_gtests "$out/ctest.log" 300 "$build/tests" "${tests[@]}"
   note "tests: $(( $(date +%s) - t0 )) s"
   san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   : >"$out/sanitizer.log"

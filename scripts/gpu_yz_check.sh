@@ -36,6 +36,7 @@ mkdir -p "$logs"
 summary=$out/summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
+. "$root/scripts/gtest_runs.sh"
 status=0
 tests=(test_thomas_pcr_strided test_thomas_strided test_thomas_naive test_thomas_pcr_hybrid
        test_tridiagonal_cuda_dispatch test_interleaved_batch)
@@ -87,20 +88,7 @@ note "bench tuning rows: $(( $(date +%s) - t1 )) s"
 
 if [ $do_tests = 1 ]; then
   t0=$(date +%s)
-  : >"$logs/ctest.log"
-  for t in "${tests[@]}"; do
-    echo "### $t" >>"$logs/ctest.log"
-    timeout 200 "$build/tests/$t" >>"$logs/ctest.log" 2>&1
-    rc=$?
-    part=$(awk -v t="### $t" '$0==t{p=1;next} /^### /{p=0} p' "$logs/ctest.log")
-    passed=$(echo "$part" | grep -oE '^\[  PASSED  \] [0-9]+' | grep -oE '[0-9]+$' || echo 0)
-    skipped=$(echo "$part" | grep -cE '^\[  SKIPPED \] [A-Za-z].*\([0-9]+ ms\)$')
-    failed=$(echo "$part" | grep -cE '^\[  FAILED  \] [A-Za-z].*\([0-9]+ ms\)$')
-    [ $rc = 0 ] || status=1
-    note "test $t: exit $rc, passed ${passed:-0}, failed $failed, skipped $skipped"
-    echo "$part" | grep -E '^\[  (FAILED  |SKIPPED )\] [A-Za-z].*\([0-9]+ ms\)$' | head -8 | sed 's/^/  /' | tee -a "$summary"
-  done
-  grep -B2 -A12 'Failure$' "$logs/ctest.log" | head -60 >"$logs/failures.txt"
+  run_gtests "$logs/ctest.log" 200 "$build/tests" "${tests[@]}"
   note "tests: $(( $(date +%s) - t0 )) s"
   san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   echo "### FullSegments with ADI_PCR_STRIDED_FULL_PATH=0 (the general path)" >>"$logs/ctest.log"

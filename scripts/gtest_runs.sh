@@ -1,0 +1,27 @@
+# Sourced by the GPU check scripts (scripts/gpu_long_check.sh, scripts/gpu_yz_check.sh): runs
+# GoogleTest binaries one after another into one log and notes each one's counts.
+#
+#   run_gtests LOG LIMIT_S BUILD_TESTS_DIR test...
+#
+# Each binary runs under `timeout LIMIT_S`; its part of LOG starts with "### <name>". Uses the
+# caller's `note` (prints and appends to the summary), `$summary` and `status` (set to 1 when a
+# binary exits non-zero). The first failures' context goes to failures.txt beside LOG.
+run_gtests() {
+  local log=$1 limit=$2 dir=$3 t rc part passed skipped failed
+  shift 3
+  : >"$log"
+  for t in "$@"; do
+    echo "### $t" >>"$log"
+    timeout "$limit" "$dir/$t" >>"$log" 2>&1
+    rc=$?
+    part=$(awk -v t="### $t" '$0==t{p=1;next} /^### /{p=0} p' "$log")
+    passed=$(echo "$part" | grep -oE '^\[  PASSED  \] [0-9]+' | grep -oE '[0-9]+$' || echo 0)
+    skipped=$(echo "$part" | grep -cE '^\[  SKIPPED \] [A-Za-z].*\([0-9]+ ms\)$')
+    failed=$(echo "$part" | grep -cE '^\[  FAILED  \] [A-Za-z].*\([0-9]+ ms\)$')
+    [ $rc = 0 ] || status=1
+    note "test $t: exit $rc, passed ${passed:-0}, failed $failed, skipped $skipped"
+    echo "$part" | grep -E '^\[  (FAILED  |SKIPPED )\] [A-Za-z].*\([0-9]+ ms\)$' | head -8 | sed 's/^/  /' | tee -a "$summary"
+  done
+  awk '/^\[  FAILED  \]/' "$log" | sort -u | head -20 | sed 's/^/  /' | tee -a "$summary"
+  grep -B2 -A12 'Failure$' "$log" | head -60 >"$(dirname "$log")/failures.txt"
+}
