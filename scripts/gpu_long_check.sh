@@ -73,30 +73,13 @@ if [ $do_tests = 1 ]; then
   t0=$(date +%s)
   run_gtests "$out/ctest.log" 300 "$build/tests" "${tests[@]}"
   note "tests: $(( $(date +%s) - t0 )) s"
-  san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   : >"$out/sanitizer.log"
   for tool in memcheck racecheck synccheck; do
     late && { note "sanitizer $tool: skipped (time budget)"; continue; }
-    echo "### $tool" >>"$out/sanitizer.log"
-    if timeout 120 "$san" --tool $tool --error-exitcode 99 "$build/tests/test_thomas_pcr_long" \
-         --gtest_filter='*.Small' >>"$out/sanitizer.log" 2>&1; then
-      note "sanitizer $tool test_thomas_pcr_long (*.Small): clean"
-    else
-      note "sanitizer $tool test_thomas_pcr_long (*.Small): ERRORS (see sanitizer.log)"
-      status=1
-    fi
+    run_sanitizer "$out/sanitizer.log" 120 $tool "$build/tests/test_thomas_pcr_long" '*.Small'
   done
   # The launch shapes, clusters included (distributed shared memory).
-  if ! late; then
-    echo "### memcheck LaunchShapes" >>"$out/sanitizer.log"
-    if timeout 150 "$san" --tool memcheck --error-exitcode 99 "$build/tests/test_thomas_pcr_long" \
-         --gtest_filter='*.LaunchShapes' >>"$out/sanitizer.log" 2>&1; then
-      note "sanitizer memcheck test_thomas_pcr_long (*.LaunchShapes, clusters too): clean"
-    else
-      note "sanitizer memcheck test_thomas_pcr_long (*.LaunchShapes): ERRORS or timeout (see sanitizer.log)"
-      status=1
-    fi
-  fi
+  late || run_sanitizer "$out/sanitizer.log" 150 memcheck "$build/tests/test_thomas_pcr_long" '*.LaunchShapes'
 fi
 
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)

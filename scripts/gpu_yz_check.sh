@@ -90,7 +90,6 @@ if [ $do_tests = 1 ]; then
   t0=$(date +%s)
   run_gtests "$logs/ctest.log" 200 "$build/tests" "${tests[@]}"
   note "tests: $(( $(date +%s) - t0 )) s"
-  san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   echo "### FullSegments with ADI_PCR_STRIDED_FULL_PATH=0 (the general path)" >>"$logs/ctest.log"
   if ADI_PCR_STRIDED_FULL_PATH=0 timeout 100 "$build/tests/test_thomas_pcr_strided" --gtest_filter='*.FullSegments' \
        >>"$logs/ctest.log" 2>&1; then
@@ -99,14 +98,8 @@ if [ $do_tests = 1 ]; then
     note "test_thomas_pcr_strided *.FullSegments, general path (ADI_PCR_STRIDED_FULL_PATH=0): FAILED"
     status=1
   fi
-  echo "### memcheck FullSegments" >"$logs/sanitizer.log"
-  if timeout 120 "$san" --tool memcheck --error-exitcode 99 "$build/tests/test_thomas_pcr_strided" \
-       --gtest_filter='*.FullSegments' >>"$logs/sanitizer.log" 2>&1; then
-    note "sanitizer memcheck test_thomas_pcr_strided (*.FullSegments): clean"
-  else
-    note "sanitizer memcheck test_thomas_pcr_strided (*.FullSegments): ERRORS or timeout (see sanitizer.log)"
-    status=1
-  fi
+  : >"$logs/sanitizer.log"
+  run_sanitizer "$logs/sanitizer.log" 120 memcheck "$build/tests/test_thomas_pcr_strided" '*.FullSegments'
 fi
 
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)

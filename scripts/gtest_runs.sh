@@ -25,3 +25,20 @@ run_gtests() {
   awk '/^\[  FAILED  \]/' "$log" | sort -u | head -20 | sed 's/^/  /' | tee -a "$summary"
   grep -B2 -A12 'Failure$' "$log" | head -60 >"$(dirname "$log")/failures.txt"
 }
+
+# run_sanitizer LOG LIMIT_S TOOL BINARY FILTER
+#
+# compute-sanitizer TOOL (memcheck, racecheck, synccheck) on the GoogleTest BINARY's tests
+# matching FILTER, under `timeout LIMIT_S`, appended to LOG after "### TOOL FILTER"; notes
+# clean, or errors (status=1). SANITIZER overrides the compute-sanitizer found on PATH.
+run_sanitizer() {
+  local log=$1 limit=$2 tool=$3 bin=$4 filter=$5
+  local san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+  echo "### $tool $filter" >>"$log"
+  if timeout "$limit" "$san" --tool "$tool" --error-exitcode 99 "$bin" --gtest_filter="$filter" >>"$log" 2>&1; then
+    note "sanitizer $tool $(basename "$bin") ($filter): clean"
+  else
+    note "sanitizer $tool $(basename "$bin") ($filter): ERRORS or timeout (see $(basename "$log"))"
+    status=1
+  fi
+}
