@@ -425,7 +425,6 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
     if (V_old) {
       args.src[1] = p.source_at(t_old);
       args.src_scale[1] = T(-1) / T(p.k);
-      args.src[0] = p.source_at(t_new);  // the second lookup may have refreshed the cache
     }
   }
   Stencils<T>::apply(p.exec, p.view, args);
@@ -603,8 +602,6 @@ bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fol
         args.src[i] = source_at(src_t[i]);
         args.src_scale[i] = src_scale[i];
       }
-    if (q == 0)
-      for (int i = 0; i < n_src; ++i) args.src[i] = source_at(src_t[i]);  // the second lookup may refresh the cache
     args.out = Y.data();
     Stencils<T>::apply(exec, view, args);
   }

@@ -91,8 +91,7 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>* ba
       ++e.count;
     }
   }
-  for (int i = 0; i < n_src; ++i) st.src[i] = source_at(src_t[i]) + o;
-  for (int i = 0; i < n_src; ++i) st.src[i] = source_at(src_t[i]) + o;  // the second lookup may refresh the cache
+  for (int i = 0; i < n_src; ++i) st.src[i] = source_at(src_t[i]) + o;  // both times stay cached (source_at)
   st.u = (result ? result->data() : Y.data()) + o;
   // Pivots depend on s only: checked when s changes, not on every stage. The check is
   // asynchronous: the kernel sets the axis's device flag, read by check_stages() at the end

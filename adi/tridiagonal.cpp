@@ -11,6 +11,7 @@
 #include "adi/error.hpp"
 #include "adi/field.hpp"
 #include "adi/large_tridiagonal.hpp"
+#include "solvers/common/stage_rhs_core.hpp"
 #include "solvers/cpu/tridiagonal_cpu.hpp"
 #include "solvers/cuda/backend.hpp"
 
@@ -414,6 +415,9 @@ void TridiagonalPlan<T>::Impl::stage_host(const detail::TridiagonalStage<T>& st)
     c[r] = r == n - 1 && !per ? T(0) : st.c[r];
     b[r] = st.inv_s - st.d[r];
   }
+  const common::StageRhsArgs<T> g{st.inv_s,      {st.src[0], st.src[1]},         {st.src_scale[0], st.src_scale[1]},
+                                  st.v,          {st.end[0], st.end[1]},         {st.neu_add[0], st.neu_add[1]},
+                                  {st.neu_sub[0], st.neu_sub[1]}};
   T* x = stage_rhs.data();
   for (index_t line = 0; line < nl; ++line) {
     const index_t off = lines.offset(line);
@@ -428,21 +432,11 @@ void TridiagonalPlan<T>::Impl::stage_host(const detail::TridiagonalStage<T>& st)
       const index_t node = off + r * lines.stride;
       const bool end = !per && (r == 0 || r == n - 1);
       const int side = r == 0 ? 0 : 1;
-      if (end && st.end[side]) {
-        x[r] = st.end[side][fi] * st.inv_s;
-        continue;
-      }
-      T y = st.inv_s * st.base[node];
-      if (st.src[0]) y += st.src_scale[0] * st.src[0][node];
-      if (st.src[1]) y += st.src_scale[1] * st.src[1][node];
-      if (st.v) {
-        const T vm = end && side == 0 ? T(0) : v_at(r > 0 ? r - 1 : n - 1);
-        const T vp = end && side == 1 ? T(0) : v_at(r < n - 1 ? r + 1 : 0);
-        y -= st.d[r] * v_at(r) - a[r] * vm - c[r] * vp;
-      }
-      if (end && st.neu_add[side]) y += st.neu_add[side][fi];
-      if (end && st.neu_sub[side]) y -= st.neu_sub[side][fi];
-      x[r] = y;
+      const bool hv = st.v != nullptr;  // the neighbours' v: read only where the stage has one
+      const T vm = hv ? v_at(r > 0 ? r - 1 : n - 1) : T(0), vc = hv ? v_at(r) : T(0);
+      const T vp = hv ? v_at(r < n - 1 ? r + 1 : 0) : T(0);
+      x[r] = end ? common::stage_rhs_end(g, side, a[r], st.d[r], c[r], st.base[node], vm, vc, vp, fi, node)
+                 : common::stage_rhs_inner(g, a[r], st.d[r], c[r], st.base[node], vm, vc, vp, node);
     }
     for (index_t r = 0; r < n; ++r) st.u[off + r * lines.stride] = x[r];
   }

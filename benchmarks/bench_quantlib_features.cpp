@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "adi/finance/finance.hpp"
+#include "tests/adi/finance/heston_reference.hpp"
 
 #ifdef ADI_HAVE_QUANTLIB
 // Individual headers: ql/quantlib.hpp pulls in boost::ublas, which does not compile as C++20.
@@ -138,20 +139,12 @@ int main(int argc, char** argv) {
     return o;
   };
   const std::vector<double> bdates = {91.0 / 365, 182.0 / 365, 273.0 / 365, 1.0};
-  // American put under Heston: Ikonen & Toivanen's case (K = 10, T = 0.25, r = 0.1, kappa 5,
-  // theta 0.16, sigma 0.9, rho 0.1, v0 0.0625), S = 10, reference 0.520038 (their report
-  // B12/2005, as quoted in QuantLib's test-suite/fdheston.cpp). adi: N x N/2 nodes (S, v),
+  // American put under Heston: Ikonen & Toivanen's case at S = 10, reference 0.520038 (the
+  // model and prices: tests/adi/finance/heston_reference.hpp). adi: N x N/2 nodes (S, v),
   // N graded HV steps; QuantLib's FdHestonVanillaEngine: N x N/2 nodes, N steps, HV (its
   // default), 2 damping steps.
-  fin::HestonModel it;
-  it.spot = 10;
-  it.v0 = 0.0625;
-  it.kappa = 5;
-  it.theta = 0.16;
-  it.sigma = 0.9;
-  it.rho = 0.1;
-  it.rate = 0.1;
-  it.dividend = 0;
+  namespace itv = adi::finance::testing;
+  const fin::HestonModel it = itv::ikonen_toivanen_model(itv::kIkonenToivanenSpots[2]);
   // American best-of (max) call on 2 assets: sigma 20/30%, q 10/8%, rho 0.3, r 3%, K 100,
   // T 1 (early exercise pays through the dividends). adi: N^2 nodes, N graded HV steps
   // (Ikonen-Toivanen splitting); QuantLib: Fd2dBlackScholesVanillaEngine with a
@@ -206,9 +199,11 @@ int main(int argc, char** argv) {
       {"flat local vol, call", fin::black_scholes(fin::OptionType::call, 100, 100, 1, 0.05, 0.02, 0.25).price,
        [&](long n) { return fin::price(lv, fin::OneAssetOption::vanilla(fin::OptionType::call, 100, 1), method(n)).price; },
        {}},
-      {"American put, Heston (Ikonen-Toivanen S 10)", 0.520038,
+      {"American put, Heston (Ikonen-Toivanen S 10)", itv::kIkonenToivanenPut[2],
        [&](long n) {
-         return fin::price<double>(it, fin::Contract::vanilla(fin::OptionType::put, 10, 0.25, fin::Exercise::american),
+         return fin::price<double>(it,
+                                   fin::Contract::vanilla(fin::OptionType::put, itv::kIkonenToivanenStrike,
+                                                          itv::kIkonenToivanenMaturity, fin::Exercise::american),
                                    heston_method(n)).price;
        },
        {}, 320, 320, "N x N/2 x N steps", "N x N/2 x N steps"},
@@ -287,12 +282,12 @@ int main(int argc, char** argv) {
     const Date t0(28, March, 2004);
     Settings::instance().evaluationDate() = t0;
     const DayCounter d360 = Actual360();
-    auto r = Handle<YieldTermStructure>(ext::make_shared<FlatForward>(t0, 0.10, d360));
-    auto qz = Handle<YieldTermStructure>(ext::make_shared<FlatForward>(t0, 0.0, d360));
-    auto proc = ext::make_shared<HestonProcess>(r, qz, Handle<Quote>(ext::make_shared<SimpleQuote>(10.0)), 0.0625, 5.0,
-                                                0.16, 0.9, 0.1);
-    VanillaOption o(ext::make_shared<PlainVanillaPayoff>(Option::Put, 10.0),
-                    ext::make_shared<AmericanExercise>(t0, t0 + 90));  // 90 / 360 = 0.25
+    auto r = Handle<YieldTermStructure>(ext::make_shared<FlatForward>(t0, it.rate, d360));
+    auto qz = Handle<YieldTermStructure>(ext::make_shared<FlatForward>(t0, it.dividend, d360));
+    auto proc = ext::make_shared<HestonProcess>(r, qz, Handle<Quote>(ext::make_shared<SimpleQuote>(it.spot)), it.v0,
+                                                it.kappa, it.theta, it.sigma, it.rho);
+    VanillaOption o(ext::make_shared<PlainVanillaPayoff>(Option::Put, itv::kIkonenToivanenStrike),
+                    ext::make_shared<AmericanExercise>(t0, t0 + 90));  // 90 / 360 = kIkonenToivanenMaturity
     o.setPricingEngine(ext::make_shared<FdHestonVanillaEngine>(ext::make_shared<HestonModel>(proc), n, n,
                                                                std::max(5L, n / 2), 2));
     const double v = o.NPV();

@@ -251,6 +251,9 @@ struct Operator<T>::Impl {
   void build_plan(int a);
   void build_mixed(const Pde& pde);
   const T* face_values(int f, double t);
+  // The source at time t, from a cache of two times (src). A lookup that misses fills the
+  // slot the previous lookup did not return, so the sources at a stage's two times, looked
+  // up one after the other, both stay valid: one lookup per time suffices.
   const T* source_at(double t);
   void face_write(Field<T>& F, int f, bool unknown_only, const T* vals, T scale, bool add);
   void set_boundary(double t, Field<T>& V);

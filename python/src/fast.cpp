@@ -444,26 +444,7 @@ class FastCache {
 
 }  // namespace
 
-// cudaStreamSynchronize(stream) on `device` from C++, the GIL released: the same wait as the
-// C++ side of TridiagonalPlan.time(each=True), so that a benchmark timing one Python call
-// between two waits charges every library the same wait (not CuPy's or PyTorch's own
-// synchronize wrappers, whose Python costs differ by microseconds).
-class StreamWait {
- public:
-  StreamWait(int device, std::uintptr_t stream) : exec_(make_executor(device, stream)) {}
-  void operator()() const {
-    py::gil_scoped_release release;
-    exec_.synchronize();
-  }
-
- private:
-  Executor exec_;
-};
-
 void bind_fast(py::module_& m) {
-  py::class_<StreamWait>(m, "StreamWait", "Waits for a CUDA stream from C++ (benchmarks).")
-      .def(py::init<int, std::uintptr_t>(), py::arg("device"), py::arg("stream"))
-      .def("__call__", &StreamWait::operator());
   py::class_<FastCache>(m, "FastCache", "Plans of the fast path of solve_tridiagonal (C++ array resolution).")
       .def(py::init<std::size_t>(), py::arg("limit") = 32)
       .def("solve", &FastCache::solve, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("d"), py::arg("out"),

@@ -8,6 +8,22 @@
 
 namespace adi::python {
 
+// cudaStreamSynchronize(stream) on `device` from C++, the GIL released: the same wait as the
+// C++ side of TridiagonalPlan.time(each=True), so that a benchmark timing one Python call
+// between two waits charges every library the same wait (not CuPy's or PyTorch's own
+// synchronize wrappers, whose Python costs differ by microseconds).
+class StreamWait {
+ public:
+  StreamWait(int device, std::uintptr_t stream) : exec_(make_executor(device, stream)) {}
+  void operator()() const {
+    py::gil_scoped_release release;
+    exec_.synchronize();
+  }
+
+ private:
+  Executor exec_;
+};
+
 namespace {
 [[noreturn]] void raise_as(const char* cls_name, const char* what, py::tuple extra = py::tuple()) {
   py::object cls = py::module_::import("adi._errors").attr(cls_name);
@@ -128,13 +144,12 @@ void bind_arrays(py::module_& m) {
 #endif
       },
       "True when adi was built with CUDA.");
+  py::class_<StreamWait>(m, "StreamWait", "Waits for a CUDA stream from C++ (benchmarks).")
+      .def(py::init<int, std::uintptr_t>(), py::arg("device"), py::arg("stream"))
+      .def("__call__", &StreamWait::operator());
   m.def(
-      "synchronize",
-      [](int device, std::uintptr_t stream) {
-        py::gil_scoped_release release;
-        make_executor(device, stream).synchronize();
-      },
-      py::arg("device"), py::arg("stream"), "Waits for the work queued on a CUDA stream (no-op for device < 0).");
+      "synchronize", [](int device, std::uintptr_t stream) { StreamWait(device, stream)(); }, py::arg("device"),
+      py::arg("stream"), "Waits for the work queued on a CUDA stream (no-op for device < 0).");
 }
 
 }  // namespace adi::python

@@ -9,9 +9,10 @@
 
 namespace adi::cpu::detail {
 
-std::size_t thomas_vector_stream_bytes = std::size_t(16) << 20;
-
 namespace {
+
+// Solves whose u has at least this many bytes write it with non-temporal stores.
+std::size_t stream_bytes = std::size_t(16) << 20;
 
 // Group policy: each row of a group reads kGroupBytes of neighbouring lines per array
 // (fewer where the lines run out). Wide groups are what makes these sweeps stream: a Z
@@ -52,6 +53,12 @@ int group_lanes(const LineSet& l, std::size_t value_size, int threads) {
 
 }  // namespace
 
+std::size_t set_thomas_vector_stream_bytes_for_testing(std::size_t bytes) {
+  const std::size_t old = stream_bytes;
+  stream_bytes = bytes;
+  return old;
+}
+
 Shape thomas_vector_shape(const LineSet& lines, std::size_t value_size, int threads) {
   const LineSet l = merged(lines);
   const Groups g(l.count0, group_lanes(l, value_size, threads));
@@ -73,7 +80,7 @@ index_t thomas_vector(const Problem<T>& p0, void* raw, int threads) {
   const BandView<T>& bd = p.bands;
   const index_t per_row = groups.size();
   // u larger than the caches is written with non-temporal stores (AdjacentRowsOut).
-  const bool large = static_cast<std::size_t>(l.n * l.lines()) * sizeof(T) >= thomas_vector_stream_bytes;
+  const bool large = static_cast<std::size_t>(l.n * l.lines()) * sizeof(T) >= stream_bytes;
   const index_t first =
       for_each_item(shape.items, l.n * l.lines(), threads_now(threads), [&](index_t item, int t) {
         const index_t l1 = item / per_row;

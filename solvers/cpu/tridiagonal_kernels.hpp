@@ -26,8 +26,8 @@ index_t thomas_transpose(const Problem<T>& p, void* workspace, int threads);
 Shape thomas_vector_shape(const LineSet& lines, std::size_t value_size, int threads);
 template <class T>
 index_t thomas_vector(const Problem<T>& p, void* workspace, int threads);
-// Solves whose u has at least this many bytes write it with non-temporal stores (where
-// aligned); tests lower it to reach that path with small sizes.
-extern std::size_t thomas_vector_stream_bytes;
+// Solves whose u has at least 16 MiB write it with non-temporal stores (where aligned).
+// Tests only: sets that threshold (0: every size streams) and returns the previous one.
+std::size_t set_thomas_vector_stream_bytes_for_testing(std::size_t bytes);
 
 }  // namespace adi::cpu::detail

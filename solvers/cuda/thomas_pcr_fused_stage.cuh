@@ -33,6 +33,7 @@
 
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
+#include "solvers/common/stage_rhs_core.hpp"
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pcr_segment_registers.cuh"
 #include "solvers/cuda/thomas_pcr_strided.cuh"
@@ -237,11 +238,7 @@ struct StageBands {
 template <class T>
 __device__ __forceinline__ T stage_rhs_inner(const StageArgs<T>& g, T a, T d, T c, T base_r, T vm, T vc, T vp,
                                              i64 node) {
-  T x = g.inv_s * base_r;
-  if (g.src[0]) x += g.src_scale[0] * g.src[0][node];
-  if (g.src[1]) x += g.src_scale[1] * g.src[1][node];
-  if (g.v) x -= d * vc - a * vm - c * vp;
-  return x;
+  return common::stage_rhs_inner(g, a, d, c, base_r, vm, vc, vp, node);
 }
 
 // End row `side` (0: row 0, 1: row n-1) of a non-periodic line: the stage's Dirichlet
@@ -250,11 +247,7 @@ __device__ __forceinline__ T stage_rhs_inner(const StageArgs<T>& g, T a, T d, T 
 template <class T>
 __device__ T stage_rhs_end(const StageArgs<T>& g, int side, T a, T d, T c, T base_r, T vm, T vc, T vp, i64 fi,
                            i64 node) {
-  if (g.end[side]) return g.end[side][fi] * g.inv_s;
-  T x = stage_rhs_inner(g, a, d, c, base_r, side == 0 ? T(0) : vm, vc, side == 1 ? T(0) : vp, node);
-  if (g.nadd[side]) x += g.nadd[side][fi];
-  if (g.nsub[side]) x -= g.nsub[side][fi];
-  return x;
+  return common::stage_rhs_end(g, side, a, d, c, base_r, vm, vc, vp, fi, node);
 }
 
 template <class T>

@@ -541,9 +541,8 @@ void stream_case(adi::Axis axis, const Box3& box, bool shared, bool periodic, bo
 
 TEST(HostVectorStream, AlignedSweepsMatchReference) {
   struct Threshold {  // non-temporal stores for every size in this test
-    std::size_t saved = adi::cpu::detail::thomas_vector_stream_bytes;
-    Threshold() { adi::cpu::detail::thomas_vector_stream_bytes = 0; }
-    ~Threshold() { adi::cpu::detail::thomas_vector_stream_bytes = saved; }
+    std::size_t saved = adi::cpu::detail::set_thomas_vector_stream_bytes_for_testing(0);
+    ~Threshold() { adi::cpu::detail::set_thomas_vector_stream_bytes_for_testing(saved); }
   } threshold;
   std::mt19937_64 rng(29);
   const bool flags[] = {false, true};
