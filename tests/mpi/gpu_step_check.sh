@@ -13,7 +13,11 @@
 #   - the tables of #18: the heat step's weak scaling at 512^3 per GPU per split (z, y, x; NCCL
 #     halo, and host-staged halo for comparison), strong scaling of a 512^3 global step on 2
 #     GPUs, the public case 128x128x4096 fp64 split along z; the card, the copy bandwidth and
-#     the NCCL (NVLink) bandwidth measured in the run.
+#     the NCCL (NVLink) bandwidth measured in the run;
+#   - (stop 30) a profile of one z-split step on rank 0 (bench_mpi_heat --profile: the second
+#     timed step inside cudaProfilerStart/Stop): nsys (every kernel and copy of the step, NCCL's
+#     too, and the GPU's idle time inside it) and ncu (DRAM bytes per kernel of ours, in fields),
+#     printed as short tables by tests/mpi/profile_table.py: where the split stage's time goes.
 # Logs tarred into $OUT/logs.tgz; tables at the end of stdout. Run part ~2-3 minutes.
 #
 #   OUT=/tmp/o tests/mpi/gpu_step_check.sh                # build (build-mpi-gpu) + run
@@ -74,7 +78,35 @@ step "heat weak np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --split
 step "heat weak np2 staged" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 3 --splits z,x --transport host_staging
 step "heat strong np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong
 step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
-tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log summary.txt 2>/dev/null) 2>/dev/null
+# 4. Profile of one z-split step on rank 0 (512^3 per GPU, the weak row): where the split stage's
+# time goes. nsys: every kernel and copy of the step (NCCL kernels too) and the GPU's idle time
+# inside it; ncu: DRAM bytes of our kernels (NCCL's are left out: replaying them would hang the
+# pair), in units of one field. Both on rank 0 only, the other rank runs plainly.
+prof_rank0() {  # prof_rank0 NAME TIMEOUT PROFILER-ARGS... -- CMD...
+  local name=$1 limit=$2 pa=()
+  shift 2
+  while [ "$1" != "--" ]; do pa+=("$1"); shift; done
+  shift
+  step "$name" "$limit" "$OUT/profile.log" $MPI -n 2 bash -c 'if [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ]; then exec "$@";
+    else shift '"${#pa[@]}"'; exec "$@"; fi' _ "${pa[@]}" "$@"
+}
+PH=("$H" --n 512 --reps 3 --splits z --no-nccl-bandwidth --profile)
+if command -v nsys >/dev/null; then
+  prof_rank0 "nsys z split step" 90 nsys profile --capture-range=cudaProfilerApi --capture-range-end=stop -t cuda \
+    -o "$OUT/z_step" -f true -- "${PH[@]}"
+  nsys stats -r cuda_gpu_trace -f csv "$OUT/z_step.nsys-rep" >"$OUT/nsys_trace.csv" 2>>"$OUT/profile.log"
+else
+  echo "nsys: not found" >>"$S"
+fi
+if command -v ncu >/dev/null; then
+  prof_rank0 "ncu z split step" 120 ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi:: \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv --print-units base \
+    --log-file "$OUT/ncu_z.csv" -- "${PH[@]}"
+else
+  echo "ncu: not found" >>"$S"
+fi
+rm -f "$OUT"/*.sqlite
+tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.csv summary.txt 2>/dev/null) 2>/dev/null
 rm -f "$OUT"/cs_*.log
 {
   echo
@@ -84,6 +116,13 @@ rm -f "$OUT"/cs_*.log
   echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs =="
   grep -hE "^\| ranks|^\|---|^\| 2 \| device" "$OUT/public.log"
   grep -hE "^device memory, 2 rank|^bench_mpi_tridiagonal:" "$OUT/public.log"
+  echo
+  echo "== Profile of one z-split step, 512^3 per GPU, rank 0 (nsys: all GPU work of the step in order; idle = launch gaps / waits) =="
+  /usr/bin/env python3 tests/mpi/profile_table.py nsys "$OUT/nsys_trace.csv" 2>&1 | tail -40
+  echo
+  echo "== The same step under ncu (kernels serialised; arrays = DRAM bytes / one 512^3 fp64 field) =="
+  /usr/bin/env python3 tests/mpi/profile_table.py ncu "$OUT/ncu_z.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
+  grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" 2>/dev/null
   echo "done ($(el))"
 } >>"$S"
 cat "$S"
