@@ -72,6 +72,9 @@ struct Args {
   std::string transport = "automatic";  // of the split axes' reduced rows and of the halo
   bool function_bc = false;
   bool strong = false;
+  std::string rhs = "passes";  // --rhs passes|separate|both: the split stage's right-hand side in
+                               // the partition passes (stop 30), in a separate pass (before), or both rows
+  bool separate_rhs = false;   // this case's (set per row from rhs)
   bool profile = false;  // --profile: no 1-rank reference; the second timed step of each split inside
                          // cudaProfilerStart/Stop (nsys --capture-range=cudaProfilerApi, ncu --profile-from-start off)
   bool pair_bandwidth = true;  // --no-nccl-bandwidth: skip the NCCL pair bandwidth (e.g. under memcheck)  // --strong: the global grid is N^3 whatever the ranks (strong scaling)
@@ -147,6 +150,7 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   mpi::DistributedOptions lines;
   lines.strategy = mpi::strategy_from_name(args.strategy);
   lines.transport = mpi::transport_from_name(args.transport);
+  lines.stage_in_passes = !args.separate_rhs;
   AdiSolver<T> heat(grid, Pde::heat(1, 1, 1), bc, Scheme::douglas(), exec, mpi::subdomain(procs, dec, lines));
   const Operator<T>& op = heat.op();
   Field<T> u = op.make_field();
@@ -213,8 +217,10 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
     arrays += 3.0;  // the stage's right-hand side (device: fused with the sweep of an unsplit axis)
     if (dims[a] > 1) {
       // The partition method with shared bands (alpha, gamma one row for all lines): reduce
-      // reads d, writes u; back-substitution reads u, writes u.
-      arrays += 4.0;
+      // reads d, writes u; back-substitution reads u, writes u. Device y / z lines with the
+      // right-hand side formed in the reduce (the default): base and V_old read, u written,
+      // then back-substitution: 5 arrays for the stage instead of 3 + 4.
+      arrays += exec.is_cuda() && !args.separate_rhs && a != 0 ? 2.0 : 4.0;
       const mpi::NetworkModel& net = procs.network(Axis(a));
       // Reduced rows: 8 values per line out, 2 back (allgather-like volume per rank).
       const double lines = double(N) / double(dec.extents()[std::size_t(a)]);
@@ -319,10 +325,15 @@ void run(const Args& args, int rank, int size) {
     }
     std::array<int, 3> dims{};
     if (!spec.empty() && dims_for(spec, size, dims)) {
-      Row r = run_case<T>(args, MPI_COMM_WORLD, dims, exec);
-      r.split = spec;
-      if (exec.is_cuda()) r.per_gpu = (size + cuda_backend::device_count() - 1) / cuda_backend::device_count();
-      rows.push_back(r);
+      for (int v = 0; v < 2; ++v) {
+        if ((v == 0 && args.rhs == "separate") || (v == 1 && args.rhs != "separate" && args.rhs != "both")) continue;
+        Args case_args = args;
+        case_args.separate_rhs = v == 1;
+        Row r = run_case<T>(case_args, MPI_COMM_WORLD, dims, exec);
+        r.split = spec + (v == 1 ? " sep.rhs" : "");
+        if (exec.is_cuda()) r.per_gpu = (size + cuda_backend::device_count() - 1) / cuda_backend::device_count();
+        rows.push_back(r);
+      }
     } else if (!spec.empty() && rank == 0 && size > 1) {
       std::printf("split %s: not possible with %d ranks, skipped\n", spec.c_str(), size);
     }
@@ -391,6 +402,7 @@ int main(int argc, char** argv) {
     else if (a == "--bc") args.function_bc = value() == "function";
     else if (a == "--strong") args.strong = true;
     else if (a == "--profile") args.profile = true;
+    else if (a == "--rhs") args.rhs = value();
     else if (a == "--no-nccl-bandwidth") args.pair_bandwidth = false;
     else if (a == "--transport") args.transport = value();
     else if (a == "--help" || a == "-h") {
@@ -399,6 +411,7 @@ int main(int argc, char** argv) {
                     "[--precision double|float] [--splits z,y,x,zy] [--strategy automatic|allgather|alltoall|pcr] "
                     "[--bc constant|function] [--strong (N^3 in all, not per rank)] [--no-nccl-bandwidth] "
                     "[--profile (no 1-rank reference; the 2nd timed step in a cudaProfilerStart/Stop range)] "
+                    "[--rhs passes|separate|both (split stage's right-hand side in the partition passes or apart)] "
                     "[--transport automatic|host_staging|nccl|cuda_aware_mpi]\n");
       rc = -1;
     } else {
@@ -406,7 +419,8 @@ int main(int argc, char** argv) {
     }
   }
   if (rc == 0 && (args.n < 4 || args.reps < 1 || (args.memory != "device" && args.memory != "host") ||
-                  (args.precision != "double" && args.precision != "float")))
+                  (args.precision != "double" && args.precision != "float") ||
+                  (args.rhs != "passes" && args.rhs != "separate" && args.rhs != "both")))
     rc = 2;
   if (rc == 0 && args.memory == "device" && !Executor::cuda_available()) {
     if (rank == 0) std::fprintf(stderr, "bench_mpi_heat: no CUDA device; use --memory host\n");

@@ -74,9 +74,9 @@ memcheck_step "memcheck halo np2" "$OUT/cs_halo" "$B/tests/test_halo_exchange" -
 memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x --no-nccl-bandwidth
 # 3. The tables.
 H="$B/benchmarks/bench_mpi_heat"
-step "heat weak np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x
+step "heat weak np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --rhs both
 step "heat weak np2 staged" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 3 --splits z,x --transport host_staging
-step "heat strong np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong
+step "heat strong np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --rhs both
 step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
 # 4. Profile of one z-split step on rank 0 (512^3 per GPU, the weak row): where the split stage's
 # time goes. nsys: every kernel and copy of the step (NCCL kernels too) and the GPU's idle time
@@ -92,16 +92,19 @@ prof_rank0() {  # prof_rank0 NAME TIMEOUT PROFILER-ARGS... -- CMD...
 }
 PH=("$H" --n 512 --reps 3 --splits z --no-nccl-bandwidth --profile)
 if command -v nsys >/dev/null; then
-  prof_rank0 "nsys z split step" 90 nsys profile --capture-range=cudaProfilerApi --capture-range-end=stop -t cuda \
-    -o "$OUT/z_step" -f true -- "${PH[@]}"
-  nsys stats -r cuda_gpu_trace -f csv "$OUT/z_step.nsys-rep" >"$OUT/nsys_trace.csv" 2>>"$OUT/profile.log"
+  for v in passes separate; do
+    prof_rank0 "nsys z split step, rhs $v" 75 nsys profile --capture-range=cudaProfilerApi --capture-range-end=stop \
+      -t cuda -o "$OUT/z_step_$v" -f true -- "${PH[@]}" --rhs $v
+    nsys stats -r cuda_gpu_trace -f csv "$OUT/z_step_$v.nsys-rep" >"$OUT/nsys_trace_$v.csv" 2>>"$OUT/profile.log"
+  done
 else
   echo "nsys: not found" >>"$S"
 fi
 if command -v ncu >/dev/null; then
-  prof_rank0 "ncu z split step" 120 ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi:: \
+  # both steps in one run (two profiler ranges: in the passes, then the separate pass)
+  prof_rank0 "ncu z split steps" 120 ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi:: \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv --print-units base \
-    --log-file "$OUT/ncu_z.csv" -- "${PH[@]}"
+    --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --rhs both
 else
   echo "ncu: not found" >>"$S"
 fi
@@ -117,10 +120,12 @@ rm -f "$OUT"/cs_*.log
   grep -hE "^\| ranks|^\|---|^\| 2 \| device" "$OUT/public.log"
   grep -hE "^device memory, 2 rank|^bench_mpi_tridiagonal:" "$OUT/public.log"
   echo
-  echo "== Profile of one z-split step, 512^3 per GPU, rank 0 (nsys: all GPU work of the step in order; idle = launch gaps / waits) =="
-  /usr/bin/env python3 tests/mpi/profile_table.py nsys "$OUT/nsys_trace.csv" 2>&1 | tail -40
-  echo
-  echo "== The same step under ncu (kernels serialised; arrays = DRAM bytes / one 512^3 fp64 field) =="
+  for v in passes separate; do
+    echo "== Profile of one z-split step, 512^3 per GPU, rank 0, split stage's right-hand side: $v (nsys: all GPU work of the step in order; idle = launch gaps / waits) =="
+    /usr/bin/env python3 tests/mpi/profile_table.py nsys "$OUT/nsys_trace_$v.csv" 2>&1 | tail -30
+    echo
+  done
+  echo "== The same steps under ncu (kernels serialised; arrays = DRAM bytes / one 512^3 fp64 field; step 1: rhs in the passes, step 2: separate) =="
   /usr/bin/env python3 tests/mpi/profile_table.py ncu "$OUT/ncu_z.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
   grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" 2>/dev/null
   echo "done ($(el))"

@@ -32,6 +32,9 @@ def short(name, width=64):
         if depth == 0:
             out += ch
     out = out.replace("adi::cuda_backend::", "")
+    full = name.replace("adi::cuda_backend::", "")
+    if len(full) <= width:  # template arguments kept where they fit (reduce_kernel<double, true, true>)
+        return full
     return out if len(out) <= width else out[: width - 3] + "..."
 
 
@@ -91,18 +94,26 @@ def ncu(path, field_bytes):
             e[r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
         except ValueError:
             pass
-    print("%-56s %9s %9s %9s %8s %7s" % ("kernel (one launch each, in order)", "us", "MB read", "MB write", "GB/s",
-                                         "arrays"))
-    tt = tb = 0.0
-    for e in k.values():
-        t = e.get("gpu__time_duration.sum", 0.0)
-        r, w = e.get("dram__bytes_read.sum", 0.0), e.get("dram__bytes_write.sum", 0.0)
-        tt += t
-        tb += r + w
-        print("%-56s %9.1f %9.1f %9.1f %8.0f %7.2f" % (e["name"], t / 1e3, r / 1e6, w / 1e6,
-                                                    (r + w) / t if t else 0, (r + w) / field_bytes))
-    print("%-56s %9.1f %19.1f %8.0f %7.2f" % ("sum (kernels serialised by ncu)", tt / 1e3, tb / 1e6,
-                                            tb / tt if tt else 0, tb / field_bytes))
+    ks = list(k.values())
+    # Several profiled steps in one log: a new step starts where the first two kernels recur.
+    starts = [0]
+    for i in range(2, len(ks) - 1):
+        if ks[i]["name"] == ks[0]["name"] and ks[i + 1]["name"] == ks[1]["name"]:
+            starts.append(i)
+    starts.append(len(ks))
+    for j in range(len(starts) - 1):
+        print("%-56s %9s %9s %9s %8s %7s" % ("step %d: kernel (one launch each, in order)" % (j + 1), "us", "MB read",
+                                             "MB write", "GB/s", "arrays"))
+        tt = tb = 0.0
+        for e in ks[starts[j]:starts[j + 1]]:
+            t = e.get("gpu__time_duration.sum", 0.0)
+            r, w = e.get("dram__bytes_read.sum", 0.0), e.get("dram__bytes_write.sum", 0.0)
+            tt += t
+            tb += r + w
+            print("%-56s %9.1f %9.1f %9.1f %8.0f %7.2f" % (e["name"], t / 1e3, r / 1e6, w / 1e6,
+                                                        (r + w) / t if t else 0, (r + w) / field_bytes))
+        print("%-56s %9.1f %19.1f %8.0f %7.2f" % ("step %d sum (kernels serialised by ncu)" % (j + 1), tt / 1e3,
+                                                tb / 1e6, tb / tt if tt else 0, tb / field_bytes))
 
 
 if __name__ == "__main__":

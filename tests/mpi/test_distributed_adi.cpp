@@ -119,12 +119,13 @@ class Grids {
 
 template <class T>
 double distributed_error(Grids& grids, const std::array<int, 3>& dims, const Grid& g, const Problem& s, Scheme scheme,
-                         const Executor& exec, const Field<T>& single, std::string* strategies = nullptr) {
+                         const Executor& exec, const Field<T>& single, std::string* strategies = nullptr,
+                         const DistributedOptions& options = {}) {
   std::array<bool, 3> per{};
   for (int a = 0; a < 3; ++a) per[a] = s.bc.periodic(Axis(a)) && g.extent(Axis(a)) > 1;
   const ProcessGrid& procs = grids.get(dims, per);
   Decomposition dec(procs, {g.nx(), g.ny(), g.nz()});
-  AdiSolver<T> solver(g, pde(s.mixed), s.bc, scheme, exec, subdomain(procs, dec));
+  AdiSolver<T> solver(g, pde(s.mixed), s.bc, scheme, exec, subdomain(procs, dec, options));
   const Operator<T>& op = solver.op();
   const auto e = op.extents(), org = op.origin(), lo = op.owned_lo(), hi = op.owned_hi();
   Field<T> h(e[0], e[1], e[2]);
@@ -279,6 +280,42 @@ TEST(DistributedAdiDevice, MatchesHost) {
       EXPECT_LE(distributed_error<double>(grids, dims, g, s, Scheme::craig_sneyd(), dev, host), 1e-11)
           << s.name << " " << describe(dims);
   }
+}
+
+// The split stage's right-hand side formed inside the partition passes (stop 30, the
+// default: every split y / z stage of these problems, whose bands are shared along y and z)
+// against one domain, with one thread per line (the last Douglas stage writes into V_old:
+// formed in the passes too) and with sub-segments (there it falls back to the separate
+// pass), and the separate pass itself; odd sizes.
+TEST(DistributedAdiDevice, StageInPasses) {
+  ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const Executor dev = rank_gpu();
+  Grids grids;
+  double worst = 0;
+  int cases = 0;
+  for (const std::array<index_t, 3>& n : {std::array<index_t, 3>{31, 33, 35}, std::array<index_t, 3>{33, 31, 1}})
+    for (const Problem& s : setups())
+      for (const Scheme& scheme : {Scheme::douglas(), Scheme::hundsdorfer_verwer()}) {
+        const Grid g = grid_for(n, s.stretched);
+        const Field<double> single = single_solution<double>(g, s, scheme, dev);
+        for (const auto& dims : factorisations(world_size())) {
+          if (n[2] == 1 && dims[2] > 1) continue;
+          for (int v = 0; v < 3; ++v) {
+            DistributedOptions o;
+            o.stage_in_passes = v < 2;
+            o.device_subsegments = v == 1 ? 0 : 1;
+            const double err = distributed_error<double>(grids, dims, g, s, scheme, dev, single, nullptr, o);
+            worst = std::max(worst, err);
+            ++cases;
+            EXPECT_LE(err, 1e-12) << s.name << ", " << scheme.name() << ", " << describe(dims) << " ranks, "
+                                  << g.describe() << (v == 2 ? ", separate right-hand side" : ", in the passes")
+                                  << (v == 1 ? ", automatic sub-segments" : ", one thread per line");
+          }
+        }
+      }
+  if (world_rank() == 0)
+    std::printf("StageInPasses: largest relative difference from one domain %.3g over %d cases\n", worst, cases);
 }
 
 }  // namespace
