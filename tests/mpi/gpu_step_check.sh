@@ -14,6 +14,10 @@
 #     halo, and host-staged halo for comparison), strong scaling of a 512^3 global step on 2
 #     GPUs, the public case 128x128x4096 fp64 split along z; the card, the copy bandwidth and
 #     the NCCL (NVLink) bandwidth measured in the run;
+#   - (stop 30) the split y / z stage's right-hand side formed inside the partition passes
+#     (5 arrays instead of 7): selfcheck "stage" cases, DistributedAdiDevice.StageInPasses, and
+#     every table row of the heat step twice, "z" (in the passes, the default) and "z sep.rhs"
+#     (the separate pass, as before; x lines always take it);
 #   - (stop 30) a profile of one z-split step on rank 0 (bench_mpi_heat --profile: the second
 #     timed step inside cudaProfilerStart/Stop): nsys (every kernel and copy of the step, NCCL's
 #     too, and the GPU's idle time inside it) and ncu (DRAM bytes per kernel of ours, in fields),
@@ -71,7 +75,7 @@ step "adi device np2" 150 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_
 grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL rows" "$OUT/tests.log" | sort -u >>"$S"
 # 2. memcheck on 2 ranks (one log per rank).
 memcheck_step "memcheck halo np2" "$OUT/cs_halo" "$B/tests/test_halo_exchange" --gtest_filter='HaloExchangeDevice.*'
-memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x --no-nccl-bandwidth
+memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x,z --no-nccl-bandwidth
 # 3. The tables.
 H="$B/benchmarks/bench_mpi_heat"
 step "heat weak np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --rhs both
