@@ -217,10 +217,10 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
     arrays += 3.0;  // the stage's right-hand side (device: fused with the sweep of an unsplit axis)
     if (dims[a] > 1) {
       // The partition method with shared bands (alpha, gamma one row for all lines): reduce
-      // reads d, writes u; back-substitution reads u, writes u. Device y / z lines with the
+      // reads d, writes u; back-substitution reads u, writes u. Device lines with the
       // right-hand side formed in the reduce (the default): base and V_old read, u written,
       // then back-substitution: 5 arrays for the stage instead of 3 + 4.
-      arrays += exec.is_cuda() && !args.separate_rhs && a != 0 ? 2.0 : 4.0;
+      arrays += exec.is_cuda() && !args.separate_rhs ? 2.0 : 4.0;
       const mpi::NetworkModel& net = procs.network(Axis(a));
       // Reduced rows: 8 values per line out, 2 back (allgather-like volume per rank).
       const double lines = double(N) / double(dec.extents()[std::size_t(a)]);

@@ -483,7 +483,7 @@ template <class T>
 bool DistributedTridiagonalPlan<T>::takes_stage(bool u_is_v) const {
   const Impl& p = *impl_;
   return !p.local && p.exec.is_cuda() && p.solve_shared == &Impl::solve_device_shared &&
-         cuda_backend::partition::stage_supported(p.ls) && (p.dw.S == 1 || !u_is_v);
+         cuda_backend::partition::stage_supported(p.ls, p.dw.S, u_is_v);
 }
 
 template <class T>

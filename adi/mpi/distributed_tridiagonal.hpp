@@ -130,9 +130,9 @@ class DistributedTridiagonalPlan {
   // reduce pass from `rhs` (the stage's base, V_old and boundary terms: see StageRhs) instead
   // of read from d, which a separate pass would write (5 field arrays per stage instead of 7).
   // Returns false, having done nothing, where the plan cannot: not a device plan of a split
-  // axis, lines along x (stride 1), or sub-segments (S > 1) with u == rhs.v. Collective.
+  // axis, or u == rhs.v with sub-segments (S > 1) or lines along x (stride 1). Collective.
   bool solve_stage(const SharedBands<T>& bands, const cuda_backend::partition::StageRhs<T>& rhs, T* u);
-  // Whether solve_stage takes this plan's stages (u not rhs.v, or S == 1).
+  // Whether solve_stage takes this plan's stages (u_is_v: u == rhs.v).
   bool takes_stage(bool u_is_v) const;
 
   bool split() const;                  // the axis is split over more than one rank

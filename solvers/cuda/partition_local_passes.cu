@@ -179,14 +179,21 @@ struct RowTiles {
 // Warp-collective: rows R .. R+31 (< n) of the warp's lines (first line wl0, L lines in all)
 // between `src` / `dst` (sub-segment base r0 of each line) and the warp's tile; tile[k][t] is
 // row R+t of line wl0+k.
-template <class T>
-__device__ __forceinline__ void tile_load(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
-                                          const T* src, T (*tile)[kWarp + 1]) {
+// tile_fill: tile[k][t] = value(line, row in the segment, offset) of row R+t of line wl0+k.
+template <class T, class Value>
+__device__ __forceinline__ void tile_fill(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
+                                          const Value& value, T (*tile)[kWarp + 1]) {
   const int lane = int(threadIdx.x) & (kWarp - 1);
   __syncwarp();
   if (R + lane < n)
-    for (int k = 0; k < kWarp && wl0 + k < L; ++k) tile[k][lane] = src[line_offset(ls, wl0 + k) + r0 + R + lane];
+    for (int k = 0; k < kWarp && wl0 + k < L; ++k)
+      tile[k][lane] = value(wl0 + k, r0 + R + lane, line_offset(ls, wl0 + k) + r0 + R + lane);
   __syncwarp();
+}
+template <class T>
+__device__ __forceinline__ void tile_load(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
+                                          const T* src, T (*tile)[kWarp + 1]) {
+  tile_fill(ls, L, wl0, r0, R, n, [&](index_t, index_t, index_t o) { return src[o]; }, tile);
 }
 template <class T>
 __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
@@ -199,14 +206,17 @@ __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t
 }
 
 // reduce_kernel<T, true> for stride-1 lines. Rows 0 and n-1 of the sub-segment go to u with
-// d's values (the back-substitution overwrites them); u may be d.
-template <class T>
+// d's values (the back-substitution overwrites them); u may be d. Stage: the tiles filled with
+// the stage's right-hand side from g (the neighbours along the line are adjacent words of the
+// same cache lines); u may be g.base, not g.v (a tile's first row reads the row before it,
+// already stored).
+template <class T, bool Stage = false>
 __global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const T* __restrict__ a,
                                                                 const T* __restrict__ b, const T* __restrict__ c,
                                                                 const T* d, T* u, T* __restrict__ alpha,
                                                                 T* __restrict__ gamma, T* __restrict__ red,
                                                                 T* __restrict__ red1, int S, bool first_open,
-                                                                bool last_open) {
+                                                                bool last_open, StageRhs<T> g) {
   __shared__ RowTiles<T> tiles;
   const index_t L = ls.count0 * ls.count1;
   const int lane = int(threadIdx.x) & (kWarp - 1), warp = int(threadIdx.x) / kWarp;
@@ -217,11 +227,25 @@ __global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const
   const int s = int(blockIdx.y);
   const index_t m = ls.n, r0 = m * s / S, r1 = m * (s + 1) / S, n = r1 - r0;
   index_t R = -kWarp;  // first row of the tile held
+  // Stage: row `row` of this rank's segment of line `line`, at offset o.
+  auto rhs_at = [&](index_t line, index_t row, index_t o) -> T {
+    const bool lo_end = first_open && row == 0, hi_end = last_open && row == m - 1;
+    const T vm = g.v && !lo_end ? g.v[o - 1] : T(0);
+    const T vc = g.v ? g.v[o] : T(0);
+    const T vp = g.v && !hi_end ? g.v[o + 1] : T(0);
+    const index_t fi = g.face_base + line % ls.count0 + (line / ls.count0) * g.face_n1;
+    if (lo_end || hi_end)
+      return stage_rhs_end(g, lo_end ? 0 : 1, g.a[row], g.d[row], g.c[row], g.base[o], vm, vc, vp, fi, o);
+    return stage_rhs_inner(g, g.a[row], g.d[row], g.c[row], g.base[o], vm, vc, vp, o);
+  };
   auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
     if (i >= R + kWarp) {  // the same i on every lane: the warp moves on together
       if (R >= 0) tile_store(ls, L, wl0, r0, R, n, u, tile);
       R = i - i % kWarp;
-      tile_load(ls, L, wl0, r0, R, n, d, tile);
+      if constexpr (Stage)
+        tile_fill(ls, L, wl0, r0, R, n, rhs_at, tile);
+      else
+        tile_load(ls, L, wl0, r0, R, n, d, tile);
     }
     ai = a[r0 + i];
     bi = b[r0 + i];
@@ -391,7 +415,7 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
   const dim3 grid(blocks_for(L), unsigned(w.S));
   if (shared && ls.stride == 1)
     reduce_rows_kernel<T><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S, first_open,
-                                                    last_open);
+                                                    last_open, StageRhs<T>{});
   else if (shared)
     reduce_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S,
                                                      first_open, last_open, StageRhs<T>{});
@@ -402,19 +426,23 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
   reduce_chain(L, w, red, s);
 }
 
-bool stage_supported(const LineSet& ls) { return ls.stride != 1; }
+bool stage_supported(const LineSet& ls, int S, bool u_is_v) { return !u_is_v || (S == 1 && ls.stride != 1); }
 
 template <class T>
 void reduce_stage(const LineSet& ls, const T* a, const T* b, const T* c, const StageRhs<T>& rhs, T* u,
                   const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream) {
-  if (!stage_supported(ls))
-    throw Unsupported("partition::reduce_stage: lines of stride 1 (along x) take the separate right-hand side");
+  if (!stage_supported(ls, w.S, u == rhs.v))
+    throw Unsupported("partition::reduce_stage: u = v needs one thread per line (S = 1) and lines of stride > 1");
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  reduce_kernel<T, true, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red, w.red1,
-                                                         w.S, first_open, last_open, rhs);
+  if (ls.stride == 1)
+    reduce_rows_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red, w.red1,
+                                                          w.S, first_open, last_open, rhs);
+  else
+    reduce_kernel<T, true, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red, w.red1,
+                                                           w.S, first_open, last_open, rhs);
   ADI_CUDA_CHECK(cudaGetLastError());
   reduce_chain(L, w, red, s);
 }

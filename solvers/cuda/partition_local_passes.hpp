@@ -52,8 +52,8 @@ ADI_CUDA_KERNEL(void reduce(const LineSet& lines, const T* a, const T* b, const 
 // formula (solvers/cuda/thomas_pcr_fused_stage.cuh: stage_rhs_inner, stage_rhs_end), the
 // fields named as in cuda_backend::FusedStage. v's neighbours beyond the segment are its
 // ghost planes (exchanged). v null: no explicit part. u may equal base, and v when S == 1
-// (v is carried in registers along the line; with S > 1 a sub-segment reads its
-// neighbour's first row).
+// on lines of stride > 1 (v is carried in registers along the line; with S > 1 a
+// sub-segment reads its neighbour's first row, along x a tile reads the row before it).
 template <class T>
 struct StageRhs {
   const T* base = nullptr;
@@ -74,12 +74,13 @@ struct StageRhs {
 
 // Phase 1 of an ADI stage along a split axis with shared bands: reduce with the right-hand
 // side formed from `rhs` (5 field arrays per stage with back_substitute instead of 7:
-// the stage's separate right-hand-side pass writes d and the reduce reads it back). Lines
-// with stride > 1 (Y, Z); stride 1 throws Unsupported (stage_supported says which).
+// the stage's separate right-hand-side pass writes d and the reduce reads it back). u may
+// be rhs.base; u = rhs.v only with one thread per line (S = 1) on lines of stride > 1
+// (Y, Z): stage_supported says whether, reduce_stage throws Unsupported otherwise.
 template <class T>
 ADI_CUDA_KERNEL(void reduce_stage(const LineSet& lines, const T* a, const T* b, const T* c, const StageRhs<T>& rhs,
                                   T* u, const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream))
-ADI_CUDA_KERNEL_OR(return false;, bool stage_supported(const LineSet& lines))
+ADI_CUDA_KERNEL_OR(return false;, bool stage_supported(const LineSet& lines, int S, bool u_is_v))
 
 // Phase 3: u_0 and u_{m-1} from sol[l*2], sol[l*2+1], then the interior rows. bad (a
 // device int, may be null) is set to 1 when a line's u_0 or u_{m-1} is not finite (a

@@ -17,7 +17,7 @@
 #   - (stop 30) the split y / z stage's right-hand side formed inside the partition passes
 #     (5 arrays instead of 7): selfcheck "stage" cases, DistributedAdiDevice.StageInPasses, and
 #     every table row of the heat step twice, "z" (in the passes, the default) and "z sep.rhs"
-#     (the separate pass, as before; x lines always take it);
+#     (the separate pass, as before);
 #   - (stop 30) a profile of one z-split step on rank 0 (bench_mpi_heat --profile: the second
 #     timed step inside cudaProfilerStart/Stop): nsys (every kernel and copy of the step, NCCL's
 #     too, and the GPU's idle time inside it) and ncu (DRAM bytes per kernel of ours, in fields),
