@@ -77,7 +77,7 @@ def nsys(path):
     span = t1 - t0
     print("%-64s %5s %10s %7s" % ("kernel / copy (in order of first start)", "count", "GPU us", "% span"))
     for n, (c, d, _) in agg.items():
-        print("%-64s %5d %10.1f %6.1f%%" % (n, c, d / 1e3, 100 * d / span))
+        print("%-64s %5d %10.1f %6.1f%%" % (n[:64], c, d / 1e3, 100 * d / span))
     print("span (first start to last end) %.1f us; GPU busy %.1f us; GPU idle inside the span %.1f us (%.1f%%)"
           % (span / 1e3, busy / 1e3, (span - busy) / 1e3, 100 * (span - busy) / span))
 
@@ -102,18 +102,23 @@ def ncu(path, field_bytes):
             starts.append(i)
     starts.append(len(ks))
     for j in range(len(starts) - 1):
-        print("%-56s %9s %9s %9s %8s %7s" % ("step %d: kernel (one launch each, in order)" % (j + 1), "us", "MB read",
-                                             "MB write", "GB/s", "arrays"))
-        tt = tb = 0.0
+        print("%-50s %3s %9s %9s %9s %6s %6s" % ("step %d: kernel (launches summed by name)" % (j + 1), "n", "us",
+                                                "MB read", "MB write", "GB/s", "arrays"))
+        agg = OrderedDict()
         for e in ks[starts[j]:starts[j + 1]]:
-            t = e.get("gpu__time_duration.sum", 0.0)
-            r, w = e.get("dram__bytes_read.sum", 0.0), e.get("dram__bytes_write.sum", 0.0)
+            a = agg.setdefault(e["name"], [0, 0.0, 0.0, 0.0])
+            a[0] += 1
+            a[1] += e.get("gpu__time_duration.sum", 0.0)
+            a[2] += e.get("dram__bytes_read.sum", 0.0)
+            a[3] += e.get("dram__bytes_write.sum", 0.0)
+        tt = tb = 0.0
+        for name, (c, t, r, w) in agg.items():
             tt += t
             tb += r + w
-            print("%-56s %9.1f %9.1f %9.1f %8.0f %7.2f" % (e["name"], t / 1e3, r / 1e6, w / 1e6,
-                                                        (r + w) / t if t else 0, (r + w) / field_bytes))
-        print("%-56s %9.1f %19.1f %8.0f %7.2f" % ("step %d sum (kernels serialised by ncu)" % (j + 1), tt / 1e3,
-                                                tb / 1e6, tb / tt if tt else 0, tb / field_bytes))
+            print("%-50s %3d %9.1f %9.1f %9.1f %6.0f %6.2f" % (name[:50], c, t / 1e3, r / 1e6, w / 1e6,
+                                                            (r + w) / t if t else 0, (r + w) / field_bytes))
+        print("%-50s %3s %9.1f %19.1f %6.0f %6.2f" % ("step %d sum (kernels serialised by ncu)" % (j + 1), "",
+                                                    tt / 1e3, tb / 1e6, tb / tt if tt else 0, tb / field_bytes))
 
 
 if __name__ == "__main__":
