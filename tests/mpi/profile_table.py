@@ -122,6 +122,11 @@ def ncu(path, field_bytes):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] in ("nsys", "ncu"):
+        try:
+            open(sys.argv[2]).close()
+        except OSError:
+            sys.exit("%s: no %s (the profiler did not run or wrote nothing: see profile.log)" % (sys.argv[1], sys.argv[2]))
     if len(sys.argv) >= 3 and sys.argv[1] == "nsys":
         nsys(sys.argv[2])
     elif len(sys.argv) >= 4 and sys.argv[1] == "ncu":
