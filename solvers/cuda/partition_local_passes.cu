@@ -233,9 +233,10 @@ __global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const
     const T vm = g.v && !lo_end ? g.v[o - 1] : T(0);
     const T vc = g.v ? g.v[o] : T(0);
     const T vp = g.v && !hi_end ? g.v[o + 1] : T(0);
-    const index_t fi = g.face_base + line % ls.count0 + (line / ls.count0) * g.face_n1;
-    if (lo_end || hi_end)
+    if (lo_end || hi_end) {  // (the face index only there: a 64-bit division)
+      const index_t fi = g.face_base + line % ls.count0 + (line / ls.count0) * g.face_n1;
       return stage_rhs_end(g, lo_end ? 0 : 1, g.a[row], g.d[row], g.c[row], g.base[o], vm, vc, vp, fi, o);
+    }
     return stage_rhs_inner(g, g.a[row], g.d[row], g.c[row], g.base[o], vm, vc, vp, o);
   };
   auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
