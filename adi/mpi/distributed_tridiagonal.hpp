@@ -130,7 +130,7 @@ class DistributedTridiagonalPlan {
   // reduce pass from `rhs` (the stage's base, V_old and boundary terms: see StageRhs) instead
   // of read from d, which a separate pass would write (5 field arrays per stage instead of 7).
   // Returns false, having done nothing, where the plan cannot: not a device plan of a split
-  // axis, or u == rhs.v with sub-segments (S > 1) or lines along x (stride 1). Collective.
+  // axis, or u == rhs.v on lines along x (stride 1). Collective.
   bool solve_stage(const SharedBands<T>& bands, const cuda_backend::partition::StageRhs<T>& rhs, T* u);
   // Whether solve_stage takes this plan's stages (u_is_v: u == rhs.v).
   bool takes_stage(bool u_is_v) const;

@@ -97,7 +97,8 @@ __device__ T stage_rhs_end(const StageRhs<T>& g, int side, T a, T d, T c, T base
 // Level 1: thread (l, s) reduces sub-segment s of line l (rows m*s/S .. m*(s+1)/S - 1).
 // S == 1: straight into red[l*8 + k]; else into red1[(s*8 + k)*L + l]. Stage (shared bands):
 // row i's right-hand side formed from g (StageRhs) instead of read from d; v moves along the
-// line in registers (one load per row), so u may be v when S == 1.
+// line in registers (one load per row), so u may be v (rows 0 and n-1 of a sub-segment,
+// which its neighbours read, are not written here).
 template <class T, bool Shared, bool Stage = false>
 __global__ void reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                               const T* d, T* u, T* __restrict__ alpha, T* __restrict__ gamma, T* __restrict__ red,
@@ -427,13 +428,16 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
   reduce_chain(L, w, red, s);
 }
 
-bool stage_supported(const LineSet& ls, int S, bool u_is_v) { return !u_is_v || (S == 1 && ls.stride != 1); }
+// u = v: the strided reduce never writes a sub-segment's first and last rows (the rows its
+// neighbours read), so any S; the x tiles store every row of a tile before the next tile
+// reads the row before it: not there.
+bool stage_supported(const LineSet& ls, int /*S*/, bool u_is_v) { return !u_is_v || ls.stride != 1; }
 
 template <class T>
 void reduce_stage(const LineSet& ls, const T* a, const T* b, const T* c, const StageRhs<T>& rhs, T* u,
                   const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream) {
   if (!stage_supported(ls, w.S, u == rhs.v))
-    throw Unsupported("partition::reduce_stage: u = v needs one thread per line (S = 1) and lines of stride > 1");
+    throw Unsupported("partition::reduce_stage: u = v needs lines of stride > 1 (not along x)");
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);

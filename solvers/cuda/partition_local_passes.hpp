@@ -51,9 +51,10 @@ ADI_CUDA_KERNEL(void reduce(const LineSet& lines, const T* a, const T* b, const 
 // (fi = face_base + l0 + l1*face_n1 for line l0 + l1*count0). The fused single-GPU stage's
 // formula (solvers/cuda/thomas_pcr_fused_stage.cuh: stage_rhs_inner, stage_rhs_end), the
 // fields named as in cuda_backend::FusedStage. v's neighbours beyond the segment are its
-// ghost planes (exchanged). v null: no explicit part. u may equal base, and v when S == 1
-// on lines of stride > 1 (v is carried in registers along the line; with S > 1 a
-// sub-segment reads its neighbour's first row, along x a tile reads the row before it).
+// ghost planes (exchanged). v null: no explicit part. u may equal base, and v on lines of
+// stride > 1 (v is carried in registers along the line, and a sub-segment's end rows, which
+// its neighbours read, are not written by the reduce; along x a tile reads the row before
+// it, already stored).
 template <class T>
 struct StageRhs {
   const T* base = nullptr;
@@ -75,8 +76,8 @@ struct StageRhs {
 // Phase 1 of an ADI stage along a split axis with shared bands: reduce with the right-hand
 // side formed from `rhs` (5 field arrays per stage with back_substitute instead of 7:
 // the stage's separate right-hand-side pass writes d and the reduce reads it back). u may
-// be rhs.base; u = rhs.v only with one thread per line (S = 1) on lines of stride > 1
-// (Y, Z): stage_supported says whether, reduce_stage throws Unsupported otherwise.
+// be rhs.base; u = rhs.v only on lines of stride > 1 (Y, Z): stage_supported says whether,
+// reduce_stage throws Unsupported otherwise.
 template <class T>
 ADI_CUDA_KERNEL(void reduce_stage(const LineSet& lines, const T* a, const T* b, const T* c, const StageRhs<T>& rhs,
                                   T* u, const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream))

@@ -96,14 +96,16 @@ prof_rank0() {  # prof_rank0 NAME TIMEOUT PROFILER-ARGS... -- CMD...
     else shift '"${#pa[@]}"'; exec "$@"; fi' _ "${pa[@]}" "$@"
 }
 PH=("$H" --n 512 --reps 3 --splits z --no-nccl-bandwidth --profile)
-if command -v nsys >/dev/null; then
+NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /usr/local/cuda/nsight-systems-*/bin/nsys \
+  /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | tail -1)
+if [ -n "$NSYS" ]; then
   for v in passes separate; do
-    prof_rank0 "nsys z split step, rhs $v" 75 nsys profile --capture-range=cudaProfilerApi --capture-range-end=stop \
+    prof_rank0 "nsys z split step, rhs $v" 75 "$NSYS" profile --capture-range=cudaProfilerApi --capture-range-end=stop \
       -t cuda -o "$OUT/z_step_$v" -f true -- "${PH[@]}" --rhs $v
-    nsys stats -r cuda_gpu_trace -f csv "$OUT/z_step_$v.nsys-rep" >"$OUT/nsys_trace_$v.csv" 2>>"$OUT/profile.log"
+    "$NSYS" stats -r cuda_gpu_trace -f csv "$OUT/z_step_$v.nsys-rep" >"$OUT/nsys_trace_$v.csv" 2>>"$OUT/profile.log"
   done
 else
-  echo "nsys: not found" >>"$S"
+  echo "nsys: not found (PATH, /usr/local/cuda, /opt/nvidia/nsight-systems)" >>"$S"
 fi
 if command -v ncu >/dev/null; then
   # both steps in one run (two profiler ranges: in the passes, then the separate pass)

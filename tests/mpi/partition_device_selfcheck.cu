@@ -2,7 +2,7 @@
 // P emulated ranks of one line set split along z, S sub-segments, reduced systems solved
 // on the host, against Thomas per line. stage = 1 (shared bands, lines along z and x): the
 // right-hand side formed by reduce_stage from base, v and A's coefficients (a Dirichlet
-// value at the first row, a Neumann term at the last, a source; u = v when P = S = 1 along z)
+// value at the first row, a Neumann term at the last, a source; u = v along z for odd S)
 // against the same formula on the host. nvcc -std=c++17 -arch=sm_90 -DADI_HAVE_CUDA -I. this.cu solvers/cuda/partition_local_passes.cu
 #include <cuda_runtime.h>
 
@@ -55,7 +55,7 @@ int main() {
                         : inv_s * base[k] + 0.5 * src[k] - (od[i] * V[k] - oa[i] * vm - oc[i] * vp) +
                               (i == N - 1 ? nadd1[l] : 0.0);
         }
-    const bool alias = stage && P == 1 && S == 1 && !rows;  // u = v (one thread per line carries v)
+    const bool alias = stage && !rows && S % 2 == 1;  // u = v (z lines: v carried in registers)
     for (index_t l = 0; l < L; ++l) {
       std::vector<double> cp(N), dp(N);
       cp[0] = C[l] / B[l], dp[0] = D[l] / B[l];

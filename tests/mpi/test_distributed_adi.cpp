@@ -296,9 +296,9 @@ TEST(DistributedAdiDevice, MatchesHost) {
 
 // The split stage's right-hand side formed inside the partition passes (stop 30, the
 // default: every split stage with shared bands: y and z here, and x with constant coefficients)
-// against one domain, with one thread per line (the last Douglas stage writes into V_old:
-// formed in the passes too) and with sub-segments (there it falls back to the separate
-// pass), and the separate pass itself; odd sizes.
+// against one domain, with one thread per line and with sub-segments (the last Douglas stage
+// writes into V_old: in the passes along y and z, the separate pass along x), and the
+// separate pass itself; odd sizes.
 TEST(DistributedAdiDevice, StageInPasses) {
   ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
