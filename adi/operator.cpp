@@ -413,6 +413,48 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   // Right-hand side divided by s (the bands are those of I/s - A_a):
   //   base/s - F_a(t_old, V_old) + g_a(t_new) = base/s - A_a V_old + g_a(t_new) - g_a(t_old).
   const bool cancel = V_old && t_old == t_new;  // g_a(t_new) - g_a(t_old) = 0
+  if (A.s_formed != s) {
+    if (A.shared)
+      Stencils<T>::diagonal(p.exec, A.d.data(), T(1) / s, A.b.data(), A.d.size());
+    else
+      Stencils<T>::diagonal(p.exec, A.fd.data(), T(1) / s, A.fb.data(), A.fd.box().sz * A.fd.nz());
+    A.s_formed = s;
+  }
+  // A split axis with shared bands on the device: the line solver forms the right-hand side
+  // inside its reduce pass (the fused stage's terms: adi/mpi's partition passes), Y is not
+  // written. Where it cannot (solve_stage returns false) the passes below form it.
+  if (A.dplan && A.shared && p.exec.is_cuda()) {
+    const index_t o = A.sweep_offset, bo = A.band_offset;
+    detail::TridiagonalStage<T> st;
+    st.base = base.data() + o;
+    st.v = V_old ? V_old->data() + o : nullptr;
+    st.inv_s = T(1) / s;
+    st.a = A.a.data() + bo;
+    st.d = A.d.data() + bo;
+    st.c = A.c.data() + bo;
+    p.stage_ends(a, s, t_new, t_old, V_old, later, st);
+    if (p.source && !cancel) {
+      st.src[0] = p.source_at(t_new) + o;
+      st.src_scale[0] = T(1) / T(p.k);
+      if (V_old) {
+        st.src[1] = p.source_at(t_old) + o;
+        st.src_scale[1] = T(-1) / T(p.k);
+        st.src[0] = p.source_at(t_new) + o;  // the second lookup may have refreshed the cache
+      }
+    }
+    bool done = false;
+    try {
+      done = A.dplan->solve_stage(SharedBands<T>{A.a.data() + bo, A.b.data() + bo, A.c.data() + bo}, st,
+                                  (result ? result->data() : Y.data()) + o);
+    } catch (const SingularSystem&) {
+      settle();  // as below: a kept error is the better message
+      throw;
+    }
+    if (done) {
+      p.line_exchange[a] += A.dplan->last_exchange_seconds();
+      return;
+    }
+  }
   detail::ApplyArgs<T> args;
   args.v = V_old ? V_old->data() : base.data();
   args.base = base.data();
@@ -439,13 +481,6 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
       // Identity rows: the solve returns the boundary value of the stage there.
       p.face_write(Y, f, true, p.stage_face_values(f, s, t_new, t_old, V_old != nullptr, later), T(1) / s, false);
     }
-  }
-  if (A.s_formed != s) {
-    if (A.shared)
-      Stencils<T>::diagonal(p.exec, A.d.data(), T(1) / s, A.b.data(), A.d.size());
-    else
-      Stencils<T>::diagonal(p.exec, A.fd.data(), T(1) / s, A.fb.data(), A.fd.box().sz * A.fd.nz());
-    A.s_formed = s;
   }
   T* y = Y.data() + A.sweep_offset;
   T* x = result ? result->data() + A.sweep_offset : y;

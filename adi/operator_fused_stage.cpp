@@ -37,20 +37,7 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>* ba
   st.a = A.a.data();
   st.d = A.d.data();
   st.c = A.c.data();
-  const auto oth = others(a);
-  st.face_n1 = N[oth[0]];
-  st.face_base = lo[oth[0]] + lo[oth[1]] * st.face_n1;
-  for (int side = 0; side < 2; ++side) {
-    const int f = 2 * a + side;
-    const BoundaryKind kind = face(a, side == 1).kind();
-    if (kind == BoundaryKind::dirichlet) {
-      st.end[side] = stage_face_values(f, s, t_new, t_old, V_old != nullptr, later);
-      st.v_end[side] = V_old ? face_values(f, t_old) : nullptr;
-    } else if (kind == BoundaryKind::neumann && !cancel) {
-      st.neu_add[side] = face_values(f, t_new);
-      if (V_old) st.neu_sub[side] = face_values(f, t_old);
-    }
-  }
+  stage_ends(a, s, t_new, t_old, V_old, later, st);
   // Sources as (time, scale) pairs: the stage's own, then the folded terms' (times 1/s,
   // as the base they belong to), merged by time.
   std::array<double, 2> src_t{};
@@ -105,6 +92,28 @@ void Operator<T>::Impl::solve_fused(int a, T s, double t_new, const Field<T>* ba
   }
   A.plan->solve_stage(st, flag);
   if (flag && !in_step) check_stages();
+}
+
+// The end rows of a stage along a (the general path's face writes): Dirichlet values, V_old's
+// boundary values and Neumann terms per face this rank holds (a split axis: only the ranks
+// at the ends of the lines), indexed face_base + c1 + c2 * face_n1.
+template <class T>
+void Operator<T>::Impl::stage_ends(int a, T s, double t_new, double t_old, Field<T>* V_old,
+                                   const std::array<bool, 3>& later, detail::TridiagonalStage<T>& st) {
+  const bool cancel = V_old && t_old == t_new;  // g_a(t_new) - g_a(t_old) = 0
+  const auto oth = others(a);
+  st.face_n1 = N[oth[0]];
+  st.face_base = lo[oth[0]] + lo[oth[1]] * st.face_n1;
+  for (int side = 0; side < 2; ++side) {
+    const int f = 2 * a + side;
+    if (dirichlet(a, side == 1)) {
+      st.end[side] = stage_face_values(f, s, t_new, t_old, V_old != nullptr, later);
+      st.v_end[side] = V_old ? face_values(f, t_old) : nullptr;
+    } else if (neumann(a, side == 1) && !cancel) {
+      st.neu_add[side] = face_values(f, t_new);
+      if (V_old) st.neu_sub[side] = face_values(f, t_old);
+    }
+  }
 }
 
 template <class T>

@@ -26,6 +26,10 @@
 #include "adi/layout.hpp"
 
 namespace adi {
+namespace detail {
+template <class T>
+struct TridiagonalStage;  // adi/detail/tridiagonal_stage.hpp
+}  // namespace detail
 
 // The solver of the lines along one split axis of a box (collective over the ranks of
 // that axis): the same contract as TridiagonalPlan::solve over this rank's segments.
@@ -35,6 +39,14 @@ class LineSolver {
   virtual ~LineSolver() = default;
   virtual void solve(const SharedBands<T>& bands, const T* d, T* u) = 0;
   virtual void solve(const Bands<T>& bands, const T* d, T* u) = 0;
+  // An ADI stage with shared bands whose right-hand side the solver forms itself from
+  // `stage` (its base, v, inv_s, A's line coefficients a, d, c, end / neu_add / neu_sub, src;
+  // fold and v_end unused) instead of reading it from d; u: the solution. Returns false,
+  // having done nothing, where it cannot (the caller then forms d and calls solve).
+  virtual bool solve_stage(const SharedBands<T>& /*bands*/, const detail::TridiagonalStage<T>& /*stage*/,
+                           T* /*u*/) {
+    return false;
+  }
   // Seconds of the last solve spent exchanging between ranks (0 if not measured).
   virtual double last_exchange_seconds() const { return 0.0; }
   // A short name of how the lines are solved ("allgather", "pcr", ...).

@@ -48,6 +48,13 @@
 #include "adi/scheme.hpp"
 #include "solvers/cuda/backend.hpp"
 
+#if defined(ADI_HAVE_CUDA)
+// --profile: the CUDA runtime's profiler range (linked through adi_cuda's cudart_static),
+// declared here so that this host TU needs no CUDA headers; cudaError_t is an int-sized enum.
+extern "C" int cudaProfilerStart(void);
+extern "C" int cudaProfilerStop(void);
+#endif
+
 namespace {
 
 using namespace adi;
@@ -65,6 +72,11 @@ struct Args {
   std::string transport = "automatic";  // of the split axes' reduced rows and of the halo
   bool function_bc = false;
   bool strong = false;
+  std::string rhs = "passes";  // --rhs passes|separate|both: the split stage's right-hand side in
+                               // the partition passes (stop 30), in a separate pass (before), or both rows
+  bool separate_rhs = false;   // this case's (set per row from rhs)
+  bool profile = false;  // --profile: no 1-rank reference; the second timed step of each split inside
+                         // cudaProfilerStart/Stop (nsys --capture-range=cudaProfilerApi, ncu --profile-from-start off)
   bool pair_bandwidth = true;  // --no-nccl-bandwidth: skip the NCCL pair bandwidth (e.g. under memcheck)  // --strong: the global grid is N^3 whatever the ranks (strong scaling)
 };
 
@@ -138,6 +150,7 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   mpi::DistributedOptions lines;
   lines.strategy = mpi::strategy_from_name(args.strategy);
   lines.transport = mpi::transport_from_name(args.transport);
+  lines.stage_in_passes = !args.separate_rhs;
   AdiSolver<T> heat(grid, Pde::heat(1, 1, 1), bc, Scheme::douglas(), exec, mpi::subdomain(procs, dec, lines));
   const Operator<T>& op = heat.op();
   Field<T> u = op.make_field();
@@ -163,10 +176,17 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   std::vector<double> t, te, th, tb, tx, ty, tz, tex;
   for (int r = 0; r < args.reps; ++r) {
     const Parts before = parts_of(heat.timings());
+    const bool capture = args.profile && r == std::min(1, args.reps - 1) && exec.is_cuda();
     MPI_Barrier(comm);
+#if defined(ADI_HAVE_CUDA)
+    if (capture) cudaProfilerStart();
+#endif
     const double t0 = MPI_Wtime();
     heat.step(u, double(r + 1) * dt, dt);
     exec.synchronize();
+#if defined(ADI_HAVE_CUDA)
+    if (capture) cudaProfilerStop();
+#endif
     t.push_back(bench::max_over(MPI_Wtime() - t0, comm));
     const Parts after = parts_of(heat.timings());
     te.push_back(bench::max_over(after.expl - before.expl, comm));
@@ -197,8 +217,10 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
     arrays += 3.0;  // the stage's right-hand side (device: fused with the sweep of an unsplit axis)
     if (dims[a] > 1) {
       // The partition method with shared bands (alpha, gamma one row for all lines): reduce
-      // reads d, writes u; back-substitution reads u, writes u.
-      arrays += 4.0;
+      // reads d, writes u; back-substitution reads u, writes u. Device lines with the
+      // right-hand side formed in the reduce (the default): base and V_old read, u written,
+      // then back-substitution: 5 arrays for the stage instead of 3 + 4.
+      arrays += exec.is_cuda() && !args.separate_rhs ? 2.0 : 4.0;
       const mpi::NetworkModel& net = procs.network(Axis(a));
       // Reduced rows: 8 values per line out, 2 back (allgather-like volume per rank).
       const double lines = double(N) / double(dec.extents()[std::size_t(a)]);
@@ -287,11 +309,11 @@ void run(const Args& args, int rank, int size) {
     MPI_Comm solo;
     MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
     Row r;
-    if (rank == 0) {
+    if (rank == 0 && !args.profile) {
       r = run_case<T>(args, solo, {1, 1, 1}, exec);
       r.split = "-";
-      MPI_Comm_free(&solo);
     }
+    if (solo != MPI_COMM_NULL) MPI_Comm_free(&solo);
     MPI_Barrier(MPI_COMM_WORLD);
     rows.push_back(r);
   }
@@ -303,10 +325,15 @@ void run(const Args& args, int rank, int size) {
     }
     std::array<int, 3> dims{};
     if (!spec.empty() && dims_for(spec, size, dims)) {
-      Row r = run_case<T>(args, MPI_COMM_WORLD, dims, exec);
-      r.split = spec;
-      if (exec.is_cuda()) r.per_gpu = (size + cuda_backend::device_count() - 1) / cuda_backend::device_count();
-      rows.push_back(r);
+      for (int v = 0; v < 2; ++v) {
+        if ((v == 0 && args.rhs == "separate") || (v == 1 && args.rhs != "separate" && args.rhs != "both")) continue;
+        Args case_args = args;
+        case_args.separate_rhs = v == 1;
+        Row r = run_case<T>(case_args, MPI_COMM_WORLD, dims, exec);
+        r.split = spec + (v == 1 ? " sep.rhs" : "");
+        if (exec.is_cuda()) r.per_gpu = (size + cuda_backend::device_count() - 1) / cuda_backend::device_count();
+        rows.push_back(r);
+      }
     } else if (!spec.empty() && rank == 0 && size > 1) {
       std::printf("split %s: not possible with %d ranks, skipped\n", spec.c_str(), size);
     }
@@ -324,13 +351,15 @@ void run(const Args& args, int rank, int size) {
               "model ms | ratio | weak eff. | per-GPU eff. | model eff. | plan+first ms | copy GB/s | lines x/y/z |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   const Row& ref = rows.front();
-  for (const Row& r : rows)
+  for (const Row& r : rows) {
+    if (r.ms <= 0) continue;  // --profile: no reference row
     std::printf("| %d | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.0f%% | "
                 "%.0f%% | %.0f%% | %.1f | %.0f | %s |\n",
                 r.ranks, r.split.c_str(), r.grid.c_str(), r.ms, r.explicit_ms, r.halo_ms, r.boundary_ms, r.axis_ms[0],
                 r.axis_ms[1], r.axis_ms[2], r.exchange_ms, r.model_ms, r.ms / r.model_ms, 100.0 * ref.ms / r.ms,
                 100.0 * r.per_gpu * ref.ms / r.ms, 100.0 * ref.model_ms / r.model_ms, r.first_ms, r.copy_gbs,
                 r.strategies.c_str());
+  }
   std::printf("(parts: the slowest rank's median each; explicit without the halo exchange in it; x/y/z: "
               "right-hand side, Dirichlet rows and the line solve of that stage; per-GPU eff. = weak eff. x ranks "
               "per GPU, the figure that means something when ranks share a GPU; plan+first: construction + first "
@@ -372,6 +401,8 @@ int main(int argc, char** argv) {
     else if (a == "--strategy") args.strategy = value();
     else if (a == "--bc") args.function_bc = value() == "function";
     else if (a == "--strong") args.strong = true;
+    else if (a == "--profile") args.profile = true;
+    else if (a == "--rhs") args.rhs = value();
     else if (a == "--no-nccl-bandwidth") args.pair_bandwidth = false;
     else if (a == "--transport") args.transport = value();
     else if (a == "--help" || a == "-h") {
@@ -379,6 +410,8 @@ int main(int argc, char** argv) {
         std::printf("bench_mpi_heat [--n N (per rank, 512)] [--reps R (5)] [--memory device|host] "
                     "[--precision double|float] [--splits z,y,x,zy] [--strategy automatic|allgather|alltoall|pcr] "
                     "[--bc constant|function] [--strong (N^3 in all, not per rank)] [--no-nccl-bandwidth] "
+                    "[--profile (no 1-rank reference; the 2nd timed step in a cudaProfilerStart/Stop range)] "
+                    "[--rhs passes|separate|both (split stage's right-hand side in the partition passes or apart)] "
                     "[--transport automatic|host_staging|nccl|cuda_aware_mpi]\n");
       rc = -1;
     } else {
@@ -386,7 +419,8 @@ int main(int argc, char** argv) {
     }
   }
   if (rc == 0 && (args.n < 4 || args.reps < 1 || (args.memory != "device" && args.memory != "host") ||
-                  (args.precision != "double" && args.precision != "float")))
+                  (args.precision != "double" && args.precision != "float") ||
+                  (args.rhs != "passes" && args.rhs != "separate" && args.rhs != "both")))
     rc = 2;
   if (rc == 0 && args.memory == "device" && !Executor::cuda_available()) {
     if (rank == 0) std::fprintf(stderr, "bench_mpi_heat: no CUDA device; use --memory host\n");

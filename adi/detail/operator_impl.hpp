@@ -300,6 +300,8 @@ struct Operator<T>::Impl {
     T alpha = T(1);
     std::array<typename Operator<T>::ExplicitTerm, 2> terms{};
   };
+  void stage_ends(int a, T s, double t_new, double t_old, Field<T>* V_old, const std::array<bool, 3>& later,
+                  detail::TridiagonalStage<T>& st);
   void solve_fused(int a, T s, double t_new, const Field<T>* base, Field<T>& Y, double t_old, Field<T>* V_old,
                    const std::array<bool, 3>& later, Field<T>* result, const Fold* fold = nullptr);
   // Whether the stage along a folds these terms into its kernel (folds(a), no mixed weight

@@ -480,6 +480,24 @@ void DistributedTridiagonalPlan<T>::solve(const SharedBands<T>& bands, const T* 
 }
 
 template <class T>
+bool DistributedTridiagonalPlan<T>::takes_stage(bool u_is_v) const {
+  const Impl& p = *impl_;
+  return !p.local && p.exec.is_cuda() && p.solve_shared == &Impl::solve_device_shared &&
+         cuda_backend::partition::stage_supported(p.ls, p.dw.S, u_is_v);
+}
+
+template <class T>
+bool DistributedTridiagonalPlan<T>::solve_stage(const SharedBands<T>& bands,
+                                                const cuda_backend::partition::StageRhs<T>& rhs, T* u) {
+  Impl& p = *impl_;
+  detail::require(bands.a && bands.b && bands.c && rhs.base && rhs.a && rhs.d && rhs.c && u,
+                  "DistributedTridiagonalPlan::solve_stage: null pointer");
+  if (!takes_stage(rhs.v == u)) return false;
+  p.run_device(bands.a, bands.b, bands.c, true, nullptr, u, &rhs);
+  return true;
+}
+
+template <class T>
 bool DistributedTridiagonalPlan<T>::split() const { return !impl_->local.has_value(); }
 template <class T>
 ReducedStrategy DistributedTridiagonalPlan<T>::strategy() const { return impl_->strategy; }

@@ -85,6 +85,11 @@ struct DistributedOptions {
   // Benchmarks: a barrier over the axis before the exchange, timed apart
   // (last_wait_seconds), so that the exchange time leaves out waiting for slower ranks.
   bool timing_barrier = false;
+  // Device plans of a split axis with shared bands, inside an adi::Operator: an ADI stage's
+  // right-hand side formed in the reduce pass (solve_stage: 5 field arrays per stage instead
+  // of 7). false: the operator forms it in a separate pass first (the path before stop 30,
+  // kept for comparison).
+  bool stage_in_passes = true;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).
@@ -95,6 +100,15 @@ struct StrategyCosts {
 // The model's predicted seconds per solve of each strategy for `lines` lines of
 // `value_size`-byte values split over `ranks` ranks (what `automatic` compares).
 StrategyCosts model_costs(const NetworkModel& net, std::size_t value_size, index_t lines, int ranks, bool periodic);
+
+template <class T>
+class DistributedTridiagonalPlan;
+}  // namespace adi::mpi
+namespace adi::cuda_backend::partition {
+template <class T>
+struct StageRhs;  // solvers/cuda/partition_local_passes.hpp
+}  // namespace adi::cuda_backend::partition
+namespace adi::mpi {
 
 template <class T>
 class DistributedTridiagonalPlan {
@@ -112,6 +126,14 @@ class DistributedTridiagonalPlan {
   // Collective over the axis. Solves every line; u may equal d. Allocates nothing.
   void solve(const Bands<T>& bands, const T* d, T* u);
   void solve(const SharedBands<T>& bands, const T* d, T* u);
+  // An ADI stage with shared bands: the same solve with the right-hand side formed inside the
+  // reduce pass from `rhs` (the stage's base, V_old and boundary terms: see StageRhs) instead
+  // of read from d, which a separate pass would write (5 field arrays per stage instead of 7).
+  // Returns false, having done nothing, where the plan cannot: not a device plan of a split
+  // axis, or u == rhs.v on lines along x (stride 1). Collective.
+  bool solve_stage(const SharedBands<T>& bands, const cuda_backend::partition::StageRhs<T>& rhs, T* u);
+  // Whether solve_stage takes this plan's stages (u_is_v: u == rhs.v).
+  bool takes_stage(bool u_is_v) const;
 
   bool split() const;                  // the axis is split over more than one rank
   ReducedStrategy strategy() const;    // the strategy in use (meaningful when split())

@@ -10,7 +10,7 @@ namespace adi::mpi {
 
 template <class T>
 void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, const T* c, bool shared, const T* d,
-                                                     T* u) {
+                                                     T* u, const cuda_backend::partition::StageRhs<T>* rhs) {
   namespace part = cuda_backend::partition;
   // This rank's GPU (ranks of a node pick different ones); the caller's device back on return.
   const cuda_backend::DeviceGuard device_guard(exec.device());
@@ -24,7 +24,10 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   // A zero pivot writes NaN into the line's reduced rows; the reduced solve carries the NaN
   // to every rank of the line, whose back-substitution raises d_flag: all ranks throw
   // below, after the collectives they were in anyway.
-  part::reduce<T>(ls, a, b, c, shared, d, u, dw, d_red.data(), first_open, last_open, st);
+  if (rhs)
+    part::reduce_stage<T>(ls, a, b, c, *rhs, u, dw, d_red.data(), first_open, last_open, st);
+  else
+    part::reduce<T>(ls, a, b, c, shared, d, u, dw, d_red.data(), first_open, last_open, st);
   mark(kLocal);
   exchange_device();  // d_red -> d_sol by the plan's transport
   part::back_substitute<T>(ls, dw, shared, d_sol.data(), u, d_flag.data(), st);

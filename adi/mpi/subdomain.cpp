@@ -4,7 +4,9 @@
 #include <string>
 #include <tuple>
 
+#include "adi/detail/tridiagonal_stage.hpp"
 #include "adi/mpi/halo.hpp"
+#include "solvers/cuda/partition_local_passes.hpp"
 
 namespace adi::mpi {
 
@@ -15,14 +17,35 @@ class PartitionLines final : public LineSolver<T> {
  public:
   PartitionLines(const ProcessGrid& procs, Axis a, const Executor& exec, const Box3& lines,
                  const DistributedOptions& o)
-      : plan_(procs, a, exec, lines, o) {}
+      : plan_(procs, a, exec, lines, o), stage_in_passes_(o.stage_in_passes) {}
   void solve(const SharedBands<T>& b, const T* d, T* u) override { plan_.solve(b, d, u); }
   void solve(const Bands<T>& b, const T* d, T* u) override { plan_.solve(b, d, u); }
+  bool solve_stage(const SharedBands<T>& b, const adi::detail::TridiagonalStage<T>& st, T* u) override {
+    if (!stage_in_passes_ || !plan_.takes_stage(st.v == u) || st.fold.count > 0) return false;
+    cuda_backend::partition::StageRhs<T> r;
+    r.base = st.base;
+    r.v = st.v;
+    r.inv_s = st.inv_s;
+    r.a = st.a;
+    r.d = st.d;
+    r.c = st.c;
+    for (int k = 0; k < 2; ++k) {
+      r.end[k] = st.end[std::size_t(k)];
+      r.nadd[k] = st.neu_add[std::size_t(k)];
+      r.nsub[k] = st.neu_sub[std::size_t(k)];
+      r.src[k] = st.src[std::size_t(k)];
+      r.src_scale[k] = st.src_scale[std::size_t(k)];
+    }
+    r.face_base = st.face_base;
+    r.face_n1 = st.face_n1;
+    return plan_.solve_stage(b, r, u);
+  }
   double last_exchange_seconds() const override { return plan_.last_exchange_seconds(); }
   const char* name() const override { return strategy_name(plan_.strategy()); }
 
  private:
   DistributedTridiagonalPlan<T> plan_;
+  bool stage_in_passes_ = true;
 };
 
 // One halo exchange per field shape and memory (an operator's fields share one).

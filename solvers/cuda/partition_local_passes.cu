@@ -72,24 +72,76 @@ __device__ __forceinline__ void reduce_segment(index_t n, const Load& load, cons
   for (int k = 0; k < 8; ++k) out(k, res[k]);
 }
 
+// The stage's right-hand side of a row that is not a global end row of its line, from v at
+// the row and its two neighbours: the fused stage's stage_rhs_inner (same terms, same order).
+template <class T>
+__device__ __forceinline__ T stage_rhs_inner(const StageRhs<T>& g, T a, T d, T c, T base_r, T vm, T vc, T vp,
+                                             index_t node) {
+  T x = g.inv_s * base_r;
+  if (g.src[0]) x += g.src_scale[0] * g.src[0][node];
+  if (g.src[1]) x += g.src_scale[1] * g.src[1][node];
+  if (g.v) x -= d * vc - a * vm - c * vp;
+  return x;
+}
+// A global end row (side 0: the line's first, 1: its last): the fused stage's stage_rhs_end.
+template <class T>
+__device__ T stage_rhs_end(const StageRhs<T>& g, int side, T a, T d, T c, T base_r, T vm, T vc, T vp, index_t fi,
+                           index_t node) {
+  if (g.end[side]) return g.end[side][fi] * g.inv_s;
+  T x = stage_rhs_inner(g, a, d, c, base_r, side == 0 ? T(0) : vm, vc, side == 1 ? T(0) : vp, node);
+  if (g.nadd[side]) x += g.nadd[side][fi];
+  if (g.nsub[side]) x -= g.nsub[side][fi];
+  return x;
+}
+
 // Level 1: thread (l, s) reduces sub-segment s of line l (rows m*s/S .. m*(s+1)/S - 1).
-// S == 1: straight into red[l*8 + k]; else into red1[(s*8 + k)*L + l].
-template <class T, bool Shared>
+// S == 1: straight into red[l*8 + k]; else into red1[(s*8 + k)*L + l]. Stage (shared bands):
+// row i's right-hand side formed from g (StageRhs) instead of read from d; v moves along the
+// line in registers (one load per row), so u may be v (rows 0 and n-1 of a sub-segment,
+// which its neighbours read, are not written here).
+template <class T, bool Shared, bool Stage = false>
 __global__ void reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                               const T* d, T* u, T* __restrict__ alpha, T* __restrict__ gamma, T* __restrict__ red,
-                              T* __restrict__ red1, int S, bool first_open, bool last_open) {
+                              T* __restrict__ red1, int S, bool first_open, bool last_open, StageRhs<T> g) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
   const int s = int(blockIdx.y);
   const index_t m = ls.n, st = ls.stride, r0 = m * s / S, r1 = m * (s + 1) / S;
   const index_t o0 = line_offset(ls, l) + r0 * st;
+  // Stage: v at rows i-1, i, i+1 of the row being loaded; the line's global ends read no
+  // neighbour beyond them (no ghost there).
+  const bool lo_end = first_open && s == 0, hi_end = last_open && s == S - 1;
+  const index_t n_sub = r1 - r0, fi = g.face_base + l % ls.count0 + (l / ls.count0) * g.face_n1;
+  T vm = T(0), vc = T(0), vp = T(0);
   auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
     const index_t o = o0 + i * st;
     ai = Shared ? a[r0 + i] : a[o];
     bi = Shared ? b[r0 + i] : b[o];
     ci = Shared ? c[r0 + i] : c[o];
-    di = d[o];
+    if constexpr (!Stage) {
+      di = d[o];
+    } else {
+      if (g.v) {
+        if (i == 0) {
+          vc = g.v[o];
+          vm = lo_end ? T(0) : g.v[o - st];
+        } else {
+          vm = vc;
+          vc = vp;
+        }
+        vp = (i == n_sub - 1 && hi_end) ? T(0) : g.v[o + st];
+      }
+      const index_t row = r0 + i;
+      const T ga = g.a[row], gd = g.d[row], gc = g.c[row];
+      const T base_r = g.base[o];
+      if (lo_end && i == 0)
+        di = stage_rhs_end(g, 0, ga, gd, gc, base_r, vm, vc, vp, fi, o);
+      else if (hi_end && i == n_sub - 1)
+        di = stage_rhs_end(g, 1, ga, gd, gc, base_r, vm, vc, vp, fi, o);
+      else
+        di = stage_rhs_inner(g, ga, gd, gc, base_r, vm, vc, vp, o);
+    }
   };
   // Shared bands: alpha and gamma depend on the bands only, the same for every line: one
   // row of them (line 0's) instead of one per line, 4 arrays less traffic per solve.
@@ -128,14 +180,21 @@ struct RowTiles {
 // Warp-collective: rows R .. R+31 (< n) of the warp's lines (first line wl0, L lines in all)
 // between `src` / `dst` (sub-segment base r0 of each line) and the warp's tile; tile[k][t] is
 // row R+t of line wl0+k.
-template <class T>
-__device__ __forceinline__ void tile_load(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
-                                          const T* src, T (*tile)[kWarp + 1]) {
+// tile_fill: tile[k][t] = value(line, row in the segment, offset) of row R+t of line wl0+k.
+template <class T, class Value>
+__device__ __forceinline__ void tile_fill(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
+                                          const Value& value, T (*tile)[kWarp + 1]) {
   const int lane = int(threadIdx.x) & (kWarp - 1);
   __syncwarp();
   if (R + lane < n)
-    for (int k = 0; k < kWarp && wl0 + k < L; ++k) tile[k][lane] = src[line_offset(ls, wl0 + k) + r0 + R + lane];
+    for (int k = 0; k < kWarp && wl0 + k < L; ++k)
+      tile[k][lane] = value(wl0 + k, r0 + R + lane, line_offset(ls, wl0 + k) + r0 + R + lane);
   __syncwarp();
+}
+template <class T>
+__device__ __forceinline__ void tile_load(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
+                                          const T* src, T (*tile)[kWarp + 1]) {
+  tile_fill(ls, L, wl0, r0, R, n, [&](index_t, index_t, index_t o) { return src[o]; }, tile);
 }
 template <class T>
 __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
@@ -148,14 +207,17 @@ __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t
 }
 
 // reduce_kernel<T, true> for stride-1 lines. Rows 0 and n-1 of the sub-segment go to u with
-// d's values (the back-substitution overwrites them); u may be d.
-template <class T>
+// d's values (the back-substitution overwrites them); u may be d. Stage: the tiles filled with
+// the stage's right-hand side from g (the neighbours along the line are adjacent words of the
+// same cache lines); u may be g.base, not g.v (a tile's first row reads the row before it,
+// already stored).
+template <class T, bool Stage = false>
 __global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const T* __restrict__ a,
                                                                 const T* __restrict__ b, const T* __restrict__ c,
                                                                 const T* d, T* u, T* __restrict__ alpha,
                                                                 T* __restrict__ gamma, T* __restrict__ red,
                                                                 T* __restrict__ red1, int S, bool first_open,
-                                                                bool last_open) {
+                                                                bool last_open, StageRhs<T> g) {
   __shared__ RowTiles<T> tiles;
   const index_t L = ls.count0 * ls.count1;
   const int lane = int(threadIdx.x) & (kWarp - 1), warp = int(threadIdx.x) / kWarp;
@@ -166,11 +228,26 @@ __global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const
   const int s = int(blockIdx.y);
   const index_t m = ls.n, r0 = m * s / S, r1 = m * (s + 1) / S, n = r1 - r0;
   index_t R = -kWarp;  // first row of the tile held
+  // Stage: row `row` of this rank's segment of line `line`, at offset o.
+  auto rhs_at = [&](index_t line, index_t row, index_t o) -> T {
+    const bool lo_end = first_open && row == 0, hi_end = last_open && row == m - 1;
+    const T vm = g.v && !lo_end ? g.v[o - 1] : T(0);
+    const T vc = g.v ? g.v[o] : T(0);
+    const T vp = g.v && !hi_end ? g.v[o + 1] : T(0);
+    if (lo_end || hi_end) {  // (the face index only there: a 64-bit division)
+      const index_t fi = g.face_base + line % ls.count0 + (line / ls.count0) * g.face_n1;
+      return stage_rhs_end(g, lo_end ? 0 : 1, g.a[row], g.d[row], g.c[row], g.base[o], vm, vc, vp, fi, o);
+    }
+    return stage_rhs_inner(g, g.a[row], g.d[row], g.c[row], g.base[o], vm, vc, vp, o);
+  };
   auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
     if (i >= R + kWarp) {  // the same i on every lane: the warp moves on together
       if (R >= 0) tile_store(ls, L, wl0, r0, R, n, u, tile);
       R = i - i % kWarp;
-      tile_load(ls, L, wl0, r0, R, n, d, tile);
+      if constexpr (Stage)
+        tile_fill(ls, L, wl0, r0, R, n, rhs_at, tile);
+      else
+        tile_load(ls, L, wl0, r0, R, n, d, tile);
     }
     ai = a[r0 + i];
     bi = b[r0 + i];
@@ -321,6 +398,14 @@ __global__ void reduced_kernel(index_t count, int n, bool periodic, const T* __r
 
 unsigned blocks_for(index_t L) { return unsigned((L + kThreads - 1) / kThreads); }
 
+// Level 2 of a reduce with sub-segments (nothing when S == 1).
+template <class T>
+void reduce_chain(index_t L, const Workspace<T>& w, T* red, cudaStream_t s) {
+  if (w.S <= 1) return;
+  reduce_chain_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(L, w.S, w.red1, w.w2, red);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 
 template <class T>
@@ -332,18 +417,39 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
   const dim3 grid(blocks_for(L), unsigned(w.S));
   if (shared && ls.stride == 1)
     reduce_rows_kernel<T><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S, first_open,
-                                                    last_open);
+                                                    last_open, StageRhs<T>{});
   else if (shared)
     reduce_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S,
-                                                     first_open, last_open);
+                                                     first_open, last_open, StageRhs<T>{});
   else
     reduce_kernel<T, false><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S,
-                                                      first_open, last_open);
+                                                      first_open, last_open, StageRhs<T>{});
   ADI_CUDA_CHECK(cudaGetLastError());
-  if (w.S > 1) {
-    reduce_chain_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(L, w.S, w.red1, w.w2, red);
-    ADI_CUDA_CHECK(cudaGetLastError());
-  }
+  reduce_chain(L, w, red, s);
+}
+
+// u = v: the strided reduce never writes a sub-segment's first and last rows (the rows its
+// neighbours read), so any S; the x tiles store every row of a tile before the next tile
+// reads the row before it: not there.
+bool stage_supported(const LineSet& ls, int /*S*/, bool u_is_v) { return !u_is_v || ls.stride != 1; }
+
+template <class T>
+void reduce_stage(const LineSet& ls, const T* a, const T* b, const T* c, const StageRhs<T>& rhs, T* u,
+                  const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream) {
+  if (!stage_supported(ls, w.S, u == rhs.v))
+    throw Unsupported("partition::reduce_stage: u = v needs lines of stride > 1 (not along x)");
+  const index_t L = ls.count0 * ls.count1;
+  if (L == 0) return;
+  auto s = static_cast<cudaStream_t>(stream);
+  const dim3 grid(blocks_for(L), unsigned(w.S));
+  if (ls.stride == 1)
+    reduce_rows_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red, w.red1,
+                                                          w.S, first_open, last_open, rhs);
+  else
+    reduce_kernel<T, true, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red, w.red1,
+                                                           w.S, first_open, last_open, rhs);
+  ADI_CUDA_CHECK(cudaGetLastError());
+  reduce_chain(L, w, red, s);
 }
 
 template <class T>
@@ -430,6 +536,11 @@ template void reduce<float>(const LineSet&, const float*, const float*, const fl
                             const Workspace<float>&, float*, bool, bool, void*);
 template void reduce<double>(const LineSet&, const double*, const double*, const double*, bool, const double*,
                              double*, const Workspace<double>&, double*, bool, bool, void*);
+template void reduce_stage<float>(const LineSet&, const float*, const float*, const float*, const StageRhs<float>&,
+                                  float*, const Workspace<float>&, float*, bool, bool, void*);
+template void reduce_stage<double>(const LineSet&, const double*, const double*, const double*,
+                                   const StageRhs<double>&, double*, const Workspace<double>&, double*, bool, bool,
+                                   void*);
 template void back_substitute<float>(const LineSet&, const Workspace<float>&, bool, const float*, float*, int*,
                                      void*);
 template void back_substitute<double>(const LineSet&, const Workspace<double>&, bool, const double*, double*, int*,

@@ -42,6 +42,47 @@ template <class T>
 ADI_CUDA_KERNEL(void reduce(const LineSet& lines, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
             const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream))
 
+// An ADI stage's right-hand side, formed by the reduce pass as it loads each row instead of
+// read from d (reduce_stage): row i of a line (node o, relative to the sweep's first node)
+//   base[o]*inv_s + sum_q src_scale[q]*src[q][o] - (d_i v[o] - a_i v[o-stride] - c_i v[o+stride])
+// with A's line coefficients a, d, c of this rank's segment (row i: a[i]); at the line's
+// global ends (first_open / last_open) the Dirichlet value end[side][fi]*inv_s, or the
+// inner formula without the missing neighbour plus nadd[side][fi] - nsub[side][fi]
+// (fi = face_base + l0 + l1*face_n1 for line l0 + l1*count0). The fused single-GPU stage's
+// formula (solvers/cuda/thomas_pcr_fused_stage.cuh: stage_rhs_inner, stage_rhs_end), the
+// fields named as in cuda_backend::FusedStage. v's neighbours beyond the segment are its
+// ghost planes (exchanged). v null: no explicit part. u may equal base, and v on lines of
+// stride > 1 (v is carried in registers along the line, and a sub-segment's end rows, which
+// its neighbours read, are not written by the reduce; along x a tile reads the row before
+// it, already stored).
+template <class T>
+struct StageRhs {
+  const T* base = nullptr;
+  const T* v = nullptr;
+  T inv_s = T(1);
+  const T* a = nullptr;
+  const T* d = nullptr;
+  const T* c = nullptr;
+  // (plain arrays: read by device code)
+  const T* end[2] = {nullptr, nullptr};
+  const T* nadd[2] = {nullptr, nullptr};
+  const T* nsub[2] = {nullptr, nullptr};
+  index_t face_base = 0;
+  index_t face_n1 = 0;
+  const T* src[2] = {nullptr, nullptr};
+  T src_scale[2] = {T(0), T(0)};
+};
+
+// Phase 1 of an ADI stage along a split axis with shared bands: reduce with the right-hand
+// side formed from `rhs` (5 field arrays per stage with back_substitute instead of 7:
+// the stage's separate right-hand-side pass writes d and the reduce reads it back). u may
+// be rhs.base; u = rhs.v only on lines of stride > 1 (Y, Z): stage_supported says whether,
+// reduce_stage throws Unsupported otherwise.
+template <class T>
+ADI_CUDA_KERNEL(void reduce_stage(const LineSet& lines, const T* a, const T* b, const T* c, const StageRhs<T>& rhs,
+                                  T* u, const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream))
+ADI_CUDA_KERNEL_OR(return false;, bool stage_supported(const LineSet& lines, int S, bool u_is_v))
+
 // Phase 3: u_0 and u_{m-1} from sol[l*2], sol[l*2+1], then the interior rows. bad (a
 // device int, may be null) is set to 1 when a line's u_0 or u_{m-1} is not finite (a
 // zero pivot on some rank poisoned the reduced rows with NaN). shared: as in the reduce

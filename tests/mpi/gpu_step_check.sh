@@ -13,7 +13,15 @@
 #   - the tables of #18: the heat step's weak scaling at 512^3 per GPU per split (z, y, x; NCCL
 #     halo, and host-staged halo for comparison), strong scaling of a 512^3 global step on 2
 #     GPUs, the public case 128x128x4096 fp64 split along z; the card, the copy bandwidth and
-#     the NCCL (NVLink) bandwidth measured in the run.
+#     the NCCL (NVLink) bandwidth measured in the run;
+#   - (stop 30) the split y / z stage's right-hand side formed inside the partition passes
+#     (5 arrays instead of 7): selfcheck "stage" cases, DistributedAdiDevice.StageInPasses, and
+#     every table row of the heat step twice, "z" (in the passes, the default) and "z sep.rhs"
+#     (the separate pass, as before);
+#   - (stop 30) a profile of one z-split step on rank 0 (bench_mpi_heat --profile: the second
+#     timed step inside cudaProfilerStart/Stop): nsys (every kernel and copy of the step, NCCL's
+#     too, and the GPU's idle time inside it) and ncu (DRAM bytes per kernel of ours, in fields),
+#     printed as short tables by tests/mpi/profile_table.py: where the split stage's time goes.
 # Logs tarred into $OUT/logs.tgz; tables at the end of stdout. Run part ~2-3 minutes.
 #
 #   OUT=/tmp/o tests/mpi/gpu_step_check.sh                # build (build-mpi-gpu) + run
@@ -64,26 +72,75 @@ step "halo tests np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange
 step "tridiagonal device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
   --gtest_filter='*Device*'
 step "adi device np2" 150 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
-grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL rows" "$OUT/tests.log" | sort -u >>"$S"
+grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL stage|StageInPasses:" "$OUT/tests.log" |
+  sort -u >>"$S"
 # 2. memcheck on 2 ranks (one log per rank).
 memcheck_step "memcheck halo np2" "$OUT/cs_halo" "$B/tests/test_halo_exchange" --gtest_filter='HaloExchangeDevice.*'
-memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x --no-nccl-bandwidth
+memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x,z --no-nccl-bandwidth
 # 3. The tables.
 H="$B/benchmarks/bench_mpi_heat"
-step "heat weak np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x
+step "heat weak np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --rhs both
 step "heat weak np2 staged" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 3 --splits z,x --transport host_staging
-step "heat strong np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong
+step "heat strong np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --rhs both
 step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
-tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log summary.txt 2>/dev/null) 2>/dev/null
+# 4. Profile of one z-split step on rank 0 (512^3 per GPU, the weak row): where the split stage's
+# time goes. nsys: every kernel and copy of the step (NCCL kernels too) and the GPU's idle time
+# inside it; ncu: DRAM bytes of our kernels (NCCL's are left out: replaying them would hang the
+# pair), in units of one field. Both on rank 0 only, the other rank runs plainly.
+prof_rank0() {  # prof_rank0 NAME TIMEOUT PROFILER-ARGS... -- CMD...
+  local name=$1 limit=$2 pa=()
+  shift 2
+  while [ "$1" != "--" ]; do pa+=("$1"); shift; done
+  shift
+  step "$name" "$limit" "$OUT/profile.log" $MPI -n 2 bash -c 'if [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ]; then exec "$@";
+    else shift '"${#pa[@]}"'; exec "$@"; fi' _ "${pa[@]}" "$@"
+}
+PH=("$H" --n 512 --reps 3 --splits z --no-nccl-bandwidth --profile)
+NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /usr/local/cuda/nsight-systems-*/bin/nsys \
+  /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | tail -1)
+if [ -n "$NSYS" ]; then
+  for v in passes; do  # (the separate pass: in the ncu table; one nsys run keeps the script under 480 s)
+    prof_rank0 "nsys z split step, rhs $v" 60 "$NSYS" profile --capture-range=cudaProfilerApi --capture-range-end=stop \
+      -t cuda -o "$OUT/z_step_$v" -f true -- "${PH[@]}" --rhs $v
+    "$NSYS" stats -r cuda_gpu_trace -f csv "$OUT/z_step_$v.nsys-rep" >"$OUT/nsys_trace_$v.csv" 2>>"$OUT/profile.log"
+  done
+else
+  echo "nsys: not found (PATH, /usr/local/cuda, /opt/nvidia/nsight-systems)" >>"$S"
+fi
+if command -v ncu >/dev/null; then
+  # both steps in one run (two profiler ranges: in the passes, then the separate pass)
+  prof_rank0 "ncu z split steps" 120 ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi:: \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv --print-units base \
+    --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --rhs both
+else
+  echo "ncu: not found" >>"$S"
+fi
+rm -f "$OUT"/*.sqlite
+tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.csv summary.txt 2>/dev/null) 2>/dev/null
 rm -f "$OUT"/cs_*.log
+grep -E " rc=" "$S" | cut -c1-160 >"$OUT/verdicts.txt"
 {
   echo
-  echo "== Heat step (Douglas, fp64, Dirichlet): weak scaling 512^3 per GPU, then strong scaling 512^3 in all =="
-  grep -hE "^bench_mpi_heat:|^\||^NCCL bandwidth|^transport of|^strong scaling|^WARNING" "$OUT/heat.log"
+  for v in passes; do  # (the separate pass: in the ncu table; one nsys run keeps the script under 480 s)
+    echo "== Profile of one z-split step, 512^3 per GPU, rank 0, split stage's right-hand side: $v (nsys: all GPU work of the step in order; idle = launch gaps / waits) =="
+    python3 tests/mpi/profile_table.py nsys "$OUT/nsys_trace_$v.csv" 2>&1 | tail -24
+    echo
+  done
+  echo "== The same steps under ncu (kernels serialised; arrays = DRAM bytes / one 512^3 fp64 field; step 1: rhs in the passes, step 2: separate) =="
+  python3 tests/mpi/profile_table.py ncu "$OUT/ncu_z.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
+  grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" 2>/dev/null
   echo
   echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs =="
   grep -hE "^\| ranks|^\|---|^\| 2 \| device" "$OUT/public.log"
   grep -hE "^device memory, 2 rank|^bench_mpi_tridiagonal:" "$OUT/public.log"
+  echo
+  echo "== Heat step (Douglas, fp64, Dirichlet): weak scaling 512^3 per GPU, then strong scaling 512^3 in all =="
+  echo "   (split 'z' etc.: the split stage's right-hand side inside the partition passes, 5 arrays (stop 30);"
+  echo "    'z sep.rhs': the separate right-hand-side pass as before, 7 arrays; same run, same cards)"
+  grep -hE "^bench_mpi_heat:|^\||^NCCL bandwidth|^transport of|^strong scaling|^WARNING" "$OUT/heat.log"
+  echo
+  echo "== Verdicts (again) =="
+  cat "$OUT/verdicts.txt"
   echo "done ($(el))"
 } >>"$S"
 cat "$S"

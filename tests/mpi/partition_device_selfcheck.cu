@@ -1,6 +1,9 @@
 // Standalone device check of solvers/cuda/partition_local_passes.cu (no MPI, no adi library):
 // P emulated ranks of one line set split along z, S sub-segments, reduced systems solved
-// on the host, against Thomas per line. nvcc -std=c++17 -arch=sm_90 -DADI_HAVE_CUDA -I. this.cu solvers/cuda/partition_local_passes.cu
+// on the host, against Thomas per line. stage = 1 (shared bands, lines along z and x): the
+// right-hand side formed by reduce_stage from base, v and A's coefficients (a Dirichlet
+// value at the first row, a Neumann term at the last, a source; u = v along z for odd S)
+// against the same formula on the host. nvcc -std=c++17 -arch=sm_90 -DADI_HAVE_CUDA -I. this.cu solvers/cuda/partition_local_passes.cu
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -26,7 +29,8 @@ int main() {
   int fails = 0, cases = 0;
   // rows = 1: lines with adjacent rows (stride 1, like lines along x: the shared-band kernels
   // stage rows through shared memory); rows = 0: neighbouring lines adjacent (along z).
-  for (int rows : {0, 1}) for (int P : {1, 2, 3}) for (int S : {1, 2, 3, 17}) for (int shared : {0, 1}) for (index_t N : {40, 700}) {
+  for (int stage : {0, 1}) for (int rows : {0, 1}) for (int P : {1, 2, 3}) for (int S : {1, 2, 3, 17}) for (int shared : {0, 1}) for (index_t N : {40, 700}) {
+    if (stage && !shared) continue;
     const index_t nx = 37, ny = 5, L = nx * ny;
     std::mt19937 rng(unsigned(P * 100 + S + N));
     std::uniform_real_distribution<double> u(-1, 1);
@@ -36,6 +40,22 @@ int main() {
     if (shared)
       for (index_t i = 0; i < N; ++i)
         for (index_t l = 0; l < L; ++l) A[i * L + l] = sa[i], B[i * L + l] = sb[i], C[i * L + l] = sc[i];
+    // stage: d from base, v, src, A's coefficients oa, od, oc, the ends' face data
+    const double inv_s = 1.7;
+    std::vector<double> base(N * L), V(N * L), src(N * L), oa(N), od(N), oc(N), end0(L), nadd1(L);
+    for (index_t i = 0; i < N * L; ++i) base[i] = u(rng), V[i] = u(rng), src[i] = u(rng);
+    for (index_t i = 0; i < N; ++i) oa[i] = u(rng), od[i] = u(rng), oc[i] = u(rng);
+    for (index_t l = 0; l < L; ++l) end0[l] = u(rng), nadd1[l] = u(rng);
+    if (stage)
+      for (index_t i = 0; i < N; ++i)
+        for (index_t l = 0; l < L; ++l) {
+          const index_t k = i * L + l;
+          const double vm = i > 0 ? V[k - L] : 0.0, vp = i < N - 1 ? V[k + L] : 0.0;
+          D[k] = i == 0 ? end0[l] * inv_s
+                        : inv_s * base[k] + 0.5 * src[k] - (od[i] * V[k] - oa[i] * vm - oc[i] * vp) +
+                              (i == N - 1 ? nadd1[l] : 0.0);
+        }
+    const bool alias = stage && !rows && S % 2 == 1;  // u = v (z lines: v carried in registers)
     for (index_t l = 0; l < L; ++l) {
       std::vector<double> cp(N), dp(N);
       cp[0] = C[l] / B[l], dp[0] = D[l] / B[l];
@@ -55,7 +75,9 @@ int main() {
     };
     double *dA = dev(lay(A)), *dB = dev(lay(B)), *dC = dev(lay(C)), *dD = dev(lay(D)), *dsa = dev(sa), *dsb = dev(sb),
            *dsc = dev(sc);
-    double* dU = dev(std::vector<double>(N * L, NAN));
+    double* dU = dev(alias ? V : std::vector<double>(N * L, NAN));
+    double *dBase = dev(lay(base)), *dV = alias ? dU : dev(lay(V)), *dSrc = dev(lay(src)), *dOa = dev(oa), *dOd = dev(od),
+           *dOc = dev(oc), *dEnd0 = dev(end0), *dNadd1 = dev(nadd1);
     std::vector<index_t> lo(P + 1);
     for (int r = 0; r <= P; ++r) lo[r] = N * r / P;
     std::vector<part::Workspace<double>> w(P);
@@ -74,9 +96,26 @@ int main() {
       dsol[r] = dev(sol[r]);
       const adi::LineSet ls = rows ? adi::LineSet{m, 1, nx, N, ny, nx * N} : adi::LineSet{m, L, nx, 1, ny, nx};
       const index_t o = rows ? lo[r] : lo[r] * L;
-      part::reduce<double>(ls, shared ? dsa + lo[r] : dA + o, shared ? dsb + lo[r] : dB + o,
-                           shared ? dsc + lo[r] : dC + o, shared, dD + o, dU + o, w[r], dred[r], r == 0, r == P - 1,
-                           nullptr);
+      if (stage) {
+        part::StageRhs<double> g;
+        g.base = dBase + o;
+        g.v = dV + o;
+        g.inv_s = inv_s;
+        g.a = dOa + lo[r];
+        g.d = dOd + lo[r];
+        g.c = dOc + lo[r];
+        g.end[0] = r == 0 ? dEnd0 : nullptr;  // only the ranks holding the face
+        g.nadd[1] = r == P - 1 ? dNadd1 : nullptr;
+        g.face_n1 = nx;
+        g.src[0] = dSrc + o;
+        g.src_scale[0] = 0.5;
+        part::reduce_stage<double>(ls, dsa + lo[r], dsb + lo[r], dsc + lo[r], g, dU + o, w[r], dred[r], r == 0,
+                                   r == P - 1, nullptr);
+      } else {
+        part::reduce<double>(ls, shared ? dsa + lo[r] : dA + o, shared ? dsb + lo[r] : dB + o,
+                             shared ? dsc + lo[r] : dC + o, shared, dD + o, dU + o, w[r], dred[r], r == 0,
+                             r == P - 1, nullptr);
+      }
       cudaMemcpy(red[r].data(), dred[r], L * 8 * sizeof(double), cudaMemcpyDeviceToHost);
     }
     for (index_t l = 0; l < L; ++l) {
@@ -115,8 +154,8 @@ int main() {
     ++cases;
     if (err > 1e-12 || e != cudaSuccess) {
       ++fails;
-      std::printf("FAIL rows %d P %d S %d shared %d N %lld err %.3e (%s)\n", rows, P, S, shared, (long long)N, err,
-                  cudaGetErrorString(e));
+      std::printf("FAIL stage %d rows %d P %d S %d shared %d N %lld err %.3e (%s)\n", stage, rows, P, S, shared,
+                  (long long)N, err, cudaGetErrorString(e));
     }
     cudaDeviceReset();
   }

@@ -201,7 +201,9 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // System: the first line with a bad pivot on any rank, else the first line whose interface
   // values are not finite (row -1: the reduced system itself failed).
   [[noreturn]] void throw_singular(std::pair<index_t, index_t> bad, const T* ends) const;
-  void run_device(const T* a, const T* b, const T* c, bool shared, const T* d, T* u);
+  // rhs (shared bands): the stage's right-hand side formed in the reduce pass, d unused.
+  void run_device(const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
+                  const cuda_backend::partition::StageRhs<T>* rhs = nullptr);
 
   // The solve path, chosen once in the constructor: the single-device plan of an unsplit
   // axis, the host passes or the device passes; one per band kind.
