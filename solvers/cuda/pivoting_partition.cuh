@@ -322,7 +322,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     constexpr int threads = 128;
     const unsigned tb = static_cast<unsigned>((lines + threads - 1) / threads);
     pivoting_thread_per_line_kernel<T, Chunk, false>
-        <<<tb, threads, 0, stream>>>(R, v.A, v.B, v.C, v.D, v.X, w1, w2, nullptr, nullptr, false, flag);
+        <<<tb, threads, 0, stream>>>(R, v.A, v.B, v.C, v.D, v.X, w1, w2, nullptr, nullptr, false, flag, nullptr);
     ADI_CUDA_CHECK(cudaGetLastError());
     break;
   }
