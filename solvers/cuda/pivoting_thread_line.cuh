@@ -122,11 +122,11 @@ __device__ bool pivoting_line(const DeviceLines& L, i64 line, const T* __restric
   return bad;
 }
 
-// automatic's device-side fall-back (adi/tridiagonal.cpp, run_cuda): the pivoting kernel is
-// enqueued right after the Thomas kernel, whatever that finds, with `gate` = the Thomas
-// kernel's flag; while it is zero (no line failed the check) every block returns at once,
-// so the fall-back costs an empty launch and no read-back to the host. gate == nullptr:
-// always solve (partial pivoting, the synchronous fall-back).
+// A fall-back decided on the device: the kernel is enqueued whatever happens before it and
+// every block returns at once while *gate is zero, so the host reads nothing back. The
+// partition route's weak blocks (gate: its weak flag, pivoting_partition.cuh) and, with
+// ADI_PIVOTING_FALLBACK=device, automatic's re-solve after the Thomas kernel (gate: that
+// kernel's flag; adi/tridiagonal.cpp, run_cuda). gate == nullptr: always solve.
 __device__ __forceinline__ bool pivot_gate_closed(const int* gate) { return gate != nullptr && *gate == 0; }
 
 template <class T, int Chunk, bool Shared>
