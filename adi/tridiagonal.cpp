@@ -257,7 +257,6 @@ void TridiagonalPlan<T>::Impl::run_host(Impl& p, Kernel k, const T* a, const T* 
                 p.workspace.get(), scope.team(), p.options.pivoting);
 }
 
-// automatic on a device, out of place: the Thomas kernel sets flag 0 where a line fails the
 template <class T>
 void TridiagonalPlan<T>::Impl::run_cuda(Impl& p, Kernel k, const T* a, const T* b, const T* c, bool shared,
                                         const T* d, T* u) {

@@ -2,7 +2,8 @@
 # The pivoting GPU check of issue 23, for one H100 or H200 (< 6 min on 16 cores):
 #   1. builds the pivoting targets with CUDA (sm_90, no VTK, no MPI);
 #   2. runs test_pivoting_cuda (every route of cuda_pivoting against LAPACKE ?gtsv / ?gesv)
-#      and part of test_pivoting_cpu (the partition method's core, the checks);
+#      and part of test_pivoting_cpu (the partition method's core, the checks), and the
+#      plans' CUDA tests (PLAN_TESTS: stop 30 changed how every checked CUDA solve reads its flag);
 #   3. compute-sanitizer memcheck on PivotingCuda.EveryRouteSmall (tile, thread, partition),
 #      StagedSmall (the staged kernel, forced) and AutomaticFallBack{ReusedPlan,Errors}
 #      (automatic's gated fall-back), racecheck on PivotingCuda.StagedSmall;
@@ -39,6 +40,10 @@ command -v ninja > /dev/null && GEN="-G Ninja"
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 TESTS="test_pivoting_cuda test_pivoting_cpu"
+# Stop 30 changed how every checked CUDA TridiagonalPlan / LargeTridiagonalPlan solve reads its
+# flag (pinned host memory) and the partition route's fall-back: the plans' own CUDA tests too.
+PLAN_TESTS="test_plan_conventions_cuda test_large_tridiagonal test_large_tridiagonal_nondominant
+  test_partition_large_cuda test_layout_safety test_tridiagonal_cuda_dispatch test_thomas_strided"
 configure() {  # dir, extra flags
   cmake -S . -B "$1" $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_EXAMPLES=OFF \
@@ -48,7 +53,7 @@ configure() {  # dir, extra flags
 t0=$(date +%s)
 if [ $build = 1 ]; then
   configure $B ""
-  cmake --build $B -j "$(nproc)" --target $TESTS bench_cuda_pivoting > "$OUT/build.log" 2>&1 ||
+  cmake --build $B -j "$(nproc)" --target $TESTS $PLAN_TESTS bench_cuda_pivoting > "$OUT/build.log" 2>&1 ||
     { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
   if [ $nocheck = 1 ]; then
     configure $B0 "-DADI_THOMAS_CHECK=0"
@@ -60,7 +65,7 @@ echo "build: $(($(date +%s) - t0)) s"
 [ $run = 0 ] && { echo "built $B; run again with --no-build"; exit 0; }
 find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
 declare -A result
-for t in $TESTS; do
+for t in $TESTS $PLAN_TESTS; do
   bin=$(find_bin $B $t)
   if [ -z "$bin" ]; then result[$t]="not built"; continue; fi
   t1=$(date +%s)
@@ -108,12 +113,12 @@ echo
 echo "== adi pivoting GPU check ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
 echo "| step | result |"
 echo "|---|---|"
-for t in $TESTS; do echo "| $t | ${result[$t]} |"; done
+for t in $TESTS $PLAN_TESTS; do echo "| $t | ${result[$t]} |"; done
 echo "| compute-sanitizer (memcheck: EveryRouteSmall, StagedSmall, AutomaticFallBack{ReusedPlan,Errors}; racecheck: StagedSmall) | $sanitizer |"
 sed 's/^/  /' "$summary"
 echo
 echo "-- failing checks (first lines) --"
-grep -h -A3 "Failure" "$OUT"/test_pivoting_*.log 2> /dev/null | head -40
+grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
 if [ -s "$OUT/ncu.csv" ] && command -v python3 > /dev/null; then
   echo
   echo "-- Nsight Compute, first launch of each pivoting kernel ($gpu; bench --reps=1) --"

@@ -58,8 +58,9 @@ struct BandView {
 };
 ADI_CUDA_KERNEL(std::size_t tridiagonal_workspace_bytes(Kernel kernel, const LineSet& lines, bool periodic,
                                         std::size_t value_size))
-// Enqueues the solve on `stream`. `pivot_flag` (device int, may be null) is set non-zero
-// by the kernel on a zero or non-finite pivot.
+// Enqueues the solve on `stream`. `pivot_flag` (an int the device can write: device or
+// pinned host memory; may be null) is set non-zero by the kernel on a zero or non-finite
+// pivot.
 template <class T>
 ADI_CUDA_KERNEL(void tridiagonal_solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,
                        bool periodic, void* workspace, int* pivot_flag, void* stream))
