@@ -2,21 +2,23 @@
 # Issue 16, the batched solves: every direction >= 85% of copy in fp32 and fp64 on the card
 # it runs on, and the dispatch table fitting that card. Builds (VTK, MPI, Python off; sm_90;
 # build dir build-yz) only bench_cuda_tridiagonal and the tests of the Y/Z and X kernels,
-# runs the tests (+ compute-sanitizer memcheck on the register kernel's small cases), then
-# bench_cuda_tridiagonal on the dense boxes 256^3, 240x256x256 and 512^3 (every candidate
-# kernel, the dispatch's pick marked '*', the measured plan, cuSPARSE; % of the copy
-# bandwidth measured in the same run) and the Y tuning rows of thomas_pcr_strided (the
-# unrolled full-segment path on and off: same-run A/B). Optional: one Nsight Compute pass
-# on the register kernel (fp32 256^3 Y, full bands).
+# runs bench_cuda_tridiagonal on the dense boxes 256^3, 240x256x256 and 512^3 (every
+# candidate kernel, the dispatch's pick marked '*', the measured plan, cuSPARSE; % of the
+# copy bandwidth measured in the same run), then the same-run A/B of the register kernel's
+# copy stream (ADI_PCR_STRIDED_GROUPS = 1: as before, 2, 4 commit groups; the Y/Z hybrid rows
+# of the three boxes and the 256^3 Y tuning rows, two passes, alternating), then the tests
+# (the Y/Z suite at each group setting; compute-sanitizer memcheck on the register kernel).
+# Optional: one Nsight Compute pass on the register kernel (fp32 256^3 Y, full bands).
 #
 #   scripts/gpu_yz_check.sh [--build-only | --no-build] [--no-tests] [--no-512] [--ncu] [--build-dir DIR]
 #
 # Logs under $OUT (default <repo>/out): yz_logs.tgz (build.log, ctest.log, sanitizer.log,
-# bench_boxes.log, bench_tune.log, ncu.txt) and summary.txt. The output ends with the tables.
+# bench_boxes.log, bench_512.log, bench_groups.log, ncu.txt) and summary.txt. The output ends
+# with the tables (the A/B table last).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
-build=$root/build-yz
+build=${BUILD_DIR:-$root/build-yz}
 do_build=1 do_tests=1 do_ncu=0 build_only=0 big=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,7 +28,7 @@ while [ $# -gt 0 ]; do
     --no-512) big=0 ;;
     --ncu) do_ncu=1 ;;
     --build-dir) build=$2; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "gpu_yz_check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -74,22 +76,34 @@ if [ $big = 1 ]; then
   note "bench 512^3: $(( $(date +%s) - t1 )) s"
 fi
 t1=$(date +%s)
-# Same-run A/B: the tuning rows with the register kernel's unrolled full-segment path (the
-# default) and without it (ADI_PCR_STRIDED_FULL_PATH=0: the general path, as before it), twice.
-: >"$logs/bench_tune.log"
+# Same-run A/B of the register kernel's copy stream: commit groups 1 (as before), 2 and 4,
+# the Y/Z hybrid rows of the three boxes and the 256^3 Y tuning rows; two passes.
+groups=(1 2 4)
+boxes_ab=256x256x256,240x256x256
+[ $big = 1 ] && boxes_ab=$boxes_ab,512x512x512
+: >"$logs/bench_groups.log"
 for pass in 1 2; do
-  for full in 1 0; do
-    echo "### pass $pass ADI_PCR_STRIDED_FULL_PATH=$full" >>"$logs/bench_tune.log"
-    ADI_PCR_STRIDED_FULL_PATH=$full "$bench" --boxes "" --no-layouts --no-sweep --no-long --reps 10 \
-      --filter "pcr_strided" >>"$logs/bench_tune.log" 2>&1 || { status=1; note "bench tuning rows: FAILED (exit $?)"; }
+  for g in "${groups[@]}"; do
+    echo "### pass $pass groups $g" >>"$logs/bench_groups.log"
+    ADI_PCR_STRIDED_GROUPS=$g timeout 60 "$bench" --boxes "$boxes_ab" --no-layouts --no-sweep --no-long --reps 7 \
+      --filter "pcr_strided" >>"$logs/bench_groups.log" 2>&1 || { status=1; note "bench groups=$g pass $pass: FAILED (exit $?)"; }
   done
 done
-note "bench tuning rows: $(( $(date +%s) - t1 )) s"
+note "bench A/B groups 1/2/4 x 2 passes: $(( $(date +%s) - t1 )) s"
 
 if [ $do_tests = 1 ]; then
   t0=$(date +%s)
   run_gtests "$logs/ctest.log" 200 "$build/tests" "${tests[@]}"
   note "tests: $(( $(date +%s) - t0 )) s"
+  for g in "${groups[@]}"; do
+    echo "### test_thomas_pcr_strided with ADI_PCR_STRIDED_GROUPS=$g" >>"$logs/ctest.log"
+    if ADI_PCR_STRIDED_GROUPS=$g timeout 100 "$build/tests/test_thomas_pcr_strided" >>"$logs/ctest.log" 2>&1; then
+      note "test_thomas_pcr_strided, ADI_PCR_STRIDED_GROUPS=$g: passed"
+    else
+      note "test_thomas_pcr_strided, ADI_PCR_STRIDED_GROUPS=$g: FAILED"
+      status=1
+    fi
+  done
   echo "### FullSegments with ADI_PCR_STRIDED_FULL_PATH=0 (the general path)" >>"$logs/ctest.log"
   if ADI_PCR_STRIDED_FULL_PATH=0 timeout 100 "$build/tests/test_thomas_pcr_strided" --gtest_filter='*.FullSegments' \
        >>"$logs/ctest.log" 2>&1; then
@@ -100,6 +114,8 @@ if [ $do_tests = 1 ]; then
   fi
   : >"$logs/sanitizer.log"
   run_sanitizer "$logs/sanitizer.log" 120 memcheck "$build/tests/test_thomas_pcr_strided" '*.FullSegments'
+  ADI_PCR_STRIDED_GROUPS=4 run_sanitizer "$logs/sanitizer.log" 60 racecheck "$build/tests/test_thomas_pcr_strided" \
+    '*.FullSegments'
 fi
 
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
@@ -120,19 +136,41 @@ if [ -s "$logs/ncu.txt" ]; then
   grep -E "registers_kernel|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Duration|Achieved Occupancy|Registers Per|Local Memory Spilling Requests  |Issued Warp|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|inst_executed|dram__bytes" "$logs/ncu.txt" | head -30
 fi
 [ -s "$logs/failures.txt" ] && { section "first test failures (failures.txt)"; head -30 "$logs/failures.txt"; }
-section "A/B, 256^3 Y, default tile: full-segment path on (1) / off (0), two passes (bench_tune.log has all)"
-grep -m2 -E "^(device|copy)" "$logs/bench_tune.log"
-grep -E "^### |^256\^3 +fp32 +y +tune pcr_strided lb=32 |^256\^3 +fp64 +y +tune pcr_strided lb=16 " "$logs/bench_tune.log"
-if [ -s "$logs/bench_boxes.log" ]; then
-  section "256^3 Y rows (bench_boxes.log has every row)"
-  grep -E "^(device|copy)" "$logs/bench_boxes.log"
-  grep -E "^256x256x256 +fp(32|64) +y " "$logs/bench_boxes.log" | grep -v naive
-fi
 for f in bench_boxes.log bench_512.log; do
   [ -s "$logs/$f" ] || continue
-  section "dense boxes ($f): summaries"
-  sed -n '/^== Summary/,$p' "$logs/$f"
+  section "dense boxes ($f): the targets; dispatch rows with a faster kernel (gap > 0.5%)"
+  grep -m2 -E "^(device|copy)" "$logs/$f"
+  sed -n '/^== Summary/,/^$/p' "$logs/$f"
+  sed -n '/^== Dispatch against/,/^$/p' "$logs/$f" | awk 'NR<=2 {print; next}
+    { for (i = 1; i <= NF; ++i) if ($i ~ /%$/) { g = $i + 0; n++; if (g > 0.5) { print; w++ } } }
+    END { printf "(%d dispatch rows, %d with a gap > 0.5%%)\n", n, w }'
 done
+section "A/B: register kernel copy stream, ADI_PCR_STRIDED_GROUPS 1 (before) / 2 / 4, ms, two passes (bench_groups.log)"
+grep -m2 -E "^(device|copy)" "$logs/bench_groups.log"
+awk '
+  /^### pass/ { pass = $3; g = $5; next }
+  / \| / && ($0 ~ /thomas_pcr_strided/ || $0 ~ /tune pcr_strided lb=(16|32) m=16/) && $0 !~ /measured/ {
+    split($0, h, "|"); nf = split(h[1], f, " ");
+    if (f[nf - 3] != "full" && f[nf - 3] != "shared") next;  # a benchmark row, not a table
+    k = ""; for (i = 4; i <= nf - 4; ++i) if (f[i] != "*") k = k (k == "" ? "" : " ") f[i];
+    sub(/thomas_pcr_strided \(hybrid\)/, "hybrid", k);
+    key = sprintf("%-11s %s %s %-22s %-6s", f[1], f[2], f[3], k, f[nf - 3]);
+    if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
+    ms[key, pass, g] = f[nf - 2]; pc[key, pass, g] = f[nf];
+  }
+  END {
+    printf "%-51s %7s %7s %7s | %7s %7s %7s | %%copy g1 -> g4 (best pass) gain\n", "row", "g1", "g2", "g4", "g1", "g2", "g4";
+    for (i = 1; i <= nk; ++i) {
+      key = order[i]; line = sprintf("%-51s", key);
+      for (p = 1; p <= 2; ++p) { for (j = 1; j <= 3; ++j) { gg = (j == 1 ? 1 : j == 2 ? 2 : 4);
+        line = line sprintf(" %7s", ms[key, p, gg]) } if (p == 1) line = line " |" }
+      b1 = pc[key, 1, 1] > pc[key, 2, 1] ? pc[key, 1, 1] : pc[key, 2, 1];
+      b4 = pc[key, 1, 4] > pc[key, 2, 4] ? pc[key, 1, 4] : pc[key, 2, 4];
+      m1 = ms[key, 1, 1] < ms[key, 2, 1] ? ms[key, 1, 1] : ms[key, 2, 1];
+      m4 = ms[key, 1, 4] < ms[key, 2, 4] ? ms[key, 1, 4] : ms[key, 2, 4];
+      print line sprintf(" | %5.1f -> %5.1f %+6.1f%%", b1, b4, m4 > 0 ? 100 * (m1 / m4 - 1) : 0);
+    }
+  }' "$logs/bench_groups.log"
 section "summary"
 cat "$summary"
 exit $status

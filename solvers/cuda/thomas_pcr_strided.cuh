@@ -143,7 +143,7 @@ constexpr int kEndFields = 11;  // Fd Fa Fg Ld La Lg ae be ce dv x
 
 // One block of up to 512 threads per SM: the tile's segments in registers, the next
 // tile in shared memory.
-template <class T, bool Shared, int MaxM>
+template <class T, bool Shared, int MaxM, int Groups>
 __global__ void __launch_bounds__(512, 1)
     thomas_pcr_strided_registers_kernel(DeviceLines L, PcrShape sh, int log2lb, const T* __restrict__ a,
                                         const T* __restrict__ b, const T* __restrict__ c, const T* d, T* u,
@@ -180,31 +180,61 @@ __global__ void __launch_bounds__(512, 1)
   // while they are in flight). Each thread copies exactly the slots it later reads, so it
   // refills them for the next tile as soon as it has read them, without a barrier: the
   // next tile streams in during the whole solve of this one.
-  auto issue = [&](i64 tile) {
+  //
+  // The copies go in Groups commit groups of MaxM/Groups registers each (register j of the
+  // right-aligned segment = row s*m + j - (MaxM - len)). With Groups = 1 a thread waits for
+  // all its rows of a tile, then issues all of the next tile's: the SM's copies drain
+  // before each tile's burst (one tile in flight, then none). With Groups > 1 it waits for
+  // the oldest group only (cp.async.wait_group Groups-1), reads its rows and at once
+  // reissues those slots for the next tile, so while the tile's last rows land the next
+  // tile's first rows are already in flight: the copy stream never drains.
+  constexpr int GR = MaxM / Groups;  // registers per group
+  static_assert(MaxM % Groups == 0, "groups of whole registers");
+  const int lo_len = MaxM - len;     // first register of a full line's segment
+  auto issue = [&](i64 tile, int g) {
     const i64 line = tile * LB + l;
-    if (line < nl) {
-      const i64 first = L.offset(line) + static_cast<i64>(s) * m * st;
-      T* dst = stage + s * m * LB + l;
-      const T* from[NA];
+    if (Groups == 1) {  // the stream as before groups (same code: the A/B baseline)
+      if (line < nl) {
+        const i64 first = L.offset(line) + static_cast<i64>(s) * m * st;
+        T* dst = stage + s * m * LB + l;
+        const T* from[NA];
 #pragma unroll
-      for (int k = 0; k < NA; ++k) from[k] = src[k] + first;
-      // A run-time loop: issued while the tile's rows are live in registers, an unrolled one
-      // would hold its addresses there too (ptxas: spills).
-      for (int j = 0; j < len; ++j, dst += LB) {
+        for (int k = 0; k < NA; ++k) from[k] = src[k] + first;
+        // A run-time loop: issued while the tile's rows are live in registers, an unrolled one
+        // would hold its addresses there too (ptxas: spills).
+        for (int j = 0; j < len; ++j, dst += LB) {
 #pragma unroll
-        for (int k = 0; k < NA; ++k) {
-          __pipeline_memcpy_async(dst + k * n * LB, from[k], sizeof(T));
-          from[k] += st;
+          for (int k = 0; k < NA; ++k) {
+            __pipeline_memcpy_async(dst + k * n * LB, from[k], sizeof(T));
+            from[k] += st;
+          }
+        }
+      }
+    } else {
+      const int j0 = max(g * GR, lo_len) - lo_len, j1 = (g + 1) * GR - lo_len;  // rows [j0, j1)
+      if (line < nl && j0 < j1) {
+        // One element offset for the NA arrays (the bases stay kernel parameters): fewer
+        // registers live across the reads than NA pointers.
+        i64 o = L.offset(line) + (static_cast<i64>(s) * m + j0) * st;
+        T* dst = stage + (s * m + j0) * LB + l;
+        for (int j = j0; j < j1; ++j, dst += LB, o += st) {
+          __pipeline_memcpy_async(dst, d + o, sizeof(T));
+          if (!Shared) {
+            __pipeline_memcpy_async(dst + n * LB, a + o, sizeof(T));
+            __pipeline_memcpy_async(dst + 2 * n * LB, b + o, sizeof(T));
+            __pipeline_memcpy_async(dst + 3 * n * LB, c + o, sizeof(T));
+          }
         }
       }
     }
-    __pipeline_commit();
+    __pipeline_commit();  // also when empty: every thread commits Groups groups a tile
   };
 
   if (Shared) __syncthreads();  // the factors
-  if (static_cast<i64>(blockIdx.x) < tiles) issue(blockIdx.x);
+  if (static_cast<i64>(blockIdx.x) < tiles)
+    for (int g = 0; g < Groups; ++g) issue(blockIdx.x, g);
   for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    __pipeline_wait_prior(0);  // this thread's rows of this tile have landed
+    if (Groups == 1) __pipeline_wait_prior(0);  // this thread's rows of this tile have landed
     const i64 line = tile * LB + l;
     const int mylen = line < nl ? len : 0;
     RegisterRows<T, Shared ? 1 : MaxM> rows;  // per-line bands: a, b, c, d
@@ -219,21 +249,31 @@ __global__ void __launch_bounds__(512, 1)
     auto own_rows = [&](auto seg_len) -> SegmentEnds<T> {
       const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
 #pragma unroll
-      for (int j = 0; j < MaxM; ++j) {
-        if (j >= lo) {
-          const int r = s * m + j - lo;
-          const T* p = stage + r * LB + l;
-          if constexpr (Shared) {
-            rd[j] = p[0];
-          } else {
-            rows.d(j) = p[0];
-            rows.a(j) = (r == 0 && !periodic) ? T(0) : p[n * LB];
-            rows.b(j) = p[2 * n * LB];
-            rows.c(j) = (r == n - 1 && !periodic) ? T(0) : p[3 * n * LB];
+      for (int g = 0; g < Groups; ++g) {
+        if (Groups > 1) __pipeline_wait_prior(Groups - 1);  // group g of this tile has landed
+#pragma unroll
+        for (int j = g * GR; j < (g + 1) * GR; ++j) {
+          if (j >= lo) {
+            const int r = s * m + j - lo;
+            const T* p = stage + r * LB + l;
+            if constexpr (Shared) {
+              rd[j] = p[0];
+            } else {
+              rows.d(j) = p[0];
+              rows.a(j) = (r == 0 && !periodic) ? T(0) : p[n * LB];
+              rows.b(j) = p[2 * n * LB];
+              rows.c(j) = (r == n - 1 && !periodic) ? T(0) : p[3 * n * LB];
+            }
           }
         }
+        if (Groups > 1) {
+          if (tile + gridDim.x < tiles)
+            issue(tile + gridDim.x, g);
+          else
+            __pipeline_commit();
+        }
       }
-      if (tile + gridDim.x < tiles) issue(tile + gridDim.x);
+      if (Groups == 1 && tile + gridDim.x < tiles) issue(tile + gridDim.x, 0);
       if constexpr (Shared)
         return segment_reduce_shared<T, MaxM>(rd, seg_len, F.f[0] + base, F.f[1] + base, F.f[2] + base);
       else
@@ -344,6 +384,22 @@ inline bool pcr_strided_full_path() {
   return on;
 }
 
+// Commit groups of the register kernel's copy stream (1, 2 or 4). 1 is the stream as before
+// groups (a tile's copies issued after all of the previous tile's landed). Default: 4 with
+// shared bands (one array streamed: a 32 KB tile, whose drain before each burst costs most),
+// 1 with per-line bands (their reads between the groups' copies spill, ptxas sm_90: fp32
+// m = 16 136 / 348 bytes at 2 / 4 groups, fp64 m = 8 188 / 320). ADI_PCR_STRIDED_GROUPS=1,
+// 2 or 4 sets both for same-run A/B timings (scripts/gpu_yz_check.sh): a timing switch, not
+// an option; every setting computes the same function.
+inline int pcr_strided_copy_groups(bool shared) {
+  static const int env = [] {
+    const char* v = std::getenv("ADI_PCR_STRIDED_GROUPS");
+    const std::string g = v ? v : "";
+    return g == "1" ? 1 : g == "2" ? 2 : g == "4" ? 4 : 0;
+  }();
+  return env > 0 ? env : shared ? 4 : 1;
+}
+
 template <class T>
 void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic,
                                int* flag, cudaStream_t stream, const Tuning& tuning) {
@@ -376,15 +432,28 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
       kernel<<<grid, threads, smem, stream>>>(L, sh, log2lb, bands.a, bands.b, bands.c, d, u, periodic,
                                               pcr_strided_full_path(), flag);
     };
+    auto go_groups = [&](auto shared, auto max_m) {
+      constexpr bool S = decltype(shared)::value;
+      constexpr int M = decltype(max_m)::value;
+      switch (pcr_strided_copy_groups(S)) {
+        case 1: return go(thomas_pcr_strided_registers_kernel<T, S, M, 1>);
+        case 2: return go(thomas_pcr_strided_registers_kernel<T, S, M, 2>);
+        default: return go(thomas_pcr_strided_registers_kernel<T, S, M, 4>);
+      }
+    };
+    using yes = std::true_type;
+    using no = std::false_type;
+    using m8 = std::integral_constant<int, 8>;
+    using m16 = std::integral_constant<int, 16>;
     if (bands.shared) {
       if (sh.m <= 8)
-        go(thomas_pcr_strided_registers_kernel<T, true, 8>);
+        go_groups(yes{}, m8{});
       else
-        go(thomas_pcr_strided_registers_kernel<T, true, 16>);
+        go_groups(yes{}, m16{});
     } else if (sh.m > 8) {  // single precision only (see rows above)
-      go(thomas_pcr_strided_registers_kernel < T, false, sizeof(T) == 4 ? 16 : 8 >);
+      go_groups(no{}, std::integral_constant<int, sizeof(T) == 4 ? 16 : 8>{});
     } else {
-      go(thomas_pcr_strided_registers_kernel<T, false, 8>);
+      go_groups(no{}, m8{});
     }
     ADI_CUDA_CHECK(cudaGetLastError());
     return;

@@ -38,20 +38,34 @@ TEST(CudaThomasPcrStrided, LaunchShapes) {
   adi::test_cuda::launch_shapes<double>(Kernel::cuda_thomas_pcr_strided, Family::adjacent, shapes);
 }
 
+// Every n, periodic or not, shared or per-line bands, both precisions, on `count` adjacent lines.
+void check_adjacent(std::initializer_list<adi::index_t> sizes, adi::index_t count, adi::index_t base) {
+  for (adi::index_t n : sizes)
+    for (int p = 0; p < 2; ++p)
+      for (int sh = 0; sh < 2; ++sh) {
+        adi::test_cuda::Case c;
+        c.lines = adi::test_cuda::adjacent(n, count);
+        c.periodic = p;
+        c.shared = sh;
+        c.base = base;
+        adi::test_cuda::check<float>(Kernel::cuda_thomas_pcr_strided, c);
+        adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr_strided, c);
+      }
+}
+
 // The register kernel's unrolled path for full segments (m divides n: 16, 128, 256, 512 rows)
 // beside the general one in the same tile: 37 lines leave the last tile part empty, n = 257
 // and 255 mix full segments with a short last one.
 TEST(CudaThomasPcrStrided, FullSegments) {
   ADI_REQUIRE_CUDA();
-  for (adi::index_t n : {8, 16, 128, 255, 256, 257, 512})
-    for (int p = 0; p < 2; ++p)
-      for (int sh = 0; sh < 2; ++sh) {
-        adi::test_cuda::Case c;
-        c.lines = adi::test_cuda::adjacent(n, 37);
-        c.periodic = p;
-        c.shared = sh;
-        c.base = 1;
-        adi::test_cuda::check<float>(Kernel::cuda_thomas_pcr_strided, c);
-        adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr_strided, c);
-      }
+  check_adjacent({8, 16, 128, 255, 256, 257, 512}, 37, 1);
+}
+
+// Several tiles per block of the persistent grid (20,000 lines: ~625 tiles of 32 lines in
+// fp32, ~1,250 of 16 in fp64, against ~132 blocks), so that every block refills its stage
+// for the next tile while it solves this one: the register kernel's copy stream in commit
+// groups (ADI_PCR_STRIDED_GROUPS; scripts/gpu_yz_check.sh runs this test at 1, 2 and 4).
+TEST(CudaThomasPcrStrided, ManyTilesPerBlock) {
+  ADI_REQUIRE_CUDA();
+  check_adjacent({16, 255, 256}, 20000, 3);
 }
