@@ -13,7 +13,7 @@
 #   scripts/gpu_yz_check.sh [--build-only | --no-build] [--no-tests] [--no-512] [--ncu] [--build-dir DIR]
 #
 # Logs under $OUT (default <repo>/out): yz_logs.tgz (build.log, ctest.log, sanitizer.log,
-# bench_boxes.log, bench_512.log, bench_groups.log, ncu.txt) and summary.txt. The output ends
+# bench_boxes.log, bench_512.log, bench_sweep.log, bench_groups.log, ncu.txt) and summary.txt. The output ends
 # with the tables (the A/B table last).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,6 +75,11 @@ if [ $big = 1 ]; then
     { status=1; note "bench 512^3: FAILED (exit $?)"; }
   note "bench 512^3: $(( $(date +%s) - t1 )) s"
 fi
+t1=$(date +%s)
+# The line-length sweep (2^24 values, per-line bands), for the dispatch rows by line length.
+"$bench" --boxes "" --no-tune --no-layouts --no-long --reps 7 >"$logs/bench_sweep.log" 2>&1 ||
+  { status=1; note "bench sweep: FAILED (exit $?)"; }
+note "bench sweep: $(( $(date +%s) - t1 )) s"
 t1=$(date +%s)
 # Same-run A/B of the register kernel's copy stream: commit groups 1 (as before), 2 and 4,
 # the Y/Z hybrid rows of the three boxes and the 256^3 Y tuning rows; two passes.
@@ -145,6 +150,21 @@ for f in bench_boxes.log bench_512.log; do
     { for (i = 1; i <= NF; ++i) if ($i ~ /%$/) { g = $i + 0; n++; if (g > 0.5) { print; w++ } } }
     END { printf "(%d dispatch rows, %d with a gap > 0.5%%)\n", n, w }'
 done
+if [ -s "$logs/bench_sweep.log" ]; then
+  section "line-length sweep, 2^24 values, per-line bands: the dispatch's pick (*) against the fastest (bench_sweep.log)"
+  grep -m2 -E "^(device|copy)" "$logs/bench_sweep.log"
+  awk '/^n=[0-9]+ / && / \| / {
+      split($0, h, "|"); nf = split(h[1], f, " "); key = f[1] " " f[2] " " f[3];
+      k = ""; star = 0; for (i = 4; i <= nf - 4; ++i) { if (f[i] == "*") star = 1; else k = k (k == "" ? "" : " ") f[i] }
+      ms = f[nf - 2] + 0;
+      if (!(key in best) || ms < best[key]) { best[key] = ms; bk[key] = k }
+      if (star) { pick[key] = ms; pk[key] = k }
+      if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
+    END { printf "%-18s %-30s %9s %-30s %9s %6s\n", "line", "dispatch", "ms", "fastest", "ms", "gap";
+      for (i = 1; i <= n; ++i) { key = order[i];
+        printf "%-18s %-30s %9.4f %-30s %9.4f %5.1f%%\n", key, pk[key], pick[key], bk[key], best[key],
+               (pick[key] > 0 ? 100 * (pick[key] / best[key] - 1) : 0) } }' "$logs/bench_sweep.log"
+fi
 section "A/B: register kernel copy stream, ADI_PCR_STRIDED_GROUPS 1 (before) / 2 / 4, ms, two passes (bench_groups.log)"
 grep -m2 -E "^(device|copy)" "$logs/bench_groups.log"
 awk '
