@@ -30,6 +30,7 @@
 
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/bulk_copy.cuh"
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pcr_segment_registers.cuh"
 
@@ -136,6 +137,14 @@ __global__ void __launch_bounds__(256)
   report(bad, flag);
 }
 
+// The bulk form's shared memory: one mbarrier per warp (at most 16) first, and the stage
+// rounded up to 16 bytes.
+constexpr std::size_t kBulkBarrierBytes = 16 * sizeof(std::uint64_t);
+template <class T>
+__device__ __forceinline__ T* align_stage(T* p) {
+  return reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(p) + 15) & ~std::uintptr_t(15));
+}
+
 // Fields of a segment's ends exchanged through shared memory, [field][segment][line]
 // with the line index padded to LB+1 (conflict-free for both the writers, lanes =
 // lines x segments, and the reduced-system warps, lanes = segments).
@@ -149,7 +158,9 @@ __global__ void __launch_bounds__(512, 1)
                                         const T* __restrict__ b, const T* __restrict__ c, const T* d, T* u,
                                         bool periodic, bool full_path, int* flag) {
   extern __shared__ __align__(16) unsigned char pcr_smem[];
-  T* smem = reinterpret_cast<T*>(pcr_smem);
+  constexpr bool Bulk = Groups == 0;  // the bulk copy engine instead of cp.async (below)
+  // Bulk: one mbarrier per warp ahead of everything else (kBulkBarrierBytes).
+  T* smem = reinterpret_cast<T*>(pcr_smem + (Bulk ? kBulkBarrierBytes : 0));
   constexpr int NA = Shared ? 1 : 4;  // arrays streamed per line
   const int LB = 1 << log2lb;
   const int t = static_cast<int>(threadIdx.x);
@@ -170,6 +181,7 @@ __global__ void __launch_bounds__(512, 1)
     if (warp == 0) pcr_factorize_shared(sh, a, b, c, periodic, F, bad);
   }
   T* stage = ends + kEndFields * spad * (LB + 1);  // [array][row][line]: the next tile
+  if (Bulk) stage = align_stage(stage);
   auto at = [&](int field, int seg, int line) -> T& { return ends[(field * spad + seg) * (LB + 1) + line]; };
   const T* src[4] = {d, a, b, c};
   int width = 1;
@@ -188,8 +200,31 @@ __global__ void __launch_bounds__(512, 1)
   // the oldest group only (cp.async.wait_group Groups-1), reads its rows and at once
   // reissues those slots for the next tile, so while the tile's last rows land the next
   // tile's first rows are already in flight: the copy stream never drains.
-  constexpr int GR = MaxM / Groups;  // registers per group
-  static_assert(MaxM % Groups == 0, "groups of whole registers");
+  //
+  // Bulk (Groups = 0; only where every tile's LB lines are adjacent in memory and every row
+  // of a tile is a 16-byte aligned piece of LB values: pcr_strided_bulk_fits): the LB
+  // threads that read a row of a tile are lanes of one warp, so the warp refills its rows
+  // for the next tile as soon as all its lanes have read them (__syncwarp), with one bulk
+  // copy per row and array, spread over the lanes, completing on the warp's mbarrier.
+  constexpr int GR = MaxM / (Groups > 0 ? Groups : 1);  // registers per group
+  static_assert(MaxM % (Groups > 0 ? Groups : 1) == 0, "groups of whole registers");
+  std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(pcr_smem) + warp;
+  auto bulk_issue = [&](i64 tile) {
+    // The warp's segments [s0, s0 + spw) hold the rows [r0, r1) of its LB lines.
+    const int spw = LB >= kWarp ? 1 : kWarp >> log2lb;
+    const int s0 = (warp * kWarp) >> log2lb;
+    const int r0 = min(n, s0 * m), r1 = min(n, (s0 + spw) * m);
+    const int rows = max(0, min(r1, S * m) - r0);
+    const unsigned piece = static_cast<unsigned>(LB * sizeof(T));
+    if (lane == 0) mbarrier_arrive_expect(bar, piece * NA * rows);
+    __syncwarp();
+    const i64 o = L.offset(tile * LB) + static_cast<i64>(r0) * st;
+    for (int i = lane; i < rows * NA; i += kWarp) {
+      const int k = i / rows, r = i - k * rows;
+      const T* from = k == 0 ? d : k == 1 ? a : k == 2 ? b : c;
+      bulk_copy_to_shared(stage + (k * n + r0 + r) * LB, from + o + r * st, piece, bar);
+    }
+  };
   const int lo_len = MaxM - len;     // first register of a full line's segment
   auto issue = [&](i64 tile, int g) {
     const i64 line = tile * LB + l;
@@ -230,11 +265,20 @@ __global__ void __launch_bounds__(512, 1)
     __pipeline_commit();  // also when empty: every thread commits Groups groups a tile
   };
 
-  if (Shared) __syncthreads();  // the factors
-  if (static_cast<i64>(blockIdx.x) < tiles)
-    for (int g = 0; g < Groups; ++g) issue(blockIdx.x, g);
-  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  if (Bulk) {
+    if (lane == 0) mbarrier_init(bar, 1);
+    fence_proxy_async_shared();
+    __syncthreads();  // the barriers (and the factors)
+    if (static_cast<i64>(blockIdx.x) < tiles) bulk_issue(blockIdx.x);
+  } else {
+    if (Shared) __syncthreads();  // the factors
+    if (static_cast<i64>(blockIdx.x) < tiles)
+      for (int g = 0; g < Groups; ++g) issue(blockIdx.x, g);
+  }
+  unsigned parity = 0;
+  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x, parity ^= 1u) {
     if (Groups == 1) __pipeline_wait_prior(0);  // this thread's rows of this tile have landed
+    if (Bulk) mbarrier_wait(bar, parity);       // the warp's rows of this tile have landed
     const i64 line = tile * LB + l;
     const int mylen = line < nl ? len : 0;
     RegisterRows<T, Shared ? 1 : MaxM> rows;  // per-line bands: a, b, c, d
@@ -249,8 +293,8 @@ __global__ void __launch_bounds__(512, 1)
     auto own_rows = [&](auto seg_len) -> SegmentEnds<T> {
       const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
 #pragma unroll
-      for (int g = 0; g < Groups; ++g) {
-        if (Groups > 1) __pipeline_wait_prior(Groups - 1);  // group g of this tile has landed
+      for (int g = 0; g < (Groups > 0 ? Groups : 1); ++g) {
+        if (Groups > 1) __pipeline_wait_prior(Groups > 1 ? Groups - 1 : 0);  // group g has landed
 #pragma unroll
         for (int j = g * GR; j < (g + 1) * GR; ++j) {
           if (j >= lo) {
@@ -274,12 +318,17 @@ __global__ void __launch_bounds__(512, 1)
         }
       }
       if (Groups == 1 && tile + gridDim.x < tiles) issue(tile + gridDim.x, 0);
+      if (Bulk && tile + gridDim.x < tiles) {
+        fence_proxy_async_shared();  // this thread's reads of the slots before their refill
+        bulk_issue(tile + gridDim.x);
+      }
       if constexpr (Shared)
         return segment_reduce_shared<T, MaxM>(rd, seg_len, F.f[0] + base, F.f[1] + base, F.f[2] + base);
       else
         return segment_reduce<T, MaxM>(rows, seg_len, bad);
     };
-    const bool full = full_path && mylen == MaxM;
+    // Bulk: one choice per warp (own_rows refills the warp's rows with __syncwarp inside).
+    const bool full = full_path && (Bulk ? __all_sync(kFullMask, mylen == MaxM) : mylen == MaxM);
     const SegmentEnds<T> e = full ? own_rows(std::integral_constant<int, MaxM>{}) : own_rows(mylen);
     const T vals[10] = {e.Fd, e.Fa, e.Fg, e.Ld, e.La, e.Lg, e.ae, e.be, e.ce, e.dv};
 #pragma unroll
@@ -343,7 +392,7 @@ __global__ void __launch_bounds__(512, 1)
     else if (mylen > 0)
       fill_rows(mylen);
   }
-  __pipeline_wait_prior(0);
+  if (!Bulk) __pipeline_wait_prior(0);
   report(bad, flag);
 }
 
@@ -384,20 +433,32 @@ inline bool pcr_strided_full_path() {
   return on;
 }
 
-// Commit groups of the register kernel's copy stream (1, 2 or 4). 1 is the stream as before
-// groups (a tile's copies issued after all of the previous tile's landed). Default: 4 with
-// shared bands (one array streamed: a 32 KB tile, whose drain before each burst costs most),
-// 1 with per-line bands (their reads between the groups' copies spill, ptxas sm_90: fp32
-// m = 16 136 / 348 bytes at 2 / 4 groups, fp64 m = 8 188 / 320). ADI_PCR_STRIDED_GROUPS=1,
-// 2 or 4 sets both for same-run A/B timings (scripts/gpu_yz_check.sh): a timing switch, not
-// an option; every setting computes the same function.
-inline int pcr_strided_copy_groups(bool shared) {
+// Whether the bulk form can copy every tile: lb lines adjacent in memory in every tile, and
+// each row of a tile (lb <= 32 values: one warp's lanes) a 16-byte aligned multiple of 16
+// bytes in every array.
+template <class T>
+bool pcr_strided_bulk_fits(const DeviceLines& L, int lb, const T* const* arrays, int count) {
+  const auto aligned = [](i64 values) { return values * static_cast<i64>(sizeof(T)) % 16 == 0; };
+  if (lb > kWarp || L.stride0 != 1 || L.count0 % lb != 0 || !aligned(lb) || !aligned(L.stride)) return false;
+  if (L.count1 > 1 && !aligned(L.stride1)) return false;
+  for (int k = 0; k < count; ++k)
+    if (reinterpret_cast<std::uintptr_t>(arrays[k]) % 16 != 0) return false;
+  return true;
+}
+
+// The register kernel's copy stream: 1 (the default: as before), 2 or 4 cp.async commit
+// groups, or 0 = the bulk copy engine (where pcr_strided_bulk_fits; else 1), from the
+// environment: ADI_PCR_STRIDED_GROUPS=1, 2, 4 or bulk, for same-run A/B timings
+// (scripts/gpu_yz_check.sh), a timing switch, not an option; every setting computes the same
+// function (tests: the suite at each). ptxas (sm_90): 2 and 4 groups spill with per-line bands
+// (fp32 m = 16: 136 / 276 bytes, fp64 m = 8: 188 / 288), not with shared bands (<= 20).
+inline int pcr_strided_copy_groups() {
   static const int env = [] {
     const char* v = std::getenv("ADI_PCR_STRIDED_GROUPS");
     const std::string g = v ? v : "";
-    return g == "1" ? 1 : g == "2" ? 2 : g == "4" ? 4 : 0;
+    return g == "1" ? 1 : g == "2" ? 2 : g == "4" ? 4 : g == "bulk" ? 0 : -1;
   }();
-  return env > 0 ? env : shared ? 4 : 1;
+  return env >= 0 ? env : 1;
 }
 
 template <class T>
@@ -422,7 +483,15 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
         pcr_register_shape(sh, tuning.lines_per_block > 0 ? tuning.lines_per_block : lb_default);
     while (rs.lb > 1 && thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs) > lim.smem_optin)
       rs = pcr_register_shape(sh, rs.lb / 2);
-    const std::size_t smem = thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs);
+    int groups = pcr_strided_copy_groups();
+    const T* streamed[4] = {d, bands.a, bands.b, bands.c};
+    if (groups == 0 && !pcr_strided_bulk_fits<T>(L, rs.lb, streamed, bands.shared ? 1 : 4)) groups = 1;
+    std::size_t smem =
+        thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs) + (groups == 0 ? kBulkBarrierBytes + 16 : 0);
+    if (groups == 0 && smem > lim.smem_optin) {
+      groups = 1;
+      smem -= kBulkBarrierBytes + 16;
+    }
     int log2lb = 0;
     while ((1 << log2lb) < rs.lb) ++log2lb;
     const int threads = rs.lb * rs.spad;
@@ -435,7 +504,8 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     auto go_groups = [&](auto shared, auto max_m) {
       constexpr bool S = decltype(shared)::value;
       constexpr int M = decltype(max_m)::value;
-      switch (pcr_strided_copy_groups(S)) {
+      switch (groups) {
+        case 0: return go(thomas_pcr_strided_registers_kernel<T, S, M, 0>);
         case 1: return go(thomas_pcr_strided_registers_kernel<T, S, M, 1>);
         case 2: return go(thomas_pcr_strided_registers_kernel<T, S, M, 2>);
         default: return go(thomas_pcr_strided_registers_kernel<T, S, M, 4>);
