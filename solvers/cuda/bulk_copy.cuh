@@ -26,6 +26,13 @@ __device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, unsigned arriv
 #endif
 }
 
+// Makes the barriers' initialisation visible to the copy engine (before a block barrier).
+__device__ __forceinline__ void mbarrier_init_fence() {
+#if ADI_HAVE_BULK_COPY
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
 // Makes this thread's earlier shared-memory accesses (the barrier's initialisation, or the reads
 // of a slot about to be refilled) ordered before later bulk copies (the async proxy).
 __device__ __forceinline__ void fence_proxy_async_shared() {

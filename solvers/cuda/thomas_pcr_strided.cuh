@@ -14,7 +14,8 @@
 // segments' end rows go through shared memory, groups of lanes solve the reduced
 // systems with shuffle PCR (32/width lines per warp), the separators come back for the
 // interior rows, and u is stored straight from registers. Two block barriers per tile;
-// only a, b, c, d in and u out touch global memory.
+// only a, b, c, d in and u out touch global memory. The copy stream has three forms (one
+// tile at a time, commit groups, the bulk copy engine; ADI_PCR_STRIDED_GROUPS, below).
 //
 // Shared-memory tile (longer lines, up to kPcrMaxN): a block takes a tile of LB
 // neighbouring lines: each warp load instruction reads 32/LB consecutive rows of the LB
@@ -266,7 +267,10 @@ __global__ void __launch_bounds__(512, 1)
   };
 
   if (Bulk) {
-    if (lane == 0) mbarrier_init(bar, 1);
+    if (lane == 0) {
+      mbarrier_init(bar, 1);
+      mbarrier_init_fence();
+    }
     fence_proxy_async_shared();
     __syncthreads();  // the barriers (and the factors)
     if (static_cast<i64>(blockIdx.x) < tiles) bulk_issue(blockIdx.x);
