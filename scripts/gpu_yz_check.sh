@@ -80,6 +80,8 @@ t1=$(date +%s)
 # The line-length sweep (2^24 values, per-line bands), for the dispatch rows by line length.
 "$bench" --boxes "" --no-tune --no-layouts --no-long --reps 7 >"$logs/bench_sweep.log" 2>&1 ||
   { status=1; note "bench sweep: FAILED (exit $?)"; }
+ADI_PCR_STRIDED_GROUPS=bulk "$bench" --boxes "" --no-tune --no-layouts --no-long --reps 7 \
+  >"$logs/bench_sweep_bulk.log" 2>&1 || { status=1; note "bench sweep (bulk): FAILED (exit $?)"; }
 note "bench sweep: $(( $(date +%s) - t1 )) s"
 t1=$(date +%s)
 # Same-run A/B of the register kernel's copy stream: cp.async in 1 commit group (as before), 2
@@ -148,7 +150,7 @@ if [ $do_ncu = 1 ] && [ -x "$ncu" ]; then
 fi
 tar -czf "$out/yz_logs.tgz" -C "$out" yz_logs 2>/dev/null
 
-section() { echo; echo "================================ $* ================================"; }
+section() { echo; echo "=== $*"; }
 # The tables, also in $OUT/tables.txt (the output's tail may be cut).
 {
   for g in 1 bulk; do
@@ -166,9 +168,10 @@ section() { echo; echo "================================ $* ====================
       { for (i = 1; i <= NF; ++i) if ($i ~ /%$/) { g = $i + 0; n++; if (g > 0.5) { print; w++ } } }
       END { printf "(%d dispatch rows, %d with a gap > 0.5%%)\n", n, w }'
   done
-  if [ -s "$logs/bench_sweep.log" ]; then
-    section "line-length sweep, 2^24 values, Y, per-line bands: the dispatch's pick (*) against the fastest (bench_sweep.log)"
-    grep -m2 -E "^(device|copy)" "$logs/bench_sweep.log"
+  for f in bench_sweep.log bench_sweep_bulk.log; do
+    [ -s "$logs/$f" ] || continue
+    section "line-length sweep, 2^24 values, Y, per-line bands: the dispatch's pick (*) against the fastest ($f; _bulk: the hybrid with ADI_PCR_STRIDED_GROUPS=bulk)"
+    grep -m2 -E "^(device|copy)" "$logs/$f"
     awk '/^n=[0-9]+ +fp[0-9]+ +y / && / \| / {
         split($0, h, "|"); nf = split(h[1], f, " "); key = f[1] " " f[2] " " f[3];
         k = ""; star = 0; for (i = 4; i <= nf - 4; ++i) { if (f[i] == "*") star = 1; else k = k (k == "" ? "" : " ") f[i] }
@@ -179,8 +182,8 @@ section() { echo; echo "================================ $* ====================
       END { printf "%-18s %-30s %9s %-30s %9s %6s\n", "line", "dispatch", "ms", "fastest", "ms", "gap";
         for (i = 1; i <= n; ++i) { key = order[i];
           printf "%-18s %-30s %9.4f %-30s %9.4f %5.1f%%\n", key, pk[key], pick[key], bk[key], best[key],
-                 (pick[key] > 0 ? 100 * (pick[key] / best[key] - 1) : 0) } }' "$logs/bench_sweep.log"
-  fi
+                 (pick[key] > 0 ? 100 * (pick[key] / best[key] - 1) : 0) } }' "$logs/$f"
+  done
   section "A/B: register kernel copy stream, ADI_PCR_STRIDED_GROUPS 1 (before) / 2 / 4 / bulk, ms, two passes (bench_groups.log)"
   grep -m2 -E "^(device|copy)" "$logs/bench_groups.log"
   echo "(bulk: only where every tile is whole and 16-byte aligned, else the run is setting 1: e.g. 240x256x256 fp32 Y)"
