@@ -456,13 +456,15 @@ bool pcr_strided_bulk_fits(const DeviceLines& L, int lb, const T* const* arrays,
 // (scripts/gpu_yz_check.sh), a timing switch, not an option; every setting computes the same
 // function (tests: the suite at each). ptxas (sm_90): 2 and 4 groups spill with per-line bands
 // (fp32 m = 16: 136 / 276 bytes, fp64 m = 8: 188 / 288), not with shared bands (<= 20).
-inline int pcr_strided_copy_groups() {
+inline int pcr_strided_copy_groups(bool shared, std::size_t value_size) {
   static const int env = [] {
     const char* v = std::getenv("ADI_PCR_STRIDED_GROUPS");
     const std::string g = v ? v : "";
     return g == "1" ? 1 : g == "2" ? 2 : g == "4" ? 4 : g == "bulk" ? 0 : -1;
   }();
-  return env >= 0 ? env : 1;
+  // Defaults by bands (per-line, shared) and precision (fp32, fp64).
+  constexpr int kDefault[2][2] = {{1, 1}, {1, 1}};
+  return env >= 0 ? env : kDefault[shared ? 1 : 0][value_size == 8 ? 1 : 0];
 }
 
 template <class T>
@@ -487,7 +489,7 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
         pcr_register_shape(sh, tuning.lines_per_block > 0 ? tuning.lines_per_block : lb_default);
     while (rs.lb > 1 && thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs) > lim.smem_optin)
       rs = pcr_register_shape(sh, rs.lb / 2);
-    int groups = pcr_strided_copy_groups();
+    int groups = pcr_strided_copy_groups(bands.shared, sizeof(T));
     const T* streamed[4] = {d, bands.a, bands.b, bands.c};
     if (groups == 0 && !pcr_strided_bulk_fits<T>(L, rs.lb, streamed, bands.shared ? 1 : 4)) groups = 1;
     std::size_t smem =
