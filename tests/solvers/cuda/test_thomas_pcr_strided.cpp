@@ -74,12 +74,12 @@ TEST(CudaThomasPcrStrided, FullSegments) {
 TEST(CudaThomasPcrStrided, ManyTilesPerBlock) {
   ADI_REQUIRE_CUDA();
   check_adjacent({256}, 20000, 3);
-  check_adjacent({255, 256}, -208, 0);  // 13,312 lines
+  check_adjacent({255, 256, 257}, -208, 0);  // 13,312 lines
 }
 
-// The same on a small dense box (5,120 lines of 16 and 33 rows; 160 tiles in fp32, 320 in fp64):
+// The same on a small dense box (5,120 lines of 1 to 33 rows; 160 tiles in fp32, 320 in fp64):
 // small enough for compute-sanitizer racecheck and memcheck on the bulk copy form.
 TEST(CudaThomasPcrStrided, ManyTilesSmall) {
   ADI_REQUIRE_CUDA();
-  check_adjacent({16, 33}, -80, 0);
+  check_adjacent({1, 2, 3, 16, 31, 33}, -80, 0);
 }
