@@ -19,7 +19,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
-build=${BUILD_DIR:-$root/build-yz}
+build=$root/build-yz
 do_build=1 do_tests=1 do_ncu=1 build_only=0 big=1
 while [ $# -gt 0 ]; do
   case "$1" in
