@@ -143,9 +143,10 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     //
     // Since the register hybrid's full-segment path (issue 16; H100, scripts/gpu_yz_check.sh,
     // 2026-11-26, same-run A/B): 256^3 fp32 Y 0.150 against 0.171 ms (12% faster), shared
-    // bands 0.071 against 0.088; fp64 2-4% (shared 10%). Projected on the H200's figures above
-    // that makes the hybrid 2-6% faster at n = 256 there and level at n = 512, so the row now
-    // starts past 256 (n = 512: 0.187 vs 0.213 before the change).
+    // bands 0.071 against 0.088; fp64 2-4% (shared 10%). So the row starts past 256. Measured
+    // on an H200 (stop 30 r0, scripts/gpu_yz_check.sh, copy 4230 GB/s): 256^3 fp32 Y / Z the
+    // hybrid 0.134 / 0.137 ms against 0.153 / 0.148; 512^3 the coalesced Thomas 1.212 / 1.214
+    // against 1.332 / 1.430 (no benchmark row with a faster kernel than the dispatch's).
     if (q.value_size == 4 && !q.shared_bands && l.n > 256 && cuda_fast_memory(exec))
       return Kernel::cuda_thomas_strided;
     // fp64 per-line bands past the register hybrid (n > 256) up to 1024 on an H100-class card:
@@ -154,7 +155,8 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // n = 512 (32,768 lines) 0.385 vs 0.428 ms, n = 1024 (16,384 lines) 0.398 vs 0.552; 512^3
     // Y/Z (262,144 lines of 512) 2.87 vs 3.32 ms (the measured plan's pick). On the H200 the
     // coalesced Thomas gains from the faster memory (n = 512: 0.334 ms, n = 1024: 0.483) and the
-    // latency-bound long kernel does not, so fast-memory cards keep the coalesced Thomas.
+    // latency-bound long kernel does not, so fast-memory cards keep the coalesced Thomas: H200
+    // (stop 30 r0) 512^3 fp64 Y / Z 2.320 / 2.319 ms against the long kernel's 2.647 / 2.668.
     if (q.value_size == 8 && !q.shared_bands && l.n > cuda_pcr_strided_max(q) && l.n <= 1024 &&
         cuda_backend::device_info(exec.device()).cc_major >= 9 && !cuda_fast_memory(exec) &&
         cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))

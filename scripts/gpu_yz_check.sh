@@ -2,31 +2,34 @@
 # Issue 16, the batched solves: every direction >= 85% of copy in fp32 and fp64 on the card
 # it runs on, and the dispatch table fitting that card. Builds (VTK, MPI, Python off; sm_90;
 # build dir build-yz) only bench_cuda_tridiagonal and the tests of the Y/Z and X kernels,
-# runs the tests (+ compute-sanitizer memcheck on the register kernel's small cases), then
-# bench_cuda_tridiagonal on the dense boxes 256^3, 240x256x256 and 512^3 (every candidate
-# kernel, the dispatch's pick marked '*', the measured plan, cuSPARSE; % of the copy
-# bandwidth measured in the same run) and the Y tuning rows of thomas_pcr_strided (the
-# unrolled full-segment path on and off: same-run A/B). Optional: one Nsight Compute pass
-# on the register kernel (fp32 256^3 Y, full bands).
+# runs bench_cuda_tridiagonal on the dense boxes 256^3, 240x256x256 and 512^3 (every
+# candidate kernel, the dispatch's pick marked '*', the measured plan, cuSPARSE; % of the
+# copy bandwidth measured in the same run), then the same-run A/B of the register kernel's
+# copy stream (ADI_PCR_STRIDED_GROUPS = 1: as before, 2, 4 commit groups; the Y/Z hybrid rows
+# of the three boxes and the 256^3 Y tuning rows, two passes, alternating), then the tests
+# (the Y/Z suite at each group setting; compute-sanitizer memcheck on the register kernel).
+# Last, where ncu exists (--no-ncu skips it): Nsight Compute on the register kernel (256^3 fp64
+# Y, per-line bands) with the copy stream as before and with bulk copies.
 #
-#   scripts/gpu_yz_check.sh [--build-only | --no-build] [--no-tests] [--no-512] [--ncu] [--build-dir DIR]
+#   scripts/gpu_yz_check.sh [--build-only | --no-build] [--no-tests] [--no-512] [--no-ncu] [--build-dir DIR]
 #
 # Logs under $OUT (default <repo>/out): yz_logs.tgz (build.log, ctest.log, sanitizer.log,
-# bench_boxes.log, bench_tune.log, ncu.txt) and summary.txt. The output ends with the tables.
+# bench_boxes.log, bench_512.log, bench_sweep.log, bench_groups.log, ncu_*.txt) and summary.txt. The output ends
+# with the tables (the A/B table last), also in tables.txt.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
 build=$root/build-yz
-do_build=1 do_tests=1 do_ncu=0 build_only=0 big=1
+do_build=1 do_tests=1 do_ncu=1 build_only=0 big=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) do_build=0 ;;
     --build-only) build_only=1 ;;
     --no-tests) do_tests=0 ;;
     --no-512) big=0 ;;
-    --ncu) do_ncu=1 ;;
+    --no-ncu) do_ncu=0 ;;
     --build-dir) build=$2; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "gpu_yz_check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -74,22 +77,44 @@ if [ $big = 1 ]; then
   note "bench 512^3: $(( $(date +%s) - t1 )) s"
 fi
 t1=$(date +%s)
-# Same-run A/B: the tuning rows with the register kernel's unrolled full-segment path (the
-# default) and without it (ADI_PCR_STRIDED_FULL_PATH=0: the general path, as before it), twice.
-: >"$logs/bench_tune.log"
+# The line-length sweep (2^24 values, per-line bands), for the dispatch rows by line length.
+"$bench" --boxes "" --no-tune --no-layouts --no-long --reps 7 >"$logs/bench_sweep.log" 2>&1 ||
+  { status=1; note "bench sweep: FAILED (exit $?)"; }
+ADI_PCR_STRIDED_GROUPS=bulk "$bench" --boxes "" --no-tune --no-layouts --no-long --reps 7 \
+  >"$logs/bench_sweep_bulk.log" 2>&1 || { status=1; note "bench sweep (bulk): FAILED (exit $?)"; }
+note "bench sweep: $(( $(date +%s) - t1 )) s"
+t1=$(date +%s)
+# Same-run A/B of the register kernel's copy stream: cp.async in 1 commit group (as before), 2
+# and 4, and the bulk copy engine; the Y/Z hybrid rows of the three boxes and the 256^3 Y
+# tuning rows; two passes.
+groups=(1 2 4 bulk)
+boxes_ab=256x256x256,240x256x256
+[ $big = 1 ] && boxes_ab=$boxes_ab,512x512x512
+: >"$logs/bench_groups.log"
 for pass in 1 2; do
-  for full in 1 0; do
-    echo "### pass $pass ADI_PCR_STRIDED_FULL_PATH=$full" >>"$logs/bench_tune.log"
-    ADI_PCR_STRIDED_FULL_PATH=$full "$bench" --boxes "" --no-layouts --no-sweep --no-long --reps 10 \
-      --filter "pcr_strided" >>"$logs/bench_tune.log" 2>&1 || { status=1; note "bench tuning rows: FAILED (exit $?)"; }
+  for g in "${groups[@]}"; do
+    echo "### pass $pass groups $g" >>"$logs/bench_groups.log"
+    ADI_PCR_STRIDED_GROUPS=$g timeout 60 "$bench" --boxes "$boxes_ab" --no-layouts --no-sweep --no-long --reps 7 \
+      --filter "pcr_strided" >>"$logs/bench_groups.log" 2>&1 || { status=1; note "bench groups=$g pass $pass: FAILED (exit $?)"; }
   done
 done
-note "bench tuning rows: $(( $(date +%s) - t1 )) s"
+note "bench A/B groups 1/2/4/bulk x 2 passes: $(( $(date +%s) - t1 )) s"
 
 if [ $do_tests = 1 ]; then
   t0=$(date +%s)
   run_gtests "$logs/ctest.log" 200 "$build/tests" "${tests[@]}"
   note "tests: $(( $(date +%s) - t0 )) s"
+  for g in 4 bulk; do  # 1 is the default the loop above ran
+    echo "### test_thomas_pcr_strided with ADI_PCR_STRIDED_GROUPS=$g" >>"$logs/ctest.log"
+    if ADI_PCR_STRIDED_GROUPS=$g timeout 100 "$build/tests/test_thomas_pcr_strided" >"$logs/test_g$g.log" 2>&1; then
+      note "test_thomas_pcr_strided, ADI_PCR_STRIDED_GROUPS=$g: passed ($(grep -oE '^\[  PASSED  \] [0-9]+' "$logs/test_g$g.log"))"
+    else
+      note "test_thomas_pcr_strided, ADI_PCR_STRIDED_GROUPS=$g: FAILED (test_g$g.log)"
+      grep -m2 -B2 -A8 'Failure$' "$logs/test_g$g.log" | head -24 | tee -a "$summary"
+      status=1
+    fi
+    cat "$logs/test_g$g.log" >>"$logs/ctest.log"
+  done
   echo "### FullSegments with ADI_PCR_STRIDED_FULL_PATH=0 (the general path)" >>"$logs/ctest.log"
   if ADI_PCR_STRIDED_FULL_PATH=0 timeout 100 "$build/tests/test_thomas_pcr_strided" --gtest_filter='*.FullSegments' \
        >>"$logs/ctest.log" 2>&1; then
@@ -99,40 +124,95 @@ if [ $do_tests = 1 ]; then
     status=1
   fi
   : >"$logs/sanitizer.log"
-  run_sanitizer "$logs/sanitizer.log" 120 memcheck "$build/tests/test_thomas_pcr_strided" '*.FullSegments'
+  for run in "4 memcheck" "bulk memcheck" "bulk racecheck"; do
+    set -- $run
+    note "compute-sanitizer $2 with ADI_PCR_STRIDED_GROUPS=$1:"
+    ADI_PCR_STRIDED_GROUPS=$1 run_sanitizer "$logs/sanitizer.log" 60 $2 "$build/tests/test_thomas_pcr_strided" \
+      '*.ManyTilesSmall'
+  done
 fi
 
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 if [ $do_ncu = 1 ] && [ -x "$ncu" ]; then
-  timeout 150 "$ncu" --clock-control none --kernel-name "regex:pcr_strided_registers" --launch-skip 2 --launch-count 1 \
-    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
-    --section LaunchStats --section SchedulerStats \
-    --metrics smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,local_load_store \
-    "$bench" --boxes 256x256x256 --no-tune --no-layouts --no-sweep --no-long --reps 3 \
-    --filter "256x256x256 fp32 y thomas_pcr_strided (hybrid) full" >"$logs/ncu.txt" 2>&1 ||
-    note "ncu: exit $? (see ncu.txt)"
+  # The limiter before and after: the register kernel at 256^3 fp64 Y, per-line bands, with the
+  # copy stream as before (1) and through the bulk copy engine.
+  t1=$(date +%s)
+  for g in 1 bulk; do
+    ADI_PCR_STRIDED_GROUPS=$g timeout 60 "$ncu" --clock-control none --kernel-name "regex:pcr_strided_registers" \
+      --launch-skip 2 --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+      --metrics smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' long_scoreboard barrier short_scoreboard wait mio_throttle lg_throttle math_pipe_throttle not_selected | sed 's/,$//') \
+      "$bench" --boxes 256x256x256 --no-tune --no-layouts --no-sweep --no-long --reps 3 \
+      --filter "256x256x256 fp64 y thomas_pcr_strided (hybrid) full" >"$logs/ncu_$g.txt" 2>&1 ||
+      note "ncu groups=$g: exit $? (see ncu_$g.txt)"
+  done
+  note "ncu: $(( $(date +%s) - t1 )) s"
 fi
 tar -czf "$out/yz_logs.tgz" -C "$out" yz_logs 2>/dev/null
 
-section() { echo; echo "================================ $* ================================"; }
-if [ -s "$logs/ncu.txt" ]; then
-  section "Nsight Compute: thomas_pcr_strided_registers_kernel, 256^3 fp32 y full (ncu.txt)"
-  grep -E "registers_kernel|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Duration|Achieved Occupancy|Registers Per|Local Memory Spilling Requests  |Issued Warp|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|inst_executed|dram__bytes" "$logs/ncu.txt" | head -30
-fi
-[ -s "$logs/failures.txt" ] && { section "first test failures (failures.txt)"; head -30 "$logs/failures.txt"; }
-section "A/B, 256^3 Y, default tile: full-segment path on (1) / off (0), two passes (bench_tune.log has all)"
-grep -m2 -E "^(device|copy)" "$logs/bench_tune.log"
-grep -E "^### |^256\^3 +fp32 +y +tune pcr_strided lb=32 |^256\^3 +fp64 +y +tune pcr_strided lb=16 " "$logs/bench_tune.log"
-if [ -s "$logs/bench_boxes.log" ]; then
-  section "256^3 Y rows (bench_boxes.log has every row)"
-  grep -E "^(device|copy)" "$logs/bench_boxes.log"
-  grep -E "^256x256x256 +fp(32|64) +y " "$logs/bench_boxes.log" | grep -v naive
-fi
-for f in bench_boxes.log bench_512.log; do
-  [ -s "$logs/$f" ] || continue
-  section "dense boxes ($f): summaries"
-  sed -n '/^== Summary/,$p' "$logs/$f"
-done
-section "summary"
-cat "$summary"
+section() { echo; echo "=== $*"; }
+# The tables, also in $OUT/tables.txt (the output's tail may be cut).
+{
+  for g in 1 bulk; do
+    [ -s "$logs/ncu_$g.txt" ] || continue
+    section "Nsight Compute: register kernel, 256^3 fp64 Y, per-line bands, ADI_PCR_STRIDED_GROUPS=$g (ncu_$g.txt)"
+    grep -E "registers_kernel|DRAM Throughput|Compute \(SM\) Throughput|Duration|Issued Warp|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|inst_executed|dram__bytes|stalled" "$logs/ncu_$g.txt" | head -22
+  done
+  [ -s "$logs/failures.txt" ] && { section "first test failures (failures.txt)"; head -30 "$logs/failures.txt"; }
+  for f in bench_boxes.log bench_512.log; do
+    [ -s "$logs/$f" ] || continue
+    section "dense boxes ($f): the targets; dispatch rows with a faster kernel (gap > 0.5%)"
+    grep -m2 -E "^(device|copy)" "$logs/$f"
+    sed -n '/^== Summary/,/^$/p' "$logs/$f"
+    sed -n '/^== Dispatch against/,/^$/p' "$logs/$f" | awk 'NR<=2 {print; next}
+      { for (i = 1; i <= NF; ++i) if ($i ~ /%$/) { g = $i + 0; n++; if (g > 0.5) { print; w++ } } }
+      END { printf "(%d dispatch rows, %d with a gap > 0.5%%)\n", n, w }'
+  done
+  for f in bench_sweep.log bench_sweep_bulk.log; do
+    [ -s "$logs/$f" ] || continue
+    section "line-length sweep, 2^24 values, Y, per-line bands: the dispatch's pick (*) against the fastest ($f; _bulk: the hybrid with ADI_PCR_STRIDED_GROUPS=bulk)"
+    grep -m2 -E "^(device|copy)" "$logs/$f"
+    awk '/^n=[0-9]+ +fp[0-9]+ +y / && / \| / {
+        split($0, h, "|"); nf = split(h[1], f, " "); key = f[1] " " f[2] " " f[3];
+        k = ""; star = 0; for (i = 4; i <= nf - 4; ++i) { if (f[i] == "*") star = 1; else k = k (k == "" ? "" : " ") f[i] }
+        ms = f[nf - 2] + 0;
+        if (!(key in best) || ms < best[key]) { best[key] = ms; bk[key] = k }
+        if (star) { pick[key] = ms; pk[key] = k }
+        if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
+      END { printf "%-18s %-30s %9s %-30s %9s %6s\n", "line", "dispatch", "ms", "fastest", "ms", "gap";
+        for (i = 1; i <= n; ++i) { key = order[i];
+          printf "%-18s %-30s %9.4f %-30s %9.4f %5.1f%%\n", key, pk[key], pick[key], bk[key], best[key],
+                 (pick[key] > 0 ? 100 * (pick[key] / best[key] - 1) : 0) } }' "$logs/$f"
+  done
+  section "A/B: register kernel copy stream, ADI_PCR_STRIDED_GROUPS 1 (before) / 2 / 4 / bulk, ms, two passes (bench_groups.log)"
+  grep -m2 -E "^(device|copy)" "$logs/bench_groups.log"
+  echo "(bulk: only where every tile is whole and 16-byte aligned, else the run is setting 1: e.g. 240x256x256 fp32 Y)"
+  awk -v settings="${groups[*]}" '
+    BEGIN { ns = split(settings, gs, " ") }
+    /^### pass/ { pass = $3; g = $5; next }
+    / \| / && $0 ~ /thomas_pcr_strided/ && $0 !~ /measured/ {
+      split($0, h, "|"); nf = split(h[1], f, " ");
+      if (f[nf - 3] != "full" && f[nf - 3] != "shared") next;  # a benchmark row, not a table
+      k = ""; for (i = 4; i <= nf - 4; ++i) if (f[i] != "*") k = k (k == "" ? "" : " ") f[i];
+      sub(/thomas_pcr_strided \(hybrid\)/, "hybrid", k);
+      key = sprintf("%-11s %s %s %-22s %-6s", f[1], f[2], f[3], k, f[nf - 3]);
+      if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
+      ms[key, pass, g] = f[nf - 2]; pc[key, pass, g] = f[nf];
+    }
+    END {
+      hdr = sprintf("%-51s", "row (ms: pass 1 | pass 2)");
+      for (p = 1; p <= 2; ++p) { for (j = 1; j <= ns; ++j) hdr = hdr sprintf(" %6s", gs[j]); if (p == 1) hdr = hdr " |" }
+      print hdr " | best %copy: g1 -> fastest";
+      for (i = 1; i <= nk; ++i) {
+        key = order[i]; line = sprintf("%-51s", key);
+        for (p = 1; p <= 2; ++p) { for (j = 1; j <= ns; ++j) line = line sprintf(" %6s", ms[key, p, gs[j]]); if (p == 1) line = line " |" }
+        b1 = 0; bb = 0; bg = "";
+        for (p = 1; p <= 2; ++p) for (j = 1; j <= ns; ++j) { v = pc[key, p, gs[j]] + 0;
+          if (gs[j] == "1" && v > b1) b1 = v; if (v > bb) { bb = v; bg = gs[j] } }
+        print line sprintf(" | %5.1f -> %5.1f (%s)", b1, bb, bg);
+      }
+    }' "$logs/bench_groups.log"
+  section "summary"
+  cat "$summary"
+} 2>&1 | tee "$out/tables.txt"
 exit $status

@@ -14,7 +14,8 @@
 // segments' end rows go through shared memory, groups of lanes solve the reduced
 // systems with shuffle PCR (32/width lines per warp), the separators come back for the
 // interior rows, and u is stored straight from registers. Two block barriers per tile;
-// only a, b, c, d in and u out touch global memory.
+// only a, b, c, d in and u out touch global memory. The copy stream has three forms (one
+// tile at a time, commit groups, the bulk copy engine; ADI_PCR_STRIDED_GROUPS, below).
 //
 // Shared-memory tile (longer lines, up to kPcrMaxN): a block takes a tile of LB
 // neighbouring lines: each warp load instruction reads 32/LB consecutive rows of the LB
@@ -30,6 +31,7 @@
 
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/bulk_copy.cuh"
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pcr_segment_registers.cuh"
 
@@ -136,6 +138,14 @@ __global__ void __launch_bounds__(256)
   report(bad, flag);
 }
 
+// The bulk form's shared memory: one mbarrier per warp (at most 16) first, and the stage
+// rounded up to 16 bytes.
+constexpr std::size_t kBulkBarrierBytes = 16 * sizeof(std::uint64_t);
+template <class T>
+__device__ __forceinline__ T* align_stage(T* p) {
+  return reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(p) + 15) & ~std::uintptr_t(15));
+}
+
 // Fields of a segment's ends exchanged through shared memory, [field][segment][line]
 // with the line index padded to LB+1 (conflict-free for both the writers, lanes =
 // lines x segments, and the reduced-system warps, lanes = segments).
@@ -143,13 +153,15 @@ constexpr int kEndFields = 11;  // Fd Fa Fg Ld La Lg ae be ce dv x
 
 // One block of up to 512 threads per SM: the tile's segments in registers, the next
 // tile in shared memory.
-template <class T, bool Shared, int MaxM>
+template <class T, bool Shared, int MaxM, int Groups>
 __global__ void __launch_bounds__(512, 1)
     thomas_pcr_strided_registers_kernel(DeviceLines L, PcrShape sh, int log2lb, const T* __restrict__ a,
                                         const T* __restrict__ b, const T* __restrict__ c, const T* d, T* u,
                                         bool periodic, bool full_path, int* flag) {
   extern __shared__ __align__(16) unsigned char pcr_smem[];
-  T* smem = reinterpret_cast<T*>(pcr_smem);
+  constexpr bool Bulk = Groups == 0;  // the bulk copy engine instead of cp.async (below)
+  // Bulk: one mbarrier per warp ahead of everything else (kBulkBarrierBytes).
+  T* smem = reinterpret_cast<T*>(pcr_smem + (Bulk ? kBulkBarrierBytes : 0));
   constexpr int NA = Shared ? 1 : 4;  // arrays streamed per line
   const int LB = 1 << log2lb;
   const int t = static_cast<int>(threadIdx.x);
@@ -170,6 +182,7 @@ __global__ void __launch_bounds__(512, 1)
     if (warp == 0) pcr_factorize_shared(sh, a, b, c, periodic, F, bad);
   }
   T* stage = ends + kEndFields * spad * (LB + 1);  // [array][row][line]: the next tile
+  if (Bulk) stage = align_stage(stage);
   auto at = [&](int field, int seg, int line) -> T& { return ends[(field * spad + seg) * (LB + 1) + line]; };
   const T* src[4] = {d, a, b, c};
   int width = 1;
@@ -180,31 +193,96 @@ __global__ void __launch_bounds__(512, 1)
   // while they are in flight). Each thread copies exactly the slots it later reads, so it
   // refills them for the next tile as soon as it has read them, without a barrier: the
   // next tile streams in during the whole solve of this one.
-  auto issue = [&](i64 tile) {
+  //
+  // The copies go in Groups commit groups of MaxM/Groups registers each (register j of the
+  // right-aligned segment = row s*m + j - (MaxM - len)). With Groups = 1 a thread waits for
+  // all its rows of a tile, then issues all of the next tile's: the SM's copies drain
+  // before each tile's burst (one tile in flight, then none). With Groups > 1 it waits for
+  // the oldest group only (cp.async.wait_group Groups-1), reads its rows and at once
+  // reissues those slots for the next tile, so while the tile's last rows land the next
+  // tile's first rows are already in flight: the copy stream never drains.
+  //
+  // Bulk (Groups = 0; only where every tile's LB lines are adjacent in memory and every row
+  // of a tile is a 16-byte aligned piece of LB values: pcr_strided_bulk_fits): the LB
+  // threads that read a row of a tile are lanes of one warp, so the warp refills its rows
+  // for the next tile as soon as all its lanes have read them (__syncwarp), with one bulk
+  // copy per row and array, spread over the lanes, completing on the warp's mbarrier.
+  constexpr int GR = MaxM / (Groups > 0 ? Groups : 1);  // registers per group
+  static_assert(MaxM % (Groups > 0 ? Groups : 1) == 0, "groups of whole registers");
+  std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(pcr_smem) + warp;
+  auto bulk_issue = [&](i64 tile) {
+    // The warp's segments [s0, s0 + spw) hold the rows [r0, r1) of its LB lines.
+    const int spw = LB >= kWarp ? 1 : kWarp >> log2lb;
+    const int s0 = (warp * kWarp) >> log2lb;
+    const int r0 = min(n, s0 * m), r1 = min(n, (s0 + spw) * m);
+    const int rows = max(0, min(r1, S * m) - r0);
+    const unsigned piece = static_cast<unsigned>(LB * sizeof(T));
+    if (lane == 0) mbarrier_arrive_expect(bar, piece * NA * rows);
+    __syncwarp();
+    const i64 o = L.offset(tile * LB) + static_cast<i64>(r0) * st;
+    for (int i = lane; i < rows * NA; i += kWarp) {
+      const int k = i / rows, r = i - k * rows;
+      const T* from = k == 0 ? d : k == 1 ? a : k == 2 ? b : c;
+      bulk_copy_to_shared(stage + (k * n + r0 + r) * LB, from + o + r * st, piece, bar);
+    }
+  };
+  const int lo_len = MaxM - len;     // first register of a full line's segment
+  auto issue = [&](i64 tile, int g) {
     const i64 line = tile * LB + l;
-    if (line < nl) {
-      const i64 first = L.offset(line) + static_cast<i64>(s) * m * st;
-      T* dst = stage + s * m * LB + l;
-      const T* from[NA];
+    if (Groups == 1) {  // the stream as before groups (same code: the A/B baseline)
+      if (line < nl) {
+        const i64 first = L.offset(line) + static_cast<i64>(s) * m * st;
+        T* dst = stage + s * m * LB + l;
+        const T* from[NA];
 #pragma unroll
-      for (int k = 0; k < NA; ++k) from[k] = src[k] + first;
-      // A run-time loop: issued while the tile's rows are live in registers, an unrolled one
-      // would hold its addresses there too (ptxas: spills).
-      for (int j = 0; j < len; ++j, dst += LB) {
+        for (int k = 0; k < NA; ++k) from[k] = src[k] + first;
+        // A run-time loop: issued while the tile's rows are live in registers, an unrolled one
+        // would hold its addresses there too (ptxas: spills).
+        for (int j = 0; j < len; ++j, dst += LB) {
 #pragma unroll
-        for (int k = 0; k < NA; ++k) {
-          __pipeline_memcpy_async(dst + k * n * LB, from[k], sizeof(T));
-          from[k] += st;
+          for (int k = 0; k < NA; ++k) {
+            __pipeline_memcpy_async(dst + k * n * LB, from[k], sizeof(T));
+            from[k] += st;
+          }
+        }
+      }
+    } else {
+      const int j0 = max(g * GR, lo_len) - lo_len, j1 = (g + 1) * GR - lo_len;  // rows [j0, j1)
+      if (line < nl && j0 < j1) {
+        // One element offset for the NA arrays (the bases stay kernel parameters): fewer
+        // registers live across the reads than NA pointers.
+        i64 o = L.offset(line) + (static_cast<i64>(s) * m + j0) * st;
+        T* dst = stage + (s * m + j0) * LB + l;
+        for (int j = j0; j < j1; ++j, dst += LB, o += st) {
+          __pipeline_memcpy_async(dst, d + o, sizeof(T));
+          if (!Shared) {
+            __pipeline_memcpy_async(dst + n * LB, a + o, sizeof(T));
+            __pipeline_memcpy_async(dst + 2 * n * LB, b + o, sizeof(T));
+            __pipeline_memcpy_async(dst + 3 * n * LB, c + o, sizeof(T));
+          }
         }
       }
     }
-    __pipeline_commit();
+    __pipeline_commit();  // also when empty: every thread commits Groups groups a tile
   };
 
-  if (Shared) __syncthreads();  // the factors
-  if (static_cast<i64>(blockIdx.x) < tiles) issue(blockIdx.x);
-  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    __pipeline_wait_prior(0);  // this thread's rows of this tile have landed
+  if (Bulk) {
+    if (lane == 0) {
+      mbarrier_init(bar, 1);
+      mbarrier_init_fence();
+    }
+    fence_proxy_async_shared();
+    __syncthreads();  // the barriers (and the factors)
+    if (static_cast<i64>(blockIdx.x) < tiles) bulk_issue(blockIdx.x);
+  } else {
+    if (Shared) __syncthreads();  // the factors
+    if (static_cast<i64>(blockIdx.x) < tiles)
+      for (int g = 0; g < Groups; ++g) issue(blockIdx.x, g);
+  }
+  unsigned parity = 0;
+  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x, parity ^= 1u) {
+    if (Groups == 1) __pipeline_wait_prior(0);  // this thread's rows of this tile have landed
+    if (Bulk) mbarrier_wait(bar, parity);       // the warp's rows of this tile have landed
     const i64 line = tile * LB + l;
     const int mylen = line < nl ? len : 0;
     RegisterRows<T, Shared ? 1 : MaxM> rows;  // per-line bands: a, b, c, d
@@ -219,27 +297,42 @@ __global__ void __launch_bounds__(512, 1)
     auto own_rows = [&](auto seg_len) -> SegmentEnds<T> {
       const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
 #pragma unroll
-      for (int j = 0; j < MaxM; ++j) {
-        if (j >= lo) {
-          const int r = s * m + j - lo;
-          const T* p = stage + r * LB + l;
-          if constexpr (Shared) {
-            rd[j] = p[0];
-          } else {
-            rows.d(j) = p[0];
-            rows.a(j) = (r == 0 && !periodic) ? T(0) : p[n * LB];
-            rows.b(j) = p[2 * n * LB];
-            rows.c(j) = (r == n - 1 && !periodic) ? T(0) : p[3 * n * LB];
+      for (int g = 0; g < (Groups > 0 ? Groups : 1); ++g) {
+        if (Groups > 1) __pipeline_wait_prior(Groups > 1 ? Groups - 1 : 0);  // group g has landed
+#pragma unroll
+        for (int j = g * GR; j < (g + 1) * GR; ++j) {
+          if (j >= lo) {
+            const int r = s * m + j - lo;
+            const T* p = stage + r * LB + l;
+            if constexpr (Shared) {
+              rd[j] = p[0];
+            } else {
+              rows.d(j) = p[0];
+              rows.a(j) = (r == 0 && !periodic) ? T(0) : p[n * LB];
+              rows.b(j) = p[2 * n * LB];
+              rows.c(j) = (r == n - 1 && !periodic) ? T(0) : p[3 * n * LB];
+            }
           }
         }
+        if (Groups > 1) {
+          if (tile + gridDim.x < tiles)
+            issue(tile + gridDim.x, g);
+          else
+            __pipeline_commit();
+        }
       }
-      if (tile + gridDim.x < tiles) issue(tile + gridDim.x);
+      if (Groups == 1 && tile + gridDim.x < tiles) issue(tile + gridDim.x, 0);
+      if (Bulk && tile + gridDim.x < tiles) {
+        fence_proxy_async_shared();  // this thread's reads of the slots before their refill
+        bulk_issue(tile + gridDim.x);
+      }
       if constexpr (Shared)
         return segment_reduce_shared<T, MaxM>(rd, seg_len, F.f[0] + base, F.f[1] + base, F.f[2] + base);
       else
         return segment_reduce<T, MaxM>(rows, seg_len, bad);
     };
-    const bool full = full_path && mylen == MaxM;
+    // Bulk: one choice per warp (own_rows refills the warp's rows with __syncwarp inside).
+    const bool full = full_path && (Bulk ? __all_sync(kFullMask, mylen == MaxM) : mylen == MaxM);
     const SegmentEnds<T> e = full ? own_rows(std::integral_constant<int, MaxM>{}) : own_rows(mylen);
     const T vals[10] = {e.Fd, e.Fa, e.Fg, e.Ld, e.La, e.Lg, e.ae, e.be, e.ce, e.dv};
 #pragma unroll
@@ -303,7 +396,7 @@ __global__ void __launch_bounds__(512, 1)
     else if (mylen > 0)
       fill_rows(mylen);
   }
-  __pipeline_wait_prior(0);
+  if (!Bulk) __pipeline_wait_prior(0);
   report(bad, flag);
 }
 
@@ -344,6 +437,36 @@ inline bool pcr_strided_full_path() {
   return on;
 }
 
+// Whether the bulk form can copy every tile: lb lines adjacent in memory in every tile, and
+// each row of a tile (lb <= 32 values: one warp's lanes) a 16-byte aligned multiple of 16
+// bytes in every array.
+template <class T>
+bool pcr_strided_bulk_fits(const DeviceLines& L, int lb, const T* const* arrays, int count) {
+  const auto aligned = [](i64 values) { return values * static_cast<i64>(sizeof(T)) % 16 == 0; };
+  if (lb > kWarp || L.stride0 != 1 || L.count0 % lb != 0 || !aligned(lb) || !aligned(L.stride)) return false;
+  if (L.count1 > 1 && !aligned(L.stride1)) return false;
+  for (int k = 0; k < count; ++k)
+    if (reinterpret_cast<std::uintptr_t>(arrays[k]) % 16 != 0) return false;
+  return true;
+}
+
+// The register kernel's copy stream: 1 (the default: as before), 2 or 4 cp.async commit
+// groups, or 0 = the bulk copy engine (where pcr_strided_bulk_fits; else 1), from the
+// environment: ADI_PCR_STRIDED_GROUPS=1, 2, 4 or bulk, for same-run A/B timings
+// (scripts/gpu_yz_check.sh), a timing switch, not an option; every setting computes the same
+// function (tests: the suite at each). ptxas (sm_90): 2 and 4 groups spill with per-line bands
+// (fp32 m = 16: 136 / 276 bytes, fp64 m = 8: 188 / 288), not with shared bands (<= 20).
+inline int pcr_strided_copy_groups(bool shared, std::size_t value_size) {
+  static const int env = [] {
+    const char* v = std::getenv("ADI_PCR_STRIDED_GROUPS");
+    const std::string g = v ? v : "";
+    return g == "1" ? 1 : g == "2" ? 2 : g == "4" ? 4 : g == "bulk" ? 0 : -1;
+  }();
+  // Defaults by bands (per-line, shared) and precision (fp32, fp64).
+  constexpr int kDefault[2][2] = {{1, 1}, {1, 1}};
+  return env >= 0 ? env : kDefault[shared ? 1 : 0][value_size == 8 ? 1 : 0];
+}
+
 template <class T>
 void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic,
                                int* flag, cudaStream_t stream, const Tuning& tuning) {
@@ -366,7 +489,15 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
         pcr_register_shape(sh, tuning.lines_per_block > 0 ? tuning.lines_per_block : lb_default);
     while (rs.lb > 1 && thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs) > lim.smem_optin)
       rs = pcr_register_shape(sh, rs.lb / 2);
-    const std::size_t smem = thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs);
+    int groups = pcr_strided_copy_groups(bands.shared, sizeof(T));
+    const T* streamed[4] = {d, bands.a, bands.b, bands.c};
+    if (groups == 0 && !pcr_strided_bulk_fits<T>(L, rs.lb, streamed, bands.shared ? 1 : 4)) groups = 1;
+    std::size_t smem =
+        thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs) + (groups == 0 ? kBulkBarrierBytes + 16 : 0);
+    if (groups == 0 && smem > lim.smem_optin) {
+      groups = 1;
+      smem -= kBulkBarrierBytes + 16;
+    }
     int log2lb = 0;
     while ((1 << log2lb) < rs.lb) ++log2lb;
     const int threads = rs.lb * rs.spad;
@@ -376,15 +507,29 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
       kernel<<<grid, threads, smem, stream>>>(L, sh, log2lb, bands.a, bands.b, bands.c, d, u, periodic,
                                               pcr_strided_full_path(), flag);
     };
+    auto go_groups = [&](auto shared, auto max_m) {
+      constexpr bool S = decltype(shared)::value;
+      constexpr int M = decltype(max_m)::value;
+      switch (groups) {
+        case 0: return go(thomas_pcr_strided_registers_kernel<T, S, M, 0>);
+        case 1: return go(thomas_pcr_strided_registers_kernel<T, S, M, 1>);
+        case 2: return go(thomas_pcr_strided_registers_kernel<T, S, M, 2>);
+        default: return go(thomas_pcr_strided_registers_kernel<T, S, M, 4>);
+      }
+    };
+    using yes = std::true_type;
+    using no = std::false_type;
+    using m8 = std::integral_constant<int, 8>;
+    using m16 = std::integral_constant<int, 16>;
     if (bands.shared) {
       if (sh.m <= 8)
-        go(thomas_pcr_strided_registers_kernel<T, true, 8>);
+        go_groups(yes{}, m8{});
       else
-        go(thomas_pcr_strided_registers_kernel<T, true, 16>);
+        go_groups(yes{}, m16{});
     } else if (sh.m > 8) {  // single precision only (see rows above)
-      go(thomas_pcr_strided_registers_kernel < T, false, sizeof(T) == 4 ? 16 : 8 >);
+      go_groups(no{}, std::integral_constant<int, sizeof(T) == 4 ? 16 : 8>{});
     } else {
-      go(thomas_pcr_strided_registers_kernel<T, false, 8>);
+      go_groups(no{}, m8{});
     }
     ADI_CUDA_CHECK(cudaGetLastError());
     return;

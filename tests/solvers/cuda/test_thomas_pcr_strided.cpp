@@ -38,20 +38,48 @@ TEST(CudaThomasPcrStrided, LaunchShapes) {
   adi::test_cuda::launch_shapes<double>(Kernel::cuda_thomas_pcr_strided, Family::adjacent, shapes);
 }
 
+// The Y lines of a dense 64 x n x planes box: 64 adjacent lines per plane, rows of 64 values
+// (whole 16-byte aligned tiles: the bulk copy form takes them).
+adi::LineSet dense_y(adi::index_t n, adi::index_t planes) { return {n, 64, 64, 1, planes, 64 * n}; }
+
+// Every n, periodic or not, shared or per-line bands, both precisions, on `count` adjacent lines
+// (count < 0: dense_y with -count planes).
+void check_adjacent(std::initializer_list<adi::index_t> sizes, adi::index_t count, adi::index_t base) {
+  for (adi::index_t n : sizes)
+    for (int p = 0; p < 2; ++p)
+      for (int sh = 0; sh < 2; ++sh) {
+        adi::test_cuda::Case c;
+        c.lines = count > 0 ? adi::test_cuda::adjacent(n, count) : dense_y(n, -count);
+        c.periodic = p;
+        c.shared = sh;
+        c.base = base;
+        adi::test_cuda::check<float>(Kernel::cuda_thomas_pcr_strided, c);
+        adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr_strided, c);
+      }
+}
+
 // The register kernel's unrolled path for full segments (m divides n: 16, 128, 256, 512 rows)
 // beside the general one in the same tile: 37 lines leave the last tile part empty, n = 257
 // and 255 mix full segments with a short last one.
 TEST(CudaThomasPcrStrided, FullSegments) {
   ADI_REQUIRE_CUDA();
-  for (adi::index_t n : {8, 16, 128, 255, 256, 257, 512})
-    for (int p = 0; p < 2; ++p)
-      for (int sh = 0; sh < 2; ++sh) {
-        adi::test_cuda::Case c;
-        c.lines = adi::test_cuda::adjacent(n, 37);
-        c.periodic = p;
-        c.shared = sh;
-        c.base = 1;
-        adi::test_cuda::check<float>(Kernel::cuda_thomas_pcr_strided, c);
-        adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr_strided, c);
-      }
+  check_adjacent({8, 16, 128, 255, 256, 257, 512}, 37, 1);
+}
+
+// Several tiles per block of the persistent grid (20,000 lines: ~625 tiles of 32 lines in
+// fp32, ~1,250 of 16 in fp64, against ~132 blocks; the dense box 416 / 832), so that every
+// block refills its stage for the next tile while it solves this one: the register kernel's
+// copy stream (ADI_PCR_STRIDED_GROUPS; scripts/gpu_yz_check.sh runs this test at 1, 2, 4 and
+// bulk: the unaligned 20,000 lines fall back to cp.async, the dense box takes bulk copies).
+TEST(CudaThomasPcrStrided, ManyTilesPerBlock) {
+  ADI_REQUIRE_CUDA();
+  check_adjacent({256}, 20000, 3);
+  check_adjacent({255, 256, 257}, -208, 0);  // 13,312 lines
+}
+
+// The same on a small dense box (5,120 lines of 1 to 33 rows; 160 tiles in fp32, 320 in fp64):
+// small enough for compute-sanitizer racecheck and memcheck on the bulk copy form.
+TEST(CudaThomasPcrStrided, ManyTilesSmall) {
+  ADI_REQUIRE_CUDA();
+  check_adjacent({1, 2, 3, 16, 31, 33}, -80, 0);
 }
