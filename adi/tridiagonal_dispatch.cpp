@@ -157,8 +157,12 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // coalesced Thomas gains from the faster memory (n = 512: 0.334 ms, n = 1024: 0.483) and the
     // latency-bound long kernel does not, so fast-memory cards keep the coalesced Thomas: H200
     // (stop 30 r0) 512^3 fp64 Y / Z 2.320 / 2.319 ms against the long kernel's 2.647 / 2.668.
+    // But at n = 1024 the long kernel wins on the H200 too (stop 30 r1, gpu_yz_check.sh's
+    // line-length sweep, 2^24 values, 16,384 lines: 0.357 against the coalesced Thomas's
+    // 0.490 ms, twice), so fast-memory cards take it past 512 (n between 512 and 1024
+    // not measured there).
     if (q.value_size == 8 && !q.shared_bands && l.n > cuda_pcr_strided_max(q) && l.n <= 1024 &&
-        cuda_backend::device_info(exec.device()).cc_major >= 9 && !cuda_fast_memory(exec) &&
+        cuda_backend::device_info(exec.device()).cc_major >= 9 && (!cuda_fast_memory(exec) || l.n > 512) &&
         cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
       return Kernel::cuda_thomas_pcr_long;
     if (l.n <= cuda_pcr_strided_max(q) && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, exec, q))
