@@ -160,7 +160,7 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // But at n = 1024 the long kernel wins on the H200 too (stop 30 r1, gpu_yz_check.sh's
     // line-length sweep, 2^24 values, 16,384 lines: 0.357 against the coalesced Thomas's
     // 0.490 ms, twice), so fast-memory cards take it past 512 (n between 512 and 1024
-    // not measured there).
+    // not measured there). Rerun with this row (stop 30 r3, H200): n = 512 and 1024 at gap 0.0%.
     if (q.value_size == 8 && !q.shared_bands && l.n > cuda_pcr_strided_max(q) && l.n <= 1024 &&
         cuda_backend::device_info(exec.device()).cc_major >= 9 && (!cuda_fast_memory(exec) || l.n > 512) &&
         cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
