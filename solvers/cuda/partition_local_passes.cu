@@ -9,6 +9,7 @@
 #include "solvers/cuda/partition_local_passes.hpp"
 #include "solvers/common/partition_core.hpp"
 #include "solvers/common/partition_reduced.hpp"
+#include "solvers/common/stage_rhs_core.hpp"
 
 namespace adi::cuda_backend::partition {
 
@@ -72,26 +73,18 @@ __device__ __forceinline__ void reduce_segment(index_t n, const Load& load, cons
   for (int k = 0; k < 8; ++k) out(k, res[k]);
 }
 
-// The stage's right-hand side of a row that is not a global end row of its line, from v at
-// the row and its two neighbours: the fused stage's stage_rhs_inner (same terms, same order).
+// The stage's right-hand side of a row (inner, or a global end row: side 0 the line's first,
+// 1 its last): the fused stage's one core, solvers/common/stage_rhs_core.hpp (StageRhs has
+// its members).
 template <class T>
 __device__ __forceinline__ T stage_rhs_inner(const StageRhs<T>& g, T a, T d, T c, T base_r, T vm, T vc, T vp,
                                              index_t node) {
-  T x = g.inv_s * base_r;
-  if (g.src[0]) x += g.src_scale[0] * g.src[0][node];
-  if (g.src[1]) x += g.src_scale[1] * g.src[1][node];
-  if (g.v) x -= d * vc - a * vm - c * vp;
-  return x;
+  return common::stage_rhs_inner(g, a, d, c, base_r, vm, vc, vp, node);
 }
-// A global end row (side 0: the line's first, 1: its last): the fused stage's stage_rhs_end.
 template <class T>
 __device__ T stage_rhs_end(const StageRhs<T>& g, int side, T a, T d, T c, T base_r, T vm, T vc, T vp, index_t fi,
                            index_t node) {
-  if (g.end[side]) return g.end[side][fi] * g.inv_s;
-  T x = stage_rhs_inner(g, a, d, c, base_r, side == 0 ? T(0) : vm, vc, side == 1 ? T(0) : vp, node);
-  if (g.nadd[side]) x += g.nadd[side][fi];
-  if (g.nsub[side]) x -= g.nsub[side][fi];
-  return x;
+  return common::stage_rhs_end(g, side, a, d, c, base_r, vm, vc, vp, fi, node);
 }
 
 // Level 1: thread (l, s) reduces sub-segment s of line l (rows m*s/S .. m*(s+1)/S - 1).
