@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "adi/detail/tridiagonal_dispatch.hpp"
@@ -79,6 +80,11 @@ struct LargeTridiagonalPlan<T>::Impl {
   // The pivoting route's scratch: from construction with pivoting = partial; with automatic,
   // allocated when a system first fails the stability check (the failure path only).
   detail::Storage pivot_ws;
+  // CUDA, pinned host memory: [0] where the partition's flag is copied back (a direct copy,
+  // not one staged through pageable memory), [1] the pivoting route's flag, which its
+  // kernels write directly (read after the synchronisation: no memset, no copy; as
+  // TridiagonalPlan's, adi/tridiagonal.cpp).
+  std::shared_ptr<unsigned long long> flags_host;
 
   std::size_t pivot_bytes() const;
   void allocate();  // the constructor's last step
@@ -145,6 +151,8 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
                         " .. " + detail::number(hi) + " on a CUDA executor");
     p.cuda_chunk = o.chunk > 0 ? o.chunk : cuda_backend::large_default_chunk(sizeof(T));
     p.ws_bytes = kFlagBytes + cuda_backend::large_workspace_bytes(n, o.periodic, p.cuda_chunk, sizeof(T));
+    p.flags_host.reset(static_cast<unsigned long long*>(cuda_backend::pinned_allocate(2 * sizeof(long long))),
+                       [](unsigned long long* q) { cuda_backend::pinned_free(q); });
     p.allocate();
     return;
   }
@@ -181,7 +189,7 @@ std::size_t LargeTridiagonalPlan<T>::Impl::pivot_bytes() const {
   if (exec.is_host())
     return cpu::workspace_bytes(Kernel::cpu_pivoting, l, options.periodic, exec.threads(), sizeof(T),
                                 Pivoting::partial);
-  return cuda_backend::tridiagonal_workspace_bytes(Kernel::cuda_pivoting, l, options.periodic, sizeof(T)) + 256;
+  return cuda_backend::tridiagonal_workspace_bytes(Kernel::cuda_pivoting, l, options.periodic, sizeof(T));
 }
 
 template <class T>
@@ -323,7 +331,7 @@ void LargeTridiagonalPlan<T>::Impl::solve_cuda(const T* a, const T* b, const T* 
                                  checked ? flag : nullptr, total - static_cast<unsigned long long>(s) * n,
                                  exec.stream());
   if (!checked) return;
-  unsigned long long h = 0;
+  unsigned long long& h = flags_host.get()[0];
   cuda_backend::copy_on_stream(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host, exec.stream());
   if (h == 0) return;
   const unsigned long long pos = total - h;
@@ -359,15 +367,13 @@ void LargeTridiagonalPlan<T>::Impl::pivot_cuda(const T* a, const T* b, const T* 
   cuda_backend::DeviceGuard device_guard(exec.device());
   const std::size_t bytes = pivot_bytes();
   if (pivot_ws.bytes() < bytes) pivot_ws = detail::Storage(bytes, exec);  // automatic: the failure path
-  int* flag = reinterpret_cast<int*>(static_cast<char*>(pivot_ws.get()) + bytes - 256);
-  if (options.check_pivots) cuda_backend::memset_zero_async(flag, sizeof(int), exec.stream());
+  int* flag = options.check_pivots ? reinterpret_cast<int*>(flags_host.get() + 1) : nullptr;
+  if (flag) *flag = 0;  // no kernel can be writing it: every checked solve ends synchronised
   cuda_backend::tridiagonal_solve<T>(Kernel::cuda_pivoting, l, cuda_backend::BandView<T>{a, b, c, shared}, d, u,
-                                     options.periodic, pivot_ws.get(), options.check_pivots ? flag : nullptr,
-                                     exec.stream());
-  if (options.check_pivots) {
-    int h = 0;
-    cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h != 0) {
+                                     options.periodic, pivot_ws.get(), flag, exec.stream());
+  if (flag) {
+    cuda_backend::synchronize(exec.stream());
+    if (*flag != 0) {
       const detail::FailedRow f =
           u == d ? detail::FailedRow{}
                  : detail::locate_failure(exec, l, a, b, c, shared, d, options.periodic, Pivoting::partial);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -112,7 +114,13 @@ struct TridiagonalPlan<T>::Impl {
   Kernel kernel = Kernel::automatic;
   Kernel kernel_shared = Kernel::automatic;  // the choice may differ for shared bands
   detail::Storage workspace;
-  detail::Storage pivot_flag;  // device int, CUDA only
+  detail::Storage pivot_flag;  // CUDA only: a device int, the gate of the device-side fall-back
+  // CUDA only: the flags the kernels write directly (pinned host memory; run_cuda).
+  struct PinnedFree {
+    void operator()(int* q) const noexcept { cuda_backend::pinned_free(q); }
+  };
+  std::unique_ptr<int, PinnedFree> flags_host;
+  bool device_fallback = false;  // ADI_PIVOTING_FALLBACK=device (measurement; run_cuda)
   detail::TeamTuner team;      // host threads per solve (adi/detail/host_team.hpp)
   detail::Storage fallback_ws;  // automatic: the pivoting fall-back's scratch, allocated on first use
   T fallback_probe{};
@@ -256,62 +264,89 @@ void TridiagonalPlan<T>::Impl::run_cuda(Impl& p, Kernel k, const T* a, const T* 
   const Executor& exec = p.exec;
   const LineSet& lines = p.lines;
   const TridiagonalOptions& options = p.options;
+  void* const stream = exec.stream();
   cuda_backend::DeviceGuard device_guard(exec.device());
-  // automatic needs the flag to know whether to fall back, whatever check_pivots says.
   const bool pivots = k == Kernel::cuda_pivoting;
-  // check_pivots = false on a device: no flag and no synchronisation, so no fall-back either
-  // (measured: the flag's read-back cost 8-16 us per solve, 14-25% of a 256^3 shared-band solve).
-  const bool fallback = options.check_pivots && options.pivoting == Pivoting::automatic && !pivots;
-  int* flag = options.check_pivots ? static_cast<int*>(p.pivot_flag.get()) : nullptr;
+  const bool automatic = options.pivoting == Pivoting::automatic && !pivots;
   const cuda_backend::BandView<T> bv{a, b, c, shared};
-  auto run_kernel = [&](Kernel kk) {
-    if (flag) cuda_backend::memset_zero_async(flag, sizeof(int), exec.stream());
-    void* ws = p.workspace.get();
-    if (kk != k) {  // the fall-back: its scratch (2-4 values per element) only once it is needed
-      const std::size_t bytes = cuda_backend::tridiagonal_workspace_bytes(kk, lines, options.periodic, sizeof(T));
-      if (p.fallback_ws.bytes() < bytes) p.fallback_ws = detail::Storage(bytes, exec);
-      ws = p.fallback_ws.get();
-    }
-    cuda_backend::tridiagonal_solve<T>(kk, lines, bv, d, u, options.periodic, ws, flag, exec.stream());
-    int h = 0;
-    if (flag)
-      cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    return h != 0;
-  };
-  bool failed = run_kernel(k);
+  // The flags live in pinned host memory that the kernels write directly (host[0]: the
+  // solve's check, host[1]: the fall-back's pivots), so reading them costs the
+  // synchronisation only: no memset, no copy (until stop 29 a device int, cleared by a
+  // memset and copied back to pageable memory: ~15 us a solve, 10-12% of a 256^3 fp32 one).
+  // No kernel of this plan can be writing them here: every checked solve ends synchronised.
+  int* const host = p.flags_host.get();
   const std::string who = "tridiagonal solve (" + std::string(kernel_name(k)) + "): ";
   auto at = [](const detail::FailedRow& f) {
     return f.system < 0 ? std::string()
                         : " at row " + detail::number(f.row) + " of line " + detail::number(f.system);
   };
-  if (failed && fallback) {
+  auto singular = [&](const char* how) {
+    const detail::FailedRow f =
+        u == d ? detail::FailedRow{}
+               : detail::locate_failure(exec, lines, a, b, c, shared, d, options.periodic, Pivoting::partial);
+    return SingularSystem(who + "zero or non-finite pivot with partial pivoting" + how + at(f) +
+                              ": the system is singular",
+                          f.system, f.row);
+  };
+  // The fall-back's scratch (2-4 values per element), allocated when first needed.
+  auto fallback_ws = [&] {
+    const std::size_t bytes =
+        cuda_backend::tridiagonal_workspace_bytes(Kernel::cuda_pivoting, lines, options.periodic, sizeof(T));
+    if (p.fallback_ws.bytes() < bytes) p.fallback_ws = detail::Storage(bytes, exec);
+    return p.fallback_ws.get();
+  };
+  host[0] = host[1] = 0;
+
+  // For measurement (ADI_PIVOTING_FALLBACK=device when the plan is made): automatic out of
+  // place falls back on the device. The pivoting kernel is enqueued right behind the Thomas
+  // kernel whatever that finds, its blocks returning at once while the Thomas kernel's
+  // device flag is zero (cuda_backend::pivoting_fallback_solve): the pivoted answer needs
+  // no read-back, so it comes with check_pivots off too, at the price of a memset, an empty
+  // launch and the fall-back's scratch from the first solve on. With check_pivots the
+  // fall-back's pivots are read as below. Routes that cannot be gated (the partition route
+  // for few long lines, forced routes) enqueue nothing and decide on the host.
+  if (automatic && u != d && p.device_fallback) {
+    void* ws = fallback_ws();
+    int* gate = static_cast<int*>(p.pivot_flag.get());
+    cuda_backend::memset_zero_async(gate, sizeof(int), stream);
+    cuda_backend::tridiagonal_solve<T>(k, lines, bv, d, u, options.periodic, p.workspace.get(), gate, stream);
+    if (cuda_backend::pivoting_fallback_solve<T>(lines, bv, d, u, options.periodic, ws, gate,
+                                                 options.check_pivots ? host + 1 : nullptr, stream)) {
+      if (!options.check_pivots) return;
+      cuda_backend::synchronize(stream);
+      if (host[1] != 0) throw singular(" (cuda_pivoting, automatic's fall-back on the device)");
+      return;
+    }
+    if (!options.check_pivots) return;
+    cuda_backend::copy_on_stream(host, gate, sizeof(int), cuda_backend::Copy::device_to_host, stream);
+  } else {
+    // check_pivots off: no flag and no synchronisation, so no fall-back either (measured
+    // at stop 28: the read-back of a device flag cost 8-16 us per solve).
+    cuda_backend::tridiagonal_solve<T>(k, lines, bv, d, u, options.periodic, p.workspace.get(),
+                                       options.check_pivots ? host : nullptr, stream);
+    if (!options.check_pivots) return;
+    cuda_backend::synchronize(stream);
+  }
+  if (host[0] == 0) return;
+  if (pivots) throw singular("");
+  if (automatic) {
     if (u == d)
       throw UnstableSystem(who + "Thomas without pivoting failed its stability check (or met a zero pivot) "
                                  "and the in-place solve has overwritten d, so it cannot be re-solved with "
                                  "pivoting; pass u != d, or set TridiagonalOptions::pivoting to partial");
-    failed = run_kernel(Kernel::cuda_pivoting);
-    if (failed && options.check_pivots) {
-      const detail::FailedRow f =
-          detail::locate_failure(exec, lines, a, b, c, shared, d, options.periodic, Pivoting::partial);
-      throw SingularSystem(who + "zero or non-finite pivot with partial pivoting (cuda_pivoting)" + at(f) +
-                               ": the system is singular",
-                           f.system, f.row);
-    }
+    cuda_backend::tridiagonal_solve<T>(Kernel::cuda_pivoting, lines, bv, d, u, options.periodic, fallback_ws(),
+                                       host + 1, stream);
+    cuda_backend::synchronize(stream);
+    if (host[1] != 0) throw singular(" (cuda_pivoting)");
     return;
   }
-  if (failed && options.check_pivots) {
-    const detail::FailedRow f =
-        u == d ? detail::FailedRow{}
-               : detail::locate_failure(exec, lines, a, b, c, shared, d, options.periodic,
-                                        pivots ? Pivoting::partial : Pivoting::none);
-    if (pivots)
-      throw SingularSystem(who + "zero or non-finite pivot with partial pivoting" + at(f) + ": the system is singular",
-                           f.system, f.row);
-    throw UnstableSystem(who + "zero pivot, or Thomas without pivoting failed its stability check" + at(f) +
-                             " (the system is not diagonally dominant enough); set "
-                             "TridiagonalOptions::pivoting to automatic or partial (docs/pivoting.md)",
-                         f.system, f.row);
-  }
+  const detail::FailedRow f =
+      u == d ? detail::FailedRow{}
+             : detail::locate_failure(exec, lines, a, b, c, shared, d, options.periodic, Pivoting::none);
+  throw UnstableSystem(who + "zero pivot, or Thomas without pivoting failed its stability check" + at(f) +
+                           " (the system is not diagonally dominant enough); set "
+                           "TridiagonalOptions::pivoting to automatic or partial (docs/pivoting.md)",
+                       f.system, f.row);
 }
 
 template <class T>
@@ -373,6 +408,9 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
                                                            sizeof(T)));
     p.workspace = detail::Storage(bytes, exec);
     p.pivot_flag = detail::Storage(sizeof(int), exec);
+    p.flags_host.reset(static_cast<int*>(cuda_backend::pinned_allocate(2 * sizeof(int))));
+    const char* fb = std::getenv("ADI_PIVOTING_FALLBACK");
+    p.device_fallback = fb != nullptr && std::string(fb) == "device";
   }
 }
 

@@ -49,8 +49,10 @@ struct TridiagonalOptions {
   //            batch again, which needs u != d; in place it throws UnstableSystem);
   // none:      Thomas only (check_pivots decides whether a failing line throws);
   // partial:   always partial pivoting (kernels cpu_pivoting*, cuda_pivoting).
-  // On CUDA, automatic falls back only where check_pivots is on (the flag it reads back
-  // synchronises the stream); the device kernels test each row's multiplier instead of
+  // On CUDA, automatic falls back only where check_pivots is on: the kernels write the
+  // check's flag into pinned host memory, read after one synchronisation of the stream (no
+  // memset, no copy; ADI_PIVOTING_FALLBACK=device, for measurement, re-solves on the device
+  // instead: docs/pivoting.md). The device kernels test each row's multiplier instead of
   // the host's growth bound (|c*_i| > 4, one compare per row: thomas_unsafe_on_device in
   // solvers/common/thomas_check.hpp); the shared-band factors of the Thomas-PCR hybrids and
   // the ADI fused stage are not checked on the device.

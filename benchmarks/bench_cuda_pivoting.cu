@@ -2,9 +2,11 @@
 // run as the non-pivoting kernels and cuSPARSE: gtsv2StridedBatch (pivoting, SPIKE with
 // diagonal pivoting) and gtsv2_nopivot (its no-pivoting peer), as % of the copy bandwidth
 // measured in this run (5 arrays counted: read a, b, c, d, write u).
-//   1. a 256^3 box, fp32 and fp64, each axis: automatic (Thomas kernels + the stability
-//      check), cuda_pivoting (n = 256: the tile route on X, the thread route on Y/Z; the
-//      staged, block and partition routes forced),
+//   1. a 256^3 box, fp32 and fp64, each axis: Thomas without a flag against automatic (the
+//      Thomas kernels + the stability check, its flag read after one synchronisation) and
+//      against ADI_PIVOTING_FALLBACK=device (the pivoting launch gated on the device flag),
+//      check_pivots off and on: the check's cost; cuda_pivoting (n = 256: the tile route on
+//      X, the thread route on Y/Z; the staged, block and partition routes forced),
 //      and for X (the layout cuSPARSE takes) gtsv2 / gtsv2_nopivot; the systems are
 //      diagonally dominant, so automatic never falls back;
 //   2. one system of 2^24 (and 2^20) unknowns: the large partition (automatic), cuda_pivoting (the
@@ -15,7 +17,7 @@
 // (solvers/cuda/pivoting_thread.cuh; measurement only).
 // The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
-//   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1]
+//   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -39,6 +41,8 @@ namespace {
 
 int g_reps = 20;
 bool g_cusparse = true;  // --cusparse=0 leaves cuSPARSE out (the script's Nsight Compute run)
+bool g_checkcost = true;  // --checkcost=0 leaves the automatic rows out (the Nsight Compute run:
+                          // their gated pivoting launches return at once and would be profiled first)
 double g_copy_gbs = 0;
 
 using adi::bench::Dev;
@@ -79,6 +83,7 @@ struct Row {
 };
 std::vector<Row> g_rows;
 std::vector<std::string> g_speedups;  // "partial pivoting vs gtsv2" lines for the summary
+std::vector<std::string> g_costs;     // the check's cost per precision and axis
 
 void speedup(const std::string& what, double ms_adi, double ms_gtsv2) {
   char text[200];
@@ -153,11 +158,40 @@ void bench_box(cusparseHandle_t handle, long long n) {
       const double ms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
       return std::make_pair(ms, std::string(adi::kernel_name(plan.kernel())));
     };
-    auto [t_none, k_none] = run(adi::Pivoting::none, false);
-    row(std::string(prec) + " " + an + " Thomas (" + k_none + ", pivoting none, no flag)", t_none, total,
-        sizeof(T));
-    auto [t_auto, k_auto] = run(adi::Pivoting::automatic, true);
-    row(std::string(prec) + " " + an + " automatic (" + k_auto + " + check)", t_auto, total, sizeof(T));
+    // The check's cost, against Thomas without a flag: automatic (the check's flag written
+    // into pinned host memory, one synchronisation: the default), and automatic with the
+    // device-side fall-back (ADI_PIVOTING_FALLBACK=device: a memset, the pivoting launch
+    // gated on the device flag) with check_pivots off (nothing read back, no
+    // synchronisation) and on. Taken twice, alternating, the smaller median of each kept.
+    auto device_fallback = [&](bool check) {
+      setenv("ADI_PIVOTING_FALLBACK", "device", 1);
+      const double t = run(adi::Pivoting::automatic, check).first;
+      unsetenv("ADI_PIVOTING_FALLBACK");
+      return t;
+    };
+    double t_none = 1e30, t_auto = 1e30, t_dev = 1e30, t_dev_check = 1e30;
+    std::string k_none;
+    for (int pass = 0; pass < (g_checkcost ? 2 : 0); ++pass) {
+      auto r0 = run(adi::Pivoting::none, false);
+      t_none = std::min(t_none, r0.first);
+      k_none = r0.second;
+      t_auto = std::min(t_auto, run(adi::Pivoting::automatic, true).first);
+      t_dev = std::min(t_dev, device_fallback(false));
+      t_dev_check = std::min(t_dev_check, device_fallback(true));
+    }
+    if (g_checkcost) {
+      const std::string pa = std::string(prec) + " " + an;
+      row(pa + " Thomas (" + k_none + ", pivoting none, no flag)", t_none, total, sizeof(T));
+      row(pa + " automatic (+ check, pinned flag, synchronised)", t_auto, total, sizeof(T));
+      row(pa + " automatic, device fall-back, check_pivots off", t_dev, total, sizeof(T));
+      row(pa + " automatic, device fall-back, check_pivots on", t_dev_check, total, sizeof(T));
+      char text[240];
+      std::snprintf(text, sizeof text,
+                    "  %s %-24s %7.3f ms  automatic %+5.1f%%   device fall-back: %+5.1f%% (no check) %+5.1f%% (check)",
+                    pa.c_str(), k_none.c_str(), t_none, 100.0 * (t_auto / t_none - 1), 100.0 * (t_dev / t_none - 1),
+                    100.0 * (t_dev_check / t_none - 1));
+      g_costs.push_back(text);
+    }
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
     row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", " + (ax == adi::Axis::x ? "tile" : "thread") +
             " route)", t_piv, total, sizeof(T));
@@ -245,6 +279,7 @@ int main(int argc, char** argv) {
   }
   g_reps = flag(argc, argv, "reps", 20);
   g_cusparse = flag(argc, argv, "cusparse", 1) != 0;
+  g_checkcost = flag(argc, argv, "checkcost", 1) != 0;
   const int n = flag(argc, argv, "n", 256), large = flag(argc, argv, "large", 24),
             large2 = flag(argc, argv, "large2", 20);
   cudaDeviceProp prop{};
@@ -273,6 +308,10 @@ int main(int argc, char** argv) {
   CKS(cusparseDestroy(handle));
   std::printf("\nSummary (%% of copy, %s)\n", prop.name);
   for (const Row& r : g_rows) std::printf("  %-58s %6.1f%%  %9.3f ms\n", r.what.c_str(), r.pct, r.ms);
+  std::printf("\nThe check's cost against Thomas without a flag (%s; target <= 5%%): automatic (check_pivots\n"
+              "on, the default), and with ADI_PIVOTING_FALLBACK=device (pivoting launch gated on the device flag)\n",
+              prop.name);
+  for (const std::string& s : g_costs) std::printf("%s\n", s.c_str());
   std::printf("\nPartial pivoting against cuSPARSE gtsv2 (%s; target >= 3x)\n", prop.name);
   for (const std::string& s : g_speedups) std::printf("%s\n", s.c_str());
   return 0;

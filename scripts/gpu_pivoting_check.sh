@@ -2,13 +2,15 @@
 # The pivoting GPU check of issue 23, for one H100 or H200 (< 6 min on 16 cores):
 #   1. builds the pivoting targets with CUDA (sm_90, no VTK, no MPI);
 #   2. runs test_pivoting_cuda (every route of cuda_pivoting against LAPACKE ?gtsv / ?gesv)
-#      and part of test_pivoting_cpu (the partition method's core, the checks);
-#   3. compute-sanitizer memcheck on PivotingCuda.EveryRouteSmall (tile, thread, partition)
-#      and StagedSmall (the staged kernel, forced),
-#      and racecheck on PivotingCuda.StagedSmall (the staged kernel: cp.async + barriers);
+#      and part of test_pivoting_cpu (the partition method's core, the checks), and the
+#      plans' CUDA tests (PLAN_TESTS: stop 30 changed how every checked CUDA solve reads its flag);
+#   3. compute-sanitizer memcheck on PivotingCuda.EveryRouteSmall (tile, thread, partition),
+#      StagedSmall (the staged kernel, forced) and AutomaticFallBack{ReusedPlan,Errors}
+#      (automatic's gated fall-back), racecheck on PivotingCuda.StagedSmall;
 #   4. bench_cuda_pivoting: 256^3 per axis and one system of 2^24 and 2^20, fp32 / fp64,
 #      against the non-pivoting kernels, cuSPARSE gtsv2 / gtsv2_nopivot, as % of the copy
-#      bandwidth measured in the same run;
+#      bandwidth measured in the same run; the check's cost per precision and axis
+#      (automatic against Thomas without a flag, check_pivots off and on);
 #   5. Nsight Compute (if ncu runs here) on the first launch of each pivoting kernel:
 #      duration, DRAM and SM throughput, occupancy, registers (one line per kernel);
 # then prints the tables (the bench table last). Logs under $OUT, tarred into
@@ -38,6 +40,10 @@ command -v ninja > /dev/null && GEN="-G Ninja"
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 TESTS="test_pivoting_cuda test_pivoting_cpu"
+# Stop 30 changed how every checked CUDA TridiagonalPlan / LargeTridiagonalPlan solve reads its
+# flag (pinned host memory) and the partition route's fall-back: the plans' own CUDA tests too.
+PLAN_TESTS="test_plan_conventions_cuda test_large_tridiagonal_nondominant
+  test_partition_large_cuda test_layout_safety test_tridiagonal_cuda_dispatch test_thomas_strided"
 configure() {  # dir, extra flags
   cmake -S . -B "$1" $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_EXAMPLES=OFF \
@@ -47,7 +53,7 @@ configure() {  # dir, extra flags
 t0=$(date +%s)
 if [ $build = 1 ]; then
   configure $B ""
-  cmake --build $B -j "$(nproc)" --target $TESTS bench_cuda_pivoting > "$OUT/build.log" 2>&1 ||
+  cmake --build $B -j "$(nproc)" --target $TESTS $PLAN_TESTS bench_cuda_pivoting > "$OUT/build.log" 2>&1 ||
     { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
   if [ $nocheck = 1 ]; then
     configure $B0 "-DADI_THOMAS_CHECK=0"
@@ -59,7 +65,7 @@ echo "build: $(($(date +%s) - t0)) s"
 [ $run = 0 ] && { echo "built $B; run again with --no-build"; exit 0; }
 find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
 declare -A result
-for t in $TESTS; do
+for t in $TESTS $PLAN_TESTS; do
   bin=$(find_bin $B $t)
   if [ -z "$bin" ]; then result[$t]="not built"; continue; fi
   t1=$(date +%s)
@@ -72,17 +78,21 @@ for t in $TESTS; do
   failed=$(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/$t.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ')
   result[$t]="$([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)") in $(($(date +%s) - t1)) s: $summary $failed"
 done
-memcheck="not run"
-racecheck="not run"
-if command -v compute-sanitizer > /dev/null && [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
-  timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$(find_bin $B test_pivoting_cuda)" \
-    --gtest_filter='PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall' > "$OUT/memcheck.log" 2>&1
-  rc=$?
-  memcheck="$([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -m1 'ERROR SUMMARY' "$OUT/memcheck.log")"
-  timeout 60 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$(find_bin $B test_pivoting_cuda)" --gtest_filter='PivotingCuda.StagedSmall' > "$OUT/racecheck.log" 2>&1
-  rc=$?
-  racecheck="$([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/racecheck.log")"
+# compute-sanitizer (scripts/gtest_runs.sh run_sanitizer): memcheck on one small case per
+# route, the staged kernel and automatic's gated device fall-back (stop 30); racecheck on the
+# staged kernel (cp.async + barriers).
+summary=$OUT/sanitizer_summary.txt
+: > "$summary"
+status=0
+note() { echo "$*" >> "$summary"; }
+. "$(dirname "$0")/gtest_runs.sh"
+sanitizer="not run"
+if [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
+  tbin=$(find_bin $B test_pivoting_cuda)
+  run_sanitizer "$OUT/sanitizer.log" 150 memcheck "$tbin" \
+    'PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall:PivotingCuda.AutomaticFallBackReusedPlan:PivotingCuda.AutomaticFallBackErrors'
+  run_sanitizer "$OUT/sanitizer.log" 60 racecheck "$tbin" 'PivotingCuda.StagedSmall'
+  sanitizer="$([ $status = 0 ] && echo pass || echo FAIL): $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
 fi
 bench=$(find_bin $B bench_cuda_pivoting)
 [ -n "$bench" ] && timeout 300 "$bench" --reps=10 > "$OUT/bench_pivoting.log" 2>&1
@@ -93,7 +103,7 @@ if [ -n "$bench" ] && [ -n "$NCU" ]; then
   # (the partition route's kernels run in both).
   for size in "--n=256 --large=0" "--n=0 --large=24"; do
     timeout 45 "$NCU" --csv --metrics $M --kernel-name-base demangled --kernel-id '::regex:pivoting_:1' \
-      --launch-count 24 "$bench" --reps=1 --cusparse=0 $size --large2=0 >> "$OUT/ncu.csv" 2>> "$OUT/ncu.err"
+      --launch-count 24 "$bench" --reps=1 --cusparse=0 --checkcost=0 $size --large2=0 >> "$OUT/ncu.csv" 2>> "$OUT/ncu.err"
   done
 fi
 if [ $nocheck = 1 ] && [ -n "$(find_bin $B0 bench_cuda_pivoting)" ]; then
@@ -103,12 +113,12 @@ echo
 echo "== adi pivoting GPU check ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
 echo "| step | result |"
 echo "|---|---|"
-for t in $TESTS; do echo "| $t | ${result[$t]} |"; done
-echo "| compute-sanitizer memcheck (PivotingCuda.EveryRouteSmall, StagedSmall) | $memcheck |"
-echo "| compute-sanitizer racecheck (PivotingCuda.StagedSmall) | $racecheck |"
+for t in $TESTS $PLAN_TESTS; do echo "| $t | ${result[$t]} |"; done
+echo "| compute-sanitizer (memcheck: EveryRouteSmall, StagedSmall, AutomaticFallBack{ReusedPlan,Errors}; racecheck: StagedSmall) | $sanitizer |"
+sed 's/^/  /' "$summary"
 echo
 echo "-- failing checks (first lines) --"
-grep -h -A3 "Failure" "$OUT"/test_pivoting_*.log 2> /dev/null | head -40
+grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
 if [ -s "$OUT/ncu.csv" ] && command -v python3 > /dev/null; then
   echo
   echo "-- Nsight Compute, first launch of each pivoting kernel ($gpu; bench --reps=1) --"

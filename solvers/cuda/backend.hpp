@@ -58,11 +58,19 @@ struct BandView {
 };
 ADI_CUDA_KERNEL(std::size_t tridiagonal_workspace_bytes(Kernel kernel, const LineSet& lines, bool periodic,
                                         std::size_t value_size))
-// Enqueues the solve on `stream`. `pivot_flag` (device int, may be null) is set non-zero
-// by the kernel on a zero or non-finite pivot.
+// Enqueues the solve on `stream`. `pivot_flag` (an int the device can write: device or
+// pinned host memory; may be null) is set non-zero by the kernel on a zero or non-finite
+// pivot.
 template <class T>
 ADI_CUDA_KERNEL(void tridiagonal_solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T* u,
                        bool periodic, void* workspace, int* pivot_flag, void* stream))
+// automatic's device-side fall-back: partial pivoting (Kernel::cuda_pivoting's route for the
+// layout) enqueued after a checked Thomas solve whose flag is `gate`; its blocks return at
+// once while *gate is zero, so nothing is read back. False, and nothing enqueued, where the
+// layout's route cannot be gated (solvers/cuda/pivoting_thread.cuh, launch_pivoting_gated).
+template <class T>
+ADI_CUDA_KERNEL_OR(return false;, bool pivoting_fallback_solve(const LineSet& lines, BandView<T> bands, const T* d,
+                       T* u, bool periodic, void* workspace, const int* gate, int* pivot_flag, void* stream))
 
 // Shared memory one block of `kernel` needs at the least (0 for kernels that need
 // little); the dispatch table compares it with DeviceInfo::shared_per_block_optin.

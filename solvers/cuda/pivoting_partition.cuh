@@ -14,9 +14,10 @@
 // and stores for stride-1 lines: the 32 partitions are one contiguous run of 544 values).
 // Memory traffic: a, b, c, d read twice and u written once (9 values per row, plus 4/17 for
 // the reduced rows), against 5 for a copy: at most ~55% of the copy bandwidth.
-// A nearly singular block (common::partition_weak_pivot) raises a flag that the launcher
-// reads back; the lines are then re-solved by the thread-per-line kernel (exact partial
-// pivoting, sequential along each line: slow, but never a wrong answer).
+// A nearly singular block (common::partition_weak_pivot) raises a device flag that the
+// fill passes and the thread-per-line kernel are gated on: the lines are then solved by the
+// thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
+// never a wrong answer), without the host reading anything back.
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 
@@ -183,9 +184,11 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
 template <class T, bool Shared>
 __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
     pivoting_partition_fill_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
-                                   const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag) {
+                                   const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag,
+                                   const int* weak_flag) {
   constexpr int M = kPivotPartitionRows;
   __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
+  if (*weak_flag != 0) return;  // a weak block: the thread route solves the lines (launch_pivoting_partition)
   const PartitionWarp w(ix, false);
   if (!w.any) return;  // uniform per warp
   const int lane = w.lane;
@@ -276,21 +279,24 @@ void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* 
 }
 
 template <class T>
-void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, cudaStream_t stream) {
+void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, const int* weak, cudaStream_t stream) {
   const PartitionIndex ix{v.L, v.P()};
   if (v.shared)
     pivoting_partition_fill_kernel<T, true><<<v.blocks(kWarp), kPivotPartitionWarps * kWarp, 0, stream>>>(
-        ix, v.a, v.b, v.c, v.d, v.X, v.u, flag);
+        ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
   else
     pivoting_partition_fill_kernel<T, false><<<v.blocks(kWarp), kPivotPartitionWarps * kWarp, 0, stream>>>(
-        ix, v.a, v.b, v.c, v.d, v.X, v.u, flag);
+        ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
 // The route: every level's reduce pass, the last reduced system by the thread-per-line
-// kernel, then the weak flag read back (the solve waits for it) before anything is written
-// to u: if a block was nearly singular the lines are re-solved by the thread-per-line kernel
-// (d is still intact, in place too); otherwise every level's fill pass, deepest first.
+// kernel, then every level's fill pass, deepest first, and the thread-per-line kernel on the
+// caller's lines, both gated on the weak flag on the device: if a block was nearly singular
+// the fills return at once and the thread route solves the lines (d is still intact, in
+// place too: nothing was written to u), otherwise the thread route's blocks return at once.
+// Nothing is read back (until stop 29 the host read the weak flag between the passes: one
+// synchronisation, ~10-15 us, in every solve).
 template <class T, int Chunk>
 void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d, T* u, void* workspace, int* flag,
                                cudaStream_t stream) {
@@ -322,19 +328,14 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     constexpr int threads = 128;
     const unsigned tb = static_cast<unsigned>((lines + threads - 1) / threads);
     pivoting_thread_per_line_kernel<T, Chunk, false>
-        <<<tb, threads, 0, stream>>>(R, v.A, v.B, v.C, v.D, v.X, w1, w2, nullptr, nullptr, false, flag);
+        <<<tb, threads, 0, stream>>>(R, v.A, v.B, v.C, v.D, v.X, w1, w2, nullptr, nullptr, false, flag, nullptr);
     ADI_CUDA_CHECK(cudaGetLastError());
     break;
   }
-  int h = 0;
-  ADI_CUDA_CHECK(cudaMemcpyAsync(&h, weak, sizeof(int), cudaMemcpyDeviceToHost, stream));
-  ADI_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (h != 0) {
-    launch_pivoting_thread<T, Chunk>(ls, bands, d, u, false, static_cast<char*>(workspace) + align_up(sizeof(int)),
-                                     flag, stream);
-    return;
-  }
-  for (int j = depth - 1; j >= 0; --j) pivoting_partition_fill<T>(levels[j], flag, stream);
+  for (int j = depth - 1; j >= 0; --j) pivoting_partition_fill<T>(levels[j], flag, weak, stream);
+  // Its scratch overlaps the levels: it runs only where the fills returned at once.
+  launch_pivoting_thread<T, Chunk>(ls, bands, d, u, false, static_cast<char*>(workspace) + align_up(sizeof(int)),
+                                   flag, stream, weak);
 }
 
 }  // namespace adi::cuda_backend::kernels

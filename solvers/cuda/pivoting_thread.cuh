@@ -78,4 +78,21 @@ void launch_pivoting_thread_per_line(const LineSet& ls, BandView<T> bands, const
   }
 }
 
+// automatic's device-side fall-back: the route partial would take, its blocks returning at
+// once while *gate == 0 (pivot_gate_closed). Only the routes automatic can reach on a
+// batch without reading anything back (tile, thread); false, and nothing enqueued, for the
+// others (the partition route reads its weak flag back anyway; staged and block are
+// forced for measurement), where the plan falls back through the host as before.
+template <class T, int Chunk>
+bool launch_pivoting_gated(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic, void* workspace,
+                           const int* gate, int* flag, cudaStream_t stream) {
+  switch (pivoting_route(ls, periodic, sizeof(T))) {
+    case PivotingRoute::tile: launch_pivoting_tile<T>(ls, bands, d, u, workspace, flag, stream, gate); return true;
+    case PivotingRoute::thread:
+      launch_pivoting_thread<T, Chunk>(ls, bands, d, u, periodic, workspace, flag, stream, gate);
+      return true;
+    default: return false;
+  }
+}
+
 }  // namespace adi::cuda_backend::kernels

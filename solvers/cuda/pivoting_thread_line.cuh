@@ -122,14 +122,21 @@ __device__ bool pivoting_line(const DeviceLines& L, i64 line, const T* __restric
   return bad;
 }
 
+// A fall-back decided on the device: the kernel is enqueued whatever happens before it and
+// every block returns at once while *gate is zero, so the host reads nothing back. The
+// partition route's weak blocks (gate: its weak flag, pivoting_partition.cuh) and, with
+// ADI_PIVOTING_FALLBACK=device, automatic's re-solve after the Thomas kernel (gate: that
+// kernel's flag; adi/tridiagonal.cpp, run_cuda). gate == nullptr: always solve.
+__device__ __forceinline__ bool pivot_gate_closed(const int* gate) { return gate != nullptr && *gate == 0; }
+
 template <class T, int Chunk, bool Shared>
 __global__ void __launch_bounds__(128)
     pivoting_thread_per_line_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b,
                                     const T* __restrict__ c, const T* d, T* u, T* __restrict__ w1,
                                     T* __restrict__ w2, T* __restrict__ w3, T* __restrict__ w4, bool periodic,
-                                    int* flag) {
+                                    int* flag, const int* gate) {
   const i64 line = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (line >= L.lines()) return;
+  if (line >= L.lines() || pivot_gate_closed(gate)) return;
   report(pivoting_line<T, Chunk, Shared>(L, line, a, b, c, d, u, w1, w2, w3, w4, periodic), flag);
 }
 
@@ -141,7 +148,7 @@ inline std::size_t pivoting_thread_workspace(const LineSet& l, bool periodic, st
 
 template <class T, int Chunk>
 void launch_pivoting_thread(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic,
-                                     void* workspace, int* flag, cudaStream_t stream) {
+                                     void* workspace, int* flag, cudaStream_t stream, const int* gate = nullptr) {
   const DeviceLines L = to_device(ls);
   const i64 nl = L.lines();
   constexpr int threads = 128;
@@ -154,10 +161,10 @@ void launch_pivoting_thread(const LineSet& ls, BandView<T> bands, const T* d, T*
   T* w4 = periodic ? cur.take<T>(count) : nullptr;
   if (bands.shared)
     pivoting_thread_per_line_kernel<T, Chunk, true><<<blocks, threads, 0, stream>>>(
-        L, bands.a, bands.b, bands.c, d, u, w1, w2, w3, w4, periodic, flag);
+        L, bands.a, bands.b, bands.c, d, u, w1, w2, w3, w4, periodic, flag, gate);
   else
     pivoting_thread_per_line_kernel<T, Chunk, false><<<blocks, threads, 0, stream>>>(
-        L, bands.a, bands.b, bands.c, d, u, w1, w2, w3, w4, periodic, flag);
+        L, bands.a, bands.b, bands.c, d, u, w1, w2, w3, w4, periodic, flag, gate);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -66,13 +66,14 @@ struct PivotTile {
 template <class T, bool Shared>
 __global__ void __launch_bounds__(kPivotTileWarps* kWarp)
     pivoting_tile_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
-                         const T* d, T* u, T* __restrict__ w1, T* __restrict__ w2, T* __restrict__ wy, int* flag) {
+                         const T* d, T* u, T* __restrict__ w1, T* __restrict__ w2, T* __restrict__ wy, int* flag,
+                         const int* gate) {
   constexpr int K = pivot_tile_rows<T>();
   __shared__ T tiles[kPivotTileWarps][kWarp * (K + 1)];
   const int lane = static_cast<int>(threadIdx.x) % kWarp, warp = static_cast<int>(threadIdx.x) / kWarp;
   const i64 nl = L.lines(), n = L.n;
   const i64 tile_id = static_cast<i64>(blockIdx.x) * kPivotTileWarps + warp;
-  if (tile_id * kWarp >= nl) return;  // uniform per warp
+  if (tile_id * kWarp >= nl || pivot_gate_closed(gate)) return;  // uniform per warp
   const PivotTile<T> tr{tiles[warp]};
   const i64 chunks = (n + K - 1) / K;
   // Offsets of the warp's lines (lane p keeps line p's: shuffled to the loading lanes).
@@ -147,7 +148,7 @@ inline std::size_t pivoting_tile_workspace(const LineSet& l, std::size_t value_s
 
 template <class T>
 void launch_pivoting_tile(const LineSet& ls, BandView<T> bands, const T* d, T* u, void* workspace, int* flag,
-                          cudaStream_t stream) {
+                          cudaStream_t stream, const int* gate = nullptr) {
   const DeviceLines L = to_device(ls);
   constexpr int K = pivot_tile_rows<T>();
   const i64 tiles = (L.lines() + kWarp - 1) / kWarp;
@@ -159,10 +160,10 @@ void launch_pivoting_tile(const LineSet& ls, BandView<T> bands, const T* d, T* u
   T* wy = cur.take<T>(per);
   if (bands.shared)
     pivoting_tile_kernel<T, true><<<blocks, kPivotTileWarps * kWarp, 0, stream>>>(L, bands.a, bands.b, bands.c, d,
-                                                                                   u, w1, w2, wy, flag);
+                                                                                   u, w1, w2, wy, flag, gate);
   else
     pivoting_tile_kernel<T, false><<<blocks, kPivotTileWarps * kWarp, 0, stream>>>(L, bands.a, bands.b, bands.c,
-                                                                                    d, u, w1, w2, wy, flag);
+                                                                                    d, u, w1, w2, wy, flag, gate);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -72,4 +72,10 @@ void solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T
                                   const Tuning& tuning) {                                                   \
     detail::solve<T>(kernel, lines, bands, d, u, periodic, workspace, flag, stream, tuning);                \
   }                                                                                                         \
+  template <>                                                                                               \
+  bool pivoting_fallback_solve<T>(const LineSet& lines, BandView<T> bands, const T* d, T* u, bool periodic, \
+                                  void* workspace, const int* gate, int* flag, void* stream) {              \
+    return kernels::launch_pivoting_gated<T, detail::strided_chunk<T>()>(                                   \
+        lines, bands, d, u, periodic, workspace, gate, flag, static_cast<cudaStream_t>(stream));            \
+  }                                                                                                         \
   }

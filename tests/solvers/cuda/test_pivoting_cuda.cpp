@@ -14,6 +14,8 @@
 
 #include <cstdlib>
 #include <initializer_list>
+#include <limits>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -254,6 +256,145 @@ TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
           run(0.0);
         }
     unsetenv("ADI_PIVOTING_ROUTE");
+  }
+}
+
+// automatic's fall-back on CUDA (adi/tridiagonal.cpp, run_cuda), both ways: the default
+// (the kernels write the check's flag into pinned host memory, the host reads it after one
+// synchronisation and re-solves with pivoting where it is set) and, for measurement,
+// ADI_PIVOTING_FALLBACK=device (the pivoting kernel enqueued behind the Thomas kernel and
+// gated on its device flag: the pivoted answer with check_pivots off too). A batch of
+// dominant lines, none or one of them (line `bad`) replaced by a tiny-diagonal line that
+// fails the check: every line within 10x of LAPACK, fp32 and fp64, odd sizes, X (tile
+// route), Y and interleaved (thread route), periodic (thread route), per-line and shared
+// bands, outputs poisoned with NaN.
+template <class T>
+tp::Case<T> mixed_case(const LineSet& l, bool periodic, bool shared, index_t bad, std::uint64_t seed) {
+  auto k = tp::make_case<T>(l, tp::Family::dominant, periodic, shared, seed);
+  if (bad < 0) return k;
+  std::mt19937_64 rng(seed + 1);
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const index_t o = shared ? 0 : l.offset(bad);
+  const index_t st = shared ? 1 : l.stride;
+  for (index_t i = 0; i < l.n; ++i) {
+    const auto e = static_cast<std::size_t>(o + i * st);
+    tp::row_coefficients(tp::Family::tiny_diagonal, rng, k.a[e], k.b[e], k.c[e]);
+    if (!periodic && i == 0) k.a[e] = nan;
+    if (!periodic && i == l.n - 1) k.c[e] = nan;
+  }
+  return k;
+}
+
+// Sets ADI_PIVOTING_FALLBACK for one scope (read when a plan is made).
+struct FallbackMode {
+  explicit FallbackMode(bool device) {
+    if (device) setenv("ADI_PIVOTING_FALLBACK", "device", 1);
+  }
+  ~FallbackMode() { unsetenv("ADI_PIVOTING_FALLBACK"); }
+  FallbackMode(const FallbackMode&) = delete;
+  FallbackMode& operator=(const FallbackMode&) = delete;
+};
+
+TEST_F(PivotingCuda, AutomaticFallBack) {
+  auto run = [](auto zero, int layout, index_t n, bool periodic, bool shared, bool check, index_t bad,
+                bool device) {
+    using T = decltype(zero);
+    const LineSet l = make_lines(layout, n, 19);
+    auto k = mixed_case<T>(l, periodic, shared, bad, 11 * n + layout + 100 * (bad + 1));
+    TridiagonalOptions o;
+    o.periodic = periodic;
+    o.pivoting = Pivoting::automatic;
+    o.check_pivots = check;
+    solve_on_device(k, o, false);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+        << (device ? "device" : "host") << " fall-back, " << (sizeof(T) == 4 ? "fp32" : "fp64") << " layout "
+        << layout << " n " << n << (periodic ? " periodic" : "") << (shared ? " shared" : "")
+        << (check ? " check" : " no check") << " unsafe line " << bad << ": " << detail;
+  };
+  for (bool device : {false, true}) {
+    FallbackMode mode(device);
+    for (int layout : {0, 2, 4})
+      for (index_t n : {1, 2, 3, 31, 33, 255, 257})
+        for (bool periodic : {false, true})
+          for (bool check : {false, true})
+            for (index_t bad : {index_t{-1}, index_t{0}, index_t{7}}) {
+              if (periodic && layout != 0) continue;  // periodic lines: the thread route whatever the layout
+              if (!check && !device && bad >= 0) continue;  // no flag, no fall-back (documented)
+              // fp32 bad == 0 with shared bands: the band is unsafe, so every line is
+              run(0.0f, layout, n, periodic, bad == 0, check, bad, device);
+              run(0.0, layout, n, periodic, false, check, bad, device);
+            }
+  }
+}
+
+// One plan, solves alternating between an unsafe and a safe batch: the flags are cleared
+// before each solve, so a fall-back never leaks into the next solve, nor a stale flag into
+// the errors.
+TEST_F(PivotingCuda, AutomaticFallBackReusedPlan) {
+  for (bool device : {false, true})
+    for (bool check : {false, true}) {
+      if (!check && !device) continue;
+      FallbackMode mode(device);
+      const LineSet l = make_lines(4, 33, 19);
+      TridiagonalOptions o;
+      o.pivoting = Pivoting::automatic;
+      o.check_pivots = check;
+      TridiagonalPlan<float> plan(adi::Executor::cuda(), l, o);
+      for (index_t bad : {index_t{5}, index_t{-1}, index_t{18}, index_t{-1}}) {
+        auto k = mixed_case<float>(l, false, false, bad, 3 + bad);
+        adi::Array<float> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
+        plan.solve(adi::Bands<float>{a.data(), b.data(), c.data()}, d.data(), u.data());
+        u.copy_to_host(k.u.data());
+        std::string detail;
+        EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+            << (device ? "device" : "host") << " fall-back, unsafe line " << bad << ": " << detail;
+      }
+    }
+}
+
+// A singular line under automatic: Thomas flags it, the fall-back meets the zero pivot, and
+// check_pivots turns that into SingularSystem naming the line (without check_pivots no
+// error: the documented trade). Also two lines of 5000 (the partition route, which cannot
+// be gated, so it decides on the host in both modes).
+TEST_F(PivotingCuda, AutomaticFallBackErrors) {
+  for (bool device : {false, true}) {
+    FallbackMode mode(device);
+    for (int layout : {0, 4})
+      for (index_t n : {33, 257}) {
+        auto run = [&](auto zero) {
+          using T = decltype(zero);
+          const LineSet l = make_lines(layout, n, 19);
+          auto k = mixed_case<T>(l, false, false, 3, 5 * n);
+          const auto row = static_cast<std::size_t>(l.offset(3) + (n / 2) * l.stride);
+          k.a[row] = k.b[row] = k.c[row] = 0;
+          TridiagonalOptions o;
+          o.pivoting = Pivoting::automatic;
+          const std::string where = std::string(device ? "device" : "host") + " fall-back, layout " +
+                                    std::to_string(layout) + " n " + std::to_string(n);
+          try {
+            solve_on_device(k, o, false);
+            ADD_FAILURE() << "no SingularSystem, " << where;
+          } catch (const adi::UnstableSystem& e) {
+            ADD_FAILURE() << "UnstableSystem instead of SingularSystem, " << where << ": " << e.what();
+          } catch (const adi::SingularSystem& e) {
+            EXPECT_EQ(e.system(), 3) << where << ": " << e.what();
+            EXPECT_GE(e.row(), 0) << where << ": " << e.what();
+          }
+          o.check_pivots = false;
+          EXPECT_NO_THROW(solve_on_device(k, o, false)) << where;
+        };
+        run(0.0f);
+        run(0.0);
+      }
+    auto k = tp::make_case<double>(adi::to_lines(adi::StridedLines::contiguous(5000, 2)),
+                                   tp::Family::tiny_diagonal, false, false, 9);
+    TridiagonalOptions o;
+    o.pivoting = Pivoting::automatic;
+    solve_on_device(k, o, false);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+        << (device ? "device" : "host") << " fall-back, two lines of 5000: " << detail;
   }
 }
 
