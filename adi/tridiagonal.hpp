@@ -54,8 +54,9 @@ struct TridiagonalOptions {
   // memset, no copy; ADI_PIVOTING_FALLBACK=device, for measurement, re-solves on the device
   // instead: docs/pivoting.md). The device kernels test each row's multiplier instead of
   // the host's growth bound (|c*_i| > 4, one compare per row: thomas_unsafe_on_device in
-  // solvers/common/thomas_check.hpp); the shared-band factors of the Thomas-PCR hybrids and
-  // the ADI fused stage are not checked on the device.
+  // solvers/common/thomas_check.hpp; the Thomas-PCR hybrids' reduced PCR tests |a|, |c| > 4
+  // at each level, shared-band factors are tested once per block or solve); only the ADI
+  // fused stage (adi::Operator's internal stage) is not checked on the device.
   // docs/pivoting.md has the test, its cost and the measurements.
   Pivoting pivoting = Pivoting::automatic;
   // Measure instead of trusting the dispatch table (kernel automatic only): when the plan

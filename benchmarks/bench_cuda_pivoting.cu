@@ -92,8 +92,9 @@ void speedup(const std::string& what, double ms_adi, double ms_gtsv2) {
   g_speedups.push_back(text);
 }
 
-void row(const std::string& what, double ms, double elems, std::size_t vs) {
-  const double gbs = 5.0 * elems * vs / ms / 1e6;
+// arrays: values moved per element (5: a, b, c, d read, u written; 2 with shared bands).
+void row(const std::string& what, double ms, double elems, std::size_t vs, int arrays = 5) {
+  const double gbs = arrays * elems * vs / ms / 1e6;
   const double pct = 100.0 * gbs / g_copy_gbs;
   std::printf("%-58s %9.3f ms %8.0f GB/s %6.1f%% of copy\n", what.c_str(), ms, gbs, pct);
   g_rows.push_back({what, ms, pct});
@@ -150,13 +151,18 @@ void bench_box(cusparseHandle_t handle, long long n) {
   const adi::Box3 box = adi::Box3::dense(n, n, n);
   for (adi::Axis ax : {adi::Axis::x, adi::Axis::y, adi::Axis::z}) {
     const char* an = ax == adi::Axis::x ? "X" : ax == adi::Axis::y ? "Y" : "Z";
-    auto run = [&](adi::Pivoting p, bool check) {
+    auto run = [&](adi::Pivoting p, bool check, bool shared = false) {
       adi::TridiagonalOptions o;
       o.pivoting = p;
       o.check_pivots = check;
       adi::TridiagonalPlan<T> plan(dev, adi::BoxLines{box, ax}, o);
-      const double ms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
-      return std::make_pair(ms, std::string(adi::kernel_name(plan.kernel())));
+      const double ms = time_ms([&] {
+        if (shared)  // the first n values of a, b, c: the band every line shares
+          plan.solve(adi::SharedBands<T>{a.p, b.p, c.p}, d.p, u.p);
+        else
+          plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p);
+      });
+      return std::make_pair(ms, std::string(adi::kernel_name(shared ? plan.shared_bands_kernel() : plan.kernel())));
     };
     // The check's cost, against Thomas without a flag: automatic (the check's flag written
     // into pinned host memory, one synchronisation: the default), and automatic with the
@@ -169,8 +175,8 @@ void bench_box(cusparseHandle_t handle, long long n) {
       unsetenv("ADI_PIVOTING_FALLBACK");
       return t;
     };
-    double t_none = 1e30, t_auto = 1e30, t_dev = 1e30, t_dev_check = 1e30;
-    std::string k_none;
+    double t_none = 1e30, t_auto = 1e30, t_dev = 1e30, t_dev_check = 1e30, t_none_s = 1e30, t_auto_s = 1e30;
+    std::string k_none, k_none_s;
     for (int pass = 0; pass < (g_checkcost ? 2 : 0); ++pass) {
       auto r0 = run(adi::Pivoting::none, false);
       t_none = std::min(t_none, r0.first);
@@ -178,6 +184,12 @@ void bench_box(cusparseHandle_t handle, long long n) {
       t_auto = std::min(t_auto, run(adi::Pivoting::automatic, true).first);
       t_dev = std::min(t_dev, device_fallback(false));
       t_dev_check = std::min(t_dev_check, device_fallback(true));
+      // Shared bands (issue 23, stop 31: the Thomas-PCR hybrids check their shared factors once
+      // per block): Thomas without a flag against automatic.
+      auto r1 = run(adi::Pivoting::none, false, true);
+      t_none_s = std::min(t_none_s, r1.first);
+      k_none_s = r1.second;
+      t_auto_s = std::min(t_auto_s, run(adi::Pivoting::automatic, true, true).first);
     }
     if (g_checkcost) {
       const std::string pa = std::string(prec) + " " + an;
@@ -190,6 +202,11 @@ void bench_box(cusparseHandle_t handle, long long n) {
                     "  %s %-24s %7.3f ms  automatic %+5.1f%%   device fall-back: %+5.1f%% (no check) %+5.1f%% (check)",
                     pa.c_str(), k_none.c_str(), t_none, 100.0 * (t_auto / t_none - 1), 100.0 * (t_dev / t_none - 1),
                     100.0 * (t_dev_check / t_none - 1));
+      g_costs.push_back(text);
+      row(pa + " shared bands, Thomas (" + k_none_s + ", pivoting none, no flag)", t_none_s, total, sizeof(T), 2);
+      row(pa + " shared bands, automatic (+ check, pinned flag, synchronised)", t_auto_s, total, sizeof(T), 2);
+      std::snprintf(text, sizeof text, "  %s %-24s %7.3f ms  automatic %+5.1f%%   (shared bands)", pa.c_str(),
+                    k_none_s.c_str(), t_none_s, 100.0 * (t_auto_s / t_none_s - 1));
       g_costs.push_back(text);
     }
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);

@@ -3,9 +3,12 @@
 #   1. builds the pivoting targets with CUDA (sm_90, no VTK, no MPI);
 #   2. runs test_pivoting_cuda (every route of cuda_pivoting against LAPACKE ?gtsv / ?gesv)
 #      and part of test_pivoting_cpu (the partition method's core, the checks), and the
-#      plans' CUDA tests (PLAN_TESTS: stop 30 changed how every checked CUDA solve reads its flag);
+#      plans' CUDA tests (PLAN_TESTS: stop 30 changed how every checked CUDA solve reads its flag),
+#      and (stop 31: the device check in every kernel automatic picks) each kernel's own CUDA
+#      suite and test_scheme_cuda;
 #   3. compute-sanitizer memcheck on PivotingCuda.EveryRouteSmall (tile, thread, partition),
-#      StagedSmall (the staged kernel, forced) and AutomaticFallBack{ReusedPlan,Errors}
+#      StagedSmall (the staged kernel, forced), IssueTableCasesThrowWithoutPivoting,
+#      VariableBatchCheckNamesTheSystem and AutomaticFallBack{ReusedPlan,Errors}
 #      (automatic's gated fall-back), racecheck on PivotingCuda.StagedSmall;
 #   4. bench_cuda_pivoting: 256^3 per axis and one system of 2^24 and 2^20, fp32 / fp64,
 #      against the non-pivoting kernels, cuSPARSE gtsv2 / gtsv2_nopivot, as % of the copy
@@ -44,6 +47,14 @@ TESTS="test_pivoting_cuda test_pivoting_cpu"
 # flag (pinned host memory) and the partition route's fall-back: the plans' own CUDA tests too.
 PLAN_TESTS="test_plan_conventions_cuda test_large_tridiagonal_nondominant
   test_partition_large_cuda test_layout_safety test_tridiagonal_cuda_dispatch test_thomas_strided"
+# Stop 31 (issue 23, no silent wrong answers): the device check now also sits in the Thomas-PCR
+# hybrids' reduced PCR, their shared-band factors, the shared factors of the Thomas kernels, the
+# variable-size core and the large partition: every kernel's own CUDA suite (dominant inputs: the
+# check must not fire there) and the ADI schemes (the Operator's shared-band plans).
+KERNEL_TESTS="test_thomas_pcr_hybrid test_thomas_pcr_strided test_thomas_pcr_long test_thomas_shared_transpose
+  test_thomas_shuffle_transpose test_thomas_naive test_thomas_variable_cuda test_thomas_pcr_fused_stage
+  test_interleaved_batch test_scheme_cuda"
+PLAN_TESTS="$PLAN_TESTS $KERNEL_TESTS"
 configure() {  # dir, extra flags
   cmake -S . -B "$1" $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_EXAMPLES=OFF \
@@ -72,7 +83,7 @@ for t in $TESTS $PLAN_TESTS; do
   filter="*"
   # The host suite's layout sweep runs in CI; here: the partition core and the checks.
   [ $t = test_pivoting_cpu ] && filter='PivotingPartition.*:Pivoting.*:UnsafeThomas.*:PivotingHostLarge.*'
-  timeout 240 "$bin" --gtest_filter="$filter" > "$OUT/$t.log" 2>&1
+  timeout 300 "$bin" --gtest_filter="$filter" > "$OUT/$t.log" 2>&1
   rc=$?
   summary=$(grep -E '^\[  (PASSED|SKIPPED|FAILED) ' "$OUT/$t.log" | tr '\n' ' ')
   failed=$(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/$t.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ')
@@ -90,7 +101,7 @@ sanitizer="not run"
 if [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
   tbin=$(find_bin $B test_pivoting_cuda)
   run_sanitizer "$OUT/sanitizer.log" 150 memcheck "$tbin" \
-    'PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall:PivotingCuda.AutomaticFallBackReusedPlan:PivotingCuda.AutomaticFallBackErrors'
+    'PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall:PivotingCuda.AutomaticFallBackReusedPlan:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.VariableBatchCheckNamesTheSystem'
   run_sanitizer "$OUT/sanitizer.log" 60 racecheck "$tbin" 'PivotingCuda.StagedSmall'
   sanitizer="$([ $status = 0 ] && echo pass || echo FAIL): $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
 fi
@@ -114,7 +125,7 @@ echo "== adi pivoting GPU check ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - 
 echo "| step | result |"
 echo "|---|---|"
 for t in $TESTS $PLAN_TESTS; do echo "| $t | ${result[$t]} |"; done
-echo "| compute-sanitizer (memcheck: EveryRouteSmall, StagedSmall, AutomaticFallBack{ReusedPlan,Errors}; racecheck: StagedSmall) | $sanitizer |"
+echo "| compute-sanitizer (memcheck: EveryRouteSmall, StagedSmall, AutomaticFallBack{ReusedPlan,Errors}, IssueTableCasesThrowWithoutPivoting, VariableBatchCheckNamesTheSystem; racecheck: StagedSmall) | $sanitizer |"
 sed 's/^/  /' "$summary"
 echo
 echo "-- failing checks (first lines) --"

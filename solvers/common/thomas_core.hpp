@@ -153,7 +153,8 @@ ADI_THOMAS_HD bool bad_reciprocal(T r) {
 // r_i = 1/pivot_i, m_i = a_i r_i, c*_i (c*_{n-1} = 0) and, periodic (n >= 2), the
 // correction vector z = A'^{-1} v with q = a_0/gamma and inv_den = 1/(1 + z_0 + q z_{n-1}).
 // a_0 and c_{n-1} are read only when periodic. Returns false on a zero or non-finite
-// pivot, a row failing thomas_check.hpp, or a singular periodic correction.
+// pivot, a row failing thomas_check.hpp (on the device: its multiplier test), or a singular
+// periodic correction.
 template <class T, class I>
 ADI_THOMAS_HD bool factor_shared_bands(I n, const T* a, const T* b, const T* c, bool periodic, T* r, T* m,
                                        T* cs, T* z, T& q, T& inv_den) {
@@ -169,6 +170,10 @@ ADI_THOMAS_HD bool factor_shared_bands(I n, const T* a, const T* b, const T* c, 
     r[i] = ri;
     m[i] = ai * ri;
     cp = ci * ri;
+    // The device's form of the check (|c*| > 4; thomas_check.hpp): thomas_unsafe above is
+    // compiled out of device code, so without this the CUDA kernels that stream shared bands
+    // through these factors (transposes, naive) would check zero pivots only. Once per solve.
+    ok = ok && !thomas_unsafe_on_device(cp);
     cs[i] = cp;
     if (periodic) {
       zp = thomas_eliminate(split.v(i, n), ai, zp, ri);

@@ -79,6 +79,9 @@ ADI_VT_HD auto solve(Io& io, const N& n, int rows) {
     const V r = one / b;
     bad = bad | (live & not_finite_or_zero(r));
     cs = c * r;
+    // The device's form of the check (thomas_check.hpp: |c*| > 4), which CUDA runs in place
+    // of thomas_unsafe_lanes (compiled out of device code); nothing on the host.
+    bad = bad | (live & common::thomas_unsafe_on_device(cs));
     ds = d * r;
     if constexpr (Periodic) {
       zs = v * r;
@@ -108,6 +111,7 @@ ADI_VT_HD auto solve(Io& io, const N& n, int rows) {
     bad = bad | (live & (not_finite_or_zero(r) |
                          common::thomas_unsafe_lanes(a * cs, a, b, c, (one + one) * (one + one))));
     cs = c * r;
+    bad = bad | (live & common::thomas_unsafe_on_device(cs));
     ds = common::thomas_eliminate(d, a, ds, r);
     if constexpr (Periodic) zs = common::thomas_eliminate(v, a, zs, r);
     io.put(k, cs, ds, zs, live);

@@ -88,12 +88,26 @@ __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) 
 // pcr_reduced_shared replays.
 // `width` (a power of two >= S) lets one warp solve 32/width systems at once, one per
 // group of width lanes.
-template <class T, int R, bool Record>
+// Check (issue 23, the device's stability check of PCR): the unit-diagonal rows' couplings
+// a, c are PCR's multipliers (each level subtracts a times row s-h and c times row s+h), so
+// every level tests |a|, |c| <= kThomasGrowth (common::thomas_unsafe_on_device, one compare
+// each with an absolute-value operand), as the Thomas loops test c*. Row diagonally dominant
+// systems keep |a| + |c| < 1 at every level (PCR preserves row dominance: |den| >
+// 1 - |a||c_{-h}| - |c||a_{+h}| exceeds |a||a_{-h}| + |c||c_{+h}|), so it never fires there;
+// on the issue's cases it fires at once (b = 1e-8, a = c = 1: |a| = 1e8; Toeplitz b = 1,
+// a = c = 0.6: the couplings reach 18-160 by the third level). Measured on the host with
+// the same recurrence (scripts in docs/pivoting.md): every line of the pivoting tests'
+// families (tiny diagonal, random signs, Toeplitz, n = 1 .. 257, periodic or not, fp32 and
+// fp64) that the hybrid solves worse than 10x LAPACK is caught by it or the segment sweeps'
+// test, but for random-sign lines of 2 and 3 rows (10-21x LAPACK's error, within eps cond).
+// Check = false: the fused ADI stage's factors (thomas_pcr_fused_stage.cuh), unchanged.
+template <class T, int R, bool Record, bool Check = true>
 __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec = nullptr, int width = kWarp) {
   const int lane = lane_id() & (width - 1);
   bad |= lane < S && bad_pivot(B);
   const T rb = recip(B);
   T a = A * rb, c = C * rb;
+  if (Check) bad |= lane < S && (common::thomas_unsafe_on_device(a) || common::thomas_unsafe_on_device(c));
 #pragma unroll
   for (int k = 0; k < R; ++k) D[k] *= rb;
   if (Record) rec[lane] = rb;
@@ -135,6 +149,7 @@ __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec =
     const T an = -a * am * r, cn = -c * cp * r;
     a = an;
     c = cn;
+    if (Check) bad |= lane < S && (common::thomas_unsafe_on_device(a) || common::thomas_unsafe_on_device(c));
   }
 }
 
@@ -193,6 +208,7 @@ __device__ void pcr_line(const PcrShape& sh, T* sa, const T* sb, T* sc, T* sd, b
     bad |= bad_pivot(piv);
     T r = recip(piv);
     T g = sc[base] * r, al = sa[base] * r, de = sd[base] * r;
+    bad |= common::thomas_unsafe_on_device(g);  // the segment's first multiplier too
     sa[base] = al;
     sc[base] = g;
     sd[base] = de;
@@ -253,7 +269,12 @@ __device__ void pcr_line(const PcrShape& sh, T* sa, const T* sb, T* sc, T* sd, b
 }
 
 // Factorises shared bands a, b, c (global, length n) for pcr_line_shared. One warp.
-template <class T>
+// Check: the device's stability check on the factors (issue 23): every multiplier c* of the
+// segment sweeps and the reduced system's PCR couplings (pcr_reduced), once per block, so
+// the shared-band lines of the Thomas-PCR hybrids are checked like per-line ones at no cost
+// per line. The hybrids pass true; the fused ADI stage (thomas_pcr_fused_stage.cuh) keeps
+// the default, false: its machine code stays as measured (docs/pivoting.md, the audit).
+template <class T, bool Check = false>
 __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b, const T* c, bool periodic,
                                      const PcrFactors<T>& F, bool& bad) {
   const int lane = lane_id();
@@ -271,6 +292,7 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
     bad |= bad_pivot(piv);
     T r = recip(piv);
     T g = C_(st) * r, al = A_(st) * r;
+    if (Check) bad |= common::thomas_unsafe_on_device(g);
     f0[base] = r;
     f1[base] = T(0);
     f2[base] = g;
@@ -281,6 +303,7 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
       bad |= bad_pivot(piv) || common::thomas_unsafe<T>(aj * g, aj, b[st + j], C_(st + j));
       r = recip(piv);
       g = C_(st + j) * r;
+      if (Check) bad |= common::thomas_unsafe_on_device(g);
       al = common::partition_spike(aj, al, r);
       f0[base + j] = r;
       f1[base + j] = aj * r;
@@ -346,7 +369,7 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
       v[0] = CS;
     }
   }
-  pcr_reduced<T, 1, true>(A, B, C, v, S, bad, F.red);
+  pcr_reduced<T, 1, true, Check>(A, B, C, v, S, bad, F.red);
   if (split) {
     const T z0 = __shfl_sync(kFullMask, v[0], 0), zl = __shfl_sync(kFullMask, v[0], S - 1);
     common::PeriodicSplit<T> ps{};

@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(256, 2)
   if (Shared) {
     F = PcrFactors<T>::carve(smem, P);
     mine += PcrFactors<T>::values(P);
-    if (warp == 0) pcr_factorize_shared(sh, a, b, c, periodic, F, bad);
+    if (warp == 0) pcr_factorize_shared<T, true>(sh, a, b, c, periodic, F, bad);
     __syncthreads();
   }
   const T* src[4] = {d, a, b, c};

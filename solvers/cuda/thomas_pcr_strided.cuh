@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(256)
   if (Shared) {
     F = PcrFactors<T>::carve(smem, P);
     arr = smem + PcrFactors<T>::values(P);
-    if (warp == 0) pcr_factorize_shared(sh, a, b, c, periodic, F, bad);
+    if (warp == 0) pcr_factorize_shared<T, true>(sh, a, b, c, periodic, F, bad);
   }
   const i64 tile_values = static_cast<i64>(LB) * LS;
   T* sd = Shared ? arr : arr + 3 * tile_values;
@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(512, 1)
   if (Shared) {
     F = PcrFactors<T>::carve(smem, sh.per_line);
     ends = smem + PcrFactors<T>::values(sh.per_line);
-    if (warp == 0) pcr_factorize_shared(sh, a, b, c, periodic, F, bad);
+    if (warp == 0) pcr_factorize_shared<T, true>(sh, a, b, c, periodic, F, bad);
   }
   T* stage = ends + kEndFields * spad * (LB + 1);  // [array][row][line]: the next tile
   if (Bulk) stage = align_stage(stage);

@@ -24,6 +24,8 @@
 #include "adi/field.hpp"
 #include "adi/large_tridiagonal.hpp"
 #include "adi/tridiagonal.hpp"
+#include "adi/variable_batch.hpp"
+#include "adi/variable_tridiagonal.hpp"
 #include "tests/gpu_skip.hpp"
 #include "tests/solvers/pivoting_cases.hpp"
 
@@ -100,9 +102,8 @@ TEST_F(PivotingCuda, PartialWithinTenTimesLapack) {
   run_all<double>(Pivoting::partial);
 }
 
-// On a device the stability check is compiled out (it cost the kernels 17-46%,
-// solvers/common/thomas_check.hpp), so automatic falls back to pivoting only on a zero or
-// non-finite pivot: it is checked on the dominant family, where Thomas is right.
+// automatic on whole batches of the dominant family (Thomas is right there; the mixed
+// batches of the issue's families are AutomaticFallBack's).
 TEST_F(PivotingCuda, AutomaticWithinTenTimesLapackOnDominantLines) {
   run_all<float>(Pivoting::automatic, {tp::Family::dominant});
   run_all<double>(Pivoting::automatic, {tp::Family::dominant});
@@ -264,12 +265,19 @@ TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
 // synchronisation and re-solves with pivoting where it is set) and, for measurement,
 // ADI_PIVOTING_FALLBACK=device (the pivoting kernel enqueued behind the Thomas kernel and
 // gated on its device flag: the pivoted answer with check_pivots off too). A batch of
-// dominant lines, none or one of them (line `bad`) replaced by a tiny-diagonal line that
-// fails the check: every line within 10x of LAPACK, fp32 and fp64, odd sizes, X (tile
-// route), Y and interleaved (thread route), periodic (thread route), per-line bands (shared
-// bands: dominant only, see below), outputs poisoned with NaN.
+// dominant lines, none or one of them (line `bad`; with shared bands the shared band itself)
+// replaced by an unsafe line of one of the issue's families: every line within 10x of
+// LAPACK, fp32 and fp64, every size, layout (so every kernel the dispatch picks: the
+// Thomas-PCR hybrids, PCR alone below 32 rows, the strided and transposed Thomas), per-line
+// and shared bands, periodic or not; outputs poisoned with NaN.
+enum class Unsafe { tiny_diagonal, issue, toeplitz };
+const char* unsafe_name(Unsafe f) {
+  return f == Unsafe::tiny_diagonal ? "tiny_diagonal" : f == Unsafe::issue ? "b = 1e-8, a = c = 1" : "toeplitz 0.6";
+}
+
 template <class T>
-tp::Case<T> mixed_case(const LineSet& l, bool periodic, bool shared, index_t bad, std::uint64_t seed) {
+tp::Case<T> mixed_case(const LineSet& l, bool periodic, bool shared, index_t bad, std::uint64_t seed,
+                       Unsafe fam = Unsafe::tiny_diagonal) {
   auto k = tp::make_case<T>(l, tp::Family::dominant, periodic, shared, seed);
   if (bad < 0) return k;
   std::mt19937_64 rng(seed + 1);
@@ -278,7 +286,13 @@ tp::Case<T> mixed_case(const LineSet& l, bool periodic, bool shared, index_t bad
   const index_t st = shared ? 1 : l.stride;
   for (index_t i = 0; i < l.n; ++i) {
     const auto e = static_cast<std::size_t>(o + i * st);
-    tp::row_coefficients(tp::Family::tiny_diagonal, rng, k.a[e], k.b[e], k.c[e]);
+    if (fam == Unsafe::issue) {  // issue 23's table: cond_1 64 at n = 64
+      k.a[e] = k.c[e] = T(1);
+      k.b[e] = T(1e-8);
+    } else {
+      tp::row_coefficients(fam == Unsafe::toeplitz ? tp::Family::toeplitz : tp::Family::tiny_diagonal, rng, k.a[e],
+                           k.b[e], k.c[e]);
+    }
     if (!periodic && i == 0) k.a[e] = nan;
     if (!periodic && i == l.n - 1) k.c[e] = nan;
   }
@@ -296,40 +310,89 @@ struct FallbackMode {
 };
 
 TEST_F(PivotingCuda, AutomaticFallBack) {
-  auto run = [](auto zero, int layout, index_t n, bool periodic, bool shared, bool check, index_t bad,
-                bool device) {
+  int cases = 0;
+  auto run = [&](auto zero, int layout, index_t n, bool periodic, bool shared, bool check, index_t bad, Unsafe fam,
+                 bool device) {
     using T = decltype(zero);
     const LineSet l = make_lines(layout, n, 19);
-    auto k = mixed_case<T>(l, periodic, shared, bad, 11 * n + layout + 100 * (bad + 1));
+    auto k = mixed_case<T>(l, periodic, shared, bad, 11 * n + layout + 100 * (bad + 1), fam);
     TridiagonalOptions o;
     o.periodic = periodic;
     o.pivoting = Pivoting::automatic;
     o.check_pivots = check;
-    solve_on_device(k, o, false);
+    const std::string where = std::string(device ? "device" : "host") + " fall-back, " +
+                              (sizeof(T) == 4 ? "fp32" : "fp64") + " layout " + std::to_string(layout) + " n " +
+                              std::to_string(n) + (periodic ? " periodic" : "") + (shared ? " shared" : "") +
+                              (check ? " check" : " no check") + " unsafe line " + std::to_string(bad) + " (" +
+                              unsafe_name(fam) + ")";
+    ++cases;
+    try {
+      solve_on_device(k, o, false);
+    } catch (const adi::Error& e) {
+      ADD_FAILURE() << where << ": threw " << e.what();
+      return;
+    }
     std::string detail;
-    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
-        << (device ? "device" : "host") << " fall-back, " << (sizeof(T) == 4 ? "fp32" : "fp64") << " layout "
-        << layout << " n " << n << (periodic ? " periodic" : "") << (shared ? " shared" : "")
-        << (check ? " check" : " no check") << " unsafe line " << bad << ": " << detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << where << ": " << detail;
   };
   for (bool device : {false, true}) {
     FallbackMode mode(device);
-    for (int layout : {0, 2, 4})
+    for (int layout = 0; layout < 6; ++layout)
       for (index_t n : {1, 2, 3, 31, 33, 255, 257})
         for (bool periodic : {false, true})
           for (bool check : {false, true})
-            for (index_t bad : {index_t{-1}, index_t{0}, index_t{7}}) {
-              if (periodic && layout != 0) continue;  // periodic lines: the thread route whatever the layout
-              if (!check && !device && bad >= 0) continue;  // no flag, no fall-back (documented)
-              // Where the device check does not look (docs/pivoting.md, "Stop 30"; the lead's
-              // H200 run of 21:27 found both): the Thomas-PCR hybrids' shared-band factors, and
-              // cuda_thomas_pcr on lines below 32 rows (PCR alone). Shared bands are tested
-              // with dominant bands only, and contiguous lines from 32 rows on.
-              if (bad >= 0 && layout == 0 && n < 32) continue;
-              run(0.0f, layout, n, periodic, bad < 0, check, bad, device);
-              run(0.0, layout, n, periodic, false, check, bad, device);
-            }
+            for (bool shared : {false, true})
+              for (index_t bad : {index_t{-1}, index_t{0}, index_t{7}}) {
+                if (!check && !device && bad >= 0) continue;  // no flag, no fall-back (documented)
+                if (shared && bad > 0) continue;              // one shared band: bad = 0 replaces it
+                for (Unsafe fam : {Unsafe::tiny_diagonal, Unsafe::issue, Unsafe::toeplitz}) {
+                  if (bad < 0 && fam != Unsafe::tiny_diagonal) continue;  // all dominant: once
+                  run(0.0f, layout, n, periodic, shared, check, bad, fam, device);
+                  run(0.0, layout, n, periodic, shared, check, bad, fam, device);
+                }
+              }
   }
+  std::printf("AutomaticFallBack: %d cases\n", cases);
+}
+
+// The device check never fires on dominant systems: pivoting = none with check_pivots on (an
+// unsafe row throws UnstableSystem) over the dominant family of the tests, every layout, size,
+// band kind, periodic or not, fp32 and fp64; and on the heat operator's bands (1 + 2r, -r),
+// r = 0.1 .. 1e4, and one line of 2^17 (the large-system partition).
+TEST_F(PivotingCuda, CheckNeverFiresOnDominantSystems) {
+  auto none = [](auto& k, const std::string& where) {
+    TridiagonalOptions o;
+    o.periodic = k.periodic;
+    o.pivoting = Pivoting::none;
+    try {
+      solve_on_device(k, o, false);
+    } catch (const adi::Error& e) {
+      ADD_FAILURE() << where << ": threw " << e.what();
+      return;
+    }
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << where << ": " << detail;
+  };
+  for (int layout = 0; layout < 6; ++layout)
+    for (index_t n : {1, 2, 3, 31, 33, 255, 257, 1025})
+      for (bool periodic : {false, true})
+        for (bool shared : {false, true}) {
+          const std::string where = "layout " + std::to_string(layout) + " n " + std::to_string(n) +
+                                    (periodic ? " periodic" : "") + (shared ? " shared" : "");
+          const LineSet l = make_lines(layout, n, 19);
+          auto kf = tp::make_case<float>(l, tp::Family::dominant, periodic, shared, 31 * n + layout);
+          none(kf, "fp32 " + where);
+          auto kd = tp::make_case<double>(l, tp::Family::dominant, periodic, shared, 37 * n + layout);
+          none(kd, "fp64 " + where);
+          for (double r : {0.1, 1.0, 100.0, 1e4}) {
+            for (auto* v : {&kf.a, &kf.c}) std::fill(v->begin(), v->end(), float(-r));
+            std::fill(kf.b.begin(), kf.b.end(), float(1 + 2 * r));
+            none(kf, "fp32 heat r = " + std::to_string(r) + " " + where);
+          }
+        }
+  auto big = tp::make_case<double>(adi::to_lines(adi::StridedLines::contiguous(1 << 17, 1)), tp::Family::dominant,
+                                   false, false, 5);
+  none(big, "fp64 one line of 2^17");
 }
 
 // One plan, solves alternating between an unsafe and a safe batch: the flags are cleared
@@ -364,8 +427,8 @@ TEST_F(PivotingCuda, AutomaticFallBackReusedPlan) {
 TEST_F(PivotingCuda, AutomaticFallBackErrors) {
   for (bool device : {false, true}) {
     FallbackMode mode(device);
-    for (int layout : {0, 4})
-      for (index_t n : {33, 257}) {
+    for (int layout = 0; layout < 6; ++layout)
+      for (index_t n : {2, 3, 31, 33, 255, 257}) {
         auto run = [&](auto zero) {
           using T = decltype(zero);
           const LineSet l = make_lines(layout, n, 19);
@@ -403,38 +466,79 @@ TEST_F(PivotingCuda, AutomaticFallBackErrors) {
 }
 
 TEST_F(PivotingCuda, IssueTableCasesThrowWithoutPivoting) {
-  // The device check (common::thomas_unsafe_on_device: |c*_i| > 4, one compare per row in the
-  // CUDA Thomas loops) must fire on each of the issue's cases.
+  // The device check (common::thomas_unsafe_on_device: |c*_i| > 4 in the CUDA Thomas loops and
+  // the shared-band factors, |a|, |c| > 4 of each PCR level, the partition's growth test) must
+  // fire on each of the issue's cases, per-line and shared bands, at every length the
+  // dispatch treats differently (PCR alone below 32 rows, the hybrids, one long line).
   struct C {
     index_t n;
     double b, ac;
     bool periodic, fp32;
   };
-  for (const C& c : {C{64, 1e-8, 1, false, false}, C{64, 1e-8, 1, false, true}, C{257, 1, 0.6, true, true}}) {
-    auto run = [&](auto zero) {
-      using T = decltype(zero);
-      auto k = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(c.n, 40)), tp::Family::dominant,
-                                c.periodic, false, 1);
-      for (std::size_t i = 0; i < k.b.size(); ++i) {
-        k.a[i] = T(c.ac);
-        k.b[i] = T(c.b);
-        k.c[i] = T(c.ac);
+  for (const C& c : {C{64, 1e-8, 1, false, false}, C{64, 1e-8, 1, false, true}, C{257, 1, 0.6, true, true},
+                     C{2, 1e-8, 1, false, true}, C{3, 1e-8, 1, true, false}, C{31, 1e-8, 1, false, true},
+                     C{31, 1, 0.6, true, true}, C{33, 1, 0.6, true, false}, C{255, 1e-8, 1, true, true},
+                     C{index_t(1) << 18, 1e-8, 1, false, false}})
+    for (bool shared : {false, true}) {
+      const bool large = c.n > 4096;  // one line: the large-system partition
+      if (large && shared) continue;
+      auto run = [&](auto zero) {
+        using T = decltype(zero);
+        const std::string where = std::string(sizeof(T) == 4 ? "fp32" : "fp64") + " n " + std::to_string(c.n) +
+                                  " b " + std::to_string(c.b) + " a = c = " + std::to_string(c.ac) +
+                                  (c.periodic ? " periodic" : "") + (shared ? " shared" : "");
+        auto k = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(c.n, large ? 1 : 40)),
+                                  tp::Family::dominant, c.periodic, shared, 1);
+        for (std::size_t i = 0; i < k.b.size(); ++i) {
+          k.a[i] = T(c.ac);
+          k.b[i] = T(c.b);
+          k.c[i] = T(c.ac);
+        }
+        TridiagonalOptions o;
+        o.periodic = c.periodic;
+        o.pivoting = Pivoting::none;
+        EXPECT_THROW(solve_on_device(k, o, false), adi::UnstableSystem) << where;
+        o.pivoting = Pivoting::automatic;
+        EXPECT_THROW(solve_on_device(k, o, true), adi::UnstableSystem) << "in place, " << where;
+        solve_on_device(k, o, false);
+        std::string detail;
+        EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << where << ": " << detail;
+      };
+      if (c.fp32)
+        run(0.0f);
+      else
+        run(0.0);
+    }
+}
+
+// Variable-size batches on a device (the check only: no device pivoting there yet, so
+// automatic reports the system): one system of the issue's family among dominant ones is
+// named by its index (SingularSystem::system()), at lengths around a warp; an all-dominant
+// batch passes without a word.
+TEST_F(PivotingCuda, VariableBatchCheckNamesTheSystem) {
+  const adi::Executor gpu = adi::Executor::cuda();
+  for (int n : {2, 3, 31, 64, 257})
+    for (index_t bad : {index_t{-1}, index_t{17}}) {
+      const index_t count = 40;
+      std::vector<int> sizes(static_cast<std::size_t>(count), n);
+      adi::VariableBatchPlan batch(gpu, adi::BatchSizes{sizes.data(), count});
+      const index_t span = batch.span(adi::CompactBatch{});
+      std::vector<float> a(span, 0.3f), b(span, 1.0f), c(span, 0.3f), d(span, 1.0f);
+      if (bad >= 0)
+        for (index_t i = bad * n; i < (bad + 1) * n; ++i) {
+          a[i] = c[i] = 1.0f;
+          b[i] = 1e-8f;
+        }
+      adi::Array<float> da = up(a), db = up(b), dc = up(c), dd = up(d), du = up(d);
+      adi::VariableTridiagonalPlan<float> plan(batch, adi::CompactBatch{});
+      const std::string where = "n " + std::to_string(n) + " unsafe system " + std::to_string(bad);
+      try {
+        plan.solve(adi::Bands<float>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
+        EXPECT_LT(bad, 0) << "no error, " << where;
+      } catch (const adi::SingularSystem& e) {
+        EXPECT_EQ(e.system(), bad) << where << ": " << e.what();
       }
-      TridiagonalOptions o;
-      o.periodic = c.periodic;
-      o.pivoting = Pivoting::none;
-      EXPECT_THROW(solve_on_device(k, o, false), adi::UnstableSystem) << "n " << c.n;
-      o.pivoting = Pivoting::automatic;
-      EXPECT_THROW(solve_on_device(k, o, true), adi::UnstableSystem) << "in place, n " << c.n;
-      solve_on_device(k, o, false);
-      std::string detail;
-      EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << detail;
-    };
-    if (c.fp32)
-      run(0.0f);
-    else
-      run(0.0);
-  }
+    }
 }
 
 }  // namespace
