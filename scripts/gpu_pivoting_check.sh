@@ -14,11 +14,11 @@
 #      against the non-pivoting kernels, cuSPARSE gtsv2 / gtsv2_nopivot, as % of the copy
 #      bandwidth measured in the same run; the check's cost per precision and axis
 #      (automatic against Thomas without a flag, check_pivots off and on);
-#   5. Nsight Compute (if ncu runs here) on the first launch of each pivoting kernel:
+#   5. with --ncu, Nsight Compute (if ncu runs here) on the first launch of each pivoting kernel:
 #      duration, DRAM and SM throughput, occupancy, registers (one line per kernel);
 # then prints the tables (the bench table last). Logs under $OUT, tarred into
 # $OUT/gpu_pivoting_logs.tgz.
-#   OUT=/tmp/out scripts/gpu_pivoting_check.sh [--build-only | --no-build] [--with-nocheck]
+#   OUT=/tmp/out scripts/gpu_pivoting_check.sh [--build-only | --no-build] [--with-nocheck] [--ncu]
 #   (--build-only, then --no-build: two calls where one 10-minute device call is too short)
 #   --with-nocheck: also builds bench_cuda_pivoting with -DADI_THOMAS_CHECK=0 and runs it
 #   (the cost of the stability checks = the ratio of the automatic rows; +3-4 min).
@@ -30,11 +30,13 @@ B0=build-piv-nocheck
 build=1
 run=1
 nocheck=0
+ncu=0  # --ncu: the Nsight Compute table of the pivoting kernels (unchanged at stop 31; +90 s)
 for arg in "$@"; do
   case $arg in
     --no-build) build=0 ;;
     --build-only) run=0 ;;
     --with-nocheck) nocheck=1 ;;
+    --ncu) ncu=1 ;;
     *) echo "unknown argument $arg"; exit 2 ;;
   esac
 done
@@ -108,7 +110,7 @@ fi
 bench=$(find_bin $B bench_cuda_pivoting)
 [ -n "$bench" ] && timeout 300 "$bench" --reps=10 > "$OUT/bench_pivoting.log" 2>&1
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
-if [ -n "$bench" ] && [ -n "$NCU" ]; then
+if [ $ncu = 1 ] && [ -n "$bench" ] && [ -n "$NCU" ]; then
   M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,dram__bytes.sum,smsp__inst_executed.sum
   # The first launch of each kernel instance: the 256^3 box, then one system of 2^24 apart
   # (the partition route's kernels run in both).
@@ -152,7 +154,7 @@ for k in order:
           g("dram__throughput.avg.pct_of_peak_sustained_elapsed"), g("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
           g("sm__warps_active.avg.pct_of_peak_sustained_active"), g("launch__registers_per_thread"), g("dram__bytes.sum")))
 PY
-elif [ -n "${NCU:-}" ]; then
+elif [ $ncu = 1 ] && [ -n "${NCU:-}" ]; then
   echo; echo "-- Nsight Compute: no result ($(head -c 300 "$OUT/ncu.err" 2> /dev/null)) --"
 fi
 echo
@@ -161,6 +163,24 @@ sed -n '/^copy bandwidth/p;/^Summary/,$p' "$OUT/bench_pivoting.log" 2> /dev/null
 if [ -f "$OUT/bench_pivoting_nocheck.log" ]; then
   echo "-- bench_cuda_pivoting, -DADI_THOMAS_CHECK=0 (the automatic rows without the checks) --"
   sed -n '/^Summary/,$p' "$OUT/bench_pivoting_nocheck.log"
+  # The checks' whole cost (every device test compiled in against none, same card, same call):
+  # each non-pivoting row of the checked build against the same row of the -DADI_THOMAS_CHECK=0 one.
+  echo
+  echo "-- the device checks' cost: checked build / -DADI_THOMAS_CHECK=0 build, same rows ($gpu; target <= 5%) --"
+  python3 - "$OUT/bench_pivoting.log" "$OUT/bench_pivoting_nocheck.log" << 'PY'
+import re, sys
+def rows(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r"(\S.*?)\s+([0-9.]+) ms\s+[0-9]+ GB/s", line)
+        if m:
+            out.setdefault(m.group(1).strip(), float(m.group(2)))
+    return out
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+for k, v in a.items():
+    if k in b and ("Thomas (" in k or "automatic" in k or "pivoting none" in k) and b[k] > 0:
+        print("  %-70s %8.3f ms  %8.3f ms  %+6.1f%%" % (k, v, b[k], 100 * (v / b[k] - 1)))
+PY
 fi
 # One file back (the device returns at most 8): every log in the tarball.
 (cd "$OUT" && tar -czf /tmp/gpu_pivoting_logs.tgz --exclude gpu_pivoting_logs.tgz . 2> /dev/null &&
