@@ -214,7 +214,12 @@ void TridiagonalPlan<T>::Impl::run_large(Impl& p, Kernel, const T* a, const T* b
     detail::large_lines_solve<T>(p.exec, p.lines, a, b, c, shared, d, u, o.periodic, o.check_pivots || fallback,
                                  p.workspace.get());
   } catch (const SingularSystem& e) {
-    if (!fallback) throw;
+    // pivoting = none: the partition's failure is a zero pivot or its growth test (on the
+    // device too since stop 31), so it is reported as every Thomas kernel of this plan reports
+    // it: UnstableSystem (a SingularSystem), naming the option to change.
+    if (!fallback)
+      throw UnstableSystem(std::string(e.what()) + "; set TridiagonalOptions::pivoting to automatic or partial",
+                           e.system(), e.row());
     if (u == d)
       throw UnstableSystem(std::string(e.what()) + "; the in-place solve overwrote d, so it cannot be re-solved "
                            "with pivoting: pass u != d or set TridiagonalOptions::pivoting to partial",
