@@ -19,6 +19,7 @@
 # then prints the tables (the bench table last). Logs under $OUT, tarred into
 # $OUT/gpu_pivoting_logs.tgz.
 #   OUT=/tmp/out scripts/gpu_pivoting_check.sh [--build-only | --no-build] [--with-nocheck] [--ncu]
+#                                               [--tests-only | --bench-only]
 #   (--build-only, then --no-build: two calls where one 10-minute device call is too short)
 #   --with-nocheck: also builds bench_cuda_pivoting with -DADI_THOMAS_CHECK=0 and runs it
 #   (the cost of the stability checks = the ratio of the automatic rows; +3-4 min).
@@ -30,6 +31,8 @@ B0=build-piv-nocheck
 build=1
 run=1
 nocheck=0
+tests=1
+benches=1  # --tests-only / --bench-only: half of a --no-build run (each well under 10 minutes)
 ncu=0  # --ncu: the Nsight Compute table of the pivoting kernels (unchanged at stop 31; +90 s)
 for arg in "$@"; do
   case $arg in
@@ -37,6 +40,8 @@ for arg in "$@"; do
     --build-only) run=0 ;;
     --with-nocheck) nocheck=1 ;;
     --ncu) ncu=1 ;;
+    --tests-only) benches=0 ;;
+    --bench-only) tests=0 ;;
     *) echo "unknown argument $arg"; exit 2 ;;
   esac
 done
@@ -78,6 +83,7 @@ echo "build: $(($(date +%s) - t0)) s"
 [ $run = 0 ] && { echo "built $B; run again with --no-build"; exit 0; }
 find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
 declare -A result
+[ $tests = 1 ] || { TESTS=""; PLAN_TESTS=""; }
 for t in $TESTS $PLAN_TESTS; do
   bin=$(find_bin $B $t)
   if [ -z "$bin" ]; then result[$t]="not built"; continue; fi
@@ -100,14 +106,15 @@ status=0
 note() { echo "$*" >> "$summary"; }
 . "$(dirname "$0")/gtest_runs.sh"
 sanitizer="not run"
-if [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
+if [ $tests = 1 ] && [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
   tbin=$(find_bin $B test_pivoting_cuda)
-  run_sanitizer "$OUT/sanitizer.log" 150 memcheck "$tbin" \
+  run_sanitizer "$OUT/sanitizer.log" 300 memcheck "$tbin" \
     'PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall:PivotingCuda.AutomaticFallBackReusedPlan:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.VariableBatchCheckNamesTheSystem'
   run_sanitizer "$OUT/sanitizer.log" 60 racecheck "$tbin" 'PivotingCuda.StagedSmall'
   sanitizer="$([ $status = 0 ] && echo pass || echo FAIL): $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
 fi
 bench=$(find_bin $B bench_cuda_pivoting)
+[ $benches = 1 ] || bench=""
 [ -n "$bench" ] && timeout 300 "$bench" --reps=10 > "$OUT/bench_pivoting.log" 2>&1
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
 if [ $ncu = 1 ] && [ -n "$bench" ] && [ -n "$NCU" ]; then
@@ -119,7 +126,7 @@ if [ $ncu = 1 ] && [ -n "$bench" ] && [ -n "$NCU" ]; then
       --launch-count 24 "$bench" --reps=1 --cusparse=0 --checkcost=0 $size --large2=0 >> "$OUT/ncu.csv" 2>> "$OUT/ncu.err"
   done
 fi
-if [ $nocheck = 1 ] && [ -n "$(find_bin $B0 bench_cuda_pivoting)" ]; then
+if [ $benches = 1 ] && [ $nocheck = 1 ] && [ -n "$(find_bin $B0 bench_cuda_pivoting)" ]; then
   timeout 300 "$(find_bin $B0 bench_cuda_pivoting)" --reps=10 > "$OUT/bench_pivoting_nocheck.log" 2>&1
 fi
 echo
