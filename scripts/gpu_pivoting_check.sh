@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# Stop 31 (h-piv2), the lead's three calls (each under 10 minutes on an H100 / H200):
+#   OUT=$OUT/piv2_build scripts/gpu_pivoting_check.sh --build-only --with-nocheck
+#   OUT=$OUT/piv2_tests scripts/gpu_pivoting_check.sh --no-build --tests-only
+#   OUT=$OUT/piv2_bench scripts/gpu_pivoting_check.sh --no-build --bench-only --with-nocheck
 # The pivoting GPU check of issue 23, for one H100 or H200 (< 6 min on 16 cores):
 #   1. builds the pivoting targets with CUDA (sm_90, no VTK, no MPI);
 #   2. runs test_pivoting_cuda (every route of cuda_pivoting against LAPACKE ?gtsv / ?gesv)
