@@ -89,16 +89,24 @@ note "bench sweep: $(( $(date +%s) - t1 )) s"
 t1=$(date +%s)
 # Same-run A/B of the register kernel's copy stream: cp.async in 1 commit group (as before), the
 # warp's rows in 16-byte pieces (warp), the same with L2 prefetches of the tile after next
-# (prefetch), the bulk copy engine, 4 and 2 commit groups; the Y/Z hybrid rows of the three boxes
-# and the 256^3 Y tuning rows; two passes.
-groups=(1 warp prefetch bulk 4 2)
+# (prefetch; prefetch2: two tiles ahead, ADI_PCR_STRIDED_PREFETCH_AHEAD=2), the bulk copy engine,
+# 4 and 2 commit groups; the Y/Z hybrid rows of the three boxes and the 256^3 Y tuning rows; two
+# passes.
+groups=(1 warp prefetch prefetch2 bulk 4 2)
+# The environment of a setting: prefetchK = prefetch K tiles ahead.
+stream_env() {
+  case "$1" in
+    prefetch[0-9]) echo "ADI_PCR_STRIDED_GROUPS=prefetch ADI_PCR_STRIDED_PREFETCH_AHEAD=${1#prefetch}" ;;
+    *) echo "ADI_PCR_STRIDED_GROUPS=$1" ;;
+  esac
+}
 boxes_ab=256x256x256,240x256x256
 [ $big = 1 ] && boxes_ab=$boxes_ab,512x512x512
 : >"$logs/bench_groups.log"
 for pass in 1 2; do
   for g in "${groups[@]}"; do
     echo "### pass $pass groups $g" >>"$logs/bench_groups.log"
-    ADI_PCR_STRIDED_GROUPS=$g timeout 60 "$bench" --boxes "$boxes_ab" --no-layouts --no-sweep --no-long --reps 7 \
+    env $(stream_env "$g") timeout 60 "$bench" --boxes "$boxes_ab" --no-layouts --no-sweep --no-long --reps 7 \
       --filter "pcr_strided" >>"$logs/bench_groups.log" 2>&1 || { status=1; note "bench groups=$g pass $pass: FAILED (exit $?)"; }
   done
 done
@@ -108,12 +116,12 @@ if [ $do_tests = 1 ]; then
   t0=$(date +%s)
   run_gtests "$logs/ctest.log" 200 "$build/tests" "${tests[@]}"
   note "tests: $(( $(date +%s) - t0 )) s"
-  for g in warp prefetch 4 bulk; do  # 1 is the default the loop above ran
-    echo "### test_thomas_pcr_strided with ADI_PCR_STRIDED_GROUPS=$g" >>"$logs/ctest.log"
-    if ADI_PCR_STRIDED_GROUPS=$g timeout 100 "$build/tests/test_thomas_pcr_strided" >"$logs/test_g$g.log" 2>&1; then
-      note "test_thomas_pcr_strided, ADI_PCR_STRIDED_GROUPS=$g: passed ($(grep -oE '^\[  PASSED  \] [0-9]+' "$logs/test_g$g.log"))"
+  for g in warp prefetch prefetch2 4 bulk; do  # 1 is the default the loop above ran
+    echo "### test_thomas_pcr_strided with $(stream_env "$g")" >>"$logs/ctest.log"
+    if env $(stream_env "$g") timeout 100 "$build/tests/test_thomas_pcr_strided" >"$logs/test_g$g.log" 2>&1; then
+      note "test_thomas_pcr_strided, $(stream_env "$g"): passed ($(grep -oE '^\[  PASSED  \] [0-9]+' "$logs/test_g$g.log"))"
     else
-      note "test_thomas_pcr_strided, ADI_PCR_STRIDED_GROUPS=$g: FAILED (test_g$g.log)"
+      note "test_thomas_pcr_strided, $(stream_env "$g"): FAILED (test_g$g.log)"
       grep -m2 -B2 -A8 'Failure$' "$logs/test_g$g.log" | head -24 | tee -a "$summary"
       status=1
     fi

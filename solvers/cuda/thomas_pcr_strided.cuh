@@ -163,7 +163,7 @@ template <class T, bool Shared, int MaxM, int Groups>
 __global__ void __launch_bounds__(512, 1)
     thomas_pcr_strided_registers_kernel(DeviceLines L, PcrShape sh, int log2lb, const T* __restrict__ a,
                                         const T* __restrict__ b, const T* __restrict__ c, const T* d, T* u,
-                                        bool periodic, bool full_path, int* flag) {
+                                        bool periodic, bool full_path, int ahead, int* flag) {
   extern __shared__ __align__(16) unsigned char pcr_smem[];
   constexpr bool Bulk = Groups == 0;  // the bulk copy engine instead of cp.async (below)
   constexpr bool Warp = Groups == kWarpCopy || Groups == kWarpPrefetch;  // 16-byte cp.async of the warp's rows
@@ -331,7 +331,9 @@ __global__ void __launch_bounds__(512, 1)
   } else {
     if (Shared) __syncthreads();  // the factors
     if (Warp && static_cast<i64>(blockIdx.x) < tiles) warp_issue(blockIdx.x);
-    if (Prefetch && static_cast<i64>(blockIdx.x) + gridDim.x < tiles) warp_prefetch(blockIdx.x + gridDim.x);
+    if (Prefetch)  // the tiles after the first, up to `ahead` beyond the stage's
+      for (int k = 1; k <= ahead && static_cast<i64>(blockIdx.x) + static_cast<i64>(k) * gridDim.x < tiles; ++k)
+        warp_prefetch(blockIdx.x + static_cast<i64>(k) * gridDim.x);
     if (!Warp && static_cast<i64>(blockIdx.x) < tiles)
       for (int g = 0; g < NG; ++g) issue(blockIdx.x, g);
   }
@@ -389,7 +391,8 @@ __global__ void __launch_bounds__(512, 1)
       if (Warp && tile + gridDim.x < tiles) {
         __syncwarp();  // every lane's reads of the warp's slots before their refill
         warp_issue(tile + gridDim.x);
-        if (Prefetch && tile + 2 * static_cast<i64>(gridDim.x) < tiles) warp_prefetch(tile + 2 * static_cast<i64>(gridDim.x));
+        const i64 pf = tile + static_cast<i64>(ahead + 1) * gridDim.x;  // `ahead` tiles beyond the stage's
+        if (Prefetch && pf < tiles) warp_prefetch(pf);
       }
       if constexpr (Shared)
         return segment_reduce_shared<T, MaxM>(rd, seg_len, F.f[0] + base, F.f[1] + base, F.f[2] + base);
@@ -502,6 +505,18 @@ inline bool pcr_strided_full_path() {
   return on;
 }
 
+// The prefetch form's distance: how many tiles beyond the one streaming into shared memory the
+// warp prefetches into L2 (1 = the tile after next), from ADI_PCR_STRIDED_PREFETCH_AHEAD=1..4
+// (default 1): a timing switch beside ADI_PCR_STRIDED_GROUPS=prefetch, not an option.
+inline int pcr_strided_prefetch_ahead() {
+  static const int ahead = [] {
+    const char* v = std::getenv("ADI_PCR_STRIDED_PREFETCH_AHEAD");
+    const int k = v ? std::atoi(v) : 1;
+    return k >= 1 && k <= 4 ? k : 1;
+  }();
+  return ahead;
+}
+
 // Whether the bulk form can copy every tile: lb lines adjacent in memory in every tile, and
 // each row of a tile (lb <= 32 values: one warp's lanes) a 16-byte aligned multiple of 16
 // bytes in every array.
@@ -580,7 +595,7 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     auto go = [&](auto kernel) {
       const unsigned grid = persistent_grid(kernel, threads, smem, tiles, lim);
       kernel<<<grid, threads, smem, stream>>>(L, sh, log2lb, bands.a, bands.b, bands.c, d, u, periodic,
-                                              pcr_strided_full_path(), flag);
+                                              pcr_strided_full_path(), pcr_strided_prefetch_ahead(), flag);
     };
     auto go_groups = [&](auto shared, auto max_m) {
       constexpr bool S = decltype(shared)::value;
