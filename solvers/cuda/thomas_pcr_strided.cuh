@@ -530,8 +530,8 @@ bool pcr_strided_bulk_fits(const DeviceLines& L, int lb, const T* const* arrays,
   return true;
 }
 
-// The register kernel's copy stream: 1 (the default: as before), 2 or 4 cp.async commit
-// groups, 0 = the bulk copy engine, kWarpCopy = 16-byte cp.async of the warp's rows or
+// The register kernel's copy stream: 1 (before stop 31's default), 2 or 4 cp.async commit
+// groups, 0 = the bulk copy engine, kWarpCopy = 16-byte cp.async of the warp's rows (the default) or
 // kWarpPrefetch = the same with L2 prefetches of the tile after next (these three where
 // pcr_strided_bulk_fits; else 1), from the environment: ADI_PCR_STRIDED_GROUPS=1, 2, 4, bulk,
 // warp or prefetch, for same-run A/B timings
@@ -550,8 +550,12 @@ inline int pcr_strided_copy_groups(bool shared, std::size_t value_size) {
            : g == "prefetch" ? kWarpPrefetch
                              : -1;
   }();
-  // Defaults by bands (per-line, shared) and precision (fp32, fp64).
-  constexpr int kDefault[2][2] = {{1, 1}, {1, 1}};
+  // Defaults by bands (per-line, shared) and precision (fp32, fp64): the warp's 16-byte pieces
+  // everywhere (where the tiles are whole and aligned; else 1). H200, stop 31 r1, same-run A/B,
+  // 1 -> warp: 256^3 per-line fp32 Y/Z 59.4 -> 78.8 / 58.0 -> 76.5% of copy, fp64 59.4 -> 84.2 /
+  // 56.7 -> 81.6%; shared bands fp64 Y 64.3 -> 71.1%; 512^3 fp32 Y 47.3 -> 83.7%, fp64 shared Y
+  // 66.9 -> 86.1%; no row slower (solvers/cuda/README.md).
+  constexpr int kDefault[2][2] = {{kWarpCopy, kWarpCopy}, {kWarpCopy, kWarpCopy}};
   return env >= 0 ? env : kDefault[shared ? 1 : 0][value_size == 8 ? 1 : 0];
 }
 
