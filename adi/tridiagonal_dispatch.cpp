@@ -80,6 +80,16 @@ bool cuda_hybrid_fits(Kernel k, const Executor& exec, const DispatchQuery& q) {
   return need <= cuda_backend::device_info(exec.device()).shared_per_block_optin;
 }
 
+// Lines that the register hybrid's default copy stream (the warp's 16-byte pieces, issue 16,
+// stop 31) takes for any tile of up to 32 lines: adjacent lines in groups of 32 along count0,
+// every row and group start 16-byte aligned (solvers/cuda/thomas_pcr_strided.cuh,
+// pcr_strided_bulk_fits; the arrays' own alignment is checked at the launch, cudaMalloc's is 256).
+bool cuda_pcr_strided_warp_tiles(const DispatchQuery& q) {
+  const LineSet& l = q.lines;
+  const auto aligned = [&](index_t values) { return values * static_cast<index_t>(q.value_size) % 16 == 0; };
+  return l.stride0 == 1 && l.count0 % 32 == 0 && aligned(l.stride) && (l.count1 <= 1 || aligned(l.stride1));
+}
+
 bool cuda_kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
   const LineSet& l = q.lines;
   switch (k) {
@@ -147,7 +157,21 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // on an H200 (stop 30 r0, scripts/gpu_yz_check.sh, copy 4230 GB/s): 256^3 fp32 Y / Z the
     // hybrid 0.134 / 0.137 ms against 0.153 / 0.148; 512^3 the coalesced Thomas 1.212 / 1.214
     // against 1.332 / 1.430 (no benchmark row with a faster kernel than the dispatch's).
-    if (q.value_size == 4 && !q.shared_bands && l.n > 256 && cuda_fast_memory(exec))
+    //
+    // Since the warp's 16-byte copy stream (stop 31 r1, H200, same-run A/B): the hybrid takes
+    // 512^3 fp32 Y / Z in 0.76 / 1.09 ms against the coalesced Thomas's ~1.21 / 1.23, so the row
+    // keeps only lines that stream one value per copy (not cuda_pcr_strided_warp_tiles).
+    //
+    // fp32 per-line bands, 512 < n <= 1024, up to 16,384 lines, sm_90: the long-line kernel, as
+    // fp64 below. 2^24-value sweep, 16,384 lines of 1024: H100 (stop 30 r2) 0.297 against the
+    // coalesced Thomas's 0.314 ms; H200 0.286 against 0.295 (stop 30 r1), 0.290 against 0.291
+    // (stop 31 r1).
+    if (q.value_size == 4 && !q.shared_bands && l.n > 512 && l.n <= 1024 && l.lines() <= 16384 &&
+        cuda_backend::device_info(exec.device()).cc_major >= 9 &&
+        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+      return Kernel::cuda_thomas_pcr_long;
+    if (q.value_size == 4 && !q.shared_bands && l.n > 256 && cuda_fast_memory(exec) &&
+        !(l.n <= cuda_pcr_strided_max(q) && cuda_pcr_strided_warp_tiles(q)))
       return Kernel::cuda_thomas_strided;
     // fp64 per-line bands past the register hybrid (n > 256) up to 1024 on an H100-class card:
     // the long-line kernel in its cluster form beats the coalesced Thomas with many lines too.

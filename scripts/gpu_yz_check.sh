@@ -5,11 +5,14 @@
 # runs bench_cuda_tridiagonal on the dense boxes 256^3, 240x256x256 and 512^3 (every
 # candidate kernel, the dispatch's pick marked '*', the measured plan, cuSPARSE; % of the
 # copy bandwidth measured in the same run), then the same-run A/B of the register kernel's
-# copy stream (ADI_PCR_STRIDED_GROUPS = 1: as before, 2, 4 commit groups; the Y/Z hybrid rows
-# of the three boxes and the 256^3 Y tuning rows, two passes, alternating), then the tests
-# (the Y/Z suite at each group setting; compute-sanitizer memcheck on the register kernel).
-# Last, where ncu exists (--no-ncu skips it): Nsight Compute on the register kernel (256^3 fp64
-# Y, per-line bands) with the copy stream as before and with bulk copies.
+# copy stream (ADI_PCR_STRIDED_GROUPS = 1: as before; stop 31's warp: 16-byte cp.async of the
+# warp's rows, and prefetch: the same plus L2 prefetches of the tile after next; bulk, 4 and 2
+# commit groups; the Y/Z hybrid rows of the three boxes and the 256^3 Y tuning rows, two passes,
+# alternating), then the tests (the Y/Z suite at each setting; compute-sanitizer memcheck and
+# racecheck on the register kernel's warp, prefetch and bulk forms). Last, where ncu exists
+# (--no-ncu skips it): Nsight Compute on the register kernel (256^3 fp64 Y, per-line bands) with
+# the copy stream as before (1) and the warp and prefetch forms: registers, blocks per SM,
+# achieved occupancy, stalls, DRAM throughput, sectors per request of the copies and stores.
 #
 #   scripts/gpu_yz_check.sh [--build-only | --no-build] [--no-tests] [--no-512] [--no-ncu] [--build-dir DIR]
 #
@@ -80,36 +83,45 @@ t1=$(date +%s)
 # The line-length sweep (2^24 values, per-line bands), for the dispatch rows by line length.
 "$bench" --boxes "" --no-tune --no-layouts --no-long --reps 7 >"$logs/bench_sweep.log" 2>&1 ||
   { status=1; note "bench sweep: FAILED (exit $?)"; }
-ADI_PCR_STRIDED_GROUPS=bulk "$bench" --boxes "" --no-tune --no-layouts --no-long --reps 7 \
-  >"$logs/bench_sweep_bulk.log" 2>&1 || { status=1; note "bench sweep (bulk): FAILED (exit $?)"; }
+ADI_PCR_STRIDED_GROUPS=1 "$bench" --boxes "" --no-tune --no-layouts --no-long --reps 7 \
+  >"$logs/bench_sweep_g1.log" 2>&1 || { status=1; note "bench sweep (groups 1): FAILED (exit $?)"; }
 note "bench sweep: $(( $(date +%s) - t1 )) s"
 t1=$(date +%s)
-# Same-run A/B of the register kernel's copy stream: cp.async in 1 commit group (as before), 2
-# and 4, and the bulk copy engine; the Y/Z hybrid rows of the three boxes and the 256^3 Y
-# tuning rows; two passes.
-groups=(1 2 4 bulk)
+# Same-run A/B of the register kernel's copy stream: cp.async in 1 commit group (as before), the
+# warp's rows in 16-byte pieces (warp), the same with L2 prefetches of the tile after next
+# (prefetch; prefetch2: two tiles ahead, ADI_PCR_STRIDED_PREFETCH_AHEAD=2), the bulk copy engine,
+# 4 and 2 commit groups; the Y/Z hybrid rows of the three boxes and the 256^3 Y tuning rows; two
+# passes.
+groups=(1 warp prefetch prefetch2 bulk 4 2)
+# The environment of a setting: prefetchK = prefetch K tiles ahead.
+stream_env() {
+  case "$1" in
+    prefetch[0-9]) echo "ADI_PCR_STRIDED_GROUPS=prefetch ADI_PCR_STRIDED_PREFETCH_AHEAD=${1#prefetch}" ;;
+    *) echo "ADI_PCR_STRIDED_GROUPS=$1" ;;
+  esac
+}
 boxes_ab=256x256x256,240x256x256
 [ $big = 1 ] && boxes_ab=$boxes_ab,512x512x512
 : >"$logs/bench_groups.log"
 for pass in 1 2; do
   for g in "${groups[@]}"; do
     echo "### pass $pass groups $g" >>"$logs/bench_groups.log"
-    ADI_PCR_STRIDED_GROUPS=$g timeout 60 "$bench" --boxes "$boxes_ab" --no-layouts --no-sweep --no-long --reps 7 \
+    env $(stream_env "$g") timeout 60 "$bench" --boxes "$boxes_ab" --no-layouts --no-sweep --no-long --reps 7 \
       --filter "pcr_strided" >>"$logs/bench_groups.log" 2>&1 || { status=1; note "bench groups=$g pass $pass: FAILED (exit $?)"; }
   done
 done
-note "bench A/B groups 1/2/4/bulk x 2 passes: $(( $(date +%s) - t1 )) s"
+note "bench A/B groups ${groups[*]} x 2 passes: $(( $(date +%s) - t1 )) s"
 
 if [ $do_tests = 1 ]; then
   t0=$(date +%s)
   run_gtests "$logs/ctest.log" 200 "$build/tests" "${tests[@]}"
   note "tests: $(( $(date +%s) - t0 )) s"
-  for g in 4 bulk; do  # 1 is the default the loop above ran
-    echo "### test_thomas_pcr_strided with ADI_PCR_STRIDED_GROUPS=$g" >>"$logs/ctest.log"
-    if ADI_PCR_STRIDED_GROUPS=$g timeout 100 "$build/tests/test_thomas_pcr_strided" >"$logs/test_g$g.log" 2>&1; then
-      note "test_thomas_pcr_strided, ADI_PCR_STRIDED_GROUPS=$g: passed ($(grep -oE '^\[  PASSED  \] [0-9]+' "$logs/test_g$g.log"))"
+  for g in 1 prefetch prefetch2 4 bulk; do  # warp is the default (stop 31) the loop above ran
+    echo "### test_thomas_pcr_strided with $(stream_env "$g")" >>"$logs/ctest.log"
+    if env $(stream_env "$g") timeout 100 "$build/tests/test_thomas_pcr_strided" >"$logs/test_g$g.log" 2>&1; then
+      note "test_thomas_pcr_strided, $(stream_env "$g"): passed ($(grep -oE '^\[  PASSED  \] [0-9]+' "$logs/test_g$g.log"))"
     else
-      note "test_thomas_pcr_strided, ADI_PCR_STRIDED_GROUPS=$g: FAILED (test_g$g.log)"
+      note "test_thomas_pcr_strided, $(stream_env "$g"): FAILED (test_g$g.log)"
       grep -m2 -B2 -A8 'Failure$' "$logs/test_g$g.log" | head -24 | tee -a "$summary"
       status=1
     fi
@@ -124,7 +136,7 @@ if [ $do_tests = 1 ]; then
     status=1
   fi
   : >"$logs/sanitizer.log"
-  for run in "4 memcheck" "bulk memcheck" "bulk racecheck"; do
+  for run in "warp memcheck" "warp racecheck" "1 memcheck" "prefetch memcheck"; do
     set -- $run
     note "compute-sanitizer $2 with ADI_PCR_STRIDED_GROUPS=$1:"
     ADI_PCR_STRIDED_GROUPS=$1 run_sanitizer "$logs/sanitizer.log" 60 $2 "$build/tests/test_thomas_pcr_strided" \
@@ -135,13 +147,13 @@ fi
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 if [ $do_ncu = 1 ] && [ -x "$ncu" ]; then
   # The limiter before and after: the register kernel at 256^3 fp64 Y, per-line bands, with the
-  # copy stream as before (1) and through the bulk copy engine.
+  # copy stream as before (1), as the warp's 16-byte pieces, and with the L2 prefetch.
   t1=$(date +%s)
-  for g in 1 bulk; do
+  for g in 1 warp prefetch; do
     ADI_PCR_STRIDED_GROUPS=$g timeout 60 "$ncu" --clock-control none --kernel-name "regex:pcr_strided_registers" \
       --launch-skip 2 --launch-count 1 \
-      --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
-      --metrics smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' long_scoreboard barrier short_scoreboard wait mio_throttle lg_throttle math_pipe_throttle not_selected | sed 's/,$//') \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
+      --metrics smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,$(printf 'l1tex__t_%s_pipe_lsu_mem_global_op_%s.sum,' sectors ldgsts requests ldgsts sectors st requests st)$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' long_scoreboard barrier short_scoreboard wait mio_throttle lg_throttle math_pipe_throttle not_selected | sed 's/,$//') \
       "$bench" --boxes 256x256x256 --no-tune --no-layouts --no-sweep --no-long --reps 3 \
       --filter "256x256x256 fp64 y thomas_pcr_strided (hybrid) full" >"$logs/ncu_$g.txt" 2>&1 ||
       note "ncu groups=$g: exit $? (see ncu_$g.txt)"
@@ -153,10 +165,10 @@ tar -czf "$out/yz_logs.tgz" -C "$out" yz_logs 2>/dev/null
 section() { echo; echo "=== $*"; }
 # The tables, also in $OUT/tables.txt (the output's tail may be cut).
 {
-  for g in 1 bulk; do
+  for g in 1 warp prefetch; do
     [ -s "$logs/ncu_$g.txt" ] || continue
     section "Nsight Compute: register kernel, 256^3 fp64 Y, per-line bands, ADI_PCR_STRIDED_GROUPS=$g (ncu_$g.txt)"
-    grep -E "registers_kernel|DRAM Throughput|Compute \(SM\) Throughput|Duration|Issued Warp|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|inst_executed|dram__bytes|stalled" "$logs/ncu_$g.txt" | head -22
+    grep -E "registers_kernel|DRAM Throughput|Compute \(SM\) Throughput|Duration|Issued Warp|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|inst_executed|dram__bytes|stalled|l1tex__t_|Registers Per Thread|Block Limit (Registers|Shared Mem)|Achieved Occupancy|Achieved Active Warps|Theoretical Occupancy" "$logs/ncu_$g.txt" | head -34
   done
   [ -s "$logs/failures.txt" ] && { section "first test failures (failures.txt)"; head -30 "$logs/failures.txt"; }
   for f in bench_boxes.log bench_512.log; do
@@ -168,9 +180,9 @@ section() { echo; echo "=== $*"; }
       { for (i = 1; i <= NF; ++i) if ($i ~ /%$/) { g = $i + 0; n++; if (g > 0.5) { print; w++ } } }
       END { printf "(%d dispatch rows, %d with a gap > 0.5%%)\n", n, w }'
   done
-  for f in bench_sweep.log bench_sweep_bulk.log; do
+  for f in bench_sweep.log bench_sweep_g1.log; do
     [ -s "$logs/$f" ] || continue
-    section "line-length sweep, 2^24 values, Y, per-line bands: the dispatch's pick (*) against the fastest ($f; _bulk: the hybrid with ADI_PCR_STRIDED_GROUPS=bulk)"
+    section "line-length sweep, 2^24 values, Y, per-line bands: the dispatch's pick (*) against the fastest ($f; _g1: the hybrid with ADI_PCR_STRIDED_GROUPS=1, the copy stream before stop 31)"
     grep -m2 -E "^(device|copy)" "$logs/$f"
     awk '/^n=[0-9]+ +fp[0-9]+ +y / && / \| / {
         split($0, h, "|"); nf = split(h[1], f, " "); key = f[1] " " f[2] " " f[3];
@@ -184,9 +196,9 @@ section() { echo; echo "=== $*"; }
           printf "%-18s %-30s %9.4f %-30s %9.4f %5.1f%%\n", key, pk[key], pick[key], bk[key], best[key],
                  (pick[key] > 0 ? 100 * (pick[key] / best[key] - 1) : 0) } }' "$logs/$f"
   done
-  section "A/B: register kernel copy stream, ADI_PCR_STRIDED_GROUPS 1 (before) / 2 / 4 / bulk, ms, two passes (bench_groups.log)"
+  section "A/B: register kernel copy stream, ADI_PCR_STRIDED_GROUPS $(echo "${groups[*]}" | sed 's| | / |g') (warp: the default since stop 31; 1: before), ms, two passes (bench_groups.log)"
   grep -m2 -E "^(device|copy)" "$logs/bench_groups.log"
-  echo "(bulk: only where every tile is whole and 16-byte aligned, else the run is setting 1: e.g. 240x256x256 fp32 Y)"
+  echo "(warp, bulk: only where every tile is whole and 16-byte aligned, else the run is setting 1: e.g. 240x256x256 fp32 Y)"
   awk -v settings="${groups[*]}" '
     BEGIN { ns = split(settings, gs, " ") }
     /^### pass/ { pass = $3; g = $5; next }
@@ -202,14 +214,18 @@ section() { echo; echo "=== $*"; }
     END {
       hdr = sprintf("%-51s", "row (ms: pass 1 | pass 2)");
       for (p = 1; p <= 2; ++p) { for (j = 1; j <= ns; ++j) hdr = hdr sprintf(" %6s", gs[j]); if (p == 1) hdr = hdr " |" }
-      print hdr " | best %copy: g1 -> fastest";
+      print hdr " | best %copy: g1 -> fastest | default";
       for (i = 1; i <= nk; ++i) {
         key = order[i]; line = sprintf("%-51s", key);
         for (p = 1; p <= 2; ++p) { for (j = 1; j <= ns; ++j) line = line sprintf(" %6s", ms[key, p, gs[j]]); if (p == 1) line = line " |" }
         b1 = 0; bb = 0; bg = "";
         for (p = 1; p <= 2; ++p) for (j = 1; j <= ns; ++j) { v = pc[key, p, gs[j]] + 0;
           if (gs[j] == "1" && v > b1) b1 = v; if (v > bb) { bb = v; bg = gs[j] } }
-        print line sprintf(" | %5.1f -> %5.1f (%s)", b1, bb, bg);
+        # the default (warp) against the fastest setting, in ms (best of two passes)
+        bw = 0; bf = 0;
+        for (p = 1; p <= 2; ++p) for (j = 1; j <= ns; ++j) { m = ms[key, p, gs[j]] + 0; if (m <= 0) continue;
+          if (gs[j] == "warp" && (bw == 0 || m < bw)) bw = m; if (bf == 0 || m < bf) bf = m }
+        print line sprintf(" | %5.1f -> %5.1f (%s) | warp %+5.1f%% of fastest", b1, bb, bg, bf > 0 ? 100 * (bw / bf - 1) : 0);
       }
     }' "$logs/bench_groups.log"
   section "summary"

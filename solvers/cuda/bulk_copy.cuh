@@ -77,4 +77,12 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
 #endif
 }
 
+// Asks L2 to fetch `bytes` (a multiple of 16; src 16-byte aligned) of global memory, with no
+// destination and nothing to wait for: the tile after next of thomas_pcr_strided.cuh's warp form.
+__device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned bytes) {
+#if ADI_HAVE_BULK_COPY
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
+#endif
+}
+
 }  // namespace adi::cuda_backend::kernels

@@ -151,15 +151,24 @@ __device__ __forceinline__ T* align_stage(T* p) {
 // lines x segments, and the reduced-system warps, lanes = segments).
 constexpr int kEndFields = 11;  // Fd Fa Fg Ld La Lg ae be ce dv x
 
+// The copy stream's forms (the kernel's Groups parameter): 0 the bulk copy engine, 1, 2 or 4
+// cp.async commit groups of the thread's own rows, kWarpCopy 16-byte cp.async of the warp's rows,
+// kWarpPrefetch the same with the warp's rows of the tile after next prefetched into L2.
+constexpr int kWarpCopy = 3;
+constexpr int kWarpPrefetch = 5;
+
 // One block of up to 512 threads per SM: the tile's segments in registers, the next
 // tile in shared memory.
 template <class T, bool Shared, int MaxM, int Groups>
 __global__ void __launch_bounds__(512, 1)
     thomas_pcr_strided_registers_kernel(DeviceLines L, PcrShape sh, int log2lb, const T* __restrict__ a,
                                         const T* __restrict__ b, const T* __restrict__ c, const T* d, T* u,
-                                        bool periodic, bool full_path, int* flag) {
+                                        bool periodic, bool full_path, int ahead, int* flag) {
   extern __shared__ __align__(16) unsigned char pcr_smem[];
   constexpr bool Bulk = Groups == 0;  // the bulk copy engine instead of cp.async (below)
+  constexpr bool Warp = Groups == kWarpCopy || Groups == kWarpPrefetch;  // 16-byte cp.async of the warp's rows
+  constexpr bool Prefetch = Groups == kWarpPrefetch;  // and L2 prefetches of the tile after next (below)
+  constexpr int NG = Groups == 2 || Groups == 4 ? Groups : 1;  // commit groups per tile
   // Bulk: one mbarrier per warp ahead of everything else (kBulkBarrierBytes).
   T* smem = reinterpret_cast<T*>(pcr_smem + (Bulk ? kBulkBarrierBytes : 0));
   constexpr int NA = Shared ? 1 : 4;  // arrays streamed per line
@@ -182,7 +191,7 @@ __global__ void __launch_bounds__(512, 1)
     if (warp == 0) pcr_factorize_shared<T, true>(sh, a, b, c, periodic, F, bad);
   }
   T* stage = ends + kEndFields * spad * (LB + 1);  // [array][row][line]: the next tile
-  if (Bulk) stage = align_stage(stage);
+  if (Bulk || Warp) stage = align_stage(stage);
   auto at = [&](int field, int seg, int line) -> T& { return ends[(field * spad + seg) * (LB + 1) + line]; };
   const T* src[4] = {d, a, b, c};
   int width = 1;
@@ -207,8 +216,8 @@ __global__ void __launch_bounds__(512, 1)
   // threads that read a row of a tile are lanes of one warp, so the warp refills its rows
   // for the next tile as soon as all its lanes have read them (__syncwarp), with one bulk
   // copy per row and array, spread over the lanes, completing on the warp's mbarrier.
-  constexpr int GR = MaxM / (Groups > 0 ? Groups : 1);  // registers per group
-  static_assert(MaxM % (Groups > 0 ? Groups : 1) == 0, "groups of whole registers");
+  constexpr int GR = MaxM / NG;  // registers per group
+  static_assert(MaxM % NG == 0, "groups of whole registers");
   std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(pcr_smem) + warp;
   auto bulk_issue = [&](i64 tile) {
     // The warp's segments [s0, s0 + spw) hold the rows [r0, r1) of its LB lines.
@@ -224,6 +233,51 @@ __global__ void __launch_bounds__(512, 1)
       const int k = i / rows, r = i - k * rows;
       const T* from = k == 0 ? d : k == 1 ? a : k == 2 ? b : c;
       bulk_copy_to_shared(stage + (k * n + r0 + r) * LB, from + o + r * st, piece, bar);
+    }
+  };
+  // Warp (same tiles as bulk: pcr_strided_bulk_fits): the warp copies its rows of the LB
+  // lines with 16-byte cp.async, each a piece of one row (2 lines in fp64, 4 in fp32): 4x
+  // (fp32) or 2x (fp64) fewer copy instructions than one value per copy, no per-value address
+  // arithmetic, lanes on consecutive pieces (whole 128-byte rows per instruction at 128-byte
+  // tiles). A lane reads rows other lanes copied: every lane waits for its own copies, then
+  // __syncwarp; the warp refills after a __syncwarp that follows its last read.
+  // The warp's segments [s0, s0 + spw) hold the rows [wr0, wr0 + wrows) of its LB lines.
+  const int wr0 = min(n, ((warp * kWarp) >> log2lb) * m);
+  const int wrows = max(0, min(min(n, (((warp * kWarp) >> log2lb) + (LB >= kWarp ? 1 : kWarp >> log2lb)) * m), S * m) - wr0);
+  auto warp_issue = [&](i64 tile) {
+    constexpr int V = 16 / static_cast<int>(sizeof(T));  // values per piece
+    const int r0 = wr0;
+    int log2cpr = 0;  // pieces per row: LB / V, a power of two
+    while ((V << log2cpr) < LB) ++log2cpr;
+    const int count = wrows << log2cpr;
+    const i64 o = L.offset(tile * LB) + static_cast<i64>(r0) * st;
+    for (int i = lane; i < count; i += kWarp) {
+      const int r = i >> log2cpr, piece = (i & ((1 << log2cpr) - 1)) * V;
+      const i64 g = o + r * st + piece;
+      T* dst = stage + (r0 + r) * LB + piece;
+      __pipeline_memcpy_async(dst, d + g, 16);
+      if (!Shared) {
+        __pipeline_memcpy_async(dst + n * LB, a + g, 16);
+        __pipeline_memcpy_async(dst + 2 * n * LB, b + g, 16);
+        __pipeline_memcpy_async(dst + 3 * n * LB, c + g, 16);
+      }
+    }
+    __pipeline_commit();
+  };
+  // kWarpPrefetch: the warp's rows of `tile` into L2 (one bulk prefetch per row and array, LB
+  // values), two tiles ahead of the solve, so that the cp.async of the next tile find them in
+  // L2: one more tile per SM in flight from DRAM, in neither registers nor shared memory.
+  auto warp_prefetch = [&](i64 tile) {
+    const i64 o = L.offset(tile * LB) + static_cast<i64>(wr0) * st;
+    const unsigned piece = static_cast<unsigned>(LB * sizeof(T));
+    for (int r = lane; r < wrows; r += kWarp) {
+      const i64 g = o + r * st;
+      bulk_prefetch_l2(d + g, piece);
+      if (!Shared) {
+        bulk_prefetch_l2(a + g, piece);
+        bulk_prefetch_l2(b + g, piece);
+        bulk_prefetch_l2(c + g, piece);
+      }
     }
   };
   const int lo_len = MaxM - len;     // first register of a full line's segment
@@ -276,13 +330,21 @@ __global__ void __launch_bounds__(512, 1)
     if (static_cast<i64>(blockIdx.x) < tiles) bulk_issue(blockIdx.x);
   } else {
     if (Shared) __syncthreads();  // the factors
-    if (static_cast<i64>(blockIdx.x) < tiles)
-      for (int g = 0; g < Groups; ++g) issue(blockIdx.x, g);
+    if (Warp && static_cast<i64>(blockIdx.x) < tiles) warp_issue(blockIdx.x);
+    if (Prefetch)  // the tiles after the first, up to `ahead` beyond the stage's
+      for (int k = 1; k <= ahead && static_cast<i64>(blockIdx.x) + static_cast<i64>(k) * gridDim.x < tiles; ++k)
+        warp_prefetch(blockIdx.x + static_cast<i64>(k) * gridDim.x);
+    if (!Warp && static_cast<i64>(blockIdx.x) < tiles)
+      for (int g = 0; g < NG; ++g) issue(blockIdx.x, g);
   }
   unsigned parity = 0;
   for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x, parity ^= 1u) {
     if (Groups == 1) __pipeline_wait_prior(0);  // this thread's rows of this tile have landed
     if (Bulk) mbarrier_wait(bar, parity);       // the warp's rows of this tile have landed
+    if (Warp) {                                 // the warp's rows of this tile have landed
+      __pipeline_wait_prior(0);
+      __syncwarp();
+    }
     const i64 line = tile * LB + l;
     const int mylen = line < nl ? len : 0;
     RegisterRows<T, Shared ? 1 : MaxM> rows;  // per-line bands: a, b, c, d
@@ -297,8 +359,8 @@ __global__ void __launch_bounds__(512, 1)
     auto own_rows = [&](auto seg_len) -> SegmentEnds<T> {
       const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
 #pragma unroll
-      for (int g = 0; g < (Groups > 0 ? Groups : 1); ++g) {
-        if (Groups > 1) __pipeline_wait_prior(Groups > 1 ? Groups - 1 : 0);  // group g has landed
+      for (int g = 0; g < NG; ++g) {
+        if (NG > 1) __pipeline_wait_prior(NG > 1 ? NG - 1 : 0);  // group g has landed
 #pragma unroll
         for (int j = g * GR; j < (g + 1) * GR; ++j) {
           if (j >= lo) {
@@ -314,7 +376,7 @@ __global__ void __launch_bounds__(512, 1)
             }
           }
         }
-        if (Groups > 1) {
+        if (NG > 1) {
           if (tile + gridDim.x < tiles)
             issue(tile + gridDim.x, g);
           else
@@ -326,13 +388,19 @@ __global__ void __launch_bounds__(512, 1)
         fence_proxy_async_shared();  // this thread's reads of the slots before their refill
         bulk_issue(tile + gridDim.x);
       }
+      if (Warp && tile + gridDim.x < tiles) {
+        __syncwarp();  // every lane's reads of the warp's slots before their refill
+        warp_issue(tile + gridDim.x);
+        const i64 pf = tile + static_cast<i64>(ahead + 1) * gridDim.x;  // `ahead` tiles beyond the stage's
+        if (Prefetch && pf < tiles) warp_prefetch(pf);
+      }
       if constexpr (Shared)
         return segment_reduce_shared<T, MaxM>(rd, seg_len, F.f[0] + base, F.f[1] + base, F.f[2] + base);
       else
         return segment_reduce<T, MaxM>(rows, seg_len, bad);
     };
-    // Bulk: one choice per warp (own_rows refills the warp's rows with __syncwarp inside).
-    const bool full = full_path && (Bulk ? __all_sync(kFullMask, mylen == MaxM) : mylen == MaxM);
+    // Bulk, Warp: one choice per warp (own_rows refills the warp's rows with __syncwarp inside).
+    const bool full = full_path && (Bulk || Warp ? __all_sync(kFullMask, mylen == MaxM) : mylen == MaxM);
     const SegmentEnds<T> e = full ? own_rows(std::integral_constant<int, MaxM>{}) : own_rows(mylen);
     const T vals[10] = {e.Fd, e.Fa, e.Fg, e.Ld, e.La, e.Lg, e.ae, e.be, e.ce, e.dv};
 #pragma unroll
@@ -437,6 +505,18 @@ inline bool pcr_strided_full_path() {
   return on;
 }
 
+// The prefetch form's distance: how many tiles beyond the one streaming into shared memory the
+// warp prefetches into L2 (1 = the tile after next), from ADI_PCR_STRIDED_PREFETCH_AHEAD=1..4
+// (default 1): a timing switch beside ADI_PCR_STRIDED_GROUPS=prefetch, not an option.
+inline int pcr_strided_prefetch_ahead() {
+  static const int ahead = [] {
+    const char* v = std::getenv("ADI_PCR_STRIDED_PREFETCH_AHEAD");
+    const int k = v ? std::atoi(v) : 1;
+    return k >= 1 && k <= 4 ? k : 1;
+  }();
+  return ahead;
+}
+
 // Whether the bulk form can copy every tile: lb lines adjacent in memory in every tile, and
 // each row of a tile (lb <= 32 values: one warp's lanes) a 16-byte aligned multiple of 16
 // bytes in every array.
@@ -450,9 +530,11 @@ bool pcr_strided_bulk_fits(const DeviceLines& L, int lb, const T* const* arrays,
   return true;
 }
 
-// The register kernel's copy stream: 1 (the default: as before), 2 or 4 cp.async commit
-// groups, or 0 = the bulk copy engine (where pcr_strided_bulk_fits; else 1), from the
-// environment: ADI_PCR_STRIDED_GROUPS=1, 2, 4 or bulk, for same-run A/B timings
+// The register kernel's copy stream: 1 (before stop 31's default), 2 or 4 cp.async commit
+// groups, 0 = the bulk copy engine, kWarpCopy = 16-byte cp.async of the warp's rows (the default) or
+// kWarpPrefetch = the same with L2 prefetches of the tile after next (these three where
+// pcr_strided_bulk_fits; else 1), from the environment: ADI_PCR_STRIDED_GROUPS=1, 2, 4, bulk,
+// warp or prefetch, for same-run A/B timings
 // (scripts/gpu_yz_check.sh), a timing switch, not an option; every setting computes the same
 // function (tests: the suite at each). ptxas (sm_90): 2 and 4 groups spill with per-line bands
 // (fp32 m = 16: 136 / 276 bytes, fp64 m = 8: 188 / 288), not with shared bands (<= 20).
@@ -460,10 +542,20 @@ inline int pcr_strided_copy_groups(bool shared, std::size_t value_size) {
   static const int env = [] {
     const char* v = std::getenv("ADI_PCR_STRIDED_GROUPS");
     const std::string g = v ? v : "";
-    return g == "1" ? 1 : g == "2" ? 2 : g == "4" ? 4 : g == "bulk" ? 0 : -1;
+    return g == "1"          ? 1
+           : g == "2"        ? 2
+           : g == "4"        ? 4
+           : g == "bulk"     ? 0
+           : g == "warp"     ? kWarpCopy
+           : g == "prefetch" ? kWarpPrefetch
+                             : -1;
   }();
-  // Defaults by bands (per-line, shared) and precision (fp32, fp64).
-  constexpr int kDefault[2][2] = {{1, 1}, {1, 1}};
+  // Defaults by bands (per-line, shared) and precision (fp32, fp64): the warp's 16-byte pieces
+  // everywhere (where the tiles are whole and aligned; else 1). H200, stop 31 r1, same-run A/B,
+  // 1 -> warp: 256^3 per-line fp32 Y/Z 59.4 -> 78.8 / 58.0 -> 76.5% of copy, fp64 59.4 -> 84.2 /
+  // 56.7 -> 81.6%; shared bands fp64 Y 64.3 -> 71.1%; 512^3 fp32 Y 47.3 -> 83.7%, fp64 shared Y
+  // 66.9 -> 86.1%; no row slower (solvers/cuda/README.md).
+  constexpr int kDefault[2][2] = {{kWarpCopy, kWarpCopy}, {kWarpCopy, kWarpCopy}};
   return env >= 0 ? env : kDefault[shared ? 1 : 0][value_size == 8 ? 1 : 0];
 }
 
@@ -491,13 +583,15 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
       rs = pcr_register_shape(sh, rs.lb / 2);
     int groups = pcr_strided_copy_groups(bands.shared, sizeof(T));
     const T* streamed[4] = {d, bands.a, bands.b, bands.c};
-    if (groups == 0 && !pcr_strided_bulk_fits<T>(L, rs.lb, streamed, bands.shared ? 1 : 4)) groups = 1;
-    std::size_t smem =
-        thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs) + (groups == 0 ? kBulkBarrierBytes + 16 : 0);
-    if (groups == 0 && smem > lim.smem_optin) {
-      groups = 1;
-      smem -= kBulkBarrierBytes + 16;
-    }
+    const bool tiled = groups == 0 || groups == kWarpCopy || groups == kWarpPrefetch;  // whole aligned tiles
+    if (tiled && !pcr_strided_bulk_fits<T>(L, rs.lb, streamed, bands.shared ? 1 : 4)) groups = 1;
+    const std::size_t base_smem = thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs);
+    // The stage aligned to 16 bytes (bulk, warp), after the bulk form's barriers.
+    auto smem_for = [&](int g) {
+      return base_smem + (g == 0 ? kBulkBarrierBytes + 16 : g == kWarpCopy || g == kWarpPrefetch ? 16 : 0);
+    };
+    if (smem_for(groups) > lim.smem_optin) groups = 1;
+    const std::size_t smem = smem_for(groups);
     int log2lb = 0;
     while ((1 << log2lb) < rs.lb) ++log2lb;
     const int threads = rs.lb * rs.spad;
@@ -505,7 +599,7 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     auto go = [&](auto kernel) {
       const unsigned grid = persistent_grid(kernel, threads, smem, tiles, lim);
       kernel<<<grid, threads, smem, stream>>>(L, sh, log2lb, bands.a, bands.b, bands.c, d, u, periodic,
-                                              pcr_strided_full_path(), flag);
+                                              pcr_strided_full_path(), pcr_strided_prefetch_ahead(), flag);
     };
     auto go_groups = [&](auto shared, auto max_m) {
       constexpr bool S = decltype(shared)::value;
@@ -514,6 +608,8 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
         case 0: return go(thomas_pcr_strided_registers_kernel<T, S, M, 0>);
         case 1: return go(thomas_pcr_strided_registers_kernel<T, S, M, 1>);
         case 2: return go(thomas_pcr_strided_registers_kernel<T, S, M, 2>);
+        case kWarpCopy: return go(thomas_pcr_strided_registers_kernel<T, S, M, kWarpCopy>);
+        case kWarpPrefetch: return go(thomas_pcr_strided_registers_kernel<T, S, M, kWarpPrefetch>);
         default: return go(thomas_pcr_strided_registers_kernel<T, S, M, 4>);
       }
     };

@@ -42,14 +42,18 @@ TEST(CudaThomasPcrStrided, LaunchShapes) {
 // (whole 16-byte aligned tiles: the bulk copy form takes them).
 adi::LineSet dense_y(adi::index_t n, adi::index_t planes) { return {n, 64, 64, 1, planes, 64 * n}; }
 
+// The Z lines of a dense 64 x rows x n box: line (x, y) at x + 64 y, rows nx * ny apart.
+adi::LineSet dense_z(adi::index_t n, adi::index_t rows) { return {n, 64 * rows, 64, 1, rows, 64}; }
+
 // Every n, periodic or not, shared or per-line bands, both precisions, on `count` adjacent lines
-// (count < 0: dense_y with -count planes).
-void check_adjacent(std::initializer_list<adi::index_t> sizes, adi::index_t count, adi::index_t base) {
+// (count < 0: dense_y with -count planes; z: dense_z with -count rows).
+void check_adjacent(std::initializer_list<adi::index_t> sizes, adi::index_t count, adi::index_t base,
+                    bool z = false) {
   for (adi::index_t n : sizes)
     for (int p = 0; p < 2; ++p)
       for (int sh = 0; sh < 2; ++sh) {
         adi::test_cuda::Case c;
-        c.lines = count > 0 ? adi::test_cuda::adjacent(n, count) : dense_y(n, -count);
+        c.lines = count > 0 ? adi::test_cuda::adjacent(n, count) : z ? dense_z(n, -count) : dense_y(n, -count);
         c.periodic = p;
         c.shared = sh;
         c.base = base;
@@ -82,4 +86,15 @@ TEST(CudaThomasPcrStrided, ManyTilesPerBlock) {
 TEST(CudaThomasPcrStrided, ManyTilesSmall) {
   ADI_REQUIRE_CUDA();
   check_adjacent({1, 2, 3, 16, 31, 33}, -80, 0);
+}
+
+// Dense Y and Z boxes in whole 16-byte aligned tiles, so that every copy stream form takes them
+// (the warp's 16-byte cp.async, its L2 prefetch, the bulk copies; scripts/gpu_yz_check.sh runs
+// this binary at each ADI_PCR_STRIDED_GROUPS): the odd sizes, 80 planes / rows of 64 lines
+// (5,120 lines: 160 tiles in fp32, 320 in fp64 against ~132 blocks: several per block, and the
+// prefetch of a third tile in some; ManyTilesPerBlock has ~6 per block).
+TEST(CudaThomasPcrStrided, DenseBoxesEveryCopyStream) {
+  ADI_REQUIRE_CUDA();
+  check_adjacent({1, 2, 3, 31, 33, 255, 257}, -80, 0);
+  check_adjacent({1, 2, 3, 31, 33, 255, 257}, -80, 0, true);
 }

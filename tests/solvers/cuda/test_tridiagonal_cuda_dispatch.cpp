@@ -130,6 +130,12 @@ TEST(CudaDispatch, RowsPerCard) {
   else if (info.cc_major >= 9)
     EXPECT_EQ(k512, Kernel::cuda_thomas_pcr_long);
   EXPECT_EQ(chosen<float>(adi::test_cuda::adjacent(256, 4096)), Kernel::cuda_thomas_pcr_strided);
+  // fp32 per-line bands of 512 rows in whole aligned tiles (a 512 x 512 x 64 box's Y lines): the
+  // register hybrid on both cards since its warp copy stream (stop 31); past 512 rows, up to
+  // 16,384 lines of 1024, the long-line kernel on sm_90.
+  EXPECT_EQ(chosen<float>(LineSet{512, 512, 512, 1, 64, 512 * 512}), Kernel::cuda_thomas_pcr_strided);
+  if (info.cc_major >= 9)
+    EXPECT_EQ(chosen<float>(adi::test_cuda::adjacent(1024, 16384)), Kernel::cuda_thomas_pcr_long);
   Case c;
   c.lines = l512;
   adi::test_cuda::check<double>(Kernel::automatic, c);
