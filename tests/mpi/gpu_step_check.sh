@@ -91,6 +91,8 @@ step "heat weak np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --split
 step "heat weak np2 z sep.rhs" 60 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z --rhs separate
 step "heat strong np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --prefetch both
 step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
+step "public np2 no prefetch" 60 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \
+  --strategy allgather --transport nccl --no-prefetch
 # 4. Profile of one z-split step on rank 0 (512^3 per GPU, the weak row): where the split stage's
 # time goes. nsys: every kernel and copy of the step (NCCL kernels too) and the GPU's idle time
 # inside it; ncu: DRAM bytes of our kernels (NCCL's are left out: replaying them would hang the
@@ -144,7 +146,8 @@ grep -E " rc=" "$S" | cut -c1-160 >"$OUT/verdicts.txt"
   python3 tests/mpi/profile_table.py ncu "$OUT/ncu_x.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -20
   grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" "$OUT/ncu_x.csv" 2>/dev/null
   echo
-  echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs =="
+  echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs (per-line bands: reduce_kernel<.., 0, 0, 4>; the last row: the"
+  echo "   same allgather / nccl plan without prefetch, its own run) =="
   grep -hE "^\| ranks|^\|---|^\| 2 \| device" "$OUT/public.log"
   grep -hE "^device memory, 2 rank|^bench_mpi_tridiagonal:" "$OUT/public.log"
   echo
