@@ -256,28 +256,59 @@ struct RowTiles {
 // between `src` / `dst` (sub-segment base r0 of each line) and the warp's tile; tile[k][t] is
 // row R+t of line wl0+k.
 // tile_fill: tile[k][t] = value(line, row in the segment, offset) of row R+t of line wl0+k.
-template <class T, class Value>
+// B = 1: one line at a time (each lane's load waits in its shared store before the next line's
+// is issued, and every lane works out every line's offset: a 64-bit division each). B > 1
+// (the prefetch kernels): each lane works out its own line's offset once, the others come by
+// shuffle, and B lines' values are loaded into registers before they go to the tile.
+constexpr int kTileBatch = 4;
+template <int B, class T, class Value>
 __device__ __forceinline__ void tile_fill(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
                                           const Value& value, T (*tile)[kWarp + 1]) {
   const int lane = int(threadIdx.x) & (kWarp - 1);
   __syncwarp();
-  if (R + lane < n)
-    for (int k = 0; k < kWarp && wl0 + k < L; ++k)
-      tile[k][lane] = value(wl0 + k, r0 + R + lane, line_offset(ls, wl0 + k) + r0 + R + lane);
+  if constexpr (B <= 1) {
+    if (R + lane < n)
+      for (int k = 0; k < kWarp && wl0 + k < L; ++k)
+        tile[k][lane] = value(wl0 + k, r0 + R + lane, line_offset(ls, wl0 + k) + r0 + R + lane);
+  } else {
+    const index_t own = line_offset(ls, wl0 + lane < L ? wl0 + lane : wl0);
+    const bool row = R + lane < n;
+    for (int k0 = 0; k0 < kWarp; k0 += B) {
+      T v[B];
+#pragma unroll
+      for (int j = 0; j < B; ++j) {
+        const index_t o = __shfl_sync(0xffffffffu, own, k0 + j);  // (every lane takes part)
+        if (row && wl0 + k0 + j < L) v[j] = value(wl0 + k0 + j, r0 + R + lane, o + r0 + R + lane);
+      }
+#pragma unroll
+      for (int j = 0; j < B; ++j)
+        if (row && wl0 + k0 + j < L) tile[k0 + j][lane] = v[j];
+    }
+  }
   __syncwarp();
 }
-template <class T>
+template <int B, class T>
 __device__ __forceinline__ void tile_load(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
                                           const T* src, T (*tile)[kWarp + 1]) {
-  tile_fill(ls, L, wl0, r0, R, n, [&](index_t, index_t, index_t o) { return src[o]; }, tile);
+  tile_fill<B>(ls, L, wl0, r0, R, n, [&](index_t, index_t, index_t o) { return src[o]; }, tile);
 }
-template <class T>
+template <int B, class T>
 __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
                                            T* dst, T (*tile)[kWarp + 1]) {
   const int lane = int(threadIdx.x) & (kWarp - 1);
   __syncwarp();
-  if (R + lane < n)
-    for (int k = 0; k < kWarp && wl0 + k < L; ++k) dst[line_offset(ls, wl0 + k) + r0 + R + lane] = tile[k][lane];
+  if constexpr (B <= 1) {
+    if (R + lane < n)
+      for (int k = 0; k < kWarp && wl0 + k < L; ++k) dst[line_offset(ls, wl0 + k) + r0 + R + lane] = tile[k][lane];
+  } else {
+    const index_t own = line_offset(ls, wl0 + lane < L ? wl0 + lane : wl0);
+    const bool row = R + lane < n;
+#pragma unroll 8
+    for (int k = 0; k < kWarp; ++k) {
+      const index_t o = __shfl_sync(0xffffffffu, own, k);
+      if (row && wl0 + k < L) dst[o + r0 + R + lane] = tile[k][lane];
+    }
+  }
   __syncwarp();
 }
 
@@ -286,13 +317,11 @@ __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t
 // the stage's right-hand side from g (the neighbours along the line are adjacent words of the
 // same cache lines); u may be g.base, not g.v (a tile's first row reads the row before it,
 // already stored).
-template <class T, bool Stage = false>
-__global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const T* __restrict__ a,
-                                                                const T* __restrict__ b, const T* __restrict__ c,
-                                                                const T* d, T* u, T* __restrict__ alpha,
-                                                                T* __restrict__ gamma, T* __restrict__ red,
-                                                                T* __restrict__ red1, int S, bool first_open,
-                                                                bool last_open, StageRhs<T> g) {
+template <class T, bool Stage = false, int B = 1>
+__global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
+    reduce_rows_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
+                       const T* d, T* u, T* __restrict__ alpha, T* __restrict__ gamma, T* __restrict__ red,
+                       T* __restrict__ red1, int S, bool first_open, bool last_open, StageRhs<T> g) {
   __shared__ RowTiles<T> tiles;
   const index_t L = ls.count0 * ls.count1;
   const int lane = int(threadIdx.x) & (kWarp - 1), warp = int(threadIdx.x) / kWarp;
@@ -317,12 +346,12 @@ __global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const
   };
   auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
     if (i >= R + kWarp) {  // the same i on every lane: the warp moves on together
-      if (R >= 0) tile_store(ls, L, wl0, r0, R, n, u, tile);
+      if (R >= 0) tile_store<B>(ls, L, wl0, r0, R, n, u, tile);
       R = i - i % kWarp;
       if constexpr (Stage)
-        tile_fill(ls, L, wl0, r0, R, n, rhs_at, tile);
+        tile_fill<B>(ls, L, wl0, r0, R, n, rhs_at, tile);
       else
-        tile_load(ls, L, wl0, r0, R, n, d, tile);
+        tile_load<B>(ls, L, wl0, r0, R, n, d, tile);
     }
     ai = a[r0 + i];
     bi = b[r0 + i];
@@ -344,14 +373,14 @@ __global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const
       red1[(index_t(s) * 8 + k) * L + l] = v;
   };
   reduce_segment<T>(n, load, store, out, first_open && s == 0, last_open && s == S - 1);
-  tile_store(ls, L, wl0, r0, R, n, u, tile);
+  tile_store<B>(ls, L, wl0, r0, R, n, u, tile);
 }
 
 // back_kernel<T, true> for stride-1 lines: tiles of 32 rows from the sub-segment's top.
-template <class T>
-__global__ void __launch_bounds__(kThreads) back_rows_kernel(LineSet ls, const T* __restrict__ alpha,
-                                                              const T* __restrict__ gamma, const T* __restrict__ sol,
-                                                              const T* __restrict__ sol1, int S, T* u, int* bad) {
+template <class T, int B = 1>
+__global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
+    back_rows_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
+                     const T* __restrict__ sol, const T* __restrict__ sol1, int S, T* u, int* bad) {
   __shared__ RowTiles<T> tiles;
   const index_t L = ls.count0 * ls.count1;
   const int lane = int(threadIdx.x) & (kWarp - 1), warp = int(threadIdx.x) / kWarp;
@@ -366,7 +395,7 @@ __global__ void __launch_bounds__(kThreads) back_rows_kernel(LineSet ls, const T
   T nx = !live ? T(0) : S == 1 ? sol[2 * l + 1] : sol1[(2 * index_t(s) + 1) * L + l];
   if (S == 1 && bad && live && !(isfinite(u0) && isfinite(nx))) *bad = 1;  // S > 1: back_chain_kernel checked
   for (index_t R = ((n - 1) / kWarp) * kWarp; R >= 0; R -= kWarp) {
-    tile_load(ls, L, wl0, r0, R, n, u, tile);
+    tile_load<B>(ls, L, wl0, r0, R, n, u, tile);
     const index_t top = R + kWarp - 1 < n - 1 ? R + kWarp - 1 : n - 1;
     for (index_t i = top; i >= R; --i) {
       T v = nx;  // row n-1: the segment's last unknown
@@ -376,7 +405,7 @@ __global__ void __launch_bounds__(kThreads) back_rows_kernel(LineSet ls, const T
         v = nx = common::partition_fill(tile[lane][i - R], alpha[r0 + i], u0, gamma[r0 + i], nx);
       tile[lane][i - R] = v;
     }
-    tile_store(ls, L, wl0, r0, R, n, u, tile);
+    tile_store<B>(ls, L, wl0, r0, R, n, u, tile);
   }
 }
 
@@ -528,7 +557,11 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  if (shared && ls.stride == 1)
+  if (shared && ls.stride == 1 && w.prefetch)
+    reduce_rows_kernel<T, false, kTileBatch><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red,
+                                                                       w.red1, w.S, first_open, last_open,
+                                                                       StageRhs<T>{});
+  else if (shared && ls.stride == 1)
     reduce_rows_kernel<T><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S, first_open,
                                                     last_open, StageRhs<T>{});
   else if (shared && w.prefetch)
@@ -562,7 +595,10 @@ void reduce_stage(const LineSet& ls, const T* a, const T* b, const T* c, const S
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  if (ls.stride == 1)
+  if (ls.stride == 1 && w.prefetch)
+    reduce_rows_kernel<T, true, kTileBatch><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
+                                                                      w.red1, w.S, first_open, last_open, rhs);
+  else if (ls.stride == 1)
     reduce_rows_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red, w.red1,
                                                           w.S, first_open, last_open, rhs);
   else if (w.prefetch)
@@ -586,7 +622,9 @@ void back_substitute(const LineSet& ls, const Workspace<T>& w, bool shared, cons
     ADI_CUDA_CHECK(cudaGetLastError());
   }
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  if (shared && ls.stride == 1)
+  if (shared && ls.stride == 1 && w.prefetch)
+    back_rows_kernel<T, kTileBatch><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+  else if (shared && ls.stride == 1)
     back_rows_kernel<T><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
   else if (shared && w.prefetch)
     back_kernel<T, true, kPrefetch><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);

@@ -33,8 +33,10 @@ struct Workspace {
   T* sol1 = nullptr;
   int S = 1;
   // Lines of stride > 1 (along Y and Z): each thread loads its rows a chunk ahead of their
-  // stores (several loads in flight instead of one; kPrefetch in the .cu). false: one row
-  // at a time, the kernels before stop 31 (kept for a same-run comparison).
+  // stores (several loads in flight instead of one; kPrefetch in the .cu); stride-1 lines
+  // (along X): the row tiles filled and stored a batch of lines at a time (kTileBatch).
+  // false: one row / one line at a time, the kernels before stop 31 (kept for a same-run
+  // comparison).
   bool prefetch = true;
 };
 

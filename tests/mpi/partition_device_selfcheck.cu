@@ -3,8 +3,8 @@
 // on the host, against Thomas per line. stage = 1 (shared bands, lines along z and x): the
 // right-hand side formed by reduce_stage from base, v and A's coefficients (a Dirichlet
 // value at the first row, a Neumann term at the last, a source; u = v along z for odd S)
-// against the same formula on the host. pf = 1: rows loaded a chunk ahead (Workspace::prefetch)
-// on lines along z, also with N = 7 and 257. nvcc -std=c++17 -arch=sm_90 -DADI_HAVE_CUDA -I. this.cu solvers/cuda/partition_local_passes.cu
+// against the same formula on the host. pf = 1: rows loaded a chunk ahead (Workspace::prefetch),
+// also with N = 7 and 257. nvcc -std=c++17 -arch=sm_90 -DADI_HAVE_CUDA -I. this.cu solvers/cuda/partition_local_passes.cu
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -33,12 +33,12 @@ int main() {
   int fails = 0, cases = 0;
   // rows = 1: lines with adjacent rows (stride 1, like lines along x: the shared-band kernels
   // stage rows through shared memory); rows = 0: neighbouring lines adjacent (along z).
-  // pf: rows loaded a chunk ahead of their stores (Workspace::prefetch; lines along z only),
-  // with odd line lengths too (pieces and sub-segments shorter than a chunk, not multiples).
+  // pf: rows loaded a chunk ahead of their stores (Workspace::prefetch; along x: the row tiles
+  // filled and stored a batch of lines at a time), with odd line lengths too (pieces and
+  // sub-segments shorter than a chunk or a tile, not multiples).
   for (int pf : {0, 1}) for (int stage : {0, 1}) for (int rows : {0, 1}) for (int P : {1, 2, 3}) for (int S : {1, 2, 3, 17}) for (int shared : {0, 1}) for (index_t N : {7, 40, 257, 700}) {
     if (stage && !shared) continue;
-    if (rows && !pf) continue;  // (stride-1 lines: tiles, no prefetch)
-    if ((N == 7 || N == 257) && (rows || !pf)) continue;
+    if ((N == 7 || N == 257) && !pf) continue;
     const index_t nx = 37, ny = 5, L = nx * ny;
     std::mt19937 rng(unsigned(P * 100 + S + N));
     std::uniform_real_distribution<double> u(-1, 1);
