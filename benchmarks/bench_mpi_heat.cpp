@@ -75,6 +75,9 @@ struct Args {
   std::string rhs = "passes";  // --rhs passes|separate|both: the split stage's right-hand side in
                                // the partition passes (stop 30), in a separate pass (before), or both rows
   bool separate_rhs = false;   // this case's (set per row from rhs)
+  std::string prefetch = "on";  // --prefetch on|off|both: the partition passes' rows loaded a chunk ahead
+                                // of their stores (stop 31), one at a time (before), or both rows
+  bool no_prefetch = false;     // this case's (set per row from prefetch)
   bool profile = false;  // --profile: no 1-rank reference; the second timed step of each split inside
                          // cudaProfilerStart/Stop (nsys --capture-range=cudaProfilerApi, ncu --profile-from-start off)
   bool pair_bandwidth = true;  // --no-nccl-bandwidth: skip the NCCL pair bandwidth (e.g. under memcheck)  // --strong: the global grid is N^3 whatever the ranks (strong scaling)
@@ -151,6 +154,7 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   lines.strategy = mpi::strategy_from_name(args.strategy);
   lines.transport = mpi::transport_from_name(args.transport);
   lines.stage_in_passes = !args.separate_rhs;
+  lines.device_prefetch = !args.no_prefetch;
   AdiSolver<T> heat(grid, Pde::heat(1, 1, 1), bc, Scheme::douglas(), exec, mpi::subdomain(procs, dec, lines));
   const Operator<T>& op = heat.op();
   Field<T> u = op.make_field();
@@ -325,12 +329,16 @@ void run(const Args& args, int rank, int size) {
     }
     std::array<int, 3> dims{};
     if (!spec.empty() && dims_for(spec, size, dims)) {
-      for (int v = 0; v < 2; ++v) {
-        if ((v == 0 && args.rhs == "separate") || (v == 1 && args.rhs != "separate" && args.rhs != "both")) continue;
+      auto wanted = [](const std::string& choice, const char* off, int v) {
+        return v == 0 ? choice != off : choice == off || choice == "both";
+      };
+      for (int v = 0; v < 4; ++v) {  // v & 1: the separate right-hand side, v & 2: no prefetch
+        if (!wanted(args.rhs, "separate", v & 1) || !wanted(args.prefetch, "off", (v >> 1) & 1)) continue;
         Args case_args = args;
-        case_args.separate_rhs = v == 1;
+        case_args.separate_rhs = (v & 1) != 0;
+        case_args.no_prefetch = (v & 2) != 0;
         Row r = run_case<T>(case_args, MPI_COMM_WORLD, dims, exec);
-        r.split = spec + (v == 1 ? " sep.rhs" : "");
+        r.split = spec + (v & 1 ? " sep.rhs" : "") + (v & 2 ? " no-pf" : "");
         if (exec.is_cuda()) r.per_gpu = (size + cuda_backend::device_count() - 1) / cuda_backend::device_count();
         rows.push_back(r);
       }
@@ -403,6 +411,7 @@ int main(int argc, char** argv) {
     else if (a == "--strong") args.strong = true;
     else if (a == "--profile") args.profile = true;
     else if (a == "--rhs") args.rhs = value();
+    else if (a == "--prefetch") args.prefetch = value();
     else if (a == "--no-nccl-bandwidth") args.pair_bandwidth = false;
     else if (a == "--transport") args.transport = value();
     else if (a == "--help" || a == "-h") {
@@ -412,6 +421,7 @@ int main(int argc, char** argv) {
                     "[--bc constant|function] [--strong (N^3 in all, not per rank)] [--no-nccl-bandwidth] "
                     "[--profile (no 1-rank reference; the 2nd timed step in a cudaProfilerStart/Stop range)] "
                     "[--rhs passes|separate|both (split stage's right-hand side in the partition passes or apart)] "
+                    "[--prefetch on|off|both (partition passes: rows loaded a chunk ahead, or one at a time)] "
                     "[--transport automatic|host_staging|nccl|cuda_aware_mpi]\n");
       rc = -1;
     } else {
@@ -420,7 +430,8 @@ int main(int argc, char** argv) {
   }
   if (rc == 0 && (args.n < 4 || args.reps < 1 || (args.memory != "device" && args.memory != "host") ||
                   (args.precision != "double" && args.precision != "float") ||
-                  (args.rhs != "passes" && args.rhs != "separate" && args.rhs != "both")))
+                  (args.rhs != "passes" && args.rhs != "separate" && args.rhs != "both") ||
+                  (args.prefetch != "on" && args.prefetch != "off" && args.prefetch != "both")))
     rc = 2;
   if (rc == 0 && args.memory == "device" && !Executor::cuda_available()) {
     if (rank == 0) std::fprintf(stderr, "bench_mpi_heat: no CUDA device; use --memory host\n");

@@ -65,6 +65,7 @@ struct Args {
   std::string transport = "all";    // device plans of a split axis: all, or one transport's name
   std::string reduced_solve = "automatic";  // with one transport: automatic, host, device
   bool nccl_probe = false;     // try ncclCommInitRank without the one-GPU-per-rank check
+  bool prefetch = true;        // --no-prefetch: the partition passes one row at a time (before stop 31)
 };
 
 // The (transport, reduced-solve site) pairs a device run compares.
@@ -176,6 +177,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     const double t0 = now();
     adi::mpi::DistributedOptions opts{false, s};
     opts.device_subsegments = args.subsegments;
+    opts.device_prefetch = args.prefetch;
     opts.transport = tr;
     opts.reduced_solve = site;
     opts.timing_barrier = true;  // waiting for the slower rank timed apart from the exchange
@@ -385,12 +387,14 @@ int main(int argc, char** argv) {
       args.reduced_solve = next();
     } else if (a == "--nccl-probe") {
       args.nccl_probe = true;
+    } else if (a == "--no-prefetch") {
+      args.prefetch = false;
     } else {
       if (rank == 0)
         std::printf("usage: mpirun -np P bench_mpi_tridiagonal [--n 128x128x4096] [--memory host|device|both] "
                     "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr] [--subsegments S]\n"
                     "       [--transport all|automatic|host_staging|cuda_aware_mpi|nccl] "
-                    "[--reduced-solve automatic|host|device] [--nccl-probe]\n"
+                    "[--reduced-solve automatic|host|device] [--nccl-probe] [--no-prefetch]\n"
                     "       mpirun -np P bench_mpi_tridiagonal --weak 512 [--split z|y|x|zy] [--memory ...]   "
                     "# heat-sweep weak scaling, 512^3 nodes per rank\n");
       MPI_Finalize();

@@ -446,6 +446,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.dw.alpha = p.d_alpha.data();
     p.dw.gamma = p.d_gamma.data();
     p.dw.S = S;
+    p.dw.prefetch = options.device_prefetch;
     if (S > 1) {
       p.d_red1 = Array<T>(p.L * 8 * S, exec);
       p.d_w2 = Array<T>(p.L * 6 * S, exec);

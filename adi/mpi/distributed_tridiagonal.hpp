@@ -90,6 +90,11 @@ struct DistributedOptions {
   // of 7). false: the operator forms it in a separate pass first (the path before stop 30,
   // kept for comparison).
   bool stage_in_passes = true;
+  // Device plans of a split axis: each GPU thread loads its rows a chunk ahead of their stores
+  // in the partition passes (lines along Y and Z), the row tiles of lines along X are filled a
+  // batch of lines at a time (partition::Workspace::prefetch, stop 31). false: one row / line
+  // at a time, the kernels before (kept for comparison).
+  bool device_prefetch = true;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).

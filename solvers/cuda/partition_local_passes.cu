@@ -21,13 +21,33 @@ __device__ __forceinline__ index_t line_offset(const LineSet& ls, index_t l) {
   return (l % ls.count0) * ls.stride0 + (l / ls.count0) * ls.stride1;
 }
 
+// Rows fetched ahead of the recurrence by the strided kernels (reduce_kernel, back_kernel) when
+// the workspace asks for it (Workspace::prefetch): each chunk of kPrefetch rows is loaded into
+// registers before the first of them is eliminated and stored, so a thread has kPrefetch rows'
+// loads in flight instead of one. The compiler cannot do this itself: u may be the input (d,
+// or the stage's base / V_old), and even with __restrict__ a load of row i+1 may not move
+// above the store of row i (stride 0 would make them the same word). Explicit register
+// staging is right whenever rows are distinct words, which they are.
+constexpr int kPrefetch = 4;
+// ... and at least this many blocks of kThreads per SM (<= 128 registers a thread): 262,144
+// lines (512^2, the weak and strong 512^3 cases) then take 4 waves on 132 SMs, not 6 at the
+// 3 blocks the stage reduce's register count would allow.
+constexpr int kPrefetchBlocks = 4;
+
 // Reduces rows 0..n-1 (n >= 2) of one segment to its two interface rows (modified Thomas
-// keeping u_0 as a parameter, u_1 accumulated in terms of both ends): load(i, a, b, c, d)
-// reads row i, store(i, delta, alpha, gamma) keeps row i's elimination (1 <= i <= n-2),
-// out(k, v) receives the 8 values (a, b, c, d of row 0, then of row n-1).
-template <class T, class Load, class Store, class Out>
-__device__ __forceinline__ void reduce_segment(index_t n, const Load& load, const Store& store, const Out& out,
-                                               bool first_open, bool last_open) {
+// keeping u_0 as a parameter, u_1 accumulated in terms of both ends): fetch(i, raw) issues
+// row i's memory loads into `raw` (a Raw), make(i, raw, a, b, c, d) forms row i from them
+// (called in row order, after fetch(i)), store(i, delta, alpha, gamma) keeps row i's
+// elimination (1 <= i <= n-2), out(k, v) receives the 8 values (a, b, c, d of row 0, then
+// of row n-1). D > 1: rows 2..n-2 fetched in chunks of D ahead of their stores.
+template <class T, int D, class Raw, class Fetch, class Make, class Store, class Out>
+__device__ __forceinline__ void reduce_segment(index_t n, const Fetch& fetch, const Make& make, const Store& store,
+                                               const Out& out, bool first_open, bool last_open) {
+  auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
+    Raw raw;
+    fetch(i, raw);
+    make(i, raw, ai, bi, ci, di);
+  };
   T a0, b0, c0, d0;
   load(0, a0, b0, c0, d0);
   T res[8];
@@ -53,14 +73,43 @@ __device__ __forceinline__ void reduce_segment(index_t n, const Load& load, cons
     T ap = a * r, gp = c * r, dp = d * r;
     store(1, dp, ap, gp);
     T P = dp, Q = ap, pi = -gp;
-#pragma unroll 4
-    for (index_t i = 2; i <= n - 2; ++i) {
-      load(i, a, b, c, d);
+    auto row = [&](index_t i) {
       r = T(1) / common::thomas_pivot(a, b, gp);
       bad |= !isfinite(r);
       common::partition_row(a, c, d, r, gp, dp, ap);
       store(i, dp, ap, gp);
       common::partition_accumulate(gp, dp, ap, P, Q, pi);
+    };
+    if constexpr (D <= 1) {
+#pragma unroll 4
+      for (index_t i = 2; i <= n - 2; ++i) {
+        load(i, a, b, c, d);
+        row(i);
+      }
+    } else {
+      // Two register buffers of D rows: the next chunk's loads are issued before the rows
+      // of the current one are made and stored (never a copy between the buffers: a move
+      // would wait for its load).
+      Raw x[D], y[D];
+      auto chunk = [&](index_t i0, Raw (&use)[D], Raw (&next)[D]) {
+#pragma unroll
+        for (int k = 0; k < D; ++k)
+          if (i0 + D + k <= n - 2) fetch(i0 + D + k, next[k]);
+#pragma unroll
+        for (int k = 0; k < D; ++k)
+          if (i0 + k <= n - 2) {
+            make(i0 + k, use[k], a, b, c, d);
+            row(i0 + k);
+          }
+      };
+#pragma unroll
+      for (int k = 0; k < D; ++k)
+        if (2 + k <= n - 2) fetch(2 + k, x[k]);
+      for (index_t i0 = 2; i0 <= n - 2; i0 += 2 * D) {
+        chunk(i0, x, y);
+        if (i0 + D > n - 2) break;
+        chunk(i0 + D, y, x);
+      }
     }
     load(n - 1, a, b, c, d);
     res[0] = first_open ? T(0) : a0;
@@ -71,6 +120,17 @@ __device__ __forceinline__ void reduce_segment(index_t n, const Load& load, cons
       for (int k = 0; k < 8; ++k) res[k] = T(NAN);
   }
   for (int k = 0; k < 8; ++k) out(k, res[k]);
+}
+
+// reduce_segment with a plain load(i, a, b, c, d) (no fetch ahead).
+struct NoRaw {};
+template <class T, class Load, class Store, class Out>
+__device__ __forceinline__ void reduce_segment(index_t n, const Load& load, const Store& store, const Out& out,
+                                               bool first_open, bool last_open) {
+  reduce_segment<T, 1, NoRaw>(
+      n, [](index_t, NoRaw&) {},
+      [&](index_t i, const NoRaw&, T& ai, T& bi, T& ci, T& di) { load(i, ai, bi, ci, di); }, store, out,
+      first_open, last_open);
 }
 
 // The stage's right-hand side of a row (inner, or a global end row: side 0 the line's first,
@@ -91,9 +151,11 @@ __device__ T stage_rhs_end(const StageRhs<T>& g, int side, T a, T d, T c, T base
 // S == 1: straight into red[l*8 + k]; else into red1[(s*8 + k)*L + l]. Stage (shared bands):
 // row i's right-hand side formed from g (StageRhs) instead of read from d; v moves along the
 // line in registers (one load per row), so u may be v (rows 0 and n-1 of a sub-segment,
-// which its neighbours read, are not written here).
-template <class T, bool Shared, bool Stage = false>
-__global__ void reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
+// which its neighbours read, are not written here). D > 1: rows fetched D at a time ahead
+// of their stores (kPrefetch); every row is still read before it is written, so u may be d,
+// base or v as with D = 1.
+template <class T, bool Shared, bool Stage = false, int D = 1>
+__global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                               const T* d, T* u, T* __restrict__ alpha, T* __restrict__ gamma, T* __restrict__ red,
                               T* __restrict__ red1, int S, bool first_open, bool last_open, StageRhs<T> g) {
   const index_t L = ls.count0 * ls.count1;
@@ -102,32 +164,52 @@ __global__ void reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __re
   const int s = int(blockIdx.y);
   const index_t m = ls.n, st = ls.stride, r0 = m * s / S, r1 = m * (s + 1) / S;
   const index_t o0 = line_offset(ls, l) + r0 * st;
-  // Stage: v at rows i-1, i, i+1 of the row being loaded; the line's global ends read no
-  // neighbour beyond them (no ghost there).
+  // Stage: v at rows i-1, i, i+1 of the row being made; the line's global ends read no
+  // neighbour beyond them (no ghost there). v at rows -1 and 0 are read here, before any
+  // store; row i's fetch reads v at row i+1.
   const bool lo_end = first_open && s == 0, hi_end = last_open && s == S - 1;
   const index_t n_sub = r1 - r0, fi = g.face_base + l % ls.count0 + (l / ls.count0) * g.face_n1;
   T vm = T(0), vc = T(0), vp = T(0);
-  auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
+  if (Stage && g.v) {
+    vc = g.v[o0];
+    vm = lo_end ? T(0) : g.v[o0 - st];
+  }
+  // Row i's loads of per-line data (the shared bands a, b, c are a few cached rows: read in make).
+  struct Raw {
+    T a, b, c, d;  // Stage: d = base, c = v at row i+1; a, b unused (Shared)
+  };
+  auto fetch = [&](index_t i, Raw& q) {
     const index_t o = o0 + i * st;
-    ai = Shared ? a[r0 + i] : a[o];
-    bi = Shared ? b[r0 + i] : b[o];
-    ci = Shared ? c[r0 + i] : c[o];
+    if (!Shared) {
+      q.a = a[o];
+      q.b = b[o];
+      q.c = c[o];
+    }
     if constexpr (!Stage) {
-      di = d[o];
+      q.d = d[o];
     } else {
+      q.d = g.base[o];
+      if (g.v) q.c = (i == n_sub - 1 && hi_end) ? T(0) : g.v[o + st];
+    }
+  };
+  auto make = [&](index_t i, const Raw& q, T& ai, T& bi, T& ci, T& di) {
+    ai = Shared ? a[r0 + i] : q.a;
+    bi = Shared ? b[r0 + i] : q.b;
+    ci = Shared ? c[r0 + i] : q.c;
+    if constexpr (!Stage) {
+      di = q.d;
+    } else {
+      const index_t o = o0 + i * st;
       if (g.v) {
-        if (i == 0) {
-          vc = g.v[o];
-          vm = lo_end ? T(0) : g.v[o - st];
-        } else {
+        if (i > 0) {
           vm = vc;
           vc = vp;
         }
-        vp = (i == n_sub - 1 && hi_end) ? T(0) : g.v[o + st];
+        vp = q.c;
       }
       const index_t row = r0 + i;
       const T ga = g.a[row], gd = g.d[row], gc = g.c[row];
-      const T base_r = g.base[o];
+      const T base_r = q.d;
       if (lo_end && i == 0)
         di = stage_rhs_end(g, 0, ga, gd, gc, base_r, vm, vc, vp, fi, o);
       else if (hi_end && i == n_sub - 1)
@@ -156,7 +238,7 @@ __global__ void reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __re
     else
       red1[(index_t(s) * 8 + k) * L + l] = v;
   };
-  reduce_segment<T>(r1 - r0, load, store, out, first_open && s == 0, last_open && s == S - 1);
+  reduce_segment<T, D, Raw>(n_sub, fetch, make, store, out, first_open && s == 0, last_open && s == S - 1);
 }
 
 // Lines whose rows are adjacent in memory (stride 1: lines along x) and shared bands: one
@@ -174,28 +256,59 @@ struct RowTiles {
 // between `src` / `dst` (sub-segment base r0 of each line) and the warp's tile; tile[k][t] is
 // row R+t of line wl0+k.
 // tile_fill: tile[k][t] = value(line, row in the segment, offset) of row R+t of line wl0+k.
-template <class T, class Value>
+// B = 1: one line at a time (each lane's load waits in its shared store before the next line's
+// is issued, and every lane works out every line's offset: a 64-bit division each). B > 1
+// (the prefetch kernels): each lane works out its own line's offset once, the others come by
+// shuffle, and B lines' values are loaded into registers before they go to the tile.
+constexpr int kTileBatch = 4;
+template <int B, class T, class Value>
 __device__ __forceinline__ void tile_fill(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
                                           const Value& value, T (*tile)[kWarp + 1]) {
   const int lane = int(threadIdx.x) & (kWarp - 1);
   __syncwarp();
-  if (R + lane < n)
-    for (int k = 0; k < kWarp && wl0 + k < L; ++k)
-      tile[k][lane] = value(wl0 + k, r0 + R + lane, line_offset(ls, wl0 + k) + r0 + R + lane);
+  if constexpr (B <= 1) {
+    if (R + lane < n)
+      for (int k = 0; k < kWarp && wl0 + k < L; ++k)
+        tile[k][lane] = value(wl0 + k, r0 + R + lane, line_offset(ls, wl0 + k) + r0 + R + lane);
+  } else {
+    const index_t own = line_offset(ls, wl0 + lane < L ? wl0 + lane : wl0);
+    const bool row = R + lane < n;
+    for (int k0 = 0; k0 < kWarp; k0 += B) {
+      T v[B];
+#pragma unroll
+      for (int j = 0; j < B; ++j) {
+        const index_t o = __shfl_sync(0xffffffffu, own, k0 + j);  // (every lane takes part)
+        if (row && wl0 + k0 + j < L) v[j] = value(wl0 + k0 + j, r0 + R + lane, o + r0 + R + lane);
+      }
+#pragma unroll
+      for (int j = 0; j < B; ++j)
+        if (row && wl0 + k0 + j < L) tile[k0 + j][lane] = v[j];
+    }
+  }
   __syncwarp();
 }
-template <class T>
+template <int B, class T>
 __device__ __forceinline__ void tile_load(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
                                           const T* src, T (*tile)[kWarp + 1]) {
-  tile_fill(ls, L, wl0, r0, R, n, [&](index_t, index_t, index_t o) { return src[o]; }, tile);
+  tile_fill<B>(ls, L, wl0, r0, R, n, [&](index_t, index_t, index_t o) { return src[o]; }, tile);
 }
-template <class T>
+template <int B, class T>
 __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t wl0, index_t r0, index_t R, index_t n,
                                            T* dst, T (*tile)[kWarp + 1]) {
   const int lane = int(threadIdx.x) & (kWarp - 1);
   __syncwarp();
-  if (R + lane < n)
-    for (int k = 0; k < kWarp && wl0 + k < L; ++k) dst[line_offset(ls, wl0 + k) + r0 + R + lane] = tile[k][lane];
+  if constexpr (B <= 1) {
+    if (R + lane < n)
+      for (int k = 0; k < kWarp && wl0 + k < L; ++k) dst[line_offset(ls, wl0 + k) + r0 + R + lane] = tile[k][lane];
+  } else {
+    const index_t own = line_offset(ls, wl0 + lane < L ? wl0 + lane : wl0);
+    const bool row = R + lane < n;
+#pragma unroll 8
+    for (int k = 0; k < kWarp; ++k) {
+      const index_t o = __shfl_sync(0xffffffffu, own, k);
+      if (row && wl0 + k < L) dst[o + r0 + R + lane] = tile[k][lane];
+    }
+  }
   __syncwarp();
 }
 
@@ -204,13 +317,11 @@ __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t
 // the stage's right-hand side from g (the neighbours along the line are adjacent words of the
 // same cache lines); u may be g.base, not g.v (a tile's first row reads the row before it,
 // already stored).
-template <class T, bool Stage = false>
-__global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const T* __restrict__ a,
-                                                                const T* __restrict__ b, const T* __restrict__ c,
-                                                                const T* d, T* u, T* __restrict__ alpha,
-                                                                T* __restrict__ gamma, T* __restrict__ red,
-                                                                T* __restrict__ red1, int S, bool first_open,
-                                                                bool last_open, StageRhs<T> g) {
+template <class T, bool Stage = false, int B = 1>
+__global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
+    reduce_rows_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
+                       const T* d, T* u, T* __restrict__ alpha, T* __restrict__ gamma, T* __restrict__ red,
+                       T* __restrict__ red1, int S, bool first_open, bool last_open, StageRhs<T> g) {
   __shared__ RowTiles<T> tiles;
   const index_t L = ls.count0 * ls.count1;
   const int lane = int(threadIdx.x) & (kWarp - 1), warp = int(threadIdx.x) / kWarp;
@@ -235,12 +346,12 @@ __global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const
   };
   auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
     if (i >= R + kWarp) {  // the same i on every lane: the warp moves on together
-      if (R >= 0) tile_store(ls, L, wl0, r0, R, n, u, tile);
+      if (R >= 0) tile_store<B>(ls, L, wl0, r0, R, n, u, tile);
       R = i - i % kWarp;
       if constexpr (Stage)
-        tile_fill(ls, L, wl0, r0, R, n, rhs_at, tile);
+        tile_fill<B>(ls, L, wl0, r0, R, n, rhs_at, tile);
       else
-        tile_load(ls, L, wl0, r0, R, n, d, tile);
+        tile_load<B>(ls, L, wl0, r0, R, n, d, tile);
     }
     ai = a[r0 + i];
     bi = b[r0 + i];
@@ -262,14 +373,14 @@ __global__ void __launch_bounds__(kThreads) reduce_rows_kernel(LineSet ls, const
       red1[(index_t(s) * 8 + k) * L + l] = v;
   };
   reduce_segment<T>(n, load, store, out, first_open && s == 0, last_open && s == S - 1);
-  tile_store(ls, L, wl0, r0, R, n, u, tile);
+  tile_store<B>(ls, L, wl0, r0, R, n, u, tile);
 }
 
 // back_kernel<T, true> for stride-1 lines: tiles of 32 rows from the sub-segment's top.
-template <class T>
-__global__ void __launch_bounds__(kThreads) back_rows_kernel(LineSet ls, const T* __restrict__ alpha,
-                                                              const T* __restrict__ gamma, const T* __restrict__ sol,
-                                                              const T* __restrict__ sol1, int S, T* u, int* bad) {
+template <class T, int B = 1>
+__global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
+    back_rows_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
+                     const T* __restrict__ sol, const T* __restrict__ sol1, int S, T* u, int* bad) {
   __shared__ RowTiles<T> tiles;
   const index_t L = ls.count0 * ls.count1;
   const int lane = int(threadIdx.x) & (kWarp - 1), warp = int(threadIdx.x) / kWarp;
@@ -284,7 +395,7 @@ __global__ void __launch_bounds__(kThreads) back_rows_kernel(LineSet ls, const T
   T nx = !live ? T(0) : S == 1 ? sol[2 * l + 1] : sol1[(2 * index_t(s) + 1) * L + l];
   if (S == 1 && bad && live && !(isfinite(u0) && isfinite(nx))) *bad = 1;  // S > 1: back_chain_kernel checked
   for (index_t R = ((n - 1) / kWarp) * kWarp; R >= 0; R -= kWarp) {
-    tile_load(ls, L, wl0, r0, R, n, u, tile);
+    tile_load<B>(ls, L, wl0, r0, R, n, u, tile);
     const index_t top = R + kWarp - 1 < n - 1 ? R + kWarp - 1 : n - 1;
     for (index_t i = top; i >= R; --i) {
       T v = nx;  // row n-1: the segment's last unknown
@@ -294,7 +405,7 @@ __global__ void __launch_bounds__(kThreads) back_rows_kernel(LineSet ls, const T
         v = nx = common::partition_fill(tile[lane][i - R], alpha[r0 + i], u0, gamma[r0 + i], nx);
       tile[lane][i - R] = v;
     }
-    tile_store(ls, L, wl0, r0, R, n, u, tile);
+    tile_store<B>(ls, L, wl0, r0, R, n, u, tile);
   }
 }
 
@@ -341,9 +452,10 @@ __global__ void back_chain_kernel(index_t L, int S, const T* __restrict__ w2, co
 }
 
 // Level 1 reversed: thread (l, s) back-substitutes sub-segment s from its two ends
-// (Shared: alpha and gamma one row for every line, as reduce_kernel kept them).
-template <class T, bool Shared>
-__global__ void back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
+// (Shared: alpha and gamma one row for every line, as reduce_kernel kept them). D > 1: rows
+// read D at a time (kPrefetch) ahead of their stores.
+template <class T, bool Shared, int D = 1>
+__global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
                             const T* __restrict__ sol, const T* __restrict__ sol1, int S, T* __restrict__ u,
                             int* bad) {
   const index_t L = ls.count0 * ls.count1;
@@ -357,12 +469,49 @@ __global__ void back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __
   if (S == 1 && bad && !(isfinite(u0) && isfinite(nx))) *bad = 1;  // S > 1: back_chain_kernel checked
   u[o0] = u0;
   u[o0 + (n - 1) * st] = nx;
+  if constexpr (D <= 1) {
 #pragma unroll 4
-  for (index_t i = n - 2; i >= 1; --i) {
-    const index_t o = o0 + i * st;
-    const index_t w = Shared ? r0 + i : (r0 + i) * L + l;
-    nx = common::partition_fill(u[o], alpha[w], u0, gamma[w], nx);
-    u[o] = nx;
+    for (index_t i = n - 2; i >= 1; --i) {
+      const index_t o = o0 + i * st;
+      const index_t w = Shared ? r0 + i : (r0 + i) * L + l;
+      nx = common::partition_fill(u[o], alpha[w], u0, gamma[w], nx);
+      u[o] = nx;
+    }
+  } else {
+    // As reduce_segment's D > 1: two register buffers of D rows (u, and alpha, gamma when
+    // not shared), the next chunk's loads issued before the current chunk's stores.
+    struct Raw {
+      T u, a, g;
+    };
+    auto fetch = [&](index_t i, Raw& q) {
+      q.u = u[o0 + i * st];
+      if (!Shared) {
+        q.a = alpha[(r0 + i) * L + l];
+        q.g = gamma[(r0 + i) * L + l];
+      }
+    };
+    auto chunk = [&](index_t i0, Raw (&use)[D], Raw (&next)[D]) {
+#pragma unroll
+      for (int k = 0; k < D; ++k)
+        if (i0 - D - k >= 1) fetch(i0 - D - k, next[k]);
+#pragma unroll
+      for (int k = 0; k < D; ++k)
+        if (i0 - k >= 1) {
+          const index_t i = i0 - k;
+          nx = common::partition_fill(use[k].u, Shared ? alpha[r0 + i] : use[k].a, u0,
+                                      Shared ? gamma[r0 + i] : use[k].g, nx);
+          u[o0 + i * st] = nx;
+        }
+    };
+    Raw x[D], y[D];
+#pragma unroll
+    for (int k = 0; k < D; ++k)
+      if (n - 2 - k >= 1) fetch(n - 2 - k, x[k]);
+    for (index_t i0 = n - 2; i0 >= 1; i0 -= 2 * D) {
+      chunk(i0, x, y);
+      if (i0 - D < 1) break;
+      chunk(i0 - D, y, x);
+    }
   }
 }
 
@@ -408,12 +557,23 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  if (shared && ls.stride == 1)
+  if (shared && ls.stride == 1 && w.prefetch)
+    reduce_rows_kernel<T, false, kTileBatch><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red,
+                                                                       w.red1, w.S, first_open, last_open,
+                                                                       StageRhs<T>{});
+  else if (shared && ls.stride == 1)
     reduce_rows_kernel<T><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S, first_open,
                                                     last_open, StageRhs<T>{});
+  else if (shared && w.prefetch)
+    reduce_kernel<T, true, false, kPrefetch><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red,
+                                                                       w.red1, w.S, first_open, last_open, StageRhs<T>{});
   else if (shared)
     reduce_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S,
                                                      first_open, last_open, StageRhs<T>{});
+  else if (w.prefetch)
+    reduce_kernel<T, false, false, kPrefetch><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red,
+                                                                        w.red1, w.S, first_open, last_open,
+                                                                        StageRhs<T>{});
   else
     reduce_kernel<T, false><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S,
                                                       first_open, last_open, StageRhs<T>{});
@@ -435,9 +595,15 @@ void reduce_stage(const LineSet& ls, const T* a, const T* b, const T* c, const S
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  if (ls.stride == 1)
+  if (ls.stride == 1 && w.prefetch)
+    reduce_rows_kernel<T, true, kTileBatch><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
+                                                                      w.red1, w.S, first_open, last_open, rhs);
+  else if (ls.stride == 1)
     reduce_rows_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red, w.red1,
                                                           w.S, first_open, last_open, rhs);
+  else if (w.prefetch)
+    reduce_kernel<T, true, true, kPrefetch><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
+                                                                      w.red1, w.S, first_open, last_open, rhs);
   else
     reduce_kernel<T, true, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red, w.red1,
                                                            w.S, first_open, last_open, rhs);
@@ -456,10 +622,16 @@ void back_substitute(const LineSet& ls, const Workspace<T>& w, bool shared, cons
     ADI_CUDA_CHECK(cudaGetLastError());
   }
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  if (shared && ls.stride == 1)
+  if (shared && ls.stride == 1 && w.prefetch)
+    back_rows_kernel<T, kTileBatch><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+  else if (shared && ls.stride == 1)
     back_rows_kernel<T><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+  else if (shared && w.prefetch)
+    back_kernel<T, true, kPrefetch><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
   else if (shared)
     back_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+  else if (w.prefetch)
+    back_kernel<T, false, kPrefetch><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
   else
     back_kernel<T, false><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
   ADI_CUDA_CHECK(cudaGetLastError());

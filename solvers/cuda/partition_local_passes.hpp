@@ -32,6 +32,12 @@ struct Workspace {
   T* w2 = nullptr;
   T* sol1 = nullptr;
   int S = 1;
+  // Lines of stride > 1 (along Y and Z): each thread loads its rows a chunk ahead of their
+  // stores (several loads in flight instead of one; kPrefetch in the .cu); stride-1 lines
+  // (along X): the row tiles filled and stored a batch of lines at a time (kTileBatch).
+  // false: one row / one line at a time, the kernels before stop 31 (kept for a same-run
+  // comparison).
+  bool prefetch = true;
 };
 
 // Phase 1: rows eliminated (delta into u, the rest into the workspace) and the two reduced

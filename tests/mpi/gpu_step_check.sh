@@ -22,6 +22,14 @@
 #     timed step inside cudaProfilerStart/Stop): nsys (every kernel and copy of the step, NCCL's
 #     too, and the GPU's idle time inside it) and ncu (DRAM bytes per kernel of ours, in fields),
 #     printed as short tables by tests/mpi/profile_table.py: where the split stage's time goes.
+#   - (stop 31) the partition passes along y and z with each thread's rows loaded a chunk ahead of
+#     their stores (two register buffers of 4 rows; DistributedOptions::device_prefetch, default
+#     on): selfcheck "prefetch" cases (odd lengths 7, 257; S up to 17), DistributedAdiDevice.Prefetch
+#     (every split direction, S = 1 / automatic / 3, in the passes and apart), and the tables as
+#     a same-run A/B: "z" (prefetch) against "z no-pf" (one row at a time, as before); the z
+#     path of 0cb3d0a (the last stage in the passes, into V_old) against "z sep.rhs"; the ncu
+#     table of one z-split step with and without prefetch, and of one x-split step (the larger
+#     of the two left items: the explicit part folded into the x split, or the public case).
 # Logs tarred into $OUT/logs.tgz; tables at the end of stdout. Run part ~2-3 minutes.
 #
 #   OUT=/tmp/o tests/mpi/gpu_step_check.sh                # build (build-mpi-gpu) + run
@@ -67,22 +75,24 @@ B=$BUILD
 NG=$(nvidia-smi -L 2>/dev/null | wc -l)
 [ "$NG" -ge 2 ] || echo "only $NG GPU(s): 2 ranks share one, NCCL cases skip (loudly), no scaling figures" >>"$S"
 # 1. Correctness.
-[ -x "$SELF" ] && step "partition kernels selfcheck" 60 "$OUT/tests.log" "$SELF"
+[ -x "$SELF" ] && step "partition kernels selfcheck" 90 "$OUT/tests.log" "$SELF"
 step "halo tests np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange"
 step "tridiagonal device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
   --gtest_filter='*Device*'
 step "adi device np2" 150 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
-grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL stage|StageInPasses:" "$OUT/tests.log" |
+grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL stage|StageInPasses:|Prefetch:" "$OUT/tests.log" |
   sort -u >>"$S"
 # 2. memcheck on 2 ranks (one log per rank).
 memcheck_step "memcheck halo np2" "$OUT/cs_halo" "$B/tests/test_halo_exchange" --gtest_filter='HaloExchangeDevice.*'
 memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x,z --no-nccl-bandwidth
 # 3. The tables.
 H="$B/benchmarks/bench_mpi_heat"
-step "heat weak np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --rhs both
-step "heat weak np2 staged" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 3 --splits z,x --transport host_staging
-step "heat strong np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --rhs both
+step "heat weak np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --prefetch both
+step "heat weak np2 z sep.rhs" 60 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z --rhs separate
+step "heat strong np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --prefetch both
 step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
+step "public np2 no prefetch" 60 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \
+  --strategy allgather --transport nccl --no-prefetch
 # 4. Profile of one z-split step on rank 0 (512^3 per GPU, the weak row): where the split stage's
 # time goes. nsys: every kernel and copy of the step (NCCL kernels too) and the GPU's idle time
 # inside it; ncu: DRAM bytes of our kernels (NCCL's are left out: replaying them would hang the
@@ -108,10 +118,12 @@ else
   echo "nsys: not found (PATH, /usr/local/cuda, /opt/nvidia/nsight-systems)" >>"$S"
 fi
 if command -v ncu >/dev/null; then
-  # both steps in one run (two profiler ranges: in the passes, then the separate pass)
-  prof_rank0 "ncu z split steps" 120 ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi:: \
-    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv --print-units base \
-    --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --rhs both
+  # both steps in one run (two profiler ranges: prefetch, then one row at a time); then one x-split step
+  NCU=(ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi::
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv --print-units base)
+  prof_rank0 "ncu z split steps" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --prefetch both
+  prof_rank0 "ncu x split step" 60 "${NCU[@]}" --log-file "$OUT/ncu_x.csv" -- "$H" --n 512 --reps 3 --splits x \
+    --no-nccl-bandwidth --profile
 else
   echo "ncu: not found" >>"$S"
 fi
@@ -126,17 +138,23 @@ grep -E " rc=" "$S" | cut -c1-160 >"$OUT/verdicts.txt"
     python3 tests/mpi/profile_table.py nsys "$OUT/nsys_trace_$v.csv" 2>&1 | tail -24
     echo
   done
-  echo "== The same steps under ncu (kernels serialised; arrays = DRAM bytes / one 512^3 fp64 field; step 1: rhs in the passes, step 2: separate) =="
+  echo "== One z-split step under ncu, 512^3 per GPU, rank 0 (kernels serialised; GB/s achieved; arrays = DRAM bytes / one 512^3 fp64 field)"
+  echo "   step 1: prefetch (reduce_kernel<.., 4> / back_kernel<.., 4>), step 2: one row at a time (<.., 1>), same run =="
   python3 tests/mpi/profile_table.py ncu "$OUT/ncu_z.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
-  grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" 2>/dev/null
   echo
-  echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs =="
+  echo "== One x-split step under ncu (prefetch; the x split's partition passes use the row tiles) =="
+  python3 tests/mpi/profile_table.py ncu "$OUT/ncu_x.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -20
+  grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" "$OUT/ncu_x.csv" 2>/dev/null
+  echo
+  echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs (per-line bands: reduce_kernel<.., 0, 0, 4>; the last row: the"
+  echo "   same allgather / nccl plan without prefetch, its own run) =="
   grep -hE "^\| ranks|^\|---|^\| 2 \| device" "$OUT/public.log"
   grep -hE "^device memory, 2 rank|^bench_mpi_tridiagonal:" "$OUT/public.log"
   echo
   echo "== Heat step (Douglas, fp64, Dirichlet): weak scaling 512^3 per GPU, then strong scaling 512^3 in all =="
-  echo "   (split 'z' etc.: the split stage's right-hand side inside the partition passes, 5 arrays (stop 30);"
-  echo "    'z sep.rhs': the separate right-hand-side pass as before, 7 arrays; same run, same cards)"
+  echo "   (split 'z' etc.: rows loaded a chunk ahead in the partition passes (stop 31), the right-hand side inside"
+  echo "    them (stop 30); 'z no-pf': one row at a time as before, same run; 'z sep.rhs': the separate"
+  echo "    right-hand-side pass (7 arrays), its own run with its own 1-GPU reference row)"
   grep -hE "^bench_mpi_heat:|^\||^NCCL bandwidth|^transport of|^strong scaling|^WARNING" "$OUT/heat.log"
   echo
   echo "== Verdicts (again) =="

@@ -3,7 +3,8 @@
 // on the host, against Thomas per line. stage = 1 (shared bands, lines along z and x): the
 // right-hand side formed by reduce_stage from base, v and A's coefficients (a Dirichlet
 // value at the first row, a Neumann term at the last, a source; u = v along z for odd S)
-// against the same formula on the host. nvcc -std=c++17 -arch=sm_90 -DADI_HAVE_CUDA -I. this.cu solvers/cuda/partition_local_passes.cu
+// against the same formula on the host. pf = 1: rows loaded a chunk ahead (Workspace::prefetch),
+// also with N = 7 and 257. nvcc -std=c++17 -arch=sm_90 -DADI_HAVE_CUDA -I. this.cu solvers/cuda/partition_local_passes.cu
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,10 +18,13 @@
 using adi::index_t;
 namespace part = adi::cuda_backend::partition;
 
+std::vector<void*> g_allocated;  // freed after each case
+
 template <class T>
 T* dev(const std::vector<T>& h) {
   T* p = nullptr;
   cudaMalloc(&p, std::max<std::size_t>(1, h.size()) * sizeof(T));
+  g_allocated.push_back(p);
   if (!h.empty()) cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice);
   return p;
 }
@@ -29,8 +33,12 @@ int main() {
   int fails = 0, cases = 0;
   // rows = 1: lines with adjacent rows (stride 1, like lines along x: the shared-band kernels
   // stage rows through shared memory); rows = 0: neighbouring lines adjacent (along z).
-  for (int stage : {0, 1}) for (int rows : {0, 1}) for (int P : {1, 2, 3}) for (int S : {1, 2, 3, 17}) for (int shared : {0, 1}) for (index_t N : {40, 700}) {
+  // pf: rows loaded a chunk ahead of their stores (Workspace::prefetch; along x: the row tiles
+  // filled and stored a batch of lines at a time), with odd line lengths too (pieces and
+  // sub-segments shorter than a chunk or a tile, not multiples).
+  for (int pf : {0, 1}) for (int stage : {0, 1}) for (int rows : {0, 1}) for (int P : {1, 2, 3}) for (int S : {1, 2, 3, 17}) for (int shared : {0, 1}) for (index_t N : {7, 40, 257, 700}) {
     if (stage && !shared) continue;
+    if ((N == 7 || N == 257) && !pf) continue;
     const index_t nx = 37, ny = 5, L = nx * ny;
     std::mt19937 rng(unsigned(P * 100 + S + N));
     std::uniform_real_distribution<double> u(-1, 1);
@@ -87,6 +95,7 @@ int main() {
       const index_t m = lo[r + 1] - lo[r];
       const int Se = int(std::max<index_t>(1, std::min<index_t>(S, m / 2)));
       w[r].S = Se;
+      w[r].prefetch = pf != 0;
       w[r].alpha = dev(std::vector<double>(m * L));
       w[r].gamma = dev(std::vector<double>(m * L));
       w[r].red1 = dev(std::vector<double>(8 * Se * L));
@@ -154,10 +163,11 @@ int main() {
     ++cases;
     if (err > 1e-12 || e != cudaSuccess) {
       ++fails;
-      std::printf("FAIL stage %d rows %d P %d S %d shared %d N %lld err %.3e (%s)\n", stage, rows, P, S, shared,
-                  (long long)N, err, cudaGetErrorString(e));
+      std::printf("FAIL stage %d rows %d P %d S %d shared %d N %lld prefetch %d err %.3e (%s)\n", stage, rows, P, S,
+                  shared, (long long)N, pf, err, cudaGetErrorString(e));
     }
-    cudaDeviceReset();
+    for (void* p : g_allocated) cudaFree(p);
+    g_allocated.clear();
   }
   std::printf("partition_device_selfcheck: %d of %d cases %s\n", cases - fails, cases, fails ? "passed, FAILED" : "passed");
   return fails != 0;

@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 
 def short(name, width=64):
-    name = re.sub(r"^void ", "", name).replace("(anonymous namespace)::", "")
+    name = re.sub(r"^void ", "", name).replace("(anonymous namespace)::", "").replace("<unnamed>::", "")
     name = re.sub(r"\(.*$", "", name)  # parameters
     out, depth = "", 0
     for ch in name:  # cut template arguments

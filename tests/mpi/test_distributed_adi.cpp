@@ -294,6 +294,44 @@ TEST(DistributedAdiDevice, MatchesHost) {
   }
 }
 
+// Every (coefficients, size, problem, scheme, process grid of the world, options variant) of
+// the split-stage tests below against one domain to 1e-12: variable and constant coefficients
+// (constant: the x bands are shared too, so the split x stage takes the partition passes).
+// Prints "NAME: largest relative difference ..." on rank 0.
+struct Variant {
+  DistributedOptions options;
+  std::string label;
+};
+void expect_split_cases(const char* name, const std::vector<std::array<index_t, 3>>& sizes,
+                        const std::vector<Problem>& problems, const std::vector<Scheme>& schemes,
+                        const std::vector<Variant>& variants) {
+  const Executor dev = rank_gpu();
+  Grids grids;
+  double worst = 0;
+  int cases = 0;
+  for (const bool constant : {false, true})
+    for (const std::array<index_t, 3>& n : sizes)
+      for (const Problem& s : problems)
+        for (const Scheme& scheme : schemes) {
+          g_constant_coefficients = constant;
+          const Grid g = grid_for(n, s.stretched && !constant);
+          const Field<double> single = single_solution<double>(g, s, scheme, dev);
+          for (const auto& dims : factorisations(world_size())) {
+            if (n[2] == 1 && dims[2] > 1) continue;
+            for (const Variant& v : variants) {
+              const double err = distributed_error<double>(grids, dims, g, s, scheme, dev, single, nullptr, v.options);
+              worst = std::max(worst, err);
+              ++cases;
+              EXPECT_LE(err, 1e-12) << s.name << (constant ? " (constant coefficients)" : "") << ", " << scheme.name()
+                                    << ", " << describe(dims) << " ranks, " << g.describe() << ", " << v.label;
+            }
+          }
+        }
+  g_constant_coefficients = false;
+  if (world_rank() == 0)
+    std::printf("%s: largest relative difference from one domain %.3g over %d cases\n", name, worst, cases);
+}
+
 // The split stage's right-hand side formed inside the partition passes (stop 30, the
 // default: every split stage with shared bands: y and z here, and x with constant coefficients)
 // against one domain, with one thread per line and with sub-segments (the last Douglas stage
@@ -302,36 +340,39 @@ TEST(DistributedAdiDevice, MatchesHost) {
 TEST(DistributedAdiDevice, StageInPasses) {
   ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
-  const Executor dev = rank_gpu();
-  Grids grids;
-  double worst = 0;
-  int cases = 0;
-  for (const bool constant : {false, true})
-  for (const std::array<index_t, 3>& n : {std::array<index_t, 3>{31, 33, 35}, std::array<index_t, 3>{33, 31, 1}})
-    for (const Problem& s : setups())
-      for (const Scheme& scheme : {Scheme::douglas(), Scheme::hundsdorfer_verwer()}) {
-        g_constant_coefficients = constant;
-        const Grid g = grid_for(n, s.stretched && !constant);
-        const Field<double> single = single_solution<double>(g, s, scheme, dev);
-        for (const auto& dims : factorisations(world_size())) {
-          if (n[2] == 1 && dims[2] > 1) continue;
-          for (int v = 0; v < 3; ++v) {
-            DistributedOptions o;
-            o.stage_in_passes = v < 2;
-            o.device_subsegments = v == 1 ? 0 : 1;
-            const double err = distributed_error<double>(grids, dims, g, s, scheme, dev, single, nullptr, o);
-            worst = std::max(worst, err);
-            ++cases;
-            EXPECT_LE(err, 1e-12) << s.name << (constant ? " (constant coefficients)" : "") << ", "
-                                  << scheme.name() << ", " << describe(dims) << " ranks, "
-                                  << g.describe() << (v == 2 ? ", separate right-hand side" : ", in the passes")
-                                  << (v == 1 ? ", automatic sub-segments" : ", one thread per line");
-          }
-        }
-      }
-  g_constant_coefficients = false;
-  if (world_rank() == 0)
-    std::printf("StageInPasses: largest relative difference from one domain %.3g over %d cases\n", worst, cases);
+  std::vector<Variant> variants(3);
+  for (int v = 0; v < 3; ++v) {
+    variants[std::size_t(v)].options.stage_in_passes = v < 2;
+    variants[std::size_t(v)].options.device_subsegments = v == 1 ? 0 : 1;
+    variants[std::size_t(v)].label = std::string(v == 2 ? "separate right-hand side" : "in the passes") +
+                                     (v == 1 ? ", automatic sub-segments" : ", one thread per line");
+  }
+  expect_split_cases("StageInPasses", {{31, 33, 35}, {33, 31, 1}}, setups(),
+                     {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, variants);
+}
+
+// The partition passes with rows loaded a chunk ahead of their stores (stop 31, the default:
+// DistributedOptions::device_prefetch) along every split direction, against one domain: odd
+// line lengths (pieces of 15..19 rows, not multiples of the chunk), one thread per line,
+// sub-segments of 2 rows (automatic: fewer rows than a chunk) and 3 uneven sub-segments, the
+// stage's right-hand side in the passes (writing into V_old along y and z) and apart, variable
+// and constant coefficients (x split: shared bands only with constant ones); and prefetch off.
+TEST(DistributedAdiDevice, Prefetch) {
+  ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  std::vector<Variant> variants(7);
+  for (int v = 0; v < 7; ++v) {  // v < 6: prefetch; S = 1, automatic, 3; in the passes, apart
+    DistributedOptions& o = variants[std::size_t(v)].options;
+    o.device_prefetch = v < 6;
+    o.device_subsegments = v == 6 ? 1 : std::array<int, 3>{1, 0, 3}[std::size_t(v % 3)];
+    o.stage_in_passes = v < 3 || v == 6;
+    variants[std::size_t(v)].label = std::string(o.device_prefetch ? "prefetch" : "no prefetch") +
+                                     ", sub-segments " + std::to_string(o.device_subsegments) +
+                                     (o.stage_in_passes ? ", in the passes" : ", separate right-hand side");
+  }
+  const std::vector<Problem> all = setups();
+  expect_split_cases("Prefetch", {{31, 33, 35}, {37, 29, 1}}, {all[1], all[3], all[4]},  // g(t), periodic, mixed
+                     {Scheme::douglas()}, variants);
 }
 
 }  // namespace
