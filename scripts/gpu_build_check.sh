@@ -3,8 +3,8 @@
 # every kernel whose machine code the compile-time work changed, tested, and timed against
 # the form before it in the same run. Two builds of one tree (CUDA sm_90, MPI on, VTK and
 # Python off): build-bc (the default: block partition M = 6..8 rolled, the option chain's
-# warp step inlined once) and build-bc-unroll (-DADI_CUDA_UNROLL_ALL=ON: the fully unrolled
-# forms as before). Then
+# warp kernel with its once-per-contract set-up rolled and its time step inlined once) and
+# build-bc-unroll (-DADI_CUDA_UNROLL_ALL=ON: the fully unrolled forms as before). Then
 #   1. tests (default build): test_chain (both option-chain kernels against the host chain),
 #      test_distributed_block_tridiagonal's device tests on 2 ranks sharing the GPU (the
 #      device block partition passes, M = 2..8, both precisions, sub-segments, singular
@@ -121,7 +121,7 @@ for k in sorted(set(n) | set(o), key=lambda k: (k[2], k[0], k[1])):
     same = "yes" if a[2] == b[2] else f"{a[2]} vs {b[2]}"
     print(f"| {k[0]} | {k[1]} | {k[2]} | {a[0]:.3f} | {a[1]:.1f} | {b[0]:.3f} | {b[1]:.1f} | {100*(b[0]/a[0]-1):+.1f}% | {same} |")
 EOF
-section "option chain warp kernel: default (step inlined once) vs ADI_CUDA_UNROLL_ALL (three copies), best of 2 runs"
+section "option chain warp kernel: default (set-up rolled, step inlined once) vs ADI_CUDA_UNROLL_ALL, best of 2 runs"
 /usr/bin/python3 - "$out" <<'EOF' | tee -a "$summary"
 import sys, glob
 out = sys.argv[1]
