@@ -311,24 +311,28 @@ ADI_CHAIN_HD void warp_price(W& w, const WarpConsts& K, const ChainContract& k, 
   const double h2 = 0.5 * k.volatility * k.volatility, b = k.rate - k.dividend, r = k.rate;
   auto node_of = [&](int p) { return k.put ? long(p) : long(P - 1 - p); };
   auto pos_of = [&](long i) { return k.put ? int(i) : int(P - 1 - i); };
+  // Position q's row and exercise value for node i; positions past the n nodes are
+  // decoupled identity rows.
+  auto put_node = [&](int q, long i) {
+    if (i >= 0 && i < n) {
+      const Rows3 R = node_row(g, i, h2, b, r);
+      K.sub[q] = k.put ? R.l : R.u;
+      K.dia[q] = R.d;
+      K.sup[q] = k.put ? R.u : R.l;
+      K.g[q] = k.american ? payoff(g.node(i), k.strike, k.put) : -INFINITY;
+    } else {
+      K.sub[q] = K.dia[q] = K.sup[q] = 0.0;
+      K.g[q] = -INFINITY;
+    }
+  };
+  auto payoff_at = [&](long i) { return i >= 0 && i < n ? smoothed_payoff(g, k, st.smoothing, i) : 0.0; };
 #if defined(ADI_CUDA_UNROLL_ALL)
   w.each([&](int lane, S& s) {
 #pragma unroll
     for (int j = 0; j < M; ++j) {
-      const int p = lane * M + j, q = at(lane, j);
-      const long i = node_of(p);
-      if (i >= 0 && i < n) {
-        const Rows3 R = node_row(g, i, h2, b, r);
-        K.sub[q] = k.put ? R.l : R.u;
-        K.dia[q] = R.d;
-        K.sup[q] = k.put ? R.u : R.l;
-        K.g[q] = k.american ? payoff(g.node(i), k.strike, k.put) : -INFINITY;
-        s.u[j] = smoothed_payoff(g, k, st.smoothing, i);
-      } else {
-        K.sub[q] = K.dia[q] = K.sup[q] = 0.0;
-        K.g[q] = -INFINITY;
-        s.u[j] = 0.0;
-      }
+      const long i = node_of(lane * M + j);
+      put_node(at(lane, j), i);
+      s.u[j] = payoff_at(i);
     }
   });
 #else
@@ -338,27 +342,11 @@ ADI_CHAIN_HD void warp_price(W& w, const WarpConsts& K, const ChainContract& k, 
   // unrolled form ADI_CUDA_UNROLL_ALL keeps.
   w.each([&](int lane, S& s) {
     ADI_CHAIN_ROLLED
-    for (int j = 0; j < M; ++j) {
-      const long i = node_of(lane * M + j);
-      K.g[at(lane, j)] = i >= 0 && i < n ? smoothed_payoff(g, k, st.smoothing, i) : 0.0;
-    }
+    for (int j = 0; j < M; ++j) K.g[at(lane, j)] = payoff_at(node_of(lane * M + j));
 #pragma unroll
     for (int j = 0; j < M; ++j) s.u[j] = K.g[at(lane, j)];
     ADI_CHAIN_ROLLED
-    for (int j = 0; j < M; ++j) {
-      const int q = at(lane, j);
-      const long i = node_of(lane * M + j);
-      if (i >= 0 && i < n) {
-        const Rows3 R = node_row(g, i, h2, b, r);
-        K.sub[q] = k.put ? R.l : R.u;
-        K.dia[q] = R.d;
-        K.sup[q] = k.put ? R.u : R.l;
-        K.g[q] = k.american ? payoff(g.node(i), k.strike, k.put) : -INFINITY;
-      } else {
-        K.sub[q] = K.dia[q] = K.sup[q] = 0.0;
-        K.g[q] = -INFINITY;
-      }
-    }
+    for (int j = 0; j < M; ++j) put_node(at(lane, j), node_of(lane * M + j));
   });
 #endif
   w.sync();
