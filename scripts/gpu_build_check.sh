@@ -8,7 +8,7 @@
 #   1. tests (default build): test_chain (both option-chain kernels against the host chain),
 #      test_distributed_block_tridiagonal's device tests on 2 ranks sharing the GPU (the
 #      device block partition passes, M = 2..8, both precisions, sub-segments, singular
-#      blocks) and on 1 rank, test_block_thomas_cuda;
+#      blocks) and on 1 rank, test_block_partition_rolled (host: rolled = compile-time form);
 #   2. bench_cuda_block_partition (reduce + back-substitution, M = 2..8, fp64/fp32, S = 1 and
 #      4), default / unrolled / default / unrolled;
 #   3. bench_option_chain --gpu-configs over every warp size class (M = 2, 4, 7, 10, 13, 16),
@@ -49,7 +49,7 @@ nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=c
 if [ $do_build = 1 ]; then
   : >"$out/build.log"
   for b in new old; do
-    dir=$new targets="bench_cuda_block_partition bench_option_chain test_chain test_distributed_block_tridiagonal test_block_thomas_cuda"
+    dir=$new targets="bench_cuda_block_partition bench_option_chain test_chain test_distributed_block_tridiagonal test_block_partition_rolled"
     extra=()
     if [ $b = old ]; then dir=$old targets="bench_cuda_block_partition bench_option_chain" extra=(-DADI_CUDA_UNROLL_ALL=ON); fi
     t0=$(date +%s)
@@ -84,7 +84,7 @@ done
 note "benchmarks: $(( $(date +%s) - t0 )) s"
 
 t0=$(date +%s)
-run_gtests "$out/tests.log" 200 "$new/tests" test_chain test_block_thomas_cuda
+run_gtests "$out/tests.log" 200 "$new/tests" test_chain test_block_partition_rolled
 for np in 2 1; do
   log=$out/tests_mpi_np$np.log
   timeout 200 $MPI -n $np "$new/tests/test_distributed_block_tridiagonal" --gtest_filter='*Device*:*OneGpu*' >"$log" 2>&1
