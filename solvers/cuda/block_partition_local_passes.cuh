@@ -11,10 +11,10 @@
 // M = 2..8 is a compile-time size (m folds to M after inlining, every loop unrolled, the
 // blocks in registers); M = 0 (kRolled) is the rolled form for any runtime m <= kRolledCap:
 // arrays of kRolledCap^2, every loop a loop (`#pragma unroll` unrolls constant trip counts
-// only), the blocks in local memory. By default M = 6..8 run rolled (issue 15 item 8: their
-// fully unrolled units were ~25% of the serial CUDA compile with MPI, and at M >= 6 the
-// unrolled blocks spill to local memory anyway); -DADI_CUDA_UNROLL_ALL=ON compiles the
-// unrolled M = 6..8 again (block_partition_launch.cuh's with_block_size).
+// only), the blocks in local memory. By default fp64 M = 7, 8 run rolled (issue 15 item 8:
+// their unrolled units were ~75 s of the serial CUDA compile with MPI, and they spill to
+// local memory anyway; see kRollLarge below); -DADI_CUDA_UNROLL_ALL=ON compiles them
+// unrolled again.
 #include <cmath>
 #include <type_traits>
 
@@ -435,23 +435,39 @@ ADI_BP_HD void back_line(const Args<T>& g, index_t l, int s) {
   back_rows<T, M>(GridSource<T, M>(g, l, r0, s), r1 - r0, u0, ul);
 }
 
-// Runs f(std::integral_constant<int, M>{}) for the runtime block size (2..8): M = 2..5
-// unrolled, 6..8 the rolled form (kRolled) unless ADI_CUDA_UNROLL_ALL (CMake option of the
-// same name: the fully unrolled M = 6..8, the form before issue 15 item 8, for comparison).
-template <class F>
+// The block sizes of precision T compiled in the rolled form: fp64 M = 7, 8, where the
+// unrolled blocks spill (ptxas: ~23 KB of stack a thread for M = 8) and the rolled form
+// measured 18-33% faster (H200, stop 31, bench_cuda_block_partition); none for fp32 and fp64
+// M <= 6, where it measured 3-6x slower (their blocks stay in registers). With
+// ADI_CUDA_UNROLL_ALL (CMake option of the same name) none: the form before issue 15 item 8.
+template <class T>
+constexpr bool kRollLarge =
+#if defined(ADI_CUDA_UNROLL_ALL)
+    false;
+#else
+    sizeof(T) == 8;
+#endif
+
+// Runs f(std::integral_constant<int, M>{}) for the runtime block size (2..8) of precision T:
+// M = 2..8 unrolled, except kRolled for M = 7, 8 where kRollLarge<T>.
+template <class T, class F>
 inline void with_block_size(int M, F&& f) {
   switch (M) {
     case 2: f(std::integral_constant<int, 2>{}); break;
     case 3: f(std::integral_constant<int, 3>{}); break;
     case 4: f(std::integral_constant<int, 4>{}); break;
     case 5: f(std::integral_constant<int, 5>{}); break;
-#if defined(ADI_CUDA_UNROLL_ALL)
     case 6: f(std::integral_constant<int, 6>{}); break;
-    case 7: f(std::integral_constant<int, 7>{}); break;
-    default: f(std::integral_constant<int, 8>{}); break;
-#else
-    default: f(std::integral_constant<int, kRolled>{}); break;
-#endif
+    default:
+      if constexpr (kRollLarge<T>) {
+        f(std::integral_constant<int, kRolled>{});
+      } else {
+        if (M == 7)
+          f(std::integral_constant<int, 7>{});
+        else
+          f(std::integral_constant<int, 8>{});
+      }
+      break;
   }
 }
 
