@@ -11,7 +11,7 @@ nvdisasm are not installed (scripts/compare_ptxas.py compares only registers and
 
     scripts/export_base.sh a517daf
     scripts/compare_cubin.py thomas_variable thomas_variable_fp64 [--only contiguous]
-    scripts/compare_cubin.py block_thomas_float_m5 block_thomas_double_m5   # generated units too
+    scripts/compare_cubin.py block_thomas_float_m5 block_thomas_double_m5   # generated units too (one M each)
 """
 import collections, os, re, struct, subprocess, sys, tempfile
 
@@ -25,14 +25,18 @@ OPS = {0x181: "LDG", 0x186: "STG", 0x182: "LDC", 0x023: "FFMA", 0x020: "FMUL", 0
 
 def source(src_root, tu, work):
     """solvers/cuda/<tu>.cu, or a unit CMake generates from solvers/cuda/instances/<family>_m.cu.in
-    (tu = <family>_<float|double>_m<M>, e.g. block_thomas_float_m6), written into work."""
+    (tu = <family>_<float|double>_m<M>[_<M>...], e.g. block_thomas_float_m6 or
+    block_thomas_float_m2_3_4_5; M = 0: the rolled block partition passes), written into work.
+    Templates before stop 31 take one M (@ADI_M@), later ones a list (@ADI_INSTANCES@)."""
     path = os.path.join(src_root, "solvers/cuda", tu + ".cu")
-    m = re.fullmatch(r"(\w+)_(float|double)_m(\d+)", tu)
+    m = re.fullmatch(r"(\w+?)_(float|double)_m(\d+(?:_\d+)*)", tu)
     if os.path.exists(path) or not m:
         return path
+    sizes = m.group(3).split("_")
     text = open(os.path.join(src_root, "solvers/cuda/instances", m.group(1) + "_m.cu.in")).read()
     path = os.path.join(work, tu + ".cu")
-    open(path, "w").write(text.replace("@ADI_T@", m.group(2)).replace("@ADI_M@", m.group(3)))
+    text = text.replace("@ADI_T@", m.group(2)).replace("@ADI_M@", sizes[0])
+    open(path, "w").write(text.replace("@ADI_INSTANCES@", "\n".join("ADI_INSTANCE(%s)" % x for x in sizes)))
     return path
 
 

@@ -36,30 +36,32 @@ ADI_BLOCK_LU_HD T block_abs(T x) {
 }
 
 // Solves S X = R in place (R becomes X; S is overwritten by its factors). False when a
-// pivot is at or below tol * max|S|, or max|S| is zero or not finite.
+// pivot is at or below tol * max|S|, or max|S| is zero or not finite. n: the block size,
+// M unless a caller passes a runtime one (the rolled device block partition passes, where
+// every loop below stays a loop: `#pragma unroll` unrolls only constant trip counts).
 template <class T, int M, class S, class R>
-ADI_BLOCK_LU_HD bool block_lu_solve(S& s, R& r, T tol) {
+ADI_BLOCK_LU_HD bool block_lu_solve(S& s, R& r, T tol, int n = M) {
   T mx = 0;
   ADI_BLOCK_LU_UNROLL
-  for (int i = 0; i < M; ++i) {
+  for (int i = 0; i < n; ++i) {
     ADI_BLOCK_LU_UNROLL
-    for (int j = 0; j < M; ++j) mx = mx < block_abs(s(i, j)) ? block_abs(s(i, j)) : mx;
+    for (int j = 0; j < n; ++j) mx = mx < block_abs(s(i, j)) ? block_abs(s(i, j)) : mx;
   }
   if (!(mx > T(0)) || !(mx - mx == T(0))) return false;
   const T thr = tol * mx;
   ADI_BLOCK_LU_UNROLL
-  for (int k = 0; k < M; ++k) {
+  for (int k = 0; k < n; ++k) {
     int p = k;
     T best = block_abs(s(k, k));
     ADI_BLOCK_LU_UNROLL
-    for (int i = k + 1; i < M; ++i)
+    for (int i = k + 1; i < n; ++i)
       if (block_abs(s(i, k)) > best) best = block_abs(s(i, k)), p = i;
     if (!(best > thr)) return false;
     ADI_BLOCK_LU_UNROLL
-    for (int i = k + 1; i < M; ++i)
+    for (int i = k + 1; i < n; ++i)
       if (i == p) {
         ADI_BLOCK_LU_UNROLL
-        for (int j = 0; j < M; ++j) {
+        for (int j = 0; j < n; ++j) {
           const T t = s(k, j);
           s(k, j) = s(i, j);
           s(i, j) = t;
@@ -68,17 +70,17 @@ ADI_BLOCK_LU_HD bool block_lu_solve(S& s, R& r, T tol) {
       }
     const T inv = T(1) / s(k, k);
     ADI_BLOCK_LU_UNROLL
-    for (int i = k + 1; i < M; ++i) {
+    for (int i = k + 1; i < n; ++i) {
       const T f = s(i, k) *= inv;
       ADI_BLOCK_LU_UNROLL
-      for (int j = k + 1; j < M; ++j) s(i, j) -= f * s(k, j);
+      for (int j = k + 1; j < n; ++j) s(i, j) -= f * s(k, j);
       r.axpy(i, f, k);
     }
   }
   ADI_BLOCK_LU_UNROLL
-  for (int i = M - 1; i >= 0; --i) {
+  for (int i = n - 1; i >= 0; --i) {
     ADI_BLOCK_LU_UNROLL
-    for (int k = i + 1; k < M; ++k) r.axpy(i, s(i, k), k);
+    for (int k = i + 1; k < n; ++k) r.axpy(i, s(i, k), k);
     r.scale(i, T(1) / s(i, i));
   }
   return true;

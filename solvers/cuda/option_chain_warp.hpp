@@ -36,6 +36,12 @@
 #else
 #define ADI_CHAIN_HD inline
 #endif
+// A loop kept rolled on the device (code run once per contract).
+#if defined(__CUDA_ARCH__)
+#define ADI_CHAIN_ROLLED _Pragma("unroll 1")
+#else
+#define ADI_CHAIN_ROLLED
+#endif
 
 namespace adi::cuda_backend::chain_math {
 
@@ -305,25 +311,44 @@ ADI_CHAIN_HD void warp_price(W& w, const WarpConsts& K, const ChainContract& k, 
   const double h2 = 0.5 * k.volatility * k.volatility, b = k.rate - k.dividend, r = k.rate;
   auto node_of = [&](int p) { return k.put ? long(p) : long(P - 1 - p); };
   auto pos_of = [&](long i) { return k.put ? int(i) : int(P - 1 - i); };
+  // Position q's row and exercise value for node i; positions past the n nodes are
+  // decoupled identity rows.
+  auto put_node = [&](int q, long i) {
+    if (i >= 0 && i < n) {
+      const Rows3 R = node_row(g, i, h2, b, r);
+      K.sub[q] = k.put ? R.l : R.u;
+      K.dia[q] = R.d;
+      K.sup[q] = k.put ? R.u : R.l;
+      K.g[q] = k.american ? payoff(g.node(i), k.strike, k.put) : -INFINITY;
+    } else {
+      K.sub[q] = K.dia[q] = K.sup[q] = 0.0;
+      K.g[q] = -INFINITY;
+    }
+  };
+  auto payoff_at = [&](long i) { return i >= 0 && i < n ? smoothed_payoff(g, k, st.smoothing, i) : 0.0; };
+#if defined(ADI_CUDA_UNROLL_ALL)
   w.each([&](int lane, S& s) {
 #pragma unroll
     for (int j = 0; j < M; ++j) {
-      const int p = lane * M + j, q = at(lane, j);
-      const long i = node_of(p);
-      if (i >= 0 && i < n) {
-        const Rows3 R = node_row(g, i, h2, b, r);
-        K.sub[q] = k.put ? R.l : R.u;
-        K.dia[q] = R.d;
-        K.sup[q] = k.put ? R.u : R.l;
-        K.g[q] = k.american ? payoff(g.node(i), k.strike, k.put) : -INFINITY;
-        s.u[j] = smoothed_payoff(g, k, st.smoothing, i);
-      } else {
-        K.sub[q] = K.dia[q] = K.sup[q] = 0.0;
-        K.g[q] = -INFINITY;
-        s.u[j] = 0.0;
-      }
+      const long i = node_of(lane * M + j);
+      put_node(at(lane, j), i);
+      s.u[j] = payoff_at(i);
     }
   });
+#else
+  // The set-up runs once per contract: its loops over the lane's positions stay rolled (one
+  // copy of the grid maths, ~7 sinh a position, instead of M; issue 15 item 8), the payoff
+  // passing through K.g (this lane's own slots) into the registers; the same values as the
+  // unrolled form ADI_CUDA_UNROLL_ALL keeps.
+  w.each([&](int lane, S& s) {
+    ADI_CHAIN_ROLLED
+    for (int j = 0; j < M; ++j) K.g[at(lane, j)] = payoff_at(node_of(lane * M + j));
+#pragma unroll
+    for (int j = 0; j < M; ++j) s.u[j] = K.g[at(lane, j)];
+    ADI_CHAIN_ROLLED
+    for (int j = 0; j < M; ++j) put_node(at(lane, j), node_of(lane * M + j));
+  });
+#endif
   w.sync();
   const int ps = pos_of(g.ia), lane_s = ps / M, j_s = ps % M;
   w.each([&](int lane, S& s) {
@@ -337,13 +362,24 @@ ADI_CHAIN_HD void warp_price(W& w, const WarpConsts& K, const ChainContract& k, 
   for (long q = 0; q < N; ++q) {
     const double ta = time_level(k.maturity, N, st.step_grading, q);
     const double tb = time_level(k.maturity, N, st.step_grading, q + 1);
-    if (q < st.damping_steps) {
-      const double tm = 0.5 * (ta + tb);
+    // Damping steps: two implicit half steps; then one theta step. One call site, so the
+    // step is inlined once (it is ~94% of the kernel's code: three copies tripled the compile,
+    // issue 15 item 8); the same operations in the same order as three calls (the form
+    // ADI_CUDA_UNROLL_ALL keeps for comparison).
+    const bool damp = q < st.damping_steps;
+    const double tm = 0.5 * (ta + tb);
+#if defined(ADI_CUDA_UNROLL_ALL)
+    if (damp) {
       warp_step<M>(w, K, tm - ta, 1.0);
       warp_step<M>(w, K, tb - tm, 1.0);
     } else {
       warp_step<M>(w, K, tb - ta, st.theta);
     }
+#else
+    ADI_CHAIN_ROLLED
+    for (int h = 0; h < (damp ? 2 : 1); ++h)
+      warp_step<M>(w, K, damp ? (h == 0 ? tm - ta : tb - tm) : tb - ta, damp ? 1.0 : st.theta);
+#endif
     w.each([&](int lane, S& s) {
       if (lane != lane_s) return;
       s.hist[0] = s.hist[1];
