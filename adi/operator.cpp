@@ -703,14 +703,18 @@ void Operator<T>::Impl::check_stages() {
       ax[a].s_formed = T(0);  // checked again at the next stage
       if (first.empty())
         first = std::string("Operator::solve: the implicit stage along ") + axis_name(static_cast<Axis>(a)) +
-                " has a zero or non-finite pivot for s = " + detail::number(double(checking[a])) +
-                "; I/s - A is not diagonally dominant enough (take a smaller time step)";
+                " failed the pivot check for s = " + detail::number(double(checking[a])) +
+                " (a zero or non-finite pivot, or pivot growth that makes Thomas without pivoting "
+                "inaccurate): I/s - A is not diagonally dominant enough; take a smaller time step "
+                "(s = theta * dt) or run the operator on the host";
     }
     checking[a] = T(0);
   }
   if (first.empty()) return;
-  if (!sub) throw SingularSystem(first);
-  fail_later('S', first);  // lines within this rank: agreed in settle()
+  // The fused stage's flag does not tell a zero pivot from a failed stability check: either way
+  // Thomas without pivoting is unsafe, UnstableSystem (a SingularSystem).
+  if (!sub) throw UnstableSystem(first);
+  fail_later('U', first);  // lines within this rank: agreed in settle()
 }
 
 template <class T>
@@ -722,6 +726,7 @@ void Operator<T>::settle() {
   p.pending.clear();
   if (m.empty()) return;
   if (m[0] == 'S') throw SingularSystem(m.substr(1));
+  if (m[0] == 'U') throw UnstableSystem(m.substr(1));
   throw InvalidArgument(m.substr(1));
 }
 

@@ -1,6 +1,10 @@
 // The full 3D heat ADI step on one GPU, per part, against its minimum-traffic time.
 //
-//   bench_cuda_heat_step [--steps N] [--quick] [--scheme NAME|all] [--grids LIST] [--tune]
+//   bench_cuda_heat_step [--steps N] [--quick] [--scheme NAME|all] [--grids LIST] [--folds LIST] [--tune]
+//
+// --folds (default separate,stencil,kernel): the ways of doing the explicit part to run; the
+// Douglas back-to-back rows come with stencil. The fused stage's Y/Z copy stream follows
+// ADI_FUSED_STAGE_STREAM (thread|warp; scripts/gpu_stage_check.sh runs both for its A/B).
 //
 // 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
 //    16-byte-vector copy kernel over 1 GiB (read + write); the faster is the 100%.
@@ -48,6 +52,7 @@ double g_copy_gbs = 0;
 std::string g_scheme = "all";
 std::string g_grids = "256,240,512";
 bool g_tune = false;
+std::string g_folds = "separate,stencil,kernel";
 
 using Fold = adi::Operator<double>::ExplicitFold;
 const char* fold_name(Fold f) { return f == Fold::separate ? "separate" : f == Fold::stencil ? "stencil" : "kernel"; }
@@ -517,8 +522,12 @@ int main(int argc, char** argv) {
       g_scheme = argv[++i];
     else if (s == "--grids" && i + 1 < argc)
       g_grids = argv[++i];
+    else if (s == "--folds" && i + 1 < argc)
+      g_folds = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--steps N] [--quick] [--scheme NAME|all] [--grids 256,240,512] [--tune]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--steps N] [--quick] [--scheme NAME|all] [--grids 256,240,512] "
+                   "[--folds separate,stencil,kernel] [--tune]\n",
                    argv[0]);
       return 2;
     }
@@ -529,8 +538,9 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps\n", prop.name,
-              prop.multiProcessorCount, g_steps);
+  const char* stream = std::getenv("ADI_FUSED_STAGE_STREAM");
+  std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps; fused Y/Z copy stream %s\n",
+              prop.name, prop.multiProcessorCount, g_steps, stream ? stream : "default (warp)");
   measure_copy();
   std::printf("== Full heat ADI step per part (fields = minimum field transfers; ratio = ms / min ms)\n");
   std::printf("%-12s %-4s %-32s %9s %7s %9s %7s\n", "grid", "type", "part", "ms", "fields", "min ms", "ratio");
@@ -548,10 +558,15 @@ int main(int argc, char** argv) {
       if (n <= 0) continue;
       // 240: the 240x256x256 grid of earlier logs; otherwise n^3.
       const long long nx = n, ny = n == 240 ? 256 : n, nz = n == 240 ? 256 : n;
-      for (const std::string& sc : schemes)
-        for (Fold f : {Fold::separate, Fold::stencil, Fold::kernel}) bench_heat<float>(nx, ny, nz, sc, f);
-      for (const std::string& sc : schemes)
-        for (Fold f : {Fold::separate, Fold::stencil, Fold::kernel}) bench_heat<double>(nx, ny, nz, sc, f);
+      auto run = [&](auto type_tag) {
+        using T = decltype(type_tag);
+        for (const std::string& sc : schemes)
+          for (Fold f : {Fold::separate, Fold::stencil, Fold::kernel})
+            if (("," + g_folds + ",").find("," + std::string(fold_name(f)) + ",") != std::string::npos)
+              bench_heat<T>(nx, ny, nz, sc, f);
+      };
+      run(float{});
+      run(double{});
     }
   } catch (const adi::Error& e) {
     std::fprintf(stderr, "bench_cuda_heat_step: %s\n", e.what());

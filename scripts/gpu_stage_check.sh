@@ -10,11 +10,20 @@
 # (CUDA's default) and in the fused kernel, and prints the table: each fold's minimum field
 # transfers, the measured step, its ratio to that and to the kernel fold's 8 / 17, and the
 # copy bandwidth that defines 100%.
+# Stop 32 (issues 16 and 23): the fused Y/Z stage's copy stream, the warp's 16-byte pieces
+# (solvers/cuda/warp_tile_copy.cuh, the default) against each thread's own rows
+# (ADI_FUSED_STAGE_STREAM=thread): the fused-stage tests at both (the Y/Z cases), compute-sanitizer
+# memcheck and racecheck on the warp stream, test_thomas_pcr_strided (the shared copy code), and the
+# same-run A/B of the Douglas step (stencil and kernel folds; stages back to back per axis and the
+# whole step; fp32, fp64; 256^3, 512^3; two passes, alternating), printed last. The fused stage's
+# stability check (issue 23): CudaFusedStage.NonDominantBandsThrowUnstable / HeatBandsNeverFireTheCheck,
+# and the "dt varied (pivot checks)" row against the constant-dt step.
 #
-#   OUT=/tmp/out scripts/gpu_stage_check.sh [--build-only | --no-build] [--quick] [--base]
+#   OUT=/tmp/out scripts/gpu_stage_check.sh [--build-only | --no-build] [--quick] [--base] [--no-ab]
 #
 #   --build-only / --no-build  two calls if one 10-minute device call is too short
 #   --quick                    5 steps per median instead of 20
+#   --no-ab                    skip the copy-stream A/B (and its sanitizer runs)
 #   --base                     also build and run .base/'s bench_cuda_heat_step (before/after in
 #                              one run; scripts/export_base.sh REV here first, carry .base; the
 #                              base tree's bench takes one --scheme per run and its own grids)
@@ -24,13 +33,14 @@
 # The output ends with the test results and the benchmark's summary table.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
-mode="" quick="" base=0
+mode="" quick="" base=0 ab=1
 for arg in "$@"; do
   case "$arg" in
     --build-only|--no-build) mode=$arg ;;
     --quick) quick=--quick ;;
     --base) base=1 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --no-ab) ab=0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "gpu_stage_check.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -41,7 +51,7 @@ BB=${BB:-$root/build-gpu-stage-base}
 jobs=$(nproc)
 GEN=""
 command -v ninja > /dev/null && GEN="-G Ninja"
-targets=(test_thomas_pcr_fused_stage test_scheme_cuda bench_cuda_heat_step)  # host tests: run without a GPU
+targets=(test_thomas_pcr_fused_stage test_scheme_cuda test_thomas_pcr_strided bench_cuda_heat_step)  # host tests: run without a GPU
 configure() {  # src build
   cmake -S "$1" -B "$2" $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON >> "$OUT/build.log" 2>&1
@@ -67,10 +77,43 @@ t0=$(date +%s)
 # Each test binary under 4 minutes (124: timed out), so that the benchmark always runs.
 timeout 240 "$T/test_thomas_pcr_fused_stage" > "$OUT/test_fused_stage.log" 2>&1; r_fused=$?
 timeout 240 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda.log" 2>&1; r_scheme_cuda=$?
+timeout 200 "$T/test_thomas_pcr_strided" > "$OUT/test_strided.log" 2>&1; r_strided=$?
+r_thread=skipped san=""
+if [ $ab = 1 ]; then
+  # The fused stage's GPU tests with each thread copying its own rows (the A of the A/B).
+  ADI_FUSED_STAGE_STREAM=thread timeout 200 "$T/test_thomas_pcr_fused_stage" --gtest_filter='CudaFusedStage.*' \
+    > "$OUT/test_fused_stage_thread.log" 2>&1; r_thread=$?
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  if [ -x "$cs" ]; then
+    : > "$OUT/sanitizer.log"
+    for tool in memcheck racecheck; do
+      echo "### $tool CudaFusedStage.WarpStreamSmall" >> "$OUT/sanitizer.log"
+      timeout 150 "$cs" --tool $tool --error-exitcode 99 "$T/test_thomas_pcr_fused_stage" \
+        --gtest_filter='CudaFusedStage.WarpStreamSmall' >> "$OUT/sanitizer.log" 2>&1
+      r=$?
+      san="$san $tool: $([ $r = 0 ] && echo clean || echo "ERRORS or timeout (exit $r)");"
+    done
+  fi
+fi
 t_tests=$(( $(date +%s) - t0 ))
 t0=$(date +%s)
 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme all $quick > "$OUT/bench_heat_step.log" 2>&1; r_bench=$?
 t_bench=$(( $(date +%s) - t0 ))
+# Same-run A/B of the fused Y/Z stage's copy stream: Douglas, stencil and kernel folds, both
+# precisions, 256^3 and 512^3, two passes alternating thread / warp.
+t0=$(date +%s)
+if [ $ab = 1 ]; then
+  : > "$OUT/bench_stream_ab.log"
+  for pass in 1 2; do
+    for stream in thread warp; do
+      echo "### pass $pass stream $stream" >> "$OUT/bench_stream_ab.log"
+      ADI_FUSED_STAGE_STREAM=$stream timeout 200 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 \
+        --scheme douglas --folds stencil,kernel $quick >> "$OUT/bench_stream_ab.log" 2>&1 ||
+        echo "bench A/B pass $pass $stream: exit $?" >> "$OUT/bench_stream_ab.log"
+    done
+  done
+fi
+t_ab=$(( $(date +%s) - t0 ))
 # Launch shapes of the fused X and Y kernels at 256^3 (rows for the next defaults).
 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas --tune $quick > "$OUT/bench_tune.log" 2>&1
 # Nsight Compute's speed of light for the first fp32 Douglas steps at 256^3: the folded x
@@ -78,6 +121,14 @@ t_bench=$(( $(date +%s) - t0 ))
 if command -v ncu > /dev/null; then
   timeout 150 ncu --section SpeedOfLight -k regex:fused_stage -c 6 "$B/benchmarks/bench_cuda_heat_step" --grids 256 \
     --scheme douglas --steps 1 > "$OUT/ncu.log" 2>&1
+  # The Y/Z stage's limiter with each copy stream (fp32 256^3, the first y and z stages).
+  if [ $ab = 1 ]; then
+    for stream in thread warp; do
+      ADI_FUSED_STAGE_STREAM=$stream timeout 100 ncu --section SpeedOfLight --section WarpStateStats \
+        --section LaunchStats -k regex:fused_stage_strided -c 2 "$B/benchmarks/bench_cuda_heat_step" --grids 256 \
+        --scheme douglas --folds kernel --steps 1 > "$OUT/ncu_yz_$stream.log" 2>&1
+    done
+  fi
 fi
 if [ $base = 1 ]; then
   : > "$OUT/bench_heat_step.base.log"
@@ -99,7 +150,18 @@ for t in CudaPlanStage.MatchesTheReference CudaFusedStage.ZeroPivotInAStepThrows
   r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$OUT/test_fused_stage.log" | head -1 | sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
   echo "| $t | ${r:-not run} |"
 done
-echo "| bench_cuda_heat_step | exit $r_bench ($t_bench s; tests $t_tests s) |"
+echo "| test_thomas_pcr_strided (the shared warp copy code, default stream) | $(status $r_strided): $(counts "$OUT/test_strided.log") |"
+if [ $ab = 1 ]; then
+  echo "| test_thomas_pcr_fused_stage CudaFusedStage.* with ADI_FUSED_STAGE_STREAM=thread | $([ "$r_thread" = skipped ] && echo skipped || status $r_thread): $(counts "$OUT/test_fused_stage_thread.log") |"
+  echo "| compute-sanitizer, CudaFusedStage.WarpStreamSmall | ${san:-no compute-sanitizer} |"
+fi
+# Issue 23: the fused stage's stability check; stop 32: the warp stream's own cases.
+for t in CudaFusedStage.NonDominantBandsThrowUnstable CudaFusedStage.HeatBandsNeverFireTheCheck \
+         CudaFusedStage.WarpStreamSmall CudaFusedStage.WarpStreamFloat CudaFusedStage.WarpStreamDouble; do
+  r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$OUT/test_fused_stage.log" | head -1 | sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
+  echo "| $t | ${r:-not run} |"
+done
+echo "| bench_cuda_heat_step | exit $r_bench ($t_bench s; tests $t_tests s; A/B $t_ab s) |"
 grep -h -E "^\[  FAILED  \]|Failure|first bad node|Expected|actual" "$OUT"/test_*.log | head -24
 grep -h "SKIPPED\|no CUDA device" "$OUT"/test_*.log | head -3
 echo
@@ -121,3 +183,34 @@ if [ -s "$OUT/ncu.log" ]; then
 fi
 echo
 sed -n '/^== Summary/,$p' "$OUT/bench_heat_step.log"
+if [ $ab = 1 ] && [ -s "$OUT/bench_stream_ab.log" ]; then
+  for stream in thread warp; do
+    [ -s "$OUT/ncu_yz_$stream.log" ] || continue
+    echo
+    echo "-- ncu, fused Y/Z stage fp32 256^3 (y, z), ADI_FUSED_STAGE_STREAM=$stream --"
+    grep -E "fused_stage_strided_kernel|DRAM Throughput|Duration|Registers Per Thread|Warp Cycles Per Issued|Stall Long Scoreboard|Long Scoreboard" \
+      "$OUT/ncu_yz_$stream.log" | sed -E 's/void adi::cuda_backend::kernels::/  /; s/\(adi::cuda_backend::kernels::StageArgs<float>.*//' |
+      tr -s ' ' | cut -c1-110
+  done
+  echo
+  echo "== A/B: fused Y/Z stage copy stream, ADI_FUSED_STAGE_STREAM thread (each thread its own rows) / warp (16-byte pieces, the default); ms, two passes (bench_stream_ab.log)"
+  grep -m2 -E "^(device|copy)" "$OUT/bench_stream_ab.log"
+  echo "(warp only where the field's rows are 16-byte multiples: nx * sizeof(T) % 16 == 0, so at 256^3 and 512^3; '% copy' = 100 / ratio to the part's minimum transfers)"
+  awk '
+    /^### pass/ { pass = $3; s = $5; next }
+    /^(256|512)x/ && (/back to back/ || /step: CUDA events/ || / stage [xyz] /) {
+      part = substr($0, 19, 32); sub(/ +$/, "", part);
+      if (part !~ /^(stage [xyz] fused, back to back|D (stencil|kernel) step: CUDA events|D kernel stage [yz])$/) next;
+      key = sprintf("%-12s %-4s %-32s", $1, $2, part);
+      if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
+      n = split(substr($0, 52), f, " "); ms[key, pass, s] = f[1]; ratio[key, pass, s] = f[4];
+    }
+    function best(key, s,   p, b, m) { b = 0; for (p = 1; p <= 2; ++p) { m = ms[key, p, s] + 0; if (m > 0 && (b == 0 || m < b)) b = m } return b }
+    function bestr(key, s,   p, b, r) { b = 0; for (p = 1; p <= 2; ++p) { r = ratio[key, p, s] + 0; if (r > 0 && (b == 0 || r < b)) b = r } return b }
+    END {
+      printf "%-50s %8s %8s | %8s %8s | %8s %8s %7s | %s\n", "row (ms)", "thread", "warp", "thread", "warp", "best thr", "best wrp", "change", "% copy thr -> warp";
+      for (i = 1; i <= nk; ++i) { k = order[i]; bt = best(k, "thread"); bw = best(k, "warp"); rt = bestr(k, "thread"); rw = bestr(k, "warp");
+        printf "%-50s %8s %8s | %8s %8s | %8.4f %8.4f %+6.1f%% | %s\n", k, ms[k, 1, "thread"], ms[k, 1, "warp"], ms[k, 2, "thread"],
+          ms[k, 2, "warp"], bt, bw, (bt > 0 ? 100 * (bw / bt - 1) : 0),
+          ((rt > 0 && rw > 0) ? sprintf("%.1f -> %.1f", 100 / rt, 100 / rw) : "-") } }' "$OUT/bench_stream_ab.log"
+fi

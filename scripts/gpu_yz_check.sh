@@ -6,12 +6,11 @@
 # candidate kernel, the dispatch's pick marked '*', the measured plan, cuSPARSE; % of the
 # copy bandwidth measured in the same run), then the same-run A/B of the register kernel's
 # copy stream (ADI_PCR_STRIDED_GROUPS = 1: as before; stop 31's warp: 16-byte cp.async of the
-# warp's rows, and prefetch: the same plus L2 prefetches of the tile after next; bulk, 4 and 2
-# commit groups; the Y/Z hybrid rows of the three boxes and the 256^3 Y tuning rows, two passes,
-# alternating), then the tests (the Y/Z suite at each setting; compute-sanitizer memcheck and
-# racecheck on the register kernel's warp, prefetch and bulk forms). Last, where ncu exists
-# (--no-ncu skips it): Nsight Compute on the register kernel (256^3 fp64 Y, per-line bands) with
-# the copy stream as before (1) and the warp and prefetch forms: registers, blocks per SM,
+# warp's rows, the default; bulk, 4 and 2 commit groups; the Y/Z hybrid rows of the three boxes
+# and the 256^3 Y tuning rows, two passes, alternating), then the tests (the Y/Z suite at each
+# setting; compute-sanitizer memcheck and racecheck on the register kernel's warp and bulk forms).
+# Last, where ncu exists (--no-ncu skips it): Nsight Compute on the register kernel (256^3 fp64 Y,
+# per-line bands) with the copy stream as before (1) and the warp form: registers, blocks per SM,
 # achieved occupancy, stalls, DRAM throughput, sectors per request of the copies and stores.
 #
 #   scripts/gpu_yz_check.sh [--build-only | --no-build] [--no-tests] [--no-512] [--no-ncu] [--build-dir DIR]
@@ -88,18 +87,11 @@ ADI_PCR_STRIDED_GROUPS=1 "$bench" --boxes "" --no-tune --no-layouts --no-long --
 note "bench sweep: $(( $(date +%s) - t1 )) s"
 t1=$(date +%s)
 # Same-run A/B of the register kernel's copy stream: cp.async in 1 commit group (as before), the
-# warp's rows in 16-byte pieces (warp), the same with L2 prefetches of the tile after next
-# (prefetch; prefetch2: two tiles ahead, ADI_PCR_STRIDED_PREFETCH_AHEAD=2), the bulk copy engine,
-# 4 and 2 commit groups; the Y/Z hybrid rows of the three boxes and the 256^3 Y tuning rows; two
-# passes.
-groups=(1 warp prefetch prefetch2 bulk 4 2)
-# The environment of a setting: prefetchK = prefetch K tiles ahead.
-stream_env() {
-  case "$1" in
-    prefetch[0-9]) echo "ADI_PCR_STRIDED_GROUPS=prefetch ADI_PCR_STRIDED_PREFETCH_AHEAD=${1#prefetch}" ;;
-    *) echo "ADI_PCR_STRIDED_GROUPS=$1" ;;
-  esac
-}
+# warp's rows in 16-byte pieces (warp, the default), the bulk copy engine, 4 and 2 commit groups;
+# the Y/Z hybrid rows of the three boxes and the 256^3 Y tuning rows; two passes. (prefetch and
+# prefetch2, the warp form plus L2 prefetches, lost every row on both cards: dropped at stop 32.)
+groups=(1 warp bulk 4 2)
+stream_env() { echo "ADI_PCR_STRIDED_GROUPS=$1"; }
 boxes_ab=256x256x256,240x256x256
 [ $big = 1 ] && boxes_ab=$boxes_ab,512x512x512
 : >"$logs/bench_groups.log"
@@ -116,7 +108,7 @@ if [ $do_tests = 1 ]; then
   t0=$(date +%s)
   run_gtests "$logs/ctest.log" 200 "$build/tests" "${tests[@]}"
   note "tests: $(( $(date +%s) - t0 )) s"
-  for g in 1 prefetch prefetch2 4 bulk; do  # warp is the default (stop 31) the loop above ran
+  for g in 1 2 4 bulk; do  # warp is the default (stop 31) the loop above ran
     echo "### test_thomas_pcr_strided with $(stream_env "$g")" >>"$logs/ctest.log"
     if env $(stream_env "$g") timeout 100 "$build/tests/test_thomas_pcr_strided" >"$logs/test_g$g.log" 2>&1; then
       note "test_thomas_pcr_strided, $(stream_env "$g"): passed ($(grep -oE '^\[  PASSED  \] [0-9]+' "$logs/test_g$g.log"))"
@@ -136,7 +128,7 @@ if [ $do_tests = 1 ]; then
     status=1
   fi
   : >"$logs/sanitizer.log"
-  for run in "warp memcheck" "warp racecheck" "1 memcheck" "prefetch memcheck"; do
+  for run in "warp memcheck" "warp racecheck" "1 memcheck" "bulk memcheck"; do
     set -- $run
     note "compute-sanitizer $2 with ADI_PCR_STRIDED_GROUPS=$1:"
     ADI_PCR_STRIDED_GROUPS=$1 run_sanitizer "$logs/sanitizer.log" 60 $2 "$build/tests/test_thomas_pcr_strided" \
@@ -147,9 +139,9 @@ fi
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 if [ $do_ncu = 1 ] && [ -x "$ncu" ]; then
   # The limiter before and after: the register kernel at 256^3 fp64 Y, per-line bands, with the
-  # copy stream as before (1), as the warp's 16-byte pieces, and with the L2 prefetch.
+  # copy stream as before (1) and as the warp's 16-byte pieces.
   t1=$(date +%s)
-  for g in 1 warp prefetch; do
+  for g in 1 warp; do
     ADI_PCR_STRIDED_GROUPS=$g timeout 60 "$ncu" --clock-control none --kernel-name "regex:pcr_strided_registers" \
       --launch-skip 2 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
@@ -165,7 +157,7 @@ tar -czf "$out/yz_logs.tgz" -C "$out" yz_logs 2>/dev/null
 section() { echo; echo "=== $*"; }
 # The tables, also in $OUT/tables.txt (the output's tail may be cut).
 {
-  for g in 1 warp prefetch; do
+  for g in 1 warp; do
     [ -s "$logs/ncu_$g.txt" ] || continue
     section "Nsight Compute: register kernel, 256^3 fp64 Y, per-line bands, ADI_PCR_STRIDED_GROUPS=$g (ncu_$g.txt)"
     grep -E "registers_kernel|DRAM Throughput|Compute \(SM\) Throughput|Duration|Issued Warp|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|inst_executed|dram__bytes|stalled|l1tex__t_|Registers Per Thread|Block Limit (Registers|Shared Mem)|Achieved Occupancy|Achieved Active Warps|Theoretical Occupancy" "$logs/ncu_$g.txt" | head -34

@@ -297,6 +297,7 @@ struct FusedLaunch {
   int rows = 0;  // Y/Z: rows per segment
   int log2lb = 0;
   unsigned fold_grid = 0;  // the grid of the same launch with the explicit operator folded in
+  unsigned warp_grid = 0;  // Y/Z: the grid of the warp copy stream's instance (0: none)
 };
 template <class T>
 ADI_CUDA_KERNEL(FusedLaunch fused_stage_prepare(const LineSet& lines, const FusedTuning& tuning))

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -37,6 +38,7 @@
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pcr_segment_registers.cuh"
 #include "solvers/cuda/thomas_pcr_strided.cuh"
+#include "solvers/cuda/warp_tile_copy.cuh"
 
 namespace adi::cuda_backend::kernels {
 
@@ -271,13 +273,20 @@ __device__ __forceinline__ T stage_rhs_row(const StageArgs<T>& g, const StageBan
   return stage_rhs(g, B, r, base_r, vm, vc, vp, fi, node);
 }
 
-// Block start: the bands into shared memory, then warp 0 factorises them.
+// Block start: the bands into shared memory, then warp 0 factorises them, with the device's
+// stability check (issue 23; pcr_factorize_shared's Check): once per block, so no cost per line.
+// A zero or non-finite pivot and a failed check both set the axis's flag (Operator::check_stages
+// throws UnstableSystem), reported here: the lines' solves check nothing more, so no flag stays
+// live in registers across them (ptxas: the folded fp64 X kernel, m = 16, spilled 4 bytes).
 template <class T>
-__device__ void stage_prologue(const StageArgs<T>& g, const StageBands<T>& B, const PcrFactors<T>& F,
-                               bool& bad) {
+__device__ void stage_prologue(const StageArgs<T>& g, const StageBands<T>& B, const PcrFactors<T>& F) {
   B.load(g);
   __syncthreads();
-  if (static_cast<int>(threadIdx.x) < kWarp) pcr_factorize_shared(g.sh, B.a, B.b, B.c, g.periodic, F, bad);
+  if (static_cast<int>(threadIdx.x) < kWarp) {
+    bool bad = false;
+    pcr_factorize_shared<T, true>(g.sh, B.a, B.b, B.c, g.periodic, F, bad);
+    report(bad, g.flag);
+  }
   __syncthreads();
 }
 
@@ -295,8 +304,7 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
   const PcrFactors<T> F = PcrFactors<T>::carve(smem, P);
   const StageBands<T> B = StageBands<T>::carve(smem + PcrFactors<T>::values(P), n);
   T* mine = smem + PcrFactors<T>::values(P) + StageBands<T>::arrays * n + warp * 4 * P;  // [buffer][base, v][P]
-  bool bad = false;
-  stage_prologue(g, B, F, bad);
+  stage_prologue(g, B, F);
   const bool hv = g.v != nullptr;
   auto buffer = [&](int k) { return mine + (k & 1) * 2 * P; };
   auto issue = [&](i64 off, T* buf) {
@@ -360,7 +368,6 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
     __syncwarp();
   }
   __pipeline_wait_prior(0);
-  report(bad, g.flag);
 }
 
 template <class T>
@@ -371,8 +378,12 @@ std::size_t fused_stage_x_smem(const PcrShape& sh, int warps) {
 
 // ---- Y/Z: a tile of adjacent lines, segments in registers ------------------------------
 
-template <class T, int MaxM, int MinBlocks, bool Fold>
-__global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(StageArgs<T> g, int log2lb) {
+// Warp: the warp copy stream (warp_tile_copy.cuh): tiles aligned in memory, per plane of lines
+// (count0 lines adjacent in memory), starting `shift` values before its line 0, so that each
+// row of a tile is LB values at a 16-byte boundary; slots outside the plane's lines are idle.
+// Otherwise tiles of LB consecutive lines (any layout) and each thread copies its own rows.
+template <class T, int MaxM, int MinBlocks, bool Fold, bool Warp>
+__global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(StageArgs<T> g, int log2lb, int shift) {
   extern __shared__ __align__(16) unsigned char fused_smem[];
   T* smem = reinterpret_cast<T*>(fused_smem);
   const PcrShape sh = g.sh;
@@ -385,21 +396,45 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
   const int len = max(0, min(m, n - s * m));
   const int base_slot = s * (m + 1);
   const i64 nl = g.L.lines(), st = g.L.stride;
-  const i64 tiles = (nl + LB - 1) / LB;
+  const i64 per_plane = Warp ? (g.L.count0 + shift + LB - 1) >> log2lb : 0;  // Warp: tiles per plane of lines
+  const i64 tiles = Warp ? per_plane * g.L.count1 : (nl + LB - 1) / LB;
   const PcrFactors<T> F = PcrFactors<T>::carve(smem, sh.per_line);
   const StageBands<T> B = StageBands<T>::carve(smem + PcrFactors<T>::values(sh.per_line), n);
   T* ends = smem + PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * n;
-  T* stage = ends + kEndFields * spad * (LB + 1);  // [base, v][row][line]
+  T* stage = align_stage(ends + kEndFields * spad * (LB + 1));  // [base, v][row][line]
   T* halo = stage + 2 * n * LB;                     // [below, above][segment][line]
   auto at = [&](int field, int seg, int line) -> T& { return ends[(field * spad + seg) * (LB + 1) + line]; };
-  bool bad = false;
-  stage_prologue(g, B, F, bad);
+  stage_prologue(g, B, F);
   const bool hv = g.v != nullptr;
   int width = 1;
   while (width < S) width <<= 1;
   const int lines_per_warp = kWarp / width;
   T* halo_lo = halo + s * LB + l;
   T* halo_hi = halo + (spad + s) * LB + l;
+  // A tile's first slot: Warp, plane p and line l0 of it (l0 < 0 and l0 + slot >= count0: no
+  // line); else the line tile * LB. Slot ll's line: first + ll where it is one.
+  struct TileAt {
+    i64 plane, l0;
+  };
+  auto tile_at = [&](i64 tile) -> TileAt {
+    if constexpr (!Warp) {
+      return {0, tile * LB};
+    } else {
+      const i64 p = g.L.count1 == 1 ? 0
+                    : tile <= 0x7fffffff && per_plane <= 0x7fffffff
+                        ? static_cast<i64>(static_cast<unsigned>(tile) / static_cast<unsigned>(per_plane))
+                        : tile / per_plane;
+      return {p, (tile - p * per_plane) * LB - shift};
+    }
+  };
+  auto line_at = [&](const TileAt& ta, int ll) -> i64 {  // -1: none
+    const i64 l0 = ta.l0 + ll;
+    if (Warp) return l0 >= 0 && l0 < g.L.count0 ? ta.plane * g.L.count0 + l0 : i64(-1);
+    return l0 < nl ? l0 : i64(-1);
+  };
+  // Warp: the element offset of a tile's first slot (stride0 = 1), and the warp's rows.
+  auto tile_offset = [&](const TileAt& ta) { return ta.plane * g.L.stride1 + ta.l0; };
+  const WarpTileRows wr = warp_tile_rows_of(warp, log2lb, m, n);
 
   // This thread's rows of a tile (and v's rows just outside its segment) into the stage.
   auto issue = [&](i64 tile) {
@@ -430,14 +465,50 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
     __pipeline_commit();
   };
 
-  if (static_cast<i64>(blockIdx.x) < tiles) issue(blockIdx.x);
+  // Warp: the warp's rows of base and v (pieces holding lines of the tile only), and v's rows
+  // just outside each of its segments into the halo slots.
+  auto warp_issue = [&](i64 tile) {
+    constexpr int V = 16 / static_cast<int>(sizeof(T));
+    const TileAt ta = tile_at(tile);
+    const i64 o = tile_offset(ta);
+    const int first = ta.l0 < 0 ? static_cast<int>(-ta.l0) / V : 0;
+    const int last = static_cast<int>((min(static_cast<i64>(LB), g.L.count0 - ta.l0) + V - 1) / V);
+    warp_tile_rows<T>(
+        wr.count, log2lb, [&](int r) { return o + (wr.first + r) * st; },
+        [&](int r) { return stage + (wr.first + r) * LB; }, static_cast<i64>(n) * LB, Fold ? nullptr : g.base,
+        g.v, static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), first, last);
+    if (hv) {
+      const int s0 = (warp * kWarp) >> log2lb, spw = LB >= kWarp ? 1 : kWarp >> log2lb;
+      warp_tile_rows<T>(
+          2 * spw, log2lb,
+          [&](int i) {
+            const int q = s0 + (i >> 1), qlen = max(0, min(m, n - q * m));
+            int r = (i & 1) ? q * m + qlen : q * m - 1;
+            if (g.periodic) r = r < 0 ? n - 1 : r >= n ? 0 : r;
+            return qlen > 0 && r >= 0 && r < n ? o + r * st : kNoTileRow;
+          },
+          [&](int i) { return halo + ((i & 1) * spad + s0 + (i >> 1)) * LB; }, 0, g.v,
+          static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), first,
+          last);
+    }
+    __pipeline_commit();
+  };
+
+  if (static_cast<i64>(blockIdx.x) < tiles) {
+    if (Warp)
+      warp_issue(blockIdx.x);
+    else
+      issue(blockIdx.x);
+  }
   for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     __pipeline_wait_prior(0);
-    const i64 line = tile * LB + l;
-    const bool valid_line = line < nl;
+    if (Warp) __syncwarp();  // the rows the warp's other lanes copied
+    const TileAt ta = tile_at(tile);
+    const i64 line = line_at(ta, l);
+    const bool valid_line = line >= 0;
     const int mylen = valid_line ? len : 0;
     const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
-    const i64 off = valid_line ? g.L.offset(line) : 0;
+    const i64 off = !valid_line ? 0 : Warp ? tile_offset(ta) + l : g.L.offset(line);
     const i64 fi = valid_line ? g.face_index(line) : 0;
     const FoldLine<T> lc = Fold && valid_line ? fold_line<-1>(g, line) : FoldLine<T>{};
     // v at Dirichlet ends (the old boundary data) into this thread's own slots: row 0 and
@@ -475,7 +546,14 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
       rhs_rows(std::true_type{});
     else
       rhs_rows(std::false_type{});
-    if (tile + gridDim.x < tiles) issue(tile + gridDim.x);
+    if (tile + gridDim.x < tiles) {
+      if (Warp) {
+        __syncwarp();  // every lane's reads of the warp's rows before their refill
+        warp_issue(tile + gridDim.x);
+      } else {
+        issue(tile + gridDim.x);
+      }
+    }
     const SegmentEnds<T> e = segment_reduce_shared<T, MaxM>(rd, mylen, F.f[0] + base_slot, F.f[1] + base_slot,
                                                             F.f[2] + base_slot);
     // Shared bands: only the d-dependent ends vary per line (same field numbers as the plain kernel).
@@ -489,7 +567,7 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
     // The reduced systems, 32/width lines per warp (as thomas_pcr_strided.cuh).
     for (int l0 = warp * lines_per_warp; l0 < LB; l0 += W * lines_per_warp) {
       const int ll = l0 + lane / width;
-      const bool valid = ll < LB && tile * LB + ll < nl;
+      const bool valid = ll < LB && line_at(ta, ll) >= 0;
       const int q = lane & (width - 1);
       const int qlen = valid && q < S ? max(0, min(m, n - q * m)) : 0;
       SegmentEnds<T> eq;
@@ -515,7 +593,6 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
     }
   }
   __pipeline_wait_prior(0);
-  report(bad, g.flag);
 }
 
 template <class T>
@@ -523,7 +600,8 @@ std::size_t fused_stage_strided_smem(const PcrShape& sh, const PcrRegisterShape&
   const std::size_t ends = static_cast<std::size_t>(kEndFields) * r.spad * (r.lb + 1);
   const std::size_t stage = static_cast<std::size_t>(2) * sh.n * r.lb;
   const std::size_t halo = static_cast<std::size_t>(2) * r.spad * r.lb;
-  return sizeof(T) * (PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * sh.n + ends + stage + halo);
+  // + 16: the stage starts at a 16-byte boundary (align_stage; the warp copy stream).
+  return sizeof(T) * (PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * sh.n + ends + stage + halo) + 16;
 }
 
 inline bool fused_supported(const LineSet& l) {
@@ -571,14 +649,39 @@ void with_fused_x_kernel(int variant, F&& f) {
 // Y/Z lines are not folded (the first stage of a chain is along x unless the grid has one
 // node along x; Operator::folds says so): the kernel takes Fold, but no instance is built
 // (ptxas needs a minute per folded Y/Z instance).
+// The warp copy stream (Warp) is built for the default register cap (1 block/SM) only.
 template <class T, class F>
-void with_fused_yz_kernel(int variant, F&& f) {
+void with_fused_yz_kernel(int variant, bool warp, F&& f) {
   switch (variant) {
-    case 5: f(fused_stage_strided_kernel<T, 8, 2, false>); break;
-    case 6: f(fused_stage_strided_kernel<T, 8, 1, false>); break;
-    case 7: f(fused_stage_strided_kernel<T, 16, 2, false>); break;
-    default: f(fused_stage_strided_kernel<T, 16, 1, false>); break;
+    case 5: f(fused_stage_strided_kernel<T, 8, 2, false, false>); break;
+    case 6:
+      if (warp)
+        f(fused_stage_strided_kernel<T, 8, 1, false, true>);
+      else
+        f(fused_stage_strided_kernel<T, 8, 1, false, false>);
+      break;
+    case 7: f(fused_stage_strided_kernel<T, 16, 2, false, false>); break;
+    default:
+      if (warp)
+        f(fused_stage_strided_kernel<T, 16, 1, false, true>);
+      else
+        f(fused_stage_strided_kernel<T, 16, 1, false, false>);
+      break;
   }
+}
+inline bool fused_yz_has_warp(int variant) { return variant == 6 || variant == 8; }
+
+// The Y/Z form's copy stream: the warp's 16-byte pieces (warp_tile_copy.cuh; where the tiles'
+// rows are 16-byte aligned, else as `thread`) unless the environment sets
+// ADI_FUSED_STAGE_STREAM=thread (each thread copies its own rows, as before stop 32): a switch
+// for same-run A/B timings (scripts/gpu_stage_check.sh), not an option; both compute the same
+// function (tests: test_thomas_pcr_fused_stage at each).
+inline bool fused_stage_warp_stream() {
+  static const bool on = [] {
+    const char* v = std::getenv("ADI_FUSED_STAGE_STREAM");
+    return v == nullptr || std::string(v) != "thread";
+  }();
+  return on;
 }
 
 // The folded X kernel reads U's neighbouring lines (y +- 1 from the block's other warps)
@@ -665,8 +768,16 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
     L.threads = rs.lb * rs.spad;
     L.smem = smem;
     const i64 tiles = (ls.lines() + rs.lb - 1) / rs.lb;
-    with_fused_yz_kernel<T>(L.variant,
+    with_fused_yz_kernel<T>(L.variant, false,
                             [&](auto kernel) { L.grid = persistent_grid(kernel, L.threads, smem, tiles, lim); });
+    // The warp stream's tiles per plane start up to 16 bytes before its line 0.
+    const bool rows16 = rs.lb * sizeof(T) % 16 == 0 && ls.stride0 == 1;
+    if (fused_stage_warp_stream() && rows16 && fused_yz_has_warp(L.variant)) {
+      const i64 wtiles = (ls.count0 + static_cast<i64>(16 / sizeof(T)) - 1 + rs.lb - 1) / rs.lb * ls.count1;
+      with_fused_yz_kernel<T>(L.variant, true, [&](auto kernel) {
+        L.warp_grid = persistent_grid(kernel, L.threads, smem, wtiles, lim);
+      });
+    }
   }
   return L;
 }
@@ -738,8 +849,12 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
       throw Unsupported("fused ADI stage: the explicit operator folds into stages along x only");
     } else {
       g.sh = pcr_shape(ls.n, L.rows);
-      with_fused_yz_kernel<T>(L.variant,
-                              [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g, L.log2lb); });
+      // The warp stream where base and v sit alike within 16 bytes (decided per call: the fields').
+      const T* streamed[2] = {fs.base, fs.v};
+      const int shift = L.warp_grid > 0 ? warp_tile_shift<T>(g.L, 1 << L.log2lb, streamed, 2) : -1;
+      with_fused_yz_kernel<T>(L.variant, shift >= 0, [&](auto kernel) {
+        kernel<<<shift >= 0 ? L.warp_grid : grid, L.threads, L.smem, stream>>>(g, L.log2lb, shift);
+      });
     }
   };
   if (fold)

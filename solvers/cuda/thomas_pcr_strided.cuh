@@ -34,6 +34,7 @@
 #include "solvers/cuda/bulk_copy.cuh"
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pcr_segment_registers.cuh"
+#include "solvers/cuda/warp_tile_copy.cuh"
 
 namespace adi::cuda_backend::kernels {
 
@@ -152,10 +153,9 @@ __device__ __forceinline__ T* align_stage(T* p) {
 constexpr int kEndFields = 11;  // Fd Fa Fg Ld La Lg ae be ce dv x
 
 // The copy stream's forms (the kernel's Groups parameter): 0 the bulk copy engine, 1, 2 or 4
-// cp.async commit groups of the thread's own rows, kWarpCopy 16-byte cp.async of the warp's rows,
-// kWarpPrefetch the same with the warp's rows of the tile after next prefetched into L2.
+// cp.async commit groups of the thread's own rows, kWarpCopy 16-byte cp.async of the warp's rows
+// (warp_tile_copy.cuh).
 constexpr int kWarpCopy = 3;
-constexpr int kWarpPrefetch = 5;
 
 // One block of up to 512 threads per SM: the tile's segments in registers, the next
 // tile in shared memory.
@@ -163,11 +163,10 @@ template <class T, bool Shared, int MaxM, int Groups>
 __global__ void __launch_bounds__(512, 1)
     thomas_pcr_strided_registers_kernel(DeviceLines L, PcrShape sh, int log2lb, const T* __restrict__ a,
                                         const T* __restrict__ b, const T* __restrict__ c, const T* d, T* u,
-                                        bool periodic, bool full_path, int ahead, int* flag) {
+                                        bool periodic, bool full_path, int* flag) {
   extern __shared__ __align__(16) unsigned char pcr_smem[];
   constexpr bool Bulk = Groups == 0;  // the bulk copy engine instead of cp.async (below)
-  constexpr bool Warp = Groups == kWarpCopy || Groups == kWarpPrefetch;  // 16-byte cp.async of the warp's rows
-  constexpr bool Prefetch = Groups == kWarpPrefetch;  // and L2 prefetches of the tile after next (below)
+  constexpr bool Warp = Groups == kWarpCopy;  // 16-byte cp.async of the warp's rows
   constexpr int NG = Groups == 2 || Groups == 4 ? Groups : 1;  // commit groups per tile
   // Bulk: one mbarrier per warp ahead of everything else (kBulkBarrierBytes).
   T* smem = reinterpret_cast<T*>(pcr_smem + (Bulk ? kBulkBarrierBytes : 0));
@@ -235,50 +234,15 @@ __global__ void __launch_bounds__(512, 1)
       bulk_copy_to_shared(stage + (k * n + r0 + r) * LB, from + o + r * st, piece, bar);
     }
   };
-  // Warp (same tiles as bulk: pcr_strided_bulk_fits): the warp copies its rows of the LB
-  // lines with 16-byte cp.async, each a piece of one row (2 lines in fp64, 4 in fp32): 4x
-  // (fp32) or 2x (fp64) fewer copy instructions than one value per copy, no per-value address
-  // arithmetic, lanes on consecutive pieces (whole 128-byte rows per instruction at 128-byte
-  // tiles). A lane reads rows other lanes copied: every lane waits for its own copies, then
-  // __syncwarp; the warp refills after a __syncwarp that follows its last read.
-  // The warp's segments [s0, s0 + spw) hold the rows [wr0, wr0 + wrows) of its LB lines.
-  const int wr0 = min(n, ((warp * kWarp) >> log2lb) * m);
-  const int wrows = max(0, min(min(n, (((warp * kWarp) >> log2lb) + (LB >= kWarp ? 1 : kWarp >> log2lb)) * m), S * m) - wr0);
+  // Warp (same tiles as bulk: pcr_strided_bulk_fits): the warp copies its rows of the LB lines
+  // in 16-byte cp.async pieces (warp_tile_copy.cuh, shared with the fused ADI stage).
+  const WarpTileRows wr = warp_tile_rows_of(warp, log2lb, m, n);
   auto warp_issue = [&](i64 tile) {
-    constexpr int V = 16 / static_cast<int>(sizeof(T));  // values per piece
-    const int r0 = wr0;
-    int log2cpr = 0;  // pieces per row: LB / V, a power of two
-    while ((V << log2cpr) < LB) ++log2cpr;
-    const int count = wrows << log2cpr;
-    const i64 o = L.offset(tile * LB) + static_cast<i64>(r0) * st;
-    for (int i = lane; i < count; i += kWarp) {
-      const int r = i >> log2cpr, piece = (i & ((1 << log2cpr) - 1)) * V;
-      const i64 g = o + r * st + piece;
-      T* dst = stage + (r0 + r) * LB + piece;
-      __pipeline_memcpy_async(dst, d + g, 16);
-      if (!Shared) {
-        __pipeline_memcpy_async(dst + n * LB, a + g, 16);
-        __pipeline_memcpy_async(dst + 2 * n * LB, b + g, 16);
-        __pipeline_memcpy_async(dst + 3 * n * LB, c + g, 16);
-      }
-    }
+    const i64 o = L.offset(tile * LB) + static_cast<i64>(wr.first) * st;
+    warp_tile_rows<T>(
+        wr.count, log2lb, [&](int r) { return o + r * st; }, [&](int r) { return stage + (wr.first + r) * LB; },
+        static_cast<i64>(n) * LB, d, Shared ? nullptr : a, Shared ? nullptr : b, Shared ? nullptr : c);
     __pipeline_commit();
-  };
-  // kWarpPrefetch: the warp's rows of `tile` into L2 (one bulk prefetch per row and array, LB
-  // values), two tiles ahead of the solve, so that the cp.async of the next tile find them in
-  // L2: one more tile per SM in flight from DRAM, in neither registers nor shared memory.
-  auto warp_prefetch = [&](i64 tile) {
-    const i64 o = L.offset(tile * LB) + static_cast<i64>(wr0) * st;
-    const unsigned piece = static_cast<unsigned>(LB * sizeof(T));
-    for (int r = lane; r < wrows; r += kWarp) {
-      const i64 g = o + r * st;
-      bulk_prefetch_l2(d + g, piece);
-      if (!Shared) {
-        bulk_prefetch_l2(a + g, piece);
-        bulk_prefetch_l2(b + g, piece);
-        bulk_prefetch_l2(c + g, piece);
-      }
-    }
   };
   const int lo_len = MaxM - len;     // first register of a full line's segment
   auto issue = [&](i64 tile, int g) {
@@ -331,9 +295,6 @@ __global__ void __launch_bounds__(512, 1)
   } else {
     if (Shared) __syncthreads();  // the factors
     if (Warp && static_cast<i64>(blockIdx.x) < tiles) warp_issue(blockIdx.x);
-    if (Prefetch)  // the tiles after the first, up to `ahead` beyond the stage's
-      for (int k = 1; k <= ahead && static_cast<i64>(blockIdx.x) + static_cast<i64>(k) * gridDim.x < tiles; ++k)
-        warp_prefetch(blockIdx.x + static_cast<i64>(k) * gridDim.x);
     if (!Warp && static_cast<i64>(blockIdx.x) < tiles)
       for (int g = 0; g < NG; ++g) issue(blockIdx.x, g);
   }
@@ -391,8 +352,6 @@ __global__ void __launch_bounds__(512, 1)
       if (Warp && tile + gridDim.x < tiles) {
         __syncwarp();  // every lane's reads of the warp's slots before their refill
         warp_issue(tile + gridDim.x);
-        const i64 pf = tile + static_cast<i64>(ahead + 1) * gridDim.x;  // `ahead` tiles beyond the stage's
-        if (Prefetch && pf < tiles) warp_prefetch(pf);
       }
       if constexpr (Shared)
         return segment_reduce_shared<T, MaxM>(rd, seg_len, F.f[0] + base, F.f[1] + base, F.f[2] + base);
@@ -505,36 +464,19 @@ inline bool pcr_strided_full_path() {
   return on;
 }
 
-// The prefetch form's distance: how many tiles beyond the one streaming into shared memory the
-// warp prefetches into L2 (1 = the tile after next), from ADI_PCR_STRIDED_PREFETCH_AHEAD=1..4
-// (default 1): a timing switch beside ADI_PCR_STRIDED_GROUPS=prefetch, not an option.
-inline int pcr_strided_prefetch_ahead() {
-  static const int ahead = [] {
-    const char* v = std::getenv("ADI_PCR_STRIDED_PREFETCH_AHEAD");
-    const int k = v ? std::atoi(v) : 1;
-    return k >= 1 && k <= 4 ? k : 1;
-  }();
-  return ahead;
-}
-
 // Whether the bulk form can copy every tile: lb lines adjacent in memory in every tile, and
 // each row of a tile (lb <= 32 values: one warp's lanes) a 16-byte aligned multiple of 16
 // bytes in every array.
+// (The warp form's test, warp_tile_shift, with whole tiles starting at line 0 of each plane.)
 template <class T>
 bool pcr_strided_bulk_fits(const DeviceLines& L, int lb, const T* const* arrays, int count) {
-  const auto aligned = [](i64 values) { return values * static_cast<i64>(sizeof(T)) % 16 == 0; };
-  if (lb > kWarp || L.stride0 != 1 || L.count0 % lb != 0 || !aligned(lb) || !aligned(L.stride)) return false;
-  if (L.count1 > 1 && !aligned(L.stride1)) return false;
-  for (int k = 0; k < count; ++k)
-    if (reinterpret_cast<std::uintptr_t>(arrays[k]) % 16 != 0) return false;
-  return true;
+  return L.count0 % lb == 0 && warp_tile_shift<T>(L, lb, arrays, count) == 0;
 }
 
 // The register kernel's copy stream: 1 (before stop 31's default), 2 or 4 cp.async commit
-// groups, 0 = the bulk copy engine, kWarpCopy = 16-byte cp.async of the warp's rows (the default) or
-// kWarpPrefetch = the same with L2 prefetches of the tile after next (these three where
-// pcr_strided_bulk_fits; else 1), from the environment: ADI_PCR_STRIDED_GROUPS=1, 2, 4, bulk,
-// warp or prefetch, for same-run A/B timings
+// groups, 0 = the bulk copy engine, kWarpCopy = 16-byte cp.async of the warp's rows (the default;
+// these two where pcr_strided_bulk_fits; else 1), from the environment: ADI_PCR_STRIDED_GROUPS=1,
+// 2, 4, bulk or warp, for same-run A/B timings
 // (scripts/gpu_yz_check.sh), a timing switch, not an option; every setting computes the same
 // function (tests: the suite at each). ptxas (sm_90): 2 and 4 groups spill with per-line bands
 // (fp32 m = 16: 136 / 276 bytes, fp64 m = 8: 188 / 288), not with shared bands (<= 20).
@@ -547,7 +489,6 @@ inline int pcr_strided_copy_groups(bool shared, std::size_t value_size) {
            : g == "4"        ? 4
            : g == "bulk"     ? 0
            : g == "warp"     ? kWarpCopy
-           : g == "prefetch" ? kWarpPrefetch
                              : -1;
   }();
   // Defaults by bands (per-line, shared) and precision (fp32, fp64): the warp's 16-byte pieces
@@ -583,12 +524,12 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
       rs = pcr_register_shape(sh, rs.lb / 2);
     int groups = pcr_strided_copy_groups(bands.shared, sizeof(T));
     const T* streamed[4] = {d, bands.a, bands.b, bands.c};
-    const bool tiled = groups == 0 || groups == kWarpCopy || groups == kWarpPrefetch;  // whole aligned tiles
+    const bool tiled = groups == 0 || groups == kWarpCopy;  // whole aligned tiles
     if (tiled && !pcr_strided_bulk_fits<T>(L, rs.lb, streamed, bands.shared ? 1 : 4)) groups = 1;
     const std::size_t base_smem = thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs);
     // The stage aligned to 16 bytes (bulk, warp), after the bulk form's barriers.
     auto smem_for = [&](int g) {
-      return base_smem + (g == 0 ? kBulkBarrierBytes + 16 : g == kWarpCopy || g == kWarpPrefetch ? 16 : 0);
+      return base_smem + (g == 0 ? kBulkBarrierBytes + 16 : g == kWarpCopy ? 16 : 0);
     };
     if (smem_for(groups) > lim.smem_optin) groups = 1;
     const std::size_t smem = smem_for(groups);
@@ -599,7 +540,7 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     auto go = [&](auto kernel) {
       const unsigned grid = persistent_grid(kernel, threads, smem, tiles, lim);
       kernel<<<grid, threads, smem, stream>>>(L, sh, log2lb, bands.a, bands.b, bands.c, d, u, periodic,
-                                              pcr_strided_full_path(), pcr_strided_prefetch_ahead(), flag);
+                                              pcr_strided_full_path(), flag);
     };
     auto go_groups = [&](auto shared, auto max_m) {
       constexpr bool S = decltype(shared)::value;
@@ -609,7 +550,6 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
         case 1: return go(thomas_pcr_strided_registers_kernel<T, S, M, 1>);
         case 2: return go(thomas_pcr_strided_registers_kernel<T, S, M, 2>);
         case kWarpCopy: return go(thomas_pcr_strided_registers_kernel<T, S, M, kWarpCopy>);
-        case kWarpPrefetch: return go(thomas_pcr_strided_registers_kernel<T, S, M, kWarpPrefetch>);
         default: return go(thomas_pcr_strided_registers_kernel<T, S, M, 4>);
       }
     };

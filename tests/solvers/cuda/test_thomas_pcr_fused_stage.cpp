@@ -683,8 +683,8 @@ TEST(CudaFusedStage, LineLengths) {
   line_lengths<double>();
 }
 
-// A zero pivot (b = 1/s - d = 0) surfaces as SingularSystem; the same operator then
-// solves with a healthy s.
+// A zero pivot (b = 1/s - d = 0) surfaces as SingularSystem (an UnstableSystem since the stage
+// runs the stability check, issue 23); the same operator then solves with a healthy s.
 TEST(CudaFusedStage, ZeroPivotThrows) {
   ADI_REQUIRE_CUDA();
   const Grid g(AxisGrid::uniform(40, 0.0, 1.0));
@@ -698,6 +698,156 @@ TEST(CudaFusedStage, ZeroPivotThrows) {
   EXPECT_NO_THROW(op.solve(Axis::x, 0.125, 0.1, base, Y));
   const Field<double> y = Y.to_host();
   EXPECT_NEAR(y(7, 0, 0), 1.0 / (8.0 - 4.0) * 8.0, 1e-12);  // (8 - 4) u = 8 * 1
+}
+
+namespace {
+
+// The Y/Z form's warp copy stream (thomas_pcr_fused_stage.cuh, warp_tile_copy.cuh; the default
+// unless ADI_FUSED_STAGE_STREAM=thread, scripts/gpu_stage_check.sh runs this binary at both) takes
+// the stage where a row of the field is a multiple of 16 bytes: nx a multiple of 4. The other
+// tests' odd nx take the per-thread stream. Here: nx 32, 36, 40 and 64; tiles aligned in memory
+// that start one node before line 0 (Dirichlet x_lo: line 0 is node 1) or at it (Neumann x_lo);
+// planes of 31 to 64 lines (tiles with idle slots at both ends); lines of 3 to 512 rows along y
+// and z (segments of every length, halo rows); more tiles than blocks (each block refills its
+// stage), periodic lines (halo rows wrapping around).
+template <class T>
+void warp_stream_cases() {
+  std::uint32_t seed = 5000;
+  const std::array<index_t, 3> sizes[] = {{32, 33, 19}, {36, 257, 5}, {64, 3, 255}, {64, 31, 200}, {40, 512, 3}};
+  for (const auto& e : sizes) {
+    const Grid g = stretched_grid(e[0], e[1], e[2]);
+    for (int b = 0; b < 2; ++b) {
+      const BoundaryConditions bc = b == 0 ? all_dirichlet() : with_neumann();
+      const Pde pde = b == 0 ? Pde::heat(1.0, 0.7, 0.4) : heat_with_drift();
+      for (Axis ax : {Axis::y, Axis::z}) {
+        StageCase c;
+        c.axis = ax;
+        c.later = {false, ax == Axis::y, false};
+        check_stage<T>(g, pde, bc, c, seed++, b == 0 ? "warp stream dirichlet" : "warp stream neumann");
+        c.with_v = false;
+        c.later = {};
+        check_stage<T>(g, pde, bc, c, seed++, "warp stream no-V");
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+  const Grid gp(AxisGrid::uniform(36, 0.0, 1.0), periodic_axis(33, 0.0, 1.0), periodic_axis(19, 0.0, 2.0));
+  BoundaryConditions bp = all_dirichlet();
+  bp.set_periodic(Axis::y);
+  bp.set_periodic(Axis::z);
+  all_axes<T>(gp, heat_with_drift(), bp, "warp stream periodic y z", seed);
+}
+
+// Operator<T> on the GPU, a stage along `axis` at s: whether it throws UnstableSystem (the
+// message then names the axis and s), and the result's nodes all finite when it does not.
+template <class T>
+bool stage_unstable(const Grid& g, const Pde& p, const BoundaryConditions& bc, Axis axis, double s) {
+  Operator<T> op(g, p, bc, Executor::cuda());
+  Field<T> base(g, Executor::cuda()), Y(g, Executor::cuda());
+  base.fill(T(1));
+  Y.fill(std::numeric_limits<T>::quiet_NaN());
+  try {
+    op.solve(axis, T(s), 0.1, base, Y);
+  } catch (const UnstableSystem& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(std::string("along ") + axis_name(axis)), std::string::npos) << m;
+    EXPECT_NE(m.find("s = "), std::string::npos) << m;
+    EXPECT_NE(m.find("smaller time step"), std::string::npos) << m;
+    return true;
+  }
+  const Field<T> y = Y.to_host();
+  const auto lo = op.unknown_lo(), hi = op.unknown_hi();
+  for (index_t k = lo[2]; k <= hi[2]; ++k)
+    for (index_t j = lo[1]; j <= hi[1]; ++j)
+      for (index_t i = lo[0]; i <= hi[0]; ++i)
+        if (!std::isfinite(double(y(i, j, k)))) {
+          ADD_FAILURE() << "non-finite result at (" << i << ", " << j << ", " << k << ")";
+          return false;
+        }
+  return false;
+}
+
+}  // namespace
+
+// Issue 23, the fused stage's stability check (pcr_factorize_shared<T, true> once per block): bands
+// that are not diagonally dominant (b = 1/s - d small against a, c: Thomas's multipliers reach
+// 1000 >> kThomasGrowth) throw UnstableSystem naming the axis, s and what to change, along x (one
+// warp per line) and y, z (the tile form), with Neumann or periodic ends; the same operator then
+// solves with a smaller s (dominant again).
+TEST(CudaFusedStage, NonDominantBandsThrowUnstable) {
+  ADI_REQUIRE_CUDA();
+  const index_t N[3] = {40, 36, 33};
+  const Grid g(AxisGrid::uniform(N[0], 0.0, 1.0), AxisGrid::uniform(N[1], 0.0, 1.0),
+               AxisGrid::uniform(N[2], 0.0, 1.0));
+  const Grid gp(periodic_axis(N[0], 0.0, 1.0), periodic_axis(N[1], 0.0, 1.0), periodic_axis(N[2], 0.0, 1.0));
+  BoundaryConditions bp = BoundaryConditions::all(Boundary::neumann(0.0));
+  for (Axis ax : {Axis::x, Axis::y, Axis::z}) bp.set_periodic(ax);
+  const double s = 1e-3;
+  for (int per = 0; per < 2; ++per)
+    for (int a = 0; a < 3; ++a) {
+      const Axis axis = static_cast<Axis>(a);
+      SCOPED_TRACE(std::string("axis ") + axis_name(axis) + (per ? " periodic" : " neumann"));
+      const AxisGrid& ag = (per ? gp : g).axis(axis);
+      const double h = ag[1] - ag[0], q = 1.0 / (h * h);
+      // Diffusion along `axis` only; A's diagonal -2q + R/3 (the reaction split over 3 axes):
+      // b = 1/s + 2q - R/3 = 1e-3 q against |a| = |c| = q. The other axes' rows hold R/3 only.
+      Pde p;
+      p.diffusion[a] = 1.0;
+      p.reaction = 3.0 * (1.0 / s + 2.0 * q - 1e-3 * q);
+      const BoundaryConditions bc = per ? bp : BoundaryConditions::all(Boundary::neumann(0.0));
+      const Grid& gg = per ? gp : g;
+      EXPECT_TRUE(stage_unstable<float>(gg, p, bc, axis, s));
+      EXPECT_TRUE(stage_unstable<double>(gg, p, bc, axis, s));
+      EXPECT_FALSE(stage_unstable<double>(gg, p, bc, axis, s / 2));  // b = 1/s + 1e-3 q: dominant
+    }
+}
+
+// The check never fires on the heat operator's bands (I/s - A row diagonally dominant by 1/s)
+// for mesh ratios r = s D / h^2 from 0.1 to 1e4, every axis, both precisions, Dirichlet and
+// periodic lines (the stage then solves: finite everywhere).
+TEST(CudaFusedStage, HeatBandsNeverFireTheCheck) {
+  ADI_REQUIRE_CUDA();
+  const Grid g(AxisGrid::uniform(64, 0.0, 1.0), AxisGrid::uniform(33, 0.0, 1.0), AxisGrid::uniform(257, 0.0, 1.0));
+  const Grid gp(periodic_axis(36, 0.0, 1.0), periodic_axis(31, 0.0, 1.0), periodic_axis(255, 0.0, 1.0));
+  BoundaryConditions bp = all_dirichlet();
+  for (Axis ax : {Axis::x, Axis::y, Axis::z}) bp.set_periodic(ax);
+  const Pde heat = Pde::heat(1.0, 1.0, 1.0);
+  for (int per = 0; per < 2; ++per)
+    for (double r : {0.1, 1.0, 10.0, 100.0, 1e3, 1e4})
+      for (int a = 0; a < 3; ++a) {
+        const Axis axis = static_cast<Axis>(a);
+        const Grid& gg = per ? gp : g;
+        const AxisGrid& ag = gg.axis(axis);
+        const double h = ag[1] - ag[0], s = r * h * h;
+        SCOPED_TRACE(std::string("axis ") + axis_name(axis) + " r = " + std::to_string(r) +
+                     (per ? " periodic" : " dirichlet"));
+        EXPECT_FALSE(stage_unstable<float>(gg, heat, per ? bp : all_dirichlet(), axis, s));
+        EXPECT_FALSE(stage_unstable<double>(gg, heat, per ? bp : all_dirichlet(), axis, s));
+      }
+}
+
+// The warp stream on small grids (two tiles per plane, a tile starting before line 0, periodic
+// halo rows): the sanitizer's case (scripts/gpu_stage_check.sh: memcheck, racecheck).
+TEST(CudaFusedStage, WarpStreamSmall) {
+  ADI_REQUIRE_CUDA();
+  std::uint32_t seed = 950;
+  all_axes<float>(stretched_grid(36, 9, 5), heat_with_drift(), with_neumann(), "small warp", seed);
+  all_axes<double>(stretched_grid(34, 5, 9), Pde::heat(1.0, 0.7, 0.4), all_dirichlet(), "small warp", seed);
+  const Grid gp(AxisGrid::uniform(40, 0.0, 1.0), periodic_axis(7, 0.0, 1.0), periodic_axis(6, 0.0, 2.0));
+  BoundaryConditions bp = all_dirichlet();
+  bp.set_periodic(Axis::y);
+  bp.set_periodic(Axis::z);
+  all_axes<double>(gp, heat_with_drift(), bp, "small warp periodic", seed);
+}
+
+TEST(CudaFusedStage, WarpStreamFloat) {
+  ADI_REQUIRE_CUDA();
+  warp_stream_cases<float>();
+}
+
+TEST(CudaFusedStage, WarpStreamDouble) {
+  ADI_REQUIRE_CUDA();
+  warp_stream_cases<double>();
 }
 
 // The sanitizer's case.

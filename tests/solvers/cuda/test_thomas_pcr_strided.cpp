@@ -89,10 +89,10 @@ TEST(CudaThomasPcrStrided, ManyTilesSmall) {
 }
 
 // Dense Y and Z boxes in whole 16-byte aligned tiles, so that every copy stream form takes them
-// (the warp's 16-byte cp.async, its L2 prefetch, the bulk copies; scripts/gpu_yz_check.sh runs
-// this binary at each ADI_PCR_STRIDED_GROUPS): the odd sizes, 80 planes / rows of 64 lines
-// (5,120 lines: 160 tiles in fp32, 320 in fp64 against ~132 blocks: several per block, and the
-// prefetch of a third tile in some; ManyTilesPerBlock has ~6 per block).
+// (the warp's 16-byte cp.async, the bulk copies, 1, 2 and 4 commit groups; scripts/gpu_yz_check.sh
+// runs this binary at each ADI_PCR_STRIDED_GROUPS): the odd sizes, 80 planes / rows of 64 lines
+// (5,120 lines: 160 tiles in fp32, 320 in fp64 against ~132 blocks: several per block;
+// ManyTilesPerBlock has ~6 per block).
 TEST(CudaThomasPcrStrided, DenseBoxesEveryCopyStream) {
   ADI_REQUIRE_CUDA();
   check_adjacent({1, 2, 3, 31, 33, 255, 257}, -80, 0);
