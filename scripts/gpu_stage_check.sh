@@ -51,7 +51,8 @@ BB=${BB:-$root/build-gpu-stage-base}
 jobs=$(nproc)
 GEN=""
 command -v ninja > /dev/null && GEN="-G Ninja"
-targets=(test_thomas_pcr_fused_stage test_scheme_cuda test_thomas_pcr_strided bench_cuda_heat_step)  # host tests: run without a GPU
+targets=(test_thomas_pcr_fused_stage test_scheme_cuda test_thomas_pcr_strided test_chain test_pricer test_american_gpu
+         bench_cuda_heat_step)  # host tests: run without a GPU
 configure() {  # src build
   cmake -S "$1" -B "$2" $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON >> "$OUT/build.log" 2>&1
@@ -78,6 +79,11 @@ t0=$(date +%s)
 timeout 240 "$T/test_thomas_pcr_fused_stage" > "$OUT/test_fused_stage.log" 2>&1; r_fused=$?
 timeout 240 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda.log" 2>&1; r_scheme_cuda=$?
 timeout 200 "$T/test_thomas_pcr_strided" > "$OUT/test_strided.log" 2>&1; r_strided=$?
+# Other users of the fused stage (Black-Scholes, Heston: convection, per-axis coefficients): the
+# stage's stability check (stop 32) must not fire on their operators.
+timeout 200 "$T/test_chain" --gtest_filter='*Cuda*' > "$OUT/test_finance.log" 2>&1; r_fin=$?
+timeout 200 "$T/test_pricer" --gtest_filter='*Cuda*' >> "$OUT/test_finance.log" 2>&1; r_fin=$(( r_fin | $? ))
+timeout 200 "$T/test_american_gpu" --gtest_filter='AmericanGpu.*' >> "$OUT/test_finance.log" 2>&1; r_fin=$(( r_fin | $? ))
 r_thread=skipped san=""
 if [ $ab = 1 ]; then
   # The fused stage's GPU tests with each thread copying its own rows (the A of the A/B).
@@ -151,6 +157,7 @@ for t in CudaPlanStage.MatchesTheReference CudaFusedStage.ZeroPivotInAStepThrows
   echo "| $t | ${r:-not run} |"
 done
 echo "| test_thomas_pcr_strided (the shared warp copy code, default stream) | $(status $r_strided): $(counts "$OUT/test_strided.log") |"
+echo "| finance on the GPU (test_chain, test_pricer *Cuda*, test_american_gpu AmericanGpu.*) | $(status $r_fin): $(counts "$OUT/test_finance.log") |"
 if [ $ab = 1 ]; then
   echo "| test_thomas_pcr_fused_stage CudaFusedStage.* with ADI_FUSED_STAGE_STREAM=thread | $([ "$r_thread" = skipped ] && echo skipped || status $r_thread): $(counts "$OUT/test_fused_stage_thread.log") |"
   echo "| compute-sanitizer, CudaFusedStage.WarpStreamSmall | ${san:-no compute-sanitizer} |"

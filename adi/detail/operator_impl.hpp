@@ -187,7 +187,7 @@ struct Operator<T>::Impl {
   // With a subdomain, errors that only some ranks can see in the middle of a step (boundary
   // data or sources that are not finite, a zero pivot of a line within this rank) do not
   // throw there (the other ranks would wait in the step's next collective): the first is
-  // kept ('I' InvalidArgument / 'S' SingularSystem + message) until settle(), which every
+  // kept ('I' InvalidArgument / 'S' SingularSystem / 'U' UnstableSystem + message) until settle(), which every
   // rank reaches, agrees on it and throws the same on every rank.
   std::string pending;
   void fail_later(char kind, const std::string& message) {
@@ -286,7 +286,8 @@ struct Operator<T>::Impl {
                       ax[a].plan->stage_kernel() == Kernel::cuda_thomas_pcr_fused_stage;
   }
   // The fused stages' pivot check, asynchronous: a stage with a new s clears its axis's
-  // device flag and the kernel sets it on a zero or non-finite pivot; the flags are read
+  // device flag and the kernel sets it on a zero or non-finite pivot or a failed stability
+  // check (its factors' growth; check_stages throws UnstableSystem); the flags are read
   // (one synchronisation for every axis) by check_stages(): at settle(), which AdiSolver
   // calls at the end of each step, or at the end of a solve() made outside a step.
   // checking[a]: the s whose check along a has not been read yet (0: none).
