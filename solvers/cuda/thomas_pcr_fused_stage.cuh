@@ -473,13 +473,13 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
     const i64 o = tile_offset(ta);
     const int first = ta.l0 < 0 ? static_cast<int>(-ta.l0) / V : 0;
     const int last = static_cast<int>((min(static_cast<i64>(LB), g.L.count0 - ta.l0) + V - 1) / V);
-    warp_tile_rows<T>(
+    warp_tile_rows<true, T>(
         wr.count, log2lb, [&](int r) { return o + (wr.first + r) * st; },
         [&](int r) { return stage + (wr.first + r) * LB; }, static_cast<i64>(n) * LB, Fold ? nullptr : g.base,
         g.v, static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), first, last);
     if (hv) {
       const int s0 = (warp * kWarp) >> log2lb, spw = LB >= kWarp ? 1 : kWarp >> log2lb;
-      warp_tile_rows<T>(
+      warp_tile_rows<true, T>(
           2 * spw, log2lb,
           [&](int i) {
             const int q = s0 + (i >> 1), qlen = max(0, min(m, n - q * m));

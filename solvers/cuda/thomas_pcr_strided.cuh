@@ -239,7 +239,7 @@ __global__ void __launch_bounds__(512, 1)
   const WarpTileRows wr = warp_tile_rows_of(warp, log2lb, m, n);
   auto warp_issue = [&](i64 tile) {
     const i64 o = L.offset(tile * LB) + static_cast<i64>(wr.first) * st;
-    warp_tile_rows<T>(
+    warp_tile_rows<false, T>(
         wr.count, log2lb, [&](int r) { return o + r * st; }, [&](int r) { return stage + (wr.first + r) * LB; },
         static_cast<i64>(n) * LB, d, Shared ? nullptr : a, Shared ? nullptr : b, Shared ? nullptr : c);
     __pipeline_commit();

@@ -38,10 +38,12 @@ __device__ __forceinline__ WarpTileRows warp_tile_rows_of(int warp, int log2lb, 
 }
 
 // The warp's 16-byte cp.async of `rows` tile rows: row i's LB values start at global element
-// src(i) (kNoTileRow: skipped) of each array p0..p3 (null: not copied) and go to shared
-// dst(i) + k * pitch for array k. Only the row's pieces [first, last) are copied (those holding
-// lines of the tile). Both ends 16-byte aligned (warp_tile_shift).
-template <class T, class Src, class Dst>
+// src(i) of each array p0 .. p3 (null: not copied; p0 only with Partial) and go to shared
+// dst(i) + k * pitch for array k. Both ends 16-byte aligned (warp_tile_shift). Partial (tiles
+// aligned in memory, not to the lines): rows with src(i) == kNoTileRow are skipped, and only the
+// row's pieces [first, last) are copied (those holding lines of the tile); without it every piece
+// of every row is copied, with no test per piece (the batched kernel's whole tiles).
+template <bool Partial, class T, class Src, class Dst>
 __device__ __forceinline__ void warp_tile_rows(int rows, int log2lb, Src src, Dst dst, i64 pitch, const T* p0,
                                                const T* p1, const T* p2, const T* p3, int first = 0,
                                                int last = kWarp) {
@@ -52,10 +54,10 @@ __device__ __forceinline__ void warp_tile_rows(int rows, int log2lb, Src src, Ds
   for (int i = lane_id(); i < count; i += kWarp) {
     const int r = i >> log2cpr, piece = i & ((1 << log2cpr) - 1);
     const i64 row = src(r);
-    if (row == kNoTileRow || piece < first || piece >= last) continue;
+    if (Partial && (row == kNoTileRow || piece < first || piece >= last)) continue;
     const i64 g = row + piece * V;
     T* to = dst(r) + piece * V;
-    if (p0) __pipeline_memcpy_async(to, p0 + g, 16);
+    if (!Partial || p0) __pipeline_memcpy_async(to, p0 + g, 16);
     if (p1) __pipeline_memcpy_async(to + pitch, p1 + g, 16);
     if (p2) __pipeline_memcpy_async(to + 2 * pitch, p2 + g, 16);
     if (p3) __pipeline_memcpy_async(to + 3 * pitch, p3 + g, 16);
