@@ -20,10 +20,13 @@
 # and the "dt varied (pivot checks)" row against the constant-dt step.
 #
 #   OUT=/tmp/out scripts/gpu_stage_check.sh [--build-only | --no-build] [--quick] [--base] [--no-ab]
+#                                           [--no-full] [--no-tests]
 #
 #   --build-only / --no-build  two calls if one 10-minute device call is too short
 #   --quick                    5 steps per median instead of 20
-#   --no-ab                    skip the copy-stream A/B (and its sanitizer runs)
+#   --no-ab                    skip the copy-stream A/B (and its tests, sanitizer and ncu runs)
+#   --no-full                  skip the every-scheme benchmark, the tune rows and the first ncu
+#   --no-tests                 skip the tests (e.g. a later call for the benchmarks only)
 #   --base                     also build and run .base/'s bench_cuda_heat_step (before/after in
 #                              one run; scripts/export_base.sh REV here first, carry .base; the
 #                              base tree's bench takes one --scheme per run and its own grids)
@@ -33,14 +36,16 @@
 # The output ends with the test results and the benchmark's summary table.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
-mode="" quick="" base=0 ab=1
+mode="" quick="" base=0 ab=1 full=1 tests=1
 for arg in "$@"; do
   case "$arg" in
     --build-only|--no-build) mode=$arg ;;
     --quick) quick=--quick ;;
     --base) base=1 ;;
     --no-ab) ab=0 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --no-full) full=0 ;;
+    --no-tests) tests=0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "gpu_stage_check.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -72,9 +77,11 @@ fi
 [ "$mode" = "--build-only" ] && exit 0
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$OUT/nvidia-smi.txt" 2>&1
 T=$B/tests
-status() { if [ "$1" -eq 0 ]; then echo pass; else echo "FAIL ($1)"; fi; }
-counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$1" | tr -s ' ' | tr '\n' ' '; }
+status() { if [ "$1" = skipped ]; then echo skipped; elif [ "$1" -eq 0 ]; then echo pass; else echo "FAIL ($1)"; fi; }
+counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$1" 2>/dev/null | tr -s ' ' | tr '\n' ' '; }
 t0=$(date +%s)
+r_fused=skipped r_scheme_cuda=skipped r_strided=skipped r_fin=skipped r_thread=skipped san=""
+if [ $tests = 1 ]; then
 # Each test binary under 4 minutes (124: timed out), so that the benchmark always runs.
 timeout 240 "$T/test_thomas_pcr_fused_stage" > "$OUT/test_fused_stage.log" 2>&1; r_fused=$?
 timeout 240 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda.log" 2>&1; r_scheme_cuda=$?
@@ -84,7 +91,6 @@ timeout 200 "$T/test_thomas_pcr_strided" > "$OUT/test_strided.log" 2>&1; r_strid
 timeout 200 "$T/test_chain" --gtest_filter='*Cuda*' > "$OUT/test_finance.log" 2>&1; r_fin=$?
 timeout 200 "$T/test_pricer" --gtest_filter='*Cuda*' >> "$OUT/test_finance.log" 2>&1; r_fin=$(( r_fin | $? ))
 timeout 200 "$T/test_american_gpu" --gtest_filter='AmericanGpu.*' >> "$OUT/test_finance.log" 2>&1; r_fin=$(( r_fin | $? ))
-r_thread=skipped san=""
 if [ $ab = 1 ]; then
   # The fused stage's GPU tests with each thread copying its own rows (the A of the A/B).
   ADI_FUSED_STAGE_STREAM=thread timeout 200 "$T/test_thomas_pcr_fused_stage" --gtest_filter='CudaFusedStage.*' \
@@ -101,9 +107,13 @@ if [ $ab = 1 ]; then
     done
   fi
 fi
+fi
 t_tests=$(( $(date +%s) - t0 ))
 t0=$(date +%s)
-"$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme all $quick > "$OUT/bench_heat_step.log" 2>&1; r_bench=$?
+r_bench=skipped
+if [ $full = 1 ]; then
+  "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme all $quick > "$OUT/bench_heat_step.log" 2>&1; r_bench=$?
+fi
 t_bench=$(( $(date +%s) - t0 ))
 # Same-run A/B of the fused Y/Z stage's copy stream: Douglas, stencil and kernel folds, both
 # precisions, 256^3 and 512^3, two passes alternating thread / warp.
@@ -121,11 +131,11 @@ if [ $ab = 1 ]; then
 fi
 t_ab=$(( $(date +%s) - t0 ))
 # Launch shapes of the fused X and Y kernels at 256^3 (rows for the next defaults).
-"$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas --tune $quick > "$OUT/bench_tune.log" 2>&1
+[ $full = 1 ] && "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas --tune $quick > "$OUT/bench_tune.log" 2>&1
 # Nsight Compute's speed of light for the first fp32 Douglas steps at 256^3: the folded x
 # stage, then the y and z stages (two steps).
 if command -v ncu > /dev/null; then
-  timeout 150 ncu --section SpeedOfLight -k regex:fused_stage -c 6 "$B/benchmarks/bench_cuda_heat_step" --grids 256 \
+  [ $full = 1 ] && timeout 150 ncu --section SpeedOfLight -k regex:fused_stage -c 6 "$B/benchmarks/bench_cuda_heat_step" --grids 256 \
     --scheme douglas --steps 1 > "$OUT/ncu.log" 2>&1
   # The Y/Z stage's limiter with each copy stream (fp32 256^3, the first y and z stages).
   if [ $ab = 1 ]; then
@@ -148,6 +158,7 @@ echo
 echo "== gpu_stage_check.sh $(date -u +%FT%TZ), $(cat "$OUT/nvidia-smi.txt" | head -1), tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
 echo "| check | result |"
 echo "|---|---|"
+if [ $tests = 1 ]; then
 echo "| test_thomas_pcr_fused_stage (folded + fused stage vs host and fp64 reference) | $(status $r_fused): $(counts "$OUT/test_fused_stage.log") |"
 echo "| test_scheme_cuda (every scheme on the GPU vs host, folded) | $(status $r_scheme_cuda): $(counts "$OUT/test_scheme_cuda.log") |"
 # Issue 15 item 4: the plan's stage entry and the asynchronous pivot report (in test_thomas_pcr_fused_stage).
@@ -168,20 +179,25 @@ for t in CudaFusedStage.NonDominantBandsThrowUnstable CudaFusedStage.HeatBandsNe
   r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$OUT/test_fused_stage.log" | head -1 | sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
   echo "| $t | ${r:-not run} |"
 done
+fi
 echo "| bench_cuda_heat_step | exit $r_bench ($t_bench s; tests $t_tests s; A/B $t_ab s) |"
-grep -h -E "^\[  FAILED  \]|Failure|first bad node|Expected|actual" "$OUT"/test_*.log | head -24
-grep -h "SKIPPED\|no CUDA device" "$OUT"/test_*.log | head -3
+if [ $tests = 1 ]; then
+  grep -h -E "^\[  FAILED  \]|Failure|first bad node|Expected|actual" "$OUT"/test_*.log | head -24
+  grep -h "SKIPPED\|no CUDA device" "$OUT"/test_*.log | head -3
+fi
+if [ $full = 1 ]; then
 echo
 grep -E "^device:|^copy bandwidth" "$OUT/bench_heat_step.log"
 echo
 echo "-- Douglas at 256^3, parts back to back (fields = minimum transfers of the part; tune rows in bench_tune.log) --"
 grep -E "^256x256x256 " "$OUT/bench_heat_step.log" | grep -E "back to back|b2b|unfused|folded|stencil step" | cut -c1-100
+fi
 if [ $base = 1 ]; then
   echo
   echo "-- base tree ($(cat "$root/.base/REVISION" 2>/dev/null | cut -c1-12)): its summaries (11 / 26 transfer minimum, target column 1.3x) --"
   grep -E "^### base|^256x256x256 .*(step: CUDA events)|^240x256x256 .*(step: CUDA events)" "$OUT/bench_heat_step.base.log"
 fi
-if [ -s "$OUT/ncu.log" ]; then
+if [ $full = 1 ] && [ -s "$OUT/ncu.log" ]; then
   echo
   echo "-- ncu SpeedOfLight, fp32 256^3 Douglas: folded x, y, z, folded x, y, z --"
   grep -E "fused_stage_(x|strided)_kernel|DRAM Throughput|Memory Throughput|Duration|Compute \(SM\) Throughput" \
@@ -189,7 +205,7 @@ if [ -s "$OUT/ncu.log" ]; then
     tr -s ' ' | cut -c1-100
 fi
 echo
-sed -n '/^== Summary/,$p' "$OUT/bench_heat_step.log"
+[ $full = 1 ] && sed -n '/^== Summary/,$p' "$OUT/bench_heat_step.log"
 if [ $ab = 1 ] && [ -s "$OUT/bench_stream_ab.log" ]; then
   for stream in thread warp; do
     [ -s "$OUT/ncu_yz_$stream.log" ] || continue
