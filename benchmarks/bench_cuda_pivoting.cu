@@ -18,6 +18,7 @@
 // The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
+//                       [--routes=1]
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -43,6 +44,8 @@ int g_reps = 20;
 bool g_cusparse = true;  // --cusparse=0 leaves cuSPARSE out (the script's Nsight Compute run)
 bool g_checkcost = true;  // --checkcost=0 leaves the automatic rows out (the Nsight Compute run:
                           // their gated pivoting launches return at once and would be profiled first)
+bool g_routes = true;     // --routes=0 leaves partial pivoting and cuSPARSE out: the check's cost rows
+                          // only (the script's extra passes against the -DADI_THOMAS_CHECK=0 build)
 double g_copy_gbs = 0;
 
 using adi::bench::Dev;
@@ -96,7 +99,7 @@ void speedup(const std::string& what, double ms_adi, double ms_gtsv2) {
 void row(const std::string& what, double ms, double elems, std::size_t vs, int arrays = 5) {
   const double gbs = arrays * elems * vs / ms / 1e6;
   const double pct = 100.0 * gbs / g_copy_gbs;
-  std::printf("%-58s %9.3f ms %8.0f GB/s %6.1f%% of copy\n", what.c_str(), ms, gbs, pct);
+  std::printf("%-58s %9.4f ms %8.0f GB/s %6.1f%% of copy\n", what.c_str(), ms, gbs, pct);
   g_rows.push_back({what, ms, pct});
 }
 
@@ -209,6 +212,7 @@ void bench_box(cusparseHandle_t handle, long long n) {
                     k_none_s.c_str(), t_none_s, 100.0 * (t_auto_s / t_none_s - 1));
       g_costs.push_back(text);
     }
+    if (!g_routes) continue;
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
     row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", " + (ax == adi::Axis::x ? "tile" : "thread") +
             " route)", t_piv, total, sizeof(T));
@@ -272,14 +276,15 @@ void bench_large(cusparseHandle_t handle, int log2n) {
     t_none = std::min(t_none, solve_ms(adi::Pivoting::none));
     t_auto = std::min(t_auto, solve_ms(adi::Pivoting::automatic));
   }
-  const double t_partial = solve_ms(adi::Pivoting::partial);
   row(tag + " large plan, pivoting none (partition)", t_none, n, sizeof(T));
   row(tag + " large plan, pivoting automatic (partition)", t_auto, n, sizeof(T));
-  row(tag + " large plan, pivoting partial (cuda_pivoting, partition route)", t_partial, n, sizeof(T));
   char text[240];
   std::snprintf(text, sizeof text, "  %s large plan (partition) %7.3f ms  automatic %+5.1f%%", tag.c_str(), t_none,
                 100.0 * (t_auto / t_none - 1));
   g_costs.push_back(text);
+  if (!g_routes) return;
+  const double t_partial = solve_ms(adi::Pivoting::partial);
+  row(tag + " large plan, pivoting partial (cuda_pivoting, partition route)", t_partial, n, sizeof(T));
   for (bool piv : {true, false}) {
     if (!g_cusparse) break;
     std::size_t bytes = 0;
@@ -308,6 +313,7 @@ int main(int argc, char** argv) {
   g_reps = flag(argc, argv, "reps", 20);
   g_cusparse = flag(argc, argv, "cusparse", 1) != 0;
   g_checkcost = flag(argc, argv, "checkcost", 1) != 0;
+  g_routes = flag(argc, argv, "routes", 1) != 0;
   const int n = flag(argc, argv, "n", 256), large = flag(argc, argv, "large", 24),
             large2 = flag(argc, argv, "large2", 20);
   cudaDeviceProp prop{};
