@@ -179,6 +179,9 @@ void bench_box(cusparseHandle_t handle, long long n) {
       return t;
     };
     double t_none = 1e30, t_auto = 1e30, t_dev = 1e30, t_dev_check = 1e30, t_none_s = 1e30, t_auto_s = 1e30;
+    // Thomas with the options' default check_pivots (its zero-pivot flag read after one
+    // synchronisation, as before issue 23): the non-pivoting solve a user gets by default.
+    double t_none_c = 1e30, t_none_cs = 1e30;
     std::string k_none, k_none_s;
     for (int pass = 0; pass < (g_checkcost ? 2 : 0); ++pass) {
       auto r0 = run(adi::Pivoting::none, false);
@@ -193,10 +196,13 @@ void bench_box(cusparseHandle_t handle, long long n) {
       t_none_s = std::min(t_none_s, r1.first);
       k_none_s = r1.second;
       t_auto_s = std::min(t_auto_s, run(adi::Pivoting::automatic, true, true).first);
+      t_none_c = std::min(t_none_c, run(adi::Pivoting::none, true).first);
+      t_none_cs = std::min(t_none_cs, run(adi::Pivoting::none, true, true).first);
     }
     if (g_checkcost) {
       const std::string pa = std::string(prec) + " " + an;
       row(pa + " Thomas (" + k_none + ", pivoting none, no flag)", t_none, total, sizeof(T));
+      row(pa + " Thomas with check_pivots (pivoting none, flag, synchronised)", t_none_c, total, sizeof(T));
       row(pa + " automatic (+ check, pinned flag, synchronised)", t_auto, total, sizeof(T));
       row(pa + " automatic, device fall-back, check_pivots off", t_dev, total, sizeof(T));
       row(pa + " automatic, device fall-back, check_pivots on", t_dev_check, total, sizeof(T));
@@ -207,6 +213,8 @@ void bench_box(cusparseHandle_t handle, long long n) {
                     100.0 * (t_dev_check / t_none - 1));
       g_costs.push_back(text);
       row(pa + " shared bands, Thomas (" + k_none_s + ", pivoting none, no flag)", t_none_s, total, sizeof(T), 2);
+      row(pa + " shared bands, Thomas with check_pivots (pivoting none, flag, synchronised)", t_none_cs, total,
+          sizeof(T), 2);
       row(pa + " shared bands, automatic (+ check, pinned flag, synchronised)", t_auto_s, total, sizeof(T), 2);
       std::snprintf(text, sizeof text, "  %s %-24s %7.3f ms  automatic %+5.1f%%   (shared bands)", pa.c_str(),
                     k_none_s.c_str(), t_none_s, 100.0 * (t_auto_s / t_none_s - 1));
@@ -261,23 +269,25 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   CK(cudaDeviceSynchronize());
   const adi::Executor dev = adi::Executor::cuda();
   const std::string tag = std::string(prec) + " one system of 2^" + std::to_string(log2n);
-  auto solve_ms = [&](adi::Pivoting p) {
+  auto solve_ms = [&](adi::Pivoting p, bool check = true) {
     adi::LargeTridiagonalOptions o;
     o.pivoting = p;
-    o.check_pivots = p != adi::Pivoting::none;
+    o.check_pivots = check;
     adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
     return time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
   };
   // The large plan's check (its growth test, and its flag published into pinned host memory
   // by the direct kernel, read after one synchronisation; stop 32: a memset and a copy back
   // before) against no check: taken twice, alternating, the smaller median of each kept.
-  double t_none = 1e30, t_auto = 1e30;
+  double t_none = 1e30, t_auto = 1e30, t_none_c = 1e30;
   for (int pass = 0; pass < 2; ++pass) {
-    t_none = std::min(t_none, solve_ms(adi::Pivoting::none));
+    t_none = std::min(t_none, solve_ms(adi::Pivoting::none, false));
     t_auto = std::min(t_auto, solve_ms(adi::Pivoting::automatic));
+    t_none_c = std::min(t_none_c, solve_ms(adi::Pivoting::none));
   }
   row(tag + " large plan, pivoting none (partition)", t_none, n, sizeof(T));
   row(tag + " large plan, pivoting automatic (partition)", t_auto, n, sizeof(T));
+  row(tag + " large plan, Thomas with check_pivots (pivoting none, flag)", t_none_c, n, sizeof(T));
   char text[240];
   std::snprintf(text, sizeof text, "  %s large plan (partition) %7.3f ms  automatic %+5.1f%%", tag.c_str(), t_none,
                 100.0 * (t_auto / t_none - 1));

@@ -212,26 +212,32 @@ def find(table, prefix, what):
             return k, v
     return None, None
 pct = lambda x, y: "%+6.1f%%" % (100 * (x / y - 1))
-print("  %-40s %-24s %8s %8s %8s  %7s %7s %7s" % ("rows", "kernel", "none", "auto", "none", "A", "B", "whole"))
-print("  %-40s %-24s %8s %8s %8s" % ("", "", "checked", "checked", "no check"))
+print("  %-36s %-20s %8s %8s %8s %8s  %7s %7s %7s %7s" % ("rows", "kernel", "none", "auto", "none", "none+cp", "A",
+                                                           "B", "whole", "whole'"))
+print("  %-36s %-20s %8s %8s %8s %8s" % ("", "", "checked", "checked", "no check", "no check"))
 groups = []
 for p in ("fp32", "fp64"):
     for ax in ("X", "Y", "Z"):
-        groups.append((p + " " + ax + " ", "Thomas (", "automatic (+ check"))
-        groups.append((p + " " + ax + " shared bands, ", "Thomas (", "automatic (+ check"))
+        for sb in ("", "shared bands, "):
+            groups.append((p + " " + ax + " " + sb, "Thomas (", "automatic (+ check", "Thomas with check_pivots"))
     for lg in ("24", "20"):
-        groups.append((p + " one system of 2^" + lg + " large plan, ", "pivoting none", "pivoting automatic"))
-for prefix, none_what, auto_what in groups:
+        groups.append((p + " one system of 2^" + lg + " large plan, ", "pivoting none (partition)",
+                       "pivoting automatic", "Thomas with check_pivots"))
+for prefix, none_what, auto_what, cp_what in groups:
     kn, n_c = find(chk, prefix, none_what)
     ka, a_c = find(chk, prefix, auto_what)
     _, n_0 = find(non, prefix, none_what)
+    _, c_0 = find(non, prefix, cp_what)
     if kn is None or ka is None or n_0 is None:
         continue
     kernel = "partition" if "large" in prefix else re.search(r"Thomas \(([a-z_0-9]+)", kn).group(1)
-    print("  %-40s %-24s %8.4f %8.4f %8.4f  %7s %7s %7s" % (prefix.strip(" ,"), kernel, n_c, a_c, n_0,
-                                                          pct(a_c, n_c), pct(n_c, n_0), pct(a_c, n_0)))
-print("  (ms, best run; A: automatic / none, checked build (flag + synchronisation); B: none, checked /")
-print("  no-check build (the tests' arithmetic); whole: automatic, checked / none, no-check build)")
+    print("  %-36s %-20s %8.4f %8.4f %8.4f %8s  %7s %7s %7s %7s" % (
+        prefix.strip(" ,"), kernel, n_c, a_c, n_0, "%8.4f" % c_0 if c_0 else "-", pct(a_c, n_c), pct(n_c, n_0),
+        pct(a_c, n_0), pct(a_c, c_0) if c_0 else "-"))
+print("  (ms, best run. A: automatic / none, checked build: the flag and its synchronisation. B: none,")
+print("  checked / no-check build: the tests' arithmetic. whole: automatic, checked / none, no-check build.")
+print("  whole': automatic, checked / none with check_pivots (the options' default: a zero-pivot flag read")
+print("  after one synchronisation, as before issue 23), no-check build: the stability check's own cost)")
 # Every row of both builds (best run each), as at stop 31.
 print("\n-- every non-pivoting row: checked build / -DADI_THOMAS_CHECK=0 build, best run each --")
 for k, v in chk.items():
