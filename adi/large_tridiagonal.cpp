@@ -113,7 +113,8 @@ struct LargeTridiagonalPlan<T>::Impl {
     (this->*pivot_solve)(a, b, c, shared, d, u);
   }
   // A failed stability check that the plan cannot or may not re-solve with pivoting.
-  [[noreturn]] void unstable(index_t system, index_t row) const;
+  // near: the device names a row of the failing chunk (or, in the reduced system, near it).
+  [[noreturn]] void unstable(index_t system, index_t row, bool near = false) const;
 };
 
 template <class T>
@@ -281,10 +282,11 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
 }
 
 template <class T>
-void LargeTridiagonalPlan<T>::Impl::unstable(index_t s, index_t row) const {
+void LargeTridiagonalPlan<T>::Impl::unstable(index_t s, index_t row, bool near) const {
   const bool fallback = options.pivoting == Pivoting::automatic;
   throw UnstableSystem("large tridiagonal solve (" + std::string(large_kernel_name(kernel)) +
-                           "): zero pivot, or the partition's elimination fails the stability check, at row " +
+                           "): zero pivot, or the partition's elimination fails the stability check, at " +
+                           (near ? "(or, in the reduced interface system, near) " : "") + "row " +
                            detail::number(row) + " of system " + detail::number(s) +
                            (fallback ? "; the in-place solve overwrote d, so it cannot be re-solved with pivoting: "
                                        "pass u != d or set LargeTridiagonalOptions::pivoting to partial"
@@ -342,12 +344,13 @@ void LargeTridiagonalPlan<T>::Impl::solve_cuda(const T* a, const T* b, const T* 
   if (h == 0) return;
   const unsigned long long pos = total - h;
   if (fallback) {
-    if (d == u) unstable(index_t(pos / n), index_t(pos % n));
+    if (d == u) unstable(index_t(pos / n), index_t(pos % n), true);
     pivot(a, b, c, shared, d, u);
     return;
   }
   // As on the host: without a pivot tolerance the flag is a zero pivot or the growth test.
-  if (options.pivoting == Pivoting::none && options.pivot_tolerance == 0) unstable(index_t(pos / n), index_t(pos % n));
+  if (options.pivoting == Pivoting::none && options.pivot_tolerance == 0)
+    unstable(index_t(pos / n), index_t(pos % n), true);
   if (options.check_pivots)
     throw SingularSystem("large tridiagonal solve (" + std::string(large_kernel_name(kernel)) + ", " + exec.name() +
                              "): zero or tiny pivot at (or, in the reduced interface system, near) row " +
