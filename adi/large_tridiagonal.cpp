@@ -42,7 +42,9 @@ int host_cores(const Executor& exec) {
 }
 
 // The pivot flag of the CUDA path: the kernels raise it to (bias - row), so the first
-// bad position over all systems is bias minus its final value (0: none).
+// bad position over all systems is bias minus its final value (0: none). TridiagonalPlan's
+// route (large_lines_solve) keeps it at the start of its workspace; LargeTridiagonalPlan in
+// a device word of its own (Impl::flag_dev).
 constexpr std::size_t kFlagBytes = 256;
 
 std::string where(const Executor& e) { return e.is_host() ? "host" : "device"; }
@@ -80,11 +82,15 @@ struct LargeTridiagonalPlan<T>::Impl {
   // The pivoting route's scratch: from construction with pivoting = partial; with automatic,
   // allocated when a system first fails the stability check (the failure path only).
   detail::Storage pivot_ws;
-  // CUDA, pinned host memory: [0] where the partition's flag is copied back (a direct copy,
-  // not one staged through pageable memory), [1] the pivoting route's flag, which its
-  // kernels write directly (read after the synchronisation: no memset, no copy; as
-  // TridiagonalPlan's, adi/tridiagonal.cpp).
+  // CUDA, pinned host memory the kernels write directly, read after the solve's one
+  // synchronisation (no memset, no copy; as TridiagonalPlan's, adi/tridiagonal.cpp): [0] the
+  // partition's check (the first failing position, published by its direct kernel), [1] the
+  // pivoting route's flag.
   std::shared_ptr<unsigned long long> flags_host;
+  // CUDA: the partition kernels' device flag (raised by atomicMax, zeroed when allocated and
+  // by the kernel that publishes it, so never by the host; not in the workspace, which the
+  // caller may pass, dirty, per solve).
+  detail::Storage flag_dev;
 
   std::size_t pivot_bytes() const;
   void allocate();  // the constructor's last step
@@ -107,7 +113,8 @@ struct LargeTridiagonalPlan<T>::Impl {
     (this->*pivot_solve)(a, b, c, shared, d, u);
   }
   // A failed stability check that the plan cannot or may not re-solve with pivoting.
-  [[noreturn]] void unstable(index_t system, index_t row) const;
+  // near: the device names a row of the failing chunk (or, in the reduced system, near it).
+  [[noreturn]] void unstable(index_t system, index_t row, bool near = false) const;
 };
 
 template <class T>
@@ -150,7 +157,7 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
                     who + "chunk = " + detail::number(o.chunk) + " must be 0 (default) or " + detail::number(lo) +
                         " .. " + detail::number(hi) + " on a CUDA executor");
     p.cuda_chunk = o.chunk > 0 ? o.chunk : cuda_backend::large_default_chunk(sizeof(T));
-    p.ws_bytes = kFlagBytes + cuda_backend::large_workspace_bytes(n, o.periodic, p.cuda_chunk, sizeof(T));
+    p.ws_bytes = cuda_backend::large_workspace_bytes(n, o.periodic, p.cuda_chunk, sizeof(T));
     p.flags_host.reset(static_cast<unsigned long long*>(cuda_backend::pinned_allocate(2 * sizeof(long long))),
                        [](unsigned long long* q) { cuda_backend::pinned_free(q); });
     p.allocate();
@@ -196,6 +203,7 @@ template <class T>
 void LargeTridiagonalPlan<T>::Impl::allocate() {
   if (count == 0) return;
   if (options.allocate_workspace) workspace = detail::Storage(ws_bytes, exec);
+  if (exec.is_cuda()) flag_dev = detail::Storage(sizeof(unsigned long long), exec);  // zeroed
   if (options.pivoting == Pivoting::partial) pivot_ws = detail::Storage(pivot_bytes(), exec);
 }
 
@@ -274,10 +282,11 @@ void LargeTridiagonalPlan<T>::Impl::run(const T* a, const T* b, const T* c, bool
 }
 
 template <class T>
-void LargeTridiagonalPlan<T>::Impl::unstable(index_t s, index_t row) const {
+void LargeTridiagonalPlan<T>::Impl::unstable(index_t s, index_t row, bool near) const {
   const bool fallback = options.pivoting == Pivoting::automatic;
   throw UnstableSystem("large tridiagonal solve (" + std::string(large_kernel_name(kernel)) +
-                           "): zero pivot, or the partition's elimination fails the stability check, at row " +
+                           "): zero pivot, or the partition's elimination fails the stability check, at " +
+                           (near ? "(or, in the reduced interface system, near) " : "") + "row " +
                            detail::number(row) + " of system " + detail::number(s) +
                            (fallback ? "; the in-place solve overwrote d, so it cannot be re-solved with pivoting: "
                                        "pass u != d or set LargeTridiagonalOptions::pivoting to partial"
@@ -320,26 +329,28 @@ void LargeTridiagonalPlan<T>::Impl::solve_cuda(const T* a, const T* b, const T* 
   const index_t band_step = shared ? 0 : stride;
   const bool fallback = options.pivoting == Pivoting::automatic;
   cuda_backend::DeviceGuard device_guard(exec.device());
-  auto* flag = static_cast<unsigned long long*>(ws);
-  void* kws = static_cast<char*>(ws) + kFlagBytes;
   const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
   const bool checked = options.check_pivots || fallback;
-  if (checked) cuda_backend::large_flag_reset(flag, exec.stream());
+  auto* flag = checked ? static_cast<unsigned long long*>(flag_dev.get()) : nullptr;
+  unsigned long long* const report = checked ? flags_host.get() : nullptr;
+  if (report) *report = 0;  // no kernel can be writing it: every checked solve ends synchronised
   for (index_t s = 0; s < count; ++s)
     cuda_backend::large_solve<T>(n, a + s * band_step, b + s * band_step, c + s * band_step, d + s * stride,
-                                 u + s * stride, options.periodic, cuda_chunk, options.pivot_tolerance, kws,
-                                 checked ? flag : nullptr, total - static_cast<unsigned long long>(s) * n,
-                                 exec.stream());
+                                 u + s * stride, options.periodic, cuda_chunk, options.pivot_tolerance, ws, flag,
+                                 total - static_cast<unsigned long long>(s) * n, exec.stream(), 0, report);
   if (!checked) return;
-  unsigned long long& h = flags_host.get()[0];
-  cuda_backend::copy_on_stream(&h, flag, sizeof(h), cuda_backend::Copy::device_to_host, exec.stream());
+  cuda_backend::synchronize(exec.stream());
+  const unsigned long long h = *report;
   if (h == 0) return;
   const unsigned long long pos = total - h;
   if (fallback) {
-    if (d == u) unstable(index_t(pos / n), index_t(pos % n));
+    if (d == u) unstable(index_t(pos / n), index_t(pos % n), true);
     pivot(a, b, c, shared, d, u);
     return;
   }
+  // As on the host: without a pivot tolerance the flag is a zero pivot or the growth test.
+  if (options.pivoting == Pivoting::none && options.pivot_tolerance == 0)
+    unstable(index_t(pos / n), index_t(pos % n), true);
   if (options.check_pivots)
     throw SingularSystem("large tridiagonal solve (" + std::string(large_kernel_name(kernel)) + ", " + exec.name() +
                              "): zero or tiny pivot at (or, in the reduced interface system, near) row " +

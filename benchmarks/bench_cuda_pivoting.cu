@@ -18,6 +18,7 @@
 // The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
+//                       [--routes=1]
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -43,6 +44,8 @@ int g_reps = 20;
 bool g_cusparse = true;  // --cusparse=0 leaves cuSPARSE out (the script's Nsight Compute run)
 bool g_checkcost = true;  // --checkcost=0 leaves the automatic rows out (the Nsight Compute run:
                           // their gated pivoting launches return at once and would be profiled first)
+bool g_routes = true;     // --routes=0 leaves partial pivoting and cuSPARSE out: the check's cost rows
+                          // only (the script's extra passes against the -DADI_THOMAS_CHECK=0 build)
 double g_copy_gbs = 0;
 
 using adi::bench::Dev;
@@ -96,7 +99,7 @@ void speedup(const std::string& what, double ms_adi, double ms_gtsv2) {
 void row(const std::string& what, double ms, double elems, std::size_t vs, int arrays = 5) {
   const double gbs = arrays * elems * vs / ms / 1e6;
   const double pct = 100.0 * gbs / g_copy_gbs;
-  std::printf("%-58s %9.3f ms %8.0f GB/s %6.1f%% of copy\n", what.c_str(), ms, gbs, pct);
+  std::printf("%-58s %9.4f ms %8.0f GB/s %6.1f%% of copy\n", what.c_str(), ms, gbs, pct);
   g_rows.push_back({what, ms, pct});
 }
 
@@ -176,6 +179,9 @@ void bench_box(cusparseHandle_t handle, long long n) {
       return t;
     };
     double t_none = 1e30, t_auto = 1e30, t_dev = 1e30, t_dev_check = 1e30, t_none_s = 1e30, t_auto_s = 1e30;
+    // Thomas with the options' default check_pivots (its zero-pivot flag read after one
+    // synchronisation, as before issue 23): the non-pivoting solve a user gets by default.
+    double t_none_c = 1e30, t_none_cs = 1e30;
     std::string k_none, k_none_s;
     for (int pass = 0; pass < (g_checkcost ? 2 : 0); ++pass) {
       auto r0 = run(adi::Pivoting::none, false);
@@ -190,10 +196,13 @@ void bench_box(cusparseHandle_t handle, long long n) {
       t_none_s = std::min(t_none_s, r1.first);
       k_none_s = r1.second;
       t_auto_s = std::min(t_auto_s, run(adi::Pivoting::automatic, true, true).first);
+      t_none_c = std::min(t_none_c, run(adi::Pivoting::none, true).first);
+      t_none_cs = std::min(t_none_cs, run(adi::Pivoting::none, true, true).first);
     }
     if (g_checkcost) {
       const std::string pa = std::string(prec) + " " + an;
       row(pa + " Thomas (" + k_none + ", pivoting none, no flag)", t_none, total, sizeof(T));
+      row(pa + " Thomas with check_pivots (pivoting none, flag, synchronised)", t_none_c, total, sizeof(T));
       row(pa + " automatic (+ check, pinned flag, synchronised)", t_auto, total, sizeof(T));
       row(pa + " automatic, device fall-back, check_pivots off", t_dev, total, sizeof(T));
       row(pa + " automatic, device fall-back, check_pivots on", t_dev_check, total, sizeof(T));
@@ -204,11 +213,14 @@ void bench_box(cusparseHandle_t handle, long long n) {
                     100.0 * (t_dev_check / t_none - 1));
       g_costs.push_back(text);
       row(pa + " shared bands, Thomas (" + k_none_s + ", pivoting none, no flag)", t_none_s, total, sizeof(T), 2);
+      row(pa + " shared bands, Thomas with check_pivots (pivoting none, flag, synchronised)", t_none_cs, total,
+          sizeof(T), 2);
       row(pa + " shared bands, automatic (+ check, pinned flag, synchronised)", t_auto_s, total, sizeof(T), 2);
       std::snprintf(text, sizeof text, "  %s %-24s %7.3f ms  automatic %+5.1f%%   (shared bands)", pa.c_str(),
                     k_none_s.c_str(), t_none_s, 100.0 * (t_auto_s / t_none_s - 1));
       g_costs.push_back(text);
     }
+    if (!g_routes) continue;
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
     row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", " + (ax == adi::Axis::x ? "tile" : "thread") +
             " route)", t_piv, total, sizeof(T));
@@ -257,18 +269,32 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   CK(cudaDeviceSynchronize());
   const adi::Executor dev = adi::Executor::cuda();
   const std::string tag = std::string(prec) + " one system of 2^" + std::to_string(log2n);
-  double t_partial = 0;
-  for (adi::Pivoting p : {adi::Pivoting::none, adi::Pivoting::automatic, adi::Pivoting::partial}) {
+  auto solve_ms = [&](adi::Pivoting p, bool check = true) {
     adi::LargeTridiagonalOptions o;
     o.pivoting = p;
-    o.check_pivots = p != adi::Pivoting::none;
+    o.check_pivots = check;
     adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
-    const double ms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
-    if (p == adi::Pivoting::partial) t_partial = ms;
-    row(tag + " large plan, pivoting " + adi::pivoting_name(p) +
-            (p == adi::Pivoting::partial ? " (cuda_pivoting, partition route)" : " (partition)"),
-        ms, n, sizeof(T));
+    return time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
+  };
+  // The large plan's check (its growth test, and its flag published into pinned host memory
+  // by the direct kernel, read after one synchronisation; stop 32: a memset and a copy back
+  // before) against no check: taken twice, alternating, the smaller median of each kept.
+  double t_none = 1e30, t_auto = 1e30, t_none_c = 1e30;
+  for (int pass = 0; pass < 2; ++pass) {
+    t_none = std::min(t_none, solve_ms(adi::Pivoting::none, false));
+    t_auto = std::min(t_auto, solve_ms(adi::Pivoting::automatic));
+    t_none_c = std::min(t_none_c, solve_ms(adi::Pivoting::none));
   }
+  row(tag + " large plan, pivoting none (partition)", t_none, n, sizeof(T));
+  row(tag + " large plan, pivoting automatic (partition)", t_auto, n, sizeof(T));
+  row(tag + " large plan, Thomas with check_pivots (pivoting none, flag)", t_none_c, n, sizeof(T));
+  char text[240];
+  std::snprintf(text, sizeof text, "  %s large plan (partition) %7.3f ms  automatic %+5.1f%%", tag.c_str(), t_none,
+                100.0 * (t_auto / t_none - 1));
+  g_costs.push_back(text);
+  if (!g_routes) return;
+  const double t_partial = solve_ms(adi::Pivoting::partial);
+  row(tag + " large plan, pivoting partial (cuda_pivoting, partition route)", t_partial, n, sizeof(T));
   for (bool piv : {true, false}) {
     if (!g_cusparse) break;
     std::size_t bytes = 0;
@@ -297,6 +323,7 @@ int main(int argc, char** argv) {
   g_reps = flag(argc, argv, "reps", 20);
   g_cusparse = flag(argc, argv, "cusparse", 1) != 0;
   g_checkcost = flag(argc, argv, "checkcost", 1) != 0;
+  g_routes = flag(argc, argv, "routes", 1) != 0;
   const int n = flag(argc, argv, "n", 256), large = flag(argc, argv, "large", 24),
             large2 = flag(argc, argv, "large2", 20);
   cudaDeviceProp prop{};

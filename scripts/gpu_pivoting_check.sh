@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Stop 31 (h-piv2), the lead's three calls (each under 10 minutes on an H100 / H200):
-#   OUT=$OUT/piv2_build scripts/gpu_pivoting_check.sh --build-only --with-nocheck
-#   OUT=$OUT/piv2_tests scripts/gpu_pivoting_check.sh --no-build --tests-only
-#   OUT=$OUT/piv2_bench scripts/gpu_pivoting_check.sh --no-build --bench-only --with-nocheck
+# Stop 32 (h-piv3), the lead's three calls (each under 10 minutes on an H100 / H200):
+#   OUT=$OUT/piv3_build scripts/gpu_pivoting_check.sh --build-only --with-nocheck
+#   OUT=$OUT/piv3_tests scripts/gpu_pivoting_check.sh --no-build --tests-only
+#   OUT=$OUT/piv3_bench scripts/gpu_pivoting_check.sh --no-build --bench-only --with-nocheck
+# (stop 32: the large plan's flag in pinned host memory, PivotingCuda.LargePlanAutomaticFlag; the
+# check's cost table at the end, "A / B / whole" per row, each the best of COST_PASSES + 1 runs of
+# the checked and the -DADI_THOMAS_CHECK=0 bench, interleaved.)
 # The pivoting GPU check of issue 23, for one H100 or H200 (< 6 min on 16 cores):
 #   1. builds the pivoting targets with CUDA (sm_90, no VTK, no MPI);
 #   2. runs test_pivoting_cuda (every route of cuda_pivoting against LAPACKE ?gtsv / ?gesv)
@@ -26,7 +29,10 @@
 #                                               [--tests-only | --bench-only]
 #   (--build-only, then --no-build: two calls where one 10-minute device call is too short)
 #   --with-nocheck: also builds bench_cuda_pivoting with -DADI_THOMAS_CHECK=0 and runs it
-#   (the cost of the stability checks = the ratio of the automatic rows; +3-4 min).
+#   (the cost of the stability checks = the ratio of the automatic rows; +3-4 min), then
+#   COST_PASSES (default 2) more runs of each bench with --routes=0 --cusparse=0 (the check's
+#   rows only), alternating builds: the cost table takes each row's best run (the two builds
+#   differed by +-3% on identical code in single runs at stop 31).
 set -u
 OUT=${OUT:-$PWD/out/gpu_pivoting}
 mkdir -p "$OUT"
@@ -113,7 +119,7 @@ sanitizer="not run"
 if [ $tests = 1 ] && [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
   tbin=$(find_bin $B test_pivoting_cuda)
   run_sanitizer "$OUT/sanitizer.log" 300 memcheck "$tbin" \
-    'PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall:PivotingCuda.AutomaticFallBackReusedPlan:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.VariableBatchCheckNamesTheSystem'
+    'PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall:PivotingCuda.AutomaticFallBackReusedPlan:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.VariableBatchCheckNamesTheSystem:PivotingCuda.LargePlanAutomaticFlag'
   run_sanitizer "$OUT/sanitizer.log" 60 racecheck "$tbin" 'PivotingCuda.StagedSmall'
   sanitizer="$([ $status = 0 ] && echo pass || echo FAIL): $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
 fi
@@ -132,13 +138,19 @@ if [ $ncu = 1 ] && [ -n "$bench" ] && [ -n "$NCU" ]; then
 fi
 if [ $benches = 1 ] && [ $nocheck = 1 ] && [ -n "$(find_bin $B0 bench_cuda_pivoting)" ]; then
   timeout 300 "$(find_bin $B0 bench_cuda_pivoting)" --reps=10 > "$OUT/bench_pivoting_nocheck.log" 2>&1
+  # The check's rows again, alternating builds (bench_cost_<pass>_{check,nocheck}.log).
+  for pass in $(seq 1 "${COST_PASSES:-2}"); do
+    [ -n "$bench" ] && timeout 120 "$bench" --reps=10 --routes=0 --cusparse=0 > "$OUT/bench_cost_${pass}_check.log" 2>&1
+    timeout 120 "$(find_bin $B0 bench_cuda_pivoting)" --reps=10 --routes=0 --cusparse=0 \
+      > "$OUT/bench_cost_${pass}_nocheck.log" 2>&1
+  done
 fi
 echo
 echo "== adi pivoting GPU check ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
 echo "| step | result |"
 echo "|---|---|"
 for t in $TESTS $PLAN_TESTS; do echo "| $t | ${result[$t]} |"; done
-echo "| compute-sanitizer (memcheck: EveryRouteSmall, StagedSmall, AutomaticFallBack{ReusedPlan,Errors}, IssueTableCasesThrowWithoutPivoting, VariableBatchCheckNamesTheSystem; racecheck: StagedSmall) | $sanitizer |"
+echo "| compute-sanitizer (memcheck: EveryRouteSmall, StagedSmall, AutomaticFallBack{ReusedPlan,Errors}, IssueTableCasesThrowWithoutPivoting, VariableBatchCheckNamesTheSystem, LargePlanAutomaticFlag; racecheck: StagedSmall) | $sanitizer |"
 sed 's/^/  /' "$summary"
 echo
 echo "-- failing checks (first lines) --"
@@ -174,23 +186,63 @@ sed -n '/^copy bandwidth/p;/^Summary/,$p' "$OUT/bench_pivoting.log" 2> /dev/null
 if [ -f "$OUT/bench_pivoting_nocheck.log" ]; then
   echo "-- bench_cuda_pivoting, -DADI_THOMAS_CHECK=0 (the automatic rows without the checks) --"
   sed -n '/^Summary/,$p' "$OUT/bench_pivoting_nocheck.log"
-  # The checks' whole cost (every device test compiled in against none, same card, same call):
-  # each non-pivoting row of the checked build against the same row of the -DADI_THOMAS_CHECK=0 one.
+  # The checks' cost (same card, same call), each row the best of the full run and the
+  # COST_PASSES check-only runs of its build: A = automatic against Thomas with no flag, same
+  # (checked) build: the flag and its synchronisation; B = Thomas with no flag, checked build
+  # against the -DADI_THOMAS_CHECK=0 one: the tests' arithmetic; whole = automatic (checked)
+  # against Thomas with no flag (no check): what the default costs (target <= 5%).
   echo
-  echo "-- the device checks' cost: checked build / -DADI_THOMAS_CHECK=0 build, same rows ($gpu; target <= 5%) --"
-  python3 - "$OUT/bench_pivoting.log" "$OUT/bench_pivoting_nocheck.log" << 'PY'
-import re, sys
-def rows(path):
+  echo "-- the check's cost, best of $((${COST_PASSES:-2} + 1)) runs per build ($gpu; target: whole <= 5%) --"
+  python3 - "$OUT" << 'PY'
+import glob, re, sys
+def rows(build):  # row -> best ms over the build's runs
     out = {}
-    for line in open(path):
-        m = re.match(r"(\S.*?)\s+([0-9.]+) ms\s+[0-9]+ GB/s", line)
-        if m:
-            out.setdefault(m.group(1).strip(), float(m.group(2)))
+    for path in glob.glob(sys.argv[1] + "/bench_pivoting%s.log" % build) + \
+            sorted(glob.glob(sys.argv[1] + "/bench_cost_*%s.log" % (build or "_check"))):
+        for line in open(path):
+            m = re.match(r"(\S.*?)\s+([0-9.]+) ms\s+[0-9]+ GB/s", line)
+            if m:
+                k, v = m.group(1).strip(), float(m.group(2))
+                out[k] = min(out.get(k, v), v)
     return out
-a, b = rows(sys.argv[1]), rows(sys.argv[2])
-for k, v in a.items():
-    if k in b and ("Thomas (" in k or "automatic" in k or "pivoting none" in k) and b[k] > 0:
-        print("  %-70s %8.3f ms  %8.3f ms  %+6.1f%%" % (k, v, b[k], 100 * (v / b[k] - 1)))
+chk, non = rows(""), rows("_nocheck")
+def find(table, prefix, what):
+    for k, v in table.items():
+        if k.startswith(prefix) and what in k and ("shared bands" in k) == ("shared bands" in prefix):
+            return k, v
+    return None, None
+pct = lambda x, y: "%+6.1f%%" % (100 * (x / y - 1))
+print("  %-36s %-20s %8s %8s %8s %8s  %7s %7s %7s %7s" % ("rows", "kernel", "none", "auto", "none", "none+cp", "A",
+                                                           "B", "whole", "whole'"))
+print("  %-36s %-20s %8s %8s %8s %8s" % ("", "", "checked", "checked", "no check", "no check"))
+groups = []
+for p in ("fp32", "fp64"):
+    for ax in ("X", "Y", "Z"):
+        for sb in ("", "shared bands, "):
+            groups.append((p + " " + ax + " " + sb, "Thomas (", "automatic (+ check", "Thomas with check_pivots"))
+    for lg in ("24", "20"):
+        groups.append((p + " one system of 2^" + lg + " large plan, ", "pivoting none (partition)",
+                       "pivoting automatic", "Thomas with check_pivots"))
+for prefix, none_what, auto_what, cp_what in groups:
+    kn, n_c = find(chk, prefix, none_what)
+    ka, a_c = find(chk, prefix, auto_what)
+    _, n_0 = find(non, prefix, none_what)
+    _, c_0 = find(non, prefix, cp_what)
+    if kn is None or ka is None or n_0 is None:
+        continue
+    kernel = "partition" if "large" in prefix else re.search(r"Thomas \(([a-z_0-9]+)", kn).group(1)
+    print("  %-36s %-20s %8.4f %8.4f %8.4f %8s  %7s %7s %7s %7s" % (
+        prefix.strip(" ,"), kernel, n_c, a_c, n_0, "%8.4f" % c_0 if c_0 else "-", pct(a_c, n_c), pct(n_c, n_0),
+        pct(a_c, n_0), pct(a_c, c_0) if c_0 else "-"))
+print("  (ms, best run. A: automatic / none, checked build: the flag and its synchronisation. B: none,")
+print("  checked / no-check build: the tests' arithmetic. whole: automatic, checked / none, no-check build.")
+print("  whole': automatic, checked / none with check_pivots (the options' default: a zero-pivot flag read")
+print("  after one synchronisation, as before issue 23), no-check build: the stability check's own cost)")
+# Every row of both builds (best run each), as at stop 31.
+print("\n-- every non-pivoting row: checked build / -DADI_THOMAS_CHECK=0 build, best run each --")
+for k, v in chk.items():
+    if k in non and ("Thomas (" in k or "automatic" in k or "pivoting none" in k) and non[k] > 0:
+        print("  %-70s %8.3f ms  %8.3f ms  %+6.1f%%" % (k, v, non[k], 100 * (v / non[k] - 1)))
 PY
 fi
 # One file back (the device returns at most 8): every log in the tarball.

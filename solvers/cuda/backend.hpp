@@ -327,10 +327,12 @@ ADI_CUDA_KERNEL(void large_flag_reset(unsigned long long* flag, void* stream))
 // Enqueues the two-pass partition solve of one system on `stream`. On a bad pivot at row r
 // the kernels raise `pivot_flag` (may be null) to at least flag_bias - r. load: 0 the
 // default, 1 lanes load straight from global memory, 2 tiles staged in shared memory.
+// `report` (pinned host memory, may be null): the solve's last checking kernel raises it to
+// the flag's value and zeroes the flag (which the caller zeroes once, not per solve).
 template <class T>
 ADI_CUDA_KERNEL(void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, int chunk,
                  double tolerance, void* workspace, unsigned long long* pivot_flag, unsigned long long flag_bias,
-                 void* stream, int load = 0))
+                 void* stream, int load = 0, unsigned long long* report = nullptr))
 
 // Batched Hines kernels (solvers/cuda/hines*.cu; adi/hines.hpp). Assume validated input.
 // Threads per block the stack kernel (HinesKernel::cuda_stack) can run for neurons of up to

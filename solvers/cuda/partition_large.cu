@@ -31,7 +31,8 @@ constexpr int kDefaultLoad = 1;
 
 template <class T, int M, bool Staged>
 void run_levels(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, double tol,
-                void* workspace, unsigned long long* flag, unsigned long long bias, cudaStream_t stream) {
+                void* workspace, unsigned long long* flag, unsigned long long bias, unsigned long long* report,
+                cudaStream_t stream) {
   const LevelPlan p = LevelPlan::make(n, M, sizeof(T));
   adi::large::Level<T> L[LevelPlan::kMaxLevels];
   adi::large::make_levels<T>(p, n, a, b, c, d, u, periodic, tol, flag, bias, workspace, L);
@@ -51,10 +52,10 @@ void run_levels(index_t n, const T* a, const T* b, const T* c, const T* d, T* u,
   T* cp = adi::large::direct_scratch<T>(p, workspace, 0);
   T* z = adi::large::direct_scratch<T>(p, workspace, 1);
   if (tail) {
-    k::partition_tail<T, M><<<1, k::kTailWarps * 32, 0, stream>>>(L[last - 1], before,
-                                                                 adi::large::tile_count(before), L[last], cp, z);
+    k::partition_tail<T, M><<<1, k::kTailWarps * 32, 0, stream>>>(
+        L[last - 1], before, adi::large::tile_count(before), L[last], cp, z, report);
   } else {
-    k::partition_direct<T><<<1, 32, 0, stream>>>(L[last], cp, z);
+    k::partition_direct<T><<<1, 32, 0, stream>>>(L[last], cp, z, report);
   }
   ADI_CUDA_CHECK(cudaGetLastError());
   for (int l = passes - 1; l >= 0; --l) {
@@ -70,16 +71,16 @@ void run_levels(index_t n, const T* a, const T* b, const T* c, const T* d, T* u,
 template <class T, int M>
 void run_levels_load(int load, index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic,
                      double tol, void* workspace, unsigned long long* flag, unsigned long long bias,
-                     cudaStream_t stream) {
+                     unsigned long long* report, cudaStream_t stream) {
   // A stage of 32 double rows per lane would not fit the 48 KiB of static shared memory.
   constexpr bool can_stage = sizeof(T) * M <= 128;
   if constexpr (can_stage) {
     if ((load == 0 ? kDefaultLoad : load) == 2) {
-      run_levels<T, M, true>(n, a, b, c, d, u, periodic, tol, workspace, flag, bias, stream);
+      run_levels<T, M, true>(n, a, b, c, d, u, periodic, tol, workspace, flag, bias, report, stream);
       return;
     }
   }
-  run_levels<T, M, false>(n, a, b, c, d, u, periodic, tol, workspace, flag, bias, stream);
+  run_levels<T, M, false>(n, a, b, c, d, u, periodic, tol, workspace, flag, bias, report, stream);
 }
 
 }  // namespace
@@ -99,12 +100,18 @@ void large_flag_reset(unsigned long long* flag, void* stream) {
 template <class T>
 void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, int chunk,
                  double tolerance, void* workspace, unsigned long long* flag, unsigned long long bias,
-                 void* stream, int load) {
+                 void* stream, int load, unsigned long long* report) {
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (chunk) {
-    case 8: run_levels_load<T, 8>(load, n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, s); break;
-    case 16: run_levels_load<T, 16>(load, n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, s); break;
-    case 32: run_levels_load<T, 32>(load, n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, s); break;
+    case 8:
+      run_levels_load<T, 8>(load, n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, report, s);
+      break;
+    case 16:
+      run_levels_load<T, 16>(load, n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, report, s);
+      break;
+    case 32:
+      run_levels_load<T, 32>(load, n, a, b, c, d, u, periodic, tolerance, workspace, flag, bias, report, s);
+      break;
     default:
       throw InvalidArgument("large tridiagonal solve on CUDA: chunk = " + std::to_string(chunk) +
                             " must be 8, 16 or 32");
@@ -112,8 +119,10 @@ void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u
 }
 
 template void large_solve<float>(index_t, const float*, const float*, const float*, const float*, float*, bool, int,
-                                 double, void*, unsigned long long*, unsigned long long, void*, int);
+                                 double, void*, unsigned long long*, unsigned long long, void*, int,
+                                 unsigned long long*);
 template void large_solve<double>(index_t, const double*, const double*, const double*, const double*, double*,
-                                  bool, int, double, void*, unsigned long long*, unsigned long long, void*, int);
+                                  bool, int, double, void*, unsigned long long*, unsigned long long, void*, int,
+                                  unsigned long long*);
 
 }  // namespace adi::cuda_backend

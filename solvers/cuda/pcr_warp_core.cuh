@@ -107,7 +107,11 @@ __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec =
   bad |= lane < S && bad_pivot(B);
   const T rb = recip(B);
   T a = A * rb, c = C * rb;
-  if (Check) bad |= lane < S && (common::thomas_unsafe_on_device(a) || common::thomas_unsafe_on_device(c));
+  // Check: OR-ed over the levels and masked to the busy lanes once after them, with bitwise
+  // operators: `bad |= lane < S && (.. || ..)` per level made nvcc branch around the tests (two
+  // divergent branch regions per instance, stop 32; the same fire condition).
+  bool unsafe = false;
+  if (Check) unsafe = common::thomas_unsafe_on_device(a) | common::thomas_unsafe_on_device(c);
 #pragma unroll
   for (int k = 0; k < R; ++k) D[k] *= rb;
   if (Record) rec[lane] = rb;
@@ -149,8 +153,9 @@ __device__ void pcr_reduced(T A, T B, T C, T (&D)[R], int S, bool& bad, T* rec =
     const T an = -a * am * r, cn = -c * cp * r;
     a = an;
     c = cn;
-    if (Check) bad |= lane < S && (common::thomas_unsafe_on_device(a) || common::thomas_unsafe_on_device(c));
+    if (Check) unsafe |= common::thomas_unsafe_on_device(a) | common::thomas_unsafe_on_device(c);
   }
+  if (Check) bad |= (lane < S) & unsafe;
 }
 
 // The reduced system (A x_{s-1} + B x_s + C x_{s+1} = D on lane s), cyclic when periodic.

@@ -59,23 +59,6 @@ __device__ __forceinline__ common::PartitionRowValues<T> partition_row(const T* 
   return {row == 0 ? T(0) : a[ce], b[ce], row == n - 1 ? T(0) : c[ce], d[e]};
 }
 
-// The warp's 32 partitions, array q staged through shared memory: v[r] = row r of this
-// lane's partition. Consecutive lanes load consecutive elements of the warp's run.
-template <class T, class Get>
-__device__ __forceinline__ void partition_stage(T* tile, Get get, T (&v)[kPivotPartitionRows]) {
-  constexpr int M = kPivotPartitionRows;
-  const int lane = static_cast<int>(threadIdx.x) % kWarp;
-#pragma unroll
-  for (int t = 0; t < M; ++t) {
-    const int idx = t * kWarp + lane;
-    tile[idx] = get(idx / M, idx % M);  // tile[p * M + r]
-  }
-  __syncwarp();
-#pragma unroll
-  for (int r = 0; r < M; ++r) v[r] = tile[lane * M + r];
-  __syncwarp();
-}
-
 // The elements of the warp's 32 partitions: each lane finds its own partition's first row
 // once (one division), and row r of the warp's partition p is read off lane p by shuffles
 // (the whole warp calls element()). Before stop 29 every element of every array computed
@@ -94,32 +77,50 @@ struct PartitionRun {
   }
 };
 
+// One array of the warp's 32 partitions through shared memory: in[t] is element t * 32 + lane
+// of the warp's run (row idx % M of partition idx / M); v[r] = row r of this lane's partition.
+template <class T>
+__device__ __forceinline__ void partition_transpose(T* tile, const T (&in)[kPivotPartitionRows],
+                                                    T (&v)[kPivotPartitionRows]) {
+  constexpr int M = kPivotPartitionRows;
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+#pragma unroll
+  for (int t = 0; t < M; ++t) tile[t * kWarp + lane] = in[t];  // tile[p * M + r]
+  __syncwarp();
+#pragma unroll
+  for (int r = 0; r < M; ++r) v[r] = tile[lane * M + r];
+  __syncwarp();
+}
+
+// The warp's partitions' a, b, c, d as partition_row gives them (rows past the end (0, 1, 0 |
+// 0), the line's a_0 and c_{n-1} zero), consecutive lanes loading consecutive elements. Every
+// load of the four arrays is issued before the first store to the tile, and each element's
+// address is found once for the four (stop 32: one array at a time held 17 loads a lane in
+// flight, 68 now, and took 8 shuffles an element instead of 2; fp32 one system of 2^24 was
+// 1.9-2.0x cuSPARSE gtsv2 against the 3x asked).
 template <class T, bool Shared>
 __device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionRun& run, const T* a, const T* b,
                                                      const T* c, const T* d, T (&ra)[kPivotPartitionRows],
                                                      T (&rb)[kPivotPartitionRows], T (&rc)[kPivotPartitionRows],
                                                      T (&rd)[kPivotPartitionRows]) {
-  // One staged array at a time (partition_row's values).
-  partition_stage<T>(tile, [&](int p, int r) {
+  constexpr int M = kPivotPartitionRows;
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+  T la[M], lb[M], lc[M], ld[M];
+#pragma unroll
+  for (int t = 0; t < M; ++t) {
+    const int idx = t * kWarp + lane;
     i64 row;
-    const i64 e = run.element(p, r, row);
-    return e < 0 || row == 0 ? T(0) : a[Shared ? row : e];
-  }, ra);
-  partition_stage<T>(tile, [&](int p, int r) {
-    i64 row;
-    const i64 e = run.element(p, r, row);
-    return e < 0 ? T(1) : b[Shared ? row : e];
-  }, rb);
-  partition_stage<T>(tile, [&](int p, int r) {
-    i64 row;
-    const i64 e = run.element(p, r, row);
-    return e < 0 || row == run.n - 1 ? T(0) : c[Shared ? row : e];
-  }, rc);
-  partition_stage<T>(tile, [&](int p, int r) {
-    i64 row;
-    const i64 e = run.element(p, r, row);
-    return e < 0 ? T(0) : d[e];
-  }, rd);
+    const i64 e = run.element(idx / M, idx % M, row);
+    const i64 eb = Shared ? row : e;
+    la[t] = e < 0 || row == 0 ? T(0) : a[eb];
+    lb[t] = e < 0 ? T(1) : b[eb];
+    lc[t] = e < 0 || row == run.n - 1 ? T(0) : c[eb];
+    ld[t] = e < 0 ? T(0) : d[e];
+  }
+  partition_transpose<T>(tile, la, ra);
+  partition_transpose<T>(tile, lb, rb);
+  partition_transpose<T>(tile, lc, rc);
+  partition_transpose<T>(tile, ld, rd);
 }
 
 // Where a warp of the reduce and fill passes stands: its first partition (warp_gp), this

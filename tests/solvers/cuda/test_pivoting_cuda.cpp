@@ -12,6 +12,7 @@
 // Outputs are poisoned with NaN. Skips loudly without a device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <initializer_list>
 #include <limits>
@@ -426,6 +427,69 @@ TEST_F(PivotingCuda, AutomaticFallBackReusedPlan) {
             << (device ? "device" : "host") << " fall-back, unsafe line " << bad << ": " << detail;
       }
     }
+}
+
+// The large plan's check (LargeTridiagonalPlan, 3 systems of 5000 rows: the partition's
+// device flag is published into pinned host memory by its direct kernel, which clears it;
+// the host neither clears nor copies it, stop 32). One plan per option, reused over unsafe
+// and safe batches: a flag lost would return Thomas's answer (automatic) or no error (none),
+// a stale one would throw on the safe batch after an unsafe one. With two unsafe systems the
+// first is named; in place automatic refuses; a dirty caller workspace is harmless.
+TEST_F(PivotingCuda, LargePlanAutomaticFlag) {
+  const index_t n = 5000, count = 3;
+  const LineSet l = adi::to_lines(adi::StridedLines::contiguous(n, count));
+  const adi::Executor dev = adi::Executor::cuda();
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const std::string prec = sizeof(T) == 4 ? "fp32" : "fp64";
+    adi::LargeTridiagonalOptions o;  // automatic, check_pivots
+    adi::LargeTridiagonalPlan<T> automatic(dev, n, count, n, o);
+    o.pivoting = Pivoting::none;
+    adi::LargeTridiagonalPlan<T> none(dev, n, count, n, o);
+    adi::Array<char> dirty(static_cast<index_t>(automatic.workspace_bytes()), dev);
+    dirty.copy_from_host(std::vector<char>(automatic.workspace_bytes(), char(0xff)).data());
+    // bad: the unsafe systems (issue 23's b = 1e-8, a = c = 1), -1 none.
+    for (std::pair<index_t, index_t> bad : {std::pair<index_t, index_t>{1, -1}, {-1, -1}, {2, -1}, {-1, -1},
+                                            {1, 2}, {0, -1}, {-1, -1}}) {
+      auto k = mixed_case<T>(l, false, false, bad.second, 17, Unsafe::issue);
+      if (bad.first >= 0) {
+        const auto first = mixed_case<T>(l, false, false, bad.first, 19, Unsafe::issue);
+        const std::size_t o0 = static_cast<std::size_t>(l.offset(bad.first)), o1 = o0 + static_cast<std::size_t>(n);
+        for (auto [to, from] : {std::pair{&k.a, &first.a}, {&k.b, &first.b}, {&k.c, &first.c}, {&k.d, &first.d}})
+          std::copy(from->begin() + o0, from->begin() + o1, to->begin() + o0);
+      }
+      const std::string where = prec + " unsafe systems " + std::to_string(bad.first) + ", " +
+                                std::to_string(bad.second);
+      adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
+      const adi::Bands<T> bands{a.data(), b.data(), c.data()};
+      try {
+        none.solve(bands, d.data(), u.data());
+        if (bad.first >= 0) ADD_FAILURE() << "none: no UnstableSystem, " << where;
+      } catch (const adi::UnstableSystem& e) {
+        EXPECT_EQ(e.system(), bad.first) << "none, " << where << ": " << e.what();
+      }
+      for (bool user_ws : {false, true}) {
+        u = up(k.u);
+        if (user_ws)
+          automatic.solve(bands, d.data(), u.data(), dirty.data(), automatic.workspace_bytes());
+        else
+          automatic.solve(bands, d.data(), u.data());
+        u.copy_to_host(k.u.data());
+        std::string detail;
+        EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+            << "automatic, " << where << (user_ws ? ", dirty workspace" : "") << ": " << detail;
+      }
+      if (bad.first < 0) continue;
+      try {
+        automatic.solve(bands, d.data(), d.data());
+        ADD_FAILURE() << "automatic in place: no UnstableSystem, " << where;
+      } catch (const adi::UnstableSystem& e) {
+        EXPECT_EQ(e.system(), bad.first) << "automatic in place, " << where << ": " << e.what();
+      }
+    }
+  };
+  run(0.0f);
+  run(0.0);
 }
 
 // A singular line under automatic: Thomas flags it, the fall-back meets the zero pivot, and
