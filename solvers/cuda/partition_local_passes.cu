@@ -4,6 +4,7 @@
 // row access is coalesced; the loads of a row do not depend on the recurrence, so the
 // unrolled loop issues them ahead of it.
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 
 #include "solvers/cuda/check.cuh"
@@ -279,9 +280,10 @@ struct RowTiles {
   T v[kThreads / kWarp][kWarp][kWarp + 1];
 };
 
-// Warp-collective: rows R .. R+31 (< n) of the warp's lines (first line wl0, L lines in all)
-// between `src` / `dst` (sub-segment base r0 of each line) and the warp's tile; tile[k][t] is
-// row R+t of line wl0+k.
+// Warp-collective: rows R .. R+31 (0 <= row < n; R < 0 for the first tile of a tiling aligned
+// to memory, tile_shift) of the warp's lines (first line wl0, L lines in all) between `src` /
+// `dst` (sub-segment base r0 of each line) and the warp's tile; tile[k][t] is row R+t of line
+// wl0+k.
 // tile_fill: tile[k][t] = value(line, row in the segment, offset) of row R+t of line wl0+k.
 // B = 1: one line at a time (each lane's load waits in its shared store before the next line's
 // is issued, and every lane works out every line's offset: a 64-bit division each). B > 1
@@ -294,12 +296,12 @@ __device__ __forceinline__ void tile_fill(const LineSet& ls, index_t L, index_t 
   const int lane = int(threadIdx.x) & (kWarp - 1);
   __syncwarp();
   if constexpr (B <= 1) {
-    if (R + lane < n)
+    if (R + lane >= 0 && R + lane < n)
       for (int k = 0; k < kWarp && wl0 + k < L; ++k)
         tile[k][lane] = value(wl0 + k, r0 + R + lane, line_offset(ls, wl0 + k) + r0 + R + lane);
   } else {
     const index_t own = line_offset(ls, wl0 + lane < L ? wl0 + lane : wl0);
-    const bool row = R + lane < n;
+    const bool row = R + lane >= 0 && R + lane < n;
     for (int k0 = 0; k0 < kWarp; k0 += B) {
       T v[B];
 #pragma unroll
@@ -325,11 +327,11 @@ __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t
   const int lane = int(threadIdx.x) & (kWarp - 1);
   __syncwarp();
   if constexpr (B <= 1) {
-    if (R + lane < n)
+    if (R + lane >= 0 && R + lane < n)
       for (int k = 0; k < kWarp && wl0 + k < L; ++k) dst[line_offset(ls, wl0 + k) + r0 + R + lane] = tile[k][lane];
   } else {
     const index_t own = line_offset(ls, wl0 + lane < L ? wl0 + lane : wl0);
-    const bool row = R + lane < n;
+    const bool row = R + lane >= 0 && R + lane < n;
 #pragma unroll 8
     for (int k = 0; k < kWarp; ++k) {
       const index_t o = __shfl_sync(0xffffffffu, own, k);
@@ -339,11 +341,22 @@ __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t
   __syncwarp();
 }
 
+// The tiles of a warp aligned to memory (Workspace::l2_prefetch): tile t holds rows
+// 32t - shift .. 32t - shift + 31, shift = row 0's place in its 64 bytes (the same for every
+// line of a field: rows are padded to 64 bytes), so that no sector is split between two tiles
+// (its halves read, and written, a tile's time apart: a DRAM read again, or a partial write,
+// once L2 has dropped it). Rank 1 of an x split has its rows one value off (the ghost plane
+// before them). p: row 0 of the warp's first line.
+template <class T>
+__device__ __forceinline__ int tile_shift(const T* p) {
+  return int((reinterpret_cast<std::uintptr_t>(p) / sizeof(T)) % (64 / sizeof(T)));
+}
+
 // tile_fill of an ADI stage's right-hand side with v read once per row (Workspace::l2_prefetch):
 // lane j loads v and base at row R+j of line wl0+k; v at rows R+j-1 and R+j+1 come from the
 // neighbouring lanes, at the tile's edges from `carry` (v at row R-1 of lane k's own line,
-// kept from the previous tile; the first tile loads it) and from one load of row R+32 by the
-// last lane (the next tile's first row, already requested into L2 by the caller). Loading
+// kept from the previous tile; the first tile, R <= 0, loads it) and from one load of the row
+// after the tile by its last lane (the next tile's first row, already requested into L2 by the caller). Loading
 // v[o-1], v[o], v[o+1] instead (tile_fill with the row formula) touches the sectors across
 // both tile edges once more per tile, a DRAM read again when L2 has dropped them (stop 31's
 // x-split reduce read 3.44 fields where 2 are expected). own: lane's line offset (line_offset
@@ -355,21 +368,24 @@ __device__ __forceinline__ void tile_fill_stage(index_t L, index_t wl0, index_t 
                                                 index_t own, const T* v, const T* base, bool lo_open, bool hi_open,
                                                 T& carry, const Rhs& rhs, T (*tile)[kWarp + 1]) {
   const int lane = int(threadIdx.x) & (kWarp - 1);
-  const int last = int(n - R < kWarp ? n - R : kWarp) - 1;  // the tile's last row's lane
-  const bool row = lane <= last;
+  const int first = R < 0 ? int(-R) : 0;                     // the tile's first row's lane
+  const int last = int(n - R < kWarp ? n - R : kWarp) - 1;  // ... and its last row's
+  const bool row = lane >= first && lane <= last;
   __syncwarp();
   for (int k0 = 0; k0 < kWarp; k0 += B) {
-    T vc[B], bs[B], elo[B], ehi[B];
+    // edge: v at the row before the tile (its first lane, first tile) or after it (its last
+    // lane); never both: a first tile has >= 2 rows (n >= 2, 64 bytes >= 2 values)
+    T vc[B], bs[B], edge[B];
 #pragma unroll
     for (int j = 0; j < B; ++j) {
-      vc[j] = bs[j] = elo[j] = ehi[j] = T(0);
+      vc[j] = bs[j] = edge[j] = T(0);
       const index_t o = __shfl_sync(0xffffffffu, own, k0 + j) + r0 + R + lane;  // (every lane takes part)
       if (row && wl0 + k0 + j < L) {
         bs[j] = base[o];
         if (v) {
           vc[j] = v[o];
-          if (lane == 0 && R == 0 && !lo_open) elo[j] = v[o - 1];
-          if (lane == last && !(hi_open && R + lane == n - 1)) ehi[j] = v[o + 1];
+          if (lane == first && R <= 0 && !lo_open) edge[j] = v[o - 1];
+          if (lane == last && !(hi_open && R + lane == n - 1)) edge[j] = v[o + 1];
         }
       }
     }
@@ -381,8 +397,8 @@ __device__ __forceinline__ void tile_fill_stage(index_t L, index_t wl0, index_t 
       T vm = __shfl_up_sync(0xffffffffu, vc[j], 1), vp = __shfl_down_sync(0xffffffffu, vc[j], 1);
       const T before = __shfl_sync(0xffffffffu, carry, k), next = __shfl_sync(0xffffffffu, vc[j], kWarp - 1);
       if (lane == k) carry = next;  // v at row R+31 of lane k's line: the next tile's row before
-      if (lane == 0) vm = R == 0 ? elo[j] : before;
-      if (lane == last) vp = ehi[j];
+      if (lane == first) vm = R <= 0 ? edge[j] : before;
+      if (lane == last) vp = edge[j];
       if (row) tile[k][lane] = rhs(wl0 + k, r0 + R + lane, o, bs[j], vm, vc[j], vp);
     }
   }
@@ -394,7 +410,8 @@ __device__ __forceinline__ void tile_fill_stage(index_t L, index_t wl0, index_t 
 // the stage's right-hand side from g (the neighbours along the line are adjacent words of the
 // same cache lines); u may be g.base, not g.v (a tile's first row reads the row before it,
 // already stored). L2 (Workspace::l2_prefetch): each lane requests its line's next tile into L2
-// as a tile is filled, and the stage's v is read once per row (tile_fill_stage).
+// as a tile is filled, the stage's v is read once per row (tile_fill_stage), and the tiles are
+// aligned to memory (tile_shift).
 template <class T, bool Stage = false, int B = 1, bool L2 = false>
 __global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
     reduce_rows_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
@@ -409,7 +426,9 @@ __global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
   const index_t l = wl0 + lane;
   const int s = int(blockIdx.y);
   const index_t m = ls.n, r0 = m * s / S, r1 = m * (s + 1) / S, n = r1 - r0;
-  index_t R = -kWarp;  // first row of the tile held
+  // L2: tiles aligned to memory (tile_shift); R: first row of the tile held (R + 32 <= 0: none yet)
+  const int sh = L2 ? tile_shift(u + line_offset(ls, wl0) + r0) : 0;
+  index_t R = -kWarp - sh;
   // Stage: row `row` of this rank's segment of line `line`, at offset o, from base and v there.
   auto rhs_row = [&](index_t line, index_t row, index_t o, T base_r, T vm, T vc, T vp) -> T {
     const bool lo_end = first_open && row == 0, hi_end = last_open && row == m - 1;
@@ -433,8 +452,8 @@ __global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
   T carry = T(0);
   auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
     if (i >= R + kWarp) {  // the same i on every lane: the warp moves on together
-      if (R >= 0) tile_store<B>(ls, L, wl0, r0, R, n, u, tile);
-      R = i - i % kWarp;
+      if (R + kWarp > 0) tile_store<B>(ls, L, wl0, r0, R, n, u, tile);
+      R = i - (i + sh) % kWarp;
       if constexpr (L2)
         if (R + kWarp < n && l < L) {
           const index_t o = own + r0 + R + kWarp;
@@ -478,7 +497,8 @@ __global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
 }
 
 // back_kernel<T, true> for stride-1 lines: tiles of 32 rows from the sub-segment's top. L2:
-// each lane requests its line's next tile (the one below) into L2 as a tile is loaded.
+// each lane requests its line's next tile (the one below) into L2 as a tile is loaded, and the
+// tiles are aligned to memory (tile_shift).
 template <class T, int B = 1, bool L2 = false>
 __global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
     back_rows_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
@@ -497,12 +517,16 @@ __global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
   T nx = !live ? T(0) : S == 1 ? sol[2 * l + 1] : sol1[(2 * index_t(s) + 1) * L + l];
   if (S == 1 && bad && live && !(isfinite(u0) && isfinite(nx))) *bad = 1;  // S > 1: back_chain_kernel checked
   const index_t own = L2 ? line_offset(ls, live ? l : wl0) : 0;
-  for (index_t R = ((n - 1) / kWarp) * kWarp; R >= 0; R -= kWarp) {
+  const int sh = L2 ? tile_shift(u + line_offset(ls, wl0) + r0) : 0;  // (tiles aligned to memory)
+  for (index_t R = ((n - 1 + sh) / kWarp) * kWarp - sh; R + kWarp > 0; R -= kWarp) {
     if constexpr (L2)
-      if (R >= kWarp && live) prefetch_l2_range(u + own + r0 + R - kWarp, kWarp * sizeof(T));
+      if (R > 0 && live) {
+        const index_t below = R - kWarp > 0 ? R - kWarp : 0;
+        prefetch_l2_range(u + own + r0 + below, std::size_t(R - below) * sizeof(T));
+      }
     tile_load<B>(ls, L, wl0, r0, R, n, u, tile);
     const index_t top = R + kWarp - 1 < n - 1 ? R + kWarp - 1 : n - 1;
-    for (index_t i = top; i >= R; --i) {
+    for (index_t i = top; i >= R && i >= 0; --i) {
       T v = nx;  // row n-1: the segment's last unknown
       if (i == 0)
         v = u0;
