@@ -96,9 +96,9 @@ struct DistributedOptions {
   // at a time, the kernels before (kept for comparison).
   bool device_prefetch = true;
   // With device_prefetch: rows also requested into L2 well ahead of their loads (lines along Y
-  // and Z: 16 rows ahead; along X: each line's next tile), and the X tiles of an ADI stage read
-  // V once per row instead of three times across tile edges (partition::Workspace::l2_prefetch,
-  // stop 32). false: the stop 31 passes (kept for comparison).
+  // and Z: 16 rows ahead; along X: each line's next tile), the X tiles of an ADI stage read V
+  // once per row instead of three times across tile edges, and the X tiles aligned to memory
+  // (partition::Workspace::l2_prefetch, stop 32). false: the stop 31 passes (kept for comparison).
   bool device_l2_prefetch = true;
 };
 

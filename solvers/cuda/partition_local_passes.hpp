@@ -42,8 +42,9 @@ struct Workspace {
   // (Y, Z: kL2Ahead rows ahead; X: each line's next tile, one bulk prefetch per line and
   // array), so that more of DRAM's latency is hidden than two register buffers can; and along
   // X the stage's v read once per row (its neighbours by warp shuffle, the row before a tile
-  // carried from the previous one) instead of three times across tile edges. false: the
-  // stop 31 kernels.
+  // carried from the previous one) instead of three times across tile edges, and the X tiles
+  // aligned to 64 bytes of memory (no sector split between two tiles). false: the stop 31
+  // kernels.
   bool l2_prefetch = true;
 };
 
