@@ -88,7 +88,7 @@ NG=$(nvidia-smi -L 2>/dev/null | wc -l)
 step "halo tests np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange"
 step "tridiagonal device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
   --gtest_filter='*Device*'
-step "adi device np2" 150 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
+step "adi device np2" 240 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
 grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL stage|StageInPasses:|Prefetch:" "$OUT/tests.log" |
   sort -u >>"$S"
 # 2. memcheck on 2 ranks (one log per rank).
