@@ -38,7 +38,10 @@
 #     (v = 7, 8 without it), and every table as a same-run A/B: "z" (L2, the default) against
 #     "z no-l2" (stop 31's passes); public case with and without (--no-l2); the ncu tables of a
 #     z- and an x-split step with and without (L2 request and miss sectors too); at the end one
-#     before/after table of #18's rows (tests/mpi/step_before_after.py).
+#     before/after table of #18's rows (tests/mpi/step_before_after.py);
+#   - the weak rows also with the operator's explicit fold forced to `separate` ("z sep.fold",
+#     bench_mpi_heat --fold both): the same as "z" unless adi/operator.cpp folds with a subdomain
+#     (h-mpi3's patch, /work/notes/gpu/s32/mpi3_operator_stencil_fold_with_subdomain.patch).
 # Logs tarred into $OUT/logs.tgz; tables at the end of stdout. Run part ~2-3 minutes.
 #
 #   OUT=/tmp/o tests/mpi/gpu_step_check.sh                # build (build-mpi-gpu) + run
@@ -96,7 +99,7 @@ memcheck_step "memcheck halo np2" "$OUT/cs_halo" "$B/tests/test_halo_exchange" -
 memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x,z --no-nccl-bandwidth
 # 3. The tables.
 H="$B/benchmarks/bench_mpi_heat"
-step "heat weak np2" 150 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --l2 both
+step "heat weak np2" 200 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --l2 both --fold both
 step "heat strong np2" 150 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --l2 both
 step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
 step "public np2 no-l2" 60 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \

@@ -74,6 +74,10 @@ def main():
     print("| strong 512^3, 1 GPU | %s | (same) | |" % ref)
     for sp in ("z", "y", "x"):
         print("| strong %s, speed-up | %s | %s | 1.8x |" % (sp, cell(strong, sp, "strong"), cell(strong, sp + " " + tag, "strong")))
+    if weak and any(k.endswith(" sep.fold") for k in weak[0]):
+        for sp in ("z", "y", "x"):
+            print("| weak %s, explicit fold as built / forced separate | %s | %s | |"
+                  % (sp, cell(weak, sp, "weak"), cell(weak, sp + " sep.fold", "weak")))
     ms = public_rows(pub)
     after = "%.3f ms" % ms[0] if ms else "-"
     before = "%.3f ms" % ms[-1] if len(ms) > 1 else "-"
