@@ -78,6 +78,12 @@ struct Args {
   std::string prefetch = "on";  // --prefetch on|off|both: the partition passes' rows loaded a chunk ahead
                                 // of their stores (stop 31), one at a time (before), or both rows
   bool no_prefetch = false;     // this case's (set per row from prefetch)
+  std::string l2 = "on";  // --l2 on|off|both: with prefetch, rows also requested into L2 ahead and the x
+                          // stage's V read once per row (stop 32), or not (stop 31's passes), or both rows
+  bool no_l2 = false;     // this case's (set per row from l2)
+  std::string fold = "default";  // --fold default|separate|both: the operator's explicit fold as built (CUDA:
+                                 // stencil), or ExplicitFold::separate (apply() then the stage), or both rows
+  bool separate_fold = false;    // this case's (set per row from fold)
   bool profile = false;  // --profile: no 1-rank reference; the second timed step of each split inside
                          // cudaProfilerStart/Stop (nsys --capture-range=cudaProfilerApi, ncu --profile-from-start off)
   bool pair_bandwidth = true;  // --no-nccl-bandwidth: skip the NCCL pair bandwidth (e.g. under memcheck)  // --strong: the global grid is N^3 whatever the ranks (strong scaling)
@@ -155,7 +161,9 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   lines.transport = mpi::transport_from_name(args.transport);
   lines.stage_in_passes = !args.separate_rhs;
   lines.device_prefetch = !args.no_prefetch;
+  lines.device_l2_prefetch = !args.no_l2;
   AdiSolver<T> heat(grid, Pde::heat(1, 1, 1), bc, Scheme::douglas(), exec, mpi::subdomain(procs, dec, lines));
+  if (args.separate_fold) heat.op().set_explicit_fold(Operator<T>::ExplicitFold::separate);
   const Operator<T>& op = heat.op();
   Field<T> u = op.make_field();
   const double fill0 = MPI_Wtime();  // the initial field is not part of "plan + first step"
@@ -332,13 +340,20 @@ void run(const Args& args, int rank, int size) {
       auto wanted = [](const std::string& choice, const char* off, int v) {
         return v == 0 ? choice != off : choice == off || choice == "both";
       };
-      for (int v = 0; v < 4; ++v) {  // v & 1: the separate right-hand side, v & 2: no prefetch
-        if (!wanted(args.rhs, "separate", v & 1) || !wanted(args.prefetch, "off", (v >> 1) & 1)) continue;
+      for (int v = 0; v < 16; ++v) {  // v & 1: separate right-hand side, 2: no prefetch, 4: no L2, 8: separate fold
+        if (!wanted(args.rhs, "separate", v & 1) || !wanted(args.prefetch, "off", (v >> 1) & 1) ||
+            !wanted(args.l2, "off", (v >> 2) & 1) || !wanted(args.fold, "separate", (v >> 3) & 1))
+          continue;
+        if ((v & 8) && (v & 7)) continue;  // (the separate fold: against the default row only)
+        if ((v & 2) && (v & 4) && args.l2 == "both") continue;  // (no prefetch: no L2 either; one row)
         Args case_args = args;
         case_args.separate_rhs = (v & 1) != 0;
         case_args.no_prefetch = (v & 2) != 0;
+        case_args.no_l2 = (v & 4) != 0;
+        case_args.separate_fold = (v & 8) != 0;
         Row r = run_case<T>(case_args, MPI_COMM_WORLD, dims, exec);
-        r.split = spec + (v & 1 ? " sep.rhs" : "") + (v & 2 ? " no-pf" : "");
+        r.split = spec + (v & 1 ? " sep.rhs" : "") + (v & 2 ? " no-pf" : "") + (v & 4 ? " no-l2" : "") +
+                  (v & 8 ? " sep.fold" : "");
         if (exec.is_cuda()) r.per_gpu = (size + cuda_backend::device_count() - 1) / cuda_backend::device_count();
         rows.push_back(r);
       }
@@ -412,6 +427,8 @@ int main(int argc, char** argv) {
     else if (a == "--profile") args.profile = true;
     else if (a == "--rhs") args.rhs = value();
     else if (a == "--prefetch") args.prefetch = value();
+    else if (a == "--l2") args.l2 = value();
+    else if (a == "--fold") args.fold = value();
     else if (a == "--no-nccl-bandwidth") args.pair_bandwidth = false;
     else if (a == "--transport") args.transport = value();
     else if (a == "--help" || a == "-h") {
@@ -422,6 +439,8 @@ int main(int argc, char** argv) {
                     "[--profile (no 1-rank reference; the 2nd timed step in a cudaProfilerStart/Stop range)] "
                     "[--rhs passes|separate|both (split stage's right-hand side in the partition passes or apart)] "
                     "[--prefetch on|off|both (partition passes: rows loaded a chunk ahead, or one at a time)] "
+                    "[--l2 on|off|both (with prefetch: rows also requested into L2 ahead, x stage's V read once)] "
+                    "[--fold default|separate|both (the operator's explicit fold as built, or apply() then the stage)] "
                     "[--transport automatic|host_staging|nccl|cuda_aware_mpi]\n");
       rc = -1;
     } else {
@@ -431,7 +450,9 @@ int main(int argc, char** argv) {
   if (rc == 0 && (args.n < 4 || args.reps < 1 || (args.memory != "device" && args.memory != "host") ||
                   (args.precision != "double" && args.precision != "float") ||
                   (args.rhs != "passes" && args.rhs != "separate" && args.rhs != "both") ||
-                  (args.prefetch != "on" && args.prefetch != "off" && args.prefetch != "both")))
+                  (args.prefetch != "on" && args.prefetch != "off" && args.prefetch != "both") ||
+                  (args.l2 != "on" && args.l2 != "off" && args.l2 != "both") ||
+                  (args.fold != "default" && args.fold != "separate" && args.fold != "both")))
     rc = 2;
   if (rc == 0 && args.memory == "device" && !Executor::cuda_available()) {
     if (rank == 0) std::fprintf(stderr, "bench_mpi_heat: no CUDA device; use --memory host\n");

@@ -66,6 +66,7 @@ struct Args {
   std::string reduced_solve = "automatic";  // with one transport: automatic, host, device
   bool nccl_probe = false;     // try ncclCommInitRank without the one-GPU-per-rank check
   bool prefetch = true;        // --no-prefetch: the partition passes one row at a time (before stop 31)
+  bool l2 = true;              // --no-l2: rows not requested into L2 ahead (stop 31's passes)
 };
 
 // The (transport, reduced-solve site) pairs a device run compares.
@@ -178,6 +179,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     adi::mpi::DistributedOptions opts{false, s};
     opts.device_subsegments = args.subsegments;
     opts.device_prefetch = args.prefetch;
+    opts.device_l2_prefetch = args.l2;
     opts.transport = tr;
     opts.reduced_solve = site;
     opts.timing_barrier = true;  // waiting for the slower rank timed apart from the exchange
@@ -389,12 +391,14 @@ int main(int argc, char** argv) {
       args.nccl_probe = true;
     } else if (a == "--no-prefetch") {
       args.prefetch = false;
+    } else if (a == "--no-l2") {
+      args.l2 = false;
     } else {
       if (rank == 0)
         std::printf("usage: mpirun -np P bench_mpi_tridiagonal [--n 128x128x4096] [--memory host|device|both] "
                     "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr] [--subsegments S]\n"
                     "       [--transport all|automatic|host_staging|cuda_aware_mpi|nccl] "
-                    "[--reduced-solve automatic|host|device] [--nccl-probe] [--no-prefetch]\n"
+                    "[--reduced-solve automatic|host|device] [--nccl-probe] [--no-prefetch] [--no-l2]\n"
                     "       mpirun -np P bench_mpi_tridiagonal --weak 512 [--split z|y|x|zy] [--memory ...]   "
                     "# heat-sweep weak scaling, 512^3 nodes per rank\n");
       MPI_Finalize();

@@ -447,6 +447,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.dw.gamma = p.d_gamma.data();
     p.dw.S = S;
     p.dw.prefetch = options.device_prefetch;
+    p.dw.l2_prefetch = options.device_l2_prefetch;
     if (S > 1) {
       p.d_red1 = Array<T>(p.L * 8 * S, exec);
       p.d_w2 = Array<T>(p.L * 6 * S, exec);

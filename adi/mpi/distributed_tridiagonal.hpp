@@ -95,6 +95,11 @@ struct DistributedOptions {
   // batch of lines at a time (partition::Workspace::prefetch, stop 31). false: one row / line
   // at a time, the kernels before (kept for comparison).
   bool device_prefetch = true;
+  // With device_prefetch: rows also requested into L2 well ahead of their loads (lines along Y
+  // and Z: 16 rows ahead; along X: each line's next tile), the X tiles of an ADI stage read V
+  // once per row instead of three times across tile edges, and the X tiles aligned to memory
+  // (partition::Workspace::l2_prefetch, stop 32). false: the stop 31 passes (kept for comparison).
+  bool device_l2_prefetch = true;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).

@@ -4,6 +4,8 @@
 // row access is coalesced; the loads of a row do not depend on the recurrence, so the
 // unrolled loop issues them ahead of it.
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "solvers/cuda/check.cuh"
 #include "solvers/cuda/partition_local_passes.hpp"
@@ -33,6 +35,27 @@ constexpr int kPrefetch = 4;
 // lines (512^2, the weak and strong 512^3 cases) then take 4 waves on 132 SMs, not 6 at the
 // 3 blocks the stage reduce's register count would allow.
 constexpr int kPrefetchBlocks = 4;
+// Workspace::l2_prefetch: rows requested into L2 this many rows ahead of their register loads
+// (lines along Y and Z). 16 rows of base and v for the ~68K lines resident on an H100/H200 are
+// ~17 MB of L2; with the register chunks the loads then wait for L2, not DRAM.
+constexpr int kL2Ahead = 16;
+
+// A request of one word's 32-byte sector into L2 (no register written; the warp's 32 words of
+// a row of lines along Y/Z are one 256-byte run).
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
+}
+// A request of bytes [p, p + bytes) into L2 (a line's next tile along X): sm_90's bulk prefetch
+// in 16-byte granules, elsewhere one prefetch per 128-byte line.
+__device__ __forceinline__ void prefetch_l2_range(const void* p, std::size_t bytes) {
+  const std::size_t a = __cvta_generic_to_global(p);
+  const std::size_t lo = a & ~std::size_t(15), hi = (a + bytes + 15) & ~std::size_t(15);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(lo), "r"(unsigned(hi - lo)) : "memory");
+#else
+  for (std::size_t q = lo & ~std::size_t(127); q < hi; q += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(q));
+#endif
+}
 
 // Reduces rows 0..n-1 (n >= 2) of one segment to its two interface rows (modified Thomas
 // keeping u_0 as a parameter, u_1 accumulated in terms of both ends): fetch(i, raw) issues
@@ -133,28 +156,16 @@ __device__ __forceinline__ void reduce_segment(index_t n, const Load& load, cons
       first_open, last_open);
 }
 
-// The stage's right-hand side of a row (inner, or a global end row: side 0 the line's first,
-// 1 its last): the fused stage's one core, solvers/common/stage_rhs_core.hpp (StageRhs has
-// its members).
-template <class T>
-__device__ __forceinline__ T stage_rhs_inner(const StageRhs<T>& g, T a, T d, T c, T base_r, T vm, T vc, T vp,
-                                             index_t node) {
-  return common::stage_rhs_inner(g, a, d, c, base_r, vm, vc, vp, node);
-}
-template <class T>
-__device__ T stage_rhs_end(const StageRhs<T>& g, int side, T a, T d, T c, T base_r, T vm, T vc, T vp, index_t fi,
-                           index_t node) {
-  return common::stage_rhs_end(g, side, a, d, c, base_r, vm, vc, vp, fi, node);
-}
-
 // Level 1: thread (l, s) reduces sub-segment s of line l (rows m*s/S .. m*(s+1)/S - 1).
 // S == 1: straight into red[l*8 + k]; else into red1[(s*8 + k)*L + l]. Stage (shared bands):
 // row i's right-hand side formed from g (StageRhs) instead of read from d; v moves along the
 // line in registers (one load per row), so u may be v (rows 0 and n-1 of a sub-segment,
-// which its neighbours read, are not written here). D > 1: rows fetched D at a time ahead
-// of their stores (kPrefetch); every row is still read before it is written, so u may be d,
-// base or v as with D = 1.
-template <class T, bool Shared, bool Stage = false, int D = 1>
+// which its neighbours read, are not written here); the row's formula is the fused stage's
+// (common::stage_rhs_inner / stage_rhs_end, solvers/common/stage_rhs_core.hpp). D > 1: rows
+// fetched D at a time ahead of their stores (kPrefetch); every row is still read before it is
+// written, so u may be d, base or v as with D = 1. L2: rows also requested into L2 kL2Ahead
+// rows ahead of their fetch (Workspace::l2_prefetch).
+template <class T, bool Shared, bool Stage = false, int D = 1, bool L2 = false>
 __global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                               const T* d, T* u, T* __restrict__ alpha, T* __restrict__ gamma, T* __restrict__ red,
                               T* __restrict__ red1, int S, bool first_open, bool last_open, StageRhs<T> g) {
@@ -180,6 +191,23 @@ __global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) reduce_
   };
   auto fetch = [&](index_t i, Raw& q) {
     const index_t o = o0 + i * st;
+    // (per-line bands: a, b, c and d, four fields: half the distance keeps ~17 MB of L2 too)
+    constexpr int ahead = Shared ? kL2Ahead : kL2Ahead / 2;
+    if constexpr (L2)
+      if (i + ahead < n_sub) {
+        const index_t p = o + ahead * st;
+        if (!Shared) {
+          prefetch_l2(a + p);
+          prefetch_l2(b + p);
+          prefetch_l2(c + p);
+        }
+        if constexpr (!Stage) {
+          prefetch_l2(d + p);
+        } else {
+          prefetch_l2(g.base + p);
+          if (g.v) prefetch_l2(g.v + p);
+        }
+      }
     if (!Shared) {
       q.a = a[o];
       q.b = b[o];
@@ -211,11 +239,11 @@ __global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) reduce_
       const T ga = g.a[row], gd = g.d[row], gc = g.c[row];
       const T base_r = q.d;
       if (lo_end && i == 0)
-        di = stage_rhs_end(g, 0, ga, gd, gc, base_r, vm, vc, vp, fi, o);
+        di = common::stage_rhs_end(g, 0, ga, gd, gc, base_r, vm, vc, vp, fi, o);
       else if (hi_end && i == n_sub - 1)
-        di = stage_rhs_end(g, 1, ga, gd, gc, base_r, vm, vc, vp, fi, o);
+        di = common::stage_rhs_end(g, 1, ga, gd, gc, base_r, vm, vc, vp, fi, o);
       else
-        di = stage_rhs_inner(g, ga, gd, gc, base_r, vm, vc, vp, o);
+        di = common::stage_rhs_inner(g, ga, gd, gc, base_r, vm, vc, vp, o);
     }
   };
   // Shared bands: alpha and gamma depend on the bands only, the same for every line: one
@@ -252,9 +280,10 @@ struct RowTiles {
   T v[kThreads / kWarp][kWarp][kWarp + 1];
 };
 
-// Warp-collective: rows R .. R+31 (< n) of the warp's lines (first line wl0, L lines in all)
-// between `src` / `dst` (sub-segment base r0 of each line) and the warp's tile; tile[k][t] is
-// row R+t of line wl0+k.
+// Warp-collective: rows R .. R+31 (0 <= row < n; R < 0 for the first tile of a tiling aligned
+// to memory, tile_shift) of the warp's lines (first line wl0, L lines in all) between `src` /
+// `dst` (sub-segment base r0 of each line) and the warp's tile; tile[k][t] is row R+t of line
+// wl0+k.
 // tile_fill: tile[k][t] = value(line, row in the segment, offset) of row R+t of line wl0+k.
 // B = 1: one line at a time (each lane's load waits in its shared store before the next line's
 // is issued, and every lane works out every line's offset: a 64-bit division each). B > 1
@@ -267,12 +296,12 @@ __device__ __forceinline__ void tile_fill(const LineSet& ls, index_t L, index_t 
   const int lane = int(threadIdx.x) & (kWarp - 1);
   __syncwarp();
   if constexpr (B <= 1) {
-    if (R + lane < n)
+    if (R + lane >= 0 && R + lane < n)
       for (int k = 0; k < kWarp && wl0 + k < L; ++k)
         tile[k][lane] = value(wl0 + k, r0 + R + lane, line_offset(ls, wl0 + k) + r0 + R + lane);
   } else {
     const index_t own = line_offset(ls, wl0 + lane < L ? wl0 + lane : wl0);
-    const bool row = R + lane < n;
+    const bool row = R + lane >= 0 && R + lane < n;
     for (int k0 = 0; k0 < kWarp; k0 += B) {
       T v[B];
 #pragma unroll
@@ -298,11 +327,11 @@ __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t
   const int lane = int(threadIdx.x) & (kWarp - 1);
   __syncwarp();
   if constexpr (B <= 1) {
-    if (R + lane < n)
+    if (R + lane >= 0 && R + lane < n)
       for (int k = 0; k < kWarp && wl0 + k < L; ++k) dst[line_offset(ls, wl0 + k) + r0 + R + lane] = tile[k][lane];
   } else {
     const index_t own = line_offset(ls, wl0 + lane < L ? wl0 + lane : wl0);
-    const bool row = R + lane < n;
+    const bool row = R + lane >= 0 && R + lane < n;
 #pragma unroll 8
     for (int k = 0; k < kWarp; ++k) {
       const index_t o = __shfl_sync(0xffffffffu, own, k);
@@ -312,12 +341,78 @@ __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t
   __syncwarp();
 }
 
+// The tiles of a warp aligned to memory (Workspace::l2_prefetch): tile t holds rows
+// 32t - shift .. 32t - shift + 31, shift = row 0's place in its 64 bytes (the same for every
+// line of a field: rows are padded to 64 bytes), so that no sector is split between two tiles
+// (its halves read, and written, a tile's time apart: a DRAM read again, or a partial write,
+// once L2 has dropped it). Rank 1 of an x split has its rows one value off (the ghost plane
+// before them). p: row 0 of the warp's first line.
+template <class T>
+__device__ __forceinline__ int tile_shift(const T* p) {
+  return int((reinterpret_cast<std::uintptr_t>(p) / sizeof(T)) % (64 / sizeof(T)));
+}
+
+// tile_fill of an ADI stage's right-hand side with v read once per row (Workspace::l2_prefetch):
+// lane j loads v and base at row R+j of line wl0+k; v at rows R+j-1 and R+j+1 come from the
+// neighbouring lanes, at the tile's edges from `carry` (v at row R-1 of lane k's own line,
+// kept from the previous tile; the first tile, R <= 0, loads it) and from one load of the row
+// after the tile by its last lane (the next tile's first row, already requested into L2 by the caller). Loading
+// v[o-1], v[o], v[o+1] instead (tile_fill with the row formula) touches the sectors across
+// both tile edges once more per tile, a DRAM read again when L2 has dropped them (stop 31's
+// x-split reduce read 3.44 fields where 2 are expected). own: lane's line offset (line_offset
+// of its line, or of line wl0 past the last line). lo_open / hi_open: row -1 / row n of the
+// sub-segment do not exist (the line's global ends). rhs(line, row, o, base_r, vm, vc, vp): the
+// row's value.
+template <int B, class T, class Rhs>
+__device__ __forceinline__ void tile_fill_stage(index_t L, index_t wl0, index_t r0, index_t R, index_t n,
+                                                index_t own, const T* v, const T* base, bool lo_open, bool hi_open,
+                                                T& carry, const Rhs& rhs, T (*tile)[kWarp + 1]) {
+  const int lane = int(threadIdx.x) & (kWarp - 1);
+  const int first = R < 0 ? int(-R) : 0;                     // the tile's first row's lane
+  const int last = int(n - R < kWarp ? n - R : kWarp) - 1;  // ... and its last row's
+  const bool row = lane >= first && lane <= last;
+  __syncwarp();
+  for (int k0 = 0; k0 < kWarp; k0 += B) {
+    // edge: v at the row before the tile (its first lane, first tile) or after it (its last
+    // lane); never both: a first tile has >= 2 rows (n >= 2, 64 bytes >= 2 values)
+    T vc[B], bs[B], edge[B];
+#pragma unroll
+    for (int j = 0; j < B; ++j) {
+      vc[j] = bs[j] = edge[j] = T(0);
+      const index_t o = __shfl_sync(0xffffffffu, own, k0 + j) + r0 + R + lane;  // (every lane takes part)
+      if (row && wl0 + k0 + j < L) {
+        bs[j] = base[o];
+        if (v) {
+          vc[j] = v[o];
+          if (lane == first && R <= 0 && !lo_open) edge[j] = v[o - 1];
+          if (lane == last && !(hi_open && R + lane == n - 1)) edge[j] = v[o + 1];
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < B; ++j) {
+      const int k = k0 + j;
+      if (wl0 + k >= L) continue;  // (the same k on every lane)
+      const index_t o = __shfl_sync(0xffffffffu, own, k) + r0 + R + lane;
+      T vm = __shfl_up_sync(0xffffffffu, vc[j], 1), vp = __shfl_down_sync(0xffffffffu, vc[j], 1);
+      const T before = __shfl_sync(0xffffffffu, carry, k), next = __shfl_sync(0xffffffffu, vc[j], kWarp - 1);
+      if (lane == k) carry = next;  // v at row R+31 of lane k's line: the next tile's row before
+      if (lane == first) vm = R <= 0 ? edge[j] : before;
+      if (lane == last) vp = edge[j];
+      if (row) tile[k][lane] = rhs(wl0 + k, r0 + R + lane, o, bs[j], vm, vc[j], vp);
+    }
+  }
+  __syncwarp();
+}
+
 // reduce_kernel<T, true> for stride-1 lines. Rows 0 and n-1 of the sub-segment go to u with
 // d's values (the back-substitution overwrites them); u may be d. Stage: the tiles filled with
 // the stage's right-hand side from g (the neighbours along the line are adjacent words of the
 // same cache lines); u may be g.base, not g.v (a tile's first row reads the row before it,
-// already stored).
-template <class T, bool Stage = false, int B = 1>
+// already stored). L2 (Workspace::l2_prefetch): each lane requests its line's next tile into L2
+// as a tile is filled, the stage's v is read once per row (tile_fill_stage), and the tiles are
+// aligned to memory (tile_shift).
+template <class T, bool Stage = false, int B = 1, bool L2 = false>
 __global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
     reduce_rows_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                        const T* d, T* u, T* __restrict__ alpha, T* __restrict__ gamma, T* __restrict__ red,
@@ -331,24 +426,49 @@ __global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
   const index_t l = wl0 + lane;
   const int s = int(blockIdx.y);
   const index_t m = ls.n, r0 = m * s / S, r1 = m * (s + 1) / S, n = r1 - r0;
-  index_t R = -kWarp;  // first row of the tile held
-  // Stage: row `row` of this rank's segment of line `line`, at offset o.
+  // L2: tiles aligned to memory (tile_shift); R: first row of the tile held (R + 32 <= 0: none yet)
+  const int sh = L2 ? tile_shift(u + line_offset(ls, wl0) + r0) : 0;
+  index_t R = -kWarp - sh;
+  // Stage: row `row` of this rank's segment of line `line`, at offset o, from base and v there.
+  auto rhs_row = [&](index_t line, index_t row, index_t o, T base_r, T vm, T vc, T vp) -> T {
+    const bool lo_end = first_open && row == 0, hi_end = last_open && row == m - 1;
+    if (lo_end || hi_end) {  // (the face index only there: a 64-bit division)
+      const index_t fi = g.face_base + line % ls.count0 + (line / ls.count0) * g.face_n1;
+      return common::stage_rhs_end(g, lo_end ? 0 : 1, g.a[row], g.d[row], g.c[row], base_r, vm, vc, vp, fi, o);
+    }
+    return common::stage_rhs_inner(g, g.a[row], g.d[row], g.c[row], base_r, vm, vc, vp, o);
+  };
+  // ... loading v at the row and its two neighbours (stop 31; the ends' missing neighbour unread)
   auto rhs_at = [&](index_t line, index_t row, index_t o) -> T {
     const bool lo_end = first_open && row == 0, hi_end = last_open && row == m - 1;
     const T vm = g.v && !lo_end ? g.v[o - 1] : T(0);
     const T vc = g.v ? g.v[o] : T(0);
     const T vp = g.v && !hi_end ? g.v[o + 1] : T(0);
-    if (lo_end || hi_end) {  // (the face index only there: a 64-bit division)
-      const index_t fi = g.face_base + line % ls.count0 + (line / ls.count0) * g.face_n1;
-      return stage_rhs_end(g, lo_end ? 0 : 1, g.a[row], g.d[row], g.c[row], g.base[o], vm, vc, vp, fi, o);
-    }
-    return stage_rhs_inner(g, g.a[row], g.d[row], g.c[row], g.base[o], vm, vc, vp, o);
+    return rhs_row(line, row, o, g.base[o], vm, vc, vp);
   };
+  // L2: the lane's own line (line wl0 past the last), its next tile requested into L2 as a tile
+  // is filled; carry: v at the row before the tile (tile_fill_stage).
+  const index_t own = L2 ? line_offset(ls, l < L ? l : wl0) : 0;
+  T carry = T(0);
   auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
     if (i >= R + kWarp) {  // the same i on every lane: the warp moves on together
-      if (R >= 0) tile_store<B>(ls, L, wl0, r0, R, n, u, tile);
-      R = i - i % kWarp;
-      if constexpr (Stage)
+      if (R + kWarp > 0) tile_store<B>(ls, L, wl0, r0, R, n, u, tile);
+      R = i - (i + sh) % kWarp;
+      if constexpr (L2)
+        if (R + kWarp < n && l < L) {
+          const index_t o = own + r0 + R + kWarp;
+          const std::size_t bytes = std::size_t(n - R - kWarp < kWarp ? n - R - kWarp : kWarp) * sizeof(T);
+          if constexpr (Stage) {
+            prefetch_l2_range(g.base + o, bytes);
+            if (g.v) prefetch_l2_range(g.v + o, bytes);
+          } else {
+            prefetch_l2_range(d + o, bytes);
+          }
+        }
+      if constexpr (Stage && L2)
+        tile_fill_stage<B>(L, wl0, r0, R, n, own, g.v, g.base, first_open && s == 0, last_open && s == S - 1, carry,
+                           rhs_row, tile);
+      else if constexpr (Stage)
         tile_fill<B>(ls, L, wl0, r0, R, n, rhs_at, tile);
       else
         tile_load<B>(ls, L, wl0, r0, R, n, d, tile);
@@ -376,8 +496,10 @@ __global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
   tile_store<B>(ls, L, wl0, r0, R, n, u, tile);
 }
 
-// back_kernel<T, true> for stride-1 lines: tiles of 32 rows from the sub-segment's top.
-template <class T, int B = 1>
+// back_kernel<T, true> for stride-1 lines: tiles of 32 rows from the sub-segment's top. L2:
+// each lane requests its line's next tile (the one below) into L2 as a tile is loaded, and the
+// tiles are aligned to memory (tile_shift).
+template <class T, int B = 1, bool L2 = false>
 __global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
     back_rows_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
                      const T* __restrict__ sol, const T* __restrict__ sol1, int S, T* u, int* bad) {
@@ -394,10 +516,17 @@ __global__ void __launch_bounds__(kThreads, B > 1 ? kPrefetchBlocks : 1)
   const T u0 = !live ? T(0) : S == 1 ? sol[2 * l] : sol1[(2 * index_t(s)) * L + l];
   T nx = !live ? T(0) : S == 1 ? sol[2 * l + 1] : sol1[(2 * index_t(s) + 1) * L + l];
   if (S == 1 && bad && live && !(isfinite(u0) && isfinite(nx))) *bad = 1;  // S > 1: back_chain_kernel checked
-  for (index_t R = ((n - 1) / kWarp) * kWarp; R >= 0; R -= kWarp) {
+  const index_t own = L2 ? line_offset(ls, live ? l : wl0) : 0;
+  const int sh = L2 ? tile_shift(u + line_offset(ls, wl0) + r0) : 0;  // (tiles aligned to memory)
+  for (index_t R = ((n - 1 + sh) / kWarp) * kWarp - sh; R + kWarp > 0; R -= kWarp) {
+    if constexpr (L2)
+      if (R > 0 && live) {
+        const index_t below = R - kWarp > 0 ? R - kWarp : 0;
+        prefetch_l2_range(u + own + r0 + below, std::size_t(R - below) * sizeof(T));
+      }
     tile_load<B>(ls, L, wl0, r0, R, n, u, tile);
     const index_t top = R + kWarp - 1 < n - 1 ? R + kWarp - 1 : n - 1;
-    for (index_t i = top; i >= R; --i) {
+    for (index_t i = top; i >= R && i >= 0; --i) {
       T v = nx;  // row n-1: the segment's last unknown
       if (i == 0)
         v = u0;
@@ -453,8 +582,9 @@ __global__ void back_chain_kernel(index_t L, int S, const T* __restrict__ w2, co
 
 // Level 1 reversed: thread (l, s) back-substitutes sub-segment s from its two ends
 // (Shared: alpha and gamma one row for every line, as reduce_kernel kept them). D > 1: rows
-// read D at a time (kPrefetch) ahead of their stores.
-template <class T, bool Shared, int D = 1>
+// read D at a time (kPrefetch) ahead of their stores; L2: also requested into L2 kL2Ahead rows
+// ahead of that.
+template <class T, bool Shared, int D = 1, bool L2 = false>
 __global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
                             const T* __restrict__ sol, const T* __restrict__ sol1, int S, T* __restrict__ u,
                             int* bad) {
@@ -483,8 +613,14 @@ __global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) back_ke
     struct Raw {
       T u, a, g;
     };
+    // (L2 with per-line bands: u only; alpha and gamma too spilled 92 bytes at the 128-register
+    // cap, sm_90 fp64, u alone 20)
+    const index_t ahead = kL2Ahead * st;
     auto fetch = [&](index_t i, Raw& q) {
-      q.u = u[o0 + i * st];
+      const T* pu = u + o0 + i * st;
+      q.u = *pu;
+      if constexpr (L2)
+        if (i - kL2Ahead >= 1) prefetch_l2(pu - ahead);
       if (!Shared) {
         q.a = alpha[(r0 + i) * L + l];
         q.g = gamma[(r0 + i) * L + l];
@@ -550,6 +686,19 @@ void reduce_chain(index_t L, const Workspace<T>& w, T* red, cudaStream_t s) {
 
 }  // namespace
 
+// The passes' variant a workspace asks for, as the kernels' template arguments: f(V) with V = 0
+// one row (along X one line) at a time (before stop 31), 1 rows fetched ahead into registers
+// (Workspace::prefetch, stop 31), 2 and into L2 (Workspace::l2_prefetch, stop 32).
+template <class T, class F>
+void by_variant(const Workspace<T>& w, const F& f) {
+  if (w.prefetch && w.l2_prefetch)
+    f(std::integral_constant<int, 2>{});
+  else if (w.prefetch)
+    f(std::integral_constant<int, 1>{});
+  else
+    f(std::integral_constant<int, 0>{});
+}
+
 template <class T>
 void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
             const Workspace<T>& w, T* red, bool first_open, bool last_open, void* stream) {
@@ -557,33 +706,27 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  if (shared && ls.stride == 1 && w.prefetch)
-    reduce_rows_kernel<T, false, kTileBatch><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red,
-                                                                       w.red1, w.S, first_open, last_open,
-                                                                       StageRhs<T>{});
-  else if (shared && ls.stride == 1)
-    reduce_rows_kernel<T><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S, first_open,
-                                                    last_open, StageRhs<T>{});
-  else if (shared && w.prefetch)
-    reduce_kernel<T, true, false, kPrefetch><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red,
-                                                                       w.red1, w.S, first_open, last_open, StageRhs<T>{});
-  else if (shared)
-    reduce_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S,
-                                                     first_open, last_open, StageRhs<T>{});
-  else if (w.prefetch)
-    reduce_kernel<T, false, false, kPrefetch><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red,
-                                                                        w.red1, w.S, first_open, last_open,
-                                                                        StageRhs<T>{});
-  else
-    reduce_kernel<T, false><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S,
-                                                      first_open, last_open, StageRhs<T>{});
+  by_variant(w, [&](auto variant) {
+    constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
+    constexpr bool L2 = V == 2;
+    if (shared && ls.stride == 1)
+      reduce_rows_kernel<T, false, B, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1,
+                                                                    w.S, first_open, last_open, StageRhs<T>{});
+    else if (shared)
+      reduce_kernel<T, true, false, D, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1,
+                                                                     w.S, first_open, last_open, StageRhs<T>{});
+    else
+      reduce_kernel<T, false, false, D, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red,
+                                                                      w.red1, w.S, first_open, last_open,
+                                                                      StageRhs<T>{});
+  });
   ADI_CUDA_CHECK(cudaGetLastError());
   reduce_chain(L, w, red, s);
 }
 
 // u = v: the strided reduce never writes a sub-segment's first and last rows (the rows its
-// neighbours read), so any S; the x tiles store every row of a tile before the next tile
-// reads the row before it: not there.
+// neighbours read), so any S; the x tiles store every row of a tile (a sub-segment's end rows
+// with their right-hand side) before the neighbouring sub-segment's tile reads them: not there.
 bool stage_supported(const LineSet& ls, int /*S*/, bool u_is_v) { return !u_is_v || ls.stride != 1; }
 
 template <class T>
@@ -595,18 +738,16 @@ void reduce_stage(const LineSet& ls, const T* a, const T* b, const T* c, const S
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  if (ls.stride == 1 && w.prefetch)
-    reduce_rows_kernel<T, true, kTileBatch><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
-                                                                      w.red1, w.S, first_open, last_open, rhs);
-  else if (ls.stride == 1)
-    reduce_rows_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red, w.red1,
-                                                          w.S, first_open, last_open, rhs);
-  else if (w.prefetch)
-    reduce_kernel<T, true, true, kPrefetch><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
-                                                                      w.red1, w.S, first_open, last_open, rhs);
-  else
-    reduce_kernel<T, true, true><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red, w.red1,
-                                                           w.S, first_open, last_open, rhs);
+  by_variant(w, [&](auto variant) {
+    constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
+    constexpr bool L2 = V == 2;
+    if (ls.stride == 1)
+      reduce_rows_kernel<T, true, B, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
+                                                                   w.red1, w.S, first_open, last_open, rhs);
+    else
+      reduce_kernel<T, true, true, D, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
+                                                                    w.red1, w.S, first_open, last_open, rhs);
+  });
   ADI_CUDA_CHECK(cudaGetLastError());
   reduce_chain(L, w, red, s);
 }
@@ -622,18 +763,16 @@ void back_substitute(const LineSet& ls, const Workspace<T>& w, bool shared, cons
     ADI_CUDA_CHECK(cudaGetLastError());
   }
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  if (shared && ls.stride == 1 && w.prefetch)
-    back_rows_kernel<T, kTileBatch><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
-  else if (shared && ls.stride == 1)
-    back_rows_kernel<T><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
-  else if (shared && w.prefetch)
-    back_kernel<T, true, kPrefetch><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
-  else if (shared)
-    back_kernel<T, true><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
-  else if (w.prefetch)
-    back_kernel<T, false, kPrefetch><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
-  else
-    back_kernel<T, false><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+  by_variant(w, [&](auto variant) {
+    constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
+    constexpr bool L2 = V == 2;
+    if (shared && ls.stride == 1)
+      back_rows_kernel<T, B, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+    else if (shared)
+      back_kernel<T, true, D, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+    else
+      back_kernel<T, false, D, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+  });
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 

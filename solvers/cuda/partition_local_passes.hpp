@@ -38,6 +38,14 @@ struct Workspace {
   // false: one row / one line at a time, the kernels before stop 31 (kept for a same-run
   // comparison).
   bool prefetch = true;
+  // With prefetch (stop 32): rows also requested into L2 well ahead of the register loads
+  // (Y, Z: kL2Ahead rows ahead; X: each line's next tile, one bulk prefetch per line and
+  // array), so that more of DRAM's latency is hidden than two register buffers can; and along
+  // X the stage's v read once per row (its neighbours by warp shuffle, the row before a tile
+  // carried from the previous one) instead of three times across tile edges, and the X tiles
+  // aligned to 64 bytes of memory (no sector split between two tiles). false: the stop 31
+  // kernels.
+  bool l2_prefetch = true;
 };
 
 // Phase 1: rows eliminated (delta into u, the rest into the workspace) and the two reduced

@@ -30,6 +30,18 @@
 #     path of 0cb3d0a (the last stage in the passes, into V_old) against "z sep.rhs"; the ncu
 #     table of one z-split step with and without prefetch, and of one x-split step (the larger
 #     of the two left items: the explicit part folded into the x split, or the public case).
+#   - (stop 32) the partition passes also request rows into L2 ahead of their register loads
+#     (Y, Z: 16 rows ahead; X: each line's next tile, one bulk prefetch per line and array) and
+#     the X tiles of a stage read V once per row, its neighbours by shuffle (the x-split reduce
+#     read 3.44 fields where 2 are expected); DistributedOptions::device_l2_prefetch, default on:
+#     selfcheck "pf 2" cases (every alignment of odd-length rows), DistributedAdiDevice.Prefetch
+#     (v = 7, 8 without it), and every table as a same-run A/B: "z" (L2, the default) against
+#     "z no-l2" (stop 31's passes); public case with and without (--no-l2); the ncu tables of a
+#     z- and an x-split step with and without (L2 request and miss sectors too); at the end one
+#     before/after table of #18's rows (tests/mpi/step_before_after.py);
+#   - the weak rows also with the operator's explicit fold forced to `separate` ("z sep.fold",
+#     bench_mpi_heat --fold both): the same as "z" unless adi/operator.cpp folds with a subdomain
+#     (h-mpi3's patch, /work/notes/gpu/s32/mpi3_operator_stencil_fold_with_subdomain.patch).
 # Logs tarred into $OUT/logs.tgz; tables at the end of stdout. Run part ~2-3 minutes.
 #
 #   OUT=/tmp/o tests/mpi/gpu_step_check.sh                # build (build-mpi-gpu) + run
@@ -79,7 +91,7 @@ NG=$(nvidia-smi -L 2>/dev/null | wc -l)
 step "halo tests np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange"
 step "tridiagonal device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
   --gtest_filter='*Device*'
-step "adi device np2" 150 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
+step "adi device np2" 240 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
 grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL stage|StageInPasses:|Prefetch:" "$OUT/tests.log" |
   sort -u >>"$S"
 # 2. memcheck on 2 ranks (one log per rank).
@@ -87,12 +99,11 @@ memcheck_step "memcheck halo np2" "$OUT/cs_halo" "$B/tests/test_halo_exchange" -
 memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x,z --no-nccl-bandwidth
 # 3. The tables.
 H="$B/benchmarks/bench_mpi_heat"
-step "heat weak np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --prefetch both
-step "heat weak np2 z sep.rhs" 60 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z --rhs separate
-step "heat strong np2" 120 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --prefetch both
+step "heat weak np2" 200 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --l2 both --fold both
+step "heat strong np2" 150 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --l2 both
 step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
-step "public np2 no prefetch" 60 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \
-  --strategy allgather --transport nccl --no-prefetch
+step "public np2 no-l2" 60 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \
+  --strategy allgather --transport nccl --no-l2
 # 4. Profile of one z-split step on rank 0 (512^3 per GPU, the weak row): where the split stage's
 # time goes. nsys: every kernel and copy of the step (NCCL kernels too) and the GPU's idle time
 # inside it; ncu: DRAM bytes of our kernels (NCCL's are left out: replaying them would hang the
@@ -118,12 +129,20 @@ else
   echo "nsys: not found (PATH, /usr/local/cuda, /opt/nvidia/nsight-systems)" >>"$S"
 fi
 if command -v ncu >/dev/null; then
-  # both steps in one run (two profiler ranges: prefetch, then one row at a time); then one x-split step
+  # both steps in one run (two profiler ranges: L2 prefetch (stop 32), then without (stop 31)); the same for x
+  BASE_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+  L2_METRICS=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum
   NCU=(ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi::
-    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv --print-units base)
-  prof_rank0 "ncu z split steps" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --prefetch both
-  prof_rank0 "ncu x split step" 60 "${NCU[@]}" --log-file "$OUT/ncu_x.csv" -- "$H" --n 512 --reps 3 --splits x \
-    --no-nccl-bandwidth --profile
+    --metrics $BASE_METRICS,$L2_METRICS --csv --print-units base)
+  prof_rank0 "ncu z split steps" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --l2 both
+  if ! grep -q '"Metric Name"' "$OUT/ncu_z.csv" 2>/dev/null; then  # (an L2 metric this ncu does not know: without them)
+    echo "ncu: no rows with the L2 metrics; again without them" >>"$S"
+    NCU=(ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi::
+      --metrics $BASE_METRICS --csv --print-units base)
+    prof_rank0 "ncu z split steps (base metrics)" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --l2 both
+  fi
+  prof_rank0 "ncu x split steps" 120 "${NCU[@]}" --log-file "$OUT/ncu_x.csv" -- "$H" --n 512 --reps 3 --splits x \
+    --no-nccl-bandwidth --profile --l2 both
 else
   echo "ncu: not found" >>"$S"
 fi
@@ -138,24 +157,27 @@ grep -E " rc=" "$S" | cut -c1-160 >"$OUT/verdicts.txt"
     python3 tests/mpi/profile_table.py nsys "$OUT/nsys_trace_$v.csv" 2>&1 | tail -24
     echo
   done
-  echo "== One z-split step under ncu, 512^3 per GPU, rank 0 (kernels serialised; GB/s achieved; arrays = DRAM bytes / one 512^3 fp64 field)"
-  echo "   step 1: prefetch (reduce_kernel<.., 4> / back_kernel<.., 4>), step 2: one row at a time (<.., 1>), same run =="
+  echo "== One z-split step under ncu, 512^3 per GPU, rank 0 (kernels serialised; GB/s achieved; arrays = DRAM bytes / one 512^3 fp64 field;"
+  echo "   L2 rd / miss: L2 read sectors the SMs requested / that missed, in fields)"
+  echo "   step 1: L2 prefetch (reduce_kernel<.., 4, true> / back_kernel<.., 4, true>), step 2: without (<.., 4, false>: stop 31), same run =="
   python3 tests/mpi/profile_table.py ncu "$OUT/ncu_z.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
   echo
-  echo "== One x-split step under ncu (prefetch; the x split's partition passes use the row tiles) =="
-  python3 tests/mpi/profile_table.py ncu "$OUT/ncu_x.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -20
+  echo "== One x-split step under ncu (row tiles), step 1: L2 prefetch + V once per row (reduce_rows_kernel<.., true>), step 2: without =="
+  python3 tests/mpi/profile_table.py ncu "$OUT/ncu_x.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
   grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" "$OUT/ncu_x.csv" 2>/dev/null
   echo
-  echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs (per-line bands: reduce_kernel<.., 0, 0, 4>; the last row: the"
-  echo "   same allgather / nccl plan without prefetch, its own run) =="
+  echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs (per-line bands: reduce_kernel<.., 0, 0, 4, 1>; the last row: the"
+  echo "   same allgather / nccl plan without the L2 prefetch (--no-l2: stop 31's passes), its own run) =="
   grep -hE "^\| ranks|^\|---|^\| 2 \| device" "$OUT/public.log"
   grep -hE "^device memory, 2 rank|^bench_mpi_tridiagonal:" "$OUT/public.log"
   echo
   echo "== Heat step (Douglas, fp64, Dirichlet): weak scaling 512^3 per GPU, then strong scaling 512^3 in all =="
-  echo "   (split 'z' etc.: rows loaded a chunk ahead in the partition passes (stop 31), the right-hand side inside"
-  echo "    them (stop 30); 'z no-pf': one row at a time as before, same run; 'z sep.rhs': the separate"
-  echo "    right-hand-side pass (7 arrays), its own run with its own 1-GPU reference row)"
+  echo "   (split 'z' etc.: rows also requested into L2 ahead, x: V read once per row (stop 32, the default);"
+  echo "    'z no-l2': stop 31's passes (register prefetch only), same run)"
   grep -hE "^bench_mpi_heat:|^\||^NCCL bandwidth|^transport of|^strong scaling|^WARNING" "$OUT/heat.log"
+  echo
+  echo "== #18's rows, after (stop 32, default) against before (--l2 off: stop 31's passes), same run =="
+  python3 tests/mpi/step_before_after.py "$OUT/heat.log" "$OUT/public.log" no-l2 2>&1
   echo
   echo "== Verdicts (again) =="
   cat "$OUT/verdicts.txt"

@@ -7,7 +7,9 @@
 nsys: per kernel name (templates and parameters cut): launches, GPU time, share of the step's
 span (first start to last end on the GPU), and the GPU's idle time inside the span (launch gaps,
 host waits). ncu: per launch: time, DRAM bytes read / written, GB/s and "arrays" = DRAM bytes /
-FIELD_BYTES (one field of the rank's box), the unit of the traffic model.
+FIELD_BYTES (one field of the rank's box), the unit of the traffic model; where the log has them
+(lts__t_sectors_srcunit_tex_op_read.sum / _lookup_miss.sum), the L2 read sectors the SMs
+requested and those that missed, in fields too ("L2 rd", "miss").
 """
 import csv
 import io
@@ -101,22 +103,28 @@ def ncu(path, field_bytes):
         if ks[i]["name"] == ks[0]["name"] and ks[i + 1]["name"] == ks[1]["name"]:
             starts.append(i)
     starts.append(len(ks))
+    l2 = any("lts__t_sectors_srcunit_tex_op_read.sum" in e for e in ks)
     for j in range(len(starts) - 1):
-        print("%-50s %3s %9s %9s %9s %6s %6s" % ("step %d: kernel (launches summed by name)" % (j + 1), "n", "us",
-                                                "MB read", "MB write", "GB/s", "arrays"))
+        print("%-50s %3s %9s %9s %9s %6s %6s%s" % ("step %d: kernel (launches summed by name)" % (j + 1), "n", "us",
+                                                  "MB read", "MB write", "GB/s", "arrays",
+                                                  " %6s %6s" % ("L2 rd", "miss") if l2 else ""))
         agg = OrderedDict()
         for e in ks[starts[j]:starts[j + 1]]:
-            a = agg.setdefault(e["name"], [0, 0.0, 0.0, 0.0])
+            a = agg.setdefault(e["name"], [0, 0.0, 0.0, 0.0, 0.0, 0.0])
             a[0] += 1
             a[1] += e.get("gpu__time_duration.sum", 0.0)
             a[2] += e.get("dram__bytes_read.sum", 0.0)
             a[3] += e.get("dram__bytes_write.sum", 0.0)
+            a[4] += 32.0 * e.get("lts__t_sectors_srcunit_tex_op_read.sum", 0.0)
+            a[5] += 32.0 * e.get("lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum", 0.0)
         tt = tb = 0.0
-        for name, (c, t, r, w) in agg.items():
+        for name, (c, t, r, w, lr, lm) in agg.items():
             tt += t
             tb += r + w
-            print("%-50s %3d %9.1f %9.1f %9.1f %6.0f %6.2f" % (name[:50], c, t / 1e3, r / 1e6, w / 1e6,
-                                                            (r + w) / t if t else 0, (r + w) / field_bytes))
+            print("%-50s %3d %9.1f %9.1f %9.1f %6.0f %6.2f%s" % (name[:50], c, t / 1e3, r / 1e6, w / 1e6,
+                                                              (r + w) / t if t else 0, (r + w) / field_bytes,
+                                                              " %6.2f %6.2f" % (lr / field_bytes, lm / field_bytes)
+                                                              if l2 else ""))
         print("%-50s %3s %9.1f %19.1f %6.0f %6.2f" % ("step %d sum (kernels serialised by ncu)" % (j + 1), "",
                                                     tt / 1e3, tb / 1e6, tb / tt if tt else 0, tb / field_bytes))
 

@@ -357,16 +357,20 @@ TEST(DistributedAdiDevice, StageInPasses) {
 // sub-segments of 2 rows (automatic: fewer rows than a chunk) and 3 uneven sub-segments, the
 // stage's right-hand side in the passes (writing into V_old along y and z) and apart, variable
 // and constant coefficients (x split: shared bands only with constant ones); and prefetch off.
+// The default (stop 32) also requests rows into L2 ahead and reads the X stage's V once per row
+// (DistributedOptions::device_l2_prefetch); v = 7, 8: register prefetch without it (stop 31).
 TEST(DistributedAdiDevice, Prefetch) {
   ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
-  std::vector<Variant> variants(7);
-  for (int v = 0; v < 7; ++v) {  // v < 6: prefetch; S = 1, automatic, 3; in the passes, apart
+  std::vector<Variant> variants(9);
+  for (int v = 0; v < 9; ++v) {  // v < 6: prefetch; S = 1, automatic, 3; in the passes, apart
     DistributedOptions& o = variants[std::size_t(v)].options;
-    o.device_prefetch = v < 6;
-    o.device_subsegments = v == 6 ? 1 : std::array<int, 3>{1, 0, 3}[std::size_t(v % 3)];
-    o.stage_in_passes = v < 3 || v == 6;
+    o.device_prefetch = v != 6;
+    o.device_l2_prefetch = v < 7;
+    o.device_subsegments = v == 6 ? 1 : v == 7 ? 1 : v == 8 ? 3 : std::array<int, 3>{1, 0, 3}[std::size_t(v % 3)];
+    o.stage_in_passes = v < 3 || v >= 6;
     variants[std::size_t(v)].label = std::string(o.device_prefetch ? "prefetch" : "no prefetch") +
+                                     (o.device_prefetch && !o.device_l2_prefetch ? " without L2" : "") +
                                      ", sub-segments " + std::to_string(o.device_subsegments) +
                                      (o.stage_in_passes ? ", in the passes" : ", separate right-hand side");
   }
