@@ -413,13 +413,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   // Right-hand side divided by s (the bands are those of I/s - A_a):
   //   base/s - F_a(t_old, V_old) + g_a(t_new) = base/s - A_a V_old + g_a(t_new) - g_a(t_old).
   const bool cancel = V_old && t_old == t_new;  // g_a(t_new) - g_a(t_old) = 0
-  if (A.s_formed != s) {
-    if (A.shared)
-      Stencils<T>::diagonal(p.exec, A.d.data(), T(1) / s, A.b.data(), A.d.size());
-    else
-      Stencils<T>::diagonal(p.exec, A.fd.data(), T(1) / s, A.fb.data(), A.fd.box().sz * A.fd.nz());
-    A.s_formed = s;
-  }
+  p.form_diagonal(A, s);
   // A split axis with shared bands on the device: the line solver forms the right-hand side
   // inside its reduce pass (the fused stage's terms: adi/mpi's partition passes), Y is not
   // written. Where it cannot (solve_stage returns false) the passes below form it.
@@ -487,17 +481,13 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   const index_t o = A.sweep_offset, bo = A.band_offset;
   if (A.dplan) {
     try {
-      if (A.shared)
-        A.dplan->solve(SharedBands<T>{A.a.data() + bo, A.b.data() + bo, A.c.data() + bo}, y, x);
-      else
-        A.dplan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+      p.split_solve(a, y, x);
     } catch (const SingularSystem&) {
       // Thrown on every rank of the lines (agreed by the plan): a kept error (e.g. the
       // non-finite data that made the pivot non-finite) is the better message.
       settle();
       throw;
     }
-    p.line_exchange[a] += A.dplan->last_exchange_seconds();
     return;
   }
   try {
@@ -556,7 +546,12 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
   };
   if (p.fold_mode == ExplicitFold::stencil) {
     check_stage();
-    if (p.solve_stencil_folded(a, s, t_new, fold, Y, t_old, V_old, later, result)) return;
+    try {
+      if (p.solve_stencil_folded(a, s, t_new, fold, Y, t_old, V_old, later, result)) return;
+    } catch (const SingularSystem&) {
+      if (p.sub) settle();  // a split axis's plan agreed on it: a kept error is the better message
+      throw;
+    }
   }
   if (p.fold_mode != ExplicitFold::kernel || !p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result)) {
     // The explicit pass into Y, then the stage in place.
@@ -577,9 +572,35 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
 // -A_a part rides on that term's pass), then Neumann and Dirichlet face data, then the plan's
 // line solve (what solve() does after its right-hand side).
 template <class T>
+void Operator<T>::Impl::write_diagonal(AxisData& A, T inv_s) {
+  if (A.shared)
+    Stencils<T>::diagonal(exec, A.d.data(), inv_s, A.b.data(), A.d.size());
+  else
+    Stencils<T>::diagonal(exec, A.fd.data(), inv_s, A.fb.data(), A.fd.box().sz * A.fd.nz());
+}
+
+template <class T>
+void Operator<T>::Impl::form_diagonal(AxisData& A, T s) {
+  if (A.s_formed == s) return;
+  write_diagonal(A, T(1) / s);
+  A.s_formed = s;
+}
+
+template <class T>
+void Operator<T>::Impl::split_solve(int a, T* y, T* x) {
+  AxisData& A = ax[a];
+  const index_t o = A.sweep_offset, bo = A.band_offset;
+  if (A.shared)
+    A.dplan->solve(SharedBands<T>{A.a.data() + bo, A.b.data() + bo, A.c.data() + bo}, y, x);
+  else
+    A.dplan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+  line_exchange[a] += A.dplan->last_exchange_seconds();
+}
+
+template <class T>
 bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fold& f, Field<T>& Y, double t_old,
                                              Field<T>* V_old, const std::array<bool, 3>& later, Field<T>* result) {
-  if (sub || !f.terms[0].field) return false;
+  if (!f.terms[0].field) return false;
   int v_term = -1;
   for (int q = 0; q < 2; ++q)
     if (V_old && f.terms[q].field && f.terms[q].field->data() == V_old->data()) v_term = q;
@@ -621,6 +642,9 @@ bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fol
   detail::TeamScope team(this->team[solve_entry + a]);
   for (const auto& term : f.terms)
     if (term.field) set_boundary(term.t, *term.field);
+  // With a subdomain the stencil reads the terms' ghost planes along the split axes (as apply()).
+  for (const auto& term : f.terms)
+    if (term.field) exchange(*term.field, false);
   forget(Y);
   if (result) forget(*result);
   for (int q = 0; q < 2; ++q) {
@@ -665,24 +689,33 @@ bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fol
   }
   // The line solve, as solve(): the plan's kernels, in place or into result.
   AxisData& A = ax[a];
+  if (A.dplan) {  // a split axis: the distributed plan
+    form_diagonal(A, s);
+    T* y = Y.data() + A.sweep_offset;
+    split_solve(a, y, result ? result->data() + A.sweep_offset : y);
+    return true;
+  }
   T& formed = fused(a) ? A.b_formed : A.s_formed;  // the fused kernel does not form b
   // Pivots depend on s only: checked (one synchronisation) when s changes, as the fused stage.
   const bool check = formed != s || !A.quiet;
   if (formed != s) {
-    if (A.shared)
-      Stencils<T>::diagonal(exec, A.d.data(), inv_s, A.b.data(), A.d.size());
-    else
-      Stencils<T>::diagonal(exec, A.fd.data(), inv_s, A.fb.data(), A.fd.box().sz * A.fd.nz());
+    write_diagonal(A, inv_s);
     formed = T(0);  // until the checked solve below succeeds
   }
   TridiagonalPlan<T>& plan = check ? *A.plan : *A.quiet;
   const index_t o = A.sweep_offset;
   T* y = Y.data() + o;
   T* x = result ? result->data() + o : y;
-  if (A.shared)
-    plan.solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
-  else
-    plan.solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+  try {
+    if (A.shared)
+      plan.solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
+    else
+      plan.solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+  } catch (const SingularSystem& e) {
+    if (!sub) throw;
+    fail_later('S', e.what());  // lines within this rank: agreed in settle()
+    return true;
+  }
   formed = s;
   return true;
 }

@@ -220,6 +220,12 @@ struct Operator<T>::Impl {
     index_t band_offset = 0;  // of the sweep's first row in the shared bands (ghost rows before it)
   };
   std::array<AxisData, 3> ax;
+  // b = 1/s - d of an axis's bands; form_diagonal only where s changed since A.s_formed.
+  void write_diagonal(AxisData& A, T inv_s);
+  void form_diagonal(AxisData& A, T s);
+  // The line solve of a split axis through its distributed plan (collective: it checks and
+  // agrees on its pivots), in place or into x; adds the plan's exchange time.
+  void split_solve(int a, T* y, T* x);
   std::array<Field<T>, 3> mixed;
   bool any_mixed = false;
   detail::StencilView<T> view;
@@ -311,8 +317,9 @@ struct Operator<T>::Impl {
   bool can_fold(int a, double t_new, double t_old, bool has_old, const Fold& f, const Field<T>* result) const;
   typename Operator<T>::ExplicitFold fold_mode = Operator<T>::ExplicitFold::separate;
   // The stage with its right-hand side written by stencil passes over the terms' fields
-  // (ExplicitFold::stencil), then the plan's line solve; false where it cannot (subdomain,
-  // more than two times, V_old not a term's field): the caller runs the separate path.
+  // (ExplicitFold::stencil), then the plan's line solve (a split axis's through its distributed
+  // plan, the terms' ghosts exchanged first); false where it cannot (more than two times,
+  // V_old not a term's field): the caller runs the separate path.
   bool solve_stencil_folded(int a, T s, double t_new, const Fold& f, Field<T>& Y, double t_old, Field<T>* V_old,
                             const std::array<bool, 3>& later, Field<T>* result);
   bool folds(int a) const {
