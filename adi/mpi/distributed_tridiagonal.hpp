@@ -98,8 +98,12 @@ struct DistributedOptions {
   // With device_prefetch: rows also requested into L2 well ahead of their loads (lines along Y
   // and Z: 16 rows ahead; along X: each line's next tile), the X tiles of an ADI stage read V
   // once per row instead of three times across tile edges, and the X tiles aligned to memory
-  // (partition::Workspace::l2_prefetch, stop 32). false: the stop 31 passes (kept for comparison).
+  // (partition::Workspace::l2_prefetch, stop 32). Applied to lines along Y and Z with shared
+  // bands (the ADI stages), where it measured faster on 2 x H200; along X and with per-line
+  // bands only with device_l2_prefetch_everywhere (measured slower there: kept for comparison).
+  // false: the stop 31 passes (kept for comparison).
   bool device_l2_prefetch = true;
+  bool device_l2_prefetch_everywhere = false;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).

@@ -689,9 +689,10 @@ void reduce_chain(index_t L, const Workspace<T>& w, T* red, cudaStream_t s) {
 // The passes' variant a workspace asks for, as the kernels' template arguments: f(V) with V = 0
 // one row (along X one line) at a time (before stop 31), 1 rows fetched ahead into registers
 // (Workspace::prefetch, stop 31), 2 and into L2 (Workspace::l2_prefetch, stop 32).
+// l2_here: the passes where L2 requests measured faster (lines of stride > 1, shared bands).
 template <class T, class F>
-void by_variant(const Workspace<T>& w, const F& f) {
-  if (w.prefetch && w.l2_prefetch)
+void by_variant(const Workspace<T>& w, bool l2_here, const F& f) {
+  if (w.prefetch && w.l2_prefetch && (l2_here || w.l2_everywhere))
     f(std::integral_constant<int, 2>{});
   else if (w.prefetch)
     f(std::integral_constant<int, 1>{});
@@ -706,7 +707,7 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  by_variant(w, [&](auto variant) {
+  by_variant(w, shared && ls.stride != 1, [&](auto variant) {
     constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
     constexpr bool L2 = V == 2;
     if (shared && ls.stride == 1)
@@ -738,7 +739,7 @@ void reduce_stage(const LineSet& ls, const T* a, const T* b, const T* c, const S
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  by_variant(w, [&](auto variant) {
+  by_variant(w, ls.stride != 1, [&](auto variant) {
     constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
     constexpr bool L2 = V == 2;
     if (ls.stride == 1)
@@ -763,7 +764,7 @@ void back_substitute(const LineSet& ls, const Workspace<T>& w, bool shared, cons
     ADI_CUDA_CHECK(cudaGetLastError());
   }
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  by_variant(w, [&](auto variant) {
+  by_variant(w, shared && ls.stride != 1, [&](auto variant) {
     constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
     constexpr bool L2 = V == 2;
     if (shared && ls.stride == 1)

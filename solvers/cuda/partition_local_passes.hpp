@@ -44,8 +44,12 @@ struct Workspace {
   // X the stage's v read once per row (its neighbours by warp shuffle, the row before a tile
   // carried from the previous one) instead of three times across tile edges, and the X tiles
   // aligned to 64 bytes of memory (no sector split between two tiles). false: the stop 31
-  // kernels.
+  // kernels. Used where it measured faster (2 x H200, stop 32): the passes of lines along Y
+  // and Z with shared bands (the ADI stages). Along X and with per-line bands it was slower
+  // (x split step 6.79 against 6.71 ms, the public case 0.99 against 0.83 ms): there only
+  // with l2_everywhere (kept for comparison).
   bool l2_prefetch = true;
+  bool l2_everywhere = false;
 };
 
 // Phase 1: rows eliminated (delta into u, the rest into the workspace) and the two reduced

@@ -98,6 +98,7 @@ int main() {
       w[r].S = Se;
       w[r].prefetch = pf != 0;
       w[r].l2_prefetch = pf == 2;
+      w[r].l2_everywhere = pf == 2;  // the X / per-line L2 forms too (off by default)
       w[r].alpha = dev(std::vector<double>(m * L));
       w[r].gamma = dev(std::vector<double>(m * L));
       w[r].red1 = dev(std::vector<double>(8 * Se * L));

@@ -358,7 +358,8 @@ TEST(DistributedAdiDevice, StageInPasses) {
 // stage's right-hand side in the passes (writing into V_old along y and z) and apart, variable
 // and constant coefficients (x split: shared bands only with constant ones); and prefetch off.
 // The default (stop 32) also requests rows into L2 ahead and reads the X stage's V once per row
-// (DistributedOptions::device_l2_prefetch); v = 7, 8: register prefetch without it (stop 31).
+// (DistributedOptions::device_l2_prefetch; odd v < 6 also along X and with per-line bands,
+// device_l2_prefetch_everywhere); v = 7, 8: register prefetch without it (stop 31).
 TEST(DistributedAdiDevice, Prefetch) {
   ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
@@ -367,10 +368,12 @@ TEST(DistributedAdiDevice, Prefetch) {
     DistributedOptions& o = variants[std::size_t(v)].options;
     o.device_prefetch = v != 6;
     o.device_l2_prefetch = v < 7;
+    o.device_l2_prefetch_everywhere = v < 6 && v % 2 == 1;  // the X / per-line L2 forms too
     o.device_subsegments = v == 6 ? 1 : v == 7 ? 1 : v == 8 ? 3 : std::array<int, 3>{1, 0, 3}[std::size_t(v % 3)];
     o.stage_in_passes = v < 3 || v >= 6;
     variants[std::size_t(v)].label = std::string(o.device_prefetch ? "prefetch" : "no prefetch") +
                                      (o.device_prefetch && !o.device_l2_prefetch ? " without L2" : "") +
+                                     (o.device_l2_prefetch_everywhere ? ", L2 everywhere" : "") +
                                      ", sub-segments " + std::to_string(o.device_subsegments) +
                                      (o.stage_in_passes ? ", in the passes" : ", separate right-hand side");
   }
