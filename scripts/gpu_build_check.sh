@@ -44,6 +44,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 has() { [[ ",$sections," == *",$1,"* ]]; }
+start=$(date +%s)
+# Within one 10-minute device call: the sanitizers are skipped past this many seconds.
+late() { [ $(( $(date +%s) - start )) -gt "${BUILD_CHECK_BUDGET_S:-420}" ]; }
 mkdir -p "$out"
 summary=$out/summary.txt
 [ $do_build = 1 ] && : >"$summary"
@@ -123,9 +126,11 @@ run_gtests "$out/tests.log" 300 "$new/tests" "${gt[@]}"
 if has long; then  # the run-time cluster / band forms: races, barriers, distributed shared memory
   : >"$out/sanitizer.log"
   for tool in racecheck synccheck; do
+    late && { note "sanitizer $tool: skipped (time budget; run again with --no-build --sections long)"; continue; }
     run_sanitizer "$out/sanitizer.log" 120 $tool "$new/tests/test_thomas_pcr_long" '*.Small'
   done
-  run_sanitizer "$out/sanitizer.log" 150 memcheck "$new/tests/test_thomas_pcr_long" '*.LaunchShapes'
+  late && note "sanitizer memcheck: skipped (time budget)" ||
+    run_sanitizer "$out/sanitizer.log" 150 memcheck "$new/tests/test_thomas_pcr_long" '*.LaunchShapes'
 fi
 has bp && for np in 2 1; do
   log=$out/tests_mpi_np$np.log
