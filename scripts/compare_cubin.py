@@ -12,6 +12,7 @@ nvdisasm are not installed (scripts/compare_ptxas.py compares only registers and
     scripts/export_base.sh a517daf
     scripts/compare_cubin.py thomas_variable thomas_variable_fp64 [--only contiguous]
     scripts/compare_cubin.py block_thomas_float_m5 block_thomas_double_m5   # generated units too (one M each)
+    scripts/compare_cubin.py group_hines   # a group unit (CMakeLists.txt) against its members compiled alone
 """
 import collections, os, re, struct, subprocess, sys, tempfile
 
@@ -28,6 +29,8 @@ def source(src_root, tu, work):
     (tu = <family>_<float|double>_m<M>[_<M>...], e.g. block_thomas_float_m6 or
     block_thomas_float_m2_3_4_5; M = 0: the rolled block partition passes), written into work.
     Templates before stop 31 take one M (@ADI_M@), later ones a list (@ADI_INSTANCES@)."""
+    if tu.endswith(".cu"):  # a written group unit
+        return tu
     path = os.path.join(src_root, "solvers/cuda", tu + ".cu")
     m = re.fullmatch(r"(\w+?)_(float|double)_m(\d+(?:_\d+)*)", tu)
     if os.path.exists(path) or not m:
@@ -40,8 +43,44 @@ def source(src_root, tu, work):
     return path
 
 
+def group_members(tu):
+    """The members of a group unit group_<name> (CMakeLists.txt's _adi_cuda_groups of this tree)."""
+    text = open(os.path.join(root, "CMakeLists.txt")).read()
+    m = re.search(r'"%s:([\w.,]+)"' % re.escape(tu[len("group_"):]), text)
+    return m.group(1).split(",") if m else []
+
+
+def anon(name):
+    """The name with each anonymous namespace (its length prefix and identifier, which name the
+    unit and may end in a counter: _GLOBAL__N__<hash>_<len>_<unit>_cu_<hash>[_<n>]) as ANON."""
+    out, i = "", 0
+    for m in re.finditer(r"(\d+)_GLOBAL__N__", name):
+        if m.start() < i:
+            continue
+        digits, at = m.group(1), m.start(1) + len(m.group(1))
+        for k in range(len(digits)):  # the length prefix may follow digits of the previous name
+            n = int(digits[k:])
+            if re.fullmatch(r"_GLOBAL__N__[0-9a-f]{8}_\d+_\w+_cu_[0-9a-f]{8}(_\d+)?", name[at:at + n]):
+                out += name[i:m.start(1) + k] + "ANON"
+                i = at + n
+                break
+    return out + name[i:]
+
+
 def kernels(src_root, tu, work):
-    cubin = os.path.join(work, os.path.basename(src_root) + "_" + tu + ".cubin")
+    if tu.startswith("group_") and not os.path.exists(os.path.join(src_root, "solvers/cuda", tu + ".cu")):
+        # A group unit (stop 32): this tree compiles one unit that includes the members; a tree
+        # without the group compiles each member alone, and their kernels are compared as one set.
+        members = [x for x in group_members(tu) if os.path.exists(os.path.join(src_root, "solvers/cuda", x))]
+        if f'"{tu[len("group_"):]}:' not in open(os.path.join(src_root, "CMakeLists.txt")).read():
+            out = {}
+            for x in members:
+                out.update(kernels(src_root, x[:-3], work))
+            return out
+        path = os.path.join(work, os.path.basename(src_root) + "_" + tu + ".cu")
+        open(path, "w").write("".join('#include "solvers/cuda/%s"\n' % x for x in members))
+        tu = path
+    cubin = os.path.join(work, os.path.basename(src_root) + "_" + os.path.basename(tu) + ".cubin")
     subprocess.run([nvcc, "-DADI_HAVE_CUDA=1", "-I" + src_root, "-O3", "-DNDEBUG", "-arch=sm_90", "-std=c++17",
                     "--expt-relaxed-constexpr", "-cubin", source(src_root, tu, work), "-o", cubin], check=True)
     d = open(cubin, "rb").read()
@@ -53,7 +92,7 @@ def kernels(src_root, tu, work):
     for s in secs:
         name = d[names + s[0]:d.index(b"\0", names + s[0])].decode()
         if name.startswith(".text."):
-            k = re.sub(r"_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+", "ANON", name[6:])
+            k = anon(name[6:])
             out[k] = d[s[4]:s[4] + s[5]]
     return out
 

@@ -1,39 +1,52 @@
 #!/usr/bin/env bash
-# Device check of issue 15 item 8 (the serial CUDA compile time halved; h-build2, stop 31):
+# Device check of issue 15 item 8 (the serial CUDA compile time halved; stops 31, 32):
 # every kernel whose machine code the compile-time work changed, tested, and timed against
 # the form before it in the same run. Two builds of one tree (CUDA sm_90, MPI on, VTK and
-# Python off): build-bc (the default: fp64 block partition M = 7, 8 rolled, the option chain's
-# warp kernel with its once-per-contract set-up rolled and its time step inlined once) and
-# build-bc-unroll (-DADI_CUDA_UNROLL_ALL=ON: the fully unrolled forms as before). Then
-#   1. tests (default build): test_chain (both option-chain kernels against the host chain),
-#      test_distributed_block_tridiagonal's device tests on 2 ranks sharing the GPU (the
-#      device block partition passes, M = 2..8, both precisions, sub-segments, singular
-#      blocks) and on 1 rank, test_block_partition_rolled (host: rolled = compile-time form);
-#   2. bench_cuda_block_partition (reduce + back-substitution, M = 2..8, fp64/fp32, S = 1 and
-#      4), default / unrolled / default / unrolled;
-#   3. bench_option_chain --gpu-configs over every warp size class (M = 2, 4, 7, 10, 13, 16),
-#      default / unrolled / default / unrolled;
-#   4. the tables side by side (best of the two runs of each build, change in %).
+# Python off): build-bc (the default) and build-bc-unroll (-DADI_CUDA_UNROLL_ALL=ON: the
+# forms before the compile-time work). What differs between them, by section:
+#   bp   (stop 31) fp64 block partition M = 7, 8 rolled: bench_cuda_block_partition (reduce +
+#        back-substitution, M = 2..8, fp64/fp32, S = 1 and 4); tests
+#        test_distributed_block_tridiagonal (device, 2 ranks sharing the GPU and 1 rank),
+#        test_block_partition_rolled;
+#   oc   (stop 31) the option chain's warp kernel, set-up rolled and time step inlined once:
+#        bench_option_chain --gpu-configs over every warp size class; test_chain;
+#   bt   (stop 32) block Thomas M = 6..8 without the unit-stride kernel form (unit layouts run
+#        the general kernel): bench_cuda_block_tridiagonal (every M, layout, kernel; periodic;
+#        CFD grid); test_block_thomas_cuda;
+#   long (stop 32) thomas_pcr_long with the band kind and the cluster read at run time (2
+#        kernels per precision instead of 8): bench_cuda_tridiagonal --long-only (public case,
+#        every launch shape, clusters, shared bands, batches) and its Y line-length sweep rows
+#        (--filter pcr_long); test_thomas_pcr_long, test_tridiagonal_cuda_dispatch,
+#        compute-sanitizer racecheck / synccheck on the small cases, memcheck on the shapes.
+# Benchmarks first (default / unrolled / default / unrolled), then tests, then the tables:
+# bp and oc side by side (best of 2 runs each); bt and long through compare_bench_logs.py (base =
+# the unrolled build; rows more than 3% slower in both pairs, and the median new/base).
 #
-#   OUT=/tmp/o scripts/gpu_build_check.sh --build-only     # both builds (~3-4 min on 16 cores)
-#   OUT=/tmp/o scripts/gpu_build_check.sh --no-build       # tests + benchmarks (~2 min)
-#   scripts/gpu_build_check.sh                             # both in one call
+#   OUT=/tmp/o scripts/gpu_build_check.sh --build-only     # both builds (~4 min on 16 cores)
+#   OUT=/tmp/o scripts/gpu_build_check.sh --no-build       # tests + benchmarks (~5 min)
+#   scripts/gpu_build_check.sh [--sections bt,long]        # both in one call; sections: bp,oc,bt,long
 # Logs under $OUT (default <repo>/out): build.log, tests.log, bp_{new,old}_{1,2}.log,
-# oc_{new,old}_{1,2}.log, summary.txt; the tables at the end of the output.
+# oc_{new,old}_{1,2}.log, {bt,long,sweep}.{new,base}{,2}.log, sanitizer.log, summary.txt; the
+# tables at the end of the output.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
 new=$root/build-bc old=$root/build-bc-unroll
-do_build=1 do_run=1
+do_build=1 do_run=1 sections=bp,oc,bt,long
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) do_build=0 ;;
     --build-only) do_run=0 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --sections) sections=$2; shift ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "gpu_build_check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+has() { [[ ",$sections," == *",$1,"* ]]; }
+start=$(date +%s)
+# Within one 10-minute device call: the sanitizers are skipped past this many seconds.
+late() { [ $(( $(date +%s) - start )) -gt "${BUILD_CHECK_BUDGET_S:-420}" ]; }
 mkdir -p "$out"
 summary=$out/summary.txt
 [ $do_build = 1 ] && : >"$summary"
@@ -49,9 +62,14 @@ nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=c
 if [ $do_build = 1 ]; then
   : >"$out/build.log"
   for b in new old; do
-    dir=$new targets="bench_cuda_block_partition bench_option_chain test_chain test_distributed_block_tridiagonal test_block_partition_rolled"
+    benches="" tests=""
+    has bp && benches+=" bench_cuda_block_partition" tests+=" test_distributed_block_tridiagonal test_block_partition_rolled"
+    has oc && benches+=" bench_option_chain" tests+=" test_chain"
+    has bt && benches+=" bench_cuda_block_tridiagonal" tests+=" test_block_thomas_cuda"
+    has long && benches+=" bench_cuda_tridiagonal" tests+=" test_thomas_pcr_long test_tridiagonal_cuda_dispatch"
+    dir=$new targets="$benches $tests"
     extra=()
-    if [ $b = old ]; then dir=$old targets="bench_cuda_block_partition bench_option_chain" extra=(-DADI_CUDA_UNROLL_ALL=ON); fi
+    if [ $b = old ]; then dir=$old targets=$benches extra=(-DADI_CUDA_UNROLL_ALL=ON); fi
     t0=$(date +%s)
     if cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON \
          -DADI_WITH_PYTHON=OFF -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON \
@@ -75,17 +93,46 @@ t0=$(date +%s)
 for r in 1 2; do
   for b in new old; do
     dir=$new; [ $b = old ] && dir=$old
-    timeout 120 "$dir/benchmarks/bench_cuda_block_partition" "${bp_args[@]}" >"$out/bp_${b}_$r.log" 2>&1 ||
-      { status=1; note "bench_cuda_block_partition ($b, run $r): FAILED (exit $?)"; }
-    timeout 120 "$dir/benchmarks/bench_option_chain" "${oc_args[@]}" >"$out/oc_${b}_$r.log" 2>&1 ||
-      { status=1; note "bench_option_chain ($b, run $r): FAILED (exit $?)"; }
+    sfx=$([ $r = 1 ] || echo $r) kind=$([ $b = old ] && echo base || echo new)  # compare_bench_logs.py names
+    if has bp; then
+      timeout 120 "$dir/benchmarks/bench_cuda_block_partition" "${bp_args[@]}" >"$out/bp_${b}_$r.log" 2>&1 ||
+        { status=1; note "bench_cuda_block_partition ($b, run $r): FAILED (exit $?)"; }
+    fi
+    if has oc; then
+      timeout 120 "$dir/benchmarks/bench_option_chain" "${oc_args[@]}" >"$out/oc_${b}_$r.log" 2>&1 ||
+        { status=1; note "bench_option_chain ($b, run $r): FAILED (exit $?)"; }
+    fi
+    if has bt; then
+      timeout 200 "$dir/benchmarks/bench_cuda_block_tridiagonal" >"$out/bt.$kind$sfx.log" 2>&1 ||
+        { status=1; note "bench_cuda_block_tridiagonal ($b, run $r): FAILED (exit $?)"; }
+    fi
+    if has long; then
+      timeout 200 "$dir/benchmarks/bench_cuda_tridiagonal" --long-only >"$out/long.$kind$sfx.log" 2>&1 ||
+        { status=1; note "bench_cuda_tridiagonal --long-only ($b, run $r): FAILED (exit $?)"; }
+      timeout 150 "$dir/benchmarks/bench_cuda_tridiagonal" --no-tune --no-layouts --no-long --filter pcr_long --reps 10 \
+        >"$out/sweep.$kind$sfx.log" 2>&1 || { status=1; note "bench_cuda_tridiagonal sweep ($b, run $r): FAILED (exit $?)"; }
+    fi
   done
+  note "benchmarks, round $r: $(( $(date +%s) - t0 )) s"
 done
-note "benchmarks: $(( $(date +%s) - t0 )) s"
 
 t0=$(date +%s)
-run_gtests "$out/tests.log" 200 "$new/tests" test_chain test_block_partition_rolled
-for np in 2 1; do
+gt=()
+has oc && gt+=(test_chain)
+has bp && gt+=(test_block_partition_rolled)
+has bt && gt+=(test_block_thomas_cuda)
+has long && gt+=(test_thomas_pcr_long test_tridiagonal_cuda_dispatch)
+run_gtests "$out/tests.log" 300 "$new/tests" "${gt[@]}"
+if has long; then  # the run-time cluster / band forms: races, barriers, distributed shared memory
+  : >"$out/sanitizer.log"
+  for tool in racecheck synccheck; do
+    late && { note "sanitizer $tool: skipped (time budget; run again with --no-build --sections long)"; continue; }
+    run_sanitizer "$out/sanitizer.log" 120 $tool "$new/tests/test_thomas_pcr_long" '*.Small'
+  done
+  late && note "sanitizer memcheck: skipped (time budget)" ||
+    run_sanitizer "$out/sanitizer.log" 150 memcheck "$new/tests/test_thomas_pcr_long" '*.LaunchShapes'
+fi
+has bp && for np in 2 1; do
   log=$out/tests_mpi_np$np.log
   timeout 200 $MPI -n $np "$new/tests/test_distributed_block_tridiagonal" --gtest_filter='*Device*:*OneGpu*' --gtest_color=no >"$log" 2>&1
   rc=$?
@@ -96,8 +143,8 @@ done
 note "tests: $(( $(date +%s) - t0 )) s"
 
 section() { echo; echo "================================ $* ================================"; }
-section "block partition passes: default (fp64 M = 7, 8 rolled) vs ADI_CUDA_UNROLL_ALL, best of 2 runs each"
-/usr/bin/python3 - "$out" <<'EOF' | tee -a "$summary"
+has bp && section "block partition passes: default (fp64 M = 7, 8 rolled) vs ADI_CUDA_UNROLL_ALL, best of 2 runs each"
+has bp && /usr/bin/python3 - "$out" <<'EOF' | tee -a "$summary"
 import re, sys, glob
 out = sys.argv[1]
 def rows(build):
@@ -121,8 +168,8 @@ for k in sorted(set(n) | set(o), key=lambda k: (k[2], k[0], k[1])):
     same = "yes" if a[2] == b[2] else f"{a[2]} vs {b[2]}"
     print(f"| {k[0]} | {k[1]} | {k[2]} | {a[0]:.3f} | {a[1]:.1f} | {b[0]:.3f} | {b[1]:.1f} | {100*(b[0]/a[0]-1):+.1f}% | {same} |")
 EOF
-section "option chain warp kernel: default (set-up rolled, step inlined once) vs ADI_CUDA_UNROLL_ALL, best of 2 runs"
-/usr/bin/python3 - "$out" <<'EOF' | tee -a "$summary"
+has oc && section "option chain warp kernel: default (set-up rolled, step inlined once) vs ADI_CUDA_UNROLL_ALL, best of 2 runs"
+has oc && /usr/bin/python3 - "$out" <<'EOF' | tee -a "$summary"
 import sys, glob
 out = sys.argv[1]
 def rows(build):
@@ -148,8 +195,47 @@ for k in sorted(set(n) | set(o)):
         print(f"| {k[0]} | {k[1]} | {a} | {b} | missing | |"); continue
     print(f"| {k[0]} | {k[1]} | {a[0]:.4f} | {b[0]:.4f} | {100*(b[0]/a[0]-1):+.1f}% | {a[1]} / {b[1]} |")
 EOF
-section "raw: bp_new_1.log"; cat "$out/bp_new_1.log"
-section "raw: oc_new_1.log (GPU rows)"; grep -E '^\|' "$out/oc_new_1.log" | tail -12
+if has bt || has long; then
+  section "block Thomas M = 6..8 (bt), thomas_pcr_long (long, sweep): default vs ADI_CUDA_UNROLL_ALL (= base), 2 pairs"
+  cmp=()
+  has bt && cmp+=(bt)
+  has long && cmp+=(long sweep)
+  /usr/bin/python3 "$root/scripts/compare_bench_logs.py" "$out" "${cmp[@]}" | tee -a "$summary"
+fi
+if has long; then
+  section "thomas_pcr_long rows, ms: base (unrolled build) runs 1 / 2 against default runs 1 / 2"
+  /usr/bin/python3 - "$out" <<'EOF' | tee -a "$summary"
+import sys
+out = sys.argv[1]
+def rows(kind):
+    runs = []
+    for sfx in ("", "2"):
+        d = {}
+        for f in ("long", "sweep"):
+            try:
+                lines = open(f"{out}/{f}.{kind}{sfx}.log", errors="replace").read().splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                t = line.split()
+                if "pcr_long" not in line or not ({"fp32", "fp64"} & set(t[:4])):
+                    continue
+                i = next((k for k, x in enumerate(t) if x.replace(".", "", 1).isdigit() and "." in x), None)
+                if i is not None:
+                    d[f + ": " + " ".join(t[:i]).replace(" *", "")] = float(t[i])
+        runs.append(d)
+    return runs
+b, n = rows("base"), rows("new")
+keys = [k for k in b[0] if all(k in r for r in b + n)]
+print("| row | base ms | default ms | change (best of 2) |")
+print("|---|---:|---:|---:|")
+for k in keys:
+    x, y = min(r[k] for r in b), min(r[k] for r in n)
+    print(f"| {k} | {' / '.join('%.4f' % r[k] for r in b)} | {' / '.join('%.4f' % r[k] for r in n)} | {100 * (y / x - 1):+.1f}% |")
+EOF
+fi
+has bp && { section "raw: bp_new_1.log"; cat "$out/bp_new_1.log"; }
+has oc && { section "raw: oc_new_1.log (GPU rows)"; grep -E '^\|' "$out/oc_new_1.log" | tail -12; }
 [ -s "$out/failures.txt" ] && { section "first test failures (failures.txt)"; head -40 "$out/failures.txt"; }
 section "summary"
 cat "$summary"
