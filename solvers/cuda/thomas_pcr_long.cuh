@@ -71,47 +71,34 @@ struct LongShape {
   int cl = 1;          // blocks per cluster sharing a tile (1: none)
   int segs_block = 1;  // segments of a line per block: ceil(S / cl)
   int lbo = 1;         // lines whose reduced systems a block holds and solves: ceil(LB / cl)
-  bool shared_bands = false;  // a, b, c: one n-long array for every line (BandView::shared)
 };
 
 // A tile split over a thread-block cluster (sm_90): block k of the cluster holds segments
 // [k*segs_block, (k+1)*segs_block) of every line of the tile, so the tile can be 128 bytes
 // wide (16 fp64 lines) while each block keeps only its part of the lines on chip; line l's
 // reduced system lives in block l % cl, reached through distributed shared memory. Without
-// a cluster these are the block itself and __syncthreads.
-//
-// The band kind (shared or per line) and the cluster are template forms (LongForm): fixed
-// off or on, or read at run time from the LongShape (kLongAny). The library compiles one
-// kernel per precision and segment length with both read at run time (2 kernels per
-// precision instead of 8: issue 15 item 8, a sixth of tridiagonal_cuda*.cu's machine code);
-// -DADI_CUDA_UNROLL_ALL=ON compiles the 8 fixed forms, as before, for comparisons.
-enum LongForm : int { kLongOff = 0, kLongOn = 1, kLongAny = 2 };
-__device__ __forceinline__ bool long_on(int form, bool runtime) { return form == kLongAny ? runtime : form == kLongOn; }
-
-template <int Cl>
-__device__ __forceinline__ int long_rank(bool cl) {
+// a cluster (Cl = false) these are the block itself and __syncthreads.
+template <bool Cl>
+__device__ __forceinline__ int long_rank() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (Cl != kLongOff)
-    if (cl) return static_cast<int>(cooperative_groups::this_cluster().block_rank());
+  if constexpr (Cl) return static_cast<int>(cooperative_groups::this_cluster().block_rank());
 #endif
   return 0;
 }
-template <int Cl, class T>
-__device__ __forceinline__ T* long_map(T* p, int rank, bool cl) {
+template <bool Cl, class T>
+__device__ __forceinline__ T* long_map(T* p, int rank) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (Cl != kLongOff)
-    if (cl) return cooperative_groups::this_cluster().map_shared_rank(p, static_cast<unsigned>(rank));
+  if constexpr (Cl) return cooperative_groups::this_cluster().map_shared_rank(p, static_cast<unsigned>(rank));
 #endif
   return p;
 }
-template <int Cl>
-__device__ __forceinline__ void long_sync(bool cl) {
+template <bool Cl>
+__device__ __forceinline__ void long_sync() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (Cl != kLongOff)
-    if (cl) {
-      cooperative_groups::this_cluster().sync();
-      return;
-    }
+  if constexpr (Cl) {
+    cooperative_groups::this_cluster().sync();
+    return;
+  }
 #endif
   __syncthreads();
 }
@@ -121,7 +108,7 @@ constexpr int kLongMaxSegs = 32 * 16;  // pcr_line_unrolled<T, 16>
 // take 128 registers.
 constexpr int long_max_threads(std::size_t value_size, int m) { return value_size * m >= 256 ? 256 : 512; }
 
-template <class T, int Shared, int MaxM, int Cl>
+template <class T, bool Shared, int MaxM, bool Cl>
 __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
     thomas_pcr_long_kernel(DeviceLines L, LongShape sh, const T* __restrict__ a, const T* __restrict__ b,
                            const T* __restrict__ c, const T* d, T* u, bool periodic, int* flag) {
@@ -129,8 +116,7 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
   T* smem = reinterpret_cast<T*>(pcr_smem);
   const int LB = 1 << sh.log2lb;
   const int t = static_cast<int>(threadIdx.x);
-  const bool cl = long_on(Cl, sh.cl > 1), shared = long_on(Shared, sh.shared_bands);
-  const int k = long_rank<Cl>(cl);          // this block's part of the tile's lines
+  const int k = long_rank<Cl>();            // this block's part of the tile's lines
   const int l = t & (LB - 1), sl = t >> sh.log2lb;
   const int s = k * sh.segs_block + sl;     // the segment of line l this thread owns
   const int m = sh.m, n = sh.n, S = sh.segs;
@@ -140,7 +126,7 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
   const int warp = t / kWarp;
   const i64 nl = L.lines(), st = L.stride;
   const i64 tiles = (nl + LB - 1) / LB;
-  const i64 group = cl ? blockIdx.x / sh.cl : blockIdx.x, groups = cl ? gridDim.x / sh.cl : gridDim.x;
+  const i64 group = Cl ? blockIdx.x / sh.cl : blockIdx.x, groups = Cl ? gridDim.x / sh.cl : gridDim.x;
   const int rls = sh.red.per_line, rvals = sh.lbo * rls;
   T* const ta = smem;
   T* const tb = smem + LB * sh.ls;
@@ -148,7 +134,7 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
   // Reduced rows A, B, C, D of the lines this block solves: [array][line / cl][PcrShape::pos];
   // line l's are in block l % cl.
   T* const red = smem + 3 * LB * sh.ls;
-  T* const RA = long_map<Cl>(red, l % sh.cl, cl) + (l / sh.cl) * rls;
+  T* const RA = long_map<Cl>(red, l % sh.cl) + (l / sh.cl) * rls;
   T* const RB = RA + rvals;
   T* const RC = RB + rvals;
   T* const RD = RC + rvals;
@@ -162,8 +148,8 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
   // Global offset of this thread's first row in `line`; the bands' offset and step
   // (shared bands: the row index).
   auto first = [&](i64 line) { return L.offset(line) + static_cast<i64>(s) * m * st; };
-  const i64 band_step = shared ? 1 : st;
-  auto band_first = [&](i64 line) { return shared ? static_cast<i64>(s) * m : first(line); };
+  const i64 band_step = Shared ? 1 : st;
+  auto band_first = [&](i64 line) { return Shared ? static_cast<i64>(s) * m : first(line); };
   // The pointers walk the rows (an address per row precomputed would hold 2 registers each).
   auto load_b = [&](i64 tile) {
     const i64 line = tile * LB + l;
@@ -216,7 +202,7 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
     const SegmentEnds<T> e = segment_reduce<T, MaxM>(rows, mylen, bad);
     if (next < tiles) load_b(next);  // b is consumed: the next tile's streams in meanwhile
 
-    long_sync<Cl>(cl);  // the previous tile's separators have been read
+    long_sync<Cl>();  // the previous tile's separators have been read
     // Row s of the reduced system (reduced_row), less the coupling through the next
     // segment's first interior row, which thread s+1 adds below; C holds c of the
     // separator until then.
@@ -232,18 +218,18 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
         RD[q] = T(0);
       }
     }
-    long_sync<Cl>(cl);
+    long_sync<Cl>();
     if (mylen > 0) {  // row s-1 (cyclically) couples to this segment's first interior row
       const int q = sh.red.pos(s == 0 ? S - 1 : s - 1);
       reduced_row_next(T(RC[q]), e.Fd, e.Fa, e.Fg, RB[q], RC[q], RD[q]);
     }
-    long_sync<Cl>(cl);
+    long_sync<Cl>();
     const int wl = k + warp * sh.cl;  // warp w of block k solves line k + w*cl
     if (warp < sh.lbo && wl < LB && tile * LB + wl < nl) {
       T* base = red + warp * rls;
       pcr_line_unrolled<T, 16>(sh.red, base, base + rvals, base + 2 * rvals, base + 3 * rvals, periodic, bad);
     }
-    long_sync<Cl>(cl);
+    long_sync<Cl>();
     if (mylen > 0) {
       const T x = RD[sh.red.pos(s)], xl = RD[sh.red.pos(s == 0 ? S - 1 : s - 1)];
       segment_fill<T, MaxM>(rows, mylen, xl, x);
@@ -258,7 +244,7 @@ __global__ void __launch_bounds__(long_max_threads(sizeof(T), MaxM))
     if (next < tiles) load_acd(next);
   }
   __pipeline_wait_prior(0);
-  if (cl) long_sync<Cl>(cl);  // no block leaves while another may still read its shared memory
+  if (Cl) long_sync<Cl>();  // no block leaves while another may still read its shared memory
   report(bad, flag);
 }
 
@@ -392,8 +378,7 @@ void launch_thomas_pcr_long(const LineSet& ls, BandView<T> bands, const T* d, T*
                                                             : std::to_string(smem) + " bytes of shared memory") +
                       ", the device allows " + std::to_string(lim.smem_optin) + " bytes");
   // Launches `shape` with the kernel of its segment length; false when its cluster does not fit.
-  auto run = [&](LongShape shape, std::size_t bytes) {
-    shape.shared_bands = bands.shared;
+  auto run = [&](const LongShape& shape, std::size_t bytes) {
     const i64 tiles = (L.lines() + (i64(1) << shape.log2lb) - 1) >> shape.log2lb;
     auto go = [&](auto kernel, auto clustered_kernel) {
       if (shape.cl > 1)
@@ -403,22 +388,11 @@ void launch_thomas_pcr_long(const LineSet& ls, BandView<T> bands, const T* d, T*
       kernel<<<grid, shape.threads, bytes, stream>>>(L, shape, bands.a, bands.b, bands.c, d, u, periodic, flag);
       return true;
     };
-#if defined(ADI_CUDA_UNROLL_ALL)
     if (bands.shared)
-      return shape.m <= 16 ? go(thomas_pcr_long_kernel<T, kLongOn, 16, kLongOff>,
-                                thomas_pcr_long_kernel<T, kLongOn, 16, kLongOn>)
-                           : go(thomas_pcr_long_kernel<T, kLongOn, 32, kLongOff>,
-                                thomas_pcr_long_kernel<T, kLongOn, 32, kLongOn>);
-    return shape.m <= 16 ? go(thomas_pcr_long_kernel<T, kLongOff, 16, kLongOff>,
-                              thomas_pcr_long_kernel<T, kLongOff, 16, kLongOn>)
-                         : go(thomas_pcr_long_kernel<T, kLongOff, 32, kLongOff>,
-                              thomas_pcr_long_kernel<T, kLongOff, 32, kLongOn>);
-#else
-    return shape.m <= 16 ? go(thomas_pcr_long_kernel<T, kLongAny, 16, kLongAny>,
-                              thomas_pcr_long_kernel<T, kLongAny, 16, kLongAny>)
-                         : go(thomas_pcr_long_kernel<T, kLongAny, 32, kLongAny>,
-                              thomas_pcr_long_kernel<T, kLongAny, 32, kLongAny>);
-#endif
+      return shape.m <= 16 ? go(thomas_pcr_long_kernel<T, true, 16, false>, thomas_pcr_long_kernel<T, true, 16, true>)
+                           : go(thomas_pcr_long_kernel<T, true, 32, false>, thomas_pcr_long_kernel<T, true, 32, true>);
+    return shape.m <= 16 ? go(thomas_pcr_long_kernel<T, false, 16, false>, thomas_pcr_long_kernel<T, false, 16, true>)
+                         : go(thomas_pcr_long_kernel<T, false, 32, false>, thomas_pcr_long_kernel<T, false, 32, true>);
   };
   if (!run(sh, smem)) {
     if (tuning.cluster > 1)
