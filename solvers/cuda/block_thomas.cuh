@@ -444,17 +444,6 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
   }
 }
 
-// The unit-stride form (Unit = true: component strides 1 known at compile time) exists for
-// M <= kUnitUpTo; larger blocks run the general kernel on every layout (issue 15 item 8: the
-// M = 6..8 units were ~15% of the serial CUDA compile, half of it the unit forms, whose index
-// arithmetic is a few instructions against the M^3 Gauss-Jordan work a block row).
-// -DADI_CUDA_UNROLL_ALL=ON compiles the unit form for every M, as before, for comparisons.
-#if defined(ADI_CUDA_UNROLL_ALL)
-constexpr int kUnitUpTo = 8;
-#else
-constexpr int kUnitUpTo = 5;
-#endif
-
 template <class T, int M, template <class, int> class Exchange, bool Periodic>
 void launch(const Args<T>& args, cudaStream_t stream) {
   constexpr int G = 32 / M;
@@ -462,8 +451,8 @@ void launch(const Args<T>& args, cudaStream_t stream) {
   const index_t per_block = static_cast<index_t>(kWarps) * G;
   const auto blocks = static_cast<unsigned>((systems + per_block - 1) / per_block);
   const bool unit = args.l.blocks.component == 1 && args.l.vectors.component == 1;
-  if (unit)  // (the general kernel again where M > kUnitUpTo)
-    block_thomas_kernel<T, M, Exchange, (M <= kUnitUpTo), Periodic><<<blocks, kWarps * 32, 0, stream>>>(args);
+  if (unit)
+    block_thomas_kernel<T, M, Exchange, true, Periodic><<<blocks, kWarps * 32, 0, stream>>>(args);
   else
     block_thomas_kernel<T, M, Exchange, false, Periodic><<<blocks, kWarps * 32, 0, stream>>>(args);
 }
