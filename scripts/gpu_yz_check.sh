@@ -9,11 +9,17 @@
 # warp's rows, the default; bulk, 4 and 2 commit groups; the Y/Z hybrid rows of the three boxes
 # and the 256^3 Y tuning rows, two passes, alternating), then the tests (the Y/Z suite at each
 # setting; compute-sanitizer memcheck and racecheck on the register kernel's warp and bulk forms).
+# The stream forms bulk, 2 and 4 are timing-only (issue 15 item 8): the default build lacks them, so
+# the A/B, their test runs and the bulk sanitizer run use a second build, build-yz-unroll
+# (-DADI_CUDA_UNROLL_ALL=ON; bench_cuda_tridiagonal and test_thomas_pcr_strided only); --no-unroll
+# skips it and those rows (then the A/B is 1 / warp of the default build), and the default build is
+# checked to say so and run the default when asked for a form it lacks.
 # Last, where ncu exists (--no-ncu skips it): Nsight Compute on the register kernel (256^3 fp64 Y,
 # per-line bands) with the copy stream as before (1) and the warp form: registers, blocks per SM,
 # achieved occupancy, stalls, DRAM throughput, sectors per request of the copies and stores.
 #
-#   scripts/gpu_yz_check.sh [--build-only | --no-build] [--no-tests] [--no-512] [--no-ncu] [--build-dir DIR]
+#   scripts/gpu_yz_check.sh [--build-only | --no-build] [--no-tests] [--no-512] [--no-ncu] [--no-unroll]
+#                           [--build-dir DIR]
 #
 # Logs under $OUT (default <repo>/out): yz_logs.tgz (build.log, ctest.log, sanitizer.log,
 # bench_boxes.log, bench_512.log, bench_sweep.log, bench_groups.log, ncu_*.txt) and summary.txt. The output ends
@@ -22,7 +28,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
 build=$root/build-yz
-do_build=1 do_tests=1 do_ncu=1 build_only=0 big=1
+do_build=1 do_tests=1 do_ncu=1 build_only=0 big=1 unroll=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) do_build=0 ;;
@@ -30,8 +36,9 @@ while [ $# -gt 0 ]; do
     --no-tests) do_tests=0 ;;
     --no-512) big=0 ;;
     --no-ncu) do_ncu=0 ;;
+    --no-unroll) unroll=0 ;;
     --build-dir) build=$2; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "gpu_yz_check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -63,9 +70,27 @@ if [ $do_build = 1 ]; then
     tar -czf "$out/yz_logs.tgz" -C "$out" yz_logs 2>/dev/null
     exit 1
   fi
+  if [ $unroll = 1 ]; then  # the timing-only stream forms (bulk, 2, 4): ADI_CUDA_UNROLL_ALL
+    t0=$(date +%s)
+    if cmake -S "$root" -B "$build-unroll" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
+         -DADI_WITH_PYTHON=OFF -DADI_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON \
+         -DADI_BUILD_TESTS=ON -DADI_CUDA_UNROLL_ALL=ON "${launcher[@]}" >"$logs/build_unroll.log" 2>&1 &&
+       cmake --build "$build-unroll" -j "$(nproc)" --target bench_cuda_tridiagonal test_thomas_pcr_strided \
+         >>"$logs/build_unroll.log" 2>&1; then
+      note "build (ADI_CUDA_UNROLL_ALL=ON, $build-unroll): ok ($(( $(date +%s) - t0 )) s)"
+    else
+      tail -40 "$logs/build_unroll.log"
+      note "build (ADI_CUDA_UNROLL_ALL=ON): FAILED (build_unroll.log): the stream forms bulk, 2, 4 are skipped"
+      unroll=0 status=1
+    fi
+  fi
 fi
+[ $unroll = 1 ] && [ ! -x "$build-unroll/tests/test_thomas_pcr_strided" ] &&
+  { note "no $build-unroll (--no-build without it): the stream forms bulk, 2, 4 are skipped"; unroll=0; }
 [ $build_only = 1 ] && exit 0
 bench=$build/benchmarks/bench_cuda_tridiagonal
+# The binaries of a copy stream form: bulk, 2 and 4 only in the ADI_CUDA_UNROLL_ALL build.
+form_build() { case "$1" in bulk|2|4) echo "$build-unroll" ;; *) echo "$build" ;; esac; }
 
 # Benchmarks first, on an idle device.
 t0=$(date +%s)
@@ -91,6 +116,7 @@ t1=$(date +%s)
 # the Y/Z hybrid rows of the three boxes and the 256^3 Y tuning rows; two passes. (prefetch and
 # prefetch2, the warp form plus L2 prefetches, lost every row on both cards: dropped at stop 32.)
 groups=(1 warp bulk 4 2)
+[ $unroll = 1 ] || { groups=(1 warp); note "A/B: stream forms bulk, 4, 2 skipped (no ADI_CUDA_UNROLL_ALL build)"; }
 stream_env() { echo "ADI_PCR_STRIDED_GROUPS=$1"; }
 boxes_ab=256x256x256,240x256x256
 [ $big = 1 ] && boxes_ab=$boxes_ab,512x512x512
@@ -98,7 +124,7 @@ boxes_ab=256x256x256,240x256x256
 for pass in 1 2; do
   for g in "${groups[@]}"; do
     echo "### pass $pass groups $g" >>"$logs/bench_groups.log"
-    env $(stream_env "$g") timeout 60 "$bench" --boxes "$boxes_ab" --no-layouts --no-sweep --no-long --reps 7 \
+    env $(stream_env "$g") timeout 60 "$(form_build "$g")/benchmarks/bench_cuda_tridiagonal" --boxes "$boxes_ab" --no-layouts --no-sweep --no-long --reps 7 \
       --filter "pcr_strided" >>"$logs/bench_groups.log" 2>&1 || { status=1; note "bench groups=$g pass $pass: FAILED (exit $?)"; }
   done
 done
@@ -108,9 +134,11 @@ if [ $do_tests = 1 ]; then
   t0=$(date +%s)
   run_gtests "$logs/ctest.log" 200 "$build/tests" "${tests[@]}"
   note "tests: $(( $(date +%s) - t0 )) s"
-  for g in 1 2 4 bulk; do  # warp is the default (stop 31) the loop above ran
-    echo "### test_thomas_pcr_strided with $(stream_env "$g")" >>"$logs/ctest.log"
-    if env $(stream_env "$g") timeout 100 "$build/tests/test_thomas_pcr_strided" >"$logs/test_g$g.log" 2>&1; then
+  forms=(1 2 4 bulk)  # warp is the default (stop 31) the loop above ran
+  [ $unroll = 1 ] || { forms=(1); note "test_thomas_pcr_strided at 2, 4, bulk: skipped (no ADI_CUDA_UNROLL_ALL build)"; }
+  for g in "${forms[@]}"; do
+    echo "### test_thomas_pcr_strided with $(stream_env "$g") ($(form_build "$g"))" >>"$logs/ctest.log"
+    if env $(stream_env "$g") timeout 100 "$(form_build "$g")/tests/test_thomas_pcr_strided" >"$logs/test_g$g.log" 2>&1; then
       note "test_thomas_pcr_strided, $(stream_env "$g"): passed ($(grep -oE '^\[  PASSED  \] [0-9]+' "$logs/test_g$g.log"))"
     else
       note "test_thomas_pcr_strided, $(stream_env "$g"): FAILED (test_g$g.log)"
@@ -119,6 +147,16 @@ if [ $do_tests = 1 ]; then
     fi
     cat "$logs/test_g$g.log" >>"$logs/ctest.log"
   done
+  # The default build asked for a form it lacks: one message on stderr, the default run, tests pass.
+  if ADI_PCR_STRIDED_GROUPS=2 timeout 100 "$build/tests/test_thomas_pcr_strided" --gtest_filter='*.ManyTilesSmall' \
+       >"$logs/test_missing_form.log" 2>&1 &&
+     [ "$(grep -c 'ADI_PCR_STRIDED_GROUPS=2: this build does not compile' "$logs/test_missing_form.log")" = 1 ]; then
+    note "default build, ADI_PCR_STRIDED_GROUPS=2 (a form it lacks): passed, said so once, ran the default"
+  else
+    note "default build, ADI_PCR_STRIDED_GROUPS=2 (a form it lacks): FAILED or no single message (test_missing_form.log)"
+    status=1
+  fi
+  cat "$logs/test_missing_form.log" >>"$logs/ctest.log"
   echo "### FullSegments with ADI_PCR_STRIDED_FULL_PATH=0 (the general path)" >>"$logs/ctest.log"
   if ADI_PCR_STRIDED_FULL_PATH=0 timeout 100 "$build/tests/test_thomas_pcr_strided" --gtest_filter='*.FullSegments' \
        >>"$logs/ctest.log" 2>&1; then
@@ -128,10 +166,12 @@ if [ $do_tests = 1 ]; then
     status=1
   fi
   : >"$logs/sanitizer.log"
-  for run in "warp memcheck" "warp racecheck" "1 memcheck" "bulk memcheck"; do
+  runs=("warp memcheck" "warp racecheck" "1 memcheck")
+  [ $unroll = 1 ] && runs+=("bulk memcheck")
+  for run in "${runs[@]}"; do
     set -- $run
     note "compute-sanitizer $2 with ADI_PCR_STRIDED_GROUPS=$1:"
-    ADI_PCR_STRIDED_GROUPS=$1 run_sanitizer "$logs/sanitizer.log" 60 $2 "$build/tests/test_thomas_pcr_strided" \
+    ADI_PCR_STRIDED_GROUPS=$1 run_sanitizer "$logs/sanitizer.log" 60 $2 "$(form_build "$1")/tests/test_thomas_pcr_strided" \
       '*.ManyTilesSmall'
   done
 fi

@@ -10,6 +10,8 @@
 // registers or, with shared bands, double-buffered with cp.async (see the kernel).
 #include <cuda_pipeline_primitives.h>
 
+#include <cstdio>
+
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/pcr_launch.cuh"
@@ -144,7 +146,23 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
   // cp.async double buffering for lines up to 256 with shared bands (H100, 256^3: fp32
   // 52% -> 66%, fp64 70% -> 81% of copy); per-line bands measured no gain (fp32 80% either
   // way, fp64 90% -> 86%), so they go through registers.
-  const bool async = tuning.prefetch >= 0 ? tuning.prefetch != 0 : bands.shared;
+  bool async = tuning.prefetch >= 0 ? tuning.prefetch != 0 : bands.shared;
+#if !defined(ADI_CUDA_UNROLL_ALL)
+  // Issue 15 item 8: the default build compiles, for lines up to 256, only the default form of
+  // each band kind (cp.async with shared bands, registers with per-line ones); the other
+  // (Tuning::prefetch, the benchmark's tuning rows) with ADI_CUDA_UNROLL_ALL.
+  if (sh.m <= 8 && async != bands.shared) {
+    static const bool said = [] {
+      std::fprintf(stderr,
+                   "adi: cuda_thomas_pcr Tuning::prefetch: this build does not compile the form that "
+                   "differs from the default for lines up to 256 (configure with -DADI_CUDA_UNROLL_ALL=ON "
+                   "to time it); running the default (prefetch with shared bands, none with per-line)\n");
+      return true;
+    }();
+    (void)said;
+    async = bands.shared;
+  }
+#endif
   int warps = tuning.warps_per_block > 0 ? tuning.warps_per_block : (bands.shared ? 8 : 4);
   while (warps > 1 && thomas_pcr_smem<T>(sh, bands.shared, warps, async) > lim.smem_optin) warps /= 2;
   const std::size_t smem = thomas_pcr_smem<T>(sh, bands.shared, warps, async && sh.m <= 8);
@@ -160,19 +178,25 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
   };
   // Unrolled segment loops for up to 8 / 16 rows (lines up to 256 / 512), plain loops
   // beyond.
+  // (<Shared, 8, !Shared>: ADI_CUDA_UNROLL_ALL only, above.)
   if (bands.shared) {
     if (sh.m <= 8 && async)
       go(thomas_pcr_kernel<T, true, 8, true>);
+#if defined(ADI_CUDA_UNROLL_ALL)
     else if (sh.m <= 8)
       go(thomas_pcr_kernel<T, true, 8, false>);
+#endif
     else if (sh.m <= 16)
       go(thomas_pcr_kernel<T, true, 16, false>);
     else
       go(thomas_pcr_kernel<T, true, 0, false>);
   } else {
+#if defined(ADI_CUDA_UNROLL_ALL)
     if (sh.m <= 8 && async)
       go(thomas_pcr_kernel<T, false, 8, true>);
-    else if (sh.m <= 8)
+    else
+#endif
+    if (sh.m <= 8)
       go(thomas_pcr_kernel<T, false, 8, false>);
     else if (sh.m <= 16)
       go(thomas_pcr_kernel<T, false, 16, false>);

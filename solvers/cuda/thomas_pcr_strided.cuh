@@ -25,6 +25,7 @@
 // than the coalesced Thomas for such lines (bench sweep), so only a forced kernel uses it.
 #include <cuda_pipeline_primitives.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
@@ -480,16 +481,33 @@ bool pcr_strided_bulk_fits(const DeviceLines& L, int lb, const T* const* arrays,
 // (scripts/gpu_yz_check.sh), a timing switch, not an option; every setting computes the same
 // function (tests: the suite at each). ptxas (sm_90): 2 and 4 groups spill with per-line bands
 // (fp32 m = 16: 136 / 276 bytes, fp64 m = 8: 188 / 288), not with shared bands (<= 20).
+// Issue 15 item 8: the default build compiles only the warp form and its fallback 1; bulk, 2 and 4
+// (timing-only) with ADI_CUDA_UNROLL_ALL. Asked for one this build lacks, the switch says so on
+// stderr (once) and runs the default.
+#if defined(ADI_CUDA_UNROLL_ALL)
+constexpr bool kPcrStridedTimingForms = true;
+#else
+constexpr bool kPcrStridedTimingForms = false;
+#endif
 inline int pcr_strided_copy_groups(bool shared, std::size_t value_size) {
   static const int env = [] {
     const char* v = std::getenv("ADI_PCR_STRIDED_GROUPS");
     const std::string g = v ? v : "";
-    return g == "1"          ? 1
-           : g == "2"        ? 2
-           : g == "4"        ? 4
-           : g == "bulk"     ? 0
-           : g == "warp"     ? kWarpCopy
-                             : -1;
+    const int form = g == "1"      ? 1
+                     : g == "2"    ? 2
+                     : g == "4"    ? 4
+                     : g == "bulk" ? 0
+                     : g == "warp" ? kWarpCopy
+                                   : -1;
+    if (!kPcrStridedTimingForms && (form == 0 || form == 2 || form == 4)) {
+      std::fprintf(stderr,
+                   "adi: ADI_PCR_STRIDED_GROUPS=%s: this build does not compile that copy stream form "
+                   "(configure with -DADI_CUDA_UNROLL_ALL=ON to time it); running the default, warp "
+                   "(1 where the tiles are not whole and 16-byte aligned)\n",
+                   g.c_str());
+      return -1;
+    }
+    return form;
   }();
   // Defaults by bands (per-line, shared) and precision (fp32, fp64): the warp's 16-byte pieces
   // everywhere (where the tiles are whole and aligned; else 1). H200, stop 31 r1, same-run A/B,
@@ -545,12 +563,14 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     auto go_groups = [&](auto shared, auto max_m) {
       constexpr bool S = decltype(shared)::value;
       constexpr int M = decltype(max_m)::value;
-      switch (groups) {
+      switch (groups) {  // bulk, 2, 4: only ADI_CUDA_UNROLL_ALL (pcr_strided_copy_groups)
+#if defined(ADI_CUDA_UNROLL_ALL)
         case 0: return go(thomas_pcr_strided_registers_kernel<T, S, M, 0>);
-        case 1: return go(thomas_pcr_strided_registers_kernel<T, S, M, 1>);
         case 2: return go(thomas_pcr_strided_registers_kernel<T, S, M, 2>);
-        case kWarpCopy: return go(thomas_pcr_strided_registers_kernel<T, S, M, kWarpCopy>);
-        default: return go(thomas_pcr_strided_registers_kernel<T, S, M, 4>);
+        case 4: return go(thomas_pcr_strided_registers_kernel<T, S, M, 4>);
+#endif
+        case 1: return go(thomas_pcr_strided_registers_kernel<T, S, M, 1>);
+        default: return go(thomas_pcr_strided_registers_kernel<T, S, M, kWarpCopy>);
       }
     };
     using yes = std::true_type;

@@ -74,7 +74,8 @@ TEST(CudaThomasPcrStrided, FullSegments) {
 // fp32, ~1,250 of 16 in fp64, against ~132 blocks; the dense box 416 / 832), so that every
 // block refills its stage for the next tile while it solves this one: the register kernel's
 // copy stream (ADI_PCR_STRIDED_GROUPS; scripts/gpu_yz_check.sh runs this test at 1, 2, 4 and
-// bulk: the unaligned 20,000 lines fall back to cp.async, the dense box takes bulk copies).
+// bulk: the unaligned 20,000 lines fall back to cp.async, the dense box takes bulk copies; 2, 4 and
+// bulk from its ADI_CUDA_UNROLL_ALL build, the default build runs its default for them and says so).
 TEST(CudaThomasPcrStrided, ManyTilesPerBlock) {
   ADI_REQUIRE_CUDA();
   check_adjacent({256}, 20000, 3);
@@ -90,7 +91,8 @@ TEST(CudaThomasPcrStrided, ManyTilesSmall) {
 
 // Dense Y and Z boxes in whole 16-byte aligned tiles, so that every copy stream form takes them
 // (the warp's 16-byte cp.async, the bulk copies, 1, 2 and 4 commit groups; scripts/gpu_yz_check.sh
-// runs this binary at each ADI_PCR_STRIDED_GROUPS): the odd sizes, 80 planes / rows of 64 lines
+// runs this binary at each ADI_PCR_STRIDED_GROUPS, each from a build that has the form: bulk, 2
+// and 4 only with ADI_CUDA_UNROLL_ALL): the odd sizes, 80 planes / rows of 64 lines
 // (5,120 lines: 160 tiles in fp32, 320 in fp64 against ~132 blocks: several per block;
 // ManyTilesPerBlock has ~6 per block).
 TEST(CudaThomasPcrStrided, DenseBoxesEveryCopyStream) {
