@@ -567,6 +567,14 @@ void tune(long long N) {
             const std::string name =
                 "tune pcr warps=" + std::to_string(w) + " prefetch=" + std::to_string(pf);
             if (!wanted(grid, type, "x", name, shared)) continue;
+            if (N <= 256 && pf != shared && !adi::cuda_backend::timing_forms_compiled()) {
+              // Lines up to 256: the form other than the default (cp.async with shared bands,
+              // registers with per-line ones) is compiled only with ADI_CUDA_UNROLL_ALL.
+              std::printf("(skipped: %s %s %s \"%s\" %s: a timing-only form, configure with "
+                          "-DADI_CUDA_UNROLL_ALL=ON)\n",
+                          grid, type, "x", name.c_str(), shared ? "shared" : "full");
+              continue;
+            }
             adi::cuda_backend::Tuning t;
             t.warps_per_block = w;
             t.prefetch = pf;

@@ -20,6 +20,10 @@ ADI_CUDA_KERNELS_BEGIN
 
 // built with CUDA at all
 ADI_CUDA_KERNEL_OR(return false;, bool compiled())
+// the timing-only kernel forms compiled (CMake ADI_CUDA_UNROLL_ALL; issue 15 item 8): without
+// them a Tuning or ADI_PCR_STRIDED_GROUPS asking for one runs the default (and says so), so
+// the benchmarks skip the rows that time them
+ADI_CUDA_KERNEL_OR(return false;, bool timing_forms_compiled())
 // 0 on any CUDA error (no driver, no device)
 ADI_CUDA_KERNEL_OR(return 0;, int device_count())
 // set_device, current_device and the scoped DeviceGuard: solvers/cuda/device_guard.hpp

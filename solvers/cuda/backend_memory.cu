@@ -13,6 +13,13 @@
 namespace adi::cuda_backend {
 
 bool compiled() { return true; }
+bool timing_forms_compiled() {
+#if defined(ADI_CUDA_UNROLL_ALL)
+  return true;
+#else
+  return false;
+#endif
+}
 
 int device_count() {
   int n = 0;
