@@ -444,6 +444,11 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
   }
 }
 
+// Unit-stride layouts get their own kernel (strides known at compile time) for every M:
+// without it for M = 6..8 (stop 32, to cut the compile; issue 15 item 8) 68 rows of
+// bench_cuda_block_tridiagonal were more than 3% slower on an H200, up to 1.32x (fp32,
+// periodic, interleaved, M = 7), so that change was reverted (docs/design.md, "Serial CUDA
+// compile time").
 template <class T, int M, template <class, int> class Exchange, bool Periodic>
 void launch(const Args<T>& args, cudaStream_t stream) {
   constexpr int G = 32 / M;

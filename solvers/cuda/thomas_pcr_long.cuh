@@ -388,6 +388,10 @@ void launch_thomas_pcr_long(const LineSet& ls, BandView<T> bands, const T* d, T*
       kernel<<<grid, shape.threads, bytes, stream>>>(L, shape, bands.a, bands.b, bands.c, d, u, periodic, flag);
       return true;
     };
+    // Band kind, segment length and cluster as template parameters: 8 kernels a precision.
+    // Reading the band kind and the cluster at run time (2 kernels; stop 32, issue 15 item 8)
+    // was reverted: fp64 rows up to 4% slower on an H200 and a failed launch in the
+    // LaunchShapes test (docs/design.md, "Serial CUDA compile time").
     if (bands.shared)
       return shape.m <= 16 ? go(thomas_pcr_long_kernel<T, true, 16, false>, thomas_pcr_long_kernel<T, true, 16, true>)
                            : go(thomas_pcr_long_kernel<T, true, 32, false>, thomas_pcr_long_kernel<T, true, 32, true>);
