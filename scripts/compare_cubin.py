@@ -13,6 +13,8 @@ nvdisasm are not installed (scripts/compare_ptxas.py compares only registers and
     scripts/compare_cubin.py thomas_variable thomas_variable_fp64 [--only contiguous]
     scripts/compare_cubin.py block_thomas_float_m5 block_thomas_double_m5   # generated units too (one M each)
     scripts/compare_cubin.py group_hines   # a group unit (CMakeLists.txt) against its members compiled alone
+    scripts/compare_cubin.py block_thomas_float_m2_3_4_5_6_7_8=block_thomas_float_m2_3_4_5+block_thomas_float_m6+block_thomas_float_m7+block_thomas_float_m8
+                                           # NEW=BASE1+BASE2+...: one unit of this tree against several of the base
 """
 import collections, os, re, struct, subprocess, sys, tempfile
 
@@ -119,7 +121,10 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         os.makedirs(os.path.join(work, "b")), os.makedirs(os.path.join(work, "n"))
         for tu in args:
-            b = kernels(base, tu, os.path.join(work, "b"))
+            tu, _, parts = tu.partition("=")  # NEW=BASE1+BASE2: the base's kernels from other units
+            b = {}
+            for x in (parts.split("+") if parts else [tu]):
+                b.update(kernels(base, x, os.path.join(work, "b")))
             n = kernels(root, tu, os.path.join(work, "n"))
             print(f"{tu}: {len(b)} kernels (base), {len(n)} (new)")
             for k in sorted(set(b) | set(n)):
