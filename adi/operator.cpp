@@ -476,9 +476,9 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
       p.face_write(Y, f, true, p.stage_face_values(f, s, t_new, t_old, V_old != nullptr, later), T(1) / s, false);
     }
   }
-  T* y = Y.data() + A.sweep_offset;
-  T* x = result ? result->data() + A.sweep_offset : y;
-  const index_t o = A.sweep_offset, bo = A.band_offset;
+  const index_t o = A.sweep_offset;
+  T* y = Y.data() + o;
+  T* x = result ? result->data() + o : y;
   if (A.dplan) {
     try {
       p.split_solve(a, y, x);
