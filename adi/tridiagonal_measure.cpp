@@ -27,10 +27,14 @@ std::string cache_key(const Executor& exec, const LineSet& l, std::size_t value_
   std::string k = exec.is_host() ? "host:" + std::to_string(exec.threads())
                                  : "cuda:" + std::to_string(exec.device()) + ":" +
                                        std::string(cuda_backend::device_info(exec.device()).name);
-  for (index_t v : {l.n, l.stride, l.count0, l.stride0, l.count1, l.stride1})
-    k += ":" + std::to_string(v);
-  k += ":" + std::to_string(value_size) + ":" + std::to_string(o.periodic) + ":" +
-       std::to_string(static_cast<int>(o.pivoting));
+  // Appended piece by piece (GCC 12 warns, -Wrestrict, on ":" + std::to_string(...) here).
+  for (long long v : {static_cast<long long>(l.n), static_cast<long long>(l.stride), static_cast<long long>(l.count0),
+                      static_cast<long long>(l.stride0), static_cast<long long>(l.count1),
+                      static_cast<long long>(l.stride1), static_cast<long long>(value_size),
+                      static_cast<long long>(o.periodic), static_cast<long long>(o.pivoting)}) {
+    k += ':';
+    k += std::to_string(v);
+  }
   return k;
 }
 
