@@ -490,15 +490,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
     }
     return;
   }
-  try {
-    if (A.shared)
-      A.plan->solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
-    else
-      A.plan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
-  } catch (const SingularSystem& e) {
-    if (!p.sub) throw;
-    p.fail_later('S', e.what());  // lines within this rank: agreed in settle()
-  }
+  p.local_solve(a, *A.plan, y, x);
 }
 
 template <class T>
@@ -567,10 +559,6 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
   p.solve_fused(a, s, t_new, nullptr, Y, t_old, V_old, later, result, &fold);
 }
 
-// ExplicitFold::stencil: Y = (alpha P_0 + sum_q w_q . F(t_q, P_q)) / s - F_a(t_old, V_old)
-// + g_a(t_new) at the unknowns, one stencil pass per term (V_old is a term's field: its
-// -A_a part rides on that term's pass), then Neumann and Dirichlet face data, then the plan's
-// line solve (what solve() does after its right-hand side).
 template <class T>
 void Operator<T>::Impl::write_diagonal(AxisData& A, T inv_s) {
   if (A.shared)
@@ -597,6 +585,27 @@ void Operator<T>::Impl::split_solve(int a, T* y, T* x) {
   line_exchange[a] += A.dplan->last_exchange_seconds();
 }
 
+template <class T>
+bool Operator<T>::Impl::local_solve(int a, TridiagonalPlan<T>& plan, T* y, T* x) {
+  const AxisData& A = ax[a];
+  const index_t o = A.sweep_offset;
+  try {
+    if (A.shared)
+      plan.solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
+    else
+      plan.solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
+  } catch (const SingularSystem& e) {
+    if (!sub) throw;
+    fail_later('S', e.what());  // lines within this rank: agreed in settle()
+    return false;
+  }
+  return true;
+}
+
+// ExplicitFold::stencil: Y = (alpha P_0 + sum_q w_q . F(t_q, P_q)) / s - F_a(t_old, V_old)
+// + g_a(t_new) at the unknowns, one stencil pass per term (V_old is a term's field: its
+// -A_a part rides on that term's pass), then Neumann and Dirichlet face data, then the plan's
+// line solve (what solve() does after its right-hand side).
 template <class T>
 bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fold& f, Field<T>& Y, double t_old,
                                              Field<T>* V_old, const std::array<bool, 3>& later, Field<T>* result) {
@@ -689,10 +698,11 @@ bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fol
   }
   // The line solve, as solve(): the plan's kernels, in place or into result.
   AxisData& A = ax[a];
+  T* y = Y.data() + A.sweep_offset;
+  T* x = result ? result->data() + A.sweep_offset : y;
   if (A.dplan) {  // a split axis: the distributed plan
     form_diagonal(A, s);
-    T* y = Y.data() + A.sweep_offset;
-    split_solve(a, y, result ? result->data() + A.sweep_offset : y);
+    split_solve(a, y, x);
     return true;
   }
   T& formed = fused(a) ? A.b_formed : A.s_formed;  // the fused kernel does not form b
@@ -703,20 +713,7 @@ bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fol
     formed = T(0);  // until the checked solve below succeeds
   }
   TridiagonalPlan<T>& plan = check ? *A.plan : *A.quiet;
-  const index_t o = A.sweep_offset;
-  T* y = Y.data() + o;
-  T* x = result ? result->data() + o : y;
-  try {
-    if (A.shared)
-      plan.solve(SharedBands<T>{A.a.data(), A.b.data(), A.c.data()}, y, x);
-    else
-      plan.solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
-  } catch (const SingularSystem& e) {
-    if (!sub) throw;
-    fail_later('S', e.what());  // lines within this rank: agreed in settle()
-    return true;
-  }
-  formed = s;
+  if (local_solve(a, plan, y, x)) formed = s;
   return true;
 }
 

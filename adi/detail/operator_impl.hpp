@@ -226,6 +226,10 @@ struct Operator<T>::Impl {
   // The line solve of a split axis through its distributed plan (collective: it checks and
   // agrees on its pivots), in place or into x; adds the plan's exchange time.
   void split_solve(int a, T* y, T* x);
+  // The line solve of axis a's lines within this rank through `plan` (its checked or quiet
+  // plan), in place or into x. A pivot error throws; with a subdomain it is kept until
+  // settle() (the other ranks would wait in the step's next collective): false then.
+  bool local_solve(int a, TridiagonalPlan<T>& plan, T* y, T* x);
   std::array<Field<T>, 3> mixed;
   bool any_mixed = false;
   detail::StencilView<T> view;
