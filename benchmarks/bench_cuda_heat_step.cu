@@ -1,10 +1,13 @@
 // The full 3D heat ADI step on one GPU, per part, against its minimum-traffic time.
 //
-//   bench_cuda_heat_step [--steps N] [--quick] [--scheme NAME|all] [--grids LIST] [--folds LIST] [--tune]
+//   bench_cuda_heat_step [--steps N] [--quick] [--scheme NAME|all] [--grids LIST] [--folds LIST]
+//                        [--types fp32,fp64] [--tune]
 //
 // --folds (default separate,stencil,kernel): the ways of doing the explicit part to run; the
-// Douglas back-to-back rows come with stencil. The fused stage's Y/Z copy stream follows
-// ADI_FUSED_STAGE_STREAM (thread|warp; scripts/gpu_stage_check.sh runs both for its A/B).
+// Douglas back-to-back rows come with stencil. --types: the precisions (default both). The
+// fused stage's Y/Z copy stream follows ADI_FUSED_STAGE_STREAM (thread|warp), its X form
+// ADI_FUSED_X_STAGED (1: the lines staged in 16-byte pieces, the default; 0: the direct form;
+// scripts/gpu_stage_check.sh runs both for its A/B).
 //
 // 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
 //    16-byte-vector copy kernel over 1 GiB (read + write); the faster is the 100%.
@@ -53,6 +56,7 @@ std::string g_scheme = "all";
 std::string g_grids = "256,240,512";
 bool g_tune = false;
 std::string g_folds = "separate,stencil,kernel";
+std::string g_types = "fp32,fp64";
 
 using Fold = adi::Operator<double>::ExplicitFold;
 const char* fold_name(Fold f) { return f == Fold::separate ? "separate" : f == Fold::stencil ? "stencil" : "kernel"; }
@@ -524,10 +528,12 @@ int main(int argc, char** argv) {
       g_grids = argv[++i];
     else if (s == "--folds" && i + 1 < argc)
       g_folds = argv[++i];
+    else if (s == "--types" && i + 1 < argc)
+      g_types = argv[++i];
     else {
       std::fprintf(stderr,
                    "usage: %s [--steps N] [--quick] [--scheme NAME|all] [--grids 256,240,512] "
-                   "[--folds separate,stencil,kernel] [--tune]\n",
+                   "[--folds separate,stencil,kernel] [--types fp32,fp64] [--tune]\n",
                    argv[0]);
       return 2;
     }
@@ -539,8 +545,11 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   const char* stream = std::getenv("ADI_FUSED_STAGE_STREAM");
-  std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps; fused Y/Z copy stream %s\n",
-              prop.name, prop.multiProcessorCount, g_steps, stream ? stream : "default (warp)");
+  const char* staged = std::getenv("ADI_FUSED_X_STAGED");
+  std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps; fused Y/Z copy stream %s; "
+              "fused X form %s\n",
+              prop.name, prop.multiProcessorCount, g_steps, stream ? stream : "default (warp)",
+              staged && std::string(staged) == "0" ? "direct (ADI_FUSED_X_STAGED=0)" : "staged (default)");
   measure_copy();
   std::printf("== Full heat ADI step per part (fields = minimum field transfers; ratio = ms / min ms)\n");
   std::printf("%-12s %-4s %-32s %9s %7s %9s %7s\n", "grid", "type", "part", "ms", "fields", "min ms", "ratio");
@@ -565,8 +574,9 @@ int main(int argc, char** argv) {
             if (("," + g_folds + ",").find("," + std::string(fold_name(f)) + ",") != std::string::npos)
               bench_heat<T>(nx, ny, nz, sc, f);
       };
-      run(float{});
-      run(double{});
+      const std::string types = "," + g_types + ",";
+      if (types.find(",fp32,") != std::string::npos) run(float{});
+      if (types.find(",fp64,") != std::string::npos) run(double{});
     }
   } catch (const adi::Error& e) {
     std::fprintf(stderr, "bench_cuda_heat_step: %s\n", e.what());

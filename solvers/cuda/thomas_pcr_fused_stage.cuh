@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -170,11 +171,22 @@ __device__ __forceinline__ const T* fold_face(const FoldArgs<T>& f, int q, int b
                    : pick3(b, f.neu[q][0][1], f.neu[q][1][1], f.neu[q][2][1]);
 }
 
+// Where fold_base reads P_q: get(q, slot, o) is P_q at the node's element offset o, slot 0 the
+// node itself, 1 / 2 its neighbours along the stage's axis, 3 + 2k / 4 + 2k along cross axis k
+// (minus / plus). FoldFromMemory reads the field (L1 / L2); the staged X kernel reads the lines
+// it copied into shared memory (FoldFromStage).
+template <class T>
+struct FoldFromMemory {
+  const FoldArgs<T>& f;
+  i64 node;
+  __device__ __forceinline__ T operator()(int q, int, int o) const { return f.p[q][node + o]; }
+};
+
 // The folded explicit base at row r of a line (node relative to the sweep's first node):
 // sum_q alpha_q P_q + w_q[b] (A_b P_q + Neumann data of b), the same terms as the explicit
 // stencil pass (solvers/cuda/stencil_apply.cu) and its Neumann face writes.
-template <int A, class T>
-__device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, i64 node) {
+template <int A, class T, class Get>
+__device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, Get get) {
   const int a = A >= 0 ? A : f.axis;
   const int ca = L.ca + r, na = static_cast<int>(pick3(a, f.n[0], f.n[1], f.n[2]));
   const int sa = static_cast<int>(pick3(a, f.stride[0], f.stride[1], f.stride[2]));
@@ -188,12 +200,11 @@ __device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, i64 no
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
     if (q >= f.count) break;
-    const T* __restrict__ P = f.p[q] + node;
-    const T pc = P[0];
+    const T pc = get(q, 0, 0);
     T x = f.alpha[q] * pc;
     const T w = pick3(a, f.w[q][0], f.w[q][1], f.w[q][2]);
     if (w != T(0)) {
-      x += w * (da * pc - aa * P[oma] - cc * P[opa]);
+      x += w * (da * pc - aa * get(q, 1, oma) - cc * get(q, 2, opa));
       if (!inner) {
         const T* face = fold_face(f, q, a, ca == 0 ? 0 : 1);
         if (face) x += w * face[L.fa];
@@ -204,7 +215,7 @@ __device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, i64 no
       const int b = cross_axis(a, k);
       const T wb = pick3(b, f.w[q][0], f.w[q][1], f.w[q][2]);
       if (wb == T(0)) continue;
-      x += wb * (L.d[k] * pc - L.a[k] * P[L.om[k]] - L.c[k] * P[L.op[k]]);
+      x += wb * (L.d[k] * pc - L.a[k] * get(q, 3 + 2 * k, L.om[k]) - L.c[k] * get(q, 4 + 2 * k, L.op[k]));
       if (L.fi[k] >= 0) {
         const T* face = fold_face(f, q, b, L.side[k]);
         if (face) x += wb * face[L.fi[k] + r * L.fstep[k]];
@@ -261,16 +272,22 @@ __device__ __forceinline__ T stage_rhs(const StageArgs<T>& g, const StageBands<T
   return stage_rhs_inner(g, a, d, c, base_r, vm, vc, vp, node);
 }
 
-// The right-hand side of row r with the folded explicit base (Fold) or the loaded one.
-// A Dirichlet end row needs no base: the fold is not evaluated there.
+// The right-hand side of row r with the folded explicit base (Fold; P_q read through `get`,
+// FoldFromMemory by default) or the loaded one. A Dirichlet end row needs no base: the fold is
+// not evaluated there.
+template <bool Fold, int A, class T, class Get>
+__device__ __forceinline__ T stage_rhs_row(const StageArgs<T>& g, const StageBands<T>& B, int r, T base_r, T vm,
+                                           T vc, T vp, i64 fi, i64 node, const FoldLine<T>& lc, Get get) {
+  if constexpr (Fold) {
+    const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
+    if (!dirichlet_end) base_r = fold_base<A>(g.fold, lc, r, get);
+  }
+  return stage_rhs(g, B, r, base_r, vm, vc, vp, fi, node);
+}
 template <bool Fold, int A, class T>
 __device__ __forceinline__ T stage_rhs_row(const StageArgs<T>& g, const StageBands<T>& B, int r, T base_r, T vm,
                                            T vc, T vp, i64 fi, i64 node, const FoldLine<T>& lc) {
-  if constexpr (Fold) {
-    const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
-    if (!dirichlet_end) base_r = fold_base<A>(g.fold, lc, r, node);
-  }
-  return stage_rhs(g, B, r, base_r, vm, vc, vp, fi, node);
+  return stage_rhs_row<Fold, A>(g, B, r, base_r, vm, vc, vp, fi, node, lc, FoldFromMemory<T>{g.fold, node});
 }
 
 // Block start: the bands into shared memory, then warp 0 factorises them, with the device's
@@ -291,6 +308,20 @@ __device__ void stage_prologue(const StageArgs<T>& g, const StageBands<T>& B, co
 }
 
 // ---- X: one warp per line -------------------------------------------------------------
+
+// The X forms' line solve: the right-hand side in buf (padded layout) solved in place by the
+// warp, then stored to u (the line's first node); the warp may reuse buf when it returns.
+template <class T, int MaxM>
+__device__ __forceinline__ void solve_store_line(const PcrShape& sh, const PcrFactors<T>& F, T* buf, T* u) {
+  if constexpr (MaxM > 0)
+    pcr_line_shared_registers<T, MaxM>(sh, F, buf);
+  else
+    pcr_line_shared(sh, F, buf);
+  __syncwarp();
+#pragma unroll 4
+  for (int r = lane_id(); r < sh.n; r += kWarp) u[r] = buf[sh.pos(r)];
+  __syncwarp();
+}
 
 template <class T, int MaxM, int MinBlocks, bool Fold>
 __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs<T> g) {
@@ -358,14 +389,7 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
       for (int r = lane; r < n; r += kWarp) rhs_row(r);
     }
     __syncwarp();
-    if constexpr (MaxM > 0)
-      pcr_line_shared_registers<T, MaxM>(sh, F, buf);
-    else
-      pcr_line_shared(sh, F, buf);
-    __syncwarp();
-#pragma unroll 4
-    for (int r = lane; r < n; r += kWarp) g.u[this_off + r] = buf[sh.pos(r)];
-    __syncwarp();
+    solve_store_line<T, MaxM>(sh, F, buf, g.u + this_off);
   }
   __pipeline_wait_prior(0);
 }
@@ -374,6 +398,139 @@ template <class T>
 std::size_t fused_stage_x_smem(const PcrShape& sh, int warps) {
   return sizeof(T) * (PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * sh.n +
                       static_cast<std::size_t>(warps) * 4 * sh.per_line);
+}
+
+// ---- X, staged: the line and (Fold) its cross neighbours through shared memory ---------
+//
+// One warp per line as above, but the rows the right-hand side reads are staged unpadded, in
+// 16-byte pieces (warp_line_copy; `vec`: every staged line 16-byte aligned in memory, decided
+// per call), and the right-hand side is written into the solve's padded layout: the copies no
+// longer need one instruction per value and lane. With the explicit operator folded in, the
+// warp also stages term 0's four neighbour lines across the line (y +- 1, z +- 1: the lines
+// the folded kernel above reads value by value from L2, one dependent walk per row, 4.6x its
+// minimum at stop 28), so the right-hand side reads shared memory only. Term 0 must be v's
+// field (a Douglas chain's first stage: U); its own line is v's copy, read unpatched (the
+// fold reads U's boundary nodes, the stage's v reads the face data there). A second term is
+// read from memory, as above. One buffer per warp: the next line's copies are issued as soon
+// as the right-hand side is formed, and land while the warp solves and writes.
+// Lines per warp: v and term 0's cross lines (Fold), or base and v.
+template <bool Fold>
+constexpr int staged_x_lines() {
+  return Fold ? 5 : 2;
+}
+// A staged line's pitch: n values rounded up to 16 bytes.
+template <class T>
+__host__ __device__ constexpr int staged_pitch(int n) {
+  return (n + static_cast<int>(16 / sizeof(T)) - 1) / static_cast<int>(16 / sizeof(T)) *
+         static_cast<int>(16 / sizeof(T));
+}
+
+// Where the staged fold reads P_q (FoldFromMemory says what get returns): term 0 from the
+// staged lines (its own line: v's; along x outside the line, and term 1, from memory).
+template <class T>
+struct FoldFromStage {
+  const FoldArgs<T>& f;
+  const T* sv;     // term 0's line (v's copy)
+  const T* cross;  // its cross lines [k minus, k plus] per cross axis k, pitch np
+  int np, n, r;
+  i64 node;
+  __device__ __forceinline__ T operator()(int q, int slot, int o) const {
+    if (q == 0) {
+      if (slot == 0) return sv[r];
+      if (slot >= 3) return cross[(slot - 3) * np + r];
+      const int rr = r + o;  // along x: element offsets are rows
+      if (rr >= 0 && rr < n) return sv[rr];
+    }
+    return f.p[q][node + o];
+  }
+};
+
+template <class T, int MaxM, bool Fold>
+__global__ void __launch_bounds__(256, 2) fused_stage_x_staged_kernel(StageArgs<T> g, int vec) {
+  extern __shared__ __align__(16) unsigned char fused_smem[];
+  T* smem = reinterpret_cast<T*>(fused_smem);
+  const PcrShape sh = g.sh;
+  const int lane = lane_id(), warp = static_cast<int>(threadIdx.x) / kWarp;
+  const int W = static_cast<int>(blockDim.x) / kWarp;
+  const int P = sh.per_line, n = sh.n;
+  const int np = staged_pitch<T>(n);
+  const i64 nl = g.L.lines();
+  const PcrFactors<T> F = PcrFactors<T>::carve(smem, P);
+  const StageBands<T> B = StageBands<T>::carve(smem + PcrFactors<T>::values(P), n);
+  T* st = align_stage(smem + PcrFactors<T>::values(P) + StageBands<T>::arrays * n) +
+          warp * (staged_x_lines<Fold>() * np + staged_pitch<T>(P));  // [line][np], then the solve's buffer
+  T* buf = st + staged_x_lines<Fold>() * np;
+  stage_prologue(g, B, F);
+  const bool hv = g.v != nullptr;
+  const bool vv = vec != 0;
+  auto issue = [&](i64 line) {
+    const i64 off = g.L.offset(line);
+    if constexpr (Fold) {
+      warp_line_copy(st, g.v + off, n, vv);
+      const FoldLine<T> lc = fold_line<0>(g, line);
+      const T* p = g.fold.p[0] + off;
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const int b = k == 0 ? 1 : 2;  // cross_axis(0, k)
+        if (pick3(b, g.fold.w[0][0], g.fold.w[0][1], g.fold.w[0][2]) == T(0)) continue;  // not read
+        warp_line_copy(st + (1 + 2 * k) * np, p + lc.om[k], n, vv);
+        warp_line_copy(st + (2 + 2 * k) * np, p + lc.op[k], n, vv);
+      }
+    } else {
+      warp_line_copy(st, g.base + off, n, vv);
+      if (hv) warp_line_copy(st + np, g.v + off, n, vv);
+    }
+    __pipeline_commit();
+  };
+  const i64 step = static_cast<i64>(gridDim.x) * W;
+  i64 line = static_cast<i64>(blockIdx.x) * W + warp;
+  if (line < nl) issue(line);
+  for (; line < nl; line += step) {
+    const i64 off = g.L.offset(line);
+    const i64 fi = g.face_index(line);
+    const FoldLine<T> lc = Fold ? fold_line<0>(g, line) : FoldLine<T>{};
+    // v at Dirichlet ends: the old boundary data (read in place of the staged v).
+    bool e0 = false, e1 = false;
+    T v0 = T(0), v1 = T(0);
+    if (hv && !g.periodic) {
+      if (g.vend[0]) e0 = true, v0 = g.vend[0][fi];
+      if (g.vend[1]) e1 = true, v1 = g.vend[1][fi];
+    }
+    __pipeline_wait_prior(0);
+    __syncwarp();
+    const T* sv = Fold ? st : st + np;
+    auto vat = [&](int r) { return e1 && r == n - 1 ? v1 : e0 && r == 0 ? v0 : sv[r]; };
+    auto rhs_row = [&](int r) {
+      T vm = T(0), vc = T(0), vp = T(0);
+      if (hv) {
+        vm = vat(r > 0 ? r - 1 : n - 1);
+        vc = vat(r);
+        vp = vat(r < n - 1 ? r + 1 : 0);
+      }
+      const i64 node = off + r;
+      buf[sh.pos(r)] = stage_rhs_row<Fold, 0>(g, B, r, Fold ? T(0) : st[r], vm, vc, vp, fi, node, lc,
+                                              FoldFromStage<T>{g.fold, st, st + np, np, n, r, node});
+    };
+    // Two rows per pass where the registers allow (fp64 with the fold spilled 16-64 bytes).
+    constexpr int kRows = Fold && sizeof(T) == 8 ? 1 : 2;
+#pragma unroll kRows
+    for (int r = lane; r < n; r += kWarp) rhs_row(r);
+    __syncwarp();  // every lane's reads of the staged lines: the next line's copies may land
+    if (line + step < nl) issue(line + step);
+    solve_store_line<T, MaxM>(sh, F, buf, g.u + off);
+  }
+  __pipeline_wait_prior(0);
+}
+
+template <class T>
+std::size_t fused_stage_x_staged_smem(const PcrShape& sh, int warps, bool fold) {
+  const std::size_t per_warp = static_cast<std::size_t>(fold ? staged_x_lines<true>() : staged_x_lines<false>()) *
+                                   staged_pitch<T>(sh.n) +
+                               staged_pitch<T>(sh.per_line);
+  // + 16: the staged lines start at a 16-byte boundary (align_stage).
+  return sizeof(T) * (PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * sh.n +
+                      static_cast<std::size_t>(warps) * per_warp) +
+         16;
 }
 
 // ---- Y/Z: a tile of adjacent lines, segments in registers ------------------------------
@@ -646,6 +803,18 @@ void with_fused_x_kernel(int variant, F&& f) {
     }
   }
 }
+// The staged X instances (fused_stage_x_staged_kernel), by the same variant: the segment
+// length only (their register cap is 2 blocks/SM).
+template <class T, bool Fold, class F>
+void with_fused_x_staged_kernel(int variant, F&& f) {
+  switch (variant) {
+    case 0:
+    case 1:
+    case 2: f(fused_stage_x_staged_kernel<T, 8, Fold>); break;
+    case 3: f(fused_stage_x_staged_kernel<T, 16, Fold>); break;
+    default: f(fused_stage_x_staged_kernel<T, 0, Fold>); break;
+  }
+}
 // Y/Z lines are not folded (the first stage of a chain is along x unless the grid has one
 // node along x; Operator::folds says so): the kernel takes Fold, but no instance is built
 // (ptxas needs a minute per folded Y/Z instance).
@@ -682,6 +851,60 @@ inline bool fused_stage_warp_stream() {
     return v == nullptr || std::string(v) != "thread";
   }();
   return on;
+}
+
+// The X form: staged (fused_stage_x_staged_kernel: the lines the right-hand side reads, and
+// with the fold term 0's cross neighbour lines, copied into shared memory in 16-byte pieces)
+// unless the environment sets ADI_FUSED_X_STAGED=0 (the kernel that copies one value per lane
+// into the padded layout and reads the fold's neighbours from memory, as before stop 33): a
+// switch for same-run A/B timings (scripts/gpu_stage_check.sh); both compute the same function
+// (tests: test_thomas_pcr_fused_stage at each).
+inline bool fused_x_staged() {
+  static const bool on = [] {
+    const char* v = std::getenv("ADI_FUSED_X_STAGED");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
+// Whether every line the staged X form copies starts at a 16-byte boundary (its 16-byte pieces).
+template <class T>
+bool staged_x_vec(const FusedStage<T>& fs) {
+  const auto aligned = [](i64 values) { return values * static_cast<i64>(sizeof(T)) % 16 == 0; };
+  const auto at16 = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  const LineSet& l = fs.lines;
+  if ((l.count0 > 1 && !aligned(l.stride0)) || (l.count1 > 1 && !aligned(l.stride1))) return false;
+  if (fs.fold.count > 0)
+    return at16(fs.fold.p[0]) && at16(fs.v) && aligned(fs.fold.view.box.sy) && aligned(fs.fold.view.box.sz);
+  return at16(fs.base) && (!fs.v || at16(fs.v));
+}
+
+// The staged X launch: the warps per block (8, 4, 2, 1) that keep the most warps resident per SM
+// (its shared memory holds 2 or 5 lines per warp; ties: more warps per block).
+template <class T, bool Fold>
+void prepare_staged_x(const LineSet& ls, const PcrShape& sh, int variant, int max_warps, const LaunchLimits& lim,
+                      FusedLaunch& L) {
+  with_fused_x_staged_kernel<T, Fold>(variant, [&](auto kernel) {
+    i64 best = 0;
+    int best_w = 0;
+    for (int w = max_warps; w >= 1; w /= 2) {
+      const std::size_t smem = fused_stage_x_staged_smem<T>(sh, w, Fold);
+      if (smem > lim.smem_optin) continue;
+      // The resident blocks of the whole device (work without limit: the grid is the fill).
+      const i64 warps = static_cast<i64>(persistent_grid(kernel, w * kWarp, smem, i64(1) << 40, lim)) * w;
+      if (warps > best) best = warps, best_w = w;
+    }
+    if (best_w == 0) return;  // not even one warp's lines fit: the direct form only
+    const std::size_t smem = fused_stage_x_staged_smem<T>(sh, best_w, Fold);
+    L.staged_threads[Fold] = best_w * kWarp;
+    L.staged_smem[Fold] = smem;
+    L.staged_grid[Fold] = persistent_grid(kernel, best_w * kWarp, smem, (ls.lines() + best_w - 1) / best_w, lim);
+    // The limit belongs to the kernel, not the launch: the device's, so that an operator prepared
+    // later with shorter lines cannot lower it under this launch's (persistent_grid set smem).
+    if (lim.smem_optin > 48 * 1024)
+      ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(lim.smem_optin)));
+  });
 }
 
 // The folded X kernel reads U's neighbouring lines (y +- 1 from the block's other warps)
@@ -744,6 +967,11 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
       L.fold_grid = persistent_grid(kernel, L.threads, smem, work, lim);
       if (!tuning.fold_max_shared) fit_carveout(kernel, L.threads, smem);
     });
+    if (fused_x_staged()) {
+      const int max_warps = tuning.warps > 0 ? tuning.warps : kFusedXWarps;
+      prepare_staged_x<T, false>(ls, sh, L.variant, max_warps, lim, L);
+      prepare_staged_x<T, true>(ls, sh, L.variant, max_warps, lim, L);
+    }
   } else {
     // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
     int rows = tuning.rows == 8 || (tuning.rows <= 0 && kFusedYZRows == 8) ? 8 : 16;
@@ -844,7 +1072,15 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
     const unsigned grid = Fold ? L.fold_grid : L.grid;
     if (L.variant < kFusedYZVariant0) {
       g.sh = pcr_shape(ls.n);
-      with_fused_x_kernel<T, Fold>(L.variant, [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g); });
+      // Staged where prepared; with the fold, where term 0 is v's field (its line is v's copy).
+      if (L.staged_threads[Fold] > 0 && (!Fold || (fs.v != nullptr && fs.fold.p[0] == fs.v))) {
+        const int vec = staged_x_vec(fs) ? 1 : 0;
+        with_fused_x_staged_kernel<T, Fold>(L.variant, [&](auto kernel) {
+          kernel<<<L.staged_grid[Fold], L.staged_threads[Fold], L.staged_smem[Fold], stream>>>(g, vec);
+        });
+      } else {
+        with_fused_x_kernel<T, Fold>(L.variant, [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g); });
+      }
     } else if constexpr (Fold) {
       throw Unsupported("fused ADI stage: the explicit operator folds into stages along x only");
     } else {

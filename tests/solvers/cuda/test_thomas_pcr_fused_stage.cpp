@@ -659,6 +659,89 @@ TEST(CudaFusedStage, MatchesTheFp64ReferenceFoldedDouble) {
   folded_reference_cases<double>(Executor::cuda(), ExplicitFold::stencil);
 }
 
+// The staged X form (stop 33; ADI_FUSED_X_STAGED, default on): rows a multiple of 16 bytes
+// (its 16-byte pieces) and odd (one value per lane), more lines than the grid's warps (the next
+// line's copies issued behind the right-hand side), every boundary kind; plain stages and the
+// folded ones (douglas and mcs: term 0 is v's field, its cross lines staged; hv: v is Y_k, the
+// direct folded kernel). scripts/gpu_stage_check.sh runs the suite again with ADI_FUSED_X_STAGED=0.
+template <class T>
+void staged_x_cases() {
+  std::uint32_t seed = 5000;
+  Pde src = heat_with_drift();
+  src.source = [](double t, double x, double y, double z) { return std::sin(x + 2 * y - z) * (1 + t); };
+  BoundaryConditions bp = all_dirichlet();
+  bp.set_periodic(Axis::x);
+  bp.set_periodic(Axis::z);
+  BoundaryConditions bm;
+  bm.set_periodic(Axis::x);
+  bm.set(Face::y_lo, Boundary::dirichlet(g3)).set(Face::y_hi, Boundary::neumann(0.5));
+  bm.set(Face::z_lo, Boundary::neumann([](double t, double x, double y, double) { return std::cos(t) * x * y; }));
+  bm.set(Face::z_hi, Boundary::dirichlet(-0.3));
+  for (index_t nx : {64, 37}) {
+    const Grid g = fold_grid({nx, 97, 67}, {});
+    const Grid gp = fold_grid({nx, 33, 67}, {true, false, true});
+    const Grid gm = fold_grid({nx, 33, 67}, {true, false, false});
+    struct Case {
+      const Grid* g;
+      const Pde* pde;
+      BoundaryConditions bc;
+      const char* what;
+    };
+    const Pde heat = Pde::heat(1.0, 0.7, 0.4);
+    const Case cases[] = {{&g, &heat, all_dirichlet(), "staged dirichlet"},
+                          {&g, &src, with_neumann(), "staged neumann + source"},
+                          {&gp, &src, bp, "staged periodic x z + source"},
+                          {&gm, &src, bm, "staged mixed set + source"}};
+    for (const Case& k : cases) {
+      StageCase c;
+      c.axis = Axis::x;
+      c.later = {false, true, true};
+      check_stage<T>(*k.g, *k.pde, k.bc, c, seed++, k.what);
+      c.in_place = true;
+      check_stage<T>(*k.g, *k.pde, k.bc, c, seed++, k.what);
+      c.in_place = false;
+      c.with_v = false;
+      check_stage<T>(*k.g, *k.pde, k.bc, c, seed++, k.what);
+      for (FoldForm f : {FoldForm::douglas, FoldForm::mcs, FoldForm::hv}) {
+        FoldCase fc;
+        fc.form = f;
+        check_folded<T>(*k.g, *k.pde, k.bc, fc, seed++, k.what, true, ExplicitFold::kernel);
+        if (f == FoldForm::douglas) {
+          fc.result = true;
+          check_folded<T>(*k.g, *k.pde, k.bc, fc, seed++, k.what, true, ExplicitFold::kernel);
+        }
+      }
+      check_folded_reference<T>(*k.g, *k.pde, k.bc, FoldForm::douglas, Axis::x, seed++, k.what, Executor::cuda(),
+                                ExplicitFold::kernel);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(CudaFusedStage, StagedXFloat) {
+  ADI_REQUIRE_CUDA();
+  staged_x_cases<float>();
+}
+
+TEST(CudaFusedStage, StagedXDouble) {
+  ADI_REQUIRE_CUDA();
+  staged_x_cases<double>();
+}
+
+// The sanitizer's case of the staged X form: 16-byte rows (fp32 36, fp64 34) and odd ones,
+// plain and folded, more lines than warps along the fp64 grid.
+TEST(CudaFusedStage, StagedXSmall) {
+  ADI_REQUIRE_CUDA();
+  std::uint32_t seed = 5500;
+  all_axes<float>(stretched_grid(36, 9, 5), heat_with_drift(), with_neumann(), "small staged", seed);
+  FoldCase fc;
+  check_folded<float>(fold_grid({36, 9, 5}, {}), heat_with_drift(), with_neumann(), fc, seed++, "small staged", true);
+  check_folded<double>(fold_grid({34, 65, 63}, {}), Pde::heat(1.0, 0.7, 0.4), all_dirichlet(), fc, seed++,
+                       "small staged", true);
+  check_folded<double>(fold_grid({9, 7, 5}, {}), heat_with_drift(), with_neumann(), fc, seed++, "small staged odd",
+                       true);
+}
+
 // The folded stage's fp64 reference against the host's solve_folded, separate passes and
 // stencil fold: runs anywhere.
 TEST(StageReference, MatchesTheHostFoldedSolve) {
