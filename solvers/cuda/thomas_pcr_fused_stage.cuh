@@ -430,14 +430,14 @@ __host__ __device__ constexpr int staged_pitch(int n) {
 template <class T>
 struct FoldFromStage {
   const FoldArgs<T>& f;
-  const T* sv;     // term 0's line (v's copy)
-  const T* cross;  // its cross lines [k minus, k plus] per cross axis k, pitch np
-  int np, n, r;
+  const T* sv;        // term 0's line (v's copy)
+  const T* cross[4];  // its cross lines: axis k minus, plus at [2k], [2k + 1]
+  int n, r;
   i64 node;
   __device__ __forceinline__ T operator()(int q, int slot, int o) const {
     if (q == 0) {
       if (slot == 0) return sv[r];
-      if (slot >= 3) return cross[(slot - 3) * np + r];
+      if (slot >= 3) return cross[slot - 3][r];
       const int rr = r + o;  // along x: element offsets are rows
       if (rr >= 0 && rr < n) return sv[rr];
     }
@@ -445,8 +445,26 @@ struct FoldFromStage {
   }
 };
 
-template <class T, int MaxM, bool Fold>
-__global__ void __launch_bounds__(256, 2) fused_stage_x_staged_kernel(StageArgs<T> g, int vec) {
+// Ring (with Fold): each warp takes runs of consecutive lines of a plane (consecutive y at one z),
+// the runs of all warps at the same place of their planes at once (a plane's lines split into
+// runs of equal length, planes one after another), and keeps the lines along y it staged for one
+// line when the next needs them: a line's y - 1, y, y + 1 sit in 3 ring slots, found by their
+// offsets, so each line copies 1 line along y (its y + 2) and its 2 lines along z, not 5; the
+// z +- 1 lines are the lines the warps of the neighbouring planes stage at the same time (L2).
+// Register cap: 128 (2 blocks of 8 warps); fp64 with the fold 170 (3 blocks of 4 warps, what its
+// shared memory allows at n = 256; a cap of 128 spilled 16-200 bytes).
+template <class T, bool Fold>
+constexpr int staged_x_threads() {
+  return Fold && sizeof(T) == 8 ? 128 : 256;
+}
+template <class T, bool Fold>
+constexpr int staged_x_min_blocks() {
+  return Fold && sizeof(T) == 8 ? 3 : 2;
+}
+
+template <class T, int MaxM, bool Fold, bool Ring>
+__global__ void __launch_bounds__(staged_x_threads<T, Fold>(), staged_x_min_blocks<T, Fold>())
+    fused_stage_x_staged_kernel(StageArgs<T> g, int vec) {
   extern __shared__ __align__(16) unsigned char fused_smem[];
   T* smem = reinterpret_cast<T*>(fused_smem);
   const PcrShape sh = g.sh;
@@ -457,24 +475,55 @@ __global__ void __launch_bounds__(256, 2) fused_stage_x_staged_kernel(StageArgs<
   const i64 nl = g.L.lines();
   const PcrFactors<T> F = PcrFactors<T>::carve(smem, P);
   const StageBands<T> B = StageBands<T>::carve(smem + PcrFactors<T>::values(P), n);
+  // [slot][np], then the solve's buffer. Fold: slots 0-2 the lines along y (v's own, y - 1,
+  // y + 1: fixed without Ring), 3-4 z - 1, z + 1; else base, v.
   T* st = align_stage(smem + PcrFactors<T>::values(P) + StageBands<T>::arrays * n) +
-          warp * (staged_x_lines<Fold>() * np + staged_pitch<T>(P));  // [line][np], then the solve's buffer
+          warp * (staged_x_lines<Fold>() * np + staged_pitch<T>(P));
   T* buf = st + staged_x_lines<Fold>() * np;
   stage_prologue(g, B, F);
   const bool hv = g.v != nullptr;
   const bool vv = vec != 0;
+  constexpr int kNone = -0x7fffffff - 1;
+  // Ring: the offsets (from v; Operator::folds: 32 bits) of the lines in slots 0-2 (kNone: none).
+  int key0 = kNone, key1 = kNone, key2 = kNone;
+  int sc = 0, sm = 1, sp = 2;  // the slots of the current line's own, y - 1 and y + 1 lines
+  const bool wy = Fold && g.fold.w[0][1] != T(0), wz = Fold && g.fold.w[0][2] != T(0);
   auto issue = [&](i64 line) {
     const i64 off = g.L.offset(line);
     if constexpr (Fold) {
-      warp_line_copy(st, g.v + off, n, vv);
       const FoldLine<T> lc = fold_line<0>(g, line);
-      const T* p = g.fold.p[0] + off;
+      const T* p = g.fold.p[0];  // = v
+      if constexpr (Ring) {
+        const int c = static_cast<int>(off);
+        const int need[3] = {c, wy ? c + lc.om[0] : c, wy ? c + lc.op[0] : c};
+        int slot[3];
 #pragma unroll
-      for (int k = 0; k < 2; ++k) {
-        const int b = k == 0 ? 1 : 2;  // cross_axis(0, k)
-        if (pick3(b, g.fold.w[0][0], g.fold.w[0][1], g.fold.w[0][2]) == T(0)) continue;  // not read
-        warp_line_copy(st + (1 + 2 * k) * np, p + lc.om[k], n, vv);
-        warp_line_copy(st + (2 + 2 * k) * np, p + lc.op[k], n, vv);
+        for (int i = 0; i < 3; ++i) {
+          const int k = need[i];
+          int s = key0 == k ? 0 : key1 == k ? 1 : key2 == k ? 2 : -1;
+          if (s < 0) {  // a slot no line of this one needs
+            auto free_slot = [&](int key) { return key != need[0] && key != need[1] && key != need[2]; };
+            s = free_slot(key0) ? 0 : free_slot(key1) ? 1 : 2;
+            if (s == 0) key0 = k;
+            else if (s == 1) key1 = k;
+            else key2 = k;
+            warp_line_copy(st + s * np, p + k, n, vv);
+          }
+          slot[i] = s;
+        }
+        sc = slot[0];
+        sm = slot[1];
+        sp = slot[2];
+      } else {
+        warp_line_copy(st, p + off, n, vv);
+        if (wy) {
+          warp_line_copy(st + np, p + off + lc.om[0], n, vv);
+          warp_line_copy(st + 2 * np, p + off + lc.op[0], n, vv);
+        }
+      }
+      if (wz) {
+        warp_line_copy(st + 3 * np, p + off + lc.om[1], n, vv);
+        warp_line_copy(st + 4 * np, p + off + lc.op[1], n, vv);
       }
     } else {
       warp_line_copy(st, g.base + off, n, vv);
@@ -482,10 +531,36 @@ __global__ void __launch_bounds__(256, 2) fused_stage_x_staged_kernel(StageArgs<
     }
     __pipeline_commit();
   };
-  const i64 step = static_cast<i64>(gridDim.x) * W;
-  i64 line = static_cast<i64>(blockIdx.x) * W + warp;
-  if (line < nl) issue(line);
-  for (; line < nl; line += step) {
+  // The warp's lines. Ring: runs of `run` lines of a plane (count0 lines), the `runs` runs of
+  // plane z numbered z * runs + j, run c for warp c, c + G, ... (G warps in the grid); else
+  // line l for warp l, l + G, ...
+  const i64 G = static_cast<i64>(gridDim.x) * W;
+  const i64 gw = static_cast<i64>(blockIdx.x) * W + warp;
+  i64 runs = 1, run = 1, chunks = nl;
+  if constexpr (Ring) {
+    const i64 c0 = g.L.count0, c1 = g.L.count1;
+    runs = max(i64(1), min(c0, G / c1));
+    run = (c0 + runs - 1) / runs;
+    runs = (c0 + run - 1) / run;
+    chunks = runs * c1;
+  }
+  auto first_of = [&](i64 c) -> i64 {  // a run's first line
+    if constexpr (!Ring) return c;
+    const i64 z = c / runs;
+    return z * g.L.count0 + (c - z * runs) * run;
+  };
+  auto end_of = [&](i64 c) -> i64 {  // one past a run's last line
+    if constexpr (!Ring) return c + 1;
+    const i64 z = c / runs;
+    return z * g.L.count0 + min(g.L.count0, (c - z * runs + 1) * run);
+  };
+  i64 c = gw, line = 0, end = 0;
+  if (c < chunks) {
+    line = first_of(c);
+    end = end_of(c);
+    issue(line);
+  }
+  while (c < chunks) {
     const i64 off = g.L.offset(line);
     const i64 fi = g.face_index(line);
     const FoldLine<T> lc = Fold ? fold_line<0>(g, line) : FoldLine<T>{};
@@ -498,7 +573,9 @@ __global__ void __launch_bounds__(256, 2) fused_stage_x_staged_kernel(StageArgs<
     }
     __pipeline_wait_prior(0);
     __syncwarp();
-    const T* sv = Fold ? st : st + np;
+    const T* sv = Fold ? st + sc * np : st + np;
+    const T* cm = st + sm * np;
+    const T* cp = st + sp * np;
     auto vat = [&](int r) { return e1 && r == n - 1 ? v1 : e0 && r == 0 ? v0 : sv[r]; };
     auto rhs_row = [&](int r) {
       T vm = T(0), vc = T(0), vp = T(0);
@@ -508,16 +585,28 @@ __global__ void __launch_bounds__(256, 2) fused_stage_x_staged_kernel(StageArgs<
         vp = vat(r < n - 1 ? r + 1 : 0);
       }
       const i64 node = off + r;
-      buf[sh.pos(r)] = stage_rhs_row<Fold, 0>(g, B, r, Fold ? T(0) : st[r], vm, vc, vp, fi, node, lc,
-                                              FoldFromStage<T>{g.fold, st, st + np, np, n, r, node});
+      buf[sh.pos(r)] = stage_rhs_row<Fold, 0>(
+          g, B, r, Fold ? T(0) : st[r], vm, vc, vp, fi, node, lc,
+          FoldFromStage<T>{g.fold, sv, {cm, cp, st + 3 * np, st + 4 * np}, n, r, node});
     };
     // Two rows per pass where the registers allow (fp64 with the fold spilled 16-64 bytes).
     constexpr int kRows = Fold && sizeof(T) == 8 ? 1 : 2;
 #pragma unroll kRows
     for (int r = lane; r < n; r += kWarp) rhs_row(r);
     __syncwarp();  // every lane's reads of the staged lines: the next line's copies may land
-    if (line + step < nl) issue(line + step);
+    i64 next = line + 1, nend = end, nc = c;
+    if (!Ring || next >= end) {
+      nc = c + G;
+      if (nc < chunks) {
+        next = first_of(nc);
+        nend = end_of(nc);
+      }
+    }
+    if (nc < chunks) issue(next);
     solve_store_line<T, MaxM>(sh, F, buf, g.u + off);
+    c = nc;
+    line = next;
+    end = nend;
   }
   __pipeline_wait_prior(0);
 }
@@ -804,15 +893,16 @@ void with_fused_x_kernel(int variant, F&& f) {
   }
 }
 // The staged X instances (fused_stage_x_staged_kernel), by the same variant: the segment
-// length only (their register cap is 2 blocks/SM).
-template <class T, bool Fold, class F>
+// length only (their register cap is 2 blocks/SM); Ring with the fold only.
+template <class T, bool Fold, bool Ring = false, class F>
 void with_fused_x_staged_kernel(int variant, F&& f) {
+  constexpr bool R = Fold && Ring;
   switch (variant) {
     case 0:
     case 1:
-    case 2: f(fused_stage_x_staged_kernel<T, 8, Fold>); break;
-    case 3: f(fused_stage_x_staged_kernel<T, 16, Fold>); break;
-    default: f(fused_stage_x_staged_kernel<T, 0, Fold>); break;
+    case 2: f(fused_stage_x_staged_kernel<T, 8, Fold, R>); break;
+    case 3: f(fused_stage_x_staged_kernel<T, 16, Fold, R>); break;
+    default: f(fused_stage_x_staged_kernel<T, 0, Fold, R>); break;
   }
 }
 // Y/Z lines are not folded (the first stage of a chain is along x unless the grid has one
@@ -853,18 +943,27 @@ inline bool fused_stage_warp_stream() {
   return on;
 }
 
-// The X form: staged (fused_stage_x_staged_kernel: the lines the right-hand side reads, and
-// with the fold term 0's cross neighbour lines, copied into shared memory in 16-byte pieces)
-// unless the environment sets ADI_FUSED_X_STAGED=0 (the kernel that copies one value per lane
-// into the padded layout and reads the fold's neighbours from memory, as before stop 33): a
-// switch for same-run A/B timings (scripts/gpu_stage_check.sh); both compute the same function
-// (tests: test_thomas_pcr_fused_stage at each).
-inline bool fused_x_staged() {
-  static const bool on = [] {
+// The X form, by the environment's ADI_FUSED_X_STAGED: 1 (the default) staged
+// (fused_stage_x_staged_kernel: the lines the right-hand side reads, and with the fold term 0's
+// cross neighbour lines, copied into shared memory in 16-byte pieces; the fold's lines along y
+// kept in a ring), 2 staged without the ring (5 lines copied per folded line), 0 direct (the
+// kernel that copies one value per lane into the padded layout and reads the fold's neighbours
+// from memory, as before stop 33): a switch for same-run A/B timings (scripts/gpu_stage_check.sh);
+// all compute the same function (tests: test_thomas_pcr_fused_stage at each).
+inline int fused_x_form() {
+  static const int form = [] {
     const char* v = std::getenv("ADI_FUSED_X_STAGED");
-    return v == nullptr || std::string(v) != "0";
+    const std::string s = v ? v : "1";
+    return s == "0" ? 0 : s == "2" ? 2 : 1;
   }();
-  return on;
+  return form;
+}
+template <class T, bool Fold, class F>
+void with_fused_x_staged_form(int variant, F&& f) {
+  if (fused_x_form() == 1)
+    with_fused_x_staged_kernel<T, Fold, true>(variant, f);
+  else
+    with_fused_x_staged_kernel<T, Fold, false>(variant, f);
 }
 
 // Whether every line the staged X form copies starts at a 16-byte boundary (its 16-byte pieces).
@@ -884,7 +983,7 @@ bool staged_x_vec(const FusedStage<T>& fs) {
 template <class T, bool Fold>
 void prepare_staged_x(const LineSet& ls, const PcrShape& sh, int variant, int max_warps, const LaunchLimits& lim,
                       FusedLaunch& L) {
-  with_fused_x_staged_kernel<T, Fold>(variant, [&](auto kernel) {
+  with_fused_x_staged_form<T, Fold>(variant, [&](auto kernel) {
     i64 best = 0;
     int best_w = 0;
     for (int w = max_warps; w >= 1; w /= 2) {
@@ -967,10 +1066,10 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
       L.fold_grid = persistent_grid(kernel, L.threads, smem, work, lim);
       if (!tuning.fold_max_shared) fit_carveout(kernel, L.threads, smem);
     });
-    if (fused_x_staged()) {
+    if (fused_x_form() != 0) {
       const int max_warps = tuning.warps > 0 ? tuning.warps : kFusedXWarps;
-      prepare_staged_x<T, false>(ls, sh, L.variant, max_warps, lim, L);
-      prepare_staged_x<T, true>(ls, sh, L.variant, max_warps, lim, L);
+      prepare_staged_x<T, false>(ls, sh, L.variant, std::min(max_warps, staged_x_threads<T, false>() / kWarp), lim, L);
+      prepare_staged_x<T, true>(ls, sh, L.variant, std::min(max_warps, staged_x_threads<T, true>() / kWarp), lim, L);
     }
   } else {
     // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
@@ -1075,7 +1174,7 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
       // Staged where prepared; with the fold, where term 0 is v's field (its line is v's copy).
       if (L.staged_threads[Fold] > 0 && (!Fold || (fs.v != nullptr && fs.fold.p[0] == fs.v))) {
         const int vec = staged_x_vec(fs) ? 1 : 0;
-        with_fused_x_staged_kernel<T, Fold>(L.variant, [&](auto kernel) {
+        with_fused_x_staged_form<T, Fold>(L.variant, [&](auto kernel) {
           kernel<<<L.staged_grid[Fold], L.staged_threads[Fold], L.staged_smem[Fold], stream>>>(g, vec);
         });
       } else {

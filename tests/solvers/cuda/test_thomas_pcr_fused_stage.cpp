@@ -659,11 +659,15 @@ TEST(CudaFusedStage, MatchesTheFp64ReferenceFoldedDouble) {
   folded_reference_cases<double>(Executor::cuda(), ExplicitFold::stencil);
 }
 
-// The staged X form (stop 33; ADI_FUSED_X_STAGED, default on): rows a multiple of 16 bytes
-// (its 16-byte pieces) and odd (one value per lane), more lines than the grid's warps (the next
-// line's copies issued behind the right-hand side), every boundary kind; plain stages and the
-// folded ones (douglas and mcs: term 0 is v's field, its cross lines staged; hv: v is Y_k, the
-// direct folded kernel). scripts/gpu_stage_check.sh runs the suite again with ADI_FUSED_X_STAGED=0.
+// The staged X form (stop 33; ADI_FUSED_X_STAGED, default 1): rows a multiple of 16 bytes (its
+// 16-byte pieces) and odd (one value per lane), more lines than the grid's warps (the next line's
+// copies issued behind the right-hand side), every boundary kind; plain stages and the folded
+// ones (douglas and mcs: term 0 is v's field, its cross lines staged; hv: v is Y_k, the direct
+// folded kernel). The fold's ring of lines along y: runs of several lines per plane (97 and 33
+// lines along y), runs across Dirichlet, Neumann and periodic y ends (the neighbour lines there
+// are not y +- 1), more planes than warps (2200: each warp takes several runs).
+// scripts/gpu_stage_check.sh runs the suite again with ADI_FUSED_X_STAGED=0 and the folded
+// cases with =2 (staged without the ring).
 template <class T>
 void staged_x_cases() {
   std::uint32_t seed = 5000;
@@ -677,10 +681,15 @@ void staged_x_cases() {
   bm.set(Face::y_lo, Boundary::dirichlet(g3)).set(Face::y_hi, Boundary::neumann(0.5));
   bm.set(Face::z_lo, Boundary::neumann([](double t, double x, double y, double) { return std::cos(t) * x * y; }));
   bm.set(Face::z_hi, Boundary::dirichlet(-0.3));
+  BoundaryConditions byz = with_neumann();
+  byz.set_periodic(Axis::y);
+  byz.set_periodic(Axis::z);
   for (index_t nx : {64, 37}) {
     const Grid g = fold_grid({nx, 97, 67}, {});
     const Grid gp = fold_grid({nx, 33, 67}, {true, false, true});
     const Grid gm = fold_grid({nx, 33, 67}, {true, false, false});
+    const Grid gyz = fold_grid({nx, 33, 35}, {false, true, true});
+    const Grid gdeep = fold_grid({nx, 5, 2200}, {});
     struct Case {
       const Grid* g;
       const Pde* pde;
@@ -691,7 +700,9 @@ void staged_x_cases() {
     const Case cases[] = {{&g, &heat, all_dirichlet(), "staged dirichlet"},
                           {&g, &src, with_neumann(), "staged neumann + source"},
                           {&gp, &src, bp, "staged periodic x z + source"},
-                          {&gm, &src, bm, "staged mixed set + source"}};
+                          {&gm, &src, bm, "staged mixed set + source"},
+                          {&gyz, &src, byz, "staged periodic y z + source"},
+                          {&gdeep, &heat, with_neumann(), "staged 2200 planes"}};
     for (const Case& k : cases) {
       StageCase c;
       c.axis = Axis::x;
