@@ -451,15 +451,16 @@ struct FoldFromStage {
 // line when the next needs them: a line's y - 1, y, y + 1 sit in 3 ring slots, found by their
 // offsets, so each line copies 1 line along y (its y + 2) and its 2 lines along z, not 5; the
 // z +- 1 lines are the lines the warps of the neighbouring planes stage at the same time (L2).
-// Register cap: 128 (2 blocks of 8 warps); fp64 with the fold 170 (3 blocks of 4 warps, what its
-// shared memory allows at n = 256; a cap of 128 spilled 16-200 bytes).
+// Register cap: 128 (2 blocks of 8 warps); fp64 with the fold 170 (12 warps per SM, what its
+// shared memory allows at n = 256; a cap of 128 spilled 16-200 bytes), up to 12 warps per block
+// (at n = 512 one block of 7 holds more warps than blocks of 4).
 template <class T, bool Fold>
 constexpr int staged_x_threads() {
-  return Fold && sizeof(T) == 8 ? 128 : 256;
+  return Fold && sizeof(T) == 8 ? 384 : 256;
 }
 template <class T, bool Fold>
 constexpr int staged_x_min_blocks() {
-  return Fold && sizeof(T) == 8 ? 3 : 2;
+  return Fold && sizeof(T) == 8 ? 1 : 2;
 }
 
 template <class T, int MaxM, bool Fold, bool Ring>
@@ -978,15 +979,15 @@ bool staged_x_vec(const FusedStage<T>& fs) {
   return at16(fs.base) && (!fs.v || at16(fs.v));
 }
 
-// The staged X launch: the warps per block (8, 4, 2, 1) that keep the most warps resident per SM
-// (its shared memory holds 2 or 5 lines per warp; ties: more warps per block).
+// The staged X launch: the warps per block (max_warps down to 1) that keep the most warps resident
+// per SM (its shared memory holds 2 or 5 lines per warp; ties: more warps per block).
 template <class T, bool Fold>
 void prepare_staged_x(const LineSet& ls, const PcrShape& sh, int variant, int max_warps, const LaunchLimits& lim,
                       FusedLaunch& L) {
   with_fused_x_staged_form<T, Fold>(variant, [&](auto kernel) {
     i64 best = 0;
     int best_w = 0;
-    for (int w = max_warps; w >= 1; w /= 2) {
+    for (int w = max_warps; w >= 1; --w) {
       const std::size_t smem = fused_stage_x_staged_smem<T>(sh, w, Fold);
       if (smem > lim.smem_optin) continue;
       // The resident blocks of the whole device (work without limit: the grid is the fill).
@@ -1067,9 +1068,9 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
       if (!tuning.fold_max_shared) fit_carveout(kernel, L.threads, smem);
     });
     if (fused_x_form() != 0) {
-      const int max_warps = tuning.warps > 0 ? tuning.warps : kFusedXWarps;
-      prepare_staged_x<T, false>(ls, sh, L.variant, std::min(max_warps, staged_x_threads<T, false>() / kWarp), lim, L);
-      prepare_staged_x<T, true>(ls, sh, L.variant, std::min(max_warps, staged_x_threads<T, true>() / kWarp), lim, L);
+      auto most = [&](int threads) { return tuning.warps > 0 ? std::min(tuning.warps, threads / kWarp) : threads / kWarp; };
+      prepare_staged_x<T, false>(ls, sh, L.variant, most(staged_x_threads<T, false>()), lim, L);
+      prepare_staged_x<T, true>(ls, sh, L.variant, most(staged_x_threads<T, true>()), lim, L);
     }
   } else {
     // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
