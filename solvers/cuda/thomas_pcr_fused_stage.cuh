@@ -990,9 +990,10 @@ void prepare_staged_x(const LineSet& ls, const PcrShape& sh, int variant, int ma
     for (int w = max_warps; w >= 1; --w) {
       const std::size_t smem = fused_stage_x_staged_smem<T>(sh, w, Fold);
       if (smem > lim.smem_optin) continue;
-      // The resident blocks of the whole device (work without limit: the grid is the fill).
-      const i64 warps = static_cast<i64>(persistent_grid(kernel, w * kWarp, smem, i64(1) << 40, lim)) * w;
-      if (warps > best) best = warps, best_w = w;
+      persistent_grid(kernel, w * kWarp, smem, 1, lim);  // the kernel's shared-memory attributes
+      int per_sm = 0;
+      ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, w * kWarp, smem));
+      if (static_cast<i64>(per_sm) * w > best) best = static_cast<i64>(per_sm) * w, best_w = w;
     }
     if (best_w == 0) return;  // not even one warp's lines fit: the direct form only
     const std::size_t smem = fused_stage_x_staged_smem<T>(sh, best_w, Fold);
