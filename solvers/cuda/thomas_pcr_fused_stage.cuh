@@ -406,17 +406,19 @@ std::size_t fused_stage_x_smem(const PcrShape& sh, int warps) {
 // 16-byte pieces (warp_line_copy; `vec`: every staged line 16-byte aligned in memory, decided
 // per call), and the right-hand side is written into the solve's padded layout: the copies no
 // longer need one instruction per value and lane. With the explicit operator folded in, the
-// warp also stages term 0's four neighbour lines across the line (y +- 1, z +- 1: the lines
-// the folded kernel above reads value by value from L2, one dependent walk per row, 4.6x its
-// minimum at stop 28), so the right-hand side reads shared memory only. Term 0 must be v's
-// field (a Douglas chain's first stage: U); its own line is v's copy, read unpatched (the
-// fold reads U's boundary nodes, the stage's v reads the face data there). A second term is
-// read from memory, as above. One buffer per warp: the next line's copies are issued as soon
-// as the right-hand side is formed, and land while the warp solves and writes.
-// Lines per warp: v and term 0's cross lines (Fold), or base and v.
-template <bool Fold>
+// warp also stages each term's own line and its four neighbour lines across the line (y +- 1,
+// z +- 1: the lines the folded kernel above reads value by value from L2, one dependent walk per
+// row, 4.6x its minimum at stop 28), so the right-hand side reads shared memory only. One term
+// must be v's field (U in the first stage of a Douglas or Modified Craig-Sneyd chain, Y_k in
+// Hundsdorfer-Verwer's second): its own line is v's copy, read unpatched (the fold reads the
+// field's boundary nodes, the stage's v reads the face data there). One buffer per warp: the
+// next line's copies are issued as soon as the right-hand side is formed, and land while the
+// warp solves and writes.
+// Terms: 0 a plain stage, 1 or 2 the fold's terms. Lines per warp: 5 per term (v's term: v's
+// line and its 4 cross lines; the other: its own line and 4), or base and v.
+template <int Terms>
 constexpr int staged_x_lines() {
-  return Fold ? 5 : 2;
+  return Terms > 0 ? 5 * Terms : 2;
 }
 // A staged line's pitch: n values rounded up to 16 bytes.
 template <class T>
@@ -425,47 +427,54 @@ __host__ __device__ constexpr int staged_pitch(int n) {
          static_cast<int>(16 / sizeof(T));
 }
 
-// Where the staged fold reads P_q (FoldFromMemory says what get returns): term 0 from the
-// staged lines (its own line: v's; along x outside the line, and term 1, from memory).
-template <class T>
+// Where the staged fold reads P_q (FoldFromMemory says what get returns): the staged lines of
+// each term (along x outside the line, from memory).
+template <class T, int Terms>
 struct FoldFromStage {
   const FoldArgs<T>& f;
-  const T* sv;        // term 0's line (v's copy)
-  const T* cross[4];  // its cross lines: axis k minus, plus at [2k], [2k + 1]
+  const T* const (&line)[Terms][5];  // per term: its own line, y - 1, y + 1, z - 1, z + 1
   int n, r;
   i64 node;
   __device__ __forceinline__ T operator()(int q, int slot, int o) const {
-    if (q == 0) {
-      if (slot == 0) return sv[r];
-      if (slot >= 3) return cross[slot - 3][r];
+    if (q < Terms) {
+      if (slot == 0) return line[q][0][r];
+      if (slot >= 3) return line[q][slot - 2][r];
       const int rr = r + o;  // along x: element offsets are rows
-      if (rr >= 0 && rr < n) return sv[rr];
+      if (rr >= 0 && rr < n) return line[q][0][rr];
     }
     return f.p[q][node + o];
   }
 };
 
-// Ring (with Fold): each warp takes runs of consecutive lines of a plane (consecutive y at one z),
+// Ring (one term): each warp takes runs of consecutive lines of a plane (consecutive y at one z),
 // the runs of all warps at the same place of their planes at once (a plane's lines split into
 // runs of equal length, planes one after another), and keeps the lines along y it staged for one
 // line when the next needs them: a line's y - 1, y, y + 1 sit in 3 ring slots, found by their
 // offsets, so each line copies 1 line along y (its y + 2) and its 2 lines along z, not 5; the
 // z +- 1 lines are the lines the warps of the neighbouring planes stage at the same time (L2).
-// Register cap: 128 (2 blocks of 8 warps); fp64 with the fold 170 (12 warps per SM, what its
-// shared memory allows at n = 256; a cap of 128 spilled 16-200 bytes), up to 12 warps per block
-// (at n = 512 one block of 7 holds more warps than blocks of 4).
-template <class T, bool Fold>
-constexpr int staged_x_threads() {
-  return Fold && sizeof(T) == 8 ? 384 : 256;
+// Register cap: 128 (2 blocks of 8 warps); fp64 with the fold and fp32 with two terms 170 (12
+// warps per SM, what fp64's shared memory allows at n = 256; a cap of 128 spilled 16-200 bytes),
+// up to 12 warps per block (at n = 512 one block of 7 holds more warps than blocks of 4).
+template <class T, int Terms>
+constexpr bool staged_x_wide() {
+  return Terms == 2 || (Terms == 1 && sizeof(T) == 8);
 }
-template <class T, bool Fold>
+template <class T, int Terms>
+constexpr int staged_x_threads() {
+  return staged_x_wide<T, Terms>() ? 384 : 256;
+}
+template <class T, int Terms>
 constexpr int staged_x_min_blocks() {
-  return Fold && sizeof(T) == 8 ? 1 : 2;
+  return staged_x_wide<T, Terms>() ? 1 : 2;
 }
 
-template <class T, int MaxM, bool Fold, bool Ring>
-__global__ void __launch_bounds__(staged_x_threads<T, Fold>(), staged_x_min_blocks<T, Fold>())
-    fused_stage_x_staged_kernel(StageArgs<T> g, int vec) {
+// qv: the term that is v's field (Terms > 0).
+template <class T, int MaxM, int Terms, bool Ring>
+__global__ void __launch_bounds__(staged_x_threads<T, Terms>(), staged_x_min_blocks<T, Terms>())
+    fused_stage_x_staged_kernel(StageArgs<T> g, int vec, int qv) {
+  constexpr bool Fold = Terms > 0;
+  constexpr int TL = Fold ? Terms : 1;  // the line table's terms
+  static_assert(!Ring || Terms == 1, "the ring of lines along y holds one term's");
   extern __shared__ __align__(16) unsigned char fused_smem[];
   T* smem = reinterpret_cast<T*>(fused_smem);
   const PcrShape sh = g.sh;
@@ -476,25 +485,41 @@ __global__ void __launch_bounds__(staged_x_threads<T, Fold>(), staged_x_min_bloc
   const i64 nl = g.L.lines();
   const PcrFactors<T> F = PcrFactors<T>::carve(smem, P);
   const StageBands<T> B = StageBands<T>::carve(smem + PcrFactors<T>::values(P), n);
-  // [slot][np], then the solve's buffer. Fold: slots 0-2 the lines along y (v's own, y - 1,
-  // y + 1: fixed without Ring), 3-4 z - 1, z + 1; else base, v.
+  // [slot][np], then the solve's buffer. Fold: v's term at slots 0-4 (its own line = v's, y - 1,
+  // y + 1, z - 1, z + 1; with Ring slots 0-2 hold the lines along y in any order), the other term
+  // at 5-9; else base, v.
   T* st = align_stage(smem + PcrFactors<T>::values(P) + StageBands<T>::arrays * n) +
-          warp * (staged_x_lines<Fold>() * np + staged_pitch<T>(P));
-  T* buf = st + staged_x_lines<Fold>() * np;
+          warp * (staged_x_lines<Terms>() * np + staged_pitch<T>(P));
+  T* buf = st + staged_x_lines<Terms>() * np;
   stage_prologue(g, B, F);
   const bool hv = g.v != nullptr;
   const bool vv = vec != 0;
   constexpr int kNone = -0x7fffffff - 1;
   // Ring: the offsets (from v; Operator::folds: 32 bits) of the lines in slots 0-2 (kNone: none).
   int key0 = kNone, key1 = kNone, key2 = kNone;
-  int sc = 0, sm = 1, sp = 2;  // the slots of the current line's own, y - 1 and y + 1 lines
+  int sc = 0, sm = 1, sp = 2;  // Ring: the slots of the current line's own, y - 1 and y + 1 lines
   const bool wy = Fold && g.fold.w[0][1] != T(0), wz = Fold && g.fold.w[0][2] != T(0);
   auto issue = [&](i64 line) {
     const i64 off = g.L.offset(line);
     if constexpr (Fold) {
       const FoldLine<T> lc = fold_line<0>(g, line);
-      const T* p = g.fold.p[0];  // = v
-      if constexpr (Ring) {
+      if constexpr (!Ring) {
+#pragma unroll
+        for (int q = 0; q < Terms; ++q) {
+          const T* pq = g.fold.p[q] + off;
+          T* at = st + (q == qv ? 0 : 5) * np;
+          warp_line_copy(at, pq, n, vv);
+          if (g.fold.w[q][1] != T(0)) {
+            warp_line_copy(at + np, pq + lc.om[0], n, vv);
+            warp_line_copy(at + 2 * np, pq + lc.op[0], n, vv);
+          }
+          if (g.fold.w[q][2] != T(0)) {
+            warp_line_copy(at + 3 * np, pq + lc.om[1], n, vv);
+            warp_line_copy(at + 4 * np, pq + lc.op[1], n, vv);
+          }
+        }
+      } else {
+        const T* p = g.fold.p[0];  // = v
         const int c = static_cast<int>(off);
         const int need[3] = {c, wy ? c + lc.om[0] : c, wy ? c + lc.op[0] : c};
         int slot[3];
@@ -515,16 +540,10 @@ __global__ void __launch_bounds__(staged_x_threads<T, Fold>(), staged_x_min_bloc
         sc = slot[0];
         sm = slot[1];
         sp = slot[2];
-      } else {
-        warp_line_copy(st, p + off, n, vv);
-        if (wy) {
-          warp_line_copy(st + np, p + off + lc.om[0], n, vv);
-          warp_line_copy(st + 2 * np, p + off + lc.op[0], n, vv);
+        if (wz) {
+          warp_line_copy(st + 3 * np, p + off + lc.om[1], n, vv);
+          warp_line_copy(st + 4 * np, p + off + lc.op[1], n, vv);
         }
-      }
-      if (wz) {
-        warp_line_copy(st + 3 * np, p + off + lc.om[1], n, vv);
-        warp_line_copy(st + 4 * np, p + off + lc.op[1], n, vv);
       }
     } else {
       warp_line_copy(st, g.base + off, n, vv);
@@ -574,9 +593,19 @@ __global__ void __launch_bounds__(staged_x_threads<T, Fold>(), staged_x_min_bloc
     }
     __pipeline_wait_prior(0);
     __syncwarp();
-    const T* sv = Fold ? st + sc * np : st + np;
-    const T* cm = st + sm * np;
-    const T* cp = st + sp * np;
+    const T* sv = Fold ? st + sc * np : st + np;  // v's line (sc = 0 without Ring)
+    const T* lines[TL][5];
+#pragma unroll
+    for (int q = 0; q < TL; ++q) {
+      const T* at = st + (q == qv ? 0 : 5) * np;
+#pragma unroll
+      for (int j = 0; j < 5; ++j) lines[q][j] = at + j * np;
+    }
+    if constexpr (Ring) {
+      lines[0][0] = sv;
+      lines[0][1] = st + sm * np;
+      lines[0][2] = st + sp * np;
+    }
     auto vat = [&](int r) { return e1 && r == n - 1 ? v1 : e0 && r == 0 ? v0 : sv[r]; };
     auto rhs_row = [&](int r) {
       T vm = T(0), vc = T(0), vp = T(0);
@@ -588,7 +617,7 @@ __global__ void __launch_bounds__(staged_x_threads<T, Fold>(), staged_x_min_bloc
       const i64 node = off + r;
       buf[sh.pos(r)] = stage_rhs_row<Fold, 0>(
           g, B, r, Fold ? T(0) : st[r], vm, vc, vp, fi, node, lc,
-          FoldFromStage<T>{g.fold, sv, {cm, cp, st + 3 * np, st + 4 * np}, n, r, node});
+          FoldFromStage<T, TL>{g.fold, lines, n, r, node});
     };
     // Two rows per pass where the registers allow (fp64 with the fold spilled 16-64 bytes).
     constexpr int kRows = Fold && sizeof(T) == 8 ? 1 : 2;
@@ -613,8 +642,10 @@ __global__ void __launch_bounds__(staged_x_threads<T, Fold>(), staged_x_min_bloc
 }
 
 template <class T>
-std::size_t fused_stage_x_staged_smem(const PcrShape& sh, int warps, bool fold) {
-  const std::size_t per_warp = static_cast<std::size_t>(fold ? staged_x_lines<true>() : staged_x_lines<false>()) *
+std::size_t fused_stage_x_staged_smem(const PcrShape& sh, int warps, int terms) {
+  const std::size_t per_warp = static_cast<std::size_t>(terms == 2   ? staged_x_lines<2>()
+                                                        : terms == 1 ? staged_x_lines<1>()
+                                                                     : staged_x_lines<0>()) *
                                    staged_pitch<T>(sh.n) +
                                staged_pitch<T>(sh.per_line);
   // + 16: the staged lines start at a 16-byte boundary (align_stage).
@@ -894,16 +925,16 @@ void with_fused_x_kernel(int variant, F&& f) {
   }
 }
 // The staged X instances (fused_stage_x_staged_kernel), by the same variant: the segment
-// length only (their register cap is 2 blocks/SM); Ring with the fold only.
-template <class T, bool Fold, bool Ring = false, class F>
+// length only (their register cap: staged_x_threads); Ring with one term only.
+template <class T, int Terms, bool Ring = false, class F>
 void with_fused_x_staged_kernel(int variant, F&& f) {
-  constexpr bool R = Fold && Ring;
+  constexpr bool R = Terms == 1 && Ring;
   switch (variant) {
     case 0:
     case 1:
-    case 2: f(fused_stage_x_staged_kernel<T, 8, Fold, R>); break;
-    case 3: f(fused_stage_x_staged_kernel<T, 16, Fold, R>); break;
-    default: f(fused_stage_x_staged_kernel<T, 0, Fold, R>); break;
+    case 2: f(fused_stage_x_staged_kernel<T, 8, Terms, R>); break;
+    case 3: f(fused_stage_x_staged_kernel<T, 16, Terms, R>); break;
+    default: f(fused_stage_x_staged_kernel<T, 0, Terms, R>); break;
   }
 }
 // Y/Z lines are not folded (the first stage of a chain is along x unless the grid has one
@@ -959,12 +990,12 @@ inline int fused_x_form() {
   }();
   return form;
 }
-template <class T, bool Fold, class F>
+template <class T, int Terms, class F>
 void with_fused_x_staged_form(int variant, F&& f) {
   if (fused_x_form() == 1)
-    with_fused_x_staged_kernel<T, Fold, true>(variant, f);
+    with_fused_x_staged_kernel<T, Terms, true>(variant, f);
   else
-    with_fused_x_staged_kernel<T, Fold, false>(variant, f);
+    with_fused_x_staged_kernel<T, Terms, false>(variant, f);
 }
 
 // Whether every line the staged X form copies starts at a 16-byte boundary (its 16-byte pieces).
@@ -975,20 +1006,36 @@ bool staged_x_vec(const FusedStage<T>& fs) {
   const LineSet& l = fs.lines;
   if ((l.count0 > 1 && !aligned(l.stride0)) || (l.count1 > 1 && !aligned(l.stride1))) return false;
   if (fs.fold.count > 0)
-    return at16(fs.fold.p[0]) && at16(fs.v) && aligned(fs.fold.view.box.sy) && aligned(fs.fold.view.box.sz);
+    return at16(fs.fold.p[0]) && (fs.fold.count < 2 || at16(fs.fold.p[1])) && at16(fs.v) &&
+           aligned(fs.fold.view.box.sy) && aligned(fs.fold.view.box.sz);
   return at16(fs.base) && (!fs.v || at16(fs.v));
+}
+
+// The staged form's terms for a stage (0: plain, 1 or 2: folded) and which term is v's field
+// (qv); -1: the direct kernels (a folded stage none of whose terms is v).
+template <class T>
+int staged_x_terms(const FusedStage<T>& fs, int& qv) {
+  qv = 0;
+  if (fs.fold.count == 0) return 0;
+  if (!fs.v) return -1;
+  for (int q = 0; q < fs.fold.count; ++q)
+    if (fs.fold.p[q] == fs.v) {
+      qv = q;
+      return fs.fold.count;
+    }
+  return -1;
 }
 
 // The staged X launch: the warps per block (max_warps down to 1) that keep the most warps resident
 // per SM (its shared memory holds 2 or 5 lines per warp; ties: more warps per block).
-template <class T, bool Fold>
+template <class T, int Terms>
 void prepare_staged_x(const LineSet& ls, const PcrShape& sh, int variant, int max_warps, const LaunchLimits& lim,
                       FusedLaunch& L) {
-  with_fused_x_staged_form<T, Fold>(variant, [&](auto kernel) {
+  with_fused_x_staged_form<T, Terms>(variant, [&](auto kernel) {
     i64 best = 0;
     int best_w = 0;
     for (int w = max_warps; w >= 1; --w) {
-      const std::size_t smem = fused_stage_x_staged_smem<T>(sh, w, Fold);
+      const std::size_t smem = fused_stage_x_staged_smem<T>(sh, w, Terms);
       if (smem > lim.smem_optin) continue;
       persistent_grid(kernel, w * kWarp, smem, 1, lim);  // the kernel's shared-memory attributes
       int per_sm = 0;
@@ -996,10 +1043,10 @@ void prepare_staged_x(const LineSet& ls, const PcrShape& sh, int variant, int ma
       if (static_cast<i64>(per_sm) * w > best) best = static_cast<i64>(per_sm) * w, best_w = w;
     }
     if (best_w == 0) return;  // not even one warp's lines fit: the direct form only
-    const std::size_t smem = fused_stage_x_staged_smem<T>(sh, best_w, Fold);
-    L.staged_threads[Fold] = best_w * kWarp;
-    L.staged_smem[Fold] = smem;
-    L.staged_grid[Fold] = persistent_grid(kernel, best_w * kWarp, smem, (ls.lines() + best_w - 1) / best_w, lim);
+    const std::size_t smem = fused_stage_x_staged_smem<T>(sh, best_w, Terms);
+    L.staged_threads[Terms] = best_w * kWarp;
+    L.staged_smem[Terms] = smem;
+    L.staged_grid[Terms] = persistent_grid(kernel, best_w * kWarp, smem, (ls.lines() + best_w - 1) / best_w, lim);
     // The limit belongs to the kernel, not the launch: the device's, so that an operator prepared
     // later with shorter lines cannot lower it under this launch's (persistent_grid set smem).
     if (lim.smem_optin > 48 * 1024)
@@ -1070,8 +1117,9 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
     });
     if (fused_x_form() != 0) {
       auto most = [&](int threads) { return tuning.warps > 0 ? std::min(tuning.warps, threads / kWarp) : threads / kWarp; };
-      prepare_staged_x<T, false>(ls, sh, L.variant, most(staged_x_threads<T, false>()), lim, L);
-      prepare_staged_x<T, true>(ls, sh, L.variant, most(staged_x_threads<T, true>()), lim, L);
+      prepare_staged_x<T, 0>(ls, sh, L.variant, most(staged_x_threads<T, 0>()), lim, L);
+      prepare_staged_x<T, 1>(ls, sh, L.variant, most(staged_x_threads<T, 1>()), lim, L);
+      prepare_staged_x<T, 2>(ls, sh, L.variant, most(staged_x_threads<T, 2>()), lim, L);
     }
   } else {
     // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
@@ -1173,12 +1221,20 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
     const unsigned grid = Fold ? L.fold_grid : L.grid;
     if (L.variant < kFusedYZVariant0) {
       g.sh = pcr_shape(ls.n);
-      // Staged where prepared; with the fold, where term 0 is v's field (its line is v's copy).
-      if (L.staged_threads[Fold] > 0 && (!Fold || (fs.v != nullptr && fs.fold.p[0] == fs.v))) {
+      // Staged where prepared; with the fold, where a term is v's field (its line is v's copy).
+      int qv = 0;
+      const int terms = staged_x_terms(fs, qv);
+      if (terms >= 0 && L.staged_threads[terms] > 0) {
         const int vec = staged_x_vec(fs) ? 1 : 0;
-        with_fused_x_staged_form<T, Fold>(L.variant, [&](auto kernel) {
-          kernel<<<L.staged_grid[Fold], L.staged_threads[Fold], L.staged_smem[Fold], stream>>>(g, vec);
-        });
+        auto go = [&](auto kernel) {
+          kernel<<<L.staged_grid[terms], L.staged_threads[terms], L.staged_smem[terms], stream>>>(g, vec, qv);
+        };
+        if (terms == 0)
+          with_fused_x_staged_form<T, 0>(L.variant, go);
+        else if (terms == 1)
+          with_fused_x_staged_form<T, 1>(L.variant, go);
+        else
+          with_fused_x_staged_form<T, 2>(L.variant, go);
       } else {
         with_fused_x_kernel<T, Fold>(L.variant, [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g); });
       }
