@@ -662,8 +662,9 @@ TEST(CudaFusedStage, MatchesTheFp64ReferenceFoldedDouble) {
 // The staged X form (stop 33; ADI_FUSED_X_STAGED, default 1): rows a multiple of 16 bytes (its
 // 16-byte pieces) and odd (one value per lane), more lines than the grid's warps (the next line's
 // copies issued behind the right-hand side), every boundary kind; plain stages and the folded
-// ones (douglas and mcs: term 0 is v's field, its cross lines staged; hv: v is Y_k, the direct
-// folded kernel). The fold's ring of lines along y: runs of several lines per plane (97 and 33
+// ones (douglas: one term, v's; mcs: two, the first v's; hv: two, the second (Y_k) v's: each
+// term's own and cross lines staged). The fold's ring of lines along y (one term): runs of
+// several lines per plane (97 and 33
 // lines along y), runs across Dirichlet, Neumann and periodic y ends (the neighbour lines there
 // are not y +- 1), more planes than warps (2200: each warp takes several runs).
 // scripts/gpu_stage_check.sh runs the suite again with ADI_FUSED_X_STAGED=0 and the folded
