@@ -536,7 +536,11 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
       detail::require(V_old->data() != Y.data(), "Operator::solve_folded: Y must not be V_old");
     }
   };
-  if (p.fold_mode == ExplicitFold::stencil) {
+  // The kernel fold where the fused stage takes it; elsewhere (another axis, mixed terms, ...)
+  // the stencil fold, then the separate passes.
+  const bool in_kernel =
+      p.fold_mode == ExplicitFold::kernel && p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result);
+  if (p.fold_mode == ExplicitFold::stencil || (p.fold_mode == ExplicitFold::kernel && !in_kernel)) {
     check_stage();
     try {
       if (p.solve_stencil_folded(a, s, t_new, fold, Y, t_old, V_old, later, result)) return;
@@ -545,7 +549,7 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
       throw;
     }
   }
-  if (p.fold_mode != ExplicitFold::kernel || !p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result)) {
+  if (!in_kernel) {
     // The explicit pass into Y, then the stage in place.
     apply(terms[0].t, *terms[0].field, terms[0].w, alpha, terms[0].field, Y);
     if (terms[1].field) apply(terms[1].t, *terms[1].field, terms[1].w, T(1), &Y, Y);
