@@ -18,6 +18,8 @@
 // fill passes and the thread-per-line kernel are gated on: the lines are then solved by the
 // thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
 // never a wrong answer), without the host reading anything back.
+#include <cstdlib>
+
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 
@@ -98,29 +100,68 @@ __device__ __forceinline__ void partition_transpose(T* tile, const T (&in)[kPivo
 // address is found once for the four (stop 32: one array at a time held 17 loads a lane in
 // flight, 68 now, and took 8 shuffles an element instead of 2; fp32 one system of 2^24 was
 // 1.9-2.0x cuSPARSE gtsv2 against the 3x asked).
-template <class T, bool Shared>
-__device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionRun& run, const T* a, const T* b,
-                                                     const T* c, const T* d, T (&ra)[kPivotPartitionRows],
-                                                     T (&rb)[kPivotPartitionRows], T (&rc)[kPivotPartitionRows],
-                                                     T (&rd)[kPivotPartitionRows]) {
+//
+// Fast (form 1, stop 33): a warp whose 32 partitions are one run of 544 consecutive
+// rows of one line, element stride 1, inside the line and short of its last row (every warp
+// of one long contiguous line but the last) loads element t * 32 + lane of the run from one
+// base address (immediate offsets: no shuffles, no 64-bit address per element; ~550 of the
+// fp32 reduce's 2944 instructions were that address arithmetic); the line's a_0 is zeroed
+// after the transpose. Other warps take the general loads. Returns whether the run was
+// contiguous (the fill stores it the same way) and its first element in e_first.
+struct PartitionContiguous {
+  bool yes;
+  i64 e_first;
+};
+template <bool Shared>
+__device__ __forceinline__ PartitionContiguous partition_contiguous(const PartitionRun& run) {
+  constexpr int M = kPivotPartitionRows;
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+  const i64 e_first = __shfl_sync(kFullMask, run.e0, 0);
+  const i64 row_first = __shfl_sync(kFullMask, run.row0, 0);
+  const i64 row_last = __shfl_sync(kFullMask, run.row0, kWarp - 1);
+  const bool mine = !Shared && run.stride == 1 && e_first >= 0 && run.e0 == e_first + lane * M &&
+                    run.row0 == row_first + lane * M;
+  return {__all_sync(kFullMask, mine) && row_last + M < run.n, e_first};
+}
+
+template <class T, bool Shared, bool Fast = false>
+__device__ __forceinline__ PartitionContiguous partition_stage_rows(
+    T* tile, const PartitionRun& run, const T* a, const T* b, const T* c, const T* d, T (&ra)[kPivotPartitionRows],
+    T (&rb)[kPivotPartitionRows], T (&rc)[kPivotPartitionRows], T (&rd)[kPivotPartitionRows]) {
   constexpr int M = kPivotPartitionRows;
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   T la[M], lb[M], lc[M], ld[M];
+  PartitionContiguous ct{false, 0};
+  if constexpr (Fast) ct = partition_contiguous<Shared>(run);
+  if (Fast && ct.yes) {
+    const i64 e = ct.e_first + lane;
+    const T *pa = a + e, *pb = b + e, *pc = c + e, *pd = d + e;
 #pragma unroll
-  for (int t = 0; t < M; ++t) {
-    const int idx = t * kWarp + lane;
-    i64 row;
-    const i64 e = run.element(idx / M, idx % M, row);
-    const i64 eb = Shared ? row : e;
-    la[t] = e < 0 || row == 0 ? T(0) : a[eb];
-    lb[t] = e < 0 ? T(1) : b[eb];
-    lc[t] = e < 0 || row == run.n - 1 ? T(0) : c[eb];
-    ld[t] = e < 0 ? T(0) : d[e];
+    for (int t = 0; t < M; ++t) {
+      la[t] = pa[t * kWarp];
+      lb[t] = pb[t * kWarp];
+      lc[t] = pc[t * kWarp];
+      ld[t] = pd[t * kWarp];
+    }
+  } else {
+#pragma unroll
+    for (int t = 0; t < M; ++t) {
+      const int idx = t * kWarp + lane;
+      i64 row;
+      const i64 e = run.element(idx / M, idx % M, row);
+      const i64 eb = Shared ? row : e;
+      la[t] = e < 0 || row == 0 ? T(0) : a[eb];
+      lb[t] = e < 0 ? T(1) : b[eb];
+      lc[t] = e < 0 || row == run.n - 1 ? T(0) : c[eb];
+      ld[t] = e < 0 ? T(0) : d[e];
+    }
   }
   partition_transpose<T>(tile, la, ra);
   partition_transpose<T>(tile, lb, rb);
   partition_transpose<T>(tile, lc, rc);
   partition_transpose<T>(tile, ld, rd);
+  if (Fast && ct.yes && run.row0 == 0) ra[0] = T(0);  // the line's a_0 (never read, maybe not finite)
+  return ct;
 }
 
 // Where a warp of the reduce and fill passes stands: its first partition (warp_gp), this
@@ -135,19 +176,46 @@ struct PartitionWarp {
   int lane, warp;
   i64 total, warp_gp, gp;
   bool any;
-  __device__ PartitionWarp(const PartitionIndex& ix, bool overlap)
+  // reverse (the fill of form 1): the grid's warps in reverse order, so the first
+  // blocks take the end of the lines, which the reduce pass read last and the L2 cache may
+  // still hold (as the large plan's pass 2 does).
+  __device__ PartitionWarp(const PartitionIndex& ix, bool overlap, bool reverse = false)
       : lane(static_cast<int>(threadIdx.x) % kWarp),
         warp(static_cast<int>(threadIdx.x) / kWarp),
         total(ix.L.lines() * ix.P),
         warp_gp(overlap ? (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kPivotPartitionOwned - 1
-                        : (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp),
+                        : (reverse ? static_cast<i64>(gridDim.x) * kPivotPartitionWarps - 1 -
+                                         (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp)
+                                   : static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) *
+                              kWarp),
         gp(warp_gp + lane),
         any(warp_gp + (overlap ? 1 : 0) < total) {}
 };
 
+// The route's forms (ADI_PIVOTING_PARTITION_FORM = 0 | 1, read at each solve; for the A/B
+// measurement of stop 33, bench_cuda_pivoting times both):
+//   0: stop 32's kernels (the default until measured);
+//   1: contiguous warps load and store from one base address (partition_stage_rows' Fast), the
+//      fill's warps in reverse order, the fill's last partition of a line found from its first
+//      row (no 64-bit remainder): the same arithmetic, bit for bit. sm_90, fp32, along the
+//      contiguous path: reduce 2944 -> 2232 instructions, fill 2472 -> 1304 (154 -> 103
+//      registers: 3 -> 4 blocks an SM); fp64 3720 -> 2984, 2688 -> 1512 (static counts,
+//      the never-taken slow paths of the correctly rounded reciprocals included).
+// Shared bands take form 0 (one long system with shared bands is not a case worth a kernel).
+// (A form that found both ends of a block with one elimination and a back substitution,
+// 15 pivot steps a block instead of 30, was tried on the host prototype and dropped: fp32
+// Toeplitz lines of 1000 and 40000 rows came out at 10.5x and 16.4x LAPACK's error, against
+// 0.9x and 0.6x with the two eliminations.)
+constexpr int kPivotPartitionForms = 2;
+inline int pivoting_partition_form() {
+  const char* f = std::getenv("ADI_PIVOTING_PARTITION_FORM");
+  if (f == nullptr || f[0] < '0' || f[0] >= '0' + kPivotPartitionForms || f[1] != '\0') return 0;
+  return f[0] - '0';
+}
+
 // Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
 // (a nearly singular block) to the route's own int.
-template <class T, bool Shared>
+template <class T, bool Shared, int Form = 0>
 __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
     pivoting_partition_reduce_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, const T* d, T* __restrict__ A, T* __restrict__ B,
@@ -160,7 +228,7 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   const i64 total = w.total, gp = w.gp;
   const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
-  partition_stage_rows<T, Shared>(tiles[w.warp], run, a, b, c, d, ra, rb, rc, rd);
+  partition_stage_rows<T, Shared, (Form >= 1)>(tiles[w.warp], run, a, b, c, d, ra, rb, rc, rd);
   auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;
@@ -182,7 +250,7 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   if (weak) *weak_flag = 1;
 }
 
-template <class T, bool Shared>
+template <class T, bool Shared, int Form = 0>
 __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
     pivoting_partition_fill_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
                                    const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag,
@@ -190,18 +258,20 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   constexpr int M = kPivotPartitionRows;
   __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
   if (*weak_flag != 0) return;  // a weak block: the thread route solves the lines (launch_pivoting_partition)
-  const PartitionWarp w(ix, false);
+  const PartitionWarp w(ix, false, Form >= 1);
   if (!w.any) return;  // uniform per warp
   const int lane = w.lane;
   const i64 total = w.total, gp = w.gp;
   T* tile = tiles[w.warp];
   const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
-  partition_stage_rows<T, Shared>(tile, run, a, b, c, d, ra, rb, rc, rd);
+  const PartitionContiguous ct =
+      partition_stage_rows<T, Shared, (Form >= 1)>(tile, run, a, b, c, d, ra, rb, rc, rd);
   bool bad = false;
   T x[M];
   if (gp < total) {
-    const bool last_of_line = (gp + 1) % ix.P == 0;
+    // Form 1: from the partition's first row (a 64-bit remainder before: ~60 instructions).
+    const bool last_of_line = Form >= 1 ? run.row0 + M >= run.n : (gp + 1) % ix.P == 0;
     common::partition_solve<T, M>([&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; },
                                   X[gp], last_of_line ? T(0) : X[gp + 1], x, bad);
   } else {
@@ -212,12 +282,18 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
 #pragma unroll
   for (int r = 0; r < M; ++r) tile[lane * M + r] = x[r];
   __syncwarp();
+  if (Form >= 1 && ct.yes) {
+    T* pu = u + ct.e_first + lane;
 #pragma unroll
-  for (int t = 0; t < M; ++t) {
-    const int idx = t * kWarp + lane;
-    i64 row;
-    const i64 e = run.element(idx / M, idx % M, row);
-    if (e >= 0) u[e] = tile[idx];
+    for (int t = 0; t < M; ++t) pu[t * kWarp] = tile[t * kWarp + lane];
+  } else {
+#pragma unroll
+    for (int t = 0; t < M; ++t) {
+      const int idx = t * kWarp + lane;
+      i64 row;
+      const i64 e = run.element(idx / M, idx % M, row);
+      if (e >= 0) u[e] = tile[idx];
+    }
   }
   report(bad, flag);
 }
@@ -268,26 +344,34 @@ struct PivotPartitionLevel {
 };
 
 template <class T>
-void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, cudaStream_t stream) {
+void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, int form, cudaStream_t stream) {
   const PartitionIndex ix{v.L, v.P()};
+  const unsigned g = v.blocks(kPivotPartitionOwned);
+  constexpr unsigned t = kPivotPartitionWarps * kWarp;
   if (v.shared)
-    pivoting_partition_reduce_kernel<T, true><<<v.blocks(kPivotPartitionOwned), kPivotPartitionWarps * kWarp, 0, stream>>>(
-        ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag, weak);
+    pivoting_partition_reduce_kernel<T, true><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
+                                                                   weak);
+  else if (form >= 1)
+    pivoting_partition_reduce_kernel<T, false, 1><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D,
+                                                                       flag, weak);
   else
-    pivoting_partition_reduce_kernel<T, false><<<v.blocks(kPivotPartitionOwned), kPivotPartitionWarps * kWarp, 0, stream>>>(
-        ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag, weak);
+    pivoting_partition_reduce_kernel<T, false><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
+                                                                    weak);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
 template <class T>
-void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, const int* weak, cudaStream_t stream) {
+void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, const int* weak, int form,
+                             cudaStream_t stream) {
   const PartitionIndex ix{v.L, v.P()};
+  const unsigned g = v.blocks(kWarp);
+  constexpr unsigned t = kPivotPartitionWarps * kWarp;
   if (v.shared)
-    pivoting_partition_fill_kernel<T, true><<<v.blocks(kWarp), kPivotPartitionWarps * kWarp, 0, stream>>>(
-        ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
+    pivoting_partition_fill_kernel<T, true><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
+  else if (form >= 1)
+    pivoting_partition_fill_kernel<T, false, 1><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
   else
-    pivoting_partition_fill_kernel<T, false><<<v.blocks(kWarp), kPivotPartitionWarps * kWarp, 0, stream>>>(
-        ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
+    pivoting_partition_fill_kernel<T, false><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -302,6 +386,7 @@ template <class T, int Chunk>
 void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d, T* u, void* workspace, int* flag,
                                cudaStream_t stream) {
   ScratchCursor cur{static_cast<char*>(workspace)};
+  const int form = pivoting_partition_form();
   int* weak = cur.take<int>(1);
   ADI_CUDA_CHECK(cudaMemsetAsync(weak, 0, sizeof(int), stream));
   constexpr int kMaxLevels = 16;
@@ -317,7 +402,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     v.C = cur.take<T>(count);
     v.D = cur.take<T>(count);
     v.X = cur.take<T>(count);
-    pivoting_partition_reduce<T>(v, flag, weak, stream);
+    pivoting_partition_reduce<T>(v, flag, weak, form, stream);
     levels[depth++] = v;
     const DeviceLines R{P, 1, lines, P, 1, 0};
     if (P >= kPivotPartitionAgainRows && depth < kMaxLevels) {
@@ -333,7 +418,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     ADI_CUDA_CHECK(cudaGetLastError());
     break;
   }
-  for (int j = depth - 1; j >= 0; --j) pivoting_partition_fill<T>(levels[j], flag, weak, stream);
+  for (int j = depth - 1; j >= 0; --j) pivoting_partition_fill<T>(levels[j], flag, weak, form, stream);
   // Its scratch overlaps the levels: it runs only where the fills returned at once.
   launch_pivoting_thread<T, Chunk>(ls, bands, d, u, false, static_cast<char*>(workspace) + align_up(sizeof(int)),
                                    flag, stream, weak);

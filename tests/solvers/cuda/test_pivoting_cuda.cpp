@@ -164,6 +164,61 @@ TEST_F(PivotingCuda, PartitionRouteWithinTenTimesLapack) {
     }
 }
 
+// The partition route's forms (ADI_PIVOTING_PARTITION_FORM >= 1, solvers/cuda/pivoting_partition.cuh;
+// stop 33) on the cases above and on lengths around the contiguous run of a warp (544 rows):
+// one line of 68 .. 1089 rows (forced), a partial last warp, three lines, shared bands (which
+// keep form 0), in place or not; and the large plan's route.
+TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
+  for (const char* form : {"1"}) {
+    setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
+    SCOPED_TRACE(std::string("ADI_PIVOTING_PARTITION_FORM=") + form);
+    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
+                         tp::Family::dominant})
+      for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}, {(1 << 20) + 3, 1}, {17 * 544 + 33, 1},
+                              {17 * 544, 2}}) {
+        run_partition<float>(f, n, count);
+        run_partition<double>(f, n, count);
+      }
+    setenv("ADI_PIVOTING_ROUTE", "partition", 1);
+    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
+      for (index_t n : {68, 69, 255, 257, 543, 544, 545, 1089})
+        for (index_t count : {1, 3}) {
+          run_partition<float>(f, n, count);
+          run_partition<double>(f, n, count);
+        }
+    unsetenv("ADI_PIVOTING_ROUTE");
+    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) {
+      const index_t n = (1 << 20) + 1;
+      auto k = tp::make_case<float>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), f, false, false, 13);
+      const adi::Executor dev = adi::Executor::cuda();
+      adi::Array<float> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
+      adi::LargeTridiagonalOptions o;
+      o.pivoting = Pivoting::partial;
+      adi::LargeTridiagonalPlan<float> plan(dev, n, 1, 0, o);
+      plan.solve(adi::Bands<float>{a.data(), b.data(), c.data()}, d.data(), u.data());
+      u.copy_to_host(k.u.data());
+      std::string detail;
+      EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << "large plan " << tp::family_name(f) << ": " << detail;
+    }
+    unsetenv("ADI_PIVOTING_PARTITION_FORM");
+  }
+}
+
+// Form 1 on a few small cases, for compute-sanitizer (scripts/gpu_pivoting_check.sh): one line
+// of 4097 (contiguous warps and a partial last one), 3 lines of 1089 (runs crossing lines:
+// the general loads), tiny diagonals (weak blocks: the fall-back), shared bands (form 0).
+TEST_F(PivotingCuda, PartitionFormsSmall) {
+  setenv("ADI_PIVOTING_PARTITION_FORM", "1", 1);
+  setenv("ADI_PIVOTING_ROUTE", "partition", 1);
+  for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {1089, 3}})
+    for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal}) {
+      run_partition<float>(f, n, count);
+      run_partition<double>(f, n, count);
+    }
+  unsetenv("ADI_PIVOTING_ROUTE");
+  unsetenv("ADI_PIVOTING_PARTITION_FORM");
+}
+
 // The large plan's pivoting route is cuda_pivoting on its systems: one system of 2^20 + 1.
 TEST_F(PivotingCuda, LargePlanPartialPivoting) {
   for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) {
