@@ -295,6 +295,26 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   std::snprintf(text, sizeof text, "  %s large plan (partition) %7.3f ms  automatic %+5.1f%%", tag.c_str(), t_none,
                 100.0 * (t_auto / t_none - 1));
   g_costs.push_back(text);
+  // TridiagonalPlan's route for few long lines (Kernel::large_partition; stop 33: its check
+  // published into pinned memory as the large plan's, no memset and no copy back).
+  auto route_ms = [&](adi::Pivoting p, bool check) {
+    adi::TridiagonalOptions o;
+    o.pivoting = p;
+    o.check_pivots = check;
+    o.kernel = adi::Kernel::large_partition;
+    adi::TridiagonalPlan<T> plan(dev, adi::StridedLines::contiguous(n, 1), o);
+    return time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
+  };
+  double r_none = 1e30, r_auto = 1e30;
+  for (int pass = 0; pass < 2; ++pass) {
+    r_none = std::min(r_none, route_ms(adi::Pivoting::none, false));
+    r_auto = std::min(r_auto, route_ms(adi::Pivoting::automatic, true));
+  }
+  row(tag + " TridiagonalPlan large route, pivoting none", r_none, n, sizeof(T));
+  row(tag + " TridiagonalPlan large route, pivoting automatic", r_auto, n, sizeof(T));
+  std::snprintf(text, sizeof text, "  %s TridiagonalPlan large route %7.3f ms  automatic %+5.1f%%", tag.c_str(),
+                r_none, 100.0 * (r_auto / r_none - 1));
+  g_costs.push_back(text);
   if (!g_routes) return;
   // The partition route's forms (ADI_PIVOTING_PARTITION_FORM, solvers/cuda/pivoting_partition.cuh;
   // stop 33): 0 stop 32's kernels, 1 contiguous loads / stores and the fill in reverse order.

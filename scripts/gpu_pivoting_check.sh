@@ -90,19 +90,29 @@ configure() {  # dir, extra flags
 t0=$(date +%s)
 find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
 if [ $ab = 1 ]; then
+  # TridiagonalPlan's large route publishes its check into pinned memory (stop 33): its tests.
+  AB_PLAN_TESTS="test_large_tridiagonal_nondominant test_plan_conventions_cuda test_partition_large_cuda"
   if [ $build = 1 ]; then
     configure $B ""
-    cmake --build $B -j "$(nproc)" --target test_pivoting_cuda bench_cuda_pivoting > "$OUT/build.log" 2>&1 ||
+    cmake --build $B -j "$(nproc)" --target test_pivoting_cuda bench_cuda_pivoting $AB_PLAN_TESTS > "$OUT/build.log" 2>&1 ||
       { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
   fi
   echo "build: $(($(date +%s) - t0)) s"
   tbin=$(find_bin $B test_pivoting_cuda)
   bench=$(find_bin $B bench_cuda_pivoting)
   t1=$(date +%s)
-  timeout 300 "$tbin" --gtest_filter='PivotingCuda.Partition*:PivotingCuda.EveryRouteSmall:PivotingCuda.LargePlan*:PivotingCuda.SingularLineThrowsOnEveryRoute:PivotingCuda.OneLineOfAMillion' \
+  timeout 300 "$tbin" --gtest_filter='PivotingCuda.Partition*:PivotingCuda.EveryRouteSmall:PivotingCuda.LargePlan*:PivotingCuda.LargeRoute*:PivotingCuda.SingularLineThrowsOnEveryRoute:PivotingCuda.OneLineOfAMillion:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.CheckNeverFiresOnDominantSystems' \
     > "$OUT/test_pivoting_cuda.log" 2>&1
   trc=$?
   tests_line="$([ $trc = 0 ] && echo pass || echo "FAIL (rc $trc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cuda.log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/test_pivoting_cuda.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ')"
+  plan_lines=""
+  for t in $AB_PLAN_TESTS; do
+    bin=$(find_bin $B $t)
+    [ -n "$bin" ] || { plan_lines="$plan_lines| $t | not built |"$'\n'; continue; }
+    timeout 200 "$bin" > "$OUT/$t.log" 2>&1
+    rc=$?
+    plan_lines="$plan_lines| $t | $([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/$t.log" | tr '\n' ' ') |"$'\n'
+  done
   san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
   timeout 180 "$san" --tool memcheck --error-exitcode 99 "$tbin" --gtest_filter='PivotingCuda.PartitionFormsSmall' \
     > "$OUT/sanitizer.log" 2>&1
@@ -121,10 +131,11 @@ if [ $ab = 1 ]; then
   fi
   echo
   echo "== adi pivoting GPU check --ab ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
-  echo "| test_pivoting_cuda (Partition*, EveryRouteSmall, LargePlan*, SingularLineThrowsOnEveryRoute, OneLineOfAMillion) | $tests_line |"
+  echo "| test_pivoting_cuda (Partition*, EveryRouteSmall, LargePlan*, LargeRoute*, SingularLineThrowsOnEveryRoute, OneLineOfAMillion, IssueTableCasesThrowWithoutPivoting, AutomaticFallBackErrors, CheckNeverFiresOnDominantSystems) | $tests_line |"
+  printf "%s" "$plan_lines"
   echo "| memcheck PivotingCuda.PartitionFormsSmall | $san_line |"
   echo; echo "-- failing checks (first lines) --"
-  grep -h -A3 "Failure" "$OUT/test_pivoting_cuda.log" 2> /dev/null | head -40
+  grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
   for f in 0 1; do
     [ -s "$OUT/ncu_form$f.csv" ] || continue
     echo; echo "-- Nsight Compute: the kernels of one 2^24 fp32 partial solve, form $f ($gpu) --"

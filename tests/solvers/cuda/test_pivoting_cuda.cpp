@@ -547,6 +547,52 @@ TEST_F(PivotingCuda, LargePlanAutomaticFlag) {
   run(0.0);
 }
 
+// TridiagonalPlan's route for few long lines (Kernel::large_partition, 3 lines of 2^16 + 5):
+// its check is published into the plan's pinned word (stop 33: it cleared and copied back a
+// device word before), so a plan reused over unsafe and safe batches must name each unsafe
+// batch's first unsafe line and never report a batch after it: none throws UnstableSystem
+// naming the line, automatic re-solves out of place (within 10x LAPACK) and throws in place.
+TEST_F(PivotingCuda, LargeRouteFlagReusedPlan) {
+  const index_t n = (index_t(1) << 16) + 5, count = 3;
+  const LineSet l = adi::to_lines(adi::StridedLines::contiguous(n, count));
+  const adi::Executor dev = adi::Executor::cuda();
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const std::string prec = sizeof(T) == 4 ? "fp32" : "fp64";
+    TridiagonalOptions o;  // automatic, check_pivots
+    o.kernel = Kernel::large_partition;
+    TridiagonalPlan<T> automatic(dev, l, o);
+    o.pivoting = Pivoting::none;
+    TridiagonalPlan<T> none(dev, l, o);
+    for (index_t bad : {1, -1, 2, -1, 0, -1}) {
+      auto k = mixed_case<T>(l, false, false, bad, 23, Unsafe::issue);
+      const std::string where = prec + " unsafe line " + std::to_string(bad);
+      adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
+      const adi::Bands<T> bands{a.data(), b.data(), c.data()};
+      try {
+        none.solve(bands, d.data(), u.data());
+        if (bad >= 0) ADD_FAILURE() << "none: no UnstableSystem, " << where;
+      } catch (const adi::UnstableSystem& e) {
+        EXPECT_EQ(e.system(), bad) << "none, " << where << ": " << e.what();
+      }
+      u = up(k.u);
+      automatic.solve(bands, d.data(), u.data());
+      u.copy_to_host(k.u.data());
+      std::string detail;
+      EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << "automatic, " << where << ": " << detail;
+      if (bad < 0) continue;
+      try {
+        automatic.solve(bands, d.data(), d.data());
+        ADD_FAILURE() << "automatic in place: no UnstableSystem, " << where;
+      } catch (const adi::UnstableSystem& e) {
+        EXPECT_EQ(e.system(), bad) << "automatic in place, " << where << ": " << e.what();
+      }
+    }
+  };
+  run(0.0f);
+  run(0.0);
+}
+
 // A singular line under automatic: Thomas flags it, the fall-back meets the zero pivot, and
 // check_pivots turns that into SingularSystem naming the line (without check_pivots no
 // error: the documented trade). Also two lines of 5000 (the partition route, which cannot
