@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stop 33 (h-piv4): ONE focused call, old against new (the partition route's form 0 against
-# form 1, ADI_PIVOTING_PARTITION_FORM; solvers/cuda/pivoting_partition.cuh), < 7 min:
+# forms 1 and 2, ADI_PIVOTING_PARTITION_FORM; solvers/cuda/pivoting_partition.cuh), < 7 min:
 #   OUT=$OUT/piv4_ab scripts/gpu_pivoting_check.sh --ab
 # builds test_pivoting_cuda and bench_cuda_pivoting only (skipped with --no-build after a
 # --build-only), runs the partition route's tests (both forms; memcheck on PartitionFormsSmall),
@@ -123,9 +123,10 @@ if [ $ab = 1 ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
   if [ -n "$NCU" ]; then
     M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,dram__bytes.sum,smsp__inst_executed.sum
-    for f in 0 1; do  # the second solve's kernels (launches 13 .. 24, bench --profile)
+    for f in 0 1 2; do  # the second solve's kernels (bench --profile; form 2: 8 kernels a solve)
+      k=12; [ $f = 2 ] && k=8
       timeout 90 "$NCU" --csv --metrics $M --kernel-name-base demangled --kernel-name regex:pivoting_ \
-        --launch-skip 12 --launch-count 12 \
+        --launch-skip $k --launch-count $k \
         "$bench" --profile=$f --large=24 > "$OUT/ncu_form$f.csv" 2>> "$OUT/ncu.err"
     done
   fi
@@ -136,7 +137,7 @@ if [ $ab = 1 ]; then
   echo "| memcheck PivotingCuda.PartitionFormsSmall | $san_line |"
   echo; echo "-- failing checks (first lines) --"
   grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
-  for f in 0 1; do
+  for f in 0 1 2; do
     [ -s "$OUT/ncu_form$f.csv" ] || continue
     echo; echo "-- Nsight Compute: the kernels of one 2^24 fp32 partial solve, form $f ($gpu) --"
     python3 - "$OUT/ncu_form$f.csv" << 'PY'

@@ -19,6 +19,7 @@
 // thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
 // never a wrong answer), without the host reading anything back.
 #include <cstdlib>
+#include <stdexcept>
 
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/cuda/pivoting_thread_line.cuh"
@@ -173,40 +174,41 @@ __device__ __forceinline__ PartitionContiguous partition_stage_rows(
 // start a new line every 16 partitions, took 240.)
 constexpr int kPivotPartitionOwned = kWarp - 1;  // partitions a reduce warp owns
 struct PartitionWarp {
-  int lane, warp;
+  int lane;
   i64 total, warp_gp, gp;
   bool any;
-  // reverse (the fill of form 1): the grid's warps in reverse order, so the first
-  // blocks take the end of the lines, which the reduce pass read last and the L2 cache may
-  // still hold (as the large plan's pass 2 does).
-  __device__ PartitionWarp(const PartitionIndex& ix, bool overlap, bool reverse = false)
+  // gw: the warp's index in the pass (block * kPivotPartitionWarps + warp in the kernels; the
+  // tail kernel walks it). reverse_warps > 0 (the fill of forms 1 and 2): the pass's warps in
+  // reverse order, so the first blocks take the end of the lines, which the reduce pass read
+  // last and the L2 cache may still hold (as the large plan's pass 2 does).
+  __device__ PartitionWarp(const PartitionIndex& ix, bool overlap, i64 gw, i64 reverse_warps = 0)
       : lane(static_cast<int>(threadIdx.x) % kWarp),
-        warp(static_cast<int>(threadIdx.x) / kWarp),
         total(ix.L.lines() * ix.P),
-        warp_gp(overlap ? (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kPivotPartitionOwned - 1
-                        : (reverse ? static_cast<i64>(gridDim.x) * kPivotPartitionWarps - 1 -
-                                         (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp)
-                                   : static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) *
-                              kWarp),
+        warp_gp(overlap ? gw * kPivotPartitionOwned - 1 : (reverse_warps > 0 ? reverse_warps - 1 - gw : gw) * kWarp),
         gp(warp_gp + lane),
         any(warp_gp + (overlap ? 1 : 0) < total) {}
 };
+// The warp's index in a reduce or fill kernel's pass (warp: its index in the block).
+__device__ __forceinline__ i64 partition_kernel_warp(int warp) {
+  return static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp;
+}
 
-// The route's forms (ADI_PIVOTING_PARTITION_FORM = 0 | 1, read at each solve; for the A/B
-// measurement of stop 33, bench_cuda_pivoting times both):
+// The route's forms (ADI_PIVOTING_PARTITION_FORM = 0 | 1 | 2, read at each solve; for the A/B
+// measurement of stop 33, bench_cuda_pivoting times each):
 //   0: stop 32's kernels (the default until measured);
 //   1: contiguous warps load and store from one base address (partition_stage_rows' Fast), the
 //      fill's warps in reverse order, the fill's last partition of a line found from its first
 //      row (no 64-bit remainder): the same arithmetic, bit for bit. sm_90, fp32, along the
 //      contiguous path: reduce 2944 -> 2232 instructions, fill 2472 -> 1304 (154 -> 103
 //      registers: 3 -> 4 blocks an SM); fp64 3720 -> 2984, 2688 -> 1512 (static counts,
-//      the never-taken slow paths of the correctly rounded reciprocals included).
+//      the never-taken slow paths of the correctly rounded reciprocals included);
+//   2: 1, and the small levels at the end in one kernel (pivoting_partition_tail_kernel).
 // Shared bands take form 0 (one long system with shared bands is not a case worth a kernel).
 // (A form that found both ends of a block with one elimination and a back substitution,
 // 15 pivot steps a block instead of 30, was tried on the host prototype and dropped: fp32
 // Toeplitz lines of 1000 and 40000 rows came out at 10.5x and 16.4x LAPACK's error, against
 // 0.9x and 0.6x with the two eliminations.)
-constexpr int kPivotPartitionForms = 2;
+constexpr int kPivotPartitionForms = 3;
 inline int pivoting_partition_form() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_FORM");
   if (f == nullptr || f[0] < '0' || f[0] >= '0' + kPivotPartitionForms || f[1] != '\0') return 0;
@@ -214,21 +216,20 @@ inline int pivoting_partition_form() {
 }
 
 // Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
-// (a nearly singular block) to the route's own int.
-template <class T, bool Shared, int Form = 0>
-__global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
-    pivoting_partition_reduce_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
-                                     const T* __restrict__ c, const T* d, T* __restrict__ A, T* __restrict__ B,
-                                     T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag) {
+// (a nearly singular block) to the route's own int. One warp of the reduce pass (gw, its
+// staging tile); the reduce kernel and the tail kernel (form 2) run it.
+template <class T, bool Shared, int Form>
+__device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, i64 gw, T* tile, const T* a,
+                                                      const T* b, const T* c, const T* d, T* A, T* B, T* C, T* D,
+                                                      int* flag, int* weak_flag) {
   constexpr int M = kPivotPartitionRows;
-  __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
-  const PartitionWarp w(ix, true);
+  const PartitionWarp w(ix, true, gw);
   if (!w.any) return;  // uniform per warp
   const int lane = w.lane;
   const i64 total = w.total, gp = w.gp;
   const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
-  partition_stage_rows<T, Shared, (Form >= 1)>(tiles[w.warp], run, a, b, c, d, ra, rb, rc, rd);
+  partition_stage_rows<T, Shared, (Form >= 1)>(tile, run, a, b, c, d, ra, rb, rc, rd);
   auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;
@@ -252,17 +253,26 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
 
 template <class T, bool Shared, int Form = 0>
 __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
-    pivoting_partition_fill_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
-                                   const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag,
-                                   const int* weak_flag) {
+    pivoting_partition_reduce_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
+                                     const T* __restrict__ c, const T* d, T* __restrict__ A, T* __restrict__ B,
+                                     T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag) {
+  __shared__ T tiles[kPivotPartitionWarps][kWarp * kPivotPartitionRows];
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  partition_reduce_warp<T, Shared, Form>(ix, partition_kernel_warp(warp), tiles[warp], a, b, c, d, A, B, C, D, flag,
+                                         weak_flag);
+}
+
+// One warp of the fill pass (reverse_warps: PartitionWarp). The caller has checked the weak
+// flag.
+template <class T, bool Shared, int Form>
+__device__ __forceinline__ void partition_fill_warp(const PartitionIndex& ix, i64 gw, i64 reverse_warps, T* tile,
+                                                    const T* a, const T* b, const T* c, const T* d, const T* X, T* u,
+                                                    int* flag) {
   constexpr int M = kPivotPartitionRows;
-  __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
-  if (*weak_flag != 0) return;  // a weak block: the thread route solves the lines (launch_pivoting_partition)
-  const PartitionWarp w(ix, false, Form >= 1);
+  const PartitionWarp w(ix, false, gw, reverse_warps);
   if (!w.any) return;  // uniform per warp
   const int lane = w.lane;
   const i64 total = w.total, gp = w.gp;
-  T* tile = tiles[w.warp];
   const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
   const PartitionContiguous ct =
@@ -270,7 +280,7 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   bool bad = false;
   T x[M];
   if (gp < total) {
-    // Form 1: from the partition's first row (a 64-bit remainder before: ~60 instructions).
+    // Forms 1, 2: from the partition's first row (a 64-bit remainder before: ~60 instructions).
     const bool last_of_line = Form >= 1 ? run.row0 + M >= run.n : (gp + 1) % ix.P == 0;
     common::partition_solve<T, M>([&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; },
                                   X[gp], last_of_line ? T(0) : X[gp + 1], x, bad);
@@ -296,6 +306,72 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
     }
   }
   report(bad, flag);
+}
+
+template <class T, bool Shared, int Form = 0>
+__global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
+    pivoting_partition_fill_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
+                                   const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag,
+                                   const int* weak_flag) {
+  __shared__ T tiles[kPivotPartitionWarps][kWarp * kPivotPartitionRows];
+  if (*weak_flag != 0) return;  // a weak block: the thread route solves the lines (launch_pivoting_partition)
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  partition_fill_warp<T, Shared, Form>(ix, partition_kernel_warp(warp),
+                                       Form >= 1 ? static_cast<i64>(gridDim.x) * kPivotPartitionWarps : 0,
+                                       tiles[warp], a, b, c, d, X, u, flag);
+}
+
+// Form 2: the small levels at the end in one block (stop 33). From the first level of at most
+// kPivotTailRows rows (lines * n) on, every level's reduce pass, the last reduced system (one
+// thread per line) and those levels' fill passes run in one kernel of kPivotTailWarps warps,
+// the passes apart by barriers, instead of a launch each (2^24: levels of 3415 and 201 rows and
+// the last line of 12: five launches, ~2-4 us each, become one). The larger levels run as in
+// form 1. Levels of at most 4096 rows reduce to 241 and then 15 (< kPivotPartitionAgainRows):
+// never more than kPivotTailLevels.
+constexpr int kPivotTailWarps = 8;
+constexpr i64 kPivotTailRows = 4096;
+constexpr int kPivotTailLevels = 4;
+template <class T>
+struct PivotTailLevel {
+  PartitionIndex ix;
+  const T *a, *b, *c, *d;
+  T *u, *A, *B, *C, *D, *X;
+};
+template <class T>
+struct PivotTail {
+  PivotTailLevel<T> level[kPivotTailLevels];
+  int count;
+  DeviceLines R;  // the last level's reduced system (its A .. D, solved into its X)
+  T *w1, *w2;     // that solve's U rows
+};
+
+template <class T, int Chunk>
+__global__ void __launch_bounds__(kPivotTailWarps* kWarp)
+    pivoting_partition_tail_kernel(PivotTail<T> t, int* flag, int* weak_flag) {
+  __shared__ T tiles[kPivotTailWarps][kWarp * kPivotPartitionRows];
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  for (int j = 0; j < t.count; ++j) {
+    const PivotTailLevel<T>& v = t.level[j];
+    const i64 warps = (v.ix.L.lines() * v.ix.P + kPivotPartitionOwned - 1) / kPivotPartitionOwned;
+    for (i64 gw = warp; gw < warps; gw += kPivotTailWarps)  // the same for the whole warp
+      partition_reduce_warp<T, false, 1>(v.ix, gw, tiles[warp], v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
+                                         weak_flag);
+    __syncthreads();  // level j's reduced rows (global) visible to the block
+  }
+  const PivotTailLevel<T>& last = t.level[t.count - 1];
+  for (i64 line = threadIdx.x; line < t.R.lines(); line += blockDim.x)
+    report(pivoting_line<T, Chunk, false>(t.R, line, last.A, last.B, last.C, last.D, last.X, t.w1, t.w2, nullptr,
+                                          nullptr, false),
+           flag);
+  __syncthreads();
+  if (*const_cast<volatile int*>(weak_flag) != 0) return;  // the whole block: the thread route re-solves
+  for (int j = t.count - 1; j >= 0; --j) {
+    const PivotTailLevel<T>& v = t.level[j];
+    const i64 warps = (v.ix.L.lines() * v.ix.P + kWarp - 1) / kWarp;
+    for (i64 gw = warp; gw < warps; gw += kPivotTailWarps)
+      partition_fill_warp<T, false, 1>(v.ix, gw, 0, tiles[warp], v.a, v.b, v.c, v.d, v.X, v.u, flag);
+    __syncthreads();  // level j's solution (the next level's separators) visible to the block
+  }
 }
 
 // The levels: level 0 is the caller's lines; level j+1 the reduced system of level j
@@ -392,6 +468,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
   constexpr int kMaxLevels = 16;
   PivotPartitionLevel<T> levels[kMaxLevels];
   int depth = 0;
+  PivotTail<T> tail{};  // form 2: the small levels at the end (pivoting_partition_tail_kernel)
   PivotPartitionLevel<T> v{to_device(ls), bands.a, bands.b, bands.c, d, u,
                            nullptr, nullptr, nullptr, nullptr, nullptr, bands.shared};
   for (;;) {
@@ -402,15 +479,28 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     v.C = cur.take<T>(count);
     v.D = cur.take<T>(count);
     v.X = cur.take<T>(count);
-    pivoting_partition_reduce<T>(v, flag, weak, form, stream);
-    levels[depth++] = v;
+    if (form >= 2 && !v.shared && (tail.count > 0 || lines * v.L.n <= kPivotTailRows)) {
+      if (tail.count == kPivotTailLevels) throw std::logic_error("pivoting partition route: tail levels");
+      tail.level[tail.count++] = {PartitionIndex{v.L, P}, v.a, v.b, v.c, v.d, v.u, v.A, v.B, v.C, v.D, v.X};
+    } else {
+      pivoting_partition_reduce<T>(v, flag, weak, form, stream);
+      levels[depth++] = v;
+    }
     const DeviceLines R{P, 1, lines, P, 1, 0};
-    if (P >= kPivotPartitionAgainRows && depth < kMaxLevels) {
+    if (P >= kPivotPartitionAgainRows && depth + tail.count < kMaxLevels) {
       v = PivotPartitionLevel<T>{R, v.A, v.B, v.C, v.D, v.X, nullptr, nullptr, nullptr, nullptr, nullptr, false};
       continue;
     }
     T* w1 = cur.take<T>(count);
     T* w2 = cur.take<T>(count);
+    if (tail.count > 0) {
+      tail.R = R;
+      tail.w1 = w1;
+      tail.w2 = w2;
+      pivoting_partition_tail_kernel<T, Chunk><<<1, kPivotTailWarps * kWarp, 0, stream>>>(tail, flag, weak);
+      ADI_CUDA_CHECK(cudaGetLastError());
+      break;
+    }
     constexpr int threads = 128;
     const unsigned tb = static_cast<unsigned>((lines + threads - 1) / threads);
     pivoting_thread_per_line_kernel<T, Chunk, false>
