@@ -80,6 +80,21 @@ struct PartitionRun {
   }
 };
 
+// f(t, idx, e, row) for element idx = t * 32 + lane of the warp's run (e: -1 past the end; row:
+// its row in the line); the whole warp calls it.
+template <class F>
+__device__ __forceinline__ void partition_run_elements(const PartitionRun& run, F f) {
+  constexpr int M = kPivotPartitionRows;
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+#pragma unroll
+  for (int t = 0; t < M; ++t) {
+    const int idx = t * kWarp + lane;
+    i64 row;
+    const i64 e = run.element(idx / M, idx % M, row);
+    f(t, idx, e, row);
+  }
+}
+
 // One array of the warp's 32 partitions through shared memory: in[t] is element t * 32 + lane
 // of the warp's run (row idx % M of partition idx / M); v[r] = row r of this lane's partition.
 template <class T>
@@ -145,17 +160,13 @@ __device__ __forceinline__ PartitionContiguous partition_stage_rows(
       ld[t] = pd[t * kWarp];
     }
   } else {
-#pragma unroll
-    for (int t = 0; t < M; ++t) {
-      const int idx = t * kWarp + lane;
-      i64 row;
-      const i64 e = run.element(idx / M, idx % M, row);
+    partition_run_elements(run, [&](int t, int, i64 e, i64 row) {
       const i64 eb = Shared ? row : e;
       la[t] = e < 0 || row == 0 ? T(0) : a[eb];
       lb[t] = e < 0 ? T(1) : b[eb];
       lc[t] = e < 0 || row == run.n - 1 ? T(0) : c[eb];
       ld[t] = e < 0 ? T(0) : d[e];
-    }
+    });
   }
   partition_transpose<T>(tile, la, ra);
   partition_transpose<T>(tile, lb, rb);
@@ -297,13 +308,9 @@ __device__ __forceinline__ void partition_fill_warp(const PartitionIndex& ix, i6
 #pragma unroll
     for (int t = 0; t < M; ++t) pu[t * kWarp] = tile[t * kWarp + lane];
   } else {
-#pragma unroll
-    for (int t = 0; t < M; ++t) {
-      const int idx = t * kWarp + lane;
-      i64 row;
-      const i64 e = run.element(idx / M, idx % M, row);
+    partition_run_elements(run, [&](int, int idx, i64 e, i64) {
       if (e >= 0) u[e] = tile[idx];
-    }
+    });
   }
   report(bad, flag);
 }

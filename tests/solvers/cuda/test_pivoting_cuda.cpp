@@ -164,6 +164,23 @@ TEST_F(PivotingCuda, PartitionRouteWithinTenTimesLapack) {
     }
 }
 
+// LargeTridiagonalPlan with pivoting = partial on one system of 2^20 + 1 (the partition route).
+template <class T>
+void large_plan_partial(tp::Family f, std::uint64_t seed) {
+  const index_t n = (1 << 20) + 1;
+  auto k = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), f, false, false, seed);
+  const adi::Executor dev = adi::Executor::cuda();
+  adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
+  adi::LargeTridiagonalOptions o;
+  o.pivoting = Pivoting::partial;
+  adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
+  plan.solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), u.data());
+  u.copy_to_host(k.u.data());
+  std::string detail;
+  EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+      << "large plan " << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << ": " << detail;
+}
+
 // The partition route's forms (ADI_PIVOTING_PARTITION_FORM = 1, 2; solvers/cuda/pivoting_partition.cuh;
 // stop 33) on the cases above and on lengths around the contiguous run of a warp (544 rows):
 // one line of 68 .. 1089 rows (forced), a partial last warp, three lines, shared bands (which
@@ -187,19 +204,7 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
           run_partition<double>(f, n, count);
         }
     unsetenv("ADI_PIVOTING_ROUTE");
-    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) {
-      const index_t n = (1 << 20) + 1;
-      auto k = tp::make_case<float>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), f, false, false, 13);
-      const adi::Executor dev = adi::Executor::cuda();
-      adi::Array<float> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
-      adi::LargeTridiagonalOptions o;
-      o.pivoting = Pivoting::partial;
-      adi::LargeTridiagonalPlan<float> plan(dev, n, 1, 0, o);
-      plan.solve(adi::Bands<float>{a.data(), b.data(), c.data()}, d.data(), u.data());
-      u.copy_to_host(k.u.data());
-      std::string detail;
-      EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << "large plan " << tp::family_name(f) << ": " << detail;
-    }
+    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) large_plan_partial<float>(f, 13);
     unsetenv("ADI_PIVOTING_PARTITION_FORM");
   }
 }
@@ -225,19 +230,7 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
 
 // The large plan's pivoting route is cuda_pivoting on its systems: one system of 2^20 + 1.
 TEST_F(PivotingCuda, LargePlanPartialPivoting) {
-  for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) {
-    const index_t n = (1 << 20) + 1;
-    auto k = tp::make_case<double>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), f, false, false, 11);
-    const adi::Executor dev = adi::Executor::cuda();
-    adi::Array<double> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
-    adi::LargeTridiagonalOptions o;
-    o.pivoting = Pivoting::partial;
-    adi::LargeTridiagonalPlan<double> plan(dev, n, 1, 0, o);
-    plan.solve(adi::Bands<double>{a.data(), b.data(), c.data()}, d.data(), u.data());
-    u.copy_to_host(k.u.data());
-    std::string detail;
-    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << tp::family_name(f) << ": " << detail;
-  }
+  for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) large_plan_partial<double>(f, 11);
 }
 
 // One small case per route, for compute-sanitizer (scripts/gpu_pivoting_check.sh): the tile
