@@ -220,9 +220,11 @@ __device__ __forceinline__ i64 partition_kernel_warp(int warp) {
 // Toeplitz lines of 1000 and 40000 rows came out at 10.5x and 16.4x LAPACK's error, against
 // 0.9x and 0.6x with the two eliminations.)
 constexpr int kPivotPartitionForms = 3;
+constexpr int kPivotPartitionDefaultForm = 0;  // without ADI_PIVOTING_PARTITION_FORM (or a bad value)
 inline int pivoting_partition_form() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_FORM");
-  if (f == nullptr || f[0] < '0' || f[0] >= '0' + kPivotPartitionForms || f[1] != '\0') return 0;
+  if (f == nullptr || f[0] < '0' || f[0] >= '0' + kPivotPartitionForms || f[1] != '\0')
+    return kPivotPartitionDefaultForm;
   return f[0] - '0';
 }
 
