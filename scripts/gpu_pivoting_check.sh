@@ -5,7 +5,7 @@
 # builds test_pivoting_cuda and bench_cuda_pivoting only (skipped with --no-build after a
 # --build-only), runs the partition route's tests (both forms; memcheck on PartitionFormsSmall),
 # the one-system rows (2^24, 2^20: forms alternating, gtsv2, the non-pivoting large plan), the
-# 256^3 routes, and with ncu the kernels of one 2^24 fp32 solve per form; tables at the end.
+# 256^3 routes, and with ncu the kernels of one 2^24 fp32 solve with forms 0 and 2; tables at the end.
 # The full check as at stop 32 (three calls):
 #   OUT=$OUT/piv4_build scripts/gpu_pivoting_check.sh --build-only --with-nocheck
 #   OUT=$OUT/piv4_tests scripts/gpu_pivoting_check.sh --no-build --tests-only
@@ -100,6 +100,9 @@ if [ $ab = 1 ]; then
   echo "build: $(($(date +%s) - t0)) s"
   tbin=$(find_bin $B test_pivoting_cuda)
   bench=$(find_bin $B bench_cuda_pivoting)
+  # The numbers first (printed now too, in case the call is cut short).
+  timeout 240 "$bench" --reps=20 --n=0 --large=24 --large2=20 > "$OUT/bench_large.log" 2>&1
+  sed -n '/^Partial pivoting against/,$p' "$OUT/bench_large.log" 2> /dev/null
   t1=$(date +%s)
   timeout 300 "$tbin" --gtest_filter='PivotingCuda.Partition*:PivotingCuda.EveryRouteSmall:PivotingCuda.LargePlan*:PivotingCuda.LargeRoute*:PivotingCuda.SingularLineThrowsOnEveryRoute:PivotingCuda.OneLineOfAMillion:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.CheckNeverFiresOnDominantSystems' \
     > "$OUT/test_pivoting_cuda.log" 2>&1
@@ -114,16 +117,16 @@ if [ $ab = 1 ]; then
     plan_lines="$plan_lines| $t | $([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/$t.log" | tr '\n' ' ') |"$'\n'
   done
   san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-  timeout 180 "$san" --tool memcheck --error-exitcode 99 "$tbin" --gtest_filter='PivotingCuda.PartitionFormsSmall' \
+  timeout 150 "$san" --tool memcheck --error-exitcode 99 "$tbin" --gtest_filter='PivotingCuda.PartitionFormsSmall' \
     > "$OUT/sanitizer.log" 2>&1
   src=$?
   san_line="$([ $src = 0 ] && echo clean || echo "ERRORS or timeout (rc $src)"): $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
-  timeout 240 "$bench" --reps=20 --n=0 --large=24 --large2=20 > "$OUT/bench_large.log" 2>&1
   timeout 240 "$bench" --reps=10 --n=256 --large=0 --large2=0 --checkcost=0 > "$OUT/bench_box.log" 2>&1
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
   if [ -n "$NCU" ]; then
     M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,dram__bytes.sum,smsp__inst_executed.sum
-    for f in 0 1 2; do  # the second solve's kernels (bench --profile; form 2: 8 kernels a solve)
+    for f in 0 2; do  # the second solve's kernels (bench --profile; form 2: 8 kernels a solve;
+      # form 1's level kernels are form 2's)
       k=12; [ $f = 2 ] && k=8
       timeout 90 "$NCU" --csv --metrics $M --kernel-name-base demangled --kernel-name regex:pivoting_ \
         --launch-skip $k --launch-count $k \
@@ -137,7 +140,7 @@ if [ $ab = 1 ]; then
   echo "| memcheck PivotingCuda.PartitionFormsSmall | $san_line |"
   echo; echo "-- failing checks (first lines) --"
   grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
-  for f in 0 1 2; do
+  for f in 0 2; do
     [ -s "$OUT/ncu_form$f.csv" ] || continue
     echo; echo "-- Nsight Compute: the kernels of one 2^24 fp32 partial solve, form $f ($gpu) --"
     python3 - "$OUT/ncu_form$f.csv" << 'PY'
