@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Stop 33 (h-piv4): ONE focused call, old against new (the partition route's form 0 against
-# forms 1 and 2, ADI_PIVOTING_PARTITION_FORM; solvers/cuda/pivoting_partition.cuh), < 7 min:
+# forms 1, 2 and 3, ADI_PIVOTING_PARTITION_FORM; solvers/cuda/pivoting_partition.cuh), < 7 min:
 #   OUT=$OUT/piv4_ab scripts/gpu_pivoting_check.sh --ab
 # builds test_pivoting_cuda and bench_cuda_pivoting only (skipped with --no-build after a
 # --build-only), runs the partition route's tests (both forms; memcheck on PartitionFormsSmall),
 # the one-system rows (2^24, 2^20: forms alternating, gtsv2, the non-pivoting large plan), the
-# 256^3 routes, and with ncu the kernels of one 2^24 fp32 solve with forms 0 and 2; tables at the end.
+# 256^3 routes, and with ncu the kernels of one 2^24 fp32 solve with forms 0, 2 and 3; tables at the end.
 # The full check as at stop 32 (three calls):
 #   OUT=$OUT/piv4_build scripts/gpu_pivoting_check.sh --build-only --with-nocheck
 #   OUT=$OUT/piv4_tests scripts/gpu_pivoting_check.sh --no-build --tests-only
@@ -125,9 +125,9 @@ if [ $ab = 1 ]; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
   if [ -n "$NCU" ]; then
     M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,dram__bytes.sum,smsp__inst_executed.sum
-    for f in 0 2; do  # the second solve's kernels (bench --profile; form 2: 8 kernels a solve;
+    for f in 0 2 3; do  # the second solve's kernels (bench --profile; forms 2, 3: 8 kernels a solve;
       # form 1's level kernels are form 2's)
-      k=12; [ $f = 2 ] && k=8
+      k=12; [ $f -ge 2 ] && k=8
       timeout 90 "$NCU" --csv --metrics $M --kernel-name-base demangled --kernel-name regex:pivoting_ \
         --launch-skip $k --launch-count $k \
         "$bench" --profile=$f --large=24 > "$OUT/ncu_form$f.csv" 2>> "$OUT/ncu.err"
@@ -140,7 +140,7 @@ if [ $ab = 1 ]; then
   echo "| memcheck PivotingCuda.PartitionFormsSmall | $san_line |"
   echo; echo "-- failing checks (first lines) --"
   grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
-  for f in 0 2; do
+  for f in 0 2 3; do
     [ -s "$OUT/ncu_form$f.csv" ] || continue
     echo; echo "-- Nsight Compute: the kernels of one 2^24 fp32 partial solve, form $f ($gpu) --"
     python3 - "$OUT/ncu_form$f.csv" << 'PY'

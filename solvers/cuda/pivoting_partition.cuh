@@ -18,6 +18,8 @@
 // fill passes and the thread-per-line kernel are gated on: the lines are then solved by the
 // thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
 // never a wrong answer), without the host reading anything back.
+#include <cuda_pipeline_primitives.h>
+
 #include <cstdlib>
 #include <stdexcept>
 
@@ -204,7 +206,7 @@ __device__ __forceinline__ i64 partition_kernel_warp(int warp) {
   return static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp;
 }
 
-// The route's forms (ADI_PIVOTING_PARTITION_FORM = 0 | 1 | 2, read at each solve; for the A/B
+// The route's forms (ADI_PIVOTING_PARTITION_FORM = 0 | 1 | 2 | 3, read at each solve; for the A/B
 // measurement of stop 33, bench_cuda_pivoting times each):
 //   0: stop 32's kernels (the default until measured);
 //   1: contiguous warps load and store from one base address (partition_stage_rows' Fast), the
@@ -213,13 +215,15 @@ __device__ __forceinline__ i64 partition_kernel_warp(int warp) {
 //      contiguous path: reduce 2944 -> 2232 instructions, fill 2472 -> 1304 (154 -> 103
 //      registers: 3 -> 4 blocks an SM); fp64 3720 -> 2984, 2688 -> 1512 (static counts,
 //      the never-taken slow paths of the correctly rounded reciprocals included);
-//   2: 1, and the small levels at the end in one kernel (pivoting_partition_tail_kernel).
+//   2: 1, and the small levels at the end in one kernel (pivoting_partition_tail_kernel);
+//   3: 2, the larger levels' passes as persistent warps staging their next run with cp.async
+//      while they compute (pivoting_partition_pipe_kernel).
 // Shared bands take form 0 (one long system with shared bands is not a case worth a kernel).
 // (A form that found both ends of a block with one elimination and a back substitution,
 // 15 pivot steps a block instead of 30, was tried on the host prototype and dropped: fp32
 // Toeplitz lines of 1000 and 40000 rows came out at 10.5x and 16.4x LAPACK's error, against
 // 0.9x and 0.6x with the two eliminations.)
-constexpr int kPivotPartitionForms = 3;
+constexpr int kPivotPartitionForms = 4;
 constexpr int kPivotPartitionDefaultForm = 0;  // without ADI_PIVOTING_PARTITION_FORM (or a bad value)
 inline int pivoting_partition_form() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_FORM");
@@ -228,21 +232,15 @@ inline int pivoting_partition_form() {
   return f[0] - '0';
 }
 
-// Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
-// (a nearly singular block) to the route's own int. One warp of the reduce pass (gw, its
-// staging tile); the reduce kernel and the tail kernel (form 2) run it.
-template <class T, bool Shared, int Form>
-__device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, i64 gw, T* tile, const T* a,
-                                                      const T* b, const T* c, const T* d, T* A, T* B, T* C, T* D,
+// The reduce pass's arithmetic on a lane's staged rows (the whole warp calls it: shuffles).
+template <class T>
+__device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, int lane, i64 gp, i64 total,
+                                                      const T (&ra)[kPivotPartitionRows],
+                                                      const T (&rb)[kPivotPartitionRows],
+                                                      const T (&rc)[kPivotPartitionRows],
+                                                      const T (&rd)[kPivotPartitionRows], T* A, T* B, T* C, T* D,
                                                       int* flag, int* weak_flag) {
   constexpr int M = kPivotPartitionRows;
-  const PartitionWarp w(ix, true, gw);
-  if (!w.any) return;  // uniform per warp
-  const int lane = w.lane;
-  const i64 total = w.total, gp = w.gp;
-  const PartitionRun run(ix, gp);
-  T ra[M], rb[M], rc[M], rd[M];
-  partition_stage_rows<T, Shared, (Form >= 1)>(tile, run, a, b, c, d, ra, rb, rc, rd);
   auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;
@@ -264,6 +262,24 @@ __device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, 
   if (weak) *weak_flag = 1;
 }
 
+// Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
+// (a nearly singular block) to the route's own int. One warp of the reduce pass (gw, its
+// staging tile); the reduce kernel and the tail kernel (form 2) run it.
+template <class T, bool Shared, int Form>
+__device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, i64 gw, T* tile, const T* a,
+                                                      const T* b, const T* c, const T* d, T* A, T* B, T* C, T* D,
+                                                      int* flag, int* weak_flag) {
+  constexpr int M = kPivotPartitionRows;
+  const PartitionWarp w(ix, true, gw);
+  if (!w.any) return;  // uniform per warp
+  const int lane = w.lane;
+  const i64 total = w.total, gp = w.gp;
+  const PartitionRun run(ix, gp);
+  T ra[M], rb[M], rc[M], rd[M];
+  partition_stage_rows<T, Shared, (Form >= 1)>(tile, run, a, b, c, d, ra, rb, rc, rd);
+  partition_reduce_rows<T>(run, lane, gp, total, ra, rb, rc, rd, A, B, C, D, flag, weak_flag);
+}
+
 template <class T, bool Shared, int Form = 0>
 __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
     pivoting_partition_reduce_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
@@ -273,6 +289,47 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   partition_reduce_warp<T, Shared, Form>(ix, partition_kernel_warp(warp), tiles[warp], a, b, c, d, A, B, C, D, flag,
                                          weak_flag);
+}
+
+// The fill pass's arithmetic on a lane's staged rows: x, its partition's rows (zeros past the
+// pass's partitions).
+template <class T, int Form>
+__device__ __forceinline__ void partition_fill_solve(const PartitionIndex& ix, const PartitionRun& run, i64 gp,
+                                                     i64 total, const T (&ra)[kPivotPartitionRows],
+                                                     const T (&rb)[kPivotPartitionRows],
+                                                     const T (&rc)[kPivotPartitionRows],
+                                                     const T (&rd)[kPivotPartitionRows], const T* X,
+                                                     T (&x)[kPivotPartitionRows], bool& bad) {
+  constexpr int M = kPivotPartitionRows;
+  if (gp < total) {
+    // Forms >= 1: from the partition's first row (a 64-bit remainder before: ~60 instructions).
+    const bool last_of_line = Form >= 1 ? run.row0 + M >= run.n : (gp + 1) % ix.P == 0;
+    common::partition_solve<T, M>([&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; },
+                                  X[gp], last_of_line ? T(0) : X[gp + 1], x, bad);
+  } else {
+#pragma unroll
+    for (int r = 0; r < M; ++r) x[r] = T(0);
+  }
+}
+
+// x back through the warp's tile, stored by consecutive lanes (a contiguous run from one base
+// address, Form >= 1).
+template <class T, int Form>
+__device__ __forceinline__ void partition_fill_store(T* tile, const PartitionRun& run, const PartitionContiguous& ct,
+                                                     int lane, const T (&x)[kPivotPartitionRows], T* u) {
+  constexpr int M = kPivotPartitionRows;
+#pragma unroll
+  for (int r = 0; r < M; ++r) tile[lane * M + r] = x[r];
+  __syncwarp();
+  if (Form >= 1 && ct.yes) {
+    T* pu = u + ct.e_first + lane;
+#pragma unroll
+    for (int t = 0; t < M; ++t) pu[t * kWarp] = tile[t * kWarp + lane];
+  } else {
+    partition_run_elements(run, [&](int, int idx, i64 e, i64) {
+      if (e >= 0) u[e] = tile[idx];
+    });
+  }
 }
 
 // One warp of the fill pass (reverse_warps: PartitionWarp). The caller has checked the weak
@@ -292,28 +349,8 @@ __device__ __forceinline__ void partition_fill_warp(const PartitionIndex& ix, i6
       partition_stage_rows<T, Shared, (Form >= 1)>(tile, run, a, b, c, d, ra, rb, rc, rd);
   bool bad = false;
   T x[M];
-  if (gp < total) {
-    // Forms 1, 2: from the partition's first row (a 64-bit remainder before: ~60 instructions).
-    const bool last_of_line = Form >= 1 ? run.row0 + M >= run.n : (gp + 1) % ix.P == 0;
-    common::partition_solve<T, M>([&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; },
-                                  X[gp], last_of_line ? T(0) : X[gp + 1], x, bad);
-  } else {
-#pragma unroll
-    for (int r = 0; r < M; ++r) x[r] = T(0);
-  }
-  // Back through the tile, stored by consecutive lanes.
-#pragma unroll
-  for (int r = 0; r < M; ++r) tile[lane * M + r] = x[r];
-  __syncwarp();
-  if (Form >= 1 && ct.yes) {
-    T* pu = u + ct.e_first + lane;
-#pragma unroll
-    for (int t = 0; t < M; ++t) pu[t * kWarp] = tile[t * kWarp + lane];
-  } else {
-    partition_run_elements(run, [&](int, int idx, i64 e, i64) {
-      if (e >= 0) u[e] = tile[idx];
-    });
-  }
+  partition_fill_solve<T, Form>(ix, run, gp, total, ra, rb, rc, rd, X, x, bad);
+  partition_fill_store<T, Form>(tile, run, ct, lane, x, u);
   report(bad, flag);
 }
 
@@ -328,6 +365,99 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   partition_fill_warp<T, Shared, Form>(ix, partition_kernel_warp(warp),
                                        Form >= 1 ? static_cast<i64>(gridDim.x) * kPivotPartitionWarps : 0,
                                        tiles[warp], a, b, c, d, X, u, flag);
+}
+
+// Form 3 (stop 33): form 2 with the larger levels' passes as persistent warps that stage the
+// next run with cp.async while they compute this one (two stages of a, b, c, d a warp in
+// dynamic shared memory, [stage][array][544]; runs that are not contiguous are staged by the
+// general loads). Forms 1 and 2 hold a warp's 68 loads in registers and compute only when
+// they are all in; here no register holds a load in flight, and a warp's next run streams in
+// during its arithmetic. The fill takes the runs in reverse order; its x go out through the
+// stage's d part.
+constexpr int kPivotPipeWarps = 2;
+constexpr int kPivotRun = kWarp * kPivotPartitionRows;  // values of one array in a warp's run
+template <class T>
+constexpr std::size_t pivot_pipe_smem() {
+  return static_cast<std::size_t>(kPivotPipeWarps) * 2 * 4 * kPivotRun * sizeof(T);
+}
+
+// Stages the run of warp w of the pass into buf ([array][kPivotRun]) and commits it.
+template <class T>
+__device__ __forceinline__ void partition_pipe_stage(const PartitionIndex& ix, const PartitionWarp& w, T* buf,
+                                                     const T* a, const T* b, const T* c, const T* d) {
+  const PartitionRun run(ix, w.gp);
+  const PartitionContiguous ct = partition_contiguous<false>(run);
+  if (ct.yes) {
+    const i64 e = ct.e_first + w.lane;
+#pragma unroll
+    for (int t = 0; t < kPivotPartitionRows; ++t) {
+      const int i = t * kWarp + w.lane;
+      __pipeline_memcpy_async(buf + i, a + e + t * kWarp, sizeof(T));
+      __pipeline_memcpy_async(buf + kPivotRun + i, b + e + t * kWarp, sizeof(T));
+      __pipeline_memcpy_async(buf + 2 * kPivotRun + i, c + e + t * kWarp, sizeof(T));
+      __pipeline_memcpy_async(buf + 3 * kPivotRun + i, d + e + t * kWarp, sizeof(T));
+    }
+  } else {
+    partition_run_elements(run, [&](int, int idx, i64 e, i64 row) {
+      buf[idx] = e < 0 || row == 0 ? T(0) : a[e];
+      buf[kPivotRun + idx] = e < 0 ? T(1) : b[e];
+      buf[2 * kPivotRun + idx] = e < 0 || row == run.n - 1 ? T(0) : c[e];
+      buf[3 * kPivotRun + idx] = e < 0 ? T(0) : d[e];
+    });
+  }
+  __pipeline_commit();
+}
+
+template <class T, bool Fill>
+__global__ void __launch_bounds__(kPivotPipeWarps* kWarp)
+    pivoting_partition_pipe_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
+                                   const T* __restrict__ c, const T* d, T* A, T* B, T* C, T* D, const T* X, T* u,
+                                   int* flag, int* weak_flag, i64 warps) {
+  constexpr int M = kPivotPartitionRows;
+  extern __shared__ __align__(16) unsigned char pivot_pipe_bytes[];
+  if (Fill && *weak_flag != 0) return;  // a weak block: the thread route solves the lines
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  T* mine = reinterpret_cast<T*>(pivot_pipe_bytes) + warp * 2 * 4 * kPivotRun;
+  const i64 step = static_cast<i64>(gridDim.x) * kPivotPipeWarps;
+  i64 g = static_cast<i64>(blockIdx.x) * kPivotPipeWarps + warp;
+  if (g >= warps) return;  // the whole warp
+  auto pass_warp = [&](i64 gg) { return PartitionWarp(ix, !Fill, gg, Fill ? warps : 0); };
+  partition_pipe_stage<T>(ix, pass_warp(g), mine, a, b, c, d);
+  bool bad = false;
+  for (int i = 0;; ++i, g += step) {
+    T* buf = mine + (i & 1) * 4 * kPivotRun;
+    const i64 next = g + step;
+    if (next < warps)
+      partition_pipe_stage<T>(ix, pass_warp(next), mine + ((i + 1) & 1) * 4 * kPivotRun, a, b, c, d);
+    else
+      __pipeline_commit();  // an empty group: the wait below still means "run i is in"
+    __pipeline_wait_prior(1);
+    __syncwarp();  // every lane's copies of run i
+    const PartitionWarp w = pass_warp(g);
+    const PartitionRun run(ix, w.gp);
+    const PartitionContiguous ct = partition_contiguous<false>(run);
+    T ra[M], rb[M], rc[M], rd[M];
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      const int k = w.lane * M + r;
+      ra[r] = buf[k];
+      rb[r] = buf[kPivotRun + k];
+      rc[r] = buf[2 * kPivotRun + k];
+      rd[r] = buf[3 * kPivotRun + k];
+    }
+    if (ct.yes && run.row0 == 0) ra[0] = T(0);  // the line's a_0, copied raw
+    __syncwarp();  // every lane has its rows before the fill writes x over the stage's d
+    if constexpr (Fill) {
+      T x[M];
+      partition_fill_solve<T, 1>(ix, run, w.gp, w.total, ra, rb, rc, rd, X, x, bad);
+      partition_fill_store<T, 1>(buf + 3 * kPivotRun, run, ct, w.lane, x, u);
+    } else {
+      partition_reduce_rows<T>(run, w.lane, w.gp, w.total, ra, rb, rc, rd, A, B, C, D, flag, weak_flag);
+    }
+    __syncwarp();  // the stage is free for run i + 2
+    if (next >= warps) break;
+  }
+  if (Fill) report(bad, flag);
 }
 
 // Form 2: the small levels at the end in one block (stop 33). From the first level of at most
@@ -428,8 +558,38 @@ struct PivotPartitionLevel {
   }
 };
 
+// Form 3's pass on the device's SMs: at most occupancy x SMs blocks (the shared-memory
+// attribute and the occupancy taken once per device and instance).
+template <class T, bool Fill>
+void pivoting_partition_pipe(const PivotPartitionLevel<T>& v, int* flag, int* weak, cudaStream_t stream) {
+  const PartitionIndex ix{v.L, v.P()};
+  const int per = Fill ? kWarp : kPivotPartitionOwned;
+  const i64 warps = (v.L.lines() * ix.P + per - 1) / per;
+  constexpr std::size_t smem = pivot_pipe_smem<T>();
+  constexpr int threads = kPivotPipeWarps * kWarp;
+  auto kernel = pivoting_partition_pipe_kernel<T, Fill>;
+  constexpr int kDevices = 64;
+  static int fill_blocks[kDevices] = {};  // occupancy x SMs; 0: not taken yet
+  int dev = 0;
+  ADI_CUDA_CHECK(cudaGetDevice(&dev));
+  int& grid_max = fill_blocks[dev < kDevices ? dev : 0];
+  if (grid_max == 0) {
+    if (smem > 48 * 1024)
+      ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    int per_sm = 0, sms = 0;
+    ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    ADI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    grid_max = (per_sm > 0 ? per_sm : 1) * sms;
+  }
+  const i64 need = (warps + kPivotPipeWarps - 1) / kPivotPipeWarps;
+  const unsigned grid = static_cast<unsigned>(need < grid_max ? need : grid_max);
+  kernel<<<grid, threads, smem, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, v.X, v.u, flag, weak, warps);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
 template <class T>
 void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, int form, cudaStream_t stream) {
+  if (form >= 3 && !v.shared) return pivoting_partition_pipe<T, false>(v, flag, weak, stream);
   const PartitionIndex ix{v.L, v.P()};
   const unsigned g = v.blocks(kPivotPartitionOwned);
   constexpr unsigned t = kPivotPartitionWarps * kWarp;
@@ -448,6 +608,7 @@ void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* 
 template <class T>
 void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, const int* weak, int form,
                              cudaStream_t stream) {
+  if (form >= 3 && !v.shared) return pivoting_partition_pipe<T, true>(v, flag, const_cast<int*>(weak), stream);
   const PartitionIndex ix{v.L, v.P()};
   const unsigned g = v.blocks(kWarp);
   constexpr unsigned t = kPivotPartitionWarps * kWarp;

@@ -181,12 +181,12 @@ void large_plan_partial(tp::Family f, std::uint64_t seed) {
       << "large plan " << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << ": " << detail;
 }
 
-// The partition route's forms (ADI_PIVOTING_PARTITION_FORM = 1, 2; solvers/cuda/pivoting_partition.cuh;
+// The partition route's forms (ADI_PIVOTING_PARTITION_FORM = 1, 2, 3; solvers/cuda/pivoting_partition.cuh;
 // stop 33) on the cases above and on lengths around the contiguous run of a warp (544 rows):
 // one line of 68 .. 1089 rows (forced), a partial last warp, three lines, shared bands (which
 // keep form 0), in place or not; and the large plan's route.
 TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
-  for (const char* form : {"1", "2"}) {
+  for (const char* form : {"1", "2", "3"}) {
     setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
     SCOPED_TRACE(std::string("ADI_PIVOTING_PARTITION_FORM=") + form);
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
@@ -209,14 +209,14 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
   }
 }
 
-// Forms 1 and 2 on a few small cases, for compute-sanitizer (scripts/gpu_pivoting_check.sh): one
+// Forms 1, 2 and 3 on a few small cases, for compute-sanitizer (scripts/gpu_pivoting_check.sh): one
 // line of 4097 (contiguous warps and a partial last one; form 2: levels of 4097 and 241 rows in
 // the tail kernel), 3 lines of 1089 (runs crossing lines: the general loads; the tail kernel
 // from level 0), one line of 70000 (one level before the tail), tiny diagonals (weak blocks: the
 // fall-back), shared bands (form 0).
 TEST_F(PivotingCuda, PartitionFormsSmall) {
   setenv("ADI_PIVOTING_ROUTE", "partition", 1);
-  for (const char* form : {"1", "2"}) {
+  for (const char* form : {"1", "2", "3"}) {
     setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
     for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {1089, 3}, {70000, 1}})
       for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal}) {
