@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <random>
@@ -226,6 +227,43 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
   }
   unsetenv("ADI_PIVOTING_ROUTE");
   unsetenv("ADI_PIVOTING_PARTITION_FORM");
+}
+
+// Every form runs the same arithmetic on the same rows (partition_reduce_rows,
+// partition_fill_solve): the answers must be form 0's bit for bit, contiguous or not, with
+// the tail kernel or without, with the fall-back (tiny diagonals: weak blocks) or without.
+TEST_F(PivotingCuda, PartitionFormsBitIdentical) {
+  auto run = [](auto zero, tp::Family f, index_t n, index_t count, bool forced) {
+    using T = decltype(zero);
+    if (forced) setenv("ADI_PIVOTING_ROUTE", "partition", 1);
+    const auto k0 = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, count)), f, false, false, 5 * n);
+    std::vector<T> ref;
+    for (const char* form : {"0", "1", "2", "3"}) {
+      setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
+      auto k = k0;
+      TridiagonalOptions o;
+      o.pivoting = Pivoting::partial;
+      solve_on_device(k, o, false);
+      if (ref.empty()) {
+        ref = k.u;
+        continue;
+      }
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < ref.size(); ++i)
+        differ += std::memcmp(&ref[i], &k.u[i], sizeof(T)) != 0;
+      EXPECT_EQ(differ, 0u) << "form " << form << " against form 0, " << (sizeof(T) == 4 ? "fp32 " : "fp64 ")
+                            << tp::family_name(f) << " n " << n << " x " << count;
+    }
+    unsetenv("ADI_PIVOTING_PARTITION_FORM");
+    unsetenv("ADI_PIVOTING_ROUTE");
+  };
+  for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::dominant}) {
+    run(0.0f, f, (1 << 20) + 3, 1, false);
+    run(0.0, f, (1 << 20) + 3, 1, false);
+    run(0.0f, f, 40000, 3, false);
+    run(0.0, f, 70001, 1, false);
+    run(0.0f, f, 1089, 3, true);
+  }
 }
 
 // The large plan's pivoting route is cuda_pivoting on its systems: one system of 2^20 + 1.
