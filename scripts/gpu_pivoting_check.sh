@@ -223,6 +223,8 @@ if [ $tests = 1 ] && [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
   run_sanitizer "$OUT/sanitizer.log" 300 memcheck "$tbin" \
     'PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall:PivotingCuda.AutomaticFallBackReusedPlan:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.VariableBatchCheckNamesTheSystem:PivotingCuda.LargePlanAutomaticFlag:PivotingCuda.PartitionFormsSmall'
   run_sanitizer "$OUT/sanitizer.log" 60 racecheck "$tbin" 'PivotingCuda.StagedSmall'
+  # The partition route's forms (stop 33): the tail kernel's barriers, form 3's cp.async stages.
+  run_sanitizer "$OUT/sanitizer.log" 150 racecheck "$tbin" 'PivotingCuda.PartitionFormsSmall'
   sanitizer="$([ $status = 0 ] && echo pass || echo FAIL): $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
 fi
 bench=$(find_bin $B bench_cuda_pivoting)
@@ -252,7 +254,7 @@ echo "== adi pivoting GPU check ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - 
 echo "| step | result |"
 echo "|---|---|"
 for t in $TESTS $PLAN_TESTS; do echo "| $t | ${result[$t]} |"; done
-echo "| compute-sanitizer (memcheck: EveryRouteSmall, StagedSmall, AutomaticFallBack{ReusedPlan,Errors}, IssueTableCasesThrowWithoutPivoting, VariableBatchCheckNamesTheSystem, LargePlanAutomaticFlag, PartitionFormsSmall; racecheck: StagedSmall) | $sanitizer |"
+echo "| compute-sanitizer (memcheck: EveryRouteSmall, StagedSmall, AutomaticFallBack{ReusedPlan,Errors}, IssueTableCasesThrowWithoutPivoting, VariableBatchCheckNamesTheSystem, LargePlanAutomaticFlag, PartitionFormsSmall; racecheck: StagedSmall, PartitionFormsSmall) | $sanitizer |"
 sed 's/^/  /' "$summary"
 echo
 echo "-- failing checks (first lines) --"
