@@ -18,6 +18,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <limits>
 
 #include "solvers/common/partition_core.hpp"
@@ -449,6 +451,8 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.dw.prefetch = options.device_prefetch;
     p.dw.l2_prefetch = options.device_l2_prefetch;
     p.dw.l2_everywhere = options.device_l2_prefetch_everywhere;
+    p.dw.ring = options.device_ring;
+    if (const char* e = std::getenv("ADI_PARTITION_RING"); e && *e) p.dw.ring = std::string(e) != "0";
     if (S > 1) {
       p.d_red1 = Array<T>(p.L * 8 * S, exec);
       p.d_w2 = Array<T>(p.L * 6 * S, exec);

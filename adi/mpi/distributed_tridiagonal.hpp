@@ -104,6 +104,12 @@ struct DistributedOptions {
   // false: the stop 31 passes (kept for comparison).
   bool device_l2_prefetch = true;
   bool device_l2_prefetch_everywhere = false;
+  // With device_prefetch (stop 33): the passes of lines along Y and Z with shared bands (the ADI
+  // stages) stream their rows through a per-thread ring of shared memory filled by cp.async,
+  // 16 rows ahead, instead of register buffers and L2 requests (partition::Workspace::ring).
+  // The environment variable ADI_PARTITION_RING=1 / 0 overrides this field (a whole test or
+  // benchmark run with / without it). Off by default until measured faster (2 x H200).
+  bool device_ring = false;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).

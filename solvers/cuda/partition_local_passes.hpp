@@ -50,6 +50,11 @@ struct Workspace {
   // with l2_everywhere (kept for comparison).
   bool l2_prefetch = true;
   bool l2_everywhere = false;
+  // With prefetch (stop 33): the passes of lines along Y and Z with shared bands (the ADI
+  // stages) stream their rows through a per-thread ring of shared memory filled by cp.async,
+  // 16 rows ahead (kRingChunks x kPrefetch in the .cu), instead of register buffers and L2
+  // requests: ~5x the bytes in flight per SM. Other passes as without it.
+  bool ring = false;
 };
 
 // Phase 1: rows eliminated (delta into u, the rest into the workspace) and the two reduced
