@@ -791,6 +791,71 @@ __global__ void reduced_kernel(index_t count, int n, bool periodic, const T* __r
 
 unsigned blocks_for(index_t L) { return unsigned((L + kThreads - 1) / kThreads); }
 
+// common::spike_reach's tolerance: a thousandth of the precision's epsilon.
+template <class T>
+constexpr T kSpikeTol = T(1e-3) * (sizeof(T) == 4 ? T(1.1920929e-7) : T(2.220446049250313e-16));
+
+// spike_prepare: the cut bands copied by every thread; thread 0 the spike W, thread 1 Z
+// (common::spike_vector), then thread 0 their reach (common::spike_reach) into reach[0..1].
+template <class T>
+__global__ void spike_prepare_kernel(index_t m, const T* __restrict__ a, const T* __restrict__ b,
+                                     const T* __restrict__ c, T* __restrict__ a_cut, T* __restrict__ c_cut,
+                                     T* __restrict__ W, T* __restrict__ Z, T* __restrict__ cp,
+                                     index_t* __restrict__ reach) {
+  for (index_t i = threadIdx.x; i < m; i += blockDim.x) {
+    a_cut[i] = i == 0 ? T(0) : a[i];
+    c_cut[i] = i == m - 1 ? T(0) : c[i];
+  }
+  if (threadIdx.x < 2) common::spike_vector(m, a, b, c, threadIdx.x == 0, threadIdx.x == 0 ? W : Z, cp + threadIdx.x * m);
+  __syncthreads();
+  if (threadIdx.x == 0) common::spike_reach(m, W, Z, kSpikeTol<T>, reach[0], reach[1]);
+}
+
+// spike_reduce: thread l forms line l's two reduced rows (common::spike_rows).
+template <class T>
+__global__ void spike_reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ c,
+                                    const T* __restrict__ W, const T* __restrict__ Z, const T* __restrict__ y,
+                                    T* __restrict__ red, bool first_open, bool last_open) {
+  const index_t L = ls.count0 * ls.count1;
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= L) return;
+  const index_t m = ls.n, o = line_offset(ls, l);
+  common::spike_rows(W[0], W[m - 1], Z[0], Z[m - 1], a[0], c[m - 1], y[o], y[o + (m - 1) * ls.stride], first_open,
+                     last_open, red + l * 8);
+}
+
+// spike_back, first: thread l's couplings (common::spike_couplings) into ends[2l], ends[2l+1].
+template <class T>
+__global__ void spike_ends_kernel(LineSet ls, const T* __restrict__ W, const T* __restrict__ Z,
+                                  const T* __restrict__ sol, const T* __restrict__ y, T* __restrict__ ends, int* bad,
+                                  bool first_open, bool last_open) {
+  const index_t L = ls.count0 * ls.count1;
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= L) return;
+  const index_t m = ls.n, o = line_offset(ls, l);
+  const T x0 = sol[2 * l], x1 = sol[2 * l + 1];
+  if (bad && !(isfinite(x0) && isfinite(x1))) *bad = 1;
+  common::spike_couplings(W[0], W[m - 1], Z[0], Z[m - 1], y[o] - x0, y[o + (m - 1) * ls.stride] - x1, first_open,
+                          last_open, ends[2 * l], ends[2 * l + 1]);
+}
+
+// spike_back, then: block l corrects line l's rows the spikes reach (threads along the line:
+// adjacent words along x), x_i = y_i - W_i A - Z_i C: rows 0 .. lo-1 and max(lo, hi) .. m-1
+// (reach, common::spike_reach: the rows between keep y_i).
+template <class T>
+__global__ void spike_correct_kernel(LineSet ls, const T* __restrict__ W, const T* __restrict__ Z,
+                                     const T* __restrict__ ends, const index_t* __restrict__ reach,
+                                     T* __restrict__ u) {
+  const index_t l = blockIdx.x;
+  const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l), lo = reach[0], hi = reach[1] > lo ? reach[1] : lo;
+  const T A = ends[2 * l], C = ends[2 * l + 1];
+  for (index_t k = threadIdx.x; k < lo + (m - hi); k += blockDim.x) {
+    const index_t i = k < lo ? k : hi + (k - lo);
+    T& x = u[o + i * st];
+    x = common::partition_fill(x, W[i], A, Z[i], C);
+  }
+}
+
 // Level 2 of a reduce with sub-segments (nothing when S == 1).
 template <class T>
 void reduce_chain(index_t L, const Workspace<T>& w, T* red, cudaStream_t s) {
@@ -920,6 +985,38 @@ void solve_reduced(index_t count, int n, bool periodic, const T* rows, index_t l
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
+template <class T>
+void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z, T* cp,
+                   index_t* reach, void* stream) {
+  if (m < 1) return;
+  spike_prepare_kernel<T><<<1, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(m, a, b, c, a_cut, c_cut, W, Z, cp,
+                                                                                reach);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void spike_reduce(const LineSet& ls, const T* a, const T* c, const T* W, const T* Z, const T* y, T* red,
+                  bool first_open, bool last_open, void* stream) {
+  const index_t L = ls.count0 * ls.count1;
+  if (L == 0) return;
+  spike_reduce_kernel<T><<<blocks_for(L), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(ls, a, c, W, Z, y, red,
+                                                                                             first_open, last_open);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void spike_back(const LineSet& ls, const T* W, const T* Z, const index_t* reach, const T* sol, T* ends, T* u,
+                int* bad, bool first_open, bool last_open, void* stream) {
+  const index_t L = ls.count0 * ls.count1;
+  if (L == 0) return;
+  auto s = static_cast<cudaStream_t>(stream);
+  spike_ends_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(ls, W, Z, sol, u, ends, bad, first_open, last_open);
+  ADI_CUDA_CHECK(cudaGetLastError());
+  if (L > index_t(2147483647)) throw Unsupported("partition::spike_back: more than 2^31 - 1 lines");
+  spike_correct_kernel<T><<<unsigned(L), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
 void copy_async(void* dst, const void* src, std::size_t bytes, void* stream) {
   if (bytes == 0) return;
   ADI_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream)));
@@ -984,6 +1081,15 @@ template void back_substitute<float>(const LineSet&, const Workspace<float>&, bo
                                      void*);
 template void back_substitute<double>(const LineSet&, const Workspace<double>&, bool, const double*, double*, int*,
                                       void*);
+#define ADI_SPIKE_INSTANCES(T)                                                                                  \
+  template void spike_prepare<T>(index_t, const T*, const T*, const T*, T*, T*, T*, T*, T*, index_t*, void*);        \
+  template void spike_reduce<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, bool, bool,    \
+                                void*);                                                                              \
+  template void spike_back<T>(const LineSet&, const T*, const T*, const index_t*, const T*, T*, T*, int*, bool, bool, \
+                              void*);
+ADI_SPIKE_INSTANCES(float)
+ADI_SPIKE_INSTANCES(double)
+#undef ADI_SPIKE_INSTANCES
 template void solve_reduced<float>(index_t, int, bool, const float*, index_t, index_t, float*, int, float*, index_t,
                                    index_t, void*);
 template void solve_reduced<double>(index_t, int, bool, const double*, index_t, index_t, double*, int, double*,

@@ -47,7 +47,12 @@
 #     (DistributedOptions::device_ring / ADI_PARTITION_RING=1; off by default until measured):
 #     selfcheck "prefetch 3" cases, DistributedAdiDevice.Ring, the tridiagonal device tests again
 #     with ADI_PARTITION_RING=1, memcheck of the heat step with it, and every table as a same-run
-#     A/B: "z" (default) against "z ring"; the ncu table of a z-split step without / with it. To
+#     A/B: "z" (default) against "z ring"; the ncu table of a z-split step without / with it;
+#   - (stop 33) the x split's passes with shared bands in the SPIKE form (DistributedOptions::device_spike
+#     / ADI_PARTITION_SPIKE=1, off by default until measured): each rank's segments solved by the
+#     single-GPU kernels with their ends cut, the line-independent spikes, the back pass one read
+#     and one write per row: DistributedAdiDevice.Spike, the tridiagonal device tests and the ring's
+#     memcheck with it too, "x" against "x spike" in the tables, ncu of an x-split step without / with. To
 #     keep the pair of calls under ~8 minutes this run leaves out what stop 32 measured and this
 #     branch does not change: the halo memcheck, the "no-l2" / "sep.fold" rows, the x-split ncu.
 # Logs tarred into $OUT/logs.tgz; tables at the end of stdout. Run part ~2-3 minutes.
@@ -100,18 +105,18 @@ step "halo tests np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange
 step "tridiagonal device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
   --gtest_filter='*Device*'
 step "adi device np2" 240 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
-step "tridiagonal device np2, ring" 90 "$OUT/tests.log" $MPI -x ADI_PARTITION_RING=1 -n 2 \
+step "tridiagonal device np2, ring + spike" 90 "$OUT/tests.log" $MPI -x ADI_PARTITION_RING=1 -x ADI_PARTITION_SPIKE=1 -n 2 \
   "$B/tests/test_distributed_tridiagonal" --gtest_filter='*Device*'
-grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL stage|StageInPasses:|Prefetch:|Ring:" "$OUT/tests.log" |
+grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL stage|StageInPasses:|Prefetch:|Ring:|Spike:|SpikeArithmetic:" "$OUT/tests.log" |
   sort -u >>"$S"
 # 2. memcheck on 2 ranks (one log per rank).
 memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x,z --no-nccl-bandwidth
-ADI_PARTITION_RING=1 memcheck_step "memcheck heat step np2, ring" "$OUT/cs_heat_ring" "$B/benchmarks/bench_mpi_heat" \
-  --n 40 --reps 1 --splits y,z --no-nccl-bandwidth
+ADI_PARTITION_RING=1 ADI_PARTITION_SPIKE=1 memcheck_step "memcheck heat step np2, ring + spike" "$OUT/cs_heat_new" \
+  "$B/benchmarks/bench_mpi_heat" --n 40 --reps 1 --splits x,y,z --no-nccl-bandwidth
 # 3. The tables.
 H="$B/benchmarks/bench_mpi_heat"
-step "heat weak np2" 200 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --ring both
-step "heat strong np2" 150 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --ring both
+step "heat weak np2" 200 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --ring both --spike both
+step "heat strong np2" 150 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --ring both --spike both
 step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
 step "public np2 no-l2" 60 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \
   --strategy allgather --transport nccl --no-l2
@@ -152,7 +157,8 @@ if command -v ncu >/dev/null; then
       --metrics $BASE_METRICS --csv --print-units base)
     prof_rank0 "ncu z split steps (base metrics)" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --ring both
   fi
-  # (the x-split step: unchanged here, measured at stop 32; ncu_x.csv not written)
+  prof_rank0 "ncu x split steps" 120 "${NCU[@]}" --log-file "$OUT/ncu_x.csv" -- "$H" --n 512 --reps 3 --splits x \
+    --no-nccl-bandwidth --profile --spike both
 else
   echo "ncu: not found" >>"$S"
 fi
@@ -173,7 +179,10 @@ grep -E " rc=" "$S" | cut -c1-160 >"$OUT/verdicts.txt"
   echo "   step 2: the ring (<.., 4, false, true>: DistributedOptions::device_ring, stop 33), same run =="
   python3 tests/mpi/profile_table.py ncu "$OUT/ncu_z.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
   echo
-  grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" 2>/dev/null
+  echo "== One x-split step under ncu, step 1: the default (reduce_rows_kernel / back_rows_kernel), step 2: the SPIKE form"
+  echo "   (the single-GPU kernel of the cut segments, spike_*_kernel: DistributedOptions::device_spike, stop 33), same run =="
+  python3 tests/mpi/profile_table.py ncu "$OUT/ncu_x.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
+  grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" "$OUT/ncu_x.csv" 2>/dev/null
   echo
   echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs (per-line bands: reduce_kernel<.., 0, 0, 4, 1>; the last row: the"
   echo "   same allgather / nccl plan without the L2 prefetch (--no-l2: stop 31's passes), its own run) =="
@@ -182,11 +191,12 @@ grep -E " rc=" "$S" | cut -c1-160 >"$OUT/verdicts.txt"
   echo
   echo "== Heat step (Douglas, fp64, Dirichlet): weak scaling 512^3 per GPU, then strong scaling 512^3 in all =="
   echo "   (split 'z' etc.: the default (stop 32: rows requested into L2 ahead of register buffers);"
-  echo "    'z ring': the y / z passes through the shared-memory ring (stop 33, device_ring), same run; x: the same kernels)"
+  echo "    'z ring': the y / z passes through the shared-memory ring (stop 33, device_ring); 'x spike': the x passes in the"
+  echo "    SPIKE form (stop 33, device_spike); same run)"
   grep -hE "^bench_mpi_heat:|^\||^NCCL bandwidth|^transport of|^strong scaling|^WARNING" "$OUT/heat.log"
   echo
-  echo "== #18's rows, the default (old) against the ring (new: --ring, device_ring), same run =="
-  python3 tests/mpi/step_before_after.py "$OUT/heat.log" "$OUT/public.log" ring new 2>&1
+  echo "== #18's rows, the default (old) against the new forms (y, z: the ring, device_ring; x: SPIKE, device_spike), same run =="
+  python3 tests/mpi/step_before_after.py "$OUT/heat.log" "$OUT/public.log" ring,spike new 2>&1
   echo
   echo "== Verdicts (again) =="
   cat "$OUT/verdicts.txt"

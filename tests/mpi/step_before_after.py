@@ -7,6 +7,7 @@ HEAT.log: bench_mpi_heat's weak and strong runs with rows "z" (the default) and 
 default "no-l2": the same case with the switch off, same run); PUBLIC.log: bench_mpi_tridiagonal's
 allgather / nccl rows, the default run's and the run given --no-l2 (the later one is "before").
 Prints one markdown table: weak per-GPU efficiency and ms per split, strong speed-ups, public ms.
+TAG may list several ("ring,spike"): each split's column takes the first of them it has a row of.
 "new" after TAG: the TAG rows are the new form (a switch on, e.g. "ring") and the default rows the
 old one: the columns are titled so.
 """
@@ -61,6 +62,9 @@ def main():
             weak = (rows, ref)
 
     def cell(block, split, kind):
+        if split.endswith(" " + tag) and "," in tag and block:  # the first tag this split has
+            base = split[: -len(tag) - 1]
+            split = next((base + " " + t for t in tag.split(",") if base + " " + t in block[0]), split)
         if not block or not block[1] or split not in block[0]:
             return "-"
         ms, eff = block[0][split]
