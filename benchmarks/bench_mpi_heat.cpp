@@ -84,7 +84,7 @@ struct Args {
   std::string ring = "off";  // --ring on|off|both: the y / z passes with shared bands stream rows through a
                              // shared-memory ring (stop 33, DistributedOptions::device_ring), or not, or both rows
   bool use_ring = false;     // this case's (set per row from ring)
-  std::string spike = "off";  // --spike on|off|both: the x passes with shared bands in the SPIKE form (stop 33,
+  std::string spike = "off";  // --spike on|off|both: the split passes with shared bands in the SPIKE form (stop 33,
                               // DistributedOptions::device_spike), or not, or both rows
   bool use_spike = false;     // this case's (set per row from spike)
   std::string fold = "default";  // --fold default|separate|both: the operator's explicit fold as built (CUDA:
@@ -352,10 +352,9 @@ void run(const Args& args, int rank, int size) {
       auto choice = [](const std::string& c, bool on) { return c == "both" || (c == "on") == on; };
       for (int v = 0; v < 64; ++v) {
         if (!choice(args.spike, (v & 32) != 0)) continue;
-        // (the new forms' rows only where they apply and against the default row: the ring
-        // along y and z, SPIKE along x)
+        // (the new forms' rows against the default row; the ring's only where it applies: along
+        // y and z)
         if ((v & 32) && (v & 31) && args.spike == "both") continue;
-        if (args.spike == "both" && (v & 32) && spec.find('x') == std::string::npos) continue;
         if (args.ring == "both" && (v & 16) && spec.find_first_of("yz") == std::string::npos) continue;
         if (!wanted(args.rhs, "separate", v & 1) || !wanted(args.prefetch, "off", (v >> 1) & 1) ||
             !wanted(args.l2, "off", (v >> 2) & 1) || !wanted(args.fold, "separate", (v >> 3) & 1) ||
@@ -465,7 +464,7 @@ int main(int argc, char** argv) {
                     "[--l2 on|off|both (with prefetch: rows also requested into L2 ahead, x stage's V read once)] "
                     "[--fold default|separate|both (the operator's explicit fold as built, or apply() then the stage)] "
                     "[--ring on|off|both (y / z passes: rows streamed through a shared-memory ring by cp.async)] "
-                    "[--spike on|off|both (x passes: the SPIKE form, the local solve by the single-GPU kernels)] "
+                    "[--spike on|off|both (split passes: the SPIKE form, the local solve by the single-GPU kernels)] "
                     "[--transport automatic|host_staging|nccl|cuda_aware_mpi]\n");
       rc = -1;
     } else {

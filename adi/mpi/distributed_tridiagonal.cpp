@@ -455,7 +455,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     if (const char* e = std::getenv("ADI_PARTITION_RING"); e && *e) p.dw.ring = std::string(e) != "0";
     bool spike = options.device_spike;
     if (const char* e = std::getenv("ADI_PARTITION_SPIKE"); e && *e) spike = std::string(e) != "0";
-    if (spike && p.ls.stride == 1) {
+    if (spike) {
       TridiagonalOptions lo;
       lo.kernel = options.kernel;
       lo.check_pivots = false;

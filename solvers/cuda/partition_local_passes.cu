@@ -855,6 +855,24 @@ __global__ void spike_correct_kernel(LineSet ls, const T* __restrict__ W, const 
     x = common::partition_fill(x, W[i], A, Z[i], C);
   }
 }
+// ... lines of stride > 1 (along y and z): thread l corrects line l's rows the spikes reach
+// (a warp's row is one run of adjacent words).
+template <class T>
+__global__ void spike_correct_lines_kernel(LineSet ls, const T* __restrict__ W, const T* __restrict__ Z,
+                                           const T* __restrict__ ends, const index_t* __restrict__ reach,
+                                           T* __restrict__ u) {
+  const index_t L = ls.count0 * ls.count1;
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= L) return;
+  const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l), lo = reach[0], hi = reach[1] > lo ? reach[1] : lo;
+  const T A = ends[2 * l], C = ends[2 * l + 1];
+#pragma unroll 4
+  for (index_t k = 0; k < lo + (m - hi); ++k) {
+    const index_t i = k < lo ? k : hi + (k - lo);
+    T& x = u[o + i * st];
+    x = common::partition_fill(x, W[i], A, Z[i], C);
+  }
+}
 
 // Level 2 of a reduce with sub-segments (nothing when S == 1).
 template <class T>
@@ -1012,8 +1030,12 @@ void spike_back(const LineSet& ls, const T* W, const T* Z, const index_t* reach,
   auto s = static_cast<cudaStream_t>(stream);
   spike_ends_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(ls, W, Z, sol, u, ends, bad, first_open, last_open);
   ADI_CUDA_CHECK(cudaGetLastError());
-  if (L > index_t(2147483647)) throw Unsupported("partition::spike_back: more than 2^31 - 1 lines");
-  spike_correct_kernel<T><<<unsigned(L), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
+  if (ls.stride != 1) {  // neighbouring lines adjacent: a thread per line
+    spike_correct_lines_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
+  } else {
+    if (L > index_t(2147483647)) throw Unsupported("partition::spike_back: more than 2^31 - 1 lines");
+    spike_correct_kernel<T><<<unsigned(L), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
+  }
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
