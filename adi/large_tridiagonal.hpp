@@ -124,9 +124,12 @@ namespace detail {
 // machinery with the automatic kernel. Kernels assume a validated LineSet.
 std::size_t large_lines_workspace_bytes(const Executor& exec, const LineSet& lines, bool periodic,
                                         std::size_t value_size);
+// report: on CUDA, with check_pivots, a pinned host word the check's result is published
+// into (the plan's; adi/large_tridiagonal.cpp, cuda_partition_systems); unused on the host.
 template <class T>
 void large_lines_solve(const Executor& exec, const LineSet& lines, const T* a, const T* b, const T* c,
-                       bool shared, const T* d, T* u, bool periodic, bool check_pivots, void* workspace);
+                       bool shared, const T* d, T* u, bool periodic, bool check_pivots, void* workspace,
+                       unsigned long long* report = nullptr);
 }  // namespace detail
 
 }  // namespace adi

@@ -117,9 +117,14 @@ struct TridiagonalPlan<T>::Impl {
   detail::Storage pivot_flag;  // CUDA only: a device int, the gate of the device-side fall-back
   // CUDA only: the flags the kernels write directly (pinned host memory; run_cuda).
   struct PinnedFree {
-    void operator()(int* q) const noexcept { cuda_backend::pinned_free(q); }
+    template <class Q>
+    void operator()(Q* q) const noexcept {
+      cuda_backend::pinned_free(q);
+    }
   };
   std::unique_ptr<int, PinnedFree> flags_host;
+  // CUDA, the large-system route (run_large): the pinned word its check is published into.
+  std::unique_ptr<unsigned long long, PinnedFree> large_report;
   bool device_fallback = false;  // ADI_PIVOTING_FALLBACK=device (measurement; run_cuda)
   detail::TeamTuner team;      // host threads per solve (adi/detail/host_team.hpp)
   detail::Storage fallback_ws;  // automatic: the pivoting fall-back's scratch, allocated on first use
@@ -212,7 +217,7 @@ void TridiagonalPlan<T>::Impl::run_large(Impl& p, Kernel, const T* a, const T* b
   const bool fallback = o.pivoting == Pivoting::automatic;
   try {
     detail::large_lines_solve<T>(p.exec, p.lines, a, b, c, shared, d, u, o.periodic, o.check_pivots || fallback,
-                                 p.workspace.get());
+                                 p.workspace.get(), p.large_report.get());
   } catch (const SingularSystem& e) {
     // pivoting = none: the partition's failure is a zero pivot or its growth test (on the
     // device too since stop 31), so it is reported as every Thomas kernel of this plan reports
@@ -397,6 +402,9 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
     // Both resolve to it together (the rule looks at the layout only).
     p.workspace =
         detail::Storage(detail::large_lines_workspace_bytes(exec, p.lines, options.periodic, sizeof(T)), exec);
+    if (exec.is_cuda())
+      p.large_report.reset(
+          static_cast<unsigned long long*>(cuda_backend::pinned_allocate(sizeof(unsigned long long))));
     return;
   }
   if (exec.is_host()) {

@@ -18,7 +18,9 @@
 // The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
-//                       [--routes=1]
+//                       [--routes=1] [--forms=1] [--profile=F]
+// --forms=1 (default) also times the partition route's forms 1, 2 and 3 (ADI_PIVOTING_PARTITION_FORM,
+// stop 33) beside form 0 on the one-system rows.
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -46,6 +48,7 @@ bool g_checkcost = true;  // --checkcost=0 leaves the automatic rows out (the Ns
                           // their gated pivoting launches return at once and would be profiled first)
 bool g_routes = true;     // --routes=0 leaves partial pivoting and cuSPARSE out: the check's cost rows
                           // only (the script's extra passes against the -DADI_THOMAS_CHECK=0 build)
+bool g_forms = true;      // --forms=0: the partition route's default form only (ADI_PIVOTING_PARTITION_FORM)
 double g_copy_gbs = 0;
 
 using adi::bench::Dev;
@@ -229,8 +232,8 @@ void bench_box(cusparseHandle_t handle, long long n) {
       if (std::strcmp(route, "tile") == 0 && ax != adi::Axis::x) continue;  // contiguous lines only
       setenv("ADI_PIVOTING_ROUTE", route, 1);
       const double t = run(adi::Pivoting::partial, true).first;
-      unsetenv("ADI_PIVOTING_ROUTE");
       row(std::string(prec) + " " + an + " partial pivoting, " + route + " route forced", t, total, sizeof(T));
+      unsetenv("ADI_PIVOTING_ROUTE");
     }
     if (ax == adi::Axis::x && g_cusparse) {
       // gtsv2StridedBatch does not pivot (cuSPARSE's batched layout); gtsv2 pivots but takes
@@ -292,9 +295,46 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   std::snprintf(text, sizeof text, "  %s large plan (partition) %7.3f ms  automatic %+5.1f%%", tag.c_str(), t_none,
                 100.0 * (t_auto / t_none - 1));
   g_costs.push_back(text);
+  // TridiagonalPlan's route for few long lines (Kernel::large_partition; stop 33: its check
+  // published into pinned memory as the large plan's, no memset and no copy back).
+  auto route_ms = [&](adi::Pivoting p, bool check) {
+    adi::TridiagonalOptions o;
+    o.pivoting = p;
+    o.check_pivots = check;
+    o.kernel = adi::Kernel::large_partition;
+    adi::TridiagonalPlan<T> plan(dev, adi::StridedLines::contiguous(n, 1), o);
+    return time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
+  };
+  double r_none = 1e30, r_auto = 1e30;
+  for (int pass = 0; pass < 2; ++pass) {
+    r_none = std::min(r_none, route_ms(adi::Pivoting::none, false));
+    r_auto = std::min(r_auto, route_ms(adi::Pivoting::automatic, true));
+  }
+  row(tag + " TridiagonalPlan large route, pivoting none", r_none, n, sizeof(T));
+  row(tag + " TridiagonalPlan large route, pivoting automatic", r_auto, n, sizeof(T));
+  std::snprintf(text, sizeof text, "  %s TridiagonalPlan large route %7.3f ms  automatic %+5.1f%%", tag.c_str(),
+                r_none, 100.0 * (r_auto / r_none - 1));
+  g_costs.push_back(text);
   if (!g_routes) return;
-  const double t_partial = solve_ms(adi::Pivoting::partial);
-  row(tag + " large plan, pivoting partial (cuda_pivoting, partition route)", t_partial, n, sizeof(T));
+  // The partition route's forms (ADI_PIVOTING_PARTITION_FORM, solvers/cuda/pivoting_partition.cuh;
+  // stop 33): 0 stop 32's kernels, 1 contiguous loads / stores and the fill in reverse order,
+  // 2 also the small levels at the end in one kernel, 3 also the larger levels' passes as
+  // persistent warps with a cp.async pipeline. Taken twice, alternating, the smaller median
+  // of each kept; --forms=0 times the default only.
+  constexpr int kForms = 4;
+  double t_form[kForms] = {1e30, 1e30, 1e30, 1e30};
+  for (int pass = 0; pass < (g_forms ? 2 : 1); ++pass)
+    for (int f = 0; f < (g_forms ? kForms : 1); ++f) {
+      if (g_forms) setenv("ADI_PIVOTING_PARTITION_FORM", std::to_string(f).c_str(), 1);
+      t_form[f] = std::min(t_form[f], solve_ms(adi::Pivoting::partial));
+      unsetenv("ADI_PIVOTING_PARTITION_FORM");
+    }
+  const double t_partial = t_form[0];
+  row(tag + " large plan, pivoting partial (cuda_pivoting, partition route" + (g_forms ? ", form 0)" : ")"),
+      t_partial, n, sizeof(T));
+  for (int f = 1; f < (g_forms ? kForms : 1); ++f)
+    row(tag + " large plan, pivoting partial (partition route, form " + std::to_string(f) + ")", t_form[f], n,
+        sizeof(T));
   for (bool piv : {true, false}) {
     if (!g_cusparse) break;
     std::size_t bytes = 0;
@@ -302,8 +342,31 @@ void bench_large(cusparseHandle_t handle, int log2n) {
     Dev<char> buf(bytes);
     const double ms = time_ms([&] { CKS(gtsv2_run(handle, piv, (int)n, a.p, b.p, c.p, u.p, 1, 0, buf.p)); });
     row(tag + " cuSPARSE " + (piv ? "gtsv2 (pivoting)" : "gtsv2_nopivot"), ms, n, sizeof(T));
-    if (piv) speedup(tag + " partial pivoting (partition route)", t_partial, ms);
+    if (!piv) continue;
+    speedup(tag + " partial pivoting (partition route" + (g_forms ? ", form 0)" : ")"), t_partial, ms);
+    for (int f = 1; f < (g_forms ? kForms : 1); ++f)
+      speedup(tag + " partial pivoting (partition route, form " + std::to_string(f) + ")", t_form[f], ms);
   }
+}
+
+// --profile=F (scripts/gpu_pivoting_check.sh --ab, under Nsight Compute): two partial-pivoting
+// solves of one fp32 system of 2^--large with the partition route's form F and nothing else,
+// so the second solve's pivoting kernels are launches 13 .. 24 of them (2^24, forms 0 and 1:
+// five reduce levels, the last reduced line, five fill levels, the gated thread route; forms 2
+// and 3: 3 + 1 (the tail) + 3 + 1 = 8 a solve).
+void profile_large(int log2n, int form) {
+  const long long n = 1ll << log2n;
+  Dev<float> a(n), b(n), c(n), d(n), u(n);
+  fill_kernel<float><<<1024, 256>>>(n, a.p, b.p, c.p, d.p);
+  CK(cudaDeviceSynchronize());
+  setenv("ADI_PIVOTING_PARTITION_FORM", std::to_string(form).c_str(), 1);
+  adi::LargeTridiagonalOptions o;
+  o.pivoting = adi::Pivoting::partial;
+  adi::LargeTridiagonalPlan<float> plan(adi::Executor::cuda(), n, 1, 0, o);
+  for (int k = 0; k < 2; ++k) plan.solve(adi::Bands<float>{a.p, b.p, c.p}, d.p, u.p);
+  CK(cudaDeviceSynchronize());
+  unsetenv("ADI_PIVOTING_PARTITION_FORM");
+  std::printf("profiled: fp32 one system of 2^%d, partition route form %d, two solves\n", log2n, form);
 }
 
 int flag(int argc, char** argv, const char* name, int def) {
@@ -324,6 +387,7 @@ int main(int argc, char** argv) {
   g_cusparse = flag(argc, argv, "cusparse", 1) != 0;
   g_checkcost = flag(argc, argv, "checkcost", 1) != 0;
   g_routes = flag(argc, argv, "routes", 1) != 0;
+  g_forms = flag(argc, argv, "forms", 1) != 0;
   const int n = flag(argc, argv, "n", 256), large = flag(argc, argv, "large", 24),
             large2 = flag(argc, argv, "large2", 20);
   cudaDeviceProp prop{};
@@ -333,6 +397,10 @@ int main(int argc, char** argv) {
 #else
   const int check = 1;
 #endif
+  if (const int form = flag(argc, argv, "profile", -1); form >= 0) {
+    profile_large(large, form);
+    return 0;
+  }
   std::printf("device: %s; median of %d runs; ADI_THOMAS_CHECK=%d\n", prop.name, g_reps, check);
   measure_copy();
   cusparseHandle_t handle;

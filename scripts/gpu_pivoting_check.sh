@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Stop 32 (h-piv3), the lead's three calls (each under 10 minutes on an H100 / H200):
-#   OUT=$OUT/piv3_build scripts/gpu_pivoting_check.sh --build-only --with-nocheck
-#   OUT=$OUT/piv3_tests scripts/gpu_pivoting_check.sh --no-build --tests-only
-#   OUT=$OUT/piv3_bench scripts/gpu_pivoting_check.sh --no-build --bench-only --with-nocheck
+# Stop 33 (h-piv4): ONE focused call, old against new (the partition route's form 0 against
+# forms 1, 2 and 3, ADI_PIVOTING_PARTITION_FORM; solvers/cuda/pivoting_partition.cuh), < 7 min:
+#   OUT=$OUT/piv4_ab scripts/gpu_pivoting_check.sh --ab
+# builds test_pivoting_cuda and bench_cuda_pivoting only (skipped with --no-build after a
+# --build-only), runs the partition route's tests (both forms; memcheck on PartitionFormsSmall),
+# the one-system rows (2^24, 2^20: forms alternating, gtsv2, the non-pivoting large plan), the
+# 256^3 routes, and with ncu the kernels of one 2^24 fp32 solve with forms 0, 2 and 3; tables at the end.
+# The full check as at stop 32 (three calls):
+#   OUT=$OUT/piv4_build scripts/gpu_pivoting_check.sh --build-only --with-nocheck
+#   OUT=$OUT/piv4_tests scripts/gpu_pivoting_check.sh --no-build --tests-only
+#   OUT=$OUT/piv4_bench scripts/gpu_pivoting_check.sh --no-build --bench-only --with-nocheck
 # (stop 32: the large plan's flag in pinned host memory, PivotingCuda.LargePlanAutomaticFlag; the
 # check's cost table at the end, "A / B / whole" per row, each the best of COST_PASSES + 1 runs of
 # the checked and the -DADI_THOMAS_CHECK=0 bench, interleaved.)
@@ -26,7 +33,7 @@
 # then prints the tables (the bench table last). Logs under $OUT, tarred into
 # $OUT/gpu_pivoting_logs.tgz.
 #   OUT=/tmp/out scripts/gpu_pivoting_check.sh [--build-only | --no-build] [--with-nocheck] [--ncu]
-#                                               [--tests-only | --bench-only]
+#                                               [--tests-only | --bench-only] [--ab]
 #   (--build-only, then --no-build: two calls where one 10-minute device call is too short)
 #   --with-nocheck: also builds bench_cuda_pivoting with -DADI_THOMAS_CHECK=0 and runs it
 #   (the cost of the stability checks = the ratio of the automatic rows; +3-4 min), then
@@ -44,8 +51,10 @@ nocheck=0
 tests=1
 benches=1  # --tests-only / --bench-only: half of a --no-build run (each well under 10 minutes)
 ncu=0  # --ncu: the Nsight Compute table of the pivoting kernels (unchanged at stop 31; +90 s)
+ab=0   # --ab: the focused old / new call of stop 33 (see the top)
 for arg in "$@"; do
   case $arg in
+    --ab) ab=1 ;;
     --no-build) build=0 ;;
     --build-only) run=0 ;;
     --with-nocheck) nocheck=1 ;;
@@ -79,6 +88,100 @@ configure() {  # dir, extra flags
     { echo "configure $1 failed"; tail -30 "$OUT/configure_$1.log"; exit 1; }
 }
 t0=$(date +%s)
+find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
+if [ $ab = 1 ]; then
+  # TridiagonalPlan's large route publishes its check into pinned memory (stop 33): its tests.
+  AB_PLAN_TESTS="test_large_tridiagonal_nondominant test_plan_conventions_cuda test_partition_large_cuda"
+  if [ $build = 1 ]; then
+    configure $B ""
+    cmake --build $B -j "$(nproc)" --target test_pivoting_cuda bench_cuda_pivoting $AB_PLAN_TESTS > "$OUT/build.log" 2>&1 ||
+      { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
+  fi
+  echo "build: $(($(date +%s) - t0)) s"
+  tbin=$(find_bin $B test_pivoting_cuda)
+  bench=$(find_bin $B bench_cuda_pivoting)
+  # The numbers first (printed now too, in case the call is cut short).
+  timeout 240 "$bench" --reps=20 --n=0 --large=24 --large2=20 > "$OUT/bench_large.log" 2>&1
+  sed -n '/^Partial pivoting against/,$p' "$OUT/bench_large.log" 2> /dev/null
+  t1=$(date +%s)
+  timeout 300 "$tbin" --gtest_filter='PivotingCuda.Partition*:PivotingCuda.EveryRouteSmall:PivotingCuda.LargePlan*:PivotingCuda.LargeRoute*:PivotingCuda.SingularLineThrowsOnEveryRoute:PivotingCuda.OneLineOfAMillion:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.CheckNeverFiresOnDominantSystems' \
+    > "$OUT/test_pivoting_cuda.log" 2>&1
+  trc=$?
+  tests_line="$([ $trc = 0 ] && echo pass || echo "FAIL (rc $trc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cuda.log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/test_pivoting_cuda.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ')"
+  plan_lines=""
+  for t in $AB_PLAN_TESTS; do
+    bin=$(find_bin $B $t)
+    [ -n "$bin" ] || { plan_lines="$plan_lines| $t | not built |"$'\n'; continue; }
+    timeout 200 "$bin" > "$OUT/$t.log" 2>&1
+    rc=$?
+    plan_lines="$plan_lines| $t | $([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/$t.log" | tr '\n' ' ') |"$'\n'
+  done
+  san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+  timeout 150 "$san" --tool memcheck --error-exitcode 99 "$tbin" --gtest_filter='PivotingCuda.PartitionFormsSmall' \
+    > "$OUT/sanitizer.log" 2>&1
+  src=$?
+  san_line="$([ $src = 0 ] && echo clean || echo "ERRORS or timeout (rc $src)"): $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
+  timeout 240 "$bench" --reps=10 --n=256 --large=0 --large2=0 --checkcost=0 > "$OUT/bench_box.log" 2>&1
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
+  if [ -n "$NCU" ]; then
+    M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,dram__bytes.sum,smsp__inst_executed.sum
+    for f in 0 2 3; do  # the second solve's kernels (bench --profile; forms 2, 3: 8 kernels a solve;
+      # form 1's level kernels are form 2's)
+      k=12; [ $f -ge 2 ] && k=8
+      timeout 90 "$NCU" --csv --metrics $M --kernel-name-base demangled --kernel-name regex:pivoting_ \
+        --launch-skip $k --launch-count $k \
+        "$bench" --profile=$f --large=24 > "$OUT/ncu_form$f.csv" 2>> "$OUT/ncu.err"
+    done
+  fi
+  echo
+  echo "== adi pivoting GPU check --ab ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
+  echo "| test_pivoting_cuda (Partition*, EveryRouteSmall, LargePlan*, LargeRoute*, SingularLineThrowsOnEveryRoute, OneLineOfAMillion, IssueTableCasesThrowWithoutPivoting, AutomaticFallBackErrors, CheckNeverFiresOnDominantSystems) | $tests_line |"
+  printf "%s" "$plan_lines"
+  echo "| memcheck PivotingCuda.PartitionFormsSmall | $san_line |"
+  echo; echo "-- failing checks (first lines) --"
+  grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
+  for f in 0 2 3; do
+    [ -s "$OUT/ncu_form$f.csv" ] || continue
+    echo; echo "-- Nsight Compute: the kernels of one 2^24 fp32 partial solve, form $f ($gpu) --"
+    python3 - "$OUT/ncu_form$f.csv" << 'PY'
+import csv, sys, re
+rows, order, head = {}, [], None
+for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"')):
+    if r[0] == "ID": head = r; continue
+    h = dict(zip(head, r))
+    k = (h["ID"], h["Kernel Name"], h["Grid Size"])
+    if k not in rows: rows[k] = {}; order.append(k)
+    rows[k][h["Metric Name"]] = (h["Metric Value"], h.get("Metric Unit", ""))
+def val(m, n, scale=None):
+    v, u = m.get(n, ("0", ""))
+    x = float(v.replace(",", "") or 0)
+    if scale: x *= scale.get(u, 1)
+    return x
+print("%-36s %10s %9s %6s %6s %6s %4s %9s %10s" % ("kernel", "grid", "time us", "DRAM%", "SM%", "warps%", "regs", "DRAM MB", "inst (M)"))
+tot = 0
+for k in order:
+    m = rows[k]
+    t = val(m, "gpu__time_duration.sum", {"nsecond": 1e-3, "usecond": 1, "msecond": 1e3})
+    tot += t
+    mb = val(m, "dram__bytes.sum", {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3})
+    name = re.sub(r"^void |adi::cuda_backend::kernels::|pivoting_partition_|\(.*", "", k[1])[:36]
+    print("%-36s %10s %9.1f %6.1f %6.1f %6.1f %4d %9.1f %10.2f" % (name, k[2], t, val(m, "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+          val(m, "sm__throughput.avg.pct_of_peak_sustained_elapsed"), val(m, "sm__warps_active.avg.pct_of_peak_sustained_active"),
+          val(m, "launch__registers_per_thread"), mb, val(m, "smsp__inst_executed.sum") / 1e6))
+print("%-36s %10s %9.1f  (kernel time only; no launch gaps)" % ("sum", "", tot))
+PY
+  done
+  echo
+  echo "-- one system (bench --n=0 --large=24 --large2=20 --reps=20; % of copy = 5 arrays) --"
+  sed -n '/^copy bandwidth/p;/^Summary/,$p' "$OUT/bench_large.log" 2> /dev/null
+  echo
+  echo "-- 256^3 routes (bench --n=256 --checkcost=0 --reps=10) --"
+  sed -n '/^copy bandwidth/p;/^Summary/,/^The check/p' "$OUT/bench_box.log" 2> /dev/null | grep -v "^The check"
+  sed -n '/^Partial pivoting against/,$p' "$OUT/bench_box.log" 2> /dev/null
+  (cd "$OUT" && tar -czf /tmp/gpu_pivoting_logs.tgz --exclude gpu_pivoting_logs.tgz . 2> /dev/null &&
+    find . -maxdepth 1 -type f -delete && mv /tmp/gpu_pivoting_logs.tgz gpu_pivoting_logs.tgz)
+  exit 0
+fi
 if [ $build = 1 ]; then
   configure $B ""
   cmake --build $B -j "$(nproc)" --target $TESTS $PLAN_TESTS bench_cuda_pivoting > "$OUT/build.log" 2>&1 ||
@@ -91,7 +194,6 @@ if [ $build = 1 ]; then
 fi
 echo "build: $(($(date +%s) - t0)) s"
 [ $run = 0 ] && { echo "built $B; run again with --no-build"; exit 0; }
-find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
 declare -A result
 [ $tests = 1 ] || { TESTS=""; PLAN_TESTS=""; }
 for t in $TESTS $PLAN_TESTS; do
@@ -119,8 +221,10 @@ sanitizer="not run"
 if [ $tests = 1 ] && [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
   tbin=$(find_bin $B test_pivoting_cuda)
   run_sanitizer "$OUT/sanitizer.log" 300 memcheck "$tbin" \
-    'PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall:PivotingCuda.AutomaticFallBackReusedPlan:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.VariableBatchCheckNamesTheSystem:PivotingCuda.LargePlanAutomaticFlag'
+    'PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall:PivotingCuda.AutomaticFallBackReusedPlan:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.VariableBatchCheckNamesTheSystem:PivotingCuda.LargePlanAutomaticFlag:PivotingCuda.PartitionFormsSmall'
   run_sanitizer "$OUT/sanitizer.log" 60 racecheck "$tbin" 'PivotingCuda.StagedSmall'
+  # The partition route's forms (stop 33): the tail kernel's barriers, form 3's cp.async stages.
+  run_sanitizer "$OUT/sanitizer.log" 150 racecheck "$tbin" 'PivotingCuda.PartitionFormsSmall'
   sanitizer="$([ $status = 0 ] && echo pass || echo FAIL): $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
 fi
 bench=$(find_bin $B bench_cuda_pivoting)
@@ -150,7 +254,7 @@ echo "== adi pivoting GPU check ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - 
 echo "| step | result |"
 echo "|---|---|"
 for t in $TESTS $PLAN_TESTS; do echo "| $t | ${result[$t]} |"; done
-echo "| compute-sanitizer (memcheck: EveryRouteSmall, StagedSmall, AutomaticFallBack{ReusedPlan,Errors}, IssueTableCasesThrowWithoutPivoting, VariableBatchCheckNamesTheSystem, LargePlanAutomaticFlag; racecheck: StagedSmall) | $sanitizer |"
+echo "| compute-sanitizer (memcheck: EveryRouteSmall, StagedSmall, AutomaticFallBack{ReusedPlan,Errors}, IssueTableCasesThrowWithoutPivoting, VariableBatchCheckNamesTheSystem, LargePlanAutomaticFlag, PartitionFormsSmall; racecheck: StagedSmall, PartitionFormsSmall) | $sanitizer |"
 sed 's/^/  /' "$summary"
 echo
 echo "-- failing checks (first lines) --"

@@ -18,6 +18,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <limits>
 
 #include "solvers/common/partition_core.hpp"
@@ -449,6 +451,19 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.dw.prefetch = options.device_prefetch;
     p.dw.l2_prefetch = options.device_l2_prefetch;
     p.dw.l2_everywhere = options.device_l2_prefetch_everywhere;
+    p.dw.ring = options.device_ring;
+    if (const char* e = std::getenv("ADI_PARTITION_RING"); e && *e) p.dw.ring = std::string(e) != "0";
+    bool spike = options.device_spike;
+    if (const char* e = std::getenv("ADI_PARTITION_SPIKE"); e && *e) spike = std::string(e) != "0";
+    if (spike) {
+      TridiagonalOptions lo;
+      lo.kernel = options.kernel;
+      lo.check_pivots = false;
+      lo.pivoting = Pivoting::none;
+      p.spike_local.emplace(exec, p.ls, lo);
+      p.d_spike = Array<T>(6 * p.m + 2 * p.L, exec);
+      p.d_reach = Array<index_t>(2, exec);
+    }
     if (S > 1) {
       p.d_red1 = Array<T>(p.L * 8 * S, exec);
       p.d_w2 = Array<T>(p.L * 6 * S, exec);
@@ -485,7 +500,7 @@ void DistributedTridiagonalPlan<T>::solve(const SharedBands<T>& bands, const T* 
 template <class T>
 bool DistributedTridiagonalPlan<T>::takes_stage(bool u_is_v) const {
   const Impl& p = *impl_;
-  return !p.local && p.exec.is_cuda() && p.solve_shared == &Impl::solve_device_shared &&
+  return !p.local && p.exec.is_cuda() && p.solve_shared == &Impl::solve_device_shared && !p.spike_local &&
          cuda_backend::partition::stage_supported(p.ls, p.dw.S, u_is_v);
 }
 

@@ -24,6 +24,19 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   // A zero pivot writes NaN into the line's reduced rows; the reduced solve carries the NaN
   // to every rank of the line, whose back-substitution raises d_flag: all ranks throw
   // below, after the collectives they were in anyway.
+  if (spike_local && shared && !rhs) {  // the SPIKE form
+    T* sp = d_spike.data();
+    T *a_cut = sp, *c_cut = sp + m, *W = sp + 2 * m, *Z = sp + 3 * m, *ends = sp + 6 * m;
+    part::spike_prepare<T>(m, a, b, c, a_cut, c_cut, W, Z, sp + 4 * m, d_reach.data(), st);
+    spike_local->solve(SharedBands<T>{a_cut, b, c_cut}, d, u);  // y, on the same stream
+    part::spike_reduce<T>(ls, a, c, W, Z, u, d_red.data(), first_open, last_open, st);
+    mark(kLocal);
+    exchange_device();
+    part::spike_back<T>(ls, W, Z, d_reach.data(), d_sol.data(), ends, u, d_flag.data(), first_open, last_open, st);
+    mark(kLocal);
+    finish_device();
+    return;
+  }
   if (rhs)
     part::reduce_stage<T>(ls, a, b, c, *rhs, u, dw, d_red.data(), first_open, last_open, st);
   else

@@ -76,4 +76,81 @@ ADI_THOMAS_HD void partition_last_row(V a, V b, V d, V cp, V dp, V l, V& aE, V& 
   dE = d - a * dp;
 }
 
+// The SPIKE form of a segment with shared bands (adi/mpi: DistributedOptions::device_spike).
+// The segment's rows 0..m-1 with its ends cut (A: a_0 = c_{m-1} = 0) give
+//     x = y - (a_0 x_{-1}) W - (c_{m-1} x_m) Z,   A y = d, W = A^{-1} e_0, Z = A^{-1} e_{m-1}.
+// spike_vector: W (left) or Z into x by Thomas, cs m values of scratch; a_0 and c_{m-1} are not
+// read.
+template <class T, class I>
+ADI_THOMAS_HD void spike_vector(I m, const T* a, const T* b, const T* c, bool left, T* x, T* cs) {
+  T r = T(1) / b[0];
+  cs[0] = m > 1 ? c[0] * r : T(0);
+  x[0] = left ? r : T(0);
+  for (I i = 1; i < m; ++i) {
+    r = T(1) / thomas_pivot(a[i], b[i], cs[i - 1]);
+    cs[i] = i < m - 1 ? c[i] * r : T(0);
+    x[i] = thomas_eliminate(!left && i == m - 1 ? T(1) : T(0), a[i], x[i - 1], r);
+  }
+  for (I i = m - 2; i >= 0; --i) x[i] = thomas_substitute(x[i], cs[i], x[i + 1]);
+}
+
+// How far the spikes reach (the truncated SPIKE form, exact to rounding): rows i >= lo have
+// |W_i| <= tol max|W| and rows i < hi have |Z_i| <= tol max|Z|, so rows lo <= i < hi keep y_i
+// (their correction is below tol relative to the couplings'; tol well below the precision's
+// epsilon). With diagonally dominant bands the spikes decay geometrically: an ADI stage's
+// reach a few dozen rows from each end, the back pass then touches only those.
+template <class T, class I>
+ADI_THOMAS_HD void spike_reach(I m, const T* W, const T* Z, T tol, I& lo, I& hi) {
+  auto mag = [](T v) { return v < T(0) ? -v : v; };
+  T wmax = T(0), zmax = T(0);
+  for (I i = 0; i < m; ++i) {
+    wmax = mag(W[i]) > wmax ? mag(W[i]) : wmax;
+    zmax = mag(Z[i]) > zmax ? mag(Z[i]) : zmax;
+  }
+  lo = m;
+  while (lo > 0 && !(mag(W[lo - 1]) > tol * wmax)) --lo;
+  hi = 0;
+  while (hi < m && !(mag(Z[hi]) > tol * zmax)) ++hi;
+}
+
+// The segment's two rows of the reduced system (a, b, c, d of row 0, then of row m-1, as the
+// partition passes write them, equal to theirs up to scaling) from the ends of y, W, Z: with
+// rho = Z_0 / Z_{m-1} (0 at the line's last end) and sigma = W_{m-1} / W_0 (0 at its first),
+//   row 0:   a_0 (W_0 - rho W_{m-1}) x_{-1} + x_0 - rho x_{m-1} = y_0 - rho y_{m-1}
+//   row m-1: -sigma x_0 + x_{m-1} + c_{m-1} (Z_{m-1} - sigma Z_0) x_m = y_{m-1} - sigma y_0
+// (x_0 + W_0 A + Z_0 C = y_0 with C eliminated by row m-1's equation, and the reverse;
+// A = a_0 x_{-1}, C = c_{m-1} x_m).
+template <class T>
+ADI_THOMAS_HD void spike_rows(T W0, T W1, T Z0, T Z1, T a0, T c1, T y0, T y1, bool first_open, bool last_open,
+                              T* r) {
+  const T rho = last_open ? T(0) : Z0 / Z1, sigma = first_open ? T(0) : W1 / W0;
+  r[0] = first_open ? T(0) : a0 * (W0 - rho * W1);
+  r[1] = T(1);
+  r[2] = -rho;
+  r[3] = y0 - rho * y1;
+  r[4] = -sigma;
+  r[5] = T(1);
+  r[6] = last_open ? T(0) : c1 * (Z1 - sigma * Z0);
+  r[7] = y1 - sigma * y0;
+}
+
+// The couplings A = a_0 x_{-1}, C = c_{m-1} x_m from the segment's solved ends:
+// W_0 A + Z_0 C = e0 = y_0 - x_0, W_{m-1} A + Z_{m-1} C = e1 = y_{m-1} - x_{m-1} (no A at the
+// line's first end, no C at its last). Then every row is partition_fill(y_i, W_i, A, Z_i, C).
+template <class T>
+ADI_THOMAS_HD void spike_couplings(T W0, T W1, T Z0, T Z1, T e0, T e1, bool first_open, bool last_open, T& A,
+                                   T& C) {
+  A = C = T(0);
+  if (first_open && last_open) return;
+  if (first_open) {
+    C = e1 / Z1;
+  } else if (last_open) {
+    A = e0 / W0;
+  } else {
+    const T det = W0 * Z1 - Z0 * W1;
+    A = (e0 * Z1 - Z0 * e1) / det;
+    C = (W0 * e1 - W1 * e0) / det;
+  }
+}
+
 }  // namespace adi::common

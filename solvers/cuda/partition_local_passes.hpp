@@ -50,6 +50,11 @@ struct Workspace {
   // with l2_everywhere (kept for comparison).
   bool l2_prefetch = true;
   bool l2_everywhere = false;
+  // With prefetch (stop 33): the passes of lines along Y and Z with shared bands (the ADI
+  // stages) stream their rows through a per-thread ring of shared memory filled by cp.async,
+  // 16 rows ahead (kRingChunks x kPrefetch in the .cu), instead of register buffers and L2
+  // requests: ~5x the bytes in flight per SM. Other passes as without it.
+  bool ring = false;
 };
 
 // Phase 1: rows eliminated (delta into u, the rest into the workspace) and the two reduced
@@ -118,6 +123,31 @@ ADI_CUDA_KERNEL(void back_substitute(const LineSet& lines, const Workspace<T>& w
 template <class T>
 ADI_CUDA_KERNEL(void solve_reduced(index_t count, int n, bool periodic, const T* rows, index_t line_stride, index_t rank_stride,
                    T* scratch, int pair, T* out, index_t out_rank_stride, index_t out_line_stride, void* stream))
+
+// The SPIKE form of a split solve with shared bands (DistributedOptions::device_spike, stop 33;
+// lines along x): this rank's segment solved as a tridiagonal system of its own, A y = d (any
+// single-device kernel: the rank's ends cut, a_0 = c_{m-1} = 0), then x = y - a_0 x_{-1} W -
+// c_{m-1} x_m Z with the spikes W = A^{-1} e_0, Z = A^{-1} e_{m-1}: the same for every line.
+// spike_prepare: W, Z (m each) and the cut bands a_cut, c_cut (a, c with a_0 = c_{m-1} = 0) on
+// `stream` (one block: the spikes are two sequential Thomas sweeps, cp: 2m values of scratch),
+// and how far the spikes reach (reach[0..1], device: common::spike_reach).
+template <class T>
+ADI_CUDA_KERNEL(void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z,
+                                   T* cp, index_t* reach, void* stream))
+// The reduced rows (as reduce's red, l*8 + 0..7) from y's end rows and the spikes' ends: row 0
+// eliminates x_m with the equation of row m-1 and row m-1 eliminates x_{-1} with that of row 0
+// (the same rows as the partition passes' up to scaling). y: the local solution (u).
+template <class T>
+ADI_CUDA_KERNEL(void spike_reduce(const LineSet& lines, const T* a, const T* c, const T* W, const T* Z, const T* y,
+                                  T* red, bool first_open, bool last_open, void* stream))
+// The back pass: from this rank's two unknowns per line (sol[l*2], sol[l*2+1]) the couplings
+// a_0 x_{-1} and c_{m-1} x_m (a 2x2 solve per line into ends, 2L values), then every row
+// x_i = y_i - W_i (a_0 x_{-1}) - Z_i (c_{m-1} x_m) in place (u = y) where the spikes reach
+// (spike_prepare's reach; the other rows keep y): one read and one write per such row, no
+// recurrence. bad: as back_substitute's.
+template <class T>
+ADI_CUDA_KERNEL(void spike_back(const LineSet& lines, const T* W, const T* Z, const index_t* reach, const T* sol,
+                                T* ends, T* u, int* bad, bool first_open, bool last_open, void* stream))
 
 // Asynchronous copy between any two of device / page-locked host memory, on `stream`.
 ADI_CUDA_KERNEL(void copy_async(void* dst, const void* src, std::size_t bytes, void* stream))

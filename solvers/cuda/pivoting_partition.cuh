@@ -18,6 +18,11 @@
 // fill passes and the thread-per-line kernel are gated on: the lines are then solved by the
 // thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
 // never a wrong answer), without the host reading anything back.
+#include <cuda_pipeline_primitives.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 
@@ -77,6 +82,21 @@ struct PartitionRun {
   }
 };
 
+// f(t, idx, e, row) for element idx = t * 32 + lane of the warp's run (e: -1 past the end; row:
+// its row in the line); the whole warp calls it.
+template <class F>
+__device__ __forceinline__ void partition_run_elements(const PartitionRun& run, F f) {
+  constexpr int M = kPivotPartitionRows;
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+#pragma unroll
+  for (int t = 0; t < M; ++t) {
+    const int idx = t * kWarp + lane;
+    i64 row;
+    const i64 e = run.element(idx / M, idx % M, row);
+    f(t, idx, e, row);
+  }
+}
+
 // One array of the warp's 32 partitions through shared memory: in[t] is element t * 32 + lane
 // of the warp's run (row idx % M of partition idx / M); v[r] = row r of this lane's partition.
 template <class T>
@@ -98,29 +118,64 @@ __device__ __forceinline__ void partition_transpose(T* tile, const T (&in)[kPivo
 // address is found once for the four (stop 32: one array at a time held 17 loads a lane in
 // flight, 68 now, and took 8 shuffles an element instead of 2; fp32 one system of 2^24 was
 // 1.9-2.0x cuSPARSE gtsv2 against the 3x asked).
-template <class T, bool Shared>
-__device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionRun& run, const T* a, const T* b,
-                                                     const T* c, const T* d, T (&ra)[kPivotPartitionRows],
-                                                     T (&rb)[kPivotPartitionRows], T (&rc)[kPivotPartitionRows],
-                                                     T (&rd)[kPivotPartitionRows]) {
+//
+// Fast (form 1, stop 33): a warp whose 32 partitions are one run of 544 consecutive
+// rows of one line, element stride 1, inside the line and short of its last row (every warp
+// of one long contiguous line but the last) loads element t * 32 + lane of the run from one
+// base address (immediate offsets: no shuffles, no 64-bit address per element; ~550 of the
+// fp32 reduce's 2944 instructions were that address arithmetic); the line's a_0 is zeroed
+// after the transpose. Other warps take the general loads. Returns whether the run was
+// contiguous (the fill stores it the same way) and its first element in e_first.
+struct PartitionContiguous {
+  bool yes;
+  i64 e_first;
+};
+template <bool Shared>
+__device__ __forceinline__ PartitionContiguous partition_contiguous(const PartitionRun& run) {
+  constexpr int M = kPivotPartitionRows;
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+  const i64 e_first = __shfl_sync(kFullMask, run.e0, 0);
+  const i64 row_first = __shfl_sync(kFullMask, run.row0, 0);
+  const i64 row_last = __shfl_sync(kFullMask, run.row0, kWarp - 1);
+  const bool mine = !Shared && run.stride == 1 && e_first >= 0 && run.e0 == e_first + lane * M &&
+                    run.row0 == row_first + lane * M;
+  return {__all_sync(kFullMask, mine) && row_last + M < run.n, e_first};
+}
+
+template <class T, bool Shared, bool Fast = false>
+__device__ __forceinline__ PartitionContiguous partition_stage_rows(
+    T* tile, const PartitionRun& run, const T* a, const T* b, const T* c, const T* d, T (&ra)[kPivotPartitionRows],
+    T (&rb)[kPivotPartitionRows], T (&rc)[kPivotPartitionRows], T (&rd)[kPivotPartitionRows]) {
   constexpr int M = kPivotPartitionRows;
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   T la[M], lb[M], lc[M], ld[M];
+  PartitionContiguous ct{false, 0};
+  if constexpr (Fast) ct = partition_contiguous<Shared>(run);
+  if (Fast && ct.yes) {
+    const i64 e = ct.e_first + lane;
+    const T *pa = a + e, *pb = b + e, *pc = c + e, *pd = d + e;
 #pragma unroll
-  for (int t = 0; t < M; ++t) {
-    const int idx = t * kWarp + lane;
-    i64 row;
-    const i64 e = run.element(idx / M, idx % M, row);
-    const i64 eb = Shared ? row : e;
-    la[t] = e < 0 || row == 0 ? T(0) : a[eb];
-    lb[t] = e < 0 ? T(1) : b[eb];
-    lc[t] = e < 0 || row == run.n - 1 ? T(0) : c[eb];
-    ld[t] = e < 0 ? T(0) : d[e];
+    for (int t = 0; t < M; ++t) {
+      la[t] = pa[t * kWarp];
+      lb[t] = pb[t * kWarp];
+      lc[t] = pc[t * kWarp];
+      ld[t] = pd[t * kWarp];
+    }
+  } else {
+    partition_run_elements(run, [&](int t, int, i64 e, i64 row) {
+      const i64 eb = Shared ? row : e;
+      la[t] = e < 0 || row == 0 ? T(0) : a[eb];
+      lb[t] = e < 0 ? T(1) : b[eb];
+      lc[t] = e < 0 || row == run.n - 1 ? T(0) : c[eb];
+      ld[t] = e < 0 ? T(0) : d[e];
+    });
   }
   partition_transpose<T>(tile, la, ra);
   partition_transpose<T>(tile, lb, rb);
   partition_transpose<T>(tile, lc, rc);
   partition_transpose<T>(tile, ld, rd);
+  if (Fast && ct.yes && run.row0 == 0) ra[0] = T(0);  // the line's a_0 (never read, maybe not finite)
+  return ct;
 }
 
 // Where a warp of the reduce and fill passes stands: its first partition (warp_gp), this
@@ -132,35 +187,60 @@ __device__ __forceinline__ void partition_stage_rows(T* tile, const PartitionRun
 // start a new line every 16 partitions, took 240.)
 constexpr int kPivotPartitionOwned = kWarp - 1;  // partitions a reduce warp owns
 struct PartitionWarp {
-  int lane, warp;
+  int lane;
   i64 total, warp_gp, gp;
   bool any;
-  __device__ PartitionWarp(const PartitionIndex& ix, bool overlap)
+  // gw: the warp's index in the pass (block * kPivotPartitionWarps + warp in the kernels; the
+  // tail kernel walks it). reverse_warps > 0 (the fill of forms 1 and 2): the pass's warps in
+  // reverse order, so the first blocks take the end of the lines, which the reduce pass read
+  // last and the L2 cache may still hold (as the large plan's pass 2 does).
+  __device__ PartitionWarp(const PartitionIndex& ix, bool overlap, i64 gw, i64 reverse_warps = 0)
       : lane(static_cast<int>(threadIdx.x) % kWarp),
-        warp(static_cast<int>(threadIdx.x) / kWarp),
         total(ix.L.lines() * ix.P),
-        warp_gp(overlap ? (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kPivotPartitionOwned - 1
-                        : (static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp) * kWarp),
+        warp_gp(overlap ? gw * kPivotPartitionOwned - 1 : (reverse_warps > 0 ? reverse_warps - 1 - gw : gw) * kWarp),
         gp(warp_gp + lane),
         any(warp_gp + (overlap ? 1 : 0) < total) {}
 };
+// The warp's index in a reduce or fill kernel's pass (warp: its index in the block).
+__device__ __forceinline__ i64 partition_kernel_warp(int warp) {
+  return static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp;
+}
 
-// Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
-// (a nearly singular block) to the route's own int.
-template <class T, bool Shared>
-__global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
-    pivoting_partition_reduce_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
-                                     const T* __restrict__ c, const T* d, T* __restrict__ A, T* __restrict__ B,
-                                     T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag) {
+// The route's forms (ADI_PIVOTING_PARTITION_FORM = 0 | 1 | 2 | 3, read at each solve; for the A/B
+// measurement of stop 33, bench_cuda_pivoting times each):
+//   0: stop 32's kernels (the default until measured);
+//   1: contiguous warps load and store from one base address (partition_stage_rows' Fast), the
+//      fill's warps in reverse order, the fill's last partition of a line found from its first
+//      row (no 64-bit remainder): the same arithmetic, bit for bit. sm_90, fp32, along the
+//      contiguous path: reduce 2944 -> 2232 instructions, fill 2472 -> 1304 (154 -> 103
+//      registers: 3 -> 4 blocks an SM); fp64 3720 -> 2984, 2688 -> 1512 (static counts,
+//      the never-taken slow paths of the correctly rounded reciprocals included);
+//   2: 1, and the small levels at the end in one kernel (pivoting_partition_tail_kernel);
+//   3: 2, the larger levels' passes as persistent warps staging their next run with cp.async
+//      while they compute (pivoting_partition_pipe_kernel).
+// Shared bands take form 0 (one long system with shared bands is not a case worth a kernel).
+// (A form that found both ends of a block with one elimination and a back substitution,
+// 15 pivot steps a block instead of 30, was tried on the host prototype and dropped: fp32
+// Toeplitz lines of 1000 and 40000 rows came out at 10.5x and 16.4x LAPACK's error, against
+// 0.9x and 0.6x with the two eliminations.)
+constexpr int kPivotPartitionForms = 4;
+constexpr int kPivotPartitionDefaultForm = 0;  // without ADI_PIVOTING_PARTITION_FORM (or a bad value)
+inline int pivoting_partition_form() {
+  const char* f = std::getenv("ADI_PIVOTING_PARTITION_FORM");
+  if (f == nullptr || f[0] < '0' || f[0] >= '0' + kPivotPartitionForms || f[1] != '\0')
+    return kPivotPartitionDefaultForm;
+  return f[0] - '0';
+}
+
+// The reduce pass's arithmetic on a lane's staged rows (the whole warp calls it: shuffles).
+template <class T>
+__device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, int lane, i64 gp, i64 total,
+                                                      const T (&ra)[kPivotPartitionRows],
+                                                      const T (&rb)[kPivotPartitionRows],
+                                                      const T (&rc)[kPivotPartitionRows],
+                                                      const T (&rd)[kPivotPartitionRows], T* A, T* B, T* C, T* D,
+                                                      int* flag, int* weak_flag) {
   constexpr int M = kPivotPartitionRows;
-  __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
-  const PartitionWarp w(ix, true);
-  if (!w.any) return;  // uniform per warp
-  const int lane = w.lane;
-  const i64 total = w.total, gp = w.gp;
-  const PartitionRun run(ix, gp);
-  T ra[M], rb[M], rc[M], rd[M];
-  partition_stage_rows<T, Shared>(tiles[w.warp], run, a, b, c, d, ra, rb, rc, rd);
   auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;
@@ -182,44 +262,255 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
   if (weak) *weak_flag = 1;
 }
 
-template <class T, bool Shared>
-__global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
-    pivoting_partition_fill_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
-                                   const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag,
-                                   const int* weak_flag) {
+// Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
+// (a nearly singular block) to the route's own int. One warp of the reduce pass (gw, its
+// staging tile); the reduce kernel and the tail kernel (form 2) run it.
+template <class T, bool Shared, int Form>
+__device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, i64 gw, T* tile, const T* a,
+                                                      const T* b, const T* c, const T* d, T* A, T* B, T* C, T* D,
+                                                      int* flag, int* weak_flag) {
   constexpr int M = kPivotPartitionRows;
-  __shared__ T tiles[kPivotPartitionWarps][kWarp * M];
-  if (*weak_flag != 0) return;  // a weak block: the thread route solves the lines (launch_pivoting_partition)
-  const PartitionWarp w(ix, false);
+  const PartitionWarp w(ix, true, gw);
   if (!w.any) return;  // uniform per warp
   const int lane = w.lane;
   const i64 total = w.total, gp = w.gp;
-  T* tile = tiles[w.warp];
   const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
-  partition_stage_rows<T, Shared>(tile, run, a, b, c, d, ra, rb, rc, rd);
-  bool bad = false;
-  T x[M];
+  partition_stage_rows<T, Shared, (Form >= 1)>(tile, run, a, b, c, d, ra, rb, rc, rd);
+  partition_reduce_rows<T>(run, lane, gp, total, ra, rb, rc, rd, A, B, C, D, flag, weak_flag);
+}
+
+template <class T, bool Shared, int Form = 0>
+__global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
+    pivoting_partition_reduce_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
+                                     const T* __restrict__ c, const T* d, T* __restrict__ A, T* __restrict__ B,
+                                     T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag) {
+  __shared__ T tiles[kPivotPartitionWarps][kWarp * kPivotPartitionRows];
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  partition_reduce_warp<T, Shared, Form>(ix, partition_kernel_warp(warp), tiles[warp], a, b, c, d, A, B, C, D, flag,
+                                         weak_flag);
+}
+
+// The fill pass's arithmetic on a lane's staged rows: x, its partition's rows (zeros past the
+// pass's partitions).
+template <class T, int Form>
+__device__ __forceinline__ void partition_fill_solve(const PartitionIndex& ix, const PartitionRun& run, i64 gp,
+                                                     i64 total, const T (&ra)[kPivotPartitionRows],
+                                                     const T (&rb)[kPivotPartitionRows],
+                                                     const T (&rc)[kPivotPartitionRows],
+                                                     const T (&rd)[kPivotPartitionRows], const T* X,
+                                                     T (&x)[kPivotPartitionRows], bool& bad) {
+  constexpr int M = kPivotPartitionRows;
   if (gp < total) {
-    const bool last_of_line = (gp + 1) % ix.P == 0;
+    // Forms >= 1: from the partition's first row (a 64-bit remainder before: ~60 instructions).
+    const bool last_of_line = Form >= 1 ? run.row0 + M >= run.n : (gp + 1) % ix.P == 0;
     common::partition_solve<T, M>([&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; },
                                   X[gp], last_of_line ? T(0) : X[gp + 1], x, bad);
   } else {
 #pragma unroll
     for (int r = 0; r < M; ++r) x[r] = T(0);
   }
-  // Back through the tile, stored by consecutive lanes.
+}
+
+// x back through the warp's tile, stored by consecutive lanes (a contiguous run from one base
+// address, Form >= 1).
+template <class T, int Form>
+__device__ __forceinline__ void partition_fill_store(T* tile, const PartitionRun& run, const PartitionContiguous& ct,
+                                                     int lane, const T (&x)[kPivotPartitionRows], T* u) {
+  constexpr int M = kPivotPartitionRows;
 #pragma unroll
   for (int r = 0; r < M; ++r) tile[lane * M + r] = x[r];
   __syncwarp();
+  if (Form >= 1 && ct.yes) {
+    T* pu = u + ct.e_first + lane;
 #pragma unroll
-  for (int t = 0; t < M; ++t) {
-    const int idx = t * kWarp + lane;
-    i64 row;
-    const i64 e = run.element(idx / M, idx % M, row);
-    if (e >= 0) u[e] = tile[idx];
+    for (int t = 0; t < M; ++t) pu[t * kWarp] = tile[t * kWarp + lane];
+  } else {
+    partition_run_elements(run, [&](int, int idx, i64 e, i64) {
+      if (e >= 0) u[e] = tile[idx];
+    });
   }
+}
+
+// One warp of the fill pass (reverse_warps: PartitionWarp). The caller has checked the weak
+// flag.
+template <class T, bool Shared, int Form>
+__device__ __forceinline__ void partition_fill_warp(const PartitionIndex& ix, i64 gw, i64 reverse_warps, T* tile,
+                                                    const T* a, const T* b, const T* c, const T* d, const T* X, T* u,
+                                                    int* flag) {
+  constexpr int M = kPivotPartitionRows;
+  const PartitionWarp w(ix, false, gw, reverse_warps);
+  if (!w.any) return;  // uniform per warp
+  const int lane = w.lane;
+  const i64 total = w.total, gp = w.gp;
+  const PartitionRun run(ix, gp);
+  T ra[M], rb[M], rc[M], rd[M];
+  const PartitionContiguous ct =
+      partition_stage_rows<T, Shared, (Form >= 1)>(tile, run, a, b, c, d, ra, rb, rc, rd);
+  bool bad = false;
+  T x[M];
+  partition_fill_solve<T, Form>(ix, run, gp, total, ra, rb, rc, rd, X, x, bad);
+  partition_fill_store<T, Form>(tile, run, ct, lane, x, u);
   report(bad, flag);
+}
+
+template <class T, bool Shared, int Form = 0>
+__global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
+    pivoting_partition_fill_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
+                                   const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag,
+                                   const int* weak_flag) {
+  __shared__ T tiles[kPivotPartitionWarps][kWarp * kPivotPartitionRows];
+  if (*weak_flag != 0) return;  // a weak block: the thread route solves the lines (launch_pivoting_partition)
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  partition_fill_warp<T, Shared, Form>(ix, partition_kernel_warp(warp),
+                                       Form >= 1 ? static_cast<i64>(gridDim.x) * kPivotPartitionWarps : 0,
+                                       tiles[warp], a, b, c, d, X, u, flag);
+}
+
+// Form 3 (stop 33): form 2 with the larger levels' passes as persistent warps that stage the
+// next run with cp.async while they compute this one (two stages of a, b, c, d a warp in
+// dynamic shared memory, [stage][array][544]; runs that are not contiguous are staged by the
+// general loads). Forms 1 and 2 hold a warp's 68 loads in registers and compute only when
+// they are all in; here no register holds a load in flight, and a warp's next run streams in
+// during its arithmetic. The fill takes the runs in reverse order; its x go out through the
+// stage's d part.
+constexpr int kPivotPipeWarps = 2;
+constexpr int kPivotRun = kWarp * kPivotPartitionRows;  // values of one array in a warp's run
+template <class T>
+constexpr std::size_t pivot_pipe_smem() {
+  return static_cast<std::size_t>(kPivotPipeWarps) * 2 * 4 * kPivotRun * sizeof(T);
+}
+
+// Stages the run of warp w of the pass into buf ([array][kPivotRun]) and commits it.
+template <class T>
+__device__ __forceinline__ void partition_pipe_stage(const PartitionIndex& ix, const PartitionWarp& w, T* buf,
+                                                     const T* a, const T* b, const T* c, const T* d) {
+  const PartitionRun run(ix, w.gp);
+  const PartitionContiguous ct = partition_contiguous<false>(run);
+  if (ct.yes) {
+    const i64 e = ct.e_first + w.lane;
+#pragma unroll
+    for (int t = 0; t < kPivotPartitionRows; ++t) {
+      const int i = t * kWarp + w.lane;
+      __pipeline_memcpy_async(buf + i, a + e + t * kWarp, sizeof(T));
+      __pipeline_memcpy_async(buf + kPivotRun + i, b + e + t * kWarp, sizeof(T));
+      __pipeline_memcpy_async(buf + 2 * kPivotRun + i, c + e + t * kWarp, sizeof(T));
+      __pipeline_memcpy_async(buf + 3 * kPivotRun + i, d + e + t * kWarp, sizeof(T));
+    }
+  } else {
+    partition_run_elements(run, [&](int, int idx, i64 e, i64 row) {
+      buf[idx] = e < 0 || row == 0 ? T(0) : a[e];
+      buf[kPivotRun + idx] = e < 0 ? T(1) : b[e];
+      buf[2 * kPivotRun + idx] = e < 0 || row == run.n - 1 ? T(0) : c[e];
+      buf[3 * kPivotRun + idx] = e < 0 ? T(0) : d[e];
+    });
+  }
+  __pipeline_commit();
+}
+
+template <class T, bool Fill>
+__global__ void __launch_bounds__(kPivotPipeWarps* kWarp)
+    pivoting_partition_pipe_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
+                                   const T* __restrict__ c, const T* d, T* A, T* B, T* C, T* D, const T* X, T* u,
+                                   int* flag, int* weak_flag, i64 warps) {
+  constexpr int M = kPivotPartitionRows;
+  extern __shared__ __align__(16) unsigned char pivot_pipe_bytes[];
+  if (Fill && *weak_flag != 0) return;  // a weak block: the thread route solves the lines
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  T* mine = reinterpret_cast<T*>(pivot_pipe_bytes) + warp * 2 * 4 * kPivotRun;
+  const i64 step = static_cast<i64>(gridDim.x) * kPivotPipeWarps;
+  i64 g = static_cast<i64>(blockIdx.x) * kPivotPipeWarps + warp;
+  if (g >= warps) return;  // the whole warp
+  auto pass_warp = [&](i64 gg) { return PartitionWarp(ix, !Fill, gg, Fill ? warps : 0); };
+  partition_pipe_stage<T>(ix, pass_warp(g), mine, a, b, c, d);
+  bool bad = false;
+  for (int i = 0;; ++i, g += step) {
+    T* buf = mine + (i & 1) * 4 * kPivotRun;
+    const i64 next = g + step;
+    if (next < warps)
+      partition_pipe_stage<T>(ix, pass_warp(next), mine + ((i + 1) & 1) * 4 * kPivotRun, a, b, c, d);
+    else
+      __pipeline_commit();  // an empty group: the wait below still means "run i is in"
+    __pipeline_wait_prior(1);
+    __syncwarp();  // every lane's copies of run i
+    const PartitionWarp w = pass_warp(g);
+    const PartitionRun run(ix, w.gp);
+    const PartitionContiguous ct = partition_contiguous<false>(run);
+    T ra[M], rb[M], rc[M], rd[M];
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      const int k = w.lane * M + r;
+      ra[r] = buf[k];
+      rb[r] = buf[kPivotRun + k];
+      rc[r] = buf[2 * kPivotRun + k];
+      rd[r] = buf[3 * kPivotRun + k];
+    }
+    if (ct.yes && run.row0 == 0) ra[0] = T(0);  // the line's a_0, copied raw
+    __syncwarp();  // every lane has its rows before the fill writes x over the stage's d
+    if constexpr (Fill) {
+      T x[M];
+      partition_fill_solve<T, 1>(ix, run, w.gp, w.total, ra, rb, rc, rd, X, x, bad);
+      partition_fill_store<T, 1>(buf + 3 * kPivotRun, run, ct, w.lane, x, u);
+    } else {
+      partition_reduce_rows<T>(run, w.lane, w.gp, w.total, ra, rb, rc, rd, A, B, C, D, flag, weak_flag);
+    }
+    __syncwarp();  // the stage is free for run i + 2
+    if (next >= warps) break;
+  }
+  if (Fill) report(bad, flag);
+}
+
+// Form 2: the small levels at the end in one block (stop 33). From the first level of at most
+// kPivotTailRows rows (lines * n) on, every level's reduce pass, the last reduced system (one
+// thread per line) and those levels' fill passes run in one kernel of kPivotTailWarps warps,
+// the passes apart by barriers, instead of a launch each (2^24: levels of 3415 and 201 rows and
+// the last line of 12: five launches, ~2-4 us each, become one). The larger levels run as in
+// form 1. Levels of at most 4096 rows reduce to 241 and then 15 (< kPivotPartitionAgainRows):
+// never more than kPivotTailLevels.
+constexpr int kPivotTailWarps = 8;
+constexpr i64 kPivotTailRows = 4096;
+constexpr int kPivotTailLevels = 4;
+template <class T>
+struct PivotTailLevel {
+  PartitionIndex ix;
+  const T *a, *b, *c, *d;
+  T *u, *A, *B, *C, *D, *X;
+};
+template <class T>
+struct PivotTail {
+  PivotTailLevel<T> level[kPivotTailLevels];
+  int count;
+  DeviceLines R;  // the last level's reduced system (its A .. D, solved into its X)
+  T *w1, *w2;     // that solve's U rows
+};
+
+template <class T, int Chunk>
+__global__ void __launch_bounds__(kPivotTailWarps* kWarp)
+    pivoting_partition_tail_kernel(PivotTail<T> t, int* flag, int* weak_flag) {
+  __shared__ T tiles[kPivotTailWarps][kWarp * kPivotPartitionRows];
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  for (int j = 0; j < t.count; ++j) {
+    const PivotTailLevel<T>& v = t.level[j];
+    const i64 warps = (v.ix.L.lines() * v.ix.P + kPivotPartitionOwned - 1) / kPivotPartitionOwned;
+    for (i64 gw = warp; gw < warps; gw += kPivotTailWarps)  // the same for the whole warp
+      partition_reduce_warp<T, false, 1>(v.ix, gw, tiles[warp], v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
+                                         weak_flag);
+    __syncthreads();  // level j's reduced rows (global) visible to the block
+  }
+  const PivotTailLevel<T>& last = t.level[t.count - 1];
+  for (i64 line = threadIdx.x; line < t.R.lines(); line += blockDim.x)
+    report(pivoting_line<T, Chunk, false>(t.R, line, last.A, last.B, last.C, last.D, last.X, t.w1, t.w2, nullptr,
+                                          nullptr, false),
+           flag);
+  __syncthreads();
+  if (*const_cast<volatile int*>(weak_flag) != 0) return;  // the whole block: the thread route re-solves
+  for (int j = t.count - 1; j >= 0; --j) {
+    const PivotTailLevel<T>& v = t.level[j];
+    const i64 warps = (v.ix.L.lines() * v.ix.P + kWarp - 1) / kWarp;
+    for (i64 gw = warp; gw < warps; gw += kPivotTailWarps)
+      partition_fill_warp<T, false, 1>(v.ix, gw, 0, tiles[warp], v.a, v.b, v.c, v.d, v.X, v.u, flag);
+    __syncthreads();  // level j's solution (the next level's separators) visible to the block
+  }
 }
 
 // The levels: level 0 is the caller's lines; level j+1 the reduced system of level j
@@ -267,27 +558,66 @@ struct PivotPartitionLevel {
   }
 };
 
-template <class T>
-void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, cudaStream_t stream) {
+// Form 3's pass on the device's SMs: at most occupancy x SMs blocks (the shared-memory
+// attribute and the occupancy taken once per device and instance).
+template <class T, bool Fill>
+void pivoting_partition_pipe(const PivotPartitionLevel<T>& v, int* flag, int* weak, cudaStream_t stream) {
   const PartitionIndex ix{v.L, v.P()};
-  if (v.shared)
-    pivoting_partition_reduce_kernel<T, true><<<v.blocks(kPivotPartitionOwned), kPivotPartitionWarps * kWarp, 0, stream>>>(
-        ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag, weak);
-  else
-    pivoting_partition_reduce_kernel<T, false><<<v.blocks(kPivotPartitionOwned), kPivotPartitionWarps * kWarp, 0, stream>>>(
-        ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag, weak);
+  const int per = Fill ? kWarp : kPivotPartitionOwned;
+  const i64 warps = (v.L.lines() * ix.P + per - 1) / per;
+  constexpr std::size_t smem = pivot_pipe_smem<T>();
+  constexpr int threads = kPivotPipeWarps * kWarp;
+  auto kernel = pivoting_partition_pipe_kernel<T, Fill>;
+  constexpr int kDevices = 64;
+  static int fill_blocks[kDevices] = {};  // occupancy x SMs; 0: not taken yet
+  int dev = 0;
+  ADI_CUDA_CHECK(cudaGetDevice(&dev));
+  int& grid_max = fill_blocks[dev < kDevices ? dev : 0];
+  if (grid_max == 0) {
+    if (smem > 48 * 1024)
+      ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    int per_sm = 0, sms = 0;
+    ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    ADI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    grid_max = (per_sm > 0 ? per_sm : 1) * sms;
+  }
+  const i64 need = (warps + kPivotPipeWarps - 1) / kPivotPipeWarps;
+  const unsigned grid = static_cast<unsigned>(need < grid_max ? need : grid_max);
+  kernel<<<grid, threads, smem, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, v.X, v.u, flag, weak, warps);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
 template <class T>
-void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, const int* weak, cudaStream_t stream) {
+void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, int form, cudaStream_t stream) {
+  if (form >= 3 && !v.shared) return pivoting_partition_pipe<T, false>(v, flag, weak, stream);
   const PartitionIndex ix{v.L, v.P()};
+  const unsigned g = v.blocks(kPivotPartitionOwned);
+  constexpr unsigned t = kPivotPartitionWarps * kWarp;
   if (v.shared)
-    pivoting_partition_fill_kernel<T, true><<<v.blocks(kWarp), kPivotPartitionWarps * kWarp, 0, stream>>>(
-        ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
+    pivoting_partition_reduce_kernel<T, true><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
+                                                                   weak);
+  else if (form >= 1)
+    pivoting_partition_reduce_kernel<T, false, 1><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D,
+                                                                       flag, weak);
   else
-    pivoting_partition_fill_kernel<T, false><<<v.blocks(kWarp), kPivotPartitionWarps * kWarp, 0, stream>>>(
-        ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
+    pivoting_partition_reduce_kernel<T, false><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
+                                                                    weak);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, const int* weak, int form,
+                             cudaStream_t stream) {
+  if (form >= 3 && !v.shared) return pivoting_partition_pipe<T, true>(v, flag, const_cast<int*>(weak), stream);
+  const PartitionIndex ix{v.L, v.P()};
+  const unsigned g = v.blocks(kWarp);
+  constexpr unsigned t = kPivotPartitionWarps * kWarp;
+  if (v.shared)
+    pivoting_partition_fill_kernel<T, true><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
+  else if (form >= 1)
+    pivoting_partition_fill_kernel<T, false, 1><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
+  else
+    pivoting_partition_fill_kernel<T, false><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -302,11 +632,13 @@ template <class T, int Chunk>
 void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d, T* u, void* workspace, int* flag,
                                cudaStream_t stream) {
   ScratchCursor cur{static_cast<char*>(workspace)};
+  const int form = pivoting_partition_form();
   int* weak = cur.take<int>(1);
   ADI_CUDA_CHECK(cudaMemsetAsync(weak, 0, sizeof(int), stream));
   constexpr int kMaxLevels = 16;
   PivotPartitionLevel<T> levels[kMaxLevels];
   int depth = 0;
+  PivotTail<T> tail{};  // form 2: the small levels at the end (pivoting_partition_tail_kernel)
   PivotPartitionLevel<T> v{to_device(ls), bands.a, bands.b, bands.c, d, u,
                            nullptr, nullptr, nullptr, nullptr, nullptr, bands.shared};
   for (;;) {
@@ -317,15 +649,28 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     v.C = cur.take<T>(count);
     v.D = cur.take<T>(count);
     v.X = cur.take<T>(count);
-    pivoting_partition_reduce<T>(v, flag, weak, stream);
-    levels[depth++] = v;
+    if (form >= 2 && !v.shared && (tail.count > 0 || lines * v.L.n <= kPivotTailRows)) {
+      if (tail.count == kPivotTailLevels) throw std::logic_error("pivoting partition route: tail levels");
+      tail.level[tail.count++] = {PartitionIndex{v.L, P}, v.a, v.b, v.c, v.d, v.u, v.A, v.B, v.C, v.D, v.X};
+    } else {
+      pivoting_partition_reduce<T>(v, flag, weak, form, stream);
+      levels[depth++] = v;
+    }
     const DeviceLines R{P, 1, lines, P, 1, 0};
-    if (P >= kPivotPartitionAgainRows && depth < kMaxLevels) {
+    if (P >= kPivotPartitionAgainRows && depth + tail.count < kMaxLevels) {
       v = PivotPartitionLevel<T>{R, v.A, v.B, v.C, v.D, v.X, nullptr, nullptr, nullptr, nullptr, nullptr, false};
       continue;
     }
     T* w1 = cur.take<T>(count);
     T* w2 = cur.take<T>(count);
+    if (tail.count > 0) {
+      tail.R = R;
+      tail.w1 = w1;
+      tail.w2 = w2;
+      pivoting_partition_tail_kernel<T, Chunk><<<1, kPivotTailWarps * kWarp, 0, stream>>>(tail, flag, weak);
+      ADI_CUDA_CHECK(cudaGetLastError());
+      break;
+    }
     constexpr int threads = 128;
     const unsigned tb = static_cast<unsigned>((lines + threads - 1) / threads);
     pivoting_thread_per_line_kernel<T, Chunk, false>
@@ -333,7 +678,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     ADI_CUDA_CHECK(cudaGetLastError());
     break;
   }
-  for (int j = depth - 1; j >= 0; --j) pivoting_partition_fill<T>(levels[j], flag, weak, stream);
+  for (int j = depth - 1; j >= 0; --j) pivoting_partition_fill<T>(levels[j], flag, weak, form, stream);
   // Its scratch overlaps the levels: it runs only where the fills returned at once.
   launch_pivoting_thread<T, Chunk>(ls, bands, d, u, false, static_cast<char*>(workspace) + align_up(sizeof(int)),
                                    flag, stream, weak);

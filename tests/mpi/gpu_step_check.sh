@@ -42,6 +42,21 @@
 #   - the weak rows also with the operator's explicit fold forced to `separate` ("z sep.fold",
 #     bench_mpi_heat --fold both): the same as "z" unless adi/operator.cpp folds with a subdomain
 #     (h-mpi3's patch, /work/notes/gpu/s32/mpi3_operator_stencil_fold_with_subdomain.patch).
+#   - (stop 33) the passes of lines along y and z with shared bands (the split ADI stages) stream
+#     their rows through a per-thread ring of shared memory by cp.async, 16 rows ahead
+#     (DistributedOptions::device_ring / ADI_PARTITION_RING=1; off by default until measured):
+#     selfcheck "prefetch 3" cases, DistributedAdiDevice.Ring, the tridiagonal device tests again
+#     with ADI_PARTITION_RING=1, memcheck of the heat step with it, and every table as a same-run
+#     A/B: "z" (default) against "z ring"; the ncu table of a z-split step without / with it;
+#   - (stop 33) the split passes with shared bands in the SPIKE form (DistributedOptions::device_spike
+#     / ADI_PARTITION_SPIKE=1, off by default until measured; meant for x): each rank's segments
+#     solved by the single-GPU kernels with their ends cut, the line-independent spikes, the back
+#     pass one read and one write per row the spikes reach: DistributedAdiDevice.Spike, the
+#     tridiagonal DeviceMemory test with it, one memcheck of the heat step with the ring and with
+#     SPIKE, rows "z spike", "y spike", "x spike" in the tables, ncu of a z-split step (default /
+#     ring / SPIKE) and an x-split step (default / SPIKE). To keep the pair of calls under ~8
+#     minutes this run leaves out what stop 32 measured and this branch does not change: the halo
+#     memcheck and the default step's, the "no-l2" / "sep.fold" rows.
 # Logs tarred into $OUT/logs.tgz; tables at the end of stdout. Run part ~2-3 minutes.
 #
 #   OUT=/tmp/o tests/mpi/gpu_step_check.sh                # build (build-mpi-gpu) + run
@@ -92,15 +107,20 @@ step "halo tests np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange
 step "tridiagonal device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
   --gtest_filter='*Device*'
 step "adi device np2" 240 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
-grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL stage|StageInPasses:|Prefetch:" "$OUT/tests.log" |
+step "tridiagonal device np2, ring" 60 "$OUT/tests.log" $MPI -x ADI_PARTITION_RING=1 -n 2 \
+  "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
+step "tridiagonal device np2, spike" 60 "$OUT/tests.log" $MPI -x ADI_PARTITION_SPIKE=1 -n 2 \
+  "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*:*DeviceZeroPivot*'
+grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL stage|StageInPasses:|Prefetch:|Ring:|Spike:|SpikeArithmetic:" "$OUT/tests.log" |
   sort -u >>"$S"
 # 2. memcheck on 2 ranks (one log per rank).
-memcheck_step "memcheck halo np2" "$OUT/cs_halo" "$B/tests/test_halo_exchange" --gtest_filter='HaloExchangeDevice.*'
-memcheck_step "memcheck heat step np2" "$OUT/cs_heat" "$B/benchmarks/bench_mpi_heat" --n 24 --reps 1 --splits x,z --no-nccl-bandwidth
+# (the rows without SPIKE run the ring: ADI_PARTITION_RING=1)
+ADI_PARTITION_RING=1 memcheck_step "memcheck heat step np2, ring / spike" "$OUT/cs_heat_new" \
+  "$B/benchmarks/bench_mpi_heat" --n 40 --reps 1 --splits x,y,z --spike both --no-nccl-bandwidth
 # 3. The tables.
 H="$B/benchmarks/bench_mpi_heat"
-step "heat weak np2" 200 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --l2 both --fold both
-step "heat strong np2" 150 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --l2 both
+step "heat weak np2" 200 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --ring both --spike both
+step "heat strong np2" 150 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --ring both --spike both
 step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
 step "public np2 no-l2" 60 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \
   --strategy allgather --transport nccl --no-l2
@@ -134,15 +154,16 @@ if command -v ncu >/dev/null; then
   L2_METRICS=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum
   NCU=(ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi::
     --metrics $BASE_METRICS,$L2_METRICS --csv --print-units base)
-  prof_rank0 "ncu z split steps" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --l2 both
+  prof_rank0 "ncu z split steps" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --ring both --spike both
   if ! grep -q '"Metric Name"' "$OUT/ncu_z.csv" 2>/dev/null; then  # (an L2 metric this ncu does not know: without them)
     echo "ncu: no rows with the L2 metrics; again without them" >>"$S"
     NCU=(ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi::
       --metrics $BASE_METRICS --csv --print-units base)
-    prof_rank0 "ncu z split steps (base metrics)" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --l2 both
+    prof_rank0 "ncu z split steps (base metrics)" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --ring both \
+      --spike both
   fi
   prof_rank0 "ncu x split steps" 120 "${NCU[@]}" --log-file "$OUT/ncu_x.csv" -- "$H" --n 512 --reps 3 --splits x \
-    --no-nccl-bandwidth --profile --l2 both
+    --no-nccl-bandwidth --profile --spike both
 else
   echo "ncu: not found" >>"$S"
 fi
@@ -159,10 +180,13 @@ grep -E " rc=" "$S" | cut -c1-160 >"$OUT/verdicts.txt"
   done
   echo "== One z-split step under ncu, 512^3 per GPU, rank 0 (kernels serialised; GB/s achieved; arrays = DRAM bytes / one 512^3 fp64 field;"
   echo "   L2 rd / miss: L2 read sectors the SMs requested / that missed, in fields)"
-  echo "   step 1: L2 prefetch (reduce_kernel<.., 4, true> / back_kernel<.., 4, true>), step 2: without (<.., 4, false>: stop 31), same run =="
-  python3 tests/mpi/profile_table.py ncu "$OUT/ncu_z.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
+  echo "   step 1: the default, L2 prefetch (reduce_kernel<.., 4, true, false> / back_kernel<.., 4, true, false>),"
+  echo "   step 2: the ring (<.., 4, false, true>: DistributedOptions::device_ring, stop 33),"
+  echo "   step 3: the SPIKE form (the single-GPU kernel of the cut segments, spike_*_kernel: device_spike, stop 33), same run =="
+  python3 tests/mpi/profile_table.py ncu "$OUT/ncu_z.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -60
   echo
-  echo "== One x-split step under ncu (row tiles), step 1: L2 prefetch + V once per row (reduce_rows_kernel<.., true>), step 2: without =="
+  echo "== One x-split step under ncu, step 1: the default (reduce_rows_kernel / back_rows_kernel), step 2: the SPIKE form"
+  echo "   (the single-GPU kernel of the cut segments, spike_*_kernel: DistributedOptions::device_spike, stop 33), same run =="
   python3 tests/mpi/profile_table.py ncu "$OUT/ncu_x.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
   grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" "$OUT/ncu_x.csv" 2>/dev/null
   echo
@@ -172,12 +196,16 @@ grep -E " rc=" "$S" | cut -c1-160 >"$OUT/verdicts.txt"
   grep -hE "^device memory, 2 rank|^bench_mpi_tridiagonal:" "$OUT/public.log"
   echo
   echo "== Heat step (Douglas, fp64, Dirichlet): weak scaling 512^3 per GPU, then strong scaling 512^3 in all =="
-  echo "   (split 'z' etc.: rows also requested into L2 ahead, x: V read once per row (stop 32, the default);"
-  echo "    'z no-l2': stop 31's passes (register prefetch only), same run)"
+  echo "   (split 'z' etc.: the default (stop 32: rows requested into L2 ahead of register buffers);"
+  echo "    'z ring': the y / z passes through the shared-memory ring (stop 33, device_ring); 'x spike' etc.: the split passes"
+  echo "    in the SPIKE form (stop 33, device_spike); same run)"
   grep -hE "^bench_mpi_heat:|^\||^NCCL bandwidth|^transport of|^strong scaling|^WARNING" "$OUT/heat.log"
   echo
-  echo "== #18's rows, after (stop 32, default) against before (--l2 off: stop 31's passes), same run =="
-  python3 tests/mpi/step_before_after.py "$OUT/heat.log" "$OUT/public.log" no-l2 2>&1
+  echo "== #18's rows, the default (old) against the new forms (y, z: the ring, device_ring; x: SPIKE, device_spike), same run =="
+  python3 tests/mpi/step_before_after.py "$OUT/heat.log" "$OUT/public.log" ring,spike new 2>&1
+  echo
+  echo "== the same, the SPIKE form along every split (device_spike) as the new one =="
+  python3 tests/mpi/step_before_after.py "$OUT/heat.log" "$OUT/public.log" spike new 2>&1
   echo
   echo "== Verdicts (again) =="
   cat "$OUT/verdicts.txt"

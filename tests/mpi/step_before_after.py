@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Issue 18's rows, after against before in one run (tests/mpi/gpu_step_check.sh).
 
-  step_before_after.py HEAT.log PUBLIC.log [TAG]
+  step_before_after.py HEAT.log PUBLIC.log [TAG [new]]
 
 HEAT.log: bench_mpi_heat's weak and strong runs with rows "z" (the default) and "z TAG" (TAG,
 default "no-l2": the same case with the switch off, same run); PUBLIC.log: bench_mpi_tridiagonal's
 allgather / nccl rows, the default run's and the run given --no-l2 (the later one is "before").
 Prints one markdown table: weak per-GPU efficiency and ms per split, strong speed-ups, public ms.
+TAG may list several ("ring,spike"): each split's column takes the first of them it has a row of.
+"new" after TAG: the TAG rows are the new form (a switch on, e.g. "ring") and the default rows the
+old one: the columns are titled so.
 """
 import re
 import sys
@@ -59,12 +62,18 @@ def main():
             weak = (rows, ref)
 
     def cell(block, split, kind):
+        if split.endswith(" " + tag) and "," in tag and block:  # the first tag this split has
+            base = split[: -len(tag) - 1]
+            split = next((base + " " + t for t in tag.split(",") if base + " " + t in block[0]), split)
         if not block or not block[1] or split not in block[0]:
             return "-"
         ms, eff = block[0][split]
         return ("%s (%.3f ms)" % (eff, ms)) if kind == "weak" else ("%.2fx (%.3f ms)" % (block[1] / ms, ms))
 
-    print("| 2 GPUs, one rank each | after (default) | before (%s, same run) | target |" % tag)
+    if len(sys.argv) > 4 and sys.argv[4] == "new":
+        print("| 2 GPUs, one rank each | old (default) | new (%s, same run) | target |" % tag)
+    else:
+        print("| 2 GPUs, one rank each | after (default) | before (%s, same run) | target |" % tag)
     print("|---|---|---|---|")
     ref = ("%.3f ms" % weak[1]) if weak and weak[1] else "-"
     print("| heat step 1 GPU, 512^3 | %s | (same) | |" % ref)

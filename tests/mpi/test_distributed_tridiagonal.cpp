@@ -4,8 +4,10 @@
 // periodic and not, per-element and shared bands, double and float, padded strides.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <string>
 
 #include "gpu_skip.hpp"
@@ -14,6 +16,8 @@
 #include "adi/mpi/distributed_tridiagonal.hpp"
 #include "adi/mpi/nccl_transport.hpp"
 #include "adi/tridiagonal.hpp"
+#include "solvers/common/partition_core.hpp"
+#include "solvers/common/partition_reduced.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "mpi_test_util.hpp"
 
@@ -353,6 +357,109 @@ TEST(DistributedTridiagonal, DeviceZeroPivotEveryTransport) {
         expect_everywhere<SingularSystem>(
             [&] { plan.solve(Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data()); }, "pivot");
       }
+}
+
+// The SPIKE form's arithmetic (DistributedOptions::device_spike; its device kernels call the
+// same functions), on the host: P segments of one line solved with their ends cut, the spikes,
+// the reduced rows (solved by the device's reduced solve, solve_reduced_rows), the couplings and
+// the correction where the spikes reach (spike_reach: the other rows keep y), against Gaussian
+// elimination of the whole line (cyclic too); odd lengths, segments of 2 rows, bands whose
+// spikes die out within a few rows and bands barely diagonally dominant (they reach across).
+TEST(DistributedTridiagonal, SpikeArithmetic) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  double worst = 0, reached = 0;
+  int segments = 0;
+  for (index_t N : {4, 7, 40, 257})
+    for (int P : {2, 3, 4})
+      for (bool periodic : {false, true})
+        for (bool weak : {false, true}) {
+        if (N < 2 * P) continue;
+        const std::size_t sz = std::size_t(N);
+        std::vector<double> a(sz), b(sz), c(sz), d(sz);
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          a[i] = u(rng), c[i] = u(rng), b[i] = 3 + u(rng), d[i] = u(rng);
+          if (weak) a[i] = c[i] = -1, b[i] = 2.001 + 0.001 * u(rng);
+        }
+        // reference: dense Gaussian elimination with partial pivoting
+        std::vector<double> M(std::size_t(N * N), 0.0), ref = d;
+        for (index_t i = 0; i < N; ++i) {
+          M[std::size_t(i * N + i)] = b[std::size_t(i)];
+          if (i > 0 || periodic) M[std::size_t(i * N + (i + N - 1) % N)] += a[std::size_t(i)];
+          if (i < N - 1 || periodic) M[std::size_t(i * N + (i + 1) % N)] += c[std::size_t(i)];
+        }
+        for (index_t k = 0; k < N; ++k) {
+          index_t piv = k;
+          for (index_t i = k + 1; i < N; ++i)
+            if (std::abs(M[std::size_t(i * N + k)]) > std::abs(M[std::size_t(piv * N + k)])) piv = i;
+          for (index_t j = 0; j < N; ++j) std::swap(M[std::size_t(k * N + j)], M[std::size_t(piv * N + j)]);
+          std::swap(ref[std::size_t(k)], ref[std::size_t(piv)]);
+          for (index_t i = k + 1; i < N; ++i) {
+            const double f = M[std::size_t(i * N + k)] / M[std::size_t(k * N + k)];
+            for (index_t j = k; j < N; ++j) M[std::size_t(i * N + j)] -= f * M[std::size_t(k * N + j)];
+            ref[std::size_t(i)] -= f * ref[std::size_t(k)];
+          }
+        }
+        for (index_t k = N - 1; k >= 0; --k) {
+          for (index_t j = k + 1; j < N; ++j) ref[std::size_t(k)] -= M[std::size_t(k * N + j)] * ref[std::size_t(j)];
+          ref[std::size_t(k)] /= M[std::size_t(k * N + k)];
+        }
+        double scale = 0;  // (differences relative to the largest value: the weak bands' solution is large)
+        for (double v : ref) scale = std::max(scale, std::abs(v));
+        // the SPIKE form, segment by segment
+        const int n = 2 * P;
+        std::vector<double> rows(std::size_t(8 * P)), y(a.size()), W(a.size()), Z(a.size()), cs(a.size());
+        auto cut = [&](int p) { return N * p / P; };
+        for (int p = 0; p < P; ++p) {
+          const index_t r0 = cut(p), m = cut(p + 1) - r0;
+          const bool fo = p == 0 && !periodic, lo = p == P - 1 && !periodic;
+          double* A = a.data() + r0;
+          double *B = b.data() + r0, *C = c.data() + r0;
+          common::spike_vector(m, A, B, C, true, W.data() + r0, cs.data() + r0);
+          common::spike_vector(m, A, B, C, false, Z.data() + r0, cs.data() + r0);
+          // y: Thomas of the cut segment (a_0, c_{m-1} unread)
+          double* yy = y.data() + r0;
+          double r = 1.0 / B[0];
+          cs[std::size_t(r0)] = C[0] * r;
+          yy[0] = d[std::size_t(r0)] * r;
+          for (index_t i = 1; i < m; ++i) {
+            r = 1.0 / common::thomas_pivot(A[i], B[i], cs[std::size_t(r0 + i - 1)]);
+            cs[std::size_t(r0 + i)] = C[i] * r;
+            yy[i] = common::thomas_eliminate(d[std::size_t(r0 + i)], A[i], yy[i - 1], r);
+          }
+          for (index_t i = m - 2; i >= 0; --i) yy[i] = common::thomas_substitute(yy[i], cs[std::size_t(r0 + i)], yy[i + 1]);
+          common::spike_rows(W[std::size_t(r0)], W[std::size_t(r0 + m - 1)], Z[std::size_t(r0)],
+                             Z[std::size_t(r0 + m - 1)], A[0], C[m - 1], yy[0], yy[m - 1], fo, lo,
+                             rows.data() + 8 * p);
+        }
+        std::vector<double> scratch(std::size_t(3 * n));
+        cuda_backend::partition::solve_reduced_rows<double>(
+            n, periodic, [&](int k) { return rows.data() + (k / 2) * 8 + (k % 2) * 4; },
+            [&](int j, int k) -> double& { return scratch[std::size_t(j * n + k)]; });
+        for (int p = 0; p < P; ++p) {
+          const index_t r0 = cut(p), m = cut(p + 1) - r0;
+          const bool fo = p == 0 && !periodic, lo = p == P - 1 && !periodic;
+          const double x0 = scratch[std::size_t(n + 2 * p)], x1 = scratch[std::size_t(n + 2 * p + 1)];
+          double Aa = 0, Cc = 0;
+          index_t reach_lo = 0, reach_hi = 0;
+          common::spike_reach(m, W.data() + r0, Z.data() + r0, 1e-3 * 2.220446049250313e-16, reach_lo, reach_hi);
+          reached += double(reach_lo + (m - std::max(reach_lo, reach_hi))) / double(m);
+          ++segments;
+          common::spike_couplings(W[std::size_t(r0)], W[std::size_t(r0 + m - 1)], Z[std::size_t(r0)],
+                                  Z[std::size_t(r0 + m - 1)], y[std::size_t(r0)] - x0, y[std::size_t(r0 + m - 1)] - x1,
+                                  fo, lo, Aa, Cc);
+          for (index_t i = 0; i < m; ++i) {
+            const std::size_t k = std::size_t(r0 + i);
+            const bool near = i < reach_lo || i >= reach_hi;
+            const double x = near ? common::partition_fill(y[k], W[k], Aa, Z[k], Cc) : y[k];
+            worst = std::max(worst, std::abs(x - ref[k]) / scale);
+          }
+        }
+      }
+  EXPECT_LE(worst, 1e-12);
+  if (world_rank() == 0)
+    std::printf("SpikeArithmetic: largest relative difference from Gaussian elimination %.3g (rows corrected: %.0f%% on average)\n",
+                worst, 100.0 * reached / std::max(1, segments));
 }
 
 TEST(DistributedTridiagonal, TransportNames) {

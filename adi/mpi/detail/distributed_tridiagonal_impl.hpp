@@ -132,6 +132,13 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // only the reduced rows and their solution travel through host memory.
   Array<T> d_alpha, d_gamma, d_red, d_sol, d_red1, d_w2, d_sol1;
   cuda_backend::partition::Workspace<T> dw;
+  // The SPIKE form of shared-band solves along x (DistributedOptions::device_spike): the
+  // single-device plan of this rank's segments (cut ends, no pivot check: a bad pivot shows as
+  // non-finite interface values), d_spike = a_cut, c_cut, W, Z (m each), cp (2m), ends (2L) and
+  // d_reach the spikes' reach (2).
+  std::optional<TridiagonalPlan<T>> spike_local;
+  Array<T> d_spike;
+  Array<index_t> d_reach;
   // Device plans: how the reduced rows travel and where they are solved. With the device
   // solve: d_gather (the gathered rows, the host layout), d_back (alltoall: the chunk's
   // solutions), d_scratch (3 * 2P per solved line); d_flag / h_flag carry the

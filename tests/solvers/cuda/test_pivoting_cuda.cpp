@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <random>
@@ -164,21 +165,110 @@ TEST_F(PivotingCuda, PartitionRouteWithinTenTimesLapack) {
     }
 }
 
+// LargeTridiagonalPlan with pivoting = partial on one system of 2^20 + 1 (the partition route).
+template <class T>
+void large_plan_partial(tp::Family f, std::uint64_t seed) {
+  const index_t n = (1 << 20) + 1;
+  auto k = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), f, false, false, seed);
+  const adi::Executor dev = adi::Executor::cuda();
+  adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
+  adi::LargeTridiagonalOptions o;
+  o.pivoting = Pivoting::partial;
+  adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
+  plan.solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), u.data());
+  u.copy_to_host(k.u.data());
+  std::string detail;
+  EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+      << "large plan " << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << ": " << detail;
+}
+
+// The partition route's forms (ADI_PIVOTING_PARTITION_FORM = 1, 2, 3; solvers/cuda/pivoting_partition.cuh;
+// stop 33) on the cases above and on lengths around the contiguous run of a warp (544 rows):
+// one line of 68 .. 1089 rows (forced), a partial last warp, three lines, shared bands (which
+// keep form 0), in place or not; and the large plan's route.
+TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
+  for (const char* form : {"1", "2", "3"}) {
+    setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
+    SCOPED_TRACE(std::string("ADI_PIVOTING_PARTITION_FORM=") + form);
+    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
+                         tp::Family::dominant})
+      for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}, {(1 << 20) + 3, 1}, {17 * 544 + 33, 1},
+                              {17 * 544, 2}}) {
+        run_partition<float>(f, n, count);
+        run_partition<double>(f, n, count);
+      }
+    setenv("ADI_PIVOTING_ROUTE", "partition", 1);
+    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
+      for (index_t n : {68, 69, 255, 257, 543, 544, 545, 1089})
+        for (index_t count : {1, 3}) {
+          run_partition<float>(f, n, count);
+          run_partition<double>(f, n, count);
+        }
+    unsetenv("ADI_PIVOTING_ROUTE");
+    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) large_plan_partial<float>(f, 13);
+    unsetenv("ADI_PIVOTING_PARTITION_FORM");
+  }
+}
+
+// Forms 1, 2 and 3 on a few small cases, for compute-sanitizer (scripts/gpu_pivoting_check.sh): one
+// line of 4097 (contiguous warps and a partial last one; form 2: levels of 4097 and 241 rows in
+// the tail kernel), 3 lines of 1089 (runs crossing lines: the general loads; the tail kernel
+// from level 0), one line of 70000 (one level before the tail), tiny diagonals (weak blocks: the
+// fall-back), shared bands (form 0).
+TEST_F(PivotingCuda, PartitionFormsSmall) {
+  setenv("ADI_PIVOTING_ROUTE", "partition", 1);
+  for (const char* form : {"1", "2", "3"}) {
+    setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
+    for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {1089, 3}, {70000, 1}})
+      for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal}) {
+        run_partition<float>(f, n, count);
+        run_partition<double>(f, n, count);
+      }
+  }
+  unsetenv("ADI_PIVOTING_ROUTE");
+  unsetenv("ADI_PIVOTING_PARTITION_FORM");
+}
+
+// Every form runs the same arithmetic on the same rows (partition_reduce_rows,
+// partition_fill_solve): the answers must be form 0's bit for bit, contiguous or not, with
+// the tail kernel or without, with the fall-back (tiny diagonals: weak blocks) or without.
+TEST_F(PivotingCuda, PartitionFormsBitIdentical) {
+  auto run = [](auto zero, tp::Family f, index_t n, index_t count, bool forced) {
+    using T = decltype(zero);
+    if (forced) setenv("ADI_PIVOTING_ROUTE", "partition", 1);
+    const auto k0 = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, count)), f, false, false, 5 * n);
+    std::vector<T> ref;
+    for (const char* form : {"0", "1", "2", "3"}) {
+      setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
+      auto k = k0;
+      TridiagonalOptions o;
+      o.pivoting = Pivoting::partial;
+      solve_on_device(k, o, false);
+      if (ref.empty()) {
+        ref = k.u;
+        continue;
+      }
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < ref.size(); ++i)
+        differ += std::memcmp(&ref[i], &k.u[i], sizeof(T)) != 0;
+      EXPECT_EQ(differ, 0u) << "form " << form << " against form 0, " << (sizeof(T) == 4 ? "fp32 " : "fp64 ")
+                            << tp::family_name(f) << " n " << n << " x " << count;
+    }
+    unsetenv("ADI_PIVOTING_PARTITION_FORM");
+    unsetenv("ADI_PIVOTING_ROUTE");
+  };
+  for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::dominant}) {
+    run(0.0f, f, (1 << 20) + 3, 1, false);
+    run(0.0, f, (1 << 20) + 3, 1, false);
+    run(0.0f, f, 40000, 3, false);
+    run(0.0, f, 70001, 1, false);
+    run(0.0f, f, 1089, 3, true);
+  }
+}
+
 // The large plan's pivoting route is cuda_pivoting on its systems: one system of 2^20 + 1.
 TEST_F(PivotingCuda, LargePlanPartialPivoting) {
-  for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) {
-    const index_t n = (1 << 20) + 1;
-    auto k = tp::make_case<double>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), f, false, false, 11);
-    const adi::Executor dev = adi::Executor::cuda();
-    adi::Array<double> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
-    adi::LargeTridiagonalOptions o;
-    o.pivoting = Pivoting::partial;
-    adi::LargeTridiagonalPlan<double> plan(dev, n, 1, 0, o);
-    plan.solve(adi::Bands<double>{a.data(), b.data(), c.data()}, d.data(), u.data());
-    u.copy_to_host(k.u.data());
-    std::string detail;
-    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << tp::family_name(f) << ": " << detail;
-  }
+  for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) large_plan_partial<double>(f, 11);
 }
 
 // One small case per route, for compute-sanitizer (scripts/gpu_pivoting_check.sh): the tile
@@ -485,6 +575,52 @@ TEST_F(PivotingCuda, LargePlanAutomaticFlag) {
         ADD_FAILURE() << "automatic in place: no UnstableSystem, " << where;
       } catch (const adi::UnstableSystem& e) {
         EXPECT_EQ(e.system(), bad.first) << "automatic in place, " << where << ": " << e.what();
+      }
+    }
+  };
+  run(0.0f);
+  run(0.0);
+}
+
+// TridiagonalPlan's route for few long lines (Kernel::large_partition, 3 lines of 2^16 + 5):
+// its check is published into the plan's pinned word (stop 33: it cleared and copied back a
+// device word before), so a plan reused over unsafe and safe batches must name each unsafe
+// batch's first unsafe line and never report a batch after it: none throws UnstableSystem
+// naming the line, automatic re-solves out of place (within 10x LAPACK) and throws in place.
+TEST_F(PivotingCuda, LargeRouteFlagReusedPlan) {
+  const index_t n = (index_t(1) << 16) + 5, count = 3;
+  const LineSet l = adi::to_lines(adi::StridedLines::contiguous(n, count));
+  const adi::Executor dev = adi::Executor::cuda();
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const std::string prec = sizeof(T) == 4 ? "fp32" : "fp64";
+    TridiagonalOptions o;  // automatic, check_pivots
+    o.kernel = Kernel::large_partition;
+    TridiagonalPlan<T> automatic(dev, l, o);
+    o.pivoting = Pivoting::none;
+    TridiagonalPlan<T> none(dev, l, o);
+    for (index_t bad : {1, -1, 2, -1, 0, -1}) {
+      auto k = mixed_case<T>(l, false, false, bad, 23, Unsafe::issue);
+      const std::string where = prec + " unsafe line " + std::to_string(bad);
+      adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
+      const adi::Bands<T> bands{a.data(), b.data(), c.data()};
+      try {
+        none.solve(bands, d.data(), u.data());
+        if (bad >= 0) ADD_FAILURE() << "none: no UnstableSystem, " << where;
+      } catch (const adi::UnstableSystem& e) {
+        EXPECT_EQ(e.system(), bad) << "none, " << where << ": " << e.what();
+      }
+      u = up(k.u);
+      automatic.solve(bands, d.data(), u.data());
+      u.copy_to_host(k.u.data());
+      std::string detail;
+      EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << "automatic, " << where << ": " << detail;
+      if (bad < 0) continue;
+      try {
+        automatic.solve(bands, d.data(), d.data());
+        ADD_FAILURE() << "automatic in place: no UnstableSystem, " << where;
+      } catch (const adi::UnstableSystem& e) {
+        EXPECT_EQ(e.system(), bad) << "automatic in place, " << where << ": " << e.what();
       }
     }
   };
