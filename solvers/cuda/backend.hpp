@@ -307,6 +307,7 @@ struct FusedLaunch {
   int staged_threads[3] = {0, 0, 0};
   std::size_t staged_smem[3] = {0, 0, 0};
   unsigned staged_grid[3] = {0, 0, 0};
+  int staged_runs[3] = {1, 1, 1};  // the ring's runs of lines per plane
 };
 template <class T>
 ADI_CUDA_KERNEL(FusedLaunch fused_stage_prepare(const LineSet& lines, const FusedTuning& tuning))

@@ -468,10 +468,10 @@ constexpr int staged_x_min_blocks() {
   return staged_x_wide<T, Terms>() ? 1 : 2;
 }
 
-// qv: the term that is v's field (Terms > 0).
+// qv: the term that is v's field (Terms > 0); runs: Ring, the runs per plane (staged_x_runs).
 template <class T, int MaxM, int Terms, bool Ring>
 __global__ void __launch_bounds__(staged_x_threads<T, Terms>(), staged_x_min_blocks<T, Terms>())
-    fused_stage_x_staged_kernel(StageArgs<T> g, int vec, int qv) {
+    fused_stage_x_staged_kernel(StageArgs<T> g, int vec, int qv, int runs_per_plane) {
   constexpr bool Fold = Terms > 0;
   constexpr int TL = Fold ? Terms : 1;  // the line table's terms
   static_assert(!Ring || Terms == 1, "the ring of lines along y holds one term's");
@@ -559,8 +559,7 @@ __global__ void __launch_bounds__(staged_x_threads<T, Terms>(), staged_x_min_blo
   i64 runs = 1, run = 1, chunks = nl;
   if constexpr (Ring) {
     const i64 c0 = g.L.count0, c1 = g.L.count1;
-    runs = max(i64(1), min(c0, G / c1));
-    run = (c0 + runs - 1) / runs;
+    run = (c0 + runs_per_plane - 1) / runs_per_plane;
     runs = (c0 + run - 1) / run;
     chunks = runs * c1;
   }
@@ -1011,6 +1010,24 @@ bool staged_x_vec(const FusedStage<T>& fs) {
   return at16(fs.base) && (!fs.v || at16(fs.v));
 }
 
+// The ring's runs per plane of c0 lines (c1 planes, G warps in the grid): the fewest runs
+// (the longest: each run's first line copies its 3 lines along y) whose busiest warp, with
+// ceil(r c1 / G) runs of ceil(c0 / r) lines, has at most 8% more lines than with the best r.
+// 256^3 fp64 (254 x 254 lines, 1584 warps): 6 runs of 43 lines (41 at best, with runs of one
+// line); 512^3 (510 x 510, 924 warps): 7 runs of 73, 4 per warp (one run per plane left 414
+// warps idle). Decided when the launch is prepared.
+inline int staged_x_runs(i64 c0, i64 c1, i64 G) {
+  auto busiest = [&](i64 r) {
+    const i64 run = (c0 + r - 1) / r;
+    return ((c0 + run - 1) / run * c1 + G - 1) / G * run;
+  };
+  i64 best = busiest(1);
+  for (i64 r = 2; r <= c0; ++r) best = std::min(best, busiest(r));
+  for (i64 r = 1; r <= c0; ++r)
+    if (busiest(r) * 100 <= best * 108) return static_cast<int>(r);
+  return 1;
+}
+
 // The staged form's terms for a stage (0: plain, 1 or 2: folded) and which term is v's field
 // (qv); -1: the direct kernels (a folded stage none of whose terms is v).
 template <class T>
@@ -1047,6 +1064,7 @@ void prepare_staged_x(const LineSet& ls, const PcrShape& sh, int variant, int ma
     L.staged_threads[Terms] = best_w * kWarp;
     L.staged_smem[Terms] = smem;
     L.staged_grid[Terms] = persistent_grid(kernel, best_w * kWarp, smem, (ls.lines() + best_w - 1) / best_w, lim);
+    L.staged_runs[Terms] = staged_x_runs(ls.count0, ls.count1, static_cast<i64>(L.staged_grid[Terms]) * best_w);
     // The limit belongs to the kernel, not the launch: the device's, so that an operator prepared
     // later with shorter lines cannot lower it under this launch's (persistent_grid set smem).
     if (lim.smem_optin > 48 * 1024)
@@ -1227,7 +1245,8 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
       if (terms >= 0 && L.staged_threads[terms] > 0) {
         const int vec = staged_x_vec(fs) ? 1 : 0;
         auto go = [&](auto kernel) {
-          kernel<<<L.staged_grid[terms], L.staged_threads[terms], L.staged_smem[terms], stream>>>(g, vec, qv);
+          kernel<<<L.staged_grid[terms], L.staged_threads[terms], L.staged_smem[terms], stream>>>(
+              g, vec, qv, L.staged_runs[terms]);
         };
         if (terms == 0)
           with_fused_x_staged_form<T, 0>(L.variant, go);
