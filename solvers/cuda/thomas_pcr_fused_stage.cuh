@@ -618,8 +618,9 @@ __global__ void __launch_bounds__(staged_x_threads<T, Terms>(), staged_x_min_blo
           g, B, r, Fold ? T(0) : st[r], vm, vc, vp, fi, node, lc,
           FoldFromStage<T, TL>{g.fold, lines, n, r, node});
     };
-    // Two rows per pass where the registers allow (fp64 with the fold spilled 16-64 bytes).
-    constexpr int kRows = Fold && sizeof(T) == 8 ? 1 : 2;
+    // Two rows per pass where the registers allow (fp64 with the fold and 16-row segments
+    // spilled 16-52 bytes; with 8, 164-168 registers, none).
+    constexpr int kRows = Fold && sizeof(T) == 8 && (MaxM == 0 || MaxM > 8) ? 1 : 2;
 #pragma unroll kRows
     for (int r = lane; r < n; r += kWarp) rhs_row(r);
     __syncwarp();  // every lane's reads of the staged lines: the next line's copies may land
