@@ -199,8 +199,8 @@ class Operator {
   // pass per term writes the whole right-hand side into Y (then the line solve); with
   // ExplicitFold::kernel, where folds(a), base is formed inside the stage's fused kernel from
   // the P_q and their neighbours along every axis and never stored (docs/design.md, "The
-  // fused stage"); where it cannot fold, as with ExplicitFold::stencil. Writes g(t_q) into each P_q's Dirichlet nodes. Y must not be a P_q or
-  // V_old; terms[0].field must be given.
+  // fused stage"); where it cannot fold, as with ExplicitFold::stencil. Writes g(t_q) into
+  // each P_q's Dirichlet nodes. Y must not be a P_q or V_old; terms[0].field must be given.
   void solve_folded(Axis a, T s, double t_new, T alpha, const std::array<ExplicitTerm, 2>& terms, Field<T>& Y,
                     double t_old = 0.0, Field<T>* V_old = nullptr, std::array<bool, 3> later = {},
                     Field<T>* result = nullptr);

@@ -5,10 +5,8 @@
 //
 // --folds (default separate,stencil,kernel): the ways of doing the explicit part to run; the
 // Douglas back-to-back rows come with stencil. --types: the precisions (default both). The
-// fused stage's Y/Z copy stream follows ADI_FUSED_STAGE_STREAM (thread|warp), its X form
-// ADI_FUSED_X_STAGED (1: the lines staged in 16-byte pieces, the fold's lines along y in a ring,
-// the default; 2: staged without the ring; 0: the direct form; scripts/gpu_stage_check.sh runs
-// each for its A/B).
+// fused stage's Y/Z copy stream follows ADI_FUSED_STAGE_STREAM (thread|warp;
+// scripts/gpu_stage_check.sh runs both for its A/B).
 //
 // 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
 //    16-byte-vector copy kernel over 1 GiB (read + write); the faster is the 100%.
@@ -546,14 +544,8 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   const char* stream = std::getenv("ADI_FUSED_STAGE_STREAM");
-  const char* staged = std::getenv("ADI_FUSED_X_STAGED");
-  std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps; fused Y/Z copy stream %s; "
-              "fused X form %s\n",
-              prop.name, prop.multiProcessorCount, g_steps, stream ? stream : "default (warp)",
-              !staged                     ? "staged, ring (default)"
-              : std::string(staged) == "0" ? "direct (ADI_FUSED_X_STAGED=0)"
-              : std::string(staged) == "2" ? "staged, no ring (ADI_FUSED_X_STAGED=2)"
-                                           : "staged, ring (ADI_FUSED_X_STAGED=1)");
+  std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps; fused Y/Z copy stream %s\n",
+              prop.name, prop.multiProcessorCount, g_steps, stream ? stream : "default (warp)");
   measure_copy();
   std::printf("== Full heat ADI step per part (fields = minimum field transfers; ratio = ms / min ms)\n");
   std::printf("%-12s %-4s %-32s %9s %7s %9s %7s\n", "grid", "type", "part", "ms", "fields", "min ms", "ratio");

@@ -18,22 +18,13 @@
 # whole step; fp32, fp64; 256^3, 512^3; two passes, alternating), printed last. The fused stage's
 # stability check (issue 23): CudaFusedStage.NonDominantBandsThrowUnstable / HeatBandsNeverFireTheCheck,
 # and the "dt varied (pivot checks)" row against the constant-dt step.
-# Stop 33 (issue 16): the fused X stage's staged form (its lines, and with the kernel fold U's four
-# neighbour lines across the line, copied into shared memory in 16-byte pieces; solvers/cuda/
-# thomas_pcr_fused_stage.cuh, fused_stage_x_staged_kernel; ADI_FUSED_X_STAGED=1, the default, keeps
-# the fold's lines along y in a ring, =2 copies all 5 per line) against the direct form
-# (ADI_FUSED_X_STAGED=0): the fused-stage tests at each, compute-sanitizer on CudaFusedStage.StagedXSmall,
-# and the same-run A/B (Douglas, stencil and kernel folds, 256^3 and 512^3, fp32 and fp64, two passes
-# alternating 0 / 2 / 1), printed last with % of the copy bandwidth measured in the same run; ncu of
-# the folded X stage (fp64 256^3) per form. The Y/Z copy stream's A/B of stop 32 is gone (warp won;
-# its switch stays).
 #
 #   OUT=/tmp/out scripts/gpu_stage_check.sh [--build-only | --no-build] [--quick] [--base] [--no-ab]
 #                                           [--no-full] [--no-tests]
 #
 #   --build-only / --no-build  two calls if one 10-minute device call is too short
 #   --quick                    5 steps per median instead of 20
-#   --no-ab                    skip the X-form A/B (and its tests, sanitizer and ncu runs)
+#   --no-ab                    skip the copy-stream A/B (and its tests, sanitizer and ncu runs)
 #   --no-full                  skip the every-scheme benchmark, the tune rows and the first ncu
 #   --no-tests                 skip the tests (e.g. a later call for the benchmarks only)
 #   --base                     also build and run .base/'s bench_cuda_heat_step (before/after in
@@ -54,7 +45,7 @@ for arg in "$@"; do
     --no-ab) ab=0 ;;
     --no-full) full=0 ;;
     --no-tests) tests=0 ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "gpu_stage_check.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -89,7 +80,7 @@ T=$B/tests
 status() { if [ "$1" = skipped ]; then echo skipped; elif [ "$1" -eq 0 ]; then echo pass; else echo "FAIL ($1)"; fi; }
 counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$1" 2>/dev/null | tr -s ' ' | tr '\n' ' '; }
 t0=$(date +%s)
-r_fused=skipped r_scheme_cuda=skipped r_strided=skipped r_fin=skipped r_direct=skipped r_noring=skipped san=""
+r_fused=skipped r_scheme_cuda=skipped r_strided=skipped r_fin=skipped r_thread=skipped san=""
 if [ $tests = 1 ]; then
 # Each test binary under 4 minutes (124: timed out), so that the benchmark always runs.
 timeout 240 "$T/test_thomas_pcr_fused_stage" > "$OUT/test_fused_stage.log" 2>&1; r_fused=$?
@@ -101,20 +92,16 @@ timeout 200 "$T/test_chain" --gtest_filter='*Cuda*' > "$OUT/test_finance.log" 2>
 timeout 200 "$T/test_pricer" --gtest_filter='*Cuda*' >> "$OUT/test_finance.log" 2>&1; r_fin=$(( r_fin | $? ))
 timeout 200 "$T/test_american_gpu" --gtest_filter='AmericanGpu.*' >> "$OUT/test_finance.log" 2>&1; r_fin=$(( r_fin | $? ))
 if [ $ab = 1 ]; then
-  # The fused stage's GPU tests with the direct X form (the A of the A/B; the old kernels stay
-  # tested), and the folded ones with the staged form without the ring.
-  ADI_FUSED_X_STAGED=0 timeout 200 "$T/test_thomas_pcr_fused_stage" --gtest_filter='CudaFusedStage.*:CudaFoldedStage.*' \
-    > "$OUT/test_fused_stage_direct.log" 2>&1; r_direct=$?
-  ADI_FUSED_X_STAGED=2 timeout 200 "$T/test_thomas_pcr_fused_stage" \
-    --gtest_filter='CudaFoldedStage.*:CudaFusedStage.StagedX*:CudaFusedStage.MatchesTheFp64ReferenceFolded*' \
-    > "$OUT/test_fused_stage_noring.log" 2>&1; r_noring=$?
+  # The fused stage's GPU tests with each thread copying its own rows (the A of the A/B).
+  ADI_FUSED_STAGE_STREAM=thread timeout 200 "$T/test_thomas_pcr_fused_stage" --gtest_filter='CudaFusedStage.*' \
+    > "$OUT/test_fused_stage_thread.log" 2>&1; r_thread=$?
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   if [ -x "$cs" ]; then
     : > "$OUT/sanitizer.log"
     for tool in memcheck racecheck; do
-      echo "### $tool CudaFusedStage.StagedXSmall" >> "$OUT/sanitizer.log"
+      echo "### $tool CudaFusedStage.WarpStreamSmall" >> "$OUT/sanitizer.log"
       timeout 150 "$cs" --tool $tool --error-exitcode 99 "$T/test_thomas_pcr_fused_stage" \
-        --gtest_filter='CudaFusedStage.StagedXSmall' >> "$OUT/sanitizer.log" 2>&1
+        --gtest_filter='CudaFusedStage.WarpStreamSmall' >> "$OUT/sanitizer.log" 2>&1
       r=$?
       san="$san $tool: $([ $r = 0 ] && echo clean || echo "ERRORS or timeout (exit $r)");"
     done
@@ -128,18 +115,17 @@ if [ $full = 1 ]; then
   "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme all $quick > "$OUT/bench_heat_step.log" 2>&1; r_bench=$?
 fi
 t_bench=$(( $(date +%s) - t0 ))
-# Same-run A/B of the fused X stage's form: Douglas, stencil and kernel folds, both precisions,
-# 256^3 and 512^3, two passes alternating direct (ADI_FUSED_X_STAGED=0) / staged without the
-# ring (2) / staged (1, the default).
+# Same-run A/B of the fused Y/Z stage's copy stream: Douglas, stencil and kernel folds, both
+# precisions, 256^3 and 512^3, two passes alternating thread / warp.
 t0=$(date +%s)
 if [ $ab = 1 ]; then
-  : > "$OUT/bench_x_ab.log"
+  : > "$OUT/bench_stream_ab.log"
   for pass in 1 2; do
-    for form in 0 2 1; do
-      echo "### pass $pass staged $form" >> "$OUT/bench_x_ab.log"
-      ADI_FUSED_X_STAGED=$form timeout 200 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 \
-        --scheme douglas --folds stencil,kernel $quick >> "$OUT/bench_x_ab.log" 2>&1 ||
-        echo "bench A/B pass $pass staged $form: exit $?" >> "$OUT/bench_x_ab.log"
+    for stream in thread warp; do
+      echo "### pass $pass stream $stream" >> "$OUT/bench_stream_ab.log"
+      ADI_FUSED_STAGE_STREAM=$stream timeout 200 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 \
+        --scheme douglas --folds stencil,kernel $quick >> "$OUT/bench_stream_ab.log" 2>&1 ||
+        echo "bench A/B pass $pass $stream: exit $?" >> "$OUT/bench_stream_ab.log"
     done
   done
 fi
@@ -151,12 +137,12 @@ t_ab=$(( $(date +%s) - t0 ))
 if command -v ncu > /dev/null; then
   [ $full = 1 ] && timeout 150 ncu --section SpeedOfLight -k regex:fused_stage -c 6 "$B/benchmarks/bench_cuda_heat_step" --grids 256 \
     --scheme douglas --steps 1 > "$OUT/ncu.log" 2>&1
-  # The folded X stage's limiter in each form (fp64 256^3, the first folded x stage).
+  # The Y/Z stage's limiter with each copy stream (fp32 256^3, the first y and z stages).
   if [ $ab = 1 ]; then
-    for form in 0 2 1; do
-      ADI_FUSED_X_STAGED=$form timeout 100 ncu --section SpeedOfLight --section WarpStateStats \
-        --section LaunchStats --section Occupancy -k regex:fused_stage_x -c 1 "$B/benchmarks/bench_cuda_heat_step" \
-        --grids 256 --types fp64 --scheme douglas --folds kernel --steps 1 > "$OUT/ncu_x_$form.log" 2>&1
+    for stream in thread warp; do
+      ADI_FUSED_STAGE_STREAM=$stream timeout 100 ncu --section SpeedOfLight --section WarpStateStats \
+        --section LaunchStats -k regex:fused_stage_strided -c 2 "$B/benchmarks/bench_cuda_heat_step" --grids 256 \
+        --scheme douglas --folds kernel --steps 1 > "$OUT/ncu_yz_$stream.log" 2>&1
     done
   fi
 fi
@@ -184,14 +170,12 @@ done
 echo "| test_thomas_pcr_strided (the shared warp copy code, default stream) | $(status $r_strided): $(counts "$OUT/test_strided.log") |"
 echo "| finance on the GPU (test_chain, test_pricer *Cuda*, test_american_gpu AmericanGpu.*) | $(status $r_fin): $(counts "$OUT/test_finance.log") |"
 if [ $ab = 1 ]; then
-  echo "| test_thomas_pcr_fused_stage CudaFusedStage.*:CudaFoldedStage.* with ADI_FUSED_X_STAGED=0 (direct X) | $([ "$r_direct" = skipped ] && echo skipped || status $r_direct): $(counts "$OUT/test_fused_stage_direct.log") |"
-  echo "| test_thomas_pcr_fused_stage folded + StagedX with ADI_FUSED_X_STAGED=2 (staged, no ring) | $([ "$r_noring" = skipped ] && echo skipped || status $r_noring): $(counts "$OUT/test_fused_stage_noring.log") |"
-  echo "| compute-sanitizer, CudaFusedStage.StagedXSmall | ${san:-no compute-sanitizer} |"
+  echo "| test_thomas_pcr_fused_stage CudaFusedStage.* with ADI_FUSED_STAGE_STREAM=thread | $([ "$r_thread" = skipped ] && echo skipped || status $r_thread): $(counts "$OUT/test_fused_stage_thread.log") |"
+  echo "| compute-sanitizer, CudaFusedStage.WarpStreamSmall | ${san:-no compute-sanitizer} |"
 fi
 # Issue 23: the fused stage's stability check; stop 32: the warp stream's own cases.
 for t in CudaFusedStage.NonDominantBandsThrowUnstable CudaFusedStage.HeatBandsNeverFireTheCheck \
-         CudaFusedStage.WarpStreamSmall CudaFusedStage.WarpStreamFloat CudaFusedStage.WarpStreamDouble \
-         CudaFusedStage.StagedXSmall CudaFusedStage.StagedXFloat CudaFusedStage.StagedXDouble; do
+         CudaFusedStage.WarpStreamSmall CudaFusedStage.WarpStreamFloat CudaFusedStage.WarpStreamDouble; do
   r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$OUT/test_fused_stage.log" | head -1 | sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
   echo "| $t | ${r:-not run} |"
 done
@@ -222,34 +206,34 @@ if [ $full = 1 ] && [ -s "$OUT/ncu.log" ]; then
 fi
 echo
 [ $full = 1 ] && sed -n '/^== Summary/,$p' "$OUT/bench_heat_step.log"
-if [ $ab = 1 ] && [ -s "$OUT/bench_x_ab.log" ]; then
-  for form in 0 2 1; do
-    [ -s "$OUT/ncu_x_$form.log" ] || continue
+if [ $ab = 1 ] && [ -s "$OUT/bench_stream_ab.log" ]; then
+  for stream in thread warp; do
+    [ -s "$OUT/ncu_yz_$stream.log" ] || continue
     echo
-    echo "-- ncu, folded X stage fp64 256^3 (first step), ADI_FUSED_X_STAGED=$form --"
-    grep -E "fused_stage_x|DRAM Throughput|L2 Cache Throughput|Duration|Registers Per Thread|Achieved Occupancy|Block Size|Warp Cycles Per Issued|Stall Long Scoreboard" \
-      "$OUT/ncu_x_$form.log" | sed -E 's/void adi::cuda_backend::kernels::/  /; s/\(adi::cuda_backend::kernels::StageArgs<double>.*//' |
+    echo "-- ncu, fused Y/Z stage fp32 256^3 (y, z), ADI_FUSED_STAGE_STREAM=$stream --"
+    grep -E "fused_stage_strided_kernel|DRAM Throughput|Duration|Registers Per Thread|Warp Cycles Per Issued|Stall Long Scoreboard|Long Scoreboard" \
+      "$OUT/ncu_yz_$stream.log" | sed -E 's/void adi::cuda_backend::kernels::/  /; s/\(adi::cuda_backend::kernels::StageArgs<float>.*//' |
       tr -s ' ' | cut -c1-110
   done
   echo
-  echo "== A/B: fused X stage form, ADI_FUSED_X_STAGED = 0 (direct: one value per lane and copy, the fold's neighbours read from memory) / 2 (staged: 16-byte pieces, the fold's 4 neighbour lines staged) / 1 (staged, the fold's lines along y kept in a ring: the default); ms, best of two passes (bench_x_ab.log)"
-  grep -m2 -E "^(device|copy)" "$OUT/bench_x_ab.log"
-  echo "('% copy' = 100 / ratio to the part's minimum field transfers: stage x b2b 3, +explicit stencil 4, +explicit kernel 2; Do stencil step 10, Do kernel step 8 (its 'stage x' 2); y/z unchanged: controls; 'change' = 1 against 0)"
+  echo "== A/B: fused Y/Z stage copy stream, ADI_FUSED_STAGE_STREAM thread (each thread its own rows) / warp (16-byte pieces, the default); ms, two passes (bench_stream_ab.log)"
+  grep -m2 -E "^(device|copy)" "$OUT/bench_stream_ab.log"
+  echo "(warp only where the field's rows are 16-byte multiples: nx * sizeof(T) % 16 == 0, so at 256^3 and 512^3; '% copy' = 100 / ratio to the part's minimum transfers)"
   awk '
     /^### pass/ { pass = $3; s = $5; next }
-    /^(256|512)x/ {
+    /^(256|512)x/ && (/back to back/ || /step: CUDA events/ || / stage [xyz] /) {
       part = substr($0, 19, 32); sub(/ +$/, "", part);
-      if (part !~ /^(stage [xyz] fused, back to back|stage x \+explicit (stencil|kernel), b2b|Do (stencil|kernel) step: CUDA events|Do (stencil|kernel) stage x|Do kernel stage [yz])$/) next;
+      if (part !~ /^(stage [xyz] fused, back to back|Do (stencil|kernel) step: CUDA events|Do kernel stage [yz])$/) next;
       key = sprintf("%-12s %-4s %-32s", $1, $2, part);
       if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
       n = split(substr($0, 52), f, " "); ms[key, pass, s] = f[1]; ratio[key, pass, s] = f[4];
     }
     function best(key, s,   p, b, m) { b = 0; for (p = 1; p <= 2; ++p) { m = ms[key, p, s] + 0; if (m > 0 && (b == 0 || m < b)) b = m } return b }
     function bestr(key, s,   p, b, r) { b = 0; for (p = 1; p <= 2; ++p) { r = ratio[key, p, s] + 0; if (r > 0 && (b == 0 || r < b)) b = r } return b }
-    function pc(r) { return r > 0 ? sprintf("%.1f", 100 / r) : "-" }
     END {
-      printf "%-50s %8s %8s %8s %7s | %s\n", "row (ms, best of 2)", "0 direct", "2 staged", "1 ring", "change", "% copy 0 / 2 / 1";
-      for (i = 1; i <= nk; ++i) { k = order[i]; b0 = best(k, "0"); b2 = best(k, "2"); b1 = best(k, "1");
-        printf "%-50s %8.4f %8.4f %8.4f %+6.1f%% | %s / %s / %s\n", k, b0, b2, b1, (b0 > 0 ? 100 * (b1 / b0 - 1) : 0),
-          pc(bestr(k, "0")), pc(bestr(k, "2")), pc(bestr(k, "1")) } }' "$OUT/bench_x_ab.log"
+      printf "%-50s %8s %8s | %8s %8s | %8s %8s %7s | %s\n", "row (ms)", "thread", "warp", "thread", "warp", "best thr", "best wrp", "change", "% copy thr -> warp";
+      for (i = 1; i <= nk; ++i) { k = order[i]; bt = best(k, "thread"); bw = best(k, "warp"); rt = bestr(k, "thread"); rw = bestr(k, "warp");
+        printf "%-50s %8s %8s | %8s %8s | %8.4f %8.4f %+6.1f%% | %s\n", k, ms[k, 1, "thread"], ms[k, 1, "warp"], ms[k, 2, "thread"],
+          ms[k, 2, "warp"], bt, bw, (bt > 0 ? 100 * (bw / bt - 1) : 0),
+          ((rt > 0 && rw > 0) ? sprintf("%.1f -> %.1f", 100 / rt, 100 / rw) : "-") } }' "$OUT/bench_stream_ab.log"
 fi

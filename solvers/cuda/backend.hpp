@@ -302,11 +302,6 @@ struct FusedLaunch {
   int log2lb = 0;
   unsigned fold_grid = 0;  // the grid of the same launch with the explicit operator folded in
   unsigned warp_grid = 0;  // Y/Z: the grid of the warp copy stream's instance (0: none)
-  // X: the staged form's launch, [0] plain, [1] / [2] the explicit operator's 1 / 2 terms folded in
-  // (threads 0: none)
-  int staged_threads[3] = {0, 0, 0};
-  std::size_t staged_smem[3] = {0, 0, 0};
-  unsigned staged_grid[3] = {0, 0, 0};
 };
 template <class T>
 ADI_CUDA_KERNEL(FusedLaunch fused_stage_prepare(const LineSet& lines, const FusedTuning& tuning))

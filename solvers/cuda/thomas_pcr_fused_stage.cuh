@@ -26,7 +26,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -171,22 +170,11 @@ __device__ __forceinline__ const T* fold_face(const FoldArgs<T>& f, int q, int b
                    : pick3(b, f.neu[q][0][1], f.neu[q][1][1], f.neu[q][2][1]);
 }
 
-// Where fold_base reads P_q: get(q, slot, o) is P_q at the node's element offset o, slot 0 the
-// node itself, 1 / 2 its neighbours along the stage's axis, 3 + 2k / 4 + 2k along cross axis k
-// (minus / plus). FoldFromMemory reads the field (L1 / L2); the staged X kernel reads the lines
-// it copied into shared memory (FoldFromStage).
-template <class T>
-struct FoldFromMemory {
-  const FoldArgs<T>& f;
-  i64 node;
-  __device__ __forceinline__ T operator()(int q, int, int o) const { return f.p[q][node + o]; }
-};
-
 // The folded explicit base at row r of a line (node relative to the sweep's first node):
 // sum_q alpha_q P_q + w_q[b] (A_b P_q + Neumann data of b), the same terms as the explicit
 // stencil pass (solvers/cuda/stencil_apply.cu) and its Neumann face writes.
-template <int A, class T, class Get>
-__device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, Get get) {
+template <int A, class T>
+__device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, i64 node) {
   const int a = A >= 0 ? A : f.axis;
   const int ca = L.ca + r, na = static_cast<int>(pick3(a, f.n[0], f.n[1], f.n[2]));
   const int sa = static_cast<int>(pick3(a, f.stride[0], f.stride[1], f.stride[2]));
@@ -200,11 +188,12 @@ __device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, Get ge
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
     if (q >= f.count) break;
-    const T pc = get(q, 0, 0);
+    const T* __restrict__ P = f.p[q] + node;
+    const T pc = P[0];
     T x = f.alpha[q] * pc;
     const T w = pick3(a, f.w[q][0], f.w[q][1], f.w[q][2]);
     if (w != T(0)) {
-      x += w * (da * pc - aa * get(q, 1, oma) - cc * get(q, 2, opa));
+      x += w * (da * pc - aa * P[oma] - cc * P[opa]);
       if (!inner) {
         const T* face = fold_face(f, q, a, ca == 0 ? 0 : 1);
         if (face) x += w * face[L.fa];
@@ -215,7 +204,7 @@ __device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, Get ge
       const int b = cross_axis(a, k);
       const T wb = pick3(b, f.w[q][0], f.w[q][1], f.w[q][2]);
       if (wb == T(0)) continue;
-      x += wb * (L.d[k] * pc - L.a[k] * get(q, 3 + 2 * k, L.om[k]) - L.c[k] * get(q, 4 + 2 * k, L.op[k]));
+      x += wb * (L.d[k] * pc - L.a[k] * P[L.om[k]] - L.c[k] * P[L.op[k]]);
       if (L.fi[k] >= 0) {
         const T* face = fold_face(f, q, b, L.side[k]);
         if (face) x += wb * face[L.fi[k] + r * L.fstep[k]];
@@ -272,22 +261,16 @@ __device__ __forceinline__ T stage_rhs(const StageArgs<T>& g, const StageBands<T
   return stage_rhs_inner(g, a, d, c, base_r, vm, vc, vp, node);
 }
 
-// The right-hand side of row r with the folded explicit base (Fold; P_q read through `get`,
-// FoldFromMemory by default) or the loaded one. A Dirichlet end row needs no base: the fold is
-// not evaluated there.
-template <bool Fold, int A, class T, class Get>
-__device__ __forceinline__ T stage_rhs_row(const StageArgs<T>& g, const StageBands<T>& B, int r, T base_r, T vm,
-                                           T vc, T vp, i64 fi, i64 node, const FoldLine<T>& lc, Get get) {
-  if constexpr (Fold) {
-    const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
-    if (!dirichlet_end) base_r = fold_base<A>(g.fold, lc, r, get);
-  }
-  return stage_rhs(g, B, r, base_r, vm, vc, vp, fi, node);
-}
+// The right-hand side of row r with the folded explicit base (Fold) or the loaded one.
+// A Dirichlet end row needs no base: the fold is not evaluated there.
 template <bool Fold, int A, class T>
 __device__ __forceinline__ T stage_rhs_row(const StageArgs<T>& g, const StageBands<T>& B, int r, T base_r, T vm,
                                            T vc, T vp, i64 fi, i64 node, const FoldLine<T>& lc) {
-  return stage_rhs_row<Fold, A>(g, B, r, base_r, vm, vc, vp, fi, node, lc, FoldFromMemory<T>{g.fold, node});
+  if constexpr (Fold) {
+    const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
+    if (!dirichlet_end) base_r = fold_base<A>(g.fold, lc, r, node);
+  }
+  return stage_rhs(g, B, r, base_r, vm, vc, vp, fi, node);
 }
 
 // Block start: the bands into shared memory, then warp 0 factorises them, with the device's
@@ -308,20 +291,6 @@ __device__ void stage_prologue(const StageArgs<T>& g, const StageBands<T>& B, co
 }
 
 // ---- X: one warp per line -------------------------------------------------------------
-
-// The X forms' line solve: the right-hand side in buf (padded layout) solved in place by the
-// warp, then stored to u (the line's first node); the warp may reuse buf when it returns.
-template <class T, int MaxM>
-__device__ __forceinline__ void solve_store_line(const PcrShape& sh, const PcrFactors<T>& F, T* buf, T* u) {
-  if constexpr (MaxM > 0)
-    pcr_line_shared_registers<T, MaxM>(sh, F, buf);
-  else
-    pcr_line_shared(sh, F, buf);
-  __syncwarp();
-#pragma unroll 4
-  for (int r = lane_id(); r < sh.n; r += kWarp) u[r] = buf[sh.pos(r)];
-  __syncwarp();
-}
 
 template <class T, int MaxM, int MinBlocks, bool Fold>
 __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs<T> g) {
@@ -389,7 +358,14 @@ __global__ void __launch_bounds__(256, MinBlocks) fused_stage_x_kernel(StageArgs
       for (int r = lane; r < n; r += kWarp) rhs_row(r);
     }
     __syncwarp();
-    solve_store_line<T, MaxM>(sh, F, buf, g.u + this_off);
+    if constexpr (MaxM > 0)
+      pcr_line_shared_registers<T, MaxM>(sh, F, buf);
+    else
+      pcr_line_shared(sh, F, buf);
+    __syncwarp();
+#pragma unroll 4
+    for (int r = lane; r < n; r += kWarp) g.u[this_off + r] = buf[sh.pos(r)];
+    __syncwarp();
   }
   __pipeline_wait_prior(0);
 }
@@ -398,260 +374,6 @@ template <class T>
 std::size_t fused_stage_x_smem(const PcrShape& sh, int warps) {
   return sizeof(T) * (PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * sh.n +
                       static_cast<std::size_t>(warps) * 4 * sh.per_line);
-}
-
-// ---- X, staged: the line and (Fold) its cross neighbours through shared memory ---------
-//
-// One warp per line as above, but the rows the right-hand side reads are staged unpadded, in
-// 16-byte pieces (warp_line_copy; `vec`: every staged line 16-byte aligned in memory, decided
-// per call), and the right-hand side is written into the solve's padded layout: the copies no
-// longer need one instruction per value and lane. With the explicit operator folded in, the
-// warp also stages each term's own line and its four neighbour lines across the line (y +- 1,
-// z +- 1: the lines the folded kernel above reads value by value from L2, one dependent walk per
-// row, 4.6x its minimum at stop 28), so the right-hand side reads shared memory only. One term
-// must be v's field (U in the first stage of a Douglas or Modified Craig-Sneyd chain, Y_k in
-// Hundsdorfer-Verwer's second): its own line is v's copy, read unpatched (the fold reads the
-// field's boundary nodes, the stage's v reads the face data there). One buffer per warp: the
-// next line's copies are issued as soon as the right-hand side is formed, and land while the
-// warp solves and writes.
-// Terms: 0 a plain stage, 1 or 2 the fold's terms. Lines per warp: 5 per term (v's term: v's
-// line and its 4 cross lines; the other: its own line and 4), or base and v.
-template <int Terms>
-constexpr int staged_x_lines() {
-  return Terms > 0 ? 5 * Terms : 2;
-}
-// A staged line's pitch: n values rounded up to 16 bytes.
-template <class T>
-__host__ __device__ constexpr int staged_pitch(int n) {
-  return (n + static_cast<int>(16 / sizeof(T)) - 1) / static_cast<int>(16 / sizeof(T)) *
-         static_cast<int>(16 / sizeof(T));
-}
-
-// Where the staged fold reads P_q (FoldFromMemory says what get returns): the staged lines of
-// each term (along x outside the line, from memory).
-template <class T, int Terms>
-struct FoldFromStage {
-  const FoldArgs<T>& f;
-  const T* const (&line)[Terms][5];  // per term: its own line, y - 1, y + 1, z - 1, z + 1
-  int n, r;
-  i64 node;
-  __device__ __forceinline__ T operator()(int q, int slot, int o) const {
-    if (q < Terms) {
-      if (slot == 0) return line[q][0][r];
-      if (slot >= 3) return line[q][slot - 2][r];
-      const int rr = r + o;  // along x: element offsets are rows
-      if (rr >= 0 && rr < n) return line[q][0][rr];
-    }
-    return f.p[q][node + o];
-  }
-};
-
-// Ring (one term): each warp takes runs of consecutive lines of a plane (consecutive y at one z),
-// the runs of all warps at the same place of their planes at once (a plane's lines split into
-// runs of equal length, planes one after another), and keeps the lines along y it staged for one
-// line when the next needs them: a line's y - 1, y, y + 1 sit in 3 ring slots, found by their
-// offsets, so each line copies 1 line along y (its y + 2) and its 2 lines along z, not 5; the
-// z +- 1 lines are the lines the warps of the neighbouring planes stage at the same time (L2).
-// Register cap: 128 (2 blocks of 8 warps); fp64 with the fold and fp32 with two terms 170 (12
-// warps per SM, what fp64's shared memory allows at n = 256; a cap of 128 spilled 16-200 bytes),
-// up to 12 warps per block (at n = 512 one block of 7 holds more warps than blocks of 4).
-template <class T, int Terms>
-constexpr bool staged_x_wide() {
-  return Terms == 2 || (Terms == 1 && sizeof(T) == 8);
-}
-template <class T, int Terms>
-constexpr int staged_x_threads() {
-  return staged_x_wide<T, Terms>() ? 384 : 256;
-}
-template <class T, int Terms>
-constexpr int staged_x_min_blocks() {
-  return staged_x_wide<T, Terms>() ? 1 : 2;
-}
-
-// qv: the term that is v's field (Terms > 0).
-template <class T, int MaxM, int Terms, bool Ring>
-__global__ void __launch_bounds__(staged_x_threads<T, Terms>(), staged_x_min_blocks<T, Terms>())
-    fused_stage_x_staged_kernel(StageArgs<T> g, int vec, int qv) {
-  constexpr bool Fold = Terms > 0;
-  constexpr int TL = Fold ? Terms : 1;  // the line table's terms
-  static_assert(!Ring || Terms == 1, "the ring of lines along y holds one term's");
-  extern __shared__ __align__(16) unsigned char fused_smem[];
-  T* smem = reinterpret_cast<T*>(fused_smem);
-  const PcrShape sh = g.sh;
-  const int lane = lane_id(), warp = static_cast<int>(threadIdx.x) / kWarp;
-  const int W = static_cast<int>(blockDim.x) / kWarp;
-  const int P = sh.per_line, n = sh.n;
-  const int np = staged_pitch<T>(n);
-  const i64 nl = g.L.lines();
-  const PcrFactors<T> F = PcrFactors<T>::carve(smem, P);
-  const StageBands<T> B = StageBands<T>::carve(smem + PcrFactors<T>::values(P), n);
-  // [slot][np], then the solve's buffer. Fold: v's term at slots 0-4 (its own line = v's, y - 1,
-  // y + 1, z - 1, z + 1; with Ring slots 0-2 hold the lines along y in any order), the other term
-  // at 5-9; else base, v.
-  T* st = align_stage(smem + PcrFactors<T>::values(P) + StageBands<T>::arrays * n) +
-          warp * (staged_x_lines<Terms>() * np + staged_pitch<T>(P));
-  T* buf = st + staged_x_lines<Terms>() * np;
-  stage_prologue(g, B, F);
-  const bool hv = g.v != nullptr;
-  const bool vv = vec != 0;
-  constexpr int kNone = -0x7fffffff - 1;
-  // Ring: the offsets (from v; Operator::folds: 32 bits) of the lines in slots 0-2 (kNone: none).
-  int key0 = kNone, key1 = kNone, key2 = kNone;
-  int sc = 0, sm = 1, sp = 2;  // Ring: the slots of the current line's own, y - 1 and y + 1 lines
-  const bool wy = Fold && g.fold.w[0][1] != T(0), wz = Fold && g.fold.w[0][2] != T(0);
-  auto issue = [&](i64 line) {
-    const i64 off = g.L.offset(line);
-    if constexpr (Fold) {
-      const FoldLine<T> lc = fold_line<0>(g, line);
-      if constexpr (!Ring) {
-#pragma unroll
-        for (int q = 0; q < Terms; ++q) {
-          const T* pq = g.fold.p[q] + off;
-          T* at = st + (q == qv ? 0 : 5) * np;
-          warp_line_copy(at, pq, n, vv);
-          if (g.fold.w[q][1] != T(0)) {
-            warp_line_copy(at + np, pq + lc.om[0], n, vv);
-            warp_line_copy(at + 2 * np, pq + lc.op[0], n, vv);
-          }
-          if (g.fold.w[q][2] != T(0)) {
-            warp_line_copy(at + 3 * np, pq + lc.om[1], n, vv);
-            warp_line_copy(at + 4 * np, pq + lc.op[1], n, vv);
-          }
-        }
-      } else {
-        const T* p = g.fold.p[0];  // = v
-        const int c = static_cast<int>(off);
-        const int need[3] = {c, wy ? c + lc.om[0] : c, wy ? c + lc.op[0] : c};
-        int slot[3];
-#pragma unroll
-        for (int i = 0; i < 3; ++i) {
-          const int k = need[i];
-          int s = key0 == k ? 0 : key1 == k ? 1 : key2 == k ? 2 : -1;
-          if (s < 0) {  // a slot no line of this one needs
-            auto free_slot = [&](int key) { return key != need[0] && key != need[1] && key != need[2]; };
-            s = free_slot(key0) ? 0 : free_slot(key1) ? 1 : 2;
-            if (s == 0) key0 = k;
-            else if (s == 1) key1 = k;
-            else key2 = k;
-            warp_line_copy(st + s * np, p + k, n, vv);
-          }
-          slot[i] = s;
-        }
-        sc = slot[0];
-        sm = slot[1];
-        sp = slot[2];
-        if (wz) {
-          warp_line_copy(st + 3 * np, p + off + lc.om[1], n, vv);
-          warp_line_copy(st + 4 * np, p + off + lc.op[1], n, vv);
-        }
-      }
-    } else {
-      warp_line_copy(st, g.base + off, n, vv);
-      if (hv) warp_line_copy(st + np, g.v + off, n, vv);
-    }
-    __pipeline_commit();
-  };
-  // The warp's lines. Ring: runs of `run` lines of a plane (count0 lines), the `runs` runs of
-  // plane z numbered z * runs + j, run c for warp c, c + G, ... (G warps in the grid); else
-  // line l for warp l, l + G, ...
-  const i64 G = static_cast<i64>(gridDim.x) * W;
-  const i64 gw = static_cast<i64>(blockIdx.x) * W + warp;
-  i64 runs = 1, run = 1, chunks = nl;
-  if constexpr (Ring) {
-    const i64 c0 = g.L.count0, c1 = g.L.count1;
-    runs = max(i64(1), min(c0, G / c1));
-    run = (c0 + runs - 1) / runs;
-    runs = (c0 + run - 1) / run;
-    chunks = runs * c1;
-  }
-  auto first_of = [&](i64 c) -> i64 {  // a run's first line
-    if constexpr (!Ring) return c;
-    const i64 z = c / runs;
-    return z * g.L.count0 + (c - z * runs) * run;
-  };
-  auto end_of = [&](i64 c) -> i64 {  // one past a run's last line
-    if constexpr (!Ring) return c + 1;
-    const i64 z = c / runs;
-    return z * g.L.count0 + min(g.L.count0, (c - z * runs + 1) * run);
-  };
-  i64 c = gw, line = 0, end = 0;
-  if (c < chunks) {
-    line = first_of(c);
-    end = end_of(c);
-    issue(line);
-  }
-  while (c < chunks) {
-    const i64 off = g.L.offset(line);
-    const i64 fi = g.face_index(line);
-    const FoldLine<T> lc = Fold ? fold_line<0>(g, line) : FoldLine<T>{};
-    // v at Dirichlet ends: the old boundary data (read in place of the staged v).
-    bool e0 = false, e1 = false;
-    T v0 = T(0), v1 = T(0);
-    if (hv && !g.periodic) {
-      if (g.vend[0]) e0 = true, v0 = g.vend[0][fi];
-      if (g.vend[1]) e1 = true, v1 = g.vend[1][fi];
-    }
-    __pipeline_wait_prior(0);
-    __syncwarp();
-    const T* sv = Fold ? st + sc * np : st + np;  // v's line (sc = 0 without Ring)
-    const T* lines[TL][5];
-#pragma unroll
-    for (int q = 0; q < TL; ++q) {
-      const T* at = st + (q == qv ? 0 : 5) * np;
-#pragma unroll
-      for (int j = 0; j < 5; ++j) lines[q][j] = at + j * np;
-    }
-    if constexpr (Ring) {
-      lines[0][0] = sv;
-      lines[0][1] = st + sm * np;
-      lines[0][2] = st + sp * np;
-    }
-    auto vat = [&](int r) { return e1 && r == n - 1 ? v1 : e0 && r == 0 ? v0 : sv[r]; };
-    auto rhs_row = [&](int r) {
-      T vm = T(0), vc = T(0), vp = T(0);
-      if (hv) {
-        vm = vat(r > 0 ? r - 1 : n - 1);
-        vc = vat(r);
-        vp = vat(r < n - 1 ? r + 1 : 0);
-      }
-      const i64 node = off + r;
-      buf[sh.pos(r)] = stage_rhs_row<Fold, 0>(
-          g, B, r, Fold ? T(0) : st[r], vm, vc, vp, fi, node, lc,
-          FoldFromStage<T, TL>{g.fold, lines, n, r, node});
-    };
-    // Two rows per pass where the registers allow (fp64 with the fold spilled 16-64 bytes).
-    constexpr int kRows = Fold && sizeof(T) == 8 ? 1 : 2;
-#pragma unroll kRows
-    for (int r = lane; r < n; r += kWarp) rhs_row(r);
-    __syncwarp();  // every lane's reads of the staged lines: the next line's copies may land
-    i64 next = line + 1, nend = end, nc = c;
-    if (!Ring || next >= end) {
-      nc = c + G;
-      if (nc < chunks) {
-        next = first_of(nc);
-        nend = end_of(nc);
-      }
-    }
-    if (nc < chunks) issue(next);
-    solve_store_line<T, MaxM>(sh, F, buf, g.u + off);
-    c = nc;
-    line = next;
-    end = nend;
-  }
-  __pipeline_wait_prior(0);
-}
-
-template <class T>
-std::size_t fused_stage_x_staged_smem(const PcrShape& sh, int warps, int terms) {
-  const std::size_t per_warp = static_cast<std::size_t>(terms == 2   ? staged_x_lines<2>()
-                                                        : terms == 1 ? staged_x_lines<1>()
-                                                                     : staged_x_lines<0>()) *
-                                   staged_pitch<T>(sh.n) +
-                               staged_pitch<T>(sh.per_line);
-  // + 16: the staged lines start at a 16-byte boundary (align_stage).
-  return sizeof(T) * (PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * sh.n +
-                      static_cast<std::size_t>(warps) * per_warp) +
-         16;
 }
 
 // ---- Y/Z: a tile of adjacent lines, segments in registers ------------------------------
@@ -924,19 +646,6 @@ void with_fused_x_kernel(int variant, F&& f) {
     }
   }
 }
-// The staged X instances (fused_stage_x_staged_kernel), by the same variant: the segment
-// length only (their register cap: staged_x_threads); Ring with one term only.
-template <class T, int Terms, bool Ring = false, class F>
-void with_fused_x_staged_kernel(int variant, F&& f) {
-  constexpr bool R = Terms == 1 && Ring;
-  switch (variant) {
-    case 0:
-    case 1:
-    case 2: f(fused_stage_x_staged_kernel<T, 8, Terms, R>); break;
-    case 3: f(fused_stage_x_staged_kernel<T, 16, Terms, R>); break;
-    default: f(fused_stage_x_staged_kernel<T, 0, Terms, R>); break;
-  }
-}
 // Y/Z lines are not folded (the first stage of a chain is along x unless the grid has one
 // node along x; Operator::folds says so): the kernel takes Fold, but no instance is built
 // (ptxas needs a minute per folded Y/Z instance).
@@ -973,86 +682,6 @@ inline bool fused_stage_warp_stream() {
     return v == nullptr || std::string(v) != "thread";
   }();
   return on;
-}
-
-// The X form, by the environment's ADI_FUSED_X_STAGED: 1 (the default) staged
-// (fused_stage_x_staged_kernel: the lines the right-hand side reads, and with the fold term 0's
-// cross neighbour lines, copied into shared memory in 16-byte pieces; the fold's lines along y
-// kept in a ring), 2 staged without the ring (5 lines copied per folded line), 0 direct (the
-// kernel that copies one value per lane into the padded layout and reads the fold's neighbours
-// from memory, as before stop 33): a switch for same-run A/B timings (scripts/gpu_stage_check.sh);
-// all compute the same function (tests: test_thomas_pcr_fused_stage at each).
-inline int fused_x_form() {
-  static const int form = [] {
-    const char* v = std::getenv("ADI_FUSED_X_STAGED");
-    const std::string s = v ? v : "1";
-    return s == "0" ? 0 : s == "2" ? 2 : 1;
-  }();
-  return form;
-}
-template <class T, int Terms, class F>
-void with_fused_x_staged_form(int variant, F&& f) {
-  if (fused_x_form() == 1)
-    with_fused_x_staged_kernel<T, Terms, true>(variant, f);
-  else
-    with_fused_x_staged_kernel<T, Terms, false>(variant, f);
-}
-
-// Whether every line the staged X form copies starts at a 16-byte boundary (its 16-byte pieces).
-template <class T>
-bool staged_x_vec(const FusedStage<T>& fs) {
-  const auto aligned = [](i64 values) { return values * static_cast<i64>(sizeof(T)) % 16 == 0; };
-  const auto at16 = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  const LineSet& l = fs.lines;
-  if ((l.count0 > 1 && !aligned(l.stride0)) || (l.count1 > 1 && !aligned(l.stride1))) return false;
-  if (fs.fold.count > 0)
-    return at16(fs.fold.p[0]) && (fs.fold.count < 2 || at16(fs.fold.p[1])) && at16(fs.v) &&
-           aligned(fs.fold.view.box.sy) && aligned(fs.fold.view.box.sz);
-  return at16(fs.base) && (!fs.v || at16(fs.v));
-}
-
-// The staged form's terms for a stage (0: plain, 1 or 2: folded) and which term is v's field
-// (qv); -1: the direct kernels (a folded stage none of whose terms is v).
-template <class T>
-int staged_x_terms(const FusedStage<T>& fs, int& qv) {
-  qv = 0;
-  if (fs.fold.count == 0) return 0;
-  if (!fs.v) return -1;
-  for (int q = 0; q < fs.fold.count; ++q)
-    if (fs.fold.p[q] == fs.v) {
-      qv = q;
-      return fs.fold.count;
-    }
-  return -1;
-}
-
-// The staged X launch: the warps per block (max_warps down to 1) that keep the most warps resident
-// per SM (its shared memory holds 2 or 5 lines per warp; ties: more warps per block).
-template <class T, int Terms>
-void prepare_staged_x(const LineSet& ls, const PcrShape& sh, int variant, int max_warps, const LaunchLimits& lim,
-                      FusedLaunch& L) {
-  with_fused_x_staged_form<T, Terms>(variant, [&](auto kernel) {
-    i64 best = 0;
-    int best_w = 0;
-    for (int w = max_warps; w >= 1; --w) {
-      const std::size_t smem = fused_stage_x_staged_smem<T>(sh, w, Terms);
-      if (smem > lim.smem_optin) continue;
-      persistent_grid(kernel, w * kWarp, smem, 1, lim);  // the kernel's shared-memory attributes
-      int per_sm = 0;
-      ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, w * kWarp, smem));
-      if (static_cast<i64>(per_sm) * w > best) best = static_cast<i64>(per_sm) * w, best_w = w;
-    }
-    if (best_w == 0) return;  // not even one warp's lines fit: the direct form only
-    const std::size_t smem = fused_stage_x_staged_smem<T>(sh, best_w, Terms);
-    L.staged_threads[Terms] = best_w * kWarp;
-    L.staged_smem[Terms] = smem;
-    L.staged_grid[Terms] = persistent_grid(kernel, best_w * kWarp, smem, (ls.lines() + best_w - 1) / best_w, lim);
-    // The limit belongs to the kernel, not the launch: the device's, so that an operator prepared
-    // later with shorter lines cannot lower it under this launch's (persistent_grid set smem).
-    if (lim.smem_optin > 48 * 1024)
-      ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(lim.smem_optin)));
-  });
 }
 
 // The folded X kernel reads U's neighbouring lines (y +- 1 from the block's other warps)
@@ -1115,12 +744,6 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
       L.fold_grid = persistent_grid(kernel, L.threads, smem, work, lim);
       if (!tuning.fold_max_shared) fit_carveout(kernel, L.threads, smem);
     });
-    if (fused_x_form() != 0) {
-      auto most = [&](int threads) { return tuning.warps > 0 ? std::min(tuning.warps, threads / kWarp) : threads / kWarp; };
-      prepare_staged_x<T, 0>(ls, sh, L.variant, most(staged_x_threads<T, 0>()), lim, L);
-      prepare_staged_x<T, 1>(ls, sh, L.variant, most(staged_x_threads<T, 1>()), lim, L);
-      prepare_staged_x<T, 2>(ls, sh, L.variant, most(staged_x_threads<T, 2>()), lim, L);
-    }
   } else {
     // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
     int rows = tuning.rows == 8 || (tuning.rows <= 0 && kFusedYZRows == 8) ? 8 : 16;
@@ -1221,23 +844,7 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
     const unsigned grid = Fold ? L.fold_grid : L.grid;
     if (L.variant < kFusedYZVariant0) {
       g.sh = pcr_shape(ls.n);
-      // Staged where prepared; with the fold, where a term is v's field (its line is v's copy).
-      int qv = 0;
-      const int terms = staged_x_terms(fs, qv);
-      if (terms >= 0 && L.staged_threads[terms] > 0) {
-        const int vec = staged_x_vec(fs) ? 1 : 0;
-        auto go = [&](auto kernel) {
-          kernel<<<L.staged_grid[terms], L.staged_threads[terms], L.staged_smem[terms], stream>>>(g, vec, qv);
-        };
-        if (terms == 0)
-          with_fused_x_staged_form<T, 0>(L.variant, go);
-        else if (terms == 1)
-          with_fused_x_staged_form<T, 1>(L.variant, go);
-        else
-          with_fused_x_staged_form<T, 2>(L.variant, go);
-      } else {
-        with_fused_x_kernel<T, Fold>(L.variant, [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g); });
-      }
+      with_fused_x_kernel<T, Fold>(L.variant, [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g); });
     } else if constexpr (Fold) {
       throw Unsupported("fused ADI stage: the explicit operator folds into stages along x only");
     } else {

@@ -64,24 +64,6 @@ __device__ __forceinline__ void warp_tile_rows(int rows, int log2lb, Src src, Ds
   }
 }
 
-// One line of n values from global src to shared dst (16-byte aligned) with the warp's cp.async:
-// Vec (src 16-byte aligned too), 16-byte pieces, lanes on consecutive pieces (a 512-byte stretch
-// per instruction), the last n % (16 / sizeof(T)) values one per lane; else one value per lane
-// and copy. The fused stage's X form (one warp per line) stages its lines this way. The caller
-// commits.
-template <class T>
-__device__ __forceinline__ void warp_line_copy(T* dst, const T* src, int n, bool vec) {
-  constexpr int V = 16 / static_cast<int>(sizeof(T));
-  const int lane = lane_id();
-  int done = 0;
-  if (vec) {
-    const int pieces = n / V;
-    for (int i = lane; i < pieces; i += kWarp) __pipeline_memcpy_async(dst + i * V, src + i * V, 16);
-    done = pieces * V;
-  }
-  for (int r = done + lane; r < n; r += kWarp) __pipeline_memcpy_async(dst + r, src + r, sizeof(T));
-}
-
 // Whether the warp stream can copy tiles of lb (<= 32) lines of L from `arrays` (null entries
 // ignored): lines adjacent in memory, a row of lb values a multiple of 16 bytes, every row and
 // plane of lines 16-byte aligned relative to line 0, and every array at the same place within
