@@ -208,10 +208,10 @@ __device__ __forceinline__ i64 partition_kernel_warp(int warp) {
 
 // The route's forms (ADI_PIVOTING_PARTITION_FORM = 0 | 1 | 2 | 3, read at each solve; for the A/B
 // measurement of stop 33, bench_cuda_pivoting times each):
-//   0: stop 32's kernels (the default until measured);
-//   1: contiguous warps load and store from one base address (partition_stage_rows' Fast), the
-//      fill's warps in reverse order, the fill's last partition of a line found from its first
-//      row (no 64-bit remainder): the same arithmetic, bit for bit. sm_90, fp32, along the
+//   0: stop 32's kernels;
+//   1 (the default): contiguous warps load and store from one base address
+//      (partition_stage_rows' Fast), the fill's warps in reverse order, the fill's last partition
+//      of a line found from its first row (no 64-bit remainder): the same arithmetic, bit for bit. sm_90, fp32, along the
 //      contiguous path: reduce 2944 -> 2232 instructions, fill 2472 -> 1304 (154 -> 103
 //      registers: 3 -> 4 blocks an SM); fp64 3720 -> 2984, 2688 -> 1512 (static counts,
 //      the never-taken slow paths of the correctly rounded reciprocals included);
@@ -224,7 +224,10 @@ __device__ __forceinline__ i64 partition_kernel_warp(int warp) {
 // Toeplitz lines of 1000 and 40000 rows came out at 10.5x and 16.4x LAPACK's error, against
 // 0.9x and 0.6x with the two eliminations.)
 constexpr int kPivotPartitionForms = 4;
-constexpr int kPivotPartitionDefaultForm = 0;  // without ADI_PIVOTING_PARTITION_FORM (or a bad value)
+// Without ADI_PIVOTING_PARTITION_FORM (or with a bad value): form 1, the fastest in the lead's
+// H200 run of stop 33 (one system of 2^24: fp32 0.255 ms = 3.24x cuSPARSE gtsv2, against form 0's
+// 0.339 ms / 2.44x; fp64 0.464 ms = 4.46x, form 0 3.63x; forms 2 / 3: 3.19x / 2.76x fp32).
+constexpr int kPivotPartitionDefaultForm = 1;
 inline int pivoting_partition_form() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_FORM");
   if (f == nullptr || f[0] < '0' || f[0] >= '0' + kPivotPartitionForms || f[1] != '\0')
