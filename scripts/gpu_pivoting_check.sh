@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Stop 33 (h-piv4): ONE focused call, old against new (the partition route's form 0 against
-# forms 1, 2 and 3, ADI_PIVOTING_PARTITION_FORM; solvers/cuda/pivoting_partition.cuh), < 7 min:
+# form 1, the default since stop 33; ADI_PIVOTING_PARTITION_FORM, solvers/cuda/pivoting_partition.cuh):
 #   OUT=$OUT/piv4_ab scripts/gpu_pivoting_check.sh --ab
 # (--ab-quick: the whole test_pivoting_cuda, without memcheck, the 256^3 bench and Nsight Compute:
 # ~4-5 min with the build)
 # builds test_pivoting_cuda and bench_cuda_pivoting only (skipped with --no-build after a
 # --build-only), runs the partition route's tests (both forms; memcheck on PartitionFormsSmall),
 # the one-system rows (2^24, 2^20: forms alternating, gtsv2, the non-pivoting large plan), the
-# 256^3 routes, and with ncu the kernels of one 2^24 fp32 solve with forms 0, 2 and 3; tables at the end.
+# 256^3 routes, and with ncu the kernels of one 2^24 fp32 solve with forms 0 and 1; tables at the end.
 # The full check as at stop 32 (three calls):
 #   OUT=$OUT/piv4_build scripts/gpu_pivoting_check.sh --build-only --with-nocheck
 #   OUT=$OUT/piv4_tests scripts/gpu_pivoting_check.sh --no-build --tests-only
@@ -134,11 +134,9 @@ if [ $ab = 1 ]; then
   [ $abq = 0 ] && NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
   if [ -n "$NCU" ]; then
     M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,dram__bytes.sum,smsp__inst_executed.sum
-    for f in 0 2 3; do  # the second solve's kernels (bench --profile; forms 2, 3: 8 kernels a solve;
-      # form 1's level kernels are form 2's)
-      k=12; [ $f -ge 2 ] && k=8
+    for f in 0 1; do  # the second solve's 12 kernels (bench --profile)
       timeout 90 "$NCU" --csv --metrics $M --kernel-name-base demangled --kernel-name regex:pivoting_ \
-        --launch-skip $k --launch-count $k \
+        --launch-skip 12 --launch-count 12 \
         "$bench" --profile=$f --large=24 > "$OUT/ncu_form$f.csv" 2>> "$OUT/ncu.err"
     done
   fi
@@ -149,7 +147,7 @@ if [ $ab = 1 ]; then
   echo "| memcheck PivotingCuda.PartitionFormsSmall | $san_line |"
   echo; echo "-- failing checks (first lines) --"
   grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
-  for f in 0 2 3; do
+  for f in 0 1; do
     [ -s "$OUT/ncu_form$f.csv" ] || continue
     echo; echo "-- Nsight Compute: the kernels of one 2^24 fp32 partial solve, form $f ($gpu) --"
     python3 - "$OUT/ncu_form$f.csv" << 'PY'
@@ -232,7 +230,7 @@ if [ $tests = 1 ] && [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
   run_sanitizer "$OUT/sanitizer.log" 300 memcheck "$tbin" \
     'PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall:PivotingCuda.AutomaticFallBackReusedPlan:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.VariableBatchCheckNamesTheSystem:PivotingCuda.LargePlanAutomaticFlag:PivotingCuda.PartitionFormsSmall'
   run_sanitizer "$OUT/sanitizer.log" 60 racecheck "$tbin" 'PivotingCuda.StagedSmall'
-  # The partition route's forms (stop 33): the tail kernel's barriers, form 3's cp.async stages.
+  # The partition route's forms (stop 33).
   run_sanitizer "$OUT/sanitizer.log" 150 racecheck "$tbin" 'PivotingCuda.PartitionFormsSmall'
   sanitizer="$([ $status = 0 ] && echo pass || echo FAIL): $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
 fi

@@ -182,15 +182,15 @@ void large_plan_partial(tp::Family f, std::uint64_t seed) {
       << "large plan " << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << ": " << detail;
 }
 
-// The partition route's forms (ADI_PIVOTING_PARTITION_FORM = 1, 2, 3; solvers/cuda/pivoting_partition.cuh;
-// stop 33) on the cases above and on lengths around the contiguous run of a warp (544 rows): a
+// The partition route's forms (ADI_PIVOTING_PARTITION_FORM = 0, 1; solvers/cuda/pivoting_partition.cuh;
+// stop 33; form 1 the default) on the cases above and on lengths around the contiguous run of a warp (544 rows): a
 // partial last warp, two lines, shared bands (which keep form 0's level-0 kernels), in place or
 // not; and the large plan's route. Lines of 68 .. 1089 rows (the route forced) are compared with
 // form 0 bit for bit (PartitionFormsBitIdentical): on them the route itself is not always within
 // 10x of LAPACK (stop 33, the lead's H200 run: fp32 random signs, one shared line of 1089, 22.4x,
 // the same in every form; docs/pivoting.md "Stop 33").
 TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
-  for (const char* form : {"1", "2", "3"}) {
+  for (const char* form : {"0", "1"}) {
     setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
     SCOPED_TRACE(std::string("ADI_PIVOTING_PARTITION_FORM=") + form);
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
@@ -205,14 +205,13 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
   }
 }
 
-// Forms 1, 2 and 3 on a few small cases, for compute-sanitizer (scripts/gpu_pivoting_check.sh): one
-// line of 4097 (contiguous warps and a partial last one; form 2: levels of 4097 and 241 rows in
-// the tail kernel), 3 lines of 1089 (runs crossing lines: the general loads; the tail kernel
-// from level 0), one line of 70000 (one level before the tail), tiny diagonals (weak blocks: the
-// fall-back), shared bands (form 0).
+// Both forms on a few small cases, for compute-sanitizer (scripts/gpu_pivoting_check.sh): one
+// line of 4097 (contiguous warps and a partial last one), 3 lines of 1089 (runs crossing lines:
+// the general loads), one line of 70000 (two levels), tiny diagonals (weak blocks: the
+// fall-back), shared bands (form 0's kernels).
 TEST_F(PivotingCuda, PartitionFormsSmall) {
   setenv("ADI_PIVOTING_ROUTE", "partition", 1);
-  for (const char* form : {"1", "2", "3"}) {
+  for (const char* form : {"0", "1"}) {
     setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
     for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {1089, 3}, {70000, 1}})
       for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal}) {
@@ -224,9 +223,9 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
   unsetenv("ADI_PIVOTING_PARTITION_FORM");
 }
 
-// Every form runs the same arithmetic on the same rows (partition_reduce_rows,
-// partition_fill_solve): the answers must be form 0's bit for bit, contiguous or not, with
-// the tail kernel or without, with the fall-back (tiny diagonals: weak blocks) or without.
+// Both forms run the same arithmetic on the same rows (partition_reduce_rows,
+// partition_fill_solve): form 1's answers must be form 0's bit for bit, contiguous or not,
+// with the fall-back (tiny diagonals: weak blocks) or without.
 TEST_F(PivotingCuda, PartitionFormsBitIdentical) {
   auto run = [](auto zero, tp::Family f, index_t n, index_t count, bool forced, bool shared = false) {
     using T = decltype(zero);
@@ -234,7 +233,7 @@ TEST_F(PivotingCuda, PartitionFormsBitIdentical) {
     const auto k0 =
         tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, count)), f, false, shared, 5 * n + shared);
     std::vector<T> ref;
-    for (const char* form : {"0", "1", "2", "3"}) {
+    for (const char* form : {"0", "1"}) {
       setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
       auto k = k0;
       TridiagonalOptions o;
