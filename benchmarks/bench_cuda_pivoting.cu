@@ -19,8 +19,8 @@
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
 //                       [--routes=1] [--forms=1] [--profile=F]
-// --forms=1 (default) also times the partition route's forms 1, 2 and 3 (ADI_PIVOTING_PARTITION_FORM,
-// stop 33) beside form 0 on the one-system rows.
+// --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
+// alternating on the one-system rows.
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -317,12 +317,11 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   g_costs.push_back(text);
   if (!g_routes) return;
   // The partition route's forms (ADI_PIVOTING_PARTITION_FORM, solvers/cuda/pivoting_partition.cuh;
-  // stop 33): 0 stop 32's kernels, 1 contiguous loads / stores and the fill in reverse order,
-  // 2 also the small levels at the end in one kernel, 3 also the larger levels' passes as
-  // persistent warps with a cp.async pipeline. Taken twice, alternating, the smaller median
-  // of each kept; --forms=0 times the default only.
-  constexpr int kForms = 4;
-  double t_form[kForms] = {1e30, 1e30, 1e30, 1e30};
+  // stop 33): 0 stop 32's kernels, 1 (the default) contiguous loads / stores and the fill in
+  // reverse order. Taken twice, alternating, the smaller median of each kept; --forms=0 times the
+  // default only.
+  constexpr int kForms = 2;
+  double t_form[kForms] = {1e30, 1e30};
   for (int pass = 0; pass < (g_forms ? 2 : 1); ++pass)
     for (int f = 0; f < (g_forms ? kForms : 1); ++f) {
       if (g_forms) setenv("ADI_PIVOTING_PARTITION_FORM", std::to_string(f).c_str(), 1);
@@ -351,9 +350,8 @@ void bench_large(cusparseHandle_t handle, int log2n) {
 
 // --profile=F (scripts/gpu_pivoting_check.sh --ab, under Nsight Compute): two partial-pivoting
 // solves of one fp32 system of 2^--large with the partition route's form F and nothing else,
-// so the second solve's pivoting kernels are launches 13 .. 24 of them (2^24, forms 0 and 1:
-// five reduce levels, the last reduced line, five fill levels, the gated thread route; forms 2
-// and 3: 3 + 1 (the tail) + 3 + 1 = 8 a solve).
+// so the second solve's pivoting kernels are launches 13 .. 24 of them (2^24: five reduce
+// levels, the last reduced line, five fill levels, the gated thread route).
 void profile_large(int log2n, int form) {
   const long long n = 1ll << log2n;
   Dev<float> a(n), b(n), c(n), d(n), u(n);

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Stop 33 (h-piv4): ONE focused call, old against new (the partition route's form 0 against
-# forms 1, 2 and 3, ADI_PIVOTING_PARTITION_FORM; solvers/cuda/pivoting_partition.cuh), < 7 min:
+# form 1, the default since stop 33; ADI_PIVOTING_PARTITION_FORM, solvers/cuda/pivoting_partition.cuh):
 #   OUT=$OUT/piv4_ab scripts/gpu_pivoting_check.sh --ab
+# (--ab-quick: the whole test_pivoting_cuda, without memcheck, the 256^3 bench and Nsight Compute:
+# ~4-5 min with the build)
 # builds test_pivoting_cuda and bench_cuda_pivoting only (skipped with --no-build after a
 # --build-only), runs the partition route's tests (both forms; memcheck on PartitionFormsSmall),
 # the one-system rows (2^24, 2^20: forms alternating, gtsv2, the non-pivoting large plan), the
-# 256^3 routes, and with ncu the kernels of one 2^24 fp32 solve with forms 0, 2 and 3; tables at the end.
+# 256^3 routes, and with ncu the kernels of one 2^24 fp32 solve with forms 0 and 1; tables at the end.
 # The full check as at stop 32 (three calls):
 #   OUT=$OUT/piv4_build scripts/gpu_pivoting_check.sh --build-only --with-nocheck
 #   OUT=$OUT/piv4_tests scripts/gpu_pivoting_check.sh --no-build --tests-only
@@ -33,7 +35,7 @@
 # then prints the tables (the bench table last). Logs under $OUT, tarred into
 # $OUT/gpu_pivoting_logs.tgz.
 #   OUT=/tmp/out scripts/gpu_pivoting_check.sh [--build-only | --no-build] [--with-nocheck] [--ncu]
-#                                               [--tests-only | --bench-only] [--ab]
+#                                               [--tests-only | --bench-only] [--ab | --ab-quick]
 #   (--build-only, then --no-build: two calls where one 10-minute device call is too short)
 #   --with-nocheck: also builds bench_cuda_pivoting with -DADI_THOMAS_CHECK=0 and runs it
 #   (the cost of the stability checks = the ratio of the automatic rows; +3-4 min), then
@@ -52,9 +54,11 @@ tests=1
 benches=1  # --tests-only / --bench-only: half of a --no-build run (each well under 10 minutes)
 ncu=0  # --ncu: the Nsight Compute table of the pivoting kernels (unchanged at stop 31; +90 s)
 ab=0   # --ab: the focused old / new call of stop 33 (see the top)
+abq=0  # --ab-quick: --ab with the whole test_pivoting_cuda, without memcheck, the 256^3 bench, ncu
 for arg in "$@"; do
   case $arg in
     --ab) ab=1 ;;
+    --ab-quick) ab=1; abq=1 ;;
     --no-build) build=0 ;;
     --build-only) run=0 ;;
     --with-nocheck) nocheck=1 ;;
@@ -104,8 +108,9 @@ if [ $ab = 1 ]; then
   timeout 240 "$bench" --reps=20 --n=0 --large=24 --large2=20 > "$OUT/bench_large.log" 2>&1
   sed -n '/^Partial pivoting against/,$p' "$OUT/bench_large.log" 2> /dev/null
   t1=$(date +%s)
-  timeout 300 "$tbin" --gtest_filter='PivotingCuda.Partition*:PivotingCuda.EveryRouteSmall:PivotingCuda.LargePlan*:PivotingCuda.LargeRoute*:PivotingCuda.SingularLineThrowsOnEveryRoute:PivotingCuda.OneLineOfAMillion:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.CheckNeverFiresOnDominantSystems' \
-    > "$OUT/test_pivoting_cuda.log" 2>&1
+  tfilter='PivotingCuda.Partition*:PivotingCuda.EveryRouteSmall:PivotingCuda.LargePlan*:PivotingCuda.LargeRoute*:PivotingCuda.SingularLineThrowsOnEveryRoute:PivotingCuda.OneLineOfAMillion:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.CheckNeverFiresOnDominantSystems'
+  [ $abq = 1 ] && tfilter='*'  # the default form changed (stop 33): the whole suite
+  timeout 300 "$tbin" --gtest_filter="$tfilter" > "$OUT/test_pivoting_cuda.log" 2>&1
   trc=$?
   tests_line="$([ $trc = 0 ] && echo pass || echo "FAIL (rc $trc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cuda.log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/test_pivoting_cuda.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ')"
   plan_lines=""
@@ -116,31 +121,33 @@ if [ $ab = 1 ]; then
     rc=$?
     plan_lines="$plan_lines| $t | $([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)"): $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/$t.log" | tr '\n' ' ') |"$'\n'
   done
-  san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-  timeout 150 "$san" --tool memcheck --error-exitcode 99 "$tbin" --gtest_filter='PivotingCuda.PartitionFormsSmall' \
-    > "$OUT/sanitizer.log" 2>&1
-  src=$?
-  san_line="$([ $src = 0 ] && echo clean || echo "ERRORS or timeout (rc $src)"): $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
-  timeout 240 "$bench" --reps=10 --n=256 --large=0 --large2=0 --checkcost=0 > "$OUT/bench_box.log" 2>&1
-  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
+  san_line="not run (--ab-quick)"
+  if [ $abq = 0 ]; then
+    san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+    timeout 150 "$san" --tool memcheck --error-exitcode 99 "$tbin" --gtest_filter='PivotingCuda.PartitionFormsSmall' \
+      > "$OUT/sanitizer.log" 2>&1
+    src=$?
+    san_line="$([ $src = 0 ] && echo clean || echo "ERRORS or timeout (rc $src)"): $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
+    timeout 240 "$bench" --reps=10 --n=256 --large=0 --large2=0 --checkcost=0 > "$OUT/bench_box.log" 2>&1
+  fi
+  NCU=""
+  [ $abq = 0 ] && NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
   if [ -n "$NCU" ]; then
     M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,dram__bytes.sum,smsp__inst_executed.sum
-    for f in 0 2 3; do  # the second solve's kernels (bench --profile; forms 2, 3: 8 kernels a solve;
-      # form 1's level kernels are form 2's)
-      k=12; [ $f -ge 2 ] && k=8
+    for f in 0 1; do  # the second solve's 12 kernels (bench --profile)
       timeout 90 "$NCU" --csv --metrics $M --kernel-name-base demangled --kernel-name regex:pivoting_ \
-        --launch-skip $k --launch-count $k \
+        --launch-skip 12 --launch-count 12 \
         "$bench" --profile=$f --large=24 > "$OUT/ncu_form$f.csv" 2>> "$OUT/ncu.err"
     done
   fi
   echo
   echo "== adi pivoting GPU check --ab ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
-  echo "| test_pivoting_cuda (Partition*, EveryRouteSmall, LargePlan*, LargeRoute*, SingularLineThrowsOnEveryRoute, OneLineOfAMillion, IssueTableCasesThrowWithoutPivoting, AutomaticFallBackErrors, CheckNeverFiresOnDominantSystems) | $tests_line |"
+  echo "| test_pivoting_cuda ($tfilter) | $tests_line |"
   printf "%s" "$plan_lines"
   echo "| memcheck PivotingCuda.PartitionFormsSmall | $san_line |"
   echo; echo "-- failing checks (first lines) --"
   grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
-  for f in 0 2 3; do
+  for f in 0 1; do
     [ -s "$OUT/ncu_form$f.csv" ] || continue
     echo; echo "-- Nsight Compute: the kernels of one 2^24 fp32 partial solve, form $f ($gpu) --"
     python3 - "$OUT/ncu_form$f.csv" << 'PY'
@@ -161,9 +168,9 @@ print("%-36s %10s %9s %6s %6s %6s %4s %9s %10s" % ("kernel", "grid", "time us", 
 tot = 0
 for k in order:
     m = rows[k]
-    t = val(m, "gpu__time_duration.sum", {"nsecond": 1e-3, "usecond": 1, "msecond": 1e3})
+    t = val(m, "gpu__time_duration.sum", {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3})
     tot += t
-    mb = val(m, "dram__bytes.sum", {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3})
+    mb = val(m, "dram__bytes.sum", {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3, "B": 1e-6, "KB": 1e-3, "MB": 1, "GB": 1e3})
     name = re.sub(r"^void |adi::cuda_backend::kernels::|pivoting_partition_|\(.*", "", k[1])[:36]
     print("%-36s %10s %9.1f %6.1f %6.1f %6.1f %4d %9.1f %10.2f" % (name, k[2], t, val(m, "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
           val(m, "sm__throughput.avg.pct_of_peak_sustained_elapsed"), val(m, "sm__warps_active.avg.pct_of_peak_sustained_active"),
@@ -223,7 +230,7 @@ if [ $tests = 1 ] && [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
   run_sanitizer "$OUT/sanitizer.log" 300 memcheck "$tbin" \
     'PivotingCuda.EveryRouteSmall:PivotingCuda.StagedSmall:PivotingCuda.AutomaticFallBackReusedPlan:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.VariableBatchCheckNamesTheSystem:PivotingCuda.LargePlanAutomaticFlag:PivotingCuda.PartitionFormsSmall'
   run_sanitizer "$OUT/sanitizer.log" 60 racecheck "$tbin" 'PivotingCuda.StagedSmall'
-  # The partition route's forms (stop 33): the tail kernel's barriers, form 3's cp.async stages.
+  # The partition route's forms (stop 33).
   run_sanitizer "$OUT/sanitizer.log" 150 racecheck "$tbin" 'PivotingCuda.PartitionFormsSmall'
   sanitizer="$([ $status = 0 ] && echo pass || echo FAIL): $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
 fi

@@ -18,10 +18,7 @@
 // fill passes and the thread-per-line kernel are gated on: the lines are then solved by the
 // thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
 // never a wrong answer), without the host reading anything back.
-#include <cuda_pipeline_primitives.h>
-
 #include <cstdlib>
-#include <stdexcept>
 
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/cuda/pivoting_thread_line.cuh"
@@ -190,8 +187,8 @@ struct PartitionWarp {
   int lane;
   i64 total, warp_gp, gp;
   bool any;
-  // gw: the warp's index in the pass (block * kPivotPartitionWarps + warp in the kernels; the
-  // tail kernel walks it). reverse_warps > 0 (the fill of forms 1 and 2): the pass's warps in
+  // gw: the warp's index in the pass (block * kPivotPartitionWarps + warp). reverse_warps > 0
+  // (the fill of form 1): the pass's warps in
   // reverse order, so the first blocks take the end of the lines, which the reduce pass read
   // last and the L2 cache may still hold (as the large plan's pass 2 does).
   __device__ PartitionWarp(const PartitionIndex& ix, bool overlap, i64 gw, i64 reverse_warps = 0)
@@ -206,25 +203,27 @@ __device__ __forceinline__ i64 partition_kernel_warp(int warp) {
   return static_cast<i64>(blockIdx.x) * kPivotPartitionWarps + warp;
 }
 
-// The route's forms (ADI_PIVOTING_PARTITION_FORM = 0 | 1 | 2 | 3, read at each solve; for the A/B
-// measurement of stop 33, bench_cuda_pivoting times each):
-//   0: stop 32's kernels (the default until measured);
-//   1: contiguous warps load and store from one base address (partition_stage_rows' Fast), the
-//      fill's warps in reverse order, the fill's last partition of a line found from its first
-//      row (no 64-bit remainder): the same arithmetic, bit for bit. sm_90, fp32, along the
-//      contiguous path: reduce 2944 -> 2232 instructions, fill 2472 -> 1304 (154 -> 103
-//      registers: 3 -> 4 blocks an SM); fp64 3720 -> 2984, 2688 -> 1512 (static counts,
-//      the never-taken slow paths of the correctly rounded reciprocals included);
-//   2: 1, and the small levels at the end in one kernel (pivoting_partition_tail_kernel);
-//   3: 2, the larger levels' passes as persistent warps staging their next run with cp.async
-//      while they compute (pivoting_partition_pipe_kernel).
-// Shared bands take form 0 (one long system with shared bands is not a case worth a kernel).
-// (A form that found both ends of a block with one elimination and a back substitution,
-// 15 pivot steps a block instead of 30, was tried on the host prototype and dropped: fp32
-// Toeplitz lines of 1000 and 40000 rows came out at 10.5x and 16.4x LAPACK's error, against
-// 0.9x and 0.6x with the two eliminations.)
-constexpr int kPivotPartitionForms = 4;
-constexpr int kPivotPartitionDefaultForm = 0;  // without ADI_PIVOTING_PARTITION_FORM (or a bad value)
+// The route's forms (ADI_PIVOTING_PARTITION_FORM = 0 | 1, read at each solve; for the A/B
+// measurement of stop 33, bench_cuda_pivoting times both):
+//   0: stop 32's kernels;
+//   1 (the default): contiguous warps load and store from one base address
+//      (partition_stage_rows' Fast), the fill's warps in reverse order, the fill's last partition
+//      of a line found from its first row (no 64-bit remainder): the same arithmetic, bit for bit.
+//      sm_90, fp32, along the contiguous path: reduce 2944 -> 2232 instructions, fill 2472 ->
+//      1304 (154 -> 103 registers: 3 -> 4 blocks an SM); fp64 3720 -> 2984, 2688 -> 1512
+//      (static counts, the never-taken slow paths of the correctly rounded reciprocals included).
+// Shared bands take form 0's kernels (one long system with shared bands is not a case worth a
+// kernel). Measured and dropped at stop 33 (docs/pivoting.md): the small last levels in one
+// block (as slow as the launches it replaced: the levels' latency chains one after the other),
+// persistent warps with a cp.async pipeline (12 warps an SM at 168 registers lost to form 1's
+// 16), and, on the host prototype, both ends of a block by one elimination and a back
+// substitution (fp32 Toeplitz lines of 1000 and 40000 rows at 10.5x and 16.4x LAPACK's error,
+// against 0.9x and 0.6x with the two eliminations).
+constexpr int kPivotPartitionForms = 2;
+// Without ADI_PIVOTING_PARTITION_FORM (or with a bad value): form 1, the faster in the lead's
+// H200 run of stop 33 (one system of 2^24: fp32 0.255 ms = 3.24x cuSPARSE gtsv2, against form 0's
+// 0.339 ms / 2.44x; fp64 0.464 ms = 4.46x, form 0 3.63x).
+constexpr int kPivotPartitionDefaultForm = 1;
 inline int pivoting_partition_form() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_FORM");
   if (f == nullptr || f[0] < '0' || f[0] >= '0' + kPivotPartitionForms || f[1] != '\0')
@@ -264,7 +263,7 @@ __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, i
 
 // Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
 // (a nearly singular block) to the route's own int. One warp of the reduce pass (gw, its
-// staging tile); the reduce kernel and the tail kernel (form 2) run it.
+// staging tile).
 template <class T, bool Shared, int Form>
 __device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, i64 gw, T* tile, const T* a,
                                                       const T* b, const T* c, const T* d, T* A, T* B, T* C, T* D,
@@ -302,7 +301,7 @@ __device__ __forceinline__ void partition_fill_solve(const PartitionIndex& ix, c
                                                      T (&x)[kPivotPartitionRows], bool& bad) {
   constexpr int M = kPivotPartitionRows;
   if (gp < total) {
-    // Forms >= 1: from the partition's first row (a 64-bit remainder before: ~60 instructions).
+    // Form 1: from the partition's first row (a 64-bit remainder before: ~60 instructions).
     const bool last_of_line = Form >= 1 ? run.row0 + M >= run.n : (gp + 1) % ix.P == 0;
     common::partition_solve<T, M>([&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; },
                                   X[gp], last_of_line ? T(0) : X[gp + 1], x, bad);
@@ -367,152 +366,6 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
                                        tiles[warp], a, b, c, d, X, u, flag);
 }
 
-// Form 3 (stop 33): form 2 with the larger levels' passes as persistent warps that stage the
-// next run with cp.async while they compute this one (two stages of a, b, c, d a warp in
-// dynamic shared memory, [stage][array][544]; runs that are not contiguous are staged by the
-// general loads). Forms 1 and 2 hold a warp's 68 loads in registers and compute only when
-// they are all in; here no register holds a load in flight, and a warp's next run streams in
-// during its arithmetic. The fill takes the runs in reverse order; its x go out through the
-// stage's d part.
-constexpr int kPivotPipeWarps = 2;
-constexpr int kPivotRun = kWarp * kPivotPartitionRows;  // values of one array in a warp's run
-template <class T>
-constexpr std::size_t pivot_pipe_smem() {
-  return static_cast<std::size_t>(kPivotPipeWarps) * 2 * 4 * kPivotRun * sizeof(T);
-}
-
-// Stages the run of warp w of the pass into buf ([array][kPivotRun]) and commits it.
-template <class T>
-__device__ __forceinline__ void partition_pipe_stage(const PartitionIndex& ix, const PartitionWarp& w, T* buf,
-                                                     const T* a, const T* b, const T* c, const T* d) {
-  const PartitionRun run(ix, w.gp);
-  const PartitionContiguous ct = partition_contiguous<false>(run);
-  if (ct.yes) {
-    const i64 e = ct.e_first + w.lane;
-#pragma unroll
-    for (int t = 0; t < kPivotPartitionRows; ++t) {
-      const int i = t * kWarp + w.lane;
-      __pipeline_memcpy_async(buf + i, a + e + t * kWarp, sizeof(T));
-      __pipeline_memcpy_async(buf + kPivotRun + i, b + e + t * kWarp, sizeof(T));
-      __pipeline_memcpy_async(buf + 2 * kPivotRun + i, c + e + t * kWarp, sizeof(T));
-      __pipeline_memcpy_async(buf + 3 * kPivotRun + i, d + e + t * kWarp, sizeof(T));
-    }
-  } else {
-    partition_run_elements(run, [&](int, int idx, i64 e, i64 row) {
-      buf[idx] = e < 0 || row == 0 ? T(0) : a[e];
-      buf[kPivotRun + idx] = e < 0 ? T(1) : b[e];
-      buf[2 * kPivotRun + idx] = e < 0 || row == run.n - 1 ? T(0) : c[e];
-      buf[3 * kPivotRun + idx] = e < 0 ? T(0) : d[e];
-    });
-  }
-  __pipeline_commit();
-}
-
-template <class T, bool Fill>
-__global__ void __launch_bounds__(kPivotPipeWarps* kWarp)
-    pivoting_partition_pipe_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
-                                   const T* __restrict__ c, const T* d, T* A, T* B, T* C, T* D, const T* X, T* u,
-                                   int* flag, int* weak_flag, i64 warps) {
-  constexpr int M = kPivotPartitionRows;
-  extern __shared__ __align__(16) unsigned char pivot_pipe_bytes[];
-  if (Fill && *weak_flag != 0) return;  // a weak block: the thread route solves the lines
-  const int warp = static_cast<int>(threadIdx.x) / kWarp;
-  T* mine = reinterpret_cast<T*>(pivot_pipe_bytes) + warp * 2 * 4 * kPivotRun;
-  const i64 step = static_cast<i64>(gridDim.x) * kPivotPipeWarps;
-  i64 g = static_cast<i64>(blockIdx.x) * kPivotPipeWarps + warp;
-  if (g >= warps) return;  // the whole warp
-  auto pass_warp = [&](i64 gg) { return PartitionWarp(ix, !Fill, gg, Fill ? warps : 0); };
-  partition_pipe_stage<T>(ix, pass_warp(g), mine, a, b, c, d);
-  bool bad = false;
-  for (int i = 0;; ++i, g += step) {
-    T* buf = mine + (i & 1) * 4 * kPivotRun;
-    const i64 next = g + step;
-    if (next < warps)
-      partition_pipe_stage<T>(ix, pass_warp(next), mine + ((i + 1) & 1) * 4 * kPivotRun, a, b, c, d);
-    else
-      __pipeline_commit();  // an empty group: the wait below still means "run i is in"
-    __pipeline_wait_prior(1);
-    __syncwarp();  // every lane's copies of run i
-    const PartitionWarp w = pass_warp(g);
-    const PartitionRun run(ix, w.gp);
-    const PartitionContiguous ct = partition_contiguous<false>(run);
-    T ra[M], rb[M], rc[M], rd[M];
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      const int k = w.lane * M + r;
-      ra[r] = buf[k];
-      rb[r] = buf[kPivotRun + k];
-      rc[r] = buf[2 * kPivotRun + k];
-      rd[r] = buf[3 * kPivotRun + k];
-    }
-    if (ct.yes && run.row0 == 0) ra[0] = T(0);  // the line's a_0, copied raw
-    __syncwarp();  // every lane has its rows before the fill writes x over the stage's d
-    if constexpr (Fill) {
-      T x[M];
-      partition_fill_solve<T, 1>(ix, run, w.gp, w.total, ra, rb, rc, rd, X, x, bad);
-      partition_fill_store<T, 1>(buf + 3 * kPivotRun, run, ct, w.lane, x, u);
-    } else {
-      partition_reduce_rows<T>(run, w.lane, w.gp, w.total, ra, rb, rc, rd, A, B, C, D, flag, weak_flag);
-    }
-    __syncwarp();  // the stage is free for run i + 2
-    if (next >= warps) break;
-  }
-  if (Fill) report(bad, flag);
-}
-
-// Form 2: the small levels at the end in one block (stop 33). From the first level of at most
-// kPivotTailRows rows (lines * n) on, every level's reduce pass, the last reduced system (one
-// thread per line) and those levels' fill passes run in one kernel of kPivotTailWarps warps,
-// the passes apart by barriers, instead of a launch each (2^24: levels of 3415 and 201 rows and
-// the last line of 12: five launches, ~2-4 us each, become one). The larger levels run as in
-// form 1. Levels of at most 4096 rows reduce to 241 and then 15 (< kPivotPartitionAgainRows):
-// never more than kPivotTailLevels.
-constexpr int kPivotTailWarps = 8;
-constexpr i64 kPivotTailRows = 4096;
-constexpr int kPivotTailLevels = 4;
-template <class T>
-struct PivotTailLevel {
-  PartitionIndex ix;
-  const T *a, *b, *c, *d;
-  T *u, *A, *B, *C, *D, *X;
-};
-template <class T>
-struct PivotTail {
-  PivotTailLevel<T> level[kPivotTailLevels];
-  int count;
-  DeviceLines R;  // the last level's reduced system (its A .. D, solved into its X)
-  T *w1, *w2;     // that solve's U rows
-};
-
-template <class T, int Chunk>
-__global__ void __launch_bounds__(kPivotTailWarps* kWarp)
-    pivoting_partition_tail_kernel(PivotTail<T> t, int* flag, int* weak_flag) {
-  __shared__ T tiles[kPivotTailWarps][kWarp * kPivotPartitionRows];
-  const int warp = static_cast<int>(threadIdx.x) / kWarp;
-  for (int j = 0; j < t.count; ++j) {
-    const PivotTailLevel<T>& v = t.level[j];
-    const i64 warps = (v.ix.L.lines() * v.ix.P + kPivotPartitionOwned - 1) / kPivotPartitionOwned;
-    for (i64 gw = warp; gw < warps; gw += kPivotTailWarps)  // the same for the whole warp
-      partition_reduce_warp<T, false, 1>(v.ix, gw, tiles[warp], v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
-                                         weak_flag);
-    __syncthreads();  // level j's reduced rows (global) visible to the block
-  }
-  const PivotTailLevel<T>& last = t.level[t.count - 1];
-  for (i64 line = threadIdx.x; line < t.R.lines(); line += blockDim.x)
-    report(pivoting_line<T, Chunk, false>(t.R, line, last.A, last.B, last.C, last.D, last.X, t.w1, t.w2, nullptr,
-                                          nullptr, false),
-           flag);
-  __syncthreads();
-  if (*const_cast<volatile int*>(weak_flag) != 0) return;  // the whole block: the thread route re-solves
-  for (int j = t.count - 1; j >= 0; --j) {
-    const PivotTailLevel<T>& v = t.level[j];
-    const i64 warps = (v.ix.L.lines() * v.ix.P + kWarp - 1) / kWarp;
-    for (i64 gw = warp; gw < warps; gw += kPivotTailWarps)
-      partition_fill_warp<T, false, 1>(v.ix, gw, 0, tiles[warp], v.a, v.b, v.c, v.d, v.X, v.u, flag);
-    __syncthreads();  // level j's solution (the next level's separators) visible to the block
-  }
-}
-
 // The levels: level 0 is the caller's lines; level j+1 the reduced system of level j
 // (contiguous, [line][partition]), partitioned again while at least kPivotPartitionAgainRows
 // long, then solved by the thread-per-line kernel.
@@ -558,38 +411,8 @@ struct PivotPartitionLevel {
   }
 };
 
-// Form 3's pass on the device's SMs: at most occupancy x SMs blocks (the shared-memory
-// attribute and the occupancy taken once per device and instance).
-template <class T, bool Fill>
-void pivoting_partition_pipe(const PivotPartitionLevel<T>& v, int* flag, int* weak, cudaStream_t stream) {
-  const PartitionIndex ix{v.L, v.P()};
-  const int per = Fill ? kWarp : kPivotPartitionOwned;
-  const i64 warps = (v.L.lines() * ix.P + per - 1) / per;
-  constexpr std::size_t smem = pivot_pipe_smem<T>();
-  constexpr int threads = kPivotPipeWarps * kWarp;
-  auto kernel = pivoting_partition_pipe_kernel<T, Fill>;
-  constexpr int kDevices = 64;
-  static int fill_blocks[kDevices] = {};  // occupancy x SMs; 0: not taken yet
-  int dev = 0;
-  ADI_CUDA_CHECK(cudaGetDevice(&dev));
-  int& grid_max = fill_blocks[dev < kDevices ? dev : 0];
-  if (grid_max == 0) {
-    if (smem > 48 * 1024)
-      ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    int per_sm = 0, sms = 0;
-    ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-    ADI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    grid_max = (per_sm > 0 ? per_sm : 1) * sms;
-  }
-  const i64 need = (warps + kPivotPipeWarps - 1) / kPivotPipeWarps;
-  const unsigned grid = static_cast<unsigned>(need < grid_max ? need : grid_max);
-  kernel<<<grid, threads, smem, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, v.X, v.u, flag, weak, warps);
-  ADI_CUDA_CHECK(cudaGetLastError());
-}
-
 template <class T>
 void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, int form, cudaStream_t stream) {
-  if (form >= 3 && !v.shared) return pivoting_partition_pipe<T, false>(v, flag, weak, stream);
   const PartitionIndex ix{v.L, v.P()};
   const unsigned g = v.blocks(kPivotPartitionOwned);
   constexpr unsigned t = kPivotPartitionWarps * kWarp;
@@ -608,7 +431,6 @@ void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* 
 template <class T>
 void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, const int* weak, int form,
                              cudaStream_t stream) {
-  if (form >= 3 && !v.shared) return pivoting_partition_pipe<T, true>(v, flag, const_cast<int*>(weak), stream);
   const PartitionIndex ix{v.L, v.P()};
   const unsigned g = v.blocks(kWarp);
   constexpr unsigned t = kPivotPartitionWarps * kWarp;
@@ -638,7 +460,6 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
   constexpr int kMaxLevels = 16;
   PivotPartitionLevel<T> levels[kMaxLevels];
   int depth = 0;
-  PivotTail<T> tail{};  // form 2: the small levels at the end (pivoting_partition_tail_kernel)
   PivotPartitionLevel<T> v{to_device(ls), bands.a, bands.b, bands.c, d, u,
                            nullptr, nullptr, nullptr, nullptr, nullptr, bands.shared};
   for (;;) {
@@ -649,28 +470,15 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     v.C = cur.take<T>(count);
     v.D = cur.take<T>(count);
     v.X = cur.take<T>(count);
-    if (form >= 2 && !v.shared && (tail.count > 0 || lines * v.L.n <= kPivotTailRows)) {
-      if (tail.count == kPivotTailLevels) throw std::logic_error("pivoting partition route: tail levels");
-      tail.level[tail.count++] = {PartitionIndex{v.L, P}, v.a, v.b, v.c, v.d, v.u, v.A, v.B, v.C, v.D, v.X};
-    } else {
-      pivoting_partition_reduce<T>(v, flag, weak, form, stream);
-      levels[depth++] = v;
-    }
+    pivoting_partition_reduce<T>(v, flag, weak, form, stream);
+    levels[depth++] = v;
     const DeviceLines R{P, 1, lines, P, 1, 0};
-    if (P >= kPivotPartitionAgainRows && depth + tail.count < kMaxLevels) {
+    if (P >= kPivotPartitionAgainRows && depth < kMaxLevels) {
       v = PivotPartitionLevel<T>{R, v.A, v.B, v.C, v.D, v.X, nullptr, nullptr, nullptr, nullptr, nullptr, false};
       continue;
     }
     T* w1 = cur.take<T>(count);
     T* w2 = cur.take<T>(count);
-    if (tail.count > 0) {
-      tail.R = R;
-      tail.w1 = w1;
-      tail.w2 = w2;
-      pivoting_partition_tail_kernel<T, Chunk><<<1, kPivotTailWarps * kWarp, 0, stream>>>(tail, flag, weak);
-      ADI_CUDA_CHECK(cudaGetLastError());
-      break;
-    }
     constexpr int threads = 128;
     const unsigned tb = static_cast<unsigned>((lines + threads - 1) / threads);
     pivoting_thread_per_line_kernel<T, Chunk, false>
