@@ -461,8 +461,10 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
       lo.check_pivots = false;
       lo.pivoting = Pivoting::none;
       p.spike_local.emplace(exec, p.ls, lo);
-      p.d_spike = Array<T>(6 * p.m + 2 * p.L, exec);
-      p.d_reach = Array<index_t>(2, exec);
+      p.d_spike = Array<T>(9 * p.m + 2 * p.L, exec);
+      p.d_reach = Array<index_t>(3, exec);
+      const index_t none[3] = {0, 0, 0};  // (no spikes yet)
+      p.d_reach.copy_from_host(none);
     }
     if (S > 1) {
       p.d_red1 = Array<T>(p.L * 8 * S, exec);

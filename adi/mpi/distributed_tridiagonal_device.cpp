@@ -26,8 +26,8 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   // below, after the collectives they were in anyway.
   if (spike_local && shared && !rhs) {  // the SPIKE form
     T* sp = d_spike.data();
-    T *a_cut = sp, *c_cut = sp + m, *W = sp + 2 * m, *Z = sp + 3 * m, *ends = sp + 6 * m;
-    part::spike_prepare<T>(m, a, b, c, a_cut, c_cut, W, Z, sp + 4 * m, d_reach.data(), st);
+    T *a_cut = sp, *c_cut = sp + m, *W = sp + 2 * m, *Z = sp + 3 * m, *ends = sp + 9 * m;
+    part::spike_prepare<T>(m, a, b, c, a_cut, c_cut, W, Z, sp + 4 * m, sp + 6 * m, d_reach.data(), st);
     spike_local->solve(SharedBands<T>{a_cut, b, c_cut}, d, u);  // y, on the same stream
     part::spike_reduce<T>(ls, a, c, W, Z, u, d_red.data(), first_open, last_open, st);
     mark(kLocal);

@@ -795,20 +795,33 @@ unsigned blocks_for(index_t L) { return unsigned((L + kThreads - 1) / kThreads);
 template <class T>
 constexpr T kSpikeTol = T(1e-3) * (sizeof(T) == 4 ? T(1.1920929e-7) : T(2.220446049250313e-16));
 
-// spike_prepare: the cut bands copied by every thread; thread 0 the spike W, thread 1 Z
-// (common::spike_vector), then thread 0 their reach (common::spike_reach) into reach[0..1].
+// spike_prepare (one block): nothing when the bands equal the last ones (kept: 3m values, valid
+// once reach[2] != 0; the ADI stages solve with the same bands every step); else the cut bands
+// and the kept copy written by every thread, thread 0 the spike W, thread 1 Z
+// (common::spike_vector: two sequential sweeps of the bands, ~m x the latency of a division),
+// then thread 0 their reach (common::spike_reach) into reach[0..1].
 template <class T>
 __global__ void spike_prepare_kernel(index_t m, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, T* __restrict__ a_cut, T* __restrict__ c_cut,
-                                     T* __restrict__ W, T* __restrict__ Z, T* __restrict__ cp,
+                                     T* __restrict__ W, T* __restrict__ Z, T* __restrict__ cp, T* __restrict__ kept,
                                      index_t* __restrict__ reach) {
+  bool changed = reach[2] == 0;
+  for (index_t i = threadIdx.x; i < m && !changed; i += blockDim.x)
+    changed = !(a[i] == kept[i] && b[i] == kept[m + i] && c[i] == kept[2 * m + i]);  // (NaN: changed)
+  if (!__syncthreads_or(changed)) return;
   for (index_t i = threadIdx.x; i < m; i += blockDim.x) {
+    kept[i] = a[i];
+    kept[m + i] = b[i];
+    kept[2 * m + i] = c[i];
     a_cut[i] = i == 0 ? T(0) : a[i];
     c_cut[i] = i == m - 1 ? T(0) : c[i];
   }
   if (threadIdx.x < 2) common::spike_vector(m, a, b, c, threadIdx.x == 0, threadIdx.x == 0 ? W : Z, cp + threadIdx.x * m);
   __syncthreads();
-  if (threadIdx.x == 0) common::spike_reach(m, W, Z, kSpikeTol<T>, reach[0], reach[1]);
+  if (threadIdx.x == 0) {
+    common::spike_reach(m, W, Z, kSpikeTol<T>, reach[0], reach[1]);
+    reach[2] = 1;
+  }
 }
 
 // spike_reduce: thread l forms line l's two reduced rows (common::spike_rows).
@@ -1004,11 +1017,11 @@ void solve_reduced(index_t count, int n, bool periodic, const T* rows, index_t l
 }
 
 template <class T>
-void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z, T* cp,
+void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z, T* cp, T* kept,
                    index_t* reach, void* stream) {
   if (m < 1) return;
-  spike_prepare_kernel<T><<<1, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(m, a, b, c, a_cut, c_cut, W, Z, cp,
-                                                                                reach);
+  spike_prepare_kernel<T><<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(m, a, b, c, a_cut, c_cut, W, Z, cp, kept,
+                                                                           reach);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1104,7 +1117,7 @@ template void back_substitute<float>(const LineSet&, const Workspace<float>&, bo
 template void back_substitute<double>(const LineSet&, const Workspace<double>&, bool, const double*, double*, int*,
                                       void*);
 #define ADI_SPIKE_INSTANCES(T)                                                                                  \
-  template void spike_prepare<T>(index_t, const T*, const T*, const T*, T*, T*, T*, T*, T*, index_t*, void*);        \
+  template void spike_prepare<T>(index_t, const T*, const T*, const T*, T*, T*, T*, T*, T*, T*, index_t*, void*);    \
   template void spike_reduce<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, bool, bool,    \
                                 void*);                                                                              \
   template void spike_back<T>(const LineSet&, const T*, const T*, const index_t*, const T*, T*, T*, int*, bool, bool, \

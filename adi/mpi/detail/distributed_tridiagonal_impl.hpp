@@ -134,8 +134,8 @@ struct DistributedTridiagonalPlan<T>::Impl {
   cuda_backend::partition::Workspace<T> dw;
   // The SPIKE form of shared-band solves along x (DistributedOptions::device_spike): the
   // single-device plan of this rank's segments (cut ends, no pivot check: a bad pivot shows as
-  // non-finite interface values), d_spike = a_cut, c_cut, W, Z (m each), cp (2m), ends (2L) and
-  // d_reach the spikes' reach (2).
+  // non-finite interface values), d_spike = a_cut, c_cut, W, Z (m each), cp (2m), the bands of
+  // the last solve (3m), ends (2L) and d_reach the spikes' reach and whether they are valid (3).
   std::optional<TridiagonalPlan<T>> spike_local;
   Array<T> d_spike;
   Array<index_t> d_reach;
