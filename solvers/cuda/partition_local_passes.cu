@@ -852,17 +852,19 @@ __global__ void spike_ends_kernel(LineSet ls, const T* __restrict__ W, const T* 
                           last_open, ends[2 * l], ends[2 * l + 1]);
 }
 
-// spike_back, then: block l corrects line l's rows the spikes reach (threads along the line:
-// adjacent words along x), x_i = y_i - W_i A - Z_i C: rows 0 .. lo-1 and max(lo, hi) .. m-1
-// (reach, common::spike_reach: the rows between keep y_i).
+// spike_back, then: warp w of the grid corrects line w's rows the spikes reach (lanes along
+// the line: adjacent words along x), x_i = y_i - W_i A - Z_i C: rows 0 .. lo-1 and
+// max(lo, hi) .. m-1 (reach, common::spike_reach: the rows between keep y_i).
 template <class T>
 __global__ void spike_correct_kernel(LineSet ls, const T* __restrict__ W, const T* __restrict__ Z,
                                      const T* __restrict__ ends, const index_t* __restrict__ reach,
                                      T* __restrict__ u) {
-  const index_t l = blockIdx.x;
+  const index_t L = ls.count0 * ls.count1;
+  const index_t l = (index_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  if (l >= L) return;
   const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l), lo = reach[0], hi = reach[1] > lo ? reach[1] : lo;
   const T A = ends[2 * l], C = ends[2 * l + 1];
-  for (index_t k = threadIdx.x; k < lo + (m - hi); k += blockDim.x) {
+  for (index_t k = threadIdx.x % kWarp; k < lo + (m - hi); k += kWarp) {
     const index_t i = k < lo ? k : hi + (k - lo);
     T& x = u[o + i * st];
     x = common::partition_fill(x, W[i], A, Z[i], C);
@@ -1046,8 +1048,7 @@ void spike_back(const LineSet& ls, const T* W, const T* Z, const index_t* reach,
   if (ls.stride != 1) {  // neighbouring lines adjacent: a thread per line
     spike_correct_lines_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
   } else {
-    if (L > index_t(2147483647)) throw Unsupported("partition::spike_back: more than 2^31 - 1 lines");
-    spike_correct_kernel<T><<<unsigned(L), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
+    spike_correct_kernel<T><<<blocks_for(L * kWarp), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
   }
   ADI_CUDA_CHECK(cudaGetLastError());
 }
