@@ -22,6 +22,7 @@
 #include <string>
 #include <limits>
 
+#include "adi/detail/tridiagonal_stage.hpp"
 #include "solvers/common/partition_core.hpp"
 
 namespace adi::mpi {
@@ -460,7 +461,11 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
       lo.kernel = options.kernel;
       lo.check_pivots = false;
       lo.pivoting = Pivoting::none;
+      lo.stages = true;  // (the fused stage's launch prepared here, for solve_stage)
       p.spike_local.emplace(exec, p.ls, lo);
+      int fused = p.spike_local->stage_kernel() == Kernel::cuda_thomas_pcr_fused_stage ? 1 : 0, all = 0;
+      check_mpi(MPI_Allreduce(&fused, &all, 1, MPI_INT, MPI_MIN, p.comm), "MPI_Allreduce");
+      p.spike_stages = all != 0;
       p.d_spike = Array<T>(9 * p.m + 2 * p.L, exec);
       p.d_reach = Array<index_t>(3, exec);
       const index_t none[3] = {0, 0, 0};  // (no spikes yet)
@@ -514,6 +519,17 @@ bool DistributedTridiagonalPlan<T>::solve_stage(const SharedBands<T>& bands,
                   "DistributedTridiagonalPlan::solve_stage: null pointer");
   if (!takes_stage(rhs.v == u)) return false;
   p.run_device(bands.a, bands.b, bands.c, true, nullptr, u, &rhs);
+  return true;
+}
+
+template <class T>
+bool DistributedTridiagonalPlan<T>::solve_stage(const SharedBands<T>& bands, const adi::detail::TridiagonalStage<T>& st,
+                                                T* u) {
+  Impl& p = *impl_;
+  if (!p.spike_stages || st.fold.count > 0) return false;
+  detail::require(bands.a && bands.b && bands.c && st.base && st.a && st.d && st.c && u,
+                  "DistributedTridiagonalPlan::solve_stage: null pointer");
+  p.run_device(bands.a, bands.b, bands.c, true, nullptr, u, nullptr, &st);
   return true;
 }
 

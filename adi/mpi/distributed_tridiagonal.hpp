@@ -137,6 +137,10 @@ namespace adi::cuda_backend::partition {
 template <class T>
 struct StageRhs;  // solvers/cuda/partition_local_passes.hpp
 }  // namespace adi::cuda_backend::partition
+namespace adi::detail {
+template <class T>
+struct TridiagonalStage;  // adi/detail/tridiagonal_stage.hpp
+}  // namespace adi::detail
 namespace adi::mpi {
 
 template <class T>
@@ -163,6 +167,13 @@ class DistributedTridiagonalPlan {
   bool solve_stage(const SharedBands<T>& bands, const cuda_backend::partition::StageRhs<T>& rhs, T* u);
   // Whether solve_stage takes this plan's stages (u_is_v: u == rhs.v).
   bool takes_stage(bool u_is_v) const;
+  // The SPIKE form's ADI stage (DistributedOptions::device_spike): the cut segments solved by
+  // the single-device fused stage kernel, which forms the right-hand side from `stage` (A's line
+  // coefficients, base, v with its ghost planes exchanged, the global ends' face data; its
+  // lines and u are the plan's and `u`), then the spikes' correction. Returns false, having
+  // done nothing, where the plan has no SPIKE stage (not SPIKE, no fused stage kernel for these
+  // lines on some rank of the axis, or stage.fold in use). Collective.
+  bool solve_stage(const SharedBands<T>& bands, const adi::detail::TridiagonalStage<T>& stage, T* u);
 
   bool split() const;                  // the axis is split over more than one rank
   ReducedStrategy strategy() const;    // the strategy in use (meaningful when split())

@@ -824,6 +824,20 @@ __global__ void spike_prepare_kernel(index_t m, const T* __restrict__ a, const T
   }
 }
 
+// spike_ghost_terms: thread l writes line l's cut-end terms.
+template <class T>
+__global__ void spike_ghost_kernel(LineSet ls, const T* __restrict__ v, const T* __restrict__ ga,
+                                   const T* __restrict__ gc, index_t face_base, index_t face_n1, T* __restrict__ nadd0,
+                                   T* __restrict__ nadd1) {
+  const index_t L = ls.count0 * ls.count1;
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= L) return;
+  const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l);
+  const index_t fi = face_base + l % ls.count0 + (l / ls.count0) * face_n1;
+  if (nadd0) nadd0[fi] = ga[0] * v[o - st];
+  if (nadd1) nadd1[fi] = gc[m - 1] * v[o + m * st];
+}
+
 // spike_reduce: thread l forms line l's two reduced rows (common::spike_rows).
 template <class T>
 __global__ void spike_reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ c,
@@ -1053,6 +1067,16 @@ void spike_back(const LineSet& ls, const T* W, const T* Z, const index_t* reach,
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
+template <class T>
+void spike_ghost_terms(const LineSet& ls, const T* v, const T* ga, const T* gc, index_t face_base, index_t face_n1,
+                       T* nadd0, T* nadd1, void* stream) {
+  const index_t L = ls.count0 * ls.count1;
+  if (L == 0 || !v || (!nadd0 && !nadd1)) return;
+  spike_ghost_kernel<T><<<blocks_for(L), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(ls, v, ga, gc, face_base,
+                                                                                            face_n1, nadd0, nadd1);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
 void copy_async(void* dst, const void* src, std::size_t bytes, void* stream) {
   if (bytes == 0) return;
   ADI_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream)));
@@ -1123,6 +1147,11 @@ template void back_substitute<double>(const LineSet&, const Workspace<double>&, 
                                 void*);                                                                              \
   template void spike_back<T>(const LineSet&, const T*, const T*, const index_t*, const T*, T*, T*, int*, bool, bool, \
                               void*);
+ADI_SPIKE_INSTANCES(float)
+ADI_SPIKE_INSTANCES(double)
+#undef ADI_SPIKE_INSTANCES
+#define ADI_SPIKE_INSTANCES(T)                                                                                   \
+  template void spike_ghost_terms<T>(const LineSet&, const T*, const T*, const T*, index_t, index_t, T*, T*, void*);
 ADI_SPIKE_INSTANCES(float)
 ADI_SPIKE_INSTANCES(double)
 #undef ADI_SPIKE_INSTANCES

@@ -151,6 +151,16 @@ template <class T>
 ADI_CUDA_KERNEL(void spike_back(const LineSet& lines, const T* W, const T* Z, const index_t* reach, const T* sol,
                                 T* ends, T* u, int* bad, bool first_open, bool last_open, void* stream))
 
+// The SPIKE form of an ADI stage (the right-hand side formed by the single-device fused stage on
+// the cut segments): at a cut end (an end inside the global line) the fused stage's end-row
+// formula lacks v's neighbour beyond it; this writes that term per line into face-shaped arrays
+// the stage adds as Neumann terms (index face_base + l0 + l1*face_n1 for line l0 +
+// l1*lines.count0): nadd0[fi] = ga[0] v[row -1], nadd1[fi] = gc[m-1] v[row m] (v's ghost planes;
+// ga, gc: A's line coefficients; a null nadd: that end not cut).
+template <class T>
+ADI_CUDA_KERNEL(void spike_ghost_terms(const LineSet& lines, const T* v, const T* ga, const T* gc, index_t face_base,
+                                       index_t face_n1, T* nadd0, T* nadd1, void* stream))
+
 // Asynchronous copy between any two of device / page-locked host memory, on `stream`.
 ADI_CUDA_KERNEL(void copy_async(void* dst, const void* src, std::size_t bytes, void* stream))
 // *flag = 0 on `stream`.

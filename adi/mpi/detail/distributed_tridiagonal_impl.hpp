@@ -139,6 +139,10 @@ struct DistributedTridiagonalPlan<T>::Impl {
   std::optional<TridiagonalPlan<T>> spike_local;
   Array<T> d_spike;
   Array<index_t> d_reach;
+  // Its stages (solve_stage with a TridiagonalStage): spike_local's fused stage kernel takes the
+  // lines on every rank of the axis; d_ghost the cut ends' terms (two face-shaped arrays).
+  bool spike_stages = false;
+  Array<T> d_ghost;
   // Device plans: how the reduced rows travel and where they are solved. With the device
   // solve: d_gather (the gathered rows, the host layout), d_back (alltoall: the chunk's
   // solutions), d_scratch (3 * 2P per solved line); d_flag / h_flag carry the
@@ -210,7 +214,8 @@ struct DistributedTridiagonalPlan<T>::Impl {
   [[noreturn]] void throw_singular(std::pair<index_t, index_t> bad, const T* ends) const;
   // rhs (shared bands): the stage's right-hand side formed in the reduce pass, d unused.
   void run_device(const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
-                  const cuda_backend::partition::StageRhs<T>* rhs = nullptr);
+                  const cuda_backend::partition::StageRhs<T>* rhs = nullptr,
+                  const adi::detail::TridiagonalStage<T>* fused = nullptr);
 
   // The solve path, chosen once in the constructor: the single-device plan of an unsplit
   // axis, the host passes or the device passes; one per band kind.
