@@ -688,8 +688,7 @@ __global__ void back_chain_kernel(index_t L, int S, const T* __restrict__ w2, co
 // (Shared: alpha and gamma one row for every line, as reduce_kernel kept them). D > 1: rows
 // read D at a time (kPrefetch) ahead of their stores; L2: also requested into L2 kL2Ahead rows
 // ahead of that.
-// Ring: rows streamed through the shared-memory ring (Workspace::ring; shared bands, D = kPrefetch).
-template <class T, bool Shared, int D = 1, bool L2 = false, bool Ring = false>
+template <class T, bool Shared, int D = 1, bool L2 = false>
 __global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
                             const T* __restrict__ sol, const T* __restrict__ sol1, int S, T* __restrict__ u,
                             int* bad) {
@@ -704,17 +703,7 @@ __global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) back_ke
   if (S == 1 && bad && !(isfinite(u0) && isfinite(nx))) *bad = 1;  // S > 1: back_chain_kernel checked
   u[o0] = u0;
   u[o0 + (n - 1) * st] = nx;
-  if constexpr (Ring) {
-    static_assert(Shared && D == kPrefetch && !L2, "the ring: shared bands, in chunks of kPrefetch");
-    __shared__ T sm[kRingWords<1>];
-    T* const mine = sm + threadIdx.x;
-    ring_rows(
-        n - 2, n - 2, -1, [&](index_t i, int k) { ring_copy(mine + k * kThreads, u + o0 + i * st); },
-        [&](index_t i, int k) {
-          nx = common::partition_fill(mine[k * kThreads], alpha[r0 + i], u0, gamma[r0 + i], nx);
-          u[o0 + i * st] = nx;
-        });
-  } else if constexpr (D <= 1) {
+  if constexpr (D <= 1) {
 #pragma unroll 4
     for (index_t i = n - 2; i >= 1; --i) {
       const index_t o = o0 + i * st;
@@ -1008,16 +997,17 @@ void back_substitute(const LineSet& ls, const Workspace<T>& w, bool shared, cons
     ADI_CUDA_CHECK(cudaGetLastError());
   }
   const dim3 grid(blocks_for(L), unsigned(w.S));
+  // (the ring: the reduce only; its back pass measured slower than the L2 form, 791 against 650 us,
+  // z split 512^3 per GPU, 2 x H200, stop 33)
   const bool strided_shared = shared && ls.stride != 1;
-  by_variant(w, strided_shared, strided_shared, [&](auto variant) {
+  by_variant(w, strided_shared, false, [&](auto variant) {
     constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
-    constexpr bool L2 = V == 2, Ring = V == 3;
+    constexpr bool L2 = V == 2;
     if (shared && ls.stride == 1)
       back_rows_kernel<T, B, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
-    else if (shared) {
-      ring_carveout<Ring>(back_kernel<T, true, D, L2, Ring>);
-      back_kernel<T, true, D, L2, Ring><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
-    } else
+    else if (shared)
+      back_kernel<T, true, D, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+    else
       back_kernel<T, false, D, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
   });
   ADI_CUDA_CHECK(cudaGetLastError());
