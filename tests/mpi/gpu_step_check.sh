@@ -42,16 +42,17 @@
 #   - the weak rows also with the operator's explicit fold forced to `separate` ("z sep.fold",
 #     bench_mpi_heat --fold both): the same as "z" unless adi/operator.cpp folds with a subdomain
 #     (h-mpi3's patch, /work/notes/gpu/s32/mpi3_operator_stencil_fold_with_subdomain.patch).
-#   - (stop 33) the passes of lines along y and z with shared bands (the split ADI stages) stream
-#     their rows through a per-thread ring of shared memory by cp.async, 16 rows ahead
-#     (DistributedOptions::device_ring / ADI_PARTITION_RING=1; off by default until measured):
+#   - (stop 33) the reduce of lines along y and z with shared bands (the split ADI stages) streams
+#     its rows through a per-thread ring of shared memory by cp.async, 16 rows ahead
+#     (DistributedOptions::device_ring / ADI_PARTITION_RING=1; off: no gain over the step in run 2):
 #     selfcheck "prefetch 3" cases, DistributedAdiDevice.Ring, the tridiagonal device tests again
 #     with ADI_PARTITION_RING=1, memcheck of the heat step with it, and every table as a same-run
 #     A/B: "z" (default) against "z ring"; the ncu table of a z-split step without / with it;
 #   - (stop 33) the split passes with shared bands in the SPIKE form (DistributedOptions::device_spike
-#     / ADI_PARTITION_SPIKE=1, off by default until measured; meant for x): each rank's segments
-#     solved by the single-GPU kernels with their ends cut, the line-independent spikes, the back
-#     pass one read and one write per row the spikes reach: DistributedAdiDevice.Spike, the
+#     / ADI_PARTITION_SPIKE=1, off by default until measured): each rank's segments solved by the
+#     single-GPU kernels with their ends cut (an ADI stage by the fused stage kernel, right-hand
+#     side included), the line-independent spikes, the back pass one read and one write per row
+#     the spikes reach: DistributedAdiDevice.Spike, the
 #     tridiagonal DeviceMemory test with it, one memcheck of the heat step with the ring and with
 #     SPIKE, rows "z spike", "y spike", "x spike" in the tables, ncu of a z-split step (default /
 #     ring / SPIKE) and an x-split step (default / SPIKE). To keep the pair of calls under ~8
