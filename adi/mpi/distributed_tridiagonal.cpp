@@ -22,6 +22,7 @@
 #include <string>
 #include <limits>
 
+#include "adi/detail/tridiagonal_stage.hpp"
 #include "solvers/common/partition_core.hpp"
 
 namespace adi::mpi {
@@ -234,6 +235,23 @@ void DistributedTridiagonalPlan<T>::Impl::throw_singular(std::pair<index_t, inde
                        line, at);
 }
 
+// The host plans' exchange and reduced solve (t1, t2: its start and end), then the pivot
+// verdict: non-finite interface values throw on every rank (bad: where this rank's forward
+// pass failed, looked for unless ok_reduce).
+template <class T>
+template <class Band>
+void DistributedTridiagonalPlan<T>::Impl::exchange_host(const Band& bd, bool ok_reduce, double& t1, double& t2) {
+  t_wait = 0;
+  timing_barrier();
+  t1 = now();
+  exchange_and_solve();
+  t2 = now();
+  bool ok = true;
+  if (opt.check_pivots)
+    for (T v : sol) ok = ok && std::isfinite(double(v));
+  if (!ok) throw_singular(ok_reduce ? std::pair<index_t, index_t>{-1, -1} : first_bad_pivot(bd), sol.data());
+}
+
 template <class T>
 template <class Band>
 void DistributedTridiagonalPlan<T>::Impl::run(const Band& bd, const T* d, T* u) {
@@ -244,16 +262,70 @@ void DistributedTridiagonalPlan<T>::Impl::run(const Band& bd, const T* d, T* u) 
   // another collective.
   if (!ok_reduce && opt.check_pivots)
     for (T& v : red) v = std::numeric_limits<T>::quiet_NaN();
-  t_wait = 0;
-  timing_barrier();
-  const double t1 = now();
-  exchange_and_solve();
-  const double t2 = now();
-  bool ok = true;
-  if (opt.check_pivots)
-    for (T v : sol) ok = ok && std::isfinite(double(v));
-  if (!ok) throw_singular(ok_reduce ? std::pair<index_t, index_t>{-1, -1} : first_bad_pivot(bd), sol.data());
+  double t1 = 0, t2 = 0;
+  exchange_host(bd, ok_reduce, t1, t2);
   back_substitute(u);
+  const double t3 = now();
+  t_local = (t1 - t0) + (t3 - t2);
+  t_exchange = t2 - t1;
+}
+
+// The SPIKE form on host memory: the device path's steps (distributed_tridiagonal_device.cpp,
+// run_device) as loops over the same functions (solvers/common/partition_core.hpp).
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::run_spike_host(const T* a, const T* b, const T* c, const T* d, T* u,
+                                                        const adi::detail::TridiagonalStage<T>* fused) {
+  const double t0 = now();
+  const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
+  T *W = h_spike.data(), *Z = W + m, *cp = W + 2 * m, *a_cut = W + 4 * m, *c_cut = W + 5 * m;
+  common::spike_vector(m, a, b, c, true, W, cp);
+  common::spike_vector(m, a, b, c, false, Z, cp);
+  index_t reach_lo = 0, reach_hi = 0;
+  common::spike_reach(m, W, Z, T(1e-3) * std::numeric_limits<T>::epsilon(), reach_lo, reach_hi);
+  const index_t st = ls.stride;
+  if (fused) {
+    adi::detail::TridiagonalStage<T> s2 = *fused;
+    s2.lines = ls;
+    s2.periodic = false;
+    s2.u = u;
+    const bool cut[2] = {!first_open, !last_open};
+    const index_t need = L == 0 ? 1 : fused->face_base + (ls.count0 - 1) + (ls.count1 - 1) * fused->face_n1 + 1;
+    h_ghost.assign(std::size_t(2 * need), T(0));
+    for (int k = 0; k < 2; ++k)
+      if (cut[k]) {
+        s2.end[std::size_t(k)] = s2.v_end[std::size_t(k)] = s2.neu_sub[std::size_t(k)] = nullptr;
+        s2.neu_add[std::size_t(k)] = fused->v ? h_ghost.data() + k * need : nullptr;
+      }
+    if (fused->v)
+      for (index_t l = 0; l < L; ++l) {
+        const index_t o = line_offset(l), fi = fused->face_base + l % ls.count0 + (l / ls.count0) * fused->face_n1;
+        if (cut[0]) h_ghost[std::size_t(fi)] = fused->a[0] * fused->v[o - st];
+        if (cut[1]) h_ghost[std::size_t(need + fi)] = fused->c[m - 1] * fused->v[o + m * st];
+      }
+    spike_local->solve_stage(s2);
+  } else {
+    for (index_t i = 0; i < m; ++i) {
+      a_cut[i] = i == 0 ? T(0) : a[i];
+      c_cut[i] = i == m - 1 ? T(0) : c[i];
+    }
+    spike_local->solve(SharedBands<T>{a_cut, b, c_cut}, d, u);
+  }
+  for (index_t l = 0; l < L; ++l) {
+    const index_t o = line_offset(l);
+    common::spike_rows(W[0], W[m - 1], Z[0], Z[m - 1], a[0], c[m - 1], u[o], u[o + (m - 1) * st], first_open,
+                       last_open, red.data() + 8 * l);
+  }
+  double t1 = 0, t2 = 0;
+  exchange_host(SharedBand<T>{a, b, c}, false, t1, t2);
+  const index_t hi = std::max(reach_lo, reach_hi);
+  for (index_t l = 0; l < L; ++l) {
+    const index_t o = line_offset(l);
+    T A = T(0), C = T(0);
+    common::spike_couplings(W[0], W[m - 1], Z[0], Z[m - 1], u[o] - sol[std::size_t(2 * l)],
+                            u[o + (m - 1) * st] - sol[std::size_t(2 * l + 1)], first_open, last_open, A, C);
+    for (index_t i = 0; i < m; ++i)
+      if (i < reach_lo || i >= hi) u[o + i * st] = common::partition_fill(u[o + i * st], W[i], A, Z[i], C);
+  }
   const double t3 = now();
   t_local = (t1 - t0) + (t3 - t2);
   t_exchange = t2 - t1;
@@ -453,17 +525,6 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.dw.l2_everywhere = options.device_l2_prefetch_everywhere;
     p.dw.ring = options.device_ring;
     if (const char* e = std::getenv("ADI_PARTITION_RING"); e && *e) p.dw.ring = std::string(e) != "0";
-    bool spike = options.device_spike;
-    if (const char* e = std::getenv("ADI_PARTITION_SPIKE"); e && *e) spike = std::string(e) != "0";
-    if (spike) {
-      TridiagonalOptions lo;
-      lo.kernel = options.kernel;
-      lo.check_pivots = false;
-      lo.pivoting = Pivoting::none;
-      p.spike_local.emplace(exec, p.ls, lo);
-      p.d_spike = Array<T>(6 * p.m + 2 * p.L, exec);
-      p.d_reach = Array<index_t>(2, exec);
-    }
     if (S > 1) {
       p.d_red1 = Array<T>(p.L * 8 * S, exec);
       p.d_w2 = Array<T>(p.L * 6 * S, exec);
@@ -471,6 +532,31 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
       p.dw.red1 = p.d_red1.data();
       p.dw.w2 = p.d_w2.data();
       p.dw.sol1 = p.d_sol1.data();
+    }
+  }
+  {  // the SPIKE form (device_spike; host plans too, for the tests)
+    bool spike = options.device_spike;
+    if (const char* e = std::getenv("ADI_PARTITION_SPIKE"); e && *e) spike = std::string(e) != "0";
+    if (spike) {
+      TridiagonalOptions lo;
+      lo.kernel = options.kernel;
+      lo.check_pivots = false;
+      lo.pivoting = Pivoting::none;
+      lo.stages = true;  // (the fused stage's launch prepared here, for solve_stage)
+      p.spike_local.emplace(exec, p.ls, lo);
+      const Kernel sk = p.spike_local->stage_kernel();
+      int fused = (exec.is_host() ? sk != Kernel::automatic : sk == Kernel::cuda_thomas_pcr_fused_stage) ? 1 : 0;
+      int all = 0;
+      check_mpi(MPI_Allreduce(&fused, &all, 1, MPI_INT, MPI_MIN, p.comm), "MPI_Allreduce");
+      p.spike_stages = all != 0;
+      if (exec.is_host()) {
+        p.h_spike.assign(std::size_t(6 * p.m), T(0));
+      } else {
+        p.d_spike = Array<T>(9 * p.m + 2 * p.L, exec);
+        p.d_reach = Array<index_t>(3, exec);
+        const index_t none[3] = {0, 0, 0};  // (no spikes yet)
+        p.d_reach.copy_from_host(none);
+      }
     }
   }
 }
@@ -512,6 +598,20 @@ bool DistributedTridiagonalPlan<T>::solve_stage(const SharedBands<T>& bands,
                   "DistributedTridiagonalPlan::solve_stage: null pointer");
   if (!takes_stage(rhs.v == u)) return false;
   p.run_device(bands.a, bands.b, bands.c, true, nullptr, u, &rhs);
+  return true;
+}
+
+template <class T>
+bool DistributedTridiagonalPlan<T>::solve_stage(const SharedBands<T>& bands, const adi::detail::TridiagonalStage<T>& st,
+                                                T* u) {
+  Impl& p = *impl_;
+  if (!p.spike_stages || st.fold.count > 0) return false;
+  detail::require(bands.a && bands.b && bands.c && st.base && st.a && st.d && st.c && u,
+                  "DistributedTridiagonalPlan::solve_stage: null pointer");
+  if (p.exec.is_host())
+    p.run_spike_host(bands.a, bands.b, bands.c, nullptr, u, &st);
+  else
+    p.run_device(bands.a, bands.b, bands.c, true, nullptr, u, nullptr, &st);
   return true;
 }
 

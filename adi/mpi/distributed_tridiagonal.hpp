@@ -104,20 +104,21 @@ struct DistributedOptions {
   // false: the stop 31 passes (kept for comparison).
   bool device_l2_prefetch = true;
   bool device_l2_prefetch_everywhere = false;
-  // With device_prefetch (stop 33): the passes of lines along Y and Z with shared bands (the ADI
-  // stages) stream their rows through a per-thread ring of shared memory filled by cp.async,
+  // With device_prefetch (stop 33): the reduce of lines along Y and Z with shared bands (the ADI
+  // stages) streams its rows through a per-thread ring of shared memory filled by cp.async,
   // 16 rows ahead, instead of register buffers and L2 requests (partition::Workspace::ring).
   // The environment variable ADI_PARTITION_RING=1 / 0 overrides this field (a whole test or
-  // benchmark run with / without it). Off by default until measured faster (2 x H200).
+  // benchmark run with / without it). Off by default: measured no faster over a step (2 x H200).
   bool device_ring = false;
-  // Device plans of a split axis with shared bands (stop 33): the SPIKE form instead of the
-  // partition passes: each rank's segments solved by the single-device tridiagonal kernels with
-  // their ends cut (TridiagonalPlan), the two spikes (line-independent) once per solve, the
-  // reduced rows from the local solution's end rows, and the back pass one read and one write
-  // per row the spikes reach, without a recurrence. Meant for lines along x (the partition
-  // passes' row tiles are slow there); along y and z for comparison with the ring. The stage's
-  // right-hand side is then formed apart (solve_stage declines). ADI_PARTITION_SPIKE=1 / 0
-  // overrides this field. Off by default until measured faster (2 x H200).
+  // Split axes with shared bands (stop 33): the SPIKE form instead of the partition passes:
+  // each rank's segments solved by the single-device tridiagonal kernels with their ends cut
+  // (TridiagonalPlan; an ADI stage by its fused stage kernel, right-hand side included: 3 field
+  // arrays), the two spikes (line-independent) when the bands change, the reduced rows from the
+  // local solution's end rows, and the back pass one read and one write per row the spikes
+  // reach (a few dozen from each end for an ADI stage), without a recurrence: a split stage
+  // then moves ~3.3 field arrays against the partition passes' 5. Host plans run it too (the
+  // tests). ADI_PARTITION_SPIKE=1 / 0 overrides this field. Off by default until measured
+  // faster (2 x H200).
   bool device_spike = false;
 };
 
@@ -137,6 +138,10 @@ namespace adi::cuda_backend::partition {
 template <class T>
 struct StageRhs;  // solvers/cuda/partition_local_passes.hpp
 }  // namespace adi::cuda_backend::partition
+namespace adi::detail {
+template <class T>
+struct TridiagonalStage;  // adi/detail/tridiagonal_stage.hpp
+}  // namespace adi::detail
 namespace adi::mpi {
 
 template <class T>
@@ -163,6 +168,13 @@ class DistributedTridiagonalPlan {
   bool solve_stage(const SharedBands<T>& bands, const cuda_backend::partition::StageRhs<T>& rhs, T* u);
   // Whether solve_stage takes this plan's stages (u_is_v: u == rhs.v).
   bool takes_stage(bool u_is_v) const;
+  // The SPIKE form's ADI stage (DistributedOptions::device_spike): the cut segments solved by
+  // the single-device fused stage kernel, which forms the right-hand side from `stage` (A's line
+  // coefficients, base, v with its ghost planes exchanged, the global ends' face data; its
+  // lines and u are the plan's and `u`), then the spikes' correction. Returns false, having
+  // done nothing, where the plan has no SPIKE stage (not SPIKE, no fused stage kernel for these
+  // lines on some rank of the axis, or stage.fold in use). Collective.
+  bool solve_stage(const SharedBands<T>& bands, const adi::detail::TridiagonalStage<T>& stage, T* u);
 
   bool split() const;                  // the axis is split over more than one rank
   ReducedStrategy strategy() const;    // the strategy in use (meaningful when split())

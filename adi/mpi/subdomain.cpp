@@ -21,7 +21,9 @@ class PartitionLines final : public LineSolver<T> {
   void solve(const SharedBands<T>& b, const T* d, T* u) override { plan_.solve(b, d, u); }
   void solve(const Bands<T>& b, const T* d, T* u) override { plan_.solve(b, d, u); }
   bool solve_stage(const SharedBands<T>& b, const adi::detail::TridiagonalStage<T>& st, T* u) override {
-    if (!stage_in_passes_ || !plan_.takes_stage(st.v == u) || st.fold.count > 0) return false;
+    if (!stage_in_passes_ || st.fold.count > 0) return false;
+    if (plan_.solve_stage(b, st, u)) return true;  // the SPIKE form's stage (DistributedOptions::device_spike)
+    if (!plan_.takes_stage(st.v == u)) return false;
     cuda_backend::partition::StageRhs<T> r;
     r.base = st.base;
     r.v = st.v;

@@ -688,8 +688,7 @@ __global__ void back_chain_kernel(index_t L, int S, const T* __restrict__ w2, co
 // (Shared: alpha and gamma one row for every line, as reduce_kernel kept them). D > 1: rows
 // read D at a time (kPrefetch) ahead of their stores; L2: also requested into L2 kL2Ahead rows
 // ahead of that.
-// Ring: rows streamed through the shared-memory ring (Workspace::ring; shared bands, D = kPrefetch).
-template <class T, bool Shared, int D = 1, bool L2 = false, bool Ring = false>
+template <class T, bool Shared, int D = 1, bool L2 = false>
 __global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) back_kernel(LineSet ls, const T* __restrict__ alpha, const T* __restrict__ gamma,
                             const T* __restrict__ sol, const T* __restrict__ sol1, int S, T* __restrict__ u,
                             int* bad) {
@@ -704,17 +703,7 @@ __global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) back_ke
   if (S == 1 && bad && !(isfinite(u0) && isfinite(nx))) *bad = 1;  // S > 1: back_chain_kernel checked
   u[o0] = u0;
   u[o0 + (n - 1) * st] = nx;
-  if constexpr (Ring) {
-    static_assert(Shared && D == kPrefetch && !L2, "the ring: shared bands, in chunks of kPrefetch");
-    __shared__ T sm[kRingWords<1>];
-    T* const mine = sm + threadIdx.x;
-    ring_rows(
-        n - 2, n - 2, -1, [&](index_t i, int k) { ring_copy(mine + k * kThreads, u + o0 + i * st); },
-        [&](index_t i, int k) {
-          nx = common::partition_fill(mine[k * kThreads], alpha[r0 + i], u0, gamma[r0 + i], nx);
-          u[o0 + i * st] = nx;
-        });
-  } else if constexpr (D <= 1) {
+  if constexpr (D <= 1) {
 #pragma unroll 4
     for (index_t i = n - 2; i >= 1; --i) {
       const index_t o = o0 + i * st;
@@ -795,20 +784,47 @@ unsigned blocks_for(index_t L) { return unsigned((L + kThreads - 1) / kThreads);
 template <class T>
 constexpr T kSpikeTol = T(1e-3) * (sizeof(T) == 4 ? T(1.1920929e-7) : T(2.220446049250313e-16));
 
-// spike_prepare: the cut bands copied by every thread; thread 0 the spike W, thread 1 Z
-// (common::spike_vector), then thread 0 their reach (common::spike_reach) into reach[0..1].
+// spike_prepare (one block): nothing when the bands equal the last ones (kept: 3m values, valid
+// once reach[2] != 0; the ADI stages solve with the same bands every step); else the cut bands
+// and the kept copy written by every thread, thread 0 the spike W, thread 1 Z
+// (common::spike_vector: two sequential sweeps of the bands, ~m x the latency of a division),
+// then thread 0 their reach (common::spike_reach) into reach[0..1].
 template <class T>
 __global__ void spike_prepare_kernel(index_t m, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, T* __restrict__ a_cut, T* __restrict__ c_cut,
-                                     T* __restrict__ W, T* __restrict__ Z, T* __restrict__ cp,
+                                     T* __restrict__ W, T* __restrict__ Z, T* __restrict__ cp, T* __restrict__ kept,
                                      index_t* __restrict__ reach) {
+  bool changed = reach[2] == 0;
+  for (index_t i = threadIdx.x; i < m && !changed; i += blockDim.x)
+    changed = !(a[i] == kept[i] && b[i] == kept[m + i] && c[i] == kept[2 * m + i]);  // (NaN: changed)
+  if (!__syncthreads_or(changed)) return;
   for (index_t i = threadIdx.x; i < m; i += blockDim.x) {
+    kept[i] = a[i];
+    kept[m + i] = b[i];
+    kept[2 * m + i] = c[i];
     a_cut[i] = i == 0 ? T(0) : a[i];
     c_cut[i] = i == m - 1 ? T(0) : c[i];
   }
   if (threadIdx.x < 2) common::spike_vector(m, a, b, c, threadIdx.x == 0, threadIdx.x == 0 ? W : Z, cp + threadIdx.x * m);
   __syncthreads();
-  if (threadIdx.x == 0) common::spike_reach(m, W, Z, kSpikeTol<T>, reach[0], reach[1]);
+  if (threadIdx.x == 0) {
+    common::spike_reach(m, W, Z, kSpikeTol<T>, reach[0], reach[1]);
+    reach[2] = 1;
+  }
+}
+
+// spike_ghost_terms: thread l writes line l's cut-end terms.
+template <class T>
+__global__ void spike_ghost_kernel(LineSet ls, const T* __restrict__ v, const T* __restrict__ ga,
+                                   const T* __restrict__ gc, index_t face_base, index_t face_n1, T* __restrict__ nadd0,
+                                   T* __restrict__ nadd1) {
+  const index_t L = ls.count0 * ls.count1;
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= L) return;
+  const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l);
+  const index_t fi = face_base + l % ls.count0 + (l / ls.count0) * face_n1;
+  if (nadd0) nadd0[fi] = ga[0] * v[o - st];
+  if (nadd1) nadd1[fi] = gc[m - 1] * v[o + m * st];
 }
 
 // spike_reduce: thread l forms line l's two reduced rows (common::spike_rows).
@@ -839,17 +855,19 @@ __global__ void spike_ends_kernel(LineSet ls, const T* __restrict__ W, const T* 
                           last_open, ends[2 * l], ends[2 * l + 1]);
 }
 
-// spike_back, then: block l corrects line l's rows the spikes reach (threads along the line:
-// adjacent words along x), x_i = y_i - W_i A - Z_i C: rows 0 .. lo-1 and max(lo, hi) .. m-1
-// (reach, common::spike_reach: the rows between keep y_i).
+// spike_back, then: warp w of the grid corrects line w's rows the spikes reach (lanes along
+// the line: adjacent words along x), x_i = y_i - W_i A - Z_i C: rows 0 .. lo-1 and
+// max(lo, hi) .. m-1 (reach, common::spike_reach: the rows between keep y_i).
 template <class T>
 __global__ void spike_correct_kernel(LineSet ls, const T* __restrict__ W, const T* __restrict__ Z,
                                      const T* __restrict__ ends, const index_t* __restrict__ reach,
                                      T* __restrict__ u) {
-  const index_t l = blockIdx.x;
+  const index_t L = ls.count0 * ls.count1;
+  const index_t l = (index_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  if (l >= L) return;
   const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l), lo = reach[0], hi = reach[1] > lo ? reach[1] : lo;
   const T A = ends[2 * l], C = ends[2 * l + 1];
-  for (index_t k = threadIdx.x; k < lo + (m - hi); k += blockDim.x) {
+  for (index_t k = threadIdx.x % kWarp; k < lo + (m - hi); k += kWarp) {
     const index_t i = k < lo ? k : hi + (k - lo);
     T& x = u[o + i * st];
     x = common::partition_fill(x, W[i], A, Z[i], C);
@@ -979,16 +997,17 @@ void back_substitute(const LineSet& ls, const Workspace<T>& w, bool shared, cons
     ADI_CUDA_CHECK(cudaGetLastError());
   }
   const dim3 grid(blocks_for(L), unsigned(w.S));
+  // (the ring: the reduce only; its back pass measured slower than the L2 form, 791 against 650 us,
+  // z split 512^3 per GPU, 2 x H200, stop 33)
   const bool strided_shared = shared && ls.stride != 1;
-  by_variant(w, strided_shared, strided_shared, [&](auto variant) {
+  by_variant(w, strided_shared, false, [&](auto variant) {
     constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
-    constexpr bool L2 = V == 2, Ring = V == 3;
+    constexpr bool L2 = V == 2;
     if (shared && ls.stride == 1)
       back_rows_kernel<T, B, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
-    else if (shared) {
-      ring_carveout<Ring>(back_kernel<T, true, D, L2, Ring>);
-      back_kernel<T, true, D, L2, Ring><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
-    } else
+    else if (shared)
+      back_kernel<T, true, D, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+    else
       back_kernel<T, false, D, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
   });
   ADI_CUDA_CHECK(cudaGetLastError());
@@ -1004,11 +1023,11 @@ void solve_reduced(index_t count, int n, bool periodic, const T* rows, index_t l
 }
 
 template <class T>
-void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z, T* cp,
+void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z, T* cp, T* kept,
                    index_t* reach, void* stream) {
   if (m < 1) return;
-  spike_prepare_kernel<T><<<1, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(m, a, b, c, a_cut, c_cut, W, Z, cp,
-                                                                                reach);
+  spike_prepare_kernel<T><<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(m, a, b, c, a_cut, c_cut, W, Z, cp, kept,
+                                                                           reach);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1033,9 +1052,18 @@ void spike_back(const LineSet& ls, const T* W, const T* Z, const index_t* reach,
   if (ls.stride != 1) {  // neighbouring lines adjacent: a thread per line
     spike_correct_lines_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
   } else {
-    if (L > index_t(2147483647)) throw Unsupported("partition::spike_back: more than 2^31 - 1 lines");
-    spike_correct_kernel<T><<<unsigned(L), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
+    spike_correct_kernel<T><<<blocks_for(L * kWarp), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
   }
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void spike_ghost_terms(const LineSet& ls, const T* v, const T* ga, const T* gc, index_t face_base, index_t face_n1,
+                       T* nadd0, T* nadd1, void* stream) {
+  const index_t L = ls.count0 * ls.count1;
+  if (L == 0 || !v || (!nadd0 && !nadd1)) return;
+  spike_ghost_kernel<T><<<blocks_for(L), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(ls, v, ga, gc, face_base,
+                                                                                            face_n1, nadd0, nadd1);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1104,11 +1132,16 @@ template void back_substitute<float>(const LineSet&, const Workspace<float>&, bo
 template void back_substitute<double>(const LineSet&, const Workspace<double>&, bool, const double*, double*, int*,
                                       void*);
 #define ADI_SPIKE_INSTANCES(T)                                                                                  \
-  template void spike_prepare<T>(index_t, const T*, const T*, const T*, T*, T*, T*, T*, T*, index_t*, void*);        \
+  template void spike_prepare<T>(index_t, const T*, const T*, const T*, T*, T*, T*, T*, T*, T*, index_t*, void*);    \
   template void spike_reduce<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, bool, bool,    \
                                 void*);                                                                              \
   template void spike_back<T>(const LineSet&, const T*, const T*, const index_t*, const T*, T*, T*, int*, bool, bool, \
                               void*);
+ADI_SPIKE_INSTANCES(float)
+ADI_SPIKE_INSTANCES(double)
+#undef ADI_SPIKE_INSTANCES
+#define ADI_SPIKE_INSTANCES(T)                                                                                   \
+  template void spike_ghost_terms<T>(const LineSet&, const T*, const T*, const T*, index_t, index_t, T*, T*, void*);
 ADI_SPIKE_INSTANCES(float)
 ADI_SPIKE_INSTANCES(double)
 #undef ADI_SPIKE_INSTANCES

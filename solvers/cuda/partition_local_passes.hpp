@@ -50,10 +50,12 @@ struct Workspace {
   // with l2_everywhere (kept for comparison).
   bool l2_prefetch = true;
   bool l2_everywhere = false;
-  // With prefetch (stop 33): the passes of lines along Y and Z with shared bands (the ADI
-  // stages) stream their rows through a per-thread ring of shared memory filled by cp.async,
+  // With prefetch (stop 33): the reduce of lines along Y and Z with shared bands (the ADI
+  // stages) streams its rows through a per-thread ring of shared memory filled by cp.async,
   // 16 rows ahead (kRingChunks x kPrefetch in the .cu), instead of register buffers and L2
-  // requests: ~5x the bytes in flight per SM. Other passes as without it.
+  // requests: ~5x the bytes in flight per SM (2 x H200, z split 512^3 per GPU: 1422 against
+  // 1561 us; the ring back pass was slower, 791 against 650 us, and is not used). Other passes
+  // as without it.
   bool ring = false;
 };
 
@@ -130,10 +132,12 @@ ADI_CUDA_KERNEL(void solve_reduced(index_t count, int n, bool periodic, const T*
 // c_{m-1} x_m Z with the spikes W = A^{-1} e_0, Z = A^{-1} e_{m-1}: the same for every line.
 // spike_prepare: W, Z (m each) and the cut bands a_cut, c_cut (a, c with a_0 = c_{m-1} = 0) on
 // `stream` (one block: the spikes are two sequential Thomas sweeps, cp: 2m values of scratch),
-// and how far the spikes reach (reach[0..1], device: common::spike_reach).
+// and how far the spikes reach (reach[0..1], device: common::spike_reach). Nothing but a
+// comparison when a, b, c equal the bands of the last call (kept: 3m values; reach[2] = 0 before
+// the first call: the caller zeroes it).
 template <class T>
 ADI_CUDA_KERNEL(void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z,
-                                   T* cp, index_t* reach, void* stream))
+                                   T* cp, T* kept, index_t* reach, void* stream))
 // The reduced rows (as reduce's red, l*8 + 0..7) from y's end rows and the spikes' ends: row 0
 // eliminates x_m with the equation of row m-1 and row m-1 eliminates x_{-1} with that of row 0
 // (the same rows as the partition passes' up to scaling). y: the local solution (u).
@@ -148,6 +152,16 @@ ADI_CUDA_KERNEL(void spike_reduce(const LineSet& lines, const T* a, const T* c, 
 template <class T>
 ADI_CUDA_KERNEL(void spike_back(const LineSet& lines, const T* W, const T* Z, const index_t* reach, const T* sol,
                                 T* ends, T* u, int* bad, bool first_open, bool last_open, void* stream))
+
+// The SPIKE form of an ADI stage (the right-hand side formed by the single-device fused stage on
+// the cut segments): at a cut end (an end inside the global line) the fused stage's end-row
+// formula lacks v's neighbour beyond it; this writes that term per line into face-shaped arrays
+// the stage adds as Neumann terms (index face_base + l0 + l1*face_n1 for line l0 +
+// l1*lines.count0): nadd0[fi] = ga[0] v[row -1], nadd1[fi] = gc[m-1] v[row m] (v's ghost planes;
+// ga, gc: A's line coefficients; a null nadd: that end not cut).
+template <class T>
+ADI_CUDA_KERNEL(void spike_ghost_terms(const LineSet& lines, const T* v, const T* ga, const T* gc, index_t face_base,
+                                       index_t face_n1, T* nadd0, T* nadd1, void* stream))
 
 // Asynchronous copy between any two of device / page-locked host memory, on `stream`.
 ADI_CUDA_KERNEL(void copy_async(void* dst, const void* src, std::size_t bytes, void* stream))

@@ -42,21 +42,23 @@
 #   - the weak rows also with the operator's explicit fold forced to `separate` ("z sep.fold",
 #     bench_mpi_heat --fold both): the same as "z" unless adi/operator.cpp folds with a subdomain
 #     (h-mpi3's patch, /work/notes/gpu/s32/mpi3_operator_stencil_fold_with_subdomain.patch).
-#   - (stop 33) the passes of lines along y and z with shared bands (the split ADI stages) stream
-#     their rows through a per-thread ring of shared memory by cp.async, 16 rows ahead
-#     (DistributedOptions::device_ring / ADI_PARTITION_RING=1; off by default until measured):
+#   - (stop 33) the reduce of lines along y and z with shared bands (the split ADI stages) streams
+#     its rows through a per-thread ring of shared memory by cp.async, 16 rows ahead
+#     (DistributedOptions::device_ring / ADI_PARTITION_RING=1; off: no gain over the step in run 2):
 #     selfcheck "prefetch 3" cases, DistributedAdiDevice.Ring, the tridiagonal device tests again
 #     with ADI_PARTITION_RING=1, memcheck of the heat step with it, and every table as a same-run
 #     A/B: "z" (default) against "z ring"; the ncu table of a z-split step without / with it;
 #   - (stop 33) the split passes with shared bands in the SPIKE form (DistributedOptions::device_spike
-#     / ADI_PARTITION_SPIKE=1, off by default until measured; meant for x): each rank's segments
-#     solved by the single-GPU kernels with their ends cut, the line-independent spikes, the back
-#     pass one read and one write per row the spikes reach: DistributedAdiDevice.Spike, the
+#     / ADI_PARTITION_SPIKE=1, off by default until measured): each rank's segments solved by the
+#     single-GPU kernels with their ends cut (an ADI stage by the fused stage kernel, right-hand
+#     side included), the line-independent spikes, the back pass one read and one write per row
+#     the spikes reach: DistributedAdiDevice.Spike, the
 #     tridiagonal DeviceMemory test with it, one memcheck of the heat step with the ring and with
 #     SPIKE, rows "z spike", "y spike", "x spike" in the tables, ncu of a z-split step (default /
 #     ring / SPIKE) and an x-split step (default / SPIKE). To keep the pair of calls under ~8
 #     minutes this run leaves out what stop 32 measured and this branch does not change: the halo
-#     memcheck and the default step's, the "no-l2" / "sep.fold" rows.
+#     tests and memcheck, the default step's memcheck, the "no-l2" / "sep.fold" rows, the public
+#     case without L2 requests.
 # Logs tarred into $OUT/logs.tgz; tables at the end of stdout. Run part ~2-3 minutes.
 #
 #   OUT=/tmp/o tests/mpi/gpu_step_check.sh                # build (build-mpi-gpu) + run
@@ -86,7 +88,7 @@ export OUT OMP_NUM_THREADS=4 MEMCHECK_TIMEOUT=${MEMCHECK_TIMEOUT:-120}
 SELF="$BUILD/partition_device_selfcheck"
 if [ $build = 1 ]; then
   configure_check -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF
-  build_check test_halo_exchange test_distributed_adi test_distributed_tridiagonal bench_mpi_heat bench_mpi_tridiagonal
+  build_check test_distributed_adi test_distributed_tridiagonal bench_mpi_heat bench_mpi_tridiagonal
   if nvcc -std=c++17 -O2 -arch=sm_90 -DADI_HAVE_CUDA -I. tests/mpi/partition_device_selfcheck.cu solvers/cuda/partition_local_passes.cu \
     -o "$SELF" >>"$OUT/build.log" 2>&1; then
     echo "selfcheck build ok ($(el))" >>"$S"
@@ -103,7 +105,6 @@ NG=$(nvidia-smi -L 2>/dev/null | wc -l)
 [ "$NG" -ge 2 ] || echo "only $NG GPU(s): 2 ranks share one, NCCL cases skip (loudly), no scaling figures" >>"$S"
 # 1. Correctness.
 [ -x "$SELF" ] && step "partition kernels selfcheck" 90 "$OUT/tests.log" "$SELF"
-step "halo tests np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange"
 step "tridiagonal device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
   --gtest_filter='*Device*'
 step "adi device np2" 240 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
@@ -122,8 +123,6 @@ H="$B/benchmarks/bench_mpi_heat"
 step "heat weak np2" 200 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --ring both --spike both
 step "heat strong np2" 150 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --ring both --spike both
 step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
-step "public np2 no-l2" 60 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device \
-  --strategy allgather --transport nccl --no-l2
 # 4. Profile of one z-split step on rank 0 (512^3 per GPU, the weak row): where the split stage's
 # time goes. nsys: every kernel and copy of the step (NCCL kernels too) and the GPU's idle time
 # inside it; ncu: DRAM bytes of our kernels (NCCL's are left out: replaying them would hang the
@@ -190,8 +189,8 @@ grep -E " rc=" "$S" | cut -c1-160 >"$OUT/verdicts.txt"
   python3 tests/mpi/profile_table.py ncu "$OUT/ncu_x.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
   grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" "$OUT/ncu_x.csv" 2>/dev/null
   echo
-  echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs (per-line bands: reduce_kernel<.., 0, 0, 4, 1>; the last row: the"
-  echo "   same allgather / nccl plan without the L2 prefetch (--no-l2: stop 31's passes), its own run) =="
+  echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs (per-line bands: reduce_kernel<.., 0, 0, 4, 0>; unchanged"
+  echo "   by stop 33: the ring and SPIKE take shared bands only) =="
   grep -hE "^\| ranks|^\|---|^\| 2 \| device" "$OUT/public.log"
   grep -hE "^device memory, 2 rank|^bench_mpi_tridiagonal:" "$OUT/public.log"
   echo

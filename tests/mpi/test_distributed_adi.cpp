@@ -304,8 +304,8 @@ struct Variant {
 };
 void expect_split_cases(const char* name, const std::vector<std::array<index_t, 3>>& sizes,
                         const std::vector<Problem>& problems, const std::vector<Scheme>& schemes,
-                        const std::vector<Variant>& variants) {
-  const Executor dev = rank_gpu();
+                        const std::vector<Variant>& variants, bool host = false) {
+  const Executor dev = host ? Executor::host() : rank_gpu();
   Grids grids;
   double worst = 0;
   int cases = 0;
@@ -409,9 +409,7 @@ TEST(DistributedAdiDevice, Ring) {
 // along x with constant coefficients: x has shared bands only then) against one domain: every
 // split direction, odd sizes, segments of 10-48 rows, S = 1, automatic and 3 (the SPIKE form
 // ignores S), in the passes asked for (solve_stage declines: formed apart) and apart.
-TEST(DistributedAdiDevice, Spike) {
-  ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
-  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+std::vector<Variant> spike_variants() {
   std::vector<Variant> variants(3);
   for (int v = 0; v < 3; ++v) {
     DistributedOptions& o = variants[std::size_t(v)].options;
@@ -422,9 +420,21 @@ TEST(DistributedAdiDevice, Spike) {
                                      std::to_string(o.device_subsegments) +
                                      (o.stage_in_passes ? ", in the passes" : ", separate right-hand side");
   }
+  return variants;
+}
+TEST(DistributedAdiDevice, Spike) {
+  ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
   const std::vector<Problem> all = setups();
   expect_split_cases("Spike", {{21, 33, 97}, {97, 29, 1}}, {all[1], all[3], all[4]},  // g(t), periodic, mixed
-                     {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, variants);
+                     {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, spike_variants());
+}
+// ... on host memory (the same steps as loops: DistributedTridiagonalPlan::Impl::run_spike_host;
+// the host operator forms every right-hand side apart), every scheme.
+TEST(DistributedAdi, Spike) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const std::vector<Problem> all = setups();
+  expect_split_cases("Spike (host)", {{13, 11, 29}, {17, 13, 1}}, all, schemes(false), {spike_variants()[0]}, true);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpu_skip.hpp"
+#include "adi/detail/tridiagonal_stage.hpp"
 #include "adi/field.hpp"
 #include "adi/mpi/decomposition.hpp"
 #include "adi/mpi/distributed_tridiagonal.hpp"
@@ -18,6 +19,7 @@
 #include "adi/tridiagonal.hpp"
 #include "solvers/common/partition_core.hpp"
 #include "solvers/common/partition_reduced.hpp"
+#include "solvers/common/stage_rhs_core.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "mpi_test_util.hpp"
 
@@ -460,6 +462,83 @@ TEST(DistributedTridiagonal, SpikeArithmetic) {
   if (world_rank() == 0)
     std::printf("SpikeArithmetic: largest relative difference from Gaussian elimination %.3g (rows corrected: %.0f%% on average)\n",
                 worst, 100.0 * reached / std::max(1, segments));
+}
+
+// The SPIKE form's ADI stage (DistributedTridiagonalPlan::solve_stage with a TridiagonalStage:
+// the cut segments through the single-device stage, v's neighbour beyond a cut end added from
+// its ghost plane) on host memory, lines along z split over the world (uneven), periodic and
+// not, against the stage's right-hand side formed here and solved by a plan without SPIKE.
+TEST(DistributedTridiagonal, SpikeStage) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  const int P = world_size();
+  ProcessGrid procs(MPI_COMM_WORLD, {1, 1, P});
+  const index_t nx = 5, ny = 4, N = 9 * P + 3;
+  Decomposition dec(procs, {nx, ny, N});
+  const index_t m = dec.extents()[2], k0 = dec.lo()[2], plane = nx * ny;
+  const Box3 box = Box3::dense(nx, ny, m);
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> u01(-1, 1);
+  const std::size_t nn = std::size_t(N);
+  std::vector<double> ga(nn), gd(nn), gc(nn);
+  for (std::size_t k = 0; k < ga.size(); ++k) ga[k] = u01(rng), gc[k] = u01(rng), gd[k] = -2.5 + 0.5 * u01(rng);
+  const double inv_s = 1.3;
+  auto f = [&](index_t i, index_t j, index_t k) { return std::sin(0.7 * double(i) + 1.3 * double(j) + 0.37 * double(k)); };
+  for (bool periodic : {false, true}) {
+    // v, base with one ghost plane on each side along z (v's ghosts: the neighbours' planes)
+    std::vector<double> v(std::size_t(plane * (m + 2))), base(v.size()), u(v.size(), 0.0), ref(v.size(), 0.0),
+        rhs(v.size(), 0.0);
+    for (index_t k = -1; k <= m; ++k)
+      for (index_t j = 0; j < ny; ++j)
+        for (index_t i = 0; i < nx; ++i) {
+          const index_t kg = ((k0 + k) % N + N) % N, o = (k + 1) * plane + j * nx + i;
+          v[std::size_t(o)] = f(i, j, kg);
+          base[std::size_t(o)] = f(j, i, kg + 3);
+        }
+    const bool first_open = dec.lo()[2] == 0 && !periodic, last_open = k0 + m == N && !periodic;
+    std::vector<double> la(ga.begin() + k0, ga.begin() + k0 + m), ld(gd.begin() + k0, gd.begin() + k0 + m),
+        lc(gc.begin() + k0, gc.begin() + k0 + m);
+    std::vector<double> lb = ld;
+    for (index_t k = 0; k < m; ++k) lb[std::size_t(k)] = inv_s - ld[std::size_t(k)];
+    for (index_t k = 0; k < m; ++k)
+      for (index_t l = 0; l < plane; ++l) {
+        const index_t o = (k + 1) * plane + l;
+        const double vm = k == 0 && first_open ? 0.0 : v[std::size_t(o - plane)];
+        const double vp = k == m - 1 && last_open ? 0.0 : v[std::size_t(o + plane)];
+        rhs[std::size_t(o)] = common::stage_rhs_inner(
+            common::StageRhsArgs<double>{inv_s, {nullptr, nullptr}, {0.0, 0.0}, v.data(), {nullptr, nullptr},
+                                         {nullptr, nullptr}, {nullptr, nullptr}},
+            la[std::size_t(k)], ld[std::size_t(k)], lc[std::size_t(k)], base[std::size_t(o)], vm, v[std::size_t(o)], vp,
+            index_t(0));
+      }
+    DistributedOptions o;
+    o.periodic = periodic;
+    DistributedTridiagonalPlan<double> plain(procs, Axis::z, Executor::host(), box, o);
+    const SharedBands<double> bands{la.data(), lb.data(), lc.data()};
+    plain.solve(bands, rhs.data() + plane, ref.data() + plane);
+    o.device_spike = true;
+    DistributedTridiagonalPlan<double> spike(procs, Axis::z, Executor::host(), box, o);
+    detail::TridiagonalStage<double> st{};
+    st.base = base.data() + plane;
+    st.v = v.data() + plane;
+    st.inv_s = inv_s;
+    st.a = la.data();
+    st.d = ld.data();
+    st.c = lc.data();
+    st.face_base = 0;
+    st.face_n1 = nx;
+    ASSERT_TRUE(spike.solve_stage(bands, st, u.data() + plane)) << "the SPIKE plan takes stages";
+    double err = 0, scale = 0;
+    for (index_t q = plane; q < plane * (m + 1); ++q) {
+      err = std::max(err, std::abs(u[std::size_t(q)] - ref[std::size_t(q)]));
+      scale = std::max(scale, std::abs(ref[std::size_t(q)]));
+    }
+    double all = 0;
+    MPI_Allreduce(&err, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_LE(all, 1e-12 * scale) << (periodic ? "periodic" : "not periodic");
+    if (world_rank() == 0)
+      std::printf("SpikeStage: %s, largest difference from the stage formed apart %.3g (scale %.3g)\n",
+                  periodic ? "periodic" : "not periodic", all, scale);
+  }
 }
 
 TEST(DistributedTridiagonal, TransportNames) {

@@ -134,11 +134,17 @@ struct DistributedTridiagonalPlan<T>::Impl {
   cuda_backend::partition::Workspace<T> dw;
   // The SPIKE form of shared-band solves along x (DistributedOptions::device_spike): the
   // single-device plan of this rank's segments (cut ends, no pivot check: a bad pivot shows as
-  // non-finite interface values), d_spike = a_cut, c_cut, W, Z (m each), cp (2m), ends (2L) and
-  // d_reach the spikes' reach (2).
+  // non-finite interface values), d_spike = a_cut, c_cut, W, Z (m each), cp (2m), the bands of
+  // the last solve (3m), ends (2L) and d_reach the spikes' reach and whether they are valid (3).
   std::optional<TridiagonalPlan<T>> spike_local;
   Array<T> d_spike;
   Array<index_t> d_reach;
+  // Its stages (solve_stage with a TridiagonalStage): spike_local's fused stage kernel takes the
+  // lines on every rank of the axis (host: its stage entry); d_ghost the cut ends' terms (two
+  // face-shaped arrays). Host plans: h_spike = W, Z, cp (2m), a_cut, c_cut, h_ghost.
+  bool spike_stages = false;
+  Array<T> d_ghost;
+  std::vector<T> h_spike, h_ghost;
   // Device plans: how the reduced rows travel and where they are solved. With the device
   // solve: d_gather (the gathered rows, the host layout), d_back (alltoall: the chunk's
   // solutions), d_scratch (3 * 2P per solved line); d_flag / h_flag carry the
@@ -198,6 +204,8 @@ struct DistributedTridiagonalPlan<T>::Impl {
                    index_t rank_stride, T* out, index_t out_rank_stride, index_t out_line_stride, bool whole);
   template <class Band>
   void run(const Band& bd, const T* d, T* u);
+  template <class Band>
+  void exchange_host(const Band& bd, bool ok_reduce, double& t1, double& t2);
   // Where a failed solve failed (SingularSystem's fields): the first local line with a zero
   // or non-finite pivot of this rank's forward pass and its row along the whole axis, or
   // {-1, -1}. Host bands; only called once a solve has failed.
@@ -210,7 +218,8 @@ struct DistributedTridiagonalPlan<T>::Impl {
   [[noreturn]] void throw_singular(std::pair<index_t, index_t> bad, const T* ends) const;
   // rhs (shared bands): the stage's right-hand side formed in the reduce pass, d unused.
   void run_device(const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
-                  const cuda_backend::partition::StageRhs<T>* rhs = nullptr);
+                  const cuda_backend::partition::StageRhs<T>* rhs = nullptr,
+                  const adi::detail::TridiagonalStage<T>* fused = nullptr);
 
   // The solve path, chosen once in the constructor: the single-device plan of an unsplit
   // axis, the host passes or the device passes; one per band kind.
@@ -220,8 +229,14 @@ struct DistributedTridiagonalPlan<T>::Impl {
   static void solve_local(Impl& p, const B& bands, const T* d, T* u) { p.local->solve(bands, d, u); }
   static void solve_host(Impl& p, const Bands<T>& bd, const T* d, T* u) { p.run(FullBand<T>{bd.a, bd.b, bd.c}, d, u); }
   static void solve_host_shared(Impl& p, const SharedBands<T>& bd, const T* d, T* u) {
-    p.run(SharedBand<T>{bd.a, bd.b, bd.c}, d, u);
+    if (p.spike_local)
+      p.run_spike_host(bd.a, bd.b, bd.c, d, u, nullptr);
+    else
+      p.run(SharedBand<T>{bd.a, bd.b, bd.c}, d, u);
   }
+  // The SPIKE form on host memory (the device's steps as loops over the same functions).
+  void run_spike_host(const T* a, const T* b, const T* c, const T* d, T* u,
+                      const adi::detail::TridiagonalStage<T>* fused);
   static void solve_device(Impl& p, const Bands<T>& bd, const T* d, T* u) {
     p.run_device(bd.a, bd.b, bd.c, false, d, u);
   }
