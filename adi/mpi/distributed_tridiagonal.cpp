@@ -27,6 +27,15 @@
 
 namespace adi::mpi {
 
+namespace {
+// A timing switch of the environment over its option: unset or empty keeps `option`, "0" is
+// off, anything else on.
+bool env_switch(const char* name, bool option) {
+  const char* e = std::getenv(name);
+  return e && *e ? std::string(e) != "0" : option;
+}
+}  // namespace
+
 StrategyCosts model_costs(const NetworkModel& net, std::size_t value_size, index_t lines, int ranks, bool periodic) {
   // Bytes and messages of each strategy for `lines` lines, with the axis's measured
   // latency and bandwidth; reduced-system arithmetic at ~48 bytes of memory traffic per
@@ -270,6 +279,27 @@ void DistributedTridiagonalPlan<T>::Impl::run(const Band& bd, const T* d, T* u) 
   t_exchange = t2 - t1;
 }
 
+template <class T>
+index_t DistributedTridiagonalPlan<T>::Impl::ghost_size(const adi::detail::TridiagonalStage<T>& fused) const {
+  return ls.lines() == 0 ? 1 : fused.face_base + (ls.count0 - 1) + (ls.count1 - 1) * fused.face_n1 + 1;
+}
+
+template <class T>
+adi::detail::TridiagonalStage<T> DistributedTridiagonalPlan<T>::Impl::cut_stage(
+    const adi::detail::TridiagonalStage<T>& fused, T* u, T* const ghost[2]) const {
+  adi::detail::TridiagonalStage<T> s = fused;
+  s.lines = ls;
+  s.periodic = false;
+  s.u = u;
+  const bool cut[2] = {r != 0 || opt.periodic, r != P - 1 || opt.periodic};
+  for (std::size_t k = 0; k < 2; ++k)
+    if (cut[k]) {
+      s.end[k] = s.v_end[k] = s.neu_sub[k] = nullptr;
+      s.neu_add[k] = fused.v ? ghost[k] : nullptr;
+    }
+  return s;
+}
+
 // The SPIKE form on host memory: the device path's steps (distributed_tridiagonal_device.cpp,
 // run_device) as loops over the same functions (solvers/common/partition_core.hpp).
 template <class T>
@@ -281,28 +311,19 @@ void DistributedTridiagonalPlan<T>::Impl::run_spike_host(const T* a, const T* b,
   common::spike_vector(m, a, b, c, true, W, cp);
   common::spike_vector(m, a, b, c, false, Z, cp);
   index_t reach_lo = 0, reach_hi = 0;
-  common::spike_reach(m, W, Z, T(1e-3) * std::numeric_limits<T>::epsilon(), reach_lo, reach_hi);
+  common::spike_reach(m, W, Z, common::kSpikeTol<T>, reach_lo, reach_hi);
   const index_t st = ls.stride;
   if (fused) {
-    adi::detail::TridiagonalStage<T> s2 = *fused;
-    s2.lines = ls;
-    s2.periodic = false;
-    s2.u = u;
-    const bool cut[2] = {!first_open, !last_open};
-    const index_t need = L == 0 ? 1 : fused->face_base + (ls.count0 - 1) + (ls.count1 - 1) * fused->face_n1 + 1;
+    const index_t need = ghost_size(*fused);
     h_ghost.assign(std::size_t(2 * need), T(0));
-    for (int k = 0; k < 2; ++k)
-      if (cut[k]) {
-        s2.end[std::size_t(k)] = s2.v_end[std::size_t(k)] = s2.neu_sub[std::size_t(k)] = nullptr;
-        s2.neu_add[std::size_t(k)] = fused->v ? h_ghost.data() + k * need : nullptr;
-      }
+    T* const ghost[2] = {h_ghost.data(), h_ghost.data() + need};
     if (fused->v)
       for (index_t l = 0; l < L; ++l) {
         const index_t o = line_offset(l), fi = fused->face_base + l % ls.count0 + (l / ls.count0) * fused->face_n1;
-        if (cut[0]) h_ghost[std::size_t(fi)] = fused->a[0] * fused->v[o - st];
-        if (cut[1]) h_ghost[std::size_t(need + fi)] = fused->c[m - 1] * fused->v[o + m * st];
+        if (!first_open) ghost[0][fi] = fused->a[0] * fused->v[o - st];
+        if (!last_open) ghost[1][fi] = fused->c[m - 1] * fused->v[o + m * st];
       }
-    spike_local->solve_stage(s2);
+    spike_local->solve_stage(cut_stage(*fused, u, ghost));
   } else {
     for (index_t i = 0; i < m; ++i) {
       a_cut[i] = i == 0 ? T(0) : a[i];
@@ -523,8 +544,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.dw.prefetch = options.device_prefetch;
     p.dw.l2_prefetch = options.device_l2_prefetch;
     p.dw.l2_everywhere = options.device_l2_prefetch_everywhere;
-    p.dw.ring = options.device_ring;
-    if (const char* e = std::getenv("ADI_PARTITION_RING"); e && *e) p.dw.ring = std::string(e) != "0";
+    p.dw.ring = env_switch("ADI_PARTITION_RING", options.device_ring);
     if (S > 1) {
       p.d_red1 = Array<T>(p.L * 8 * S, exec);
       p.d_w2 = Array<T>(p.L * 6 * S, exec);
@@ -535,9 +555,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     }
   }
   {  // the SPIKE form (device_spike; host plans too, for the tests)
-    bool spike = options.device_spike;
-    if (const char* e = std::getenv("ADI_PARTITION_SPIKE"); e && *e) spike = std::string(e) != "0";
-    if (spike) {
+    if (env_switch("ADI_PARTITION_SPIKE", options.device_spike)) {
       TridiagonalOptions lo;
       lo.kernel = options.kernel;
       lo.check_pivots = false;

@@ -31,25 +31,13 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
     T* sp = d_spike.data();
     T *a_cut = sp, *c_cut = sp + m, *W = sp + 2 * m, *Z = sp + 3 * m, *ends = sp + 9 * m;
     part::spike_prepare<T>(m, a, b, c, a_cut, c_cut, W, Z, sp + 4 * m, sp + 6 * m, d_reach.data(), st);
-    if (fused) {  // y by the fused stage on the cut segments (solve_stage; first_open etc. as above)
-      adi::detail::TridiagonalStage<T> s2 = *fused;
-      s2.lines = ls;
-      s2.periodic = false;
-      s2.u = u;
-      // A cut end: no face data; v's neighbour beyond it (a ghost plane) added as a Neumann term.
-      const bool cut[2] = {!first_open, !last_open};
-      const index_t need = ls.lines() == 0 ? 1
-                                           : fused->face_base + (ls.count0 - 1) + (ls.count1 - 1) * fused->face_n1 + 1;
+    if (fused) {  // y by the fused stage on the cut segments (solve_stage; cut_stage)
+      const index_t need = ghost_size(*fused);
       if (d_ghost.size() < 2 * need) d_ghost = Array<T>(2 * need, exec);
-      T* ghost[2] = {d_ghost.data(), d_ghost.data() + need};
-      for (int k = 0; k < 2; ++k)
-        if (cut[k]) {
-          s2.end[std::size_t(k)] = s2.v_end[std::size_t(k)] = s2.neu_sub[std::size_t(k)] = nullptr;
-          s2.neu_add[std::size_t(k)] = fused->v ? ghost[k] : nullptr;
-        }
+      T* const ghost[2] = {d_ghost.data(), d_ghost.data() + need};
       part::spike_ghost_terms<T>(ls, fused->v, fused->a, fused->c, fused->face_base, fused->face_n1,
-                                 cut[0] ? ghost[0] : nullptr, cut[1] ? ghost[1] : nullptr, st);
-      spike_local->solve_stage(s2, d_flag.data());
+                                 first_open ? nullptr : ghost[0], last_open ? nullptr : ghost[1], st);
+      spike_local->solve_stage(cut_stage(*fused, u, ghost), d_flag.data());
     } else {
       spike_local->solve(SharedBands<T>{a_cut, b, c_cut}, d, u);  // y, on the same stream
     }

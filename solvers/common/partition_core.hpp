@@ -15,6 +15,8 @@
 // partition_accumulate) leaves row s coupled to x_s and the segment's last row only. The
 // backward sweep carries the coupling to the right end the same way (partition_carry),
 // and the last pass fills x_i = d'_i - a'_i x_left - c'_i x_right (partition_fill).
+#include <limits>
+
 #include "solvers/common/thomas_core.hpp"
 
 namespace adi::common {
@@ -99,6 +101,9 @@ ADI_THOMAS_HD void spike_vector(I m, const T* a, const T* b, const T* c, bool le
 // (their correction is below tol relative to the couplings'; tol well below the precision's
 // epsilon). With diagonally dominant bands the spikes decay geometrically: an ADI stage's
 // reach a few dozen rows from each end, the back pass then touches only those.
+// The tolerance every caller of spike_reach passes: a thousandth of the precision's epsilon.
+template <class T>
+constexpr T kSpikeTol = T(1e-3) * std::numeric_limits<T>::epsilon();
 template <class T, class I>
 ADI_THOMAS_HD void spike_reach(I m, const T* W, const T* Z, T tol, I& lo, I& hi) {
   auto mag = [](T v) { return v < T(0) ? -v : v; };

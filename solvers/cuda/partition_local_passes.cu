@@ -780,10 +780,6 @@ __global__ void reduced_kernel(index_t count, int n, bool periodic, const T* __r
 
 unsigned blocks_for(index_t L) { return unsigned((L + kThreads - 1) / kThreads); }
 
-// common::spike_reach's tolerance: a thousandth of the precision's epsilon.
-template <class T>
-constexpr T kSpikeTol = T(1e-3) * (sizeof(T) == 4 ? T(1.1920929e-7) : T(2.220446049250313e-16));
-
 // spike_prepare (one block): nothing when the bands equal the last ones (kept: 3m values, valid
 // once reach[2] != 0; the ADI stages solve with the same bands every step); else the cut bands
 // and the kept copy written by every thread, thread 0 the spike W, thread 1 Z
@@ -808,7 +804,7 @@ __global__ void spike_prepare_kernel(index_t m, const T* __restrict__ a, const T
   if (threadIdx.x < 2) common::spike_vector(m, a, b, c, threadIdx.x == 0, threadIdx.x == 0 ? W : Z, cp + threadIdx.x * m);
   __syncthreads();
   if (threadIdx.x == 0) {
-    common::spike_reach(m, W, Z, kSpikeTol<T>, reach[0], reach[1]);
+    common::spike_reach(m, W, Z, common::kSpikeTol<T>, reach[0], reach[1]);
     reach[2] = 1;
   }
 }

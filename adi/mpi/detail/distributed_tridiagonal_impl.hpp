@@ -237,6 +237,13 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // The SPIKE form on host memory (the device's steps as loops over the same functions).
   void run_spike_host(const T* a, const T* b, const T* c, const T* d, T* u,
                       const adi::detail::TridiagonalStage<T>* fused);
+  // The SPIKE form's stage on this rank's cut segments (host and device plans): fused's stage
+  // over ls, not periodic, into u; at a cut end (one inside the global line) no face data, and
+  // v's neighbour beyond it enters as a Neumann term read from ghost[k] (face-shaped,
+  // ghost_size(fused) values; the caller writes a_0 v[-1] / c_{m-1} v[m] there).
+  adi::detail::TridiagonalStage<T> cut_stage(const adi::detail::TridiagonalStage<T>& fused, T* u,
+                                             T* const ghost[2]) const;
+  index_t ghost_size(const adi::detail::TridiagonalStage<T>& fused) const;
   static void solve_device(Impl& p, const Bands<T>& bd, const T* d, T* u) {
     p.run_device(bd.a, bd.b, bd.c, false, d, u);
   }
