@@ -129,7 +129,7 @@ std::size_t large_lines_workspace_bytes(const Executor& exec, const LineSet& lin
 template <class T>
 void large_lines_solve(const Executor& exec, const LineSet& lines, const T* a, const T* b, const T* c,
                        bool shared, const T* d, T* u, bool periodic, bool check_pivots, void* workspace,
-                       unsigned long long* report = nullptr);
+                       unsigned long long* report);
 }  // namespace detail
 
 }  // namespace adi

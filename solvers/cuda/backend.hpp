@@ -326,8 +326,6 @@ ADI_CUDA_KERNEL(int large_chunk_min())
 ADI_CUDA_KERNEL(int large_chunk_max())
 ADI_CUDA_KERNEL(int large_default_chunk(std::size_t value_size))
 ADI_CUDA_KERNEL(std::size_t large_workspace_bytes(index_t n, bool periodic, int chunk, std::size_t value_size))
-// Zeroes the pivot flag on `stream` (before the solves that share it).
-ADI_CUDA_KERNEL(void large_flag_reset(unsigned long long* flag, void* stream))
 // Enqueues the two-pass partition solve of one system on `stream`. On a bad pivot at row r
 // the kernels raise `pivot_flag` (may be null) to at least flag_bias - r. load: 0 the
 // default, 1 lanes load straight from global memory, 2 tiles staged in shared memory.

@@ -93,10 +93,6 @@ std::size_t large_workspace_bytes(index_t n, bool, int chunk, std::size_t value_
   return LevelPlan::make(n, chunk, value_size).bytes;
 }
 
-void large_flag_reset(unsigned long long* flag, void* stream) {
-  ADI_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(unsigned long long), static_cast<cudaStream_t>(stream)));
-}
-
 template <class T>
 void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, int chunk,
                  double tolerance, void* workspace, unsigned long long* flag, unsigned long long bias,
