@@ -534,8 +534,8 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
       p.dw.sol1 = p.d_sol1.data();
     }
   }
-  {  // the SPIKE form (device_spike; host plans too, for the tests)
-    bool spike = options.device_spike;
+  {  // the SPIKE form (device_spike; host plans with host_spike)
+    bool spike = exec.is_host() ? options.host_spike : options.device_spike;
     if (const char* e = std::getenv("ADI_PARTITION_SPIKE"); e && *e) spike = std::string(e) != "0";
     if (spike) {
       TridiagonalOptions lo;
