@@ -84,8 +84,8 @@ struct Args {
   std::string ring = "off";  // --ring on|off|both: the y / z passes with shared bands stream rows through a
                              // shared-memory ring (stop 33, DistributedOptions::device_ring), or not, or both rows
   bool use_ring = false;     // this case's (set per row from ring)
-  std::string spike = "off";  // --spike on|off|both: the split passes with shared bands in the SPIKE form (stop 33,
-                              // DistributedOptions::device_spike), or not, or both rows
+  std::string spike = "on";  // --spike on|off|both: the split passes with shared bands in the SPIKE form (stop 33,
+                             // DistributedOptions::device_spike, the default), or not, or both rows
   bool use_spike = false;     // this case's (set per row from spike)
   std::string fold = "default";  // --fold default|separate|both: the operator's explicit fold as built (CUDA:
                                  // stencil), or ExplicitFold::separate (apply() then the stage), or both rows

@@ -554,8 +554,8 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
       p.dw.sol1 = p.d_sol1.data();
     }
   }
-  {  // the SPIKE form (device_spike; host plans too, for the tests)
-    if (env_switch("ADI_PARTITION_SPIKE", options.device_spike)) {
+  {  // the SPIKE form (device_spike; host plans with host_spike)
+    if (env_switch("ADI_PARTITION_SPIKE", exec.is_host() ? options.host_spike : options.device_spike)) {
       TridiagonalOptions lo;
       lo.kernel = options.kernel;
       lo.check_pivots = false;

@@ -116,11 +116,12 @@ struct DistributedOptions {
   // arrays), the two spikes (line-independent) when the bands change, the reduced rows from the
   // local solution's end rows, and the back pass one read and one write per row the spikes
   // reach (a few dozen from each end for an ADI stage), without a recurrence: a split stage
-  // then moves ~3.3 field arrays against the partition passes' 5. Host plans run it too (the
-  // tests). ADI_PARTITION_SPIKE=1 / 0 overrides this field. Measured faster on 2 x H200 (weak
-  // 512^3 per GPU: z 5.51 -> 4.91 ms, y 5.51 -> 4.93, x 6.75 -> 5.15); off by default until its
-  // strong-scaling rows run (docs/mpi.md).
-  bool device_spike = false;
+  // then moves ~3.3 field arrays against the partition passes' 5 (2 x H200, 512^3 per GPU:
+  // weak z 5.51 -> 4.91 ms, y 5.51 -> 4.93, x 6.75 -> 5.15; 1 GPU 4.47). false: the partition
+  // passes (kept for comparison). Host plans: only with host_spike (the same steps as loops;
+  // the tests). ADI_PARTITION_SPIKE=1 / 0 overrides both fields.
+  bool device_spike = true;
+  bool host_spike = false;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).

@@ -71,7 +71,7 @@ def main():
         return ("%s (%.3f ms)" % (eff, ms)) if kind == "weak" else ("%.2fx (%.3f ms)" % (block[1] / ms, ms))
 
     if len(sys.argv) > 4 and sys.argv[4] == "new":
-        print("| 2 GPUs, one rank each | old (default) | new (%s, same run) | target |" % tag)
+        print("| 2 GPUs, one rank each | old (the switch off) | new (%s, same run) | target |" % tag)
     else:
         print("| 2 GPUs, one rank each | after (default) | before (%s, same run) | target |" % tag)
     print("|---|---|---|---|")

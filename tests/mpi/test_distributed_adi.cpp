@@ -343,6 +343,7 @@ TEST(DistributedAdiDevice, StageInPasses) {
   std::vector<Variant> variants(3);
   for (int v = 0; v < 3; ++v) {
     variants[std::size_t(v)].options.stage_in_passes = v < 2;
+    variants[std::size_t(v)].options.device_spike = false;  // (the partition passes)
     variants[std::size_t(v)].options.device_subsegments = v == 1 ? 0 : 1;
     variants[std::size_t(v)].label = std::string(v == 2 ? "separate right-hand side" : "in the passes") +
                                      (v == 1 ? ", automatic sub-segments" : ", one thread per line");
@@ -367,6 +368,7 @@ TEST(DistributedAdiDevice, Prefetch) {
   for (int v = 0; v < 9; ++v) {  // v < 6: prefetch; S = 1, automatic, 3; in the passes, apart
     DistributedOptions& o = variants[std::size_t(v)].options;
     o.device_prefetch = v != 6;
+    o.device_spike = false;  // (the partition passes)
     o.device_l2_prefetch = v < 7;
     o.device_l2_prefetch_everywhere = v < 6 && v % 2 == 1;  // the X / per-line L2 forms too
     o.device_subsegments = v == 6 ? 1 : v == 7 ? 1 : v == 8 ? 3 : std::array<int, 3>{1, 0, 3}[std::size_t(v % 3)];
@@ -395,6 +397,7 @@ TEST(DistributedAdiDevice, Ring) {
   for (int v = 0; v < 4; ++v) {
     DistributedOptions& o = variants[std::size_t(v)].options;
     o.device_ring = true;
+    o.device_spike = false;  // (the partition passes)
     o.device_subsegments = std::array<int, 4>{1, 0, 3, 1}[std::size_t(v)];
     o.stage_in_passes = v < 3;
     variants[std::size_t(v)].label = "ring, sub-segments " + std::to_string(o.device_subsegments) +
@@ -413,7 +416,7 @@ std::vector<Variant> spike_variants() {
   std::vector<Variant> variants(3);
   for (int v = 0; v < 3; ++v) {
     DistributedOptions& o = variants[std::size_t(v)].options;
-    o.device_spike = true;
+    o.device_spike = o.host_spike = true;
     o.device_subsegments = std::array<int, 3>{1, 0, 3}[std::size_t(v)];
     o.stage_in_passes = v != 1;
     variants[std::size_t(v)].label = std::string("spike") + ", sub-segments " +

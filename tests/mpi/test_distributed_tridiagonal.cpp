@@ -512,10 +512,10 @@ TEST(DistributedTridiagonal, SpikeStage) {
       }
     DistributedOptions o;
     o.periodic = periodic;
-    DistributedTridiagonalPlan<double> plain(procs, Axis::z, Executor::host(), box, o);
+    DistributedTridiagonalPlan<double> plain(procs, Axis::z, Executor::host(), box, o);  // (host: no SPIKE)
     const SharedBands<double> bands{la.data(), lb.data(), lc.data()};
     plain.solve(bands, rhs.data() + plane, ref.data() + plane);
-    o.device_spike = true;
+    o.host_spike = true;
     DistributedTridiagonalPlan<double> spike(procs, Axis::z, Executor::host(), box, o);
     detail::TridiagonalStage<double> st{};
     st.base = base.data() + plane;
