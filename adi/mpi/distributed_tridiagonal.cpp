@@ -338,14 +338,15 @@ void DistributedTridiagonalPlan<T>::Impl::run_spike_host(const T* a, const T* b,
   }
   double t1 = 0, t2 = 0;
   exchange_host(SharedBand<T>{a, b, c}, false, t1, t2);
-  const index_t hi = std::max(reach_lo, reach_hi);
+  index_t top = 0, bottom = m;
+  common::spike_corrected_rows(m, reach_lo, reach_hi, first_open, last_open, top, bottom);
   for (index_t l = 0; l < L; ++l) {
     const index_t o = line_offset(l);
     T A = T(0), C = T(0);
     common::spike_couplings(W[0], W[m - 1], Z[0], Z[m - 1], u[o] - sol[std::size_t(2 * l)],
                             u[o + (m - 1) * st] - sol[std::size_t(2 * l + 1)], first_open, last_open, A, C);
     for (index_t i = 0; i < m; ++i)
-      if (i < reach_lo || i >= hi) u[o + i * st] = common::partition_fill(u[o + i * st], W[i], A, Z[i], C);
+      if (i < top || i >= bottom) u[o + i * st] = common::partition_fill(u[o + i * st], W[i], A, Z[i], C);
   }
   const double t3 = now();
   t_local = (t1 - t0) + (t3 - t2);

@@ -118,6 +118,16 @@ ADI_THOMAS_HD void spike_reach(I m, const T* W, const T* Z, T tol, I& lo, I& hi)
   while (hi < m && !(mag(Z[hi]) > tol * zmax)) ++hi;
 }
 
+// The rows the back pass corrects, [0, top) and [bottom, m): W reaches rows [0, lo) from a cut
+// first end, Z rows [hi, m) from a cut last end (spike_reach). An end that is the line's own
+// (open: its coupling A or C is 0, spike_couplings) corrects nothing, so a rank at the end of
+// its lines reads and writes one end's rows, not two.
+template <class I>
+ADI_THOMAS_HD void spike_corrected_rows(I m, I lo, I hi, bool first_open, bool last_open, I& top, I& bottom) {
+  top = first_open ? I(0) : lo;
+  bottom = last_open ? m : (hi > top ? hi : top);
+}
+
 // The segment's two rows of the reduced system (a, b, c, d of row 0, then of row m-1, as the
 // partition passes write them, equal to theirs up to scaling) from the ends of y, W, Z: with
 // rho = Z_0 / Z_{m-1} (0 at the line's last end) and sigma = W_{m-1} / W_0 (0 at its first),

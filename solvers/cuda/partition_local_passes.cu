@@ -852,16 +852,19 @@ __global__ void spike_ends_kernel(LineSet ls, const T* __restrict__ W, const T* 
 }
 
 // spike_back, then: warp w of the grid corrects line w's rows the spikes reach (lanes along
-// the line: adjacent words along x), x_i = y_i - W_i A - Z_i C: rows 0 .. lo-1 and
-// max(lo, hi) .. m-1 (reach, common::spike_reach: the rows between keep y_i).
+// the line: adjacent words along x), x_i = y_i - W_i A - Z_i C: rows 0 .. top-1 and
+// bottom .. m-1 (common::spike_corrected_rows from the reach: the rows between keep y_i, and
+// an open end's rows too).
 template <class T>
 __global__ void spike_correct_kernel(LineSet ls, const T* __restrict__ W, const T* __restrict__ Z,
                                      const T* __restrict__ ends, const index_t* __restrict__ reach,
-                                     T* __restrict__ u) {
+                                     T* __restrict__ u, bool first_open, bool last_open) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = (index_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   if (l >= L) return;
-  const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l), lo = reach[0], hi = reach[1] > lo ? reach[1] : lo;
+  const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l);
+  index_t lo = 0, hi = m;
+  common::spike_corrected_rows(m, reach[0], reach[1], first_open, last_open, lo, hi);
   const T A = ends[2 * l], C = ends[2 * l + 1];
   for (index_t k = threadIdx.x % kWarp; k < lo + (m - hi); k += kWarp) {
     const index_t i = k < lo ? k : hi + (k - lo);
@@ -874,11 +877,13 @@ __global__ void spike_correct_kernel(LineSet ls, const T* __restrict__ W, const 
 template <class T>
 __global__ void spike_correct_lines_kernel(LineSet ls, const T* __restrict__ W, const T* __restrict__ Z,
                                            const T* __restrict__ ends, const index_t* __restrict__ reach,
-                                           T* __restrict__ u) {
+                                           T* __restrict__ u, bool first_open, bool last_open) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
-  const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l), lo = reach[0], hi = reach[1] > lo ? reach[1] : lo;
+  const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l);
+  index_t lo = 0, hi = m;
+  common::spike_corrected_rows(m, reach[0], reach[1], first_open, last_open, lo, hi);
   const T A = ends[2 * l], C = ends[2 * l + 1];
 #pragma unroll 4
   for (index_t k = 0; k < lo + (m - hi); ++k) {
@@ -1046,9 +1051,11 @@ void spike_back(const LineSet& ls, const T* W, const T* Z, const index_t* reach,
   spike_ends_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(ls, W, Z, sol, u, ends, bad, first_open, last_open);
   ADI_CUDA_CHECK(cudaGetLastError());
   if (ls.stride != 1) {  // neighbouring lines adjacent: a thread per line
-    spike_correct_lines_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
+    spike_correct_lines_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(ls, W, Z, ends, reach, u, first_open,
+                                                                      last_open);
   } else {
-    spike_correct_kernel<T><<<blocks_for(L * kWarp), kThreads, 0, s>>>(ls, W, Z, ends, reach, u);
+    spike_correct_kernel<T><<<blocks_for(L * kWarp), kThreads, 0, s>>>(ls, W, Z, ends, reach, u, first_open,
+                                                                         last_open);
   }
   ADI_CUDA_CHECK(cudaGetLastError());
 }
