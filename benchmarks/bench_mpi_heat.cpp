@@ -81,9 +81,6 @@ struct Args {
   std::string l2 = "on";  // --l2 on|off|both: with prefetch, rows also requested into L2 ahead and the x
                           // stage's V read once per row (stop 32), or not (stop 31's passes), or both rows
   bool no_l2 = false;     // this case's (set per row from l2)
-  std::string ring = "off";  // --ring on|off|both: the y / z passes with shared bands stream rows through a
-                             // shared-memory ring (stop 33, DistributedOptions::device_ring), or not, or both rows
-  bool use_ring = false;     // this case's (set per row from ring)
   std::string spike = "on";  // --spike on|off|both: the split passes with shared bands in the SPIKE form (stop 33,
                              // DistributedOptions::device_spike, the default), or not, or both rows
   bool use_spike = false;     // this case's (set per row from spike)
@@ -168,7 +165,6 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   lines.stage_in_passes = !args.separate_rhs;
   lines.device_prefetch = !args.no_prefetch;
   lines.device_l2_prefetch = !args.no_l2;
-  lines.device_ring = args.use_ring;
   lines.device_spike = args.use_spike;
   AdiSolver<T> heat(grid, Pde::heat(1, 1, 1), bc, Scheme::douglas(), exec, mpi::subdomain(procs, dec, lines));
   if (args.separate_fold) heat.op().set_explicit_fold(Operator<T>::ExplicitFold::separate);
@@ -348,32 +344,25 @@ void run(const Args& args, int rank, int size) {
       auto wanted = [](const std::string& choice, const char* off, int v) {
         return v == 0 ? choice != off : choice == off || choice == "both";
       };
-      // v & 1: separate right-hand side, 2: no prefetch, 4: no L2, 8: separate fold, 16: ring, 32: spike
+      // v & 1: separate right-hand side, 2: no prefetch, 4: no L2, 8: separate fold, 16: spike
       auto choice = [](const std::string& c, bool on) { return c == "both" || (c == "on") == on; };
-      for (int v = 0; v < 64; ++v) {
-        if (!choice(args.spike, (v & 32) != 0)) continue;
-        // (the new forms' rows against the default row; the ring's only where it applies: along
-        // y and z)
-        if ((v & 32) && (v & 31) && args.spike == "both") continue;
-        if (args.ring == "both" && (v & 16) && spec.find_first_of("yz") == std::string::npos) continue;
+      for (int v = 0; v < 32; ++v) {
+        if (!choice(args.spike, (v & 16) != 0)) continue;
+        if ((v & 16) && (v & 15) && args.spike == "both") continue;  // (SPIKE: against the default row only)
         if (!wanted(args.rhs, "separate", v & 1) || !wanted(args.prefetch, "off", (v >> 1) & 1) ||
-            !wanted(args.l2, "off", (v >> 2) & 1) || !wanted(args.fold, "separate", (v >> 3) & 1) ||
-            (args.ring == "on" ? !(v & 16) : args.ring == "off" ? (v & 16) != 0 : false))
+            !wanted(args.l2, "off", (v >> 2) & 1) || !wanted(args.fold, "separate", (v >> 3) & 1))
           continue;
         if ((v & 8) && (v & 7)) continue;  // (the separate fold: against the default row only)
-        if ((v & 16) && (v & 15) && args.ring == "both") continue;  // (the ring: against the default row only)
         if ((v & 2) && (v & 4) && args.l2 == "both") continue;  // (no prefetch: no L2 either; one row)
         Args case_args = args;
         case_args.separate_rhs = (v & 1) != 0;
         case_args.no_prefetch = (v & 2) != 0;
         case_args.no_l2 = (v & 4) != 0;
         case_args.separate_fold = (v & 8) != 0;
-        case_args.use_ring = (v & 16) != 0;
-        case_args.use_spike = (v & 32) != 0;
+        case_args.use_spike = (v & 16) != 0;
         Row r = run_case<T>(case_args, MPI_COMM_WORLD, dims, exec);
         r.split = spec + (v & 1 ? " sep.rhs" : "") + (v & 2 ? " no-pf" : "") + (v & 4 ? " no-l2" : "") +
-                  (v & 8 ? " sep.fold" : "") + (v & 16 && args.ring == "both" ? " ring" : "") +
-                  (v & 32 && args.spike == "both" ? " spike" : "");
+                  (v & 8 ? " sep.fold" : "") + (v & 16 && args.spike == "both" ? " spike" : "");
         if (exec.is_cuda()) r.per_gpu = (size + cuda_backend::device_count() - 1) / cuda_backend::device_count();
         rows.push_back(r);
       }
@@ -449,7 +438,6 @@ int main(int argc, char** argv) {
     else if (a == "--prefetch") args.prefetch = value();
     else if (a == "--l2") args.l2 = value();
     else if (a == "--fold") args.fold = value();
-    else if (a == "--ring") args.ring = value();
     else if (a == "--spike") args.spike = value();
     else if (a == "--no-nccl-bandwidth") args.pair_bandwidth = false;
     else if (a == "--transport") args.transport = value();
@@ -463,7 +451,6 @@ int main(int argc, char** argv) {
                     "[--prefetch on|off|both (partition passes: rows loaded a chunk ahead, or one at a time)] "
                     "[--l2 on|off|both (with prefetch: rows also requested into L2 ahead, x stage's V read once)] "
                     "[--fold default|separate|both (the operator's explicit fold as built, or apply() then the stage)] "
-                    "[--ring on|off|both (y / z passes: rows streamed through a shared-memory ring by cp.async)] "
                     "[--spike on|off|both (split passes: the SPIKE form, the local solve by the single-GPU kernels)] "
                     "[--transport automatic|host_staging|nccl|cuda_aware_mpi]\n");
       rc = -1;
@@ -477,7 +464,6 @@ int main(int argc, char** argv) {
                   (args.prefetch != "on" && args.prefetch != "off" && args.prefetch != "both") ||
                   (args.l2 != "on" && args.l2 != "off" && args.l2 != "both") ||
                   (args.fold != "default" && args.fold != "separate" && args.fold != "both") ||
-                  (args.ring != "on" && args.ring != "off" && args.ring != "both") ||
                   (args.spike != "on" && args.spike != "off" && args.spike != "both")))
     rc = 2;
   if (rc == 0 && args.memory == "device" && !Executor::cuda_available()) {

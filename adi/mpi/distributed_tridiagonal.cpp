@@ -545,7 +545,6 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.dw.prefetch = options.device_prefetch;
     p.dw.l2_prefetch = options.device_l2_prefetch;
     p.dw.l2_everywhere = options.device_l2_prefetch_everywhere;
-    p.dw.ring = env_switch("ADI_PARTITION_RING", options.device_ring);
     if (S > 1) {
       p.d_red1 = Array<T>(p.L * 8 * S, exec);
       p.d_w2 = Array<T>(p.L * 6 * S, exec);

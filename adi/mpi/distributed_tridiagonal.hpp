@@ -104,12 +104,6 @@ struct DistributedOptions {
   // false: the stop 31 passes (kept for comparison).
   bool device_l2_prefetch = true;
   bool device_l2_prefetch_everywhere = false;
-  // With device_prefetch (stop 33): the reduce of lines along Y and Z with shared bands (the ADI
-  // stages) streams its rows through a per-thread ring of shared memory filled by cp.async,
-  // 16 rows ahead, instead of register buffers and L2 requests (partition::Workspace::ring).
-  // The environment variable ADI_PARTITION_RING=1 / 0 overrides this field (a whole test or
-  // benchmark run with / without it). Off by default: measured no faster over a step (2 x H200).
-  bool device_ring = false;
   // Split axes with shared bands (stop 33): the SPIKE form instead of the partition passes:
   // each rank's segments solved by the single-device tridiagonal kernels with their ends cut
   // (TridiagonalPlan; an ADI stage by its fused stage kernel, right-hand side included: 3 field

@@ -57,83 +57,15 @@ __device__ __forceinline__ void prefetch_l2_range(const void* p, std::size_t byt
 #endif
 }
 
-// Workspace::ring (stop 33): the strided passes' rows streamed through a ring of shared memory
-// by cp.async instead of register buffers, kRingChunks chunks of kPrefetch rows in flight per
-// thread (16 rows: with 512 threads an SM keeps ~128 KB of fp64 loads in flight where the two
-// register buffers kept ~24 KB, less than DRAM's latency-bandwidth product). Every thread reads
-// only its own slots (slot-major, thread fastest: a warp's row is one 256-byte run, no bank
-// conflict), so no barrier: cp.async.wait_group orders a thread's copies before its own reads.
-// A chunk is copied into a set of slots consumed two chunks before (kRingChunks + 1 sets), so
-// no copy is in flight into a slot whose shared loads may not have completed.
-constexpr int kRingChunks = 4;
-template <int F>  // (values of a block's ring, F per row)
-constexpr int kRingWords = (kRingChunks + 1) * kPrefetch * F * kThreads;
-// One value from global into this thread's ring slot (sm_80+: cp.async; else a plain copy).
-template <class T>
-__device__ __forceinline__ void ring_copy(T* dst, const T* src) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(d), "l"(__cvta_generic_to_global(src)),
-               "n"(int(sizeof(T)))
-               : "memory");
-#else
-  *dst = *src;
-#endif
-}
-__device__ __forceinline__ void ring_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-template <int N>
-__device__ __forceinline__ void ring_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-#endif
-}
-// Rows first, first + dir, ... (count >= 0 of them) in chunks of kPrefetch, kRingChunks chunks
-// in flight: issue(i, slot) copies row i into ring slot `slot` (ring_copy), use(i, slot) takes
-// it once its chunk has arrived, in row order.
-template <class Issue, class Use>
-__device__ __forceinline__ void ring_rows(index_t first, index_t count, int dir, const Issue& issue, const Use& use) {
-  constexpr int D = kPrefetch, K = kRingChunks;
-  const index_t chunks = (count + D - 1) / D;
-  int put = 0, get = 0;  // slot sets (K + 1) of the next chunk issued / used
-  auto issue_chunk = [&](index_t ch) {
-    if (ch < chunks) {
-#pragma unroll
-      for (int k = 0; k < D; ++k)
-        if (ch * D + k < count) issue(first + dir * (ch * D + k), put * D + k);
-      put = put == K ? 0 : put + 1;
-    }
-    ring_commit();  // (an empty group past the end keeps the count of groups in flight)
-  };
-#pragma unroll
-  for (int ch = 0; ch < K - 1; ++ch) issue_chunk(ch);
-  for (index_t ch = 0; ch < chunks; ++ch) {
-    issue_chunk(ch + K - 1);
-    ring_wait<K - 1>();  // groups 0 .. ch complete
-#pragma unroll
-    for (int k = 0; k < D; ++k)
-      if (ch * D + k < count) use(first + dir * (ch * D + k), get * D + k);
-    get = get == K ? 0 : get + 1;
-  }
-}
-// (reduce_segment without a ring)
-struct NoRing {};
-
 // Reduces rows 0..n-1 (n >= 2) of one segment to its two interface rows (modified Thomas
 // keeping u_0 as a parameter, u_1 accumulated in terms of both ends): fetch(i, raw) issues
 // row i's memory loads into `raw` (a Raw), make(i, raw, a, b, c, d) forms row i from them
 // (called in row order, after fetch(i)), store(i, delta, alpha, gamma) keeps row i's
 // elimination (1 <= i <= n-2), out(k, v) receives the 8 values (a, b, c, d of row 0, then
 // of row n-1). D > 1: rows 2..n-2 fetched in chunks of D ahead of their stores.
-// Ring (not NoRing): rows 2..n-2 run by ring(first, count, take) instead (Workspace::ring), which
-// hands each row's Raw to take(i, raw) in row order.
-template <class T, int D, class Raw, class Fetch, class Make, class Store, class Out, class Ring = NoRing>
+template <class T, int D, class Raw, class Fetch, class Make, class Store, class Out>
 __device__ __forceinline__ void reduce_segment(index_t n, const Fetch& fetch, const Make& make, const Store& store,
-                                               const Out& out, bool first_open, bool last_open,
-                                               const Ring& ring = {}) {
+                                               const Out& out, bool first_open, bool last_open) {
   auto load = [&](index_t i, T& ai, T& bi, T& ci, T& di) {
     Raw raw;
     fetch(i, raw);
@@ -171,12 +103,7 @@ __device__ __forceinline__ void reduce_segment(index_t n, const Fetch& fetch, co
       store(i, dp, ap, gp);
       common::partition_accumulate(gp, dp, ap, P, Q, pi);
     };
-    if constexpr (!std::is_same_v<Ring, NoRing>) {
-      ring(index_t(2), n - 3, [&](index_t i, const Raw& q) {
-        make(i, q, a, b, c, d);
-        row(i);
-      });
-    } else if constexpr (D <= 1) {
+    if constexpr (D <= 1) {
 #pragma unroll 4
       for (index_t i = 2; i <= n - 2; ++i) {
         load(i, a, b, c, d);
@@ -237,10 +164,8 @@ __device__ __forceinline__ void reduce_segment(index_t n, const Load& load, cons
 // (common::stage_rhs_inner / stage_rhs_end, solvers/common/stage_rhs_core.hpp). D > 1: rows
 // fetched D at a time ahead of their stores (kPrefetch); every row is still read before it is
 // written, so u may be d, base or v as with D = 1. L2: rows also requested into L2 kL2Ahead
-// rows ahead of their fetch (Workspace::l2_prefetch). Ring (shared bands, D = kPrefetch): rows
-// 2..n-2 streamed through the shared-memory ring instead (Workspace::ring; still read before
-// they are written).
-template <class T, bool Shared, bool Stage = false, int D = 1, bool L2 = false, bool Ring = false>
+// rows ahead of their fetch (Workspace::l2_prefetch).
+template <class T, bool Shared, bool Stage = false, int D = 1, bool L2 = false>
 __global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                               const T* d, T* u, T* __restrict__ alpha, T* __restrict__ gamma, T* __restrict__ red,
                               T* __restrict__ red1, int S, bool first_open, bool last_open, StageRhs<T> g) {
@@ -341,36 +266,7 @@ __global__ void __launch_bounds__(kThreads, D > 1 ? kPrefetchBlocks : 1) reduce_
     else
       red1[(index_t(s) * 8 + k) * L + l] = v;
   };
-  if constexpr (Ring) {
-    static_assert(Shared && D == kPrefetch && !L2, "the ring: shared bands, in chunks of kPrefetch");
-    // this thread's slots: base (d) and, in a stage, v at the next row
-    constexpr int F = Stage ? 2 : 1;
-    __shared__ T sm[kRingWords<F>];
-    T* const mine = sm + threadIdx.x;
-    auto ring = [&](index_t first, index_t count, const auto& take) {
-      ring_rows(
-          first, count, 1,
-          [&](index_t i, int k) {
-            const index_t o = o0 + i * st;
-            if constexpr (!Stage) {
-              ring_copy(mine + k * F * kThreads, d + o);
-            } else {
-              ring_copy(mine + k * F * kThreads, g.base + o);
-              if (g.v) ring_copy(mine + (k * F + 1) * kThreads, g.v + o + st);  // (i <= n_sub - 2)
-            }
-          },
-          [&](index_t i, int k) {
-            Raw q;
-            q.d = mine[k * F * kThreads];
-            if constexpr (Stage)
-              if (g.v) q.c = mine[(k * F + 1) * kThreads];
-            take(i, q);
-          });
-    };
-    reduce_segment<T, D, Raw>(n_sub, fetch, make, store, out, first_open && s == 0, last_open && s == S - 1, ring);
-  } else {
-    reduce_segment<T, D, Raw>(n_sub, fetch, make, store, out, first_open && s == 0, last_open && s == S - 1);
-  }
+  reduce_segment<T, D, Raw>(n_sub, fetch, make, store, out, first_open && s == 0, last_open && s == S - 1);
 }
 
 // Lines whose rows are adjacent in memory (stride 1: lines along x) and shared bands: one
@@ -907,22 +803,9 @@ void reduce_chain(index_t L, const Workspace<T>& w, T* red, cudaStream_t s) {
 // one row (along X one line) at a time (before stop 31), 1 rows fetched ahead into registers
 // (Workspace::prefetch, stop 31), 2 and into L2 (Workspace::l2_prefetch, stop 32).
 // l2_here: the passes where L2 requests measured faster (lines of stride > 1, shared bands).
-// The ring kernels ask for the largest shared-memory carveout (4 blocks of 40 KB fp64 per SM;
-// a hint to the driver, cheap to repeat).
-template <bool Ring, class Kernel>
-void ring_carveout(Kernel* kernel) {
-  if constexpr (Ring)
-    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        int(cudaSharedmemCarveoutMaxShared)));
-}
-
-// 3: the shared-memory ring (Workspace::ring, stop 33), where ring_here (lines of stride > 1,
-// shared bands; the launches below give the other kernels V = 3 as 1).
 template <class T, class F>
-void by_variant(const Workspace<T>& w, bool l2_here, bool ring_here, const F& f) {
-  if (w.prefetch && w.ring && ring_here)
-    f(std::integral_constant<int, 3>{});
-  else if (w.prefetch && w.l2_prefetch && (l2_here || w.l2_everywhere))
+void by_variant(const Workspace<T>& w, bool l2_here, const F& f) {
+  if (w.prefetch && w.l2_prefetch && (l2_here || w.l2_everywhere))
     f(std::integral_constant<int, 2>{});
   else if (w.prefetch)
     f(std::integral_constant<int, 1>{});
@@ -937,18 +820,16 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  const bool strided_shared = shared && ls.stride != 1;
-  by_variant(w, strided_shared, strided_shared, [&](auto variant) {
+  by_variant(w, shared && ls.stride != 1, [&](auto variant) {
     constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
-    constexpr bool L2 = V == 2, Ring = V == 3;
+    constexpr bool L2 = V == 2;
     if (shared && ls.stride == 1)
       reduce_rows_kernel<T, false, B, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1,
                                                                     w.S, first_open, last_open, StageRhs<T>{});
-    else if (shared) {
-      ring_carveout<Ring>(reduce_kernel<T, true, false, D, L2, Ring>);
-      reduce_kernel<T, true, false, D, L2, Ring><<<grid, kThreads, 0, s>>>(
-          ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1, w.S, first_open, last_open, StageRhs<T>{});
-    } else
+    else if (shared)
+      reduce_kernel<T, true, false, D, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1,
+                                                                     w.S, first_open, last_open, StageRhs<T>{});
+    else
       reduce_kernel<T, false, false, D, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red,
                                                                       w.red1, w.S, first_open, last_open,
                                                                       StageRhs<T>{});
@@ -971,17 +852,15 @@ void reduce_stage(const LineSet& ls, const T* a, const T* b, const T* c, const S
   if (L == 0) return;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  by_variant(w, ls.stride != 1, ls.stride != 1, [&](auto variant) {
+  by_variant(w, ls.stride != 1, [&](auto variant) {
     constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
-    constexpr bool L2 = V == 2, Ring = V == 3;
+    constexpr bool L2 = V == 2;
     if (ls.stride == 1)
       reduce_rows_kernel<T, true, B, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
                                                                    w.red1, w.S, first_open, last_open, rhs);
-    else {
-      ring_carveout<Ring>(reduce_kernel<T, true, true, D, L2, Ring>);
-      reduce_kernel<T, true, true, D, L2, Ring><<<grid, kThreads, 0, s>>>(
-          ls, a, b, c, nullptr, u, w.alpha, w.gamma, red, w.red1, w.S, first_open, last_open, rhs);
-    }
+    else
+      reduce_kernel<T, true, true, D, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
+                                                                    w.red1, w.S, first_open, last_open, rhs);
   });
   ADI_CUDA_CHECK(cudaGetLastError());
   reduce_chain(L, w, red, s);
@@ -998,10 +877,7 @@ void back_substitute(const LineSet& ls, const Workspace<T>& w, bool shared, cons
     ADI_CUDA_CHECK(cudaGetLastError());
   }
   const dim3 grid(blocks_for(L), unsigned(w.S));
-  // (the ring: the reduce only; its back pass measured slower than the L2 form, 791 against 650 us,
-  // z split 512^3 per GPU, 2 x H200, stop 33)
-  const bool strided_shared = shared && ls.stride != 1;
-  by_variant(w, strided_shared, false, [&](auto variant) {
+  by_variant(w, shared && ls.stride != 1, [&](auto variant) {
     constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
     constexpr bool L2 = V == 2;
     if (shared && ls.stride == 1)

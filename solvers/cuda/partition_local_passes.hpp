@@ -50,13 +50,6 @@ struct Workspace {
   // with l2_everywhere (kept for comparison).
   bool l2_prefetch = true;
   bool l2_everywhere = false;
-  // With prefetch (stop 33): the reduce of lines along Y and Z with shared bands (the ADI
-  // stages) streams its rows through a per-thread ring of shared memory filled by cp.async,
-  // 16 rows ahead (kRingChunks x kPrefetch in the .cu), instead of register buffers and L2
-  // requests: ~5x the bytes in flight per SM (2 x H200, z split 512^3 per GPU: 1422 against
-  // 1561 us; the ring back pass was slower, 791 against 650 us, and is not used). Other passes
-  // as without it.
-  bool ring = false;
 };
 
 // Phase 1: rows eliminated (delta into u, the rest into the workspace) and the two reduced

@@ -42,23 +42,19 @@
 #   - the weak rows also with the operator's explicit fold forced to `separate` ("z sep.fold",
 #     bench_mpi_heat --fold both): the same as "z" unless adi/operator.cpp folds with a subdomain
 #     (h-mpi3's patch, /work/notes/gpu/s32/mpi3_operator_stencil_fold_with_subdomain.patch).
-#   - (stop 33) the reduce of lines along y and z with shared bands (the split ADI stages) streams
-#     its rows through a per-thread ring of shared memory by cp.async, 16 rows ahead
-#     (DistributedOptions::device_ring / ADI_PARTITION_RING=1; off: no gain over the step in run 2):
-#     selfcheck "prefetch 3" cases, DistributedAdiDevice.Ring, the tridiagonal device tests again
-#     with ADI_PARTITION_RING=1, memcheck of the heat step with it, and every table as a same-run
-#     A/B: "z" (default) against "z ring"; the ncu table of a z-split step without / with it;
 #   - (stop 33) the split passes with shared bands in the SPIKE form (DistributedOptions::device_spike
-#     / ADI_PARTITION_SPIKE=1, off by default until measured): each rank's segments solved by the
-#     single-GPU kernels with their ends cut (an ADI stage by the fused stage kernel, right-hand
-#     side included), the line-independent spikes, the back pass one read and one write per row
-#     the spikes reach: DistributedAdiDevice.Spike, the
-#     tridiagonal DeviceMemory test with it, one memcheck of the heat step with the ring and with
-#     SPIKE, rows "z spike", "y spike", "x spike" in the tables, ncu of a z-split step (default /
-#     ring / SPIKE) and an x-split step (default / SPIKE). To keep the pair of calls under ~8
-#     minutes this run leaves out what stop 32 measured and this branch does not change: the halo
-#     tests and memcheck, the default step's memcheck, the "no-l2" / "sep.fold" rows, the public
-#     case without L2 requests.
+#     / ADI_PARTITION_SPIKE=1|0, the default of device plans since the end of stop 33): each rank's
+#     segments solved by the single-GPU kernels with their ends cut (an ADI stage by the fused stage
+#     kernel, right-hand side included), the line-independent spikes, the back pass one read and
+#     one write per row the spikes reach: DistributedAdiDevice.Spike, the tridiagonal device tests
+#     again with ADI_PARTITION_SPIKE=0 (the partition passes), one memcheck of the heat step with
+#     the partition passes and with SPIKE, rows "z spike", "y spike", "x spike" (the default) against
+#     "z", "y", "x" (--spike off: the partition passes) in the tables, ncu of a z- and an x-split
+#     step (partition passes / SPIKE). (Stop 33's shared-memory ring of the y / z reduce,
+#     device_ring, was removed in stop 34: SPIKE was faster wherever it applied, run s34/1.) To keep
+#     the pair of calls under ~8 minutes this run leaves out what stop 32 measured and this branch
+#     does not change: the halo tests and memcheck, the "no-l2" / "sep.fold" rows, the public case
+#     without L2 requests.
 # Logs tarred into $OUT/logs.tgz; tables at the end of stdout. Run part ~2-3 minutes.
 #
 #   OUT=/tmp/o tests/mpi/gpu_step_check.sh                # build (build-mpi-gpu) + run
@@ -108,21 +104,18 @@ NG=$(nvidia-smi -L 2>/dev/null | wc -l)
 step "tridiagonal device np2" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
   --gtest_filter='*Device*'
 step "adi device np2" 240 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
-# (the default is the SPIKE form since stop 33: the partition passes and the ring apart)
+# (the default is the SPIKE form since stop 33: the partition passes apart)
 step "tridiagonal device np2, partition" 60 "$OUT/tests.log" $MPI -x ADI_PARTITION_SPIKE=0 -n 2 \
   "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*:*DeviceZeroPivot*'
-step "tridiagonal device np2, ring" 60 "$OUT/tests.log" $MPI -x ADI_PARTITION_SPIKE=0 -x ADI_PARTITION_RING=1 -n 2 \
-  "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*'
-grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL stage|StageInPasses:|Prefetch:|Ring:|Spike:|SpikeArithmetic:" "$OUT/tests.log" |
+grep -hE "SKIPPED:|NOT tested|TransportsMatchHost:|partition_device_selfcheck:|^FAIL stage|StageInPasses:|Prefetch:|Spike:|SpikeArithmetic:" "$OUT/tests.log" |
   sort -u >>"$S"
 # 2. memcheck on 2 ranks (one log per rank).
-# (the rows without SPIKE run the ring: ADI_PARTITION_RING=1)
-ADI_PARTITION_RING=1 memcheck_step "memcheck heat step np2, ring / spike" "$OUT/cs_heat_new" \
+memcheck_step "memcheck heat step np2, partition / spike" "$OUT/cs_heat_new" \
   "$B/benchmarks/bench_mpi_heat" --n 40 --reps 1 --splits x,y,z --spike both --no-nccl-bandwidth
 # 3. The tables.
 H="$B/benchmarks/bench_mpi_heat"
-step "heat weak np2" 200 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --ring both --spike both
-step "heat strong np2" 150 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --ring both --spike both
+step "heat weak np2" 200 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --spike both
+step "heat strong np2" 150 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 5 --splits z,y,x --strong --spike both
 step "public np2" 90 "$OUT/public.log" $MPI -n 2 "$B/benchmarks/bench_mpi_tridiagonal" --memory device
 # 4. Profile of one z-split step on rank 0 (512^3 per GPU, the weak row): where the split stage's
 # time goes. nsys: every kernel and copy of the step (NCCL kernels too) and the GPU's idle time
@@ -149,18 +142,17 @@ else
   echo "nsys: not found (PATH, /usr/local/cuda, /opt/nvidia/nsight-systems)" >>"$S"
 fi
 if command -v ncu >/dev/null; then
-  # both steps in one run (two profiler ranges: L2 prefetch (stop 32), then without (stop 31)); the same for x
+  # both steps in one run (two profiler ranges: the partition passes (--spike off), then SPIKE); the same for x
   BASE_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
   L2_METRICS=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum
   NCU=(ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi::
     --metrics $BASE_METRICS,$L2_METRICS --csv --print-units base)
-  prof_rank0 "ncu z split steps" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --ring both --spike both
+  prof_rank0 "ncu z split steps" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --spike both
   if ! grep -q '"Metric Name"' "$OUT/ncu_z.csv" 2>/dev/null; then  # (an L2 metric this ncu does not know: without them)
     echo "ncu: no rows with the L2 metrics; again without them" >>"$S"
     NCU=(ncu --profile-from-start off --kernel-name-base demangled --kernel-name regex:adi::
       --metrics $BASE_METRICS --csv --print-units base)
-    prof_rank0 "ncu z split steps (base metrics)" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --ring both \
-      --spike both
+    prof_rank0 "ncu z split steps (base metrics)" 120 "${NCU[@]}" --log-file "$OUT/ncu_z.csv" -- "${PH[@]}" --spike both
   fi
   prof_rank0 "ncu x split steps" 120 "${NCU[@]}" --log-file "$OUT/ncu_x.csv" -- "$H" --n 512 --reps 3 --splits x \
     --no-nccl-bandwidth --profile --spike both
@@ -180,32 +172,27 @@ grep -E " rc=" "$S" | cut -c1-160 >"$OUT/verdicts.txt"
   done
   echo "== One z-split step under ncu, 512^3 per GPU, rank 0 (kernels serialised; GB/s achieved; arrays = DRAM bytes / one 512^3 fp64 field;"
   echo "   L2 rd / miss: L2 read sectors the SMs requested / that missed, in fields)"
-  echo "   step 1: the default, L2 prefetch (reduce_kernel<.., 4, true, false> / back_kernel<.., 4, true, false>),"
-  echo "   step 2: the ring (<.., 4, false, true>: DistributedOptions::device_ring, stop 33),"
-  echo "   step 3: the SPIKE form (the single-GPU kernel of the cut segments, spike_*_kernel: device_spike, stop 33), same run =="
+  echo "   step 1: the partition passes (--spike off; L2 prefetch: reduce_kernel<.., 4, true> / back_kernel<.., 4, true>),"
+  echo "   step 2: the SPIKE form, the default (the single-GPU kernel of the cut segments, spike_*_kernel: device_spike), same run =="
   python3 tests/mpi/profile_table.py ncu "$OUT/ncu_z.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -60
   echo
-  echo "== One x-split step under ncu, step 1: the default (reduce_rows_kernel / back_rows_kernel), step 2: the SPIKE form"
-  echo "   (the single-GPU kernel of the cut segments, spike_*_kernel: DistributedOptions::device_spike, stop 33), same run =="
+  echo "== One x-split step under ncu, step 1: the partition passes (--spike off: reduce_rows_kernel / back_rows_kernel),"
+  echo "   step 2: the SPIKE form, the default (the single-GPU kernel of the cut segments, spike_*_kernel: device_spike), same run =="
   python3 tests/mpi/profile_table.py ncu "$OUT/ncu_x.csv" $((512 * 512 * 512 * 8)) 2>&1 | tail -40
   grep -m3 -hE "ERR_NVGPUCTRPERM|==ERROR==|==WARNING== No kernels" "$OUT/profile.log" "$OUT/ncu_z.csv" "$OUT/ncu_x.csv" 2>/dev/null
   echo
   echo "== Public case 128x128x4096 fp64 split along z on 2 GPUs (per-line bands: reduce_kernel<.., 0, 0, 4, 0>; unchanged"
-  echo "   by stop 33: the ring and SPIKE take shared bands only) =="
+  echo "   by stop 33: SPIKE takes shared bands only) =="
   grep -hE "^\| ranks|^\|---|^\| 2 \| device" "$OUT/public.log"
   grep -hE "^device memory, 2 rank|^bench_mpi_tridiagonal:" "$OUT/public.log"
   echo
   echo "== Heat step (Douglas, fp64, Dirichlet): weak scaling 512^3 per GPU, then strong scaling 512^3 in all =="
-  echo "   (split 'z' etc.: the default (stop 32: rows requested into L2 ahead of register buffers);"
-  echo "    'z ring': the y / z passes through the shared-memory ring (stop 33, device_ring); 'x spike' etc.: the split passes"
-  echo "    in the SPIKE form (stop 33, device_spike); same run)"
+  echo "   (split 'z spike' etc.: the split passes in the SPIKE form, the default (stop 33, device_spike); 'z' etc.: the"
+  echo "    partition passes, --spike off (stop 32: rows requested into L2 ahead of register buffers); same run)"
   grep -hE "^bench_mpi_heat:|^\||^NCCL bandwidth|^transport of|^strong scaling|^WARNING" "$OUT/heat.log"
   echo
-  echo "== #18's rows, the default (old) against the new forms (y, z: the ring, device_ring; x: SPIKE, device_spike), same run =="
-  python3 tests/mpi/step_before_after.py "$OUT/heat.log" "$OUT/public.log" ring,spike new 2>&1
-  echo
-  echo "== the same, the SPIKE form along every split (device_spike) as the new one =="
-  python3 tests/mpi/step_before_after.py "$OUT/heat.log" "$OUT/public.log" spike new 2>&1
+  echo "== #18's rows, the default (the SPIKE form, device_spike) against the partition passes (--spike off), same run =="
+  python3 tests/mpi/step_before_after.py "$OUT/heat.log" "$OUT/public.log" spike default 2>&1
   echo
   echo "== Verdicts (again) =="
   cat "$OUT/verdicts.txt"

@@ -5,9 +5,7 @@
 // value at the first row, a Neumann term at the last, a source; u = v along z for odd S)
 // against the same formula on the host. pf = 1: rows loaded a chunk ahead (Workspace::prefetch),
 // also with N = 7 and 257; pf = 2: and requested into L2 ahead, along x the stage's v read once
-// per row (Workspace::l2_prefetch, stop 32; lines of odd length N start at every alignment); pf = 3:
-// the lines along z with shared bands streamed through the shared-memory ring (Workspace::ring,
-// stop 33; the other kernels as pf = 1). nvcc -std=c++17 -arch=sm_90 -DADI_HAVE_CUDA -I. this.cu solvers/cuda/partition_local_passes.cu
+// per row (Workspace::l2_prefetch, stop 32; lines of odd length N start at every alignment). nvcc -std=c++17 -arch=sm_90 -DADI_HAVE_CUDA -I. this.cu solvers/cuda/partition_local_passes.cu
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -39,7 +37,7 @@ int main() {
   // pf: rows loaded a chunk ahead of their stores (Workspace::prefetch; along x: the row tiles
   // filled and stored a batch of lines at a time), with odd line lengths too (pieces and
   // sub-segments shorter than a chunk or a tile, not multiples).
-  for (int pf : {0, 1, 2, 3}) for (int stage : {0, 1}) for (int rows : {0, 1}) for (int P : {1, 2, 3}) for (int S : {1, 2, 3, 17}) for (int shared : {0, 1}) for (index_t N : {7, 40, 257, 700}) {
+  for (int pf : {0, 1, 2}) for (int stage : {0, 1}) for (int rows : {0, 1}) for (int P : {1, 2, 3}) for (int S : {1, 2, 3, 17}) for (int shared : {0, 1}) for (index_t N : {7, 40, 257, 700}) {
     if (stage && !shared) continue;
     if ((N == 7 || N == 257) && !pf) continue;
     const index_t nx = 37, ny = 5, L = nx * ny;
@@ -101,7 +99,6 @@ int main() {
       w[r].prefetch = pf != 0;
       w[r].l2_prefetch = pf == 2;
       w[r].l2_everywhere = pf == 2;  // the X / per-line L2 forms too (off by default)
-      w[r].ring = pf == 3;
       w[r].alpha = dev(std::vector<double>(m * L));
       w[r].gamma = dev(std::vector<double>(m * L));
       w[r].red1 = dev(std::vector<double>(8 * Se * L));

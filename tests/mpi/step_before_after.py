@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Issue 18's rows, after against before in one run (tests/mpi/gpu_step_check.sh).
 
-  step_before_after.py HEAT.log PUBLIC.log [TAG [new]]
+  step_before_after.py HEAT.log PUBLIC.log [TAG [default]]
 
 HEAT.log: bench_mpi_heat's weak and strong runs with rows "z" (the default) and "z TAG" (TAG,
 default "no-l2": the same case with the switch off, same run); PUBLIC.log: bench_mpi_tridiagonal's
-allgather / nccl rows, the default run's and the run given --no-l2 (the later one is "before").
+allgather / nccl rows, the default run's and, if there is one, a later run's (e.g. given
+--no-l2: "before"; without it the public case is unchanged by the switch: "(same)").
 Prints one markdown table: weak per-GPU efficiency and ms per split, strong speed-ups, public ms.
-TAG may list several ("ring,spike"): each split's column takes the first of them it has a row of.
-"new" after TAG: the TAG rows are the new form (a switch on, e.g. "ring") and the default rows the
-old one: the columns are titled so.
+"default" after TAG: the TAG rows are the default form and the untagged rows the form with its
+switch off (TAG "spike": bench_mpi_heat --spike both labels the SPIKE rows, the default since
+stop 33, "z spike" and the partition passes', --spike off, "z"): the default's column first.
 """
 import re
 import sys
@@ -39,7 +40,7 @@ def public_rows(text):
     ms = []
     for line in text.splitlines():
         c = [x.strip() for x in line.strip().strip("|").split("|")]
-        if len(c) > 5 and c[0] == "2" and c[1] == "device" and c[2] == "allgather" and c[3] == "nccl":
+        if len(c) > 5 and c[0] == "2" and c[1] == "device" and c[2].split()[:1] == ["allgather"] and c[3] == "nccl":
             try:
                 ms.append(float(c[4]))
             except ValueError:
@@ -62,34 +63,35 @@ def main():
             weak = (rows, ref)
 
     def cell(block, split, kind):
-        if split.endswith(" " + tag) and "," in tag and block:  # the first tag this split has
-            base = split[: -len(tag) - 1]
-            split = next((base + " " + t for t in tag.split(",") if base + " " + t in block[0]), split)
         if not block or not block[1] or split not in block[0]:
             return "-"
         ms, eff = block[0][split]
         return ("%s (%.3f ms)" % (eff, ms)) if kind == "weak" else ("%.2fx (%.3f ms)" % (block[1] / ms, ms))
 
-    if len(sys.argv) > 4 and sys.argv[4] == "new":
-        print("| 2 GPUs, one rank each | old (the switch off) | new (%s, same run) | target |" % tag)
+    # the suffixes of the first and the second column's rows
+    if len(sys.argv) > 4 and sys.argv[4] == "default":
+        first, second = " " + tag, ""
+        print("| 2 GPUs, one rank each | default (the '<split> %s' rows) | %s off (the '<split>' rows, same run) | target |"
+              % (tag, tag))
     else:
+        first, second = "", " " + tag
         print("| 2 GPUs, one rank each | after (default) | before (%s, same run) | target |" % tag)
     print("|---|---|---|---|")
     ref = ("%.3f ms" % weak[1]) if weak and weak[1] else "-"
     print("| heat step 1 GPU, 512^3 | %s | (same) | |" % ref)
     for sp, tgt in (("z", "90%"), ("y", "90%"), ("x", "85%")):
-        print("| weak %s, per-GPU eff. | %s | %s | %s |" % (sp, cell(weak, sp, "weak"), cell(weak, sp + " " + tag, "weak"), tgt))
+        print("| weak %s, per-GPU eff. | %s | %s | %s |" % (sp, cell(weak, sp + first, "weak"), cell(weak, sp + second, "weak"), tgt))
     ref = ("%.3f ms" % strong[1]) if strong and strong[1] else "-"
     print("| strong 512^3, 1 GPU | %s | (same) | |" % ref)
     for sp in ("z", "y", "x"):
-        print("| strong %s, speed-up | %s | %s | 1.8x |" % (sp, cell(strong, sp, "strong"), cell(strong, sp + " " + tag, "strong")))
+        print("| strong %s, speed-up | %s | %s | 1.8x |" % (sp, cell(strong, sp + first, "strong"), cell(strong, sp + second, "strong")))
     if weak and any(k.endswith(" sep.fold") for k in weak[0]):
         for sp in ("z", "y", "x"):
             print("| weak %s, explicit fold as built / forced separate | %s | %s | |"
                   % (sp, cell(weak, sp, "weak"), cell(weak, sp + " sep.fold", "weak")))
     ms = public_rows(pub)
     after = "%.3f ms" % ms[0] if ms else "-"
-    before = "%.3f ms" % ms[-1] if len(ms) > 1 else "-"
+    before = "%.3f ms" % ms[-1] if len(ms) > 1 else "(same)" if ms else "-"
     print("| public 128x128x4096 fp64, allgather + NCCL | %s | %s | 0.6 ms |" % (after, before))
     return 0
 

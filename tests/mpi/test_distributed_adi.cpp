@@ -384,30 +384,6 @@ TEST(DistributedAdiDevice, Prefetch) {
                      {Scheme::douglas()}, variants);
 }
 
-// The split stages' passes along y and z with shared bands streaming their rows through the
-// shared-memory ring (stop 33: DistributedOptions::device_ring) against one domain: lines of
-// 47-50 rows per rank along y and z (the ring's 5 slot sets of 4 rows wrap around), odd
-// sizes, one thread per line, automatic and 3 uneven sub-segments, the stage's right-hand side
-// in the passes (writing into V_old) and apart, variable and constant coefficients (x: shared
-// bands only with constant ones, there the ring is not used: as without it).
-TEST(DistributedAdiDevice, Ring) {
-  ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
-  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
-  std::vector<Variant> variants(4);
-  for (int v = 0; v < 4; ++v) {
-    DistributedOptions& o = variants[std::size_t(v)].options;
-    o.device_ring = true;
-    o.device_spike = false;  // (the partition passes)
-    o.device_subsegments = std::array<int, 4>{1, 0, 3, 1}[std::size_t(v)];
-    o.stage_in_passes = v < 3;
-    variants[std::size_t(v)].label = "ring, sub-segments " + std::to_string(o.device_subsegments) +
-                                     (o.stage_in_passes ? ", in the passes" : ", separate right-hand side");
-  }
-  const std::vector<Problem> all = setups();
-  expect_split_cases("Ring", {{21, 97, 99}, {37, 95, 1}}, {all[1], all[3], all[4]},  // g(t), periodic, mixed
-                     {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, variants);
-}
-
 // The SPIKE form of the split stages with shared bands (stop 33: DistributedOptions::device_spike;
 // along x with constant coefficients: x has shared bands only then) against one domain: every
 // split direction, odd sizes, segments of 10-48 rows, S = 1, automatic and 3 (the SPIKE form
