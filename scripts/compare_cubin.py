@@ -13,6 +13,7 @@ nvdisasm are not installed (scripts/compare_ptxas.py compares only registers and
     scripts/compare_cubin.py thomas_variable thomas_variable_fp64 [--only contiguous]
     scripts/compare_cubin.py block_thomas_float_m5 block_thomas_double_m5   # generated units too (one M each)
     scripts/compare_cubin.py group_hines   # a group unit (CMakeLists.txt) against its members compiled alone
+    scripts/compare_cubin.py group_small=group_small+group_cholesky+option_chain   # regrouped units (stop 34)
     scripts/compare_cubin.py block_thomas_float_m2_3_4_5_6_7_8=block_thomas_float_m2_3_4_5+block_thomas_float_m6+block_thomas_float_m7+block_thomas_float_m8
                                            # NEW=BASE1+BASE2+...: one unit of this tree against several of the base
 """
@@ -45,9 +46,9 @@ def source(src_root, tu, work):
     return path
 
 
-def group_members(tu):
-    """The members of a group unit group_<name> (CMakeLists.txt's _adi_cuda_groups of this tree)."""
-    text = open(os.path.join(root, "CMakeLists.txt")).read()
+def group_members(tu, src_root=root):
+    """The members of a group unit group_<name> (CMakeLists.txt's _adi_cuda_groups of src_root)."""
+    text = open(os.path.join(src_root, "CMakeLists.txt")).read()
     m = re.search(r'"%s:([\w.,]+)"' % re.escape(tu[len("group_"):]), text)
     return m.group(1).split(",") if m else []
 
@@ -71,10 +72,12 @@ def anon(name):
 
 def kernels(src_root, tu, work):
     if tu.startswith("group_") and not os.path.exists(os.path.join(src_root, "solvers/cuda", tu + ".cu")):
-        # A group unit (stop 32): this tree compiles one unit that includes the members; a tree
-        # without the group compiles each member alone, and their kernels are compared as one set.
-        members = [x for x in group_members(tu) if os.path.exists(os.path.join(src_root, "solvers/cuda", x))]
-        if f'"{tu[len("group_"):]}:' not in open(os.path.join(src_root, "CMakeLists.txt")).read():
+        # A group unit (stop 32): a tree with the group compiles one unit that includes its members
+        # (as its own CMakeLists.txt lists them: a group's members may differ between trees);
+        # a tree without the group compiles this tree's members alone, compared as one set.
+        members = group_members(tu, src_root) or group_members(tu)
+        members = [x for x in members if os.path.exists(os.path.join(src_root, "solvers/cuda", x))]
+        if not group_members(tu, src_root):
             out = {}
             for x in members:
                 out.update(kernels(src_root, x[:-3], work))
