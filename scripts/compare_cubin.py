@@ -12,7 +12,12 @@ nvdisasm are not installed (scripts/compare_ptxas.py compares only registers and
     scripts/export_base.sh a517daf
     scripts/compare_cubin.py thomas_variable thomas_variable_fp64 [--only contiguous]
     scripts/compare_cubin.py block_thomas_float_m5 block_thomas_double_m5   # generated units too (one M each)
-    scripts/compare_cubin.py group_hines   # a group unit (CMakeLists.txt) against its members compiled alone
+    scripts/compare_cubin.py group_fused_stage   # a group unit (CMakeLists.txt) against its members compiled alone
+    scripts/compare_cubin.py group_small=group_small+group_cholesky+option_chain   # regrouped units (stop 34)
+    scripts/compare_cubin.py --builds /tmp/base-build /tmp/new-build
+        # every kernel of two whole builds of adi_cuda (e.g. scripts/cuda_compile_time.sh's), from
+        # the sm_90 cubins embedded in their objects (the real flags; fatbins zstd-compressed by
+        # nvcc 13 need the zstd program), matched by name whatever unit holds them; no .base/
     scripts/compare_cubin.py block_thomas_float_m2_3_4_5_6_7_8=block_thomas_float_m2_3_4_5+block_thomas_float_m6+block_thomas_float_m7+block_thomas_float_m8
                                            # NEW=BASE1+BASE2+...: one unit of this tree against several of the base
 """
@@ -45,9 +50,9 @@ def source(src_root, tu, work):
     return path
 
 
-def group_members(tu):
-    """The members of a group unit group_<name> (CMakeLists.txt's _adi_cuda_groups of this tree)."""
-    text = open(os.path.join(root, "CMakeLists.txt")).read()
+def group_members(tu, src_root=root):
+    """The members of a group unit group_<name> (CMakeLists.txt's _adi_cuda_groups of src_root)."""
+    text = open(os.path.join(src_root, "CMakeLists.txt")).read()
     m = re.search(r'"%s:([\w.,]+)"' % re.escape(tu[len("group_"):]), text)
     return m.group(1).split(",") if m else []
 
@@ -71,10 +76,12 @@ def anon(name):
 
 def kernels(src_root, tu, work):
     if tu.startswith("group_") and not os.path.exists(os.path.join(src_root, "solvers/cuda", tu + ".cu")):
-        # A group unit (stop 32): this tree compiles one unit that includes the members; a tree
-        # without the group compiles each member alone, and their kernels are compared as one set.
-        members = [x for x in group_members(tu) if os.path.exists(os.path.join(src_root, "solvers/cuda", x))]
-        if f'"{tu[len("group_"):]}:' not in open(os.path.join(src_root, "CMakeLists.txt")).read():
+        # A group unit (stop 32): a tree with the group compiles one unit that includes its members
+        # (as its own CMakeLists.txt lists them: a group's members may differ between trees);
+        # a tree without the group compiles this tree's members alone, compared as one set.
+        members = group_members(tu, src_root) or group_members(tu)
+        members = [x for x in members if os.path.exists(os.path.join(src_root, "solvers/cuda", x))]
+        if not group_members(tu, src_root):
             out = {}
             for x in members:
                 out.update(kernels(src_root, x[:-3], work))
@@ -85,7 +92,11 @@ def kernels(src_root, tu, work):
     cubin = os.path.join(work, os.path.basename(src_root) + "_" + os.path.basename(tu) + ".cubin")
     subprocess.run([nvcc, "-DADI_HAVE_CUDA=1", "-I" + src_root, "-O3", "-DNDEBUG", "-arch=sm_90", "-std=c++17",
                     "--expt-relaxed-constexpr", "-cubin", source(src_root, tu, work), "-o", cubin], check=True)
-    d = open(cubin, "rb").read()
+    return cubin_sections(open(cubin, "rb").read())
+
+
+def cubin_sections(d):
+    """{kernel name: .text bytes} of one sm_90 cubin (an ELF image)."""
     shoff, = struct.unpack_from("<Q", d, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", d, 0x3A)
     secs = [struct.unpack_from("<IIQQQQIIQQ", d, shoff + i * shentsize) for i in range(shnum)]
@@ -94,9 +105,63 @@ def kernels(src_root, tu, work):
     for s in secs:
         name = d[names + s[0]:d.index(b"\0", names + s[0])].decode()
         if name.startswith(".text."):
-            k = anon(name[6:])
-            out[k] = d[s[4]:s[4] + s[5]]
+            out[anon(name[6:])] = d[s[4]:s[4] + s[5]]
     return out
+
+
+def object_cubins(obj):
+    """The cubins (ELF entries) of an object's .nv_fatbin section (fatbin: 16-byte header, then
+    entries of kind 1 = PTX, 2 = ELF, each with its own header: kind, header and payload sizes,
+    the compressed size where nvcc compressed the payload)."""
+    d = subprocess.run(["objcopy", "-O", "binary", "--only-section=.nv_fatbin", obj, "/dev/stdout"],
+                       capture_output=True, check=True).stdout
+    out, pos = [], 0
+    while pos + 16 <= len(d):
+        magic, _, hsize, fsize = struct.unpack_from("<IHHQ", d, pos)
+        if magic != 0xBA55ED50:
+            break
+        off = pos + hsize
+        while off < pos + hsize + fsize:
+            kind, _, ehsize, size, packed = struct.unpack_from("<HHIQQ", d, off)
+            payload = d[off + ehsize:off + ehsize + size]
+            if kind == 2:
+                if payload[:4] == b"\x28\xb5\x2f\xfd":  # a zstd frame of `packed` bytes, then padding
+                    payload = subprocess.run(["zstd", "-dc"], input=payload[:packed], capture_output=True,
+                                             check=True).stdout
+                out.append(payload)
+            off += ehsize + size
+        pos += hsize + fsize
+    return out
+
+
+def build_kernels(build):
+    """{kernel: (object, .text)} of every object of adi_cuda in a build folder."""
+    out = {}
+    for dirpath, _, files in os.walk(os.path.join(build, "CMakeFiles", "adi_cuda.dir")):
+        for f in files:
+            if f.endswith(".o"):
+                for cubin in object_cubins(os.path.join(dirpath, f)):
+                    for k, code in cubin_sections(cubin).items():
+                        unit = f[:-len(".cu.o")]
+                        if k in out:  # the same name in two units (each compiles its own copy)
+                            print(f"note: {k[:100]} in {out[k][0]} and {unit}")
+                            k += " (" + unit + ")"
+                        out[k] = (unit, code)
+    return out
+
+
+def compare_builds(base_build, new_build):
+    b, n = build_kernels(base_build), build_kernels(new_build)
+    same = [k for k in b if k in n and b[k][1] == n[k][1]]
+    print(f"{base_build}: {len(b)} kernels in {len({v[0] for v in b.values()})} units; "
+          f"{new_build}: {len(n)} in {len({v[0] for v in n.values()})}")
+    for k in sorted(set(b) | set(n)):
+        if k in b and k in n and b[k][1] == n[k][1]:
+            continue
+        where = "only base" if k not in n else "only new" if k not in b else "differs"
+        bk, nk = b.get(k, ("", b""))[1], n.get(k, ("", b""))[1]
+        print(f"   {where}: {k[:110]}\n      instructions {len(bk) // 16} -> {len(nk) // 16}")
+    print(f"kernels with byte-identical machine code: {len(same)} of {len(set(b) | set(n))}")
 
 
 def opcodes(code):
@@ -109,6 +174,8 @@ def opcodes(code):
 
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--builds"] and len(args) == 3:
+        return compare_builds(args[1], args[2])
     only = ""
     if "--only" in args:
         i = args.index("--only")

@@ -10,6 +10,7 @@
 #
 #   scripts/cuda_compile_time.sh [SRC] [BUILD] [cmake args...]    e.g. -DADI_WITH_MPI=OFF
 #   SRC defaults to this tree, BUILD to /tmp/adi-cuda-time; the per-unit log is BUILD/units.txt.
+#   Two such builds' kernels, byte for byte: scripts/compare_cubin.py --builds BASE_BUILD BUILD.
 set -euo pipefail
 if [ "${1:-}" = "--launch" ]; then  # the launcher: --launch LOG nvcc ... -o OUT ...
   shift; log=$1; shift

@@ -1,4 +1,4 @@
-// Variable-size batched Cholesky, fp64 (a file of its own so the precisions compile in parallel).
+// Variable-size batched Cholesky, fp64 (a file of its own; compiled in a group, CMakeLists.txt).
 #include "solvers/cuda/cholesky_vbatched.cuh"
 
 namespace adi::cuda_backend {

@@ -1,5 +1,5 @@
-// Batched Hines solver on CUDA: double (hines.cu: float), compiled apart so the two
-// precisions build in parallel.
+// Batched Hines solver on CUDA: double (hines.cu: float); a file of its own, compiled with
+// the other light units as one (CMakeLists.txt's _adi_cuda_groups).
 #include "solvers/cuda/hines_launch.cuh"
 
 namespace adi::cuda_backend {

@@ -1,5 +1,6 @@
 // The fused ADI stage (thomas_pcr_fused_stage.cuh), single precision, and the layout
-// query. Double precision: thomas_pcr_fused_stage_fp64.cu (compiles in parallel).
+// query. Double precision: thomas_pcr_fused_stage_fp64.cu (both compiled as one unit, the
+// group fused_stage of CMakeLists.txt: the header's front end once).
 #include "solvers/cuda/thomas_pcr_fused_stage.cuh"
 
 namespace adi::cuda_backend {

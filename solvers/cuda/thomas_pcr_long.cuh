@@ -33,7 +33,6 @@
 // Limits: LB*S <= 512 threads (256 for 32 fp64 rows; segments of 16 or 32 rows), S <= 512 reduced rows (the
 // warp hybrid's 32 x 16), and the tile's a, b, c in shared memory: 3*LB*n values plus
 // padding, so n up to about 8,000 (fp64, 32-row segments, one line per tile).
-#include <cooperative_groups.h>
 #include <cuda_pipeline_primitives.h>
 
 #include <string>
@@ -78,17 +77,22 @@ struct LongShape {
 // wide (16 fp64 lines) while each block keeps only its part of the lines on chip; line l's
 // reduced system lives in block l % cl, reached through distributed shared memory. Without
 // a cluster (Cl = false) these are the block itself and __syncthreads.
+// The cluster intrinsics of sm_90_rt.h (through cuda_runtime.h) that
+// cooperative_groups::this_cluster()'s block_rank / map_shared_rank / sync call, without
+// <cooperative_groups.h>: it was ~60% of this header's preprocessed text (2.6 of 4.2 MB for
+// tridiagonal_cuda.cu) and ~1.6 CPU s of front end per unit (issue 15 item 8). Same machine
+// code (scripts/compare_cubin.py tridiagonal_cuda tridiagonal_cuda_fp64).
 template <bool Cl>
 __device__ __forceinline__ int long_rank() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (Cl) return static_cast<int>(cooperative_groups::this_cluster().block_rank());
+  if constexpr (Cl) return static_cast<int>(__clusterRelativeBlockRank());
 #endif
   return 0;
 }
 template <bool Cl, class T>
 __device__ __forceinline__ T* long_map(T* p, int rank) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (Cl) return cooperative_groups::this_cluster().map_shared_rank(p, static_cast<unsigned>(rank));
+  if constexpr (Cl) return static_cast<T*>(__cluster_map_shared_rank(p, static_cast<unsigned>(rank)));
 #endif
   return p;
 }
@@ -96,7 +100,8 @@ template <bool Cl>
 __device__ __forceinline__ void long_sync() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if constexpr (Cl) {
-    cooperative_groups::this_cluster().sync();
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
     return;
   }
 #endif

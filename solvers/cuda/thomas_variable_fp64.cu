@@ -1,4 +1,4 @@
-// Variable-size tridiagonal batches, fp64 (a file of its own so the two precisions compile in parallel).
+// Variable-size tridiagonal batches, fp64 (a file of its own; compiled in a group, CMakeLists.txt).
 #include "solvers/cuda/thomas_variable.cuh"
 
 namespace adi::cuda_backend {
