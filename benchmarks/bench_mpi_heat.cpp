@@ -165,7 +165,7 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   lines.stage_in_passes = !args.separate_rhs;
   lines.device_prefetch = !args.no_prefetch;
   lines.device_l2_prefetch = !args.no_l2;
-  lines.device_spike = args.use_spike;
+  lines.device_spike = lines.host_spike = args.use_spike;  // (host memory: the SPIKE form's host loops)
   AdiSolver<T> heat(grid, Pde::heat(1, 1, 1), bc, Scheme::douglas(), exec, mpi::subdomain(procs, dec, lines));
   if (args.separate_fold) heat.op().set_explicit_fold(Operator<T>::ExplicitFold::separate);
   const Operator<T>& op = heat.op();
