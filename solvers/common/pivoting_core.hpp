@@ -257,11 +257,40 @@ ADI_PIVOT_HD bool partition_weak_pivot(T pivot, T scale) {
   return !(magnitude(pivot) >= scale * T(sizeof(T) == 4 ? 1.0 / 256 : 1.0 / 4096));
 }
 
+// Where the partition method is known to be accurate (issue 23, docs/pivoting.md "Stop 34"):
+// on lines that behave like row diagonally dominant ones. For those, (1) every spike entry
+// is at most 1 in magnitude (the block's rows with x at its separators set to 1 and 0: a
+// maximum principle), so the tips v, w the reduce computes are; and (2) the reduced system
+// (a Schur complement) is row diagonally dominant again: |A| + |C| <= |B| in every reduced
+// row. Elsewhere the reduced rows, computed in T by two eliminations of 16 steps, carry a few
+// times the rounding of one coefficient into a reduced system that may amplify it: the host
+// prototype's sweep (stop 33/34) found lines of 545 .. 4097 rows at up to 100x LAPACK's error
+// (random signs, tiny diagonals, Toeplitz b = 1, a = c = 0.6), none of them weak. Every such
+// line failed (1) or (2), and no diagonally dominant line did; so a line that fails either is
+// sent where a weak one goes (the exact fall-back). The test costs a few instructions a
+// partition, in registers. kPartitionDominanceSlack: the rounding allowed above 1 (weakly
+// dominant lines, e.g. b = 1 + 2r, a = c = -r with r = 1e8, stay at 1 - 1e-6 after five levels).
+// ADI_PARTITION_DOMINANCE (measurement only, as ADI_THOMAS_CHECK): compiled with 0 the test
+// is off in the default instantiations; the CUDA route also instantiates its reduce without it
+// (Dominance = false) for the A/B of bench_cuda_pivoting.
+#ifndef ADI_PARTITION_DOMINANCE
+#define ADI_PARTITION_DOMINANCE 1
+#endif
+inline constexpr bool kPartitionDominance = ADI_PARTITION_DOMINANCE != 0;
+inline constexpr double kPartitionDominanceSlack = 1.0 / 1024;
+
+// (1): a spike tip above 1.
+template <class T>
+ADI_PIVOT_HD bool partition_spike_unsafe(T v, T w) {
+  const T bound = T(1 + kPartitionDominanceSlack);
+  return !(magnitude(v) <= bound && magnitude(w) <= bound);
+}
+
 // One end of block I_k (y, v, w) without storing a row: Down, the last row by the top-down
 // elimination; otherwise the first row by the bottom-up one, the same elimination on the
 // block's rows reversed (a and c trading places, and v and w). weak |= a pivot was weak
-// (partition_weak_pivot).
-template <class T, int M, bool Down, class Row>
+// (partition_weak_pivot), or (Dominance) a spike tip is above 1 (partition_spike_unsafe).
+template <class T, int M, bool Down, bool Dominance = kPartitionDominance, class Row>
 ADI_PIVOT_HD void partition_end(Row row, T& y, T& v, T& w, bool& bad, bool& weak) {
   static_assert(M >= 3, "a partition needs a separator and two interior rows");
   // Row j of the elimination's order (1 .. M-1): its coupling `a` points to the end it
@@ -292,18 +321,19 @@ ADI_PIVOT_UNROLL
   y = s.d * r;
   (Down ? v : w) = near * r;
   (Down ? w : v) = far * r;
+  if constexpr (Dominance) weak |= partition_spike_unsafe<T>(v, w);
 }
 
 // The last row of block I_k (y, v, w) by the top-down elimination.
-template <class T, int M, class Row>
+template <class T, int M, bool Dominance = kPartitionDominance, class Row>
 ADI_PIVOT_HD void partition_last(Row row, T& yL, T& vL, T& wL, bool& bad, bool& weak) {
-  partition_end<T, M, true>(row, yL, vL, wL, bad, weak);
+  partition_end<T, M, true, Dominance>(row, yL, vL, wL, bad, weak);
 }
 
 // The first row of block I_k (y, v, w) by the bottom-up elimination.
-template <class T, int M, class Row>
+template <class T, int M, bool Dominance = kPartitionDominance, class Row>
 ADI_PIVOT_HD void partition_first(Row row, T& yF, T& vF, T& wF, bool& bad, bool& weak) {
-  partition_end<T, M, false>(row, yF, vF, wF, bad, weak);
+  partition_end<T, M, false, Dominance>(row, yF, vF, wF, bad, weak);
 }
 
 // Reduced row k from separator row (a, b, c | d) of partition k, the last-row values of
@@ -313,6 +343,12 @@ template <class T>
 ADI_PIVOT_HD PartitionRowValues<T> partition_reduced_row(const PartitionRowValues<T>& sep, T yL, T vL, T wL, T yF,
                                                          T vF, T wF) {
   return {-(sep.a * vL), sep.b - sep.a * wL - sep.c * vF, -(sep.c * wF), sep.d - sep.a * yL - sep.c * yF};
+}
+
+// (2): a reduced row that is not diagonally dominant (see partition_spike_unsafe).
+template <class T>
+ADI_PIVOT_HD bool partition_reduced_unsafe(const PartitionRowValues<T>& r) {
+  return !(magnitude(r.a) + magnitude(r.c) <= T(1 + kPartitionDominanceSlack) * magnitude(r.b));
 }
 
 // With x_{s_k} = x0 and x_{s_{k+1}} = x1 known, the block solved again (one right-hand

@@ -231,8 +231,19 @@ inline int pivoting_partition_form() {
   return f[0] - '0';
 }
 
+// Measurement only (the A/B of stop 34 in bench_cuda_pivoting, scripts/gpu_pivoting_check.sh
+// --ab): ADI_PIVOTING_PARTITION_DOMINANCE=0, read at each solve, runs form 1's reduce without
+// the dominance test (common::partition_spike_unsafe / partition_reduced_unsafe), i.e. stop
+// 33's kernel; unset (or any other value), the test runs. Form 0 and shared bands always test.
+inline bool pivoting_partition_dominance() {
+  const char* f = std::getenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+  return !(f != nullptr && f[0] == '0' && f[1] == '\0');
+}
+
 // The reduce pass's arithmetic on a lane's staged rows (the whole warp calls it: shuffles).
-template <class T>
+// Dominance: lines that do not behave like diagonally dominant ones are weak too
+// (common::partition_spike_unsafe, partition_reduced_unsafe: the partition method's accuracy).
+template <class T, bool Dominance = common::kPartitionDominance>
 __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, int lane, i64 gp, i64 total,
                                                       const T (&ra)[kPivotPartitionRows],
                                                       const T (&rb)[kPivotPartitionRows],
@@ -243,8 +254,8 @@ __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, i
   auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;
-  common::partition_first<T, M>(own, yF, vF, wF, bad, weak);
-  common::partition_last<T, M>(own, yL, vL, wL, bad, weak);
+  common::partition_first<T, M, Dominance>(own, yF, vF, wF, bad, weak);
+  common::partition_last<T, M, Dominance>(own, yL, vL, wL, bad, weak);
   // The previous partition's last-row values: the lane below (lane 0 only supplies them).
   T pyL = __shfl_up_sync(kFullMask, yL, 1), pvL = __shfl_up_sync(kFullMask, vL, 1),
     pwL = __shfl_up_sync(kFullMask, wL, 1);
@@ -256,6 +267,7 @@ __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, i
   B[gp] = r.b;
   C[gp] = r.c;
   D[gp] = r.d;
+  if constexpr (Dominance) weak |= common::partition_reduced_unsafe<T>(r);
   // A singular block (a non-finite 1/pivot) is always also weak: the fall-back decides then.
   report(bad && !weak, flag);
   if (weak) *weak_flag = 1;
@@ -264,7 +276,7 @@ __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, i
 // Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
 // (a nearly singular block) to the route's own int. One warp of the reduce pass (gw, its
 // staging tile).
-template <class T, bool Shared, int Form>
+template <class T, bool Shared, int Form, bool Dominance = common::kPartitionDominance>
 __device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, i64 gw, T* tile, const T* a,
                                                       const T* b, const T* c, const T* d, T* A, T* B, T* C, T* D,
                                                       int* flag, int* weak_flag) {
@@ -276,18 +288,18 @@ __device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, 
   const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
   partition_stage_rows<T, Shared, (Form >= 1)>(tile, run, a, b, c, d, ra, rb, rc, rd);
-  partition_reduce_rows<T>(run, lane, gp, total, ra, rb, rc, rd, A, B, C, D, flag, weak_flag);
+  partition_reduce_rows<T, Dominance>(run, lane, gp, total, ra, rb, rc, rd, A, B, C, D, flag, weak_flag);
 }
 
-template <class T, bool Shared, int Form = 0>
+template <class T, bool Shared, int Form = 0, bool Dominance = common::kPartitionDominance>
 __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
     pivoting_partition_reduce_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, const T* d, T* __restrict__ A, T* __restrict__ B,
                                      T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag) {
   __shared__ T tiles[kPivotPartitionWarps][kWarp * kPivotPartitionRows];
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
-  partition_reduce_warp<T, Shared, Form>(ix, partition_kernel_warp(warp), tiles[warp], a, b, c, d, A, B, C, D, flag,
-                                         weak_flag);
+  partition_reduce_warp<T, Shared, Form, Dominance>(ix, partition_kernel_warp(warp), tiles[warp], a, b, c, d, A, B,
+                                                    C, D, flag, weak_flag);
 }
 
 // The fill pass's arithmetic on a lane's staged rows: x, its partition's rows (zeros past the
@@ -412,13 +424,17 @@ struct PivotPartitionLevel {
 };
 
 template <class T>
-void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, int form, cudaStream_t stream) {
+void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, int form, bool dominance,
+                               cudaStream_t stream) {
   const PartitionIndex ix{v.L, v.P()};
   const unsigned g = v.blocks(kPivotPartitionOwned);
   constexpr unsigned t = kPivotPartitionWarps * kWarp;
   if (v.shared)
     pivoting_partition_reduce_kernel<T, true><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
                                                                    weak);
+  else if (form >= 1 && !dominance)  // measurement only (pivoting_partition_dominance)
+    pivoting_partition_reduce_kernel<T, false, 1, false><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C,
+                                                                              v.D, flag, weak);
   else if (form >= 1)
     pivoting_partition_reduce_kernel<T, false, 1><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D,
                                                                        flag, weak);
@@ -455,6 +471,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
                                cudaStream_t stream) {
   ScratchCursor cur{static_cast<char*>(workspace)};
   const int form = pivoting_partition_form();
+  const bool dominance = pivoting_partition_dominance();
   int* weak = cur.take<int>(1);
   ADI_CUDA_CHECK(cudaMemsetAsync(weak, 0, sizeof(int), stream));
   constexpr int kMaxLevels = 16;
@@ -470,7 +487,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     v.C = cur.take<T>(count);
     v.D = cur.take<T>(count);
     v.X = cur.take<T>(count);
-    pivoting_partition_reduce<T>(v, flag, weak, form, stream);
+    pivoting_partition_reduce<T>(v, flag, weak, form, dominance, stream);
     levels[depth++] = v;
     const DeviceLines R{P, 1, lines, P, 1, 0};
     if (P >= kPivotPartitionAgainRows && depth < kMaxLevels) {
