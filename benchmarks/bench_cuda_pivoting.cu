@@ -20,7 +20,8 @@
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
 //                       [--routes=1] [--forms=1] [--profile=F]
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
-// alternating on the one-system rows.
+// and form 1 without the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=0, stop 34) alternating on
+// the one-system rows.
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -318,22 +319,31 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   if (!g_routes) return;
   // The partition route's forms (ADI_PIVOTING_PARTITION_FORM, solvers/cuda/pivoting_partition.cuh;
   // stop 33): 0 stop 32's kernels, 1 (the default) contiguous loads / stores and the fill in
-  // reverse order. Taken twice, alternating, the smaller median of each kept; --forms=0 times the
-  // default only.
-  constexpr int kForms = 2;
-  double t_form[kForms] = {1e30, 1e30};
-  for (int pass = 0; pass < (g_forms ? 2 : 1); ++pass)
+  // reverse order; and (stop 34) form 1 without the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=0:
+  // stop 33's reduce, the A/B of its cost). Taken three times, alternating, the smaller median of
+  // each kept; --forms=0 times the default only.
+  constexpr int kForms = 3;
+  const char* form_env[kForms] = {"0", "1", "1"};
+  const char* form_name[kForms] = {"form 0", "form 1", "form 1, no dominance test (stop 33)"};
+  double t_form[kForms] = {1e30, 1e30, 1e30};
+  for (int pass = 0; pass < (g_forms ? 3 : 1); ++pass)
     for (int f = 0; f < (g_forms ? kForms : 1); ++f) {
-      if (g_forms) setenv("ADI_PIVOTING_PARTITION_FORM", std::to_string(f).c_str(), 1);
+      if (g_forms) setenv("ADI_PIVOTING_PARTITION_FORM", form_env[f], 1);
+      if (g_forms && f == 2) setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "0", 1);
       t_form[f] = std::min(t_form[f], solve_ms(adi::Pivoting::partial));
       unsetenv("ADI_PIVOTING_PARTITION_FORM");
+      unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
     }
   const double t_partial = t_form[0];
   row(tag + " large plan, pivoting partial (cuda_pivoting, partition route" + (g_forms ? ", form 0)" : ")"),
       t_partial, n, sizeof(T));
   for (int f = 1; f < (g_forms ? kForms : 1); ++f)
-    row(tag + " large plan, pivoting partial (partition route, form " + std::to_string(f) + ")", t_form[f], n,
-        sizeof(T));
+    row(tag + " large plan, pivoting partial (partition route, " + form_name[f] + ")", t_form[f], n, sizeof(T));
+  if (g_forms) {
+    std::snprintf(text, sizeof text, "  %s partition route form 1 %7.3f ms  dominance test %+5.1f%% (without: %.3f ms)",
+                  tag.c_str(), t_form[1], 100.0 * (t_form[1] / t_form[2] - 1), t_form[2]);
+    g_costs.push_back(text);
+  }
   for (bool piv : {true, false}) {
     if (!g_cusparse) break;
     std::size_t bytes = 0;
@@ -344,7 +354,7 @@ void bench_large(cusparseHandle_t handle, int log2n) {
     if (!piv) continue;
     speedup(tag + " partial pivoting (partition route" + (g_forms ? ", form 0)" : ")"), t_partial, ms);
     for (int f = 1; f < (g_forms ? kForms : 1); ++f)
-      speedup(tag + " partial pivoting (partition route, form " + std::to_string(f) + ")", t_form[f], ms);
+      speedup(tag + " partial pivoting (partition route, " + form_name[f] + ")", t_form[f], ms);
   }
 }
 
