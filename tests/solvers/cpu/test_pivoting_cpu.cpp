@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -499,7 +500,11 @@ int partition_sweep(tp::Family f, index_t n, int lines, int& flagged, double& wo
 }
 
 TEST(PivotingPartition, LongLinesWithinTenTimesLapackOrFlagged) {
-  constexpr int kLines = 60;
+  // ADI_PARTITION_SWEEP_LINES=300: a sample as large as docs/pivoting.md's "Stop 34" table (which
+  // came from a driver of the same prototype with other seeds, more families, and LAPACK's error
+  // alone as the yardstick).
+  const char* env = std::getenv("ADI_PARTITION_SWEEP_LINES");
+  const int kLines = env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 60;
   int before = 0;
   for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::toeplitz, tp::Family::dominant})
     for (index_t n : {545, 1089, 4097}) {
