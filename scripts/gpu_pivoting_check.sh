@@ -133,7 +133,9 @@ if [ $ab = 1 ]; then
     hrc=$?
     host_line="$([ $hrc = 0 ] && echo pass || echo "FAIL (rc $hrc)"): $(grep -E '^\[  (PASSED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cpu_partition.log" | tr '\n' ' ')"
   fi
-  timeout 300 "$tbin" --gtest_filter="$tfilter" > "$OUT/test_pivoting_cuda.log" 2>&1
+  tlimit=300
+  [ $s34 = 1 ] && tlimit=240  # stop 34: the call's 8 minutes (build ~3, bench ~1.5, memcheck <= 2)
+  timeout $tlimit "$tbin" --gtest_filter="$tfilter" > "$OUT/test_pivoting_cuda.log" 2>&1
   trc=$?
   tests_line="$([ $trc = 0 ] && echo pass || echo "FAIL (rc $trc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cuda.log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/test_pivoting_cuda.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ')"
   plan_lines=""
@@ -148,7 +150,7 @@ if [ $ab = 1 ]; then
   san_line="not run (--ab-quick)"
   if [ $abq = 0 ]; then
     san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-    timeout 150 "$san" --tool memcheck --error-exitcode 99 "$tbin" --gtest_filter='PivotingCuda.PartitionFormsSmall' \
+    timeout $([ $s34 = 1 ] && echo 120 || echo 150) "$san" --tool memcheck --error-exitcode 99 "$tbin" --gtest_filter='PivotingCuda.PartitionFormsSmall' \
       > "$OUT/sanitizer.log" 2>&1
     src=$?
     san_line="$([ $src = 0 ] && echo clean || echo "ERRORS or timeout (rc $src)"): $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
@@ -165,7 +167,7 @@ if [ $ab = 1 ]; then
     done
   fi
   echo
-  echo "== adi pivoting GPU check --ab ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
+  echo "== adi pivoting GPU check $([ $s34 = 1 ] && echo --stop34 || echo --ab) ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
   echo "| test_pivoting_cuda ($tfilter) | $tests_line |"
   [ $s34 = 1 ] && echo "| test_pivoting_cpu (PivotingPartition.*, host) | $host_line |"
   printf "%s" "$plan_lines"
@@ -212,8 +214,8 @@ PY
   echo
   echo "-- one system (bench --n=0 --large=24 --large2=20 --reps=20; % of copy = 5 arrays) --"
   sed -n '/^copy bandwidth/p;/^Summary/,$p' "$OUT/bench_large.log" 2> /dev/null
-  echo
-  echo "-- 256^3 routes (bench --n=256 --checkcost=0 --reps=10) --"
+  [ $s34 = 1 ] || echo
+  [ $s34 = 1 ] || echo "-- 256^3 routes (bench --n=256 --checkcost=0 --reps=10) --"
   sed -n '/^copy bandwidth/p;/^Summary/,/^The check/p' "$OUT/bench_box.log" 2> /dev/null | grep -v "^The check"
   sed -n '/^Partial pivoting against/,$p' "$OUT/bench_box.log" 2> /dev/null
   (cd "$OUT" && tar -czf /tmp/gpu_pivoting_logs.tgz --exclude gpu_pivoting_logs.tgz . 2> /dev/null &&
