@@ -14,7 +14,10 @@
 // and stores for stride-1 lines: the 32 partitions are one contiguous run of 544 values).
 // Memory traffic: a, b, c, d read twice and u written once (9 values per row, plus 4/17 for
 // the reduced rows), against 5 for a copy: at most ~55% of the copy bandwidth.
-// A nearly singular block (common::partition_weak_pivot) raises a device flag that the
+// A nearly singular block (common::partition_weak_pivot), or since stop 34 a line that does
+// not behave like a diagonally dominant one (a spike tip above 1 or a reduced row not dominant:
+// common::partition_spike_unsafe / partition_reduced_unsafe, where the partition elimination
+// itself loses digits against LAPACK), raises a device flag that the
 // fill passes and the thread-per-line kernel are gated on: the lines are then solved by the
 // thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
 // never a wrong answer), without the host reading anything back.
@@ -232,7 +235,7 @@ inline int pivoting_partition_form() {
 }
 
 // Measurement only (the A/B of stop 34 in bench_cuda_pivoting, scripts/gpu_pivoting_check.sh
-// --ab): ADI_PIVOTING_PARTITION_DOMINANCE=0, read at each solve, runs form 1's reduce without
+// --stop34): ADI_PIVOTING_PARTITION_DOMINANCE=0, read at each solve, runs form 1's reduce without
 // the dominance test (common::partition_spike_unsafe / partition_reduced_unsafe), i.e. stop
 // 33's kernel; unset (or any other value), the test runs. Form 0 and shared bands always test.
 inline bool pivoting_partition_dominance() {
