@@ -84,6 +84,17 @@ __global__ void fill_kernel(long long n, T* a, T* b, T* c, T* d) {
   }
 }
 
+// Toeplitz b = 1, a = c = 0.6 (issue 23's indefinite family: not dominant-like, so since stop 34
+// the partition route sends it to the exact fall-back).
+template <class T>
+__global__ void toeplitz_kernel(long long n, T* a, T* b, T* c) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x) {
+    a[k] = T(0.6);
+    b[k] = T(1);
+    c[k] = T(0.6);
+  }
+}
+
 struct Row {
   std::string what;
   double ms, pct;
@@ -342,6 +353,28 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   if (g_forms) {
     std::snprintf(text, sizeof text, "  %s partition route form 1 %7.3f ms  dominance test %+5.1f%% (without: %.3f ms)",
                   tag.c_str(), t_form[1], 100.0 * (t_form[1] / t_form[2] - 1), t_form[2]);
+    g_costs.push_back(text);
+  }
+  // Stop 34: what the dominance test costs a line that is not dominant-like (Toeplitz 0.6): the
+  // exact fall-back (one thread per line, sequential) against stop 33's route on it (which came
+  // out at up to 18-97x LAPACK's error in fp64). One-system rows of 2^20 and below, 3 runs each.
+  if (g_forms && log2n <= 20) {
+    Dev<T> ta(n), tb(n), tc(n);
+    toeplitz_kernel<T><<<1024, 256>>>(n, ta.p, tb.p, tc.p);
+    CK(cudaDeviceSynchronize());
+    double t_dom[2] = {0, 0};
+    for (int on = 0; on < 2; ++on) {
+      if (on == 0) setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "0", 1);
+      adi::LargeTridiagonalOptions o;
+      o.pivoting = adi::Pivoting::partial;
+      adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
+      t_dom[on] = time_ms([&] { plan.solve(adi::Bands<T>{ta.p, tb.p, tc.p}, d.p, u.p); }, 3);
+      unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+    }
+    row(tag + " Toeplitz 0.6, partial: route without the dominance test (stop 33)", t_dom[0], n, sizeof(T));
+    row(tag + " Toeplitz 0.6, partial: flagged, the exact fall-back (stop 34)", t_dom[1], n, sizeof(T));
+    std::snprintf(text, sizeof text, "  %s Toeplitz 0.6 (not dominant-like): fall-back %.3f ms, route %.3f ms (%.0fx)",
+                  tag.c_str(), t_dom[1], t_dom[0], t_dom[1] / t_dom[0]);
     g_costs.push_back(text);
   }
   for (bool piv : {true, false}) {
