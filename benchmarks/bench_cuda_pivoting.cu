@@ -84,14 +84,16 @@ __global__ void fill_kernel(long long n, T* a, T* b, T* c, T* d) {
   }
 }
 
-// Toeplitz b = 1, a = c = 0.6 (issue 23's indefinite family: not dominant-like, so since stop 34
-// the partition route sends it to the exact fall-back).
+// Constant bands: Toeplitz b = 1, a = c = 0.6 (issue 23's indefinite family: not dominant-like,
+// so since stop 34 the partition route sends it to the exact fall-back) and the heat operator
+// b = 1 + 2r, a = c = -r, r = 1e4 (dominant, coefficients far from 1: stop 33's pivot test flagged
+// it through the padding of a level's last partition, stop 34's does not).
 template <class T>
-__global__ void toeplitz_kernel(long long n, T* a, T* b, T* c) {
+__global__ void constant_bands_kernel(long long n, T* a, T* b, T* c, T va, T vb, T vc) {
   for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x) {
-    a[k] = T(0.6);
-    b[k] = T(1);
-    c[k] = T(0.6);
+    a[k] = va;
+    b[k] = vb;
+    c[k] = vc;
   }
 }
 
@@ -355,27 +357,35 @@ void bench_large(cusparseHandle_t handle, int log2n) {
                   tag.c_str(), t_form[1], 100.0 * (t_form[1] / t_form[2] - 1), t_form[2]);
     g_costs.push_back(text);
   }
-  // Stop 34: what the dominance test costs a line that is not dominant-like (Toeplitz 0.6): the
-  // exact fall-back (one thread per line, sequential) against stop 33's route on it (which came
-  // out at up to 18-97x LAPACK's error in fp64). One-system rows of 2^20 and below, 3 runs each.
+  // Stop 34 on two constant-band systems, stop 33's reduce (ADI_PIVOTING_PARTITION_DOMINANCE=0)
+  // against stop 34's: Toeplitz 0.6 (not dominant-like: stop 34 takes the exact fall-back, one
+  // thread per line, where stop 33's route came out at up to 18-97x LAPACK's error in fp64) and
+  // the heat operator r = 1e4 (stop 33: the padding's false alarm, the fall-back; stop 34: the
+  // route). One-system rows of 2^20 and below, 3 runs each.
   if (g_forms && log2n <= 20) {
     Dev<T> ta(n), tb(n), tc(n);
-    toeplitz_kernel<T><<<1024, 256>>>(n, ta.p, tb.p, tc.p);
-    CK(cudaDeviceSynchronize());
-    double t_dom[2] = {0, 0};
-    for (int on = 0; on < 2; ++on) {
-      if (on == 0) setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "0", 1);
-      adi::LargeTridiagonalOptions o;
-      o.pivoting = adi::Pivoting::partial;
-      adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
-      t_dom[on] = time_ms([&] { plan.solve(adi::Bands<T>{ta.p, tb.p, tc.p}, d.p, u.p); }, 3);
-      unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+    for (int fam = 0; fam < 2; ++fam) {
+      const char* name = fam == 0 ? "Toeplitz 0.6" : "heat r = 1e4";
+      if (fam == 0)
+        constant_bands_kernel<T><<<1024, 256>>>(n, ta.p, tb.p, tc.p, T(0.6), T(1), T(0.6));
+      else
+        constant_bands_kernel<T><<<1024, 256>>>(n, ta.p, tb.p, tc.p, T(-1e4), T(20001), T(-1e4));
+      CK(cudaDeviceSynchronize());
+      double t34[2] = {0, 0};
+      for (int on = 0; on < 2; ++on) {
+        if (on == 0) setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "0", 1);
+        adi::LargeTridiagonalOptions o;
+        o.pivoting = adi::Pivoting::partial;
+        adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
+        t34[on] = time_ms([&] { plan.solve(adi::Bands<T>{ta.p, tb.p, tc.p}, d.p, u.p); }, 3);
+        unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+      }
+      row(tag + " " + name + ", partial: stop 33's reduce", t34[0], n, sizeof(T));
+      row(tag + " " + name + ", partial: stop 34's", t34[1], n, sizeof(T));
+      std::snprintf(text, sizeof text, "  %s %s, partial: stop 34 %.3f ms, stop 33 %.3f ms (%.2fx)", tag.c_str(), name,
+                    t34[1], t34[0], t34[1] / t34[0]);
+      g_costs.push_back(text);
     }
-    row(tag + " Toeplitz 0.6, partial: route without the dominance test (stop 33)", t_dom[0], n, sizeof(T));
-    row(tag + " Toeplitz 0.6, partial: flagged, the exact fall-back (stop 34)", t_dom[1], n, sizeof(T));
-    std::snprintf(text, sizeof text, "  %s Toeplitz 0.6 (not dominant-like): fall-back %.3f ms, route %.3f ms (%.0fx)",
-                  tag.c_str(), t_dom[1], t_dom[0], t_dom[1] / t_dom[0]);
-    g_costs.push_back(text);
   }
   for (bool piv : {true, false}) {
     if (!g_cusparse) break;

@@ -178,7 +178,7 @@ if [ $ab = 1 ]; then
     echo; echo "-- host sweep (PivotingPartition.LongLinesWithinTenTimesLapackOrFlagged) --"
     grep -E '^  fp(32|64) ' "$OUT/test_pivoting_cpu_partition.log" 2> /dev/null
     echo; echo "-- the dominance test's cost (form 1 with / without, same run) --"
-    grep -h "dominance test\|not dominant-like" "$OUT/bench_large.log" 2> /dev/null
+    grep -h "dominance test\|, partial: stop 34" "$OUT/bench_large.log" 2> /dev/null
   fi
   for f in 0 1; do
     [ -s "$OUT/ncu_form$f.csv" ] || continue

@@ -286,6 +286,28 @@ ADI_PIVOT_HD bool partition_spike_unsafe(T v, T w) {
   return !(magnitude(v) <= bound && magnitude(w) <= bound);
 }
 
+// The last partition of a line is padded with rows (0, 1, 0 | 0) past the line's end. They are
+// decoupled from the block's real rows (a zero coupling: every multiplier against them is 0, so
+// the real rows' y, v, w and the reduced row do not depend on their b), but their pivots meet the
+// weak test: with b = 1 a line whose coefficients are above 2^8 (fp32; 2^12 fp64) or below
+// 2^-8 was weak wherever a level's last partition was partial (stop 34: the heat operator b = 1 + 2r,
+// a = c = -r with r >= 1e4, and the Laplacian's reduced rows, which shrink by ~17 a level, took the
+// exact fall-back). Scale-neutral padding: b of rows real .. M-1 (real = the partition's rows
+// inside the line) set to the largest coefficient of its real interior rows, so the weak test sees
+// what it would see on a full block (the pivot test is then invariant under scaling the line).
+// Only the partitions that hold a line's end call it (one a line and level).
+template <class T, int M>
+ADI_PIVOT_HD void partition_pad_rows(const T (&a)[M], T (&b)[M], const T (&c)[M], int real) {
+  T scale = T(0);
+ADI_PIVOT_UNROLL
+  for (int i = 1; i < M; ++i)
+    if (i < real) scale = larger(scale, larger(magnitude(a[i]), larger(magnitude(b[i]), magnitude(c[i]))));
+  if (!(scale > T(0) && finite_value(scale))) scale = T(1);
+ADI_PIVOT_UNROLL
+  for (int i = 1; i < M; ++i)
+    if (i >= real) b[i] = scale;
+}
+
 // One end of block I_k (y, v, w) without storing a row: Down, the last row by the top-down
 // elimination; otherwise the first row by the bottom-up one, the same elimination on the
 // block's rows reversed (a and c trading places, and v and w). weak |= a pivot was weak

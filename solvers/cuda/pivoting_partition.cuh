@@ -244,16 +244,21 @@ inline bool pivoting_partition_dominance() {
 }
 
 // The reduce pass's arithmetic on a lane's staged rows (the whole warp calls it: shuffles).
-// Dominance: lines that do not behave like diagonally dominant ones are weak too
-// (common::partition_spike_unsafe, partition_reduced_unsafe: the partition method's accuracy).
+// Dominance (stop 34; false: stop 33's reduce): lines that do not behave like diagonally dominant
+// ones are weak too (common::partition_spike_unsafe, partition_reduced_unsafe: the partition
+// method's accuracy), and the partition that holds a line's end pads it scale-neutrally
+// (common::partition_pad_rows, in a branch only that lane takes: the weak test no longer
+// depends on the line's scale).
 template <class T, bool Dominance = common::kPartitionDominance>
 __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, int lane, i64 gp, i64 total,
                                                       const T (&ra)[kPivotPartitionRows],
-                                                      const T (&rb)[kPivotPartitionRows],
+                                                      T (&rb)[kPivotPartitionRows],
                                                       const T (&rc)[kPivotPartitionRows],
                                                       const T (&rd)[kPivotPartitionRows], T* A, T* B, T* C, T* D,
                                                       int* flag, int* weak_flag) {
   constexpr int M = kPivotPartitionRows;
+  if constexpr (Dominance)
+    if (run.row0 + M > run.n) common::partition_pad_rows<T, M>(ra, rb, rc, static_cast<int>(run.n - run.row0));
   auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;

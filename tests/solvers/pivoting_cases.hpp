@@ -21,13 +21,16 @@
 
 namespace adi::test_pivoting {
 
-enum class Family { tiny_diagonal, random_signs, toeplitz, dominant };
+// heat (stop 34): the implicit heat operator b = 1 + 2r, a = c = -r with r = 1e4, dominant but
+// with coefficients far from 1 (the partition route's pivot test once depended on the scale).
+enum class Family { tiny_diagonal, random_signs, toeplitz, dominant, heat };
 
 inline const char* family_name(Family f) {
   switch (f) {
     case Family::tiny_diagonal: return "tiny_diagonal";
     case Family::random_signs: return "random_signs";
     case Family::toeplitz: return "toeplitz";
+    case Family::heat: return "heat";
     default: return "dominant";
   }
 }
@@ -52,6 +55,11 @@ void row_coefficients(Family f, std::mt19937_64& rng, T& a, T& b, T& c) {
       a = T(0.6);
       b = T(1);
       c = T(0.6);
+      break;
+    case Family::heat:  // b = 1 + 2r, a = c = -r, r = 1e4 (exact in fp32)
+      a = T(-1e4);
+      b = T(20001);
+      c = T(-1e4);
       break;
     default:  // diagonally dominant, random signs
       a = T(u(rng));

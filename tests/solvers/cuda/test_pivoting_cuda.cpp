@@ -158,7 +158,7 @@ void run_partition(tp::Family f, index_t n, index_t count) {
 
 TEST_F(PivotingCuda, PartitionRouteWithinTenTimesLapack) {
   for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
-                       tp::Family::dominant})
+                       tp::Family::dominant, tp::Family::heat})
     for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}, {(1 << 20) + 3, 1}}) {
       run_partition<float>(f, n, count);
       run_partition<double>(f, n, count);
@@ -233,7 +233,7 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
 TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
   setenv("ADI_PIVOTING_ROUTE", "partition", 1);
   for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
-                       tp::Family::dominant})
+                       tp::Family::dominant, tp::Family::heat})
     for (index_t n : {68, 69, 255, 257, 543, 544, 545, 1089, 4097})
       for (index_t count : {1, 3}) {
         run_partition<float>(f, n, count);
