@@ -236,8 +236,9 @@ inline int pivoting_partition_form() {
 
 // Measurement only (the A/B of stop 34 in bench_cuda_pivoting, scripts/gpu_pivoting_check.sh
 // --stop34): ADI_PIVOTING_PARTITION_DOMINANCE=0, read at each solve, runs form 1's reduce without
-// the dominance test (common::partition_spike_unsafe / partition_reduced_unsafe), i.e. stop
-// 33's kernel; unset (or any other value), the test runs. Form 0 and shared bands always test.
+// stop 34's changes (the dominance test, common::partition_spike_unsafe / partition_reduced_unsafe,
+// and the scale-neutral padding, partition_pad_rows), i.e. stop 33's kernel byte for byte; unset
+// (or any other value), they run. Form 0 and shared bands always have them.
 inline bool pivoting_partition_dominance() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_DOMINANCE");
   return !(f != nullptr && f[0] == '0' && f[1] == '\0');
