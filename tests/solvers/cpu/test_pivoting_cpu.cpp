@@ -490,8 +490,9 @@ TEST(PivotingPartition, WithinTenTimesLapackOrWeak) {
 // partition elimination itself, not a near-singular block. With the dominance test every line
 // either is flagged (the device re-solves it exactly) or is within the yardstick, and no
 // diagonally dominant line is flagged. `lines` lines of each size, one case each (LAPACK's error
-// is compared line by line). Returns the number of unflagged lines above the yardstick; counts
-// the flagged ones.
+// is compared line by line; beyond 10x of it, eps cond(A, x), estimated above 600 rows:
+// tests/solvers/pivoting_cases.hpp). Returns the number of unflagged lines above the yardstick;
+// counts the flagged ones.
 template <class T, bool Dominance>
 int partition_sweep(tp::Family f, index_t n, int lines, int& flagged, double& worst) {
   int above = 0;
@@ -540,8 +541,28 @@ TEST(PivotingPartition, LongLinesWithinTenTimesLapackOrFlagged) {
       one(0.0f);
       one(0.0);
     }
-  // The defect this test is for: without the dominance test some lines were above 10x unflagged.
-  EXPECT_GT(before, 0) << "the sample no longer shows stop 33's defect: make it larger";
+  std::printf("  stop 33's route (the pivot test alone): %d unflagged lines beyond the yardstick\n", before);
+  // The defect, on one line: an fp64 random-sign line of 545 rows that stop 33's route solved
+  // unflagged beyond both yardsticks (10x LAPACK and eps cond(A, x): 2.54 eps cond); now flagged.
+  for (auto [n, seed] : {std::pair<index_t, std::uint64_t>{545, 4294434}}) {
+    for (bool dominance : {false, true}) {
+      auto k = tp::make_case<double>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), tp::Family::random_signs,
+                                     false, false, seed);
+      bool bad = false, weak = false;
+      if (dominance)
+        partition_line<double, true>(n, k.a.data(), k.b.data(), k.c.data(), k.d.data(), k.u.data(), bad, weak);
+      else
+        partition_line<double, false>(n, k.a.data(), k.b.data(), k.c.data(), k.d.data(), k.u.data(), bad, weak);
+      std::string detail;
+      const double r = tp::worst_ratio(k, k.u, detail);
+      if (dominance) {
+        EXPECT_TRUE(weak) << "n " << n << " seed " << seed << ": the stop 34 tests must flag it";
+      } else {
+        EXPECT_FALSE(weak) << "n " << n << " seed " << seed;
+        EXPECT_GT(r, 10.0) << "n " << n << " seed " << seed << ": stop 33's defect no longer shows: " << detail;
+      }
+    }
+  }
 }
 
 // Stop 34: the route never flags a row diagonally dominant line of these forms, weakly dominant
