@@ -3,8 +3,8 @@
 # (~6-8 min on a fresh H100 / H200 with the build), the dominance test's A/B in the same run:
 #   OUT=$OUT/piv5 scripts/gpu_pivoting_check.sh --stop34
 # builds test_pivoting_cuda, test_pivoting_cpu and bench_cuda_pivoting only; runs the one-system
-# rows first (2^24, 2^20: form 0, form 1 = the default with the dominance test, form 1 without it
-# = stop 33's reduce via ADI_PIVOTING_PARTITION_DOMINANCE=0, alternating, best of 3 medians of 20;
+# rows first (2^24, 2^20: form 0, form 1 = the default, form 1 with the dominance test opted in via
+# ADI_PIVOTING_PARTITION_DOMINANCE=1, alternating, best of 3 medians of 20;
 # gtsv2; the large plan's automatic against none), then PivotingPartition.* of test_pivoting_cpu
 # (the host sweep: lines flagged per family), the whole test_pivoting_cuda (with the restored
 # LAPACK comparison on forced short lines, PartitionRouteForcedWithinTenTimesLapack), and
@@ -178,7 +178,7 @@ if [ $ab = 1 ]; then
     echo; echo "-- host sweep (PivotingPartition.LongLinesWithinTenTimesLapackOrFlagged) --"
     grep -E '^  fp(32|64) ' "$OUT/test_pivoting_cpu_partition.log" 2> /dev/null
     echo; echo "-- the dominance test's cost (form 1 with / without, same run) --"
-    grep -h "dominance test\|, partial: stop 34" "$OUT/bench_large.log" 2> /dev/null
+    grep -h "dominance test (opt-in) *[+-]\|, partial: default" "$OUT/bench_large.log" 2> /dev/null
   fi
   for f in 0 1; do
     [ -s "$OUT/ncu_form$f.csv" ] || continue

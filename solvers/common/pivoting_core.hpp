@@ -266,17 +266,12 @@ ADI_PIVOT_HD bool partition_weak_pivot(T pivot, T scale) {
 // times the rounding of one coefficient into a reduced system that may amplify it: the host
 // prototype's sweep (stop 33/34) found lines of 545 .. 4097 rows at up to 100x LAPACK's error
 // (random signs, tiny diagonals, Toeplitz b = 1, a = c = 0.6), none of them weak. Every such
-// line failed (1) or (2), and no diagonally dominant line did; so a line that fails either is
-// sent where a weak one goes (the exact fall-back). The test costs a few instructions a
-// partition, in registers. kPartitionDominanceSlack: the rounding allowed above 1 (weakly
-// dominant lines, e.g. b = 1 + 2r, a = c = -r with r = 1e8, stay at 1 - 1e-6 after five levels).
-// ADI_PARTITION_DOMINANCE (measurement only, as ADI_THOMAS_CHECK): compiled with 0 the test
-// is off in the default instantiations; the CUDA route also instantiates its reduce without it
-// (Dominance = false) for the A/B of bench_cuda_pivoting.
-#ifndef ADI_PARTITION_DOMINANCE
-#define ADI_PARTITION_DOMINANCE 1
-#endif
-inline constexpr bool kPartitionDominance = ADI_PARTITION_DOMINANCE != 0;
+// line failed (1) or (2), and no diagonally dominant line did; so a line that fails either can be
+// sent where a weak one goes (the exact fall-back: partition_dominance_unsafe). The test costs a
+// few instructions a partition, in registers. It is opt-in on the device (the fall-back is one
+// thread per line: ~3300x slower than the route on one Toeplitz system of 2^20, docs/pivoting.md).
+// kPartitionDominanceSlack: the rounding allowed above 1 (weakly dominant lines, e.g.
+// b = 1 + 2r, a = c = -r with r = 1e8, stay at 1 - 1e-6 after five levels).
 inline constexpr double kPartitionDominanceSlack = 1.0 / 1024;
 
 // (1): a spike tip above 1.
@@ -311,8 +306,8 @@ ADI_PIVOT_UNROLL
 // One end of block I_k (y, v, w) without storing a row: Down, the last row by the top-down
 // elimination; otherwise the first row by the bottom-up one, the same elimination on the
 // block's rows reversed (a and c trading places, and v and w). weak |= a pivot was weak
-// (partition_weak_pivot), or (Dominance) a spike tip is above 1 (partition_spike_unsafe).
-template <class T, int M, bool Down, bool Dominance = kPartitionDominance, class Row>
+// (partition_weak_pivot).
+template <class T, int M, bool Down, class Row>
 ADI_PIVOT_HD void partition_end(Row row, T& y, T& v, T& w, bool& bad, bool& weak) {
   static_assert(M >= 3, "a partition needs a separator and two interior rows");
   // Row j of the elimination's order (1 .. M-1): its coupling `a` points to the end it
@@ -343,19 +338,18 @@ ADI_PIVOT_UNROLL
   y = s.d * r;
   (Down ? v : w) = near * r;
   (Down ? w : v) = far * r;
-  if constexpr (Dominance) weak |= partition_spike_unsafe<T>(v, w);
 }
 
 // The last row of block I_k (y, v, w) by the top-down elimination.
-template <class T, int M, bool Dominance = kPartitionDominance, class Row>
+template <class T, int M, class Row>
 ADI_PIVOT_HD void partition_last(Row row, T& yL, T& vL, T& wL, bool& bad, bool& weak) {
-  partition_end<T, M, true, Dominance>(row, yL, vL, wL, bad, weak);
+  partition_end<T, M, true>(row, yL, vL, wL, bad, weak);
 }
 
 // The first row of block I_k (y, v, w) by the bottom-up elimination.
-template <class T, int M, bool Dominance = kPartitionDominance, class Row>
+template <class T, int M, class Row>
 ADI_PIVOT_HD void partition_first(Row row, T& yF, T& vF, T& wF, bool& bad, bool& weak) {
-  partition_end<T, M, false, Dominance>(row, yF, vF, wF, bad, weak);
+  partition_end<T, M, false>(row, yF, vF, wF, bad, weak);
 }
 
 // Reduced row k from separator row (a, b, c | d) of partition k, the last-row values of
@@ -371,6 +365,13 @@ ADI_PIVOT_HD PartitionRowValues<T> partition_reduced_row(const PartitionRowValue
 template <class T>
 ADI_PIVOT_HD bool partition_reduced_unsafe(const PartitionRowValues<T>& r) {
   return !(magnitude(r.a) + magnitude(r.c) <= T(1 + kPartitionDominanceSlack) * magnitude(r.b));
+}
+
+// The dominance test of partition k: its block's spike tips at both ends (partition_first's vF,
+// wF, partition_last's vL, wL) and its separator's reduced row r.
+template <class T>
+ADI_PIVOT_HD bool partition_dominance_unsafe(T vF, T wF, T vL, T wL, const PartitionRowValues<T>& r) {
+  return partition_spike_unsafe<T>(vF, wF) || partition_spike_unsafe<T>(vL, wL) || partition_reduced_unsafe<T>(r);
 }
 
 // With x_{s_k} = x0 and x_{s_{k+1}} = x1 known, the block solved again (one right-hand

@@ -130,7 +130,6 @@ __global__ void __launch_bounds__(pivot_block_lines<T>() * kPivotBlockParts)
   s_B[k][lane] = r.b;
   s_C[k][lane] = r.c;
   s_D[k][lane] = r.d;
-  if (common::kPartitionDominance && valid && common::partition_reduced_unsafe<T>(r)) s_weak = 1;  // the fall-back
   __syncthreads();
 
   if (s_weak) {  // uniform over the block: nothing written yet

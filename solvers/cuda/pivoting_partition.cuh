@@ -14,10 +14,10 @@
 // and stores for stride-1 lines: the 32 partitions are one contiguous run of 544 values).
 // Memory traffic: a, b, c, d read twice and u written once (9 values per row, plus 4/17 for
 // the reduced rows), against 5 for a copy: at most ~55% of the copy bandwidth.
-// A nearly singular block (common::partition_weak_pivot), or since stop 34 a line that does
-// not behave like a diagonally dominant one (a spike tip above 1 or a reduced row not dominant:
-// common::partition_spike_unsafe / partition_reduced_unsafe, where the partition elimination
-// itself loses digits against LAPACK), raises a device flag that the
+// A nearly singular block (common::partition_weak_pivot), or, opted in (stop 34,
+// ADI_PIVOTING_PARTITION_DOMINANCE=1), a line that does not behave like a diagonally dominant one
+// (common::partition_dominance_unsafe: where the partition elimination itself loses digits
+// against LAPACK), raises a device flag that the
 // fill passes and the thread-per-line kernel are gated on: the lines are then solved by the
 // thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
 // never a wrong answer), without the host reading anything back.
@@ -234,37 +234,35 @@ inline int pivoting_partition_form() {
   return f[0] - '0';
 }
 
-// Measurement only (the A/B of stop 34 in bench_cuda_pivoting, scripts/gpu_pivoting_check.sh
-// --stop34): ADI_PIVOTING_PARTITION_DOMINANCE=0, read at each solve, runs form 1's reduce without
-// stop 34's changes (the dominance test, common::partition_spike_unsafe / partition_reduced_unsafe,
-// and the scale-neutral padding, partition_pad_rows), i.e. stop 33's kernel byte for byte; unset
-// (or any other value), they run. Form 0 and shared bands always have them.
+// The dominance test (stop 34, common::partition_dominance_unsafe), opt-in:
+// ADI_PIVOTING_PARTITION_DOMINANCE=1, read at each solve, a kernel argument (uniform branch).
+// It sends every line that is not dominant-like to the exact fall-back, one thread per line:
+// within the yardstick, but ~3300x slower than the route on one Toeplitz 0.6 system of 2^20
+// (H100, stop 34), so not the default until flagged lines are refined instead (docs/pivoting.md).
 inline bool pivoting_partition_dominance() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_DOMINANCE");
-  return !(f != nullptr && f[0] == '0' && f[1] == '\0');
+  return f != nullptr && f[0] == '1' && f[1] == '\0';
 }
 
 // The reduce pass's arithmetic on a lane's staged rows (the whole warp calls it: shuffles).
-// Dominance (stop 34; false: stop 33's reduce): lines that do not behave like diagonally dominant
-// ones are weak too (common::partition_spike_unsafe, partition_reduced_unsafe: the partition
-// method's accuracy), and the partition that holds a line's end pads it scale-neutrally
-// (common::partition_pad_rows, in a branch only that lane takes: the weak test no longer
-// depends on the line's scale).
-template <class T, bool Dominance = common::kPartitionDominance>
+// The partition that holds a line's end pads it scale-neutrally (stop 34,
+// common::partition_pad_rows, in a branch only that lane takes: the weak test no longer depends
+// on the line's scale); dominance (opt-in): lines that do not behave like diagonally dominant
+// ones are weak too (common::partition_dominance_unsafe).
+template <class T>
 __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, int lane, i64 gp, i64 total,
                                                       const T (&ra)[kPivotPartitionRows],
                                                       T (&rb)[kPivotPartitionRows],
                                                       const T (&rc)[kPivotPartitionRows],
                                                       const T (&rd)[kPivotPartitionRows], T* A, T* B, T* C, T* D,
-                                                      int* flag, int* weak_flag) {
+                                                      int* flag, int* weak_flag, bool dominance) {
   constexpr int M = kPivotPartitionRows;
-  if constexpr (Dominance)
-    if (run.row0 + M > run.n) common::partition_pad_rows<T, M>(ra, rb, rc, static_cast<int>(run.n - run.row0));
+  if (run.row0 + M > run.n) common::partition_pad_rows<T, M>(ra, rb, rc, static_cast<int>(run.n - run.row0));
   auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;
-  common::partition_first<T, M, Dominance>(own, yF, vF, wF, bad, weak);
-  common::partition_last<T, M, Dominance>(own, yL, vL, wL, bad, weak);
+  common::partition_first<T, M>(own, yF, vF, wF, bad, weak);
+  common::partition_last<T, M>(own, yL, vL, wL, bad, weak);
   // The previous partition's last-row values: the lane below (lane 0 only supplies them).
   T pyL = __shfl_up_sync(kFullMask, yL, 1), pvL = __shfl_up_sync(kFullMask, vL, 1),
     pwL = __shfl_up_sync(kFullMask, wL, 1);
@@ -276,7 +274,7 @@ __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, i
   B[gp] = r.b;
   C[gp] = r.c;
   D[gp] = r.d;
-  if constexpr (Dominance) weak |= common::partition_reduced_unsafe<T>(r);
+  if (dominance) weak |= common::partition_dominance_unsafe<T>(vF, wF, vL, wL, r);
   // A singular block (a non-finite 1/pivot) is always also weak: the fall-back decides then.
   report(bad && !weak, flag);
   if (weak) *weak_flag = 1;
@@ -285,10 +283,10 @@ __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, i
 // Flag bits of the partition route: bad (a non-finite pivot) goes to the plan's flag, weak
 // (a nearly singular block) to the route's own int. One warp of the reduce pass (gw, its
 // staging tile).
-template <class T, bool Shared, int Form, bool Dominance = common::kPartitionDominance>
+template <class T, bool Shared, int Form>
 __device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, i64 gw, T* tile, const T* a,
                                                       const T* b, const T* c, const T* d, T* A, T* B, T* C, T* D,
-                                                      int* flag, int* weak_flag) {
+                                                      int* flag, int* weak_flag, bool dominance) {
   constexpr int M = kPivotPartitionRows;
   const PartitionWarp w(ix, true, gw);
   if (!w.any) return;  // uniform per warp
@@ -297,18 +295,18 @@ __device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, 
   const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
   partition_stage_rows<T, Shared, (Form >= 1)>(tile, run, a, b, c, d, ra, rb, rc, rd);
-  partition_reduce_rows<T, Dominance>(run, lane, gp, total, ra, rb, rc, rd, A, B, C, D, flag, weak_flag);
+  partition_reduce_rows<T>(run, lane, gp, total, ra, rb, rc, rd, A, B, C, D, flag, weak_flag, dominance);
 }
 
-template <class T, bool Shared, int Form = 0, bool Dominance = common::kPartitionDominance>
+template <class T, bool Shared, int Form = 0>
 __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
     pivoting_partition_reduce_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, const T* d, T* __restrict__ A, T* __restrict__ B,
-                                     T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag) {
+                                     T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag, bool dominance) {
   __shared__ T tiles[kPivotPartitionWarps][kWarp * kPivotPartitionRows];
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
-  partition_reduce_warp<T, Shared, Form, Dominance>(ix, partition_kernel_warp(warp), tiles[warp], a, b, c, d, A, B,
-                                                    C, D, flag, weak_flag);
+  partition_reduce_warp<T, Shared, Form>(ix, partition_kernel_warp(warp), tiles[warp], a, b, c, d, A, B, C, D, flag,
+                                         weak_flag, dominance);
 }
 
 // The fill pass's arithmetic on a lane's staged rows: x, its partition's rows (zeros past the
@@ -440,16 +438,13 @@ void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* 
   constexpr unsigned t = kPivotPartitionWarps * kWarp;
   if (v.shared)
     pivoting_partition_reduce_kernel<T, true><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
-                                                                   weak);
-  else if (form >= 1 && !dominance)  // measurement only (pivoting_partition_dominance)
-    pivoting_partition_reduce_kernel<T, false, 1, false><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C,
-                                                                              v.D, flag, weak);
+                                                                   weak, dominance);
   else if (form >= 1)
     pivoting_partition_reduce_kernel<T, false, 1><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D,
-                                                                       flag, weak);
+                                                                       flag, weak, dominance);
   else
     pivoting_partition_reduce_kernel<T, false><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
-                                                                    weak);
+                                                                    weak, dominance);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -368,10 +368,11 @@ TEST(UnsafeThomas, VariableBatch) {
 // one by plain partial pivoting. Where no block is weak the answer must be within the
 // yardstick of LAPACK; where one is (the device then re-solves the line by exact partial
 // pivoting) the weak flag must be up. Tiny diagonals with an odd tail block must be weak.
-// Dominance: as the device route (stop 34), lines that do not behave like diagonally
-// dominant ones (a spike tip above 1, a reduced row not dominant) are weak too; false: stop
-// 33's route (the pivot test alone), to show what the test catches.
-template <class T, bool Dominance = true>
+// Dominance: as the device route opted in (stop 34, ADI_PIVOTING_PARTITION_DOMINANCE=1), lines
+// that do not behave like diagonally dominant ones (common::partition_dominance_unsafe) are weak
+// too. Pad: the scale-neutral padding of a line's last partition (stop 34, always on the device).
+// <T, false, false>: stop 33's route (the pivot test alone), to show what the tests catch.
+template <class T, bool Dominance = true, bool Pad = true>
 void partition_line(std::int64_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool& bad, bool& weak) {
   constexpr int M = 17;
   namespace cm = adi::common;
@@ -415,13 +416,13 @@ void partition_line(std::int64_t n, const T* a, const T* b, const T* c, const T*
       rc[i] = v.c;
       rd[i] = v.d;
     }
-    if (Dominance && k * M + M > n) cm::partition_pad_rows<T, M>(ra, rb, rc, static_cast<int>(n - k * M));
+    if (Pad && k * M + M > n) cm::partition_pad_rows<T, M>(ra, rb, rc, static_cast<int>(n - k * M));
     auto staged = [&](int i) { return cm::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
     T yF, vF, wF, yL, vL, wL;
-    cm::partition_first<T, M, Dominance>(staged, yF, vF, wF, bad, weak);
-    cm::partition_last<T, M, Dominance>(staged, yL, vL, wL, bad, weak);
+    cm::partition_first<T, M>(staged, yF, vF, wF, bad, weak);
+    cm::partition_last<T, M>(staged, yL, vL, wL, bad, weak);
     const auto r = cm::partition_reduced_row<T>(staged(0), pyL, pvL, pwL, yF, vF, wF);
-    if constexpr (Dominance) weak |= cm::partition_reduced_unsafe<T>(r);
+    if constexpr (Dominance) weak |= cm::partition_dominance_unsafe<T>(vF, wF, vL, wL, r);
     A[k] = r.a;
     B[k] = r.b;
     C[k] = r.c;
@@ -430,7 +431,7 @@ void partition_line(std::int64_t n, const T* a, const T* b, const T* c, const T*
     pvL = vL;
     pwL = wL;
   }
-  partition_line<T, Dominance>(P, A.data(), B.data(), C.data(), D.data(), X.data(), bad, weak);
+  partition_line<T, Dominance, Pad>(P, A.data(), B.data(), C.data(), D.data(), X.data(), bad, weak);
   for (std::int64_t k = 0; k < P; ++k) {
     T x[M];
     cm::partition_solve<T, M>(rows(k), X[k], k + 1 < P ? X[k + 1] : T(0), x, bad);
@@ -493,13 +494,13 @@ TEST(PivotingPartition, WithinTenTimesLapackOrWeak) {
 // is compared line by line; beyond 10x of it, eps cond(A, x), estimated above 600 rows:
 // tests/solvers/pivoting_cases.hpp). Returns the number of unflagged lines above the yardstick;
 // counts the flagged ones.
-template <class T, bool Dominance>
+template <class T, bool Dominance, bool Pad = Dominance>
 int partition_sweep(tp::Family f, index_t n, int lines, int& flagged, double& worst) {
   int above = 0;
   for (int i = 0; i < lines; ++i) {
     auto k = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), f, false, false, 7919 * i + n);
     bool bad = false, weak = false;
-    partition_line<T, Dominance>(n, k.a.data(), k.b.data(), k.c.data(), k.d.data(), k.u.data(), bad, weak);
+    partition_line<T, Dominance, Pad>(n, k.a.data(), k.b.data(), k.c.data(), k.d.data(), k.u.data(), bad, weak);
     EXPECT_FALSE(bad);
     if (weak) {
       ++flagged;
@@ -552,7 +553,8 @@ TEST(PivotingPartition, LongLinesWithinTenTimesLapackOrFlagged) {
       if (dominance)
         partition_line<double, true>(n, k.a.data(), k.b.data(), k.c.data(), k.d.data(), k.u.data(), bad, weak);
       else
-        partition_line<double, false>(n, k.a.data(), k.b.data(), k.c.data(), k.d.data(), k.u.data(), bad, weak);
+        partition_line<double, false, false>(n, k.a.data(), k.b.data(), k.c.data(), k.d.data(), k.u.data(), bad,
+                                             weak);
       std::string detail;
       const double r = tp::worst_ratio(k, k.u, detail);
       if (dominance) {
@@ -586,8 +588,10 @@ TEST(PivotingPartition, NeverFlagsDominantLines) {
     a[0] = c[n - 1] = T(0);
     bool bad = false, weak_alone = false, weak = false;
     std::vector<T> u33(n);
-    partition_line<T, false>(n, a.data(), b.data(), c.data(), d.data(), u33.data(), bad, weak_alone);
+    partition_line<T, false, false>(n, a.data(), b.data(), c.data(), d.data(), u33.data(), bad, weak_alone);
     partition_line<T, true>(n, a.data(), b.data(), c.data(), d.data(), u.data(), bad, weak);
+    bool weak_default = false;  // the device's default: the padding, no dominance test
+    partition_line<T, false, true>(n, a.data(), b.data(), c.data(), d.data(), u.data(), bad, weak_default);
     // The padding's b never reaches the answer (its rows are decoupled): stop 33's answer bit for bit.
     EXPECT_EQ(std::memcmp(u.data(), u33.data(), n * sizeof(T)), 0) << name << " n " << n;
     if (weak_alone)  // stop 33's route: the padding's pivots against a scale far from 1
@@ -598,6 +602,7 @@ TEST(PivotingPartition, NeverFlagsDominantLines) {
       return;
     }
     EXPECT_FALSE(weak) << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << name << " n " << n;
+    EXPECT_FALSE(weak_default) << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << name << " n " << n << " (no dominance test)";
     // Scaling the line by 2^-40 or 2^40 (exact) changes nothing (fp64; fp32's range: 2^+-20).
     for (int e : {-1, 1}) {
       const T f = std::ldexp(T(1), e * (sizeof(T) == 4 ? 20 : 40));
