@@ -1,4 +1,11 @@
 #!/usr/bin/env bash
+# Stop 34, refinement (h-refine, not yet run on a GPU): the same call,
+#   OUT=$OUT/refine scripts/gpu_pivoting_check.sh --stop34
+# now also runs PivotingCuda.PartitionRefinementWithinTenTimesLapack (dominance test opted in:
+# flagged lines refined out of place, the fall-back in place; large plan 2^20 + 1), memcheck of
+# PartitionFormsSmall covers the refinement's kernels (its "1d" pass, out of place), the host
+# sweep prints PivotingPartition.RefinementBringsFlaggedLinesWithinTenTimesLapack's lines, and the
+# bench's Toeplitz 0.6 / heat rows are default / "dominance test + refinement" / in place (fall-back).
 # Stop 34 (h-piv5, issue 23: the partition route's accuracy on long non-dominant lines): ONE call
 # (~6-8 min on a fresh H100 / H200 with the build), the dominance test's A/B in the same run:
 #   OUT=$OUT/piv5 scripts/gpu_pivoting_check.sh --stop34
@@ -134,7 +141,7 @@ if [ $ab = 1 ]; then
     host_line="$([ $hrc = 0 ] && echo pass || echo "FAIL (rc $hrc)"): $(grep -E '^\[  (PASSED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cpu_partition.log" | tr '\n' ' ')"
   fi
   tlimit=300
-  [ $s34 = 1 ] && tlimit=240  # stop 34: the call's 8 minutes (build ~3, bench ~1.5, memcheck <= 2)
+  [ $s34 = 1 ] && tlimit=300  # stop 34: the call's 10 minutes (build ~3, bench ~1.5, memcheck <= 2)
   timeout $tlimit "$tbin" --gtest_filter="$tfilter" > "$OUT/test_pivoting_cuda.log" 2>&1
   trc=$?
   tests_line="$([ $trc = 0 ] && echo pass || echo "FAIL (rc $trc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cuda.log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/test_pivoting_cuda.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ')"
@@ -175,9 +182,9 @@ if [ $ab = 1 ]; then
   echo; echo "-- failing checks (first lines) --"
   grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
   if [ $s34 = 1 ]; then
-    echo; echo "-- host sweep (PivotingPartition.LongLinesWithinTenTimesLapackOrFlagged) --"
+    echo; echo "-- host sweep (PivotingPartition.LongLinesWithinTenTimesLapackOrFlagged, then RefinementBringsFlaggedLines...) --"
     grep -E '^  fp(32|64) ' "$OUT/test_pivoting_cpu_partition.log" 2> /dev/null
-    echo; echo "-- the dominance test's cost (form 1 with / without, same run) --"
+    echo; echo "-- the dominance test's cost (form 1 with / without, same run; with: + the refinement's empty launches) --"
     grep -h "dominance test (opt-in) *[+-]\|, partial: default" "$OUT/bench_large.log" 2> /dev/null
   fi
   for f in 0 1; do

@@ -208,7 +208,8 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
 // line of 4097 (contiguous warps and a partial last one), 3 lines of 1089 (runs crossing lines:
 // the general loads), one line of 70000 (two levels), tiny diagonals and random signs (weak:
 // the fall-back), dominant lines, shared bands (form 0's kernels); form 1 also with the dominance
-// test opted in (stop 34: the non-dominant lines then all take the fall-back).
+// test opted in (stop 34: the non-dominant lines then take the fall-back in place, and are refined
+// out of place: h-refine's residual, second pass and update kernels under compute-sanitizer).
 TEST_F(PivotingCuda, PartitionFormsSmall) {
   setenv("ADI_PIVOTING_ROUTE", "partition", 1);
   for (const char* form : {"0", "1", "1d"}) {
@@ -245,6 +246,25 @@ TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
       }
   unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
   unsetenv("ADI_PIVOTING_ROUTE");
+}
+
+// Stop 34, refinement (branch h-refine): with the dominance test opted in, out of place, lines
+// it flags are refined once on the device (residual in higher precision, the route again,
+// x += e; launch_pivoting_partition) instead of the exact fall-back; in place they still take
+// the fall-back. The route's lengths (4097, 40000 x 3: the issue families, per-line and
+// shared bands, in place or not) and the large plan on 2^20 + 1 (Toeplitz, random signs).
+TEST_F(PivotingCuda, PartitionRefinementWithinTenTimesLapack) {
+  setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+  for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::heat})
+    for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}}) {
+      run_partition<float>(f, n, count);
+      run_partition<double>(f, n, count);
+    }
+  for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs}) {
+    large_plan_partial<float>(f, 21);
+    large_plan_partial<double>(f, 22);
+  }
+  unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
 }
 
 // Both forms run the same arithmetic on the same rows (partition_reduce_rows,
