@@ -20,7 +20,9 @@
 // against LAPACK), raises a device flag that the
 // fill passes and the thread-per-line kernel are gated on: the lines are then solved by the
 // thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
-// never a wrong answer), without the host reading anything back.
+// never a wrong answer), without the host reading anything back. Out of place (dense layouts),
+// lines the dominance test flags are instead refined once (stop 34, h-refine: the residual in
+// higher precision, the route again on it, x += e; launch_pivoting_partition).
 #include <algorithm>
 #include <cstdlib>
 
@@ -237,9 +239,10 @@ inline int pivoting_partition_form() {
 
 // The dominance test (stop 34, common::partition_dominance_unsafe), opt-in:
 // ADI_PIVOTING_PARTITION_DOMINANCE=1, read at each solve, a kernel argument (uniform branch).
-// It sends every line that is not dominant-like to the exact fall-back, one thread per line:
-// within the yardstick, but ~3300x slower than the route on one Toeplitz 0.6 system of 2^20
-// (H100, stop 34), so not the default until flagged lines are refined instead (docs/pivoting.md).
+// In place it sends every line that is not dominant-like to the exact fall-back, one thread per
+// line: within the yardstick, but ~3300x slower than the route on one Toeplitz 0.6 system of 2^20
+// (H100, stop 34); out of place (dense layouts) such lines are refined once instead (h-refine,
+// launch_pivoting_partition; not yet measured on a GPU), so not the default (docs/pivoting.md).
 inline bool pivoting_partition_dominance() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_DOMINANCE");
   return f != nullptr && f[0] == '1' && f[1] == '\0';

@@ -659,6 +659,28 @@ TEST(PivotingPartition, RefinementBringsFlaggedLinesWithinTenTimesLapack) {
       one(0.0f);
       one(0.0);
     }
+  // The bench's row (bench_cuda_pivoting, "Toeplitz 0.6"): one Toeplitz line of 2^20 (b = 1,
+  // a = c = 0.6, the toeplitz family), flagged, refined.
+  auto big = [](auto zero) {
+    using T = decltype(zero);
+    const index_t n = 1 << 20;
+    auto k = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, 1)), tp::Family::toeplitz, false, false, 3);
+    bool bad = false, weak = false, dominance = false;
+    partition_line<T, false, true>(n, k.a.data(), k.b.data(), k.c.data(), k.d.data(), k.u.data(), bad, weak);
+    std::vector<T> scratch(n);
+    partition_line<T, true, true>(n, k.a.data(), k.b.data(), k.c.data(), k.d.data(), scratch.data(), bad, dominance);
+    EXPECT_FALSE(weak);
+    EXPECT_TRUE(dominance);
+    std::string d0, d1;
+    const double before = tp::worst_ratio(k, k.u, d0);
+    refine_line<T>(n, k.a.data(), k.b.data(), k.c.data(), k.d.data(), k.u.data());
+    const double after = tp::worst_ratio(k, k.u, d1);
+    std::printf("  %s toeplitz n 2^20: %.3fx before (%s), %.3fx refined (%s)\n", sizeof(T) == 4 ? "fp32" : "fp64",
+                before, d0.c_str(), after, d1.c_str());
+    EXPECT_LE(after, 10.0) << d1;
+  };
+  big(0.0f);
+  big(0.0);
   // Stop 33's defect line (fp64 random signs, 545 rows, seed 4294434: 2.54 eps cond unrefined).
   auto k = tp::make_case<double>(adi::to_lines(adi::StridedLines::contiguous(545, 1)), tp::Family::random_signs, false,
                                  false, 4294434);
