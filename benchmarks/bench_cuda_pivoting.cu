@@ -20,6 +20,7 @@
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
 //                       [--routes=1] [--forms=1] [--profile=F]
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
+// and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1, stop 34, opt-in)
 // alternating on the one-system rows.
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -80,6 +81,19 @@ __global__ void fill_kernel(long long n, T* a, T* b, T* c, T* d) {
     b[k] = T(4 + next());
     c[k] = T(next() * 2 - 1);
     d[k] = T(next() * 2 - 1);
+  }
+}
+
+// Constant bands: Toeplitz b = 1, a = c = 0.6 (issue 23's indefinite family: not dominant-like,
+// so since stop 34 the partition route sends it to the exact fall-back) and the heat operator
+// b = 1 + 2r, a = c = -r, r = 1e4 (dominant, coefficients far from 1: stop 33's pivot test flagged
+// it through the padding of a level's last partition, stop 34's does not).
+template <class T>
+__global__ void constant_bands_kernel(long long n, T* a, T* b, T* c, T va, T vb, T vc) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x) {
+    a[k] = va;
+    b[k] = vb;
+    c[k] = vc;
   }
 }
 
@@ -318,22 +332,67 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   if (!g_routes) return;
   // The partition route's forms (ADI_PIVOTING_PARTITION_FORM, solvers/cuda/pivoting_partition.cuh;
   // stop 33): 0 stop 32's kernels, 1 (the default) contiguous loads / stores and the fill in
-  // reverse order. Taken twice, alternating, the smaller median of each kept; --forms=0 times the
-  // default only.
-  constexpr int kForms = 2;
-  double t_form[kForms] = {1e30, 1e30};
-  for (int pass = 0; pass < (g_forms ? 2 : 1); ++pass)
+  // reverse order; and (stop 34) form 1 with the dominance test opted in
+  // (ADI_PIVOTING_PARTITION_DOMINANCE=1, the A/B of its cost). Taken three times, alternating, the
+  // smaller median of each kept; --forms=0 times the default only.
+  constexpr int kForms = 3;
+  const char* form_env[kForms] = {"0", "1", "1"};
+  const char* form_name[kForms] = {"form 0", "form 1", "form 1 + dominance test (opt-in)"};
+  double t_form[kForms] = {1e30, 1e30, 1e30};
+  for (int pass = 0; pass < (g_forms ? 3 : 1); ++pass)
     for (int f = 0; f < (g_forms ? kForms : 1); ++f) {
-      if (g_forms) setenv("ADI_PIVOTING_PARTITION_FORM", std::to_string(f).c_str(), 1);
+      if (g_forms) setenv("ADI_PIVOTING_PARTITION_FORM", form_env[f], 1);
+      if (g_forms && f == 2) setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
       t_form[f] = std::min(t_form[f], solve_ms(adi::Pivoting::partial));
       unsetenv("ADI_PIVOTING_PARTITION_FORM");
+      unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
     }
   const double t_partial = t_form[0];
   row(tag + " large plan, pivoting partial (cuda_pivoting, partition route" + (g_forms ? ", form 0)" : ")"),
       t_partial, n, sizeof(T));
   for (int f = 1; f < (g_forms ? kForms : 1); ++f)
-    row(tag + " large plan, pivoting partial (partition route, form " + std::to_string(f) + ")", t_form[f], n,
-        sizeof(T));
+    row(tag + " large plan, pivoting partial (partition route, " + form_name[f] + ")", t_form[f], n, sizeof(T));
+  if (g_forms) {
+    std::snprintf(text, sizeof text, "  %s partition route form 1 %7.3f ms  dominance test (opt-in) %+5.1f%% (%.3f ms)",
+                  tag.c_str(), t_form[1], 100.0 * (t_form[2] / t_form[1] - 1), t_form[2]);
+    g_costs.push_back(text);
+  }
+  // Stop 34 on two constant-band systems, the default against the dominance test opted in
+  // (ADI_PIVOTING_PARTITION_DOMINANCE=1): Toeplitz 0.6 (not dominant-like: opted in, the exact
+  // fall-back, one thread per line; by default the route, up to 18-97x LAPACK's error in fp64) and
+  // the heat operator r = 1e4 (the route either way since the scale-neutral padding; stop 33's
+  // pivot test sent it to the fall-back: 228 / 320 ms on the H100). One-system rows of 2^20 and
+  // below, 3 runs each.
+  if (g_forms && log2n <= 20) {
+    Dev<T> ta(n), tb(n), tc(n);
+    for (int fam = 0; fam < 2; ++fam) {
+      const char* name = fam == 0 ? "Toeplitz 0.6" : "heat r = 1e4";
+      if (fam == 0)
+        constant_bands_kernel<T><<<1024, 256>>>(n, ta.p, tb.p, tc.p, T(0.6), T(1), T(0.6));
+      else
+        constant_bands_kernel<T><<<1024, 256>>>(n, ta.p, tb.p, tc.p, T(-1e4), T(20001), T(-1e4));
+      CK(cudaDeviceSynchronize());
+      // Stop 34, h-refine: opted in, out of place, flagged lines are refined (one refinement step,
+      // the route twice); in place (u == d) they still take the exact fall-back (here: u is both).
+      double t34[3] = {0, 0, 0};
+      for (int on = 0; on < 3; ++on) {
+        if (on >= 1) setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+        adi::LargeTridiagonalOptions o;
+        o.pivoting = adi::Pivoting::partial;
+        adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
+        t34[on] = time_ms([&] { plan.solve(adi::Bands<T>{ta.p, tb.p, tc.p}, on == 2 ? u.p : d.p, u.p); }, 3);
+        unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+      }
+      row(tag + " " + name + ", partial (default)", t34[0], n, sizeof(T));
+      row(tag + " " + name + ", partial, dominance test + refinement (opt-in)", t34[1], n, sizeof(T));
+      row(tag + " " + name + ", partial, dominance test in place: fall-back (opt-in)", t34[2], n, sizeof(T));
+      std::snprintf(text, sizeof text,
+                    "  %s %s, partial: default %.3f ms, dominance test + refinement (opt-in) %.3f ms (%.2fx), in "
+                    "place (fall-back) %.3f ms (%.2fx)",
+                    tag.c_str(), name, t34[0], t34[1], t34[1] / t34[0], t34[2], t34[2] / t34[0]);
+      g_costs.push_back(text);
+    }
+  }
   for (bool piv : {true, false}) {
     if (!g_cusparse) break;
     std::size_t bytes = 0;
@@ -344,7 +403,7 @@ void bench_large(cusparseHandle_t handle, int log2n) {
     if (!piv) continue;
     speedup(tag + " partial pivoting (partition route" + (g_forms ? ", form 0)" : ")"), t_partial, ms);
     for (int f = 1; f < (g_forms ? kForms : 1); ++f)
-      speedup(tag + " partial pivoting (partition route, form " + std::to_string(f) + ")", t_form[f], ms);
+      speedup(tag + " partial pivoting (partition route, " + form_name[f] + ")", t_form[f], ms);
   }
 }
 

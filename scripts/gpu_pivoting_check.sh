@@ -1,4 +1,23 @@
 #!/usr/bin/env bash
+# Stop 34, refinement (h-refine, not yet run on a GPU): the same call,
+#   OUT=$OUT/refine scripts/gpu_pivoting_check.sh --stop34
+# now also runs PivotingCuda.PartitionRefinementWithinTenTimesLapack (dominance test opted in:
+# flagged lines refined out of place, the fall-back in place; large plan 2^20 + 1), memcheck of
+# PartitionFormsSmall covers the refinement's kernels (its "1d" pass, out of place), the host
+# sweep prints PivotingPartition.RefinementBringsFlaggedLinesWithinTenTimesLapack's lines, and the
+# bench's Toeplitz 0.6 / heat rows are default / "dominance test + refinement" / in place (fall-back).
+# Stop 34 (h-piv5, issue 23: the partition route's accuracy on long non-dominant lines): ONE call
+# (~6-8 min on a fresh H100 / H200 with the build), the dominance test's A/B in the same run:
+#   OUT=$OUT/piv5 scripts/gpu_pivoting_check.sh --stop34
+# builds test_pivoting_cuda, test_pivoting_cpu and bench_cuda_pivoting only; runs the one-system
+# rows first (2^24, 2^20: form 0, form 1 = the default, form 1 with the dominance test opted in via
+# ADI_PIVOTING_PARTITION_DOMINANCE=1, alternating, best of 3 medians of 20;
+# gtsv2; the large plan's automatic against none), then PivotingPartition.* of test_pivoting_cpu
+# (the host sweep: lines flagged per family), the whole test_pivoting_cuda (with the restored
+# LAPACK comparison on forced short lines, PartitionRouteForcedWithinTenTimesLapack), and
+# compute-sanitizer memcheck on PivotingCuda.PartitionFormsSmall (the reduce with the test, the
+# fill on dominant lines, the fall-back). Tables at the end; what to read: "dominance test +x%"
+# (its cost, target within a few %), the speed-ups against gtsv2 (form 1 rows), test lines.
 # Stop 33 (h-piv4): ONE focused call, old against new (the partition route's form 0 against
 # form 1, the default since stop 33; ADI_PIVOTING_PARTITION_FORM, solvers/cuda/pivoting_partition.cuh):
 #   OUT=$OUT/piv4_ab scripts/gpu_pivoting_check.sh --ab
@@ -55,8 +74,10 @@ benches=1  # --tests-only / --bench-only: half of a --no-build run (each well un
 ncu=0  # --ncu: the Nsight Compute table of the pivoting kernels (unchanged at stop 31; +90 s)
 ab=0   # --ab: the focused old / new call of stop 33 (see the top)
 abq=0  # --ab-quick: --ab with the whole test_pivoting_cuda, without memcheck, the 256^3 bench, ncu
+s34=0  # --stop34: see the top (--ab with the whole suite, the host sweep and memcheck; no 256^3, ncu, plan suites)
 for arg in "$@"; do
   case $arg in
+    --stop34) ab=1; s34=1 ;;
     --ab) ab=1 ;;
     --ab-quick) ab=1; abq=1 ;;
     --no-build) build=0 ;;
@@ -96,6 +117,7 @@ find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
 if [ $ab = 1 ]; then
   # TridiagonalPlan's large route publishes its check into pinned memory (stop 33): its tests.
   AB_PLAN_TESTS="test_large_tridiagonal_nondominant test_plan_conventions_cuda test_partition_large_cuda"
+  [ $s34 = 1 ] && AB_PLAN_TESTS="test_pivoting_cpu"  # stop 34 changed the pivoting route only
   if [ $build = 1 ]; then
     configure $B ""
     cmake --build $B -j "$(nproc)" --target test_pivoting_cuda bench_cuda_pivoting $AB_PLAN_TESTS > "$OUT/build.log" 2>&1 ||
@@ -110,11 +132,22 @@ if [ $ab = 1 ]; then
   t1=$(date +%s)
   tfilter='PivotingCuda.Partition*:PivotingCuda.EveryRouteSmall:PivotingCuda.LargePlan*:PivotingCuda.LargeRoute*:PivotingCuda.SingularLineThrowsOnEveryRoute:PivotingCuda.OneLineOfAMillion:PivotingCuda.IssueTableCasesThrowWithoutPivoting:PivotingCuda.AutomaticFallBackErrors:PivotingCuda.CheckNeverFiresOnDominantSystems'
   [ $abq = 1 ] && tfilter='*'  # the default form changed (stop 33): the whole suite
-  timeout 300 "$tbin" --gtest_filter="$tfilter" > "$OUT/test_pivoting_cuda.log" 2>&1
+  [ $s34 = 1 ] && tfilter='*'  # stop 34: which lines take the fall-back changed
+  host_line=""
+  if [ $s34 = 1 ]; then  # the host sweep first (seconds): lines flagged per family, before / after
+    hbin=$(find_bin $B test_pivoting_cpu)
+    timeout 120 "$hbin" --gtest_filter='PivotingPartition.*' > "$OUT/test_pivoting_cpu_partition.log" 2>&1
+    hrc=$?
+    host_line="$([ $hrc = 0 ] && echo pass || echo "FAIL (rc $hrc)"): $(grep -E '^\[  (PASSED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cpu_partition.log" | tr '\n' ' ')"
+  fi
+  tlimit=300
+  [ $s34 = 1 ] && tlimit=300  # stop 34: the call's 10 minutes (build ~3, bench ~1.5, memcheck <= 2)
+  timeout $tlimit "$tbin" --gtest_filter="$tfilter" > "$OUT/test_pivoting_cuda.log" 2>&1
   trc=$?
   tests_line="$([ $trc = 0 ] && echo pass || echo "FAIL (rc $trc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cuda.log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/test_pivoting_cuda.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ')"
   plan_lines=""
   for t in $AB_PLAN_TESTS; do
+    [ $s34 = 1 ] && break  # stop 34: test_pivoting_cpu's partition tests ran above
     bin=$(find_bin $B $t)
     [ -n "$bin" ] || { plan_lines="$plan_lines| $t | not built |"$'\n'; continue; }
     timeout 200 "$bin" > "$OUT/$t.log" 2>&1
@@ -124,14 +157,14 @@ if [ $ab = 1 ]; then
   san_line="not run (--ab-quick)"
   if [ $abq = 0 ]; then
     san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-    timeout 150 "$san" --tool memcheck --error-exitcode 99 "$tbin" --gtest_filter='PivotingCuda.PartitionFormsSmall' \
+    timeout $([ $s34 = 1 ] && echo 120 || echo 150) "$san" --tool memcheck --error-exitcode 99 "$tbin" --gtest_filter='PivotingCuda.PartitionFormsSmall' \
       > "$OUT/sanitizer.log" 2>&1
     src=$?
     san_line="$([ $src = 0 ] && echo clean || echo "ERRORS or timeout (rc $src)"): $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ')"
-    timeout 240 "$bench" --reps=10 --n=256 --large=0 --large2=0 --checkcost=0 > "$OUT/bench_box.log" 2>&1
+    [ $s34 = 0 ] && timeout 240 "$bench" --reps=10 --n=256 --large=0 --large2=0 --checkcost=0 > "$OUT/bench_box.log" 2>&1
   fi
   NCU=""
-  [ $abq = 0 ] && NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
+  [ $abq = 0 ] && [ $s34 = 0 ] && NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
   if [ -n "$NCU" ]; then
     M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,dram__bytes.sum,smsp__inst_executed.sum
     for f in 0 1; do  # the second solve's 12 kernels (bench --profile)
@@ -141,12 +174,19 @@ if [ $ab = 1 ]; then
     done
   fi
   echo
-  echo "== adi pivoting GPU check --ab ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
+  echo "== adi pivoting GPU check $([ $s34 = 1 ] && echo --stop34 || echo --ab) ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
   echo "| test_pivoting_cuda ($tfilter) | $tests_line |"
+  [ $s34 = 1 ] && echo "| test_pivoting_cpu (PivotingPartition.*, host) | $host_line |"
   printf "%s" "$plan_lines"
   echo "| memcheck PivotingCuda.PartitionFormsSmall | $san_line |"
   echo; echo "-- failing checks (first lines) --"
   grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
+  if [ $s34 = 1 ]; then
+    echo; echo "-- host sweep (PivotingPartition.LongLinesWithinTenTimesLapackOrFlagged, then RefinementBringsFlaggedLines...) --"
+    grep -E '^  fp(32|64) ' "$OUT/test_pivoting_cpu_partition.log" 2> /dev/null
+    echo; echo "-- the dominance test's cost (form 1 with / without, same run; with: + the refinement's empty launches) --"
+    grep -h "dominance test (opt-in) *[+-]\|, partial: default" "$OUT/bench_large.log" 2> /dev/null
+  fi
   for f in 0 1; do
     [ -s "$OUT/ncu_form$f.csv" ] || continue
     echo; echo "-- Nsight Compute: the kernels of one 2^24 fp32 partial solve, form $f ($gpu) --"
@@ -181,8 +221,8 @@ PY
   echo
   echo "-- one system (bench --n=0 --large=24 --large2=20 --reps=20; % of copy = 5 arrays) --"
   sed -n '/^copy bandwidth/p;/^Summary/,$p' "$OUT/bench_large.log" 2> /dev/null
-  echo
-  echo "-- 256^3 routes (bench --n=256 --checkcost=0 --reps=10) --"
+  [ $s34 = 1 ] || echo
+  [ $s34 = 1 ] || echo "-- 256^3 routes (bench --n=256 --checkcost=0 --reps=10) --"
   sed -n '/^copy bandwidth/p;/^Summary/,/^The check/p' "$OUT/bench_box.log" 2> /dev/null | grep -v "^The check"
   sed -n '/^Partial pivoting against/,$p' "$OUT/bench_box.log" 2> /dev/null
   (cd "$OUT" && tar -czf /tmp/gpu_pivoting_logs.tgz --exclude gpu_pivoting_logs.tgz . 2> /dev/null &&

@@ -21,6 +21,8 @@
 #define ADI_PIVOT_UNROLL
 #endif
 
+#include <cmath>
+
 #include "solvers/common/cyclic_denominator.hpp"
 #include "solvers/common/thomas_check.hpp"
 
@@ -257,6 +259,52 @@ ADI_PIVOT_HD bool partition_weak_pivot(T pivot, T scale) {
   return !(magnitude(pivot) >= scale * T(sizeof(T) == 4 ? 1.0 / 256 : 1.0 / 4096));
 }
 
+// Where the partition method is known to be accurate (issue 23, docs/pivoting.md "Stop 34"):
+// on lines that behave like row diagonally dominant ones. For those, (1) every spike entry
+// is at most 1 in magnitude (the block's rows with x at its separators set to 1 and 0: a
+// maximum principle), so the tips v, w the reduce computes are; and (2) the reduced system
+// (a Schur complement) is row diagonally dominant again: |A| + |C| <= |B| in every reduced
+// row. Elsewhere the reduced rows, computed in T by two eliminations of 16 steps, carry a few
+// times the rounding of one coefficient into a reduced system that may amplify it: the host
+// prototype's sweep (stop 33/34) found lines of 545 .. 4097 rows at up to 100x LAPACK's error
+// (random signs, tiny diagonals, Toeplitz b = 1, a = c = 0.6), none of them weak. Every such
+// line failed (1) or (2), and no diagonally dominant line did; so a line that fails either can be
+// sent where a weak one goes (the exact fall-back: partition_dominance_unsafe). The test costs a
+// few instructions a partition, in registers. It is opt-in on the device (the fall-back is one
+// thread per line: ~3300x slower than the route on one Toeplitz system of 2^20, docs/pivoting.md).
+// kPartitionDominanceSlack: the rounding allowed above 1 (weakly dominant lines, e.g.
+// b = 1 + 2r, a = c = -r with r = 1e8, stay at 1 - 1e-6 after five levels).
+inline constexpr double kPartitionDominanceSlack = 1.0 / 1024;
+
+// (1): a spike tip above 1.
+template <class T>
+ADI_PIVOT_HD bool partition_spike_unsafe(T v, T w) {
+  const T bound = T(1 + kPartitionDominanceSlack);
+  return !(magnitude(v) <= bound && magnitude(w) <= bound);
+}
+
+// The last partition of a line is padded with rows (0, 1, 0 | 0) past the line's end. They are
+// decoupled from the block's real rows (a zero coupling: every multiplier against them is 0, so
+// the real rows' y, v, w and the reduced row do not depend on their b), but their pivots meet the
+// weak test: with b = 1 a line whose coefficients are above 2^8 (fp32; 2^12 fp64) or below
+// 2^-8 was weak wherever a level's last partition was partial (stop 34: the heat operator b = 1 + 2r,
+// a = c = -r with r >= 1e4, and the Laplacian's reduced rows, which shrink by ~17 a level, took the
+// exact fall-back). Scale-neutral padding: b of rows real .. M-1 (real = the partition's rows
+// inside the line) set to the largest coefficient of its real interior rows, so the weak test sees
+// what it would see on a full block (the pivot test is then invariant under scaling the line).
+// Only the partitions that hold a line's end call it (one a line and level).
+template <class T, int M>
+ADI_PIVOT_HD void partition_pad_rows(const T (&a)[M], T (&b)[M], const T (&c)[M], int real) {
+  T scale = T(0);
+ADI_PIVOT_UNROLL
+  for (int i = 1; i < M; ++i)
+    if (i < real) scale = larger(scale, larger(magnitude(a[i]), larger(magnitude(b[i]), magnitude(c[i]))));
+  if (!(scale > T(0) && finite_value(scale))) scale = T(1);
+ADI_PIVOT_UNROLL
+  for (int i = 1; i < M; ++i)
+    if (i >= real) b[i] = scale;
+}
+
 // One end of block I_k (y, v, w) without storing a row: Down, the last row by the top-down
 // elimination; otherwise the first row by the bottom-up one, the same elimination on the
 // block's rows reversed (a and c trading places, and v and w). weak |= a pivot was weak
@@ -315,6 +363,19 @@ ADI_PIVOT_HD PartitionRowValues<T> partition_reduced_row(const PartitionRowValue
   return {-(sep.a * vL), sep.b - sep.a * wL - sep.c * vF, -(sep.c * wF), sep.d - sep.a * yL - sep.c * yF};
 }
 
+// (2): a reduced row that is not diagonally dominant (see partition_spike_unsafe).
+template <class T>
+ADI_PIVOT_HD bool partition_reduced_unsafe(const PartitionRowValues<T>& r) {
+  return !(magnitude(r.a) + magnitude(r.c) <= T(1 + kPartitionDominanceSlack) * magnitude(r.b));
+}
+
+// The dominance test of partition k: its block's spike tips at both ends (partition_first's vF,
+// wF, partition_last's vL, wL) and its separator's reduced row r.
+template <class T>
+ADI_PIVOT_HD bool partition_dominance_unsafe(T vF, T wF, T vL, T wL, const PartitionRowValues<T>& r) {
+  return partition_spike_unsafe<T>(vF, wF) || partition_spike_unsafe<T>(vL, wL) || partition_reduced_unsafe<T>(r);
+}
+
 // With x_{s_k} = x0 and x_{s_{k+1}} = x1 known, the block solved again (one right-hand
 // side, its ends moved over): x[0] = x0, x[1 .. M-1] the block's solution.
 template <class T, int M, class Row>
@@ -344,6 +405,60 @@ ADI_PIVOT_UNROLL
     x[i] = xi;
   }
   x[0] = x0;
+}
+
+// Iterative refinement of flagged lines (stop 34, branch h-refine): one row's residual
+// d - (a xm + b x + c xp) (xm, xp: the neighbours' values, 0 past the line's ends, where a or c
+// is 0 anyway), carried beyond T's precision and rounded to T once. One refinement step with a
+// residual in T does not help the partition route (up to 147x LAPACK, docs/pivoting.md "Stop 34");
+// in higher precision it brings every line to 0.001-0.3x LAPACK's error.
+//   fp32: in fp64 (the products are exact there, three roundings of 2^-53 in the sums);
+//   fp64: the compensated dot product (Ogita, Rump & Oishi's Dot2): every product split
+//   exactly into h + l by an fma, every sum by Knuth's two-sum, the errors summed: as accurate
+//   as the residual in twice the working precision, then rounded.
+// The product h must be rounded on its own (never contracted into the sum that follows):
+// __dmul_rn on the device, a volatile on the host (tests and host prototypes only).
+ADI_PIVOT_HD double refine_product_rn(double p, double q) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(p, q);
+#else
+  volatile double h = p * q;
+  return h;
+#endif
+}
+
+ADI_PIVOT_HD double refine_fma(double p, double q, double r) {
+#if defined(__CUDA_ARCH__)
+  return ::fma(p, q, r);
+#else
+  return std::fma(p, q, r);
+#endif
+}
+
+// s - p q, with the rounding errors of the product and of the difference added to e.
+ADI_PIVOT_HD void refine_subtract_product(double& s, double& e, double p, double q) {
+  const double h = refine_product_rn(p, q);
+  const double l = refine_fma(p, q, -h);  // p q = h + l exactly
+  const double t = s - h;
+  const double z = t - s;
+  e += ((s - (t - z)) - (h + z)) - l;  // two-sum: s - h = t + that, exactly
+  s = t;
+}
+
+template <class T>
+ADI_PIVOT_HD T refine_residual(T a, T b, T c, T d, T xm, T x, T xp) {
+  if constexpr (sizeof(T) < sizeof(double)) {
+    const double r = ((static_cast<double>(d) - static_cast<double>(a) * static_cast<double>(xm)) -
+                      static_cast<double>(b) * static_cast<double>(x)) -
+                     static_cast<double>(c) * static_cast<double>(xp);
+    return static_cast<T>(r);
+  } else {
+    double s = d, e = 0;
+    refine_subtract_product(s, e, a, xm);
+    refine_subtract_product(s, e, b, x);
+    refine_subtract_product(s, e, c, xp);
+    return static_cast<T>(s + e);
+  }
 }
 
 }  // namespace adi::common

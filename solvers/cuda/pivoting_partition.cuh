@@ -14,10 +14,16 @@
 // and stores for stride-1 lines: the 32 partitions are one contiguous run of 544 values).
 // Memory traffic: a, b, c, d read twice and u written once (9 values per row, plus 4/17 for
 // the reduced rows), against 5 for a copy: at most ~55% of the copy bandwidth.
-// A nearly singular block (common::partition_weak_pivot) raises a device flag that the
+// A nearly singular block (common::partition_weak_pivot), or, opted in (stop 34,
+// ADI_PIVOTING_PARTITION_DOMINANCE=1), a line that does not behave like a diagonally dominant one
+// (common::partition_dominance_unsafe: where the partition elimination itself loses digits
+// against LAPACK), raises a device flag that the
 // fill passes and the thread-per-line kernel are gated on: the lines are then solved by the
 // thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
-// never a wrong answer), without the host reading anything back.
+// never a wrong answer), without the host reading anything back. Out of place (dense layouts),
+// lines the dominance test flags are instead refined once (stop 34, h-refine: the residual in
+// higher precision, the route again on it, x += e; launch_pivoting_partition).
+#include <algorithm>
 #include <cstdlib>
 
 #include "solvers/common/pivoting_core.hpp"
@@ -231,15 +237,31 @@ inline int pivoting_partition_form() {
   return f[0] - '0';
 }
 
+// The dominance test (stop 34, common::partition_dominance_unsafe), opt-in:
+// ADI_PIVOTING_PARTITION_DOMINANCE=1, read at each solve, a kernel argument (uniform branch).
+// In place it sends every line that is not dominant-like to the exact fall-back, one thread per
+// line: within the yardstick, but ~3300x slower than the route on one Toeplitz 0.6 system of 2^20
+// (H100, stop 34); out of place (dense layouts) such lines are refined once instead (h-refine,
+// launch_pivoting_partition; not yet measured on a GPU), so not the default (docs/pivoting.md).
+inline bool pivoting_partition_dominance() {
+  const char* f = std::getenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+  return f != nullptr && f[0] == '1' && f[1] == '\0';
+}
+
 // The reduce pass's arithmetic on a lane's staged rows (the whole warp calls it: shuffles).
+// The partition that holds a line's end pads it scale-neutrally (stop 34,
+// common::partition_pad_rows, in a branch only that lane takes: the weak test no longer depends
+// on the line's scale); dominance (opt-in): lines that do not behave like diagonally dominant
+// ones are weak too (common::partition_dominance_unsafe).
 template <class T>
 __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, int lane, i64 gp, i64 total,
                                                       const T (&ra)[kPivotPartitionRows],
-                                                      const T (&rb)[kPivotPartitionRows],
+                                                      T (&rb)[kPivotPartitionRows],
                                                       const T (&rc)[kPivotPartitionRows],
                                                       const T (&rd)[kPivotPartitionRows], T* A, T* B, T* C, T* D,
-                                                      int* flag, int* weak_flag) {
+                                                      int* flag, int* weak_flag, int* dominance_flag) {
   constexpr int M = kPivotPartitionRows;
+  if (run.row0 + M > run.n) common::partition_pad_rows<T, M>(ra, rb, rc, static_cast<int>(run.n - run.row0));
   auto own = [&](int i) { return common::PartitionRowValues<T>{ra[i], rb[i], rc[i], rd[i]}; };
   bool bad = false, weak = false;
   T yF, vF, wF, yL, vL, wL;
@@ -256,6 +278,8 @@ __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, i
   B[gp] = r.b;
   C[gp] = r.c;
   D[gp] = r.d;
+  // Opted in: the weak flag (the exact fall-back) or the refinement's flag (out of place).
+  if (dominance_flag != nullptr && common::partition_dominance_unsafe<T>(vF, wF, vL, wL, r)) *dominance_flag = 1;
   // A singular block (a non-finite 1/pivot) is always also weak: the fall-back decides then.
   report(bad && !weak, flag);
   if (weak) *weak_flag = 1;
@@ -267,7 +291,7 @@ __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, i
 template <class T, bool Shared, int Form>
 __device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, i64 gw, T* tile, const T* a,
                                                       const T* b, const T* c, const T* d, T* A, T* B, T* C, T* D,
-                                                      int* flag, int* weak_flag) {
+                                                      int* flag, int* weak_flag, int* dominance_flag) {
   constexpr int M = kPivotPartitionRows;
   const PartitionWarp w(ix, true, gw);
   if (!w.any) return;  // uniform per warp
@@ -276,18 +300,20 @@ __device__ __forceinline__ void partition_reduce_warp(const PartitionIndex& ix, 
   const PartitionRun run(ix, gp);
   T ra[M], rb[M], rc[M], rd[M];
   partition_stage_rows<T, Shared, (Form >= 1)>(tile, run, a, b, c, d, ra, rb, rc, rd);
-  partition_reduce_rows<T>(run, lane, gp, total, ra, rb, rc, rd, A, B, C, D, flag, weak_flag);
+  partition_reduce_rows<T>(run, lane, gp, total, ra, rb, rc, rd, A, B, C, D, flag, weak_flag, dominance_flag);
 }
 
 template <class T, bool Shared, int Form = 0>
 __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
     pivoting_partition_reduce_kernel(PartitionIndex ix, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, const T* d, T* __restrict__ A, T* __restrict__ B,
-                                     T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag) {
+                                     T* __restrict__ C, T* __restrict__ D, int* flag, int* weak_flag,
+                                     int* dominance_flag, const int* skip) {
   __shared__ T tiles[kPivotPartitionWarps][kWarp * kPivotPartitionRows];
+  if (skip != nullptr && *skip != 0) return;  // the refinement's pass, nothing to refine
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   partition_reduce_warp<T, Shared, Form>(ix, partition_kernel_warp(warp), tiles[warp], a, b, c, d, A, B, C, D, flag,
-                                         weak_flag);
+                                         weak_flag, dominance_flag);
 }
 
 // The fill pass's arithmetic on a lane's staged rows: x, its partition's rows (zeros past the
@@ -359,7 +385,9 @@ __global__ void __launch_bounds__(kPivotPartitionWarps* kWarp)
                                    const T* __restrict__ c, const T* d, const T* __restrict__ X, T* u, int* flag,
                                    const int* weak_flag) {
   __shared__ T tiles[kPivotPartitionWarps][kWarp * kPivotPartitionRows];
-  if (*weak_flag != 0) return;  // a weak block: the thread route solves the lines (launch_pivoting_partition)
+  // A weak block: the thread route solves the lines (launch_pivoting_partition); in the
+  // refinement's pass this is its skip flag (nothing to refine).
+  if (*weak_flag != 0) return;
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   partition_fill_warp<T, Shared, Form>(ix, partition_kernel_warp(warp),
                                        Form >= 1 ? static_cast<i64>(gridDim.x) * kPivotPartitionWarps : 0,
@@ -377,9 +405,24 @@ inline bool pivoting_partition_fits(const LineSet& l, bool periodic) {
   return !periodic && l.n >= kPivotPartitionMinRows && l.lines() * 64 < l.n;
 }
 
-inline std::size_t pivoting_partition_workspace(const LineSet& l, std::size_t value_size) {
+// The route's flags at the workspace's start: weak (the exact fall-back), refine (opted-in
+// dominance test, out of place: the lines are refined), go / skip (the refinement runs: refine
+// and not weak; skip = !go, the fill kernel's gate), weak2 (the refinement pass's own weak flag,
+// never read: the same matrix as the first pass).
+constexpr int kPivotPartitionFlags = 8;
+
+// Whether the caller's lines fill exactly lines * n elements from element 0 (contiguous,
+// interleaved, ...): then the refinement's residual lives in the workspace in the caller's
+// layout (the route's passes index it like d). Other layouts keep the exact fall-back.
+inline bool pivoting_partition_dense(const LineSet& l) {
+  if (l.stride < 0 || l.stride0 < 0 || l.stride1 < 0 || l.n < 1 || l.lines() < 1) return false;
+  const i64 last = (l.count0 - 1) * l.stride0 + (l.count1 - 1) * l.stride1 + (l.n - 1) * l.stride;
+  return last + 1 == l.n * l.lines();
+}
+
+inline std::size_t pivoting_partition_levels_workspace(const LineSet& l, std::size_t value_size) {
   const std::size_t lines = static_cast<std::size_t>(l.lines());
-  std::size_t bytes = align_up(sizeof(int));
+  std::size_t bytes = 0;
   i64 n = l.n;
   for (;;) {
     const i64 P = pivoting_partition_count(n);
@@ -390,9 +433,22 @@ inline std::size_t pivoting_partition_workspace(const LineSet& l, std::size_t va
     }
     n = P;
   }
-  // The fall-back (weak blocks): the thread-per-line kernel's scratch, after the flag.
-  const std::size_t fallback = align_up(sizeof(int)) + pivoting_thread_workspace(l, false, value_size);
-  return bytes > fallback ? bytes : fallback;
+  return bytes;
+}
+
+// The flags, then the levels; the fall-back (weak blocks): the thread-per-line kernel's scratch,
+// after the flags; the refinement: the residual (n values a line), then the levels again. All
+// three overlap: the fall-back runs only where the refinement does not, the refinement after
+// the first pass's levels are spent. Independent of the dominance test's environment variable
+// (for long lines the residual and the levels fit the fall-back's scratch: 1 + 7/16 < 2 values
+// a row), so it may be set or unset between making the plan and solving.
+inline std::size_t pivoting_partition_workspace(const LineSet& l, std::size_t value_size) {
+  const std::size_t head = align_up(kPivotPartitionFlags * sizeof(int));
+  const std::size_t levels = pivoting_partition_levels_workspace(l, value_size);
+  const std::size_t count = static_cast<std::size_t>(l.n) * static_cast<std::size_t>(l.lines());
+  const std::size_t refine = slice_bytes(count, value_size) + levels;
+  const std::size_t fallback = pivoting_thread_workspace(l, false, value_size);
+  return head + std::max(std::max(levels, refine), fallback);
 }
 
 // One level's reduce or fill pass, level 0 reading the caller's (maybe shared) bands.
@@ -412,19 +468,20 @@ struct PivotPartitionLevel {
 };
 
 template <class T>
-void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, int form, cudaStream_t stream) {
+void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* weak, int form, int* dominance,
+                               const int* skip, cudaStream_t stream) {
   const PartitionIndex ix{v.L, v.P()};
   const unsigned g = v.blocks(kPivotPartitionOwned);
   constexpr unsigned t = kPivotPartitionWarps * kWarp;
   if (v.shared)
     pivoting_partition_reduce_kernel<T, true><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
-                                                                   weak);
+                                                                   weak, dominance, skip);
   else if (form >= 1)
     pivoting_partition_reduce_kernel<T, false, 1><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D,
-                                                                       flag, weak);
+                                                                       flag, weak, dominance, skip);
   else
     pivoting_partition_reduce_kernel<T, false><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
-                                                                    weak);
+                                                                    weak, dominance, skip);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -443,20 +500,16 @@ void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, const i
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
-// The route: every level's reduce pass, the last reduced system by the thread-per-line
-// kernel, then every level's fill pass, deepest first, and the thread-per-line kernel on the
-// caller's lines, both gated on the weak flag on the device: if a block was nearly singular
-// the fills return at once and the thread route solves the lines (d is still intact, in
-// place too: nothing was written to u), otherwise the thread route's blocks return at once.
-// Nothing is read back (until stop 29 the host read the weak flag between the passes: one
-// synchronisation, ~10-15 us, in every solve).
+// One pass of the route on d -> u, the levels' scratch at `scratch`: every level's reduce pass,
+// the last reduced system by the thread-per-line kernel, then every level's fill pass, deepest
+// first. The fills are gated on fill_gate (return at once where it is not 0: the weak flag in the
+// first pass, the refinement's skip flag in its pass); the refinement's pass also gates its
+// reduce passes (skip) and the thread-per-line kernel (go); the first pass passes nullptr.
 template <class T, int Chunk>
-void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d, T* u, void* workspace, int* flag,
-                               cudaStream_t stream) {
-  ScratchCursor cur{static_cast<char*>(workspace)};
-  const int form = pivoting_partition_form();
-  int* weak = cur.take<int>(1);
-  ADI_CUDA_CHECK(cudaMemsetAsync(weak, 0, sizeof(int), stream));
+void pivoting_partition_pass(const LineSet& ls, BandView<T> bands, const T* d, T* u, char* scratch, int* flag,
+                             int* weak, int* dominance, const int* fill_gate, const int* skip, const int* go,
+                             int form, cudaStream_t stream) {
+  ScratchCursor cur{scratch};
   constexpr int kMaxLevels = 16;
   PivotPartitionLevel<T> levels[kMaxLevels];
   int depth = 0;
@@ -470,7 +523,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     v.C = cur.take<T>(count);
     v.D = cur.take<T>(count);
     v.X = cur.take<T>(count);
-    pivoting_partition_reduce<T>(v, flag, weak, form, stream);
+    pivoting_partition_reduce<T>(v, flag, weak, form, dominance, skip, stream);
     levels[depth++] = v;
     const DeviceLines R{P, 1, lines, P, 1, 0};
     if (P >= kPivotPartitionAgainRows && depth < kMaxLevels) {
@@ -482,14 +535,93 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     constexpr int threads = 128;
     const unsigned tb = static_cast<unsigned>((lines + threads - 1) / threads);
     pivoting_thread_per_line_kernel<T, Chunk, false>
-        <<<tb, threads, 0, stream>>>(R, v.A, v.B, v.C, v.D, v.X, w1, w2, nullptr, nullptr, false, flag, nullptr);
+        <<<tb, threads, 0, stream>>>(R, v.A, v.B, v.C, v.D, v.X, w1, w2, nullptr, nullptr, false, flag, go);
     ADI_CUDA_CHECK(cudaGetLastError());
     break;
   }
-  for (int j = depth - 1; j >= 0; --j) pivoting_partition_fill<T>(levels[j], flag, weak, form, stream);
+  for (int j = depth - 1; j >= 0; --j) pivoting_partition_fill<T>(levels[j], flag, fill_gate, form, stream);
+}
+
+// The refinement (stop 34, h-refine): go = the dominance test flagged a line and no block is weak
+// (weak: the exact fall-back solved the lines), skip = !go.
+template <int = 0>
+__global__ void pivoting_partition_refine_decide_kernel(const int* weak, const int* refine, int* go, int* skip) {
+  const int g = *refine != 0 && *weak == 0;
+  *go = g;
+  *skip = !g;
+}
+
+// r = d - A x in the caller's layout (dense: pivoting_partition_dense), each row's residual in
+// higher precision (common::refine_residual). Grid-stride over the lines' rows.
+template <class T>
+__global__ void pivoting_partition_residual_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b,
+                                                   const T* __restrict__ c, bool shared, const T* __restrict__ d,
+                                                   const T* __restrict__ x, T* __restrict__ r, const int* go) {
+  if (*go == 0) return;
+  const i64 total = L.lines() * L.n;
+  for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<i64>(gridDim.x) * blockDim.x) {
+    const i64 line = i / L.n, row = i - line * L.n;
+    const i64 e = L.offset(line) + row * L.stride;
+    const i64 ce = shared ? row : e;
+    const bool first = row == 0, last = row == L.n - 1;
+    r[e] = common::refine_residual<T>(first ? T(0) : a[ce], b[ce], last ? T(0) : c[ce], d[e],
+                                      first ? T(0) : x[e - L.stride], x[e], last ? T(0) : x[e + L.stride]);
+  }
+}
+
+// x += e over the dense layout's elements.
+template <class T>
+__global__ void pivoting_partition_update_kernel(i64 count, const T* __restrict__ e, T* __restrict__ x,
+                                                 const int* go) {
+  if (*go == 0) return;
+  for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<i64>(gridDim.x) * blockDim.x)
+    x[i] += e[i];
+}
+
+// The route: one pass (pivoting_partition_pass), then the thread-per-line kernel on the
+// caller's lines, gated on the weak flag on the device: if a block was nearly singular the fills
+// returned at once and the thread route solves the lines (d is still intact, in place too:
+// nothing was written to u), otherwise the thread route's blocks return at once.
+// Refinement (opted-in dominance test, out of place, dense layouts): lines the dominance test
+// flags are not sent to the fall-back but refined once: r = d - A x in higher precision
+// (residual kernel), the route again on r (in place, in the workspace), x += e (update kernel),
+// every kernel gated on the device (go / skip: nothing is read back; where nothing was flagged
+// the refinement's kernels return at once: ~8 empty launches). In place (u == d: d is gone once
+// x is written) or other layouts, flagged lines take the exact fall-back as before.
+// Nothing is read back (until stop 29 the host read the weak flag between the passes: one
+// synchronisation, ~10-15 us, in every solve).
+template <class T, int Chunk>
+void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d, T* u, void* workspace, int* flag,
+                               cudaStream_t stream) {
+  char* base = static_cast<char*>(workspace);
+  int* flags = reinterpret_cast<int*>(base);
+  int *weak = flags, *refine = flags + 1, *go = flags + 2, *skip = flags + 3, *weak2 = flags + 4;
+  char* body = base + align_up(kPivotPartitionFlags * sizeof(int));
+  const int form = pivoting_partition_form();
+  const bool dominance = pivoting_partition_dominance();
+  const bool refining = dominance && static_cast<const T*>(u) != d && pivoting_partition_dense(ls);
+  ADI_CUDA_CHECK(cudaMemsetAsync(flags, 0, kPivotPartitionFlags * sizeof(int), stream));
+  int* dominance_flag = dominance ? (refining ? refine : weak) : nullptr;
+  pivoting_partition_pass<T, Chunk>(ls, bands, d, u, body, flag, weak, dominance_flag, weak, nullptr, nullptr, form,
+                                    stream);
   // Its scratch overlaps the levels: it runs only where the fills returned at once.
-  launch_pivoting_thread<T, Chunk>(ls, bands, d, u, false, static_cast<char*>(workspace) + align_up(sizeof(int)),
-                                   flag, stream, weak);
+  launch_pivoting_thread<T, Chunk>(ls, bands, d, u, false, body, flag, stream, weak);
+  if (!refining) return;
+  const std::size_t count = static_cast<std::size_t>(ls.n) * static_cast<std::size_t>(ls.lines());
+  T* r = reinterpret_cast<T*>(body);  // the residual, then the correction (in place)
+  char* levels = body + slice_bytes(count, sizeof(T));
+  constexpr unsigned threads = 256;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((count + threads - 1) / threads, 8192));
+  pivoting_partition_refine_decide_kernel<><<<1, 1, 0, stream>>>(weak, refine, go, skip);
+  ADI_CUDA_CHECK(cudaGetLastError());
+  pivoting_partition_residual_kernel<T>
+      <<<blocks, threads, 0, stream>>>(to_device(ls), bands.a, bands.b, bands.c, bands.shared, d, u, r, go);
+  ADI_CUDA_CHECK(cudaGetLastError());
+  pivoting_partition_pass<T, Chunk>(ls, bands, r, r, levels, flag, weak2, nullptr, skip, skip, go, form, stream);
+  pivoting_partition_update_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<i64>(count), r, u, go);
+  ADI_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace adi::cuda_backend::kernels
