@@ -242,7 +242,9 @@ inline int pivoting_partition_form() {
 // In place it sends every line that is not dominant-like to the exact fall-back, one thread per
 // line: within the yardstick, but ~3300x slower than the route on one Toeplitz 0.6 system of 2^20
 // (H100, stop 34); out of place (dense layouts) such lines are refined once instead (h-refine,
-// launch_pivoting_partition; not yet measured on a GPU), so not the default (docs/pivoting.md).
+// launch_pivoting_partition; H100 run s35/1: 2.1x the route on that system, but where nothing is
+// flagged its gated launches cost +11-18% at 2^24 and +35-45% at 2^20), so not the default
+// (docs/pivoting.md).
 inline bool pivoting_partition_dominance() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_DOMINANCE");
   return f != nullptr && f[0] == '1' && f[1] == '\0';
@@ -588,7 +590,7 @@ __global__ void pivoting_partition_update_kernel(i64 count, const T* __restrict_
 // flags are not sent to the fall-back but refined once: r = d - A x in higher precision
 // (residual kernel), the route again on r (in place, in the workspace), x += e (update kernel),
 // every kernel gated on the device (go / skip: nothing is read back; where nothing was flagged
-// the refinement's kernels return at once: ~8 empty launches). In place (u == d: d is gone once
+// the refinement's kernels return at once: ~12 empty launches). In place (u == d: d is gone once
 // x is written) or other layouts, flagged lines take the exact fall-back as before.
 // Nothing is read back (until stop 29 the host read the weak flag between the passes: one
 // synchronisation, ~10-15 us, in every solve).
