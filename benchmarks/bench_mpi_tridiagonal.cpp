@@ -15,6 +15,10 @@
 //   model = 5 arrays * local nodes * sizeof(T) / copy bandwidth       (unsplit: read a, b, c, d, write u)
 //   model = 11 arrays * local nodes * sizeof(T) / copy bandwidth      (split: the partition method's passes)
 //         + allreduce latency + exchanged bytes / network bandwidth,
+//   model = (5 + 8 R / m) arrays ... + the same exchange                 (split, the per-line SPIKE form of
+//           stop 35, window R: y 5 arrays, the windows read a, b, c and write W, Z on 2R rows of m),
+// each split case in both forms (--form all, the default; spike / partition: one of them; the SPIKE
+// form for each window of --spike-window, e.g. 64,128; host memory: the SPIKE form with host_spike),
 // plus plan creation + first solve.
 #include <mpi.h>
 
@@ -67,6 +71,8 @@ struct Args {
   bool nccl_probe = false;     // try ncclCommInitRank without the one-GPU-per-rank check
   bool prefetch = true;        // --no-prefetch: the partition passes one row at a time (before stop 31)
   bool l2 = true;              // --no-l2: rows not requested into L2 ahead (stop 31's passes)
+  std::string form = "all";    // split cases: all (partition passes and SPIKE), spike, partition
+  std::vector<int> windows{128};  // --spike-window: the per-line SPIKE form's windows (rows at each end)
 };
 
 // The (transport, reduced-solve site) pairs a device run compares.
@@ -152,16 +158,22 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     ReducedStrategy s;
     Transport tr;
     ReducedSolveSite site;
+    int window;  // > 0: the per-line SPIKE form with this window; 0: the partition passes
   };
+  std::vector<int> forms;  // (split cases) the partition passes (0) and / or the SPIKE form's windows
+  if (args.form != "spike") forms.push_back(0);
+  if (args.form != "partition") forms.insert(forms.end(), args.windows.begin(), args.windows.end());
+  if (size == 1) forms = {0};
   std::vector<Case> cases;
   for (ReducedStrategy s : strategies)
-    for (const auto& [tr, site] : transports) {
-      // pcr exchanges and eliminates on the host: only host staging with the host solve.
-      if (device && s == ReducedStrategy::pcr &&
-          (tr != Transport::host_staging || site == ReducedSolveSite::device) && args.transport == "all")
-        continue;
-      cases.push_back({s, tr, site});
-    }
+    for (const auto& [tr, site] : transports)
+      for (int w : forms) {
+        // pcr exchanges and eliminates on the host: only host staging with the host solve.
+        if (device && s == ReducedStrategy::pcr &&
+            (tr != Transport::host_staging || site == ReducedSolveSite::device) && args.transport == "all")
+          continue;
+        cases.push_back({s, tr, site, w});
+      }
   // The axis's NCCL communicator, made once and timed on its own row; the plans below reuse it.
   if (device && size > 1) {
     const std::string made = bench::nccl_creation(procs, Axis::z, exec.device());
@@ -183,6 +195,8 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     opts.transport = tr;
     opts.reduced_solve = site;
     opts.timing_barrier = true;  // waiting for the slower rank timed apart from the exchange
+    opts.spike_lines = opts.host_spike = cs.window > 0;
+    opts.spike_window = std::max(1, cs.window);
     std::optional<adi::mpi::DistributedTridiagonalPlan<T>> made;
     try {
       made.emplace(procs, Axis::z, exec, box, opts);
@@ -214,13 +228,21 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     // Unsplit: the minimum (read a, b, c, d, write u). Split: the passes the partition method
     // makes (reduce: read a, b, c, d, write u, alpha, gamma; back-substitution: read u,
     // alpha, gamma, write u) + the exchange.
-    const double arrays = plan.split() ? 11.0 : 5.0;
+    const bool spiked = plan.split() && std::string(plan.last_form()) == "spike";
+    const double m_rows = double(box.extent(Axis::z));
+    const double arrays = !plan.split() ? 5.0 : spiked ? 5.0 + 8.0 * double(plan.spike_window()) / m_rows : 11.0;
     const double model = arrays * double(bytes) / copy_bw + (plan.split() ? net.latency + exch / net.bandwidth : 0.0);
     std::string name = !plan.split() ? "single-device"
                        : s == ReducedStrategy::automatic
                            ? std::string("automatic->") + adi::mpi::strategy_name(plan.strategy())
                            : adi::mpi::strategy_name(s);
-    if (device && plan.split()) name += " S=" + std::to_string(plan.device_subsegments());
+    if (device && plan.split() && !spiked) name += " S=" + std::to_string(plan.device_subsegments());
+    if (plan.split() && cs.window > 0)  // the per-line SPIKE form (stop 35), or its fall-back
+      name += spiked ? " SPIKE R=" + std::to_string(plan.spike_window())
+                     : " SPIKE R=" + std::to_string(plan.spike_window()) + " fell back: partition (" +
+                           std::to_string(plan.spike_fallbacks()) + "x)";
+    else if (plan.split())
+      name += " partition";
     std::string tname = !plan.split() ? "-" : !device ? "host MPI" : adi::mpi::transport_name(plan.transport());
     if (device && plan.split() && plan.transport() == Transport::host_staging)
       tname += plan.reduced_solve_on_device() ? " / device solve" : " / host solve";
@@ -393,12 +415,23 @@ int main(int argc, char** argv) {
       args.prefetch = false;
     } else if (a == "--no-l2") {
       args.l2 = false;
+    } else if (a == "--form") {
+      args.form = next();
+    } else if (a == "--spike-window") {
+      args.windows.clear();
+      std::string list = next();
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t q = std::min(list.find(',', p), list.size());
+        if (q > p) args.windows.push_back(std::max(1, std::stoi(list.substr(p, q - p))));
+        p = q + 1;
+      }
     } else {
       if (rank == 0)
         std::printf("usage: mpirun -np P bench_mpi_tridiagonal [--n 128x128x4096] [--memory host|device|both] "
                     "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr] [--subsegments S]\n"
                     "       [--transport all|automatic|host_staging|cuda_aware_mpi|nccl] "
                     "[--reduced-solve automatic|host|device] [--nccl-probe] [--no-prefetch] [--no-l2]\n"
+                    "       [--form all|spike|partition] [--spike-window 64,128]\n"
                     "       mpirun -np P bench_mpi_tridiagonal --weak 512 [--split z|y|x|zy] [--memory ...]   "
                     "# heat-sweep weak scaling, 512^3 nodes per rank\n");
       MPI_Finalize();

@@ -116,6 +116,18 @@ struct DistributedOptions {
   // the tests). ADI_PARTITION_SPIKE=1 / 0 overrides both fields.
   bool device_spike = true;
   bool host_spike = false;
+  // Split axes with per-line bands (Bands: the public case, stop 35): the SPIKE form, truncated.
+  // y = each rank's segments solved as lines of their own by the single-device kernels (5 arrays:
+  // read a, b, c, d, write u), each line's spikes only on spike_window rows at each end (computed
+  // from those rows alone), the reduced rows, the exchange and the reduced solve as above, and the
+  // correction of the rows the spikes reach: ~5 arrays + 2 * spike_window / m of a line against
+  // the partition passes' 11. Every line checks its spikes: where one has not decayed below
+  // 1e-3 x epsilon an eighth of the window before the window's end (weakly dominant or
+  // non-dominant bands), that rank runs the partition passes for the solve (device plans: one
+  // host round trip after the windows, ~10 us, to read the verdict). Device plans: default on;
+  // host plans only with host_spike. ADI_SPIKE_LINES=1 / 0 overrides spike_lines.
+  bool spike_lines = true;
+  int spike_window = 128;  // rows at each end (capped at m; m: the exact spikes, no check)
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).
@@ -193,6 +205,12 @@ class DistributedTridiagonalPlan {
   double exchanged_bytes() const;
   // Device plans of a split axis: the sub-segments per line segment in use (1 otherwise).
   int device_subsegments() const;
+  // The form the last solve ran on this rank: "local" (unsplit axis), "spike" (the SPIKE form),
+  // "partition" (the partition passes; with spike_lines on: a fall-back); solves that fell back
+  // from the per-line SPIKE form (DistributedOptions::spike_lines) so far; its window (0: off).
+  const char* last_form() const;
+  long long spike_fallbacks() const;
+  index_t spike_window() const;
 
   struct Impl;
 
