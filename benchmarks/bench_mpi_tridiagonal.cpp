@@ -23,6 +23,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -56,6 +57,7 @@ struct Row {
   double ms, local_ms, exchange_ms, staging_ms, model_ms, first_ms;
   double exch_kib;
   double wait_ms = 0;
+  double diff = -1;  // largest |u - u of the memory's first row| / largest |u| over the ranks (-1: the first)
 };
 
 struct Args {
@@ -141,6 +143,23 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
   }
   const double copy_bw = 2.0 * double(bytes) / bench::max_over(median(tc));
   const auto& net = procs.network(Axis::z);
+  // Every row's solution against the first row's (the forms and strategies solve the same system).
+  std::vector<T> u_first, u_here(static_cast<std::size_t>(N));
+  auto difference = [&]() -> double {
+    A.u.copy_to_host(u_here.data());
+    if (u_first.empty()) {
+      u_first = u_here;
+      return -1;
+    }
+    double dm = 0, um = 0;
+    for (std::size_t i = 0; i < u_here.size(); ++i) {
+      dm = std::max(dm, std::abs(double(u_here[i]) - double(u_first[i])));
+      um = std::max(um, std::abs(double(u_first[i])));
+    }
+    double g[2] = {dm, um}, w[2] = {0, 0};
+    MPI_Allreduce(g, w, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return w[1] > 0 ? w[0] / w[1] : w[0];
+  };
 
   std::vector<ReducedStrategy> strategies;
   if (size == 1) {
@@ -248,7 +267,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
       tname += plan.reduced_solve_on_device() ? " / device solve" : " / host solve";
     if (device && plan.split() && tr == Transport::automatic) tname = "automatic->" + tname;
     rows.push_back({size, device ? "device" : "host", name, tname, 1e3 * median(t), 1e3 * median(tl), 1e3 * median(te),
-                    1e3 * median(ts), 1e3 * model, 1e3 * first, exch / 1024.0, 1e3 * median(tw)});
+                    1e3 * median(ts), 1e3 * model, 1e3 * first, exch / 1024.0, 1e3 * median(tw), difference()});
     if (rank == 0)
       std::fprintf(stderr, "  %s %s %s: %.3f ms\n", device ? "device" : "host", name.c_str(), tname.c_str(),
                    rows.back().ms);
@@ -508,15 +527,19 @@ int main(int argc, char** argv) {
   }
   if (rank == 0 && !rows.empty()) {
     std::printf("\n| ranks | memory | strategy | transport | ms/solve | local ms | exchange ms | staging ms | "
-                "wait ms | exchanged KiB/rank | model ms | ratio | plan+first ms |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "wait ms | exchanged KiB/rank | model ms | ratio | plan+first ms | diff vs first row |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     std::printf("%s", creation_row.c_str());
-    for (const Row& r : rows)
-      std::printf("| %d | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.3f | %.2f | %.1f |\n", r.ranks,
+    for (const Row& r : rows) {
+      char diff[32] = "(first)";
+      if (r.diff >= 0) std::snprintf(diff, sizeof diff, "%.2g", r.diff);
+      std::printf("| %d | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.3f | %.2f | %.1f | %s |\n", r.ranks,
                   r.memory.c_str(), r.strategy.c_str(), r.transport.c_str(), r.ms, r.local_ms, r.exchange_ms,
-                  r.staging_ms, r.wait_ms, r.exch_kib, r.model_ms, r.ms / r.model_ms, r.first_ms);
+                  r.staging_ms, r.wait_ms, r.exch_kib, r.model_ms, r.ms / r.model_ms, r.first_ms, diff);
+    }
     std::printf("(local, exchange, staging: the slowest rank's medians, timed with events on the stream; wait: time "
-                "in a barrier before the exchange, i.e. waiting for the slower rank, not counted in exchange)\n");
+                "in a barrier before the exchange, i.e. waiting for the slower rank, not counted in exchange; diff: "
+                "largest |u - u of the memory's first row| / largest |u|)\n");
   }
   MPI_Finalize();
   return rc;

@@ -359,7 +359,7 @@ template <class T>
 void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOptions& options) {
   if (local || !env_switch("ADI_SPIKE_LINES", options.spike_lines && (!exec.is_host() || options.host_spike)))
     return;
-  lines_R = std::max<index_t>(1, std::min<index_t>(m, options.spike_window));
+  lines_R = std::max<index_t>(2, std::min<index_t>(m, options.spike_window));  // (m >= 2 on a split axis)
   if (spike_local) {
     lines_local = &*spike_local;
   } else {

@@ -84,20 +84,51 @@ ADI_THOMAS_HD void partition_last_row(V a, V b, V d, V cp, V dp, V l, V& aE, V& 
 //     x = y - (a_0 x_{-1}) W - (c_{m-1} x_m) Z,   A y = d, W = A^{-1} e_0, Z = A^{-1} e_{m-1}.
 // spike_vector: W (left) or Z into x by Thomas, cs m values of scratch; a_0 and c_{m-1} are not
 // read. a, b, c, x, cs: pointers or anything indexed like them (Strided: one line of a box).
-template <class I, class Band, class X, class Cs>
+// Rows are loaded K at a time ahead of their use (registers; both sweeps), so that a GPU thread
+// has K rows' loads in flight instead of one (the stores between would otherwise keep every
+// load behind the previous row's: the compiler cannot know that they do not alias).
+#if defined(__CUDACC__)
+#define ADI_SPIKE_UNROLL _Pragma("unroll")
+#else
+#define ADI_SPIKE_UNROLL
+#endif
+template <int K = 8, class I, class Band, class X, class Cs>
 ADI_THOMAS_HD void spike_vector(I m, const Band& a, const Band& b, const Band& c, bool left, const X& x,
                                 const Cs& cs) {
   using T = std::remove_cv_t<std::remove_reference_t<decltype(x[0])>>;
   T r = T(1) / b[0];
-  cs[0] = m > 1 ? c[0] * r : T(0);
-  x[0] = left ? r : T(0);
-  for (I i = 1; i < m; ++i) {
-    r = T(1) / thomas_pivot(a[i], b[i], cs[i - 1]);
-    cs[i] = i < m - 1 ? c[i] * r : T(0);
-    x[i] = thomas_eliminate(!left && i == m - 1 ? T(1) : T(0), a[i], x[i - 1], r);
+  T csp = m > 1 ? c[0] * r : T(0), xp = left ? r : T(0);  // row i-1's cs and x
+  cs[0] = csp;
+  x[0] = xp;
+  for (I i0 = 1; i0 < m; i0 += K) {
+    T ra[K] = {}, rb[K] = {}, rc[K] = {};
+    ADI_SPIKE_UNROLL
+    for (int k = 0; k < K; ++k)
+      if (i0 + k < m) ra[k] = a[i0 + k], rb[k] = b[i0 + k], rc[k] = c[i0 + k];
+    ADI_SPIKE_UNROLL
+    for (int k = 0; k < K; ++k) {
+      const I i = i0 + k;
+      if (i < m) {
+        r = T(1) / thomas_pivot(ra[k], rb[k], csp);
+        csp = i < m - 1 ? rc[k] * r : T(0);
+        xp = thomas_eliminate(!left && i == m - 1 ? T(1) : T(0), ra[k], xp, r);
+        cs[i] = csp;
+        x[i] = xp;
+      }
+    }
   }
-  for (I i = m - 2; i >= 0; --i) x[i] = thomas_substitute(x[i], cs[i], x[i + 1]);
+  // backward: x_i = x_i - cs_i x_{i+1}, rows m-2 .. 0, K at a time
+  for (I i0 = m - 2; i0 >= 0; i0 -= K) {
+    T rx[K] = {}, rs[K] = {};
+    ADI_SPIKE_UNROLL
+    for (int k = 0; k < K; ++k)
+      if (i0 - k >= 0) rx[k] = x[i0 - k], rs[k] = cs[i0 - k];
+    ADI_SPIKE_UNROLL
+    for (int k = 0; k < K; ++k)
+      if (i0 - k >= 0) x[i0 - k] = xp = thomas_substitute(rx[k], rs[k], xp);
+  }
 }
+#undef ADI_SPIKE_UNROLL
 
 // How far the spikes reach (the truncated SPIKE form, exact to rounding): rows i >= lo have
 // |W_i| <= tol max|W| and rows i < hi have |Z_i| <= tol max|Z|, so rows lo <= i < hi keep y_i
