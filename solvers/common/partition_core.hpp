@@ -146,10 +146,13 @@ ADI_THOMAS_HD void spike_reach(I m, const VW& W, const VZ& Z, T tol, I& lo, I& h
     wmax = mag(W[i]) > wmax ? mag(W[i]) : wmax;
     zmax = mag(Z[i]) > zmax ? mag(Z[i]) : zmax;
   }
-  lo = m;
-  while (lo > 0 && !(mag(W[lo - 1]) > tol * wmax)) --lo;
-  hi = 0;
-  while (hi < m && !(mag(Z[hi]) > tol * zmax)) ++hi;
+  // (whole passes, no early exit: a GPU thread's loads do not wait for each other's compares)
+  lo = 0;
+  hi = m;
+  for (I i = m - 1; i >= 0; --i) {
+    if (lo == 0 && mag(W[i]) > tol * wmax) lo = i + 1;  // W above tol in rows < lo
+    if (mag(Z[i]) > tol * zmax) hi = i;                  // Z above tol in rows >= hi
+  }
 }
 
 // The rows the back pass corrects, [0, top) and [bottom, m): W reaches rows [0, lo) from a cut
