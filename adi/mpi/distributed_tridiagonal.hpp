@@ -123,8 +123,8 @@ struct DistributedOptions {
   // correction of the rows the spikes reach: ~5 arrays + 2 * spike_window / m of a line against
   // the partition passes' 11. Every line checks its spikes: where one has not decayed below
   // 1e-3 x epsilon an eighth of the window before the window's end (weakly dominant or
-  // non-dominant bands), that rank runs the partition passes for the solve (device plans: one
-  // host round trip after the windows, ~10 us, to read the verdict). Device plans: default on;
+  // non-dominant bands), that rank runs the partition passes for the solve (device plans: the
+  // host reads the verdict while y is solved, or before y when u == d). Device plans: default on;
   // host plans only with host_spike. ADI_SPIKE_LINES=1 / 0 overrides spike_lines.
   bool spike_lines = true;
   int spike_window = 128;  // rows at each end (capped at m; m: the exact spikes, no check)

@@ -61,10 +61,11 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
 }
 
 // The SPIKE form of per-line bands (stop 35; see DistributedOptions::spike_lines): each line's
-// spike windows and their check first, the verdict read on the host (one round trip), then y by
-// the single-device plan (5 arrays), the reduced rows, the exchange, and the correction of the
-// rows the spikes reach. false, nothing written to u: a line's spikes had not decayed within
-// their window (or were not finite); the caller runs the partition passes on this rank.
+// spike windows and their check first, the verdict read on the host (one round trip, hidden
+// behind y where u != d), y by the single-device plan (5 arrays), the reduced rows, the
+// exchange, and the correction of the rows the spikes reach. false: a line's spikes had not
+// decayed within their window (or were not finite); the caller runs the partition passes on
+// this rank (u may hold y by then; they overwrite it).
 template <class T>
 bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, const T* b, const T* c, const T* d,
                                                                  T* u) {
@@ -82,13 +83,21 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
   part::clear_flag_async(d_lines_bad.data(), st);
   part::spike_lines_prepare<T>(ls, a, b, c, R, W, Z, cs, d_lines_reach.data(), d_lines_bad.data(), st);
   part::copy_async(h_lines_bad.data(), d_lines_bad.data(), sizeof(int), st);
-  cuda_backend::synchronize(st);
+  mark(kLocal);
+  void* verdict = ev[std::size_t(n_ev - 1)];
+  // y, on the same stream (a[0], c[m-1] of the lines not read). With u != d it is queued before
+  // the host waits for the windows' verdict, so the GPU does not idle during the round trip; a
+  // fall-back then overwrites it (the partition passes read d, still intact). In place (u == d)
+  // the verdict comes first.
+  const bool ahead = u != d;
+  if (ahead) lines_local->solve(Bands<T>{a, b, c}, d, u);
+  part::event_synchronize(verdict);
   if (h_lines_bad[0] != 0) {
     ++fallbacks;
     return false;
   }
   form = "spike";
-  lines_local->solve(Bands<T>{a, b, c}, d, u);  // y, on the same stream (a[0], c[m-1] not read)
+  if (!ahead) lines_local->solve(Bands<T>{a, b, c}, d, u);
   part::spike_lines_reduce<T>(ls, a, c, R, W, Z, u, d_red.data(), first_open, last_open, st);
   mark(kLocal);
   exchange_device();

@@ -1071,6 +1071,8 @@ void event_record(void* e, void* stream) {
   ADI_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(stream)));
 }
 
+void event_synchronize(void* e) { ADI_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e))); }
+
 double event_seconds(void* from, void* to) {
   float ms = 0;
   if (cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(from), static_cast<cudaEvent_t>(to)) != cudaSuccess) {

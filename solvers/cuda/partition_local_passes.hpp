@@ -188,6 +188,8 @@ ADI_CUDA_KERNEL(void clear_flag_async(int* flag, void* stream))
 ADI_CUDA_KERNEL(void* event_create())
 ADI_CUDA_KERNEL_OR(, void event_destroy(void* e) noexcept)
 ADI_CUDA_KERNEL(void event_record(void* e, void* stream))
+// The host waits until the work before a recorded event is done (not the work queued after it).
+ADI_CUDA_KERNEL(void event_synchronize(void* e))
 // 0 when either was not recorded
 ADI_CUDA_KERNEL_OR(return 0.0;, double event_seconds(void* from, void* to))
 

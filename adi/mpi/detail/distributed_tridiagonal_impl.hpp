@@ -164,9 +164,9 @@ struct DistributedTridiagonalPlan<T>::Impl {
   const char* form = "partition";
   long long fallbacks = 0;
   void setup_spike_lines(const DistributedOptions& options);
-  // One solve in this form; false (nothing written) where the windows' check failed on this
-  // rank: the caller runs the partition passes (the reduced rows of both forms are rows of the
-  // same system, so the ranks need not agree).
+  // One solve in this form; false where the windows' check failed on this rank (d intact; a
+  // device plan may have written y to u): the caller runs the partition passes (the reduced rows
+  // of both forms are rows of the same system, so the ranks need not agree).
   bool run_spike_lines_device(const T* a, const T* b, const T* c, const T* d, T* u);
   bool run_spike_lines_host(const T* a, const T* b, const T* c, const T* d, T* u);
   // Device plans: how the reduced rows travel and where they are solved. With the device
