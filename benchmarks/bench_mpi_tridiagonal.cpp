@@ -18,7 +18,8 @@
 //   model = (5 + 8 R / m) arrays ... + the same exchange                 (split, the per-line SPIKE form of
 //           stop 35, window R: y 5 arrays, the windows read a, b, c and write W, Z on 2R rows of m),
 // each split case in both forms (--form all, the default; spike / partition: one of them; the SPIKE
-// form for each window of --spike-window, e.g. 64,128; host memory: the SPIKE form with host_spike),
+// form for each window of --spike-window, e.g. 64,128, and y kernel of --spike-kernel, e.g.
+// automatic,measure,cuda_thomas_pcr_long; host memory: the SPIKE form with host_spike),
 // plus plan creation + first solve.
 #include <mpi.h>
 
@@ -75,6 +76,7 @@ struct Args {
   bool l2 = true;              // --no-l2: rows not requested into L2 ahead (stop 31's passes)
   std::string form = "all";    // split cases: all (partition passes and SPIKE), spike, partition
   std::vector<int> windows{128};  // --spike-window: the per-line SPIKE form's windows (rows at each end)
+  std::vector<std::string> spike_kernels{"automatic"};  // --spike-kernel: y's kernels (a name, automatic, measure)
 };
 
 // The (transport, reduced-solve site) pairs a device run compares.
@@ -178,6 +180,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     Transport tr;
     ReducedSolveSite site;
     int window;  // > 0: the per-line SPIKE form with this window; 0: the partition passes
+    std::string kernel;  // its y kernel (DistributedOptions::spike_kernel / spike_measure)
   };
   std::vector<int> forms;  // (split cases) the partition passes (0) and / or the SPIKE form's windows
   if (args.form != "spike") forms.push_back(0);
@@ -186,13 +189,14 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
   std::vector<Case> cases;
   for (ReducedStrategy s : strategies)
     for (const auto& [tr, site] : transports)
-      for (int w : forms) {
-        // pcr exchanges and eliminates on the host: only host staging with the host solve.
-        if (device && s == ReducedStrategy::pcr &&
-            (tr != Transport::host_staging || site == ReducedSolveSite::device) && args.transport == "all")
-          continue;
-        cases.push_back({s, tr, site, w});
-      }
+      for (int w : forms)
+        for (const std::string& k : w > 0 ? args.spike_kernels : std::vector<std::string>{"-"}) {
+          // pcr exchanges and eliminates on the host: only host staging with the host solve.
+          if (device && s == ReducedStrategy::pcr &&
+              (tr != Transport::host_staging || site == ReducedSolveSite::device) && args.transport == "all")
+            continue;
+          cases.push_back({s, tr, site, w, k});
+        }
   // The axis's NCCL communicator, made once and timed on its own row; the plans below reuse it.
   if (device && size > 1) {
     const std::string made = bench::nccl_creation(procs, Axis::z, exec.device());
@@ -216,10 +220,12 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     opts.timing_barrier = true;  // waiting for the slower rank timed apart from the exchange
     opts.spike_lines = opts.host_spike = cs.window > 0;
     opts.spike_window = std::max(1, cs.window);
+    opts.spike_measure = cs.kernel == "measure";
     std::optional<adi::mpi::DistributedTridiagonalPlan<T>> made;
     try {
+      if (cs.window > 0 && cs.kernel != "measure") opts.spike_kernel = adi::kernel_from_name(cs.kernel);
       made.emplace(procs, Axis::z, exec, box, opts);
-    } catch (const adi::Unsupported& e) {  // the same on every rank
+    } catch (const adi::Error& e) {  // the same on every rank (bad kernel names, layouts a kernel cannot run)
       if (rank == 0)
         std::printf("not run: %s, transport %s: %s\n", adi::mpi::strategy_name(s), adi::mpi::transport_name(tr),
                     e.what());
@@ -257,9 +263,10 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
                            : adi::mpi::strategy_name(s);
     if (device && plan.split() && !spiked) name += " S=" + std::to_string(plan.device_subsegments());
     if (plan.split() && cs.window > 0)  // the per-line SPIKE form (stop 35), or its fall-back
-      name += spiked ? " SPIKE R=" + std::to_string(plan.spike_window())
-                     : " SPIKE R=" + std::to_string(plan.spike_window()) + " fell back: partition (" +
-                           std::to_string(plan.spike_fallbacks()) + "x)";
+      name += (spiked ? " SPIKE R=" + std::to_string(plan.spike_window())
+                      : " SPIKE R=" + std::to_string(plan.spike_window()) + " fell back: partition (" +
+                            std::to_string(plan.spike_fallbacks()) + "x)") +
+              " y:" + (cs.kernel == "measure" ? "measured->" : "") + adi::kernel_name(plan.spike_kernel());
     else if (plan.split())
       name += " partition";
     std::string tname = !plan.split() ? "-" : !device ? "host MPI" : adi::mpi::transport_name(plan.transport());
@@ -436,6 +443,14 @@ int main(int argc, char** argv) {
       args.l2 = false;
     } else if (a == "--form") {
       args.form = next();
+    } else if (a == "--spike-kernel") {
+      args.spike_kernels.clear();
+      std::string list = next();
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t q = std::min(list.find(',', p), list.size());
+        if (q > p) args.spike_kernels.push_back(list.substr(p, q - p));
+        p = q + 1;
+      }
     } else if (a == "--spike-window") {
       args.windows.clear();
       std::string list = next();
@@ -450,7 +465,8 @@ int main(int argc, char** argv) {
                     "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr] [--subsegments S]\n"
                     "       [--transport all|automatic|host_staging|cuda_aware_mpi|nccl] "
                     "[--reduced-solve automatic|host|device] [--nccl-probe] [--no-prefetch] [--no-l2]\n"
-                    "       [--form all|spike|partition] [--spike-window 64,128]\n"
+                    "       [--form all|spike|partition] [--spike-window 64,128] "
+                    "[--spike-kernel automatic,measure,cuda_thomas_pcr_long]\n"
                     "       mpirun -np P bench_mpi_tridiagonal --weak 512 [--split z|y|x|zy] [--memory ...]   "
                     "# heat-sweep weak scaling, 512^3 nodes per rank\n");
       MPI_Finalize();

@@ -360,11 +360,13 @@ void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOpt
   if (local || !env_switch("ADI_SPIKE_LINES", options.spike_lines && (!exec.is_host() || options.host_spike)))
     return;
   lines_R = std::max<index_t>(2, std::min<index_t>(m, options.spike_window));  // (m >= 2 on a split axis)
-  if (spike_local) {
+  const bool own = options.spike_kernel != Kernel::automatic || options.spike_measure;
+  if (spike_local && !own) {
     lines_local = &*spike_local;
   } else {
     TridiagonalOptions lo;
-    lo.kernel = options.kernel;
+    lo.kernel = own ? options.spike_kernel : options.kernel;
+    lo.measure = options.spike_measure;
     lo.check_pivots = false;  // a bad pivot shows as non-finite end values (SingularSystem below)
     lo.pivoting = Pivoting::none;
     lines_plan.emplace(exec, ls, lo);
@@ -759,6 +761,10 @@ template <class T>
 long long DistributedTridiagonalPlan<T>::spike_fallbacks() const { return impl_->fallbacks; }
 template <class T>
 index_t DistributedTridiagonalPlan<T>::spike_window() const { return impl_->lines_local ? impl_->lines_R : 0; }
+template <class T>
+Kernel DistributedTridiagonalPlan<T>::spike_kernel() const {
+  return impl_->lines_local ? impl_->lines_local->kernel() : Kernel::automatic;
+}
 
 // The device plans' diagnosis (distributed_tridiagonal_device.cpp) scans host copies.
 #define ADI_FIRST_BAD_PIVOT(T, Band) \

@@ -128,6 +128,11 @@ struct DistributedOptions {
   // host plans only with host_spike. ADI_SPIKE_LINES=1 / 0 overrides spike_lines.
   bool spike_lines = true;
   int spike_window = 128;  // rows at each end (capped at m; m: the exact spikes, no check)
+  // The single-device kernel of y (TridiagonalPlan: automatic = its dispatch table, or one kernel
+  // by name), or the fastest measured on this layout when the plan is made (spike_measure;
+  // TridiagonalOptions::measure, cached per shape and process).
+  Kernel spike_kernel = Kernel::automatic;
+  bool spike_measure = false;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).
@@ -211,6 +216,7 @@ class DistributedTridiagonalPlan {
   const char* last_form() const;
   long long spike_fallbacks() const;
   index_t spike_window() const;
+  Kernel spike_kernel() const;  // y's single-device kernel in that form (automatic: off)
 
   struct Impl;
 

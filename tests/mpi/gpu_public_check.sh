@@ -10,8 +10,9 @@
 #     truncate, hold, or do not hold the spikes, weakly dominant rows that force the fall-back on
 #     one rank; DeviceMemory / DeviceNccl / DeviceZeroPivot... now run the new form by default);
 #   - the partition kernels' selfcheck (partition_device_selfcheck.cu);
-#   - the public case, rows of the partition passes and of the SPIKE form (R = 64, 128) in the
-#     same run, twice (NCCL, automatic strategy);
+#   - the public case, rows of the partition passes and of the SPIKE form (R = 64, 128; y by the
+#     dispatch's kernel, the measured one, cuda_thomas_pcr_long) in the same run, twice (NCCL,
+#     automatic strategy), and one rank's box (128x128x2048) on one GPU (y's cost alone);
 #   - memcheck on 2 ranks of a small solve in both forms;
 #   - test_distributed_adi's device tests (nothing broke);
 #   - nsys kernel summary of the public case's SPIKE form on rank 0 (where the time goes).
@@ -45,14 +46,16 @@ grep -hE "SKIPPED:|NOT tested|SpikeLines|SpikeArithmetic:|partition_device_selfc
   "$OUT/tests.log" | sort | uniq -c | head -60 >>"$S"
 # 2. The public case: partition passes and the SPIKE form (R = 64, 128) in the same run, twice.
 for k in 1 2; do
-  step "public np2 run $k" 120 "$OUT/public.log" $MPI -n 2 "$T" --memory device --strategy automatic \
-    --transport nccl --reps 20 --spike-window 64,128
+  step "public np2 run $k" 150 "$OUT/public.log" $MPI -n 2 "$T" --memory device --strategy automatic \
+    --transport nccl --reps 20 --spike-window 64,128 --spike-kernel automatic,measure,cuda_thomas_pcr_long
 done
+# y's cost alone: one GPU solving one rank's box (16,384 lines of 2048) with the single-device plan.
+step "one rank's box on one GPU" 60 "$OUT/public.log" $MPI -n 1 "$T" --memory device --n 128x128x2048 --reps 20
 {  # the table now (the steps below may run out of time)
   echo
   echo "== The public case (128x128x4096 fp64, 2 ranks, NCCL): partition passes vs the per-line SPIKE form =="
   grep -hE "^bench_mpi|^device memory" "$OUT/public.log" | sort -u
-  grep -hE "^\| (ranks|2) \|" "$OUT/public.log" | cut -d'|' -f2-16
+  grep -hE "^\| (ranks|1|2) \|" "$OUT/public.log" | cut -d'|' -f2-16
   echo
 } >>"$S"
 # 3. memcheck on 2 ranks: a small solve in both forms (R = 16 truncates the 150-row segments).
