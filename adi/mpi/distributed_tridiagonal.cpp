@@ -752,6 +752,10 @@ double DistributedTridiagonalPlan<T>::last_staging_seconds() const { return impl
 template <class T>
 double DistributedTridiagonalPlan<T>::last_wait_seconds() const { return impl_->t_wait; }
 template <class T>
+double DistributedTridiagonalPlan<T>::last_spike_y_seconds() const {
+  return std::string(impl_->form) == "spike" && !impl_->exec.is_host() ? impl_->t_y : 0.0;
+}
+template <class T>
 double DistributedTridiagonalPlan<T>::exchanged_bytes() const { return impl_->bytes; }
 template <class T>
 int DistributedTridiagonalPlan<T>::device_subsegments() const { return impl_->dw.S; }

@@ -206,6 +206,9 @@ class DistributedTridiagonalPlan {
   double last_staging_seconds() const;
   // With DistributedOptions::timing_barrier: seconds this rank waited in it (0 otherwise).
   double last_wait_seconds() const;
+  // Device plans, the per-line SPIKE form (spike_lines): seconds of the last solve's y (the cut
+  // segments by the single-device plan), part of last_local_seconds(); 0 otherwise.
+  double last_spike_y_seconds() const;
   // Bytes this rank sent + received in the last solve's reduced-system exchange.
   double exchanged_bytes() const;
   // Device plans of a split axis: the sub-segments per line segment in use (1 otherwise).

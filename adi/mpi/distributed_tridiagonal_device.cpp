@@ -90,14 +90,20 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
   // fall-back then overwrites it (the partition passes read d, still intact). In place (u == d)
   // the verdict comes first.
   const bool ahead = u != d;
-  if (ahead) lines_local->solve(Bands<T>{a, b, c}, d, u);
+  if (ahead) {
+    lines_local->solve(Bands<T>{a, b, c}, d, u);
+    mark(kLocalY);
+  }
   part::event_synchronize(verdict);
   if (h_lines_bad[0] != 0) {
     ++fallbacks;
     return false;
   }
   form = "spike";
-  if (!ahead) lines_local->solve(Bands<T>{a, b, c}, d, u);
+  if (!ahead) {
+    lines_local->solve(Bands<T>{a, b, c}, d, u);
+    mark(kLocalY);
+  }
   part::spike_lines_reduce<T>(ls, a, c, R, W, Z, u, d_red.data(), first_open, last_open, st);
   mark(kLocal);
   exchange_device();
@@ -116,10 +122,11 @@ void DistributedTridiagonalPlan<T>::Impl::finish_device() {
   void* st = exec.stream();
   part::copy_async(h_flag.data(), d_flag.data(), sizeof(int), st);
   cuda_backend::synchronize(st);
-  double t[4] = {0, 0, 0, 0};
+  double t[5] = {0, 0, 0, 0, 0};
   for (int k = 1; k < n_ev; ++k)
     t[ev_kind[std::size_t(k)]] += part::event_seconds(ev[std::size_t(k - 1)], ev[std::size_t(k)]);
-  t_local = t[kLocal];
+  t_local = t[kLocal] + t[kLocalY];
+  t_y = t[kLocalY];
   t_staging = t[kStaging];
   t_exchange = t[kExchange];
   if (opt.check_pivots && h_flag[0] != 0) diagnose_device();

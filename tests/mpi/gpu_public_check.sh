@@ -3,19 +3,17 @@
 # 128x128x4096 fp64 split along z over 2 ranks, per-line bands) in the per-line SPIKE form
 # (DistributedOptions::spike_lines: y by the single-device plan, each line's spikes on windows of
 # R rows at its ends, checked; a rank whose lines' spikes have not decayed falls back to the
-# partition passes). One call on a 2-GPU machine (one rank per GPU, NCCL), ~6-8 minutes with the
-# build:
+# partition passes). One call on a 2-GPU machine (one rank per GPU, NCCL), ~5 minutes with the
+# build (test_distributed_tridiagonal and bench_mpi_tridiagonal only):
 #   - test_distributed_tridiagonal, every test on 2 ranks (SpikeLinesDevice: the new form on
 #     full bands against the one-domain solve, every axis, odd sizes, fp64 and fp32, windows that
 #     truncate, hold, or do not hold the spikes, weakly dominant rows that force the fall-back on
-#     one rank; DeviceMemory / DeviceNccl / DeviceZeroPivot... now run the new form by default);
-#   - the partition kernels' selfcheck (partition_device_selfcheck.cu);
+#     one rank; DeviceMemory / DeviceNccl / DeviceZeroPivot... now run the new form by default),
+#     and the full-band device tests again with ADI_SPIKE_LINES=0 (the partition passes);
 #   - the public case, rows of the partition passes and of the SPIKE form (R = 64, 128; y by the
-#     dispatch's kernel, the measured one, cuda_thomas_pcr_long) in the same run, twice (NCCL,
-#     automatic strategy), and one rank's box (128x128x2048) on one GPU (y's cost alone);
-#   - memcheck on 2 ranks of a small solve in both forms;
-#   - test_distributed_adi's device tests (nothing broke);
-#   - nsys kernel summary of the public case's SPIKE form on rank 0 (where the time goes).
+#     dispatch's kernel, the measured one, cuda_thomas_pcr_long; column "y ms": y alone) in the
+#     same run, twice (NCCL, automatic strategy), and one rank's box (128x128x2048) on one GPU;
+#   - memcheck on 2 ranks of a small solve in both forms.
 #   OUT=/tmp/o tests/mpi/gpu_public_check.sh
 set -u
 OUT=${OUT:-public-check-out}
@@ -27,22 +25,18 @@ export OUT OMP_NUM_THREADS=4 MEMCHECK_TIMEOUT=${MEMCHECK_TIMEOUT:-150}
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1
   git log --oneline -1 2>/dev/null
 } >"$S"
-SELF="$BUILD/partition_device_selfcheck"
-mkdir -p "$BUILD"
-# (the selfcheck compiles on its own while ninja builds the rest)
-(nvcc -std=c++17 -O2 -arch=sm_90 -DADI_HAVE_CUDA -I. tests/mpi/partition_device_selfcheck.cu \
-  solvers/cuda/partition_local_passes.cu -o "$SELF" >"$OUT/selfcheck_build.log" 2>&1) &
-SELF_PID=$!
 configure_check -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF
-build_check test_distributed_tridiagonal bench_mpi_tridiagonal test_distributed_adi
+build_check test_distributed_tridiagonal bench_mpi_tridiagonal
 B=$BUILD
 T="$B/benchmarks/bench_mpi_tridiagonal"
 NG=$(nvidia-smi -L 2>/dev/null | wc -l)
 [ "$NG" -ge 2 ] || echo "only $NG GPU(s): 2 ranks share one, NCCL cases skip (loudly)" >>"$S"
 # 1. Correctness.
 step "tridiagonal all tests np2" 150 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal"
-wait $SELF_PID && [ -x "$SELF" ] && step "partition kernels selfcheck" 90 "$OUT/tests.log" "$SELF"
-grep -hE "SKIPPED:|NOT tested|SpikeLines|SpikeArithmetic:|partition_device_selfcheck:|FAILED|Failure|Expected|Which is|form " \
+# (full bands now take the SPIKE form by default: the partition passes' device tests apart)
+step "tridiagonal device np2, partition passes" 60 "$OUT/tests.log" $MPI -x ADI_SPIKE_LINES=0 -n 2 \
+  "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*:*DeviceNccl*:*DeviceZeroPivot*'
+grep -hE "SKIPPED:|NOT tested|SpikeLines|SpikeArithmetic:|FAILED|Failure|Expected|Which is|form " \
   "$OUT/tests.log" | sort | uniq -c | head -60 >>"$S"
 # 2. The public case: partition passes and the SPIKE form (R = 64, 128) in the same run, twice.
 for k in 1 2; do
@@ -51,43 +45,19 @@ for k in 1 2; do
 done
 # y's cost alone: one GPU solving one rank's box (16,384 lines of 2048) with the single-device plan.
 step "one rank's box on one GPU" 60 "$OUT/public.log" $MPI -n 1 "$T" --memory device --n 128x128x2048 --reps 20
-{  # the table now (the steps below may run out of time)
+{  # the table now (memcheck below may run out of time)
   echo
   echo "== The public case (128x128x4096 fp64, 2 ranks, NCCL): partition passes vs the per-line SPIKE form =="
   grep -hE "^bench_mpi|^device memory" "$OUT/public.log" | sort -u
   grep -hE "^\| (ranks|1|2) \|" "$OUT/public.log" | cut -d'|' -f2-16
   echo
 } >>"$S"
-# 3. memcheck on 2 ranks: a small solve in both forms (R = 16 truncates the 150-row segments).
+# 3. memcheck on 2 ranks: a small solve in both forms (R = 64 truncates the 150-row segments).
 memcheck_step "memcheck public-like np2, partition + SPIKE" "$OUT/cs_public" "$T" --n 16x8x300 --memory device \
-  --reps 1 --strategy allgather --transport nccl --spike-window 16
-# 4. The ADI device tests (shared bands; nothing broke).
-step "adi device np2" 180 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
-# 5. Where the SPIKE form's time goes (rank 0; the other rank plainly).
-if command -v nsys >/dev/null; then
-  step "nsys public SPIKE rank 0" 120 "$OUT/profile.log" $MPI -n 2 bash -c 'if [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ];
-    then exec nsys profile -o "$OUT/public_spike" --force-overwrite true -t cuda,nvtx "$@"; else exec "$@"; fi' _ \
-    "$T" --memory device --strategy allgather --transport nccl --reps 10 --form spike --spike-window 128
-  nsys stats --report cuda_gpu_kern_sum --format csv "$OUT/public_spike.nsys-rep" >"$OUT/kern_sum.csv" 2>>"$OUT/profile.log"
-  rm -f "$OUT/public_spike.sqlite" "$OUT/public_spike.nsys-rep"
-fi
+  --reps 1 --strategy allgather --transport nccl --spike-window 64
 tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log summary.txt 2>/dev/null) 2>/dev/null
 rm -f "$OUT"/cs_*.log
 {
-  if [ -s "$OUT/kern_sum.csv" ]; then
-    echo
-    echo "== nsys, rank 0, SPIKE R=128 (12 solves): kernels by total time (name cut at 60) =="
-    python3 - "$OUT/kern_sum.csv" <<'EOF'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-h = next((i for i, r in enumerate(rows) if r and r[0].startswith('Time')), None)
-if h is not None:
-    hd = rows[h]
-    ti, ni, ii, ai = hd.index('Time (%)'), hd.index('Name'), hd.index('Instances'), hd.index('Avg (ns)')
-    for r in rows[h + 1:h + 16]:
-        print(f"{r[ti]:>6}%  n={r[ii]:>5}  avg {float(r[ai]) / 1e3:9.1f} us  {r[ni][:60]}")
-EOF
-  fi
   echo "done ($(el))"
 } >>"$S"
 cat "$S"

@@ -181,11 +181,12 @@ struct DistributedTridiagonalPlan<T>::Impl {
   StagingVector<int> h_flag;
   // Phase timing on the stream: event k closes a span of kind ev_kind[k] (kIdle: the stream
   // waited for the host, not counted).
-  enum Span { kStart = -1, kLocal = 0, kStaging = 1, kExchange = 2, kIdle = 3 };
+  // kLocalY: the per-line SPIKE form's y (local, also timed apart: t_y).
+  enum Span { kStart = -1, kLocal = 0, kStaging = 1, kExchange = 2, kIdle = 3, kLocalY = 4 };
   std::vector<void*> ev;
   std::vector<int> ev_kind;
   int n_ev = 0;
-  double t_local = 0, t_exchange = 0, t_staging = 0, t_wait = 0, bytes = 0;
+  double t_local = 0, t_exchange = 0, t_staging = 0, t_wait = 0, bytes = 0, t_y = 0;
 
   ~Impl() {
     for (void* e : ev) cuda_backend::partition::event_destroy(e);
