@@ -240,12 +240,17 @@ TEST(DistributedTridiagonal, ShortSegments) {
     const Box3 box = padded_box(dec.extents());
     auto la = extract(a, n, dec.lo(), box), lb = extract(b, n, dec.lo(), box), lc = extract(c, n, dec.lo(), box),
          ld = extract(d, n, dec.lo(), box);
-    for (ReducedStrategy s : kAll) {
-      std::vector<double> lu(ld.size(), std::numeric_limits<double>::quiet_NaN());
-      DistributedTridiagonalPlan<double> plan(procs, Axis::z, Executor::host(), box, {false, s});
-      plan.solve(Bands<double>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data());
-      EXPECT_LE(rel_error(lu, box, ref, n, dec.lo()), 1e-12) << rows << " rows, " << strategy_name(s);
-    }
+    for (ReducedStrategy s : kAll)
+      for (bool spike : {false, true}) {  // the partition passes; the per-line SPIKE form (host_spike)
+        std::vector<double> lu(ld.size(), std::numeric_limits<double>::quiet_NaN());
+        DistributedOptions o{false, s};
+        o.host_spike = spike;
+        DistributedTridiagonalPlan<double> plan(procs, Axis::z, Executor::host(), box, o);
+        plan.solve(Bands<double>{la.data(), lb.data(), lc.data()}, ld.data(), lu.data());
+        EXPECT_LE(rel_error(lu, box, ref, n, dec.lo()), 1e-12)
+            << rows << " rows, " << strategy_name(s) << (spike ? ", SPIKE" : "");
+        if (p > 1) EXPECT_STREQ(plan.last_form(), spike ? "spike" : "partition");
+      }
   }
 }
 
