@@ -76,8 +76,8 @@ struct Args {
   bool prefetch = true;        // --no-prefetch: the partition passes one row at a time (before stop 31)
   bool l2 = true;              // --no-l2: rows not requested into L2 ahead (stop 31's passes)
   std::string form = "all";    // split cases: all (partition passes and SPIKE), spike, partition
-  std::vector<int> windows{128};  // --spike-window: the per-line SPIKE form's windows (rows at each end)
-  std::vector<std::string> spike_kernels{"automatic"};  // --spike-kernel: y's kernels (a name, automatic, measure)
+  std::vector<int> windows{64};  // --spike-window: the per-line SPIKE form's windows (rows at each end)
+  std::vector<std::string> spike_kernels{"measure"};  // --spike-kernel: y's kernels (a name, automatic, measure)
 };
 
 // The (transport, reduced-solve site) pairs a device run compares.

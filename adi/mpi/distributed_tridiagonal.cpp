@@ -366,7 +366,7 @@ void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOpt
   } else {
     TridiagonalOptions lo;
     lo.kernel = own ? options.spike_kernel : options.kernel;
-    lo.measure = options.spike_measure;
+    lo.measure = options.spike_measure && lo.kernel == Kernel::automatic;
     lo.check_pivots = false;  // a bad pivot shows as non-finite end values (SingularSystem below)
     lo.pivoting = Pivoting::none;
     lines_plan.emplace(exec, ls, lo);

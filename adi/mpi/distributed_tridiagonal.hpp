@@ -120,19 +120,23 @@ struct DistributedOptions {
   // y = each rank's segments solved as lines of their own by the single-device kernels (5 arrays:
   // read a, b, c, d, write u), each line's spikes only on spike_window rows at each end (computed
   // from those rows alone), the reduced rows, the exchange and the reduced solve as above, and the
-  // correction of the rows the spikes reach: ~5 arrays + 2 * spike_window / m of a line against
-  // the partition passes' 11. Every line checks its spikes: where one has not decayed below
+  // correction of the rows the spikes reach: ~5 arrays + 8 * spike_window / m against the
+  // partition passes' 11. Every line checks its spikes: where one has not decayed below
   // 1e-3 x epsilon an eighth of the window before the window's end (weakly dominant or
   // non-dominant bands), that rank runs the partition passes for the solve (device plans: the
-  // host reads the verdict while y is solved, or before y when u == d). Device plans: default on;
-  // host plans only with host_spike. ADI_SPIKE_LINES=1 / 0 overrides spike_lines.
-  bool spike_lines = true;
-  int spike_window = 128;  // rows at each end (capped at m; m: the exact spikes, no check)
-  // The single-device kernel of y (TridiagonalPlan: automatic = its dispatch table, or one kernel
-  // by name), or the fastest measured on this layout when the plan is made (spike_measure;
-  // TridiagonalOptions::measure, cached per shape and process).
+  // host reads the verdict while y is solved, or before y when u == d; a y solved ahead is then
+  // wasted). Off by default: on the public case it measured level with the partition passes
+  // (2 x H200: 0.861 / 0.875 ms against 0.850 / 0.886), its y by the fastest single-device
+  // kernel taking 0.675 ms of it (1.9x its 5-array model; docs/mpi.md, stop 35). Host plans: with
+  // host_spike too. ADI_SPIKE_LINES=1 / 0 overrides spike_lines.
+  bool spike_lines = false;
+  int spike_window = 64;  // rows at each end (capped at m; m: the exact spikes, no check)
+  // The single-device kernel of y: the fastest measured on this layout when the plan is made
+  // (spike_measure; TridiagonalOptions::measure, cached per shape and process: the dispatch
+  // table's pick for the public case, cuda_thomas_strided, took 0.971 ms against
+  // cuda_thomas_pcr_long's 0.675), or spike_kernel by name, or (neither) the dispatch table's.
   Kernel spike_kernel = Kernel::automatic;
-  bool spike_measure = false;
+  bool spike_measure = true;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).

@@ -8,8 +8,8 @@
 #   - test_distributed_tridiagonal, every test on 2 ranks (SpikeLinesDevice: the new form on
 #     full bands against the one-domain solve, every axis, odd sizes, fp64 and fp32, windows that
 #     truncate, hold, or do not hold the spikes, weakly dominant rows that force the fall-back on
-#     one rank; DeviceMemory / DeviceNccl / DeviceZeroPivot... now run the new form by default),
-#     and the full-band device tests again with ADI_SPIKE_LINES=0 (the partition passes);
+#     one rank), and the full-band device tests (DeviceMemory / DeviceNccl / DeviceZeroPivot) again
+#     with ADI_SPIKE_LINES=1 (the new form, off by default);
 #   - the public case, rows of the partition passes and of the SPIKE form (R = 64, 128; y by the
 #     dispatch's kernel, the measured one, cuda_thomas_pcr_long; column "y ms": y alone) in the
 #     same run, twice (NCCL, automatic strategy), and one rank's box (128x128x2048) on one GPU;
@@ -33,8 +33,8 @@ NG=$(nvidia-smi -L 2>/dev/null | wc -l)
 [ "$NG" -ge 2 ] || echo "only $NG GPU(s): 2 ranks share one, NCCL cases skip (loudly)" >>"$S"
 # 1. Correctness.
 step "tridiagonal all tests np2" 150 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal"
-# (full bands now take the SPIKE form by default: the partition passes' device tests apart)
-step "tridiagonal device np2, partition passes" 60 "$OUT/tests.log" $MPI -x ADI_SPIKE_LINES=0 -n 2 \
+# (the full-band device tests again in the per-line SPIKE form, off by default)
+step "tridiagonal device np2, SPIKE form" 60 "$OUT/tests.log" $MPI -x ADI_SPIKE_LINES=1 -n 2 \
   "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*:*DeviceNccl*:*DeviceZeroPivot*'
 grep -hE "SKIPPED:|NOT tested|SpikeLines \(|SpikeArithmetic:|FAILED|Failure|Expected|Which is|Value of|axis [xyz]" \
   "$OUT/tests.log" | sort | uniq -c | head -60 >>"$S"
