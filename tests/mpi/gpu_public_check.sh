@@ -26,13 +26,17 @@ export OUT OMP_NUM_THREADS=4 MEMCHECK_TIMEOUT=${MEMCHECK_TIMEOUT:-150}
   git log --oneline -1 2>/dev/null
 } >"$S"
 configure_check -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF
-build_check test_distributed_tridiagonal bench_mpi_tridiagonal
+build_check test_distributed_tridiagonal bench_mpi_tridiagonal test_distributed_adi
 B=$BUILD
 T="$B/benchmarks/bench_mpi_tridiagonal"
 NG=$(nvidia-smi -L 2>/dev/null | wc -l)
 [ "$NG" -ge 2 ] || echo "only $NG GPU(s): 2 ranks share one, NCCL cases skip (loudly)" >>"$S"
 # 1. Correctness.
 step "tridiagonal all tests np2" 150 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal"
+# The heat step's shared-band SPIKE path (its spike kernels are templated on this branch): every
+# scheme x boundary x split against one domain, 2 ranks (DistributedAdiDevice.*, ~1-2 min).
+step "adi device np2 (shared-band SPIKE)" 240 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" \
+  --gtest_filter='*Device*'
 # (the full-band device tests again in the per-line SPIKE form, off by default)
 step "tridiagonal device np2, SPIKE form" 60 "$OUT/tests.log" $MPI -x ADI_SPIKE_LINES=1 -n 2 \
   "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*:*DeviceNccl*:*DeviceZeroPivot*'
