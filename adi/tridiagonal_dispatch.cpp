@@ -120,7 +120,7 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
   if (lines_adjacent(l)) {
     // Lines of 1025 .. 4096 rows on sm_90 (stop 36, issue 18; bench_cuda_tridiagonal --long-sweep,
     // scripts/gpu_long_sweep.sh, H100 twice: n = 1536 / 2048 / 3072 / 4096 x 4,096 .. 32,768
-    // interleaved lines, docs/performance.md "Long-line crossover"). Shared bands: the hybrid's
+    // interleaved lines, solvers/cuda/README.md "Long-line crossover"). Shared bands: the hybrid's
     // shared-memory tile form (cuda_thomas_pcr_strided) reads only d and moves u, and beats the
     // long kernel there: fp32 up to 16,384 lines (and 32,768 of at most 2048 rows) by 1.5-2.4x
     // (2048 x 16,384: 0.266 ms against the coalesced Thomas's 0.621, the pick before), fp64 up to
