@@ -3,6 +3,7 @@
 // lines adjacent in memory (Y/Z axes, interleaved batches), fresh random inputs, outputs
 // NaN-poisoned, a[0] and c[n-1] of non-periodic lines NaN (never read).
 #include "cuda_tridiagonal_check.hpp"
+#include "solvers/cuda/device_memory_rate.hpp"
 
 using adi::Axis;
 using adi::Kernel;
@@ -150,6 +151,16 @@ TEST(CudaThomasPcrLong, Dispatch) {
     EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, half).kernel(), kLong);
     EXPECT_EQ(adi::TridiagonalPlan<float>(gpu, half).shared_bands_kernel(), Kernel::cuda_thomas_pcr_strided);
     EXPECT_EQ(adi::TridiagonalPlan<float>(gpu, half).kernel(), Kernel::cuda_thomas_strided);
+    // fp32 per-line bands of 1536 rows, 4,096 lines: the hybrid's tile form; fp64 shared bands,
+    // 16,384 lines of 3072: the same; fp64 per-line bands, 32,768 lines of 2048: the cluster form
+    // on H100-class memory, the coalesced Thomas on faster memory (the H200's).
+    const auto batch = [](adi::index_t n, adi::index_t lines) { return adi::to_lines(adi::InterleavedBatch{n, lines}); };
+    EXPECT_EQ(adi::TridiagonalPlan<float>(gpu, batch(1536, 4096)).kernel(), Kernel::cuda_thomas_pcr_strided);
+    EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, batch(3072, 16384)).shared_bands_kernel(),
+              Kernel::cuda_thomas_pcr_strided);
+    const bool fast = adi::cuda_backend::device_memory_gbs(gpu.device()) >= 4000;
+    EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, batch(2048, 32768)).kernel(),
+              fast ? Kernel::cuda_thomas_strided : kLong);
   }
   const adi::LineSet many = adi::to_lines(adi::InterleavedBatch{4096, 65536});
   EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, many).kernel(), Kernel::cuda_thomas_strided);
