@@ -282,7 +282,8 @@ ADI_CUDA_KERNEL_OR(return false;, bool fused_stage_supported(const LineSet& line
 // Launch-shape overrides of the fused stage, for the benchmark's tuning rows (0: default).
 struct FusedTuning {
   int warps = 0;       // X: warps per block
-  int min_blocks = 0;  // X: 2, 3 or 4 blocks per SM (register cap); Y/Z: 1 or 2
+  int min_blocks = 0;  // X: 2, 3 or 4 blocks per SM (register cap); Y/Z: 1 or 2 (X 3, 4 and Y/Z 2:
+                       // only with -DADI_CUDA_UNROLL_ALL=ON, else the default and a note on stderr)
   int rows = 0;        // Y/Z: rows per thread, 8 or 16
   int lines = 0;       // Y/Z: lines per tile
   // X with the explicit operator folded in: the shared-memory carveout its resident blocks
