@@ -4,21 +4,23 @@
 #   - the fused ADI stage's non-default register caps (FusedTuning::min_blocks: X 3 and 4
 #     blocks/SM, Y/Z 2; the tuning rows of bench_cuda_heat_step --tune);
 #   - the partition passes' forms before stop 31 (DistributedOptions::device_prefetch = false)
-#     and the L2 requests where they measured slower (device_l2_prefetch_everywhere).
+#     and the L2 requests where they measured slower (device_l2_prefetch_everywhere);
+#   - the large-system partition's staged loads (cuda_backend::large_solve(..., load = 2)).
 # Every default kernel is byte-identical to the base (scripts/compare_cubin.py, docs/design.md):
 # nothing here is timed. What can break is the host dispatch that now falls back to the default
 # (one stderr note, then the default form): checked by
 #   1. tests/mpi/partition_device_selfcheck.cu (no MPI) built twice with nvcc, default and
 #      ADI_CUDA_UNROLL_ALL (pf 0, 1, 2 cases: the default build runs its default for pf 0 and
 #      the X / per-line L2 cases), against Thomas per line;
-#   2. test_thomas_pcr_fused_stage (every test) and, on 2 ranks sharing the GPU,
+#   2. test_thomas_pcr_fused_stage and test_partition_large_cuda (every test; its load 2 cases
+#      run the global loads) and, on 2 ranks sharing the GPU,
 #      DistributedAdiDevice.Prefetch / .StageInPasses (the no-prefetch and L2-everywhere variants);
 #   3. bench_cuda_heat_step --grids 256 --types fp32 --tune --quick: the tuning rows run (the default form) and
 #      say so once on stderr.
 #
 #   OUT=/tmp/o scripts/gpu_gated_forms_check.sh      # ~3-4 min on an H100 host (16 cores), build included
 # Logs under $OUT (default <repo>/out/gated): build.log, selfcheck_{default,unroll}.log,
-# fused.log, adi_np2.log, tune.log; summary.txt (printed last).
+# fused.log, large.log, adi_np2.log, tune.log; summary.txt (printed last).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}/gated
@@ -45,7 +47,8 @@ done
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON -DADI_WITH_PYTHON=OFF \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_BUILD_EXAMPLES=OFF \
   >"$out/build.log" 2>&1 &&
-  cmake --build "$B" -j "$(nproc)" --target test_thomas_pcr_fused_stage test_distributed_adi bench_cuda_heat_step \
+  cmake --build "$B" -j "$(nproc)" --target test_thomas_pcr_fused_stage test_partition_large_cuda test_distributed_adi \
+    bench_cuda_heat_step \
     >>"$out/build.log" 2>&1
 rc=$?
 wait
@@ -63,6 +66,8 @@ done
 
 timeout 200 "$B/tests/test_thomas_pcr_fused_stage" --gtest_color=no >"$out/fused.log" 2>&1 || status=1
 note "test_thomas_pcr_fused_stage: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/fused.log" | tr -s ' ' | tr '\n' ';')"
+timeout 200 "$B/tests/test_partition_large_cuda" --gtest_color=no >"$out/large.log" 2>&1 || status=1
+note "test_partition_large_cuda: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/large.log" | tr -s ' ' | tr '\n' ';') notes: $(grep -c 'does not compile' "$out/large.log")"
 timeout 240 $MPI -n 2 "$B/tests/test_distributed_adi" \
   --gtest_filter='DistributedAdiDevice.Prefetch:DistributedAdiDevice.StageInPasses' --gtest_color=no \
   >"$out/adi_np2.log" 2>&1 || status=1
