@@ -14,6 +14,7 @@ nvdisasm are not installed (scripts/compare_ptxas.py compares only registers and
     scripts/compare_cubin.py block_thomas_float_m5 block_thomas_double_m5   # generated units too (one M each)
     scripts/compare_cubin.py group_fused_stage   # a group unit (CMakeLists.txt) against its members compiled alone
     scripts/compare_cubin.py group_small=group_small+group_cholesky+option_chain   # regrouped units (stop 34)
+    ADI_CUBIN_FLAGS=-DADI_CUDA_UNROLL_ALL=1 scripts/compare_cubin.py partition_local_passes   # extra nvcc flags, both trees
     scripts/compare_cubin.py --builds /tmp/base-build /tmp/new-build
         # every kernel of two whole builds of adi_cuda (e.g. scripts/cuda_compile_time.sh's), from
         # the sm_90 cubins embedded in their objects (the real flags; fatbins zstd-compressed by
@@ -90,8 +91,9 @@ def kernels(src_root, tu, work):
         open(path, "w").write("".join('#include "solvers/cuda/%s"\n' % x for x in members))
         tu = path
     cubin = os.path.join(work, os.path.basename(src_root) + "_" + os.path.basename(tu) + ".cubin")
+    extra = os.environ.get("ADI_CUBIN_FLAGS", "").split()  # e.g. -DADI_CUDA_UNROLL_ALL=1 (both trees)
     subprocess.run([nvcc, "-DADI_HAVE_CUDA=1", "-I" + src_root, "-O3", "-DNDEBUG", "-arch=sm_90", "-std=c++17",
-                    "--expt-relaxed-constexpr", "-cubin", source(src_root, tu, work), "-o", cubin], check=True)
+                    "--expt-relaxed-constexpr", *extra, "-cubin", source(src_root, tu, work), "-o", cubin], check=True)
     return cubin_sections(open(cubin, "rb").read())
 
 

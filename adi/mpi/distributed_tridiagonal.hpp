@@ -93,14 +93,16 @@ struct DistributedOptions {
   // Device plans of a split axis: each GPU thread loads its rows a chunk ahead of their stores
   // in the partition passes (lines along Y and Z), the row tiles of lines along X are filled a
   // batch of lines at a time (partition::Workspace::prefetch, stop 31). false: one row / line
-  // at a time, the kernels before (kept for comparison).
+  // at a time, the kernels before (kept for comparison: compiled only with
+  // -DADI_CUDA_UNROLL_ALL=ON; other builds say so once on stderr and run the default).
   bool device_prefetch = true;
   // With device_prefetch: rows also requested into L2 well ahead of their loads (lines along Y
   // and Z: 16 rows ahead; along X: each line's next tile), the X tiles of an ADI stage read V
   // once per row instead of three times across tile edges, and the X tiles aligned to memory
   // (partition::Workspace::l2_prefetch, stop 32). Applied to lines along Y and Z with shared
   // bands (the ADI stages), where it measured faster on 2 x H200; along X and with per-line
-  // bands only with device_l2_prefetch_everywhere (measured slower there: kept for comparison).
+  // bands only with device_l2_prefetch_everywhere (measured slower there: kept for comparison,
+  // compiled only with -DADI_CUDA_UNROLL_ALL=ON, as device_prefetch = false).
   // false: the stop 31 passes (kept for comparison).
   bool device_l2_prefetch = true;
   bool device_l2_prefetch_everywhere = false;

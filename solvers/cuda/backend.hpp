@@ -282,7 +282,8 @@ ADI_CUDA_KERNEL_OR(return false;, bool fused_stage_supported(const LineSet& line
 // Launch-shape overrides of the fused stage, for the benchmark's tuning rows (0: default).
 struct FusedTuning {
   int warps = 0;       // X: warps per block
-  int min_blocks = 0;  // X: 2, 3 or 4 blocks per SM (register cap); Y/Z: 1 or 2
+  int min_blocks = 0;  // X: 2, 3 or 4 blocks per SM (register cap); Y/Z: 1 or 2 (X 3, 4 and Y/Z 2:
+                       // only with -DADI_CUDA_UNROLL_ALL=ON, else the default and a note on stderr)
   int rows = 0;        // Y/Z: rows per thread, 8 or 16
   int lines = 0;       // Y/Z: lines per tile
   // X with the explicit operator folded in: the shared-memory carveout its resident blocks
@@ -328,7 +329,8 @@ ADI_CUDA_KERNEL(int large_default_chunk(std::size_t value_size))
 ADI_CUDA_KERNEL(std::size_t large_workspace_bytes(index_t n, bool periodic, int chunk, std::size_t value_size))
 // Enqueues the two-pass partition solve of one system on `stream`. On a bad pivot at row r
 // the kernels raise `pivot_flag` (may be null) to at least flag_bias - r. load: 0 the
-// default, 1 lanes load straight from global memory, 2 tiles staged in shared memory.
+// default, 1 lanes load straight from global memory, 2 tiles staged in shared memory (kept for
+// comparison: only with -DADI_CUDA_UNROLL_ALL=ON, else 1 and a note on stderr).
 // `report` (pinned host memory, may be null): the solve's last checking kernel raises it to
 // the flag's value and zeroes the flag (which the caller zeroes once, not per solve).
 template <class T>

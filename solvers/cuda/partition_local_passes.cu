@@ -5,6 +5,7 @@
 // unrolled loop issues them ahead of it.
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <type_traits>
 
 #include "solvers/cuda/check.cuh"
@@ -46,8 +47,9 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
 }
 // A request of bytes [p, p + bytes) into L2 (a line's next tile along X): sm_90's bulk prefetch
-// in 16-byte granules, elsewhere one prefetch per 128-byte line.
-__device__ __forceinline__ void prefetch_l2_range(const void* p, std::size_t bytes) {
+// in 16-byte granules, elsewhere one prefetch per 128-byte line. (Only the X forms kept for
+// comparison use it: unused in the default build, by_variant.)
+[[maybe_unused]] __device__ __forceinline__ void prefetch_l2_range(const void* p, std::size_t bytes) {
   const std::size_t a = __cvta_generic_to_global(p);
   const std::size_t lo = a & ~std::size_t(15), hi = (a + bytes + 15) & ~std::size_t(15);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -869,14 +871,43 @@ void reduce_chain(index_t L, const Workspace<T>& w, T* red, cudaStream_t s) {
 // one row (along X one line) at a time (before stop 31), 1 rows fetched ahead into registers
 // (Workspace::prefetch, stop 31), 2 and into L2 (Workspace::l2_prefetch, stop 32).
 // l2_here: the passes where L2 requests measured faster (lines of stride > 1, shared bands).
+// Issue 15 item 8: the default build compiles only the forms the default options reach: 1
+// (wherever l2_here is false, and with device_l2_prefetch = false) and 2 where l2_here. The
+// forms kept for comparison, 0 (Workspace::prefetch = false) and 2 where l2_here is false
+// (Workspace::l2_everywhere), only with ADI_CUDA_UNROLL_ALL: asked for in a build without them,
+// says so once on stderr and runs the default. kAllForms: the kernels' L2 argument in the
+// branches l2_here does not cover (in the default build f(2) never runs them: the L2 = false
+// instance they name is variant 1's, compiled anyway).
+#if defined(ADI_CUDA_UNROLL_ALL)
+constexpr bool kAllForms = true;
+#else
+constexpr bool kAllForms = false;
+#endif
 template <class T, class F>
 void by_variant(const Workspace<T>& w, bool l2_here, const F& f) {
-  if (w.prefetch && w.l2_prefetch && (l2_here || w.l2_everywhere))
-    f(std::integral_constant<int, 2>{});
-  else if (w.prefetch)
-    f(std::integral_constant<int, 1>{});
-  else
-    f(std::integral_constant<int, 0>{});
+  if constexpr (kAllForms) {
+    if (w.prefetch && w.l2_prefetch && (l2_here || w.l2_everywhere))
+      f(std::integral_constant<int, 2>{});
+    else if (w.prefetch)
+      f(std::integral_constant<int, 1>{});
+    else
+      f(std::integral_constant<int, 0>{});
+  } else {
+    if (!w.prefetch || (w.l2_prefetch && w.l2_everywhere && !l2_here)) {
+      static const bool said = [] {
+        std::fprintf(stderr,
+                     "adi: partition passes: this build does not compile the forms kept for comparison "
+                     "(DistributedOptions::device_prefetch = false, device_l2_prefetch_everywhere; configure "
+                     "with -DADI_CUDA_UNROLL_ALL=ON to time them); running the default\n");
+        return true;
+      }();
+      (void)said;
+    }
+    if (w.l2_prefetch && l2_here)
+      f(std::integral_constant<int, 2>{});
+    else
+      f(std::integral_constant<int, 1>{});
+  }
 }
 
 template <class T>
@@ -888,17 +919,17 @@ void reduce(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, 
   const dim3 grid(blocks_for(L), unsigned(w.S));
   by_variant(w, shared && ls.stride != 1, [&](auto variant) {
     constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
-    constexpr bool L2 = V == 2;
+    constexpr bool L2 = V == 2, L2x = L2 && kAllForms;  // L2x: where l2_here is false
     if (shared && ls.stride == 1)
-      reduce_rows_kernel<T, false, B, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1,
-                                                                    w.S, first_open, last_open, StageRhs<T>{});
+      reduce_rows_kernel<T, false, B, L2x><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1,
+                                                                     w.S, first_open, last_open, StageRhs<T>{});
     else if (shared)
       reduce_kernel<T, true, false, D, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red, w.red1,
                                                                      w.S, first_open, last_open, StageRhs<T>{});
     else
-      reduce_kernel<T, false, false, D, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red,
-                                                                      w.red1, w.S, first_open, last_open,
-                                                                      StageRhs<T>{});
+      reduce_kernel<T, false, false, D, L2x><<<grid, kThreads, 0, s>>>(ls, a, b, c, d, u, w.alpha, w.gamma, red,
+                                                                       w.red1, w.S, first_open, last_open,
+                                                                       StageRhs<T>{});
   });
   ADI_CUDA_CHECK(cudaGetLastError());
   reduce_chain(L, w, red, s);
@@ -920,10 +951,10 @@ void reduce_stage(const LineSet& ls, const T* a, const T* b, const T* c, const S
   const dim3 grid(blocks_for(L), unsigned(w.S));
   by_variant(w, ls.stride != 1, [&](auto variant) {
     constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
-    constexpr bool L2 = V == 2;
+    constexpr bool L2 = V == 2, L2x = L2 && kAllForms;
     if (ls.stride == 1)
-      reduce_rows_kernel<T, true, B, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
-                                                                   w.red1, w.S, first_open, last_open, rhs);
+      reduce_rows_kernel<T, true, B, L2x><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
+                                                                    w.red1, w.S, first_open, last_open, rhs);
     else
       reduce_kernel<T, true, true, D, L2><<<grid, kThreads, 0, s>>>(ls, a, b, c, nullptr, u, w.alpha, w.gamma, red,
                                                                     w.red1, w.S, first_open, last_open, rhs);
@@ -945,13 +976,13 @@ void back_substitute(const LineSet& ls, const Workspace<T>& w, bool shared, cons
   const dim3 grid(blocks_for(L), unsigned(w.S));
   by_variant(w, shared && ls.stride != 1, [&](auto variant) {
     constexpr int V = decltype(variant)::value, D = V > 0 ? kPrefetch : 1, B = V > 0 ? kTileBatch : 1;
-    constexpr bool L2 = V == 2;
+    constexpr bool L2 = V == 2, L2x = L2 && kAllForms;
     if (shared && ls.stride == 1)
-      back_rows_kernel<T, B, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+      back_rows_kernel<T, B, L2x><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
     else if (shared)
       back_kernel<T, true, D, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
     else
-      back_kernel<T, false, D, L2><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
+      back_kernel<T, false, D, L2x><<<grid, kThreads, 0, s>>>(ls, w.alpha, w.gamma, sol, w.sol1, w.S, u, bad);
   });
   ADI_CUDA_CHECK(cudaGetLastError());
 }

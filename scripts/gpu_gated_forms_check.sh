@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Device check of stop 36's compile-time gates (issue 15 item 8, h-build7): the forms kept for
+# comparison that the default build no longer compiles, only -DADI_CUDA_UNROLL_ALL=ON:
+#   - the fused ADI stage's non-default register caps (FusedTuning::min_blocks: X 3 and 4
+#     blocks/SM, Y/Z 2; the tuning rows of bench_cuda_heat_step --tune);
+#   - the partition passes' forms before stop 31 (DistributedOptions::device_prefetch = false)
+#     and the L2 requests where they measured slower (device_l2_prefetch_everywhere);
+#   - the large-system partition's staged loads (cuda_backend::large_solve(..., load = 2)).
+# Every default kernel is byte-identical to the base (scripts/compare_cubin.py, docs/design.md):
+# nothing here is timed. What can break is the host dispatch that now falls back to the default
+# (one stderr note, then the default form): checked by
+#   1. tests/mpi/partition_device_selfcheck.cu (no MPI) built twice with nvcc, default and
+#      ADI_CUDA_UNROLL_ALL (pf 0, 1, 2 cases: the default build runs its default for pf 0 and
+#      the X / per-line L2 cases), against Thomas per line;
+#   2. test_thomas_pcr_fused_stage and test_partition_large_cuda (every test; its load 2 cases
+#      run the global loads) and, on 2 ranks sharing the GPU,
+#      DistributedAdiDevice.Prefetch / .StageInPasses (the no-prefetch and L2-everywhere variants);
+#   3. bench_cuda_heat_step --grids 256 --types fp32 --tune --quick: the tuning rows run (the default form) and
+#      say so once on stderr.
+#
+#   OUT=/tmp/o scripts/gpu_gated_forms_check.sh      # ~3-4 min on an H100 host (16 cores), build included
+# Logs under $OUT (default <repo>/out/gated): build.log, selfcheck_{default,unroll}.log,
+# fused.log, large.log, adi_np2.log, tune.log; summary.txt (printed last).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/out}/gated
+B=$root/build-gated
+mkdir -p "$out" "$B"
+summary=$out/summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
+MPI="mpiexec --oversubscribe --allow-run-as-root --bind-to none"
+status=0
+cd "$root" || exit 1
+note "== gpu_gated_forms_check.sh $(date -u +%FT%TZ) on $(hostname), commit $(git rev-parse --short HEAD 2>/dev/null)"
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
+
+t0=$(date +%s)
+# 1. the standalone self-checks, compiled in the background while CMake builds
+for v in default unroll; do
+  flags=(); [ $v = unroll ] && flags=(-DADI_CUDA_UNROLL_ALL=1)
+  (nvcc -std=c++17 -O2 -arch=sm_90 -DADI_HAVE_CUDA "${flags[@]}" -I. tests/mpi/partition_device_selfcheck.cu \
+     solvers/cuda/partition_local_passes.cu -o "$B/selfcheck_$v" >"$out/selfcheck_build_$v.log" 2>&1) &
+done
+cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON -DADI_WITH_PYTHON=OFF \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_BUILD_EXAMPLES=OFF \
+  >"$out/build.log" 2>&1 &&
+  cmake --build "$B" -j "$(nproc)" --target test_thomas_pcr_fused_stage test_partition_large_cuda test_distributed_adi \
+    bench_cuda_heat_step \
+    >>"$out/build.log" 2>&1
+rc=$?
+wait
+[ $rc = 0 ] || { tail -30 "$out/build.log"; note "build: FAILED (build.log)"; exit 1; }
+note "build: ok ($(( $(date +%s) - t0 )) s; warnings: $(grep -c 'warning' "$out/build.log" "$out"/selfcheck_build_*.log | tr '\n' ' '))"
+
+for v in default unroll; do
+  if [ -x "$B/selfcheck_$v" ]; then
+    timeout 120 "$B/selfcheck_$v" >"$out/selfcheck_$v.log" 2>&1 || status=1
+    note "selfcheck ($v): $(tail -1 "$out/selfcheck_$v.log"); stderr notes: $(grep -c 'does not compile' "$out/selfcheck_$v.log")"
+  else
+    status=1; note "selfcheck ($v): build FAILED ($(tail -3 "$out/selfcheck_build_$v.log" | tr '\n' ' '))"
+  fi
+done
+
+timeout 200 "$B/tests/test_thomas_pcr_fused_stage" --gtest_color=no >"$out/fused.log" 2>&1 || status=1
+note "test_thomas_pcr_fused_stage: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/fused.log" | tr -s ' ' | tr '\n' ';')"
+timeout 200 "$B/tests/test_partition_large_cuda" --gtest_color=no >"$out/large.log" 2>&1 || status=1
+note "test_partition_large_cuda: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/large.log" | tr -s ' ' | tr '\n' ';') notes: $(grep -c 'does not compile' "$out/large.log")"
+timeout 240 $MPI -n 2 "$B/tests/test_distributed_adi" \
+  --gtest_filter='DistributedAdiDevice.Prefetch:DistributedAdiDevice.StageInPasses' --gtest_color=no \
+  >"$out/adi_np2.log" 2>&1 || status=1
+note "test_distributed_adi np2 (Prefetch, StageInPasses): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/adi_np2.log" | sort | uniq -c | tr -s ' ' | tr '\n' ';') notes: $(grep -c 'does not compile' "$out/adi_np2.log")"
+
+timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas --types fp32 --tune --quick \
+  >"$out/tune.log" 2>&1
+rc=$?
+[ $rc = 0 ] || status=1
+note "bench_cuda_heat_step --tune: exit $rc, $(grep -c 'tune ' "$out/tune.log") tune rows, notes: $(grep -c 'does not compile' "$out/tune.log")"
+grep -m2 'does not compile' "$out/tune.log" "$out/adi_np2.log" | sed 's/^/  /' | tee -a "$summary"
+
+echo
+echo "================================ summary ================================"
+cat "$summary"
+note "status: $([ $status = 0 ] && echo PASS || echo FAIL) ($(( $(date +%s) - t0 )) s)"
+exit $status
