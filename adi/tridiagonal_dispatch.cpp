@@ -69,15 +69,13 @@ constexpr index_t kCudaLongClusterMaxLines = 16384;
 // compute capability 9.0). A card with memory this fast leaves the latency-bound hybrid
 // further behind its copy rate, as the H200 measured; slower cards follow the H100's rows.
 constexpr double kCudaFastMemoryGBs = 4000;
-bool cuda_fast_memory(const Executor& exec) {
-  return cuda_backend::device_memory_gbs(exec.device()) >= kCudaFastMemoryGBs;
-}
+bool cuda_fast_memory(const CudaDeviceTraits& dev) { return dev.peak_memory_gbs >= kCudaFastMemoryGBs; }
 
 // The hybrids keep a line (or a tile of lines) in shared memory: it must fit.
-bool cuda_hybrid_fits(Kernel k, const Executor& exec, const DispatchQuery& q) {
+bool cuda_hybrid_fits(Kernel k, const CudaDeviceTraits& dev, const DispatchQuery& q) {
   const std::size_t need =
       cuda_backend::tridiagonal_min_shared_bytes(k, q.lines, q.shared_bands, q.value_size);
-  return need <= cuda_backend::device_info(exec.device()).shared_per_block_optin;
+  return need <= dev.shared_per_block_optin;
 }
 
 // Lines that the register hybrid's default copy stream (the warp's 16-byte pieces, issue 16,
@@ -92,20 +90,23 @@ bool cuda_pcr_strided_warp_tiles(const DispatchQuery& q) {
 
 bool cuda_kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q) {
   const LineSet& l = q.lines;
+  const auto fits = [&] { return cuda_hybrid_fits(k, cuda_device_traits(exec), q); };
   switch (k) {
     case Kernel::cuda_thomas_naive:
     case Kernel::cuda_pivoting: return true;
     case Kernel::cuda_thomas_shuffle_transpose:
     case Kernel::cuda_thomas_shared_transpose: return l.stride == 1;
-    case Kernel::cuda_thomas_pcr: return l.stride == 1 && cuda_hybrid_fits(k, exec, q);
+    case Kernel::cuda_thomas_pcr: return l.stride == 1 && fits();
     case Kernel::cuda_thomas_strided: return lines_adjacent(l);
     case Kernel::cuda_thomas_pcr_strided:
-    case Kernel::cuda_thomas_pcr_long: return lines_adjacent(l) && cuda_hybrid_fits(k, exec, q);
+    case Kernel::cuda_thomas_pcr_long: return lines_adjacent(l) && fits();
     default: return false;
   }
 }
 
-Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
+}  // namespace
+
+Kernel choose_cuda_kernel(const CudaDeviceTraits& dev, const DispatchQuery& q) {
   const LineSet& l = q.lines;
   // Partial pivoting: one thread per line, U's rows in a line-fastest workspace
   // (solvers/cuda/pivoting_thread.cuh); coalesced where neighbouring lines are adjacent.
@@ -113,7 +114,7 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
   // Contiguous lines (X sweeps, gtsv2StridedBatch layout).
   if (l.stride == 1) {
     const index_t max_n = q.value_size == 8 ? kCudaPcrMaxX64 : kCudaPcrMaxX32;
-    if (l.n <= max_n && cuda_hybrid_fits(Kernel::cuda_thomas_pcr, exec, q)) return Kernel::cuda_thomas_pcr;
+    if (l.n <= max_n && cuda_hybrid_fits(Kernel::cuda_thomas_pcr, dev, q)) return Kernel::cuda_thomas_pcr;
     return Kernel::cuda_thomas_shared_transpose;
   }
   // Neighbouring lines adjacent in memory (Y/Z sweeps, interleaved batches).
@@ -137,25 +138,24 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // hybrid's tile form (1536 x 4,096: 0.150 against the long kernel's 0.170 ms, H100; 0.148
     // against 0.167, H200). With these rows every pick of the sweep is within 5% of its fastest
     // candidate on both cards.
-    const int cc_major = cuda_backend::device_info(exec.device()).cc_major;
-    if (cc_major >= 9 && l.n > 1024 && l.n <= 4096) {
+    if (dev.cc_major >= 9 && l.n > 1024 && l.n <= 4096) {
       const index_t lines = l.lines();
       if (q.shared_bands) {
         const bool tile = q.value_size == 4 ? lines <= 16384 || (lines <= 32768 && l.n <= 2048)
                                             : l.n < 4096 && (lines <= kCudaLongMaxLines || (lines <= 16384 && l.n > 2048));
-        if (tile && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, exec, q))
+        if (tile && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, dev, q))
           return Kernel::cuda_thomas_pcr_strided;
         if (q.value_size == 8 && lines <= kCudaLongClusterMaxLines &&
-            cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+            cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, dev, q))
           return Kernel::cuda_thomas_pcr_long;
       } else {
         if (q.value_size == 4 && l.n <= 1536 && lines <= kCudaLongMaxLines &&
-            cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, exec, q))
+            cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, dev, q))
           return Kernel::cuda_thomas_pcr_strided;
         const bool cluster = q.value_size == 8 ? lines <= kCudaLongClusterMaxLines ||
-                                                     (lines <= 2 * kCudaLongClusterMaxLines && !cuda_fast_memory(exec))
+                                                     (lines <= 2 * kCudaLongClusterMaxLines && !cuda_fast_memory(dev))
                                                : l.n > 2048 && lines <= kCudaLongClusterMaxLines;
-        if (cluster && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q)) return Kernel::cuda_thomas_pcr_long;
+        if (cluster && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, dev, q)) return Kernel::cuda_thomas_pcr_long;
       }
     }
     // Few lines longer than the register hybrid takes: a block per tile of lines, a thread per
@@ -169,7 +169,7 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // 15.2 vs 6.7; 2^24 values: n = 2048 (8,192 lines) 0.72 vs 0.90, n = 1024 (16,384
     // lines) 0.70 vs 0.55; fp32 the same way (n = 2048, 8,192 lines: 0.41 vs 0.54).
     if (l.n > kCudaLongMinN && l.lines() <= kCudaLongMaxLines &&
-        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, dev, q))
       return Kernel::cuda_thomas_pcr_long;
     // More lines, on sm_90: the same kernel over thread-block clusters of 8 blocks sharing a
     // tile of 128-byte rows (its launcher's default above 8,192 lines), which the memory
@@ -180,8 +180,8 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // (1.55 vs 1.25; there the shared-memory tile of cuda_thomas_pcr_strided, 0.81 ms, is the
     // fastest, which TridiagonalOptions::measure finds).
     if (!q.shared_bands && l.n >= kCudaLongClusterMinN && l.lines() <= kCudaLongClusterMaxLines &&
-        cuda_backend::device_info(exec.device()).cc_major >= 9 &&
-        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+        dev.cc_major >= 9 &&
+        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, dev, q))
       return Kernel::cuda_thomas_pcr_long;
     // The H200 row (its faster memory makes the coalesced Thomas, which moves c* and y* out
     // and back, the faster one sooner): fp32 per-line bands, interleaved sweep of 2^24
@@ -207,10 +207,10 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // coalesced Thomas's 0.314 ms; H200 0.286 against 0.295 (stop 30 r1), 0.290 against 0.291
     // (stop 31 r1).
     if (q.value_size == 4 && !q.shared_bands && l.n > 512 && l.n <= 1024 && l.lines() <= 16384 &&
-        cuda_backend::device_info(exec.device()).cc_major >= 9 &&
-        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+        dev.cc_major >= 9 &&
+        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, dev, q))
       return Kernel::cuda_thomas_pcr_long;
-    if (q.value_size == 4 && !q.shared_bands && l.n > 256 && cuda_fast_memory(exec) &&
+    if (q.value_size == 4 && !q.shared_bands && l.n > 256 && cuda_fast_memory(dev) &&
         !(l.n <= cuda_pcr_strided_max(q) && cuda_pcr_strided_warp_tiles(q)))
       return Kernel::cuda_thomas_strided;
     // fp64 per-line bands past the register hybrid (n > 256) up to 1024 on an H100-class card:
@@ -226,16 +226,20 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
     // 0.490 ms, twice), so fast-memory cards take it past 512 (n between 512 and 1024
     // not measured there). Rerun with this row (stop 30 r3, H200): n = 512 and 1024 at gap 0.0%.
     if (q.value_size == 8 && !q.shared_bands && l.n > cuda_pcr_strided_max(q) && l.n <= 1024 &&
-        cuda_backend::device_info(exec.device()).cc_major >= 9 && (!cuda_fast_memory(exec) || l.n > 512) &&
-        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+        dev.cc_major >= 9 && (!cuda_fast_memory(dev) || l.n > 512) &&
+        cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, dev, q))
       return Kernel::cuda_thomas_pcr_long;
-    if (l.n <= cuda_pcr_strided_max(q) && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, exec, q))
+    if (l.n <= cuda_pcr_strided_max(q) && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, dev, q))
       return Kernel::cuda_thomas_pcr_strided;
     return Kernel::cuda_thomas_strided;
   }
   return Kernel::cuda_thomas_naive;
 }
-}  // namespace
+
+CudaDeviceTraits cuda_device_traits(const Executor& exec) {
+  const cuda_backend::DeviceInfo info = cuda_backend::device_info(exec.device());
+  return {info.cc_major, cuda_backend::device_memory_gbs(exec.device()), info.shared_per_block_optin};
+}
 
 // --- host (solvers/cpu/) ----------------------------------------------------------
 // Measured on an AMD EPYC (Zen 4, AVX-512) with 2 threads, float, 8M values, min of 10
@@ -339,7 +343,7 @@ Kernel choose_kernel(const Executor& exec, const DispatchQuery& q) {
     const Kernel k = choose_host_kernel(q);
     return q.pivoting == Pivoting::partial ? host_pivoting(k) : k;
   }
-  return choose_cuda_kernel(exec, q);
+  return choose_cuda_kernel(cuda_device_traits(exec), q);
 }
 
 }  // namespace adi::detail

@@ -21,6 +21,20 @@ struct DispatchQuery {
 
 // The kernel `automatic` resolves to.
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q);
+
+// The device facts the CUDA rows of the table read: the executor's device
+// (cuda_device_traits), or given, so that tests check the table's rows for an H100 and an
+// H200 without a GPU (tests/adi/test_tridiagonal_dispatch_rows.cpp).
+struct CudaDeviceTraits {
+  int cc_major = 0;
+  double peak_memory_gbs = 0;             // 2 x memory clock x bus width (H100 SXM 3352, H200 4915)
+  std::size_t shared_per_block_optin = 0;  // 227 KB on both
+};
+CudaDeviceTraits cuda_device_traits(const Executor& exec);
+// The CUDA rows (choose_kernel's device branch, layout and precision in q; pivoting partial
+// -> cuda_pivoting). The hybrids' shared-memory fit needs the CUDA backend's sizes: without
+// CUDA built every hybrid "fits".
+Kernel choose_cuda_kernel(const CudaDeviceTraits& dev, const DispatchQuery& q);
 // The kernel of an ADI stage (TridiagonalPlan::solve_stage, options.stages) along q's lines
 // with shared bands: cuda_thomas_pcr_fused_stage where the fused kernel takes the lines (its
 // shared-memory fit is checked by the plan, which prepares the launch), the shared-band
