@@ -3,12 +3,12 @@
 // one thread can solve it. Entry points declared in backend.hpp.
 #include <cuda_runtime.h>
 
-#include <cstdio>
 #include <string>
 
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
+#include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/partition_large.cuh"
 
 namespace adi::cuda_backend {
@@ -83,14 +83,9 @@ void run_levels_load(int load, index_t n, const T* a, const T* b, const T* c, co
 #else
       // Issue 15 item 8: the staged form (load 2: the benchmark's "partition staged loads"
       // rows and the tests; the library passes 0 = global loads) only with ADI_CUDA_UNROLL_ALL.
-      static const bool said = [] {
-        std::fprintf(stderr,
-                     "adi: large_solve load = 2 (tiles staged in shared memory): this build does not compile "
-                     "it (configure with -DADI_CUDA_UNROLL_ALL=ON to time it); running the default "
-                     "(global loads)\n");
-        return true;
-      }();
-      (void)said;
+      static std::once_flag once;
+      note_form_not_compiled(once, "large_solve load = 2 (tiles staged in shared memory)",
+                             "the default (global loads)");
 #endif
     }
   }

@@ -5,10 +5,10 @@
 // unrolled loop issues them ahead of it.
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <type_traits>
 
 #include "solvers/cuda/check.cuh"
+#include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/partition_local_passes.hpp"
 #include "solvers/common/partition_core.hpp"
 #include "solvers/common/partition_reduced.hpp"
@@ -894,14 +894,11 @@ void by_variant(const Workspace<T>& w, bool l2_here, const F& f) {
       f(std::integral_constant<int, 0>{});
   } else {
     if (!w.prefetch || (w.l2_prefetch && w.l2_everywhere && !l2_here)) {
-      static const bool said = [] {
-        std::fprintf(stderr,
-                     "adi: partition passes: this build does not compile the forms kept for comparison "
-                     "(DistributedOptions::device_prefetch = false, device_l2_prefetch_everywhere; configure "
-                     "with -DADI_CUDA_UNROLL_ALL=ON to time them); running the default\n");
-        return true;
-      }();
-      (void)said;
+      static std::once_flag once;
+      note_form_not_compiled(once,
+                             "partition passes, the forms kept for comparison (DistributedOptions::device_prefetch "
+                             "= false, device_l2_prefetch_everywhere)",
+                             "the default");
     }
     if (w.l2_prefetch && l2_here)
       f(std::integral_constant<int, 2>{});

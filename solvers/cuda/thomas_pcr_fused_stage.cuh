@@ -26,7 +26,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -35,6 +34,7 @@
 
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/common/stage_rhs_core.hpp"
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pcr_segment_registers.cuh"
@@ -687,15 +687,9 @@ inline bool fused_tuning_form(const char* what) {
   (void)what;
   return true;
 #else
-  static const bool said = [what] {
-    std::fprintf(stderr,
-                 "adi: fused ADI stage FusedTuning::min_blocks = %s: this build does not compile that "
-                 "register cap (configure with -DADI_CUDA_UNROLL_ALL=ON to time it); running the "
-                 "default (X 2, Y/Z 1 blocks per SM)\n",
-                 what);
-    return true;
-  }();
-  (void)said;
+  static std::once_flag once;
+  const std::string form = std::string("fused ADI stage FusedTuning::min_blocks = ") + what + " (register cap)";
+  note_form_not_compiled(once, form.c_str(), "the default (X 2, Y/Z 1 blocks per SM)");
   return false;
 #endif
 }

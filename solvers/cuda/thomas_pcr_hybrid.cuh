@@ -10,10 +10,10 @@
 // registers or, with shared bands, double-buffered with cp.async (see the kernel).
 #include <cuda_pipeline_primitives.h>
 
-#include <cstdio>
 
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pcr_segment_registers.cuh"
 
@@ -152,14 +152,11 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
   // each band kind (cp.async with shared bands, registers with per-line ones); the other
   // (Tuning::prefetch, the benchmark's tuning rows) with ADI_CUDA_UNROLL_ALL.
   if (sh.m <= 8 && async != bands.shared) {
-    static const bool said = [] {
-      std::fprintf(stderr,
-                   "adi: cuda_thomas_pcr Tuning::prefetch: this build does not compile the form that "
-                   "differs from the default for lines up to 256 (configure with -DADI_CUDA_UNROLL_ALL=ON "
-                   "to time it); running the default (prefetch with shared bands, none with per-line)\n");
-      return true;
-    }();
-    (void)said;
+    static std::once_flag once;
+    note_form_not_compiled(once,
+                           "cuda_thomas_pcr Tuning::prefetch, the form that differs from the default for lines "
+                           "up to 256",
+                           "the default (prefetch with shared bands, none with per-line)");
     async = bands.shared;
   }
 #endif

@@ -25,7 +25,6 @@
 // than the coalesced Thomas for such lines (bench sweep), so only a forced kernel uses it.
 #include <cuda_pipeline_primitives.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
@@ -33,6 +32,7 @@
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/bulk_copy.cuh"
+#include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pcr_segment_registers.cuh"
 #include "solvers/cuda/warp_tile_copy.cuh"
@@ -500,11 +500,9 @@ inline int pcr_strided_copy_groups(bool shared, std::size_t value_size) {
                      : g == "warp" ? kWarpCopy
                                    : -1;
     if (!kPcrStridedTimingForms && (form == 0 || form == 2 || form == 4)) {
-      std::fprintf(stderr,
-                   "adi: ADI_PCR_STRIDED_GROUPS=%s: this build does not compile that copy stream form "
-                   "(configure with -DADI_CUDA_UNROLL_ALL=ON to time it); running the default, warp "
-                   "(1 where the tiles are not whole and 16-byte aligned)\n",
-                   g.c_str());
+      static std::once_flag once;  // (this initialiser runs once anyway; scripts/gpu_yz_check.sh greps the line)
+      note_form_not_compiled(once, ("ADI_PCR_STRIDED_GROUPS=" + g).c_str(),
+                             "the default, warp (1 where the tiles are not whole and 16-byte aligned)");
       return -1;
     }
     return form;
