@@ -141,20 +141,19 @@ Kernel choose_cuda_kernel(const CudaDeviceTraits& dev, const DispatchQuery& q) {
     if (dev.cc_major >= 9 && l.n > 1024 && l.n <= 4096) {
       const index_t lines = l.lines();
       if (q.shared_bands) {
+        // (every bound here is a shape of the sweep, as in the rows below)
         const bool tile = q.value_size == 4 ? lines <= 16384 || (lines <= 32768 && l.n <= 2048)
-                                            : l.n < 4096 && (lines <= kCudaLongMaxLines || (lines <= 16384 && l.n > 2048));
+                                            : l.n < 4096 && (lines <= 8192 || (lines <= 16384 && l.n > 2048));
         if (tile && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, dev, q))
           return Kernel::cuda_thomas_pcr_strided;
-        if (q.value_size == 8 && lines <= kCudaLongClusterMaxLines &&
-            cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, dev, q))
+        if (q.value_size == 8 && lines <= 16384 && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, dev, q))
           return Kernel::cuda_thomas_pcr_long;
       } else {
-        if (q.value_size == 4 && l.n <= 1536 && lines <= kCudaLongMaxLines &&
+        if (q.value_size == 4 && l.n <= 1536 && lines <= 8192 &&
             cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, dev, q))
           return Kernel::cuda_thomas_pcr_strided;
-        const bool cluster = q.value_size == 8 ? lines <= kCudaLongClusterMaxLines ||
-                                                     (lines <= 2 * kCudaLongClusterMaxLines && !cuda_fast_memory(dev))
-                                               : l.n > 2048 && lines <= kCudaLongClusterMaxLines;
+        const bool cluster = q.value_size == 8 ? lines <= 16384 || (lines <= 32768 && !cuda_fast_memory(dev))
+                                               : l.n > 2048 && lines <= 16384;
         if (cluster && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, dev, q)) return Kernel::cuda_thomas_pcr_long;
       }
     }
