@@ -1,4 +1,17 @@
 #!/usr/bin/env bash
+# Stop 35 (h-refgate, issue 23: the refinement's gate; docs/pivoting.md "Stop 35"): ONE call,
+# ~4-6 min on a fresh H100 / H200 with the build:
+#   OUT=$OUT/refgate scripts/gpu_pivoting_check.sh --stop35
+# builds test_pivoting_cuda and bench_cuda_pivoting only; runs bench_cuda_pivoting --stop35 first
+# (one system of 2^24 and 2^20, fp32 / fp64, LargeTridiagonalPlan partial, out of place: the route
+# without the test, the default, the dominance test + refinement under each gate of
+# ADI_PIVOTING_REFINE_GATE = launches (stop 34's) | graph | solve, on dominant bands (nothing
+# flagged: the gate's cost), Toeplitz 0.6 (refined) and heat r = 1e4 (never flagged), alternating,
+# best of 3 medians of 20; gtsv2; the graph gate with new pointers each solve), then the whole
+# test_pivoting_cuda and compute-sanitizer memcheck on PivotingCuda.PartitionFormsSmall and
+# PivotingCuda.PartitionRefinementGatesAgree (every gate, graphs evicted and rebuilt). Tables at
+# the end; what to read: "Stop 35: the refinement's gate" (graph's % on the dominant rows: aim
+# <= 3% at 2^24), the Toeplitz rows (refined under every gate, ~2x the route), test lines.
 # Stop 34, refinement (h-refine, not yet run on a GPU): the same call,
 #   OUT=$OUT/refine scripts/gpu_pivoting_check.sh --stop34
 # now also runs PivotingCuda.PartitionRefinementWithinTenTimesLapack (dominance test opted in:
@@ -75,9 +88,11 @@ ncu=0  # --ncu: the Nsight Compute table of the pivoting kernels (unchanged at s
 ab=0   # --ab: the focused old / new call of stop 33 (see the top)
 abq=0  # --ab-quick: --ab with the whole test_pivoting_cuda, without memcheck, the 256^3 bench, ncu
 s34=0  # --stop34: see the top (--ab with the whole suite, the host sweep and memcheck; no 256^3, ncu, plan suites)
+s35=0  # --stop35: see the top (the refinement's gate: bench --stop35, the whole test_pivoting_cuda, memcheck)
 for arg in "$@"; do
   case $arg in
     --stop34) ab=1; s34=1 ;;
+    --stop35) s35=1 ;;
     --ab) ab=1 ;;
     --ab-quick) ab=1; abq=1 ;;
     --no-build) build=0 ;;
@@ -114,6 +129,46 @@ configure() {  # dir, extra flags
 }
 t0=$(date +%s)
 find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
+if [ $s35 = 1 ]; then
+  if [ $build = 1 ]; then
+    configure $B ""
+    cmake --build $B -j "$(nproc)" --target test_pivoting_cuda bench_cuda_pivoting > "$OUT/build.log" 2>&1 ||
+      { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
+  fi
+  echo "build: $(($(date +%s) - t0)) s"
+  tbin=$(find_bin $B test_pivoting_cuda)
+  bench=$(find_bin $B bench_cuda_pivoting)
+  t1=$(date +%s)
+  timeout 200 "$bench" --stop35=1 --reps=20 --large=24 --large2=20 > "$OUT/bench_stop35.log" 2>&1
+  brc=$?
+  sed -n '/^Stop 35: the refinement/,$p' "$OUT/bench_stop35.log" 2> /dev/null  # now too, in case the call is cut short
+  bench_line="rc $brc in $(($(date +%s) - t1)) s"
+  t1=$(date +%s)
+  timeout 200 "$tbin" > "$OUT/test_pivoting_cuda.log" 2>&1
+  trc=$?
+  tests_line="$([ $trc = 0 ] && echo pass || echo "FAIL (rc $trc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cuda.log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/test_pivoting_cuda.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ')"
+  san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+  t1=$(date +%s)
+  timeout 150 "$san" --tool memcheck --error-exitcode 99 "$tbin" \
+    --gtest_filter='PivotingCuda.PartitionFormsSmall:PivotingCuda.PartitionRefinementGatesAgree' > "$OUT/sanitizer.log" 2>&1
+  src=$?
+  san_line="$([ $src = 0 ] && echo clean || echo "ERRORS or timeout (rc $src)") in $(($(date +%s) - t1)) s: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ') $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/sanitizer.log" | tr '\n' ' ')"
+  echo
+  echo "== adi pivoting GPU check --stop35 ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
+  echo "| bench_cuda_pivoting --stop35 | $bench_line |"
+  echo "| test_pivoting_cuda (all) | $tests_line |"
+  echo "| memcheck PivotingCuda.PartitionFormsSmall:PartitionRefinementGatesAgree | $san_line |"
+  echo "| per test | $(grep -E '^\[       OK \] PivotingCuda.Partition(Refinement|Dominance)' "$OUT/test_pivoting_cuda.log" | sed 's/\[       OK \] PivotingCuda.//' | tr '\n' ' ') |"
+  echo; echo "-- failing checks (first lines) --"
+  grep -h -A3 "Failure" "$OUT"/test_*.log "$OUT/sanitizer.log" 2> /dev/null | head -40
+  echo; echo "-- one system, the refinement's gate (bench --stop35 --reps=20; % of copy = 5 arrays) --"
+  sed -n '/^device/p;/^copy bandwidth/p;/^Summary/,$p' "$OUT/bench_stop35.log" 2> /dev/null
+  # Every log in the tarball; the bench, test and memcheck logs also as they are (4 files back).
+  (cd "$OUT" && tar -czf /tmp/gpu_pivoting_logs.tgz --exclude gpu_pivoting_logs.tgz . 2> /dev/null &&
+    find . -maxdepth 1 -type f ! -name bench_stop35.log ! -name test_pivoting_cuda.log ! -name sanitizer.log -delete &&
+    mv /tmp/gpu_pivoting_logs.tgz gpu_pivoting_logs.tgz)
+  exit 0
+fi
 if [ $ab = 1 ]; then
   # TridiagonalPlan's large route publishes its check into pinned memory (stop 33): its tests.
   AB_PLAN_TESTS="test_large_tridiagonal_nondominant test_plan_conventions_cuda test_partition_large_cuda"

@@ -241,15 +241,21 @@ inline int pivoting_partition_form() {
   return f[0] - '0';
 }
 
-// The dominance test (stop 34, common::partition_dominance_unsafe), opt-in:
-// ADI_PIVOTING_PARTITION_DOMINANCE=1, read at each solve, a kernel argument (uniform branch).
-// In place it sends every line that is not dominant-like to the exact fall-back, one thread per
-// line: within the yardstick, but ~3300x slower than the route on one Toeplitz 0.6 system of 2^20
-// (H100, stop 34); out of place (dense layouts) such lines are refined once instead (h-refine,
-// launch_pivoting_partition; not yet measured on a GPU), so not the default (docs/pivoting.md).
-inline bool pivoting_partition_dominance() {
+// The dominance test (stop 34, common::partition_dominance_unsafe), a kernel argument (uniform
+// branch), by ADI_PIVOTING_PARTITION_DOMINANCE (read at each solve): 1 on, 0 off, unset (or any
+// other value) kPivotPartitionDominanceDefault. On in place, it sends every line that is not
+// dominant-like to the exact fall-back, one thread per line: within the yardstick, but ~3300x
+// slower than the route on one Toeplitz 0.6 system of 2^20 (H100, stop 34); out of place (dense
+// layouts) such lines are refined once instead (2.07x / 2.16x the route's time, fp32 / fp64, H100
+// run s35/1; launch_pivoting_partition). out_of_place: on where the lines can be refined (out of
+// place, dense), off elsewhere (in place the route's answer, as with 0: docs/pivoting.md).
+enum class PivotDominance { off, on, out_of_place };
+constexpr PivotDominance kPivotPartitionDominanceDefault = PivotDominance::off;
+inline PivotDominance pivoting_partition_dominance() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_DOMINANCE");
-  return f != nullptr && f[0] == '1' && f[1] == '\0';
+  if (f != nullptr && f[0] == '1' && f[1] == '\0') return PivotDominance::on;
+  if (f != nullptr && f[0] == '0' && f[1] == '\0') return PivotDominance::off;
+  return kPivotPartitionDominanceDefault;
 }
 
 // The reduce pass's arithmetic on a lane's staged rows (the whole warp calls it: shuffles).
@@ -819,8 +825,10 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
   s.r = reinterpret_cast<T*>(s.body);
   s.levels = s.body + slice_bytes(s.count, sizeof(T));
   s.form = pivoting_partition_form();
-  s.dominance = pivoting_partition_dominance();
-  s.refining = s.dominance && static_cast<const T*>(u) != d && pivoting_partition_dense(ls);
+  const PivotDominance mode = pivoting_partition_dominance();
+  const bool refinable = static_cast<const T*>(u) != d && pivoting_partition_dense(ls);
+  s.dominance = mode == PivotDominance::on || (mode == PivotDominance::out_of_place && refinable);
+  s.refining = s.dominance && refinable;
   PivotRefineGate gate = s.refining ? pivoting_refine_gate() : PivotRefineGate::launches;
   if (gate != PivotRefineGate::launches) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;

@@ -209,12 +209,16 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
 // the general loads), one line of 70000 (two levels), tiny diagonals and random signs (weak:
 // the fall-back), dominant lines, shared bands (form 0's kernels); form 1 also with the dominance
 // test opted in (stop 34: the non-dominant lines then take the fall-back in place, and are refined
-// out of place: h-refine's residual, second pass and update kernels under compute-sanitizer).
+// out of place: h-refine's residual, second pass and update kernels under compute-sanitizer),
+// under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE: "1d" the default graph,
+// "1l" the gated launches, "1s" the whole solve as one graph).
 TEST_F(PivotingCuda, PartitionFormsSmall) {
   setenv("ADI_PIVOTING_ROUTE", "partition", 1);
-  for (const char* form : {"0", "1", "1d"}) {
+  for (const char* form : {"0", "1", "1d", "1l", "1s"}) {
     setenv("ADI_PIVOTING_PARTITION_FORM", std::string(form).substr(0, 1).c_str(), 1);
-    if (form[1] == 'd') setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+    setenv("ADI_PIVOTING_PARTITION_DOMINANCE", form[1] == '\0' ? "0" : "1", 1);
+    if (form[1] == 'l') setenv("ADI_PIVOTING_REFINE_GATE", "launches", 1);
+    if (form[1] == 's') setenv("ADI_PIVOTING_REFINE_GATE", "solve", 1);
     for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {1089, 3}, {70000, 1}})
       for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::dominant}) {
         run_partition<float>(f, n, count);
@@ -224,6 +228,7 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
   unsetenv("ADI_PIVOTING_ROUTE");
   unsetenv("ADI_PIVOTING_PARTITION_FORM");
   unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+  unsetenv("ADI_PIVOTING_REFINE_GATE");
 }
 
 // Issue 23 / stop 34: the route forced on lines of 68 .. 4097 rows (the lengths of
@@ -253,18 +258,120 @@ TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
 // x += e; launch_pivoting_partition) instead of the exact fall-back; in place they still take
 // the fall-back. The route's lengths (4097, 40000 x 3: the issue families, per-line and
 // shared bands, in place or not) and the large plan on 2^20 + 1 (Toeplitz, random signs).
+// Under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE = launches | graph | solve).
 TEST_F(PivotingCuda, PartitionRefinementWithinTenTimesLapack) {
   setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
-  for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::heat})
-    for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}}) {
-      run_partition<float>(f, n, count);
-      run_partition<double>(f, n, count);
+  for (const char* gate : {"graph", "launches", "solve"}) {
+    setenv("ADI_PIVOTING_REFINE_GATE", gate, 1);
+    SCOPED_TRACE(std::string("ADI_PIVOTING_REFINE_GATE=") + gate);
+    for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::heat})
+      for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}}) {
+        run_partition<float>(f, n, count);
+        run_partition<double>(f, n, count);
+      }
+    for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs}) {
+      large_plan_partial<float>(f, 21);
+      large_plan_partial<double>(f, 22);
     }
-  for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs}) {
-    large_plan_partial<float>(f, 21);
-    large_plan_partial<double>(f, 22);
+  }
+  unsetenv("ADI_PIVOTING_REFINE_GATE");
+  unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+}
+
+// Stop 35: the refinement's gates (ADI_PIVOTING_REFINE_GATE) run the same kernels on the same
+// values, so their answers agree bit for bit, refined (Toeplitz: every line flagged) or not
+// (dominant: nothing flagged, the route's answer); one plan solving into 11 output arrays in
+// turn, twice (the graph gates cache a graph per pointer set, 8 at most: every solve past the
+// eighth array replaces one, and the second round finds them again or rebuilds them), and the
+// first array again after the others (a cached graph must not hold stale pointers).
+template <class T>
+void refinement_gates_agree(tp::Family f, index_t n, index_t count) {
+  const auto k = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, count)), f, false, false, 9 * n);
+  const adi::Executor dev = adi::Executor::cuda();
+  adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d);
+  std::vector<adi::Array<T>> outs;
+  for (int i = 0; i < 11; ++i) outs.push_back(up(k.u));  // NaN-poisoned
+  TridiagonalOptions o;
+  o.pivoting = Pivoting::partial;
+  std::vector<T> ref, got(k.u.size());
+  std::string detail;
+  for (const char* gate : {"launches", "graph", "solve"}) {
+    setenv("ADI_PIVOTING_REFINE_GATE", gate, 1);
+    TridiagonalPlan<T> plan(dev, k.lines, o);
+    for (int round = 0; round < 2; ++round)
+      for (int i = 0; i <= 11; ++i) {
+        adi::Array<T>& u = outs[static_cast<std::size_t>(i % 11)];
+        u.copy_from_host(k.u.data());  // poisoned again
+        plan.solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), u.data());
+        u.copy_to_host(got.data());
+        if (ref.empty()) {
+          ref = got;
+          auto kk = k;
+          kk.u = got;
+          EXPECT_LE(tp::worst_ratio(kk, kk.u, detail), 10.0) << tp::family_name(f) << ": " << detail;
+          continue;
+        }
+        std::size_t differ = 0;
+        for (std::size_t j = 0; j < ref.size(); ++j) differ += std::memcmp(&ref[j], &got[j], sizeof(T)) != 0;
+        EXPECT_EQ(differ, 0u) << "gate " << gate << " round " << round << " output " << i << " against launches, "
+                              << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << " x "
+                              << count;
+      }
+  }
+  unsetenv("ADI_PIVOTING_REFINE_GATE");
+}
+TEST_F(PivotingCuda, PartitionRefinementGatesAgree) {
+  setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+  for (tp::Family f : {tp::Family::toeplitz, tp::Family::dominant}) {
+    refinement_gates_agree<float>(f, 40000, 3);
+    refinement_gates_agree<double>(f, 4097, 1);
   }
   unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+}
+
+// The dominance test never fires on dominant lines (stop 34's sweep; here on the device, through
+// the refinement): the answers with the test (ADI_PIVOTING_PARTITION_DOMINANCE unset: the
+// default; 1: on, under each gate) are the route's without it (0) bit for bit, on dominant lines
+// and the heat operator r = 1e4, the route's lengths, fp32 / fp64, per-line and shared bands, in
+// place or not.
+TEST_F(PivotingCuda, PartitionDominanceNeverFiresOnDominantLines) {
+  auto run = [](auto zero, tp::Family f, index_t n, index_t count, bool shared, bool in_place) {
+    using T = decltype(zero);
+    const auto k0 =
+        tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, count)), f, false, shared, 3 * n + shared);
+    TridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    std::vector<T> ref;
+    for (const char* mode : {"0", "unset", "1 launches", "1 graph", "1 solve"}) {
+      if (std::string(mode) == "unset")
+        unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+      else
+        setenv("ADI_PIVOTING_PARTITION_DOMINANCE", std::string(mode).substr(0, 1).c_str(), 1);
+      if (mode[0] == '1') setenv("ADI_PIVOTING_REFINE_GATE", mode + 2, 1);
+      auto k = k0;
+      solve_on_device(k, o, in_place);
+      unsetenv("ADI_PIVOTING_REFINE_GATE");
+      if (ref.empty()) {
+        ref = k.u;
+        std::string detail;
+        EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << tp::family_name(f) << ": " << detail;
+        continue;
+      }
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < ref.size(); ++i) differ += std::memcmp(&ref[i], &k.u[i], sizeof(T)) != 0;
+      EXPECT_EQ(differ, 0u) << "ADI_PIVOTING_PARTITION_DOMINANCE=" << mode << " against 0, "
+                            << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << " x "
+                            << count << (shared ? " shared" : "") << (in_place ? " in place" : "");
+    }
+    unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+  };
+  for (tp::Family f : {tp::Family::dominant, tp::Family::heat})
+    for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}, {(1 << 20) + 3, 1}})
+      for (bool shared : {false, true})
+        for (bool in_place : {false, true}) {
+          run(0.0f, f, n, count, shared, in_place);
+          run(0.0, f, n, count, shared, in_place);
+        }
 }
 
 // Both forms run the same arithmetic on the same rows (partition_reduce_rows,
