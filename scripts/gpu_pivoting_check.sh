@@ -136,6 +136,7 @@ if [ $s35 = 1 ]; then
       { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
   fi
   echo "build: $(($(date +%s) - t0)) s"
+  [ $run = 0 ] && { echo "built $B; run again with --stop35 --no-build"; exit 0; }
   tbin=$(find_bin $B test_pivoting_cuda)
   bench=$(find_bin $B bench_cuda_pivoting)
   t1=$(date +%s)

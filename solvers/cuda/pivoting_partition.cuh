@@ -34,6 +34,14 @@
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 
+// The refinement's graph gates (stop 35: conditional IF nodes, captured into with
+// cudaStreamBeginCaptureToGraph) need CUDA 12.4; older toolkits take the gated launches.
+#if defined(CUDART_VERSION) && CUDART_VERSION >= 12040
+#define ADI_PIVOTING_REFINE_GRAPH 1
+#else
+#define ADI_PIVOTING_REFINE_GRAPH 0
+#endif
+
 namespace adi::cuda_backend::kernels {
 
 constexpr int kPivotPartitionRows = 17;  // rows per partition (M)
@@ -569,12 +577,14 @@ template <int = 0>
 __global__ void pivoting_partition_refine_decide_kernel(const int* weak, const int* refine, int* go, int* skip) {
   pivoting_partition_refine_decide(weak, refine, go, skip);
 }
+#if ADI_PIVOTING_REFINE_GRAPH
 // The graph gate's (stop 35): the same decision, also the condition of the graph's IF node.
 template <int = 0>
 __global__ void pivoting_partition_refine_condition_kernel(const int* weak, const int* refine, int* go, int* skip,
                                                            cudaGraphConditionalHandle handle) {
   cudaGraphSetConditional(handle, static_cast<unsigned>(pivoting_partition_refine_decide(weak, refine, go, skip)));
 }
+#endif
 
 // r = d - A x in the caller's layout (dense: pivoting_partition_dense), each row's residual in
 // higher precision (common::refine_residual). Grid-stride over the lines' rows.
@@ -615,9 +625,11 @@ __global__ void pivoting_partition_update_kernel(i64 count, const T* __restrict_
 //     kernels (captured once per shape and pointer set, cached: pivoting_refine_graphs);
 //   solve: the whole solve (flags' memset, the route's pass, the gated fall-back, the condition,
 //     the IF node) as one graph launch (the same cache).
-// A stream that is being captured (the caller builds its own graph) takes launches.
+// A stream that is being captured (the caller builds its own graph) takes launches, and so does
+// every solve where the toolkit is older than CUDA 12.4 (ADI_PIVOTING_REFINE_GRAPH).
 enum class PivotRefineGate { launches, graph, solve };
 inline PivotRefineGate pivoting_refine_gate() {
+  if (!ADI_PIVOTING_REFINE_GRAPH) return PivotRefineGate::launches;
   const char* f = std::getenv("ADI_PIVOTING_REFINE_GATE");
   if (f != nullptr && std::strcmp(f, "launches") == 0) return PivotRefineGate::launches;
   if (f != nullptr && std::strcmp(f, "solve") == 0) return PivotRefineGate::solve;
@@ -668,6 +680,7 @@ void pivoting_partition_refinement(const PivotPartitionSolve<T>& s, cudaStream_t
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
+#if ADI_PIVOTING_REFINE_GRAPH
 // The graphs of the graph / solve gates, one per device, value type, gate, form, shape and pointer
 // set (everything the captured kernels' arguments hold), least recently used replaced beyond
 // kPivotRefineGraphs: a solve with a pointer set not in the cache captures and instantiates
@@ -719,15 +732,24 @@ cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, boo
     cudaStreamCaptureStatus status{};
     const cudaGraphNode_t* deps = nullptr;
     std::size_t ndeps = 0;
+#if CUDART_VERSION >= 13000  // edge data in the capture API since CUDA 13 (12.x: the _v3 / _v2 names)
     ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(cs, &status, nullptr, nullptr, &deps, nullptr, &ndeps));
+#else
+    ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(cs, &status, nullptr, nullptr, &deps, &ndeps));
+#endif
     cudaGraphNodeParams cp{};
     cp.type = cudaGraphNodeTypeConditional;
     cp.conditional.handle = handle;
     cp.conditional.type = cudaGraphCondTypeIf;
     cp.conditional.size = 1;
     cudaGraphNode_t node = nullptr;
+#if CUDART_VERSION >= 13000
     ADI_CUDA_CHECK(cudaGraphAddNode(&node, graph, deps, nullptr, ndeps, &cp));
     ADI_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(cs, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
+#else
+    ADI_CUDA_CHECK(cudaGraphAddNode(&node, graph, deps, ndeps, &cp));
+    ADI_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(cs, &node, 1, cudaStreamSetCaptureDependencies));
+#endif
     capturing = false;
     ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
     cudaGraph_t body = cp.conditional.phGraph_out[0];
@@ -795,6 +817,8 @@ cudaGraphExec_t pivoting_refine_graph(const PivotPartitionSolve<T>& s, bool whol
   return exec;
 }
 
+#endif  // ADI_PIVOTING_REFINE_GRAPH
+
 // The route: one pass (pivoting_partition_pass), then the thread-per-line kernel on the
 // caller's lines, gated on the weak flag on the device: if a block was nearly singular the fills
 // returned at once and the thread route solves the lines (d is still intact, in place too:
@@ -847,7 +871,9 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     pivoting_partition_refinement<T, Chunk>(s, stream);
     return;
   }
+#if ADI_PIVOTING_REFINE_GRAPH
   ADI_CUDA_CHECK(cudaGraphLaunch(pivoting_refine_graph<T, Chunk>(s, gate == PivotRefineGate::solve, workspace), stream));
+#endif
 }
 
 }  // namespace adi::cuda_backend::kernels
