@@ -150,7 +150,7 @@ if [ $s35 = 1 ]; then
   tests_line="$([ $trc = 0 ] && echo pass || echo "FAIL (rc $trc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cuda.log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/test_pivoting_cuda.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ')"
   san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
   t1=$(date +%s)
-  timeout 150 "$san" --tool memcheck --error-exitcode 99 "$tbin" \
+  timeout 240 "$san" --tool memcheck --error-exitcode 99 "$tbin" \
     --gtest_filter='PivotingCuda.PartitionFormsSmall:PivotingCuda.PartitionRefinementGatesAgree' > "$OUT/sanitizer.log" 2>&1
   src=$?
   san_line="$([ $src = 0 ] && echo clean || echo "ERRORS or timeout (rc $src)") in $(($(date +%s) - t1)) s: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ') $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/sanitizer.log" | tr '\n' ' ')"

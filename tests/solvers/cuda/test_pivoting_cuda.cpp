@@ -281,17 +281,18 @@ TEST_F(PivotingCuda, PartitionRefinementWithinTenTimesLapack) {
 
 // Stop 35: the refinement's gates (ADI_PIVOTING_REFINE_GATE) run the same kernels on the same
 // values, so their answers agree bit for bit, refined (Toeplitz: every line flagged) or not
-// (dominant: nothing flagged, the route's answer); one plan solving into 11 output arrays in
-// turn, twice (the graph gates cache a graph per pointer set, 8 at most: every solve past the
-// eighth array replaces one, and the second round finds them again or rebuilds them), and the
-// first array again after the others (a cached graph must not hold stale pointers).
+// (dominant: nothing flagged, the route's answer); one plan solving into 9 output arrays in
+// turn and the first again, twice (the graph gates cache a graph per pointer set, 8 at most:
+// the ninth array evicts one, the second round rebuilds them; a cached graph must not hold
+// stale pointers).
 template <class T>
 void refinement_gates_agree(tp::Family f, index_t n, index_t count) {
   const auto k = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, count)), f, false, false, 9 * n);
   const adi::Executor dev = adi::Executor::cuda();
   adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d);
   std::vector<adi::Array<T>> outs;
-  for (int i = 0; i < 11; ++i) outs.push_back(up(k.u));  // NaN-poisoned
+  constexpr int kOuts = 9;
+  for (int i = 0; i < kOuts; ++i) outs.push_back(up(k.u));  // NaN-poisoned
   TridiagonalOptions o;
   o.pivoting = Pivoting::partial;
   std::vector<T> ref, got(k.u.size());
@@ -300,8 +301,8 @@ void refinement_gates_agree(tp::Family f, index_t n, index_t count) {
     setenv("ADI_PIVOTING_REFINE_GATE", gate, 1);
     TridiagonalPlan<T> plan(dev, k.lines, o);
     for (int round = 0; round < 2; ++round)
-      for (int i = 0; i <= 11; ++i) {
-        adi::Array<T>& u = outs[static_cast<std::size_t>(i % 11)];
+      for (int i = 0; i <= kOuts; ++i) {
+        adi::Array<T>& u = outs[static_cast<std::size_t>(i % kOuts)];
         u.copy_from_host(k.u.data());  // poisoned again
         plan.solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), u.data());
         u.copy_to_host(got.data());
