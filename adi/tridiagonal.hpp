@@ -50,7 +50,8 @@ struct TridiagonalOptions {
   // none:      Thomas only (check_pivots decides whether a failing line throws);
   // partial:   always partial pivoting (kernels cpu_pivoting*, cuda_pivoting). On CUDA, few
   //            long lines take the partition route (pivoting inside partitions of 17 rows);
-  //            out of place it tests each line for diagonal dominance and refines the lines
+  //            out of place (lines filling lines x n elements from element 0: contiguous,
+  //            interleaved) it tests each line for diagonal dominance and refines the lines
   //            that fail it once (residual in higher precision), behind a CUDA graph's
   //            conditional node: nothing runs, nothing is read back, where no line fails; in
   //            place (no copy of d to refine against) the route's answer, within eps cond(A, x)
