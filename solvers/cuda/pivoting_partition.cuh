@@ -26,9 +26,11 @@
 // behind a CUDA graph's IF node (pivoting_refine_gate).
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "solvers/common/pivoting_core.hpp"
@@ -706,6 +708,13 @@ struct PivotRefineGraphs {
   std::mutex mutex;
   std::vector<Entry> entries;
   std::uint64_t clock = 0;
+  std::string unavailable;  // why a graph could not be built (then: gated launches)
+};
+// The graph to launch, the cache's lock held while it lives (an evicting solve on another thread
+// cannot destroy the graph between the lookup and the launch); exec nullptr: take the launches.
+struct PivotRefineGraphLease {
+  std::unique_lock<std::mutex> lock;
+  cudaGraphExec_t exec = nullptr;
 };
 inline PivotRefineGraphs& pivoting_refine_graphs() {
   static PivotRefineGraphs* graphs = new PivotRefineGraphs;  // never destroyed (above)
@@ -774,9 +783,11 @@ cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, boo
   return exec;
 }
 
-// The cached graph for this solve (built on a miss).
+// The cached graph for this solve (built on a miss). Where a graph cannot be built (a driver or
+// toolkit without conditional nodes, ...) the process takes the gated launches from then on,
+// with one line on stderr; ADI_PIVOTING_REFINE_GATE_STRICT=1 (the tests) throws instead.
 template <class T, int Chunk>
-cudaGraphExec_t pivoting_refine_graph(const PivotPartitionSolve<T>& s, bool whole, const void* workspace) {
+PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, bool whole, const void* workspace) {
   PivotRefineGraphKey key{};
   ADI_CUDA_CHECK(cudaGetDevice(&key.device));
   key.value_size = static_cast<int>(sizeof(T));
@@ -798,14 +809,30 @@ cudaGraphExec_t pivoting_refine_graph(const PivotPartitionSolve<T>& s, bool whol
   key.flag = s.flag;
   key.shared = s.bands.shared ? 1 : 0;
   PivotRefineGraphs& g = pivoting_refine_graphs();
-  std::lock_guard<std::mutex> lock(g.mutex);
+  PivotRefineGraphLease lease{std::unique_lock<std::mutex>(g.mutex), nullptr};
   ++g.clock;
   for (auto& e : g.entries)
     if (e.key == key) {
       e.used = g.clock;
-      return e.exec;
+      lease.exec = e.exec;
+      return lease;
     }
-  const cudaGraphExec_t exec = pivoting_refine_graph_build<T, Chunk>(s, whole);
+  const char* strict_env = std::getenv("ADI_PIVOTING_REFINE_GATE_STRICT");
+  const bool strict = strict_env != nullptr && std::strcmp(strict_env, "1") == 0;
+  if (!g.unavailable.empty()) {
+    if (strict) throw ::adi::DeviceError("partition route: the refinement's graph gate is unavailable: " + g.unavailable);
+    return lease;
+  }
+  cudaGraphExec_t exec = nullptr;
+  try {
+    exec = pivoting_refine_graph_build<T, Chunk>(s, whole);
+  } catch (const ::adi::DeviceError& e) {
+    if (strict) throw;
+    g.unavailable = e.what();
+    std::fprintf(stderr, "adi: partition route: the refinement's graph gate is unavailable (%s); gated launches from now on\n",
+                 e.what());
+    return lease;
+  }
   if (g.entries.size() < kPivotRefineGraphs) {
     g.entries.push_back({key, exec, g.clock});
   } else {
@@ -814,7 +841,8 @@ cudaGraphExec_t pivoting_refine_graph(const PivotPartitionSolve<T>& s, bool whol
     (void)cudaGraphExecDestroy(lru->exec);  // in flight: freed on completion
     *lru = {key, exec, g.clock};
   }
-  return exec;
+  lease.exec = exec;
+  return lease;
 }
 
 #endif  // ADI_PIVOTING_REFINE_GRAPH
@@ -863,6 +891,14 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     ADI_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
     if (status != cudaStreamCaptureStatusNone) gate = PivotRefineGate::launches;
   }
+#if ADI_PIVOTING_REFINE_GRAPH
+  // Looked up (or built) before the route is enqueued: where no graph can be had, the launches.
+  PivotRefineGraphLease lease;
+  if (gate != PivotRefineGate::launches) {
+    lease = pivoting_refine_graph<T, Chunk>(s, gate == PivotRefineGate::solve, workspace);
+    if (lease.exec == nullptr) gate = PivotRefineGate::launches;
+  }
+#endif
   if (gate != PivotRefineGate::solve) pivoting_partition_route<T, Chunk>(s, stream);
   if (!s.refining) return;
   if (gate == PivotRefineGate::launches) {
@@ -872,7 +908,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     return;
   }
 #if ADI_PIVOTING_REFINE_GRAPH
-  ADI_CUDA_CHECK(cudaGraphLaunch(pivoting_refine_graph<T, Chunk>(s, gate == PivotRefineGate::solve, workspace), stream));
+  ADI_CUDA_CHECK(cudaGraphLaunch(lease.exec, stream));
 #endif
 }
 

@@ -45,6 +45,10 @@ namespace tp = adi::test_pivoting;
 
 class PivotingCuda : public adi::test::CudaTest {};
 
+// Stop 35: a refinement graph that cannot be built throws here instead of falling back to the
+// gated launches with a line on stderr (solvers/cuda/pivoting_partition.cuh, pivoting_refine_graph).
+const bool kRefineGateStrict = setenv("ADI_PIVOTING_REFINE_GATE_STRICT", "1", 1) == 0;
+
 LineSet make_lines(int layout, index_t n, index_t count) {
   switch (layout) {
     case 0: return adi::to_lines(adi::StridedLines::contiguous(n, count));
