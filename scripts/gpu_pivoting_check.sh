@@ -163,6 +163,7 @@ if [ $s35 = 1 ]; then
   echo; echo "-- failing checks (first lines) --"
   grep -h -A3 "Failure" "$OUT"/test_*.log "$OUT/sanitizer.log" 2> /dev/null | head -40
   grep -h "graph gate is unavailable" "$OUT"/*.log 2> /dev/null | sort -u | head -5
+  grep -h "^========= " "$OUT/sanitizer.log" 2> /dev/null | grep -v "COMPUTE-SANITIZER\|ERROR SUMMARY" | head -10
   echo; echo "-- one system, the refinement's gate (bench --stop35 --reps=20; % of copy = 5 arrays) --"
   sed -n '/^device/p;/^copy bandwidth/p;/^Summary/,$p' "$OUT/bench_stop35.log" 2> /dev/null
   # Every log in the tarball; the bench, test and memcheck logs also as they are (4 files back).
