@@ -630,12 +630,15 @@ __global__ void pivoting_partition_update_kernel(i64 count, const T* __restrict_
 // A stream that is being captured (the caller builds its own graph) takes launches, and so does
 // every solve where the toolkit is older than CUDA 12.4 (ADI_PIVOTING_REFINE_GRAPH).
 enum class PivotRefineGate { launches, graph, solve };
+// Without ADI_PIVOTING_REFINE_GATE (or with another value).
+constexpr PivotRefineGate kPivotRefineDefaultGate = PivotRefineGate::graph;
 inline PivotRefineGate pivoting_refine_gate() {
   if (!ADI_PIVOTING_REFINE_GRAPH) return PivotRefineGate::launches;
   const char* f = std::getenv("ADI_PIVOTING_REFINE_GATE");
   if (f != nullptr && std::strcmp(f, "launches") == 0) return PivotRefineGate::launches;
+  if (f != nullptr && std::strcmp(f, "graph") == 0) return PivotRefineGate::graph;
   if (f != nullptr && std::strcmp(f, "solve") == 0) return PivotRefineGate::solve;
-  return PivotRefineGate::graph;
+  return kPivotRefineDefaultGate;
 }
 
 // Where one solve's route and refinement live: the caller's arrays and the workspace's flags,
