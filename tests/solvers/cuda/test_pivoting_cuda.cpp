@@ -239,10 +239,10 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
 // PartitionFormsBitIdentical), every family, fp32 / fp64, one and three lines, per-line and shared
 // bands, in place or not, against LAPACK. Stop 33 compared these with form 0 only: the route
 // came out above 10x LAPACK on a few lines in a hundred (fp32 random signs, one shared line of
-// 1089: 22.4x). With the dominance test forced on (ADI_PIVOTING_PARTITION_DOMINANCE=1) lines that
-// are not dominant-like (common::partition_dominance_unsafe) are refined out of place and take the
-// exact fall-back in place; dominant ones stay on the route. By default (stop 35) the test is on
-// out of place only: in place the route keeps them (docs/pivoting.md, "Stop 35").
+// 1089: 22.4x). With the dominance test (stop 34, opt-in: ADI_PIVOTING_PARTITION_DOMINANCE=1)
+// lines that are not dominant-like (common::partition_dominance_unsafe) take the exact
+// fall-back; dominant ones stay on the route. Without it (the default) the route keeps them:
+// the open defect (docs/pivoting.md, "Stop 34").
 TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
   setenv("ADI_PIVOTING_ROUTE", "partition", 1);
   setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
@@ -257,11 +257,10 @@ TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
   unsetenv("ADI_PIVOTING_ROUTE");
 }
 
-// Stop 34, refinement: with the dominance test on (forced here; the default out of place since
-// stop 35, so PartitionRouteWithinTenTimesLapack and PartitionFormsWithinTenTimesLapack refine
-// too), out of place, lines it flags are refined once on the device (residual in higher
-// precision, the route again, x += e; launch_pivoting_partition) instead of the exact fall-back;
-// in place they still take the fall-back. The route's lengths (4097, 40000 x 3: the issue families, per-line and
+// Stop 34, refinement (branch h-refine): with the dominance test opted in, out of place, lines
+// it flags are refined once on the device (residual in higher precision, the route again,
+// x += e; launch_pivoting_partition) instead of the exact fall-back; in place they still take
+// the fall-back. The route's lengths (4097, 40000 x 3: the issue families, per-line and
 // shared bands, in place or not) and the large plan on 2^20 + 1 (Toeplitz, random signs).
 // Under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE = launches | graph | solve).
 TEST_F(PivotingCuda, PartitionRefinementWithinTenTimesLapack) {
