@@ -598,12 +598,10 @@ __global__ void pivoting_partition_residual_kernel(DeviceLines L, const T* __res
   const i64 total = L.lines() * L.n;
   for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<i64>(gridDim.x) * blockDim.x) {
-    const i64 line = i / L.n, row = i - line * L.n;
-    const i64 e = L.offset(line) + row * L.stride;
-    const i64 ce = shared ? row : e;
-    const bool first = row == 0, last = row == L.n - 1;
-    r[e] = common::refine_residual<T>(first ? T(0) : a[ce], b[ce], last ? T(0) : c[ce], d[e],
-                                      first ? T(0) : x[e - L.stride], x[e], last ? T(0) : x[e + L.stride]);
+    const common::RefineRowIndex k = common::refine_row_index(L, i, shared);
+    const i64 e = k.e, ce = k.ce;
+    r[e] = common::refine_residual<T>(k.first ? T(0) : a[ce], b[ce], k.last ? T(0) : c[ce], d[e],
+                                      k.first ? T(0) : x[e - L.stride], x[e], k.last ? T(0) : x[e + L.stride]);
   }
 }
 
@@ -718,6 +716,7 @@ struct PivotRefineGraphs {
 struct PivotRefineGraphLease {
   std::unique_lock<std::mutex> lock;
   cudaGraphExec_t exec = nullptr;
+  bool once = false;  // not cached (ADI_PIVOTING_REFINE_GRAPH_CACHE=0): destroyed after its launch
 };
 inline PivotRefineGraphs& pivoting_refine_graphs() {
   static PivotRefineGraphs* graphs = new PivotRefineGraphs;  // never destroyed (above)
@@ -789,6 +788,9 @@ cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, boo
 // The cached graph for this solve (built on a miss). Where a graph cannot be built (a driver or
 // toolkit without conditional nodes, ...) the process takes the gated launches from then on,
 // with one line on stderr; ADI_PIVOTING_REFINE_GATE_STRICT=1 (the tests) throws instead.
+// ADI_PIVOTING_REFINE_GRAPH_CACHE=0 (diagnosis, stop 35: memcheck's reports on run s35/5) builds
+// a graph for every solve and destroys it after its launch: no graph is ever launched again,
+// so none can meet memory that was freed and allocated again at the same address.
 template <class T, int Chunk>
 PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, bool whole, const void* workspace) {
   PivotRefineGraphKey key{};
@@ -812,10 +814,12 @@ PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, boo
   key.flag = s.flag;
   key.shared = s.bands.shared ? 1 : 0;
   PivotRefineGraphs& g = pivoting_refine_graphs();
-  PivotRefineGraphLease lease{std::unique_lock<std::mutex>(g.mutex), nullptr};
+  PivotRefineGraphLease lease{std::unique_lock<std::mutex>(g.mutex), nullptr, false};
   ++g.clock;
+  const char* cache_env = std::getenv("ADI_PIVOTING_REFINE_GRAPH_CACHE");
+  lease.once = cache_env != nullptr && std::strcmp(cache_env, "0") == 0;
   for (auto& e : g.entries)
-    if (e.key == key) {
+    if (!lease.once && e.key == key) {
       e.used = g.clock;
       lease.exec = e.exec;
       return lease;
@@ -834,6 +838,10 @@ PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, boo
     g.unavailable = e.what();
     std::fprintf(stderr, "adi: partition route: the refinement's graph gate is unavailable (%s); gated launches from now on\n",
                  e.what());
+    return lease;
+  }
+  if (lease.once) {
+    lease.exec = exec;
     return lease;
   }
   if (g.entries.size() < kPivotRefineGraphs) {
@@ -912,6 +920,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
   }
 #if ADI_PIVOTING_REFINE_GRAPH
   ADI_CUDA_CHECK(cudaGraphLaunch(lease.exec, stream));
+  if (lease.once) ADI_CUDA_CHECK(cudaGraphExecDestroy(lease.exec));  // in flight: freed on completion
 #endif
 }
 
