@@ -1,4 +1,17 @@
 #!/usr/bin/env bash
+# Stop 35, after run s35/5 (memcheck reported reads of the refinement's graph body): the memcheck
+# A/B for the next session, ONE call (~6-8 min with the build):
+#   OUT=$OUT/refgate_mc scripts/gpu_pivoting_check.sh --stop35-memcheck
+# builds test_pivoting_cuda; compute-sanitizer memcheck on PivotingCuda.PartitionFormsSmall and
+# PartitionRefinementGatesAgree three ways: the graph gates with their cache (as s35/5), with
+# ADI_PIVOTING_REFINE_GRAPH_CACHE=0 (a graph built for every solve, never launched twice) and with
+# ADI_PIVOTING_REFINE_GRAPH_SYNC=1 (the cache, the device synchronised before each graph's build);
+# then the whole test_pivoting_cuda. (The gated launches alone were clean in s35/1.)
+# Read: errors only with the cache -> graph reuse over freed and reallocated arrays (drop the
+# cache or update the graph's pointers); gone with the sync -> compute-sanitizer's view of arrays
+# allocated shortly before a conditional graph's capture (NVIDIA/warp#1406, not our arrays'
+# bounds); in all three -> the conditional body under memcheck, look further; clean everywhere ->
+# flip the default (git revert 8b2fe90).
 # Stop 35 (h-refgate, issue 23: the refinement's gate; docs/pivoting.md "Stop 35"): ONE call,
 # ~4-6 min on a fresh H100 / H200 with the build:
 #   OUT=$OUT/refgate scripts/gpu_pivoting_check.sh --stop35
@@ -89,10 +102,12 @@ ab=0   # --ab: the focused old / new call of stop 33 (see the top)
 abq=0  # --ab-quick: --ab with the whole test_pivoting_cuda, without memcheck, the 256^3 bench, ncu
 s34=0  # --stop34: see the top (--ab with the whole suite, the host sweep and memcheck; no 256^3, ncu, plan suites)
 s35=0  # --stop35: see the top (the refinement's gate: bench --stop35, the whole test_pivoting_cuda, memcheck)
+s35mc=0  # --stop35-memcheck: see the top (memcheck: graph cache / no cache / sync before builds)
 for arg in "$@"; do
   case $arg in
     --stop34) ab=1; s34=1 ;;
     --stop35) s35=1 ;;
+    --stop35-memcheck) s35=1; s35mc=1 ;;
     --ab) ab=1 ;;
     --ab-quick) ab=1; abq=1 ;;
     --no-build) build=0 ;;
@@ -139,6 +154,39 @@ if [ $s35 = 1 ]; then
   [ $run = 0 ] && { echo "built $B; run again with --stop35 --no-build"; exit 0; }
   tbin=$(find_bin $B test_pivoting_cuda)
   bench=$(find_bin $B bench_cuda_pivoting)
+  if [ $s35mc = 1 ]; then
+    san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+    mcf='PivotingCuda.PartitionFormsSmall:PivotingCuda.PartitionRefinementGatesAgree'
+    lines=""
+    for v in cache nocache sync; do
+      t1=$(date +%s)
+      case $v in
+        cache) env -u ADI_PIVOTING_REFINE_GRAPH_CACHE timeout 200 "$san" --tool memcheck --error-exitcode 99 \
+                 "$tbin" --gtest_filter="$mcf" > "$OUT/sanitizer_$v.log" 2>&1 ;;
+        nocache) ADI_PIVOTING_REFINE_GRAPH_CACHE=0 timeout 200 "$san" --tool memcheck --error-exitcode 99 \
+                   "$tbin" --gtest_filter="$mcf" > "$OUT/sanitizer_$v.log" 2>&1 ;;
+        sync) ADI_PIVOTING_REFINE_GRAPH_SYNC=1 timeout 200 "$san" --tool memcheck --error-exitcode 99 \
+                "$tbin" --gtest_filter="$mcf" > "$OUT/sanitizer_$v.log" 2>&1 ;;
+      esac
+      rc=$?
+      lines="$lines| memcheck, $v | $([ $rc = 0 ] && echo clean || echo "ERRORS or timeout (rc $rc)") in $(($(date +%s) - t1)) s: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer_$v.log" | tr '\n' ' ') $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/sanitizer_$v.log" | tr '\n' ' ') |"$'\n'
+    done
+    t1=$(date +%s)
+    timeout 200 "$tbin" > "$OUT/test_pivoting_cuda.log" 2>&1
+    trc=$?
+    echo
+    echo "== adi pivoting GPU check --stop35-memcheck ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
+    printf "%s" "$lines"
+    echo "| test_pivoting_cuda (all) | $([ $trc = 0 ] && echo pass || echo "FAIL (rc $trc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_cuda.log" | tr '\n' ' ') |"
+    for v in cache nocache sync; do
+      echo; echo "-- memcheck, $v: first reports --"
+      grep -h -m 12 "^=========     \(at\|Access\|and is\|by thread\)\|^========= Invalid\|Failure\|exception" "$OUT/sanitizer_$v.log" 2> /dev/null
+    done
+    (cd "$OUT" && tar -czf /tmp/gpu_pivoting_logs.tgz --exclude gpu_pivoting_logs.tgz . 2> /dev/null &&
+      find . -maxdepth 1 -type f ! -name 'sanitizer_*.log' ! -name test_pivoting_cuda.log -delete &&
+      mv /tmp/gpu_pivoting_logs.tgz gpu_pivoting_logs.tgz)
+    exit 0
+  fi
   t1=$(date +%s)
   timeout 200 "$bench" --stop35=1 --reps=20 --large=24 --large2=20 > "$OUT/bench_stop35.log" 2>&1
   brc=$?

@@ -830,6 +830,11 @@ PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, boo
     if (strict) throw ::adi::DeviceError("partition route: the refinement's graph gate is unavailable: " + g.unavailable);
     return lease;
   }
+  // ADI_PIVOTING_REFINE_GRAPH_SYNC=1 (diagnosis only: memcheck on run s35/5; NVIDIA/warp#1406 saw
+  // compute-sanitizer report reads of arrays allocated shortly before a conditional graph's
+  // capture, gone with a synchronisation in between): the device synchronised before each build.
+  const char* sync_env = std::getenv("ADI_PIVOTING_REFINE_GRAPH_SYNC");
+  if (sync_env != nullptr && std::strcmp(sync_env, "1") == 0) ADI_CUDA_CHECK(cudaDeviceSynchronize());
   cudaGraphExec_t exec = nullptr;
   try {
     exec = pivoting_refine_graph_build<T, Chunk>(s, whole);
