@@ -118,6 +118,32 @@ Kernel choose_cuda_kernel(const Executor& exec, const DispatchQuery& q) {
   }
   // Neighbouring lines adjacent in memory (Y/Z sweeps, interleaved batches).
   if (lines_adjacent(l)) {
+    // Lines of 1025 .. 4096 rows on sm_90 (stop 36, issue 18; bench_cuda_tridiagonal --long-sweep,
+    // scripts/gpu_long_sweep.sh, H100 twice: n = 1536 / 2048 / 3072 / 4096 x 4,096 .. 32,768
+    // interleaved lines, docs/performance.md "Long-line crossover"). Shared bands: the hybrid's
+    // shared-memory tile form (cuda_thomas_pcr_strided) reads only d and moves u, and beats the
+    // long kernel there: fp32 up to 16,384 lines (and 32,768 of at most 2048 rows) by 1.5-2.4x
+    // (2048 x 16,384: 0.266 ms against the coalesced Thomas's 0.621, the pick before), fp64 up to
+    // 8,192 lines below 4096 rows by 6-20%; fp64 16,384 lines: the long kernel's cluster form
+    // (2048 x 16,384: 0.870 against 1.036). Per-line bands, up to 16,384 lines: the cluster form
+    // in fp64 from 1025 rows (2048 x 16,384, the public case's one-rank box: 0.733 against the
+    // coalesced Thomas's 1.099 ms; 1536: 0.600 vs 0.826), in fp32 past 2048 rows (3072: 0.792 vs
+    // 0.939; at 1536 / 2048 the coalesced Thomas stays ahead, 0.470 / 0.625 against 0.580 / 0.647).
+    const int cc_major = cuda_backend::device_info(exec.device()).cc_major;
+    if (cc_major >= 9 && l.n > 1024 && l.n <= 4096) {
+      if (q.shared_bands) {
+        const bool tile = q.value_size == 4 ? l.lines() <= 16384 || (l.lines() <= 32768 && l.n <= 2048)
+                                            : l.lines() <= kCudaLongMaxLines && l.n < 4096;
+        if (tile && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, exec, q))
+          return Kernel::cuda_thomas_pcr_strided;
+        if (q.value_size == 8 && l.lines() <= kCudaLongClusterMaxLines &&
+            cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q))
+          return Kernel::cuda_thomas_pcr_long;
+      } else if ((q.value_size == 8 || l.n > 2048) && l.lines() <= kCudaLongClusterMaxLines &&
+                 cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, exec, q)) {
+        return Kernel::cuda_thomas_pcr_long;
+      }
+    }
     // Few lines longer than the register hybrid takes: a block per tile of lines, a thread per
     // segment (thomas_pcr_long.cuh). One thread per line leaves the GPU idle there; the long
     // kernel splits every line over hundreds of threads but reads 16-byte pieces of rows

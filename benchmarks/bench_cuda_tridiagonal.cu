@@ -2,7 +2,7 @@
 // naive thread-per-line Thomas, as a fraction of the device's copy bandwidth.
 //
 //   bench_cuda_tridiagonal [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--no-long]
-//                          [--long-only] [--filter TEXT] [--boxes LIST]
+//                          [--long-only] [--long-sweep] [--filter TEXT] [--boxes LIST]
 //
 // 1. Copy bandwidth: cudaMemcpy device-to-device and a 16-byte-vector copy kernel over
 //    1 GiB, counting bytes read + written; the faster one is the 100% of the tables.
@@ -26,6 +26,8 @@
 //    to the traffic model (Bands: 5 arrays, shared: 2, at the copy bandwidth of this run);
 //    then n = 4096 interleaved batches of 1,024 to 65,536 lines (where one thread per line
 //    catches up).
+// 7. --long-sweep: only the long-line crossover (lines of 1536 .. 4096 rows, 4,096 .. 32,768 of
+//    them, fp64 and fp32, per-line and shared bands; long_sweep below).
 // Pivot checks are off in the timed solves (cuSPARSE checks nothing either).
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -758,10 +760,33 @@ void long_lines() {
   }
 }
 
+// --long-sweep (stop 36, issue 18): the crossover of the long-line kernel against the coalesced
+// Thomas between the rows the dispatch has measured (n = 4096 with up to 16,384 lines takes the
+// cluster form; n <= 1024 its own rows): lines of 1536 .. 4096 rows, 4,096 .. 32,768 of them,
+// interleaved (lines adjacent: a Z sweep, the public case's one-rank box 128x128x2048 is
+// 2048 x 16,384), fp64 then fp32, per-line and shared bands; every candidate, '*' the dispatch's.
+void long_sweep() {
+  std::printf("\n== Long-line crossover (issue 18, stop 36): ms against the traffic model (Bands 5 arrays, "
+              "shared 2, at %.0f GB/s)\n",
+              g_copy_gbs);
+  long_header();
+  for (int precision = 0; precision < 2; ++precision)
+    for (long long n : {1536ll, 2048ll, 3072ll, 4096ll})
+      for (long long lines : {4096ll, 8192ll, 16384ll, 32768ll}) {
+        char grid[32];
+        std::snprintf(grid, sizeof grid, "%lld x %lld", n, lines);
+        const adi::LineSet l = adi::to_lines(adi::InterleavedBatch{n, lines});
+        if (precision == 0)
+          bench_long_lines<double>(grid, l, n * lines, false);
+        else
+          bench_long_lines<float>(grid, l, n * lines, false);
+      }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool do_sweep = true, do_tune = true, do_layouts = true, do_long = true, long_only = false;
+  bool do_sweep = true, do_tune = true, do_layouts = true, do_long = true, long_only = false, long_sweep_only = false;
   std::string boxes = "256x256x256,240x256x256";
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
@@ -779,6 +804,8 @@ int main(int argc, char** argv) {
       do_long = false;
     else if (s == "--long-only")
       long_only = true;
+    else if (s == "--long-sweep")
+      long_sweep_only = true;
     else if (s == "--filter" && i + 1 < argc)
       g_filter = argv[++i];
     else if (s == "--boxes" && i + 1 < argc)
@@ -786,7 +813,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--no-long] "
-                   "[--long-only] [--filter TEXT] [--boxes NXxNYxNZ,...]\n",
+                   "[--long-only] [--long-sweep] [--filter TEXT] [--boxes NXxNYxNZ,...]\n",
                    argv[0]);
       return 2;
     }
@@ -804,6 +831,10 @@ int main(int argc, char** argv) {
   measure_copy();
   if (long_only) {
     long_lines();
+    return 0;
+  }
+  if (long_sweep_only) {
+    long_sweep();
     return 0;
   }
   cusparseHandle_t handle;

@@ -15,10 +15,16 @@
 //   model = 5 arrays * local nodes * sizeof(T) / copy bandwidth       (unsplit: read a, b, c, d, write u)
 //   model = 11 arrays * local nodes * sizeof(T) / copy bandwidth      (split: the partition method's passes)
 //         + allreduce latency + exchanged bytes / network bandwidth,
+//   model = (5 + 8 R / m) arrays ... + the same exchange                 (split, the per-line SPIKE form of
+//           stop 35, window R: y 5 arrays, the windows read a, b, c and write W, Z on 2R rows of m),
+// each split case in both forms (--form all, the default; spike / partition: one of them; the SPIKE
+// form for each window of --spike-window, e.g. 64,128, and y kernel of --spike-kernel, e.g.
+// automatic,measure,cuda_thomas_pcr_long; host memory: the SPIKE form with host_spike),
 // plus plan creation + first solve.
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -52,6 +58,8 @@ struct Row {
   double ms, local_ms, exchange_ms, staging_ms, model_ms, first_ms;
   double exch_kib;
   double wait_ms = 0;
+  double diff = -1;  // largest |u - u of the memory's first row| / largest |u| over the ranks (-1: the first)
+  double y_ms = 0;   // the per-line SPIKE form's y (part of local ms)
 };
 
 struct Args {
@@ -67,6 +75,9 @@ struct Args {
   bool nccl_probe = false;     // try ncclCommInitRank without the one-GPU-per-rank check
   bool prefetch = true;        // --no-prefetch: the partition passes one row at a time (before stop 31)
   bool l2 = true;              // --no-l2: rows not requested into L2 ahead (stop 31's passes)
+  std::string form = "all";    // split cases: all (partition passes and SPIKE), spike, partition
+  std::vector<int> windows{64};  // --spike-window: the per-line SPIKE form's windows (rows at each end)
+  std::vector<std::string> spike_kernels{"measure"};  // --spike-kernel: y's kernels (a name, automatic, measure)
 };
 
 // The (transport, reduced-solve site) pairs a device run compares.
@@ -135,6 +146,23 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
   }
   const double copy_bw = 2.0 * double(bytes) / bench::max_over(median(tc));
   const auto& net = procs.network(Axis::z);
+  // Every row's solution against the first row's (the forms and strategies solve the same system).
+  std::vector<T> u_first, u_here(static_cast<std::size_t>(N));
+  auto difference = [&]() -> double {
+    A.u.copy_to_host(u_here.data());
+    if (u_first.empty()) {
+      u_first = u_here;
+      return -1;
+    }
+    double dm = 0, um = 0;
+    for (std::size_t i = 0; i < u_here.size(); ++i) {
+      dm = std::max(dm, std::abs(double(u_here[i]) - double(u_first[i])));
+      um = std::max(um, std::abs(double(u_first[i])));
+    }
+    double g[2] = {dm, um}, w[2] = {0, 0};
+    MPI_Allreduce(g, w, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return w[1] > 0 ? w[0] / w[1] : w[0];
+  };
 
   std::vector<ReducedStrategy> strategies;
   if (size == 1) {
@@ -152,16 +180,24 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     ReducedStrategy s;
     Transport tr;
     ReducedSolveSite site;
+    int window;  // > 0: the per-line SPIKE form with this window; 0: the partition passes
+    std::string kernel;  // its y kernel (DistributedOptions::spike_kernel / spike_measure)
   };
+  std::vector<int> forms;  // (split cases) the partition passes (0) and / or the SPIKE form's windows
+  if (args.form != "spike") forms.push_back(0);
+  if (args.form != "partition") forms.insert(forms.end(), args.windows.begin(), args.windows.end());
+  if (size == 1) forms = {0};
   std::vector<Case> cases;
   for (ReducedStrategy s : strategies)
-    for (const auto& [tr, site] : transports) {
-      // pcr exchanges and eliminates on the host: only host staging with the host solve.
-      if (device && s == ReducedStrategy::pcr &&
-          (tr != Transport::host_staging || site == ReducedSolveSite::device) && args.transport == "all")
-        continue;
-      cases.push_back({s, tr, site});
-    }
+    for (const auto& [tr, site] : transports)
+      for (int w : forms)
+        for (const std::string& k : w > 0 ? args.spike_kernels : std::vector<std::string>{"-"}) {
+          // pcr exchanges and eliminates on the host: only host staging with the host solve.
+          if (device && s == ReducedStrategy::pcr &&
+              (tr != Transport::host_staging || site == ReducedSolveSite::device) && args.transport == "all")
+            continue;
+          cases.push_back({s, tr, site, w, k});
+        }
   // The axis's NCCL communicator, made once and timed on its own row; the plans below reuse it.
   if (device && size > 1) {
     const std::string made = bench::nccl_creation(procs, Axis::z, exec.device());
@@ -183,10 +219,14 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     opts.transport = tr;
     opts.reduced_solve = site;
     opts.timing_barrier = true;  // waiting for the slower rank timed apart from the exchange
+    opts.spike_lines = opts.host_spike = cs.window > 0;
+    opts.spike_window = std::max(1, cs.window);
+    opts.spike_measure = cs.kernel == "measure";
     std::optional<adi::mpi::DistributedTridiagonalPlan<T>> made;
     try {
+      if (cs.window > 0 && cs.kernel != "measure") opts.spike_kernel = adi::kernel_from_name(cs.kernel);
       made.emplace(procs, Axis::z, exec, box, opts);
-    } catch (const adi::Unsupported& e) {  // the same on every rank
+    } catch (const adi::Error& e) {  // the same on every rank (bad kernel names, layouts a kernel cannot run)
       if (rank == 0)
         std::printf("not run: %s, transport %s: %s\n", adi::mpi::strategy_name(s), adi::mpi::transport_name(tr),
                     e.what());
@@ -196,7 +236,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     plan.solve(Bands<T>{A.a.data(), A.b.data(), A.c.data()}, A.d.data(), A.u.data());
     exec.synchronize();
     const double first = bench::max_over(now() - t0);
-    std::vector<double> t, tl, te, ts, tw;
+    std::vector<double> t, tl, te, ts, tw, ty;
     for (int r = 0; r < args.reps; ++r) {
       restore();
       exec.synchronize();
@@ -209,24 +249,35 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
       te.push_back(bench::max_over(plan.split() ? plan.last_exchange_seconds() : 0.0));
       ts.push_back(bench::max_over(plan.split() ? plan.last_staging_seconds() : 0.0));
       tw.push_back(bench::max_over(plan.split() ? plan.last_wait_seconds() : 0.0));
+      ty.push_back(bench::max_over(plan.split() ? plan.last_spike_y_seconds() : 0.0));
     }
     const double exch = bench::max_over(plan.split() ? plan.exchanged_bytes() : 0.0);
     // Unsplit: the minimum (read a, b, c, d, write u). Split: the passes the partition method
     // makes (reduce: read a, b, c, d, write u, alpha, gamma; back-substitution: read u,
     // alpha, gamma, write u) + the exchange.
-    const double arrays = plan.split() ? 11.0 : 5.0;
+    const bool spiked = plan.split() && std::string(plan.last_form()) == "spike";
+    const double m_rows = double(box.extent(Axis::z));
+    const double arrays = !plan.split() ? 5.0 : spiked ? 5.0 + 8.0 * double(plan.spike_window()) / m_rows : 11.0;
     const double model = arrays * double(bytes) / copy_bw + (plan.split() ? net.latency + exch / net.bandwidth : 0.0);
     std::string name = !plan.split() ? "single-device"
                        : s == ReducedStrategy::automatic
                            ? std::string("automatic->") + adi::mpi::strategy_name(plan.strategy())
                            : adi::mpi::strategy_name(s);
-    if (device && plan.split()) name += " S=" + std::to_string(plan.device_subsegments());
+    if (device && plan.split() && !spiked) name += " S=" + std::to_string(plan.device_subsegments());
+    if (plan.split() && cs.window > 0)  // the per-line SPIKE form (stop 35), or its fall-back
+      name += (spiked ? " SPIKE R=" + std::to_string(plan.spike_window())
+                      : " SPIKE R=" + std::to_string(plan.spike_window()) + " fell back: partition (" +
+                            std::to_string(plan.spike_fallbacks()) + "x)") +
+              " y:" + (cs.kernel == "measure" ? "measured->" : "") + adi::kernel_name(plan.spike_kernel());
+    else if (plan.split())
+      name += " partition";
     std::string tname = !plan.split() ? "-" : !device ? "host MPI" : adi::mpi::transport_name(plan.transport());
     if (device && plan.split() && plan.transport() == Transport::host_staging)
       tname += plan.reduced_solve_on_device() ? " / device solve" : " / host solve";
     if (device && plan.split() && tr == Transport::automatic) tname = "automatic->" + tname;
     rows.push_back({size, device ? "device" : "host", name, tname, 1e3 * median(t), 1e3 * median(tl), 1e3 * median(te),
-                    1e3 * median(ts), 1e3 * model, 1e3 * first, exch / 1024.0, 1e3 * median(tw)});
+                    1e3 * median(ts), 1e3 * model, 1e3 * first, exch / 1024.0, 1e3 * median(tw), difference(),
+                    1e3 * median(ty)});
     if (rank == 0)
       std::fprintf(stderr, "  %s %s %s: %.3f ms\n", device ? "device" : "host", name.c_str(), tname.c_str(),
                    rows.back().ms);
@@ -393,12 +444,32 @@ int main(int argc, char** argv) {
       args.prefetch = false;
     } else if (a == "--no-l2") {
       args.l2 = false;
+    } else if (a == "--form") {
+      args.form = next();
+    } else if (a == "--spike-kernel") {
+      args.spike_kernels.clear();
+      std::string list = next();
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t q = std::min(list.find(',', p), list.size());
+        if (q > p) args.spike_kernels.push_back(list.substr(p, q - p));
+        p = q + 1;
+      }
+    } else if (a == "--spike-window") {
+      args.windows.clear();
+      std::string list = next();
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t q = std::min(list.find(',', p), list.size());
+        if (q > p) args.windows.push_back(std::max(1, std::stoi(list.substr(p, q - p))));
+        p = q + 1;
+      }
     } else {
       if (rank == 0)
         std::printf("usage: mpirun -np P bench_mpi_tridiagonal [--n 128x128x4096] [--memory host|device|both] "
                     "[--reps 10] [--strategy all|automatic|allgather|alltoall|pcr] [--subsegments S]\n"
                     "       [--transport all|automatic|host_staging|cuda_aware_mpi|nccl] "
                     "[--reduced-solve automatic|host|device] [--nccl-probe] [--no-prefetch] [--no-l2]\n"
+                    "       [--form all|spike|partition] [--spike-window 64,128] "
+                    "[--spike-kernel automatic,measure,cuda_thomas_pcr_long]\n"
                     "       mpirun -np P bench_mpi_tridiagonal --weak 512 [--split z|y|x|zy] [--memory ...]   "
                     "# heat-sweep weak scaling, 512^3 nodes per rank\n");
       MPI_Finalize();
@@ -475,15 +546,20 @@ int main(int argc, char** argv) {
   }
   if (rank == 0 && !rows.empty()) {
     std::printf("\n| ranks | memory | strategy | transport | ms/solve | local ms | exchange ms | staging ms | "
-                "wait ms | exchanged KiB/rank | model ms | ratio | plan+first ms |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "wait ms | exchanged KiB/rank | model ms | ratio | plan+first ms | diff vs first row | y ms |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     std::printf("%s", creation_row.c_str());
-    for (const Row& r : rows)
-      std::printf("| %d | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.3f | %.2f | %.1f |\n", r.ranks,
-                  r.memory.c_str(), r.strategy.c_str(), r.transport.c_str(), r.ms, r.local_ms, r.exchange_ms,
-                  r.staging_ms, r.wait_ms, r.exch_kib, r.model_ms, r.ms / r.model_ms, r.first_ms);
+    for (const Row& r : rows) {
+      char diff[32] = "(first)";
+      if (r.diff >= 0) std::snprintf(diff, sizeof diff, "%.2g", r.diff);
+      std::printf("| %d | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.3f | %.2f | %.1f | %s | %.3f |\n",
+                  r.ranks, r.memory.c_str(), r.strategy.c_str(), r.transport.c_str(), r.ms, r.local_ms, r.exchange_ms,
+                  r.staging_ms, r.wait_ms, r.exch_kib, r.model_ms, r.ms / r.model_ms, r.first_ms, diff, r.y_ms);
+    }
     std::printf("(local, exchange, staging: the slowest rank's medians, timed with events on the stream; wait: time "
-                "in a barrier before the exchange, i.e. waiting for the slower rank, not counted in exchange)\n");
+                "in a barrier before the exchange, i.e. waiting for the slower rank, not counted in exchange; diff: "
+                "largest |u - u of the memory's first row| / largest |u|; y: the per-line SPIKE form's local solve of the cut "
+                "segments (single-device plan), part of local)\n");
   }
   MPI_Finalize();
   return rc;

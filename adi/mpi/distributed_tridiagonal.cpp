@@ -353,6 +353,99 @@ void DistributedTridiagonalPlan<T>::Impl::run_spike_host(const T* a, const T* b,
   t_exchange = t2 - t1;
 }
 
+// The SPIKE form of per-line bands (stop 35), set up once: the single-device plan of the cut
+// segments (spike_local where the shared form made one) and the windows' buffers.
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOptions& options) {
+  if (local || !env_switch("ADI_SPIKE_LINES", options.spike_lines && (!exec.is_host() || options.host_spike)))
+    return;
+  lines_R = std::max<index_t>(2, std::min<index_t>(m, options.spike_window));  // (m >= 2 on a split axis)
+  const bool own = options.spike_kernel != Kernel::automatic || options.spike_measure;
+  if (spike_local && !own) {
+    lines_local = &*spike_local;
+  } else {
+    TridiagonalOptions lo;
+    lo.kernel = own ? options.spike_kernel : options.kernel;
+    lo.measure = options.spike_measure && lo.kernel == Kernel::automatic;
+    lo.check_pivots = false;  // a bad pivot shows as non-finite end values (SingularSystem below)
+    lo.pivoting = Pivoting::none;
+    lines_plan.emplace(exec, ls, lo);
+    lines_local = &*lines_plan;
+  }
+  const index_t n = 4 * lines_R * L + 2 * L;  // W, Z, cs (2), ends
+  if (exec.is_host()) {
+    h_lines.assign(std::size_t(n), T(0));
+    h_lines_reach.assign(std::size_t(2 * L), 0);
+  } else {
+    d_lines = Array<T>(n, exec);
+    d_lines_reach = Array<index_t>(2 * L, exec);
+    d_lines_bad = Array<int>(1, exec);
+    h_lines_bad = StagingVector<int>(StagingAllocator<int>(true));
+    h_lines_bad.assign(1, 0);
+  }
+}
+
+// The SPIKE form of per-line bands on host memory: the device's steps as loops over the same
+// functions (common::spike_window, spike_rows, spike_couplings, spike_corrected_rows).
+template <class T>
+bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_host(const T* a, const T* b, const T* c, const T* d, T* u) {
+  const double t0 = now();
+  const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
+  const index_t R = lines_R, st = ls.stride, guard = common::spike_guard(R);
+  T *W = h_lines.data(), *Z = W + R * L, *cs = Z + R * L;
+  using Band = common::Strided<const T, index_t>;
+  using Out = common::Strided<T, index_t>;
+  bool ok = true;
+  for (index_t l = 0; l < L && ok; ++l) {
+    const index_t o = line_offset(l);
+    const Band A{a + o, st}, B{b + o, st}, C{c + o, st};
+    ok = common::spike_window(m, R, guard, true, A, B, C, Out{W + l, L}, Out{cs + l, L},
+                              h_lines_reach[std::size_t(2 * l)]) &&
+         common::spike_window(m, R, guard, false, A, B, C, Out{Z + l, L}, Out{cs + l, L},
+                              h_lines_reach[std::size_t(2 * l + 1)]);
+  }
+  if (!ok) {
+    ++fallbacks;
+    return false;
+  }
+  form = "spike";
+  lines_local->solve(Bands<T>{a, b, c}, d, u);  // y: a[0], c[m-1] of the lines not read
+  auto spikes = [&](index_t l, index_t i, T& w, T& z) {
+    common::spike_at(m, R, Out{W + l, L}, Out{Z + l, L}, i, w, z);
+  };
+  for (index_t l = 0; l < L; ++l) {
+    const index_t o = line_offset(l);
+    T W0, W1, Z0, Z1;
+    spikes(l, 0, W0, Z0);
+    spikes(l, m - 1, W1, Z1);
+    common::spike_rows(W0, W1, Z0, Z1, a[o], c[o + (m - 1) * st], u[o], u[o + (m - 1) * st], first_open, last_open,
+                       red.data() + 8 * l);
+  }
+  double t1 = 0, t2 = 0;
+  exchange_host(FullBand<T>{a, b, c}, false, t1, t2);
+  for (index_t l = 0; l < L; ++l) {
+    const index_t o = line_offset(l);
+    T W0, W1, Z0, Z1, A = T(0), C = T(0);
+    spikes(l, 0, W0, Z0);
+    spikes(l, m - 1, W1, Z1);
+    common::spike_couplings(W0, W1, Z0, Z1, u[o] - sol[std::size_t(2 * l)],
+                            u[o + (m - 1) * st] - sol[std::size_t(2 * l + 1)], first_open, last_open, A, C);
+    index_t top = 0, bottom = m;
+    common::spike_corrected_rows(m, h_lines_reach[std::size_t(2 * l)], h_lines_reach[std::size_t(2 * l + 1)],
+                                 first_open, last_open, top, bottom);
+    for (index_t i = 0; i < m; ++i)
+      if (i < top || i >= bottom) {
+        T w, z;
+        spikes(l, i, w, z);
+        u[o + i * st] = common::partition_fill(u[o + i * st], w, A, z, C);
+      }
+  }
+  const double t3 = now();
+  t_local = (t1 - t0) + (t3 - t2);
+  t_exchange = t2 - t1;
+  return true;
+}
+
 template <class T>
 DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& procs, Axis axis, const Executor& exec,
                                                           const Box3& local, DistributedOptions options)
@@ -577,6 +670,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
       }
     }
   }
+  p.setup_spike_lines(options);  // the SPIKE form of per-line bands (stop 35)
 }
 
 template <class T>
@@ -591,6 +685,7 @@ template <class T>
 void DistributedTridiagonalPlan<T>::solve(const Bands<T>& bands, const T* d, T* u) {
   Impl& p = *impl_;
   detail::require(bands.a && bands.b && bands.c && d && u, "DistributedTridiagonalPlan::solve: null pointer");
+  if (p.local) p.form = "local";
   p.solve_full(p, bands, d, u);
 }
 
@@ -598,6 +693,7 @@ template <class T>
 void DistributedTridiagonalPlan<T>::solve(const SharedBands<T>& bands, const T* d, T* u) {
   Impl& p = *impl_;
   detail::require(bands.a && bands.b && bands.c && d && u, "DistributedTridiagonalPlan::solve: null pointer");
+  p.form = p.local ? "local" : p.spike_local ? "spike" : "partition";
   p.solve_shared(p, bands, d, u);
 }
 
@@ -656,9 +752,23 @@ double DistributedTridiagonalPlan<T>::last_staging_seconds() const { return impl
 template <class T>
 double DistributedTridiagonalPlan<T>::last_wait_seconds() const { return impl_->t_wait; }
 template <class T>
+double DistributedTridiagonalPlan<T>::last_spike_y_seconds() const {
+  return std::string(impl_->form) == "spike" && !impl_->exec.is_host() ? impl_->t_y : 0.0;
+}
+template <class T>
 double DistributedTridiagonalPlan<T>::exchanged_bytes() const { return impl_->bytes; }
 template <class T>
 int DistributedTridiagonalPlan<T>::device_subsegments() const { return impl_->dw.S; }
+template <class T>
+const char* DistributedTridiagonalPlan<T>::last_form() const { return impl_->form; }
+template <class T>
+long long DistributedTridiagonalPlan<T>::spike_fallbacks() const { return impl_->fallbacks; }
+template <class T>
+index_t DistributedTridiagonalPlan<T>::spike_window() const { return impl_->lines_local ? impl_->lines_R : 0; }
+template <class T>
+Kernel DistributedTridiagonalPlan<T>::spike_kernel() const {
+  return impl_->lines_local ? impl_->lines_local->kernel() : Kernel::automatic;
+}
 
 // The device plans' diagnosis (distributed_tridiagonal_device.cpp) scans host copies.
 #define ADI_FIRST_BAD_PIVOT(T, Band) \

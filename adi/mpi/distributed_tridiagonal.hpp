@@ -116,6 +116,27 @@ struct DistributedOptions {
   // the tests). ADI_PARTITION_SPIKE=1 / 0 overrides both fields.
   bool device_spike = true;
   bool host_spike = false;
+  // Split axes with per-line bands (Bands: the public case, stop 35): the SPIKE form, truncated.
+  // y = each rank's segments solved as lines of their own by the single-device kernels (5 arrays:
+  // read a, b, c, d, write u), each line's spikes only on spike_window rows at each end (computed
+  // from those rows alone), the reduced rows, the exchange and the reduced solve as above, and the
+  // correction of the rows the spikes reach: ~5 arrays + 8 * spike_window / m against the
+  // partition passes' 11. Every line checks its spikes: where one has not decayed below
+  // 1e-3 x epsilon an eighth of the window before the window's end (weakly dominant or
+  // non-dominant bands), that rank runs the partition passes for the solve (device plans: the
+  // host reads the verdict while y is solved, or before y when u == d; a y solved ahead is then
+  // wasted). Off by default: on the public case it measured level with the partition passes
+  // (2 x H200: 0.861 / 0.875 ms against 0.850 / 0.886), its y by the fastest single-device
+  // kernel taking 0.675 ms of it (1.9x its 5-array model; docs/mpi.md, stop 35). Host plans: with
+  // host_spike too. ADI_SPIKE_LINES=1 / 0 overrides spike_lines.
+  bool spike_lines = false;
+  int spike_window = 64;  // rows at each end (capped at m; m: the exact spikes, no check)
+  // The single-device kernel of y: the fastest measured on this layout when the plan is made
+  // (spike_measure; TridiagonalOptions::measure, cached per shape and process: the dispatch
+  // table's pick for the public case, cuda_thomas_strided, took 0.971 ms against
+  // cuda_thomas_pcr_long's 0.675), or spike_kernel by name, or (neither) the dispatch table's.
+  Kernel spike_kernel = Kernel::automatic;
+  bool spike_measure = true;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).
@@ -189,10 +210,20 @@ class DistributedTridiagonalPlan {
   double last_staging_seconds() const;
   // With DistributedOptions::timing_barrier: seconds this rank waited in it (0 otherwise).
   double last_wait_seconds() const;
+  // Device plans, the per-line SPIKE form (spike_lines): seconds of the last solve's y (the cut
+  // segments by the single-device plan), part of last_local_seconds(); 0 otherwise.
+  double last_spike_y_seconds() const;
   // Bytes this rank sent + received in the last solve's reduced-system exchange.
   double exchanged_bytes() const;
   // Device plans of a split axis: the sub-segments per line segment in use (1 otherwise).
   int device_subsegments() const;
+  // The form the last solve ran on this rank: "local" (unsplit axis), "spike" (the SPIKE form),
+  // "partition" (the partition passes; with spike_lines on: a fall-back); solves that fell back
+  // from the per-line SPIKE form (DistributedOptions::spike_lines) so far; its window (0: off).
+  const char* last_form() const;
+  long long spike_fallbacks() const;
+  index_t spike_window() const;
+  Kernel spike_kernel() const;  // y's single-device kernel in that form (automatic: off)
 
   struct Impl;
 

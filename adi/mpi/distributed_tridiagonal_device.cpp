@@ -60,6 +60,60 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   finish_device();
 }
 
+// The SPIKE form of per-line bands (stop 35; see DistributedOptions::spike_lines): each line's
+// spike windows and their check first, the verdict read on the host (one round trip, hidden
+// behind y where u != d), y by the single-device plan (5 arrays), the reduced rows, the
+// exchange, and the correction of the rows the spikes reach. false: a line's spikes had not
+// decayed within their window (or were not finite); the caller runs the partition passes on
+// this rank (u may hold y by then; they overwrite it).
+template <class T>
+bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, const T* b, const T* c, const T* d,
+                                                                 T* u) {
+  namespace part = cuda_backend::partition;
+  const cuda_backend::DeviceGuard device_guard(exec.device());
+  void* st = exec.stream();
+  const index_t R = lines_R;
+  T *W = d_lines.data(), *Z = W + R * L, *cs = Z + R * L, *ends = cs + 2 * R * L;
+  const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
+  last_bands = {a, b, c, false};
+  n_ev = 0;
+  t_wait = 0;
+  mark(kStart);
+  part::clear_flag_async(d_flag.data(), st);
+  part::clear_flag_async(d_lines_bad.data(), st);
+  part::spike_lines_prepare<T>(ls, a, b, c, R, W, Z, cs, d_lines_reach.data(), d_lines_bad.data(), st);
+  part::copy_async(h_lines_bad.data(), d_lines_bad.data(), sizeof(int), st);
+  mark(kLocal);
+  void* verdict = ev[std::size_t(n_ev - 1)];
+  // y, on the same stream (a[0], c[m-1] of the lines not read). With u != d it is queued before
+  // the host waits for the windows' verdict, so the GPU does not idle during the round trip; a
+  // fall-back then overwrites it (the partition passes read d, still intact). In place (u == d)
+  // the verdict comes first.
+  const bool ahead = u != d;
+  if (ahead) {
+    lines_local->solve(Bands<T>{a, b, c}, d, u);
+    mark(kLocalY);
+  }
+  part::event_synchronize(verdict);
+  if (h_lines_bad[0] != 0) {
+    ++fallbacks;
+    return false;
+  }
+  form = "spike";
+  if (!ahead) {
+    lines_local->solve(Bands<T>{a, b, c}, d, u);
+    mark(kLocalY);
+  }
+  part::spike_lines_reduce<T>(ls, a, c, R, W, Z, u, d_red.data(), first_open, last_open, st);
+  mark(kLocal);
+  exchange_device();
+  part::spike_lines_back<T>(ls, R, W, Z, d_lines_reach.data(), d_sol.data(), ends, u, d_flag.data(), first_open,
+                            last_open, st);
+  mark(kLocal);
+  finish_device();
+  return true;
+}
+
 // The end of a device solve: the pivot verdict to the host, the phase times from the
 // events, SingularSystem.
 template <class T>
@@ -68,10 +122,11 @@ void DistributedTridiagonalPlan<T>::Impl::finish_device() {
   void* st = exec.stream();
   part::copy_async(h_flag.data(), d_flag.data(), sizeof(int), st);
   cuda_backend::synchronize(st);
-  double t[4] = {0, 0, 0, 0};
+  double t[5] = {0, 0, 0, 0, 0};
   for (int k = 1; k < n_ev; ++k)
     t[ev_kind[std::size_t(k)]] += part::event_seconds(ev[std::size_t(k - 1)], ev[std::size_t(k)]);
-  t_local = t[kLocal];
+  t_local = t[kLocal] + t[kLocalY];
+  t_y = t[kLocalY];
   t_staging = t[kStaging];
   t_exchange = t[kExchange];
   if (opt.check_pivots && h_flag[0] != 0) diagnose_device();

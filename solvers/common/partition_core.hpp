@@ -16,6 +16,7 @@
 // backward sweep carries the coupling to the right end the same way (partition_carry),
 // and the last pass fills x_i = d'_i - a'_i x_left - c'_i x_right (partition_fill).
 #include <limits>
+#include <type_traits>
 
 #include "solvers/common/thomas_core.hpp"
 
@@ -82,19 +83,52 @@ ADI_THOMAS_HD void partition_last_row(V a, V b, V d, V cp, V dp, V l, V& aE, V& 
 // The segment's rows 0..m-1 with its ends cut (A: a_0 = c_{m-1} = 0) give
 //     x = y - (a_0 x_{-1}) W - (c_{m-1} x_m) Z,   A y = d, W = A^{-1} e_0, Z = A^{-1} e_{m-1}.
 // spike_vector: W (left) or Z into x by Thomas, cs m values of scratch; a_0 and c_{m-1} are not
-// read.
-template <class T, class I>
-ADI_THOMAS_HD void spike_vector(I m, const T* a, const T* b, const T* c, bool left, T* x, T* cs) {
+// read. a, b, c, x, cs: pointers or anything indexed like them (Strided: one line of a box).
+// Rows are loaded K at a time ahead of their use (registers; both sweeps), so that a GPU thread
+// has K rows' loads in flight instead of one (the stores between would otherwise keep every
+// load behind the previous row's: the compiler cannot know that they do not alias).
+#if defined(__CUDACC__)
+#define ADI_SPIKE_UNROLL _Pragma("unroll")
+#else
+#define ADI_SPIKE_UNROLL
+#endif
+template <int K = 8, class I, class Band, class X, class Cs>
+ADI_THOMAS_HD void spike_vector(I m, const Band& a, const Band& b, const Band& c, bool left, const X& x,
+                                const Cs& cs) {
+  using T = std::remove_cv_t<std::remove_reference_t<decltype(x[0])>>;
   T r = T(1) / b[0];
-  cs[0] = m > 1 ? c[0] * r : T(0);
-  x[0] = left ? r : T(0);
-  for (I i = 1; i < m; ++i) {
-    r = T(1) / thomas_pivot(a[i], b[i], cs[i - 1]);
-    cs[i] = i < m - 1 ? c[i] * r : T(0);
-    x[i] = thomas_eliminate(!left && i == m - 1 ? T(1) : T(0), a[i], x[i - 1], r);
+  T csp = m > 1 ? c[0] * r : T(0), xp = left ? r : T(0);  // row i-1's cs and x
+  cs[0] = csp;
+  x[0] = xp;
+  for (I i0 = 1; i0 < m; i0 += K) {
+    T ra[K] = {}, rb[K] = {}, rc[K] = {};
+    ADI_SPIKE_UNROLL
+    for (int k = 0; k < K; ++k)
+      if (i0 + k < m) ra[k] = a[i0 + k], rb[k] = b[i0 + k], rc[k] = c[i0 + k];
+    ADI_SPIKE_UNROLL
+    for (int k = 0; k < K; ++k) {
+      const I i = i0 + k;
+      if (i < m) {
+        r = T(1) / thomas_pivot(ra[k], rb[k], csp);
+        csp = i < m - 1 ? rc[k] * r : T(0);
+        xp = thomas_eliminate(!left && i == m - 1 ? T(1) : T(0), ra[k], xp, r);
+        cs[i] = csp;
+        x[i] = xp;
+      }
+    }
   }
-  for (I i = m - 2; i >= 0; --i) x[i] = thomas_substitute(x[i], cs[i], x[i + 1]);
+  // backward: x_i = x_i - cs_i x_{i+1}, rows m-2 .. 0, K at a time
+  for (I i0 = m - 2; i0 >= 0; i0 -= K) {
+    T rx[K] = {}, rs[K] = {};
+    ADI_SPIKE_UNROLL
+    for (int k = 0; k < K; ++k)
+      if (i0 - k >= 0) rx[k] = x[i0 - k], rs[k] = cs[i0 - k];
+    ADI_SPIKE_UNROLL
+    for (int k = 0; k < K; ++k)
+      if (i0 - k >= 0) x[i0 - k] = xp = thomas_substitute(rx[k], rs[k], xp);
+  }
 }
+#undef ADI_SPIKE_UNROLL
 
 // How far the spikes reach (the truncated SPIKE form, exact to rounding): rows i >= lo have
 // |W_i| <= tol max|W| and rows i < hi have |Z_i| <= tol max|Z|, so rows lo <= i < hi keep y_i
@@ -104,18 +138,21 @@ ADI_THOMAS_HD void spike_vector(I m, const T* a, const T* b, const T* c, bool le
 // The tolerance every caller of spike_reach passes: a thousandth of the precision's epsilon.
 template <class T>
 constexpr T kSpikeTol = T(1e-3) * std::numeric_limits<T>::epsilon();
-template <class T, class I>
-ADI_THOMAS_HD void spike_reach(I m, const T* W, const T* Z, T tol, I& lo, I& hi) {
+template <class T, class I, class VW, class VZ>
+ADI_THOMAS_HD void spike_reach(I m, const VW& W, const VZ& Z, T tol, I& lo, I& hi) {
   auto mag = [](T v) { return v < T(0) ? -v : v; };
   T wmax = T(0), zmax = T(0);
   for (I i = 0; i < m; ++i) {
     wmax = mag(W[i]) > wmax ? mag(W[i]) : wmax;
     zmax = mag(Z[i]) > zmax ? mag(Z[i]) : zmax;
   }
-  lo = m;
-  while (lo > 0 && !(mag(W[lo - 1]) > tol * wmax)) --lo;
-  hi = 0;
-  while (hi < m && !(mag(Z[hi]) > tol * zmax)) ++hi;
+  // (whole passes, no early exit: a GPU thread's loads do not wait for each other's compares)
+  lo = 0;
+  hi = m;
+  for (I i = m - 1; i >= 0; --i) {
+    if (lo == 0 && mag(W[i]) > tol * wmax) lo = i + 1;  // W above tol in rows < lo
+    if (mag(Z[i]) > tol * zmax) hi = i;                  // Z above tol in rows >= hi
+  }
 }
 
 // The rows the back pass corrects, [0, top) and [bottom, m): W reaches rows [0, lo) from a cut
@@ -166,6 +203,55 @@ ADI_THOMAS_HD void spike_couplings(T W0, T W1, T Z0, T Z1, T e0, T e1, bool firs
     A = (e0 * Z1 - Z0 * e1) / det;
     C = (W0 * e1 - W1 * e0) / det;
   }
+}
+
+// One line of a box seen as an array: p[i * s] (rows of a line along y or z; a per-line window
+// of W or Z stored row-major over lines, s = the number of lines).
+template <class T, class I>
+struct Strided {
+  T* p;
+  I s;
+  ADI_THOMAS_HD T& operator[](I i) const { return p[i * s]; }
+  ADI_THOMAS_HD Strided from(I k) const { return {p + k * s, s}; }  // rows k, k+1, ...
+};
+
+// The SPIKE form of a segment whose bands are its own (per line: Bands, the public case), truncated
+// (stop 35): of the segment's m rows (A its matrix with the ends cut) W = A^{-1} e_0 is wanted on
+// the rows it reaches from the first end, Z = A^{-1} e_{m-1} on those from the last. With R < m
+// rows, W (left) is computed on the window of the first R rows alone (A's leading R x R block: row
+// R-1's coupling c_{R-1} W_R dropped), Z on the last R rows alone, each by spike_vector: a sweep of
+// R rows each way instead of m; v[0..R) = W's rows 0..R-1, or Z's rows m-R .. m-1. The dropped
+// coupling changes the window's row i by (prod over rows i..R-1 of -cs) W_R: below the tolerance
+// where W has decayed below it before the window ends (diagonally dominant rows: |cs| < 1, |W|
+// decreasing). Checked per line and end: valid when the spike's reach (spike_reach) stops `guard`
+// rows before the window's far end and every value is finite; otherwise the caller must not use
+// the truncated spikes (DistributedTridiagonalPlan falls back to the partition passes). R == m:
+// the exact spike (nothing dropped; valid when finite). reach: W above tol in rows < reach, or Z
+// in rows >= reach (the segment's rows). Outside the windows the spikes are 0 (spike_at).
+template <class I, class Band, class X>
+ADI_THOMAS_HD bool spike_window(I m, I R, I guard, bool left, const Band& a, const Band& b, const Band& c,
+                                const X& v, const X& cs, I& reach) {
+  using T = std::remove_cv_t<std::remove_reference_t<decltype(v[0])>>;
+  const I s = left ? I(0) : m - R;
+  spike_vector(R, a.from(s), b.from(s), c.from(s), left, v, cs);
+  I lo = 0, hi = 0;
+  spike_reach(R, v, v, kSpikeTol<T>, lo, hi);
+  T sum = T(0);
+  for (I i = 0; i < R; ++i) sum = sum + v[i];
+  reach = left ? lo : m - R + hi;
+  const bool finite = sum - sum == T(0);
+  return finite && (R == m || (left ? lo + guard <= R : hi >= guard));
+}
+// The guard rows of a window of R rows (spike_window): an eighth of it.
+template <class I>
+ADI_THOMAS_HD I spike_guard(I R) {
+  return R / 8 > 0 ? R / 8 : I(1);
+}
+// The spikes of a segment at row i from spike_window's windows (0 outside them).
+template <class T, class I, class X>
+ADI_THOMAS_HD void spike_at(I m, I R, const X& W, const X& Z, I i, T& w, T& z) {
+  w = i < R ? W[i] : T(0);
+  z = i >= m - R ? Z[i - (m - R)] : T(0);
 }
 
 }  // namespace adi::common

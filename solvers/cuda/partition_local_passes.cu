@@ -719,74 +719,140 @@ __global__ void spike_ghost_kernel(LineSet ls, const T* __restrict__ v, const T*
   if (nadd1) nadd1[fi] = gc[m - 1] * v[o + m * st];
 }
 
-// spike_reduce: thread l forms line l's two reduced rows (common::spike_rows).
+// The spikes the reduced rows and the back pass read, one access policy per form:
+// SharedSpikes: the same for every line (shared bands: W, Z, a, c of m rows, reach[0..1]);
+// LineSpikes: each line's own (full bands, stop 35: common::spike_window's windows of R rows,
+// row-major over lines, W[i*L + l]; a, c the line's bands; reach[2l], reach[2l+1]).
 template <class T>
-__global__ void spike_reduce_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ c,
-                                    const T* __restrict__ W, const T* __restrict__ Z, const T* __restrict__ y,
-                                    T* __restrict__ red, bool first_open, bool last_open) {
+struct SharedSpikes {
+  const T *a, *c, *W, *Z;
+  const index_t* reach;
+  index_t lastrow;  // m - 1
+  __device__ T a0(index_t, index_t, index_t) const { return a[0]; }
+  __device__ T c1(index_t, index_t, index_t) const { return c[lastrow]; }
+  __device__ void at(index_t, index_t i, T& w, T& z) const {
+    w = W[i];
+    z = Z[i];
+  }
+  __device__ void reach_of(index_t, index_t& lo, index_t& hi) const {
+    lo = reach[0];
+    hi = reach[1];
+  }
+};
+template <class T>
+struct LineSpikes {
+  const T *a, *c, *W, *Z;
+  const index_t* reach;
+  index_t m, R, L, stride;
+  __device__ T a0(index_t, index_t o, index_t) const { return a[o]; }
+  __device__ T c1(index_t, index_t o, index_t) const { return c[o + (m - 1) * stride]; }
+  __device__ void at(index_t l, index_t i, T& w, T& z) const {
+    common::spike_at(m, R, common::Strided<const T, index_t>{W + l, L}, common::Strided<const T, index_t>{Z + l, L},
+                     i, w, z);
+  }
+  __device__ void reach_of(index_t l, index_t& lo, index_t& hi) const {
+    lo = reach[2 * l];
+    hi = reach[2 * l + 1];
+  }
+};
+
+// spike_reduce: thread l forms line l's two reduced rows (common::spike_rows).
+template <class T, class Spikes>
+__global__ void spike_reduce_kernel(LineSet ls, Spikes sp, const T* __restrict__ y, T* __restrict__ red,
+                                    bool first_open, bool last_open) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
   const index_t m = ls.n, o = line_offset(ls, l);
-  common::spike_rows(W[0], W[m - 1], Z[0], Z[m - 1], a[0], c[m - 1], y[o], y[o + (m - 1) * ls.stride], first_open,
+  T W0, W1, Z0, Z1;
+  sp.at(l, 0, W0, Z0);
+  sp.at(l, m - 1, W1, Z1);
+  common::spike_rows(W0, W1, Z0, Z1, sp.a0(l, o, m), sp.c1(l, o, m), y[o], y[o + (m - 1) * ls.stride], first_open,
                      last_open, red + l * 8);
 }
 
 // spike_back, first: thread l's couplings (common::spike_couplings) into ends[2l], ends[2l+1].
-template <class T>
-__global__ void spike_ends_kernel(LineSet ls, const T* __restrict__ W, const T* __restrict__ Z,
-                                  const T* __restrict__ sol, const T* __restrict__ y, T* __restrict__ ends, int* bad,
-                                  bool first_open, bool last_open) {
+template <class T, class Spikes>
+__global__ void spike_ends_kernel(LineSet ls, Spikes sp, const T* __restrict__ sol, const T* __restrict__ y,
+                                  T* __restrict__ ends, int* bad, bool first_open, bool last_open) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
   const index_t m = ls.n, o = line_offset(ls, l);
   const T x0 = sol[2 * l], x1 = sol[2 * l + 1];
   if (bad && !(isfinite(x0) && isfinite(x1))) *bad = 1;
-  common::spike_couplings(W[0], W[m - 1], Z[0], Z[m - 1], y[o] - x0, y[o + (m - 1) * ls.stride] - x1, first_open,
-                          last_open, ends[2 * l], ends[2 * l + 1]);
+  T W0, W1, Z0, Z1;
+  sp.at(l, 0, W0, Z0);
+  sp.at(l, m - 1, W1, Z1);
+  common::spike_couplings(W0, W1, Z0, Z1, y[o] - x0, y[o + (m - 1) * ls.stride] - x1, first_open, last_open,
+                          ends[2 * l], ends[2 * l + 1]);
 }
 
 // spike_back, then: warp w of the grid corrects line w's rows the spikes reach (lanes along
 // the line: adjacent words along x), x_i = y_i - W_i A - Z_i C: rows 0 .. top-1 and
 // bottom .. m-1 (common::spike_corrected_rows from the reach: the rows between keep y_i, and
 // an open end's rows too).
-template <class T>
-__global__ void spike_correct_kernel(LineSet ls, const T* __restrict__ W, const T* __restrict__ Z,
-                                     const T* __restrict__ ends, const index_t* __restrict__ reach,
-                                     T* __restrict__ u, bool first_open, bool last_open) {
+template <class T, class Spikes>
+__global__ void spike_correct_kernel(LineSet ls, Spikes sp, const T* __restrict__ ends, T* __restrict__ u,
+                                     bool first_open, bool last_open) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = (index_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   if (l >= L) return;
   const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l);
-  index_t lo = 0, hi = m;
-  common::spike_corrected_rows(m, reach[0], reach[1], first_open, last_open, lo, hi);
+  index_t lo = 0, hi = m, rlo = 0, rhi = 0;
+  sp.reach_of(l, rlo, rhi);
+  common::spike_corrected_rows(m, rlo, rhi, first_open, last_open, lo, hi);
   const T A = ends[2 * l], C = ends[2 * l + 1];
   for (index_t k = threadIdx.x % kWarp; k < lo + (m - hi); k += kWarp) {
     const index_t i = k < lo ? k : hi + (k - lo);
+    T w, z;
+    sp.at(l, i, w, z);
     T& x = u[o + i * st];
-    x = common::partition_fill(x, W[i], A, Z[i], C);
+    x = common::partition_fill(x, w, A, z, C);
   }
 }
 // ... lines of stride > 1 (along y and z): thread l corrects line l's rows the spikes reach
 // (a warp's row is one run of adjacent words).
-template <class T>
-__global__ void spike_correct_lines_kernel(LineSet ls, const T* __restrict__ W, const T* __restrict__ Z,
-                                           const T* __restrict__ ends, const index_t* __restrict__ reach,
-                                           T* __restrict__ u, bool first_open, bool last_open) {
+template <class T, class Spikes>
+__global__ void spike_correct_lines_kernel(LineSet ls, Spikes sp, const T* __restrict__ ends, T* __restrict__ u,
+                                           bool first_open, bool last_open) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
   const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l);
-  index_t lo = 0, hi = m;
-  common::spike_corrected_rows(m, reach[0], reach[1], first_open, last_open, lo, hi);
+  index_t lo = 0, hi = m, rlo = 0, rhi = 0;
+  sp.reach_of(l, rlo, rhi);
+  common::spike_corrected_rows(m, rlo, rhi, first_open, last_open, lo, hi);
   const T A = ends[2 * l], C = ends[2 * l + 1];
 #pragma unroll 4
   for (index_t k = 0; k < lo + (m - hi); ++k) {
     const index_t i = k < lo ? k : hi + (k - lo);
+    T w, z;
+    sp.at(l, i, w, z);
     T& x = u[o + i * st];
-    x = common::partition_fill(x, W[i], A, Z[i], C);
+    x = common::partition_fill(x, w, A, z, C);
   }
+}
+
+// spike_lines_prepare: thread t < L line t's W window, thread L + t its Z window
+// (common::spike_window); a line whose spikes have not decayed within the window sets *bad.
+template <class T>
+__global__ void spike_window_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b,
+                                    const T* __restrict__ c, index_t R, T* __restrict__ W, T* __restrict__ Z,
+                                    T* __restrict__ cs, index_t* __restrict__ reach, int* bad) {
+  const index_t L = ls.count0 * ls.count1;
+  const index_t t = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= 2 * L) return;
+  const bool left = t < L;
+  const index_t l = left ? t : t - L, m = ls.n, st = ls.stride, o = line_offset(ls, l);
+  using Band = common::Strided<const T, index_t>;
+  using Out = common::Strided<T, index_t>;
+  index_t rch = 0;
+  const bool ok = common::spike_window(m, R, common::spike_guard(R), left, Band{a + o, st}, Band{b + o, st},
+                                       Band{c + o, st}, Out{(left ? W : Z) + l, L}, Out{cs + (left ? 0 : R * L) + l, L},
+                                       rch);
+  reach[2 * l + (left ? 0 : 1)] = rch;
+  if (!ok) *bad = 1;
 }
 
 // Level 2 of a reduce with sub-segments (nothing when S == 1).
@@ -908,32 +974,68 @@ void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
+// The reduced rows and the back pass of either SPIKE form (SharedSpikes / LineSpikes).
+template <class T, class Spikes>
+void launch_spike_reduce(const LineSet& ls, const Spikes& sp, const T* y, T* red, bool first_open, bool last_open,
+                         void* stream) {
+  const index_t L = ls.count0 * ls.count1;
+  if (L == 0) return;
+  spike_reduce_kernel<T, Spikes><<<blocks_for(L), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      ls, sp, y, red, first_open, last_open);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+template <class T, class Spikes>
+void launch_spike_back(const LineSet& ls, const Spikes& sp, const T* sol, T* ends, T* u, int* bad, bool first_open,
+                       bool last_open, void* stream) {
+  const index_t L = ls.count0 * ls.count1;
+  if (L == 0) return;
+  auto s = static_cast<cudaStream_t>(stream);
+  spike_ends_kernel<T, Spikes><<<blocks_for(L), kThreads, 0, s>>>(ls, sp, sol, u, ends, bad, first_open, last_open);
+  ADI_CUDA_CHECK(cudaGetLastError());
+  if (ls.stride != 1)  // neighbouring lines adjacent: a thread per line
+    spike_correct_lines_kernel<T, Spikes><<<blocks_for(L), kThreads, 0, s>>>(ls, sp, ends, u, first_open, last_open);
+  else
+    spike_correct_kernel<T, Spikes><<<blocks_for(L * kWarp), kThreads, 0, s>>>(ls, sp, ends, u, first_open,
+                                                                               last_open);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
 template <class T>
 void spike_reduce(const LineSet& ls, const T* a, const T* c, const T* W, const T* Z, const T* y, T* red,
                   bool first_open, bool last_open, void* stream) {
-  const index_t L = ls.count0 * ls.count1;
-  if (L == 0) return;
-  spike_reduce_kernel<T><<<blocks_for(L), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(ls, a, c, W, Z, y, red,
-                                                                                             first_open, last_open);
-  ADI_CUDA_CHECK(cudaGetLastError());
+  launch_spike_reduce<T>(ls, SharedSpikes<T>{a, c, W, Z, nullptr, ls.n - 1}, y, red, first_open, last_open, stream);
 }
 
 template <class T>
 void spike_back(const LineSet& ls, const T* W, const T* Z, const index_t* reach, const T* sol, T* ends, T* u,
                 int* bad, bool first_open, bool last_open, void* stream) {
+  launch_spike_back<T>(ls, SharedSpikes<T>{nullptr, nullptr, W, Z, reach, ls.n - 1}, sol, ends, u, bad, first_open,
+                       last_open, stream);
+}
+
+template <class T>
+void spike_lines_prepare(const LineSet& ls, const T* a, const T* b, const T* c, index_t R, T* W, T* Z, T* cs,
+                         index_t* reach, int* bad, void* stream) {
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
-  auto s = static_cast<cudaStream_t>(stream);
-  spike_ends_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(ls, W, Z, sol, u, ends, bad, first_open, last_open);
+  constexpr int kWindowThreads = 64;  // 2L threads over more SMs: each runs two sequential sweeps of R rows
+  spike_window_kernel<T><<<unsigned((2 * L + kWindowThreads - 1) / kWindowThreads), kWindowThreads, 0,
+                           static_cast<cudaStream_t>(stream)>>>(ls, a, b, c, R, W, Z, cs, reach, bad);
   ADI_CUDA_CHECK(cudaGetLastError());
-  if (ls.stride != 1) {  // neighbouring lines adjacent: a thread per line
-    spike_correct_lines_kernel<T><<<blocks_for(L), kThreads, 0, s>>>(ls, W, Z, ends, reach, u, first_open,
-                                                                      last_open);
-  } else {
-    spike_correct_kernel<T><<<blocks_for(L * kWarp), kThreads, 0, s>>>(ls, W, Z, ends, reach, u, first_open,
-                                                                         last_open);
-  }
-  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void spike_lines_reduce(const LineSet& ls, const T* a, const T* c, index_t R, const T* W, const T* Z, const T* y,
+                        T* red, bool first_open, bool last_open, void* stream) {
+  launch_spike_reduce<T>(ls, LineSpikes<T>{a, c, W, Z, nullptr, ls.n, R, ls.count0 * ls.count1, ls.stride}, y, red,
+                         first_open, last_open, stream);
+}
+
+template <class T>
+void spike_lines_back(const LineSet& ls, index_t R, const T* W, const T* Z, const index_t* reach, const T* sol,
+                      T* ends, T* u, int* bad, bool first_open, bool last_open, void* stream) {
+  launch_spike_back<T>(ls, LineSpikes<T>{nullptr, nullptr, W, Z, reach, ls.n, R, ls.count0 * ls.count1, ls.stride},
+                       sol, ends, u, bad, first_open, last_open, stream);
 }
 
 template <class T>
@@ -968,6 +1070,8 @@ void event_destroy(void* e) noexcept {
 void event_record(void* e, void* stream) {
   ADI_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(stream)));
 }
+
+void event_synchronize(void* e) { ADI_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e))); }
 
 double event_seconds(void* from, void* to) {
   float ms = 0;
@@ -1020,6 +1124,12 @@ ADI_SPIKE_INSTANCES(float)
 ADI_SPIKE_INSTANCES(double)
 #undef ADI_SPIKE_INSTANCES
 #define ADI_SPIKE_INSTANCES(T)                                                                                   \
+  template void spike_lines_prepare<T>(const LineSet&, const T*, const T*, const T*, index_t, T*, T*, T*,       \
+                                       index_t*, int*, void*);                                                 \
+  template void spike_lines_reduce<T>(const LineSet&, const T*, const T*, index_t, const T*, const T*, const T*, T*, \
+                                      bool, bool, void*);                                                      \
+  template void spike_lines_back<T>(const LineSet&, index_t, const T*, const T*, const index_t*, const T*, T*, T*,   \
+                                    int*, bool, bool, void*);                                                  \
   template void spike_ghost_terms<T>(const LineSet&, const T*, const T*, const T*, index_t, index_t, T*, T*, void*);
 ADI_SPIKE_INSTANCES(float)
 ADI_SPIKE_INSTANCES(double)

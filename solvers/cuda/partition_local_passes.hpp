@@ -146,6 +146,29 @@ template <class T>
 ADI_CUDA_KERNEL(void spike_back(const LineSet& lines, const T* W, const T* Z, const index_t* reach, const T* sol,
                                 T* ends, T* u, int* bad, bool first_open, bool last_open, void* stream))
 
+// The SPIKE form of a split solve with per-line bands (Bands: the public case; stop 35), truncated:
+// y = this rank's segments solved as lines of their own (any single-device kernel: a_0 and c_{m-1}
+// of a non-periodic line are not read), then per line the spikes only on R rows at each end.
+// spike_lines_prepare: line l's W on its first R rows into W[i*L + l] and Z on its last R rows
+// into Z[i*L + l] (i < R; row m-R+i), each from its window alone (common::spike_window: cs 2*R*L
+// values of scratch), their reach into reach[2l] (W: rows < reach) and reach[2l+1] (Z: rows >=),
+// and *bad = 1 where a line's spikes have not decayed `spike_guard(R)` rows before a window's far
+// end (R < m) or are not finite: then the truncated spikes must not be used (the plan runs the
+// partition passes instead). R == m: the exact spikes. One thread per line and end.
+template <class T>
+ADI_CUDA_KERNEL(void spike_lines_prepare(const LineSet& lines, const T* a, const T* b, const T* c, index_t R, T* W,
+                                         T* Z, T* cs, index_t* reach, int* bad, void* stream))
+// spike_reduce and spike_back of this form (the same kernels with the lines' own spikes: 0 outside
+// their windows; a, c the per-line bands).
+template <class T>
+ADI_CUDA_KERNEL(void spike_lines_reduce(const LineSet& lines, const T* a, const T* c, index_t R, const T* W,
+                                        const T* Z, const T* y, T* red, bool first_open, bool last_open,
+                                        void* stream))
+template <class T>
+ADI_CUDA_KERNEL(void spike_lines_back(const LineSet& lines, index_t R, const T* W, const T* Z, const index_t* reach,
+                                      const T* sol, T* ends, T* u, int* bad, bool first_open, bool last_open,
+                                      void* stream))
+
 // The SPIKE form of an ADI stage (the right-hand side formed by the single-device fused stage on
 // the cut segments): at a cut end (an end inside the global line) the fused stage's end-row
 // formula lacks v's neighbour beyond it; this writes that term per line into face-shaped arrays
@@ -165,6 +188,8 @@ ADI_CUDA_KERNEL(void clear_flag_async(int* flag, void* stream))
 ADI_CUDA_KERNEL(void* event_create())
 ADI_CUDA_KERNEL_OR(, void event_destroy(void* e) noexcept)
 ADI_CUDA_KERNEL(void event_record(void* e, void* stream))
+// The host waits until the work before a recorded event is done (not the work queued after it).
+ADI_CUDA_KERNEL(void event_synchronize(void* e))
 // 0 when either was not recorded
 ADI_CUDA_KERNEL_OR(return 0.0;, double event_seconds(void* from, void* to))
 

@@ -145,6 +145,30 @@ struct DistributedTridiagonalPlan<T>::Impl {
   bool spike_stages = false;
   Array<T> d_ghost;
   std::vector<T> h_spike, h_ghost;
+  // The SPIKE form of per-line bands (DistributedOptions::spike_lines, stop 35): lines_local
+  // solves y (spike_local, or lines_plan where that is off), lines_R the window of each line's
+  // spikes at each end (min(m, spike_window)), d_lines / h_lines: W, Z (R*L each, row-major over
+  // lines), cs (2*R*L scratch), ends (2L); lines_reach 2L (W's reach, Z's); d_lines_bad /
+  // h_lines_bad the windows' verdict (a line not decayed: this rank runs the partition passes).
+  // form: what the last solve ran here ("spike" / "partition" / "local"); fallbacks: solves
+  // that fell back.
+  std::optional<TridiagonalPlan<T>> lines_plan;
+  TridiagonalPlan<T>* lines_local = nullptr;
+  index_t lines_R = 0;
+  Array<T> d_lines;
+  Array<index_t> d_lines_reach;
+  Array<int> d_lines_bad;
+  StagingVector<int> h_lines_bad;
+  std::vector<T> h_lines;
+  std::vector<index_t> h_lines_reach;
+  const char* form = "partition";
+  long long fallbacks = 0;
+  void setup_spike_lines(const DistributedOptions& options);
+  // One solve in this form; false where the windows' check failed on this rank (d intact; a
+  // device plan may have written y to u): the caller runs the partition passes (the reduced rows
+  // of both forms are rows of the same system, so the ranks need not agree).
+  bool run_spike_lines_device(const T* a, const T* b, const T* c, const T* d, T* u);
+  bool run_spike_lines_host(const T* a, const T* b, const T* c, const T* d, T* u);
   // Device plans: how the reduced rows travel and where they are solved. With the device
   // solve: d_gather (the gathered rows, the host layout), d_back (alltoall: the chunk's
   // solutions), d_scratch (3 * 2P per solved line); d_flag / h_flag carry the
@@ -157,11 +181,12 @@ struct DistributedTridiagonalPlan<T>::Impl {
   StagingVector<int> h_flag;
   // Phase timing on the stream: event k closes a span of kind ev_kind[k] (kIdle: the stream
   // waited for the host, not counted).
-  enum Span { kStart = -1, kLocal = 0, kStaging = 1, kExchange = 2, kIdle = 3 };
+  // kLocalY: the per-line SPIKE form's y (local, also timed apart: t_y).
+  enum Span { kStart = -1, kLocal = 0, kStaging = 1, kExchange = 2, kIdle = 3, kLocalY = 4 };
   std::vector<void*> ev;
   std::vector<int> ev_kind;
   int n_ev = 0;
-  double t_local = 0, t_exchange = 0, t_staging = 0, t_wait = 0, bytes = 0;
+  double t_local = 0, t_exchange = 0, t_staging = 0, t_wait = 0, bytes = 0, t_y = 0;
 
   ~Impl() {
     for (void* e : ev) cuda_backend::partition::event_destroy(e);
@@ -227,7 +252,11 @@ struct DistributedTridiagonalPlan<T>::Impl {
   void (*solve_shared)(Impl&, const SharedBands<T>&, const T*, T*) = nullptr;
   template <class B>
   static void solve_local(Impl& p, const B& bands, const T* d, T* u) { p.local->solve(bands, d, u); }
-  static void solve_host(Impl& p, const Bands<T>& bd, const T* d, T* u) { p.run(FullBand<T>{bd.a, bd.b, bd.c}, d, u); }
+  static void solve_host(Impl& p, const Bands<T>& bd, const T* d, T* u) {
+    if (p.lines_local && p.run_spike_lines_host(bd.a, bd.b, bd.c, d, u)) return;
+    p.form = "partition";
+    p.run(FullBand<T>{bd.a, bd.b, bd.c}, d, u);
+  }
   static void solve_host_shared(Impl& p, const SharedBands<T>& bd, const T* d, T* u) {
     if (p.spike_local)
       p.run_spike_host(bd.a, bd.b, bd.c, d, u, nullptr);
@@ -245,6 +274,8 @@ struct DistributedTridiagonalPlan<T>::Impl {
                                              T* const ghost[2]) const;
   index_t ghost_size(const adi::detail::TridiagonalStage<T>& fused) const;
   static void solve_device(Impl& p, const Bands<T>& bd, const T* d, T* u) {
+    if (p.lines_local && p.run_spike_lines_device(bd.a, bd.b, bd.c, d, u)) return;
+    p.form = "partition";
     p.run_device(bd.a, bd.b, bd.c, false, d, u);
   }
   static void solve_device_shared(Impl& p, const SharedBands<T>& bd, const T* d, T* u) {

@@ -137,7 +137,20 @@ TEST(CudaThomasPcrLong, Dispatch) {
   const adi::LineSet pub = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 4096), Axis::z});
   const bool clusters = adi::cuda_backend::device_info(gpu.device()).cc_major >= 9;
   EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, pub).kernel(), clusters ? kLong : Kernel::cuda_thomas_strided);
-  EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, pub).shared_bands_kernel(), Kernel::cuda_thomas_strided);
+  // Shared bands: the cluster form too since stop 36 (H100 1.90 against the coalesced Thomas's
+  // 2.09 ms, H200 1.86 against 2.01; adi/tridiagonal_dispatch.cpp).
+  EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, pub).shared_bands_kernel(),
+            clusters ? kLong : Kernel::cuda_thomas_strided);
+  // Stop 36's crossover rows (lines of 1025 .. 4096 rows, sm_90): one rank's box of the public
+  // case split over two (128x128x2048, 16,384 fp64 lines of 2048) takes the cluster form with
+  // per-line bands; fp32 shared bands take the hybrid's shared-memory tile form; fp32 per-line
+  // bands of 2048 rows, 16,384 lines, stay with the coalesced Thomas.
+  const adi::LineSet half = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 2048), Axis::z});
+  if (clusters) {
+    EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, half).kernel(), kLong);
+    EXPECT_EQ(adi::TridiagonalPlan<float>(gpu, half).shared_bands_kernel(), Kernel::cuda_thomas_pcr_strided);
+    EXPECT_EQ(adi::TridiagonalPlan<float>(gpu, half).kernel(), Kernel::cuda_thomas_strided);
+  }
   const adi::LineSet many = adi::to_lines(adi::InterleavedBatch{4096, 65536});
   EXPECT_EQ(adi::TridiagonalPlan<double>(gpu, many).kernel(), Kernel::cuda_thomas_strided);
   // Short Y/Z lines stay with the register hybrid.
