@@ -18,7 +18,7 @@
 // The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
-//                       [--routes=1] [--forms=1] [--profile=F] [--stop35=1]
+//                       [--routes=1] [--forms=1] [--profile=F] [--stop35=1] [--families=3]
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
 // and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1; forms 0 and 1 with =0, the route alone)
 // alternating on the one-system rows.
@@ -419,23 +419,29 @@ void bench_large(cusparseHandle_t handle, int log2n) {
 // Toeplitz 0.6 line (every line flagged: the refinement runs) and the heat operator r = 1e4
 // (never flagged); cuSPARSE gtsv2. At 2^20 also the graph gate's cost of new pointers: u
 // rotating over 9 arrays (the cache holds 8 graphs: every solve captures and instantiates one)
-// against 2 (every solve finds its graph).
-const char* const kStop35Env[] = {"0", nullptr, "1", "1", "1"};
-const char* const kStop35Gate[] = {nullptr, nullptr, "launches", "graph", "solve"};
+// against 2 (every solve finds its graph). Stop 36: also the solve gate's graph without its IF
+// node (ADI_PIVOTING_REFINE_GRAPH_IF=0: the refinement's kernels in the graph, gated on the
+// device flag: what the memcheck-checkable form would cost); --families=1: the dominant rows only
+// (nothing flagged: the gates' cost), without the rotating rows (scripts/gpu_pivoting_check.sh --stop36).
+const char* const kStop35Env[] = {"0", nullptr, "1", "1", "1", "1"};
+const char* const kStop35Gate[] = {nullptr, nullptr, "launches", "graph", "solve", "solve"};
 const char* const kStop35Name[] = {"route, no test (DOMINANCE=0)", "default (DOMINANCE unset)",
                                    "test + refinement, gate launches", "test + refinement, gate graph",
-                                   "test + refinement, gate solve"};
-constexpr int kStop35Variants = 5;
+                                   "test + refinement, gate solve", "test + refinement, gate solve, no IF node"};
+constexpr int kStop35Variants = 6;
 struct Stop35Env {
   explicit Stop35Env(int v) {
     if (kStop35Env[v] != nullptr) setenv("ADI_PIVOTING_PARTITION_DOMINANCE", kStop35Env[v], 1);
     if (kStop35Gate[v] != nullptr) setenv("ADI_PIVOTING_REFINE_GATE", kStop35Gate[v], 1);
+    if (v == 5) setenv("ADI_PIVOTING_REFINE_GRAPH_IF", "0", 1);
   }
   ~Stop35Env() {
     unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
     unsetenv("ADI_PIVOTING_REFINE_GATE");
+    unsetenv("ADI_PIVOTING_REFINE_GRAPH_IF");
   }
 };
+int g_families = 3;  // --families (stop 36: 1 = the dominant rows only)
 
 template <class T>
 void bench_stop35(cusparseHandle_t handle, int log2n) {
@@ -460,10 +466,11 @@ void bench_stop35(cusparseHandle_t handle, int log2n) {
   double t[3][kStop35Variants];
   for (auto& f : t)
     for (double& x : f) x = 1e30;
+  const int families = std::max(1, std::min(3, g_families));
   for (int pass = 0; pass < 3; ++pass)
-    for (int f = 0; f < 3; ++f)
+    for (int f = 0; f < families; ++f)
       for (int v = 0; v < kStop35Variants; ++v) t[f][v] = std::min(t[f][v], solve(v, bands[f][0], bands[f][1], bands[f][2]));
-  for (int f = 0; f < 3; ++f)
+  for (int f = 0; f < families; ++f)
     for (int v = 0; v < kStop35Variants; ++v)
       row(tag + " " + fam[f] + ", " + kStop35Name[v], t[f][v], n, sizeof(T));
   double gt = 0;
@@ -475,15 +482,17 @@ void bench_stop35(cusparseHandle_t handle, int log2n) {
     row(tag + " cuSPARSE gtsv2 (pivoting)", gt, n, sizeof(T));
   }
   char text[300];
-  for (int f = 0; f < 3; ++f) {
-    std::snprintf(text, sizeof text, "  %s %-32s no test %7.3f ms | default %+6.1f%% | launches %+6.1f%% | graph %+6.1f%% | solve %+6.1f%%",
+  for (int f = 0; f < families; ++f) {
+    std::snprintf(text, sizeof text,
+                  "  %s %-32s no test %7.3f ms | default %+6.1f%% | launches %+6.1f%% | graph %+6.1f%% | solve %+6.1f%% | "
+                  "solve, no IF %+6.1f%%",
                   tag.c_str(), fam[f], t[f][0], 100 * (t[f][1] / t[f][0] - 1), 100 * (t[f][2] / t[f][0] - 1),
-                  100 * (t[f][3] / t[f][0] - 1), 100 * (t[f][4] / t[f][0] - 1));
+                  100 * (t[f][3] / t[f][0] - 1), 100 * (t[f][4] / t[f][0] - 1), 100 * (t[f][5] / t[f][0] - 1));
     g_costs.push_back(text);
   }
   if (gt > 0)
-    for (int v : {0, 1, 3}) speedup(tag + " dominant, " + kStop35Name[v], t[0][v], gt);
-  if (log2n > 20) return;
+    for (int v : {0, 1, 3, 4}) speedup(tag + " dominant, " + kStop35Name[v], t[0][v], gt);
+  if (log2n > 20 || families < 3) return;
   // The graph gate with new pointers: u rotating over 9 arrays (every solve builds a graph) or 2.
   std::vector<std::unique_ptr<Dev<T>>> outs;
   for (int i = 0; i < 9; ++i) outs.push_back(std::make_unique<Dev<T>>(n));
@@ -539,6 +548,7 @@ int main(int argc, char** argv) {
   g_checkcost = flag(argc, argv, "checkcost", 1) != 0;
   g_routes = flag(argc, argv, "routes", 1) != 0;
   g_forms = flag(argc, argv, "forms", 1) != 0;
+  g_families = flag(argc, argv, "families", 3);
   const int n = flag(argc, argv, "n", 256), large = flag(argc, argv, "large", 24),
             large2 = flag(argc, argv, "large2", 20);
   cudaDeviceProp prop{};

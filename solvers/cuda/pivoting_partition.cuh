@@ -722,10 +722,27 @@ inline PivotRefineGraphs& pivoting_refine_graphs() {
   static PivotRefineGraphs* graphs = new PivotRefineGraphs;  // never destroyed (above)
   return *graphs;
 }
+// Diagnosis switches of the graph gates (stop 36: compute-sanitizer memcheck reported reads of
+// the IF node's body that the index arithmetic, the cache key and the stream order all say are
+// in bounds of live arrays; docs/pivoting.md "Stop 36"), read at each solve, "1" / "0" only:
+//   ADI_PIVOTING_REFINE_GRAPH_IF=0: the graph without the IF node: the decision kernel, then the
+//     refinement's kernels in the graph itself, gated on go / skip as the launches are (the same
+//     kernels on the same arguments, nothing in a conditional body: where memcheck is clean with
+//     this and not without, the conditional body is what it reports);
+//   ADI_PIVOTING_REFINE_GRAPH_TRACE=1: one stderr line per graph built and per graph launched
+//     ("adi: refine graph: built ..." / "launched"), so a run shows the graphs ran (not the
+//     launches, e.g. under CUDA_LAUNCH_BLOCKING=1);
+//   ADI_PIVOTING_REFINE_GRAPH_SYNC=1: the device synchronised before each build (stop 35),
+//     =2: also right before each graph launch (the route's kernels finished first).
+inline bool pivoting_refine_env(const char* name, const char* value) {
+  const char* f = std::getenv(name);
+  return f != nullptr && std::strcmp(f, value) == 0;
+}
 // Build the graph: [route (solve gate)] -> condition kernel -> IF node { refinement }, captured
-// on a private stream (the caller's may be the legacy default stream, which cannot capture).
+// on a private stream (the caller's may be the legacy default stream, which cannot capture);
+// flat (ADI_PIVOTING_REFINE_GRAPH_IF=0, diagnosis): [route] -> decision -> refinement (gated).
 template <class T, int Chunk>
-cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, bool whole) {
+cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, bool whole, bool flat) {
   cudaStream_t cs = nullptr;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -733,6 +750,21 @@ cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, boo
   try {
     ADI_CUDA_CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
     ADI_CUDA_CHECK(cudaGraphCreate(&graph, 0));
+    if (flat) {
+      ADI_CUDA_CHECK(
+          cudaStreamBeginCaptureToGraph(cs, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
+      capturing = true;
+      if (whole) pivoting_partition_route<T, Chunk>(s, cs);
+      pivoting_partition_refine_decide_kernel<><<<1, 1, 0, cs>>>(s.weak, s.refine, s.go, s.skip);
+      ADI_CUDA_CHECK(cudaGetLastError());
+      pivoting_partition_refinement<T, Chunk>(s, cs);
+      capturing = false;
+      ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
+      ADI_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+      ADI_CUDA_CHECK(cudaGraphDestroy(graph));
+      ADI_CUDA_CHECK(cudaStreamDestroy(cs));
+      return exec;
+    }
     cudaGraphConditionalHandle handle{};
     ADI_CUDA_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 0, cudaGraphCondAssignDefault));
     ADI_CUDA_CHECK(cudaStreamBeginCaptureToGraph(cs, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
@@ -813,31 +845,36 @@ PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, boo
   key.workspace = workspace;
   key.flag = s.flag;
   key.shared = s.bands.shared ? 1 : 0;
+  const bool flat = pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_IF", "0");
+  if (flat) key.gate += 10;  // diagnosis: a graph without the IF node (pivoting_refine_graph_build)
   PivotRefineGraphs& g = pivoting_refine_graphs();
   PivotRefineGraphLease lease{std::unique_lock<std::mutex>(g.mutex), nullptr, false};
   ++g.clock;
-  const char* cache_env = std::getenv("ADI_PIVOTING_REFINE_GRAPH_CACHE");
-  lease.once = cache_env != nullptr && std::strcmp(cache_env, "0") == 0;
+  lease.once = pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_CACHE", "0");
   for (auto& e : g.entries)
     if (!lease.once && e.key == key) {
       e.used = g.clock;
       lease.exec = e.exec;
       return lease;
     }
-  const char* strict_env = std::getenv("ADI_PIVOTING_REFINE_GATE_STRICT");
-  const bool strict = strict_env != nullptr && std::strcmp(strict_env, "1") == 0;
+  const bool strict = pivoting_refine_env("ADI_PIVOTING_REFINE_GATE_STRICT", "1");
   if (!g.unavailable.empty()) {
     if (strict) throw ::adi::DeviceError("partition route: the refinement's graph gate is unavailable: " + g.unavailable);
     return lease;
   }
-  // ADI_PIVOTING_REFINE_GRAPH_SYNC=1 (diagnosis only: memcheck on run s35/5; NVIDIA/warp#1406 saw
-  // compute-sanitizer report reads of arrays allocated shortly before a conditional graph's
+  // ADI_PIVOTING_REFINE_GRAPH_SYNC=1 or 2 (diagnosis only: memcheck on run s35/5; NVIDIA/warp#1406
+  // saw compute-sanitizer report reads of arrays allocated shortly before a conditional graph's
   // capture, gone with a synchronisation in between): the device synchronised before each build.
-  const char* sync_env = std::getenv("ADI_PIVOTING_REFINE_GRAPH_SYNC");
-  if (sync_env != nullptr && std::strcmp(sync_env, "1") == 0) ADI_CUDA_CHECK(cudaDeviceSynchronize());
+  if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_SYNC", "1") || pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_SYNC", "2"))
+    ADI_CUDA_CHECK(cudaDeviceSynchronize());
   cudaGraphExec_t exec = nullptr;
   try {
-    exec = pivoting_refine_graph_build<T, Chunk>(s, whole);
+    exec = pivoting_refine_graph_build<T, Chunk>(s, whole, flat);
+    if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_TRACE", "1"))
+      std::fprintf(stderr, "adi: refine graph: built (gate %s%s, n %lld, %lld lines, %s bands, %d-byte values%s)\n",
+                   whole ? "solve" : "graph", flat ? ", no IF node" : "", static_cast<long long>(s.ls.n),
+                   static_cast<long long>(s.ls.lines()), s.bands.shared ? "shared" : "per-line",
+                   static_cast<int>(sizeof(T)), lease.once ? ", not cached" : "");
   } catch (const ::adi::DeviceError& e) {
     if (strict) throw;
     g.unavailable = e.what();
@@ -924,7 +961,10 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     return;
   }
 #if ADI_PIVOTING_REFINE_GRAPH
+  if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_SYNC", "2")) ADI_CUDA_CHECK(cudaDeviceSynchronize());
   ADI_CUDA_CHECK(cudaGraphLaunch(lease.exec, stream));
+  if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_TRACE", "1"))
+    std::fprintf(stderr, "adi: refine graph: launched (gate %s)\n", gate == PivotRefineGate::solve ? "solve" : "graph");
   if (lease.once) ADI_CUDA_CHECK(cudaGraphExecDestroy(lease.exec));  // in flight: freed on completion
 #endif
 }

@@ -13,10 +13,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -29,6 +31,7 @@
 #include "adi/tridiagonal.hpp"
 #include "adi/variable_batch.hpp"
 #include "adi/variable_tridiagonal.hpp"
+#include "solvers/cuda/backend.hpp"
 #include "tests/gpu_skip.hpp"
 #include "tests/solvers/pivoting_cases.hpp"
 
@@ -62,23 +65,33 @@ LineSet make_lines(int layout, index_t n, index_t count) {
 
 // Copies the case to the device, solves, copies u back into k.u.
 template <class T>
-adi::Array<T> up(const std::vector<T>& h) {
-  adi::Array<T> a(static_cast<index_t>(h.size()), adi::Executor::cuda());
+adi::Array<T> up(const std::vector<T>& h, const adi::Executor& dev = adi::Executor::cuda()) {
+  adi::Array<T> a(static_cast<index_t>(h.size()), dev);
   a.copy_from_host(h.data());
   return a;
 }
 
+// Where solve_on_device runs: the executor (the legacy default stream unless stop 36's memcheck
+// variants give it a created one: PartitionRefineGraphMemcheck) and, where keep is set, every
+// device array and plan of the solve kept alive in *keep (no address is allocated twice).
+struct DeviceRun {
+  adi::Executor dev = adi::Executor::cuda();
+  std::vector<std::shared_ptr<void>>* keep = nullptr;
+};
+
 template <class T>
-void solve_on_device(tp::Case<T>& k, TridiagonalOptions o, bool in_place) {
-  const adi::Executor dev = adi::Executor::cuda();
-  adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
-  TridiagonalPlan<T> plan(dev, k.lines, o);
-  T* out = in_place ? d.data() : u.data();
+void solve_on_device(tp::Case<T>& k, TridiagonalOptions o, bool in_place, const DeviceRun& run = {}) {
+  auto a = std::make_shared<adi::Array<T>>(up(k.a, run.dev)), b = std::make_shared<adi::Array<T>>(up(k.b, run.dev)),
+       c = std::make_shared<adi::Array<T>>(up(k.c, run.dev)), d = std::make_shared<adi::Array<T>>(up(k.d, run.dev)),
+       u = std::make_shared<adi::Array<T>>(up(k.u, run.dev));
+  auto plan = std::make_shared<TridiagonalPlan<T>>(run.dev, k.lines, o);
+  T* out = in_place ? d->data() : u->data();
   if (k.shared)
-    plan.solve(adi::SharedBands<T>{a.data(), b.data(), c.data()}, d.data(), out);
+    plan->solve(adi::SharedBands<T>{a->data(), b->data(), c->data()}, d->data(), out);
   else
-    plan.solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), out);
-  (in_place ? d : u).copy_to_host(k.u.data());
+    plan->solve(adi::Bands<T>{a->data(), b->data(), c->data()}, d->data(), out);
+  (in_place ? *d : *u).copy_to_host(k.u.data());
+  if (run.keep != nullptr) run.keep->insert(run.keep->end(), {a, b, c, d, u, plan});
 }
 
 // Solves out of place and expects no error and an answer within 10x of LAPACK's.
@@ -145,14 +158,14 @@ TEST_F(PivotingCuda, OneLineOfAMillion) {
 // random signs: one in ~10^4 blocks) send the solve to the exact per-line kernel, so every
 // case must be within the yardstick whichever way it went.
 template <class T>
-void run_partition(tp::Family f, index_t n, index_t count) {
+void run_partition(tp::Family f, index_t n, index_t count, const DeviceRun& run = {}) {
   for (bool shared : {false, true})
     for (bool in_place : {false, true}) {
       const LineSet l = adi::to_lines(adi::StridedLines::contiguous(n, count));
       TridiagonalOptions o;
       o.pivoting = Pivoting::partial;
       auto k = tp::make_case<T>(l, f, false, shared, 7 * n + count + shared);
-      solve_on_device(k, o, in_place);
+      solve_on_device(k, o, in_place, run);
       std::string detail;
       EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
           << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << " x " << count
@@ -233,6 +246,54 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
   unsetenv("ADI_PIVOTING_PARTITION_FORM");
   unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
   unsetenv("ADI_PIVOTING_REFINE_GATE");
+}
+
+// Stop 36: the narrowest case of the memcheck reports of runs s35/5 and s36/2 (invalid reads in
+// the refinement graph's residual kernel, its IF node's body, on PartitionFormsSmall's "1d" pass:
+// 3 lines of 1089 rows, random signs, fp32, shared bands, out of place) and the variants that
+// tell the hypotheses apart, for scripts/gpu_pivoting_check.sh --stop36 (each variant its own
+// compute-sanitizer process: memcheck's first report ends the context). Environment, read here:
+//   ADI_TEST_REFINE_MC_SCOPE = case (default: that pass on 3 x 1089, random signs, fp32: per-line
+//     and shared bands, in place or not, four solves; the first report came from the third),
+//     shape (3 x 1089, the pass's three families, fp32 and fp64), small (the whole "1d" pass:
+//     4097, 3 x 1089, 70000);
+//   ADI_TEST_REFINE_MC_STREAM = legacy (default: Executor::cuda(), the legacy default stream, as
+//     every other test) | created (arrays and plan on a created non-blocking stream);
+//   ADI_TEST_REFINE_MC_KEEP = 1: every device array and plan kept alive to the end (no address
+//     allocated twice: the graphs never meet memory freed and allocated again).
+// The gate is the environment's (ADI_PIVOTING_REFINE_GATE; unset: the default graph gate); the
+// graph diagnosis switches of solvers/cuda/pivoting_partition.cuh apply. Without the variables
+// (the whole suite) it is the "case" scope on the legacy stream, within 10x LAPACK as everywhere.
+TEST_F(PivotingCuda, PartitionRefineGraphMemcheck) {
+  auto env = [](const char* name, const char* otherwise) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr ? v : otherwise);
+  };
+  const std::string scope = env("ADI_TEST_REFINE_MC_SCOPE", "case"), stream = env("ADI_TEST_REFINE_MC_STREAM", "legacy");
+  const bool keep = env("ADI_TEST_REFINE_MC_KEEP", "0") == "1";
+  void* created = stream == "created" ? adi::cuda_backend::side_stream_create(0) : nullptr;
+  std::vector<std::shared_ptr<void>> kept;
+  DeviceRun run;
+  run.dev = adi::Executor::cuda(0, created);
+  run.keep = keep ? &kept : nullptr;
+  std::printf("PartitionRefineGraphMemcheck: scope %s, stream %s, keep %d, gate %s\n", scope.c_str(), stream.c_str(),
+              keep ? 1 : 0, env("ADI_PIVOTING_REFINE_GATE", "(default)").c_str());
+  setenv("ADI_PIVOTING_ROUTE", "partition", 1);
+  setenv("ADI_PIVOTING_PARTITION_FORM", "1", 1);
+  setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+  std::vector<std::pair<index_t, index_t>> shapes{{1089, 3}};
+  if (scope == "small") shapes = {{4097, 1}, {1089, 3}, {70000, 1}};
+  for (auto [n, count] : shapes)
+    for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::dominant}) {
+      run_partition<float>(f, n, count, run);
+      if (scope == "case") break;
+      run_partition<double>(f, n, count, run);
+    }
+  unsetenv("ADI_PIVOTING_ROUTE");
+  unsetenv("ADI_PIVOTING_PARTITION_FORM");
+  unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+  kept.clear();
+  if (created != nullptr) adi::cuda_backend::side_stream_destroy(created);
 }
 
 // Issue 23 / stop 34: the route forced on lines of 68 .. 4097 rows (the lengths of
