@@ -215,26 +215,26 @@ if [ $s36 = 1 ]; then
     printf "%s" "$mc_rows" | tail -1 >> "$OUT/table_stop36.txt"  # kept if the call is cut short
   }
   # 1. Reproduce on the narrowest case; widen only while clean.
-  mc graph "reproduces s36/2 (default gate, legacy stream, arrays per solve)"
+  mc graph "reproduces s36/2 (graph gate, legacy stream, arrays per solve)" ADI_PIVOTING_REFINE_GATE=graph
   if [ $mc_last = clean ]; then
     scope=small
-    mc graph "the narrow case was clean: the whole 1d pass (4097, 3 x 1089, 70000; fp32 / fp64)"
+    mc graph "the narrow case was clean: the whole 1d pass (4097, 3 x 1089, 70000; fp32 / fp64)" ADI_PIVOTING_REFINE_GATE=graph
   fi
   if [ $mc_last = clean ]; then
     scope=formssmall
-    mc graph "still clean: PartitionFormsSmall itself (forms 0 and 1 before the 1d pass)"
+    mc graph "still clean: PartitionFormsSmall itself (forms 0 and 1 before the 1d pass)" ADI_PIVOTING_REFINE_GATE=graph
   fi
   repro=$mc_last
   # 2. The variants, on the scope that reproduced (or the widest, if none did).
-  mc graph_noif "same kernels, arguments, memory, stream, in a graph WITHOUT the IF node: clean here + errors above = the conditional body is what memcheck reports" ADI_PIVOTING_REFINE_GRAPH_IF=0
+  mc graph_noif "same kernels, arguments, memory, stream, in a graph WITHOUT the IF node: clean here + errors above = the conditional body is what memcheck reports" ADI_PIVOTING_REFINE_GATE=graph ADI_PIVOTING_REFINE_GRAPH_IF=0
   if [ $scope != formssmall ]; then  # (PartitionFormsSmall takes ~35 s a run under memcheck: the key variants only)
     mc solve "the solve gate (the candidate default): the route in the graph too" ADI_PIVOTING_REFINE_GATE=solve
     mc solve_noif "the solve gate without the IF node" ADI_PIVOTING_REFINE_GATE=solve ADI_PIVOTING_REFINE_GRAPH_IF=0
-    mc keep "every array and plan kept alive: no address allocated twice; clean = reuse of freed addresses (ours or the sanitizer's tracking of it)" ADI_TEST_REFINE_MC_KEEP=1
-    mc created_stream "a created non-blocking stream for arrays and plan instead of the legacy one: clean = legacy-stream ordering" ADI_TEST_REFINE_MC_STREAM=created
+    mc keep "every array and plan kept alive: no address allocated twice; clean = reuse of freed addresses (ours or the sanitizer's tracking of it)" ADI_PIVOTING_REFINE_GATE=graph ADI_TEST_REFINE_MC_KEEP=1
+    mc created_stream "a created non-blocking stream for arrays and plan instead of the legacy one: clean = legacy-stream ordering" ADI_PIVOTING_REFINE_GATE=graph ADI_TEST_REFINE_MC_STREAM=created
   fi
-  mc sync "device synchronised before each graph build and launch: clean = something still in flight when the body runs (cf. NVIDIA/warp#1406)" ADI_PIVOTING_REFINE_GRAPH_SYNC=2
-  mc launch_blocking "CUDA_LAUNCH_BLOCKING=1 (s36/3: clean): 'launched' > 0 shows the graphs ran (strict: no fall-back)" CUDA_LAUNCH_BLOCKING=1
+  mc sync "device synchronised before each graph build and launch: clean = something still in flight when the body runs (cf. NVIDIA/warp#1406)" ADI_PIVOTING_REFINE_GATE=graph ADI_PIVOTING_REFINE_GRAPH_SYNC=2
+  mc launch_blocking "CUDA_LAUNCH_BLOCKING=1 (s36/3: clean): 'launched' > 0 shows the graphs ran (strict: no fall-back)" ADI_PIVOTING_REFINE_GATE=graph CUDA_LAUNCH_BLOCKING=1
   [ $scope != formssmall ] &&
     mc launches "control: the gated launches, no graph (clean in s35/1); 'launched' must be 0" ADI_PIVOTING_REFINE_GATE=launches
   # 3. The gates' cost, where a graph form's memcheck is clean (dominant rows only).
