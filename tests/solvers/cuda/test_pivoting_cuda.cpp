@@ -343,8 +343,9 @@ TEST_F(PivotingCuda, PartitionRefinementWithinTenTimesLapack) {
   unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
 }
 
-// Stop 35: the refinement's gates (ADI_PIVOTING_REFINE_GATE) run the same kernels on the same
-// values, so their answers agree bit for bit, refined (Toeplitz: every line flagged) or not
+// Stop 35: the refinement's gates (ADI_PIVOTING_REFINE_GATE; stop 36: and the graphs without the IF
+// node) run the same kernels on the same values, so their answers agree bit for bit, refined
+// (Toeplitz: every line flagged) or not
 // (dominant: nothing flagged, the route's answer); one plan solving into 9 output arrays in
 // turn and the first again, twice (the graph gates cache a graph per pointer set, 8 at most:
 // the ninth array evicts one, the second round rebuilds them; a cached graph must not hold
@@ -361,8 +362,11 @@ void refinement_gates_agree(tp::Family f, index_t n, index_t count) {
   o.pivoting = Pivoting::partial;
   std::vector<T> ref, got(k.u.size());
   std::string detail;
-  for (const char* gate : {"launches", "graph", "solve"}) {
-    setenv("ADI_PIVOTING_REFINE_GATE", gate, 1);
+  // Stop 36: also the graph forms without the IF node (ADI_PIVOTING_REFINE_GRAPH_IF=0, memcheck's
+  // diagnosis: the same kernels in the graph itself, gated on the device flag).
+  for (const std::string gate : {"launches", "graph", "solve", "graph, no IF node", "solve, no IF node"}) {
+    setenv("ADI_PIVOTING_REFINE_GATE", gate.substr(0, gate.find(',')).c_str(), 1);
+    if (gate.find("no IF") != std::string::npos) setenv("ADI_PIVOTING_REFINE_GRAPH_IF", "0", 1);
     TridiagonalPlan<T> plan(dev, k.lines, o);
     for (int round = 0; round < 2; ++round)
       for (int i = 0; i <= kOuts; ++i) {
@@ -383,6 +387,7 @@ void refinement_gates_agree(tp::Family f, index_t n, index_t count) {
                               << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << " x "
                               << count;
       }
+    unsetenv("ADI_PIVOTING_REFINE_GRAPH_IF");
   }
   unsetenv("ADI_PIVOTING_REFINE_GATE");
 }
