@@ -18,9 +18,9 @@
 // The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
-//                       [--routes=1] [--forms=1] [--profile=F]
+//                       [--routes=1] [--forms=1] [--profile=F] [--stop35=1] [--families=3]
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
-// and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1, stop 34, opt-in)
+// and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1; forms 0 and 1 with =0, the route alone)
 // alternating on the one-system rows.
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -337,12 +338,13 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   // smaller median of each kept; --forms=0 times the default only.
   constexpr int kForms = 3;
   const char* form_env[kForms] = {"0", "1", "1"};
-  const char* form_name[kForms] = {"form 0", "form 1", "form 1 + dominance test (opt-in)"};
+  const char* form_name[kForms] = {"form 0", "form 1", "form 1 + dominance test (=1)"};
   double t_form[kForms] = {1e30, 1e30, 1e30};
   for (int pass = 0; pass < (g_forms ? 3 : 1); ++pass)
     for (int f = 0; f < (g_forms ? kForms : 1); ++f) {
       if (g_forms) setenv("ADI_PIVOTING_PARTITION_FORM", form_env[f], 1);
-      if (g_forms && f == 2) setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+      // Forms 0 and 1 without the dominance test (stop 35 made it the default out of place).
+      if (g_forms) setenv("ADI_PIVOTING_PARTITION_DOMINANCE", f == 2 ? "1" : "0", 1);
       t_form[f] = std::min(t_form[f], solve_ms(adi::Pivoting::partial));
       unsetenv("ADI_PIVOTING_PARTITION_FORM");
       unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
@@ -407,6 +409,105 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   }
 }
 
+// --stop35=1 (scripts/gpu_pivoting_check.sh --stop35): the refinement's gate (stop 35,
+// ADI_PIVOTING_REFINE_GATE, solvers/cuda/pivoting_partition.cuh) on one system of 2^--large and
+// 2^--large2, LargeTridiagonalPlan, pivoting partial, out of place. Variants, alternating, best of 3
+// medians of --reps: the route without the test (ADI_PIVOTING_PARTITION_DOMINANCE=0), the default
+// (unset), and the test + refinement (=1) under each gate: launches (stop 34's gated launches),
+// graph (one graph launch after the route: a condition kernel and an IF node), solve (the whole
+// solve as one graph); on random dominant bands (nothing flagged: what the gate costs), on the
+// Toeplitz 0.6 line (every line flagged: the refinement runs) and the heat operator r = 1e4
+// (never flagged); cuSPARSE gtsv2. At 2^20 also the graph gate's cost of new pointers: u
+// rotating over 9 arrays (the cache holds 8 graphs: every solve captures and instantiates one)
+// against 2 (every solve finds its graph). Stop 36: also the solve gate's graph without its IF
+// node (ADI_PIVOTING_REFINE_GRAPH_IF=0: the refinement's kernels in the graph, gated on the
+// device flag: what the memcheck-checkable form would cost); --families=1: the dominant rows only
+// (nothing flagged: the gates' cost), without the rotating rows (scripts/gpu_pivoting_check.sh --stop36).
+const char* const kStop35Env[] = {"0", nullptr, "1", "1", "1", "1"};
+const char* const kStop35Gate[] = {nullptr, nullptr, "launches", "graph", "solve", "solve"};
+const char* const kStop35Name[] = {"route, no test (DOMINANCE=0)", "default (DOMINANCE unset)",
+                                   "test + refinement, gate launches", "test + refinement, gate graph",
+                                   "test + refinement, gate solve", "test + refinement, gate solve, no IF node"};
+constexpr int kStop35Variants = 6;
+struct Stop35Env {
+  explicit Stop35Env(int v) {
+    if (kStop35Env[v] != nullptr) setenv("ADI_PIVOTING_PARTITION_DOMINANCE", kStop35Env[v], 1);
+    if (kStop35Gate[v] != nullptr) setenv("ADI_PIVOTING_REFINE_GATE", kStop35Gate[v], 1);
+    if (v == 5) setenv("ADI_PIVOTING_REFINE_GRAPH_IF", "0", 1);
+  }
+  ~Stop35Env() {
+    unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+    unsetenv("ADI_PIVOTING_REFINE_GATE");
+    unsetenv("ADI_PIVOTING_REFINE_GRAPH_IF");
+  }
+};
+int g_families = 3;  // --families (stop 36: 1 = the dominant rows only)
+
+template <class T>
+void bench_stop35(cusparseHandle_t handle, int log2n) {
+  const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
+  const long long n = 1ll << log2n;
+  const std::string tag = std::string(prec) + " 2^" + std::to_string(log2n);
+  Dev<T> a(n), b(n), c(n), d(n), u(n), ta(n), tb(n), tc(n), ha(n), hb(n), hc(n);
+  fill_kernel<T><<<1024, 256>>>(n, a.p, b.p, c.p, d.p);
+  constant_bands_kernel<T><<<1024, 256>>>(n, ta.p, tb.p, tc.p, T(0.6), T(1), T(0.6));
+  constant_bands_kernel<T><<<1024, 256>>>(n, ha.p, hb.p, hc.p, T(-1e4), T(20001), T(-1e4));
+  CK(cudaDeviceSynchronize());
+  const adi::Executor dev = adi::Executor::cuda();
+  adi::LargeTridiagonalOptions o;
+  o.pivoting = adi::Pivoting::partial;
+  auto solve = [&](int v, const T* pa, const T* pb, const T* pc) {
+    Stop35Env env(v);
+    adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
+    return time_ms([&] { plan.solve(adi::Bands<T>{pa, pb, pc}, d.p, u.p); });
+  };
+  const T* bands[3][3] = {{a.p, b.p, c.p}, {ta.p, tb.p, tc.p}, {ha.p, hb.p, hc.p}};
+  const char* fam[3] = {"dominant (nothing flagged)", "Toeplitz 0.6 (flagged: refined)", "heat r = 1e4 (never flagged)"};
+  double t[3][kStop35Variants];
+  for (auto& f : t)
+    for (double& x : f) x = 1e30;
+  const int families = std::max(1, std::min(3, g_families));
+  for (int pass = 0; pass < 3; ++pass)
+    for (int f = 0; f < families; ++f)
+      for (int v = 0; v < kStop35Variants; ++v) t[f][v] = std::min(t[f][v], solve(v, bands[f][0], bands[f][1], bands[f][2]));
+  for (int f = 0; f < families; ++f)
+    for (int v = 0; v < kStop35Variants; ++v)
+      row(tag + " " + fam[f] + ", " + kStop35Name[v], t[f][v], n, sizeof(T));
+  double gt = 0;
+  if (g_cusparse) {
+    std::size_t bytes = 0;
+    CKS(gtsv2_size(handle, true, (int)n, a.p, b.p, c.p, u.p, 1, &bytes));
+    Dev<char> buf(bytes);
+    gt = time_ms([&] { CKS(gtsv2_run(handle, true, (int)n, a.p, b.p, c.p, u.p, 1, 0, buf.p)); });
+    row(tag + " cuSPARSE gtsv2 (pivoting)", gt, n, sizeof(T));
+  }
+  char text[300];
+  for (int f = 0; f < families; ++f) {
+    std::snprintf(text, sizeof text,
+                  "  %s %-32s no test %7.3f ms | default %+6.1f%% | launches %+6.1f%% | graph %+6.1f%% | solve %+6.1f%% | "
+                  "solve, no IF %+6.1f%%",
+                  tag.c_str(), fam[f], t[f][0], 100 * (t[f][1] / t[f][0] - 1), 100 * (t[f][2] / t[f][0] - 1),
+                  100 * (t[f][3] / t[f][0] - 1), 100 * (t[f][4] / t[f][0] - 1), 100 * (t[f][5] / t[f][0] - 1));
+    g_costs.push_back(text);
+  }
+  if (gt > 0)
+    for (int v : {0, 1, 3, 4}) speedup(tag + " dominant, " + kStop35Name[v], t[0][v], gt);
+  if (log2n > 20 || families < 3) return;
+  // The graph gate with new pointers: u rotating over 9 arrays (every solve builds a graph) or 2.
+  std::vector<std::unique_ptr<Dev<T>>> outs;
+  for (int i = 0; i < 9; ++i) outs.push_back(std::make_unique<Dev<T>>(n));
+  for (int sets : {2, 9}) {
+    Stop35Env env(3);
+    adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
+    int k = 0;
+    const double ms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, outs[static_cast<std::size_t>((k++) % sets)]->p); });
+    row(tag + " dominant, gate graph, u over " + std::to_string(sets) + " arrays" + (sets > 8 ? " (new graph each)" : ""), ms, n, sizeof(T));
+    std::snprintf(text, sizeof text, "  %s dominant, gate graph, u rotating over %d arrays: %7.3f ms (%+.1f%% against no test)",
+                  tag.c_str(), sets, ms, 100 * (ms / t[0][0] - 1));
+    g_costs.push_back(text);
+  }
+}
+
 // --profile=F (scripts/gpu_pivoting_check.sh --ab, under Nsight Compute): two partial-pivoting
 // solves of one fp32 system of 2^--large with the partition route's form F and nothing else,
 // so the second solve's pivoting kernels are launches 13 .. 24 of them (2^24: five reduce
@@ -417,12 +518,14 @@ void profile_large(int log2n, int form) {
   fill_kernel<float><<<1024, 256>>>(n, a.p, b.p, c.p, d.p);
   CK(cudaDeviceSynchronize());
   setenv("ADI_PIVOTING_PARTITION_FORM", std::to_string(form).c_str(), 1);
+  setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "0", 1);  // the route's kernels only (launches 13 .. 24)
   adi::LargeTridiagonalOptions o;
   o.pivoting = adi::Pivoting::partial;
   adi::LargeTridiagonalPlan<float> plan(adi::Executor::cuda(), n, 1, 0, o);
   for (int k = 0; k < 2; ++k) plan.solve(adi::Bands<float>{a.p, b.p, c.p}, d.p, u.p);
   CK(cudaDeviceSynchronize());
   unsetenv("ADI_PIVOTING_PARTITION_FORM");
+  unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
   std::printf("profiled: fp32 one system of 2^%d, partition route form %d, two solves\n", log2n, form);
 }
 
@@ -445,6 +548,7 @@ int main(int argc, char** argv) {
   g_checkcost = flag(argc, argv, "checkcost", 1) != 0;
   g_routes = flag(argc, argv, "routes", 1) != 0;
   g_forms = flag(argc, argv, "forms", 1) != 0;
+  g_families = flag(argc, argv, "families", 3);
   const int n = flag(argc, argv, "n", 256), large = flag(argc, argv, "large", 24),
             large2 = flag(argc, argv, "large2", 20);
   cudaDeviceProp prop{};
@@ -462,24 +566,34 @@ int main(int argc, char** argv) {
   measure_copy();
   cusparseHandle_t handle;
   CKS(cusparseCreate(&handle));
-  if (n > 0) {  // --n=0 / --large=0: leave the box / the large system out
-    bench_box<float>(handle, n);
-    bench_box<double>(handle, n);
-  }
-  if (large > 0) {
-    bench_large<float>(handle, large);
-    bench_large<double>(handle, large);
-  }
-  if (large2 > 0) {
-    bench_large<float>(handle, large2);
-    bench_large<double>(handle, large2);
+  const bool stop35 = flag(argc, argv, "stop35", 0) != 0;
+  if (stop35) {  // the one-system rows of the refinement's gate only
+    for (int lg : {large, large2}) {
+      if (lg <= 0) continue;
+      bench_stop35<float>(handle, lg);
+      bench_stop35<double>(handle, lg);
+    }
+  } else {
+    if (n > 0) {  // --n=0 / --large=0: leave the box / the large system out
+      bench_box<float>(handle, n);
+      bench_box<double>(handle, n);
+    }
+    for (int lg : {large, large2}) {
+      if (lg <= 0) continue;
+      bench_large<float>(handle, lg);
+      bench_large<double>(handle, lg);
+    }
   }
   CKS(cusparseDestroy(handle));
   std::printf("\nSummary (%% of copy, %s)\n", prop.name);
-  for (const Row& r : g_rows) std::printf("  %-58s %6.1f%%  %9.3f ms\n", r.what.c_str(), r.pct, r.ms);
-  std::printf("\nThe check's cost against Thomas without a flag (%s; target <= 5%%): automatic (check_pivots\n"
-              "on, the default), and with ADI_PIVOTING_FALLBACK=device (pivoting launch gated on the device flag)\n",
-              prop.name);
+  for (const Row& r : g_rows) std::printf("  %-*s %6.1f%%  %9.3f ms\n", stop35 ? 80 : 58, r.what.c_str(), r.pct, r.ms);
+  if (stop35)
+    std::printf("\nStop 35: the refinement's gate against the route without the test (%s; aim: graph <= 3%% at 2^24 "
+                "on the dominant rows)\n", prop.name);
+  else
+    std::printf("\nThe check's cost against Thomas without a flag (%s; target <= 5%%): automatic (check_pivots\n"
+                "on, the default), and with ADI_PIVOTING_FALLBACK=device (pivoting launch gated on the device flag)\n",
+                prop.name);
   for (const std::string& s : g_costs) std::printf("%s\n", s.c_str());
   std::printf("\nPartial pivoting against cuSPARSE gtsv2 (%s; target >= 3x)\n", prop.name);
   for (const std::string& s : g_speedups) std::printf("%s\n", s.c_str());

@@ -445,6 +445,22 @@ ADI_PIVOT_HD void refine_subtract_product(double& s, double& e, double p, double
   s = t;
 }
 
+// The elements the refinement's residual (solvers/cuda/pivoting_partition.cuh,
+// pivoting_partition_residual_kernel) reads and writes for element i = line * n + row of a dense
+// layout's rows: e (d[e], x[e], r[e]; x[e - stride] unless first, x[e + stride] unless last) and
+// ce (a[ce] unless first, b[ce], c[ce] unless last: the row itself for shared bands).
+// PivotingPartition.RefineResidualIndicesInBounds checks them on the host (stop 35).
+struct RefineRowIndex {
+  long long e, ce;
+  bool first, last;
+};
+template <class Lines>
+ADI_PIVOT_HD RefineRowIndex refine_row_index(const Lines& L, long long i, bool shared) {
+  const long long line = i / L.n, row = i - line * L.n;
+  const long long e = L.offset(line) + row * L.stride;
+  return {e, shared ? row : e, row == 0, row == L.n - 1};
+}
+
 template <class T>
 ADI_PIVOT_HD T refine_residual(T a, T b, T c, T d, T xm, T x, T xp) {
   if constexpr (sizeof(T) < sizeof(double)) {

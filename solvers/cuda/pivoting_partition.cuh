@@ -22,12 +22,27 @@
 // thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
 // never a wrong answer), without the host reading anything back. Out of place (dense layouts),
 // lines the dominance test flags are instead refined once (stop 34, h-refine: the residual in
-// higher precision, the route again on it, x += e; launch_pivoting_partition).
+// higher precision, the route again on it, x += e; launch_pivoting_partition), gated by a CUDA
+// graph's IF node since stop 35 (pivoting_refine_gate).
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/cuda/pivoting_thread_line.cuh"
+
+// The refinement's graph gates (stop 35: conditional IF nodes, captured into with
+// cudaStreamBeginCaptureToGraph) need CUDA 12.4; older toolkits take the gated launches.
+#if defined(CUDART_VERSION) && CUDART_VERSION >= 12040
+#define ADI_PIVOTING_REFINE_GRAPH 1
+#else
+#define ADI_PIVOTING_REFINE_GRAPH 0
+#endif
 
 namespace adi::cuda_backend::kernels {
 
@@ -237,17 +252,24 @@ inline int pivoting_partition_form() {
   return f[0] - '0';
 }
 
-// The dominance test (stop 34, common::partition_dominance_unsafe), opt-in:
-// ADI_PIVOTING_PARTITION_DOMINANCE=1, read at each solve, a kernel argument (uniform branch).
-// In place it sends every line that is not dominant-like to the exact fall-back, one thread per
-// line: within the yardstick, but ~3300x slower than the route on one Toeplitz 0.6 system of 2^20
-// (H100, stop 34); out of place (dense layouts) such lines are refined once instead (h-refine,
-// launch_pivoting_partition; H100 run s35/1: 2.1x the route on that system, but where nothing is
-// flagged its gated launches cost +11-18% at 2^24 and +35-45% at 2^20), so not the default
-// (docs/pivoting.md).
-inline bool pivoting_partition_dominance() {
+// The dominance test (stop 34, common::partition_dominance_unsafe), a kernel argument (uniform
+// branch), by ADI_PIVOTING_PARTITION_DOMINANCE (read at each solve): 1 on, 0 off, unset (or any
+// other value) kPivotPartitionDominanceDefault. On in place, it sends every line that is not
+// dominant-like to the exact fall-back, one thread per line: within the yardstick, but ~3300x
+// slower than the route on one Toeplitz 0.6 system of 2^20 (H100, stop 34); out of place (dense
+// layouts) such lines are refined once instead (2.07x / 2.16x the route's time, fp32 / fp64, H100
+// run s35/1; launch_pivoting_partition). out_of_place: on where the lines can be refined (out of
+// place, dense), off elsewhere (in place the route's answer, as with 0: docs/pivoting.md).
+enum class PivotDominance { off, on, out_of_place };
+// Off (opt-in) for now: run s35/5 (H100) measured the graph gates (the solve gate below the route
+// without the test), but compute-sanitizer memcheck reported reads of the refinement's graph body
+// (docs/pivoting.md "Stop 35"); out_of_place is the candidate once memcheck is clean.
+constexpr PivotDominance kPivotPartitionDominanceDefault = PivotDominance::off;
+inline PivotDominance pivoting_partition_dominance() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_DOMINANCE");
-  return f != nullptr && f[0] == '1' && f[1] == '\0';
+  if (f != nullptr && f[0] == '1' && f[1] == '\0') return PivotDominance::on;
+  if (f != nullptr && f[0] == '0' && f[1] == '\0') return PivotDominance::off;
+  return kPivotPartitionDominanceDefault;
 }
 
 // The reduce pass's arithmetic on a lane's staged rows (the whole warp calls it: shuffles).
@@ -546,12 +568,25 @@ void pivoting_partition_pass(const LineSet& ls, BandView<T> bands, const T* d, T
 
 // The refinement (stop 34, h-refine): go = the dominance test flagged a line and no block is weak
 // (weak: the exact fall-back solved the lines), skip = !go.
-template <int = 0>
-__global__ void pivoting_partition_refine_decide_kernel(const int* weak, const int* refine, int* go, int* skip) {
+__device__ __forceinline__ int pivoting_partition_refine_decide(const int* weak, const int* refine, int* go,
+                                                                int* skip) {
   const int g = *refine != 0 && *weak == 0;
   *go = g;
   *skip = !g;
+  return g;
 }
+template <int = 0>
+__global__ void pivoting_partition_refine_decide_kernel(const int* weak, const int* refine, int* go, int* skip) {
+  pivoting_partition_refine_decide(weak, refine, go, skip);
+}
+#if ADI_PIVOTING_REFINE_GRAPH
+// The graph gate's (stop 35): the same decision, also the condition of the graph's IF node.
+template <int = 0>
+__global__ void pivoting_partition_refine_condition_kernel(const int* weak, const int* refine, int* go, int* skip,
+                                                           cudaGraphConditionalHandle handle) {
+  cudaGraphSetConditional(handle, static_cast<unsigned>(pivoting_partition_refine_decide(weak, refine, go, skip)));
+}
+#endif
 
 // r = d - A x in the caller's layout (dense: pivoting_partition_dense), each row's residual in
 // higher precision (common::refine_residual). Grid-stride over the lines' rows.
@@ -563,12 +598,10 @@ __global__ void pivoting_partition_residual_kernel(DeviceLines L, const T* __res
   const i64 total = L.lines() * L.n;
   for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<i64>(gridDim.x) * blockDim.x) {
-    const i64 line = i / L.n, row = i - line * L.n;
-    const i64 e = L.offset(line) + row * L.stride;
-    const i64 ce = shared ? row : e;
-    const bool first = row == 0, last = row == L.n - 1;
-    r[e] = common::refine_residual<T>(first ? T(0) : a[ce], b[ce], last ? T(0) : c[ce], d[e],
-                                      first ? T(0) : x[e - L.stride], x[e], last ? T(0) : x[e + L.stride]);
+    const common::RefineRowIndex k = common::refine_row_index(L, i, shared);
+    const i64 e = k.e, ce = k.ce;
+    r[e] = common::refine_residual<T>(k.first ? T(0) : a[ce], b[ce], k.last ? T(0) : c[ce], d[e],
+                                      k.first ? T(0) : x[e - L.stride], x[e], k.last ? T(0) : x[e + L.stride]);
   }
 }
 
@@ -582,16 +615,302 @@ __global__ void pivoting_partition_update_kernel(i64 count, const T* __restrict_
     x[i] += e[i];
 }
 
+// How the refinement's kernels are gated where nothing is flagged (stop 35;
+// ADI_PIVOTING_REFINE_GATE, read at each solve):
+//   launches: stop 34's: every kernel of the refinement is launched and its blocks read the
+//     device flag and return (~12 launches of full grids: +45% / +35% of a 2^20 solve, fp32 /
+//     fp64, +18% / +11% at 2^24, H100 run s35/1);
+//   graph (the default): one launch of a CUDA graph after the route: a one-thread kernel sets
+//     the decision (go / skip) and the condition of an IF node whose body holds the refinement's
+//     kernels (captured once per shape and pointer set, cached: pivoting_refine_graphs);
+//   solve: the whole solve (flags' memset, the route's pass, the gated fall-back, the condition,
+//     the IF node) as one graph launch (the same cache).
+// A stream that is being captured (the caller builds its own graph) takes launches, and so does
+// every solve where the toolkit is older than CUDA 12.4 (ADI_PIVOTING_REFINE_GRAPH).
+enum class PivotRefineGate { launches, graph, solve };
+// Without ADI_PIVOTING_REFINE_GATE (or with another value).
+constexpr PivotRefineGate kPivotRefineDefaultGate = PivotRefineGate::graph;
+inline PivotRefineGate pivoting_refine_gate() {
+  if (!ADI_PIVOTING_REFINE_GRAPH) return PivotRefineGate::launches;
+  const char* f = std::getenv("ADI_PIVOTING_REFINE_GATE");
+  if (f != nullptr && std::strcmp(f, "launches") == 0) return PivotRefineGate::launches;
+  if (f != nullptr && std::strcmp(f, "graph") == 0) return PivotRefineGate::graph;
+  if (f != nullptr && std::strcmp(f, "solve") == 0) return PivotRefineGate::solve;
+  return kPivotRefineDefaultGate;
+}
+
+// Where one solve's route and refinement live: the caller's arrays and the workspace's flags,
+// levels and residual (launch_pivoting_partition).
+template <class T>
+struct PivotPartitionSolve {
+  LineSet ls;
+  BandView<T> bands;
+  const T* d;
+  T* u;
+  int* flag;  // the plan's flag (bad pivots)
+  int *flags, *weak, *refine, *go, *skip, *weak2;
+  char* body;    // the levels (first pass), the fall-back's scratch
+  T* r;          // the residual, then the correction (in place)
+  char* levels;  // the refinement pass's levels
+  std::size_t count;
+  int form;
+  bool dominance, refining;
+};
+
+// The first pass: the flags cleared, the route, the exact fall-back gated on the weak flag (its
+// scratch overlaps the levels: it runs only where the fills returned at once).
+template <class T, int Chunk>
+void pivoting_partition_route(const PivotPartitionSolve<T>& s, cudaStream_t stream) {
+  ADI_CUDA_CHECK(cudaMemsetAsync(s.flags, 0, kPivotPartitionFlags * sizeof(int), stream));
+  int* dominance_flag = s.dominance ? (s.refining ? s.refine : s.weak) : nullptr;
+  pivoting_partition_pass<T, Chunk>(s.ls, s.bands, s.d, s.u, s.body, s.flag, s.weak, dominance_flag, s.weak, nullptr,
+                                    nullptr, s.form, stream);
+  launch_pivoting_thread<T, Chunk>(s.ls, s.bands, s.d, s.u, false, s.body, s.flag, stream, s.weak);
+}
+
+// The refinement's kernels after the decision (gated on go / skip): the residual, the route's
+// pass on it (in place in the workspace), x += e.
+template <class T, int Chunk>
+void pivoting_partition_refinement(const PivotPartitionSolve<T>& s, cudaStream_t stream) {
+  constexpr unsigned threads = 256;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((s.count + threads - 1) / threads, 8192));
+  pivoting_partition_residual_kernel<T><<<blocks, threads, 0, stream>>>(to_device(s.ls), s.bands.a, s.bands.b,
+                                                                        s.bands.c, s.bands.shared, s.d, s.u, s.r, s.go);
+  ADI_CUDA_CHECK(cudaGetLastError());
+  pivoting_partition_pass<T, Chunk>(s.ls, s.bands, s.r, s.r, s.levels, s.flag, s.weak2, nullptr, s.skip, s.skip, s.go,
+                                    s.form, stream);
+  pivoting_partition_update_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<i64>(s.count), s.r, s.u, s.go);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+#if ADI_PIVOTING_REFINE_GRAPH
+// The graphs of the graph / solve gates, one per device, value type, gate, form, shape and pointer
+// set (everything the captured kernels' arguments hold), least recently used replaced beyond
+// kPivotRefineGraphs: a solve with a pointer set not in the cache captures and instantiates
+// a new graph (host time, measured by bench_cuda_pivoting --stop35's "new pointers" row;
+// cudaGraphExecUpdate is not used: the new graph's IF node has its own condition handle).
+// The cache lives to the process's end (never destroyed: past the CUDA context's teardown); an
+// evicted graph is destroyed at once (in flight, CUDA frees it on completion).
+constexpr std::size_t kPivotRefineGraphs = 8;
+struct PivotRefineGraphKey {
+  i64 n, stride, count0, stride0, count1, stride1;
+  const void *a, *b, *c, *d, *u, *workspace, *flag;
+  int device, value_size, chunk, gate, form, shared;
+  bool operator==(const PivotRefineGraphKey& o) const { return std::memcmp(this, &o, sizeof o) == 0; }
+};
+static_assert(sizeof(PivotRefineGraphKey) == 6 * sizeof(i64) + 7 * sizeof(void*) + 6 * sizeof(int),
+              "no padding: the key is compared with memcmp");
+struct PivotRefineGraphs {
+  struct Entry {
+    PivotRefineGraphKey key;
+    cudaGraphExec_t exec;
+    std::uint64_t used;
+  };
+  std::mutex mutex;
+  std::vector<Entry> entries;
+  std::uint64_t clock = 0;
+  std::string unavailable;  // why a graph could not be built (then: gated launches)
+};
+// The graph to launch, the cache's lock held while it lives (an evicting solve on another thread
+// cannot destroy the graph between the lookup and the launch); exec nullptr: take the launches.
+struct PivotRefineGraphLease {
+  std::unique_lock<std::mutex> lock;
+  cudaGraphExec_t exec = nullptr;
+  bool once = false;  // not cached (ADI_PIVOTING_REFINE_GRAPH_CACHE=0): destroyed after its launch
+};
+inline PivotRefineGraphs& pivoting_refine_graphs() {
+  static PivotRefineGraphs* graphs = new PivotRefineGraphs;  // never destroyed (above)
+  return *graphs;
+}
+// Diagnosis switches of the graph gates (stop 36: compute-sanitizer memcheck reported reads of
+// the IF node's body that the index arithmetic, the cache key and the stream order all say are
+// in bounds of live arrays; docs/pivoting.md "Stop 36"), read at each solve, "1" / "0" only:
+//   ADI_PIVOTING_REFINE_GRAPH_IF=0: the graph without the IF node: the decision kernel, then the
+//     refinement's kernels in the graph itself, gated on go / skip as the launches are (the same
+//     kernels on the same arguments, nothing in a conditional body: where memcheck is clean with
+//     this and not without, the conditional body is what it reports);
+//   ADI_PIVOTING_REFINE_GRAPH_TRACE=1: one stderr line per graph built and per graph launched
+//     ("adi: refine graph: built ..." / "launched"), so a run shows the graphs ran (not the
+//     launches, e.g. under CUDA_LAUNCH_BLOCKING=1);
+//   ADI_PIVOTING_REFINE_GRAPH_SYNC=1: the device synchronised before each build (stop 35),
+//     =2: also right before each graph launch (the route's kernels finished first).
+inline bool pivoting_refine_env(const char* name, const char* value) {
+  const char* f = std::getenv(name);
+  return f != nullptr && std::strcmp(f, value) == 0;
+}
+// Build the graph: [route (solve gate)] -> condition kernel -> IF node { refinement }, captured
+// on a private stream (the caller's may be the legacy default stream, which cannot capture);
+// flat (ADI_PIVOTING_REFINE_GRAPH_IF=0, diagnosis): [route] -> decision -> refinement (gated).
+template <class T, int Chunk>
+cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, bool whole, bool flat) {
+  cudaStream_t cs = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  bool capturing = false;
+  try {
+    ADI_CUDA_CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    ADI_CUDA_CHECK(cudaGraphCreate(&graph, 0));
+    if (flat) {
+      ADI_CUDA_CHECK(
+          cudaStreamBeginCaptureToGraph(cs, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
+      capturing = true;
+      if (whole) pivoting_partition_route<T, Chunk>(s, cs);
+      pivoting_partition_refine_decide_kernel<><<<1, 1, 0, cs>>>(s.weak, s.refine, s.go, s.skip);
+      ADI_CUDA_CHECK(cudaGetLastError());
+      pivoting_partition_refinement<T, Chunk>(s, cs);
+      capturing = false;
+      ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
+      ADI_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+      ADI_CUDA_CHECK(cudaGraphDestroy(graph));
+      ADI_CUDA_CHECK(cudaStreamDestroy(cs));
+      return exec;
+    }
+    cudaGraphConditionalHandle handle{};
+    ADI_CUDA_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 0, cudaGraphCondAssignDefault));
+    ADI_CUDA_CHECK(cudaStreamBeginCaptureToGraph(cs, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
+    capturing = true;
+    if (whole) pivoting_partition_route<T, Chunk>(s, cs);
+    pivoting_partition_refine_condition_kernel<><<<1, 1, 0, cs>>>(s.weak, s.refine, s.go, s.skip, handle);
+    ADI_CUDA_CHECK(cudaGetLastError());
+    cudaStreamCaptureStatus status{};
+    const cudaGraphNode_t* deps = nullptr;
+    std::size_t ndeps = 0;
+#if CUDART_VERSION >= 13000  // edge data in the capture API since CUDA 13 (12.x: the _v3 / _v2 names)
+    ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(cs, &status, nullptr, nullptr, &deps, nullptr, &ndeps));
+#else
+    ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(cs, &status, nullptr, nullptr, &deps, &ndeps));
+#endif
+    cudaGraphNodeParams cp{};
+    cp.type = cudaGraphNodeTypeConditional;
+    cp.conditional.handle = handle;
+    cp.conditional.type = cudaGraphCondTypeIf;
+    cp.conditional.size = 1;
+    cudaGraphNode_t node = nullptr;
+#if CUDART_VERSION >= 13000
+    ADI_CUDA_CHECK(cudaGraphAddNode(&node, graph, deps, nullptr, ndeps, &cp));
+    ADI_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(cs, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
+#else
+    ADI_CUDA_CHECK(cudaGraphAddNode(&node, graph, deps, ndeps, &cp));
+    ADI_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(cs, &node, 1, cudaStreamSetCaptureDependencies));
+#endif
+    capturing = false;
+    ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
+    cudaGraph_t body = cp.conditional.phGraph_out[0];
+    ADI_CUDA_CHECK(cudaStreamBeginCaptureToGraph(cs, body, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
+    capturing = true;
+    pivoting_partition_refinement<T, Chunk>(s, cs);
+    capturing = false;
+    ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &body));
+    ADI_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  } catch (...) {
+    if (capturing) {
+      cudaGraph_t g = nullptr;
+      (void)cudaStreamEndCapture(cs, &g);
+    }
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    if (cs != nullptr) (void)cudaStreamDestroy(cs);
+    (void)cudaGetLastError();
+    throw;
+  }
+  ADI_CUDA_CHECK(cudaGraphDestroy(graph));
+  ADI_CUDA_CHECK(cudaStreamDestroy(cs));
+  return exec;
+}
+
+// The cached graph for this solve (built on a miss). Where a graph cannot be built (a driver or
+// toolkit without conditional nodes, ...) the process takes the gated launches from then on,
+// with one line on stderr; ADI_PIVOTING_REFINE_GATE_STRICT=1 (the tests) throws instead.
+// ADI_PIVOTING_REFINE_GRAPH_CACHE=0 (diagnosis, stop 35: memcheck's reports on run s35/5) builds
+// a graph for every solve and destroys it after its launch: no graph is ever launched again,
+// so none can meet memory that was freed and allocated again at the same address.
+template <class T, int Chunk>
+PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, bool whole, const void* workspace) {
+  PivotRefineGraphKey key{};
+  ADI_CUDA_CHECK(cudaGetDevice(&key.device));
+  key.value_size = static_cast<int>(sizeof(T));
+  key.chunk = Chunk;
+  key.gate = whole ? 2 : 1;
+  key.form = s.form;
+  key.n = s.ls.n;
+  key.stride = s.ls.stride;
+  key.count0 = s.ls.count0;
+  key.stride0 = s.ls.stride0;
+  key.count1 = s.ls.count1;
+  key.stride1 = s.ls.stride1;
+  key.a = s.bands.a;
+  key.b = s.bands.b;
+  key.c = s.bands.c;
+  key.d = s.d;
+  key.u = s.u;
+  key.workspace = workspace;
+  key.flag = s.flag;
+  key.shared = s.bands.shared ? 1 : 0;
+  const bool flat = pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_IF", "0");
+  if (flat) key.gate += 10;  // diagnosis: a graph without the IF node (pivoting_refine_graph_build)
+  PivotRefineGraphs& g = pivoting_refine_graphs();
+  PivotRefineGraphLease lease{std::unique_lock<std::mutex>(g.mutex), nullptr, false};
+  ++g.clock;
+  lease.once = pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_CACHE", "0");
+  for (auto& e : g.entries)
+    if (!lease.once && e.key == key) {
+      e.used = g.clock;
+      lease.exec = e.exec;
+      return lease;
+    }
+  const bool strict = pivoting_refine_env("ADI_PIVOTING_REFINE_GATE_STRICT", "1");
+  if (!g.unavailable.empty()) {
+    if (strict) throw ::adi::DeviceError("partition route: the refinement's graph gate is unavailable: " + g.unavailable);
+    return lease;
+  }
+  // ADI_PIVOTING_REFINE_GRAPH_SYNC=1 or 2 (diagnosis only: memcheck on run s35/5; NVIDIA/warp#1406
+  // saw compute-sanitizer report reads of arrays allocated shortly before a conditional graph's
+  // capture, gone with a synchronisation in between): the device synchronised before each build.
+  if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_SYNC", "1") || pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_SYNC", "2"))
+    ADI_CUDA_CHECK(cudaDeviceSynchronize());
+  cudaGraphExec_t exec = nullptr;
+  try {
+    exec = pivoting_refine_graph_build<T, Chunk>(s, whole, flat);
+    if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_TRACE", "1"))
+      std::fprintf(stderr, "adi: refine graph: built (gate %s%s, n %lld, %lld lines, %s bands, %d-byte values%s)\n",
+                   whole ? "solve" : "graph", flat ? ", no IF node" : "", static_cast<long long>(s.ls.n),
+                   static_cast<long long>(s.ls.lines()), s.bands.shared ? "shared" : "per-line",
+                   static_cast<int>(sizeof(T)), lease.once ? ", not cached" : "");
+  } catch (const ::adi::DeviceError& e) {
+    if (strict) throw;
+    g.unavailable = e.what();
+    std::fprintf(stderr, "adi: partition route: the refinement's graph gate is unavailable (%s); gated launches from now on\n",
+                 e.what());
+    return lease;
+  }
+  if (lease.once) {
+    lease.exec = exec;
+    return lease;
+  }
+  if (g.entries.size() < kPivotRefineGraphs) {
+    g.entries.push_back({key, exec, g.clock});
+  } else {
+    auto lru = std::min_element(g.entries.begin(), g.entries.end(),
+                                [](const auto& x, const auto& y) { return x.used < y.used; });
+    (void)cudaGraphExecDestroy(lru->exec);  // in flight: freed on completion
+    *lru = {key, exec, g.clock};
+  }
+  lease.exec = exec;
+  return lease;
+}
+
+#endif  // ADI_PIVOTING_REFINE_GRAPH
+
 // The route: one pass (pivoting_partition_pass), then the thread-per-line kernel on the
 // caller's lines, gated on the weak flag on the device: if a block was nearly singular the fills
 // returned at once and the thread route solves the lines (d is still intact, in place too:
 // nothing was written to u), otherwise the thread route's blocks return at once.
-// Refinement (opted-in dominance test, out of place, dense layouts): lines the dominance test
-// flags are not sent to the fall-back but refined once: r = d - A x in higher precision
-// (residual kernel), the route again on r (in place, in the workspace), x += e (update kernel),
-// every kernel gated on the device (go / skip: nothing is read back; where nothing was flagged
-// the refinement's kernels return at once: ~12 empty launches). In place (u == d: d is gone once
-// x is written) or other layouts, flagged lines take the exact fall-back as before.
+// Refinement (dominance test, out of place, dense layouts): lines the dominance test flags are
+// not sent to the fall-back but refined once: r = d - A x in higher precision (residual kernel),
+// the route again on r (in place, in the workspace), x += e (update kernel), gated on the device
+// (go / skip: nothing is read back) by the gate of pivoting_refine_gate: stop 34's launches (every
+// kernel launched, its blocks returning at once where nothing is flagged) or a CUDA graph's IF
+// node (the kernels do not run at all). In place (u == d: d is gone once x is written) or other
+// layouts, flagged lines take the exact fall-back as before.
 // Nothing is read back (until stop 29 the host read the weak flag between the passes: one
 // synchronisation, ~10-15 us, in every solve).
 template <class T, int Chunk>
@@ -599,31 +918,55 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
                                cudaStream_t stream) {
   char* base = static_cast<char*>(workspace);
   int* flags = reinterpret_cast<int*>(base);
-  int *weak = flags, *refine = flags + 1, *go = flags + 2, *skip = flags + 3, *weak2 = flags + 4;
-  char* body = base + align_up(kPivotPartitionFlags * sizeof(int));
-  const int form = pivoting_partition_form();
-  const bool dominance = pivoting_partition_dominance();
-  const bool refining = dominance && static_cast<const T*>(u) != d && pivoting_partition_dense(ls);
-  ADI_CUDA_CHECK(cudaMemsetAsync(flags, 0, kPivotPartitionFlags * sizeof(int), stream));
-  int* dominance_flag = dominance ? (refining ? refine : weak) : nullptr;
-  pivoting_partition_pass<T, Chunk>(ls, bands, d, u, body, flag, weak, dominance_flag, weak, nullptr, nullptr, form,
-                                    stream);
-  // Its scratch overlaps the levels: it runs only where the fills returned at once.
-  launch_pivoting_thread<T, Chunk>(ls, bands, d, u, false, body, flag, stream, weak);
-  if (!refining) return;
-  const std::size_t count = static_cast<std::size_t>(ls.n) * static_cast<std::size_t>(ls.lines());
-  T* r = reinterpret_cast<T*>(body);  // the residual, then the correction (in place)
-  char* levels = body + slice_bytes(count, sizeof(T));
-  constexpr unsigned threads = 256;
-  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((count + threads - 1) / threads, 8192));
-  pivoting_partition_refine_decide_kernel<><<<1, 1, 0, stream>>>(weak, refine, go, skip);
-  ADI_CUDA_CHECK(cudaGetLastError());
-  pivoting_partition_residual_kernel<T>
-      <<<blocks, threads, 0, stream>>>(to_device(ls), bands.a, bands.b, bands.c, bands.shared, d, u, r, go);
-  ADI_CUDA_CHECK(cudaGetLastError());
-  pivoting_partition_pass<T, Chunk>(ls, bands, r, r, levels, flag, weak2, nullptr, skip, skip, go, form, stream);
-  pivoting_partition_update_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<i64>(count), r, u, go);
-  ADI_CUDA_CHECK(cudaGetLastError());
+  PivotPartitionSolve<T> s{};
+  s.ls = ls;
+  s.bands = bands;
+  s.d = d;
+  s.u = u;
+  s.flag = flag;
+  s.flags = s.weak = flags;
+  s.refine = flags + 1;
+  s.go = flags + 2;
+  s.skip = flags + 3;
+  s.weak2 = flags + 4;
+  s.body = base + align_up(kPivotPartitionFlags * sizeof(int));
+  s.count = static_cast<std::size_t>(ls.n) * static_cast<std::size_t>(ls.lines());
+  s.r = reinterpret_cast<T*>(s.body);
+  s.levels = s.body + slice_bytes(s.count, sizeof(T));
+  s.form = pivoting_partition_form();
+  const PivotDominance mode = pivoting_partition_dominance();
+  const bool refinable = static_cast<const T*>(u) != d && pivoting_partition_dense(ls);
+  s.dominance = mode == PivotDominance::on || (mode == PivotDominance::out_of_place && refinable);
+  s.refining = s.dominance && refinable;
+  PivotRefineGate gate = s.refining ? pivoting_refine_gate() : PivotRefineGate::launches;
+  if (gate != PivotRefineGate::launches) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    ADI_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+    if (status != cudaStreamCaptureStatusNone) gate = PivotRefineGate::launches;
+  }
+#if ADI_PIVOTING_REFINE_GRAPH
+  // Looked up (or built) before the route is enqueued: where no graph can be had, the launches.
+  PivotRefineGraphLease lease;
+  if (gate != PivotRefineGate::launches) {
+    lease = pivoting_refine_graph<T, Chunk>(s, gate == PivotRefineGate::solve, workspace);
+    if (lease.exec == nullptr) gate = PivotRefineGate::launches;
+  }
+#endif
+  if (gate != PivotRefineGate::solve) pivoting_partition_route<T, Chunk>(s, stream);
+  if (!s.refining) return;
+  if (gate == PivotRefineGate::launches) {
+    pivoting_partition_refine_decide_kernel<><<<1, 1, 0, stream>>>(s.weak, s.refine, s.go, s.skip);
+    ADI_CUDA_CHECK(cudaGetLastError());
+    pivoting_partition_refinement<T, Chunk>(s, stream);
+    return;
+  }
+#if ADI_PIVOTING_REFINE_GRAPH
+  if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_SYNC", "2")) ADI_CUDA_CHECK(cudaDeviceSynchronize());
+  ADI_CUDA_CHECK(cudaGraphLaunch(lease.exec, stream));
+  if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_TRACE", "1"))
+    std::fprintf(stderr, "adi: refine graph: launched (gate %s)\n", gate == PivotRefineGate::solve ? "solve" : "graph");
+  if (lease.once) ADI_CUDA_CHECK(cudaGraphExecDestroy(lease.exec));  // in flight: freed on completion
+#endif
 }
 
 }  // namespace adi::cuda_backend::kernels

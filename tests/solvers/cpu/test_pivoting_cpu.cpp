@@ -586,6 +586,43 @@ void refine_line(std::int64_t n, const T* a, const T* b, const T* c, const T* d,
   for (std::int64_t i = 0; i < n; ++i) u[i] += r[i];
 }
 
+// Stop 35: the elements the device residual reads and writes (common::refine_row_index, the
+// index arithmetic of pivoting_partition_residual_kernel) lie inside the arrays on every dense
+// layout the refinement takes (contiguous lines, interleaved batches; per-line and shared bands),
+// and the writes r[e] cover the elements once each. Run s35/5's memcheck report (shared bands,
+// 3 lines of 1089, fp32) named thread 4 of block 8 reading band element 963 of 1089 and thread 68
+// of block 12 reading x element 3139 of 3267: both are the elements this arithmetic gives and
+// both are inside the arrays (checked below).
+TEST(PivotingPartition, RefineResidualIndicesInBounds) {
+  for (index_t n : {1, 2, 3, 17, 1089, 4097})
+    for (index_t count : {1, 3, 5})
+      for (int layout = 0; layout < 2; ++layout)
+        for (bool shared : {false, true}) {
+          const LineSet L = layout == 0 ? adi::to_lines(adi::StridedLines::contiguous(n, count))
+                                        : adi::to_lines(adi::InterleavedBatch{n, count});
+          const long long span = L.span(), total = n * count;
+          ASSERT_EQ(span, total) << "dense: the layouts the refinement takes";
+          const long long band = shared ? n : span;
+          std::vector<int> written(static_cast<std::size_t>(span), 0);
+          long long bad = 0;
+          for (long long i = 0; i < total; ++i) {
+            const adi::common::RefineRowIndex k = adi::common::refine_row_index(L, i, shared);
+            auto in = [](long long j, long long size) { return j >= 0 && j < size; };
+            bad += !in(k.e, span) || !in(k.ce, band);
+            bad += !k.first && !in(k.e - L.stride, span);
+            bad += !k.last && !in(k.e + L.stride, span);
+            if (in(k.e, span)) ++written[static_cast<std::size_t>(k.e)];
+          }
+          EXPECT_EQ(bad, 0) << "n " << n << " x " << count << " layout " << layout << (shared ? " shared" : "");
+          EXPECT_EQ(std::count(written.begin(), written.end(), 1), span)
+              << "n " << n << " x " << count << " layout " << layout << ": every element written once";
+        }
+  // The elements of run s35/5's report (block 8 thread 4: i = 2052; block 12 thread 68: i = 3140).
+  const LineSet L = adi::to_lines(adi::StridedLines::contiguous(1089, 3));
+  EXPECT_EQ(adi::common::refine_row_index(L, 2052, true).ce, 963);
+  EXPECT_EQ(adi::common::refine_row_index(L, 3140, true).e - L.stride, 3139);
+}
+
 // The residual itself, against the exact one (__float128), with d = A x rounded (heavy
 // cancellation): fp64's compensated residual is within Dot2's bound (one rounding of the result
 // plus eps^2 times the terms: as if computed in twice the precision); fp32's is the fp64 one rounded.

@@ -13,10 +13,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -29,6 +31,7 @@
 #include "adi/tridiagonal.hpp"
 #include "adi/variable_batch.hpp"
 #include "adi/variable_tridiagonal.hpp"
+#include "solvers/cuda/backend.hpp"
 #include "tests/gpu_skip.hpp"
 #include "tests/solvers/pivoting_cases.hpp"
 
@@ -45,6 +48,10 @@ namespace tp = adi::test_pivoting;
 
 class PivotingCuda : public adi::test::CudaTest {};
 
+// Stop 35: a refinement graph that cannot be built throws here instead of falling back to the
+// gated launches with a line on stderr (solvers/cuda/pivoting_partition.cuh, pivoting_refine_graph).
+const bool kRefineGateStrict = setenv("ADI_PIVOTING_REFINE_GATE_STRICT", "1", 1) == 0;
+
 LineSet make_lines(int layout, index_t n, index_t count) {
   switch (layout) {
     case 0: return adi::to_lines(adi::StridedLines::contiguous(n, count));
@@ -58,23 +65,33 @@ LineSet make_lines(int layout, index_t n, index_t count) {
 
 // Copies the case to the device, solves, copies u back into k.u.
 template <class T>
-adi::Array<T> up(const std::vector<T>& h) {
-  adi::Array<T> a(static_cast<index_t>(h.size()), adi::Executor::cuda());
+adi::Array<T> up(const std::vector<T>& h, const adi::Executor& dev = adi::Executor::cuda()) {
+  adi::Array<T> a(static_cast<index_t>(h.size()), dev);
   a.copy_from_host(h.data());
   return a;
 }
 
+// Where solve_on_device runs: the executor (the legacy default stream unless stop 36's memcheck
+// variants give it a created one: PartitionRefineGraphMemcheck) and, where keep is set, every
+// device array and plan of the solve kept alive in *keep (no address is allocated twice).
+struct DeviceRun {
+  adi::Executor dev = adi::Executor::cuda();
+  std::vector<std::shared_ptr<void>>* keep = nullptr;
+};
+
 template <class T>
-void solve_on_device(tp::Case<T>& k, TridiagonalOptions o, bool in_place) {
-  const adi::Executor dev = adi::Executor::cuda();
-  adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
-  TridiagonalPlan<T> plan(dev, k.lines, o);
-  T* out = in_place ? d.data() : u.data();
+void solve_on_device(tp::Case<T>& k, TridiagonalOptions o, bool in_place, const DeviceRun& run = {}) {
+  auto a = std::make_shared<adi::Array<T>>(up(k.a, run.dev)), b = std::make_shared<adi::Array<T>>(up(k.b, run.dev)),
+       c = std::make_shared<adi::Array<T>>(up(k.c, run.dev)), d = std::make_shared<adi::Array<T>>(up(k.d, run.dev)),
+       u = std::make_shared<adi::Array<T>>(up(k.u, run.dev));
+  auto plan = std::make_shared<TridiagonalPlan<T>>(run.dev, k.lines, o);
+  T* out = in_place ? d->data() : u->data();
   if (k.shared)
-    plan.solve(adi::SharedBands<T>{a.data(), b.data(), c.data()}, d.data(), out);
+    plan->solve(adi::SharedBands<T>{a->data(), b->data(), c->data()}, d->data(), out);
   else
-    plan.solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), out);
-  (in_place ? d : u).copy_to_host(k.u.data());
+    plan->solve(adi::Bands<T>{a->data(), b->data(), c->data()}, d->data(), out);
+  (in_place ? *d : *u).copy_to_host(k.u.data());
+  if (run.keep != nullptr) run.keep->insert(run.keep->end(), {a, b, c, d, u, plan});
 }
 
 // Solves out of place and expects no error and an answer within 10x of LAPACK's.
@@ -141,14 +158,14 @@ TEST_F(PivotingCuda, OneLineOfAMillion) {
 // random signs: one in ~10^4 blocks) send the solve to the exact per-line kernel, so every
 // case must be within the yardstick whichever way it went.
 template <class T>
-void run_partition(tp::Family f, index_t n, index_t count) {
+void run_partition(tp::Family f, index_t n, index_t count, const DeviceRun& run = {}) {
   for (bool shared : {false, true})
     for (bool in_place : {false, true}) {
       const LineSet l = adi::to_lines(adi::StridedLines::contiguous(n, count));
       TridiagonalOptions o;
       o.pivoting = Pivoting::partial;
       auto k = tp::make_case<T>(l, f, false, shared, 7 * n + count + shared);
-      solve_on_device(k, o, in_place);
+      solve_on_device(k, o, in_place, run);
       std::string detail;
       EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
           << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << " x " << count
@@ -209,12 +226,16 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
 // the general loads), one line of 70000 (two levels), tiny diagonals and random signs (weak:
 // the fall-back), dominant lines, shared bands (form 0's kernels); form 1 also with the dominance
 // test opted in (stop 34: the non-dominant lines then take the fall-back in place, and are refined
-// out of place: h-refine's residual, second pass and update kernels under compute-sanitizer).
+// out of place: h-refine's residual, second pass and update kernels under compute-sanitizer),
+// under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE: "1d" the default graph,
+// "1l" the gated launches, "1s" the whole solve as one graph).
 TEST_F(PivotingCuda, PartitionFormsSmall) {
   setenv("ADI_PIVOTING_ROUTE", "partition", 1);
-  for (const char* form : {"0", "1", "1d"}) {
+  for (const char* form : {"0", "1", "1d", "1l", "1s"}) {
     setenv("ADI_PIVOTING_PARTITION_FORM", std::string(form).substr(0, 1).c_str(), 1);
-    if (form[1] == 'd') setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+    setenv("ADI_PIVOTING_PARTITION_DOMINANCE", form[1] == '\0' ? "0" : "1", 1);
+    if (form[1] == 'l') setenv("ADI_PIVOTING_REFINE_GATE", "launches", 1);
+    if (form[1] == 's') setenv("ADI_PIVOTING_REFINE_GATE", "solve", 1);
     for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {1089, 3}, {70000, 1}})
       for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::dominant}) {
         run_partition<float>(f, n, count);
@@ -224,6 +245,55 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
   unsetenv("ADI_PIVOTING_ROUTE");
   unsetenv("ADI_PIVOTING_PARTITION_FORM");
   unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+  unsetenv("ADI_PIVOTING_REFINE_GATE");
+}
+
+// Stop 36: the narrowest case of the memcheck reports of runs s35/5 and s36/2 (invalid reads in
+// the refinement graph's residual kernel, its IF node's body, on PartitionFormsSmall's "1d" pass:
+// 3 lines of 1089 rows, random signs, fp32, shared bands, out of place) and the variants that
+// tell the hypotheses apart, for scripts/gpu_pivoting_check.sh --stop36 (each variant its own
+// compute-sanitizer process: memcheck's first report ends the context). Environment, read here:
+//   ADI_TEST_REFINE_MC_SCOPE = case (default: that pass on 3 x 1089, random signs, fp32: per-line
+//     and shared bands, in place or not, four solves; the first report came from the third),
+//     shape (3 x 1089, the pass's three families, fp32 and fp64), small (the whole "1d" pass:
+//     4097, 3 x 1089, 70000);
+//   ADI_TEST_REFINE_MC_STREAM = legacy (default: Executor::cuda(), the legacy default stream, as
+//     every other test) | created (arrays and plan on a created non-blocking stream);
+//   ADI_TEST_REFINE_MC_KEEP = 1: every device array and plan kept alive to the end (no address
+//     allocated twice: the graphs never meet memory freed and allocated again).
+// The gate is the environment's (ADI_PIVOTING_REFINE_GATE; unset: the default graph gate); the
+// graph diagnosis switches of solvers/cuda/pivoting_partition.cuh apply. Without the variables
+// (the whole suite) it is the "case" scope on the legacy stream, within 10x LAPACK as everywhere.
+TEST_F(PivotingCuda, PartitionRefineGraphMemcheck) {
+  auto env = [](const char* name, const char* otherwise) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr ? v : otherwise);
+  };
+  const std::string scope = env("ADI_TEST_REFINE_MC_SCOPE", "case"), stream = env("ADI_TEST_REFINE_MC_STREAM", "legacy");
+  const bool keep = env("ADI_TEST_REFINE_MC_KEEP", "0") == "1";
+  void* created = stream == "created" ? adi::cuda_backend::side_stream_create(0) : nullptr;
+  std::vector<std::shared_ptr<void>> kept;
+  DeviceRun run;
+  run.dev = adi::Executor::cuda(0, created);
+  run.keep = keep ? &kept : nullptr;
+  std::printf("PartitionRefineGraphMemcheck: scope %s, stream %s, keep %d, gate %s\n", scope.c_str(), stream.c_str(),
+              keep ? 1 : 0, env("ADI_PIVOTING_REFINE_GATE", "(default)").c_str());
+  setenv("ADI_PIVOTING_ROUTE", "partition", 1);
+  setenv("ADI_PIVOTING_PARTITION_FORM", "1", 1);
+  setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+  std::vector<std::pair<index_t, index_t>> shapes{{1089, 3}};
+  if (scope == "small") shapes = {{4097, 1}, {1089, 3}, {70000, 1}};
+  for (auto [n, count] : shapes)
+    for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::dominant}) {
+      run_partition<float>(f, n, count, run);
+      if (scope == "case") break;
+      run_partition<double>(f, n, count, run);
+    }
+  unsetenv("ADI_PIVOTING_ROUTE");
+  unsetenv("ADI_PIVOTING_PARTITION_FORM");
+  unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+  kept.clear();
+  if (created != nullptr) adi::cuda_backend::side_stream_destroy(created);
 }
 
 // Issue 23 / stop 34: the route forced on lines of 68 .. 4097 rows (the lengths of
@@ -253,18 +323,126 @@ TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
 // x += e; launch_pivoting_partition) instead of the exact fall-back; in place they still take
 // the fall-back. The route's lengths (4097, 40000 x 3: the issue families, per-line and
 // shared bands, in place or not) and the large plan on 2^20 + 1 (Toeplitz, random signs).
+// Under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE = launches | graph | solve).
 TEST_F(PivotingCuda, PartitionRefinementWithinTenTimesLapack) {
   setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
-  for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::heat})
-    for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}}) {
-      run_partition<float>(f, n, count);
-      run_partition<double>(f, n, count);
+  for (const char* gate : {"graph", "launches", "solve"}) {
+    setenv("ADI_PIVOTING_REFINE_GATE", gate, 1);
+    SCOPED_TRACE(std::string("ADI_PIVOTING_REFINE_GATE=") + gate);
+    for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::heat})
+      for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}}) {
+        run_partition<float>(f, n, count);
+        run_partition<double>(f, n, count);
+      }
+    for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs}) {
+      large_plan_partial<float>(f, 21);
+      large_plan_partial<double>(f, 22);
     }
-  for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs}) {
-    large_plan_partial<float>(f, 21);
-    large_plan_partial<double>(f, 22);
+  }
+  unsetenv("ADI_PIVOTING_REFINE_GATE");
+  unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+}
+
+// Stop 35: the refinement's gates (ADI_PIVOTING_REFINE_GATE; stop 36: and the graphs without the IF
+// node) run the same kernels on the same values, so their answers agree bit for bit, refined
+// (Toeplitz: every line flagged) or not
+// (dominant: nothing flagged, the route's answer); one plan solving into 9 output arrays in
+// turn and the first again, twice (the graph gates cache a graph per pointer set, 8 at most:
+// the ninth array evicts one, the second round rebuilds them; a cached graph must not hold
+// stale pointers).
+template <class T>
+void refinement_gates_agree(tp::Family f, index_t n, index_t count) {
+  const auto k = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, count)), f, false, false, 9 * n);
+  const adi::Executor dev = adi::Executor::cuda();
+  adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d);
+  std::vector<adi::Array<T>> outs;
+  constexpr int kOuts = 9;
+  for (int i = 0; i < kOuts; ++i) outs.push_back(up(k.u));  // NaN-poisoned
+  TridiagonalOptions o;
+  o.pivoting = Pivoting::partial;
+  std::vector<T> ref, got(k.u.size());
+  std::string detail;
+  // Stop 36: also the graph forms without the IF node (ADI_PIVOTING_REFINE_GRAPH_IF=0, memcheck's
+  // diagnosis: the same kernels in the graph itself, gated on the device flag).
+  for (const std::string gate : {"launches", "graph", "solve", "graph, no IF node", "solve, no IF node"}) {
+    setenv("ADI_PIVOTING_REFINE_GATE", gate.substr(0, gate.find(',')).c_str(), 1);
+    if (gate.find("no IF") != std::string::npos) setenv("ADI_PIVOTING_REFINE_GRAPH_IF", "0", 1);
+    TridiagonalPlan<T> plan(dev, k.lines, o);
+    for (int round = 0; round < 2; ++round)
+      for (int i = 0; i <= kOuts; ++i) {
+        adi::Array<T>& u = outs[static_cast<std::size_t>(i % kOuts)];
+        u.copy_from_host(k.u.data());  // poisoned again
+        plan.solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), u.data());
+        u.copy_to_host(got.data());
+        if (ref.empty()) {
+          ref = got;
+          auto kk = k;
+          kk.u = got;
+          EXPECT_LE(tp::worst_ratio(kk, kk.u, detail), 10.0) << tp::family_name(f) << ": " << detail;
+          continue;
+        }
+        std::size_t differ = 0;
+        for (std::size_t j = 0; j < ref.size(); ++j) differ += std::memcmp(&ref[j], &got[j], sizeof(T)) != 0;
+        EXPECT_EQ(differ, 0u) << "gate " << gate << " round " << round << " output " << i << " against launches, "
+                              << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << " x "
+                              << count;
+      }
+    unsetenv("ADI_PIVOTING_REFINE_GRAPH_IF");
+  }
+  unsetenv("ADI_PIVOTING_REFINE_GATE");
+}
+TEST_F(PivotingCuda, PartitionRefinementGatesAgree) {
+  setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+  for (tp::Family f : {tp::Family::toeplitz, tp::Family::dominant}) {
+    refinement_gates_agree<float>(f, 40000, 3);
+    refinement_gates_agree<double>(f, 4097, 1);
   }
   unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+}
+
+// The dominance test never fires on dominant lines (stop 34's sweep; here on the device, through
+// the refinement): the answers with the test (ADI_PIVOTING_PARTITION_DOMINANCE unset: the
+// default; 1: on, under each gate) are the route's without it (0) bit for bit, on dominant lines
+// and the heat operator r = 1e4, the route's lengths, fp32 / fp64, per-line and shared bands, in
+// place or not.
+TEST_F(PivotingCuda, PartitionDominanceNeverFiresOnDominantLines) {
+  auto run = [](auto zero, tp::Family f, index_t n, index_t count, bool shared, bool in_place) {
+    using T = decltype(zero);
+    const auto k0 =
+        tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, count)), f, false, shared, 3 * n + shared);
+    TridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    std::vector<T> ref;
+    for (const char* mode : {"0", "unset", "1 launches", "1 graph", "1 solve"}) {
+      if (std::string(mode) == "unset")
+        unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+      else
+        setenv("ADI_PIVOTING_PARTITION_DOMINANCE", std::string(mode).substr(0, 1).c_str(), 1);
+      if (mode[0] == '1') setenv("ADI_PIVOTING_REFINE_GATE", mode + 2, 1);
+      auto k = k0;
+      solve_on_device(k, o, in_place);
+      unsetenv("ADI_PIVOTING_REFINE_GATE");
+      if (ref.empty()) {
+        ref = k.u;
+        std::string detail;
+        EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << tp::family_name(f) << ": " << detail;
+        continue;
+      }
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < ref.size(); ++i) differ += std::memcmp(&ref[i], &k.u[i], sizeof(T)) != 0;
+      EXPECT_EQ(differ, 0u) << "ADI_PIVOTING_PARTITION_DOMINANCE=" << mode << " against 0, "
+                            << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << " x "
+                            << count << (shared ? " shared" : "") << (in_place ? " in place" : "");
+    }
+    unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
+  };
+  for (tp::Family f : {tp::Family::dominant, tp::Family::heat})
+    for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}, {(1 << 20) + 3, 1}})
+      for (bool shared : {false, true})
+        for (bool in_place : {false, true}) {
+          run(0.0f, f, n, count, shared, in_place);
+          run(0.0, f, n, count, shared, in_place);
+        }
 }
 
 // Both forms run the same arithmetic on the same rows (partition_reduce_rows,
