@@ -48,7 +48,14 @@ struct TridiagonalOptions {
   //            pivoting (host: per SIMD group, before anything is written; CUDA: the whole
   //            batch again, which needs u != d; in place it throws UnstableSystem);
   // none:      Thomas only (check_pivots decides whether a failing line throws);
-  // partial:   always partial pivoting (kernels cpu_pivoting*, cuda_pivoting).
+  // partial:   always partial pivoting (kernels cpu_pivoting*, cuda_pivoting). On CUDA, few
+  //            long lines take the partition route (pivoting inside partitions of 17 rows);
+  //            out of place (lines filling lines x n elements from element 0: contiguous,
+  //            interleaved) it tests each line for diagonal dominance and refines the lines
+  //            that fail it once (residual in higher precision), behind a CUDA graph's
+  //            conditional node: nothing runs, nothing is read back, where no line fails; in
+  //            place (no copy of d to refine against) the route's answer, within eps cond(A, x)
+  //            on all but a few lines, up to ~100x LAPACK's error (docs/pivoting.md, "Stop 35").
   // On CUDA, automatic falls back only where check_pivots is on: the kernels write the
   // check's flag into pinned host memory, read after one synchronisation of the stream (no
   // memset, no copy; ADI_PIVOTING_FALLBACK=device, for measurement, re-solves on the device

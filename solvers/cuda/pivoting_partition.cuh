@@ -14,16 +14,16 @@
 // and stores for stride-1 lines: the 32 partitions are one contiguous run of 544 values).
 // Memory traffic: a, b, c, d read twice and u written once (9 values per row, plus 4/17 for
 // the reduced rows), against 5 for a copy: at most ~55% of the copy bandwidth.
-// A nearly singular block (common::partition_weak_pivot), or, opted in (stop 34,
-// ADI_PIVOTING_PARTITION_DOMINANCE=1), a line that does not behave like a diagonally dominant one
-// (common::partition_dominance_unsafe: where the partition elimination itself loses digits
-// against LAPACK), raises a device flag that the
+// A nearly singular block (common::partition_weak_pivot), or, in place with the dominance test
+// forced on (ADI_PIVOTING_PARTITION_DOMINANCE=1, stop 34), a line that does not behave like a
+// diagonally dominant one (common::partition_dominance_unsafe: where the partition elimination
+// itself loses digits against LAPACK), raises a device flag that the
 // fill passes and the thread-per-line kernel are gated on: the lines are then solved by the
 // thread-per-line kernel (exact partial pivoting, sequential along each line: slow, but
-// never a wrong answer), without the host reading anything back. Out of place (dense layouts),
-// lines the dominance test flags are instead refined once (stop 34, h-refine: the residual in
-// higher precision, the route again on it, x += e; launch_pivoting_partition), gated by a CUDA
-// graph's IF node since stop 35 (pivoting_refine_gate).
+// never a wrong answer), without the host reading anything back. Out of place (dense layouts;
+// the default since stop 35), lines the dominance test flags are instead refined once (the
+// residual in higher precision, the route again on it, x += e; launch_pivoting_partition),
+// behind a CUDA graph's IF node (pivoting_refine_gate).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -261,10 +261,9 @@ inline int pivoting_partition_form() {
 // run s35/1; launch_pivoting_partition). out_of_place: on where the lines can be refined (out of
 // place, dense), off elsewhere (in place the route's answer, as with 0: docs/pivoting.md).
 enum class PivotDominance { off, on, out_of_place };
-// Off (opt-in) for now: run s35/5 (H100) measured the graph gates (the solve gate below the route
-// without the test), but compute-sanitizer memcheck reported reads of the refinement's graph body
-// (docs/pivoting.md "Stop 35"); out_of_place is the candidate once memcheck is clean.
-constexpr PivotDominance kPivotPartitionDominanceDefault = PivotDominance::off;
+// Stop 35 (h-refgate): on out of place, where the graph gate makes the refinement's kernels
+// cost nothing unless a line is flagged (docs/pivoting.md "Stop 35"; before: off).
+constexpr PivotDominance kPivotPartitionDominanceDefault = PivotDominance::out_of_place;
 inline PivotDominance pivoting_partition_dominance() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_DOMINANCE");
   if (f != nullptr && f[0] == '1' && f[1] == '\0') return PivotDominance::on;
@@ -275,8 +274,8 @@ inline PivotDominance pivoting_partition_dominance() {
 // The reduce pass's arithmetic on a lane's staged rows (the whole warp calls it: shuffles).
 // The partition that holds a line's end pads it scale-neutrally (stop 34,
 // common::partition_pad_rows, in a branch only that lane takes: the weak test no longer depends
-// on the line's scale); dominance (opt-in): lines that do not behave like diagonally dominant
-// ones are weak too (common::partition_dominance_unsafe).
+// on the line's scale); dominance (pivoting_partition_dominance): lines that do not behave like
+// diagonally dominant ones raise dominance_flag (common::partition_dominance_unsafe).
 template <class T>
 __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, int lane, i64 gp, i64 total,
                                                       const T (&ra)[kPivotPartitionRows],
@@ -302,7 +301,8 @@ __device__ __forceinline__ void partition_reduce_rows(const PartitionRun& run, i
   B[gp] = r.b;
   C[gp] = r.c;
   D[gp] = r.d;
-  // Opted in: the weak flag (the exact fall-back) or the refinement's flag (out of place).
+  // With the test: the refinement's flag (out of place) or the weak flag (in place, forced on: the
+  // exact fall-back).
   if (dominance_flag != nullptr && common::partition_dominance_unsafe<T>(vF, wF, vL, wL, r)) *dominance_flag = 1;
   // A singular block (a non-finite 1/pivot) is always also weak: the fall-back decides then.
   report(bad && !weak, flag);
@@ -620,16 +620,18 @@ __global__ void pivoting_partition_update_kernel(i64 count, const T* __restrict_
 //   launches: stop 34's: every kernel of the refinement is launched and its blocks read the
 //     device flag and return (~12 launches of full grids: +45% / +35% of a 2^20 solve, fp32 /
 //     fp64, +18% / +11% at 2^24, H100 run s35/1);
-//   graph (the default): one launch of a CUDA graph after the route: a one-thread kernel sets
+//   graph: one launch of a CUDA graph after the route: a one-thread kernel sets
 //     the decision (go / skip) and the condition of an IF node whose body holds the refinement's
 //     kernels (captured once per shape and pointer set, cached: pivoting_refine_graphs);
-//   solve: the whole solve (flags' memset, the route's pass, the gated fall-back, the condition,
-//     the IF node) as one graph launch (the same cache).
+//   solve (the default): the whole solve (flags' memset, the route's pass, the gated fall-back,
+//     the condition, the IF node) as one graph launch (the same cache).
 // A stream that is being captured (the caller builds its own graph) takes launches, and so does
 // every solve where the toolkit is older than CUDA 12.4 (ADI_PIVOTING_REFINE_GRAPH).
 enum class PivotRefineGate { launches, graph, solve };
-// Without ADI_PIVOTING_REFINE_GATE (or with another value).
-constexpr PivotRefineGate kPivotRefineDefaultGate = PivotRefineGate::graph;
+// Without ADI_PIVOTING_REFINE_GATE (or with another value): the whole solve as one graph, below
+// the route without the test where nothing is flagged (H100 run s35/5: -1.4% / -1.2% at 2^24,
+// fp32 / fp64; the graph gate +4.3% / +1.8%).
+constexpr PivotRefineGate kPivotRefineDefaultGate = PivotRefineGate::solve;
 inline PivotRefineGate pivoting_refine_gate() {
   if (!ADI_PIVOTING_REFINE_GRAPH) return PivotRefineGate::launches;
   const char* f = std::getenv("ADI_PIVOTING_REFINE_GATE");

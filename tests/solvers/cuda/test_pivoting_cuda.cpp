@@ -227,13 +227,14 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
 // the fall-back), dominant lines, shared bands (form 0's kernels); form 1 also with the dominance
 // test opted in (stop 34: the non-dominant lines then take the fall-back in place, and are refined
 // out of place: h-refine's residual, second pass and update kernels under compute-sanitizer),
-// under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE: "1d" the default graph,
-// "1l" the gated launches, "1s" the whole solve as one graph).
+// under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE: "1d" the default (solve),
+// "1g" the graph after the route, "1l" the gated launches, "1s" the whole solve as one graph).
 TEST_F(PivotingCuda, PartitionFormsSmall) {
   setenv("ADI_PIVOTING_ROUTE", "partition", 1);
-  for (const char* form : {"0", "1", "1d", "1l", "1s"}) {
+  for (const char* form : {"0", "1", "1d", "1g", "1l", "1s"}) {
     setenv("ADI_PIVOTING_PARTITION_FORM", std::string(form).substr(0, 1).c_str(), 1);
     setenv("ADI_PIVOTING_PARTITION_DOMINANCE", form[1] == '\0' ? "0" : "1", 1);
+    if (form[1] == 'g') setenv("ADI_PIVOTING_REFINE_GATE", "graph", 1);
     if (form[1] == 'l') setenv("ADI_PIVOTING_REFINE_GATE", "launches", 1);
     if (form[1] == 's') setenv("ADI_PIVOTING_REFINE_GATE", "solve", 1);
     for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {1089, 3}, {70000, 1}})
@@ -261,7 +262,7 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
 //     every other test) | created (arrays and plan on a created non-blocking stream);
 //   ADI_TEST_REFINE_MC_KEEP = 1: every device array and plan kept alive to the end (no address
 //     allocated twice: the graphs never meet memory freed and allocated again).
-// The gate is the environment's (ADI_PIVOTING_REFINE_GATE; unset: the default graph gate); the
+// The gate is the environment's (ADI_PIVOTING_REFINE_GATE; unset: the default, the solve gate); the
 // graph diagnosis switches of solvers/cuda/pivoting_partition.cuh apply. Without the variables
 // (the whole suite) it is the "case" scope on the legacy stream, within 10x LAPACK as everywhere.
 TEST_F(PivotingCuda, PartitionRefineGraphMemcheck) {
@@ -300,10 +301,10 @@ TEST_F(PivotingCuda, PartitionRefineGraphMemcheck) {
 // PartitionFormsBitIdentical), every family, fp32 / fp64, one and three lines, per-line and shared
 // bands, in place or not, against LAPACK. Stop 33 compared these with form 0 only: the route
 // came out above 10x LAPACK on a few lines in a hundred (fp32 random signs, one shared line of
-// 1089: 22.4x). With the dominance test (stop 34, opt-in: ADI_PIVOTING_PARTITION_DOMINANCE=1)
-// lines that are not dominant-like (common::partition_dominance_unsafe) take the exact
-// fall-back; dominant ones stay on the route. Without it (the default) the route keeps them:
-// the open defect (docs/pivoting.md, "Stop 34").
+// 1089: 22.4x). With the dominance test forced on (ADI_PIVOTING_PARTITION_DOMINANCE=1) lines that
+// are not dominant-like (common::partition_dominance_unsafe) are refined out of place and take the
+// exact fall-back in place; dominant ones stay on the route. By default (stop 35) the test is on
+// out of place only: in place the route keeps them (docs/pivoting.md, "Stop 35").
 TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
   setenv("ADI_PIVOTING_ROUTE", "partition", 1);
   setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
@@ -318,10 +319,11 @@ TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
   unsetenv("ADI_PIVOTING_ROUTE");
 }
 
-// Stop 34, refinement (branch h-refine): with the dominance test opted in, out of place, lines
-// it flags are refined once on the device (residual in higher precision, the route again,
-// x += e; launch_pivoting_partition) instead of the exact fall-back; in place they still take
-// the fall-back. The route's lengths (4097, 40000 x 3: the issue families, per-line and
+// Stop 34, refinement: with the dominance test on (forced here; the default out of place since
+// stop 35, so PartitionRouteWithinTenTimesLapack and PartitionFormsWithinTenTimesLapack refine
+// too), out of place, lines it flags are refined once on the device (residual in higher
+// precision, the route again, x += e; launch_pivoting_partition) instead of the exact fall-back;
+// in place they still take the fall-back. The route's lengths (4097, 40000 x 3: the issue families, per-line and
 // shared bands, in place or not) and the large plan on 2^20 + 1 (Toeplitz, random signs).
 // Under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE = launches | graph | solve).
 TEST_F(PivotingCuda, PartitionRefinementWithinTenTimesLapack) {
