@@ -89,7 +89,10 @@ struct TransposedRowsOut {
     i0 = i;
     cnt = c;
   }
-  void put(int k, int j, const V& v) { t[j][k] = v; }
+  void put(int k, int j, const V& v) {
+    if (k >= W) __builtin_unreachable();  // the sweeps pass k < cnt <= W (g++ 13's -Warray-bounds cannot see it)
+    t[j][k] = v;
+  }
   void flush() {
     for (int j = 0; j < K; ++j) {
       simd::transpose<W>(t[j]);
