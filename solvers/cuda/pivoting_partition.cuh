@@ -36,8 +36,8 @@
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 
-// The refinement's graph gates (stop 35: conditional IF nodes, captured into with
-// cudaStreamBeginCaptureToGraph) need CUDA 12.4; older toolkits take the gated launches.
+// The refinement's solve gate (stop 35: a conditional IF node, captured into with
+// cudaStreamBeginCaptureToGraph) needs CUDA 12.4; older toolkits take the gated launches.
 #if defined(CUDART_VERSION) && CUDART_VERSION >= 12040
 #define ADI_PIVOTING_REFINE_GRAPH 1
 #else
@@ -261,8 +261,8 @@ inline int pivoting_partition_form() {
 // run s35/1; launch_pivoting_partition). out_of_place: on where the lines can be refined (out of
 // place, dense), off elsewhere (in place the route's answer, as with 0: docs/pivoting.md).
 enum class PivotDominance { off, on, out_of_place };
-// Stop 35 (h-refgate): on out of place, where the graph gate makes the refinement's kernels
-// cost nothing unless a line is flagged (docs/pivoting.md "Stop 35"; before: off).
+// Stop 35 (h-refgate): on out of place, where the solve gate makes the refinement's kernels
+// cost nothing unless a line is flagged (docs/pivoting.md "Stop 35", "Stop 37"; before: off).
 constexpr PivotDominance kPivotPartitionDominanceDefault = PivotDominance::out_of_place;
 inline PivotDominance pivoting_partition_dominance() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_DOMINANCE");
@@ -580,7 +580,7 @@ __global__ void pivoting_partition_refine_decide_kernel(const int* weak, const i
   pivoting_partition_refine_decide(weak, refine, go, skip);
 }
 #if ADI_PIVOTING_REFINE_GRAPH
-// The graph gate's (stop 35): the same decision, also the condition of the graph's IF node.
+// The solve gate's (stop 35): the same decision, also the condition of the graph's IF node.
 template <int = 0>
 __global__ void pivoting_partition_refine_condition_kernel(const int* weak, const int* refine, int* go, int* skip,
                                                            cudaGraphConditionalHandle handle) {
@@ -620,24 +620,34 @@ __global__ void pivoting_partition_update_kernel(i64 count, const T* __restrict_
 //   launches: stop 34's: every kernel of the refinement is launched and its blocks read the
 //     device flag and return (~12 launches of full grids: +45% / +35% of a 2^20 solve, fp32 /
 //     fp64, +18% / +11% at 2^24, H100 run s35/1);
-//   graph: one launch of a CUDA graph after the route: a one-thread kernel sets
-//     the decision (go / skip) and the condition of an IF node whose body holds the refinement's
-//     kernels (captured once per shape and pointer set, cached: pivoting_refine_graphs);
 //   solve (the default): the whole solve (flags' memset, the route's pass, the gated fall-back,
-//     the condition, the IF node) as one graph launch (the same cache).
+//     a one-thread kernel that sets the decision (go / skip) and the condition of an IF node
+//     whose body holds the refinement's kernels) as one CUDA graph launch (captured once per
+//     shape and pointer set, cached: pivoting_refine_graphs).
 // A stream that is being captured (the caller builds its own graph) takes launches, and so does
 // every solve where the toolkit is older than CUDA 12.4 (ADI_PIVOTING_REFINE_GRAPH).
-enum class PivotRefineGate { launches, graph, solve };
+// Stop 37 removed the graph gate (the route launched, then a graph of the decision and the IF
+// node): slower than the solve gate everywhere (+2..+11% against the route without the test,
+// H100 run s37/2) and compute-sanitizer memcheck reported reads in its conditional body
+// (docs/pivoting.md "Stop 36", "Stop 37").
+enum class PivotRefineGate { launches, solve };
 // Without ADI_PIVOTING_REFINE_GATE (or with another value): the whole solve as one graph, below
 // the route without the test where nothing is flagged (H100 run s35/5: -1.4% / -1.2% at 2^24,
-// fp32 / fp64; the graph gate +4.3% / +1.8%).
+// fp32 / fp64; run s37/2: -1.3% / -0.7%). The former value "graph" takes it too, with one line
+// on stderr saying so.
 constexpr PivotRefineGate kPivotRefineDefaultGate = PivotRefineGate::solve;
 inline PivotRefineGate pivoting_refine_gate() {
   if (!ADI_PIVOTING_REFINE_GRAPH) return PivotRefineGate::launches;
   const char* f = std::getenv("ADI_PIVOTING_REFINE_GATE");
   if (f != nullptr && std::strcmp(f, "launches") == 0) return PivotRefineGate::launches;
-  if (f != nullptr && std::strcmp(f, "graph") == 0) return PivotRefineGate::graph;
   if (f != nullptr && std::strcmp(f, "solve") == 0) return PivotRefineGate::solve;
+  if (f != nullptr && std::strcmp(f, "graph") == 0) {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      std::fprintf(stderr, "adi: ADI_PIVOTING_REFINE_GATE=graph: the graph gate was removed in stop 37 "
+                           "(docs/pivoting.md); the solve gate runs (set launches or solve)\n");
+    });
+  }
   return kPivotRefineDefaultGate;
 }
 
@@ -686,8 +696,8 @@ void pivoting_partition_refinement(const PivotPartitionSolve<T>& s, cudaStream_t
 }
 
 #if ADI_PIVOTING_REFINE_GRAPH
-// The graphs of the graph / solve gates, one per device, value type, gate, form, shape and pointer
-// set (everything the captured kernels' arguments hold), least recently used replaced beyond
+// The solve gate's graphs, one per device, value type, form, shape, pointer set (everything the
+// captured kernels' arguments hold) and IF node or not (flat), least recently used replaced beyond
 // kPivotRefineGraphs: a solve with a pointer set not in the cache captures and instantiates
 // a new graph (host time, measured by bench_cuda_pivoting --stop35's "new pointers" row;
 // cudaGraphExecUpdate is not used: the new graph's IF node has its own condition handle).
@@ -697,7 +707,7 @@ constexpr std::size_t kPivotRefineGraphs = 8;
 struct PivotRefineGraphKey {
   i64 n, stride, count0, stride0, count1, stride1;
   const void *a, *b, *c, *d, *u, *workspace, *flag;
-  int device, value_size, chunk, gate, form, shared;
+  int device, value_size, chunk, flat, form, shared;
   bool operator==(const PivotRefineGraphKey& o) const { return std::memcmp(this, &o, sizeof o) == 0; }
 };
 static_assert(sizeof(PivotRefineGraphKey) == 6 * sizeof(i64) + 7 * sizeof(void*) + 6 * sizeof(int),
@@ -718,33 +728,31 @@ struct PivotRefineGraphs {
 struct PivotRefineGraphLease {
   std::unique_lock<std::mutex> lock;
   cudaGraphExec_t exec = nullptr;
-  bool once = false;  // not cached (ADI_PIVOTING_REFINE_GRAPH_CACHE=0): destroyed after its launch
 };
 inline PivotRefineGraphs& pivoting_refine_graphs() {
   static PivotRefineGraphs* graphs = new PivotRefineGraphs;  // never destroyed (above)
   return *graphs;
 }
-// Diagnosis switches of the graph gates (stop 36: compute-sanitizer memcheck reported reads of
-// the IF node's body that the index arithmetic, the cache key and the stream order all say are
-// in bounds of live arrays; docs/pivoting.md "Stop 36"), read at each solve, "1" / "0" only:
+// Diagnosis switches of the solve gate (stop 36: compute-sanitizer memcheck reported reads of
+// the removed graph gate's IF node body that the index arithmetic, the cache key and the stream
+// order all say are in bounds of live arrays; docs/pivoting.md "Stop 36", "Stop 37"), read at
+// each solve, "1" / "0" only:
 //   ADI_PIVOTING_REFINE_GRAPH_IF=0: the graph without the IF node: the decision kernel, then the
 //     refinement's kernels in the graph itself, gated on go / skip as the launches are (the same
-//     kernels on the same arguments, nothing in a conditional body: where memcheck is clean with
-//     this and not without, the conditional body is what it reports);
+//     kernels on the same arguments, nothing in a conditional body; PartitionRefinementGatesAgree
+//     checks it bit for bit, bench_cuda_pivoting --stop35 times it);
 //   ADI_PIVOTING_REFINE_GRAPH_TRACE=1: one stderr line per graph built and per graph launched
 //     ("adi: refine graph: built ..." / "launched"), so a run shows the graphs ran (not the
-//     launches, e.g. under CUDA_LAUNCH_BLOCKING=1);
-//   ADI_PIVOTING_REFINE_GRAPH_SYNC=1: the device synchronised before each build (stop 35),
-//     =2: also right before each graph launch (the route's kernels finished first).
+//     launches).
 inline bool pivoting_refine_env(const char* name, const char* value) {
   const char* f = std::getenv(name);
   return f != nullptr && std::strcmp(f, value) == 0;
 }
-// Build the graph: [route (solve gate)] -> condition kernel -> IF node { refinement }, captured
-// on a private stream (the caller's may be the legacy default stream, which cannot capture);
-// flat (ADI_PIVOTING_REFINE_GRAPH_IF=0, diagnosis): [route] -> decision -> refinement (gated).
+// Build the graph: route -> condition kernel -> IF node { refinement }, captured on a private
+// stream (the caller's may be the legacy default stream, which cannot capture);
+// flat (ADI_PIVOTING_REFINE_GRAPH_IF=0, diagnosis): route -> decision -> refinement (gated).
 template <class T, int Chunk>
-cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, bool whole, bool flat) {
+cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, bool flat) {
   cudaStream_t cs = nullptr;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -756,7 +764,7 @@ cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, boo
       ADI_CUDA_CHECK(
           cudaStreamBeginCaptureToGraph(cs, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
       capturing = true;
-      if (whole) pivoting_partition_route<T, Chunk>(s, cs);
+      pivoting_partition_route<T, Chunk>(s, cs);
       pivoting_partition_refine_decide_kernel<><<<1, 1, 0, cs>>>(s.weak, s.refine, s.go, s.skip);
       ADI_CUDA_CHECK(cudaGetLastError());
       pivoting_partition_refinement<T, Chunk>(s, cs);
@@ -771,7 +779,7 @@ cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, boo
     ADI_CUDA_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 0, cudaGraphCondAssignDefault));
     ADI_CUDA_CHECK(cudaStreamBeginCaptureToGraph(cs, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
     capturing = true;
-    if (whole) pivoting_partition_route<T, Chunk>(s, cs);
+    pivoting_partition_route<T, Chunk>(s, cs);
     pivoting_partition_refine_condition_kernel<><<<1, 1, 0, cs>>>(s.weak, s.refine, s.go, s.skip, handle);
     ADI_CUDA_CHECK(cudaGetLastError());
     cudaStreamCaptureStatus status{};
@@ -822,16 +830,14 @@ cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, boo
 // The cached graph for this solve (built on a miss). Where a graph cannot be built (a driver or
 // toolkit without conditional nodes, ...) the process takes the gated launches from then on,
 // with one line on stderr; ADI_PIVOTING_REFINE_GATE_STRICT=1 (the tests) throws instead.
-// ADI_PIVOTING_REFINE_GRAPH_CACHE=0 (diagnosis, stop 35: memcheck's reports on run s35/5) builds
-// a graph for every solve and destroys it after its launch: no graph is ever launched again,
-// so none can meet memory that was freed and allocated again at the same address.
+// (Stop 35's diagnosis switches ADI_PIVOTING_REFINE_GRAPH_CACHE=0 and _SYNC=1 / 2, for the
+// removed graph gate's memcheck reports, went with it at stop 37.)
 template <class T, int Chunk>
-PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, bool whole, const void* workspace) {
+PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, const void* workspace) {
   PivotRefineGraphKey key{};
   ADI_CUDA_CHECK(cudaGetDevice(&key.device));
   key.value_size = static_cast<int>(sizeof(T));
   key.chunk = Chunk;
-  key.gate = whole ? 2 : 1;
   key.form = s.form;
   key.n = s.ls.n;
   key.stride = s.ls.stride;
@@ -848,44 +854,37 @@ PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, boo
   key.flag = s.flag;
   key.shared = s.bands.shared ? 1 : 0;
   const bool flat = pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_IF", "0");
-  if (flat) key.gate += 10;  // diagnosis: a graph without the IF node (pivoting_refine_graph_build)
+  key.flat = flat ? 1 : 0;  // diagnosis: a graph without the IF node (pivoting_refine_graph_build)
   PivotRefineGraphs& g = pivoting_refine_graphs();
-  PivotRefineGraphLease lease{std::unique_lock<std::mutex>(g.mutex), nullptr, false};
+  PivotRefineGraphLease lease{std::unique_lock<std::mutex>(g.mutex), nullptr};
   ++g.clock;
-  lease.once = pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_CACHE", "0");
   for (auto& e : g.entries)
-    if (!lease.once && e.key == key) {
+    if (e.key == key) {
       e.used = g.clock;
       lease.exec = e.exec;
       return lease;
     }
   const bool strict = pivoting_refine_env("ADI_PIVOTING_REFINE_GATE_STRICT", "1");
   if (!g.unavailable.empty()) {
-    if (strict) throw ::adi::DeviceError("partition route: the refinement's graph gate is unavailable: " + g.unavailable);
+    if (strict)
+      throw ::adi::DeviceError("partition route: the refinement's solve gate (a CUDA graph) is unavailable: " +
+                               g.unavailable);
     return lease;
   }
-  // ADI_PIVOTING_REFINE_GRAPH_SYNC=1 or 2 (diagnosis only: memcheck on run s35/5; NVIDIA/warp#1406
-  // saw compute-sanitizer report reads of arrays allocated shortly before a conditional graph's
-  // capture, gone with a synchronisation in between): the device synchronised before each build.
-  if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_SYNC", "1") || pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_SYNC", "2"))
-    ADI_CUDA_CHECK(cudaDeviceSynchronize());
   cudaGraphExec_t exec = nullptr;
   try {
-    exec = pivoting_refine_graph_build<T, Chunk>(s, whole, flat);
+    exec = pivoting_refine_graph_build<T, Chunk>(s, flat);
     if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_TRACE", "1"))
-      std::fprintf(stderr, "adi: refine graph: built (gate %s%s, n %lld, %lld lines, %s bands, %d-byte values%s)\n",
-                   whole ? "solve" : "graph", flat ? ", no IF node" : "", static_cast<long long>(s.ls.n),
-                   static_cast<long long>(s.ls.lines()), s.bands.shared ? "shared" : "per-line",
-                   static_cast<int>(sizeof(T)), lease.once ? ", not cached" : "");
+      std::fprintf(stderr, "adi: refine graph: built (gate solve%s, n %lld, %lld lines, %s bands, %d-byte values)\n",
+                   flat ? ", no IF node" : "", static_cast<long long>(s.ls.n), static_cast<long long>(s.ls.lines()),
+                   s.bands.shared ? "shared" : "per-line", static_cast<int>(sizeof(T)));
   } catch (const ::adi::DeviceError& e) {
     if (strict) throw;
     g.unavailable = e.what();
-    std::fprintf(stderr, "adi: partition route: the refinement's graph gate is unavailable (%s); gated launches from now on\n",
+    std::fprintf(stderr,
+                 "adi: partition route: the refinement's solve gate (a CUDA graph) is unavailable (%s); gated "
+                 "launches from now on\n",
                  e.what());
-    return lease;
-  }
-  if (lease.once) {
-    lease.exec = exec;
     return lease;
   }
   if (g.entries.size() < kPivotRefineGraphs) {
@@ -910,9 +909,10 @@ PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, boo
 // not sent to the fall-back but refined once: r = d - A x in higher precision (residual kernel),
 // the route again on r (in place, in the workspace), x += e (update kernel), gated on the device
 // (go / skip: nothing is read back) by the gate of pivoting_refine_gate: stop 34's launches (every
-// kernel launched, its blocks returning at once where nothing is flagged) or a CUDA graph's IF
-// node (the kernels do not run at all). In place (u == d: d is gone once x is written) or other
-// layouts, flagged lines take the exact fall-back as before.
+// kernel launched, its blocks returning at once where nothing is flagged) or the solve gate (the
+// whole solve as one CUDA graph, the refinement behind its IF node: the kernels do not run at
+// all). In place (u == d: d is gone once x is written) or other layouts, flagged lines take the
+// exact fall-back as before.
 // Nothing is read back (until stop 29 the host read the weak flag between the passes: one
 // synchronisation, ~10-15 us, in every solve).
 template <class T, int Chunk>
@@ -950,11 +950,11 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
   // Looked up (or built) before the route is enqueued: where no graph can be had, the launches.
   PivotRefineGraphLease lease;
   if (gate != PivotRefineGate::launches) {
-    lease = pivoting_refine_graph<T, Chunk>(s, gate == PivotRefineGate::solve, workspace);
+    lease = pivoting_refine_graph<T, Chunk>(s, workspace);
     if (lease.exec == nullptr) gate = PivotRefineGate::launches;
   }
 #endif
-  if (gate != PivotRefineGate::solve) pivoting_partition_route<T, Chunk>(s, stream);
+  if (gate == PivotRefineGate::launches) pivoting_partition_route<T, Chunk>(s, stream);  // else in the graph
   if (!s.refining) return;
   if (gate == PivotRefineGate::launches) {
     pivoting_partition_refine_decide_kernel<><<<1, 1, 0, stream>>>(s.weak, s.refine, s.go, s.skip);
@@ -963,11 +963,9 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
     return;
   }
 #if ADI_PIVOTING_REFINE_GRAPH
-  if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_SYNC", "2")) ADI_CUDA_CHECK(cudaDeviceSynchronize());
   ADI_CUDA_CHECK(cudaGraphLaunch(lease.exec, stream));
   if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_TRACE", "1"))
-    std::fprintf(stderr, "adi: refine graph: launched (gate %s)\n", gate == PivotRefineGate::solve ? "solve" : "graph");
-  if (lease.once) ADI_CUDA_CHECK(cudaGraphExecDestroy(lease.exec));  // in flight: freed on completion
+    std::fprintf(stderr, "adi: refine graph: launched (gate solve)\n");
 #endif
 }
 

@@ -18,7 +18,6 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
-#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -31,7 +30,6 @@
 #include "adi/tridiagonal.hpp"
 #include "adi/variable_batch.hpp"
 #include "adi/variable_tridiagonal.hpp"
-#include "solvers/cuda/backend.hpp"
 #include "tests/gpu_skip.hpp"
 #include "tests/solvers/pivoting_cases.hpp"
 
@@ -65,33 +63,23 @@ LineSet make_lines(int layout, index_t n, index_t count) {
 
 // Copies the case to the device, solves, copies u back into k.u.
 template <class T>
-adi::Array<T> up(const std::vector<T>& h, const adi::Executor& dev = adi::Executor::cuda()) {
-  adi::Array<T> a(static_cast<index_t>(h.size()), dev);
+adi::Array<T> up(const std::vector<T>& h) {
+  adi::Array<T> a(static_cast<index_t>(h.size()), adi::Executor::cuda());
   a.copy_from_host(h.data());
   return a;
 }
 
-// Where solve_on_device runs: the executor (the legacy default stream unless stop 36's memcheck
-// variants give it a created one: PartitionRefineGraphMemcheck) and, where keep is set, every
-// device array and plan of the solve kept alive in *keep (no address is allocated twice).
-struct DeviceRun {
-  adi::Executor dev = adi::Executor::cuda();
-  std::vector<std::shared_ptr<void>>* keep = nullptr;
-};
-
 template <class T>
-void solve_on_device(tp::Case<T>& k, TridiagonalOptions o, bool in_place, const DeviceRun& run = {}) {
-  auto a = std::make_shared<adi::Array<T>>(up(k.a, run.dev)), b = std::make_shared<adi::Array<T>>(up(k.b, run.dev)),
-       c = std::make_shared<adi::Array<T>>(up(k.c, run.dev)), d = std::make_shared<adi::Array<T>>(up(k.d, run.dev)),
-       u = std::make_shared<adi::Array<T>>(up(k.u, run.dev));
-  auto plan = std::make_shared<TridiagonalPlan<T>>(run.dev, k.lines, o);
-  T* out = in_place ? d->data() : u->data();
+void solve_on_device(tp::Case<T>& k, TridiagonalOptions o, bool in_place) {
+  const adi::Executor dev = adi::Executor::cuda();
+  adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
+  TridiagonalPlan<T> plan(dev, k.lines, o);
+  T* out = in_place ? d.data() : u.data();
   if (k.shared)
-    plan->solve(adi::SharedBands<T>{a->data(), b->data(), c->data()}, d->data(), out);
+    plan.solve(adi::SharedBands<T>{a.data(), b.data(), c.data()}, d.data(), out);
   else
-    plan->solve(adi::Bands<T>{a->data(), b->data(), c->data()}, d->data(), out);
-  (in_place ? *d : *u).copy_to_host(k.u.data());
-  if (run.keep != nullptr) run.keep->insert(run.keep->end(), {a, b, c, d, u, plan});
+    plan.solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), out);
+  (in_place ? d : u).copy_to_host(k.u.data());
 }
 
 // Solves out of place and expects no error and an answer within 10x of LAPACK's.
@@ -158,14 +146,14 @@ TEST_F(PivotingCuda, OneLineOfAMillion) {
 // random signs: one in ~10^4 blocks) send the solve to the exact per-line kernel, so every
 // case must be within the yardstick whichever way it went.
 template <class T>
-void run_partition(tp::Family f, index_t n, index_t count, const DeviceRun& run = {}) {
+void run_partition(tp::Family f, index_t n, index_t count) {
   for (bool shared : {false, true})
     for (bool in_place : {false, true}) {
       const LineSet l = adi::to_lines(adi::StridedLines::contiguous(n, count));
       TridiagonalOptions o;
       o.pivoting = Pivoting::partial;
       auto k = tp::make_case<T>(l, f, false, shared, 7 * n + count + shared);
-      solve_on_device(k, o, in_place, run);
+      solve_on_device(k, o, in_place);
       std::string detail;
       EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
           << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << " x " << count
@@ -227,16 +215,18 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
 // the fall-back), dominant lines, shared bands (form 0's kernels); form 1 also with the dominance
 // test opted in (stop 34: the non-dominant lines then take the fall-back in place, and are refined
 // out of place: h-refine's residual, second pass and update kernels under compute-sanitizer),
-// under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE: "1d" the default (solve),
-// "1g" the graph after the route, "1l" the gated launches, "1s" the whole solve as one graph).
+// under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE: "1d" the default, the
+// solve gate: the whole solve as one graph; "1l" the gated launches; stop 37 removed the graph
+// gate and its "1g" pass, which memcheck flagged in runs s35/5, s36/2, s37/2 and s37/4).
 TEST_F(PivotingCuda, PartitionFormsSmall) {
   setenv("ADI_PIVOTING_ROUTE", "partition", 1);
-  for (const char* form : {"0", "1", "1d", "1g", "1l", "1s"}) {
+  for (const char* form : {"0", "1", "1d", "1l"}) {
     setenv("ADI_PIVOTING_PARTITION_FORM", std::string(form).substr(0, 1).c_str(), 1);
     setenv("ADI_PIVOTING_PARTITION_DOMINANCE", form[1] == '\0' ? "0" : "1", 1);
-    if (form[1] == 'g') setenv("ADI_PIVOTING_REFINE_GATE", "graph", 1);
-    if (form[1] == 'l') setenv("ADI_PIVOTING_REFINE_GATE", "launches", 1);
-    if (form[1] == 's') setenv("ADI_PIVOTING_REFINE_GATE", "solve", 1);
+    if (form[1] == 'l')
+      setenv("ADI_PIVOTING_REFINE_GATE", "launches", 1);
+    else
+      unsetenv("ADI_PIVOTING_REFINE_GATE");
     for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {1089, 3}, {70000, 1}})
       for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::dominant}) {
         run_partition<float>(f, n, count);
@@ -249,52 +239,20 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
   unsetenv("ADI_PIVOTING_REFINE_GATE");
 }
 
-// Stop 36: the narrowest case of the memcheck reports of runs s35/5 and s36/2 (invalid reads in
-// the refinement graph's residual kernel, its IF node's body, on PartitionFormsSmall's "1d" pass:
-// 3 lines of 1089 rows, random signs, fp32, shared bands, out of place) and the variants that
-// tell the hypotheses apart, for scripts/gpu_pivoting_check.sh --stop36 (each variant its own
-// compute-sanitizer process: memcheck's first report ends the context). Environment, read here:
-//   ADI_TEST_REFINE_MC_SCOPE = case (default: that pass on 3 x 1089, random signs, fp32: per-line
-//     and shared bands, in place or not, four solves; the first report came from the third),
-//     shape (3 x 1089, the pass's three families, fp32 and fp64), small (the whole "1d" pass:
-//     4097, 3 x 1089, 70000);
-//   ADI_TEST_REFINE_MC_STREAM = legacy (default: Executor::cuda(), the legacy default stream, as
-//     every other test) | created (arrays and plan on a created non-blocking stream);
-//   ADI_TEST_REFINE_MC_KEEP = 1: every device array and plan kept alive to the end (no address
-//     allocated twice: the graphs never meet memory freed and allocated again).
-// The gate is the environment's (ADI_PIVOTING_REFINE_GATE; unset: the default, the solve gate); the
-// graph diagnosis switches of solvers/cuda/pivoting_partition.cuh apply. Without the variables
-// (the whole suite) it is the "case" scope on the legacy stream, within 10x LAPACK as everywhere.
+// Stop 36: the narrowest case of the graph gate's memcheck reports (runs s35/5, s36/2, s37/2:
+// invalid reads in the refinement's residual kernel in its IF node's body, on PartitionFormsSmall's
+// "1d" pass: 3 lines of 1089 rows, random signs, fp32, shared bands, out of place), now under the
+// default gate (the solve gate: stop 37 removed the graph gate; docs/pivoting.md "Stop 37"), for a
+// quick memcheck: per-line and shared bands, in place or not (four solves; stop 36's variants on
+// streams, kept arrays and scopes went with the graph gate).
 TEST_F(PivotingCuda, PartitionRefineGraphMemcheck) {
-  auto env = [](const char* name, const char* otherwise) {
-    const char* v = std::getenv(name);
-    return std::string(v != nullptr ? v : otherwise);
-  };
-  const std::string scope = env("ADI_TEST_REFINE_MC_SCOPE", "case"), stream = env("ADI_TEST_REFINE_MC_STREAM", "legacy");
-  const bool keep = env("ADI_TEST_REFINE_MC_KEEP", "0") == "1";
-  void* created = stream == "created" ? adi::cuda_backend::side_stream_create(0) : nullptr;
-  std::vector<std::shared_ptr<void>> kept;
-  DeviceRun run;
-  run.dev = adi::Executor::cuda(0, created);
-  run.keep = keep ? &kept : nullptr;
-  std::printf("PartitionRefineGraphMemcheck: scope %s, stream %s, keep %d, gate %s\n", scope.c_str(), stream.c_str(),
-              keep ? 1 : 0, env("ADI_PIVOTING_REFINE_GATE", "(default)").c_str());
   setenv("ADI_PIVOTING_ROUTE", "partition", 1);
   setenv("ADI_PIVOTING_PARTITION_FORM", "1", 1);
   setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
-  std::vector<std::pair<index_t, index_t>> shapes{{1089, 3}};
-  if (scope == "small") shapes = {{4097, 1}, {1089, 3}, {70000, 1}};
-  for (auto [n, count] : shapes)
-    for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::dominant}) {
-      run_partition<float>(f, n, count, run);
-      if (scope == "case") break;
-      run_partition<double>(f, n, count, run);
-    }
+  run_partition<float>(tp::Family::random_signs, 1089, 3);
   unsetenv("ADI_PIVOTING_ROUTE");
   unsetenv("ADI_PIVOTING_PARTITION_FORM");
   unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
-  kept.clear();
-  if (created != nullptr) adi::cuda_backend::side_stream_destroy(created);
 }
 
 // Issue 23 / stop 34: the route forced on lines of 68 .. 4097 rows (the lengths of
@@ -325,10 +283,10 @@ TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
 // precision, the route again, x += e; launch_pivoting_partition) instead of the exact fall-back;
 // in place they still take the fall-back. The route's lengths (4097, 40000 x 3: the issue families, per-line and
 // shared bands, in place or not) and the large plan on 2^20 + 1 (Toeplitz, random signs).
-// Under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE = launches | graph | solve).
+// Under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE = launches | solve).
 TEST_F(PivotingCuda, PartitionRefinementWithinTenTimesLapack) {
   setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
-  for (const char* gate : {"graph", "launches", "solve"}) {
+  for (const char* gate : {"launches", "solve"}) {
     setenv("ADI_PIVOTING_REFINE_GATE", gate, 1);
     SCOPED_TRACE(std::string("ADI_PIVOTING_REFINE_GATE=") + gate);
     for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::heat})
@@ -345,11 +303,11 @@ TEST_F(PivotingCuda, PartitionRefinementWithinTenTimesLapack) {
   unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
 }
 
-// Stop 35: the refinement's gates (ADI_PIVOTING_REFINE_GATE; stop 36: and the graphs without the IF
-// node) run the same kernels on the same values, so their answers agree bit for bit, refined
-// (Toeplitz: every line flagged) or not
+// Stop 35: the refinement's gates (ADI_PIVOTING_REFINE_GATE; stop 36: and the solve gate's graph
+// without the IF node) run the same kernels on the same values, so their answers agree bit for
+// bit, refined (Toeplitz: every line flagged) or not
 // (dominant: nothing flagged, the route's answer); one plan solving into 9 output arrays in
-// turn and the first again, twice (the graph gates cache a graph per pointer set, 8 at most:
+// turn and the first again, twice (the solve gate caches a graph per pointer set, 8 at most:
 // the ninth array evicts one, the second round rebuilds them; a cached graph must not hold
 // stale pointers).
 template <class T>
@@ -364,9 +322,9 @@ void refinement_gates_agree(tp::Family f, index_t n, index_t count) {
   o.pivoting = Pivoting::partial;
   std::vector<T> ref, got(k.u.size());
   std::string detail;
-  // Stop 36: also the graph forms without the IF node (ADI_PIVOTING_REFINE_GRAPH_IF=0, memcheck's
-  // diagnosis: the same kernels in the graph itself, gated on the device flag).
-  for (const std::string gate : {"launches", "graph", "solve", "graph, no IF node", "solve, no IF node"}) {
+  // Stop 36: also the solve gate's graph without the IF node (ADI_PIVOTING_REFINE_GRAPH_IF=0,
+  // memcheck's diagnosis: the same kernels in the graph itself, gated on the device flag).
+  for (const std::string gate : {"launches", "solve", "solve, no IF node"}) {
     setenv("ADI_PIVOTING_REFINE_GATE", gate.substr(0, gate.find(',')).c_str(), 1);
     if (gate.find("no IF") != std::string::npos) setenv("ADI_PIVOTING_REFINE_GRAPH_IF", "0", 1);
     TridiagonalPlan<T> plan(dev, k.lines, o);
@@ -415,7 +373,7 @@ TEST_F(PivotingCuda, PartitionDominanceNeverFiresOnDominantLines) {
     TridiagonalOptions o;
     o.pivoting = Pivoting::partial;
     std::vector<T> ref;
-    for (const char* mode : {"0", "unset", "1 launches", "1 graph", "1 solve"}) {
+    for (const char* mode : {"0", "unset", "1 launches", "1 solve"}) {
       if (std::string(mode) == "unset")
         unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
       else
