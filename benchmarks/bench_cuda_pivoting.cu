@@ -333,8 +333,9 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   if (!g_routes) return;
   // The partition route's forms (ADI_PIVOTING_PARTITION_FORM, solvers/cuda/pivoting_partition.cuh;
   // stop 33): 0 stop 32's kernels, 1 (the default) contiguous loads / stores and the fill in
-  // reverse order; and (stop 34) form 1 with the dominance test opted in
-  // (ADI_PIVOTING_PARTITION_DOMINANCE=1, the A/B of its cost). Taken three times, alternating, the
+  // reverse order (both without the dominance test, =0: the route alone); and (stop 34) form 1
+  // with the test forced on (ADI_PIVOTING_PARTITION_DOMINANCE=1, the A/B of its cost; since stop 37
+  // the default out of place). Taken three times, alternating, the
   // smaller median of each kept; --forms=0 times the default only.
   constexpr int kForms = 3;
   const char* form_env[kForms] = {"0", "1", "1"};
@@ -355,13 +356,14 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   for (int f = 1; f < (g_forms ? kForms : 1); ++f)
     row(tag + " large plan, pivoting partial (partition route, " + form_name[f] + ")", t_form[f], n, sizeof(T));
   if (g_forms) {
-    std::snprintf(text, sizeof text, "  %s partition route form 1 %7.3f ms  dominance test (opt-in) %+5.1f%% (%.3f ms)",
+    std::snprintf(text, sizeof text, "  %s partition route form 1 %7.3f ms  dominance test (=1) %+5.1f%% (%.3f ms)",
                   tag.c_str(), t_form[1], 100.0 * (t_form[2] / t_form[1] - 1), t_form[2]);
     g_costs.push_back(text);
   }
-  // Stop 34 on two constant-band systems, the default against the dominance test opted in
-  // (ADI_PIVOTING_PARTITION_DOMINANCE=1): Toeplitz 0.6 (not dominant-like: opted in, the exact
-  // fall-back, one thread per line; by default the route, up to 18-97x LAPACK's error in fp64) and
+  // Stop 34 on two constant-band systems, the default (since stop 37 the dominance test +
+  // refinement out of place) against the test forced on (ADI_PIVOTING_PARTITION_DOMINANCE=1: out
+  // of place the same as the default; in place the exact fall-back, one thread per line; the
+  // route alone: up to 18-97x LAPACK's error in fp64): Toeplitz 0.6 (not dominant-like) and
   // the heat operator r = 1e4 (the route either way since the scale-neutral padding; stop 33's
   // pivot test sent it to the fall-back: 228 / 320 ms on the H100). One-system rows of 2^20 and
   // below, 3 runs each.
@@ -374,7 +376,7 @@ void bench_large(cusparseHandle_t handle, int log2n) {
       else
         constant_bands_kernel<T><<<1024, 256>>>(n, ta.p, tb.p, tc.p, T(-1e4), T(20001), T(-1e4));
       CK(cudaDeviceSynchronize());
-      // Stop 34, h-refine: opted in, out of place, flagged lines are refined (one refinement step,
+      // Stop 34, h-refine: with the test, out of place, flagged lines are refined (one refinement step,
       // the route twice); in place (u == d) they still take the exact fall-back (here: u is both).
       double t34[3] = {0, 0, 0};
       for (int on = 0; on < 3; ++on) {
@@ -385,12 +387,12 @@ void bench_large(cusparseHandle_t handle, int log2n) {
         t34[on] = time_ms([&] { plan.solve(adi::Bands<T>{ta.p, tb.p, tc.p}, on == 2 ? u.p : d.p, u.p); }, 3);
         unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
       }
-      row(tag + " " + name + ", partial (default)", t34[0], n, sizeof(T));
-      row(tag + " " + name + ", partial, dominance test + refinement (opt-in)", t34[1], n, sizeof(T));
-      row(tag + " " + name + ", partial, dominance test in place: fall-back (opt-in)", t34[2], n, sizeof(T));
+      row(tag + " " + name + ", partial (default: test + refinement out of place)", t34[0], n, sizeof(T));
+      row(tag + " " + name + ", partial, dominance test + refinement (=1)", t34[1], n, sizeof(T));
+      row(tag + " " + name + ", partial, dominance test in place: fall-back (=1)", t34[2], n, sizeof(T));
       std::snprintf(text, sizeof text,
-                    "  %s %s, partial: default %.3f ms, dominance test + refinement (opt-in) %.3f ms (%.2fx), in "
-                    "place (fall-back) %.3f ms (%.2fx)",
+                    "  %s %s, partial: default %.3f ms, dominance test + refinement (=1) %.3f ms (%.2fx), in "
+                    "place (=1: fall-back) %.3f ms (%.2fx)",
                     tag.c_str(), name, t34[0], t34[1], t34[1] / t34[0], t34[2], t34[2] / t34[0]);
       g_costs.push_back(text);
     }

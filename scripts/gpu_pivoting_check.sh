@@ -249,7 +249,7 @@ if [ $ab = 1 ]; then
     echo; echo "-- host sweep (PivotingPartition.LongLinesWithinTenTimesLapackOrFlagged, then RefinementBringsFlaggedLines...) --"
     grep -E '^  fp(32|64) ' "$OUT/test_pivoting_cpu_partition.log" 2> /dev/null
     echo; echo "-- the dominance test's cost (form 1 with / without, same run; with: + the refinement's empty launches) --"
-    grep -h "dominance test (opt-in) *[+-]\|, partial: default" "$OUT/bench_large.log" 2> /dev/null
+    grep -h "dominance test (=1) *[+-]\|, partial: default" "$OUT/bench_large.log" 2> /dev/null
   fi
   for f in 0 1; do
     [ -s "$OUT/ncu_form$f.csv" ] || continue
