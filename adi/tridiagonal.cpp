@@ -20,30 +20,6 @@
 namespace adi {
 
 namespace {
-struct KernelName {
-  Kernel kernel;
-  const char* name;
-};
-constexpr KernelName kKernelNames[] = {
-    {Kernel::automatic, "automatic"},
-    {Kernel::reference, "reference"},
-    {Kernel::cpu_thomas, "cpu_thomas"},
-    {Kernel::cpu_thomas_transpose, "cpu_thomas_transpose"},
-    {Kernel::cpu_thomas_vector, "cpu_thomas_vector"},
-    {Kernel::cuda_thomas_naive, "cuda_thomas_naive"},
-    {Kernel::cuda_thomas_shuffle_transpose, "cuda_thomas_shuffle_transpose"},
-    {Kernel::cuda_thomas_shared_transpose, "cuda_thomas_shared_transpose"},
-    {Kernel::cuda_thomas_pcr, "cuda_thomas_pcr"},
-    {Kernel::cuda_thomas_strided, "cuda_thomas_strided"},
-    {Kernel::cuda_thomas_pcr_strided, "cuda_thomas_pcr_strided"},
-    {Kernel::large_partition, "large_partition"},
-    {Kernel::cpu_pivoting, "cpu_pivoting"},
-    {Kernel::cpu_pivoting_transpose, "cpu_pivoting_transpose"},
-    {Kernel::cpu_pivoting_vector, "cpu_pivoting_vector"},
-    {Kernel::cuda_pivoting, "cuda_pivoting"},
-    {Kernel::cuda_thomas_pcr_long, "cuda_thomas_pcr_long"},
-    {Kernel::cuda_thomas_pcr_fused_stage, "cuda_thomas_pcr_fused_stage"},
-};
 constexpr const char* kPivotingNames[] = {"automatic", "none", "partial"};
 }  // namespace
 
@@ -58,15 +34,9 @@ Pivoting pivoting_from_name(const std::string& name) {
   throw InvalidArgument("unknown pivoting '" + name + "'; expected one of: automatic, none, partial");
 }
 
-const char* kernel_name(Kernel k) {
-  for (const auto& e : kKernelNames)
-    if (e.kernel == k) return e.name;
-  return "unknown";
-}
-
 Kernel kernel_from_name(const std::string& name) {
   std::string all;
-  for (const auto& e : kKernelNames) {
+  for (const auto& e : detail::kKernelNames) {
     if (name == e.name) return e.kernel;
     all += all.empty() ? "" : ", ";
     all += e.name;

@@ -70,7 +70,40 @@ const char* pivoting_name(Pivoting p);
 // Parses "automatic", "none", "partial"; throws InvalidArgument on anything else.
 Pivoting pivoting_from_name(const std::string& name);
 
-const char* kernel_name(Kernel k);
+namespace detail {
+// The names kernel_name prints and kernel_from_name parses. Defined here, in the vocabulary,
+// so that the backends' libraries (adi_cuda) name kernels without linking back to adi.
+struct KernelName {
+  Kernel kernel;
+  const char* name;
+};
+inline constexpr KernelName kKernelNames[] = {
+    {Kernel::automatic, "automatic"},
+    {Kernel::reference, "reference"},
+    {Kernel::cpu_thomas, "cpu_thomas"},
+    {Kernel::cpu_thomas_transpose, "cpu_thomas_transpose"},
+    {Kernel::cpu_thomas_vector, "cpu_thomas_vector"},
+    {Kernel::cuda_thomas_naive, "cuda_thomas_naive"},
+    {Kernel::cuda_thomas_shuffle_transpose, "cuda_thomas_shuffle_transpose"},
+    {Kernel::cuda_thomas_shared_transpose, "cuda_thomas_shared_transpose"},
+    {Kernel::cuda_thomas_pcr, "cuda_thomas_pcr"},
+    {Kernel::cuda_thomas_strided, "cuda_thomas_strided"},
+    {Kernel::cuda_thomas_pcr_strided, "cuda_thomas_pcr_strided"},
+    {Kernel::large_partition, "large_partition"},
+    {Kernel::cpu_pivoting, "cpu_pivoting"},
+    {Kernel::cpu_pivoting_transpose, "cpu_pivoting_transpose"},
+    {Kernel::cpu_pivoting_vector, "cpu_pivoting_vector"},
+    {Kernel::cuda_pivoting, "cuda_pivoting"},
+    {Kernel::cuda_thomas_pcr_long, "cuda_thomas_pcr_long"},
+    {Kernel::cuda_thomas_pcr_fused_stage, "cuda_thomas_pcr_fused_stage"},
+};
+}  // namespace detail
+
+inline const char* kernel_name(Kernel k) {
+  for (const auto& e : detail::kKernelNames)
+    if (e.kernel == k) return e.name;
+  return "unknown";
+}
 // Parses the names printed by kernel_name; throws InvalidArgument on unknown names.
 Kernel kernel_from_name(const std::string& name);
 
