@@ -383,12 +383,14 @@ std::size_t fused_stage_x_smem(const PcrShape& sh, int warps) {
 // (count0 lines adjacent in memory), starting `shift` values before its line 0, so that each
 // row of a tile is LB values at a 16-byte boundary; slots outside the plane's lines are idle.
 // Otherwise tiles of LB consecutive lines (any layout) and each thread copies its own rows.
-// Lean (the lean form, fused_stage_lean_kernel; ADI_FUSED_YZ_LEAN=1): a thread whose segment
-// is full (MaxM rows) and a stage without sources, with v, takes a path with every row offset a
-// compile-time constant: the interior rows' right-hand side without per-row tests (the two end
-// rows of a non-periodic line recomputed after it with the general formula), the segment sweeps
-// and the fill at len = MaxM, and the stores through a pointer stepped by the stride. The other
-// threads (the last, shorter segment, idle slots) and other stages run the general code.
+// Lean (the lean form, fused_stage_lean_kernel; ADI_FUSED_YZ_LEAN=1), in a stage with v and
+// without sources: the right-hand side of the interior rows without per-row tests, through
+// pointers set once per segment (the two end rows of a non-periodic line recomputed after it with
+// the general formula), and the stores through a pointer stepped by the stride; a full segment
+// (MaxM rows) also sweeps and fills at len = MaxM, every row offset a compile-time constant; the
+// short last segment of a line (s > 0) keeps the run-time length there. Lines of one short
+// segment (n < MaxM), idle slots and other stages run the general code. The last segment's warp
+// takes the lean path too: each tile waits at __syncthreads for its slowest warp.
 template <class T, int MaxM, bool Fold, bool Warp, bool Lean>
 __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, int log2lb, int shift) {
   extern __shared__ __align__(16) unsigned char fused_smem[];
@@ -550,39 +552,52 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
         }
       }
     };
-    // Lean: interior rows without tests, the end rows of a non-periodic line after them.
-    const bool lean = Lean && lean_stage && mylen == MaxM;
-    auto rhs_lean = [&]() {
-      const T* p = stage + s * m * LB + l;  // base at register j: p[j * LB]; v: p[(n + j) * LB]
+    // Lean: interior rows without tests, the end rows of a non-periodic line after them. Full:
+    // register j holds row s*m + j; else (a short last segment, s > 0) row s*m + j - lo.
+    const bool lean = Lean && lean_stage && mylen > 0 && (mylen == MaxM || s > 0);
+    auto rhs_lean = [&](auto full) {
+      constexpr bool Full = decltype(full)::value;
+      const int first = Full ? 0 : lo;
+      const int r0 = s * m - first;  // the row of register 0 (> 0 for a short segment: s > 0)
+      const T* p = stage + r0 * LB + l;  // base at register j: p[j * LB]; v: pv[j * LB]
       const T* pv = p + n * LB;
-      const T *ba = B.a + s * m, *bd = B.d + s * m, *bc = B.c + s * m;
+      const T *ba = B.a + r0, *bd = B.d + r0, *bc = B.c + r0;
       const T inv_s = g.inv_s;
-      T vm = vlo, vc = pv[0];
+      T vm = vlo, vc = T(0);
 #pragma unroll
       for (int j = 0; j < MaxM; ++j) {
-        const T vp = j + 1 < MaxM ? pv[(j + 1) * LB] : vhi;
-        T x = inv_s * p[j * LB];
-        x -= bd[j] * vc - ba[j] * vm - bc[j] * vp;
-        rd[j] = x;
-        vm = vc;
-        vc = vp;
+        if (Full || j >= first) {
+          if (j == first) vc = pv[j * LB];
+          const T vp = j + 1 < MaxM ? pv[(j + 1) * LB] : vhi;
+          T x = inv_s * p[j * LB];
+          x -= bd[j] * vc - ba[j] * vm - bc[j] * vp;
+          rd[j] = x;
+          vm = vc;
+          vc = vp;
+        }
       }
       if (!g.periodic) {
-        if (s == 0)
+        if (Full && s == 0)
           rd[0] = stage_rhs_end(g, 0, ba[0], bd[0], bc[0], p[0], vlo, pv[0], MaxM > 1 ? pv[LB] : vhi, fi, off);
-        if (s * m + MaxM == n) {
+        if (s * m + mylen == n) {  // row n-1: the last register (the warp's own rows only)
           constexpr int k = MaxM - 1;
-          rd[k] = stage_rhs_end(g, 1, ba[k], bd[k], bc[k], p[k * LB], k > 0 ? pv[(k - 1) * LB] : vlo, pv[k * LB],
-                                vhi, fi, off + static_cast<i64>(n - 1) * st);
+          T vm1 = vlo;
+          if (k > 0 && mylen >= 2) vm1 = pv[(k - 1) * LB];
+          rd[k] = stage_rhs_end(g, 1, ba[k], bd[k], bc[k], p[k * LB], vm1, pv[k * LB], vhi, fi,
+                                off + static_cast<i64>(n - 1) * st);
         }
       }
     };
-    if (lean)
-      rhs_lean();
-    else if (mylen == MaxM)
+    if (lean) {
+      if (mylen == MaxM)
+        rhs_lean(std::true_type{});
+      else
+        rhs_lean(std::false_type{});
+    } else if (mylen == MaxM) {
       rhs_rows(std::true_type{});
-    else
+    } else {
       rhs_rows(std::false_type{});
+    }
     if (tile + gridDim.x < tiles) {
       if (Warp) {
         __syncwarp();  // every lane's reads of the warp's rows before their refill
@@ -592,8 +607,9 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
       }
     }
     const SegmentEnds<T> e =
-        lean ? segment_reduce_shared<T, MaxM>(rd, MaxM, F.f[0] + base_slot, F.f[1] + base_slot, F.f[2] + base_slot)
-             : segment_reduce_shared<T, MaxM>(rd, mylen, F.f[0] + base_slot, F.f[1] + base_slot, F.f[2] + base_slot);
+        lean && mylen == MaxM
+            ? segment_reduce_shared<T, MaxM>(rd, MaxM, F.f[0] + base_slot, F.f[1] + base_slot, F.f[2] + base_slot)
+            : segment_reduce_shared<T, MaxM>(rd, mylen, F.f[0] + base_slot, F.f[1] + base_slot, F.f[2] + base_slot);
     // Shared bands: only the d-dependent ends vary per line (same field numbers as the plain kernel).
     at(0, s, l) = e.Fd;
     at(3, s, l) = e.Ld;
@@ -622,12 +638,19 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
     }
     __syncthreads();
 
-    if (lean) {
+    if (lean) {  // the stores through a pointer stepped by the stride (register 0: row s*m - lo >= 0)
       const T xl = at(10, s == 0 ? S - 1 : s - 1, l), x = at(10, s, l);
-      segment_fill_shared<T, MaxM>(rd, MaxM, F.f[3] + base_slot, F.f[4] + base_slot, xl, x);
-      T* out = g.u + off + static_cast<i64>(s * m) * st;
+      T* out = g.u + off + static_cast<i64>(s * m - lo) * st;
+      if (mylen == MaxM) {
+        segment_fill_shared<T, MaxM>(rd, MaxM, F.f[3] + base_slot, F.f[4] + base_slot, xl, x);
 #pragma unroll
-      for (int j = 0; j < MaxM; ++j, out += st) *out = rd[j];
+        for (int j = 0; j < MaxM; ++j, out += st) *out = rd[j];
+      } else {
+        segment_fill_shared<T, MaxM>(rd, mylen, F.f[3] + base_slot, F.f[4] + base_slot, xl, x);
+#pragma unroll
+        for (int j = 0; j < MaxM; ++j, out += st)
+          if (j >= lo) *out = rd[j];
+      }
     } else if (mylen > 0) {
       const T xl = at(10, s == 0 ? S - 1 : s - 1, l), x = at(10, s, l);
       segment_fill_shared<T, MaxM>(rd, mylen, F.f[3] + base_slot, F.f[4] + base_slot, xl, x);

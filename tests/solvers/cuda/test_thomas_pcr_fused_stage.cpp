@@ -842,7 +842,7 @@ struct LeanForm {
 // values), Neumann with drift (end rows' face terms), periodic (halo rows wrap), with and without
 // v, sources (the general path inside the lean kernel), t_old == t_new.
 template <class T>
-void lean_cases() {
+void lean_cases(const Executor& ex) {
   const LeanForm on;
   std::uint32_t seed = 6100;
   Pde src = heat_with_drift();
@@ -852,7 +852,7 @@ void lean_cases() {
       for (int b = 0; b < 3; ++b) {
         // Dirichlet: n + 2 nodes for n unknowns; Neumann (both ends along the axis): n nodes.
         if (b > 0 && n < 2) continue;
-        index_t e[3] = {36, 5, 4};
+        index_t e[3] = {36, 5, 6};  // the sweep box most of the grid (check_reference)
         e[a] = b == 0 ? n + 2 : n;
         const Grid g = stretched_grid(e[0], e[1], e[2]);
         BoundaryConditions bc = b == 0 ? all_dirichlet() : with_neumann();
@@ -861,13 +861,14 @@ void lean_cases() {
         StageCase c;
         c.axis = static_cast<Axis>(a);
         c.s = std::min(2e-3, 4.0 * min_spacing(g.axis(c.axis)));  // cond(I/s - A) ~ 17, as line_lengths
-        const std::string what = "lean n=" + std::to_string(n) + (b == 0 ? " dirichlet" : b == 1 ? " neumann" : " source");
-        check_reference<T>(g, pde, bc, c, seed++, what, Executor::cuda());
+        const std::string what =
+            "lean n=" + std::to_string(n) + (b == 0 ? " dirichlet" : b == 1 ? " neumann" : " source");
+        check_reference<T>(g, pde, bc, c, seed++, what, ex);
         c.with_v = false;
-        check_reference<T>(g, pde, bc, c, seed++, what, Executor::cuda());
+        check_reference<T>(g, pde, bc, c, seed++, what, ex);
         c.with_v = true;
         c.same_time = true;
-        check_reference<T>(g, pde, bc, c, seed++, what, Executor::cuda());
+        check_reference<T>(g, pde, bc, c, seed++, what, ex);
         if (::testing::Test::HasFailure()) return;
       }
   for (index_t n : {3, 31, 33, 255, 257}) {  // z: 17 or 32 (full segments, the wrap in registers' halo)
@@ -880,7 +881,7 @@ void lean_cases() {
       StageCase c;
       c.axis = ax;
       c.s = std::min(2e-3, 4.0 * min_spacing(gp.axis(ax)));
-      check_reference<T>(gp, heat_with_drift(), bp, c, seed++, "lean periodic n=" + std::to_string(n), Executor::cuda());
+      check_reference<T>(gp, heat_with_drift(), bp, c, seed++, "lean periodic n=" + std::to_string(n), ex);
       if (::testing::Test::HasFailure()) return;
     }
   }
@@ -994,12 +995,19 @@ TEST(CudaFusedStage, WarpStreamSmall) {
 
 TEST(CudaFusedStage, LeanFormMatchesTheFp64ReferenceFloat) {
   ADI_REQUIRE_CUDA();
-  lean_cases<float>();
+  lean_cases<float>(Executor::cuda());
 }
 
 TEST(CudaFusedStage, LeanFormMatchesTheFp64ReferenceDouble) {
   ADI_REQUIRE_CUDA();
-  lean_cases<double>();
+  lean_cases<double>(Executor::cuda());
+}
+
+// The same cases on the host (runs anywhere): the sizes, s and tolerances of the GPU cases hold
+// for the host's float and double stage.
+TEST(StageReference, LeanCasesOnTheHost) {
+  lean_cases<float>(Executor::host());
+  lean_cases<double>(Executor::host());
 }
 
 // The sanitizer's case of the lean form (scripts/gpu_heat_ab.sh: memcheck): rows of 36 values;
