@@ -411,6 +411,13 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
   const StageBands<T> B = StageBands<T>::carve(smem + PcrFactors<T>::values(sh.per_line), n);
   T* ends = smem + PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * n;
   T* stage = align_stage(ends + kEndFields * spad * (LB + 1));  // [base, v][row][line]
+  if constexpr (Lean) {
+    // The same address as an offset from `ends`, so that the compiler keeps it in the shared
+    // window (align_stage's integer round trip makes the row loads generic LD, not LDS).
+    T* raw = ends + kEndFields * spad * (LB + 1);
+    const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(raw));
+    stage = raw + ((16 - (at & 15u)) & 15u) / sizeof(T);
+  }
   T* halo = stage + 2 * n * LB;                     // [below, above][segment][line]
   auto at = [&](int field, int seg, int line) -> T& { return ends[(field * spad + seg) * (LB + 1) + line]; };
   stage_prologue(g, B, F);
