@@ -5,7 +5,8 @@
 #   1. builds adi with CUDA for sm_90 (no VTK, MPI, Python; Ninja) and only test_thomas_pcr_fused_stage,
 #      test_scheme_cuda and bench_cuda_heat_step;
 #   2. the fused-stage tests at the default (incl. the new CudaFusedStage.LeanForm* cases, which set
-#      the switch themselves), the GPU cases again with ADI_FUSED_YZ_LEAN=1 for the whole process,
+#      the switch themselves), the GPU cases with Y/Z stages again with ADI_FUSED_YZ_LEAN=1 for the
+#      whole process,
 #      test_scheme_cuda (every scheme's step on the GPU vs the host) with ADI_FUSED_YZ_LEAN=1, and
 #      compute-sanitizer memcheck on CudaFusedStage.LeanFormSmall;
 #   3. bench_cuda_heat_step, Douglas with the stencil fold (CUDA's default), 256^3 and 512^3, fp32
@@ -51,7 +52,8 @@ if [ $build = 1 ]; then
   echo "build: ok ($t_build s, $jobs jobs)"
 fi
 [ -x "$B/benchmarks/bench_cuda_heat_step" ] || { echo "no $B/benchmarks/bench_cuda_heat_step (build first)"; exit 1; }
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$OUT/nvidia-smi.txt" 2>&1
+{ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader ||
+  echo "no nvidia-smi"; } > "$OUT/nvidia-smi.txt" 2>&1
 T=$B/tests
 status() { if [ "$1" = skipped ]; then echo skipped; elif [ "$1" -eq 0 ]; then echo pass; else echo "FAIL ($1)"; fi; }
 counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$1" 2>/dev/null | tr -s ' ' | tr '\n' ' '; }
@@ -61,8 +63,11 @@ r_fused=skipped r_lean=skipped r_scheme=skipped san="not run"
 if [ $tests = 1 ]; then
   # Each under its own timeout, so that the benchmark always runs.
   timeout 150 "$T/test_thomas_pcr_fused_stage" > "$OUT/test_fused_stage.log" 2>&1; r_fused=$?
+  # The GPU cases with Y/Z stages again, the switch on for the whole process (the X-only cases and
+  # the LeanForm cases, which ran with it above, left out).
   ADI_FUSED_YZ_LEAN=1 timeout 120 "$T/test_thomas_pcr_fused_stage" \
-    --gtest_filter='CudaFusedStage.*:CudaFoldedStage.*:CudaPlanStage.*' > "$OUT/test_fused_stage_lean.log" 2>&1; r_lean=$?
+    --gtest_filter='CudaFusedStage.*:CudaPlanStage.*-CudaFusedStage.XStage*:CudaFusedStage.LeanForm*' \
+    > "$OUT/test_fused_stage_lean.log" 2>&1; r_lean=$?
   ADI_FUSED_YZ_LEAN=1 timeout 150 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_lean.log" 2>&1; r_scheme=$?
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   if [ -x "$cs" ]; then
