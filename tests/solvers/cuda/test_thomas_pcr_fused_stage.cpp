@@ -824,15 +824,26 @@ double min_spacing(const AxisGrid& ag) {
   return h * h;
 }
 
-// The Y/Z kernel's lean form (ADI_FUSED_YZ_LEAN=1, read when an Operator prepares its launches):
-// set for this object's life. The lean path runs in threads whose segment holds 16 rows of a
-// stage with v and no sources; the rest of the same launch (the last, shorter segment, idle tile
-// slots, lines of fewer than 16 rows, stages with sources or without v) runs the general code.
+// The Y/Z kernel's lean form (ADI_FUSED_YZ_LEAN=1, read when an Operator prepares its launches),
+// set for this object's life (the process's own setting restored after). The lean path runs in
+// the threads of a stage with v and no sources whose segment holds 16 rows or is the short last
+// one of a line; the rest of the same launch (idle tile slots, lines of fewer than 16 rows) and
+// stages with sources or without v run the general code.
 struct LeanForm {
-  LeanForm() { setenv("ADI_FUSED_YZ_LEAN", "1", 1); }
-  ~LeanForm() { unsetenv("ADI_FUSED_YZ_LEAN"); }
+  LeanForm() {
+    if (const char* v = std::getenv("ADI_FUSED_YZ_LEAN")) before = v, had = true;
+    setenv("ADI_FUSED_YZ_LEAN", "1", 1);
+  }
+  ~LeanForm() {
+    if (had)
+      setenv("ADI_FUSED_YZ_LEAN", before.c_str(), 1);
+    else
+      unsetenv("ADI_FUSED_YZ_LEAN");
+  }
   LeanForm(const LeanForm&) = delete;
   LeanForm& operator=(const LeanForm&) = delete;
+  std::string before;
+  bool had = false;
 };
 
 // Against the fp64 reference (outputs NaN-poisoned), the lean form on: lines of 1, 2, 3, 16, 31,
