@@ -383,8 +383,16 @@ std::size_t fused_stage_x_smem(const PcrShape& sh, int warps) {
 // (count0 lines adjacent in memory), starting `shift` values before its line 0, so that each
 // row of a tile is LB values at a 16-byte boundary; slots outside the plane's lines are idle.
 // Otherwise tiles of LB consecutive lines (any layout) and each thread copies its own rows.
-template <class T, int MaxM, int MinBlocks, bool Fold, bool Warp>
-__global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(StageArgs<T> g, int log2lb, int shift) {
+// Lean (the lean form, fused_stage_lean_kernel; ADI_FUSED_YZ_LEAN=1), in a stage with v and
+// without sources: the right-hand side of the interior rows without per-row tests, through
+// pointers set once per segment (the two end rows of a non-periodic line recomputed after it with
+// the general formula), and the stores through a pointer stepped by the stride; a full segment
+// (MaxM rows) also sweeps and fills at len = MaxM, every row offset a compile-time constant; the
+// short last segment of a line (s > 0) keeps the run-time length there. Lines of one short
+// segment (n < MaxM), idle slots and other stages run the general code. The last segment's warp
+// takes the lean path too: each tile waits at __syncthreads for its slowest warp.
+template <class T, int MaxM, bool Fold, bool Warp, bool Lean>
+__device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, int log2lb, int shift) {
   extern __shared__ __align__(16) unsigned char fused_smem[];
   T* smem = reinterpret_cast<T*>(fused_smem);
   const PcrShape sh = g.sh;
@@ -403,10 +411,18 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
   const StageBands<T> B = StageBands<T>::carve(smem + PcrFactors<T>::values(sh.per_line), n);
   T* ends = smem + PcrFactors<T>::values(sh.per_line) + StageBands<T>::arrays * n;
   T* stage = align_stage(ends + kEndFields * spad * (LB + 1));  // [base, v][row][line]
+  if constexpr (Lean) {
+    // The same address as an offset from `ends`, so that the compiler keeps it in the shared
+    // window (align_stage's integer round trip makes the row loads generic LD, not LDS).
+    T* raw = ends + kEndFields * spad * (LB + 1);
+    const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(raw));
+    stage = raw + ((16 - (at & 15u)) & 15u) / sizeof(T);
+  }
   T* halo = stage + 2 * n * LB;                     // [below, above][segment][line]
   auto at = [&](int field, int seg, int line) -> T& { return ends[(field * spad + seg) * (LB + 1) + line]; };
   stage_prologue(g, B, F);
   const bool hv = g.v != nullptr;
+  const bool lean_stage = Lean && hv && !g.src[0] && !g.src[1];  // Lean: the stage the lean path takes
   int width = 1;
   while (width < S) width <<= 1;
   const int lines_per_warp = kWarp / width;
@@ -543,10 +559,52 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
         }
       }
     };
-    if (mylen == MaxM)
+    // Lean: interior rows without tests, the end rows of a non-periodic line after them. Full:
+    // register j holds row s*m + j; else (a short last segment, s > 0) row s*m + j - lo.
+    const bool lean = Lean && lean_stage && mylen > 0 && (mylen == MaxM || s > 0);
+    auto rhs_lean = [&](auto full) {
+      constexpr bool Full = decltype(full)::value;
+      const int first = Full ? 0 : lo;
+      const int r0 = s * m - first;  // the row of register 0 (> 0 for a short segment: s > 0)
+      const T* p = stage + r0 * LB + l;  // base at register j: p[j * LB]; v: pv[j * LB]
+      const T* pv = p + n * LB;
+      const T *ba = B.a + r0, *bd = B.d + r0, *bc = B.c + r0;
+      const T inv_s = g.inv_s;
+      T vm = vlo, vc = T(0);
+#pragma unroll
+      for (int j = 0; j < MaxM; ++j) {
+        if (Full || j >= first) {
+          if (j == first) vc = pv[j * LB];
+          const T vp = j + 1 < MaxM ? pv[(j + 1) * LB] : vhi;
+          T x = inv_s * p[j * LB];
+          x -= bd[j] * vc - ba[j] * vm - bc[j] * vp;
+          rd[j] = x;
+          vm = vc;
+          vc = vp;
+        }
+      }
+      if (!g.periodic) {
+        if (Full && s == 0)
+          rd[0] = stage_rhs_end(g, 0, ba[0], bd[0], bc[0], p[0], vlo, pv[0], MaxM > 1 ? pv[LB] : vhi, fi, off);
+        if (s * m + mylen == n) {  // row n-1: the last register (the warp's own rows only)
+          constexpr int k = MaxM - 1;
+          T vm1 = vlo;
+          if (k > 0 && mylen >= 2) vm1 = pv[(k - 1) * LB];
+          rd[k] = stage_rhs_end(g, 1, ba[k], bd[k], bc[k], p[k * LB], vm1, pv[k * LB], vhi, fi,
+                                off + static_cast<i64>(n - 1) * st);
+        }
+      }
+    };
+    if (lean) {
+      if (mylen == MaxM)
+        rhs_lean(std::true_type{});
+      else
+        rhs_lean(std::false_type{});
+    } else if (mylen == MaxM) {
       rhs_rows(std::true_type{});
-    else
+    } else {
       rhs_rows(std::false_type{});
+    }
     if (tile + gridDim.x < tiles) {
       if (Warp) {
         __syncwarp();  // every lane's reads of the warp's rows before their refill
@@ -555,8 +613,10 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
         issue(tile + gridDim.x);
       }
     }
-    const SegmentEnds<T> e = segment_reduce_shared<T, MaxM>(rd, mylen, F.f[0] + base_slot, F.f[1] + base_slot,
-                                                            F.f[2] + base_slot);
+    const SegmentEnds<T> e =
+        lean && mylen == MaxM
+            ? segment_reduce_shared<T, MaxM>(rd, MaxM, F.f[0] + base_slot, F.f[1] + base_slot, F.f[2] + base_slot)
+            : segment_reduce_shared<T, MaxM>(rd, mylen, F.f[0] + base_slot, F.f[1] + base_slot, F.f[2] + base_slot);
     // Shared bands: only the d-dependent ends vary per line (same field numbers as the plain kernel).
     at(0, s, l) = e.Fd;
     at(3, s, l) = e.Ld;
@@ -585,7 +645,20 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
     }
     __syncthreads();
 
-    if (mylen > 0) {
+    if (lean) {  // the stores through a pointer stepped by the stride (register 0: row s*m - lo >= 0)
+      const T xl = at(10, s == 0 ? S - 1 : s - 1, l), x = at(10, s, l);
+      T* out = g.u + off + static_cast<i64>(s * m - lo) * st;
+      if (mylen == MaxM) {
+        segment_fill_shared<T, MaxM>(rd, MaxM, F.f[3] + base_slot, F.f[4] + base_slot, xl, x);
+#pragma unroll
+        for (int j = 0; j < MaxM; ++j, out += st) *out = rd[j];
+      } else {
+        segment_fill_shared<T, MaxM>(rd, mylen, F.f[3] + base_slot, F.f[4] + base_slot, xl, x);
+#pragma unroll
+        for (int j = 0; j < MaxM; ++j, out += st)
+          if (j >= lo) *out = rd[j];
+      }
+    } else if (mylen > 0) {
       const T xl = at(10, s == 0 ? S - 1 : s - 1, l), x = at(10, s, l);
       segment_fill_shared<T, MaxM>(rd, mylen, F.f[3] + base_slot, F.f[4] + base_slot, xl, x);
 #pragma unroll
@@ -594,6 +667,18 @@ __global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(Sta
     }
   }
   __pipeline_wait_prior(0);
+}
+
+template <class T, int MaxM, int MinBlocks, bool Fold, bool Warp>
+__global__ void __launch_bounds__(512, MinBlocks) fused_stage_strided_kernel(StageArgs<T> g, int log2lb, int shift) {
+  fused_stage_strided_body<T, MaxM, Fold, Warp, false>(g, log2lb, shift);
+}
+
+// The lean form (above): the default shape only (16-row segments, 1 block per SM, the warp
+// stream: variant 8 of with_fused_yz_kernel).
+template <class T>
+__global__ void __launch_bounds__(512, 1) fused_stage_lean_kernel(StageArgs<T> g, int log2lb, int shift) {
+  fused_stage_strided_body<T, 16, false, true, true>(g, log2lb, shift);
 }
 
 template <class T>
@@ -677,6 +762,16 @@ void with_fused_yz_kernel(int variant, bool warp, F&& f) {
   }
 }
 inline bool fused_yz_has_warp(int variant) { return variant == 6 || variant == 8; }
+
+// The Y/Z form's lean path (fused_stage_lean_kernel) where ADI_FUSED_YZ_LEAN=1 when the launch
+// is prepared (read at each prepare_fused_stage, so a test can set it around an Operator's
+// construction): a switch for same-run A/B timings (scripts/gpu_heat_ab.sh), not an option; it
+// computes the same function as the default (tests: test_thomas_pcr_fused_stage at each).
+// Applies where the default runs the warp stream with 16-row segments at 1 block per SM.
+inline bool fused_stage_lean_requested() {
+  const char* v = std::getenv("ADI_FUSED_YZ_LEAN");
+  return v != nullptr && std::string(v) == "1";
+}
 
 // Issue 15 item 8: the default build compiles only the default register caps (X: 2 blocks/SM,
 // Y/Z: 1); the others (FusedTuning::min_blocks, the benchmark's tuning rows) only with
@@ -802,6 +897,10 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
       with_fused_yz_kernel<T>(L.variant, true, [&](auto kernel) {
         L.warp_grid = persistent_grid(kernel, L.threads, smem, wtiles, lim);
       });
+      // The lean form: the same shape (block, shared memory, 1 block per SM); its grid (and its
+      // dynamic shared-memory limit, set by persistent_grid) in place of the warp instance's.
+      L.lean = L.variant == 8 && rows == 16 && fused_stage_lean_requested();
+      if (L.lean) L.warp_grid = persistent_grid(fused_stage_lean_kernel<T>, L.threads, smem, wtiles, lim);
     }
   }
   return L;
@@ -877,9 +976,12 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
       // The warp stream where base and v sit alike within 16 bytes (decided per call: the fields').
       const T* streamed[2] = {fs.base, fs.v};
       const int shift = L.warp_grid > 0 ? warp_tile_shift<T>(g.L, 1 << L.log2lb, streamed, 2) : -1;
-      with_fused_yz_kernel<T>(L.variant, shift >= 0, [&](auto kernel) {
-        kernel<<<shift >= 0 ? L.warp_grid : grid, L.threads, L.smem, stream>>>(g, L.log2lb, shift);
-      });
+      if (shift >= 0 && L.lean)
+        fused_stage_lean_kernel<T><<<L.warp_grid, L.threads, L.smem, stream>>>(g, L.log2lb, shift);
+      else
+        with_fused_yz_kernel<T>(L.variant, shift >= 0, [&](auto kernel) {
+          kernel<<<shift >= 0 ? L.warp_grid : grid, L.threads, L.smem, stream>>>(g, L.log2lb, shift);
+        });
     }
   };
   if (fold)

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -816,6 +817,87 @@ void warp_stream_cases() {
   all_axes<T>(gp, heat_with_drift(), bp, "warp stream periodic y z", seed);
 }
 
+// The smallest spacing of an axis, squared.
+double min_spacing(const AxisGrid& ag) {
+  double h = 1.0;
+  for (index_t i = 0; i + 1 < ag.size(); ++i) h = std::min(h, ag[i + 1] - ag[i]);
+  return h * h;
+}
+
+// The Y/Z kernel's lean form (ADI_FUSED_YZ_LEAN=1, read when an Operator prepares its launches),
+// set for this object's life (the process's own setting restored after). The lean path runs in
+// the threads of a stage with v and no sources whose segment holds 16 rows or is the short last
+// one of a line; the rest of the same launch (idle tile slots, lines of fewer than 16 rows) and
+// stages with sources or without v run the general code.
+struct LeanForm {
+  LeanForm() {
+    if (const char* v = std::getenv("ADI_FUSED_YZ_LEAN")) before = v, had = true;
+    setenv("ADI_FUSED_YZ_LEAN", "1", 1);
+  }
+  ~LeanForm() {
+    if (had)
+      setenv("ADI_FUSED_YZ_LEAN", before.c_str(), 1);
+    else
+      unsetenv("ADI_FUSED_YZ_LEAN");
+  }
+  LeanForm(const LeanForm&) = delete;
+  LeanForm& operator=(const LeanForm&) = delete;
+  std::string before;
+  bool had = false;
+};
+
+// Against the fp64 reference (outputs NaN-poisoned), the lean form on: lines of 1, 2, 3, 16, 31,
+// 32, 33, 255, 256 and 257 unknowns along y and z (one short segment; full segments, row n-1 in a
+// full segment (16, 32, 256) or in the short one; 17 segments: 16-line tiles), rows of 36 values
+// (16-byte rows: the warp stream, tiles starting before line 0), Dirichlet (the stage's end
+// values), Neumann with drift (end rows' face terms), periodic (halo rows wrap), with and without
+// v, sources (the general path inside the lean kernel), t_old == t_new.
+template <class T>
+void lean_cases(const Executor& ex) {
+  const LeanForm on;
+  std::uint32_t seed = 6100;
+  Pde src = heat_with_drift();
+  src.source = [](double t, double x, double y, double z) { return std::sin(x + 2 * y - z) * (1 + t); };
+  for (index_t n : {1, 2, 3, 16, 31, 32, 33, 255, 256, 257})
+    for (int a = 1; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) {
+        // Dirichlet: n + 2 nodes for n unknowns; Neumann (both ends along the axis): n nodes.
+        if (b > 0 && n < 2) continue;
+        index_t e[3] = {36, 5, 6};  // the sweep box most of the grid (check_reference)
+        e[a] = b == 0 ? n + 2 : n;
+        const Grid g = stretched_grid(e[0], e[1], e[2]);
+        BoundaryConditions bc = b == 0 ? all_dirichlet() : with_neumann();
+        if (b > 0) bc.set(static_cast<Axis>(a), Boundary::neumann(0.5), Boundary::neumann(-0.25));
+        const Pde pde = b == 0 ? Pde::heat(1.0, 0.7, 0.4) : b == 1 ? heat_with_drift() : src;
+        StageCase c;
+        c.axis = static_cast<Axis>(a);
+        c.s = std::min(2e-3, 4.0 * min_spacing(g.axis(c.axis)));  // cond(I/s - A) ~ 17, as line_lengths
+        const std::string what =
+            "lean n=" + std::to_string(n) + (b == 0 ? " dirichlet" : b == 1 ? " neumann" : " source");
+        check_reference<T>(g, pde, bc, c, seed++, what, ex);
+        c.with_v = false;
+        check_reference<T>(g, pde, bc, c, seed++, what, ex);
+        c.with_v = true;
+        c.same_time = true;
+        check_reference<T>(g, pde, bc, c, seed++, what, ex);
+        if (::testing::Test::HasFailure()) return;
+      }
+  for (index_t n : {3, 31, 33, 255, 257}) {  // z: 17 or 32 (full segments, the wrap in registers' halo)
+    const Grid gp(AxisGrid::uniform(36, 0.0, 1.0), periodic_axis(n, 0.0, 1.0),
+                  periodic_axis(n == 255 ? 17 : 32, 0.0, 2.0));
+    BoundaryConditions bp = all_dirichlet();
+    bp.set_periodic(Axis::y);
+    bp.set_periodic(Axis::z);
+    for (Axis ax : {Axis::y, Axis::z}) {
+      StageCase c;
+      c.axis = ax;
+      c.s = std::min(2e-3, 4.0 * min_spacing(gp.axis(ax)));
+      check_reference<T>(gp, heat_with_drift(), bp, c, seed++, "lean periodic n=" + std::to_string(n), ex);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
 // Operator<T> on the GPU, a stage along `axis` at s: whether it throws UnstableSystem (the
 // message then names the axis and s), and the result's nodes all finite when it does not.
 template <class T>
@@ -920,6 +1002,34 @@ TEST(CudaFusedStage, WarpStreamSmall) {
   bp.set_periodic(Axis::y);
   bp.set_periodic(Axis::z);
   all_axes<double>(gp, heat_with_drift(), bp, "small warp periodic", seed);
+}
+
+TEST(CudaFusedStage, LeanFormMatchesTheFp64ReferenceFloat) {
+  ADI_REQUIRE_CUDA();
+  lean_cases<float>(Executor::cuda());
+}
+
+TEST(CudaFusedStage, LeanFormMatchesTheFp64ReferenceDouble) {
+  ADI_REQUIRE_CUDA();
+  lean_cases<double>(Executor::cuda());
+}
+
+// The same cases on the host (runs anywhere): the sizes, s and tolerances of the GPU cases hold
+// for the host's float and double stage.
+TEST(StageReference, LeanCasesOnTheHost) {
+  lean_cases<float>(Executor::host());
+  lean_cases<double>(Executor::host());
+}
+
+// The sanitizer's case of the lean form (scripts/gpu_heat_ab.sh: memcheck): rows of 36 values;
+// Dirichlet: 33 unknowns along y (row n-1 alone in a short third segment), 32 along z (row n-1
+// ends a full segment); Neumann at y_hi, z_lo: 34 and 33. Both precisions.
+TEST(CudaFusedStage, LeanFormSmall) {
+  ADI_REQUIRE_CUDA();
+  const LeanForm on;
+  std::uint32_t seed = 960;
+  all_axes<float>(stretched_grid(36, 35, 34), heat_with_drift(), with_neumann(), "small lean", seed);
+  all_axes<double>(stretched_grid(36, 35, 34), Pde::heat(1.0, 0.7, 0.4), all_dirichlet(), "small lean", seed);
 }
 
 TEST(CudaFusedStage, WarpStreamFloat) {

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Issue 16 (stop 37): the fused Y/Z stage's lean form (ADI_FUSED_YZ_LEAN=1,
+# fused_stage_lean_kernel in solvers/cuda/thomas_pcr_fused_stage.cuh) against the default, on one
+# GPU, in one call (<= 5 minutes on a fresh H100 with the build):
+#   1. builds adi with CUDA for sm_90 (no VTK, MPI, Python; Ninja) and only test_thomas_pcr_fused_stage,
+#      test_scheme_cuda and bench_cuda_heat_step;
+#   2. the fused-stage tests at the default (incl. the new CudaFusedStage.LeanForm* cases, which set
+#      the switch themselves), the GPU cases with Y/Z stages again with ADI_FUSED_YZ_LEAN=1 for the
+#      whole process,
+#      test_scheme_cuda (every scheme's step on the GPU vs the host) with ADI_FUSED_YZ_LEAN=1, and
+#      compute-sanitizer memcheck on CudaFusedStage.LeanFormSmall;
+#   3. bench_cuda_heat_step, Douglas with the stencil fold (CUDA's default), 256^3 and 512^3, fp32
+#      and fp64, default / lean / default / lean (same process order each pass; each run measures
+#      its copy bandwidth);
+#   4. (if ncu is there) Nsight Compute on the first fp32 256^3 Y stage of each form: duration,
+#      DRAM and SM throughput, warp cycles per issued instruction, instructions executed.
+# Tables last: the checks, then the A/B (per part: ms of each pass, best of two, change, % of copy).
+#
+#   OUT=/tmp/out scripts/gpu_heat_ab.sh [--no-build] [--no-tests] [--no-ncu] [--steps N]
+#
+# Logs under $OUT: build.log, test_*.log, sanitizer.log, bench_ab.log, ncu_{default,lean}.log.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=1 tests=1 ncu_on=1 steps=10
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-build) build=0 ;;
+    --no-tests) tests=0 ;;
+    --no-ncu) ncu_on=0 ;;
+    --steps) steps=${2:?--steps N}; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "gpu_heat_ab.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+OUT=${OUT:-$root/out/gpu_heat_ab}
+mkdir -p "$OUT"
+B=${B:-$root/build-gpu-heat-ab}
+jobs=$(nproc)
+GEN=""
+command -v ninja > /dev/null && GEN="-G Ninja"
+targets=(test_thomas_pcr_fused_stage test_scheme_cuda bench_cuda_heat_step)
+t_build=0
+if [ $build = 1 ]; then
+  : > "$OUT/build.log"
+  t0=$(date +%s)
+  cmake -S "$root" -B "$B" $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
+    -DADI_WITH_PYTHON=OFF -DADI_BUILD_EXAMPLES=OFF -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON \
+    >> "$OUT/build.log" 2>&1 && cmake --build "$B" -j "$jobs" --target "${targets[@]}" >> "$OUT/build.log" 2>&1 ||
+    { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
+  t_build=$(( $(date +%s) - t0 ))
+  echo "build: ok ($t_build s, $jobs jobs)"
+fi
+[ -x "$B/benchmarks/bench_cuda_heat_step" ] || { echo "no $B/benchmarks/bench_cuda_heat_step (build first)"; exit 1; }
+{ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader ||
+  echo "no nvidia-smi"; } > "$OUT/nvidia-smi.txt" 2>&1
+T=$B/tests
+status() { if [ "$1" = skipped ]; then echo skipped; elif [ "$1" -eq 0 ]; then echo pass; else echo "FAIL ($1)"; fi; }
+counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$1" 2>/dev/null | tr -s ' ' | tr '\n' ' '; }
+
+t0=$(date +%s)
+r_fused=skipped r_lean=skipped r_scheme=skipped san="not run"
+if [ $tests = 1 ]; then
+  # Each under its own timeout, so that the benchmark always runs.
+  timeout 150 "$T/test_thomas_pcr_fused_stage" > "$OUT/test_fused_stage.log" 2>&1; r_fused=$?
+  # The GPU cases with Y/Z stages again, the switch on for the whole process (the X-only cases and
+  # the LeanForm cases, which ran with it above, left out).
+  ADI_FUSED_YZ_LEAN=1 timeout 120 "$T/test_thomas_pcr_fused_stage" \
+    --gtest_filter='CudaFusedStage.*:CudaPlanStage.*-CudaFusedStage.XStage*:CudaFusedStage.LeanForm*' \
+    > "$OUT/test_fused_stage_lean.log" 2>&1; r_lean=$?
+  ADI_FUSED_YZ_LEAN=1 timeout 150 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_lean.log" 2>&1; r_scheme=$?
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  if [ -x "$cs" ]; then
+    echo "### memcheck CudaFusedStage.LeanFormSmall" > "$OUT/sanitizer.log"
+    timeout 120 "$cs" --tool memcheck --error-exitcode 99 "$T/test_thomas_pcr_fused_stage" \
+      --gtest_filter='CudaFusedStage.LeanFormSmall' >> "$OUT/sanitizer.log" 2>&1
+    r=$?
+    san="memcheck: $([ $r = 0 ] && echo clean || echo "ERRORS or timeout (exit $r)")"
+  else
+    san="no compute-sanitizer"
+  fi
+fi
+t_tests=$(( $(date +%s) - t0 ))
+
+# The A/B: two passes, default then lean, Douglas (stencil fold), both grids and precisions.
+t0=$(date +%s)
+: > "$OUT/bench_ab.log"
+for pass in 1 2; do
+  for form in default lean; do
+    echo "### pass $pass form $form" >> "$OUT/bench_ab.log"
+    lean=0
+    [ $form = lean ] && lean=1
+    ADI_FUSED_YZ_LEAN=$lean timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme douglas \
+      --folds stencil --steps "$steps" >> "$OUT/bench_ab.log" 2>&1 ||
+      echo "bench pass $pass $form: exit $?" >> "$OUT/bench_ab.log"
+  done
+done
+t_ab=$(( $(date +%s) - t0 ))
+
+# Nsight Compute: the first fp32 256^3 Y stage of a Douglas step (the first strided launch).
+t0=$(date +%s)
+if [ $ncu_on = 1 ] && command -v ncu > /dev/null; then
+  for form in default lean; do
+    lean=0
+    [ $form = lean ] && lean=1
+    ADI_FUSED_YZ_LEAN=$lean timeout 120 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
+      --section LaunchStats --metrics smsp__inst_executed.sum,smsp__cycles_active.avg \
+      -k regex:'fused_stage_(strided|lean)' -c 1 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --types fp32 \
+      --scheme douglas --folds stencil --steps 1 > "$OUT/ncu_$form.log" 2>&1
+  done
+fi
+t_ncu=$(( $(date +%s) - t0 ))
+
+echo
+echo "== gpu_heat_ab.sh $(date -u +%FT%TZ), $(head -1 "$OUT/nvidia-smi.txt"), tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
+echo "| check | result |"
+echo "|---|---|"
+echo "| test_thomas_pcr_fused_stage (default; LeanForm* cases set the switch) | $(status $r_fused): $(counts "$OUT/test_fused_stage.log") |"
+for t in CudaFusedStage.LeanFormMatchesTheFp64ReferenceFloat CudaFusedStage.LeanFormMatchesTheFp64ReferenceDouble \
+         CudaFusedStage.LeanFormSmall CudaFusedStage.WarpStreamFloat CudaFusedStage.WarpStreamDouble; do
+  r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$OUT/test_fused_stage.log" 2>/dev/null | head -1 |
+      sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
+  echo "| $t | ${r:-not run} |"
+done
+echo "| test_thomas_pcr_fused_stage GPU cases, ADI_FUSED_YZ_LEAN=1 | $(status $r_lean): $(counts "$OUT/test_fused_stage_lean.log") |"
+echo "| test_scheme_cuda, ADI_FUSED_YZ_LEAN=1 | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_lean.log") |"
+echo "| compute-sanitizer, CudaFusedStage.LeanFormSmall | $san |"
+echo "| times | build $t_build s, tests $t_tests s, A/B $t_ab s, ncu $t_ncu s |"
+if [ $tests = 1 ]; then
+  grep -h -E "^\[  FAILED  \]|Failure|first bad node|Expected|actual" "$OUT"/test_*.log 2>/dev/null | head -16
+  grep -h "no CUDA device" "$OUT"/test_*.log 2>/dev/null | head -2
+fi
+grep -h "bench pass" "$OUT/bench_ab.log"
+for form in default lean; do
+  [ -s "$OUT/ncu_$form.log" ] || continue
+  echo
+  echo "-- ncu, first fused Y stage fp32 256^3, form $form --"
+  grep -E "fused_stage_(strided|lean)_kernel|DRAM Throughput|Duration|Compute \(SM\) Throughput|Registers Per Thread|Warp Cycles Per Issued|smsp__inst_executed.sum|smsp__cycles_active.avg" \
+    "$OUT/ncu_$form.log" | sed -E 's/void adi::cuda_backend::kernels::/  /; s/\(adi::cuda_backend::kernels::StageArgs<float>.*//' |
+    tr -s ' ' | cut -c1-110
+done
+echo
+echo "== A/B: fused Y/Z stage, default / lean (ADI_FUSED_YZ_LEAN=1); ms, two passes, Douglas, stencil fold (bench_ab.log)"
+grep -E "^(device|copy)" "$OUT/bench_ab.log" | sort -u | head -6
+echo "('% copy' = 100 / ratio to the part's minimum transfers; the step's ratio to the 8-transfer minimum: ms / (8/10 x the 10-field min))"
+awk '
+  /^### pass/ { pass = $3; s = $5; next }
+  /^(256|512)x/ {
+    part = substr($0, 19, 32); sub(/ +$/, "", part);
+    if (part !~ /^(stage [xyz] fused, back to back|explicit, back to back|Do stencil stage [xyz]|Do stencil step: CUDA events)$/) next;
+    key = sprintf("%-12s %-4s %-30s", $1, $2, part);
+    if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
+    n = split(substr($0, 52), f, " "); ms[key, pass, s] = f[1]; minms[key] = f[3]; ratio[key, pass, s] = f[4];
+  }
+  function best(key, s,   p, b, m) { b = 0; for (p = 1; p <= 2; ++p) { m = ms[key, p, s] + 0; if (m > 0 && (b == 0 || m < b)) b = m } return b }
+  END {
+    printf "%-48s %8s %8s | %8s %8s | %8s %8s %7s | %s\n", "row (ms)", "default", "lean", "default", "lean", "best def", "best len", "change", "% copy def -> lean";
+    for (i = 1; i <= nk; ++i) { k = order[i]; bd = best(k, "default"); bl = best(k, "lean"); mm = minms[k] + 0;
+      extra = "";
+      if (k ~ /step: CUDA events/ && mm > 0) extra = sprintf("; vs 8-transfer min %.4f ms: %.2fx -> %.2fx", 0.8 * mm, bd / (0.8 * mm), bl / (0.8 * mm));
+      printf "%-48s %8s %8s | %8s %8s | %8.4f %8.4f %+6.1f%% | %s%s\n", k, ms[k, 1, "default"], ms[k, 1, "lean"], ms[k, 2, "default"],
+        ms[k, 2, "lean"], bd, bl, (bd > 0 ? 100 * (bl / bd - 1) : 0),
+        ((mm > 0 && bd > 0 && bl > 0) ? sprintf("%.1f -> %.1f", 100 * mm / bd, 100 * mm / bl) : "-"), extra } }' "$OUT/bench_ab.log"
