@@ -549,7 +549,7 @@ int main(int argc, char** argv) {
   std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps; fused Y/Z copy stream %s; "
               "Y/Z form %s\n",
               prop.name, prop.multiProcessorCount, g_steps, stream ? stream : "default (warp)",
-              lean && std::string(lean) == "1" ? "lean (ADI_FUSED_YZ_LEAN=1)" : "default");
+              lean && std::string(lean) == "0" ? "general (ADI_FUSED_YZ_LEAN=0)" : "lean (the default)");
   measure_copy();
   std::printf("== Full heat ADI step per part (fields = minimum field transfers; ratio = ms / min ms)\n");
   std::printf("%-12s %-4s %-32s %9s %7s %9s %7s\n", "grid", "type", "part", "ms", "fields", "min ms", "ratio");

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Issue 16 (stop 37): the fused Y/Z stage's lean form (ADI_FUSED_YZ_LEAN=1,
-# fused_stage_lean_kernel in solvers/cuda/thomas_pcr_fused_stage.cuh) against the default, on one
+# Issue 16 (stop 37): the fused Y/Z stage's lean form (fused_stage_lean_kernel in
+# solvers/cuda/thomas_pcr_fused_stage.cuh; the default since stop 37, runs s37/7-9) against the
+# general form (ADI_FUSED_YZ_LEAN=0, the default before), on one
 # GPU, in one call (<= 5 minutes on a fresh H100 with the build):
 #   1. builds adi with CUDA for sm_90 (no VTK, MPI, Python; Ninja) and only test_thomas_pcr_fused_stage,
 #      test_scheme_cuda and bench_cuda_heat_step;
 #   2. the fused-stage tests at the default (incl. the new CudaFusedStage.LeanForm* cases, which set
-#      the switch themselves), the GPU cases with Y/Z stages again with ADI_FUSED_YZ_LEAN=1 for the
+#      the switch themselves), the GPU cases with Y/Z stages again with ADI_FUSED_YZ_LEAN=0 for the
 #      whole process,
-#      test_scheme_cuda (every scheme's step on the GPU vs the host) with ADI_FUSED_YZ_LEAN=1, and
+#      test_scheme_cuda (every scheme's step on the GPU vs the host) at the default (lean), and
 #      compute-sanitizer memcheck on CudaFusedStage.LeanFormSmall;
 #   3. bench_cuda_heat_step, Douglas with the stencil fold (CUDA's default), 256^3 and 512^3, fp32
-#      and fp64, default / lean / default / lean (same process order each pass; each run measures
+#      and fp64, general / lean / general / lean (same process order each pass; each run measures
 #      its copy bandwidth);
 #   4. (if ncu is there) Nsight Compute on the first fp32 256^3 Y stage of each form: duration,
 #      DRAM and SM throughput, warp cycles per issued instruction, instructions executed.
@@ -63,12 +64,12 @@ r_fused=skipped r_lean=skipped r_scheme=skipped san="not run"
 if [ $tests = 1 ]; then
   # Each under its own timeout, so that the benchmark always runs.
   timeout 150 "$T/test_thomas_pcr_fused_stage" > "$OUT/test_fused_stage.log" 2>&1; r_fused=$?
-  # The GPU cases with Y/Z stages again, the switch on for the whole process (the X-only cases and
-  # the LeanForm cases, which ran with it above, left out).
-  ADI_FUSED_YZ_LEAN=1 timeout 120 "$T/test_thomas_pcr_fused_stage" \
+  # The GPU cases with Y/Z stages again in the general form (ADI_FUSED_YZ_LEAN=0; the lean form is
+  # the default since stop 37) for the whole process (the X-only and LeanForm cases left out).
+  ADI_FUSED_YZ_LEAN=0 timeout 120 "$T/test_thomas_pcr_fused_stage" \
     --gtest_filter='CudaFusedStage.*:CudaPlanStage.*-CudaFusedStage.XStage*:CudaFusedStage.LeanForm*' \
     > "$OUT/test_fused_stage_lean.log" 2>&1; r_lean=$?
-  ADI_FUSED_YZ_LEAN=1 timeout 150 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_lean.log" 2>&1; r_scheme=$?
+  timeout 150 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_lean.log" 2>&1; r_scheme=$?
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   if [ -x "$cs" ]; then
     echo "### memcheck CudaFusedStage.LeanFormSmall" > "$OUT/sanitizer.log"
@@ -82,11 +83,11 @@ if [ $tests = 1 ]; then
 fi
 t_tests=$(( $(date +%s) - t0 ))
 
-# The A/B: two passes, default then lean, Douglas (stencil fold), both grids and precisions.
+# The A/B: two passes, general then lean, Douglas (stencil fold), both grids and precisions.
 t0=$(date +%s)
 : > "$OUT/bench_ab.log"
 for pass in 1 2; do
-  for form in default lean; do
+  for form in general lean; do
     echo "### pass $pass form $form" >> "$OUT/bench_ab.log"
     lean=0
     [ $form = lean ] && lean=1
@@ -100,7 +101,7 @@ t_ab=$(( $(date +%s) - t0 ))
 # Nsight Compute: the first fp32 256^3 Y stage of a Douglas step (the first strided launch).
 t0=$(date +%s)
 if [ $ncu_on = 1 ] && command -v ncu > /dev/null; then
-  for form in default lean; do
+  for form in general lean; do
     lean=0
     [ $form = lean ] && lean=1
     ADI_FUSED_YZ_LEAN=$lean timeout 120 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
@@ -115,15 +116,15 @@ echo
 echo "== gpu_heat_ab.sh $(date -u +%FT%TZ), $(head -1 "$OUT/nvidia-smi.txt"), tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
 echo "| check | result |"
 echo "|---|---|"
-echo "| test_thomas_pcr_fused_stage (default; LeanForm* cases set the switch) | $(status $r_fused): $(counts "$OUT/test_fused_stage.log") |"
+echo "| test_thomas_pcr_fused_stage (default: lean; LeanForm* cases set the switch) | $(status $r_fused): $(counts "$OUT/test_fused_stage.log") |"
 for t in CudaFusedStage.LeanFormMatchesTheFp64ReferenceFloat CudaFusedStage.LeanFormMatchesTheFp64ReferenceDouble \
          CudaFusedStage.LeanFormSmall CudaFusedStage.WarpStreamFloat CudaFusedStage.WarpStreamDouble; do
   r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$OUT/test_fused_stage.log" 2>/dev/null | head -1 |
       sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
   echo "| $t | ${r:-not run} |"
 done
-echo "| test_thomas_pcr_fused_stage GPU cases, ADI_FUSED_YZ_LEAN=1 | $(status $r_lean): $(counts "$OUT/test_fused_stage_lean.log") |"
-echo "| test_scheme_cuda, ADI_FUSED_YZ_LEAN=1 | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_lean.log") |"
+echo "| test_thomas_pcr_fused_stage GPU cases, ADI_FUSED_YZ_LEAN=0 (general form) | $(status $r_lean): $(counts "$OUT/test_fused_stage_lean.log") |"
+echo "| test_scheme_cuda (default: lean) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_lean.log") |"
 echo "| compute-sanitizer, CudaFusedStage.LeanFormSmall | $san |"
 echo "| times | build $t_build s, tests $t_tests s, A/B $t_ab s, ncu $t_ncu s |"
 if [ $tests = 1 ]; then
@@ -131,7 +132,7 @@ if [ $tests = 1 ]; then
   grep -h "no CUDA device" "$OUT"/test_*.log 2>/dev/null | head -2
 fi
 grep -h "bench pass" "$OUT/bench_ab.log"
-for form in default lean; do
+for form in general lean; do
   [ -s "$OUT/ncu_$form.log" ] || continue
   echo
   echo "-- ncu, first fused Y stage fp32 256^3, form $form --"
@@ -140,7 +141,7 @@ for form in default lean; do
     tr -s ' ' | cut -c1-110
 done
 echo
-echo "== A/B: fused Y/Z stage, default / lean (ADI_FUSED_YZ_LEAN=1); ms, two passes, Douglas, stencil fold (bench_ab.log)"
+echo "== A/B: fused Y/Z stage, general (ADI_FUSED_YZ_LEAN=0) / lean (the default since stop 37); ms, two passes, Douglas, stencil fold (bench_ab.log)"
 grep -E "^(device|copy)" "$OUT/bench_ab.log" | sort -u | head -6
 echo "('% copy' = 100 / ratio to the part's minimum transfers; the step's ratio to the 8-transfer minimum: ms / (8/10 x the 10-field min))"
 awk '
@@ -154,10 +155,10 @@ awk '
   }
   function best(key, s,   p, b, m) { b = 0; for (p = 1; p <= 2; ++p) { m = ms[key, p, s] + 0; if (m > 0 && (b == 0 || m < b)) b = m } return b }
   END {
-    printf "%-48s %8s %8s | %8s %8s | %8s %8s %7s | %s\n", "row (ms)", "default", "lean", "default", "lean", "best def", "best len", "change", "% copy def -> lean";
-    for (i = 1; i <= nk; ++i) { k = order[i]; bd = best(k, "default"); bl = best(k, "lean"); mm = minms[k] + 0;
+    printf "%-48s %8s %8s | %8s %8s | %8s %8s %7s | %s\n", "row (ms)", "general", "lean", "general", "lean", "best gen", "best len", "change", "% copy gen -> lean";
+    for (i = 1; i <= nk; ++i) { k = order[i]; bd = best(k, "general"); bl = best(k, "lean"); mm = minms[k] + 0;
       extra = "";
       if (k ~ /step: CUDA events/ && mm > 0) extra = sprintf("; vs 8-transfer min %.4f ms: %.2fx -> %.2fx", 0.8 * mm, bd / (0.8 * mm), bl / (0.8 * mm));
-      printf "%-48s %8s %8s | %8s %8s | %8.4f %8.4f %+6.1f%% | %s%s\n", k, ms[k, 1, "default"], ms[k, 1, "lean"], ms[k, 2, "default"],
+      printf "%-48s %8s %8s | %8s %8s | %8.4f %8.4f %+6.1f%% | %s%s\n", k, ms[k, 1, "general"], ms[k, 1, "lean"], ms[k, 2, "general"],
         ms[k, 2, "lean"], bd, bl, (bd > 0 ? 100 * (bl / bd - 1) : 0),
         ((mm > 0 && bd > 0 && bl > 0) ? sprintf("%.1f -> %.1f", 100 * mm / bd, 100 * mm / bl) : "-"), extra } }' "$OUT/bench_ab.log"

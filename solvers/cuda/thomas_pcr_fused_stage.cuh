@@ -763,14 +763,16 @@ void with_fused_yz_kernel(int variant, bool warp, F&& f) {
 }
 inline bool fused_yz_has_warp(int variant) { return variant == 6 || variant == 8; }
 
-// The Y/Z form's lean path (fused_stage_lean_kernel) where ADI_FUSED_YZ_LEAN=1 when the launch
-// is prepared (read at each prepare_fused_stage, so a test can set it around an Operator's
-// construction): a switch for same-run A/B timings (scripts/gpu_heat_ab.sh), not an option; it
-// computes the same function as the default (tests: test_thomas_pcr_fused_stage at each).
-// Applies where the default runs the warp stream with 16-row segments at 1 block per SM.
+// The Y/Z form's lean path (fused_stage_lean_kernel): the default since stop 37 (runs s37/7-9:
+// the Y/Z stages 20-31% faster on the H200, 9-29% on the H100, no row slower);
+// ADI_FUSED_YZ_LEAN=0 when the launch is prepared (read at each prepare_fused_stage, so a test
+// can set it around an Operator's construction) runs the general form: a switch for same-run
+// A/B timings (scripts/gpu_heat_ab.sh), not an option; both compute the same function (tests:
+// test_thomas_pcr_fused_stage under each). Applies where the warp stream runs 16-row segments
+// at 1 block per SM.
 inline bool fused_stage_lean_requested() {
   const char* v = std::getenv("ADI_FUSED_YZ_LEAN");
-  return v != nullptr && std::string(v) == "1";
+  return v == nullptr || std::string(v) != "0";
 }
 
 // Issue 15 item 8: the default build compiles only the default register caps (X: 2 blocks/SM,
