@@ -5,7 +5,8 @@
 #     blocks/SM, Y/Z 2; the tuning rows of bench_cuda_heat_step --tune);
 #   - the partition passes' forms before stop 31 (DistributedOptions::device_prefetch = false)
 #     and the L2 requests where they measured slower (device_l2_prefetch_everywhere);
-#   - the large-system partition's staged loads (cuda_backend::large_solve(..., load = 2)).
+#   - the large-system partition's staged loads (cuda_backend::large_solve(..., load = 2));
+#   - stop 37 (h-build8): block Thomas's shared-memory exchange (BlockKernel::cuda_block_thomas_shared).
 # Every default kernel is byte-identical to the base (scripts/compare_cubin.py, docs/design.md):
 # nothing here is timed. What can break is the host dispatch that now falls back to the default
 # (one stderr note, then the default form): checked by
@@ -16,11 +17,13 @@
 #      run the global loads) and, on 2 ranks sharing the GPU,
 #      DistributedAdiDevice.Prefetch / .StageInPasses (the no-prefetch and L2-everywhere variants);
 #   3. bench_cuda_heat_step --grids 256 --types fp32 --tune --quick: the tuning rows run (the default form) and
-#      say so once on stderr.
+#      say so once on stderr;
+#   4. test_block_thomas_cuda (every test runs both BlockKernels: the shared one runs the shuffles
+#      and says so) and bench_cuda_block_tridiagonal --quick --reps=3 (its shared rows: the shuffles).
 #
 #   OUT=/tmp/o scripts/gpu_gated_forms_check.sh      # ~3-4 min on an H100 host (16 cores), build included
 # Logs under $OUT (default <repo>/out/gated): build.log, selfcheck_{default,unroll}.log,
-# fused.log, large.log, adi_np2.log, tune.log; summary.txt (printed last).
+# fused.log, large.log, adi_np2.log, tune.log, block.log, block_bench.log; summary.txt (printed last).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}/gated
@@ -48,7 +51,7 @@ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_
   -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_BUILD_EXAMPLES=OFF \
   >"$out/build.log" 2>&1 &&
   cmake --build "$B" -j "$(nproc)" --target test_thomas_pcr_fused_stage test_partition_large_cuda test_distributed_adi \
-    bench_cuda_heat_step \
+    bench_cuda_heat_step test_block_thomas_cuda bench_cuda_block_tridiagonal \
     >>"$out/build.log" 2>&1
 rc=$?
 wait
@@ -78,7 +81,14 @@ timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas --
 rc=$?
 [ $rc = 0 ] || status=1
 note "bench_cuda_heat_step --tune: exit $rc, $(grep -c 'tune ' "$out/tune.log") tune rows, notes: $(grep -c 'does not compile' "$out/tune.log")"
-grep -m2 'does not compile' "$out/tune.log" "$out/adi_np2.log" | sed 's/^/  /' | tee -a "$summary"
+
+timeout 200 "$B/tests/test_block_thomas_cuda" --gtest_color=no >"$out/block.log" 2>&1 || status=1
+note "test_block_thomas_cuda: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/block.log" | tr -s ' ' | tr '\n' ';') notes: $(grep -c 'does not compile' "$out/block.log")"
+timeout 150 "$B/benchmarks/bench_cuda_block_tridiagonal" --quick --reps=3 >"$out/block_bench.log" 2>&1
+rc=$?
+[ $rc = 0 ] || status=1
+note "bench_cuda_block_tridiagonal --quick: exit $rc, $(grep -c ' shared ' "$out/block_bench.log") shared rows, notes: $(grep -c 'does not compile' "$out/block_bench.log")"
+grep -m2 'does not compile' "$out/tune.log" "$out/adi_np2.log" "$out/block.log" | sed 's/^/  /' | tee -a "$summary"
 
 echo
 echo "================================ summary ================================"

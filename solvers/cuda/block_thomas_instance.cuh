@@ -6,8 +6,8 @@
 namespace adi::cuda_backend::block {
 
 // SharedExchange (BlockKernel::cuda_block_thomas_shared, kept for comparison: the plan picks
-// shuffles for every M) only with ADI_CUDA_UNROLL_ALL (issue 15 item 8): without it block::solve
-// (block_thomas_launch.cuh) runs the shuffles instead and says so, and only they are compiled.
+// shuffles for every M) only with ADI_CUDA_UNROLL_ALL (issue 15 item 8): without it the shuffles run
+// instead (block_thomas_cuda.cu says so once on stderr), and only they are compiled.
 template <class T, int M>
 void launch_m(BlockKernel kernel, bool periodic, const Args<T>& args, cudaStream_t stream) {
 #if defined(ADI_CUDA_UNROLL_ALL)

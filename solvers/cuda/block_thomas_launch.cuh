@@ -7,7 +7,6 @@
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/block_thomas.cuh"
 #include "solvers/cuda/check.cuh"
-#include "solvers/cuda/comparison_forms.hpp"
 
 namespace adi::cuda_backend::block {
 
@@ -19,13 +18,6 @@ template <class T>
 void solve(BlockKernel kernel, const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d, T* u,
            double tol, bool periodic, void* workspace, unsigned long long* singular, void* stream_ptr) {
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
-#if !defined(ADI_CUDA_UNROLL_ALL)
-  if (kernel == BlockKernel::cuda_block_thomas_shared) {  // (block_thomas_instance.cuh)
-    static std::once_flag once;
-    note_form_not_compiled(once, "cuda_block_thomas_shared (the shared-memory exchange, kept for comparison)",
-                           "cuda_block_thomas_shuffle (the default; the same algorithm)");
-  }
-#endif
   const Args<T> args{l, a, b, c, d, u, static_cast<T*>(workspace), static_cast<T>(tol), singular};
   switch (l.m) {
     case 2: launch_m<T, 2>(kernel, periodic, args, stream); break;
