@@ -21,6 +21,9 @@ nvdisasm are not installed (scripts/compare_ptxas.py compares only registers and
         # nvcc 13 need the zstd program), matched by name whatever unit holds them; no .base/
     scripts/compare_cubin.py block_thomas_float_m2_3_4_5_6_7_8=block_thomas_float_m2_3_4_5+block_thomas_float_m6+block_thomas_float_m7+block_thomas_float_m8
                                            # NEW=BASE1+BASE2+...: one unit of this tree against several of the base
+    scripts/compare_cubin.py --list /tmp/build [N]
+        # where a build's machine code is: per unit its kernels and sm_90 instructions, the N
+        # largest kernels of each (default 8); the instructions go roughly with cicc + ptxas time
 """
 import collections, os, re, struct, subprocess, sys, tempfile
 
@@ -166,6 +169,18 @@ def compare_builds(base_build, new_build):
     print(f"kernels with byte-identical machine code: {len(same)} of {len(set(b) | set(n))}")
 
 
+def list_build(build, top):
+    by = collections.defaultdict(list)
+    for k, (unit, code) in build_kernels(build).items():
+        by[unit].append((len(code) // 16, k))
+    total = sum(n for v in by.values() for n, _ in v)
+    for unit, v in sorted(by.items(), key=lambda x: -sum(n for n, _ in x[1])):
+        print(f"{unit}: {len(v)} kernels, {sum(n for n, _ in v)} instructions")
+        for n, k in sorted(v, reverse=True)[:top]:
+            print(f"   {n:7d}  {k[:140]}")
+    print(f"total: {sum(len(v) for v in by.values())} kernels, {total} instructions in {len(by)} units")
+
+
 def opcodes(code):
     c = collections.Counter()
     for i in range(0, len(code), 16):
@@ -178,6 +193,8 @@ def main():
     args = sys.argv[1:]
     if args[:1] == ["--builds"] and len(args) == 3:
         return compare_builds(args[1], args[2])
+    if args[:1] == ["--list"] and len(args) in (2, 3):
+        return list_build(args[1], int(args[2]) if len(args) == 3 else 8)
     only = ""
     if "--only" in args:
         i = args.index("--only")

@@ -10,13 +10,17 @@
 #
 #   scripts/cuda_compile_time.sh [SRC] [BUILD] [cmake args...]    e.g. -DADI_WITH_MPI=OFF
 #   SRC defaults to this tree, BUILD to /tmp/adi-cuda-time; the per-unit log is BUILD/units.txt.
+#   ADI_COMPILE_PHASES=1: each nvcc also writes `nvcc --time` rows to BUILD/phases.csv, and the
+#   summary adds seconds per phase (preprocessing, cudafe++, cicc, ptxas, fatbinary, host
+#   compiler) summed over the units: wall time of each phase, so only on a quiet machine ~ CPU.
 #   Two such builds' kernels, byte for byte: scripts/compare_cubin.py --builds BASE_BUILD BUILD.
 set -euo pipefail
 if [ "${1:-}" = "--launch" ]; then  # the launcher: --launch LOG nvcc ... -o OUT ...
   shift; log=$1; shift
   out="" prev=""
   for a in "$@"; do [ "$prev" = "-o" ] && out=$a; prev=$a; done
-  exec /usr/bin/time -f "%U %S %e $(basename "$out" .o) $PWD/$out" -a -o "$log" "$@"
+  phases=(); [ "${ADI_COMPILE_PHASES:-0}" = 1 ] && phases=(--time "$(dirname "$log")/phases.csv")
+  exec /usr/bin/time -f "%U %S %e $(basename "$out" .o) $PWD/$out" -a -o "$log" "$@" "${phases[@]}"
 fi
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 src=$(cd "${1:-$(dirname "$0")/..}" && pwd)
@@ -33,3 +37,8 @@ sort -k4 "$b/units.txt" | while read -r u s e name obj; do
   printf "%8.1f  %-44s %4d kernels\n" "$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" "$name" "$(kernels "$obj")"
 done
 awk '{s += $1 + $2; n++} END {printf "%8.1f  total CPU seconds, %d units (%s)\n", s, n, "'"$src"'"}' "$b/units.txt"
+if [ -f "$b/phases.csv" ]; then  # nvcc --time rows: file, phase, inputs, output, arch, tool, ms, unit
+  awk -F' *, *' '$8 ~ /ms/ && $2 != "nvcc (driver)" {
+    p = $2 ~ /preprocessing/ ? "preprocessing" : $2 ~ /compiling/ ? "host compiler" : $2; t[p] += $7 / 1000}
+    END {for (p in t) printf "%8.1f  %s (nvcc --time, wall s summed over the units)\n", t[p], p}' "$b/phases.csv" | sort -rn
+fi

@@ -20,7 +20,9 @@
 #   kernel form; thomas_pcr_long with the band kind and cluster read at run time), both
 #   reverted after this check (docs/design.md, "Serial CUDA compile time"). Since then both
 #   builds compile the same kernels there: an A/A run (the noise of the 3% rule) until a new
-#   form is put behind ADI_CUDA_UNROLL_ALL, which makes them an A/B again.
+#   form is put behind ADI_CUDA_UNROLL_ALL, which makes them an A/B again. Since stop 37 bt's
+#   "shared" rows are such an A/B: the default build runs the shuffles for them (the shared
+#   exchange only with ADI_CUDA_UNROLL_ALL); its "shuffle" rows stay an A/A.
 # Benchmarks first (default / unrolled / default / unrolled), then tests, then the tables:
 # bp and oc side by side (best of 2 runs each); bt and long through compare_bench_logs.py (base =
 # the unrolled build; rows more than 3% slower in both pairs, and the median new/base).

@@ -5,7 +5,8 @@
 #     blocks/SM, Y/Z 2; the tuning rows of bench_cuda_heat_step --tune);
 #   - the partition passes' forms before stop 31 (DistributedOptions::device_prefetch = false)
 #     and the L2 requests where they measured slower (device_l2_prefetch_everywhere);
-#   - the large-system partition's staged loads (cuda_backend::large_solve(..., load = 2)).
+#   - the large-system partition's staged loads (cuda_backend::large_solve(..., load = 2));
+#   - stop 37 (h-build8): block Thomas's shared-memory exchange (BlockKernel::cuda_block_thomas_shared).
 # Every default kernel is byte-identical to the base (scripts/compare_cubin.py, docs/design.md):
 # nothing here is timed. What can break is the host dispatch that now falls back to the default
 # (one stderr note, then the default form): checked by
@@ -16,11 +17,14 @@
 #      run the global loads) and, on 2 ranks sharing the GPU,
 #      DistributedAdiDevice.Prefetch / .StageInPasses (the no-prefetch and L2-everywhere variants);
 #   3. bench_cuda_heat_step --grids 256 --types fp32 --tune --quick: the tuning rows run (the default form) and
-#      say so once on stderr.
+#      say so once on stderr;
+#   4. test_block_thomas_cuda (every test runs both BlockKernels: the shared one runs the shuffles
+#      and says so) and bench_cuda_block_tridiagonal --quick --reps=3 (its shared rows: the shuffles).
 #
-#   OUT=/tmp/o scripts/gpu_gated_forms_check.sh      # ~3-4 min on an H100 host (16 cores), build included
+#   OUT=/tmp/o scripts/gpu_gated_forms_check.sh      # ~4-5 min on an H100 host (16 cores), build included
+#   OUT=/tmp/o ONLY=block scripts/gpu_gated_forms_check.sh   # step 4 alone (stop 37's gate; ~2 min)
 # Logs under $OUT (default <repo>/out/gated): build.log, selfcheck_{default,unroll}.log,
-# fused.log, large.log, adi_np2.log, tune.log; summary.txt (printed last).
+# fused.log, large.log, adi_np2.log, tune.log, block.log, block_bench.log; summary.txt (printed last).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}/gated
@@ -38,8 +42,13 @@ note "== gpu_gated_forms_check.sh $(date -u +%FT%TZ) on $(hostname), commit $(gi
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
 
 t0=$(date +%s)
+only=${ONLY:-all}
+targets=(test_thomas_pcr_fused_stage test_partition_large_cuda test_distributed_adi bench_cuda_heat_step
+         test_block_thomas_cuda bench_cuda_block_tridiagonal)
+[ "$only" = block ] && targets=(test_block_thomas_cuda bench_cuda_block_tridiagonal)
 # 1. the standalone self-checks, compiled in the background while CMake builds
 for v in default unroll; do
+  [ "$only" = block ] && break
   flags=(); [ $v = unroll ] && flags=(-DADI_CUDA_UNROLL_ALL=1)
   (nvcc -std=c++17 -O2 -arch=sm_90 -DADI_HAVE_CUDA "${flags[@]}" -I. tests/mpi/partition_device_selfcheck.cu \
      solvers/cuda/partition_local_passes.cu -o "$B/selfcheck_$v" >"$out/selfcheck_build_$v.log" 2>&1) &
@@ -47,14 +56,13 @@ done
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON -DADI_WITH_PYTHON=OFF \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_BUILD_EXAMPLES=OFF \
   >"$out/build.log" 2>&1 &&
-  cmake --build "$B" -j "$(nproc)" --target test_thomas_pcr_fused_stage test_partition_large_cuda test_distributed_adi \
-    bench_cuda_heat_step \
-    >>"$out/build.log" 2>&1
+  cmake --build "$B" -j "$(nproc)" --target "${targets[@]}" >>"$out/build.log" 2>&1
 rc=$?
 wait
 [ $rc = 0 ] || { tail -30 "$out/build.log"; note "build: FAILED (build.log)"; exit 1; }
-note "build: ok ($(( $(date +%s) - t0 )) s; warnings: $(grep -c 'warning' "$out/build.log" "$out"/selfcheck_build_*.log | tr '\n' ' '))"
+note "build: ok ($(( $(date +%s) - t0 )) s; warnings: $(grep -c 'warning' "$out/build.log" "$out"/selfcheck_build_*.log 2>/dev/null | tr '\n' ' '))"
 
+if [ "$only" != block ]; then
 for v in default unroll; do
   if [ -x "$B/selfcheck_$v" ]; then
     timeout 120 "$B/selfcheck_$v" >"$out/selfcheck_$v.log" 2>&1 || status=1
@@ -78,7 +86,15 @@ timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas --
 rc=$?
 [ $rc = 0 ] || status=1
 note "bench_cuda_heat_step --tune: exit $rc, $(grep -c 'tune ' "$out/tune.log") tune rows, notes: $(grep -c 'does not compile' "$out/tune.log")"
-grep -m2 'does not compile' "$out/tune.log" "$out/adi_np2.log" | sed 's/^/  /' | tee -a "$summary"
+fi  # (ONLY=block: from here)
+
+timeout 200 "$B/tests/test_block_thomas_cuda" --gtest_color=no >"$out/block.log" 2>&1 || status=1
+note "test_block_thomas_cuda: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/block.log" | tr -s ' ' | tr '\n' ';') notes: $(grep -c 'does not compile' "$out/block.log")"
+timeout 150 "$B/benchmarks/bench_cuda_block_tridiagonal" --quick --reps=3 >"$out/block_bench.log" 2>&1
+rc=$?
+[ $rc = 0 ] || status=1
+note "bench_cuda_block_tridiagonal --quick: exit $rc, $(grep -c ' shared ' "$out/block_bench.log") shared rows, notes: $(grep -c 'does not compile' "$out/block_bench.log")"
+grep -m2 'does not compile' "$out/tune.log" "$out/adi_np2.log" "$out/block.log" 2>/dev/null | sed 's/^/  /' | tee -a "$summary"
 
 echo
 echo "================================ summary ================================"

@@ -123,7 +123,9 @@ enum class BlockKernel {
   reference,                  // plain block Thomas, one system at a time (host, the test oracle)
   cpu_block_thomas,           // Eigen fixed-size blocks, a system per thread, OpenMP across systems
   cuda_block_thomas_shuffle,  // M threads per system, block rows in registers, warp shuffles
-  cuda_block_thomas_shared,   // M threads per system, exchanging through shared memory
+  cuda_block_thomas_shared,   // M threads per system, exchanging through shared memory; kept for
+                              // comparison: compiled only with -DADI_CUDA_UNROLL_ALL=ON, other
+                              // builds run cuda_block_thomas_shuffle and say so once on stderr
 };
 const char* block_kernel_name(BlockKernel k);
 // Parses the names printed by block_kernel_name; throws InvalidArgument on unknown names.

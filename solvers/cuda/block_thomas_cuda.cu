@@ -1,8 +1,23 @@
 // Block-tridiagonal CUDA entry points (solvers/cuda/backend.hpp), both precisions: the
 // dispatch on the block size; the kernels are in generated units (block_thomas_launch.cuh).
 #include "solvers/cuda/block_thomas_launch.cuh"
+#include "solvers/cuda/comparison_forms.hpp"
 
 namespace adi::cuda_backend {
+
+namespace {
+// BlockKernel::cuda_block_thomas_shared (kept for comparison) is compiled only with
+// ADI_CUDA_UNROLL_ALL (block_thomas_instance.cuh): other builds run the shuffles and say so here.
+void note_if_not_compiled([[maybe_unused]] BlockKernel kernel) {
+#if !defined(ADI_CUDA_UNROLL_ALL)
+  if (kernel == BlockKernel::cuda_block_thomas_shared) {
+    static std::once_flag once;
+    note_form_not_compiled(once, "cuda_block_thomas_shared (the shared-memory exchange, kept for comparison)",
+                           "cuda_block_thomas_shuffle (the default; the same algorithm)");
+  }
+#endif
+}
+}  // namespace
 
 std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet& l, bool periodic,
                                               std::size_t value_size) {
@@ -16,6 +31,7 @@ template <>
 void block_tridiagonal_solve<float>(BlockKernel kernel, const BlockLineSet& l, const float* a, const float* b,
                                     const float* c, const float* d, float* u, double tol, bool periodic,
                                     void* workspace, unsigned long long* singular, void* stream) {
+  note_if_not_compiled(kernel);
   block::solve<float>(kernel, l, a, b, c, d, u, tol, periodic, workspace, singular, stream);
 }
 
@@ -23,6 +39,7 @@ template <>
 void block_tridiagonal_solve<double>(BlockKernel kernel, const BlockLineSet& l, const double* a, const double* b,
                                      const double* c, const double* d, double* u, double tol, bool periodic,
                                      void* workspace, unsigned long long* singular, void* stream) {
+  note_if_not_compiled(kernel);
   block::solve<double>(kernel, l, a, b, c, d, u, tol, periodic, workspace, singular, stream);
 }
 

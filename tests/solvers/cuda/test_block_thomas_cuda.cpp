@@ -26,6 +26,8 @@ using adi::Executor;
 using adi::index_t;
 using namespace adi::test_block;
 
+// (cuda_block_thomas_shared is compiled only with -DADI_CUDA_UNROLL_ALL=ON: other builds run the
+// shuffles for it and say so once on stderr, so there both entries test the shuffles.)
 constexpr BlockKernel kKernels[] = {BlockKernel::cuda_block_thomas_shuffle, BlockKernel::cuda_block_thomas_shared};
 
 template <class T>
