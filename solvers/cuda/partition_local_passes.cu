@@ -858,8 +858,10 @@ __global__ void spike_compact_pack_kernel(LineSet ls, const T* __restrict__ a, c
 // couplings into ends; Fix: then its rows the spikes reach corrected (lines of stride > 1),
 // kSpikeCorrectBatch rows loaded before their stores (spike_correct_lines_kernel's one row at a
 // time keeps one load in flight per thread: u is read and written through the same pointer).
+// FixedP > 0: P known at compile time (2: the 2-GPU case), the reduced system's loops unrolled
+// and its rows in registers; 0: any P up to kSpikeCompactMaxRanks, rows in local memory.
 constexpr int kSpikeCorrectBatch = 8;
-template <class T, bool Fix>
+template <class T, bool Fix, int FixedP>
 __global__ void spike_compact_back_kernel(LineSet ls, int P, int r, bool periodic, const T* __restrict__ g,
                                           const T* __restrict__ W, const T* __restrict__ Z,
                                           const index_t* __restrict__ reach, T* __restrict__ sol,
@@ -867,9 +869,11 @@ __global__ void spike_compact_back_kernel(LineSet ls, int P, int r, bool periodi
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
-  T rows[8 * kSpikeCompactMaxRanks], scr[6 * kSpikeCompactMaxRanks];
+  constexpr int MaxP = FixedP > 0 ? FixedP : kSpikeCompactMaxRanks;
+  T rows[8 * MaxP], scr[6 * MaxP];
   T x0, x1, A, C;
-  const bool ok = spike_compact_couplings<T>(P, r, periodic, g, kSpikeHeader + 2 * L, L, l, rows, scr, x0, x1, A, C);
+  const bool ok = spike_compact_couplings<T>(FixedP > 0 ? FixedP : P, r, periodic, g, kSpikeHeader + 2 * L, L, l,
+                                             rows, scr, x0, x1, A, C);
   if (bad && !ok) *bad = 1;
   sol[2 * l] = x0;
   sol[2 * l + 1] = x1;
@@ -1125,13 +1129,21 @@ void spike_compact_back(const LineSet& ls, int P, int r, bool periodic, const T*
     throw Unsupported("partition::spike_compact_back: " + std::to_string(P) + " ranks on the axis; the compact "
                           "SPIKE tail takes 2 to " + std::to_string(kSpikeCompactMaxRanks));
   auto s = static_cast<cudaStream_t>(stream);
-  if (ls.stride != 1) {  // the correction in the same launch, a thread per line
-    spike_compact_back_kernel<T, true><<<blocks_for(L), kThreads, 0, s>>>(ls, P, r, periodic, gathered, W, Z, reach,
-                                                                         sol, ends, u, bad);
-  } else {  // along x: spike_back's warp per line corrects, from ends
-    spike_compact_back_kernel<T, false><<<blocks_for(L), kThreads, 0, s>>>(ls, P, r, periodic, gathered, W, Z,
-                                                                          reach, sol, ends, u, bad);
+  auto launch = [&](auto fix, auto fixed_p) {
+    spike_compact_back_kernel<T, decltype(fix)::value, decltype(fixed_p)::value>
+        <<<blocks_for(L), kThreads, 0, s>>>(ls, P, r, periodic, gathered, W, Z, reach, sol, ends, u, bad);
     ADI_CUDA_CHECK(cudaGetLastError());
+  };
+  auto by_ranks = [&](auto fix) {
+    if (P == 2)
+      launch(fix, std::integral_constant<int, 2>{});
+    else
+      launch(fix, std::integral_constant<int, 0>{});
+  };
+  if (ls.stride != 1) {  // the correction in the same launch, a thread per line
+    by_ranks(std::true_type{});
+  } else {  // along x: spike_back's warp per line corrects, from ends
+    by_ranks(std::false_type{});
     spike_correct_kernel<T, SharedSpikes<T>><<<blocks_for(L * kWarp), kThreads, 0, s>>>(
         ls, SharedSpikes<T>{nullptr, nullptr, W, Z, reach, ls.n - 1}, ends, u, r == 0 && !periodic,
         r == P - 1 && !periodic);
