@@ -14,7 +14,8 @@
 #   1. build test_distributed_tridiagonal, test_distributed_adi, bench_mpi_heat (build-mpi-gpu);
 #   2. tests on 2 ranks: DistributedTridiagonal.SpikeCompact* (compact = default tail's error, and
 #      one domain), the tridiagonal device tests with ADI_SPIKE_COMPACT=1 (every shared-band SPIKE
-#      solve in the compact tail), DistributedAdiDevice.SpikeCompact (AdiSolver, against one domain);
+#      solve in the compact tail), DistributedAdiDevice.Spike and .SpikeCompact (AdiSolver, both
+#      tails against one domain; the cut segments' stage is the lean Y/Z kernel since d4b96da);
 #   3. bench_mpi_heat, Douglas fp64, --compact both (rows "z" = default tail, "z cpt" = compact):
 #      strong 512^3 in all (twice), weak 512^3 per GPU (once); splits z, y, x;
 #   4. memcheck of a small 2-rank heat step with the compact tail;
@@ -49,11 +50,12 @@ H="$B/benchmarks/bench_mpi_heat"
 # 2. Correctness (short timeouts: a hang costs at most these).
 step "tridiagonal SpikeCompact np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
   --gtest_filter='*SpikeCompact*'
-step "tridiagonal device np2, ADI_SPIKE_COMPACT=1" 60 "$OUT/tests.log" $MPI -x ADI_SPIKE_COMPACT=1 -n 2 \
+step "tridiagonal device np2, ADI_SPIKE_COMPACT=1" 45 "$OUT/tests.log" $MPI -x ADI_SPIKE_COMPACT=1 -n 2 \
   "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*:*DeviceNccl*:*DeviceHostStaging*:*DeviceZeroPivot*'
-step "adi device np2 SpikeCompact" 90 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" \
-  --gtest_filter='DistributedAdiDevice.SpikeCompact'
-grep -hE "SKIPPED:|SpikeCompact|Failure|FAILED" "$OUT/tests.log" | sort -u | head -20 >>"$S"
+# (Spike: the default tail, whose cut segments now take the lean Y/Z stage kernel, d4b96da)
+step "adi device np2 Spike, SpikeCompact" 120 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" \
+  --gtest_filter='DistributedAdiDevice.Spike*'
+grep -hE "SKIPPED:|Spike|Failure|FAILED" "$OUT/tests.log" | sort -u | head -20 >>"$S"
 # 3. The A/B rows (the default tail first in each pair, then the compact one).
 step "heat strong np2 (1)" 60 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 7 --splits z,y,x --strong --compact both
 step "heat strong np2 (2)" 60 "$OUT/heat.log" $MPI -n 2 "$H" --n 512 --reps 7 --splits z,y,x --strong --compact both \
