@@ -484,7 +484,8 @@ TEST(DistributedTridiagonal, SpikeLinesDevice) {
 // (uneven, segments of ~23 rows), periodic and not, strategies allgather and alltoall (the
 // default tail's rows solved by either; the compact tail ignores the strategy), every transport
 // a device plan can take here. The two tails run the same functions in the same order, so their
-// errors must be equal, not only small. Host memory (host_spike: the same steps as loops) or device.
+// errors must be equal, not only small (device: within a few ulps, the default tail's reduced solve
+// may run on the host). Host memory (host_spike: the same steps as loops) or device.
 template <class T>
 void spike_compact_sweep(bool device) {
   const int P = world_size();
@@ -521,7 +522,13 @@ void spike_compact_sweep(bool device) {
           const std::string what = std::string("axis ") + axis_name(Axis(ax)) + (periodic ? " periodic" : "") +
                                    " strategy " + strategy_name(strategy) + " transport " + transport_name(transport);
           EXPECT_LE(err[1], tolerance<T>()) << what << ": compact tail against one domain";
-          EXPECT_EQ(err[1], err[0]) << what << ": compact tail against the default tail";
+          // Host: the same loops, so the same values. Device: the default tail may solve the reduced rows on the
+          // host (host staging with alltoall), where FMA contraction differs from the device's: a few ulps.
+          if (device)
+            EXPECT_LE(std::abs(err[1] - err[0]), 10 * std::numeric_limits<T>::epsilon())
+                << what << ": compact tail against the default tail";
+          else
+            EXPECT_EQ(err[1], err[0]) << what << ": compact tail against the default tail";
           worst = std::max(worst, err[1]);
           equal += err[1] == err[0] ? 1 : 0;
           ++cases;
