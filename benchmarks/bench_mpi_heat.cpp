@@ -84,6 +84,9 @@ struct Args {
   std::string spike = "on";  // --spike on|off|both: the split passes with shared bands in the SPIKE form (stop 33,
                              // DistributedOptions::device_spike, the default), or not, or both rows
   bool use_spike = false;     // this case's (set per row from spike)
+  std::string compact = "off";  // --compact on|off|both: the SPIKE form's compact tail (stop 37,
+                                // DistributedOptions::spike_compact), or not (the default), or both rows
+  bool use_compact = false;     // this case's (set per row from compact; SPIKE rows only)
   std::string fold = "default";  // --fold default|separate|both: the operator's explicit fold as built (CUDA:
                                  // stencil), or ExplicitFold::separate (apply() then the stage), or both rows
   bool separate_fold = false;    // this case's (set per row from fold)
@@ -166,6 +169,7 @@ Row run_case(const Args& args, MPI_Comm comm, std::array<int, 3> dims, const Exe
   lines.device_prefetch = !args.no_prefetch;
   lines.device_l2_prefetch = !args.no_l2;
   lines.device_spike = lines.host_spike = args.use_spike;  // (host memory: the SPIKE form's host loops)
+  lines.spike_compact = args.use_compact;
   AdiSolver<T> heat(grid, Pde::heat(1, 1, 1), bc, Scheme::douglas(), exec, mpi::subdomain(procs, dec, lines));
   if (args.separate_fold) heat.op().set_explicit_fold(Operator<T>::ExplicitFold::separate);
   const Operator<T>& op = heat.op();
@@ -346,8 +350,11 @@ void run(const Args& args, int rank, int size) {
       };
       // v & 1: separate right-hand side, 2: no prefetch, 4: no L2, 8: separate fold, 16: spike
       auto choice = [](const std::string& c, bool on) { return c == "both" || (c == "on") == on; };
-      for (int v = 0; v < 32; ++v) {
+      for (int v = 0; v < 64; ++v) {
         if (!choice(args.spike, (v & 16) != 0)) continue;
+        // v & 32: the compact tail (SPIKE rows only; --compact both: against the default SPIKE row)
+        if ((v & 32) && (!(v & 16) || (v & 15))) continue;
+        if ((v & 16) && !choice(args.compact, (v & 32) != 0)) continue;
         if ((v & 16) && (v & 15) && args.spike == "both") continue;  // (SPIKE: against the default row only)
         if (!wanted(args.rhs, "separate", v & 1) || !wanted(args.prefetch, "off", (v >> 1) & 1) ||
             !wanted(args.l2, "off", (v >> 2) & 1) || !wanted(args.fold, "separate", (v >> 3) & 1))
@@ -360,9 +367,11 @@ void run(const Args& args, int rank, int size) {
         case_args.no_l2 = (v & 4) != 0;
         case_args.separate_fold = (v & 8) != 0;
         case_args.use_spike = (v & 16) != 0;
+        case_args.use_compact = (v & 32) != 0;
         Row r = run_case<T>(case_args, MPI_COMM_WORLD, dims, exec);
         r.split = spec + (v & 1 ? " sep.rhs" : "") + (v & 2 ? " no-pf" : "") + (v & 4 ? " no-l2" : "") +
-                  (v & 8 ? " sep.fold" : "") + (v & 16 && args.spike == "both" ? " spike" : "");
+                  (v & 8 ? " sep.fold" : "") + (v & 16 && args.spike == "both" ? " spike" : "") +
+                  (v & 32 ? " cpt" : "");
         if (exec.is_cuda()) r.per_gpu = (size + cuda_backend::device_count() - 1) / cuda_backend::device_count();
         rows.push_back(r);
       }
@@ -439,6 +448,7 @@ int main(int argc, char** argv) {
     else if (a == "--l2") args.l2 = value();
     else if (a == "--fold") args.fold = value();
     else if (a == "--spike") args.spike = value();
+    else if (a == "--compact") args.compact = value();
     else if (a == "--no-nccl-bandwidth") args.pair_bandwidth = false;
     else if (a == "--transport") args.transport = value();
     else if (a == "--help" || a == "-h") {
@@ -452,6 +462,7 @@ int main(int argc, char** argv) {
                     "[--l2 on|off|both (with prefetch: rows also requested into L2 ahead, x stage's V read once)] "
                     "[--fold default|separate|both (the operator's explicit fold as built, or apply() then the stage)] "
                     "[--spike on|off|both (split passes: the SPIKE form, the local solve by the single-GPU kernels)] "
+                    "[--compact on|off|both (SPIKE rows: the compact tail, spike_compact)] "
                     "[--transport automatic|host_staging|nccl|cuda_aware_mpi]\n");
       rc = -1;
     } else {

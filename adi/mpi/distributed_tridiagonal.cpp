@@ -331,20 +331,52 @@ void DistributedTridiagonalPlan<T>::Impl::run_spike_host(const T* a, const T* b,
     }
     spike_local->solve(SharedBands<T>{a_cut, b, c_cut}, d, u);
   }
-  for (index_t l = 0; l < L; ++l) {
-    const index_t o = line_offset(l);
-    common::spike_rows(W[0], W[m - 1], Z[0], Z[m - 1], a[0], c[m - 1], u[o], u[o + (m - 1) * st], first_open,
-                       last_open, red.data() + 8 * l);
-  }
   double t1 = 0, t2 = 0;
-  exchange_host(SharedBand<T>{a, b, c}, false, t1, t2);
+  if (spike_compact) {  // the compact tail: y's ends and the scalars gathered, each line's system formed here
+    namespace part = cuda_backend::partition;
+    T* mine = h_cpt.data();
+    T* all = mine + cpt_k;
+    const T h[part::kSpikeHeader] = {W[0], W[m - 1], Z[0], Z[m - 1], a[0], c[m - 1], T(0), T(0)};
+    std::copy(h, h + part::kSpikeHeader, mine);
+    for (index_t l = 0; l < L; ++l) {
+      const index_t o = line_offset(l);
+      mine[part::kSpikeHeader + l] = u[o];
+      mine[part::kSpikeHeader + L + l] = u[o + (m - 1) * st];
+    }
+    t_wait = 0;
+    timing_barrier();
+    t1 = now();
+    check_mpi(MPI_Allgather(mine, int(cpt_k), mpi_type<T>(), all, int(cpt_k), mpi_type<T>(), comm), "MPI_Allgather");
+    t2 = now();
+    bytes = double(P * cpt_k) * double(sizeof(T));
+    std::vector<T> scr(std::size_t(14 * P));
+    bool ok = true;
+    for (index_t l = 0; l < L; ++l)  // this rank's unknowns into sol (as the exchange leaves them), A, C into red
+      ok = part::spike_compact_couplings<T>(P, r, opt.periodic, all, cpt_k, L, l, scr.data(), scr.data() + 8 * P,
+                                            sol[std::size_t(2 * l)], sol[std::size_t(2 * l + 1)],
+                                            red[std::size_t(2 * l)], red[std::size_t(2 * l + 1)]) &&
+           ok;
+    if (!ok && opt.check_pivots) throw_singular(first_bad_pivot(SharedBand<T>{a, b, c}), sol.data());
+  } else {
+    for (index_t l = 0; l < L; ++l) {
+      const index_t o = line_offset(l);
+      common::spike_rows(W[0], W[m - 1], Z[0], Z[m - 1], a[0], c[m - 1], u[o], u[o + (m - 1) * st], first_open,
+                         last_open, red.data() + 8 * l);
+    }
+    exchange_host(SharedBand<T>{a, b, c}, false, t1, t2);
+  }
   index_t top = 0, bottom = m;
   common::spike_corrected_rows(m, reach_lo, reach_hi, first_open, last_open, top, bottom);
   for (index_t l = 0; l < L; ++l) {
     const index_t o = line_offset(l);
     T A = T(0), C = T(0);
-    common::spike_couplings(W[0], W[m - 1], Z[0], Z[m - 1], u[o] - sol[std::size_t(2 * l)],
-                            u[o + (m - 1) * st] - sol[std::size_t(2 * l + 1)], first_open, last_open, A, C);
+    if (spike_compact) {  // (the couplings, above)
+      A = red[std::size_t(2 * l)];
+      C = red[std::size_t(2 * l + 1)];
+    } else {
+      common::spike_couplings(W[0], W[m - 1], Z[0], Z[m - 1], u[o] - sol[std::size_t(2 * l)],
+                              u[o + (m - 1) * st] - sol[std::size_t(2 * l + 1)], first_open, last_open, A, C);
+    }
     for (index_t i = 0; i < m; ++i)
       if (i < top || i >= bottom) u[o + i * st] = common::partition_fill(u[o + i * st], W[i], A, Z[i], C);
   }
@@ -668,6 +700,19 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
         const index_t none[3] = {0, 0, 0};  // (no spikes yet)
         p.d_reach.copy_from_host(none);
       }
+      // The compact tail (spike_compact): this rank's block, then the P gathered blocks.
+      namespace part = cuda_backend::partition;
+      if (env_switch("ADI_SPIKE_COMPACT", options.spike_compact) && p.P <= part::kSpikeCompactMaxRanks) {
+        p.spike_compact = true;
+        p.cpt_k = part::kSpikeHeader + 2 * p.L;
+        const index_t n = (1 + p.P) * p.cpt_k;
+        const bool staged = exec.is_host() || p.transport == Transport::host_staging;
+        if (!exec.is_host()) p.d_cpt = Array<T>(n, exec);
+        if (staged) {
+          p.h_cpt = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
+          p.h_cpt.assign(std::size_t(n), T(0));
+        }
+      }
     }
   }
   p.setup_spike_lines(options);  // the SPIKE form of per-line bands (stop 35)
@@ -693,7 +738,7 @@ template <class T>
 void DistributedTridiagonalPlan<T>::solve(const SharedBands<T>& bands, const T* d, T* u) {
   Impl& p = *impl_;
   detail::require(bands.a && bands.b && bands.c && d && u, "DistributedTridiagonalPlan::solve: null pointer");
-  p.form = p.local ? "local" : p.spike_local ? "spike" : "partition";
+  p.form = p.local ? "local" : p.spike_local ? (p.spike_compact ? "spike compact" : "spike") : "partition";
   p.solve_shared(p, bands, d, u);
 }
 

@@ -118,6 +118,16 @@ struct DistributedOptions {
   // the tests). ADI_PARTITION_SPIKE=1 / 0 overrides both fields.
   bool device_spike = true;
   bool host_spike = false;
+  // The SPIKE form with shared bands, its tail compact (stop 37; off by default, for a same-run
+  // A/B): with shared bands the reduced rows of all lines share their coefficients, so each rank
+  // sends y's two end values per line and 8 line-independent scalars (2L + 8 values, not 8L)
+  // through one allgather of the plan's transport (whatever its strategy), then one launch per
+  // line forms every rank's reduced rows, solves them, and corrects the rows the spikes reach
+  // (loaded 8 rows at a time per thread): 2 kernels and one collective in place of spike_reduce,
+  // the strategy's collectives, the reduced solve, spike_back's 2 kernels. The same functions in
+  // the same order: the same values as the default tail. Split axes of 2 to 8 ranks (more: the
+  // default tail). ADI_SPIKE_COMPACT=1 / 0 overrides.
+  bool spike_compact = false;
   // Split axes with per-line bands (Bands: the public case, stop 35): the SPIKE form, truncated.
   // y = each rank's segments solved as lines of their own by the single-device kernels (5 arrays:
   // read a, b, c, d, write u), each line's spikes only on spike_window rows at each end (computed
@@ -219,7 +229,8 @@ class DistributedTridiagonalPlan {
   double exchanged_bytes() const;
   // Device plans of a split axis: the sub-segments per line segment in use (1 otherwise).
   int device_subsegments() const;
-  // The form the last solve ran on this rank: "local" (unsplit axis), "spike" (the SPIKE form),
+  // The form the last solve ran on this rank: "local" (unsplit axis), "spike" (the SPIKE form;
+  // "spike compact" with shared bands and DistributedOptions::spike_compact),
   // "partition" (the partition passes; with spike_lines on: a fall-back); solves that fell back
   // from the per-line SPIKE form (DistributedOptions::spike_lines) so far; its window (0: off).
   const char* last_form() const;

@@ -41,6 +41,16 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
     } else {
       spike_local->solve(SharedBands<T>{a_cut, b, c_cut}, d, u);  // y, on the same stream
     }
+    if (spike_compact) {  // the compact tail: y's ends and the scalars, one allgather, one back launch
+      part::spike_compact_pack<T>(ls, a, c, W, Z, u, d_cpt.data(), st);
+      mark(kLocal);
+      exchange_compact_device();
+      part::spike_compact_back<T>(ls, int(P), r, opt.periodic, d_cpt.data() + cpt_k, W, Z, d_reach.data(),
+                                  d_sol.data(), ends, u, d_flag.data(), st);
+      mark(kLocal);
+      finish_device();
+      return;
+    }
     part::spike_reduce<T>(ls, a, c, W, Z, u, d_red.data(), first_open, last_open, st);
     mark(kLocal);
     exchange_device();
@@ -250,6 +260,44 @@ void DistributedTridiagonalPlan<T>::Impl::exchange_device() {
             "MPI_Alltoallv");
   mark(kExchange);
   part::copy_async(d_sol.data(), sol.data(), sol.size() * w, st);
+  mark(kStaging);
+}
+
+// The compact SPIKE tail's exchange (spike_compact): this rank's block (d_cpt, cpt_k values)
+// gathered from every rank of the axis into d_cpt + cpt_k by the plan's transport.
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::exchange_compact_device() {
+  namespace part = cuda_backend::partition;
+  void* st = exec.stream();
+  const std::size_t w = sizeof(T), k = std::size_t(cpt_k);
+  bytes = double(P) * double(k * w);
+  if (opt.timing_barrier) {
+    cuda_backend::synchronize(st);
+    timing_barrier();
+    mark(kIdle);
+  }
+  T* mine = d_cpt.data();
+  T* all = mine + k;
+  switch (transport) {
+    case Transport::nccl:
+      nccl::all_gather(*nccl_comm, mine, all, k * w, st);
+      mark(kExchange);
+      return;
+    case Transport::cuda_aware_mpi:
+      cuda_backend::synchronize(st);  // MPI reads the block
+      check_mpi(MPI_Allgather(mine, int(k), mpi_type<T>(), all, int(k), mpi_type<T>(), comm), "MPI_Allgather");
+      mark(kExchange);
+      return;
+    case Transport::host_staging:
+    case Transport::automatic: break;
+  }
+  part::copy_async(h_cpt.data(), mine, k * w, st);
+  mark(kStaging);
+  cuda_backend::synchronize(st);  // MPI reads the staged block
+  check_mpi(MPI_Allgather(h_cpt.data(), int(k), mpi_type<T>(), h_cpt.data() + k, int(k), mpi_type<T>(), comm),
+            "MPI_Allgather");
+  mark(kExchange);
+  part::copy_async(all, h_cpt.data() + k, P * k * w, st);
   mark(kStaging);
 }
 

@@ -836,6 +836,75 @@ __global__ void spike_correct_lines_kernel(LineSet ls, Spikes sp, const T* __res
   }
 }
 
+// The compact SPIKE tail (spike_compact_pack / spike_compact_back in the header).
+template <class T>
+__global__ void spike_compact_pack_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ c,
+                                          const T* __restrict__ W, const T* __restrict__ Z, const T* __restrict__ y,
+                                          T* __restrict__ send) {
+  const index_t L = ls.count0 * ls.count1;
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= L) return;
+  const index_t m = ls.n, o = line_offset(ls, l);
+  if (l == 0) {
+    const T h[kSpikeHeader] = {W[0], W[m - 1], Z[0], Z[m - 1], a[0], c[m - 1], T(0), T(0)};
+    for (int k = 0; k < kSpikeHeader; ++k) send[k] = h[k];
+  }
+  send[kSpikeHeader + l] = y[o];
+  send[kSpikeHeader + L + l] = y[o + (m - 1) * ls.stride];
+}
+
+// Thread l: line l's reduced system from the gathered blocks (spike_compact_couplings; rows and
+// scratch in local memory, P <= kSpikeCompactMaxRanks), this rank's unknowns into sol, the
+// couplings into ends; Fix: then its rows the spikes reach corrected (lines of stride > 1),
+// kSpikeCorrectBatch rows loaded before their stores (spike_correct_lines_kernel's one row at a
+// time keeps one load in flight per thread: u is read and written through the same pointer).
+// FixedP > 0: P known at compile time (2: the 2-GPU case), the reduced system's loops unrolled
+// and its rows in registers; 0: any P up to kSpikeCompactMaxRanks, rows in local memory.
+constexpr int kSpikeCorrectBatch = 8;
+template <class T, bool Fix, int FixedP>
+__global__ void spike_compact_back_kernel(LineSet ls, int P, int r, bool periodic, const T* __restrict__ g,
+                                          const T* __restrict__ W, const T* __restrict__ Z,
+                                          const index_t* __restrict__ reach, T* __restrict__ sol,
+                                          T* __restrict__ ends, T* __restrict__ u, int* bad) {
+  const index_t L = ls.count0 * ls.count1;
+  const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= L) return;
+  constexpr int MaxP = FixedP > 0 ? FixedP : kSpikeCompactMaxRanks;
+  T rows[8 * MaxP], scr[6 * MaxP];
+  T x0, x1, A, C;
+  const bool ok = spike_compact_couplings<T>(FixedP > 0 ? FixedP : P, r, periodic, g, kSpikeHeader + 2 * L, L, l,
+                                             rows, scr, x0, x1, A, C);
+  if (bad && !ok) *bad = 1;
+  sol[2 * l] = x0;
+  sol[2 * l + 1] = x1;
+  ends[2 * l] = A;
+  ends[2 * l + 1] = C;
+  if constexpr (Fix) {
+    const bool first_open = r == 0 && !periodic, last_open = r == P - 1 && !periodic;
+    const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l);
+    index_t lo = 0, hi = m;
+    common::spike_corrected_rows(m, reach[0], reach[1], first_open, last_open, lo, hi);
+    const index_t count = lo + (m - hi);
+    auto row = [&](index_t k) { return k < lo ? k : hi + (k - lo); };
+    index_t k = 0;
+    for (; k + kSpikeCorrectBatch <= count; k += kSpikeCorrectBatch) {
+      T x[kSpikeCorrectBatch];
+#pragma unroll
+      for (int j = 0; j < kSpikeCorrectBatch; ++j) x[j] = u[o + row(k + j) * st];
+#pragma unroll
+      for (int j = 0; j < kSpikeCorrectBatch; ++j) {
+        const index_t i = row(k + j);
+        u[o + i * st] = common::partition_fill(x[j], W[i], A, Z[i], C);
+      }
+    }
+    for (; k < count; ++k) {
+      const index_t i = row(k);
+      T& x = u[o + i * st];
+      x = common::partition_fill(x, W[i], A, Z[i], C);
+    }
+  }
+}
+
 // spike_lines_prepare: thread t < L line t's W window, thread L + t its Z window
 // (common::spike_window); a line whose spikes have not decayed within the window sets *bad.
 template <class T>
@@ -1042,6 +1111,47 @@ void spike_back(const LineSet& ls, const T* W, const T* Z, const index_t* reach,
 }
 
 template <class T>
+void spike_compact_pack(const LineSet& ls, const T* a, const T* c, const T* W, const T* Z, const T* y, T* send,
+                        void* stream) {
+  const index_t L = ls.count0 * ls.count1;
+  if (L == 0) return;
+  spike_compact_pack_kernel<T><<<blocks_for(L), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(ls, a, c, W, Z, y,
+                                                                                                  send);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void spike_compact_back(const LineSet& ls, int P, int r, bool periodic, const T* gathered, const T* W, const T* Z,
+                        const index_t* reach, T* sol, T* ends, T* u, int* bad, void* stream) {
+  const index_t L = ls.count0 * ls.count1;
+  if (L == 0) return;
+  if (P < 2 || P > kSpikeCompactMaxRanks)
+    throw Unsupported("partition::spike_compact_back: " + std::to_string(P) + " ranks on the axis; the compact "
+                          "SPIKE tail takes 2 to " + std::to_string(kSpikeCompactMaxRanks));
+  auto s = static_cast<cudaStream_t>(stream);
+  auto launch = [&](auto fix, auto fixed_p) {
+    spike_compact_back_kernel<T, decltype(fix)::value, decltype(fixed_p)::value>
+        <<<blocks_for(L), kThreads, 0, s>>>(ls, P, r, periodic, gathered, W, Z, reach, sol, ends, u, bad);
+    ADI_CUDA_CHECK(cudaGetLastError());
+  };
+  auto by_ranks = [&](auto fix) {
+    if (P == 2)
+      launch(fix, std::integral_constant<int, 2>{});
+    else
+      launch(fix, std::integral_constant<int, 0>{});
+  };
+  if (ls.stride != 1) {  // the correction in the same launch, a thread per line
+    by_ranks(std::true_type{});
+  } else {  // along x: spike_back's warp per line corrects, from ends
+    by_ranks(std::false_type{});
+    spike_correct_kernel<T, SharedSpikes<T>><<<blocks_for(L * kWarp), kThreads, 0, s>>>(
+        ls, SharedSpikes<T>{nullptr, nullptr, W, Z, reach, ls.n - 1}, ends, u, r == 0 && !periodic,
+        r == P - 1 && !periodic);
+  }
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
 void spike_lines_prepare(const LineSet& ls, const T* a, const T* b, const T* c, index_t R, T* W, T* Z, T* cs,
                          index_t* reach, int* bad, void* stream) {
   const index_t L = ls.count0 * ls.count1;
@@ -1159,6 +1269,13 @@ ADI_SPIKE_INSTANCES(double)
   template void spike_lines_back<T>(const LineSet&, index_t, const T*, const T*, const index_t*, const T*, T*, T*,   \
                                     int*, bool, bool, void*);                                                  \
   template void spike_ghost_terms<T>(const LineSet&, const T*, const T*, const T*, index_t, index_t, T*, T*, void*);
+ADI_SPIKE_INSTANCES(float)
+ADI_SPIKE_INSTANCES(double)
+#undef ADI_SPIKE_INSTANCES
+#define ADI_SPIKE_INSTANCES(T)                                                                               \
+  template void spike_compact_pack<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, void*); \
+  template void spike_compact_back<T>(const LineSet&, int, int, bool, const T*, const T*, const T*, const index_t*,  \
+                                      T*, T*, T*, int*, void*);
 ADI_SPIKE_INSTANCES(float)
 ADI_SPIKE_INSTANCES(double)
 #undef ADI_SPIKE_INSTANCES

@@ -15,6 +15,8 @@
 #include <string>
 
 #include "adi/base/layout.hpp"
+#include "solvers/common/partition_core.hpp"
+#include "solvers/common/partition_reduced.hpp"
 #include "solvers/cuda/kernel_list.hpp"
 #include <new>
 
@@ -146,6 +148,30 @@ template <class T>
 ADI_CUDA_KERNEL(void spike_back(const LineSet& lines, const T* W, const T* Z, const index_t* reach, const T* sol,
                                 T* ends, T* u, int* bad, bool first_open, bool last_open, void* stream))
 
+// The compact tail of the SPIKE form with shared bands (DistributedOptions::spike_compact, stop
+// 37): with shared bands the reduced rows of every line differ only in y's two end values, so a
+// rank sends those (2L values) and its line-independent scalars once (kSpikeHeader: W_0,
+// W_{m-1}, Z_0, Z_{m-1}, a_0, c_{m-1}), not 8 values per line, through one allgather; each rank
+// then forms every rank's rows, solves the line's reduced system and its couplings in the
+// correction's own launch (spike_compact_couplings below: the same functions, in the same
+// order, as spike_reduce + the reduced solve + spike_back, so the same values).
+// spike_compact_pack: send[0..kSpikeHeader) the scalars (a, c this rank's bands, W, Z its spikes
+// from spike_prepare), send[kSpikeHeader + l] = y_0 and send[kSpikeHeader + L + l] = y_{m-1} of
+// line l (y: the local solution, u). One thread per line; coalesced along the lines.
+template <class T>
+ADI_CUDA_KERNEL(void spike_compact_pack(const LineSet& lines, const T* a, const T* c, const T* W, const T* Z,
+                                        const T* y, T* send, void* stream))
+// spike_compact_back: from the gathered blocks (rank q's at gathered + q*(kSpikeHeader + 2L);
+// P <= kSpikeCompactMaxRanks) this rank's two unknowns per line into sol (sol[2l], sol[2l+1], as
+// the exchange leaves them), the couplings into ends, then every row the spikes reach corrected
+// in place as spike_back does (lines of stride > 1: one thread per line, its rows loaded
+// kSpikeCorrectBatch at a time before their stores; along x: spike_back's warp per line).
+// bad: set where this rank's unknowns are not finite (as spike_back's).
+template <class T>
+ADI_CUDA_KERNEL(void spike_compact_back(const LineSet& lines, int P, int r, bool periodic, const T* gathered,
+                                        const T* W, const T* Z, const index_t* reach, T* sol, T* ends, T* u,
+                                        int* bad, void* stream))
+
 // The SPIKE form of a split solve with per-line bands (Bands: the public case; stop 35), truncated:
 // y = this rank's segments solved as lines of their own (any single-device kernel: a_0 and c_{m-1}
 // of a non-periodic line are not read), then per line the spikes only on R rows at each end.
@@ -203,4 +229,33 @@ ADI_CUDA_KERNEL_OR(return ::operator new(bytes);, void* pinned_alloc(std::size_t
 ADI_CUDA_KERNEL_OR(::operator delete(p);, void pinned_free(void* p) noexcept)
 
 ADI_CUDA_KERNELS_END
+
+// The compact SPIKE tail's per-line arithmetic (host and device: spike_compact_back, and
+// DistributedTridiagonalPlan's host loops): rank q's block g + q*K holds its scalars
+// (kSpikeHeader: W_0, W_{m-1}, Z_0, Z_{m-1}, a_0, c_{m-1}) and its y ends of L lines (y_0 at
+// kSpikeHeader + l, y_{m-1} at kSpikeHeader + L + l). Forms the 2P reduced rows of line l
+// (common::spike_rows), solves them (solve_reduced_rows) and gives rank r's couplings A, C
+// (common::spike_couplings) and unknowns x0, x1; false where x0 or x1 is not finite.
+// rows: 8P values, scr: 6P values of scratch (the caller's).
+constexpr int kSpikeHeader = 8;
+constexpr int kSpikeCompactMaxRanks = 8;
+template <class T>
+ADI_PARTITION_HD bool spike_compact_couplings(int P, int r, bool periodic, const T* g, index_t K, index_t L,
+                                              index_t l, T* rows, T* scr, T& x0, T& x1, T& A, T& C) {
+  for (int q = 0; q < P; ++q) {
+    const T* h = g + q * K;
+    common::spike_rows(h[0], h[1], h[2], h[3], h[4], h[5], h[kSpikeHeader + l], h[kSpikeHeader + L + l],
+                       q == 0 && !periodic, q == P - 1 && !periodic, rows + 8 * q);
+  }
+  const int n = 2 * P;
+  solve_reduced_rows<T>(
+      n, periodic, [&](int k) -> const T* { return rows + 4 * k; }, [&](int j, int k) -> T& { return scr[j * n + k]; });
+  x0 = scr[n + 2 * r];
+  x1 = scr[n + 2 * r + 1];
+  const T* h = g + r * K;
+  common::spike_couplings(h[0], h[1], h[2], h[3], h[kSpikeHeader + l] - x0, h[kSpikeHeader + L + l] - x1,
+                          r == 0 && !periodic, r == P - 1 && !periodic, A, C);
+  // finite: x - x is 0 (NaN for an infinity or a NaN)
+  return x0 - x0 == T(0) && x1 - x1 == T(0);
+}
 }  // namespace adi::cuda_backend::partition

@@ -416,4 +416,29 @@ TEST(DistributedAdi, Spike) {
   expect_split_cases("Spike (host)", {{13, 11, 29}, {17, 13, 1}}, all, schemes(false), {spike_variants()[0]}, true);
 }
 
+// The compact SPIKE tail (stop 37: DistributedOptions::spike_compact; y's end values and the
+// ranks' scalars gathered, each line's reduced system formed where it is solved) in the same
+// cases as the SPIKE form above, against one domain.
+std::vector<Variant> spike_compact_variants() {
+  std::vector<Variant> variants = spike_variants();
+  for (Variant& v : variants) {
+    v.options.spike_compact = true;
+    v.label += ", compact tail";
+  }
+  return variants;
+}
+TEST(DistributedAdiDevice, SpikeCompact) {
+  ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const std::vector<Problem> all = setups();
+  expect_split_cases("SpikeCompact", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
+                     {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, spike_compact_variants());
+}
+TEST(DistributedAdi, SpikeCompact) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const std::vector<Problem> all = setups();
+  expect_split_cases("SpikeCompact (host)", {{13, 11, 29}, {17, 13, 1}}, all, schemes(false),
+                     {spike_compact_variants()[0]}, true);
+}
+
 }  // namespace

@@ -22,6 +22,7 @@
 #include "solvers/common/partition_reduced.hpp"
 #include "solvers/common/stage_rhs_core.hpp"
 #include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/partition_local_passes.hpp"
 #include "mpi_test_util.hpp"
 
 namespace {
@@ -52,6 +53,7 @@ struct SpikeCase {
   int lines = -1;
   int window = 128;
   index_t weak_rows = 0;
+  int compact = -1;  // >= 0: the shared-band SPIKE form on (host plans too), its compact tail on (1) or off (0)
   std::string form;
   long long fallbacks = 0;
 };
@@ -118,6 +120,10 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
     opts.spike_lines = sc->lines != 0;
     opts.host_spike = sc->lines != 0;
     opts.spike_window = sc->window;
+  }
+  if (sc && sc->compact >= 0) {
+    opts.device_spike = opts.host_spike = true;
+    opts.spike_compact = sc->compact != 0;
   }
   DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, opts);
   struct Report {  // the form of the first solve, for the caller
@@ -470,6 +476,81 @@ TEST(DistributedTridiagonal, SpikeLinesDevice) {
   ADI_REQUIRE_CUDA("the per-line SPIKE form on device memory");
   spike_lines_sweep<double>(true);
   spike_lines_sweep<float>(true);
+}
+
+// The compact tail of the shared-band SPIKE form (DistributedOptions::spike_compact, stop 37: y's
+// end values and the ranks' scalars gathered, each line's reduced system formed where it is solved)
+// against the one-domain solve and against the default tail: each axis split over the world
+// (uneven, segments of ~23 rows), periodic and not, strategies allgather and alltoall (the
+// default tail's rows solved by either; the compact tail ignores the strategy), every transport
+// a device plan can take here. The two tails run the same functions in the same order, so their
+// errors must be equal, not only small (device: within a few ulps, the default tail's reduced solve
+// may run on the host). Host memory (host_spike: the same steps as loops) or device.
+template <class T>
+void spike_compact_sweep(bool device) {
+  const int P = world_size();
+  double worst = 0;
+  int cases = 0, equal = 0;
+  std::vector<Transport> transports{Transport::automatic};
+  if (device) {
+    transports.push_back(Transport::host_staging);
+    if (nccl::built()) transports.push_back(Transport::nccl);
+  }
+  for (int ax = 0; ax < 3; ++ax)
+    for (bool periodic : {false, true}) {
+      std::array<int, 3> dims{1, 1, 1};
+      dims[std::size_t(ax)] = P;
+      std::array<index_t, 3> n{5, 4, 3};
+      n[std::size_t(ax)] = 23 * P + 2;
+      ProcessGrid procs(MPI_COMM_WORLD, dims, {periodic, periodic, periodic});
+      Decomposition dec(procs, n);
+      for (ReducedStrategy strategy : {ReducedStrategy::allgather, ReducedStrategy::alltoall})
+        for (Transport transport : transports) {
+          if (device && transport == Transport::nccl && !nccl::shared_gpu_report(MPI_COMM_WORLD, rank_gpu().device()).empty())
+            continue;  // (ranks sharing a GPU: no NCCL)
+          double err[2] = {0, 0};
+          for (int compact : {0, 1}) {
+            SpikeCase sc;
+            sc.n = n;
+            sc.compact = compact;
+            err[compact] = distributed_error<T>(procs, dec, Axis(ax), strategy, periodic, true, 700u + unsigned(ax),
+                                                device, 0, transport, ReducedSolveSite::automatic, &sc);
+            // (more ranks on the axis than the compact tail takes: the default tail)
+            const bool takes = compact && P <= cuda_backend::partition::kSpikeCompactMaxRanks;
+            EXPECT_EQ(sc.form, takes ? "spike compact" : "spike");
+          }
+          const std::string what = std::string("axis ") + axis_name(Axis(ax)) + (periodic ? " periodic" : "") +
+                                   " strategy " + strategy_name(strategy) + " transport " + transport_name(transport);
+          EXPECT_LE(err[1], tolerance<T>()) << what << ": compact tail against one domain";
+          // Host: the same loops, so the same values. Device: the default tail may solve the reduced rows on the
+          // host (host staging with alltoall), where FMA contraction differs from the device's: a few ulps.
+          if (device)
+            EXPECT_LE(std::abs(err[1] - err[0]), 10 * std::numeric_limits<T>::epsilon())
+                << what << ": compact tail against the default tail";
+          else
+            EXPECT_EQ(err[1], err[0]) << what << ": compact tail against the default tail";
+          worst = std::max(worst, err[1]);
+          equal += err[1] == err[0] ? 1 : 0;
+          ++cases;
+        }
+    }
+  if (world_rank() == 0)
+    std::printf("SpikeCompact (%s, %s): largest relative difference from one domain %.3g over %d cases; the same "
+                "error as the default tail in %d\n",
+                device ? "device" : "host", std::is_same_v<T, double> ? "double" : "float", worst, cases, equal);
+}
+
+TEST(DistributedTridiagonal, SpikeCompactHost) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  spike_compact_sweep<double>(false);
+  spike_compact_sweep<float>(false);
+}
+
+TEST(DistributedTridiagonal, SpikeCompactDevice) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  ADI_REQUIRE_CUDA("the compact SPIKE tail on device memory");
+  spike_compact_sweep<double>(true);
+  spike_compact_sweep<float>(true);
 }
 
 // The SPIKE form's arithmetic (DistributedOptions::device_spike and spike_lines; their device

@@ -143,6 +143,14 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // lines on every rank of the axis (host: its stage entry); d_ghost the cut ends' terms (two
   // face-shaped arrays). Host plans: h_spike = W, Z, cp (2m), a_cut, c_cut, h_ghost.
   bool spike_stages = false;
+  // DistributedOptions::spike_compact (shared-band SPIKE form, 2 <= P <= kSpikeCompactMaxRanks):
+  // cpt_k = kSpikeHeader + 2L values per rank; device: d_cpt = this rank's block, then the
+  // gathered P blocks (host staging: h_cpt the same in page-locked memory); host plans: h_cpt.
+  bool spike_compact = false;
+  index_t cpt_k = 0;
+  Array<T> d_cpt;
+  StagingVector<T> h_cpt;
+  void exchange_compact_device();
   Array<T> d_ghost;
   std::vector<T> h_spike, h_ghost;
   // The SPIKE form of per-line bands (DistributedOptions::spike_lines, stop 35): lines_local
