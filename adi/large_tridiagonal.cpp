@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,7 @@
 #include "solvers/cpu/tridiagonal_cpu.hpp"
 #include "solvers/common/partition_large_math.hpp"
 #include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/large_fallback.hpp"
 
 namespace adi {
 
@@ -121,6 +123,12 @@ struct LargeTridiagonalPlan<T>::Impl {
   // by the kernel that publishes it, so never by the host; not in the workspace, which the
   // caller may pass, dirty, per solve).
   detail::Storage flag_dev;
+  // CUDA, ADI_PIVOTING_FALLBACK=device when the plan is made (stop 37, opt-in): automatic out of
+  // place decides the fall-back on the device (one graph launch: the partition, a condition
+  // kernel, an IF node with the pivoting solve; cuda_backend::large_solve_device_fallback), so
+  // with check_pivots off nothing is waited for; the graphs, per pointer set, in fallback_cache.
+  bool device_fallback = false;
+  std::shared_ptr<void> fallback_cache;
 
   std::size_t pivot_bytes() const;
   void allocate();  // the constructor's last step
@@ -145,6 +153,8 @@ struct LargeTridiagonalPlan<T>::Impl {
   // A failed stability check that the plan cannot or may not re-solve with pivoting.
   // near: the device names a row of the failing chunk (or, in the reduced system, near it).
   [[noreturn]] void unstable(index_t system, index_t row, bool near = false) const;
+  // The pivoting fall-back met a zero pivot (CUDA): SingularSystem naming the system and row.
+  [[noreturn]] void singular_fallback(const T* a, const T* b, const T* c, bool shared, const T* d, const T* u) const;
 };
 
 template <class T>
@@ -190,6 +200,11 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
     p.ws_bytes = cuda_backend::large_workspace_bytes(n, o.periodic, p.cuda_chunk, sizeof(T));
     p.flags_host.reset(static_cast<unsigned long long*>(cuda_backend::pinned_allocate(2 * sizeof(long long))),
                        [](unsigned long long* q) { cuda_backend::pinned_free(q); });
+    const char* fb = std::getenv("ADI_PIVOTING_FALLBACK");
+    p.device_fallback = o.pivoting == Pivoting::automatic && fb != nullptr && std::string(fb) == "device";
+    if (p.device_fallback)
+      p.fallback_cache.reset(cuda_backend::large_fallback_cache_create(),
+                             [](void* q) { cuda_backend::large_fallback_cache_destroy(q); });
     p.allocate();
     return;
   }
@@ -362,6 +377,23 @@ void LargeTridiagonalPlan<T>::Impl::solve_cuda(const T* a, const T* b, const T* 
   const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
   const bool checked = options.check_pivots || fallback;
   auto* flag = checked ? static_cast<unsigned long long*>(flag_dev.get()) : nullptr;
+  if (fallback && d != u && device_fallback) {
+    // Stop 37 (opt-in): the fall-back decided on the device. Nothing is waited for unless
+    // check_pivots asks for the fall-back's zero pivots (then one synchronisation, as
+    // TridiagonalPlan's ADI_PIVOTING_FALLBACK=device). Its scratch from the first solve on.
+    const std::size_t bytes = pivot_bytes();
+    if (pivot_ws.bytes() < bytes) pivot_ws = detail::Storage(bytes, exec);
+    int* pflag = options.check_pivots ? reinterpret_cast<int*>(flags_host.get() + 1) : nullptr;
+    if (pflag) *pflag = 0;  // no kernel can be writing it: every solve with check_pivots ends synchronised
+    if (cuda_backend::large_solve_device_fallback<T>(fallback_cache.get(), count, n, stride, band_step, a, b, c, d, u,
+                                                     options.periodic, cuda_chunk, options.pivot_tolerance, ws, flag,
+                                                     pivot_ws.get(), pflag, exec.stream())) {
+      if (pflag == nullptr) return;
+      cuda_backend::synchronize(exec.stream());
+      if (*pflag != 0) singular_fallback(a, b, c, shared, d, u);
+      return;
+    }
+  }
   const unsigned long long h = cuda_partition_systems<T>(
       exec, count, n, a, b, c, d, u, [&](index_t s) { return s * band_step; }, [&](index_t s) { return s * stride; },
       options.periodic, cuda_chunk, options.pivot_tolerance, ws, flag, flags_host.get());
@@ -408,18 +440,23 @@ void LargeTridiagonalPlan<T>::Impl::pivot_cuda(const T* a, const T* b, const T* 
                                      options.periodic, pivot_ws.get(), flag, exec.stream());
   if (flag) {
     cuda_backend::synchronize(exec.stream());
-    if (*flag != 0) {
-      const detail::FailedRow f =
-          u == d ? detail::FailedRow{}
-                 : detail::locate_failure(exec, l, a, b, c, shared, d, options.periodic, Pivoting::partial);
-      throw SingularSystem("large tridiagonal solve (partial pivoting, " + exec.name() + "): zero pivot" +
-                               (f.system < 0 ? std::string()
-                                             : " at row " + detail::number(f.row) + " of system " +
-                                                   detail::number(f.system)) +
-                               ": a system is singular",
-                           f.system, f.row);
-    }
+    if (*flag != 0) singular_fallback(a, b, c, shared, d, u);
   }
+}
+
+template <class T>
+void LargeTridiagonalPlan<T>::Impl::singular_fallback(const T* a, const T* b, const T* c, bool shared, const T* d,
+                                                      const T* u) const {
+  const LineSet l{n, 1, count, stride, 1, 0};
+  const detail::FailedRow f =
+      u == d ? detail::FailedRow{}
+             : detail::locate_failure(exec, l, a, b, c, shared, d, options.periodic, Pivoting::partial);
+  throw SingularSystem("large tridiagonal solve (partial pivoting, " + exec.name() + "): zero pivot" +
+                           (f.system < 0 ? std::string()
+                                         : " at row " + detail::number(f.row) + " of system " +
+                                               detail::number(f.system)) +
+                           ": a system is singular",
+                       f.system, f.row);
 }
 
 template <class T>

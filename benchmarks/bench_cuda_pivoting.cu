@@ -18,7 +18,7 @@
 // The cost of the check itself: build with -DADI_THOMAS_CHECK=0 and compare the automatic
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
-//                       [--routes=1] [--forms=1] [--profile=F] [--stop35=1] [--families=3]
+//                       [--routes=1] [--forms=1] [--profile=F] [--stop35=1] [--families=3] [--stop37=1]
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
 // and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1; forms 0 and 1 with =0, the route alone)
 // alternating on the one-system rows.
@@ -39,6 +39,7 @@
 #include "adi/large_tridiagonal.hpp"
 #include "adi/tridiagonal.hpp"
 #include "benchmarks/cuda_bench_util.cuh"
+#include "solvers/cuda/backend.hpp"
 
 namespace {
 
@@ -278,6 +279,17 @@ void bench_box(cusparseHandle_t handle, long long n) {
   }
 }
 
+// TridiagonalPlan's route for few long lines (Kernel::large_partition) on one line of n: median ms.
+template <class T>
+double large_route_ms(long long n, const T* a, const T* b, const T* c, const T* d, T* u, adi::Pivoting p, bool check) {
+  adi::TridiagonalOptions o;
+  o.pivoting = p;
+  o.check_pivots = check;
+  o.kernel = adi::Kernel::large_partition;
+  adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), adi::StridedLines::contiguous(n, 1), o);
+  return time_ms([&] { plan.solve(adi::Bands<T>{a, b, c}, d, u); });
+}
+
 template <class T>
 void bench_large(cusparseHandle_t handle, int log2n) {
   const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
@@ -312,14 +324,7 @@ void bench_large(cusparseHandle_t handle, int log2n) {
   g_costs.push_back(text);
   // TridiagonalPlan's route for few long lines (Kernel::large_partition; stop 33: its check
   // published into pinned memory as the large plan's, no memset and no copy back).
-  auto route_ms = [&](adi::Pivoting p, bool check) {
-    adi::TridiagonalOptions o;
-    o.pivoting = p;
-    o.check_pivots = check;
-    o.kernel = adi::Kernel::large_partition;
-    adi::TridiagonalPlan<T> plan(dev, adi::StridedLines::contiguous(n, 1), o);
-    return time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
-  };
+  auto route_ms = [&](adi::Pivoting p, bool check) { return large_route_ms<T>(n, a.p, b.p, c.p, d.p, u.p, p, check); };
   double r_none = 1e30, r_auto = 1e30;
   for (int pass = 0; pass < 2; ++pass) {
     r_none = std::min(r_none, route_ms(adi::Pivoting::none, false));
@@ -511,6 +516,121 @@ void bench_stop35(cusparseHandle_t handle, int log2n) {
   }
 }
 
+// --stop37=1 (scripts/gpu_pivoting_check.sh --stop37; docs/pivoting.md "Stop 37"): the large plan's
+// check on one system of 2^--large and 2^--large2 (random dominant bands: never flagged), each
+// form of ADI_LARGE_CHECK_FORM (0: stop 32's kernels, 1: the fused check, the default, 2: fused
+// without pass 1's register hold), alternating, best of 3 medians of --reps:
+//   none       LargeTridiagonalPlan, pivoting none, check_pivots off (no flag, no synchronisation)
+//   automatic  the default options (the check, its flag published into pinned memory, one
+//              synchronisation), i.e. what issue 23's "whole" column compares with none
+//   kernels    the backend's partition with the plan's device flag and pinned report but no
+//              synchronisation (cuda_backend::large_solve): automatic's kernels without the wait,
+//              so automatic - kernels is the synchronisation and kernels - none the check's arithmetic
+//   device     automatic with ADI_PIVOTING_FALLBACK=device (the fall-back decided on the device, one
+//              graph launch a solve; opt-in), check_pivots off (nothing waited for) and on, forms 0, 1
+// and TridiagonalPlan's large route (Kernel::large_partition), none and automatic, forms 0 and 1.
+template <class T>
+void bench_stop37(int log2n) {
+  const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
+  const long long n = 1ll << log2n;
+  const std::string tag = std::string(prec) + " 2^" + std::to_string(log2n);
+  Dev<T> a(n), b(n), c(n), d(n), u(n);
+  fill_kernel<T><<<1024, 256>>>(n, a.p, b.p, c.p, d.p);
+  CK(cudaDeviceSynchronize());
+  const adi::Executor dev = adi::Executor::cuda();
+  constexpr int kForms = 3;
+  const char* env[kForms] = {"0", "1", "2"};
+  struct Env {
+    explicit Env(const char* v) { setenv("ADI_LARGE_CHECK_FORM", v, 1); }
+    ~Env() { unsetenv("ADI_LARGE_CHECK_FORM"); }
+  };
+  auto plan_ms = [&](adi::Pivoting p, bool check) {
+    adi::LargeTridiagonalOptions o;
+    o.pivoting = p;
+    o.check_pivots = check;
+    adi::LargeTridiagonalPlan<T> plan(dev, n, 1, 0, o);
+    return time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
+  };
+  // The backend with a device flag and a pinned report, nothing waited for (the plan's kernels).
+  const int chunk = adi::LargeTridiagonalPlan<T>(dev, n).chunk();
+  Dev<char> ws(adi::cuda_backend::large_workspace_bytes(n, false, chunk, sizeof(T)));
+  Dev<unsigned long long> flag(1);
+  CK(cudaMemset(flag.p, 0, sizeof(unsigned long long)));
+  unsigned long long* report = nullptr;
+  CK(cudaMallocHost(&report, sizeof(unsigned long long)));
+  *report = 0;
+  auto kernels_ms = [&] {
+    return time_ms([&] {
+      adi::cuda_backend::large_solve<T>(n, a.p, b.p, c.p, d.p, u.p, false, chunk, 0.0, ws.p, flag.p,
+                                        static_cast<unsigned long long>(n), nullptr, 0, report);
+    });
+  };
+  auto route_ms = [&](adi::Pivoting p, bool check) { return large_route_ms<T>(n, a.p, b.p, c.p, d.p, u.p, p, check); };
+  // The fall-back decided on the device (ADI_PIVOTING_FALLBACK=device when the plan is made; stop
+  // 37, opt-in): one graph launch a solve, check_pivots off (nothing waited for) and on.
+  auto device_ms = [&](bool check) {
+    setenv("ADI_PIVOTING_FALLBACK", "device", 1);
+    const double t = plan_ms(adi::Pivoting::automatic, check);
+    unsetenv("ADI_PIVOTING_FALLBACK");
+    return t;
+  };
+  double none[kForms], autom[kForms], kern[kForms], rnone[2], rauto[2], dev_off[2], dev_on[2];
+  for (int f = 0; f < kForms; ++f) none[f] = autom[f] = kern[f] = 1e30;
+  rnone[0] = rnone[1] = rauto[0] = rauto[1] = dev_off[0] = dev_off[1] = dev_on[0] = dev_on[1] = 1e30;
+  for (int pass = 0; pass < 3; ++pass)
+    for (int f = 0; f < kForms; ++f) {
+      Env e(env[f]);
+      none[f] = std::min(none[f], plan_ms(adi::Pivoting::none, false));
+      autom[f] = std::min(autom[f], plan_ms(adi::Pivoting::automatic, true));
+      kern[f] = std::min(kern[f], kernels_ms());
+      if (f < 2) {
+        rnone[f] = std::min(rnone[f], route_ms(adi::Pivoting::none, false));
+        rauto[f] = std::min(rauto[f], route_ms(adi::Pivoting::automatic, true));
+        dev_off[f] = std::min(dev_off[f], device_ms(false));
+        dev_on[f] = std::min(dev_on[f], device_ms(true));
+      }
+    }
+  const bool clean = *report == 0;
+  CK(cudaFreeHost(report));
+  const char* fname[kForms] = {"form 0 (stop 32)", "form 1 (fused, default)", "form 2 (fused, no hold)"};
+  for (int f = 0; f < kForms; ++f) {
+    row(tag + " large plan " + fname[f] + ", none", none[f], n, sizeof(T));
+    row(tag + " large plan " + fname[f] + ", automatic", autom[f], n, sizeof(T));
+    row(tag + " large plan " + fname[f] + ", kernels, no sync", kern[f], n, sizeof(T));
+  }
+  for (int f = 0; f < 2; ++f) {
+    row(tag + " large plan " + fname[f] + ", automatic, device fall-back, check_pivots off", dev_off[f], n,
+        sizeof(T));
+    row(tag + " large plan " + fname[f] + ", automatic, device fall-back, check_pivots on", dev_on[f], n, sizeof(T));
+  }
+  for (int f = 0; f < 2; ++f) {
+    row(tag + " TridiagonalPlan large route " + fname[f] + ", none", rnone[f], n, sizeof(T));
+    row(tag + " TridiagonalPlan large route " + fname[f] + ", automatic", rauto[f], n, sizeof(T));
+  }
+  char text[400];
+  for (int f = 0; f < kForms; ++f) {
+    std::snprintf(text, sizeof text,
+                  "  %s %-24s none %7.4f ms | automatic %+5.1f%% (whole) = kernels %+5.1f%% + sync %+5.1f%% | "
+                  "automatic vs form 0's none %+5.1f%%%s",
+                  tag.c_str(), fname[f], none[f], 100 * (autom[f] / none[f] - 1), 100 * (kern[f] / none[f] - 1),
+                  100 * (autom[f] - kern[f]) / none[f], 100 * (autom[f] / none[0] - 1),
+                  clean ? "" : "  (FLAG RAISED on dominant bands)");
+    g_costs.push_back(text);
+  }
+  for (int f = 0; f < 2; ++f) {
+    std::snprintf(text, sizeof text,
+                  "  %s %-24s automatic, device fall-back (ADI_PIVOTING_FALLBACK=device): check_pivots off %+5.1f%%, "
+                  "on %+5.1f%% (against none)",
+                  tag.c_str(), fname[f], 100 * (dev_off[f] / none[f] - 1), 100 * (dev_on[f] / none[f] - 1));
+    g_costs.push_back(text);
+  }
+  for (int f = 0; f < 2; ++f) {
+    std::snprintf(text, sizeof text, "  %s TridiagonalPlan large route %-24s none %7.4f ms | automatic %+5.1f%%",
+                  tag.c_str(), fname[f], rnone[f], 100 * (rauto[f] / rnone[f] - 1));
+    g_costs.push_back(text);
+  }
+}
+
 // --profile=F (scripts/gpu_pivoting_check.sh --ab, under Nsight Compute): two partial-pivoting
 // solves of one fp32 system of 2^--large with the partition route's form F and nothing else,
 // so the second solve's pivoting kernels are launches 13 .. 24 of them (2^24: five reduce
@@ -570,7 +690,14 @@ int main(int argc, char** argv) {
   cusparseHandle_t handle;
   CKS(cusparseCreate(&handle));
   const bool stop35 = flag(argc, argv, "stop35", 0) != 0;
-  if (stop35) {  // the one-system rows of the refinement's gate only
+  const bool stop37 = flag(argc, argv, "stop37", 0) != 0;
+  if (stop37) {  // the large plan's check only
+    for (int lg : {large, large2}) {
+      if (lg <= 0) continue;
+      bench_stop37<float>(lg);
+      bench_stop37<double>(lg);
+    }
+  } else if (stop35) {  // the one-system rows of the refinement's gate only
     for (int lg : {large, large2}) {
       if (lg <= 0) continue;
       bench_stop35<float>(handle, lg);
@@ -589,8 +716,12 @@ int main(int argc, char** argv) {
   }
   CKS(cusparseDestroy(handle));
   std::printf("\nSummary (%% of copy, %s)\n", prop.name);
-  for (const Row& r : g_rows) std::printf("  %-*s %6.1f%%  %9.3f ms\n", stop35 ? 80 : 58, r.what.c_str(), r.pct, r.ms);
-  if (stop35)
+  for (const Row& r : g_rows)
+    std::printf("  %-*s %6.1f%%  %9.4f ms\n", stop35 || stop37 ? 80 : 58, r.what.c_str(), r.pct, r.ms);
+  if (stop37)
+    std::printf("\nStop 37: the large plan's check, automatic against none per form (%s; target <= 5%% at 2^24)\n",
+                prop.name);
+  else if (stop35)
     std::printf("\nStop 35: the refinement's gate against the route without the test (%s; the default, the solve "
                 "gate, aims at <= 0%% on the dominant rows)\n", prop.name);
   else

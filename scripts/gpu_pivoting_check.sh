@@ -1,4 +1,24 @@
 #!/usr/bin/env bash
+# Stop 37 (h-autoflag, issue 23: the large plan's automatic solve within 5% of the unchecked one;
+# docs/pivoting.md "Stop 37"): ONE call, ~4-5 min on a fresh H100 / H200 with the build:
+#   OUT=$OUT/autoflag scripts/gpu_pivoting_check.sh --stop37
+# builds bench_cuda_pivoting, test_partition_large_cuda, test_large_tridiagonal_nondominant,
+# test_pivoting_cuda only; runs
+# bench_cuda_pivoting --stop37=1 first (one system of 2^24 and 2^20, fp32 / fp64: pivoting none
+# against automatic, and the checked kernels without the synchronisation, for each form of
+# ADI_LARGE_CHECK_FORM = 0 stop 32's kernels | 1 the fused check (the default) | 2 fused without
+# pass 1's register hold, alternating, best of 3 medians of 20; automatic with the fall-back decided
+# on the device, ADI_PIVOTING_FALLBACK=device, check_pivots off / on; TridiagonalPlan's large
+# route), then test_partition_large_cuda (the emulated forms agree bit for bit and on the flagged
+# row; DeviceCheckFormsAgree; DeviceFallbackDecidedOnDevice), test_large_tridiagonal_nondominant,
+# the large plans' fall-back tests of test_pivoting_cuda under each form
+# (LargePlanAutomaticFlag: unsafe systems re-solved within 10x LAPACK, named with pivoting none;
+# LargeRouteFlagReusedPlan; AutomaticFallBackErrors: a singular system named), compute-sanitizer
+# memcheck on LargePlanAutomaticFlag (form 1), DeviceFallbackDecidedOnDevice (the opt-in
+# ADI_PIVOTING_FALLBACK=device path: partition, condition kernel, IF node with the pivoting solve)
+# and DeviceCheckFormsAgree. Tables at the end; read "Stop 37": "automatic +x% (whole) = kernels
+# +y% + sync +z%" per form (aim: form 1 <= 5% at 2^24) and "device fall-back: check_pivots off"
+# (no synchronisation: what 2^20 can reach).
 # Stop 37: the graph gate of the refinement (ADI_PIVOTING_REFINE_GATE=graph) is removed, and with
 # it the --stop36 and --stop35-memcheck modes (compute-sanitizer memcheck of its IF node's body,
 # one variant a process: graph cache, no cache, syncs, no IF node, kept arrays, created stream):
@@ -95,8 +115,10 @@ ab=0   # --ab: the focused old / new call of stop 33 (see the top)
 abq=0  # --ab-quick: --ab with the whole test_pivoting_cuda, without memcheck, the 256^3 bench, ncu
 s34=0  # --stop34: see the top (--ab with the whole suite, the host sweep and memcheck; no 256^3, ncu, plan suites)
 s35=0  # --stop35: see the top (the refinement's gate: bench --stop35, the whole test_pivoting_cuda, memcheck)
+s37=0  # --stop37: see the top (the large plan's check: fused form A/B, its tests, memcheck)
 for arg in "$@"; do
   case $arg in
+    --stop37) s37=1 ;;
     --stop34) ab=1; s34=1 ;;
     --stop35) s35=1 ;;
     --ab) ab=1 ;;
@@ -135,6 +157,71 @@ configure() {  # dir, extra flags
 }
 t0=$(date +%s)
 find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
+if [ $s37 = 1 ]; then
+  if [ $build = 1 ]; then
+    configure $B ""
+    cmake --build $B -j "$(nproc)" --target bench_cuda_pivoting test_partition_large_cuda test_large_tridiagonal_nondominant \
+      > "$OUT/build.log" 2>&1 ||
+      { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
+    # test_pivoting_cuda while the bench runs (host cores; the bench's GPU rows are not disturbed).
+    (cmake --build $B -j "$(nproc)" --target test_pivoting_cuda > "$OUT/build_tests.log" 2>&1; echo "rc $?" >> "$OUT/build_tests.log") &
+    tests_build=$!
+  fi
+  echo "build: $(($(date +%s) - t0)) s"
+  [ $run = 0 ] && { wait; echo "built $B; run again with --stop37 --no-build"; exit 0; }
+  bench=$(find_bin $B bench_cuda_pivoting)
+  lbin=$(find_bin $B test_partition_large_cuda)
+  t1=$(date +%s)
+  timeout 150 "$bench" --stop37=1 --reps=20 --large=24 --large2=20 > "$OUT/bench_stop37.log" 2>&1
+  brc=$?
+  sed -n '/^Stop 37: the large plan/,/^Partial pivoting/p' "$OUT/bench_stop37.log" 2> /dev/null  # now too
+  bench_line="rc $brc in $(($(date +%s) - t1)) s"
+  rows=""
+  t1=$(date +%s)
+  timeout 120 "$lbin" > "$OUT/test_partition_large_cuda.log" 2>&1
+  rc=$?
+  rows="$rows| test_partition_large_cuda (all) | $([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_partition_large_cuda.log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/test_partition_large_cuda.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ') |"$'\n'
+  nbin=$(find_bin $B test_large_tridiagonal_nondominant)
+  t1=$(date +%s)
+  timeout 120 "$nbin" > "$OUT/test_large_tridiagonal_nondominant.log" 2>&1
+  rc=$?
+  rows="$rows| test_large_tridiagonal_nondominant (all) | $([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_large_tridiagonal_nondominant.log" | tr '\n' ' ') |"$'\n'
+  [ -n "${tests_build:-}" ] && wait $tests_build
+  tbin=$(find_bin $B test_pivoting_cuda)
+  pf='PivotingCuda.LargePlanAutomaticFlag:PivotingCuda.LargeRouteFlagReusedPlan:PivotingCuda.AutomaticFallBackErrors'
+  for form in 0 1 2; do
+    t1=$(date +%s)
+    ADI_LARGE_CHECK_FORM=$form timeout 90 "$tbin" --gtest_filter="$pf" > "$OUT/test_pivoting_form$form.log" 2>&1
+    rc=$?
+    rows="$rows| test_pivoting_cuda large plans, ADI_LARGE_CHECK_FORM=$form | $([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)") in $(($(date +%s) - t1)) s: $(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$OUT/test_pivoting_form$form.log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/test_pivoting_form$form.log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ') |"$'\n'
+  done
+  san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+  t1=$(date +%s)
+  timeout 100 "$san" --tool memcheck --error-exitcode 99 "$tbin" --gtest_filter='PivotingCuda.LargePlanAutomaticFlag' \
+    > "$OUT/sanitizer.log" 2>&1
+  rc=$?
+  rows="$rows| memcheck LargePlanAutomaticFlag (form 1) | $([ $rc = 0 ] && echo clean || echo "ERRORS or timeout (rc $rc)") in $(($(date +%s) - t1)) s: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tr '\n' ' ') |"$'\n'
+  for mc in DeviceFallbackDecidedOnDevice DeviceCheckFormsAgree; do  # the IF node's body (stop 36's kind), the forms
+    t1=$(date +%s)
+    timeout 100 "$san" --tool memcheck --error-exitcode 99 "$lbin" --gtest_filter="*$mc*" > "$OUT/sanitizer_$mc.log" 2>&1
+    rc=$?
+    rows="$rows| memcheck $mc | $([ $rc = 0 ] && echo clean || echo "ERRORS or timeout (rc $rc)") in $(($(date +%s) - t1)) s: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer_$mc.log" | tr '\n' ' ') $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/sanitizer_$mc.log" | tr '\n' ' ') |"$'\n'
+  done
+  rows="$rows| device fall-back graphs (test_partition_large_cuda) | built $(grep -c "device fall-back graph built" "$OUT/test_partition_large_cuda.log") (expect > 0), unavailable: $(grep -c 'graph is unavailable' "$OUT/test_partition_large_cuda.log") |"$'\n'
+  echo
+  echo "== adi pivoting GPU check --stop37 ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
+  echo "| bench_cuda_pivoting --stop37 | $bench_line |"
+  printf "%s" "$rows"
+  echo; echo "-- failing checks (first lines) --"
+  grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
+  grep -h "^========= " "$OUT"/sanitizer*.log 2> /dev/null | grep -v "COMPUTE-SANITIZER\|ERROR SUMMARY" | head -10
+  echo; echo "-- one system, the large plan's check (bench --stop37 --reps=20; % of copy = 5 arrays) --"
+  sed -n '/^device/p;/^copy bandwidth/p;/^Summary/,/^Partial pivoting/p' "$OUT/bench_stop37.log" 2> /dev/null
+  (cd "$OUT" && tar -czf /tmp/gpu_pivoting_logs.tgz --exclude gpu_pivoting_logs.tgz . 2> /dev/null &&
+    find . -maxdepth 1 -type f ! -name bench_stop37.log ! -name 'test_*.log' ! -name 'sanitizer*.log' -delete &&
+    mv /tmp/gpu_pivoting_logs.tgz gpu_pivoting_logs.tgz)
+  exit 0
+fi
 if [ $s35 = 1 ]; then
   if [ $build = 1 ]; then
     configure $B ""

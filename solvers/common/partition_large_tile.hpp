@@ -62,19 +62,73 @@ struct TileShared {
   T sx[kSubMax], scs[kSubMax], sds[kSubMax], sls[kSubMax];
 };
 
+// How pass 1 checks its rows (issue 23, stop 37; docs/pivoting.md "Stop 37"):
+//   runtime (stop 32's form, kept for the A/B): the test behind a run-time test of L.flag
+//     in every row, the first failing row kept row by row (an index, its compare and a
+//     branch per row, on the elimination's chain; pass 2, which never checks, carries the
+//     code too);
+//   off: no test compiled in (the flag is not read; the unchecked solve and pass 2);
+//   fused: each row's test (the same one: bad_pivot | unsafe_growth against the same scale)
+//     OR-ed into one predicate, no index and no branch per row; on the failure path only,
+//     the rows are swept again (first_failing_row) to name the same first row. The flag is
+//     raised exactly where the runtime form raises it, with the same position.
+// lane_reduce takes it as a template argument, reduce_rows (sub_reduce, tile_reduce) as
+// Fused = (Check == fused).
+enum class LaneCheck { runtime, off, fused };
+
+// A row's test as a value (no short-circuit branch): bad_pivot(piv, r, scale, tol) ||
+// unsafe_growth(piv, b, scale), scale = row_scale(a, b, c), the same verdict on every input,
+// without the maximum: the growth g = |b - piv| exceeds k max(|a|, |b|, |c|) iff it is above
+// k |a|, k |b| and k |c| (k x is exact or overflows alike), written !(g <= k |x|) so that a NaN
+// coefficient drops out as fmax drops it (a NaN in a or b makes the pivot NaN: bad_pivot's).
+// sm_90, fp64: the maximum's compares and selects were most of the test's instructions.
+template <class T>
+ADI_LARGE_HD bool row_fails(T piv, T r, T a, T b, T c, T tol, bool c_out = false) {
+  bool f = !(r - r == T(0)) | (r == T(0));
+  if (tol > T(0)) f = f || !(std::fabs(piv) > tol * row_scale(a, b, c_out ? T(0) : c));
+#if ADI_THOMAS_CHECK
+  const T g = std::fabs(b - piv), k = T(common::kThomasGrowth);
+  f |= !(g <= k * std::fabs(a)) & !(g <= k * std::fabs(b)) & (c_out | !(g <= k * std::fabs(c)));
+#endif
+  return f;
+}
+
+// The failure path of the fused check: pass 1's sweep over rows [s, e) of (a, b, c) again
+// (d is not needed: the pivots depend on a, b, c only), returning the first row whose test
+// fails, as the runtime form finds it; row c_zero's c is left out of the scale (the last
+// row of a non-periodic system or level; -1: none). s if no row fails (cannot happen: the
+// same arithmetic on the same values; the flag is raised either way).
+template <class T>
+ADI_LARGE_HD i64 first_failing_row(const T* a, const T* b, const T* c, i64 s, i64 e, i64 c_zero, T tol) {
+  Pass1<T, T> st;
+  st.first_row(a[s], b[s], c[s], T(0));
+#pragma unroll 1
+  for (i64 i = s + 1; i < e; ++i) {
+    const T ai = a[i], bi = b[i], ci = c[i];
+    T r;
+    const T piv = st.row(ai, bi, ci, T(0), i + 1 < e, r);
+    if (row_fails(piv, r, ai, bi, ci, tol, i == c_zero)) return i;
+  }
+  return s;
+}
+
 // Pass 1 over rows [s, e) of (a, b, c, d) (e - s >= 2): the two reduced rows, and with
 // kcp the sweep's cp, dp, l at each row's index. check: first bad pivot row or -1; the
 // c of row e-1 is left out of the tiny-pivot scale when last_c_out.
-template <class T>
+// Fused: the check as LaneCheck::fused (one predicate, the row found again on failure).
+template <class T, bool Fused = false>
 ADI_LARGE_HD int reduce_rows(const T* a, const T* b, const T* c, const T* d, int s, int e, ReducedRows<T>& out,
                              T* kcp, T* kdp, T* kl, bool check, T tol, bool last_c_out) {
   Pass1<T, T> st;
   st.first_row(a[s], b[s], c[s], d[s]);
   int bad = -1;
+  bool fails = false;  // Fused
   for (int i = s + 1; i < e; ++i) {
     T r;
     const T piv = st.row(a[i], b[i], c[i], d[i], i + 1 < e, r);
-    if (check && bad < 0) {
+    if constexpr (Fused) {
+      fails |= row_fails(piv, r, a[i], b[i], c[i], tol, last_c_out && i == e - 1);
+    } else if (check && bad < 0) {
       const T ci = (last_c_out && i == e - 1) ? T(0) : c[i];
       const T scale = row_scale(a[i], b[i], ci);
       if (bad_pivot(piv, r, scale, tol) || unsafe_growth(piv, b[i], scale)) bad = i;
@@ -86,6 +140,8 @@ ADI_LARGE_HD int reduce_rows(const T* a, const T* b, const T* c, const T* d, int
     }
   }
   out = st.rows();
+  if constexpr (Fused)
+    if (check && fails) bad = static_cast<int>(first_failing_row<T>(a, b, c, s, e, last_c_out ? e - 1 : -1, tol));
   return bad;
 }
 
@@ -294,7 +350,8 @@ ADI_LARGE_HD Level<T> checks(Level<T> L) {
 // sh rows 2 lane, 2 lane + 1; with keep, cp, dp, l of every row. Lanes past the last
 // chunk do nothing. Returns true if the lane met a bad pivot (and raised the flag).
 // stage: the tile's rows staged in shared memory (null: loaded straight from global).
-template <class T, int M>
+// Check: LaneCheck above (off: L.flag must be null or is ignored).
+template <class T, int M, LaneCheck Check = LaneCheck::runtime>
 ADI_LARGE_HD bool lane_reduce(const Level<T>& L, const Chunks& ch, i64 tile, int lane, TileShared<T>& sh,
                               LaneRows<T, M>* keep, const TileStage<T, M>* stage = nullptr) {
   const i64 j = tile * kTileChunks + lane;
@@ -323,16 +380,26 @@ ADI_LARGE_HD bool lane_reduce(const Level<T>& L, const Chunks& ch, i64 tile, int
   Pass1<T, T> st;
   st.first_row(a[0], b[0], c[0], d[0]);
   i64 bad = -1;
+  bool fails = false;  // fused
+  // fused: the row of this chunk that is the level's last (its c is not part of a
+  // non-periodic system), found once: one int compare a row instead of a 64-bit one.
+  int last = -1;
+  if constexpr (Check == LaneCheck::fused)
+    if (!L.periodic && L.N - s <= M) last = static_cast<int>(L.N - 1 - s);
 #pragma unroll
   for (int i = 1; i < M; ++i) {
     if (i < len) {
       T r;
       const T piv = st.row(a[i], b[i], c[i], d[i], i + 1 < len, r);
-      if (L.flag != nullptr && bad < 0) {
-        // c[N-1] of a non-periodic system is not part of it.
-        const T ci = (s + i == L.N - 1 && !L.periodic) ? T(0) : c[i];
-        const T scale = row_scale(a[i], b[i], ci);
-        if (bad_pivot(piv, r, scale, L.tol) || unsafe_growth(piv, b[i], scale)) bad = s + i;
+      if constexpr (Check == LaneCheck::runtime) {
+        if (L.flag != nullptr && bad < 0) {
+          // c[N-1] of a non-periodic system is not part of it.
+          const T ci = (s + i == L.N - 1 && !L.periodic) ? T(0) : c[i];
+          const T scale = row_scale(a[i], b[i], ci);
+          if (bad_pivot(piv, r, scale, L.tol) || unsafe_growth(piv, b[i], scale)) bad = s + i;
+        }
+      } else if constexpr (Check == LaneCheck::fused) {
+        fails |= row_fails(piv, r, a[i], b[i], c[i], L.tol, i == last);
       }
       if (keep) {
         keep->cp[i] = st.cp;
@@ -342,6 +409,9 @@ ADI_LARGE_HD bool lane_reduce(const Level<T>& L, const Chunks& ch, i64 tile, int
     }
   }
   if (keep) keep->len = len;
+  if constexpr (Check == LaneCheck::fused)
+    if (fails && L.flag != nullptr)  // the failure path only
+      bad = first_failing_row<T>(L.a, L.b, L.c, s, s + len, L.periodic ? -1 : L.N - 1, L.tol);
   if (bad >= 0) raise_flag(L, bad);
   const ReducedRows<T> rr = st.rows();
   sh.a[2 * lane] = rr.aF;
@@ -361,7 +431,7 @@ ADI_LARGE_HD Chunks sub_chunks(const Chunks& ch, i64 tile) { return Chunks::make
 // Pass 1 and 2, lanes 0..3: sub-chunk q of the tile's rows reduced to rows 2q, 2q+1 of the
 // innermost system (keep: with each row's cp, dp, l, for pass 2). check: report a bad
 // pivot (pass 1, when no lane of the tile failed). Returns true if one was found.
-template <class T>
+template <class T, bool Fused = false>
 ADI_LARGE_HD bool sub_reduce(const Level<T>& L, const Chunks& ch, i64 tile, int q, TileShared<T>& sh, bool keep,
                              bool check) {
   const Chunks sub = sub_chunks(ch, tile);
@@ -369,7 +439,7 @@ ADI_LARGE_HD bool sub_reduce(const Level<T>& L, const Chunks& ch, i64 tile, int 
   const int s = static_cast<int>(sub.begin(q)), e = static_cast<int>(sub.end(q));
   const bool last_row_of_level = tile == tile_count(ch) - 1 && q == sub.count - 1 && !L.periodic;
   ReducedRows<T> rr;
-  const int bad = reduce_rows<T>(sh.a, sh.b, sh.c, sh.d, s, e, rr, keep ? sh.cs : nullptr, sh.ds, sh.ls,
+  const int bad = reduce_rows<T, Fused>(sh.a, sh.b, sh.c, sh.d, s, e, rr, keep ? sh.cs : nullptr, sh.ds, sh.ls,
                                  check && L.flag != nullptr, L.tol, last_row_of_level);
   sh.sa[2 * q] = rr.aF;
   sh.sb[2 * q] = rr.bF;
@@ -388,14 +458,14 @@ ADI_LARGE_HD bool sub_reduce(const Level<T>& L, const Chunks& ch, i64 tile, int 
 
 // Pass 1, lane 0: the innermost system reduced to rows 2 tile, 2 tile + 1 of the next
 // level. earlier_bad: some lane of the tile already failed (then this reports nothing).
-template <class T>
+template <class T, bool Fused = false>
 ADI_LARGE_HD void tile_reduce(const Level<T>& L, const Chunks& ch, i64 tile, const TileShared<T>& sh,
                               bool earlier_bad) {
   const Chunks sub = sub_chunks(ch, tile);
   const int rows = 2 * static_cast<int>(sub.count);
   const bool last_row_of_level = tile == tile_count(ch) - 1 && !L.periodic;
   ReducedRows<T> rr;
-  const int bad = reduce_rows<T>(sh.sa, sh.sb, sh.sc, sh.sd, 0, rows, rr, nullptr, nullptr, nullptr,
+  const int bad = reduce_rows<T, Fused>(sh.sa, sh.sb, sh.sc, sh.sd, 0, rows, rr, nullptr, nullptr, nullptr,
                                  L.flag != nullptr && !earlier_bad, L.tol, last_row_of_level);
   if (bad >= 0) {  // innermost row i is row F or E of sub-chunk i/2, a tile row
     const int q = bad / 2;

@@ -3,12 +3,19 @@
 // one thread can solve it. Entry points declared in backend.hpp.
 #include <cuda_runtime.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
 #include "solvers/cuda/comparison_forms.hpp"
+#include "solvers/cuda/conditional_graph.cuh"
+#include "solvers/cuda/large_fallback.hpp"
 #include "solvers/cuda/partition_large.cuh"
 
 namespace adi::cuda_backend {
@@ -30,7 +37,23 @@ constexpr int kDefaultChunk64 = 8;
 // pass), level only at 2^20 fp64. So the lanes load straight from global memory.
 constexpr int kDefaultLoad = 1;
 
-template <class T, int M, bool Staged>
+// How the passes check their rows (stop 37, issue 23: the large plan's automatic solve was
+// +5.8% fp32 / +8.7% fp64 at 2^24 against the unchecked one, most of it scaling with n):
+// ADI_LARGE_CHECK_FORM=0 stop 32's kernels (LaneCheck::runtime: the row's test behind a run-time
+// test of the flag, the first failing row kept row by row, in pass 1, pass 2 and the tail), 1
+// (the default) pass 1 and the tail with the test fused into one predicate per lane where the
+// solve is checked (LaneCheck::fused; pass 1 held to 5 blocks an SM at the default chunks,
+// kFusedBlocks) and without any test where it is not, pass 2 without it (LaneCheck::off); 2 as
+// 1 without the hold. The same rows raise the flag with the same position. Read at each solve,
+// so bench_cuda_pivoting --stop37=1 times the forms in one process.
+int large_check_form() {
+  const char* f = std::getenv("ADI_LARGE_CHECK_FORM");
+  if (f != nullptr && std::strcmp(f, "0") == 0) return 0;
+  if (f != nullptr && std::strcmp(f, "2") == 0) return 2;
+  return 1;
+}
+
+template <class T, int M, bool Staged, k::LaneCheck C1, k::LaneCheck C2, int MinBlocks = 0>
 void run_levels(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, double tol,
                 void* workspace, unsigned long long* flag, unsigned long long bias, unsigned long long* report,
                 cudaStream_t stream) {
@@ -47,13 +70,13 @@ void run_levels(index_t n, const T* a, const T* b, const T* c, const T* d, T* u,
   for (int l = 0; l < passes; ++l) {
     const adi::large::Chunks ch = adi::large::Chunks::make(p.N[l], M);
     const adi::large::i64 tiles = adi::large::tile_count(ch);
-    k::partition_pass1<T, M, Staged><<<blocks(tiles), W * 32, 0, stream>>>(L[l], ch, tiles);
+    k::partition_pass1<T, M, Staged, C1, MinBlocks><<<blocks(tiles), W * 32, 0, stream>>>(L[l], ch, tiles);
     ADI_CUDA_CHECK(cudaGetLastError());
   }
   T* cp = adi::large::direct_scratch<T>(p, workspace, 0);
   T* z = adi::large::direct_scratch<T>(p, workspace, 1);
   if (tail) {
-    k::partition_tail<T, M><<<1, k::kTailWarps * 32, 0, stream>>>(
+    k::partition_tail<T, M, C1><<<1, k::kTailWarps * 32, 0, stream>>>(
         L[last - 1], before, adi::large::tile_count(before), L[last], cp, z, report);
   } else {
     k::partition_direct<T><<<1, 32, 0, stream>>>(L[last], cp, z, report);
@@ -64,9 +87,30 @@ void run_levels(index_t n, const T* a, const T* b, const T* c, const T* d, T* u,
     v.flag = nullptr;  // pass 2 meets the same pivots as pass 1
     const adi::large::Chunks ch = adi::large::Chunks::make(p.N[l], M);
     const adi::large::i64 tiles = adi::large::tile_count(ch);
-    k::partition_pass2<T, M, Staged><<<blocks(tiles), W * 32, 0, stream>>>(v, ch, tiles);
+    k::partition_pass2<T, M, Staged, C2><<<blocks(tiles), W * 32, 0, stream>>>(v, ch, tiles);
     ADI_CUDA_CHECK(cudaGetLastError());
   }
+}
+
+// The check's form (large_check_form) and whether the solve is checked pick the kernels.
+template <class T, int M, bool Staged>
+void run_levels(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, double tol,
+                void* workspace, unsigned long long* flag, unsigned long long bias, unsigned long long* report,
+                cudaStream_t stream) {
+  using LC = k::LaneCheck;
+  const int form = large_check_form();
+  if (form == 0)
+    run_levels<T, M, Staged, LC::runtime, LC::runtime>(n, a, b, c, d, u, periodic, tol, workspace, flag, bias,
+                                                       report, stream);
+  else if (flag == nullptr)
+    run_levels<T, M, Staged, LC::off, LC::off>(n, a, b, c, d, u, periodic, tol, workspace, nullptr, bias, report,
+                                               stream);
+  else if (form == 2)
+    run_levels<T, M, Staged, LC::fused, LC::off>(n, a, b, c, d, u, periodic, tol, workspace, flag, bias, report,
+                                                 stream);
+  else
+    run_levels<T, M, Staged, LC::fused, LC::off, k::kFusedBlocks<T, M>>(n, a, b, c, d, u, periodic, tol, workspace,
+                                                                       flag, bias, report, stream);
 }
 
 template <class T, int M>
@@ -122,6 +166,153 @@ void large_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u
                             " must be 8, 16 or 32");
   }
 }
+
+// ---- automatic's fall-back decided on the device (stop 37, ADI_PIVOTING_FALLBACK=device) ----
+
+namespace {
+#if ADI_CUDA_CONDITIONAL_GRAPHS
+// Reads the partition's flag (raised: a row failed the check), clears it for the next solve and
+// opens the IF node on it. One thread.
+__global__ void large_fallback_condition(unsigned long long* flag, cudaGraphConditionalHandle handle) {
+  const unsigned long long v = *flag;
+  if (v != 0) *flag = 0;
+  cudaGraphSetConditional(handle, v != 0 ? 1u : 0u);
+}
+#endif
+
+struct LargeFallbackKey {
+  const void *a, *b, *c, *d, *u, *workspace, *flag, *pivot_workspace, *pivot_flag;
+  long long count, n, stride, band_step;
+  int device, value_size, chunk, form, periodic, pad;
+  double tolerance;
+  bool operator==(const LargeFallbackKey& o) const { return std::memcmp(this, &o, sizeof o) == 0; }
+};
+static_assert(sizeof(LargeFallbackKey) == 9 * sizeof(void*) + 4 * sizeof(long long) + 6 * sizeof(int) + sizeof(double),
+              "no padding: the key is compared with memcmp");
+constexpr std::size_t kLargeFallbackGraphs = 4;
+struct LargeFallbackCache {
+  std::mutex mutex;
+  struct Entry {
+    LargeFallbackKey key;
+    cudaGraphExec_t exec;
+    unsigned long long used;
+  };
+  std::vector<Entry> entries;
+  unsigned long long clock = 0;
+  std::string unavailable;  // why no graph could be built (then: false, the host decides)
+  ~LargeFallbackCache() {
+    for (auto& e : entries) (void)cudaGraphExecDestroy(e.exec);
+  }
+};
+
+template <class T>
+void enqueue_partition_systems(index_t count, index_t n, index_t stride, index_t band_step, const T* a, const T* b,
+                               const T* c, const T* d, T* u, bool periodic, int chunk, double tol, void* ws,
+                               unsigned long long* flag, cudaStream_t s) {
+  const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
+  for (index_t q = 0; q < count; ++q)  // report null: the flag stays raised for the condition kernel
+    large_solve<T>(n, a + q * band_step, b + q * band_step, c + q * band_step, d + q * stride, u + q * stride,
+                   periodic, chunk, tol, ws, flag, total - static_cast<unsigned long long>(q) * n, s, 0, nullptr);
+}
+
+#if ADI_CUDA_CONDITIONAL_GRAPHS
+// [partition, raising flag] -> condition -> IF { cuda_pivoting on the systems } (build_if_graph).
+template <class T>
+cudaGraphExec_t large_fallback_build(index_t count, index_t n, index_t stride, index_t band_step, const T* a,
+                                     const T* b, const T* c, const T* d, T* u, bool periodic, int chunk, double tol,
+                                     void* ws, unsigned long long* flag, void* pws, int* pflag) {
+  return build_if_graph(
+      [&](cudaStream_t cs, cudaGraphConditionalHandle handle) {
+        enqueue_partition_systems<T>(count, n, stride, band_step, a, b, c, d, u, periodic, chunk, tol, ws, flag, cs);
+        large_fallback_condition<<<1, 1, 0, cs>>>(flag, handle);
+        ADI_CUDA_CHECK(cudaGetLastError());
+      },
+      [&](cudaStream_t cs) {
+        // The pivoting solve sees a capturing stream: its own graph gates take launches.
+        const LineSet l{n, 1, count, stride, 1, 0};
+        tridiagonal_solve<T>(Kernel::cuda_pivoting, l, BandView<T>{a, b, c, band_step == 0 && count > 1}, d, u,
+                             periodic, pws, pflag, cs);
+      });
+}
+#endif
+}  // namespace
+
+void* large_fallback_cache_create() { return new LargeFallbackCache; }
+void large_fallback_cache_destroy(void* cache) noexcept { delete static_cast<LargeFallbackCache*>(cache); }
+
+template <class T>
+bool large_solve_device_fallback(void* cache, index_t count, index_t n, index_t stride, index_t band_step, const T* a,
+                                 const T* b, const T* c, const T* d, T* u, bool periodic, int chunk, double tol,
+                                 void* ws, unsigned long long* flag, void* pws, int* pflag, void* stream) {
+#if ADI_CUDA_CONDITIONAL_GRAPHS
+  auto& g = *static_cast<LargeFallbackCache*>(cache);
+  LargeFallbackKey key{};
+  key.a = a;
+  key.b = b;
+  key.c = c;
+  key.d = d;
+  key.u = u;
+  key.workspace = ws;
+  key.flag = flag;
+  key.pivot_workspace = pws;
+  key.pivot_flag = pflag;
+  key.count = count;
+  key.n = n;
+  key.stride = stride;
+  key.band_step = band_step;
+  ADI_CUDA_CHECK(cudaGetDevice(&key.device));
+  key.value_size = static_cast<int>(sizeof(T));
+  key.chunk = chunk;
+  key.form = large_check_form();
+  key.periodic = periodic ? 1 : 0;
+  key.tolerance = tol;
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (!g.unavailable.empty()) return false;
+  ++g.clock;
+  cudaGraphExec_t exec = nullptr;
+  for (auto& e : g.entries)
+    if (e.key == key) {
+      e.used = g.clock;
+      exec = e.exec;
+    }
+  if (exec == nullptr) {
+    try {
+      exec = large_fallback_build<T>(count, n, stride, band_step, a, b, c, d, u, periodic, chunk, tol, ws, flag, pws,
+                                     pflag);
+    } catch (const ::adi::DeviceError& e) {
+      g.unavailable = e.what();
+      std::fprintf(stderr, "adi: large plan: the device fall-back's graph is unavailable (%s); the host decides from now on\n",
+                   e.what());
+      return false;
+    }
+    if (const char* t = std::getenv("ADI_LARGE_FALLBACK_TRACE"); t != nullptr && std::strcmp(t, "1") == 0)
+      std::fprintf(stderr, "adi: large plan: device fall-back graph built (%lld systems of %lld, %d-byte values)\n",
+                   static_cast<long long>(count), static_cast<long long>(n), static_cast<int>(sizeof(T)));
+    if (g.entries.size() < kLargeFallbackGraphs) {
+      g.entries.push_back({key, exec, g.clock});
+    } else {
+      auto lru = g.entries.begin();
+      for (auto it = g.entries.begin(); it != g.entries.end(); ++it)
+        if (it->used < lru->used) lru = it;
+      (void)cudaGraphExecDestroy(lru->exec);  // in flight: freed on completion
+      *lru = {key, exec, g.clock};
+    }
+  }
+  ADI_CUDA_CHECK(cudaGraphLaunch(exec, static_cast<cudaStream_t>(stream)));
+  return true;
+#else
+  (void)cache, (void)count, (void)n, (void)stride, (void)band_step, (void)a, (void)b, (void)c, (void)d, (void)u;
+  (void)periodic, (void)chunk, (void)tol, (void)ws, (void)flag, (void)pws, (void)pflag, (void)stream;
+  return false;
+#endif
+}
+
+template bool large_solve_device_fallback<float>(void*, index_t, index_t, index_t, index_t, const float*, const float*,
+                                                 const float*, const float*, float*, bool, int, double, void*,
+                                                 unsigned long long*, void*, int*, void*);
+template bool large_solve_device_fallback<double>(void*, index_t, index_t, index_t, index_t, const double*,
+                                                  const double*, const double*, const double*, double*, bool, int,
+                                                  double, void*, unsigned long long*, void*, int*, void*);
 
 template void large_solve<float>(index_t, const float*, const float*, const float*, const float*, float*, bool, int,
                                  double, void*, unsigned long long*, unsigned long long, void*, int,

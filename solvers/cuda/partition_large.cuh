@@ -9,6 +9,7 @@
 namespace adi::cuda_backend::kernels::large {
 
 using adi::large::Chunks;
+using adi::large::LaneCheck;
 using adi::large::i64;
 using adi::large::LaneRows;
 using adi::large::Level;
@@ -26,6 +27,13 @@ constexpr int kWarps = Staged ? 2 : 4;
 // block together with the direct solve (one launch instead of three).
 constexpr int kTailWarps = 8;
 
+// Blocks an SM keeps of pass 1 with the fused check at the default chunks (stop 37): 5, as the
+// runtime form's kernels reach with 95 (fp64, M = 8) and 93 (fp32, M = 16) registers; left
+// alone, nvcc gives the fused form 108 / 100, i.e. 4 blocks (ptxas, sm_90). Capped: 96
+// registers, fp64 spills 64 bytes, fp32 4. ADI_LARGE_CHECK_FORM=2 takes the uncapped kernels.
+template <class T, int M>
+constexpr int kFusedBlocks = sizeof(T) * M == 64 ? 5 : 0;
+
 template <class T, int M, bool Staged>
 struct StageFor {
   TileStage<T, M> st;
@@ -36,33 +44,38 @@ struct StageFor<T, M, false> {
   __device__ TileStage<T, M>* get() { return nullptr; }
 };
 
-template <class T, int M, bool Staged>
-__global__ void __launch_bounds__(kWarps<Staged> * 32) partition_pass1(Level<T> L0, Chunks ch, i64 tiles) {
+// C: how lane_reduce checks its rows (partition_large_tile.hpp, LaneCheck; stop 37): runtime
+// (stop 32's kernels), or off / fused, chosen on the host from whether the solve is checked.
+// MinBlocks: __launch_bounds__'s (0: nvcc's choice; kFusedBlocks).
+template <class T, int M, bool Staged, LaneCheck C = LaneCheck::runtime, int MinBlocks = 0>
+__global__ void __launch_bounds__(kWarps<Staged> * 32, MinBlocks)
+    partition_pass1(Level<T> L0, Chunks ch, i64 tiles) {
   __shared__ TileShared<T> sh[kWarps<Staged>];
   __shared__ StageFor<T, M, Staged> stage[kWarps<Staged>];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const i64 tile = static_cast<i64>(blockIdx.x) * kWarps<Staged> + warp;
   if (tile >= tiles) return;  // the whole warp
-  const Level<T> L = adi::large::checks(L0);
+  const Level<T> L = C == LaneCheck::off ? L0 : adi::large::checks(L0);
   TileStage<T, M>* st = stage[warp].get();
   if (Staged) {
     adi::large::stage_load<T, M>(L, ch, tile, lane, *st);
     __syncwarp();
   }
-  const bool bad = adi::large::lane_reduce<T, M>(L, ch, tile, lane, sh[warp], nullptr, st);
+  const bool bad = adi::large::lane_reduce<T, M, C>(L, ch, tile, lane, sh[warp], nullptr, st);
   __syncwarp();  // the rows in shared memory are visible to the other lanes
   const bool lanes_bad = __any_sync(kFull, bad);
   bool sub_bad = false;
   if (lane < adi::large::kSubLanes)
-    sub_bad = adi::large::sub_reduce<T>(L, ch, tile, lane, sh[warp], false, !lanes_bad);
+    sub_bad = adi::large::sub_reduce<T, C == LaneCheck::fused>(L, ch, tile, lane, sh[warp], false, C != LaneCheck::off && !lanes_bad);
   __syncwarp();
   sub_bad = __any_sync(kFull, sub_bad);
-  if (lane == 0) adi::large::tile_reduce<T>(L, ch, tile, sh[warp], lanes_bad || sub_bad);
+  if (lane == 0) adi::large::tile_reduce<T, C == LaneCheck::fused>(L, ch, tile, sh[warp], C == LaneCheck::off || lanes_bad || sub_bad);
 }
 
 // Tiles in reverse order: the first blocks take the end of the system, which pass 1 read
 // last and the L2 cache may still hold.
-template <class T, int M, bool Staged>
+// C: runtime (stop 32's kernel) or off (pass 2 never checks: its flag is null).
+template <class T, int M, bool Staged, LaneCheck C = LaneCheck::runtime>
 __global__ void __launch_bounds__(kWarps<Staged> * 32) partition_pass2(Level<T> L, Chunks ch, i64 tiles) {
   __shared__ TileShared<T> sh[kWarps<Staged>];
   __shared__ StageFor<T, M, Staged> stage[kWarps<Staged>];
@@ -77,7 +90,7 @@ __global__ void __launch_bounds__(kWarps<Staged> * 32) partition_pass2(Level<T> 
   }
   LaneRows<T, M> keep;
   keep.len = 0;
-  adi::large::lane_reduce<T, M>(L, ch, tile, lane, sh[warp], &keep, st);
+  adi::large::lane_reduce<T, M, C>(L, ch, tile, lane, sh[warp], &keep, st);
   __syncwarp();
   if (lane < adi::large::kSubLanes) adi::large::sub_reduce<T>(L, ch, tile, lane, sh[warp], true, false);
   __syncwarp();
@@ -116,24 +129,25 @@ __global__ void partition_direct(Level<T> L, T* cp, T* z, unsigned long long* re
 
 // The last two levels in one block: pass 1 of level L (tiles <= kTailWarps, one per warp),
 // the direct solve of the next level D, pass 2 of L with the rows kept from pass 1.
-template <class T, int M>
+template <class T, int M, LaneCheck C = LaneCheck::runtime>
 __global__ void __launch_bounds__(kTailWarps * 32)
     partition_tail(Level<T> L0, Chunks ch, i64 tiles, Level<T> D, T* cp, T* z, unsigned long long* report) {
   __shared__ TileShared<T> sh[kTailWarps];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const bool active = warp < tiles;  // the same for the whole warp
-  const Level<T> L = adi::large::checks(L0);
+  const Level<T> L = C == LaneCheck::off ? L0 : adi::large::checks(L0);
   LaneRows<T, M> keep;
   keep.len = 0;
   bool bad = false, sub_bad = false;
-  if (active) bad = adi::large::lane_reduce<T, M>(L, ch, warp, lane, sh[warp], &keep);
+  if (active) bad = adi::large::lane_reduce<T, M, C>(L, ch, warp, lane, sh[warp], &keep);
   __syncwarp();
   const bool lanes_bad = __any_sync(kFull, bad);
   if (active && lane < adi::large::kSubLanes)
-    sub_bad = adi::large::sub_reduce<T>(L, ch, warp, lane, sh[warp], true, !lanes_bad);
+    sub_bad = adi::large::sub_reduce<T, C == LaneCheck::fused>(L, ch, warp, lane, sh[warp], true, C != LaneCheck::off && !lanes_bad);
   __syncwarp();
   sub_bad = __any_sync(kFull, sub_bad);
-  if (active && lane == 0) adi::large::tile_reduce<T>(L, ch, warp, sh[warp], lanes_bad || sub_bad);
+  if (active && lane == 0)
+    adi::large::tile_reduce<T, C == LaneCheck::fused>(L, ch, warp, sh[warp], C == LaneCheck::off || lanes_bad || sub_bad);
   __syncthreads();  // D's rows (global) visible to thread 0
   if (threadIdx.x == 0) {
     adi::large::direct_solve<T>(adi::large::checks(D), cp, z);

@@ -7,6 +7,8 @@
 // loudly, without a device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -36,31 +38,37 @@ using adi::large::TileStage;
 // Runs the solve exactly as partition_large.cu enqueues it, one warp (tile) after another,
 // lanes one after another between the warp's synchronisation points.
 // staged: the tiles go through the shared-memory stage (partition_pass1/2<..., true>).
-template <class T, int M>
+// C: the check's form of pass 1 (LaneCheck: runtime, stop 32's kernels; fused, stop 37's checked
+// kernels, pass 2 then off; off, the unchecked kernels: no flag).
+template <class T, int M, adi::large::LaneCheck C = adi::large::LaneCheck::runtime>
 unsigned long long emulate(const tl::Problem<T>& p, T* u, bool periodic, double tol, bool staged = false) {
+  using adi::large::LaneCheck;
+  constexpr bool fused = C == LaneCheck::fused;
+  constexpr LaneCheck C2 = C == LaneCheck::runtime ? LaneCheck::runtime : LaneCheck::off;
   const LevelPlan plan = LevelPlan::make(p.n, M, sizeof(T));
   std::vector<char> raw(plan.bytes + 256);
   void* ws = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw.data()) + 255) / 256 * 256);
   unsigned long long flag = 0;
   const unsigned long long bias = static_cast<unsigned long long>(p.n);
   Level<T> L[LevelPlan::kMaxLevels];
-  adi::large::make_levels<T>(plan, p.n, p.a.data(), p.b.data(), p.c.data(), p.d.data(), u, periodic, tol, &flag,
-                             bias, ws, L);
+  adi::large::make_levels<T>(plan, p.n, p.a.data(), p.b.data(), p.c.data(), p.d.data(), u, periodic, tol,
+                             C == LaneCheck::off ? nullptr : &flag, bias, ws, L);
   for (int l = 0; l + 1 < plan.levels; ++l) {
     const Chunks ch = Chunks::make(plan.N[l], M);
     for (i64 tile = 0; tile < adi::large::tile_count(ch); ++tile) {
       TileShared<T> sh;
       auto stage = std::make_unique<TileStage<T, M>>();
       TileStage<T, M>* st = staged ? stage.get() : nullptr;
-      const Level<T> v = adi::large::checks(L[l]);  // what each warp does first
+      const Level<T> v = C == LaneCheck::off ? L[l] : adi::large::checks(L[l]);  // what each warp does first
       if (staged)
         for (int lane = 0; lane < 32; ++lane) adi::large::stage_load<T, M>(v, ch, tile, lane, *st);
       bool lanes_bad = false, sub_bad = false;
       for (int lane = 0; lane < 32; ++lane)
-        lanes_bad = adi::large::lane_reduce<T, M>(v, ch, tile, lane, sh, nullptr, st) || lanes_bad;
+        lanes_bad = adi::large::lane_reduce<T, M, C>(v, ch, tile, lane, sh, nullptr, st) || lanes_bad;
       for (int q = 0; q < adi::large::kSubLanes; ++q)
-        sub_bad = adi::large::sub_reduce<T>(v, ch, tile, q, sh, false, !lanes_bad) || sub_bad;
-      adi::large::tile_reduce<T>(v, ch, tile, sh, lanes_bad || sub_bad);
+        sub_bad = adi::large::sub_reduce<T, fused>(v, ch, tile, q, sh, false, C != LaneCheck::off && !lanes_bad) ||
+                  sub_bad;
+      adi::large::tile_reduce<T, fused>(v, ch, tile, sh, C == LaneCheck::off || lanes_bad || sub_bad);
     }
   }
   const int last = plan.levels - 1;
@@ -77,7 +85,8 @@ unsigned long long emulate(const tl::Problem<T>& p, T* u, bool periodic, double 
       if (staged)
         for (int lane = 0; lane < 32; ++lane) adi::large::stage_load<T, M>(v, ch, tile, lane, *st);
       LaneRows<T, M> keep[32];
-      for (int lane = 0; lane < 32; ++lane) adi::large::lane_reduce<T, M>(v, ch, tile, lane, sh, &keep[lane], st);
+      for (int lane = 0; lane < 32; ++lane)
+        adi::large::lane_reduce<T, M, C2>(v, ch, tile, lane, sh, &keep[lane], st);
       for (int q = 0; q < adi::large::kSubLanes; ++q) adi::large::sub_reduce<T>(v, ch, tile, q, sh, true, false);
       adi::large::tile_solve<T>(v, ch, tile, sh);
       for (int q = 0; q < adi::large::kSubLanes; ++q) adi::large::sub_solve<T>(ch, tile, q, sh);
@@ -150,6 +159,103 @@ TYPED_TEST(LargeCuda, EmulatedZeroPivotReported) {
   std::vector<T> u(n);
   EXPECT_EQ((emulate<T, 8>(p, u.data(), false, 0.0)), 4322u + 1);
   EXPECT_EQ((emulate<T, 8>(p, u.data(), false, 1e-3)), 4321u + 1);
+}
+
+// Stop 37: the fused check (ADI_LARGE_CHECK_FORM=1, the default: one predicate per lane, the
+// row found again on the failure path) raises the flag exactly where stop 32's runtime form does,
+// with the same row, and the unchecked kernels (off) never do; the answers are bit for bit the
+// same. Unsafe rows inside chunks, at a chunk's first and last rows (where the reduced rows of
+// sub_reduce / tile_reduce carry them), at the system's last row (c[n-1] outside the system:
+// left out of the scale), zero, tiny (with a tolerance), NaN and infinite entries; periodic
+// systems; both chunk lengths of the defaults; staged and direct loads.
+// flags: 1 the case must raise the flag, 0 must not, -1 either (the forms agree all the same).
+template <class T, int M>
+void forms_agree(tl::Problem<T> p, bool periodic, double tol, const std::string& what, int flags = 1) {
+  using adi::large::LaneCheck;
+  const std::int64_t n = p.n;
+  for (bool staged : {false, true}) {
+    std::vector<T> u0(n, std::numeric_limits<T>::quiet_NaN()), u1 = u0, u2 = u0;
+    const unsigned long long r0 = emulate<T, M, LaneCheck::runtime>(p, u0.data(), periodic, tol, staged);
+    const unsigned long long r1 = emulate<T, M, LaneCheck::fused>(p, u1.data(), periodic, tol, staged);
+    const unsigned long long r2 = emulate<T, M, LaneCheck::off>(p, u2.data(), periodic, tol, staged);
+    const std::string w = what + " M=" + std::to_string(M) + (staged ? " staged" : "") + (periodic ? " periodic" : "");
+    EXPECT_EQ(r1, r0) << w;
+    EXPECT_EQ(r2, 0u) << w;
+    if (flags >= 0) EXPECT_EQ(r0 != 0, flags == 1) << w << ": flagged row " << r0;
+    if (r0 == 0) {  // the same arithmetic: the same bits (NaN where both are NaN)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const bool same = u1[i] == u0[i] || (u1[i] != u1[i] && u0[i] != u0[i]);
+        const bool same2 = u2[i] == u0[i] || (u2[i] != u2[i] && u0[i] != u0[i]);
+        if (!same || !same2) {
+          ADD_FAILURE() << w << ": row " << i << " runtime " << u0[i] << " fused " << u1[i] << " off " << u2[i];
+          break;
+        }
+      }
+    }
+  }
+}
+
+TYPED_TEST(LargeCuda, EmulatedCheckFormsAgree) {
+  using T = TypeParam;
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  for (bool periodic : {false, true})
+    for (std::int64_t n : {std::int64_t(700), std::int64_t(20000), std::int64_t(70001)}) {
+      auto base = tl::make<T>(n, periodic, 91 + unsigned(n));
+      // Must a bad row r flag? Inside a chunk of M rows, yes (the next row's growth, or its own
+      // pivot); a chunk's first or last row, or the system's end, passes its trouble to the
+      // reduced rows, which may or may not flag it (-1: either).
+      auto inside = [&](std::int64_t r, int M) { return r % M != 0 && r % M != M - 1 && r < n - 2 * M ? 1 : -1; };
+      const std::string sz = "n=" + std::to_string(n);
+      forms_agree<T, 8>(base, periodic, 0.0, sz + " dominant", 0);
+      forms_agree<T, 16>(base, periodic, 0.0, sz + " dominant", 0);
+      // Rows inside a chunk, a chunk's first / last row (8 and 16), a tile's edge (32 * M), the end.
+      for (std::int64_t r : {std::int64_t(3), std::int64_t(8), std::int64_t(15), std::int64_t(16), std::int64_t(255),
+                             std::int64_t(256), std::int64_t(511), std::int64_t(512), n / 2 + 1, n - 2, n - 1}) {
+        const std::string at = sz + " row " + std::to_string(r);
+        {
+          auto p = base;  // a tiny pivot (a = 0): unsafe growth |a c*| at the next row
+          p.a[r] = 0;
+          p.b[r] = T(1e-6);
+          p.c[r] = T(0.5);
+          forms_agree<T, 8>(p, periodic, 0.0, at + " tiny pivot", inside(r, 8));
+          forms_agree<T, 16>(p, periodic, 0.0, at + " tiny pivot", inside(r, 16));
+          forms_agree<T, 8>(p, periodic, 1e-3, at + " tiny pivot, tolerance", inside(r, 8));
+          p = base;  // a tiny diagonal between unit off-diagonals: unsafe or not, as the pivots fall
+          p.a[r] = T(1);
+          p.b[r] = T(1e-7);
+          p.c[r] = T(1);
+          forms_agree<T, 8>(p, periodic, 0.0, at + " tiny b", -1);
+          forms_agree<T, 16>(p, periodic, 0.0, at + " tiny b", -1);
+        }
+        {
+          auto p = base;  // zero pivot
+          p.a[r] = 0;
+          p.b[r] = 0;
+          forms_agree<T, 16>(p, periodic, 0.0, at + " zero", inside(r, 16));
+        }
+        {
+          auto p = base;
+          p.c[r] = nan;  // NaN in c only: fmax drops it, so does the fused test
+          forms_agree<T, 8>(p, periodic, 0.0, at + " NaN c", -1);
+          p = base;
+          p.a[r] = nan;
+          forms_agree<T, 16>(p, periodic, 0.0, at + " NaN a");
+          p = base;
+          p.b[r] = inf;
+          forms_agree<T, 8>(p, periodic, 0.0, at + " inf b");
+          p = base;
+          p.c[r] = T(1e30);  // huge c: the next row's growth
+          forms_agree<T, 16>(p, periodic, 0.0, at + " huge c", -1);
+        }
+      }
+      if (!periodic) {  // c[n-1] is not part of a non-periodic system: never flagged for it
+        auto p = base;
+        p.c[n - 1] = T(1e30);
+        forms_agree<T, 8>(p, periodic, 0.0, sz + " huge c[n-1]", 0);
+        forms_agree<T, 16>(p, periodic, 0.0, sz + " huge c[n-1]", 0);
+        EXPECT_EQ((emulate<T, 16, adi::large::LaneCheck::fused>(p, std::vector<T>(n).data(), false, 0.0)), 0u) << sz;
+      }
+    }
 }
 
 TEST(LargeCudaPlan, WorkspaceIsSmall) {
@@ -319,6 +425,183 @@ TYPED_TEST(LargeCuda, DeviceZeroPivotNamesTheRow) {
     ADD_FAILURE() << "no SingularSystem";
   } catch (const adi::SingularSystem& e) {
     EXPECT_NE(std::string(e.what()).find("row " + std::to_string(r) + " "), std::string::npos) << e.what();
+  }
+}
+
+// Stop 37, on the device: each form of the large plan's check (ADI_LARGE_CHECK_FORM, read at each
+// solve: 0 stop 32's kernels, 1 the fused check, the default, 2 fused without pass 1's register
+// hold) names the same row with pivoting none (UnstableSystem) and re-solves the same unsafe
+// system with pivoting under automatic, out of place (the result against the long-double oracle:
+// within 10x of what partial pivoting is bound to give, tl::bound of the pivoting solve's error,
+// as the dominant cases are; LAPACK's comparison is test_pivoting_cuda's LargePlanAutomaticFlag,
+// which the check script runs under each form); a singular system under automatic throws
+// SingularSystem naming system 0 (the pivoting fall-back's failure; the row where the host's
+// pivoting names it).
+struct CheckFormEnv {
+  explicit CheckFormEnv(const char* v) { setenv("ADI_LARGE_CHECK_FORM", v, 1); }
+  ~CheckFormEnv() { unsetenv("ADI_LARGE_CHECK_FORM"); }
+};
+
+TYPED_TEST(LargeCuda, DeviceCheckFormsAgree) {
+  ADI_REQUIRE_CUDA("the device large-system test");
+  using T = TypeParam;
+  const std::int64_t n = 70001;
+  // Rows inside chunks of 8 and of 16 (EmulatedCheckFormsAgree: there the check must fire).
+  for (std::int64_t r : {std::int64_t(5), std::int64_t(4099), std::int64_t(40001), std::int64_t(60003)}) {
+    auto p = tl::make<T>(n, false, 5 + unsigned(r));
+    p.a[r] = 0;  // a tiny pivot: unsafe growth |a c*| at the next row
+    p.b[r] = T(1e-6);
+    p.c[r] = T(0.5);
+    DeviceSystem<T> ds(p);
+    std::string rows[3];
+    for (int f = 0; f < 3; ++f) {
+      const char* form[3] = {"0", "1", "2"};
+      CheckFormEnv env(form[f]);
+      const std::string w = "row " + std::to_string(r) + ", ADI_LARGE_CHECK_FORM=" + form[f];
+      adi::LargeTridiagonalOptions o;
+      o.pivoting = adi::Pivoting::none;
+      adi::LargeTridiagonalPlan<T> none(ds.ex, n, 1, 0, o);
+      try {
+        none.solve(ds.bands(), ds.d.data(), ds.u.data());
+        ADD_FAILURE() << "none: no UnstableSystem, " << w;
+      } catch (const adi::UnstableSystem& e) {
+        EXPECT_EQ(e.system(), 0) << w << ": " << e.what();
+        rows[f] = std::to_string(e.row());
+        EXPECT_LE(std::abs(static_cast<double>(e.row() - r)), 2.0 * 32 * 32) << w << ": " << e.what();
+      }
+      // Automatic, out of place: re-solved with pivoting; NaN-poisoned output first.
+      std::vector<T> nan(static_cast<std::size_t>(n), std::numeric_limits<T>::quiet_NaN());
+      ds.u.copy_from_host(nan.data());
+      adi::LargeTridiagonalPlan<T> automatic(ds.ex, n);
+      automatic.solve(ds.bands(), ds.d.data(), ds.u.data());
+      const auto x = tl::oracle(p, false);
+      const std::vector<T> got = ds.result(ds.u);
+      double worst = 0, scale = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        worst = std::max(worst, std::abs(static_cast<double>(static_cast<long double>(got[i]) - x[i])));
+        scale = std::max(scale, std::abs(static_cast<double>(x[i])));
+      }
+      // cond(A) stays modest (one tiny diagonal among dominant rows): a few thousand eps.
+      EXPECT_LE(worst, 1e4 * std::numeric_limits<T>::epsilon() * scale) << "automatic, " << w;
+    }
+    EXPECT_EQ(rows[1], rows[0]) << "row " << r << ": fused and stop 32's forms name different rows";
+    EXPECT_EQ(rows[2], rows[0]) << "row " << r;
+  }
+  // Singular (a zero row): the pivoting fall-back fails too, SingularSystem names system 0.
+  auto p = tl::make<T>(n, false, 9);
+  p.a[777] = p.b[777] = p.c[777] = 0;
+  DeviceSystem<T> ds(p);
+  for (const char* form : {"0", "1", "2"}) {
+    CheckFormEnv env(form);
+    adi::LargeTridiagonalPlan<T> automatic(ds.ex, n);
+    try {
+      automatic.solve(ds.bands(), ds.d.data(), ds.u.data());
+      ADD_FAILURE() << "singular, automatic: no SingularSystem, ADI_LARGE_CHECK_FORM=" << form;
+    } catch (const adi::SingularSystem& e) {
+      // The system; the row as the host's pivoting names it (-1 where its SIMD kernel cannot: as
+      // PivotingCuda.AutomaticFallBackErrors expects).
+      EXPECT_EQ(e.system(), 0) << form << ": " << e.what();
+    }
+  }
+}
+
+// Stop 37, opt-in: ADI_PIVOTING_FALLBACK=device when the plan is made: automatic out of place
+// decides the fall-back on the device (one graph launch; ADI_LARGE_FALLBACK_TRACE=1 prints each
+// graph built, so the check script's log shows the path ran). One plan reused over unsafe and
+// safe batches of 3 systems (a flag left raised would send a safe batch through pivoting: still
+// right, but the unsafe batch after it must still be re-solved), with check_pivots off (nothing
+// waited for) and on; u rotating over 6 arrays (more than the 4 graphs a plan keeps: rebuilt);
+// in place takes the host's path (UnstableSystem); a singular system throws SingularSystem naming
+// the system (and the row where the host's pivoting names it) with check_pivots, and comes back
+// without an error without it.
+struct EnvVar {
+  std::string name;
+  EnvVar(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~EnvVar() { unsetenv(name.c_str()); }
+};
+
+TYPED_TEST(LargeCuda, DeviceFallbackDecidedOnDevice) {
+  ADI_REQUIRE_CUDA("the device large-system test");
+  using T = TypeParam;
+  const std::int64_t n = 20000, count = 3;
+  EnvVar trace("ADI_LARGE_FALLBACK_TRACE", "1");
+  auto base = tl::make<T>(n, false, 41);
+  auto unsafe = base;
+  unsafe.a[4099] = 0;  // a tiny pivot inside a chunk: the check fires (EmulatedCheckFormsAgree)
+  unsafe.b[4099] = T(1e-6);
+  unsafe.c[4099] = T(0.5);
+  const auto x_base = tl::oracle(base, false), x_unsafe = tl::oracle(unsafe, false);
+  // 3 systems: system 1 unsafe or not.
+  auto batch = [&](bool bad) {
+    tl::Problem<T> p = base;
+    p.n = n * count;
+    p.a.clear(), p.b.clear(), p.c.clear(), p.d.clear();
+    for (std::int64_t s = 0; s < count; ++s) {
+      const auto& q = s == 1 && bad ? unsafe : base;
+      p.a.insert(p.a.end(), q.a.begin(), q.a.end());
+      p.b.insert(p.b.end(), q.b.begin(), q.b.end());
+      p.c.insert(p.c.end(), q.c.begin(), q.c.end());
+      p.d.insert(p.d.end(), q.d.begin(), q.d.end());
+    }
+    return p;
+  };
+  auto check = [&](const std::vector<T>& got, bool bad, const std::string& w) {
+    for (std::int64_t s = 0; s < count; ++s) {
+      const auto& x = s == 1 && bad ? x_unsafe : x_base;
+      double worst = 0, scale = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        worst = std::max(worst, std::abs(static_cast<double>(static_cast<long double>(got[s * n + i]) - x[i])));
+        scale = std::max(scale, std::abs(static_cast<double>(x[i])));
+      }
+      EXPECT_LE(worst, 1e4 * std::numeric_limits<T>::epsilon() * scale) << w << ", system " << s;
+    }
+  };
+  const tl::Problem<T> good = batch(false), bad = batch(true);
+  DeviceSystem<T> dg(good), db(bad);
+  std::vector<std::unique_ptr<adi::Array<T>>> outs;
+  for (int k = 0; k < 6; ++k) outs.push_back(std::make_unique<adi::Array<T>>(n * count, dg.ex));
+  std::vector<T> nan(static_cast<std::size_t>(n * count), std::numeric_limits<T>::quiet_NaN());
+  for (bool checks : {false, true}) {
+    EnvVar fb("ADI_PIVOTING_FALLBACK", "device");  // read when the plan is made
+    adi::LargeTridiagonalOptions o;
+    o.check_pivots = checks;
+    adi::LargeTridiagonalPlan<T> plan(dg.ex, n, count, n, o);
+    int k = 0;
+    for (bool unsafe_batch : {true, false, true, true, false, false, true, false, true}) {
+      DeviceSystem<T>& ds = unsafe_batch ? db : dg;
+      adi::Array<T>& u = *outs[static_cast<std::size_t>(k++ % 6)];
+      u.copy_from_host(nan.data());
+      plan.solve(ds.bands(), ds.d.data(), u.data());
+      check(ds.result(u), unsafe_batch,
+            std::string(checks ? "check_pivots" : "no check_pivots") + (unsafe_batch ? ", unsafe" : ", safe") +
+                " batch, solve " + std::to_string(k));
+    }
+    try {  // in place: the host's path, which cannot re-solve
+      plan.solve(db.bands(), db.d.data(), db.d.data());
+      ADD_FAILURE() << "in place: no UnstableSystem";
+    } catch (const adi::UnstableSystem& e) {
+      EXPECT_EQ(e.system(), 1) << e.what();
+    }
+    db.d.copy_from_host(bad.d.data());  // the in-place solve wrote over d
+  }
+  // Singular: a zero row in system 2.
+  tl::Problem<T> sing = batch(false);
+  const std::int64_t zr = 2 * n + 777;
+  sing.a[zr] = sing.b[zr] = sing.c[zr] = 0;
+  DeviceSystem<T> dz(sing);
+  for (bool checks : {true, false}) {
+    EnvVar fb("ADI_PIVOTING_FALLBACK", "device");
+    adi::LargeTridiagonalOptions o;
+    o.check_pivots = checks;
+    adi::LargeTridiagonalPlan<T> plan(dz.ex, n, count, n, o);
+    try {
+      plan.solve(dz.bands(), dz.d.data(), dz.u.data());
+      adi::cuda_backend::synchronize(dz.ex.stream());
+      if (checks) ADD_FAILURE() << "singular, check_pivots: no SingularSystem";
+    } catch (const adi::SingularSystem& e) {
+      EXPECT_TRUE(checks) << "singular without check_pivots threw: " << e.what();
+      EXPECT_EQ(e.system(), 2) << e.what();  // the row: -1 where the host's pivoting cannot name it
+    }
   }
 }
 

@@ -1,0 +1,28 @@
+#pragma once
+// automatic's fall-back decided on the device for LargeTridiagonalPlan (issue 23, stop 37;
+// opt-in with ADI_PIVOTING_FALLBACK=device when the plan is made; docs/pivoting.md "Stop 37").
+// Declared apart from backend.hpp, whose every includer would otherwise recompile; defined in
+// solvers/cuda/partition_large.cu. Without CUDA: the stand-ins of kernel_list.hpp.
+//
+// large_solve_device_fallback enqueues one launch of a CUDA graph: [the checked partition of
+// `count` systems (system s: bands + s * band_step, d / u + s * stride), raising `flag`] ->
+// [one thread reading and clearing `flag`] -> IF raised { Kernel::cuda_pivoting on the
+// systems, its zero pivots into pivot_flag (pinned host memory, may be null) }. Nothing is
+// waited for. Graphs are kept per pointer set in `cache` (large_fallback_cache_create, one per
+// plan; the least recently used of 4 replaced). false: conditional graph nodes are unavailable
+// (toolkit < 12.4, driver; said once on stderr): nothing enqueued, the caller decides on the host.
+// ADI_LARGE_FALLBACK_TRACE=1: one stderr line per graph built.
+#include "adi/base/layout.hpp"
+#include "solvers/cuda/kernel_list.hpp"
+
+namespace adi::cuda_backend {
+ADI_CUDA_KERNELS_BEGIN
+ADI_CUDA_KERNEL(void* large_fallback_cache_create())
+ADI_CUDA_KERNEL_OR(, void large_fallback_cache_destroy(void* cache) noexcept)
+template <class T>
+ADI_CUDA_KERNEL(bool large_solve_device_fallback(void* cache, index_t count, index_t n, index_t stride,
+                 index_t band_step, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, int chunk,
+                 double tolerance, void* workspace, unsigned long long* flag, void* pivot_workspace,
+                 int* pivot_flag, void* stream))
+ADI_CUDA_KERNELS_END
+}  // namespace adi::cuda_backend
