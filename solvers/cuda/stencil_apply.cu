@@ -14,6 +14,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
@@ -162,6 +164,102 @@ __global__ void __launch_bounds__(kTileX* kTileY)
   }
 }
 
+// The lean column form (ADI_STENCIL_LEAN=1 when stencil_apply is called; default off: a switch
+// for same-run A/B timings, scripts/gpu_heat_ab.sh --x): the shared-band column kernel above
+// (the same terms in the same order: the same results) with v's rows one plane ahead (the
+// column's next node and its z + 1 neighbour, the only values of a node that no other warp
+// has read yet: a DRAM row) and, where base is not v, base's rows loaded D nodes ahead into a
+// ring of registers. The column kernel waits one memory round trip per node (each warp has
+// one plane's loads in flight: 40 warps x 256 bytes per SM, about a third of what the
+// H200's DRAM needs in flight; 256^3 fp64 0.145 ms, 2.3x its 2 fields, fp32 3.3x); with the
+// ring D planes are in flight per warp (D x 32 bytes per thread) and the x / y neighbours
+// of a plane, other warps' ring rows, hit L1 / L2. 32-bit offsets only (`small`).
+template <class T>
+constexpr int stencil_ring_depth() {
+  return 32 / static_cast<int>(sizeof(T));  // fp32 8, fp64 4 planes ahead
+}
+
+template <class T>
+__global__ void __launch_bounds__(kTileX* kTileY, 4)
+    stencil_columns_ring_kernel(StencilView<T> s, ApplyArgs<T> g, ApplyFlags use, int kchunk) {
+  constexpr int D = stencil_ring_depth<T>();
+  const int i = static_cast<int>(blockIdx.x) * kTileX + static_cast<int>(threadIdx.x);
+  const int j = static_cast<int>(s.lo[1]) + static_cast<int>(blockIdx.y) * kTileY + static_cast<int>(threadIdx.y);
+  if (i < s.lo[0] || i > s.hi[0] || j > s.hi[1]) return;
+  const int sy = static_cast<int>(s.box.sy), sz = static_cast<int>(s.box.sz);
+  const int k0 = static_cast<int>(s.lo[2]) + static_cast<int>(blockIdx.z) * kchunk;
+  const int k1 = min(static_cast<int>(s.hi[2]), k0 + kchunk - 1);
+  const int kv = min(k1 + 1, static_cast<int>(s.box.nz) - 1);  // the last plane of v read ahead
+  const AxisStencil<T>&X = s.axis[0], &Y = s.axis[1], &Z = s.axis[2];
+  int xl = 0, xr = 0, ym = 0, yp = 0;
+  T xa = T(0), xd = T(0), xc = T(0), ya = T(0), yd = T(0), yc = T(0);
+  if (use.x) {
+    xl = prev_of(X, i) - i;
+    xr = next_of(X, i) - i;
+    xa = X.a[i];
+    xd = X.d[i];
+    xc = X.c[i];
+  }
+  if (use.y) {
+    ym = (prev_of(Y, j) - j) * sy;
+    yp = (next_of(Y, j) - j) * sy;
+    ya = g.w[2] * Y.a[j];
+    yd = g.w[2] * Y.d[j];
+    yc = g.w[2] * Y.c[j];
+  }
+  const T w1 = g.w[1], w3 = g.w[3], alpha = g.alpha;
+  const int first = i + j * sy + k0 * sz;
+  const T* __restrict__ v = g.v + first;  // node k0 of the column; node k at (k - k0) * sz
+  const T* b = g.base + first;            // may be out (in place): node k read before it is written
+  T* o = g.out + first;
+  const bool own = g.base == g.v;  // the explicit step and the stencil fold: base is v
+  // Ring slot u holds, for the column's node k = kb + u: v at plane k + 1 (clamped to kv; used
+  // only where it is the next node or the z + 1 neighbour) and base at node k (where not own).
+  T ahead[D], bring[D];
+#pragma unroll
+  for (int u = 0; u < D; ++u) {
+    ahead[u] = bring[u] = T(0);
+    if (k0 + u <= k1) {
+      ahead[u] = v[(min(k0 + u + 1, kv) - k0) * sz];
+      if (!own) bring[u] = b[u * sz];
+    }
+  }
+  T vc = v[0], v_prev = T(0);
+  bool have_prev = false;
+  for (int kb = k0; kb <= k1; kb += D) {
+#pragma unroll
+    for (int u = 0; u < D; ++u) {
+      const int k = kb + u;
+      if (k > k1) break;
+      const int at = (k - k0) * sz;
+      const T* __restrict__ vk = v + at;
+      const T vnext = ahead[u];
+      T r = alpha * (own ? vc : bring[u]);
+      if (k + D <= k1) {  // refill the slot: node k + D
+        ahead[u] = vk[(min(k + D + 1, kv) - k) * sz];
+        if (!own) bring[u] = b[at + D * sz];
+      }
+      if (use.x) r += w1 * (xd * vc - xa * vk[xl] - xc * vk[xr]);
+      if (use.y) r += yd * vc - ya * vk[ym] - yc * vk[yp];
+      if (use.z) {
+        const int km = prev_of(Z, k), kp = next_of(Z, k);
+        const T vm = have_prev && km == k - 1 ? v_prev : vk[(km - k) * sz];
+        const T vp = kp == k + 1 ? vnext : vk[(kp - k) * sz];
+        r += (w3 * Z.d[k]) * vc - (w3 * Z.a[k]) * vm - (w3 * Z.c[k]) * vp;
+      }
+      v_prev = vc;
+      have_prev = true;
+      vc = vnext;  // v at plane k + 1: the next node (k + 1 <= k1 <= kv)
+      o[at] = r;
+    }
+  }
+}
+
+inline bool stencil_lean_requested() {
+  const char* e = std::getenv("ADI_STENCIL_LEAN");
+  return e != nullptr && std::string(e) == "1";
+}
+
 // Mixed terms present: one node per thread, 64-bit offsets.
 template <class T>
 __global__ void __launch_bounds__(kTileX* kTileY)
@@ -268,7 +366,9 @@ void stencil_apply(const StencilView<T>& s, const ApplyArgs<T>& g, void* stream)
     if (use.y) simple = simple && s.axis[1].shared;
     if (use.z) simple = simple && s.axis[2].shared;
     const int kc = static_cast<int>(kchunk);
-    if (simple && small)
+    if (simple && small && stencil_lean_requested())
+      stencil_columns_ring_kernel<T><<<grid, block, 0, st>>>(s, g, use, kc);
+    else if (simple && small)
       stencil_columns_shared_kernel<T, int><<<grid, block, 0, st>>>(s, g, use, kc);
     else if (simple)
       stencil_columns_shared_kernel<T, index_t><<<grid, block, 0, st>>>(s, g, use, kc);
