@@ -180,7 +180,7 @@ constexpr int stencil_ring_depth() {
 }
 
 template <class T>
-__global__ void __launch_bounds__(kTileX* kTileY, 4)
+__global__ void __launch_bounds__(kTileX* kTileY, 3)
     stencil_columns_ring_kernel(StencilView<T> s, ApplyArgs<T> g, ApplyFlags use, int kchunk) {
   constexpr int D = stencil_ring_depth<T>();
   const int i = static_cast<int>(blockIdx.x) * kTileX + static_cast<int>(threadIdx.x);
@@ -226,7 +226,33 @@ __global__ void __launch_bounds__(kTileX* kTileY, 4)
   }
   T vc = v[0], v_prev = T(0);
   bool have_prev = false;
-  for (int kb = k0; kb <= k1; kb += D) {
+  int kb = k0;
+  // Interior z (a column with a plane on either side: every node's z neighbours are k -+ 1), whole
+  // groups of D nodes whose refills stay within the column: no per-node test.
+  if (use.z && k0 > 0 && k1 < static_cast<int>(Z.n) - 1 && kv == k1 + 1) {
+    v_prev = v[-sz];
+    have_prev = true;
+    for (; kb + 2 * D - 1 <= k1; kb += D) {
+#pragma unroll
+      for (int u = 0; u < D; ++u) {
+        const int k = kb + u;
+        const int at = (k - k0) * sz;
+        const T* __restrict__ vk = v + at;
+        const T vnext = ahead[u];
+        T r = alpha * (own ? vc : bring[u]);
+        ahead[u] = vk[(D + 1) * sz];  // plane k + D + 1 <= k1 + 1 = kv
+        if (!own) bring[u] = b[at + D * sz];
+        if (use.x) r += w1 * (xd * vc - xa * vk[xl] - xc * vk[xr]);
+        if (use.y) r += yd * vc - ya * vk[ym] - yc * vk[yp];
+        r += (w3 * Z.d[k]) * vc - (w3 * Z.a[k]) * v_prev - (w3 * Z.c[k]) * vnext;
+        v_prev = vc;
+        vc = vnext;
+        o[at] = r;
+      }
+    }
+  }
+  // The rest of the column (all of it where z is not interior): slot u still holds node kb + u.
+  for (; kb <= k1; kb += D) {
 #pragma unroll
     for (int u = 0; u < D; ++u) {
       const int k = kb + u;
