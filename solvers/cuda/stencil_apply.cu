@@ -228,11 +228,17 @@ __global__ void __launch_bounds__(kTileX* kTileY, 3)
   bool have_prev = false;
   int kb = k0;
   // Interior z (a column with a plane on either side: every node's z neighbours are k -+ 1), whole
-  // groups of D nodes whose refills stay within the column: no per-node test.
+  // groups of D nodes without a test per node: the refill reads node k + D's values, clamped to
+  // the column's last (a predicate there spilled: ptxas keeps both ring states live).
   if (use.z && k0 > 0 && k1 < static_cast<int>(Z.n) - 1 && kv == k1 + 1) {
+    // The z bands in registers (read through the view, the compiler reloads the pointers from the
+    // parameters at every node: stores to o might alias them).
+    const T* __restrict__ zd = Z.d;
+    const T* __restrict__ za = Z.a;
+    const T* __restrict__ zc = Z.c;
     v_prev = v[-sz];
     have_prev = true;
-    for (; kb + 2 * D - 1 <= k1; kb += D) {
+    for (; kb + D - 1 <= k1; kb += D) {
 #pragma unroll
       for (int u = 0; u < D; ++u) {
         const int k = kb + u;
@@ -240,11 +246,12 @@ __global__ void __launch_bounds__(kTileX* kTileY, 3)
         const T* __restrict__ vk = v + at;
         const T vnext = ahead[u];
         T r = alpha * (own ? vc : bring[u]);
-        ahead[u] = vk[(D + 1) * sz];  // plane k + D + 1 <= k1 + 1 = kv
-        if (!own) bring[u] = b[at + D * sz];
+        const int ahead_at = (min(k + D, k1) - k) * sz;  // node k + D, or the column's last
+        ahead[u] = vk[ahead_at + sz];                     // its plane + 1 <= k1 + 1 = kv
+        if (!own) bring[u] = b[at + ahead_at];
         if (use.x) r += w1 * (xd * vc - xa * vk[xl] - xc * vk[xr]);
         if (use.y) r += yd * vc - ya * vk[ym] - yc * vk[yp];
-        r += (w3 * Z.d[k]) * vc - (w3 * Z.a[k]) * v_prev - (w3 * Z.c[k]) * vnext;
+        r += (w3 * zd[k]) * vc - (w3 * za[k]) * v_prev - (w3 * zc[k]) * vnext;
         v_prev = vc;
         vc = vnext;
         o[at] = r;
