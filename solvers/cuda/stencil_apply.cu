@@ -166,21 +166,29 @@ __global__ void __launch_bounds__(kTileX* kTileY)
 
 // The lean column form (ADI_STENCIL_LEAN=1 when stencil_apply is called; default off: a switch
 // for same-run A/B timings, scripts/gpu_heat_ab.sh --x): the shared-band column kernel above
-// (the same terms in the same order: the same results) with v's rows one plane ahead (the
-// column's next node and its z + 1 neighbour, the only values of a node that no other warp
-// has read yet: a DRAM row) and, where base is not v, base's rows loaded D nodes ahead into a
-// ring of registers. The column kernel waits one memory round trip per node (each warp has
-// one plane's loads in flight: 40 warps x 256 bytes per SM, about a third of what the
-// H200's DRAM needs in flight; 256^3 fp64 0.145 ms, 2.3x its 2 fields, fp32 3.3x); with the
-// ring D planes are in flight per warp (D x 32 bytes per thread) and the x / y neighbours
-// of a plane, other warps' ring rows, hit L1 / L2. 32-bit offsets only (`small`).
+// (the same terms in the same order: the same results) with v's rows read D planes ahead into a
+// ring of registers (the column's next node and its z + 1 neighbour: the only value of a node
+// that no other warp has read yet, a DRAM row), and, where the column is interior along z,
+// whole groups of D nodes without a test per node. The column kernel waits about one memory
+// round trip per node (a warp has one plane's loads in flight: 40-48 warps x 256 / 128 bytes
+// per SM, a third or less of what the H200's DRAM needs in flight; 256^3 fp64 0.145 ms, 2.3x
+// its 2 fields, fp32 3.3x, and 9-11% faster on the H200 than on the H100) and spends ~96 PTX
+// instructions per node; here D planes are in flight per warp (32 bytes per thread), the x / y
+// neighbours of a plane (other warps' ring rows) hit L1 / L2, and an interior node costs 59.
+// 32-bit offsets only (`small`). solvers/cuda/README.md, "The first stage's stencil pass".
 template <class T>
 constexpr int stencil_ring_depth() {
   return 32 / static_cast<int>(sizeof(T));  // fp32 8, fp64 4 planes ahead
 }
+// Blocks of 256 per SM the register cap allows: fp32 4 (64 registers), fp64 3 (80; at 64 the
+// interior groups spill 148 bytes).
+template <class T>
+constexpr int stencil_ring_blocks() {
+  return sizeof(T) == 4 ? 4 : 3;
+}
 
 template <class T>
-__global__ void __launch_bounds__(kTileX* kTileY, 3)
+__global__ void __launch_bounds__(kTileX* kTileY, stencil_ring_blocks<T>())
     stencil_columns_ring_kernel(StencilView<T> s, ApplyArgs<T> g, ApplyFlags use, int kchunk) {
   constexpr int D = stencil_ring_depth<T>();
   const int i = static_cast<int>(blockIdx.x) * kTileX + static_cast<int>(threadIdx.x);
@@ -213,17 +221,13 @@ __global__ void __launch_bounds__(kTileX* kTileY, 3)
   const T* b = g.base + first;            // may be out (in place): node k read before it is written
   T* o = g.out + first;
   const bool own = g.base == g.v;  // the explicit step and the stencil fold: base is v
-  // Ring slot u holds, for the column's node k = kb + u: v at plane k + 1 (clamped to kv; used
-  // only where it is the next node or the z + 1 neighbour) and base at node k (where not own).
-  T ahead[D], bring[D];
+  // Ring slot u holds, for the column's node k = kb + u, v at plane k + 1 (clamped to kv; used
+  // only where it is the next node or the z + 1 neighbour). Base, where it is not v, is read at
+  // the node (a ring for it too cost fp32 its fourth block per SM; the interior groups' loads
+  // are hoisted by the compiler, D in flight).
+  T ahead[D];
 #pragma unroll
-  for (int u = 0; u < D; ++u) {
-    ahead[u] = bring[u] = T(0);
-    if (k0 + u <= k1) {
-      ahead[u] = v[(min(k0 + u + 1, kv) - k0) * sz];
-      if (!own) bring[u] = b[u * sz];
-    }
-  }
+  for (int u = 0; u < D; ++u) ahead[u] = k0 + u <= k1 ? v[(min(k0 + u + 1, kv) - k0) * sz] : T(0);
   T vc = v[0], v_prev = T(0);
   bool have_prev = false;
   int kb = k0;
@@ -245,10 +249,8 @@ __global__ void __launch_bounds__(kTileX* kTileY, 3)
         const int at = (k - k0) * sz;
         const T* __restrict__ vk = v + at;
         const T vnext = ahead[u];
-        T r = alpha * (own ? vc : bring[u]);
-        const int ahead_at = (min(k + D, k1) - k) * sz;  // node k + D, or the column's last
-        ahead[u] = vk[ahead_at + sz];                     // its plane + 1 <= k1 + 1 = kv
-        if (!own) bring[u] = b[at + ahead_at];
+        T r = alpha * (own ? vc : b[at]);
+        ahead[u] = vk[(min(k + D, k1) - k + 1) * sz];  // node k + D's (or the column's last) plane + 1 <= kv
         if (use.x) r += w1 * (xd * vc - xa * vk[xl] - xc * vk[xr]);
         if (use.y) r += yd * vc - ya * vk[ym] - yc * vk[yp];
         r += (w3 * zd[k]) * vc - (w3 * za[k]) * v_prev - (w3 * zc[k]) * vnext;
@@ -267,11 +269,8 @@ __global__ void __launch_bounds__(kTileX* kTileY, 3)
       const int at = (k - k0) * sz;
       const T* __restrict__ vk = v + at;
       const T vnext = ahead[u];
-      T r = alpha * (own ? vc : bring[u]);
-      if (k + D <= k1) {  // refill the slot: node k + D
-        ahead[u] = vk[(min(k + D + 1, kv) - k) * sz];
-        if (!own) bring[u] = b[at + D * sz];
-      }
+      T r = alpha * (own ? vc : b[at]);
+      if (k + D <= k1) ahead[u] = vk[(min(k + D + 1, kv) - k) * sz];  // refill the slot: node k + D
       if (use.x) r += w1 * (xd * vc - xa * vk[xl] - xc * vk[xr]);
       if (use.y) r += yd * vc - ya * vk[ym] - yc * vk[yp];
       if (use.z) {
