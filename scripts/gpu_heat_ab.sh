@@ -79,20 +79,24 @@ counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$1" 2>/dev/nu
 t0=$(date +%s)
 r_fused=skipped r_lean=skipped r_scheme=skipped san="not run"
 r_st=skipped r_stl=skipped
-if [ $tests = 1 ] && [ $mode = x ]; then
-  timeout 150 "$T/test_stencil_apply" > "$OUT/test_stencil_apply.log" 2>&1; r_st=$?
-  ADI_STENCIL_LEAN=1 timeout 150 "$T/test_stencil_apply" > "$OUT/test_stencil_apply_lean.log" 2>&1; r_stl=$?
-  ADI_STENCIL_LEAN=1 timeout 150 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_lean.log" 2>&1; r_scheme=$?
+# compute-sanitizer memcheck on one test case (BINARY CASE): sets $san.
+memcheck() {
+  local cs r
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   if [ -x "$cs" ]; then
-    echo "### memcheck CudaStencilApply.LeanColumnsSmall" > "$OUT/sanitizer.log"
-    timeout 120 "$cs" --tool memcheck --error-exitcode 99 "$T/test_stencil_apply" \
-      --gtest_filter='CudaStencilApply.LeanColumnsSmall' >> "$OUT/sanitizer.log" 2>&1
+    echo "### memcheck $2" > "$OUT/sanitizer.log"
+    timeout 120 "$cs" --tool memcheck --error-exitcode 99 "$T/$1" --gtest_filter="$2" >> "$OUT/sanitizer.log" 2>&1
     r=$?
     san="memcheck: $([ $r = 0 ] && echo clean || echo "ERRORS or timeout (exit $r)")"
   else
     san="no compute-sanitizer"
   fi
+}
+if [ $tests = 1 ] && [ $mode = x ]; then
+  timeout 150 "$T/test_stencil_apply" > "$OUT/test_stencil_apply.log" 2>&1; r_st=$?
+  ADI_STENCIL_LEAN=1 timeout 150 "$T/test_stencil_apply" > "$OUT/test_stencil_apply_lean.log" 2>&1; r_stl=$?
+  ADI_STENCIL_LEAN=1 timeout 150 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_lean.log" 2>&1; r_scheme=$?
+  memcheck test_stencil_apply CudaStencilApply.LeanColumnsSmall
 elif [ $tests = 1 ]; then
   # Each under its own timeout, so that the benchmark always runs.
   timeout 150 "$T/test_thomas_pcr_fused_stage" > "$OUT/test_fused_stage.log" 2>&1; r_fused=$?
@@ -102,16 +106,7 @@ elif [ $tests = 1 ]; then
     --gtest_filter='CudaFusedStage.*:CudaPlanStage.*-CudaFusedStage.XStage*:CudaFusedStage.LeanForm*' \
     > "$OUT/test_fused_stage_lean.log" 2>&1; r_lean=$?
   timeout 150 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_lean.log" 2>&1; r_scheme=$?
-  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  if [ -x "$cs" ]; then
-    echo "### memcheck CudaFusedStage.LeanFormSmall" > "$OUT/sanitizer.log"
-    timeout 120 "$cs" --tool memcheck --error-exitcode 99 "$T/test_thomas_pcr_fused_stage" \
-      --gtest_filter='CudaFusedStage.LeanFormSmall' >> "$OUT/sanitizer.log" 2>&1
-    r=$?
-    san="memcheck: $([ $r = 0 ] && echo clean || echo "ERRORS or timeout (exit $r)")"
-  else
-    san="no compute-sanitizer"
-  fi
+  memcheck test_thomas_pcr_fused_stage CudaFusedStage.LeanFormSmall
 fi
 t_tests=$(( $(date +%s) - t0 ))
 
@@ -160,25 +155,28 @@ echo
 echo "== gpu_heat_ab.sh $(date -u +%FT%TZ), $(head -1 "$OUT/nvidia-smi.txt"), tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
 echo "| check | result |"
 echo "|---|---|"
+# One row per named case of a gtest log (LOG CASE...): OK / FAILED / SKIPPED and its time.
+case_rows() {
+  local log=$1 t r
+  shift
+  for t in "$@"; do
+    r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$log" 2>/dev/null | head -1 |
+        sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
+    echo "| $t | ${r:-not run} |"
+  done
+}
 if [ $mode = x ]; then
 echo "| test_stencil_apply (default; LeanColumns* cases set ADI_STENCIL_LEAN=1) | $(status $r_st): $(counts "$OUT/test_stencil_apply.log") |"
-for t in CudaStencilApply.LeanColumnsMatchFloat CudaStencilApply.LeanColumnsMatchDouble CudaStencilApply.LeanColumnsSmall \
-         CudaStencilApply.MatchesHostFloat CudaStencilApply.MatchesHostDouble; do
-  r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$OUT/test_stencil_apply.log" 2>/dev/null | head -1 |
-      sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
-  echo "| $t | ${r:-not run} |"
-done
+case_rows "$OUT/test_stencil_apply.log" CudaStencilApply.LeanColumnsMatchFloat CudaStencilApply.LeanColumnsMatchDouble \
+  CudaStencilApply.LeanColumnsSmall CudaStencilApply.MatchesHostFloat CudaStencilApply.MatchesHostDouble
 echo "| test_stencil_apply, ADI_STENCIL_LEAN=1 (whole process) | $(status $r_stl): $(counts "$OUT/test_stencil_apply_lean.log") |"
 echo "| test_scheme_cuda, ADI_STENCIL_LEAN=1 (every scheme's GPU step vs the host) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_lean.log") |"
 echo "| compute-sanitizer, CudaStencilApply.LeanColumnsSmall | $san |"
 else
 echo "| test_thomas_pcr_fused_stage (default: lean; LeanForm* cases set the switch) | $(status $r_fused): $(counts "$OUT/test_fused_stage.log") |"
-for t in CudaFusedStage.LeanFormMatchesTheFp64ReferenceFloat CudaFusedStage.LeanFormMatchesTheFp64ReferenceDouble \
-         CudaFusedStage.LeanFormSmall CudaFusedStage.WarpStreamFloat CudaFusedStage.WarpStreamDouble; do
-  r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$OUT/test_fused_stage.log" 2>/dev/null | head -1 |
-      sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
-  echo "| $t | ${r:-not run} |"
-done
+case_rows "$OUT/test_fused_stage.log" CudaFusedStage.LeanFormMatchesTheFp64ReferenceFloat \
+  CudaFusedStage.LeanFormMatchesTheFp64ReferenceDouble CudaFusedStage.LeanFormSmall CudaFusedStage.WarpStreamFloat \
+  CudaFusedStage.WarpStreamDouble
 echo "| test_thomas_pcr_fused_stage GPU cases, ADI_FUSED_YZ_LEAN=0 (general form) | $(status $r_lean): $(counts "$OUT/test_fused_stage_lean.log") |"
 echo "| test_scheme_cuda (default: lean) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_lean.log") |"
 echo "| compute-sanitizer, CudaFusedStage.LeanFormSmall | $san |"
@@ -189,20 +187,18 @@ if [ $tests = 1 ]; then
   grep -h "no CUDA device" "$OUT"/test_*.log 2>/dev/null | head -2
 fi
 grep -h "bench pass" "$OUT/bench_ab.log"
-for f in general_fp32 lean_fp32 general_fp64 lean_fp64; do
-  [ $mode = x ] && [ -s "$OUT/ncu_$f.log" ] || continue
+if [ $mode = x ]; then
+  ncu_logs="general_fp32 lean_fp32 general_fp64 lean_fp64" ncu_k='stencil_columns_(shared|ring)_kernel'
+  ncu_what="first stencil pass of a Douglas step 256^3 (general = default column kernel, lean = ring kernel)"
+else
+  ncu_logs="general lean" ncu_k='fused_stage_(strided|lean)_kernel' ncu_what="first fused Y stage fp32 256^3"
+fi
+for f in $ncu_logs; do
+  [ -s "$OUT/ncu_$f.log" ] || continue
   echo
-  echo "-- ncu, first stencil pass of a Douglas step 256^3 ($f: general = default column kernel, lean = ring kernel) --"
-  grep -E "stencil_columns_(shared|ring)_kernel|DRAM Throughput|Duration|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Warp Cycles Per Issued|smsp__inst_executed.sum|smsp__cycles_active.avg|dram__bytes.sum" \
-    "$OUT/ncu_$f.log" | sed -E 's/void adi::cuda_backend::[^:]*::/  /; s/\(adi::detail::StencilView<.*//' |
-    tr -s ' ' | cut -c1-110
-done
-for form in general lean; do
-  [ $mode = yz ] && [ -s "$OUT/ncu_$form.log" ] || continue
-  echo
-  echo "-- ncu, first fused Y stage fp32 256^3, form $form --"
-  grep -E "fused_stage_(strided|lean)_kernel|DRAM Throughput|Duration|Compute \(SM\) Throughput|Registers Per Thread|Warp Cycles Per Issued|smsp__inst_executed.sum|smsp__cycles_active.avg" \
-    "$OUT/ncu_$form.log" | sed -E 's/void adi::cuda_backend::kernels::/  /; s/\(adi::cuda_backend::kernels::StageArgs<float>.*//' |
+  echo "-- ncu, $ncu_what, $f --"
+  grep -E "$ncu_k|DRAM Throughput|Duration|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Warp Cycles Per Issued|smsp__inst_executed.sum|smsp__cycles_active.avg|dram__bytes.sum" \
+    "$OUT/ncu_$f.log" | sed -E 's/void (adi::cuda_backend::[^(]*::)?([a-z_]+_kernel)/  \2/; s/\((adi::detail::)?(StencilView|adi::cuda_backend::kernels::StageArgs|StageArgs)<.*//' |
     tr -s ' ' | cut -c1-110
 done
 echo
