@@ -3,10 +3,10 @@
 // per-node bands, periodic and Dirichlet axes, mixed terms, sources, in place and not.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "cuda_stencil_check.hpp"
+#include "scoped_env.hpp"
 #include "solvers/cpu/stencil_apply.hpp"
 #include "solvers/cuda/backend.hpp"
 
@@ -104,21 +104,8 @@ void all_cases() {
 
 // The lean column form of the shared-band kernel (ADI_STENCIL_LEAN=1, read at each
 // stencil_apply call) for this object's life (the process's own setting restored after).
-struct LeanColumns {
-  LeanColumns() {
-    if (const char* v = std::getenv("ADI_STENCIL_LEAN")) before = v, had = true;
-    setenv("ADI_STENCIL_LEAN", "1", 1);
-  }
-  ~LeanColumns() {
-    if (had)
-      setenv("ADI_STENCIL_LEAN", before.c_str(), 1);
-    else
-      unsetenv("ADI_STENCIL_LEAN");
-  }
-  LeanColumns(const LeanColumns&) = delete;
-  LeanColumns& operator=(const LeanColumns&) = delete;
-  std::string before;
-  bool had = false;
+struct LeanColumns : adi::test::ScopedEnv {
+  LeanColumns() : ScopedEnv("ADI_STENCIL_LEAN", "1") {}
 };
 
 // Where base comes from in a lean case: v itself (the explicit step, the stencil fold's first
