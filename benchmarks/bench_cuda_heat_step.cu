@@ -7,7 +7,8 @@
 // Douglas back-to-back rows come with stencil. --types: the precisions (default both). The
 // fused stage's Y/Z copy stream follows ADI_FUSED_STAGE_STREAM (thread|warp;
 // scripts/gpu_stage_check.sh runs both for its A/B), its lean form ADI_FUSED_YZ_LEAN=1
-// (scripts/gpu_heat_ab.sh runs both); the header line says which.
+// (scripts/gpu_heat_ab.sh runs both), the explicit stencil pass's lean column form
+// ADI_STENCIL_LEAN=1 (scripts/gpu_heat_ab.sh --x runs both); the header line says which.
 //
 // 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
 //    16-byte-vector copy kernel over 1 GiB (read + write); the faster is the 100%.
@@ -546,10 +547,12 @@ int main(int argc, char** argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   const char* stream = std::getenv("ADI_FUSED_STAGE_STREAM");
   const char* lean = std::getenv("ADI_FUSED_YZ_LEAN");
+  const char* stencil = std::getenv("ADI_STENCIL_LEAN");
   std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps; fused Y/Z copy stream %s; "
-              "Y/Z form %s\n",
+              "Y/Z form %s; stencil form %s\n",
               prop.name, prop.multiProcessorCount, g_steps, stream ? stream : "default (warp)",
-              lean && std::string(lean) == "0" ? "general (ADI_FUSED_YZ_LEAN=0)" : "lean (the default)");
+              lean && std::string(lean) == "0" ? "general (ADI_FUSED_YZ_LEAN=0)" : "lean (the default)",
+              stencil && std::string(stencil) == "1" ? "lean columns (ADI_STENCIL_LEAN=1)" : "default");
   measure_copy();
   std::printf("== Full heat ADI step per part (fields = minimum field transfers; ratio = ms / min ms)\n");
   std::printf("%-12s %-4s %-32s %9s %7s %9s %7s\n", "grid", "type", "part", "ms", "fields", "min ms", "ratio");

@@ -17,19 +17,30 @@
 #      DRAM and SM throughput, warp cycles per issued instruction, instructions executed.
 # Tables last: the checks, then the A/B (per part: ms of each pass, best of two, change, % of copy).
 #
-#   OUT=/tmp/out scripts/gpu_heat_ab.sh [--no-build] [--no-tests] [--no-ncu] [--steps N]
+# --x (issue 16, stop 37, xstage): the first stage's explicit stencil pass instead: the lean column
+# form (stencil_columns_ring_kernel in solvers/cuda/stencil_apply.cu, ADI_STENCIL_LEAN=1, default
+# off) against the default column kernel (ADI_STENCIL_LEAN=0): builds test_stencil_apply,
+# test_scheme_cuda and bench_cuda_heat_step; runs test_stencil_apply (its LeanColumns* cases set
+# the switch themselves), test_stencil_apply and test_scheme_cuda again with ADI_STENCIL_LEAN=1 for
+# the whole process, memcheck on CudaStencilApply.LeanColumnsSmall; the same A/B passes (forms
+# "general" = default kernel, "lean" = ring kernel; the rows that move: "explicit, back to back"
+# and "Do stencil stage x"; Y/Z rows are the control); ncu on the first stencil pass of a 256^3
+# Douglas step, fp32 and fp64, each form.
 #
-# Logs under $OUT: build.log, test_*.log, sanitizer.log, bench_ab.log, ncu_{default,lean}.log.
+#   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x] [--no-build] [--no-tests] [--no-ncu] [--steps N]
+#
+# Logs under $OUT: build.log, test_*.log, sanitizer.log, bench_ab.log, ncu_{general,lean}[_fp32|_fp64].log.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=1 tests=1 ncu_on=1 steps=10
+build=1 tests=1 ncu_on=1 steps=10 mode=yz
 while [ $# -gt 0 ]; do
   case "$1" in
+    --x) mode=x ;;
     --no-build) build=0 ;;
     --no-tests) tests=0 ;;
     --no-ncu) ncu_on=0 ;;
     --steps) steps=${2:?--steps N}; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "gpu_heat_ab.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -41,6 +52,12 @@ jobs=$(nproc)
 GEN=""
 command -v ninja > /dev/null && GEN="-G Ninja"
 targets=(test_thomas_pcr_fused_stage test_scheme_cuda bench_cuda_heat_step)
+# The A/B switch: form "general" sets $ab_var=$ab_general, form "lean" $ab_var=$ab_lean.
+ab_var=ADI_FUSED_YZ_LEAN ab_general=0 ab_lean=1
+if [ $mode = x ]; then
+  targets=(test_stencil_apply test_scheme_cuda bench_cuda_heat_step)
+  ab_var=ADI_STENCIL_LEAN
+fi
 t_build=0
 if [ $build = 1 ]; then
   : > "$OUT/build.log"
@@ -61,7 +78,26 @@ counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$1" 2>/dev/nu
 
 t0=$(date +%s)
 r_fused=skipped r_lean=skipped r_scheme=skipped san="not run"
-if [ $tests = 1 ]; then
+r_st=skipped r_stl=skipped
+# compute-sanitizer memcheck on one test case (BINARY CASE): sets $san.
+memcheck() {
+  local cs r
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  if [ -x "$cs" ]; then
+    echo "### memcheck $2" > "$OUT/sanitizer.log"
+    timeout 120 "$cs" --tool memcheck --error-exitcode 99 "$T/$1" --gtest_filter="$2" >> "$OUT/sanitizer.log" 2>&1
+    r=$?
+    san="memcheck: $([ $r = 0 ] && echo clean || echo "ERRORS or timeout (exit $r)")"
+  else
+    san="no compute-sanitizer"
+  fi
+}
+if [ $tests = 1 ] && [ $mode = x ]; then
+  timeout 150 "$T/test_stencil_apply" > "$OUT/test_stencil_apply.log" 2>&1; r_st=$?
+  ADI_STENCIL_LEAN=1 timeout 150 "$T/test_stencil_apply" > "$OUT/test_stencil_apply_lean.log" 2>&1; r_stl=$?
+  ADI_STENCIL_LEAN=1 timeout 150 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_lean.log" 2>&1; r_scheme=$?
+  memcheck test_stencil_apply CudaStencilApply.LeanColumnsSmall
+elif [ $tests = 1 ]; then
   # Each under its own timeout, so that the benchmark always runs.
   timeout 150 "$T/test_thomas_pcr_fused_stage" > "$OUT/test_fused_stage.log" 2>&1; r_fused=$?
   # The GPU cases with Y/Z stages again in the general form (ADI_FUSED_YZ_LEAN=0; the lean form is
@@ -70,16 +106,7 @@ if [ $tests = 1 ]; then
     --gtest_filter='CudaFusedStage.*:CudaPlanStage.*-CudaFusedStage.XStage*:CudaFusedStage.LeanForm*' \
     > "$OUT/test_fused_stage_lean.log" 2>&1; r_lean=$?
   timeout 150 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_lean.log" 2>&1; r_scheme=$?
-  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  if [ -x "$cs" ]; then
-    echo "### memcheck CudaFusedStage.LeanFormSmall" > "$OUT/sanitizer.log"
-    timeout 120 "$cs" --tool memcheck --error-exitcode 99 "$T/test_thomas_pcr_fused_stage" \
-      --gtest_filter='CudaFusedStage.LeanFormSmall' >> "$OUT/sanitizer.log" 2>&1
-    r=$?
-    san="memcheck: $([ $r = 0 ] && echo clean || echo "ERRORS or timeout (exit $r)")"
-  else
-    san="no compute-sanitizer"
-  fi
+  memcheck test_thomas_pcr_fused_stage CudaFusedStage.LeanFormSmall
 fi
 t_tests=$(( $(date +%s) - t0 ))
 
@@ -89,9 +116,9 @@ t0=$(date +%s)
 for pass in 1 2; do
   for form in general lean; do
     echo "### pass $pass form $form" >> "$OUT/bench_ab.log"
-    lean=0
-    [ $form = lean ] && lean=1
-    ADI_FUSED_YZ_LEAN=$lean timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme douglas \
+    val=$ab_general
+    [ $form = lean ] && val=$ab_lean
+    env "$ab_var=$val" timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme douglas \
       --folds stencil --steps "$steps" >> "$OUT/bench_ab.log" 2>&1 ||
       echo "bench pass $pass $form: exit $?" >> "$OUT/bench_ab.log"
   done
@@ -100,7 +127,19 @@ t_ab=$(( $(date +%s) - t0 ))
 
 # Nsight Compute: the first fp32 256^3 Y stage of a Douglas step (the first strided launch).
 t0=$(date +%s)
-if [ $ncu_on = 1 ] && command -v ncu > /dev/null; then
+if [ $ncu_on = 1 ] && [ $mode = x ] && command -v ncu > /dev/null; then
+  # The first stencil pass of a 256^3 Douglas step (the stencil fold's), per precision and form.
+  for form in general lean; do
+    val=$ab_general
+    [ $form = lean ] && val=$ab_lean
+    for type in fp32 fp64; do
+      env "$ab_var=$val" timeout 100 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
+        --section LaunchStats --section Occupancy --metrics smsp__inst_executed.sum,smsp__cycles_active.avg,dram__bytes.sum \
+        -k regex:'stencil_columns_(shared|ring)' -c 1 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --types $type \
+        --scheme douglas --folds stencil --steps 1 > "$OUT/ncu_${form}_$type.log" 2>&1
+    done
+  done
+elif [ $ncu_on = 1 ] && command -v ncu > /dev/null; then
   for form in general lean; do
     lean=0
     [ $form = lean ] && lean=1
@@ -116,39 +155,65 @@ echo
 echo "== gpu_heat_ab.sh $(date -u +%FT%TZ), $(head -1 "$OUT/nvidia-smi.txt"), tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
 echo "| check | result |"
 echo "|---|---|"
+# One row per named case of a gtest log (LOG CASE...): OK / FAILED / SKIPPED and its time.
+case_rows() {
+  local log=$1 t r
+  shift
+  for t in "$@"; do
+    r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$log" 2>/dev/null | head -1 |
+        sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
+    echo "| $t | ${r:-not run} |"
+  done
+}
+if [ $mode = x ]; then
+echo "| test_stencil_apply (default; LeanColumns* cases set ADI_STENCIL_LEAN=1) | $(status $r_st): $(counts "$OUT/test_stencil_apply.log") |"
+case_rows "$OUT/test_stencil_apply.log" CudaStencilApply.LeanColumnsMatchFloat CudaStencilApply.LeanColumnsMatchDouble \
+  CudaStencilApply.LeanColumnsSmall CudaStencilApply.MatchesHostFloat CudaStencilApply.MatchesHostDouble
+echo "| test_stencil_apply, ADI_STENCIL_LEAN=1 (whole process) | $(status $r_stl): $(counts "$OUT/test_stencil_apply_lean.log") |"
+echo "| test_scheme_cuda, ADI_STENCIL_LEAN=1 (every scheme's GPU step vs the host) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_lean.log") |"
+echo "| compute-sanitizer, CudaStencilApply.LeanColumnsSmall | $san |"
+else
 echo "| test_thomas_pcr_fused_stage (default: lean; LeanForm* cases set the switch) | $(status $r_fused): $(counts "$OUT/test_fused_stage.log") |"
-for t in CudaFusedStage.LeanFormMatchesTheFp64ReferenceFloat CudaFusedStage.LeanFormMatchesTheFp64ReferenceDouble \
-         CudaFusedStage.LeanFormSmall CudaFusedStage.WarpStreamFloat CudaFusedStage.WarpStreamDouble; do
-  r=$(grep -E "^\[ +(OK|FAILED|SKIPPED) +\] $t " "$OUT/test_fused_stage.log" 2>/dev/null | head -1 |
-      sed -E 's/^\[ +([A-Z]+) +\].*\(([0-9]+ ms)\).*/\1 (\2)/')
-  echo "| $t | ${r:-not run} |"
-done
+case_rows "$OUT/test_fused_stage.log" CudaFusedStage.LeanFormMatchesTheFp64ReferenceFloat \
+  CudaFusedStage.LeanFormMatchesTheFp64ReferenceDouble CudaFusedStage.LeanFormSmall CudaFusedStage.WarpStreamFloat \
+  CudaFusedStage.WarpStreamDouble
 echo "| test_thomas_pcr_fused_stage GPU cases, ADI_FUSED_YZ_LEAN=0 (general form) | $(status $r_lean): $(counts "$OUT/test_fused_stage_lean.log") |"
 echo "| test_scheme_cuda (default: lean) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_lean.log") |"
 echo "| compute-sanitizer, CudaFusedStage.LeanFormSmall | $san |"
+fi
 echo "| times | build $t_build s, tests $t_tests s, A/B $t_ab s, ncu $t_ncu s |"
 if [ $tests = 1 ]; then
   grep -h -E "^\[  FAILED  \]|Failure|first bad node|Expected|actual" "$OUT"/test_*.log 2>/dev/null | head -16
   grep -h "no CUDA device" "$OUT"/test_*.log 2>/dev/null | head -2
 fi
 grep -h "bench pass" "$OUT/bench_ab.log"
-for form in general lean; do
-  [ -s "$OUT/ncu_$form.log" ] || continue
+if [ $mode = x ]; then
+  ncu_logs="general_fp32 lean_fp32 general_fp64 lean_fp64" ncu_k='stencil_columns_(shared|ring)_kernel'
+  ncu_what="first stencil pass of a Douglas step 256^3 (general = default column kernel, lean = ring kernel)"
+else
+  ncu_logs="general lean" ncu_k='fused_stage_(strided|lean)_kernel' ncu_what="first fused Y stage fp32 256^3"
+fi
+for f in $ncu_logs; do
+  [ -s "$OUT/ncu_$f.log" ] || continue
   echo
-  echo "-- ncu, first fused Y stage fp32 256^3, form $form --"
-  grep -E "fused_stage_(strided|lean)_kernel|DRAM Throughput|Duration|Compute \(SM\) Throughput|Registers Per Thread|Warp Cycles Per Issued|smsp__inst_executed.sum|smsp__cycles_active.avg" \
-    "$OUT/ncu_$form.log" | sed -E 's/void adi::cuda_backend::kernels::/  /; s/\(adi::cuda_backend::kernels::StageArgs<float>.*//' |
+  echo "-- ncu, $ncu_what, $f --"
+  grep -E "$ncu_k|DRAM Throughput|Duration|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Warp Cycles Per Issued|smsp__inst_executed.sum|smsp__cycles_active.avg|dram__bytes.sum" \
+    "$OUT/ncu_$f.log" | sed -E 's/void (adi::cuda_backend::[^(]*::)?([a-z_]+_kernel)/  \2/; s/\((adi::detail::)?(StencilView|adi::cuda_backend::kernels::StageArgs|StageArgs)<.*//' |
     tr -s ' ' | cut -c1-110
 done
 echo
-echo "== A/B: fused Y/Z stage, general (ADI_FUSED_YZ_LEAN=0) / lean (the default since stop 37); ms, two passes, Douglas, stencil fold (bench_ab.log)"
+if [ $mode = x ]; then
+  echo "== A/B: explicit stencil pass, general = default column kernel (ADI_STENCIL_LEAN=0) / lean = ring kernel (ADI_STENCIL_LEAN=1); ms, two passes, Douglas, stencil fold (bench_ab.log)"
+else
+  echo "== A/B: fused Y/Z stage, general (ADI_FUSED_YZ_LEAN=0) / lean (the default since stop 37); ms, two passes, Douglas, stencil fold (bench_ab.log)"
+fi
 grep -E "^(device|copy)" "$OUT/bench_ab.log" | sort -u | head -6
 echo "('% copy' = 100 / ratio to the part's minimum transfers; the step's ratio to the 8-transfer minimum: ms / (8/10 x the 10-field min))"
 awk '
   /^### pass/ { pass = $3; s = $5; next }
   /^(256|512)x/ {
     part = substr($0, 19, 32); sub(/ +$/, "", part);
-    if (part !~ /^(stage [xyz] fused, back to back|explicit, back to back|Do stencil stage [xyz]|Do stencil step: CUDA events)$/) next;
+    if (part !~ /^(stage [xyz] fused, back to back|explicit, back to back|stage x \+explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events)$/) next;
     key = sprintf("%-12s %-4s %-30s", $1, $2, part);
     if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
     n = split(substr($0, 52), f, " "); ms[key, pass, s] = f[1]; minms[key] = f[3]; ratio[key, pass, s] = f[4];

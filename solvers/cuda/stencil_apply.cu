@@ -14,6 +14,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
@@ -162,6 +164,134 @@ __global__ void __launch_bounds__(kTileX* kTileY)
   }
 }
 
+// The lean column form (ADI_STENCIL_LEAN=1 when stencil_apply is called; default off: a switch
+// for same-run A/B timings, scripts/gpu_heat_ab.sh --x): the shared-band column kernel above
+// (the same terms in the same order: the same results) with v's rows read D planes ahead into a
+// ring of registers (the column's next node and its z + 1 neighbour: the only value of a node
+// that no other warp has read yet, a DRAM row), and, where the column is interior along z,
+// whole groups of D nodes without a test per node. The column kernel waits about one memory
+// round trip per node (a warp has one plane's loads in flight: 40-48 warps x 256 / 128 bytes
+// per SM, a third or less of what the H200's DRAM needs in flight; 256^3 fp64 0.145 ms, 2.3x
+// its 2 fields, fp32 3.3x, and 9-11% faster on the H200 than on the H100) and spends ~96 PTX
+// instructions per node; here D planes are in flight per warp (32 bytes per thread), the x / y
+// neighbours of a plane (other warps' ring rows) hit L1 / L2, and an interior node costs 59.
+// 32-bit offsets only (`small`). solvers/cuda/README.md, "The first stage's stencil pass".
+template <class T>
+constexpr int stencil_ring_depth() {
+  return 32 / static_cast<int>(sizeof(T));  // fp32 8, fp64 4 planes ahead
+}
+// Blocks of 256 per SM the register cap allows: fp32 4 (64 registers), fp64 3 (80; at 64 the
+// interior groups spill 148 bytes).
+template <class T>
+constexpr int stencil_ring_blocks() {
+  return sizeof(T) == 4 ? 4 : 3;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kTileX* kTileY, stencil_ring_blocks<T>())
+    stencil_columns_ring_kernel(StencilView<T> s, ApplyArgs<T> g, ApplyFlags use, int kchunk) {
+  constexpr int D = stencil_ring_depth<T>();
+  const int i = static_cast<int>(blockIdx.x) * kTileX + static_cast<int>(threadIdx.x);
+  const int j = static_cast<int>(s.lo[1]) + static_cast<int>(blockIdx.y) * kTileY + static_cast<int>(threadIdx.y);
+  if (i < s.lo[0] || i > s.hi[0] || j > s.hi[1]) return;
+  const int sy = static_cast<int>(s.box.sy), sz = static_cast<int>(s.box.sz);
+  const int k0 = static_cast<int>(s.lo[2]) + static_cast<int>(blockIdx.z) * kchunk;
+  const int k1 = min(static_cast<int>(s.hi[2]), k0 + kchunk - 1);
+  const int kv = min(k1 + 1, static_cast<int>(s.box.nz) - 1);  // the last plane of v read ahead
+  const AxisStencil<T>&X = s.axis[0], &Y = s.axis[1], &Z = s.axis[2];
+  int xl = 0, xr = 0, ym = 0, yp = 0;
+  T xa = T(0), xd = T(0), xc = T(0), ya = T(0), yd = T(0), yc = T(0);
+  if (use.x) {
+    xl = prev_of(X, i) - i;
+    xr = next_of(X, i) - i;
+    xa = X.a[i];
+    xd = X.d[i];
+    xc = X.c[i];
+  }
+  if (use.y) {
+    ym = (prev_of(Y, j) - j) * sy;
+    yp = (next_of(Y, j) - j) * sy;
+    ya = g.w[2] * Y.a[j];
+    yd = g.w[2] * Y.d[j];
+    yc = g.w[2] * Y.c[j];
+  }
+  const T w1 = g.w[1], w3 = g.w[3], alpha = g.alpha;
+  const int first = i + j * sy + k0 * sz;
+  const T* __restrict__ v = g.v + first;  // node k0 of the column; node k at (k - k0) * sz
+  const T* b = g.base + first;            // may be out (in place): node k read before it is written
+  T* o = g.out + first;
+  const bool own = g.base == g.v;  // the explicit step and the stencil fold: base is v
+  // Ring slot u holds, for the column's node k = kb + u, v at plane k + 1 (clamped to kv; used
+  // only where it is the next node or the z + 1 neighbour). Base, where it is not v, is read at
+  // the node (a ring for it too cost fp32 its fourth block per SM; the interior groups' loads
+  // are hoisted by the compiler, D in flight).
+  T ahead[D];
+#pragma unroll
+  for (int u = 0; u < D; ++u) ahead[u] = k0 + u <= k1 ? v[(min(k0 + u + 1, kv) - k0) * sz] : T(0);
+  T vc = v[0], v_prev = T(0);
+  bool have_prev = false;
+  int kb = k0;
+  // Interior z (a column with a plane on either side: every node's z neighbours are k -+ 1), whole
+  // groups of D nodes without a test per node: the refill reads node k + D's values, clamped to
+  // the column's last (a predicate there spilled: ptxas keeps both ring states live).
+  if (use.z && k0 > 0 && k1 < static_cast<int>(Z.n) - 1 && kv == k1 + 1) {
+    // The z bands in registers (read through the view, the compiler reloads the pointers from the
+    // parameters at every node: stores to o might alias them).
+    const T* __restrict__ zd = Z.d;
+    const T* __restrict__ za = Z.a;
+    const T* __restrict__ zc = Z.c;
+    v_prev = v[-sz];
+    have_prev = true;
+    for (; kb + D - 1 <= k1; kb += D) {
+#pragma unroll
+      for (int u = 0; u < D; ++u) {
+        const int k = kb + u;
+        const int at = (k - k0) * sz;
+        const T* __restrict__ vk = v + at;
+        const T vnext = ahead[u];
+        T r = alpha * (own ? vc : b[at]);
+        ahead[u] = vk[(min(k + D, k1) - k + 1) * sz];  // node k + D's (or the column's last) plane + 1 <= kv
+        if (use.x) r += w1 * (xd * vc - xa * vk[xl] - xc * vk[xr]);
+        if (use.y) r += yd * vc - ya * vk[ym] - yc * vk[yp];
+        r += (w3 * zd[k]) * vc - (w3 * za[k]) * v_prev - (w3 * zc[k]) * vnext;
+        v_prev = vc;
+        vc = vnext;
+        o[at] = r;
+      }
+    }
+  }
+  // The rest of the column (all of it where z is not interior): slot u still holds node kb + u.
+  for (; kb <= k1; kb += D) {
+#pragma unroll
+    for (int u = 0; u < D; ++u) {
+      const int k = kb + u;
+      if (k > k1) break;
+      const int at = (k - k0) * sz;
+      const T* __restrict__ vk = v + at;
+      const T vnext = ahead[u];
+      T r = alpha * (own ? vc : b[at]);
+      if (k + D <= k1) ahead[u] = vk[(min(k + D + 1, kv) - k) * sz];  // refill the slot: node k + D
+      if (use.x) r += w1 * (xd * vc - xa * vk[xl] - xc * vk[xr]);
+      if (use.y) r += yd * vc - ya * vk[ym] - yc * vk[yp];
+      if (use.z) {
+        const int km = prev_of(Z, k), kp = next_of(Z, k);
+        const T vm = have_prev && km == k - 1 ? v_prev : vk[(km - k) * sz];
+        const T vp = kp == k + 1 ? vnext : vk[(kp - k) * sz];
+        r += (w3 * Z.d[k]) * vc - (w3 * Z.a[k]) * vm - (w3 * Z.c[k]) * vp;
+      }
+      v_prev = vc;
+      have_prev = true;
+      vc = vnext;  // v at plane k + 1: the next node (k + 1 <= k1 <= kv)
+      o[at] = r;
+    }
+  }
+}
+
+inline bool stencil_lean_requested() {
+  const char* e = std::getenv("ADI_STENCIL_LEAN");
+  return e != nullptr && std::string(e) == "1";
+}
+
 // Mixed terms present: one node per thread, 64-bit offsets.
 template <class T>
 __global__ void __launch_bounds__(kTileX* kTileY)
@@ -268,7 +398,9 @@ void stencil_apply(const StencilView<T>& s, const ApplyArgs<T>& g, void* stream)
     if (use.y) simple = simple && s.axis[1].shared;
     if (use.z) simple = simple && s.axis[2].shared;
     const int kc = static_cast<int>(kchunk);
-    if (simple && small)
+    if (simple && small && stencil_lean_requested())
+      stencil_columns_ring_kernel<T><<<grid, block, 0, st>>>(s, g, use, kc);
+    else if (simple && small)
       stencil_columns_shared_kernel<T, int><<<grid, block, 0, st>>>(s, g, use, kc);
     else if (simple)
       stencil_columns_shared_kernel<T, index_t><<<grid, block, 0, st>>>(s, g, use, kc);

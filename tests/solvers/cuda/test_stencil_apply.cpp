@@ -3,7 +3,10 @@
 // per-node bands, periodic and Dirichlet axes, mixed terms, sources, in place and not.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "cuda_stencil_check.hpp"
+#include "scoped_env.hpp"
 #include "solvers/cpu/stencil_apply.hpp"
 #include "solvers/cuda/backend.hpp"
 
@@ -99,6 +102,114 @@ void all_cases() {
     }
 }
 
+// The lean column form of the shared-band kernel (ADI_STENCIL_LEAN=1, read at each
+// stencil_apply call) for this object's life (the process's own setting restored after).
+struct LeanColumns : adi::test::ScopedEnv {
+  LeanColumns() : ScopedEnv("ADI_STENCIL_LEAN", "1") {}
+};
+
+// Where base comes from in a lean case: v itself (the explicit step, the stencil fold's first
+// term), its own field, or out (in place, the stencil fold's second term).
+enum class BaseIs { v, own, out };
+
+// The lean column form against an fp64 reference of the shared-band operator (every axis
+// shared, base given, no sources: the kernel's case), computed here from the same values:
+// out = alpha base + sum_b w_b (d_b v - a_b v[prev_b] - c_b v[next_b]) at the unknowns, every
+// other node as it was (NaN-poisoned, or base's value where in place).
+template <class T>
+void check_lean(const StencilSpec& s, const std::array<double, 4>& w, double alpha, BaseIs from) {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "lean float " : "lean double ") + s.describe() + " base " +
+               (from == BaseIs::v ? "v" : from == BaseIs::own ? "own" : "out") + " w=(" + std::to_string(w[1]) +
+               "," + std::to_string(w[2]) + "," + std::to_string(w[3]) + ")");
+  StencilData<T> data(s);
+  std::mt19937 rng(s.seed + 29);
+  const std::size_t total = static_cast<std::size_t>(field_values(s.box));
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const std::vector<T> v = random_values<T>(total, rng);
+  const std::vector<T> base = from == BaseIs::v ? v : random_values<T>(total, rng);
+  std::vector<T> out_init(total, nan);
+  for (index_t k = 0; k < s.box.nz; ++k)
+    for (index_t j = 0; j < s.box.ny; ++j)
+      for (index_t i = 0; i < s.box.nx; ++i) {
+        const std::size_t node = static_cast<std::size_t>(i + j * s.box.sy + k * s.box.sz);
+        if (from == BaseIs::out && data.unknown(i, j, k)) out_init[node] = base[node];
+      }
+  std::vector<double> want(total);
+  for (std::size_t q = 0; q < total; ++q) want[q] = double(out_init[q]);
+  const auto& H = data.host;
+  for (index_t k = H.lo[2]; k <= H.hi[2]; ++k)
+    for (index_t j = H.lo[1]; j <= H.hi[1]; ++j)
+      for (index_t i = H.lo[0]; i <= H.hi[0]; ++i) {
+        const index_t c[3] = {i, j, k}, st[3] = {1, s.box.sy, s.box.sz};
+        const index_t node = i + j * s.box.sy + k * s.box.sz;
+        double r = alpha * double(base[static_cast<std::size_t>(node)]);
+        for (int b = 0; b < 3; ++b) {
+          const auto& S = H.axis[b];
+          if (!S.active || w[b + 1] == 0.0) continue;
+          const index_t x = c[b];
+          const double vm = double(v[static_cast<std::size_t>(node + (S.prev[x] - x) * st[b])]);
+          const double vp = double(v[static_cast<std::size_t>(node + (S.next[x] - x) * st[b])]);
+          r += w[b + 1] * (double(S.d[x]) * double(v[static_cast<std::size_t>(node)]) - double(S.a[x]) * vm -
+                           double(S.c[x]) * vp);
+        }
+        want[static_cast<std::size_t>(node)] = r;
+      }
+  Array<T> dv = to_device(v), dbase = to_device(base), dout = to_device(out_init);
+  detail::ApplyArgs<T> g;
+  for (int q = 0; q < 4; ++q) g.w[q] = T(w[q]);
+  g.alpha = T(alpha);
+  g.v = dv.data();
+  g.base = from == BaseIs::v ? dv.data() : from == BaseIs::own ? dbase.data() : dout.data();
+  g.out = dout.data();
+  {
+    LeanColumns lean;
+    cuda_backend::stencil_apply<T>(data.dev, g, nullptr);
+  }
+  Executor::cuda().synchronize();
+  const std::vector<T> got = to_host(dout);
+  // Against the fp64 reference: NaN where it is NaN (bit for bit), else within the tolerance.
+  std::vector<T> ref(total);
+  for (std::size_t q = 0; q < total; ++q) ref[q] = std::isnan(want[q]) ? out_init[q] : T(want[q]);
+  expect_same(got, ref, tolerance<T>(), "stencil_apply (lean columns) vs fp64");
+}
+
+// Every boundary kind along z (Dirichlet: the unknowns 1..n-2; open: 0..n-1, the ends'
+// neighbour is the node itself; periodic: wrap) with columns longer than the ring (the launch
+// gives each thread ceil(nk / chunks) nodes, chunks ~ 4096 / (x-blocks * y-blocks): 2200 rows
+// along y make 15 chunks, so 255-257 planes give 17-18 nodes per thread, more than 2 rings of
+// 8 (fp32) or 4 (fp64), and a shorter last chunk), short columns, odd extents 1, 2, 3, 31, 33,
+// 255, 257, periodic and open x / y, a zero weight, base from v, its own field and out.
+template <class T>
+void lean_cases() {
+  std::uint32_t seed = 101;
+  const std::array<double, 4> all{0.0, 0.7, -0.4, 1.3}, no_y{0.0, 0.7, 0.0, 1.3};
+  struct Case {
+    index_t nx, ny, nz;
+    int z;  // 0 Dirichlet, 1 open, 2 periodic
+    int xy;  // 0 Dirichlet x y, 1 periodic x and open y, 2 open x and periodic y
+  };
+  const Case cases[] = {{3, 2200, 257, 2, 0}, {3, 2200, 255, 0, 0}, {5, 2200, 257, 1, 1}, {2, 2200, 33, 0, 2},
+                        {3, 2200, 31, 2, 1},  {33, 31, 33, 1, 0},  {31, 33, 255, 0, 2}, {257, 3, 2, 2, 0},
+                        {255, 2, 3, 1, 1},    {1, 33, 257, 2, 0},  {37, 20, 1, 0, 0},   {2, 1, 31, 1, 2}};
+  for (const Case& c : cases) {
+    StencilSpec s;
+    s.box = padded(c.nx, c.ny, c.nz);
+    s.seed = seed++;
+    s.axis[0].periodic = c.xy == 1;
+    s.axis[0].dirichlet = c.xy == 0;
+    s.axis[1].periodic = c.xy == 2;
+    s.axis[1].dirichlet = c.xy == 0;
+    s.axis[2].periodic = c.z == 2;
+    s.axis[2].dirichlet = c.z == 0;
+    for (BaseIs from : {BaseIs::v, BaseIs::own, BaseIs::out}) {
+      check_lean<T>(s, all, from == BaseIs::v ? 1.0 : -1.5, from);
+      if (::testing::Test::HasFailure()) return;
+    }
+    check_lean<T>(s, no_y, 0.5, BaseIs::v);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 }  // namespace
 
 TEST(CudaStencilApply, MatchesHostFloat) {
@@ -143,4 +254,38 @@ TEST(CudaStencilApply, Small) {
   s.axis[0].periodic = true;
   check_apply<float>(s, {{0.3, -0.8, 0.5, 0.9}, -1.5, true, false, 2});
   check_apply<double>(s, {{0.0, -1.0, 0.0, 0.0}, 2.5, true, true, 2});
+}
+
+// The lean column form (ADI_STENCIL_LEAN=1; stencil_columns_ring_kernel): every case above
+// again under it (its kernel takes the shared-band cases without sources; the rest run the
+// other kernels, so the switch changes nothing there), then its own cases against an fp64
+// reference.
+TEST(CudaStencilApply, LeanColumnsMatchFloat) {
+  ADI_REQUIRE_CUDA();
+  {
+    LeanColumns lean;
+    all_cases<float>();
+  }
+  lean_cases<float>();
+}
+
+TEST(CudaStencilApply, LeanColumnsMatchDouble) {
+  ADI_REQUIRE_CUDA();
+  {
+    LeanColumns lean;
+    all_cases<double>();
+  }
+  lean_cases<double>();
+}
+
+// The sanitizer's case for the lean form: rings that wrap (18 nodes per column; the last chunk
+// 5), open z (its last plane: the ring's reads ahead stop at the field's last plane).
+TEST(CudaStencilApply, LeanColumnsSmall) {
+  ADI_REQUIRE_CUDA();
+  StencilSpec s;
+  s.box = padded(3, 2200, 257);
+  s.axis[2].dirichlet = false;
+  s.axis[0].periodic = true;
+  check_lean<float>(s, {0.0, 0.7, -0.4, 1.3}, 1.0, BaseIs::v);
+  check_lean<double>(s, {0.0, 0.7, -0.4, 1.3}, -1.5, BaseIs::out);
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gpu_skip.hpp"
+#include "scoped_env.hpp"
 #include "adi/adi.hpp"
 #include "tests/adi/stage_reference.hpp"
 #include "adi/detail/tridiagonal_stage.hpp"
@@ -829,21 +830,8 @@ double min_spacing(const AxisGrid& ag) {
 // the threads of a stage with v and no sources whose segment holds 16 rows or is the short last
 // one of a line; the rest of the same launch (idle tile slots, lines of fewer than 16 rows) and
 // stages with sources or without v run the general code.
-struct LeanForm {
-  LeanForm() {
-    if (const char* v = std::getenv("ADI_FUSED_YZ_LEAN")) before = v, had = true;
-    setenv("ADI_FUSED_YZ_LEAN", "1", 1);
-  }
-  ~LeanForm() {
-    if (had)
-      setenv("ADI_FUSED_YZ_LEAN", before.c_str(), 1);
-    else
-      unsetenv("ADI_FUSED_YZ_LEAN");
-  }
-  LeanForm(const LeanForm&) = delete;
-  LeanForm& operator=(const LeanForm&) = delete;
-  std::string before;
-  bool had = false;
+struct LeanForm : adi::test::ScopedEnv {
+  LeanForm() : ScopedEnv("ADI_FUSED_YZ_LEAN", "1") {}
 };
 
 // Against the fp64 reference (outputs NaN-poisoned), the lean form on: lines of 1, 2, 3, 16, 31,
