@@ -6,8 +6,9 @@
 // cannot capture), in cudaStreamCaptureModeThreadLocal; instantiated and returned (the caller
 // launches and destroys it). Throws DeviceError (ADI_CUDA_CHECK) where the toolkit, the driver or
 // a captured call refuses, leaving nothing behind. Used by the large plan's device fall-back
-// (partition_large.cu, stop 37); the refinement's graph gate (pivoting_partition.cuh,
-// pivoting_refine_graph_build) builds the same shape by hand and could call this.
+// (partition_large.cu, stop 37) and the pivoting refinement's solve gate (pivoting_partition.cuh,
+// pivoting_refine_graph_build). build_captured_graph: the same without the IF node (whatever
+// `work(stream)` enqueues, as one graph).
 #include <cuda_runtime.h>
 
 #include "solvers/cuda/check.cuh"
@@ -19,6 +20,36 @@
 #endif
 
 namespace adi::cuda_backend {
+
+template <class Work>
+cudaGraphExec_t build_captured_graph(Work&& work) {
+  cudaStream_t cs = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  bool capturing = false;
+  try {
+    ADI_CUDA_CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    ADI_CUDA_CHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+    capturing = true;
+    work(cs);
+    capturing = false;
+    ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
+    ADI_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  } catch (...) {
+    if (capturing) {
+      cudaGraph_t g = nullptr;
+      (void)cudaStreamEndCapture(cs, &g);
+      if (g != nullptr) (void)cudaGraphDestroy(g);
+    }
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    if (cs != nullptr) (void)cudaStreamDestroy(cs);
+    (void)cudaGetLastError();
+    throw;
+  }
+  ADI_CUDA_CHECK(cudaGraphDestroy(graph));
+  ADI_CUDA_CHECK(cudaStreamDestroy(cs));
+  return exec;
+}
 
 #if ADI_CUDA_CONDITIONAL_GRAPHS
 template <class Prefix, class Body>

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "solvers/common/pivoting_core.hpp"
+#include "solvers/cuda/conditional_graph.cuh"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 
 // The refinement's solve gate (stop 35: a conditional IF node, captured into with
@@ -753,78 +754,20 @@ inline bool pivoting_refine_env(const char* name, const char* value) {
 // flat (ADI_PIVOTING_REFINE_GRAPH_IF=0, diagnosis): route -> decision -> refinement (gated).
 template <class T, int Chunk>
 cudaGraphExec_t pivoting_refine_graph_build(const PivotPartitionSolve<T>& s, bool flat) {
-  cudaStream_t cs = nullptr;
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  bool capturing = false;
-  try {
-    ADI_CUDA_CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
-    ADI_CUDA_CHECK(cudaGraphCreate(&graph, 0));
-    if (flat) {
-      ADI_CUDA_CHECK(
-          cudaStreamBeginCaptureToGraph(cs, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
-      capturing = true;
+  if (flat)
+    return build_captured_graph([&](cudaStream_t cs) {
       pivoting_partition_route<T, Chunk>(s, cs);
       pivoting_partition_refine_decide_kernel<><<<1, 1, 0, cs>>>(s.weak, s.refine, s.go, s.skip);
       ADI_CUDA_CHECK(cudaGetLastError());
       pivoting_partition_refinement<T, Chunk>(s, cs);
-      capturing = false;
-      ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
-      ADI_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-      ADI_CUDA_CHECK(cudaGraphDestroy(graph));
-      ADI_CUDA_CHECK(cudaStreamDestroy(cs));
-      return exec;
-    }
-    cudaGraphConditionalHandle handle{};
-    ADI_CUDA_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 0, cudaGraphCondAssignDefault));
-    ADI_CUDA_CHECK(cudaStreamBeginCaptureToGraph(cs, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
-    capturing = true;
-    pivoting_partition_route<T, Chunk>(s, cs);
-    pivoting_partition_refine_condition_kernel<><<<1, 1, 0, cs>>>(s.weak, s.refine, s.go, s.skip, handle);
-    ADI_CUDA_CHECK(cudaGetLastError());
-    cudaStreamCaptureStatus status{};
-    const cudaGraphNode_t* deps = nullptr;
-    std::size_t ndeps = 0;
-#if CUDART_VERSION >= 13000  // edge data in the capture API since CUDA 13 (12.x: the _v3 / _v2 names)
-    ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(cs, &status, nullptr, nullptr, &deps, nullptr, &ndeps));
-#else
-    ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(cs, &status, nullptr, nullptr, &deps, &ndeps));
-#endif
-    cudaGraphNodeParams cp{};
-    cp.type = cudaGraphNodeTypeConditional;
-    cp.conditional.handle = handle;
-    cp.conditional.type = cudaGraphCondTypeIf;
-    cp.conditional.size = 1;
-    cudaGraphNode_t node = nullptr;
-#if CUDART_VERSION >= 13000
-    ADI_CUDA_CHECK(cudaGraphAddNode(&node, graph, deps, nullptr, ndeps, &cp));
-    ADI_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(cs, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
-#else
-    ADI_CUDA_CHECK(cudaGraphAddNode(&node, graph, deps, ndeps, &cp));
-    ADI_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(cs, &node, 1, cudaStreamSetCaptureDependencies));
-#endif
-    capturing = false;
-    ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
-    cudaGraph_t body = cp.conditional.phGraph_out[0];
-    ADI_CUDA_CHECK(cudaStreamBeginCaptureToGraph(cs, body, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
-    capturing = true;
-    pivoting_partition_refinement<T, Chunk>(s, cs);
-    capturing = false;
-    ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &body));
-    ADI_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  } catch (...) {
-    if (capturing) {
-      cudaGraph_t g = nullptr;
-      (void)cudaStreamEndCapture(cs, &g);
-    }
-    if (graph != nullptr) (void)cudaGraphDestroy(graph);
-    if (cs != nullptr) (void)cudaStreamDestroy(cs);
-    (void)cudaGetLastError();
-    throw;
-  }
-  ADI_CUDA_CHECK(cudaGraphDestroy(graph));
-  ADI_CUDA_CHECK(cudaStreamDestroy(cs));
-  return exec;
+    });
+  return build_if_graph(
+      [&](cudaStream_t cs, cudaGraphConditionalHandle handle) {
+        pivoting_partition_route<T, Chunk>(s, cs);
+        pivoting_partition_refine_condition_kernel<><<<1, 1, 0, cs>>>(s.weak, s.refine, s.go, s.skip, handle);
+        ADI_CUDA_CHECK(cudaGetLastError());
+      },
+      [&](cudaStream_t cs) { pivoting_partition_refinement<T, Chunk>(s, cs); });
 }
 
 // The cached graph for this solve (built on a miss). Where a graph cannot be built (a driver or
