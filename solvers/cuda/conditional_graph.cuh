@@ -21,94 +21,92 @@
 
 namespace adi::cuda_backend {
 
-template <class Work>
-cudaGraphExec_t build_captured_graph(Work&& work) {
+// A private non-blocking stream and the graph being captured on it: released on every path (an
+// exception ends a capture in progress first and clears the error it leaves).
+struct GraphCapture {
   cudaStream_t cs = nullptr;
   cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
   bool capturing = false;
-  try {
-    ADI_CUDA_CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
-    ADI_CUDA_CHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+  bool fresh = false;  // the capture in progress makes its own graph (not one we own already)
+  bool failed = true;  // until finish()
+  GraphCapture() { ADI_CUDA_CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking)); }
+  GraphCapture(const GraphCapture&) = delete;
+  GraphCapture& operator=(const GraphCapture&) = delete;
+  void begin(cudaGraph_t into) {
+    fresh = into == nullptr;
+    if (fresh)
+      ADI_CUDA_CHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+    else
+      ADI_CUDA_CHECK(cudaStreamBeginCaptureToGraph(cs, into, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
     capturing = true;
-    work(cs);
+  }
+  void end(cudaGraph_t* g) {
     capturing = false;
-    ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
+    ADI_CUDA_CHECK(cudaStreamEndCapture(cs, g));
+  }
+  cudaGraphExec_t finish() {
+    cudaGraphExec_t exec = nullptr;
     ADI_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  } catch (...) {
+    failed = false;
+    return exec;
+  }
+  ~GraphCapture() {
     if (capturing) {
       cudaGraph_t g = nullptr;
       (void)cudaStreamEndCapture(cs, &g);
-      if (g != nullptr) (void)cudaGraphDestroy(g);
+      if (fresh && g != nullptr) (void)cudaGraphDestroy(g);  // else g is graph or a body it owns
     }
     if (graph != nullptr) (void)cudaGraphDestroy(graph);
     if (cs != nullptr) (void)cudaStreamDestroy(cs);
-    (void)cudaGetLastError();
-    throw;
+    if (failed) (void)cudaGetLastError();
   }
-  ADI_CUDA_CHECK(cudaGraphDestroy(graph));
-  ADI_CUDA_CHECK(cudaStreamDestroy(cs));
-  return exec;
+};
+
+template <class Work>
+cudaGraphExec_t build_captured_graph(Work&& work) {
+  GraphCapture c;
+  c.begin(nullptr);
+  work(c.cs);
+  c.end(&c.graph);
+  return c.finish();
 }
 
 #if ADI_CUDA_CONDITIONAL_GRAPHS
 template <class Prefix, class Body>
 cudaGraphExec_t build_if_graph(Prefix&& prefix, Body&& body) {
-  cudaStream_t cs = nullptr;
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  bool capturing = false;
-  try {
-    ADI_CUDA_CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
-    ADI_CUDA_CHECK(cudaGraphCreate(&graph, 0));
-    cudaGraphConditionalHandle handle{};
-    ADI_CUDA_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 0, cudaGraphCondAssignDefault));
-    ADI_CUDA_CHECK(cudaStreamBeginCaptureToGraph(cs, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
-    capturing = true;
-    prefix(cs, handle);
-    cudaStreamCaptureStatus status{};
-    const cudaGraphNode_t* deps = nullptr;
-    std::size_t ndeps = 0;
+  GraphCapture c;
+  ADI_CUDA_CHECK(cudaGraphCreate(&c.graph, 0));
+  cudaGraphConditionalHandle handle{};
+  ADI_CUDA_CHECK(cudaGraphConditionalHandleCreate(&handle, c.graph, 0, cudaGraphCondAssignDefault));
+  c.begin(c.graph);
+  prefix(c.cs, handle);
+  cudaStreamCaptureStatus status{};
+  const cudaGraphNode_t* deps = nullptr;
+  std::size_t ndeps = 0;
 #if CUDART_VERSION >= 13000  // edge data in the capture API since CUDA 13 (12.x: the _v3 / _v2 names)
-    ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(cs, &status, nullptr, nullptr, &deps, nullptr, &ndeps));
+  ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(c.cs, &status, nullptr, nullptr, &deps, nullptr, &ndeps));
 #else
-    ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(cs, &status, nullptr, nullptr, &deps, &ndeps));
+  ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(c.cs, &status, nullptr, nullptr, &deps, &ndeps));
 #endif
-    cudaGraphNodeParams cp{};
-    cp.type = cudaGraphNodeTypeConditional;
-    cp.conditional.handle = handle;
-    cp.conditional.type = cudaGraphCondTypeIf;
-    cp.conditional.size = 1;
-    cudaGraphNode_t node = nullptr;
+  cudaGraphNodeParams cp{};
+  cp.type = cudaGraphNodeTypeConditional;
+  cp.conditional.handle = handle;
+  cp.conditional.type = cudaGraphCondTypeIf;
+  cp.conditional.size = 1;
+  cudaGraphNode_t node = nullptr;
 #if CUDART_VERSION >= 13000
-    ADI_CUDA_CHECK(cudaGraphAddNode(&node, graph, deps, nullptr, ndeps, &cp));
-    ADI_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(cs, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
+  ADI_CUDA_CHECK(cudaGraphAddNode(&node, c.graph, deps, nullptr, ndeps, &cp));
+  ADI_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(c.cs, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
 #else
-    ADI_CUDA_CHECK(cudaGraphAddNode(&node, graph, deps, ndeps, &cp));
-    ADI_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(cs, &node, 1, cudaStreamSetCaptureDependencies));
+  ADI_CUDA_CHECK(cudaGraphAddNode(&node, c.graph, deps, ndeps, &cp));
+  ADI_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(c.cs, &node, 1, cudaStreamSetCaptureDependencies));
 #endif
-    capturing = false;
-    ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
-    cudaGraph_t if_body = cp.conditional.phGraph_out[0];
-    ADI_CUDA_CHECK(cudaStreamBeginCaptureToGraph(cs, if_body, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
-    capturing = true;
-    body(cs);
-    capturing = false;
-    ADI_CUDA_CHECK(cudaStreamEndCapture(cs, &if_body));
-    ADI_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  } catch (...) {
-    if (capturing) {
-      cudaGraph_t g = nullptr;
-      (void)cudaStreamEndCapture(cs, &g);
-    }
-    if (graph != nullptr) (void)cudaGraphDestroy(graph);
-    if (cs != nullptr) (void)cudaStreamDestroy(cs);
-    (void)cudaGetLastError();
-    throw;
-  }
-  ADI_CUDA_CHECK(cudaGraphDestroy(graph));
-  ADI_CUDA_CHECK(cudaStreamDestroy(cs));
-  return exec;
+  c.end(&c.graph);
+  cudaGraph_t if_body = cp.conditional.phGraph_out[0];  // owned by c.graph
+  c.begin(if_body);
+  body(c.cs);
+  c.end(&if_body);
+  return c.finish();
 }
 #endif
 
