@@ -194,10 +194,13 @@ __device__ __forceinline__ void segment_fill_shared(T (&d)[MaxM], int len, const
 // pcr_line with the segment loops unrolled (m <= MaxM) on the staged line in shared
 // memory: compile-time offsets let the compiler issue a row's loads ahead of the
 // recurrence that needs them (the plain loops of pcr_line wait on each round trip).
-template <class T, int MaxM>
+// Full = true: the caller guarantees n == 32 * MaxM (m == MaxM, 32 segments of MaxM rows, no
+// idle lane): the segment loops lose their run-time length and predicates
+// (thomas_pcr_lean_kernel).
+template <class T, int MaxM, bool Full = false>
 __device__ void pcr_line_unrolled(const PcrShape& sh, T* sa, T* sb, T* sc, T* sd, bool periodic, bool& bad) {
   const int lane = lane_id();
-  const int len = max(0, min(sh.m, sh.n - (lane << sh.log2m)));
+  const int len = Full ? MaxM : max(0, min(sh.m, sh.n - (lane << sh.log2m)));
   const int S = sh.segs;
   const int at = lane * (sh.m + 1) - (MaxM - len);  // slot of row j: at + j
   SharedRows<T> rows{sa + at, sb + at, sc + at, sd + at};
