@@ -131,12 +131,14 @@ __global__ void __launch_bounds__(256, 2)
 }
 
 // The lean form for contiguous lines of exactly 32 * 8 = 256 rows with per-line bands (issue 16;
-// solvers/cuda/README.md "X lines of 256: the lean form"): the same function as
-// thomas_pcr_kernel<T, false, 8, false>, with the row index math of a line fixed at compile time.
+// solvers/cuda/README.md "X lines of 256: what binds the X hybrid, and the lean form"): the same
+// function as thomas_pcr_kernel<T, false, 8, false>, with a line's row index math fixed at compile
+// time.
 // Lane l moves rows r = 32 j + l (j < 8) in and out; their slots pos(r) = r + r/8 = 36 j + l + l/8,
 // so each array costs one base pointer per line and immediate offsets (no 64-bit index, stride or
 // r < n test per value); the segment loops run with len = 8 on every lane (pcr_line_unrolled's
-// Full form: no per-row predicate). Launched where ADI_PCR_X_LEAN=1 (launch_thomas_pcr).
+// Full form: no per-row predicate; a non-periodic line's reduced PCR unrolled over its 5 levels).
+// Launched where ADI_PCR_X_LEAN=1 (launch_thomas_pcr).
 template <class T>
 __global__ void __launch_bounds__(256, 2)
     thomas_pcr_lean_kernel(DeviceLines L, PcrShape sh, const T* __restrict__ a, const T* __restrict__ b,
