@@ -76,7 +76,7 @@ void lean_cases() {
   shapes[0].warps_per_block = 2;
   shapes[1].warps_per_block = 8;
   adi::test_cuda::launch_shapes<T>(Kernel::cuda_thomas_pcr, Family::contiguous, shapes);
-  // Several lines per warp: more lines than the persistent grid's warps (132 SMs x 40 warps).
+  // Several lines per warp: more lines than the persistent grid has warps (132 SMs x <= 36 warps).
   for (int p = 0; p < 2; ++p) {
     adi::test_cuda::Case c;
     c.lines = adi::test_cuda::contiguous(256, 12000);
