@@ -194,10 +194,13 @@ __device__ __forceinline__ void segment_fill_shared(T (&d)[MaxM], int len, const
 // pcr_line with the segment loops unrolled (m <= MaxM) on the staged line in shared
 // memory: compile-time offsets let the compiler issue a row's loads ahead of the
 // recurrence that needs them (the plain loops of pcr_line wait on each round trip).
-template <class T, int MaxM>
+// Full = true: the caller guarantees n == 32 * MaxM (m == MaxM, 32 segments of MaxM rows, no
+// idle lane): the segment loops lose their run-time length and predicates, and the reduced PCR
+// of a non-periodic line its run-time level count (thomas_pcr_lean_kernel).
+template <class T, int MaxM, bool Full = false>
 __device__ void pcr_line_unrolled(const PcrShape& sh, T* sa, T* sb, T* sc, T* sd, bool periodic, bool& bad) {
   const int lane = lane_id();
-  const int len = max(0, min(sh.m, sh.n - (lane << sh.log2m)));
+  const int len = Full ? MaxM : max(0, min(sh.m, sh.n - (lane << sh.log2m)));
   const int S = sh.segs;
   const int at = lane * (sh.m + 1) - (MaxM - len);  // slot of row j: at + j
   SharedRows<T> rows{sa + at, sb + at, sc + at, sd + at};
@@ -207,7 +210,10 @@ __device__ void pcr_line_unrolled(const PcrShape& sh, T* sa, T* sb, T* sc, T* sd
   const T nFg = __shfl_sync(kFullMask, e.Fg, nxt);
   T A, B, C, D;
   reduced_row(e, nFd, nFa, nFg, len, A, B, C, D);
-  const T x = reduced_solve(A, B, C, D, S, periodic, bad);
+  // Full, not periodic: S a compile-time 32, so the reduced PCR's levels unroll (the periodic
+  // call keeps the run-time S: unrolling its two right-hand sides costs registers).
+  const T x = Full && !periodic ? reduced_solve(A, B, C, D, kWarp, false, bad)
+                                : reduced_solve(A, B, C, D, S, periodic, bad);
   const T xl = __shfl_sync(kFullMask, x, lane == 0 ? S - 1 : lane - 1);
   segment_fill<T, MaxM>(rows, len, xl, x);
 }

@@ -10,6 +10,8 @@
 // registers or, with shared bands, double-buffered with cp.async (see the kernel).
 #include <cuda_pipeline_primitives.h>
 
+#include <cstdlib>
+
 
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
@@ -128,6 +130,67 @@ __global__ void __launch_bounds__(256, 2)
   report(bad, flag);
 }
 
+// The lean form for contiguous lines of exactly 32 * 8 = 256 rows with per-line bands (issue 16;
+// solvers/cuda/README.md "X lines of 256: what binds the X hybrid, and the lean form"): the same
+// function as thomas_pcr_kernel<T, false, 8, false>, with a line's row index math fixed at compile
+// time.
+// Lane l moves rows r = 32 j + l (j < 8) in and out; their slots pos(r) = r + r/8 = 36 j + l + l/8,
+// so each array costs one base pointer per line and immediate offsets (no 64-bit index, stride or
+// r < n test per value); the segment loops run with len = 8 on every lane (pcr_line_unrolled's
+// Full form: no per-row predicate; a non-periodic line's reduced PCR unrolled over its 5 levels).
+// Launched where ADI_PCR_X_LEAN=1 (launch_thomas_pcr).
+template <class T>
+__global__ void __launch_bounds__(256, 2)
+    thomas_pcr_lean_kernel(DeviceLines L, PcrShape sh, const T* __restrict__ a, const T* __restrict__ b,
+                           const T* __restrict__ c, const T* d, T* u, bool periodic, int* flag) {
+  extern __shared__ __align__(16) unsigned char pcr_smem[];
+  constexpr int M = 8, P = kWarp * (M + 1);  // rows per segment; slots of one line array
+  const int lane = lane_id(), warp = static_cast<int>(threadIdx.x) / kWarp;
+  const int W = static_cast<int>(blockDim.x) / kWarp;
+  const i64 nl = L.lines();
+  bool bad = false;
+  T* buf = reinterpret_cast<T*>(pcr_smem) + warp * 4 * P;  // d, a, b, c at +0, P, 2P, 3P
+  T* mine = buf + lane + lane / M;                          // this lane's slot of row j: mine[36 j]
+  const T* src[4] = {d, a, b, c};
+  const i64 step = static_cast<i64>(gridDim.x) * W;
+  for (i64 line = static_cast<i64>(blockIdx.x) * W + warp; line < nl; line += step) {
+    const i64 off = L.offset(line) + lane;  // stride 1 (the dispatch's condition for this kernel)
+    T v[4][M];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const T* p = src[k] + off;
+#pragma unroll
+      for (int j = 0; j < M; ++j) v[k][j] = p[j * kWarp];
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+#pragma unroll
+      for (int j = 0; j < M; ++j) mine[k * P + j * (kWarp + 4)] = v[k][j];
+    __syncwarp();
+    T *sd = buf, *sa = buf + P, *sb = buf + 2 * P, *sc = buf + 3 * P;
+    if (!periodic && lane == 0) {  // a_0 and c_{n-1} are not part of the system
+      sa[0] = T(0);
+      sc[(kWarp - 1) * (M + 1) + M - 1] = T(0);  // pos(255)
+    }
+    __syncwarp();
+    pcr_line_unrolled<T, M, true>(sh, sa, sb, sc, sd, periodic, bad);
+    __syncwarp();
+    T* out = u + off;
+#pragma unroll
+    for (int j = 0; j < M; ++j) out[j * kWarp] = mine[j * (kWarp + 4)];
+    __syncwarp();
+  }
+  report(bad, flag);
+}
+
+// The lean form's switch: ADI_PCR_X_LEAN=1 in the environment (read at each launch, so tests can
+// set it around a solve); a switch for same-run A/B timings (scripts/gpu_x_ab.sh), not an option:
+// both forms compute the same function (tests: CudaThomasPcr.LeanForm*).
+inline bool pcr_x_lean_requested() {
+  const char* v = std::getenv("ADI_PCR_X_LEAN");
+  return v != nullptr && v[0] == '1' && v[1] == '\0';
+}
+
 // Shared memory of one block of W warps.
 template <class T>
 std::size_t thomas_pcr_smem(const PcrShape& sh, bool shared, int warps, bool async = false) {
@@ -173,6 +236,12 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
     const unsigned grid = persistent_grid(kernel, threads, smem, work, lim);
     kernel<<<grid, threads, smem, stream>>>(L, sh, bands.a, bands.b, bands.c, d, u, periodic, flag);
   };
+  // The lean form (lines of exactly 256 rows, per-line bands, the default registers form).
+  if (!bands.shared && !async && L.n == 8 * kWarp && L.stride == 1 && pcr_x_lean_requested()) {
+    go(thomas_pcr_lean_kernel<T>);
+    ADI_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
   // Unrolled segment loops for up to 8 / 16 rows (lines up to 256 / 512), plain loops
   // beyond.
   // (<Shared, 8, !Shared>: ADI_CUDA_UNROLL_ALL only, above.)

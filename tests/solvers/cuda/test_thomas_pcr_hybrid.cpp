@@ -1,5 +1,9 @@
 // cuda_thomas_pcr (solvers/cuda/thomas_pcr_hybrid.cuh + pcr_warp_core.cuh, paper 2.3
 // and algorithm 10) against the fp64 reference: contiguous lines (X axis).
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "cuda_tridiagonal_check.hpp"
 
 using adi::Axis;
@@ -36,4 +40,74 @@ TEST(CudaThomasPcr, LaunchShapes) {
     }
   adi::test_cuda::launch_shapes<float>(Kernel::cuda_thomas_pcr, Family::contiguous, shapes);
   adi::test_cuda::launch_shapes<double>(Kernel::cuda_thomas_pcr, Family::contiguous, shapes);
+}
+
+// The lean form for lines of exactly 256 rows (thomas_pcr_lean_kernel, ADI_PCR_X_LEAN=1): the
+// same checks with the switch on. Lines of 256 with per-line bands take the lean kernel (counts
+// 1 .. 1032, unaligned bases, periodic or not, in place, warps per block 2 / 8 and, below, more
+// lines than one pass of the persistent grid holds); every other case (shared bands, the odd
+// sizes 1, 2, 3, 31, 33, 255, 257, ...) must still take the default kernel.
+namespace {
+struct LeanSwitch {  // sets ADI_PCR_X_LEAN=1 for one test, restores the process's value
+  std::string old;
+  bool had = false;
+  LeanSwitch() {
+    if (const char* v = std::getenv("ADI_PCR_X_LEAN")) {
+      old = v;
+      had = true;
+    }
+    setenv("ADI_PCR_X_LEAN", "1", 1);
+  }
+  ~LeanSwitch() {
+    if (had)
+      setenv("ADI_PCR_X_LEAN", old.c_str(), 1);
+    else
+      unsetenv("ADI_PCR_X_LEAN");
+  }
+};
+
+template <class T>
+void lean_cases() {
+  const LeanSwitch on;
+  adi::test_cuda::sweep<T>(Kernel::cuda_thomas_pcr, Family::contiguous);
+  if (::testing::Test::HasFailure()) return;
+  adi::test_cuda::in_place<T>(Kernel::cuda_thomas_pcr, Family::contiguous);
+  std::vector<adi::cuda_backend::Tuning> shapes(2);
+  shapes[0].warps_per_block = 2;
+  shapes[1].warps_per_block = 8;
+  adi::test_cuda::launch_shapes<T>(Kernel::cuda_thomas_pcr, Family::contiguous, shapes);
+  // Several lines per warp: more lines than the persistent grid has warps (132 SMs x <= 36 warps).
+  for (int p = 0; p < 2; ++p) {
+    adi::test_cuda::Case c;
+    c.lines = adi::test_cuda::contiguous(256, 12000);
+    c.periodic = p;
+    c.base = 3;
+    c.seed = 900 + p;
+    adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
+  }
+}
+}  // namespace
+
+TEST(CudaThomasPcr, LeanFormFloat) {
+  ADI_REQUIRE_CUDA();
+  lean_cases<float>();
+}
+
+TEST(CudaThomasPcr, LeanFormDouble) {
+  ADI_REQUIRE_CUDA();
+  lean_cases<double>();
+}
+
+// The sanitizer's case of the lean form: a few lines of 256, per-line bands.
+TEST(CudaThomasPcr, LeanFormSmall) {
+  ADI_REQUIRE_CUDA();
+  const LeanSwitch on;
+  adi::test_cuda::Case c;
+  c.lines = adi::test_cuda::contiguous(256, 9);
+  c.base = 1;
+  for (int p = 0; p < 2; ++p) {
+    c.periodic = p;
+    adi::test_cuda::check<float>(Kernel::cuda_thomas_pcr, c);
+    adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr, c);
+  }
 }
