@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cuda_tridiagonal_check.hpp"
+#include "scoped_env.hpp"
 
 using adi::Axis;
 using adi::Kernel;
@@ -48,27 +49,9 @@ TEST(CudaThomasPcr, LaunchShapes) {
 // lines than one pass of the persistent grid holds); every other case (shared bands, the odd
 // sizes 1, 2, 3, 31, 33, 255, 257, ...) must still take the default kernel.
 namespace {
-struct LeanSwitch {  // sets ADI_PCR_X_LEAN=1 for one test, restores the process's value
-  std::string old;
-  bool had = false;
-  LeanSwitch() {
-    if (const char* v = std::getenv("ADI_PCR_X_LEAN")) {
-      old = v;
-      had = true;
-    }
-    setenv("ADI_PCR_X_LEAN", "1", 1);
-  }
-  ~LeanSwitch() {
-    if (had)
-      setenv("ADI_PCR_X_LEAN", old.c_str(), 1);
-    else
-      unsetenv("ADI_PCR_X_LEAN");
-  }
-};
-
 template <class T>
 void lean_cases() {
-  const LeanSwitch on;
+  const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", "1");
   adi::test_cuda::sweep<T>(Kernel::cuda_thomas_pcr, Family::contiguous);
   if (::testing::Test::HasFailure()) return;
   adi::test_cuda::in_place<T>(Kernel::cuda_thomas_pcr, Family::contiguous);
@@ -101,7 +84,7 @@ TEST(CudaThomasPcr, LeanFormDouble) {
 // The sanitizer's case of the lean form: a few lines of 256, per-line bands.
 TEST(CudaThomasPcr, LeanFormSmall) {
   ADI_REQUIRE_CUDA();
-  const LeanSwitch on;
+  const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", "1");
   adi::test_cuda::Case c;
   c.lines = adi::test_cuda::contiguous(256, 9);
   c.base = 1;
