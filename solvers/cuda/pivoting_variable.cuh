@@ -1,0 +1,99 @@
+#pragma once
+// Partial (row) pivoting of a variable-size batch on a CUDA device (issue 23, stop 37): one
+// thread per system (systems are short and many: the batched thread route's choice,
+// pivoting_thread_line.cuh), every layout VariableTridiagonalPlan takes (padded, sorted,
+// compact, pointers; not periodic). The elimination is every pivoting route's
+// (solvers/common/pivoting_core.hpp, pivot_line); this file only says where row k of system s
+// lives, as thomas_variable.cuh does. y' goes to u (its final place), U's two
+// super-diagonals u1', u2' to the workspace, packed by the plan's offsets (row k of system s at
+// offsets[s] + k: 2 * total values, allocated with the plan). Threads take systems in the
+// layout's order (padded: system s; sorted: sorted position p, so a warp's loads are one row of
+// a chunk; compact, pointers: the size order, largest first).
+#include <cuda_runtime.h>
+
+#include "solvers/common/pivoting_core.hpp"
+#include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/check.cuh"
+
+namespace adi::cuda_backend {
+
+namespace variable_pivoting_detail {
+
+// Row k of one system: data at base[k * rs], U's scaled rows at w1/w2[k].
+template <class T>
+struct PivotIo {
+  const T* __restrict__ pa;
+  const T* __restrict__ pb;
+  const T* __restrict__ pc;
+  const T* pd;  // may alias pu (in place)
+  T* pu;
+  index_t rs;
+  T* __restrict__ w1;
+  T* __restrict__ w2;
+
+  __device__ T a(long long k) const { return pa[k * rs]; }
+  __device__ T b(long long k) const { return pb[k * rs]; }
+  __device__ T c(long long k) const { return pc[k * rs]; }
+  __device__ T d(long long k) const { return pd[k * rs]; }
+  __device__ void put(long long k, T u1, T u2, T y) const {
+    w1[k] = u1;
+    w2[k] = u2;
+    pu[k * rs] = y;
+  }
+  __device__ void get(long long k, T& u1, T& u2, T& y) const {
+    u1 = w1[k];
+    u2 = w2[k];
+    y = pu[k * rs];
+  }
+  __device__ void store(long long k, T x) const { pu[k * rs] = x; }
+};
+
+template <class T>
+__global__ void __launch_bounds__(128) pivoting_variable_kernel(VariableKernel kernel, VariableBatchView v,
+                                                                VariableDeviceArrays<T> x, T* w1, T* w2,
+                                                                int* bad_system) {
+  const index_t p = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
+  if (p >= v.count) return;
+  const bool padded = kernel == VariableKernel::padded || kernel == VariableKernel::stop_at_size;
+  const index_t s = padded ? p : v.order[p];
+  const int n = v.sizes[s];
+  if (n <= 0) return;
+  const index_t so = v.offsets[s];  // workspace: packed
+  PivotIo<T> io{};
+  if (kernel == VariableKernel::pointers) {
+    io = PivotIo<T>{x.pa[s], x.pb[s], x.pc[s], x.pd[s], x.pu[s], 1, w1 + so, w2 + so};
+  } else {
+    index_t at = 0, rs = 1;
+    if (padded) {
+      at = s;
+      rs = x.stride;
+    } else if (kernel == VariableKernel::sorted) {
+      const int W = v.chunk_width;
+      at = v.chunk_offsets[p / W] + p % W;
+      rs = W;
+    } else {
+      at = x.offsets[s];
+    }
+    io = PivotIo<T>{x.a + at, x.b + at, x.c + at, x.d + at, x.u + at, rs, w1 + so, w2 + so};
+  }
+  if (common::pivot_line<T>(io, n) && bad_system) atomicMin(bad_system, static_cast<int>(s));
+}
+
+}  // namespace variable_pivoting_detail
+
+template <class T>
+void variable_pivoting_launch(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
+                              void* workspace, int* bad_system, void* stream) {
+  auto st = static_cast<cudaStream_t>(stream);
+  // Bytes of 0x7f make kNoBadSystem.
+  if (bad_system) ADI_CUDA_CHECK(cudaMemsetAsync(bad_system, 0x7f, sizeof(int), st));
+  if (v.count == 0 || v.total == 0) return;
+  T* w1 = static_cast<T*>(workspace);
+  T* w2 = w1 + v.total;
+  const unsigned threads = 128;
+  const unsigned blocks = static_cast<unsigned>((v.count + threads - 1) / threads);
+  variable_pivoting_detail::pivoting_variable_kernel<T><<<blocks, threads, 0, st>>>(kernel, v, x, w1, w2, bad_system);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace adi::cuda_backend
