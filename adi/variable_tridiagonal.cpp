@@ -11,6 +11,7 @@
 #include "adi/field.hpp"
 #include "solvers/cpu/thomas_variable.hpp"
 #include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/pivoting_variable.hpp"
 
 namespace adi {
 

@@ -136,13 +136,6 @@ inline constexpr int kNoBadSystem = 0x7f7f7f7f;
 template <class T>
 ADI_CUDA_KERNEL(void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
                                 bool periodic, void* workspace, int* bad_system, void* stream))
-// Partial pivoting of the same layouts, one thread per system (solvers/cuda/pivoting_variable*):
-// not periodic; `workspace` of variable_pivoting_workspace_bytes; `bad_system` as above.
-ADI_CUDA_KERNEL(std::size_t variable_pivoting_workspace_bytes(const VariableBatchView& v, std::size_t value_size))
-template <class T>
-ADI_CUDA_KERNEL(void variable_pivoting_solve(VariableKernel kernel, const VariableBatchView& v,
-                                             const VariableDeviceArrays<T>& x, void* workspace, int* bad_system,
-                                             void* stream))
 
 // Variable-size batched Cholesky (solvers/cuda/cholesky_vbatched*.cu). A launch covers the
 // range [first, first + count) of the batch plan's size order (max_size: its largest):

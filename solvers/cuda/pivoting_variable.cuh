@@ -11,9 +11,10 @@
 // a chunk; compact, pointers: the size order, largest first).
 #include <cuda_runtime.h>
 
-#include "solvers/common/pivoting_core.hpp"
+#include "solvers/common/pivoting_line.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
+#include "solvers/cuda/pivoting_variable.hpp"
 
 namespace adi::cuda_backend {
 
