@@ -47,7 +47,7 @@ struct VariableTridiagonalPlan<T>::Impl {
   std::vector<index_t> offsets;  // compact, host
   detail::Storage device_offsets;
   detail::Storage workspace;
-  detail::Storage pivot_workspace;  // CUDA, pivoting != none, not periodic: U's u1', u2' (2 * total values)
+  detail::Storage pivot_workspace;  // CUDA, pivoting != none: U's u1', u2' (periodic: + columns n-2, n-1)
   detail::Storage bad_flag;  // device int
 
   explicit Impl(const VariableBatchPlan& b) : batch(b) {}
@@ -134,10 +134,12 @@ void VariableTridiagonalPlan<T>::Impl::allocate() {
       cuda_backend::variable_tridiagonal_workspace_bytes(k, batch.view(), span, options.periodic, sizeof(T)), exec);
   bad_flag = detail::Storage(sizeof(int), exec);
   // Partial pivoting (and automatic's re-solve): one thread per system, U's two super-diagonals
-  // packed by the plan's offsets; periodic systems have no device pivoting (run_cuda says so).
-  if (options.pivoting != Pivoting::none && !options.periodic)
+  // (periodic: and its columns n-2, n-1) packed by the plan's offsets.
+  if (options.pivoting != Pivoting::none)
     pivot_workspace = detail::Storage(
-        std::max<std::size_t>(cuda_backend::variable_pivoting_workspace_bytes(batch.view(), sizeof(T)), 1), exec);
+        std::max<std::size_t>(
+            cuda_backend::variable_pivoting_workspace_bytes(batch.view(), options.periodic, sizeof(T)), 1),
+        exec);
   if (kind == LayoutKind::compact) {
     device_offsets = detail::Storage(std::max<std::size_t>(offsets.size(), 1) * sizeof(index_t), exec);
     detail::copy_bytes(device_offsets.get(), MemorySpace::device, offsets.data(), MemorySpace::host,
@@ -335,21 +337,13 @@ void VariableTridiagonalPlan<T>::Impl::report_pivoted(index_t bad) const {
                        bad, -1);
 }
 
-namespace {
-// Periodic variable systems have no device pivoting yet (the host has it).
-[[noreturn]] void periodic_partial_unsupported() {
-  throw Unsupported("variable tridiagonal solve: pivoting = partial with periodic = true is host-only for now "
-                    "(no device pivoting of periodic variable systems); use a host executor, or pivoting = "
-                    "automatic (for periodic systems on a device: Thomas with the stability check)");
-}
-}  // namespace
-
 template <class T>
 void VariableTridiagonalPlan<T>::Impl::pivot_cuda(cuda_backend::VariableKernel k,
                                                   const cuda_backend::VariableDeviceArrays<T>& x, bool check) {
   const Executor& exec = batch.executor();
   int* flag = check ? static_cast<int*>(bad_flag.get()) : nullptr;
-  cuda_backend::variable_pivoting_solve<T>(k, batch.view(), x, pivot_workspace.get(), flag, exec.stream());
+  cuda_backend::variable_pivoting_solve<T>(k, batch.view(), x, options.periodic, pivot_workspace.get(), flag,
+                                           exec.stream());
   if (flag) {
     int h = cuda_backend::kNoBadSystem;
     cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
@@ -414,12 +408,11 @@ void VariableTridiagonalPlan<T>::Impl::run_cuda(Impl& p, const T* a, const T* b,
                    : p.kernel == adi::VariableKernel::stop_at_size ? Launch::stop_at_size
                                                                    : Launch::padded;
   const bool periodic = p.options.periodic;
-  if (p.options.pivoting == Pivoting::partial && periodic) periodic_partial_unsupported();
   cuda_backend::DeviceGuard device_guard(exec.device());
   if (p.options.pivoting == Pivoting::partial) return p.pivot_cuda(k, x, p.options.check_pivots);
-  // automatic (not periodic): the checked Thomas kernel, then, where it flags a system and
-  // u != d, the whole batch again with partial pivoting (as the host does).
-  const bool fallback = p.options.pivoting == Pivoting::automatic && !periodic;
+  // automatic: the checked Thomas kernel, then, where it flags a system and u != d, the whole
+  // batch again with partial pivoting (as the host does).
+  const bool fallback = p.options.pivoting == Pivoting::automatic;
   int* flag = p.options.check_pivots || fallback ? static_cast<int*>(p.bad_flag.get()) : nullptr;
   cuda_backend::variable_tridiagonal_solve<T>(k, p.batch.view(), x, periodic, p.workspace.get(), flag,
                                               exec.stream());
@@ -495,10 +488,9 @@ void VariableTridiagonalPlan<T>::Impl::run_pointers_cuda(Impl& p, const PointerB
   x.pa = bands.a, x.pb = bands.b, x.pc = bands.c, x.pd = d, x.pu = u;
   const bool periodic = p.options.periodic;
   constexpr auto k = cuda_backend::VariableKernel::pointers;
-  if (p.options.pivoting == Pivoting::partial && periodic) periodic_partial_unsupported();
   cuda_backend::DeviceGuard device_guard(exec.device());
   if (p.options.pivoting == Pivoting::partial) return p.pivot_cuda(k, x, p.options.check_pivots);
-  const bool fallback = p.options.pivoting == Pivoting::automatic && !periodic;  // as run_cuda
+  const bool fallback = p.options.pivoting == Pivoting::automatic;  // as run_cuda
   int* flag = p.options.check_pivots || fallback ? static_cast<int*>(p.bad_flag.get()) : nullptr;
   cuda_backend::variable_tridiagonal_solve<T>(k, p.batch.view(), x, periodic, p.workspace.get(), flag,
                                               exec.stream());

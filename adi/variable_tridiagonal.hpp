@@ -70,8 +70,8 @@ struct VariableTridiagonalOptions {
   // place it throws UnstableSystem). CUDA (stop 37): partial solves each system with partial
   // pivoting in T, one thread per system (solvers/cuda/pivoting_variable.cuh); automatic runs
   // the checked Thomas kernel and, where a system fails, the batch again with partial pivoting
-  // (out of place only, as the host). Periodic systems on CUDA: automatic checks only, partial
-  // is Unsupported. A singular system throws SingularSystem naming it (check_pivots).
+  // (out of place only, as the host); periodic systems too. A singular system throws
+  // SingularSystem naming it (check_pivots).
   Pivoting pivoting = Pivoting::automatic;
 };
 

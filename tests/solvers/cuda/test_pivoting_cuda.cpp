@@ -940,10 +940,11 @@ TEST_F(PivotingCuda, VariableBatchCheckNamesTheSystem) {
 // system, solvers/cuda/pivoting_variable.cuh, the core's pivot_line): non-dominant families,
 // sizes 1, 2, 3, 31, 33, 255, 257 mixed in one batch (5 systems of each, interleaved), sorted and
 // compact layouts, NaN-poisoned outputs, within 10x of LAPACK per size (tp::worst_ratio over the
-// systems of that size). automatic re-solves the batch after the Thomas check flags a system
-// (out of place); partial runs in place too.
+// systems of that size; periodic: ?gesv on the dense matrix). automatic re-solves the batch after
+// the Thomas check flags a system (out of place); partial runs in place too; plain and periodic.
 template <class T>
-void variable_within_lapack(tp::Family f, Pivoting piv, bool sorted, bool in_place, std::uint64_t seed) {
+void variable_within_lapack(tp::Family f, Pivoting piv, bool sorted, bool in_place, std::uint64_t seed,
+                            bool periodic = false) {
   const std::vector<index_t> kinds = {1, 2, 3, 31, 33, 255, 257};
   const index_t reps = 5;
   std::vector<int> sizes;
@@ -962,7 +963,7 @@ void variable_within_lapack(tp::Family f, Pivoting piv, bool sorted, bool in_pla
   // One case per size: its line r is system r * kinds.size() + j.
   std::vector<tp::Case<T>> cases;
   for (std::size_t j = 0; j < kinds.size(); ++j)
-    cases.push_back(tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(kinds[j], reps)), f, false, false,
+    cases.push_back(tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(kinds[j], reps)), f, periodic, false,
                                      seed + j));
   const T nan = std::numeric_limits<T>::quiet_NaN();
   std::vector<T> a(span, nan), b(span, nan), c(span, nan), d(span, nan), u(span, nan);
@@ -982,7 +983,8 @@ void variable_within_lapack(tp::Family f, Pivoting piv, bool sorted, bool in_pla
   adi::Array<T> da = up(a), db = up(b), dc = up(c), dd = up(d), du = up(u);
   adi::VariableTridiagonalOptions o;
   o.pivoting = piv;
-  const std::string where = std::string(tp::family_name(f)) + (piv == Pivoting::partial ? " partial" : " automatic") +
+  o.periodic = periodic;
+  const std::string where = std::string(periodic ? "periodic " : "") + tp::family_name(f) + (piv == Pivoting::partial ? " partial" : " automatic") +
                             (sorted ? " sorted" : " compact") + (in_place ? " in place" : "") +
                             (sizeof(T) == 4 ? " fp32" : " fp64");
   adi::Array<T>& out = in_place ? dd : du;
@@ -1017,6 +1019,9 @@ TEST_F(PivotingCuda, VariableBatchPartialWithinTenTimesLapack) {
       variable_within_lapack<float>(f, Pivoting::partial, sorted, true, seed += 10);
       variable_within_lapack<double>(f, Pivoting::automatic, sorted, false, seed += 10);
       variable_within_lapack<float>(f, Pivoting::automatic, sorted, false, seed += 10);
+      variable_within_lapack<float>(f, Pivoting::partial, sorted, false, seed += 10, true);
+      variable_within_lapack<double>(f, Pivoting::partial, sorted, true, seed += 10, true);
+      variable_within_lapack<double>(f, Pivoting::automatic, sorted, false, seed += 10, true);
     }
 }
 
