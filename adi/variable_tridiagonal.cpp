@@ -11,6 +11,7 @@
 #include "adi/field.hpp"
 #include "solvers/cpu/thomas_variable.hpp"
 #include "solvers/cuda/backend.hpp"
+#include "solvers/cuda/pivoting_variable.hpp"
 
 namespace adi {
 
@@ -46,6 +47,7 @@ struct VariableTridiagonalPlan<T>::Impl {
   std::vector<index_t> offsets;  // compact, host
   detail::Storage device_offsets;
   detail::Storage workspace;
+  detail::Storage pivot_workspace;  // CUDA, pivoting != none: U's u1', u2' (periodic: + columns n-2, n-1)
   detail::Storage bad_flag;  // device int
 
   explicit Impl(const VariableBatchPlan& b) : batch(b) {}
@@ -54,6 +56,11 @@ struct VariableTridiagonalPlan<T>::Impl {
   void check_arrays(std::initializer_list<std::pair<const void*, const char*>> arrays, const T* d,
                     const T* u) const;
   void report(index_t bad, index_t row = -1) const;
+  // A zero or non-finite pivot under partial pivoting (CUDA): the system is singular.
+  [[noreturn]] void report_pivoted(index_t bad) const;
+  // CUDA: partial pivoting of the whole batch (pivoting_variable.cuh); throws SingularSystem
+  // naming the first singular system when check_pivots is on (always after automatic's check).
+  void pivot_cuda(cuda_backend::VariableKernel k, const cuda_backend::VariableDeviceArrays<T>& x, bool check);
   [[noreturn]] void report_unstable(index_t bad, bool in_place, index_t row = -1) const;
   // The row of system s where Thomas (no pivoting, in double) meets a zero or non-finite
   // pivot, for the error's row(): -1 when it meets none (a growth-check failure) or the
@@ -126,6 +133,13 @@ void VariableTridiagonalPlan<T>::Impl::allocate() {
   workspace = detail::Storage(
       cuda_backend::variable_tridiagonal_workspace_bytes(k, batch.view(), span, options.periodic, sizeof(T)), exec);
   bad_flag = detail::Storage(sizeof(int), exec);
+  // Partial pivoting (and automatic's re-solve): one thread per system, U's two super-diagonals
+  // (periodic: and its columns n-2, n-1) packed by the plan's offsets.
+  if (options.pivoting != Pivoting::none)
+    pivot_workspace = detail::Storage(
+        std::max<std::size_t>(
+            cuda_backend::variable_pivoting_workspace_bytes(batch.view(), options.periodic, sizeof(T)), 1),
+        exec);
   if (kind == LayoutKind::compact) {
     device_offsets = detail::Storage(std::max<std::size_t>(offsets.size(), 1) * sizeof(index_t), exec);
     detail::copy_bytes(device_offsets.get(), MemorySpace::device, offsets.data(), MemorySpace::host,
@@ -315,6 +329,29 @@ void VariableTridiagonalPlan<T>::Impl::report(index_t bad, index_t row) const {
 }
 
 template <class T>
+void VariableTridiagonalPlan<T>::Impl::report_pivoted(index_t bad) const {
+  throw SingularSystem("variable tridiagonal solve (partial pivoting): system " + detail::number(bad) + " (size " +
+                           detail::number(batch.size(bad)) +
+                           ") has a zero or non-finite pivot under partial pivoting: it is singular, or its "
+                           "coefficients or right-hand side are not finite",
+                       bad, -1);
+}
+
+template <class T>
+void VariableTridiagonalPlan<T>::Impl::pivot_cuda(cuda_backend::VariableKernel k,
+                                                  const cuda_backend::VariableDeviceArrays<T>& x, bool check) {
+  const Executor& exec = batch.executor();
+  int* flag = check ? static_cast<int*>(bad_flag.get()) : nullptr;
+  cuda_backend::variable_pivoting_solve<T>(k, batch.view(), x, options.periodic, pivot_workspace.get(), flag,
+                                           exec.stream());
+  if (flag) {
+    int h = cuda_backend::kNoBadSystem;
+    cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
+    if (h != cuda_backend::kNoBadSystem) report_pivoted(h);
+  }
+}
+
+template <class T>
 void VariableTridiagonalPlan<T>::Impl::solve(const T* a, const T* b, const T* c, const T* d, T* u) {
   if (kind == LayoutKind::pointers)
     throw InvalidArgument("VariableTridiagonalPlan: this plan was built for a PointerBatch; call "
@@ -370,17 +407,24 @@ void VariableTridiagonalPlan<T>::Impl::run_cuda(Impl& p, const T* a, const T* b,
                    : p.kind == LayoutKind::compact                 ? Launch::compact
                    : p.kernel == adi::VariableKernel::stop_at_size ? Launch::stop_at_size
                                                                    : Launch::padded;
-  if (p.options.pivoting == Pivoting::partial)
-    throw Unsupported("variable tridiagonal solve: pivoting = partial is host-only for now; use a host "
-                      "executor, or pivoting = automatic (on a device: Thomas with the stability check)");
+  const bool periodic = p.options.periodic;
   cuda_backend::DeviceGuard device_guard(exec.device());
-  int* flag = p.options.check_pivots ? static_cast<int*>(p.bad_flag.get()) : nullptr;
-  cuda_backend::variable_tridiagonal_solve<T>(k, p.batch.view(), x, p.options.periodic, p.workspace.get(), flag,
+  if (p.options.pivoting == Pivoting::partial) return p.pivot_cuda(k, x, p.options.check_pivots);
+  // automatic: the checked Thomas kernel, then, where it flags a system and u != d, the whole
+  // batch again with partial pivoting (as the host does).
+  const bool fallback = p.options.pivoting == Pivoting::automatic;
+  int* flag = p.options.check_pivots || fallback ? static_cast<int*>(p.bad_flag.get()) : nullptr;
+  cuda_backend::variable_tridiagonal_solve<T>(k, p.batch.view(), x, periodic, p.workspace.get(), flag,
                                               exec.stream());
   if (flag) {
     int h = cuda_backend::kNoBadSystem;
     cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h != cuda_backend::kNoBadSystem) p.report(h, p.failed_row_on_device(h, a, b, c));
+    if (h == cuda_backend::kNoBadSystem) return;
+    if (fallback) {
+      if (d == u) p.report_unstable(h, true, p.failed_row_on_device(h, a, b, c));
+      return p.pivot_cuda(k, x, p.options.check_pivots);
+    }
+    if (p.options.check_pivots) p.report(h, p.failed_row_on_device(h, a, b, c));
   }
 }
 
@@ -442,17 +486,28 @@ void VariableTridiagonalPlan<T>::Impl::run_pointers_cuda(Impl& p, const PointerB
   const Executor& exec = p.batch.executor();
   cuda_backend::VariableDeviceArrays<T> x;
   x.pa = bands.a, x.pb = bands.b, x.pc = bands.c, x.pd = d, x.pu = u;
-  if (p.options.pivoting == Pivoting::partial)
-    throw Unsupported("variable tridiagonal solve: pivoting = partial is host-only for now; use a host "
-                      "executor, or pivoting = automatic (on a device: Thomas with the stability check)");
+  const bool periodic = p.options.periodic;
+  constexpr auto k = cuda_backend::VariableKernel::pointers;
   cuda_backend::DeviceGuard device_guard(exec.device());
-  int* flag = p.options.check_pivots ? static_cast<int*>(p.bad_flag.get()) : nullptr;
-  cuda_backend::variable_tridiagonal_solve<T>(cuda_backend::VariableKernel::pointers, p.batch.view(), x,
-                                              p.options.periodic, p.workspace.get(), flag, exec.stream());
+  if (p.options.pivoting == Pivoting::partial) return p.pivot_cuda(k, x, p.options.check_pivots);
+  const bool fallback = p.options.pivoting == Pivoting::automatic;  // as run_cuda
+  int* flag = p.options.check_pivots || fallback ? static_cast<int*>(p.bad_flag.get()) : nullptr;
+  cuda_backend::variable_tridiagonal_solve<T>(k, p.batch.view(), x, periodic, p.workspace.get(), flag,
+                                              exec.stream());
   if (flag) {
     int h = cuda_backend::kNoBadSystem;
     cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h != cuda_backend::kNoBadSystem) p.report(h, p.failed_row_on_device(h, bands));
+    if (h == cuda_backend::kNoBadSystem) return;
+    if (fallback) {
+      // In place where some system's u is its d (the pointer arrays read back on this path only).
+      const VariableBatchView& v = p.batch.host_view();
+      const auto hd = detail::to_host(d, v.count, exec.stream());
+      const auto hu = detail::to_host(static_cast<const T* const*>(u), v.count, exec.stream());
+      for (index_t s = 0; s < v.count; ++s)
+        if (v.sizes[s] > 0 && hd[s] == hu[s]) p.report_unstable(h, true, p.failed_row_on_device(h, bands));
+      return p.pivot_cuda(k, x, p.options.check_pivots);
+    }
+    if (p.options.check_pivots) p.report(h, p.failed_row_on_device(h, bands));
   }
 }
 

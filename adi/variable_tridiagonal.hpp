@@ -19,8 +19,8 @@
 //     its chunk's largest size: time follows the total work).
 //   CompactBatch, PointerBatch: stop_at_size, one system per thread, threads taking
 //     systems in size order (largest first, for load balance).
-// Pointers live in the executor's memory space. No pivoting; a zero or non-finite pivot
-// throws SingularSystem naming the first such system.
+// Pointers live in the executor's memory space. Pivoting: VariableTridiagonalOptions::pivoting;
+// a zero or non-finite pivot throws SingularSystem naming the first such system.
 #include <memory>
 
 #include "adi/tridiagonal.hpp"
@@ -67,7 +67,11 @@ struct VariableTridiagonalOptions {
   // As TridiagonalOptions::pivoting (docs/pivoting.md). Host: partial solves each system
   // with partial pivoting in double; automatic runs the checked Thomas kernels and, when a
   // system fails the check, solves the batch again with pivoting (out of place only: in
-  // place it throws UnstableSystem). CUDA: automatic and none check; partial is Unsupported.
+  // place it throws UnstableSystem). CUDA (stop 37): partial solves each system with partial
+  // pivoting in T, one thread per system (solvers/cuda/pivoting_variable.cuh); automatic runs
+  // the checked Thomas kernel and, where a system fails, the batch again with partial pivoting
+  // (out of place only, as the host); periodic systems too. A singular system throws
+  // SingularSystem naming it (check_pivots).
   Pivoting pivoting = Pivoting::automatic;
 };
 

@@ -96,9 +96,10 @@ struct Case {
   VariableKernel kernel = VariableKernel::automatic;
   bool periodic = false;
   bool in_place = false;
+  Pivoting pivoting = Pivoting::automatic;  // stop 37: partial runs solvers/cuda/pivoting_variable.cuh on CUDA
   std::string describe() const {
     return std::string(layout_name(layout)) + " " + variable_kernel_name(kernel) + (periodic ? " periodic" : "") +
-           (in_place ? " in-place" : "");
+           (in_place ? " in-place" : "") + (pivoting == Pivoting::partial ? " partial pivoting" : "");
   }
 };
 
@@ -115,6 +116,7 @@ void run_case(const Executor& exec, const Systems<T>& sys, const Case& c, std::u
   VariableTridiagonalOptions opt;
   opt.periodic = c.periodic;
   opt.kernel = c.kernel;
+  opt.pivoting = c.pivoting;
 
   // Host index of element k of system s, per layout.
   std::vector<index_t> offsets(static_cast<std::size_t>(count));

@@ -24,6 +24,7 @@
 #include "adi/variable_batch.hpp"
 #include "adi/variable_tridiagonal.hpp"
 #include "solvers/common/pivoting_core.hpp"
+#include "solvers/common/pivoting_line.hpp"
 #include "tests/solvers/pivoting_cases.hpp"
 #include "tests/param_name.hpp"
 
@@ -830,6 +831,81 @@ TEST(Pivoting, Names) {
   EXPECT_STREQ(adi::pivoting_name(Pivoting::none), "none");
   EXPECT_THROW(adi::pivoting_from_name("full"), adi::InvalidArgument);
   EXPECT_EQ(adi::kernel_from_name("cpu_pivoting_vector"), Kernel::cpu_pivoting_vector);
+}
+
+// Stop 37: the core's whole-line elimination through an access policy (pivot_line, the one the
+// device's variable-batch kernel runs, solvers/cuda/pivoting_variable.cuh) on the host: rows at
+// base + k * stride (an interleaved layout, like the padded and sorted ones), U's rows in a
+// packed workspace, y' and x in u (in place: u == d), non-dominant families, sizes 1 .. 257, fp32
+// and fp64, within 10x of LAPACK; a zero row is reported.
+template <class T>
+struct HostPivotIo {
+  const T *pa, *pb, *pc, *pd;
+  T* pu;
+  index_t rs;
+  T *w1, *w2, *w3, *w4;  // w3, w4: periodic only
+  T a(long long k) const { return pa[k * rs]; }
+  T b(long long k) const { return pb[k * rs]; }
+  T c(long long k) const { return pc[k * rs]; }
+  T d(long long k) const { return pd[k * rs]; }
+  void put(long long k, T u1, T u2, T y) const {
+    w1[k] = u1;
+    w2[k] = u2;
+    pu[k * rs] = y;
+  }
+  void get(long long k, T& u1, T& u2, T& y) const {
+    u1 = w1[k];
+    u2 = w2[k];
+    y = pu[k * rs];
+  }
+  void store(long long k, T x) const { pu[k * rs] = x; }
+  void put_cyclic(long long k, T us, T ul) const {
+    w3[k] = us;
+    w4[k] = ul;
+  }
+  void get_cyclic(long long k, T& us, T& ul) const {
+    us = w3[k];
+    ul = w4[k];
+  }
+};
+
+template <class T>
+void pivot_line_case(tp::Family f, bool in_place, bool periodic, std::uint64_t seed) {
+  for (index_t n : {1, 2, 3, 31, 33, 255, 257}) {
+    const index_t lines = 6;
+    // InterleavedBatch: line l's row k at k * lines + l.
+    auto k = tp::make_case<T>(adi::to_lines(adi::InterleavedBatch{n, lines}), f, periodic, false, seed + n);
+    std::vector<T> w(static_cast<std::size_t>(4 * n * lines), std::numeric_limits<T>::quiet_NaN());
+    std::vector<T> dwork = k.d;
+    T* out = in_place ? dwork.data() : k.u.data();
+    for (index_t l = 0; l < lines; ++l) {
+      T* ws = w.data() + 4 * n * l;
+      HostPivotIo<T> io{k.a.data() + l, k.b.data() + l, k.c.data() + l, dwork.data() + l, out + l, lines,
+                        ws, ws + n, ws + 2 * n, ws + 3 * n};
+      const bool bad = periodic ? adi::common::pivot_line_periodic<T>(io, n) : adi::common::pivot_line<T>(io, n);
+      EXPECT_FALSE(bad) << "line " << l << " n " << n << (periodic ? " periodic" : "");
+    }
+    if (in_place) k.u = dwork;
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+        << tp::family_name(f) << " n " << n << (in_place ? " in place" : "") << (periodic ? " periodic" : "") << ": "
+        << detail;
+  }
+}
+
+TEST(PivotLine, AccessPolicyWithinTenTimesLapack) {
+  std::uint64_t seed = 3737;
+  for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
+    for (bool in_place : {false, true})
+      for (bool periodic : {false, true}) {
+        pivot_line_case<float>(f, in_place, periodic, seed += 1000);
+        pivot_line_case<double>(f, in_place, periodic, seed += 1000);
+      }
+  // A zero row is a zero pivot.
+  std::vector<double> a(9, 0.3), b(9, 1.0), c(9, 0.3), d(9, 1.0), u(9), w(18);
+  a[4] = b[4] = c[4] = 0.0;
+  HostPivotIo<double> io{a.data(), b.data(), c.data(), d.data(), u.data(), 1, w.data(), w.data() + 9, nullptr, nullptr};
+  EXPECT_TRUE(adi::common::pivot_line<double>(io, 9));
 }
 
 }  // namespace

@@ -905,8 +905,7 @@ TEST_F(PivotingCuda, IssueTableCasesThrowWithoutPivoting) {
     }
 }
 
-// Variable-size batches on a device (the check only: no device pivoting there yet, so
-// automatic reports the system): one system of the issue's family among dominant ones is
+// Variable-size batches on a device with pivoting = none (the check only: it reports the system): one system of the issue's family among dominant ones is
 // named by its index (SingularSystem::system()), at lengths around a warp; an all-dominant
 // batch passes without a word.
 TEST_F(PivotingCuda, VariableBatchCheckNamesTheSystem) {
@@ -924,7 +923,9 @@ TEST_F(PivotingCuda, VariableBatchCheckNamesTheSystem) {
           b[i] = 1e-8f;
         }
       adi::Array<float> da = up(a), db = up(b), dc = up(c), dd = up(d), du = up(d);
-      adi::VariableTridiagonalPlan<float> plan(batch, adi::CompactBatch{});
+      adi::VariableTridiagonalOptions none;  // the check alone (automatic re-solves since stop 37)
+      none.pivoting = Pivoting::none;
+      adi::VariableTridiagonalPlan<float> plan(batch, adi::CompactBatch{}, none);
       const std::string where = "n " + std::to_string(n) + " unsafe system " + std::to_string(bad);
       try {
         plan.solve(adi::Bands<float>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
@@ -933,6 +934,143 @@ TEST_F(PivotingCuda, VariableBatchCheckNamesTheSystem) {
         EXPECT_EQ(e.system(), bad) << where << ": " << e.what();
       }
     }
+}
+
+// Stop 37 (issue 23): partial pivoting of variable-size batches on a device (one thread per
+// system, solvers/cuda/pivoting_variable.cuh, the core's pivot_line): non-dominant families,
+// sizes 1, 2, 3, 31, 33, 255, 257 mixed in one batch (5 systems of each, interleaved), sorted and
+// compact layouts, NaN-poisoned outputs, within 10x of LAPACK per size (tp::worst_ratio over the
+// systems of that size; periodic: ?gesv on the dense matrix). automatic re-solves the batch after
+// the Thomas check flags a system (out of place); partial runs in place too; plain and periodic.
+template <class T>
+void variable_within_lapack(tp::Family f, Pivoting piv, bool sorted, bool in_place, std::uint64_t seed,
+                            bool periodic = false) {
+  const std::vector<index_t> kinds = {1, 2, 3, 31, 33, 255, 257};
+  const index_t reps = 5;
+  std::vector<int> sizes;
+  for (index_t r = 0; r < reps; ++r)
+    for (index_t n : kinds) sizes.push_back(static_cast<int>(n));
+  const index_t count = static_cast<index_t>(sizes.size());
+  const adi::Executor gpu = adi::Executor::cuda();
+  adi::VariableBatchPlan batch(gpu, adi::BatchSizes{sizes.data(), count});
+  const adi::VariableBatchView& v = batch.host_view();
+  auto at = [&](index_t s, index_t k) -> std::size_t {  // element k of system s
+    if (!sorted) return static_cast<std::size_t>(v.offsets[s] + k);
+    const index_t p = v.position[s];
+    return static_cast<std::size_t>(v.chunk_offsets[p / v.chunk_width] + p % v.chunk_width + k * v.chunk_width);
+  };
+  const index_t span = sorted ? batch.span(adi::SortedInterleaved{}) : batch.span(adi::CompactBatch{});
+  // One case per size: its line r is system r * kinds.size() + j.
+  std::vector<tp::Case<T>> cases;
+  for (std::size_t j = 0; j < kinds.size(); ++j)
+    cases.push_back(tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(kinds[j], reps)), f, periodic, false,
+                                     seed + j));
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  std::vector<T> a(span, nan), b(span, nan), c(span, nan), d(span, nan), u(span, nan);
+  auto each = [&](auto&& fn) {
+    for (index_t r = 0; r < reps; ++r)
+      for (std::size_t j = 0; j < kinds.size(); ++j) {
+        const index_t s = r * static_cast<index_t>(kinds.size()) + static_cast<index_t>(j);
+        for (index_t k = 0; k < kinds[j]; ++k) fn(cases[j], static_cast<std::size_t>(r * kinds[j] + k), at(s, k));
+      }
+  };
+  each([&](tp::Case<T>& k, std::size_t e, std::size_t i) {
+    a[i] = k.a[e];
+    b[i] = k.b[e];
+    c[i] = k.c[e];
+    d[i] = k.d[e];
+  });
+  adi::Array<T> da = up(a), db = up(b), dc = up(c), dd = up(d), du = up(u);
+  adi::VariableTridiagonalOptions o;
+  o.pivoting = piv;
+  o.periodic = periodic;
+  const std::string where = std::string(periodic ? "periodic " : "") + tp::family_name(f) + (piv == Pivoting::partial ? " partial" : " automatic") +
+                            (sorted ? " sorted" : " compact") + (in_place ? " in place" : "") +
+                            (sizeof(T) == 4 ? " fp32" : " fp64");
+  adi::Array<T>& out = in_place ? dd : du;
+  try {
+    auto solve = [&](auto layout) {
+      adi::VariableTridiagonalPlan<T> plan(batch, layout, o);
+      plan.solve(adi::Bands<T>{da.data(), db.data(), dc.data()}, dd.data(), out.data());
+    };
+    if (sorted)
+      solve(adi::SortedInterleaved{});
+    else
+      solve(adi::CompactBatch{});
+  } catch (const adi::Error& e) {
+    ADD_FAILURE() << where << ": threw " << e.what();
+    return;
+  }
+  out.copy_to_host(u.data());
+  each([&](tp::Case<T>& k, std::size_t e, std::size_t i) { k.u[e] = u[i]; });
+  for (std::size_t j = 0; j < kinds.size(); ++j) {
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(cases[j], cases[j].u, detail), 10.0)
+        << where << " n " << kinds[j] << ": " << detail;
+  }
+}
+
+TEST_F(PivotingCuda, VariableBatchPartialWithinTenTimesLapack) {
+  std::uint64_t seed = 3700;
+  for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
+    for (bool sorted : {false, true}) {
+      variable_within_lapack<float>(f, Pivoting::partial, sorted, false, seed += 10);
+      variable_within_lapack<double>(f, Pivoting::partial, sorted, false, seed += 10);
+      variable_within_lapack<float>(f, Pivoting::partial, sorted, true, seed += 10);
+      variable_within_lapack<double>(f, Pivoting::automatic, sorted, false, seed += 10);
+      variable_within_lapack<float>(f, Pivoting::automatic, sorted, false, seed += 10);
+      variable_within_lapack<float>(f, Pivoting::partial, sorted, false, seed += 10, true);
+      variable_within_lapack<double>(f, Pivoting::partial, sorted, true, seed += 10, true);
+      variable_within_lapack<double>(f, Pivoting::automatic, sorted, false, seed += 10, true);
+    }
+}
+
+// Stop 37: a singular system (a zero row) is named by partial pivoting and by automatic's
+// re-solve; automatic in place still throws UnstableSystem for an unsafe (nonsingular) one.
+TEST_F(PivotingCuda, VariableBatchPivotingNamesTheSingularSystem) {
+  const adi::Executor gpu = adi::Executor::cuda();
+  const std::vector<int> sizes = {3, 257, 1, 32, 2, 31, 255, 3, 33, 1};
+  const index_t count = static_cast<index_t>(sizes.size());
+  adi::VariableBatchPlan batch(gpu, adi::BatchSizes{sizes.data(), count});
+  const index_t span = batch.span(adi::CompactBatch{});
+  const index_t bad = 6, unsafe = 3;  // system 6: 255 rows, system 3: 32 rows (even: nonsingular)
+  const adi::VariableBatchView& v = batch.host_view();
+  for (bool singular : {true, false}) {
+    std::vector<double> a(span, 0.3), b(span, 1.0), c(span, 0.3), d(span, 1.0);
+    const index_t s = singular ? bad : unsafe;
+    const index_t row = v.offsets[s] + 7;
+    if (singular) {
+      a[row] = b[row] = c[row] = 0.0;  // a zero row
+    } else {
+      for (index_t i = v.offsets[s]; i < v.offsets[s + 1]; ++i) {
+        a[i] = c[i] = 1.0;
+        b[i] = 1e-12;
+      }
+    }
+    adi::Array<double> da = up(a), db = up(b), dc = up(c), dd = up(d), du = up(d);
+    for (Pivoting piv : {Pivoting::partial, Pivoting::automatic})
+      for (bool in_place : {false, true}) {
+        adi::VariableTridiagonalOptions o;
+        o.pivoting = piv;
+        adi::VariableTridiagonalPlan<double> plan(batch, adi::CompactBatch{}, o);
+        dd.copy_from_host(d.data());
+        const std::string where = std::string(singular ? "singular" : "unsafe") + " system " + std::to_string(s) +
+                                  (piv == Pivoting::partial ? " partial" : " automatic") +
+                                  (in_place ? " in place" : "");
+        const bool expect_error = singular || (piv == Pivoting::automatic && in_place);
+        try {
+          plan.solve(adi::Bands<double>{da.data(), db.data(), dc.data()}, dd.data(),
+                     in_place ? dd.data() : du.data());
+          EXPECT_FALSE(expect_error) << "no error, " << where;
+        } catch (const adi::UnstableSystem& e) {
+          EXPECT_TRUE(piv == Pivoting::automatic && in_place) << where << ": " << e.what();
+          EXPECT_EQ(e.system(), s) << where << ": " << e.what();
+        } catch (const adi::SingularSystem& e) {
+          EXPECT_TRUE(singular) << where << ": " << e.what();
+          EXPECT_EQ(e.system(), s) << where << ": " << e.what();
+        }
+      }
+  }
 }
 
 }  // namespace

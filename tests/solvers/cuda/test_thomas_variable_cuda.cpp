@@ -43,6 +43,12 @@ void run_all(const Param& p) {
         {Layout::pointers, VariableKernel::stop_at_size, periodic, false},
     };
     for (const Case& c : cases) run_case<T>(gpu, sys, c);
+    // Stop 37: partial pivoting on the device (one thread per system, pivoting_variable.cuh), every
+    // layout's index math, in place too, plain and periodic.
+    for (Case c : cases) {
+      c.pivoting = Pivoting::partial;
+      run_case<T>(gpu, sys, c);
+    }
   }
 }
 
@@ -79,7 +85,7 @@ TEST(CudaVariableThomasErrors, SingularSystemNamedAndHostArraysRejected) {
   VariableBatchPlan batch(gpu, BatchSizes{n.data(), count});
   const index_t span = batch.span(PaddedInterleaved{});
   std::vector<double> a(span, 0.1), b(span, 1.0), c(span, 0.1), d(span, 1.0);
-  b[bad] = 0.0;  // row 0 of system 63
+  b[bad] = c[bad] = 0.0;  // row 0 of system 63: zero (singular with pivoting too: automatic's re-solve names it)
   Array<double> da(span, gpu), db(span, gpu), dc(span, gpu), dd(span, gpu), du(span, gpu);
   da.copy_from_host(a.data());
   db.copy_from_host(b.data());
@@ -96,6 +102,24 @@ TEST(CudaVariableThomasErrors, SingularSystemNamedAndHostArraysRejected) {
       EXPECT_NE(std::string(e.what()).find("system 63"), std::string::npos) << e.what();
     }
     EXPECT_THROW(plan.solve(Bands<double>{a.data(), b.data(), c.data()}, d.data(), d.data()), InvalidArgument);
+  }
+  for (Pivoting piv : {Pivoting::partial, Pivoting::none}) {  // stop 37: every choice names the system
+    VariableTridiagonalOptions o;
+    o.pivoting = piv;
+    VariableTridiagonalPlan<double> plan(batch, PaddedInterleaved{}, o);
+    try {
+      plan.solve(Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
+      ADD_FAILURE() << "no SingularSystem for pivoting " << int(piv);
+    } catch (const SingularSystem& e) {
+      EXPECT_EQ(e.system(), bad) << e.what();
+    }
+  }
+  {  // periodic + partial on a device: row 0 of system 63 couples to its last row through a[0]
+    VariableTridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    o.periodic = true;
+    VariableTridiagonalPlan<double> plan(batch, PaddedInterleaved{}, o);
+    EXPECT_NO_THROW(plan.solve(Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data()));
   }
   VariableTridiagonalOptions ref;
   ref.kernel = VariableKernel::reference;  // host only
