@@ -10,7 +10,6 @@
 // registers or, with shared bands, double-buffered with cp.async (see the kernel).
 #include <cuda_pipeline_primitives.h>
 
-
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/comparison_forms.hpp"
