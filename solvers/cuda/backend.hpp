@@ -303,7 +303,7 @@ struct FusedLaunch {
   int log2lb = 0;
   unsigned fold_grid = 0;  // the grid of the same launch with the explicit operator folded in
   unsigned warp_grid = 0;  // Y/Z: the grid of the warp copy stream's instance (0: none)
-  bool lean = false;       // Y/Z: the warp stream's lean form (ADI_FUSED_YZ_LEAN=1; same grid)
+  bool lean = false;       // Y/Z: the warp stream's lean form (the default; ADI_FUSED_YZ_LEAN=0 off; same grid)
 };
 template <class T>
 ADI_CUDA_KERNEL(FusedLaunch fused_stage_prepare(const LineSet& lines, const FusedTuning& tuning))

@@ -383,7 +383,7 @@ std::size_t fused_stage_x_smem(const PcrShape& sh, int warps) {
 // (count0 lines adjacent in memory), starting `shift` values before its line 0, so that each
 // row of a tile is LB values at a 16-byte boundary; slots outside the plane's lines are idle.
 // Otherwise tiles of LB consecutive lines (any layout) and each thread copies its own rows.
-// Lean (the lean form, fused_stage_lean_kernel; ADI_FUSED_YZ_LEAN=1), in a stage with v and
+// Lean (the lean form, fused_stage_lean_kernel; the default, ADI_FUSED_YZ_LEAN=0 off), in a stage with v and
 // without sources: the right-hand side of the interior rows without per-row tests, through
 // pointers set once per segment (the two end rows of a non-periodic line recomputed after it with
 // the general formula), and the stores through a pointer stepped by the stride; a full segment

@@ -12,7 +12,6 @@
 
 #include <cstdlib>
 
-
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/comparison_forms.hpp"
