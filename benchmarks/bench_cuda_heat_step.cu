@@ -553,7 +553,7 @@ int main(int argc, char** argv) {
               "Y/Z form %s; stencil form %s\n",
               prop.name, prop.multiProcessorCount, g_steps, stream ? stream : "default (warp)",
               lean && std::string(lean) == "0" ? "general (ADI_FUSED_YZ_LEAN=0)" : "lean (the default)",
-              stencil && std::string(stencil) == "1" ? "lean columns (ADI_STENCIL_LEAN=1)" : "default");
+              stencil && std::string(stencil) == "0" ? "column kernel (ADI_STENCIL_LEAN=0)" : "lean columns (the default)");
   measure_copy();
   std::printf("== Full heat ADI step per part (fields = minimum field transfers; ratio = ms / min ms)\n");
   std::printf("%-12s %-4s %-32s %9s %7s %9s %7s\n", "grid", "type", "part", "ms", "fields", "min ms", "ratio");

@@ -84,8 +84,9 @@ struct Args {
   std::string spike = "on";  // --spike on|off|both: the split passes with shared bands in the SPIKE form (stop 33,
                              // DistributedOptions::device_spike, the default), or not, or both rows
   bool use_spike = false;     // this case's (set per row from spike)
-  std::string compact = "off";  // --compact on|off|both: the SPIKE form's compact tail (stop 37,
-                                // DistributedOptions::spike_compact), or not (the default), or both rows
+  std::string compact = "on";  // --compact on|off|both: the SPIKE form's compact tail (stop 37,
+                               // DistributedOptions::spike_compact, the default since stop 38), or not
+                               // (the tail of stop 36), or both rows
   bool use_compact = false;     // this case's (set per row from compact; SPIKE rows only)
   std::string fold = "default";  // --fold default|separate|both: the operator's explicit fold as built (CUDA:
                                  // stencil), or ExplicitFold::separate (apply() then the stage), or both rows
@@ -371,7 +372,7 @@ void run(const Args& args, int rank, int size) {
         Row r = run_case<T>(case_args, MPI_COMM_WORLD, dims, exec);
         r.split = spec + (v & 1 ? " sep.rhs" : "") + (v & 2 ? " no-pf" : "") + (v & 4 ? " no-l2" : "") +
                   (v & 8 ? " sep.fold" : "") + (v & 16 && args.spike == "both" ? " spike" : "") +
-                  (v & 32 ? " cpt" : "");
+                  (v & 32 && args.compact == "both" ? " cpt" : "");
         if (exec.is_cuda()) r.per_gpu = (size + cuda_backend::device_count() - 1) / cuda_backend::device_count();
         rows.push_back(r);
       }

@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(256, 2)
 // so each array costs one base pointer per line and immediate offsets (no 64-bit index, stride or
 // r < n test per value); the segment loops run with len = 8 on every lane (pcr_line_unrolled's
 // Full form: no per-row predicate; a non-periodic line's reduced PCR unrolled over its 5 levels).
-// Launched where ADI_PCR_X_LEAN=1 (launch_thomas_pcr).
+// Launched by default for lines of 256 with per-line bands (launch_thomas_pcr; ADI_PCR_X_LEAN=0: the general kernel).
 template <class T>
 __global__ void __launch_bounds__(256, 2)
     thomas_pcr_lean_kernel(DeviceLines L, PcrShape sh, const T* __restrict__ a, const T* __restrict__ b,
@@ -182,12 +182,14 @@ __global__ void __launch_bounds__(256, 2)
   report(bad, flag);
 }
 
-// The lean form's switch: ADI_PCR_X_LEAN=1 in the environment (read at each launch, so tests can
-// set it around a solve); a switch for same-run A/B timings (scripts/gpu_x_ab.sh), not an option:
-// both forms compute the same function (tests: CudaThomasPcr.LeanForm*).
+// The lean form's switch: the default since stop 38 (256^3 fp32 X -6.9% on the H100, -17.1% on
+// the H200; fp64 -0.4% / -2.9%; other shapes unchanged); ADI_PCR_X_LEAN=0 in the environment
+// (read at each launch, so tests can set it around a solve) runs the general kernel, for same-run
+// A/B timings (scripts/gpu_x_ab.sh), not an option: both forms compute the same function (tests:
+// CudaThomasPcr.LeanForm*, GeneralForm*).
 inline bool pcr_x_lean_requested() {
   const char* v = std::getenv("ADI_PCR_X_LEAN");
-  return v != nullptr && v[0] == '1' && v[1] == '\0';
+  return !(v != nullptr && v[0] == '0' && v[1] == '\0');
 }
 
 // Shared memory of one block of W warps.

@@ -2,7 +2,7 @@
 # Device check of the SPIKE form's compact tail (issue 18, stop 37, h-zsplit): one call on a
 # 2-GPU machine (nvidia-h100-x2 / nvidia-h200-x2, one rank per GPU, NCCL), ~5 minutes with the build.
 #
-# What changed (DistributedOptions::spike_compact / ADI_SPIKE_COMPACT=1|0, off by default): the
+# What changed (DistributedOptions::spike_compact / ADI_SPIKE_COMPACT=1|0, the default since stop 38): the
 # split stage's tail after the cut segments' solve. Default: spike_reduce (8 values per line),
 # the strategy's NCCL collectives (alltoall: two all_to_all_v and the reduced solve between),
 # spike_ends_kernel, spike_correct_lines_kernel (one row in flight per thread). Compact: a pack
@@ -13,8 +13,8 @@
 # Steps (each under a timeout; verdicts in summary.txt, tables at the end of stdout):
 #   1. build test_distributed_tridiagonal, test_distributed_adi, bench_mpi_heat (build-mpi-gpu);
 #   2. tests on 2 ranks: DistributedTridiagonal.SpikeCompact* (compact = default tail's error, and
-#      one domain), the tridiagonal device tests with ADI_SPIKE_COMPACT=1 (every shared-band SPIKE
-#      solve in the compact tail), DistributedAdiDevice.Spike and .SpikeCompact (AdiSolver, both
+#      one domain), the tridiagonal device tests with ADI_SPIKE_COMPACT=0 (every shared-band SPIKE
+#      solve in the default tail of stop 36; the compact tail is the default since stop 38), DistributedAdiDevice.Spike and .SpikeCompact (AdiSolver, both
 #      tails against one domain; the cut segments' stage is the lean Y/Z kernel since d4b96da);
 #   3. bench_mpi_heat, Douglas fp64, --compact both (rows "z" = default tail, "z cpt" = compact):
 #      strong 512^3 in all (twice), weak 512^3 per GPU (once); splits z, y, x;
@@ -50,7 +50,7 @@ H="$B/benchmarks/bench_mpi_heat"
 # 2. Correctness (short timeouts: a hang costs at most these).
 step "tridiagonal SpikeCompact np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
   --gtest_filter='*SpikeCompact*'
-step "tridiagonal device np2, ADI_SPIKE_COMPACT=1" 45 "$OUT/tests.log" $MPI -x ADI_SPIKE_COMPACT=1 -n 2 \
+step "tridiagonal device np2, ADI_SPIKE_COMPACT=0" 45 "$OUT/tests.log" $MPI -x ADI_SPIKE_COMPACT=0 -n 2 \
   "$B/tests/test_distributed_tridiagonal" --gtest_filter='*DeviceMemory*:*DeviceNccl*:*DeviceHostStaging*:*DeviceZeroPivot*'
 # (Spike: the default tail, whose cut segments now take the lean Y/Z stage kernel, d4b96da)
 step "adi device np2 Spike, SpikeCompact" 120 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_adi" \

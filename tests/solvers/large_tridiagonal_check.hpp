@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "solvers/common/partition_large_math.hpp"
+#include "solvers/common/pivoting_line.hpp"
 
 namespace adi::test_large {
 
@@ -64,6 +65,31 @@ std::vector<long double> oracle(const Problem<T>& p, bool periodic) {
                                                        z.data(), periodic, L(0));
   EXPECT_LT(bad, 0) << "the oracle met a bad pivot; the test's system is not usable";
   return x;
+}
+
+// The oracle of a system Thomas cannot take (a tiny pivot: the unsafe cases of the large plan's
+// check): partial pivoting (solvers/common/pivoting_line.hpp, every pivoting route's elimination)
+// in long double on the T values. Not periodic.
+template <class T>
+std::vector<long double> pivoting_oracle(const Problem<T>& p) {
+  using L = long double;
+  struct Io {
+    const Problem<T>& p;
+    std::vector<L> u1, u2, y, x;
+    L a(long long i) const { return p.a[std::size_t(i)]; }
+    L b(long long i) const { return p.b[std::size_t(i)]; }
+    L c(long long i) const { return p.c[std::size_t(i)]; }
+    L d(long long i) const { return p.d[std::size_t(i)]; }
+    void put(long long i, L v1, L v2, L w) { u1[std::size_t(i)] = v1, u2[std::size_t(i)] = v2, y[std::size_t(i)] = w; }
+    void get(long long i, L& v1, L& v2, L& w) const {
+      v1 = u1[std::size_t(i)], v2 = u2[std::size_t(i)], w = y[std::size_t(i)];
+    }
+    void store(long long i, L v) { x[std::size_t(i)] = v; }
+  };
+  const std::size_t n = std::size_t(p.n);
+  Io io{p, std::vector<L>(n), std::vector<L>(n), std::vector<L>(n), std::vector<L>(n)};
+  EXPECT_FALSE(adi::common::pivot_line<L>(io, p.n)) << "the pivoting oracle met a zero pivot";
+  return io.x;
 }
 
 // max |u - x| / max |x|.

@@ -474,7 +474,7 @@ TYPED_TEST(LargeCuda, DeviceCheckFormsAgree) {
       ds.u.copy_from_host(nan.data());
       adi::LargeTridiagonalPlan<T> automatic(ds.ex, n);
       automatic.solve(ds.bands(), ds.d.data(), ds.u.data());
-      const auto x = tl::oracle(p, false);
+      const auto x = tl::pivoting_oracle(p);  // (Thomas meets the tiny pivot)
       const std::vector<T> got = ds.result(ds.u);
       double worst = 0, scale = 0;
       for (std::int64_t i = 0; i < n; ++i) {
@@ -530,7 +530,7 @@ TYPED_TEST(LargeCuda, DeviceFallbackDecidedOnDevice) {
   unsafe.a[4099] = 0;  // a tiny pivot inside a chunk: the check fires (EmulatedCheckFormsAgree)
   unsafe.b[4099] = T(1e-6);
   unsafe.c[4099] = T(0.5);
-  const auto x_base = tl::oracle(base, false), x_unsafe = tl::oracle(unsafe, false);
+  const auto x_base = tl::oracle(base, false), x_unsafe = tl::pivoting_oracle(unsafe);  // (Thomas: a tiny pivot)
   // 3 systems: system 1 unsafe or not.
   auto batch = [&](bool bad) {
     tl::Problem<T> p = base;

@@ -102,10 +102,14 @@ void all_cases() {
     }
 }
 
-// The lean column form of the shared-band kernel (ADI_STENCIL_LEAN=1, read at each
-// stencil_apply call) for this object's life (the process's own setting restored after).
+// The lean column form of the shared-band kernel (the default since stop 38; ADI_STENCIL_LEAN,
+// read at each stencil_apply call, 1 / 0) or the column kernel for this object's life (the
+// process's own setting restored after).
 struct LeanColumns : adi::test::ScopedEnv {
   LeanColumns() : ScopedEnv("ADI_STENCIL_LEAN", "1") {}
+};
+struct GeneralColumns : adi::test::ScopedEnv {
+  GeneralColumns() : ScopedEnv("ADI_STENCIL_LEAN", "0") {}
 };
 
 // Where base comes from in a lean case: v itself (the explicit step, the stencil fold's first
@@ -256,8 +260,8 @@ TEST(CudaStencilApply, Small) {
   check_apply<double>(s, {{0.0, -1.0, 0.0, 0.0}, 2.5, true, true, 2});
 }
 
-// The lean column form (ADI_STENCIL_LEAN=1; stencil_columns_ring_kernel): every case above
-// again under it (its kernel takes the shared-band cases without sources; the rest run the
+// The lean column form (ADI_STENCIL_LEAN=1, the default; stencil_columns_ring_kernel): every case
+// above again under it (whatever the process was started with) (its kernel takes the shared-band cases without sources; the rest run the
 // other kernels, so the switch changes nothing there), then its own cases against an fp64
 // reference.
 TEST(CudaStencilApply, LeanColumnsMatchFloat) {
@@ -276,6 +280,15 @@ TEST(CudaStencilApply, LeanColumnsMatchDouble) {
     all_cases<double>();
   }
   lean_cases<double>();
+}
+
+// The column kernel (ADI_STENCIL_LEAN=0, the default before stop 38, kept for A/B timings): every
+// case above again under it.
+TEST(CudaStencilApply, GeneralColumnsMatch) {
+  ADI_REQUIRE_CUDA();
+  GeneralColumns general;
+  all_cases<float>();
+  all_cases<double>();
 }
 
 // The sanitizer's case for the lean form: rings that wrap (18 nodes per column; the last chunk

@@ -43,15 +43,17 @@ TEST(CudaThomasPcr, LaunchShapes) {
   adi::test_cuda::launch_shapes<double>(Kernel::cuda_thomas_pcr, Family::contiguous, shapes);
 }
 
-// The lean form for lines of exactly 256 rows (thomas_pcr_lean_kernel, ADI_PCR_X_LEAN=1): the
-// same checks with the switch on. Lines of 256 with per-line bands take the lean kernel (counts
-// 1 .. 1032, unaligned bases, periodic or not, in place, warps per block 2 / 8 and, below, more
-// lines than one pass of the persistent grid holds); every other case (shared bands, the odd
-// sizes 1, 2, 3, 31, 33, 255, 257, ...) must still take the default kernel.
+// The lean form for lines of exactly 256 rows (thomas_pcr_lean_kernel; the default since stop 38,
+// ADI_PCR_X_LEAN=0 runs the general kernel): the same checks with the switch on (LeanForm*, whatever
+// the process was started with) and off (GeneralForm*: the general kernel on lines of 256). Lines
+// of 256 with per-line bands take the lean kernel (counts 1 .. 1032, unaligned bases, periodic or
+// not, in place, warps per block 2 / 8 and, below, more lines than one pass of the persistent grid
+// holds); every other case (shared bands, the odd sizes 1, 2, 3, 31, 33, 255, 257, ...) must still
+// take the general kernel.
 namespace {
 template <class T>
-void lean_cases() {
-  const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", "1");
+void lean_cases(const char* lean = "1") {
+  const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", lean);
   adi::test_cuda::sweep<T>(Kernel::cuda_thomas_pcr, Family::contiguous);
   if (::testing::Test::HasFailure()) return;
   adi::test_cuda::in_place<T>(Kernel::cuda_thomas_pcr, Family::contiguous);
@@ -79,6 +81,16 @@ TEST(CudaThomasPcr, LeanFormFloat) {
 TEST(CudaThomasPcr, LeanFormDouble) {
   ADI_REQUIRE_CUDA();
   lean_cases<double>();
+}
+
+TEST(CudaThomasPcr, GeneralFormFloat) {
+  ADI_REQUIRE_CUDA();
+  lean_cases<float>("0");
+}
+
+TEST(CudaThomasPcr, GeneralFormDouble) {
+  ADI_REQUIRE_CUDA();
+  lean_cases<double>("0");
 }
 
 // The sanitizer's case of the lean form: a few lines of 256, per-line bands.
