@@ -210,21 +210,6 @@ else
 fi
 grep -E "^(device|copy)" "$OUT/bench_ab.log" | sort -u | head -6
 echo "('% copy' = 100 / ratio to the part's minimum transfers; the step's ratio to the 8-transfer minimum: ms / (8/10 x the 10-field min))"
-awk '
-  /^### pass/ { pass = $3; s = $5; next }
-  /^(256|512)x/ {
-    part = substr($0, 19, 32); sub(/ +$/, "", part);
-    if (part !~ /^(stage [xyz] fused, back to back|explicit, back to back|stage x \+explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events)$/) next;
-    key = sprintf("%-12s %-4s %-30s", $1, $2, part);
-    if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
-    n = split(substr($0, 52), f, " "); ms[key, pass, s] = f[1]; minms[key] = f[3]; ratio[key, pass, s] = f[4];
-  }
-  function best(key, s,   p, b, m) { b = 0; for (p = 1; p <= 2; ++p) { m = ms[key, p, s] + 0; if (m > 0 && (b == 0 || m < b)) b = m } return b }
-  END {
-    printf "%-48s %8s %8s | %8s %8s | %8s %8s %7s | %s\n", "row (ms)", "general", "lean", "general", "lean", "best gen", "best len", "change", "% copy gen -> lean";
-    for (i = 1; i <= nk; ++i) { k = order[i]; bd = best(k, "general"); bl = best(k, "lean"); mm = minms[k] + 0;
-      extra = "";
-      if (k ~ /step: CUDA events/ && mm > 0) extra = sprintf("; vs 8-transfer min %.4f ms: %.2fx -> %.2fx", 0.8 * mm, bd / (0.8 * mm), bl / (0.8 * mm));
-      printf "%-48s %8s %8s | %8s %8s | %8.4f %8.4f %+6.1f%% | %s%s\n", k, ms[k, 1, "general"], ms[k, 1, "lean"], ms[k, 2, "general"],
-        ms[k, 2, "lean"], bd, bl, (bd > 0 ? 100 * (bl / bd - 1) : 0),
-        ((mm > 0 && bd > 0 && bl > 0) ? sprintf("%.1f -> %.1f", 100 * mm / bd, 100 * mm / bl) : "-"), extra } }' "$OUT/bench_ab.log"
+awk -f "$root/scripts/ab_table.awk" -v bench=heat -v a=general -v b=lean -v partw=30 -v copy=min -v step8=1 \
+  -v parts='stage [xyz] fused, back to back|explicit, back to back|stage x [+]explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events' \
+  -v heads='row (ms),general,lean,general,lean,best gen,best len,change,% copy gen -> lean' "$OUT/bench_ab.log"

@@ -219,21 +219,7 @@ if [ $ab = 1 ] && [ -s "$OUT/bench_stream_ab.log" ]; then
   echo "== A/B: fused Y/Z stage copy stream, ADI_FUSED_STAGE_STREAM thread (each thread its own rows) / warp (16-byte pieces, the default); ms, two passes (bench_stream_ab.log)"
   grep -m2 -E "^(device|copy)" "$OUT/bench_stream_ab.log"
   echo "(warp only where the field's rows are 16-byte multiples: nx * sizeof(T) % 16 == 0, so at 256^3 and 512^3; '% copy' = 100 / ratio to the part's minimum transfers)"
-  awk '
-    /^### pass/ { pass = $3; s = $5; next }
-    /^(256|512)x/ && (/back to back/ || /step: CUDA events/ || / stage [xyz] /) {
-      part = substr($0, 19, 32); sub(/ +$/, "", part);
-      if (part !~ /^(stage [xyz] fused, back to back|Do (stencil|kernel) step: CUDA events|Do kernel stage [yz])$/) next;
-      key = sprintf("%-12s %-4s %-32s", $1, $2, part);
-      if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
-      n = split(substr($0, 52), f, " "); ms[key, pass, s] = f[1]; ratio[key, pass, s] = f[4];
-    }
-    function best(key, s,   p, b, m) { b = 0; for (p = 1; p <= 2; ++p) { m = ms[key, p, s] + 0; if (m > 0 && (b == 0 || m < b)) b = m } return b }
-    function bestr(key, s,   p, b, r) { b = 0; for (p = 1; p <= 2; ++p) { r = ratio[key, p, s] + 0; if (r > 0 && (b == 0 || r < b)) b = r } return b }
-    END {
-      printf "%-50s %8s %8s | %8s %8s | %8s %8s %7s | %s\n", "row (ms)", "thread", "warp", "thread", "warp", "best thr", "best wrp", "change", "% copy thr -> warp";
-      for (i = 1; i <= nk; ++i) { k = order[i]; bt = best(k, "thread"); bw = best(k, "warp"); rt = bestr(k, "thread"); rw = bestr(k, "warp");
-        printf "%-50s %8s %8s | %8s %8s | %8.4f %8.4f %+6.1f%% | %s\n", k, ms[k, 1, "thread"], ms[k, 1, "warp"], ms[k, 2, "thread"],
-          ms[k, 2, "warp"], bt, bw, (bt > 0 ? 100 * (bw / bt - 1) : 0),
-          ((rt > 0 && rw > 0) ? sprintf("%.1f -> %.1f", 100 / rt, 100 / rw) : "-") } }' "$OUT/bench_stream_ab.log"
+  awk -f "$root/scripts/ab_table.awk" -v bench=heat -v a=thread -v b=warp -v partw=32 -v copy=ratio \
+    -v parts='stage [xyz] fused, back to back|Do (stencil|kernel) step: CUDA events|Do kernel stage [yz]' \
+    -v heads='row (ms),thread,warp,thread,warp,best thr,best wrp,change,% copy thr -> warp' "$OUT/bench_stream_ab.log"
 fi

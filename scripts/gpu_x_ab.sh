@@ -129,24 +129,8 @@ section() { echo; echo "=== $*"; }
   section "A/B: X hybrid, per-line bands, ADI_PCR_X_LEAN 0 (general) / 1 (lean, the default since stop 38), ms and % of copy, two passes (bench_ab.log)"
   grep -E "^(device|copy)" "$out/bench_ab.log" | sort -u | head -6
   echo "(lean applies to lines of exactly 256 rows: 256^3 rows; 240x256x256 and 512^3 are controls that must not move)"
-  awk '
-    /^### pass/ { pass = $3; form = $5; next }
-    / \| / && $0 ~ /thomas_pcr \(hybrid\)/ {
-      split($0, h, "|"); nf = split(h[1], f, " ");
-      if (f[nf - 3] != "full") next;
-      key = sprintf("%-12s %s %s", f[1], f[2], f[3]);
-      if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
-      ms[key, pass, form] = f[nf - 2]; pc[key, pass, form] = f[nf];
-    }
-    END {
-      printf "%-21s %9s %9s %9s %9s | %-14s %-14s %s\n", "row", "def p1", "lean p1", "def p2", "lean p2",
-             "best def %copy", "best lean", "lean vs default (best ms)";
-      for (i = 1; i <= nk; ++i) { k = order[i]; bd = 0; bl = 0; cd = 0; cl = 0;
-        for (p = 1; p <= 2; ++p) {
-          m = ms[k, p, "default"] + 0; if (m > 0 && (bd == 0 || m < bd)) { bd = m; cd = pc[k, p, "default"] }
-          m = ms[k, p, "lean"] + 0; if (m > 0 && (bl == 0 || m < bl)) { bl = m; cl = pc[k, p, "lean"] } }
-        printf "%-21s %9s %9s %9s %9s | %-14s %-14s %+6.1f%%\n", k, ms[k, 1, "default"], ms[k, 1, "lean"],
-               ms[k, 2, "default"], ms[k, 2, "lean"], cd, cl, (bd > 0 ? 100 * (bl / bd - 1) : 0) } }' "$out/bench_ab.log"
+  awk -f "$root/scripts/ab_table.awk" -v bench=tridiag -v a=default -v b=lean \
+    -v heads='row,def p1,lean p1,def p2,lean p2,best def %copy,best lean,lean vs default (best ms)' "$out/bench_ab.log"
   section "summary"
   cat "$summary"
 } 2>&1 | tee "$out/tables.txt"

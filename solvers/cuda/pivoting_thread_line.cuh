@@ -20,7 +20,11 @@ namespace adi::cuda_backend::kernels {
 
 // One line, by one thread; returns whether a pivot was zero or not finite. Also the
 // fall-back of the block route (pivoting_block.cuh) for the lines of a block with a weak
-// partition.
+// partition. The steps are solvers/common/pivoting_line.hpp's (pivot_line / pivot_line_periodic),
+// written out here: through that header (an access policy over these lines, its loops given
+// Chunk-row loads) sm_90 code grew (stop 38: fp32 93 -> 126 registers, +5..12% instructions,
+// the periodic and plain paths no longer sharing one load loop; the variable-batch kernels 8
+// instructions more), so the loop stays; both run the core's pivot_step / cyclic_step.
 template <class T, int Chunk, bool Shared>
 __device__ bool pivoting_line(const DeviceLines& L, i64 line, const T* __restrict__ a, const T* __restrict__ b,
                               const T* __restrict__ c, const T* d, T* u, T* __restrict__ w1, T* __restrict__ w2,

@@ -896,13 +896,16 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
     const bool rows16 = rs.lb * sizeof(T) % 16 == 0 && ls.stride0 == 1;
     if (fused_stage_warp_stream() && rows16 && fused_yz_has_warp(L.variant)) {
       const i64 wtiles = (ls.count0 + static_cast<i64>(16 / sizeof(T)) - 1 + rs.lb - 1) / rs.lb * ls.count1;
-      with_fused_yz_kernel<T>(L.variant, true, [&](auto kernel) {
-        L.warp_grid = persistent_grid(kernel, L.threads, smem, wtiles, lim);
-      });
       // The lean form: the same shape (block, shared memory, 1 block per SM); its grid (and its
-      // dynamic shared-memory limit, set by persistent_grid) in place of the warp instance's.
+      // dynamic shared-memory limit, set by persistent_grid) in place of the warp instance's,
+      // which run_fused_stage then never launches (only the chosen kernel's grid is computed).
       L.lean = L.variant == 8 && rows == 16 && fused_stage_lean_requested();
-      if (L.lean) L.warp_grid = persistent_grid(fused_stage_lean_kernel<T>, L.threads, smem, wtiles, lim);
+      if (L.lean)
+        L.warp_grid = persistent_grid(fused_stage_lean_kernel<T>, L.threads, smem, wtiles, lim);
+      else
+        with_fused_yz_kernel<T>(L.variant, true, [&](auto kernel) {
+          L.warp_grid = persistent_grid(kernel, L.threads, smem, wtiles, lim);
+        });
     }
   }
   return L;

@@ -22,6 +22,7 @@
 #include "adi/large_tridiagonal.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/common/partition_large_tile.hpp"
+#include "tests/scoped_env.hpp"
 #include "tests/solvers/large_tridiagonal_check.hpp"
 
 namespace {
@@ -437,11 +438,6 @@ TYPED_TEST(LargeCuda, DeviceZeroPivotNamesTheRow) {
 // which the check script runs under each form); a singular system under automatic throws
 // SingularSystem naming system 0 (the pivoting fall-back's failure; the row where the host's
 // pivoting names it).
-struct CheckFormEnv {
-  explicit CheckFormEnv(const char* v) { setenv("ADI_LARGE_CHECK_FORM", v, 1); }
-  ~CheckFormEnv() { unsetenv("ADI_LARGE_CHECK_FORM"); }
-};
-
 TYPED_TEST(LargeCuda, DeviceCheckFormsAgree) {
   ADI_REQUIRE_CUDA("the device large-system test");
   using T = TypeParam;
@@ -456,7 +452,7 @@ TYPED_TEST(LargeCuda, DeviceCheckFormsAgree) {
     std::string rows[3];
     for (int f = 0; f < 3; ++f) {
       const char* form[3] = {"0", "1", "2"};
-      CheckFormEnv env(form[f]);
+      const adi::test::ScopedEnv env("ADI_LARGE_CHECK_FORM", form[f]);
       const std::string w = "row " + std::to_string(r) + ", ADI_LARGE_CHECK_FORM=" + form[f];
       adi::LargeTridiagonalOptions o;
       o.pivoting = adi::Pivoting::none;
@@ -492,7 +488,7 @@ TYPED_TEST(LargeCuda, DeviceCheckFormsAgree) {
   p.a[777] = p.b[777] = p.c[777] = 0;
   DeviceSystem<T> ds(p);
   for (const char* form : {"0", "1", "2"}) {
-    CheckFormEnv env(form);
+    const adi::test::ScopedEnv env("ADI_LARGE_CHECK_FORM", form);
     adi::LargeTridiagonalPlan<T> automatic(ds.ex, n);
     try {
       automatic.solve(ds.bands(), ds.d.data(), ds.u.data());
@@ -514,17 +510,12 @@ TYPED_TEST(LargeCuda, DeviceCheckFormsAgree) {
 // in place takes the host's path (UnstableSystem); a singular system throws SingularSystem naming
 // the system (and the row where the host's pivoting names it) with check_pivots, and comes back
 // without an error without it.
-struct EnvVar {
-  std::string name;
-  EnvVar(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~EnvVar() { unsetenv(name.c_str()); }
-};
 
 TYPED_TEST(LargeCuda, DeviceFallbackDecidedOnDevice) {
   ADI_REQUIRE_CUDA("the device large-system test");
   using T = TypeParam;
   const std::int64_t n = 20000, count = 3;
-  EnvVar trace("ADI_LARGE_FALLBACK_TRACE", "1");
+  const adi::test::ScopedEnv trace("ADI_LARGE_FALLBACK_TRACE", "1");
   auto base = tl::make<T>(n, false, 41);
   auto unsafe = base;
   unsafe.a[4099] = 0;  // a tiny pivot inside a chunk: the check fires (EmulatedCheckFormsAgree)
@@ -562,7 +553,7 @@ TYPED_TEST(LargeCuda, DeviceFallbackDecidedOnDevice) {
   for (int k = 0; k < 6; ++k) outs.push_back(std::make_unique<adi::Array<T>>(n * count, dg.ex));
   std::vector<T> nan(static_cast<std::size_t>(n * count), std::numeric_limits<T>::quiet_NaN());
   for (bool checks : {false, true}) {
-    EnvVar fb("ADI_PIVOTING_FALLBACK", "device");  // read when the plan is made
+    const adi::test::ScopedEnv fb("ADI_PIVOTING_FALLBACK", "device");  // read when the plan is made
     adi::LargeTridiagonalOptions o;
     o.check_pivots = checks;
     adi::LargeTridiagonalPlan<T> plan(dg.ex, n, count, n, o);
@@ -590,7 +581,7 @@ TYPED_TEST(LargeCuda, DeviceFallbackDecidedOnDevice) {
   sing.a[zr] = sing.b[zr] = sing.c[zr] = 0;
   DeviceSystem<T> dz(sing);
   for (bool checks : {true, false}) {
-    EnvVar fb("ADI_PIVOTING_FALLBACK", "device");
+    const adi::test::ScopedEnv fb("ADI_PIVOTING_FALLBACK", "device");
     adi::LargeTridiagonalOptions o;
     o.check_pivots = checks;
     adi::LargeTridiagonalPlan<T> plan(dz.ex, n, count, n, o);

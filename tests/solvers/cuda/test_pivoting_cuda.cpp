@@ -31,6 +31,7 @@
 #include "adi/variable_batch.hpp"
 #include "adi/variable_tridiagonal.hpp"
 #include "tests/gpu_skip.hpp"
+#include "tests/scoped_env.hpp"
 #include "tests/solvers/pivoting_cases.hpp"
 
 namespace {
@@ -43,12 +44,13 @@ using adi::Pivoting;
 using adi::TridiagonalOptions;
 using adi::TridiagonalPlan;
 namespace tp = adi::test_pivoting;
+using adi::test::ScopedEnv;
 
 class PivotingCuda : public adi::test::CudaTest {};
 
 // Stop 35: a refinement graph that cannot be built throws here instead of falling back to the
 // gated launches with a line on stderr (solvers/cuda/pivoting_partition.cuh, pivoting_refine_graph).
-const bool kRefineGateStrict = setenv("ADI_PIVOTING_REFINE_GATE_STRICT", "1", 1) == 0;
+const ScopedEnv kRefineGateStrict("ADI_PIVOTING_REFINE_GATE_STRICT", "1");
 
 LineSet make_lines(int layout, index_t n, index_t count) {
   switch (layout) {
@@ -195,7 +197,7 @@ void large_plan_partial(tp::Family f, std::uint64_t seed) {
 // PartitionFormsBitIdentical.
 TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
   for (const char* form : {"0", "1"}) {
-    setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
+    const ScopedEnv form_env("ADI_PIVOTING_PARTITION_FORM", form);
     SCOPED_TRACE(std::string("ADI_PIVOTING_PARTITION_FORM=") + form);
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
                          tp::Family::dominant})
@@ -205,7 +207,6 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
         run_partition<double>(f, n, count);
       }
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) large_plan_partial<float>(f, 13);
-    unsetenv("ADI_PIVOTING_PARTITION_FORM");
   }
 }
 
@@ -219,24 +220,18 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
 // solve gate: the whole solve as one graph; "1l" the gated launches; stop 37 removed the graph
 // gate and its "1g" pass, which memcheck flagged in runs s35/5, s36/2, s37/2 and s37/4).
 TEST_F(PivotingCuda, PartitionFormsSmall) {
-  setenv("ADI_PIVOTING_ROUTE", "partition", 1);
+  const ScopedEnv route("ADI_PIVOTING_ROUTE", "partition");
   for (const char* form : {"0", "1", "1d", "1l"}) {
-    setenv("ADI_PIVOTING_PARTITION_FORM", std::string(form).substr(0, 1).c_str(), 1);
-    setenv("ADI_PIVOTING_PARTITION_DOMINANCE", form[1] == '\0' ? "0" : "1", 1);
-    if (form[1] == 'l')
-      setenv("ADI_PIVOTING_REFINE_GATE", "launches", 1);
-    else
-      unsetenv("ADI_PIVOTING_REFINE_GATE");
+    const ScopedEnv form_env("ADI_PIVOTING_PARTITION_FORM", std::string(form).substr(0, 1).c_str());
+    const ScopedEnv dominance("ADI_PIVOTING_PARTITION_DOMINANCE", form[1] == '\0' ? "0" : "1");
+    // Empty: the default gate (pivoting_refine_gate reads an empty value as unset).
+    const ScopedEnv gate("ADI_PIVOTING_REFINE_GATE", form[1] == 'l' ? "launches" : "");
     for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {1089, 3}, {70000, 1}})
       for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::dominant}) {
         run_partition<float>(f, n, count);
         run_partition<double>(f, n, count);
       }
   }
-  unsetenv("ADI_PIVOTING_ROUTE");
-  unsetenv("ADI_PIVOTING_PARTITION_FORM");
-  unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
-  unsetenv("ADI_PIVOTING_REFINE_GATE");
 }
 
 // Stop 36: the narrowest case of the graph gate's memcheck reports (runs s35/5, s36/2, s37/2:
@@ -246,13 +241,10 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
 // quick memcheck: per-line and shared bands, in place or not (four solves; stop 36's variants on
 // streams, kept arrays and scopes went with the graph gate).
 TEST_F(PivotingCuda, PartitionRefineGraphMemcheck) {
-  setenv("ADI_PIVOTING_ROUTE", "partition", 1);
-  setenv("ADI_PIVOTING_PARTITION_FORM", "1", 1);
-  setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+  const ScopedEnv route("ADI_PIVOTING_ROUTE", "partition");
+  const ScopedEnv form("ADI_PIVOTING_PARTITION_FORM", "1");
+  const ScopedEnv dominance("ADI_PIVOTING_PARTITION_DOMINANCE", "1");
   run_partition<float>(tp::Family::random_signs, 1089, 3);
-  unsetenv("ADI_PIVOTING_ROUTE");
-  unsetenv("ADI_PIVOTING_PARTITION_FORM");
-  unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
 }
 
 // Issue 23 / stop 34: the route forced on lines of 68 .. 4097 rows (the lengths of
@@ -264,8 +256,8 @@ TEST_F(PivotingCuda, PartitionRefineGraphMemcheck) {
 // exact fall-back in place; dominant ones stay on the route. By default (stop 35) the test is on
 // out of place only: in place the route keeps them (docs/pivoting.md, "Stop 35").
 TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
-  setenv("ADI_PIVOTING_ROUTE", "partition", 1);
-  setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+  const ScopedEnv route("ADI_PIVOTING_ROUTE", "partition");
+  const ScopedEnv dominance("ADI_PIVOTING_PARTITION_DOMINANCE", "1");
   for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
                        tp::Family::dominant, tp::Family::heat})
     for (index_t n : {68, 69, 255, 257, 543, 544, 545, 1089, 4097})
@@ -273,8 +265,6 @@ TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
         run_partition<float>(f, n, count);
         run_partition<double>(f, n, count);
       }
-  unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
-  unsetenv("ADI_PIVOTING_ROUTE");
 }
 
 // Stop 34, refinement: with the dominance test on (forced here; the default out of place since
@@ -285,9 +275,9 @@ TEST_F(PivotingCuda, PartitionRouteForcedWithinTenTimesLapack) {
 // shared bands, in place or not) and the large plan on 2^20 + 1 (Toeplitz, random signs).
 // Under each gate of the refinement (stop 35, ADI_PIVOTING_REFINE_GATE = launches | solve).
 TEST_F(PivotingCuda, PartitionRefinementWithinTenTimesLapack) {
-  setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+  const ScopedEnv dominance("ADI_PIVOTING_PARTITION_DOMINANCE", "1");
   for (const char* gate : {"launches", "solve"}) {
-    setenv("ADI_PIVOTING_REFINE_GATE", gate, 1);
+    const ScopedEnv gate_env("ADI_PIVOTING_REFINE_GATE", gate);
     SCOPED_TRACE(std::string("ADI_PIVOTING_REFINE_GATE=") + gate);
     for (tp::Family f : {tp::Family::toeplitz, tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::heat})
       for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}}) {
@@ -299,8 +289,6 @@ TEST_F(PivotingCuda, PartitionRefinementWithinTenTimesLapack) {
       large_plan_partial<double>(f, 22);
     }
   }
-  unsetenv("ADI_PIVOTING_REFINE_GATE");
-  unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
 }
 
 // Stop 35: the refinement's gates (ADI_PIVOTING_REFINE_GATE; stop 36: and the solve gate's graph
@@ -325,8 +313,9 @@ void refinement_gates_agree(tp::Family f, index_t n, index_t count) {
   // Stop 36: also the solve gate's graph without the IF node (ADI_PIVOTING_REFINE_GRAPH_IF=0,
   // memcheck's diagnosis: the same kernels in the graph itself, gated on the device flag).
   for (const std::string gate : {"launches", "solve", "solve, no IF node"}) {
-    setenv("ADI_PIVOTING_REFINE_GATE", gate.substr(0, gate.find(',')).c_str(), 1);
-    if (gate.find("no IF") != std::string::npos) setenv("ADI_PIVOTING_REFINE_GRAPH_IF", "0", 1);
+    const ScopedEnv gate_env("ADI_PIVOTING_REFINE_GATE", gate.substr(0, gate.find(',')).c_str());
+    // Empty: the IF node (pivoting_refine_env reads only "0").
+    const ScopedEnv if_node("ADI_PIVOTING_REFINE_GRAPH_IF", gate.find("no IF") != std::string::npos ? "0" : "");
     TridiagonalPlan<T> plan(dev, k.lines, o);
     for (int round = 0; round < 2; ++round)
       for (int i = 0; i <= kOuts; ++i) {
@@ -347,17 +336,14 @@ void refinement_gates_agree(tp::Family f, index_t n, index_t count) {
                               << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << " x "
                               << count;
       }
-    unsetenv("ADI_PIVOTING_REFINE_GRAPH_IF");
   }
-  unsetenv("ADI_PIVOTING_REFINE_GATE");
 }
 TEST_F(PivotingCuda, PartitionRefinementGatesAgree) {
-  setenv("ADI_PIVOTING_PARTITION_DOMINANCE", "1", 1);
+  const ScopedEnv dominance("ADI_PIVOTING_PARTITION_DOMINANCE", "1");
   for (tp::Family f : {tp::Family::toeplitz, tp::Family::dominant}) {
     refinement_gates_agree<float>(f, 40000, 3);
     refinement_gates_agree<double>(f, 4097, 1);
   }
-  unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
 }
 
 // The dominance test never fires on dominant lines (stop 34's sweep; here on the device, through
@@ -374,14 +360,13 @@ TEST_F(PivotingCuda, PartitionDominanceNeverFiresOnDominantLines) {
     o.pivoting = Pivoting::partial;
     std::vector<T> ref;
     for (const char* mode : {"0", "unset", "1 launches", "1 solve"}) {
-      if (std::string(mode) == "unset")
-        unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
-      else
-        setenv("ADI_PIVOTING_PARTITION_DOMINANCE", std::string(mode).substr(0, 1).c_str(), 1);
-      if (mode[0] == '1') setenv("ADI_PIVOTING_REFINE_GATE", mode + 2, 1);
+      // "unset": empty, the default (pivoting_partition_dominance and pivoting_refine_gate read
+      // an empty value as unset), whatever the process was started with.
+      const bool unset = std::string(mode) == "unset";
+      const ScopedEnv dominance("ADI_PIVOTING_PARTITION_DOMINANCE", unset ? "" : std::string(mode).substr(0, 1).c_str());
+      const ScopedEnv gate("ADI_PIVOTING_REFINE_GATE", mode[0] == '1' ? mode + 2 : "");
       auto k = k0;
       solve_on_device(k, o, in_place);
-      unsetenv("ADI_PIVOTING_REFINE_GATE");
       if (ref.empty()) {
         ref = k.u;
         std::string detail;
@@ -394,7 +379,6 @@ TEST_F(PivotingCuda, PartitionDominanceNeverFiresOnDominantLines) {
                             << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << " x "
                             << count << (shared ? " shared" : "") << (in_place ? " in place" : "");
     }
-    unsetenv("ADI_PIVOTING_PARTITION_DOMINANCE");
   };
   for (tp::Family f : {tp::Family::dominant, tp::Family::heat})
     for (auto [n, count] : {std::pair<index_t, index_t>{4097, 1}, {40000, 3}, {(1 << 20) + 3, 1}})
@@ -411,12 +395,13 @@ TEST_F(PivotingCuda, PartitionDominanceNeverFiresOnDominantLines) {
 TEST_F(PivotingCuda, PartitionFormsBitIdentical) {
   auto run = [](auto zero, tp::Family f, index_t n, index_t count, bool forced, bool shared = false) {
     using T = decltype(zero);
-    if (forced) setenv("ADI_PIVOTING_ROUTE", "partition", 1);
+    // Empty: the layout's own route (pivoting_route reads an empty value as unset).
+    const ScopedEnv route("ADI_PIVOTING_ROUTE", forced ? "partition" : "");
     const auto k0 =
         tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, count)), f, false, shared, 5 * n + shared);
     std::vector<T> ref;
     for (const char* form : {"0", "1"}) {
-      setenv("ADI_PIVOTING_PARTITION_FORM", form, 1);
+      const ScopedEnv form_env("ADI_PIVOTING_PARTITION_FORM", form);
       auto k = k0;
       TridiagonalOptions o;
       o.pivoting = Pivoting::partial;
@@ -431,8 +416,6 @@ TEST_F(PivotingCuda, PartitionFormsBitIdentical) {
       EXPECT_EQ(differ, 0u) << "form " << form << " against form 0, " << (sizeof(T) == 4 ? "fp32 " : "fp64 ")
                             << tp::family_name(f) << " n " << n << " x " << count << (shared ? " shared" : "");
     }
-    unsetenv("ADI_PIVOTING_PARTITION_FORM");
-    unsetenv("ADI_PIVOTING_ROUTE");
   };
   for (tp::Family f : {tp::Family::random_signs, tp::Family::tiny_diagonal, tp::Family::dominant}) {
     run(0.0f, f, (1 << 20) + 3, 1, false);
@@ -489,7 +472,7 @@ TEST_F(PivotingCuda, EveryRouteSmall) {
 // The staged kernel on a few small cases: X and Y lines (coalesced along and across lines),
 // a partial last block of lines, shared bands, fp32 / fp64, in place (odd n) or not.
 TEST_F(PivotingCuda, StagedSmall) {
-  setenv("ADI_PIVOTING_ROUTE", "staged", 1);
+  const ScopedEnv route("ADI_PIVOTING_ROUTE", "staged");
   auto check = [](auto zero, int layout, index_t n, index_t count, bool shared) {
     using T = decltype(zero);
     TridiagonalOptions o;
@@ -507,7 +490,6 @@ TEST_F(PivotingCuda, StagedSmall) {
       check(0.0, 0, n, 19, shared);
       check(0.0f, 5, n, 9, shared);
     }
-  unsetenv("ADI_PIVOTING_ROUTE");
 }
 
 // A singular line (one row of zeros) throws SingularSystem on every route: the block and
@@ -529,7 +511,7 @@ TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
 // and partition routes then run on lengths they would not get by default.
 TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
   for (const char* route : {"thread", "tile", "block", "partition", "staged"}) {
-    setenv("ADI_PIVOTING_ROUTE", route, 1);
+    const ScopedEnv route_env("ADI_PIVOTING_ROUTE", route);
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
       for (index_t n : {255, 257})
         for (bool shared : {false, true}) {
@@ -547,7 +529,6 @@ TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
           run(0.0f);
           run(0.0);
         }
-    unsetenv("ADI_PIVOTING_ROUTE");
   }
 }
 
@@ -592,14 +573,10 @@ tp::Case<T> mixed_case(const LineSet& l, bool periodic, bool shared, index_t bad
   return k;
 }
 
-// Sets ADI_PIVOTING_FALLBACK for one scope (read when a plan is made).
-struct FallbackMode {
-  explicit FallbackMode(bool device) {
-    if (device) setenv("ADI_PIVOTING_FALLBACK", "device", 1);
-  }
-  ~FallbackMode() { unsetenv("ADI_PIVOTING_FALLBACK"); }
-  FallbackMode(const FallbackMode&) = delete;
-  FallbackMode& operator=(const FallbackMode&) = delete;
+// Sets ADI_PIVOTING_FALLBACK for one scope (read when a plan is made): "device" or empty (the
+// host's fall-back: the plans read anything but "device" so), whatever the process was started with.
+struct FallbackMode : ScopedEnv {
+  explicit FallbackMode(bool device) : ScopedEnv("ADI_PIVOTING_FALLBACK", device ? "device" : "") {}
 };
 
 TEST_F(PivotingCuda, AutomaticFallBack) {

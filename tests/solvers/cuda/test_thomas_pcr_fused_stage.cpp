@@ -825,24 +825,23 @@ double min_spacing(const AxisGrid& ag) {
   return h * h;
 }
 
-// The Y/Z kernel's lean form (ADI_FUSED_YZ_LEAN=1, read when an Operator prepares its launches),
-// set for this object's life (the process's own setting restored after). The lean path runs in
-// the threads of a stage with v and no sources whose segment holds 16 rows or is the short last
-// one of a line; the rest of the same launch (idle tile slots, lines of fewer than 16 rows) and
-// stages with sources or without v run the general code.
-struct LeanForm : adi::test::ScopedEnv {
-  LeanForm() : ScopedEnv("ADI_FUSED_YZ_LEAN", "1") {}
-};
-
-// Against the fp64 reference (outputs NaN-poisoned), the lean form on: lines of 1, 2, 3, 16, 31,
+// The Y/Z kernel's lean form (the default since stop 37; ADI_FUSED_YZ_LEAN, read when an Operator
+// prepares its launches, set by each case for its life, the process's own setting restored after:
+// "1" the lean form, LeanForm*, "0" the general form, GeneralForm*, whatever the process was
+// started with). The lean path runs in the threads of a stage with v and no sources whose segment
+// holds 16 rows or is the short last one of a line; the rest of the same launch (idle tile slots,
+// lines of fewer than 16 rows) and stages with sources or without v run the general code.
+//
+// Against the fp64 reference (outputs NaN-poisoned), the chosen form on: lines of 1, 2, 3, 16, 31,
 // 32, 33, 255, 256 and 257 unknowns along y and z (one short segment; full segments, row n-1 in a
 // full segment (16, 32, 256) or in the short one; 17 segments: 16-line tiles), rows of 36 values
 // (16-byte rows: the warp stream, tiles starting before line 0), Dirichlet (the stage's end
 // values), Neumann with drift (end rows' face terms), periodic (halo rows wrap), with and without
 // v, sources (the general path inside the lean kernel), t_old == t_new.
 template <class T>
-void lean_cases(const Executor& ex) {
-  const LeanForm on;
+void lean_cases(const Executor& ex, const char* lean = "1") {
+  const adi::test::ScopedEnv form("ADI_FUSED_YZ_LEAN", lean);
+  const std::string form_name = lean[0] == '0' ? "general" : "lean";
   std::uint32_t seed = 6100;
   Pde src = heat_with_drift();
   src.source = [](double t, double x, double y, double z) { return std::sin(x + 2 * y - z) * (1 + t); };
@@ -860,8 +859,8 @@ void lean_cases(const Executor& ex) {
         StageCase c;
         c.axis = static_cast<Axis>(a);
         c.s = std::min(2e-3, 4.0 * min_spacing(g.axis(c.axis)));  // cond(I/s - A) ~ 17, as line_lengths
-        const std::string what =
-            "lean n=" + std::to_string(n) + (b == 0 ? " dirichlet" : b == 1 ? " neumann" : " source");
+        const std::string what = form_name + " n=" + std::to_string(n) +
+                                 (b == 0 ? " dirichlet" : b == 1 ? " neumann" : " source");
         check_reference<T>(g, pde, bc, c, seed++, what, ex);
         c.with_v = false;
         check_reference<T>(g, pde, bc, c, seed++, what, ex);
@@ -880,7 +879,7 @@ void lean_cases(const Executor& ex) {
       StageCase c;
       c.axis = ax;
       c.s = std::min(2e-3, 4.0 * min_spacing(gp.axis(ax)));
-      check_reference<T>(gp, heat_with_drift(), bp, c, seed++, "lean periodic n=" + std::to_string(n), ex);
+      check_reference<T>(gp, heat_with_drift(), bp, c, seed++, form_name + " periodic n=" + std::to_string(n), ex);
       if (::testing::Test::HasFailure()) return;
     }
   }
@@ -1002,6 +1001,18 @@ TEST(CudaFusedStage, LeanFormMatchesTheFp64ReferenceDouble) {
   lean_cases<double>(Executor::cuda());
 }
 
+// The general Y/Z form (ADI_FUSED_YZ_LEAN=0: the warp stream's general instance where the lean
+// form would run) on the same cases.
+TEST(CudaFusedStage, GeneralFormMatchesTheFp64ReferenceFloat) {
+  ADI_REQUIRE_CUDA();
+  lean_cases<float>(Executor::cuda(), "0");
+}
+
+TEST(CudaFusedStage, GeneralFormMatchesTheFp64ReferenceDouble) {
+  ADI_REQUIRE_CUDA();
+  lean_cases<double>(Executor::cuda(), "0");
+}
+
 // The same cases on the host (runs anywhere): the sizes, s and tolerances of the GPU cases hold
 // for the host's float and double stage.
 TEST(StageReference, LeanCasesOnTheHost) {
@@ -1009,15 +1020,27 @@ TEST(StageReference, LeanCasesOnTheHost) {
   lean_cases<double>(Executor::host());
 }
 
-// The sanitizer's case of the lean form (scripts/gpu_heat_ab.sh: memcheck): rows of 36 values;
-// Dirichlet: 33 unknowns along y (row n-1 alone in a short third segment), 32 along z (row n-1
-// ends a full segment); Neumann at y_hi, z_lo: 34 and 33. Both precisions.
+// The sanitizer's case of each form (scripts/gpu_heat_ab.sh: memcheck), every axis: rows of 36
+// values; Dirichlet: 33 unknowns along y (row n-1 alone in a short third segment), 32 along z (row
+// n-1 ends a full segment); Neumann at y_hi, z_lo: 34 and 33. Both precisions.
+namespace {
+void small_form_cases(const char* lean) {
+  const adi::test::ScopedEnv form("ADI_FUSED_YZ_LEAN", lean);
+  std::uint32_t seed = 960;
+  const std::string what = std::string("small ") + (lean[0] == '0' ? "general" : "lean");
+  all_axes<float>(stretched_grid(36, 35, 34), heat_with_drift(), with_neumann(), what, seed);
+  all_axes<double>(stretched_grid(36, 35, 34), Pde::heat(1.0, 0.7, 0.4), all_dirichlet(), what, seed);
+}
+}  // namespace
+
 TEST(CudaFusedStage, LeanFormSmall) {
   ADI_REQUIRE_CUDA();
-  const LeanForm on;
-  std::uint32_t seed = 960;
-  all_axes<float>(stretched_grid(36, 35, 34), heat_with_drift(), with_neumann(), "small lean", seed);
-  all_axes<double>(stretched_grid(36, 35, 34), Pde::heat(1.0, 0.7, 0.4), all_dirichlet(), "small lean", seed);
+  small_form_cases("1");
+}
+
+TEST(CudaFusedStage, GeneralFormSmall) {
+  ADI_REQUIRE_CUDA();
+  small_form_cases("0");
 }
 
 TEST(CudaFusedStage, WarpStreamFloat) {
