@@ -188,8 +188,8 @@ struct AdiSolver<T>::Impl {
   // step rides on the first stage, Y_0 is never stored: one stencil pass writes the stage's
   // right-hand side from U (3k + 1 fields, 10 in 3D, instead of 3k + 2) or, with
   // ExplicitFold::kernel, the fused kernel forms it (3k - 1 = 8).
-  void douglas_chain(Field<T>& U, double t0, double t1, T s, Field<T>& out, bool into_u) {
-    const T dt = T(t1 - t0);
+  void douglas_chain(Field<T>& U, double t0, double t1, double h, T s, Field<T>& out, bool into_u) {
+    const T dt = T(h);
     std::size_t first = 0;
     if (fold()) {
       const bool last = axes.size() == 1;
@@ -205,9 +205,9 @@ struct AdiSolver<T>::Impl {
     }
   }
 
-  void douglas(Field<T>& U, double t0, double t1, double theta) {
-    const T s = T(theta * (t1 - t0));
-    douglas_chain(U, t0, t1, s, W, true);
+  void douglas(Field<T>& U, double t0, double t1, double h, double theta) {
+    const T s = T(theta * h);
+    douglas_chain(U, t0, t1, h, s, W, true);
     finish_in_place(U, t1);
   }
 
@@ -218,13 +218,13 @@ struct AdiSolver<T>::Impl {
   // Folded: Y~0 = Y0 + (w_new . F(t1, Yk)) + (w_old . F(t0, U)) = U + ((dt + w_old) . F(t0, U))
   // + (w_new . F(t1, Yk)) depends on U and Yk only, so it is formed inside the first
   // correction stage as well (Y_0 is never stored): 2 (3k - 1) + 1 fields (17 in 3D).
-  void corrected(Field<T>& U, double t0, double t1, const W4& w_new, const W4& w_old, bool hv) {
-    const T s = T(scheme.theta * (t1 - t0));
+  void corrected(Field<T>& U, double t0, double t1, double h, const W4& w_new, const W4& w_old, bool hv) {
+    const T s = T(scheme.theta * h);
     Field<T>& Yk = second();
-    douglas_chain(U, t0, t1, s, Yk, false);  // unfolded: Y_0 stays in W
+    douglas_chain(U, t0, t1, h, s, Yk, false);  // unfolded: Y_0 stays in W
     std::size_t first = 0;
     if (fold()) {
-      const T dt = T(t1 - t0);
+      const T dt = T(h);
       W4 w0;
       for (int p = 0; p < 4; ++p) w0[p] = dt + w_old[p];
       folded_stage(axes[0], s, t1, T(1), {{{t0, &U, w0}, {t1, &Yk, w_new}}}, W, hv ? t1 : t0, hv ? &Yk : &U,
@@ -243,8 +243,8 @@ struct AdiSolver<T>::Impl {
     }
     finish_in_place(U, t1);
   }
-  void peaceman_rachford(Field<T>& U, double t0, double t1) {
-    const T s = T(0.5 * (t1 - t0));
+  void peaceman_rachford(Field<T>& U, double t0, double t1, double h) {
+    const T s = T(0.5 * h);
     const double th = t0 + 0.5 * (t1 - t0);
     const Axis a1 = axes[0];
     Field<T>& Z = second();
@@ -276,41 +276,47 @@ struct AdiSolver<T>::Impl {
     ~GhostReuse() { op.reuse_ghosts(false); }
   };
 
-  void step(Field<T>& U, double t0, double t1) {
+  // h: the step's nominal length (the caller's dt), from which every scheme forms its weights,
+  // s = theta h and the explicit dt; t0, t1 only place the step in time (boundaries, sources).
+  // t1 - t0 differs from h in its last bits from one step to the next (t0 + n dt rounded), so
+  // weights taken from it changed every step, and with them the implicit bands: every stage's
+  // pivot check and a split axis's SPIKE spikes ran again each step (stop 38, h-splitstage's
+  // finding; 84 us a split z stage on 2 x H200).
+  void step(Field<T>& U, double t0, double t1, double h) {
     GhostReuse reuse(op);
     if (taken < scheme.damping_steps) {
       // Rannacher: two Douglas theta = 1 half steps damp the high frequencies of
       // non-smooth data that the theta = 1/2 schemes would keep.
       const double tm = t0 + 0.5 * (t1 - t0);
-      douglas(U, t0, tm, 1.0);
-      douglas(U, tm, t1, 1.0);
+      douglas(U, t0, tm, 0.5 * h, 1.0);
+      douglas(U, tm, t1, 0.5 * h, 1.0);
     } else {
-      const double dt = t1 - t0;
+      const double dt = h;
       switch (scheme.kind) {
-        case SchemeKind::douglas: douglas(U, t0, t1, scheme.theta); break;
+        case SchemeKind::douglas: douglas(U, t0, t1, h, scheme.theta); break;
         case SchemeKind::craig_sneyd:
           if (!op.has_mixed()) {
-            douglas(U, t0, t1, scheme.theta);  // F0 = 0: CS reduces to Douglas exactly
+            douglas(U, t0, t1, h, scheme.theta);  // F0 = 0: CS reduces to Douglas exactly
           } else {
             W4 wn{}, wo{};
             wn[0] = T(scheme.sigma * dt);
             wo[0] = T(-scheme.sigma * dt);
-            corrected(U, t0, t1, wn, wo, false);
+            corrected(U, t0, t1, h, wn, wo, false);
           }
           break;
         case SchemeKind::modified_craig_sneyd: {
           // Y~0 = Y0 + theta dt (F0(Yk) - F0(U)) + (1/2 - theta) dt (F(Yk) - F(U))
           const T c = T((0.5 - scheme.theta) * dt);
           const T c0 = T(0.5 * dt);
-          corrected(U, t0, t1, W4{c0, c, c, c}, W4{-c0, -c, -c, -c}, false);
+          corrected(U, t0, t1, h, W4{c0, c, c, c}, W4{-c0, -c, -c, -c}, false);
           break;
         }
         case SchemeKind::hundsdorfer_verwer: {
-          const T h = T(0.5 * dt);
-          corrected(U, t0, t1, all(h), all(-h), true);
+          const T w = T(0.5 * dt);
+          corrected(U, t0, t1, h, all(w), all(-w), true);
           break;
         }
-        case SchemeKind::peaceman_rachford: peaceman_rachford(U, t0, t1); break;
+        case SchemeKind::peaceman_rachford: peaceman_rachford(U, t0, t1, h); break;
       }
     }
     op.settle();  // with a subdomain: errors met on some ranks only, thrown on every rank
@@ -355,7 +361,7 @@ void AdiSolver<T>::step(Field<T>& u, double t, double dt) {
   detail::require(std::isfinite(dt) && dt > 0.0,
                   "AdiSolver::step: dt = " + detail::number(dt) + " must be finite and > 0");
   impl_->op.check_field(u, "u");
-  impl_->step(u, t, t + dt);
+  impl_->step(u, t, t + dt, dt);
 }
 
 template <class T>
@@ -385,7 +391,7 @@ void AdiSolver<T>::advance(Field<T>& u, double t0, double t1, long steps, const 
   for (long n = 0; n < steps; ++n) {
     const double ta = t0 + double(n) * dt;
     const double tb = n + 1 == steps ? t1 : t0 + double(n + 1) * dt;
-    impl_->step(u, ta, tb);
+    impl_->step(u, ta, tb, dt);
     if (progress) progress(n + 1, tb, u);
   }
 }
