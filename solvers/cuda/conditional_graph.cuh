@@ -94,6 +94,8 @@ cudaGraphExec_t build_if_graph(Prefix&& prefix, Body&& body) {
 #else
   ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(c.cs, &status, nullptr, nullptr, &deps, &ndeps));
 #endif
+  // deps is valid only while the capture is active (prefix may have ended or broken it).
+  ADI_CUDA_CHECK(status == cudaStreamCaptureStatusActive ? cudaSuccess : cudaErrorStreamCaptureInvalidated);
   cudaGraphNodeParams cp{};
   cp.type = cudaGraphNodeTypeConditional;
   cp.conditional.handle = handle;
