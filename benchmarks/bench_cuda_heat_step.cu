@@ -8,8 +8,8 @@
 // fused stage's Y/Z copy stream follows ADI_FUSED_STAGE_STREAM (thread|warp;
 // scripts/gpu_stage_check.sh runs both for its A/B), its form ADI_FUSED_YZ_LEAN=0 (the general
 // one; the lean form is the default since stop 37; scripts/gpu_heat_ab.sh runs both), the explicit
-// stencil pass's lean column form ADI_STENCIL_LEAN=1 (scripts/gpu_heat_ab.sh --x runs both); the
-// header line says which.
+// stencil pass's form ADI_STENCIL_LEAN=0 (the column kernel; the lean column form is the default
+// since stop 38; scripts/gpu_heat_ab.sh --x runs both); the header line says which.
 //
 // 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
 //    16-byte-vector copy kernel over 1 GiB (read + write); the faster is the 100%.

@@ -40,6 +40,7 @@
 #include "adi/tridiagonal.hpp"
 #include "benchmarks/cuda_bench_util.cuh"
 #include "solvers/cuda/backend.hpp"
+#include "tests/scoped_env.hpp"
 
 namespace {
 
@@ -540,10 +541,6 @@ void bench_stop37(int log2n) {
   const adi::Executor dev = adi::Executor::cuda();
   constexpr int kForms = 3;
   const char* env[kForms] = {"0", "1", "2"};
-  struct Env {
-    explicit Env(const char* v) { setenv("ADI_LARGE_CHECK_FORM", v, 1); }
-    ~Env() { unsetenv("ADI_LARGE_CHECK_FORM"); }
-  };
   auto plan_ms = [&](adi::Pivoting p, bool check) {
     adi::LargeTridiagonalOptions o;
     o.pivoting = p;
@@ -569,17 +566,15 @@ void bench_stop37(int log2n) {
   // The fall-back decided on the device (ADI_PIVOTING_FALLBACK=device when the plan is made; stop
   // 37, opt-in): one graph launch a solve, check_pivots off (nothing waited for) and on.
   auto device_ms = [&](bool check) {
-    setenv("ADI_PIVOTING_FALLBACK", "device", 1);
-    const double t = plan_ms(adi::Pivoting::automatic, check);
-    unsetenv("ADI_PIVOTING_FALLBACK");
-    return t;
+    const adi::test::ScopedEnv fb("ADI_PIVOTING_FALLBACK", "device");  // restored after, also if a solve throws
+    return plan_ms(adi::Pivoting::automatic, check);
   };
   double none[kForms], autom[kForms], kern[kForms], rnone[2], rauto[2], dev_off[2], dev_on[2];
   for (int f = 0; f < kForms; ++f) none[f] = autom[f] = kern[f] = 1e30;
   rnone[0] = rnone[1] = rauto[0] = rauto[1] = dev_off[0] = dev_off[1] = dev_on[0] = dev_on[1] = 1e30;
   for (int pass = 0; pass < 3; ++pass)
     for (int f = 0; f < kForms; ++f) {
-      Env e(env[f]);
+      const adi::test::ScopedEnv e("ADI_LARGE_CHECK_FORM", env[f]);  // the caller's value restored after
       none[f] = std::min(none[f], plan_ms(adi::Pivoting::none, false));
       autom[f] = std::min(autom[f], plan_ms(adi::Pivoting::automatic, true));
       kern[f] = std::min(kern[f], kernels_ms());

@@ -353,7 +353,7 @@ void run(const Args& args, int rank, int size) {
       auto choice = [](const std::string& c, bool on) { return c == "both" || (c == "on") == on; };
       for (int v = 0; v < 64; ++v) {
         if (!choice(args.spike, (v & 16) != 0)) continue;
-        // v & 32: the compact tail (SPIKE rows only; --compact both: against the default SPIKE row)
+        // v & 32: the compact tail (SPIKE rows only; --compact both: against the SPIKE row without it)
         if ((v & 32) && (!(v & 16) || (v & 15))) continue;
         if ((v & 16) && !choice(args.compact, (v & 32) != 0)) continue;
         if ((v & 16) && (v & 15) && args.spike == "both") continue;  // (SPIKE: against the default row only)
@@ -476,7 +476,8 @@ int main(int argc, char** argv) {
                   (args.prefetch != "on" && args.prefetch != "off" && args.prefetch != "both") ||
                   (args.l2 != "on" && args.l2 != "off" && args.l2 != "both") ||
                   (args.fold != "default" && args.fold != "separate" && args.fold != "both") ||
-                  (args.spike != "on" && args.spike != "off" && args.spike != "both")))
+                  (args.spike != "on" && args.spike != "off" && args.spike != "both") ||
+                  (args.compact != "on" && args.compact != "off" && args.compact != "both")))
     rc = 2;
   if (rc == 0 && args.memory == "device" && !Executor::cuda_available()) {
     if (rank == 0) std::fprintf(stderr, "bench_mpi_heat: no CUDA device; use --memory host\n");

@@ -18,14 +18,14 @@
 # Tables last: the checks, then the A/B (per part: ms of each pass, best of two, change, % of copy).
 #
 # --x (issue 16, stop 37, xstage): the first stage's explicit stencil pass instead: the lean column
-# form (stencil_columns_ring_kernel in solvers/cuda/stencil_apply.cu, ADI_STENCIL_LEAN=1, default
-# off) against the default column kernel (ADI_STENCIL_LEAN=0): builds test_stencil_apply,
-# test_scheme_cuda and bench_cuda_heat_step; runs test_stencil_apply (its LeanColumns* cases set
-# the switch themselves), test_stencil_apply and test_scheme_cuda again with ADI_STENCIL_LEAN=1 for
-# the whole process, memcheck on CudaStencilApply.LeanColumnsSmall; the same A/B passes (forms
-# "general" = default kernel, "lean" = ring kernel; the rows that move: "explicit, back to back"
-# and "Do stencil stage x"; Y/Z rows are the control); ncu on the first stencil pass of a 256^3
-# Douglas step, fp32 and fp64, each form.
+# form (stencil_columns_ring_kernel in solvers/cuda/stencil_apply.cu; the default since stop 38)
+# against the column kernel (ADI_STENCIL_LEAN=0, the default before): builds test_stencil_apply,
+# test_scheme_cuda and bench_cuda_heat_step; runs test_stencil_apply (its LeanColumns* /
+# GeneralColumns* cases set the switch themselves), test_stencil_apply and test_scheme_cuda again
+# with ADI_STENCIL_LEAN=0 for the whole process, memcheck on CudaStencilApply.LeanColumnsSmall; the
+# same A/B passes (forms "general" = column kernel, "lean" = ring kernel; the rows that move:
+# "explicit, back to back" and "Do stencil stage x"; Y/Z rows are the control); ncu on the first
+# stencil pass of a 256^3 Douglas step, fp32 and fp64, each form.
 #
 #   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x] [--no-build] [--no-tests] [--no-ncu] [--steps N]
 #
@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
     --no-tests) tests=0 ;;
     --no-ncu) ncu_on=0 ;;
     --steps) steps=${2:?--steps N}; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "gpu_heat_ab.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -190,7 +190,7 @@ fi
 grep -h "bench pass" "$OUT/bench_ab.log"
 if [ $mode = x ]; then
   ncu_logs="general_fp32 lean_fp32 general_fp64 lean_fp64" ncu_k='stencil_columns_(shared|ring)_kernel'
-  ncu_what="first stencil pass of a Douglas step 256^3 (general = default column kernel, lean = ring kernel)"
+  ncu_what="first stencil pass of a Douglas step 256^3 (general = column kernel, lean = ring kernel, the default)"
 else
   ncu_logs="general lean" ncu_k='fused_stage_(strided|lean)_kernel' ncu_what="first fused Y stage fp32 256^3"
 fi
@@ -204,7 +204,7 @@ for f in $ncu_logs; do
 done
 echo
 if [ $mode = x ]; then
-  echo "== A/B: explicit stencil pass, general = default column kernel (ADI_STENCIL_LEAN=0) / lean = ring kernel (ADI_STENCIL_LEAN=1); ms, two passes, Douglas, stencil fold (bench_ab.log)"
+  echo "== A/B: explicit stencil pass, general = column kernel (ADI_STENCIL_LEAN=0) / lean = ring kernel (ADI_STENCIL_LEAN=1, the default since stop 38); ms, two passes, Douglas, stencil fold (bench_ab.log)"
 else
   echo "== A/B: fused Y/Z stage, general (ADI_FUSED_YZ_LEAN=0) / lean (the default since stop 37); ms, two passes, Douglas, stencil fold (bench_ab.log)"
 fi

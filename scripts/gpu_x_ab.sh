@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Issue 16, the X direction (contiguous lines, per-line bands): same-run A/B of cuda_thomas_pcr's
-# default kernel (thomas_pcr_kernel<T, false, 8, false>) and its lean form for lines of exactly
-# 256 rows (thomas_pcr_lean_kernel<T>, ADI_PCR_X_LEAN=1; solvers/cuda/README.md "X lines of 256:
-# the lean form"). One call on a fresh H100/H200, ~4-5 min with the build:
+# general kernel (thomas_pcr_kernel<T, false, 8, false>, ADI_PCR_X_LEAN=0) and its lean form for
+# lines of exactly 256 rows (thomas_pcr_lean_kernel<T>, ADI_PCR_X_LEAN=1; the default since stop
+# 38; solvers/cuda/README.md "X lines of 256: the lean form"). One call on a fresh H100/H200,
+# ~4-5 min with the build:
 #   1. build (sm_90; VTK, MPI, Python off; build dir build-xab) only bench_cuda_tridiagonal and
 #      test_thomas_pcr_hybrid;
 #   2. bench_cuda_tridiagonal, X hybrid rows only (--filter), boxes 256^3, 240x256x256 (control:
-#      lines of 240 keep the default kernel), 512^3 (control: lines of 512, MaxM 16), fp32 + fp64,
-#      copy bandwidth measured in each run; default / lean / default / lean, alternating;
-#   3. tests: test_thomas_pcr_hybrid (LeanForm* set the switch themselves), the whole binary again
-#      with ADI_PCR_X_LEAN=1 (every suite case; lines of 256 with per-line bands take the lean
-#      kernel), compute-sanitizer memcheck + racecheck on CudaThomasPcr.LeanFormSmall;
+#      lines of 240 keep the general kernel), 512^3 (control: lines of 512, MaxM 16), fp32 + fp64,
+#      copy bandwidth measured in each run; general / lean / general / lean, alternating;
+#   3. tests: test_thomas_pcr_hybrid (LeanForm* / GeneralForm* set the switch themselves), the
+#      whole binary again with ADI_PCR_X_LEAN=0 (every suite case on the general kernel), compute-
+#      sanitizer memcheck + racecheck on CudaThomasPcr.LeanFormSmall;
 #   4. ncu (--no-ncu skips): the 256^3 X kernel, fp32 and fp64, each form: instructions executed,
 #      duration, DRAM %, registers, occupancy, issue and stall figures.
 #
@@ -66,11 +67,11 @@ boxes=256x256x256,240x256x256
 [ $big = 1 ] && boxes=$boxes,512x512x512
 form_env() { [ "$1" = lean ] && echo ADI_PCR_X_LEAN=1 || echo ADI_PCR_X_LEAN=0; }
 
-# Benchmarks first, on an idle device: default / lean, two passes.
+# Benchmarks first, on an idle device: general / lean, two passes.
 t0=$(date +%s)
 : >"$out/bench_ab.log"
 for pass in 1 2; do
-  for form in default lean; do
+  for form in general lean; do
     echo "### pass $pass form $form" >>"$out/bench_ab.log"
     env $(form_env $form) timeout 90 "$bench" --boxes "$boxes" --no-tune --no-layouts --no-sweep --no-long \
       --reps 15 --filter "$filter" >>"$out/bench_ab.log" 2>&1 || { status=1; note "bench $form pass $pass: FAILED (exit $?)"; }
@@ -101,7 +102,7 @@ ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 if [ $do_ncu = 1 ] && [ -x "$ncu" ]; then
   t0=$(date +%s)
   for type in fp32 fp64; do
-    for form in default lean; do
+    for form in general lean; do
       env $(form_env $form) timeout 60 "$ncu" --clock-control none --kernel-name "regex:thomas_pcr_(lean_)?kernel" \
         --launch-skip 2 --launch-count 1 \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
@@ -118,7 +119,7 @@ section() { echo; echo "=== $*"; }
 # The tables, also in $OUT/x_ab/tables.txt (the output's tail may be cut).
 {
   for type in fp32 fp64; do
-    for form in default lean; do
+    for form in general lean; do
       f=$out/ncu_${type}_$form.txt
       [ -s "$f" ] || continue
       section "Nsight Compute: 256^3 $type X, per-line bands, $form (ncu_${type}_$form.txt)"
@@ -129,8 +130,8 @@ section() { echo; echo "=== $*"; }
   section "A/B: X hybrid, per-line bands, ADI_PCR_X_LEAN 0 (general) / 1 (lean, the default since stop 38), ms and % of copy, two passes (bench_ab.log)"
   grep -E "^(device|copy)" "$out/bench_ab.log" | sort -u | head -6
   echo "(lean applies to lines of exactly 256 rows: 256^3 rows; 240x256x256 and 512^3 are controls that must not move)"
-  awk -f "$root/scripts/ab_table.awk" -v bench=tridiag -v a=default -v b=lean \
-    -v heads='row,def p1,lean p1,def p2,lean p2,best def %copy,best lean,lean vs default (best ms)' "$out/bench_ab.log"
+  awk -f "$root/scripts/ab_table.awk" -v bench=tridiag -v a=general -v b=lean \
+    -v heads='row,gen p1,lean p1,gen p2,lean p2,best gen %copy,best lean,lean vs general (best ms)' "$out/bench_ab.log"
   section "summary"
   cat "$summary"
 } 2>&1 | tee "$out/tables.txt"

@@ -336,8 +336,7 @@ void DistributedTridiagonalPlan<T>::Impl::run_spike_host(const T* a, const T* b,
     namespace part = cuda_backend::partition;
     T* mine = h_cpt.data();
     T* all = mine + cpt_k;
-    const T h[part::kSpikeHeader] = {W[0], W[m - 1], Z[0], Z[m - 1], a[0], c[m - 1], T(0), T(0)};
-    std::copy(h, h + part::kSpikeHeader, mine);
+    part::spike_compact_header<T>(m, a, c, W, Z, mine);
     for (index_t l = 0; l < L; ++l) {
       const index_t o = line_offset(l);
       mine[part::kSpikeHeader + l] = u[o];

@@ -40,9 +40,15 @@ struct GraphCapture {
       ADI_CUDA_CHECK(cudaStreamBeginCaptureToGraph(cs, into, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
     capturing = true;
   }
+  // g: the captured graph (a fresh capture's), or the graph captured into (begin(into)), which
+  // is left as it was where the capture failed (cudaStreamEndCapture then returns a null graph:
+  // written over, `graph` would leak).
   void end(cudaGraph_t* g) {
     capturing = false;
-    ADI_CUDA_CHECK(cudaStreamEndCapture(cs, g));
+    cudaGraph_t out = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(cs, &out);
+    if (fresh || out != nullptr) *g = out;
+    ADI_CUDA_CHECK(e);
   }
   cudaGraphExec_t finish() {
     cudaGraphExec_t exec = nullptr;
@@ -88,6 +94,8 @@ cudaGraphExec_t build_if_graph(Prefix&& prefix, Body&& body) {
 #else
   ADI_CUDA_CHECK(cudaStreamGetCaptureInfo(c.cs, &status, nullptr, nullptr, &deps, &ndeps));
 #endif
+  // deps is valid only while the capture is active (prefix may have ended or broken it).
+  ADI_CUDA_CHECK(status == cudaStreamCaptureStatusActive ? cudaSuccess : cudaErrorStreamCaptureInvalidated);
   cudaGraphNodeParams cp{};
   cp.type = cudaGraphNodeTypeConditional;
   cp.conditional.handle = handle;

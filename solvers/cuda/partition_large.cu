@@ -48,8 +48,13 @@ constexpr int kDefaultLoad = 1;
 // so bench_cuda_pivoting --stop37=1 times the forms in one process.
 int large_check_form() {
   const char* f = std::getenv("ADI_LARGE_CHECK_FORM");
-  if (f != nullptr && std::strcmp(f, "0") == 0) return 0;
-  if (f != nullptr && std::strcmp(f, "2") == 0) return 2;
+  if (f == nullptr || *f == '\0' || std::strcmp(f, "1") == 0) return 1;
+  if (std::strcmp(f, "0") == 0) return 0;
+  if (std::strcmp(f, "2") == 0) return 2;
+  static std::once_flag once;  // a value it does not know: said once, the default taken
+  std::call_once(once, [f] {
+    std::fprintf(stderr, "adi: ADI_LARGE_CHECK_FORM=%s is not 0, 1 or 2; the large plan uses 1 (the default)\n", f);
+  });
   return 1;
 }
 

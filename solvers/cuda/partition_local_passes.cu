@@ -845,10 +845,7 @@ __global__ void spike_compact_pack_kernel(LineSet ls, const T* __restrict__ a, c
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
   const index_t m = ls.n, o = line_offset(ls, l);
-  if (l == 0) {
-    const T h[kSpikeHeader] = {W[0], W[m - 1], Z[0], Z[m - 1], a[0], c[m - 1], T(0), T(0)};
-    for (int k = 0; k < kSpikeHeader; ++k) send[k] = h[k];
-  }
+  if (l == 0) spike_compact_header<T>(m, a, c, W, Z, send);
   send[kSpikeHeader + l] = y[o];
   send[kSpikeHeader + L + l] = y[o + (m - 1) * ls.stride];
 }

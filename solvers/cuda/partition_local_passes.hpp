@@ -239,6 +239,13 @@ ADI_CUDA_KERNELS_END
 // rows: 8P values, scr: 6P values of scratch (the caller's).
 constexpr int kSpikeHeader = 8;
 constexpr int kSpikeCompactMaxRanks = 8;
+// A rank's block header, the one place its order is written (spike_compact_pack's kernel and the
+// host plans' loop; spike_compact_couplings reads it): W_0, W_{m-1}, Z_0, Z_{m-1}, a_0, c_{m-1}, 0, 0.
+template <class T>
+ADI_PARTITION_HD void spike_compact_header(index_t m, const T* a, const T* c, const T* W, const T* Z, T* send) {
+  const T h[kSpikeHeader] = {W[0], W[m - 1], Z[0], Z[m - 1], a[0], c[m - 1], T(0), T(0)};
+  for (int k = 0; k < kSpikeHeader; ++k) send[k] = h[k];
+}
 template <class T>
 ADI_PARTITION_HD bool spike_compact_couplings(int P, int r, bool periodic, const T* g, index_t K, index_t L,
                                               index_t l, T* rows, T* scr, T& x0, T& x1, T& A, T& C) {

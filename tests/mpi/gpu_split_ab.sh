@@ -3,7 +3,7 @@
 # 2-GPU machine (nvidia-h100-x2 / nvidia-h200-x2, one rank per GPU, NCCL), ~5 minutes with the build.
 #
 # What changed (DistributedOptions::spike_compact / ADI_SPIKE_COMPACT=1|0, the default since stop 38): the
-# split stage's tail after the cut segments' solve. Default: spike_reduce (8 values per line),
+# split stage's tail after the cut segments' solve. The stop 36 tail (ADI_SPIKE_COMPACT=0): spike_reduce (8 values per line),
 # the strategy's NCCL collectives (alltoall: two all_to_all_v and the reduced solve between),
 # spike_ends_kernel, spike_correct_lines_kernel (one row in flight per thread). Compact: a pack
 # of y's two end values per line + 8 scalars per rank, ONE all_gather (2L + 8 values per rank:
@@ -12,11 +12,11 @@
 #
 # Steps (each under a timeout; verdicts in summary.txt, tables at the end of stdout):
 #   1. build test_distributed_tridiagonal, test_distributed_adi, bench_mpi_heat (build-mpi-gpu);
-#   2. tests on 2 ranks: DistributedTridiagonal.SpikeCompact* (compact = default tail's error, and
+#   2. tests on 2 ranks: DistributedTridiagonal.SpikeCompact* (compact = the stop 36 tail's error, and
 #      one domain), the tridiagonal device tests with ADI_SPIKE_COMPACT=0 (every shared-band SPIKE
 #      solve in the default tail of stop 36; the compact tail is the default since stop 38), DistributedAdiDevice.Spike and .SpikeCompact (AdiSolver, both
 #      tails against one domain; the cut segments' stage is the lean Y/Z kernel since d4b96da);
-#   3. bench_mpi_heat, Douglas fp64, --compact both (rows "z" = default tail, "z cpt" = compact):
+#   3. bench_mpi_heat, Douglas fp64, --compact both (rows "z" = the stop 36 tail, "z cpt" = compact):
 #      strong 512^3 in all (twice), weak 512^3 per GPU (once); splits z, y, x;
 #   4. memcheck of a small 2-rank heat step with the compact tail;
 #   5. ncu of one strong z-split step on rank 0, default and compact tail (kernel times, DRAM bytes).

@@ -23,6 +23,7 @@
 #include "adi/mpi/mpi.hpp"
 #include "gpu_skip.hpp"
 #include "mpi_test_util.hpp"
+#include "scoped_env.hpp"
 
 namespace {
 
@@ -393,6 +394,7 @@ std::vector<Variant> spike_variants() {
   for (int v = 0; v < 3; ++v) {
     DistributedOptions& o = variants[std::size_t(v)].options;
     o.device_spike = o.host_spike = true;
+    o.spike_compact = false;  // the stop 36 tail (the compact one, the default since stop 38: below)
     o.device_subsegments = std::array<int, 3>{1, 0, 3}[std::size_t(v)];
     o.stage_in_passes = v != 1;
     variants[std::size_t(v)].label = std::string("spike") + ", sub-segments " +
@@ -402,6 +404,7 @@ std::vector<Variant> spike_variants() {
   return variants;
 }
 TEST(DistributedAdiDevice, Spike) {
+  const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");  // the options pick the tail
   ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
   const std::vector<Problem> all = setups();
@@ -411,6 +414,7 @@ TEST(DistributedAdiDevice, Spike) {
 // ... on host memory (the same steps as loops: DistributedTridiagonalPlan::Impl::run_spike_host;
 // the host operator forms every right-hand side apart), every scheme.
 TEST(DistributedAdi, Spike) {
+  const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");  // the options pick the tail
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
   const std::vector<Problem> all = setups();
   expect_split_cases("Spike (host)", {{13, 11, 29}, {17, 13, 1}}, all, schemes(false), {spike_variants()[0]}, true);
@@ -428,6 +432,7 @@ std::vector<Variant> spike_compact_variants() {
   return variants;
 }
 TEST(DistributedAdiDevice, SpikeCompact) {
+  const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");  // the options pick the tail
   ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
   const std::vector<Problem> all = setups();
@@ -435,6 +440,7 @@ TEST(DistributedAdiDevice, SpikeCompact) {
                      {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, spike_compact_variants());
 }
 TEST(DistributedAdi, SpikeCompact) {
+  const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");  // the options pick the tail
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
   const std::vector<Problem> all = setups();
   expect_split_cases("SpikeCompact (host)", {{13, 11, 29}, {17, 13, 1}}, all, schemes(false),
