@@ -61,6 +61,13 @@ struct VariableTridiagonalPlan<T>::Impl {
   // CUDA: partial pivoting of the whole batch (pivoting_variable.cuh); throws SingularSystem
   // naming the first singular system when check_pivots is on (always after automatic's check).
   void pivot_cuda(cuda_backend::VariableKernel k, const cuda_backend::VariableDeviceArrays<T>& x, bool check);
+  // CUDA, kernel k on x under options.pivoting: partial pivots the batch; none / automatic run
+  // the (checked) Thomas kernel, then automatic re-solves the whole batch with partial pivoting
+  // where a system is flagged (as the host does) unless in_place() (some u is its d: throws
+  // UnstableSystem). row(s): the failing row of system s, for the errors.
+  template <class InPlace, class Row>
+  void solve_cuda(cuda_backend::VariableKernel k, const cuda_backend::VariableDeviceArrays<T>& x, InPlace in_place,
+                  Row row);
   [[noreturn]] void report_unstable(index_t bad, bool in_place, index_t row = -1) const;
   // The row of system s where Thomas (no pivoting, in double) meets a zero or non-finite
   // pivot, for the error's row(): -1 when it meets none (a growth-check failure) or the
@@ -352,6 +359,32 @@ void VariableTridiagonalPlan<T>::Impl::pivot_cuda(cuda_backend::VariableKernel k
 }
 
 template <class T>
+template <class InPlace, class Row>
+void VariableTridiagonalPlan<T>::Impl::solve_cuda(cuda_backend::VariableKernel k,
+                                                  const cuda_backend::VariableDeviceArrays<T>& x, InPlace in_place,
+                                                  Row row) {
+  const Executor& exec = batch.executor();
+  cuda_backend::DeviceGuard device_guard(exec.device());
+  if (options.pivoting == Pivoting::partial) return pivot_cuda(k, x, options.check_pivots);
+  // automatic: the checked Thomas kernel, then, where it flags a system and u != d, the whole
+  // batch again with partial pivoting (as the host does).
+  const bool fallback = options.pivoting == Pivoting::automatic;
+  int* flag = options.check_pivots || fallback ? static_cast<int*>(bad_flag.get()) : nullptr;
+  cuda_backend::variable_tridiagonal_solve<T>(k, batch.view(), x, options.periodic, workspace.get(), flag,
+                                              exec.stream());
+  if (flag) {
+    int h = cuda_backend::kNoBadSystem;
+    cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
+    if (h == cuda_backend::kNoBadSystem) return;
+    if (fallback) {
+      if (in_place()) report_unstable(h, true, row(h));
+      return pivot_cuda(k, x, options.check_pivots);
+    }
+    if (options.check_pivots) report(h, row(h));
+  }
+}
+
+template <class T>
 void VariableTridiagonalPlan<T>::Impl::solve(const T* a, const T* b, const T* c, const T* d, T* u) {
   if (kind == LayoutKind::pointers)
     throw InvalidArgument("VariableTridiagonalPlan: this plan was built for a PointerBatch; call "
@@ -396,7 +429,6 @@ void VariableTridiagonalPlan<T>::Impl::run_host(Impl& p, const T* a, const T* b,
 
 template <class T>
 void VariableTridiagonalPlan<T>::Impl::run_cuda(Impl& p, const T* a, const T* b, const T* c, const T* d, T* u) {
-  const Executor& exec = p.batch.executor();
   using Launch = cuda_backend::VariableKernel;
   cuda_backend::VariableDeviceArrays<T> x;
   x.a = a, x.b = b, x.c = c, x.d = d, x.u = u;
@@ -407,25 +439,7 @@ void VariableTridiagonalPlan<T>::Impl::run_cuda(Impl& p, const T* a, const T* b,
                    : p.kind == LayoutKind::compact                 ? Launch::compact
                    : p.kernel == adi::VariableKernel::stop_at_size ? Launch::stop_at_size
                                                                    : Launch::padded;
-  const bool periodic = p.options.periodic;
-  cuda_backend::DeviceGuard device_guard(exec.device());
-  if (p.options.pivoting == Pivoting::partial) return p.pivot_cuda(k, x, p.options.check_pivots);
-  // automatic: the checked Thomas kernel, then, where it flags a system and u != d, the whole
-  // batch again with partial pivoting (as the host does).
-  const bool fallback = p.options.pivoting == Pivoting::automatic;
-  int* flag = p.options.check_pivots || fallback ? static_cast<int*>(p.bad_flag.get()) : nullptr;
-  cuda_backend::variable_tridiagonal_solve<T>(k, p.batch.view(), x, periodic, p.workspace.get(), flag,
-                                              exec.stream());
-  if (flag) {
-    int h = cuda_backend::kNoBadSystem;
-    cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h == cuda_backend::kNoBadSystem) return;
-    if (fallback) {
-      if (d == u) p.report_unstable(h, true, p.failed_row_on_device(h, a, b, c));
-      return p.pivot_cuda(k, x, p.options.check_pivots);
-    }
-    if (p.options.check_pivots) p.report(h, p.failed_row_on_device(h, a, b, c));
-  }
+  p.solve_cuda(k, x, [&] { return d == u; }, [&](index_t s) { return p.failed_row_on_device(s, a, b, c); });
 }
 
 template <class T>
@@ -486,29 +500,17 @@ void VariableTridiagonalPlan<T>::Impl::run_pointers_cuda(Impl& p, const PointerB
   const Executor& exec = p.batch.executor();
   cuda_backend::VariableDeviceArrays<T> x;
   x.pa = bands.a, x.pb = bands.b, x.pc = bands.c, x.pd = d, x.pu = u;
-  const bool periodic = p.options.periodic;
-  constexpr auto k = cuda_backend::VariableKernel::pointers;
-  cuda_backend::DeviceGuard device_guard(exec.device());
-  if (p.options.pivoting == Pivoting::partial) return p.pivot_cuda(k, x, p.options.check_pivots);
-  const bool fallback = p.options.pivoting == Pivoting::automatic;  // as run_cuda
-  int* flag = p.options.check_pivots || fallback ? static_cast<int*>(p.bad_flag.get()) : nullptr;
-  cuda_backend::variable_tridiagonal_solve<T>(k, p.batch.view(), x, periodic, p.workspace.get(), flag,
-                                              exec.stream());
-  if (flag) {
-    int h = cuda_backend::kNoBadSystem;
-    cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h == cuda_backend::kNoBadSystem) return;
-    if (fallback) {
-      // In place where some system's u is its d (the pointer arrays read back on this path only).
-      const VariableBatchView& v = p.batch.host_view();
-      const auto hd = detail::to_host(d, v.count, exec.stream());
-      const auto hu = detail::to_host(static_cast<const T* const*>(u), v.count, exec.stream());
-      for (index_t s = 0; s < v.count; ++s)
-        if (v.sizes[s] > 0 && hd[s] == hu[s]) p.report_unstable(h, true, p.failed_row_on_device(h, bands));
-      return p.pivot_cuda(k, x, p.options.check_pivots);
-    }
-    if (p.options.check_pivots) p.report(h, p.failed_row_on_device(h, bands));
-  }
+  // In place where some system's u is its d (the pointer arrays read back on the fall-back path only).
+  auto in_place = [&] {
+    const VariableBatchView& v = p.batch.host_view();
+    const auto hd = detail::to_host(d, v.count, exec.stream());
+    const auto hu = detail::to_host(static_cast<const T* const*>(u), v.count, exec.stream());
+    for (index_t s = 0; s < v.count; ++s)
+      if (v.sizes[s] > 0 && hd[s] == hu[s]) return true;
+    return false;
+  };
+  p.solve_cuda(cuda_backend::VariableKernel::pointers, x, in_place,
+               [&](index_t s) { return p.failed_row_on_device(s, bands); });
 }
 
 template <class T>
