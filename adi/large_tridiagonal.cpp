@@ -66,16 +66,11 @@ unsigned long long cuda_partition_systems(const Executor& exec, index_t count, i
                                           const T* c, const T* d, T* u, Band band, Off off, bool periodic, int chunk,
                                           double tolerance, void* ws, unsigned long long* flag,
                                           unsigned long long* report) {
-  const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
   if (flag != nullptr && report == nullptr)
     throw std::logic_error("large tridiagonal solve (CUDA): a checked solve needs its pinned report word");
   if (flag) *report = 0;  // no kernel can be writing it: every checked solve ends synchronised
-  for (index_t s = 0; s < count; ++s) {
-    const index_t bo = band(s), o = off(s);
-    cuda_backend::large_solve<T>(n, a + bo, b + bo, c + bo, d + o, u + o, periodic, chunk, tolerance, ws, flag,
-                                 total - static_cast<unsigned long long>(s) * n, exec.stream(), 0,
-                                 flag ? report : nullptr);
-  }
+  cuda_backend::enqueue_large_systems<T>(count, n, a, b, c, d, u, band, off, periodic, chunk, tolerance, ws, flag,
+                                         exec.stream(), flag ? report : nullptr);
   if (flag == nullptr) return 0;
   cuda_backend::synchronize(exec.stream());
   return *report;

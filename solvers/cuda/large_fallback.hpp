@@ -16,6 +16,7 @@
 // switches (ADI_PIVOTING_ROUTE, _PARTITION_FORM, _PARTITION_DOMINANCE, _REFINE_GATE, ...) are not,
 // so an A/B of those needs a plan made after each change.
 #include "adi/base/layout.hpp"
+#include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/kernel_list.hpp"
 
 namespace adi::cuda_backend {
@@ -28,4 +29,22 @@ ADI_CUDA_KERNEL(bool large_solve_device_fallback(void* cache, index_t count, ind
                  double tolerance, void* workspace, unsigned long long* flag, void* pivot_workspace,
                  int* pivot_flag, void* stream))
 ADI_CUDA_KERNELS_END
+
+// The checked partition (large_solve, default load) of `count` systems of n rows enqueued on
+// `stream`, system s with bands from a, b, c + band(s) and d, u + off(s): the flag's bias is
+// total - s * n (total = count * n), so a raised flag names the first failing position over all
+// systems as total - (s * n + row). report: large_solve's (null: the flag stays raised). Both
+// users: LargeTridiagonalPlan / TridiagonalPlan's few long lines (adi/large_tridiagonal.cpp,
+// cuda_partition_systems) and the device fall-back's graph (partition_large.cu).
+template <class T, class Band, class Off>
+void enqueue_large_systems(index_t count, index_t n, const T* a, const T* b, const T* c, const T* d, T* u, Band band,
+                           Off off, bool periodic, int chunk, double tolerance, void* workspace,
+                           unsigned long long* flag, void* stream, unsigned long long* report) {
+  const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
+  for (index_t s = 0; s < count; ++s) {
+    const index_t bo = band(s), o = off(s);
+    large_solve<T>(n, a + bo, b + bo, c + bo, d + o, u + o, periodic, chunk, tolerance, workspace, flag,
+                   total - static_cast<unsigned long long>(s) * n, stream, 0, report);
+  }
+}
 }  // namespace adi::cuda_backend

@@ -210,16 +210,6 @@ struct LargeFallbackCache {
   }
 };
 
-template <class T>
-void enqueue_partition_systems(index_t count, index_t n, index_t stride, index_t band_step, const T* a, const T* b,
-                               const T* c, const T* d, T* u, bool periodic, int chunk, double tol, void* ws,
-                               unsigned long long* flag, cudaStream_t s) {
-  const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
-  for (index_t q = 0; q < count; ++q)  // report null: the flag stays raised for the condition kernel
-    large_solve<T>(n, a + q * band_step, b + q * band_step, c + q * band_step, d + q * stride, u + q * stride,
-                   periodic, chunk, tol, ws, flag, total - static_cast<unsigned long long>(q) * n, s, 0, nullptr);
-}
-
 #if ADI_CUDA_CONDITIONAL_GRAPHS
 // [partition, raising flag] -> condition -> IF { cuda_pivoting on the systems } (build_if_graph).
 template <class T>
@@ -228,7 +218,10 @@ cudaGraphExec_t large_fallback_build(index_t count, index_t n, index_t stride, i
                                      void* ws, unsigned long long* flag, void* pws, int* pflag) {
   return build_if_graph(
       [&](cudaStream_t cs, cudaGraphConditionalHandle handle) {
-        enqueue_partition_systems<T>(count, n, stride, band_step, a, b, c, d, u, periodic, chunk, tol, ws, flag, cs);
+        // report null: the flag stays raised for the condition kernel
+        enqueue_large_systems<T>(
+            count, n, a, b, c, d, u, [&](index_t q) { return q * band_step; }, [&](index_t q) { return q * stride; },
+            periodic, chunk, tol, ws, flag, cs, nullptr);
         large_fallback_condition<<<1, 1, 0, cs>>>(flag, handle);
         ADI_CUDA_CHECK(cudaGetLastError());
       },
