@@ -11,6 +11,8 @@
 // waited for. Graphs are kept per pointer set in `cache` (large_fallback_cache_create, one per
 // plan; the least recently used of 4 replaced). false: conditional graph nodes are unavailable
 // (toolkit < 12.4, driver; said once on stderr): nothing enqueued, the caller decides on the host.
+// A broken context (a sticky error such as an earlier kernel's illegal address) throws DeviceError
+// instead and leaves the fall-back on.
 // ADI_LARGE_FALLBACK_TRACE=1: one stderr line per graph built. A graph keeps what the environment
 // said when it was built: ADI_LARGE_CHECK_FORM is part of the key, the pivoting solve's own timing
 // switches (ADI_PIVOTING_ROUTE, _PARTITION_FORM, _PARTITION_DOMINANCE, _REFINE_GATE, ...) are not,

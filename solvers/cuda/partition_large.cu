@@ -232,6 +232,25 @@ cudaGraphExec_t large_fallback_build(index_t count, index_t n, index_t stride, i
                              periodic, pws, pflag, cs);
       });
 }
+
+// After a failed CUDA call, its error cleared by cudaGetLastError (ADI_CUDA_CHECK, GraphCapture):
+// true where the context is unusable: a sticky error (cudaErrorIllegalAddress, cudaErrorLaunchFailure,
+// ...; left by this call or by any earlier kernel, of this library or not) is not cleared, and every
+// later call (here: a probe stream's create and query) returns it again. false where the call only
+// refused (cudaErrorNotSupported, a capture refusal, ...: the feature is unavailable), which leaves
+// the context usable.
+bool context_unusable() {
+  if (cudaPeekAtLastError() != cudaSuccess) return true;
+  cudaStream_t probe = nullptr;
+  cudaError_t e = cudaStreamCreateWithFlags(&probe, cudaStreamNonBlocking);
+  if (e == cudaSuccess) {
+    e = cudaStreamQuery(probe);  // empty: cudaSuccess, or an error of earlier asynchronous work
+    (void)cudaStreamDestroy(probe);
+  }
+  if (e == cudaSuccess) return false;
+  (void)cudaGetLastError();  // a non-sticky one: cleared (a sticky one stays)
+  return true;
+}
 #endif
 }  // namespace
 
@@ -278,6 +297,10 @@ bool large_solve_device_fallback(void* cache, index_t count, index_t n, index_t 
       exec = large_fallback_build<T>(count, n, stride, band_step, a, b, c, d, u, periodic, chunk, tol, ws, flag, pws,
                                      pflag);
     } catch (const ::adi::DeviceError& e) {
+      // A broken context (a sticky error, e.g. an earlier kernel's illegal address) is no reason
+      // to switch the device fall-back off: the host path would fail the same way. Only a
+      // refusal (conditional nodes or a captured call unsupported) does.
+      if (context_unusable()) throw;
       g.unavailable = e.what();
       std::fprintf(stderr, "adi: large plan: the device fall-back's graph is unavailable (%s); the host decides from now on\n",
                    e.what());
