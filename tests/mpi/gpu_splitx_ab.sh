@@ -17,6 +17,7 @@
 #      AdiSolver split along x, y, z against one domain, the padded fields);
 #   3. bench_mpi_heat, Douglas fp64, SPIKE form, splits x and z (z: the control, pitch unchanged):
 #      weak 512^3 per GPU and strong 512^3 in all, old (64-byte rows) and new (128), order A B B A;
+#      and one GPU at 513^3 (rows of 513 values, pitch 520 -> 528; no MPI), A B B A;
 #   4. ncu of one weak x-split step on rank 0 with ADI_FIELD_ROW_ALIGN=128 (compare with s38/9's
 #      ncu_x.csv: stencil_columns_shared 1207 us, fused_stage_lean 1220 + 1296 us).
 #
@@ -58,6 +59,12 @@ for order in old new new old; do
   step "heat strong $order" 45 "$OUT/heat.log" $MPI $env -n 2 "$H" --n 512 --reps 7 --splits x,z --spike on \
     --strong --no-nccl-bandwidth
 done
+# 3b. One GPU, 513^3 (rows of 513 values as in the x split, no MPI effects): pitch 520 -> 528.
+for order in old new new old; do
+  env=""
+  [ $order = new ] && env=$NEW
+  step "heat one513 $order" 30 "$OUT/heat.log" $MPI $env -n 1 "$H" --n 513 --reps 5 --no-nccl-bandwidth
+done
 # 4. ncu of one weak x-split step (rank 0; the other rank runs plainly), new rows.
 if command -v ncu >/dev/null; then
   step "ncu weak x split, ADI_FIELD_ROW_ALIGN=128" 75 "$OUT/profile.log" $MPI $NEW -n 2 bash -c \
@@ -79,7 +86,7 @@ tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.csv summary.txt 2>/d
 import re, statistics, sys
 runs, cur = {}, None  # (weak|strong, old|new) -> list of {split: [ms, expl, halo, bnd, x, y, z, exch]}
 for line in open(sys.argv[1]):
-    m = re.match(r"### heat (weak|strong) (old|new)", line)
+    m = re.match(r"### heat (weak|strong|one513) (old|new)", line)
     if m:
         cur = {}
         runs.setdefault((m.group(1), m.group(2)), []).append(cur)
@@ -103,6 +110,11 @@ for kind in ("weak", "strong"):
             sc = "%.2fx -> %.2fx" % (ref / o, ref / n)
         st = " | ".join("%.3f -> %.3f" % (med(kind, "old", split, c), med(kind, "new", split, c)) for c in (4, 5, 6))
         print("| %s | %s | %.3f -> %.3f (%+.1f%%) | %.3f | %s | %s |" % (kind, split, o, n, 100 * (n / o - 1), ref, sc, st))
+cols = lambda o: [statistics.median([r["-"][c] for r in runs.get(("one513", o), []) if "-" in r] or [float("nan")])
+                  for c in (0, 4, 5, 6)]
+o, n = cols("old"), cols("new")
+print("| 1 GPU 513^3 | - | %.3f -> %.3f (%+.1f%%) | - | - | %.3f -> %.3f | %.3f -> %.3f | %.3f -> %.3f |" % (
+    o[0], n[0], 100 * (n[0] / o[0] - 1), o[1], n[1], o[2], n[2], o[3], n[3]))
 print("(1 GPU 512^3 and the z split keep 512 values = 4096 bytes per row either way: their change is noise)")
 EOF
   echo
