@@ -18,6 +18,14 @@ std::atomic<std::size_t> g_storage_allocations{0};  // a diagnostic count, nothi
 
 std::size_t storage_allocation_count() { return g_storage_allocations.load(); }
 
+std::size_t row_align_bytes() {
+  static const std::size_t bytes = [] {
+    const char* e = std::getenv("ADI_FIELD_ROW_ALIGN");
+    return e && std::strcmp(e, "128") == 0 ? std::size_t(128) : std::size_t(64);
+  }();
+  return bytes;
+}
+
 Storage::Storage(std::size_t bytes, const Executor& exec) : bytes_(bytes) {
   if (bytes == 0) return;
   ++g_storage_allocations;

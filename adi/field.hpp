@@ -12,6 +12,9 @@
 namespace adi {
 
 namespace detail {
+// The row alignment of every Field, in bytes: 64, or 128 where the environment says
+// ADI_FIELD_ROW_ALIGN=128 (read once per process; any other value: 64).
+std::size_t row_align_bytes();
 // Raw aligned storage in one memory space; frees itself.
 class Storage {
  public:
@@ -73,9 +76,12 @@ class Field {
   explicit Field(const Grid& g, const Executor& exec = Executor::host())
       : Field(g.nx(), g.ny(), g.nz(), exec) {}
 
-  // Row pitch in elements: nx rounded up to a multiple of 64 bytes.
+  // Row pitch in elements: nx rounded up to a multiple of 64 bytes (detail::row_align_bytes():
+  // 128 with ADI_FIELD_ROW_ALIGN=128, so that every row of a device field starts on a 128-byte
+  // line, as rows of 512 values always do; an x-split piece's 513 values per row otherwise
+  // start at alternating 64-byte offsets: stop 38, h-splitx, docs/mpi.md).
   static index_t padded_row(index_t nx) {
-    const index_t w = static_cast<index_t>(64 / sizeof(T));
+    const index_t w = static_cast<index_t>(detail::row_align_bytes() / sizeof(T));
     return (nx + w - 1) / w * w;
   }
 

@@ -51,6 +51,16 @@ foreach(src ${ADI_MPI_TEST_SOURCES})
   endforeach()
 endforeach()
 
+# Fields with 128-byte rows (ADI_FIELD_ROW_ALIGN=128, stop 38 h-splitx: an x-split piece's rows
+# on 128-byte lines): the distributed AdiSolver's tests on 2 ranks (x splits among them) again.
+if(TARGET test_distributed_adi)
+  add_test(NAME mpi_test_distributed_adi_np2_row128
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${_adi_mpi_flags} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:test_distributed_adi> ${MPIEXEC_POSTFLAGS})
+  set_tests_properties(mpi_test_distributed_adi_np2_row128 PROPERTIES TIMEOUT 180
+                       ENVIRONMENT "${_adi_mpi_env};ADI_FIELD_ROW_ALIGN=128" PROCESSORS 2 LABELS mpi)
+endif()
+
 # heat3d_mpi under mpiexec: the heat3d accuracy bound on 1..4 ranks and several process
 # grids (the errors equal one rank's), every strategy, and bad input failing on every rank.
 if(TARGET heat3d_mpi)

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <string>
@@ -263,6 +264,15 @@ TEST(DistributedAdi, LocalShape) {
   EXPECT_STREQ(op.line_strategy(Axis::y), "local");
   if (p > 1) EXPECT_STRNE(op.line_strategy(Axis::x), "local");
   EXPECT_NE(op.subdomain(), nullptr);
+  // Rows padded to 64 bytes, or 128 under ADI_FIELD_ROW_ALIGN=128 (ctest
+  // mpi_test_distributed_adi_np2_row128): the piece's fields and the operator agree.
+  const Field<double> u = op.make_field();
+  const index_t align = static_cast<index_t>(adi::detail::row_align_bytes());
+  const char* env = std::getenv("ADI_FIELD_ROW_ALIGN");
+  EXPECT_EQ(align, env && std::string(env) == "128" ? 128 : 64);
+  EXPECT_EQ(u.box().sy * static_cast<index_t>(sizeof(double)) % align, 0);
+  EXPECT_LT(u.box().sy - op.extents()[0], align / static_cast<index_t>(sizeof(double)));
+  op.check_field(u, "u");
   Field<double> wrong(g);
   if (p > 1) EXPECT_THROW(op.check_field(wrong, "u"), InvalidArgument);
 }
