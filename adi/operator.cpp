@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <type_traits>
 #include <limits>
@@ -538,9 +539,14 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
   };
   // The kernel fold where the fused stage takes it; elsewhere (another axis, mixed terms, ...)
   // the stencil fold, then the separate passes.
-  const bool in_kernel =
-      p.fold_mode == ExplicitFold::kernel && p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result);
-  if (p.fold_mode == ExplicitFold::stencil || (p.fold_mode == ExplicitFold::kernel && !in_kernel)) {
+  // ADI_FOLD_X_RING=1 (issue 16, a same-run A/B switch, default off; scripts/gpu_xring_ab.sh): the
+  // stencil fold takes the kernel fold where the fused stage folds, which runs the x ring kernel
+  // where it applies (cuda_backend::fused_stage_run; solvers/cuda/thomas_pcr_fused_x_ring.cuh).
+  const char* ring_env = std::getenv("ADI_FOLD_X_RING");
+  const bool ring = p.fold_mode == ExplicitFold::stencil && ring_env && std::string(ring_env) == "1";
+  const bool in_kernel = (p.fold_mode == ExplicitFold::kernel || ring) &&
+                         p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result);
+  if ((p.fold_mode == ExplicitFold::stencil && !in_kernel) || (p.fold_mode == ExplicitFold::kernel && !in_kernel)) {
     check_stage();
     try {
       if (p.solve_stencil_folded(a, s, t_new, fold, Y, t_old, V_old, later, result)) return;
