@@ -539,14 +539,16 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
   };
   // The kernel fold where the fused stage takes it; elsewhere (another axis, mixed terms, ...)
   // the stencil fold, then the separate passes.
-  // ADI_FOLD_X_RING=1 (issue 16, a same-run A/B switch, default off; scripts/gpu_xring_ab.sh): the
-  // stencil fold takes the kernel fold where the fused stage folds, which runs the x ring kernel
-  // where it applies (cuda_backend::fused_stage_run; solvers/cuda/thomas_pcr_fused_x_ring.cuh).
+  // ADI_FOLD_X_RING=1 (issue 16, a same-run A/B switch, default off; scripts/gpu_heat_ab.sh --ring):
+  // a chain's first stage (one term, V_old its field) takes the kernel fold where the fused stage
+  // folds, which runs the x ring kernel where it applies (cuda_backend::fused_stage_run;
+  // solvers/cuda/thomas_pcr_fused_x_ring.cuh); the corrected schemes' two-term stage keeps the stencil fold.
   const char* ring_env = std::getenv("ADI_FOLD_X_RING");
-  const bool ring = p.fold_mode == ExplicitFold::stencil && ring_env && std::string(ring_env) == "1";
+  const bool ring = p.fold_mode == ExplicitFold::stencil && ring_env && std::string(ring_env) == "1" &&
+                    !terms[1].field && (!V_old || V_old == terms[0].field);
   const bool in_kernel = (p.fold_mode == ExplicitFold::kernel || ring) &&
                          p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result);
-  if ((p.fold_mode == ExplicitFold::stencil && !in_kernel) || (p.fold_mode == ExplicitFold::kernel && !in_kernel)) {
+  if (p.fold_mode != ExplicitFold::separate && !in_kernel) {
     check_stage();
     try {
       if (p.solve_stencil_folded(a, s, t_new, fold, Y, t_old, V_old, later, result)) return;

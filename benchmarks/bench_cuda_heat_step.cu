@@ -8,8 +8,11 @@
 // fused stage's Y/Z copy stream follows ADI_FUSED_STAGE_STREAM (thread|warp;
 // scripts/gpu_stage_check.sh runs both for its A/B), its form ADI_FUSED_YZ_LEAN=0 (the general
 // one; the lean form is the default since stop 37; scripts/gpu_heat_ab.sh runs both), the explicit
-// stencil pass's lean column form ADI_STENCIL_LEAN=1 (scripts/gpu_heat_ab.sh --x runs both); the
-// header line says which.
+// stencil pass's lean column form ADI_STENCIL_LEAN=1 (scripts/gpu_heat_ab.sh --x runs both), the
+// folded first stage's x ring kernel ADI_FOLD_X_RING=1 (default off: the stencil fold then forms
+// Douglas' first stage in the ring kernel, 2 transfers instead of 4; scripts/gpu_heat_ab.sh --ring
+// runs both; the rows "stage x folded, x ring S=3/4/5" time it in every run, the ring depth
+// ADI_FOLD_X_RING_SLOTS); the header line says which.
 //
 // 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
 //    16-byte-vector copy kernel over 1 GiB (read + write); the faster is the 100%.
@@ -71,6 +74,12 @@ bool corrected_kind(adi::SchemeKind kind) {
 //   stencil:  the chain's first stage = a stencil pass from U (2) + the line solve (2); the
 //             corrected schemes' first correction stage = passes over U (2) and Y_k (3) + solve (2)
 //   kernel:   the chain's first stage reads U, writes Y_1 (2); the correction's reads U, Y_k (3)
+// ADI_FOLD_X_RING=1: the stencil fold's first stage of a chain is the x ring kernel (reads U,
+// writes Y_1: 2 transfers, as the kernel fold), the corrected schemes' correction stage stays.
+bool x_ring_on() {
+  const char* e = std::getenv("ADI_FOLD_X_RING");
+  return e != nullptr && std::string(e) == "1";
+}
 std::array<double, 4> part_fields(adi::SchemeKind kind, int k, Fold f) {
   const bool corrected = corrected_kind(kind);
   std::array<double, 4> p{};
@@ -78,7 +87,8 @@ std::array<double, 4> part_fields(adi::SchemeKind kind, int k, Fold f) {
   if (f == Fold::separate) {
     p[3] = corrected ? 2 + 3 + 3 : 2;
   } else if (f == Fold::stencil) {
-    p[0] = corrected ? 4 + 7 : 4;
+    const double first = x_ring_on() ? 2 : 4;
+    p[0] = corrected ? first + 7 : first;
   } else {
     p[0] = corrected ? 2 + 3 : 2;
   }
@@ -451,6 +461,23 @@ void bench_heat(long long nx, long long ny, long long nz, const std::string& sch
       row(grid_name, type, "stage x folded, all shared", uf.folded(s, T(dt), u, Y, t), 2, field);
       t.fold_max_shared = false;
       row(grid_name, type, "stage x folded, fitted again", uf.folded(s, T(dt), u, Y, t), 2, field);
+      // The same stage in the x ring kernel (ADI_FOLD_X_RING=1 around the call), per ring depth.
+      const char* was = std::getenv("ADI_FOLD_X_RING");
+      const std::string before = was ? was : "";
+      setenv("ADI_FOLD_X_RING", "1", 1);
+      for (const char* slots : {"3", "4", "5"}) {
+        const std::size_t launches = adi::cuda_backend::fused_x_ring_launches();
+        setenv("ADI_FOLD_X_RING_SLOTS", slots, 1);
+        std::snprintf(name, sizeof name, "stage x folded, x ring S=%s", slots);
+        const double ms = uf.folded(s, T(dt), u, Y, t);
+        row(grid_name, type, name, ms, 2, field,
+            adi::cuda_backend::fused_x_ring_launches() > launches ? "" : "(THE RING DID NOT RUN)");
+      }
+      unsetenv("ADI_FOLD_X_RING_SLOTS");
+      if (was)
+        setenv("ADI_FOLD_X_RING", before.c_str(), 1);
+      else
+        unsetenv("ADI_FOLD_X_RING");
     }
     if (g_tune && nx == 256) {  // launch shapes of the fused kernels
       for (int w : {4, 8})
@@ -550,10 +577,11 @@ int main(int argc, char** argv) {
   const char* lean = std::getenv("ADI_FUSED_YZ_LEAN");
   const char* stencil = std::getenv("ADI_STENCIL_LEAN");
   std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps; fused Y/Z copy stream %s; "
-              "Y/Z form %s; stencil form %s\n",
+              "Y/Z form %s; stencil form %s; first stage %s\n",
               prop.name, prop.multiProcessorCount, g_steps, stream ? stream : "default (warp)",
               lean && std::string(lean) == "0" ? "general (ADI_FUSED_YZ_LEAN=0)" : "lean (the default)",
-              stencil && std::string(stencil) == "0" ? "column kernel (ADI_STENCIL_LEAN=0)" : "lean columns (the default)");
+              stencil && std::string(stencil) == "0" ? "column kernel (ADI_STENCIL_LEAN=0)" : "lean columns (the default)",
+              x_ring_on() ? "x ring (ADI_FOLD_X_RING=1)" : "stencil pass + X solve (the default)");
   measure_copy();
   std::printf("== Full heat ADI step per part (fields = minimum field transfers; ratio = ms / min ms)\n");
   std::printf("%-12s %-4s %-32s %9s %7s %9s %7s\n", "grid", "type", "part", "ms", "fields", "min ms", "ratio");

@@ -190,6 +190,16 @@ TEST_F(FusedXRing, RingDepths) {
   }
 }
 
+// A few small cases (compute-sanitizer memcheck in scripts/gpu_heat_ab.sh --ring): several tiles
+// and chunks, the ring's halo rows and planes at the field's faces, periodic x, both precisions.
+TEST_F(FusedXRing, Small) {
+  const RingCase a{{33, 19, 12}, false, false, false, false, true, "small"};
+  const RingCase b{{31, 7, 5}, true, false, false, false, true, "small periodic x"};
+  check_ring<float>(a, 7400);
+  check_ring<double>(a, 7401);
+  check_ring<double>(b, 7402);
+}
+
 // Off (unset or 0): the stencil fold, the ring never runs.
 TEST_F(FusedXRing, OffByDefault) {
   const test::ScopedEnv off("ADI_FOLD_X_RING", "0");
