@@ -27,7 +27,18 @@
 # and "Do stencil stage x"; Y/Z rows are the control); ncu on the first stencil pass of a 256^3
 # Douglas step, fp32 and fp64, each form.
 #
-#   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x] [--no-build] [--no-tests] [--no-ncu] [--steps N]
+# --ring (issue 16, stop 38, xfused): the first stage in one kernel, the x ring
+# (fused_x_ring_kernel in solvers/cuda/thomas_pcr_fused_x_ring.cuh, ADI_FOLD_X_RING=1, default off)
+# against the default stencil pass + X solve (ADI_FOLD_X_RING=0): builds test_fused_x_ring,
+# test_thomas_pcr_fused_stage, test_scheme_cuda and bench_cuda_heat_step; runs test_fused_x_ring
+# (its cases set the switch themselves), the folded-stage cases of test_thomas_pcr_fused_stage and
+# test_scheme_cuda with ADI_FOLD_X_RING=1 for the whole process (in parallel), memcheck on
+# FusedXRing.Small; the same A/B passes (forms "general" = stencil pass + X solve, "lean" = x ring;
+# the rows that move: "Do stencil stage x", the step, "stage x +explicit stencil, b2b"; every run
+# also times "stage x folded, x ring S=3/4/5" beside the old folded kernel); ncu on the first
+# stage of a 256^3 Douglas step: fp64 each form (general: the stencil pass and the X solve), fp32 ring.
+#
+#   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x|--ring] [--no-build] [--no-tests] [--no-ncu] [--steps N]
 #
 # Logs under $OUT: build.log, test_*.log, sanitizer.log, bench_ab.log, ncu_{general,lean}[_fp32|_fp64].log.
 set -u
@@ -36,11 +47,12 @@ build=1 tests=1 ncu_on=1 steps=10 mode=yz
 while [ $# -gt 0 ]; do
   case "$1" in
     --x) mode=x ;;
+    --ring) mode=ring ;;
     --no-build) build=0 ;;
     --no-tests) tests=0 ;;
     --no-ncu) ncu_on=0 ;;
     --steps) steps=${2:?--steps N}; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
     *) echo "gpu_heat_ab.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -57,6 +69,9 @@ ab_var=ADI_FUSED_YZ_LEAN ab_general=0 ab_lean=1
 if [ $mode = x ]; then
   targets=(test_stencil_apply test_scheme_cuda bench_cuda_heat_step)
   ab_var=ADI_STENCIL_LEAN
+elif [ $mode = ring ]; then
+  targets=(test_fused_x_ring test_thomas_pcr_fused_stage test_scheme_cuda bench_cuda_heat_step)
+  ab_var=ADI_FOLD_X_RING
 fi
 t_build=0
 if [ $build = 1 ]; then
@@ -78,7 +93,7 @@ counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$1" 2>/dev/nu
 
 t0=$(date +%s)
 r_fused=skipped r_lean=skipped r_scheme=skipped san="not run"
-r_st=skipped r_stl=skipped
+r_st=skipped r_stl=skipped r_ring=skipped r_ringf=skipped
 # compute-sanitizer memcheck on one test case (BINARY CASE): sets $san.
 memcheck() {
   local cs r
@@ -92,7 +107,22 @@ memcheck() {
     san="no compute-sanitizer"
   fi
 }
-if [ $tests = 1 ] && [ $mode = x ]; then
+if [ $tests = 1 ] && [ $mode = ring ]; then
+  # In parallel (correctness only; the timings come after): the ring's own test, the folded-stage
+  # cases and every scheme's step with the switch on for the whole process, memcheck in front.
+  timeout 120 "$T/test_fused_x_ring" > "$OUT/test_fused_x_ring.log" 2>&1 &
+  p1=$!
+  ADI_FOLD_X_RING=1 timeout 150 "$T/test_thomas_pcr_fused_stage" \
+    --gtest_filter='CudaFoldedStage.*:CudaFusedStage.MatchesTheFp64ReferenceFolded*:CudaFusedStage.XStageLargerGrids*' \
+    > "$OUT/test_fused_stage_ring.log" 2>&1 &
+  p2=$!
+  ADI_FOLD_X_RING=1 timeout 150 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_ring.log" 2>&1 &
+  p3=$!
+  memcheck test_fused_x_ring FusedXRing.Small
+  wait $p1; r_ring=$?
+  wait $p2; r_ringf=$?
+  wait $p3; r_scheme=$?
+elif [ $tests = 1 ] && [ $mode = x ]; then
   timeout 150 "$T/test_stencil_apply" > "$OUT/test_stencil_apply.log" 2>&1; r_st=$?
   # (the ring kernel is the default since stop 38: the whole processes again under the column kernel)
   ADI_STENCIL_LEAN=0 timeout 150 "$T/test_stencil_apply" > "$OUT/test_stencil_apply_lean.log" 2>&1; r_stl=$?
@@ -128,7 +158,19 @@ t_ab=$(( $(date +%s) - t0 ))
 
 # Nsight Compute: the first fp32 256^3 Y stage of a Douglas step (the first strided launch).
 t0=$(date +%s)
-if [ $ncu_on = 1 ] && [ $mode = x ] && command -v ncu > /dev/null; then
+if [ $ncu_on = 1 ] && [ $mode = ring ] && command -v ncu > /dev/null; then
+  # The first stage of a 256^3 Douglas step: general = the stencil pass and the X solve (2
+  # kernels), lean = the ring (fp64; fp32 the ring only).
+  for run in general_fp64 lean_fp64 lean_fp32; do
+    form=${run%_*} type=${run#*_} val=$ab_general k='stencil_columns_ring|thomas_pcr_kernel' c=2
+    [ $form = lean ] && val=$ab_lean k='fused_x_ring' c=1
+    env "$ab_var=$val" timeout 90 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
+      --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis \
+      --metrics smsp__inst_executed.sum,smsp__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum \
+      -k regex:"$k" -c $c "$B/benchmarks/bench_cuda_heat_step" --grids 256 --types $type \
+      --scheme douglas --folds stencil --steps 1 > "$OUT/ncu_$run.log" 2>&1
+  done
+elif [ $ncu_on = 1 ] && [ $mode = x ] && command -v ncu > /dev/null; then
   # The first stencil pass of a 256^3 Douglas step (the stencil fold's), per precision and form.
   for form in general lean; do
     val=$ab_general
@@ -166,7 +208,14 @@ case_rows() {
     echo "| $t | ${r:-not run} |"
   done
 }
-if [ $mode = x ]; then
+if [ $mode = ring ]; then
+echo "| test_fused_x_ring (the ring vs the fp64 host; sets ADI_FOLD_X_RING=1 itself) | $(status $r_ring): $(counts "$OUT/test_fused_x_ring.log") |"
+case_rows "$OUT/test_fused_x_ring.log" FusedXRing.DouglasFirstStageFloat FusedXRing.DouglasFirstStageDouble \
+  FusedXRing.RingDepths FusedXRing.Small FusedXRing.OffByDefault
+echo "| test_thomas_pcr_fused_stage folded cases, ADI_FOLD_X_RING=1 (whole process) | $(status $r_ringf): $(counts "$OUT/test_fused_stage_ring.log") |"
+echo "| test_scheme_cuda, ADI_FOLD_X_RING=1 (every scheme's GPU step vs the host) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_ring.log") |"
+echo "| compute-sanitizer, FusedXRing.Small | $san |"
+elif [ $mode = x ]; then
 echo "| test_stencil_apply (default: lean; LeanColumns* set ADI_STENCIL_LEAN=1, GeneralColumnsMatch =0) | $(status $r_st): $(counts "$OUT/test_stencil_apply.log") |"
 case_rows "$OUT/test_stencil_apply.log" CudaStencilApply.LeanColumnsMatchFloat CudaStencilApply.LeanColumnsMatchDouble CudaStencilApply.GeneralColumnsMatch \
   CudaStencilApply.LeanColumnsSmall CudaStencilApply.MatchesHostFloat CudaStencilApply.MatchesHostDouble
@@ -188,7 +237,10 @@ if [ $tests = 1 ]; then
   grep -h "no CUDA device" "$OUT"/test_*.log 2>/dev/null | head -2
 fi
 grep -h "bench pass" "$OUT/bench_ab.log"
-if [ $mode = x ]; then
+if [ $mode = ring ]; then
+  ncu_logs="general_fp64 lean_fp64 lean_fp32" ncu_k='(stencil_columns_ring|thomas_pcr|fused_x_ring)_kernel'
+  ncu_what="first stage of a Douglas step 256^3 (general = stencil pass + X solve, lean = x ring)"
+elif [ $mode = x ]; then
   ncu_logs="general_fp32 lean_fp32 general_fp64 lean_fp64" ncu_k='stencil_columns_(shared|ring)_kernel'
   ncu_what="first stencil pass of a Douglas step 256^3 (general = default column kernel, lean = ring kernel)"
 else
@@ -198,26 +250,28 @@ for f in $ncu_logs; do
   [ -s "$OUT/ncu_$f.log" ] || continue
   echo
   echo "-- ncu, $ncu_what, $f --"
-  grep -E "$ncu_k|DRAM Throughput|Duration|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Warp Cycles Per Issued|smsp__inst_executed.sum|smsp__cycles_active.avg|dram__bytes.sum" \
+  grep -E "$ncu_k|DRAM Throughput|Duration|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Warp Cycles Per Issued|smsp__inst_executed.sum|smsp__cycles_active.avg|dram__bytes(_read|_write)?.sum|lts__t_bytes.sum|Dynamic Shared Memory Per Block|Block Limit (Registers|Shared Mem)|L2 Hit Rate" \
     "$OUT/ncu_$f.log" | sed -E 's/void (adi::cuda_backend::[^(]*::)?([a-z_]+_kernel)/  \2/; s/\((adi::detail::)?(StencilView|adi::cuda_backend::kernels::StageArgs|StageArgs)<.*//' |
     tr -s ' ' | cut -c1-110
 done
 echo
-if [ $mode = x ]; then
+if [ $mode = ring ]; then
+  echo "== A/B: first stage, general = stencil pass + X solve (ADI_FOLD_X_RING=0, the default) / lean = x ring (ADI_FOLD_X_RING=1); ms, two passes, Douglas, stencil fold (bench_ab.log)"
+elif [ $mode = x ]; then
   echo "== A/B: explicit stencil pass, general = default column kernel (ADI_STENCIL_LEAN=0) / lean = ring kernel (ADI_STENCIL_LEAN=1); ms, two passes, Douglas, stencil fold (bench_ab.log)"
 else
   echo "== A/B: fused Y/Z stage, general (ADI_FUSED_YZ_LEAN=0) / lean (the default since stop 37); ms, two passes, Douglas, stencil fold (bench_ab.log)"
 fi
 grep -E "^(device|copy)" "$OUT/bench_ab.log" | sort -u | head -6
 echo "('% copy' = 100 / ratio to the part's minimum transfers; the step's ratio to the 8-transfer minimum: ms / (8/10 x the 10-field min))"
-awk '
+awk -v mode=$mode '
   /^### pass/ { pass = $3; s = $5; next }
   /^(256|512)x/ {
     part = substr($0, 19, 32); sub(/ +$/, "", part);
-    if (part !~ /^(stage [xyz] fused, back to back|explicit, back to back|stage x \+explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events)$/) next;
+    if (part !~ /^(stage [xyz] fused, back to back|explicit, back to back|stage x \+explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events|stage x folded, carveout fitted|stage x folded, x ring S=[345])$/) next;
     key = sprintf("%-12s %-4s %-30s", $1, $2, part);
     if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
-    n = split(substr($0, 52), f, " "); ms[key, pass, s] = f[1]; minms[key] = f[3]; ratio[key, pass, s] = f[4];
+    n = split(substr($0, 52), f, " "); ms[key, pass, s] = f[1]; minms[key] = f[3]; mins[key, s] = f[3]; ratio[key, pass, s] = f[4];
   }
   function best(key, s,   p, b, m) { b = 0; for (p = 1; p <= 2; ++p) { m = ms[key, p, s] + 0; if (m > 0 && (b == 0 || m < b)) b = m } return b }
   END {
@@ -225,6 +279,11 @@ awk '
     for (i = 1; i <= nk; ++i) { k = order[i]; bd = best(k, "general"); bl = best(k, "lean"); mm = minms[k] + 0;
       extra = "";
       if (k ~ /step: CUDA events/ && mm > 0) extra = sprintf("; vs 8-transfer min %.4f ms: %.2fx -> %.2fx", 0.8 * mm, bd / (0.8 * mm), bl / (0.8 * mm));
+      if (mode == "ring") {  # the first stage and the step: each form against its own minimum (x ring: 2 / 8 fields)
+        mg = mins[k, "general"] + 0; ml = mins[k, "lean"] + 0;
+        if (k ~ /step: CUDA events/ && mg > 0) { m8 = 0.8 * mg; extra = sprintf("; vs 8-transfer min %.4f ms: %.2fx -> %.2fx", m8, bd / m8, bl / m8) }
+        if (mg > 0 && ml > 0 && bd > 0 && bl > 0) { printf "%-48s %8s %8s | %8s %8s | %8.4f %8.4f %+6.1f%% | %.1f -> %.1f%s\n", k, ms[k, 1, "general"], ms[k, 1, "lean"], ms[k, 2, "general"], ms[k, 2, "lean"], bd, bl, 100 * (bl / bd - 1), 100 * mg / bd, 100 * ml / bl, extra; continue }
+      }
       printf "%-48s %8s %8s | %8s %8s | %8.4f %8.4f %+6.1f%% | %s%s\n", k, ms[k, 1, "general"], ms[k, 1, "lean"], ms[k, 2, "general"],
         ms[k, 2, "lean"], bd, bl, (bd > 0 ? 100 * (bl / bd - 1) : 0),
         ((mm > 0 && bd > 0 && bl > 0) ? sprintf("%.1f -> %.1f", 100 * mm / bd, 100 * mm / bl) : "-"), extra } }' "$OUT/bench_ab.log"
