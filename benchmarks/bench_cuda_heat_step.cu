@@ -11,7 +11,7 @@
 // stencil pass's lean column form ADI_STENCIL_LEAN=1 (scripts/gpu_heat_ab.sh --x runs both), the
 // folded first stage's x ring kernel ADI_FOLD_X_RING=1 (default off: the stencil fold then forms
 // Douglas' first stage in the ring kernel, 2 transfers instead of 4; scripts/gpu_heat_ab.sh --ring
-// runs both; the rows "stage x folded, x ring S=3/4/5" time it in every run, the ring depth
+// runs both; with the switch the rows "stage x folded, x ring S=3/4/5" time it at each ring depth,
 // ADI_FOLD_X_RING_SLOTS); the header line says which.
 //
 // 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
@@ -461,11 +461,13 @@ void bench_heat(long long nx, long long ny, long long nz, const std::string& sch
       row(grid_name, type, "stage x folded, all shared", uf.folded(s, T(dt), u, Y, t), 2, field);
       t.fold_max_shared = false;
       row(grid_name, type, "stage x folded, fitted again", uf.folded(s, T(dt), u, Y, t), 2, field);
-      // The same stage in the x ring kernel (ADI_FOLD_X_RING=1 around the call), per ring depth.
-      const char* was = std::getenv("ADI_FOLD_X_RING");
+      // The same stage in the x ring kernel, per ring depth (with ADI_FOLD_X_RING=1 only: the A/B's
+      // other form never launches it; under the switch the three rows above run the ring too, at
+      // its default depth: fused_stage_run takes it).
+      const char* was = std::getenv("ADI_FOLD_X_RING_SLOTS");
       const std::string before = was ? was : "";
-      setenv("ADI_FOLD_X_RING", "1", 1);
       for (const char* slots : {"3", "4", "5"}) {
+        if (!x_ring_on()) break;
         const std::size_t launches = adi::cuda_backend::fused_x_ring_launches();
         setenv("ADI_FOLD_X_RING_SLOTS", slots, 1);
         std::snprintf(name, sizeof name, "stage x folded, x ring S=%s", slots);
@@ -473,11 +475,10 @@ void bench_heat(long long nx, long long ny, long long nz, const std::string& sch
         row(grid_name, type, name, ms, 2, field,
             adi::cuda_backend::fused_x_ring_launches() > launches ? "" : "(THE RING DID NOT RUN)");
       }
-      unsetenv("ADI_FOLD_X_RING_SLOTS");
       if (was)
-        setenv("ADI_FOLD_X_RING", before.c_str(), 1);
+        setenv("ADI_FOLD_X_RING_SLOTS", before.c_str(), 1);
       else
-        unsetenv("ADI_FOLD_X_RING");
+        unsetenv("ADI_FOLD_X_RING_SLOTS");
     }
     if (g_tune && nx == 256) {  // launch shapes of the fused kernels
       for (int w : {4, 8})

@@ -120,8 +120,9 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_kernel(Stag
   // and are read (the halo rows and planes only where the fold reads them). One commit per
   // thread per plane, empty or not (the waits count planes).
   auto issue = [&](int p) {
-    const bool plane = (p >= 0 && p < q.count1) || (q.use_z && (p == -1 || p == q.count1));
-    if (plane && p <= k1 + 1) {
+    // The chunk's planes, and the one on either side where the fold reads z +- 1 (inside the field:
+    // fused_x_ring_applies).
+    if ((p >= k0 && p <= k1) || (q.use_z && (p == k0 - 1 || p == k1 + 1))) {
       T* dst = slot(p);
       for (int row = warp; row < R; row += kRingLines) {
         const int y = j0 - 1 + row;
