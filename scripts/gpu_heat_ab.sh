@@ -110,13 +110,13 @@ memcheck() {
 if [ $tests = 1 ] && [ $mode = ring ]; then
   # In parallel (correctness only; the timings come after): the ring's own test, the folded-stage
   # cases and every scheme's step with the switch on for the whole process, memcheck in front.
-  timeout 120 "$T/test_fused_x_ring" > "$OUT/test_fused_x_ring.log" 2>&1 &
+  timeout 100 "$T/test_fused_x_ring" > "$OUT/test_fused_x_ring.log" 2>&1 &
   p1=$!
-  ADI_FOLD_X_RING=1 timeout 150 "$T/test_thomas_pcr_fused_stage" \
+  ADI_FOLD_X_RING=1 timeout 100 "$T/test_thomas_pcr_fused_stage" \
     --gtest_filter='CudaFoldedStage.*:CudaFusedStage.MatchesTheFp64ReferenceFolded*:CudaFusedStage.XStageLargerGrids*' \
     > "$OUT/test_fused_stage_ring.log" 2>&1 &
   p2=$!
-  ADI_FOLD_X_RING=1 timeout 150 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_ring.log" 2>&1 &
+  ADI_FOLD_X_RING=1 timeout 100 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_ring.log" 2>&1 &
   p3=$!
   memcheck test_fused_x_ring FusedXRing.Small
   wait $p1; r_ring=$?
@@ -164,7 +164,7 @@ if [ $ncu_on = 1 ] && [ $mode = ring ] && command -v ncu > /dev/null; then
   for run in general_fp64 lean_fp64 lean_fp32; do
     form=${run%_*} type=${run#*_} val=$ab_general k='stencil_columns_ring|thomas_pcr_kernel' c=2
     [ $form = lean ] && val=$ab_lean k='fused_x_ring' c=1
-    env "$ab_var=$val" timeout 90 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
+    env "$ab_var=$val" timeout 50 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
       --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis \
       --metrics smsp__inst_executed.sum,smsp__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum \
       -k regex:"$k" -c $c "$B/benchmarks/bench_cuda_heat_step" --grids 256 --types $type \
