@@ -157,7 +157,9 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_kernel(Stag
   const int j = j0 + warp;
   const bool live = j < q.count0;
   for (int k = k0; k <= k1; ++k) {
-    // The line's face values, loaded before the wait (their latency behind the ring's).
+    // The line's face values and cross coefficients, loaded before the wait (their latency behind
+    // the ring's).
+    const FoldLine<T> lc = live ? fold_line<0>(g, j + k * q.count0) : FoldLine<T>{};
     const i64 fi = g.face_base + j + static_cast<i64>(k) * g.face_n1;
     T e0 = T(0), e1 = T(0), ve0 = T(0), ve1 = T(0);
     if (live && !per) {
@@ -173,8 +175,6 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_kernel(Stag
     }
     __syncthreads();
     if (live) {
-      const int line = j + k * q.count0;
-      const FoldLine<T> lc = fold_line<0>(g, line);
       const T* c0 = slot(k) + (warp + 1) * lay.pitch;  // U at the line (its ring row)
       const T* ym = c0 - lay.pitch;
       const T* yp = c0 + lay.pitch;
