@@ -12,7 +12,8 @@
 // folded first stage's x ring kernel ADI_FOLD_X_RING=1 (default off: the stencil fold then forms
 // Douglas' first stage in the ring kernel, 2 transfers instead of 4; scripts/gpu_heat_ab.sh --ring
 // runs both; with the switch the rows "stage x folded, x ring S=3/4/5" time it at each ring depth,
-// ADI_FOLD_X_RING_SLOTS); the header line says which.
+// ADI_FOLD_X_RING_SLOTS, and "... 2 waves" with z chunks of half the length, ADI_FOLD_X_RING_WAVES=2);
+// the header line says which.
 //
 // 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
 //    16-byte-vector copy kernel over 1 GiB (read + write); the faster is the 100%.
@@ -479,6 +480,11 @@ void bench_heat(long long nx, long long ny, long long nz, const std::string& sch
         setenv("ADI_FOLD_X_RING_SLOTS", before.c_str(), 1);
       else
         unsetenv("ADI_FOLD_X_RING_SLOTS");
+      if (x_ring_on() && !std::getenv("ADI_FOLD_X_RING_WAVES")) {  // two waves of half the chunk
+        setenv("ADI_FOLD_X_RING_WAVES", "2", 1);
+        row(grid_name, type, "stage x folded, x ring 2 waves", uf.folded(s, T(dt), u, Y, t), 2, field);
+        unsetenv("ADI_FOLD_X_RING_WAVES");
+      }
     }
     if (g_tune && nx == 256) {  // launch shapes of the fused kernels
       for (int w : {4, 8})

@@ -268,7 +268,7 @@ awk -v mode=$mode '
   /^### pass/ { pass = $3; s = $5; next }
   /^(256|512)x/ {
     part = substr($0, 19, 32); sub(/ +$/, "", part);
-    if (part !~ /^(stage [xyz] fused, back to back|explicit, back to back|stage x \+explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events|stage x folded, carveout fitted|stage x folded, x ring S=[345])$/) next;
+    if (part !~ /^(stage [xyz] fused, back to back|explicit, back to back|stage x \+explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events|stage x folded, carveout fitted|stage x folded, x ring (S=[345]|2 waves))$/) next;
     key = sprintf("%-12s %-4s %-30s", $1, $2, part);
     if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
     n = split(substr($0, 52), f, " "); ms[key, pass, s] = f[1]; minms[key] = f[3]; mins[key, s] = f[3]; ratio[key, pass, s] = f[4];

@@ -307,9 +307,12 @@ void run_fused_x_ring(const FusedStage<T>& fs, int* flag, cudaStream_t stream) {
     if (s == 0) s = persistent_grid(fused_x_ring_kernel<T>, kRingLines * kWarp, q.lay.bytes, i64(1) << 40, lim);
     resident = s;
   }
-  // One wave: the y tiles times as many z chunks as the resident blocks allow.
+  // One wave (ADI_FOLD_X_RING_WAVES=2..4 for the benchmark's A/B: that many, shorter chunks): the y
+  // tiles times as many z chunks as the resident blocks allow.
+  const char* we = std::getenv("ADI_FOLD_X_RING_WAVES");
+  const int waves = we && std::atoi(we) >= 1 && std::atoi(we) <= 4 ? std::atoi(we) : 1;
   const int tiles = (q.count0 + kRingLines - 1) / kRingLines;
-  const int chunks = std::max(1, std::min(q.count1, static_cast<int>(resident) / tiles));
+  const int chunks = std::max(1, std::min(q.count1, waves * static_cast<int>(resident) / tiles));
   q.kchunk = (q.count1 + chunks - 1) / chunks;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>((q.count1 + q.kchunk - 1) / q.kchunk));
   fused_x_ring_kernel<T><<<grid, kRingLines * kWarp, q.lay.bytes, stream>>>(g, q);

@@ -178,7 +178,8 @@ TEST_F(FusedXRing, DouglasFirstStageDouble) {
   }
 }
 
-// Each ring depth the benchmark's A/B may set (ADI_FOLD_X_RING_SLOTS), on the multi-chunk case.
+// Each ring depth the benchmark's A/B may set (ADI_FOLD_X_RING_SLOTS), on the multi-chunk case; then
+// shorter chunks (ADI_FOLD_X_RING_WAVES).
 TEST_F(FusedXRing, RingDepths) {
   for (const char* slots : {"3", "4", "5"}) {
     const test::ScopedEnv depth("ADI_FOLD_X_RING_SLOTS", slots);
@@ -188,6 +189,9 @@ TEST_F(FusedXRing, RingDepths) {
     check_ring<double>(c, 7301);
     if (HasFailure()) return;
   }
+  const test::ScopedEnv waves("ADI_FOLD_X_RING_WAVES", "3");  // shorter z chunks
+  const RingCase c{{256, 37, 70}, false, false, false, false, true, "3 waves"};
+  check_ring<double>(c, 7302);
 }
 
 // A few small cases (compute-sanitizer memcheck in scripts/gpu_heat_ab.sh --ring): several tiles
