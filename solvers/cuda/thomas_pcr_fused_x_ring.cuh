@@ -52,12 +52,11 @@ int ring_slots() {
   return sizeof(T) == 4 ? 4 : 3;
 }
 
-// Shared-memory layout (values of T): factors, stage bands (4 n), the fold's x bands (3 n), the
-// warps' line buffers, then the ring (16-byte aligned rows of `pitch`).
+// Shared-memory layout (values of T): factors, stage bands (4 n; also the fold's x bands:
+// fused_x_ring_applies), the warps' line buffers, then the ring (16-byte aligned rows of `pitch`).
 struct RingLayout {
   int pitch = 0;         // ring row pitch (values): n rounded up to 16 bytes
   int bands = 0;         // offset of the stage bands
-  int fold_x = 0;        // of the fold's x bands a, d, c
   int lines = 0;         // of the line buffers (kRingLines x per_line)
   int ring = 0;          // of the ring (S x (kRingLines + 2) rows)
   int slots = 0;
@@ -68,8 +67,7 @@ struct RingLayout {
     RingLayout r;
     r.pitch = (sh.n + v16 - 1) / v16 * v16;
     r.bands = PcrFactors<T>::values(sh.per_line);
-    r.fold_x = r.bands + 4 * sh.n;
-    r.lines = r.fold_x + 3 * sh.n;
+    r.lines = r.bands + 4 * sh.n;
     r.ring = (r.lines + kRingLines * sh.per_line + v16 - 1) / v16 * v16;
     r.slots = slots;
     r.bytes = sizeof(T) * (static_cast<std::size_t>(r.ring) +
@@ -104,9 +102,6 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_kernel(Stag
   const int lane = lane_id(), warp = static_cast<int>(threadIdx.x) / kWarp;
   const PcrFactors<T> F = PcrFactors<T>::carve(smem, sh.per_line);
   const StageBands<T> B = StageBands<T>::carve(smem + lay.bands, n);
-  T* fxa = smem + lay.fold_x;  // the fold's x bands a, d, c
-  T* fxd = fxa + n;
-  T* fxc = fxd + n;
   T* buf = smem + lay.lines + warp * sh.per_line;
   T* ring = smem + lay.ring;
   const FoldArgs<T>& f = g.fold;
@@ -141,12 +136,7 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_kernel(Stag
     __pipeline_commit();
   };
   for (int p = k0 - 1; p <= k0 + S - 2; ++p) issue(p);
-  for (int r = static_cast<int>(threadIdx.x); r < n; r += static_cast<int>(blockDim.x)) {
-    fxa[r] = f.a[0][r];
-    fxd[r] = f.d[0][r];
-    fxc[r] = f.c[0][r];
-  }
-  stage_prologue(g, B, F);  // bands, factors (its barriers also cover fxa..)
+  stage_prologue(g, B, F);  // bands, factors
   // The x ends' neighbours (periodic: the other end; else the row itself).
   const int xp0 = static_cast<int>(f.prev[0][0]), xn0 = static_cast<int>(f.next[0][0]);
   const int xpn = static_cast<int>(f.prev[0][n - 1]), xnn = static_cast<int>(f.next[0][n - 1]);
@@ -192,25 +182,41 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_kernel(Stag
       for (int r = lane; r < n; r += kWarp) {
         const bool end = !per && (r == 0 || r == n - 1);
         const bool dirichlet_end = end && ((r == 0 && g.end[0]) || (r == n - 1 && g.end[1]));
+        // Rows whose x neighbours are not r -+ 1 with U's values: a line's ends, and next to an
+        // end whose v is the old boundary data (v_end).
+        const bool edge = r == 0 || r == n - 1 || (!per && ((r == 1 && g.vend[0]) || (r == n - 2 && g.vend[1])));
         T rhs;
         if (dirichlet_end) {
           rhs = (r == 0 ? e0 : e1) * g.inv_s;  // stage_rhs_end's Dirichlet row
+        } else if (!edge) {
+          // fold_base at row r: alpha U + wx (A_x U) + wy (A_y U) + wz (A_z U), its order; the stage's
+          // own term -(A_x U) from the same values (the stage's bands are the fold's x bands: the
+          // compiler forms A_x U once).
+          const T a = B.a[r], d = B.d[r], c = B.c[r];
+          const T pc = c0[r], xm = c0[r - 1], xp = c0[r + 1];
+          T base = alpha * pc;
+          if (wx != T(0)) base += wx * (d * pc - a * xm - c * xp);
+          // (An axis the fold does not read, use_y / use_z false, adds nothing: fold_base adds
+          // w (0 pc - 0 ...) there; its ring rows are not loaded.)
+          if (q.use_y) base += wy * (yd * pc - ya * ym[r] - yc * yp[r]);
+          if (q.use_z) base += wz * (zd * pc - za * zm[r] - zc * zp[r]);
+          rhs = hv ? stage_rhs_inner(g, a, d, c, base, xm, pc, xp, static_cast<i64>(node0 + r))
+                   : stage_rhs_inner(g, a, d, c, base, T(0), T(0), T(0), static_cast<i64>(node0 + r));
         } else {
-          // fold_base at row r: alpha U + wx (A_x U) + wy (A_y U) + wz (A_z U), its order.
+          // The general row: the fold's x neighbours and bands as the operator's (prev / next, the
+          // bands unzeroed at the ends), v's as the stage's (wrapped, old boundary data at Dirichlet ends).
           const bool inner = r > 0 && r < n - 1;
           const int im = inner ? r - 1 : r == 0 ? xp0 : xpn;
           const int ip = inner ? r + 1 : r == 0 ? xn0 : xnn;
           const T pc = c0[r];
           T base = alpha * pc;
           if (wx != T(0)) {
-            base += wx * (fxd[r] * pc - fxa[r] * c0[im] - fxc[r] * c0[ip]);
+            base += wx * (f.d[0][r] * pc - f.a[0][r] * c0[im] - f.c[0][r] * c0[ip]);
             if (!inner) {
               const T* face = r == 0 ? neu_lo : neu_hi;
               if (face) base += wx * face[lc.fa];
             }
           }
-          // (An axis the fold does not read, use_y / use_z false, adds nothing: fold_base adds
-          // w (0 pc - 0 ...) there; its ring rows are not loaded.)
           if (q.use_y) base += wy * (yd * pc - ya * ym[r] - yc * yp[r]);
           if (q.use_z) base += wz * (zd * pc - za * zm[r] - zc * zp[r]);
           T vm = T(0), vc = T(0), vp = T(0);
@@ -248,6 +254,8 @@ bool fused_x_ring_applies(const FusedStage<T>& fs) {
   if (ls.stride != 1 || ls.n < 1 || pcr_shape(ls.n).m > 8) return false;
   const adi::detail::StencilView<T>& v = e.view;
   if (e.org[0] != 0 || v.box.nx != ls.n || v.axis[0].n != ls.n) return false;
+  // The stage's bands are the fold's x bands (the Operator's: both its axis arrays).
+  if (v.axis[0].a != fs.a || v.axis[0].d != fs.d || v.axis[0].c != fs.c) return false;
   if (ls.stride0 != v.box.sy || (ls.count1 > 1 && ls.stride1 != v.box.sz)) return false;
   if (v.box.sz * v.box.nz >= (index_t(1) << 31)) return false;
   const index_t count[3] = {ls.n, ls.count0, ls.count1};
