@@ -162,7 +162,7 @@ if [ $ncu_on = 1 ] && [ $mode = ring ] && command -v ncu > /dev/null; then
   # The first stage of a 256^3 Douglas step: general = the stencil pass and the X solve (2
   # kernels), lean = the ring (fp64; fp32 the ring only).
   for run in general_fp64 lean_fp64 lean_fp32; do
-    form=${run%_*} type=${run#*_} val=$ab_general k='stencil_columns_ring|thomas_pcr_kernel' c=2
+    form=${run%_*} type=${run#*_} val=$ab_general k='stencil_columns_ring|thomas' c=2
     [ $form = lean ] && val=$ab_lean k='fused_x_ring' c=1
     env "$ab_var=$val" timeout 50 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
       --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis \
@@ -238,7 +238,7 @@ if [ $tests = 1 ]; then
 fi
 grep -h "bench pass" "$OUT/bench_ab.log"
 if [ $mode = ring ]; then
-  ncu_logs="general_fp64 lean_fp64 lean_fp32" ncu_k='(stencil_columns_ring|thomas_pcr|fused_x_ring)_kernel'
+  ncu_logs="general_fp64 lean_fp64 lean_fp32" ncu_k='(stencil_columns_ring|thomas[a-z_]*|fused_x_ring)_kernel'
   ncu_what="first stage of a Douglas step 256^3 (general = stencil pass + X solve, lean = x ring)"
 elif [ $mode = x ]; then
   ncu_logs="general_fp32 lean_fp32 general_fp64 lean_fp64" ncu_k='stencil_columns_(shared|ring)_kernel'

@@ -2,8 +2,9 @@
 // The first stage of a Douglas chain along x with the explicit operator folded in, formed from a
 // ring of U's planes in shared memory (issue 16; solvers/cuda/README.md, "The first stage in one
 // pass: the x ring"). Opt-in, a same-run A/B switch: ADI_FOLD_X_RING=1 makes Operator::solve_folded
-// take the kernel fold on CUDA (Operator::Impl::fold_x_ring) and fused_stage_run launch this kernel
-// where it applies (fused_x_ring_applies), the folded fused_stage_x_kernel elsewhere.
+// take the kernel fold for a chain's first stage on CUDA (adi/operator.cpp) and fused_stage_run
+// launch this kernel where it applies (fused_x_ring_applies), the folded fused_stage_x_kernel
+// elsewhere. ADI_FOLD_X_RING_SLOTS / _WAVES: the ring depth and the chunking, for the benchmark.
 //
 // What it replaces. The default stage x (ExplicitFold::stencil) is two passes: the stencil pass
 // reads U and writes the right-hand side Y (2 fields), the X solve reads Y and writes Y_1 (2): 4
@@ -23,7 +24,8 @@
 //
 // Where it applies (else fused_stage_run runs fused_stage_x_kernel, the same function): one folded
 // term whose field is V_old (Douglas' first stage; the corrected schemes' two terms are not taken),
-// lines of the whole x axis with n <= 256 (8 rows a lane), and every line's y and z neighbours
+// lines of the whole x axis with n <= 256 (8 rows a lane), the stage's bands the fold's x bands (the
+// Operator's: one set of arrays per axis), and every line's y and z neighbours
 // adjacent rows inside the field (the sweep interior along each axis with a weight: Dirichlet
 // faces; a periodic or Neumann y / z axis is not taken). Any x ends (Dirichlet, Neumann,
 // periodic), sources. 32-bit offsets (Operator::folds: the field spans < 2^31 values).
