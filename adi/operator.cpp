@@ -547,7 +547,7 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
   const bool ring = p.fold_mode == ExplicitFold::stencil && ring_env && std::string(ring_env) == "1" &&
                     !terms[1].field && (!V_old || V_old == terms[0].field);
   const bool in_kernel = (p.fold_mode == ExplicitFold::kernel || ring) &&
-                         p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result);
+                         p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result, ring);
   if (p.fold_mode != ExplicitFold::separate && !in_kernel) {
     check_stage();
     try {
