@@ -37,6 +37,10 @@
 # the rows that move: "Do stencil stage x", the step, "stage x +explicit stencil, b2b"; every run
 # also times "stage x folded, x ring S=3/4/5" beside the old folded kernel); ncu on the first
 # stage of a 256^3 Douglas step: fp64 each form (general: the stencil pass and the X solve), fp32 ring.
+# Since xring2 (stop 38): form "lean" = the ring's lean form (fused_x_ring_lean_kernel,
+# ADI_FOLD_X_RING=2, lines of 256; the ring kernel for other lengths, the default path for lines
+# > 256); the ring kernel itself (ADI_FOLD_X_RING=1) as a third form "ring" in pass 1 at 256^3 only
+# (its own table); the switch's tests run with ADI_FOLD_X_RING=2.
 #
 #   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x|--ring] [--no-build] [--no-tests] [--no-ncu] [--steps N]
 #
@@ -71,7 +75,7 @@ if [ $mode = x ]; then
   ab_var=ADI_STENCIL_LEAN
 elif [ $mode = ring ]; then
   targets=(test_fused_x_ring test_thomas_pcr_fused_stage test_scheme_cuda bench_cuda_heat_step)
-  ab_var=ADI_FOLD_X_RING
+  ab_var=ADI_FOLD_X_RING ab_lean=2
 fi
 t_build=0
 if [ $build = 1 ]; then
@@ -112,11 +116,11 @@ if [ $tests = 1 ] && [ $mode = ring ]; then
   # cases and every scheme's step with the switch on for the whole process, memcheck in front.
   timeout 100 "$T/test_fused_x_ring" > "$OUT/test_fused_x_ring.log" 2>&1 &
   p1=$!
-  ADI_FOLD_X_RING=1 timeout 100 "$T/test_thomas_pcr_fused_stage" \
+  ADI_FOLD_X_RING=2 timeout 100 "$T/test_thomas_pcr_fused_stage" \
     --gtest_filter='CudaFoldedStage.*:CudaFusedStage.MatchesTheFp64ReferenceFolded*:CudaFusedStage.XStageLargerGrids*' \
     > "$OUT/test_fused_stage_ring.log" 2>&1 &
   p2=$!
-  ADI_FOLD_X_RING=1 timeout 100 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_ring.log" 2>&1 &
+  ADI_FOLD_X_RING=2 timeout 100 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_ring.log" 2>&1 &
   p3=$!
   memcheck test_fused_x_ring FusedXRing.Small
   wait $p1; r_ring=$?
@@ -144,6 +148,7 @@ t_tests=$(( $(date +%s) - t0 ))
 # The A/B: two passes, general then lean, Douglas (stencil fold), both grids and precisions.
 t0=$(date +%s)
 : > "$OUT/bench_ab.log"
+: > "$OUT/bench_ab_ring.log"
 for pass in 1 2; do
   for form in general lean; do
     echo "### pass $pass form $form" >> "$OUT/bench_ab.log"
@@ -153,6 +158,11 @@ for pass in 1 2; do
       --folds stencil --steps "$steps" >> "$OUT/bench_ab.log" 2>&1 ||
       echo "bench pass $pass $form: exit $?" >> "$OUT/bench_ab.log"
   done
+  if [ $mode = ring ] && [ $pass = 1 ]; then  # the third form: the ring kernel (256^3 only)
+    echo "### pass 1 form ring" >> "$OUT/bench_ab_ring.log"
+    ADI_FOLD_X_RING=1 timeout 60 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas \
+      --folds stencil --steps "$steps" >> "$OUT/bench_ab_ring.log" 2>&1 || echo "bench pass 1 ring: exit $?" >> "$OUT/bench_ab.log"
+  fi
 done
 t_ab=$(( $(date +%s) - t0 ))
 
@@ -209,11 +219,12 @@ case_rows() {
   done
 }
 if [ $mode = ring ]; then
-echo "| test_fused_x_ring (the ring vs the fp64 host; sets ADI_FOLD_X_RING=1 itself) | $(status $r_ring): $(counts "$OUT/test_fused_x_ring.log") |"
+echo "| test_fused_x_ring (the ring and its lean form vs the fp64 host; sets ADI_FOLD_X_RING=1 / 2 itself) | $(status $r_ring): $(counts "$OUT/test_fused_x_ring.log") |"
 case_rows "$OUT/test_fused_x_ring.log" FusedXRing.DouglasFirstStageFloat FusedXRing.DouglasFirstStageDouble \
-  FusedXRing.RingDepths FusedXRing.Small FusedXRing.OffByDefault
-echo "| test_thomas_pcr_fused_stage folded cases, ADI_FOLD_X_RING=1 (whole process) | $(status $r_ringf): $(counts "$OUT/test_fused_stage_ring.log") |"
-echo "| test_scheme_cuda, ADI_FOLD_X_RING=1 (every scheme's GPU step vs the host) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_ring.log") |"
+  FusedXRing.RingDepths FusedXRing.LeanFormFloat FusedXRing.LeanFormDouble FusedXRing.LeanFormDepths \
+  FusedXRing.Small FusedXRing.OffByDefault
+echo "| test_thomas_pcr_fused_stage folded cases, ADI_FOLD_X_RING=2 (whole process) | $(status $r_ringf): $(counts "$OUT/test_fused_stage_ring.log") |"
+echo "| test_scheme_cuda, ADI_FOLD_X_RING=2 (every scheme's GPU step vs the host) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_ring.log") |"
 echo "| compute-sanitizer, FusedXRing.Small | $san |"
 elif [ $mode = x ]; then
 echo "| test_stencil_apply (default: lean; LeanColumns* set ADI_STENCIL_LEAN=1, GeneralColumnsMatch =0) | $(status $r_st): $(counts "$OUT/test_stencil_apply.log") |"
@@ -239,7 +250,7 @@ fi
 grep -h "bench pass" "$OUT/bench_ab.log"
 if [ $mode = ring ]; then
   ncu_logs="general_fp64 lean_fp64 lean_fp32" ncu_k='(stencil_columns_ring|thomas[a-z_]*|fused_x_ring)_kernel'
-  ncu_what="first stage of a Douglas step 256^3 (general = stencil pass + X solve, lean = x ring)"
+  ncu_what="first stage of a Douglas step 256^3 (general = stencil pass + X solve, lean = the x ring's lean form)"
 elif [ $mode = x ]; then
   ncu_logs="general_fp32 lean_fp32 general_fp64 lean_fp64" ncu_k='stencil_columns_(shared|ring)_kernel'
   ncu_what="first stencil pass of a Douglas step 256^3 (general = default column kernel, lean = ring kernel)"
@@ -256,7 +267,9 @@ for f in $ncu_logs; do
 done
 echo
 if [ $mode = ring ]; then
-  echo "== A/B: first stage, general = stencil pass + X solve (ADI_FOLD_X_RING=0, the default) / lean = x ring (ADI_FOLD_X_RING=1); ms, two passes, Douglas, stencil fold (bench_ab.log)"
+  echo "== the ring kernel (ADI_FOLD_X_RING=1), 256^3, pass 1 (bench_ab_ring.log; run s38/14: fp32 stage x 0.2144, fp64 0.2611 ms)"
+  grep -E "^256x.*(Do stencil stage x|Do stencil step: CUDA events|stage x \+explicit stencil, b2b|x ring S=|x ring 2 waves)" "$OUT/bench_ab_ring.log" | cut -c1-80
+  echo "== A/B: first stage, general = stencil pass + X solve (ADI_FOLD_X_RING=0, the default) / lean = the x ring's lean form (ADI_FOLD_X_RING=2); ms, two passes, Douglas, stencil fold (bench_ab.log)"
 elif [ $mode = x ]; then
   echo "== A/B: explicit stencil pass, general = default column kernel (ADI_STENCIL_LEAN=0) / lean = ring kernel (ADI_STENCIL_LEAN=1); ms, two passes, Douglas, stencil fold (bench_ab.log)"
 else
@@ -268,7 +281,7 @@ awk -v mode=$mode '
   /^### pass/ { pass = $3; s = $5; next }
   /^(256|512)x/ {
     part = substr($0, 19, 32); sub(/ +$/, "", part);
-    if (part !~ /^(stage [xyz] fused, back to back|explicit, back to back|stage x \+explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events|stage x folded, carveout fitted|stage x folded, x ring (S=[345]|2 waves))$/) next;
+    if (part !~ /^(stage [xyz] fused, back to back|explicit, back to back|stage x \+explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events|stage x folded, carveout fitted|stage x folded, x (ring|lean) (S=[345]|2 waves))$/) next;
     key = sprintf("%-12s %-4s %-30s", $1, $2, part);
     if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
     n = split(substr($0, 52), f, " "); ms[key, pass, s] = f[1]; minms[key] = f[3]; mins[key, s] = f[3]; ratio[key, pass, s] = f[4];

@@ -8,6 +8,7 @@ namespace adi::cuda_backend {
 
 bool fused_stage_supported(const LineSet& lines) { return kernels::fused_supported(lines); }
 std::size_t fused_x_ring_launches() { return kernels::fused_x_ring_count(); }
+std::size_t fused_x_ring_lean_launches() { return kernels::fused_x_ring_lean_count(); }
 
 template <>
 FusedLaunch fused_stage_prepare<float>(const LineSet& lines, const FusedTuning& tuning) {
@@ -15,7 +16,7 @@ FusedLaunch fused_stage_prepare<float>(const LineSet& lines, const FusedTuning& 
 }
 template <>
 void fused_stage_run<float>(const FusedStage<float>& stage, const FusedLaunch& launch, int* pivot_flag, void* stream) {
-  // The x ring kernel (ADI_FOLD_X_RING=1, an A/B switch) where it applies; the same function.
+  // The x ring kernel (ADI_FOLD_X_RING=1 / 2, an A/B switch) where it applies; the same function.
   if (stage.fold.count > 0 && kernels::fold_x_ring_requested() && kernels::fused_x_ring_applies(stage)) {
     kernels::run_fused_x_ring<float>(stage, pivot_flag, static_cast<cudaStream_t>(stream));
     return;

@@ -44,14 +44,16 @@ namespace adi::cuda_backend::kernels {
 
 constexpr int kRingLines = 8;  // warps per block, one y-line each per plane
 
-// Planes in the ring (>= 3: z - 1, z, z + 1; each more is a plane in flight ahead). Default fp32 4,
-// fp64 3 (fp64 at 4 leaves one block per SM); ADI_FOLD_X_RING_SLOTS=3..5 for the benchmark's A/B.
+// Planes in the ring (>= 3: z - 1, z, z + 1; each more is a plane in flight ahead). Ring kernel:
+// default fp32 4, fp64 3 (fp64 at 4 leaves one block per SM); its lean form (one ring of the padded
+// line per warp): fp32 5, fp64 4 (2 blocks of 8 warps per SM: 2 x 95 KB). ADI_FOLD_X_RING_SLOTS=3..5
+// for the benchmark's A/B (either form).
 template <class T>
-int ring_slots() {
+int ring_slots(bool lean = false) {
   const char* e = std::getenv("ADI_FOLD_X_RING_SLOTS");
   const int v = e ? std::atoi(e) : 0;
   if (v >= 3 && v <= 5) return v;
-  return sizeof(T) == 4 ? 4 : 3;
+  return (sizeof(T) == 4 ? 4 : 3) + (lean ? 1 : 0);
 }
 
 // Shared-memory layout (values of T): factors, stage bands (4 n; also the fold's x bands:
@@ -91,6 +93,115 @@ struct RingGeometry {
 template <int N>
 __device__ __forceinline__ void ring_wait() {
   __pipeline_wait_prior(N);
+}
+
+// One plane of one line: what the row formulas read besides the row's own values (both kernels).
+template <class T>
+struct RingRow {
+  T alpha, wx, wy, wz;        // fold_base's weights (pack_fold: 0 where inactive)
+  T yd, ya, yc, zd, za, zc;   // the cross axes' coefficients at the line
+  T e0, e1, ve0, ve1;         // the line's face values: Dirichlet data, v's old boundary data
+  const T* neu_lo;            // x Neumann faces (null: none)
+  const T* neu_hi;
+  int xp0, xn0, xpn, xnn;     // the x ends' neighbours (periodic: the other end; else the row itself)
+  int fa;                     // the line's index into the x face arrays
+  bool use_y, use_z, hv, per;
+};
+
+// Row r of an interior row (x neighbours r -+ 1 with U's values, not a Dirichlet end): fold_base
+// at r, alpha U + wx (A_x U) + wy (A_y U) + wz (A_z U) in its order, then the stage's own term
+// -(A_x U) from the same values (the stage's bands are the fold's x bands: the compiler forms
+// A_x U once). An axis the fold does not read (use_y / use_z false) adds nothing (fold_base adds
+// w (0 pc - 0 ...) there), its neighbours are not read.
+template <class T>
+__device__ __forceinline__ T ring_rhs_inner(const StageArgs<T>& g, const RingRow<T>& w, T a, T d, T c, T pc, T xm,
+                                            T xp, T ym, T yp, T zm, T zp, i64 node) {
+  T base = w.alpha * pc;
+  if (w.wx != T(0)) base += w.wx * (d * pc - a * xm - c * xp);
+  if (w.use_y) base += w.wy * (w.yd * pc - w.ya * ym - w.yc * yp);
+  if (w.use_z) base += w.wz * (w.zd * pc - w.za * zm - w.zc * zp);
+  return w.hv ? stage_rhs_inner(g, a, d, c, base, xm, pc, xp, node)
+              : stage_rhs_inner(g, a, d, c, base, T(0), T(0), T(0), node);
+}
+
+// Whether row r needs ring_rhs_general: a line's ends, and the rows next to an end whose v is the
+// old boundary data (v_end).
+template <class T>
+__device__ __forceinline__ bool ring_edge_row(const StageArgs<T>& g, const RingRow<T>& w, int r, int n) {
+  return r == 0 || r == n - 1 || (!w.per && ((r == 1 && g.vend[0]) || (r == n - 2 && g.vend[1])));
+}
+
+// Row r of any other row (ring_edge_row): a Dirichlet end's stage value; else the fold's x
+// neighbours and bands as the operator's (prev / next, the bands unzeroed at the ends), v's as the
+// stage's (wrapped, old boundary data at Dirichlet ends). c0(i): U at row i of the line (the ring
+// kernel's ring row; the lean form's padded slot).
+template <class T, class Row>
+__device__ T ring_rhs_general(const StageArgs<T>& g, const StageBands<T>& B, const RingRow<T>& w, const Row& c0, int r,
+                              T ym, T yp, T zm, T zp, i64 fi, i64 node) {
+  const int n = g.sh.n;
+  const FoldArgs<T>& f = g.fold;
+  const bool end = !w.per && (r == 0 || r == n - 1);
+  if (end && ((r == 0 && g.end[0]) || (r == n - 1 && g.end[1]))) return (r == 0 ? w.e0 : w.e1) * g.inv_s;
+  auto vat = [&](int i) {  // v at row i for the stage's own term (U; old boundary data at Dirichlet ends)
+    if (!w.per && i == 0 && g.vend[0]) return w.ve0;
+    if (!w.per && i == n - 1 && g.vend[1]) return w.ve1;
+    return c0(i);
+  };
+  const bool inner = r > 0 && r < n - 1;
+  const int im = inner ? r - 1 : r == 0 ? w.xp0 : w.xpn;
+  const int ip = inner ? r + 1 : r == 0 ? w.xn0 : w.xnn;
+  const T pc = c0(r);
+  T base = w.alpha * pc;
+  if (w.wx != T(0)) {
+    base += w.wx * (f.d[0][r] * pc - f.a[0][r] * c0(im) - f.c[0][r] * c0(ip));
+    if (!inner) {
+      const T* face = r == 0 ? w.neu_lo : w.neu_hi;
+      if (face) base += w.wx * face[w.fa];
+    }
+  }
+  if (w.use_y) base += w.wy * (w.yd * pc - w.ya * ym - w.yc * yp);
+  if (w.use_z) base += w.wz * (w.zd * pc - w.za * zm - w.zc * zp);
+  T vm = T(0), vc = T(0), vp = T(0);
+  if (w.hv) {
+    vm = vat(r > 0 ? r - 1 : n - 1);
+    vc = vat(r);
+    vp = vat(r < n - 1 ? r + 1 : 0);
+  }
+  return stage_rhs(g, B, r, base, vm, vc, vp, fi, node);
+}
+
+// The per-kernel constants of RingRow (the plane's parts: ring_row_plane).
+template <class T>
+__device__ __forceinline__ RingRow<T> ring_row_consts(const StageArgs<T>& g, const RingGeometry& q) {
+  const FoldArgs<T>& f = g.fold;
+  const int n = g.sh.n;
+  RingRow<T> w{};
+  w.xp0 = static_cast<int>(f.prev[0][0]);
+  w.xn0 = static_cast<int>(f.next[0][0]);
+  w.xpn = static_cast<int>(f.prev[0][n - 1]);
+  w.xnn = static_cast<int>(f.next[0][n - 1]);
+  w.alpha = f.alpha[0];
+  w.wx = f.w[0][0];
+  w.wy = f.w[0][1];
+  w.wz = f.w[0][2];
+  w.neu_lo = w.wx != T(0) ? f.neu[0][0][0] : nullptr;
+  w.neu_hi = w.wx != T(0) ? f.neu[0][0][1] : nullptr;
+  w.use_y = q.use_y;
+  w.use_z = q.use_z;
+  w.hv = g.v != nullptr;
+  w.per = g.periodic;
+  return w;
+}
+
+// The line's face values (index fi) into w.
+template <class T>
+__device__ __forceinline__ void ring_row_faces(const StageArgs<T>& g, RingRow<T>& w, i64 fi) {
+  w.e0 = w.e1 = w.ve0 = w.ve1 = T(0);
+  if (w.per) return;
+  if (g.end[0]) w.e0 = g.end[0][fi];
+  if (g.end[1]) w.e1 = g.end[1][fi];
+  if (w.hv && g.vend[0]) w.ve0 = g.vend[0][fi];
+  if (w.hv && g.vend[1]) w.ve1 = g.vend[1][fi];
 }
 
 template <class T>
@@ -139,13 +250,7 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_kernel(Stag
   };
   for (int p = k0 - 1; p <= k0 + S - 2; ++p) issue(p);
   stage_prologue(g, B, F);  // bands, factors
-  // The x ends' neighbours (periodic: the other end; else the row itself).
-  const int xp0 = static_cast<int>(f.prev[0][0]), xn0 = static_cast<int>(f.next[0][0]);
-  const int xpn = static_cast<int>(f.prev[0][n - 1]), xnn = static_cast<int>(f.next[0][n - 1]);
-  const T alpha = f.alpha[0], wx = f.w[0][0], wy = f.w[0][1], wz = f.w[0][2];  // pack_fold: 0 where inactive
-  const T* neu_lo = wx != T(0) ? f.neu[0][0][0] : nullptr;
-  const T* neu_hi = wx != T(0) ? f.neu[0][0][1] : nullptr;
-  const bool hv = g.v != nullptr, per = g.periodic;
+  RingRow<T> w = ring_row_consts(g, q);
   const int j = j0 + warp;
   const bool live = j < q.count0;
   for (int k = k0; k <= k1; ++k) {
@@ -153,13 +258,7 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_kernel(Stag
     // the ring's).
     const FoldLine<T> lc = live ? fold_line<0>(g, j + k * q.count0) : FoldLine<T>{};
     const i64 fi = g.face_base + j + static_cast<i64>(k) * g.face_n1;
-    T e0 = T(0), e1 = T(0), ve0 = T(0), ve1 = T(0);
-    if (live && !per) {
-      if (g.end[0]) e0 = g.end[0][fi];
-      if (g.end[1]) e1 = g.end[1][fi];
-      if (hv && g.vend[0]) ve0 = g.vend[0][fi];
-      if (hv && g.vend[1]) ve1 = g.vend[1][fi];
-    }
+    if (live) ring_row_faces(g, w, fi);
     switch (S) {  // plane k + 1 landed (planes up to k + S - 2 may still be in flight)
       case 3: ring_wait<0>(); break;
       case 4: ring_wait<1>(); break;
@@ -172,64 +271,17 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_kernel(Stag
       const T* yp = c0 + lay.pitch;
       const T* zm = slot(k - 1) + (warp + 1) * lay.pitch;
       const T* zp = slot(k + 1) + (warp + 1) * lay.pitch;
-      const T yd = lc.d[0], ya = lc.a[0], yc = lc.c[0], zd = lc.d[1], za = lc.a[1], zc = lc.c[1];
+      w.yd = lc.d[0], w.ya = lc.a[0], w.yc = lc.c[0], w.zd = lc.d[1], w.za = lc.a[1], w.zc = lc.c[1];
+      w.fa = lc.fa;
       const int node0 = j * q.sy + k * q.sz;
-      // v at row i for the stage's own term (U; old boundary data at Dirichlet ends).
-      auto vat = [&](int i) {
-        if (!per && i == 0 && g.vend[0]) return ve0;
-        if (!per && i == n - 1 && g.vend[1]) return ve1;
-        return c0[i];
-      };
 #pragma unroll 2
       for (int r = lane; r < n; r += kWarp) {
-        const bool end = !per && (r == 0 || r == n - 1);
-        const bool dirichlet_end = end && ((r == 0 && g.end[0]) || (r == n - 1 && g.end[1]));
-        // Rows whose x neighbours are not r -+ 1 with U's values: a line's ends, and next to an
-        // end whose v is the old boundary data (v_end).
-        const bool edge = r == 0 || r == n - 1 || (!per && ((r == 1 && g.vend[0]) || (r == n - 2 && g.vend[1])));
-        T rhs;
-        if (dirichlet_end) {
-          rhs = (r == 0 ? e0 : e1) * g.inv_s;  // stage_rhs_end's Dirichlet row
-        } else if (!edge) {
-          // fold_base at row r: alpha U + wx (A_x U) + wy (A_y U) + wz (A_z U), its order; the stage's
-          // own term -(A_x U) from the same values (the stage's bands are the fold's x bands: the
-          // compiler forms A_x U once).
-          const T a = B.a[r], d = B.d[r], c = B.c[r];
-          const T pc = c0[r], xm = c0[r - 1], xp = c0[r + 1];
-          T base = alpha * pc;
-          if (wx != T(0)) base += wx * (d * pc - a * xm - c * xp);
-          // (An axis the fold does not read, use_y / use_z false, adds nothing: fold_base adds
-          // w (0 pc - 0 ...) there; its ring rows are not loaded.)
-          if (q.use_y) base += wy * (yd * pc - ya * ym[r] - yc * yp[r]);
-          if (q.use_z) base += wz * (zd * pc - za * zm[r] - zc * zp[r]);
-          rhs = hv ? stage_rhs_inner(g, a, d, c, base, xm, pc, xp, static_cast<i64>(node0 + r))
-                   : stage_rhs_inner(g, a, d, c, base, T(0), T(0), T(0), static_cast<i64>(node0 + r));
-        } else {
-          // The general row: the fold's x neighbours and bands as the operator's (prev / next, the
-          // bands unzeroed at the ends), v's as the stage's (wrapped, old boundary data at Dirichlet ends).
-          const bool inner = r > 0 && r < n - 1;
-          const int im = inner ? r - 1 : r == 0 ? xp0 : xpn;
-          const int ip = inner ? r + 1 : r == 0 ? xn0 : xnn;
-          const T pc = c0[r];
-          T base = alpha * pc;
-          if (wx != T(0)) {
-            base += wx * (f.d[0][r] * pc - f.a[0][r] * c0[im] - f.c[0][r] * c0[ip]);
-            if (!inner) {
-              const T* face = r == 0 ? neu_lo : neu_hi;
-              if (face) base += wx * face[lc.fa];
-            }
-          }
-          if (q.use_y) base += wy * (yd * pc - ya * ym[r] - yc * yp[r]);
-          if (q.use_z) base += wz * (zd * pc - za * zm[r] - zc * zp[r]);
-          T vm = T(0), vc = T(0), vp = T(0);
-          if (hv) {
-            vm = vat(r > 0 ? r - 1 : n - 1);
-            vc = vat(r);
-            vp = vat(r < n - 1 ? r + 1 : 0);
-          }
-          rhs = stage_rhs(g, B, r, base, vm, vc, vp, fi, static_cast<i64>(node0 + r));
-        }
-        buf[sh.pos(r)] = rhs;
+        const i64 node = static_cast<i64>(node0 + r);
+        buf[sh.pos(r)] = ring_edge_row(g, w, r, n)
+                             ? ring_rhs_general(g, B, w, [&](int i) { return c0[i]; }, r, ym[r], yp[r], zm[r], zp[r],
+                                                fi, node)
+                             : ring_rhs_inner(g, w, B.a[r], B.d[r], B.c[r], c0[r], c0[r - 1], c0[r + 1], ym[r], yp[r],
+                                              zm[r], zp[r], node);
       }
     }
     __syncthreads();  // every warp is done with plane k - 1's slot
@@ -242,6 +294,112 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_kernel(Stag
 #pragma unroll 4
       for (int r = lane; r < n; r += kWarp) out[r] = buf[sh.pos(r)];
     }
+  }
+  __pipeline_wait_prior(0);
+}
+
+// The lean form (ADI_FOLD_X_RING=2; solvers/cuda/README.md, "The x ring's lean form"): lines of
+// exactly 256 = 32 lanes x 8 rows, the X lean kernel's layout (lane l forms rows r = 32 jj + l, at
+// the fixed slots 36 jj + l + l/8) and Full segment loops (pcr_line_shared_registers<T, 8, true>).
+// No block barrier after the prologue: each warp walks its line's z chunk through its own ring of
+// q.lay.slots planes of the line in shared memory (PCR's padded layout), filled by cp.async up to
+// slots - 2 planes ahead; x -+ 1, z -+ 1 from the ring, y -+ 1 (the neighbouring warps' lines of
+// the same plane, copied through L1 by their cp.async: L1; the tile's halo lines: L2) from global
+// memory. The right-hand side replaces plane k - 1 in its slot (each lane reads its rows' z - 1
+// and writes their right-hand side), is solved there and written out; the slot then takes plane
+// k + slots - 1. Same row formulas as the ring kernel (ring_rhs_inner / ring_rhs_general): the same
+// values bit for bit.
+template <class T>
+__global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_lean_kernel(StageArgs<T> g, RingGeometry q) {
+  extern __shared__ __align__(16) unsigned char ring_smem[];
+  constexpr int M = 8, N = kWarp * M, P = kWarp * (M + 1);  // rows per lane; line length; slots per plane
+  T* smem = reinterpret_cast<T*>(ring_smem);
+  const PcrShape sh = g.sh;
+  const RingLayout& lay = q.lay;
+  const int S = lay.slots;
+  const int lane = lane_id(), warp = static_cast<int>(threadIdx.x) / kWarp;
+  const PcrFactors<T> F = PcrFactors<T>::carve(smem, sh.per_line);
+  const StageBands<T> B = StageBands<T>::carve(smem + lay.bands, N);
+  T* wring = smem + lay.lines + warp * S * P;  // this warp's planes
+  const int j0 = static_cast<int>(blockIdx.x) * kRingLines;
+  const int k0 = static_cast<int>(blockIdx.y) * q.kchunk;
+  const int k1 = min(q.count1, k0 + q.kchunk) - 1;
+  const int j = j0 + warp;
+  const bool live = j < q.count0;
+  const FoldArgs<T>& f = g.fold;
+  const T* __restrict__ L = f.p[0] + j * q.sy;  // U's line at plane 0
+  auto slot = [&](int p) { return wring + ((p - k0 + 1) % S) * P; };  // plane p >= k0 - 1
+  // Plane p of the line into its slot where it is read (the chunk's planes, z -+ 1 past its ends
+  // where the fold reads them); one commit per plane, empty or not (the waits count planes).
+  auto issue = [&](int p) {
+    if (live && ((p >= k0 && p <= k1) || (q.use_z && (p == k0 - 1 || p == k1 + 1)))) {
+      T* d = slot(p) + lane + lane / M;
+      const T* src = L + p * q.sz + lane;
+#pragma unroll
+      for (int jj = 0; jj < M; ++jj) __pipeline_memcpy_async(d + jj * (kWarp + 4), src + jj * kWarp, sizeof(T));
+    }
+    __pipeline_commit();
+  };
+  for (int p = k0 - 1; p <= k0 + S - 2; ++p) issue(p);
+  stage_prologue(g, B, F);  // bands, factors; the block's last barrier
+  if (!live) {
+    __pipeline_wait_prior(0);
+    return;
+  }
+  RingRow<T> w = ring_row_consts(g, q);
+  // The y coefficients are the line's (fold_line at the chunk's first plane); the z ones the plane's.
+  const FoldLine<T> lc = fold_line<0>(g, j + k0 * q.count0);
+  w.yd = lc.d[0], w.ya = lc.a[0], w.yc = lc.c[0];
+  const int cz0 = static_cast<int>(f.org[2]) + k0;  // z coordinate of plane k0 (fold_line's cz)
+  for (int k = k0; k <= k1; ++k) {
+    const i64 fi = g.face_base + j + static_cast<i64>(k) * g.face_n1;
+    ring_row_faces(g, w, fi);
+    if (w.use_z) {
+      w.zd = f.d[2][cz0 + k - k0];
+      w.za = f.a[2][cz0 + k - k0];
+      w.zc = f.c[2][cz0 + k - k0];
+    }
+    w.fa = lc.fa + (k - k0) * static_cast<int>(f.fn1[0]);
+    const T* gl = L + k * q.sz;  // U's line at plane k in global memory (its y -+ 1 neighbours)
+    const int node0 = j * q.sy + k * q.sz;
+    switch (S) {  // plane k + 1 landed (planes up to k + S - 2 may be in flight)
+      case 3: ring_wait<0>(); break;
+      case 4: ring_wait<1>(); break;
+      default: ring_wait<2>(); break;
+    }
+    __syncwarp();  // the other lanes' copies
+    const T* c0 = slot(k);
+    T* zm = slot(k - 1);  // plane k - 1, then the right-hand side
+    const T* zp = slot(k + 1);
+    auto row = [&](int i) { return c0[i + i / M]; };  // U at row i of plane k
+#pragma unroll
+    for (int jj = 0; jj < M; ++jj) {
+      const int r = jj * kWarp + lane, at = jj * (kWarp + 4) + lane + lane / M;  // at = pos(r)
+      T ym = T(0), yp = T(0), zmv = T(0), zpv = T(0);
+      if (w.use_y) {
+        ym = gl[r - q.sy];
+        yp = gl[r + q.sy];
+      }
+      if (w.use_z) {
+        zmv = zm[at];
+        zpv = zp[at];
+      }
+      const i64 node = static_cast<i64>(node0 + r);
+      T rhs;
+      if ((jj == 0 || jj == M - 1) && ring_edge_row(g, w, r, N))
+        rhs = ring_rhs_general(g, B, w, row, r, ym, yp, zmv, zpv, fi, node);
+      else
+        rhs = ring_rhs_inner(g, w, B.a[r], B.d[r], B.c[r], c0[at], row(r - 1), row(r + 1), ym, yp, zmv, zpv, node);
+      zm[at] = rhs;  // this lane's own slot: read above by this lane only
+    }
+    __syncwarp();
+    pcr_line_shared_registers<T, M, true>(sh, F, zm);
+    __syncwarp();
+    T* out = g.u + node0 + lane;
+#pragma unroll
+    for (int jj = 0; jj < M; ++jj) out[jj * kWarp] = zm[jj * (kWarp + 4) + lane + lane / M];
+    __syncwarp();  // every lane is done with the slot
+    issue(k + S - 1);
   }
   __pipeline_wait_prior(0);
 }
@@ -269,12 +427,21 @@ bool fused_x_ring_applies(const FusedStage<T>& fs) {
   return true;
 }
 
-inline bool fold_x_ring_requested() {
+// ADI_FOLD_X_RING: 0 / unset: off; 1: the ring kernel; 2: its lean form for lines of 256 (the ring
+// kernel for other lengths it applies to).
+inline int fold_x_ring_mode() {
   const char* v = std::getenv("ADI_FOLD_X_RING");
-  return v != nullptr && std::string(v) == "1";
+  if (v == nullptr) return 0;
+  const std::string s(v);
+  return s == "1" ? 1 : s == "2" ? 2 : 0;
 }
+inline bool fold_x_ring_requested() { return fold_x_ring_mode() != 0; }
 
 inline std::size_t& fused_x_ring_count() {
+  static std::size_t launches = 0;
+  return launches;
+}
+inline std::size_t& fused_x_ring_lean_count() {
   static std::size_t launches = 0;
   return launches;
 }
@@ -286,7 +453,14 @@ void run_fused_x_ring(const FusedStage<T>& fs, int* flag, cudaStream_t stream) {
   StageArgs<T> g = pack_stage(fs, flag);
   g.sh = pcr_shape(ls.n);
   RingGeometry q{};
-  q.lay = RingLayout::of<T>(g.sh, ring_slots<T>());
+  // The lean form: lines of exactly 32 x 8 rows (its compile-time layout), no shared ring.
+  const bool lean = fold_x_ring_mode() == 2 && ls.n == 8 * kWarp;
+  q.lay = RingLayout::of<T>(g.sh, lean ? 0 : ring_slots<T>());  // (lean: the ring's fields unused)
+  if (lean) {  // kRingLines warps x ring_slots<T>(true) planes of the padded line, where the ring was
+    q.lay.slots = ring_slots<T>(true);
+    q.lay.bytes = sizeof(T) * (static_cast<std::size_t>(q.lay.lines) +
+                               static_cast<std::size_t>(kRingLines) * q.lay.slots * g.sh.per_line);
+  }
   q.count0 = static_cast<int>(ls.count0);
   q.count1 = static_cast<int>(ls.count1);
   q.sy = static_cast<int>(ls.stride0);
@@ -314,7 +488,9 @@ void run_fused_x_ring(const FusedStage<T>& fs, int* flag, cudaStream_t stream) {
     ADI_CUDA_CHECK(cudaGetDevice(&dev));
     const std::lock_guard<std::mutex> lock(m);
     unsigned& s = slots_of[{dev, q.lay.bytes}];
-    if (s == 0) s = persistent_grid(fused_x_ring_kernel<T>, kRingLines * kWarp, q.lay.bytes, i64(1) << 40, lim);
+    if (s == 0)
+      s = persistent_grid(lean ? fused_x_ring_lean_kernel<T> : fused_x_ring_kernel<T>, kRingLines * kWarp, q.lay.bytes,
+                          i64(1) << 40, lim);
     resident = s;
   }
   // One wave (ADI_FOLD_X_RING_WAVES=2..4 for the benchmark's A/B: that many, shorter chunks): the y
@@ -325,9 +501,13 @@ void run_fused_x_ring(const FusedStage<T>& fs, int* flag, cudaStream_t stream) {
   const int chunks = std::max(1, std::min(q.count1, waves * static_cast<int>(resident) / tiles));
   q.kchunk = (q.count1 + chunks - 1) / chunks;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>((q.count1 + q.kchunk - 1) / q.kchunk));
-  fused_x_ring_kernel<T><<<grid, kRingLines * kWarp, q.lay.bytes, stream>>>(g, q);
+  if (lean)
+    fused_x_ring_lean_kernel<T><<<grid, kRingLines * kWarp, q.lay.bytes, stream>>>(g, q);
+  else
+    fused_x_ring_kernel<T><<<grid, kRingLines * kWarp, q.lay.bytes, stream>>>(g, q);
   ADI_CUDA_CHECK(cudaGetLastError());
   ++fused_x_ring_count();
+  if (lean) ++fused_x_ring_lean_count();
 }
 
 }  // namespace adi::cuda_backend::kernels

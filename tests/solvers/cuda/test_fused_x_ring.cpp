@@ -6,6 +6,7 @@
 // lengths 2, 3, 31, 33, 255, 256 (the ring), 257 and a grid of one node along x (not the ring:
 // the folded kernel / the stencil fold, the same results), several y tiles and z chunks, 2D
 // grids, periodic and Neumann x ends, sources; Neumann / periodic y or z faces (not the ring).
+// ADI_FOLD_X_RING=2: the lean form for lines of 256 (LeanForm*), the ring kernel for other lengths.
 // The output starts NaN-poisoned: the sweep box must be written, nothing else. The launch counter
 // (cuda_backend::fused_x_ring_launches) says whether the ring ran. The scheme tests run under the
 // switch too (scripts/gpu_xring_ab.sh: test_scheme_cuda with ADI_FOLD_X_RING=1).
@@ -46,10 +47,12 @@ std::string describe(const RingCase& c) {
          (c.source ? " source" : "") + (c.neumann_y ? " neumann-y" : "");
 }
 
+// mode: ADI_FOLD_X_RING ("1" the ring kernel, "2" its lean form for lines of 256, the ring kernel
+// for other lengths).
 template <class T>
-void check_ring(const RingCase& c, std::uint32_t seed) {
-  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float " : "double ") + describe(c));
-  const test::ScopedEnv ring("ADI_FOLD_X_RING", "1");
+void check_ring(const RingCase& c, std::uint32_t seed, const char* mode = "1") {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float " : "double ") + describe(c) + " ADI_FOLD_X_RING=" + mode);
+  const test::ScopedEnv ring("ADI_FOLD_X_RING", mode);
   auto axis = [&](int d) {
     if (c.n[d] == 1) return AxisGrid();
     if (d == 0 && c.periodic_x) return periodic_axis(c.n[d], 0.0, 1.0);
@@ -99,12 +102,16 @@ void check_ring(const RingCase& c, std::uint32_t seed) {
   const typename Operator<T>::ExplicitTerm dterm{t0, &du, {tdt, tdt, tdt, tdt}};
   Field<T> dY(g, Executor::cuda());
   const std::size_t before = cuda_backend::fused_x_ring_launches();
+  const std::size_t before_lean = cuda_backend::fused_x_ring_lean_launches();
   for (int rep = 0; rep < 2; ++rep) {  // the second call reuses the formed bands (no pivot check)
     dY.fill(std::numeric_limits<T>::quiet_NaN());
     dev.solve_folded(a, T(0.5 * dt), t1, T(1), {dterm, {}}, dY, t0, &du, later);
   }
   EXPECT_EQ(cuda_backend::fused_x_ring_launches() - before, c.expect_ring ? 2u : 0u)
       << (c.expect_ring ? "the ring kernel did not run" : "the ring kernel ran where it does not apply");
+  const bool lean = c.expect_ring && std::string(mode) == "2" && c.n[0] == 256;
+  EXPECT_EQ(cuda_backend::fused_x_ring_lean_launches() - before_lean, lean ? 2u : 0u)
+      << (lean ? "the lean form did not run" : "the lean form ran where it does not apply");
   const Field<T> got = dY.to_host();
   const auto lo = host.unknown_lo(), hi = host.unknown_hi();
   const int ai = static_cast<int>(a);
@@ -146,7 +153,7 @@ void check_ring(const RingCase& c, std::uint32_t seed) {
 std::vector<RingCase> ring_cases() {
   std::vector<RingCase> v;
   for (index_t n : {3, 31, 33, 255, 256}) v.push_back({{n, 7, 5}, false, false, false, false, true, "dirichlet"});
-  v.push_back({{257, 7, 5}, false, false, false, false, false, "longer than 256 (folded kernel)"});
+  v.push_back({{257, 7, 5}, false, false, false, false, false, "longer than 256 (the default path)"});
   v.push_back({{2, 7, 5}, false, true, false, false, true, "two nodes, neumann x"});
   v.push_back({{1, 9, 6}, false, false, false, false, false, "one node along x (stage y)"});
   v.push_back({{256, 37, 70}, false, false, false, false, true, "several y tiles and z chunks"});
@@ -156,7 +163,7 @@ std::vector<RingCase> ring_cases() {
   v.push_back({{33, 10, 9}, false, true, false, false, true, "neumann x"});
   v.push_back({{33, 10, 9}, false, false, true, false, true, "source"});
   v.push_back({{255, 11, 17}, true, false, true, false, true, "periodic x with source"});
-  v.push_back({{33, 10, 9}, false, false, false, true, false, "neumann y (folded kernel)"});
+  v.push_back({{33, 10, 9}, false, false, false, true, false, "neumann y (the default path)"});
   return v;
 }
 
@@ -194,6 +201,57 @@ TEST_F(FusedXRing, RingDepths) {
   check_ring<double>(c, 7302);
 }
 
+// The lean form (ADI_FOLD_X_RING=2): lines of 256 with odd y / z extents, several y tiles (the
+// last one partial) and z chunks, 2D grids, periodic and Neumann x, sources, each depth; other
+// lengths take the ring kernel, lines longer than 256 the default path.
+std::vector<RingCase> lean_cases() {
+  std::vector<RingCase> v;
+  v.push_back({{256, 7, 5}, false, false, false, false, true, "dirichlet"});
+  v.push_back({{256, 33, 31}, false, false, false, false, true, "odd y, z"});
+  v.push_back({{256, 37, 70}, false, false, false, false, true, "several y tiles and z chunks"});
+  v.push_back({{256, 3, 3}, false, false, false, false, true, "one interior line"});
+  v.push_back({{256, 19, 1}, false, false, false, false, true, "2D"});
+  v.push_back({{256, 1, 12}, false, false, false, false, true, "2D x-z"});
+  v.push_back({{256, 7, 5}, true, false, false, false, true, "periodic x"});
+  v.push_back({{256, 10, 9}, false, true, false, false, true, "neumann x"});
+  v.push_back({{256, 10, 9}, false, false, true, false, true, "source"});
+  v.push_back({{256, 11, 17}, true, false, true, false, true, "periodic x with source"});
+  v.push_back({{255, 11, 17}, false, false, false, false, true, "255: the ring kernel"});
+  v.push_back({{257, 7, 5}, false, false, false, false, false, "257: the default path"});
+  v.push_back({{256, 10, 9}, false, false, false, true, false, "neumann y: the default path"});
+  return v;
+}
+
+TEST_F(FusedXRing, LeanFormFloat) {
+  std::uint32_t seed = 7500;
+  for (const RingCase& c : lean_cases()) {
+    check_ring<float>(c, seed++, "2");
+    if (HasFailure()) return;
+  }
+}
+
+TEST_F(FusedXRing, LeanFormDouble) {
+  std::uint32_t seed = 7600;
+  for (const RingCase& c : lean_cases()) {
+    check_ring<double>(c, seed++, "2");
+    if (HasFailure()) return;
+  }
+}
+
+TEST_F(FusedXRing, LeanFormDepths) {
+  for (const char* slots : {"3", "4", "5"}) {
+    const test::ScopedEnv depth("ADI_FOLD_X_RING_SLOTS", slots);
+    SCOPED_TRACE(std::string("ADI_FOLD_X_RING_SLOTS=") + slots);
+    const RingCase c{{256, 37, 70}, false, false, false, false, true, "several y tiles and z chunks"};
+    check_ring<float>(c, 7700, "2");
+    check_ring<double>(c, 7701, "2");
+    if (HasFailure()) return;
+  }
+  const test::ScopedEnv waves("ADI_FOLD_X_RING_WAVES", "3");  // shorter z chunks
+  const RingCase c{{256, 37, 70}, false, false, false, false, true, "3 waves"};
+  check_ring<double>(c, 7702, "2");
+}
+
 // A few small cases (compute-sanitizer memcheck in scripts/gpu_heat_ab.sh --ring): several tiles
 // and chunks, the ring's halo rows and planes at the field's faces, periodic x, both precisions.
 TEST_F(FusedXRing, Small) {
@@ -202,6 +260,9 @@ TEST_F(FusedXRing, Small) {
   check_ring<float>(a, 7400);
   check_ring<double>(a, 7401);
   check_ring<double>(b, 7402);
+  const RingCase l{{256, 19, 12}, false, false, false, false, true, "small lean"};
+  check_ring<float>(l, 7403, "2");
+  check_ring<double>(l, 7404, "2");
 }
 
 // Off (unset or 0): the stencil fold, the ring never runs.
