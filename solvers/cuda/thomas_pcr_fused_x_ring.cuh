@@ -351,6 +351,9 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_lean_kernel
   const FoldLine<T> lc = fold_line<0>(g, j + k0 * q.count0);
   w.yd = lc.d[0], w.ya = lc.a[0], w.yc = lc.c[0];
   const int cz0 = static_cast<int>(f.org[2]) + k0;  // z coordinate of plane k0 (fold_line's cz)
+  // Slot distance to rows r -+ 1 (pos(r -+ 1) = pos(r) -+ 1, -+ 2 across a segment's pad): per lane,
+  // so an interior row's x neighbours are immediate offsets.
+  const int om = lane % M == 0 ? 2 : 1, op = lane % M == M - 1 ? 2 : 1;
   for (int k = k0; k <= k1; ++k) {
     const i64 fi = g.face_base + j + static_cast<i64>(k) * g.face_n1;
     ring_row_faces(g, w, fi);
@@ -371,7 +374,7 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_lean_kernel
     const T* c0 = slot(k);
     T* zm = slot(k - 1);  // plane k - 1, then the right-hand side
     const T* zp = slot(k + 1);
-    auto row = [&](int i) { return c0[i + i / M]; };  // U at row i of plane k
+    auto row = [&](int i) { return c0[i + i / M]; };  // U at row i of plane k (edge rows)
 #pragma unroll
     for (int jj = 0; jj < M; ++jj) {
       const int r = jj * kWarp + lane, at = jj * (kWarp + 4) + lane + lane / M;  // at = pos(r)
@@ -389,7 +392,7 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_lean_kernel
       if ((jj == 0 || jj == M - 1) && ring_edge_row(g, w, r, N))
         rhs = ring_rhs_general(g, B, w, row, r, ym, yp, zmv, zpv, fi, node);
       else
-        rhs = ring_rhs_inner(g, w, B.a[r], B.d[r], B.c[r], c0[at], row(r - 1), row(r + 1), ym, yp, zmv, zpv, node);
+        rhs = ring_rhs_inner(g, w, B.a[r], B.d[r], B.c[r], c0[at], c0[at - om], c0[at + op], ym, yp, zmv, zpv, node);
       zm[at] = rhs;  // this lane's own slot: read above by this lane only
     }
     __syncwarp();
