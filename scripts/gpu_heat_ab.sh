@@ -40,7 +40,7 @@
 # Since xring2 (stop 38): form "lean" = the ring's lean form (fused_x_ring_lean_kernel,
 # ADI_FOLD_X_RING=2, lines of 256; the ring kernel for other lengths, the default path for lines
 # > 256); the ring kernel itself (ADI_FOLD_X_RING=1) as a third form "ring" in pass 1 at 256^3 only
-# (its own table); the switch's tests run with ADI_FOLD_X_RING=2.
+# (its own table) and in ncu (ring_fp64); the switch's tests run with ADI_FOLD_X_RING=2.
 #
 #   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x|--ring] [--no-build] [--no-tests] [--no-ncu] [--steps N]
 #
@@ -171,9 +171,10 @@ t0=$(date +%s)
 if [ $ncu_on = 1 ] && [ $mode = ring ] && command -v ncu > /dev/null; then
   # The first stage of a 256^3 Douglas step: general = the stencil pass and the X solve (2
   # kernels), lean = the ring (fp64; fp32 the ring only).
-  for run in general_fp64 lean_fp64 lean_fp32; do
+  for run in general_fp64 lean_fp64 lean_fp32 ring_fp64; do
     form=${run%_*} type=${run#*_} val=$ab_general k='stencil_columns_ring|thomas' c=2
     [ $form = lean ] && val=$ab_lean k='fused_x_ring' c=1
+    [ $form = ring ] && val=1 k='fused_x_ring' c=1
     env "$ab_var=$val" timeout 50 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
       --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis \
       --metrics smsp__inst_executed.sum,smsp__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum \
@@ -249,8 +250,8 @@ if [ $tests = 1 ]; then
 fi
 grep -h "bench pass" "$OUT/bench_ab.log"
 if [ $mode = ring ]; then
-  ncu_logs="general_fp64 lean_fp64 lean_fp32" ncu_k='(stencil_columns_ring|thomas[a-z_]*|fused_x_ring)_kernel'
-  ncu_what="first stage of a Douglas step 256^3 (general = stencil pass + X solve, lean = the x ring's lean form)"
+  ncu_logs="general_fp64 lean_fp64 lean_fp32 ring_fp64" ncu_k='(stencil_columns_ring|thomas[a-z_]*|fused_x_ring[a-z_]*)_kernel'
+  ncu_what="first stage of a Douglas step 256^3 (general = stencil pass + X solve, lean = the x ring's lean form, ring = the ring kernel)"
 elif [ $mode = x ]; then
   ncu_logs="general_fp32 lean_fp32 general_fp64 lean_fp64" ncu_k='stencil_columns_(shared|ring)_kernel'
   ncu_what="first stencil pass of a Douglas step 256^3 (general = default column kernel, lean = ring kernel)"
