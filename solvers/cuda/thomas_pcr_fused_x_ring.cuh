@@ -490,7 +490,7 @@ void run_fused_x_ring(const FusedStage<T>& fs, int* flag, cudaStream_t stream) {
     int dev = 0;
     ADI_CUDA_CHECK(cudaGetDevice(&dev));
     const std::lock_guard<std::mutex> lock(m);
-    unsigned& s = slots_of[{dev, q.lay.bytes}];
+    unsigned& s = slots_of[{2 * dev + (lean ? 1 : 0), q.lay.bytes}];  // per kernel: its attributes
     if (s == 0)
       s = persistent_grid(lean ? fused_x_ring_lean_kernel<T> : fused_x_ring_kernel<T>, kRingLines * kWarp, q.lay.bytes,
                           i64(1) << 40, lim);
