@@ -96,7 +96,7 @@ status() { if [ "$1" = skipped ]; then echo skipped; elif [ "$1" -eq 0 ]; then e
 counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$1" 2>/dev/null | tr -s ' ' | tr '\n' ' '; }
 
 t0=$(date +%s)
-r_fused=skipped r_lean=skipped r_scheme=skipped san="not run"
+r_fused=skipped r_lean=skipped r_scheme=skipped san="not run" race="not run"
 r_st=skipped r_stl=skipped r_ring=skipped r_ringf=skipped
 # compute-sanitizer memcheck on one test case (BINARY CASE): sets $san.
 memcheck() {
@@ -123,6 +123,16 @@ if [ $tests = 1 ] && [ $mode = ring ]; then
   ADI_FOLD_X_RING=2 timeout 100 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_ring.log" 2>&1 &
   p3=$!
   memcheck test_fused_x_ring FusedXRing.Small
+  # racecheck (shared-memory hazards: the lean form syncs per warp only, its rhs overwrites a ring slot in place)
+  race="not run"
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  if [ -x "$cs" ]; then
+    echo "### racecheck FusedXRing.Small" >> "$OUT/sanitizer.log"
+    timeout 90 "$cs" --tool racecheck --error-exitcode 99 "$T/test_fused_x_ring" --gtest_filter=FusedXRing.Small \
+      >> "$OUT/sanitizer.log" 2>&1
+    rr=$?
+    race="racecheck: $([ $rr = 0 ] && echo clean || echo "HAZARDS or timeout (exit $rr)")"
+  fi
   wait $p1; r_ring=$?
   wait $p2; r_ringf=$?
   wait $p3; r_scheme=$?
@@ -226,7 +236,7 @@ case_rows "$OUT/test_fused_x_ring.log" FusedXRing.DouglasFirstStageFloat FusedXR
   FusedXRing.Small FusedXRing.OffByDefault
 echo "| test_thomas_pcr_fused_stage folded cases, ADI_FOLD_X_RING=2 (whole process) | $(status $r_ringf): $(counts "$OUT/test_fused_stage_ring.log") |"
 echo "| test_scheme_cuda, ADI_FOLD_X_RING=2 (every scheme's GPU step vs the host) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_ring.log") |"
-echo "| compute-sanitizer, FusedXRing.Small | $san |"
+echo "| compute-sanitizer, FusedXRing.Small | $san; $race |"
 elif [ $mode = x ]; then
 echo "| test_stencil_apply (default: lean; LeanColumns* set ADI_STENCIL_LEAN=1, GeneralColumnsMatch =0) | $(status $r_st): $(counts "$OUT/test_stencil_apply.log") |"
 case_rows "$OUT/test_stencil_apply.log" CudaStencilApply.LeanColumnsMatchFloat CudaStencilApply.LeanColumnsMatchDouble CudaStencilApply.GeneralColumnsMatch \
