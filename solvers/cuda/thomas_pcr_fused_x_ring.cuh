@@ -375,6 +375,9 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_lean_kernel
     T* zm = slot(k - 1);  // plane k - 1, then the right-hand side
     const T* zp = slot(k + 1);
     auto row = [&](int i) { return c0[i + i / M]; };  // U at row i of plane k (edge rows)
+    // The 8 rows' right-hand sides in registers, stored after the last row's loads (no shared store
+    // between the loads, so the compiler may issue them all up front).
+    T rhs8[M];
 #pragma unroll
     for (int jj = 0; jj < M; ++jj) {
       const int r = jj * kWarp + lane, at = jj * (kWarp + 4) + lane + lane / M;  // at = pos(r)
@@ -393,8 +396,10 @@ __global__ void __launch_bounds__(kRingLines* kWarp, 2) fused_x_ring_lean_kernel
         rhs = ring_rhs_general(g, B, w, row, r, ym, yp, zmv, zpv, fi, node);
       else
         rhs = ring_rhs_inner(g, w, B.a[r], B.d[r], B.c[r], c0[at], c0[at - om], c0[at + op], ym, yp, zmv, zpv, node);
-      zm[at] = rhs;  // this lane's own slot: read above by this lane only
+      rhs8[jj] = rhs;
     }
+#pragma unroll
+    for (int jj = 0; jj < M; ++jj) zm[jj * (kWarp + 4) + lane + lane / M] = rhs8[jj];  // own slots, read above by this lane only
     __syncwarp();
     pcr_line_shared_registers<T, M, true>(sh, F, zm);
     __syncwarp();
