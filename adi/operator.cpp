@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <type_traits>
 #include <limits>
@@ -538,9 +539,23 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
   };
   // The kernel fold where the fused stage takes it; elsewhere (another axis, mixed terms, ...)
   // the stencil fold, then the separate passes.
-  const bool in_kernel =
-      p.fold_mode == ExplicitFold::kernel && p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result);
-  if (p.fold_mode == ExplicitFold::stencil || (p.fold_mode == ExplicitFold::kernel && !in_kernel)) {
+  // ADI_FOLD_X_RING=1 (issue 16, a same-run A/B switch, default off; scripts/gpu_heat_ab.sh --ring):
+  // a chain's first stage (one term, V_old its field) takes the kernel fold where the fused stage
+  // folds, which runs the x ring kernel where it applies (cuda_backend::fused_stage_run;
+  // solvers/cuda/thomas_pcr_fused_x_ring.cuh); the corrected schemes' two-term stage keeps the stencil fold.
+  // Only where the ring kernel can run (fused_x_ring_applies: lines along x of at most 256, the
+  // sweep interior along y and z, i.e. Dirichlet faces there): elsewhere the default path stays
+  // (the folded X kernel it would fall back to is 2-3x slower: 512^3 1.99 -> 6.7 ms, H100 run s38/14).
+  const char* ring_env = std::getenv("ADI_FOLD_X_RING");
+  bool ring_fits = a == 0 && p.N[0] <= 256;
+  for (int b = 1; b < 3; ++b)
+    ring_fits = ring_fits && (!p.active[b] || (p.lo[b] >= 1 && p.hi[b] <= p.N[b] - 2));
+  const bool ring = p.fold_mode == ExplicitFold::stencil && ring_env &&
+                    (std::string(ring_env) == "1" || std::string(ring_env) == "2") && ring_fits &&
+                    !terms[1].field && (!V_old || V_old == terms[0].field);
+  const bool in_kernel = (p.fold_mode == ExplicitFold::kernel || ring) &&
+                         p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result, ring);
+  if (p.fold_mode != ExplicitFold::separate && !in_kernel) {
     check_stage();
     try {
       if (p.solve_stencil_folded(a, s, t_new, fold, Y, t_old, V_old, later, result)) return;

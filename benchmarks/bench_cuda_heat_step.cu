@@ -9,7 +9,12 @@
 // scripts/gpu_stage_check.sh runs both for its A/B), its form ADI_FUSED_YZ_LEAN=0 (the general
 // one; the lean form is the default since stop 37; scripts/gpu_heat_ab.sh runs both), the explicit
 // stencil pass's form ADI_STENCIL_LEAN=0 (the column kernel; the lean column form is the default
-// since stop 38; scripts/gpu_heat_ab.sh --x runs both); the header line says which.
+// since stop 38; scripts/gpu_heat_ab.sh --x runs both), the folded first stage's x ring kernel
+// ADI_FOLD_X_RING=1, its lean form =2 (default off: the stencil fold then forms Douglas' first
+// stage in the ring kernel, 2 transfers instead of 4; scripts/gpu_heat_ab.sh --ring runs both; with
+// the switch the rows "stage x folded, x ring S=3/4/5" time it at each ring depth,
+// ADI_FOLD_X_RING_SLOTS, and "... 2 waves" with z chunks of half the length, ADI_FOLD_X_RING_WAVES=2);
+// the header line says which.
 //
 // 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
 //    16-byte-vector copy kernel over 1 GiB (read + write); the faster is the 100%.
@@ -71,6 +76,18 @@ bool corrected_kind(adi::SchemeKind kind) {
 //   stencil:  the chain's first stage = a stencil pass from U (2) + the line solve (2); the
 //             corrected schemes' first correction stage = passes over U (2) and Y_k (3) + solve (2)
 //   kernel:   the chain's first stage reads U, writes Y_1 (2); the correction's reads U, Y_k (3)
+// ADI_FOLD_X_RING=1: the stencil fold's first stage of a chain is the x ring kernel (reads U,
+// writes Y_1: 2 transfers, as the kernel fold), the corrected schemes' correction stage stays.
+// ADI_FOLD_X_RING=2: its lean form for lines of 256 (the ring kernel for other lengths). Where the
+// ring cannot run (lines longer than 256) the switch keeps the default path (4 transfers).
+int x_ring_mode() {
+  const char* e = std::getenv("ADI_FOLD_X_RING");
+  if (e == nullptr) return 0;
+  return std::string(e) == "1" ? 1 : std::string(e) == "2" ? 2 : 0;
+}
+bool x_ring_on() { return x_ring_mode() != 0; }
+long long g_nx = 0;  // the grid being measured (the ring takes lines of at most 256)
+bool x_ring_runs() { return x_ring_on() && g_nx <= 256; }
 std::array<double, 4> part_fields(adi::SchemeKind kind, int k, Fold f) {
   const bool corrected = corrected_kind(kind);
   std::array<double, 4> p{};
@@ -78,7 +95,8 @@ std::array<double, 4> part_fields(adi::SchemeKind kind, int k, Fold f) {
   if (f == Fold::separate) {
     p[3] = corrected ? 2 + 3 + 3 : 2;
   } else if (f == Fold::stencil) {
-    p[0] = corrected ? 4 + 7 : 4;
+    const double first = x_ring_runs() ? 2 : 4;
+    p[0] = corrected ? first + 7 : first;
   } else {
     p[0] = corrected ? 2 + 3 : 2;
   }
@@ -282,6 +300,7 @@ struct Unfused {
 
 template <class T>
 void bench_heat(long long nx, long long ny, long long nz, const std::string& scheme_name, Fold fold) {
+  g_nx = nx;
   const char* type = sizeof(T) == 4 ? "fp32" : "fp64";
   char grid_name[32];
   std::snprintf(grid_name, sizeof grid_name, "%lldx%lldx%lld", nx, ny, nz);
@@ -451,6 +470,32 @@ void bench_heat(long long nx, long long ny, long long nz, const std::string& sch
       row(grid_name, type, "stage x folded, all shared", uf.folded(s, T(dt), u, Y, t), 2, field);
       t.fold_max_shared = false;
       row(grid_name, type, "stage x folded, fitted again", uf.folded(s, T(dt), u, Y, t), 2, field);
+      // The same stage in the x ring kernel, per ring depth (with ADI_FOLD_X_RING=1 only: the A/B's
+      // other form never launches it; under the switch the three rows above run the ring too, at
+      // its default depth: fused_stage_run takes it).
+      const char* was = std::getenv("ADI_FOLD_X_RING_SLOTS");
+      const std::string before = was ? was : "";
+      // ADI_FOLD_X_RING=2 at 256: the lean form's rows ("x lean S=..."; its depth, the same variable).
+      const bool lean_rows = x_ring_mode() == 2 && nx == 256;
+      for (const char* slots : {"3", "4", "5"}) {
+        if (!x_ring_runs()) break;
+        const std::size_t launches = adi::cuda_backend::fused_x_ring_launches();
+        setenv("ADI_FOLD_X_RING_SLOTS", slots, 1);
+        std::snprintf(name, sizeof name, "stage x folded, x %s S=%s", lean_rows ? "lean" : "ring", slots);
+        const double ms = uf.folded(s, T(dt), u, Y, t);
+        row(grid_name, type, name, ms, 2, field,
+            adi::cuda_backend::fused_x_ring_launches() > launches ? "" : "(THE RING DID NOT RUN)");
+      }
+      if (was)
+        setenv("ADI_FOLD_X_RING_SLOTS", before.c_str(), 1);
+      else
+        unsetenv("ADI_FOLD_X_RING_SLOTS");
+      if (x_ring_runs() && !std::getenv("ADI_FOLD_X_RING_WAVES")) {  // two waves of half the chunk
+        setenv("ADI_FOLD_X_RING_WAVES", "2", 1);
+        row(grid_name, type, lean_rows ? "stage x folded, x lean 2 waves" : "stage x folded, x ring 2 waves",
+            uf.folded(s, T(dt), u, Y, t), 2, field);
+        unsetenv("ADI_FOLD_X_RING_WAVES");
+      }
     }
     if (g_tune && nx == 256) {  // launch shapes of the fused kernels
       for (int w : {4, 8})
@@ -550,10 +595,13 @@ int main(int argc, char** argv) {
   const char* lean = std::getenv("ADI_FUSED_YZ_LEAN");
   const char* stencil = std::getenv("ADI_STENCIL_LEAN");
   std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps; fused Y/Z copy stream %s; "
-              "Y/Z form %s; stencil form %s\n",
+              "Y/Z form %s; stencil form %s; first stage %s\n",
               prop.name, prop.multiProcessorCount, g_steps, stream ? stream : "default (warp)",
               lean && std::string(lean) == "0" ? "general (ADI_FUSED_YZ_LEAN=0)" : "lean (the default)",
-              stencil && std::string(stencil) == "0" ? "column kernel (ADI_STENCIL_LEAN=0)" : "lean columns (the default)");
+              stencil && std::string(stencil) == "0" ? "column kernel (ADI_STENCIL_LEAN=0)" : "lean columns (the default)",
+              x_ring_mode() == 2   ? "x ring lean form at 256 (ADI_FOLD_X_RING=2; lines > 256: the default)"
+              : x_ring_mode() == 1 ? "x ring (ADI_FOLD_X_RING=1; lines > 256: the default)"
+                                   : "stencil pass + X solve (the default)");
   measure_copy();
   std::printf("== Full heat ADI step per part (fields = minimum field transfers; ratio = ms / min ms)\n");
   std::printf("%-12s %-4s %-32s %9s %7s %9s %7s\n", "grid", "type", "part", "ms", "fields", "min ms", "ratio");

@@ -12,6 +12,8 @@
 #   partw   the part's width in the table;
 #   copy    min: % copy = 100 x the part's minimum ms (its last row) / the best ms;
 #           ratio: 100 / the least ratio (ms / minimum ms) of the passes;
+#           own: each form against its own minimum ms (forms that move different minimum traffic,
+#           the x ring's 2 fields against the stencil pass + X solve's 4), step8 against form a's;
 #   step8   1: the step rows ("step: CUDA events") also give the best ms against 8/10 of their
 #           10-field minimum (the 8-transfer minimum).
 # bench=tridiag (bench_cuda_tridiagonal): the "full" thomas_pcr (hybrid) rows (ms, then % copy last);
@@ -33,7 +35,7 @@ bench == "tridiag" && / \| / && /thomas_pcr \(hybrid\)/ {
 # One row's figures for this pass and form; the minimum ms is the row's last.
 function add(key, m, mn, c) {
   if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
-  ms[key, pass, form] = m; minms[key] = mn; cp[key, pass, form] = c;
+  ms[key, pass, form] = m; minms[key] = mn; mnf[key, form] = mn; cp[key, pass, form] = c;
 }
 # The least positive v[key, pass, s] of the passes (0 if none); bp: its pass.
 function least(v, key, s,   p, r, x) {
@@ -59,7 +61,10 @@ END {
   printf "%-" kw "s %8s %8s | %8s %8s | %8s %8s %7s | %s\n", hd[1], hd[2], hd[3], hd[4], hd[5], hd[6], hd[7], hd[8], hd[9];
   for (i = 1; i <= nk; ++i) {
     k = order[i]; ba = least(ms, k, a); bb = least(ms, k, b); mm = minms[k] + 0;
-    if (copy == "ratio") {
+    if (copy == "own") {
+      ma = mnf[k, a] + 0; mb = mnf[k, b] + 0; mm = ma;
+      pc = (ma > 0 && mb > 0 && ba > 0 && bb > 0) ? sprintf("%.1f -> %.1f", 100 * ma / ba, 100 * mb / bb) : "-";
+    } else if (copy == "ratio") {
       ra = least(cp, k, a); rb = least(cp, k, b);
       pc = (ra > 0 && rb > 0) ? sprintf("%.1f -> %.1f", 100 / ra, 100 / rb) : "-";
     } else {

@@ -27,7 +27,22 @@
 # "explicit, back to back" and "Do stencil stage x"; Y/Z rows are the control); ncu on the first
 # stencil pass of a 256^3 Douglas step, fp32 and fp64, each form.
 #
-#   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x] [--no-build] [--no-tests] [--no-ncu] [--steps N]
+# --ring (issue 16, stop 38, xfused): the first stage in one kernel, the x ring
+# (fused_x_ring_kernel in solvers/cuda/thomas_pcr_fused_x_ring.cuh, ADI_FOLD_X_RING=1, default off)
+# against the default stencil pass + X solve (ADI_FOLD_X_RING=0): builds test_fused_x_ring,
+# test_thomas_pcr_fused_stage, test_scheme_cuda and bench_cuda_heat_step; runs test_fused_x_ring
+# (its cases set the switch themselves), the folded-stage cases of test_thomas_pcr_fused_stage and
+# test_scheme_cuda with ADI_FOLD_X_RING=1 for the whole process (in parallel), memcheck on
+# FusedXRing.Small; the same A/B passes (forms "general" = stencil pass + X solve, "lean" = x ring;
+# the rows that move: "Do stencil stage x", the step, "stage x +explicit stencil, b2b"; every run
+# also times "stage x folded, x ring S=3/4/5" beside the old folded kernel); ncu on the first
+# stage of a 256^3 Douglas step: fp64 each form (general: the stencil pass and the X solve), fp32 ring.
+# Since xring2 (stop 38): form "lean" = the ring's lean form (fused_x_ring_lean_kernel,
+# ADI_FOLD_X_RING=2, lines of 256; the ring kernel for other lengths, the default path for lines
+# > 256); the ring kernel itself (ADI_FOLD_X_RING=1) as a third form "ring" in pass 1 at 256^3 only
+# (its own table) and in ncu (ring_fp64); the switch's tests run with ADI_FOLD_X_RING=2.
+#
+#   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x|--ring] [--no-build] [--no-tests] [--no-ncu] [--steps N]
 #
 # Logs under $OUT: build.log, test_*.log, sanitizer.log, bench_ab.log, ncu_{general,lean}[_fp32|_fp64].log.
 set -u
@@ -36,11 +51,12 @@ build=1 tests=1 ncu_on=1 steps=10 mode=yz
 while [ $# -gt 0 ]; do
   case "$1" in
     --x) mode=x ;;
+    --ring) mode=ring ;;
     --no-build) build=0 ;;
     --no-tests) tests=0 ;;
     --no-ncu) ncu_on=0 ;;
     --steps) steps=${2:?--steps N}; shift ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
     *) echo "gpu_heat_ab.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -57,6 +73,9 @@ ab_var=ADI_FUSED_YZ_LEAN ab_general=0 ab_lean=1
 if [ $mode = x ]; then
   targets=(test_stencil_apply test_scheme_cuda bench_cuda_heat_step)
   ab_var=ADI_STENCIL_LEAN
+elif [ $mode = ring ]; then
+  targets=(test_fused_x_ring test_thomas_pcr_fused_stage test_scheme_cuda bench_cuda_heat_step)
+  ab_var=ADI_FOLD_X_RING ab_lean=2
 fi
 t_build=0
 if [ $build = 1 ]; then
@@ -77,8 +96,8 @@ status() { if [ "$1" = skipped ]; then echo skipped; elif [ "$1" -eq 0 ]; then e
 counts() { grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' "$1" 2>/dev/null | tr -s ' ' | tr '\n' ' '; }
 
 t0=$(date +%s)
-r_fused=skipped r_lean=skipped r_scheme=skipped san="not run"
-r_st=skipped r_stl=skipped
+r_fused=skipped r_lean=skipped r_scheme=skipped san="not run" race="not run"
+r_st=skipped r_stl=skipped r_ring=skipped r_ringf=skipped
 # compute-sanitizer memcheck on one test case (BINARY CASE): sets $san.
 memcheck() {
   local cs r
@@ -92,7 +111,32 @@ memcheck() {
     san="no compute-sanitizer"
   fi
 }
-if [ $tests = 1 ] && [ $mode = x ]; then
+if [ $tests = 1 ] && [ $mode = ring ]; then
+  # In parallel (correctness only; the timings come after): the ring's own test, the folded-stage
+  # cases and every scheme's step with the switch on for the whole process, memcheck in front.
+  timeout 100 "$T/test_fused_x_ring" > "$OUT/test_fused_x_ring.log" 2>&1 &
+  p1=$!
+  ADI_FOLD_X_RING=2 timeout 100 "$T/test_thomas_pcr_fused_stage" \
+    --gtest_filter='CudaFoldedStage.*:CudaFusedStage.MatchesTheFp64ReferenceFolded*:CudaFusedStage.XStageLargerGrids*' \
+    > "$OUT/test_fused_stage_ring.log" 2>&1 &
+  p2=$!
+  ADI_FOLD_X_RING=2 timeout 100 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_ring.log" 2>&1 &
+  p3=$!
+  memcheck test_fused_x_ring FusedXRing.Small
+  # racecheck (shared-memory hazards: the lean form syncs per warp only, its rhs overwrites a ring slot in place)
+  race="not run"
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  if [ -x "$cs" ]; then
+    echo "### racecheck FusedXRing.Small" >> "$OUT/sanitizer.log"
+    timeout 90 "$cs" --tool racecheck --error-exitcode 99 "$T/test_fused_x_ring" --gtest_filter=FusedXRing.Small \
+      >> "$OUT/sanitizer.log" 2>&1
+    rr=$?
+    race="racecheck: $([ $rr = 0 ] && echo clean || echo "HAZARDS or timeout (exit $rr)")"
+  fi
+  wait $p1; r_ring=$?
+  wait $p2; r_ringf=$?
+  wait $p3; r_scheme=$?
+elif [ $tests = 1 ] && [ $mode = x ]; then
   timeout 150 "$T/test_stencil_apply" > "$OUT/test_stencil_apply.log" 2>&1; r_st=$?
   # (the ring kernel is the default since stop 38: the whole processes again under the column kernel)
   ADI_STENCIL_LEAN=0 timeout 150 "$T/test_stencil_apply" > "$OUT/test_stencil_apply_lean.log" 2>&1; r_stl=$?
@@ -114,6 +158,7 @@ t_tests=$(( $(date +%s) - t0 ))
 # The A/B: two passes, general then lean, Douglas (stencil fold), both grids and precisions.
 t0=$(date +%s)
 : > "$OUT/bench_ab.log"
+: > "$OUT/bench_ab_ring.log"
 for pass in 1 2; do
   for form in general lean; do
     echo "### pass $pass form $form" >> "$OUT/bench_ab.log"
@@ -123,12 +168,30 @@ for pass in 1 2; do
       --folds stencil --steps "$steps" >> "$OUT/bench_ab.log" 2>&1 ||
       echo "bench pass $pass $form: exit $?" >> "$OUT/bench_ab.log"
   done
+  if [ $mode = ring ] && [ $pass = 1 ]; then  # the third form: the ring kernel (256^3 only)
+    echo "### pass 1 form ring" >> "$OUT/bench_ab_ring.log"
+    ADI_FOLD_X_RING=1 timeout 60 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas \
+      --folds stencil --steps "$steps" >> "$OUT/bench_ab_ring.log" 2>&1 || echo "bench pass 1 ring: exit $?" >> "$OUT/bench_ab.log"
+  fi
 done
 t_ab=$(( $(date +%s) - t0 ))
 
 # Nsight Compute: the first fp32 256^3 Y stage of a Douglas step (the first strided launch).
 t0=$(date +%s)
-if [ $ncu_on = 1 ] && [ $mode = x ] && command -v ncu > /dev/null; then
+if [ $ncu_on = 1 ] && [ $mode = ring ] && command -v ncu > /dev/null; then
+  # The first stage of a 256^3 Douglas step: general = the stencil pass and the X solve (2
+  # kernels), lean = the ring (fp64; fp32 the ring only).
+  for run in general_fp64 lean_fp64 lean_fp32 ring_fp64; do
+    form=${run%_*} type=${run#*_} val=$ab_general k='stencil_columns_ring|thomas' c=2
+    [ $form = lean ] && val=$ab_lean k='fused_x_ring' c=1
+    [ $form = ring ] && val=1 k='fused_x_ring' c=1
+    env "$ab_var=$val" timeout 50 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
+      --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis \
+      --metrics smsp__inst_executed.sum,smsp__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum \
+      -k regex:"$k" -c $c "$B/benchmarks/bench_cuda_heat_step" --grids 256 --types $type \
+      --scheme douglas --folds stencil --steps 1 > "$OUT/ncu_$run.log" 2>&1
+  done
+elif [ $ncu_on = 1 ] && [ $mode = x ] && command -v ncu > /dev/null; then
   # The first stencil pass of a 256^3 Douglas step (the stencil fold's), per precision and form.
   for form in general lean; do
     val=$ab_general
@@ -166,7 +229,15 @@ case_rows() {
     echo "| $t | ${r:-not run} |"
   done
 }
-if [ $mode = x ]; then
+if [ $mode = ring ]; then
+echo "| test_fused_x_ring (the ring and its lean form vs the fp64 host; sets ADI_FOLD_X_RING=1 / 2 itself) | $(status $r_ring): $(counts "$OUT/test_fused_x_ring.log") |"
+case_rows "$OUT/test_fused_x_ring.log" FusedXRing.DouglasFirstStageFloat FusedXRing.DouglasFirstStageDouble \
+  FusedXRing.RingDepths FusedXRing.LeanFormFloat FusedXRing.LeanFormDouble FusedXRing.LeanFormDepths \
+  FusedXRing.Small FusedXRing.OffByDefault
+echo "| test_thomas_pcr_fused_stage folded cases, ADI_FOLD_X_RING=2 (whole process) | $(status $r_ringf): $(counts "$OUT/test_fused_stage_ring.log") |"
+echo "| test_scheme_cuda, ADI_FOLD_X_RING=2 (every scheme's GPU step vs the host) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_ring.log") |"
+echo "| compute-sanitizer, FusedXRing.Small | $san; $race |"
+elif [ $mode = x ]; then
 echo "| test_stencil_apply (default: lean; LeanColumns* set ADI_STENCIL_LEAN=1, GeneralColumnsMatch =0) | $(status $r_st): $(counts "$OUT/test_stencil_apply.log") |"
 case_rows "$OUT/test_stencil_apply.log" CudaStencilApply.LeanColumnsMatchFloat CudaStencilApply.LeanColumnsMatchDouble CudaStencilApply.GeneralColumnsMatch \
   CudaStencilApply.LeanColumnsSmall CudaStencilApply.MatchesHostFloat CudaStencilApply.MatchesHostDouble
@@ -188,7 +259,10 @@ if [ $tests = 1 ]; then
   grep -h "no CUDA device" "$OUT"/test_*.log 2>/dev/null | head -2
 fi
 grep -h "bench pass" "$OUT/bench_ab.log"
-if [ $mode = x ]; then
+if [ $mode = ring ]; then
+  ncu_logs="general_fp64 lean_fp64 lean_fp32 ring_fp64" ncu_k='(stencil_columns_ring|thomas[a-z_]*|fused_x_ring[a-z_]*)_kernel'
+  ncu_what="first stage of a Douglas step 256^3 (general = stencil pass + X solve, lean = the x ring's lean form, ring = the ring kernel)"
+elif [ $mode = x ]; then
   ncu_logs="general_fp32 lean_fp32 general_fp64 lean_fp64" ncu_k='stencil_columns_(shared|ring)_kernel'
   ncu_what="first stencil pass of a Douglas step 256^3 (general = column kernel, lean = ring kernel, the default)"
 else
@@ -198,18 +272,27 @@ for f in $ncu_logs; do
   [ -s "$OUT/ncu_$f.log" ] || continue
   echo
   echo "-- ncu, $ncu_what, $f --"
-  grep -E "$ncu_k|DRAM Throughput|Duration|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Warp Cycles Per Issued|smsp__inst_executed.sum|smsp__cycles_active.avg|dram__bytes.sum" \
+  grep -E "$ncu_k|DRAM Throughput|Duration|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Warp Cycles Per Issued|smsp__inst_executed.sum|smsp__cycles_active.avg|dram__bytes(_read|_write)?.sum|lts__t_bytes.sum|Dynamic Shared Memory Per Block|Block Limit (Registers|Shared Mem)|L2 Hit Rate" \
     "$OUT/ncu_$f.log" | sed -E 's/void (adi::cuda_backend::[^(]*::)?([a-z_]+_kernel)/  \2/; s/\((adi::detail::)?(StencilView|adi::cuda_backend::kernels::StageArgs|StageArgs)<.*//' |
     tr -s ' ' | cut -c1-110
 done
 echo
-if [ $mode = x ]; then
+if [ $mode = ring ]; then
+  echo "== the ring kernel (ADI_FOLD_X_RING=1), 256^3, pass 1 (bench_ab_ring.log; run s38/14: fp32 stage x 0.2144, fp64 0.2611 ms)"
+  grep -E "^256x.*(Do stencil stage x|Do stencil step: CUDA events|stage x \+explicit stencil, b2b|x ring S=|x ring 2 waves)" "$OUT/bench_ab_ring.log" | cut -c1-80
+  echo "== A/B: first stage, general = stencil pass + X solve (ADI_FOLD_X_RING=0, the default) / lean = the x ring's lean form (ADI_FOLD_X_RING=2); ms, two passes, Douglas, stencil fold (bench_ab.log)"
+elif [ $mode = x ]; then
   echo "== A/B: explicit stencil pass, general = column kernel (ADI_STENCIL_LEAN=0) / lean = ring kernel (ADI_STENCIL_LEAN=1, the default since stop 38); ms, two passes, Douglas, stencil fold (bench_ab.log)"
 else
   echo "== A/B: fused Y/Z stage, general (ADI_FUSED_YZ_LEAN=0) / lean (the default since stop 37); ms, two passes, Douglas, stencil fold (bench_ab.log)"
 fi
 grep -E "^(device|copy)" "$OUT/bench_ab.log" | sort -u | head -6
 echo "('% copy' = 100 / ratio to the part's minimum transfers; the step's ratio to the 8-transfer minimum: ms / (8/10 x the 10-field min))"
-awk -f "$root/scripts/ab_table.awk" -v bench=heat -v a=general -v b=lean -v partw=30 -v copy=min -v step8=1 \
-  -v parts='stage [xyz] fused, back to back|explicit, back to back|stage x [+]explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events' \
-  -v heads='row (ms),general,lean,general,lean,best gen,best len,change,% copy gen -> lean' "$OUT/bench_ab.log"
+ab_parts='stage [xyz] fused, back to back|explicit, back to back|stage x [+]explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events'
+ab_copy=min
+if [ $mode = ring ]; then  # (the x ring's rows; each form against its own minimum: 2 / 4 fields)
+  ab_parts="$ab_parts|stage x folded, carveout fitted|stage x folded, x (ring|lean) (S=[345]|2 waves)"
+  ab_copy=own
+fi
+awk -f "$root/scripts/ab_table.awk" -v bench=heat -v a=general -v b=lean -v partw=30 -v copy=$ab_copy -v step8=1 \
+  -v parts="$ab_parts" -v heads='row (ms),general,lean,general,lean,best gen,best len,change,% copy gen -> lean' "$OUT/bench_ab.log"

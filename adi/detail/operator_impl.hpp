@@ -318,7 +318,9 @@ struct Operator<T>::Impl {
   // Whether the stage along a folds these terms into its kernel (folds(a), no mixed weight
   // on a mixed term, at most two distinct times among the stage's and the terms', result
   // not a term's field where the terms read across lines).
-  bool can_fold(int a, double t_new, double t_old, bool has_old, const Fold& f, const Field<T>* result) const;
+  // any_mode: whatever the fold mode (ADI_FOLD_X_RING=1 takes the kernel fold in the stencil mode).
+  bool can_fold(int a, double t_new, double t_old, bool has_old, const Fold& f, const Field<T>* result,
+                bool any_mode = false) const;
   typename Operator<T>::ExplicitFold fold_mode = Operator<T>::ExplicitFold::separate;
   // The stage with its right-hand side written by stencil passes over the terms' fields
   // (ExplicitFold::stencil), then the plan's line solve (a split axis's through its distributed
@@ -326,8 +328,8 @@ struct Operator<T>::Impl {
   // V_old not a term's field): the caller runs the separate path.
   bool solve_stencil_folded(int a, T s, double t_new, const Fold& f, Field<T>& Y, double t_old, Field<T>* V_old,
                             const std::array<bool, 3>& later, Field<T>* result);
-  bool folds(int a) const {
-    if (fold_mode != Operator<T>::ExplicitFold::kernel) return false;
+  bool folds(int a, bool any_mode = false) const {
+    if (fold_mode != Operator<T>::ExplicitFold::kernel && !any_mode) return false;
     // Along x only: the kernel of stride-1 lines (the first stage of every chain unless the
     // grid has a single node along x).
     if (a != 0 || !fused(a) || sub || any_mixed) return false;

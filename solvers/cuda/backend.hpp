@@ -309,6 +309,11 @@ template <class T>
 ADI_CUDA_KERNEL(FusedLaunch fused_stage_prepare(const LineSet& lines, const FusedTuning& tuning))
 template <class T>
 ADI_CUDA_KERNEL(void fused_stage_run(const FusedStage<T>& stage, const FusedLaunch& launch, int* pivot_flag, void* stream))
+// Launches of the folded first stage's x ring kernel so far (thomas_pcr_fused_x_ring.cuh; fused_stage_run
+// takes it for the stages it applies to while ADI_FOLD_X_RING=1 or 2): tests check that it ran; _lean:
+// those of its lean form (ADI_FOLD_X_RING=2, lines of 256).
+ADI_CUDA_KERNEL_OR(return 0;, std::size_t fused_x_ring_launches())
+ADI_CUDA_KERNEL_OR(return 0;, std::size_t fused_x_ring_lean_launches())
 
 // Block-tridiagonal kernels (solvers/cuda/block_thomas*.cuh). Assume validated input.
 // Workspace: the factors C*_i of every system (interleaved by system, so coalesced).

@@ -218,12 +218,14 @@ __device__ void pcr_line_unrolled(const PcrShape& sh, T* sa, T* sb, T* sc, T* sd
   segment_fill<T, MaxM>(rows, len, xl, x);
 }
 
-template <class T, int MaxM>
+// Full = true: n == 32 * MaxM (as pcr_line_unrolled's): compile-time segment lengths and
+// reduced-PCR levels (fused_x_ring_lean_kernel).
+template <class T, int MaxM, bool Full = false>
 __device__ void pcr_line_shared_registers(const PcrShape& sh, const PcrFactors<T>& F, T* sd) {
   const int lane = lane_id();
-  const int len = max(0, min(sh.m, sh.n - (lane << sh.log2m)));
-  const int base = lane * (sh.m + 1);
-  const int S = sh.segs;
+  const int len = Full ? MaxM : max(0, min(sh.m, sh.n - (lane << sh.log2m)));
+  const int base = lane * (Full ? MaxM + 1 : sh.m + 1);
+  const int S = Full ? kWarp : sh.segs;
   const int at = base - (MaxM - len);
   T d[MaxM];
 #pragma unroll

@@ -940,13 +940,11 @@ void pack_fold(const FusedExplicit<T>& e, FoldArgs<T>& f) {
   }
 }
 
-// One stage with a prepared launch: packs the arguments and launches, nothing else.
+// A stage's arguments in the kernels' form (all but the line shape, sh), the fold's too.
 template <class T>
-void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, cudaStream_t stream) {
-  const LineSet& ls = fs.lines;
-  if (ls.lines() == 0 || L.variant < 0) return;
+StageArgs<T> pack_stage(const FusedStage<T>& fs, int* flag) {
   StageArgs<T> g{};
-  g.L = to_device(ls);
+  g.L = to_device(fs.lines);
   g.periodic = fs.periodic;
   g.base = fs.base;
   g.v = fs.v;
@@ -966,8 +964,17 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
   g.face_n1 = fs.face_n1;
   g.u = fs.u;
   g.flag = flag;
+  if (fs.fold.count > 0) pack_fold(fs.fold, g.fold);
+  return g;
+}
+
+// One stage with a prepared launch: packs the arguments and launches, nothing else.
+template <class T>
+void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, cudaStream_t stream) {
+  const LineSet& ls = fs.lines;
+  if (ls.lines() == 0 || L.variant < 0) return;
+  StageArgs<T> g = pack_stage(fs, flag);
   const bool fold = fs.fold.count > 0;
-  if (fold) pack_fold(fs.fold, g.fold);
   auto launch = [&](auto fold_tag) {
     constexpr bool Fold = decltype(fold_tag)::value;
     const unsigned grid = Fold ? L.fold_grid : L.grid;
