@@ -75,6 +75,31 @@ ADI_PIVOT_HD bool regpart_unsafe(const RegPartitionEnds<T>& e, const PartitionRo
   return e.weak || e.bad || partition_dominance_unsafe<T>(e.vF, e.wF, e.vL, e.wL, r);
 }
 
+// The reduced rows of a line as pivot_line's Io: A, B, C, D of row i at [i * stride], U's rows
+// in w1, w2 and y, then the solution, in x (host: stride 1; the kernel: a column of shared
+// memory, stride = its lines).
+template <class T>
+struct StridedReducedIo {
+  const T *pa, *pb, *pc, *pd;
+  T *px, *w1, *w2;
+  int stride;
+  ADI_PIVOT_HD T a(long long i) const { return pa[i * stride]; }
+  ADI_PIVOT_HD T b(long long i) const { return pb[i * stride]; }
+  ADI_PIVOT_HD T c(long long i) const { return pc[i * stride]; }
+  ADI_PIVOT_HD T d(long long i) const { return pd[i * stride]; }
+  ADI_PIVOT_HD void put(long long i, T u1, T u2, T y) {
+    w1[i * stride] = u1;
+    w2[i * stride] = u2;
+    px[i * stride] = y;
+  }
+  ADI_PIVOT_HD void get(long long i, T& u1, T& u2, T& y) const {
+    u1 = w1[i * stride];
+    u2 = w2[i * stride];
+    y = px[i * stride];
+  }
+  ADI_PIVOT_HD void store(long long i, T x) { px[i * stride] = x; }
+};
+
 // Step 3: the P reduced rows of a line by exact partial pivoting, in place through Io (as
 // common::pivot_line's: a(i), b(i), c(i), d(i), put/get of U's rows, store(i, x)). Returns bad.
 template <class T, class Io>

@@ -24,29 +24,6 @@ using adi::index_t;
 namespace tp = adi::test_pivoting;
 namespace cm = adi::common;
 
-// Host arrays for common::pivot_line: U's rows in w1, w2, y and x in u.
-template <class T>
-struct ArrayIo {
-  const T *pa, *pb, *pc, *pd;
-  T* pu;
-  T *w1, *w2;
-  T a(long long i) const { return pa[i]; }
-  T b(long long i) const { return pb[i]; }
-  T c(long long i) const { return pc[i]; }
-  T d(long long i) const { return pd[i]; }
-  void put(long long i, T u1, T u2, T y) {
-    w1[i] = u1;
-    w2[i] = u2;
-    pu[i] = y;
-  }
-  void get(long long i, T& u1, T& u2, T& y) const {
-    u1 = w1[i];
-    u2 = w2[i];
-    y = pu[i];
-  }
-  void store(long long i, T x) { pu[i] = x; }
-};
-
 // One line as the kernel solves it. part: the partition answer (whatever the detector says);
 // u: the route's answer (part, or exact partial pivoting where flagged). Returns flagged.
 // WeakOnly: the pivot test alone (no dominance test), to measure what the dominance test buys.
@@ -72,7 +49,7 @@ bool regpart_line(std::int64_t n, const T* a, const T* b, const T* c, const T* d
     pvL = e.vL;
     pwL = e.wL;
   }
-  ArrayIo<T> rio{A.data(), B.data(), C.data(), D.data(), X.data(), w1.data(), w2.data()};
+  cm::StridedReducedIo<T> rio{A.data(), B.data(), C.data(), D.data(), X.data(), w1.data(), w2.data(), 1};
   bool rbad = cm::regpart_reduced_solve<T>(rio, P);
   for (std::int64_t k = 0; k < P; ++k) {
     T x[M];
@@ -90,7 +67,7 @@ bool regpart_line(std::int64_t n, const T* a, const T* b, const T* c, const T* d
   std::vector<T> ea(a, a + n), ec(c, c + n), v1(n), v2(n);
   ea[0] = T(0);
   ec[n - 1] = T(0);
-  ArrayIo<T> io{ea.data(), b, ec.data(), d, u, v1.data(), v2.data()};
+  cm::StridedReducedIo<T> io{ea.data(), b, ec.data(), d, u, v1.data(), v2.data(), 1};
   bad |= cm::pivot_line<T>(io, n);
   return true;
 }
