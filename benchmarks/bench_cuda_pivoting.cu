@@ -22,7 +22,8 @@
 //                       [--regpart=1]
 // --regpart=1 (stop 38, h-regpart): only the 256^3 rows of the register partition route
 // (ADI_PIVOTING_ROUTE=regpart, solvers/cuda/pivoting_regpart.cuh; its 2x block width with
-// ADI_PIVOTING_REGPART_WIDE=1) beside the thread route forced, alternating, per axis and precision.
+// ADI_PIVOTING_REGPART_LINES=narrow | wide: half / twice the lines a block) beside the thread route
+// forced, alternating, per axis and precision.
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
 // and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1; forms 0 and 1 with =0, the route alone)
 // alternating on the one-system rows.
@@ -295,26 +296,28 @@ void bench_regpart(long long n) {
   CK(cudaDeviceSynchronize());
   const adi::Box3 box = adi::Box3::dense(n, n, n);
   struct Variant {
-    const char *name, *route, *wide;
+    const char *name, *route, *lines;
   };
-  const Variant variants[] = {{"thread route forced", "thread", "0"},
-                              {"regpart route forced", "regpart", "0"},
-                              {"regpart route forced, 2x lines a block", "regpart", "1"}};
+  const Variant variants[] = {{"thread route forced", "thread", ""},
+                              {"regpart route forced", "regpart", ""},
+                              {"regpart forced, half the lines a block", "regpart", "narrow"},
+                              {"regpart forced, twice the lines a block", "regpart", "wide"}};
+  constexpr int kVariants = 4;
   for (adi::Axis ax : {adi::Axis::y, adi::Axis::z, adi::Axis::x}) {
     const char* an = ax == adi::Axis::x ? "X" : ax == adi::Axis::y ? "Y" : "Z";
-    double best[3] = {1e30, 1e30, 1e30};
+    double best[kVariants] = {1e30, 1e30, 1e30, 1e30};
     for (int pass = 0; pass < 3; ++pass)
-      for (int v = 0; v < 3; ++v) {
+      for (int v = 0; v < kVariants; ++v) {
         setenv("ADI_PIVOTING_ROUTE", variants[v].route, 1);
-        setenv("ADI_PIVOTING_REGPART_WIDE", variants[v].wide, 1);
+        setenv("ADI_PIVOTING_REGPART_LINES", variants[v].lines, 1);
         adi::TridiagonalOptions o;
         o.pivoting = adi::Pivoting::partial;
         adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), adi::BoxLines{box, ax}, o);
         best[v] = std::min(best[v], time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); }));
         unsetenv("ADI_PIVOTING_ROUTE");
-        unsetenv("ADI_PIVOTING_REGPART_WIDE");
+        unsetenv("ADI_PIVOTING_REGPART_LINES");
       }
-    for (int v = 0; v < 3; ++v)
+    for (int v = 0; v < kVariants; ++v)
       row(std::string(prec) + " " + an + " partial pivoting, " + variants[v].name, best[v], total, sizeof(T));
   }
   // Y, Toeplitz b = 1, a = c = 0.6 (not dominant-like: every line of the regpart route is marked

@@ -4,8 +4,8 @@
 #   OUT=$OUT/regpart scripts/gpu_pivoting_check.sh --regpart
 # builds bench_cuda_pivoting, test_pivoting_regpart_cuda, test_pivoting_regpart (host) and
 # test_pivoting_cuda only; runs bench_cuda_pivoting --regpart=1 first (256^3, Y / Z / X, fp32 / fp64,
-# dominant bands: the thread route forced against the regpart route forced, and its 2x-lines
-# block, ADI_PIVOTING_REGPART_WIDE=1, alternating, best of 3 medians of 20; % of copy counting 5
+# dominant bands: the thread route forced against the regpart route forced, with the default,
+# half and twice the lines a block, ADI_PIVOTING_REGPART_LINES=narrow|wide, alternating, best of 3 medians of 20; % of copy counting 5
 # arrays, the copy measured in the run), then test_pivoting_regpart_cuda (every family / size /
 # layout against LAPACKE within 10x), PivotingCuda.ForcedRoutesWithinTenTimesLapack (the other
 # routes, the enum changed), the host test with its accuracy table (ADI_REGPART_VERBOSE=1), and

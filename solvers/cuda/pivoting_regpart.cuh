@@ -20,9 +20,11 @@
 // the line (the thread route's loop, U's rows in the workspace): on the test families every
 // non-dominant line is marked (host test: tests/solvers/cpu/test_pivoting_regpart.cpp), so the
 // route is fast on dominant lines only.
-// Lines a block: kRegPartLines (fp32 16, fp64 8: 64-byte row segments; block 256 / 128 threads
-// at n = 256), or twice that with ADI_PIVOTING_REGPART_WIDE=1 (measurement).
+// Lines a block: regpart_lines (fp32 16, fp64 8: 64-byte row segments; block 256 / 128 threads
+// at n = 256); for measurement ADI_PIVOTING_REGPART_LINES=narrow (half) | wide (twice).
 #include <cstdlib>
+#include <cstring>
+#include <type_traits>
 
 #include "solvers/common/pivoting_partition_regs.hpp"
 #include "solvers/cuda/pivoting_block.cuh"
@@ -113,9 +115,14 @@ inline std::size_t pivoting_regpart_workspace(const LineSet& l, std::size_t valu
   return pivoting_thread_workspace(l, false, value_size);
 }
 
-inline bool pivoting_regpart_wide() {
-  const char* w = std::getenv("ADI_PIVOTING_REGPART_WIDE");
-  return w && *w == '1';
+// Lines a block, for measurement (ADI_PIVOTING_REGPART_LINES): "narrow" half the default (fp32 8,
+// fp64 4: 32-byte row segments, several blocks an SM whose phases overlap), "wide" twice it;
+// otherwise the default (regpart_lines). Read at each solve.
+inline int pivoting_regpart_width() {
+  const char* w = std::getenv("ADI_PIVOTING_REGPART_LINES");
+  if (w && std::strcmp(w, "narrow") == 0) return 1;
+  if (w && std::strcmp(w, "wide") == 0) return 4;
+  return 2;  // in halves of the default
 }
 
 template <class T>
@@ -132,13 +139,19 @@ void launch_pivoting_regpart(const LineSet& ls, BandView<T> bands, const T* d, T
     const unsigned blocks = static_cast<unsigned>((nl + NL - 1) / NL);
     kernel<<<blocks, dim3(NL, P), 0, stream>>>(L, bands.a, bands.b, bands.c, d, u, w1, w2, flag);
   };
-  constexpr int NL = regpart_lines<T>();
-  const bool wide = pivoting_regpart_wide();
+  constexpr int H = regpart_lines<T>() / 2;
+  auto pick = [&](auto shared) {
+    constexpr bool S = decltype(shared)::value;
+    switch (pivoting_regpart_width()) {
+      case 1: return launch(pivoting_regpart_kernel<T, H, S>, H);
+      case 4: return launch(pivoting_regpart_kernel<T, 4 * H, S>, 4 * H);
+      default: return launch(pivoting_regpart_kernel<T, 2 * H, S>, 2 * H);
+    }
+  };
   if (bands.shared)
-    wide ? launch(pivoting_regpart_kernel<T, 2 * NL, true>, 2 * NL) : launch(pivoting_regpart_kernel<T, NL, true>, NL);
+    pick(std::true_type{});
   else
-    wide ? launch(pivoting_regpart_kernel<T, 2 * NL, false>, 2 * NL)
-         : launch(pivoting_regpart_kernel<T, NL, false>, NL);
+    pick(std::false_type{});
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -4,7 +4,7 @@
 // eps cond(A, x)): every layout (the route is meant for Y/Z sweeps but takes any), the test
 // families (non-dominant lines go to the exact fall-back, dominant ones and the heat operator
 // stay on the partitions), sizes 1 .. 272, per-line and shared bands, fp32 and fp64, outputs
-// NaN-poisoned, odd sizes in place; both block widths (ADI_PIVOTING_REGPART_WIDE); a batch of
+// NaN-poisoned, odd sizes in place; every block width (ADI_PIVOTING_REGPART_LINES); a batch of
 // dominant lines with one bad line (the fall-back is per line); a singular line still throws.
 // The host test of the same steps: tests/solvers/cpu/test_pivoting_regpart.cpp.
 #include <gtest/gtest.h>
@@ -68,9 +68,11 @@ TEST_F(PivotingRegPartCuda, WithinTenTimesLapack) {
   const std::vector<index_t> sizes{1, 2, 3, 16, 17, 18, 31, 33, 34, 255, 256, 257, 272};
   regpart_sweep<float>(sizes, "regpart");
   regpart_sweep<double>(sizes, "regpart");
-  const ScopedEnv wide("ADI_PIVOTING_REGPART_WIDE", "1");
-  regpart_sweep<float>({33, 256, 257}, "regpart wide");
-  regpart_sweep<double>({33, 256, 257}, "regpart wide");
+  for (const char* width : {"narrow", "wide"}) {
+    const ScopedEnv lines("ADI_PIVOTING_REGPART_LINES", width);
+    regpart_sweep<float>({33, 256, 257}, width);
+    regpart_sweep<double>({33, 256, 257}, width);
+  }
 }
 
 // A Y sweep of dominant lines with one random-sign line among them: the fall-back is per line.
