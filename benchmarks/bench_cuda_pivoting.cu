@@ -19,6 +19,11 @@
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
 //                       [--routes=1] [--forms=1] [--profile=F] [--stop35=1] [--families=3] [--stop37=1]
+//                       [--regpart=1]
+// --regpart=1 (stop 38, h-regpart): only the 256^3 rows of the register partition route
+// (ADI_PIVOTING_ROUTE=regpart, solvers/cuda/pivoting_regpart.cuh; its 2x block width with
+// ADI_PIVOTING_REGPART_LINES=narrow | wide: half / twice the lines a block) beside the thread route
+// forced, alternating, per axis and precision.
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
 // and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1; forms 0 and 1 with =0, the route alone)
 // alternating on the one-system rows.
@@ -278,6 +283,61 @@ void bench_box(cusparseHandle_t handle, long long n) {
       }
     }
   }
+}
+
+// Stop 38 (--regpart=1): the register partition route against the thread route on the same 256^3
+// box (dominant bands: no line falls back), per axis; three passes alternating the variants, the
+// smallest median of each kept; % of copy counting 5 arrays.
+template <class T>
+void bench_regpart(long long n) {
+  const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
+  const long long total = n * n * n;
+  Dev<T> a(total), b(total), c(total), d(total), u(total);
+  fill_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, d.p);
+  CK(cudaDeviceSynchronize());
+  const adi::Box3 box = adi::Box3::dense(n, n, n);
+  struct Variant {
+    const char *name, *route, *lines;
+  };
+  const Variant variants[] = {{"thread route forced", "thread", ""},
+                              {"regpart route forced", "regpart", ""},
+                              {"regpart forced, half the lines a block", "regpart", "narrow"},
+                              {"regpart forced, twice the lines a block", "regpart", "wide"}};
+  constexpr int kVariants = 4;
+  for (adi::Axis ax : {adi::Axis::y, adi::Axis::z, adi::Axis::x}) {
+    const char* an = ax == adi::Axis::x ? "X" : ax == adi::Axis::y ? "Y" : "Z";
+    double best[kVariants] = {1e30, 1e30, 1e30, 1e30};
+    for (int pass = 0; pass < 3; ++pass)
+      for (int v = 0; v < kVariants; ++v) {
+        setenv("ADI_PIVOTING_ROUTE", variants[v].route, 1);
+        setenv("ADI_PIVOTING_REGPART_LINES", variants[v].lines, 1);
+        adi::TridiagonalOptions o;
+        o.pivoting = adi::Pivoting::partial;
+        adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), adi::BoxLines{box, ax}, o);
+        best[v] = std::min(best[v], time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); }));
+        unsetenv("ADI_PIVOTING_ROUTE");
+        unsetenv("ADI_PIVOTING_REGPART_LINES");
+      }
+    for (int v = 0; v < kVariants; ++v)
+      row(std::string(prec) + " " + an + " partial pivoting, " + variants[v].name, best[v], total, sizeof(T));
+  }
+  // Y, Toeplitz b = 1, a = c = 0.6 (not dominant-like: every line of the regpart route is marked
+  // and re-solved by the thread route's loop): the fall-back's cost against the thread route.
+  constant_bands_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, T(0.6), T(1), T(0.6));
+  CK(cudaDeviceSynchronize());
+  double best[2] = {1e30, 1e30};
+  for (int pass = 0; pass < 2; ++pass)
+    for (int v = 0; v < 2; ++v) {
+      setenv("ADI_PIVOTING_ROUTE", variants[v].route, 1);
+      adi::TridiagonalOptions o;
+      o.pivoting = adi::Pivoting::partial;
+      adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), adi::BoxLines{box, adi::Axis::y}, o);
+      best[v] = std::min(best[v], time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); }));
+      unsetenv("ADI_PIVOTING_ROUTE");
+    }
+  for (int v = 0; v < 2; ++v)
+    row(std::string(prec) + " Y Toeplitz 0.6 (regpart: every line falls back), " + variants[v].name, best[v], total,
+        sizeof(T));
 }
 
 // TridiagonalPlan's route for few long lines (Kernel::large_partition) on one line of n: median ms.
@@ -686,7 +746,10 @@ int main(int argc, char** argv) {
   CKS(cusparseCreate(&handle));
   const bool stop35 = flag(argc, argv, "stop35", 0) != 0;
   const bool stop37 = flag(argc, argv, "stop37", 0) != 0;
-  if (stop37) {  // the large plan's check only
+  if (flag(argc, argv, "regpart", 0) != 0) {
+    bench_regpart<float>(n);
+    bench_regpart<double>(n);
+  } else if (stop37) {  // the large plan's check only
     for (int lg : {large, large2}) {
       if (lg <= 0) continue;
       bench_stop37<float>(lg);

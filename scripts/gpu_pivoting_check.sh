@@ -1,4 +1,16 @@
 #!/usr/bin/env bash
+# Stop 38 (h-regpart, issue 23: the register partition route, docs/pivoting.md "Stop 38 (h-regpart)"):
+# ONE call, ~3-5 min on a fresh H100 / H200 with the build:
+#   OUT=$OUT/regpart scripts/gpu_pivoting_check.sh --regpart
+# builds bench_cuda_pivoting, test_pivoting_regpart_cuda, test_pivoting_regpart (host) and
+# test_pivoting_cuda only; runs bench_cuda_pivoting --regpart=1 first (256^3, Y / Z / X, fp32 / fp64,
+# dominant bands: the thread route forced against the regpart route forced, with the default,
+# half and twice the lines a block, ADI_PIVOTING_REGPART_LINES=narrow|wide, alternating, best of 3 medians of 20; % of copy counting 5
+# arrays, the copy measured in the run), then test_pivoting_regpart_cuda (every family / size /
+# layout against LAPACKE within 10x), PivotingCuda.ForcedRoutesWithinTenTimesLapack (the other
+# routes, the enum changed), the host test with its accuracy table (ADI_REGPART_VERBOSE=1), and
+# compute-sanitizer memcheck on PivotingRegPartCuda.Small. Tables at the end: read the bench's
+# "regpart route forced" rows against "thread route forced" (target 70% of copy on Y/Z).
 # Stop 37 (h-autoflag, issue 23: the large plan's automatic solve within 5% of the unchecked one;
 # docs/pivoting.md "Stop 37"): ONE call, ~4-5 min on a fresh H100 / H200 with the build:
 #   OUT=$OUT/autoflag scripts/gpu_pivoting_check.sh --stop37
@@ -116,9 +128,11 @@ abq=0  # --ab-quick: --ab with the whole test_pivoting_cuda, without memcheck, t
 s34=0  # --stop34: see the top (--ab with the whole suite, the host sweep and memcheck; no 256^3, ncu, plan suites)
 s35=0  # --stop35: see the top (the refinement's gate: bench --stop35, the whole test_pivoting_cuda, memcheck)
 s37=0  # --stop37: see the top (the large plan's check: fused form A/B, its tests, memcheck)
+s38=0  # --regpart: see the top (the register partition route: bench A/B, its tests, memcheck)
 for arg in "$@"; do
   case $arg in
     --stop37) s37=1 ;;
+    --regpart) s38=1 ;;
     --stop34) ab=1; s34=1 ;;
     --stop35) s35=1 ;;
     --ab) ab=1 ;;
@@ -157,6 +171,55 @@ configure() {  # dir, extra flags
 }
 t0=$(date +%s)
 find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
+if [ $s38 = 1 ]; then
+  # The regpart targets first, test_pivoting_cuda in the background while the bench runs.
+  regpart_build() {
+    cmake --build $B -j "$(nproc)" --target "$@" > "$OUT/build.log" 2>&1 ||
+      { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
+  }
+  [ $build = 1 ] && configure $B "" && regpart_build bench_cuda_pivoting test_pivoting_regpart_cuda test_pivoting_regpart
+  [ $build = 1 ] && { cmake --build $B -j "$(nproc)" --target test_pivoting_cuda > "$OUT/build_tests.log" 2>&1 & }
+  [ $build = 1 ] && tests_build=$!
+  echo "build: $(($(date +%s) - t0)) s"
+  [ $run = 0 ] && { wait; echo "built $B; run again with --regpart --no-build"; exit 0; }
+  bench=$(find_bin $B bench_cuda_pivoting)
+  rbin=$(find_bin $B test_pivoting_regpart_cuda)
+  hbin=$(find_bin $B test_pivoting_regpart)
+  t1=$(date +%s)
+  timeout 120 "$bench" --regpart=1 --reps=20 > "$OUT/bench_regpart.log" 2>&1
+  brc=$?
+  sed -n '/^Summary/,/^The check/p' "$OUT/bench_regpart.log" 2> /dev/null  # now too
+  rows="| bench_cuda_pivoting --regpart=1 | rc $brc in $(($(date +%s) - t1)) s |"$'\n'
+  # One table row per step: name, log, timeout, command...; the gtest counts and failures from its log.
+  regpart_row() {
+    local name=$1 log=$2 limit=$3 t=$(date +%s) rc
+    shift 3
+    timeout "$limit" "$@" > "$OUT/$log" 2>&1
+    rc=$?
+    rows="$rows| $name | $([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)") in $(($(date +%s) - t)) s: $(grep -hE '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test|ERROR SUMMARY' "$OUT/$log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/$log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ') |"$'\n'
+  }
+  san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+  regpart_row "test_pivoting_regpart_cuda (all)" test_pivoting_regpart_cuda.log 150 "$rbin"
+  regpart_row "memcheck PivotingRegPartCuda.Small" sanitizer.log 90 "$san" --tool memcheck --error-exitcode 99 "$rbin" \
+    --gtest_filter='PivotingRegPartCuda.Small'
+  regpart_row "test_pivoting_regpart (host)" test_pivoting_regpart.log 60 env ADI_REGPART_VERBOSE=1 "$hbin"
+  [ -n "${tests_build:-}" ] && wait $tests_build
+  regpart_row "test_pivoting_cuda ForcedRoutesWithinTenTimesLapack" test_pivoting_cuda.log 90 \
+    "$(find_bin $B test_pivoting_cuda)" --gtest_filter='PivotingCuda.ForcedRoutesWithinTenTimesLapack'
+  echo
+  echo "== adi pivoting GPU check --regpart ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
+  printf "%s" "$rows"
+  echo; echo "-- failing checks (first lines) --"
+  grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
+  grep -h "^========= " "$OUT"/sanitizer*.log 2> /dev/null | grep -v "COMPUTE-SANITIZER\|ERROR SUMMARY" | head -10
+  echo; echo "-- host accuracy (regpart lines of 256: flagged lines go to the exact fall-back) --"
+  grep -h "^regpart.* n   256:  60 lines" "$OUT/test_pivoting_regpart.log" 2> /dev/null | cut -c1-170
+  echo; echo "-- 256^3, the register partition route against the thread route (bench --regpart=1; % of copy = 5 arrays) --"
+  sed -n '/^device/p;/^copy bandwidth/p;/^Summary/,/^The check/p' "$OUT/bench_regpart.log" 2> /dev/null | grep -v "^The check"
+  (cd "$OUT" && tar -czf /tmp/gpu_pivoting_logs.tgz --exclude gpu_pivoting_logs.tgz . 2> /dev/null &&
+    mv /tmp/gpu_pivoting_logs.tgz gpu_pivoting_logs.tgz)
+  exit 0
+fi
 if [ $s37 = 1 ]; then
   if [ $build = 1 ]; then
     configure $B ""

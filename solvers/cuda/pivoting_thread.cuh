@@ -17,6 +17,9 @@
 //     ahead of the tile route on X by 10%, and its pivoting within partitions is weaker than
 //     a line's partial pivoting (one fp32 random-sign line of 257 rows: 13.9x LAPACK's
 //     error, 1.5 eps cond(A, x)), so automatic never takes it;
+//   - (forced only, stop 38) lines of 1 .. 272 rows, not periodic, meant for Y/Z sweeps: the
+//     register partition route (pivoting_regpart.cuh), a 17-row partition per thread in
+//     registers, only the reduced rows in shared memory, non-dominant lines re-solved exactly;
 //   - other contiguous lines (X sweeps, StridedLines with element stride 1), not periodic: one
 //     thread per line with the rows staged through shared memory, so every load and store
 //     of a warp is coalesced (pivoting_tile.cuh);
@@ -29,16 +32,17 @@
 
 #include "solvers/cuda/pivoting_block.cuh"
 #include "solvers/cuda/pivoting_partition.cuh"
+#include "solvers/cuda/pivoting_regpart.cuh"
 #include "solvers/cuda/pivoting_staged.cuh"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 #include "solvers/cuda/pivoting_tile.cuh"
 
 namespace adi::cuda_backend::kernels {
 
-enum class PivotingRoute { thread, tile, block, partition, staged };
+enum class PivotingRoute { thread, tile, block, partition, staged, regpart };
 
 // For measurement only (bench_cuda_pivoting compares the routes on the same layout): the
-// environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition | staged forces a route
+// environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition | staged | regpart forces a route
 // where it can take the layout; read when the plan is made (workspace) and at each solve,
 // so set it before making the plan and keep it while solving with it.
 inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t value_size) {
@@ -48,6 +52,7 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t
     if (f == "staged" && pivoting_staged_fits(l, periodic, value_size)) return PivotingRoute::staged;
     if (f == "tile" && pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
     if (f == "block" && pivoting_block_fits(l, periodic)) return PivotingRoute::block;
+    if (f == "regpart" && pivoting_regpart_fits(l, periodic)) return PivotingRoute::regpart;
     if (f == "partition" && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
   }
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
@@ -60,6 +65,7 @@ inline std::size_t pivoting_thread_per_line_workspace(const LineSet& l, bool per
     case PivotingRoute::staged: return 0;
     case PivotingRoute::partition: return pivoting_partition_workspace(l, value_size);
     case PivotingRoute::block: return pivoting_block_workspace(l, value_size);
+    case PivotingRoute::regpart: return pivoting_regpart_workspace(l, value_size);
     case PivotingRoute::tile: return pivoting_tile_workspace(l, value_size);
     default: return pivoting_thread_workspace(l, periodic, value_size);
   }
@@ -73,6 +79,7 @@ void launch_pivoting_thread_per_line(const LineSet& ls, BandView<T> bands, const
     case PivotingRoute::partition:
       return launch_pivoting_partition<T, Chunk>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::block: return launch_pivoting_block<T, Chunk>(ls, bands, d, u, workspace, flag, stream);
+    case PivotingRoute::regpart: return launch_pivoting_regpart<T>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::tile: return launch_pivoting_tile<T>(ls, bands, d, u, workspace, flag, stream);
     default: return launch_pivoting_thread<T, Chunk>(ls, bands, d, u, periodic, workspace, flag, stream);
   }

@@ -32,6 +32,7 @@
 #include "adi/variable_tridiagonal.hpp"
 #include "tests/gpu_skip.hpp"
 #include "tests/scoped_env.hpp"
+#include "tests/solvers/cuda/pivoting_device_solve.hpp"
 #include "tests/solvers/pivoting_cases.hpp"
 
 namespace {
@@ -63,26 +64,8 @@ LineSet make_lines(int layout, index_t n, index_t count) {
   }
 }
 
-// Copies the case to the device, solves, copies u back into k.u.
-template <class T>
-adi::Array<T> up(const std::vector<T>& h) {
-  adi::Array<T> a(static_cast<index_t>(h.size()), adi::Executor::cuda());
-  a.copy_from_host(h.data());
-  return a;
-}
-
-template <class T>
-void solve_on_device(tp::Case<T>& k, TridiagonalOptions o, bool in_place) {
-  const adi::Executor dev = adi::Executor::cuda();
-  adi::Array<T> a = up(k.a), b = up(k.b), c = up(k.c), d = up(k.d), u = up(k.u);
-  TridiagonalPlan<T> plan(dev, k.lines, o);
-  T* out = in_place ? d.data() : u.data();
-  if (k.shared)
-    plan.solve(adi::SharedBands<T>{a.data(), b.data(), c.data()}, d.data(), out);
-  else
-    plan.solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), out);
-  (in_place ? d : u).copy_to_host(k.u.data());
-}
+using tp::solve_on_device;
+using tp::up;
 
 // Solves out of place and expects no error and an answer within 10x of LAPACK's.
 template <class T>
