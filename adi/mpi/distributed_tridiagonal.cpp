@@ -699,6 +699,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
         p.d_reach = Array<index_t>(3, exec);
         const index_t none[3] = {0, 0, 0};  // (no spikes yet)
         p.d_reach.copy_from_host(none);
+        p.spike_pcr = env_switch("ADI_SPIKE_PREPARE_PCR", options.spike_prepare_pcr);
       }
       // The compact tail (spike_compact): this rank's block, then the P gathered blocks.
       namespace part = cuda_backend::partition;

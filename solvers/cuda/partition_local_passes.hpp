@@ -129,10 +129,13 @@ ADI_CUDA_KERNEL(void solve_reduced(index_t count, int n, bool periodic, const T*
 // `stream` (one block: the spikes are two sequential Thomas sweeps, cp: 2m values of scratch),
 // and how far the spikes reach (reach[0..1], device: common::spike_reach). Nothing but a
 // comparison when a, b, c equal the bands of the last call (kept: 3m values; reach[2] = 0 before
-// the first call: the caller zeroes it).
+// the first call: the caller zeroes it). parallel (DistributedOptions::spike_prepare_pcr) and
+// m <= 512: the spikes by parallel cyclic reduction, a thread per row, and their reach by
+// block-wide reductions (cp unused): a few microseconds instead of ~85 for m = 256 (equal to
+// rounding, the same reach from the same W, Z); larger m: the sequential sweeps.
 template <class T>
 ADI_CUDA_KERNEL(void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z,
-                                   T* cp, T* kept, index_t* reach, void* stream))
+                                   T* cp, T* kept, index_t* reach, bool parallel, void* stream))
 // The reduced rows (as reduce's red, l*8 + 0..7) from y's end rows and the spikes' ends: row 0
 // eliminates x_m with the equation of row m-1 and row m-1 eliminates x_{-1} with that of row 0
 // (the same rows as the partition passes' up to scaling). y: the local solution (u).

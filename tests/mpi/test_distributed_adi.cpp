@@ -23,6 +23,7 @@
 #include "adi/mpi/mpi.hpp"
 #include "gpu_skip.hpp"
 #include "mpi_test_util.hpp"
+#include "scoped_env.hpp"
 
 namespace {
 
@@ -433,6 +434,23 @@ TEST(DistributedAdiDevice, SpikeCompact) {
   const std::vector<Problem> all = setups();
   expect_split_cases("SpikeCompact", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
                      {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, spike_compact_variants());
+}
+// The spikes by parallel cyclic reduction (stop 38: DistributedOptions::spike_prepare_pcr) in
+// the same cases, both tails: the steps' s changes in its last bits from step to step (t1 - t0),
+// so the spikes are recomputed by that kernel in most steps.
+TEST(DistributedAdiDevice, SpikePreparePcr) {
+  ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const adi::test::ScopedEnv options_decide("ADI_SPIKE_PREPARE_PCR", "");
+  std::vector<Variant> variants = spike_compact_variants();
+  for (Variant v : spike_variants()) variants.push_back(v);
+  for (Variant& v : variants) {
+    v.options.spike_prepare_pcr = true;
+    v.label += ", parallel spikes";
+  }
+  const std::vector<Problem> all = setups();
+  expect_split_cases("SpikePreparePcr", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
+                     {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, variants);
 }
 TEST(DistributedAdi, SpikeCompact) {
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";

@@ -147,6 +147,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // cpt_k = kSpikeHeader + 2L values per rank; device: d_cpt = this rank's block, then the
   // gathered P blocks (host staging: h_cpt the same in page-locked memory); host plans: h_cpt.
   bool spike_compact = false;
+  bool spike_pcr = false;  // DistributedOptions::spike_prepare_pcr (ADI_SPIKE_PREPARE_PCR)
   index_t cpt_k = 0;
   Array<T> d_cpt;
   StagingVector<T> h_cpt;
