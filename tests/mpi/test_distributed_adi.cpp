@@ -443,7 +443,7 @@ TEST(DistributedAdiDevice, SpikePreparePcr) {
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
   const adi::test::ScopedEnv options_decide("ADI_SPIKE_PREPARE_PCR", "");
   std::vector<Variant> variants = spike_compact_variants();
-  for (Variant v : spike_variants()) variants.push_back(v);
+  variants.push_back(spike_variants()[0]);  // (the default tail)
   for (Variant& v : variants) {
     v.options.spike_prepare_pcr = true;
     v.label += ", parallel spikes";
