@@ -700,6 +700,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
         const index_t none[3] = {0, 0, 0};  // (no spikes yet)
         p.d_reach.copy_from_host(none);
         p.spike_pcr = env_switch("ADI_SPIKE_PREPARE_PCR", options.spike_prepare_pcr);
+        p.spike_back_batched = env_switch("ADI_SPIKE_BACK_BATCHED", options.spike_back_batched);
       }
       // The compact tail (spike_compact): this rank's block, then the P gathered blocks.
       namespace part = cuda_backend::partition;

@@ -139,6 +139,12 @@ struct DistributedOptions {
   // for most t (bench_mpi_heat's strong 512^3 step: every step; ADI_SPIKE_PREPARE_PCR=1 / 0
   // overrides). Off by default until measured (tests/mpi/gpu_splitstage_ab.sh).
   bool spike_prepare_pcr = false;
+  // The compact tail's correction (spike_compact_back, lines of stride > 1): rows loaded 8 at a
+  // time per thread before their stores, and the rows after the last full 8 one at a time (off)
+  // or as one more predicated batch (on, stop 38, h-splitstage): a heat stage's ~45 reached rows
+  // end with 5 round trips of one load in flight per thread otherwise. The same values.
+  // ADI_SPIKE_BACK_BATCHED=1 / 0 overrides. Off by default until measured.
+  bool spike_back_batched = false;
   // Split axes with per-line bands (Bands: the public case, stop 35): the SPIKE form, truncated.
   // y = each rank's segments solved as lines of their own by the single-device kernels (5 arrays:
   // read a, b, c, d, write u), each line's spikes only on spike_window rows at each end (computed

@@ -47,7 +47,7 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
       mark(kLocal);
       exchange_compact_device();
       part::spike_compact_back<T>(ls, int(P), r, opt.periodic, d_cpt.data() + cpt_k, W, Z, d_reach.data(),
-                                  d_sol.data(), ends, u, d_flag.data(), st);
+                                  d_sol.data(), ends, u, d_flag.data(), spike_back_batched, st);
       mark(kLocal);
       finish_device();
       return;

@@ -963,12 +963,15 @@ __global__ void spike_compact_pack_kernel(LineSet ls, const T* __restrict__ a, c
 // time keeps one load in flight per thread: u is read and written through the same pointer).
 // FixedP > 0: P known at compile time (2: the 2-GPU case), the reduced system's loops unrolled
 // and its rows in registers; 0: any P up to kSpikeCompactMaxRanks, rows in local memory.
+// batched_tail (DistributedOptions::spike_back_batched): the rows after the last full batch as
+// one more batch, predicated (a heat stage's ~45 reached rows: 5 batches + 5 rows one load at a
+// time otherwise, the last 5 round trips with one load in flight per thread); the same values.
 constexpr int kSpikeCorrectBatch = 8;
 template <class T, bool Fix, int FixedP>
 __global__ void spike_compact_back_kernel(LineSet ls, int P, int r, bool periodic, const T* __restrict__ g,
                                           const T* __restrict__ W, const T* __restrict__ Z,
                                           const index_t* __restrict__ reach, T* __restrict__ sol,
-                                          T* __restrict__ ends, T* __restrict__ u, int* bad) {
+                                          T* __restrict__ ends, T* __restrict__ u, int* bad, bool batched_tail) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
@@ -999,6 +1002,20 @@ __global__ void spike_compact_back_kernel(LineSet ls, int P, int r, bool periodi
         const index_t i = row(k + j);
         u[o + i * st] = common::partition_fill(x[j], W[i], A, Z[i], C);
       }
+    }
+    if (batched_tail && k < count) {
+      const index_t left = count - k;  // < kSpikeCorrectBatch
+      T x[kSpikeCorrectBatch];
+#pragma unroll
+      for (int j = 0; j < kSpikeCorrectBatch; ++j)
+        if (j < left) x[j] = u[o + row(k + j) * st];
+#pragma unroll
+      for (int j = 0; j < kSpikeCorrectBatch; ++j)
+        if (j < left) {
+          const index_t i = row(k + j);
+          u[o + i * st] = common::partition_fill(x[j], W[i], A, Z[i], C);
+        }
+      return;
     }
     for (; k < count; ++k) {
       const index_t i = row(k);
@@ -1231,7 +1248,7 @@ void spike_compact_pack(const LineSet& ls, const T* a, const T* c, const T* W, c
 
 template <class T>
 void spike_compact_back(const LineSet& ls, int P, int r, bool periodic, const T* gathered, const T* W, const T* Z,
-                        const index_t* reach, T* sol, T* ends, T* u, int* bad, void* stream) {
+                        const index_t* reach, T* sol, T* ends, T* u, int* bad, bool batched_tail, void* stream) {
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
   if (P < 2 || P > kSpikeCompactMaxRanks)
@@ -1240,7 +1257,8 @@ void spike_compact_back(const LineSet& ls, int P, int r, bool periodic, const T*
   auto s = static_cast<cudaStream_t>(stream);
   auto launch = [&](auto fix, auto fixed_p) {
     spike_compact_back_kernel<T, decltype(fix)::value, decltype(fixed_p)::value>
-        <<<blocks_for(L), kThreads, 0, s>>>(ls, P, r, periodic, gathered, W, Z, reach, sol, ends, u, bad);
+        <<<blocks_for(L), kThreads, 0, s>>>(ls, P, r, periodic, gathered, W, Z, reach, sol, ends, u, bad,
+                                            batched_tail);
     ADI_CUDA_CHECK(cudaGetLastError());
   };
   auto by_ranks = [&](auto fix) {
@@ -1385,7 +1403,7 @@ ADI_SPIKE_INSTANCES(double)
 #define ADI_SPIKE_INSTANCES(T)                                                                               \
   template void spike_compact_pack<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, void*); \
   template void spike_compact_back<T>(const LineSet&, int, int, bool, const T*, const T*, const T*, const index_t*,  \
-                                      T*, T*, T*, int*, void*);
+                                      T*, T*, T*, int*, bool, void*);
 ADI_SPIKE_INSTANCES(float)
 ADI_SPIKE_INSTANCES(double)
 #undef ADI_SPIKE_INSTANCES

@@ -169,11 +169,13 @@ ADI_CUDA_KERNEL(void spike_compact_pack(const LineSet& lines, const T* a, const 
 // the exchange leaves them), the couplings into ends, then every row the spikes reach corrected
 // in place as spike_back does (lines of stride > 1: one thread per line, its rows loaded
 // kSpikeCorrectBatch at a time before their stores; along x: spike_back's warp per line).
-// bad: set where this rank's unknowns are not finite (as spike_back's).
+// bad: set where this rank's unknowns are not finite (as spike_back's). batched_tail
+// (DistributedOptions::spike_back_batched): the rows after the last full batch loaded as one
+// predicated batch too, not one at a time (the same values).
 template <class T>
 ADI_CUDA_KERNEL(void spike_compact_back(const LineSet& lines, int P, int r, bool periodic, const T* gathered,
                                         const T* W, const T* Z, const index_t* reach, T* sol, T* ends, T* u,
-                                        int* bad, void* stream))
+                                        int* bad, bool batched_tail, void* stream))
 
 // The SPIKE form of a split solve with per-line bands (Bands: the public case; stop 35), truncated:
 // y = this rank's segments solved as lines of their own (any single-device kernel: a_0 and c_{m-1}

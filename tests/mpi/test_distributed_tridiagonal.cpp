@@ -59,6 +59,7 @@ struct SpikeCase {
   // bands (b x 1.25), then the measured solve and a second one with the same bands (the spikes
   // recomputed when the bands change, kept when they do not)
   int pcr = -1;
+  int batched = -1;  // >= 0: DistributedOptions::spike_back_batched
   std::string form;
   long long fallbacks = 0;
 };
@@ -131,6 +132,7 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
     opts.spike_compact = sc->compact != 0;
   }
   if (sc && sc->pcr >= 0) opts.spike_prepare_pcr = sc->pcr != 0;
+  if (sc && sc->batched >= 0) opts.spike_back_batched = sc->batched != 0;
   DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, opts);
   struct Report {  // the form of the first solve, for the caller
     SpikeCase* sc;
@@ -585,10 +587,12 @@ TEST(DistributedTridiagonal, SpikeCompactDevice) {
 // sweeps) on each rank (float: 33 and 257), the default and the compact tail in turn; every case
 // first solved with other bands (b x 1.25), then measured on two solves with the true bands (the
 // spikes recomputed on the change, kept after it). Both within the tolerance of the one-domain
-// solve, and within a few ulps of each other (W, Z equal to rounding; the same reach).
+// solve, and within a few ulps of each other (W, Z equal to rounding; the same reach); with the
+// compact tail's batched last rows (spike_back_batched) too: the same error exactly.
 template <class T>
 void spike_pcr_sweep(const std::vector<index_t>& lengths) {
   const adi::test::ScopedEnv options_decide("ADI_SPIKE_PREPARE_PCR", "");
+  const adi::test::ScopedEnv options_decide_tail("ADI_SPIKE_BACK_BATCHED", "");
   const int P = world_size();
   double worst = 0, apart = 0;
   int cases = 0;
@@ -603,15 +607,16 @@ void spike_pcr_sweep(const std::vector<index_t>& lengths) {
         n[std::size_t(ax)] = rows * P;
         ProcessGrid procs(MPI_COMM_WORLD, dims, {periodic, periodic, periodic});
         Decomposition dec(procs, n);
-        double err[2] = {0, 0};
-        for (int pcr : {0, 1}) {
+        double err[3] = {0, 0, 0};
+        for (int v : {0, 1, 2}) {  // sequential spikes, parallel, parallel + the batched tail
           SpikeCase sc;
           sc.n = n;
           sc.compact = compact;
-          sc.pcr = pcr;
-          err[pcr] = distributed_error<T>(procs, dec, Axis(ax), ReducedStrategy::allgather, periodic, true,
-                                          900u + unsigned(rows), true, 0, Transport::automatic,
-                                          ReducedSolveSite::automatic, &sc);
+          sc.pcr = v > 0 ? 1 : 0;
+          sc.batched = v == 2 ? 1 : 0;
+          err[v] = distributed_error<T>(procs, dec, Axis(ax), ReducedStrategy::allgather, periodic, true,
+                                        900u + unsigned(rows), true, 0, Transport::automatic,
+                                        ReducedSolveSite::automatic, &sc);
           EXPECT_NE(sc.form, "partition");
         }
         const std::string what = std::string("axis ") + axis_name(Axis(ax)) + (periodic ? " periodic" : "") +
@@ -619,6 +624,7 @@ void spike_pcr_sweep(const std::vector<index_t>& lengths) {
         EXPECT_LE(err[0], tolerance<T>()) << what << ": sequential spikes";
         EXPECT_LE(err[1], tolerance<T>()) << what << ": parallel spikes";
         EXPECT_LE(std::abs(err[1] - err[0]), 64 * std::numeric_limits<T>::epsilon()) << what;
+        EXPECT_EQ(err[2], err[1]) << what << ": the batched tail (the same values)";
         worst = std::max(worst, err[1]);
         apart = std::max(apart, std::abs(err[1] - err[0]));
         ++cases;

@@ -148,6 +148,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // gathered P blocks (host staging: h_cpt the same in page-locked memory); host plans: h_cpt.
   bool spike_compact = false;
   bool spike_pcr = false;  // DistributedOptions::spike_prepare_pcr (ADI_SPIKE_PREPARE_PCR)
+  bool spike_back_batched = false;  // DistributedOptions::spike_back_batched (ADI_SPIKE_BACK_BATCHED)
   index_t cpt_k = 0;
   Array<T> d_cpt;
   StagingVector<T> h_cpt;
