@@ -764,6 +764,7 @@ __global__ void __launch_bounds__(kSpikePcrRows)
     lo_s = 0;
     hi_s = int(m);
   }
+  __syncthreads();  // (m = 1: no reduction step's barrier before the atomics)
   for (int s = 1; s < m; s <<= 1) {
     if (row) {
       sa[i] = ai;
