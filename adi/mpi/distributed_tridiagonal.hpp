@@ -145,6 +145,14 @@ struct DistributedOptions {
   // end with 5 round trips of one load in flight per thread otherwise. The same values.
   // ADI_SPIKE_BACK_BATCHED=1 / 0 overrides. Off by default until measured.
   bool spike_back_batched = false;
+  // The compact tail on a 2-rank non-periodic line (stop 38, h-splitstage): each rank needs only
+  // one of the other's two end values per line (rank 0 rank 1's y_0, rank 1 rank 0's y_{m-1}: the
+  // far end's value enters the other rank's reduced rows with an exact 0 coefficient), so on,
+  // the ranks swap the 8 scalars + L values (one send/receive of the transport) instead of
+  // allgathering 8 + 2L; the missing value is a finite placeholder (0), the same values up to the
+  // sign of a zero. Lines of at least 8 per rank (kSpikeHeader; fewer: the allgather).
+  // ADI_SPIKE_HALF=1 / 0 overrides. Off by default until measured.
+  bool spike_half_exchange = false;
   // Split axes with per-line bands (Bands: the public case, stop 35): the SPIKE form, truncated.
   // y = each rank's segments solved as lines of their own by the single-device kernels (5 arrays:
   // read a, b, c, d, write u), each line's spikes only on spike_window rows at each end (computed

@@ -944,7 +944,7 @@ __global__ void spike_correct_lines_kernel(LineSet ls, Spikes sp, const T* __res
 template <class T>
 __global__ void spike_compact_pack_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ c,
                                           const T* __restrict__ W, const T* __restrict__ Z, const T* __restrict__ y,
-                                          T* __restrict__ send) {
+                                          T* __restrict__ send, T* __restrict__ half, int half_end) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
@@ -952,9 +952,13 @@ __global__ void spike_compact_pack_kernel(LineSet ls, const T* __restrict__ a, c
   if (l == 0) {
     const T h[kSpikeHeader] = {W[0], W[m - 1], Z[0], Z[m - 1], a[0], c[m - 1], T(0), T(0)};
     for (int k = 0; k < kSpikeHeader; ++k) send[k] = h[k];
+    if (half)
+      for (int k = 0; k < kSpikeHeader; ++k) half[k] = h[k];
   }
-  send[kSpikeHeader + l] = y[o];
-  send[kSpikeHeader + L + l] = y[o + (m - 1) * ls.stride];
+  const T y0 = y[o], y1 = y[o + (m - 1) * ls.stride];
+  send[kSpikeHeader + l] = y0;
+  send[kSpikeHeader + L + l] = y1;
+  if (half) half[kSpikeHeader + l] = half_end ? y1 : y0;
 }
 
 // Thread l: line l's reduced system from the gathered blocks (spike_compact_couplings; rows and
@@ -1239,11 +1243,11 @@ void spike_back(const LineSet& ls, const T* W, const T* Z, const index_t* reach,
 
 template <class T>
 void spike_compact_pack(const LineSet& ls, const T* a, const T* c, const T* W, const T* Z, const T* y, T* send,
-                        void* stream) {
+                        T* half, int half_end, void* stream) {
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
-  spike_compact_pack_kernel<T><<<blocks_for(L), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(ls, a, c, W, Z, y,
-                                                                                                  send);
+  spike_compact_pack_kernel<T><<<blocks_for(L), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      ls, a, c, W, Z, y, send, half, half_end);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1402,7 +1406,8 @@ ADI_SPIKE_INSTANCES(float)
 ADI_SPIKE_INSTANCES(double)
 #undef ADI_SPIKE_INSTANCES
 #define ADI_SPIKE_INSTANCES(T)                                                                               \
-  template void spike_compact_pack<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, void*); \
+  template void spike_compact_pack<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, T*, int, \
+                                      void*);                                                                       \
   template void spike_compact_back<T>(const LineSet&, int, int, bool, const T*, const T*, const T*, const index_t*,  \
                                       T*, T*, T*, int*, bool, void*);
 ADI_SPIKE_INSTANCES(float)

@@ -160,10 +160,13 @@ ADI_CUDA_KERNEL(void spike_back(const LineSet& lines, const T* W, const T* Z, co
 // order, as spike_reduce + the reduced solve + spike_back, so the same values).
 // spike_compact_pack: send[0..kSpikeHeader) the scalars (a, c this rank's bands, W, Z its spikes
 // from spike_prepare), send[kSpikeHeader + l] = y_0 and send[kSpikeHeader + L + l] = y_{m-1} of
-// line l (y: the local solution, u). One thread per line; coalesced along the lines.
+// line l (y: the local solution, u). One thread per line; coalesced along the lines. half (or
+// null; DistributedOptions::spike_half_exchange): also half[0..kSpikeHeader) the scalars and
+// half[kSpikeHeader + l] line l's y_0 (half_end 0) or y_{m-1} (1): what the other rank of a
+// 2-rank line needs.
 template <class T>
 ADI_CUDA_KERNEL(void spike_compact_pack(const LineSet& lines, const T* a, const T* c, const T* W, const T* Z,
-                                        const T* y, T* send, void* stream))
+                                        const T* y, T* send, T* half, int half_end, void* stream))
 // spike_compact_back: from the gathered blocks (rank q's at gathered + q*(kSpikeHeader + 2L);
 // P <= kSpikeCompactMaxRanks) this rank's two unknowns per line into sol (sol[2l], sol[2l+1], as
 // the exchange leaves them), the couplings into ends, then every row the spikes reach corrected

@@ -2,7 +2,7 @@
 # Device check of the split stage's overheads (issue 18, stop 38, h-splitstage): one call on a
 # 2-GPU machine (nvidia-h100-x2 / nvidia-h200-x2, one rank per GPU, NCCL), ~5.5 minutes with the build.
 #
-# What it measures (old = the three switches 0, new = all 1; the halo change is in both):
+# What it measures (old = the four switches 0, new = all 1; the halo change is in both):
 #   ADI_SPIKE_PREPARE_PCR (DistributedOptions::spike_prepare_pcr): the SPIKE form's spikes by
 #     parallel cyclic reduction, a thread per row, and their reach by block reductions, instead of
 #     two one-thread Thomas sweeps and a one-thread scan (spike_prepare_kernel: 84 us under ncu per
@@ -12,6 +12,9 @@
 #   ADI_SPIKE_BACK_BATCHED (DistributedOptions::spike_back_batched): spike_compact_back's rows after
 #     the last full batch of 8 as one predicated batch, not one load at a time (~45 reached rows:
 #     5 batches + 5 single round trips; 88 us under ncu for 0.36 fields); the same values.
+#   ADI_SPIKE_HALF (DistributedOptions::spike_half_exchange): on a 2-rank line the compact tail swaps
+#     8 + L values (what the other rank needs: rank 0 rank 1's y_0, rank 1 rank 0's y_{m-1}) through
+#     one NCCL send/recv instead of allgathering 8 + 2L (4.2 MB each way, 41 us timed); the same values.
 #   ADI_BOUNDARY_REUSE (Operator): a split stage's set_boundary(t_old, U) skipped when the step's
 #     first stage already bounded U at that time (one faces_kernel of three per step, 22 us under ncu).
 #   HaloExchange: no pack of a slab without a neighbour (one pack kernel of two per exchange; both runs).
@@ -19,7 +22,8 @@
 # Steps (each under a timeout; verdicts in summary.txt, tables at the end of stdout):
 #   1. build test_distributed_tridiagonal, test_distributed_adi, test_halo_exchange, bench_mpi_heat;
 #   2. tests on 2 ranks: DistributedTridiagonal.SpikePreparePcrDevice (parallel vs sequential spikes,
-#      bands changed between solves; the batched tail: the same error exactly), DistributedAdiDevice.SpikeCompact + SpikePreparePcr with
+#      bands changed between solves; the batched tail: the same error exactly), SpikeCompact* (the halves
+#      swapped against the allgather: the same error exactly; host staging and NCCL), DistributedAdiDevice.SpikeCompact + SpikePreparePcr with
 #      ADI_BOUNDARY_REUSE=1 (AdiSolver against one domain), HaloExchangeDevice.*;
 #   3. bench_mpi_heat, Douglas fp64 (SPIKE form, compact tail: the defaults): strong 512^3 in all,
 #      old / new / old / new (splits z, y, x; each with its 1-GPU row), weak 512^3 per GPU old / new;
@@ -45,11 +49,11 @@ if [ $build = 1 ]; then
 fi
 B=$BUILD
 H="$B/benchmarks/bench_mpi_heat"
-OLD=(-x ADI_SPIKE_PREPARE_PCR=0 -x ADI_SPIKE_BACK_BATCHED=0 -x ADI_BOUNDARY_REUSE=0)
-NEW=(-x ADI_SPIKE_PREPARE_PCR=1 -x ADI_SPIKE_BACK_BATCHED=1 -x ADI_BOUNDARY_REUSE=1)
+OLD=(-x ADI_SPIKE_PREPARE_PCR=0 -x ADI_SPIKE_BACK_BATCHED=0 -x ADI_SPIKE_HALF=0 -x ADI_BOUNDARY_REUSE=0)
+NEW=(-x ADI_SPIKE_PREPARE_PCR=1 -x ADI_SPIKE_BACK_BATCHED=1 -x ADI_SPIKE_HALF=1 -x ADI_BOUNDARY_REUSE=1)
 # 2. Correctness (short timeouts: a hang costs at most these).
-step "tridiagonal SpikePreparePcr np2" 60 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_distributed_tridiagonal" \
-  --gtest_filter='*SpikePreparePcr*'
+step "tridiagonal SpikePreparePcr, SpikeCompact np2" 75 "$OUT/tests.log" $MPI -n 2 \
+  "$B/tests/test_distributed_tridiagonal" --gtest_filter='*SpikePreparePcr*:*SpikeCompact*'
 step "adi device np2 SpikeCompact, SpikePreparePcr, ADI_BOUNDARY_REUSE=1" 90 "$OUT/tests.log" $MPI \
   -x ADI_BOUNDARY_REUSE=1 -n 2 "$B/tests/test_distributed_adi" \
   --gtest_filter='DistributedAdiDevice.SpikeCompact:DistributedAdiDevice.SpikePreparePcr'
@@ -69,7 +73,7 @@ for v in old new; do
     --no-nccl-bandwidth
 done
 # 4. memcheck (one log per rank; NCCL's start-up API-error reports ignored by sanitizer_verdict.sh).
-export ADI_SPIKE_PREPARE_PCR=1 ADI_SPIKE_BACK_BATCHED=1 ADI_BOUNDARY_REUSE=1
+export ADI_SPIKE_PREPARE_PCR=1 ADI_SPIKE_BACK_BATCHED=1 ADI_SPIKE_HALF=1 ADI_BOUNDARY_REUSE=1
 memcheck_step "memcheck heat step np2, new switches" "$OUT/cs_heat" \
   "$H" --n 40 --reps 2 --splits z,x --no-nccl-bandwidth
 # 5. ncu of one strong z-split step on rank 0 (the other rank runs plainly), new switches.
@@ -82,12 +86,12 @@ if command -v ncu >/dev/null; then
 else
   echo "ncu: not found" >>"$S"
 fi
-unset ADI_SPIKE_PREPARE_PCR ADI_SPIKE_BACK_BATCHED ADI_BOUNDARY_REUSE
+unset ADI_SPIKE_PREPARE_PCR ADI_SPIKE_BACK_BATCHED ADI_SPIKE_HALF ADI_BOUNDARY_REUSE
 tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.csv summary.txt 2>/dev/null) 2>/dev/null
 rm -f "$OUT"/cs_*.log
 {
   echo
-  echo "== bench_mpi_heat rows (Douglas fp64, SPIKE compact tail; old = ADI_SPIKE_PREPARE_PCR=0 ADI_SPIKE_BACK_BATCHED=0 ADI_BOUNDARY_REUSE=0, new = all 1) =="
+  echo "== bench_mpi_heat rows (Douglas fp64, SPIKE compact tail; old = ADI_SPIKE_PREPARE_PCR=0 ADI_SPIKE_BACK_BATCHED=0 ADI_SPIKE_HALF=0 ADI_BOUNDARY_REUSE=0, new = all 1) =="
   for f in heat_strong_old heat_strong_new heat_weak_old heat_weak_new; do
     echo "-- $f"
     grep -hE "^\| [0-9]|^strong scaling|^WARNING" "$OUT/$f.log"

@@ -60,6 +60,7 @@ struct SpikeCase {
   // recomputed when the bands change, kept when they do not)
   int pcr = -1;
   int batched = -1;  // >= 0: DistributedOptions::spike_back_batched
+  int half = -1;     // >= 0: DistributedOptions::spike_half_exchange
   std::string form;
   long long fallbacks = 0;
 };
@@ -133,6 +134,7 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
   }
   if (sc && sc->pcr >= 0) opts.spike_prepare_pcr = sc->pcr != 0;
   if (sc && sc->batched >= 0) opts.spike_back_batched = sc->batched != 0;
+  if (sc && sc->half >= 0) opts.spike_half_exchange = sc->half != 0;
   DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, opts);
   struct Report {  // the form of the first solve, for the caller
     SpikeCase* sc;
@@ -516,6 +518,7 @@ void spike_compact_sweep(bool device) {
   // Each tail as the options ask, whatever the process was started with (an empty
   // ADI_SPIKE_COMPACT: the option decides).
   const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");
+  const adi::test::ScopedEnv options_decide_half("ADI_SPIKE_HALF", "");
   const int P = world_size();
   double worst = 0;
   int cases = 0, equal = 0;
@@ -536,13 +539,15 @@ void spike_compact_sweep(bool device) {
         for (Transport transport : transports) {
           if (device && transport == Transport::nccl && !nccl::shared_gpu_report(MPI_COMM_WORLD, rank_gpu().device()).empty())
             continue;  // (ranks sharing a GPU: no NCCL)
-          double err[2] = {0, 0};
-          for (int compact : {0, 1}) {
+          double err[3] = {0, 0, 0};
+          for (int v : {0, 1, 2}) {  // the default tail, the compact one, the compact one with halves swapped
+            const int compact = v > 0 ? 1 : 0;
             SpikeCase sc;
             sc.n = n;
             sc.compact = compact;
-            err[compact] = distributed_error<T>(procs, dec, Axis(ax), strategy, periodic, true, 700u + unsigned(ax),
-                                                device, 0, transport, ReducedSolveSite::automatic, &sc);
+            sc.half = v == 2 ? 1 : 0;
+            err[v] = distributed_error<T>(procs, dec, Axis(ax), strategy, periodic, true, 700u + unsigned(ax), device,
+                                          0, transport, ReducedSolveSite::automatic, &sc);
             // (more ranks on the axis than the compact tail takes: the default tail)
             const bool takes = compact && P <= cuda_backend::partition::kSpikeCompactMaxRanks;
             EXPECT_EQ(sc.form, takes ? "spike compact" : "spike");
@@ -557,6 +562,9 @@ void spike_compact_sweep(bool device) {
                 << what << ": compact tail against the default tail";
           else
             EXPECT_EQ(err[1], err[0]) << what << ": compact tail against the default tail";
+          // The halves swapped (2 ranks, not periodic; otherwise the allgather): the same values as the compact
+          // tail's (up to the sign of a zero).
+          EXPECT_EQ(err[2], err[1]) << what << ": halves swapped against the compact tail's allgather";
           worst = std::max(worst, err[1]);
           equal += err[1] == err[0] ? 1 : 0;
           ++cases;
