@@ -69,7 +69,7 @@ for r in 1 2; do
 done
 for v in old new; do
   if [ $v = old ]; then E=("${OLD[@]}"); else E=("${NEW[@]}"); fi
-  step "heat weak np2 $v" 60 "$OUT/heat_weak_$v.log" $MPI "${E[@]}" -n 2 "$H" --n 512 --reps 5 --splits z,y,x \
+  step "heat weak np2 $v" 60 "$OUT/heat_weak_$v.log" $MPI "${E[@]}" -n 2 "$H" --n 512 --reps 3 --splits z,y,x \
     --no-nccl-bandwidth
 done
 # 4. memcheck (one log per rank; NCCL's start-up API-error reports ignored by sanitizer_verdict.sh).
