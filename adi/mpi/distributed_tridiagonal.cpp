@@ -728,8 +728,15 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
           p.h_cpt = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
           p.h_cpt.assign(std::size_t(n), T(0));
         }
-        p.spike_half = env_switch("ADI_SPIKE_HALF", options.spike_half_exchange) && p.P == 2 && !options.periodic &&
-                       p.L >= part::kSpikeHeader;
+        {  // (every rank of the axis the same exchange, whatever each one's environment says)
+          int half = env_switch("ADI_SPIKE_HALF", options.spike_half_exchange) && p.P == 2 && !options.periodic &&
+                             p.L >= part::kSpikeHeader
+                         ? 1
+                         : 0,
+              all_half = 0;
+          check_mpi(MPI_Allreduce(&half, &all_half, 1, MPI_INT, MPI_MIN, p.comm), "MPI_Allreduce");
+          p.spike_half = all_half != 0;
+        }
         if (p.spike_half && !exec.is_host()) {  // (the slots' never-written halves: finite placeholders)
           const std::vector<T> zeros(std::size_t(n), T(0));
           p.d_cpt.copy_from_host(zeros.data());
