@@ -32,6 +32,7 @@
 #
 #   OUT=/tmp/o tests/mpi/gpu_splitstage_ab.sh              # build + run
 #   OUT=/tmp/o tests/mpi/gpu_splitstage_ab.sh --no-build   # run an existing build-mpi-gpu
+#   AB_PAIRS=1 OUT=/tmp/o tests/mpi/gpu_splitstage_ab.sh   # one strong old/new pair instead of two
 set -u
 OUT=${OUT:-splitstage-ab-out}
 BUILD=${BUILD:-build-mpi-gpu}
@@ -60,7 +61,7 @@ step "adi device np2 SpikeCompact, SpikePreparePcr, ADI_BOUNDARY_REUSE=1" 90 "$O
 step "halo device np2" 45 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange"
 grep -hE "SKIPPED:|Spike|Failure|FAILED" "$OUT/tests.log" | sort -u | head -20 >>"$S"
 # 3. The A/B rows: old, new, old, new (strong), old, new (weak); the env decides per run.
-for r in 1 2; do
+for r in $(seq 1 "${AB_PAIRS:-2}"); do  # (AB_PAIRS=1: one strong pair, ~25 s less)
   for v in old new; do
     if [ $v = old ]; then E=("${OLD[@]}"); else E=("${NEW[@]}"); fi
     step "heat strong np2 $v ($r)" 60 "$OUT/heat_strong_$v.log" $MPI "${E[@]}" -n 2 "$H" --n 512 --reps 7 \
