@@ -280,6 +280,7 @@ void Operator<T>::reuse_ghosts(bool on) {
   impl_->reuse_ghosts = on;
   impl_->in_step = on;
   impl_->fresh = {};
+  impl_->bounded = nullptr;
 }
 template <class T>
 double Operator<T>::halo_seconds() const {

@@ -150,6 +150,17 @@ void Operator<T>::Impl::face_write(Field<T>& F, int f, bool unknown_only, const 
 
 template <class T>
 void Operator<T>::Impl::set_boundary(double t, Field<T>& V) {
+  if (boundary_reuse && reuse_ghosts && bounded == V.data() && bounded_t == t) return;  // (written, unchanged)
+  bounded = nullptr;
+  write_boundary(t, V);
+  if (reuse_ghosts) {
+    bounded = V.data();
+    bounded_t = t;
+  }
+}
+
+template <class T>
+void Operator<T>::Impl::write_boundary(double t, Field<T>& V) {
   if (exec.is_cuda()) {  // one launch for all faces (the later face wins on shared edges, as below)
     std::array<cuda_backend::FaceWrite<T>, 6> w{};
     int count = 0;

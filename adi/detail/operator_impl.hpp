@@ -7,6 +7,7 @@
 //                             intermediate stages' boundary values
 //   operator_fused_stage.cpp  the CUDA stage along a shared-band axis (one fused kernel)
 #include <array>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -199,7 +200,19 @@ struct Operator<T>::Impl {
   void forget(const Field<T>& f) {
     for (auto& q : fresh)
       if (q == f.data()) q = nullptr;
+    if (bounded == f.data()) bounded = nullptr;
   }
+  // Inside a step (reuse_ghosts on), the field whose Dirichlet faces set_boundary wrote last and
+  // their time: with ADI_BOUNDARY_REUSE=1 (stop 38, h-splitstage; off by default until measured) a
+  // second call for the same field and time with no write through the operator between them is
+  // skipped (a split stage's set_boundary(t_old, V_old) on the U the step's first stage already
+  // bounded: one faces launch of three per Douglas step on a decomposed grid).
+  const void* bounded = nullptr;
+  double bounded_t = 0;
+  const bool boundary_reuse = [] {
+    const char* e = std::getenv("ADI_BOUNDARY_REUSE");
+    return e && *e && std::string(e) != "0";
+  }();
 
   struct AxisData {
     bool shared = true;
@@ -267,6 +280,7 @@ struct Operator<T>::Impl {
   const T* source_at(double t);
   void face_write(Field<T>& F, int f, bool unknown_only, const T* vals, T scale, bool add);
   void set_boundary(double t, Field<T>& V);
+  void write_boundary(double t, Field<T>& V);  // (set_boundary's writes)
   // The Dirichlet values of an intermediate stage along a differ from g(t_new) only where
   // axes solved later in the step act along the face and the data changes in time.
   bool stage_correction(int a, const std::array<bool, 3>& later) const {

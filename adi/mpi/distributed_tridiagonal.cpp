@@ -334,20 +334,34 @@ void DistributedTridiagonalPlan<T>::Impl::run_spike_host(const T* a, const T* b,
   double t1 = 0, t2 = 0;
   if (spike_compact) {  // the compact tail: y's ends and the scalars gathered, each line's system formed here
     namespace part = cuda_backend::partition;
-    T* mine = h_cpt.data();
-    T* all = mine + cpt_k;
+    T* const all = h_cpt.data() + cpt_k;
+    T* const mine = spike_half ? all + r * cpt_k : h_cpt.data();  // (half: straight into this rank's slot)
+    T* const half = h_cpt.data();
     part::spike_compact_header<T>(m, a, c, W, Z, mine);
+    if (spike_half) std::copy(mine, mine + part::kSpikeHeader, half);
     for (index_t l = 0; l < L; ++l) {
       const index_t o = line_offset(l);
       mine[part::kSpikeHeader + l] = u[o];
       mine[part::kSpikeHeader + L + l] = u[o + (m - 1) * st];
+      if (spike_half) half[part::kSpikeHeader + l] = u[o + (r == 0 ? m - 1 : 0) * st];
     }
     t_wait = 0;
     timing_barrier();
     t1 = now();
-    check_mpi(MPI_Allgather(mine, int(cpt_k), mpi_type<T>(), all, int(cpt_k), mpi_type<T>(), comm), "MPI_Allgather");
+    if (spike_half) {
+      const int k2 = int(part::kSpikeHeader + L), q = 1 - r;
+      T* const recv = h_cpt.data() + cpt_k + half_offset();
+      check_mpi(MPI_Sendrecv(half, k2, mpi_type<T>(), q, 31, recv, k2, mpi_type<T>(), q, 31, comm,
+                             MPI_STATUS_IGNORE),
+                "MPI_Sendrecv");
+      if (q == 0) std::copy(recv, recv + part::kSpikeHeader, all);  // (rank 0's scalars to its slot's start)
+      bytes = 2.0 * double(k2) * double(sizeof(T));
+    } else {
+      check_mpi(MPI_Allgather(mine, int(cpt_k), mpi_type<T>(), all, int(cpt_k), mpi_type<T>(), comm),
+                "MPI_Allgather");
+      bytes = double(P * cpt_k) * double(sizeof(T));
+    }
     t2 = now();
-    bytes = double(P * cpt_k) * double(sizeof(T));
     std::vector<T> scr(std::size_t(14 * P));
     bool ok = true;
     for (index_t l = 0; l < L; ++l)  // this rank's unknowns into sol (as the exchange leaves them), A, C into red
@@ -698,6 +712,8 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
         p.d_reach = Array<index_t>(3, exec);
         const index_t none[3] = {0, 0, 0};  // (no spikes yet)
         p.d_reach.copy_from_host(none);
+        p.spike_pcr = env_switch("ADI_SPIKE_PREPARE_PCR", options.spike_prepare_pcr);
+        p.spike_back_batched = env_switch("ADI_SPIKE_BACK_BATCHED", options.spike_back_batched);
       }
       // The compact tail (spike_compact): this rank's block, then the P gathered blocks.
       namespace part = cuda_backend::partition;
@@ -710,6 +726,19 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
         if (staged) {
           p.h_cpt = StagingVector<T>(StagingAllocator<T>(!exec.is_host()));
           p.h_cpt.assign(std::size_t(n), T(0));
+        }
+        {  // (every rank of the axis the same exchange, whatever each one's environment says)
+          int half = env_switch("ADI_SPIKE_HALF", options.spike_half_exchange) && p.P == 2 && !options.periodic &&
+                             p.L >= part::kSpikeHeader
+                         ? 1
+                         : 0,
+              all_half = 0;
+          check_mpi(MPI_Allreduce(&half, &all_half, 1, MPI_INT, MPI_MIN, p.comm), "MPI_Allreduce");
+          p.spike_half = all_half != 0;
+        }
+        if (p.spike_half && !exec.is_host()) {  // (the slots' never-written halves: finite placeholders)
+          const std::vector<T> zeros(std::size_t(n), T(0));
+          p.d_cpt.copy_from_host(zeros.data());
         }
       }
     }

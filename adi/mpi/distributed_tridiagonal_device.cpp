@@ -30,7 +30,8 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   if (spike_local && shared && !rhs) {  // the SPIKE form
     T* sp = d_spike.data();
     T *a_cut = sp, *c_cut = sp + m, *W = sp + 2 * m, *Z = sp + 3 * m, *ends = sp + 9 * m;
-    part::spike_prepare<T>(m, a, b, c, a_cut, c_cut, W, Z, sp + 4 * m, sp + 6 * m, d_reach.data(), st);
+    part::spike_prepare<T>(m, a, b, c, a_cut, c_cut, W, Z, sp + 4 * m, sp + 6 * m, d_reach.data(), spike_pcr,
+                            st);
     if (fused) {  // y by the fused stage on the cut segments (solve_stage; cut_stage)
       const index_t need = ghost_size(*fused);
       if (d_ghost.size() < 2 * need) d_ghost = Array<T>(2 * need, exec);
@@ -42,11 +43,15 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
       spike_local->solve(SharedBands<T>{a_cut, b, c_cut}, d, u);  // y, on the same stream
     }
     if (spike_compact) {  // the compact tail: y's ends and the scalars, one allgather, one back launch
-      part::spike_compact_pack<T>(ls, a, c, W, Z, u, d_cpt.data(), st);
+      if (spike_half)  // this rank's block into its slot, the other rank's half into the buffer's start
+        part::spike_compact_pack<T>(ls, a, c, W, Z, u, d_cpt.data() + (1 + r) * cpt_k, d_cpt.data(), r == 0 ? 1 : 0,
+                                    st);
+      else
+        part::spike_compact_pack<T>(ls, a, c, W, Z, u, d_cpt.data(), nullptr, 0, st);
       mark(kLocal);
       exchange_compact_device();
       part::spike_compact_back<T>(ls, int(P), r, opt.periodic, d_cpt.data() + cpt_k, W, Z, d_reach.data(),
-                                  d_sol.data(), ends, u, d_flag.data(), st);
+                                  d_sol.data(), ends, u, d_flag.data(), spike_back_batched, st);
       mark(kLocal);
       finish_device();
       return;
@@ -278,6 +283,35 @@ void DistributedTridiagonalPlan<T>::Impl::exchange_compact_device() {
   }
   T* mine = d_cpt.data();
   T* all = mine + k;
+  if (spike_half) {  // P = 2: the halves swapped (DistributedOptions::spike_half_exchange)
+    const std::size_t k2 = std::size_t(part::kSpikeHeader + L);
+    const int q = 1 - r;
+    T* const recv = all + half_offset();
+    bytes = 2.0 * double(k2 * w);
+    switch (transport) {
+      case Transport::nccl: nccl::send_recv(*nccl_comm, mine, q, recv, q, k2 * w, st); break;
+      case Transport::cuda_aware_mpi:
+        cuda_backend::synchronize(st);  // MPI reads the half
+        check_mpi(MPI_Sendrecv(mine, int(k2), mpi_type<T>(), q, 31, recv, int(k2), mpi_type<T>(), q, 31, comm,
+                               MPI_STATUS_IGNORE),
+                  "MPI_Sendrecv");
+        break;
+      case Transport::host_staging:
+      case Transport::automatic:
+        part::copy_async(h_cpt.data(), mine, k2 * w, st);
+        mark(kStaging);
+        cuda_backend::synchronize(st);  // MPI reads the staged half
+        check_mpi(MPI_Sendrecv(h_cpt.data(), int(k2), mpi_type<T>(), q, 31, h_cpt.data() + k2, int(k2),
+                               mpi_type<T>(), q, 31, comm, MPI_STATUS_IGNORE),
+                  "MPI_Sendrecv");
+        mark(kExchange);
+        part::copy_async(recv, h_cpt.data() + k2, k2 * w, st);
+        break;
+    }
+    if (q == 0) part::copy_async(all, recv, part::kSpikeHeader * w, st);  // rank 0's scalars to its slot's start
+    mark(transport == Transport::host_staging || transport == Transport::automatic ? kStaging : kExchange);
+    return;
+  }
   switch (transport) {
     case Transport::nccl:
       nccl::all_gather(*nccl_comm, mine, all, k * w, st);

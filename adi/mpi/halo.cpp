@@ -226,9 +226,13 @@ void HaloExchange<T>::exchange_device(T* data) {
     const index_t count = dev::slab_count(all_, a, g);
     T* dsend = dbuf_.data();
     T* drecv = dsend + 2 * count;
-    dev::pack_slab<T>(data, all_, a, gl, g, dsend, stream);                 // first owned planes -> lower
-    dev::pack_slab<T>(data, all_, a, n - gh - g, g, dsend + count, stream);  // last owned planes -> upper
-    if (lo == procs_->rank() && hi == procs_->rank()) {
+    const bool self = lo == procs_->rank() && hi == procs_->rank();
+    // (a side without a neighbour sends nothing: its slab is not packed; at a split axis's
+    // ends, one of the two pack kernels of each exchange)
+    if (self || lo != MPI_PROC_NULL) dev::pack_slab<T>(data, all_, a, gl, g, dsend, stream);  // first owned -> lower
+    if (self || hi != MPI_PROC_NULL)
+      dev::pack_slab<T>(data, all_, a, n - gh - g, g, dsend + count, stream);  // last owned planes -> upper
+    if (self) {
       // Our own first slab is our high ghosts, our last slab our low ghosts.
       dev::unpack_slab<T>(data, all_, a, n - gh, g, dsend, stream);
       dev::unpack_slab<T>(data, all_, a, 0, g, dsend + count, stream);

@@ -707,6 +707,110 @@ __global__ void spike_prepare_kernel(index_t m, const T* __restrict__ a, const T
   }
 }
 
+// spike_prepare, parallel (spike_prepare's `parallel`, m <= kSpikePcrRows; stop 38, h-splitstage):
+// the same check and the same cut bands, then thread i holds row i of A (a_0 = c_{m-1} = 0) with
+// the right-hand sides e_0 (W) and e_{m-1} (Z) and parallel cyclic reduction decouples the rows
+// in ceil(log2 m) steps (one row per thread, the neighbours' rows read from shared memory before
+// a barrier, written after it); the reach then by block-wide max / min (atomics on the order-
+// preserving bit patterns of non-negative values): the same lo, hi as common::spike_reach from
+// the same W, Z. PCR rounds differently from Thomas (W, Z equal to rounding, not bitwise); the
+// serial kernel above takes ~85 us on an H200 for m = 256 (two dependent sweeps of divisions,
+// then one thread's scans), this one a few.
+constexpr int kSpikePcrRows = 512;
+template <class T>
+struct PcrBits;
+template <>
+struct PcrBits<float> {
+  using U = unsigned int;
+  static __device__ U bits(float v) { return __float_as_uint(v); }
+  static __device__ float value(U u) { return __uint_as_float(u); }
+};
+template <>
+struct PcrBits<double> {
+  using U = unsigned long long;
+  static __device__ U bits(double v) { return static_cast<U>(__double_as_longlong(v)); }
+  static __device__ double value(U u) { return __longlong_as_double(static_cast<long long>(u)); }
+};
+template <class T>
+__global__ void __launch_bounds__(kSpikePcrRows)
+    spike_prepare_pcr_kernel(index_t m, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
+                             T* __restrict__ a_cut, T* __restrict__ c_cut, T* __restrict__ W, T* __restrict__ Z,
+                             T* __restrict__ kept, index_t* __restrict__ reach) {
+  using U = typename PcrBits<T>::U;
+  __shared__ T sa[kSpikePcrRows], sb[kSpikePcrRows], sc[kSpikePcrRows], sw[kSpikePcrRows], sz[kSpikePcrRows];
+  __shared__ U wmax_bits, zmax_bits;
+  __shared__ int lo_s, hi_s;
+  const int i = int(threadIdx.x);
+  const bool row = i < m;
+  bool changed = reach[2] == 0;
+  if (row && !changed) changed = !(a[i] == kept[i] && b[i] == kept[m + i] && c[i] == kept[2 * m + i]);  // (NaN: changed)
+  if (!__syncthreads_or(changed)) return;
+  T ai = T(0), bi = T(1), ci = T(0), wi = T(0), zi = T(0);
+  if (row) {
+    const T av = a[i], bv = b[i], cv = c[i];
+    kept[i] = av;
+    kept[m + i] = bv;
+    kept[2 * m + i] = cv;
+    ai = i == 0 ? T(0) : av;
+    ci = i == m - 1 ? T(0) : cv;
+    a_cut[i] = ai;
+    c_cut[i] = ci;
+    bi = bv;
+    wi = i == 0 ? T(1) : T(0);
+    zi = i == m - 1 ? T(1) : T(0);
+  }
+  if (i == 0) {
+    wmax_bits = zmax_bits = U(0);
+    lo_s = 0;
+    hi_s = int(m);
+  }
+  __syncthreads();  // (m = 1: no reduction step's barrier before the atomics)
+  for (int s = 1; s < m; s <<= 1) {
+    if (row) {
+      sa[i] = ai;
+      sb[i] = bi;
+      sc[i] = ci;
+      sw[i] = wi;
+      sz[i] = zi;
+    }
+    __syncthreads();
+    if (row) {
+      // row i - s and row i + s eliminate x_{i-s}, x_{i+s} (outside the rows: no coupling)
+      const bool up = i - s >= 0, down = i + s < m;
+      const T k1 = up ? -ai / sb[i - s] : T(0), k2 = down ? -ci / sb[i + s] : T(0);
+      const T na = up ? k1 * sa[i - s] : T(0), nc = down ? k2 * sc[i + s] : T(0);
+      bi = bi + (up ? k1 * sc[i - s] : T(0)) + (down ? k2 * sa[i + s] : T(0));
+      wi = wi + (up ? k1 * sw[i - s] : T(0)) + (down ? k2 * sw[i + s] : T(0));
+      zi = zi + (up ? k1 * sz[i - s] : T(0)) + (down ? k2 * sz[i + s] : T(0));
+      ai = na;
+      ci = nc;
+    }
+    __syncthreads();
+  }
+  auto mag = [](T v) { return v < T(0) ? -v : v; };
+  T w = T(0), z = T(0);
+  if (row) {
+    w = wi / bi;
+    z = zi / bi;
+    W[i] = w;
+    Z[i] = z;
+    // (NaN and +-0 leave the maxima alone, as in common::spike_reach's compares)
+    if (mag(w) > T(0)) atomicMax(&wmax_bits, PcrBits<T>::bits(mag(w)));
+    if (mag(z) > T(0)) atomicMax(&zmax_bits, PcrBits<T>::bits(mag(z)));
+  }
+  __syncthreads();
+  const T wmax = PcrBits<T>::value(wmax_bits), zmax = PcrBits<T>::value(zmax_bits);
+  const T tol = common::kSpikeTol<T>;
+  if (row && mag(w) > tol * wmax) atomicMax(&lo_s, i + 1);  // W above tol in rows < lo
+  if (row && mag(z) > tol * zmax) atomicMin(&hi_s, i);      // Z above tol in rows >= hi
+  __syncthreads();
+  if (i == 0) {
+    reach[0] = lo_s;
+    reach[1] = hi_s;
+    reach[2] = 1;
+  }
+}
+
 // spike_ghost_terms: thread l writes line l's cut-end terms.
 template <class T>
 __global__ void spike_ghost_kernel(LineSet ls, const T* __restrict__ v, const T* __restrict__ ga,
@@ -840,14 +944,20 @@ __global__ void spike_correct_lines_kernel(LineSet ls, Spikes sp, const T* __res
 template <class T>
 __global__ void spike_compact_pack_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ c,
                                           const T* __restrict__ W, const T* __restrict__ Z, const T* __restrict__ y,
-                                          T* __restrict__ send) {
+                                          T* __restrict__ send, T* __restrict__ half, int half_end) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
   const index_t m = ls.n, o = line_offset(ls, l);
-  if (l == 0) spike_compact_header<T>(m, a, c, W, Z, send);
-  send[kSpikeHeader + l] = y[o];
-  send[kSpikeHeader + L + l] = y[o + (m - 1) * ls.stride];
+  if (l == 0) {
+    spike_compact_header<T>(m, a, c, W, Z, send);
+    if (half)
+      for (int k = 0; k < kSpikeHeader; ++k) half[k] = send[k];
+  }
+  const T y0 = y[o], y1 = y[o + (m - 1) * ls.stride];
+  send[kSpikeHeader + l] = y0;
+  send[kSpikeHeader + L + l] = y1;
+  if (half) half[kSpikeHeader + l] = half_end ? y1 : y0;
 }
 
 // Thread l: line l's reduced system from the gathered blocks (spike_compact_couplings; rows and
@@ -857,12 +967,15 @@ __global__ void spike_compact_pack_kernel(LineSet ls, const T* __restrict__ a, c
 // time keeps one load in flight per thread: u is read and written through the same pointer).
 // FixedP > 0: P known at compile time (2: the 2-GPU case), the reduced system's loops unrolled
 // and its rows in registers; 0: any P up to kSpikeCompactMaxRanks, rows in local memory.
+// batched_tail (DistributedOptions::spike_back_batched): the rows after the last full batch as
+// one more batch, predicated (a heat stage's ~45 reached rows: 5 batches + 5 rows one load at a
+// time otherwise, the last 5 round trips with one load in flight per thread); the same values.
 constexpr int kSpikeCorrectBatch = 8;
 template <class T, bool Fix, int FixedP>
 __global__ void spike_compact_back_kernel(LineSet ls, int P, int r, bool periodic, const T* __restrict__ g,
                                           const T* __restrict__ W, const T* __restrict__ Z,
                                           const index_t* __restrict__ reach, T* __restrict__ sol,
-                                          T* __restrict__ ends, T* __restrict__ u, int* bad) {
+                                          T* __restrict__ ends, T* __restrict__ u, int* bad, bool batched_tail) {
   const index_t L = ls.count0 * ls.count1;
   const index_t l = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (l >= L) return;
@@ -893,6 +1006,20 @@ __global__ void spike_compact_back_kernel(LineSet ls, int P, int r, bool periodi
         const index_t i = row(k + j);
         u[o + i * st] = common::partition_fill(x[j], W[i], A, Z[i], C);
       }
+    }
+    if (batched_tail && k < count) {
+      const index_t left = count - k;  // < kSpikeCorrectBatch
+      T x[kSpikeCorrectBatch];
+#pragma unroll
+      for (int j = 0; j < kSpikeCorrectBatch; ++j)
+        if (j < left) x[j] = u[o + row(k + j) * st];
+#pragma unroll
+      for (int j = 0; j < kSpikeCorrectBatch; ++j)
+        if (j < left) {
+          const index_t i = row(k + j);
+          u[o + i * st] = common::partition_fill(x[j], W[i], A, Z[i], C);
+        }
+      return;
     }
     for (; k < count; ++k) {
       const index_t i = row(k);
@@ -1061,8 +1188,14 @@ void solve_reduced(index_t count, int n, bool periodic, const T* rows, index_t l
 
 template <class T>
 void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z, T* cp, T* kept,
-                   index_t* reach, void* stream) {
+                   index_t* reach, bool parallel, void* stream) {
   if (m < 1) return;
+  if (parallel && m <= kSpikePcrRows) {
+    spike_prepare_pcr_kernel<T><<<1, kSpikePcrRows, 0, static_cast<cudaStream_t>(stream)>>>(m, a, b, c, a_cut, c_cut,
+                                                                                            W, Z, kept, reach);
+    ADI_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
   spike_prepare_kernel<T><<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(m, a, b, c, a_cut, c_cut, W, Z, cp, kept,
                                                                            reach);
   ADI_CUDA_CHECK(cudaGetLastError());
@@ -1109,17 +1242,17 @@ void spike_back(const LineSet& ls, const T* W, const T* Z, const index_t* reach,
 
 template <class T>
 void spike_compact_pack(const LineSet& ls, const T* a, const T* c, const T* W, const T* Z, const T* y, T* send,
-                        void* stream) {
+                        T* half, int half_end, void* stream) {
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
-  spike_compact_pack_kernel<T><<<blocks_for(L), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(ls, a, c, W, Z, y,
-                                                                                                  send);
+  spike_compact_pack_kernel<T><<<blocks_for(L), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      ls, a, c, W, Z, y, send, half, half_end);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
 template <class T>
 void spike_compact_back(const LineSet& ls, int P, int r, bool periodic, const T* gathered, const T* W, const T* Z,
-                        const index_t* reach, T* sol, T* ends, T* u, int* bad, void* stream) {
+                        const index_t* reach, T* sol, T* ends, T* u, int* bad, bool batched_tail, void* stream) {
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
   if (P < 2 || P > kSpikeCompactMaxRanks)
@@ -1128,7 +1261,8 @@ void spike_compact_back(const LineSet& ls, int P, int r, bool periodic, const T*
   auto s = static_cast<cudaStream_t>(stream);
   auto launch = [&](auto fix, auto fixed_p) {
     spike_compact_back_kernel<T, decltype(fix)::value, decltype(fixed_p)::value>
-        <<<blocks_for(L), kThreads, 0, s>>>(ls, P, r, periodic, gathered, W, Z, reach, sol, ends, u, bad);
+        <<<blocks_for(L), kThreads, 0, s>>>(ls, P, r, periodic, gathered, W, Z, reach, sol, ends, u, bad,
+                                            batched_tail);
     ADI_CUDA_CHECK(cudaGetLastError());
   };
   auto by_ranks = [&](auto fix) {
@@ -1250,7 +1384,8 @@ template void back_substitute<float>(const LineSet&, const Workspace<float>&, bo
 template void back_substitute<double>(const LineSet&, const Workspace<double>&, bool, const double*, double*, int*,
                                       void*);
 #define ADI_SPIKE_INSTANCES(T)                                                                                  \
-  template void spike_prepare<T>(index_t, const T*, const T*, const T*, T*, T*, T*, T*, T*, T*, index_t*, void*);    \
+  template void spike_prepare<T>(index_t, const T*, const T*, const T*, T*, T*, T*, T*, T*, T*, index_t*, bool,     \
+                                 void*);                                                                             \
   template void spike_reduce<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, bool, bool,    \
                                 void*);                                                                              \
   template void spike_back<T>(const LineSet&, const T*, const T*, const index_t*, const T*, T*, T*, int*, bool, bool, \
@@ -1270,9 +1405,10 @@ ADI_SPIKE_INSTANCES(float)
 ADI_SPIKE_INSTANCES(double)
 #undef ADI_SPIKE_INSTANCES
 #define ADI_SPIKE_INSTANCES(T)                                                                               \
-  template void spike_compact_pack<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, void*); \
+  template void spike_compact_pack<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, T*, int, \
+                                      void*);                                                                       \
   template void spike_compact_back<T>(const LineSet&, int, int, bool, const T*, const T*, const T*, const index_t*,  \
-                                      T*, T*, T*, int*, void*);
+                                      T*, T*, T*, int*, bool, void*);
 ADI_SPIKE_INSTANCES(float)
 ADI_SPIKE_INSTANCES(double)
 #undef ADI_SPIKE_INSTANCES

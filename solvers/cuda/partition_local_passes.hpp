@@ -129,10 +129,13 @@ ADI_CUDA_KERNEL(void solve_reduced(index_t count, int n, bool periodic, const T*
 // `stream` (one block: the spikes are two sequential Thomas sweeps, cp: 2m values of scratch),
 // and how far the spikes reach (reach[0..1], device: common::spike_reach). Nothing but a
 // comparison when a, b, c equal the bands of the last call (kept: 3m values; reach[2] = 0 before
-// the first call: the caller zeroes it).
+// the first call: the caller zeroes it). parallel (DistributedOptions::spike_prepare_pcr) and
+// m <= 512: the spikes by parallel cyclic reduction, a thread per row, and their reach by
+// block-wide reductions (cp unused): a few microseconds instead of ~85 for m = 256 (equal to
+// rounding, the same reach from the same W, Z); larger m: the sequential sweeps.
 template <class T>
 ADI_CUDA_KERNEL(void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z,
-                                   T* cp, T* kept, index_t* reach, void* stream))
+                                   T* cp, T* kept, index_t* reach, bool parallel, void* stream))
 // The reduced rows (as reduce's red, l*8 + 0..7) from y's end rows and the spikes' ends: row 0
 // eliminates x_m with the equation of row m-1 and row m-1 eliminates x_{-1} with that of row 0
 // (the same rows as the partition passes' up to scaling). y: the local solution (u).
@@ -157,20 +160,25 @@ ADI_CUDA_KERNEL(void spike_back(const LineSet& lines, const T* W, const T* Z, co
 // order, as spike_reduce + the reduced solve + spike_back, so the same values).
 // spike_compact_pack: send[0..kSpikeHeader) the scalars (a, c this rank's bands, W, Z its spikes
 // from spike_prepare), send[kSpikeHeader + l] = y_0 and send[kSpikeHeader + L + l] = y_{m-1} of
-// line l (y: the local solution, u). One thread per line; coalesced along the lines.
+// line l (y: the local solution, u). One thread per line; coalesced along the lines. half (or
+// null; DistributedOptions::spike_half_exchange): also half[0..kSpikeHeader) the scalars and
+// half[kSpikeHeader + l] line l's y_0 (half_end 0) or y_{m-1} (1): what the other rank of a
+// 2-rank line needs.
 template <class T>
 ADI_CUDA_KERNEL(void spike_compact_pack(const LineSet& lines, const T* a, const T* c, const T* W, const T* Z,
-                                        const T* y, T* send, void* stream))
+                                        const T* y, T* send, T* half, int half_end, void* stream))
 // spike_compact_back: from the gathered blocks (rank q's at gathered + q*(kSpikeHeader + 2L);
 // P <= kSpikeCompactMaxRanks) this rank's two unknowns per line into sol (sol[2l], sol[2l+1], as
 // the exchange leaves them), the couplings into ends, then every row the spikes reach corrected
 // in place as spike_back does (lines of stride > 1: one thread per line, its rows loaded
 // kSpikeCorrectBatch at a time before their stores; along x: spike_back's warp per line).
-// bad: set where this rank's unknowns are not finite (as spike_back's).
+// bad: set where this rank's unknowns are not finite (as spike_back's). batched_tail
+// (DistributedOptions::spike_back_batched): the rows after the last full batch loaded as one
+// predicated batch too, not one at a time (the same values).
 template <class T>
 ADI_CUDA_KERNEL(void spike_compact_back(const LineSet& lines, int P, int r, bool periodic, const T* gathered,
                                         const T* W, const T* Z, const index_t* reach, T* sol, T* ends, T* u,
-                                        int* bad, void* stream))
+                                        int* bad, bool batched_tail, void* stream))
 
 // The SPIKE form of a split solve with per-line bands (Bands: the public case; stop 35), truncated:
 // y = this rank's segments solved as lines of their own (any single-device kernel: a_0 and c_{m-1}

@@ -6,7 +6,7 @@
 #
 # Gives: $OUT created; Open MPI's environment for a container run as root (oversubscribed, no
 # cross-memory attach); MPI (the mpiexec command line); S (the summary file); el (seconds
-# since start); step NAME TIMEOUT LOG cmd... (runs cmd under a timeout into LOG and appends
+# since start); summary_header (starts the summary: date, GPUs, MPI, commit); verdicts_footer; step NAME TIMEOUT LOG cmd... (runs cmd under a timeout into LOG and appends
 # "NAME rc=.. (.. s) <last verdict line>" to the summary, returning cmd's status);
 # configure_check [cmake args] (the CUDA + MPI build for sm_90, VTK off, log in build.log) and
 # build_check TARGET... (builds them with every core; on failure writes the log's tail to
@@ -33,6 +33,20 @@ step() {  # step NAME TIMEOUT LOG cmd...
   echo "$name rc=$rc ($(el)) $(tail -n +$((before + 1)) "$log" | grep -E 'verdict|PASSED|FAILED TEST|ERROR SUMMARY|error:' |
     tail -1)" >>"$S"
   return $rc
+}
+summary_header() {  # a new summary: the date, the GPUs, the MPI library, the commit
+  {
+    date -u +%FT%TZ
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1
+    mpiexec --version 2>&1 | head -1
+    git log --oneline -1 2>/dev/null
+  } >"$S"
+}
+verdicts_footer() {  # the summary's end (stdout): every step's verdict line, the time taken
+  echo
+  echo "== Verdicts =="
+  grep -E " rc=" "$S" | cut -c1-200
+  echo "done ($(el))"
 }
 configure_check() {  # [extra cmake arguments]
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=ON \

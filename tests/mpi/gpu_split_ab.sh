@@ -35,12 +35,7 @@ for a in "$@"; do
 done
 . "$(dirname "$0")/check_common.sh"
 export OUT OMP_NUM_THREADS=4 MEMCHECK_TIMEOUT=${MEMCHECK_TIMEOUT:-75}
-{
-  date -u +%FT%TZ
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1
-  mpiexec --version 2>&1 | head -1
-  git log --oneline -1 2>/dev/null
-} >"$S"
+summary_header
 if [ $build = 1 ]; then
   configure_check -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF -DADI_BUILD_EXAMPLES=OFF
   build_check test_distributed_adi test_distributed_tridiagonal bench_mpi_heat
@@ -113,9 +108,6 @@ EOF
   echo
   echo "== One strong z-split step (512^3 in all, rank 0) under ncu: step 1 default tail, step 2 compact tail =="
   python3 tests/mpi/profile_table.py ncu "$OUT/ncu_z.csv" $((512 * 512 * 256 * 8)) 2>&1 | tail -40
-  echo
-  echo "== Verdicts =="
-  grep -E " rc=" "$S" | cut -c1-200
-  echo "done ($(el))"
+  verdicts_footer
 } >>"$S"
 cat "$S"

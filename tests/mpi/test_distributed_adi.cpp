@@ -449,6 +449,28 @@ TEST(DistributedAdiDevice, SpikeCompact) {
   expect_split_cases("SpikeCompact", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
                      {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, spike_compact_variants());
 }
+// The spikes by parallel cyclic reduction (stop 38: DistributedOptions::spike_prepare_pcr; and the
+// compact tail's batched last rows, spike_back_batched, and its halves swapped on 2 ranks,
+// spike_half_exchange) in the same cases, both tails: the steps' s changes in its last bits from step to step (t1 - t0),
+// so the spikes are recomputed by that kernel in most steps.
+TEST(DistributedAdiDevice, SpikePreparePcr) {
+  ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const adi::test::ScopedEnv options_decide("ADI_SPIKE_PREPARE_PCR", "");
+  const adi::test::ScopedEnv options_decide_tail("ADI_SPIKE_BACK_BATCHED", "");
+  const adi::test::ScopedEnv options_decide_half("ADI_SPIKE_HALF", "");
+  std::vector<Variant> variants = spike_compact_variants();
+  variants.push_back(spike_variants()[0]);  // (the default tail)
+  for (Variant& v : variants) {
+    v.options.spike_prepare_pcr = true;
+    v.options.spike_back_batched = true;
+    v.options.spike_half_exchange = true;
+    v.label += ", parallel spikes, batched tail, halves swapped";
+  }
+  const std::vector<Problem> all = setups();
+  expect_split_cases("SpikePreparePcr", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
+                     {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, variants);
+}
 TEST(DistributedAdi, SpikeCompact) {
   const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");  // the options pick the tail
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";

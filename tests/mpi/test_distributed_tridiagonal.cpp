@@ -55,6 +55,12 @@ struct SpikeCase {
   int window = 128;
   index_t weak_rows = 0;
   int compact = -1;  // >= 0: the shared-band SPIKE form on (host plans too), its compact tail on (1) or off (0)
+  // >= 0: DistributedOptions::spike_prepare_pcr; device shared bands: first a solve with other
+  // bands (b x 1.25), then the measured solve and a second one with the same bands (the spikes
+  // recomputed when the bands change, kept when they do not)
+  int pcr = -1;
+  int batched = -1;  // >= 0: DistributedOptions::spike_back_batched
+  int half = -1;     // >= 0: DistributedOptions::spike_half_exchange
   std::string form;
   long long fallbacks = 0;
 };
@@ -126,6 +132,9 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
     opts.device_spike = opts.host_spike = true;
     opts.spike_compact = sc->compact != 0;
   }
+  if (sc && sc->pcr >= 0) opts.spike_prepare_pcr = sc->pcr != 0;
+  if (sc && sc->batched >= 0) opts.spike_back_batched = sc->batched != 0;
+  if (sc && sc->half >= 0) opts.spike_half_exchange = sc->half != 0;
   DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, opts);
   struct Report {  // the form of the first solve, for the caller
     SpikeCase* sc;
@@ -144,6 +153,7 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
   EXPECT_EQ(plan.split(), procs.dims(axis) > 1);
   if (plan.split() && strategy != ReducedStrategy::automatic) EXPECT_EQ(plan.strategy(), strategy);
   if (shared) {
+    SpikeCase* const spike = sc;  // (sc: the c band below)
     // This rank's rows of the shared arrays.
     std::vector<T> sa(std::size_t(box.extent(axis))), sb(sa.size()), sc(sa.size());
     const index_t l0 = dec.lo(axis);
@@ -155,8 +165,24 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
     if (device) {
       auto on = [&](const std::vector<T>& v) { return to_device(v, exec); };
       Array<T> da = on(sa), db = on(sb), dc = on(sc), dd = on(ld), du = on(lu);
+      const bool changes = spike && spike->pcr >= 0;
+      if (changes) {  // other bands first: the spikes must follow the change
+        std::vector<T> other = sb;
+        for (T& v : other) v *= T(1.25);
+        Array<T> dother = on(other);
+        plan.solve(SharedBands<T>{da.data(), dother.data(), dc.data()}, dd.data(), du.data());
+      }
       plan.solve(SharedBands<T>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
       du.copy_to_host(lu.data());
+      if (changes) {  // the same bands again (the kept spikes), into a poisoned u
+        const double first = rel_error(lu, box, ref, n, lo);
+        std::vector<T> again(lu.size(), std::numeric_limits<T>::quiet_NaN());
+        Array<T> dagain = on(again);
+        plan.solve(SharedBands<T>{da.data(), db.data(), dc.data()}, dd.data(), dagain.data());
+        dagain.copy_to_host(again.data());
+        report();
+        return std::max(first, rel_error(again, box, ref, n, lo));
+      }
     } else {
       plan.solve(SharedBands<T>{sa.data(), sb.data(), sc.data()}, ld.data(), lu.data());
     }
@@ -492,6 +518,7 @@ void spike_compact_sweep(bool device) {
   // Each tail as the options ask, whatever the process was started with (an empty
   // ADI_SPIKE_COMPACT: the option decides).
   const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");
+  const adi::test::ScopedEnv options_decide_half("ADI_SPIKE_HALF", "");
   const int P = world_size();
   double worst = 0;
   int cases = 0, equal = 0;
@@ -512,13 +539,15 @@ void spike_compact_sweep(bool device) {
         for (Transport transport : transports) {
           if (device && transport == Transport::nccl && !nccl::shared_gpu_report(MPI_COMM_WORLD, rank_gpu().device()).empty())
             continue;  // (ranks sharing a GPU: no NCCL)
-          double err[2] = {0, 0};
-          for (int compact : {0, 1}) {
+          double err[3] = {0, 0, 0};
+          for (int v : {0, 1, 2}) {  // the default tail, the compact one, the compact one with halves swapped
+            const int compact = v > 0 ? 1 : 0;
             SpikeCase sc;
             sc.n = n;
             sc.compact = compact;
-            err[compact] = distributed_error<T>(procs, dec, Axis(ax), strategy, periodic, true, 700u + unsigned(ax),
-                                                device, 0, transport, ReducedSolveSite::automatic, &sc);
+            sc.half = v == 2 ? 1 : 0;
+            err[v] = distributed_error<T>(procs, dec, Axis(ax), strategy, periodic, true, 700u + unsigned(ax), device,
+                                          0, transport, ReducedSolveSite::automatic, &sc);
             // (more ranks on the axis than the compact tail takes: the default tail)
             const bool takes = compact && P <= cuda_backend::partition::kSpikeCompactMaxRanks;
             EXPECT_EQ(sc.form, takes ? "spike compact" : "spike");
@@ -533,6 +562,9 @@ void spike_compact_sweep(bool device) {
                 << what << ": compact tail against the default tail";
           else
             EXPECT_EQ(err[1], err[0]) << what << ": compact tail against the default tail";
+          // The halves swapped (2 ranks, not periodic; otherwise the allgather): the same values as the compact
+          // tail's (up to the sign of a zero).
+          EXPECT_EQ(err[2], err[1]) << what << ": halves swapped against the compact tail's allgather";
           worst = std::max(worst, err[1]);
           equal += err[1] == err[0] ? 1 : 0;
           ++cases;
@@ -555,6 +587,67 @@ TEST(DistributedTridiagonal, SpikeCompactDevice) {
   ADI_REQUIRE_CUDA("the compact SPIKE tail on device memory");
   spike_compact_sweep<double>(true);
   spike_compact_sweep<float>(true);
+}
+
+// The spikes by parallel cyclic reduction (DistributedOptions::spike_prepare_pcr, stop 38) against
+// the sequential sweeps, device plans: each axis split over the world, periodic and not,
+// segments of 2, 3, 33, 256, 257, 512 rows and one of 600 (above the parallel kernel's 512: the
+// sweeps) on each rank (float: 33 and 257), the default and the compact tail in turn; every case
+// first solved with other bands (b x 1.25), then measured on two solves with the true bands (the
+// spikes recomputed on the change, kept after it). Both within the tolerance of the one-domain
+// solve, and within a few ulps of each other (W, Z equal to rounding; the same reach); with the
+// compact tail's batched last rows (spike_back_batched) too: the same error exactly.
+template <class T>
+void spike_pcr_sweep(const std::vector<index_t>& lengths) {
+  const adi::test::ScopedEnv options_decide("ADI_SPIKE_PREPARE_PCR", "");
+  const adi::test::ScopedEnv options_decide_tail("ADI_SPIKE_BACK_BATCHED", "");
+  const int P = world_size();
+  double worst = 0, apart = 0;
+  int cases = 0;
+  for (int ax = 0; ax < 3; ++ax)
+    for (bool periodic : {false, true})
+      for (std::size_t k = 0; k < lengths.size(); ++k) {
+        const index_t rows = lengths[k];
+        const int compact = int((k + std::size_t(ax)) % 2);
+        std::array<int, 3> dims{1, 1, 1};
+        dims[std::size_t(ax)] = P;
+        std::array<index_t, 3> n{3, 2, 2};
+        n[std::size_t(ax)] = rows * P;
+        ProcessGrid procs(MPI_COMM_WORLD, dims, {periodic, periodic, periodic});
+        Decomposition dec(procs, n);
+        double err[3] = {0, 0, 0};
+        for (int v : {0, 1, 2}) {  // sequential spikes, parallel, parallel + the batched tail
+          SpikeCase sc;
+          sc.n = n;
+          sc.compact = compact;
+          sc.pcr = v > 0 ? 1 : 0;
+          sc.batched = v == 2 ? 1 : 0;
+          err[v] = distributed_error<T>(procs, dec, Axis(ax), ReducedStrategy::allgather, periodic, true,
+                                        900u + unsigned(rows), true, 0, Transport::automatic,
+                                        ReducedSolveSite::automatic, &sc);
+          EXPECT_NE(sc.form, "partition");
+        }
+        const std::string what = std::string("axis ") + axis_name(Axis(ax)) + (periodic ? " periodic" : "") +
+                                 " rows " + std::to_string(rows) + (compact ? " compact" : "");
+        EXPECT_LE(err[0], tolerance<T>()) << what << ": sequential spikes";
+        EXPECT_LE(err[1], tolerance<T>()) << what << ": parallel spikes";
+        EXPECT_LE(std::abs(err[1] - err[0]), 64 * std::numeric_limits<T>::epsilon()) << what;
+        EXPECT_EQ(err[2], err[1]) << what << ": the batched tail (the same values)";
+        worst = std::max(worst, err[1]);
+        apart = std::max(apart, std::abs(err[1] - err[0]));
+        ++cases;
+      }
+  if (world_rank() == 0)
+    std::printf("SpikePreparePcr (%s): largest relative difference from one domain %.3g, from the sequential "
+                "spikes' %.3g, over %d cases\n",
+                std::is_same_v<T, double> ? "double" : "float", worst, apart, cases);
+}
+
+TEST(DistributedTridiagonal, SpikePreparePcrDevice) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  ADI_REQUIRE_CUDA("the SPIKE form's parallel spikes on device memory");
+  spike_pcr_sweep<double>({2, 3, 33, 256, 257, 512, 600});
+  spike_pcr_sweep<float>({33, 257});
 }
 
 // The SPIKE form's arithmetic (DistributedOptions::device_spike and spike_lines; their device

@@ -147,6 +147,19 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // cpt_k = kSpikeHeader + 2L values per rank; device: d_cpt = this rank's block, then the
   // gathered P blocks (host staging: h_cpt the same in page-locked memory); host plans: h_cpt.
   bool spike_compact = false;
+  bool spike_pcr = false;  // DistributedOptions::spike_prepare_pcr (ADI_SPIKE_PREPARE_PCR)
+  bool spike_back_batched = false;  // DistributedOptions::spike_back_batched (ADI_SPIKE_BACK_BATCHED)
+  // DistributedOptions::spike_half_exchange (ADI_SPIKE_HALF; P = 2, not periodic, L >= 8): this
+  // rank's block packed straight into its slot of the gathered blocks, the other rank's half
+  // (scalars + the L end values this rank needs) swapped through the cpt buffer's first
+  // kSpikeHeader + L values and received into the other's slot at half_offset(): its scalars
+  // then copied to the slot's start where that is not where they land (rank 1: the slot of
+  // rank 0, whose y_{m-1} sits L + 8 values in).
+  bool spike_half = false;
+  index_t half_offset() const {
+    const index_t q = 1 - r;
+    return q * cpt_k + (q == 0 ? L : 0);
+  }
   index_t cpt_k = 0;
   Array<T> d_cpt;
   StagingVector<T> h_cpt;
