@@ -119,15 +119,15 @@ struct DistributedOptions {
   bool device_spike = true;
   bool host_spike = false;
   // The SPIKE form with shared bands, its tail compact (stop 37; the default since stop 38: 2 x H200,
-  // 512^3 strong scaling, the step 2.8-5.2% faster, the exchange 0.10 -> 0.05 ms; false: the
-  // default tail of stop 36, for a same-run A/B): with shared bands the reduced rows of all lines share their coefficients, so each rank
-  // sends y's two end values per line and 8 line-independent scalars (2L + 8 values, not 8L)
-  // through one allgather of the plan's transport (whatever its strategy), then one launch per
-  // line forms every rank's reduced rows, solves them, and corrects the rows the spikes reach
+  // 512^3 strong scaling, the step 2.8-5.2% faster, the exchange 0.10 -> 0.05 ms; false: stop 36's
+  // tail, for a same-run A/B): with shared bands the reduced rows of all lines share their
+  // coefficients, so each rank sends y's two end values per line and 8 line-independent scalars
+  // (2L + 8 values, not 8L) through one allgather of the plan's transport (whatever its
+  // strategy), then one launch per line forms every rank's reduced rows, solves them, and corrects the rows the spikes reach
   // (loaded 8 rows at a time per thread): 2 kernels and one collective in place of spike_reduce,
   // the strategy's collectives, the reduced solve, spike_back's 2 kernels. The same functions in
-  // the same order: the same values as the default tail. Split axes of 2 to 8 ranks (more: the
-  // default tail). ADI_SPIKE_COMPACT=1 / 0 overrides.
+  // the same order: the same values as stop 36's tail. Split axes of 2 to 8 ranks (more: stop 36's
+  // tail). ADI_SPIKE_COMPACT=1 / 0 overrides.
   bool spike_compact = true;
   // The SPIKE form's spikes (shared bands, device plans), computed whenever the bands differ
   // from the last solve's: off, two sequential Thomas sweeps on one GPU thread each and their

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "solvers/common/partition_large_math.hpp"
-#include "solvers/common/pivoting_line.hpp"
+#include "tests/solvers/pivoting_cases.hpp"
 
 namespace adi::test_large {
 
@@ -68,28 +68,22 @@ std::vector<long double> oracle(const Problem<T>& p, bool periodic) {
 }
 
 // The oracle of a system Thomas cannot take (a tiny pivot: the unsafe cases of the large plan's
-// check): partial pivoting (solvers/common/pivoting_line.hpp, every pivoting route's elimination)
-// in long double on the T values. Not periodic.
+// check): the pivoting tests' long-double partial-pivoting solve (gtsv's elimination,
+// test_pivoting::exact_solve) on the T values. Not periodic.
 template <class T>
 std::vector<long double> pivoting_oracle(const Problem<T>& p) {
   using L = long double;
-  struct Io {
-    const Problem<T>& p;
-    std::vector<L> u1, u2, y, x;
-    L a(long long i) const { return p.a[std::size_t(i)]; }
-    L b(long long i) const { return p.b[std::size_t(i)]; }
-    L c(long long i) const { return p.c[std::size_t(i)]; }
-    L d(long long i) const { return p.d[std::size_t(i)]; }
-    void put(long long i, L v1, L v2, L w) { u1[std::size_t(i)] = v1, u2[std::size_t(i)] = v2, y[std::size_t(i)] = w; }
-    void get(long long i, L& v1, L& v2, L& w) const {
-      v1 = u1[std::size_t(i)], v2 = u2[std::size_t(i)], w = y[std::size_t(i)];
-    }
-    void store(long long i, L v) { x[std::size_t(i)] = v; }
-  };
-  const std::size_t n = std::size_t(p.n);
-  Io io{p, std::vector<L>(n), std::vector<L>(n), std::vector<L>(n), std::vector<L>(n)};
-  EXPECT_FALSE(adi::common::pivot_line<L>(io, p.n)) << "the pivoting oracle met a zero pivot";
-  return io.x;
+  const std::int64_t n = p.n;
+  const std::size_t rows = static_cast<std::size_t>(n);
+  std::vector<L> a(rows), b(rows), c(rows), d(rows), x;
+  for (std::int64_t i = 0; i < n; ++i) {
+    a[std::size_t(i)] = i == 0 ? L(0) : L(p.a[std::size_t(i)]);
+    b[std::size_t(i)] = p.b[std::size_t(i)];
+    c[std::size_t(i)] = i == n - 1 ? L(0) : L(p.c[std::size_t(i)]);
+    d[std::size_t(i)] = p.d[std::size_t(i)];
+  }
+  EXPECT_TRUE(adi::test_pivoting::exact_solve<L>(n, a, b, c, d, false, x)) << "the pivoting oracle met a zero pivot";
+  return x;
 }
 
 // max |u - x| / max |x|.
