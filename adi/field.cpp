@@ -21,7 +21,7 @@ std::size_t storage_allocation_count() { return g_storage_allocations.load(); }
 std::size_t row_align_bytes() {
   static const std::size_t bytes = [] {
     const char* e = std::getenv("ADI_FIELD_ROW_ALIGN");
-    return e && std::strcmp(e, "128") == 0 ? std::size_t(128) : std::size_t(64);
+    return e && std::strcmp(e, "64") == 0 ? std::size_t(64) : std::size_t(128);
   }();
   return bytes;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Field<T>: values on a grid's nodes in host or device memory, x fastest,
-// rows padded so every row starts 64-byte aligned (aligned SIMD loads, coalesced
-// GPU rows). The memory space is a value taken from the executor.
+// rows padded so every row starts 128-byte aligned (aligned SIMD loads, coalesced
+// GPU rows on whole 128-byte lines). The memory space is a value taken from the executor.
 #include <cstddef>
 #include <memory>
 
@@ -12,8 +12,8 @@
 namespace adi {
 
 namespace detail {
-// The row alignment of every Field, in bytes: 64, or 128 where the environment says
-// ADI_FIELD_ROW_ALIGN=128 (read once per process; any other value: 64).
+// The row alignment of every Field, in bytes: 128 (stop 39, measured: docs/mpi.md "Stop 39"), or
+// 64 where the environment says ADI_FIELD_ROW_ALIGN=64 (read once per process; any other value: 128).
 std::size_t row_align_bytes();
 // Raw aligned storage in one memory space; frees itself.
 class Storage {
@@ -76,10 +76,11 @@ class Field {
   explicit Field(const Grid& g, const Executor& exec = Executor::host())
       : Field(g.nx(), g.ny(), g.nz(), exec) {}
 
-  // Row pitch in elements: nx rounded up to a multiple of 64 bytes (detail::row_align_bytes():
-  // 128 with ADI_FIELD_ROW_ALIGN=128, so that every row of a device field starts on a 128-byte
-  // line, as rows of 512 values always do; an x-split piece's 513 values per row otherwise
-  // start at alternating 64-byte offsets: stop 38, h-splitx, docs/mpi.md).
+  // Row pitch in elements: nx rounded up to a multiple of 128 bytes (detail::row_align_bytes();
+  // 64 with ADI_FIELD_ROW_ALIGN=64), so that every row of a device field starts on a 128-byte
+  // line, as rows of 512 values always do; with 64-byte padding an x-split piece's 513 values
+  // per row start at alternating 64-byte offsets, which cost its y / z stages ~25% (stop 39,
+  // 2 x H200: weak x 81% -> 91%; docs/mpi.md).
   static index_t padded_row(index_t nx) {
     const index_t w = static_cast<index_t>(detail::row_align_bytes() / sizeof(T));
     return (nx + w - 1) / w * w;

@@ -203,7 +203,7 @@ struct Operator<T>::Impl {
     if (bounded == f.data()) bounded = nullptr;
   }
   // Inside a step (reuse_ghosts on), the field whose Dirichlet faces set_boundary wrote last and
-  // their time: with ADI_BOUNDARY_REUSE=1 (stop 38, h-splitstage; off by default until measured) a
+  // their time: by default (stop 38, h-splitstage; the default since stop 39; ADI_BOUNDARY_REUSE=0 off) a
   // second call for the same field and time with no write through the operator between them is
   // skipped (a split stage's set_boundary(t_old, V_old) on the U the step's first stage already
   // bounded: one faces launch of three per Douglas step on a decomposed grid).
@@ -211,7 +211,7 @@ struct Operator<T>::Impl {
   double bounded_t = 0;
   const bool boundary_reuse = [] {
     const char* e = std::getenv("ADI_BOUNDARY_REUSE");
-    return e && *e && std::string(e) != "0";
+    return !(e && std::string(e) == "0");
   }();
 
   struct AxisData {

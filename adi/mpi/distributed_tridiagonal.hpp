@@ -136,23 +136,24 @@ struct DistributedOptions {
   // reduction, a thread per row, and the reach by block-wide reductions (a few us; W, Z equal
   // to rounding, not bitwise). It matters because the bands do change every step in practice:
   // AdiSolver's s = theta (t1 - t0) with t1 = t0 + dt differs from theta dt in its last bits
-  // for most t (bench_mpi_heat's strong 512^3 step: every step; ADI_SPIKE_PREPARE_PCR=1 / 0
-  // overrides). Off by default until measured (tests/mpi/gpu_splitstage_ab.sh).
-  bool spike_prepare_pcr = false;
+  // for most t (before 259c67d, stop 38: bench_mpi_heat's strong 512^3 step, every step;
+  // ADI_SPIKE_PREPARE_PCR=1 / 0 overrides). On by default since stop 39 (tests/mpi/gpu_splitstage_ab.sh
+  // with the two below, 2 x H200: split steps -1.6..-3.1%; docs/mpi.md "Stop 39").
+  bool spike_prepare_pcr = true;
   // The compact tail's correction (spike_compact_back, lines of stride > 1): rows loaded 8 at a
   // time per thread before their stores, and the rows after the last full 8 one at a time (off)
   // or as one more predicated batch (on, stop 38, h-splitstage): a heat stage's ~45 reached rows
   // end with 5 round trips of one load in flight per thread otherwise. The same values.
-  // ADI_SPIKE_BACK_BATCHED=1 / 0 overrides. Off by default until measured.
-  bool spike_back_batched = false;
+  // ADI_SPIKE_BACK_BATCHED=1 / 0 overrides. On by default since stop 39 (measured with the others).
+  bool spike_back_batched = true;
   // The compact tail on a 2-rank non-periodic line (stop 38, h-splitstage): each rank needs only
   // one of the other's two end values per line (rank 0 rank 1's y_0, rank 1 rank 0's y_{m-1}: the
   // far end's value enters the other rank's reduced rows with an exact 0 coefficient), so on,
   // the ranks swap the 8 scalars + L values (one send/receive of the transport) instead of
   // allgathering 8 + 2L; the missing value is a finite placeholder (0), the same values up to the
   // sign of a zero. Lines of at least 8 per rank (kSpikeHeader; fewer: the allgather).
-  // ADI_SPIKE_HALF=1 / 0 overrides. Off by default until measured.
-  bool spike_half_exchange = false;
+  // ADI_SPIKE_HALF=1 / 0 overrides. On by default since stop 39 (measured with the others).
+  bool spike_half_exchange = true;
   // Split axes with per-line bands (Bands: the public case, stop 35): the SPIKE form, truncated.
   // y = each rank's segments solved as lines of their own by the single-device kernels (5 arrays:
   // read a, b, c, d, write u), each line's spikes only on spike_window rows at each end (computed

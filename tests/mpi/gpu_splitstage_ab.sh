@@ -23,7 +23,7 @@
 #   1. build test_distributed_tridiagonal, test_distributed_adi, test_halo_exchange, bench_mpi_heat;
 #   2. tests on 2 ranks: DistributedTridiagonal.SpikePreparePcrDevice (parallel vs sequential spikes,
 #      bands changed between solves; the batched tail: the same error exactly), SpikeCompact* (the halves
-#      swapped against the allgather: the same error exactly; host staging and NCCL), DistributedAdiDevice.SpikeCompact + SpikePreparePcr with
+#      swapped against the allgather: the same error exactly; host staging and NCCL), DistributedAdiDevice.SpikeCompact + SpikeFormsBeforeStop39 (stop 38's SpikePreparePcr) with
 #      ADI_BOUNDARY_REUSE=1 (AdiSolver against one domain), HaloExchangeDevice.*;
 #   3. bench_mpi_heat, Douglas fp64 (SPIKE form, compact tail: the defaults): strong 512^3 in all,
 #      old / new / old / new (splits z, y, x; each with its 1-GPU row), weak 512^3 per GPU old / new;
@@ -57,7 +57,7 @@ step "tridiagonal SpikePreparePcr, SpikeCompact np2" 75 "$OUT/tests.log" $MPI -n
   "$B/tests/test_distributed_tridiagonal" --gtest_filter='*SpikePreparePcr*:*SpikeCompact*'
 step "adi device np2 SpikeCompact, SpikePreparePcr, ADI_BOUNDARY_REUSE=1" 90 "$OUT/tests.log" $MPI \
   -x ADI_BOUNDARY_REUSE=1 -n 2 "$B/tests/test_distributed_adi" \
-  --gtest_filter='DistributedAdiDevice.SpikeCompact:DistributedAdiDevice.SpikePreparePcr'
+  --gtest_filter='DistributedAdiDevice.SpikeCompact:DistributedAdiDevice.SpikeFormsBeforeStop39'
 step "halo device np2" 45 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange"
 grep -hE "SKIPPED:|Spike|Failure|FAILED" "$OUT/tests.log" | sort -u | head -20 >>"$S"
 # 3. The A/B rows: old, new, old, new (strong), old, new (weak); the env decides per run.

@@ -51,14 +51,14 @@ foreach(src ${ADI_MPI_TEST_SOURCES})
   endforeach()
 endforeach()
 
-# Fields with 128-byte rows (ADI_FIELD_ROW_ALIGN=128, stop 38 h-splitx: an x-split piece's rows
-# on 128-byte lines): the distributed AdiSolver's tests on 2 ranks (x splits among them) again.
+# Fields with 64-byte rows (ADI_FIELD_ROW_ALIGN=64: the padding before stop 39, which made
+# 128-byte rows the default): the distributed AdiSolver's tests on 2 ranks (x splits among them) again.
 if(TARGET test_distributed_adi)
-  add_test(NAME mpi_test_distributed_adi_np2_row128
+  add_test(NAME mpi_test_distributed_adi_np2_row64
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${_adi_mpi_flags} ${MPIEXEC_PREFLAGS}
                    $<TARGET_FILE:test_distributed_adi> ${MPIEXEC_POSTFLAGS})
-  set_tests_properties(mpi_test_distributed_adi_np2_row128 PROPERTIES TIMEOUT 180
-                       ENVIRONMENT "${_adi_mpi_env};ADI_FIELD_ROW_ALIGN=128" PROCESSORS 2 LABELS mpi)
+  set_tests_properties(mpi_test_distributed_adi_np2_row64 PROPERTIES TIMEOUT 180
+                       ENVIRONMENT "${_adi_mpi_env};ADI_FIELD_ROW_ALIGN=64" PROCESSORS 2 LABELS mpi)
 endif()
 
 # heat3d_mpi under mpiexec: the heat3d accuracy bound on 1..4 ranks and several process

@@ -264,12 +264,12 @@ TEST(DistributedAdi, LocalShape) {
   EXPECT_STREQ(op.line_strategy(Axis::y), "local");
   if (p > 1) EXPECT_STRNE(op.line_strategy(Axis::x), "local");
   EXPECT_NE(op.subdomain(), nullptr);
-  // Rows padded to 64 bytes, or 128 under ADI_FIELD_ROW_ALIGN=128 (ctest
-  // mpi_test_distributed_adi_np2_row128): the piece's fields and the operator agree.
+  // Rows padded to 128 bytes, or 64 under ADI_FIELD_ROW_ALIGN=64 (ctest
+  // mpi_test_distributed_adi_np2_row64): the piece's fields and the operator agree.
   const Field<double> u = op.make_field();
   const index_t align = static_cast<index_t>(adi::detail::row_align_bytes());
   const char* env = std::getenv("ADI_FIELD_ROW_ALIGN");
-  EXPECT_EQ(align, env && std::string(env) == "128" ? 128 : 64);
+  EXPECT_EQ(align, env && std::string(env) == "64" ? 64 : 128);
   EXPECT_EQ(u.box().sy * static_cast<index_t>(sizeof(double)) % align, 0);
   EXPECT_LT(u.box().sy - op.extents()[0], align / static_cast<index_t>(sizeof(double)));
   op.check_field(u, "u");
@@ -449,26 +449,28 @@ TEST(DistributedAdiDevice, SpikeCompact) {
   expect_split_cases("SpikeCompact", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
                      {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, spike_compact_variants());
 }
-// The spikes by parallel cyclic reduction (stop 38: DistributedOptions::spike_prepare_pcr; and the
-// compact tail's batched last rows, spike_back_batched, and its halves swapped on 2 ranks,
-// spike_half_exchange) in the same cases, both tails: the steps' s changes in its last bits from step to step (t1 - t0),
-// so the spikes are recomputed by that kernel in most steps.
-TEST(DistributedAdiDevice, SpikePreparePcr) {
+// The split stage's forms before stop 39 made the faster ones the default (every other device
+// test runs those): the spikes by two sequential Thomas sweeps (DistributedOptions::spike_prepare_pcr
+// off), the compact tail's last rows one at a time (spike_back_batched off), its halves allgathered
+// on 2 ranks (spike_half_exchange off), and the split stage's boundary written again
+// (ADI_BOUNDARY_REUSE=0), in the same cases, both tails.
+TEST(DistributedAdiDevice, SpikeFormsBeforeStop39) {
   ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
   const adi::test::ScopedEnv options_decide("ADI_SPIKE_PREPARE_PCR", "");
   const adi::test::ScopedEnv options_decide_tail("ADI_SPIKE_BACK_BATCHED", "");
   const adi::test::ScopedEnv options_decide_half("ADI_SPIKE_HALF", "");
+  const adi::test::ScopedEnv boundary_again("ADI_BOUNDARY_REUSE", "0");
   std::vector<Variant> variants = spike_compact_variants();
   variants.push_back(spike_variants()[0]);  // (the default tail)
   for (Variant& v : variants) {
-    v.options.spike_prepare_pcr = true;
-    v.options.spike_back_batched = true;
-    v.options.spike_half_exchange = true;
-    v.label += ", parallel spikes, batched tail, halves swapped";
+    v.options.spike_prepare_pcr = false;
+    v.options.spike_back_batched = false;
+    v.options.spike_half_exchange = false;
+    v.label += ", sequential spikes, one-at-a-time tail, halves allgathered, boundary again";
   }
   const std::vector<Problem> all = setups();
-  expect_split_cases("SpikePreparePcr", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
+  expect_split_cases("SpikeFormsBeforeStop39", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
                      {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, variants);
 }
 TEST(DistributedAdi, SpikeCompact) {
@@ -477,6 +479,15 @@ TEST(DistributedAdi, SpikeCompact) {
   const std::vector<Problem> all = setups();
   expect_split_cases("SpikeCompact (host)", {{13, 11, 29}, {17, 13, 1}}, all, schemes(false),
                      {spike_compact_variants()[0]}, true);
+}
+// A split stage's boundary written again at the stage's start (ADI_BOUNDARY_REUSE=0; the default
+// since stop 39 skips it where the step's first stage already wrote it at that time): host memory.
+TEST(DistributedAdi, BoundaryWrittenAgain) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const adi::test::ScopedEnv boundary_again("ADI_BOUNDARY_REUSE", "0");
+  const std::vector<Problem> all = setups();
+  expect_split_cases("BoundaryWrittenAgain (host)", {{13, 11, 29}}, all, schemes(false), {spike_compact_variants()[0]},
+                     true);
 }
 
 }  // namespace
