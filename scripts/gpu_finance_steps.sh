@@ -3,8 +3,8 @@
 # time steps now hand AdiSolver / the Operator the nominal dt = T / N, bitwise the same every
 # step (detail::time_step, adi/finance/pricer_detail.hpp), so their bands (pivot checks, the
 # diagonal rewrite, SPIKE preparation) are formed once instead of at every step. One H100 call:
-# builds the finance targets with CUDA (the configuration and build folder of
-# scripts/gpu_finance_check.sh and gpu_finance_american_check.sh, so a warm folder is reused;
+# builds the finance targets with CUDA (through gpu_finance_american_check.sh --build-only: its
+# configuration and build folder, shared with gpu_finance_check.sh, so a warm folder is reused;
 # cold, the library's CUDA units take most of the call: run --build-only first), runs
 #   test_pricer Executor.* (European, GPU = host), test_american_gpu (Heston, 2-3 assets
 #   American, GPU = host), test_chain Chain.Cuda* (chain kernels = host chain), test_time_steps,
@@ -24,15 +24,12 @@ mode=${1:-}
 OUT=${OUT:-$PWD/out/gpu_finance_steps}
 mkdir -p "$OUT"
 B=${B:-build-gpu-finance}
-GEN=""
-command -v ninja > /dev/null && GEN="-G Ninja"
 t_start=$(date +%s)
 if [ "$mode" != "--no-build" ]; then
-  cmake -S . -B $B $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_EXAMPLES=ON \
-    > "$OUT/build.log" 2>&1 || { echo "configure failed"; tail -30 "$OUT/build.log"; exit 1; }
-  cmake --build $B -j "$(nproc)" --target test_pricer test_american_gpu test_chain test_time_steps black_scholes \
-    >> "$OUT/build.log" 2>&1 || { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
+  # The configuration, folder and targets of gpu_finance_american_check.sh, then two more.
+  OUT="$OUT/build" B=$B scripts/gpu_finance_american_check.sh --build-only || exit 1
+  cmake --build $B -j "$(nproc)" --target test_chain test_time_steps > "$OUT/build.log" 2>&1 ||
+    { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
 fi
 [ "$mode" = "--build-only" ] && { echo "built $B in $(( $(date +%s) - t_start )) s"; exit 0; }
 t_built=$(date +%s)
