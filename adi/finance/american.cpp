@@ -85,13 +85,13 @@ PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const
 
   detail::Sweep<T> sweep;
   T s_factored = T(0);
-  // One theta step from tau0 to tau1: (I - th dt A) u1 = (I + (1 - th) dt A) u0.
-  auto step = [&](double tau0, double tau1, double th) {
-    const double dt = tau1 - tau0;
+  // One theta step from tau0 to tau1, dt long (detail::time_step: the same every uniform step):
+  // (I - th dt A) u1 = (I + (1 - th) dt A) u0.
+  auto step = [&](double tau0, double tau1, double dt, double th) {
     if (dir_lo) u[0] = T(g_far(tau0, x[0], 0, 0));
     if (dir_hi) u[n - 1] = T(g_far(tau0, x[n - 1], 0, 0));
     const T e = T((1.0 - th) * dt), s = T(th * dt);
-    if (s != s_factored) {  // the bands change with the step size only (damping, last step)
+    if (s != s_factored) {  // the bands change with the step size only (damping, graded steps)
       for (index_t i = 0; i < n; ++i) {
         lo[i] = -s * al[i];
         b[i] = T(1) - s * ad[i];
@@ -117,14 +117,12 @@ PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const
     u.swap(f);
   };
   for (long k = 0; k < res.steps; ++k) {
-    const double t_a = detail::time_level(c.maturity, k, res.steps, method.step_grading);
-    const double t_b = detail::time_level(c.maturity, k + 1, res.steps, method.step_grading);
+    const detail::TimeStep st = detail::time_step(c.maturity, k, res.steps, method.step_grading);
     if (k < method.scheme.damping_steps) {
-      const double tm = 0.5 * (t_a + t_b);
-      step(t_a, tm, 1.0);
-      step(tm, t_b, 1.0);
+      step(st.ta, st.middle(), st.half(), 1.0);
+      step(st.middle(), st.tb, st.half(), 1.0);
     } else {
-      step(t_a, t_b, theta);
+      step(st.ta, st.tb, st.dt, theta);
     }
   }
   if (dir_lo) u[0] = T(g_far(c.maturity, x[0], 0, 0));

@@ -68,13 +68,15 @@ void run_block(const std::vector<ChainOption>& chain, const Block& blk, bool low
   for (int l = 0; l < W; ++l) hist[0][l] = hist[1][l] = hist[2][l] = u[static_cast<std::size_t>(spot[l]) * W + l];
   double taus[3][W] = {};
 
-  auto step = [&](const double* tau0, const double* tau1, bool damped) {
+  // One step of each lane's length dt[l] (detail::time_step: the same every uniform step, so the
+  // factorisation below runs for the first step, the damped halves and graded steps only).
+  auto step = [&](const double* dt, bool damped) {
     double e[W], s[W];
     bool refactor = false;
     for (int l = 0; l < W; ++l) {
-      const double th = damped ? 1.0 : theta[l], dt = tau1[l] - tau0[l];
-      e[l] = (1.0 - th) * dt;
-      s[l] = th * dt;
+      const double th = damped ? 1.0 : theta[l];
+      e[l] = (1.0 - th) * dt[l];
+      s[l] = th * dt[l];
       refactor = refactor || s[l] != s_fact[l];
     }
     if (refactor) {
@@ -157,18 +159,19 @@ void run_block(const std::vector<ChainOption>& chain, const Block& blk, bool low
     u.swap(f);
   };
 
-  double ta[W], tb[W], tm[W];
+  double tb[W], dt[W], half[W];
   for (long k = 0; k < N; ++k) {
     for (int l = 0; l < W; ++l) {
-      ta[l] = detail::time_level(T[l], k, N, me.step_grading);
-      tb[l] = detail::time_level(T[l], k + 1, N, me.step_grading);
-      tm[l] = 0.5 * (ta[l] + tb[l]);
+      const detail::TimeStep st = detail::time_step(T[l], k, N, me.step_grading);
+      tb[l] = st.tb;
+      dt[l] = st.dt;
+      half[l] = st.half();
     }
     if (k < me.scheme.damping_steps) {
-      step(ta, tm, true);
-      step(tm, tb, true);
+      step(half, true);
+      step(half, true);
     } else {
-      step(ta, tb, false);
+      step(dt, false);
     }
     for (int l = 0; l < W; ++l) {
       hist[0][l] = hist[1][l];

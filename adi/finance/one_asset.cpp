@@ -275,8 +275,9 @@ Run solve(const OneAssetModel& m, const OneAssetOption& o, const Method& me, con
   detail::Sweep<double> sweep;
   double s_factored = 0.0;
   bool rows_ready = false;
-  auto step = [&](double tau0, double tau1, double th) {
-    const double dt = tau1 - tau0;
+  // One theta step from tau0 to tau1, dt long (detail::step_length: the nominal T / N on every
+  // uniform step, so the sweep is factored again only where the length really changes).
+  auto step = [&](double tau0, double tau1, double dt, double th) {
     if (!constant || !rows_ready) {
       operator_rows(m, x, T - 0.5 * (tau0 + tau1), dom, al, ad, au);
       rows_ready = true;
@@ -305,15 +306,16 @@ Run solve(const OneAssetModel& m, const OneAssetOption& o, const Method& me, con
   run.spot_values = {u[spot], u[spot], u[spot]};
   int damp_left = me.scheme.damping_steps;
   std::size_t next_event = 0;
+  const double nominal = detail::nominal_step(T, N, me.step_grading);
   for (std::size_t k = 0; k + 1 < levels.size(); ++k) {
     const double ta = levels[k], tb = levels[k + 1];
+    const detail::TimeStep st{ta, tb, detail::step_length(ta, tb, nominal)};
     if (damp_left > 0) {
-      const double tm = 0.5 * (ta + tb);
-      step(ta, tm, 1.0);
-      step(tm, tb, 1.0);
+      step(ta, st.middle(), st.half(), 1.0);
+      step(st.middle(), tb, st.half(), 1.0);
       --damp_left;
     } else {
-      step(ta, tb, theta);
+      step(ta, tb, st.dt, theta);
     }
     ++run.steps;
     // Events at tb (backwards in calendar time: the value just before the ex-date).

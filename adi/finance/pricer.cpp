@@ -43,11 +43,11 @@ void solve(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const
   r.setup_seconds = since(t_start);
   const auto t0 = Clock::now();
   // advance() would first scan u for non-finite values (a copy to the host on a device):
-  // start-up work that the payoff cannot need, so step directly.
+  // start-up work that the payoff cannot need, so step directly. Uniform steps all pass the
+  // same dt (detail::time_step), so the solver forms its bands once.
   for (long k = 0; k < r.steps; ++k) {
-    const double ta = detail::time_level(maturity, k, r.steps, method.step_grading);
-    const double tb = detail::time_level(maturity, k + 1, r.steps, method.step_grading);
-    solver.step(u, ta, tb - ta);
+    const detail::TimeStep st = detail::time_step(maturity, k, r.steps, method.step_grading);
+    solver.step(u, st.ta, st.dt);
   }
   exec.synchronize();
   r.seconds = since(t0);
@@ -147,17 +147,18 @@ void solve_american(const Grid& grid, const Pde& pde, const BoundaryConditions& 
     if (op.active(a)) axes.push_back(a);
   auto all = [](T w) { return W4{w, w, w, w}; };
   // W = Y0 = U + dt (F(ta, U) + lambda); Y_j = Y_{j-1} + s (F_j(tb, Y_j) - F_j(ta, U)) into `out`.
-  auto chain = [&](double ta, double tb, T s, Field<T>& out) {
-    const T dt = T(tb - ta);
+  auto chain = [&](double ta, double tb, double h, T s, Field<T>& out) {
+    const T dt = T(h);
     op.set_boundary(ta, U);
     op.apply(ta, U, all(dt), T(1), &U, W);
     exercise_predict(exec, predict_team, W, lam, dt);
     for (std::size_t a = 0; a < axes.size(); ++a) op.solve(axes[a], s, tb, a == 0 ? W : out, out, ta, &U);
   };
-  auto step = [&](double ta, double tb, SchemeKind kind, double theta) {
-    const double dt = tb - ta;
+  // dt: the step's length (detail::time_step: the same every uniform step, so op forms its
+  // bands once), ta and tb its place in time.
+  auto step = [&](double ta, double tb, double dt, SchemeKind kind, double theta) {
     const T s = T(theta * dt);
-    chain(ta, tb, s, Y);  // Douglas: U~ = Y
+    chain(ta, tb, dt, s, Y);  // Douglas: U~ = Y
     if (kind != SchemeKind::douglas && !(kind == SchemeKind::craig_sneyd && !op.has_mixed())) {
       W4 wn{}, wo{};
       if (kind == SchemeKind::hundsdorfer_verwer) {
@@ -183,14 +184,12 @@ void solve_american(const Grid& grid, const Pde& pde, const BoundaryConditions& 
     op.settle();
   };
   for (long k = 0; k < r.steps; ++k) {
-    const double ta = detail::time_level(maturity, k, r.steps, method.step_grading);
-    const double tb = detail::time_level(maturity, k + 1, r.steps, method.step_grading);
+    const detail::TimeStep st = detail::time_step(maturity, k, r.steps, method.step_grading);
     if (k < method.scheme.damping_steps) {
-      const double tm = ta + 0.5 * (tb - ta);
-      step(ta, tm, SchemeKind::douglas, 1.0);
-      step(tm, tb, SchemeKind::douglas, 1.0);
+      step(st.ta, st.middle(), st.half(), SchemeKind::douglas, 1.0);
+      step(st.middle(), st.tb, st.half(), SchemeKind::douglas, 1.0);
     } else {
-      step(ta, tb, method.scheme.kind, method.scheme.theta);
+      step(st.ta, st.tb, st.dt, method.scheme.kind, method.scheme.theta);
     }
   }
   exec.synchronize();

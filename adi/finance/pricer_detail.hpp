@@ -5,6 +5,7 @@
 #include <cmath>
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "adi/field.hpp"
@@ -26,6 +27,44 @@ inline double time_level(double T, long k, long N, double p) {
   if (k >= N) return T;
   if (p == 1.0) return T / double(N) * double(k);
   return T * std::pow(double(k) / double(N), p);
+}
+
+// The length a scheme gets for the step [ta, tb] of a time grid whose uniform steps are
+// `nominal` long (nominal_step; 0 for graded steps): `nominal` itself where tb - ta is it up to
+// the rounding of the time levels (k h rounded: tb - ta differs from h in its last bits, and
+// differently from step to step), else tb - ta. Every stepper forms its implicit bands from
+// s = theta dt once and keeps them until s changes (AdiSolver / Operator, the Brennan-Schwartz
+// sweeps), so a dt that wobbles in its last bit re-forms them (a factorisation; on a device the
+// pivot checks, the diagonal rewrite and SPIKE's preparation) at every step. Uniform steps thus
+// all get the bitwise-same dt while the times ta, tb stay the grid's; graded steps (and the
+// uneven steps around the one-asset engine's events) keep tb - ta.
+inline double step_length(double ta, double tb, double nominal) {
+  const double dt = tb - ta;
+  // |tb - ta - h| <= ulp(ta) / 2 + ulp(tb) / 2 on uniform levels (the last level is T itself,
+  // within eps T / 2 of N h): 4 eps |tb| leaves room and lies far below any real unevenness
+  // (the one-asset engine merges levels closer than 1e-13 T).
+  return std::abs(dt - nominal) <= 4.0 * std::numeric_limits<double>::epsilon() * std::abs(tb) ? nominal : dt;
+}
+
+// The nominal step of N steps to T with grading p: T / N for uniform steps, 0 (none) for graded ones.
+inline double nominal_step(double T, long N, double p) { return p == 1.0 ? T / double(N) : 0.0; }
+
+// Step k of N to maturity T with grading p: the grid's times ta = time_level(k), tb =
+// time_level(k + 1) and the length dt the scheme takes (step_length: T / N, the same every
+// step, for uniform steps; tb - ta for graded ones).
+struct TimeStep {
+  double ta = 0.0, tb = 0.0, dt = 0.0;
+  // Rannacher damping: the step as two implicit halves [ta, middle()], [middle(), tb], each
+  // dt / 2 long (the same length for both halves and for every damped step).
+  double middle() const { return ta + 0.5 * (tb - ta); }
+  double half() const { return 0.5 * dt; }
+};
+inline TimeStep time_step(double T, long k, long N, double p) {
+  TimeStep s;
+  s.ta = time_level(T, k, N, p);
+  s.tb = time_level(T, k + 1, N, p);
+  s.dt = step_length(s.ta, s.tb, nominal_step(T, N, p));
+  return s;
 }
 
 // Default nodes per asset axis for n assets.
