@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "adi/detail/allocation_count.hpp"
@@ -21,7 +22,10 @@ std::size_t storage_allocation_count() { return g_storage_allocations.load(); }
 std::size_t row_align_bytes() {
   static const std::size_t bytes = [] {
     const char* e = std::getenv("ADI_FIELD_ROW_ALIGN");
-    return e && std::strcmp(e, "64") == 0 ? std::size_t(64) : std::size_t(128);
+    if (!e || !*e || std::strcmp(e, "128") == 0) return std::size_t(128);
+    if (std::strcmp(e, "64") == 0) return std::size_t(64);
+    throw InvalidArgument(std::string("environment variable ADI_FIELD_ROW_ALIGN = '") + e +
+                          "': use 128 (the default) or 64 (bytes), or unset it");
   }();
   return bytes;
 }
@@ -30,8 +34,8 @@ Storage::Storage(std::size_t bytes, const Executor& exec) : bytes_(bytes) {
   if (bytes == 0) return;
   ++g_storage_allocations;
   if (exec.is_host()) {
-    const std::size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
+    const std::size_t rounded = (bytes + 127) / 128 * 128;
+    void* p = std::aligned_alloc(128, rounded);
     if (!p)
       throw Error("out of host memory allocating " + detail::number(double(bytes)) +
                   " bytes; use a smaller problem or a machine with more memory");

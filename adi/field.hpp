@@ -1,7 +1,7 @@
 #pragma once
 // Field<T>: values on a grid's nodes in host or device memory, x fastest,
-// rows padded so every row starts 128-byte aligned (aligned SIMD loads, coalesced
-// GPU rows on whole 128-byte lines). The memory space is a value taken from the executor.
+// rows padded to 128 bytes (64 for rows of at most 64 bytes) on storage aligned to 128 bytes,
+// so every row starts on a whole 128-byte line (aligned SIMD loads, coalesced GPU rows). The memory space is a value taken from the executor.
 #include <cstddef>
 #include <memory>
 
@@ -81,8 +81,11 @@ class Field {
   // line, as rows of 512 values always do; with 64-byte padding an x-split piece's 513 values
   // per row start at alternating 64-byte offsets, which cost its y / z stages ~25% (stop 39,
   // 2 x H200: weak x 81% -> 91%; docs/mpi.md).
+  // Rows of at most 64 bytes keep 64-byte padding (a 128-byte line would double a narrow
+  // field's memory; such rows gain nothing from it).
   static index_t padded_row(index_t nx) {
-    const index_t w = static_cast<index_t>(detail::row_align_bytes() / sizeof(T));
+    const std::size_t align = nx * sizeof(T) <= 64 ? std::size_t(64) : detail::row_align_bytes();
+    const index_t w = static_cast<index_t>(align / sizeof(T));
     return (nx + w - 1) / w * w;
   }
 

@@ -577,6 +577,10 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
   for (const ExplicitTerm& term : terms)
     if (term.field) p.set_boundary(term.t, *term.field);
   p.solve_fused(a, s, t_new, nullptr, Y, t_old, V_old, later, result, &fold);
+  // Y and result were written: their exchanged ghosts and bounded faces are stale (after the
+  // stage, as in solve(): V_old, which may be result, was exchanged for it).
+  p.forget(Y);
+  if (result) p.forget(*result);
 }
 
 template <class T>

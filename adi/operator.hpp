@@ -143,7 +143,9 @@ class Operator {
   // it after every step; call it after your own sequence of apply() / solve().
   void settle();
   // While on (AdiSolver, during a step): a field whose ghosts this operator exchanged and
-  // that it has not written since is not exchanged again. Switching it forgets them all.
+  // that it has not written since is not exchanged again, and a set_boundary(t, V) that repeats
+  // the last one (the same field and t, nothing written through the operator between them) is
+  // skipped (ADI_BOUNDARY_REUSE=0: written again). Switching it forgets them all.
   void reuse_ghosts(bool on);
 
   // Writes g(t) into V's Dirichlet nodes.

@@ -365,6 +365,18 @@ void AdiSolver<T>::step(Field<T>& u, double t, double dt) {
 }
 
 template <class T>
+void AdiSolver<T>::step(Field<T>& u, double t0, double t1, double dt) {
+  detail::require(std::isfinite(t0) && std::isfinite(t1) && t1 > t0,
+                  "AdiSolver::step: need finite t0 < t1, got t0 = " + detail::number(t0) +
+                      ", t1 = " + detail::number(t1));
+  detail::require(std::isfinite(dt) && dt > 0.0 && std::abs((t1 - t0) - dt) <= 1e-6 * dt,
+                  "AdiSolver::step: dt = " + detail::number(dt) + " must be t1 - t0 = " +
+                      detail::number(t1 - t0) + " to within 1e-6 relative (the step's nominal length)");
+  impl_->op.check_field(u, "u");
+  impl_->step(u, t0, t1, dt);
+}
+
+template <class T>
 void AdiSolver<T>::advance(Field<T>& u, double t0, double t1, long steps, const ProgressCallback<T>& progress) {
   detail::require(steps > 0, "AdiSolver::advance: steps = " + detail::number(steps) + " must be > 0");
   detail::require(std::isfinite(t0) && std::isfinite(t1) && t1 > t0,

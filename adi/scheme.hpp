@@ -84,6 +84,12 @@ class AdiSolver {
   // One step from t to t + dt. Rannacher damping applies to the first
   // scheme().damping_steps calls since construction or restart().
   void step(Field<T>& u, double t, double dt);
+  // One step from t0 to t1 (boundary data and sources at the grid's own time levels) whose
+  // weights take the nominal length dt: for uniform steps on levels t_k = k T / N, pass the
+  // same dt = T / N every step, so the implicit bands (s = theta dt) are formed once, not at
+  // every step as t1 - t0 would (it differs from T / N in its last bits from step to step).
+  // t1 - t0 must equal dt to within 1e-6 relative.
+  void step(Field<T>& u, double t0, double t1, double dt);
   // `steps` equal steps from t0 to t1, calling `progress` after each; checks u once
   // for non-finite values first (with a subdomain: this rank's own nodes, agreed).
   void advance(Field<T>& u, double t0, double t1, long steps, const ProgressCallback<T>& progress = {});

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "adi/base/stencil.hpp"
+#include "adi/detail/env_switch.hpp"
 #include "adi/detail/host_team.hpp"
 #include "adi/detail/tridiagonal_stage.hpp"
 #include "adi/error.hpp"
@@ -209,10 +210,7 @@ struct Operator<T>::Impl {
   // bounded: one faces launch of three per Douglas step on a decomposed grid).
   const void* bounded = nullptr;
   double bounded_t = 0;
-  const bool boundary_reuse = [] {
-    const char* e = std::getenv("ADI_BOUNDARY_REUSE");
-    return !(e && std::string(e) == "0");
-  }();
+  const bool boundary_reuse = detail::env_switch("ADI_BOUNDARY_REUSE", true);
 
   struct AxisData {
     bool shared = true;

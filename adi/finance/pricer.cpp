@@ -47,7 +47,7 @@ void solve(const Grid& grid, const Pde& pde, const BoundaryConditions& bc, const
   // same dt (detail::time_step), so the solver forms its bands once.
   for (long k = 0; k < r.steps; ++k) {
     const detail::TimeStep st = detail::time_step(maturity, k, r.steps, method.step_grading);
-    solver.step(u, st.ta, st.dt);
+    solver.step(u, st.ta, st.tb, st.dt);
   }
   exec.synchronize();
   r.seconds = since(t0);

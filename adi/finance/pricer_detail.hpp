@@ -43,7 +43,9 @@ inline double step_length(double ta, double tb, double nominal) {
   // |tb - ta - h| <= ulp(ta) / 2 + ulp(tb) / 2 on uniform levels (the last level is T itself,
   // within eps T / 2 of N h): 4 eps |tb| leaves room and lies far below any real unevenness
   // (the one-asset engine merges levels closer than 1e-13 T).
-  return std::abs(dt - nominal) <= 4.0 * std::numeric_limits<double>::epsilon() * std::abs(tb) ? nominal : dt;
+  return nominal > 0.0 && std::abs(dt - nominal) <= 4.0 * std::numeric_limits<double>::epsilon() * std::abs(tb)
+             ? nominal
+             : dt;
 }
 
 // The nominal step of N steps to T with grading p: T / N for uniform steps, 0 (none) for graded ones.

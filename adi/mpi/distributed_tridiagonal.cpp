@@ -22,19 +22,13 @@
 #include <string>
 #include <limits>
 
+#include "adi/detail/env_switch.hpp"
 #include "adi/detail/tridiagonal_stage.hpp"
 #include "solvers/common/partition_core.hpp"
 
 namespace adi::mpi {
 
-namespace {
-// A timing switch of the environment over its option: unset or empty keeps `option`, "0" is
-// off, anything else on.
-bool env_switch(const char* name, bool option) {
-  const char* e = std::getenv(name);
-  return e && *e ? std::string(e) != "0" : option;
-}
-}  // namespace
+using detail::env_switch;  // a timing switch of the environment over its option (strict: 1 / 0)
 
 StrategyCosts model_costs(const NetworkModel& net, std::size_t value_size, index_t lines, int ranks, bool periodic) {
   // Bytes and messages of each strategy for `lines` lines, with the axis's measured

@@ -345,7 +345,7 @@ __device__ __forceinline__ void tile_store(const LineSet& ls, index_t L, index_t
 
 // The tiles of a warp aligned to memory (Workspace::l2_prefetch): tile t holds rows
 // 32t - shift .. 32t - shift + 31, shift = row 0's place in its 64 bytes (the same for every
-// line of a field: rows are padded to 64 bytes), so that no sector is split between two tiles
+// line of a field: rows are padded to a multiple of 64 bytes, 128 since stop 39), so that no sector is split between two tiles
 // (its halves read, and written, a tile's time apart: a DRAM read again, or a partial write,
 // once L2 has dropped it). Rank 1 of an x split has its rows one value off (the ghost plane
 // before them). p: row 0 of the warp's first line.

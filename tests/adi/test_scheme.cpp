@@ -477,6 +477,44 @@ TEST(Solver, StepMatchesAdvanceAndRestartRearmsDamping) {
   EXPECT_GT(differ, 1e-8);
 }
 
+// step(u, t0, t1, dt): the grid's own levels with one nominal length. With t1 = t0 + dt it is
+// step(u, t0, dt) to rounding (its end time is t0 + dt); on advance()'s levels k h (the last T)
+// with dt = h = T / N every step it matches advance() bit for bit.
+TEST(Solver, StepOnGridLevelsWithNominalLength) {
+  const HeatWave w = heat_wave(2, Variant::dirichlet);
+  const Grid g = make_grid(16, 2, Variant::dirichlet);
+  const Scheme s = Scheme::hundsdorfer_verwer().with_damping(2);
+  AdiSolver<double> a(g, w.pde(), heat_bc(w, Variant::dirichlet), s);
+  AdiSolver<double> b(g, w.pde(), heat_bc(w, Variant::dirichlet), s);
+  AdiSolver<double> c(g, w.pde(), heat_bc(w, Variant::dirichlet), s);
+  Field<double> ua(g), ub(g), uc(g);
+  for (Field<double>* u : {&ua, &ub, &uc}) fill(*u, g, w.exact(), 0.0);
+  const double T = 0.3;
+  const long N = 7;
+  const double h = T / double(N);
+  a.advance(ua, 0.0, T, N);
+  for (long k = 0; k < N; ++k) b.step(ub, h * double(k), k + 1 == N ? T : h * double(k + 1), h);
+  for (long k = 0; k < N; ++k) c.step(uc, h * double(k), h);
+  double ab = 0.0, bc = 0.0;
+  for (index_t j = 0; j < g.ny(); ++j)
+    for (index_t i = 0; i < g.nx(); ++i) {
+      ab = std::max(ab, std::abs(ua(i, j, 0) - ub(i, j, 0)));
+      bc = std::max(bc, std::abs(ub(i, j, 0) - uc(i, j, 0)));
+    }
+  EXPECT_EQ(ab, 0.0);
+  EXPECT_LT(bc, 1e-12);  // (the boundary data at slightly different times)
+  // Bad arguments name what to change.
+  EXPECT_THROW(b.step(ub, 0.1, 0.1, h), InvalidArgument);
+  EXPECT_THROW(b.step(ub, 0.0, std::nan(""), h), InvalidArgument);
+  EXPECT_THROW(b.step(ub, 0.0, 0.1, 0.0), InvalidArgument);
+  try {
+    b.step(ub, 0.0, 0.1, 0.05);
+    FAIL() << "no exception";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("t1 - t0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Scheme, NamesRoundTripAndUnknownNamesListTheValidOnes) {
   for (const char* n : {"douglas", "craig-sneyd", "modified-craig-sneyd", "hundsdorfer-verwer", "peaceman-rachford"})
     EXPECT_EQ(std::string(Scheme::from_name(n).name()), n);

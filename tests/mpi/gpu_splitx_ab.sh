@@ -47,12 +47,13 @@ fi
 B=$BUILD
 H="$B/benchmarks/bench_mpi_heat"
 NEW="-x ADI_FIELD_ROW_ALIGN=128"
+OLD="-x ADI_FIELD_ROW_ALIGN=64"  # (the default since stop 39 is 128: the old form asked for)
 step "adi device np2, ADI_FIELD_ROW_ALIGN=128" 90 "$OUT/tests.log" $MPI $NEW -n 2 "$B/tests/test_distributed_adi" \
   --gtest_filter='DistributedAdi.LocalShape:DistributedAdiDevice.EverySchemeEveryBoundaryEveryGrid3D:DistributedAdiDevice.MatchesHost:DistributedAdiDevice.SpikeCompact'
 grep -hE "SKIPPED:|Failure|FAILED" "$OUT/tests.log" | sort -u | head -20 >>"$S"
-# 3. A B B A: "old" = 64-byte rows (the default), "new" = ADI_FIELD_ROW_ALIGN=128.
+# 3. A B B A: "old" = 64-byte rows (ADI_FIELD_ROW_ALIGN=64; the default before stop 39), "new" = 128.
 for order in old new new old; do
-  env=""
+  env=$OLD
   [ $order = new ] && env=$NEW
   step "heat weak $order" 45 "$OUT/heat.log" $MPI $env -n 2 "$H" --n 512 --reps 5 --splits x,z --spike on \
     --no-nccl-bandwidth
@@ -61,7 +62,7 @@ for order in old new new old; do
 done
 # 3b. One GPU, 513^3 (rows of 513 values as in the x split, no MPI effects): pitch 520 -> 528.
 for order in old new new old; do
-  env=""
+  env=$OLD
   [ $order = new ] && env=$NEW
   step "heat one513 $order" 30 "$OUT/heat.log" $MPI $env -n 1 "$H" --n 513 --reps 5 --no-nccl-bandwidth
 done

@@ -9,7 +9,7 @@
 // ADI_FOLD_X_RING=2: the lean form for lines of 256 (LeanForm*), the ring kernel for other lengths.
 // The output starts NaN-poisoned: the sweep box must be written, nothing else. The launch counter
 // (cuda_backend::fused_x_ring_launches) says whether the ring ran. The scheme tests run under the
-// switch too (scripts/gpu_xring_ab.sh: test_scheme_cuda with ADI_FOLD_X_RING=1).
+// switch too (scripts/gpu_heat_ab.sh --ring: test_scheme_cuda with ADI_FOLD_X_RING=2).
 #include <gtest/gtest.h>
 
 #include <algorithm>
