@@ -34,6 +34,13 @@
 //   T ldg(const T* g)                      a read-only load (shared bands)
 #include "solvers/common/pivoting_line.hpp"
 
+// The copy loops' unrolling (a full unroll of fp32's 16 rows x 4 arrays held 166 registers).
+#if defined(__CUDACC__)
+#define ADI_XTILE_UNROLL _Pragma("unroll 4")
+#else
+#define ADI_XTILE_UNROLL
+#endif
+
 namespace adi::common {
 
 constexpr int kXtileWarp = 32;
@@ -103,7 +110,7 @@ struct XtileIo {
   ADI_PIVOT_HD void issue(long long k) {
     const long long i0 = k * K;
     const int b = static_cast<int>(k & 1);
-    ADI_PIVOT_UNROLL
+    ADI_XTILE_UNROLL
     for (int j = 0; j < K; ++j) {
       int p, r;
       xtile_place<K>(j, w.lane, p, r);
@@ -178,7 +185,7 @@ struct XtileIo {
   // this lane's own values only.
   ADI_PIVOT_HD void issue_back(long long k) {
     const long long i0 = k * K, m = n * kXtileWarp;
-    ADI_PIVOT_UNROLL
+    ADI_XTILE_UNROLL
     for (int r = 0; r < K; ++r)
       if (i0 + r < n - 1) {
         const long long e = (i0 + r) * kXtileWarp + w.lane;
@@ -202,7 +209,7 @@ struct XtileIo {
   // The warp's tile of u rows i0 .. i0 + K - 1 out (rows < n of existing lines).
   ADI_PIVOT_HD void flush(long long i0) {
     w.sync();
-    ADI_PIVOT_UNROLL
+    ADI_XTILE_UNROLL
     for (int j = 0; j < K; ++j) {
       int p, r;
       xtile_place<K>(j, w.lane, p, r);

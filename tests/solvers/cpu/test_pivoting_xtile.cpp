@@ -109,16 +109,9 @@ std::vector<char> line_solve(const tp::Case<T>& k, std::vector<T>& u) {
   return flagged;
 }
 
-LineSet xtile_lines(int layout, index_t n, index_t count) {
-  if (layout == 0) return adi::to_lines(adi::StridedLines::contiguous(n, count));
-  // X lines of a padded box: count = 5 x 3 or so lines, gaps between them (offsets not n apart).
-  const index_t ny = count < 3 ? count : 3, nz = (count + ny - 1) / ny;
-  return adi::to_lines(adi::BoxLines{adi::Box3{n, ny, nz, n + 3, (n + 3) * ny + 5}, adi::Axis::x});
-}
-
 template <class T, int K>
 void xtile_case(int layout, tp::Family f, index_t n, index_t count, bool shared, bool in_place) {
-  const LineSet l = xtile_lines(layout, n, count);
+  const LineSet l = tp::x_lines(layout, n, count);
   auto k = tp::make_case<T>(l, f, false, shared, 1000 * n + 10 * count + layout + 100000 * shared);
   std::vector<T> ref = k.u;
   const std::vector<char> ref_flag = line_solve(k, ref);
@@ -163,7 +156,7 @@ TEST(PivotingXtile, BitIdenticalToPivotLine) {
 // A singular line (a zero row) is flagged, alone; the other lines' answers are unchanged.
 TEST(PivotingXtile, SingularLineFlaggedAlone) {
   for (index_t n : {2, 33, 257}) {
-    const LineSet l = xtile_lines(0, n, 40);
+    const LineSet l = tp::x_lines(0, n, 40);
     auto k = tp::make_case<double>(l, tp::Family::dominant, false, false, 3 + n);
     const std::size_t e = static_cast<std::size_t>(l.offset(34) + n / 2);
     k.a[e] = k.b[e] = k.c[e] = 0;

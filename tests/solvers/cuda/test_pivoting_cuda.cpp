@@ -493,7 +493,7 @@ TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
 // contiguous lines of 255 and 257 rows, where the default is the block route: the tile
 // and partition routes then run on lengths they would not get by default.
 TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
-  for (const char* route : {"thread", "tile", "block", "partition", "staged"}) {
+  for (const char* route : {"thread", "tile", "block", "partition", "staged", "xtile"}) {
     const ScopedEnv route_env("ADI_PIVOTING_ROUTE", route);
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
       for (index_t n : {255, 257})
