@@ -25,7 +25,8 @@
 // ADI_PIVOTING_REGPART_LINES=narrow | wide: half / twice the lines a block) beside the thread route
 // forced, alternating, per axis and precision.
 // --xtile=1 (stop 39, h-pivx): only the 256^3 X rows of the X-tile route (ADI_PIVOTING_ROUTE=xtile,
-// solvers/cuda/pivoting_xtile.cuh; ADI_PIVOTING_XTILE_BYTES=32: half the chunk) beside the thread
+// solvers/cuda/pivoting_xtile.cuh; ADI_PIVOTING_XTILE_BYTES=32: half the chunk;
+// ADI_PIVOTING_XTILE_FORM=recompute: U recomputed, not stored) beside the thread
 // route forced and the tile route (automatic's on X), alternating, per precision, dominant and
 // Toeplitz 0.6 bands.
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
@@ -290,27 +291,29 @@ void bench_box(cusparseHandle_t handle, long long n) {
 }
 
 // A route of cuda_pivoting forced for the A/B modes: ADI_PIVOTING_ROUTE = route and the mode's
-// knob (an environment variable) = value while the plan is made and timed.
+// knobs (environment variables) = value, value2 while the plan is made and timed.
 struct RouteVariant {
-  const char *name, *route, *value;
+  const char *name, *route, *value, *value2 = "";
 };
 // `passes` passes alternating the variants on the box's lines along ax (partial pivoting, per-line
 // bands a, b, c); the smallest median of each variant, in ms.
 template <class T>
 std::vector<double> alternate_routes(const std::vector<RouteVariant>& variants, const char* knob, int passes,
                                      const adi::Box3& box, adi::Axis ax, const T* a, const T* b, const T* c,
-                                     const T* d, T* u) {
+                                     const T* d, T* u, const char* knob2 = "ADI_BENCH_UNUSED") {
   std::vector<double> best(variants.size(), 1e30);
   for (int pass = 0; pass < passes; ++pass)
     for (std::size_t v = 0; v < variants.size(); ++v) {
       setenv("ADI_PIVOTING_ROUTE", variants[v].route, 1);
       setenv(knob, variants[v].value, 1);
+      setenv(knob2, variants[v].value2, 1);
       adi::TridiagonalOptions o;
       o.pivoting = adi::Pivoting::partial;
       adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), adi::BoxLines{box, ax}, o);
       best[v] = std::min(best[v], time_ms([&] { plan.solve(adi::Bands<T>{a, b, c}, d, u); }));
       unsetenv("ADI_PIVOTING_ROUTE");
       unsetenv(knob);
+      unsetenv(knob2);
     }
   return best;
 }
@@ -361,13 +364,16 @@ void bench_xtile(long long n) {
   const std::vector<RouteVariant> variants = {{"thread route forced", "thread", ""},
                                               {"tile route forced (the default on X)", "tile", ""},
                                               {"xtile route forced", "xtile", ""},
-                                              {"xtile forced, 32-byte chunks", "xtile", "32"}};
+                                              {"xtile forced, 32-byte chunks", "xtile", "32"},
+                                              {"xtile recompute form", "xtile", "", "recompute"},
+                                              {"xtile recompute form, 32-byte chunks", "xtile", "32", "recompute"}};
   for (int bands = 0; bands < 2; ++bands) {
     fill_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, d.p);
     if (bands == 1) constant_bands_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, T(0.6), T(1), T(0.6));
     CK(cudaDeviceSynchronize());
     const std::vector<double> best =
-        alternate_routes<T>(variants, "ADI_PIVOTING_XTILE_BYTES", 3, box, adi::Axis::x, a.p, b.p, c.p, d.p, u.p);
+        alternate_routes<T>(variants, "ADI_PIVOTING_XTILE_BYTES", 3, box, adi::Axis::x, a.p, b.p, c.p, d.p, u.p,
+                            "ADI_PIVOTING_XTILE_FORM");
     for (std::size_t v = 0; v < variants.size(); ++v)
       row(std::string(prec) + " X " + (bands == 0 ? "dominant" : "Toeplitz 0.6") + ", " + variants[v].name, best[v],
           total, sizeof(T));

@@ -58,11 +58,13 @@ template <int K>
 constexpr int xtile_tile() {
   return kXtileWarp * (K + 1);
 }
+// Recompute form: the forward buffers stay (the backward pass stages a, b, c, d again), the
+// tile of u after them.
 template <int K>
-constexpr int xtile_warp_elements(bool shared) {
+constexpr int xtile_warp_elements(bool shared, bool recompute = false) {
   const int fwd = 2 * (shared ? 1 : 4) * xtile_tile<K>();
   const int bwd = 2 * 3 * kXtileWarp * K + xtile_tile<K>();
-  return fwd > bwd ? fwd : bwd;
+  return recompute ? fwd + xtile_tile<K>() : fwd > bwd ? fwd : bwd;
 }
 
 // Element t * 32 + lane of a chunk's 32 lines x K rows, t = 0 .. K-1: line p, row r (K
@@ -76,9 +78,11 @@ ADI_PIVOT_HD void xtile_place(int t, int lane, int& p, int& r) {
 
 // pivot_line's access policy for lane w.lane of a warp's 32 lines (see the top). off: the
 // warp's 32 line offsets (-1: no line), readable by every lane; ws: the tile's workspace,
-// three arrays of n x 32 (u1', u2', y'), row i of lane l at i * 32 + l; s: the warp's shared
-// region (xtile_warp_elements). Call begin() first, then pivot_line(io, n).
-template <class T, int K, bool Shared, class W>
+// three arrays of n x 32 (u1', u2', y'), row i of lane l at i * 32 + l (Recompute: the
+// checkpoints, chunk k's b, c, d at (3 k + q) * 32 + l); s: the warp's shared region
+// (xtile_warp_elements). Call begin() first, then pivot_line(io, n) (Recompute:
+// pivot_line_recompute<T, K>(io, n)).
+template <class T, int K, bool Shared, class W, bool Recompute = false>
 struct XtileIo {
   static_assert(K >= 1 && K <= kXtileWarp && (K & (K - 1)) == 0, "K: a power of two up to 32");
   static constexpr int NA = Shared ? 1 : 4;  // staged arrays of the forward pass
@@ -96,20 +100,23 @@ struct XtileIo {
   T* ws;
   T* s;
   long long n;
-  long long chunk_end = 0;  // forward: the first row past the chunk in the buffers
-  int buf = 0;              // forward: the buffer of that chunk
-  long long ready = -1;     // backward: the workspace chunk staged last
+  long long chunk_end = 0;                       // forward: the first row past the chunk in the buffers
+  long long ready = -1;                          // backward: the workspace chunk staged last
+  long long held0 = -1, held1 = -1;              // the chunk in each forward buffer (no array: registers)
+  bool pending = false;                          // Recompute, backward: copies not yet waited for
+  T na = T(0), nb = T(0), nc = T(0), nd = T(0);  // Recompute: the row after the chunk
 
   // Forward buffers: buffer b, array q (a, b, c, d; shared bands: d only).
   ADI_PIVOT_HD T* fwd(int b, int q) const { return s + (b * NA + q) * tile; }
   // Backward: workspace stage of buffer b, array q (u1', u2', y'); the tile of u.
   ADI_PIVOT_HD T* bwd(int b, int q) const { return s + (b * 3 + q) * stage; }
-  ADI_PIVOT_HD T* utile() const { return s + 6 * stage; }
+  ADI_PIVOT_HD T* utile() const { return s + (Recompute ? 2 * NA * tile : 6 * stage); }
 
   // The copies of forward chunk k into buffer k & 1, one group.
   ADI_PIVOT_HD void issue(long long k) {
     const long long i0 = k * K;
     const int b = static_cast<int>(k & 1);
+    (b ? held1 : held0) = k;
     ADI_XTILE_UNROLL
     for (int j = 0; j < K; ++j) {
       int p, r;
@@ -142,7 +149,6 @@ struct XtileIo {
       w.wait_all();
     }
     w.sync();
-    buf = 0;
     chunk_end = K;
   }
   // Row i is read: its chunk k (>= 1) was issued on entering chunk k - 1 (or by begin).
@@ -152,10 +158,13 @@ struct XtileIo {
     w.wait_all();
     w.sync();  // chunk k visible to every lane, chunk k - 1's buffer read by every lane
     if ((k + 1) * K < n) issue(k + 1);
-    buf = static_cast<int>(k & 1);
     chunk_end = (k + 1) * K;
   }
-  ADI_PIVOT_HD T at(int q, long long i) const { return fwd(buf, q)[w.lane * pad + (static_cast<int>(i) & (K - 1))]; }
+  // Row i of array q in its chunk's buffer.
+  ADI_PIVOT_HD T at(int q, long long i) const {
+    const int b = static_cast<int>((static_cast<unsigned long long>(i) / K) & 1);
+    return fwd(b, q)[w.lane * pad + (static_cast<int>(i) & (K - 1))];
+  }
 
   ADI_PIVOT_HD T a(long long i) {
     ensure(i);
@@ -206,6 +215,55 @@ struct XtileIo {
     u2 = bwd(b, 1)[e];
     y = bwd(b, 2)[e];
   }
+  // Recompute form. The state of the elimination before step k K + 1 (chunk k's first).
+  ADI_PIVOT_HD void save(long long k, const PivotRow<T>& r) {
+    T* const p = ws + 3 * k * kXtileWarp + w.lane;
+    p[0] = r.b;
+    p[kXtileWarp] = r.c;
+    p[2 * kXtileWarp] = r.d;
+  }
+  ADI_PIVOT_HD PivotRow<T> load(long long k) const {
+    const T* const p = ws + 3 * k * kXtileWarp + w.lane;
+    return PivotRow<T>{p[0], p[kXtileWarp], p[2 * kXtileWarp]};
+  }
+  // The backward pass reaches chunk k (k = (n - 2) / K, then down to 0): steps k K + 1 ..
+  // k K + K read rows k K + 1 .. k K + K - 1 from chunk k's buffer and row k K + K (chunk
+  // k + 1's first) from registers, taken here before chunk k + 1's buffer takes chunk k - 1's
+  // copies (in flight while the lanes recompute chunk k).
+  ADI_PIVOT_HD void back(long long k) {
+    chunk_end = n;  // no forward staging from here on
+    const long long r1 = (k + 1) * K;
+    if (r1 < n) {
+      if (!Shared) {
+        na = at(0, r1);
+        nb = at(1, r1);
+        nc = at(2, r1);
+      }
+      nd = at(Shared ? 0 : 3, r1);
+    }
+    if (pending) w.wait_all();
+    pending = false;
+    w.sync();  // chunk k visible to every lane; chunk k + 1's buffer read by every lane
+    if (k >= 1 && (((k - 1) & 1) ? held1 : held0) != k - 1) {
+      issue(k - 1);
+      pending = true;
+    }
+  }
+  // Row i (k K + 1 <= i <= k K + K, i < n) again in chunk k's backward step.
+  ADI_PIVOT_HD void again(long long i, long long k, T& a, T& b, T& c, T& d) const {
+    if (i == (k + 1) * K) {
+      a = Shared ? w.ldg(pa + i) : na;
+      b = Shared ? w.ldg(pb + i) : nb;
+      c = Shared ? w.ldg(pc + i) : nc;
+      d = nd;
+      return;
+    }
+    a = Shared ? w.ldg(pa + i) : at(0, i);
+    b = Shared ? w.ldg(pb + i) : at(1, i);
+    c = Shared ? w.ldg(pc + i) : at(2, i);
+    d = at(Shared ? 0 : 3, i);
+  }
+
   // The warp's tile of u rows i0 .. i0 + K - 1 out (rows < n of existing lines).
   ADI_PIVOT_HD void flush(long long i0) {
     w.sync();
@@ -219,7 +277,7 @@ struct XtileIo {
     w.sync();
   }
   ADI_PIVOT_HD void store(long long i, T x) {
-    if (i == n - 1) {  // the backward pass starts: the forward buffers become its stages
+    if (!Recompute && i == n - 1) {  // the backward pass starts: the forward buffers become its stages
       w.fence();
       w.sync();
       if (n >= 2) issue_back((n - 2) / K);
@@ -229,14 +287,77 @@ struct XtileIo {
   }
 };
 
+// pivot_line's elimination and back substitution with U recomputed instead of stored (the
+// X-tile route's recompute form): the forward pass keeps only the state of the elimination
+// before each chunk's first step (io.save(k, cur) before step k K + 1); the backward pass takes
+// the chunks from the last, reads the state back (io.load) and the chunk's rows again
+// (io.back(k), io.again), runs the same steps (pivot_step: the same values as the forward
+// pass, bit for bit), keeps the chunk's K rows of U in registers and substitutes back. Traffic
+// on the X-tile route: a, b, c, d read twice, u written, 6 / K values a row of checkpoints (9.75
+// a row at K = 8 against the store form's 11; the last chunk is not read again). Returns
+// whether a pivot was zero or not finite (the forward pass's, as pivot_line).
+template <class T, int K, class Io>
+ADI_PIVOT_HD bool pivot_line_recompute(Io& io, long long n) {
+  if (n <= 0) return false;
+  auto bad_r = [](T r) { return !(finite_value(r) && r != T(0)); };
+  bool bad = false;
+  PivotRow<T> cur{io.b(0), n > 1 ? io.c(0) : T(0), io.d(0)};
+  for (long long i = 1; i < n; ++i) {
+    if (((i - 1) & (K - 1)) == 0) io.save((i - 1) / K, cur);
+    const T a = io.a(i), b = io.b(i), c = i == n - 1 ? T(0) : io.c(i), d = io.d(i);
+    bad |= bad_r(pivot_step<T>(cur, a, b, c, d).r);
+  }
+  const PivotOut<T> last = pivot_last<T>(cur);
+  bad |= bad_r(last.r);
+  T x1 = last.y, x2 = T(0);
+  io.store(n - 1, x1);
+  if (n < 2) return bad;
+  const long long kmax = (n - 2) / K;
+  PivotRow<T> next = io.load(kmax);
+  for (long long k = kmax; k >= 0; --k) {
+    PivotRow<T> st = next;
+    if (k > 0) next = io.load(k - 1);  // in flight while chunk k is recomputed
+    io.back(k);
+    T u1[K], u2[K], y[K];
+    ADI_PIVOT_UNROLL
+    for (int j = 0; j < K; ++j) {
+      const long long i = k * K + 1 + j;
+      u1[j] = u2[j] = y[j] = T(0);
+      if (i < n) {
+        T a, b, c, d;
+        io.again(i, k, a, b, c, d);
+        const PivotOut<T> o = pivot_step<T>(st, a, b, i == n - 1 ? T(0) : c, d);
+        u1[j] = o.u1;
+        u2[j] = o.u2;
+        y[j] = o.y;
+      }
+    }
+    ADI_PIVOT_UNROLL
+    for (int j = K - 1; j >= 0; --j) {
+      const long long i = k * K + j;
+      if (i <= n - 2) {
+        const T x = y[j] - u1[j] * x1 - u2[j] * x2;
+        x2 = x1;
+        x1 = x;
+        io.store(i, x);
+      }
+    }
+  }
+  return bad;
+}
+
 // One warp's lines: lane w.lane eliminates its line (off[w.lane] >= 0) or a filled one.
 // Returns whether the lane's line has a zero or non-finite pivot.
-template <class T, int K, bool Shared, class W>
+template <class T, int K, bool Shared, bool Recompute, class W>
 ADI_PIVOT_HD bool xtile_warp_solve(W& w, const long long* off, long long n, const T* a, const T* b, const T* c,
                                    const T* d, T* u, T* ws, T* s) {
-  XtileIo<T, K, Shared, W> io{w, off, a, b, c, d, u, ws, s, n};
+  XtileIo<T, K, Shared, W, Recompute> io{w, off, a, b, c, d, u, ws, s, n};
   io.begin();
-  const bool bad = pivot_line<T>(io, n);
+  bool bad;
+  if constexpr (Recompute)
+    bad = pivot_line_recompute<T, K>(io, n);
+  else
+    bad = pivot_line<T>(io, n);
   return bad && off[w.lane] >= 0;
 }
 

@@ -14,6 +14,10 @@
 // Shared memory: 4 warps a block, each two buffers of 4 x [32][K + 1] (K = 64 bytes of a
 // line: fp32 16, fp64 8 rows): 70 / 74 KB a block, three blocks an SM on an H100 / H200.
 // ADI_PIVOTING_XTILE_BYTES=32 halves the chunk (twice the blocks an SM), for measurement.
+// ADI_PIVOTING_XTILE_FORM=recompute: the recompute form (common::pivot_line_recompute: U is not
+// stored; each chunk's rows are staged again and its steps rerun from a checkpoint of the
+// elimination's state, the same values bit for bit): a, b, c, d read twice, u written, 6 / K
+// checkpoint values a row (9.75 at K = 8 against 11); twice the elimination's arithmetic.
 #include <cuda_pipeline.h>
 
 #include <cstdlib>
@@ -35,6 +39,11 @@ inline int pivoting_xtile_bytes() {
   const char* e = std::getenv("ADI_PIVOTING_XTILE_BYTES");
   return e != nullptr && std::strcmp(e, "32") == 0 ? 32 : 64;
 }
+// The recompute form (ADI_PIVOTING_XTILE_FORM=recompute; measurement only).
+inline bool pivoting_xtile_recompute() {
+  const char* e = std::getenv("ADI_PIVOTING_XTILE_FORM");
+  return e != nullptr && std::strcmp(e, "recompute") == 0;
+}
 
 // The device's copies and barriers for common::XtileIo.
 struct XtileDeviceWarp {
@@ -54,8 +63,9 @@ struct XtileDeviceWarp {
   }
 };
 
-// ws: the workspace, three arrays of n x 32 per tile of 32 lines (u1', u2', y').
-template <class T, int K, bool Shared>
+// ws: the workspace, three arrays of n x 32 per tile of 32 lines (u1', u2', y'; recompute: the
+// checkpoints, 3 x ceil(n / K) x 32).
+template <class T, int K, bool Shared, bool Recompute>
 __global__ void __launch_bounds__(kXtileWarps* kWarp)
     pivoting_xtile_kernel(DeviceLines L, const T* a, const T* b, const T* c, const T* d, T* u, T* ws, int* flag,
                           const int* gate) {
@@ -69,9 +79,9 @@ __global__ void __launch_bounds__(kXtileWarps* kWarp)
   s_off[warp][lane] = line < nl ? static_cast<long long>(L.offset(line)) : -1LL;
   __syncwarp();
   XtileDeviceWarp w{lane};
-  T* const s = reinterpret_cast<T*>(pivot_xtile_smem) + warp * common::xtile_warp_elements<K>(Shared);
+  T* const s = reinterpret_cast<T*>(pivot_xtile_smem) + warp * common::xtile_warp_elements<K>(Shared, Recompute);
   T* const wt = ws + tile * 3 * n * kWarp;
-  report(common::xtile_warp_solve<T, K, Shared>(w, s_off[warp], n, a, b, c, d, u, wt, s), flag);
+  report(common::xtile_warp_solve<T, K, Shared, Recompute>(w, s_off[warp], n, a, b, c, d, u, wt, s), flag);
 }
 
 inline std::size_t pivoting_xtile_workspace(const LineSet& l, std::size_t value_size) {
@@ -79,13 +89,13 @@ inline std::size_t pivoting_xtile_workspace(const LineSet& l, std::size_t value_
   return slice_bytes(3 * tiles * static_cast<std::size_t>(l.n) * kWarp, value_size);
 }
 
-template <class T, int K>
+template <class T, int K, bool Recompute>
 void launch_pivoting_xtile_rows(const DeviceLines& L, BandView<T> bands, const T* d, T* u, T* ws, int* flag,
                                 cudaStream_t stream, const int* gate) {
   const i64 tiles = (L.lines() + kWarp - 1) / kWarp;
   const unsigned blocks = static_cast<unsigned>((tiles + kXtileWarps - 1) / kXtileWarps);
   const std::size_t smem =
-      static_cast<std::size_t>(kXtileWarps) * common::xtile_warp_elements<K>(bands.shared) * sizeof(T);
+      static_cast<std::size_t>(kXtileWarps) * common::xtile_warp_elements<K>(bands.shared, Recompute) * sizeof(T);
   auto launch = [&](auto kernel) {
     ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -93,9 +103,9 @@ void launch_pivoting_xtile_rows(const DeviceLines& L, BandView<T> bands, const T
     kernel<<<blocks, kXtileWarps * kWarp, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, ws, flag, gate);
   };
   if (bands.shared)
-    launch(pivoting_xtile_kernel<T, K, true>);
+    launch(pivoting_xtile_kernel<T, K, true, Recompute>);
   else
-    launch(pivoting_xtile_kernel<T, K, false>);
+    launch(pivoting_xtile_kernel<T, K, false, Recompute>);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -104,10 +114,18 @@ void launch_pivoting_xtile(const LineSet& ls, BandView<T> bands, const T* d, T* 
                            cudaStream_t stream, const int* gate = nullptr) {
   const DeviceLines L = to_device(ls);
   T* const ws = static_cast<T*>(workspace);
-  if (pivoting_xtile_bytes() == 32)
-    launch_pivoting_xtile_rows<T, common::xtile_rows<T, 32>()>(L, bands, d, u, ws, flag, stream, gate);
-  else
-    launch_pivoting_xtile_rows<T, common::xtile_rows<T, 64>()>(L, bands, d, u, ws, flag, stream, gate);
+  constexpr int narrow = common::xtile_rows<T, 32>(), wide = common::xtile_rows<T, 64>();
+  const bool half = pivoting_xtile_bytes() == 32;
+  if (pivoting_xtile_recompute()) {
+    if (half)
+      launch_pivoting_xtile_rows<T, narrow, true>(L, bands, d, u, ws, flag, stream, gate);
+    else
+      launch_pivoting_xtile_rows<T, wide, true>(L, bands, d, u, ws, flag, stream, gate);
+  } else if (half) {
+    launch_pivoting_xtile_rows<T, narrow, false>(L, bands, d, u, ws, flag, stream, gate);
+  } else {
+    launch_pivoting_xtile_rows<T, wide, false>(L, bands, d, u, ws, flag, stream, gate);
+  }
 }
 
 }  // namespace adi::cuda_backend::kernels
