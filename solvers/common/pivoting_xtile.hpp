@@ -299,16 +299,13 @@ struct XtileIo {
 template <class T, int K, class Io>
 ADI_PIVOT_HD bool pivot_line_recompute(Io& io, long long n) {
   if (n <= 0) return false;
-  auto bad_r = [](T r) { return !(finite_value(r) && r != T(0)); };
-  bool bad = false;
-  PivotRow<T> cur{io.b(0), n > 1 ? io.c(0) : T(0), io.d(0)};
-  for (long long i = 1; i < n; ++i) {
-    if (((i - 1) & (K - 1)) == 0) io.save((i - 1) / K, cur);
-    const T a = io.a(i), b = io.b(i), c = i == n - 1 ? T(0) : io.c(i), d = io.d(i);
-    bad |= bad_r(pivot_step<T>(cur, a, b, c, d).r);
-  }
-  const PivotOut<T> last = pivot_last<T>(cur);
-  bad |= bad_r(last.r);
+  PivotOut<T> last{};
+  const bool bad = pivot_forward<T>(
+      io, n, last,
+      [&io](long long i, const PivotRow<T>& cur) {
+        if (((i - 1) & (K - 1)) == 0) io.save((i - 1) / K, cur);
+      },
+      [](long long, const PivotOut<T>&) {});
   T x1 = last.y, x2 = T(0);
   io.store(n - 1, x1);
   if (n < 2) return bad;

@@ -172,24 +172,19 @@ struct PivotingXtile : ::testing::Test {
   }
 };
 
-TEST_F(PivotingXtile, BitIdenticalToPivotLine) {
-  both([] {
-    xtile_sweep<float, cm::xtile_rows<float, 64>(), false>();
-    xtile_sweep<double, cm::xtile_rows<double, 64>(), false>();
-    xtile_sweep<float, cm::xtile_rows<float, 32>(), false>();
-    xtile_sweep<double, cm::xtile_rows<double, 32>(), false>();
-  });
+// Both precisions and chunk widths (64 and 32 bytes of a line).
+template <bool Recompute>
+void xtile_sweeps() {
+  xtile_sweep<float, cm::xtile_rows<float, 64>(), Recompute>();
+  xtile_sweep<double, cm::xtile_rows<double, 64>(), Recompute>();
+  xtile_sweep<float, cm::xtile_rows<float, 32>(), Recompute>();
+  xtile_sweep<double, cm::xtile_rows<double, 32>(), Recompute>();
 }
 
+TEST_F(PivotingXtile, BitIdenticalToPivotLine) { both(xtile_sweeps<false>); }
+
 // The recompute form (pivot_line_recompute: U recomputed from checkpoints, not stored).
-TEST_F(PivotingXtile, RecomputeBitIdenticalToPivotLine) {
-  both([] {
-    xtile_sweep<float, cm::xtile_rows<float, 64>(), true>();
-    xtile_sweep<double, cm::xtile_rows<double, 64>(), true>();
-    xtile_sweep<float, cm::xtile_rows<float, 32>(), true>();
-    xtile_sweep<double, cm::xtile_rows<double, 32>(), true>();
-  });
-}
+TEST_F(PivotingXtile, RecomputeBitIdenticalToPivotLine) { both(xtile_sweeps<true>); }
 
 // A singular line (a zero row) is flagged, alone; the other lines' answers are unchanged.
 TEST_F(PivotingXtile, SingularLineFlaggedAlone) {
