@@ -151,7 +151,9 @@ struct XtileIo {
     w.sync();
     chunk_end = K;
   }
-  // Row i is read: its chunk k (>= 1) was issued on entering chunk k - 1 (or by begin).
+  // Row i is read: its chunk k (>= 1) was issued on entering chunk k - 1 (or by begin). Only
+  // a(i) checks: pivot_forward reads row 0 (staged by begin) through b, c, d and each row
+  // i >= 1 through a(i) first (one check a row, and the copy loops inlined once).
   ADI_PIVOT_HD void ensure(long long i) {
     if (i < chunk_end) return;
     const long long k = i / K;
@@ -170,16 +172,13 @@ struct XtileIo {
     ensure(i);
     return Shared ? w.ldg(pa + i) : at(0, i);
   }
-  ADI_PIVOT_HD T b(long long i) {
-    ensure(i);
+  ADI_PIVOT_HD T b(long long i) const {
     return Shared ? w.ldg(pb + i) : at(1, i);
   }
-  ADI_PIVOT_HD T c(long long i) {
-    ensure(i);
+  ADI_PIVOT_HD T c(long long i) const {
     return Shared ? w.ldg(pc + i) : at(2, i);
   }
-  ADI_PIVOT_HD T d(long long i) {
-    ensure(i);
+  ADI_PIVOT_HD T d(long long i) const {
     return at(Shared ? 0 : 3, i);
   }
   ADI_PIVOT_HD void put(long long i, T u1, T u2, T y) {
