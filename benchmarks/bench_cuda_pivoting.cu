@@ -19,11 +19,16 @@
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
 //                       [--routes=1] [--forms=1] [--profile=F] [--stop35=1] [--families=3] [--stop37=1]
-//                       [--regpart=1]
+//                       [--regpart=1] [--xtile=1]
 // --regpart=1 (stop 38, h-regpart): only the 256^3 rows of the register partition route
 // (ADI_PIVOTING_ROUTE=regpart, solvers/cuda/pivoting_regpart.cuh; its 2x block width with
 // ADI_PIVOTING_REGPART_LINES=narrow | wide: half / twice the lines a block) beside the thread route
 // forced, alternating, per axis and precision.
+// --xtile=1 (stop 39, h-pivx): only the 256^3 X rows of the X-tile route (ADI_PIVOTING_ROUTE=xtile,
+// solvers/cuda/pivoting_xtile.cuh; ADI_PIVOTING_XTILE_BYTES=32: half the chunk;
+// ADI_PIVOTING_XTILE_FORM=recompute: U recomputed, not stored) beside the thread
+// route forced and the tile route (automatic's on X), alternating, per precision, dominant and
+// Toeplitz 0.6 bands.
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
 // and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1; forms 0 and 1 with =0, the route alone)
 // alternating on the one-system rows.
@@ -285,6 +290,34 @@ void bench_box(cusparseHandle_t handle, long long n) {
   }
 }
 
+// A route of cuda_pivoting forced for the A/B modes: ADI_PIVOTING_ROUTE = route and the mode's
+// knobs (environment variables) = value, value2 while the plan is made and timed.
+struct RouteVariant {
+  const char *name, *route, *value, *value2 = "";
+};
+// `passes` passes alternating the variants on the box's lines along ax (partial pivoting, per-line
+// bands a, b, c); the smallest median of each variant, in ms.
+template <class T>
+std::vector<double> alternate_routes(const std::vector<RouteVariant>& variants, const char* knob, int passes,
+                                     const adi::Box3& box, adi::Axis ax, const T* a, const T* b, const T* c,
+                                     const T* d, T* u, const char* knob2 = "ADI_BENCH_UNUSED") {
+  std::vector<double> best(variants.size(), 1e30);
+  for (int pass = 0; pass < passes; ++pass)
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      setenv("ADI_PIVOTING_ROUTE", variants[v].route, 1);
+      setenv(knob, variants[v].value, 1);
+      setenv(knob2, variants[v].value2, 1);
+      adi::TridiagonalOptions o;
+      o.pivoting = adi::Pivoting::partial;
+      adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), adi::BoxLines{box, ax}, o);
+      best[v] = std::min(best[v], time_ms([&] { plan.solve(adi::Bands<T>{a, b, c}, d, u); }));
+      unsetenv("ADI_PIVOTING_ROUTE");
+      unsetenv(knob);
+      unsetenv(knob2);
+    }
+  return best;
+}
+
 // Stop 38 (--regpart=1): the register partition route against the thread route on the same 256^3
 // box (dominant bands: no line falls back), per axis; three passes alternating the variants, the
 // smallest median of each kept; % of copy counting 5 arrays.
@@ -296,48 +329,55 @@ void bench_regpart(long long n) {
   fill_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, d.p);
   CK(cudaDeviceSynchronize());
   const adi::Box3 box = adi::Box3::dense(n, n, n);
-  struct Variant {
-    const char *name, *route, *lines;
-  };
-  const Variant variants[] = {{"thread route forced", "thread", ""},
-                              {"regpart route forced", "regpart", ""},
-                              {"regpart forced, half the lines a block", "regpart", "narrow"},
-                              {"regpart forced, twice the lines a block", "regpart", "wide"}};
-  constexpr int kVariants = 4;
+  const char* knob = "ADI_PIVOTING_REGPART_LINES";
+  const std::vector<RouteVariant> variants = {{"thread route forced", "thread", ""},
+                                              {"regpart route forced", "regpart", ""},
+                                              {"regpart forced, half the lines a block", "regpart", "narrow"},
+                                              {"regpart forced, twice the lines a block", "regpart", "wide"}};
   for (adi::Axis ax : {adi::Axis::y, adi::Axis::z, adi::Axis::x}) {
     const char* an = ax == adi::Axis::x ? "X" : ax == adi::Axis::y ? "Y" : "Z";
-    double best[kVariants] = {1e30, 1e30, 1e30, 1e30};
-    for (int pass = 0; pass < 3; ++pass)
-      for (int v = 0; v < kVariants; ++v) {
-        setenv("ADI_PIVOTING_ROUTE", variants[v].route, 1);
-        setenv("ADI_PIVOTING_REGPART_LINES", variants[v].lines, 1);
-        adi::TridiagonalOptions o;
-        o.pivoting = adi::Pivoting::partial;
-        adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), adi::BoxLines{box, ax}, o);
-        best[v] = std::min(best[v], time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); }));
-        unsetenv("ADI_PIVOTING_ROUTE");
-        unsetenv("ADI_PIVOTING_REGPART_LINES");
-      }
-    for (int v = 0; v < kVariants; ++v)
+    const std::vector<double> best = alternate_routes<T>(variants, knob, 3, box, ax, a.p, b.p, c.p, d.p, u.p);
+    for (std::size_t v = 0; v < variants.size(); ++v)
       row(std::string(prec) + " " + an + " partial pivoting, " + variants[v].name, best[v], total, sizeof(T));
   }
   // Y, Toeplitz b = 1, a = c = 0.6 (not dominant-like: every line of the regpart route is marked
   // and re-solved by the thread route's loop): the fall-back's cost against the thread route.
   constant_bands_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, T(0.6), T(1), T(0.6));
   CK(cudaDeviceSynchronize());
-  double best[2] = {1e30, 1e30};
-  for (int pass = 0; pass < 2; ++pass)
-    for (int v = 0; v < 2; ++v) {
-      setenv("ADI_PIVOTING_ROUTE", variants[v].route, 1);
-      adi::TridiagonalOptions o;
-      o.pivoting = adi::Pivoting::partial;
-      adi::TridiagonalPlan<T> plan(adi::Executor::cuda(), adi::BoxLines{box, adi::Axis::y}, o);
-      best[v] = std::min(best[v], time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); }));
-      unsetenv("ADI_PIVOTING_ROUTE");
-    }
-  for (int v = 0; v < 2; ++v)
-    row(std::string(prec) + " Y Toeplitz 0.6 (regpart: every line falls back), " + variants[v].name, best[v], total,
+  const std::vector<RouteVariant> two(variants.begin(), variants.begin() + 2);
+  const std::vector<double> best = alternate_routes<T>(two, knob, 2, box, adi::Axis::y, a.p, b.p, c.p, d.p, u.p);
+  for (std::size_t v = 0; v < two.size(); ++v)
+    row(std::string(prec) + " Y Toeplitz 0.6 (regpart: every line falls back), " + two[v].name, best[v], total,
         sizeof(T));
+}
+
+// Stop 39 (--xtile=1): the X-tile route against the thread route forced and the tile route (the
+// default on X) on the same 256^3 X lines; dominant bands, then Toeplitz 0.6 (not dominant: rows
+// swap, the same work); three passes alternating the variants, the smallest median of each kept;
+// % of copy counting 5 arrays.
+template <class T>
+void bench_xtile(long long n) {
+  const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
+  const long long total = n * n * n;
+  Dev<T> a(total), b(total), c(total), d(total), u(total);
+  const adi::Box3 box = adi::Box3::dense(n, n, n);
+  const std::vector<RouteVariant> variants = {{"thread route forced", "thread", ""},
+                                              {"tile route forced (the default on X)", "tile", ""},
+                                              {"xtile route forced", "xtile", ""},
+                                              {"xtile forced, 32-byte chunks", "xtile", "32"},
+                                              {"xtile recompute form", "xtile", "", "recompute"},
+                                              {"xtile recompute form, 32-byte chunks", "xtile", "32", "recompute"}};
+  for (int bands = 0; bands < 2; ++bands) {
+    fill_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, d.p);
+    if (bands == 1) constant_bands_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, T(0.6), T(1), T(0.6));
+    CK(cudaDeviceSynchronize());
+    const std::vector<double> best =
+        alternate_routes<T>(variants, "ADI_PIVOTING_XTILE_BYTES", 3, box, adi::Axis::x, a.p, b.p, c.p, d.p, u.p,
+                            "ADI_PIVOTING_XTILE_FORM");
+    for (std::size_t v = 0; v < variants.size(); ++v)
+      row(std::string(prec) + " X " + (bands == 0 ? "dominant" : "Toeplitz 0.6") + ", " + variants[v].name, best[v],
+          total, sizeof(T));
+  }
 }
 
 // TridiagonalPlan's route for few long lines (Kernel::large_partition) on one line of n: median ms.
@@ -746,7 +786,10 @@ int main(int argc, char** argv) {
   CKS(cusparseCreate(&handle));
   const bool stop35 = flag(argc, argv, "stop35", 0) != 0;
   const bool stop37 = flag(argc, argv, "stop37", 0) != 0;
-  if (flag(argc, argv, "regpart", 0) != 0) {
+  if (flag(argc, argv, "xtile", 0) != 0) {
+    bench_xtile<float>(n);
+    bench_xtile<double>(n);
+  } else if (flag(argc, argv, "regpart", 0) != 0) {
     bench_regpart<float>(n);
     bench_regpart<double>(n);
   } else if (stop37) {  // the large plan's check only

@@ -1,4 +1,17 @@
 #!/usr/bin/env bash
+# Stop 39 (h-pivx, issue 23: the X-tile route, docs/pivoting.md "Stop 39 (h-pivx)"): ONE call,
+# ~3-5 min on a fresh H100 / H200 with the build:
+#   OUT=$OUT/xtile scripts/gpu_pivoting_check.sh --xtile
+# builds bench_cuda_pivoting, test_pivoting_xtile_cuda, test_pivoting_xtile (host) and
+# test_pivoting_cuda only; runs bench_cuda_pivoting --xtile=1 first (256^3 X lines, fp32 / fp64,
+# dominant and Toeplitz 0.6 bands: the thread route forced, the tile route (the default on X) and
+# the xtile route forced with 64- and 32-byte chunks, ADI_PIVOTING_XTILE_BYTES, alternating, best
+# of 3 medians of 20; % of copy counting 5 arrays, the copy measured in the run), then
+# test_pivoting_xtile_cuda (bit for bit against the thread route, within 10x of LAPACKE, sizes
+# 1 .. 257, partial warps and blocks, shared bands, in place; a singular line named), the host
+# emulation test, PivotingCuda.ForcedRoutesWithinTenTimesLapack (xtile added), and compute-sanitizer
+# memcheck and racecheck on PivotingXtileCuda.Small. Tables at the end: read the bench's "xtile
+# route forced" rows against "tile route forced" (the default on X) and "thread route forced".
 # Stop 38 (h-regpart, issue 23: the register partition route, docs/pivoting.md "Stop 38 (h-regpart)"):
 # ONE call, ~3-5 min on a fresh H100 / H200 with the build:
 #   OUT=$OUT/regpart scripts/gpu_pivoting_check.sh --regpart
@@ -129,10 +142,12 @@ s34=0  # --stop34: see the top (--ab with the whole suite, the host sweep and me
 s35=0  # --stop35: see the top (the refinement's gate: bench --stop35, the whole test_pivoting_cuda, memcheck)
 s37=0  # --stop37: see the top (the large plan's check: fused form A/B, its tests, memcheck)
 s38=0  # --regpart: see the top (the register partition route: bench A/B, its tests, memcheck)
+s39=0  # --xtile: see the top (the X-tile route: bench A/B, its tests, memcheck + racecheck)
 for arg in "$@"; do
   case $arg in
     --stop37) s37=1 ;;
     --regpart) s38=1 ;;
+    --xtile) s39=1 ;;
     --stop34) ab=1; s34=1 ;;
     --stop35) s35=1 ;;
     --ab) ab=1 ;;
@@ -171,51 +186,57 @@ configure() {  # dir, extra flags
 }
 t0=$(date +%s)
 find_bin() { find "$1" -name "$2" -type f -perm -u+x 2> /dev/null | head -1; }
-if [ $s38 = 1 ]; then
-  # The regpart targets first, test_pivoting_cuda in the background while the bench runs.
-  regpart_build() {
-    cmake --build $B -j "$(nproc)" --target "$@" > "$OUT/build.log" 2>&1 ||
-      { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
-  }
-  [ $build = 1 ] && configure $B "" && regpart_build bench_cuda_pivoting test_pivoting_regpart_cuda test_pivoting_regpart
-  [ $build = 1 ] && { cmake --build $B -j "$(nproc)" --target test_pivoting_cuda > "$OUT/build_tests.log" 2>&1 & }
-  [ $build = 1 ] && tests_build=$!
+# One table row per step: name, log, timeout, command...; the gtest counts and failures from its log.
+step_row() {
+  local name=$1 log=$2 limit=$3 t=$(date +%s) rc
+  shift 3
+  timeout "$limit" "$@" > "$OUT/$log" 2>&1
+  rc=$?
+  rows="$rows| $name | $([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)") in $(($(date +%s) - t)) s: $(grep -hE '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test|ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/$log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ') |"$'\n'
+}
+if [ $s38 = 1 ] || [ $s39 = 1 ]; then
+  # A forced route's A/B (--regpart: stop 38, --xtile: stop 39; see the top): the route's
+  # targets first, test_pivoting_cuda in the background while the bench runs.
+  if [ $s39 = 1 ]; then rt=xtile; suite=PivotingXtileCuda; else rt=regpart; suite=PivotingRegPartCuda; fi
+  if [ $build = 1 ]; then
+    configure $B ""
+    cmake --build $B -j "$(nproc)" --target bench_cuda_pivoting test_pivoting_${rt}_cuda test_pivoting_$rt \
+      > "$OUT/build.log" 2>&1 || { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
+    cmake --build $B -j "$(nproc)" --target test_pivoting_cuda > "$OUT/build_tests.log" 2>&1 &
+    tests_build=$!
+  fi
   echo "build: $(($(date +%s) - t0)) s"
-  [ $run = 0 ] && { wait; echo "built $B; run again with --regpart --no-build"; exit 0; }
+  [ $run = 0 ] && { wait; echo "built $B; run again with --$rt --no-build"; exit 0; }
   bench=$(find_bin $B bench_cuda_pivoting)
-  rbin=$(find_bin $B test_pivoting_regpart_cuda)
-  hbin=$(find_bin $B test_pivoting_regpart)
+  rbin=$(find_bin $B test_pivoting_${rt}_cuda)
+  hbin=$(find_bin $B test_pivoting_$rt)
   t1=$(date +%s)
-  timeout 120 "$bench" --regpart=1 --reps=20 > "$OUT/bench_regpart.log" 2>&1
+  timeout 150 "$bench" --$rt=1 --reps=20 > "$OUT/bench_$rt.log" 2>&1
   brc=$?
-  sed -n '/^Summary/,/^The check/p' "$OUT/bench_regpart.log" 2> /dev/null  # now too
-  rows="| bench_cuda_pivoting --regpart=1 | rc $brc in $(($(date +%s) - t1)) s |"$'\n'
-  # One table row per step: name, log, timeout, command...; the gtest counts and failures from its log.
-  regpart_row() {
-    local name=$1 log=$2 limit=$3 t=$(date +%s) rc
-    shift 3
-    timeout "$limit" "$@" > "$OUT/$log" 2>&1
-    rc=$?
-    rows="$rows| $name | $([ $rc = 0 ] && echo pass || echo "FAIL (rc $rc)") in $(($(date +%s) - t)) s: $(grep -hE '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test|ERROR SUMMARY' "$OUT/$log" | tr '\n' ' ') $(grep -E '^\[  FAILED  \] [A-Za-z]' "$OUT/$log" | sed 's/\[  FAILED  \] //' | tr '\n' ' ') |"$'\n'
-  }
+  sed -n '/^Summary/,/^The check/p' "$OUT/bench_$rt.log" 2> /dev/null  # now too
+  rows="| bench_cuda_pivoting --$rt=1 | rc $brc in $(($(date +%s) - t1)) s |"$'\n'
   san=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-  regpart_row "test_pivoting_regpart_cuda (all)" test_pivoting_regpart_cuda.log 150 "$rbin"
-  regpart_row "memcheck PivotingRegPartCuda.Small" sanitizer.log 90 "$san" --tool memcheck --error-exitcode 99 "$rbin" \
-    --gtest_filter='PivotingRegPartCuda.Small'
-  regpart_row "test_pivoting_regpart (host)" test_pivoting_regpart.log 60 env ADI_REGPART_VERBOSE=1 "$hbin"
+  step_row "test_pivoting_${rt}_cuda (all)" test_pivoting_${rt}_cuda.log 150 "$rbin"
+  step_row "memcheck $suite.Small" sanitizer.log 90 "$san" --tool memcheck --error-exitcode 99 "$rbin" \
+    --gtest_filter="$suite.Small"
+  [ $rt = xtile ] && step_row "racecheck $suite.Small" sanitizer_race.log 120 "$san" --tool racecheck \
+    --error-exitcode 99 "$rbin" --gtest_filter="$suite.Small"
+  step_row "test_pivoting_$rt (host)" test_pivoting_$rt.log 60 env ADI_REGPART_VERBOSE=1 "$hbin"
   [ -n "${tests_build:-}" ] && wait $tests_build
-  regpart_row "test_pivoting_cuda ForcedRoutesWithinTenTimesLapack" test_pivoting_cuda.log 90 \
+  step_row "test_pivoting_cuda ForcedRoutesWithinTenTimesLapack" test_pivoting_cuda.log 90 \
     "$(find_bin $B test_pivoting_cuda)" --gtest_filter='PivotingCuda.ForcedRoutesWithinTenTimesLapack'
   echo
-  echo "== adi pivoting GPU check --regpart ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
+  echo "== adi pivoting GPU check --$rt ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
   printf "%s" "$rows"
   echo; echo "-- failing checks (first lines) --"
   grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
-  grep -h "^========= " "$OUT"/sanitizer*.log 2> /dev/null | grep -v "COMPUTE-SANITIZER\|ERROR SUMMARY" | head -10
-  echo; echo "-- host accuracy (regpart lines of 256: flagged lines go to the exact fall-back) --"
-  grep -h "^regpart.* n   256:  60 lines" "$OUT/test_pivoting_regpart.log" 2> /dev/null | cut -c1-170
-  echo; echo "-- 256^3, the register partition route against the thread route (bench --regpart=1; % of copy = 5 arrays) --"
-  sed -n '/^device/p;/^copy bandwidth/p;/^Summary/,/^The check/p' "$OUT/bench_regpart.log" 2> /dev/null | grep -v "^The check"
+  grep -h "^========= " "$OUT"/sanitizer*.log 2> /dev/null | grep -v "COMPUTE-SANITIZER\|ERROR SUMMARY\|RACECHECK SUMMARY" | head -10
+  if [ $rt = regpart ]; then
+    echo; echo "-- host accuracy (regpart lines of 256: flagged lines go to the exact fall-back) --"
+    grep -h "^regpart.* n   256:  60 lines" "$OUT/test_pivoting_regpart.log" 2> /dev/null | cut -c1-170
+  fi
+  echo; echo "-- 256^3, the $rt route against the others forced (bench --$rt=1; % of copy = 5 arrays) --"
+  sed -n '/^device/p;/^copy bandwidth/p;/^Summary/,/^The check/p' "$OUT/bench_$rt.log" 2> /dev/null | grep -v "^The check"
   (cd "$OUT" && tar -czf /tmp/gpu_pivoting_logs.tgz --exclude gpu_pivoting_logs.tgz . 2> /dev/null &&
     mv /tmp/gpu_pivoting_logs.tgz gpu_pivoting_logs.tgz)
   exit 0

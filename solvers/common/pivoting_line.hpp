@@ -19,20 +19,34 @@
 
 namespace adi::common {
 
-template <class T, class Io>
-ADI_PIVOT_HD bool pivot_line(Io& io, long long n) {
-  if (n <= 0) return false;
+// The elimination alone over rows 0 .. n-1 (n >= 1) through Io's a, b, c, d: before(i, cur) sees
+// the current row before step i (i = 1 .. n-1), emit(i - 1, o) step i's U row; the last row's
+// in `last`. Returns whether a pivot was zero or not finite. pivot_line's forward pass, and the
+// X-tile route's recompute form's (solvers/common/pivoting_xtile.hpp, which saves the state).
+template <class T, class Io, class Before, class Emit>
+ADI_PIVOT_HD bool pivot_forward(Io& io, long long n, PivotOut<T>& last, Before&& before, Emit&& emit) {
   auto bad_r = [](T r) { return !(finite_value(r) && r != T(0)); };
   bool bad = false;
   PivotRow<T> cur{io.b(0), n > 1 ? io.c(0) : T(0), io.d(0)};
   for (long long i = 1; i < n; ++i) {
+    before(i, static_cast<const PivotRow<T>&>(cur));
     const T a = io.a(i), b = io.b(i), c = i == n - 1 ? T(0) : io.c(i), d = io.d(i);
     const PivotOut<T> o = pivot_step<T>(cur, a, b, c, d);
     bad |= bad_r(o.r);
-    io.put(i - 1, o.u1, o.u2, o.y);
+    emit(i - 1, o);
   }
-  const PivotOut<T> last = pivot_last<T>(cur);
+  last = pivot_last<T>(cur);
   bad |= bad_r(last.r);
+  return bad;
+}
+
+template <class T, class Io>
+ADI_PIVOT_HD bool pivot_line(Io& io, long long n) {
+  if (n <= 0) return false;
+  PivotOut<T> last{};
+  const bool bad = pivot_forward<T>(
+      io, n, last, [](long long, const PivotRow<T>&) {},
+      [&io](long long i, const PivotOut<T>& o) { io.put(i, o.u1, o.u2, o.y); });
   T x1 = last.y, x2 = T(0);
   io.store(n - 1, x1);
   for (long long i = n - 2; i >= 0; --i) {

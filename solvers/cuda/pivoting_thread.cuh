@@ -20,6 +20,10 @@
 //   - (forced only, stop 38) lines of 1 .. 272 rows, not periodic, meant for Y/Z sweeps: the
 //     register partition route (pivoting_regpart.cuh), a 17-row partition per thread in
 //     registers, only the reduced rows in shared memory, non-dominant lines re-solved exactly;
+//   - (forced only, stop 39) contiguous lines (X sweeps), not periodic: one thread per line,
+//     a warp's 32 lines staged through shared memory by asynchronous coalesced copies, two
+//     chunks in flight, the elimination common::pivot_line, bit for bit the thread route's
+//     (pivoting_xtile.cuh; the default stays the tile route until it is measured);
 //   - other contiguous lines (X sweeps, StridedLines with element stride 1), not periodic: one
 //     thread per line with the rows staged through shared memory, so every load and store
 //     of a warp is coalesced (pivoting_tile.cuh);
@@ -36,13 +40,14 @@
 #include "solvers/cuda/pivoting_staged.cuh"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 #include "solvers/cuda/pivoting_tile.cuh"
+#include "solvers/cuda/pivoting_xtile.cuh"
 
 namespace adi::cuda_backend::kernels {
 
-enum class PivotingRoute { thread, tile, block, partition, staged, regpart };
+enum class PivotingRoute { thread, tile, block, partition, staged, regpart, xtile };
 
 // For measurement only (bench_cuda_pivoting compares the routes on the same layout): the
-// environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition | staged | regpart forces a route
+// environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition | staged | regpart | xtile forces a route
 // where it can take the layout; read when the plan is made (workspace) and at each solve,
 // so set it before making the plan and keep it while solving with it.
 inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t value_size) {
@@ -53,6 +58,7 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t
     if (f == "tile" && pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
     if (f == "block" && pivoting_block_fits(l, periodic)) return PivotingRoute::block;
     if (f == "regpart" && pivoting_regpart_fits(l, periodic)) return PivotingRoute::regpart;
+    if (f == "xtile" && pivoting_xtile_fits(l, periodic)) return PivotingRoute::xtile;
     if (f == "partition" && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
   }
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
@@ -67,6 +73,7 @@ inline std::size_t pivoting_thread_per_line_workspace(const LineSet& l, bool per
     case PivotingRoute::block: return pivoting_block_workspace(l, value_size);
     case PivotingRoute::regpart: return pivoting_regpart_workspace(l, value_size);
     case PivotingRoute::tile: return pivoting_tile_workspace(l, value_size);
+    case PivotingRoute::xtile: return pivoting_xtile_workspace(l, value_size);
     default: return pivoting_thread_workspace(l, periodic, value_size);
   }
 }
@@ -81,13 +88,14 @@ void launch_pivoting_thread_per_line(const LineSet& ls, BandView<T> bands, const
     case PivotingRoute::block: return launch_pivoting_block<T, Chunk>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::regpart: return launch_pivoting_regpart<T>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::tile: return launch_pivoting_tile<T>(ls, bands, d, u, workspace, flag, stream);
+    case PivotingRoute::xtile: return launch_pivoting_xtile<T>(ls, bands, d, u, workspace, flag, stream);
     default: return launch_pivoting_thread<T, Chunk>(ls, bands, d, u, periodic, workspace, flag, stream);
   }
 }
 
 // automatic's device-side fall-back: the route partial would take, its blocks returning at
 // once while *gate == 0 (pivot_gate_closed). Only the routes automatic can reach on a
-// batch without reading anything back (tile, thread); false, and nothing enqueued, for the
+// batch without reading anything back (tile, thread; xtile where forced); false, and nothing enqueued, for the
 // others (the partition route reads its weak flag back anyway; staged and block are
 // forced for measurement), where the plan falls back through the host as before.
 template <class T, int Chunk>
@@ -95,6 +103,7 @@ bool launch_pivoting_gated(const LineSet& ls, BandView<T> bands, const T* d, T* 
                            const int* gate, int* flag, cudaStream_t stream) {
   switch (pivoting_route(ls, periodic, sizeof(T))) {
     case PivotingRoute::tile: launch_pivoting_tile<T>(ls, bands, d, u, workspace, flag, stream, gate); return true;
+    case PivotingRoute::xtile: launch_pivoting_xtile<T>(ls, bands, d, u, workspace, flag, stream, gate); return true;
     case PivotingRoute::thread:
       launch_pivoting_thread<T, Chunk>(ls, bands, d, u, periodic, workspace, flag, stream, gate);
       return true;

@@ -445,4 +445,13 @@ double worst_ratio(const Case<T>& k, const std::vector<T>& u, std::string& detai
   return std::min(ratio, 10.0 * worst_adi / bound);
 }
 
+// X lines for the X-tile route's tests (tests/solvers/cpu/test_pivoting_xtile.cpp,
+// tests/solvers/cuda/test_pivoting_xtile_cuda.cpp): layout 0, `count` contiguous lines; 1, about
+// `count` X lines of a padded box (gaps between lines, offsets not n apart).
+inline LineSet x_lines(int layout, index_t n, index_t count) {
+  if (layout == 0) return to_lines(StridedLines::contiguous(n, count));
+  const index_t ny = count < 3 ? count : 3, nz = (count + ny - 1) / ny;
+  return to_lines(BoxLines{Box3{n, ny, nz, n + 3, (n + 3) * ny + 5}, Axis::x});
+}
+
 }  // namespace adi::test_pivoting

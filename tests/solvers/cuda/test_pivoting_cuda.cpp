@@ -4,11 +4,12 @@
 // 10x of LAPACKE ?gtsv / ?gesv (or eps cond(A, x) where LAPACK's own luck is better,
 // tests/solvers/pivoting_cases.hpp); the issue-23 cases throw UnstableSystem with pivoting =
 // none and are solved with automatic (out of place; in place it throws, documented).
-// cuda_pivoting has five routes, chosen by layout (solvers/cuda/pivoting_thread.cuh):
+// cuda_pivoting has seven routes, chosen by layout (solvers/cuda/pivoting_thread.cuh):
 // contiguous lines the shared-memory tile kernel (layouts 0 and 3), few long lines the
 // partition method (PartitionRoute*), the rest (Y/Z, interleaved, gathers, periodic lines)
-// one thread per line; the staged and in-block partition kernels are forced
-// (ForcedRoutesWithinTenTimesLapack, StagedSmall).
+// one thread per line; the staged, in-block partition and X-tile kernels are forced
+// (ForcedRoutesWithinTenTimesLapack, StagedSmall; regpart and xtile have their own suites,
+// test_pivoting_regpart_cuda.cpp, test_pivoting_xtile_cuda.cpp).
 // Outputs are poisoned with NaN. Skips loudly without a device.
 #include <gtest/gtest.h>
 
@@ -493,7 +494,7 @@ TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
 // contiguous lines of 255 and 257 rows, where the default is the block route: the tile
 // and partition routes then run on lengths they would not get by default.
 TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
-  for (const char* route : {"thread", "tile", "block", "partition", "staged"}) {
+  for (const char* route : {"thread", "tile", "block", "partition", "staged", "xtile"}) {
     const ScopedEnv route_env("ADI_PIVOTING_ROUTE", route);
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
       for (index_t n : {255, 257})

@@ -1,0 +1,131 @@
+#pragma once
+// The X-tile route of partial pivoting (Kernel::cuda_pivoting; issue 23, stop 39, branch
+// h-pivx; forced only, ADI_PIVOTING_ROUTE=xtile, until measured): contiguous lines (X sweeps,
+// StridedLines of element stride 1), not periodic, any n >= 1. One thread per line, a warp
+// owns 32 neighbouring lines, and every global access goes through the warp's shared memory
+// with cp.async copies, coalesced (consecutive lanes on consecutive addresses of one line):
+// the elimination is common::pivot_line (the thread route's pivot_step / pivot_last and back
+// substitution, bit for bit), reached through common::XtileIo
+// (solvers/common/pivoting_xtile.hpp, which says how the tiles go; the host test runs the same
+// code with 32 threads a warp). Against the tile route (pivoting_tile.cuh, automatic's on X:
+// 255 / 158 registers, one array's 32 bytes a line in flight at a time per warp), the copies
+// hold no registers, two chunks of four arrays are in flight per warp, and the backward pass's
+// rows are prefetched a chunk ahead. Same traffic (11 values a row): at most ~45% of copy.
+// Shared memory: 4 warps a block, each two buffers of 4 x [32][K + 1] (K = 64 bytes of a
+// line: fp32 16, fp64 8 rows): 70 / 74 KB a block, three blocks an SM on an H100 / H200.
+// ADI_PIVOTING_XTILE_BYTES=32 halves the chunk (twice the blocks an SM), for measurement.
+// ADI_PIVOTING_XTILE_FORM=recompute: the recompute form (common::pivot_line_recompute: U is not
+// stored; each chunk's rows are staged again and its steps rerun from a checkpoint of the
+// elimination's state, the same values bit for bit): a, b, c, d read twice, u written, 6 / K
+// checkpoint values a row (9.75 at K = 8 against 11); twice the elimination's arithmetic.
+#include <cuda_pipeline.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "solvers/common/pivoting_xtile.hpp"
+#include "solvers/cuda/pivoting_thread_line.cuh"
+
+namespace adi::cuda_backend::kernels {
+
+constexpr int kXtileWarps = 4;  // warps a block
+
+inline bool pivoting_xtile_fits(const LineSet& l, bool periodic) {
+  return !periodic && l.stride == 1 && l.n >= 1 && l.n < (i64(1) << 30);
+}
+
+// Bytes of a line a chunk: 64, or 32 with ADI_PIVOTING_XTILE_BYTES=32 (measurement only).
+inline int pivoting_xtile_bytes() {
+  const char* e = std::getenv("ADI_PIVOTING_XTILE_BYTES");
+  return e != nullptr && std::strcmp(e, "32") == 0 ? 32 : 64;
+}
+// The recompute form (ADI_PIVOTING_XTILE_FORM=recompute; measurement only).
+inline bool pivoting_xtile_recompute() {
+  const char* e = std::getenv("ADI_PIVOTING_XTILE_FORM");
+  return e != nullptr && std::strcmp(e, "recompute") == 0;
+}
+
+// The device's copies and barriers for common::XtileIo.
+struct XtileDeviceWarp {
+  int lane;
+  template <class T>
+  __device__ __forceinline__ void copy(T* s, const T* g) const {
+    __pipeline_memcpy_async(s, g, sizeof(T));
+  }
+  __device__ __forceinline__ void commit() const { __pipeline_commit(); }
+  __device__ __forceinline__ void wait_prior1() const { __pipeline_wait_prior(1); }
+  __device__ __forceinline__ void wait_all() const { __pipeline_wait_prior(0); }
+  __device__ __forceinline__ void sync() const { __syncwarp(); }
+  __device__ __forceinline__ void fence() const { __threadfence_block(); }
+  template <class T>
+  __device__ __forceinline__ T ldg(const T* g) const {
+    return __ldg(g);
+  }
+};
+
+// ws: the workspace, three arrays of n x 32 per tile of 32 lines (u1', u2', y'; recompute: the
+// checkpoints, 3 x ceil(n / K) x 32).
+template <class T, int K, bool Shared, bool Recompute>
+__global__ void __launch_bounds__(kXtileWarps* kWarp)
+    pivoting_xtile_kernel(DeviceLines L, const T* a, const T* b, const T* c, const T* d, T* u, T* ws, int* flag,
+                          const int* gate) {
+  extern __shared__ __align__(16) unsigned char pivot_xtile_smem[];
+  __shared__ long long s_off[kXtileWarps][kWarp];
+  const int lane = static_cast<int>(threadIdx.x) % kWarp, warp = static_cast<int>(threadIdx.x) / kWarp;
+  const i64 nl = L.lines(), n = L.n;
+  const i64 tile = static_cast<i64>(blockIdx.x) * kXtileWarps + warp;
+  if (tile * kWarp >= nl || pivot_gate_closed(gate)) return;  // uniform per warp
+  const i64 line = tile * kWarp + lane;
+  s_off[warp][lane] = line < nl ? static_cast<long long>(L.offset(line)) : -1LL;
+  __syncwarp();
+  XtileDeviceWarp w{lane};
+  T* const s = reinterpret_cast<T*>(pivot_xtile_smem) + warp * common::xtile_warp_elements<K>(Shared, Recompute);
+  T* const wt = ws + tile * 3 * n * kWarp;
+  report(common::xtile_warp_solve<T, K, Shared, Recompute>(w, s_off[warp], n, a, b, c, d, u, wt, s), flag);
+}
+
+inline std::size_t pivoting_xtile_workspace(const LineSet& l, std::size_t value_size) {
+  const std::size_t tiles = static_cast<std::size_t>((l.lines() + kWarp - 1) / kWarp);
+  return slice_bytes(3 * tiles * static_cast<std::size_t>(l.n) * kWarp, value_size);
+}
+
+template <class T, int K, bool Recompute>
+void launch_pivoting_xtile_rows(const DeviceLines& L, BandView<T> bands, const T* d, T* u, T* ws, int* flag,
+                                cudaStream_t stream, const int* gate) {
+  const i64 tiles = (L.lines() + kWarp - 1) / kWarp;
+  const unsigned blocks = static_cast<unsigned>((tiles + kXtileWarps - 1) / kXtileWarps);
+  const std::size_t smem =
+      static_cast<std::size_t>(kXtileWarps) * common::xtile_warp_elements<K>(bands.shared, Recompute) * sizeof(T);
+  auto launch = [&](auto kernel) {
+    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+    kernel<<<blocks, kXtileWarps * kWarp, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, ws, flag, gate);
+  };
+  if (bands.shared)
+    launch(pivoting_xtile_kernel<T, K, true, Recompute>);
+  else
+    launch(pivoting_xtile_kernel<T, K, false, Recompute>);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void launch_pivoting_xtile(const LineSet& ls, BandView<T> bands, const T* d, T* u, void* workspace, int* flag,
+                           cudaStream_t stream, const int* gate = nullptr) {
+  const DeviceLines L = to_device(ls);
+  T* const ws = static_cast<T*>(workspace);
+  constexpr int narrow = common::xtile_rows<T, 32>(), wide = common::xtile_rows<T, 64>();
+  const bool half = pivoting_xtile_bytes() == 32;
+  if (pivoting_xtile_recompute()) {
+    if (half)
+      launch_pivoting_xtile_rows<T, narrow, true>(L, bands, d, u, ws, flag, stream, gate);
+    else
+      launch_pivoting_xtile_rows<T, wide, true>(L, bands, d, u, ws, flag, stream, gate);
+  } else if (half) {
+    launch_pivoting_xtile_rows<T, narrow, false>(L, bands, d, u, ws, flag, stream, gate);
+  } else {
+    launch_pivoting_xtile_rows<T, wide, false>(L, bands, d, u, ws, flag, stream, gate);
+  }
+}
+
+}  // namespace adi::cuda_backend::kernels
