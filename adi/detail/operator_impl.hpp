@@ -272,6 +272,11 @@ struct Operator<T>::Impl {
   void place();
   void build_axis(int a, const Pde& pde);
   void build_plan(int a);
+  // Axis a's lines over the sweep box (what its plans solve).
+  Box3 sweep_lines(int a) const;
+  // CUDA: the plan without the pivot check for the stage that carries the stencil fold, made
+  // the first time a stage along a carries it (the first stage of the AdiSolver's order).
+  void ensure_quiet(int a);
   void build_mixed(const Pde& pde);
   const T* face_values(int f, double t);
   // The source at time t, from a cache of two times (src). A lookup that misses fills the

@@ -17,6 +17,7 @@
 #include "adi/adi.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "tests/adi/scheme_problems.hpp"
+#include "tests/scoped_env.hpp"
 
 using namespace adi;
 using namespace adi::testing;
@@ -271,15 +272,17 @@ TEST(CudaScheme, SecondOrderOnTheGpu) {
 }
 
 // Temporary buffers are cached: after the first step (which may allocate the second
-// stage field and the boundary caches), steps allocate no device memory.
+// stage field and the boundary caches), steps allocate no device memory; in either stage order.
 TEST(CudaScheme, StepsAllocateNoDeviceMemory) {
   ADI_REQUIRE_CUDA();
   const HeatWave w = wave(3, Variant::neumann);
   Pde p = w.pde();
   p.source = [](double t, double x, double, double) { return x * t; };
   const Grid g = variant_grid({37, 64, 19}, 3, Variant::neumann);
+  for (const char* order : {"xyz", "zyx"})  // zyx: the first (folded) stage's plan is made at its first step
   for (const Scheme& s : {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
                           Scheme::hundsdorfer_verwer()}) {
+    adi::test::ScopedEnv env("ADI_STAGE_ORDER", order);
     AdiSolver<float> solver(g, p, wave_bc(w, Variant::neumann), s, Executor::cuda());
     Field<float> h(g), u(g, Executor::cuda());
     fill(h, g, w.exact(), 0.0);
@@ -288,7 +291,8 @@ TEST(CudaScheme, StepsAllocateNoDeviceMemory) {
     solver.step(u, 1e-3, 1e-3);
     const std::size_t before = cuda_backend::allocation_count();
     for (int n = 2; n < 10; ++n) solver.step(u, n * 1e-3, 1e-3);
-    EXPECT_EQ(cuda_backend::allocation_count(), before) << s.name() << ": device allocations in the step loop";
+    EXPECT_EQ(cuda_backend::allocation_count(), before)
+        << s.name() << " " << order << ": device allocations in the step loop";
     const StepTimings& t = solver.timings();
     EXPECT_EQ(t.steps, 10);
     for (int a = 0; a < 3; ++a) EXPECT_GT(t.implicit[a], 0.0);
@@ -329,5 +333,22 @@ TEST(CudaScheme, FoldedStepsMatchHostAtOddSizes) {
       expect_gpu_matches_host<float>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what, mode);
       expect_gpu_matches_host<double>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what, mode);
     }
+  });
+}
+
+// The stages in reverse order (ADI_STAGE_ORDER=zyx: z, y, x in 3D, y, x in 2D; the fold then
+// rides on the z stage, or y's), on both sides: every scheme, boundary set and odd size of the
+// fold tests, float and double, against the host solver in the same order (and
+// StepsAllocateNoDeviceMemory in this order).
+TEST(CudaScheme, ReversedStageOrderMatchesHost) {
+  ADI_REQUIRE_CUDA();
+  adi::test::ScopedEnv order("ADI_STAGE_ORDER", "zyx");
+  const std::vector<Scheme> schemes = {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
+                                       Scheme::hundsdorfer_verwer(), Scheme::douglas().with_damping(1)};
+  for_each_fold_case(schemes, [&](const FoldSet& set, const std::array<index_t, 3>&, const Grid& g, double dt,
+                                  const Scheme& s) {
+    const std::string what = std::string(s.name()) + " " + set.what + " " + g.describe() + " zyx";
+    expect_gpu_matches_host<float>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what);
+    expect_gpu_matches_host<double>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what);
   });
 }
