@@ -736,7 +736,8 @@ void with_fused_x_kernel(int variant, F&& f) {
 }
 // Y/Z lines are not folded (the first stage of a chain is along x unless the grid has one
 // node along x; Operator::folds says so): the kernel takes Fold, but no instance is built
-// (ptxas needs a minute per folded Y/Z instance).
+// (ptxas needs a minute per folded Y/Z instance), except the z-first order's opt-in one
+// (thomas_pcr_fused_strided_fold.cuh: ADI_FOLD_STRIDED_KERNELS, ADI_FOLD_STRIDED=1).
 // The warp copy stream (Warp) is built for the default register cap (1 block/SM) only.
 template <class T, class F>
 void with_fused_yz_kernel(int variant, bool warp, F&& f) {
@@ -833,6 +834,10 @@ void fit_carveout(Kernel kernel, int threads, std::size_t smem) {
   }
 }
 
+}  // namespace adi::cuda_backend::kernels
+#include "solvers/cuda/thomas_pcr_fused_strided_fold.cuh"  // the folded Y/Z stage (ADI_FOLD_STRIDED)
+namespace adi::cuda_backend::kernels {
+
 // Everything about a launch that depends on the lines and the device only: decided once
 // (the Operator prepares one per axis when it is built), so a stage launches at once.
 template <class T>
@@ -906,6 +911,7 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
         with_fused_yz_kernel<T>(L.variant, true, [&](auto kernel) {
           L.warp_grid = persistent_grid(kernel, L.threads, smem, wtiles, lim);
         });
+      L.fold_grid = strided_fold_grid<T>(L, !two, wtiles, lim);
     }
   }
   return L;
@@ -982,7 +988,9 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
       g.sh = pcr_shape(ls.n);
       with_fused_x_kernel<T, Fold>(L.variant, [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g); });
     } else if constexpr (Fold) {
-      throw Unsupported("fused ADI stage: the explicit operator folds into stages along x only");
+      g.sh = pcr_shape(ls.n, L.rows);
+      const T* streamed[2] = {nullptr, fs.v};
+      run_strided_fold<T>(g, L, L.warp_grid > 0 ? warp_tile_shift<T>(g.L, 1 << L.log2lb, streamed, 2) : -1, stream);
     } else {
       g.sh = pcr_shape(ls.n, L.rows);
       // The warp stream where base and v sit alike within 16 bytes (decided per call: the fields').

@@ -336,19 +336,62 @@ TEST(CudaScheme, FoldedStepsMatchHostAtOddSizes) {
   });
 }
 
-// The stages in reverse order (ADI_STAGE_ORDER=zyx: z, y, x in 3D, y, x in 2D; the fold then
-// rides on the z stage, or y's), on both sides: every scheme, boundary set and odd size of the
-// fold tests, float and double, against the host solver in the same order (and
-// StepsAllocateNoDeviceMemory in this order).
-TEST(CudaScheme, ReversedStageOrderMatchesHost) {
-  ADI_REQUIRE_CUDA();
-  adi::test::ScopedEnv order("ADI_STAGE_ORDER", "zyx");
+// Every scheme (Rannacher included), boundary set and odd size of the fold tests, float and
+// double, stepped on the GPU and on the host in the order of the environment (ADI_STAGE_ORDER).
+namespace {
+void fold_cases_match_host(const std::string& tag) {
   const std::vector<Scheme> schemes = {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
                                        Scheme::hundsdorfer_verwer(), Scheme::douglas().with_damping(1)};
   for_each_fold_case(schemes, [&](const FoldSet& set, const std::array<index_t, 3>&, const Grid& g, double dt,
                                   const Scheme& s) {
-    const std::string what = std::string(s.name()) + " " + set.what + " " + g.describe() + " zyx";
+    const std::string what = std::string(s.name()) + " " + set.what + " " + g.describe() + " " + tag;
     expect_gpu_matches_host<float>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what);
     expect_gpu_matches_host<double>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what);
   });
+}
+}  // namespace
+
+// The stages in reverse order (ADI_STAGE_ORDER=zyx: z, y, x in 3D, y, x in 2D; the fold then
+// rides on the z stage, or y's), on both sides (and StepsAllocateNoDeviceMemory in this order).
+TEST(CudaScheme, ReversedStageOrderMatchesHost) {
+  ADI_REQUIRE_CUDA();
+  adi::test::ScopedEnv order("ADI_STAGE_ORDER", "zyx");
+  fold_cases_match_host("zyx");
+}
+
+// Issue 16's z-first step: ADI_STAGE_ORDER=zyx with ADI_FOLD_STRIDED=1, the explicit operator riding
+// on the first stage along z (y on a 2D grid) inside the fused Y/Z kernel
+// (solvers/cuda/thomas_pcr_fused_strided_fold.cuh) instead of the stencil pass, for a test's life.
+namespace {
+struct StridedFold {
+  adi::test::ScopedEnv order{"ADI_STAGE_ORDER", "zyx"};
+  adi::test::ScopedEnv strided{"ADI_FOLD_STRIDED", "1"};
+  static constexpr const char* kNotBuilt =
+      "built without ADI_FOLD_STRIDED_KERNELS (-DCMAKE_CUDA_FLAGS=-DADI_FOLD_STRIDED_KERNELS)";
+  bool on() const { return cuda_backend::fused_strided_fold_available(); }
+};
+}  // namespace
+
+// Every fold case in the z-first order with the strided fold (the corrected schemes' two-term
+// stages keep the stencil fold), against the host in the same order; the kernel ran.
+TEST(CudaScheme, StridedFoldMatchesHost) {
+  ADI_REQUIRE_CUDA();
+  const StridedFold on;
+  if (!on.on()) GTEST_SKIP() << StridedFold::kNotBuilt;
+  const std::size_t before = cuda_backend::fused_strided_fold_launches();
+  fold_cases_match_host("zyx strided fold");
+  EXPECT_GT(cuda_backend::fused_strided_fold_launches(), before) << "the folded Y/Z kernel never ran";
+}
+
+// The same on one small grid (Douglas, Dirichlet g(t) + source, 37 x 33 x 19), for compute-sanitizer.
+TEST(CudaScheme, StridedFoldSmall) {
+  ADI_REQUIRE_CUDA();
+  const StridedFold on;
+  if (!on.on()) GTEST_SKIP() << StridedFold::kNotBuilt;
+  const std::size_t before = cuda_backend::fused_strided_fold_launches();
+  const FoldSet set = fold_sets()[1];
+  const Grid g = fold_grid({37, 33, 19}, false);
+  expect_gpu_matches_host<double>(g, set.pde, set.bc, Scheme::douglas(), fold_init, 2 * fold_dt(g), 2,
+                                  std::string(set.what) + " zyx strided fold");
+  EXPECT_EQ(cuda_backend::fused_strided_fold_launches(), before + 2) << "one folded Z stage per step";
 }
