@@ -16,7 +16,7 @@
 // ADI_FOLD_X_RING_SLOTS, and "... 2 waves" with z chunks of half the length, ADI_FOLD_X_RING_WAVES=2);
 // the header line says which. ADI_STAGE_ORDER (e.g. zyx: AdiSolver's order of the implicit stages)
 // moves the first stage, and with it the folded explicit part, to another axis; there
-// ADI_FOLD_STRIDED=1 folds it into the fused Y/Z kernel (a build with ADI_FOLD_STRIDED_KERNELS;
+// ADI_FOLD_STRIDED=1 (general rows) or 2 (lean rows) folds it into the fused Y/Z kernel (a build with ADI_FOLD_STRIDED_KERNELS;
 // scripts/gpu_heat_ab.sh --zfirst runs the z-first order both ways against the default order).
 //
 // 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
@@ -100,9 +100,12 @@ int first_axis() {
   const char* e = std::getenv("ADI_STAGE_ORDER");
   return e && (e[0] == 'y' || e[0] == 'z') ? e[0] - 'x' : 0;
 }
-bool strided_fold_runs() {
+int strided_fold_env() {
   const char* e = std::getenv("ADI_FOLD_STRIDED");
-  return first_axis() != 0 && e && std::string(e) == "1" && adi::cuda_backend::fused_strided_fold_available();
+  return e == nullptr ? 0 : std::string(e) == "1" ? 1 : std::string(e) == "2" ? 2 : 0;
+}
+bool strided_fold_runs() {
+  return first_axis() != 0 && strided_fold_env() != 0 && adi::cuda_backend::fused_strided_fold_available();
 }
 std::array<double, 4> part_fields(adi::SchemeKind kind, int k, Fold f) {
   const bool corrected = corrected_kind(kind);
@@ -619,7 +622,9 @@ int main(int argc, char** argv) {
               "along y/z %s; fused Y/Z copy stream %s; Y/Z form %s; stencil form %s; first stage along x %s\n",
               prop.name, prop.multiProcessorCount, g_steps,
               order && *order ? order : "xyz (the default)",
-              strided_fold_runs() ? "folded in the Y/Z kernel (ADI_FOLD_STRIDED=1)" : "stencil pass + solve",
+              !strided_fold_runs()      ? "stencil pass + solve"
+              : strided_fold_env() == 2 ? "folded in the Y/Z kernel, lean rows (ADI_FOLD_STRIDED=2)"
+                                        : "folded in the Y/Z kernel, general rows (ADI_FOLD_STRIDED=1)",
               stream ? stream : "default (warp)",
               lean && std::string(lean) == "0" ? "general (ADI_FUSED_YZ_LEAN=0)" : "lean (the default)",
               stencil && std::string(stencil) == "0" ? "column kernel (ADI_STENCIL_LEAN=0)" : "lean columns (the default)",

@@ -44,19 +44,20 @@
 #
 # --zfirst (issue 16, stop 39, zfirst): the stages in the order z, y, x with the explicit operator folded
 # into the first (z) stage inside the fused Y/Z kernel (fused_stage_strided_fold_kernel in
-# solvers/cuda/thomas_pcr_fused_strided_fold.cuh: ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=1; 8 transfers per
+# solvers/cuda/thomas_pcr_fused_strided_fold.cuh: ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=2, its lean rows; 8 transfers per
 # Douglas step) against today's default (ADI_STAGE_ORDER=xyz ADI_FOLD_STRIDED=0: the stencil pass + the X
 # solve, 10 transfers): builds with -DADI_FOLD_STRIDED_KERNELS (the folded Y/Z instances; build dir
 # build-gpu-zfirst) test_thomas_pcr_fused_stage, test_scheme_cuda and bench_cuda_heat_step; runs, in
-# parallel, the folded-stage cases of test_thomas_pcr_fused_stage with ADI_FOLD_STRIDED=1 for the whole
+# parallel, the folded-stage cases of test_thomas_pcr_fused_stage with ADI_FOLD_STRIDED=2 for the whole
 # process (their Douglas-form y and z stages take the new kernel; NaN-poisoned outputs, odd sizes) and
 # test_scheme_cuda (CudaScheme.StridedFoldMatchesHost and .ReversedStageOrderMatchesHost set their
 # switches: every scheme's z-first step vs the host in the same order), memcheck on
-# CudaScheme.StridedFoldSmall; the same A/B passes (forms "general" = xyz stencil fold, "lean" = zyx
-# strided fold; the rows that move: "Do stencil stage x" (4 -> 3 fields) and "... stage z" (3 -> 2), the
-# step, "stage x|z +explicit stencil, b2b"); a third form "zyx stencil" (ADI_STAGE_ORDER=zyx
-# ADI_FOLD_STRIDED=0: the order's cost alone) in pass 1 at 256^3 (its own table); ncu on the first stage
-# of a 256^3 fp64 Douglas step in each form (general: the stencil pass and the X solve).
+# CudaScheme.StridedFoldSmall (both forms); the same A/B passes (forms "general" = xyz stencil fold,
+# "lean" = zyx strided fold, lean rows; the rows that move: "Do stencil stage x" (4 -> 3 fields) and "... stage z" (3 -> 2), the
+# step, "stage x|z +explicit stencil, b2b"); two more forms in pass 1 at 256^3 (their own table): "zyx"
+# (ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=0: the order's cost alone) and "zyx1" (ADI_FOLD_STRIDED=1: the
+# fold's general rows, fold_base per row); ncu on the first stage of a 256^3 fp64 Douglas step in each
+# A/B form (general: the stencil pass and the X solve).
 #
 #   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x|--ring|--zfirst] [--no-build] [--no-tests] [--no-ncu] [--steps N]
 #
@@ -104,8 +105,9 @@ ab_env() {
   if [ $mode = zfirst ]; then
     case $1 in
       general) echo "ADI_STAGE_ORDER=xyz ADI_FOLD_STRIDED=0" ;;
-      lean) echo "ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=1" ;;
+      lean) echo "ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=2" ;;
       zyx) echo "ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=0" ;;
+      zyx1) echo "ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=1" ;;
     esac
   elif [ "$1" = lean ]; then
     echo "$ab_var=$ab_lean"
@@ -149,7 +151,7 @@ memcheck() {
 }
 if [ $tests = 1 ] && [ $mode = zfirst ]; then
   # In parallel (correctness only; the timings come after), memcheck in front.
-  ADI_FOLD_STRIDED=1 timeout 120 "$T/test_thomas_pcr_fused_stage" \
+  ADI_FOLD_STRIDED=2 timeout 120 "$T/test_thomas_pcr_fused_stage" \
     --gtest_filter='CudaFoldedStage.*:CudaFusedStage.MatchesTheFp64ReferenceFolded*' \
     > "$OUT/test_fused_stage_strided.log" 2>&1 &
   p1=$!
@@ -218,10 +220,12 @@ for pass in 1 2; do
     ADI_FOLD_X_RING=1 timeout 60 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas \
       --folds stencil --steps "$steps" >> "$OUT/bench_ab_ring.log" 2>&1 || echo "bench pass 1 ring: exit $?" >> "$OUT/bench_ab.log"
   fi
-  if [ $mode = zfirst ] && [ $pass = 1 ]; then  # the third form: the z-first order with the stencil fold (256^3 only)
-    echo "### pass 1 form zyx" >> "$OUT/bench_ab_ring.log"
-    env $(ab_env zyx) timeout 60 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas \
-      --folds stencil --steps "$steps" >> "$OUT/bench_ab_ring.log" 2>&1 || echo "bench pass 1 zyx: exit $?" >> "$OUT/bench_ab.log"
+  if [ $mode = zfirst ] && [ $pass = 1 ]; then  # two more forms at 256^3: zyx + stencil fold, zyx + general fold rows
+    for form in zyx zyx1; do
+      echo "### pass 1 form $form" >> "$OUT/bench_ab_ring.log"
+      env $(ab_env $form) timeout 60 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas \
+        --folds stencil --steps "$steps" >> "$OUT/bench_ab_ring.log" 2>&1 || echo "bench pass 1 $form: exit $?" >> "$OUT/bench_ab.log"
+    done
   fi
 done
 t_ab=$(( $(date +%s) - t0 ))
@@ -292,7 +296,7 @@ case_rows() {
   done
 }
 if [ $mode = zfirst ]; then
-echo "| test_thomas_pcr_fused_stage folded cases, ADI_FOLD_STRIDED=1 (whole process: Douglas-form y/z stages fold in the Y/Z kernel) | $(status $r_fused): $(counts "$OUT/test_fused_stage_strided.log") |"
+echo "| test_thomas_pcr_fused_stage folded cases, ADI_FOLD_STRIDED=2 (whole process: Douglas-form y/z stages fold in the Y/Z kernel, lean rows) | $(status $r_fused): $(counts "$OUT/test_fused_stage_strided.log") |"
 echo "| test_scheme_cuda (its StridedFold* / ReversedStageOrder cases set the switches) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_zfirst.log") |"
 case_rows "$OUT/test_scheme_cuda_zfirst.log" CudaScheme.StridedFoldMatchesHost CudaScheme.StridedFoldSmall \
   CudaScheme.ReversedStageOrderMatchesHost CudaScheme.StepsAllocateNoDeviceMemory CudaScheme.FoldedStepsMatchHostAtOddSizes
@@ -349,9 +353,9 @@ for f in $ncu_logs; do
 done
 echo
 if [ $mode = zfirst ]; then
-  echo "== the z-first order with the stencil fold (ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=0), 256^3, pass 1 (bench_ab_ring.log)"
-  grep -E "^(device|256x.*(Do stencil stage [xyz]|Do stencil step: CUDA events|stage [xz] \+explicit stencil, b2b))" "$OUT/bench_ab_ring.log" | cut -c1-110
-  echo "== A/B: general = order x, y, z, stencil pass + X solve (ADI_STAGE_ORDER=xyz ADI_FOLD_STRIDED=0, the default) / lean = order z, y, x, explicit part folded in the Z stage (ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=1); ms, two passes, Douglas (bench_ab.log)"
+  echo "== the z-first order with the stencil fold (form zyx: ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=0) and with the fold's general rows (zyx1: ADI_FOLD_STRIDED=1), 256^3, pass 1 (bench_ab_ring.log)"
+  grep -E "^(### |device|256x.*(Do stencil stage [xyz]|Do stencil step: CUDA events|stage [xz] \+explicit stencil, b2b))" "$OUT/bench_ab_ring.log" | cut -c1-110
+  echo "== A/B: general = order x, y, z, stencil pass + X solve (ADI_STAGE_ORDER=xyz ADI_FOLD_STRIDED=0, the default) / lean = order z, y, x, explicit part folded in the Z stage, lean rows (ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=2); ms, two passes, Douglas (bench_ab.log)"
 elif [ $mode = ring ]; then
   echo "== the ring kernel (ADI_FOLD_X_RING=1), 256^3, pass 1 (bench_ab_ring.log; run s38/14: fp32 stage x 0.2144, fp64 0.2611 ms)"
   grep -E "^256x.*(Do stencil stage x|Do stencil step: CUDA events|stage x \+explicit stencil, b2b|x ring S=|x ring 2 waves)" "$OUT/bench_ab_ring.log" | cut -c1-80

@@ -363,35 +363,41 @@ TEST(CudaScheme, ReversedStageOrderMatchesHost) {
 // on the first stage along z (y on a 2D grid) inside the fused Y/Z kernel
 // (solvers/cuda/thomas_pcr_fused_strided_fold.cuh) instead of the stencil pass, for a test's life.
 namespace {
+// form: "1" the general rows, "2" the lean rows.
 struct StridedFold {
+  explicit StridedFold(const char* form) : strided("ADI_FOLD_STRIDED", form) {}
   adi::test::ScopedEnv order{"ADI_STAGE_ORDER", "zyx"};
-  adi::test::ScopedEnv strided{"ADI_FOLD_STRIDED", "1"};
+  adi::test::ScopedEnv strided;
   static constexpr const char* kNotBuilt =
       "built without ADI_FOLD_STRIDED_KERNELS (-DCMAKE_CUDA_FLAGS=-DADI_FOLD_STRIDED_KERNELS)";
   bool on() const { return cuda_backend::fused_strided_fold_available(); }
 };
 }  // namespace
 
-// Every fold case in the z-first order with the strided fold (the corrected schemes' two-term
-// stages keep the stencil fold), against the host in the same order; the kernel ran.
+// Every fold case in the z-first order with the strided fold, general and lean rows (the corrected
+// schemes' two-term stages keep the stencil fold), against the host in the same order; the kernel ran.
 TEST(CudaScheme, StridedFoldMatchesHost) {
   ADI_REQUIRE_CUDA();
-  const StridedFold on;
-  if (!on.on()) GTEST_SKIP() << StridedFold::kNotBuilt;
-  const std::size_t before = cuda_backend::fused_strided_fold_launches();
-  fold_cases_match_host("zyx strided fold");
-  EXPECT_GT(cuda_backend::fused_strided_fold_launches(), before) << "the folded Y/Z kernel never ran";
+  for (const char* form : {"1", "2"}) {
+    const StridedFold on(form);
+    if (!on.on()) GTEST_SKIP() << StridedFold::kNotBuilt;
+    const std::size_t before = cuda_backend::fused_strided_fold_launches();
+    fold_cases_match_host(std::string("zyx strided fold ") + form);
+    EXPECT_GT(cuda_backend::fused_strided_fold_launches(), before) << "the folded Y/Z kernel never ran";
+  }
 }
 
 // The same on one small grid (Douglas, Dirichlet g(t) + source, 37 x 33 x 19), for compute-sanitizer.
 TEST(CudaScheme, StridedFoldSmall) {
   ADI_REQUIRE_CUDA();
-  const StridedFold on;
-  if (!on.on()) GTEST_SKIP() << StridedFold::kNotBuilt;
-  const std::size_t before = cuda_backend::fused_strided_fold_launches();
-  const FoldSet set = fold_sets()[1];
-  const Grid g = fold_grid({37, 33, 19}, false);
-  expect_gpu_matches_host<double>(g, set.pde, set.bc, Scheme::douglas(), fold_init, 2 * fold_dt(g), 2,
-                                  std::string(set.what) + " zyx strided fold");
-  EXPECT_EQ(cuda_backend::fused_strided_fold_launches(), before + 2) << "one folded Z stage per step";
+  for (const char* form : {"1", "2"}) {
+    const StridedFold on(form);
+    if (!on.on()) GTEST_SKIP() << StridedFold::kNotBuilt;
+    const std::size_t before = cuda_backend::fused_strided_fold_launches();
+    const FoldSet set = fold_sets()[1];
+    const Grid g = fold_grid({37, 33, 19}, false);
+    expect_gpu_matches_host<double>(g, set.pde, set.bc, Scheme::douglas(), fold_init, 2 * fold_dt(g), 2,
+                                    std::string(set.what) + " zyx strided fold " + form);
+    EXPECT_EQ(cuda_backend::fused_strided_fold_launches(), before + 2) << "one folded Z stage per step";
+  }
 }
