@@ -42,22 +42,23 @@
 # > 256); the ring kernel itself (ADI_FOLD_X_RING=1) as a third form "ring" in pass 1 at 256^3 only
 # (its own table) and in ncu (ring_fp64); the switch's tests run with ADI_FOLD_X_RING=2.
 #
-# --zfirst (issue 16, stop 39, zfirst): the stages in the order z, y, x with the explicit operator folded
-# into the first (z) stage inside the fused Y/Z kernel (fused_stage_strided_fold_kernel in
-# solvers/cuda/thomas_pcr_fused_strided_fold.cuh: ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=2, its lean rows; 8 transfers per
-# Douglas step) against today's default (ADI_STAGE_ORDER=xyz ADI_FOLD_STRIDED=0: the stencil pass + the X
-# solve, 10 transfers): builds with -DADI_FOLD_STRIDED_KERNELS (the folded Y/Z instances; build dir
-# build-gpu-zfirst) test_thomas_pcr_fused_stage, test_scheme_cuda and bench_cuda_heat_step; runs, in
-# parallel, the folded-stage cases of test_thomas_pcr_fused_stage with ADI_FOLD_STRIDED=2 for the whole
-# process (their Douglas-form y and z stages take the new kernel; NaN-poisoned outputs, odd sizes) and
-# test_scheme_cuda (CudaScheme.StridedFoldMatchesHost and .ReversedStageOrderMatchesHost set their
-# switches: every scheme's z-first step vs the host in the same order), memcheck on
-# CudaScheme.StridedFoldSmall (both forms); the same A/B passes (forms "general" = xyz stencil fold,
-# "lean" = zyx strided fold, lean rows; the rows that move: "Do stencil stage x" (4 -> 3 fields) and "... stage z" (3 -> 2), the
-# step, "stage x|z +explicit stencil, b2b"); two more forms in pass 1 at 256^3 (their own table): "zyx"
-# (ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=0: the order's cost alone) and "zyx1" (ADI_FOLD_STRIDED=1: the
-# fold's general rows, fold_base per row); ncu on the first stage of a 256^3 fp64 Douglas step in each
-# A/B form (general: the stencil pass and the X solve).
+# --zfirst (issue 16, stop 39, zfirst): the stages in the order z, y, x with the explicit operator
+# folded into the first (z) stage inside the fused Y/Z kernel (fused_stage_strided_fold_kernel in
+# solvers/cuda/thomas_pcr_fused_strided_fold.cuh; 8 transfers per Douglas step) against today's default
+# (order x, y, z, the stencil pass + the X solve: 10 transfers). Builds with -DADI_FOLD_STRIDED_KERNELS
+# (the folded Y/Z instances; build dir build-gpu-zfirst) test_thomas_pcr_fused_stage, test_scheme_cuda
+# and bench_cuda_heat_step. Tests, in parallel: the folded-stage cases of test_thomas_pcr_fused_stage
+# with ADI_FOLD_STRIDED=2 for the whole process (their Douglas-form y and z stages take the new kernel;
+# NaN-poisoned outputs, odd sizes) and test_scheme_cuda's z-first cases (CudaScheme.StridedFold*,
+# .ReversedStageOrderMatchesHost, .StepsAllocateNoDeviceMemory set their own switches: every scheme's
+# z-first step vs the host in the same order, both fold forms); memcheck on CudaScheme.StridedFoldSmall.
+# A/B passes (fp64 only; BENCH_TYPES=fp32,fp64 for both): form "general" = ADI_STAGE_ORDER=xyz
+# ADI_FOLD_STRIDED=0 (the default), "lean" = ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=2 (the fold's lean
+# rows); the rows that move: "Do stencil stage x" (4 -> 3 fields), "... stage z" (3 -> 2), the step,
+# "stage x|z +explicit stencil, b2b". Two more forms in pass 1 at 256^3 (their own table): "zyx"
+# (ADI_FOLD_STRIDED=0: the order's cost alone) and "zyx1" (ADI_FOLD_STRIDED=1: the fold's general rows,
+# fold_base per row). ncu on the first stage of a 256^3 fp64 Douglas step in each A/B form (general: the
+# stencil pass and the X solve; lean: the folded Z stage).
 #
 #   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x|--ring|--zfirst] [--no-build] [--no-tests] [--no-ncu] [--steps N]
 #
@@ -74,7 +75,7 @@ while [ $# -gt 0 ]; do
     --no-tests) tests=0 ;;
     --no-ncu) ncu_on=0 ;;
     --steps) steps=${2:?--steps N}; shift ;;
-    -h|--help) sed -n '2,62p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,65p' "$0"; exit 0 ;;
     *) echo "gpu_heat_ab.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -82,8 +83,9 @@ done
 OUT=${OUT:-$root/out/gpu_heat_ab}
 mkdir -p "$OUT"
 B=${B:-$root/build-gpu-heat-ab}
-cuda_flags=""
-if [ $mode = zfirst ]; then
+cuda_flags="" bench_types=fp32,fp64
+if [ $mode = zfirst ]; then  # fp64 only in the benchmark passes (the 5-minute call; issue 16's targets are fp64)
+  bench_types=${BENCH_TYPES:-fp64}
   B=${B_ZFIRST:-$root/build-gpu-zfirst}
   cuda_flags="-DADI_FOLD_STRIDED_KERNELS"
 fi
@@ -155,7 +157,9 @@ if [ $tests = 1 ] && [ $mode = zfirst ]; then
     --gtest_filter='CudaFoldedStage.*:CudaFusedStage.MatchesTheFp64ReferenceFolded*' \
     > "$OUT/test_fused_stage_strided.log" 2>&1 &
   p1=$!
-  timeout 120 "$T/test_scheme_cuda" > "$OUT/test_scheme_cuda_zfirst.log" 2>&1 &
+  timeout 120 "$T/test_scheme_cuda" \
+    --gtest_filter='CudaScheme.StridedFold*:CudaScheme.ReversedStageOrderMatchesHost:CudaScheme.StepsAllocateNoDeviceMemory' \
+    > "$OUT/test_scheme_cuda_zfirst.log" 2>&1 &
   p2=$!
   memcheck test_scheme_cuda CudaScheme.StridedFoldSmall
   wait $p1; r_fused=$?
@@ -212,7 +216,7 @@ for pass in 1 2; do
   for form in general lean; do
     echo "### pass $pass form $form" >> "$OUT/bench_ab.log"
     env $(ab_env $form) timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme douglas \
-      --folds stencil --steps "$steps" >> "$OUT/bench_ab.log" 2>&1 ||
+      --folds stencil --steps "$steps" --types "$bench_types" >> "$OUT/bench_ab.log" 2>&1 ||
       echo "bench pass $pass $form: exit $?" >> "$OUT/bench_ab.log"
   done
   if [ $mode = ring ] && [ $pass = 1 ]; then  # the third form: the ring kernel (256^3 only)
@@ -224,7 +228,7 @@ for pass in 1 2; do
     for form in zyx zyx1; do
       echo "### pass 1 form $form" >> "$OUT/bench_ab_ring.log"
       env $(ab_env $form) timeout 60 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas \
-        --folds stencil --steps "$steps" >> "$OUT/bench_ab_ring.log" 2>&1 || echo "bench pass 1 $form: exit $?" >> "$OUT/bench_ab.log"
+        --folds stencil --steps "$steps" --types "$bench_types" >> "$OUT/bench_ab_ring.log" 2>&1 || echo "bench pass 1 $form: exit $?" >> "$OUT/bench_ab.log"
     done
   fi
 done
