@@ -629,7 +629,8 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
       if (!g.periodic) {
         if (Full && s == 0) {
           if constexpr (Fold)
-            rd[0] = stage_rhs_row<true, -1>(g, B, 0, T(0), vlo, pv[0], MaxM > 1 ? pv[LB] : vhi, fi, off, lc);
+            rd[0] = stage_rhs_row<true, -1>(g, B, 0, T(0), vlo, pv[0], MaxM > 1 ? pv[LB] : vhi, fi, off,
+                                            fold_line<-1>(g, line));  // (lc not kept live through the rows)
           else
             rd[0] = stage_rhs_end(g, 0, ba[0], bd[0], bc[0], p[0], vlo, pv[0], MaxM > 1 ? pv[LB] : vhi, fi, off);
         }
@@ -639,7 +640,7 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
           if (k > 0 && mylen >= 2) vm1 = pv[(k - 1) * LB];
           const i64 last = off + static_cast<i64>(n - 1) * st;
           if constexpr (Fold)
-            rd[k] = stage_rhs_row<true, -1>(g, B, n - 1, T(0), vm1, pv[k * LB], vhi, fi, last, lc);
+            rd[k] = stage_rhs_row<true, -1>(g, B, n - 1, T(0), vm1, pv[k * LB], vhi, fi, last, fold_line<-1>(g, line));
           else
             rd[k] = stage_rhs_end(g, 1, ba[k], bd[k], bc[k], p[k * LB], vm1, pv[k * LB], vhi, fi, last);
         }
