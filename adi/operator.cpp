@@ -148,16 +148,32 @@ void Operator<T>::Impl::place() {
 // rows) within this rank, or this rank's segments of lines that cross ranks (collective
 // over the ranks of the axis), times the unknown ranges of the other two axes.
 template <class T>
+Box3 Operator<T>::Impl::sweep_lines(int a) const {
+  std::array<index_t, 3> ext{};
+  for (int d = 0; d < 3; ++d) ext[d] = hi[d] - lo[d] + 1;
+  ext[a] = N[a] - ghost[a][0] - ghost[a][1];
+  return Box3{ext[0], ext[1], ext[2], view.box.sy, view.box.sz};
+}
+
+template <class T>
+void Operator<T>::Impl::ensure_quiet(int a) {
+  AxisData& A = ax[a];
+  if (A.quiet || !exec.is_cuda() || !A.plan) return;
+  TridiagonalOptions opt;
+  opt.periodic = A.periodic;
+  opt.check_pivots = false;
+  A.quiet.emplace(exec, BoxLines{sweep_lines(a), static_cast<Axis>(a)}, opt);
+}
+
+template <class T>
 void Operator<T>::Impl::build_plan(int a) {
   AxisData& A = ax[a];
-  std::array<index_t, 3> org = lo, ext{};
-  for (int d = 0; d < 3; ++d) ext[d] = hi[d] - lo[d] + 1;
+  std::array<index_t, 3> org = lo;
   org[a] = ghost[a][0];
-  ext[a] = N[a] - ghost[a][0] - ghost[a][1];
   const Box3& fb = view.box;
   A.sweep_offset = org[0] + org[1] * fb.sy + org[2] * fb.sz;
   A.band_offset = org[a];
-  const Box3 lines{ext[0], ext[1], ext[2], fb.sy, fb.sz};
+  const Box3 lines = sweep_lines(a);
   if (split[a]) {
     if constexpr (std::is_same_v<T, float>)
       A.dplan = sub->line_solver_f(static_cast<Axis>(a), exec, lines, A.periodic);
@@ -169,13 +185,11 @@ void Operator<T>::Impl::build_plan(int a) {
   opt.periodic = A.periodic;
   opt.stages = exec.is_cuda() && A.shared;  // the fused stage: decide_fused
   A.plan.emplace(exec, BoxLines{lines, static_cast<Axis>(a)}, opt);
-  opt.stages = false;
-  bool first = true;  // the first active axis: the one whose stage carries the stencil fold
+  // The first active axis: the one whose stage carries the stencil fold in the default order
+  // (another order's first axis gets its quiet plan at its first folded stage).
+  bool first = true;
   for (int b = 0; b < a; ++b) first = first && !active[b];
-  if (exec.is_cuda() && first) {
-    opt.check_pivots = false;
-    A.quiet.emplace(exec, BoxLines{lines, static_cast<Axis>(a)}, opt);
-  }
+  if (first) ensure_quiet(a);
 }
 
 template <class T>
@@ -554,8 +568,18 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
   const bool ring = p.fold_mode == ExplicitFold::stencil && ring_env &&
                     (std::string(ring_env) == "1" || std::string(ring_env) == "2") && ring_fits &&
                     !terms[1].field && (!V_old || V_old == terms[0].field);
-  const bool in_kernel = (p.fold_mode == ExplicitFold::kernel || ring) &&
-                         p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result, ring);
+  // ADI_FOLD_STRIDED=1 / 2 (its lean form) (issue 16, stop 39, the z-first order; an A/B switch, default off;
+  // scripts/gpu_heat_ab.sh --zfirst): a chain's first stage along y or z (AdiSolver::set_stage_order)
+  // takes the kernel fold too, in the fused Y/Z kernel (solvers/cuda/thomas_pcr_fused_strided_fold.cuh;
+  // only in a build with ADI_FOLD_STRIDED_KERNELS and where its launch applies: fused_strided_fold_applies).
+  const char* strided_env = std::getenv("ADI_FOLD_STRIDED");
+  const bool strided = p.fold_mode == ExplicitFold::stencil && a != 0 && strided_env &&
+                       (std::string(strided_env) == "1" || std::string(strided_env) == "2") && p.exec.is_cuda() &&
+                       p.fused(a) &&
+                       cuda_backend::fused_strided_fold_applies(p.ax[a].plan->lines(), int(sizeof(T))) &&
+                       !terms[1].field && V_old && V_old == terms[0].field;
+  const bool in_kernel = (p.fold_mode == ExplicitFold::kernel || ring || strided) &&
+                         p.can_fold(a, t_new, t_old, V_old != nullptr, fold, result, ring || strided, strided);
   if (p.fold_mode != ExplicitFold::separate && !in_kernel) {
     check_stage();
     try {
@@ -729,6 +753,7 @@ bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fol
     split_solve(a, y, x);
     return true;
   }
+  ensure_quiet(a);
   T& formed = fused(a) ? A.b_formed : A.s_formed;  // the fused kernel does not form b
   // Pivots depend on s only: checked (one synchronisation) when s changes, as the fused stage.
   const bool check = formed != s || !A.quiet;

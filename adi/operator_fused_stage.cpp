@@ -118,8 +118,8 @@ void Operator<T>::Impl::stage_ends(int a, T s, double t_new, double t_old, Field
 
 template <class T>
 bool Operator<T>::Impl::can_fold(int a, double t_new, double t_old, bool has_old, const Fold& f,
-                                 const Field<T>* result, bool any_mode) const {
-  if (!folds(a, any_mode) || !f.terms[0].field) return false;
+                                 const Field<T>* result, bool any_mode, bool strided) const {
+  if (!folds(a, any_mode, strided) || !f.terms[0].field) return false;
   // Boundary data and sources are cached for two times: the stage's and the terms' together.
   std::array<double, 4> ts{};
   int n = 0;

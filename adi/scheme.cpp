@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,52 @@ class Timer {
   double& acc_;
   std::chrono::steady_clock::time_point t0_;
 };
+
+// "(z, y, x)"
+std::string describe_order(const std::vector<Axis>& order) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const int a = static_cast<int>(order[i]);
+    s += std::string(i ? ", " : "") + (a >= 0 && a < 3 ? axis_name(order[i]) : "Axis(" + detail::number(a) + ")");
+  }
+  return s + ")";
+}
+
+// Throws InvalidArgument unless `order` is a permutation of the operator's active axes.
+template <class T>
+void check_stage_order(const Operator<T>& op, const std::vector<Axis>& order, const std::string& what) {
+  std::vector<Axis> active;
+  for (Axis a : {Axis::x, Axis::y, Axis::z})
+    if (op.active(a)) active.push_back(a);
+  bool ok = order.size() == active.size();
+  std::array<int, 3> seen{};
+  for (Axis a : order) {
+    const int i = static_cast<int>(a);
+    ok = ok && i >= 0 && i < 3 && op.active(a) && ++seen[i] == 1;
+  }
+  if (!ok)
+    throw InvalidArgument(what + " = " + describe_order(order) + " must be a permutation of the active axes " +
+                          describe_order(active) + " (the axes with more than one node) of the grid " +
+                          op.grid().describe() + ", each once");
+}
+
+// ADI_STAGE_ORDER ("zyx", "yx", ...: axis letters, those of inactive axes skipped) or the
+// default x, y, z, restricted to the active axes.
+template <class T>
+std::vector<Axis> initial_stage_order(const Operator<T>& op) {
+  std::vector<Axis> order;
+  const char* env = std::getenv("ADI_STAGE_ORDER");
+  const std::string letters = env && *env ? env : "xyz";
+  for (char c : letters) {
+    if (c != 'x' && c != 'y' && c != 'z')
+      throw InvalidArgument("ADI_STAGE_ORDER = '" + letters +
+                            "': expected the letters x, y, z in the order of the implicit stages, e.g. zyx");
+    const Axis a = static_cast<Axis>(c - 'x');
+    if (op.active(a)) order.push_back(a);
+  }
+  check_stage_order(op, order, "ADI_STAGE_ORDER '" + letters + "' on the active axes");
+  return order;
+}
 }  // namespace
 
 const char* scheme_name(SchemeKind k) {
@@ -81,7 +128,7 @@ struct AdiSolver<T>::Impl {
   double halo0 = 0;                   // the operator's halo / line exchange seconds at the last reset
   std::array<double, 3> exchange0{};
   long taken = 0;
-  std::vector<Axis> axes;  // the implicit axes, in order
+  std::vector<Axis> axes;  // the implicit axes in the order of the stages (set_stage_order)
   // The explicit steps ride on the first stage of each chain (Operator::solve_folded), unless
   // the operator keeps them separate (ExplicitFold::separate: the host's default).
   bool fold() const { return op.explicit_fold() != Operator<T>::ExplicitFold::separate; }
@@ -343,8 +390,7 @@ AdiSolver<T>::AdiSolver(Operator<T> op, Scheme scheme) {
     throw Unsupported("AdiSolver: peaceman-rachford has no stage for mixed derivative terms (explicit in both "
                       "halves it is unstable); use craig-sneyd, modified-craig-sneyd or hundsdorfer-verwer");
   impl_ = std::make_unique<Impl>(std::move(op), scheme);
-  for (Axis a : {Axis::x, Axis::y, Axis::z})
-    if (impl_->op.active(a)) impl_->axes.push_back(a);
+  impl_->axes = initial_stage_order(impl_->op);
   impl_->W = impl_->op.make_field();
 }
 
@@ -411,6 +457,15 @@ void AdiSolver<T>::advance(Field<T>& u, double t0, double t1, long steps, const 
 template <class T>
 void AdiSolver<T>::restart() {
   impl_->taken = 0;
+}
+template <class T>
+void AdiSolver<T>::set_stage_order(const std::vector<Axis>& order) {
+  check_stage_order(impl_->op, order, "AdiSolver::set_stage_order: order");
+  impl_->axes = order;
+}
+template <class T>
+const std::vector<Axis>& AdiSolver<T>::stage_order() const {
+  return impl_->axes;
 }
 template <class T>
 const Scheme& AdiSolver<T>::scheme() const {

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "adi/field.hpp"
 #include "adi/operator.hpp"
@@ -95,6 +96,19 @@ class AdiSolver {
   void advance(Field<T>& u, double t0, double t1, long steps, const ProgressCallback<T>& progress = {});
   // Forgets the steps taken: the next step is damped again (a new initial value).
   void restart();
+
+  // The order of the implicit stages in every scheme's chain (Douglas, the corrected
+  // schemes' two chains, Peaceman-Rachford's halves): a permutation of the active axes (the
+  // axes with more than one node), e.g. {z, y, x} or, on a 2D grid, {y, x}. Any order gives a
+  // valid scheme of the same order and stability; results differ at the splitting-error
+  // level (O(dt^2) per step for the second-order schemes). Default x, y, z. The first stage
+  // carries the folded explicit operator on CUDA (Operator::solve_folded), so the order sets
+  // which axis that is. The environment variable ADI_STAGE_ORDER (e.g. "zyx"; the letters of
+  // the inactive axes are skipped) sets the order at construction, for measurement; this call
+  // overrides it. Throws InvalidArgument, naming the order given, unless it is a permutation
+  // of the active axes.
+  void set_stage_order(const std::vector<Axis>& order);
+  const std::vector<Axis>& stage_order() const;
 
   const Scheme& scheme() const;
   Operator<T>& op();

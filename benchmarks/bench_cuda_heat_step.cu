@@ -14,7 +14,10 @@
 // stage in the ring kernel, 2 transfers instead of 4; scripts/gpu_heat_ab.sh --ring runs both; with
 // the switch the rows "stage x folded, x ring S=3/4/5" time it at each ring depth,
 // ADI_FOLD_X_RING_SLOTS, and "... 2 waves" with z chunks of half the length, ADI_FOLD_X_RING_WAVES=2);
-// the header line says which.
+// the header line says which. ADI_STAGE_ORDER (e.g. zyx: AdiSolver's order of the implicit stages)
+// moves the first stage, and with it the folded explicit part, to another axis; there
+// ADI_FOLD_STRIDED=1 (general rows) or 2 (lean rows) folds it into the fused Y/Z kernel (a build with ADI_FOLD_STRIDED_KERNELS;
+// scripts/gpu_heat_ab.sh --zfirst runs the z-first order both ways against the default order).
 //
 // 1. Copy bandwidth, as bench_cuda_tridiagonal: cudaMemcpy device-to-device and a
 //    16-byte-vector copy kernel over 1 GiB (read + write); the faster is the 100%.
@@ -88,17 +91,34 @@ int x_ring_mode() {
 bool x_ring_on() { return x_ring_mode() != 0; }
 long long g_nx = 0;  // the grid being measured (the ring takes lines of at most 256)
 bool x_ring_runs() { return x_ring_on() && g_nx <= 256; }
+// ADI_STAGE_ORDER (issue 16, stop 39: AdiSolver's stage order, e.g. zyx): the first stage's axis
+// (0 x, 1 y, 2 z), which carries the folded explicit part. ADI_FOLD_STRIDED=1 (in a build with
+// ADI_FOLD_STRIDED_KERNELS): a first stage along y or z folds it inside the fused Y/Z kernel (reads
+// U, writes Y_1: 2 transfers) instead of the stencil pass + the line solve (4); the corrected
+// schemes' two-term correction stage keeps the stencil fold.
+int first_axis() {
+  const char* e = std::getenv("ADI_STAGE_ORDER");
+  return e && (e[0] == 'y' || e[0] == 'z') ? e[0] - 'x' : 0;
+}
+int strided_fold_env() {
+  const char* e = std::getenv("ADI_FOLD_STRIDED");
+  return e == nullptr ? 0 : std::string(e) == "1" ? 1 : std::string(e) == "2" ? 2 : 0;
+}
+bool strided_fold_runs() {
+  return first_axis() != 0 && strided_fold_env() != 0 && adi::cuda_backend::fused_strided_fold_available();
+}
 std::array<double, 4> part_fields(adi::SchemeKind kind, int k, Fold f) {
   const bool corrected = corrected_kind(kind);
+  const int f0 = k == 3 ? first_axis() : 0;
   std::array<double, 4> p{};
   for (int a = 0; a < k; ++a) p[a] = corrected ? 6 : 3;
   if (f == Fold::separate) {
     p[3] = corrected ? 2 + 3 + 3 : 2;
   } else if (f == Fold::stencil) {
-    const double first = x_ring_runs() ? 2 : 4;
-    p[0] = corrected ? first + 7 : first;
+    const double first = (f0 == 0 && x_ring_runs()) || strided_fold_runs() ? 2 : 4;
+    p[f0] = corrected ? first + 7 : first;
   } else {
-    p[0] = corrected ? 2 + 3 : 2;
+    p[f0] = corrected ? 2 + 3 : 2;
   }
   return p;
 }
@@ -437,16 +457,19 @@ void bench_heat(long long nx, long long ny, long long nz, const std::string& sch
       std::snprintf(name, sizeof name, "stage %c fused, back to back", axes[a]);
       row(grid_name, type, name, ms, 3, field);
     }
-    {  // the first Douglas stage with the explicit part, each fold
+    {  // the first Douglas stage with the explicit part, each fold (along the order's first axis)
       adi::Field<T> Y(grid, gpu);
       const typename adi::Operator<T>::ExplicitTerm term{t0, &u, {dtt, dtt, dtt, dtt}};
+      const int f0 = first_axis();
+      std::array<bool, 3> later_f0{true, true, true};
+      later_f0[f0] = false;
       for (Fold fm : {Fold::separate, Fold::stencil, Fold::kernel}) {
         op.set_explicit_fold(static_cast<typename adi::Operator<T>::ExplicitFold>(fm));
         const double ms = event_ms([&] {
           for (int r = 0; r < 10; ++r)
-            op.solve_folded(adi::Axis::x, s, t1, T(1), {term, {}}, Y, t0, &u, {false, true, true});
+            op.solve_folded(static_cast<adi::Axis>(f0), s, t1, T(1), {term, {}}, Y, t0, &u, later_f0);
         }, 5) / 10;
-        std::snprintf(name, sizeof name, "stage x +explicit %s, b2b", fold_name(fm));
+        std::snprintf(name, sizeof name, "stage %c +explicit %s, b2b", axes[f0], fold_name(fm));
         row(grid_name, type, name, ms, part_fields(scheme.kind, 1, fm)[0] + part_fields(scheme.kind, 1, fm)[3],
             field);
       }
@@ -594,9 +617,15 @@ int main(int argc, char** argv) {
   const char* stream = std::getenv("ADI_FUSED_STAGE_STREAM");
   const char* lean = std::getenv("ADI_FUSED_YZ_LEAN");
   const char* stencil = std::getenv("ADI_STENCIL_LEAN");
-  std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps; fused Y/Z copy stream %s; "
-              "Y/Z form %s; stencil form %s; first stage %s\n",
-              prop.name, prop.multiProcessorCount, g_steps, stream ? stream : "default (warp)",
+  const char* order = std::getenv("ADI_STAGE_ORDER");
+  std::printf("device: %s, %d SMs; heat step medians of %d steps after 3 warm-up steps; stage order %s; first stage "
+              "along y/z %s; fused Y/Z copy stream %s; Y/Z form %s; stencil form %s; first stage along x %s\n",
+              prop.name, prop.multiProcessorCount, g_steps,
+              order && *order ? order : "xyz (the default)",
+              !strided_fold_runs()      ? "stencil pass + solve"
+              : strided_fold_env() == 2 ? "folded in the Y/Z kernel, lean rows (ADI_FOLD_STRIDED=2)"
+                                        : "folded in the Y/Z kernel, general rows (ADI_FOLD_STRIDED=1)",
+              stream ? stream : "default (warp)",
               lean && std::string(lean) == "0" ? "general (ADI_FUSED_YZ_LEAN=0)" : "lean (the default)",
               stencil && std::string(stencil) == "0" ? "column kernel (ADI_STENCIL_LEAN=0)" : "lean columns (the default)",
               x_ring_mode() == 2   ? "x ring lean form at 256 (ADI_FOLD_X_RING=2; lines > 256: the default)"

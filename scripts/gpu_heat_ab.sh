@@ -42,7 +42,25 @@
 # > 256); the ring kernel itself (ADI_FOLD_X_RING=1) as a third form "ring" in pass 1 at 256^3 only
 # (its own table) and in ncu (ring_fp64); the switch's tests run with ADI_FOLD_X_RING=2.
 #
-#   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x|--ring] [--no-build] [--no-tests] [--no-ncu] [--steps N]
+# --zfirst (issue 16, stop 39, zfirst): the stages in the order z, y, x with the explicit operator
+# folded into the first (z) stage inside the fused Y/Z kernel (fused_stage_strided_fold_kernel in
+# solvers/cuda/thomas_pcr_fused_strided_fold.cuh; 8 transfers per Douglas step) against today's default
+# (order x, y, z, the stencil pass + the X solve: 10 transfers). Builds with -DADI_FOLD_STRIDED_KERNELS
+# (the folded Y/Z instances; build dir build-gpu-zfirst) test_thomas_pcr_fused_stage, test_scheme_cuda
+# and bench_cuda_heat_step. Tests, in parallel: the folded-stage cases of test_thomas_pcr_fused_stage
+# with ADI_FOLD_STRIDED=2 for the whole process (their Douglas-form y and z stages take the new kernel;
+# NaN-poisoned outputs, odd sizes) and test_scheme_cuda's z-first cases (CudaScheme.StridedFold*,
+# .ReversedStageOrderMatchesHost, .StepsAllocateNoDeviceMemory set their own switches: every scheme's
+# z-first step vs the host in the same order, both fold forms); memcheck on CudaScheme.StridedFoldSmall.
+# A/B passes (fp64 only; BENCH_TYPES=fp32,fp64 for both): form "general" = ADI_STAGE_ORDER=xyz
+# ADI_FOLD_STRIDED=0 (the default), "lean" = ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=2 (the fold's lean
+# rows); the rows that move: "Do stencil stage x" (4 -> 3 fields), "... stage z" (3 -> 2), the step,
+# "stage x|z +explicit stencil, b2b". Two more forms in pass 1 at 256^3 (their own table): "zyx"
+# (ADI_FOLD_STRIDED=0: the order's cost alone) and "zyx1" (ADI_FOLD_STRIDED=1: the fold's general rows,
+# fold_base per row). ncu on the first stage of a 256^3 fp64 Douglas step in each A/B form (general: the
+# stencil pass and the X solve; lean: the folded Z stage).
+#
+#   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x|--ring|--zfirst] [--no-build] [--no-tests] [--no-ncu] [--steps N]
 #
 # Logs under $OUT: build.log, test_*.log, sanitizer.log, bench_ab.log, ncu_{general,lean}[_fp32|_fp64].log.
 set -u
@@ -52,11 +70,12 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --x) mode=x ;;
     --ring) mode=ring ;;
+    --zfirst) mode=zfirst ;;
     --no-build) build=0 ;;
     --no-tests) tests=0 ;;
     --no-ncu) ncu_on=0 ;;
     --steps) steps=${2:?--steps N}; shift ;;
-    -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,65p' "$0"; exit 0 ;;
     *) echo "gpu_heat_ab.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -64,6 +83,12 @@ done
 OUT=${OUT:-$root/out/gpu_heat_ab}
 mkdir -p "$OUT"
 B=${B:-$root/build-gpu-heat-ab}
+cuda_flags="" bench_types=fp32,fp64
+if [ $mode = zfirst ]; then  # fp64 only in the benchmark passes (the 5-minute call; issue 16's targets are fp64)
+  bench_types=${BENCH_TYPES:-fp64}
+  B=${B_ZFIRST:-$root/build-gpu-zfirst}
+  cuda_flags="-DADI_FOLD_STRIDED_KERNELS"
+fi
 jobs=$(nproc)
 GEN=""
 command -v ninja > /dev/null && GEN="-G Ninja"
@@ -77,13 +102,28 @@ elif [ $mode = ring ]; then
   targets=(test_fused_x_ring test_thomas_pcr_fused_stage test_scheme_cuda bench_cuda_heat_step)
   ab_var=ADI_FOLD_X_RING ab_lean=2
 fi
+# The environment of a form (general | lean | zyx): $ab_var=value, or (--zfirst) the stage order and the fold.
+ab_env() {
+  if [ $mode = zfirst ]; then
+    case $1 in
+      general) echo "ADI_STAGE_ORDER=xyz ADI_FOLD_STRIDED=0" ;;
+      lean) echo "ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=2" ;;
+      zyx) echo "ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=0" ;;
+      zyx1) echo "ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=1" ;;
+    esac
+  elif [ "$1" = lean ]; then
+    echo "$ab_var=$ab_lean"
+  else
+    echo "$ab_var=$ab_general"
+  fi
+}
 t_build=0
 if [ $build = 1 ]; then
   : > "$OUT/build.log"
   t0=$(date +%s)
   cmake -S "$root" -B "$B" $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
     -DADI_WITH_PYTHON=OFF -DADI_BUILD_EXAMPLES=OFF -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON \
-    >> "$OUT/build.log" 2>&1 && cmake --build "$B" -j "$jobs" --target "${targets[@]}" >> "$OUT/build.log" 2>&1 ||
+    ${cuda_flags:+"-DCMAKE_CUDA_FLAGS=$cuda_flags"} >> "$OUT/build.log" 2>&1 && cmake --build "$B" -j "$jobs" --target "${targets[@]}" >> "$OUT/build.log" 2>&1 ||
     { echo "build failed"; grep -m 20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
   t_build=$(( $(date +%s) - t0 ))
   echo "build: ok ($t_build s, $jobs jobs)"
@@ -111,7 +151,20 @@ memcheck() {
     san="no compute-sanitizer"
   fi
 }
-if [ $tests = 1 ] && [ $mode = ring ]; then
+if [ $tests = 1 ] && [ $mode = zfirst ]; then
+  # In parallel (correctness only; the timings come after), memcheck in front.
+  ADI_FOLD_STRIDED=2 timeout 120 "$T/test_thomas_pcr_fused_stage" \
+    --gtest_filter='CudaFoldedStage.*:CudaFusedStage.MatchesTheFp64ReferenceFolded*' \
+    > "$OUT/test_fused_stage_strided.log" 2>&1 &
+  p1=$!
+  timeout 120 "$T/test_scheme_cuda" \
+    --gtest_filter='CudaScheme.StridedFold*:CudaScheme.ReversedStageOrderMatchesHost:CudaScheme.StepsAllocateNoDeviceMemory' \
+    > "$OUT/test_scheme_cuda_zfirst.log" 2>&1 &
+  p2=$!
+  memcheck test_scheme_cuda CudaScheme.StridedFoldSmall
+  wait $p1; r_fused=$?
+  wait $p2; r_scheme=$?
+elif [ $tests = 1 ] && [ $mode = ring ]; then
   # In parallel (correctness only; the timings come after): the ring's own test, the folded-stage
   # cases and every scheme's step with the switch on for the whole process, memcheck in front.
   timeout 100 "$T/test_fused_x_ring" > "$OUT/test_fused_x_ring.log" 2>&1 &
@@ -162,10 +215,8 @@ t0=$(date +%s)
 for pass in 1 2; do
   for form in general lean; do
     echo "### pass $pass form $form" >> "$OUT/bench_ab.log"
-    val=$ab_general
-    [ $form = lean ] && val=$ab_lean
-    env "$ab_var=$val" timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme douglas \
-      --folds stencil --steps "$steps" >> "$OUT/bench_ab.log" 2>&1 ||
+    env $(ab_env $form) timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme douglas \
+      --folds stencil --steps "$steps" --types "$bench_types" >> "$OUT/bench_ab.log" 2>&1 ||
       echo "bench pass $pass $form: exit $?" >> "$OUT/bench_ab.log"
   done
   if [ $mode = ring ] && [ $pass = 1 ]; then  # the third form: the ring kernel (256^3 only)
@@ -173,12 +224,31 @@ for pass in 1 2; do
     ADI_FOLD_X_RING=1 timeout 60 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas \
       --folds stencil --steps "$steps" >> "$OUT/bench_ab_ring.log" 2>&1 || echo "bench pass 1 ring: exit $?" >> "$OUT/bench_ab.log"
   fi
+  if [ $mode = zfirst ] && [ $pass = 1 ]; then  # two more forms at 256^3: zyx + stencil fold, zyx + general fold rows
+    for form in zyx zyx1; do
+      echo "### pass 1 form $form" >> "$OUT/bench_ab_ring.log"
+      env $(ab_env $form) timeout 60 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas \
+        --folds stencil --steps "$steps" --types "$bench_types" >> "$OUT/bench_ab_ring.log" 2>&1 || echo "bench pass 1 $form: exit $?" >> "$OUT/bench_ab.log"
+    done
+  fi
 done
 t_ab=$(( $(date +%s) - t0 ))
 
 # Nsight Compute: the first fp32 256^3 Y stage of a Douglas step (the first strided launch).
 t0=$(date +%s)
-if [ $ncu_on = 1 ] && [ $mode = ring ] && command -v ncu > /dev/null; then
+if [ $ncu_on = 1 ] && [ $mode = zfirst ] && command -v ncu > /dev/null; then
+  # The first stage of a 256^3 fp64 Douglas step: general = the stencil pass and the X solve (2
+  # kernels), lean = the folded Z stage (1).
+  for form in general lean; do
+    k='stencil_columns_ring|thomas' c=2
+    [ $form = lean ] && k='fused_stage_strided_fold' c=1
+    env $(ab_env $form) timeout 50 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
+      --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis \
+      --metrics smsp__inst_executed.sum,smsp__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum \
+      -k regex:"$k" -c $c "$B/benchmarks/bench_cuda_heat_step" --grids 256 --types fp64 \
+      --scheme douglas --folds stencil --steps 1 > "$OUT/ncu_${form}_fp64.log" 2>&1
+  done
+elif [ $ncu_on = 1 ] && [ $mode = ring ] && command -v ncu > /dev/null; then
   # The first stage of a 256^3 Douglas step: general = the stencil pass and the X solve (2
   # kernels), lean = the ring (fp64; fp32 the ring only).
   for run in general_fp64 lean_fp64 lean_fp32 ring_fp64; do
@@ -229,7 +299,13 @@ case_rows() {
     echo "| $t | ${r:-not run} |"
   done
 }
-if [ $mode = ring ]; then
+if [ $mode = zfirst ]; then
+echo "| test_thomas_pcr_fused_stage folded cases, ADI_FOLD_STRIDED=2 (whole process: Douglas-form y/z stages fold in the Y/Z kernel, lean rows) | $(status $r_fused): $(counts "$OUT/test_fused_stage_strided.log") |"
+echo "| test_scheme_cuda (its StridedFold* / ReversedStageOrder cases set the switches) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_zfirst.log") |"
+case_rows "$OUT/test_scheme_cuda_zfirst.log" CudaScheme.StridedFoldMatchesHost CudaScheme.StridedFoldSmall \
+  CudaScheme.ReversedStageOrderMatchesHost CudaScheme.StepsAllocateNoDeviceMemory CudaScheme.FoldedStepsMatchHostAtOddSizes
+echo "| compute-sanitizer, CudaScheme.StridedFoldSmall | $san |"
+elif [ $mode = ring ]; then
 echo "| test_fused_x_ring (the ring and its lean form vs the fp64 host; sets ADI_FOLD_X_RING=1 / 2 itself) | $(status $r_ring): $(counts "$OUT/test_fused_x_ring.log") |"
 case_rows "$OUT/test_fused_x_ring.log" FusedXRing.DouglasFirstStageFloat FusedXRing.DouglasFirstStageDouble \
   FusedXRing.RingDepths FusedXRing.LeanFormFloat FusedXRing.LeanFormDouble FusedXRing.LeanFormDepths \
@@ -259,7 +335,10 @@ if [ $tests = 1 ]; then
   grep -h "no CUDA device" "$OUT"/test_*.log 2>/dev/null | head -2
 fi
 grep -h "bench pass" "$OUT/bench_ab.log"
-if [ $mode = ring ]; then
+if [ $mode = zfirst ]; then
+  ncu_logs="general_fp64 lean_fp64" ncu_k='(stencil_columns_ring|thomas[a-z_]*|fused_stage_strided_fold)_kernel'
+  ncu_what="first stage of a Douglas step 256^3 fp64 (general = stencil pass + X solve, lean = the folded Z stage)"
+elif [ $mode = ring ]; then
   ncu_logs="general_fp64 lean_fp64 lean_fp32 ring_fp64" ncu_k='(stencil_columns_ring|thomas[a-z_]*|fused_x_ring[a-z_]*)_kernel'
   ncu_what="first stage of a Douglas step 256^3 (general = stencil pass + X solve, lean = the x ring's lean form, ring = the ring kernel)"
 elif [ $mode = x ]; then
@@ -277,7 +356,11 @@ for f in $ncu_logs; do
     tr -s ' ' | cut -c1-110
 done
 echo
-if [ $mode = ring ]; then
+if [ $mode = zfirst ]; then
+  echo "== the z-first order with the stencil fold (form zyx: ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=0) and with the fold's general rows (zyx1: ADI_FOLD_STRIDED=1), 256^3, pass 1 (bench_ab_ring.log)"
+  grep -E "^(### |device|256x.*(Do stencil stage [xyz]|Do stencil step: CUDA events|stage [xz] \+explicit stencil, b2b))" "$OUT/bench_ab_ring.log" | cut -c1-110
+  echo "== A/B: general = order x, y, z, stencil pass + X solve (ADI_STAGE_ORDER=xyz ADI_FOLD_STRIDED=0, the default) / lean = order z, y, x, explicit part folded in the Z stage, lean rows (ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=2); ms, two passes, Douglas (bench_ab.log)"
+elif [ $mode = ring ]; then
   echo "== the ring kernel (ADI_FOLD_X_RING=1), 256^3, pass 1 (bench_ab_ring.log; run s38/14: fp32 stage x 0.2144, fp64 0.2611 ms)"
   grep -E "^256x.*(Do stencil stage x|Do stencil step: CUDA events|stage x \+explicit stencil, b2b|x ring S=|x ring 2 waves)" "$OUT/bench_ab_ring.log" | cut -c1-80
   echo "== A/B: first stage, general = stencil pass + X solve (ADI_FOLD_X_RING=0, the default) / lean = the x ring's lean form (ADI_FOLD_X_RING=2); ms, two passes, Douglas, stencil fold (bench_ab.log)"
@@ -290,7 +373,10 @@ grep -E "^(device|copy)" "$OUT/bench_ab.log" | sort -u | head -6
 echo "('% copy' = 100 / ratio to the part's minimum transfers; the step's ratio to the 8-transfer minimum: ms / (8/10 x the 10-field min))"
 ab_parts='stage [xyz] fused, back to back|explicit, back to back|stage x [+]explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events'
 ab_copy=min
-if [ $mode = ring ]; then  # (the x ring's rows; each form against its own minimum: 2 / 4 fields)
+if [ $mode = zfirst ]; then  # each form against its own minimum (the first stage's axis moves)
+  ab_parts='stage [xyz] fused, back to back|explicit, back to back|stage [xz] [+]explicit stencil, b2b|Do stencil stage [xyz]|Do stencil step: CUDA events'
+  ab_copy=own
+elif [ $mode = ring ]; then  # (the x ring's rows; each form against its own minimum: 2 / 4 fields)
   ab_parts="$ab_parts|stage x folded, carveout fitted|stage x folded, x (ring|lean) (S=[345]|2 waves)"
   ab_copy=own
 fi

@@ -270,6 +270,11 @@ struct Operator<T>::Impl {
   void place();
   void build_axis(int a, const Pde& pde);
   void build_plan(int a);
+  // Axis a's lines over the sweep box (what its plans solve).
+  Box3 sweep_lines(int a) const;
+  // CUDA: the plan without the pivot check for the stage that carries the stencil fold, made
+  // the first time a stage along a carries it (the first stage of the AdiSolver's order).
+  void ensure_quiet(int a);
   void build_mixed(const Pde& pde);
   const T* face_values(int f, double t);
   // The source at time t, from a cache of two times (src). A lookup that misses fills the
@@ -331,8 +336,9 @@ struct Operator<T>::Impl {
   // on a mixed term, at most two distinct times among the stage's and the terms', result
   // not a term's field where the terms read across lines).
   // any_mode: whatever the fold mode (ADI_FOLD_X_RING=1 takes the kernel fold in the stencil mode).
+  // strided: a Y/Z stage may fold too (ADI_FOLD_STRIDED=1: the z-first order's first stage).
   bool can_fold(int a, double t_new, double t_old, bool has_old, const Fold& f, const Field<T>* result,
-                bool any_mode = false) const;
+                bool any_mode = false, bool strided = false) const;
   typename Operator<T>::ExplicitFold fold_mode = Operator<T>::ExplicitFold::separate;
   // The stage with its right-hand side written by stencil passes over the terms' fields
   // (ExplicitFold::stencil), then the plan's line solve (a split axis's through its distributed
@@ -340,11 +346,11 @@ struct Operator<T>::Impl {
   // V_old not a term's field): the caller runs the separate path.
   bool solve_stencil_folded(int a, T s, double t_new, const Fold& f, Field<T>& Y, double t_old, Field<T>* V_old,
                             const std::array<bool, 3>& later, Field<T>* result);
-  bool folds(int a, bool any_mode = false) const {
+  bool folds(int a, bool any_mode = false, bool strided = false) const {
     if (fold_mode != Operator<T>::ExplicitFold::kernel && !any_mode) return false;
-    // Along x only: the kernel of stride-1 lines (the first stage of every chain unless the
-    // grid has a single node along x).
-    if (a != 0 || !fused(a) || sub || any_mixed) return false;
+    // Along x: the kernel of stride-1 lines (the first stage of every chain in the default
+    // order). Along y or z only with `strided` (thomas_pcr_fused_strided_fold.cuh).
+    if ((a != 0 && !strided) || !fused(a) || sub || any_mixed) return false;
     if (view.box.sz * N[2] >= (index_t(1) << 31)) return false;  // the kernel's 32-bit offsets
     for (int b = 0; b < 3; ++b)
       if (active[b] && !ax[b].shared) return false;

@@ -314,6 +314,13 @@ ADI_CUDA_KERNEL(void fused_stage_run(const FusedStage<T>& stage, const FusedLaun
 // those of its lean form (ADI_FOLD_X_RING=2, lines of 256).
 ADI_CUDA_KERNEL_OR(return 0;, std::size_t fused_x_ring_launches())
 ADI_CUDA_KERNEL_OR(return 0;, std::size_t fused_x_ring_lean_launches())
+// The explicit operator folded into a Y/Z stage (thomas_pcr_fused_strided_fold.cuh; issue 16, the
+// z-first order): whether it runs now (built with ADI_FOLD_STRIDED_KERNELS and ADI_FOLD_STRIDED=1, an
+// A/B switch), whether a fused stage over these lines (Y/Z) can launch it (the warp copy stream's
+// layout), and its launches so far (tests check that it ran).
+ADI_CUDA_KERNEL_OR(return false;, bool fused_strided_fold_available())
+ADI_CUDA_KERNEL_OR(return false;, bool fused_strided_fold_applies(const LineSet& lines, int value_bytes))
+ADI_CUDA_KERNEL_OR(return 0;, std::size_t fused_strided_fold_launches())
 
 // Block-tridiagonal kernels (solvers/cuda/block_thomas*.cuh). Assume validated input.
 // Workspace: the factors C*_i of every system (interleaved by system, so coalesced).

@@ -9,6 +9,11 @@ namespace adi::cuda_backend {
 bool fused_stage_supported(const LineSet& lines) { return kernels::fused_supported(lines); }
 std::size_t fused_x_ring_launches() { return kernels::fused_x_ring_count(); }
 std::size_t fused_x_ring_lean_launches() { return kernels::fused_x_ring_lean_count(); }
+bool fused_strided_fold_available() { return kernels::strided_fold_requested(); }
+bool fused_strided_fold_applies(const LineSet& lines, int value_bytes) {
+  return kernels::strided_fold_applies(lines, value_bytes);
+}
+std::size_t fused_strided_fold_launches() { return kernels::strided_fold_count(); }
 
 template <>
 FusedLaunch fused_stage_prepare<float>(const LineSet& lines, const FusedTuning& tuning) {

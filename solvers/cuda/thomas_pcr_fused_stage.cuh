@@ -171,6 +171,35 @@ __device__ __forceinline__ const T* fold_face(const FoldArgs<T>& f, int q, int b
                    : pick3(b, f.neu[q][0][1], f.neu[q][1][1], f.neu[q][2][1]);
 }
 
+// The strided fold's lean rows (fused_stage_strided_body, Lean; thomas_pcr_fused_strided_fold.cuh):
+// one term, v's field, its weights folded into the line's cross coefficients once per line, so that
+// a row is base = diag v + w_a A_a v - sum_k (a_k P[om_k] + c_k P[op_k]). faces: the line lies on a
+// cross face with Neumann data (such lines take the general rows).
+template <class T>
+struct FoldLean {
+  T diag, a[2], c[2];
+  int om[2], op[2];
+  bool faces;
+};
+template <class T>
+__device__ FoldLean<T> fold_lean(const FoldArgs<T>& f, const FoldLine<T>& L) {
+  FoldLean<T> r;
+  r.diag = f.alpha[0];
+  r.faces = false;
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const int b = cross_axis(f.axis, k);
+    const T wb = pick3(b, f.w[0][0], f.w[0][1], f.w[0][2]);
+    r.diag += wb * L.d[k];
+    r.a[k] = wb * L.a[k];
+    r.c[k] = wb * L.c[k];
+    r.om[k] = L.om[k];
+    r.op[k] = L.op[k];
+    r.faces = r.faces || (wb != T(0) && L.fi[k] >= 0 && fold_face(f, 0, b, L.side[k]) != nullptr);
+  }
+  return r;
+}
+
 // The folded explicit base at row r of a line (node relative to the sweep's first node):
 // sum_q alpha_q P_q + w_q[b] (A_b P_q + Neumann data of b), the same terms as the explicit
 // stencil pass (solvers/cuda/stencil_apply.cu) and its Neumann face writes.
@@ -422,7 +451,11 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
   auto at = [&](int field, int seg, int line) -> T& { return ends[(field * spad + seg) * (LB + 1) + line]; };
   stage_prologue(g, B, F);
   const bool hv = g.v != nullptr;
-  const bool lean_stage = Lean && hv && !g.src[0] && !g.src[1];  // Lean: the stage the lean path takes
+  // Lean: the stage the lean path takes. With Fold (the strided fold's lean form): one term, v's field,
+  // so that the rows' v window is the term's along the line.
+  const bool lean_stage =
+      Lean && hv && !g.src[0] && !g.src[1] && (!Fold || (g.fold.count == 1 && g.fold.p[0] == g.v));
+  const T fold_wa = Fold ? pick3(g.fold.axis, g.fold.w[0][0], g.fold.w[0][1], g.fold.w[0][2]) : T(0);
   int width = 1;
   while (width < S) width <<= 1;
   const int lines_per_warp = kWarp / width;
@@ -561,7 +594,8 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
     };
     // Lean: interior rows without tests, the end rows of a non-periodic line after them. Full:
     // register j holds row s*m + j; else (a short last segment, s > 0) row s*m + j - lo.
-    const bool lean = Lean && lean_stage && mylen > 0 && (mylen == MaxM || s > 0);
+    const FoldLean<T> fl = Fold && Lean && lean_stage && valid_line ? fold_lean(g.fold, lc) : FoldLean<T>{};
+    const bool lean = Lean && lean_stage && mylen > 0 && (mylen == MaxM || s > 0) && !(Fold && fl.faces);
     auto rhs_lean = [&](auto full) {
       constexpr bool Full = decltype(full)::value;
       const int first = Full ? 0 : lo;
@@ -570,28 +604,45 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
       const T* pv = p + n * LB;
       const T *ba = B.a + r0, *bd = B.d + r0, *bc = B.c + r0;
       const T inv_s = g.inv_s;
+      [[maybe_unused]] const T* fp = Fold ? g.fold.p[0] + off + static_cast<i64>(r0) * st : nullptr;  // term at reg. 0
       T vm = vlo, vc = T(0);
 #pragma unroll
       for (int j = 0; j < MaxM; ++j) {
         if (Full || j >= first) {
           if (j == first) vc = pv[j * LB];
           const T vp = j + 1 < MaxM ? pv[(j + 1) * LB] : vhi;
-          T x = inv_s * p[j * LB];
-          x -= bd[j] * vc - ba[j] * vm - bc[j] * vp;
-          rd[j] = x;
+          if constexpr (Fold) {  // base = alpha v + w_a A_a v + the cross parts (v: the term's field)
+            const T av = bd[j] * vc - ba[j] * vm - bc[j] * vp;
+            const T* P = fp + j * st;
+            T e = fl.diag * vc + fold_wa * av;
+            e -= fl.a[0] * P[fl.om[0]] + fl.c[0] * P[fl.op[0]] + fl.a[1] * P[fl.om[1]] + fl.c[1] * P[fl.op[1]];
+            rd[j] = inv_s * e - av;
+          } else {
+            T x = inv_s * p[j * LB];
+            x -= bd[j] * vc - ba[j] * vm - bc[j] * vp;
+            rd[j] = x;
+          }
           vm = vc;
           vc = vp;
         }
       }
       if (!g.periodic) {
-        if (Full && s == 0)
-          rd[0] = stage_rhs_end(g, 0, ba[0], bd[0], bc[0], p[0], vlo, pv[0], MaxM > 1 ? pv[LB] : vhi, fi, off);
+        if (Full && s == 0) {
+          if constexpr (Fold)
+            rd[0] = stage_rhs_row<true, -1>(g, B, 0, T(0), vlo, pv[0], MaxM > 1 ? pv[LB] : vhi, fi, off,
+                                            fold_line<-1>(g, line));  // (lc not kept live through the rows)
+          else
+            rd[0] = stage_rhs_end(g, 0, ba[0], bd[0], bc[0], p[0], vlo, pv[0], MaxM > 1 ? pv[LB] : vhi, fi, off);
+        }
         if (s * m + mylen == n) {  // row n-1: the last register (the warp's own rows only)
           constexpr int k = MaxM - 1;
           T vm1 = vlo;
           if (k > 0 && mylen >= 2) vm1 = pv[(k - 1) * LB];
-          rd[k] = stage_rhs_end(g, 1, ba[k], bd[k], bc[k], p[k * LB], vm1, pv[k * LB], vhi, fi,
-                                off + static_cast<i64>(n - 1) * st);
+          const i64 last = off + static_cast<i64>(n - 1) * st;
+          if constexpr (Fold)
+            rd[k] = stage_rhs_row<true, -1>(g, B, n - 1, T(0), vm1, pv[k * LB], vhi, fi, last, fold_line<-1>(g, line));
+          else
+            rd[k] = stage_rhs_end(g, 1, ba[k], bd[k], bc[k], p[k * LB], vm1, pv[k * LB], vhi, fi, last);
         }
       }
     };
@@ -736,7 +787,8 @@ void with_fused_x_kernel(int variant, F&& f) {
 }
 // Y/Z lines are not folded (the first stage of a chain is along x unless the grid has one
 // node along x; Operator::folds says so): the kernel takes Fold, but no instance is built
-// (ptxas needs a minute per folded Y/Z instance).
+// (ptxas needs a minute per folded Y/Z instance), except the z-first order's opt-in one
+// (thomas_pcr_fused_strided_fold.cuh: ADI_FOLD_STRIDED_KERNELS, ADI_FOLD_STRIDED=1).
 // The warp copy stream (Warp) is built for the default register cap (1 block/SM) only.
 template <class T, class F>
 void with_fused_yz_kernel(int variant, bool warp, F&& f) {
@@ -833,6 +885,10 @@ void fit_carveout(Kernel kernel, int threads, std::size_t smem) {
   }
 }
 
+}  // namespace adi::cuda_backend::kernels
+#include "solvers/cuda/thomas_pcr_fused_strided_fold.cuh"  // the folded Y/Z stage (ADI_FOLD_STRIDED)
+namespace adi::cuda_backend::kernels {
+
 // Everything about a launch that depends on the lines and the device only: decided once
 // (the Operator prepares one per axis when it is built), so a stage launches at once.
 template <class T>
@@ -906,6 +962,7 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
         with_fused_yz_kernel<T>(L.variant, true, [&](auto kernel) {
           L.warp_grid = persistent_grid(kernel, L.threads, smem, wtiles, lim);
         });
+      L.fold_grid = strided_fold_grid<T>(L, !two, wtiles, lim);
     }
   }
   return L;
@@ -982,7 +1039,9 @@ void run_fused_stage(const FusedStage<T>& fs, const FusedLaunch& L, int* flag, c
       g.sh = pcr_shape(ls.n);
       with_fused_x_kernel<T, Fold>(L.variant, [&](auto kernel) { kernel<<<grid, L.threads, L.smem, stream>>>(g); });
     } else if constexpr (Fold) {
-      throw Unsupported("fused ADI stage: the explicit operator folds into stages along x only");
+      g.sh = pcr_shape(ls.n, L.rows);
+      const T* streamed[2] = {nullptr, fs.v};
+      run_strided_fold<T>(g, L, L.warp_grid > 0 ? warp_tile_shift<T>(g.L, 1 << L.log2lb, streamed, 2) : -1, stream);
     } else {
       g.sh = pcr_shape(ls.n, L.rows);
       // The warp stream where base and v sit alike within 16 bytes (decided per call: the fields').

@@ -100,10 +100,12 @@ double max_error(const Field<T>& u, const Grid& g, const Exact& exact, double t)
 }
 
 // Runs `steps` steps of `scheme` from the exact solution at 0 to t_end; returns the max error.
+// A non-empty `order` sets the order of the implicit stages (AdiSolver::set_stage_order).
 template <class T>
 double run_error(const Grid& g, const Pde& pde, const BoundaryConditions& bc, const Scheme& scheme,
-                 const Exact& exact, double t_end, long steps) {
+                 const Exact& exact, double t_end, long steps, const std::vector<Axis>& order = {}) {
   AdiSolver<T> solver(Operator<T>(g, pde, bc), scheme);
+  if (!order.empty()) solver.set_stage_order(order);
   Field<T> u(g);
   fill(u, g, exact, 0.0);
   solver.advance(u, 0.0, t_end, steps);

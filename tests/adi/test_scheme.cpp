@@ -4,6 +4,7 @@
 // coefficients with a source; damping; bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -12,6 +13,7 @@
 
 #include "adi/adi.hpp"
 #include "tests/adi/scheme_problems.hpp"
+#include "tests/scoped_env.hpp"
 
 using namespace adi;
 using namespace adi::testing;
@@ -85,12 +87,12 @@ BoundaryConditions heat_bc(const HeatWave& w, Variant v) {
 
 // dt refined with h (steps = N/2, t_end = 0.2): space and time errors shrink together.
 template <class T>
-void heat_errors(const Scheme& s, int dims, Variant v, double e[3]) {
+void heat_errors(const Scheme& s, int dims, Variant v, double e[3], const std::vector<Axis>& order = {}) {
   const HeatWave w = heat_wave(dims, v);
   const int base = dims == 2 ? 32 : 12;
   for (int r = 0; r < 3; ++r) {
     const int N = base << r;
-    e[r] = run_error<T>(make_grid(N, dims, v), w.pde(), heat_bc(w, v), s, w.exact(), 0.2, N / 2);
+    e[r] = run_error<T>(make_grid(N, dims, v), w.pde(), heat_bc(w, v), s, w.exact(), 0.2, N / 2, order);
   }
 }
 
@@ -574,20 +576,169 @@ TEST(Solver, RejectsBadInput) {
   }
 }
 
+
+// The order of the implicit stages (AdiSolver::set_stage_order): every order gives a scheme of
+// the same order. z, y, x (y, x in 2D) on the heat waves (time-dependent Dirichlet and Neumann
+// data, stretched axes), the mixed-derivative wave and the manufactured problem with per-node
+// bands and a source.
+TEST(StageOrder, ReversedOrderConvergesAtTheSchemesOrder) {
+  const std::vector<Axis> zyx = {Axis::z, Axis::y, Axis::x}, yx = {Axis::y, Axis::x};
+  for (const Scheme& s : {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
+                          Scheme::hundsdorfer_verwer(), Scheme::peaceman_rachford()}) {
+    for (int dims : {2, 3}) {
+      if (dims == 3 && s.kind == SchemeKind::peaceman_rachford) continue;
+      for (Variant v : {Variant::stretched, Variant::neumann}) {
+        double e[3];
+        heat_errors<double>(s, dims, v, e, dims == 3 ? zyx : yx);
+        expect_order(e, 1.9, 1.8,
+                     std::string(s.name()) + " " + std::to_string(dims) + "D " + variant_name(v) + (dims == 3 ? " z, y, x" : " y, x"));
+        EXPECT_LT(e[2], 1e-3);
+      }
+    }
+  }
+  const MixedWave m;
+  const BoundaryConditions bc = BoundaryConditions::all(
+      Boundary::dirichlet([m](double t, double x, double y, double) { return m.u(t, x, y); }));
+  for (const Scheme& s : {Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(), Scheme::hundsdorfer_verwer()}) {
+    double e[3];
+    for (int r = 0; r < 3; ++r) {
+      const int N = 32 << r;
+      e[r] = run_error<double>(make_grid(N, 2, Variant::stretched), m.pde(), bc, s, m.exact(), 0.2, N / 2, yx);
+    }
+    expect_order(e, 1.9, 1.8, std::string(s.name()) + " mixed term, y first");
+  }
+  for (bool mixed : {true, false}) {
+    Manufactured mf;
+    mf.mixed = mixed;
+    for (const Scheme& s : {Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(), Scheme::hundsdorfer_verwer(),
+                            Scheme::douglas(), Scheme::peaceman_rachford()}) {
+      if (mixed == (s.kind == SchemeKind::douglas || s.kind == SchemeKind::peaceman_rachford)) continue;
+      double e[3];
+      for (int r = 0; r < 3; ++r) {
+        const int N = 24 << r;
+        const Grid g(AxisGrid::stretched(N + 1, 0.0, 1.0, 0.3, 3.0), AxisGrid::uniform(N + 1, 0.0, 1.2));
+        e[r] = run_error<double>(g, mf.pde(), mf.bc(), s, mf.exact(), 0.5, 2 * N, yx);
+      }
+      expect_order(e, 1.9, 1.8, std::string(s.name()) + (mixed ? " mixed term" : " per-node bands") + ", y first");
+    }
+  }
+}
+
+// Different orders give different results (the axes' operators do not commute with per-node
+// bands), but only at the splitting-error level: on a fixed grid the difference between two
+// orders falls at the scheme's order in dt (2D: x, y against y, x; 3D: x, y, z against z, y, x
+// and y, z, x; per-node bands, Neumann faces and a source; mixed terms for the corrected schemes).
+TEST(StageOrder, OrdersAgreeToTheSplittingError) {
+  const std::vector<FoldSet> sets = fold_sets();
+  const FoldSet& per_node = sets[6];
+  FoldSet mixed = per_node;  // per-node bands and a mixed term (Dirichlet faces: the mixed set's)
+  mixed.what = "per-node bands + mixed term + source";
+  mixed.pde.mixed_xy = 0.3;
+  mixed.bc = sets[5].bc;
+  for (int dims : {2, 3}) {
+    const index_t n = dims == 2 ? 33 : 17;
+    const Grid g(AxisGrid::stretched(n, 0.0, 1.0, 0.45, 3.0), AxisGrid::uniform(n, 0.0, 1.0),
+                 dims == 3 ? AxisGrid::uniform(n, 0.0, 1.0) : AxisGrid());
+    std::vector<std::vector<Axis>> orders = {{Axis::y, Axis::x}};
+    if (dims == 3) orders = {{Axis::z, Axis::y, Axis::x}, {Axis::y, Axis::z, Axis::x}};
+    for (const Scheme& s : {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
+                            Scheme::hundsdorfer_verwer(), Scheme::peaceman_rachford()}) {
+      if (dims == 3 && s.kind == SchemeKind::peaceman_rachford) continue;
+      const bool with_mixed = s.kind == SchemeKind::craig_sneyd || s.kind == SchemeKind::hundsdorfer_verwer;
+      const FoldSet& set = with_mixed ? mixed : per_node;
+      auto run = [&](long steps, const std::vector<Axis>& order) {
+        AdiSolver<double> solver(Operator<double>(g, set.pde, set.bc), s);
+        if (!order.empty()) solver.set_stage_order(order);
+        Field<double> u(g);
+        fill(u, g, fold_init, 0.0);
+        solver.advance(u, 0.0, 0.1, steps);
+        return u;
+      };
+      for (const auto& order : orders) {
+        double d[3];
+        for (int r = 0; r < 3; ++r) {
+          const Field<double> a = run(8L << r, {}), b = run(8L << r, order);
+          d[r] = 0.0;
+          for (index_t k = 0; k < g.nz(); ++k)
+            for (index_t j = 0; j < g.ny(); ++j)
+              for (index_t i = 0; i < g.nx(); ++i) {
+                const double e = std::abs(a(i, j, k) - b(i, j, k));
+                d[r] = std::isfinite(e) ? std::max(d[r], e) : HUGE_VAL;
+              }
+        }
+        std::string what = std::string(s.name()) + " " + set.what + " x.. vs ";
+        for (Axis a : order) what += axis_name(a);
+        EXPECT_GT(d[2], 1e-12) << what << ": the order changes the result";
+        EXPECT_LT(d[0], 1e-2) << what;
+        expect_order(d, 1.9, 1.8, what);
+      }
+    }
+  }
+}
+
+TEST(StageOrder, DefaultEnvironmentAndBadOrders) {
+  const Grid g3 = make_grid(6, 3, Variant::dirichlet), g2 = make_grid(6, 2, Variant::dirichlet);
+  const HeatWave w = heat_wave(3, Variant::dirichlet);
+  const BoundaryConditions bc = heat_bc(w, Variant::dirichlet);
+  auto expect_invalid = [](auto&& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no exception for " << needle;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  {
+    adi::test::ScopedEnv unset("ADI_STAGE_ORDER", "");
+    AdiSolver<double> s3(g3, w.pde(), bc, Scheme::douglas());
+    EXPECT_EQ(s3.stage_order(), (std::vector<Axis>{Axis::x, Axis::y, Axis::z}));
+    AdiSolver<double> s2(g2, w.pde(), bc, Scheme::douglas());
+    EXPECT_EQ(s2.stage_order(), (std::vector<Axis>{Axis::x, Axis::y}));
+    s3.set_stage_order({Axis::y, Axis::z, Axis::x});
+    EXPECT_EQ(s3.stage_order(), (std::vector<Axis>{Axis::y, Axis::z, Axis::x}));
+    const std::vector<std::vector<Axis>> bad3 = {
+        {Axis::x, Axis::x, Axis::y}, {Axis::z, Axis::y}, {Axis::x, Axis::y, Axis::z, Axis::x},
+        {Axis::x, Axis::y, static_cast<Axis>(7)}};
+    for (const auto& o : bad3)
+      expect_invalid([&] { s3.set_stage_order(o); }, "AdiSolver::set_stage_order: order = (");
+    expect_invalid([&] { s3.set_stage_order({Axis::x, Axis::x, Axis::y}); }, "(x, x, y)");
+    expect_invalid([&] { s2.set_stage_order({Axis::x, Axis::y, Axis::z}); }, "active axes (x, y)");
+    EXPECT_EQ(s3.stage_order(), (std::vector<Axis>{Axis::y, Axis::z, Axis::x})) << "a bad order changes nothing";
+  }
+  {
+    adi::test::ScopedEnv zyx("ADI_STAGE_ORDER", "zyx");
+    EXPECT_EQ(AdiSolver<double>(g3, w.pde(), bc, Scheme::douglas()).stage_order(),
+              (std::vector<Axis>{Axis::z, Axis::y, Axis::x}));
+    EXPECT_EQ(AdiSolver<double>(g2, w.pde(), bc, Scheme::douglas()).stage_order(),
+              (std::vector<Axis>{Axis::y, Axis::x}))
+        << "the letters of inactive axes are skipped";
+  }
+  for (const char* bad : {"zyq", "zy", "xyzx", "xxz"}) {
+    adi::test::ScopedEnv env("ADI_STAGE_ORDER", bad);
+    expect_invalid([&] { AdiSolver<double>(g3, w.pde(), bc, Scheme::douglas()); }, "ADI_STAGE_ORDER");
+  }
+}
 }  // namespace
 
 // The stencil fold (Operator::ExplicitFold::stencil, CUDA's default) on the host against the
 // host's separate explicit passes: every scheme, every boundary set of the fold tests
-// (mixed terms and per-node bands included), odd sizes, float and double, 3 steps.
+// (mixed terms and per-node bands included), odd sizes, float and double, 3 steps; in the
+// default stage order and reversed (the fold on the z stage, or y's on a 2D grid).
 TEST(Fold, StencilFoldMatchesSeparatePassesOnTheHost) {
   using Fold = Operator<double>::ExplicitFold;
   const std::vector<Scheme> schemes = {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
                                        Scheme::hundsdorfer_verwer(), Scheme::douglas().with_damping(1)};
+  bool reversed = false;
   for_each_fold_case(schemes, [&](const FoldSet& set, const std::array<index_t, 3>&, const Grid& g, double dt,
                                   const Scheme& s) {
     auto steps = [&](auto zero, Fold mode) {
       using T = decltype(zero);
       AdiSolver<T> solver(Operator<T>(g, set.pde, set.bc), s);
+      if (reversed) {  // the fold on the last active axis's stage (z, or y on a 2D grid)
+        std::vector<Axis> order = solver.stage_order();
+        std::reverse(order.begin(), order.end());
+        solver.set_stage_order(order);
+      }
       EXPECT_EQ(solver.op().explicit_fold(), Operator<T>::ExplicitFold::separate) << "the host's default";
       solver.op().set_explicit_fold(static_cast<typename Operator<T>::ExplicitFold>(mode));
       Field<T> u(g);
@@ -607,9 +758,13 @@ TEST(Fold, StencilFoldMatchesSeparatePassesOnTheHost) {
             scale = std::max(scale, std::abs(double(a(i, j, k))));
           }
       EXPECT_LE(diff, tol * std::max(scale, 1e-30))
-          << s.name() << " " << set.what << " " << g.describe() << (sizeof(zero) == 4 ? " float" : " double");
+          << s.name() << " " << set.what << " " << g.describe() << (sizeof(zero) == 4 ? " float" : " double")
+          << (reversed ? " reversed order" : "");
     };
-    compare(0.0f, 3e-4);
-    compare(0.0, 3e-12);
+    for (bool r : {false, true}) {
+      reversed = r;
+      compare(0.0f, 3e-4);
+      compare(0.0, 3e-12);
+    }
   });
 }

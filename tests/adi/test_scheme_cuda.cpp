@@ -17,6 +17,7 @@
 #include "adi/adi.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "tests/adi/scheme_problems.hpp"
+#include "tests/scoped_env.hpp"
 
 using namespace adi;
 using namespace adi::testing;
@@ -271,15 +272,17 @@ TEST(CudaScheme, SecondOrderOnTheGpu) {
 }
 
 // Temporary buffers are cached: after the first step (which may allocate the second
-// stage field and the boundary caches), steps allocate no device memory.
+// stage field and the boundary caches), steps allocate no device memory; in either stage order.
 TEST(CudaScheme, StepsAllocateNoDeviceMemory) {
   ADI_REQUIRE_CUDA();
   const HeatWave w = wave(3, Variant::neumann);
   Pde p = w.pde();
   p.source = [](double t, double x, double, double) { return x * t; };
   const Grid g = variant_grid({37, 64, 19}, 3, Variant::neumann);
+  for (const char* order : {"xyz", "zyx"})  // zyx: the first (folded) stage's plan is made at its first step
   for (const Scheme& s : {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
                           Scheme::hundsdorfer_verwer()}) {
+    adi::test::ScopedEnv env("ADI_STAGE_ORDER", order);
     AdiSolver<float> solver(g, p, wave_bc(w, Variant::neumann), s, Executor::cuda());
     Field<float> h(g), u(g, Executor::cuda());
     fill(h, g, w.exact(), 0.0);
@@ -288,7 +291,8 @@ TEST(CudaScheme, StepsAllocateNoDeviceMemory) {
     solver.step(u, 1e-3, 1e-3);
     const std::size_t before = cuda_backend::allocation_count();
     for (int n = 2; n < 10; ++n) solver.step(u, n * 1e-3, 1e-3);
-    EXPECT_EQ(cuda_backend::allocation_count(), before) << s.name() << ": device allocations in the step loop";
+    EXPECT_EQ(cuda_backend::allocation_count(), before)
+        << s.name() << " " << order << ": device allocations in the step loop";
     const StepTimings& t = solver.timings();
     EXPECT_EQ(t.steps, 10);
     for (int a = 0; a < 3; ++a) EXPECT_GT(t.implicit[a], 0.0);
@@ -330,4 +334,70 @@ TEST(CudaScheme, FoldedStepsMatchHostAtOddSizes) {
       expect_gpu_matches_host<double>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what, mode);
     }
   });
+}
+
+// Every scheme (Rannacher included), boundary set and odd size of the fold tests, float and
+// double, stepped on the GPU and on the host in the order of the environment (ADI_STAGE_ORDER).
+namespace {
+void fold_cases_match_host(const std::string& tag) {
+  const std::vector<Scheme> schemes = {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
+                                       Scheme::hundsdorfer_verwer(), Scheme::douglas().with_damping(1)};
+  for_each_fold_case(schemes, [&](const FoldSet& set, const std::array<index_t, 3>&, const Grid& g, double dt,
+                                  const Scheme& s) {
+    const std::string what = std::string(s.name()) + " " + set.what + " " + g.describe() + " " + tag;
+    expect_gpu_matches_host<float>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what);
+    expect_gpu_matches_host<double>(g, set.pde, set.bc, s, fold_init, 3 * dt, 3, what);
+  });
+}
+}  // namespace
+
+// The stages in reverse order (ADI_STAGE_ORDER=zyx: z, y, x in 3D, y, x in 2D; the fold then
+// rides on the z stage, or y's), on both sides (and StepsAllocateNoDeviceMemory in this order).
+TEST(CudaScheme, ReversedStageOrderMatchesHost) {
+  ADI_REQUIRE_CUDA();
+  adi::test::ScopedEnv order("ADI_STAGE_ORDER", "zyx");
+  fold_cases_match_host("zyx");
+}
+
+// Issue 16's z-first step: ADI_STAGE_ORDER=zyx with ADI_FOLD_STRIDED=1, the explicit operator riding
+// on the first stage along z (y on a 2D grid) inside the fused Y/Z kernel
+// (solvers/cuda/thomas_pcr_fused_strided_fold.cuh) instead of the stencil pass, for a test's life.
+namespace {
+// form: "1" the general rows, "2" the lean rows.
+struct StridedFold {
+  explicit StridedFold(const char* form) : strided("ADI_FOLD_STRIDED", form) {}
+  adi::test::ScopedEnv order{"ADI_STAGE_ORDER", "zyx"};
+  adi::test::ScopedEnv strided;
+  static constexpr const char* kNotBuilt =
+      "built without ADI_FOLD_STRIDED_KERNELS (-DCMAKE_CUDA_FLAGS=-DADI_FOLD_STRIDED_KERNELS)";
+  bool on() const { return cuda_backend::fused_strided_fold_available(); }
+};
+}  // namespace
+
+// Every fold case in the z-first order with the strided fold, general and lean rows (the corrected
+// schemes' two-term stages keep the stencil fold), against the host in the same order; the kernel ran.
+TEST(CudaScheme, StridedFoldMatchesHost) {
+  ADI_REQUIRE_CUDA();
+  for (const char* form : {"1", "2"}) {
+    const StridedFold on(form);
+    if (!on.on()) GTEST_SKIP() << StridedFold::kNotBuilt;
+    const std::size_t before = cuda_backend::fused_strided_fold_launches();
+    fold_cases_match_host(std::string("zyx strided fold ") + form);
+    EXPECT_GT(cuda_backend::fused_strided_fold_launches(), before) << "the folded Y/Z kernel never ran";
+  }
+}
+
+// The same on one small grid (Douglas, Dirichlet g(t) + source, 37 x 33 x 19), for compute-sanitizer.
+TEST(CudaScheme, StridedFoldSmall) {
+  ADI_REQUIRE_CUDA();
+  for (const char* form : {"1", "2"}) {
+    const StridedFold on(form);
+    if (!on.on()) GTEST_SKIP() << StridedFold::kNotBuilt;
+    const std::size_t before = cuda_backend::fused_strided_fold_launches();
+    const FoldSet set = fold_sets()[1];
+    const Grid g = fold_grid({37, 33, 19}, false);
+    expect_gpu_matches_host<double>(g, set.pde, set.bc, Scheme::douglas(), fold_init, 2 * fold_dt(g), 2,
+                                    std::string(set.what) + " zyx strided fold " + form);
+    EXPECT_EQ(cuda_backend::fused_strided_fold_launches(), before + 2) << "one folded Z stage per step";
+  }
 }
