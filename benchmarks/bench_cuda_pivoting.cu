@@ -761,6 +761,10 @@ int main(int argc, char** argv) {
     std::printf("SKIPPED: no CUDA device: bench_cuda_pivoting not run\n");
     return 77;
   }
+  if (!adi::cuda_backend::timing_forms_compiled())
+    std::printf("NOTE: the forms kept for comparison (ADI_PIVOTING_ROUTE=staged|block|regpart, "
+                "ADI_PIVOTING_PARTITION_FORM=0, ADI_LARGE_CHECK_FORM=0|2) are compiled only with "
+                "-DADI_CUDA_UNROLL_ALL=ON: their rows time the default here\n");
   g_reps = flag(argc, argv, "reps", 20);
   g_cusparse = flag(argc, argv, "cusparse", 1) != 0;
   g_checkcost = flag(argc, argv, "checkcost", 1) != 0;

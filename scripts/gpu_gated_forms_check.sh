@@ -20,9 +20,18 @@
 #      say so once on stderr;
 #   4. test_block_thomas_cuda (every test runs both BlockKernels: the shared one runs the shuffles
 #      and says so) and bench_cuda_block_tridiagonal --quick --reps=3 (its shared rows: the shuffles).
+#   5. (ONLY=piv, stop 39, h-compile) the pivoting routes forced only for measurement
+#      (ADI_PIVOTING_ROUTE=staged|block|regpart), the partition route's form 0 with per-line bands
+#      (ADI_PIVOTING_PARTITION_FORM=0) and the large plan's check forms 0 and 2 (ADI_LARGE_CHECK_FORM):
+#      in this default build their tests check the default form and then skip naming the gated one
+#      (expect SKIPPED, never FAILED: PartitionForms*, StagedSmall, ForcedRoutesWithinTenTimesLapack,
+#      the PivotingRegPartCuda suite, DeviceCheckFormsAgree), and a forced gated form runs the
+#      default with one stderr note (EveryRouteSmall under ADI_PIVOTING_ROUTE=regpart,
+#      DeviceZeroPivotNamesTheRow under ADI_LARGE_CHECK_FORM=0: PASSED, 1 note each).
 #
 #   OUT=/tmp/o scripts/gpu_gated_forms_check.sh      # ~4-5 min on an H100 host (16 cores), build included
 #   OUT=/tmp/o ONLY=block scripts/gpu_gated_forms_check.sh   # step 4 alone (stop 37's gate; ~2 min)
+#   OUT=/tmp/o ONLY=piv scripts/gpu_gated_forms_check.sh     # step 5 alone (stop 39's gates; ~3 min)
 # Logs under $OUT (default <repo>/out/gated): build.log, selfcheck_{default,unroll}.log,
 # fused.log, large.log, adi_np2.log, tune.log, block.log, block_bench.log; summary.txt (printed last).
 set -uo pipefail
@@ -46,9 +55,10 @@ only=${ONLY:-all}
 targets=(test_thomas_pcr_fused_stage test_partition_large_cuda test_distributed_adi bench_cuda_heat_step
          test_block_thomas_cuda bench_cuda_block_tridiagonal)
 [ "$only" = block ] && targets=(test_block_thomas_cuda bench_cuda_block_tridiagonal)
+[ "$only" = piv ] && targets=(test_pivoting_cuda test_pivoting_regpart_cuda test_partition_large_cuda)
 # 1. the standalone self-checks, compiled in the background while CMake builds
 for v in default unroll; do
-  [ "$only" = block ] && break
+  [ "$only" != all ] && break
   flags=(); [ $v = unroll ] && flags=(-DADI_CUDA_UNROLL_ALL=1)
   (nvcc -std=c++17 -O2 -arch=sm_90 -DADI_HAVE_CUDA "${flags[@]}" -I. tests/mpi/partition_device_selfcheck.cu \
      solvers/cuda/partition_local_passes.cu -o "$B/selfcheck_$v" >"$out/selfcheck_build_$v.log" 2>&1) &
@@ -61,6 +71,29 @@ rc=$?
 wait
 [ $rc = 0 ] || { tail -30 "$out/build.log"; note "build: FAILED (build.log)"; exit 1; }
 note "build: ok ($(( $(date +%s) - t0 )) s; warnings: $(grep -c 'warning' "$out/build.log" "$out"/selfcheck_build_*.log 2>/dev/null | tr '\n' ' '))"
+
+if [ "$only" = piv ]; then  # 5. stop 39's gates
+  gt() {  # name log timeout binary args...: runs one test binary, notes its PASSED/FAILED/SKIPPED lines
+    local name=$1 log=$out/$2 t=$3; shift 3
+    timeout "$t" "$@" --gtest_color=no >"$log" 2>&1 || status=1
+    note "$name: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr -s ' ' | tr '\n' ';') notes: $(grep -c 'does not compile' "$log")"
+  }
+  gt "test_pivoting_cuda (gated forms' tests)" piv.log 300 "$B/tests/test_pivoting_cuda" \
+    --gtest_filter='PivotingCuda.PartitionForms*:PivotingCuda.StagedSmall:PivotingCuda.ForcedRoutesWithinTenTimesLapack'
+  gt "test_pivoting_regpart_cuda" regpart.log 120 "$B/tests/test_pivoting_regpart_cuda"
+  gt "test_partition_large_cuda DeviceCheckFormsAgree" large_forms.log 200 "$B/tests/test_partition_large_cuda" \
+    --gtest_filter='*DeviceCheckFormsAgree*'
+  gt "ADI_PIVOTING_ROUTE=regpart EveryRouteSmall" piv_forced.log 200 env ADI_PIVOTING_ROUTE=regpart \
+    "$B/tests/test_pivoting_cuda" --gtest_filter='PivotingCuda.EveryRouteSmall'
+  gt "ADI_LARGE_CHECK_FORM=0 DeviceZeroPivotNamesTheRow" large_forced.log 200 env ADI_LARGE_CHECK_FORM=0 \
+    "$B/tests/test_partition_large_cuda" --gtest_filter='*DeviceZeroPivotNamesTheRow*'
+  grep -h -m1 'does not compile' "$out/piv_forced.log" "$out/large_forced.log" 2>/dev/null | sed 's/^/  /' | tee -a "$summary"
+  grep -h -A3 'Failure' "$out"/piv*.log "$out"/regpart.log "$out"/large_*.log 2>/dev/null | head -20 | tee -a "$summary"
+  echo; echo "================================ summary ================================"
+  cat "$summary"
+  note "status: $([ $status = 0 ] && echo PASS || echo FAIL) ($(( $(date +%s) - t0 )) s)"
+  exit $status
+fi
 
 if [ "$only" != block ]; then
 for v in default unroll; do

@@ -178,9 +178,12 @@ KERNEL_TESTS="test_thomas_pcr_hybrid test_thomas_pcr_strided test_thomas_pcr_lon
   test_thomas_shuffle_transpose test_thomas_naive test_thomas_variable_cuda test_thomas_pcr_fused_stage
   test_interleaved_batch test_scheme_cuda"
 PLAN_TESTS="$PLAN_TESTS $KERNEL_TESTS"
+# -DADI_CUDA_UNROLL_ALL=ON: the forms this script compares (ADI_PIVOTING_ROUTE=staged|block|regpart,
+# ADI_PIVOTING_PARTITION_FORM=0, ADI_LARGE_CHECK_FORM=0|2) are compiled only with it (issue 15 item 8).
 configure() {  # dir, extra flags
   cmake -S . -B "$1" $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_EXAMPLES=OFF \
+    -DADI_CUDA_UNROLL_ALL=ON \
     -DCMAKE_CXX_FLAGS="$2" -DCMAKE_CUDA_FLAGS="$2" > "$OUT/configure_$1.log" 2>&1 ||
     { echo "configure $1 failed"; tail -30 "$OUT/configure_$1.log"; exit 1; }
 }

@@ -46,11 +46,24 @@ constexpr int kDefaultLoad = 1;
 // kFusedBlocks) and without any test where it is not, pass 2 without it (LaneCheck::off); 2 as
 // 1 without the hold. The same rows raise the flag with the same position. Read at each solve,
 // so bench_cuda_pivoting --stop37=1 times the forms in one process.
+// Issue 15 item 8: forms 0 and 2 (kept for comparison) are compiled only with ADI_CUDA_UNROLL_ALL;
+// asked for in a build without them, said once on stderr, and form 1 runs (the same rows flagged).
 int large_check_form() {
   const char* f = std::getenv("ADI_LARGE_CHECK_FORM");
   if (f == nullptr || *f == '\0' || std::strcmp(f, "1") == 0) return 1;
-  if (std::strcmp(f, "0") == 0) return 0;
-  if (std::strcmp(f, "2") == 0) return 2;
+  const bool zero = std::strcmp(f, "0") == 0, two = std::strcmp(f, "2") == 0;
+#if defined(ADI_CUDA_UNROLL_ALL)
+  if (zero) return 0;
+  if (two) return 2;
+#else
+  if (zero || two) {
+    static std::once_flag gated;
+    note_form_not_compiled(gated, zero ? "ADI_LARGE_CHECK_FORM=0 (stop 32's run-time row checks)"
+                                       : "ADI_LARGE_CHECK_FORM=2 (the fused check without pass 1's register hold)",
+                           "the default (form 1)");
+    return 1;
+  }
+#endif
   static std::once_flag once;  // a value it does not know: said once, the default taken
   std::call_once(once, [f] {
     std::fprintf(stderr, "adi: ADI_LARGE_CHECK_FORM=%s is not 0, 1 or 2; the large plan uses 1 (the default)\n", f);
@@ -103,16 +116,21 @@ void run_levels(index_t n, const T* a, const T* b, const T* c, const T* d, T* u,
                 void* workspace, unsigned long long* flag, unsigned long long bias, unsigned long long* report,
                 cudaStream_t stream) {
   using LC = k::LaneCheck;
-  const int form = large_check_form();
+  [[maybe_unused]] const int form = large_check_form();  // 1 unless ADI_CUDA_UNROLL_ALL (forms 0, 2)
+#if defined(ADI_CUDA_UNROLL_ALL)
   if (form == 0)
     run_levels<T, M, Staged, LC::runtime, LC::runtime>(n, a, b, c, d, u, periodic, tol, workspace, flag, bias,
                                                        report, stream);
-  else if (flag == nullptr)
+  else
+#endif
+  if (flag == nullptr)
     run_levels<T, M, Staged, LC::off, LC::off>(n, a, b, c, d, u, periodic, tol, workspace, nullptr, bias, report,
                                                stream);
+#if defined(ADI_CUDA_UNROLL_ALL)
   else if (form == 2)
     run_levels<T, M, Staged, LC::fused, LC::off>(n, a, b, c, d, u, periodic, tol, workspace, flag, bias, report,
                                                  stream);
+#endif
   else
     run_levels<T, M, Staged, LC::fused, LC::off, k::kFusedBlocks<T, M>>(n, a, b, c, d, u, periodic, tol, workspace,
                                                                        flag, bias, report, stream);

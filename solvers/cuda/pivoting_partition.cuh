@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "solvers/common/pivoting_core.hpp"
+#include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/conditional_graph.cuh"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 
@@ -246,10 +247,20 @@ constexpr int kPivotPartitionForms = 2;
 // H200 run of stop 33 (one system of 2^24: fp32 0.255 ms = 3.24x cuSPARSE gtsv2, against form 0's
 // 0.339 ms / 2.44x; fp64 0.464 ms = 4.46x, form 0 3.63x).
 constexpr int kPivotPartitionDefaultForm = 1;
+// Issue 15 item 8: form 0 with per-line bands (kept for comparison) is compiled only with
+// -DADI_CUDA_UNROLL_ALL=ON; asked for in a build without it, said once on stderr, and form 1 runs
+// (the same answers bit for bit: PartitionFormsBitIdentical).
 inline int pivoting_partition_form() {
   const char* f = std::getenv("ADI_PIVOTING_PARTITION_FORM");
   if (f == nullptr || f[0] < '0' || f[0] >= '0' + kPivotPartitionForms || f[1] != '\0')
     return kPivotPartitionDefaultForm;
+#if !defined(ADI_CUDA_UNROLL_ALL)
+  if (f[0] == '0') {
+    static std::once_flag once;
+    note_form_not_compiled(once, "ADI_PIVOTING_PARTITION_FORM=0 (per-line bands)", "the default (form 1)");
+    return kPivotPartitionDefaultForm;
+  }
+#endif
   return f[0] - '0';
 }
 
@@ -501,12 +512,14 @@ void pivoting_partition_reduce(const PivotPartitionLevel<T>& v, int* flag, int* 
   if (v.shared)
     pivoting_partition_reduce_kernel<T, true><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
                                                                    weak, dominance, skip);
-  else if (form >= 1)
-    pivoting_partition_reduce_kernel<T, false, 1><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D,
-                                                                       flag, weak, dominance, skip);
-  else
+#if defined(ADI_CUDA_UNROLL_ALL)  // (form 0 with per-line bands: pivoting_partition_form)
+  else if (form == 0)
     pivoting_partition_reduce_kernel<T, false><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D, flag,
                                                                     weak, dominance, skip);
+#endif
+  else
+    pivoting_partition_reduce_kernel<T, false, 1><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.A, v.B, v.C, v.D,
+                                                                       flag, weak, dominance, skip);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -518,10 +531,12 @@ void pivoting_partition_fill(const PivotPartitionLevel<T>& v, int* flag, const i
   constexpr unsigned t = kPivotPartitionWarps * kWarp;
   if (v.shared)
     pivoting_partition_fill_kernel<T, true><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
-  else if (form >= 1)
-    pivoting_partition_fill_kernel<T, false, 1><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
-  else
+#if defined(ADI_CUDA_UNROLL_ALL)
+  else if (form == 0)
     pivoting_partition_fill_kernel<T, false><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
+#endif
+  else
+    pivoting_partition_fill_kernel<T, false, 1><<<g, t, 0, stream>>>(ix, v.a, v.b, v.c, v.d, v.X, v.u, flag, weak);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -32,8 +32,10 @@
 // Every route eliminates with solvers/common/pivoting_core.hpp. docs/pivoting.md has what
 // each costs.
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
+#include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/pivoting_block.cuh"
 #include "solvers/cuda/pivoting_partition.cuh"
 #include "solvers/cuda/pivoting_regpart.cuh"
@@ -50,15 +52,27 @@ enum class PivotingRoute { thread, tile, block, partition, staged, regpart, xtil
 // environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition | staged | regpart | xtile forces a route
 // where it can take the layout; read when the plan is made (workspace) and at each solve,
 // so set it before making the plan and keep it while solving with it.
+// Issue 15 item 8: the routes only this switch reaches (staged, block, regpart) are compiled only
+// with -DADI_CUDA_UNROLL_ALL=ON; forced in a build without them, said once on stderr, and the
+// layout's own route runs.
 inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t value_size) {
   if (const char* forced = std::getenv("ADI_PIVOTING_ROUTE")) {
     const std::string f(forced);
+#if !defined(ADI_CUDA_UNROLL_ALL)
+    if (f == "staged" || f == "block" || f == "regpart") {
+      static std::once_flag once;
+      note_form_not_compiled(once, ("ADI_PIVOTING_ROUTE=" + f + " (a route forced for measurement)").c_str(),
+                             "the layout's own route");
+    }
+#endif
     if (f == "thread") return PivotingRoute::thread;
+#if defined(ADI_CUDA_UNROLL_ALL)
     if (f == "staged" && pivoting_staged_fits(l, periodic, value_size)) return PivotingRoute::staged;
-    if (f == "tile" && pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
     if (f == "block" && pivoting_block_fits(l, periodic)) return PivotingRoute::block;
     if (f == "regpart" && pivoting_regpart_fits(l, periodic)) return PivotingRoute::regpart;
+#endif
     if (f == "xtile" && pivoting_xtile_fits(l, periodic)) return PivotingRoute::xtile;
+    if (f == "tile" && pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
     if (f == "partition" && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
   }
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
@@ -82,11 +96,13 @@ template <class T, int Chunk>
 void launch_pivoting_thread_per_line(const LineSet& ls, BandView<T> bands, const T* d, T* u, bool periodic,
                                      void* workspace, int* flag, cudaStream_t stream) {
   switch (pivoting_route(ls, periodic, sizeof(T))) {
+#if defined(ADI_CUDA_UNROLL_ALL)  // (else pivoting_route never returns them)
     case PivotingRoute::staged: return launch_pivoting_staged<T>(ls, bands, d, u, flag, stream);
-    case PivotingRoute::partition:
-      return launch_pivoting_partition<T, Chunk>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::block: return launch_pivoting_block<T, Chunk>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::regpart: return launch_pivoting_regpart<T>(ls, bands, d, u, workspace, flag, stream);
+#endif
+    case PivotingRoute::partition:
+      return launch_pivoting_partition<T, Chunk>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::tile: return launch_pivoting_tile<T>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::xtile: return launch_pivoting_xtile<T>(ls, bands, d, u, workspace, flag, stream);
     default: return launch_pivoting_thread<T, Chunk>(ls, bands, d, u, periodic, workspace, flag, stream);

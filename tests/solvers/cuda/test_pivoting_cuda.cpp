@@ -31,6 +31,7 @@
 #include "adi/tridiagonal.hpp"
 #include "adi/variable_batch.hpp"
 #include "adi/variable_tridiagonal.hpp"
+#include "tests/comparison_forms_skip.hpp"
 #include "tests/gpu_skip.hpp"
 #include "tests/scoped_env.hpp"
 #include "tests/solvers/cuda/pivoting_device_solve.hpp"
@@ -179,8 +180,13 @@ void large_plan_partial(tp::Family f, std::uint64_t seed) {
 // not; and the large plan's route. Lines of 68 .. 1089 rows (the route forced): against LAPACK in
 // PartitionRouteForcedWithinTenTimesLapack (stop 34), form 1 against form 0 bit for bit in
 // PartitionFormsBitIdentical.
+// (Form 0 with per-line bands is compiled only with -DADI_CUDA_UNROLL_ALL=ON: other builds check
+// form 1 and then skip, naming form 0.)
+const bool kPartitionForm0 = adi::cuda_backend::timing_forms_compiled();
+
 TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
   for (const char* form : {"0", "1"}) {
+    if (form[0] == '0' && !kPartitionForm0) continue;
     const ScopedEnv form_env("ADI_PIVOTING_PARTITION_FORM", form);
     SCOPED_TRACE(std::string("ADI_PIVOTING_PARTITION_FORM=") + form);
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
@@ -192,6 +198,7 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
       }
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::dominant}) large_plan_partial<float>(f, 13);
   }
+  ADI_REQUIRE_COMPARISON_FORMS("ADI_PIVOTING_PARTITION_FORM=0 (form 1 checked)");
 }
 
 // Both forms on a few small cases, for compute-sanitizer (scripts/gpu_pivoting_check.sh): one
@@ -206,6 +213,7 @@ TEST_F(PivotingCuda, PartitionFormsWithinTenTimesLapack) {
 TEST_F(PivotingCuda, PartitionFormsSmall) {
   const ScopedEnv route("ADI_PIVOTING_ROUTE", "partition");
   for (const char* form : {"0", "1", "1d", "1l"}) {
+    if (form[0] == '0' && !kPartitionForm0) continue;
     const ScopedEnv form_env("ADI_PIVOTING_PARTITION_FORM", std::string(form).substr(0, 1).c_str());
     const ScopedEnv dominance("ADI_PIVOTING_PARTITION_DOMINANCE", form[1] == '\0' ? "0" : "1");
     // Empty: the default gate (pivoting_refine_gate reads an empty value as unset).
@@ -216,6 +224,7 @@ TEST_F(PivotingCuda, PartitionFormsSmall) {
         run_partition<double>(f, n, count);
       }
   }
+  ADI_REQUIRE_COMPARISON_FORMS("ADI_PIVOTING_PARTITION_FORM=0 (form 1 checked)");
 }
 
 // Stop 36: the narrowest case of the graph gate's memcheck reports (runs s35/5, s36/2, s37/2:
@@ -377,6 +386,7 @@ TEST_F(PivotingCuda, PartitionDominanceNeverFiresOnDominantLines) {
 // partition_fill_solve): form 1's answers must be form 0's bit for bit, contiguous or not,
 // with the fall-back (tiny diagonals: weak blocks) or without.
 TEST_F(PivotingCuda, PartitionFormsBitIdentical) {
+  ADI_REQUIRE_COMPARISON_FORMS("ADI_PIVOTING_PARTITION_FORM=0, form 1's reference here,");
   auto run = [](auto zero, tp::Family f, index_t n, index_t count, bool forced, bool shared = false) {
     using T = decltype(zero);
     // Empty: the layout's own route (pivoting_route reads an empty value as unset).
@@ -456,6 +466,7 @@ TEST_F(PivotingCuda, EveryRouteSmall) {
 // The staged kernel on a few small cases: X and Y lines (coalesced along and across lines),
 // a partial last block of lines, shared bands, fp32 / fp64, in place (odd n) or not.
 TEST_F(PivotingCuda, StagedSmall) {
+  ADI_REQUIRE_COMPARISON_FORMS("the staged route (ADI_PIVOTING_ROUTE=staged)");
   const ScopedEnv route("ADI_PIVOTING_ROUTE", "staged");
   auto check = [](auto zero, int layout, index_t n, index_t count, bool shared) {
     using T = decltype(zero);
@@ -491,10 +502,13 @@ TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
 }
 
 // Every route forced (ADI_PIVOTING_ROUTE, solvers/cuda/pivoting_thread.cuh) on the same
-// contiguous lines of 255 and 257 rows, where the default is the block route: the tile
-// and partition routes then run on lengths they would not get by default.
+// contiguous lines of 255 and 257 rows: the thread and partition routes then run on lengths
+// they would not get by default. (block and staged, forced for measurement only, are compiled
+// only with -DADI_CUDA_UNROLL_ALL=ON: other builds check the others and then skip, naming them.)
 TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
   for (const char* route : {"thread", "tile", "block", "partition", "staged", "xtile"}) {
+    const std::string r(route);
+    if ((r == "block" || r == "staged") && !adi::cuda_backend::timing_forms_compiled()) continue;
     const ScopedEnv route_env("ADI_PIVOTING_ROUTE", route);
     for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz})
       for (index_t n : {255, 257})
@@ -514,6 +528,7 @@ TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
           run(0.0);
         }
   }
+  ADI_REQUIRE_COMPARISON_FORMS("the block and staged routes (thread, tile, partition, xtile checked)");
 }
 
 // automatic's fall-back on CUDA (adi/tridiagonal.cpp, run_cuda), both ways: the default
