@@ -59,10 +59,15 @@
 # (ADI_FOLD_STRIDED=0: the order's cost alone) and "zyx1" (ADI_FOLD_STRIDED=1: the fold's general rows,
 # fold_base per row). ncu on the first stage of a 256^3 fp64 Douglas step in each A/B form (general: the
 # stencil pass and the X solve; lean: the folded Z stage).
+# Since spill (stop 39): a third form "staged" = ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=3 (the lean rows,
+# the other rows' folded bases staged in shared memory first: fused_stage_strided_fold_staged_kernel,
+# no fp64 spills where the lean form spills 84 B / 172 B) in both passes after lean (same grids), its
+# own A/B table (lean vs staged), its ncu log (staged_fp64); the tests cover form 3 (the scheme cases
+# loop over 1, 2, 3; the folded-stage cases run a second time with ADI_FOLD_STRIDED=3).
 #
 #   OUT=/tmp/out scripts/gpu_heat_ab.sh [--x|--ring|--zfirst] [--no-build] [--no-tests] [--no-ncu] [--steps N]
 #
-# Logs under $OUT: build.log, test_*.log, sanitizer.log, bench_ab.log, ncu_{general,lean}[_fp32|_fp64].log.
+# Logs under $OUT: build.log, test_*.log, sanitizer.log, bench_ab.log, ncu_{general,lean,staged}[_fp32|_fp64].log.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=1 tests=1 ncu_on=1 steps=10 mode=yz
@@ -75,7 +80,7 @@ while [ $# -gt 0 ]; do
     --no-tests) tests=0 ;;
     --no-ncu) ncu_on=0 ;;
     --steps) steps=${2:?--steps N}; shift ;;
-    -h|--help) sed -n '2,65p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,70p' "$0"; exit 0 ;;
     *) echo "gpu_heat_ab.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -110,6 +115,7 @@ ab_env() {
       lean) echo "ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=2" ;;
       zyx) echo "ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=0" ;;
       zyx1) echo "ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=1" ;;
+      staged) echo "ADI_STAGE_ORDER=zyx ADI_FOLD_STRIDED=3" ;;
     esac
   elif [ "$1" = lean ]; then
     echo "$ab_var=$ab_lean"
@@ -157,6 +163,10 @@ if [ $tests = 1 ] && [ $mode = zfirst ]; then
     --gtest_filter='CudaFoldedStage.*:CudaFusedStage.MatchesTheFp64ReferenceFolded*' \
     > "$OUT/test_fused_stage_strided.log" 2>&1 &
   p1=$!
+  ADI_FOLD_STRIDED=3 timeout 120 "$T/test_thomas_pcr_fused_stage" \
+    --gtest_filter='CudaFoldedStage.*:CudaFusedStage.MatchesTheFp64ReferenceFolded*' \
+    > "$OUT/test_fused_stage_staged.log" 2>&1 &
+  p3=$!
   timeout 120 "$T/test_scheme_cuda" \
     --gtest_filter='CudaScheme.StridedFold*:CudaScheme.ReversedStageOrderMatchesHost:CudaScheme.StepsAllocateNoDeviceMemory' \
     > "$OUT/test_scheme_cuda_zfirst.log" 2>&1 &
@@ -164,6 +174,7 @@ if [ $tests = 1 ] && [ $mode = zfirst ]; then
   memcheck test_scheme_cuda CudaScheme.StridedFoldSmall
   wait $p1; r_fused=$?
   wait $p2; r_scheme=$?
+  wait $p3; r_staged=$?
 elif [ $tests = 1 ] && [ $mode = ring ]; then
   # In parallel (correctness only; the timings come after): the ring's own test, the folded-stage
   # cases and every scheme's step with the switch on for the whole process, memcheck in front.
@@ -212,8 +223,10 @@ t_tests=$(( $(date +%s) - t0 ))
 t0=$(date +%s)
 : > "$OUT/bench_ab.log"
 : > "$OUT/bench_ab_ring.log"
+ab_forms="general lean"
+[ $mode = zfirst ] && ab_forms="general lean staged"
 for pass in 1 2; do
-  for form in general lean; do
+  for form in $ab_forms; do
     echo "### pass $pass form $form" >> "$OUT/bench_ab.log"
     env $(ab_env $form) timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256,512 --scheme douglas \
       --folds stencil --steps "$steps" --types "$bench_types" >> "$OUT/bench_ab.log" 2>&1 ||
@@ -239,9 +252,9 @@ t0=$(date +%s)
 if [ $ncu_on = 1 ] && [ $mode = zfirst ] && command -v ncu > /dev/null; then
   # The first stage of a 256^3 fp64 Douglas step: general = the stencil pass and the X solve (2
   # kernels), lean = the folded Z stage (1).
-  for form in general lean; do
+  for form in general lean staged; do
     k='stencil_columns_ring|thomas' c=2
-    [ $form = lean ] && k='fused_stage_strided_fold' c=1
+    [ $form != general ] && k='fused_stage_strided_fold' c=1
     env $(ab_env $form) timeout 50 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
       --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis \
       --metrics smsp__inst_executed.sum,smsp__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum \
@@ -301,6 +314,7 @@ case_rows() {
 }
 if [ $mode = zfirst ]; then
 echo "| test_thomas_pcr_fused_stage folded cases, ADI_FOLD_STRIDED=2 (whole process: Douglas-form y/z stages fold in the Y/Z kernel, lean rows) | $(status $r_fused): $(counts "$OUT/test_fused_stage_strided.log") |"
+echo "| test_thomas_pcr_fused_stage folded cases, ADI_FOLD_STRIDED=3 (the same, staged form) | $(status $r_staged): $(counts "$OUT/test_fused_stage_staged.log") |"
 echo "| test_scheme_cuda (its StridedFold* / ReversedStageOrder cases set the switches) | $(status $r_scheme): $(counts "$OUT/test_scheme_cuda_zfirst.log") |"
 case_rows "$OUT/test_scheme_cuda_zfirst.log" CudaScheme.StridedFoldMatchesHost CudaScheme.StridedFoldSmall \
   CudaScheme.ReversedStageOrderMatchesHost CudaScheme.StepsAllocateNoDeviceMemory CudaScheme.FoldedStepsMatchHostAtOddSizes
@@ -336,8 +350,8 @@ if [ $tests = 1 ]; then
 fi
 grep -h "bench pass" "$OUT/bench_ab.log"
 if [ $mode = zfirst ]; then
-  ncu_logs="general_fp64 lean_fp64" ncu_k='(stencil_columns_ring|thomas[a-z_]*|fused_stage_strided_fold)_kernel'
-  ncu_what="first stage of a Douglas step 256^3 fp64 (general = stencil pass + X solve, lean = the folded Z stage)"
+  ncu_logs="general_fp64 lean_fp64 staged_fp64" ncu_k='(stencil_columns_ring|thomas[a-z_]*|fused_stage_strided_fold[a-z_]*)_kernel'
+  ncu_what="first stage of a Douglas step 256^3 fp64 (general = stencil pass + X solve, lean / staged = the folded Z stage)"
 elif [ $mode = ring ]; then
   ncu_logs="general_fp64 lean_fp64 lean_fp32 ring_fp64" ncu_k='(stencil_columns_ring|thomas[a-z_]*|fused_x_ring[a-z_]*)_kernel'
   ncu_what="first stage of a Douglas step 256^3 (general = stencil pass + X solve, lean = the x ring's lean form, ring = the ring kernel)"
@@ -382,3 +396,9 @@ elif [ $mode = ring ]; then  # (the x ring's rows; each form against its own min
 fi
 awk -f "$root/scripts/ab_table.awk" -v bench=heat -v a=general -v b=lean -v partw=30 -v copy=$ab_copy -v step8=1 \
   -v parts="$ab_parts" -v heads='row (ms),general,lean,general,lean,best gen,best len,change,% copy gen -> lean' "$OUT/bench_ab.log"
+if [ $mode = zfirst ]; then  # the third form against the second (both z first: the same minimum)
+  echo
+  echo "== A/B: lean = the fold's lean rows (ADI_FOLD_STRIDED=2; fp64 spills 84 B / 172 B) / staged = the same rows, the other rows' bases staged first (ADI_FOLD_STRIDED=3, no spills); both ADI_STAGE_ORDER=zyx; ms, two passes (bench_ab.log)"
+  awk -f "$root/scripts/ab_table.awk" -v bench=heat -v a=lean -v b=staged -v partw=30 -v copy=own -v step8=1 \
+    -v parts="$ab_parts" -v heads='row (ms),lean,staged,lean,staged,best len,best stg,change,% copy len -> stg' "$OUT/bench_ab.log"
+fi

@@ -121,6 +121,20 @@ struct FoldLine {
 // Cross axis k (0, 1) of stage axis a: the other two axes in order x, y, z.
 __device__ __forceinline__ int cross_axis(int a, int k) { return k == 0 ? (a == 0 ? 1 : 0) : (a == 2 ? 1 : 2); }
 
+// The stage's axis: A where the kernel knows it (X: 0), else from the arguments; A = -2: through an
+// opaque move, so that the lookups depending on it stay where they are used instead of being
+// hoisted out of the kernel's loops into registers live across them (the strided body's Staged).
+template <int A, class T>
+__device__ __forceinline__ int fold_axis(const FoldArgs<T>& f) {
+  if constexpr (A >= 0) {
+    return A;
+  } else {
+    int a = f.axis;
+    if constexpr (A == -2) asm volatile("" : "+r"(a));
+    return a;
+  }
+}
+
 // A: the stage's axis when the kernel knows it (X: 0), -1 to read it from the arguments.
 template <int A, class T>
 __device__ FoldLine<T> fold_line(const StageArgs<T>& g, i64 line) {
@@ -130,7 +144,7 @@ __device__ FoldLine<T> fold_line(const StageArgs<T>& g, i64 line) {
     l1 = static_cast<int>(static_cast<unsigned>(line) / static_cast<unsigned>(g.L.count0));
     l0 = static_cast<int>(line) - l1 * static_cast<int>(g.L.count0);
   }
-  const int a = A >= 0 ? A : f.axis;
+  const int a = fold_axis<A>(f);
   const int o0 = cross_axis(a, 0), o1 = cross_axis(a, 1);
   // Coordinates of the line's first row.
   const int cx = static_cast<int>(f.org[0]) + (a == 0 ? 0 : o0 == 0 ? l0 : l1);
@@ -181,14 +195,15 @@ struct FoldLean {
   int om[2], op[2];
   bool faces;
 };
-template <class T>
+template <int A, class T>
 __device__ FoldLean<T> fold_lean(const FoldArgs<T>& f, const FoldLine<T>& L) {
   FoldLean<T> r;
   r.diag = f.alpha[0];
   r.faces = false;
+  const int a = fold_axis<A>(f);
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
-    const int b = cross_axis(f.axis, k);
+    const int b = cross_axis(a, k);
     const T wb = pick3(b, f.w[0][0], f.w[0][1], f.w[0][2]);
     r.diag += wb * L.d[k];
     r.a[k] = wb * L.a[k];
@@ -205,7 +220,7 @@ __device__ FoldLean<T> fold_lean(const FoldArgs<T>& f, const FoldLine<T>& L) {
 // stencil pass (solvers/cuda/stencil_apply.cu) and its Neumann face writes.
 template <int A, class T>
 __device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, i64 node) {
-  const int a = A >= 0 ? A : f.axis;
+  const int a = fold_axis<A>(f);
   const int ca = L.ca + r, na = static_cast<int>(pick3(a, f.n[0], f.n[1], f.n[2]));
   const int sa = static_cast<int>(pick3(a, f.stride[0], f.stride[1], f.stride[2]));
   const bool inner = ca > 0 && ca < na - 1;
@@ -291,15 +306,32 @@ __device__ __forceinline__ T stage_rhs(const StageArgs<T>& g, const StageBands<T
   return stage_rhs_inner(g, a, d, c, base_r, vm, vc, vp, node);
 }
 
+// The folded explicit base of row r, or base_r at a Dirichlet end row: it needs no base, the
+// fold is not evaluated there.
+template <int A, class T>
+__device__ __forceinline__ T fold_row_base(const StageArgs<T>& g, const FoldLine<T>& lc, int r, i64 node, T base_r) {
+  const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
+  return dirichlet_end ? base_r : fold_base<A>(g.fold, lc, r, node);
+}
+
+// The folded bases of rows r0, r0 + step, ... (count rows) of a line into slot[r * LB]: the strided
+// body's Staged form. Not inlined: fold_line's and fold_base's loop-invariant lookups (the axis is a
+// run-time value) would otherwise stay live in registers across the tile loop (ptxas sm_90 fp64: the
+// inlined form spilled 24 B / 68 B at the 128-register cap).
+template <class T>
+__device__ __forceinline__ void fold_stage_rows(const StageArgs<T>& g, i64 line, T* slot, int LB, int r0, int step,
+                                                int count, i64 off, i64 st) {
+  const FoldLine<T> lc = fold_line<-2>(g, line);
+#pragma unroll 1
+  for (int j = 0, r = r0; j < count; ++j, r += step)
+    slot[r * LB] = fold_row_base<-2>(g, lc, r, off + static_cast<i64>(r) * st, T(0));
+}
+
 // The right-hand side of row r with the folded explicit base (Fold) or the loaded one.
-// A Dirichlet end row needs no base: the fold is not evaluated there.
 template <bool Fold, int A, class T>
 __device__ __forceinline__ T stage_rhs_row(const StageArgs<T>& g, const StageBands<T>& B, int r, T base_r, T vm,
                                            T vc, T vp, i64 fi, i64 node, const FoldLine<T>& lc) {
-  if constexpr (Fold) {
-    const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
-    if (!dirichlet_end) base_r = fold_base<A>(g.fold, lc, r, node);
-  }
+  if constexpr (Fold) base_r = fold_row_base<A>(g, lc, r, node, base_r);
   return stage_rhs(g, B, r, base_r, vm, vc, vp, fi, node);
 }
 
@@ -420,7 +452,14 @@ std::size_t fused_stage_x_smem(const PcrShape& sh, int warps) {
 // short last segment of a line (s > 0) keeps the run-time length there. Lines of one short
 // segment (n < MaxM), idle slots and other stages run the general code. The last segment's warp
 // takes the lean path too: each tile waits at __syncthreads for its slowest warp.
-template <class T, int MaxM, bool Fold, bool Warp, bool Lean>
+//
+// Staged (with Fold and Lean: the strided fold's staged form, thomas_pcr_fused_strided_fold.cuh): the
+// rows that take the general formula (a line's end rows on the lean path, every row of the lines
+// off it) get their folded base into the stage's base slots first (unused: a folded stage loads no
+// base), in a rolled loop before the rows' registers are live; those rows then run the plain
+// stage's code, which reads the base there. Without it fold_base is inlined for every row of the
+// unrolled general loops (ptxas sm_90, fp64: 128 registers, 84 B spill stores / 172 B loads).
+template <class T, int MaxM, bool Fold, bool Warp, bool Lean, bool Staged = false>
 __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, int log2lb, int shift) {
   extern __shared__ __align__(16) unsigned char fused_smem[];
   T* smem = reinterpret_cast<T*>(fused_smem);
@@ -560,7 +599,7 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
     const int lo = MaxM - mylen;  // right-aligned: row s*m + j - lo in register j
     const i64 off = !valid_line ? 0 : Warp ? tile_offset(ta) + l : g.L.offset(line);
     const i64 fi = valid_line ? g.face_index(line) : 0;
-    const FoldLine<T> lc = Fold && valid_line ? fold_line<-1>(g, line) : FoldLine<T>{};
+    const FoldLine<T> lc = Fold && valid_line ? fold_line<Staged ? -2 : -1>(g, line) : FoldLine<T>{};
     // v at Dirichlet ends (the old boundary data) into this thread's own slots: row 0 and
     // row n-1 of its segment, or row n-1 as its upper halo.
     if (hv && mylen > 0 && !g.periodic) {
@@ -586,7 +625,8 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
           const T* p = stage + r * LB + l;
           if (j == first) vc = hv ? p[n * LB] : T(0);
           const T vp = j + 1 < MaxM ? (hv ? p[n * LB + LB] : T(0)) : vhi;
-          rd[j] = stage_rhs_row<Fold, -1>(g, B, r, Fold ? T(0) : p[0], vm, vc, vp, fi, off + r * st, lc);
+          rd[j] = stage_rhs_row<Fold && !Staged, -1>(g, B, r, Fold && !Staged ? T(0) : p[0], vm, vc, vp, fi,
+                                                     off + r * st, lc);
           vm = vc;
           vc = vp;
         }
@@ -594,7 +634,7 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
     };
     // Lean: interior rows without tests, the end rows of a non-periodic line after them. Full:
     // register j holds row s*m + j; else (a short last segment, s > 0) row s*m + j - lo.
-    const FoldLean<T> fl = Fold && Lean && lean_stage && valid_line ? fold_lean(g.fold, lc) : FoldLean<T>{};
+    const FoldLean<T> fl = Fold && Lean && lean_stage && valid_line ? fold_lean<Staged ? -2 : -1>(g.fold, lc) : FoldLean<T>{};
     const bool lean = Lean && lean_stage && mylen > 0 && (mylen == MaxM || s > 0) && !(Fold && fl.faces);
     auto rhs_lean = [&](auto full) {
       constexpr bool Full = decltype(full)::value;
@@ -628,7 +668,7 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
       }
       if (!g.periodic) {
         if (Full && s == 0) {
-          if constexpr (Fold)
+          if constexpr (Fold && !Staged)
             rd[0] = stage_rhs_row<true, -1>(g, B, 0, T(0), vlo, pv[0], MaxM > 1 ? pv[LB] : vhi, fi, off,
                                             fold_line<-1>(g, line));  // (lc not kept live through the rows)
           else
@@ -639,13 +679,21 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
           T vm1 = vlo;
           if (k > 0 && mylen >= 2) vm1 = pv[(k - 1) * LB];
           const i64 last = off + static_cast<i64>(n - 1) * st;
-          if constexpr (Fold)
+          if constexpr (Fold && !Staged)
             rd[k] = stage_rhs_row<true, -1>(g, B, n - 1, T(0), vm1, pv[k * LB], vhi, fi, last, fold_line<-1>(g, line));
           else
             rd[k] = stage_rhs_end(g, 1, ba[k], bd[k], bc[k], p[k * LB], vm1, pv[k * LB], vhi, fi, last);
         }
       }
     };
+    if constexpr (Staged) {  // the general rows' folded bases into the base slots (above)
+      // Lean: the end rows rhs_lean recomputes (lean at s == 0: a full segment); else every row.
+      const bool lo_end = lean && !g.periodic && s == 0, hi_end = lean && !g.periodic && s * m + mylen == n;
+      if (!lean && mylen > 0)
+        fold_stage_rows(g, line, stage + l, LB, s * m, 1, mylen, off, st);
+      else if (lo_end || hi_end)
+        fold_stage_rows(g, line, stage + l, LB, lo_end ? 0 : n - 1, n - 1, lo_end + hi_end, off, st);
+    }
     if (lean) {
       if (mylen == MaxM)
         rhs_lean(std::true_type{});

@@ -37,15 +37,25 @@ template <class T, bool Lean>
 __global__ void __launch_bounds__(512, 1) fused_stage_strided_fold_kernel(StageArgs<T> g, int log2lb, int shift) {
   fused_stage_strided_body<T, 16, true, true, Lean>(g, log2lb, shift);
 }
+// The staged form (ADI_FOLD_STRIDED=3): the lean rows, the other rows' folded bases staged in
+// shared memory first (the body's Staged) so that fold_base is not unrolled across live rows
+// (ptxas sm_90 fp64: no spills, where the lean form spills 84 B / 172 B at the 128-register cap).
+template <class T>
+__global__ void __launch_bounds__(512, 1) fused_stage_strided_fold_staged_kernel(StageArgs<T> g, int log2lb,
+                                                                                  int shift) {
+  fused_stage_strided_body<T, 16, true, true, true, true>(g, log2lb, shift);
+}
 #else
 constexpr bool kStridedFoldCompiled = false;
 #endif
 
-// ADI_FOLD_STRIDED: 0 off (or the kernels not compiled), 1 the general form, 2 the lean form.
+// ADI_FOLD_STRIDED: 0 off (or the kernels not compiled), 1 the general form, 2 the lean form,
+// 3 the staged lean form.
 inline int strided_fold_mode() {
   const char* v = std::getenv("ADI_FOLD_STRIDED");
   if (!kStridedFoldCompiled || v == nullptr) return 0;
-  return std::string(v) == "1" ? 1 : std::string(v) == "2" ? 2 : 0;
+  const std::string s(v);
+  return s == "1" ? 1 : s == "2" ? 2 : s == "3" ? 3 : 0;
 }
 inline bool strided_fold_requested() { return strided_fold_mode() != 0; }
 
@@ -70,9 +80,10 @@ template <class T>
 unsigned strided_fold_grid(const FusedLaunch& L, bool one_block, i64 wtiles, const LaunchLimits& lim) {
   if (!kStridedFoldCompiled || !one_block || L.warp_grid == 0) return 0;
 #if defined(ADI_FOLD_STRIDED_KERNELS)
-  // Both forms (each kernel's dynamic shared-memory limit is set here); the smaller grid serves both.
-  return std::min(persistent_grid(fused_stage_strided_fold_kernel<T, false>, L.threads, L.smem, wtiles, lim),
-                  persistent_grid(fused_stage_strided_fold_kernel<T, true>, L.threads, L.smem, wtiles, lim));
+  // Every form (each kernel's dynamic shared-memory limit is set here); the smallest grid serves all.
+  return std::min({persistent_grid(fused_stage_strided_fold_kernel<T, false>, L.threads, L.smem, wtiles, lim),
+                   persistent_grid(fused_stage_strided_fold_kernel<T, true>, L.threads, L.smem, wtiles, lim),
+                   persistent_grid(fused_stage_strided_fold_staged_kernel<T>, L.threads, L.smem, wtiles, lim)});
 #else
   (void)wtiles;
   (void)lim;
@@ -86,11 +97,14 @@ template <class T>
 void run_strided_fold(const StageArgs<T>& g, const FusedLaunch& L, int shift, cudaStream_t stream) {
   if (L.fold_grid == 0 || shift < 0)
     throw Unsupported(std::string("fused ADI stage: the explicit operator folds into a Y/Z stage only with "
-                                  "ADI_FOLD_STRIDED=1 or 2, a build with ADI_FOLD_STRIDED_KERNELS and rows the warp "
+                                  "ADI_FOLD_STRIDED=1, 2 or 3, a build with ADI_FOLD_STRIDED_KERNELS and rows the warp "
                                   "copy stream takes (") +
                       (L.fold_grid == 0 ? "no folded launch prepared" : "rows not 16-byte aligned") + ")");
 #if defined(ADI_FOLD_STRIDED_KERNELS)
-  if (strided_fold_mode() == 2)
+  const int mode = strided_fold_mode();
+  if (mode == 3)
+    fused_stage_strided_fold_staged_kernel<T><<<L.fold_grid, L.threads, L.smem, stream>>>(g, L.log2lb, shift);
+  else if (mode == 2)
     fused_stage_strided_fold_kernel<T, true><<<L.fold_grid, L.threads, L.smem, stream>>>(g, L.log2lb, shift);
   else
     fused_stage_strided_fold_kernel<T, false><<<L.fold_grid, L.threads, L.smem, stream>>>(g, L.log2lb, shift);

@@ -363,7 +363,8 @@ TEST(CudaScheme, ReversedStageOrderMatchesHost) {
 // on the first stage along z (y on a 2D grid) inside the fused Y/Z kernel
 // (solvers/cuda/thomas_pcr_fused_strided_fold.cuh) instead of the stencil pass, for a test's life.
 namespace {
-// form: "1" the general rows, "2" the lean rows.
+// form: "1" the general rows, "2" the lean rows, "3" the lean rows with the other rows' bases staged
+// in shared memory first (the spill-free fp64 form).
 struct StridedFold {
   explicit StridedFold(const char* form) : strided("ADI_FOLD_STRIDED", form) {}
   adi::test::ScopedEnv order{"ADI_STAGE_ORDER", "zyx"};
@@ -374,11 +375,11 @@ struct StridedFold {
 };
 }  // namespace
 
-// Every fold case in the z-first order with the strided fold, general and lean rows (the corrected
+// Every fold case in the z-first order with the strided fold, every form (the corrected
 // schemes' two-term stages keep the stencil fold), against the host in the same order; the kernel ran.
 TEST(CudaScheme, StridedFoldMatchesHost) {
   ADI_REQUIRE_CUDA();
-  for (const char* form : {"1", "2"}) {
+  for (const char* form : {"1", "2", "3"}) {
     const StridedFold on(form);
     if (!on.on()) GTEST_SKIP() << StridedFold::kNotBuilt;
     const std::size_t before = cuda_backend::fused_strided_fold_launches();
@@ -390,7 +391,7 @@ TEST(CudaScheme, StridedFoldMatchesHost) {
 // The same on one small grid (Douglas, Dirichlet g(t) + source, 37 x 33 x 19), for compute-sanitizer.
 TEST(CudaScheme, StridedFoldSmall) {
   ADI_REQUIRE_CUDA();
-  for (const char* form : {"1", "2"}) {
+  for (const char* form : {"1", "2", "3"}) {
     const StridedFold on(form);
     if (!on.on()) GTEST_SKIP() << StridedFold::kNotBuilt;
     const std::size_t before = cuda_backend::fused_strided_fold_launches();
