@@ -144,7 +144,7 @@ __device__ FoldLine<T> fold_line(const StageArgs<T>& g, i64 line) {
     l1 = static_cast<int>(static_cast<unsigned>(line) / static_cast<unsigned>(g.L.count0));
     l0 = static_cast<int>(line) - l1 * static_cast<int>(g.L.count0);
   }
-  const int a = fold_axis<A>(f);
+  const int a = A >= 0 ? A : fold_axis<A>(f);
   const int o0 = cross_axis(a, 0), o1 = cross_axis(a, 1);
   // Coordinates of the line's first row.
   const int cx = static_cast<int>(f.org[0]) + (a == 0 ? 0 : o0 == 0 ? l0 : l1);
@@ -200,7 +200,7 @@ __device__ FoldLean<T> fold_lean(const FoldArgs<T>& f, const FoldLine<T>& L) {
   FoldLean<T> r;
   r.diag = f.alpha[0];
   r.faces = false;
-  const int a = fold_axis<A>(f);
+  const int a = A >= 0 ? A : fold_axis<A>(f);
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     const int b = cross_axis(a, k);
@@ -220,7 +220,7 @@ __device__ FoldLean<T> fold_lean(const FoldArgs<T>& f, const FoldLine<T>& L) {
 // stencil pass (solvers/cuda/stencil_apply.cu) and its Neumann face writes.
 template <int A, class T>
 __device__ T fold_base(const FoldArgs<T>& f, const FoldLine<T>& L, int r, i64 node) {
-  const int a = fold_axis<A>(f);
+  const int a = A >= 0 ? A : fold_axis<A>(f);
   const int ca = L.ca + r, na = static_cast<int>(pick3(a, f.n[0], f.n[1], f.n[2]));
   const int sa = static_cast<int>(pick3(a, f.stride[0], f.stride[1], f.stride[2]));
   const bool inner = ca > 0 && ca < na - 1;
@@ -306,12 +306,12 @@ __device__ __forceinline__ T stage_rhs(const StageArgs<T>& g, const StageBands<T
   return stage_rhs_inner(g, a, d, c, base_r, vm, vc, vp, node);
 }
 
-// The folded explicit base of row r, or base_r at a Dirichlet end row: it needs no base, the
-// fold is not evaluated there.
-template <int A, class T>
-__device__ __forceinline__ T fold_row_base(const StageArgs<T>& g, const FoldLine<T>& lc, int r, i64 node, T base_r) {
-  const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
-  return dirichlet_end ? base_r : fold_base<A>(g.fold, lc, r, node);
+// Whether row r is a Dirichlet end row: it needs no base, the fold is not evaluated there (the
+// staged rows; stage_rhs_row spells the same test out: through this call the folded X kernels'
+// machine code changed, scripts/compare_cubin.py).
+template <class T>
+__device__ __forceinline__ bool dirichlet_end_row(const StageArgs<T>& g, int r) {
+  return !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
 }
 
 // The folded bases of rows r0, r0 + step, ... (count rows) of a line into slot[r * LB]: the strided
@@ -324,14 +324,17 @@ __device__ __forceinline__ void fold_stage_rows(const StageArgs<T>& g, i64 line,
   const FoldLine<T> lc = fold_line<-2>(g, line);
 #pragma unroll 1
   for (int j = 0, r = r0; j < count; ++j, r += step)
-    slot[r * LB] = fold_row_base<-2>(g, lc, r, off + static_cast<i64>(r) * st, T(0));
+    if (!dirichlet_end_row(g, r)) slot[r * LB] = fold_base<-2>(g.fold, lc, r, off + static_cast<i64>(r) * st);
 }
 
 // The right-hand side of row r with the folded explicit base (Fold) or the loaded one.
 template <bool Fold, int A, class T>
 __device__ __forceinline__ T stage_rhs_row(const StageArgs<T>& g, const StageBands<T>& B, int r, T base_r, T vm,
                                            T vc, T vp, i64 fi, i64 node, const FoldLine<T>& lc) {
-  if constexpr (Fold) base_r = fold_row_base<A>(g, lc, r, node, base_r);
+  if constexpr (Fold) {
+    const bool dirichlet_end = !g.periodic && ((r == 0 && g.end[0]) || (r == g.sh.n - 1 && g.end[1]));
+    if (!dirichlet_end) base_r = fold_base<A>(g.fold, lc, r, node);
+  }
   return stage_rhs(g, B, r, base_r, vm, vc, vp, fi, node);
 }
 
