@@ -121,21 +121,17 @@ struct FoldLine {
 // Cross axis k (0, 1) of stage axis a: the other two axes in order x, y, z.
 __device__ __forceinline__ int cross_axis(int a, int k) { return k == 0 ? (a == 0 ? 1 : 0) : (a == 2 ? 1 : 2); }
 
-// The stage's axis: A where the kernel knows it (X: 0), else from the arguments; A = -2: through an
-// opaque move, so that the lookups depending on it stay where they are used instead of being
-// hoisted out of the kernel's loops into registers live across them (the strided body's Staged).
+// The stage's axis from the arguments (A < 0; callers write A >= 0 ? A : fold_axis<A>(f)); A = -2:
+// through an opaque move, so that the lookups depending on it stay where they are used instead of
+// being hoisted out of the kernel's loops into registers live across them (the strided body's Staged).
 template <int A, class T>
 __device__ __forceinline__ int fold_axis(const FoldArgs<T>& f) {
-  if constexpr (A >= 0) {
-    return A;
-  } else {
-    int a = f.axis;
-    if constexpr (A == -2) asm volatile("" : "+r"(a));
-    return a;
-  }
+  int a = f.axis;
+  if constexpr (A == -2) asm volatile("" : "+r"(a));
+  return a;
 }
 
-// A: the stage's axis when the kernel knows it (X: 0), -1 to read it from the arguments.
+// A: the stage's axis when the kernel knows it (X: 0), -1 to read it from the arguments (-2: fold_axis).
 template <int A, class T>
 __device__ FoldLine<T> fold_line(const StageArgs<T>& g, i64 line) {
   const FoldArgs<T>& f = g.fold;
@@ -315,9 +311,10 @@ __device__ __forceinline__ bool dirichlet_end_row(const StageArgs<T>& g, int r) 
 }
 
 // The folded bases of rows r0, r0 + step, ... (count rows) of a line into slot[r * LB]: the strided
-// body's Staged form. Not inlined: fold_line's and fold_base's loop-invariant lookups (the axis is a
-// run-time value) would otherwise stay live in registers across the tile loop (ptxas sm_90 fp64: the
-// inlined form spilled 24 B / 68 B at the 128-register cap).
+// body's Staged form, a rolled loop. The axis through fold_axis<-2>: with it read plainly, the
+// compiler hoists fold_line's and fold_base's axis-dependent lookups out of the tile loop into
+// registers live across the rows (ptxas sm_90 fp64: 24 B / 68 B spilled; with the opaque axis 4 B /
+// 4 B). A __noinline__ function instead spilled 120 B / 224 B (the call saves the live registers).
 template <class T>
 __device__ __forceinline__ void fold_stage_rows(const StageArgs<T>& g, i64 line, T* slot, int LB, int r0, int step,
                                                 int count, i64 off, i64 st) {
@@ -637,7 +634,8 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
     };
     // Lean: interior rows without tests, the end rows of a non-periodic line after them. Full:
     // register j holds row s*m + j; else (a short last segment, s > 0) row s*m + j - lo.
-    const FoldLean<T> fl = Fold && Lean && lean_stage && valid_line ? fold_lean<Staged ? -2 : -1>(g.fold, lc) : FoldLean<T>{};
+    const FoldLean<T> fl =
+        Fold && Lean && lean_stage && valid_line ? fold_lean<Staged ? -2 : -1>(g.fold, lc) : FoldLean<T>{};
     const bool lean = Lean && lean_stage && mylen > 0 && (mylen == MaxM || s > 0) && !(Fold && fl.faces);
     auto rhs_lean = [&](auto full) {
       constexpr bool Full = decltype(full)::value;

@@ -14,9 +14,11 @@
 // The kernel is the fused Y/Z body's Fold form (fused_stage_strided_body<T, 16, true, true, Lean>:
 // 16-row segments, 1 block per SM, the warp copy stream), which was never instantiated (the first
 // stage was along x): its general rows (fold_base per row, ADI_FOLD_STRIDED=1) or its lean rows
-// (ADI_FOLD_STRIDED=2, below). Its ptxas costs about a minute per form and precision, so it is compiled only with
+// (ADI_FOLD_STRIDED=2, below), or the lean rows with the others' bases staged (ADI_FOLD_STRIDED=3,
+// the body's Staged: no fp64 spills in the rows). Its ptxas costs up to a minute per form and
+// precision, so it is compiled only with
 // ADI_FOLD_STRIDED_KERNELS defined (-DCMAKE_CUDA_FLAGS=-DADI_FOLD_STRIDED_KERNELS; the device
-// command of scripts/gpu_heat_ab.sh --zfirst does it) and run only while ADI_FOLD_STRIDED=1 or 2
+// command of scripts/gpu_heat_ab.sh --zfirst does it) and run only while ADI_FOLD_STRIDED=1, 2 or 3
 // (a same-run A/B switch, default off; read at each folded stage): elsewhere the stencil fold runs
 // as before (Operator::solve_folded). Where the Y/Z launch has no warp copy stream
 // (ADI_FUSED_STAGE_STREAM=thread, rows not 16-byte aligned) the folded stage throws Unsupported.
@@ -39,7 +41,8 @@ __global__ void __launch_bounds__(512, 1) fused_stage_strided_fold_kernel(StageA
 }
 // The staged form (ADI_FOLD_STRIDED=3): the lean rows, the other rows' folded bases staged in
 // shared memory first (the body's Staged) so that fold_base is not unrolled across live rows
-// (ptxas sm_90 fp64: no spills, where the lean form spills 84 B / 172 B at the 128-register cap).
+// (ptxas sm_90 fp64: 128 registers, 4 B / 4 B spilled, one value stored at kernel start and loaded
+// once per tile, outside the rows; the lean form spills 84 B / 172 B at the 128-register cap).
 template <class T>
 __global__ void __launch_bounds__(512, 1) fused_stage_strided_fold_staged_kernel(StageArgs<T> g, int log2lb,
                                                                                   int shift) {
