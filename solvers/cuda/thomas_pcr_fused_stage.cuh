@@ -688,8 +688,10 @@ __device__ __forceinline__ void fused_stage_strided_body(const StageArgs<T>& g, 
       }
     };
     if constexpr (Staged) {  // the general rows' folded bases into the base slots (above)
-      // Lean: the end rows rhs_lean recomputes (lean at s == 0: a full segment); else every row.
-      const bool lo_end = lean && !g.periodic && s == 0, hi_end = lean && !g.periodic && s * m + mylen == n;
+      // Lean: the end rows rhs_lean recomputes (lean at s == 0: a full segment) but for Dirichlet ends,
+      // which need no base; else every row.
+      const bool lo_end = lean && !g.periodic && s == 0 && !g.end[0];
+      const bool hi_end = lean && !g.periodic && s * m + mylen == n && !g.end[1];
       if (!lean && mylen > 0)
         fold_stage_rows(g, line, stage + l, LB, s * m, 1, mylen, off, st);
       else if (lo_end || hi_end)
