@@ -237,6 +237,29 @@ struct Operator<T>::Impl {
   // The line solve of a split axis through its distributed plan (collective: it checks and
   // agrees on its pivots), in place or into x; adds the plan's exchange time.
   void split_solve(int a, T* y, T* x);
+  // ADI_SPLIT_DEFER=1 (stop 39, h-splitwait; an A/B switch, default off): inside an AdiSolver
+  // step a split axis's device solve returns once its work is queued (LineSolver::defer_settle)
+  // instead of waiting for the GPU at its end (the stream synchronisation that read the pivot
+  // flag: the GPU idled while the host then queued the step's next stage); its end (the flag,
+  // its SingularSystem, the exchange time) comes in settle() at the step's end, or before the
+  // axis's next solve. settle_split(a): that end for axis a (throws the plan's error,
+  // collective over the axis, after adding its exchange time).
+  const bool split_defer = detail::env_switch("ADI_SPLIT_DEFER", false);
+  void settle_split(int a) {
+    LineSolver<T>* d = ax[a].dplan.get();
+    if (!d || !d->unsettled()) return;
+    struct Add {
+      double& acc;
+      LineSolver<T>* d;
+      ~Add() { acc += d->last_exchange_seconds(); }
+    } add{line_exchange[a], d};
+    d->settle();
+  }
+  // After a split axis's solve: its exchange time, unless its end was deferred (settle_split adds it).
+  void split_done(int a) {
+    const LineSolver<T>* d = ax[a].dplan.get();
+    if (!d->unsettled()) line_exchange[a] += d->last_exchange_seconds();
+  }
   // The line solve of axis a's lines within this rank through `plan` (its checked or quiet
   // plan), in place or into x. A pivot error throws; with a subdomain it is kept until
   // settle() (the other ranks would wait in the step's next collective): false then.

@@ -656,7 +656,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.d_flag = Array<int>(1, exec);
     p.h_flag = StagingVector<int>(StagingAllocator<int>(true));
     p.h_flag.assign(1, 0);
-    p.ev.assign(16, nullptr);  // a solve records at most 12
+    p.ev.assign(17, nullptr);  // a solve records at most 12; the last: a deferred solve's end (settle)
     p.ev_kind.assign(p.ev.size(), 0);
     for (void*& e : p.ev) e = cuda_backend::partition::event_create();
     if (p.device_solve) {
@@ -795,6 +795,15 @@ bool DistributedTridiagonalPlan<T>::solve_stage(const SharedBands<T>& bands, con
     p.run_device(bands.a, bands.b, bands.c, true, nullptr, u, nullptr, &st);
   return true;
 }
+
+template <class T>
+void DistributedTridiagonalPlan<T>::defer_settle(bool on) {
+  impl_->defer = on && impl_->exec.is_cuda() && !impl_->local;
+}
+template <class T>
+bool DistributedTridiagonalPlan<T>::unsettled() const { return impl_->unsettled; }
+template <class T>
+void DistributedTridiagonalPlan<T>::settle() { impl_->settle_device(); }
 
 template <class T>
 bool DistributedTridiagonalPlan<T>::split() const { return !impl_->local.has_value(); }

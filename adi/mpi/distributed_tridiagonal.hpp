@@ -24,7 +24,7 @@
 // (solvers/cuda/partition_local_passes.cu); the reduced rows (8 values per line) travel by the
 // plan's Transport: through page-locked host buffers and MPI, as device buffers through a
 // CUDA-aware MPI, or through NCCL on the executor's stream. A device solve of a split axis
-// returns when the work is done.
+// returns when the work is done (or, with defer_settle, once it is queued: settle() then ends it).
 #include <memory>
 #include <string>
 
@@ -230,6 +230,19 @@ class DistributedTridiagonalPlan {
   // done nothing, where the plan has no SPIKE stage (not SPIKE, no fused stage kernel for these
   // lines on some rank of the axis, or stage.fold in use). Collective.
   bool solve_stage(const SharedBands<T>& bands, const adi::detail::TridiagonalStage<T>& stage, T* u);
+
+  // Device plans of a split axis (stop 39, h-splitwait): with `on`, a solve returns once its
+  // work is queued on the executor's stream, without waiting for the GPU; its end (the pivot
+  // verdict, the phase times, the SingularSystem of a failed solve) waits for settle(), which
+  // must follow before the solution is used on the host or the times are read (an
+  // adi::Operator defers inside an AdiSolver step, ADI_SPLIT_DEFER=1, and settles at the step's
+  // end). Off (the default): every solve waits for its end. The plan's next solve settles a
+  // deferred one first. Host plans and unsplit axes: no effect.
+  void defer_settle(bool on);
+  bool unsettled() const;  // a deferred solve's end is due
+  // Completes a deferred solve (no-op without one): waits for its work, reads its verdict and
+  // times, and throws its SingularSystem on every rank of the axis (collective then, like solve).
+  void settle();
 
   bool split() const;                  // the axis is split over more than one rank
   ReducedStrategy strategy() const;    // the strategy in use (meaningful when split())

@@ -18,6 +18,7 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   // This rank's GPU (ranks of a node pick different ones); the caller's device back on return.
   const cuda_backend::DeviceGuard device_guard(exec.device());
   void* st = exec.stream();
+  settle_device();  // (a deferred solve's end first: its flag and events are reused below)
   last_bands = {a, b, c, shared};
   n_ev = 0;
   t_wait = 0;
@@ -90,6 +91,7 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
   const index_t R = lines_R;
   T *W = d_lines.data(), *Z = W + R * L, *cs = Z + R * L, *ends = cs + 2 * R * L;
   const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
+  settle_device();
   last_bands = {a, b, c, false};
   n_ev = 0;
   t_wait = 0;
@@ -129,14 +131,37 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
   return true;
 }
 
-// The end of a device solve: the pivot verdict to the host, the phase times from the
-// events, SingularSystem.
+// The end of a device solve: the pivot verdict to the host, then (now, or with `defer` in
+// settle_device) the phase times from the events, SingularSystem.
 template <class T>
 void DistributedTridiagonalPlan<T>::Impl::finish_device() {
   namespace part = cuda_backend::partition;
   void* st = exec.stream();
   part::copy_async(h_flag.data(), d_flag.data(), sizeof(int), st);
+  if (defer) {  // the host goes on queueing the step's next work; settle() reads the verdict
+    part::event_record(ev.back(), st);
+    unsettled = true;
+    return;
+  }
   cuda_backend::synchronize(st);
+  conclude_device();
+}
+
+// A deferred solve's end (the caller's settle(), or the plan's next solve): waits for the
+// event after its flag's copy, not for the stream (the GPU may be running later stages by then).
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::settle_device() {
+  if (!unsettled) return;
+  unsettled = false;
+  const cuda_backend::DeviceGuard device_guard(exec.device());
+  cuda_backend::partition::event_synchronize(ev.back());
+  conclude_device();
+}
+
+// The verdict and the times of a solve whose work has passed (h_flag and the events written).
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::conclude_device() {
+  namespace part = cuda_backend::partition;
   double t[5] = {0, 0, 0, 0, 0};
   for (int k = 1; k < n_ev; ++k)
     t[ev_kind[std::size_t(k)]] += part::event_seconds(ev[std::size_t(k - 1)], ev[std::size_t(k)]);

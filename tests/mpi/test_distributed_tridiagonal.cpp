@@ -442,6 +442,80 @@ TEST(DistributedTridiagonal, DeviceZeroPivotEveryTransport) {
       }
 }
 
+// Deferred ends (DistributedTridiagonalPlan::defer_settle, stop 39 h-splitwait; the Operator's
+// ADI_SPLIT_DEFER inside a step): a device solve returns once queued, settle() ends it. The same
+// values as a solve that waits (shared bands, the SPIKE form with the compact tail, and per-line
+// bands, the partition passes), unsettled() true until settle(); a zero pivot on the last rank:
+// no throw from the solve, SingularSystem from settle() on every rank, and from the plan's next
+// solve where settle() was not called (it settles the failed one first).
+TEST(DistributedTridiagonal, DeviceDeferredSettle) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  ADI_REQUIRE_CUDA("deferred device solves");
+  const int p = world_size();
+  ProcessGrid procs(MPI_COMM_WORLD, {1, 1, p});
+  const index_t m = 40;
+  const std::array<index_t, 3> n{33, 4, m * p};
+  Decomposition dec(procs, n);
+  const Box3 box = Box3::dense(n[0], n[1], m);
+  const Executor dev = rank_executor(true);
+  std::mt19937 gen(77u + unsigned(world_rank()));
+  std::uniform_real_distribution<double> U(-1.0, 1.0);
+  std::vector<double> d(std::size_t(box.size()));
+  for (double& v : d) v = U(gen);
+  std::vector<double> sa(std::size_t(m), -1.0), sb(std::size_t(m), 3.0), sc(std::size_t(m), -1.0);
+  std::vector<double> a(d.size(), -1.0), b(d.size(), 4.0), c(d.size(), -1.0);
+  auto on = [&](const std::vector<double>& v) { return to_device(v, dev); };
+  auto back = [&](const Array<double>& x) {
+    std::vector<double> h(std::size_t(x.size()));
+    x.copy_to_host(h.data());
+    return h;
+  };
+  Array<double> dsa = on(sa), dsb = on(sb), dsc = on(sc), da = on(a), db = on(b), dc = on(c), dd = on(d);
+  for (int shared : {1, 0}) {
+    DistributedTridiagonalPlan<double> plan(procs, Axis::z, dev, box);
+    auto solve = [&](Array<double>& u) {
+      if (shared)
+        plan.solve(SharedBands<double>{dsa.data(), dsb.data(), dsc.data()}, dd.data(), u.data());
+      else
+        plan.solve(Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), u.data());
+    };
+    const std::vector<double> poison(d.size(), std::numeric_limits<double>::quiet_NaN());
+    Array<double> u0 = on(poison), u1 = on(poison), u2 = on(poison);
+    solve(u0);  // waits (the default)
+    const double x0 = plan.last_exchange_seconds();
+    plan.defer_settle(true);
+    solve(u1);
+    EXPECT_TRUE(plan.unsettled()) << "shared " << shared;
+    plan.settle();
+    EXPECT_FALSE(plan.unsettled());
+    solve(u2);  // left unsettled: the next solve (after defer off) settles it first
+    plan.defer_settle(false);
+    solve(u1);
+    EXPECT_FALSE(plan.unsettled());
+    const std::vector<double> h0 = back(u0), h1 = back(u1), h2 = back(u2);
+    EXPECT_EQ(std::memcmp(h0.data(), h1.data(), h0.size() * sizeof(double)), 0) << "shared " << shared;
+    EXPECT_EQ(std::memcmp(h0.data(), h2.data(), h0.size() * sizeof(double)), 0) << "shared " << shared;
+    EXPECT_GE(x0, 0.0);
+    EXPECT_GE(plan.last_exchange_seconds(), 0.0);
+  }
+  // A zero pivot on the last rank (per-line bands: the partition passes' flag, as
+  // DeviceZeroPivotEveryTransport).
+  if (world_rank() == p - 1) a[2 * 33] = b[2 * 33] = c[2 * 33] = 0.0;
+  Array<double> za = on(a), zb = on(b), zc = on(c), zu = on(d);
+  DistributedTridiagonalPlan<double> plan(procs, Axis::z, dev, box);
+  plan.defer_settle(true);
+  plan.solve(Bands<double>{za.data(), zb.data(), zc.data()}, dd.data(), zu.data());  // no throw: queued
+  EXPECT_TRUE(plan.unsettled());
+  expect_everywhere<SingularSystem>([&] { plan.settle(); }, "pivot");
+  EXPECT_FALSE(plan.unsettled());
+  plan.solve(Bands<double>{za.data(), zb.data(), zc.data()}, dd.data(), zu.data());
+  expect_everywhere<SingularSystem>(
+      [&] { plan.solve(Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), zu.data()); }, "pivot");
+  plan.defer_settle(false);
+  expect_everywhere<SingularSystem>(
+      [&] { plan.solve(Bands<double>{za.data(), zb.data(), zc.data()}, dd.data(), zu.data()); }, "pivot");
+}
+
 // The SPIKE form of per-line bands (DistributedOptions::spike_lines, stop 35) against the
 // one-domain solve: each axis split over the world (uneven; odd extents across), windows that
 // truncate the spikes (40 rows of segments of ~53: the dominant bands' spikes fit; 8: they do

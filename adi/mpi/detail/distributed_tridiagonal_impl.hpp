@@ -222,6 +222,15 @@ struct DistributedTridiagonalPlan<T>::Impl {
   }
   void exchange_device();
   void finish_device();
+  // A device solve's end (the pivot verdict read, the phase times from the events, the
+  // SingularSystem of a failed solve): right after its work (finish_device), or, with `defer`
+  // (DistributedTridiagonalPlan::defer_settle: inside an adi::AdiSolver step, ADI_SPLIT_DEFER),
+  // later, in settle(): the solve then returns once its work is queued, the host does not wait
+  // for the GPU, and `unsettled` marks the solve whose end is due; ev.back() closes it (after the
+  // flag's copy to h_flag). A solve that starts with one unsettled settles it first.
+  bool defer = false, unsettled = false;
+  void conclude_device();
+  void settle_device();
   void diagnose_device() const;  // throws the SingularSystem of a failed device solve
   struct {
     const T *a = nullptr, *b = nullptr, *c = nullptr;
