@@ -500,7 +500,7 @@ TEST(DistributedTridiagonal, DeviceDeferredSettle) {
   }
   // A zero pivot on the last rank (per-line bands: the partition passes' flag, as
   // DeviceZeroPivotEveryTransport).
-  if (world_rank() == p - 1) a[2 * 33] = b[2 * 33] = c[2 * 33] = 0.0;
+  if (world_rank() == p - 1) a[2 * 132] = b[2 * 132] = c[2 * 132] = 0.0;  // row 2 of line 0 on the last rank
   Array<double> za = on(a), zb = on(b), zc = on(c), zu = on(d);
   DistributedTridiagonalPlan<double> plan(procs, Axis::z, dev, box);
   plan.defer_settle(true);
