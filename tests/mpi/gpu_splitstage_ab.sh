@@ -101,19 +101,12 @@ rm -f "$OUT"/cs_*.log
   echo "== A/B old -> new (ms; medians of each run; strong: the runs' 1-GPU rows and speed-ups; split = the split axis's stage) =="
   python3 - "$OUT" <<'EOF'
 import os, sys
-def rows(path):
-    out, blk = [], None
-    for line in open(path):
-        if line.startswith("### "):
-            blk = {}
-            out.append(blk)
-        elif blk is not None and line.startswith("| ") and not line.startswith("| ranks"):
-            c = [x.strip() for x in line.strip().strip("|").split("|")]
-            try:
-                blk[c[1]] = [float(x) for x in c[3:11]]  # ms, explicit, halo, boundary, x, y, z, exchange
-            except (ValueError, IndexError):
-                pass
-    return [b for b in out if b]
+sys.path.insert(0, "tests/mpi")
+from splitwait_table import COLS, runs  # the logs' parser (one dict per run)
+def rows(path):  # ms, explicit, halo, boundary, x, y, z, exchange per split
+    if not os.path.exists(path):
+        raise OSError(path)
+    return [{k: [v[c] for c in COLS] for k, v in r.items()} for r in runs(path)]
 d = sys.argv[1]
 print("| run | split | step ms old -> new | speed-up over 1 GPU old -> new (strong) | split stage ms | boundary ms | halo ms |")
 print("|---|---|---|---|---|---|---|")
