@@ -708,6 +708,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
         p.d_reach.copy_from_host(none);
         p.spike_pcr = env_switch("ADI_SPIKE_PREPARE_PCR", options.spike_prepare_pcr);
         p.spike_back_batched = env_switch("ADI_SPIKE_BACK_BATCHED", options.spike_back_batched);
+        p.spike_back_spread = env_switch("ADI_SPIKE_BACK_SPREAD", options.spike_back_spread);
       }
       // The compact tail (spike_compact): this rank's block, then the P gathered blocks.
       namespace part = cuda_backend::partition;

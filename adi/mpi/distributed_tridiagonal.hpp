@@ -146,6 +146,13 @@ struct DistributedOptions {
   // end with 5 round trips of one load in flight per thread otherwise. The same values.
   // ADI_SPIKE_BACK_BATCHED=1 / 0 overrides. On by default since stop 39 (measured with the others).
   bool spike_back_batched = true;
+  // The compact tail's correction spread (stop 39, h-splitwait; lines of stride > 1; an A/B
+  // switch, off by default): the lines' reduced solves in one launch, then the reached rows'
+  // correction over (line, batch of 8 rows) items in a second launch of about one wave of blocks
+  // (grid-stride) instead of a thread per line (512^2 lines: ~1.7 waves, ~45 rows in 6 round trips
+  // a thread; 87 us under ncu at 2.2 TB/s, stop 39). The same values. ADI_SPIKE_BACK_SPREAD=1 / 0
+  // overrides.
+  bool spike_back_spread = false;
   // The compact tail on a 2-rank non-periodic line (stop 38, h-splitstage): each rank needs only
   // one of the other's two end values per line (rank 0 rank 1's y_0, rank 1 rank 0's y_{m-1}: the
   // far end's value enters the other rank's reduced rows with an exact 0 coefficient), so on,

@@ -52,7 +52,8 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
       mark(kLocal);
       exchange_compact_device();
       part::spike_compact_back<T>(ls, int(P), r, opt.periodic, d_cpt.data() + cpt_k, W, Z, d_reach.data(),
-                                  d_sol.data(), ends, u, d_flag.data(), spike_back_batched, st);
+                                  d_sol.data(), ends, u, d_flag.data(),
+                                  spike_back_spread ? 2 : spike_back_batched ? 1 : 0, st);
       mark(kLocal);
       finish_device();
       return;

@@ -172,13 +172,15 @@ ADI_CUDA_KERNEL(void spike_compact_pack(const LineSet& lines, const T* a, const 
 // the exchange leaves them), the couplings into ends, then every row the spikes reach corrected
 // in place as spike_back does (lines of stride > 1: one thread per line, its rows loaded
 // kSpikeCorrectBatch at a time before their stores; along x: spike_back's warp per line).
-// bad: set where this rank's unknowns are not finite (as spike_back's). batched_tail
-// (DistributedOptions::spike_back_batched): the rows after the last full batch loaded as one
-// predicated batch too, not one at a time (the same values).
+// bad: set where this rank's unknowns are not finite (as spike_back's). tail: 0 the rows after the
+// last full batch one at a time; 1 (DistributedOptions::spike_back_batched) loaded as one
+// predicated batch too; 2 (spike_back_spread, stop 39 h-splitwait; lines of stride > 1) batched,
+// the correction in a second launch over (line, batch) items, about one wave of blocks
+// (grid-stride; 1 along x). The same values in each.
 template <class T>
 ADI_CUDA_KERNEL(void spike_compact_back(const LineSet& lines, int P, int r, bool periodic, const T* gathered,
                                         const T* W, const T* Z, const index_t* reach, T* sol, T* ends, T* u,
-                                        int* bad, bool batched_tail, void* stream))
+                                        int* bad, int tail, void* stream))
 
 // The SPIKE form of a split solve with per-line bands (Bands: the public case; stop 35), truncated:
 // y = this rank's segments solved as lines of their own (any single-device kernel: a_0 and c_{m-1}

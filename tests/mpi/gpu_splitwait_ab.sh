@@ -3,7 +3,7 @@
 # h-splitwait): one call on a 2-GPU machine (nvidia-h100-x2 / nvidia-h200-x2, one rank per GPU,
 # NCCL), ~5-6 minutes with the build (no ncu; NCU=1 adds one profile of a strong z step, ~40 s).
 #
-# What it measures (old = both switches 0, new = both 1; singles: one switch on):
+# What it measures (old = the three switches 0, new = all 1; singles: one switch on):
 #   ADI_SPLIT_DEFER (Operator + DistributedTridiagonalPlan::defer_settle): inside an AdiSolver step
 #     a split axis's device solve returns once its work is queued instead of ending with
 #     cudaStreamSynchronize (finish_device: the pivot flag's read-back and the phase events); its
@@ -12,18 +12,23 @@
 #     stage (z split: the step's last boundary kernel; x / y splits: the later stages' launches).
 #   ADI_HALO_ONE_GROUP (HaloExchange): an axis's two NCCL send/receive pairs as one NCCL group
 #     (nccl::neighbour_exchange): one NCCL kernel launch per halo exchange instead of two.
+#   ADI_SPIKE_BACK_SPREAD (DistributedOptions::spike_back_spread): the compact tail's correction
+#     (spike_compact_back, 87 us under ncu at 2.2 TB/s, a thread per line: ~1.7 waves of blocks at
+#     512^2 lines) as the lines' reduced solves, then the reached rows over (line, batch of 8) items
+#     on about one wave of blocks (grid-stride); the same values.
 #
 # Steps (each under a timeout; verdicts in summary.txt, tables at the end of stdout):
 #   1. build test_distributed_tridiagonal, test_distributed_adi, test_halo_exchange, bench_mpi_heat;
 #   2. tests on 2 ranks: DistributedTridiagonal.DeviceDeferredSettle (deferred = waiting solve
-#      bitwise, a zero pivot thrown by settle() / the next solve on every rank) and the existing
-#      DeviceZeroPivotEveryTransport, SpikeCompactDevice; DistributedAdiDevice.SplitDeferred +
-#      SpikeCompact with both switches on (AdiSolver against
-#      one domain; HV: two split solves a step); HaloExchangeDevice.* with ADI_HALO_ONE_GROUP=1;
+#      bitwise, a zero pivot thrown by settle() / the next solve on every rank), the existing
+#      DeviceZeroPivotEveryTransport, SpikePreparePcrDevice (now also: the spread correction gives
+#      the same error exactly); DistributedAdiDevice.SplitDeferred with the three switches on
+#      (AdiSolver against one domain; compact / default tail / spread / partition passes; HV: two
+#      split solves a step); HaloExchangeDevice.* with ADI_HALO_ONE_GROUP=1;
 #   3. bench_mpi_heat, Douglas fp64 (the defaults: SPIKE, compact tail, stop 39's switches): strong
 #      512^3 in all old / new / old / new (splits z, y, x; each with its 1-GPU row), weak 512^3
-#      per GPU old / new, then strong z, y, x with one switch at a time (defer only, group only);
-#   4. memcheck of a small 2-rank heat step (splits z, x), both switches on.
+#      per GPU old / new, then strong z, y, x with one switch at a time (defer, group, spread);
+#   4. memcheck of a small 2-rank heat step (splits z, x), the three switches on.
 #
 #   OUT=/tmp/o tests/mpi/gpu_splitwait_ab.sh              # build + run
 #   OUT=/tmp/o tests/mpi/gpu_splitwait_ab.sh --no-build   # run an existing build-mpi-gpu
@@ -31,70 +36,51 @@
 set -u
 OUT=${OUT:-splitwait-ab-out}
 BUILD=${BUILD:-build-mpi-gpu}
-case "${1:-}" in
-  "") build=1 ;;
-  --no-build) build=0 ;;
-  *) echo "usage: $0 [--no-build]" >&2; exit 2 ;;
-esac
 . "$(dirname "$0")/check_common.sh"
 export OUT OMP_NUM_THREADS=4 MEMCHECK_TIMEOUT=${MEMCHECK_TIMEOUT:-60}
 summary_header
-if [ $build = 1 ]; then
-  configure_check -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF -DADI_BUILD_EXAMPLES=OFF
-  build_check test_distributed_adi test_distributed_tridiagonal test_halo_exchange bench_mpi_heat
-fi
+build_unless "${1:-}" test_distributed_adi test_distributed_tridiagonal test_halo_exchange bench_mpi_heat
 B=$BUILD
 H="$B/benchmarks/bench_mpi_heat"
-OLD=(-x ADI_SPLIT_DEFER=0 -x ADI_HALO_ONE_GROUP=0)
-NEW=(-x ADI_SPLIT_DEFER=1 -x ADI_HALO_ONE_GROUP=1)
-DEFER=(-x ADI_SPLIT_DEFER=1 -x ADI_HALO_ONE_GROUP=0)
-GROUP=(-x ADI_SPLIT_DEFER=0 -x ADI_HALO_ONE_GROUP=1)
+OLD=(-x ADI_SPLIT_DEFER=0 -x ADI_HALO_ONE_GROUP=0 -x ADI_SPIKE_BACK_SPREAD=0)
+NEW=(-x ADI_SPLIT_DEFER=1 -x ADI_HALO_ONE_GROUP=1 -x ADI_SPIKE_BACK_SPREAD=1)
+DEFER=(-x ADI_SPLIT_DEFER=1 -x ADI_HALO_ONE_GROUP=0 -x ADI_SPIKE_BACK_SPREAD=0)
+GROUP=(-x ADI_SPLIT_DEFER=0 -x ADI_HALO_ONE_GROUP=1 -x ADI_SPIKE_BACK_SPREAD=0)
+SPREAD=(-x ADI_SPLIT_DEFER=0 -x ADI_HALO_ONE_GROUP=0 -x ADI_SPIKE_BACK_SPREAD=1)
 # 2. Correctness (short timeouts: a hang costs at most these).
-step "tridiagonal DeviceDeferredSettle, DeviceZeroPivot, SpikeCompactDevice np2" 75 "$OUT/tests.log" $MPI -n 2 \
+step "tridiagonal DeviceDeferredSettle, DeviceZeroPivot, SpikePreparePcrDevice np2" 90 "$OUT/tests.log" $MPI -n 2 \
   "$B/tests/test_distributed_tridiagonal" \
-  --gtest_filter='*DeviceDeferredSettle*:*DeviceZeroPivotEveryTransport*:*SpikeCompactDevice*'
-step "adi device np2 SplitDeferred, SpikeCompact, both switches" 120 "$OUT/tests.log" $MPI "${NEW[@]}" \
-  -n 2 "$B/tests/test_distributed_adi" \
-  --gtest_filter='DistributedAdiDevice.SplitDeferred:DistributedAdiDevice.SpikeCompact'
+  --gtest_filter='*DeviceDeferredSettle*:*DeviceZeroPivotEveryTransport*:*SpikePreparePcrDevice*'
+step "adi device np2 SplitDeferred, the three switches" 90 "$OUT/tests.log" $MPI "${NEW[@]}" \
+  -n 2 "$B/tests/test_distributed_adi" --gtest_filter='DistributedAdiDevice.SplitDeferred'
 step "halo device np2, ADI_HALO_ONE_GROUP=1" 45 "$OUT/tests.log" $MPI -x ADI_HALO_ONE_GROUP=1 -n 2 \
   "$B/tests/test_halo_exchange"
-grep -hE "SKIPPED:|SplitDeferred|Failure|FAILED" "$OUT/tests.log" | sort -u | head -20 >>"$S"
+grep -hE "SKIPPED:|SplitDeferred|SpikePreparePcr \(|Failure|FAILED" "$OUT/tests.log" | sort -u | head -20 >>"$S"
 # 3. The A/B rows: old, new, old, new (strong), old, new (weak); the env decides per run.
-for r in $(seq 1 "${AB_PAIRS:-2}"); do  # (AB_PAIRS=1: one strong pair, ~25 s less)
-  for v in old new; do
-    if [ $v = old ]; then E=("${OLD[@]}"); else E=("${NEW[@]}"); fi
-    step "heat strong np2 $v ($r)" 60 "$OUT/heat_strong_$v.log" $MPI "${E[@]}" -n 2 "$H" --n 512 --reps 7 \
-      --splits z,y,x --strong --no-nccl-bandwidth
-  done
-done
-for v in old new; do
-  if [ $v = old ]; then E=("${OLD[@]}"); else E=("${NEW[@]}"); fi
-  step "heat weak np2 $v" 60 "$OUT/heat_weak_$v.log" $MPI "${E[@]}" -n 2 "$H" --n 512 --reps 3 --splits z,y,x \
-    --no-nccl-bandwidth
-done
-for v in defer group; do  # one switch at a time (strong; compare the same run's 1-GPU row)
-  if [ $v = defer ]; then E=("${DEFER[@]}"); else E=("${GROUP[@]}"); fi
+heat_ab_rows "${AB_PAIRS:-2}"  # (AB_PAIRS=1: one strong pair, ~20 s less)
+for v in defer group spread; do  # one switch at a time (strong; compare the same run's 1-GPU row)
+  case $v in defer) E=("${DEFER[@]}") ;; group) E=("${GROUP[@]}") ;; *) E=("${SPREAD[@]}") ;; esac
   step "heat strong np2 $v only" 60 "$OUT/heat_strong_$v.log" $MPI "${E[@]}" -n 2 "$H" --n 512 --reps 7 \
     --splits z,y,x --strong --no-nccl-bandwidth
 done
 # 4. memcheck (one log per rank; NCCL's start-up API-error reports ignored by sanitizer_verdict.sh).
-export ADI_SPLIT_DEFER=1 ADI_HALO_ONE_GROUP=1
-memcheck_step "memcheck heat step np2, both switches" "$OUT/cs_heat" \
+export ADI_SPLIT_DEFER=1 ADI_HALO_ONE_GROUP=1 ADI_SPIKE_BACK_SPREAD=1
+memcheck_step "memcheck heat step np2, the three switches" "$OUT/cs_heat" \
   "$H" --n 40 --reps 2 --splits z,x --no-nccl-bandwidth
 if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
-  step "ncu strong z split, both switches" 60 "$OUT/profile.log" $MPI -n 2 bash -c \
+  step "ncu strong z split, the three switches" 60 "$OUT/profile.log" $MPI -n 2 bash -c \
     'if [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ]; then exec ncu --profile-from-start off --kernel-name-base demangled \
        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv \
        --print-units base --log-file "$OUT/ncu_z.csv" "$@"; else exec "$@"; fi' _ \
     "$H" --n 512 --reps 3 --splits z --strong --no-nccl-bandwidth --profile
 fi
-unset ADI_SPLIT_DEFER ADI_HALO_ONE_GROUP
+unset ADI_SPLIT_DEFER ADI_HALO_ONE_GROUP ADI_SPIKE_BACK_SPREAD
 tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.csv summary.txt 2>/dev/null) 2>/dev/null
 rm -f "$OUT"/cs_*.log
 {
   echo
-  echo "== bench_mpi_heat rows (Douglas fp64, defaults; old = ADI_SPLIT_DEFER=0 ADI_HALO_ONE_GROUP=0, new = both 1) =="
-  for f in heat_strong_old heat_strong_new heat_weak_old heat_weak_new heat_strong_defer heat_strong_group; do
+  echo "== bench_mpi_heat rows (Douglas fp64, defaults; old = ADI_SPLIT_DEFER=0 ADI_HALO_ONE_GROUP=0 ADI_SPIKE_BACK_SPREAD=0, new = all 1) =="
+  for f in heat_strong_old heat_strong_new heat_weak_old heat_weak_new heat_strong_defer heat_strong_group heat_strong_spread; do
     echo "-- $f"
     grep -hE "^\| [0-9]|^strong scaling|^WARNING" "$OUT/$f.log" 2>/dev/null
   done
