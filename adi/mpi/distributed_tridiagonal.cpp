@@ -709,6 +709,9 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
         p.spike_pcr = env_switch("ADI_SPIKE_PREPARE_PCR", options.spike_prepare_pcr);
         p.spike_back_batched = env_switch("ADI_SPIKE_BACK_BATCHED", options.spike_back_batched);
         p.spike_back_spread = env_switch("ADI_SPIKE_BACK_SPREAD", options.spike_back_spread);
+        p.spike_tol = env_switch("ADI_SPIKE_REACH_COARSE", options.spike_reach_coarse)
+                          ? std::numeric_limits<T>::epsilon() / T(8)
+                          : common::kSpikeTol<T>;
       }
       // The compact tail (spike_compact): this rank's block, then the P gathered blocks.
       namespace part = cuda_backend::partition;

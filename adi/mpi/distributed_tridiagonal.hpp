@@ -153,6 +153,13 @@ struct DistributedOptions {
   // a thread; 87 us under ncu at 2.2 TB/s, stop 39). The same values. ADI_SPIKE_BACK_SPREAD=1 / 0
   // overrides.
   bool spike_back_spread = false;
+  // The reach of the shared-band SPIKE form's spikes (device plans; stop 39, h-splitwait; an A/B
+  // switch, off by default): rows whose spike entries stay below tol x the spike's largest are not
+  // corrected. Off: tol = 1e-3 epsilon (common::kSpikeTol; a heat stage's spikes, decaying by
+  // 0.38 a row at 512^3, reach 45 rows); on: epsilon / 8 (40 rows, ~11% less correction traffic;
+  // a dropped term stays below an eighth of the row's own rounding). ADI_SPIKE_REACH_COARSE=1 / 0
+  // overrides.
+  bool spike_reach_coarse = false;
   // The compact tail on a 2-rank non-periodic line (stop 38, h-splitstage): each rank needs only
   // one of the other's two end values per line (rank 0 rank 1's y_0, rank 1 rank 0's y_{m-1}: the
   // far end's value enters the other rank's reduced rows with an exact 0 coefficient), so on,

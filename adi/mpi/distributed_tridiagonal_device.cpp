@@ -32,7 +32,7 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
     T* sp = d_spike.data();
     T *a_cut = sp, *c_cut = sp + m, *W = sp + 2 * m, *Z = sp + 3 * m, *ends = sp + 9 * m;
     part::spike_prepare<T>(m, a, b, c, a_cut, c_cut, W, Z, sp + 4 * m, sp + 6 * m, d_reach.data(), spike_pcr,
-                            st);
+                            spike_tol, st);
     if (fused) {  // y by the fused stage on the cut segments (solve_stage; cut_stage)
       const index_t need = ghost_size(*fused);
       if (d_ghost.size() < 2 * need) d_ghost = Array<T>(2 * need, exec);

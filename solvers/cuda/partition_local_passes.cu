@@ -688,7 +688,7 @@ template <class T>
 __global__ void spike_prepare_kernel(index_t m, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, T* __restrict__ a_cut, T* __restrict__ c_cut,
                                      T* __restrict__ W, T* __restrict__ Z, T* __restrict__ cp, T* __restrict__ kept,
-                                     index_t* __restrict__ reach) {
+                                     index_t* __restrict__ reach, T tol) {
   bool changed = reach[2] == 0;
   for (index_t i = threadIdx.x; i < m && !changed; i += blockDim.x)
     changed = !(a[i] == kept[i] && b[i] == kept[m + i] && c[i] == kept[2 * m + i]);  // (NaN: changed)
@@ -703,7 +703,7 @@ __global__ void spike_prepare_kernel(index_t m, const T* __restrict__ a, const T
   if (threadIdx.x < 2) common::spike_vector(m, a, b, c, threadIdx.x == 0, threadIdx.x == 0 ? W : Z, cp + threadIdx.x * m);
   __syncthreads();
   if (threadIdx.x == 0) {
-    common::spike_reach(m, W, Z, common::kSpikeTol<T>, reach[0], reach[1]);
+    common::spike_reach(m, W, Z, tol, reach[0], reach[1]);
     reach[2] = 1;
   }
 }
@@ -736,7 +736,7 @@ template <class T>
 __global__ void __launch_bounds__(kSpikePcrRows)
     spike_prepare_pcr_kernel(index_t m, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                              T* __restrict__ a_cut, T* __restrict__ c_cut, T* __restrict__ W, T* __restrict__ Z,
-                             T* __restrict__ kept, index_t* __restrict__ reach) {
+                             T* __restrict__ kept, index_t* __restrict__ reach, T tol) {
   using U = typename PcrBits<T>::U;
   __shared__ T sa[kSpikePcrRows], sb[kSpikePcrRows], sc[kSpikePcrRows], sw[kSpikePcrRows], sz[kSpikePcrRows];
   __shared__ U wmax_bits, zmax_bits;
@@ -801,7 +801,6 @@ __global__ void __launch_bounds__(kSpikePcrRows)
   }
   __syncthreads();
   const T wmax = PcrBits<T>::value(wmax_bits), zmax = PcrBits<T>::value(zmax_bits);
-  const T tol = common::kSpikeTol<T>;
   if (row && mag(w) > tol * wmax) atomicMax(&lo_s, i + 1);  // W above tol in rows < lo
   if (row && mag(z) > tol * zmax) atomicMin(&hi_s, i);      // Z above tol in rows >= hi
   __syncthreads();
@@ -1221,16 +1220,16 @@ void solve_reduced(index_t count, int n, bool periodic, const T* rows, index_t l
 
 template <class T>
 void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z, T* cp, T* kept,
-                   index_t* reach, bool parallel, void* stream) {
+                   index_t* reach, bool parallel, T tol, void* stream) {
   if (m < 1) return;
   if (parallel && m <= kSpikePcrRows) {
     spike_prepare_pcr_kernel<T><<<1, kSpikePcrRows, 0, static_cast<cudaStream_t>(stream)>>>(m, a, b, c, a_cut, c_cut,
-                                                                                            W, Z, kept, reach);
+                                                                                            W, Z, kept, reach, tol);
     ADI_CUDA_CHECK(cudaGetLastError());
     return;
   }
   spike_prepare_kernel<T><<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(m, a, b, c, a_cut, c_cut, W, Z, cp, kept,
-                                                                           reach);
+                                                                           reach, tol);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1429,7 +1428,7 @@ template void back_substitute<float>(const LineSet&, const Workspace<float>&, bo
 template void back_substitute<double>(const LineSet&, const Workspace<double>&, bool, const double*, double*, int*,
                                       void*);
 #define ADI_SPIKE_INSTANCES(T)                                                                                  \
-  template void spike_prepare<T>(index_t, const T*, const T*, const T*, T*, T*, T*, T*, T*, T*, index_t*, bool,     \
+  template void spike_prepare<T>(index_t, const T*, const T*, const T*, T*, T*, T*, T*, T*, T*, index_t*, bool, T,  \
                                  void*);                                                                             \
   template void spike_reduce<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, bool, bool,    \
                                 void*);                                                                              \

@@ -132,10 +132,11 @@ ADI_CUDA_KERNEL(void solve_reduced(index_t count, int n, bool periodic, const T*
 // the first call: the caller zeroes it). parallel (DistributedOptions::spike_prepare_pcr) and
 // m <= 512: the spikes by parallel cyclic reduction, a thread per row, and their reach by
 // block-wide reductions (cp unused): a few microseconds instead of ~85 for m = 256 (equal to
-// rounding, the same reach from the same W, Z); larger m: the sequential sweeps.
+// rounding, the same reach from the same W, Z); larger m: the sequential sweeps. tol: the
+// reach's tolerance (common::spike_reach; common::kSpikeTol<T> = 1e-3 epsilon by default).
 template <class T>
 ADI_CUDA_KERNEL(void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z,
-                                   T* cp, T* kept, index_t* reach, bool parallel, void* stream))
+                                   T* cp, T* kept, index_t* reach, bool parallel, T tol, void* stream))
 // The reduced rows (as reduce's red, l*8 + 0..7) from y's end rows and the spikes' ends: row 0
 // eliminates x_m with the equation of row m-1 and row m-1 eliminates x_{-1} with that of row 0
 // (the same rows as the partition passes' up to scaling). y: the local solution (u).

@@ -61,6 +61,7 @@ struct SpikeCase {
   int pcr = -1;
   int batched = -1;  // >= 0: DistributedOptions::spike_back_batched
   int spread = -1;   // >= 0: DistributedOptions::spike_back_spread
+  int coarse = -1;   // >= 0: DistributedOptions::spike_reach_coarse
   int half = -1;     // >= 0: DistributedOptions::spike_half_exchange
   std::string form;
   long long fallbacks = 0;
@@ -136,6 +137,7 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
   if (sc && sc->pcr >= 0) opts.spike_prepare_pcr = sc->pcr != 0;
   if (sc && sc->batched >= 0) opts.spike_back_batched = sc->batched != 0;
   if (sc && sc->spread >= 0) opts.spike_back_spread = sc->spread != 0;
+  if (sc && sc->coarse >= 0) opts.spike_reach_coarse = sc->coarse != 0;
   if (sc && sc->half >= 0) opts.spike_half_exchange = sc->half != 0;
   DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, opts);
   struct Report {  // the form of the first solve, for the caller
@@ -673,12 +675,14 @@ TEST(DistributedTridiagonal, SpikeCompactDevice) {
 // spikes recomputed on the change, kept after it). Both within the tolerance of the one-domain
 // solve, and within a few ulps of each other (W, Z equal to rounding; the same reach); with the
 // compact tail's batched last rows (spike_back_batched) and its correction spread over a wave of
-// blocks (spike_back_spread, stop 39 h-splitwait) too: the same error exactly.
+// blocks (spike_back_spread, stop 39 h-splitwait) too: the same error exactly; with the coarser
+// reach (spike_reach_coarse: epsilon / 8) within tolerance and within a few ulps of the default.
 template <class T>
 void spike_pcr_sweep(const std::vector<index_t>& lengths) {
   const adi::test::ScopedEnv options_decide("ADI_SPIKE_PREPARE_PCR", "");
   const adi::test::ScopedEnv options_decide_tail("ADI_SPIKE_BACK_BATCHED", "");
   const adi::test::ScopedEnv options_decide_spread("ADI_SPIKE_BACK_SPREAD", "");
+  const adi::test::ScopedEnv options_decide_reach("ADI_SPIKE_REACH_COARSE", "");
   const int P = world_size();
   double worst = 0, apart = 0;
   int cases = 0;
@@ -693,14 +697,15 @@ void spike_pcr_sweep(const std::vector<index_t>& lengths) {
         n[std::size_t(ax)] = rows * P;
         ProcessGrid procs(MPI_COMM_WORLD, dims, {periodic, periodic, periodic});
         Decomposition dec(procs, n);
-        double err[4] = {0, 0, 0, 0};
-        for (int v : {0, 1, 2, 3}) {  // sequential spikes, parallel, parallel + the batched tail, + spread
+        double err[5] = {0, 0, 0, 0, 0};
+        for (int v : {0, 1, 2, 3, 4}) {  // sequential spikes, parallel, + the batched tail, + spread, + coarse reach
           SpikeCase sc;
           sc.n = n;
           sc.compact = compact;
           sc.pcr = v > 0 ? 1 : 0;
           sc.batched = v >= 2 ? 1 : 0;
-          sc.spread = v == 3 ? 1 : 0;
+          sc.spread = v >= 3 ? 1 : 0;
+          sc.coarse = v == 4 ? 1 : 0;
           err[v] = distributed_error<T>(procs, dec, Axis(ax), ReducedStrategy::allgather, periodic, true,
                                         900u + unsigned(rows), true, 0, Transport::automatic,
                                         ReducedSolveSite::automatic, &sc);
@@ -713,6 +718,8 @@ void spike_pcr_sweep(const std::vector<index_t>& lengths) {
         EXPECT_LE(std::abs(err[1] - err[0]), 64 * std::numeric_limits<T>::epsilon()) << what;
         EXPECT_EQ(err[2], err[1]) << what << ": the batched tail (the same values)";
         EXPECT_EQ(err[3], err[1]) << what << ": the correction spread (ADI_SPIKE_BACK_SPREAD; the same values)";
+        EXPECT_LE(err[4], tolerance<T>()) << what << ": the coarse reach (ADI_SPIKE_REACH_COARSE)";
+        EXPECT_LE(std::abs(err[4] - err[1]), 64 * std::numeric_limits<T>::epsilon()) << what << ": the coarse reach";
         worst = std::max(worst, err[1]);
         apart = std::max(apart, std::abs(err[1] - err[0]));
         ++cases;

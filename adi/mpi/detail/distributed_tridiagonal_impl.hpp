@@ -150,6 +150,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
   bool spike_pcr = false;  // DistributedOptions::spike_prepare_pcr (ADI_SPIKE_PREPARE_PCR)
   bool spike_back_batched = false;  // DistributedOptions::spike_back_batched (ADI_SPIKE_BACK_BATCHED)
   bool spike_back_spread = false;   // DistributedOptions::spike_back_spread (ADI_SPIKE_BACK_SPREAD)
+  T spike_tol = T(0);               // the spikes' reach tolerance (spike_reach_coarse, ADI_SPIKE_REACH_COARSE)
   // DistributedOptions::spike_half_exchange (ADI_SPIKE_HALF; P = 2, not periodic, L >= 8): this
   // rank's block packed straight into its slot of the gathered blocks, the other rank's half
   // (scalars + the L end values this rank needs) swapped through the cpt buffer's first
