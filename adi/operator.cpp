@@ -466,6 +466,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
     }
     bool done = false;
     try {
+      p.split_key(a);
       done = A.dplan->solve_stage(SharedBands<T>{A.a.data() + bo, A.b.data() + bo, A.c.data() + bo}, st,
                                   (result ? result->data() : Y.data()) + o);
     } catch (const SingularSystem&) {
@@ -621,6 +622,7 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
 
 template <class T>
 void Operator<T>::Impl::write_diagonal(AxisData& A, T inv_s) {
+  ++A.band_key;  // (the split plans' bands key: the bands change)
   if (A.shared)
     Stencils<T>::diagonal(exec, A.d.data(), inv_s, A.b.data(), A.d.size());
   else
@@ -639,6 +641,7 @@ void Operator<T>::Impl::split_solve(int a, T* y, T* x) {
   AxisData& A = ax[a];
   const index_t o = A.sweep_offset, bo = A.band_offset;
   settle_split(a);
+  split_key(a);
   if (A.shared)
     A.dplan->solve(SharedBands<T>{A.a.data() + bo, A.b.data() + bo, A.c.data() + bo}, y, x);
   else

@@ -17,6 +17,7 @@
 // split axis (the partition method); lines of an axis that is not split use the
 // single-domain TridiagonalPlan as before.
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -56,6 +57,9 @@ class LineSolver {
   virtual void defer_settle(bool /*on*/) {}
   virtual bool unsettled() const { return false; }
   virtual void settle() {}
+  // The caller's promise (adi::mpi: DistributedTridiagonalPlan::bands_key; the Operator with
+  // ADI_SPLIT_LEAN=1): bands at the same addresses keep their values while `key` (non-zero) stays.
+  virtual void bands_key(std::uint64_t /*key*/) {}
   // A short name of how the lines are solved ("allgather", "pcr", ...).
   virtual const char* name() const = 0;
 };

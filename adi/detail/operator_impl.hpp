@@ -7,6 +7,7 @@
 //                             intermediate stages' boundary values
 //   operator_fused_stage.cpp  the CUDA stage along a shared-band axis (one fused kernel)
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
@@ -220,6 +221,7 @@ struct Operator<T>::Impl {
     Array<index_t> prev, next;
     Array<T> fm, f0, fp;
     T s_formed = T(0);  // the s whose diagonal b currently holds (0: none yet)
+    std::uint64_t band_key = 1;  // changes with every write of the bands (write_diagonal): LineSolver::bands_key
     T b_formed = T(0);  // fused axes: the s whose b the plan path formed (solve_stencil_folded)
     std::optional<TridiagonalPlan<T>> plan;     // lines within this rank
     // CUDA, first active axis: the same lines without the pivot check (whose read-back
@@ -256,6 +258,14 @@ struct Operator<T>::Impl {
     d->settle();
   }
   // After a split axis's solve: its exchange time, unless its end was deferred (settle_split adds it).
+  // ADI_SPLIT_LEAN=1 (stop 39, h-splitwait; an A/B switch, default off): the split plans get the
+  // axis's band_key before each solve (LineSolver::bands_key): the SPIKE form's spikes are not
+  // checked on the device while the bands are unchanged (one launch a split solve fewer), nor the
+  // pivot flag cleared while known clear (one more).
+  const bool split_lean = detail::env_switch("ADI_SPLIT_LEAN", false);
+  void split_key(int a) {
+    if (split_lean) ax[a].dplan->bands_key(ax[a].band_key);
+  }
   void split_done(int a) {
     const LineSolver<T>* d = ax[a].dplan.get();
     if (!d->unsettled()) line_exchange[a] += d->last_exchange_seconds();

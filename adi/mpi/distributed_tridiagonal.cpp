@@ -807,6 +807,8 @@ void DistributedTridiagonalPlan<T>::defer_settle(bool on) {
 template <class T>
 bool DistributedTridiagonalPlan<T>::unsettled() const { return impl_->unsettled; }
 template <class T>
+void DistributedTridiagonalPlan<T>::bands_key(std::uint64_t key) { impl_->key = key; }
+template <class T>
 void DistributedTridiagonalPlan<T>::settle() { impl_->settle_device(); }
 
 template <class T>

@@ -25,6 +25,7 @@
 // plan's Transport: through page-locked host buffers and MPI, as device buffers through a
 // CUDA-aware MPI, or through NCCL on the executor's stream. A device solve of a split axis
 // returns when the work is done (or, with defer_settle, once it is queued: settle() then ends it).
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -254,6 +255,13 @@ class DistributedTridiagonalPlan {
   // deferred one first. Host plans and unsplit axes: no effect.
   void defer_settle(bool on);
   bool unsettled() const;  // a deferred solve's end is due
+  // A caller's promise about the shared bands of the next solves (stop 39, h-splitwait;
+  // ADI_SPLIT_LEAN=1 in an adi::Operator): while `key` stays the same non-zero value, bands at the
+  // same addresses hold the same values, so the SPIKE form's spikes need no check (the
+  // spike_prepare launch that compares the bands with the kept ones is skipped). 0: no promise
+  // (the default: the device compares). With a key the pivot flag's clearing launch is skipped
+  // too where the last verdict read 0 (nothing writes the flag between). Device plans of a split axis.
+  void bands_key(std::uint64_t key);
   // Completes a deferred solve (no-op without one): waits for its work, reads its verdict and
   // times, and throws its SingularSystem on every rank of the axis (collective then, like solve).
   void settle();

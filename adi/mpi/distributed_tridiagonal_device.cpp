@@ -23,7 +23,8 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   n_ev = 0;
   t_wait = 0;
   mark(kStart);
-  part::clear_flag_async(d_flag.data(), st);
+  if (!flag_clear) part::clear_flag_async(d_flag.data(), st);
+  flag_clear = false;  // (until this solve's verdict is read as 0)
   const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
   // A zero pivot writes NaN into the line's reduced rows; the reduced solve carries the NaN
   // to every rank of the line, whose back-substitution raises d_flag: all ranks throw
@@ -31,8 +32,13 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   if (spike_local && shared && !rhs) {  // the SPIKE form
     T* sp = d_spike.data();
     T *a_cut = sp, *c_cut = sp + m, *W = sp + 2 * m, *Z = sp + 3 * m, *ends = sp + 9 * m;
-    part::spike_prepare<T>(m, a, b, c, a_cut, c_cut, W, Z, sp + 4 * m, sp + 6 * m, d_reach.data(), spike_pcr,
-                            spike_tol, st);
+    // (the caller's bands key unchanged at the same addresses: the spikes are those of these bands)
+    const bool same = key != 0 && key == prepared_key && a == prepared[0] && b == prepared[1] && c == prepared[2];
+    if (!same)
+      part::spike_prepare<T>(m, a, b, c, a_cut, c_cut, W, Z, sp + 4 * m, sp + 6 * m, d_reach.data(), spike_pcr,
+                              spike_tol, st);
+    prepared_key = key;
+    prepared[0] = a, prepared[1] = b, prepared[2] = c;
     if (fused) {  // y by the fused stage on the cut segments (solve_stage; cut_stage)
       const index_t need = ghost_size(*fused);
       if (d_ghost.size() < 2 * need) d_ghost = Array<T>(2 * need, exec);
@@ -97,7 +103,8 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
   n_ev = 0;
   t_wait = 0;
   mark(kStart);
-  part::clear_flag_async(d_flag.data(), st);
+  if (!flag_clear) part::clear_flag_async(d_flag.data(), st);
+  flag_clear = false;
   part::clear_flag_async(d_lines_bad.data(), st);
   part::spike_lines_prepare<T>(ls, a, b, c, R, W, Z, cs, d_lines_reach.data(), d_lines_bad.data(), st);
   part::copy_async(h_lines_bad.data(), d_lines_bad.data(), sizeof(int), st);
@@ -170,6 +177,7 @@ void DistributedTridiagonalPlan<T>::Impl::conclude_device() {
   t_y = t[kLocalY];
   t_staging = t[kStaging];
   t_exchange = t[kExchange];
+  flag_clear = key != 0 && h_flag[0] == 0;  // (with a caller's bands key: ADI_SPLIT_LEAN)
   if (opt.check_pivots && h_flag[0] != 0) diagnose_device();
 }
 

@@ -46,6 +46,7 @@ class PartitionLines final : public LineSolver<T> {
   void defer_settle(bool on) override { plan_.defer_settle(on); }
   bool unsettled() const override { return plan_.unsettled(); }
   void settle() override { plan_.settle(); }
+  void bands_key(std::uint64_t key) override { plan_.bands_key(key); }
   const char* name() const override { return strategy_name(plan_.strategy()); }
 
  private:

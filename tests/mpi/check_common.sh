@@ -73,9 +73,10 @@ build_unless() {  # build_unless "$1" TARGET...: the script's argument "" config
   configure_check -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF -DADI_BUILD_EXAMPLES=OFF
   build_check "$@"
 }
-heat_ab_rows() {  # heat_ab_rows PAIRS: bench_mpi_heat ($H) on 2 ranks, Douglas fp64, splits z, y, x:
-  # strong 512^3 old / new PAIRS times, then weak 512^3 per GPU old / new, the environment of each
-  # run from the arrays OLD and NEW (mpiexec -x options); logs heat_{strong,weak}_{old,new}.log
+heat_ab_rows() {  # heat_ab_rows PAIRS [WEAK]: bench_mpi_heat ($H) on 2 ranks, Douglas fp64, splits z, y, x:
+  # strong 512^3 old / new PAIRS times, then (WEAK 1, the default) weak 512^3 per GPU old / new, the
+  # environment of each run from the arrays OLD and NEW (mpiexec -x options); logs
+  # heat_{strong,weak}_{old,new}.log
   local r v
   local -a E
   for r in $(seq 1 "$1"); do
@@ -85,6 +86,7 @@ heat_ab_rows() {  # heat_ab_rows PAIRS: bench_mpi_heat ($H) on 2 ranks, Douglas 
         --splits z,y,x --strong --no-nccl-bandwidth
     done
   done
+  [ "${2:-1}" = 1 ] || return 0
   for v in old new; do
     if [ $v = old ]; then E=("${OLD[@]}"); else E=("${NEW[@]}"); fi
     step "heat weak np2 $v" 60 "$OUT/heat_weak_$v.log" $MPI "${E[@]}" -n 2 "$H" --n 512 --reps 3 --splits z,y,x \

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The A/B table of tests/mpi/gpu_splitwait_ab.sh: bench_mpi_heat logs of OUT (heat_strong_old.log,
-heat_strong_new.log: two runs each; heat_weak_old/new.log: one; heat_strong_defer/group/spread/reach.log:
+heat_strong_new.log: two runs each; heat_weak_old/new.log: one; heat_strong_defer/group/spread/reach/lean.log:
 one switch on) -> markdown rows old -> new per split (step, speed-up over the same run's 1-GPU row,
 the split axis's stage, boundary, halo, exchange; ms, the runs' medians)."""
 import os
@@ -54,7 +54,8 @@ def main(d):
                     row("%s %d" % (kind, i + 1), s, o, n)
     old = runs(os.path.join(d, "heat_strong_old.log"))
     for v, what in (("defer", "ADI_SPLIT_DEFER only"), ("group", "ADI_HALO_ONE_GROUP only"),
-                    ("spread", "ADI_SPIKE_BACK_SPREAD only"), ("reach", "ADI_SPIKE_REACH_COARSE only")):
+                    ("spread", "ADI_SPIKE_BACK_SPREAD only"), ("reach", "ADI_SPIKE_REACH_COARSE only"),
+                    ("lean", "ADI_SPLIT_LEAN only")):
         single = runs(os.path.join(d, "heat_strong_%s.log" % v))
         if old and single:
             for s in ("z", "y", "x"):

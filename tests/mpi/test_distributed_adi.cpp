@@ -480,13 +480,15 @@ TEST(DistributedAdiDevice, SpikeFormsBeforeStop39) {
 // solves each split axis twice a step: the second solve settles the first) and the halo's two
 // NCCL send/receive pairs as one group (ADI_HALO_ONE_GROUP=1), in the compact tail's cases, and
 // the compact tail's correction spread and coarser reach (DistributedOptions::spike_back_spread,
-// spike_reach_coarse).
+// spike_reach_coarse), and the Operator's bands key (ADI_SPLIT_LEAN=1: spikes and flag unchecked
+// while the bands are unchanged; HV and Rannacher steps change s).
 TEST(DistributedAdiDevice, SplitDeferred) {
   const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");
   const adi::test::ScopedEnv defer("ADI_SPLIT_DEFER", "1");
   const adi::test::ScopedEnv one_group("ADI_HALO_ONE_GROUP", "1");
   const adi::test::ScopedEnv options_decide_spread("ADI_SPIKE_BACK_SPREAD", "");
   const adi::test::ScopedEnv options_decide_reach("ADI_SPIKE_REACH_COARSE", "");
+  const adi::test::ScopedEnv lean("ADI_SPLIT_LEAN", "1");
   ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
   const std::vector<Problem> all = setups();

@@ -451,7 +451,7 @@ TEST(DistributedTridiagonal, DeviceZeroPivotEveryTransport) {
 // values as a solve that waits (shared bands, the SPIKE form with the compact tail, and per-line
 // bands, the partition passes), unsettled() true until settle(); a zero pivot on the last rank:
 // no throw from the solve, SingularSystem from settle() on every rank, and from the plan's next
-// solve where settle() was not called (it settles the failed one first).
+// solve where settle() was not called (it settles the failed one first). And bands_key (below).
 TEST(DistributedTridiagonal, DeviceDeferredSettle) {
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
   ADI_REQUIRE_CUDA("deferred device solves");
@@ -501,6 +501,31 @@ TEST(DistributedTridiagonal, DeviceDeferredSettle) {
     EXPECT_EQ(std::memcmp(h0.data(), h2.data(), h0.size() * sizeof(double)), 0) << "shared " << shared;
     EXPECT_GE(x0, 0.0);
     EXPECT_GE(plan.last_exchange_seconds(), 0.0);
+  }
+  {  // bands_key (ADI_SPLIT_LEAN in the Operator): the spikes kept while the key stays (no device
+     // check), recomputed when it changes (b rewritten in place), the flag's clearing skipped
+     // while known clear: the same values as a plan without a key.
+    DistributedTridiagonalPlan<double> keyed(procs, Axis::z, dev, box), plain(procs, Axis::z, dev, box);
+    const std::vector<double> poison(d.size(), std::numeric_limits<double>::quiet_NaN());
+    auto run = [&](DistributedTridiagonalPlan<double>& p, const Array<double>& bb) {
+      Array<double> u = on(poison);
+      p.solve(SharedBands<double>{dsa.data(), bb.data(), dsc.data()}, dd.data(), u.data());
+      return back(u);
+    };
+    auto same = [](const std::vector<double>& x, const std::vector<double>& y) {
+      return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
+    };
+    Array<double> kb = on(sb);
+    keyed.bands_key(5);
+    EXPECT_TRUE(same(run(keyed, kb), run(plain, dsb))) << "key 5";
+    EXPECT_TRUE(same(run(keyed, kb), run(plain, dsb))) << "key 5 again";
+    std::vector<double> sb2 = sb;
+    for (double& v : sb2) v *= 1.25;
+    kb.copy_from_host(sb2.data());
+    Array<double> db2 = on(sb2);
+    keyed.bands_key(6);
+    EXPECT_TRUE(same(run(keyed, kb), run(plain, db2))) << "key 6 (b changed)";
+    EXPECT_TRUE(same(run(keyed, kb), run(plain, db2))) << "key 6 again";
   }
   // A zero pivot on the last rank (per-line bands: the partition passes' flag, as
   // DeviceZeroPivotEveryTransport).

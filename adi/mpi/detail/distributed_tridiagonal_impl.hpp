@@ -231,6 +231,11 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // for the GPU, and `unsettled` marks the solve whose end is due; ev.back() closes it (after the
   // flag's copy to h_flag). A solve that starts with one unsettled settles it first.
   bool defer = false, unsettled = false;
+  // bands_key (the caller's promise; 0: none) and the key and bands of the last spike_prepare;
+  // flag_clear: d_flag known 0 (the last verdict read 0, nothing written since), its memset skipped.
+  std::uint64_t key = 0, prepared_key = 0;
+  const T* prepared[3] = {nullptr, nullptr, nullptr};
+  bool flag_clear = false;
   void conclude_device();
   void settle_device();
   void diagnose_device() const;  // throws the SingularSystem of a failed device solve
