@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <cmath>
 #include <type_traits>
 #include <limits>
@@ -293,6 +294,9 @@ template <class T>
 void Operator<T>::reuse_ghosts(bool on) {
   impl_->reuse_ghosts = on;
   impl_->in_step = on;
+  if (impl_->split_defer)  // (a solve deferred before `off` is settled by settle() or the axis's next solve)
+    for (auto& A : impl_->ax)
+      if (A.dplan) A.dplan->defer_settle(on);
   impl_->fresh = {};
   impl_->bounded = nullptr;
 }
@@ -429,6 +433,14 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
   // Right-hand side divided by s (the bands are those of I/s - A_a):
   //   base/s - F_a(t_old, V_old) + g_a(t_new) = base/s - A_a V_old + g_a(t_new) - g_a(t_old).
   const bool cancel = V_old && t_old == t_new;  // g_a(t_new) - g_a(t_old) = 0
+  if (A.dplan) {  // a deferred solve of the axis ends before its bands change (its diagnosis reads them)
+    try {
+      p.settle_split(a);
+    } catch (const SingularSystem&) {
+      settle();  // as below: a kept error is the better message
+      throw;
+    }
+  }
   p.form_diagonal(A, s);
   // A split axis with shared bands on the device: the line solver forms the right-hand side
   // inside its reduce pass (the fused stage's terms: adi/mpi's partition passes), Y is not
@@ -454,6 +466,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
     }
     bool done = false;
     try {
+      p.split_key(a);
       done = A.dplan->solve_stage(SharedBands<T>{A.a.data() + bo, A.b.data() + bo, A.c.data() + bo}, st,
                                   (result ? result->data() : Y.data()) + o);
     } catch (const SingularSystem&) {
@@ -461,7 +474,7 @@ void Operator<T>::solve(Axis axis, T s, double t_new, const Field<T>& base, Fiel
       throw;
     }
     if (done) {
-      p.line_exchange[a] += A.dplan->last_exchange_seconds();
+      p.split_done(a);
       return;
     }
   }
@@ -609,6 +622,7 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
 
 template <class T>
 void Operator<T>::Impl::write_diagonal(AxisData& A, T inv_s) {
+  ++A.band_key;  // (the split plans' bands key: the bands change)
   if (A.shared)
     Stencils<T>::diagonal(exec, A.d.data(), inv_s, A.b.data(), A.d.size());
   else
@@ -626,11 +640,13 @@ template <class T>
 void Operator<T>::Impl::split_solve(int a, T* y, T* x) {
   AxisData& A = ax[a];
   const index_t o = A.sweep_offset, bo = A.band_offset;
+  settle_split(a);
+  split_key(a);
   if (A.shared)
     A.dplan->solve(SharedBands<T>{A.a.data() + bo, A.b.data() + bo, A.c.data() + bo}, y, x);
   else
     A.dplan->solve(Bands<T>{A.fa.data() + o, A.fb.data() + o, A.fc.data() + o}, y, x);
-  line_exchange[a] += A.dplan->last_exchange_seconds();
+  split_done(a);
 }
 
 template <class T>
@@ -749,6 +765,7 @@ bool Operator<T>::Impl::solve_stencil_folded(int a, T s, double t_new, const Fol
   T* y = Y.data() + A.sweep_offset;
   T* x = result ? result->data() + A.sweep_offset : y;
   if (A.dplan) {  // a split axis: the distributed plan
+    settle_split(a);  // (a deferred solve's end before its bands change)
     form_diagonal(A, s);
     split_solve(a, y, x);
     return true;
@@ -799,10 +816,25 @@ void Operator<T>::Impl::check_stages() {
 template <class T>
 void Operator<T>::settle() {
   Impl& p = *impl_;
+  // Deferred split solves (ADI_SPLIT_DEFER) end here: a failed one throws on every rank of its
+  // axis, after the agreement below (whose kept error, if any, is the better message, as in
+  // solve()); every rank reaches that agreement once either way.
+  std::exception_ptr split_error;
+  for (int a = 0; a < 3; ++a) {
+    try {
+      p.settle_split(a);
+    } catch (const SingularSystem&) {
+      if (!split_error) split_error = std::current_exception();
+    }
+  }
   p.check_stages();
-  if (!p.sub) return;
+  if (!p.sub) {
+    if (split_error) std::rethrow_exception(split_error);
+    return;
+  }
   const std::string m = p.sub->first_error(p.pending);
   p.pending.clear();
+  if (m.empty() && split_error) std::rethrow_exception(split_error);
   if (m.empty()) return;
   if (m[0] == 'S') throw SingularSystem(m.substr(1));
   if (m[0] == 'U') throw UnstableSystem(m.substr(1));

@@ -7,6 +7,7 @@
 //                             intermediate stages' boundary values
 //   operator_fused_stage.cpp  the CUDA stage along a shared-band axis (one fused kernel)
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
@@ -220,6 +221,7 @@ struct Operator<T>::Impl {
     Array<index_t> prev, next;
     Array<T> fm, f0, fp;
     T s_formed = T(0);  // the s whose diagonal b currently holds (0: none yet)
+    std::uint64_t band_key = 1;  // changes with every write of the bands (write_diagonal): LineSolver::bands_key
     T b_formed = T(0);  // fused axes: the s whose b the plan path formed (solve_stencil_folded)
     std::optional<TridiagonalPlan<T>> plan;     // lines within this rank
     // CUDA, first active axis: the same lines without the pivot check (whose read-back
@@ -237,6 +239,37 @@ struct Operator<T>::Impl {
   // The line solve of a split axis through its distributed plan (collective: it checks and
   // agrees on its pivots), in place or into x; adds the plan's exchange time.
   void split_solve(int a, T* y, T* x);
+  // ADI_SPLIT_DEFER=1 (stop 39, h-splitwait; an A/B switch, default off): inside an AdiSolver
+  // step a split axis's device solve returns once its work is queued (LineSolver::defer_settle)
+  // instead of waiting for the GPU at its end (the stream synchronisation that read the pivot
+  // flag: the GPU idled while the host then queued the step's next stage); its end (the flag,
+  // its SingularSystem, the exchange time) comes in settle() at the step's end, or before the
+  // axis's next solve. settle_split(a): that end for axis a (throws the plan's error,
+  // collective over the axis, after adding its exchange time).
+  const bool split_defer = detail::env_switch("ADI_SPLIT_DEFER", false);
+  void settle_split(int a) {
+    LineSolver<T>* d = ax[a].dplan.get();
+    if (!d || !d->unsettled()) return;
+    struct Add {
+      double& acc;
+      LineSolver<T>* d;
+      ~Add() { acc += d->last_exchange_seconds(); }
+    } add{line_exchange[a], d};
+    d->settle();
+  }
+  // After a split axis's solve: its exchange time, unless its end was deferred (settle_split adds it).
+  // ADI_SPLIT_LEAN=1 (stop 39, h-splitwait; an A/B switch, default off): the split plans get the
+  // axis's band_key before each solve (LineSolver::bands_key): the SPIKE form's spikes are not
+  // checked on the device while the bands are unchanged (one launch a split solve fewer), nor the
+  // pivot flag cleared while known clear (one more).
+  const bool split_lean = detail::env_switch("ADI_SPLIT_LEAN", false);
+  void split_key(int a) {
+    if (split_lean) ax[a].dplan->bands_key(ax[a].band_key);
+  }
+  void split_done(int a) {
+    const LineSolver<T>* d = ax[a].dplan.get();
+    if (!d->unsettled()) line_exchange[a] += d->last_exchange_seconds();
+  }
   // The line solve of axis a's lines within this rank through `plan` (its checked or quiet
   // plan), in place or into x. A pivot error throws; with a subdomain it is kept until
   // settle() (the other ranks would wait in the step's next collective): false then.

@@ -656,7 +656,7 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     p.d_flag = Array<int>(1, exec);
     p.h_flag = StagingVector<int>(StagingAllocator<int>(true));
     p.h_flag.assign(1, 0);
-    p.ev.assign(16, nullptr);  // a solve records at most 12
+    p.ev.assign(17, nullptr);  // a solve records at most 12; the last: a deferred solve's end (settle)
     p.ev_kind.assign(p.ev.size(), 0);
     for (void*& e : p.ev) e = cuda_backend::partition::event_create();
     if (p.device_solve) {
@@ -708,6 +708,10 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
         p.d_reach.copy_from_host(none);
         p.spike_pcr = env_switch("ADI_SPIKE_PREPARE_PCR", options.spike_prepare_pcr);
         p.spike_back_batched = env_switch("ADI_SPIKE_BACK_BATCHED", options.spike_back_batched);
+        p.spike_back_spread = env_switch("ADI_SPIKE_BACK_SPREAD", options.spike_back_spread);
+        p.spike_tol = env_switch("ADI_SPIKE_REACH_COARSE", options.spike_reach_coarse)
+                          ? std::numeric_limits<T>::epsilon() / T(8)
+                          : common::kSpikeTol<T>;
       }
       // The compact tail (spike_compact): this rank's block, then the P gathered blocks.
       namespace part = cuda_backend::partition;
@@ -795,6 +799,17 @@ bool DistributedTridiagonalPlan<T>::solve_stage(const SharedBands<T>& bands, con
     p.run_device(bands.a, bands.b, bands.c, true, nullptr, u, nullptr, &st);
   return true;
 }
+
+template <class T>
+void DistributedTridiagonalPlan<T>::defer_settle(bool on) {
+  impl_->defer = on && impl_->exec.is_cuda() && !impl_->local;
+}
+template <class T>
+bool DistributedTridiagonalPlan<T>::unsettled() const { return impl_->unsettled; }
+template <class T>
+void DistributedTridiagonalPlan<T>::bands_key(std::uint64_t key) { impl_->key = key; }
+template <class T>
+void DistributedTridiagonalPlan<T>::settle() { impl_->settle_device(); }
 
 template <class T>
 bool DistributedTridiagonalPlan<T>::split() const { return !impl_->local.has_value(); }

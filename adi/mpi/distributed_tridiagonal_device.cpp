@@ -18,11 +18,13 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   // This rank's GPU (ranks of a node pick different ones); the caller's device back on return.
   const cuda_backend::DeviceGuard device_guard(exec.device());
   void* st = exec.stream();
+  settle_device();  // (a deferred solve's end first: its flag and events are reused below)
   last_bands = {a, b, c, shared};
   n_ev = 0;
   t_wait = 0;
   mark(kStart);
-  part::clear_flag_async(d_flag.data(), st);
+  if (!flag_clear) part::clear_flag_async(d_flag.data(), st);
+  flag_clear = false;  // (until this solve's verdict is read as 0)
   const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
   // A zero pivot writes NaN into the line's reduced rows; the reduced solve carries the NaN
   // to every rank of the line, whose back-substitution raises d_flag: all ranks throw
@@ -30,8 +32,13 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
   if (spike_local && shared && !rhs) {  // the SPIKE form
     T* sp = d_spike.data();
     T *a_cut = sp, *c_cut = sp + m, *W = sp + 2 * m, *Z = sp + 3 * m, *ends = sp + 9 * m;
-    part::spike_prepare<T>(m, a, b, c, a_cut, c_cut, W, Z, sp + 4 * m, sp + 6 * m, d_reach.data(), spike_pcr,
-                            st);
+    // (the caller's bands key unchanged at the same addresses: the spikes are those of these bands)
+    const bool same = key != 0 && key == prepared_key && a == prepared[0] && b == prepared[1] && c == prepared[2];
+    if (!same)
+      part::spike_prepare<T>(m, a, b, c, a_cut, c_cut, W, Z, sp + 4 * m, sp + 6 * m, d_reach.data(), spike_pcr,
+                              spike_tol, st);
+    prepared_key = key;
+    prepared[0] = a, prepared[1] = b, prepared[2] = c;
     if (fused) {  // y by the fused stage on the cut segments (solve_stage; cut_stage)
       const index_t need = ghost_size(*fused);
       if (d_ghost.size() < 2 * need) d_ghost = Array<T>(2 * need, exec);
@@ -51,7 +58,8 @@ void DistributedTridiagonalPlan<T>::Impl::run_device(const T* a, const T* b, con
       mark(kLocal);
       exchange_compact_device();
       part::spike_compact_back<T>(ls, int(P), r, opt.periodic, d_cpt.data() + cpt_k, W, Z, d_reach.data(),
-                                  d_sol.data(), ends, u, d_flag.data(), spike_back_batched, st);
+                                  d_sol.data(), ends, u, d_flag.data(),
+                                  spike_back_spread ? 2 : spike_back_batched ? 1 : 0, st);
       mark(kLocal);
       finish_device();
       return;
@@ -90,11 +98,13 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
   const index_t R = lines_R;
   T *W = d_lines.data(), *Z = W + R * L, *cs = Z + R * L, *ends = cs + 2 * R * L;
   const bool first_open = r == 0 && !opt.periodic, last_open = r == P - 1 && !opt.periodic;
+  settle_device();
   last_bands = {a, b, c, false};
   n_ev = 0;
   t_wait = 0;
   mark(kStart);
-  part::clear_flag_async(d_flag.data(), st);
+  if (!flag_clear) part::clear_flag_async(d_flag.data(), st);
+  flag_clear = false;
   part::clear_flag_async(d_lines_bad.data(), st);
   part::spike_lines_prepare<T>(ls, a, b, c, R, W, Z, cs, d_lines_reach.data(), d_lines_bad.data(), st);
   part::copy_async(h_lines_bad.data(), d_lines_bad.data(), sizeof(int), st);
@@ -129,14 +139,37 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
   return true;
 }
 
-// The end of a device solve: the pivot verdict to the host, the phase times from the
-// events, SingularSystem.
+// The end of a device solve: the pivot verdict to the host, then (now, or with `defer` in
+// settle_device) the phase times from the events, SingularSystem.
 template <class T>
 void DistributedTridiagonalPlan<T>::Impl::finish_device() {
   namespace part = cuda_backend::partition;
   void* st = exec.stream();
   part::copy_async(h_flag.data(), d_flag.data(), sizeof(int), st);
+  if (defer) {  // the host goes on queueing the step's next work; settle() reads the verdict
+    part::event_record(ev.back(), st);
+    unsettled = true;
+    return;
+  }
   cuda_backend::synchronize(st);
+  conclude_device();
+}
+
+// A deferred solve's end (the caller's settle(), or the plan's next solve): waits for the
+// event after its flag's copy, not for the stream (the GPU may be running later stages by then).
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::settle_device() {
+  if (!unsettled) return;
+  unsettled = false;
+  const cuda_backend::DeviceGuard device_guard(exec.device());
+  cuda_backend::partition::event_synchronize(ev.back());
+  conclude_device();
+}
+
+// The verdict and the times of a solve whose work has passed (h_flag and the events written).
+template <class T>
+void DistributedTridiagonalPlan<T>::Impl::conclude_device() {
+  namespace part = cuda_backend::partition;
   double t[5] = {0, 0, 0, 0, 0};
   for (int k = 1; k < n_ev; ++k)
     t[ev_kind[std::size_t(k)]] += part::event_seconds(ev[std::size_t(k - 1)], ev[std::size_t(k)]);
@@ -144,6 +177,7 @@ void DistributedTridiagonalPlan<T>::Impl::finish_device() {
   t_y = t[kLocalY];
   t_staging = t[kStaging];
   t_exchange = t[kExchange];
+  flag_clear = key != 0 && h_flag[0] == 0;  // (with a caller's bands key: ADI_SPLIT_LEAN)
   if (opt.check_pivots && h_flag[0] != 0) diagnose_device();
 }
 

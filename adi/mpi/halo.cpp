@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "adi/detail/env_switch.hpp"
 #include "adi/mpi/nccl_transport.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/halo_planes.hpp"
@@ -196,6 +197,11 @@ void HaloExchange<T>::setup(const Executor& exec, Transport want) {
   if (exec.is_cuda()) {
     device_ = true;
     transport_ = halo_transport(*procs_, exec.device(), want, nccl_);
+    {  // (every rank the same grouping: the NCCL calls of neighbours must match)
+      int mine = detail::env_switch("ADI_HALO_ONE_GROUP", false) ? 1 : 0, all = 0;
+      check_mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, procs_->comm()), "MPI_Allreduce");
+      one_group_ = all != 0;
+    }
     const cuda_backend::DeviceGuard guard(exec.device());  // the pinned buffer belongs to this GPU's context
     dbuf_ = Array<T>(std::max<index_t>(4 * most, 1), exec);
     pinned_ = std::shared_ptr<T>(static_cast<T*>(dev::pinned_alloc(std::size_t(4 * most) * sizeof(T))),
@@ -245,8 +251,12 @@ void HaloExchange<T>::exchange_device(T* data) {
       const int to_hi = hi == MPI_PROC_NULL ? -1 : (me + 1) % P;
       const std::size_t one = std::size_t(count) * sizeof(T);
       nccl::Communicator& nc = *nccl_[std::size_t(a)];
-      nccl::send_recv(nc, dsend, to_lo, drecv + count, to_hi, one, stream);  // first owned -> lower
-      nccl::send_recv(nc, dsend + count, to_hi, drecv, to_lo, one, stream);  // last owned -> upper
+      if (one_group_) {
+        nccl::neighbour_exchange(nc, dsend, drecv, to_lo, dsend + count, drecv + count, to_hi, one, stream);
+      } else {
+        nccl::send_recv(nc, dsend, to_lo, drecv + count, to_hi, one, stream);  // first owned -> lower
+        nccl::send_recv(nc, dsend + count, to_hi, drecv, to_lo, one, stream);  // last owned -> upper
+      }
     } else if (transport_ == Transport::cuda_aware_mpi) {
       cuda_backend::synchronize(stream);  // MPI reads the packed slabs
       send_recv(dsend, drecv, count, lo, hi, a);

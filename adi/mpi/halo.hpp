@@ -137,6 +137,9 @@ class HaloExchange {
   bool device_ = false;
   Transport transport_ = Transport::host_staging;
   std::array<std::shared_ptr<nccl::Communicator>, 3> nccl_;  // per split axis (transport nccl)
+  // ADI_HALO_ONE_GROUP=1 (stop 39, h-splitwait; an A/B switch, default off): an axis's two
+  // NCCL send/receive pairs as one NCCL group (nccl::neighbour_exchange: one launch, not two).
+  bool one_group_ = false;
   Array<T> dbuf_;
   std::shared_ptr<T> pinned_;
 };

@@ -198,6 +198,17 @@ void send_recv(Communicator& comm, const void* send, int to, void* recv, int fro
   nb::group_end();
 }
 
+void neighbour_exchange(Communicator& comm, const void* send_lo, void* recv_lo, int lo, const void* send_hi,
+                        void* recv_hi, int hi, std::size_t bytes, void* stream) {
+  if (lo < 0 && hi < 0) return;
+  nb::group_start();
+  if (lo >= 0) nb::send(comm.comm, send_lo, bytes, lo, stream);
+  if (hi >= 0) nb::recv(comm.comm, recv_hi, bytes, hi, stream);
+  if (hi >= 0) nb::send(comm.comm, send_hi, bytes, hi, stream);
+  if (lo >= 0) nb::recv(comm.comm, recv_lo, bytes, lo, stream);
+  nb::group_end();
+}
+
 std::string probe_init(MPI_Comm comm, int device) {
   if (!nb::built()) return "not built";
   void* c = nullptr;

@@ -56,6 +56,13 @@ void all_to_all_v(Communicator& comm, const void* send, const int* send_counts, 
 // like MPI_Sendrecv: a neighbour exchange of ghost layers. to < 0 (from < 0): no send
 // (no receive), like MPI_PROC_NULL at the end of a non-periodic axis.
 void send_recv(Communicator& comm, const void* send, int to, void* recv, int from, std::size_t bytes, void* stream);
+// Enqueued on `stream`: a halo's two neighbour exchanges as one NCCL group (one launch instead
+// of send_recv's two): send_lo to rank lo with recv_hi from rank hi, then send_hi to hi with
+// recv_lo from lo, each `bytes` bytes (lo / hi < 0: no neighbour there). NCCL matches a pair of
+// ranks' sends and receives in their order, so neighbours issuing the same calls pair them as
+// the two send_recv calls do (also where lo == hi: a periodic axis of 2 ranks).
+void neighbour_exchange(Communicator& comm, const void* send_lo, void* recv_lo, int lo, const void* send_hi,
+                        void* recv_hi, int hi, std::size_t bytes, void* stream);
 
 // Diagnostics for the benchmark: tries ncclCommInitRank over comm with this rank on
 // `device`, without the one-GPU-per-rank check, and returns NCCL's answer ("ncclSuccess",

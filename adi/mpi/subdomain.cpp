@@ -43,6 +43,10 @@ class PartitionLines final : public LineSolver<T> {
     return plan_.solve_stage(b, r, u);
   }
   double last_exchange_seconds() const override { return plan_.last_exchange_seconds(); }
+  void defer_settle(bool on) override { plan_.defer_settle(on); }
+  bool unsettled() const override { return plan_.unsettled(); }
+  void settle() override { plan_.settle(); }
+  void bands_key(std::uint64_t key) override { plan_.bands_key(key); }
   const char* name() const override { return strategy_name(plan_.strategy()); }
 
  private:

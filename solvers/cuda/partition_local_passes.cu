@@ -3,6 +3,7 @@
 // neighbouring lines: along Y and Z neighbouring lines are adjacent in memory, so every
 // row access is coalesced; the loads of a row do not depend on the recurrence, so the
 // unrolled loop issues them ahead of it.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -687,7 +688,7 @@ template <class T>
 __global__ void spike_prepare_kernel(index_t m, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, T* __restrict__ a_cut, T* __restrict__ c_cut,
                                      T* __restrict__ W, T* __restrict__ Z, T* __restrict__ cp, T* __restrict__ kept,
-                                     index_t* __restrict__ reach) {
+                                     index_t* __restrict__ reach, T tol) {
   bool changed = reach[2] == 0;
   for (index_t i = threadIdx.x; i < m && !changed; i += blockDim.x)
     changed = !(a[i] == kept[i] && b[i] == kept[m + i] && c[i] == kept[2 * m + i]);  // (NaN: changed)
@@ -702,7 +703,7 @@ __global__ void spike_prepare_kernel(index_t m, const T* __restrict__ a, const T
   if (threadIdx.x < 2) common::spike_vector(m, a, b, c, threadIdx.x == 0, threadIdx.x == 0 ? W : Z, cp + threadIdx.x * m);
   __syncthreads();
   if (threadIdx.x == 0) {
-    common::spike_reach(m, W, Z, common::kSpikeTol<T>, reach[0], reach[1]);
+    common::spike_reach(m, W, Z, tol, reach[0], reach[1]);
     reach[2] = 1;
   }
 }
@@ -735,7 +736,7 @@ template <class T>
 __global__ void __launch_bounds__(kSpikePcrRows)
     spike_prepare_pcr_kernel(index_t m, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                              T* __restrict__ a_cut, T* __restrict__ c_cut, T* __restrict__ W, T* __restrict__ Z,
-                             T* __restrict__ kept, index_t* __restrict__ reach) {
+                             T* __restrict__ kept, index_t* __restrict__ reach, T tol) {
   using U = typename PcrBits<T>::U;
   __shared__ T sa[kSpikePcrRows], sb[kSpikePcrRows], sc[kSpikePcrRows], sw[kSpikePcrRows], sz[kSpikePcrRows];
   __shared__ U wmax_bits, zmax_bits;
@@ -800,7 +801,6 @@ __global__ void __launch_bounds__(kSpikePcrRows)
   }
   __syncthreads();
   const T wmax = PcrBits<T>::value(wmax_bits), zmax = PcrBits<T>::value(zmax_bits);
-  const T tol = common::kSpikeTol<T>;
   if (row && mag(w) > tol * wmax) atomicMax(&lo_s, i + 1);  // W above tol in rows < lo
   if (row && mag(z) > tol * zmax) atomicMin(&hi_s, i);      // Z above tol in rows >= hi
   __syncthreads();
@@ -971,6 +971,23 @@ __global__ void spike_compact_pack_kernel(LineSet ls, const T* __restrict__ a, c
 // one more batch, predicated (a heat stage's ~45 reached rows: 5 batches + 5 rows one load at a
 // time otherwise, the last 5 round trips with one load in flight per thread); the same values.
 constexpr int kSpikeCorrectBatch = 8;
+// Rows row(k) .. row(k + left - 1) (left <= kSpikeCorrectBatch) of a line at o (stride st)
+// corrected, every load before the first store (predicated).
+template <class T, class Row>
+__device__ __forceinline__ void spike_correct_batch(T* __restrict__ u, index_t o, index_t st, const Row& row, index_t k,
+                                                    index_t left, const T* __restrict__ W, const T* __restrict__ Z,
+                                                    T A, T C) {
+  T x[kSpikeCorrectBatch];
+#pragma unroll
+  for (int j = 0; j < kSpikeCorrectBatch; ++j)
+    if (j < left) x[j] = u[o + row(k + j) * st];
+#pragma unroll
+  for (int j = 0; j < kSpikeCorrectBatch; ++j)
+    if (j < left) {
+      const index_t i = row(k + j);
+      u[o + i * st] = common::partition_fill(x[j], W[i], A, Z[i], C);
+    }
+}
 template <class T, bool Fix, int FixedP>
 __global__ void spike_compact_back_kernel(LineSet ls, int P, int r, bool periodic, const T* __restrict__ g,
                                           const T* __restrict__ W, const T* __restrict__ Z,
@@ -1008,17 +1025,7 @@ __global__ void spike_compact_back_kernel(LineSet ls, int P, int r, bool periodi
       }
     }
     if (batched_tail && k < count) {
-      const index_t left = count - k;  // < kSpikeCorrectBatch
-      T x[kSpikeCorrectBatch];
-#pragma unroll
-      for (int j = 0; j < kSpikeCorrectBatch; ++j)
-        if (j < left) x[j] = u[o + row(k + j) * st];
-#pragma unroll
-      for (int j = 0; j < kSpikeCorrectBatch; ++j)
-        if (j < left) {
-          const index_t i = row(k + j);
-          u[o + i * st] = common::partition_fill(x[j], W[i], A, Z[i], C);
-        }
+      spike_correct_batch(u, o, st, row, k, count - k, W, Z, A, C);  // (count - k < kSpikeCorrectBatch)
       return;
     }
     for (; k < count; ++k) {
@@ -1026,6 +1033,31 @@ __global__ void spike_compact_back_kernel(LineSet ls, int P, int r, bool periodi
       T& x = u[o + i * st];
       x = common::partition_fill(x, W[i], A, Z[i], C);
     }
+  }
+}
+
+// spike_compact_back's correction spread (tail 2, DistributedOptions::spike_back_spread; stop 39,
+// h-splitwait; lines of stride > 1): after the launch that solved the lines' reduced systems into
+// ends (Fix = false), work items (line l, batch b of kSpikeCorrectBatch reached rows), consecutive
+// items consecutive lines of one batch (coalesced), over a grid of about one wave (grid-stride): a
+// thread per line left ~1.7 waves of blocks at 512^2 lines (the second ~70% full) and ~45 rows in
+// 6 round trips per thread; here every thread takes ~6 items of one round trip each. The same
+// partition_fill of the same values (A, C read back from ends): the same results.
+template <class T>
+__global__ void spike_correct_spread_kernel(LineSet ls, const T* __restrict__ W, const T* __restrict__ Z,
+                                            const index_t* __restrict__ reach, const T* __restrict__ ends,
+                                            T* __restrict__ u, bool first_open, bool last_open) {
+  const index_t L = ls.count0 * ls.count1, m = ls.n, st = ls.stride;
+  index_t lo = 0, hi = m;
+  common::spike_corrected_rows(m, reach[0], reach[1], first_open, last_open, lo, hi);
+  const index_t count = lo + (m - hi);
+  const index_t items = L * ((count + kSpikeCorrectBatch - 1) / kSpikeCorrectBatch);
+  auto row = [&](index_t k) { return k < lo ? k : hi + (k - lo); };
+  for (index_t it = index_t(blockIdx.x) * blockDim.x + threadIdx.x; it < items;
+       it += index_t(gridDim.x) * blockDim.x) {
+    const index_t b = it / L, l = it - b * L, o = line_offset(ls, l), k = b * kSpikeCorrectBatch;
+    const index_t left = count - k < kSpikeCorrectBatch ? count - k : index_t(kSpikeCorrectBatch);
+    spike_correct_batch(u, o, st, row, k, left, W, Z, ends[2 * l], ends[2 * l + 1]);
   }
 }
 
@@ -1188,16 +1220,16 @@ void solve_reduced(index_t count, int n, bool periodic, const T* rows, index_t l
 
 template <class T>
 void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z, T* cp, T* kept,
-                   index_t* reach, bool parallel, void* stream) {
+                   index_t* reach, bool parallel, T tol, void* stream) {
   if (m < 1) return;
   if (parallel && m <= kSpikePcrRows) {
     spike_prepare_pcr_kernel<T><<<1, kSpikePcrRows, 0, static_cast<cudaStream_t>(stream)>>>(m, a, b, c, a_cut, c_cut,
-                                                                                            W, Z, kept, reach);
+                                                                                            W, Z, kept, reach, tol);
     ADI_CUDA_CHECK(cudaGetLastError());
     return;
   }
   spike_prepare_kernel<T><<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(m, a, b, c, a_cut, c_cut, W, Z, cp, kept,
-                                                                           reach);
+                                                                           reach, tol);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1252,7 +1284,8 @@ void spike_compact_pack(const LineSet& ls, const T* a, const T* c, const T* W, c
 
 template <class T>
 void spike_compact_back(const LineSet& ls, int P, int r, bool periodic, const T* gathered, const T* W, const T* Z,
-                        const index_t* reach, T* sol, T* ends, T* u, int* bad, bool batched_tail, void* stream) {
+                        const index_t* reach, T* sol, T* ends, T* u, int* bad, int tail, void* stream) {
+  const bool batched_tail = tail >= 1;
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
   if (P < 2 || P > kSpikeCompactMaxRanks)
@@ -1271,7 +1304,18 @@ void spike_compact_back(const LineSet& ls, int P, int r, bool periodic, const T*
     else
       launch(fix, std::integral_constant<int, 0>{});
   };
-  if (ls.stride != 1) {  // the correction in the same launch, a thread per line
+  if (ls.stride != 1 && tail == 2) {  // the reduced solves, then the correction spread (one wave of blocks)
+    by_ranks(std::false_type{});
+    static int blocks = [] {
+      int per_sm = 0, device = 0, sms = 0;
+      ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, spike_correct_spread_kernel<T>, kThreads, 0));
+      ADI_CUDA_CHECK(cudaGetDevice(&device));
+      ADI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+      return std::max(1, per_sm * sms);
+    }();
+    spike_correct_spread_kernel<T><<<unsigned(blocks), kThreads, 0, s>>>(ls, W, Z, reach, ends, u, r == 0 && !periodic,
+                                                                       r == P - 1 && !periodic);
+  } else if (ls.stride != 1) {  // the correction in the same launch, a thread per line
     by_ranks(std::true_type{});
   } else {  // along x: spike_back's warp per line corrects, from ends
     by_ranks(std::false_type{});
@@ -1384,7 +1428,7 @@ template void back_substitute<float>(const LineSet&, const Workspace<float>&, bo
 template void back_substitute<double>(const LineSet&, const Workspace<double>&, bool, const double*, double*, int*,
                                       void*);
 #define ADI_SPIKE_INSTANCES(T)                                                                                  \
-  template void spike_prepare<T>(index_t, const T*, const T*, const T*, T*, T*, T*, T*, T*, T*, index_t*, bool,     \
+  template void spike_prepare<T>(index_t, const T*, const T*, const T*, T*, T*, T*, T*, T*, T*, index_t*, bool, T,  \
                                  void*);                                                                             \
   template void spike_reduce<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, bool, bool,    \
                                 void*);                                                                              \
@@ -1408,7 +1452,7 @@ ADI_SPIKE_INSTANCES(double)
   template void spike_compact_pack<T>(const LineSet&, const T*, const T*, const T*, const T*, const T*, T*, T*, int, \
                                       void*);                                                                       \
   template void spike_compact_back<T>(const LineSet&, int, int, bool, const T*, const T*, const T*, const index_t*,  \
-                                      T*, T*, T*, int*, bool, void*);
+                                      T*, T*, T*, int*, int, void*);
 ADI_SPIKE_INSTANCES(float)
 ADI_SPIKE_INSTANCES(double)
 #undef ADI_SPIKE_INSTANCES

@@ -132,10 +132,11 @@ ADI_CUDA_KERNEL(void solve_reduced(index_t count, int n, bool periodic, const T*
 // the first call: the caller zeroes it). parallel (DistributedOptions::spike_prepare_pcr) and
 // m <= 512: the spikes by parallel cyclic reduction, a thread per row, and their reach by
 // block-wide reductions (cp unused): a few microseconds instead of ~85 for m = 256 (equal to
-// rounding, the same reach from the same W, Z); larger m: the sequential sweeps.
+// rounding, the same reach from the same W, Z); larger m: the sequential sweeps. tol: the
+// reach's tolerance (common::spike_reach; common::kSpikeTol<T> = 1e-3 epsilon by default).
 template <class T>
 ADI_CUDA_KERNEL(void spike_prepare(index_t m, const T* a, const T* b, const T* c, T* a_cut, T* c_cut, T* W, T* Z,
-                                   T* cp, T* kept, index_t* reach, bool parallel, void* stream))
+                                   T* cp, T* kept, index_t* reach, bool parallel, T tol, void* stream))
 // The reduced rows (as reduce's red, l*8 + 0..7) from y's end rows and the spikes' ends: row 0
 // eliminates x_m with the equation of row m-1 and row m-1 eliminates x_{-1} with that of row 0
 // (the same rows as the partition passes' up to scaling). y: the local solution (u).
@@ -172,13 +173,15 @@ ADI_CUDA_KERNEL(void spike_compact_pack(const LineSet& lines, const T* a, const 
 // the exchange leaves them), the couplings into ends, then every row the spikes reach corrected
 // in place as spike_back does (lines of stride > 1: one thread per line, its rows loaded
 // kSpikeCorrectBatch at a time before their stores; along x: spike_back's warp per line).
-// bad: set where this rank's unknowns are not finite (as spike_back's). batched_tail
-// (DistributedOptions::spike_back_batched): the rows after the last full batch loaded as one
-// predicated batch too, not one at a time (the same values).
+// bad: set where this rank's unknowns are not finite (as spike_back's). tail: 0 the rows after the
+// last full batch one at a time; 1 (DistributedOptions::spike_back_batched) loaded as one
+// predicated batch too; 2 (spike_back_spread, stop 39 h-splitwait; lines of stride > 1) batched,
+// the correction in a second launch over (line, batch) items, about one wave of blocks
+// (grid-stride; 1 along x). The same values in each.
 template <class T>
 ADI_CUDA_KERNEL(void spike_compact_back(const LineSet& lines, int P, int r, bool periodic, const T* gathered,
                                         const T* W, const T* Z, const index_t* reach, T* sol, T* ends, T* u,
-                                        int* bad, bool batched_tail, void* stream))
+                                        int* bad, int tail, void* stream))
 
 // The SPIKE form of a split solve with per-line bands (Bands: the public case; stop 35), truncated:
 // y = this rank's segments solved as lines of their own (any single-device kernel: a_0 and c_{m-1}

@@ -12,7 +12,8 @@
 # build_check TARGET... (builds them with every core; on failure writes the log's tail to
 # the summary, prints it and exits); memcheck_step NAME LOGPREFIX cmd... (cmd on 2 ranks,
 # each under compute-sanitizer memcheck into LOGPREFIX.<rank>.log, judged by
-# sanitizer_verdict.sh: NCCL's own start-up API-error reports ignored, nothing else).
+# sanitizer_verdict.sh: NCCL's own start-up API-error reports ignored, nothing else);
+# build_unless ARG TARGET... (a script's [--no-build]); heat_ab_rows PAIRS (bench_mpi_heat A/B rows).
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # Containers often forbid the cross-memory attach of the shared-memory transport.
@@ -60,6 +61,37 @@ build_check() {  # TARGET...
     exit 1
   fi
   echo "build ok ($(el))" >>"$S"
+}
+build_unless() {  # build_unless "$1" TARGET...: the script's argument "" configures and builds the
+  # targets (benchmarks and tests on), --no-build keeps $BUILD as it is, anything else: usage
+  case "$1" in
+    "") ;;
+    --no-build) return 0 ;;
+    *) echo "usage: $0 [--no-build]" >&2; exit 2 ;;
+  esac
+  shift
+  configure_check -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF -DADI_BUILD_EXAMPLES=OFF
+  build_check "$@"
+}
+heat_ab_rows() {  # heat_ab_rows PAIRS [WEAK]: bench_mpi_heat ($H) on 2 ranks, Douglas fp64, splits z, y, x:
+  # strong 512^3 old / new PAIRS times, then (WEAK 1, the default) weak 512^3 per GPU old / new, the
+  # environment of each run from the arrays OLD and NEW (mpiexec -x options); logs
+  # heat_{strong,weak}_{old,new}.log
+  local r v
+  local -a E
+  for r in $(seq 1 "$1"); do
+    for v in old new; do
+      if [ $v = old ]; then E=("${OLD[@]}"); else E=("${NEW[@]}"); fi
+      step "heat strong np2 $v ($r)" 60 "$OUT/heat_strong_$v.log" $MPI "${E[@]}" -n 2 "$H" --n 512 --reps 7 \
+        --splits z,y,x --strong --no-nccl-bandwidth
+    done
+  done
+  [ "${2:-1}" = 1 ] || return 0
+  for v in old new; do
+    if [ $v = old ]; then E=("${OLD[@]}"); else E=("${NEW[@]}"); fi
+    step "heat weak np2 $v" 60 "$OUT/heat_weak_$v.log" $MPI "${E[@]}" -n 2 "$H" --n 512 --reps 3 --splits z,y,x \
+      --no-nccl-bandwidth
+  done
 }
 memcheck_step() {  # memcheck_step NAME LOGPREFIX cmd...
   local name=$1 pre=$2

@@ -61,18 +61,7 @@ step "adi device np2 SpikeCompact, SpikePreparePcr, ADI_BOUNDARY_REUSE=1" 90 "$O
 step "halo device np2" 45 "$OUT/tests.log" $MPI -n 2 "$B/tests/test_halo_exchange"
 grep -hE "SKIPPED:|Spike|Failure|FAILED" "$OUT/tests.log" | sort -u | head -20 >>"$S"
 # 3. The A/B rows: old, new, old, new (strong), old, new (weak); the env decides per run.
-for r in $(seq 1 "${AB_PAIRS:-2}"); do  # (AB_PAIRS=1: one strong pair, ~25 s less)
-  for v in old new; do
-    if [ $v = old ]; then E=("${OLD[@]}"); else E=("${NEW[@]}"); fi
-    step "heat strong np2 $v ($r)" 60 "$OUT/heat_strong_$v.log" $MPI "${E[@]}" -n 2 "$H" --n 512 --reps 7 \
-      --splits z,y,x --strong --no-nccl-bandwidth
-  done
-done
-for v in old new; do
-  if [ $v = old ]; then E=("${OLD[@]}"); else E=("${NEW[@]}"); fi
-  step "heat weak np2 $v" 60 "$OUT/heat_weak_$v.log" $MPI "${E[@]}" -n 2 "$H" --n 512 --reps 3 --splits z,y,x \
-    --no-nccl-bandwidth
-done
+heat_ab_rows "${AB_PAIRS:-2}"  # (AB_PAIRS=1: one strong pair, ~25 s less)
 # 4. memcheck (one log per rank; NCCL's start-up API-error reports ignored by sanitizer_verdict.sh).
 export ADI_SPIKE_PREPARE_PCR=1 ADI_SPIKE_BACK_BATCHED=1 ADI_SPIKE_HALF=1 ADI_BOUNDARY_REUSE=1
 memcheck_step "memcheck heat step np2, new switches" "$OUT/cs_heat" \
@@ -101,19 +90,12 @@ rm -f "$OUT"/cs_*.log
   echo "== A/B old -> new (ms; medians of each run; strong: the runs' 1-GPU rows and speed-ups; split = the split axis's stage) =="
   python3 - "$OUT" <<'EOF'
 import os, sys
-def rows(path):
-    out, blk = [], None
-    for line in open(path):
-        if line.startswith("### "):
-            blk = {}
-            out.append(blk)
-        elif blk is not None and line.startswith("| ") and not line.startswith("| ranks"):
-            c = [x.strip() for x in line.strip().strip("|").split("|")]
-            try:
-                blk[c[1]] = [float(x) for x in c[3:11]]  # ms, explicit, halo, boundary, x, y, z, exchange
-            except (ValueError, IndexError):
-                pass
-    return [b for b in out if b]
+sys.path.insert(0, "tests/mpi")
+from splitwait_table import COLS, runs  # the logs' parser (one dict per run)
+def rows(path):  # ms, explicit, halo, boundary, x, y, z, exchange per split
+    if not os.path.exists(path):
+        raise OSError(path)
+    return [{k: [v[c] for c in COLS] for k, v in r.items()} for r in runs(path)]
 d = sys.argv[1]
 print("| run | split | step ms old -> new | speed-up over 1 GPU old -> new (strong) | split stage ms | boundary ms | halo ms |")
 print("|---|---|---|---|---|---|---|")

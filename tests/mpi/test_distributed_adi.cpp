@@ -475,6 +475,37 @@ TEST(DistributedAdiDevice, SpikeFormsBeforeStop39) {
   expect_split_cases("SpikeFormsBeforeStop39", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
                      {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, variants);
 }
+// The split stage's deferred end (ADI_SPLIT_DEFER=1, stop 39 h-splitwait: the split solve returns
+// once queued, its pivot verdict and exchange time read at the step's end; Hundsdorfer-Verwer
+// solves each split axis twice a step: the second solve settles the first) and the halo's two
+// NCCL send/receive pairs as one group (ADI_HALO_ONE_GROUP=1), in the compact tail's cases, and
+// the compact tail's correction spread and coarser reach (DistributedOptions::spike_back_spread,
+// spike_reach_coarse), and the Operator's bands key (ADI_SPLIT_LEAN=1: spikes and flag unchecked
+// while the bands are unchanged; HV and Rannacher steps change s).
+TEST(DistributedAdiDevice, SplitDeferred) {
+  const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");
+  const adi::test::ScopedEnv defer("ADI_SPLIT_DEFER", "1");
+  const adi::test::ScopedEnv one_group("ADI_HALO_ONE_GROUP", "1");
+  const adi::test::ScopedEnv options_decide_spread("ADI_SPIKE_BACK_SPREAD", "");
+  const adi::test::ScopedEnv options_decide_reach("ADI_SPIKE_REACH_COARSE", "");
+  const adi::test::ScopedEnv lean("ADI_SPLIT_LEAN", "1");
+  ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const std::vector<Problem> all = setups();
+  std::vector<Variant> variants = spike_compact_variants();
+  variants.push_back(spike_variants()[0]);  // (the default tail)
+  Variant spread = spike_compact_variants()[0];  // the compact tail's correction spread, the coarse reach
+  spread.options.spike_back_spread = true;
+  spread.options.spike_reach_coarse = true;
+  spread.label += ", correction spread, coarse reach";
+  variants.push_back(spread);
+  Variant partition;  // the partition passes (no SPIKE form): their end deferred too
+  partition.options.device_spike = false;
+  partition.label = "partition passes";
+  variants.push_back(partition);
+  expect_split_cases("SplitDeferred", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
+                     {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, variants);
+}
 TEST(DistributedAdi, SpikeCompact) {
   const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");  // the options pick the tail
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";

@@ -60,6 +60,8 @@ struct SpikeCase {
   // recomputed when the bands change, kept when they do not)
   int pcr = -1;
   int batched = -1;  // >= 0: DistributedOptions::spike_back_batched
+  int spread = -1;   // >= 0: DistributedOptions::spike_back_spread
+  int coarse = -1;   // >= 0: DistributedOptions::spike_reach_coarse
   int half = -1;     // >= 0: DistributedOptions::spike_half_exchange
   std::string form;
   long long fallbacks = 0;
@@ -134,6 +136,8 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
   }
   if (sc && sc->pcr >= 0) opts.spike_prepare_pcr = sc->pcr != 0;
   if (sc && sc->batched >= 0) opts.spike_back_batched = sc->batched != 0;
+  if (sc && sc->spread >= 0) opts.spike_back_spread = sc->spread != 0;
+  if (sc && sc->coarse >= 0) opts.spike_reach_coarse = sc->coarse != 0;
   if (sc && sc->half >= 0) opts.spike_half_exchange = sc->half != 0;
   DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, opts);
   struct Report {  // the form of the first solve, for the caller
@@ -442,6 +446,105 @@ TEST(DistributedTridiagonal, DeviceZeroPivotEveryTransport) {
       }
 }
 
+// Deferred ends (DistributedTridiagonalPlan::defer_settle, stop 39 h-splitwait; the Operator's
+// ADI_SPLIT_DEFER inside a step): a device solve returns once queued, settle() ends it. The same
+// values as a solve that waits (shared bands, the SPIKE form with the compact tail, and per-line
+// bands, the partition passes), unsettled() true until settle(); a zero pivot on the last rank:
+// no throw from the solve, SingularSystem from settle() on every rank, and from the plan's next
+// solve where settle() was not called (it settles the failed one first). And bands_key (below).
+TEST(DistributedTridiagonal, DeviceDeferredSettle) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  ADI_REQUIRE_CUDA("deferred device solves");
+  const int p = world_size();
+  ProcessGrid procs(MPI_COMM_WORLD, {1, 1, p});
+  const index_t m = 40;
+  const std::array<index_t, 3> n{33, 4, m * p};
+  Decomposition dec(procs, n);
+  const Box3 box = Box3::dense(n[0], n[1], m);
+  const Executor dev = rank_executor(true);
+  std::mt19937 gen(77u + unsigned(world_rank()));
+  std::uniform_real_distribution<double> U(-1.0, 1.0);
+  std::vector<double> d(std::size_t(box.size()));
+  for (double& v : d) v = U(gen);
+  std::vector<double> sa(std::size_t(m), -1.0), sb(std::size_t(m), 3.0), sc(std::size_t(m), -1.0);
+  std::vector<double> a(d.size(), -1.0), b(d.size(), 4.0), c(d.size(), -1.0);
+  auto on = [&](const std::vector<double>& v) { return to_device(v, dev); };
+  auto back = [&](const Array<double>& x) {
+    std::vector<double> h(std::size_t(x.size()));
+    x.copy_to_host(h.data());
+    return h;
+  };
+  Array<double> dsa = on(sa), dsb = on(sb), dsc = on(sc), da = on(a), db = on(b), dc = on(c), dd = on(d);
+  for (int shared : {1, 0}) {
+    DistributedTridiagonalPlan<double> plan(procs, Axis::z, dev, box);
+    auto solve = [&](Array<double>& u) {
+      if (shared)
+        plan.solve(SharedBands<double>{dsa.data(), dsb.data(), dsc.data()}, dd.data(), u.data());
+      else
+        plan.solve(Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), u.data());
+    };
+    const std::vector<double> poison(d.size(), std::numeric_limits<double>::quiet_NaN());
+    Array<double> u0 = on(poison), u1 = on(poison), u2 = on(poison);
+    solve(u0);  // waits (the default)
+    const double x0 = plan.last_exchange_seconds();
+    plan.defer_settle(true);
+    solve(u1);
+    EXPECT_TRUE(plan.unsettled()) << "shared " << shared;
+    plan.settle();
+    EXPECT_FALSE(plan.unsettled());
+    solve(u2);  // left unsettled: the next solve (after defer off) settles it first
+    plan.defer_settle(false);
+    solve(u1);
+    EXPECT_FALSE(plan.unsettled());
+    const std::vector<double> h0 = back(u0), h1 = back(u1), h2 = back(u2);
+    EXPECT_EQ(std::memcmp(h0.data(), h1.data(), h0.size() * sizeof(double)), 0) << "shared " << shared;
+    EXPECT_EQ(std::memcmp(h0.data(), h2.data(), h0.size() * sizeof(double)), 0) << "shared " << shared;
+    EXPECT_GE(x0, 0.0);
+    EXPECT_GE(plan.last_exchange_seconds(), 0.0);
+  }
+  {  // bands_key (ADI_SPLIT_LEAN in the Operator): the spikes kept while the key stays (no device
+     // check), recomputed when it changes (b rewritten in place), the flag's clearing skipped
+     // while known clear: the same values as a plan without a key.
+    DistributedTridiagonalPlan<double> keyed(procs, Axis::z, dev, box), plain(procs, Axis::z, dev, box);
+    const std::vector<double> poison(d.size(), std::numeric_limits<double>::quiet_NaN());
+    auto run = [&](DistributedTridiagonalPlan<double>& p, const Array<double>& bb) {
+      Array<double> u = on(poison);
+      p.solve(SharedBands<double>{dsa.data(), bb.data(), dsc.data()}, dd.data(), u.data());
+      return back(u);
+    };
+    auto same = [](const std::vector<double>& x, const std::vector<double>& y) {
+      return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
+    };
+    Array<double> kb = on(sb);
+    keyed.bands_key(5);
+    EXPECT_TRUE(same(run(keyed, kb), run(plain, dsb))) << "key 5";
+    EXPECT_TRUE(same(run(keyed, kb), run(plain, dsb))) << "key 5 again";
+    std::vector<double> sb2 = sb;
+    for (double& v : sb2) v *= 1.25;
+    kb.copy_from_host(sb2.data());
+    Array<double> db2 = on(sb2);
+    keyed.bands_key(6);
+    EXPECT_TRUE(same(run(keyed, kb), run(plain, db2))) << "key 6 (b changed)";
+    EXPECT_TRUE(same(run(keyed, kb), run(plain, db2))) << "key 6 again";
+  }
+  // A zero pivot on the last rank (per-line bands: the partition passes' flag, as
+  // DeviceZeroPivotEveryTransport).
+  if (world_rank() == p - 1) a[2 * 132] = b[2 * 132] = c[2 * 132] = 0.0;  // row 2 of line 0 on the last rank
+  Array<double> za = on(a), zb = on(b), zc = on(c), zu = on(d);
+  DistributedTridiagonalPlan<double> plan(procs, Axis::z, dev, box);
+  plan.defer_settle(true);
+  plan.solve(Bands<double>{za.data(), zb.data(), zc.data()}, dd.data(), zu.data());  // no throw: queued
+  EXPECT_TRUE(plan.unsettled());
+  expect_everywhere<SingularSystem>([&] { plan.settle(); }, "pivot");
+  EXPECT_FALSE(plan.unsettled());
+  plan.solve(Bands<double>{za.data(), zb.data(), zc.data()}, dd.data(), zu.data());
+  expect_everywhere<SingularSystem>(
+      [&] { plan.solve(Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), zu.data()); }, "pivot");
+  plan.defer_settle(false);
+  expect_everywhere<SingularSystem>(
+      [&] { plan.solve(Bands<double>{za.data(), zb.data(), zc.data()}, dd.data(), zu.data()); }, "pivot");
+}
+
 // The SPIKE form of per-line bands (DistributedOptions::spike_lines, stop 35) against the
 // one-domain solve: each axis split over the world (uneven; odd extents across), windows that
 // truncate the spikes (40 rows of segments of ~53: the dominant bands' spikes fit; 8: they do
@@ -596,11 +699,15 @@ TEST(DistributedTridiagonal, SpikeCompactDevice) {
 // first solved with other bands (b x 1.25), then measured on two solves with the true bands (the
 // spikes recomputed on the change, kept after it). Both within the tolerance of the one-domain
 // solve, and within a few ulps of each other (W, Z equal to rounding; the same reach); with the
-// compact tail's batched last rows (spike_back_batched) too: the same error exactly.
+// compact tail's batched last rows (spike_back_batched) and its correction spread over a wave of
+// blocks (spike_back_spread, stop 39 h-splitwait) too: the same error exactly; with the coarser
+// reach (spike_reach_coarse: epsilon / 8) within tolerance and within a few ulps of the default.
 template <class T>
 void spike_pcr_sweep(const std::vector<index_t>& lengths) {
   const adi::test::ScopedEnv options_decide("ADI_SPIKE_PREPARE_PCR", "");
   const adi::test::ScopedEnv options_decide_tail("ADI_SPIKE_BACK_BATCHED", "");
+  const adi::test::ScopedEnv options_decide_spread("ADI_SPIKE_BACK_SPREAD", "");
+  const adi::test::ScopedEnv options_decide_reach("ADI_SPIKE_REACH_COARSE", "");
   const int P = world_size();
   double worst = 0, apart = 0;
   int cases = 0;
@@ -615,13 +722,15 @@ void spike_pcr_sweep(const std::vector<index_t>& lengths) {
         n[std::size_t(ax)] = rows * P;
         ProcessGrid procs(MPI_COMM_WORLD, dims, {periodic, periodic, periodic});
         Decomposition dec(procs, n);
-        double err[3] = {0, 0, 0};
-        for (int v : {0, 1, 2}) {  // sequential spikes, parallel, parallel + the batched tail
+        double err[5] = {0, 0, 0, 0, 0};
+        for (int v : {0, 1, 2, 3, 4}) {  // sequential spikes, parallel, + the batched tail, + spread, + coarse reach
           SpikeCase sc;
           sc.n = n;
           sc.compact = compact;
           sc.pcr = v > 0 ? 1 : 0;
-          sc.batched = v == 2 ? 1 : 0;
+          sc.batched = v >= 2 ? 1 : 0;
+          sc.spread = v >= 3 ? 1 : 0;
+          sc.coarse = v == 4 ? 1 : 0;
           err[v] = distributed_error<T>(procs, dec, Axis(ax), ReducedStrategy::allgather, periodic, true,
                                         900u + unsigned(rows), true, 0, Transport::automatic,
                                         ReducedSolveSite::automatic, &sc);
@@ -633,6 +742,9 @@ void spike_pcr_sweep(const std::vector<index_t>& lengths) {
         EXPECT_LE(err[1], tolerance<T>()) << what << ": parallel spikes";
         EXPECT_LE(std::abs(err[1] - err[0]), 64 * std::numeric_limits<T>::epsilon()) << what;
         EXPECT_EQ(err[2], err[1]) << what << ": the batched tail (the same values)";
+        EXPECT_EQ(err[3], err[1]) << what << ": the correction spread (ADI_SPIKE_BACK_SPREAD; the same values)";
+        EXPECT_LE(err[4], tolerance<T>()) << what << ": the coarse reach (ADI_SPIKE_REACH_COARSE)";
+        EXPECT_LE(std::abs(err[4] - err[1]), 64 * std::numeric_limits<T>::epsilon()) << what << ": the coarse reach";
         worst = std::max(worst, err[1]);
         apart = std::max(apart, std::abs(err[1] - err[0]));
         ++cases;

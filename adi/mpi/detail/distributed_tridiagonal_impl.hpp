@@ -149,6 +149,8 @@ struct DistributedTridiagonalPlan<T>::Impl {
   bool spike_compact = false;
   bool spike_pcr = false;  // DistributedOptions::spike_prepare_pcr (ADI_SPIKE_PREPARE_PCR)
   bool spike_back_batched = false;  // DistributedOptions::spike_back_batched (ADI_SPIKE_BACK_BATCHED)
+  bool spike_back_spread = false;   // DistributedOptions::spike_back_spread (ADI_SPIKE_BACK_SPREAD)
+  T spike_tol = T(0);               // the spikes' reach tolerance (spike_reach_coarse, ADI_SPIKE_REACH_COARSE)
   // DistributedOptions::spike_half_exchange (ADI_SPIKE_HALF; P = 2, not periodic, L >= 8): this
   // rank's block packed straight into its slot of the gathered blocks, the other rank's half
   // (scalars + the L end values this rank needs) swapped through the cpt buffer's first
@@ -222,6 +224,20 @@ struct DistributedTridiagonalPlan<T>::Impl {
   }
   void exchange_device();
   void finish_device();
+  // A device solve's end (the pivot verdict read, the phase times from the events, the
+  // SingularSystem of a failed solve): right after its work (finish_device), or, with `defer`
+  // (DistributedTridiagonalPlan::defer_settle: inside an adi::AdiSolver step, ADI_SPLIT_DEFER),
+  // later, in settle(): the solve then returns once its work is queued, the host does not wait
+  // for the GPU, and `unsettled` marks the solve whose end is due; ev.back() closes it (after the
+  // flag's copy to h_flag). A solve that starts with one unsettled settles it first.
+  bool defer = false, unsettled = false;
+  // bands_key (the caller's promise; 0: none) and the key and bands of the last spike_prepare;
+  // flag_clear: d_flag known 0 (the last verdict read 0, nothing written since), its memset skipped.
+  std::uint64_t key = 0, prepared_key = 0;
+  const T* prepared[3] = {nullptr, nullptr, nullptr};
+  bool flag_clear = false;
+  void conclude_device();
+  void settle_device();
   void diagnose_device() const;  // throws the SingularSystem of a failed device solve
   struct {
     const T *a = nullptr, *b = nullptr, *c = nullptr;
