@@ -31,6 +31,7 @@
 // periodic), sources. 32-bit offsets (Operator::folds: the field spans < 2^31 values).
 #include <cuda_pipeline_primitives.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -445,12 +446,14 @@ inline int fold_x_ring_mode() {
 }
 inline bool fold_x_ring_requested() { return fold_x_ring_mode() != 0; }
 
-inline std::size_t& fused_x_ring_count() {
-  static std::size_t launches = 0;
+// Launch counters (tests read them to know which kernel ran); atomic: stages may run on several
+// host threads.
+inline std::atomic<std::size_t>& fused_x_ring_count() {
+  static std::atomic<std::size_t> launches{0};
   return launches;
 }
-inline std::size_t& fused_x_ring_lean_count() {
-  static std::size_t launches = 0;
+inline std::atomic<std::size_t>& fused_x_ring_lean_count() {
+  static std::atomic<std::size_t> launches{0};
   return launches;
 }
 
