@@ -7,7 +7,6 @@
 //                             intermediate stages' boundary values
 //   operator_fused_stage.cpp  the CUDA stage along a shared-band axis (one fused kernel)
 #include <array>
-#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <string>

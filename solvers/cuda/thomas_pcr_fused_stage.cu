@@ -9,6 +9,7 @@ namespace adi::cuda_backend {
 bool fused_stage_supported(const LineSet& lines) { return kernels::fused_supported(lines); }
 std::size_t fused_x_ring_launches() { return kernels::fused_x_ring_count(); }
 std::size_t fused_x_ring_lean_launches() { return kernels::fused_x_ring_lean_count(); }
+int fold_x_ring_mode() { return kernels::fold_x_ring_mode(); }
 
 template <>
 FusedLaunch fused_stage_prepare<float>(const LineSet& lines, const FusedTuning& tuning) {
