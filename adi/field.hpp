@@ -1,7 +1,8 @@
 #pragma once
 // Field<T>: values on a grid's nodes in host or device memory, x fastest,
 // rows padded to 128 bytes (64 for rows of at most 64 bytes) on storage aligned to 128 bytes,
-// so every row starts on a whole 128-byte line (aligned SIMD loads, coalesced GPU rows). The memory space is a value taken from the executor.
+// so every row starts on a whole 128-byte line (aligned SIMD loads, coalesced GPU rows).
+// The memory space is a value taken from the executor.
 #include <cstddef>
 #include <memory>
 
@@ -13,7 +14,8 @@ namespace adi {
 
 namespace detail {
 // The row alignment of every Field, in bytes: 128 (stop 39, measured: docs/mpi.md "Stop 39"), or
-// 64 where the environment says ADI_FIELD_ROW_ALIGN=64 (read once per process; any other value: 128).
+// 64 where the environment says ADI_FIELD_ROW_ALIGN=64 (read once per process; 128 or unset: 128;
+// any other value: InvalidArgument naming the variable).
 std::size_t row_align_bytes();
 // Raw aligned storage in one memory space; frees itself.
 class Storage {

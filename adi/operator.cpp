@@ -574,14 +574,12 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
   // Only where the ring kernel can run (fused_x_ring_applies: lines along x of at most 256, the
   // sweep interior along y and z, i.e. Dirichlet faces there): elsewhere the default path stays
   // (the folded X kernel it would fall back to is 2-3x slower: 512^3 1.99 -> 6.7 ms, H100 run s38/14).
-  const char* ring_env = std::getenv("ADI_FOLD_X_RING");
   // (the kernel's 32-bit offsets: a field of fewer than 2^31 values, as fused_x_ring_applies)
   bool ring_fits = a == 0 && p.N[0] <= 256 &&
                    double(Field<T>::padded_row(p.N[0])) * double(p.N[1]) * double(p.N[2]) < 2147483648.0;
   for (int b = 1; b < 3; ++b)
     ring_fits = ring_fits && (!p.active[b] || (p.lo[b] >= 1 && p.hi[b] <= p.N[b] - 2));
-  const bool ring = p.fold_mode == ExplicitFold::stencil && ring_env &&
-                    (std::string(ring_env) == "1" || std::string(ring_env) == "2") && ring_fits &&
+  const bool ring = p.fold_mode == ExplicitFold::stencil && cuda_backend::fold_x_ring_mode() != 0 && ring_fits &&
                     !terms[1].field && (!V_old || V_old == terms[0].field);
   // ADI_FOLD_STRIDED=1 / 2 (its lean form) (issue 16, stop 39, the z-first order; an A/B switch, default off;
   // scripts/gpu_heat_ab.sh --zfirst): a chain's first stage along y or z (AdiSolver::set_stage_order)

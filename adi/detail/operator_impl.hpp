@@ -8,7 +8,6 @@
 //   operator_fused_stage.cpp  the CUDA stage along a shared-band axis (one fused kernel)
 #include <array>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <string>

@@ -321,6 +321,9 @@ ADI_CUDA_KERNEL_OR(return 0;, std::size_t fused_x_ring_lean_launches())
 ADI_CUDA_KERNEL_OR(return false;, bool fused_strided_fold_available())
 ADI_CUDA_KERNEL_OR(return false;, bool fused_strided_fold_applies(const LineSet& lines, int value_bytes))
 ADI_CUDA_KERNEL_OR(return 0;, std::size_t fused_strided_fold_launches())
+// ADI_FOLD_X_RING as fused_stage_run reads it (0 off, 1 the ring kernel, 2 its lean form; no CUDA:
+// 0): the Operator asks it before taking the kernel fold for the ring, so the switch is read once.
+ADI_CUDA_KERNEL_OR(return 0;, int fold_x_ring_mode())
 
 // Block-tridiagonal kernels (solvers/cuda/block_thomas*.cuh). Assume validated input.
 // Workspace: the factors C*_i of every system (interleaved by system, so coalesced).

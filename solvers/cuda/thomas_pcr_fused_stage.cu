@@ -14,6 +14,7 @@ bool fused_strided_fold_applies(const LineSet& lines, int value_bytes) {
   return kernels::strided_fold_applies(lines, value_bytes);
 }
 std::size_t fused_strided_fold_launches() { return kernels::strided_fold_count(); }
+int fold_x_ring_mode() { return kernels::fold_x_ring_mode(); }
 
 template <>
 FusedLaunch fused_stage_prepare<float>(const LineSet& lines, const FusedTuning& tuning) {

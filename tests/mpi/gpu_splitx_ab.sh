@@ -35,11 +35,7 @@ for a in "$@"; do
 done
 . "$(dirname "$0")/check_common.sh"
 export OUT OMP_NUM_THREADS=4
-{
-  date -u +%FT%TZ
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1
-  git log --oneline -1 2>/dev/null
-} >"$S"
+summary_header
 if [ $build = 1 ]; then
   configure_check -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF -DADI_BUILD_EXAMPLES=OFF
   build_check test_distributed_adi bench_mpi_heat
