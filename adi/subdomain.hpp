@@ -51,14 +51,14 @@ class LineSolver {
   // Seconds of the last solve spent exchanging between ranks (0 if not measured).
   virtual double last_exchange_seconds() const { return 0.0; }
   // Deferred ends (adi::mpi: DistributedTridiagonalPlan::defer_settle; the Operator inside an
-  // AdiSolver step with ADI_SPLIT_DEFER=1): with `on`, a device solve may return once its work is
+  // AdiSolver step, unless ADI_SPLIT_DEFER=0): with `on`, a device solve may return once its work is
   // queued; unsettled() then says its end (its error check, last_exchange_seconds) is due, and
   // settle() completes it, throwing the solve's error (collective over the axis, like solve).
   virtual void defer_settle(bool /*on*/) {}
   virtual bool unsettled() const { return false; }
   virtual void settle() {}
-  // The caller's promise (adi::mpi: DistributedTridiagonalPlan::bands_key; the Operator with
-  // ADI_SPLIT_LEAN=1): bands at the same addresses keep their values while `key` (non-zero) stays.
+  // The caller's promise (adi::mpi: DistributedTridiagonalPlan::bands_key; the Operator unless
+  // ADI_SPLIT_LEAN=0): bands at the same addresses keep their values while `key` (non-zero) stays.
   virtual void bands_key(std::uint64_t /*key*/) {}
   // A short name of how the lines are solved ("allgather", "pcr", ...).
   virtual const char* name() const = 0;

@@ -26,9 +26,9 @@
 // forced, alternating, per axis and precision.
 // --xtile=1 (stop 39, h-pivx): only the 256^3 X rows of the X-tile route (ADI_PIVOTING_ROUTE=xtile,
 // solvers/cuda/pivoting_xtile.cuh; ADI_PIVOTING_XTILE_BYTES=32: half the chunk;
-// ADI_PIVOTING_XTILE_FORM=recompute: U recomputed, not stored) beside the thread
-// route forced and the tile route (automatic's on X), alternating, per precision, dominant and
-// Toeplitz 0.6 bands.
+// ADI_PIVOTING_XTILE_FORM=store | recompute: U stored / recomputed, not stored; recompute with
+// 64-byte chunks is automatic's route on X since stop 40) beside the thread route forced and the
+// tile route (automatic's on X to stop 39), alternating, per precision, dominant and Toeplitz 0.6 bands.
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
 // and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1; forms 0 and 1 with =0, the route alone)
 // alternating on the one-system rows.
@@ -362,10 +362,10 @@ void bench_xtile(long long n) {
   Dev<T> a(total), b(total), c(total), d(total), u(total);
   const adi::Box3 box = adi::Box3::dense(n, n, n);
   const std::vector<RouteVariant> variants = {{"thread route forced", "thread", ""},
-                                              {"tile route forced (the default on X)", "tile", ""},
-                                              {"xtile route forced", "xtile", ""},
-                                              {"xtile forced, 32-byte chunks", "xtile", "32"},
-                                              {"xtile recompute form", "xtile", "", "recompute"},
+                                              {"tile route forced (automatic's on X to stop 39)", "tile", ""},
+                                              {"xtile store form", "xtile", "", "store"},
+                                              {"xtile store form, 32-byte chunks", "xtile", "32", "store"},
+                                              {"xtile recompute form (the default on X)", "xtile", "", "recompute"},
                                               {"xtile recompute form, 32-byte chunks", "xtile", "32", "recompute"}};
   for (int bands = 0; bands < 2; ++bands) {
     fill_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, d.p);

@@ -4,14 +4,15 @@
 #   OUT=$OUT/xtile scripts/gpu_pivoting_check.sh --xtile
 # builds bench_cuda_pivoting, test_pivoting_xtile_cuda, test_pivoting_xtile (host) and
 # test_pivoting_cuda only; runs bench_cuda_pivoting --xtile=1 first (256^3 X lines, fp32 / fp64,
-# dominant and Toeplitz 0.6 bands: the thread route forced, the tile route (the default on X) and
-# the xtile route forced with 64- and 32-byte chunks, ADI_PIVOTING_XTILE_BYTES, alternating, best
+# dominant and Toeplitz 0.6 bands: the thread route forced, the tile route (automatic's on X to
+# stop 39) and the xtile route's store and recompute forms (recompute with 64-byte chunks:
+# automatic's on X since stop 40) with 64- and 32-byte chunks, ADI_PIVOTING_XTILE_BYTES, alternating, best
 # of 3 medians of 20; % of copy counting 5 arrays, the copy measured in the run), then
 # test_pivoting_xtile_cuda (bit for bit against the thread route, within 10x of LAPACKE, sizes
 # 1 .. 257, partial warps and blocks, shared bands, in place; a singular line named), the host
 # emulation test, PivotingCuda.ForcedRoutesWithinTenTimesLapack (xtile added), and compute-sanitizer
-# memcheck and racecheck on PivotingXtileCuda.Small. Tables at the end: read the bench's "xtile
-# route forced" rows against "tile route forced" (the default on X) and "thread route forced".
+# memcheck and racecheck on PivotingXtileCuda.Small. Tables at the end: read the bench's "xtile"
+# rows against "tile route forced" and "thread route forced".
 # Stop 38 (h-regpart, issue 23: the register partition route, docs/pivoting.md "Stop 38 (h-regpart)"):
 # ONE call, ~3-5 min on a fresh H100 / H200 with the build:
 #   OUT=$OUT/regpart scripts/gpu_pivoting_check.sh --regpart

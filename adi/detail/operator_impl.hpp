@@ -238,14 +238,14 @@ struct Operator<T>::Impl {
   // The line solve of a split axis through its distributed plan (collective: it checks and
   // agrees on its pivots), in place or into x; adds the plan's exchange time.
   void split_solve(int a, T* y, T* x);
-  // ADI_SPLIT_DEFER=1 (stop 39, h-splitwait; an A/B switch, default off): inside an AdiSolver
+  // ADI_SPLIT_DEFER (stop 39, h-splitwait; on by default since stop 40, =0 the old form): inside an AdiSolver
   // step a split axis's device solve returns once its work is queued (LineSolver::defer_settle)
   // instead of waiting for the GPU at its end (the stream synchronisation that read the pivot
   // flag: the GPU idled while the host then queued the step's next stage); its end (the flag,
   // its SingularSystem, the exchange time) comes in settle() at the step's end, or before the
   // axis's next solve. settle_split(a): that end for axis a (throws the plan's error,
   // collective over the axis, after adding its exchange time).
-  const bool split_defer = detail::env_switch("ADI_SPLIT_DEFER", false);
+  const bool split_defer = detail::env_switch("ADI_SPLIT_DEFER", true);
   void settle_split(int a) {
     LineSolver<T>* d = ax[a].dplan.get();
     if (!d || !d->unsettled()) return;
@@ -257,11 +257,11 @@ struct Operator<T>::Impl {
     d->settle();
   }
   // After a split axis's solve: its exchange time, unless its end was deferred (settle_split adds it).
-  // ADI_SPLIT_LEAN=1 (stop 39, h-splitwait; an A/B switch, default off): the split plans get the
+  // ADI_SPLIT_LEAN (stop 39, h-splitwait; on by default since stop 40, =0 the old form): the split plans get the
   // axis's band_key before each solve (LineSolver::bands_key): the SPIKE form's spikes are not
   // checked on the device while the bands are unchanged (one launch a split solve fewer), nor the
   // pivot flag cleared while known clear (one more).
-  const bool split_lean = detail::env_switch("ADI_SPLIT_LEAN", false);
+  const bool split_lean = detail::env_switch("ADI_SPLIT_LEAN", true);
   void split_key(int a) {
     if (split_lean) ax[a].dplan->bands_key(ax[a].band_key);
   }

@@ -147,20 +147,20 @@ struct DistributedOptions {
   // end with 5 round trips of one load in flight per thread otherwise. The same values.
   // ADI_SPIKE_BACK_BATCHED=1 / 0 overrides. On by default since stop 39 (measured with the others).
   bool spike_back_batched = true;
-  // The compact tail's correction spread (stop 39, h-splitwait; lines of stride > 1; an A/B
-  // switch, off by default): the lines' reduced solves in one launch, then the reached rows'
+  // The compact tail's correction spread (stop 39, h-splitwait; lines of stride > 1; on by
+  // default since stop 40, measured with the other split switches): the lines' reduced solves in one launch, then the reached rows'
   // correction over (line, batch of 8 rows) items in a second launch of about one wave of blocks
   // (grid-stride) instead of a thread per line (512^2 lines: ~1.7 waves, ~45 rows in 6 round trips
   // a thread; 87 us under ncu at 2.2 TB/s, stop 39). The same values. ADI_SPIKE_BACK_SPREAD=1 / 0
   // overrides.
-  bool spike_back_spread = false;
-  // The reach of the shared-band SPIKE form's spikes (device plans; stop 39, h-splitwait; an A/B
-  // switch, off by default): rows whose spike entries stay below tol x the spike's largest are not
+  bool spike_back_spread = true;
+  // The reach of the shared-band SPIKE form's spikes (device plans; stop 39, h-splitwait; on by
+  // default since stop 40): rows whose spike entries stay below tol x the spike's largest are not
   // corrected. Off: tol = 1e-3 epsilon (common::kSpikeTol; a heat stage's spikes, decaying by
   // 0.38 a row at 512^3, reach 45 rows); on: epsilon / 8 (40 rows, ~11% less correction traffic;
   // a dropped term stays below an eighth of the row's own rounding). ADI_SPIKE_REACH_COARSE=1 / 0
   // overrides.
-  bool spike_reach_coarse = false;
+  bool spike_reach_coarse = true;
   // The compact tail on a 2-rank non-periodic line (stop 38, h-splitstage): each rank needs only
   // one of the other's two end values per line (rank 0 rank 1's y_0, rank 1 rank 0's y_{m-1}: the
   // far end's value enters the other rank's reduced rows with an exact 0 coefficient), so on,
@@ -250,13 +250,13 @@ class DistributedTridiagonalPlan {
   // work is queued on the executor's stream, without waiting for the GPU; its end (the pivot
   // verdict, the phase times, the SingularSystem of a failed solve) waits for settle(), which
   // must follow before the solution is used on the host or the times are read (an
-  // adi::Operator defers inside an AdiSolver step, ADI_SPLIT_DEFER=1, and settles at the step's
+  // adi::Operator defers inside an AdiSolver step unless ADI_SPLIT_DEFER=0, and settles at the step's
   // end). Off (the default): every solve waits for its end. The plan's next solve settles a
   // deferred one first. Host plans and unsplit axes: no effect.
   void defer_settle(bool on);
   bool unsettled() const;  // a deferred solve's end is due
   // A caller's promise about the shared bands of the next solves (stop 39, h-splitwait;
-  // ADI_SPLIT_LEAN=1 in an adi::Operator): while `key` stays the same non-zero value, bands at the
+  // in an adi::Operator unless ADI_SPLIT_LEAN=0): while `key` stays the same non-zero value, bands at the
   // same addresses hold the same values, so the SPIKE form's spikes need no check (the
   // spike_prepare launch that compares the bands with the kept ones is skipped). 0: no promise
   // (the default: the device compares). With a key the pivot flag's clearing launch is skipped

@@ -198,7 +198,7 @@ void HaloExchange<T>::setup(const Executor& exec, Transport want) {
     device_ = true;
     transport_ = halo_transport(*procs_, exec.device(), want, nccl_);
     {  // (every rank the same grouping: the NCCL calls of neighbours must match)
-      int mine = detail::env_switch("ADI_HALO_ONE_GROUP", false) ? 1 : 0, all = 0;
+      int mine = detail::env_switch("ADI_HALO_ONE_GROUP", true) ? 1 : 0, all = 0;
       check_mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, procs_->comm()), "MPI_Allreduce");
       one_group_ = all != 0;
     }

@@ -137,7 +137,7 @@ class HaloExchange {
   bool device_ = false;
   Transport transport_ = Transport::host_staging;
   std::array<std::shared_ptr<nccl::Communicator>, 3> nccl_;  // per split axis (transport nccl)
-  // ADI_HALO_ONE_GROUP=1 (stop 39, h-splitwait; an A/B switch, default off): an axis's two
+  // ADI_HALO_ONE_GROUP (stop 39, h-splitwait; on by default since stop 40, =0 two groups): an axis's two
   // NCCL send/receive pairs as one NCCL group (nccl::neighbour_exchange: one launch, not two).
   bool one_group_ = false;
   Array<T> dbuf_;

@@ -20,13 +20,15 @@
 //   - (forced only, stop 38) lines of 1 .. 272 rows, not periodic, meant for Y/Z sweeps: the
 //     register partition route (pivoting_regpart.cuh), a 17-row partition per thread in
 //     registers, only the reduced rows in shared memory, non-dominant lines re-solved exactly;
-//   - (forced only, stop 39) contiguous lines (X sweeps), not periodic: one thread per line,
-//     a warp's 32 lines staged through shared memory by asynchronous coalesced copies, two
-//     chunks in flight, the elimination common::pivot_line, bit for bit the thread route's
-//     (pivoting_xtile.cuh; the default stays the tile route until it is measured);
-//   - other contiguous lines (X sweeps, StridedLines with element stride 1), not periodic: one
-//     thread per line with the rows staged through shared memory, so every load and store
-//     of a warp is coalesced (pivoting_tile.cuh);
+//   - other contiguous lines (X sweeps, StridedLines with element stride 1), not periodic
+//     (automatic's since stop 40, on a GPU granting a block 74 KB of shared memory): one thread
+//     per line, a warp's 32 lines staged through shared memory by asynchronous coalesced copies,
+//     two chunks in flight, U recomputed from checkpoints instead of stored, the elimination
+//     common::pivot_line, bit for bit the thread route's (pivoting_xtile.cuh; 256^3 X on an
+//     H100: 22% / 13% faster than the tile route in fp32 / fp64);
+//   - the same lines on a GPU without that shared memory (or forced, ADI_PIVOTING_ROUTE=tile):
+//     one thread per line with the rows staged through [32][K+1] shared tiles, so every load
+//     and store of a warp is coalesced (pivoting_tile.cuh; automatic's on X stops 27 to 39);
 //   - everything else (Y/Z sweeps, interleaved batches, periodic lines): one thread per line,
 //     coalesced where neighbouring lines are adjacent (pivoting_thread_line.cuh).
 // Every route eliminates with solvers/common/pivoting_core.hpp. docs/pivoting.md has what
@@ -76,6 +78,7 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t
     if (f == "partition" && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
   }
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
+  if (pivoting_xtile_fits(l, periodic) && pivoting_xtile_device_fits()) return PivotingRoute::xtile;
   if (pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
   return PivotingRoute::thread;
 }
@@ -111,7 +114,7 @@ void launch_pivoting_thread_per_line(const LineSet& ls, BandView<T> bands, const
 
 // automatic's device-side fall-back: the route partial would take, its blocks returning at
 // once while *gate == 0 (pivot_gate_closed). Only the routes automatic can reach on a
-// batch without reading anything back (tile, thread; xtile where forced); false, and nothing enqueued, for the
+// batch without reading anything back (xtile, tile, thread); false, and nothing enqueued, for the
 // others (the partition route reads its weak flag back anyway; staged and block are
 // forced for measurement), where the plan falls back through the host as before.
 template <class T, int Chunk>

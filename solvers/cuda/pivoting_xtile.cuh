@@ -1,6 +1,8 @@
 #pragma once
 // The X-tile route of partial pivoting (Kernel::cuda_pivoting; issue 23, stop 39, branch
-// h-pivx; forced only, ADI_PIVOTING_ROUTE=xtile, until measured): contiguous lines (X sweeps,
+// h-pivx; automatic's route on contiguous lines since stop 40, in its recompute form, where the
+// GPU gives a block the shared memory below: 256^3 X on an H100, fp32 0.475 -> 0.371 ms, fp64
+// 0.833 -> 0.726 ms against the tile route, docs/pivoting.md "Stop 40"): contiguous lines (X sweeps,
 // StridedLines of element stride 1), not periodic, any n >= 1. One thread per line, a warp
 // owns 32 neighbouring lines, and every global access goes through the warp's shared memory
 // with cp.async copies, coalesced (consecutive lanes on consecutive addresses of one line):
@@ -14,7 +16,8 @@
 // Shared memory: 4 warps a block, each two buffers of 4 x [32][K + 1] (K = 64 bytes of a
 // line: fp32 16, fp64 8 rows): 70 / 74 KB a block, three blocks an SM on an H100 / H200.
 // ADI_PIVOTING_XTILE_BYTES=32 halves the chunk (twice the blocks an SM), for measurement.
-// ADI_PIVOTING_XTILE_FORM=recompute: the recompute form (common::pivot_line_recompute: U is not
+// ADI_PIVOTING_XTILE_FORM=store | recompute (unset: recompute, the default since stop 40; store is
+// kept for measurement): the recompute form (common::pivot_line_recompute: U is not
 // stored; each chunk's rows are staged again and its steps rerun from a checkpoint of the
 // elimination's state, the same values bit for bit): a, b, c, d read twice, u written, 6 / K
 // checkpoint values a row (9.75 at K = 8 against 11); twice the elimination's arithmetic.
@@ -39,10 +42,25 @@ inline int pivoting_xtile_bytes() {
   const char* e = std::getenv("ADI_PIVOTING_XTILE_BYTES");
   return e != nullptr && std::strcmp(e, "32") == 0 ? 32 : 64;
 }
-// The recompute form (ADI_PIVOTING_XTILE_FORM=recompute; measurement only).
+// The recompute form, the default; ADI_PIVOTING_XTILE_FORM=store picks the form that stores U
+// (measurement only).
 inline bool pivoting_xtile_recompute() {
   const char* e = std::getenv("ADI_PIVOTING_XTILE_FORM");
-  return e != nullptr && std::strcmp(e, "recompute") == 0;
+  return e == nullptr || std::strcmp(e, "store") != 0;
+}
+
+// The shared memory a block of the largest form asks for (fp64, 64-byte chunks, bands not
+// shared, U stored: 74 KB); automatic takes the route only on a GPU that grants it (an H100 /
+// H200 grants 227 KB; a Turing card 64 KB takes the tile route instead).
+inline std::size_t pivoting_xtile_most_smem() {
+  constexpr int K = common::xtile_rows<double, 64>();
+  return static_cast<std::size_t>(kXtileWarps) * common::xtile_warp_elements<K>(false, false) * sizeof(double);
+}
+inline bool pivoting_xtile_device_fits() {
+  int dev = 0, optin = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return false;
+  return static_cast<std::size_t>(optin) >= pivoting_xtile_most_smem();
 }
 
 // The device's copies and barriers for common::XtileIo.

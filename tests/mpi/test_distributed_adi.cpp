@@ -475,7 +475,32 @@ TEST(DistributedAdiDevice, SpikeFormsBeforeStop39) {
   expect_split_cases("SpikeFormsBeforeStop39", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
                      {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, variants);
 }
-// The split stage's deferred end (ADI_SPLIT_DEFER=1, stop 39 h-splitwait: the split solve returns
+// The split stage's forms before stop 40 made h-splitwait's five switches the default (every
+// other device test runs those): every split solve waits for its end (ADI_SPLIT_DEFER=0), the
+// halo's two NCCL pairs in two groups (ADI_HALO_ONE_GROUP=0), the spikes and flag checked on the
+// device at every solve (ADI_SPLIT_LEAN=0), the compact tail's correction a thread a line
+// (spike_back_spread off) and the spikes' finer reach (spike_reach_coarse off), both tails.
+TEST(DistributedAdiDevice, SplitFormsBeforeStop40) {
+  ADI_REQUIRE_CUDA("the distributed AdiSolver on device memory");
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");
+  const adi::test::ScopedEnv defer("ADI_SPLIT_DEFER", "0");
+  const adi::test::ScopedEnv one_group("ADI_HALO_ONE_GROUP", "0");
+  const adi::test::ScopedEnv options_decide_spread("ADI_SPIKE_BACK_SPREAD", "");
+  const adi::test::ScopedEnv options_decide_reach("ADI_SPIKE_REACH_COARSE", "");
+  const adi::test::ScopedEnv lean("ADI_SPLIT_LEAN", "0");
+  std::vector<Variant> variants = spike_compact_variants();
+  variants.push_back(spike_variants()[0]);  // (the default tail)
+  for (Variant& v : variants) {
+    v.options.spike_back_spread = false;
+    v.options.spike_reach_coarse = false;
+    v.label += ", waited ends, two halo groups, spikes checked, a thread a line, finer reach";
+  }
+  const std::vector<Problem> all = setups();
+  expect_split_cases("SplitFormsBeforeStop40", {{21, 33, 97}, {97, 29, 1}}, {all[0], all[1], all[3], all[4]},
+                     {Scheme::douglas(), Scheme::hundsdorfer_verwer()}, variants);
+}
+// The split stage's deferred end (ADI_SPLIT_DEFER=1, the default since stop 40; stop 39 h-splitwait: the split solve returns
 // once queued, its pivot verdict and exchange time read at the step's end; Hundsdorfer-Verwer
 // solves each split axis twice a step: the second solve settles the first) and the halo's two
 // NCCL send/receive pairs as one group (ADI_HALO_ONE_GROUP=1), in the compact tail's cases, and
