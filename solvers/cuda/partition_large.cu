@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
@@ -45,18 +46,9 @@ constexpr int kDefaultLoad = 1;
 // solve is checked (LaneCheck::fused; pass 1 held to 5 blocks an SM at the default chunks,
 // kFusedBlocks) and without any test where it is not, pass 2 without it (LaneCheck::off); 2 as
 // 1 without the hold. The same rows raise the flag with the same position. Read at each solve,
-// so bench_cuda_pivoting --stop37=1 times the forms in one process.
-int large_check_form() {
-  const char* f = std::getenv("ADI_LARGE_CHECK_FORM");
-  if (f == nullptr || *f == '\0' || std::strcmp(f, "1") == 0) return 1;
-  if (std::strcmp(f, "0") == 0) return 0;
-  if (std::strcmp(f, "2") == 0) return 2;
-  static std::once_flag once;  // a value it does not know: said once, the default taken
-  std::call_once(once, [f] {
-    std::fprintf(stderr, "adi: ADI_LARGE_CHECK_FORM=%s is not 0, 1 or 2; the large plan uses 1 (the default)\n", f);
-  });
-  return 1;
-}
+// so bench_cuda_pivoting --stop37=1 times the forms in one process; any value but 0, 1, 2 (or
+// unset) an InvalidArgument (before stop 40: a note on stderr and the default).
+int large_check_form() { return ::adi::detail::env_int("ADI_LARGE_CHECK_FORM", 0, 2, 1); }
 
 template <class T, int M, bool Staged, k::LaneCheck C1, k::LaneCheck C2, int MinBlocks = 0>
 void run_levels(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, bool periodic, double tol,
@@ -306,7 +298,7 @@ bool large_solve_device_fallback(void* cache, index_t count, index_t n, index_t 
                    e.what());
       return false;
     }
-    if (const char* t = std::getenv("ADI_LARGE_FALLBACK_TRACE"); t != nullptr && std::strcmp(t, "1") == 0)
+    if (::adi::detail::env_switch("ADI_LARGE_FALLBACK_TRACE", false))
       std::fprintf(stderr, "adi: large plan: device fall-back graph built (%lld systems of %lld, %d-byte values)\n",
                    static_cast<long long>(count), static_cast<long long>(n), static_cast<int>(sizeof(T)));
     if (g.entries.size() < kLargeFallbackGraphs) {

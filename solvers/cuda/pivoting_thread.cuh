@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "adi/base/env_switch.hpp"
 #include "solvers/cuda/pivoting_block.cuh"
 #include "solvers/cuda/pivoting_partition.cuh"
 #include "solvers/cuda/pivoting_regpart.cuh"
@@ -43,17 +44,20 @@ enum class PivotingRoute { thread, tile, block, partition, staged, regpart };
 
 // For measurement only (bench_cuda_pivoting compares the routes on the same layout): the
 // environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition | staged | regpart forces a route
-// where it can take the layout; read when the plan is made (workspace) and at each solve,
-// so set it before making the plan and keep it while solving with it.
+// where it can take the layout (elsewhere the automatic choice below); read when the plan is made
+// (workspace) and at each solve, so set it before making the plan and keep it while solving with
+// it. Unset or empty: automatic; any other value an InvalidArgument (before stop 40: automatic).
 inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t value_size) {
-  if (const char* forced = std::getenv("ADI_PIVOTING_ROUTE")) {
-    const std::string f(forced);
-    if (f == "thread") return PivotingRoute::thread;
-    if (f == "staged" && pivoting_staged_fits(l, periodic, value_size)) return PivotingRoute::staged;
-    if (f == "tile" && pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
-    if (f == "block" && pivoting_block_fits(l, periodic)) return PivotingRoute::block;
-    if (f == "regpart" && pivoting_regpart_fits(l, periodic)) return PivotingRoute::regpart;
-    if (f == "partition" && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
+  const int forced = ::adi::detail::env_choice("ADI_PIVOTING_ROUTE",
+                                               {"thread", "tile", "block", "partition", "staged", "regpart"}, -1);
+  if (forced >= 0) {
+    const auto f = static_cast<PivotingRoute>(forced);  // (the names in the enum's order)
+    if (f == PivotingRoute::thread) return PivotingRoute::thread;
+    if (f == PivotingRoute::staged && pivoting_staged_fits(l, periodic, value_size)) return PivotingRoute::staged;
+    if (f == PivotingRoute::tile && pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
+    if (f == PivotingRoute::block && pivoting_block_fits(l, periodic)) return PivotingRoute::block;
+    if (f == PivotingRoute::regpart && pivoting_regpart_fits(l, periodic)) return PivotingRoute::regpart;
+    if (f == PivotingRoute::partition && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
   }
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
   if (pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
