@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/detail/allocation_count.hpp"
 #include "adi/error.hpp"
 #include "solvers/cuda/backend.hpp"
@@ -21,11 +22,7 @@ std::size_t storage_allocation_count() { return g_storage_allocations.load(); }
 
 std::size_t row_align_bytes() {
   static const std::size_t bytes = [] {
-    const char* e = std::getenv("ADI_FIELD_ROW_ALIGN");
-    if (!e || !*e || std::strcmp(e, "128") == 0) return std::size_t(128);
-    if (std::strcmp(e, "64") == 0) return std::size_t(64);
-    throw InvalidArgument(std::string("environment variable ADI_FIELD_ROW_ALIGN = '") + e +
-                          "': use 128 (the default) or 64 (bytes), or unset it");
+    return env_choice("ADI_FIELD_ROW_ALIGN", {"128", "64"}, 0) == 0 ? std::size_t(128) : std::size_t(64);
   }();
   return bytes;
 }

@@ -195,8 +195,7 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
     p.ws_bytes = cuda_backend::large_workspace_bytes(n, o.periodic, p.cuda_chunk, sizeof(T));
     p.flags_host.reset(static_cast<unsigned long long*>(cuda_backend::pinned_allocate(2 * sizeof(long long))),
                        [](unsigned long long* q) { cuda_backend::pinned_free(q); });
-    const char* fb = std::getenv("ADI_PIVOTING_FALLBACK");
-    p.device_fallback = o.pivoting == Pivoting::automatic && fb != nullptr && std::string(fb) == "device";
+    p.device_fallback = detail::pivoting_fallback_on_device() && o.pivoting == Pivoting::automatic;
     if (p.device_fallback)
       p.fallback_cache.reset(cuda_backend::large_fallback_cache_create(),
                              [](void* q) { cuda_backend::large_fallback_cache_destroy(q); });

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/base/stencil.hpp"
 #include "adi/error.hpp"
 #include "adi/tridiagonal.hpp"
@@ -581,13 +582,12 @@ void Operator<T>::solve_folded(Axis axis, T s, double t_new, T alpha, const std:
     ring_fits = ring_fits && (!p.active[b] || (p.lo[b] >= 1 && p.hi[b] <= p.N[b] - 2));
   const bool ring = p.fold_mode == ExplicitFold::stencil && cuda_backend::fold_x_ring_mode() != 0 && ring_fits &&
                     !terms[1].field && (!V_old || V_old == terms[0].field);
-  // ADI_FOLD_STRIDED=1 / 2 (its lean form) (issue 16, stop 39, the z-first order; an A/B switch, default off;
+  // ADI_FOLD_STRIDED=1 / 2 (its lean form) / 3 (the lean form staged) (issue 16, stop 39, the z-first order; an A/B switch, default off;
   // scripts/gpu_heat_ab.sh --zfirst): a chain's first stage along y or z (AdiSolver::set_stage_order)
   // takes the kernel fold too, in the fused Y/Z kernel (solvers/cuda/thomas_pcr_fused_strided_fold.cuh;
   // only in a build with ADI_FOLD_STRIDED_KERNELS and where its launch applies: fused_strided_fold_applies).
-  const char* strided_env = std::getenv("ADI_FOLD_STRIDED");
-  const bool strided = p.fold_mode == ExplicitFold::stencil && a != 0 && strided_env &&
-                       (std::string(strided_env) == "1" || std::string(strided_env) == "2") && p.exec.is_cuda() &&
+  const bool strided = p.fold_mode == ExplicitFold::stencil && a != 0 &&
+                       detail::env_int("ADI_FOLD_STRIDED", 0, 3, 0) != 0 && p.exec.is_cuda() &&
                        p.fused(a) &&
                        cuda_backend::fused_strided_fold_applies(p.ax[a].plan->lines(), int(sizeof(T))) &&
                        !terms[1].field && V_old && V_old == terms[0].field;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/error.hpp"
 #include "solvers/cuda/backend.hpp"
 
@@ -73,7 +74,7 @@ void check_stage_order(const Operator<T>& op, const std::vector<Axis>& order, co
 template <class T>
 std::vector<Axis> initial_stage_order(const Operator<T>& op) {
   std::vector<Axis> order;
-  const char* env = std::getenv("ADI_STAGE_ORDER");
+  const char* env = detail::env_value("ADI_STAGE_ORDER");
   const std::string letters = env && *env ? env : "xyz";
   for (char c : letters) {
     if (c != 'x' && c != 'y' && c != 'z')

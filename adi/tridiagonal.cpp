@@ -392,8 +392,7 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
     p.workspace = detail::Storage(bytes, exec);
     p.pivot_flag = detail::Storage(sizeof(int), exec);
     p.flags_host.reset(static_cast<int*>(cuda_backend::pinned_allocate(2 * sizeof(int))));
-    const char* fb = std::getenv("ADI_PIVOTING_FALLBACK");
-    p.device_fallback = fb != nullptr && std::string(fb) == "device";
+    p.device_fallback = detail::pivoting_fallback_on_device();
   }
 }
 

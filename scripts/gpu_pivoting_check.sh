@@ -166,6 +166,21 @@ GEN=""
 command -v ninja > /dev/null && GEN="-G Ninja"
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+# The footer of every mode, one function (before stop 40 each mode carried its own copy of it):
+# the first lines of each gtest failure in $OUT/test_*.log and in the given sanitizer logs, the
+# sanitizer's own reports in those, and the lines of every log matching $FAILING_EXTRA (a regex,
+# e.g. --stop35's "gate ... is unavailable"), under one heading; "none" where nothing failed.
+failing_checks() {
+  local text
+  text=$({
+    grep -h -A3 "Failure" "$OUT"/test_*.log "$@" 2> /dev/null | head -40
+    grep -h "^========= " "$@" 2> /dev/null < /dev/null | grep -v "COMPUTE-SANITIZER\|ERROR SUMMARY\|RACECHECK SUMMARY" | head -10
+    [ -n "${FAILING_EXTRA:-}" ] && grep -hE "$FAILING_EXTRA" "$OUT"/*.log 2> /dev/null | sort -u | head -5
+  })
+  echo
+  echo "-- failing checks (first lines) --"
+  if [ -n "$text" ]; then printf '%s\n' "$text"; else echo "none"; fi
+}
 TESTS="test_pivoting_cuda test_pivoting_cpu"
 # Stop 30 changed how every checked CUDA TridiagonalPlan / LargeTridiagonalPlan solve reads its
 # flag (pinned host memory) and the partition route's fall-back: the plans' own CUDA tests too.
@@ -232,9 +247,7 @@ if [ $s38 = 1 ] || [ $s39 = 1 ]; then
   echo
   echo "== adi pivoting GPU check --$rt ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
   printf "%s" "$rows"
-  echo; echo "-- failing checks (first lines) --"
-  grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
-  grep -h "^========= " "$OUT"/sanitizer*.log 2> /dev/null | grep -v "COMPUTE-SANITIZER\|ERROR SUMMARY\|RACECHECK SUMMARY" | head -10
+  failing_checks "$OUT"/sanitizer*.log
   if [ $rt = regpart ]; then
     echo; echo "-- host accuracy (regpart lines of 256: flagged lines go to the exact fall-back) --"
     grep -h "^regpart.* n   256:  60 lines" "$OUT/test_pivoting_regpart.log" 2> /dev/null | cut -c1-170
@@ -300,9 +313,7 @@ if [ $s37 = 1 ]; then
   echo "== adi pivoting GPU check --stop37 ($gpu), $(date -u +%H:%M) UTC, $(($(date +%s) - t0)) s =="
   echo "| bench_cuda_pivoting --stop37 | $bench_line |"
   printf "%s" "$rows"
-  echo; echo "-- failing checks (first lines) --"
-  grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
-  grep -h "^========= " "$OUT"/sanitizer*.log 2> /dev/null | grep -v "COMPUTE-SANITIZER\|ERROR SUMMARY" | head -10
+  failing_checks "$OUT"/sanitizer*.log
   echo; echo "-- one system, the large plan's check (bench --stop37 --reps=20; % of copy = 5 arrays) --"
   sed -n '/^device/p;/^copy bandwidth/p;/^Summary/,/^Partial pivoting/p' "$OUT/bench_stop37.log" 2> /dev/null
   (cd "$OUT" && tar -czf /tmp/gpu_pivoting_logs.tgz --exclude gpu_pivoting_logs.tgz . 2> /dev/null &&
@@ -341,10 +352,7 @@ if [ $s35 = 1 ]; then
   echo "| test_pivoting_cuda (all) | $tests_line |"
   echo "| memcheck PivotingCuda.PartitionFormsSmall:PartitionRefinementGatesAgree | $san_line |"
   echo "| per test | $(grep -E '^\[       OK \] PivotingCuda.Partition(Refinement|Dominance)' "$OUT/test_pivoting_cuda.log" | sed 's/\[       OK \] PivotingCuda.//' | tr '\n' ' ') |"
-  echo; echo "-- failing checks (first lines) --"
-  grep -h -A3 "Failure" "$OUT"/test_*.log "$OUT/sanitizer.log" 2> /dev/null | head -40
-  grep -h "gate.* is unavailable" "$OUT"/*.log 2> /dev/null | sort -u | head -5
-  grep -h "^========= " "$OUT/sanitizer.log" 2> /dev/null | grep -v "COMPUTE-SANITIZER\|ERROR SUMMARY" | head -10
+  FAILING_EXTRA="gate.* is unavailable" failing_checks "$OUT/sanitizer.log"
   echo; echo "-- one system, the refinement's gate (bench --stop35 --reps=20; % of copy = 5 arrays) --"
   sed -n '/^device/p;/^copy bandwidth/p;/^Summary/,$p' "$OUT/bench_stop35.log" 2> /dev/null
   # Every log in the tarball; the bench, test and memcheck logs also as they are (4 files back).
@@ -418,8 +426,7 @@ if [ $ab = 1 ]; then
   [ $s34 = 1 ] && echo "| test_pivoting_cpu (PivotingPartition.*, host) | $host_line |"
   printf "%s" "$plan_lines"
   echo "| memcheck PivotingCuda.PartitionFormsSmall | $san_line |"
-  echo; echo "-- failing checks (first lines) --"
-  grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
+  failing_checks
   if [ $s34 = 1 ]; then
     echo; echo "-- host sweep (PivotingPartition.LongLinesWithinTenTimesLapackOrFlagged, then RefinementBringsFlaggedLines...) --"
     grep -E '^  fp(32|64) ' "$OUT/test_pivoting_cpu_partition.log" 2> /dev/null
@@ -543,8 +550,7 @@ for t in $TESTS $PLAN_TESTS; do echo "| $t | ${result[$t]} |"; done
 echo "| compute-sanitizer (memcheck: EveryRouteSmall, StagedSmall, AutomaticFallBack{ReusedPlan,Errors}, IssueTableCasesThrowWithoutPivoting, VariableBatchCheckNamesTheSystem, LargePlanAutomaticFlag, PartitionFormsSmall; racecheck: StagedSmall, PartitionFormsSmall) | $sanitizer |"
 sed 's/^/  /' "$summary"
 echo
-echo "-- failing checks (first lines) --"
-grep -h -A3 "Failure" "$OUT"/test_*.log 2> /dev/null | head -40
+failing_checks
 if [ -s "$OUT/ncu.csv" ] && command -v python3 > /dev/null; then
   echo
   echo "-- Nsight Compute, first launch of each pivoting kernel ($gpu; bench --reps=1) --"

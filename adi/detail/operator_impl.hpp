@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/base/stencil.hpp"
-#include "adi/detail/env_switch.hpp"
 #include "adi/detail/host_team.hpp"
 #include "adi/detail/tridiagonal_stage.hpp"
 #include "adi/error.hpp"

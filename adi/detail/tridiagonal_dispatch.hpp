@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/executor.hpp"
 #include "adi/layout.hpp"
 #include "adi/tridiagonal.hpp"
@@ -18,6 +19,14 @@ struct DispatchQuery {
   bool shared_bands = false;
   Pivoting pivoting = Pivoting::none;  // partial: a pivoting kernel (automatic checks Thomas)
 };
+
+// Where a CUDA plan's automatic pivoting re-solves the systems that failed the check
+// (TridiagonalPlan, LargeTridiagonalPlan; docs/pivoting.md): ADI_PIVOTING_FALLBACK = host (unset:
+// the default; the host reads the flag and solves again) or device (re-solved on the device,
+// nothing read back); read when the plan is made, any other value an InvalidArgument.
+inline bool pivoting_fallback_on_device() {
+  return env_choice("ADI_PIVOTING_FALLBACK", {"host", "device"}, 0) == 1;
+}
 
 // The kernel `automatic` resolves to.
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q);

@@ -22,7 +22,7 @@
 #include <string>
 #include <limits>
 
-#include "adi/detail/env_switch.hpp"
+#include "adi/base/env_switch.hpp"
 #include "adi/detail/tridiagonal_stage.hpp"
 #include "solvers/common/partition_core.hpp"
 

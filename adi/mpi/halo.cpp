@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "adi/detail/env_switch.hpp"
+#include "adi/base/env_switch.hpp"
 #include "adi/mpi/nccl_transport.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/halo_planes.hpp"

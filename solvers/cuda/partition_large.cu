@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
@@ -45,30 +46,22 @@ constexpr int kDefaultLoad = 1;
 // solve is checked (LaneCheck::fused; pass 1 held to 5 blocks an SM at the default chunks,
 // kFusedBlocks) and without any test where it is not, pass 2 without it (LaneCheck::off); 2 as
 // 1 without the hold. The same rows raise the flag with the same position. Read at each solve,
-// so bench_cuda_pivoting --stop37=1 times the forms in one process.
+// so bench_cuda_pivoting --stop37=1 times the forms in one process; any value but 0, 1, 2 (or
+// unset) an InvalidArgument (before stop 40: a note on stderr and the default).
 // Issue 15 item 8: forms 0 and 2 (kept for comparison) are compiled only with ADI_CUDA_UNROLL_ALL;
 // asked for in a build without them, said once on stderr, and form 1 runs (the same rows flagged).
 int large_check_form() {
-  const char* f = std::getenv("ADI_LARGE_CHECK_FORM");
-  if (f == nullptr || *f == '\0' || std::strcmp(f, "1") == 0) return 1;
-  const bool zero = std::strcmp(f, "0") == 0, two = std::strcmp(f, "2") == 0;
-#if defined(ADI_CUDA_UNROLL_ALL)
-  if (zero) return 0;
-  if (two) return 2;
-#else
-  if (zero || two) {
+  const int f = ::adi::detail::env_int("ADI_LARGE_CHECK_FORM", 0, 2, 1);
+#if !defined(ADI_CUDA_UNROLL_ALL)
+  if (f != 1) {
     static std::once_flag gated;
-    note_form_not_compiled(gated, zero ? "ADI_LARGE_CHECK_FORM=0 (stop 32's run-time row checks)"
-                                       : "ADI_LARGE_CHECK_FORM=2 (the fused check without pass 1's register hold)",
+    note_form_not_compiled(gated, f == 0 ? "ADI_LARGE_CHECK_FORM=0 (stop 32's run-time row checks)"
+                                         : "ADI_LARGE_CHECK_FORM=2 (the fused check without pass 1's register hold)",
                            "the default (form 1)");
     return 1;
   }
 #endif
-  static std::once_flag once;  // a value it does not know: said once, the default taken
-  std::call_once(once, [f] {
-    std::fprintf(stderr, "adi: ADI_LARGE_CHECK_FORM=%s is not 0, 1 or 2; the large plan uses 1 (the default)\n", f);
-  });
-  return 1;
+  return f;
 }
 
 template <class T, int M, bool Staged, k::LaneCheck C1, k::LaneCheck C2, int MinBlocks = 0>
@@ -324,7 +317,7 @@ bool large_solve_device_fallback(void* cache, index_t count, index_t n, index_t 
                    e.what());
       return false;
     }
-    if (const char* t = std::getenv("ADI_LARGE_FALLBACK_TRACE"); t != nullptr && std::strcmp(t, "1") == 0)
+    if (::adi::detail::env_switch("ADI_LARGE_FALLBACK_TRACE", false))
       std::fprintf(stderr, "adi: large plan: device fall-back graph built (%lld systems of %lld, %d-byte values)\n",
                    static_cast<long long>(count), static_cast<long long>(n), static_cast<int>(sizeof(T)));
     if (g.entries.size() < kLargeFallbackGraphs) {

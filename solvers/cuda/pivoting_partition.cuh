@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "adi/base/env_switch.hpp"
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/conditional_graph.cuh"
@@ -243,30 +244,30 @@ __device__ __forceinline__ i64 partition_kernel_warp(int warp) {
 // substitution (fp32 Toeplitz lines of 1000 and 40000 rows at 10.5x and 16.4x LAPACK's error,
 // against 0.9x and 0.6x with the two eliminations).
 constexpr int kPivotPartitionForms = 2;
-// Without ADI_PIVOTING_PARTITION_FORM (or with a bad value): form 1, the faster in the lead's
-// H200 run of stop 33 (one system of 2^24: fp32 0.255 ms = 3.24x cuSPARSE gtsv2, against form 0's
-// 0.339 ms / 2.44x; fp64 0.464 ms = 4.46x, form 0 3.63x).
+// Without ADI_PIVOTING_PARTITION_FORM: form 1, the faster in the lead's H200 run of stop 33 (one
+// system of 2^24: fp32 0.255 ms = 3.24x cuSPARSE gtsv2, against form 0's 0.339 ms / 2.44x; fp64
+// 0.464 ms = 4.46x, form 0 3.63x). Read at each solve; a value but 0 .. kPivotPartitionForms - 1
+// is an InvalidArgument (before stop 40: the default).
 constexpr int kPivotPartitionDefaultForm = 1;
 // Issue 15 item 8: form 0 with per-line bands (kept for comparison) is compiled only with
 // -DADI_CUDA_UNROLL_ALL=ON; asked for in a build without it, said once on stderr, and form 1 runs
 // (the same answers bit for bit: PartitionFormsBitIdentical).
 inline int pivoting_partition_form() {
-  const char* f = std::getenv("ADI_PIVOTING_PARTITION_FORM");
-  if (f == nullptr || f[0] < '0' || f[0] >= '0' + kPivotPartitionForms || f[1] != '\0')
-    return kPivotPartitionDefaultForm;
+  const int f = ::adi::detail::env_int("ADI_PIVOTING_PARTITION_FORM", 0, kPivotPartitionForms - 1,
+                                      kPivotPartitionDefaultForm);
 #if !defined(ADI_CUDA_UNROLL_ALL)
-  if (f[0] == '0') {
+  if (f == 0) {
     static std::once_flag once;
     note_form_not_compiled(once, "ADI_PIVOTING_PARTITION_FORM=0 (per-line bands)", "the default (form 1)");
     return kPivotPartitionDefaultForm;
   }
 #endif
-  return f[0] - '0';
+  return f;
 }
 
 // The dominance test (stop 34, common::partition_dominance_unsafe), a kernel argument (uniform
-// branch), by ADI_PIVOTING_PARTITION_DOMINANCE (read at each solve): 1 on, 0 off, unset (or any
-// other value) kPivotPartitionDominanceDefault. On in place, it sends every line that is not
+// branch), by ADI_PIVOTING_PARTITION_DOMINANCE (read at each solve): 1 on, 0 off, unset
+// kPivotPartitionDominanceDefault (any other value an InvalidArgument; before stop 40 the default). On in place, it sends every line that is not
 // dominant-like to the exact fall-back, one thread per line: within the yardstick, but ~3300x
 // slower than the route on one Toeplitz 0.6 system of 2^20 (H100, stop 34); out of place (dense
 // layouts) such lines are refined once instead (2.07x / 2.16x the route's time, fp32 / fp64, H100
@@ -277,10 +278,11 @@ enum class PivotDominance { off, on, out_of_place };
 // cost nothing unless a line is flagged (docs/pivoting.md "Stop 35", "Stop 37"; before: off).
 constexpr PivotDominance kPivotPartitionDominanceDefault = PivotDominance::out_of_place;
 inline PivotDominance pivoting_partition_dominance() {
-  const char* f = std::getenv("ADI_PIVOTING_PARTITION_DOMINANCE");
-  if (f != nullptr && f[0] == '1' && f[1] == '\0') return PivotDominance::on;
-  if (f != nullptr && f[0] == '0' && f[1] == '\0') return PivotDominance::off;
-  return kPivotPartitionDominanceDefault;
+  switch (::adi::detail::env_choice("ADI_PIVOTING_PARTITION_DOMINANCE", {"0", "1"}, -1)) {
+    case 0: return PivotDominance::off;
+    case 1: return PivotDominance::on;
+    default: return kPivotPartitionDominanceDefault;
+  }
 }
 
 // The reduce pass's arithmetic on a lane's staged rows (the whole warp calls it: shuffles).
@@ -647,17 +649,17 @@ __global__ void pivoting_partition_update_kernel(i64 count, const T* __restrict_
 // H100 run s37/2) and compute-sanitizer memcheck reported reads in its conditional body
 // (docs/pivoting.md "Stop 36", "Stop 37").
 enum class PivotRefineGate { launches, solve };
-// Without ADI_PIVOTING_REFINE_GATE (or with another value): the whole solve as one graph, below
-// the route without the test where nothing is flagged (H100 run s35/5: -1.4% / -1.2% at 2^24,
-// fp32 / fp64; run s37/2: -1.3% / -0.7%). The former value "graph" takes it too, with one line
-// on stderr saying so.
+// Without ADI_PIVOTING_REFINE_GATE: the whole solve as one graph, below the route without the
+// test where nothing is flagged (H100 run s35/5: -1.4% / -1.2% at 2^24, fp32 / fp64; run s37/2:
+// -1.3% / -0.7%). The former value "graph" takes it too, with one line on stderr saying so; any
+// value but launches, solve, graph is an InvalidArgument (before stop 40: the default).
 constexpr PivotRefineGate kPivotRefineDefaultGate = PivotRefineGate::solve;
 inline PivotRefineGate pivoting_refine_gate() {
+  const int gate = ::adi::detail::env_choice("ADI_PIVOTING_REFINE_GATE", {"launches", "solve", "graph"}, 1);
   if (!ADI_PIVOTING_REFINE_GRAPH) return PivotRefineGate::launches;
-  const char* f = std::getenv("ADI_PIVOTING_REFINE_GATE");
-  if (f != nullptr && std::strcmp(f, "launches") == 0) return PivotRefineGate::launches;
-  if (f != nullptr && std::strcmp(f, "solve") == 0) return PivotRefineGate::solve;
-  if (f != nullptr && std::strcmp(f, "graph") == 0) {
+  if (gate == 0) return PivotRefineGate::launches;
+  if (gate == 1) return PivotRefineGate::solve;
+  {
     static std::once_flag once;
     std::call_once(once, [] {
       std::fprintf(stderr, "adi: ADI_PIVOTING_REFINE_GATE=graph: the graph gate was removed in stop 37 "
@@ -752,7 +754,7 @@ inline PivotRefineGraphs& pivoting_refine_graphs() {
 // Diagnosis switches of the solve gate (stop 36: compute-sanitizer memcheck reported reads of
 // the removed graph gate's IF node body that the index arithmetic, the cache key and the stream
 // order all say are in bounds of live arrays; docs/pivoting.md "Stop 36", "Stop 37"), read at
-// each solve, "1" / "0" only:
+// each solve, "1" / "0" or unset (adi/base/env_switch.hpp: any other value an InvalidArgument):
 //   ADI_PIVOTING_REFINE_GRAPH_IF=0: the graph without the IF node: the decision kernel, then the
 //     refinement's kernels in the graph itself, gated on go / skip as the launches are (the same
 //     kernels on the same arguments, nothing in a conditional body; PartitionRefinementGatesAgree
@@ -760,10 +762,6 @@ inline PivotRefineGraphs& pivoting_refine_graphs() {
 //   ADI_PIVOTING_REFINE_GRAPH_TRACE=1: one stderr line per graph built and per graph launched
 //     ("adi: refine graph: built ..." / "launched"), so a run shows the graphs ran (not the
 //     launches).
-inline bool pivoting_refine_env(const char* name, const char* value) {
-  const char* f = std::getenv(name);
-  return f != nullptr && std::strcmp(f, value) == 0;
-}
 // Build the graph: route -> condition kernel -> IF node { refinement }, captured on a private
 // stream (the caller's may be the legacy default stream, which cannot capture);
 // flat (ADI_PIVOTING_REFINE_GRAPH_IF=0, diagnosis): route -> decision -> refinement (gated).
@@ -811,7 +809,7 @@ PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, con
   key.workspace = workspace;
   key.flag = s.flag;
   key.shared = s.bands.shared ? 1 : 0;
-  const bool flat = pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_IF", "0");
+  const bool flat = !::adi::detail::env_switch("ADI_PIVOTING_REFINE_GRAPH_IF", true);
   key.flat = flat ? 1 : 0;  // diagnosis: a graph without the IF node (pivoting_refine_graph_build)
   PivotRefineGraphs& g = pivoting_refine_graphs();
   PivotRefineGraphLease lease{std::unique_lock<std::mutex>(g.mutex), nullptr};
@@ -822,7 +820,7 @@ PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, con
       lease.exec = e.exec;
       return lease;
     }
-  const bool strict = pivoting_refine_env("ADI_PIVOTING_REFINE_GATE_STRICT", "1");
+  const bool strict = ::adi::detail::env_switch("ADI_PIVOTING_REFINE_GATE_STRICT", false);
   if (!g.unavailable.empty()) {
     if (strict)
       throw ::adi::DeviceError("partition route: the refinement's solve gate (a CUDA graph) is unavailable: " +
@@ -832,7 +830,7 @@ PivotRefineGraphLease pivoting_refine_graph(const PivotPartitionSolve<T>& s, con
   cudaGraphExec_t exec = nullptr;
   try {
     exec = pivoting_refine_graph_build<T, Chunk>(s, flat);
-    if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_TRACE", "1"))
+    if (::adi::detail::env_switch("ADI_PIVOTING_REFINE_GRAPH_TRACE", false))
       std::fprintf(stderr, "adi: refine graph: built (gate solve%s, n %lld, %lld lines, %s bands, %d-byte values)\n",
                    flat ? ", no IF node" : "", static_cast<long long>(s.ls.n), static_cast<long long>(s.ls.lines()),
                    s.bands.shared ? "shared" : "per-line", static_cast<int>(sizeof(T)));
@@ -922,7 +920,7 @@ void launch_pivoting_partition(const LineSet& ls, BandView<T> bands, const T* d,
   }
 #if ADI_PIVOTING_REFINE_GRAPH
   ADI_CUDA_CHECK(cudaGraphLaunch(lease.exec, stream));
-  if (pivoting_refine_env("ADI_PIVOTING_REFINE_GRAPH_TRACE", "1"))
+  if (::adi::detail::env_switch("ADI_PIVOTING_REFINE_GRAPH_TRACE", false))
     std::fprintf(stderr, "adi: refine graph: launched (gate solve)\n");
 #endif
 }

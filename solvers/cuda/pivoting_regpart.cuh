@@ -26,6 +26,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "adi/base/env_switch.hpp"
 #include "solvers/common/pivoting_partition_regs.hpp"
 #include "solvers/cuda/pivoting_block.cuh"
 #include "solvers/cuda/pivoting_thread_line.cuh"
@@ -117,12 +118,11 @@ inline std::size_t pivoting_regpart_workspace(const LineSet& l, std::size_t valu
 
 // Lines a block, for measurement (ADI_PIVOTING_REGPART_LINES): "narrow" half the default (fp32 8,
 // fp64 4: 32-byte row segments, several blocks an SM whose phases overlap), "wide" twice it;
-// otherwise the default (regpart_lines). Read at each solve.
+// unset the default (regpart_lines), any other value an InvalidArgument. Read at each solve.
 inline int pivoting_regpart_width() {
-  const char* w = std::getenv("ADI_PIVOTING_REGPART_LINES");
-  if (w && std::strcmp(w, "narrow") == 0) return 1;
-  if (w && std::strcmp(w, "wide") == 0) return 4;
-  return 2;  // in halves of the default
+  constexpr int kHalves[] = {1, 4};  // in halves of the default
+  const int w = ::adi::detail::env_choice("ADI_PIVOTING_REGPART_LINES", {"narrow", "wide"}, -1);
+  return w < 0 ? 2 : kHalves[w];
 }
 
 template <class T>

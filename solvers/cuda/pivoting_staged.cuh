@@ -20,6 +20,7 @@
 
 #include <cstdlib>
 
+#include "adi/base/env_switch.hpp"
 #include "solvers/common/pivoting_core.hpp"
 #include "solvers/cuda/tridiagonal_common.cuh"
 
@@ -37,12 +38,12 @@ inline std::size_t pivoting_staged_smem(i64 n, int lines, bool shared, std::size
   return (shared ? 3 + 3 * static_cast<std::size_t>(lines) : 4 * static_cast<std::size_t>(lines)) * pad * value_size;
 }
 // Lines per block: the largest power of two <= 32 whose block fits kPivotStagedBytes.
-// ADI_PIVOTING_STAGED_KB sets the block's budget in KB instead (measurement only:
-// bench_cuda_pivoting times 34 and 140, half and twice the default's lines at n = 256).
+// ADI_PIVOTING_STAGED_KB = 8 .. 220 sets the block's budget in KB instead (measurement only:
+// bench_cuda_pivoting times 34 and 140, half and twice the default's lines at n = 256; any other
+// value an InvalidArgument).
 inline int pivoting_staged_lines(i64 n, bool shared, std::size_t value_size) {
-  std::size_t budget = kPivotStagedBytes;
-  if (const char* kb = std::getenv("ADI_PIVOTING_STAGED_KB"))
-    if (std::atoi(kb) >= 8 && std::atoi(kb) <= 220) budget = static_cast<std::size_t>(std::atoi(kb)) * 1024;
+  const std::size_t budget = static_cast<std::size_t>(::adi::detail::env_int(
+      "ADI_PIVOTING_STAGED_KB", 8, 220, static_cast<int>(kPivotStagedBytes / 1024))) * 1024;
   int lines = kPivotStagedMaxLines;
   while (lines > 1 && pivoting_staged_smem(n, lines, shared, value_size) > budget) lines /= 2;
   return lines;

@@ -37,6 +37,7 @@
 #include <mutex>
 #include <string>
 
+#include "adi/base/env_switch.hpp"
 #include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/pivoting_block.cuh"
 #include "solvers/cuda/pivoting_partition.cuh"
@@ -51,31 +52,37 @@ namespace adi::cuda_backend::kernels {
 enum class PivotingRoute { thread, tile, block, partition, staged, regpart, xtile };
 
 // For measurement only (bench_cuda_pivoting compares the routes on the same layout): the
-// environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition | staged | regpart | xtile forces a route
-// where it can take the layout; read when the plan is made (workspace) and at each solve,
-// so set it before making the plan and keep it while solving with it.
+// environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition | staged | regpart | xtile
+// forces a route where it can take the layout (elsewhere the automatic choice below); read when
+// the plan is made (workspace) and at each solve, so set it before making the plan and keep it
+// while solving with it. Unset or empty: automatic; any other value an InvalidArgument (before
+// stop 40: automatic).
 // Issue 15 item 8: the routes only this switch reaches (staged, block, regpart) are compiled only
 // with -DADI_CUDA_UNROLL_ALL=ON; forced in a build without them, said once on stderr, and the
 // layout's own route runs.
 inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t value_size) {
-  if (const char* forced = std::getenv("ADI_PIVOTING_ROUTE")) {
-    const std::string f(forced);
+  const int forced = ::adi::detail::env_choice(
+      "ADI_PIVOTING_ROUTE", {"thread", "tile", "block", "partition", "staged", "regpart", "xtile"}, -1);
+  if (forced >= 0) {
+    const auto f = static_cast<PivotingRoute>(forced);  // (the names in the enum's order)
 #if !defined(ADI_CUDA_UNROLL_ALL)
-    if (f == "staged" || f == "block" || f == "regpart") {
+    if (f == PivotingRoute::staged || f == PivotingRoute::block || f == PivotingRoute::regpart) {
       static std::once_flag once;
-      note_form_not_compiled(once, ("ADI_PIVOTING_ROUTE=" + f + " (a route forced for measurement)").c_str(),
-                             "the layout's own route");
+      const char* names[] = {"thread", "tile", "block", "partition", "staged", "regpart", "xtile"};
+      note_form_not_compiled(
+          once, (std::string("ADI_PIVOTING_ROUTE=") + names[forced] + " (a route forced for measurement)").c_str(),
+          "the layout's own route");
     }
 #endif
-    if (f == "thread") return PivotingRoute::thread;
+    if (f == PivotingRoute::thread) return PivotingRoute::thread;
 #if defined(ADI_CUDA_UNROLL_ALL)
-    if (f == "staged" && pivoting_staged_fits(l, periodic, value_size)) return PivotingRoute::staged;
-    if (f == "block" && pivoting_block_fits(l, periodic)) return PivotingRoute::block;
-    if (f == "regpart" && pivoting_regpart_fits(l, periodic)) return PivotingRoute::regpart;
+    if (f == PivotingRoute::staged && pivoting_staged_fits(l, periodic, value_size)) return PivotingRoute::staged;
+    if (f == PivotingRoute::block && pivoting_block_fits(l, periodic)) return PivotingRoute::block;
+    if (f == PivotingRoute::regpart && pivoting_regpart_fits(l, periodic)) return PivotingRoute::regpart;
 #endif
-    if (f == "xtile" && pivoting_xtile_fits(l, periodic)) return PivotingRoute::xtile;
-    if (f == "tile" && pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
-    if (f == "partition" && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
+    if (f == PivotingRoute::xtile && pivoting_xtile_fits(l, periodic)) return PivotingRoute::xtile;
+    if (f == PivotingRoute::tile && pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
+    if (f == PivotingRoute::partition && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
   }
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
   if (pivoting_xtile_fits(l, periodic) && pivoting_xtile_device_fits()) return PivotingRoute::xtile;

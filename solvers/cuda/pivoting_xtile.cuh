@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "adi/base/env_switch.hpp"
 #include "solvers/common/pivoting_xtile.hpp"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 
@@ -39,14 +40,12 @@ inline bool pivoting_xtile_fits(const LineSet& l, bool periodic) {
 
 // Bytes of a line a chunk: 64, or 32 with ADI_PIVOTING_XTILE_BYTES=32 (measurement only).
 inline int pivoting_xtile_bytes() {
-  const char* e = std::getenv("ADI_PIVOTING_XTILE_BYTES");
-  return e != nullptr && std::strcmp(e, "32") == 0 ? 32 : 64;
+  return ::adi::detail::env_choice("ADI_PIVOTING_XTILE_BYTES", {"64", "32"}, 0) == 1 ? 32 : 64;
 }
 // The recompute form, the default; ADI_PIVOTING_XTILE_FORM=store picks the form that stores U
 // (measurement only).
 inline bool pivoting_xtile_recompute() {
-  const char* e = std::getenv("ADI_PIVOTING_XTILE_FORM");
-  return e == nullptr || std::strcmp(e, "store") != 0;
+  return ::adi::detail::env_choice("ADI_PIVOTING_XTILE_FORM", {"recompute", "store"}, 0) == 0;
 }
 
 // The shared memory a block of the largest form asks for (fp64, 64-byte chunks, bands not

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "adi/base/env_switch.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
 
@@ -289,8 +290,7 @@ __global__ void __launch_bounds__(kTileX* kTileY, stencil_ring_blocks<T>())
 }
 
 inline bool stencil_lean_requested() {  // the default since stop 38; ADI_STENCIL_LEAN=0: the column kernel
-  const char* e = std::getenv("ADI_STENCIL_LEAN");
-  return !(e != nullptr && std::string(e) == "0");
+  return ::adi::detail::env_switch("ADI_STENCIL_LEAN", true);  // (1 / 0 / unset; else InvalidArgument)
 }
 
 // Mixed terms present: one node per thread, 64-bit offsets.

@@ -32,6 +32,7 @@
 #include <string>
 #include <type_traits>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/comparison_forms.hpp"
@@ -872,11 +873,8 @@ inline bool fused_yz_has_warp(int variant) { return variant == 6 || variant == 8
 // can set it around an Operator's construction) runs the general form: a switch for same-run
 // A/B timings (scripts/gpu_heat_ab.sh), not an option; both compute the same function (tests:
 // test_thomas_pcr_fused_stage under each). Applies where the warp stream runs 16-row segments
-// at 1 block per SM.
-inline bool fused_stage_lean_requested() {
-  const char* v = std::getenv("ADI_FUSED_YZ_LEAN");
-  return v == nullptr || std::string(v) != "0";
-}
+// at 1 block per SM. 1 / 0 / unset (adi/base/env_switch.hpp: else InvalidArgument).
+inline bool fused_stage_lean_requested() { return ::adi::detail::env_switch("ADI_FUSED_YZ_LEAN", true); }
 
 // Issue 15 item 8: the default build compiles only the default register caps (X: 2 blocks/SM,
 // Y/Z: 1); the others (FusedTuning::min_blocks, the benchmark's tuning rows) only with
@@ -898,12 +896,10 @@ inline bool fused_tuning_form(const char* what) {
 // rows are 16-byte aligned, else as `thread`) unless the environment sets
 // ADI_FUSED_STAGE_STREAM=thread (each thread copies its own rows, as before stop 32): a switch
 // for same-run A/B timings (scripts/gpu_stage_check.sh), not an option; both compute the same
-// function (tests: test_thomas_pcr_fused_stage at each).
+// function (tests: test_thomas_pcr_fused_stage at each). Read once per process: warp (unset: the
+// default) or thread, any other value an InvalidArgument.
 inline bool fused_stage_warp_stream() {
-  static const bool on = [] {
-    const char* v = std::getenv("ADI_FUSED_STAGE_STREAM");
-    return v == nullptr || std::string(v) != "thread";
-  }();
+  static const bool on = ::adi::detail::env_choice("ADI_FUSED_STAGE_STREAM", {"warp", "thread"}, 0) == 0;
   return on;
 }
 

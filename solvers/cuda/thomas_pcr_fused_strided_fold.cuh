@@ -27,6 +27,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "adi/base/env_switch.hpp"
+
 namespace adi::cuda_backend::kernels {
 
 // Lean: the body's lean form (ADI_FOLD_STRIDED=2): interior rows without per-row tests, the term's
@@ -55,10 +57,8 @@ constexpr bool kStridedFoldCompiled = false;
 // ADI_FOLD_STRIDED: 0 off (or the kernels not compiled), 1 the general form, 2 the lean form,
 // 3 the staged lean form.
 inline int strided_fold_mode() {
-  const char* v = std::getenv("ADI_FOLD_STRIDED");
-  if (!kStridedFoldCompiled || v == nullptr) return 0;
-  const std::string s(v);
-  return s == "1" ? 1 : s == "2" ? 2 : s == "3" ? 3 : 0;
+  const int mode = ::adi::detail::env_int("ADI_FOLD_STRIDED", 0, 3, 0);
+  return kStridedFoldCompiled ? mode : 0;
 }
 inline bool strided_fold_requested() { return strided_fold_mode() != 0; }
 

@@ -39,6 +39,7 @@
 #include <string>
 #include <utility>
 
+#include "adi/base/env_switch.hpp"
 #include "solvers/cuda/thomas_pcr_fused_stage.cuh"
 
 namespace adi::cuda_backend::kernels {
@@ -48,13 +49,11 @@ constexpr int kRingLines = 8;  // warps per block, one y-line each per plane
 // Planes in the ring (>= 3: z - 1, z, z + 1; each more is a plane in flight ahead). Ring kernel:
 // default fp32 4, fp64 3 (fp64 at 4 leaves one block per SM); its lean form (one ring of the padded
 // line per warp): fp32 5, fp64 4 (2 blocks of 8 warps per SM: 2 x 95 KB). ADI_FOLD_X_RING_SLOTS=3..5
-// for the benchmark's A/B (either form).
+// for the benchmark's A/B (either form; read at each launch; unset: the default, any other
+// value an InvalidArgument).
 template <class T>
 int ring_slots(bool lean = false) {
-  const char* e = std::getenv("ADI_FOLD_X_RING_SLOTS");
-  const int v = e ? std::atoi(e) : 0;
-  if (v >= 3 && v <= 5) return v;
-  return (sizeof(T) == 4 ? 4 : 3) + (lean ? 1 : 0);
+  return ::adi::detail::env_int("ADI_FOLD_X_RING_SLOTS", 3, 5, (sizeof(T) == 4 ? 4 : 3) + (lean ? 1 : 0));
 }
 
 // Shared-memory layout (values of T): factors, stage bands (4 n; also the fold's x bands:
@@ -437,13 +436,8 @@ bool fused_x_ring_applies(const FusedStage<T>& fs) {
 }
 
 // ADI_FOLD_X_RING: 0 / unset: off; 1: the ring kernel; 2: its lean form for lines of 256 (the ring
-// kernel for other lengths it applies to).
-inline int fold_x_ring_mode() {
-  const char* v = std::getenv("ADI_FOLD_X_RING");
-  if (v == nullptr) return 0;
-  const std::string s(v);
-  return s == "1" ? 1 : s == "2" ? 2 : 0;
-}
+// kernel for other lengths it applies to); any other value an InvalidArgument.
+inline int fold_x_ring_mode() { return ::adi::detail::env_int("ADI_FOLD_X_RING", 0, 2, 0); }
 inline bool fold_x_ring_requested() { return fold_x_ring_mode() != 0; }
 
 // Launch counters (tests read them to know which kernel ran); atomic: stages may run on several
@@ -504,10 +498,9 @@ void run_fused_x_ring(const FusedStage<T>& fs, int* flag, cudaStream_t stream) {
                           i64(1) << 40, lim);
     resident = s;
   }
-  // One wave (ADI_FOLD_X_RING_WAVES=2..4 for the benchmark's A/B: that many, shorter chunks): the y
-  // tiles times as many z chunks as the resident blocks allow.
-  const char* we = std::getenv("ADI_FOLD_X_RING_WAVES");
-  const int waves = we && std::atoi(we) >= 1 && std::atoi(we) <= 4 ? std::atoi(we) : 1;
+  // One wave (ADI_FOLD_X_RING_WAVES=1..4 for the benchmark's A/B: that many, shorter chunks; any
+  // other value an InvalidArgument): the y tiles times as many z chunks as the resident blocks allow.
+  const int waves = ::adi::detail::env_int("ADI_FOLD_X_RING_WAVES", 1, 4, 1);
   const int tiles = (q.count0 + kRingLines - 1) / kRingLines;
   const int chunks = std::max(1, std::min(q.count1, waves * static_cast<int>(resident) / tiles));
   q.kchunk = (q.count1 + chunks - 1) / chunks;

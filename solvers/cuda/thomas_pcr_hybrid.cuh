@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/comparison_forms.hpp"
@@ -186,11 +187,8 @@ __global__ void __launch_bounds__(256, 2)
 // the H200; fp64 -0.4% / -2.9%; other shapes unchanged); ADI_PCR_X_LEAN=0 in the environment
 // (read at each launch, so tests can set it around a solve) runs the general kernel, for same-run
 // A/B timings (scripts/gpu_x_ab.sh), not an option: both forms compute the same function (tests:
-// CudaThomasPcr.LeanForm*, GeneralForm*).
-inline bool pcr_x_lean_requested() {
-  const char* v = std::getenv("ADI_PCR_X_LEAN");
-  return !(v != nullptr && v[0] == '0' && v[1] == '\0');
-}
+// CudaThomasPcr.LeanForm*, GeneralForm*). 1 / 0 / unset (adi/base/env_switch.hpp: else InvalidArgument).
+inline bool pcr_x_lean_requested() { return ::adi::detail::env_switch("ADI_PCR_X_LEAN", true); }
 
 // Shared memory of one block of W warps.
 template <class T>

@@ -29,6 +29,7 @@
 #include <string>
 #include <type_traits>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/base/error.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/bulk_copy.cuh"
@@ -456,12 +457,10 @@ std::size_t thomas_pcr_strided_smem(const PcrShape& sh, bool shared, int lb) {
 
 // The register kernel's unrolled path for full segments, on unless the environment sets
 // ADI_PCR_STRIDED_FULL_PATH=0: a switch for same-run A/B timings (scripts/gpu_yz_check.sh),
-// not an option; both paths compute the same function (tests: FullSegments, the suite).
+// not an option; both paths compute the same function (tests: FullSegments, the suite). Read
+// once per process, 1 / 0 / unset (adi/base/env_switch.hpp: else InvalidArgument).
 inline bool pcr_strided_full_path() {
-  static const bool on = [] {
-    const char* v = std::getenv("ADI_PCR_STRIDED_FULL_PATH");
-    return v == nullptr || std::string(v) != "0";
-  }();
+  static const bool on = ::adi::detail::env_switch("ADI_PCR_STRIDED_FULL_PATH", true);
   return on;
 }
 
@@ -478,7 +477,8 @@ bool pcr_strided_bulk_fits(const DeviceLines& L, int lb, const T* const* arrays,
 // groups, 0 = the bulk copy engine, kWarpCopy = 16-byte cp.async of the warp's rows (the default;
 // these two where pcr_strided_bulk_fits; else 1), from the environment: ADI_PCR_STRIDED_GROUPS=1,
 // 2, 4, bulk or warp, for same-run A/B timings
-// (scripts/gpu_yz_check.sh), a timing switch, not an option; every setting computes the same
+// (scripts/gpu_yz_check.sh), a timing switch, not an option (read once per process; unset: the
+// default, any other value an InvalidArgument); every setting computes the same
 // function (tests: the suite at each). ptxas (sm_90): 2 and 4 groups spill with per-line bands
 // (fp32 m = 16: 136 / 276 bytes, fp64 m = 8: 188 / 288), not with shared bands (<= 20).
 // Issue 15 item 8: the default build compiles only the warp form and its fallback 1; bulk, 2 and 4
@@ -491,15 +491,11 @@ constexpr bool kPcrStridedTimingForms = false;
 #endif
 inline int pcr_strided_copy_groups(bool shared, std::size_t value_size) {
   static const int env = [] {
-    const char* v = std::getenv("ADI_PCR_STRIDED_GROUPS");
-    const std::string g = v ? v : "";
-    const int form = g == "1"      ? 1
-                     : g == "2"    ? 2
-                     : g == "4"    ? 4
-                     : g == "bulk" ? 0
-                     : g == "warp" ? kWarpCopy
-                                   : -1;
+    constexpr int kForms[] = {1, 2, 4, 0, kWarpCopy};
+    const int pick = ::adi::detail::env_choice("ADI_PCR_STRIDED_GROUPS", {"1", "2", "4", "bulk", "warp"}, -1);
+    const int form = pick < 0 ? -1 : kForms[pick];
     if (!kPcrStridedTimingForms && (form == 0 || form == 2 || form == 4)) {
+      const std::string g = form == 0 ? "bulk" : std::to_string(form);
       static std::once_flag once;  // (this initialiser runs once anyway; scripts/gpu_yz_check.sh greps the line)
       note_form_not_compiled(once, ("ADI_PCR_STRIDED_GROUPS=" + g).c_str(),
                              "the default, warp (1 where the tiles are not whole and 16-byte aligned)");

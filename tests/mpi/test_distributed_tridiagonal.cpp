@@ -65,6 +65,7 @@ struct SpikeCase {
   int half = -1;     // >= 0: DistributedOptions::spike_half_exchange
   std::string form;
   long long fallbacks = 0;
+  double bytes = 0;  // the first solve's exchanged_bytes() on this rank
 };
 
 // The global problem along `axis` (diagonally dominant, random), its single-rank fp64
@@ -145,7 +146,7 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
     const DistributedTridiagonalPlan<T>& plan;
     bool done = false;
     void operator()() {
-      if (sc && !done) sc->form = plan.last_form(), sc->fallbacks = plan.spike_fallbacks();
+      if (sc && !done) sc->form = plan.last_form(), sc->fallbacks = plan.spike_fallbacks(), sc->bytes = plan.exchanged_bytes();
       done = true;
     }
   } report{sc, plan};
@@ -690,6 +691,76 @@ TEST(DistributedTridiagonal, SpikeCompactDevice) {
   ADI_REQUIRE_CUDA("the compact SPIKE tail on device memory");
   spike_compact_sweep<double>(true);
   spike_compact_sweep<float>(true);
+}
+
+// The compact tail's half exchange (DistributedOptions::spike_half_exchange, ADI_SPIKE_HALF; review
+// L7) taken where its guards allow and declined where they do not, told apart by the bytes the
+// solve exchanged: the halves swapped send and receive kSpikeHeader + L values each, the allgather
+// P (kSpikeHeader + 2L). Taken: 2 ranks on the axis, not periodic, L >= kSpikeHeader lines, the
+// option on or ADI_SPIKE_HALF=1 over it off; declined: more ranks, periodic, fewer lines, the
+// option off or ADI_SPIKE_HALF=0 over it on, or ADI_SPIKE_HALF=0 on one rank only (every rank of
+// the axis then takes the allgather: the ranks agree). The values within the one-domain tolerance.
+template <class T>
+void spike_half_guards(bool device) {
+  namespace part = cuda_backend::partition;
+  const adi::test::ScopedEnv options_decide("ADI_SPIKE_COMPACT", "");
+  const int P = world_size();
+  if (P > part::kSpikeCompactMaxRanks) return;  // (the compact tail itself declined: SpikeCompact*)
+  struct GuardCase {
+    const char* what;
+    bool periodic;
+    index_t ny, nz;  // lines per rank L = ny x nz (x split over the world)
+    int option;     // DistributedOptions::spike_half_exchange
+    const char* env;        // ADI_SPIKE_HALF on every rank ("": the option decides)
+    const char* env_rank0;  // on rank 0 only (nullptr: as env)
+    bool allowed;   // the guards allow it (with P = 2)
+  };
+  const GuardCase cases[] = {
+      {"option on, not periodic, L = 12", false, 4, 3, 1, "", nullptr, true},
+      {"L = 8 (kSpikeHeader)", false, 4, 2, 1, "", nullptr, true},
+      {"option off", false, 4, 3, 0, "", nullptr, false},
+      {"periodic", true, 4, 3, 1, "", nullptr, false},
+      {"L = 7 < kSpikeHeader", false, 7, 1, 1, "", nullptr, false},
+      {"ADI_SPIKE_HALF=0 over the option on", false, 4, 3, 1, "0", nullptr, false},
+      {"ADI_SPIKE_HALF=1 over the option off", false, 4, 3, 0, "1", nullptr, true},
+      {"ADI_SPIKE_HALF=0 on rank 0 only", false, 4, 3, 1, "", "0", false},
+  };
+  for (const GuardCase& g : cases) {
+    const char* env = g.env_rank0 != nullptr && world_rank() == 0 ? g.env_rank0 : g.env;
+    const adi::test::ScopedEnv half_env("ADI_SPIKE_HALF", env);
+    const std::array<index_t, 3> n{23 * index_t(P) + 2, g.ny, g.nz};
+    ProcessGrid procs(MPI_COMM_WORLD, {P, 1, 1}, {g.periodic, g.periodic, g.periodic});
+    Decomposition dec(procs, n);
+    SpikeCase sc;
+    sc.n = n;
+    sc.compact = 1;
+    sc.half = g.option;
+    const double err = distributed_error<T>(procs, dec, Axis::x, ReducedStrategy::allgather, g.periodic, true, 900u,
+                                            device, 0, Transport::automatic, ReducedSolveSite::automatic, &sc);
+    const index_t L = g.ny * g.nz;
+    const bool taken = g.allowed && P == 2;
+    const double half_bytes = 2.0 * double(part::kSpikeHeader + L) * double(sizeof(T));
+    const double gather_bytes = double(P) * double(part::kSpikeHeader + 2 * L) * double(sizeof(T));
+    const std::string what = std::string(g.what) + ", " + std::to_string(P) + " ranks, rank " +
+                             std::to_string(world_rank()) + (device ? ", device" : ", host");
+    EXPECT_EQ(sc.form, "spike compact") << what;
+    EXPECT_EQ(sc.bytes, taken ? half_bytes : gather_bytes)
+        << what << ": expected the " << (taken ? "half exchange" : "allgather");
+    EXPECT_LE(err, tolerance<T>()) << what;
+  }
+}
+
+TEST(DistributedTridiagonal, SpikeHalfExchangeGuardsHost) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  spike_half_guards<double>(false);
+  spike_half_guards<float>(false);
+}
+
+TEST(DistributedTridiagonal, SpikeHalfExchangeGuardsDevice) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  ADI_REQUIRE_CUDA("the compact SPIKE tail's half exchange on device memory");
+  spike_half_guards<double>(true);
+  spike_half_guards<float>(true);
 }
 
 // The spikes by parallel cyclic reduction (DistributedOptions::spike_prepare_pcr, stop 38) against

@@ -4,8 +4,21 @@
 #     examples;
 #  3. adi/base/ includes nothing from the rest of adi/ (it is the bottom layer);
 #  4. adi/adi.hpp names every public header of adi/, adi/io/ and adi/finance/ (directly or
-#     through adi/finance/finance.hpp); adi/mpi/mpi.hpp every public header of adi/mpi/.
+#     through adi/finance/finance.hpp); adi/mpi/mpi.hpp every public header of adi/mpi/;
+#  5. the library reads the environment only through adi/base/env_switch.hpp (one strict reader:
+#     no getenv elsewhere in adi/ or solvers/).
 set(problems "")
+file(GLOB_RECURSE library_files ${SRC}/adi/*.hpp ${SRC}/adi/*.cpp ${SRC}/solvers/*.hpp ${SRC}/solvers/*.cpp
+     ${SRC}/solvers/*.cu ${SRC}/solvers/*.cuh)
+foreach(f ${library_files})
+  if(f MATCHES "/adi/base/env_switch\\.hpp$")
+    continue()
+  endif()
+  file(STRINGS ${f} lines REGEX "getenv")
+  foreach(l ${lines})
+    string(APPEND problems "\n  ${f}: ${l} (read switches through adi/base/env_switch.hpp)")
+  endforeach()
+endforeach()
 file(GLOB_RECURSE kernel_files ${SRC}/solvers/*.hpp ${SRC}/solvers/*.cpp ${SRC}/solvers/*.cu ${SRC}/solvers/*.cuh)
 foreach(f ${kernel_files})
   file(STRINGS ${f} lines REGEX "^#include \"adi/")
