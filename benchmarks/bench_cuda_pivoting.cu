@@ -5,8 +5,8 @@
 //   1. a 256^3 box, fp32 and fp64, each axis: Thomas without a flag against automatic (the
 //      Thomas kernels + the stability check, its flag read after one synchronisation) and
 //      against ADI_PIVOTING_FALLBACK=device (the pivoting launch gated on the device flag),
-//      check_pivots off and on: the check's cost; cuda_pivoting (n = 256: the tile route on
-//      X, the thread route on Y/Z; the staged, block and partition routes forced),
+//      check_pivots off and on: the check's cost; cuda_pivoting (n = 256: the xtile route on
+//      X since stop 40 (the tile route before), the thread route on Y/Z; the staged, block and partition routes forced),
 //      and for X (the layout cuSPARSE takes) gtsv2 / gtsv2_nopivot; the systems are
 //      diagonally dominant, so automatic never falls back;
 //   2. one system of 2^24 (and 2^20) unknowns: the large partition (automatic), cuda_pivoting (the
@@ -252,10 +252,10 @@ void bench_box(cusparseHandle_t handle, long long n) {
     }
     if (!g_routes) continue;
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
-    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", " + (ax == adi::Axis::x ? "tile" : "thread") +
+    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", " + (ax == adi::Axis::x ? "xtile" : "thread") +
             " route)", t_piv, total, sizeof(T));
     // The other routes forced on the same layout (ADI_PIVOTING_ROUTE, measurement only).
-    for (const char* route : {"staged", "thread", "tile", "block", "partition"}) {
+    for (const char* route : {"staged", "thread", "tile", "block", "partition"}) {  // (xtile: --xtile=1)
       if (std::strcmp(route, "tile") == 0 && ax != adi::Axis::x) continue;  // contiguous lines only
       setenv("ADI_PIVOTING_ROUTE", route, 1);
       const double t = run(adi::Pivoting::partial, true).first;
@@ -284,7 +284,7 @@ void bench_box(cusparseHandle_t handle, long long n) {
         row(std::string(prec) + " X cuSPARSE " + (piv ? "gtsv2 (pivoting" : "gtsv2_nopivot (") +
                 ", one matrix, n*n rhs)",
             ms, total, sizeof(T));
-        if (piv) speedup(std::string(prec) + " X partial pivoting (" + k_piv + ", tile route)", t_piv, ms);
+        if (piv) speedup(std::string(prec) + " X partial pivoting (" + k_piv + ", xtile route)", t_piv, ms);
       }
     }
   }
