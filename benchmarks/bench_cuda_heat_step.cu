@@ -626,7 +626,10 @@ int main(int argc, char** argv) {
               : strided_fold_env() == 2 ? "folded in the Y/Z kernel, lean rows (ADI_FOLD_STRIDED=2)"
                                         : "folded in the Y/Z kernel, general rows (ADI_FOLD_STRIDED=1)",
               stream ? stream : "default (warp)",
-              lean && std::string(lean) == "0" ? "general (ADI_FUSED_YZ_LEAN=0)" : "lean (the default)",
+              !(lean && std::string(lean) == "0") ? "lean (the default)"
+              : adi::cuda_backend::timing_forms_compiled()
+                  ? "general (ADI_FUSED_YZ_LEAN=0)"
+                  : "lean (ADI_FUSED_YZ_LEAN=0's general form is compiled only with -DADI_CUDA_UNROLL_ALL=ON)",
               stencil && std::string(stencil) == "0" ? "column kernel (ADI_STENCIL_LEAN=0)" : "lean columns (the default)",
               x_ring_mode() == 2   ? "x ring lean form at 256 (ADI_FOLD_X_RING=2; lines > 256: the default)"
               : x_ring_mode() == 1 ? "x ring (ADI_FOLD_X_RING=1; lines > 256: the default)"

@@ -27,8 +27,10 @@
 // --xtile=1 (stop 39, h-pivx): only the 256^3 X rows of the X-tile route (ADI_PIVOTING_ROUTE=xtile,
 // solvers/cuda/pivoting_xtile.cuh; ADI_PIVOTING_XTILE_BYTES=32: half the chunk;
 // ADI_PIVOTING_XTILE_FORM=store | recompute: U stored / recomputed, not stored; recompute with
-// 64-byte chunks is automatic's route on X since stop 40) beside the thread route forced and the
-// tile route (automatic's on X to stop 39), alternating, per precision, dominant and Toeplitz 0.6 bands.
+// 64-byte chunks is automatic's route on X since stop 40; the other three forms are compiled only
+// with -DADI_CUDA_UNROLL_ALL=ON, other builds time the default in their rows and say so in the NOTE)
+// beside the thread route forced and the tile route (automatic's on X to stop 39), alternating, per
+// precision, dominant and Toeplitz 0.6 bands.
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
 // and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1; forms 0 and 1 with =0, the route alone)
 // alternating on the one-system rows.
@@ -763,8 +765,9 @@ int main(int argc, char** argv) {
   }
   if (!adi::cuda_backend::timing_forms_compiled())
     std::printf("NOTE: the forms kept for comparison (ADI_PIVOTING_ROUTE=staged|block|regpart, "
-                "ADI_PIVOTING_PARTITION_FORM=0, ADI_LARGE_CHECK_FORM=0|2) are compiled only with "
-                "-DADI_CUDA_UNROLL_ALL=ON: their rows time the default here\n");
+                "ADI_PIVOTING_PARTITION_FORM=0, ADI_LARGE_CHECK_FORM=0|2, ADI_PIVOTING_XTILE_FORM=store, "
+                "ADI_PIVOTING_XTILE_BYTES=32) are compiled only with -DADI_CUDA_UNROLL_ALL=ON: their rows "
+                "time the default here\n");
   g_reps = flag(argc, argv, "reps", 20);
   g_cusparse = flag(argc, argv, "cusparse", 1) != 0;
   g_checkcost = flag(argc, argv, "checkcost", 1) != 0;

@@ -28,12 +28,20 @@
 #      the PivotingRegPartCuda suite, DeviceCheckFormsAgree), and a forced gated form runs the
 #      default with one stderr note (EveryRouteSmall under ADI_PIVOTING_ROUTE=regpart,
 #      DeviceZeroPivotNamesTheRow under ADI_LARGE_CHECK_FORM=0: PASSED, 1 note each).
+#      Stop 40 (h-gatex): the X-tile route's forms kept for measurement (ADI_PIVOTING_XTILE_FORM=store,
+#      ADI_PIVOTING_XTILE_BYTES=32): test_pivoting_xtile_cuda checks the default form (recompute,
+#      64-byte chunks) and skips naming them (3 SKIPPED, never FAILED), and EveryRouteSmall under
+#      each switch runs the default on its X lines (PASSED, 1 note each). And the fused Y/Z stage's
+#      general 16-row warp form (ADI_FUSED_YZ_LEAN=0): CudaFusedStage.GeneralForm* skip (3 SKIPPED),
+#      WarpStreamFloat under ADI_FUSED_YZ_LEAN=0 runs the lean form (PASSED, 1 note).
 #
 #   OUT=/tmp/o scripts/gpu_gated_forms_check.sh      # ~4-5 min on an H100 host (16 cores), build included
 #   OUT=/tmp/o ONLY=block scripts/gpu_gated_forms_check.sh   # step 4 alone (stop 37's gate; ~2 min)
-#   OUT=/tmp/o ONLY=piv scripts/gpu_gated_forms_check.sh     # step 5 alone (stop 39's gates; ~3 min)
+#   OUT=/tmp/o ONLY=piv scripts/gpu_gated_forms_check.sh     # step 5 alone (stops 39-40's gates; ~3-4 min)
 # Logs under $OUT (default <repo>/out/gated): build.log, selfcheck_{default,unroll}.log,
-# fused.log, large.log, adi_np2.log, tune.log, block.log, block_bench.log; summary.txt (printed last).
+# fused.log, large.log, adi_np2.log, tune.log, block.log, block_bench.log (ONLY=piv: piv.log,
+# regpart.log, large_forms.log, piv_forced.log, large_forced.log, xtile.log, piv_xstore.log,
+# piv_x32.log, fused_general.log, fused_lean0.log); summary.txt (printed last).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}/gated
@@ -55,7 +63,8 @@ only=${ONLY:-all}
 targets=(test_thomas_pcr_fused_stage test_partition_large_cuda test_distributed_adi bench_cuda_heat_step
          test_block_thomas_cuda bench_cuda_block_tridiagonal)
 [ "$only" = block ] && targets=(test_block_thomas_cuda bench_cuda_block_tridiagonal)
-[ "$only" = piv ] && targets=(test_pivoting_cuda test_pivoting_regpart_cuda test_partition_large_cuda)
+[ "$only" = piv ] && targets=(test_pivoting_cuda test_pivoting_regpart_cuda test_partition_large_cuda
+                             test_pivoting_xtile_cuda test_thomas_pcr_fused_stage)
 # 1. the standalone self-checks, compiled in the background while CMake builds
 for v in default unroll; do
   [ "$only" != all ] && break
@@ -87,8 +96,20 @@ if [ "$only" = piv ]; then  # 5. stop 39's gates
     "$B/tests/test_pivoting_cuda" --gtest_filter='PivotingCuda.EveryRouteSmall'
   gt "ADI_LARGE_CHECK_FORM=0 DeviceZeroPivotNamesTheRow" large_forced.log 200 env ADI_LARGE_CHECK_FORM=0 \
     "$B/tests/test_partition_large_cuda" --gtest_filter='*DeviceZeroPivotNamesTheRow*'
-  grep -h -m1 'does not compile' "$out/piv_forced.log" "$out/large_forced.log" 2>/dev/null | sed 's/^/  /' | tee -a "$summary"
-  grep -h -A3 'Failure' "$out"/piv*.log "$out"/regpart.log "$out"/large_*.log 2>/dev/null | head -20 | tee -a "$summary"
+  gt "test_pivoting_xtile_cuda (default form checked, the others skip)" xtile.log 200 \
+    "$B/tests/test_pivoting_xtile_cuda"
+  gt "ADI_PIVOTING_XTILE_FORM=store EveryRouteSmall" piv_xstore.log 200 env ADI_PIVOTING_XTILE_FORM=store \
+    "$B/tests/test_pivoting_cuda" --gtest_filter='PivotingCuda.EveryRouteSmall'
+  gt "ADI_PIVOTING_XTILE_BYTES=32 EveryRouteSmall" piv_x32.log 200 env ADI_PIVOTING_XTILE_BYTES=32 \
+    "$B/tests/test_pivoting_cuda" --gtest_filter='PivotingCuda.EveryRouteSmall'
+  gt "test_thomas_pcr_fused_stage GeneralForm* (skip)" fused_general.log 200 \
+    "$B/tests/test_thomas_pcr_fused_stage" --gtest_filter='CudaFusedStage.GeneralForm*'
+  gt "ADI_FUSED_YZ_LEAN=0 WarpStreamFloat" fused_lean0.log 200 env ADI_FUSED_YZ_LEAN=0 \
+    "$B/tests/test_thomas_pcr_fused_stage" --gtest_filter='CudaFusedStage.WarpStreamFloat'
+  grep -h -m1 'does not compile' "$out/piv_forced.log" "$out/large_forced.log" "$out/piv_xstore.log" \
+    "$out/piv_x32.log" "$out/fused_lean0.log" 2>/dev/null | sed 's/^/  /' | tee -a "$summary"
+  grep -h -A3 'Failure' "$out"/piv*.log "$out"/regpart.log "$out"/large_*.log "$out"/xtile.log "$out"/fused_*.log \
+    2>/dev/null | head -20 | tee -a "$summary"
   echo; echo "================================ summary ================================"
   cat "$summary"
   note "status: $([ $status = 0 ] && echo PASS || echo FAIL) ($(( $(date +%s) - t0 )) s)"

@@ -195,7 +195,10 @@ KERNEL_TESTS="test_thomas_pcr_hybrid test_thomas_pcr_strided test_thomas_pcr_lon
   test_interleaved_batch test_scheme_cuda"
 PLAN_TESTS="$PLAN_TESTS $KERNEL_TESTS"
 # -DADI_CUDA_UNROLL_ALL=ON: the forms this script compares (ADI_PIVOTING_ROUTE=staged|block|regpart,
-# ADI_PIVOTING_PARTITION_FORM=0, ADI_LARGE_CHECK_FORM=0|2) are compiled only with it (issue 15 item 8).
+# ADI_PIVOTING_PARTITION_FORM=0, ADI_LARGE_CHECK_FORM=0|2, and since stop 40 --xtile's
+# ADI_PIVOTING_XTILE_FORM=store and ADI_PIVOTING_XTILE_BYTES=32) are compiled only with it (issue 15
+# item 8). The default build's side (their tests skip, a forced form notes and runs the default):
+# scripts/gpu_gated_forms_check.sh ONLY=piv.
 configure() {  # dir, extra flags
   cmake -S . -B "$1" $GEN -DCMAKE_BUILD_TYPE=Release -DADI_WITH_CUDA=ON -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_TESTS=ON -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_EXAMPLES=OFF \

@@ -21,7 +21,7 @@
 //     register partition route (pivoting_regpart.cuh), a 17-row partition per thread in
 //     registers, only the reduced rows in shared memory, non-dominant lines re-solved exactly;
 //   - other contiguous lines (X sweeps, StridedLines with element stride 1), not periodic
-//     (automatic's since stop 40, on a GPU granting a block 74 KB of shared memory): one thread
+//     (automatic's since stop 40, on a GPU granting a block 84 KB of shared memory): one thread
 //     per line, a warp's 32 lines staged through shared memory by asynchronous coalesced copies,
 //     two chunks in flight, U recomputed from checkpoints instead of stored, the elimination
 //     common::pivot_line, bit for bit the thread route's (pivoting_xtile.cuh; 256^3 X on an

@@ -14,20 +14,29 @@
 // hold no registers, two chunks of four arrays are in flight per warp, and the backward pass's
 // rows are prefetched a chunk ahead. Same traffic (11 values a row): at most ~45% of copy.
 // Shared memory: 4 warps a block, each two buffers of 4 x [32][K + 1] (K = 64 bytes of a
-// line: fp32 16, fp64 8 rows): 70 / 74 KB a block, three blocks an SM on an H100 / H200.
+// line: fp32 16, fp64 8 rows): 70 / 74 KB a block, three blocks an SM on an H100 / H200; the
+// recompute form adds u's [32][K + 1] tile a warp: 78 / 83 KB, two blocks an SM there.
 // ADI_PIVOTING_XTILE_BYTES=32 halves the chunk (twice the blocks an SM), for measurement.
 // ADI_PIVOTING_XTILE_FORM=store | recompute (unset: recompute, the default since stop 40; store is
 // kept for measurement): the recompute form (common::pivot_line_recompute: U is not
 // stored; each chunk's rows are staged again and its steps rerun from a checkpoint of the
 // elimination's state, the same values bit for bit): a, b, c, d read twice, u written, 6 / K
 // checkpoint values a row (9.75 at K = 8 against 11); twice the elimination's arithmetic.
+// Issue 15 item 8 (stop 40): the forms only those two switches reach (store with 64- or 32-byte
+// chunks, recompute with 32) are compiled only with -DADI_CUDA_UNROLL_ALL=ON; asked for in a
+// build without them, said once on stderr, and the default (recompute, 64 bytes) runs: the same
+// answers bit for bit (test_pivoting_xtile_cuda).
 #include <cuda_pipeline.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <string>
 
 #include "adi/base/env_switch.hpp"
 #include "solvers/common/pivoting_xtile.hpp"
+#include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 
 namespace adi::cuda_backend::kernels {
@@ -38,22 +47,45 @@ inline bool pivoting_xtile_fits(const LineSet& l, bool periodic) {
   return !periodic && l.stride == 1 && l.n >= 1 && l.n < (i64(1) << 30);
 }
 
-// Bytes of a line a chunk: 64, or 32 with ADI_PIVOTING_XTILE_BYTES=32 (measurement only).
-inline int pivoting_xtile_bytes() {
-  return ::adi::detail::env_choice("ADI_PIVOTING_XTILE_BYTES", {"64", "32"}, 0) == 1 ? 32 : 64;
-}
-// The recompute form, the default; ADI_PIVOTING_XTILE_FORM=store picks the form that stores U
-// (measurement only).
-inline bool pivoting_xtile_recompute() {
-  return ::adi::detail::env_choice("ADI_PIVOTING_XTILE_FORM", {"recompute", "store"}, 0) == 0;
+// The form a launch takes: the recompute form (U recomputed from checkpoints) with 64-byte
+// chunks, the default; ADI_PIVOTING_XTILE_FORM=store (U stored) and ADI_PIVOTING_XTILE_BYTES=32
+// (half the chunk) pick the forms kept for measurement, compiled only with ADI_CUDA_UNROLL_ALL
+// (else one note on stderr and the default). Read at each launch; any other value an
+// InvalidArgument (env_choice).
+struct XtileForm {
+  bool recompute = true;
+  int bytes = 64;
+};
+inline XtileForm pivoting_xtile_form() {
+  const XtileForm f{::adi::detail::env_choice("ADI_PIVOTING_XTILE_FORM", {"recompute", "store"}, 0) == 0,
+                    ::adi::detail::env_choice("ADI_PIVOTING_XTILE_BYTES", {"64", "32"}, 0) == 1 ? 32 : 64};
+#if !defined(ADI_CUDA_UNROLL_ALL)
+  if (!f.recompute || f.bytes != 64) {
+    static std::once_flag once;
+    note_form_not_compiled(once,
+                           (std::string("ADI_PIVOTING_XTILE_FORM=") + (f.recompute ? "recompute" : "store") +
+                            ", ADI_PIVOTING_XTILE_BYTES=" + std::to_string(f.bytes) +
+                            " (an X-tile pivoting form kept for measurement)")
+                               .c_str(),
+                           "the default (the recompute form, 64-byte chunks)");
+    return XtileForm{};
+  }
+#endif
+  return f;
 }
 
 // The shared memory a block of the largest form asks for (fp64, 64-byte chunks, bands not
-// shared, U stored: 74 KB); automatic takes the route only on a GPU that grants it (an H100 /
-// H200 grants 227 KB; a Turing card 64 KB takes the tile route instead).
+// shared, U recomputed: 82,944 bytes dynamic, the store form's 73,728 less, xtile_warp_elements;
+// + the kernel's 1,024 static bytes of line offsets); automatic takes the route only on a GPU
+// that grants it (an H100 / H200 grants 232,448; a Turing card 65,536 takes the tile route
+// instead). (Stop 40 counted the store form's 73,728 alone; no GPU grants a block an amount
+// between the two.)
 inline std::size_t pivoting_xtile_most_smem() {
   constexpr int K = common::xtile_rows<double, 64>();
-  return static_cast<std::size_t>(kXtileWarps) * common::xtile_warp_elements<K>(false, false) * sizeof(double);
+  return static_cast<std::size_t>(kXtileWarps) *
+         (std::max(common::xtile_warp_elements<K>(false, true), common::xtile_warp_elements<K>(false, false)) *
+              sizeof(double) +
+          kWarp * sizeof(long long));
 }
 inline bool pivoting_xtile_device_fits() {
   int dev = 0, optin = 0;
@@ -131,18 +163,16 @@ void launch_pivoting_xtile(const LineSet& ls, BandView<T> bands, const T* d, T* 
                            cudaStream_t stream, const int* gate = nullptr) {
   const DeviceLines L = to_device(ls);
   T* const ws = static_cast<T*>(workspace);
-  constexpr int narrow = common::xtile_rows<T, 32>(), wide = common::xtile_rows<T, 64>();
-  const bool half = pivoting_xtile_bytes() == 32;
-  if (pivoting_xtile_recompute()) {
-    if (half)
-      launch_pivoting_xtile_rows<T, narrow, true>(L, bands, d, u, ws, flag, stream, gate);
-    else
-      launch_pivoting_xtile_rows<T, wide, true>(L, bands, d, u, ws, flag, stream, gate);
-  } else if (half) {
-    launch_pivoting_xtile_rows<T, narrow, false>(L, bands, d, u, ws, flag, stream, gate);
-  } else {
-    launch_pivoting_xtile_rows<T, wide, false>(L, bands, d, u, ws, flag, stream, gate);
-  }
+  constexpr int wide = common::xtile_rows<T, 64>();
+  [[maybe_unused]] const XtileForm f = pivoting_xtile_form();
+#if defined(ADI_CUDA_UNROLL_ALL)  // (the forms kept for measurement: pivoting_xtile_form)
+  constexpr int narrow = common::xtile_rows<T, 32>();
+  const bool half = f.bytes == 32;
+  if (!f.recompute && half) return launch_pivoting_xtile_rows<T, narrow, false>(L, bands, d, u, ws, flag, stream, gate);
+  if (!f.recompute) return launch_pivoting_xtile_rows<T, wide, false>(L, bands, d, u, ws, flag, stream, gate);
+  if (half) return launch_pivoting_xtile_rows<T, narrow, true>(L, bands, d, u, ws, flag, stream, gate);
+#endif
+  launch_pivoting_xtile_rows<T, wide, true>(L, bands, d, u, ws, flag, stream, gate);
 }
 
 }  // namespace adi::cuda_backend::kernels

@@ -859,7 +859,11 @@ void with_fused_yz_kernel(int variant, bool warp, F&& f) {
 #endif
     default:
       if (warp)
+#if defined(ADI_CUDA_UNROLL_ALL)  // the general 16-row warp instance: fused_stage_lean_form
         f(fused_stage_strided_kernel<T, 16, 1, false, true>);
+#else  // (not reached: prepare_fused_stage gives variant 8's warp stream the lean form here)
+        f(fused_stage_lean_kernel<T>);
+#endif
       else
         f(fused_stage_strided_kernel<T, 16, 1, false, false>);
       break;
@@ -875,6 +879,26 @@ inline bool fused_yz_has_warp(int variant) { return variant == 6 || variant == 8
 // test_thomas_pcr_fused_stage under each). Applies where the warp stream runs 16-row segments
 // at 1 block per SM. 1 / 0 / unset (adi/base/env_switch.hpp: else InvalidArgument).
 inline bool fused_stage_lean_requested() { return ::adi::detail::env_switch("ADI_FUSED_YZ_LEAN", true); }
+// Whether variant 8's warp stream (16-row segments, 1 block per SM) takes the lean form: rows ==
+// 16 (FusedTuning::rows = 8 on lines of 257 .. 512 keeps 16-row segments but not the lean form)
+// and ADI_FUSED_YZ_LEAN not 0. Issue 15 item 8 (stop 40, h-gatex): the general instance those two
+// reach, fused_stage_strided_kernel<T, 16, 1, false, true>, is compiled only with
+// ADI_CUDA_UNROLL_ALL (a same-run A/B form: scripts/gpu_heat_ab.sh configures with it); other
+// builds say so once on stderr and run the lean form, the same function (GeneralForm* tests).
+inline bool fused_stage_lean_form(int rows) {
+  const bool lean = rows == 16 && fused_stage_lean_requested();
+#if !defined(ADI_CUDA_UNROLL_ALL)
+  if (!lean) {
+    static std::once_flag once;
+    note_form_not_compiled(once,
+                           "the fused Y/Z stage's general form of 16-row segments (ADI_FUSED_YZ_LEAN=0, or "
+                           "FusedTuning::rows = 8 on lines of 257 .. 512)",
+                           "the lean form");
+    return true;
+  }
+#endif
+  return lean;
+}
 
 // Issue 15 item 8: the default build compiles only the default register caps (X: 2 blocks/SM,
 // Y/Z: 1); the others (FusedTuning::min_blocks, the benchmark's tuning rows) only with
@@ -1002,7 +1026,7 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
       // The lean form: the same shape (block, shared memory, 1 block per SM); its grid (and its
       // dynamic shared-memory limit, set by persistent_grid) in place of the warp instance's,
       // which run_fused_stage then never launches (only the chosen kernel's grid is computed).
-      L.lean = L.variant == 8 && rows == 16 && fused_stage_lean_requested();
+      L.lean = L.variant == 8 && fused_stage_lean_form(rows);
       if (L.lean)
         L.warp_grid = persistent_grid(fused_stage_lean_kernel<T>, L.threads, smem, wtiles, lim);
       else

@@ -10,6 +10,9 @@
 //   - within 10x of LAPACKE ?gtsv (tests/solvers/pivoting_cases.hpp), as the thread route;
 //   - a singular line throws SingularSystem naming the line, as the thread route.
 // The host emulation of the same warp program: tests/solvers/cpu/test_pivoting_xtile.cpp.
+// The forms other than the default (recompute, 64-byte chunks: automatic's on X since stop 40)
+// are kept for measurement and compiled only with -DADI_CUDA_UNROLL_ALL=ON (issue 15 item 8):
+// other builds check the default and then skip, naming them (tests/comparison_forms_skip.hpp).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -18,6 +21,7 @@
 
 #include "adi/error.hpp"
 #include "adi/tridiagonal.hpp"
+#include "tests/comparison_forms_skip.hpp"
 #include "tests/gpu_skip.hpp"
 #include "tests/scoped_env.hpp"
 #include "tests/solvers/cuda/pivoting_device_solve.hpp"
@@ -60,6 +64,19 @@ void xtile_case(int layout, tp::Family f, index_t n, index_t count, bool shared,
   EXPECT_LE(tp::worst_ratio(k, got, detail), 10.0) << what << ": " << detail;
 }
 
+// (form, bytes): the default first, then the forms compiled only with ADI_CUDA_UNROLL_ALL.
+struct XtileForm {
+  const char* form;
+  const char* bytes;
+};
+std::vector<XtileForm> compiled_forms() {
+  if (!adi::cuda_backend::timing_forms_compiled()) return {{"recompute", "64"}};
+  return {{"recompute", "64"}, {"recompute", "32"}, {"store", "64"}, {"store", "32"}};
+}
+constexpr const char* kGatedForms =
+    "the X-tile forms kept for measurement (ADI_PIVOTING_XTILE_FORM=store with 64- and 32-byte chunks, "
+    "recompute with ADI_PIVOTING_XTILE_BYTES=32; the default recompute form with 64-byte chunks checked)";
+
 template <class T>
 void xtile_sweep(const char* bytes, const char* form) {
   for (index_t n : {1, 2, 3, 8, 9, 16, 17, 31, 33, 255, 256, 257})
@@ -72,28 +89,30 @@ void xtile_sweep(const char* bytes, const char* form) {
 }
 
 TEST_F(PivotingXtileCuda, BitIdenticalToThreadRoute) {
-  for (const char* form : {"store", "recompute"})
-    for (const char* bytes : {"64", "32"}) {
-      xtile_sweep<float>(bytes, form);
-      xtile_sweep<double>(bytes, form);
-    }
+  for (const XtileForm& f : compiled_forms()) {
+    xtile_sweep<float>(f.bytes, f.form);
+    xtile_sweep<double>(f.bytes, f.form);
+  }
+  ADI_REQUIRE_COMPARISON_FORMS(kGatedForms);
 }
 
 // Small, for compute-sanitizer memcheck and racecheck (scripts/gpu_pivoting_check.sh --xtile):
 // a partial warp and a partial block, a chunk edge, shared bands, in place.
 TEST_F(PivotingXtileCuda, Small) {
-  for (const char* form : {"store", "recompute"})
-    for (const char* bytes : {"64", "32"}) {
-      xtile_case<float>(0, tp::Family::random_signs, 33, 37, false, bytes, form);
-      xtile_case<double>(1, tp::Family::tiny_diagonal, 17, 40, true, bytes, form);
-      xtile_case<double>(0, tp::Family::random_signs, 2, 5, false, bytes, form);
-    }
+  for (const XtileForm& f : compiled_forms()) {
+    xtile_case<float>(0, tp::Family::random_signs, 33, 37, false, f.bytes, f.form);
+    xtile_case<double>(1, tp::Family::tiny_diagonal, 17, 40, true, f.bytes, f.form);
+    xtile_case<double>(0, tp::Family::random_signs, 2, 5, false, f.bytes, f.form);
+  }
+  ADI_REQUIRE_COMPARISON_FORMS(kGatedForms);
 }
 
 // A singular line (a zero row) throws SingularSystem naming it, as the thread route does.
 TEST_F(PivotingXtileCuda, SingularLineNamed) {
   const ScopedEnv route("ADI_PIVOTING_ROUTE", "xtile");
-  for (const char* form : {"store", "recompute"}) {
+  for (const XtileForm& f : compiled_forms()) {
+    if (std::string(f.bytes) != "64") continue;  // (the forms; the chunk width: the tests above)
+    const char* form = f.form;
     const ScopedEnv form_env("ADI_PIVOTING_XTILE_FORM", form);
     for (index_t n : {1, 33, 257}) {
       auto k = tp::make_case<double>(tp::x_lines(0, n, 40), tp::Family::dominant, false, false, 9 + n);
@@ -109,6 +128,7 @@ TEST_F(PivotingXtileCuda, SingularLineNamed) {
       }
     }
   }
+  ADI_REQUIRE_COMPARISON_FORMS("the X-tile store form (ADI_PIVOTING_XTILE_FORM=store; the recompute form checked)");
 }
 
 }  // namespace
