@@ -190,6 +190,17 @@ struct DistributedOptions {
   // cuda_thomas_pcr_long's 0.675), or spike_kernel by name, or (neither) the dispatch table's.
   Kernel spike_kernel = Kernel::automatic;
   bool spike_measure = true;
+  // spike_lines' y by truncated sweeps instead of the single-device kernel (stop 40, h-publocal;
+  // common::spike_y_part): each line cut into parts, a GPU thread per (line, part), its forward
+  // sweep started G rows early from a cut and its backward sweep run in chunks from G rows past
+  // each chunk (c*, y* in a ring on chip): a, b, c, d read on (1 + 2G parts / m) of the rows and u
+  // written once (5.16 arrays for the public case's 2 parts of 2048 rows), a thread per line and
+  // part streaming like the partition passes. Checked per line as the windows are (the
+  // truncations' products below 1e-3 x epsilon, values finite), the verdict read after y (the
+  // host waits for it: a failed line makes the rank run the partition passes). Not in place
+  // (u == d: the single-device kernel). 0 off, 1 on, 2 on with rows requested into L2 ahead.
+  // Off by default (not measured yet). ADI_SPIKE_Y_STREAM=0 / 1 / 2 overrides.
+  int spike_y_stream = 0;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).

@@ -107,8 +107,38 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
   flag_clear = false;
   part::clear_flag_async(d_lines_bad.data(), st);
   part::spike_lines_prepare<T>(ls, a, b, c, R, W, Z, cs, d_lines_reach.data(), d_lines_bad.data(), st);
-  part::copy_async(h_lines_bad.data(), d_lines_bad.data(), sizeof(int), st);
+  if (lines_y && u != d) {  // y by truncated sweeps (spike_y_stream): its verdict and the windows' read after it
+    mark(kLocal);
+    part::spike_lines_y<T>(ls, a, b, c, d, u, lines_y == 2, d_lines_bad.data(), st);
+    part::copy_async(h_lines_bad.data(), d_lines_bad.data(), sizeof(int), st);
+    mark(kLocalY);
+    part::event_synchronize(ev[std::size_t(n_ev - 1)]);
+    if (h_lines_bad[0] != 0) {  // u holds a partial y: the partition passes overwrite it (d intact)
+      ++fallbacks;
+      return false;
+    }
+    form = "spike";
+  } else {
+    part::copy_async(h_lines_bad.data(), d_lines_bad.data(), sizeof(int), st);
+    mark(kLocal);
+    if (!run_spike_lines_y_device(a, b, c, d, u)) return false;
+  }
+  part::spike_lines_reduce<T>(ls, a, c, R, W, Z, u, d_red.data(), first_open, last_open, st);
   mark(kLocal);
+  exchange_device();
+  part::spike_lines_back<T>(ls, R, W, Z, d_lines_reach.data(), d_sol.data(), ends, u, d_flag.data(), first_open,
+                            last_open, st);
+  mark(kLocal);
+  finish_device();
+  return true;
+}
+
+// y by the single-device plan (the form of stop 35), after the windows and their verdict's copy
+// (the last event): false where the verdict says a window failed.
+template <class T>
+bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_y_device(const T* a, const T* b, const T* c, const T* d,
+                                                                   T* u) {
+  namespace part = cuda_backend::partition;
   void* verdict = ev[std::size_t(n_ev - 1)];
   // y, on the same stream (a[0], c[m-1] of the lines not read). With u != d it is queued before
   // the host waits for the windows' verdict, so the GPU does not idle during the round trip; a
@@ -129,13 +159,6 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
     lines_local->solve(Bands<T>{a, b, c}, d, u);
     mark(kLocalY);
   }
-  part::spike_lines_reduce<T>(ls, a, c, R, W, Z, u, d_red.data(), first_open, last_open, st);
-  mark(kLocal);
-  exchange_device();
-  part::spike_lines_back<T>(ls, R, W, Z, d_lines_reach.data(), d_sol.data(), ends, u, d_flag.data(), first_open,
-                            last_open, st);
-  mark(kLocal);
-  finish_device();
   return true;
 }
 

@@ -178,6 +178,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
   std::optional<TridiagonalPlan<T>> lines_plan;
   TridiagonalPlan<T>* lines_local = nullptr;
   index_t lines_R = 0;
+  int lines_y = 0;  // DistributedOptions::spike_y_stream (ADI_SPIKE_Y_STREAM): y by truncated sweeps (2: L2 hints)
   Array<T> d_lines;
   Array<index_t> d_lines_reach;
   Array<int> d_lines_bad;
@@ -192,6 +193,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // of both forms are rows of the same system, so the ranks need not agree).
   bool run_spike_lines_device(const T* a, const T* b, const T* c, const T* d, T* u);
   bool run_spike_lines_host(const T* a, const T* b, const T* c, const T* d, T* u);
+  bool run_spike_lines_y_device(const T* a, const T* b, const T* c, const T* d, T* u);  // (y by lines_local)
   // Device plans: how the reduced rows travel and where they are solved. With the device
   // solve: d_gather (the gathered rows, the host layout), d_back (alltoall: the chunk's
   // solutions), d_scratch (3 * 2P per solved line); d_flag / h_flag carry the

@@ -1,0 +1,107 @@
+#pragma once
+// y of the per-line SPIKE form by truncated sweeps (stop 40, h-publocal): host loops of
+// adi/mpi/distributed_tridiagonal.cpp and the device kernel of solvers/cuda/partition_local_passes.cu
+// run this one function. Apart from partition_core.hpp (included by most CUDA units) so that a
+// change here rebuilds two units.
+#include <type_traits>
+
+#include "solvers/common/partition_core.hpp"
+
+namespace adi::common {
+
+// y of the per-line SPIKE form by truncated sweeps, in parts (DistributedOptions::spike_y_stream,
+// ADI_SPIKE_Y_STREAM; stop 40, h-publocal): A y = d on a segment of m rows whose ends are cut
+// (a_0, c_{m-1} not read), one caller (a GPU thread) per part [r0, r1) of a line, u written there
+// only. The same decay that truncates the spikes truncates Thomas's sweeps: the forward sweep
+// starts G rows before r0 from a cut (c*, y* of the row before taken as 0), whose error dies by
+// prod |a_i / pivot_i| over those G rows; the backward sweep runs in chunks of C rows, each from
+// G rows past the chunk's end with x = 0 there, whose error dies by prod |c*_i| over those G rows.
+// (c*, y*) live in a ring of K >= C + G rows (ring.put(slot, cs, ys) / ring.get(slot, cs, ys);
+// a GPU thread's slots in shared memory), so a, b, c, d are read on (r1 - r0 + 2G) rows and u
+// written once: per line (1 + 2G S / m) x 4 reads + 1 write for S parts, against the single-
+// device kernels' 5 arrays at best (or 9 with c*, y* through memory). Checked, as the spike
+// windows are: each truncation's product must be below kSpikeTol (1e-3 epsilon, relative to the
+// line's values) and every value finite; false otherwise (the caller must not use u: the plan
+// falls back to the partition passes). A truncation that reaches the segment's end is exact.
+// D rows' loads are issued before their rows are made (hint(i): the caller's look-ahead, e.g. an
+// L2 request). u must not alias d within G rows of another part's rows (parts read past their ends).
+template <class T>
+struct SpikeYShape {
+  static constexpr int K = 48;                          // ring rows
+  static constexpr int G = sizeof(T) >= 8 ? 40 : 24;  // rows of decay at each truncation
+  static constexpr int C = K - G;                       // rows emitted per backward chunk
+};
+// Parts per line: as many as `resident` threads give every line (the device fills one wave), at
+// most one per 4G rows, at least 1.
+template <class I>
+ADI_THOMAS_HD I spike_y_parts(I m, I lines, I resident, I G) {
+  I s = lines > 0 ? resident / lines : I(1);
+  const I most = m / (4 * G);
+  s = s < most ? s : most;
+  return s > 0 ? s : I(1);
+}
+#if defined(__CUDACC__)
+#define ADI_SPIKE_UNROLL _Pragma("unroll")
+#else
+#define ADI_SPIKE_UNROLL
+#endif
+template <int D = 8, class I, class Band, class DBand, class Out, class Ring, class Hint>
+ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, const Band& b, const Band& c,
+                                const DBand& d, const Out& u, const Ring& ring, const Hint& hint) {
+  using T = std::remove_cv_t<std::remove_reference_t<decltype(u[0])>>;
+  auto mag = [](T v) { return v < T(0) ? -v : v; };
+  const T tol = kSpikeTol<T>;
+  const I f0 = r0 > G ? r0 - G : I(0);
+  T cs = T(0), ys = T(0), fprod = T(1), sum = T(0);
+  bool ok = true;
+  I i = f0, slot = f0 % K;  // the next row of the forward sweep and its ring slot
+  auto advance = [&](I h) {  // the forward sweep through row h
+    while (i <= h) {
+      T ra[D], rb[D], rc[D], rd[D];
+      ADI_SPIKE_UNROLL
+      for (int k = 0; k < D; ++k)
+        if (i + k <= h) {
+          hint(i + k);
+          ra[k] = a[i + k], rb[k] = b[i + k], rc[k] = c[i + k], rd[k] = d[i + k];
+        }
+      ADI_SPIKE_UNROLL
+      for (int k = 0; k < D; ++k)
+        if (i + k <= h) {
+          const I row = i + k;
+          const T ak = row == f0 ? T(0) : ra[k];  // the cut (row 0: the segment's own end)
+          const T r = T(1) / thomas_pivot(ak, rb[k], cs);
+          if (f0 > 0 && row <= r0) fprod = fprod * mag(ra[k] * r);  // (row f0: the dropped coupling's own factor)
+          cs = row < m - 1 ? rc[k] * r : T(0);
+          ys = thomas_eliminate(rd[k], ak, ys, r);
+          ring.put(slot, cs, ys);
+          slot = slot + 1 == K ? I(0) : slot + 1;
+        }
+      i = h - i + 1 < I(D) ? h + 1 : i + D;
+    }
+  };
+  for (I q = r0; q < r1; q += C) {
+    const I qe = q + C < r1 ? q + C : r1;           // rows [q, qe) emitted
+    const I h = qe + G < m ? qe + G - 1 : m - 1;    // from row h back (x_{h+1} taken as 0)
+    advance(h);
+    T x = T(0), bprod = T(1);
+    I s = h % K;
+    for (I k = h; k >= q; --k) {
+      T csk, ysk;
+      ring.get(s, csk, ysk);
+      s = s == 0 ? K - 1 : s - 1;
+      x = thomas_substitute(ysk, csk, x);
+      if (k >= qe) {
+        bprod = bprod * mag(csk);
+      } else {
+        u[k] = x;
+        sum = sum + x;
+      }
+    }
+    if (h < m - 1 && !(bprod <= tol)) ok = false;
+  }
+  if (f0 > 0 && !(fprod <= tol)) ok = false;
+  return ok && sum - sum == T(0);
+}
+#undef ADI_SPIKE_UNROLL
+
+}  // namespace adi::common
