@@ -400,10 +400,11 @@ void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOpt
   if (local || !env_switch("ADI_SPIKE_LINES", options.spike_lines && (!exec.is_host() || options.host_spike)))
     return;
   lines_R = std::max<index_t>(2, std::min<index_t>(m, options.spike_window));  // (m >= 2 on a split axis)
-  lines_y = detail::env_int("ADI_SPIKE_Y_STREAM", 0, 2, options.spike_y_stream);
-  if (lines_y < 0 || lines_y > 2)
+  lines_y = detail::env_int("ADI_SPIKE_Y_STREAM", 0, 4, options.spike_y_stream);
+  if (lines_y < 0 || lines_y > 4)
     throw InvalidArgument("DistributedOptions::spike_y_stream = " + std::to_string(options.spike_y_stream) +
-                          ": use 0 (off), 1 (y by truncated sweeps) or 2 (and rows requested into L2 ahead)");
+                          ": use 0 (off), 1 (y by truncated sweeps), 2 (and rows requested into L2 ahead), 3 (loads "
+                          "double-buffered) or 4 (both)");
   const bool own = options.spike_kernel != Kernel::automatic || options.spike_measure;
   if (spike_local && !own) {
     lines_local = &*spike_local;
@@ -461,13 +462,14 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_host(const T* a, const
       void put(index_t s, T cs, T ys) const { p[2 * s] = cs, p[2 * s + 1] = ys; }
       void get(index_t s, T& cs, T& ys) const { cs = p[2 * s], ys = p[2 * s + 1]; }
     };
-    for (index_t l = 0; l < L && ok; ++l) {
-      const index_t o = line_offset(l);
+    auto part_of = [&](auto pipe, index_t o, index_t q) {
+      return common::spike_y_part<8, decltype(pipe)::value>(
+          m, m * q / S, m * (q + 1) / S, index_t(Shape::G), index_t(Shape::C), index_t(Shape::K), Band{a + o, st},
+          Band{b + o, st}, Band{c + o, st}, Band{d + o, st}, Out{u + o, st}, Ring{ring.data()}, [](index_t) {});
+    };
+    for (index_t l = 0; l < L && ok; ++l)
       for (index_t q = 0; q < S && ok; ++q)
-        ok = common::spike_y_part(m, m * q / S, m * (q + 1) / S, index_t(Shape::G), index_t(Shape::C),
-                                  index_t(Shape::K), Band{a + o, st}, Band{b + o, st}, Band{c + o, st},
-                                  Band{d + o, st}, Out{u + o, st}, Ring{ring.data()}, [](index_t) {});
-    }
+        ok = lines_y >= 3 ? part_of(std::true_type{}, line_offset(l), q) : part_of(std::false_type{}, line_offset(l), q);
     if (!ok) {  // a line's sweeps did not decay within G rows: the partition passes (d intact)
       ++fallbacks;
       return false;

@@ -198,8 +198,9 @@ struct DistributedOptions {
   // part streaming like the partition passes. Checked per line as the windows are (the
   // truncations' products below 1e-3 x epsilon, values finite), the verdict read after y (the
   // host waits for it: a failed line makes the rank run the partition passes). Not in place
-  // (u == d: the single-device kernel). 0 off, 1 on, 2 on with rows requested into L2 ahead.
-  // Off by default (not measured yet). ADI_SPIKE_Y_STREAM=0 / 1 / 2 overrides.
+  // (u == d: the single-device kernel). 0 off, 1 on, 2 on with rows requested into L2 ahead, 3
+  // on with the loads double-buffered (the next 8 rows' loads in flight while 8 rows are made), 4
+  // both. Off by default (not measured yet). ADI_SPIKE_Y_STREAM=0 .. 4 overrides.
   int spike_y_stream = 0;
 };
 

@@ -109,7 +109,7 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
   part::spike_lines_prepare<T>(ls, a, b, c, R, W, Z, cs, d_lines_reach.data(), d_lines_bad.data(), st);
   if (lines_y && u != d) {  // y by truncated sweeps (spike_y_stream): its verdict and the windows' read after it
     mark(kLocal);
-    part::spike_lines_y<T>(ls, a, b, c, d, u, lines_y == 2, d_lines_bad.data(), st);
+    part::spike_lines_y<T>(ls, a, b, c, d, u, lines_y, d_lines_bad.data(), st);
     part::copy_async(h_lines_bad.data(), d_lines_bad.data(), sizeof(int), st);
     mark(kLocalY);
     part::event_synchronize(ev[std::size_t(n_ev - 1)]);

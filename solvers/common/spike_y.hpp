@@ -24,7 +24,7 @@ namespace adi::common {
 // line's values) and every value finite; false otherwise (the caller must not use u: the plan
 // falls back to the partition passes). A truncation that reaches the segment's end is exact.
 // D rows' loads are issued before their rows are made (hint(i): the caller's look-ahead, e.g. an
-// L2 request). u must not alias d within G rows of another part's rows (parts read past their ends).
+// L2 request); Pipe: and the next D rows' loads before those rows are made (two register buffers). u must not alias d within G rows of another part's rows (parts read past their ends).
 template <class T>
 struct SpikeYShape {
   static constexpr int K = 48;                          // ring rows
@@ -45,7 +45,7 @@ ADI_THOMAS_HD I spike_y_parts(I m, I lines, I resident, I G) {
 #else
 #define ADI_SPIKE_UNROLL
 #endif
-template <int D = 8, class I, class Band, class DBand, class Out, class Ring, class Hint>
+template <int D = 8, bool Pipe = false, class I, class Band, class DBand, class Out, class Ring, class Hint>
 ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, const Band& b, const Band& c,
                                 const DBand& d, const Out& u, const Ring& ring, const Hint& hint) {
   using T = std::remove_cv_t<std::remove_reference_t<decltype(u[0])>>;
@@ -55,34 +55,16 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
   T cs = T(0), ys = T(0), fprod = T(1), sum = T(0);
   bool ok = true;
   I i = f0, slot = f0 % K;  // the next row of the forward sweep and its ring slot
-  auto advance = [&](I h) {  // the forward sweep through row h
-    while (i <= h) {
-      T ra[D], rb[D], rc[D], rd[D];
-      ADI_SPIKE_UNROLL
-      for (int k = 0; k < D; ++k)
-        if (i + k <= h) {
-          hint(i + k);
-          ra[k] = a[i + k], rb[k] = b[i + k], rc[k] = c[i + k], rd[k] = d[i + k];
-        }
-      ADI_SPIKE_UNROLL
-      for (int k = 0; k < D; ++k)
-        if (i + k <= h) {
-          const I row = i + k;
-          const T ak = row == f0 ? T(0) : ra[k];  // the cut (row 0: the segment's own end)
-          const T r = T(1) / thomas_pivot(ak, rb[k], cs);
-          if (f0 > 0 && row <= r0) fprod = fprod * mag(ra[k] * r);  // (row f0: the dropped coupling's own factor)
-          cs = row < m - 1 ? rc[k] * r : T(0);
-          ys = thomas_eliminate(rd[k], ak, ys, r);
-          ring.put(slot, cs, ys);
-          slot = slot + 1 == K ? I(0) : slot + 1;
-        }
-      i = h - i + 1 < I(D) ? h + 1 : i + D;
-    }
+  auto forward = [&](I row, T ar, T br, T cr, T dr) {  // row of the forward sweep into the ring
+    const T ak = row == f0 ? T(0) : ar;  // the cut (row 0: the segment's own end)
+    const T r = T(1) / thomas_pivot(ak, br, cs);
+    if (f0 > 0 && row <= r0) fprod = fprod * mag(ar * r);  // (row f0: the dropped coupling's own factor)
+    cs = row < m - 1 ? cr * r : T(0);
+    ys = thomas_eliminate(dr, ak, ys, r);
+    ring.put(slot, cs, ys);
+    slot = slot + 1 == K ? I(0) : slot + 1;
   };
-  for (I q = r0; q < r1; q += C) {
-    const I qe = q + C < r1 ? q + C : r1;           // rows [q, qe) emitted
-    const I h = qe + G < m ? qe + G - 1 : m - 1;    // from row h back (x_{h+1} taken as 0)
-    advance(h);
+  auto backward = [&](I q, I qe, I h) {  // rows [q, qe) from row h back (x_{h+1} taken as 0)
     T x = T(0), bprod = T(1);
     I s = h % K;
     for (I k = h; k >= q; --k) {
@@ -98,6 +80,68 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
       }
     }
     if (h < m - 1 && !(bprod <= tol)) ok = false;
+  };
+  auto chunk_end = [&](I q, I& qe, I& h) {  // chunk [q, qe) and the row its backward sweep starts from
+    qe = q + C < r1 ? q + C : r1;
+    h = qe + G < m ? qe + G - 1 : m - 1;
+  };
+  const I hend = (r1 + G < m ? r1 + G : m) - 1;  // the last row any chunk reads
+  // Pipe: batches of D rows double-buffered (the next batch's loads in flight while this one is
+  // made), each chunk's backward sweep right after the batch that completes it; needs every chunk
+  // to end on a batch's end (its rows then still in the ring): f0, C and G aligned to D.
+  if (Pipe && (r0 - f0) % D == 0 && C % D == 0 && G % D == 0 && r1 > r0) {
+    I q = r0, qe = 0, h = 0;
+    chunk_end(q, qe, h);
+    T xa[D] = {}, xb[D] = {}, xc[D] = {}, xd[D] = {}, ya[D] = {}, yb[D] = {}, yc[D] = {}, yd[D] = {};
+    auto fetch = [&](I from, T(&pa)[D], T(&pb)[D], T(&pc)[D], T(&pd)[D]) {
+      ADI_SPIKE_UNROLL
+      for (int k = 0; k < D; ++k)
+        if (from + k <= hend) {
+          hint(from + k);
+          pa[k] = a[from + k], pb[k] = b[from + k], pc[k] = c[from + k], pd[k] = d[from + k];
+        }
+    };
+    auto make = [&](T(&pa)[D], T(&pb)[D], T(&pc)[D], T(&pd)[D]) {
+      ADI_SPIKE_UNROLL
+      for (int k = 0; k < D; ++k)
+        if (i + k <= hend) forward(i + k, pa[k], pb[k], pc[k], pd[k]);
+      i = hend - i + 1 < I(D) ? hend + 1 : i + D;
+      while (q < r1 && i > h) {  // (at most one chunk after the first: C >= D)
+        backward(q, qe, h);
+        q = qe;
+        chunk_end(q, qe, h);
+      }
+    };
+    fetch(i, xa, xb, xc, xd);
+    while (i <= hend) {
+      fetch(i + D, ya, yb, yc, yd);
+      make(xa, xb, xc, xd);
+      if (i > hend) break;
+      fetch(i + D, xa, xb, xc, xd);
+      make(ya, yb, yc, yd);
+    }
+  } else {
+    auto advance = [&](I h) {  // the forward sweep through row h, D rows' loads at a time
+      while (i <= h) {
+        T ra[D], rb[D], rc[D], rd[D];
+        ADI_SPIKE_UNROLL
+        for (int k = 0; k < D; ++k)
+          if (i + k <= h) {
+            hint(i + k);
+            ra[k] = a[i + k], rb[k] = b[i + k], rc[k] = c[i + k], rd[k] = d[i + k];
+          }
+        ADI_SPIKE_UNROLL
+        for (int k = 0; k < D; ++k)
+          if (i + k <= h) forward(i + k, ra[k], rb[k], rc[k], rd[k]);
+        i = h - i + 1 < I(D) ? h + 1 : i + D;
+      }
+    };
+    for (I q = r0; q < r1; q += C) {
+      I qe = 0, h = 0;
+      chunk_end(q, qe, h);
+      advance(h);
+      backward(q, qe, h);
+    }
   }
   if (f0 > 0 && !(fprod <= tol)) ok = false;
   return ok && sum - sum == T(0);

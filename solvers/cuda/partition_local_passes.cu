@@ -1102,7 +1102,7 @@ struct YRing {
     ys = p[(2 * s + 1) * nt];
   }
 };
-template <class T, bool L2>
+template <class T, bool L2, bool Pipe>
 __global__ void __launch_bounds__(kYThreads)
     spike_y_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                    const T* __restrict__ d, T* __restrict__ u, index_t S, int* bad) {
@@ -1125,7 +1125,7 @@ __global__ void __launch_bounds__(kYThreads)
         prefetch_l2(d + k);
       }
   };
-  const bool ok = common::spike_y_part<8>(m, m * q / S, m * (q + 1) / S, index_t(Shape::G), index_t(Shape::C),
+  const bool ok = common::spike_y_part<8, Pipe>(m, m * q / S, m * (q + 1) / S, index_t(Shape::G), index_t(Shape::C),
                                           index_t(Shape::K), Band{a + o, st}, Band{b + o, st}, Band{c + o, st},
                                           Band{d + o, st}, common::Strided<T, index_t>{u + o, st}, ring, hint);
   if (!ok) *bad = 1;
@@ -1401,16 +1401,21 @@ void spike_lines_back(const LineSet& ls, index_t R, const T* W, const T* Z, cons
 }
 
 template <class T>
-void spike_lines_y(const LineSet& ls, const T* a, const T* b, const T* c, const T* d, T* u, bool l2, int* bad,
+void spike_lines_y(const LineSet& ls, const T* a, const T* b, const T* c, const T* d, T* u, int form, int* bad,
                    void* stream) {
   const index_t L = ls.count0 * ls.count1;
   if (L == 0) return;
+  if (form < 1 || form > 4)
+    throw InvalidArgument("partition::spike_lines_y: form " + std::to_string(form) + "; use 1, 2, 3 or 4");
   using Shape = common::SpikeYShape<T>;
   const std::size_t smem = std::size_t(2 * Shape::K) * kYThreads * sizeof(T);
-  auto kernel = l2 ? spike_y_kernel<T, true> : spike_y_kernel<T, false>;
+  auto kernel = form == 1   ? spike_y_kernel<T, false, false>
+                : form == 2 ? spike_y_kernel<T, true, false>
+                : form == 3 ? spike_y_kernel<T, false, true>
+                            : spike_y_kernel<T, true, true>;
   // Threads resident at once (the parts per line fill one wave), per form: measured once.
-  static index_t resident[2] = {0, 0};
-  index_t& here = resident[l2 ? 1 : 0];
+  static index_t resident[4] = {0, 0, 0, 0};
+  index_t& here = resident[form - 1];
   if (here == 0) {
     ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     ADI_CUDA_CHECK(
@@ -1521,7 +1526,7 @@ ADI_SPIKE_INSTANCES(double)
   template void spike_lines_back<T>(const LineSet&, index_t, const T*, const T*, const index_t*, const T*, T*, T*,   \
                                     int*, bool, bool, void*);                                                  \
   template void spike_ghost_terms<T>(const LineSet&, const T*, const T*, const T*, index_t, index_t, T*, T*, void*); \
-  template void spike_lines_y<T>(const LineSet&, const T*, const T*, const T*, const T*, T*, bool, int*, void*);
+  template void spike_lines_y<T>(const LineSet&, const T*, const T*, const T*, const T*, T*, int, int*, void*);
 ADI_SPIKE_INSTANCES(float)
 ADI_SPIKE_INSTANCES(double)
 #undef ADI_SPIKE_INSTANCES

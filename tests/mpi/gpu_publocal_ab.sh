@@ -11,17 +11,20 @@
 #   ADI_SPIKE_Y_STREAM=1  y by truncated sweeps (common::spike_y_part; 2 parts a line, a thread per
 #                         (line, part), c*, y* in a 48-row ring in shared memory: 5.16 arrays)
 #   ADI_SPIKE_Y_STREAM=2  the same, a, b, c, d requested into L2 32 rows ahead
-# alternating 0, 1, 2, 0, 1, 2. Look at "y ms" (y alone, on the stream) and "local ms"; "diff vs
-# first row" compares each SPIKE row's solution with the same run's partition row (expect ~1e-15);
-# a row named "fell back" means a line's truncation was refused (it should not be, for these bands).
+#   ADI_SPIKE_Y_STREAM=3  the loads double-buffered (the next 8 rows' in flight while 8 are made)
+#   ADI_SPIKE_Y_STREAM=4  3 and 2
+# alternating 0, 1, 2, 3, 4, 0, 1, 2, 3, 4 (Y_FORMS="0 3" e.g. for fewer). Look at "y ms" (y
+# alone, on the stream) and "local ms"; "diff vs first row" compares each SPIKE row's solution
+# with the same run's partition row (expect ~1e-15); a row named "fell back" means a line's
+# truncation was refused (it should not be, for these bands).
 #
 # Steps (each under a timeout; verdicts in summary.txt, tables at the end of stdout):
 #   1. build test_distributed_tridiagonal, bench_mpi_tridiagonal;
 #   2. tests on 2 ranks: SpikeYPart (the function against Thomas, odd sizes, both precisions,
 #      NaN-poisoned), SpikeYStreamDevice (the plan on device memory, every axis, periodic and not,
 #      weak rows refused -> partition passes, against one domain), SpikeLinesDevice (unchanged form);
-#   3. bench_mpi_tridiagonal A/B rows (6 runs);
-#   4. memcheck of a small 2-rank solve with ADI_SPIKE_Y_STREAM=1 (segments of 650 rows: 4 parts).
+#   3. bench_mpi_tridiagonal A/B rows (10 runs, ~8 s each);
+#   4. memcheck of a small 2-rank solve with ADI_SPIKE_Y_STREAM=4 (segments of 650 rows: 4 parts).
 #
 #   OUT=/tmp/o tests/mpi/gpu_publocal_ab.sh              # build + run
 #   OUT=/tmp/o tests/mpi/gpu_publocal_ab.sh --no-build   # run an existing build-mpi-gpu
@@ -40,8 +43,9 @@ step "tridiagonal SpikeYPart, SpikeYStreamDevice, SpikeLinesDevice np2" 120 "$OU
 grep -hE "SKIPPED:|SpikeY|SpikeLines \(|Failure|FAILED|Expected|Which is|Value of" "$OUT/tests.log" | sort | uniq -c |
   head -30 >>"$S"
 # 3. The A/B rows, alternating.
+FORMS=${Y_FORMS:-0 1 2 3 4}
 for k in 1 2; do
-  for y in 0 1 2; do
+  for y in $FORMS; do
     step "public np2 ADI_SPIKE_Y_STREAM=$y run $k" 60 "$OUT/public_y${y}_$k.log" $MPI -x ADI_SPIKE_Y_STREAM=$y -n 2 \
       "$T" --memory device --strategy allgather --transport nccl --reps 20 --form all --spike-window 64 \
       --spike-kernel cuda_thomas_pcr_long
@@ -49,21 +53,21 @@ for k in 1 2; do
 done
 {  # the table now (memcheck below may run out of time)
   echo
-  echo "== The public case (128x128x4096 fp64, 2 ranks, allgather + NCCL): y by pcr_long (0) / truncated sweeps (1, 2 = + L2 requests) =="
+  echo "== The public case (128x128x4096 fp64, 2 ranks, allgather + NCCL): y by pcr_long (0) / truncated sweeps (1; 2 + L2 requests; 3 double-buffered; 4 both) =="
   grep -hE "^device memory" "$OUT"/public_y*.log | sort -u
   echo "| y stream | run | row | ms/solve | local ms | exchange ms | wait ms | model ms | diff vs partition | y ms |"
   for k in 1 2; do
-    for y in 0 1 2; do
+    for y in $FORMS; do
       grep -hE "^\| 2 \| device \| allgather" "$OUT/public_y${y}_$k.log" 2>/dev/null |
         awk -F'|' -v y="$y" -v k="$k" '{ gsub(/^ +| +$/, "", $4); printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", y, k, $4, $6, $7, $8, $10, $12, $15, $16 }'
     done
   done
   echo
-  echo "(y stream 1 / 2 against 0: the SPIKE rows' y ms and ms/solve; the partition rows are the same code in all runs)"
+  echo "(y stream 1-4 against 0: the SPIKE rows' y ms and ms/solve; the partition rows are the same code in all runs)"
 } >>"$S"
 # 4. memcheck on 2 ranks: a small solve with y by truncated sweeps (segments of 650 rows: 4 parts, truncated).
-export ADI_SPIKE_Y_STREAM=1
-memcheck_step "memcheck public-like np2, ADI_SPIKE_Y_STREAM=1" "$OUT/cs_ystream" "$T" --n 16x8x1300 --memory device \
+export ADI_SPIKE_Y_STREAM=4
+memcheck_step "memcheck public-like np2, ADI_SPIKE_Y_STREAM=4" "$OUT/cs_ystream" "$T" --n 16x8x1300 --memory device \
   --reps 1 --strategy allgather --transport nccl --form spike --spike-window 64 --spike-kernel cuda_thomas_pcr_long
 unset ADI_SPIKE_Y_STREAM
 tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log summary.txt 2>/dev/null) 2>/dev/null

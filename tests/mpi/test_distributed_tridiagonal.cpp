@@ -640,8 +640,8 @@ void spike_y_stream_sweep(bool device) {
       Decomposition dec(procs, n);
       const index_t first = dec.lo(Axis(ax)), m = dec.extents()[std::size_t(ax)];
       for (bool weak : {false, true})
-        for (int y : {0, 1, 2}) {
-          if (y == 2 && !device) continue;  // (2: L2 requests, the device kernel's variant)
+        for (int y : {0, 1, 2, 3, 4}) {
+          if ((y == 2 || y == 4) && !device) continue;  // (2, 4: L2 requests, the device kernel's variants)
           SpikeCase sc;
           sc.n = n;
           sc.lines = 1;
@@ -721,13 +721,21 @@ void spike_y_part_sweep() {
             dp[i] = (double(d[i]) - (i > 0 ? ai * dp[i - 1] : 0.0)) / piv;
           }
           for (std::size_t i = a.size(); i-- > 0;) ref[i] = dp[i] - (i + 1 < a.size() ? cp[i] * ref[i + 1] : 0.0);
-          std::vector<T> ring(std::size_t(2 * (G + C)));
-          bool ok = true;
-          for (index_t q = 0; q < S; ++q)
+          std::vector<T> ring(std::size_t(2 * (G + C))), xp = x;
+          bool ok = true, okp = true;
+          for (index_t q = 0; q < S; ++q) {
             ok = common::spike_y_part(m, m * q / S, m * (q + 1) / S, G, C, G + C, Band{a.data(), 1}, Band{b.data(), 1},
                                       Band{c.data(), 1}, Band{d.data(), 1}, Out{x.data(), 1}, Ring{ring.data()},
                                       [](index_t) {}) &&
                  ok;
+            okp = common::spike_y_part<8, true>(m, m * q / S, m * (q + 1) / S, G, C, G + C, Band{a.data(), 1},
+                                                Band{b.data(), 1}, Band{c.data(), 1}, Band{d.data(), 1},
+                                                Out{xp.data(), 1}, Ring{ring.data()}, [](index_t) {}) &&
+                  okp;
+          }
+          // the double-buffered form (Pipe): the same rows in the same order, the same values
+          EXPECT_EQ(okp, ok) << "m " << m << " parts " << S;
+          EXPECT_EQ(0, std::memcmp(x.data(), xp.data(), sz * sizeof(T))) << "m " << m << " parts " << S << ": Pipe";
           double err = 0, scale = 0;
           for (std::size_t i = 0; i < a.size(); ++i) {
             scale = std::max(scale, std::abs(ref[i]));

@@ -178,7 +178,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
   std::optional<TridiagonalPlan<T>> lines_plan;
   TridiagonalPlan<T>* lines_local = nullptr;
   index_t lines_R = 0;
-  int lines_y = 0;  // DistributedOptions::spike_y_stream (ADI_SPIKE_Y_STREAM): y by truncated sweeps (2: L2 hints)
+  int lines_y = 0;  // DistributedOptions::spike_y_stream (ADI_SPIKE_Y_STREAM): y by truncated sweeps, 1-4
   Array<T> d_lines;
   Array<index_t> d_lines_reach;
   Array<int> d_lines_bad;
