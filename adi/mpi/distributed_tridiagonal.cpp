@@ -401,6 +401,7 @@ void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOpt
     return;
   lines_R = std::max<index_t>(2, std::min<index_t>(m, options.spike_window));  // (m >= 2 on a split axis)
   lines_y = detail::env_int("ADI_SPIKE_Y_STREAM", 0, 4, options.spike_y_stream);
+  lines_side = !exec.is_host() && env_switch("ADI_SPIKE_WINDOWS_SIDE", options.spike_windows_side);
   if (lines_y < 0 || lines_y > 4)
     throw InvalidArgument("DistributedOptions::spike_y_stream = " + std::to_string(options.spike_y_stream) +
                           ": use 0 (off), 1 (y by truncated sweeps), 2 (and rows requested into L2 ahead), 3 (loads "

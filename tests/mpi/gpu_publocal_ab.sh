@@ -13,8 +13,9 @@
 #   ADI_SPIKE_Y_STREAM=2  the same, a, b, c, d requested into L2 32 rows ahead
 #   ADI_SPIKE_Y_STREAM=3  the loads double-buffered (the next 8 rows' in flight while 8 are made)
 #   ADI_SPIKE_Y_STREAM=4  3 and 2
-# alternating 0, 1, 2, 3, 4, 0, 1, 2, 3, 4 (Y_FORMS="0 3" e.g. for fewer). Look at "y ms" (y
-# alone, on the stream) and "local ms"; "diff vs first row" compares each SPIKE row's solution
+# and with ADI_SPIKE_WINDOWS_SIDE=1 (the spike windows on a side stream beside y: variants "0s",
+# "3s", "4s"), pass 1 "0 1 2 3 4 0s 3s 4s", pass 2 "0 3s 4s" (PASS1 / PASS2 set others). Look at
+# "y ms" (y alone, on the stream) and "local ms"; "diff vs first row" compares each SPIKE row's solution
 # with the same run's partition row (expect ~1e-15); a row named "fell back" means a line's
 # truncation was refused (it should not be, for these bands).
 #
@@ -23,8 +24,9 @@
 #   2. tests on 2 ranks: SpikeYPart (the function against Thomas, odd sizes, both precisions,
 #      NaN-poisoned), SpikeYStreamDevice (the plan on device memory, every axis, periodic and not,
 #      weak rows refused -> partition passes, against one domain), SpikeLinesDevice (unchanged form);
-#   3. bench_mpi_tridiagonal A/B rows (10 runs, ~8 s each);
-#   4. memcheck of a small 2-rank solve with ADI_SPIKE_Y_STREAM=4 (segments of 650 rows: 4 parts).
+#   3. bench_mpi_tridiagonal A/B rows (11 runs, ~8 s each);
+#   4. memcheck of a small 2-rank solve, ADI_SPIKE_Y_STREAM=4 ADI_SPIKE_WINDOWS_SIDE=1 (650-row
+#      segments: 4 parts).
 #
 #   OUT=/tmp/o tests/mpi/gpu_publocal_ab.sh              # build + run
 #   OUT=/tmp/o tests/mpi/gpu_publocal_ab.sh --no-build   # run an existing build-mpi-gpu
@@ -43,33 +45,39 @@ step "tridiagonal SpikeYPart, SpikeYStreamDevice, SpikeLinesDevice np2" 120 "$OU
 grep -hE "SKIPPED:|SpikeY|SpikeLines \(|Failure|FAILED|Expected|Which is|Value of" "$OUT/tests.log" | sort | uniq -c |
   head -30 >>"$S"
 # 3. The A/B rows, alternating.
-FORMS=${Y_FORMS:-0 1 2 3 4}
-for k in 1 2; do
-  for y in $FORMS; do
-    step "public np2 ADI_SPIKE_Y_STREAM=$y run $k" 60 "$OUT/public_y${y}_$k.log" $MPI -x ADI_SPIKE_Y_STREAM=$y -n 2 \
-      "$T" --memory device --strategy allgather --transport nccl --reps 20 --form all --spike-window 64 \
-      --spike-kernel cuda_thomas_pcr_long
-  done
-done
+# A variant: the ADI_SPIKE_Y_STREAM form, "s" after it: the windows on a side stream too
+# (ADI_SPIKE_WINDOWS_SIDE=1). Pass 1 every variant, pass 2 the likely best again with the old one.
+PASS1=${PASS1:-0 1 2 3 4 0s 3s 4s}
+PASS2=${PASS2:-0 3s 4s}
+run_variant() {  # run_variant VARIANT PASS
+  local v=$1 k=$2 y=${1%s} side=0
+  [ "$v" != "$y" ] && side=1
+  step "public np2 ADI_SPIKE_Y_STREAM=$y ADI_SPIKE_WINDOWS_SIDE=$side pass $k" 60 "$OUT/public_${v}_$k.log" $MPI \
+    -x ADI_SPIKE_Y_STREAM=$y -x ADI_SPIKE_WINDOWS_SIDE=$side -n 2 "$T" --memory device --strategy allgather \
+    --transport nccl --reps 20 --form all --spike-window 64 --spike-kernel cuda_thomas_pcr_long
+}
+for v in $PASS1; do run_variant "$v" 1; done
+for v in $PASS2; do run_variant "$v" 2; done
 {  # the table now (memcheck below may run out of time)
   echo
-  echo "== The public case (128x128x4096 fp64, 2 ranks, allgather + NCCL): y by pcr_long (0) / truncated sweeps (1; 2 + L2 requests; 3 double-buffered; 4 both) =="
-  grep -hE "^device memory" "$OUT"/public_y*.log | sort -u
-  echo "| y stream | run | row | ms/solve | local ms | exchange ms | wait ms | model ms | diff vs partition | y ms |"
+  echo "== The public case (128x128x4096 fp64, 2 ranks, allgather + NCCL): y by pcr_long (0) / truncated sweeps (1; 2 + L2 requests; 3 double-buffered; 4 both); s: windows on a side stream =="
+  grep -hE "^device memory" "$OUT"/public_*.log | sort -u
+  echo "| variant | pass | row | ms/solve | local ms | exchange ms | wait ms | model ms | diff vs partition | y ms |"
   for k in 1 2; do
-    for y in $FORMS; do
-      grep -hE "^\| 2 \| device \| allgather" "$OUT/public_y${y}_$k.log" 2>/dev/null |
-        awk -F'|' -v y="$y" -v k="$k" '{ gsub(/^ +| +$/, "", $4); printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", y, k, $4, $6, $7, $8, $10, $12, $15, $16 }'
+    if [ $k = 1 ]; then L=$PASS1; else L=$PASS2; fi
+    for v in $L; do
+      grep -hE "^\| 2 \| device \| allgather" "$OUT/public_${v}_$k.log" 2>/dev/null |
+        awk -F'|' -v y="$v" -v k="$k" '{ gsub(/^ +| +$/, "", $4); printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", y, k, $4, $6, $7, $8, $10, $12, $15, $16 }'
     done
   done
   echo
-  echo "(y stream 1-4 against 0: the SPIKE rows' y ms and ms/solve; the partition rows are the same code in all runs)"
+  echo "(variants 1-4, s against 0: the SPIKE rows' ms/solve, local ms and y ms; the partition rows are the same code in all runs)"
 } >>"$S"
 # 4. memcheck on 2 ranks: a small solve with y by truncated sweeps (segments of 650 rows: 4 parts, truncated).
-export ADI_SPIKE_Y_STREAM=4
-memcheck_step "memcheck public-like np2, ADI_SPIKE_Y_STREAM=4" "$OUT/cs_ystream" "$T" --n 16x8x1300 --memory device \
+export ADI_SPIKE_Y_STREAM=4 ADI_SPIKE_WINDOWS_SIDE=1
+memcheck_step "memcheck public-like np2, ADI_SPIKE_Y_STREAM=4 ADI_SPIKE_WINDOWS_SIDE=1" "$OUT/cs_ystream" "$T" --n 16x8x1300 --memory device \
   --reps 1 --strategy allgather --transport nccl --form spike --spike-window 64 --spike-kernel cuda_thomas_pcr_long
-unset ADI_SPIKE_Y_STREAM
+unset ADI_SPIKE_Y_STREAM ADI_SPIKE_WINDOWS_SIDE
 tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log summary.txt 2>/dev/null) 2>/dev/null
 rm -f "$OUT"/cs_*.log
 verdicts_footer >>"$S"

@@ -65,6 +65,7 @@ struct SpikeCase {
   int coarse = -1;   // >= 0: DistributedOptions::spike_reach_coarse
   int half = -1;     // >= 0: DistributedOptions::spike_half_exchange
   int ystream = -1;  // >= 0: DistributedOptions::spike_y_stream
+  int side = -1;     // >= 0: DistributedOptions::spike_windows_side
   index_t weak_from = 0;  // the weak rows are [weak_from, weak_rows)
   std::string form;
   long long fallbacks = 0;
@@ -144,6 +145,7 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
   if (sc && sc->coarse >= 0) opts.spike_reach_coarse = sc->coarse != 0;
   if (sc && sc->half >= 0) opts.spike_half_exchange = sc->half != 0;
   if (sc && sc->ystream >= 0) opts.spike_y_stream = sc->ystream;
+  if (sc && sc->side >= 0) opts.spike_windows_side = sc->side != 0;
   DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, opts);
   struct Report {  // the form of the first solve, for the caller
     SpikeCase* sc;
@@ -622,11 +624,13 @@ TEST(DistributedTridiagonal, SpikeLinesDevice) {
 // not, dominant lines (every rank keeps the SPIKE form), and lines weakly dominant on 80 rows in the
 // middle of rank 0's segment, outside its spike windows (64 rows): y's truncations there do not
 // decay, so rank 0 falls back to the partition passes, where the single-device y keeps the SPIKE
-// form. ADI_SPIKE_Y_STREAM cleared: the option decides.
+// form. Device: also with the windows on a side stream (spike_windows_side). ADI_SPIKE_Y_STREAM,
+// ADI_SPIKE_LINES, ADI_SPIKE_WINDOWS_SIDE cleared: the options decide.
 template <class T>
 void spike_y_stream_sweep(bool device) {
   const adi::test::ScopedEnv options_decide("ADI_SPIKE_Y_STREAM", "");
   const adi::test::ScopedEnv lines_decide("ADI_SPIKE_LINES", "");
+  const adi::test::ScopedEnv side_decide("ADI_SPIKE_WINDOWS_SIDE", "");
   const int P = world_size();
   double worst = 0;
   int streamed = 0, refused = 0;
@@ -640,19 +644,22 @@ void spike_y_stream_sweep(bool device) {
       Decomposition dec(procs, n);
       const index_t first = dec.lo(Axis(ax)), m = dec.extents()[std::size_t(ax)];
       for (bool weak : {false, true})
-        for (int y : {0, 1, 2, 3, 4}) {
-          if ((y == 2 || y == 4) && !device) continue;  // (2, 4: L2 requests, the device kernel's variants)
+        for (int y : {0, 1, 2, 3, 4})
+          for (int side : {0, 1}) {
+          if ((y == 2 || y == 4 || side == 1) && !device) continue;  // (2, 4: L2 requests; side: a side stream)
           SpikeCase sc;
           sc.n = n;
           sc.lines = 1;
           sc.window = 64;
           sc.ystream = y;
+          sc.side = side;
           if (weak) sc.weak_from = 160, sc.weak_rows = 240;  // rank 0's rows, outside its windows
           const double err = distributed_error<T>(procs, dec, Axis(ax), ReducedStrategy::allgather, periodic, false,
                                                   900u + unsigned(ax), device, 0, Transport::automatic,
                                                   ReducedSolveSite::automatic, &sc);
           const std::string what = std::string("axis ") + axis_name(Axis(ax)) + (periodic ? " periodic" : "") +
-                                   (weak ? " weak rows 160-239" : "") + " y stream " + std::to_string(y) + " rank " +
+                                   (weak ? " weak rows 160-239" : "") + " y stream " + std::to_string(y) +
+                                   (side ? " windows on a side stream" : "") + " rank " +
                                    std::to_string(world_rank()) + " form " + sc.form;
           EXPECT_LE(err, tolerance<T>()) << what;
           const bool weak_here = weak && first < 240 && first + m > 160;
