@@ -66,7 +66,7 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
   };
   auto backward = [&](I q, I qe, I h) {  // rows [q, qe) from row h back (x_{h+1} taken as 0)
     T x = T(0), bprod = T(1);
-    I s = h % K;
+    I s = slot == 0 ? K - 1 : slot - 1;  // row h's slot (the forward sweep has just made row h)
     for (I k = h; k >= q; --k) {
       T csk, ysk;
       ring.get(s, csk, ysk);

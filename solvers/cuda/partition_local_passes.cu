@@ -1093,13 +1093,13 @@ template <class T>
 struct YRing {
   T* p;  // this thread's first slot value
   int nt;
-  __device__ __forceinline__ void put(index_t s, T cs, T ys) const {
-    p[(2 * s) * nt] = cs;
-    p[(2 * s + 1) * nt] = ys;
+  __device__ __forceinline__ void put(index_t s, T cs, T ys) const {  // (s < K: 32-bit offsets)
+    p[(2 * int(s)) * nt] = cs;
+    p[(2 * int(s) + 1) * nt] = ys;
   }
   __device__ __forceinline__ void get(index_t s, T& cs, T& ys) const {
-    cs = p[(2 * s) * nt];
-    ys = p[(2 * s + 1) * nt];
+    cs = p[(2 * int(s)) * nt];
+    ys = p[(2 * int(s) + 1) * nt];
   }
 };
 template <class T, bool L2, bool Pipe>
