@@ -204,8 +204,8 @@ struct DistributedOptions {
   int spike_y_stream = 0;
   // Device plans, spike_lines: the windows (spike_lines_prepare, ~0.045 ms on the public case: a
   // thread per line end, two dependent 64-row sweeps each) on a side stream of the plan, beside y
-  // (y by truncated sweeps leaves room on every SM; cuda_thomas_pcr_long the SMs its clusters do
-  // not take), joined before the reduced rows; the windows' verdict then read from the side
+  // (y by truncated sweeps leaves room on every SM, and cuda_thomas_pcr_long at 2048 rows a line:
+  // one block of ~115 KB a SM), joined before the reduced rows; the windows' verdict then read from the side
   // stream. Off by default (not measured yet). ADI_SPIKE_WINDOWS_SIDE=1 / 0 overrides.
   bool spike_windows_side = false;
 };
