@@ -24,7 +24,8 @@ namespace adi::common {
 // line's values) and every value finite; false otherwise (the caller must not use u: the plan
 // falls back to the partition passes). A truncation that reaches the segment's end is exact.
 // D rows' loads are issued before their rows are made (hint(i): the caller's look-ahead, e.g. an
-// L2 request); Pipe: and the next D rows' loads before those rows are made (two register buffers). u must not alias d within G rows of another part's rows (parts read past their ends).
+// L2 request); Pipe: and the next D rows' loads before those rows are made (two register
+// buffers). u must not alias d (a part reads G rows past its ends, which its neighbours write).
 template <class T>
 struct SpikeYShape {
   static constexpr int K = 48;                          // ring rows
