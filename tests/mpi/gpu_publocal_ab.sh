@@ -14,7 +14,7 @@
 #   ADI_SPIKE_Y_STREAM=3  the loads double-buffered (the next 8 rows' in flight while 8 are made)
 #   ADI_SPIKE_Y_STREAM=4  3 and 2
 # and with ADI_SPIKE_WINDOWS_SIDE=1 (the spike windows on a side stream beside y: variants "0s",
-# "3s", "4s"), pass 1 "0 1 2 3 4 0s 3s 4s", pass 2 "0 3s 4s" (PASS1 / PASS2 set others). Look at
+# "3s", "4s"), pass 1 "0 1 2 3 4 0s 3s 4s", pass 2 "0 4s" (PASS1 / PASS2 set others). Look at
 # "y ms" (y alone, on the stream) and "local ms"; "diff vs first row" compares each SPIKE row's solution
 # with the same run's partition row (expect ~1e-15); a row named "fell back" means a line's
 # truncation was refused (it should not be, for these bands).
@@ -24,7 +24,9 @@
 #   2. tests on 2 ranks: SpikeYPart (the function against Thomas, odd sizes, both precisions,
 #      NaN-poisoned), SpikeYStreamDevice (the plan on device memory, every axis, periodic and not,
 #      weak rows refused -> partition passes, against one domain), SpikeLinesDevice (unchanged form);
-#   3. bench_mpi_tridiagonal A/B rows (11 runs, ~8 s each);
+#      then DeviceMemory, DeviceNccl, DeviceZeroPivot*, SpikeLinesDevice with ADI_SPIKE_LINES=1
+#      ADI_SPIKE_Y_STREAM=4 ADI_SPIKE_WINDOWS_SIDE=1;
+#   3. bench_mpi_tridiagonal A/B rows (10 runs, ~6-8 s each);
 #   4. memcheck of a small 2-rank solve, ADI_SPIKE_Y_STREAM=4 ADI_SPIKE_WINDOWS_SIDE=1 (650-row
 #      segments: 4 parts).
 #
@@ -43,13 +45,17 @@ T="$B/benchmarks/bench_mpi_tridiagonal"
 # 2. Correctness.
 step "tridiagonal SpikeYPart, SpikeYStreamDevice, SpikeLinesDevice np2" 120 "$OUT/tests.log" $MPI -n 2 \
   "$B/tests/test_distributed_tridiagonal" --gtest_filter='*SpikeYPart*:*SpikeYStream*:*SpikeLinesDevice*'
+# (the full-band device tests again with y by truncated sweeps and the windows beside it)
+step "tridiagonal device np2, SPIKE form, ADI_SPIKE_Y_STREAM=4 ADI_SPIKE_WINDOWS_SIDE=1" 90 "$OUT/tests.log" $MPI \
+  -x ADI_SPIKE_LINES=1 -x ADI_SPIKE_Y_STREAM=4 -x ADI_SPIKE_WINDOWS_SIDE=1 -n 2 "$B/tests/test_distributed_tridiagonal" \
+  --gtest_filter='*DeviceMemory*:*DeviceNccl*:*DeviceZeroPivot*:*SpikeLinesDevice*'
 grep -hE "SKIPPED:|SpikeY|SpikeLines \(|Failure|FAILED|Expected|Which is|Value of" "$OUT/tests.log" | sort | uniq -c |
   head -30 >>"$S"
 # 3. The A/B rows, alternating.
 # A variant: the ADI_SPIKE_Y_STREAM form, "s" after it: the windows on a side stream too
 # (ADI_SPIKE_WINDOWS_SIDE=1). Pass 1 every variant, pass 2 the likely best again with the old one.
 PASS1=${PASS1-0 1 2 3 4 0s 3s 4s}
-PASS2=${PASS2-0 3s 4s}
+PASS2=${PASS2-0 4s}
 run_variant() {  # run_variant VARIANT PASS
   local v=$1 k=$2 y=${1%s} side=0
   [ "$v" != "$y" ] && side=1
