@@ -470,7 +470,8 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_host(const T* a, const
     };
     for (index_t l = 0; l < L && ok; ++l)
       for (index_t q = 0; q < S && ok; ++q)
-        ok = lines_y >= 3 ? part_of(std::true_type{}, line_offset(l), q) : part_of(std::false_type{}, line_offset(l), q);
+        ok = lines_y >= 3 ? part_of(std::true_type{}, line_offset(l), q)
+                          : part_of(std::false_type{}, line_offset(l), q);
     if (!ok) {  // a line's sweeps did not decay within G rows: the partition passes (d intact)
       ++fallbacks;
       return false;

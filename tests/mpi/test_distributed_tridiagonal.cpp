@@ -91,7 +91,8 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
         for (index_t i = 0; i < n[0]; ++i) {
           const index_t idx = i + j * n[0] + k * n[0] * n[1];
           const index_t row = axis == Axis::x ? i : axis == Axis::y ? j : k;
-          if (row >= sc->weak_from && row < sc->weak_rows) a[std::size_t(idx)] = c[std::size_t(idx)] = -1.0, b[std::size_t(idx)] = 2.2;
+          if (row >= sc->weak_from && row < sc->weak_rows)
+            a[std::size_t(idx)] = c[std::size_t(idx)] = -1.0, b[std::size_t(idx)] = 2.2;
         }
   // Shared bands: one coefficient per row along the axis, the same for every line.
   const std::vector<double> ra(a.begin(), a.begin() + na), rb(b.begin(), b.begin() + na),
@@ -619,7 +620,7 @@ TEST(DistributedTridiagonal, SpikeLinesDevice) {
 }
 
 // y of the per-line SPIKE form by truncated sweeps (DistributedOptions::spike_y_stream, stop 40):
-// against the one-domain solve and against the form with y by the single-device kernel, each axis
+// against the one-domain solve, beside the form with y by the single-device kernel (0), each axis
 // split over the world (segments of ~403 rows: 2 parts a line, each sweep truncated), periodic and
 // not, dominant lines (every rank keeps the SPIKE form), and lines weakly dominant on 80 rows in the
 // middle of rank 0's segment, outside its spike windows (64 rows): y's truncations there do not
@@ -646,28 +647,28 @@ void spike_y_stream_sweep(bool device) {
       for (bool weak : {false, true})
         for (int y : {0, 1, 2, 3, 4})
           for (int side : {0, 1}) {
-          if ((y == 2 || y == 4 || side == 1) && !device) continue;  // (2, 4: L2 requests; side: a side stream)
-          SpikeCase sc;
-          sc.n = n;
-          sc.lines = 1;
-          sc.window = 64;
-          sc.ystream = y;
-          sc.side = side;
-          if (weak) sc.weak_from = 160, sc.weak_rows = 240;  // rank 0's rows, outside its windows
-          const double err = distributed_error<T>(procs, dec, Axis(ax), ReducedStrategy::allgather, periodic, false,
-                                                  900u + unsigned(ax), device, 0, Transport::automatic,
-                                                  ReducedSolveSite::automatic, &sc);
-          const std::string what = std::string("axis ") + axis_name(Axis(ax)) + (periodic ? " periodic" : "") +
-                                   (weak ? " weak rows 160-239" : "") + " y stream " + std::to_string(y) +
-                                   (side ? " windows on a side stream" : "") + " rank " +
-                                   std::to_string(world_rank()) + " form " + sc.form;
-          EXPECT_LE(err, tolerance<T>()) << what;
-          const bool weak_here = weak && first < 240 && first + m > 160;
-          EXPECT_EQ(sc.form, weak_here && y > 0 ? "partition" : "spike") << what;
-          worst = std::max(worst, err);
-          streamed += y > 0 && sc.form == "spike" ? 1 : 0;
-          refused += y > 0 && sc.form == "partition" ? 1 : 0;
-        }
+            if ((y == 2 || y == 4 || side == 1) && !device) continue;  // (2, 4: L2 requests; side: a side stream)
+            SpikeCase sc;
+            sc.n = n;
+            sc.lines = 1;
+            sc.window = 64;
+            sc.ystream = y;
+            sc.side = side;
+            if (weak) sc.weak_from = 160, sc.weak_rows = 240;  // rank 0's rows, outside its windows
+            const double err = distributed_error<T>(procs, dec, Axis(ax), ReducedStrategy::allgather, periodic, false,
+                                                    900u + unsigned(ax), device, 0, Transport::automatic,
+                                                    ReducedSolveSite::automatic, &sc);
+            const std::string what = std::string("axis ") + axis_name(Axis(ax)) + (periodic ? " periodic" : "") +
+                                     (weak ? " weak rows 160-239" : "") + " y stream " + std::to_string(y) +
+                                     (side ? " windows on a side stream" : "") + " rank " +
+                                     std::to_string(world_rank()) + " form " + sc.form;
+            EXPECT_LE(err, tolerance<T>()) << what;
+            const bool weak_here = weak && first < 240 && first + m > 160;
+            EXPECT_EQ(sc.form, weak_here && y > 0 ? "partition" : "spike") << what;
+            worst = std::max(worst, err);
+            streamed += y > 0 && sc.form == "spike" ? 1 : 0;
+            refused += y > 0 && sc.form == "partition" ? 1 : 0;
+          }
     }
   EXPECT_GT(streamed, 0);
   if (world_rank() == 0)
