@@ -25,6 +25,7 @@
 #include "adi/base/env_switch.hpp"
 #include "adi/detail/tridiagonal_stage.hpp"
 #include "solvers/common/partition_core.hpp"
+#include "solvers/common/spike_y.hpp"
 
 namespace adi::mpi {
 
@@ -399,6 +400,12 @@ void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOpt
   if (local || !env_switch("ADI_SPIKE_LINES", options.spike_lines && (!exec.is_host() || options.host_spike)))
     return;
   lines_R = std::max<index_t>(2, std::min<index_t>(m, options.spike_window));  // (m >= 2 on a split axis)
+  lines_y = detail::env_int("ADI_SPIKE_Y_STREAM", 0, 4, options.spike_y_stream);
+  lines_side = !exec.is_host() && env_switch("ADI_SPIKE_WINDOWS_SIDE", options.spike_windows_side);
+  if (lines_y < 0 || lines_y > 4)
+    throw InvalidArgument("DistributedOptions::spike_y_stream = " + std::to_string(options.spike_y_stream) +
+                          ": use 0 (off), 1 (y by truncated sweeps), 2 (and rows requested into L2 ahead), 3 (loads "
+                          "double-buffered) or 4 (both)");
   const bool own = options.spike_kernel != Kernel::automatic || options.spike_measure;
   if (spike_local && !own) {
     lines_local = &*spike_local;
@@ -447,8 +454,32 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_host(const T* a, const
     ++fallbacks;
     return false;
   }
+  if (lines_y && u != d) {  // y by truncated sweeps (spike_y_stream): the device's parts as loops
+    using Shape = common::SpikeYShape<T>;
+    const index_t S = common::spike_y_parts<index_t>(m, L, 2 * L, Shape::G);
+    std::vector<T> ring(std::size_t(2 * Shape::K));
+    struct Ring {
+      T* p;
+      void put(index_t s, T cs, T ys) const { p[2 * s] = cs, p[2 * s + 1] = ys; }
+      void get(index_t s, T& cs, T& ys) const { cs = p[2 * s], ys = p[2 * s + 1]; }
+    };
+    auto part_of = [&](auto pipe, index_t o, index_t q) {
+      return common::spike_y_part<8, decltype(pipe)::value>(
+          m, m * q / S, m * (q + 1) / S, index_t(Shape::G), index_t(Shape::C), index_t(Shape::K), Band{a + o, st},
+          Band{b + o, st}, Band{c + o, st}, Band{d + o, st}, Out{u + o, st}, Ring{ring.data()}, [](index_t) {});
+    };
+    for (index_t l = 0; l < L && ok; ++l)
+      for (index_t q = 0; q < S && ok; ++q)
+        ok = lines_y >= 3 ? part_of(std::true_type{}, line_offset(l), q)
+                          : part_of(std::false_type{}, line_offset(l), q);
+    if (!ok) {  // a line's sweeps did not decay within G rows: the partition passes (d intact)
+      ++fallbacks;
+      return false;
+    }
+  } else {
+    lines_local->solve(Bands<T>{a, b, c}, d, u);  // y: a[0], c[m-1] of the lines not read
+  }
   form = "spike";
-  lines_local->solve(Bands<T>{a, b, c}, d, u);  // y: a[0], c[m-1] of the lines not read
   auto spikes = [&](index_t l, index_t i, T& w, T& z) {
     common::spike_at(m, R, Out{W + l, L}, Out{Z + l, L}, i, w, z);
   };

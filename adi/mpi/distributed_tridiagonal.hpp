@@ -190,6 +190,24 @@ struct DistributedOptions {
   // cuda_thomas_pcr_long's 0.675), or spike_kernel by name, or (neither) the dispatch table's.
   Kernel spike_kernel = Kernel::automatic;
   bool spike_measure = true;
+  // spike_lines' y by truncated sweeps instead of the single-device kernel (stop 40, h-publocal;
+  // common::spike_y_part): each line cut into parts, a GPU thread per (line, part), its forward
+  // sweep started G rows early from a cut and its backward sweep run in chunks from G rows past
+  // each chunk (c*, y* in a ring on chip): a, b, c, d read on (1 + 2G parts / m) of the rows and u
+  // written once (5.16 arrays for the public case's 2 parts of 2048 rows), a thread per line and
+  // part streaming like the partition passes. Checked per line as the windows are (the
+  // truncations' products below 1e-3 x epsilon, values finite), the verdict read after y (the
+  // host waits for it: a failed line makes the rank run the partition passes). Not in place
+  // (u == d: the single-device kernel). 0 off, 1 on, 2 on with rows requested into L2 ahead, 3
+  // on with the loads double-buffered (the next 8 rows' loads in flight while 8 rows are made), 4
+  // both. Off by default (not measured yet). ADI_SPIKE_Y_STREAM=0 .. 4 overrides.
+  int spike_y_stream = 0;
+  // Device plans, spike_lines: the windows (spike_lines_prepare, ~0.045 ms on the public case: a
+  // thread per line end, two dependent 64-row sweeps each) on a side stream of the plan, beside y
+  // (y by truncated sweeps leaves room on every SM, and cuda_thomas_pcr_long at 2048 rows a line:
+  // one block of ~115 KB a SM), joined before the reduced rows; the windows' verdict then read from the side
+  // stream. Off by default (not measured yet). ADI_SPIKE_WINDOWS_SIDE=1 / 0 overrides.
+  bool spike_windows_side = false;
 };
 
 // The model's predicted seconds of each strategy for a plan (what `automatic` compared).

@@ -106,10 +106,68 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
   if (!flag_clear) part::clear_flag_async(d_flag.data(), st);
   flag_clear = false;
   part::clear_flag_async(d_lines_bad.data(), st);
-  part::spike_lines_prepare<T>(ls, a, b, c, R, W, Z, cs, d_lines_reach.data(), d_lines_bad.data(), st);
-  part::copy_async(h_lines_bad.data(), d_lines_bad.data(), sizeof(int), st);
+  // The windows on the plan's stream, or (spike_windows_side) on the side stream beside y.
+  void* wst = st;
+  if (lines_side) {
+    if (!side_st) {
+      side_st = cuda_backend::side_stream_create(exec.device());
+      side_fork = cuda_backend::side_event_create(exec.device());
+      side_join = cuda_backend::side_event_create(exec.device());
+    }
+    cuda_backend::side_event_record(side_fork, st);  // (after the flags' memsets)
+    cuda_backend::side_stream_wait(side_st, side_fork);
+    wst = side_st;
+  }
+  part::spike_lines_prepare<T>(ls, a, b, c, R, W, Z, cs, d_lines_reach.data(), d_lines_bad.data(), wst);
+  if (lines_y && u != d) {  // y by truncated sweeps (spike_y_stream): its verdict and the windows' read after it
+    if (!lines_side) mark(kLocal);
+    part::spike_lines_y<T>(ls, a, b, c, d, u, lines_y, d_lines_bad.data(), st);  // (both only ever write 1)
+    if (lines_side) {
+      cuda_backend::side_event_record(side_join, side_st);
+      cuda_backend::side_stream_wait(st, side_join);
+    }
+    part::copy_async(h_lines_bad.data(), d_lines_bad.data(), sizeof(int), st);
+    mark(kLocalY);
+    void* verdict = ev[std::size_t(n_ev - 1)];
+    // the reduced rows queued before the host waits (the GPU busy during the round trip; a
+    // fall-back overwrites them)
+    part::spike_lines_reduce<T>(ls, a, c, R, W, Z, u, d_red.data(), first_open, last_open, st);
+    mark(kLocal);
+    part::event_synchronize(verdict);
+    if (h_lines_bad[0] != 0) {  // u holds a partial y: the partition passes overwrite it (d intact)
+      ++fallbacks;
+      return false;
+    }
+    form = "spike";
+  } else {
+    part::copy_async(h_lines_bad.data(), d_lines_bad.data(), sizeof(int), wst);
+    void* verdict = nullptr;
+    if (lines_side) {
+      cuda_backend::side_event_record(side_join, side_st);
+      verdict = side_join;
+    } else {
+      mark(kLocal);
+      verdict = ev[std::size_t(n_ev - 1)];
+    }
+    if (!run_spike_lines_y_device(a, b, c, d, u, verdict)) return false;
+    if (lines_side) cuda_backend::side_stream_wait(st, side_join);  // W, Z before the reduced rows
+    part::spike_lines_reduce<T>(ls, a, c, R, W, Z, u, d_red.data(), first_open, last_open, st);
+    mark(kLocal);
+  }
+  exchange_device();
+  part::spike_lines_back<T>(ls, R, W, Z, d_lines_reach.data(), d_sol.data(), ends, u, d_flag.data(), first_open,
+                            last_open, st);
   mark(kLocal);
-  void* verdict = ev[std::size_t(n_ev - 1)];
+  finish_device();
+  return true;
+}
+
+// y by the single-device plan (the form of stop 35), after the windows and their verdict's copy
+// (`verdict`: the event after it): false where the verdict says a window failed.
+template <class T>
+bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_y_device(const T* a, const T* b, const T* c, const T* d,
+                                                                   T* u, void* verdict) {
+  namespace part = cuda_backend::partition;
   // y, on the same stream (a[0], c[m-1] of the lines not read). With u != d it is queued before
   // the host waits for the windows' verdict, so the GPU does not idle during the round trip; a
   // fall-back then overwrites it (the partition passes read d, still intact). In place (u == d)
@@ -129,13 +187,6 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_device(const T* a, con
     lines_local->solve(Bands<T>{a, b, c}, d, u);
     mark(kLocalY);
   }
-  part::spike_lines_reduce<T>(ls, a, c, R, W, Z, u, d_red.data(), first_open, last_open, st);
-  mark(kLocal);
-  exchange_device();
-  part::spike_lines_back<T>(ls, R, W, Z, d_lines_reach.data(), d_sol.data(), ends, u, d_flag.data(), first_open,
-                            last_open, st);
-  mark(kLocal);
-  finish_device();
   return true;
 }
 

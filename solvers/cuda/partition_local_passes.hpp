@@ -195,6 +195,14 @@ ADI_CUDA_KERNEL(void spike_compact_back(const LineSet& lines, int P, int r, bool
 template <class T>
 ADI_CUDA_KERNEL(void spike_lines_prepare(const LineSet& lines, const T* a, const T* b, const T* c, index_t R, T* W,
                                          T* Z, T* cs, index_t* reach, int* bad, void* stream))
+// y of this form by truncated sweeps (DistributedOptions::spike_y_stream; common::spike_y_part):
+// each line cut into parts (common::spike_y_parts: one wave of threads), a thread per (line,
+// part), its ring of (c*, y*) in shared memory; form (DistributedOptions::spike_y_stream) 1 plain,
+// 2 rows requested into L2 ahead of their loads, 3 loads double-buffered, 4 both.
+// *bad = 1 where a line's truncations did not decay (u then partly written: not to be used). u != d.
+template <class T>
+ADI_CUDA_KERNEL(void spike_lines_y(const LineSet& lines, const T* a, const T* b, const T* c, const T* d, T* u, int form,
+                                   int* bad, void* stream))
 // spike_reduce and spike_back of this form (the same kernels with the lines' own spikes: 0 outside
 // their windows; a, c the per-line bands).
 template <class T>

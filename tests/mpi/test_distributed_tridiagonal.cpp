@@ -19,6 +19,7 @@
 #include "adi/mpi/nccl_transport.hpp"
 #include "adi/tridiagonal.hpp"
 #include "solvers/common/partition_core.hpp"
+#include "solvers/common/spike_y.hpp"
 #include "solvers/common/partition_reduced.hpp"
 #include "solvers/common/stage_rhs_core.hpp"
 #include "solvers/cuda/backend.hpp"
@@ -63,6 +64,9 @@ struct SpikeCase {
   int spread = -1;   // >= 0: DistributedOptions::spike_back_spread
   int coarse = -1;   // >= 0: DistributedOptions::spike_reach_coarse
   int half = -1;     // >= 0: DistributedOptions::spike_half_exchange
+  int ystream = -1;  // >= 0: DistributedOptions::spike_y_stream
+  int side = -1;     // >= 0: DistributedOptions::spike_windows_side
+  index_t weak_from = 0;  // the weak rows are [weak_from, weak_rows)
   std::string form;
   long long fallbacks = 0;
   double bytes = 0;  // the first solve's exchanged_bytes() on this rank
@@ -87,7 +91,8 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
         for (index_t i = 0; i < n[0]; ++i) {
           const index_t idx = i + j * n[0] + k * n[0] * n[1];
           const index_t row = axis == Axis::x ? i : axis == Axis::y ? j : k;
-          if (row < sc->weak_rows) a[std::size_t(idx)] = c[std::size_t(idx)] = -1.0, b[std::size_t(idx)] = 2.2;
+          if (row >= sc->weak_from && row < sc->weak_rows)
+            a[std::size_t(idx)] = c[std::size_t(idx)] = -1.0, b[std::size_t(idx)] = 2.2;
         }
   // Shared bands: one coefficient per row along the axis, the same for every line.
   const std::vector<double> ra(a.begin(), a.begin() + na), rb(b.begin(), b.begin() + na),
@@ -140,6 +145,8 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
   if (sc && sc->spread >= 0) opts.spike_back_spread = sc->spread != 0;
   if (sc && sc->coarse >= 0) opts.spike_reach_coarse = sc->coarse != 0;
   if (sc && sc->half >= 0) opts.spike_half_exchange = sc->half != 0;
+  if (sc && sc->ystream >= 0) opts.spike_y_stream = sc->ystream;
+  if (sc && sc->side >= 0) opts.spike_windows_side = sc->side != 0;
   DistributedTridiagonalPlan<T> plan(procs, axis, exec, box, opts);
   struct Report {  // the form of the first solve, for the caller
     SpikeCase* sc;
@@ -581,7 +588,10 @@ void spike_lines_sweep(bool device) {
                                    " rank " + std::to_string(world_rank()) + " form " + sc.form;
           EXPECT_LE(err, tolerance<T>()) << what;
           const bool truncated = window < m;
-          if (!truncated) EXPECT_EQ(sc.form, "spike") << what << ": the exact spikes";
+          // (y by truncated sweeps, ADI_SPIKE_Y_STREAM: the weak rows' sweeps are refused too)
+          const char* ys = std::getenv("ADI_SPIKE_Y_STREAM");
+          const bool y_refuses = ys && *ys && std::strcmp(ys, "0") != 0 && weak > first;
+          if (!truncated && !y_refuses) EXPECT_EQ(sc.form, "spike") << what << ": the exact spikes";
           if (truncated && weak > first) {
             EXPECT_EQ(sc.form, "partition") << what << ": weak rows' spikes reach beyond the window";
             EXPECT_GT(sc.fallbacks, 0) << what;
@@ -607,6 +617,161 @@ TEST(DistributedTridiagonal, SpikeLinesDevice) {
   ADI_REQUIRE_CUDA("the per-line SPIKE form on device memory");
   spike_lines_sweep<double>(true);
   spike_lines_sweep<float>(true);
+}
+
+// y of the per-line SPIKE form by truncated sweeps (DistributedOptions::spike_y_stream, stop 40):
+// against the one-domain solve, beside the form with y by the single-device kernel (0), each axis
+// split over the world (segments of ~403 rows: 2 parts a line, each sweep truncated), periodic and
+// not, dominant lines (every rank keeps the SPIKE form), and lines weakly dominant on 80 rows in the
+// middle of rank 0's segment, outside its spike windows (64 rows): y's truncations there do not
+// decay, so rank 0 falls back to the partition passes, where the single-device y keeps the SPIKE
+// form. Device: also with the windows on a side stream (spike_windows_side). ADI_SPIKE_Y_STREAM,
+// ADI_SPIKE_LINES, ADI_SPIKE_WINDOWS_SIDE cleared: the options decide.
+template <class T>
+void spike_y_stream_sweep(bool device) {
+  const adi::test::ScopedEnv options_decide("ADI_SPIKE_Y_STREAM", "");
+  const adi::test::ScopedEnv lines_decide("ADI_SPIKE_LINES", "");
+  const adi::test::ScopedEnv side_decide("ADI_SPIKE_WINDOWS_SIDE", "");
+  const int P = world_size();
+  double worst = 0;
+  int streamed = 0, refused = 0;
+  for (int ax = 0; ax < 3; ++ax)
+    for (bool periodic : {false, true}) {
+      std::array<int, 3> dims{1, 1, 1};
+      dims[std::size_t(ax)] = P;
+      std::array<index_t, 3> n{5, 3, 4};
+      n[std::size_t(ax)] = 403 * P + 2;
+      ProcessGrid procs(MPI_COMM_WORLD, dims, {periodic, periodic, periodic});
+      Decomposition dec(procs, n);
+      const index_t first = dec.lo(Axis(ax)), m = dec.extents()[std::size_t(ax)];
+      for (bool weak : {false, true})
+        for (int y : {0, 1, 2, 3, 4})
+          for (int side : {0, 1}) {
+            if ((y == 2 || y == 4 || side == 1) && !device) continue;  // (2, 4: L2 requests; side: a side stream)
+            SpikeCase sc;
+            sc.n = n;
+            sc.lines = 1;
+            sc.window = 64;
+            sc.ystream = y;
+            sc.side = side;
+            if (weak) sc.weak_from = 160, sc.weak_rows = 240;  // rank 0's rows, outside its windows
+            const double err = distributed_error<T>(procs, dec, Axis(ax), ReducedStrategy::allgather, periodic, false,
+                                                    900u + unsigned(ax), device, 0, Transport::automatic,
+                                                    ReducedSolveSite::automatic, &sc);
+            const std::string what = std::string("axis ") + axis_name(Axis(ax)) + (periodic ? " periodic" : "") +
+                                     (weak ? " weak rows 160-239" : "") + " y stream " + std::to_string(y) +
+                                     (side ? " windows on a side stream" : "") + " rank " +
+                                     std::to_string(world_rank()) + " form " + sc.form;
+            EXPECT_LE(err, tolerance<T>()) << what;
+            const bool weak_here = weak && first < 240 && first + m > 160;
+            EXPECT_EQ(sc.form, weak_here && y > 0 ? "partition" : "spike") << what;
+            worst = std::max(worst, err);
+            streamed += y > 0 && sc.form == "spike" ? 1 : 0;
+            refused += y > 0 && sc.form == "partition" ? 1 : 0;
+          }
+    }
+  EXPECT_GT(streamed, 0);
+  if (world_rank() == 0)
+    std::printf("SpikeYStream (%s, %s): rank 0 ran y by truncated sweeps %d times, refused %d times; largest relative "
+                "difference from one domain %.3g\n",
+                device ? "device" : "host", std::is_same_v<T, double> ? "double" : "float", streamed, refused, worst);
+}
+
+TEST(DistributedTridiagonal, SpikeYStreamHost) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  spike_y_stream_sweep<double>(false);
+  spike_y_stream_sweep<float>(false);
+}
+
+TEST(DistributedTridiagonal, SpikeYStreamDevice) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  ADI_REQUIRE_CUDA("y of the per-line SPIKE form by truncated sweeps on device memory");
+  spike_y_stream_sweep<double>(true);
+  spike_y_stream_sweep<float>(true);
+}
+
+// common::spike_y_part alone (one rank): a segment with its ends cut, split into 1, 2, 3 or 5
+// parts, odd lengths 1-2048, the precision's shape and a short one (G = C = 8), against an fp64
+// Thomas solve of the same values; u NaN-poisoned (every row must be written once). Dominant lines
+// with the precision's G are accepted; weakly dominant lines (a = c = -1, b = 2.001) are refused
+// wherever a sweep is truncated; an accepted solve is within the tolerance.
+template <class T>
+void spike_y_part_sweep() {
+  using Shape = common::SpikeYShape<T>;
+  struct Ring {
+    T* p;
+    void put(index_t s, T cs, T ys) const { p[2 * s] = cs, p[2 * s + 1] = ys; }
+    void get(index_t s, T& cs, T& ys) const { cs = p[2 * s], ys = p[2 * s + 1]; }
+  };
+  using Band = common::Strided<const T, index_t>;
+  using Out = common::Strided<T, index_t>;
+  int accepted = 0, refused = 0;
+  for (index_t m : {1, 2, 3, 31, 33, 255, 257, 1031, 2048})
+    for (index_t S : {1, 2, 3, 5})
+      for (bool short_shape : {false, true})
+        for (bool weak : {false, true}) {
+          if (S > m) continue;
+          const index_t G = short_shape ? 8 : Shape::G, C = short_shape ? 8 : Shape::C;
+          std::mt19937 rng(unsigned(m * 7 + S));
+          std::uniform_real_distribution<double> u01(-1, 1);
+          const std::size_t sz = static_cast<std::size_t>(m);
+          std::vector<T> a(sz), b(sz), c(sz), d(sz), x(sz, std::numeric_limits<T>::quiet_NaN());
+          for (std::size_t i = 0; i < a.size(); ++i) {
+            a[i] = T(u01(rng)), c[i] = T(u01(rng)), b[i] = T(3.5 + 0.5 * u01(rng)), d[i] = T(u01(rng));
+            if (weak) a[i] = c[i] = T(-1), b[i] = T(2.001);
+          }
+          a[0] = c[std::size_t(m - 1)] = std::numeric_limits<T>::quiet_NaN();  // the cut ends: never read
+          std::vector<double> cp(a.size()), dp(a.size()), ref(a.size());
+          for (std::size_t i = 0; i < a.size(); ++i) {
+            const double ai = i > 0 ? double(a[i]) : 0.0, ci = i + 1 < a.size() ? double(c[i]) : 0.0;
+            const double piv = double(b[i]) - (i > 0 ? ai * cp[i - 1] : 0.0);
+            cp[i] = ci / piv;
+            dp[i] = (double(d[i]) - (i > 0 ? ai * dp[i - 1] : 0.0)) / piv;
+          }
+          for (std::size_t i = a.size(); i-- > 0;) ref[i] = dp[i] - (i + 1 < a.size() ? cp[i] * ref[i + 1] : 0.0);
+          std::vector<T> ring(std::size_t(2 * (G + C))), xp = x;
+          bool ok = true, okp = true;
+          for (index_t q = 0; q < S; ++q) {
+            ok = common::spike_y_part(m, m * q / S, m * (q + 1) / S, G, C, G + C, Band{a.data(), 1}, Band{b.data(), 1},
+                                      Band{c.data(), 1}, Band{d.data(), 1}, Out{x.data(), 1}, Ring{ring.data()},
+                                      [](index_t) {}) &&
+                 ok;
+            okp = common::spike_y_part<8, true>(m, m * q / S, m * (q + 1) / S, G, C, G + C, Band{a.data(), 1},
+                                                Band{b.data(), 1}, Band{c.data(), 1}, Band{d.data(), 1},
+                                                Out{xp.data(), 1}, Ring{ring.data()}, [](index_t) {}) &&
+                  okp;
+          }
+          // the double-buffered form (Pipe): the same rows in the same order, the same values
+          EXPECT_EQ(okp, ok) << "m " << m << " parts " << S;
+          EXPECT_EQ(0, std::memcmp(x.data(), xp.data(), sz * sizeof(T))) << "m " << m << " parts " << S << ": Pipe";
+          double err = 0, scale = 0;
+          for (std::size_t i = 0; i < a.size(); ++i) {
+            scale = std::max(scale, std::abs(ref[i]));
+            const double e = std::abs(double(x[i]) - ref[i]);
+            err = std::max(err, e == e ? e : std::numeric_limits<double>::infinity());
+          }
+          bool truncated = false;  // a forward sweep started after row 0, or a backward one before row m-1
+          for (index_t q = 0; q < S; ++q) {
+            const index_t r0 = m * q / S, r1 = m * (q + 1) / S;
+            truncated = truncated || r0 > G || (r1 > r0 && std::min(r0 + C, r1) + G < m);
+          }
+          const std::string what = "m " + std::to_string(m) + " parts " + std::to_string(S) + " G " +
+                                   std::to_string(G) + (weak ? " weak" : "");
+          if (!truncated) EXPECT_TRUE(ok) << what << ": nothing truncated, exact";
+          if (!weak && !short_shape) EXPECT_TRUE(ok) << what << ": dominant lines, the precision's shape";
+          if (weak && truncated) EXPECT_FALSE(ok) << what << ": weak lines' truncations do not decay";
+          if (ok) EXPECT_LE(err / scale, tolerance<T>()) << what;
+          accepted += ok ? 1 : 0;
+          refused += ok ? 0 : 1;
+        }
+  if (world_rank() == 0)
+    std::printf("SpikeYPart (%s): %d solves accepted, %d refused\n", std::is_same_v<T, double> ? "double" : "float",
+              accepted, refused);
+}
+
+TEST(DistributedTridiagonal, SpikeYPart) {
+  spike_y_part_sweep<double>();
+  spike_y_part_sweep<float>();
 }
 
 // The compact tail of the shared-band SPIKE form (DistributedOptions::spike_compact, stop 37: y's

@@ -178,6 +178,11 @@ struct DistributedTridiagonalPlan<T>::Impl {
   std::optional<TridiagonalPlan<T>> lines_plan;
   TridiagonalPlan<T>* lines_local = nullptr;
   index_t lines_R = 0;
+  int lines_y = 0;  // DistributedOptions::spike_y_stream (ADI_SPIKE_Y_STREAM): y by truncated sweeps, 1-4
+  // DistributedOptions::spike_windows_side (ADI_SPIKE_WINDOWS_SIDE): the windows on side_st,
+  // forked from the plan's stream by side_fork, joined by side_join (made at the first solve).
+  bool lines_side = false;
+  void *side_st = nullptr, *side_fork = nullptr, *side_join = nullptr;
   Array<T> d_lines;
   Array<index_t> d_lines_reach;
   Array<int> d_lines_bad;
@@ -192,6 +197,8 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // of both forms are rows of the same system, so the ranks need not agree).
   bool run_spike_lines_device(const T* a, const T* b, const T* c, const T* d, T* u);
   bool run_spike_lines_host(const T* a, const T* b, const T* c, const T* d, T* u);
+  // (y by lines_local; verdict: the event after the windows' verdict's copy)
+  bool run_spike_lines_y_device(const T* a, const T* b, const T* c, const T* d, T* u, void* verdict);
   // Device plans: how the reduced rows travel and where they are solved. With the device
   // solve: d_gather (the gathered rows, the host layout), d_back (alltoall: the chunk's
   // solutions), d_scratch (3 * 2P per solved line); d_flag / h_flag carry the
@@ -213,6 +220,9 @@ struct DistributedTridiagonalPlan<T>::Impl {
 
   ~Impl() {
     for (void* e : ev) cuda_backend::partition::event_destroy(e);
+    cuda_backend::side_event_destroy(side_fork);
+    cuda_backend::side_event_destroy(side_join);
+    cuda_backend::side_stream_destroy(side_st);
   }
   void mark(int kind) {
     cuda_backend::partition::event_record(ev[std::size_t(n_ev)], exec.stream());

@@ -1,0 +1,152 @@
+#pragma once
+// y of the per-line SPIKE form by truncated sweeps (stop 40, h-publocal): host loops of
+// adi/mpi/distributed_tridiagonal.cpp and the device kernel of solvers/cuda/partition_local_passes.cu
+// run this one function. Apart from partition_core.hpp (included by most CUDA units) so that a
+// change here rebuilds two units.
+#include <type_traits>
+
+#include "solvers/common/partition_core.hpp"
+
+namespace adi::common {
+
+// y of the per-line SPIKE form by truncated sweeps, in parts (DistributedOptions::spike_y_stream,
+// ADI_SPIKE_Y_STREAM; stop 40, h-publocal): A y = d on a segment of m rows whose ends are cut
+// (a_0, c_{m-1} not read), one caller (a GPU thread) per part [r0, r1) of a line, u written there
+// only. The same decay that truncates the spikes truncates Thomas's sweeps: the forward sweep
+// starts G rows before r0 from a cut (c*, y* of the row before taken as 0), whose error dies by
+// prod |a_i / pivot_i| over those G rows; the backward sweep runs in chunks of C rows, each from
+// G rows past the chunk's end with x = 0 there, whose error dies by prod |c*_i| over those G rows.
+// (c*, y*) live in a ring of K >= C + G rows (ring.put(slot, cs, ys) / ring.get(slot, cs, ys);
+// a GPU thread's slots in shared memory), so a, b, c, d are read on (r1 - r0 + 2G) rows and u
+// written once: per line (1 + 2G S / m) x 4 reads + 1 write for S parts, against the single-
+// device kernels' 5 arrays at best (or 9 with c*, y* through memory). Checked, as the spike
+// windows are: each truncation's product must be below kSpikeTol (1e-3 epsilon, relative to the
+// line's values) and every value finite; false otherwise (the caller must not use u: the plan
+// falls back to the partition passes). A truncation that reaches the segment's end is exact.
+// D rows' loads are issued before their rows are made (hint(i): the caller's look-ahead, e.g. an
+// L2 request); Pipe: and the next D rows' loads before those rows are made (two register
+// buffers). u must not alias d (a part reads G rows past its ends, which its neighbours write).
+template <class T>
+struct SpikeYShape {
+  static constexpr int K = 48;                          // ring rows
+  static constexpr int G = sizeof(T) >= 8 ? 40 : 24;  // rows of decay at each truncation
+  static constexpr int C = K - G;                       // rows emitted per backward chunk
+};
+// Parts per line: as many as `resident` threads give every line (the device fills one wave), at
+// most one per 4G rows, at least 1.
+template <class I>
+ADI_THOMAS_HD I spike_y_parts(I m, I lines, I resident, I G) {
+  I s = lines > 0 ? resident / lines : I(1);
+  const I most = m / (4 * G);
+  s = s < most ? s : most;
+  return s > 0 ? s : I(1);
+}
+#if defined(__CUDACC__)
+#define ADI_SPIKE_UNROLL _Pragma("unroll")
+#else
+#define ADI_SPIKE_UNROLL
+#endif
+template <int D = 8, bool Pipe = false, class I, class Band, class DBand, class Out, class Ring, class Hint>
+ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, const Band& b, const Band& c,
+                                const DBand& d, const Out& u, const Ring& ring, const Hint& hint) {
+  using T = std::remove_cv_t<std::remove_reference_t<decltype(u[0])>>;
+  auto mag = [](T v) { return v < T(0) ? -v : v; };
+  const T tol = kSpikeTol<T>;
+  const I f0 = r0 > G ? r0 - G : I(0);
+  T cs = T(0), ys = T(0), fprod = T(1), sum = T(0);
+  bool ok = true;
+  I i = f0, slot = f0 % K;  // the next row of the forward sweep and its ring slot
+  auto forward = [&](I row, T ar, T br, T cr, T dr) {  // row of the forward sweep into the ring
+    const T ak = row == f0 ? T(0) : ar;  // the cut (row 0: the segment's own end)
+    const T r = T(1) / thomas_pivot(ak, br, cs);
+    if (f0 > 0 && row <= r0) fprod = fprod * mag(ar * r);  // (row f0: the dropped coupling's own factor)
+    cs = row < m - 1 ? cr * r : T(0);
+    ys = thomas_eliminate(dr, ak, ys, r);
+    ring.put(slot, cs, ys);
+    slot = slot + 1 == K ? I(0) : slot + 1;
+  };
+  auto backward = [&](I q, I qe, I h) {  // rows [q, qe) from row h back (x_{h+1} taken as 0)
+    T x = T(0), bprod = T(1);
+    I s = slot == 0 ? K - 1 : slot - 1;  // row h's slot (the forward sweep has just made row h)
+    for (I k = h; k >= q; --k) {
+      T csk, ysk;
+      ring.get(s, csk, ysk);
+      s = s == 0 ? K - 1 : s - 1;
+      x = thomas_substitute(ysk, csk, x);
+      if (k >= qe) {
+        bprod = bprod * mag(csk);
+      } else {
+        u[k] = x;
+        sum = sum + x;
+      }
+    }
+    if (h < m - 1 && !(bprod <= tol)) ok = false;
+  };
+  auto chunk_end = [&](I q, I& qe, I& h) {  // chunk [q, qe) and the row its backward sweep starts from
+    qe = q + C < r1 ? q + C : r1;
+    h = qe + G < m ? qe + G - 1 : m - 1;
+  };
+  const I hend = (r1 + G < m ? r1 + G : m) - 1;  // the last row any chunk reads
+  // Pipe: batches of D rows double-buffered (the next batch's loads in flight while this one is
+  // made), each chunk's backward sweep right after the batch that completes it; needs every chunk
+  // to end on a batch's end (its rows then still in the ring): f0, C and G aligned to D.
+  if (Pipe && (r0 - f0) % D == 0 && C % D == 0 && G % D == 0 && r1 > r0) {
+    I q = r0, qe = 0, h = 0;
+    chunk_end(q, qe, h);
+    T xa[D] = {}, xb[D] = {}, xc[D] = {}, xd[D] = {}, ya[D] = {}, yb[D] = {}, yc[D] = {}, yd[D] = {};
+    auto fetch = [&](I from, T(&pa)[D], T(&pb)[D], T(&pc)[D], T(&pd)[D]) {
+      ADI_SPIKE_UNROLL
+      for (int k = 0; k < D; ++k)
+        if (from + k <= hend) {
+          hint(from + k);
+          pa[k] = a[from + k], pb[k] = b[from + k], pc[k] = c[from + k], pd[k] = d[from + k];
+        }
+    };
+    auto make = [&](T(&pa)[D], T(&pb)[D], T(&pc)[D], T(&pd)[D]) {
+      ADI_SPIKE_UNROLL
+      for (int k = 0; k < D; ++k)
+        if (i + k <= hend) forward(i + k, pa[k], pb[k], pc[k], pd[k]);
+      i = hend - i + 1 < I(D) ? hend + 1 : i + D;
+      while (q < r1 && i > h) {  // (at most one chunk after the first: C >= D)
+        backward(q, qe, h);
+        q = qe;
+        chunk_end(q, qe, h);
+      }
+    };
+    fetch(i, xa, xb, xc, xd);
+    while (i <= hend) {
+      fetch(i + D, ya, yb, yc, yd);
+      make(xa, xb, xc, xd);
+      if (i > hend) break;
+      fetch(i + D, xa, xb, xc, xd);
+      make(ya, yb, yc, yd);
+    }
+  } else {
+    auto advance = [&](I h) {  // the forward sweep through row h, D rows' loads at a time
+      while (i <= h) {
+        T ra[D], rb[D], rc[D], rd[D];
+        ADI_SPIKE_UNROLL
+        for (int k = 0; k < D; ++k)
+          if (i + k <= h) {
+            hint(i + k);
+            ra[k] = a[i + k], rb[k] = b[i + k], rc[k] = c[i + k], rd[k] = d[i + k];
+          }
+        ADI_SPIKE_UNROLL
+        for (int k = 0; k < D; ++k)
+          if (i + k <= h) forward(i + k, ra[k], rb[k], rc[k], rd[k]);
+        i = h - i + 1 < I(D) ? h + 1 : i + D;
+      }
+    };
+    for (I q = r0; q < r1; q += C) {
+      I qe = 0, h = 0;
+      chunk_end(q, qe, h);
+      advance(h);
+      backward(q, qe, h);
+    }
+  }
+  if (f0 > 0 && !(fprod <= tol)) ok = false;
+  return ok && sum - sum == T(0);
+}
+#undef ADI_SPIKE_UNROLL
+
+}  // namespace adi::common
