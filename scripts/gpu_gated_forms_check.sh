@@ -98,11 +98,15 @@ if [ "$only" = reach ]; then  # 6. h-reach's gates
   gt "test_thomas_pcr_strided (expect PASSED, notes 0)" reach_strided.log 300 "$B/tests/test_thomas_pcr_strided"
   gt "test_thomas_pcr_fused_stage (expect PASSED, notes 0)" reach_fused.log 300 "$B/tests/test_thomas_pcr_fused_stage"
   timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas --types fp32 --tune --quick \
-    >"$out/reach_tune.log" 2>&1 || status=1
-  note "bench_cuda_heat_step --tune: $(grep -c 'tune ' "$out/reach_tune.log") tune rows, notes: $(grep -c 'does not compile' "$out/reach_tune.log")"
+    >"$out/reach_tune.log" 2>&1
+  rc=$?
+  [ $rc = 0 ] || status=1
+  note "bench_cuda_heat_step --tune: exit $rc, $(grep -c 'tune ' "$out/reach_tune.log") tune rows, notes: $(grep -c 'does not compile' "$out/reach_tune.log")"
   timeout 200 "$B/benchmarks/bench_cuda_tridiagonal" --quick --reps 3 --no-sweep --no-layouts --no-long \
-    >"$out/reach_tridiag.log" 2>&1 || status=1
-  note "bench_cuda_tridiagonal --quick (tuning rows): exit ok=$([ $status = 0 ] && echo yes || echo no), notes: $(grep -c 'does not compile' "$out/reach_tridiag.log")"
+    --filter 'tune pcr_strided' >"$out/reach_tridiag.log" 2>&1
+  rc=$?
+  [ $rc = 0 ] || status=1
+  note "bench_cuda_tridiagonal 'tune pcr_strided' rows: exit $rc, $(grep -c 'tune pcr_strided' "$out/reach_tridiag.log") rows (m=8 run m=16 here), notes: $(grep -c 'does not compile' "$out/reach_tridiag.log")"
   grep -h 'does not compile' "$out"/reach_*.log 2>/dev/null | sort -u | sed 's/^/  /' | tee -a "$summary"
   grep -h -A3 'Failure' "$out"/reach_*.log 2>/dev/null | head -20 | tee -a "$summary"
   echo; echo "================================ summary ================================"
