@@ -34,14 +34,20 @@
 #      each switch runs the default on its X lines (PASSED, 1 note each). And the fused Y/Z stage's
 #      general 16-row warp form (ADI_FUSED_YZ_LEAN=0): CudaFusedStage.GeneralForm* skip (3 SKIPPED),
 #      WarpStreamFloat under ADI_FUSED_YZ_LEAN=0 runs the lean form (PASSED, 1 note).
+#   6. (ONLY=reach, stop 40, h-reach) the 8-row segments only the internal tuning structs reach
+#      (Tuning::rows_per_thread = 8 where 16 is the default, FusedTuning::rows = 8): test_thomas_pcr_strided
+#      (LaunchShapes checks rows 16 only in this build) and test_thomas_pcr_fused_stage pass with no
+#      note; bench_cuda_heat_step --tune's rows=8 rows and bench_cuda_tridiagonal's tuning rows run the
+#      default and say so once each.
 #
 #   OUT=/tmp/o scripts/gpu_gated_forms_check.sh      # ~4-5 min on an H100 host (16 cores), build included
 #   OUT=/tmp/o ONLY=block scripts/gpu_gated_forms_check.sh   # step 4 alone (stop 37's gate; ~2 min)
 #   OUT=/tmp/o ONLY=piv scripts/gpu_gated_forms_check.sh     # step 5 alone (stops 39-40's gates; ~3-4 min)
+#   OUT=/tmp/o ONLY=reach scripts/gpu_gated_forms_check.sh   # step 6 alone (h-reach's gates; ~3 min)
 # Logs under $OUT (default <repo>/out/gated): build.log, selfcheck_{default,unroll}.log,
 # fused.log, large.log, adi_np2.log, tune.log, block.log, block_bench.log (ONLY=piv: piv.log,
 # regpart.log, large_forms.log, piv_forced.log, large_forced.log, xtile.log, piv_xstore.log,
-# piv_x32.log, fused_general.log, fused_lean0.log); summary.txt (printed last).
+# piv_x32.log, fused_general.log, fused_lean0.log; ONLY=reach: reach_*.log); summary.txt (printed last).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}/gated
@@ -65,6 +71,8 @@ targets=(test_thomas_pcr_fused_stage test_partition_large_cuda test_distributed_
 [ "$only" = block ] && targets=(test_block_thomas_cuda bench_cuda_block_tridiagonal)
 [ "$only" = piv ] && targets=(test_pivoting_cuda test_pivoting_regpart_cuda test_partition_large_cuda
                              test_pivoting_xtile_cuda test_thomas_pcr_fused_stage)
+[ "$only" = reach ] && targets=(test_thomas_pcr_strided test_thomas_pcr_fused_stage bench_cuda_heat_step
+                               bench_cuda_tridiagonal)
 # 1. the standalone self-checks, compiled in the background while CMake builds
 for v in default unroll; do
   [ "$only" != all ] && break
@@ -81,12 +89,33 @@ wait
 [ $rc = 0 ] || { tail -30 "$out/build.log"; note "build: FAILED (build.log)"; exit 1; }
 note "build: ok ($(( $(date +%s) - t0 )) s; warnings: $(grep -c 'warning' "$out/build.log" "$out"/selfcheck_build_*.log 2>/dev/null | tr '\n' ' '))"
 
+gt() {  # name log timeout binary args...: runs one test binary, notes its PASSED/FAILED/SKIPPED lines
+  local name=$1 log=$out/$2 t=$3; shift 3
+  timeout "$t" "$@" --gtest_color=no >"$log" 2>&1 || status=1
+  note "$name: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr -s ' ' | tr '\n' ';') notes: $(grep -c 'does not compile' "$log")"
+}
+if [ "$only" = reach ]; then  # 6. h-reach's gates
+  gt "test_thomas_pcr_strided (expect PASSED, notes 0)" reach_strided.log 300 "$B/tests/test_thomas_pcr_strided"
+  gt "test_thomas_pcr_fused_stage (expect PASSED, notes 0)" reach_fused.log 300 "$B/tests/test_thomas_pcr_fused_stage"
+  timeout 150 "$B/benchmarks/bench_cuda_heat_step" --grids 256 --scheme douglas --types fp32 --tune --quick \
+    >"$out/reach_tune.log" 2>&1
+  rc=$?
+  [ $rc = 0 ] || status=1
+  note "bench_cuda_heat_step --tune: exit $rc, $(grep -c 'tune ' "$out/reach_tune.log") tune rows, notes: $(grep -c 'does not compile' "$out/reach_tune.log")"
+  timeout 200 "$B/benchmarks/bench_cuda_tridiagonal" --quick --reps 3 --no-sweep --no-layouts --no-long \
+    --filter 'tune pcr_strided' >"$out/reach_tridiag.log" 2>&1
+  rc=$?
+  [ $rc = 0 ] || status=1
+  note "bench_cuda_tridiagonal 'tune pcr_strided' rows: exit $rc, $(grep -c 'tune pcr_strided' "$out/reach_tridiag.log") rows (m=8 run m=16 here), notes: $(grep -c 'does not compile' "$out/reach_tridiag.log")"
+  grep -h 'does not compile' "$out"/reach_*.log 2>/dev/null | sort -u | sed 's/^/  /' | tee -a "$summary"
+  grep -h -A3 'Failure' "$out"/reach_*.log 2>/dev/null | head -20 | tee -a "$summary"
+  echo; echo "================================ summary ================================"
+  cat "$summary"
+  note "status: $([ $status = 0 ] && echo PASS || echo FAIL) ($(( $(date +%s) - t0 )) s)"
+  exit $status
+fi
+
 if [ "$only" = piv ]; then  # 5. stop 39's gates
-  gt() {  # name log timeout binary args...: runs one test binary, notes its PASSED/FAILED/SKIPPED lines
-    local name=$1 log=$out/$2 t=$3; shift 3
-    timeout "$t" "$@" --gtest_color=no >"$log" 2>&1 || status=1
-    note "$name: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr -s ' ' | tr '\n' ';') notes: $(grep -c 'does not compile' "$log")"
-  }
   gt "test_pivoting_cuda (gated forms' tests)" piv.log 300 "$B/tests/test_pivoting_cuda" \
     --gtest_filter='PivotingCuda.PartitionForms*:PivotingCuda.StagedSmall:PivotingCuda.ForcedRoutesWithinTenTimesLapack'
   gt "test_pivoting_regpart_cuda" regpart.log 120 "$B/tests/test_pivoting_regpart_cuda"

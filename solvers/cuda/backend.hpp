@@ -86,7 +86,8 @@ ADI_CUDA_KERNEL_OR(return 0;, std::size_t tridiagonal_min_shared_bytes(Kernel ke
 struct Tuning {
   int lines_per_block = 0;  // pcr_strided, pcr_long: lines per tile (power of two <= 32)
   int warps_per_block = 0;  // both
-  int rows_per_thread = 0;  // pcr_strided (registers): segment length, 8 or 16; pcr_long: 16 or 32
+  int rows_per_thread = 0;  // pcr_strided (registers): segment length, 8 or 16 (8 where the default is
+                            // 16: only with -DADI_CUDA_UNROLL_ALL=ON); pcr_long: 16 or 32
   int prefetch = -1;        // pcr (lines up to 256): load the next line during a solve (0 off, 1 on)
   int cluster = 0;          // pcr_long: blocks per thread-block cluster sharing a tile (1 none, 2..8: sm_90)
 };
@@ -284,7 +285,7 @@ struct FusedTuning {
   int warps = 0;       // X: warps per block
   int min_blocks = 0;  // X: 2, 3 or 4 blocks per SM (register cap); Y/Z: 1 or 2 (X 3, 4 and Y/Z 2:
                        // only with -DADI_CUDA_UNROLL_ALL=ON, else the default and a note on stderr)
-  int rows = 0;        // Y/Z: rows per thread, 8 or 16
+  int rows = 0;        // Y/Z: rows per thread, 8 or 16 (8: only with -DADI_CUDA_UNROLL_ALL=ON, as above)
   int lines = 0;       // Y/Z: lines per tile
   // X with the explicit operator folded in: the shared-memory carveout its resident blocks
   // need, the rest L1 for the neighbouring lines it reads (false), or all shared (true).

@@ -848,13 +848,13 @@ void with_fused_yz_kernel(int variant, bool warp, F&& f) {
 #if defined(ADI_CUDA_UNROLL_ALL)  // 2 blocks/SM: the tuning rows only (fused_tuning_form)
     case 5: f(fused_stage_strided_kernel<T, 8, 2, false, false>); break;
 #endif
+#if defined(ADI_CUDA_UNROLL_ALL)  // 8-row segments: FusedTuning::rows = 8 only (fused_rows_form)
     case 6:
       if (warp)
         f(fused_stage_strided_kernel<T, 8, 1, false, true>);
       else
         f(fused_stage_strided_kernel<T, 8, 1, false, false>);
       break;
-#if defined(ADI_CUDA_UNROLL_ALL)
     case 7: f(fused_stage_strided_kernel<T, 16, 2, false, false>); break;
 #endif
     default:
@@ -912,6 +912,21 @@ inline bool fused_tuning_form(const char* what) {
   static std::once_flag once;
   const std::string form = std::string("fused ADI stage FusedTuning::min_blocks = ") + what + " (register cap)";
   note_form_not_compiled(once, form.c_str(), "the default (X 2, Y/Z 1 blocks per SM)");
+  return false;
+#endif
+}
+
+// Issue 15 item 8 (stop 40, h-reach): the Y/Z stage's 8-row segments (variant 6: FusedTuning::rows
+// = 8, the benchmark's tuning rows; the library passes FusedTuning{}, whose 16 rows give
+// pcr_shape(n, 16).m >= 16, so variant 8 always) only with ADI_CUDA_UNROLL_ALL. Asked for in a
+// build without them, says so once on stderr and returns false: the caller runs 16-row segments.
+inline bool fused_rows_form() {
+#if defined(ADI_CUDA_UNROLL_ALL)
+  return true;
+#else
+  static std::once_flag once;
+  note_form_not_compiled(once, "fused ADI stage FusedTuning::rows = 8 (Y/Z segments of 8 rows)",
+                         "the default (16-row segments)");
   return false;
 #endif
 }
@@ -996,6 +1011,10 @@ FusedLaunch prepare_fused_stage(const LineSet& ls, const FusedTuning& tuning) {
     // Segments of `rows` rows (8 or 16), kFusedYZLines lines per tile.
     int rows = tuning.rows == 8 || (tuning.rows <= 0 && kFusedYZRows == 8) ? 8 : 16;
     PcrShape sh = pcr_shape(ls.n, rows);
+    if (sh.m <= 8 && !fused_rows_form()) {
+      rows = 16;
+      sh = pcr_shape(ls.n, 16);
+    }
     if (sh.m > 16) {
       rows = 16;
       sh = pcr_shape(ls.n, 16);

@@ -525,7 +525,18 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     // Default segments: 16 rows (fewer, longer segments keep the block within 512 threads
     // at 128-byte rows; H100 256^3: fp32 66% vs 50% with 8, shared fp64 72% vs 68%).
     const int rows_default = 16;
-    const int rows = std::min(tuning.rows_per_thread > 0 ? tuning.rows_per_thread : rows_default, rows_max);
+    int rows = std::min(tuning.rows_per_thread > 0 ? tuning.rows_per_thread : rows_default, rows_max);
+    // Issue 15 item 8 (stop 40, h-reach): the default is rows_max, and pcr_shape(n, rows_max).m ==
+    // rows_max for every n here, so only the 16-row kernels (8-row with per-line fp64 bands) are
+    // reached; 8-row segments elsewhere (Tuning::rows_per_thread = 8, the benchmark's tuning
+    // rows) are compiled only with ADI_CUDA_UNROLL_ALL: asked for in a build without them, said
+    // once on stderr, and the default runs.
+    if (!kPcrStridedTimingForms && rows != rows_max) {
+      static std::once_flag once;
+      note_form_not_compiled(once, "cuda_thomas_pcr_strided Tuning::rows_per_thread = 8 (16 is the default here)",
+                             "the default (16-row segments)");
+      rows = rows_max;
+    }
     const PcrShape sh = pcr_shape(L.n, rows);
     // Default tile: 128 bytes of each row (32 lines in fp32, 16 in fp64), fewer when the
     // block would pass 512 threads.
@@ -571,15 +582,23 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     using no = std::false_type;
     using m8 = std::integral_constant<int, 8>;
     using m16 = std::integral_constant<int, 16>;
-    if (bands.shared) {
-      if (sh.m <= 8)
-        go_groups(yes{}, m8{});
-      else
-        go_groups(yes{}, m16{});
-    } else if (sh.m > 8) {  // single precision only (see rows above)
-      go_groups(no{}, std::integral_constant<int, sizeof(T) == 4 ? 16 : 8>{});
+    // (Without ADI_CUDA_UNROLL_ALL sh.m is rows_max: 16, or 8 with per-line fp64 bands.)
+    using per_line = std::integral_constant<int, sizeof(T) == 4 ? 16 : 8>;  // rows_max, per-line bands
+    if constexpr (kPcrStridedTimingForms) {
+      if (bands.shared) {
+        if (sh.m <= 8)
+          go_groups(yes{}, m8{});
+        else
+          go_groups(yes{}, m16{});
+      } else if (sh.m > 8) {  // single precision only (see rows above)
+        go_groups(no{}, per_line{});
+      } else {
+        go_groups(no{}, m8{});
+      }
+    } else if (bands.shared) {
+      go_groups(yes{}, m16{});
     } else {
-      go_groups(no{}, m8{});
+      go_groups(no{}, per_line{});
     }
     ADI_CUDA_CHECK(cudaGetLastError());
     return;
