@@ -68,9 +68,9 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t
 #if !defined(ADI_CUDA_UNROLL_ALL)
     if (f == PivotingRoute::staged || f == PivotingRoute::block || f == PivotingRoute::regpart) {
       static std::once_flag once;
-      const char* names[] = {"thread", "tile", "block", "partition", "staged", "regpart", "xtile"};
+      const char* name = f == PivotingRoute::staged ? "staged" : f == PivotingRoute::block ? "block" : "regpart";
       note_form_not_compiled(
-          once, (std::string("ADI_PIVOTING_ROUTE=") + names[forced] + " (a route forced for measurement)").c_str(),
+          once, (std::string("ADI_PIVOTING_ROUTE=") + name + " (a route forced for measurement)").c_str(),
           "the layout's own route");
     }
 #endif

@@ -37,6 +37,7 @@
 #include "adi/base/env_switch.hpp"
 #include "solvers/common/pivoting_xtile.hpp"
 #include "solvers/cuda/comparison_forms.hpp"
+#include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/pivoting_thread_line.cuh"
 
 namespace adi::cuda_backend::kernels {
@@ -87,12 +88,7 @@ inline std::size_t pivoting_xtile_most_smem() {
               sizeof(double) +
           kWarp * sizeof(long long));
 }
-inline bool pivoting_xtile_device_fits() {
-  int dev = 0, optin = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return false;
-  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return false;
-  return static_cast<std::size_t>(optin) >= pivoting_xtile_most_smem();
-}
+inline bool pivoting_xtile_device_fits() { return launch_limits().smem_optin >= pivoting_xtile_most_smem(); }
 
 // The device's copies and barriers for common::XtileIo.
 struct XtileDeviceWarp {
