@@ -220,6 +220,7 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
     opts.reduced_solve = site;
     opts.timing_barrier = true;  // waiting for the slower rank timed apart from the exchange
     opts.spike_lines = opts.host_spike = cs.window > 0;
+    if (cs.window == 0) opts.spike_lines_rows = 0;  // the partition row: not the SPIKE form by length
     opts.spike_window = std::max(1, cs.window);
     opts.spike_measure = cs.kernel == "measure";
     std::optional<adi::mpi::DistributedTridiagonalPlan<T>> made;

@@ -397,7 +397,13 @@ void DistributedTridiagonalPlan<T>::Impl::run_spike_host(const T* a, const T* b,
 // segments (spike_local where the shared form made one) and the windows' buffers.
 template <class T>
 void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOptions& options) {
-  if (local || !env_switch("ADI_SPIKE_LINES", options.spike_lines && (!exec.is_host() || options.host_spike)))
+  if (options.spike_lines_rows < 0)
+    throw InvalidArgument("DistributedOptions::spike_lines_rows = " + std::to_string(options.spike_lines_rows) +
+                          ": use 0 (the SPIKE form of per-line bands only with spike_lines) or a segment length "
+                          "in rows from which device plans take it (the default 1024)");
+  if (local) return;
+  const bool by_length = !exec.is_host() && options.spike_lines_rows > 0 && m >= options.spike_lines_rows;
+  if (!env_switch("ADI_SPIKE_LINES", by_length || (options.spike_lines && (!exec.is_host() || options.host_spike))))
     return;
   lines_R = std::max<index_t>(2, std::min<index_t>(m, options.spike_window));  // (m >= 2 on a split axis)
   lines_y = detail::env_int("ADI_SPIKE_Y_STREAM", 0, 4, options.spike_y_stream);

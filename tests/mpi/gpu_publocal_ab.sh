@@ -21,6 +21,9 @@
 #
 # Steps (each under a timeout; verdicts in summary.txt, tables at the end of stdout):
 #   1. build test_distributed_tridiagonal, bench_mpi_tridiagonal;
+# Stop 41: ADI_SPIKE_Y_STREAM=3 is the default now (0 the old y), and device plans take the SPIKE form
+# from 1024 rows a segment (DistributedOptions::spike_lines_rows; SpikeLinesByLength*); the variants
+# below still set the variable, so the table compares the same forms as at stop 40.
 #   2. tests on 2 ranks: SpikeYPart (the function against Thomas, odd sizes, both precisions,
 #      NaN-poisoned), SpikeYStreamDevice (the plan on device memory, every axis, periodic and not,
 #      weak rows refused -> partition passes, against one domain), SpikeLinesDevice (unchanged form);
@@ -43,8 +46,8 @@ build_unless "${1:-}" test_distributed_tridiagonal bench_mpi_tridiagonal
 B=$BUILD
 T="$B/benchmarks/bench_mpi_tridiagonal"
 # 2. Correctness.
-step "tridiagonal SpikeYPart, SpikeYStreamDevice, SpikeLinesDevice np2" 120 "$OUT/tests.log" $MPI -n 2 \
-  "$B/tests/test_distributed_tridiagonal" --gtest_filter='*SpikeYPart*:*SpikeYStream*:*SpikeLinesDevice*'
+step "tridiagonal SpikeYPart, SpikeYStreamDevice, SpikeLinesDevice, SpikeLinesByLength* np2" 120 "$OUT/tests.log" $MPI -n 2 \
+  "$B/tests/test_distributed_tridiagonal" --gtest_filter='*SpikeYPart*:*SpikeYStream*:*SpikeLinesDevice*:*SpikeLinesByLength*'
 # (the full-band device tests again with y by truncated sweeps and the windows beside it)
 step "tridiagonal device np2, SPIKE form, ADI_SPIKE_Y_STREAM=4 ADI_SPIKE_WINDOWS_SIDE=1" 90 "$OUT/tests.log" $MPI \
   -x ADI_SPIKE_LINES=1 -x ADI_SPIKE_Y_STREAM=4 -x ADI_SPIKE_WINDOWS_SIDE=1 -n 2 "$B/tests/test_distributed_tridiagonal" \

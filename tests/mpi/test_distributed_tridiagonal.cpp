@@ -66,6 +66,7 @@ struct SpikeCase {
   int half = -1;     // >= 0: DistributedOptions::spike_half_exchange
   int ystream = -1;  // >= 0: DistributedOptions::spike_y_stream
   int side = -1;     // >= 0: DistributedOptions::spike_windows_side
+  index_t rows = -1;  // >= 0: DistributedOptions::spike_lines_rows (lines 0 sets 0: the partition passes)
   index_t weak_from = 0;  // the weak rows are [weak_from, weak_rows)
   std::string form;
   long long fallbacks = 0;
@@ -135,7 +136,9 @@ double distributed_error(const ProcessGrid& procs, const Decomposition& dec, Axi
     opts.spike_lines = sc->lines != 0;
     opts.host_spike = sc->lines != 0;
     opts.spike_window = sc->window;
+    if (sc->lines == 0) opts.spike_lines_rows = 0;  // (device plans would take it by length)
   }
+  if (sc && sc->rows >= 0) opts.spike_lines_rows = sc->rows;
   if (sc && sc->compact >= 0) {
     opts.device_spike = opts.host_spike = true;
     opts.spike_compact = sc->compact != 0;
@@ -588,9 +591,11 @@ void spike_lines_sweep(bool device) {
                                    " rank " + std::to_string(world_rank()) + " form " + sc.form;
           EXPECT_LE(err, tolerance<T>()) << what;
           const bool truncated = window < m;
-          // (y by truncated sweeps, ADI_SPIKE_Y_STREAM: the weak rows' sweeps are refused too)
+          // (y by truncated sweeps, spike_y_stream's default or ADI_SPIKE_Y_STREAM: the weak rows'
+          // sweeps are refused too)
           const char* ys = std::getenv("ADI_SPIKE_Y_STREAM");
-          const bool y_refuses = ys && *ys && std::strcmp(ys, "0") != 0 && weak > first;
+          const bool y_streams = ys && *ys ? std::strcmp(ys, "0") != 0 : DistributedOptions{}.spike_y_stream != 0;
+          const bool y_refuses = y_streams && weak > first;
           if (!truncated && !y_refuses) EXPECT_EQ(sc.form, "spike") << what << ": the exact spikes";
           if (truncated && weak > first) {
             EXPECT_EQ(sc.form, "partition") << what << ": weak rows' spikes reach beyond the window";
@@ -617,6 +622,58 @@ TEST(DistributedTridiagonal, SpikeLinesDevice) {
   ADI_REQUIRE_CUDA("the per-line SPIKE form on device memory");
   spike_lines_sweep<double>(true);
   spike_lines_sweep<float>(true);
+}
+
+// Device plans take the per-line SPIKE form by themselves from DistributedOptions::spike_lines_rows
+// rows a segment (stop 41; default 1024), with y by truncated sweeps (spike_y_stream 3, the default):
+// z split over the world, segments of 1030 rows (taken by default, not with spike_lines_rows 0 or
+// 2000) and 700 rows (not taken by default; taken with spike_lines_rows 512), against the one-domain
+// solve. Host plans never take it by length (only spike_lines with host_spike). Environment cleared.
+void spike_lines_by_length(bool device) {
+  const adi::test::ScopedEnv y_decide("ADI_SPIKE_Y_STREAM", "");
+  const adi::test::ScopedEnv lines_decide("ADI_SPIKE_LINES", "");
+  const adi::test::ScopedEnv side_decide("ADI_SPIKE_WINDOWS_SIDE", "");
+  const int P = world_size();
+  ProcessGrid procs(MPI_COMM_WORLD, {1, 1, P}, {false, false, false});
+  for (index_t seg : {1030, 700}) {
+    const std::array<index_t, 3> n{3, 2, seg * P};
+    Decomposition dec(procs, n);
+    for (index_t rows : {index_t(-1), index_t(0), index_t(512), index_t(2000)}) {
+      SpikeCase sc;
+      sc.n = n;
+      sc.rows = rows;
+      const double err = distributed_error<double>(procs, dec, Axis::z, ReducedStrategy::allgather, false, false,
+                                                   950u + unsigned(seg), device, 0, Transport::automatic,
+                                                   ReducedSolveSite::automatic, &sc);
+      const index_t limit = rows < 0 ? 1024 : rows;
+      const bool taken = device && limit > 0 && seg >= limit;
+      const std::string what = std::string(device ? "device" : "host") + ", segments of " + std::to_string(seg) +
+                               " rows, spike_lines_rows " + (rows < 0 ? "default" : std::to_string(rows)) +
+                               ", rank " + std::to_string(world_rank());
+      EXPECT_LE(err, tolerance<double>()) << what;
+      EXPECT_EQ(sc.form, taken ? "spike" : "partition") << what;
+    }
+  }
+  const Decomposition dec(procs, {3, 2, 8 * index_t(P)});
+  DistributedOptions bad;
+  bad.spike_lines_rows = -3;
+  try {
+    DistributedTridiagonalPlan<double> plan(procs, Axis::z, rank_executor(device), padded_box(dec.extents()), bad);
+    ADD_FAILURE() << "spike_lines_rows -3 accepted";
+  } catch (const adi::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("spike_lines_rows = -3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DistributedTridiagonal, SpikeLinesByLengthHost) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  spike_lines_by_length(false);
+}
+
+TEST(DistributedTridiagonal, SpikeLinesByLengthDevice) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks (a split axis)";
+  ADI_REQUIRE_CUDA("the per-line SPIKE form taken by segment length on device memory");
+  spike_lines_by_length(true);
 }
 
 // y of the per-line SPIKE form by truncated sweeps (DistributedOptions::spike_y_stream, stop 40):
