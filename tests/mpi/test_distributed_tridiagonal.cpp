@@ -627,7 +627,8 @@ TEST(DistributedTridiagonal, SpikeLinesDevice) {
 // Device plans take the per-line SPIKE form by themselves from DistributedOptions::spike_lines_rows
 // rows a segment (stop 41; default 1024), with y by truncated sweeps (spike_y_stream 3, the default):
 // z split over the world, segments of 1030 rows (taken by default, not with spike_lines_rows 0 or
-// 2000) and 700 rows (not taken by default; taken with spike_lines_rows 512), against the one-domain
+// 2000), 700 rows (not taken by default; taken with spike_lines_rows 512) and two lines of 20011
+// rows a segment (taken unless 0; y by truncated sweeps in many parts a line), against the one-domain
 // solve. Host plans never take it by length (only spike_lines with host_spike). Environment cleared.
 void spike_lines_by_length(bool device) {
   const adi::test::ScopedEnv y_decide("ADI_SPIKE_Y_STREAM", "");
@@ -635,8 +636,8 @@ void spike_lines_by_length(bool device) {
   const adi::test::ScopedEnv side_decide("ADI_SPIKE_WINDOWS_SIDE", "");
   const int P = world_size();
   ProcessGrid procs(MPI_COMM_WORLD, {1, 1, P}, {false, false, false});
-  for (index_t seg : {1030, 700}) {
-    const std::array<index_t, 3> n{3, 2, seg * P};
+  for (index_t seg : {1030, 700, 20011}) {  // (20011: two lines, y in ~125 parts a line on a GPU)
+    const std::array<index_t, 3> n{seg > 2000 ? 1 : 3, 2, seg * P};
     Decomposition dec(procs, n);
     for (index_t rows : {index_t(-1), index_t(0), index_t(512), index_t(2000)}) {
       SpikeCase sc;
@@ -763,12 +764,15 @@ void spike_y_part_sweep() {
   using Band = common::Strided<const T, index_t>;
   using Out = common::Strided<T, index_t>;
   int accepted = 0, refused = 0;
-  for (index_t m : {1, 2, 3, 31, 33, 255, 257, 1031, 2048})
-    for (index_t S : {1, 2, 3, 5})
+  // (S = 0: as many parts as spike_y_parts gives one line with threads to spare: parts of 4G rows,
+  // the shortest the device kernel runs, e.g. a few very long lines)
+  for (index_t m : {1, 2, 3, 31, 33, 255, 257, 1031, 2048, 20011})
+    for (index_t S0 : {1, 2, 3, 5, 0})
       for (bool short_shape : {false, true})
         for (bool weak : {false, true}) {
-          if (S > m) continue;
           const index_t G = short_shape ? 8 : Shape::G, C = short_shape ? 8 : Shape::C;
+          const index_t S = S0 > 0 ? S0 : common::spike_y_parts<index_t>(m, 1, index_t(1) << 30, G);
+          if (S > m || (S0 == 0 && S <= 5)) continue;
           std::mt19937 rng(unsigned(m * 7 + S));
           std::uniform_real_distribution<double> u01(-1, 1);
           const std::size_t sz = static_cast<std::size_t>(m);
