@@ -7,7 +7,8 @@
 #
 #   OUT=/tmp/o tests/mpi/gpu_scale_check.sh [--quick]     # on the multi-GPU machine
 #
-# --quick: the benchmarks only (no tests, no memcheck).
+# --quick: the benchmarks only (no tests, no memcheck). NPS="1 4" (say): only those rank counts
+# (default: 1, 2 and every power of two up to the GPUs), e.g. to fit one 10-minute call.
 set -u
 OUT=${OUT:-scale-check-out}
 BUILD=${BUILD:-build-scale}
@@ -21,9 +22,11 @@ gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
   nvidia-smi topo -m 2>&1 | head -$((gpus + 1))
   mpiexec --version 2>&1 | head -1
 } >"$S"
-NPS="1 2"
-[ "$gpus" -ge 4 ] && NPS="1 2 4"
-[ "$gpus" -ge 8 ] && NPS="1 2 4 8"
+if [ -z "${NPS:-}" ]; then
+  NPS="1 2"
+  [ "$gpus" -ge 4 ] && NPS="1 2 4"
+  [ "$gpus" -ge 8 ] && NPS="1 2 4 8"
+fi
 configure_check -DADI_BUILD_BENCHMARKS=ON -DADI_BUILD_TESTS=ON -DADI_WITH_PYTHON=OFF
 build_check bench_mpi_tridiagonal bench_mpi_heat test_distributed_adi test_halo_exchange
 echo "GPUs: $gpus, rank counts: $NPS" >>"$S"
