@@ -269,7 +269,10 @@ void run_case(const Args& args, bool device, int rank, int size, std::vector<Row
       name += (spiked ? " SPIKE R=" + std::to_string(plan.spike_window())
                       : " SPIKE R=" + std::to_string(plan.spike_window()) + " fell back: partition (" +
                             std::to_string(plan.spike_fallbacks()) + "x)") +
-              " y:" + (cs.kernel == "measure" ? "measured->" : "") + adi::kernel_name(plan.spike_kernel());
+              (plan.spike_y_stream() > 0  // y by truncated sweeps (stop 41's default; not in place here)
+                   ? " y:truncated sweeps " + std::to_string(plan.spike_y_stream())
+                   : " y:" + (cs.kernel == "measure" ? std::string("measured->") : std::string()) +
+                         adi::kernel_name(plan.spike_kernel()));
     else if (plan.split())
       name += " partition";
     std::string tname = !plan.split() ? "-" : !device ? "host MPI" : adi::mpi::transport_name(plan.transport());

@@ -888,6 +888,10 @@ template <class T>
 Kernel DistributedTridiagonalPlan<T>::spike_kernel() const {
   return impl_->lines_local ? impl_->lines_local->kernel() : Kernel::automatic;
 }
+template <class T>
+int DistributedTridiagonalPlan<T>::spike_y_stream() const {
+  return impl_->lines_local ? impl_->lines_y : 0;
+}
 
 // The device plans' diagnosis (distributed_tridiagonal_device.cpp) scans host copies.
 #define ADI_FIRST_BAD_PIVOT(T, Band) \
