@@ -181,12 +181,13 @@ struct DistributedOptions {
   // wasted). With y by the single-device kernel it measured level with the partition passes
   // (stop 35, 2 x H200: 0.861 / 0.875 ms against 0.850 / 0.886); with y by truncated sweeps
   // (spike_y_stream 3, below) 0.757 ms against 1.165 on the public case (stop 41, 2 x H100;
-  // docs/mpi.md). So device plans take it by themselves where this rank's segment has at least
-  // spike_lines_rows rows (the public case: 2048); spike_lines = true takes it at every length
-  // (host plans: with host_spike too). ADI_SPIKE_LINES=1 / 0 overrides both (forced / never).
+  // docs/mpi.md). So device plans of lines along y or z (as measured) take it by themselves where
+  // this rank's segment has at least spike_lines_rows rows (the public case: 2048); spike_lines =
+  // true takes it at every length and along x too (host plans: with host_spike too).
+  // ADI_SPIKE_LINES=1 / 0 overrides both (forced / never).
   bool spike_lines = false;
-  // Device plans: the SPIKE form of per-line bands from this many rows a segment (0: only with
-  // spike_lines).
+  // Device plans, lines along y or z: the SPIKE form of per-line bands from this many rows a
+  // segment (0: only with spike_lines).
   index_t spike_lines_rows = 1024;
   int spike_window = 64;  // rows at each end (capped at m; m: the exact spikes, no check)
   // The single-device kernel of y: the fastest measured on this layout when the plan is made
@@ -205,10 +206,12 @@ struct DistributedOptions {
   // host waits for it: a failed line makes the rank run the partition passes). Not in place
   // (u == d: the single-device kernel). 0 off, 1 on, 2 on with rows requested into L2 ahead, 3
   // on with the loads double-buffered (the next 8 rows' loads in flight while 8 rows are made), 4
-  // both. 3 by default since stop 41: on the public case (2 x H100, 2048-row segments) y took
-  // 0.755 ms by cuda_thomas_pcr_long (0), 0.640 (1), 0.852 (2), 0.568 (3), 1.002 (4); the solve
-  // 0.957 -> 0.757 ms (docs/mpi.md, stop 41). ADI_SPIKE_Y_STREAM=0 .. 4 overrides.
-  int spike_y_stream = 3;
+  // both; -1 (the default since stop 41) automatic: 3 on lines along y and z (a warp's 32
+  // neighbouring lines read as one run a row; measured on the public case, 2 x H100, 2048-row
+  // segments: y 0.755 ms by cuda_thomas_pcr_long (0), 0.640 (1), 0.852 (2), 0.568 (3), 1.002
+  // (4); the solve 0.957 -> 0.757 ms; docs/mpi.md, stop 41), 0 along x (not measured there: each
+  // line's rows are its own run). ADI_SPIKE_Y_STREAM=0 .. 4 overrides.
+  int spike_y_stream = -1;
   // Device plans, spike_lines: the windows (spike_lines_prepare, ~0.045 ms on the public case: a
   // thread per line end, two dependent 64-row sweeps each) on a side stream of the plan, beside y
   // (y by truncated sweeps leaves room on every SM, and cuda_thomas_pcr_long at 2048 rows a line:

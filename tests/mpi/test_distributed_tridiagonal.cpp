@@ -594,7 +594,8 @@ void spike_lines_sweep(bool device) {
           // (y by truncated sweeps, spike_y_stream's default or ADI_SPIKE_Y_STREAM: the weak rows'
           // sweeps are refused too)
           const char* ys = std::getenv("ADI_SPIKE_Y_STREAM");
-          const bool y_streams = ys && *ys ? std::strcmp(ys, "0") != 0 : DistributedOptions{}.spike_y_stream != 0;
+          const int y_option = DistributedOptions{}.spike_y_stream;  // (-1: automatic, 3 along y and z)
+          const bool y_streams = ys && *ys ? std::strcmp(ys, "0") != 0 : y_option < 0 ? ax != 0 : y_option != 0;
           const bool y_refuses = y_streams && weak > first;
           if (!truncated && !y_refuses) EXPECT_EQ(sc.form, "spike") << what << ": the exact spikes";
           if (truncated && weak > first) {
@@ -655,14 +656,37 @@ void spike_lines_by_length(bool device) {
       EXPECT_EQ(sc.form, taken ? "spike" : "partition") << what;
     }
   }
+  {  // lines along x: never by length (measured along z only); spike_lines still takes it
+    ProcessGrid px(MPI_COMM_WORLD, {P, 1, 1}, {false, false, false});
+    const std::array<index_t, 3> n{1030 * index_t(P), 3, 2};
+    Decomposition dec(px, n);
+    for (int lines : {-1, 1}) {
+      SpikeCase sc;
+      sc.n = n;
+      sc.lines = lines;
+      sc.window = 64;
+      const double err = distributed_error<double>(px, dec, Axis::x, ReducedStrategy::allgather, false, false, 990u,
+                                                   device, 0, Transport::automatic, ReducedSolveSite::automatic, &sc);
+      const std::string what = std::string(device ? "device" : "host") + ", lines along x of 1030 rows a segment, " +
+                               (lines < 0 ? "defaults" : "spike_lines") + ", rank " + std::to_string(world_rank());
+      EXPECT_LE(err, tolerance<double>()) << what;
+      EXPECT_EQ(sc.form, lines > 0 ? "spike" : "partition") << what;
+    }
+  }
   const Decomposition dec(procs, {3, 2, 8 * index_t(P)});
-  DistributedOptions bad;
-  bad.spike_lines_rows = -3;
-  try {
-    DistributedTridiagonalPlan<double> plan(procs, Axis::z, rank_executor(device), padded_box(dec.extents()), bad);
-    ADD_FAILURE() << "spike_lines_rows -3 accepted";
-  } catch (const adi::InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("spike_lines_rows = -3"), std::string::npos) << e.what();
+  for (int which : {0, 1}) {  // out-of-range options
+    DistributedOptions bad;
+    if (which == 0)
+      bad.spike_lines_rows = -3;
+    else
+      bad.spike_y_stream = 5;
+    const std::string want = which == 0 ? "spike_lines_rows = -3" : "spike_y_stream = 5";
+    try {
+      DistributedTridiagonalPlan<double> plan(procs, Axis::z, rank_executor(device), padded_box(dec.extents()), bad);
+      ADD_FAILURE() << want << " accepted";
+    } catch (const adi::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
   }
 }
 
