@@ -413,6 +413,7 @@ void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOpt
       !exec.is_host() && adjacent && options.spike_lines_rows > 0 && m >= options.spike_lines_rows;
   if (!env_switch("ADI_SPIKE_LINES", by_length || (options.spike_lines && (!exec.is_host() || options.host_spike))))
     return;
+  lines_on = true;
   lines_R = std::max<index_t>(2, std::min<index_t>(m, options.spike_window));  // (m >= 2 on a split axis)
   const int y_default = options.spike_y_stream >= 0 ? options.spike_y_stream : adjacent ? 3 : 0;
   lines_y = detail::env_int("ADI_SPIKE_Y_STREAM", 0, 4, y_default);
@@ -426,8 +427,8 @@ void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOpt
     lo.measure = options.spike_measure && lo.kernel == Kernel::automatic;
     lo.check_pivots = false;  // a bad pivot shows as non-finite end values (SingularSystem below)
     lo.pivoting = Pivoting::none;
-    lines_plan.emplace(exec, ls, lo);
-    lines_local = &*lines_plan;
+    lines_opts = lo;
+    if (lines_y == 0) lines_solver();  // (y by truncated sweeps: made at the first solve in place)
   }
   const index_t n = 4 * lines_R * L + 2 * L;  // W, Z, cs (2), ends
   if (exec.is_host()) {
@@ -488,7 +489,7 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_host(const T* a, const
       return false;
     }
   } else {
-    lines_local->solve(Bands<T>{a, b, c}, d, u);  // y: a[0], c[m-1] of the lines not read
+    lines_solver().solve(Bands<T>{a, b, c}, d, u);  // y: a[0], c[m-1] of the lines not read
   }
   form = "spike";
   auto spikes = [&](index_t l, index_t i, T& w, T& z) {
@@ -888,14 +889,14 @@ const char* DistributedTridiagonalPlan<T>::last_form() const { return impl_->for
 template <class T>
 long long DistributedTridiagonalPlan<T>::spike_fallbacks() const { return impl_->fallbacks; }
 template <class T>
-index_t DistributedTridiagonalPlan<T>::spike_window() const { return impl_->lines_local ? impl_->lines_R : 0; }
+index_t DistributedTridiagonalPlan<T>::spike_window() const { return impl_->lines_on ? impl_->lines_R : 0; }
 template <class T>
 Kernel DistributedTridiagonalPlan<T>::spike_kernel() const {
   return impl_->lines_local ? impl_->lines_local->kernel() : Kernel::automatic;
 }
 template <class T>
 int DistributedTridiagonalPlan<T>::spike_y_stream() const {
-  return impl_->lines_local ? impl_->lines_y : 0;
+  return impl_->lines_on ? impl_->lines_y : 0;
 }
 
 // The device plans' diagnosis (distributed_tridiagonal_device.cpp) scans host copies.

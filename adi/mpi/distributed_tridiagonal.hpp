@@ -325,7 +325,9 @@ class DistributedTridiagonalPlan {
   const char* last_form() const;
   long long spike_fallbacks() const;
   index_t spike_window() const;
-  Kernel spike_kernel() const;  // y's single-device kernel in that form (automatic: off)
+  // y's single-device kernel in that form (automatic: off, or with y by truncated sweeps before
+  // a solve in place made it).
+  Kernel spike_kernel() const;
   // y by truncated sweeps in that form (DistributedOptions::spike_y_stream as the plan took it,
   // 1-4; 0: y by spike_kernel(), or the form off); in place (u == d) y is spike_kernel()'s.
   int spike_y_stream() const;

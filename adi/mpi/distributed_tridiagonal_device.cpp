@@ -174,7 +174,7 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_y_device(const T* a, c
   // the verdict comes first.
   const bool ahead = u != d;
   if (ahead) {
-    lines_local->solve(Bands<T>{a, b, c}, d, u);
+    lines_solver().solve(Bands<T>{a, b, c}, d, u);
     mark(kLocalY);
   }
   part::event_synchronize(verdict);
@@ -184,7 +184,7 @@ bool DistributedTridiagonalPlan<T>::Impl::run_spike_lines_y_device(const T* a, c
   }
   form = "spike";
   if (!ahead) {
-    lines_local->solve(Bands<T>{a, b, c}, d, u);
+    lines_solver().solve(Bands<T>{a, b, c}, d, u);
     mark(kLocalY);
   }
   return true;

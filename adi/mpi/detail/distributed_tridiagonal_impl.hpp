@@ -174,9 +174,17 @@ struct DistributedTridiagonalPlan<T>::Impl {
   // lines), cs (2*R*L scratch), ends (2L); lines_reach 2L (W's reach, Z's); d_lines_bad /
   // h_lines_bad the windows' verdict (a line not decayed: this rank runs the partition passes).
   // form: what the last solve ran here ("spike" / "partition" / "local"); fallbacks: solves
-  // that fell back.
+  // that fell back. lines_on: the form is on. With y by truncated sweeps (lines_y) lines_plan is
+  // made (lines_opts; a measuring plan times its kernels) at the first solve in place, the only
+  // one that needs it: lines_solver().
+  bool lines_on = false;
   std::optional<TridiagonalPlan<T>> lines_plan;
   TridiagonalPlan<T>* lines_local = nullptr;
+  TridiagonalOptions lines_opts;
+  TridiagonalPlan<T>& lines_solver() {
+    if (!lines_local) lines_local = &lines_plan.emplace(exec, ls, lines_opts);
+    return *lines_local;
+  }
   index_t lines_R = 0;
   int lines_y = 0;  // DistributedOptions::spike_y_stream (ADI_SPIKE_Y_STREAM): y by truncated sweeps, 1-4
   // DistributedOptions::spike_windows_side (ADI_SPIKE_WINDOWS_SIDE): the windows on side_st,
@@ -300,7 +308,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
   template <class B>
   static void solve_local(Impl& p, const B& bands, const T* d, T* u) { p.local->solve(bands, d, u); }
   static void solve_host(Impl& p, const Bands<T>& bd, const T* d, T* u) {
-    if (p.lines_local && p.run_spike_lines_host(bd.a, bd.b, bd.c, d, u)) return;
+    if (p.lines_on && p.run_spike_lines_host(bd.a, bd.b, bd.c, d, u)) return;
     p.form = "partition";
     p.run(FullBand<T>{bd.a, bd.b, bd.c}, d, u);
   }
@@ -321,7 +329,7 @@ struct DistributedTridiagonalPlan<T>::Impl {
                                              T* const ghost[2]) const;
   index_t ghost_size(const adi::detail::TridiagonalStage<T>& fused) const;
   static void solve_device(Impl& p, const Bands<T>& bd, const T* d, T* u) {
-    if (p.lines_local && p.run_spike_lines_device(bd.a, bd.b, bd.c, d, u)) return;
+    if (p.lines_on && p.run_spike_lines_device(bd.a, bd.b, bd.c, d, u)) return;
     p.form = "partition";
     p.run_device(bd.a, bd.b, bd.c, false, d, u);
   }
