@@ -2,7 +2,7 @@
 // naive thread-per-line Thomas, as a fraction of the device's copy bandwidth.
 //
 //   bench_cuda_tridiagonal [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--no-long]
-//                          [--long-only] [--long-sweep] [--filter TEXT] [--boxes LIST]
+//                          [--long-only] [--long-sweep] [--truncated] [--filter TEXT] [--boxes LIST]
 //
 // 1. Copy bandwidth: cudaMemcpy device-to-device and a 16-byte-vector copy kernel over
 //    1 GiB, counting bytes read + written; the faster one is the 100% of the tables.
@@ -28,6 +28,10 @@
 //    catches up).
 // 7. --long-sweep: only the long-line crossover (lines of 1536 .. 4096 rows, 4,096 .. 32,768 of
 //    them, fp64 and fp32, per-line and shared bands; long_sweep below).
+// 8. --truncated: cuda_thomas_truncated against cuda_thomas_pcr_long (issue 18 part 1, stop 41):
+//    the public case 128x128x4096 along z and its one-rank half 128x128x2048, fp64 and fp32, the
+//    MPI benchmark's bands (b in [3, 4], a, c in [-1, 1]) and this benchmark's (margin 0.5: weaker);
+//    the forms alternated solve by solve (median of --reps rounds after 3 warm-ups each).
 // Pivot checks are off in the timed solves (cuSPARSE checks nothing either).
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -47,6 +51,7 @@
 #include "benchmarks/cuda_bench_util.cuh"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/device_memory_rate.hpp"
+#include "solvers/cuda/thomas_truncated.cuh"
 
 namespace {
 
@@ -783,10 +788,116 @@ void long_sweep() {
       }
 }
 
+// The public case's bands as bench_mpi_tridiagonal fills them: b in [3, 4], a and c in [-1, 1]
+// (|c*| <= 1/2: the truncations decay within G rows), d in [-1, 1].
+template <class T>
+__global__ void fill_mpi_bands(long long total, T* a, T* b, T* c, T* d, unsigned long long seed) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
+       k += (long long)gridDim.x * blockDim.x) {
+    a[k] = static_cast<T>(uniform(4 * k, seed));
+    b[k] = static_cast<T>(3.5 + 0.5 * uniform(4 * k + 1, seed));
+    c[k] = static_cast<T>(uniform(4 * k + 2, seed));
+    d[k] = static_cast<T>(uniform(4 * k + 3, seed));
+  }
+}
+
+// --truncated: one box along z (nx x ny lines of nz rows, lines adjacent), per-line bands of one
+// kind; every variant timed solve by solve in turn (events around each, 3 warm-up rounds, median
+// of g_reps rounds): cuda_thomas_pcr_long's plan, cuda_thomas_truncated's plan (the kernel, one
+// flag read and, where a line is refused, the re-solve), the truncated kernel alone in forms 1 and
+// 3 (no flag read). "taken": the kernel's flag after the last solve (no = refused: the plan re-solves).
+template <class T>
+void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
+  const char* type = sizeof(T) == 4 ? "fp32" : "fp64";
+  char grid[48];
+  std::snprintf(grid, sizeof grid, "%lldx%lldx%lld", nx, ny, nz);
+  const long long total = nx * ny * nz;
+  const adi::LineSet l = adi::to_lines(adi::BoxLines{adi::Box3::dense(nx, ny, nz), adi::Axis::z});
+  Dev<T> a(total), b(total), c(total), d(total), u(total);
+  if (mpi_bands)
+    fill_mpi_bands<T><<<2048, 256>>>(total, a.p, b.p, c.p, d.p, 4242);
+  else
+    fill_kernel<T><<<2048, 256>>>(total, nz, l.stride, a.p, b.p, c.p, d.p, 4242);
+  CK(cudaGetLastError());
+  Dev<int> flag(1);
+  CK(cudaMemset(flag.p, 0, sizeof(int)));
+  adi::TridiagonalOptions o;
+  o.check_pivots = false;
+  o.kernel = adi::Kernel::cuda_thomas_pcr_long;
+  adi::TridiagonalPlan<T> long_plan(adi::Executor::cuda(), l, o);
+  o.kernel = adi::Kernel::cuda_thomas_truncated;
+  adi::TridiagonalPlan<T> trunc_plan(adi::Executor::cuda(), l, o);
+  const adi::Bands<T> bands{a.p, b.p, c.p};
+  struct Variant {
+    std::string name;
+    std::function<void()> run;
+    std::vector<float> ms;
+  };
+  std::vector<Variant> vs;
+  vs.push_back({"cuda_thomas_pcr_long (plan)", [&] { long_plan.solve(bands, d.p, u.p); }, {}});
+  vs.push_back({"cuda_thomas_truncated (plan)", [&] { trunc_plan.solve(bands, d.p, u.p); }, {}});
+  for (int form : {1, 3})
+    vs.push_back({"truncated kernel form " + std::to_string(form),
+                  [&, form] {
+                    adi::cuda_backend::kernels::launch_thomas_truncated<T>(l, a.p, b.p, c.p, false, d.p, u.p, form,
+                                                                          flag.p, nullptr);
+                  },
+                  {}});
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int r = 0; r < 3 + g_reps; ++r)
+    for (Variant& v : vs) {
+      CK(cudaEventRecord(e0));
+      v.run();
+      CK(cudaEventRecord(e1));
+      CK(cudaEventSynchronize(e1));
+      float t = 0;
+      CK(cudaEventElapsedTime(&t, e0, e1));
+      if (r >= 3) v.ms.push_back(t);
+    }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  int refused = 0;
+  CK(cudaMemcpy(&refused, flag.p, sizeof(int), cudaMemcpyDeviceToHost));
+  const double model = 5.0 * double(total) * sizeof(T) / (g_copy_gbs * 1e6);
+  const double base = [&] {
+    std::vector<float> m = vs[0].ms;
+    std::nth_element(m.begin(), m.begin() + m.size() / 2, m.end());
+    return double(m[m.size() / 2]);
+  }();
+  for (Variant& v : vs) {
+    std::nth_element(v.ms.begin(), v.ms.begin() + v.ms.size() / 2, v.ms.end());
+    const double ms = v.ms[v.ms.size() / 2];
+    v.run();  // the residual of this variant's answer
+    CK(cudaDeviceSynchronize());
+    const double r = residual<T>(total, nz, l.stride, a.p, b.p, c.p, false, d.p, u.p);
+    std::printf("%-14s %-4s %-5s %-30s %9.4f %9.4f %7.2f %6.1f %7.3f %-5s %8.1e\n", grid, type,
+                mpi_bands ? "mpi" : "bench", v.name.c_str(), ms, model, ms / model, 100.0 * model / ms, ms / base,
+                refused ? "no" : "yes", r);
+  }
+  std::fflush(stdout);
+}
+
+void truncated_lines() {
+  std::printf("\n== Truncated sweeps A/B (issue 18 part 1): ms against the 5-array model at %.0f GB/s "
+              "(the copy of this run); vs = ms / cuda_thomas_pcr_long's\n",
+              g_copy_gbs);
+  std::printf("%-14s %-4s %-5s %-30s %9s %9s %7s %6s %7s %-5s %8s\n", "grid", "type", "bands", "variant", "ms",
+              "model ms", "ratio", "%copy", "vs", "taken", "resid");
+  for (int mpi = 1; mpi >= 0; --mpi) {
+    truncated_ab<double>(128, 128, 4096, mpi);
+    truncated_ab<float>(128, 128, 4096, mpi);
+    truncated_ab<double>(128, 128, 2048, mpi);
+    truncated_ab<float>(128, 128, 2048, mpi);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool do_sweep = true, do_tune = true, do_layouts = true, do_long = true, long_only = false, long_sweep_only = false;
+  bool truncated_only = false;
   std::string boxes = "256x256x256,240x256x256";
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
@@ -806,6 +917,8 @@ int main(int argc, char** argv) {
       long_only = true;
     else if (s == "--long-sweep")
       long_sweep_only = true;
+    else if (s == "--truncated")
+      truncated_only = true;
     else if (s == "--filter" && i + 1 < argc)
       g_filter = argv[++i];
     else if (s == "--boxes" && i + 1 < argc)
@@ -813,7 +926,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--no-long] "
-                   "[--long-only] [--long-sweep] [--filter TEXT] [--boxes NXxNYxNZ,...]\n",
+                   "[--long-only] [--long-sweep] [--truncated] [--filter TEXT] [--boxes NXxNYxNZ,...]\n",
                    argv[0]);
       return 2;
     }
@@ -835,6 +948,10 @@ int main(int argc, char** argv) {
   }
   if (long_sweep_only) {
     long_sweep();
+    return 0;
+  }
+  if (truncated_only) {
+    truncated_lines();
     return 0;
   }
   cusparseHandle_t handle;
