@@ -285,3 +285,12 @@ TEST(CudaThomasTruncated, DispatchSwitch) {
     EXPECT_THROW(pick(false), adi::InvalidArgument);
   }
 }
+
+// compute-sanitizer's case (scripts/gpu_longy_ab.sh): lines cut into parts, dominant lines taken
+// and weak ones refused (the re-solve by the exact kernel), both precisions.
+TEST(CudaThomasTruncated, SanitizerSmall) {
+  ADI_REQUIRE_CUDA();
+  EXPECT_EQ(device_case<double>(kTrunc, 1031, 33, {Kind::dominant}, false), 0);
+  EXPECT_EQ(device_case<float>(kTrunc, 1031, 33, {Kind::dominant}, true), 0);
+  EXPECT_EQ(device_case<double>(kTrunc, 1031, 33, {Kind::dominant, Kind::weak}, false), 1);
+}
