@@ -186,6 +186,8 @@ const char* short_name(adi::Kernel k) {
       return "thomas_pcr_strided (hybrid)";
     case adi::Kernel::cuda_thomas_pcr_long:
       return "thomas_pcr_long (block/line)";
+    case adi::Kernel::cuda_thomas_truncated:
+      return "thomas_truncated (line parts)";
     default:
       return adi::kernel_name(k);
   }
