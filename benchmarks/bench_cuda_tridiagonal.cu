@@ -31,7 +31,8 @@
 // 8. --truncated: cuda_thomas_truncated against cuda_thomas_pcr_long (issue 18 part 1, stop 41):
 //    the public case 128x128x4096 along z and its one-rank half 128x128x2048, fp64 and fp32, the
 //    MPI benchmark's bands (b in [3, 4], a, c in [-1, 1]) and this benchmark's (margin 0.5: weaker);
-//    the forms alternated solve by solve (median of --reps rounds after 3 warm-ups each).
+//    the forms alternated solve by solve (median of --reps rounds after 3 warm-ups each); then one
+//    contiguous line of 2^24 rows: the same kernel against LargeTridiagonalPlan (a bench row only).
 // Pivot checks are off in the timed solves (cuSPARSE checks nothing either).
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -41,11 +42,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "adi/detail/tridiagonal_dispatch.hpp"
 #include "adi/executor.hpp"
+#include "adi/large_tridiagonal.hpp"
 #include "adi/layout.hpp"
 #include "adi/tridiagonal.hpp"
 #include "benchmarks/cuda_bench_util.cuh"
@@ -808,27 +811,31 @@ __global__ void fill_mpi_bands(long long total, T* a, T* b, T* c, T* d, unsigned
 // of g_reps rounds): cuda_thomas_pcr_long's plan, cuda_thomas_truncated's plan (the kernel, one
 // flag read and, where a line is refused, the re-solve), the truncated kernel alone in forms 1 and
 // 3 (no flag read). "taken": the kernel's flag after the last solve (no = refused: the plan re-solves).
+// nx = ny = 0: one contiguous line of nz rows (the large-system shape, issue 16): the large plan
+// (LargeTridiagonalPlan, its default route) instead of pcr_long, the kernel alone (a thread per
+// part of the one line: loads not coalesced across the warp), no truncated plan row.
 template <class T>
 void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
   const char* type = sizeof(T) == 4 ? "fp32" : "fp64";
+  const bool large = nx == 0;
   char grid[48];
-  std::snprintf(grid, sizeof grid, "%lldx%lldx%lld", nx, ny, nz);
-  const long long total = nx * ny * nz;
-  const adi::LineSet l = adi::to_lines(adi::BoxLines{adi::Box3::dense(nx, ny, nz), adi::Axis::z});
+  if (large)
+    std::snprintf(grid, sizeof grid, "1 x %lld", nz);
+  else
+    std::snprintf(grid, sizeof grid, "%lldx%lldx%lld", nx, ny, nz);
+  const long long total = large ? nz : nx * ny * nz;
+  const adi::LineSet l = large ? adi::LineSet{nz, 1, 1, nz, 1, nz}
+                               : adi::to_lines(adi::BoxLines{adi::Box3::dense(nx, ny, nz), adi::Axis::z});
   Dev<T> a(total), b(total), c(total), d(total), u(total);
   if (mpi_bands)
     fill_mpi_bands<T><<<2048, 256>>>(total, a.p, b.p, c.p, d.p, 4242);
   else
-    fill_kernel<T><<<2048, 256>>>(total, nz, l.stride, a.p, b.p, c.p, d.p, 4242);
+    fill_kernel<T><<<2048, 256>>>(total, nz, large ? 1 : l.stride, a.p, b.p, c.p, d.p, 4242);
   CK(cudaGetLastError());
   Dev<int> flag(1);
   CK(cudaMemset(flag.p, 0, sizeof(int)));
   adi::TridiagonalOptions o;
   o.check_pivots = false;
-  o.kernel = adi::Kernel::cuda_thomas_pcr_long;
-  adi::TridiagonalPlan<T> long_plan(adi::Executor::cuda(), l, o);
-  o.kernel = adi::Kernel::cuda_thomas_truncated;
-  adi::TridiagonalPlan<T> trunc_plan(adi::Executor::cuda(), l, o);
   const adi::Bands<T> bands{a.p, b.p, c.p};
   struct Variant {
     std::string name;
@@ -836,8 +843,19 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
     std::vector<float> ms;
   };
   std::vector<Variant> vs;
-  vs.push_back({"cuda_thomas_pcr_long (plan)", [&] { long_plan.solve(bands, d.p, u.p); }, {}});
-  vs.push_back({"cuda_thomas_truncated (plan)", [&] { trunc_plan.solve(bands, d.p, u.p); }, {}});
+  std::unique_ptr<adi::TridiagonalPlan<T>> long_plan, trunc_plan;
+  std::unique_ptr<adi::LargeTridiagonalPlan<T>> large_plan;
+  if (large) {
+    large_plan = std::make_unique<adi::LargeTridiagonalPlan<T>>(adi::Executor::cuda(), nz);
+    vs.push_back({"LargeTridiagonalPlan (default)", [&] { large_plan->solve(bands, d.p, u.p); }, {}});
+  } else {
+    o.kernel = adi::Kernel::cuda_thomas_pcr_long;
+    long_plan = std::make_unique<adi::TridiagonalPlan<T>>(adi::Executor::cuda(), l, o);
+    o.kernel = adi::Kernel::cuda_thomas_truncated;
+    trunc_plan = std::make_unique<adi::TridiagonalPlan<T>>(adi::Executor::cuda(), l, o);
+    vs.push_back({"cuda_thomas_pcr_long (plan)", [&] { long_plan->solve(bands, d.p, u.p); }, {}});
+    vs.push_back({"cuda_thomas_truncated (plan)", [&] { trunc_plan->solve(bands, d.p, u.p); }, {}});
+  }
   for (int form : {1, 3})
     vs.push_back({"truncated kernel form " + std::to_string(form),
                   [&, form] {
@@ -873,7 +891,7 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
     const double ms = v.ms[v.ms.size() / 2];
     v.run();  // the residual of this variant's answer
     CK(cudaDeviceSynchronize());
-    const double r = residual<T>(total, nz, l.stride, a.p, b.p, c.p, false, d.p, u.p);
+    const double r = residual<T>(total, nz, large ? 1 : l.stride, a.p, b.p, c.p, false, d.p, u.p);
     std::printf("%-14s %-4s %-5s %-30s %9.4f %9.4f %7.2f %6.1f %7.3f %-5s %8.1e\n", grid, type,
                 mpi_bands ? "mpi" : "bench", v.name.c_str(), ms, model, ms / model, 100.0 * model / ms, ms / base,
                 refused ? "no" : "yes", r);
@@ -893,6 +911,10 @@ void truncated_lines() {
     truncated_ab<double>(128, 128, 2048, mpi);
     truncated_ab<float>(128, 128, 2048, mpi);
   }
+  // One large system (issue 16's "one large system >= 50% of copy"; the lead's stop-41 note): the
+  // same kernel on one contiguous line of 2^24 rows, against the large plan. A bench row only.
+  truncated_ab<double>(0, 0, 1ll << 24, true);
+  truncated_ab<float>(0, 0, 1ll << 24, true);
 }
 
 }  // namespace
