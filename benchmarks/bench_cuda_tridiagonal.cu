@@ -859,8 +859,8 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
   for (int form : {1, 3})
     vs.push_back({"truncated kernel form " + std::to_string(form),
                   [&, form] {
-                    adi::cuda_backend::kernels::launch_thomas_truncated<T>(l, a.p, b.p, c.p, false, d.p, u.p, form,
-                                                                          flag.p, nullptr);
+                    namespace k = adi::cuda_backend::kernels;
+                    k::launch_thomas_truncated<T, true>(l, a.p, b.p, c.p, false, d.p, u.p, form, flag.p, nullptr);
                   },
                   {}});
   cudaEvent_t e0, e1;

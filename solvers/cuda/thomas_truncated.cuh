@@ -47,8 +47,9 @@ __device__ __forceinline__ void trunc_prefetch_l2(const void* p) {
 }
 
 // Band access: per-line bands at the line's offset and row stride, shared bands (n values, one
-// set for every line) at offset 0, stride 1.
-template <class T, bool L2, bool Pipe>
+// set for every line) at offset 0, stride 1. Growth: rows whose |c*| exceeds kThomasGrowth refused
+// too (the single-device kernel; the SPIKE form's y runs without, as before).
+template <class T, bool L2, bool Pipe, bool Growth>
 __global__ void __launch_bounds__(kTruncThreads)
     thomas_truncated_kernel(DeviceLines ls, const T* __restrict__ a, const T* __restrict__ b,
                             const T* __restrict__ c, bool shared, const T* __restrict__ d, T* __restrict__ u,
@@ -73,7 +74,7 @@ __global__ void __launch_bounds__(kTruncThreads)
         trunc_prefetch_l2(d + o + (i + kTruncAhead) * st);
       }
   };
-  const bool ok = common::spike_y_part<8, Pipe>(m, m * q / S, m * (q + 1) / S, i64(Shape::G), i64(Shape::C),
+  const bool ok = common::spike_y_part<8, Pipe, Growth>(m, m * q / S, m * (q + 1) / S, i64(Shape::G), i64(Shape::C),
                                                 i64(Shape::K), Band{a + bo, bs}, Band{b + bo, bs}, Band{c + bo, bs},
                                                 Band{d + o, st}, common::Strided<T, i64>{u + o, st}, ring, hint);
   if (!ok && bad != nullptr) *bad = 1;
@@ -86,36 +87,29 @@ constexpr std::size_t thomas_truncated_smem() {
 }
 
 // Parts per line the launch uses (spike_y_parts: as many as the threads resident at once give
-// every line, at most one per 4G rows, at least 1), form 1..4: 1 plain (8-row load batches),
-// 2 + L2 requests kTruncAhead rows ahead, 3 loads double-buffered, 4 = 2 + 3. Throws
-// InvalidArgument on another form.
-template <class T>
-i64 thomas_truncated_parts(const LineSet& ls, int form);
-
-// Launches the kernel (form as above) over every line of ls; *bad set where a part refuses.
-// u must not alias d. Lines of any layout (coalesced where neighbouring lines are adjacent).
-template <class T>
-void launch_thomas_truncated(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
-                             int form, int* bad, cudaStream_t stream);
-
+// every line, at most one per 4G rows, at least 1) and the launch over every line of ls (*bad set
+// where a part refuses; u must not alias d; any layout, coalesced where neighbouring lines are
+// adjacent). form 1..4: 1 plain (8-row load batches), 2 + L2 requests kTruncAhead rows ahead, 3
+// loads double-buffered, 4 = 2 + 3; another form: InvalidArgument. Growth: spike_y_part's growth
+// test on (the single-device kernel: true; the SPIKE form's y: false).
 namespace truncated_detail {
-template <class T>
+template <class T, bool Growth>
 auto form_kernel(int form) {
   if (form < 1 || form > 4)
     throw InvalidArgument("thomas_truncated: form " + std::to_string(form) + "; use 1, 2, 3 or 4");
-  return form == 1   ? thomas_truncated_kernel<T, false, false>
-         : form == 2 ? thomas_truncated_kernel<T, true, false>
-         : form == 3 ? thomas_truncated_kernel<T, false, true>
-                     : thomas_truncated_kernel<T, true, true>;
+  return form == 1   ? thomas_truncated_kernel<T, false, false, Growth>
+         : form == 2 ? thomas_truncated_kernel<T, true, false, Growth>
+         : form == 3 ? thomas_truncated_kernel<T, false, true, Growth>
+                     : thomas_truncated_kernel<T, true, true, Growth>;
 }
 // Threads resident at once on the current device, per form: measured once (the kernel's
 // attributes set on the way).
-template <class T>
+template <class T, bool Growth>
 i64 resident(int form) {
   static i64 cached[4] = {0, 0, 0, 0};
   i64& here = cached[form - 1];
   if (here == 0) {
-    auto kernel = form_kernel<T>(form);
+    auto kernel = form_kernel<T, Growth>(form);
     const std::size_t smem = thomas_truncated_smem<T>();
     ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     ADI_CUDA_CHECK(
@@ -130,20 +124,20 @@ i64 resident(int form) {
 }
 }  // namespace truncated_detail
 
-template <class T>
+template <class T, bool Growth = false>
 i64 thomas_truncated_parts(const LineSet& ls, int form) {
-  (void)truncated_detail::form_kernel<T>(form);
-  return common::spike_y_parts<i64>(ls.n, ls.lines(), truncated_detail::resident<T>(form),
+  (void)truncated_detail::form_kernel<T, Growth>(form);
+  return common::spike_y_parts<i64>(ls.n, ls.lines(), truncated_detail::resident<T, Growth>(form),
                                     i64(common::SpikeYShape<T>::G));
 }
 
-template <class T>
+template <class T, bool Growth = false>
 void launch_thomas_truncated(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
                              int form, int* bad, cudaStream_t stream) {
   const i64 L = ls.lines();
   if (L == 0 || ls.n == 0) return;
-  auto kernel = truncated_detail::form_kernel<T>(form);
-  const i64 S = thomas_truncated_parts<T>(ls, form);
+  auto kernel = truncated_detail::form_kernel<T, Growth>(form);
+  const i64 S = thomas_truncated_parts<T, Growth>(ls, form);
   kernel<<<unsigned((S * L + kTruncThreads - 1) / kTruncThreads), kTruncThreads, thomas_truncated_smem<T>(),
            stream>>>(to_device(ls), a, b, c, shared, d, u, S, bad);
   ADI_CUDA_CHECK(cudaGetLastError());
