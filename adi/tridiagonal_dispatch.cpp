@@ -340,9 +340,7 @@ Kernel choose_kernel(const Executor& exec, const DispatchQuery& q) {
   // ADI_LONG_TRUNCATED=1 (opt-in until a device A/B decides; stop 41, h-longy): the truncated
   // sweeps where the table takes the long-line kernel on non-periodic lines of >= 1024 rows
   // (out of place: an in-place solve runs the exact kernel, TridiagonalPlan's run path).
-  if (k == Kernel::cuda_thomas_pcr_long && !q.periodic && q.lines.n >= kCudaTruncatedMinN && long_truncated_on())
-    return Kernel::cuda_thomas_truncated;
-  return k;
+  return k == Kernel::cuda_thomas_pcr_long ? with_long_truncated(k, q, long_truncated_on()) : k;
 }
 
 Kernel choose_exact_kernel(const Executor& exec, const DispatchQuery& q) {

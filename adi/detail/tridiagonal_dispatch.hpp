@@ -38,6 +38,13 @@ Kernel choose_exact_kernel(const Executor& exec, const DispatchQuery& q);
 // off (the default); read when a plan is made, any other value an InvalidArgument.
 inline constexpr index_t kCudaTruncatedMinN = 1024;
 inline bool long_truncated_on() { return env_switch("ADI_LONG_TRUNCATED", false); }
+// The switch's rule on the exact table's pick (host-testable): cuda_thomas_truncated where `on`
+// and exact is cuda_thomas_pcr_long on non-periodic lines of >= kCudaTruncatedMinN rows, else exact.
+inline Kernel with_long_truncated(Kernel exact, const DispatchQuery& q, bool on) {
+  return on && exact == Kernel::cuda_thomas_pcr_long && !q.periodic && q.lines.n >= kCudaTruncatedMinN
+             ? Kernel::cuda_thomas_truncated
+             : exact;
+}
 
 // The device facts the CUDA rows of the table read: the executor's device
 // (cuda_device_traits), or given, so that tests check the table's rows for an H100 and an

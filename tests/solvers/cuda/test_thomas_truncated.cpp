@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "adi/detail/tridiagonal_dispatch.hpp"
 #include "cuda_tridiagonal_check.hpp"
 #include "scoped_env.hpp"
 #include "solvers/common/spike_y.hpp"
@@ -201,6 +202,37 @@ TEST(ThomasTruncatedHost, WholeLines) {
         host_case<float>(n, 3, s32, {Kind::dominant, Kind::unstable}, false);
       }
     }
+}
+
+// Host: the switch's rule (ADI_LONG_TRUNCATED) on the exact table's pick, and its strict reading.
+TEST(ThomasTruncatedHost, SwitchRule) {
+  using adi::detail::DispatchQuery;
+  using adi::detail::with_long_truncated;
+  const adi::LineSet pub = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 4096), adi::Axis::z});
+  DispatchQuery q{pub, 8, false, false, adi::Pivoting::automatic};
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, q, true), kTrunc);
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, q, false), Kernel::cuda_thomas_pcr_long);
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_strided, q, true), Kernel::cuda_thomas_strided);
+  DispatchQuery per = q;
+  per.periodic = true;
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, per, true), Kernel::cuda_thomas_pcr_long);
+  DispatchQuery shorter = q;
+  shorter.lines = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 1023), adi::Axis::z});
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, shorter, true), Kernel::cuda_thomas_pcr_long);
+  shorter.lines.n = 1024;
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, shorter, true), kTrunc);
+  {
+    adi::test::ScopedEnv unset("ADI_LONG_TRUNCATED", "");
+    EXPECT_FALSE(adi::detail::long_truncated_on());
+  }
+  {
+    adi::test::ScopedEnv on("ADI_LONG_TRUNCATED", "1");
+    EXPECT_TRUE(adi::detail::long_truncated_on());
+  }
+  {
+    adi::test::ScopedEnv bad("ADI_LONG_TRUNCATED", "on");
+    EXPECT_THROW(adi::detail::long_truncated_on(), adi::InvalidArgument);
+  }
 }
 
 // The plan's kernel by name: odd sizes, both precisions, per-line and shared bands; dominant
