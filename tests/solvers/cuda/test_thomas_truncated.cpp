@@ -248,17 +248,17 @@ TEST(CudaThomasTruncated, SizesAndRefusals) {
         EXPECT_EQ(device_case<float>(kTrunc, n, L, {Kind::dominant}, shared), 0);
         if (n >= 1031) {  // cut into parts: the weak lines' truncations refused
           const std::vector<Kind> mix = shared ? std::vector<Kind>{Kind::weak}
-                                               : std::vector<Kind>{Kind::dominant, Kind::weak, Kind::dominant};
+                                               : std::vector<Kind>{Kind::weak, Kind::dominant, Kind::dominant};
           EXPECT_EQ(device_case<double>(kTrunc, n, L, mix, shared), 1);
           EXPECT_EQ(device_case<float>(kTrunc, n, L, mix, shared), 1);
-          const std::vector<Kind> nd{Kind::dominant, Kind::nondominant};
+          const std::vector<Kind> nd{Kind::nondominant, Kind::dominant};
           device_case<double>(kTrunc, n, L, nd, shared);  // (refused or not: the answer checked)
           device_case<float>(kTrunc, n, L, nd, shared);
         }
         if (n >= 2) {  // the growth test refuses an unstable line (the plan: pcr_long, pivoting; the
                        // fp64 reference is Thomas without pivoting, so the plan's answer is not compared)
           const std::vector<Kind> un = shared ? std::vector<Kind>{Kind::unstable}
-                                              : std::vector<Kind>{Kind::dominant, Kind::unstable};
+                                              : std::vector<Kind>{Kind::unstable, Kind::dominant};
           EXPECT_EQ(device_case<double>(kTrunc, n, L, un, shared, false), 1);
           EXPECT_EQ(device_case<float>(kTrunc, n, L, un, shared, false), 1);
         }
