@@ -31,8 +31,9 @@
 // 8. --truncated: cuda_thomas_truncated against cuda_thomas_pcr_long (issue 18 part 1, stop 41):
 //    the public case 128x128x4096 along z and its one-rank half 128x128x2048, fp64 and fp32, the
 //    MPI benchmark's bands (b in [3, 4], a, c in [-1, 1]) and this benchmark's (margin 0.5: weaker);
-//    the forms alternated solve by solve (median of --reps rounds after 3 warm-ups each); then one
-//    contiguous line of 2^24 rows: the same kernel against LargeTridiagonalPlan (a bench row only).
+//    per-line and shared bands (line 0's), the forms alternated solve by solve (median of --reps
+//    rounds after 3 warm-ups each); then one contiguous line of 2^24 rows: the same kernel against
+//    LargeTridiagonalPlan (a bench row only).
 // Pivot checks are off in the timed solves (cuSPARSE checks nothing either).
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -839,32 +840,52 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
   const adi::Bands<T> bands{a.p, b.p, c.p};
   struct Variant {
     std::string name;
+    bool shared;
     std::function<void()> run;
     std::vector<float> ms;
   };
   std::vector<Variant> vs;
   std::unique_ptr<adi::TridiagonalPlan<T>> long_plan, trunc_plan;
   std::unique_ptr<adi::LargeTridiagonalPlan<T>> large_plan;
+  // Shared bands (the box's rows: line 0's bands for every line; not for the large line).
+  const long long ns = large ? 1 : nz;
+  Dev<T> sa(ns), sb(ns), sc(ns);
+  Dev<int> sflag(1);
+  CK(cudaMemset(sflag.p, 0, sizeof(int)));
+  const adi::SharedBands<T> sbands{sa.p, sb.p, sc.p};
   if (large) {
     adi::LargeTridiagonalOptions lo;
     lo.check_pivots = false;  // (as the other rows: no read-back)
     large_plan = std::make_unique<adi::LargeTridiagonalPlan<T>>(adi::Executor::cuda(), nz, 1, 0, lo);
-    vs.push_back({"LargeTridiagonalPlan (default)", [&] { large_plan->solve(bands, d.p, u.p); }, {}});
+    vs.push_back({"LargeTridiagonalPlan (default)", false, [&] { large_plan->solve(bands, d.p, u.p); }, {}});
   } else {
+    auto line0 = [&](T* dst, const T* src) {  // line 0's rows (element stride l.stride) packed
+      CK(cudaMemcpy2D(dst, sizeof(T), src, l.stride * sizeof(T), sizeof(T), nz, cudaMemcpyDeviceToDevice));
+    };
+    line0(sa.p, a.p), line0(sb.p, b.p), line0(sc.p, c.p);
     o.kernel = adi::Kernel::cuda_thomas_pcr_long;
     long_plan = std::make_unique<adi::TridiagonalPlan<T>>(adi::Executor::cuda(), l, o);
     o.kernel = adi::Kernel::cuda_thomas_truncated;
     trunc_plan = std::make_unique<adi::TridiagonalPlan<T>>(adi::Executor::cuda(), l, o);
-    vs.push_back({"cuda_thomas_pcr_long (plan)", [&] { long_plan->solve(bands, d.p, u.p); }, {}});
-    vs.push_back({"cuda_thomas_truncated (plan)", [&] { trunc_plan->solve(bands, d.p, u.p); }, {}});
+    vs.push_back({"cuda_thomas_pcr_long (plan)", false, [&] { long_plan->solve(bands, d.p, u.p); }, {}});
+    vs.push_back({"cuda_thomas_truncated (plan)", false, [&] { trunc_plan->solve(bands, d.p, u.p); }, {}});
   }
+  namespace k = adi::cuda_backend::kernels;
   for (int form : {1, 3})
-    vs.push_back({"truncated kernel form " + std::to_string(form),
+    vs.push_back({"truncated kernel form " + std::to_string(form), false,
                   [&, form] {
-                    namespace k = adi::cuda_backend::kernels;
                     k::launch_thomas_truncated<T, true>(l, a.p, b.p, c.p, false, d.p, u.p, form, flag.p, nullptr);
                   },
                   {}});
+  if (!large) {
+    vs.push_back({"cuda_thomas_pcr_long (plan)", true, [&] { long_plan->solve(sbands, d.p, u.p); }, {}});
+    vs.push_back({"cuda_thomas_truncated (plan)", true, [&] { trunc_plan->solve(sbands, d.p, u.p); }, {}});
+    vs.push_back({"truncated kernel form 3", true,
+                  [&] {
+                    k::launch_thomas_truncated<T, true>(l, sa.p, sb.p, sc.p, true, d.p, u.p, 3, sflag.p, nullptr);
+                  },
+                  {}});
+  }
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
@@ -880,32 +901,36 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
     }
   CK(cudaEventDestroy(e0));
   CK(cudaEventDestroy(e1));
-  int refused = 0;
-  CK(cudaMemcpy(&refused, flag.p, sizeof(int), cudaMemcpyDeviceToHost));
-  const double model = 5.0 * double(total) * sizeof(T) / (g_copy_gbs * 1e6);
-  const double base = [&] {
-    std::vector<float> m = vs[0].ms;
+  int refused[2] = {0, 0};
+  CK(cudaMemcpy(&refused[0], flag.p, sizeof(int), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(&refused[1], sflag.p, sizeof(int), cudaMemcpyDeviceToHost));
+  auto median = [](std::vector<float> m) {
     std::nth_element(m.begin(), m.begin() + m.size() / 2, m.end());
     return double(m[m.size() / 2]);
-  }();
+  };
+  double base[2] = {0, 0};  // pcr_long's (or the large plan's) ms, per band kind: the first of each
+  for (const Variant& v : vs)
+    if (base[v.shared] == 0) base[v.shared] = median(v.ms);
   for (Variant& v : vs) {
-    std::nth_element(v.ms.begin(), v.ms.begin() + v.ms.size() / 2, v.ms.end());
-    const double ms = v.ms[v.ms.size() / 2];
+    const double ms = median(v.ms);
+    const double model = (v.shared ? 2.0 : 5.0) * double(total) * sizeof(T) / (g_copy_gbs * 1e6);
     v.run();  // the residual of this variant's answer
     CK(cudaDeviceSynchronize());
-    const double r = residual<T>(total, nz, large ? 1 : l.stride, a.p, b.p, c.p, false, d.p, u.p);
-    std::printf("%-14s %-4s %-5s %-30s %9.4f %9.4f %7.2f %6.1f %7.3f %-5s %8.1e\n", grid, type,
-                mpi_bands ? "mpi" : "bench", v.name.c_str(), ms, model, ms / model, 100.0 * model / ms, ms / base,
-                refused ? "no" : "yes", r);
+    const double r = v.shared ? residual<T>(total, nz, l.stride, sa.p, sb.p, sc.p, true, d.p, u.p)
+                              : residual<T>(total, nz, large ? 1 : l.stride, a.p, b.p, c.p, false, d.p, u.p);
+    std::printf("%-14s %-4s %-6s %-30s %9.4f %9.4f %7.2f %6.1f %7.3f %-5s %8.1e\n", grid, type,
+                v.shared ? (mpi_bands ? "mpi-s" : "ben-s") : (mpi_bands ? "mpi" : "bench"), v.name.c_str(), ms, model,
+                ms / model, 100.0 * model / ms, ms / base[v.shared], refused[v.shared] ? "no" : "yes", r);
   }
   std::fflush(stdout);
 }
 
 void truncated_lines() {
-  std::printf("\n== Truncated sweeps A/B (issue 18 part 1): ms against the 5-array model at %.0f GB/s "
-              "(the copy of this run); vs = ms / cuda_thomas_pcr_long's\n",
+  std::printf("\n== Truncated sweeps A/B (issue 18 part 1): ms against the traffic model (per-line bands 5 "
+              "arrays, shared (-s) 2) at %.0f GB/s (the copy of this run); vs = ms / cuda_thomas_pcr_long's (same "
+              "band kind)\n",
               g_copy_gbs);
-  std::printf("%-14s %-4s %-5s %-30s %9s %9s %7s %6s %7s %-5s %8s\n", "grid", "type", "bands", "variant", "ms",
+  std::printf("%-14s %-4s %-6s %-30s %9s %9s %7s %6s %7s %-5s %8s\n", "grid", "type", "bands", "variant", "ms",
               "model ms", "ratio", "%copy", "vs", "taken", "resid");
   for (int mpi = 1; mpi >= 0; --mpi) {
     truncated_ab<double>(128, 128, 4096, mpi);
