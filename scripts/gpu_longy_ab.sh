@@ -95,8 +95,8 @@ section() { echo; echo "=== $*"; }
   [ -s "$out/failures.txt" ] && { section "first test failures (failures.txt)"; head -30 "$out/failures.txt"; }
   section "A/B: cuda_thomas_truncated vs cuda_thomas_pcr_long, two passes (bench_ab.log)"
   grep -E "^(device|copy)" "$out/bench_ab.log" 2>/dev/null | sort -u | head -6
-  echo "(taken = no: the kernel refused a line; its plan row then includes pcr_long's re-solve)"
-  grep -E "^### pass|^grid|^128x128" "$out/bench_ab.log" 2>/dev/null
+  echo "(bands: mpi = bench_mpi's (b in [3,4]), bench = this bench's weaker ones, -s shared; taken = no: the kernel refused a line, its plan row then includes the exact re-solve)"
+  grep -E "^### pass|^grid|^128x128|^1 x " "$out/bench_ab.log" 2>/dev/null
   section "summary"
   cat "$summary"
 } 2>&1 | tee "$out/tables.txt"
