@@ -6,9 +6,9 @@
 // non-periodic lines: a segment whose cut ends are the line's own ends, a_0 and c_{n-1} unread;
 // stop 41, h-longy). Thread t = q L + l takes part q of line l: a warp is 32 neighbouring lines
 // of one part, so with lines adjacent in memory each row's loads are one 256-byte run (fp64).
-// The kernel sets *bad where a part's truncation fails its check (spike_y_part: decay products
-// below kSpikeTol, every value finite); the caller must then not use u (the single-device plan
-// re-solves with the exact kernel, adi/tridiagonal.cpp).
+// The kernel sets *bad where a part fails its checks (spike_y_part: decay products below
+// kSpikeTol, every value finite; with Growth every |c*| <= kThomasGrowth); the caller must then
+// not use u (the single-device plan re-solves with the exact kernel, adi/tridiagonal.cpp).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -74,9 +74,9 @@ __global__ void __launch_bounds__(kTruncThreads)
         trunc_prefetch_l2(d + o + (i + kTruncAhead) * st);
       }
   };
-  const bool ok = common::spike_y_part<8, Pipe, Growth>(m, m * q / S, m * (q + 1) / S, i64(Shape::G), i64(Shape::C),
-                                                i64(Shape::K), Band{a + bo, bs}, Band{b + bo, bs}, Band{c + bo, bs},
-                                                Band{d + o, st}, common::Strided<T, i64>{u + o, st}, ring, hint);
+  const bool ok = common::spike_y_part<8, Pipe, Growth>(
+      m, m * q / S, m * (q + 1) / S, i64(Shape::G), i64(Shape::C), i64(Shape::K), Band{a + bo, bs}, Band{b + bo, bs},
+      Band{c + bo, bs}, Band{d + o, st}, common::Strided<T, i64>{u + o, st}, ring, hint);
   if (!ok && bad != nullptr) *bad = 1;
 }
 
