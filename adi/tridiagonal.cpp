@@ -83,6 +83,9 @@ struct TridiagonalPlan<T>::Impl {
   TridiagonalOptions options;
   Kernel kernel = Kernel::automatic;
   Kernel kernel_shared = Kernel::automatic;  // the choice may differ for shared bands
+  // cuda_thomas_truncated's re-solve where a line is refused (run_cuda): the table's exact kernel.
+  Kernel exact = Kernel::automatic;
+  Kernel exact_shared = Kernel::automatic;
   detail::Storage workspace;
   detail::Storage pivot_flag;  // CUDA only: a device int, the gate of the device-side fall-back
   // CUDA only: the flags the kernels write directly (pinned host memory; run_cuda).
@@ -246,15 +249,29 @@ void TridiagonalPlan<T>::Impl::run_cuda(Impl& p, Kernel k, const T* a, const T* 
   const TridiagonalOptions& options = p.options;
   void* const stream = exec.stream();
   cuda_backend::DeviceGuard device_guard(exec.device());
+  int* const host = p.flags_host.get();
+  const cuda_backend::BandView<T> bv{a, b, c, shared};
+  if (k == Kernel::cuda_thomas_truncated) {
+    // Truncated sweeps: their answer is kept where every line's truncations pass the check (the
+    // kernel writes host[2], pinned, where a line is refused: one synchronisation a solve, with
+    // check_pivots on or off); otherwise every line is solved again below by the exact kernel
+    // (and its own checks). In place (u == d) the exact kernel alone: a part reads d past its
+    // ends, which its neighbours' u overwrite.
+    if (u != d) {
+      host[2] = 0;
+      cuda_backend::tridiagonal_solve<T>(k, lines, bv, d, u, false, nullptr, host + 2, stream);
+      cuda_backend::synchronize(stream);
+      if (host[2] == 0) return;
+    }
+    k = shared ? p.exact_shared : p.exact;
+  }
   const bool pivots = k == Kernel::cuda_pivoting;
   const bool automatic = options.pivoting == Pivoting::automatic && !pivots;
-  const cuda_backend::BandView<T> bv{a, b, c, shared};
   // The flags live in pinned host memory that the kernels write directly (host[0]: the
   // solve's check, host[1]: the fall-back's pivots), so reading them costs the
   // synchronisation only: no memset, no copy (until stop 29 a device int, cleared by a
   // memset and copied back to pageable memory: ~15 us a solve, 10-12% of a 256^3 fp32 one).
   // No kernel of this plan can be writing them here: every checked solve ends synchronised.
-  int* const host = p.flags_host.get();
   const std::string who = "tridiagonal solve (" + std::string(kernel_name(k)) + "): ";
   auto at = [](const detail::FailedRow& f) {
     return f.system < 0 ? std::string()
@@ -364,6 +381,12 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
       throw InvalidArgument("TridiagonalPlan: kernel large_partition does not pivot but options.pivoting is "
                             "partial; use Kernel::automatic");
   }
+  auto exact_of = [&](const detail::DispatchQuery& qq) {  // (a CUDA kernel: the run path's)
+    const Kernel e = detail::choose_exact_kernel(exec, qq);
+    return e == Kernel::large_partition ? detail::choose_cuda_kernel(detail::cuda_device_traits(exec), qq) : e;
+  };
+  if (p.kernel == Kernel::cuda_thomas_truncated) p.exact = exact_of(q);
+  if (p.kernel_shared == Kernel::cuda_thomas_truncated) p.exact_shared = exact_of(qs);
   p.run = Impl::backend(exec, p.kernel);
   p.run_shared = Impl::backend(exec, p.kernel_shared);
   p.pivot = exec.is_host() ? &Impl::pivot_host : &Impl::pivot_cuda;
@@ -385,13 +408,14 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
                                       options.pivoting));
     p.workspace = detail::Storage(bytes, exec);
   } else {
-    const std::size_t bytes =
-        std::max(cuda_backend::tridiagonal_workspace_bytes(p.kernel, p.lines, options.periodic, sizeof(T)),
-                 cuda_backend::tridiagonal_workspace_bytes(p.kernel_shared, p.lines, options.periodic,
-                                                           sizeof(T)));
+    std::size_t bytes = 0;
+    for (Kernel k : {p.kernel, p.kernel_shared, p.exact, p.exact_shared})
+      if (k != Kernel::automatic)
+        bytes = std::max(bytes, cuda_backend::tridiagonal_workspace_bytes(k, p.lines, options.periodic, sizeof(T)));
     p.workspace = detail::Storage(bytes, exec);
     p.pivot_flag = detail::Storage(sizeof(int), exec);
-    p.flags_host.reset(static_cast<int*>(cuda_backend::pinned_allocate(2 * sizeof(int))));
+    // [0] the solve's check, [1] the pivoting fall-back's, [2] cuda_thomas_truncated's refusal
+    p.flags_host.reset(static_cast<int*>(cuda_backend::pinned_allocate(3 * sizeof(int))));
     p.device_fallback = detail::pivoting_fallback_on_device();
   }
 }

@@ -100,6 +100,7 @@ bool cuda_kernel_supports(Kernel k, const Executor& exec, const DispatchQuery& q
     case Kernel::cuda_thomas_strided: return lines_adjacent(l);
     case Kernel::cuda_thomas_pcr_strided:
     case Kernel::cuda_thomas_pcr_long: return lines_adjacent(l) && fits();
+    case Kernel::cuda_thomas_truncated: return lines_adjacent(l) && !q.periodic;
     default: return false;
   }
 }
@@ -335,6 +336,14 @@ std::vector<Kernel> candidate_kernels(const Executor& exec, const DispatchQuery&
 }
 
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q) {
+  const Kernel k = choose_exact_kernel(exec, q);
+  // ADI_LONG_TRUNCATED=1 (opt-in until a device A/B decides; stop 41, h-longy): the truncated
+  // sweeps where the table takes the long-line kernel on non-periodic lines of >= 1024 rows
+  // (out of place: an in-place solve runs the exact kernel, TridiagonalPlan's run path).
+  return k == Kernel::cuda_thomas_pcr_long ? with_long_truncated(k, q, long_truncated_on()) : k;
+}
+
+Kernel choose_exact_kernel(const Executor& exec, const DispatchQuery& q) {
   // The partition solver does not pivot: with partial pivoting a few long lines run the
   // batched pivoting kernels (one sequential elimination per line).
   if (q.pivoting != Pivoting::partial && large_lines(exec, q)) return Kernel::large_partition;

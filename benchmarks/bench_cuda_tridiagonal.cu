@@ -2,7 +2,7 @@
 // naive thread-per-line Thomas, as a fraction of the device's copy bandwidth.
 //
 //   bench_cuda_tridiagonal [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--no-long]
-//                          [--long-only] [--long-sweep] [--filter TEXT] [--boxes LIST]
+//                          [--long-only] [--long-sweep] [--truncated] [--filter TEXT] [--boxes LIST]
 //
 // 1. Copy bandwidth: cudaMemcpy device-to-device and a 16-byte-vector copy kernel over
 //    1 GiB, counting bytes read + written; the faster one is the 100% of the tables.
@@ -28,6 +28,12 @@
 //    catches up).
 // 7. --long-sweep: only the long-line crossover (lines of 1536 .. 4096 rows, 4,096 .. 32,768 of
 //    them, fp64 and fp32, per-line and shared bands; long_sweep below).
+// 8. --truncated: cuda_thomas_truncated against cuda_thomas_pcr_long (issue 18 part 1, stop 41):
+//    the public case 128x128x4096 along z and its one-rank half 128x128x2048, fp64 and fp32, the
+//    MPI benchmark's bands (b in [3, 4], a, c in [-1, 1]) and this benchmark's (margin 0.5: weaker);
+//    per-line and shared bands (line 0's), the forms alternated solve by solve (median of --reps
+//    rounds after 3 warm-ups each); then one contiguous line of 2^24 rows: the same kernel against
+//    LargeTridiagonalPlan (a bench row only).
 // Pivot checks are off in the timed solves (cuSPARSE checks nothing either).
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -37,16 +43,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "adi/detail/tridiagonal_dispatch.hpp"
 #include "adi/executor.hpp"
+#include "adi/large_tridiagonal.hpp"
 #include "adi/layout.hpp"
 #include "adi/tridiagonal.hpp"
 #include "benchmarks/cuda_bench_util.cuh"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/device_memory_rate.hpp"
+#include "solvers/cuda/thomas_truncated.cuh"
 
 namespace {
 
@@ -181,6 +190,8 @@ const char* short_name(adi::Kernel k) {
       return "thomas_pcr_strided (hybrid)";
     case adi::Kernel::cuda_thomas_pcr_long:
       return "thomas_pcr_long (block/line)";
+    case adi::Kernel::cuda_thomas_truncated:
+      return "thomas_truncated (line parts)";
     default:
       return adi::kernel_name(k);
   }
@@ -783,10 +794,161 @@ void long_sweep() {
       }
 }
 
+// The public case's bands as bench_mpi_tridiagonal fills them: b in [3, 4], a and c in [-1, 1]
+// (|c*| <= 1/2: the truncations decay within G rows), d in [-1, 1].
+template <class T>
+__global__ void fill_mpi_bands(long long total, T* a, T* b, T* c, T* d, unsigned long long seed) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
+       k += (long long)gridDim.x * blockDim.x) {
+    a[k] = static_cast<T>(uniform(4 * k, seed));
+    b[k] = static_cast<T>(3.5 + 0.5 * uniform(4 * k + 1, seed));
+    c[k] = static_cast<T>(uniform(4 * k + 2, seed));
+    d[k] = static_cast<T>(uniform(4 * k + 3, seed));
+  }
+}
+
+// --truncated: one box along z (nx x ny lines of nz rows, lines adjacent), per-line bands of one
+// kind; every variant timed solve by solve in turn (events around each, 3 warm-up rounds, median
+// of g_reps rounds): cuda_thomas_pcr_long's plan, cuda_thomas_truncated's plan (the kernel, one
+// flag read and, where a line is refused, the re-solve), the truncated kernel alone in forms 1 and
+// 3 (no flag read). "taken": the kernel's flag after the last solve (no = refused: the plan re-solves).
+// nx = ny = 0: one contiguous line of nz rows (the large-system shape, issue 16): the large plan
+// (LargeTridiagonalPlan, its default route) instead of pcr_long, the kernel alone (a thread per
+// part of the one line: loads not coalesced across the warp), no truncated plan row.
+template <class T>
+void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
+  const char* type = sizeof(T) == 4 ? "fp32" : "fp64";
+  const bool large = nx == 0;
+  char grid[48];
+  if (large)
+    std::snprintf(grid, sizeof grid, "1 x %lld", nz);
+  else
+    std::snprintf(grid, sizeof grid, "%lldx%lldx%lld", nx, ny, nz);
+  const long long total = large ? nz : nx * ny * nz;
+  const adi::LineSet l = large ? adi::LineSet{nz, 1, 1, nz, 1, nz}
+                               : adi::to_lines(adi::BoxLines{adi::Box3::dense(nx, ny, nz), adi::Axis::z});
+  Dev<T> a(total), b(total), c(total), d(total), u(total);
+  if (mpi_bands)
+    fill_mpi_bands<T><<<2048, 256>>>(total, a.p, b.p, c.p, d.p, 4242);
+  else
+    fill_kernel<T><<<2048, 256>>>(total, nz, large ? 1 : l.stride, a.p, b.p, c.p, d.p, 4242);
+  CK(cudaGetLastError());
+  Dev<int> flag(1);
+  CK(cudaMemset(flag.p, 0, sizeof(int)));
+  adi::TridiagonalOptions o;
+  o.check_pivots = false;
+  const adi::Bands<T> bands{a.p, b.p, c.p};
+  struct Variant {
+    std::string name;
+    bool shared;
+    std::function<void()> run;
+    std::vector<float> ms;
+  };
+  std::vector<Variant> vs;
+  std::unique_ptr<adi::TridiagonalPlan<T>> long_plan, trunc_plan;
+  std::unique_ptr<adi::LargeTridiagonalPlan<T>> large_plan;
+  // Shared bands (the box's rows: line 0's bands for every line; not for the large line).
+  const long long ns = large ? 1 : nz;
+  Dev<T> sa(ns), sb(ns), sc(ns);
+  Dev<int> sflag(1);
+  CK(cudaMemset(sflag.p, 0, sizeof(int)));
+  const adi::SharedBands<T> sbands{sa.p, sb.p, sc.p};
+  if (large) {
+    adi::LargeTridiagonalOptions lo;
+    lo.check_pivots = false;  // (as the other rows: no read-back)
+    large_plan = std::make_unique<adi::LargeTridiagonalPlan<T>>(adi::Executor::cuda(), nz, 1, 0, lo);
+    vs.push_back({"LargeTridiagonalPlan (default)", false, [&] { large_plan->solve(bands, d.p, u.p); }, {}});
+  } else {
+    auto line0 = [&](T* dst, const T* src) {  // line 0's rows (element stride l.stride) packed
+      CK(cudaMemcpy2D(dst, sizeof(T), src, l.stride * sizeof(T), sizeof(T), nz, cudaMemcpyDeviceToDevice));
+    };
+    line0(sa.p, a.p), line0(sb.p, b.p), line0(sc.p, c.p);
+    o.kernel = adi::Kernel::cuda_thomas_pcr_long;
+    long_plan = std::make_unique<adi::TridiagonalPlan<T>>(adi::Executor::cuda(), l, o);
+    o.kernel = adi::Kernel::cuda_thomas_truncated;
+    trunc_plan = std::make_unique<adi::TridiagonalPlan<T>>(adi::Executor::cuda(), l, o);
+    vs.push_back({"cuda_thomas_pcr_long (plan)", false, [&] { long_plan->solve(bands, d.p, u.p); }, {}});
+    vs.push_back({"cuda_thomas_truncated (plan)", false, [&] { trunc_plan->solve(bands, d.p, u.p); }, {}});
+  }
+  namespace k = adi::cuda_backend::kernels;
+  for (int form : {1, 3})
+    vs.push_back({"truncated kernel form " + std::to_string(form), false,
+                  [&, form] {
+                    k::launch_thomas_truncated<T, true>(l, a.p, b.p, c.p, false, d.p, u.p, form, flag.p, nullptr);
+                  },
+                  {}});
+  if (!large) {
+    vs.push_back({"cuda_thomas_pcr_long (plan)", true, [&] { long_plan->solve(sbands, d.p, u.p); }, {}});
+    vs.push_back({"cuda_thomas_truncated (plan)", true, [&] { trunc_plan->solve(sbands, d.p, u.p); }, {}});
+    vs.push_back({"truncated kernel form 3", true,
+                  [&] {
+                    k::launch_thomas_truncated<T, true>(l, sa.p, sb.p, sc.p, true, d.p, u.p, 3, sflag.p, nullptr);
+                  },
+                  {}});
+  }
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int r = 0; r < 3 + g_reps; ++r)
+    for (Variant& v : vs) {
+      CK(cudaEventRecord(e0));
+      v.run();
+      CK(cudaEventRecord(e1));
+      CK(cudaEventSynchronize(e1));
+      float t = 0;
+      CK(cudaEventElapsedTime(&t, e0, e1));
+      if (r >= 3) v.ms.push_back(t);
+    }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  int refused[2] = {0, 0};
+  CK(cudaMemcpy(&refused[0], flag.p, sizeof(int), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(&refused[1], sflag.p, sizeof(int), cudaMemcpyDeviceToHost));
+  auto median = [](std::vector<float> m) {
+    std::nth_element(m.begin(), m.begin() + m.size() / 2, m.end());
+    return double(m[m.size() / 2]);
+  };
+  double base[2] = {0, 0};  // pcr_long's (or the large plan's) ms, per band kind: the first of each
+  for (const Variant& v : vs)
+    if (base[v.shared] == 0) base[v.shared] = median(v.ms);
+  for (Variant& v : vs) {
+    const double ms = median(v.ms);
+    const double model = (v.shared ? 2.0 : 5.0) * double(total) * sizeof(T) / (g_copy_gbs * 1e6);
+    v.run();  // the residual of this variant's answer
+    CK(cudaDeviceSynchronize());
+    const double r = v.shared ? residual<T>(total, nz, l.stride, sa.p, sb.p, sc.p, true, d.p, u.p)
+                              : residual<T>(total, nz, large ? 1 : l.stride, a.p, b.p, c.p, false, d.p, u.p);
+    std::printf("%-14s %-4s %-6s %-30s %9.4f %9.4f %7.2f %6.1f %7.3f %-5s %8.1e\n", grid, type,
+                v.shared ? (mpi_bands ? "mpi-s" : "ben-s") : (mpi_bands ? "mpi" : "bench"), v.name.c_str(), ms, model,
+                ms / model, 100.0 * model / ms, ms / base[v.shared], refused[v.shared] ? "no" : "yes", r);
+  }
+  std::fflush(stdout);
+}
+
+void truncated_lines() {
+  std::printf("\n== Truncated sweeps A/B (issue 18 part 1): ms against the traffic model (per-line bands 5 "
+              "arrays, shared (-s) 2) at %.0f GB/s (the copy of this run); vs = ms / cuda_thomas_pcr_long's (same "
+              "band kind)\n",
+              g_copy_gbs);
+  std::printf("%-14s %-4s %-6s %-30s %9s %9s %7s %6s %7s %-5s %8s\n", "grid", "type", "bands", "variant", "ms",
+              "model ms", "ratio", "%copy", "vs", "taken", "resid");
+  for (int mpi = 1; mpi >= 0; --mpi) {
+    truncated_ab<double>(128, 128, 4096, mpi);
+    truncated_ab<float>(128, 128, 4096, mpi);
+    truncated_ab<double>(128, 128, 2048, mpi);
+    truncated_ab<float>(128, 128, 2048, mpi);
+  }
+  // One large system (issue 16's "one large system >= 50% of copy"; the lead's stop-41 note): the
+  // same kernel on one contiguous line of 2^24 rows, against the large plan. A bench row only.
+  truncated_ab<double>(0, 0, 1ll << 24, true);
+  truncated_ab<float>(0, 0, 1ll << 24, true);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool do_sweep = true, do_tune = true, do_layouts = true, do_long = true, long_only = false, long_sweep_only = false;
+  bool truncated_only = false;
   std::string boxes = "256x256x256,240x256x256";
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
@@ -806,6 +968,8 @@ int main(int argc, char** argv) {
       long_only = true;
     else if (s == "--long-sweep")
       long_sweep_only = true;
+    else if (s == "--truncated")
+      truncated_only = true;
     else if (s == "--filter" && i + 1 < argc)
       g_filter = argv[++i];
     else if (s == "--boxes" && i + 1 < argc)
@@ -813,7 +977,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--no-long] "
-                   "[--long-only] [--long-sweep] [--filter TEXT] [--boxes NXxNYxNZ,...]\n",
+                   "[--long-only] [--long-sweep] [--truncated] [--filter TEXT] [--boxes NXxNYxNZ,...]\n",
                    argv[0]);
       return 2;
     }
@@ -835,6 +999,10 @@ int main(int argc, char** argv) {
   }
   if (long_sweep_only) {
     long_sweep();
+    return 0;
+  }
+  if (truncated_only) {
+    truncated_lines();
     return 0;
   }
   cusparseHandle_t handle;

@@ -57,6 +57,12 @@ enum class Kernel {
   // Thomas-PCR solve fused (solvers/cuda/thomas_pcr_fused_stage.cuh). Chosen for stages only,
   // when a plan with TridiagonalOptions::stages is built; never for plain solves.
   cuda_thomas_pcr_fused_stage,
+  // Non-periodic lines adjacent in memory (Y/Z), solved out of place by truncated sweeps: a
+  // thread per (line, part), each part's Thomas sweeps started G rows early from a cut, the
+  // truncations checked (solvers/cuda/thomas_truncated.cuh); where any line's check fails the
+  // plan re-solves every line with the exact kernel the table picks (one flag read a solve).
+  // Opt-in: by name, or automatic with ADI_LONG_TRUNCATED=1 (docs/design.md).
+  cuda_thomas_truncated,
 };
 
 // Whether a plan pivots (TridiagonalOptions::pivoting and the large / variable plans):
@@ -96,6 +102,7 @@ inline constexpr KernelName kKernelNames[] = {
     {Kernel::cuda_pivoting, "cuda_pivoting"},
     {Kernel::cuda_thomas_pcr_long, "cuda_thomas_pcr_long"},
     {Kernel::cuda_thomas_pcr_fused_stage, "cuda_thomas_pcr_fused_stage"},
+    {Kernel::cuda_thomas_truncated, "cuda_thomas_truncated"},
 };
 }  // namespace detail
 

@@ -30,6 +30,21 @@ inline bool pivoting_fallback_on_device() {
 
 // The kernel `automatic` resolves to.
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q);
+// The same without ADI_LONG_TRUNCATED: never cuda_thomas_truncated (the kernel whose answer is
+// exact, which the plan re-solves with where the truncated sweeps refuse a line).
+Kernel choose_exact_kernel(const Executor& exec, const DispatchQuery& q);
+// ADI_LONG_TRUNCATED = 1: automatic takes cuda_thomas_truncated where choose_exact_kernel takes
+// cuda_thomas_pcr_long on non-periodic lines of at least kCudaTruncatedMinN rows; 0 or unset:
+// off (the default); read when a plan is made, any other value an InvalidArgument.
+inline constexpr index_t kCudaTruncatedMinN = 1024;
+inline bool long_truncated_on() { return env_switch("ADI_LONG_TRUNCATED", false); }
+// The switch's rule on the exact table's pick (host-testable): cuda_thomas_truncated where `on`
+// and exact is cuda_thomas_pcr_long on non-periodic lines of >= kCudaTruncatedMinN rows, else exact.
+inline Kernel with_long_truncated(Kernel exact, const DispatchQuery& q, bool on) {
+  return on && exact == Kernel::cuda_thomas_pcr_long && !q.periodic && q.lines.n >= kCudaTruncatedMinN
+             ? Kernel::cuda_thomas_truncated
+             : exact;
+}
 
 // The device facts the CUDA rows of the table read: the executor's device
 // (cuda_device_traits), or given, so that tests check the table's rows for an H100 and an

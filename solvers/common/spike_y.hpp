@@ -46,7 +46,11 @@ ADI_THOMAS_HD I spike_y_parts(I m, I lines, I resident, I G) {
 #else
 #define ADI_SPIKE_UNROLL
 #endif
-template <int D = 8, bool Pipe = false, class I, class Band, class DBand, class Out, class Ring, class Hint>
+// Growth (the single-device cuda_thomas_truncated): also refuse where a row's multiplier |c*_i|
+// exceeds kThomasGrowth (thomas_check.hpp's device test, the one the exact kernels apply), so a
+// line Thomas without pivoting would not take is refused too, not only one that decays slowly.
+template <int D = 8, bool Pipe = false, bool Growth = false, class I, class Band, class DBand, class Out, class Ring,
+          class Hint>
 ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, const Band& b, const Band& c,
                                 const DBand& d, const Out& u, const Ring& ring, const Hint& hint) {
   using T = std::remove_cv_t<std::remove_reference_t<decltype(u[0])>>;
@@ -61,6 +65,8 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
     const T r = T(1) / thomas_pivot(ak, br, cs);
     if (f0 > 0 && row <= r0) fprod = fprod * mag(ar * r);  // (row f0: the dropped coupling's own factor)
     cs = row < m - 1 ? cr * r : T(0);
+    if constexpr (Growth)
+      if (thomas_unsafe_multiplier(cs)) ok = false;
     ys = thomas_eliminate(dr, ak, ys, r);
     ring.put(slot, cs, ys);
     slot = slot + 1 == K ? I(0) : slot + 1;

@@ -11,9 +11,9 @@
 #include "solvers/cuda/check.cuh"
 #include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/partition_local_passes.hpp"
+#include "solvers/cuda/thomas_truncated.cuh"
 #include "solvers/common/partition_core.hpp"
 #include "solvers/common/partition_reduced.hpp"
-#include "solvers/common/spike_y.hpp"
 #include "solvers/common/stage_rhs_core.hpp"
 
 namespace adi::cuda_backend::partition {
@@ -1083,54 +1083,6 @@ __global__ void spike_window_kernel(LineSet ls, const T* __restrict__ a, const T
   if (!ok) *bad = 1;
 }
 
-// spike_lines_y: thread t = p*L + l takes part p of line l (a warp: 32 neighbouring lines, one
-// part: each row's loads one 256-byte run), common::spike_y_part with its ring of K rows in shared
-// memory ([slot][c*, y*][thread]: a warp's accesses conflict-free); L2: a, b, c, d requested into
-// L2 kYAhead rows ahead of their register loads.
-constexpr int kYThreads = 64;
-constexpr int kYAhead = 32;
-template <class T>
-struct YRing {
-  T* p;  // this thread's first slot value
-  int nt;
-  __device__ __forceinline__ void put(index_t s, T cs, T ys) const {  // (s < K: 32-bit offsets)
-    p[(2 * int(s)) * nt] = cs;
-    p[(2 * int(s) + 1) * nt] = ys;
-  }
-  __device__ __forceinline__ void get(index_t s, T& cs, T& ys) const {
-    cs = p[(2 * int(s)) * nt];
-    ys = p[(2 * int(s) + 1) * nt];
-  }
-};
-template <class T, bool L2, bool Pipe>
-__global__ void __launch_bounds__(kYThreads)
-    spike_y_kernel(LineSet ls, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
-                   const T* __restrict__ d, T* __restrict__ u, index_t S, int* bad) {
-  extern __shared__ __align__(16) unsigned char y_smem[];
-  using Shape = common::SpikeYShape<T>;
-  const index_t L = ls.count0 * ls.count1;
-  const index_t t = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= S * L) return;
-  const index_t q = t / L, l = t - q * L;
-  const index_t m = ls.n, st = ls.stride, o = line_offset(ls, l);
-  using Band = common::Strided<const T, index_t>;
-  const YRing<T> ring{reinterpret_cast<T*>(y_smem) + threadIdx.x, int(blockDim.x)};
-  auto hint = [&](index_t i) {
-    if constexpr (L2)
-      if (i + kYAhead < m) {
-        const index_t k = o + (i + kYAhead) * st;
-        prefetch_l2(a + k);
-        prefetch_l2(b + k);
-        prefetch_l2(c + k);
-        prefetch_l2(d + k);
-      }
-  };
-  const bool ok = common::spike_y_part<8, Pipe>(m, m * q / S, m * (q + 1) / S, index_t(Shape::G), index_t(Shape::C),
-                                          index_t(Shape::K), Band{a + o, st}, Band{b + o, st}, Band{c + o, st},
-                                          Band{d + o, st}, common::Strided<T, index_t>{u + o, st}, ring, hint);
-  if (!ok) *bad = 1;
-}
-
 // Level 2 of a reduce with sub-segments (nothing when S == 1).
 template <class T>
 void reduce_chain(index_t L, const Workspace<T>& w, T* red, cudaStream_t s) {
@@ -1403,33 +1355,11 @@ void spike_lines_back(const LineSet& ls, index_t R, const T* W, const T* Z, cons
 template <class T>
 void spike_lines_y(const LineSet& ls, const T* a, const T* b, const T* c, const T* d, T* u, int form, int* bad,
                    void* stream) {
-  const index_t L = ls.count0 * ls.count1;
-  if (L == 0) return;
+  // The kernel is solvers/cuda/thomas_truncated.cuh's (the single-device cuda_thomas_truncated's too).
+  if (ls.count0 * ls.count1 == 0) return;
   if (form < 1 || form > 4)
     throw InvalidArgument("partition::spike_lines_y: form " + std::to_string(form) + "; use 1, 2, 3 or 4");
-  using Shape = common::SpikeYShape<T>;
-  const std::size_t smem = std::size_t(2 * Shape::K) * kYThreads * sizeof(T);
-  auto kernel = form == 1   ? spike_y_kernel<T, false, false>
-                : form == 2 ? spike_y_kernel<T, true, false>
-                : form == 3 ? spike_y_kernel<T, false, true>
-                            : spike_y_kernel<T, true, true>;
-  // Threads resident at once (the parts per line fill one wave), per form: measured once.
-  static index_t resident[4] = {0, 0, 0, 0};
-  index_t& here = resident[form - 1];
-  if (here == 0) {
-    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    ADI_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-    int per_sm = 0, device = 0, sms = 0;
-    ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kYThreads, smem));
-    ADI_CUDA_CHECK(cudaGetDevice(&device));
-    ADI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    here = std::max<index_t>(kYThreads, index_t(per_sm) * sms * kYThreads);
-  }
-  const index_t S = common::spike_y_parts<index_t>(ls.n, L, here, Shape::G);
-  kernel<<<unsigned((S * L + kYThreads - 1) / kYThreads), kYThreads, smem, static_cast<cudaStream_t>(stream)>>>(
-      ls, a, b, c, d, u, S, bad);
-  ADI_CUDA_CHECK(cudaGetLastError());
+  kernels::launch_thomas_truncated<T>(ls, a, b, c, false, d, u, form, bad, static_cast<cudaStream_t>(stream));
 }
 
 template <class T>

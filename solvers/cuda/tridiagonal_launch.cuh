@@ -16,6 +16,7 @@
 #include "solvers/cuda/thomas_shared_transpose.cuh"
 #include "solvers/cuda/thomas_shuffle_transpose.cuh"
 #include "solvers/cuda/thomas_strided.cuh"
+#include "solvers/cuda/thomas_truncated.cuh"
 
 namespace adi::cuda_backend::detail {
 
@@ -47,6 +48,17 @@ void solve(Kernel kernel, const LineSet& lines, BandView<T> bands, const T* d, T
       return k::launch_thomas_pcr_strided<T>(lines, bands, d, u, periodic, flag, stream, tuning);
     case Kernel::cuda_thomas_pcr_long:
       return k::launch_thomas_pcr_long<T>(lines, bands, d, u, periodic, flag, stream, tuning);
+    case Kernel::cuda_thomas_truncated:
+      // flag: set where a line's truncation or growth test refuses it (the plan then re-solves with
+      // the exact kernel, adi/tridiagonal.cpp); form 3 (loads double-buffered, the 2-GPU SPIKE
+      // form's default).
+      if (periodic)
+        throw InvalidArgument("CUDA tridiagonal solve: cuda_thomas_truncated takes non-periodic lines only; use "
+                              "Kernel::automatic");
+      if (u == d)
+        throw InvalidArgument("CUDA tridiagonal solve: cuda_thomas_truncated solves out of place only (u != d)");
+      return k::launch_thomas_truncated<T, true>(lines, bands.a, bands.b, bands.c, bands.shared, d, u, 3, flag,
+                                                 stream);
     case Kernel::cuda_pivoting:
       return k::launch_pivoting_thread_per_line<T, strided_chunk<T>()>(lines, bands, d, u, periodic, workspace,
                                                                        flag, stream);

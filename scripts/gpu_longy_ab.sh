@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Issue 18 part 1 (stop 41, h-longy): the single-device long-line kernel by truncated sweeps,
+# Kernel::cuda_thomas_truncated (solvers/cuda/thomas_truncated.cuh, common::spike_y_part; opt-in,
+# ADI_LONG_TRUNCATED=1 for automatic) against cuda_thomas_pcr_long in the same run. One call on
+# one H100/H200, <= 5 min with the build:
+#   1. build (sm_90; VTK, MPI, Python off; build dir build-longy) only bench_cuda_tridiagonal,
+#      test_thomas_truncated, test_tridiagonal_cuda_dispatch;
+#   2. bench_cuda_tridiagonal --truncated, two passes: 128x128x4096 and 128x128x2048 along z, fp64 and
+#      fp32, the MPI benchmark's bands and this benchmark's weaker ones; pcr_long's plan, the
+#      truncated plan (flag read + re-solve where refused), the kernel alone in forms 1 and 3,
+#      alternated solve by solve; % of the copy bandwidth measured in the same run (5 arrays);
+#   3. tests: test_thomas_truncated (host whole-line form, sizes 1..4096 vs the fp64 reference,
+#      refusals, the switch), test_tridiagonal_cuda_dispatch (the default table unchanged), the
+#      latter again with ADI_LONG_TRUNCATED=1; compute-sanitizer memcheck on SanitizerSmall.
+#
+#   OUT=... scripts/gpu_longy_ab.sh [--no-build] [--no-tests] [--no-bench] [--build-dir DIR]
+#
+# Logs under $OUT/longy_ab: build.log, bench_ab.log, tests.log, sanitizer.log, summary.txt; the
+# tables last (also tables.txt).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/out}/longy_ab
+build=$root/build-longy
+do_build=1 do_tests=1 do_bench=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-build) do_build=0 ;;
+    --no-tests) do_tests=0 ;;
+    --no-bench) do_bench=0 ;;
+    --build-dir) build=$2; shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) echo "gpu_longy_ab.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$out"
+summary=$out/summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+. "$root/scripts/gtest_runs.sh"
+status=0
+note "== gpu_longy_ab.sh $(date -u +%FT%TZ) on $(hostname), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
+command -v nvidia-smi >/dev/null &&
+  nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
+
+if [ $do_build = 1 ]; then
+  t0=$(date +%s)
+  launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  if cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
+       -DADI_WITH_PYTHON=OFF -DADI_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON \
+       -DADI_BUILD_TESTS=ON "${launcher[@]}" >"$out/build.log" 2>&1 &&
+     cmake --build "$build" -j "$(nproc)" --target bench_cuda_tridiagonal test_thomas_truncated \
+       test_tridiagonal_cuda_dispatch >>"$out/build.log" 2>&1; then
+    note "build: ok ($(( $(date +%s) - t0 )) s)"
+  else
+    tail -40 "$out/build.log"
+    note "build: FAILED (see build.log)"
+    exit 1
+  fi
+fi
+bench=$build/benchmarks/bench_cuda_tridiagonal
+
+# Benchmarks first, on an idle device: two passes (each alternates the variants solve by solve).
+if [ $do_bench = 1 ]; then
+  t0=$(date +%s)
+  : >"$out/bench_ab.log"
+  for pass in 1 2; do
+    echo "### pass $pass" >>"$out/bench_ab.log"
+    timeout 120 "$bench" --truncated --reps 20 >>"$out/bench_ab.log" 2>&1 ||
+      { status=1; note "bench pass $pass: FAILED (exit $?)"; }
+  done
+  note "bench A/B (2 passes): $(( $(date +%s) - t0 )) s"
+fi
+
+if [ $do_tests = 1 ]; then
+  t0=$(date +%s)
+  run_gtests "$out/tests.log" 150 "$build/tests" test_thomas_truncated test_tridiagonal_cuda_dispatch
+  echo "### test_tridiagonal_cuda_dispatch with ADI_LONG_TRUNCATED=1" >>"$out/tests.log"
+  if ADI_LONG_TRUNCATED=1 timeout 100 "$build/tests/test_tridiagonal_cuda_dispatch" >"$out/tests_switch.log" 2>&1; then
+    note "test_tridiagonal_cuda_dispatch, ADI_LONG_TRUNCATED=1: passed"
+  else
+    note "test_tridiagonal_cuda_dispatch, ADI_LONG_TRUNCATED=1: failed (expected only where a case asserts the" \
+         "public case's pick is cuda_thomas_pcr_long; see tests_switch.log)"
+    grep -m4 -B2 -A8 'Failure$' "$out/tests_switch.log" | head -40 | tee -a "$summary"
+  fi
+  cat "$out/tests_switch.log" >>"$out/tests.log"
+  note "tests: $(( $(date +%s) - t0 )) s"
+  : >"$out/sanitizer.log"
+  run_sanitizer "$out/sanitizer.log" 90 memcheck "$build/tests/test_thomas_truncated" 'CudaThomasTruncated.SanitizerSmall'
+fi
+
+section() { echo; echo "=== $*"; }
+{
+  [ -s "$out/failures.txt" ] && { section "first test failures (failures.txt)"; head -30 "$out/failures.txt"; }
+  section "A/B: cuda_thomas_truncated vs cuda_thomas_pcr_long, two passes (bench_ab.log)"
+  grep -E "^(device|copy)" "$out/bench_ab.log" 2>/dev/null | sort -u | head -6
+  echo "(bands: mpi = bench_mpi's (b in [3,4]), bench = this bench's weaker ones, -s shared; taken = no: the kernel refused a line, its plan row then includes the exact re-solve)"
+  grep -E "^### pass|^grid|^128x128|^1 x " "$out/bench_ab.log" 2>/dev/null
+  section "summary"
+  cat "$summary"
+} 2>&1 | tee "$out/tables.txt"
+exit $status

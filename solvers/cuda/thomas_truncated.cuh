@@ -1,0 +1,146 @@
+#pragma once
+// Lines by truncated sweeps on the device: a thread per (line, part), common::spike_y_part
+// (solvers/common/spike_y.hpp) on its part, the (c*, y*) ring in shared memory. One kernel, two
+// users: the 2-GPU SPIKE form's y (partition::spike_lines_y, a segment of a line with its ends
+// cut; stop 40, h-publocal) and the single-device kernel Kernel::cuda_thomas_truncated (whole
+// non-periodic lines: a segment whose cut ends are the line's own ends, a_0 and c_{n-1} unread;
+// stop 41, h-longy). Thread t = q L + l takes part q of line l: a warp is 32 neighbouring lines
+// of one part, so with lines adjacent in memory each row's loads are one 256-byte run (fp64).
+// The kernel sets *bad where a part fails its checks (spike_y_part: decay products below
+// kSpikeTol, every value finite; with Growth every |c*| <= kThomasGrowth); the caller must then
+// not use u (the single-device plan re-solves with the exact kernel, adi/tridiagonal.cpp).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+
+#include "adi/base/error.hpp"
+#include "solvers/common/spike_y.hpp"
+#include "solvers/cuda/check.cuh"
+#include "solvers/cuda/tridiagonal_common.cuh"
+
+namespace adi::cuda_backend::kernels {
+
+constexpr int kTruncThreads = 64;  // threads a block (4 blocks of 48 KB (fp64) per SM)
+constexpr int kTruncAhead = 32;    // forms 2 / 4: rows requested into L2 ahead of their loads
+
+// A thread's ring of K (c*, y*) rows in shared memory: [slot][c*, y*][thread] (a warp's
+// accesses conflict-free).
+template <class T>
+struct TruncRing {
+  T* p;  // this thread's first slot value
+  int nt;
+  __device__ __forceinline__ void put(i64 s, T cs, T ys) const {  // (s < K: 32-bit offsets)
+    p[(2 * int(s)) * nt] = cs;
+    p[(2 * int(s) + 1) * nt] = ys;
+  }
+  __device__ __forceinline__ void get(i64 s, T& cs, T& ys) const {
+    cs = p[(2 * int(s)) * nt];
+    ys = p[(2 * int(s) + 1) * nt];
+  }
+};
+
+// A request of one word's 32-byte sector into L2 (no register written).
+__device__ __forceinline__ void trunc_prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
+}
+
+// Band access: per-line bands at the line's offset and row stride, shared bands (n values, one
+// set for every line) at offset 0, stride 1. Growth: rows whose |c*| exceeds kThomasGrowth refused
+// too (the single-device kernel; the SPIKE form's y runs without, as before).
+template <class T, bool L2, bool Pipe, bool Growth>
+__global__ void __launch_bounds__(kTruncThreads)
+    thomas_truncated_kernel(DeviceLines ls, const T* __restrict__ a, const T* __restrict__ b,
+                            const T* __restrict__ c, bool shared, const T* __restrict__ d, T* __restrict__ u,
+                            i64 S, int* bad) {
+  extern __shared__ __align__(16) unsigned char trunc_smem[];
+  using Shape = common::SpikeYShape<T>;
+  const i64 L = ls.lines();
+  const i64 t = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= S * L) return;
+  const i64 q = t / L, l = t - q * L;
+  const i64 m = ls.n, st = ls.stride, o = ls.offset(l);
+  const i64 bo = shared ? 0 : o, bs = shared ? 1 : st;
+  using Band = common::Strided<const T, i64>;
+  const TruncRing<T> ring{reinterpret_cast<T*>(trunc_smem) + threadIdx.x, int(blockDim.x)};
+  auto hint = [&](i64 i) {
+    if constexpr (L2)
+      if (i + kTruncAhead < m) {
+        const i64 k = (i + kTruncAhead) * bs + bo;
+        trunc_prefetch_l2(a + k);
+        trunc_prefetch_l2(b + k);
+        trunc_prefetch_l2(c + k);
+        trunc_prefetch_l2(d + o + (i + kTruncAhead) * st);
+      }
+  };
+  const bool ok = common::spike_y_part<8, Pipe, Growth>(
+      m, m * q / S, m * (q + 1) / S, i64(Shape::G), i64(Shape::C), i64(Shape::K), Band{a + bo, bs}, Band{b + bo, bs},
+      Band{c + bo, bs}, Band{d + o, st}, common::Strided<T, i64>{u + o, st}, ring, hint);
+  if (!ok && bad != nullptr) *bad = 1;
+}
+
+// Shared memory of a block: the rings of its threads.
+template <class T>
+constexpr std::size_t thomas_truncated_smem() {
+  return std::size_t(2 * common::SpikeYShape<T>::K) * kTruncThreads * sizeof(T);
+}
+
+// Parts per line the launch uses (spike_y_parts: as many as the threads resident at once give
+// every line, at most one per 4G rows, at least 1) and the launch over every line of ls (*bad set
+// where a part refuses; u must not alias d; any layout, coalesced where neighbouring lines are
+// adjacent). form 1..4: 1 plain (8-row load batches), 2 + L2 requests kTruncAhead rows ahead, 3
+// loads double-buffered, 4 = 2 + 3; another form: InvalidArgument. Growth: spike_y_part's growth
+// test on (the single-device kernel: true; the SPIKE form's y: false).
+namespace truncated_detail {
+template <class T, bool Growth>
+auto form_kernel(int form) {
+  if (form < 1 || form > 4)
+    throw InvalidArgument("thomas_truncated: form " + std::to_string(form) + "; use 1, 2, 3 or 4");
+  return form == 1   ? thomas_truncated_kernel<T, false, false, Growth>
+         : form == 2 ? thomas_truncated_kernel<T, true, false, Growth>
+         : form == 3 ? thomas_truncated_kernel<T, false, true, Growth>
+                     : thomas_truncated_kernel<T, true, true, Growth>;
+}
+// Threads resident at once on the current device, per form: measured once (the kernel's
+// attributes set on the way).
+template <class T, bool Growth>
+i64 resident(int form) {
+  static i64 cached[4] = {0, 0, 0, 0};
+  i64& here = cached[form - 1];
+  if (here == 0) {
+    auto kernel = form_kernel<T, Growth>(form);
+    const std::size_t smem = thomas_truncated_smem<T>();
+    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    ADI_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    int per_sm = 0, device = 0, sms = 0;
+    ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTruncThreads, smem));
+    ADI_CUDA_CHECK(cudaGetDevice(&device));
+    ADI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    here = std::max<i64>(kTruncThreads, i64(per_sm) * sms * kTruncThreads);
+  }
+  return here;
+}
+}  // namespace truncated_detail
+
+template <class T, bool Growth = false>
+i64 thomas_truncated_parts(const LineSet& ls, int form) {
+  (void)truncated_detail::form_kernel<T, Growth>(form);
+  return common::spike_y_parts<i64>(ls.n, ls.lines(), truncated_detail::resident<T, Growth>(form),
+                                    i64(common::SpikeYShape<T>::G));
+}
+
+template <class T, bool Growth = false>
+void launch_thomas_truncated(const LineSet& ls, const T* a, const T* b, const T* c, bool shared, const T* d, T* u,
+                             int form, int* bad, cudaStream_t stream) {
+  const i64 L = ls.lines();
+  if (L == 0 || ls.n == 0) return;
+  auto kernel = truncated_detail::form_kernel<T, Growth>(form);
+  const i64 S = thomas_truncated_parts<T, Growth>(ls, form);
+  kernel<<<unsigned((S * L + kTruncThreads - 1) / kTruncThreads), kTruncThreads, thomas_truncated_smem<T>(),
+           stream>>>(to_device(ls), a, b, c, shared, d, u, S, bad);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace adi::cuda_backend::kernels

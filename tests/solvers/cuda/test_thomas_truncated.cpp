@@ -1,0 +1,344 @@
+// cuda_thomas_truncated (solvers/cuda/thomas_truncated.cuh: a thread per (line, part),
+// common::spike_y_part's truncated sweeps; the plan re-solves with the exact kernel where a line
+// is refused) against the fp64 reference: lines adjacent in memory, outputs NaN-poisoned, a[0] and
+// c[n-1] NaN (never read). Host part (runs without a GPU): the whole-line form of spike_y_part,
+// every part of a line as the device's threads run them, against Thomas.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include "adi/detail/tridiagonal_dispatch.hpp"
+#include "cuda_tridiagonal_check.hpp"
+#include "scoped_env.hpp"
+#include "solvers/common/spike_y.hpp"
+
+using adi::Kernel;
+using adi::index_t;
+
+namespace {
+constexpr Kernel kTrunc = Kernel::cuda_thomas_truncated;
+
+// Bands of one kind per line: dominant (|c*| <= 1/3: every truncation decays below kSpikeTol
+// within G rows, taken), weak (b = 2, a = -1, c = -0.9: |c*| -> 0.68, refused wherever a line
+// is cut) or non-dominant (every fourth row b = 1.5, a = c = 1: not dominant, Thomas still stable).
+// Unstable: row min(5, n - 2) with b = 1e-8, a = c = 1 (issue 23's case: |c*| reaches 1e8, the growth test
+// refuses it even where the line is one part, plain Thomas).
+enum class Kind { dominant, weak, nondominant, unstable };
+
+template <class T>
+struct System {
+  std::vector<T> a, b, c, d, ref;  // bands: n * L values (row stride L) or, shared, n
+};
+
+// L lines of n rows, lines adjacent (row stride L), kinds[l % kinds.size()] per line (shared
+// bands: one set, kinds[0]); the reference by Thomas in fp64.
+template <class T>
+System<T> make_system(index_t n, index_t L, const std::vector<Kind>& kinds, bool shared, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> U(-1.0, 1.0);
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  System<T> s;
+  const std::size_t total = std::size_t(n * L), bands = shared ? std::size_t(n) : total;
+  const index_t BL = shared ? 1 : L;
+  s.a.assign(bands, nan), s.b.assign(bands, nan), s.c.assign(bands, nan), s.d.assign(total, nan);
+  for (index_t l = 0; l < BL; ++l) {
+    const Kind k = kinds[std::size_t(l) % kinds.size()];
+    for (index_t i = 0; i < n; ++i) {
+      const std::size_t q = std::size_t(i * BL + l);
+      double a = U(rng), c = U(rng), b = 4 + U(rng);
+      if (k == Kind::weak) a = -1, c = -0.9, b = 2;
+      if (k == Kind::nondominant && i % 4 == 1) b = 1.5 + 0.1 * U(rng), a = 1, c = 1;
+      if (k == Kind::unstable && i == std::min<index_t>(5, n - 2)) b = 1e-8, a = 1, c = 1;
+      s.a[q] = i == 0 ? nan : T(a);
+      s.c[q] = i == n - 1 ? nan : T(c);
+      s.b[q] = T(b);
+    }
+  }
+  for (auto& v : s.d) v = T(U(rng));
+  s.ref.assign(total, nan);
+  std::vector<double> cs(static_cast<std::size_t>(n)), ys(static_cast<std::size_t>(n));
+  for (index_t l = 0; l < L; ++l) {
+    auto band = [&](const std::vector<T>& v, index_t i) {
+      return double(v[std::size_t(shared ? i : i * L + l)]);
+    };
+    for (index_t i = 0; i < n; ++i) {
+      const double ai = i == 0 ? 0.0 : band(s.a, i);
+      const double p = band(s.b, i) - ai * (i == 0 ? 0.0 : cs[std::size_t(i - 1)]);
+      cs[std::size_t(i)] = i == n - 1 ? 0.0 : band(s.c, i) / p;
+      ys[std::size_t(i)] = (double(s.d[std::size_t(i * L + l)]) - ai * (i == 0 ? 0.0 : ys[std::size_t(i - 1)])) / p;
+    }
+    double x = 0;
+    for (index_t i = n - 1; i >= 0; --i) {
+      x = ys[std::size_t(i)] - cs[std::size_t(i)] * x;
+      s.ref[std::size_t(i * L + l)] = T(x);
+    }
+  }
+  return s;
+}
+
+// The largest |u - ref| over |ref|'s largest (per test), or infinity where u is not finite.
+template <class T>
+double error_of(const std::vector<T>& u, const std::vector<T>& ref) {
+  double e = 0, scale = 1;
+  for (std::size_t k = 0; k < u.size(); ++k) {
+    if (!std::isfinite(double(u[k]))) return INFINITY;
+    e = std::max(e, std::abs(double(u[k]) - double(ref[k])));
+    scale = std::max(scale, std::abs(double(ref[k])));
+  }
+  return e / scale;
+}
+template <class T>
+double tol() {
+  return sizeof(T) == 4 ? 2e-5 : 1e-12;
+}
+
+// Host: every part of every line through spike_y_part (the device kernel's call, S parts).
+template <class T, bool Pipe>
+bool host_whole_lines(const System<T>& s, index_t n, index_t L, index_t S, std::vector<T>& u) {
+  using Shape = adi::common::SpikeYShape<T>;
+  using Band = adi::common::Strided<const T, index_t>;
+  std::vector<T> ring(std::size_t(2 * Shape::K));
+  struct Ring {
+    T* p;
+    void put(index_t q, T cs, T ys) const { p[2 * q] = cs, p[2 * q + 1] = ys; }
+    void get(index_t q, T& cs, T& ys) const { cs = p[2 * q], ys = p[2 * q + 1]; }
+  };
+  bool ok = true;
+  for (index_t l = 0; l < L; ++l)
+    for (index_t q = 0; q < S; ++q)
+      ok = adi::common::spike_y_part<8, Pipe, true>(n, n * q / S, n * (q + 1) / S, index_t(Shape::G), index_t(Shape::C),
+                                              index_t(Shape::K), Band{s.a.data() + l, L}, Band{s.b.data() + l, L},
+                                              Band{s.c.data() + l, L}, Band{s.d.data() + l, L},
+                                              adi::common::Strided<T, index_t>{u.data() + l, L}, Ring{ring.data()},
+                                              [](index_t) {}) &&
+           ok;
+  return ok;
+}
+
+template <class T>
+void host_case(index_t n, index_t L, index_t S, const std::vector<Kind>& kinds, bool expect_taken) {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float" : "double") + " n=" + std::to_string(n) +
+               " L=" + std::to_string(L) + " S=" + std::to_string(S));
+  const System<T> s = make_system<T>(n, L, kinds, false, std::uint32_t(n * 7 + S));
+  std::vector<T> u1(s.d.size(), std::numeric_limits<T>::quiet_NaN()), u3 = u1;
+  const bool ok1 = host_whole_lines<T, false>(s, n, L, S, u1);
+  const bool ok3 = host_whole_lines<T, true>(s, n, L, S, u3);
+  EXPECT_EQ(ok1, ok3);
+  if (expect_taken) {
+    EXPECT_TRUE(ok1) << "dominant lines refused";
+    EXPECT_LE(error_of(u1, s.ref), tol<T>());
+    for (std::size_t k = 0; k < u1.size(); ++k)
+      if (std::memcmp(&u1[k], &u3[k], sizeof(T)) != 0) {
+        ADD_FAILURE() << "forms 1 and 3 differ at " << k;
+        break;
+      }
+  } else {
+    EXPECT_FALSE(ok1) << "weak lines taken";
+  }
+}
+
+// The plan (Kernel k: cuda_thomas_truncated by name, or automatic) against the reference, u
+// NaN-poisoned; and the kernel alone through the backend entry point: its refusal flag.
+template <class T>
+int device_case(Kernel k, index_t n, index_t L, const std::vector<Kind>& kinds, bool shared,
+                bool check_plan = true) {
+  SCOPED_TRACE(std::string(kernel_name(k)) + (sizeof(T) == 4 ? " float" : " double") + " n=" + std::to_string(n) +
+               " L=" + std::to_string(L) + (shared ? " shared" : " bands"));
+  const System<T> s = make_system<T>(n, L, kinds, shared, std::uint32_t(n * 13 + L));
+  const adi::Executor gpu = adi::Executor::cuda();
+  const index_t nb = index_t(s.a.size()), nt = index_t(s.d.size());
+  adi::Array<T> da(nb, gpu), db(nb, gpu), dc(nb, gpu), dd(nt, gpu), du(nt, gpu);
+  da.copy_from_host(s.a.data()), db.copy_from_host(s.b.data()), dc.copy_from_host(s.c.data());
+  dd.copy_from_host(s.d.data());
+  const std::vector<T> poison(std::size_t(nt), std::numeric_limits<T>::quiet_NaN());
+  du.copy_from_host(poison.data());
+  const adi::LineSet lines{n, L, L, 1, 1, n * L};
+  adi::TridiagonalOptions opt;
+  opt.kernel = k;
+  adi::TridiagonalPlan<T> plan(gpu, lines, opt);
+  if (shared)
+    plan.solve(adi::SharedBands<T>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
+  else
+    plan.solve(adi::Bands<T>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
+  std::vector<T> u(static_cast<std::size_t>(nt));
+  du.copy_to_host(u.data());
+  if (check_plan) EXPECT_LE(error_of(u, s.ref), tol<T>());
+  // The kernel alone: u poisoned again, the flag a device int.
+  du.copy_from_host(poison.data());
+  adi::Array<int> flag(1, gpu);
+  const int zero = 0;
+  flag.copy_from_host(&zero);
+  adi::cuda_backend::tridiagonal_solve<T>(kTrunc, lines,
+                                          adi::cuda_backend::BandView<T>{da.data(), db.data(), dc.data(), shared},
+                                          dd.data(), du.data(), false, nullptr, flag.data(), nullptr);
+  gpu.synchronize();
+  int refused = -1;
+  flag.copy_to_host(&refused);
+  if (refused == 0) {  // taken: its own answer within the tolerance
+    du.copy_to_host(u.data());
+    EXPECT_LE(error_of(u, s.ref), tol<T>()) << "the kernel's answer, not refused";
+  }
+  return refused;
+}
+
+}  // namespace
+
+// Host: whole lines in 1..5 parts (a part of at least 4G rows) against Thomas, both precisions,
+// forms 1 and 3 bitwise equal; weak lines refused wherever a line is cut, unstable ones always.
+TEST(ThomasTruncatedHost, WholeLines) {
+  for (index_t n : {1, 2, 3, 31, 33, 255, 257, 1031, 4096})
+    for (index_t S : {1, 2, 3, 5}) {
+      const index_t s64 = std::min<index_t>(S, std::max<index_t>(1, n / (4 * 40)));
+      const index_t s32 = std::min<index_t>(S, std::max<index_t>(1, n / (4 * 24)));
+      host_case<double>(n, 3, s64, {Kind::dominant}, true);
+      host_case<float>(n, 3, s32, {Kind::dominant}, true);
+      if (s64 > 1) host_case<double>(n, 3, s64, {Kind::dominant, Kind::weak}, false);
+      if (s32 > 1) host_case<float>(n, 3, s32, {Kind::dominant, Kind::weak}, false);
+      if (n >= 2) {  // the growth test, one part or several
+        host_case<double>(n, 3, s64, {Kind::dominant, Kind::unstable}, false);
+        host_case<float>(n, 3, s32, {Kind::dominant, Kind::unstable}, false);
+      }
+    }
+}
+
+// Host: the switch's rule (ADI_LONG_TRUNCATED) on the exact table's pick, and its strict reading.
+TEST(ThomasTruncatedHost, SwitchRule) {
+  using adi::detail::DispatchQuery;
+  using adi::detail::with_long_truncated;
+  const adi::LineSet pub = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 4096), adi::Axis::z});
+  DispatchQuery q{pub, 8, false, false, adi::Pivoting::automatic};
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, q, true), kTrunc);
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, q, false), Kernel::cuda_thomas_pcr_long);
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_strided, q, true), Kernel::cuda_thomas_strided);
+  DispatchQuery per = q;
+  per.periodic = true;
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, per, true), Kernel::cuda_thomas_pcr_long);
+  DispatchQuery shorter = q;
+  shorter.lines = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 1023), adi::Axis::z});
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, shorter, true), Kernel::cuda_thomas_pcr_long);
+  shorter.lines.n = 1024;
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, shorter, true), kTrunc);
+  {
+    adi::test::ScopedEnv unset("ADI_LONG_TRUNCATED", "");
+    EXPECT_FALSE(adi::detail::long_truncated_on());
+  }
+  {
+    adi::test::ScopedEnv on("ADI_LONG_TRUNCATED", "1");
+    EXPECT_TRUE(adi::detail::long_truncated_on());
+  }
+  {
+    adi::test::ScopedEnv bad("ADI_LONG_TRUNCATED", "on");
+    EXPECT_THROW(adi::detail::long_truncated_on(), adi::InvalidArgument);
+  }
+}
+
+// The plan's kernel by name: odd sizes, both precisions, per-line and shared bands; dominant
+// lines taken (n = 1031 and 4096 cut into parts); weak and non-dominant lines among dominant ones
+// refused and re-solved by the exact kernel, the answer within the reference's tolerance; an
+// unstable line refused by the growth test at every size.
+TEST(CudaThomasTruncated, SizesAndRefusals) {
+  ADI_REQUIRE_CUDA();
+  for (index_t n : {1, 2, 3, 31, 33, 255, 257, 1031, 4096})
+    for (index_t L : {1, 33, 64})
+      for (int shared = 0; shared < 2; ++shared) {
+        EXPECT_EQ(device_case<double>(kTrunc, n, L, {Kind::dominant}, shared), 0);
+        EXPECT_EQ(device_case<float>(kTrunc, n, L, {Kind::dominant}, shared), 0);
+        if (n >= 1031) {  // cut into parts: the weak lines' truncations refused
+          const std::vector<Kind> mix = shared ? std::vector<Kind>{Kind::weak}
+                                               : std::vector<Kind>{Kind::weak, Kind::dominant, Kind::dominant};
+          EXPECT_EQ(device_case<double>(kTrunc, n, L, mix, shared), 1);
+          EXPECT_EQ(device_case<float>(kTrunc, n, L, mix, shared), 1);
+          const std::vector<Kind> nd{Kind::nondominant, Kind::dominant};
+          device_case<double>(kTrunc, n, L, nd, shared);  // (refused or not: the answer checked)
+          device_case<float>(kTrunc, n, L, nd, shared);
+        }
+        if (n >= 2) {  // the growth test refuses an unstable line (the plan: pcr_long, pivoting; the
+                       // fp64 reference is Thomas without pivoting, so the plan's answer is not compared)
+          const std::vector<Kind> un = shared ? std::vector<Kind>{Kind::unstable}
+                                              : std::vector<Kind>{Kind::unstable, Kind::dominant};
+          EXPECT_EQ(device_case<double>(kTrunc, n, L, un, shared, false), 1);
+          EXPECT_EQ(device_case<float>(kTrunc, n, L, un, shared, false), 1);
+        }
+        if (::testing::Test::HasFailure()) return;
+      }
+}
+
+// The shared suite's checker (random dominant lines, a[0] / c[n-1] NaN, NaN-poisoned padding):
+// the public case's layout smaller in x and y, in place (the exact kernel) and out of place.
+TEST(CudaThomasTruncated, BoxLongAxis) {
+  ADI_REQUIRE_CUDA();
+  const adi::Box3 box = adi::Box3::dense(16, 5, 4096);
+  std::uint32_t seed = 7000;
+  for (int in_place = 0; in_place < 2; ++in_place) {
+    adi::test_cuda::Case c;
+    c.lines = adi::to_lines(adi::BoxLines{box, adi::Axis::z});
+    c.in_place = in_place;
+    c.seed = seed++;
+    adi::test_cuda::check<float>(kTrunc, c);
+    adi::test_cuda::check<double>(kTrunc, c);
+  }
+  for (index_t n : {1, 2, 3, 31, 33, 255, 257, 1031, 2048})
+    for (int shared = 0; shared < 2; ++shared) {
+      adi::test_cuda::Case c;
+      c.lines = adi::test_cuda::adjacent(n, 33);
+      c.shared = shared;
+      c.base = 1;
+      c.seed = seed++;
+      adi::test_cuda::check<float>(kTrunc, c);
+      adi::test_cuda::check<double>(kTrunc, c);
+    }
+}
+
+// Refused where it cannot run: periodic lines, contiguous (X) lines.
+TEST(CudaThomasTruncated, Refused) {
+  ADI_REQUIRE_CUDA();
+  adi::TridiagonalOptions opt;
+  opt.kernel = kTrunc;
+  opt.periodic = true;
+  EXPECT_THROW(adi::TridiagonalPlan<double>(adi::Executor::cuda(), adi::test_cuda::adjacent(2048, 64), opt),
+               adi::InvalidArgument);
+  opt.periodic = false;
+  EXPECT_THROW(adi::TridiagonalPlan<double>(adi::Executor::cuda(), adi::test_cuda::contiguous(2048, 64), opt),
+               adi::InvalidArgument);
+}
+
+// The dispatch: off by default (the public case's pick stays cuda_thomas_pcr_long); with
+// ADI_LONG_TRUNCATED=1 automatic takes the truncated kernel there (non-periodic only) and the
+// answer holds; a bad value is an InvalidArgument.
+TEST(CudaThomasTruncated, DispatchSwitch) {
+  ADI_REQUIRE_CUDA();
+  const adi::Box3 box = adi::Box3::dense(128, 128, 4096);
+  const adi::LineSet pub = adi::to_lines(adi::BoxLines{box, adi::Axis::z});
+  auto pick = [&](bool periodic) {
+    adi::TridiagonalOptions opt;
+    opt.periodic = periodic;
+    return adi::TridiagonalPlan<double>(adi::Executor::cuda(), pub, opt).kernel();
+  };
+  const Kernel before = pick(false);
+  EXPECT_NE(before, kTrunc);
+  {
+    adi::test::ScopedEnv on("ADI_LONG_TRUNCATED", "1");
+    EXPECT_EQ(pick(false), before == Kernel::cuda_thomas_pcr_long ? kTrunc : before);
+    EXPECT_NE(pick(true), kTrunc);
+    if (before == Kernel::cuda_thomas_pcr_long) {
+      EXPECT_EQ(device_case<double>(Kernel::automatic, 4096, 16384, {Kind::dominant}, false), 0);
+      EXPECT_EQ(device_case<double>(Kernel::automatic, 4096, 16384, {Kind::dominant, Kind::weak}, false), 1);
+    }
+  }
+  {
+    adi::test::ScopedEnv bad("ADI_LONG_TRUNCATED", "yes");
+    EXPECT_THROW(pick(false), adi::InvalidArgument);
+  }
+}
+
+// compute-sanitizer's case (scripts/gpu_longy_ab.sh): lines cut into parts, dominant lines taken
+// and weak ones refused (the re-solve by the exact kernel), both precisions.
+TEST(CudaThomasTruncated, SanitizerSmall) {
+  ADI_REQUIRE_CUDA();
+  EXPECT_EQ(device_case<double>(kTrunc, 1031, 33, {Kind::dominant}, false), 0);
+  EXPECT_EQ(device_case<float>(kTrunc, 1031, 33, {Kind::dominant}, true), 0);
+  EXPECT_EQ(device_case<double>(kTrunc, 1031, 33, {Kind::dominant, Kind::weak}, false), 1);
+}
