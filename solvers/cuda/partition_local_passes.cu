@@ -43,11 +43,7 @@ constexpr int kPrefetchBlocks = 4;
 // ~17 MB of L2; with the register chunks the loads then wait for L2, not DRAM.
 constexpr int kL2Ahead = 16;
 
-// A request of one word's 32-byte sector into L2 (no register written; the warp's 32 words of
-// a row of lines along Y/Z are one 256-byte run).
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
-}
+using kernels::prefetch_l2;  // (solvers/cuda/tridiagonal_common.cuh)
 // A request of bytes [p, p + bytes) into L2 (a line's next tile along X): sm_90's bulk prefetch
 // in 16-byte granules, elsewhere one prefetch per 128-byte line. (Only the X forms kept for
 // comparison use it: unused in the default build, by_variant.)
@@ -1355,10 +1351,8 @@ void spike_lines_back(const LineSet& ls, index_t R, const T* W, const T* Z, cons
 template <class T>
 void spike_lines_y(const LineSet& ls, const T* a, const T* b, const T* c, const T* d, T* u, int form, int* bad,
                    void* stream) {
-  // The kernel is solvers/cuda/thomas_truncated.cuh's (the single-device cuda_thomas_truncated's too).
-  if (ls.count0 * ls.count1 == 0) return;
-  if (form < 1 || form > 4)
-    throw InvalidArgument("partition::spike_lines_y: form " + std::to_string(form) + "; use 1, 2, 3 or 4");
+  // The kernel is solvers/cuda/thomas_truncated.cuh's (the single-device cuda_thomas_truncated's
+  // too; a form outside 1..4 an InvalidArgument there).
   kernels::launch_thomas_truncated<T>(ls, a, b, c, false, d, u, form, bad, static_cast<cudaStream_t>(stream));
 }
 

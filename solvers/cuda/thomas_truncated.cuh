@@ -11,13 +11,14 @@
 // not use u (the single-device plan re-solves with the exact kernel, adi/tridiagonal.cpp).
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <string>
 
 #include "adi/base/error.hpp"
 #include "solvers/common/spike_y.hpp"
 #include "solvers/cuda/check.cuh"
+#include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/tridiagonal_common.cuh"
 
 namespace adi::cuda_backend::kernels {
@@ -41,11 +42,6 @@ struct TruncRing {
   }
 };
 
-// A request of one word's 32-byte sector into L2 (no register written).
-__device__ __forceinline__ void trunc_prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
-}
-
 // Band access: per-line bands at the line's offset and row stride, shared bands (n values, one
 // set for every line) at offset 0, stride 1. Growth: rows whose |c*| exceeds kThomasGrowth refused
 // too (the single-device kernel; the SPIKE form's y runs without, as before).
@@ -68,10 +64,10 @@ __global__ void __launch_bounds__(kTruncThreads)
     if constexpr (L2)
       if (i + kTruncAhead < m) {
         const i64 k = (i + kTruncAhead) * bs + bo;
-        trunc_prefetch_l2(a + k);
-        trunc_prefetch_l2(b + k);
-        trunc_prefetch_l2(c + k);
-        trunc_prefetch_l2(d + o + (i + kTruncAhead) * st);
+        prefetch_l2(a + k);
+        prefetch_l2(b + k);
+        prefetch_l2(c + k);
+        prefetch_l2(d + o + (i + kTruncAhead) * st);
       }
   };
   const bool ok = common::spike_y_part<8, Pipe, Growth>(
@@ -102,24 +98,16 @@ auto form_kernel(int form) {
          : form == 3 ? thomas_truncated_kernel<T, false, true, Growth>
                      : thomas_truncated_kernel<T, true, true, Growth>;
 }
-// Threads resident at once on the current device, per form: measured once (the kernel's
-// attributes set on the way).
+// Threads resident at once on the current device, per form: measured once (pcr_launch.cuh's
+// occupancy-sized grid, which sets the kernel's shared-memory attributes on the way).
 template <class T, bool Growth>
 i64 resident(int form) {
   static i64 cached[4] = {0, 0, 0, 0};
   i64& here = cached[form - 1];
-  if (here == 0) {
-    auto kernel = form_kernel<T, Growth>(form);
-    const std::size_t smem = thomas_truncated_smem<T>();
-    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    ADI_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-    int per_sm = 0, device = 0, sms = 0;
-    ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTruncThreads, smem));
-    ADI_CUDA_CHECK(cudaGetDevice(&device));
-    ADI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    here = std::max<i64>(kTruncThreads, i64(per_sm) * sms * kTruncThreads);
-  }
+  if (here == 0)
+    here = i64(persistent_grid(form_kernel<T, Growth>(form), kTruncThreads, thomas_truncated_smem<T>(),
+                               std::numeric_limits<i64>::max(), launch_limits())) *
+           kTruncThreads;
   return here;
 }
 }  // namespace truncated_detail

@@ -11,6 +11,14 @@
 
 namespace adi::cuda_backend::kernels {
 
+// A request of one word's 32-byte sector into L2 (no register written; a warp's 32 words of a
+// row of lines along Y/Z are one 256-byte run): the partition passes' and the truncated sweeps'
+// look-ahead.
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
+}
+
+
 using i64 = std::int64_t;
 
 constexpr int kWarp = 32;
