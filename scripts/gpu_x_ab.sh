@@ -42,24 +42,10 @@ summary=$out/summary.txt
 note() { echo "$*" | tee -a "$summary"; }
 . "$root/scripts/gtest_runs.sh"
 status=0
-note "== gpu_x_ab.sh $(date -u +%FT%TZ) on $(hostname), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
-command -v nvidia-smi >/dev/null &&
-  nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
+gpu_banner gpu_x_ab.sh
 
 if [ $do_build = 1 ]; then
-  t0=$(date +%s)
-  launcher=()
-  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-  if cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
-       -DADI_WITH_PYTHON=OFF -DADI_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON \
-       -DADI_BUILD_TESTS=ON "${launcher[@]}" >"$out/build.log" 2>&1 &&
-     cmake --build "$build" -j "$(nproc)" --target bench_cuda_tridiagonal test_thomas_pcr_hybrid >>"$out/build.log" 2>&1; then
-    note "build: ok ($(( $(date +%s) - t0 )) s)"
-  else
-    tail -40 "$out/build.log"
-    note "build: FAILED (see build.log)"
-    exit 1
-  fi
+  cuda_build "$out/build.log" "$build" bench_cuda_tridiagonal test_thomas_pcr_hybrid || exit 1
 fi
 bench=$build/benchmarks/bench_cuda_tridiagonal
 filter="x thomas_pcr (hybrid) full"

@@ -56,22 +56,14 @@ note "== gpu_yz_check.sh $(date -u +%FT%TZ) on $(hostname), commit $(git -C "$ro
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
 
 if [ $do_build = 1 ]; then
-  t0=$(date +%s)
-  launcher=()
-  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-  if cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
-       -DADI_WITH_PYTHON=OFF -DADI_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON \
-       -DADI_BUILD_TESTS=ON "${launcher[@]}" >"$logs/build.log" 2>&1 &&
-     cmake --build "$build" -j "$(nproc)" --target bench_cuda_tridiagonal "${tests[@]}" >>"$logs/build.log" 2>&1; then
-    note "build: ok ($(( $(date +%s) - t0 )) s)"
-  else
-    tail -40 "$logs/build.log"
-    note "build: FAILED (see build.log)"
+  if ! cuda_build "$logs/build.log" "$build" bench_cuda_tridiagonal "${tests[@]}"; then
     tar -czf "$out/yz_logs.tgz" -C "$out" yz_logs 2>/dev/null
     exit 1
   fi
   if [ $unroll = 1 ]; then  # the timing-only stream forms (bulk, 2, 4): ADI_CUDA_UNROLL_ALL
     t0=$(date +%s)
+    launcher=()
+    command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
     if cmake -S "$root" -B "$build-unroll" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
          -DADI_WITH_PYTHON=OFF -DADI_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON \
          -DADI_BUILD_TESTS=ON -DADI_CUDA_UNROLL_ALL=ON "${launcher[@]}" >"$logs/build_unroll.log" 2>&1 &&

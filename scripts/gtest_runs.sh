@@ -1,5 +1,6 @@
-# Sourced by the GPU check scripts (scripts/gpu_long_check.sh, scripts/gpu_yz_check.sh): runs
-# GoogleTest binaries one after another into one log and notes each one's counts.
+# Sourced by the GPU check scripts (scripts/gpu_long_check.sh, scripts/gpu_yz_check.sh, ...): runs
+# GoogleTest binaries one after another into one log and notes each one's counts; and the
+# scripts' common start (gpu_banner) and single-GPU build (cuda_build), below.
 #
 #   run_gtests LOG LIMIT_S BUILD_TESTS_DIR test...
 #
@@ -40,5 +41,36 @@ run_sanitizer() {
   else
     note "sanitizer $tool $(basename "$bin") ($filter): ERRORS or timeout (see $(basename "$log"))"
     status=1
+  fi
+}
+
+# gpu_banner NAME: the summary's first lines: the script, the time, the host, the commit ($root's),
+# and the GPU where nvidia-smi exists. Uses the caller's `note`, `$summary`, `$root`.
+gpu_banner() {
+  note "== $1 $(date -u +%FT%TZ) on $(hostname), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
+  command -v nvidia-smi >/dev/null &&
+    nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>&1 |
+    sed 's/^/gpu: /' | tee -a "$summary"
+  return 0
+}
+
+# cuda_build LOG BUILD_DIR TARGET...: configures $root into BUILD_DIR for one GPU (Release, Ninja,
+# CUDA sm_90, benchmarks and tests; no VTK, MPI or Python; ccache where installed) and builds the
+# targets, the output into LOG; notes "build: ok (N s)", or prints LOG's tail, notes "build:
+# FAILED" and returns 1 (the caller exits).
+cuda_build() {
+  local log=$1 dir=$2 t0 launcher=()
+  shift 2
+  t0=$(date +%s)
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  if cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADI_WITH_VTK=OFF -DADI_WITH_MPI=OFF \
+       -DADI_WITH_PYTHON=OFF -DADI_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DADI_BUILD_BENCHMARKS=ON \
+       -DADI_BUILD_TESTS=ON "${launcher[@]}" >"$log" 2>&1 &&
+     cmake --build "$dir" -j "$(nproc)" --target "$@" >>"$log" 2>&1; then
+    note "build: ok ($(( $(date +%s) - t0 )) s)"
+  else
+    tail -40 "$log"
+    note "build: FAILED (see $(basename "$log"))"
+    return 1
   fi
 }
