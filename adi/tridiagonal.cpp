@@ -86,6 +86,10 @@ struct TridiagonalPlan<T>::Impl {
   // cuda_thomas_truncated's re-solve where a line is refused (run_cuda): the table's exact kernel.
   Kernel exact = Kernel::automatic;
   Kernel exact_shared = Kernel::automatic;
+  // Chosen by automatic (not by name): after a solve where a line was refused, the plan stays on
+  // the exact kernel (one re-solve a plan at most; kernel() then reports the exact kernel).
+  bool truncated_sticky = false;
+  bool truncated_refused = false, truncated_refused_shared = false;
   detail::Storage workspace;
   detail::Storage pivot_flag;  // CUDA only: a device int, the gate of the device-side fall-back
   // CUDA only: the flags the kernels write directly (pinned host memory; run_cuda).
@@ -257,11 +261,14 @@ void TridiagonalPlan<T>::Impl::run_cuda(Impl& p, Kernel k, const T* a, const T* 
     // check_pivots on or off); otherwise every line is solved again below by the exact kernel
     // (and its own checks). In place (u == d) the exact kernel alone: a part reads d past its
     // ends, which its neighbours' u overwrite.
-    if (u != d) {
+    // Chosen by automatic, a plan that has seen a line refused stays on the exact kernel.
+    bool& refused = shared ? p.truncated_refused_shared : p.truncated_refused;
+    if (u != d && !refused) {
       host[2] = 0;
       cuda_backend::tridiagonal_solve<T>(k, lines, bv, d, u, false, nullptr, host + 2, stream);
       cuda_backend::synchronize(stream);
       if (host[2] == 0) return;
+      refused = p.truncated_sticky;
     }
     k = shared ? p.exact_shared : p.exact;
   }
@@ -387,6 +394,14 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
   };
   if (p.kernel == Kernel::cuda_thomas_truncated) p.exact = exact_of(q);
   if (p.kernel_shared == Kernel::cuda_thomas_truncated) p.exact_shared = exact_of(qs);
+  if (options.kernel == Kernel::automatic) {
+    // automatic's truncated sweeps synchronise each solve (the refusal flag is read back): where the
+    // plan would not (check_pivots off) it keeps the exact kernel unless ADI_LONG_TRUNCATED=1.
+    const bool keep_sync = !options.check_pivots && detail::long_truncated_mode() != detail::LongTruncated::on;
+    if (keep_sync && p.kernel == Kernel::cuda_thomas_truncated) p.kernel = p.exact;
+    if (keep_sync && p.kernel_shared == Kernel::cuda_thomas_truncated) p.kernel_shared = p.exact_shared;
+    p.truncated_sticky = true;
+  }
   p.run = Impl::backend(exec, p.kernel);
   p.run_shared = Impl::backend(exec, p.kernel_shared);
   p.pivot = exec.is_host() ? &Impl::pivot_host : &Impl::pivot_cuda;
@@ -521,11 +536,11 @@ void TridiagonalPlan<T>::solve(const SharedBands<T>& bands, const T* d, T* u) {
 }
 template <class T>
 Kernel TridiagonalPlan<T>::kernel() const {
-  return impl_->kernel;
+  return impl_->truncated_refused ? impl_->exact : impl_->kernel;
 }
 template <class T>
 Kernel TridiagonalPlan<T>::shared_bands_kernel() const {
-  return impl_->kernel_shared;
+  return impl_->truncated_refused_shared ? impl_->exact_shared : impl_->kernel_shared;
 }
 template <class T>
 Kernel TridiagonalPlan<T>::stage_kernel() const {

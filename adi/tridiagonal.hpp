@@ -141,8 +141,13 @@ class TridiagonalPlan {
   // (throws SingularSystem itself where options.check_pivots; pivot_flag unused).
   void solve_stage(const detail::TridiagonalStage<T>& stage, int* pivot_flag = nullptr);
 
-  Kernel kernel() const;                // the kernel for per-line bands
-  Kernel shared_bands_kernel() const;   // the kernel for shared bands (may differ)
+  // The kernel for per-line bands / shared bands (may differ). CUDA, automatic on long lines
+  // (>= 1024 rows, >= 1024 lines, not periodic): cuda_thomas_truncated, whose answer is kept
+  // where every line's truncations pass their check, else the batch is solved again by the exact
+  // kernel (cuda_thomas_pcr_long); after such a solve the plan stays on the exact kernel and
+  // these report it. In place (u == d) that solve runs the exact kernel alone.
+  Kernel kernel() const;
+  Kernel shared_bands_kernel() const;
   // The ADI stage's kernel (solve_stage): cuda_thomas_pcr_fused_stage on a CUDA executor
   // whose lines it takes and whose shared memory fits them, the shared-band kernel on the
   // host; automatic where the plan has no stage entry (options.stages off, or lines the

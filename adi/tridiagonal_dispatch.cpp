@@ -10,12 +10,6 @@
 namespace adi::detail {
 
 namespace {
-// Neighbouring lines one element apart (a single inner line per row counts as the
-// outer index, as solvers/cpu/tridiagonal_problem.hpp normalises it).
-bool lines_adjacent(const LineSet& l) {
-  return l.count0 == 1 ? (l.count1 <= 1 || l.stride1 == 1) : l.stride0 == 1;
-}
-
 bool is_cpu(Kernel k) {
   return k == Kernel::reference || k == Kernel::cpu_thomas || k == Kernel::cpu_thomas_transpose ||
          k == Kernel::cpu_thomas_vector || k == Kernel::cpu_pivoting || k == Kernel::cpu_pivoting_transpose ||
@@ -337,10 +331,10 @@ std::vector<Kernel> candidate_kernels(const Executor& exec, const DispatchQuery&
 
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q) {
   const Kernel k = choose_exact_kernel(exec, q);
-  // ADI_LONG_TRUNCATED=1 (opt-in until a device A/B decides; stop 41, h-longy): the truncated
-  // sweeps where the table takes the long-line kernel on non-periodic lines of >= 1024 rows
-  // (out of place: an in-place solve runs the exact kernel, TridiagonalPlan's run path).
-  return k == Kernel::cuda_thomas_pcr_long ? with_long_truncated(k, q, long_truncated_on()) : k;
+  // The truncated sweeps on long non-periodic lines of a large batch (with_long_truncated;
+  // ADI_LONG_TRUNCATED; out of place: an in-place solve runs the exact kernel, TridiagonalPlan's
+  // run path).
+  return exec.is_cuda() ? with_long_truncated(k, q, long_truncated_mode()) : k;
 }
 
 Kernel choose_exact_kernel(const Executor& exec, const DispatchQuery& q) {

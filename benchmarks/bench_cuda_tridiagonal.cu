@@ -33,7 +33,8 @@
 //    MPI benchmark's bands (b in [3, 4], a, c in [-1, 1]) and this benchmark's (margin 0.5: weaker);
 //    per-line and shared bands (line 0's), the forms alternated solve by solve (median of --reps
 //    rounds after 3 warm-ups each); then one contiguous line of 2^24 rows: the same kernel against
-//    LargeTridiagonalPlan (a bench row only).
+//    LargeTridiagonalPlan (a bench row only). With --boxes: those boxes along z instead. Each box
+//    also has an "automatic (plan)" row: the default options (checked), what a user gets.
 // Pivot checks are off in the timed solves (cuSPARSE checks nothing either).
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -845,7 +846,7 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
     std::vector<float> ms;
   };
   std::vector<Variant> vs;
-  std::unique_ptr<adi::TridiagonalPlan<T>> long_plan, trunc_plan;
+  std::unique_ptr<adi::TridiagonalPlan<T>> long_plan, trunc_plan, auto_plan;
   std::unique_ptr<adi::LargeTridiagonalPlan<T>> large_plan;
   // Shared bands (the box's rows: line 0's bands for every line; not for the large line).
   const long long ns = large ? 1 : nz;
@@ -867,8 +868,12 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
     long_plan = std::make_unique<adi::TridiagonalPlan<T>>(adi::Executor::cuda(), l, o);
     o.kernel = adi::Kernel::cuda_thomas_truncated;
     trunc_plan = std::make_unique<adi::TridiagonalPlan<T>>(adi::Executor::cuda(), l, o);
+    // What a user gets: automatic with the default options (checked; since stop 42 the truncated
+    // sweeps on long lines of large batches, staying on the exact kernel once a line is refused).
+    auto_plan = std::make_unique<adi::TridiagonalPlan<T>>(adi::Executor::cuda(), l, adi::TridiagonalOptions{});
     vs.push_back({"cuda_thomas_pcr_long (plan)", false, [&] { long_plan->solve(bands, d.p, u.p); }, {}});
     vs.push_back({"cuda_thomas_truncated (plan)", false, [&] { trunc_plan->solve(bands, d.p, u.p); }, {}});
+    vs.push_back({"automatic (plan)", false, [&] { auto_plan->solve(bands, d.p, u.p); }, {}});
   }
   namespace k = adi::cuda_backend::kernels;
   for (int form : {1, 3})
@@ -880,6 +885,7 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
   if (!large) {
     vs.push_back({"cuda_thomas_pcr_long (plan)", true, [&] { long_plan->solve(sbands, d.p, u.p); }, {}});
     vs.push_back({"cuda_thomas_truncated (plan)", true, [&] { trunc_plan->solve(sbands, d.p, u.p); }, {}});
+    vs.push_back({"automatic (plan)", true, [&] { auto_plan->solve(sbands, d.p, u.p); }, {}});
     vs.push_back({"truncated kernel form 3", true,
                   [&] {
                     k::launch_thomas_truncated<T, true>(l, sa.p, sb.p, sc.p, true, d.p, u.p, 3, sflag.p, nullptr);
@@ -922,16 +928,37 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
                 v.shared ? (mpi_bands ? "mpi-s" : "ben-s") : (mpi_bands ? "mpi" : "bench"), v.name.c_str(), ms, model,
                 ms / model, 100.0 * model / ms, ms / base[v.shared], refused[v.shared] ? "no" : "yes", r);
   }
+  if (auto_plan)
+    std::printf("%-14s %-4s (automatic's kernel after these solves: %s, shared bands %s)\n", grid, type,
+                adi::kernel_name(auto_plan->kernel()), adi::kernel_name(auto_plan->shared_bands_kernel()));
   std::fflush(stdout);
 }
 
-void truncated_lines() {
+void truncated_lines(const std::string& boxes) {
   std::printf("\n== Truncated sweeps A/B (issue 18 part 1): ms against the traffic model (per-line bands 5 "
               "arrays, shared (-s) 2) at %.0f GB/s (the copy of this run); vs = ms / cuda_thomas_pcr_long's (same "
               "band kind)\n",
               g_copy_gbs);
   std::printf("%-14s %-4s %-6s %-30s %9s %9s %7s %6s %7s %-5s %8s\n", "grid", "type", "bands", "variant", "ms",
               "model ms", "ratio", "%copy", "vs", "taken", "resid");
+  if (!boxes.empty()) {  // --boxes: those boxes along z, both precisions, both kinds of bands
+    for (std::size_t at = 0; at < boxes.size();) {
+      std::size_t end = boxes.find(',', at);
+      if (end == std::string::npos) end = boxes.size();
+      long long nx = 0, ny = 0, nz = 0;
+      if (std::sscanf(boxes.substr(at, end - at).c_str(), "%lldx%lldx%lld", &nx, &ny, &nz) != 3 || nx < 1 ||
+          ny < 1 || nz < 1) {
+        std::fprintf(stderr, "--boxes: '%s' is not NXxNYxNZ (e.g. 64x64x4096)\n", boxes.substr(at, end - at).c_str());
+        std::exit(2);
+      }
+      at = end + 1;
+      for (int mpi = 1; mpi >= 0; --mpi) {
+        truncated_ab<double>(nx, ny, nz, mpi);
+        truncated_ab<float>(nx, ny, nz, mpi);
+      }
+    }
+    return;
+  }
   for (int mpi = 1; mpi >= 0; --mpi) {
     truncated_ab<double>(128, 128, 4096, mpi);
     truncated_ab<float>(128, 128, 4096, mpi);
@@ -950,6 +977,7 @@ int main(int argc, char** argv) {
   bool do_sweep = true, do_tune = true, do_layouts = true, do_long = true, long_only = false, long_sweep_only = false;
   bool truncated_only = false;
   std::string boxes = "256x256x256,240x256x256";
+  bool boxes_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s == "--reps" && i + 1 < argc)
@@ -973,7 +1001,7 @@ int main(int argc, char** argv) {
     else if (s == "--filter" && i + 1 < argc)
       g_filter = argv[++i];
     else if (s == "--boxes" && i + 1 < argc)
-      boxes = argv[++i];
+      boxes = argv[++i], boxes_given = true;
     else {
       std::fprintf(stderr,
                    "usage: %s [--reps N] [--quick] [--no-sweep] [--no-tune] [--no-layouts] [--no-long] "
@@ -1002,7 +1030,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (truncated_only) {
-    truncated_lines();
+    truncated_lines(boxes_given ? boxes : std::string());
     return 0;
   }
   cusparseHandle_t handle;

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Issue 18 part 1 (stop 41, h-longy): the single-device long-line kernel by truncated sweeps,
-# Kernel::cuda_thomas_truncated (solvers/cuda/thomas_truncated.cuh, common::spike_y_part; opt-in,
-# ADI_LONG_TRUNCATED=1 for automatic) against cuda_thomas_pcr_long in the same run. One call on
+# Kernel::cuda_thomas_truncated (solvers/cuda/thomas_truncated.cuh, common::spike_y_part; automatic's
+# pick on long lines since stop 42) against cuda_thomas_pcr_long in the same run. One call on
 # one H100/H200, <= 5 min with the build:
 #   1. build (sm_90; VTK, MPI, Python off; build dir build-longy) only bench_cuda_tridiagonal,
-#      test_thomas_truncated, test_tridiagonal_cuda_dispatch;
+#      test_thomas_truncated, test_tridiagonal_cuda_dispatch, test_thomas_pcr_long;
 #   2. bench_cuda_tridiagonal --truncated, two passes: 128x128x4096 and 128x128x2048 along z, fp64 and
 #      fp32, the MPI benchmark's bands and this benchmark's weaker ones; pcr_long's plan, the
 #      truncated plan (flag read + re-solve where refused), the kernel alone in forms 1 and 3,
 #      alternated solve by solve; % of the copy bandwidth measured in the same run (5 arrays);
 #   3. tests: test_thomas_truncated (host whole-line form, sizes 1..4096 vs the fp64 reference,
-#      refusals, the switch), test_tridiagonal_cuda_dispatch (the default table unchanged), the
-#      latter again with ADI_LONG_TRUNCATED=1; compute-sanitizer memcheck on SanitizerSmall.
+#      refusals, the rule, the sticky fall-back), test_tridiagonal_cuda_dispatch, test_thomas_pcr_long
+#      (the exact table's rows), the dispatch test again with ADI_LONG_TRUNCATED=0; compute-sanitizer
+#      memcheck on SanitizerSmall. (Other shapes: bench_cuda_tridiagonal --truncated --boxes LIST.)
 #
 #   OUT=... scripts/gpu_longy_ab.sh [--no-build] [--no-tests] [--no-bench] [--build-dir DIR]
 #
@@ -42,7 +43,7 @@ status=0
 gpu_banner gpu_longy_ab.sh
 
 if [ $do_build = 1 ]; then
-  cuda_build "$out/build.log" "$build" bench_cuda_tridiagonal test_thomas_truncated test_tridiagonal_cuda_dispatch ||
+  cuda_build "$out/build.log" "$build" bench_cuda_tridiagonal test_thomas_truncated test_tridiagonal_cuda_dispatch test_thomas_pcr_long ||
     exit 1
 fi
 bench=$build/benchmarks/bench_cuda_tridiagonal
@@ -61,13 +62,15 @@ fi
 
 if [ $do_tests = 1 ]; then
   t0=$(date +%s)
-  run_gtests "$out/tests.log" 150 "$build/tests" test_thomas_truncated test_tridiagonal_cuda_dispatch
-  echo "### test_tridiagonal_cuda_dispatch with ADI_LONG_TRUNCATED=1" >>"$out/tests.log"
-  if ADI_LONG_TRUNCATED=1 timeout 100 "$build/tests/test_tridiagonal_cuda_dispatch" >"$out/tests_switch.log" 2>&1; then
-    note "test_tridiagonal_cuda_dispatch, ADI_LONG_TRUNCATED=1: passed"
+  run_gtests "$out/tests.log" 150 "$build/tests" test_thomas_truncated test_tridiagonal_cuda_dispatch test_thomas_pcr_long
+  # The exact table alone (ADI_LONG_TRUNCATED=0: what the plan re-solves with): its rows' tests
+  # still pass where they assert the table's own picks.
+  echo "### test_tridiagonal_cuda_dispatch with ADI_LONG_TRUNCATED=0" >>"$out/tests.log"
+  if ADI_LONG_TRUNCATED=0 timeout 100 "$build/tests/test_tridiagonal_cuda_dispatch" >"$out/tests_switch.log" 2>&1; then
+    note "test_tridiagonal_cuda_dispatch, ADI_LONG_TRUNCATED=0: passed"
   else
-    note "test_tridiagonal_cuda_dispatch, ADI_LONG_TRUNCATED=1: failed (expected only where a case asserts the" \
-         "public case's pick is cuda_thomas_pcr_long; see tests_switch.log)"
+    note "test_tridiagonal_cuda_dispatch, ADI_LONG_TRUNCATED=0: failed (expected only in RowsPerCard, which" \
+         "asserts automatic's truncated picks; see tests_switch.log)"
     grep -m4 -B2 -A8 'Failure$' "$out/tests_switch.log" | head -40 | tee -a "$summary"
   fi
   cat "$out/tests_switch.log" >>"$out/tests.log"

@@ -30,20 +30,46 @@ inline bool pivoting_fallback_on_device() {
 
 // The kernel `automatic` resolves to.
 Kernel choose_kernel(const Executor& exec, const DispatchQuery& q);
-// The same without ADI_LONG_TRUNCATED: never cuda_thomas_truncated (the kernel whose answer is
+// The same without the truncated sweeps: never cuda_thomas_truncated (the kernel whose answer is
 // exact, which the plan re-solves with where the truncated sweeps refuse a line).
 Kernel choose_exact_kernel(const Executor& exec, const DispatchQuery& q);
-// ADI_LONG_TRUNCATED = 1: automatic takes cuda_thomas_truncated where choose_exact_kernel takes
-// cuda_thomas_pcr_long on non-periodic lines of at least kCudaTruncatedMinN rows; 0 or unset:
-// off (the default); read when a plan is made, any other value an InvalidArgument.
+// Neighbouring lines one element apart (a single inner line per row counts as the
+// outer index, as solvers/cpu/tridiagonal_problem.hpp normalises it).
+inline bool lines_adjacent(const LineSet& l) {
+  return l.count0 == 1 ? (l.count1 <= 1 || l.stride1 == 1) : l.stride0 == 1;
+}
+// Where automatic takes cuda_thomas_truncated (stop 42: the default; solvers/cuda/README.md
+// "Truncated sweeps", the measured rows). Automatic: non-periodic lines adjacent in memory, kCudaTruncatedAutoMinN to
+// kCudaTruncatedAutoMaxN rows, at least kCudaTruncatedMinLines lines, where the exact table takes
+// one of the thread-per-line or hybrid kernels (cuda_thomas_pcr_long, _strided, _pcr_strided):
+// the shapes measured on an H100 and an H200 (1,024 to 32,768 lines of 1024 to 4096 rows; the
+// truncated plan 0.40-0.80x the table's kernel with the MPI benchmark's bands). Forced
+// (ADI_LONG_TRUNCATED=1): where the exact table takes cuda_thomas_pcr_long on non-periodic lines
+// of at least kCudaTruncatedMinN rows, whatever the batch (the stop-41 opt-in). Off
+// (ADI_LONG_TRUNCATED=0): never. The variable is read when a plan is made; any other value an
+// InvalidArgument. TridiagonalPlan also keeps the exact kernel where the truncated sweeps would
+// add a synchronisation (check_pivots off) unless forced, and after a solve that refused a line
+// (adi/tridiagonal.cpp).
 inline constexpr index_t kCudaTruncatedMinN = 1024;
-inline bool long_truncated_on() { return env_switch("ADI_LONG_TRUNCATED", false); }
-// The switch's rule on the exact table's pick (host-testable): cuda_thomas_truncated where `on`
-// and exact is cuda_thomas_pcr_long on non-periodic lines of >= kCudaTruncatedMinN rows, else exact.
-inline Kernel with_long_truncated(Kernel exact, const DispatchQuery& q, bool on) {
-  return on && exact == Kernel::cuda_thomas_pcr_long && !q.periodic && q.lines.n >= kCudaTruncatedMinN
-             ? Kernel::cuda_thomas_truncated
-             : exact;
+inline constexpr index_t kCudaTruncatedAutoMinN = 1024;
+inline constexpr index_t kCudaTruncatedAutoMaxN = 4096;
+inline constexpr index_t kCudaTruncatedMinLines = 1024;
+enum class LongTruncated { automatic, off, on };
+inline LongTruncated long_truncated_mode() {
+  const int v = env_choice("ADI_LONG_TRUNCATED", {"0", "1"}, -1);
+  return v < 0 ? LongTruncated::automatic : v == 0 ? LongTruncated::off : LongTruncated::on;
+}
+// The rule on the exact table's pick (host-testable): cuda_thomas_truncated or exact.
+inline Kernel with_long_truncated(Kernel exact, const DispatchQuery& q, LongTruncated mode) {
+  if (q.periodic || mode == LongTruncated::off) return exact;
+  if (mode == LongTruncated::on)
+    return exact == Kernel::cuda_thomas_pcr_long && q.lines.n >= kCudaTruncatedMinN ? Kernel::cuda_thomas_truncated
+                                                                                    : exact;
+  const bool table = exact == Kernel::cuda_thomas_pcr_long || exact == Kernel::cuda_thomas_strided ||
+                     exact == Kernel::cuda_thomas_pcr_strided;
+  const bool shape = q.lines.n >= kCudaTruncatedAutoMinN && q.lines.n <= kCudaTruncatedAutoMaxN &&
+                     q.lines.lines() >= kCudaTruncatedMinLines && lines_adjacent(q.lines);
+  return table && shape ? Kernel::cuda_thomas_truncated : exact;
 }
 
 // The device facts the CUDA rows of the table read: the executor's device

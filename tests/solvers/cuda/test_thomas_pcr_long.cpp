@@ -3,6 +3,7 @@
 // lines adjacent in memory (Y/Z axes, interleaved batches), fresh random inputs, outputs
 // NaN-poisoned, a[0] and c[n-1] of non-periodic lines NaN (never read).
 #include "cuda_tridiagonal_check.hpp"
+#include "scoped_env.hpp"
 #include "solvers/cuda/device_memory_rate.hpp"
 
 using adi::Axis;
@@ -119,6 +120,9 @@ TEST(CudaThomasPcrLong, TooLongRefused) {
 // partial pivoting.
 TEST(CudaThomasPcrLong, Dispatch) {
   ADI_REQUIRE_CUDA();
+  // The exact table's rows (automatic replaces most of these picks by cuda_thomas_truncated since
+  // stop 42: test_thomas_truncated.cpp, DispatchSwitch).
+  adi::test::ScopedEnv exact_table("ADI_LONG_TRUNCATED", "0");
   const adi::Box3 box = adi::Box3::dense(64, 64, 4096);
   const adi::LineSet z = adi::to_lines(adi::BoxLines{box, Axis::z});
   const adi::Executor gpu = adi::Executor::cuda();

@@ -24,8 +24,10 @@ constexpr Kernel kTrunc = Kernel::cuda_thomas_truncated;
 // Bands of one kind per line: dominant (|c*| <= 1/3: every truncation decays below kSpikeTol
 // within G rows, taken), weak (b = 2, a = -1, c = -0.9: |c*| -> 0.68, refused wherever a line
 // is cut) or non-dominant (every fourth row b = 1.5, a = c = 1: not dominant, Thomas still stable).
-// Unstable: row min(5, n - 2) with b = 1e-8, a = c = 1 (issue 23's case: |c*| reaches 1e8, the growth test
-// refuses it even where the line is one part, plain Thomas).
+// Unstable: row i0 = min(5, n - 2) with a = c = 1 and b = c*_{i0-1} + 1e-8, so that Thomas's pivot there
+// is 1e-8 (issue 23's case: |c*| reaches 1e8 whatever the random rows before it; the growth test refuses
+// it even where the line is one part, plain Thomas). (Until stop 42 the row had b = 1e-8: its pivot
+// b - c*_{i0-1} was then -c*_{i0-1}, |c*_{i0}| 3 to 30, refused only where it exceeded 4, by the seed.)
 enum class Kind { dominant, weak, nondominant, unstable };
 
 template <class T>
@@ -46,15 +48,18 @@ System<T> make_system(index_t n, index_t L, const std::vector<Kind>& kinds, bool
   s.a.assign(bands, nan), s.b.assign(bands, nan), s.c.assign(bands, nan), s.d.assign(total, nan);
   for (index_t l = 0; l < BL; ++l) {
     const Kind k = kinds[std::size_t(l) % kinds.size()];
+    double csp = 0;  // c*_{i-1} of the stored (rounded) bands, in fp64
     for (index_t i = 0; i < n; ++i) {
       const std::size_t q = std::size_t(i * BL + l);
       double a = U(rng), c = U(rng), b = 4 + U(rng);
       if (k == Kind::weak) a = -1, c = -0.9, b = 2;
       if (k == Kind::nondominant && i % 4 == 1) b = 1.5 + 0.1 * U(rng), a = 1, c = 1;
-      if (k == Kind::unstable && i == std::min<index_t>(5, n - 2)) b = 1e-8, a = 1, c = 1;
+      if (k == Kind::unstable && i == std::min<index_t>(5, n - 2)) a = 1, c = 1, b = csp + 1e-8;
       s.a[q] = i == 0 ? nan : T(a);
       s.c[q] = i == n - 1 ? nan : T(c);
       s.b[q] = T(b);
+      const double piv = double(s.b[q]) - (i == 0 ? 0.0 : double(s.a[q]) * csp);
+      csp = i == n - 1 ? 0.0 : double(s.c[q]) / piv;
     }
   }
   for (auto& v : s.d) v = T(U(rng));
@@ -204,34 +209,65 @@ TEST(ThomasTruncatedHost, WholeLines) {
     }
 }
 
-// Host: the switch's rule (ADI_LONG_TRUNCATED) on the exact table's pick, and its strict reading.
+// Host: the rule (automatic, ADI_LONG_TRUNCATED) on the exact table's pick, and its strict reading.
 TEST(ThomasTruncatedHost, SwitchRule) {
   using adi::detail::DispatchQuery;
+  using adi::detail::LongTruncated;
   using adi::detail::with_long_truncated;
   const adi::LineSet pub = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 4096), adi::Axis::z});
   DispatchQuery q{pub, 8, false, false, adi::Pivoting::automatic};
-  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, q, true), kTrunc);
-  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, q, false), Kernel::cuda_thomas_pcr_long);
-  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_strided, q, true), Kernel::cuda_thomas_strided);
+  for (LongTruncated m : {LongTruncated::automatic, LongTruncated::on})
+    EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, q, m), kTrunc);
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, q, LongTruncated::off), Kernel::cuda_thomas_pcr_long);
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_strided, q, LongTruncated::on), Kernel::cuda_thomas_strided);
   DispatchQuery per = q;
   per.periodic = true;
-  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, per, true), Kernel::cuda_thomas_pcr_long);
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, per, LongTruncated::on), Kernel::cuda_thomas_pcr_long);
   DispatchQuery shorter = q;
   shorter.lines = adi::to_lines(adi::BoxLines{adi::Box3::dense(128, 128, 1023), adi::Axis::z});
-  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, shorter, true), Kernel::cuda_thomas_pcr_long);
-  shorter.lines.n = 1024;
-  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, shorter, true), kTrunc);
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, shorter, LongTruncated::on), Kernel::cuda_thomas_pcr_long);
+  shorter.lines.n = 1024;  // from 1024 rows; automatic up to 4096 rows, over the table's thread-per-line
+                           // and hybrid picks too
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, shorter, LongTruncated::on), kTrunc);
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, shorter, LongTruncated::automatic), kTrunc);
+  for (Kernel k : {Kernel::cuda_thomas_strided, Kernel::cuda_thomas_pcr_strided}) {
+    EXPECT_EQ(with_long_truncated(k, shorter, LongTruncated::automatic), kTrunc);
+    EXPECT_EQ(with_long_truncated(k, shorter, LongTruncated::on), k);
+  }
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_naive, shorter, LongTruncated::automatic), Kernel::cuda_thomas_naive);
+  DispatchQuery longer = q;
+  longer.lines.n = 4097;
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, longer, LongTruncated::automatic),
+            Kernel::cuda_thomas_pcr_long);
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, longer, LongTruncated::on), kTrunc);
+  // Lines along x (contiguous: not adjacent to each other): never automatic.
+  DispatchQuery along_x = q;
+  along_x.lines = adi::to_lines(adi::BoxLines{adi::Box3::dense(2048, 32, 32), adi::Axis::x});
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_strided, along_x, LongTruncated::automatic),
+            Kernel::cuda_thomas_strided);
+  // A small batch (fewer than 1024 lines, 32 x 31 here): only when forced.
+  DispatchQuery few = q;
+  few.lines = adi::to_lines(adi::BoxLines{adi::Box3::dense(32, 31, 4096), adi::Axis::z});
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, few, LongTruncated::automatic),
+            Kernel::cuda_thomas_pcr_long);
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, few, LongTruncated::on), kTrunc);
+  few.lines = adi::to_lines(adi::BoxLines{adi::Box3::dense(32, 32, 4096), adi::Axis::z});
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, few, LongTruncated::automatic), kTrunc);
   {
     adi::test::ScopedEnv unset("ADI_LONG_TRUNCATED", "");
-    EXPECT_FALSE(adi::detail::long_truncated_on());
+    EXPECT_EQ(adi::detail::long_truncated_mode(), LongTruncated::automatic);
   }
   {
     adi::test::ScopedEnv on("ADI_LONG_TRUNCATED", "1");
-    EXPECT_TRUE(adi::detail::long_truncated_on());
+    EXPECT_EQ(adi::detail::long_truncated_mode(), LongTruncated::on);
+  }
+  {
+    adi::test::ScopedEnv off("ADI_LONG_TRUNCATED", "0");
+    EXPECT_EQ(adi::detail::long_truncated_mode(), LongTruncated::off);
   }
   {
     adi::test::ScopedEnv bad("ADI_LONG_TRUNCATED", "on");
-    EXPECT_THROW(adi::detail::long_truncated_on(), adi::InvalidArgument);
+    EXPECT_THROW(adi::detail::long_truncated_mode(), adi::InvalidArgument);
   }
 }
 
@@ -241,9 +277,11 @@ TEST(ThomasTruncatedHost, SwitchRule) {
 // unstable line refused by the growth test at every size.
 TEST(CudaThomasTruncated, SizesAndRefusals) {
   ADI_REQUIRE_CUDA();
+  int after_failure = 0;
   for (index_t n : {1, 2, 3, 31, 33, 255, 257, 1031, 4096})
     for (index_t L : {1, 33, 64})
       for (int shared = 0; shared < 2; ++shared) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " L=" + std::to_string(L) + (shared ? " shared" : " bands"));
         EXPECT_EQ(device_case<double>(kTrunc, n, L, {Kind::dominant}, shared), 0);
         EXPECT_EQ(device_case<float>(kTrunc, n, L, {Kind::dominant}, shared), 0);
         if (n >= 1031) {  // cut into parts: the weak lines' truncations refused
@@ -262,7 +300,7 @@ TEST(CudaThomasTruncated, SizesAndRefusals) {
           EXPECT_EQ(device_case<double>(kTrunc, n, L, un, shared, false), 1);
           EXPECT_EQ(device_case<float>(kTrunc, n, L, un, shared, false), 1);
         }
-        if (::testing::Test::HasFailure()) return;
+        if (::testing::Test::HasFailure() && ++after_failure > 6) return;  // (the first failing case and 6 more)
       }
 }
 
@@ -305,27 +343,70 @@ TEST(CudaThomasTruncated, Refused) {
                adi::InvalidArgument);
 }
 
-// The dispatch: off by default (the public case's pick stays cuda_thomas_pcr_long); with
-// ADI_LONG_TRUNCATED=1 automatic takes the truncated kernel there (non-periodic only) and the
-// answer holds; a bad value is an InvalidArgument.
+// The dispatch: automatic takes the truncated kernel on the public case (non-periodic only; not with
+// check_pivots off, nor with ADI_LONG_TRUNCATED=0) and the answer holds; a plan that met a refused
+// line stays on the exact kernel (kernel() says so) and keeps answering right; a bad value of the
+// variable is an InvalidArgument.
 TEST(CudaThomasTruncated, DispatchSwitch) {
   ADI_REQUIRE_CUDA();
   const adi::Box3 box = adi::Box3::dense(128, 128, 4096);
   const adi::LineSet pub = adi::to_lines(adi::BoxLines{box, adi::Axis::z});
-  auto pick = [&](bool periodic) {
+  auto pick = [&](bool periodic, bool check = true) {
     adi::TridiagonalOptions opt;
     opt.periodic = periodic;
+    opt.check_pivots = check;
     return adi::TridiagonalPlan<double>(adi::Executor::cuda(), pub, opt).kernel();
   };
-  const Kernel before = pick(false);
-  EXPECT_NE(before, kTrunc);
+  Kernel exact;
+  {
+    adi::test::ScopedEnv off("ADI_LONG_TRUNCATED", "0");
+    exact = pick(false);
+  }
+  EXPECT_NE(exact, kTrunc);
+  if (exact != Kernel::cuda_thomas_pcr_long) GTEST_SKIP() << "the exact table does not take cuda_thomas_pcr_long here";
+  EXPECT_EQ(pick(false), kTrunc);
+  EXPECT_NE(pick(true), kTrunc);
+  EXPECT_EQ(pick(false, false), exact);  // check_pivots off: no synchronisation added
   {
     adi::test::ScopedEnv on("ADI_LONG_TRUNCATED", "1");
-    EXPECT_EQ(pick(false), before == Kernel::cuda_thomas_pcr_long ? kTrunc : before);
-    EXPECT_NE(pick(true), kTrunc);
-    if (before == Kernel::cuda_thomas_pcr_long) {
-      EXPECT_EQ(device_case<double>(Kernel::automatic, 4096, 16384, {Kind::dominant}, false), 0);
-      EXPECT_EQ(device_case<double>(Kernel::automatic, 4096, 16384, {Kind::dominant, Kind::weak}, false), 1);
+    EXPECT_EQ(pick(false, false), kTrunc);
+  }
+  EXPECT_EQ(device_case<double>(Kernel::automatic, 4096, 16384, {Kind::dominant}, false), 0);
+  EXPECT_EQ(device_case<double>(Kernel::automatic, 4096, 16384, {Kind::dominant, Kind::weak}, false), 1);
+  // Sticky: a weak batch refused once, then a dominant one; the answers right, kernel() exact after.
+  for (int shared = 0; shared < 2; ++shared) {
+    // (1024 lines of 4096: the exact table takes the long-line kernel for both kinds of bands on sm_90)
+    const index_t n = 4096, L = 1024;
+    const adi::LineSet lines{n, L, L, 1, 1, n * L};
+    const adi::Executor gpu = adi::Executor::cuda();
+    Kernel ex;
+    {
+      adi::test::ScopedEnv off("ADI_LONG_TRUNCATED", "0");
+      const adi::TridiagonalPlan<double> p0(gpu, lines, adi::TridiagonalOptions{});
+      ex = shared ? p0.shared_bands_kernel() : p0.kernel();
+    }
+    const System<double> weak = make_system<double>(n, L, {Kind::weak}, shared, 11);
+    const System<double> dom = make_system<double>(n, L, {Kind::dominant}, shared, 12);
+    adi::TridiagonalPlan<double> plan(gpu, lines, adi::TridiagonalOptions{});
+    auto now = [&] { return shared ? plan.shared_bands_kernel() : plan.kernel(); };
+    if (ex != Kernel::cuda_thomas_pcr_long) {
+      ADD_FAILURE() << "the exact table's pick here is " << kernel_name(ex) << (shared ? " (shared bands)" : "");
+      continue;
+    }
+    EXPECT_EQ(now(), kTrunc);
+    for (const System<double>* s : {&weak, &dom}) {
+      const index_t nb = index_t(s->a.size()), nt = index_t(s->d.size());
+      adi::Array<double> da(nb, gpu), db(nb, gpu), dc(nb, gpu), dd(nt, gpu), du(nt, gpu);
+      da.copy_from_host(s->a.data()), db.copy_from_host(s->b.data()), dc.copy_from_host(s->c.data());
+      dd.copy_from_host(s->d.data());
+      if (shared)
+        plan.solve(adi::SharedBands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
+      else
+        plan.solve(adi::Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
+      std::vector<double> u(static_cast<std::size_t>(nt));
+      du.copy_to_host(u.data());
+      EXPECT_LE(error_of(u, s->ref), tol<double>()) << (s == &weak ? "weak" : "dominant") << (shared ? " shared" : "");
+      EXPECT_EQ(now(), ex) << "after the " << (s == &weak ? "weak" : "dominant") << " solve";
     }
   }
   {

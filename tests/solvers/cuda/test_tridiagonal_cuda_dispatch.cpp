@@ -2,6 +2,7 @@
 // the public entry points on a device: the automatic choice per axis and layout, its
 // results against the reference, forced kernels that cannot run, wrong memory spaces.
 #include "cuda_tridiagonal_check.hpp"
+#include "scoped_env.hpp"
 #include "solvers/cuda/device_memory_rate.hpp"
 
 namespace {
@@ -132,10 +133,18 @@ TEST(CudaDispatch, RowsPerCard) {
   EXPECT_EQ(chosen<float>(adi::test_cuda::adjacent(256, 4096)), Kernel::cuda_thomas_pcr_strided);
   // fp32 per-line bands of 512 rows in whole aligned tiles (a 512 x 512 x 64 box's Y lines): the
   // register hybrid on both cards since its warp copy stream (stop 31); past 512 rows, up to
-  // 16,384 lines of 1024, the long-line kernel on sm_90.
+  // 16,384 lines of 1024, the long-line kernel on sm_90 in the exact table, which automatic
+  // replaces by the truncated sweeps (stop 42; periodic lines keep the table's pick).
   EXPECT_EQ(chosen<float>(LineSet{512, 512, 512, 1, 64, 512 * 512}), Kernel::cuda_thomas_pcr_strided);
-  if (info.cc_major >= 9)
-    EXPECT_EQ(chosen<float>(adi::test_cuda::adjacent(1024, 16384)), Kernel::cuda_thomas_pcr_long);
+  if (info.cc_major >= 9) {
+    {
+      adi::test::ScopedEnv exact_table("ADI_LONG_TRUNCATED", "0");
+      EXPECT_EQ(chosen<float>(adi::test_cuda::adjacent(1024, 16384)), Kernel::cuda_thomas_pcr_long);
+    }
+    EXPECT_EQ(chosen<float>(adi::test_cuda::adjacent(1024, 16384)), Kernel::cuda_thomas_truncated);
+    EXPECT_EQ(chosen<double>(adi::test_cuda::adjacent(2048, 16384)), Kernel::cuda_thomas_truncated);
+    EXPECT_EQ(chosen<double>(adi::test_cuda::adjacent(2048, 16384), true), Kernel::cuda_thomas_pcr_long);
+  }
   Case c;
   c.lines = l512;
   adi::test_cuda::check<double>(Kernel::automatic, c);
