@@ -49,8 +49,11 @@ ADI_THOMAS_HD I spike_y_parts(I m, I lines, I resident, I G) {
 // Growth (the single-device cuda_thomas_truncated): also refuse where a row's multiplier |c*_i|
 // exceeds kThomasGrowth (thomas_check.hpp's device test, the one the exact kernels apply), so a
 // line Thomas without pivoting would not take is refused too, not only one that decays slowly.
-template <int D = 8, bool Pipe = false, bool Growth = false, class I, class Band, class DBand, class Out, class Ring,
-          class Hint>
+// NB (with Pipe): register buffers of D rows, NB - 1 batches' loads in flight while one is made
+// (2: double-buffered, the forms 3 and 4 of the kernel; 3: form 5, stop 42, for the H200's longer
+// memory latency: 16 rows ahead at D = 8, unmeasured yet).
+template <int D = 8, bool Pipe = false, bool Growth = false, int NB = 2, class I, class Band, class DBand, class Out,
+          class Ring, class Hint>
 ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, const Band& b, const Band& c,
                                 const DBand& d, const Out& u, const Ring& ring, const Hint& hint) {
   using T = std::remove_cv_t<std::remove_reference_t<decltype(u[0])>>;
@@ -99,19 +102,20 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
   if (Pipe && (r0 - f0) % D == 0 && C % D == 0 && G % D == 0 && r1 > r0) {
     I q = r0, qe = 0, h = 0;
     chunk_end(q, qe, h);
-    T xa[D] = {}, xb[D] = {}, xc[D] = {}, xd[D] = {}, ya[D] = {}, yb[D] = {}, yc[D] = {}, yd[D] = {};
-    auto fetch = [&](I from, T(&pa)[D], T(&pb)[D], T(&pc)[D], T(&pd)[D]) {
+    static_assert(NB >= 2, "spike_y_part: NB >= 2 buffers with Pipe");
+    T ba[NB][D] = {}, bb[NB][D] = {}, bc[NB][D] = {}, bd[NB][D] = {};  // (indices constant once unrolled)
+    auto fetch = [&](I from, int s) {
       ADI_SPIKE_UNROLL
       for (int k = 0; k < D; ++k)
         if (from + k <= hend) {
           hint(from + k);
-          pa[k] = a[from + k], pb[k] = b[from + k], pc[k] = c[from + k], pd[k] = d[from + k];
+          ba[s][k] = a[from + k], bb[s][k] = b[from + k], bc[s][k] = c[from + k], bd[s][k] = d[from + k];
         }
     };
-    auto make = [&](T(&pa)[D], T(&pb)[D], T(&pc)[D], T(&pd)[D]) {
+    auto make = [&](int s) {
       ADI_SPIKE_UNROLL
       for (int k = 0; k < D; ++k)
-        if (i + k <= hend) forward(i + k, pa[k], pb[k], pc[k], pd[k]);
+        if (i + k <= hend) forward(i + k, ba[s][k], bb[s][k], bc[s][k], bd[s][k]);
       i = hend - i + 1 < I(D) ? hend + 1 : i + D;
       while (q < r1 && i > h) {  // (at most one chunk after the first: C >= D)
         backward(q, qe, h);
@@ -119,13 +123,15 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
         chunk_end(q, qe, h);
       }
     };
-    fetch(i, xa, xb, xc, xd);
+    ADI_SPIKE_UNROLL
+    for (int s = 0; s + 1 < NB; ++s) fetch(i + I(s) * D, s);  // NB - 1 batches ahead
     while (i <= hend) {
-      fetch(i + D, ya, yb, yc, yd);
-      make(xa, xb, xc, xd);
-      if (i > hend) break;
-      fetch(i + D, xa, xb, xc, xd);
-      make(ya, yb, yc, yd);
+      ADI_SPIKE_UNROLL
+      for (int s = 0; s < NB; ++s) {  // make batch s while the batch NB - 1 ahead loads into the slot before
+        fetch(i + I(NB - 1) * D, (s + NB - 1) % NB);
+        make(s);
+        if (i > hend) break;
+      }
     }
   } else {
     auto advance = [&](I h) {  // the forward sweep through row h, D rows' loads at a time
