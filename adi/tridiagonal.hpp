@@ -142,10 +142,10 @@ class TridiagonalPlan {
   void solve_stage(const detail::TridiagonalStage<T>& stage, int* pivot_flag = nullptr);
 
   // The kernel for per-line bands / shared bands (may differ). CUDA, automatic on long lines
-  // (>= 1024 rows, >= 1024 lines, not periodic): cuda_thomas_truncated, whose answer is kept
-  // where every line's truncations pass their check, else the batch is solved again by the exact
-  // kernel (cuda_thomas_pcr_long); after such a solve the plan stays on the exact kernel and
-  // these report it. In place (u == d) that solve runs the exact kernel alone.
+  // adjacent in memory (1024 to 4096 rows, at least 1,024 lines, not periodic; check_pivots on):
+  // cuda_thomas_truncated, whose answer is kept where every line's truncations pass their
+  // check, else the batch is solved again by the exact table's kernel; after such a solve the
+  // plan stays on that kernel and these report it. In place (u == d) the exact kernel alone.
   Kernel kernel() const;
   Kernel shared_bands_kernel() const;
   // The ADI stage's kernel (solve_stage): cuda_thomas_pcr_fused_stage on a CUDA executor
