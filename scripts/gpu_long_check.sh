@@ -31,12 +31,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-mkdir -p "$out"
-summary=$out/summary.txt
-: >"$summary"
-note() { echo "$*" | tee -a "$summary"; }
 . "$root/scripts/gtest_runs.sh"
-status=0
+summary_start "$out"
 start=$(date +%s)
 # Build and runs together within one 10-minute device call: the extras (sanitizers, ncu) are
 # skipped once this many seconds have passed (run again with --no-build for them).

@@ -511,8 +511,8 @@ done
 summary=$OUT/sanitizer_summary.txt
 : > "$summary"
 status=0
-note() { echo "$*" >> "$summary"; }
 . "$(dirname "$0")/gtest_runs.sh"
+note() { echo "$*" >> "$summary"; }  # (after gtest_runs.sh's printing note: this one only appends)
 sanitizer="not run"
 if [ $tests = 1 ] && [ -n "$(find_bin $B test_pivoting_cuda)" ]; then
   tbin=$(find_bin $B test_pivoting_cuda)

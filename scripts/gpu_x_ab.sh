@@ -36,12 +36,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-mkdir -p "$out"
-summary=$out/summary.txt
-: >"$summary"
-note() { echo "$*" | tee -a "$summary"; }
 . "$root/scripts/gtest_runs.sh"
-status=0
+summary_start "$out"
 gpu_banner gpu_x_ab.sh
 
 if [ $do_build = 1 ]; then

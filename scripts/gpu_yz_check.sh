@@ -44,12 +44,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 logs=$out/yz_logs
-mkdir -p "$logs"
-summary=$out/summary.txt
-: >"$summary"
-note() { echo "$*" | tee -a "$summary"; }
 . "$root/scripts/gtest_runs.sh"
-status=0
+summary_start "$out"
+mkdir -p "$logs"
 tests=(test_thomas_pcr_strided test_thomas_strided test_thomas_naive test_thomas_pcr_hybrid
        test_tridiagonal_cuda_dispatch test_interleaved_batch)
 note "== gpu_yz_check.sh $(date -u +%FT%TZ) on $(hostname), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"

@@ -1,12 +1,25 @@
 # Sourced by the GPU check scripts (scripts/gpu_long_check.sh, scripts/gpu_yz_check.sh, ...): runs
 # GoogleTest binaries one after another into one log and notes each one's counts; and the
-# scripts' common start (gpu_banner) and single-GPU build (cuda_build), below.
+# scripts' common start (summary_start, note, gpu_banner) and single-GPU build (cuda_build), below.
+#
+#   . "$root/scripts/gtest_runs.sh"; summary_start "$out"   # $out/summary.txt, note, status=0
 #
 #   run_gtests LOG LIMIT_S BUILD_TESTS_DIR test...
 #
 # Each binary runs under `timeout LIMIT_S`; its part of LOG starts with "### <name>". Uses the
 # caller's `note` (prints and appends to the summary), `$summary` and `status` (set to 1 when a
 # binary exits non-zero). The first failures' context goes to failures.txt beside LOG.
+# note TEXT...: prints TEXT and appends it to $summary.
+note() { echo "$*" | tee -a "$summary"; }
+
+# summary_start DIR: DIR created, summary=DIR/summary.txt created empty, status=0.
+summary_start() {
+  mkdir -p "$1"
+  summary=$1/summary.txt
+  : >"$summary"
+  status=0
+}
+
 run_gtests() {
   local log=$1 limit=$2 dir=$3 t rc part passed skipped failed
   shift 3
