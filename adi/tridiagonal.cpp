@@ -88,7 +88,6 @@ struct TridiagonalPlan<T>::Impl {
   Kernel exact_shared = Kernel::automatic;
   // Chosen by automatic (not by name): after a solve where a line was refused, the plan stays on
   // the exact kernel (one re-solve a plan at most; kernel() then reports the exact kernel).
-  bool truncated_sticky = false;
   bool truncated_refused = false, truncated_refused_shared = false;
   detail::Storage workspace;
   detail::Storage pivot_flag;  // CUDA only: a device int, the gate of the device-side fall-back
@@ -268,7 +267,7 @@ void TridiagonalPlan<T>::Impl::run_cuda(Impl& p, Kernel k, const T* a, const T* 
       cuda_backend::tridiagonal_solve<T>(k, lines, bv, d, u, false, nullptr, host + 2, stream);
       cuda_backend::synchronize(stream);
       if (host[2] == 0) return;
-      refused = p.truncated_sticky;
+      refused = options.kernel == Kernel::automatic;
     }
     k = shared ? p.exact_shared : p.exact;
   }
@@ -400,7 +399,6 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
     const bool keep_sync = !options.check_pivots && detail::long_truncated_mode() != detail::LongTruncated::on;
     if (keep_sync && p.kernel == Kernel::cuda_thomas_truncated) p.kernel = p.exact;
     if (keep_sync && p.kernel_shared == Kernel::cuda_thomas_truncated) p.kernel_shared = p.exact_shared;
-    p.truncated_sticky = true;
   }
   p.run = Impl::backend(exec, p.kernel);
   p.run_shared = Impl::backend(exec, p.kernel_shared);

@@ -40,6 +40,7 @@
 #include <cusparse.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -934,7 +935,28 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
   std::fflush(stdout);
 }
 
-void truncated_lines(const std::string& boxes) {
+using BoxList = std::vector<std::array<long long, 3>>;
+
+// --boxes' list (comma-separated NXxNYxNZ), or false where an entry is not one (named in `bad`).
+bool parse_boxes(const std::string& list, BoxList& out, std::string& bad) {
+  out.clear();
+  for (std::size_t at = 0; at < list.size();) {
+    std::size_t end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    const std::string spec = list.substr(at, end - at);
+    at = end + 1;
+    long long nx = 0, ny = 0, nz = 0;
+    if (std::sscanf(spec.c_str(), "%lldx%lldx%lld", &nx, &ny, &nz) != 3 || nx < 1 || ny < 1 || nz < 1) {
+      bad = spec;
+      return false;
+    }
+    out.push_back({nx, ny, nz});
+  }
+  return true;
+}
+
+// boxes: --boxes' list (lines along z), or empty for the default shapes below.
+void truncated_lines(const BoxList& boxes) {
   std::printf("\n== Truncated sweeps A/B (issue 18 part 1): ms against the traffic model (per-line bands 5 "
               "arrays, shared (-s) 2) at %.0f GB/s (the copy of this run); vs = ms / cuda_thomas_pcr_long's (same "
               "band kind)\n",
@@ -942,21 +964,11 @@ void truncated_lines(const std::string& boxes) {
   std::printf("%-14s %-4s %-6s %-30s %9s %9s %7s %6s %7s %-5s %8s\n", "grid", "type", "bands", "variant", "ms",
               "model ms", "ratio", "%copy", "vs", "taken", "resid");
   if (!boxes.empty()) {  // --boxes: those boxes along z, both precisions, both kinds of bands
-    for (std::size_t at = 0; at < boxes.size();) {
-      std::size_t end = boxes.find(',', at);
-      if (end == std::string::npos) end = boxes.size();
-      long long nx = 0, ny = 0, nz = 0;
-      if (std::sscanf(boxes.substr(at, end - at).c_str(), "%lldx%lldx%lld", &nx, &ny, &nz) != 3 || nx < 1 ||
-          ny < 1 || nz < 1) {
-        std::fprintf(stderr, "--boxes: '%s' is not NXxNYxNZ (e.g. 64x64x4096)\n", boxes.substr(at, end - at).c_str());
-        std::exit(2);
-      }
-      at = end + 1;
+    for (const auto& [nx, ny, nz] : boxes)
       for (int mpi = 1; mpi >= 0; --mpi) {
         truncated_ab<double>(nx, ny, nz, mpi);
         truncated_ab<float>(nx, ny, nz, mpi);
       }
-    }
     return;
   }
   for (int mpi = 1; mpi >= 0; --mpi) {
@@ -1010,6 +1022,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  BoxList box_list;
+  if (std::string bad; !parse_boxes(boxes, box_list, bad)) {
+    std::fprintf(stderr, "--boxes: '%s' is not NXxNYxNZ (e.g. 256x256x256)\n", bad.c_str());
+    return 2;
+  }
   if (!adi::Executor::cuda_available()) {
     std::printf("bench_cuda_tridiagonal: no CUDA device, nothing measured\n");
     return 0;
@@ -1030,23 +1047,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (truncated_only) {
-    truncated_lines(boxes_given ? boxes : std::string());
+    truncated_lines(boxes_given ? box_list : BoxList{});
     return 0;
   }
   cusparseHandle_t handle;
   CKS(cusparseCreate(&handle));
   std::printf("== Solves on dense boxes (Bands: 5 arrays moved; shared: 2 arrays, and 5-array equivalent)\n");
   header();
-  for (std::size_t at = 0; at < boxes.size();) {
-    std::size_t end = boxes.find(',', at);
-    if (end == std::string::npos) end = boxes.size();
-    const std::string spec = boxes.substr(at, end - at);
-    at = end + 1;
-    long long nx = 0, ny = 0, nz = 0;
-    if (std::sscanf(spec.c_str(), "%lldx%lldx%lld", &nx, &ny, &nz) != 3 || nx < 1 || ny < 1 || nz < 1) {
-      std::fprintf(stderr, "--boxes: '%s' is not NXxNYxNZ (e.g. 256x256x256)\n", spec.c_str());
-      return 2;
-    }
+  for (const auto& [nx, ny, nz] : box_list) {
     bench_box<float>(handle, nx, ny, nz);
     bench_box<double>(handle, nx, ny, nz);
   }

@@ -39,8 +39,8 @@ inline bool lines_adjacent(const LineSet& l) {
   return l.count0 == 1 ? (l.count1 <= 1 || l.stride1 == 1) : l.stride0 == 1;
 }
 // Where automatic takes cuda_thomas_truncated (stop 42: the default; solvers/cuda/README.md
-// "Truncated sweeps", the measured rows). Automatic: non-periodic lines adjacent in memory, kCudaTruncatedAutoMinN to
-// kCudaTruncatedAutoMaxN rows, at least kCudaTruncatedMinLines lines, where the exact table takes
+// "Truncated sweeps", the measured rows). Automatic: non-periodic lines adjacent in memory,
+// kCudaTruncatedMinN to kCudaTruncatedAutoMaxN rows, at least kCudaTruncatedMinLines lines, where the exact table takes
 // one of the thread-per-line or hybrid kernels (cuda_thomas_pcr_long, _strided, _pcr_strided):
 // the shapes measured on an H100 and an H200 (1,024 to 32,768 lines of 1024 to 4096 rows; the
 // truncated plan 0.40-0.80x the table's kernel with the MPI benchmark's bands). Forced
@@ -51,7 +51,6 @@ inline bool lines_adjacent(const LineSet& l) {
 // add a synchronisation (check_pivots off) unless forced, and after a solve that refused a line
 // (adi/tridiagonal.cpp).
 inline constexpr index_t kCudaTruncatedMinN = 1024;
-inline constexpr index_t kCudaTruncatedAutoMinN = 1024;
 inline constexpr index_t kCudaTruncatedAutoMaxN = 4096;
 inline constexpr index_t kCudaTruncatedMinLines = 1024;
 enum class LongTruncated { automatic, off, on };
@@ -61,14 +60,12 @@ inline LongTruncated long_truncated_mode() {
 }
 // The rule on the exact table's pick (host-testable): cuda_thomas_truncated or exact.
 inline Kernel with_long_truncated(Kernel exact, const DispatchQuery& q, LongTruncated mode) {
-  if (q.periodic || mode == LongTruncated::off) return exact;
-  if (mode == LongTruncated::on)
-    return exact == Kernel::cuda_thomas_pcr_long && q.lines.n >= kCudaTruncatedMinN ? Kernel::cuda_thomas_truncated
-                                                                                    : exact;
+  if (q.periodic || mode == LongTruncated::off || q.lines.n < kCudaTruncatedMinN) return exact;
+  if (mode == LongTruncated::on) return exact == Kernel::cuda_thomas_pcr_long ? Kernel::cuda_thomas_truncated : exact;
   const bool table = exact == Kernel::cuda_thomas_pcr_long || exact == Kernel::cuda_thomas_strided ||
                      exact == Kernel::cuda_thomas_pcr_strided;
-  const bool shape = q.lines.n >= kCudaTruncatedAutoMinN && q.lines.n <= kCudaTruncatedAutoMaxN &&
-                     q.lines.lines() >= kCudaTruncatedMinLines && lines_adjacent(q.lines);
+  const bool shape = q.lines.n <= kCudaTruncatedAutoMaxN && q.lines.lines() >= kCudaTruncatedMinLines &&
+                     lines_adjacent(q.lines);
   return table && shape ? Kernel::cuda_thomas_truncated : exact;
 }
 

@@ -147,6 +147,31 @@ void host_case(index_t n, index_t L, index_t S, const std::vector<Kind>& kinds, 
   }
 }
 
+// A system's bands and d on the device, u NaN-poisoned; solve() runs a plan on them (the system's
+// kind of bands) and returns u.
+template <class T>
+struct DeviceSystem {
+  index_t nb, nt;
+  adi::Array<T> a, b, c, d, u;
+  std::vector<T> poison;
+  DeviceSystem(const System<T>& s, const adi::Executor& gpu)
+      : nb(index_t(s.a.size())), nt(index_t(s.d.size())), a(nb, gpu), b(nb, gpu), c(nb, gpu), d(nt, gpu),
+        u(nt, gpu), poison(std::size_t(nt), std::numeric_limits<T>::quiet_NaN()) {
+    a.copy_from_host(s.a.data()), b.copy_from_host(s.b.data()), c.copy_from_host(s.c.data());
+    d.copy_from_host(s.d.data());
+    u.copy_from_host(poison.data());
+  }
+  std::vector<T> solve(adi::TridiagonalPlan<T>& plan, bool shared) {
+    if (shared)
+      plan.solve(adi::SharedBands<T>{a.data(), b.data(), c.data()}, d.data(), u.data());
+    else
+      plan.solve(adi::Bands<T>{a.data(), b.data(), c.data()}, d.data(), u.data());
+    std::vector<T> out(static_cast<std::size_t>(nt));
+    u.copy_to_host(out.data());
+    return out;
+  }
+};
+
 // The plan (Kernel k: cuda_thomas_truncated by name, or automatic) against the reference, u
 // NaN-poisoned; and the kernel alone through the backend entry point: its refusal flag.
 template <class T>
@@ -156,36 +181,26 @@ int device_case(Kernel k, index_t n, index_t L, const std::vector<Kind>& kinds, 
                " L=" + std::to_string(L) + (shared ? " shared" : " bands"));
   const System<T> s = make_system<T>(n, L, kinds, shared, std::uint32_t(n * 13 + L));
   const adi::Executor gpu = adi::Executor::cuda();
-  const index_t nb = index_t(s.a.size()), nt = index_t(s.d.size());
-  adi::Array<T> da(nb, gpu), db(nb, gpu), dc(nb, gpu), dd(nt, gpu), du(nt, gpu);
-  da.copy_from_host(s.a.data()), db.copy_from_host(s.b.data()), dc.copy_from_host(s.c.data());
-  dd.copy_from_host(s.d.data());
-  const std::vector<T> poison(std::size_t(nt), std::numeric_limits<T>::quiet_NaN());
-  du.copy_from_host(poison.data());
+  DeviceSystem<T> ds(s, gpu);
   const adi::LineSet lines{n, L, L, 1, 1, n * L};
   adi::TridiagonalOptions opt;
   opt.kernel = k;
   adi::TridiagonalPlan<T> plan(gpu, lines, opt);
-  if (shared)
-    plan.solve(adi::SharedBands<T>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
-  else
-    plan.solve(adi::Bands<T>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
-  std::vector<T> u(static_cast<std::size_t>(nt));
-  du.copy_to_host(u.data());
+  std::vector<T> u = ds.solve(plan, shared);
   if (check_plan) EXPECT_LE(error_of(u, s.ref), tol<T>());
   // The kernel alone: u poisoned again, the flag a device int.
-  du.copy_from_host(poison.data());
+  ds.u.copy_from_host(ds.poison.data());
   adi::Array<int> flag(1, gpu);
   const int zero = 0;
   flag.copy_from_host(&zero);
   adi::cuda_backend::tridiagonal_solve<T>(kTrunc, lines,
-                                          adi::cuda_backend::BandView<T>{da.data(), db.data(), dc.data(), shared},
-                                          dd.data(), du.data(), false, nullptr, flag.data(), nullptr);
+                                          adi::cuda_backend::BandView<T>{ds.a.data(), ds.b.data(), ds.c.data(), shared},
+                                          ds.d.data(), ds.u.data(), false, nullptr, flag.data(), nullptr);
   gpu.synchronize();
   int refused = -1;
   flag.copy_to_host(&refused);
   if (refused == 0) {  // taken: its own answer within the tolerance
-    du.copy_to_host(u.data());
+    ds.u.copy_to_host(u.data());
     EXPECT_LE(error_of(u, s.ref), tol<T>()) << "the kernel's answer, not refused";
   }
   return refused;
@@ -397,16 +412,7 @@ TEST(CudaThomasTruncated, DispatchSwitch) {
     }
     EXPECT_EQ(now(), kTrunc);
     for (const System<double>* s : {&weak, &dom}) {
-      const index_t nb = index_t(s->a.size()), nt = index_t(s->d.size());
-      adi::Array<double> da(nb, gpu), db(nb, gpu), dc(nb, gpu), dd(nt, gpu), du(nt, gpu);
-      da.copy_from_host(s->a.data()), db.copy_from_host(s->b.data()), dc.copy_from_host(s->c.data());
-      dd.copy_from_host(s->d.data());
-      if (shared)
-        plan.solve(adi::SharedBands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
-      else
-        plan.solve(adi::Bands<double>{da.data(), db.data(), dc.data()}, dd.data(), du.data());
-      std::vector<double> u(static_cast<std::size_t>(nt));
-      du.copy_to_host(u.data());
+      const std::vector<double> u = DeviceSystem<double>(*s, gpu).solve(plan, shared);
       EXPECT_LE(error_of(u, s->ref), tol<double>()) << (s == &weak ? "weak" : "dominant") << (shared ? " shared" : "");
       EXPECT_EQ(now(), ex) << "after the " << (s == &weak ? "weak" : "dominant") << " solve";
     }
