@@ -401,10 +401,10 @@ void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOpt
     throw InvalidArgument("DistributedOptions::spike_lines_rows = " + std::to_string(options.spike_lines_rows) +
                           ": use 0 (the SPIKE form of per-line bands only with spike_lines) or a segment length "
                           "in rows from which device plans take it (the default 1024)");
-  if (options.spike_y_stream < -1 || options.spike_y_stream > 5)
+  if (options.spike_y_stream < -1 || options.spike_y_stream > 4)
     throw InvalidArgument("DistributedOptions::spike_y_stream = " + std::to_string(options.spike_y_stream) +
                           ": use -1 (automatic), 0 (off), 1 (y by truncated sweeps), 2 (and rows requested into L2 "
-                          "ahead), 3 (loads double-buffered), 4 (2 and 3) or 5 (loads triple-buffered)");
+                          "ahead), 3 (loads double-buffered) or 4 (2 and 3)");
   if (local) return;
   // Measured (stop 41) on lines along z, a warp's 32 neighbouring lines read as one run a row: the
   // automatic choices hold for lines along y and z, not along x (each line's rows contiguous).
@@ -416,7 +416,7 @@ void DistributedTridiagonalPlan<T>::Impl::setup_spike_lines(const DistributedOpt
   lines_on = true;
   lines_R = std::max<index_t>(2, std::min<index_t>(m, options.spike_window));  // (m >= 2 on a split axis)
   const int y_default = options.spike_y_stream >= 0 ? options.spike_y_stream : adjacent ? 3 : 0;
-  lines_y = detail::env_int("ADI_SPIKE_Y_STREAM", 0, 5, y_default);
+  lines_y = detail::env_int("ADI_SPIKE_Y_STREAM", 0, 4, y_default);
   lines_side = !exec.is_host() && env_switch("ADI_SPIKE_WINDOWS_SIDE", options.spike_windows_side);
   const bool own = options.spike_kernel != Kernel::automatic || options.spike_measure;
   if (spike_local && !own) {

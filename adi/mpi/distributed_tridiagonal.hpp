@@ -210,9 +210,8 @@ struct DistributedOptions {
   // neighbouring lines read as one run a row; measured on the public case, 2 x H100, 2048-row
   // segments: y 0.755 ms by cuda_thomas_pcr_long (0), 0.640 (1), 0.852 (2), 0.568 (3), 1.002
   // (4); the solve 0.957 -> 0.757 ms; docs/mpi.md, stop 41), 0 along x (not measured there: each
-  // line's rows are its own run). 5 (stop 42, not measured yet): the loads triple-buffered (16
-  // rows ahead), for the H200, where form 3 ran at the H100's time. ADI_SPIKE_Y_STREAM=0 .. 5
-  // overrides.
+  // line's rows are its own run). ADI_SPIKE_Y_STREAM=0 .. 4 overrides. (A fifth form, the loads
+  // triple-buffered, was measured at stop 43 and removed: 17% slower than 3 on an H200.)
   int spike_y_stream = -1;
   // Device plans, spike_lines: the windows (spike_lines_prepare, ~0.045 ms on the public case: a
   // thread per line end, two dependent 64-row sweeps each) on a side stream of the plan, beside y

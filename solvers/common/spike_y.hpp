@@ -49,10 +49,7 @@ ADI_THOMAS_HD I spike_y_parts(I m, I lines, I resident, I G) {
 // Growth (the single-device cuda_thomas_truncated): also refuse where a row's multiplier |c*_i|
 // exceeds kThomasGrowth (thomas_check.hpp's device test, the one the exact kernels apply), so a
 // line Thomas without pivoting would not take is refused too, not only one that decays slowly.
-// NB (with Pipe): register buffers of D rows, NB - 1 batches' loads in flight while one is made
-// (2: double-buffered, the forms 3 and 4 of the kernel; 3: form 5, stop 42, for the H200's longer
-// memory latency: 16 rows ahead at D = 8, unmeasured yet).
-template <int D = 8, bool Pipe = false, bool Growth = false, int NB = 2, class I, class Band, class DBand, class Out,
+template <int D = 8, bool Pipe = false, bool Growth = false, class I, class Band, class DBand, class Out,
           class Ring, class Hint>
 ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, const Band& b, const Band& c,
                                 const DBand& d, const Out& u, const Ring& ring, const Hint& hint) {
@@ -102,7 +99,10 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
   if (Pipe && (r0 - f0) % D == 0 && C % D == 0 && G % D == 0 && r1 > r0) {
     I q = r0, qe = 0, h = 0;
     chunk_end(q, qe, h);
-    static_assert(NB >= 2, "spike_y_part: NB >= 2 buffers with Pipe");
+    // NB register buffers of D rows, NB - 1 batches' loads in flight while one is made. (NB = 3, 16
+    // rows ahead, was form 5 at stop 42: 255 registers in fp64, and 17% slower than NB = 2 on an
+    // H200 at stop 43, docs/mpi.md.)
+    constexpr int NB = 2;
     T ba[NB][D] = {}, bb[NB][D] = {}, bc[NB][D] = {}, bd[NB][D] = {};  // (indices constant once unrolled)
     auto fetch = [&](I from, int s) {
       ADI_SPIKE_UNROLL

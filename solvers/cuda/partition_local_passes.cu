@@ -1352,7 +1352,7 @@ template <class T>
 void spike_lines_y(const LineSet& ls, const T* a, const T* b, const T* c, const T* d, T* u, int form, int* bad,
                    void* stream) {
   // The kernel is solvers/cuda/thomas_truncated.cuh's (the single-device cuda_thomas_truncated's
-  // too; a form outside 1..5 an InvalidArgument there).
+  // too; a form outside 1..4 an InvalidArgument there).
   kernels::launch_thomas_truncated<T>(ls, a, b, c, false, d, u, form, bad, static_cast<cudaStream_t>(stream));
 }
 

@@ -25,7 +25,7 @@ namespace adi::cuda_backend::kernels {
 
 constexpr int kTruncThreads = 64;  // threads a block (4 blocks of 48 KB (fp64) per SM)
 constexpr int kTruncAhead = 32;    // forms 2 / 4: rows requested into L2 ahead of their loads
-constexpr int kTruncForms = 5;     // forms 1..5 (form_kernel below)
+constexpr int kTruncForms = 4;     // forms 1..4 (form_kernel below)
 
 // A thread's ring of K (c*, y*) rows in shared memory: [slot][c*, y*][thread] (a warp's
 // accesses conflict-free).
@@ -46,7 +46,7 @@ struct TruncRing {
 // Band access: per-line bands at the line's offset and row stride, shared bands (n values, one
 // set for every line) at offset 0, stride 1. Growth: rows whose |c*| exceeds kThomasGrowth refused
 // too (the single-device kernel; the SPIKE form's y runs without, as before).
-template <class T, bool L2, bool Pipe, bool Growth, int NB = 2>
+template <class T, bool L2, bool Pipe, bool Growth>
 __global__ void __launch_bounds__(kTruncThreads)
     thomas_truncated_kernel(DeviceLines ls, const T* __restrict__ a, const T* __restrict__ b,
                             const T* __restrict__ c, bool shared, const T* __restrict__ d, T* __restrict__ u,
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kTruncThreads)
         prefetch_l2(d + o + (i + kTruncAhead) * st);
       }
   };
-  const bool ok = common::spike_y_part<8, Pipe, Growth, NB>(
+  const bool ok = common::spike_y_part<8, Pipe, Growth>(
       m, m * q / S, m * (q + 1) / S, i64(Shape::G), i64(Shape::C), i64(Shape::K), Band{a + bo, bs}, Band{b + bo, bs},
       Band{c + bo, bs}, Band{d + o, st}, common::Strided<T, i64>{u + o, st}, ring, hint);
   if (!ok && bad != nullptr) *bad = 1;
@@ -86,20 +86,19 @@ constexpr std::size_t thomas_truncated_smem() {
 // Parts per line the launch uses (spike_y_parts: as many as the threads resident at once give
 // every line, at most one per 4G rows, at least 1) and the launch over every line of ls (*bad set
 // where a part refuses; u must not alias d; any layout, coalesced where neighbouring lines are
-// adjacent). form 1..5: 1 plain (8-row load batches), 2 + L2 requests kTruncAhead rows ahead, 3
-// loads double-buffered, 4 = 2 + 3, 5 loads triple-buffered (16 rows ahead: stop 42, for the H200,
-// where form 3 runs at the H100's time; not measured yet); another form: InvalidArgument. Growth: spike_y_part's growth
+// adjacent). form 1..4: 1 plain (8-row load batches), 2 + L2 requests kTruncAhead rows ahead, 3
+// loads double-buffered, 4 = 2 + 3 (a fifth, the loads triple-buffered, 16 rows ahead, ran 17%
+// slower than 3 on an H200 at stop 43 and was removed); another form: InvalidArgument. Growth: spike_y_part's growth
 // test on (the single-device kernel: true; the SPIKE form's y: false).
 namespace truncated_detail {
 template <class T, bool Growth>
 auto form_kernel(int form) {
   if (form < 1 || form > kTruncForms)
-    throw InvalidArgument("thomas_truncated: form " + std::to_string(form) + "; use 1, 2, 3, 4 or 5");
+    throw InvalidArgument("thomas_truncated: form " + std::to_string(form) + "; use 1, 2, 3 or 4");
   return form == 1   ? thomas_truncated_kernel<T, false, false, Growth>
          : form == 2 ? thomas_truncated_kernel<T, true, false, Growth>
          : form == 3 ? thomas_truncated_kernel<T, false, true, Growth>
-         : form == 4 ? thomas_truncated_kernel<T, true, true, Growth>
-                     : thomas_truncated_kernel<T, false, true, Growth, 3>;
+                     : thomas_truncated_kernel<T, true, true, Growth>;
 }
 // Threads resident at once on the current device, per form: measured once (pcr_launch.cuh's
 // occupancy-sized grid, which sets the kernel's shared-memory attributes on the way).

@@ -13,7 +13,6 @@
 #   ADI_SPIKE_Y_STREAM=2  the same, a, b, c, d requested into L2 32 rows ahead
 #   ADI_SPIKE_Y_STREAM=3  the loads double-buffered (the next 8 rows' in flight while 8 are made)
 #   ADI_SPIKE_Y_STREAM=4  3 and 2
-#   ADI_SPIKE_Y_STREAM=5  the loads triple-buffered (16 rows ahead; stop 42, not measured yet)
 # and with ADI_SPIKE_WINDOWS_SIDE=1 (the spike windows on a side stream beside y: variants "0s",
 # "3s", "4s"), pass 1 "0 1 2 3 4 0s 3s 4s", pass 2 "0 4s" (PASS1 / PASS2 set others). Look at
 # "y ms" (y alone, on the stream) and "local ms"; "diff vs first row" compares each SPIKE row's solution
@@ -31,7 +30,7 @@
 #      then DeviceMemory, DeviceNccl, DeviceZeroPivot*, SpikeLinesDevice with ADI_SPIKE_LINES=1
 #      ADI_SPIKE_Y_STREAM=4 ADI_SPIKE_WINDOWS_SIDE=1;
 #   3. bench_mpi_tridiagonal A/B rows (10 runs, ~6-8 s each);
-#   4. memcheck of a small 2-rank solve, ADI_SPIKE_Y_STREAM=${MEMCHECK_Y:-5} ADI_SPIKE_WINDOWS_SIDE=1 (650-row
+#   4. memcheck of a small 2-rank solve, ADI_SPIKE_Y_STREAM=${MEMCHECK_Y:-4} ADI_SPIKE_WINDOWS_SIDE=1 (650-row
 #      segments: 4 parts).
 #
 #   OUT=/tmp/o tests/mpi/gpu_publocal_ab.sh              # build + run
@@ -71,7 +70,7 @@ for v in $PASS1; do run_variant "$v" 1; done
 for v in $PASS2; do run_variant "$v" 2; done
 {  # the table now (memcheck below may run out of time)
   echo
-  echo "== The public case (128x128x4096 fp64, 2 ranks, allgather + NCCL): y by pcr_long (0) / truncated sweeps (1; 2 + L2 requests; 3 double-buffered; 4 both; 5 triple-buffered); s: windows on a side stream =="
+  echo "== The public case (128x128x4096 fp64, 2 ranks, allgather + NCCL): y by pcr_long (0) / truncated sweeps (1; 2 + L2 requests; 3 double-buffered; 4 both); s: windows on a side stream =="
   grep -hE "^device memory" "$OUT"/public_*.log | sort -u
   echo "| variant | pass | row | ms/solve | local ms | exchange ms | wait ms | model ms | diff vs partition | y ms |"
   for k in 1 2; do
@@ -82,10 +81,10 @@ for v in $PASS2; do run_variant "$v" 2; done
     done
   done
   echo
-  echo "(variants 1-5, s against 0: the SPIKE rows' ms/solve, local ms and y ms; the partition rows are the same code in all runs)"
+  echo "(variants 1-4, s against 0: the SPIKE rows' ms/solve, local ms and y ms; the partition rows are the same code in all runs)"
 } >>"$S"
 # 4. memcheck on 2 ranks: a small solve with y by truncated sweeps (segments of 650 rows: 4 parts, truncated).
-export ADI_SPIKE_Y_STREAM=${MEMCHECK_Y:-5} ADI_SPIKE_WINDOWS_SIDE=1  # (5 since stop 42: the newest form)
+export ADI_SPIKE_Y_STREAM=${MEMCHECK_Y:-4} ADI_SPIKE_WINDOWS_SIDE=1
 [ "${MEMCHECK:-1}" = 1 ] && memcheck_step "memcheck public-like np2, ADI_SPIKE_Y_STREAM=$ADI_SPIKE_Y_STREAM ADI_SPIKE_WINDOWS_SIDE=1" "$OUT/cs_ystream" "$T" --n 16x8x1300 --memory device \
   --reps 1 --strategy allgather --transport nccl --form spike --spike-window 64 --spike-kernel cuda_thomas_pcr_long
 unset ADI_SPIKE_Y_STREAM ADI_SPIKE_WINDOWS_SIDE
