@@ -95,42 +95,116 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
   const I hend = (r1 + G < m ? r1 + G : m) - 1;  // the last row any chunk reads
   // Pipe: batches of D rows double-buffered (the next batch's loads in flight while this one is
   // made), each chunk's backward sweep right after the batch that completes it; needs every chunk
-  // to end on a batch's end (its rows then still in the ring): f0, C and G aligned to D.
-  if (Pipe && (r0 - f0) % D == 0 && C % D == 0 && G % D == 0 && r1 > r0) {
+  // to end on a batch's end (its rows then still in the ring): f0, C and G aligned to D. Rows are
+  // counted from f0 in int (t = row - f0; parts below 2^30 rows) and row t's ring slot is t mod K:
+  // with K = C + G a multiple of D, a batch's D rows (and a backward group's) have D consecutive
+  // slots, so the unrolled bodies address the ring at constant offsets from one base a batch, and
+  // an interior batch (not the cut, not in the forward decay check, not the line's last row,
+  // full) and a backward group wholly past or before the chunk's end test nothing per row: the
+  // same operations in the same order as forward / backward above (stop 43: the kernel issued
+  // ~270 instructions a row and was bound by issue, not by memory, on the H200).
+  if (Pipe && (r0 - f0) % D == 0 && C % D == 0 && G % D == 0 && r1 > r0 && m - f0 < (I(1) << 30)) {
+    constexpr int NB = 2;  // (NB = 3, 16 rows ahead, was form 5 at stop 42: 255 registers in fp64,
+                           // 17% slower than NB = 2 on an H200 at stop 43, docs/mpi.md)
+    const int KK = int(K), tend = int(hend - f0), tr0 = int(r0 - f0), tlast = int(m - 1 - f0);
     I q = r0, qe = 0, h = 0;
     chunk_end(q, qe, h);
-    // NB register buffers of D rows, NB - 1 batches' loads in flight while one is made. (NB = 3, 16
-    // rows ahead, was form 5 at stop 42: 255 registers in fp64, and 17% slower than NB = 2 on an
-    // H200 at stop 43, docs/mpi.md.)
-    constexpr int NB = 2;
     T ba[NB][D] = {}, bb[NB][D] = {}, bc[NB][D] = {}, bd[NB][D] = {};  // (indices constant once unrolled)
-    auto fetch = [&](I from, int s) {
-      ADI_SPIKE_UNROLL
-      for (int k = 0; k < D; ++k)
-        if (from + k <= hend) {
-          hint(from + k);
-          ba[s][k] = a[from + k], bb[s][k] = b[from + k], bc[s][k] = c[from + k], bd[s][k] = d[from + k];
+    int t = 0;  // the next forward row, from f0
+    auto fetch = [&](int from, int s) {
+      if (from + D - 1 <= tend) {
+        ADI_SPIKE_UNROLL
+        for (int k = 0; k < D; ++k) {
+          const I row = f0 + I(from + k);
+          hint(row);
+          ba[s][k] = a[row], bb[s][k] = b[row], bc[s][k] = c[row], bd[s][k] = d[row];
         }
+      } else {
+        ADI_SPIKE_UNROLL
+        for (int k = 0; k < D; ++k)
+          if (from + k <= tend) {
+            const I row = f0 + I(from + k);
+            hint(row);
+            ba[s][k] = a[row], bb[s][k] = b[row], bc[s][k] = c[row], bd[s][k] = d[row];
+          }
+      }
+    };
+    auto back = [&](int tq, int te, int th) {  // backward(q, qe, h) from f0: rows th .. tq, u below te
+      T x = T(0), bprod = T(1);
+      auto one = [&](int tr) {
+        T csk, ysk;
+        ring.get(tr % KK, csk, ysk);
+        x = thomas_substitute(ysk, csk, x);
+        if (tr >= te) {
+          bprod = bprod * mag(csk);
+        } else {
+          u[f0 + I(tr)] = x;
+          sum = sum + x;
+        }
+      };
+      int tt = th;
+      for (; tt >= tq && (tt + 1) % D != 0; --tt) one(tt);  // (th below a batch's end: the part's last chunk)
+      for (; tt >= tq; tt -= D) {  // rows g0 .. tt, slots base .. base + D - 1 (tq is aligned)
+        const int g0 = tt + 1 - D, base = g0 % KK;
+        if (g0 >= te) {
+          ADI_SPIKE_UNROLL
+          for (int j = D - 1; j >= 0; --j) {
+            T csk, ysk;
+            ring.get(base + j, csk, ysk);
+            x = thomas_substitute(ysk, csk, x);
+            bprod = bprod * mag(csk);
+          }
+        } else if (tt < te) {
+          ADI_SPIKE_UNROLL
+          for (int j = D - 1; j >= 0; --j) {
+            T csk, ysk;
+            ring.get(base + j, csk, ysk);
+            x = thomas_substitute(ysk, csk, x);
+            u[f0 + I(g0 + j)] = x;
+            sum = sum + x;
+          }
+        } else {
+          for (int j = D - 1; j >= 0; --j) one(g0 + j);
+        }
+      }
+      if (th < tlast && !(bprod <= tol)) ok = false;
     };
     auto make = [&](int s) {
-      ADI_SPIKE_UNROLL
-      for (int k = 0; k < D; ++k)
-        if (i + k <= hend) forward(i + k, ba[s][k], bb[s][k], bc[s][k], bd[s][k]);
-      i = hend - i + 1 < I(D) ? hend + 1 : i + D;
-      while (q < r1 && i > h) {  // (at most one chunk after the first: C >= D)
-        backward(q, qe, h);
+      const int base = t % KK;
+      if (t > 0 && t + D - 1 <= tend && (f0 == 0 || t > tr0) && t + D - 1 < tlast) {
+        ADI_SPIKE_UNROLL
+        for (int k = 0; k < D; ++k) {  // forward(): ak = a, no fprod, cs = c r
+          const T ak = ba[s][k];
+          const T r = T(1) / thomas_pivot(ak, bb[s][k], cs);
+          cs = bc[s][k] * r;
+          if constexpr (Growth)
+            if (thomas_unsafe_multiplier(cs)) ok = false;
+          ys = thomas_eliminate(bd[s][k], ak, ys, r);
+          ring.put(base + k, cs, ys);
+        }
+      } else {
+        ADI_SPIKE_UNROLL
+        for (int k = 0; k < D; ++k)
+          if (t + k <= tend) {
+            slot = I(base + k);
+            forward(f0 + I(t + k), ba[s][k], bb[s][k], bc[s][k], bd[s][k]);
+          }
+      }
+      t = tend - t + 1 < D ? tend + 1 : t + D;
+      while (q < r1 && f0 + I(t) > h) {  // (at most one chunk after the first: C >= D)
+        back(int(q - f0), int(qe - f0), int(h - f0));
         q = qe;
         chunk_end(q, qe, h);
       }
     };
     ADI_SPIKE_UNROLL
-    for (int s = 0; s + 1 < NB; ++s) fetch(i + I(s) * D, s);  // NB - 1 batches ahead
-    while (i <= hend) {
+    for (int s = 0; s + 1 < NB; ++s) fetch(t + s * D, s);  // NB - 1 batches ahead
+    while (t <= tend) {
       ADI_SPIKE_UNROLL
       for (int s = 0; s < NB; ++s) {  // make batch s while the batch NB - 1 ahead loads into the slot before
-        fetch(i + I(NB - 1) * D, (s + NB - 1) % NB);
+        fetch(t + (NB - 1) * D, (s + NB - 1) % NB);
         make(s);
-        if (i > hend) break;
+        if (t > tend) break;
       }
     }
   } else {

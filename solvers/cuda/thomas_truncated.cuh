@@ -28,18 +28,18 @@ constexpr int kTruncAhead = 32;    // forms 2 / 4: rows requested into L2 ahead 
 constexpr int kTruncForms = 4;     // forms 1..4 (form_kernel below)
 
 // A thread's ring of K (c*, y*) rows in shared memory: [slot][c*, y*][thread] (a warp's
-// accesses conflict-free).
-template <class T>
+// accesses conflict-free). NT: the block's threads, a constant so that a row's slot at a constant
+// offset from a batch's base is a constant address offset (spike_y_part's unrolled bodies).
+template <class T, int NT>
 struct TruncRing {
   T* p;  // this thread's first slot value
-  int nt;
-  __device__ __forceinline__ void put(i64 s, T cs, T ys) const {  // (s < K: 32-bit offsets)
-    p[(2 * int(s)) * nt] = cs;
-    p[(2 * int(s) + 1) * nt] = ys;
+  __device__ __forceinline__ void put(int s, T cs, T ys) const {  // (s < K)
+    p[(2 * s) * NT] = cs;
+    p[(2 * s + 1) * NT] = ys;
   }
-  __device__ __forceinline__ void get(i64 s, T& cs, T& ys) const {
-    cs = p[(2 * int(s)) * nt];
-    ys = p[(2 * int(s) + 1) * nt];
+  __device__ __forceinline__ void get(int s, T& cs, T& ys) const {
+    cs = p[(2 * s) * NT];
+    ys = p[(2 * s + 1) * NT];
   }
 };
 
@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(kTruncThreads)
   const i64 m = ls.n, st = ls.stride, o = ls.offset(l);
   const i64 bo = shared ? 0 : o, bs = shared ? 1 : st;
   using Band = common::Strided<const T, i64>;
-  const TruncRing<T> ring{reinterpret_cast<T*>(trunc_smem) + threadIdx.x, int(blockDim.x)};
+  const TruncRing<T, kTruncThreads> ring{reinterpret_cast<T*>(trunc_smem) + threadIdx.x};  // (blockDim.x == kTruncThreads)
   auto hint = [&](i64 i) {
     if constexpr (L2)
       if (i + kTruncAhead < m) {
