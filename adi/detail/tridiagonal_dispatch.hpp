@@ -43,7 +43,12 @@ inline bool lines_adjacent(const LineSet& l) {
 // kCudaTruncatedMinN to kCudaTruncatedAutoMaxN rows, at least kCudaTruncatedMinLines lines, where the exact table takes
 // one of the thread-per-line or hybrid kernels (cuda_thomas_pcr_long, _strided, _pcr_strided):
 // the shapes measured on an H100 and an H200 (1,024 to 32,768 lines of 1024 to 4096 rows; the
-// truncated plan 0.40-0.80x the table's kernel with the MPI benchmark's bands). Forced
+// truncated plan 0.40-0.80x the table's kernel with the MPI benchmark's bands). Since stop 43 (the
+// kernel without its per-row bookkeeping) also shorter lines, kCudaTruncatedShortMinN to
+// kCudaTruncatedMinN - 1 rows, with per-line bands (shared bands: the table's kernels read 2
+// arrays and stay faster in fp64) and at least kCudaTruncatedShortMinElements elements in all:
+// the truncated plan 0.50-0.97x the table's on 256^3, 240x256x256, 512^3, 256x256x512 and
+// 128x128x512 on both cards; 1.04-1.36x on 128x128x256 and 64x64x512 (fp32), left out. Forced
 // (ADI_LONG_TRUNCATED=1): where the exact table takes cuda_thomas_pcr_long on non-periodic lines
 // of at least kCudaTruncatedMinN rows, whatever the batch (the stop-41 opt-in). Off
 // (ADI_LONG_TRUNCATED=0): never. The variable is read when a plan is made; any other value an
@@ -53,6 +58,8 @@ inline bool lines_adjacent(const LineSet& l) {
 inline constexpr index_t kCudaTruncatedMinN = 1024;
 inline constexpr index_t kCudaTruncatedAutoMaxN = 4096;
 inline constexpr index_t kCudaTruncatedMinLines = 1024;
+inline constexpr index_t kCudaTruncatedShortMinN = 256;
+inline constexpr index_t kCudaTruncatedShortMinElements = index_t(1) << 23;
 enum class LongTruncated { automatic, off, on };
 inline LongTruncated long_truncated_mode() {
   const int v = env_choice("ADI_LONG_TRUNCATED", {"0", "1"}, -1);
@@ -60,13 +67,16 @@ inline LongTruncated long_truncated_mode() {
 }
 // The rule on the exact table's pick (host-testable): cuda_thomas_truncated or exact.
 inline Kernel with_long_truncated(Kernel exact, const DispatchQuery& q, LongTruncated mode) {
-  if (q.periodic || mode == LongTruncated::off || q.lines.n < kCudaTruncatedMinN) return exact;
-  if (mode == LongTruncated::on) return exact == Kernel::cuda_thomas_pcr_long ? Kernel::cuda_thomas_truncated : exact;
+  const index_t n = q.lines.n, lines = q.lines.lines();
+  if (q.periodic || mode == LongTruncated::off) return exact;
+  if (mode == LongTruncated::on)
+    return exact == Kernel::cuda_thomas_pcr_long && n >= kCudaTruncatedMinN ? Kernel::cuda_thomas_truncated : exact;
   const bool table = exact == Kernel::cuda_thomas_pcr_long || exact == Kernel::cuda_thomas_strided ||
                      exact == Kernel::cuda_thomas_pcr_strided;
-  const bool shape = q.lines.n <= kCudaTruncatedAutoMaxN && q.lines.lines() >= kCudaTruncatedMinLines &&
-                     lines_adjacent(q.lines);
-  return table && shape ? Kernel::cuda_thomas_truncated : exact;
+  const bool longer = n >= kCudaTruncatedMinN && n <= kCudaTruncatedAutoMaxN && lines >= kCudaTruncatedMinLines;
+  const bool shorter = !q.shared_bands && n >= kCudaTruncatedShortMinN && n < kCudaTruncatedMinN &&
+                       n * lines >= kCudaTruncatedShortMinElements;
+  return table && (longer || shorter) && lines_adjacent(q.lines) ? Kernel::cuda_thomas_truncated : exact;
 }
 
 // The device facts the CUDA rows of the table read: the executor's device

@@ -268,6 +268,31 @@ TEST(ThomasTruncatedHost, SwitchRule) {
   EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, few, LongTruncated::on), kTrunc);
   few.lines = adi::to_lines(adi::BoxLines{adi::Box3::dense(32, 32, 4096), adi::Axis::z});
   EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, few, LongTruncated::automatic), kTrunc);
+  // Stop 43: 256 to 1023 rows too, automatic only, per-line bands only, from 2^23 elements (256^3
+  // and 128 x 128 x 512 in, 128 x 128 x 256 and 64 x 64 x 512 out).
+  DispatchQuery mid = q;
+  for (const auto& box : {std::array<adi::index_t, 3>{256, 256, 256}, {240, 256, 256}, {512, 512, 512},
+                          {128, 128, 512}, {128, 128, 1023}, {128, 128, 256}, {64, 64, 512}, {512, 512, 255}}) {
+    mid.lines = adi::to_lines(adi::BoxLines{adi::Box3::dense(box[0], box[1], box[2]), adi::Axis::z});
+    const bool in = box[2] >= 256 && box[0] * box[1] * box[2] >= (adi::index_t(1) << 23);
+    SCOPED_TRACE(std::to_string(box[0]) + "x" + std::to_string(box[1]) + "x" + std::to_string(box[2]));
+    for (Kernel k : {Kernel::cuda_thomas_strided, Kernel::cuda_thomas_pcr_strided})
+      for (bool sh : {false, true}) {
+        mid.shared_bands = sh;
+        EXPECT_EQ(with_long_truncated(k, mid, LongTruncated::automatic), in && !sh ? kTrunc : k);
+        EXPECT_EQ(with_long_truncated(k, mid, LongTruncated::on), k);  // (forced: from 1024 rows, pcr_long only)
+      }
+    mid.shared_bands = false;
+    EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, mid, LongTruncated::on), Kernel::cuda_thomas_pcr_long);
+    mid.periodic = true;
+    EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_strided, mid, LongTruncated::automatic),
+              Kernel::cuda_thomas_strided);
+    mid.periodic = false;
+  }
+  // Shared bands from 1024 rows: taken (stop 42's rule).
+  DispatchQuery shared_long = q;
+  shared_long.shared_bands = true;
+  EXPECT_EQ(with_long_truncated(Kernel::cuda_thomas_pcr_long, shared_long, LongTruncated::automatic), kTrunc);
   {
     adi::test::ScopedEnv unset("ADI_LONG_TRUNCATED", "");
     EXPECT_EQ(adi::detail::long_truncated_mode(), LongTruncated::automatic);

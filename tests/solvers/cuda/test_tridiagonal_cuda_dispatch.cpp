@@ -132,10 +132,15 @@ TEST(CudaDispatch, RowsPerCard) {
     EXPECT_EQ(k512, Kernel::cuda_thomas_pcr_long);
   EXPECT_EQ(chosen<float>(adi::test_cuda::adjacent(256, 4096)), Kernel::cuda_thomas_pcr_strided);
   // fp32 per-line bands of 512 rows in whole aligned tiles (a 512 x 512 x 64 box's Y lines): the
-  // register hybrid on both cards since its warp copy stream (stop 31); past 512 rows, up to
-  // 16,384 lines of 1024, the long-line kernel on sm_90 in the exact table, which automatic
-  // replaces by the truncated sweeps (stop 42; periodic lines keep the table's pick).
-  EXPECT_EQ(chosen<float>(LineSet{512, 512, 512, 1, 64, 512 * 512}), Kernel::cuda_thomas_pcr_strided);
+  // register hybrid on both cards in the exact table since its warp copy stream (stop 31), which
+  // automatic replaces by the truncated sweeps since stop 43 (16.8 million elements); past 512
+  // rows, up to 16,384 lines of 1024, the long-line kernel on sm_90 in the exact table, which
+  // automatic replaces by the truncated sweeps (stop 42; periodic lines keep the table's pick).
+  {
+    adi::test::ScopedEnv exact_table("ADI_LONG_TRUNCATED", "0");
+    EXPECT_EQ(chosen<float>(LineSet{512, 512, 512, 1, 64, 512 * 512}), Kernel::cuda_thomas_pcr_strided);
+  }
+  EXPECT_EQ(chosen<float>(LineSet{512, 512, 512, 1, 64, 512 * 512}), Kernel::cuda_thomas_truncated);
   if (info.cc_major >= 9) {
     {
       adi::test::ScopedEnv exact_table("ADI_LONG_TRUNCATED", "0");
