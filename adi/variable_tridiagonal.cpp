@@ -56,11 +56,15 @@ struct VariableTridiagonalPlan<T>::Impl {
   void check_arrays(std::initializer_list<std::pair<const void*, const char*>> arrays, const T* d,
                     const T* u) const;
   void report(index_t bad, index_t row = -1) const;
-  // A zero or non-finite pivot under partial pivoting (CUDA): the system is singular.
-  [[noreturn]] void report_pivoted(index_t bad) const;
+  // A zero or non-finite pivot under partial pivoting (CUDA): the system is singular. row: where
+  // Thomas meets its zero pivot in that system (failed_row*, as the host's report), -1 if none.
+  [[noreturn]] void report_pivoted(index_t bad, index_t row) const;
   // CUDA: partial pivoting of the whole batch (pivoting_variable.cuh); throws SingularSystem
-  // naming the first singular system when check_pivots is on (always after automatic's check).
-  void pivot_cuda(cuda_backend::VariableKernel k, const cuda_backend::VariableDeviceArrays<T>& x, bool check);
+  // naming the first singular system (row(s): its row) when check_pivots is on (always after
+  // automatic's check).
+  template <class Row>
+  void pivot_cuda(cuda_backend::VariableKernel k, const cuda_backend::VariableDeviceArrays<T>& x, bool check,
+                  Row row);
   // CUDA, kernel k on x under options.pivoting: partial pivots the batch; none / automatic run
   // the (checked) Thomas kernel, then automatic re-solves the whole batch with partial pivoting
   // where a system is flagged (as the host does) unless in_place() (some u is its d: throws
@@ -336,17 +340,20 @@ void VariableTridiagonalPlan<T>::Impl::report(index_t bad, index_t row) const {
 }
 
 template <class T>
-void VariableTridiagonalPlan<T>::Impl::report_pivoted(index_t bad) const {
+void VariableTridiagonalPlan<T>::Impl::report_pivoted(index_t bad, index_t row) const {
   throw SingularSystem("variable tridiagonal solve (partial pivoting): system " + detail::number(bad) + " (size " +
                            detail::number(batch.size(bad)) +
-                           ") has a zero or non-finite pivot under partial pivoting: it is singular, or its "
-                           "coefficients or right-hand side are not finite",
-                       bad, -1);
+                           ") has a zero or non-finite pivot under partial pivoting" +
+                           (row >= 0 ? " (Thomas's zero pivot at row " + detail::number(row) + ")" : std::string()) +
+                           ": it is singular, or its coefficients or right-hand side are not finite",
+                       bad, row);
 }
 
 template <class T>
+template <class Row>
 void VariableTridiagonalPlan<T>::Impl::pivot_cuda(cuda_backend::VariableKernel k,
-                                                  const cuda_backend::VariableDeviceArrays<T>& x, bool check) {
+                                                  const cuda_backend::VariableDeviceArrays<T>& x, bool check,
+                                                  Row row) {
   const Executor& exec = batch.executor();
   int* flag = check ? static_cast<int*>(bad_flag.get()) : nullptr;
   cuda_backend::variable_pivoting_solve<T>(k, batch.view(), x, options.periodic, pivot_workspace.get(), flag,
@@ -354,7 +361,7 @@ void VariableTridiagonalPlan<T>::Impl::pivot_cuda(cuda_backend::VariableKernel k
   if (flag) {
     int h = cuda_backend::kNoBadSystem;
     cuda_backend::copy_on_stream(&h, flag, sizeof(int), cuda_backend::Copy::device_to_host, exec.stream());
-    if (h != cuda_backend::kNoBadSystem) report_pivoted(h);
+    if (h != cuda_backend::kNoBadSystem) report_pivoted(h, row(h));
   }
 }
 
@@ -365,7 +372,7 @@ void VariableTridiagonalPlan<T>::Impl::solve_cuda(cuda_backend::VariableKernel k
                                                   Row row) {
   const Executor& exec = batch.executor();
   cuda_backend::DeviceGuard device_guard(exec.device());
-  if (options.pivoting == Pivoting::partial) return pivot_cuda(k, x, options.check_pivots);
+  if (options.pivoting == Pivoting::partial) return pivot_cuda(k, x, options.check_pivots, row);
   // automatic: the checked Thomas kernel, then, where it flags a system and u != d, the whole
   // batch again with partial pivoting (as the host does).
   const bool fallback = options.pivoting == Pivoting::automatic;
@@ -378,7 +385,7 @@ void VariableTridiagonalPlan<T>::Impl::solve_cuda(cuda_backend::VariableKernel k
     if (h == cuda_backend::kNoBadSystem) return;
     if (fallback) {
       if (in_place()) report_unstable(h, true, row(h));
-      return pivot_cuda(k, x, options.check_pivots);
+      return pivot_cuda(k, x, options.check_pivots, row);
     }
     if (options.check_pivots) report(h, row(h));
   }
