@@ -617,7 +617,15 @@ DistributedTridiagonalPlan<T>::DistributedTridiagonalPlan(const ProcessGrid& pro
     const NetworkModel& net = procs.network(axis);  // measured once per grid axis, only when needed
     p.costs = model_costs(net, sizeof(T), p.L, p.P, options.periodic);
   }
-  if (options.strategy == ReducedStrategy::automatic) {
+  if (options.strategy == ReducedStrategy::automatic && p.transport == Transport::nccl && p.P == 2) {
+    // Two ranks over NCCL: the all-gather moves fewer bytes than alltoall's two rounds (8 values a
+    // line against 5 each way) in one collective instead of two, and the redundant reduced solve runs
+    // on the device, whatever the line count. The model below prices that solve at the host's copy
+    // rate and picked alltoall; measured on the public case (docs/mpi.md, stop 43, 2 x H200):
+    // allgather 0.556-0.576 ms against alltoall 0.575-0.615. (More ranks: alltoall moves fewer
+    // bytes, the model decides as before.) predicted() still holds the model's costs.
+    p.strategy = ReducedStrategy::allgather;
+  } else if (options.strategy == ReducedStrategy::automatic) {
     p.strategy = ReducedStrategy::allgather;
     double best = p.costs.allgather;
     if (p.costs.alltoall < best) best = p.costs.alltoall, p.strategy = ReducedStrategy::alltoall;
