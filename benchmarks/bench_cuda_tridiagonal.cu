@@ -34,7 +34,8 @@
 //    per-line and shared bands (line 0's), the forms alternated solve by solve (median of --reps
 //    rounds after 3 warm-ups each); then one contiguous line of 2^24 rows: the same kernel against
 //    LargeTridiagonalPlan (a bench row only). With --boxes: those boxes along z instead. Each box
-//    also has an "automatic (plan)" row: the default options (checked), what a user gets.
+//    also has an "automatic (plan)" row: the default options (checked), what a user gets, and a
+//    "form 3 + sync" row: the kernel with the flag read back, the plan without its host work.
 // Pivot checks are off in the timed solves (cuSPARSE checks nothing either).
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -883,6 +884,16 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
                     k::launch_thomas_truncated<T, true>(l, a.p, b.p, c.p, false, d.p, u.p, form, flag.p, nullptr);
                   },
                   {}});
+  // The plan's synchronisation alone (stop 43: the plan rows took 0.06-0.08 ms more than the
+  // kernel's): form 3, then the stream synchronised and the flag read as the plan does; the plan
+  // row minus this one is the plan's host work (pointer checks, dispatch).
+  vs.push_back({"truncated kernel form 3 + sync", false,
+                [&] {
+                  k::launch_thomas_truncated<T, true>(l, a.p, b.p, c.p, false, d.p, u.p, 3, flag.p, nullptr);
+                  int refused_now = 0;
+                  CK(cudaMemcpy(&refused_now, flag.p, sizeof(int), cudaMemcpyDeviceToHost));
+                },
+                {}});
   if (!large) {
     vs.push_back({"cuda_thomas_pcr_long (plan)", true, [&] { long_plan->solve(sbands, d.p, u.p); }, {}});
     vs.push_back({"cuda_thomas_truncated (plan)", true, [&] { trunc_plan->solve(sbands, d.p, u.p); }, {}});
