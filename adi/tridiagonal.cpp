@@ -89,6 +89,10 @@ struct TridiagonalPlan<T>::Impl {
   // Chosen by automatic (not by name): after a solve where a line was refused, the plan stays on
   // the exact kernel (one re-solve a plan at most; kernel() then reports the exact kernel).
   bool truncated_refused = false, truncated_refused_shared = false;
+  // ADI_TRUNCATED_UNCHECKED=1 with check_pivots off (stop 43, opt-in until measured): the truncated
+  // sweeps without a synchronisation; where a line is refused the batch is re-solved on the device
+  // by the gated pivoting kernel (run_cuda).
+  bool truncated_unchecked = false;
   detail::Storage workspace;
   detail::Storage pivot_flag;  // CUDA only: a device int, the gate of the device-side fall-back
   // CUDA only: the flags the kernels write directly (pinned host memory; run_cuda).
@@ -262,7 +266,33 @@ void TridiagonalPlan<T>::Impl::run_cuda(Impl& p, Kernel k, const T* a, const T* 
     // ends, which its neighbours' u overwrite.
     // Chosen by automatic, a plan that has seen a line refused stays on the exact kernel.
     bool& refused = shared ? p.truncated_refused_shared : p.truncated_refused;
-    if (u != d && !refused) {
+    if (u != d && !refused && p.truncated_unchecked && !options.check_pivots) {
+      // Unchecked (ADI_TRUNCATED_UNCHECKED=1): nothing read back. The pivoting kernel is enqueued
+      // behind the truncated sweeps, its blocks returning at once unless a part was refused
+      // (cuda_backend::pivoting_fallback_solve, the gate in pinned memory the truncated kernel
+      // writes); its answer overwrites every line then. Chosen by automatic, the gate is host[2]
+      // and never cleared (only ever raised, so no solve in flight can miss its own refusal): the
+      // host sees it at a later solve and the plan stays on the exact kernel from then on; one
+      // gate for both band kinds, so a refusal of either moves both. A plan by name: the device
+      // flag, cleared on the stream before each solve (no stickiness, nothing seen by the host).
+      const bool by_name = options.kernel != Kernel::automatic;
+      volatile int* seen = host + 2;
+      if (by_name || *seen == 0) {
+        int* g = by_name ? static_cast<int*>(p.pivot_flag.get()) : host + 2;
+        if (by_name) cuda_backend::memset_zero_async(g, sizeof(int), stream);
+        cuda_backend::tridiagonal_solve<T>(k, lines, bv, d, u, false, nullptr, g, stream);
+        if (cuda_backend::pivoting_fallback_solve<T>(lines, bv, d, u, false, p.fallback_ws.get(), g, nullptr, stream))
+          return;
+        // A route that cannot be gated (nothing enqueued): decided on the host.
+        int refused_here = 0;
+        if (by_name)
+          cuda_backend::copy_on_stream(&refused_here, g, sizeof(int), cuda_backend::Copy::device_to_host, stream);
+        else
+          cuda_backend::synchronize(stream), refused_here = *seen;
+        if (refused_here == 0) return;
+      }
+      refused = !by_name;
+    } else if (u != d && !refused) {
       host[2] = 0;
       cuda_backend::tridiagonal_solve<T>(k, lines, bv, d, u, false, nullptr, host + 2, stream);
       cuda_backend::synchronize(stream);
@@ -393,10 +423,16 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
   };
   if (p.kernel == Kernel::cuda_thomas_truncated) p.exact = exact_of(q);
   if (p.kernel_shared == Kernel::cuda_thomas_truncated) p.exact_shared = exact_of(qs);
+  // ADI_TRUNCATED_UNCHECKED=1 (read when the plan is made): with check_pivots off the truncated
+  // sweeps' re-solve is decided on the device (run_cuda), so automatic keeps them too.
+  p.truncated_unchecked = !options.check_pivots && exec.is_cuda() &&
+                          detail::env_switch("ADI_TRUNCATED_UNCHECKED", false);
   if (options.kernel == Kernel::automatic) {
     // automatic's truncated sweeps synchronise each solve (the refusal flag is read back): where the
-    // plan would not (check_pivots off) it keeps the exact kernel unless ADI_LONG_TRUNCATED=1.
-    const bool keep_sync = !options.check_pivots && detail::long_truncated_mode() != detail::LongTruncated::on;
+    // plan would not (check_pivots off) it keeps the exact kernel unless ADI_LONG_TRUNCATED=1 or
+    // ADI_TRUNCATED_UNCHECKED=1.
+    const bool keep_sync = !options.check_pivots && !p.truncated_unchecked &&
+                           detail::long_truncated_mode() != detail::LongTruncated::on;
     if (keep_sync && p.kernel == Kernel::cuda_thomas_truncated) p.kernel = p.exact;
     if (keep_sync && p.kernel_shared == Kernel::cuda_thomas_truncated) p.kernel_shared = p.exact_shared;
   }
@@ -430,6 +466,13 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
     // [0] the solve's check, [1] the pivoting fall-back's, [2] cuda_thomas_truncated's refusal
     p.flags_host.reset(static_cast<int*>(cuda_backend::pinned_allocate(3 * sizeof(int))));
     p.device_fallback = detail::pivoting_fallback_on_device();
+    p.flags_host.get()[2] = 0;
+    // The unchecked truncated sweeps' re-solve: its scratch now (no allocation in a first solve).
+    p.truncated_unchecked = p.truncated_unchecked && (p.kernel == Kernel::cuda_thomas_truncated ||
+                                                      p.kernel_shared == Kernel::cuda_thomas_truncated);
+    if (p.truncated_unchecked)
+      p.fallback_ws = detail::Storage(
+          cuda_backend::tridiagonal_workspace_bytes(Kernel::cuda_pivoting, p.lines, false, sizeof(T)), exec);
   }
 }
 

@@ -446,6 +446,45 @@ TEST(CudaThomasTruncated, DispatchSwitch) {
   }
 }
 
+// ADI_TRUNCATED_UNCHECKED=1 (stop 43, opt-in, not yet run on a GPU when written): with check_pivots
+// off the truncated sweeps stay automatic's pick and a refused batch is re-solved on the device by
+// the gated pivoting kernel, nothing read back; automatic's plan moves to the exact kernel at the
+// solve after the one that met the refusal, a plan by name never does. Every answer right.
+TEST(CudaThomasTruncated, Unchecked) {
+  ADI_REQUIRE_CUDA();
+  const index_t n = 4096, L = 1024;
+  const adi::LineSet lines{n, L, L, 1, 1, n * L};
+  const adi::Executor gpu = adi::Executor::cuda();
+  adi::TridiagonalOptions unchecked;
+  unchecked.check_pivots = false;
+  EXPECT_NE(adi::TridiagonalPlan<double>(gpu, lines, unchecked).kernel(), kTrunc);  // (the variable unset)
+  adi::test::ScopedEnv on("ADI_TRUNCATED_UNCHECKED", "1");
+  for (int shared = 0; shared < 2; ++shared)
+    for (bool by_name : {false, true}) {
+      SCOPED_TRACE(std::string(shared ? "shared bands" : "per-line bands") + (by_name ? ", by name" : ", automatic"));
+      adi::TridiagonalOptions o = unchecked;
+      if (by_name) o.kernel = kTrunc;
+      adi::TridiagonalPlan<double> plan(gpu, lines, o);
+      auto now = [&] { return shared ? plan.shared_bands_kernel() : plan.kernel(); };
+      ASSERT_EQ(now(), kTrunc);
+      const System<double> dom = make_system<double>(n, L, {Kind::dominant}, shared, 21);
+      const System<double> weak = make_system<double>(n, L, {Kind::weak}, shared, 22);
+      int k = 0;
+      for (const System<double>* sys : {&dom, &weak, &dom, &weak}) {
+        const std::vector<double> u = DeviceSystem<double>(*sys, gpu).solve(plan, shared);  // (synchronised)
+        EXPECT_LE(error_of(u, sys->ref), tol<double>()) << "solve " << k;
+        // automatic: truncated until the solve after the first refused one (solve 1), exact from solve 2
+        if (by_name || k < 2)
+          EXPECT_EQ(now(), kTrunc) << "after solve " << k;
+        else
+          EXPECT_NE(now(), kTrunc) << "after solve " << k;
+        ++k;
+      }
+    }
+  adi::test::ScopedEnv bad("ADI_TRUNCATED_UNCHECKED", "yes");
+  EXPECT_THROW((adi::TridiagonalPlan<double>(gpu, lines, unchecked)), adi::InvalidArgument);
+}
+
 // compute-sanitizer's case (scripts/gpu_longy_ab.sh): lines cut into parts, dominant lines taken
 // and weak ones refused (the re-solve by the exact kernel), both precisions.
 TEST(CudaThomasTruncated, SanitizerSmall) {
