@@ -14,7 +14,12 @@
 #      (the exact table's rows), the dispatch test again with ADI_LONG_TRUNCATED=0; compute-sanitizer
 #      memcheck on SanitizerSmall. (Other shapes: bench_cuda_tridiagonal --truncated --boxes LIST.)
 #
-#   OUT=... scripts/gpu_longy_ab.sh [--no-build] [--no-tests] [--no-bench] [--build-dir DIR]
+#   4. --unchecked (stop 43): the unchecked plans' truncated sweeps (ADI_TRUNCATED_UNCHECKED=1, opt-in):
+#      bench_cuda_tridiagonal's dense boxes (256^3, 240x256x256; timed with check_pivots off) without
+#      and with the variable, alternated twice, the dispatch's kernel and % of copy per row; and
+#      --truncated --boxes 256x256x256,512x512x512 with it (the by-name plan row unchecked).
+#
+#   OUT=... scripts/gpu_longy_ab.sh [--no-build] [--no-tests] [--no-bench] [--unchecked] [--build-dir DIR]
 #
 # Logs under $OUT/longy_ab: build.log, bench_ab.log, tests.log, sanitizer.log, summary.txt; the
 # tables last (also tables.txt).
@@ -22,14 +27,15 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}/longy_ab
 build=$root/build-longy
-do_build=1 do_tests=1 do_bench=1
+do_build=1 do_tests=1 do_bench=1 do_unchecked=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) do_build=0 ;;
     --no-tests) do_tests=0 ;;
     --no-bench) do_bench=0 ;;
+    --unchecked) do_unchecked=1 ;;
     --build-dir) build=$2; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "gpu_longy_ab.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -54,6 +60,23 @@ if [ $do_bench = 1 ]; then
       { status=1; note "bench pass $pass: FAILED (exit $?)"; }
   done
   note "bench A/B (2 passes): $(( $(date +%s) - t0 )) s"
+fi
+
+# The unchecked plans' truncated sweeps: the dense boxes' summary rows (the dispatch's kernel, % of
+# copy) without and with ADI_TRUNCATED_UNCHECKED=1, alternated.
+if [ $do_unchecked = 1 ]; then
+  t0=$(date +%s)
+  : >"$out/unchecked.log"
+  for pass in 1 2; do
+    for v in 0 1; do
+      echo "### pass $pass ADI_TRUNCATED_UNCHECKED=$v" >>"$out/unchecked.log"
+      ADI_TRUNCATED_UNCHECKED=$v timeout 200 "$bench" --no-sweep --no-tune --no-layouts --no-long --reps 20 \
+        >>"$out/unchecked.log" 2>&1 || { status=1; note "unchecked bench pass $pass ($v): FAILED (exit $?)"; }
+    done
+  done
+  ADI_TRUNCATED_UNCHECKED=1 timeout 120 "$bench" --truncated --reps 20 --boxes 256x256x256,512x512x512 \
+    >"$out/unchecked_truncated.log" 2>&1 || { status=1; note "unchecked --truncated: FAILED (exit $?)"; }
+  note "unchecked A/B: $(( $(date +%s) - t0 )) s"
 fi
 
 if [ $do_tests = 1 ]; then
@@ -82,6 +105,11 @@ section() { echo; echo "=== $*"; }
   grep -E "^(device|copy)" "$out/bench_ab.log" 2>/dev/null | sort -u | head -6
   echo "(bands: mpi = bench_mpi's (b in [3,4]), bench = this bench's weaker ones, -s shared; taken = no: the kernel refused a line, its plan row then includes the exact re-solve)"
   grep -E "^### pass|^grid|^128x128|^1 x " "$out/bench_ab.log" 2>/dev/null
+  if [ -s "$out/unchecked.log" ]; then
+    section "unchecked plans, ADI_TRUNCATED_UNCHECKED=0 / 1 (unchecked.log: the dense boxes' summary rows)"
+    awk '/^### pass/ {print; next} /target 85% of copy/ {on = 1; next} /^== / {on = 0} on && NF' "$out/unchecked.log"
+    grep -E " mpi +(cuda_thomas_truncated|automatic|truncated kernel form 3)" "$out/unchecked_truncated.log"
+  fi
   section "summary"
   cat "$summary"
 } 2>&1 | tee "$out/tables.txt"
