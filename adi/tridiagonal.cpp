@@ -266,7 +266,7 @@ void TridiagonalPlan<T>::Impl::run_cuda(Impl& p, Kernel k, const T* a, const T* 
     // ends, which its neighbours' u overwrite.
     // Chosen by automatic, a plan that has seen a line refused stays on the exact kernel.
     bool& refused = shared ? p.truncated_refused_shared : p.truncated_refused;
-    if (u != d && !refused && p.truncated_unchecked && !options.check_pivots) {
+    if (u != d && !refused && p.truncated_unchecked) {  // (truncated_unchecked: check_pivots off)
       // Unchecked (ADI_TRUNCATED_UNCHECKED=1): nothing read back. The pivoting kernel is enqueued
       // behind the truncated sweeps, its blocks returning at once unless a part was refused
       // (cuda_backend::pivoting_fallback_solve, the gate in pinned memory the truncated kernel
@@ -285,10 +285,12 @@ void TridiagonalPlan<T>::Impl::run_cuda(Impl& p, Kernel k, const T* a, const T* 
           return;
         // A route that cannot be gated (nothing enqueued): decided on the host.
         int refused_here = 0;
-        if (by_name)
+        if (by_name) {
           cuda_backend::copy_on_stream(&refused_here, g, sizeof(int), cuda_backend::Copy::device_to_host, stream);
-        else
-          cuda_backend::synchronize(stream), refused_here = *seen;
+        } else {
+          cuda_backend::synchronize(stream);
+          refused_here = *seen;
+        }
         if (refused_here == 0) return;
       }
       refused = !by_name;

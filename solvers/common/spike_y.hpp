@@ -60,31 +60,43 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
   T cs = T(0), ys = T(0), fprod = T(1), sum = T(0);
   bool ok = true;
   I i = f0, slot = f0 % K;  // the next row of the forward sweep and its ring slot
-  auto forward = [&](I row, T ar, T br, T cr, T dr) {  // row of the forward sweep into the ring
-    const T ak = row == f0 ? T(0) : ar;  // the cut (row 0: the segment's own end)
+  // One step of the forward sweep: row `row` into ring slot s. Interior (std::true_type): not the
+  // cut, past the forward decay check, before the line's last row, so none of those tests.
+  auto step = [&](auto interior, I row, auto s, T ar, T br, T cr, T dr) {
+    constexpr bool in = decltype(interior)::value;
+    const T ak = !in && row == f0 ? T(0) : ar;  // the cut (row 0: the segment's own end)
     const T r = T(1) / thomas_pivot(ak, br, cs);
-    if (f0 > 0 && row <= r0) fprod = fprod * mag(ar * r);  // (row f0: the dropped coupling's own factor)
-    cs = row < m - 1 ? cr * r : T(0);
+    if constexpr (!in)
+      if (f0 > 0 && row <= r0) fprod = fprod * mag(ar * r);  // (row f0: the dropped coupling's own factor)
+    cs = in || row < m - 1 ? cr * r : T(0);
     if constexpr (Growth)
       if (thomas_unsafe_multiplier(cs)) ok = false;
     ys = thomas_eliminate(dr, ak, ys, r);
-    ring.put(slot, cs, ys);
+    ring.put(s, cs, ys);
+  };
+  auto forward = [&](I row, T ar, T br, T cr, T dr) {  // row of the forward sweep into the ring
+    step(std::false_type{}, row, slot, ar, br, cr, dr);
     slot = slot + 1 == K ? I(0) : slot + 1;
+  };
+  // One step of a backward sweep: row `row` from ring slot s; past the chunk's end (decay) the
+  // truncation's decay product taken, else u written.
+  auto back_step = [&](T& x, T& bprod, auto s, bool decay, I row) {
+    T csk, ysk;
+    ring.get(s, csk, ysk);
+    x = thomas_substitute(ysk, csk, x);
+    if (decay) {
+      bprod = bprod * mag(csk);
+    } else {
+      u[row] = x;
+      sum = sum + x;
+    }
   };
   auto backward = [&](I q, I qe, I h) {  // rows [q, qe) from row h back (x_{h+1} taken as 0)
     T x = T(0), bprod = T(1);
     I s = slot == 0 ? K - 1 : slot - 1;  // row h's slot (the forward sweep has just made row h)
     for (I k = h; k >= q; --k) {
-      T csk, ysk;
-      ring.get(s, csk, ysk);
+      back_step(x, bprod, s, k >= qe, k);
       s = s == 0 ? K - 1 : s - 1;
-      x = thomas_substitute(ysk, csk, x);
-      if (k >= qe) {
-        bprod = bprod * mag(csk);
-      } else {
-        u[k] = x;
-        sum = sum + x;
-      }
     }
     if (h < m - 1 && !(bprod <= tol)) ok = false;
   };
@@ -101,8 +113,8 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
   // slots, so the unrolled bodies address the ring at constant offsets from one base a batch, and
   // an interior batch (not the cut, not in the forward decay check, not the line's last row,
   // full) and a backward group wholly past or before the chunk's end test nothing per row: the
-  // same operations in the same order as forward / backward above (stop 43: the kernel issued
-  // ~270 instructions a row and was bound by issue, not by memory, on the H200).
+  // plain path's step and back_step, their tests dropped at compile time (stop 43: the kernel
+  // issued ~270 instructions a row and was bound by issue, not by memory, on the H200).
   if (Pipe && (r0 - f0) % D == 0 && C % D == 0 && G % D == 0 && r1 > r0 && m - f0 < (I(1) << 30)) {
     constexpr int NB = 2;  // (NB = 3, 16 rows ahead, was form 5 at stop 42: 255 registers in fp64,
                            // 17% slower than NB = 2 on an H200 at stop 43, docs/mpi.md)
@@ -111,58 +123,34 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
     chunk_end(q, qe, h);
     T ba[NB][D] = {}, bb[NB][D] = {}, bc[NB][D] = {}, bd[NB][D] = {};  // (indices constant once unrolled)
     int t = 0;  // the next forward row, from f0
+    auto load = [&](int s, int k, int from) {  // row from + k into buffer s
+      const I row = f0 + I(from + k);
+      hint(row);
+      ba[s][k] = a[row], bb[s][k] = b[row], bc[s][k] = c[row], bd[s][k] = d[row];
+    };
     auto fetch = [&](int from, int s) {
       if (from + D - 1 <= tend) {
         ADI_SPIKE_UNROLL
-        for (int k = 0; k < D; ++k) {
-          const I row = f0 + I(from + k);
-          hint(row);
-          ba[s][k] = a[row], bb[s][k] = b[row], bc[s][k] = c[row], bd[s][k] = d[row];
-        }
+        for (int k = 0; k < D; ++k) load(s, k, from);
       } else {
         ADI_SPIKE_UNROLL
         for (int k = 0; k < D; ++k)
-          if (from + k <= tend) {
-            const I row = f0 + I(from + k);
-            hint(row);
-            ba[s][k] = a[row], bb[s][k] = b[row], bc[s][k] = c[row], bd[s][k] = d[row];
-          }
+          if (from + k <= tend) load(s, k, from);
       }
     };
     auto back = [&](int tq, int te, int th) {  // backward(q, qe, h) from f0: rows th .. tq, u below te
       T x = T(0), bprod = T(1);
-      auto one = [&](int tr) {
-        T csk, ysk;
-        ring.get(tr % KK, csk, ysk);
-        x = thomas_substitute(ysk, csk, x);
-        if (tr >= te) {
-          bprod = bprod * mag(csk);
-        } else {
-          u[f0 + I(tr)] = x;
-          sum = sum + x;
-        }
-      };
+      auto one = [&](int tr) { back_step(x, bprod, tr % KK, tr >= te, f0 + I(tr)); };
       int tt = th;
       for (; tt >= tq && (tt + 1) % D != 0; --tt) one(tt);  // (th below a batch's end: the part's last chunk)
       for (; tt >= tq; tt -= D) {  // rows g0 .. tt, slots base .. base + D - 1 (tq is aligned)
         const int g0 = tt + 1 - D, base = g0 % KK;
         if (g0 >= te) {
           ADI_SPIKE_UNROLL
-          for (int j = D - 1; j >= 0; --j) {
-            T csk, ysk;
-            ring.get(base + j, csk, ysk);
-            x = thomas_substitute(ysk, csk, x);
-            bprod = bprod * mag(csk);
-          }
+          for (int j = D - 1; j >= 0; --j) back_step(x, bprod, base + j, true, f0 + I(g0 + j));
         } else if (tt < te) {
           ADI_SPIKE_UNROLL
-          for (int j = D - 1; j >= 0; --j) {
-            T csk, ysk;
-            ring.get(base + j, csk, ysk);
-            x = thomas_substitute(ysk, csk, x);
-            u[f0 + I(g0 + j)] = x;
-            sum = sum + x;
-          }
+          for (int j = D - 1; j >= 0; --j) back_step(x, bprod, base + j, false, f0 + I(g0 + j));
         } else {
           for (int j = D - 1; j >= 0; --j) one(g0 + j);
         }
@@ -173,22 +161,13 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
       const int base = t % KK;
       if (t > 0 && t + D - 1 <= tend && (f0 == 0 || t > tr0) && t + D - 1 < tlast) {
         ADI_SPIKE_UNROLL
-        for (int k = 0; k < D; ++k) {  // forward(): ak = a, no fprod, cs = c r
-          const T ak = ba[s][k];
-          const T r = T(1) / thomas_pivot(ak, bb[s][k], cs);
-          cs = bc[s][k] * r;
-          if constexpr (Growth)
-            if (thomas_unsafe_multiplier(cs)) ok = false;
-          ys = thomas_eliminate(bd[s][k], ak, ys, r);
-          ring.put(base + k, cs, ys);
-        }
+        for (int k = 0; k < D; ++k)
+          step(std::true_type{}, f0 + I(t + k), base + k, ba[s][k], bb[s][k], bc[s][k], bd[s][k]);
       } else {
         ADI_SPIKE_UNROLL
         for (int k = 0; k < D; ++k)
-          if (t + k <= tend) {
-            slot = I(base + k);
-            forward(f0 + I(t + k), ba[s][k], bb[s][k], bc[s][k], bd[s][k]);
-          }
+          if (t + k <= tend)
+            step(std::false_type{}, f0 + I(t + k), base + k, ba[s][k], bb[s][k], bc[s][k], bd[s][k]);
       }
       t = tend - t + 1 < D ? tend + 1 : t + D;
       while (q < r1 && f0 + I(t) > h) {  // (at most one chunk after the first: C >= D)
