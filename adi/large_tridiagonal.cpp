@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/detail/tridiagonal_dispatch.hpp"
 #include "adi/error.hpp"
 #include "adi/field.hpp"
@@ -33,6 +34,7 @@ constexpr KernelName kKernelNames[] = {
     {LargeKernel::pcr_thomas_overlapped, "pcr_thomas_overlapped"},
     {LargeKernel::shuffled_pcr_thomas, "shuffled_pcr_thomas"},
     {LargeKernel::partition, "partition"},
+    {LargeKernel::truncated, "truncated"},
 };
 
 bool is_pcr(LargeKernel v) {
@@ -124,6 +126,9 @@ struct LargeTridiagonalPlan<T>::Impl {
   // with check_pivots off nothing is waited for; the graphs, per pointer set, in fallback_cache.
   bool device_fallback = false;
   std::shared_ptr<void> fallback_cache;
+  // CUDA, kernel truncated: [2] of flags_host, the single-system kernel's refusal (set by the
+  // kernel, read after the solve's synchronisation; zeroed before each solve).
+  bool solve_truncated(const T* a, const T* b, const T* c, index_t band_step, const T* d, T* u);
 
   std::size_t pivot_bytes() const;
   void allocate();  // the constructor's last step
@@ -179,11 +184,25 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
   p.stride = system_stride;
   p.options = o;
   p.kernel = o.kernel == LargeKernel::automatic ? LargeKernel::partition : o.kernel;
+  if (o.kernel == LargeKernel::truncated)
+    detail::require(exec.is_cuda() && !o.periodic && n <= cuda_backend::large_truncated_max_rows(),
+                    who + "kernel truncated runs on a CUDA device, on non-periodic systems of at most " +
+                        detail::number(cuda_backend::large_truncated_max_rows()) +
+                        " rows; use LargeKernel::partition (or automatic)");
+  // Automatic on a CUDA device: the truncated sweeps (one pass over the bands, docs/large_tridiagonal.md)
+  // for a non-periodic system in their range where the solve is checked anyway (it synchronises to
+  // read the refusal), no relative pivot tolerance is asked for (the partition tests it) and no chunk;
+  // ADI_LARGE_TRUNCATED=0 keeps the partition.
+  if (o.kernel == LargeKernel::automatic && exec.is_cuda() && !o.periodic && o.pivot_tolerance == 0 && o.chunk == 0 &&
+      (o.check_pivots || o.pivoting == Pivoting::automatic) && n >= cuda_backend::large_truncated_min_rows() &&
+      n <= cuda_backend::large_truncated_max_rows() && !detail::pivoting_fallback_on_device() &&
+      detail::env_int("ADI_LARGE_TRUNCATED", 0, 1, 1) == 1)
+    p.kernel = LargeKernel::truncated;
   p.solve_backend = exec.is_cuda() ? &Impl::solve_cuda : &Impl::solve_host;
   p.pivot_solve = exec.is_cuda() ? &Impl::pivot_cuda : &Impl::pivot_host;
 
   if (exec.is_cuda()) {
-    detail::require(p.kernel == LargeKernel::partition,
+    detail::require(p.kernel == LargeKernel::partition || p.kernel == LargeKernel::truncated,
                     who + "kernel " + std::string(large_kernel_name(p.kernel)) +
                         " runs on the host only; use LargeKernel::partition (or automatic) on " + exec.name());
     detail::require(o.lanes == 0, who + "lanes applies to the host partition only; leave it 0 on " + exec.name());
@@ -193,7 +212,7 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
                         " .. " + detail::number(hi) + " on a CUDA executor");
     p.cuda_chunk = o.chunk > 0 ? o.chunk : cuda_backend::large_default_chunk(sizeof(T));
     p.ws_bytes = cuda_backend::large_workspace_bytes(n, o.periodic, p.cuda_chunk, sizeof(T));
-    p.flags_host.reset(static_cast<unsigned long long*>(cuda_backend::pinned_allocate(2 * sizeof(long long))),
+    p.flags_host.reset(static_cast<unsigned long long*>(cuda_backend::pinned_allocate(3 * sizeof(long long))),
                        [](unsigned long long* q) { cuda_backend::pinned_free(q); });
     p.device_fallback = detail::pivoting_fallback_on_device() && o.pivoting == Pivoting::automatic;
     if (p.device_fallback)
@@ -370,6 +389,7 @@ void LargeTridiagonalPlan<T>::Impl::solve_cuda(const T* a, const T* b, const T* 
   cuda_backend::DeviceGuard device_guard(exec.device());
   const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
   const bool checked = options.check_pivots || fallback;
+  if (kernel == LargeKernel::truncated && d != u && solve_truncated(a, b, c, band_step, d, u)) return;
   auto* flag = checked ? static_cast<unsigned long long*>(flag_dev.get()) : nullptr;
   if (fallback && d != u && device_fallback) {
     // Stop 37 (opt-in): the fall-back decided on the device. Nothing is waited for unless
@@ -408,6 +428,20 @@ void LargeTridiagonalPlan<T>::Impl::solve_cuda(const T* a, const T* b, const T* 
                              "; the system is singular or not diagonally dominant enough for a solver "
                              "without pivoting",
                          index_t(pos / n), index_t(pos % n));
+}
+
+// The truncated sweeps on every system, one synchronisation; false where a system was refused
+// (u is then not the solution: the caller's partition solves every system again and checks).
+template <class T>
+bool LargeTridiagonalPlan<T>::Impl::solve_truncated(const T* a, const T* b, const T* c, index_t band_step, const T* d,
+                                                    T* u) {
+  int* bad = reinterpret_cast<int*>(flags_host.get() + 2);
+  *bad = 0;  // no kernel can be writing it: every solve that uses it ends synchronised
+  for (index_t s = 0; s < count; ++s)
+    cuda_backend::large_truncated_solve<T>(n, a + s * band_step, b + s * band_step, c + s * band_step, d + s * stride,
+                                           u + s * stride, bad, exec.stream());
+  cuda_backend::synchronize(exec.stream());
+  return *bad == 0;
 }
 
 // The pivoting route: the systems as a LineSet of stride-1 lines, the batched pivoting kernels.

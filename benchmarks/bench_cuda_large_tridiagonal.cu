@@ -146,7 +146,9 @@ void run_size(int l, cusparseHandle_t sp) {
   init_kernel<T><<<1024, 256, 0, g_stream>>>(a.p, b.p, c.p, d.p, n);
   CK(cudaStreamSynchronize(g_stream));
   const adi::Executor ex = adi::Executor::cuda(0, g_stream);
-  const int def = adi::LargeTridiagonalPlan<T>(ex, n).chunk();
+  adi::LargeTridiagonalOptions po;
+  po.kernel = adi::LargeKernel::partition;
+  const int def = adi::LargeTridiagonalPlan<T>(ex, n, 1, 0, po).chunk();
   // Each chunk length and way of loading, through the backend (load 1: lanes straight from
   // global memory, 2: tiles staged in shared memory), then the public entry point.
   std::vector<int> chunks = g_quick ? std::vector<int>{def} : std::vector<int>{8, 16, 32};
@@ -164,10 +166,27 @@ void run_size(int l, cusparseHandle_t sp) {
   for (bool checks : {false, true}) {
     adi::LargeTridiagonalOptions o;
     o.check_pivots = checks;
+    o.kernel = adi::LargeKernel::partition;
     adi::LargeTridiagonalPlan<T> plan(ex, n, 1, 0, o);
     const double ms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
-    g_rows.push_back({prec, "partition (plan) *", "chunk=" + std::to_string(def) + (checks ? " +pivot check" : ""), l,
+    g_rows.push_back({prec, "partition (plan)", "chunk=" + std::to_string(def) + (checks ? " +pivot check" : ""), l,
                       ms, residual(a, b, c, d, u.p, n), double(plan.workspace_bytes())});
+  }
+  {  // the truncated sweeps (stop 44): the kernel alone (its refusal flag in device memory, not read),
+     // and through the plan (automatic's pick from 2^20 rows: the flag read after one synchronisation)
+    Buf<int> flag(1);
+    CK(cudaMemset(flag.p, 0, sizeof(int)));
+    const double ms = time_ms([&] {
+      adi::cuda_backend::large_truncated_solve<T>(n, a.p, b.p, c.p, d.p, u.p, flag.p, g_stream);
+    });
+    int refused = 0;
+    CK(cudaMemcpy(&refused, flag.p, sizeof(int), cudaMemcpyDeviceToHost));
+    g_rows.push_back({prec, refused ? "truncated kernel (REFUSED)" : "truncated kernel", "", l, ms,
+                      residual(a, b, c, d, u.p, n), 0.0});
+    adi::LargeTridiagonalPlan<T> plan(ex, n);
+    const double pms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
+    g_rows.push_back({prec, std::string("automatic (plan) * ") + adi::large_kernel_name(plan.kernel()), "", l, pms,
+                      residual(a, b, c, d, u.p, n), double(plan.workspace_bytes())});
   }
   {  // periodic, default chunk
     adi::LargeTridiagonalOptions o;
@@ -207,7 +226,7 @@ void run_few(int l) {
   o.check_pivots = false;
   adi::LargeTridiagonalPlan<T> plan(ex, m, 4, m, o);
   const double ms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
-  g_rows.push_back({sizeof(T) == 4 ? "fp32" : "fp64", "partition 4 systems", "n/4 each", l, ms, -1,
+  g_rows.push_back({sizeof(T) == 4 ? "fp32" : "fp64", std::string(adi::large_kernel_name(plan.kernel())) + " 4 systems", "n/4 each", l, ms, -1,
                     double(plan.workspace_bytes())});
 }
 
@@ -272,7 +291,7 @@ void print_table() {
                 r.log2n, r.solver.c_str(), r.setting.c_str(), r.ms, gbs, 100.0 * gbs / g_copy, nopiv / r.ms,
                 piv / r.ms, r.ws_bytes / 1e6, 100.0 * r.ws_bytes / (5.0 * vs * n), resid);
   }
-  std::printf("(* the defaults through LargeTridiagonalPlan; GB/s on 5 arrays; x nopiv / x gtsv2: speed-up over "
+  std::printf("(* the default through LargeTridiagonalPlan, its kernel named; GB/s on 5 arrays; x nopiv / x gtsv2: speed-up over "
               "cuSPARSE)\n");
   std::printf("\ndispatch, fp64 lines through TridiagonalPlan: cuda_thomas_shared_transpose vs large_partition\n");
   std::printf("%-6s %6s %14s %14s %8s\n", "n", "lines", "batched ms", "partition ms", "ratio");

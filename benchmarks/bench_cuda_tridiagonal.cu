@@ -849,7 +849,7 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
   };
   std::vector<Variant> vs;
   std::unique_ptr<adi::TridiagonalPlan<T>> long_plan, trunc_plan, auto_plan;
-  std::unique_ptr<adi::LargeTridiagonalPlan<T>> large_plan;
+  std::unique_ptr<adi::LargeTridiagonalPlan<T>> large_plan, part_plan;
   // Shared bands (the box's rows: line 0's bands for every line; not for the large line).
   const long long ns = large ? 1 : nz;
   Dev<T> sa(ns), sb(ns), sc(ns);
@@ -861,6 +861,9 @@ void truncated_ab(long long nx, long long ny, long long nz, bool mpi_bands) {
     lo.check_pivots = false;  // (as the other rows: no read-back)
     large_plan = std::make_unique<adi::LargeTridiagonalPlan<T>>(adi::Executor::cuda(), nz, 1, 0, lo);
     vs.push_back({"LargeTridiagonalPlan (default)", false, [&] { large_plan->solve(bands, d.p, u.p); }, {}});
+    lo.kernel = adi::LargeKernel::partition;  // (the default before stop 44, when the default is truncated)
+    part_plan = std::make_unique<adi::LargeTridiagonalPlan<T>>(adi::Executor::cuda(), nz, 1, 0, lo);
+    vs.push_back({"LargeTridiagonalPlan (partition)", false, [&] { part_plan->solve(bands, d.p, u.p); }, {}});
   } else {
     auto line0 = [&](T* dst, const T* src) {  // line 0's rows (element stride l.stride) packed
       CK(cudaMemcpy2D(dst, sizeof(T), src, l.stride * sizeof(T), sizeof(T), nz, cudaMemcpyDeviceToDevice));

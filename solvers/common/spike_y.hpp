@@ -46,13 +46,63 @@ ADI_THOMAS_HD I spike_y_parts(I m, I lines, I resident, I G) {
 #else
 #define ADI_SPIKE_UNROLL
 #endif
+// The pipelined path's batch loads: row by row through the bands (with hint) unless the caller
+// passes a loader with `enabled` true, which fills a whole batch of D rows from `row` on itself
+// (batch(row, ra, rb, rc, rd); called by every GPU lane of a warp together where the parts of a
+// warp have the same shape: the single-system kernel's coalesced warp loads, thomas_truncated.cuh).
+struct RowLoads {
+  static constexpr bool enabled = false;
+  template <class... A>
+  ADI_THOMAS_HD void operator()(A&&...) const {}
+};
+
+// One system of n rows solved in parts of P rows as a padded system of G + S P + G rows (S parts;
+// padded row p is the system's row p - pad, pad = G): rows outside [pad, pad + n) are identity rows
+// (b = 1, a = c = d = 0, so their x is 0 and they couple to nothing) and a_0, c_{n-1} read as 0 (a
+// non-periodic system ignores them). Every part then has the same shape (the first one's forward
+// sweep starts at padded row 0, a cut that is exact; the last one's end reaches the padded end),
+// so the lanes of a warp run the same steps: thomas_truncated.cuh's single-system kernel. Which:
+// 0 a, 1 b, 2 c, 3 d.
+template <class T, int Which, class I>
+struct PaddedBand {
+  const T* p;
+  I n, pad;
+  ADI_THOMAS_HD bool holds(I o) const {  // o: the system's row
+    return Which == 0 ? o >= 1 && o < n : Which == 2 ? o >= 0 && o < n - 1 : o >= 0 && o < n;
+  }
+  static ADI_THOMAS_HD T fill() { return Which == 1 ? T(1) : T(0); }
+  ADI_THOMAS_HD T operator[](I r) const {
+    const I o = r - pad;
+    return holds(o) ? p[o] : fill();
+  }
+};
+// u of the padded system: the system's rows written, the padding's x (0) dropped into `sink`.
+template <class T, class I>
+struct PaddedOut {
+  T* p;
+  I n, pad;
+  T* sink;  // one scratch value of the caller's
+  ADI_THOMAS_HD T& operator[](I r) const {
+    const I o = r - pad;
+    return o >= 0 && o < n ? p[o] : *sink;
+  }
+};
+// Parts of the padded form: P rows each (a multiple of D, at least 4G), about `parts` of them.
+template <class I>
+ADI_THOMAS_HD I spike_padded_rows(I n, I parts, I G, I D) {
+  I P = parts > 0 ? (n + parts - 1) / parts : n;
+  if (P < 4 * G) P = 4 * G;
+  return (P + D - 1) / D * D;
+}
+
 // Growth (the single-device cuda_thomas_truncated): also refuse where a row's multiplier |c*_i|
 // exceeds kThomasGrowth (thomas_check.hpp's device test, the one the exact kernels apply), so a
 // line Thomas without pivoting would not take is refused too, not only one that decays slowly.
 template <int D = 8, bool Pipe = false, bool Growth = false, class I, class Band, class DBand, class Out,
-          class Ring, class Hint>
-ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, const Band& b, const Band& c,
-                                const DBand& d, const Out& u, const Ring& ring, const Hint& hint) {
+          class Ring, class Hint, class Batch = RowLoads, class BandB = Band, class BandC = Band>
+ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, const BandB& b, const BandC& c,
+                                const DBand& d, const Out& u, const Ring& ring, const Hint& hint,
+                                const Batch& batch = Batch{}) {
   using T = std::remove_cv_t<std::remove_reference_t<decltype(u[0])>>;
   auto mag = [](T v) { return v < T(0) ? -v : v; };
   const T tol = kSpikeTol<T>;
@@ -130,8 +180,12 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
     };
     auto fetch = [&](int from, int s) {
       if (from + D - 1 <= tend) {
-        ADI_SPIKE_UNROLL
-        for (int k = 0; k < D; ++k) load(s, k, from);
+        if constexpr (Batch::enabled) {
+          batch(f0 + I(from), ba[s], bb[s], bc[s], bd[s]);
+        } else {
+          ADI_SPIKE_UNROLL
+          for (int k = 0; k < D; ++k) load(s, k, from);
+        }
       } else {
         ADI_SPIKE_UNROLL
         for (int k = 0; k < D; ++k)

@@ -355,6 +355,18 @@ ADI_CUDA_KERNEL(void large_solve(index_t n, const T* a, const T* b, const T* c, 
                  double tolerance, void* workspace, unsigned long long* pivot_flag, unsigned long long flag_bias,
                  void* stream, int load = 0, unsigned long long* report = nullptr))
 
+// One system by truncated sweeps (thomas_truncated.cuh's single-system kernel, one pass over
+// a, b, c, d; stop 44): the large plan's first try on a non-periodic system of
+// large_truncated_min_rows() .. large_truncated_max_rows() rows, out of place (u must not alias d).
+// Sets *bad (device or pinned host memory, zeroed by the caller) where a part refuses (the
+// truncations' decay too slow, a multiplier |c*| above the growth bound of docs/pivoting.md, a
+// value not finite): u is then not the solution and the caller solves again (the partition).
+ADI_CUDA_KERNEL_OR(return 0;, index_t large_truncated_min_rows())
+ADI_CUDA_KERNEL_OR(return 0;, index_t large_truncated_max_rows())
+template <class T>
+ADI_CUDA_KERNEL(void large_truncated_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, int* bad,
+                                           void* stream))
+
 // Batched Hines kernels (solvers/cuda/hines*.cu; adi/hines.hpp). Assume validated input.
 // Threads per block the stack kernel (HinesKernel::cuda_stack) can run for neurons of up to
 // `max_size` compartments of `value_size` bytes on `device` (0: not even one fits).

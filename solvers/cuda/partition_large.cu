@@ -18,6 +18,7 @@
 #include "solvers/cuda/conditional_graph.cuh"
 #include "solvers/cuda/large_fallback.hpp"
 #include "solvers/cuda/partition_large.cuh"
+#include "solvers/cuda/thomas_truncated.cuh"
 
 namespace adi::cuda_backend {
 
@@ -345,6 +346,18 @@ template bool large_solve_device_fallback<float>(void*, index_t, index_t, index_
 template bool large_solve_device_fallback<double>(void*, index_t, index_t, index_t, index_t, const double*,
                                                   const double*, const double*, const double*, double*, bool, int,
                                                   double, void*, unsigned long long*, void*, int*, void*);
+
+index_t large_truncated_min_rows() { return index_t(kernels::kTruncSystemMinRows); }
+index_t large_truncated_max_rows() { return index_t(kernels::kTruncSystemMaxRows); }
+
+template <class T>
+void large_truncated_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, int* bad, void* stream) {
+  kernels::launch_thomas_truncated_system<T>(static_cast<kernels::i64>(n), a, b, c, d, u, bad, static_cast<cudaStream_t>(stream));
+}
+template void large_truncated_solve<float>(index_t, const float*, const float*, const float*, const float*, float*,
+                                           int*, void*);
+template void large_truncated_solve<double>(index_t, const double*, const double*, const double*, const double*,
+                                            double*, int*, void*);
 
 template void large_solve<float>(index_t, const float*, const float*, const float*, const float*, float*, bool, int,
                                  double, void*, unsigned long long*, unsigned long long, void*, int,

@@ -77,6 +77,113 @@ __global__ void __launch_bounds__(kTruncThreads)
   if (!ok && bad != nullptr) *bad = 1;
 }
 
+// One system of n rows with stride 1 (LargeTridiagonalPlan's route for a system of at least
+// kTruncSystemMinRows, stop 44): common::spike_y_part on the padded form of the system
+// (spike_y.hpp, PaddedBand: every part P rows, the padding identity rows), a thread per part, part
+// q on rows [q P, (q + 1) P) of the system. Threads of a warp take neighbouring parts, so a row's
+// loads by the lanes are P apart; instead the warp loads each batch of 8 rows of its 32 parts
+// together (WarpRows: 8 lanes read a part's 8 neighbouring values, 4 parts an instruction, all
+// sectors used) and passes them through shared memory to their lanes. u is written row by row.
+constexpr long long kTruncSystemMinRows = 1 << 20;  // below: the partition passes (one wave of parts needs ~5M rows)
+constexpr long long kTruncSystemMaxRows = 1 << 29;  // above: the partition passes (spike_y_part counts a part's rows in int)
+constexpr int kTruncSystemStage = 32 * 9;           // a warp's stage: 32 parts x 8 rows, padded to 9 (no bank conflicts)
+
+template <class T>
+struct WarpRows {
+  static constexpr bool enabled = true;
+  static constexpr int D = 8, PI = 32 / D;  // rows a batch; parts an instruction
+  const T* a;
+  const T* b;
+  const T* c;
+  const T* d;
+  i64 n, pad;
+  T* stage;  // this warp's kTruncSystemStage values
+  int lane;
+  // Batch of rows [row, row + D) of every lane (row: the padded row of this lane's part; the
+  // lanes' parts P apart, the same offset into each).
+  __device__ __forceinline__ void operator()(i64 row, T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
+    i64 o[D];  // the system's row this lane loads in instruction k: part k PI + lane / D, row lane % D
+#pragma unroll
+    for (int k = 0; k < D; ++k) o[k] = __shfl_sync(0xffffffffu, row, k * PI + lane / D) - pad + lane % D;
+    one(common::PaddedBand<T, 0, i64>{a, n, pad}, o, ra);
+    one(common::PaddedBand<T, 1, i64>{b, n, pad}, o, rb);
+    one(common::PaddedBand<T, 2, i64>{c, n, pad}, o, rc);
+    one(common::PaddedBand<T, 3, i64>{d, n, pad}, o, rd);
+  }
+  template <class Band>
+  __device__ __forceinline__ void one(const Band& band, const i64 (&o)[D], T (&out)[D]) const {
+    T v[D];
+#pragma unroll
+    for (int k = 0; k < D; ++k) v[k] = band.holds(o[k]) ? band.p[o[k]] : Band::fill();
+#pragma unroll
+    for (int k = 0; k < D; ++k) stage[(k * PI + lane / D) * (D + 1) + lane % D] = v[k];
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < D; ++k) out[k] = stage[lane * (D + 1) + k];
+    __syncwarp();  // (the stage is taken again by the next array)
+  }
+};
+
+template <class T>
+__global__ void __launch_bounds__(kTruncThreads)
+    thomas_truncated_system_kernel(const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
+                                   const T* __restrict__ d, T* __restrict__ u, i64 n, i64 P, int* bad) {
+  extern __shared__ __align__(16) unsigned char trunc_smem[];
+  using Shape = common::SpikeYShape<T>;
+  constexpr i64 G = Shape::G;
+  const i64 q = i64(blockIdx.x) * kTruncThreads + threadIdx.x;  // part (the grid: whole blocks of parts)
+  const i64 S = i64(gridDim.x) * kTruncThreads;
+  T* smem = reinterpret_cast<T*>(trunc_smem);
+  const TruncRing<T, kTruncThreads> ring{smem + threadIdx.x};
+  T* stage = smem + 2 * Shape::K * kTruncThreads + (threadIdx.x / 32) * kTruncSystemStage;
+  T sink;
+  auto nohint = [](i64) {};
+  const bool ok = common::spike_y_part<8, true, true>(
+      2 * G + S * P, G + q * P, G + (q + 1) * P, G, i64(Shape::C), i64(Shape::K), common::PaddedBand<T, 0, i64>{a, n, G},
+      common::PaddedBand<T, 1, i64>{b, n, G}, common::PaddedBand<T, 2, i64>{c, n, G},
+      common::PaddedBand<T, 3, i64>{d, n, G}, common::PaddedOut<T, i64>{u, n, G, &sink}, ring, nohint,
+      WarpRows<T>{a, b, c, d, n, G, stage, int(threadIdx.x % 32)});
+  if (!ok && bad != nullptr) *bad = 1;
+}
+
+template <class T>
+constexpr std::size_t thomas_truncated_system_smem() {
+  return (std::size_t(2 * common::SpikeYShape<T>::K) * kTruncThreads + std::size_t(kTruncThreads / 32) * kTruncSystemStage) *
+         sizeof(T);
+}
+
+// Rows a part of the single-system kernel takes for n rows (about one part per resident thread,
+// at least 4G, a multiple of 8).
+template <class T>
+i64 thomas_truncated_system_rows(i64 n) {
+  static i64 resident = 0;
+  if (resident == 0)
+    resident = i64(persistent_grid(thomas_truncated_system_kernel<T>, kTruncThreads, thomas_truncated_system_smem<T>(),
+                                   std::numeric_limits<i64>::max(), launch_limits())) *
+               kTruncThreads;
+  return common::spike_padded_rows<i64>(n, resident, i64(common::SpikeYShape<T>::G), 8);
+}
+
+// Enqueues the single-system kernel on one system of n rows (n <= kTruncSystemMaxRows; u must not
+// alias d); *bad set where a part refuses (then u is not the solution).
+template <class T>
+void launch_thomas_truncated_system(i64 n, const T* a, const T* b, const T* c, const T* d, T* u, int* bad,
+                                    cudaStream_t stream) {
+  if (n <= 0) return;
+  if (n > kTruncSystemMaxRows)
+    throw InvalidArgument("thomas_truncated_system: " + std::to_string(n) + " rows; at most " +
+                          std::to_string(kTruncSystemMaxRows));
+  const i64 P = thomas_truncated_system_rows<T>(n);
+  constexpr std::size_t smem = thomas_truncated_system_smem<T>();
+  if (smem > 48 * 1024)  // (per launch: the attribute is the current device's)
+    ADI_CUDA_CHECK(cudaFuncSetAttribute(thomas_truncated_system_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        int(smem)));
+  const i64 blocks = ((n + P - 1) / P + kTruncThreads - 1) / kTruncThreads;
+  thomas_truncated_system_kernel<T><<<unsigned(blocks), kTruncThreads, smem, stream>>>(
+      a, b, c, d, u, n, P, bad);
+  ADI_CUDA_CHECK(cudaGetLastError());
+}
+
 // Shared memory of a block: the rings of its threads.
 template <class T>
 constexpr std::size_t thomas_truncated_smem() {

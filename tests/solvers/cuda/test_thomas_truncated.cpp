@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adi/detail/tridiagonal_dispatch.hpp"
+#include "adi/large_tridiagonal.hpp"
 #include "cuda_tridiagonal_check.hpp"
 #include "scoped_env.hpp"
 #include "solvers/common/spike_y.hpp"
@@ -145,6 +146,33 @@ void host_case(index_t n, index_t L, index_t S, const std::vector<Kind>& kinds, 
   }
 }
 
+// Host: one system (L = 1) in the padded form of the single-system kernel (spike_y.hpp,
+// PaddedBand: parts of P rows, identity rows around the system), every part as the device's
+// threads run them (S0: about how many parts; S parts, some wholly padding).
+template <class T, bool Pipe>
+bool host_padded(const System<T>& s, index_t n, index_t S0, std::vector<T>& u) {
+  using Shape = adi::common::SpikeYShape<T>;
+  using adi::common::PaddedBand;
+  const index_t G = Shape::G, P = adi::common::spike_padded_rows<index_t>(n, S0, G, 8);
+  const index_t S = ((n + P - 1) / P + 3) / 4 * 4;  // (whole groups of parts, as the kernel's blocks)
+  std::vector<T> ring(std::size_t(2 * Shape::K));
+  struct Ring {
+    T* p;
+    void put(index_t q, T cs, T ys) const { p[2 * q] = cs, p[2 * q + 1] = ys; }
+    void get(index_t q, T& cs, T& ys) const { cs = p[2 * q], ys = p[2 * q + 1]; }
+  };
+  T sink = 0;
+  bool ok = true;
+  for (index_t q = 0; q < S; ++q)
+    ok = adi::common::spike_y_part<8, Pipe, true>(
+             2 * G + S * P, G + q * P, G + (q + 1) * P, G, index_t(Shape::C), index_t(Shape::K),
+             PaddedBand<T, 0, index_t>{s.a.data(), n, G}, PaddedBand<T, 1, index_t>{s.b.data(), n, G},
+             PaddedBand<T, 2, index_t>{s.c.data(), n, G}, PaddedBand<T, 3, index_t>{s.d.data(), n, G},
+             adi::common::PaddedOut<T, index_t>{u.data(), n, G, &sink}, Ring{ring.data()}, [](index_t) {}) &&
+         ok;
+  return ok;
+}
+
 // A system's bands and d on the device, u NaN-poisoned; solve() runs a plan on them (the system's
 // kind of bands) and returns u.
 template <class T>
@@ -221,6 +249,39 @@ TEST(ThomasTruncatedHost, WholeLines) {
         host_case<double>(n, 3, s64, {Kind::dominant, Kind::unstable}, false);
         host_case<float>(n, 3, s32, {Kind::dominant, Kind::unstable}, false);
       }
+    }
+}
+
+// Host: one system in the padded form (the single-system kernel's parts, stop 44) against Thomas:
+// odd sizes, both precisions, about 1 .. 64 parts, a[0] / c[n-1] NaN (read as 0), u NaN-poisoned;
+// the plain and the pipelined path bitwise equal; weak systems refused where cut, unstable ones always.
+TEST(ThomasTruncatedHost, PaddedSystem) {
+  auto run = [](auto zero, index_t n, index_t S0, std::vector<Kind> kinds, bool expect_taken) {
+    using T = decltype(zero);
+    SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float" : "double") + " n=" + std::to_string(n) +
+                 " parts~" + std::to_string(S0));
+    const System<T> s = make_system<T>(n, 1, kinds, false, std::uint32_t(n * 5 + S0));
+    std::vector<T> u1(s.d.size(), std::numeric_limits<T>::quiet_NaN()), u3 = u1;
+    const bool ok1 = host_padded<T, false>(s, n, S0, u1), ok3 = host_padded<T, true>(s, n, S0, u3);
+    EXPECT_EQ(ok1, ok3);
+    if (!expect_taken) {
+      EXPECT_FALSE(ok1) << "taken";
+      return;
+    }
+    EXPECT_TRUE(ok1) << "refused";
+    EXPECT_LE(error_of(u1, s.ref), tol<T>());
+    EXPECT_EQ(std::memcmp(u1.data(), u3.data(), u1.size() * sizeof(T)), 0) << "plain and pipelined paths differ";
+  };
+  for (index_t n : {1, 2, 3, 31, 33, 255, 257, 1031, 4096, 10007})
+    for (index_t S0 : {1, 3, 7, 64}) {
+      run(0.0, n, S0, {Kind::dominant}, true);
+      run(0.0f, n, S0, {Kind::dominant}, true);
+      if (n >= 2) {
+        run(0.0, n, S0, {Kind::unstable}, false);
+        run(0.0f, n, S0, {Kind::unstable}, false);
+      }
+      if (n > 4 * 40 * 2 && S0 > 1) run(0.0, n, S0, {Kind::weak}, false);
+      if (n > 4 * 24 * 2 && S0 > 1) run(0.0f, n, S0, {Kind::weak}, false);
     }
 }
 
@@ -485,6 +546,81 @@ TEST(CudaThomasTruncated, Unchecked) {
   EXPECT_THROW((adi::TridiagonalPlan<double>(gpu, lines, unchecked)), adi::InvalidArgument);
 }
 
+// One large system by the single-system kernel (stop 44; LargeKernel::truncated): the backend entry
+// point on odd sizes against the fp64 reference (u NaN-poisoned, a[0] / c[n-1] NaN), its refusal of
+// weak and unstable systems; then LargeTridiagonalPlan: automatic picks it from 2^20 rows and
+// re-solves a refused system with the partition; ADI_LARGE_TRUNCATED=0 keeps the partition.
+template <class T>
+int large_case(index_t n, Kind kind, bool check = true) {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float" : "double") + " n=" + std::to_string(n));
+  const System<T> s = make_system<T>(n, 1, {kind}, false, std::uint32_t(n * 3 + int(kind)));
+  const adi::Executor gpu = adi::Executor::cuda();
+  DeviceSystem<T> ds(s, gpu);
+  adi::Array<int> flag(1, gpu);
+  const int zero = 0;
+  flag.copy_from_host(&zero);
+  adi::cuda_backend::large_truncated_solve<T>(n, ds.a.data(), ds.b.data(), ds.c.data(), ds.d.data(), ds.u.data(),
+                                              flag.data(), nullptr);
+  gpu.synchronize();
+  int refused = -1;
+  flag.copy_to_host(&refused);
+  if (refused == 0 && check) {
+    std::vector<T> u(s.d.size());
+    ds.u.copy_to_host(u.data());
+    EXPECT_LE(error_of(u, s.ref), tol<T>()) << "taken";
+  }
+  return refused;
+}
+
+TEST(CudaThomasTruncated, LargeSystem) {
+  ADI_REQUIRE_CUDA();
+  for (index_t n : {1, 2, 3, 31, 33, 255, 257, 4097, 100003, (1 << 20) + 3, (1 << 22) + 5}) {
+    EXPECT_EQ(large_case<double>(n, Kind::dominant), 0);
+    EXPECT_EQ(large_case<float>(n, Kind::dominant), 0);
+    if (n >= 4097) {
+      EXPECT_EQ(large_case<double>(n, Kind::weak), 1);
+      EXPECT_EQ(large_case<float>(n, Kind::weak), 1);
+    }
+    if (n >= 2) {
+      EXPECT_EQ(large_case<double>(n, Kind::unstable, false), 1);
+      EXPECT_EQ(large_case<float>(n, Kind::unstable, false), 1);
+    }
+  }
+  const index_t n = (1 << 20) + 3;
+  const adi::Executor gpu = adi::Executor::cuda();
+  for (Kind kind : {Kind::dominant, Kind::weak, Kind::nondominant}) {
+    SCOPED_TRACE(kind == Kind::dominant ? "dominant" : kind == Kind::weak ? "weak (refused, the partition)" : "non-dominant");
+    const System<double> s = make_system<double>(n, 1, {kind}, false, 77);
+    DeviceSystem<double> ds(s, gpu);
+    adi::LargeTridiagonalPlan<double> plan(gpu, n);
+    EXPECT_EQ(plan.kernel(), adi::LargeKernel::truncated);
+    for (int rep = 0; rep < 2; ++rep) {
+      ds.u.copy_from_host(ds.poison.data());
+      plan.solve(adi::Bands<double>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.u.data());
+      std::vector<double> u(s.d.size());
+      ds.u.copy_to_host(u.data());
+      EXPECT_LE(error_of(u, s.ref), tol<double>()) << "solve " << rep;
+    }
+    // in place: the partition
+    std::vector<double> u(s.d.size());
+    plan.solve(adi::Bands<double>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.d.data());
+    ds.d.copy_to_host(u.data());
+    EXPECT_LE(error_of(u, s.ref), tol<double>()) << "in place";
+  }
+  {
+    adi::test::ScopedEnv off("ADI_LARGE_TRUNCATED", "0");
+    EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, n).kernel(), adi::LargeKernel::partition);
+  }
+  adi::LargeTridiagonalOptions o;
+  o.periodic = true;
+  EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, n, 1, 0, o).kernel(), adi::LargeKernel::partition);
+  o.kernel = adi::LargeKernel::truncated;
+  EXPECT_THROW(adi::LargeTridiagonalPlan<float>(gpu, n, 1, 0, o), adi::InvalidArgument);
+  o.periodic = false;
+  EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, 1000, 1, 0, o).kernel(), adi::LargeKernel::truncated);
+  EXPECT_THROW(adi::LargeTridiagonalPlan<float>(adi::Executor::host(), 1000, 1, 0, o), adi::InvalidArgument);
+}
+
 // compute-sanitizer's case (scripts/gpu_longy_ab.sh): lines cut into parts, dominant lines taken
 // and weak ones refused (the re-solve by the exact kernel), both precisions.
 TEST(CudaThomasTruncated, SanitizerSmall) {
@@ -492,4 +628,6 @@ TEST(CudaThomasTruncated, SanitizerSmall) {
   EXPECT_EQ(device_case<double>(kTrunc, 1031, 33, {Kind::dominant}, false), 0);
   EXPECT_EQ(device_case<float>(kTrunc, 1031, 33, {Kind::dominant}, true), 0);
   EXPECT_EQ(device_case<double>(kTrunc, 1031, 33, {Kind::dominant, Kind::weak}, false), 1);
+  EXPECT_EQ(large_case<double>(100003, Kind::dominant), 0);  // the single-system kernel
+  EXPECT_EQ(large_case<float>(4097, Kind::weak), 1);
 }
