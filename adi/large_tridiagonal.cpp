@@ -389,7 +389,12 @@ void LargeTridiagonalPlan<T>::Impl::solve_cuda(const T* a, const T* b, const T* 
   cuda_backend::DeviceGuard device_guard(exec.device());
   const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
   const bool checked = options.check_pivots || fallback;
-  if (kernel == LargeKernel::truncated && d != u && solve_truncated(a, b, c, band_step, d, u)) return;
+  if (kernel == LargeKernel::truncated && d != u) {
+    if (solve_truncated(a, b, c, band_step, d, u)) return;
+    // Refused: the partition solves again; automatic's plan keeps it from now on (a refusal costs a
+    // pass, and the next systems of a plan are usually alike: weakly dominant ones are refused each time).
+    if (options.kernel == LargeKernel::automatic) kernel = LargeKernel::partition;
+  }
   auto* flag = checked ? static_cast<unsigned long long*>(flag_dev.get()) : nullptr;
   if (fallback && d != u && device_fallback) {
     // Stop 37 (opt-in): the fall-back decided on the device. Nothing is waited for unless

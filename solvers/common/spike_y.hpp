@@ -47,13 +47,18 @@ ADI_THOMAS_HD I spike_y_parts(I m, I lines, I resident, I G) {
 #define ADI_SPIKE_UNROLL
 #endif
 // The pipelined path's batch loads: row by row through the bands (with hint) unless the caller
-// passes a loader with `enabled` true, which fills a whole batch of D rows from `row` on itself
-// (batch(row, ra, rb, rc, rd); called by every GPU lane of a warp together where the parts of a
-// warp have the same shape: the single-system kernel's coalesced warp loads, thomas_truncated.cuh).
+// passes a loader with `enabled` true, which loads a whole batch of D rows from `row` on itself in
+// two steps: batch.load(row, ra, rb, rc, rd) when the batch is fetched (the loads in flight while
+// the batch before is made) and batch.arrange(ra, rb, rc, rd) just before the batch is made (the
+// values to the lanes they belong to). Both are called by every GPU lane of a warp together where
+// the parts of a warp have the same shape: the single-system kernel's coalesced warp loads
+// (thomas_truncated.cuh, WarpRows).
 struct RowLoads {
   static constexpr bool enabled = false;
   template <class... A>
-  ADI_THOMAS_HD void operator()(A&&...) const {}
+  ADI_THOMAS_HD void load(A&&...) const {}
+  template <class... A>
+  ADI_THOMAS_HD void arrange(A&&...) const {}
 };
 
 // One system of n rows solved in parts of P rows as a padded system of G + S P + G rows (S parts;
@@ -181,7 +186,7 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
     auto fetch = [&](int from, int s) {
       if (from + D - 1 <= tend) {
         if constexpr (Batch::enabled) {
-          batch(f0 + I(from), ba[s], bb[s], bc[s], bd[s]);
+          batch.load(f0 + I(from), ba[s], bb[s], bc[s], bd[s]);
         } else {
           ADI_SPIKE_UNROLL
           for (int k = 0; k < D; ++k) load(s, k, from);
@@ -213,6 +218,8 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
     };
     auto make = [&](int s) {
       const int base = t % KK;
+      if constexpr (Batch::enabled)
+        if (t + D - 1 <= tend) batch.arrange(ba[s], bb[s], bc[s], bd[s]);  // (fetched by batch.load)
       if (t > 0 && t + D - 1 <= tend && (f0 == 0 || t > tr0) && t + D - 1 < tlast) {
         ADI_SPIKE_UNROLL
         for (int k = 0; k < D; ++k)

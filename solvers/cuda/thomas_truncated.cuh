@@ -99,27 +99,39 @@ struct WarpRows {
   i64 n, pad;
   T* stage;  // this warp's kTruncSystemStage values
   int lane;
-  // Batch of rows [row, row + D) of every lane (row: the padded row of this lane's part; the
-  // lanes' parts P apart, the same offset into each).
-  __device__ __forceinline__ void operator()(i64 row, T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
-    i64 o[D];  // the system's row this lane loads in instruction k: part k PI + lane / D, row lane % D
+  // Loads of the batch of rows [row, row + D) of every lane's part (row: this lane's padded row; the
+  // lanes' parts P apart, the same offset into each): instruction k of a lane loads row lane % D of
+  // part k PI + lane / D, so r*[k] holds that value until arrange() hands it to its lane.
+  __device__ __forceinline__ void load(i64 row, T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
+    i64 o[D];
+    bool inner = true;  // every row of the batch inside the system, away from its first and last row
 #pragma unroll
-    for (int k = 0; k < D; ++k) o[k] = __shfl_sync(0xffffffffu, row, k * PI + lane / D) - pad + lane % D;
-    one(common::PaddedBand<T, 0, i64>{a, n, pad}, o, ra);
-    one(common::PaddedBand<T, 1, i64>{b, n, pad}, o, rb);
-    one(common::PaddedBand<T, 2, i64>{c, n, pad}, o, rc);
-    one(common::PaddedBand<T, 3, i64>{d, n, pad}, o, rd);
+    for (int k = 0; k < D; ++k) {
+      o[k] = __shfl_sync(0xffffffffu, row, k * PI + lane / D) - pad + lane % D;
+      inner = inner && o[k] >= 1 && o[k] < n - 1;
+    }
+    if (__all_sync(0xffffffffu, inner)) {
+#pragma unroll
+      for (int k = 0; k < D; ++k) ra[k] = __ldg(a + o[k]), rb[k] = __ldg(b + o[k]), rc[k] = __ldg(c + o[k]), rd[k] = __ldg(d + o[k]);
+    } else {
+      const common::PaddedBand<T, 0, i64> pa{a, n, pad};
+      const common::PaddedBand<T, 1, i64> pb{b, n, pad};
+      const common::PaddedBand<T, 2, i64> pc{c, n, pad};
+      const common::PaddedBand<T, 3, i64> pd{d, n, pad};
+#pragma unroll
+      for (int k = 0; k < D; ++k) ra[k] = pa[o[k] + pad], rb[k] = pb[o[k] + pad], rc[k] = pc[o[k] + pad], rd[k] = pd[o[k] + pad];
+    }
   }
-  template <class Band>
-  __device__ __forceinline__ void one(const Band& band, const i64 (&o)[D], T (&out)[D]) const {
-    T v[D];
-#pragma unroll
-    for (int k = 0; k < D; ++k) v[k] = band.holds(o[k]) ? band.p[o[k]] : Band::fill();
+  // The loaded values to their lanes, through the warp's stage: r*[k] becomes row k of this lane's part.
+  __device__ __forceinline__ void arrange(T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
+    one(ra), one(rb), one(rc), one(rd);
+  }
+  __device__ __forceinline__ void one(T (&v)[D]) const {
 #pragma unroll
     for (int k = 0; k < D; ++k) stage[(k * PI + lane / D) * (D + 1) + lane % D] = v[k];
     __syncwarp();
 #pragma unroll
-    for (int k = 0; k < D; ++k) out[k] = stage[lane * (D + 1) + k];
+    for (int k = 0; k < D; ++k) v[k] = stage[lane * (D + 1) + k];
     __syncwarp();  // (the stage is taken again by the next array)
   }
 };
