@@ -190,10 +190,12 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
                         detail::number(cuda_backend::large_truncated_max_rows()) +
                         " rows; use LargeKernel::partition (or automatic)");
   // Automatic on a CUDA device: the truncated sweeps (one pass over the bands, docs/large_tridiagonal.md)
-  // for a non-periodic system in their range where the solve is checked anyway (it synchronises to
+  // for a non-periodic fp64 system in their range (fp32: slower than the partition on an H200, stop 44)
+  // where the solve is checked anyway (it synchronises to
   // read the refusal), no relative pivot tolerance is asked for (the partition tests it) and no chunk;
   // ADI_LARGE_TRUNCATED=0 keeps the partition.
-  if (o.kernel == LargeKernel::automatic && exec.is_cuda() && !o.periodic && o.pivot_tolerance == 0 && o.chunk == 0 &&
+  if (o.kernel == LargeKernel::automatic && exec.is_cuda() && sizeof(T) == 8 && !o.periodic && o.pivot_tolerance == 0 &&
+      o.chunk == 0 &&
       (o.check_pivots || o.pivoting == Pivoting::automatic) && n >= cuda_backend::large_truncated_min_rows() &&
       n <= cuda_backend::large_truncated_max_rows() && !detail::pivoting_fallback_on_device() &&
       detail::env_int("ADI_LARGE_TRUNCATED", 0, 1, 1) == 1)

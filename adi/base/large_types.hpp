@@ -7,8 +7,8 @@ namespace adi {
 
 // How a large system is solved.
 enum class LargeKernel {
-  automatic,              // partition on the host; on a CUDA device truncated where it applies
-                          // (docs/large_tridiagonal.md "Truncated sweeps"), else partition
+  automatic,              // partition on the host; on a CUDA device truncated for fp64 systems
+                          // where it applies (docs/large_tridiagonal.md "Truncated sweeps"), else partition
   thomas,                 // plain Thomas on one core (host; the baseline)
   pcr_thomas,             // P+T: k PCR levels make 2^k independent subsystems, gathered into
                           // contiguous buffers and solved by Thomas concurrently (paper III)

@@ -356,8 +356,8 @@ ADI_CUDA_KERNEL(void large_solve(index_t n, const T* a, const T* b, const T* c, 
                  void* stream, int load = 0, unsigned long long* report = nullptr))
 
 // One system by truncated sweeps (thomas_truncated.cuh's single-system kernel, one pass over
-// a, b, c, d; stop 44): the large plan's first try on a non-periodic system of
-// large_truncated_min_rows() .. large_truncated_max_rows() rows, out of place (u must not alias d).
+// a, b, c, d; stop 44): LargeKernel::truncated, up to large_truncated_max_rows() rows, non-periodic,
+// out of place (u must not alias d); automatic's pick for fp64 systems from large_truncated_min_rows().
 // Sets *bad (device or pinned host memory, zeroed by the caller) where a part refuses (the
 // truncations' decay too slow, a multiplier |c*| above the growth bound of docs/pivoting.md, a
 // value not finite): u is then not the solution and the caller solves again (the partition).

@@ -84,7 +84,10 @@ __global__ void __launch_bounds__(kTruncThreads)
 // loads by the lanes are P apart; instead the warp loads each batch of 8 rows of its 32 parts
 // together (WarpRows: 8 lanes read a part's 8 neighbouring values, 4 parts an instruction, all
 // sectors used) and passes them through shared memory to their lanes. u is written row by row.
-constexpr long long kTruncSystemMinRows = 1 << 20;  // below: the partition passes (one wave of parts needs ~5M rows)
+// Automatic's range (LargeTridiagonalPlan, fp64 only): H200, stop 44, bench_cuda_large_tridiagonal --quick, the kernel
+// against the partition plan: fp64 2^20 0.084 / 0.089 ms, 2^21 0.102 / 0.116, 2^24 0.462 / 0.574, 2^26 1.681 / 2.151;
+// fp32 slower from 2^22 (2^24 0.387 / 0.253: latency-bound, see docs/large_tridiagonal.md).
+constexpr long long kTruncSystemMinRows = 1 << 21;
 constexpr long long kTruncSystemMaxRows = 1 << 29;  // above: the partition passes (spike_y_part counts a part's rows in int)
 constexpr int kTruncSystemStage = 32 * 9;           // a warp's stage: 32 parts x 8 rows, padded to 9 (no bank conflicts)
 

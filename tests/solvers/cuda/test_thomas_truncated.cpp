@@ -548,7 +548,7 @@ TEST(CudaThomasTruncated, Unchecked) {
 
 // One large system by the single-system kernel (stop 44; LargeKernel::truncated): the backend entry
 // point on odd sizes against the fp64 reference (u NaN-poisoned, a[0] / c[n-1] NaN), its refusal of
-// weak and unstable systems; then LargeTridiagonalPlan: automatic picks it from 2^20 rows and
+// weak and unstable systems; then LargeTridiagonalPlan: automatic picks it for fp64 from 2^21 rows and
 // re-solves a refused system with the partition; ADI_LARGE_TRUNCATED=0 keeps the partition.
 template <class T>
 int large_case(index_t n, Kind kind, bool check = true) {
@@ -586,8 +586,10 @@ TEST(CudaThomasTruncated, LargeSystem) {
       EXPECT_EQ(large_case<float>(n, Kind::unstable, false), 1);
     }
   }
-  const index_t n = (1 << 20) + 3;
+  const index_t n = (1 << 21) + 3;
   const adi::Executor gpu = adi::Executor::cuda();
+  EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, n).kernel(), adi::LargeKernel::partition);  // (fp64 only)
+  EXPECT_EQ(adi::LargeTridiagonalPlan<double>(gpu, (1 << 21) - 1).kernel(), adi::LargeKernel::partition);
   for (Kind kind : {Kind::dominant, Kind::weak, Kind::nondominant}) {
     SCOPED_TRACE(kind == Kind::dominant ? "dominant" : kind == Kind::weak ? "weak (refused, the partition)" : "non-dominant");
     const System<double> s = make_system<double>(n, 1, {kind}, false, 77);
@@ -611,11 +613,11 @@ TEST(CudaThomasTruncated, LargeSystem) {
   }
   {
     adi::test::ScopedEnv off("ADI_LARGE_TRUNCATED", "0");
-    EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, n).kernel(), adi::LargeKernel::partition);
+    EXPECT_EQ(adi::LargeTridiagonalPlan<double>(gpu, n).kernel(), adi::LargeKernel::partition);
   }
   adi::LargeTridiagonalOptions o;
   o.periodic = true;
-  EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, n, 1, 0, o).kernel(), adi::LargeKernel::partition);
+  EXPECT_EQ(adi::LargeTridiagonalPlan<double>(gpu, n, 1, 0, o).kernel(), adi::LargeKernel::partition);
   o.kernel = adi::LargeKernel::truncated;
   EXPECT_THROW(adi::LargeTridiagonalPlan<float>(gpu, n, 1, 0, o), adi::InvalidArgument);
   o.periodic = false;
