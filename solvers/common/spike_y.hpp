@@ -55,6 +55,7 @@ ADI_THOMAS_HD I spike_y_parts(I m, I lines, I resident, I G) {
 // (thomas_truncated.cuh, WarpRows).
 struct RowLoads {
   static constexpr bool enabled = false;
+  static constexpr bool stores = false;  // true: a whole group's u too (batch.put(j, x), batch.store(row))
   template <class... A>
   ADI_THOMAS_HD void load(A&&...) const {}
   template <class... A>
@@ -135,16 +136,20 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
   };
   // One step of a backward sweep: row `row` from ring slot s; past the chunk's end (decay) the
   // truncation's decay product taken, else u written.
-  auto back_step = [&](T& x, T& bprod, auto s, bool decay, I row) {
+  // (emit(row, x): where u's row goes; u[row] but for the warp-stored groups of the pipelined path)
+  auto back_step_to = [&](T& x, T& bprod, auto s, bool decay, I row, const auto& emit) {
     T csk, ysk;
     ring.get(s, csk, ysk);
     x = thomas_substitute(ysk, csk, x);
     if (decay) {
       bprod = bprod * mag(csk);
     } else {
-      u[row] = x;
+      emit(row, x);
       sum = sum + x;
     }
+  };
+  auto back_step = [&](T& x, T& bprod, auto s, bool decay, I row) {
+    back_step_to(x, bprod, s, decay, row, [&](I r, T v) { u[r] = v; });
   };
   auto backward = [&](I q, I qe, I h) {  // rows [q, qe) from row h back (x_{h+1} taken as 0)
     T x = T(0), bprod = T(1);
@@ -208,8 +213,15 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
           ADI_SPIKE_UNROLL
           for (int j = D - 1; j >= 0; --j) back_step(x, bprod, base + j, true, f0 + I(g0 + j));
         } else if (tt < te) {
-          ADI_SPIKE_UNROLL
-          for (int j = D - 1; j >= 0; --j) back_step(x, bprod, base + j, false, f0 + I(g0 + j));
+          if constexpr (Batch::stores) {  // the group's D rows of u stored by the warp together
+            ADI_SPIKE_UNROLL
+            for (int j = D - 1; j >= 0; --j)
+              back_step_to(x, bprod, base + j, false, f0 + I(g0 + j), [&](I, T v) { batch.put(j, v); });
+            batch.store(f0 + I(g0));
+          } else {
+            ADI_SPIKE_UNROLL
+            for (int j = D - 1; j >= 0; --j) back_step(x, bprod, base + j, false, f0 + I(g0 + j));
+          }
         } else {
           for (int j = D - 1; j >= 0; --j) one(g0 + j);
         }

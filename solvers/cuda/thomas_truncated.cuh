@@ -15,6 +15,7 @@
 #include <limits>
 #include <string>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/base/error.hpp"
 #include "solvers/common/spike_y.hpp"
 #include "solvers/cuda/check.cuh"
@@ -91,14 +92,16 @@ constexpr long long kTruncSystemMinRows = 1 << 21;
 constexpr long long kTruncSystemMaxRows = 1 << 29;  // above: the partition passes (spike_y_part counts a part's rows in int)
 constexpr int kTruncSystemStage = 32 * 9;           // a warp's stage: 32 parts x 8 rows, padded to 9 (no bank conflicts)
 
-template <class T>
+template <class T, bool Stores>
 struct WarpRows {
   static constexpr bool enabled = true;
+  static constexpr bool stores = Stores;    // u's groups of D rows too (put, store)
   static constexpr int D = 8, PI = 32 / D;  // rows a batch; parts an instruction
   const T* a;
   const T* b;
   const T* c;
   const T* d;
+  T* u;
   i64 n, pad;
   T* stage;  // this warp's kTruncSystemStage values
   int lane;
@@ -129,6 +132,19 @@ struct WarpRows {
   __device__ __forceinline__ void arrange(T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
     one(ra), one(rb), one(rc), one(rd);
   }
+  // Row g0 + j of this lane's group (j < D) into the stage; store(row): every lane's group (row: its
+  // padded g0) to u, instruction k storing row lane % D of part k PI + lane / D (the padding's dropped).
+  __device__ __forceinline__ void put(int j, T x) const { stage[lane * (D + 1) + j] = x; }
+  __device__ __forceinline__ void store(i64 row) const {
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < D; ++k) {
+      const i64 o = __shfl_sync(0xffffffffu, row, k * PI + lane / D) - pad + lane % D;
+      const T v = stage[(k * PI + lane / D) * (D + 1) + lane % D];
+      if (o >= 0 && o < n) u[o] = v;
+    }
+    __syncwarp();
+  }
   __device__ __forceinline__ void one(T (&v)[D]) const {
 #pragma unroll
     for (int k = 0; k < D; ++k) stage[(k * PI + lane / D) * (D + 1) + lane % D] = v[k];
@@ -139,7 +155,7 @@ struct WarpRows {
   }
 };
 
-template <class T>
+template <class T, bool Stores>
 __global__ void __launch_bounds__(kTruncThreads)
     thomas_truncated_system_kernel(const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                                    const T* __restrict__ d, T* __restrict__ u, i64 n, i64 P, int* bad) {
@@ -157,7 +173,7 @@ __global__ void __launch_bounds__(kTruncThreads)
       2 * G + S * P, G + q * P, G + (q + 1) * P, G, i64(Shape::C), i64(Shape::K), common::PaddedBand<T, 0, i64>{a, n, G},
       common::PaddedBand<T, 1, i64>{b, n, G}, common::PaddedBand<T, 2, i64>{c, n, G},
       common::PaddedBand<T, 3, i64>{d, n, G}, common::PaddedOut<T, i64>{u, n, G, &sink}, ring, nohint,
-      WarpRows<T>{a, b, c, d, n, G, stage, int(threadIdx.x % 32)});
+      WarpRows<T, Stores>{a, b, c, d, u, n, G, stage, int(threadIdx.x % 32)});
   if (!ok && bad != nullptr) *bad = 1;
 }
 
@@ -173,7 +189,7 @@ template <class T>
 i64 thomas_truncated_system_rows(i64 n) {
   static i64 resident = 0;
   if (resident == 0)
-    resident = i64(persistent_grid(thomas_truncated_system_kernel<T>, kTruncThreads, thomas_truncated_system_smem<T>(),
+    resident = i64(persistent_grid(thomas_truncated_system_kernel<T, true>, kTruncThreads, thomas_truncated_system_smem<T>(),
                                    std::numeric_limits<i64>::max(), launch_limits())) *
                kTruncThreads;
   return common::spike_padded_rows<i64>(n, resident, i64(common::SpikeYShape<T>::G), 8);
@@ -190,11 +206,13 @@ void launch_thomas_truncated_system(i64 n, const T* a, const T* b, const T* c, c
                           std::to_string(kTruncSystemMaxRows));
   const i64 P = thomas_truncated_system_rows<T>(n);
   constexpr std::size_t smem = thomas_truncated_system_smem<T>();
+  // u's stores: by the warp through the stage (default), or row by row (ADI_TRUNC_SYSTEM_STORES=0, timing)
+  const auto kernel = ::adi::detail::env_int("ADI_TRUNC_SYSTEM_STORES", 0, 1, 1) == 1 ? thomas_truncated_system_kernel<T, true>
+                                                                                     : thomas_truncated_system_kernel<T, false>;
   if (smem > 48 * 1024)  // (per launch: the attribute is the current device's)
-    ADI_CUDA_CHECK(cudaFuncSetAttribute(thomas_truncated_system_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        int(smem)));
+    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const i64 blocks = ((n + P - 1) / P + kTruncThreads - 1) / kTruncThreads;
-  thomas_truncated_system_kernel<T><<<unsigned(blocks), kTruncThreads, smem, stream>>>(
+  kernel<<<unsigned(blocks), kTruncThreads, smem, stream>>>(
       a, b, c, d, u, n, P, bad);
   ADI_CUDA_CHECK(cudaGetLastError());
 }
