@@ -84,10 +84,11 @@ __global__ void __launch_bounds__(kTruncThreads)
 // q on rows [q P, (q + 1) P) of the system. Threads of a warp take neighbouring parts, so a row's
 // loads by the lanes are P apart; instead the warp loads each batch of 8 rows of its 32 parts
 // together (WarpRows: 8 lanes read a part's 8 neighbouring values, 4 parts an instruction, all
-// sectors used) and passes them through shared memory to their lanes. u is written row by row.
-// Automatic's range (LargeTridiagonalPlan, fp64 only): H200, stop 44, bench_cuda_large_tridiagonal --quick, the kernel
-// against the partition plan: fp64 2^20 0.084 / 0.089 ms, 2^21 0.102 / 0.116, 2^24 0.462 / 0.574, 2^26 1.681 / 2.151;
-// fp32 slower from 2^22 (2^24 0.387 / 0.253: latency-bound, see docs/large_tridiagonal.md).
+// sectors used) and passes them through shared memory to their lanes; u's groups of 8 rows go back
+// the same way (ADI_TRUNC_SYSTEM_STORES=0: row by row, for timing).
+// Automatic's range (LargeTridiagonalPlan, fp64 only): H200, stop 44 run 5, bench_cuda_large_tridiagonal --quick, the
+// kernel against the partition plan: fp64 2^20 0.078 / 0.089 ms, 2^21 0.096 / 0.112, 2^24 0.413 / 0.566, 2^26 1.512 /
+// 2.130; fp32 level at 2^20 and 2^22, slower from 2^23 (2^24 0.292 / 0.259; docs/large_tridiagonal.md).
 constexpr long long kTruncSystemMinRows = 1 << 21;
 constexpr long long kTruncSystemMaxRows = 1 << 29;  // above: the partition passes (spike_y_part counts a part's rows in int)
 constexpr int kTruncSystemStage = 32 * 9;           // a warp's stage: 32 parts x 8 rows, padded to 9 (no bank conflicts)
