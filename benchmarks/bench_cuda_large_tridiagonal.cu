@@ -189,6 +189,15 @@ void run_size(int l, cusparseHandle_t sp) {
     });
     unsetenv("ADI_TRUNC_SYSTEM_STORES");
     g_rows.push_back({prec, "truncated kernel", "u row by row", l, ms0, residual(a, b, c, d, u.p, n), 0.0});
+    for (const char* pct : {"50", "200"}) {  // parts per 100 resident threads (the default 100)
+      setenv("ADI_TRUNC_SYSTEM_PARTS", pct, 1);
+      const double msp = time_ms([&] {
+        adi::cuda_backend::large_truncated_solve<T>(n, a.p, b.p, c.p, d.p, u.p, flag.p, g_stream);
+      });
+      unsetenv("ADI_TRUNC_SYSTEM_PARTS");
+      g_rows.push_back({prec, "truncated kernel", std::string("parts ") + pct + "%", l, msp,
+                        residual(a, b, c, d, u.p, n), 0.0});
+    }
     adi::LargeTridiagonalPlan<T> plan(ex, n);
     const double pms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
     g_rows.push_back({prec, std::string("automatic (plan) * ") + adi::large_kernel_name(plan.kernel()), "", l, pms,

@@ -11,6 +11,7 @@
 // not use u (the single-device plan re-solves with the exact kernel, adi/tridiagonal.cpp).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -193,7 +194,9 @@ i64 thomas_truncated_system_rows(i64 n) {
     resident = i64(persistent_grid(thomas_truncated_system_kernel<T, true>, kTruncThreads, thomas_truncated_system_smem<T>(),
                                    std::numeric_limits<i64>::max(), launch_limits())) *
                kTruncThreads;
-  return common::spike_padded_rows<i64>(n, resident, i64(common::SpikeYShape<T>::G), 8);
+  // ADI_TRUNC_SYSTEM_PARTS: parts per 100 resident threads (timing; 25 .. 400, default 100)
+  const i64 pct = ::adi::detail::env_int("ADI_TRUNC_SYSTEM_PARTS", 25, 400, 100);
+  return common::spike_padded_rows<i64>(n, std::max<i64>(1, resident * pct / 100), i64(common::SpikeYShape<T>::G), 8);
 }
 
 // Enqueues the single-system kernel on one system of n rows (n <= kTruncSystemMaxRows; u must not
