@@ -14,12 +14,14 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <mutex>
 #include <string>
 
 #include "adi/base/env_switch.hpp"
 #include "adi/base/error.hpp"
 #include "solvers/common/spike_y.hpp"
 #include "solvers/cuda/check.cuh"
+#include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/tridiagonal_common.cuh"
 
@@ -210,9 +212,17 @@ void launch_thomas_truncated_system(i64 n, const T* a, const T* b, const T* c, c
                           std::to_string(kTruncSystemMaxRows));
   const i64 P = thomas_truncated_system_rows<T>(n);
   constexpr std::size_t smem = thomas_truncated_system_smem<T>();
-  // u's stores: by the warp through the stage (default), or row by row (ADI_TRUNC_SYSTEM_STORES=0, timing)
-  const auto kernel = ::adi::detail::env_int("ADI_TRUNC_SYSTEM_STORES", 0, 1, 1) == 1 ? thomas_truncated_system_kernel<T, true>
-                                                                                     : thomas_truncated_system_kernel<T, false>;
+  // u's stores: by the warp through the stage (default), or row by row (ADI_TRUNC_SYSTEM_STORES=0, kept for
+  // timing: compiled only with ADI_CUDA_UNROLL_ALL, issue 15 item 8; other builds say so once and run the default)
+  auto kernel = thomas_truncated_system_kernel<T, true>;
+  if (::adi::detail::env_int("ADI_TRUNC_SYSTEM_STORES", 0, 1, 1) == 0) {
+#if defined(ADI_CUDA_UNROLL_ALL)
+    kernel = thomas_truncated_system_kernel<T, false>;
+#else
+    static std::once_flag gated;
+    note_form_not_compiled(gated, "ADI_TRUNC_SYSTEM_STORES=0 (u stored row by row)", "the warp's stores");
+#endif
+  }
   if (smem > 48 * 1024)  // (per launch: the attribute is the current device's)
     ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const i64 blocks = ((n + P - 1) / P + kTruncThreads - 1) / kTruncThreads;
