@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(kTruncThreads)
 // together (WarpRows: 8 lanes read a part's 8 neighbouring values, 4 parts an instruction, all
 // sectors used) and passes them through shared memory to their lanes; u's groups of 8 rows go back
 // the same way (ADI_TRUNC_SYSTEM_STORES=0: row by row, for timing).
-// Automatic's range (LargeTridiagonalPlan, fp64 only): H200, stop 44 run 5, bench_cuda_large_tridiagonal --quick, the
+// Automatic's range (LargeTridiagonalPlan, fp64 only): H200, stop 44 run s44/4, bench_cuda_large_tridiagonal --quick, the
 // kernel against the partition plan: fp64 2^20 0.078 / 0.089 ms, 2^21 0.096 / 0.112, 2^24 0.413 / 0.566, 2^26 1.512 /
 // 2.130; fp32 level at 2^20 and 2^22, slower from 2^23 (2^24 0.292 / 0.259; docs/large_tridiagonal.md).
 constexpr long long kTruncSystemMinRows = 1 << 21;
