@@ -194,11 +194,9 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
   // where the solve is checked anyway (it synchronises to
   // read the refusal), no relative pivot tolerance is asked for (the partition tests it) and no chunk;
   // ADI_LARGE_TRUNCATED=0 keeps the partition.
-  if (o.kernel == LargeKernel::automatic && exec.is_cuda() && sizeof(T) == 8 && !o.periodic && o.pivot_tolerance == 0 &&
-      o.chunk == 0 &&
-      (o.check_pivots || o.pivoting == Pivoting::automatic) && n >= cuda_backend::large_truncated_min_rows() &&
-      n <= cuda_backend::large_truncated_max_rows() && !detail::pivoting_fallback_on_device() &&
-      detail::env_int("ADI_LARGE_TRUNCATED", 0, 1, 1) == 1)
+  if (o.kernel == LargeKernel::automatic && o.pivot_tolerance == 0 && o.chunk == 0 &&
+      (o.check_pivots || o.pivoting == Pivoting::automatic) && !detail::pivoting_fallback_on_device() &&
+      detail::large_truncated_applies(exec, n, sizeof(T), o.periodic))
     p.kernel = LargeKernel::truncated;
   p.solve_backend = exec.is_cuda() ? &Impl::solve_cuda : &Impl::solve_host;
   p.pivot_solve = exec.is_cuda() ? &Impl::pivot_cuda : &Impl::pivot_host;
@@ -586,9 +584,15 @@ std::size_t large_lines_workspace_bytes(const Executor& exec, const LineSet& lin
          cuda_backend::large_workspace_bytes(lines.n, periodic, cuda_backend::large_default_chunk(vs), vs);
 }
 
+bool large_truncated_applies(const Executor& exec, index_t n, std::size_t value_size, bool periodic) {
+  return exec.is_cuda() && value_size == 8 && !periodic && n >= cuda_backend::large_truncated_min_rows() &&
+         n <= cuda_backend::large_truncated_max_rows() && env_int("ADI_LARGE_TRUNCATED", 0, 1, 1) == 1;
+}
+
 template <class T>
 void large_lines_solve(const Executor& exec, const LineSet& l, const T* a, const T* b, const T* c, bool shared,
-                       const T* d, T* u, bool periodic, bool check_pivots, void* ws, unsigned long long* report) {
+                       const T* d, T* u, bool periodic, bool check_pivots, void* ws, unsigned long long* report,
+                       bool* truncated) {
   const index_t lines = l.lines();
   auto fail = [&](index_t line, index_t row, const std::string& stage) {
     throw SingularSystem("tridiagonal solve (large-system partition): zero or tiny pivot at row " +
@@ -607,6 +611,18 @@ void large_lines_solve(const Executor& exec, const LineSet& l, const T* a, const
     return;
   }
   cuda_backend::DeviceGuard device_guard(exec.device());
+  if (truncated != nullptr && *truncated && check_pivots && d != u && report != nullptr) {
+    // The truncated sweeps first, line by line, one synchronisation (LargeTridiagonalPlan's solve_truncated).
+    int* bad = reinterpret_cast<int*>(report + 1);
+    *bad = 0;  // no kernel can be writing it: every solve that uses it ends synchronised
+    for (index_t line = 0; line < lines; ++line) {
+      const index_t o = l.offset(line), ob = shared ? 0 : o;
+      cuda_backend::large_truncated_solve<T>(l.n, a + ob, b + ob, c + ob, d + o, u + o, bad, exec.stream());
+    }
+    cuda_backend::synchronize(exec.stream());
+    if (*bad == 0) return;
+    *truncated = false;  // refused: the partition below, and from now on
+  }
   // The flag word at the workspace's start: zeroed with the plan's workspace, and after a
   // failure by the kernel that publishes it into `report` (cuda_partition_systems; until stop
   // 33 a memset before each solve and a copy back after it).
@@ -624,10 +640,10 @@ void large_lines_solve(const Executor& exec, const LineSet& l, const T* a, const
 }
 
 template void large_lines_solve<float>(const Executor&, const LineSet&, const float*, const float*, const float*,
-                                       bool, const float*, float*, bool, bool, void*, unsigned long long*);
+                                       bool, const float*, float*, bool, bool, void*, unsigned long long*, bool*);
 template void large_lines_solve<double>(const Executor&, const LineSet&, const double*, const double*,
                                         const double*, bool, const double*, double*, bool, bool, void*,
-                                        unsigned long long*);
+                                        unsigned long long*, bool*);
 
 }  // namespace detail
 

@@ -124,12 +124,18 @@ namespace detail {
 // machinery with the automatic kernel. Kernels assume a validated LineSet.
 std::size_t large_lines_workspace_bytes(const Executor& exec, const LineSet& lines, bool periodic,
                                         std::size_t value_size);
-// report: on CUDA, with check_pivots, a pinned host word the check's result is published
-// into (the plan's; adi/large_tridiagonal.cpp, cuda_partition_systems); unused on the host.
+// report: on CUDA, with check_pivots, two pinned host words: [0] the check's result is published
+// into (the plan's; adi/large_tridiagonal.cpp, cuda_partition_systems), [1] the truncated sweeps'
+// refusal; unused on the host. truncated (may be null): the caller's state of the truncated sweeps
+// (LargeKernel::truncated's rule: CUDA, fp64, checked, non-periodic, out of place, 2^21 .. 2^29
+// rows): tried first while *truncated, which a refused batch clears (the partition then solves it,
+// and every later one).
 template <class T>
 void large_lines_solve(const Executor& exec, const LineSet& lines, const T* a, const T* b, const T* c,
                        bool shared, const T* d, T* u, bool periodic, bool check_pivots, void* workspace,
-                       unsigned long long* report);
+                       unsigned long long* report, bool* truncated = nullptr);
+// Whether automatic's rule would give lines of n rows the truncated sweeps (ADI_LARGE_TRUNCATED read).
+bool large_truncated_applies(const Executor& exec, index_t n, std::size_t value_size, bool periodic);
 }  // namespace detail
 
 }  // namespace adi

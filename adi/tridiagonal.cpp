@@ -105,6 +105,9 @@ struct TridiagonalPlan<T>::Impl {
   std::unique_ptr<int, PinnedFree> flags_host;
   // CUDA, the large-system route (run_large): the pinned word its check is published into.
   std::unique_ptr<unsigned long long, PinnedFree> large_report;
+  // The few-long-lines route (Kernel::large_partition) on CUDA: the truncated sweeps first (fp64 lines of
+  // 2^21 .. 2^29 rows, as LargeTridiagonalPlan's automatic), until a batch is refused.
+  bool large_truncated = false;
   bool device_fallback = false;  // ADI_PIVOTING_FALLBACK=device (measurement; run_cuda)
   detail::TeamTuner team;      // host threads per solve (adi/detail/host_team.hpp)
   detail::Storage fallback_ws;  // automatic: the pivoting fall-back's scratch, allocated on first use
@@ -197,7 +200,7 @@ void TridiagonalPlan<T>::Impl::run_large(Impl& p, Kernel, const T* a, const T* b
   const bool fallback = o.pivoting == Pivoting::automatic;
   try {
     detail::large_lines_solve<T>(p.exec, p.lines, a, b, c, shared, d, u, o.periodic, o.check_pivots || fallback,
-                                 p.workspace.get(), p.large_report.get());
+                                 p.workspace.get(), p.large_report.get(), &p.large_truncated);
   } catch (const SingularSystem& e) {
     // pivoting = none: the partition's failure is a zero pivot or its growth test (on the
     // device too since stop 31), so it is reported as every Thomas kernel of this plan reports
@@ -446,9 +449,12 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
     // Both resolve to it together (the rule looks at the layout only).
     p.workspace =
         detail::Storage(detail::large_lines_workspace_bytes(exec, p.lines, options.periodic, sizeof(T)), exec);
-    if (exec.is_cuda())
+    if (exec.is_cuda()) {
+      // [0] the partition's check, [1] the truncated sweeps' refusal (large_lines_solve)
       p.large_report.reset(
-          static_cast<unsigned long long*>(cuda_backend::pinned_allocate(sizeof(unsigned long long))));
+          static_cast<unsigned long long*>(cuda_backend::pinned_allocate(2 * sizeof(unsigned long long))));
+      p.large_truncated = detail::large_truncated_applies(exec, p.lines.n, sizeof(T), options.periodic);
+    }
     return;
   }
   if (exec.is_host()) {

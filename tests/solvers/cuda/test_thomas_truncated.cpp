@@ -611,6 +611,28 @@ TEST(CudaThomasTruncated, LargeSystem) {
     ds.d.copy_to_host(u.data());
     EXPECT_LE(error_of(u, s.ref), tol<double>()) << "in place";
   }
+  // TridiagonalPlan's few-long-lines route (Kernel::large_partition): two contiguous lines, the second
+  // dominant; the first dominant (the truncated sweeps take both) or weak (refused: the partition).
+  for (Kind kind : {Kind::dominant, Kind::weak}) {
+    SCOPED_TRACE(kind == Kind::dominant ? "TridiagonalPlan, dominant lines" : "TridiagonalPlan, a weak line");
+    const System<double> s0 = make_system<double>(n, 1, {kind}, false, 91);
+    const System<double> s1 = make_system<double>(n, 1, {Kind::dominant}, false, 92);
+    System<double> s;
+    auto cat = [](const std::vector<double>& x, const std::vector<double>& y) {
+      std::vector<double> v(x);
+      v.insert(v.end(), y.begin(), y.end());
+      return v;
+    };
+    s.a = cat(s0.a, s1.a), s.b = cat(s0.b, s1.b), s.c = cat(s0.c, s1.c), s.d = cat(s0.d, s1.d);
+    s.ref = cat(s0.ref, s1.ref);
+    DeviceSystem<double> ds(s, gpu);
+    adi::TridiagonalPlan<double> plan(gpu, adi::LineSet{n, 1, 2, n, 1, 2 * n});
+    EXPECT_EQ(plan.kernel(), Kernel::large_partition);
+    for (int rep = 0; rep < 2; ++rep) {
+      ds.u.copy_from_host(ds.poison.data());
+      EXPECT_LE(error_of(ds.solve(plan, false), s.ref), tol<double>()) << "solve " << rep;
+    }
+  }
   {
     adi::test::ScopedEnv off("ADI_LARGE_TRUNCATED", "0");
     EXPECT_EQ(adi::LargeTridiagonalPlan<double>(gpu, n).kernel(), adi::LargeKernel::partition);
