@@ -194,7 +194,7 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
   // where the solve is checked anyway (it synchronises to
   // read the refusal), no relative pivot tolerance is asked for (the partition tests it) and no chunk;
   // ADI_LARGE_TRUNCATED=0 keeps the partition.
-  if (o.kernel == LargeKernel::automatic && o.pivot_tolerance == 0 && o.chunk == 0 &&
+  if (o.kernel == LargeKernel::automatic && o.pivot_tolerance == 0 && o.chunk == 0 && o.pivoting != Pivoting::partial &&
       (o.check_pivots || o.pivoting == Pivoting::automatic) && !detail::pivoting_fallback_on_device() &&
       detail::large_truncated_applies(exec, n, sizeof(T), o.periodic))
     p.kernel = LargeKernel::truncated;

@@ -638,6 +638,9 @@ TEST(CudaThomasTruncated, LargeSystem) {
     EXPECT_EQ(adi::LargeTridiagonalPlan<double>(gpu, n).kernel(), adi::LargeKernel::partition);
   }
   adi::LargeTridiagonalOptions o;
+  o.pivoting = adi::Pivoting::partial;  // (every solve pivots)
+  EXPECT_EQ(adi::LargeTridiagonalPlan<double>(gpu, n, 1, 0, o).kernel(), adi::LargeKernel::partition);
+  o.pivoting = adi::Pivoting::automatic;
   o.periodic = true;
   EXPECT_EQ(adi::LargeTridiagonalPlan<double>(gpu, n, 1, 0, o).kernel(), adi::LargeKernel::partition);
   o.kernel = adi::LargeKernel::truncated;
