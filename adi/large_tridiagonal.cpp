@@ -77,6 +77,22 @@ unsigned long long cuda_partition_systems(const Executor& exec, index_t count, i
   cuda_backend::synchronize(exec.stream());
   return *report;
 }
+
+// The truncated sweeps (LargeKernel::truncated) on `count` systems of n rows, laid out as for
+// cuda_partition_systems, for both plans that run them: one launch a system, one synchronisation;
+// `bad` (pinned host memory) zeroed here and raised by a refusing kernel. true: every system taken;
+// false: u is not the solution (the caller's partition solves every system again and checks).
+template <class T, class Band, class Off>
+bool cuda_truncated_systems(const Executor& exec, index_t count, index_t n, const T* a, const T* b, const T* c,
+                            const T* d, T* u, Band band, Off off, int* bad) {
+  *bad = 0;  // no kernel can be writing it: every solve that uses it ends synchronised
+  for (index_t s = 0; s < count; ++s)
+    cuda_backend::large_truncated_solve<T>(n, a + band(s), b + band(s), c + band(s), d + off(s), u + off(s), bad,
+                                           exec.stream());
+  cuda_backend::synchronize(exec.stream());
+  return *bad == 0;
+}
+
 }  // namespace
 
 const char* large_kernel_name(LargeKernel v) {
@@ -126,9 +142,6 @@ struct LargeTridiagonalPlan<T>::Impl {
   // with check_pivots off nothing is waited for; the graphs, per pointer set, in fallback_cache.
   bool device_fallback = false;
   std::shared_ptr<void> fallback_cache;
-  // CUDA, kernel truncated: [2] of flags_host, the single-system kernel's refusal (set by the
-  // kernel, read after the solve's synchronisation; zeroed before each solve).
-  bool solve_truncated(const T* a, const T* b, const T* c, index_t band_step, const T* d, T* u);
 
   std::size_t pivot_bytes() const;
   void allocate();  // the constructor's last step
@@ -390,7 +403,11 @@ void LargeTridiagonalPlan<T>::Impl::solve_cuda(const T* a, const T* b, const T* 
   const unsigned long long total = static_cast<unsigned long long>(count) * static_cast<unsigned long long>(n);
   const bool checked = options.check_pivots || fallback;
   if (kernel == LargeKernel::truncated && d != u) {
-    if (solve_truncated(a, b, c, band_step, d, u)) return;
+    // [2] of flags_host: the kernel's refusal
+    if (cuda_truncated_systems<T>(
+            exec, count, n, a, b, c, d, u, [&](index_t s) { return s * band_step; },
+            [&](index_t s) { return s * stride; }, reinterpret_cast<int*>(flags_host.get() + 2)))
+      return;
     // Refused: the partition solves again; automatic's plan keeps it from now on (a refusal costs a
     // pass, and the next systems of a plan are usually alike: weakly dominant ones are refused each time).
     if (options.kernel == LargeKernel::automatic) kernel = LargeKernel::partition;
@@ -433,20 +450,6 @@ void LargeTridiagonalPlan<T>::Impl::solve_cuda(const T* a, const T* b, const T* 
                              "; the system is singular or not diagonally dominant enough for a solver "
                              "without pivoting",
                          index_t(pos / n), index_t(pos % n));
-}
-
-// The truncated sweeps on every system, one synchronisation; false where a system was refused
-// (u is then not the solution: the caller's partition solves every system again and checks).
-template <class T>
-bool LargeTridiagonalPlan<T>::Impl::solve_truncated(const T* a, const T* b, const T* c, index_t band_step, const T* d,
-                                                    T* u) {
-  int* bad = reinterpret_cast<int*>(flags_host.get() + 2);
-  *bad = 0;  // no kernel can be writing it: every solve that uses it ends synchronised
-  for (index_t s = 0; s < count; ++s)
-    cuda_backend::large_truncated_solve<T>(n, a + s * band_step, b + s * band_step, c + s * band_step, d + s * stride,
-                                           u + s * stride, bad, exec.stream());
-  cuda_backend::synchronize(exec.stream());
-  return *bad == 0;
 }
 
 // The pivoting route: the systems as a LineSet of stride-1 lines, the batched pivoting kernels.
@@ -611,16 +614,12 @@ void large_lines_solve(const Executor& exec, const LineSet& l, const T* a, const
     return;
   }
   cuda_backend::DeviceGuard device_guard(exec.device());
+  auto band = [&](index_t s) { return shared ? index_t(0) : l.offset(s); };
+  auto off = [&](index_t s) { return l.offset(s); };
   if (truncated != nullptr && *truncated && check_pivots && d != u && report != nullptr) {
-    // The truncated sweeps first, line by line, one synchronisation (LargeTridiagonalPlan's solve_truncated).
-    int* bad = reinterpret_cast<int*>(report + 1);
-    *bad = 0;  // no kernel can be writing it: every solve that uses it ends synchronised
-    for (index_t line = 0; line < lines; ++line) {
-      const index_t o = l.offset(line), ob = shared ? 0 : o;
-      cuda_backend::large_truncated_solve<T>(l.n, a + ob, b + ob, c + ob, d + o, u + o, bad, exec.stream());
-    }
-    cuda_backend::synchronize(exec.stream());
-    if (*bad == 0) return;
+    // The truncated sweeps first; report[1]: their refusal.
+    if (cuda_truncated_systems<T>(exec, lines, l.n, a, b, c, d, u, band, off, reinterpret_cast<int*>(report + 1)))
+      return;
     *truncated = false;  // refused: the partition below, and from now on
   }
   // The flag word at the workspace's start: zeroed with the plan's workspace, and after a
@@ -630,9 +629,8 @@ void large_lines_solve(const Executor& exec, const LineSet& l, const T* a, const
   void* kws = static_cast<char*>(ws) + kFlagBytes;
   const int chunk = cuda_backend::large_default_chunk(sizeof(T));
   const unsigned long long total = static_cast<unsigned long long>(lines) * static_cast<unsigned long long>(l.n);
-  const unsigned long long h = cuda_partition_systems<T>(
-      exec, lines, l.n, a, b, c, d, u, [&](index_t s) { return shared ? index_t(0) : l.offset(s); },
-      [&](index_t s) { return l.offset(s); }, periodic, chunk, 0.0, kws, flag, report);
+  const unsigned long long h =
+      cuda_partition_systems<T>(exec, lines, l.n, a, b, c, d, u, band, off, periodic, chunk, 0.0, kws, flag, report);
   if (h != 0) {
     const unsigned long long pos = total - h;
     fail(static_cast<index_t>(pos / l.n), static_cast<index_t>(pos % l.n), " (or near it, on the device)");
