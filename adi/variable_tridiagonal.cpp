@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "adi/base/env_switch.hpp"
 #include "adi/error.hpp"
 #include "adi/field.hpp"
 #include "solvers/cpu/thomas_variable.hpp"
@@ -22,6 +23,7 @@ const char* variable_kernel_name(VariableKernel m) {
     case VariableKernel::padded: return "padded (CP)";
     case VariableKernel::stop_at_size: return "stop_at_size (NCP)";
     case VariableKernel::sorted: return "sorted";
+    case VariableKernel::truncated: return "truncated";
   }
   return "unknown";
 }
@@ -53,6 +55,17 @@ struct VariableTridiagonalPlan<T>::Impl {
   explicit Impl(const VariableBatchPlan& b) : batch(b) {}
   void choose(VariableKernel requested);
   void allocate();
+  // The backend's kernel for the layout and the chosen kernel (in place: never a truncated kind).
+  cuda_backend::VariableKernel launch_kind(bool in_place) const {
+    using Launch = cuda_backend::VariableKernel;
+    const bool truncated = kernel == VariableKernel::truncated && !in_place;
+    return kind == LayoutKind::sorted       ? (truncated ? Launch::sorted_truncated : Launch::sorted)
+           : kind == LayoutKind::compact    ? Launch::compact
+           : kind == LayoutKind::pointers   ? Launch::pointers
+           : kernel == VariableKernel::stop_at_size ? Launch::stop_at_size
+           : truncated                      ? Launch::padded_truncated
+                                            : Launch::padded;
+  }
   void check_arrays(std::initializer_list<std::pair<const void*, const char*>> arrays, const T* d,
                     const T* u) const;
   void report(index_t bad, index_t row = -1) const;
@@ -100,8 +113,11 @@ struct VariableTridiagonalPlan<T>::Impl {
 template <class T>
 void VariableTridiagonalPlan<T>::Impl::choose(VariableKernel requested) {
   const bool host = batch.executor().is_host();
+  // The truncated sweeps (CUDA, stop 45): interleaved layouts, non-periodic.
+  const bool truncated_fits = !host && !options.periodic && (kind == LayoutKind::padded || kind == LayoutKind::sorted);
   auto allowed = [&](VariableKernel m) {
     if (m == VariableKernel::reference) return host;
+    if (m == VariableKernel::truncated) return truncated_fits;
     switch (kind) {
       case LayoutKind::padded: return m == VariableKernel::padded || m == VariableKernel::stop_at_size;
       case LayoutKind::sorted: return m == VariableKernel::sorted;
@@ -112,13 +128,20 @@ void VariableTridiagonalPlan<T>::Impl::choose(VariableKernel requested) {
     kernel = kind == LayoutKind::padded   ? VariableKernel::padded
              : kind == LayoutKind::sorted ? VariableKernel::sorted
                                           : VariableKernel::stop_at_size;
+    // A batch that fills one wave of the truncated kernel takes it (ADI_VARIABLE_TRUNCATED=0: never).
+    if (truncated_fits && detail::env_int("ADI_VARIABLE_TRUNCATED", 0, 1, 1) == 1) {
+      cuda_backend::DeviceGuard device_guard(batch.executor().device());
+      if (batch.count() >= cuda_backend::variable_truncated_resident<T>()) kernel = VariableKernel::truncated;
+    }
     return;
   }
   if (!allowed(requested))
     throw InvalidArgument(std::string("VariableTridiagonalPlan: kernel ") + variable_kernel_name(requested) +
                           " cannot run the " + layout_name(kind) + " layout on " + batch.executor().name() +
+                          std::string(options.periodic ? " (periodic)" : "") +
                           " (padded/stop_at_size: PaddedInterleaved; sorted: SortedInterleaved; "
-                          "stop_at_size: CompactBatch, PointerBatch; reference: host only)");
+                          "stop_at_size: CompactBatch, PointerBatch; reference: host only; truncated: "
+                          "PaddedInterleaved or SortedInterleaved on CUDA, not periodic)");
   kernel = requested;
 }
 
@@ -135,12 +158,7 @@ void VariableTridiagonalPlan<T>::Impl::allocate() {
   run = &Impl::run_cuda;
   run_pointers = &Impl::run_pointers_cuda;
   cuda_backend::DeviceGuard device_guard(exec.device());
-  using Launch = cuda_backend::VariableKernel;
-  const Launch k = kind == LayoutKind::sorted                      ? Launch::sorted
-                   : kind == LayoutKind::compact                   ? Launch::compact
-                   : kind == LayoutKind::pointers                  ? Launch::pointers
-                   : kernel == adi::VariableKernel::stop_at_size ? Launch::stop_at_size
-                                                                   : Launch::padded;
+  const cuda_backend::VariableKernel k = launch_kind(false);
   workspace = detail::Storage(
       cuda_backend::variable_tridiagonal_workspace_bytes(k, batch.view(), span, options.periodic, sizeof(T)), exec);
   bad_flag = detail::Storage(sizeof(int), exec);
@@ -356,7 +374,7 @@ void VariableTridiagonalPlan<T>::Impl::pivot_cuda(cuda_backend::VariableKernel k
                                                   Row row) {
   const Executor& exec = batch.executor();
   int* flag = check ? static_cast<int*>(bad_flag.get()) : nullptr;
-  cuda_backend::variable_pivoting_solve<T>(k, batch.view(), x, options.periodic, pivot_workspace.get(), flag,
+  cuda_backend::variable_pivoting_solve<T>(cuda_backend::exact_variable_kernel(k), batch.view(), x, options.periodic, pivot_workspace.get(), flag,
                                            exec.stream());
   if (flag) {
     int h = cuda_backend::kNoBadSystem;
@@ -436,16 +454,13 @@ void VariableTridiagonalPlan<T>::Impl::run_host(Impl& p, const T* a, const T* b,
 
 template <class T>
 void VariableTridiagonalPlan<T>::Impl::run_cuda(Impl& p, const T* a, const T* b, const T* c, const T* d, T* u) {
-  using Launch = cuda_backend::VariableKernel;
   cuda_backend::VariableDeviceArrays<T> x;
   x.a = a, x.b = b, x.c = c, x.d = d, x.u = u;
   x.stride = p.stride;
   x.rows = p.rows;
   x.offsets = static_cast<const index_t*>(p.device_offsets.get());
-  const Launch k = p.kind == LayoutKind::sorted                    ? Launch::sorted
-                   : p.kind == LayoutKind::compact                 ? Launch::compact
-                   : p.kernel == adi::VariableKernel::stop_at_size ? Launch::stop_at_size
-                                                                   : Launch::padded;
+  // In place the truncated sweeps cannot run (their re-solve reads d): the exact kernel.
+  const cuda_backend::VariableKernel k = p.launch_kind(d == u);
   p.solve_cuda(k, x, [&] { return d == u; }, [&](index_t s) { return p.failed_row_on_device(s, a, b, c); });
 }
 

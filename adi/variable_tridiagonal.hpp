@@ -34,8 +34,15 @@ enum class VariableKernel {
   padded,        // CP
   stop_at_size,  // NCP
   sorted,        // SortedInterleaved only
+  // CUDA, PaddedInterleaved or SortedInterleaved, not periodic (stop 45): a thread per system as
+  // padded / sorted, by truncated sweeps ((c*, y*) in shared memory: the batch's bands read once
+  // and u written once); where a system does not decay fast enough (or fails the stability check,
+  // or meets a non-finite value) the batch is solved again by the exact kernel (sorted / padded),
+  // decided on the device. In place: the exact kernel. Automatic's pick on CUDA for those layouts
+  // when the batch has at least as many systems as the device holds threads of it (one wave).
+  truncated,
 };
-// "automatic", "reference", "padded (CP)", "stop_at_size (NCP)", "sorted".
+// "automatic", "reference", "padded (CP)", "stop_at_size (NCP)", "sorted", "truncated".
 const char* variable_kernel_name(VariableKernel k);
 
 // The spellings before the options were unified (kept for one release).

@@ -2,7 +2,8 @@
 // largest size, in one run (CUDA events, median of --reps runs after warm-up):
 //
 // Tridiagonal: 256,000 systems of sizes U[256,512], U[1,512] and fixed 384 and 512, fp32
-//   and fp64: ours CP and NCP (padded interleaved), sorted (SortedInterleaved), compact;
+//   and fp64: ours CP and NCP (padded interleaved), sorted (SortedInterleaved), compact,
+//   the truncated sweeps on both interleaved layouts and what automatic takes (stop 45);
 //   the project's fixed-size solver (TridiagonalPlan on the padded InterleavedBatch);
 //   cuSPARSE gtsvInterleavedBatch and gtsv2StridedBatch on the padded batch. Useful
 //   bandwidth counts 5 arrays of the real sizes (a, b, c, d read, u written); %copy is of
@@ -180,12 +181,13 @@ void bench_tri(cusparseHandle_t sp, const char* dist, const std::vector<int>& si
   CK(cudaDeviceSynchronize());
   adi::VariableTridiagonalOptions o;
   o.check_pivots = false;
-  for (auto m : {adi::VariableKernel::padded, adi::VariableKernel::stop_at_size}) {
+  for (auto m : {adi::VariableKernel::padded, adi::VariableKernel::stop_at_size, adi::VariableKernel::truncated}) {
     o.kernel = m;
     adi::VariableTridiagonalPlan<T> plan(batch, adi::PaddedInterleaved{}, o);
     CK(cudaMemset(u, 0, pspan * sizeof(T)));
     const double ms = median_ms([&] { plan.solve(adi::Bands<T>{a, b, c}, d, u); });
-    add(std::string("ours ") + adi::variable_kernel_name(m), ms, max_residual<T>(dsizes, count, count, 1, u));
+    add(std::string("ours ") + adi::variable_kernel_name(m) + (m == adi::VariableKernel::truncated ? " (padded)" : ""),
+        ms, max_residual<T>(dsizes, count, count, 1, u));
   }
   {
     adi::TridiagonalOptions fo;
@@ -231,6 +233,19 @@ void bench_tri(cusparseHandle_t sp, const char* dist, const std::vector<int>& si
     CK(cudaMemset(u, 0, pspan * sizeof(T)));
     batch.unpack(su, u, pl);
     add("ours sorted", ms, max_residual<T>(dsizes, count, count, 1, u));
+    {  // stop 45: the truncated sweeps on the sorted layout, and what automatic takes there
+      for (auto m : {adi::VariableKernel::truncated, adi::VariableKernel::automatic}) {
+        o.kernel = m;
+        adi::VariableTridiagonalPlan<T> tp(batch, adi::SortedInterleaved{}, o);
+        CK(cudaMemset(su, 0, sspan * sizeof(T)));
+        const double tms = median_ms([&] { tp.solve(adi::Bands<T>{sa, sb, sc}, sd, su); });
+        CK(cudaMemset(u, 0, pspan * sizeof(T)));
+        batch.unpack(su, u, pl);
+        add(std::string("ours ") + (m == adi::VariableKernel::automatic ? "automatic -> " : "") +
+                adi::variable_kernel_name(tp.kernel()) + " (sorted)",
+            tms, max_residual<T>(dsizes, count, count, 1, u));
+      }
+    }
     const index_t tot = batch.total_size();
     T *ca = dalloc<T>(tot), *cb = dalloc<T>(tot), *cc = dalloc<T>(tot), *cd = dalloc<T>(tot), *cu = dalloc<T>(tot);
     batch.unpack(sa, ca, adi::CompactBatch{});

@@ -84,11 +84,11 @@ VariableBatchPlan batch_from(const Executor& exec, py::array_t<int, py::array::c
 // The names of variable_kernel_name, with or without their "(CP)" / "(NCP)" tail.
 VariableKernel variable_kernel_from(const std::string& name) {
   for (auto k : {VariableKernel::automatic, VariableKernel::reference, VariableKernel::padded,
-                 VariableKernel::stop_at_size, VariableKernel::sorted}) {
+                 VariableKernel::stop_at_size, VariableKernel::sorted, VariableKernel::truncated}) {
     const std::string full = variable_kernel_name(k);
     if (name == full || name == full.substr(0, full.find(' '))) return k;
   }
-  throw InvalidArgument("kernel = '" + name + "' is not one of automatic, reference, padded, stop_at_size, sorted");
+  throw InvalidArgument("kernel = '" + name + "' is not one of automatic, reference, padded, stop_at_size, sorted, truncated");
 }
 
 class AnyVariablePlan {

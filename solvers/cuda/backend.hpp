@@ -111,7 +111,17 @@ ADI_CUDA_KERNEL(void variable_pack(const VariableBatchView& v, VariableSource la
 // Variable-size tridiagonal kernels (solvers/cuda/thomas_variable*.cu): one thread per
 // system. Layout of the arrays: padded (k*stride + s, CP over `rows` rows or NCP),
 // sorted (SortedInterleaved), compact (offsets[s] + k, device offsets) or pointers.
-enum class VariableKernel { padded, stop_at_size, sorted, compact, pointers };
+// sorted_truncated / padded_truncated (stop 45): the sorted / padded layout by truncated sweeps
+// (non-periodic, u must not alias d), re-solved by the exact kernel (sorted / padded CP) where
+// they refuse, decided on the device.
+enum class VariableKernel { padded, stop_at_size, sorted, compact, pointers, sorted_truncated, padded_truncated };
+// The exact kernel of a kind: itself, or the one a truncated kind falls back to (and whose
+// scratch it uses; the pivoting kernels take this one too).
+constexpr VariableKernel exact_variable_kernel(VariableKernel k) {
+  return k == VariableKernel::sorted_truncated   ? VariableKernel::sorted
+         : k == VariableKernel::padded_truncated ? VariableKernel::padded
+                                                 : k;
+}
 template <class T>
 struct VariableDeviceArrays {
   const T* a = nullptr;
@@ -137,6 +147,10 @@ inline constexpr int kNoBadSystem = 0x7f7f7f7f;
 template <class T>
 ADI_CUDA_KERNEL(void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
                                 bool periodic, void* workspace, int* bad_system, void* stream))
+// Threads of the truncated kernels resident at once on the current device (the plan's rule: a batch
+// of at least this many systems fills one wave).
+template <class T>
+ADI_CUDA_KERNEL_OR(return 0;, index_t variable_truncated_resident())
 
 // Variable-size batched Cholesky (solvers/cuda/cholesky_vbatched*.cu). A launch covers the
 // range [first, first + count) of the batch plan's size order (max_size: its largest):

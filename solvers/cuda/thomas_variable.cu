@@ -6,11 +6,14 @@ namespace adi::cuda_backend {
 std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v, index_t span,
                                                  bool periodic, std::size_t value_size) {
   // One array per kind of scratch value (c*; z when periodic), the length of scratch_length:
-  // `span` is the padded layout's span for padded kernels.
-  const index_t len = kernel == VariableKernel::padded || kernel == VariableKernel::stop_at_size ? span
-                      : kernel == VariableKernel::sorted                                     ? v.sorted_span
-                                                                                              : v.total;
-  return static_cast<std::size_t>(len) * (periodic ? 2 : 1) * value_size;
+  // `span` is the padded layout's span for padded kernels; the truncated kinds add their refusal
+  // flag past it.
+  const VariableKernel exact = exact_variable_kernel(kernel);
+  const index_t len = exact == VariableKernel::padded || exact == VariableKernel::stop_at_size ? span
+                      : exact == VariableKernel::sorted                                      ? v.sorted_span
+                                                                                             : v.total;
+  const std::size_t bytes = static_cast<std::size_t>(len) * (periodic ? 2 : 1) * value_size;
+  return exact == kernel ? bytes : variable_detail::truncated_flag_offset(bytes) + sizeof(int);
 }
 
 template <class T>
@@ -20,5 +23,9 @@ void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& 
 }
 template void variable_tridiagonal_solve<float>(VariableKernel, const VariableBatchView&,
                                                 const VariableDeviceArrays<float>&, bool, void*, int*, void*);
+template <>
+index_t variable_truncated_resident<float>() {
+  return variable_truncated_resident_threads<float>();
+}
 
 }  // namespace adi::cuda_backend

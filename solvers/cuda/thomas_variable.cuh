@@ -10,13 +10,22 @@
 //                     contiguous system (uncoalesced: a baseline for user layouts).
 // Forward-sweep scratch: c* in the workspace (laid out like the data, so coalesced where
 // the data is), d* in u; periodic systems keep z in a second workspace array.
+//   sorted_truncated, padded_truncated (stop 45, issue 16): the same thread per system runs
+//                     common::spike_y_part's truncated sweeps on its own n rows, (c*, y*) in a
+//                     shared-memory ring instead of memory: a, b, c, d read once, u written once
+//                     (5 arrays against 9); a refusal re-solves the batch with the exact kernel,
+//                     gated on the device (no host round trip).
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <limits>
 
+#include "solvers/common/spike_y.hpp"
 #include "solvers/common/thomas_variable_core.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
+#include "solvers/cuda/pcr_launch.cuh"
+#include "solvers/cuda/thomas_truncated.cuh"
 
 namespace adi::cuda_backend {
 
@@ -73,11 +82,12 @@ __device__ void run(ThreadIo<T, LoadPadding> io, int n, int rows, index_t system
 }
 
 // PaddedInterleaved: thread s, element k at k*stride + s.
+// gate (the truncated kinds' re-solve): run only where *gate is set; null: always.
 template <bool Periodic, bool StopAtSize, class T>
 __global__ void __launch_bounds__(128) padded_kernel(VariableBatchView v, VariableDeviceArrays<T> x, T* cs, T* zs,
-                                                     int* bad_system) {
+                                                     int* bad_system, const int* gate) {
   const index_t s = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
-  if (s >= v.count) return;
+  if (s >= v.count || (gate != nullptr && *gate == 0)) return;
   const int n = v.sizes[s];
   ThreadIo<T, !StopAtSize> io{x.a + s, x.b + s, x.c + s, x.d + s, x.u + s, x.stride, cs + s, zs ? zs + s : nullptr,
                               x.stride};
@@ -87,9 +97,9 @@ __global__ void __launch_bounds__(128) padded_kernel(VariableBatchView v, Variab
 // SortedInterleaved: sorted position p = c*W + j, element k at chunk_offset[c] + k*W + j.
 template <bool Periodic, class T>
 __global__ void __launch_bounds__(128) sorted_kernel(VariableBatchView v, VariableDeviceArrays<T> x, T* cs, T* zs,
-                                                     int* bad_system) {
+                                                     int* bad_system, const int* gate) {
   const index_t p = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
-  if (p >= v.count) return;
+  if (p >= v.count || (gate != nullptr && *gate == 0)) return;
   const int W = v.chunk_width;
   const index_t c = p / W;
   const index_t at = v.chunk_offsets[c] + p % W;
@@ -122,11 +132,46 @@ __global__ void __launch_bounds__(128) contiguous_kernel(VariableBatchView v, Va
   run<Periodic>(io, n, n, s, bad_system);
 }
 
+// Truncated sweeps (sorted_truncated, padded_truncated; non-periodic, u != d): thread p takes the
+// system the exact kernel's thread p takes (Sorted: position p of SortedInterleaved; else system p
+// of PaddedInterleaved) and runs common::spike_y_part on its own n rows as one part: the forward
+// sweep exact from row 0, the backward in chunks of C rows each started G rows past the chunk's
+// end, so rows are loaded once, in step with the warp's other lanes (coalesced as the exact
+// kernel's loads), and past a lane's own size nothing is read. Checked as the exact kernel checks
+// (Growth: every |c*| <= kThomasGrowth; a non-finite value), and a truncation whose decay product
+// is not below kSpikeTol refuses too: then *refused is set and the exact kernel gated on it solves
+// the whole batch again (and names a failing system as it always does).
+template <class T, bool Sorted>
+__global__ void __launch_bounds__(kernels::kTruncThreads)
+    truncated_kernel(VariableBatchView v, VariableDeviceArrays<T> x, int* refused) {
+  extern __shared__ __align__(16) unsigned char variable_trunc_smem[];
+  using kernels::i64;
+  const index_t p = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
+  if (p >= v.count) return;
+  i64 at = p, st = x.stride, s = p;
+  if constexpr (Sorted) {
+    const int W = v.chunk_width;
+    at = v.chunk_offsets[p / W] + p % W, st = W, s = v.order[p];
+  }
+  const i64 n = v.sizes[s];
+  if (n <= 0) return;
+  using Shape = common::SpikeYShape<T>;
+  using Band = common::Strided<const T, i64>;
+  const kernels::TruncRing<T, kernels::kTruncThreads> ring{reinterpret_cast<T*>(variable_trunc_smem) + threadIdx.x};
+  const bool ok = common::spike_y_part<8, true, true>(
+      n, i64(0), n, i64(Shape::G), i64(Shape::C), i64(Shape::K), Band{x.a + at, st}, Band{x.b + at, st},
+      Band{x.c + at, st}, Band{x.d + at, st}, common::Strided<T, i64>{x.u + at, st}, ring, [](i64) {});
+  if (!ok) *refused = 1;
+}
+
+// Where the truncated kinds keep their refusal flag: one int past the exact kernel's scratch.
+inline std::size_t truncated_flag_offset(std::size_t scratch_bytes) { return (scratch_bytes + 15) / 16 * 16; }
+
 // Length of one scratch array (c*, and z when periodic): laid out like the data for the
 // interleaved layouts, packed (the plan's offsets) for the contiguous ones.
 template <class T>
 index_t scratch_length(VariableKernel kernel, const VariableBatchView& v, index_t stride, int rows) {
-  switch (kernel) {
+  switch (exact_variable_kernel(kernel)) {
     case VariableKernel::padded:
     case VariableKernel::stop_at_size: return v.count && rows ? (static_cast<index_t>(rows) - 1) * stride + v.count : 0;
     case VariableKernel::sorted: return v.sorted_span;
@@ -134,7 +179,29 @@ index_t scratch_length(VariableKernel kernel, const VariableBatchView& v, index_
   }
 }
 
+// The truncated kernel's launch over the batch (*refused cleared first).
+template <class T, bool Sorted>
+void launch_truncated(const VariableBatchView& v, const VariableDeviceArrays<T>& x, int* refused, cudaStream_t st) {
+  ADI_CUDA_CHECK(cudaMemsetAsync(refused, 0, sizeof(int), st));
+  constexpr int threads = kernels::kTruncThreads;
+  truncated_kernel<T, Sorted><<<unsigned((v.count + threads - 1) / threads), threads, kernels::thomas_truncated_smem<T>(),
+                                st>>>(v, x, refused);
+}
+
 }  // namespace variable_detail
+
+// Threads of the truncated kernel resident at once on the current device (once per process: the
+// plan's rule compares the batch with one wave of them).
+template <class T>
+index_t variable_truncated_resident_threads() {
+  static index_t cached = 0;
+  if (cached == 0)
+    cached = index_t(kernels::persistent_grid(variable_detail::truncated_kernel<T, true>, kernels::kTruncThreads,
+                                              kernels::thomas_truncated_smem<T>(), std::numeric_limits<kernels::i64>::max(),
+                                              kernels::launch_limits())) *
+             kernels::kTruncThreads;
+  return cached;
+}
 
 template <class T>
 void variable_tridiagonal_launch(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
@@ -148,24 +215,37 @@ void variable_tridiagonal_launch(VariableKernel kernel, const VariableBatchView&
   T* zs = periodic ? cs + scratch_length<T>(kernel, v, x.stride, x.rows) : nullptr;
   const unsigned threads = 128;
   const unsigned blocks = static_cast<unsigned>((v.count + threads - 1) / threads);
-  switch (kernel) {
+  // The truncated kinds: the truncated pass, then the exact kernel gated on its refusal flag.
+  const int* gate = nullptr;
+  if (kernel == VariableKernel::sorted_truncated || kernel == VariableKernel::padded_truncated) {
+    if (periodic) throw InvalidArgument("variable_tridiagonal_solve: the truncated kernels solve non-periodic systems only");
+    auto* refused = reinterpret_cast<int*>(static_cast<unsigned char*>(workspace) +
+                                           truncated_flag_offset(std::size_t(scratch_length<T>(kernel, v, x.stride, x.rows)) *
+                                                                 sizeof(T)));
+    if (kernel == VariableKernel::sorted_truncated)
+      launch_truncated<T, true>(v, x, refused, st);
+    else
+      launch_truncated<T, false>(v, x, refused, st);
+    gate = refused;
+  }
+  switch (exact_variable_kernel(kernel)) {
     case VariableKernel::padded:
       if (periodic)
-        padded_kernel<true, false, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system);
+        padded_kernel<true, false, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system, gate);
       else
-        padded_kernel<false, false, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system);
+        padded_kernel<false, false, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system, gate);
       break;
     case VariableKernel::stop_at_size:
       if (periodic)
-        padded_kernel<true, true, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system);
+        padded_kernel<true, true, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system, gate);
       else
-        padded_kernel<false, true, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system);
+        padded_kernel<false, true, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system, gate);
       break;
     case VariableKernel::sorted:
       if (periodic)
-        sorted_kernel<true, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system);
+        sorted_kernel<true, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system, gate);
       else
-        sorted_kernel<false, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system);
+        sorted_kernel<false, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system, gate);
       break;
     case VariableKernel::compact:
       if (periodic)
@@ -179,6 +259,7 @@ void variable_tridiagonal_launch(VariableKernel kernel, const VariableBatchView&
       else
         contiguous_kernel<false, true, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system);
       break;
+    default: break;
   }
   ADI_CUDA_CHECK(cudaGetLastError());
 }

@@ -1,9 +1,11 @@
 // CUDA variable-size tridiagonal batches (solvers/cuda/thomas_variable.cuh) against the fp64
 // reference: CP, NCP, sorted, compact and pointer layouts, plain and periodic, both
 // precisions, sizes uniform and Gaussian for N in {1, 2, 31, 32, 33, 512} with 0, 1 and
-// sizes past a warp / block, NaN-poisoned outputs and padding.
+// sizes past a warp / block, NaN-poisoned outputs and padding. The truncated kernel (stop 45)
+// on the padded and sorted layouts, its refusals re-solved exactly, its rule and its bad input.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <ostream>
 
 #include "gpu_skip.hpp"
@@ -43,6 +45,17 @@ void run_all(const Param& p) {
         {Layout::pointers, VariableKernel::stop_at_size, periodic, false},
     };
     for (const Case& c : cases) run_case<T>(gpu, sys, c);
+    if (!periodic) {  // stop 45: the truncated sweeps (in place: the exact kernel; partial: the pivoting kernel)
+      const Case truncated[] = {
+          {Layout::padded, VariableKernel::truncated, false, false},
+          {Layout::sorted, VariableKernel::truncated, false, false},
+          {Layout::padded, VariableKernel::truncated, false, true},
+          {Layout::sorted, VariableKernel::truncated, false, true},
+          {Layout::sorted, VariableKernel::truncated, false, false, Pivoting::none},
+          {Layout::sorted, VariableKernel::truncated, false, false, Pivoting::partial},
+      };
+      for (const Case& c : truncated) run_case<T>(gpu, sys, c);
+    }
     // Stop 37: partial pivoting on the device (one thread per system, pivoting_variable.cuh), every
     // layout's index math, in place too, plain and periodic.
     for (Case c : cases) {
@@ -91,7 +104,7 @@ TEST(CudaVariableThomasErrors, SingularSystemNamedAndHostArraysRejected) {
   db.copy_from_host(b.data());
   dc.copy_from_host(c.data());
   dd.copy_from_host(d.data());
-  for (VariableKernel m : {VariableKernel::padded, VariableKernel::stop_at_size}) {
+  for (VariableKernel m : {VariableKernel::padded, VariableKernel::stop_at_size, VariableKernel::truncated}) {
     VariableTridiagonalOptions o;
     o.kernel = m;
     VariableTridiagonalPlan<double> plan(batch, PaddedInterleaved{}, o);
@@ -124,6 +137,79 @@ TEST(CudaVariableThomasErrors, SingularSystemNamedAndHostArraysRejected) {
   VariableTridiagonalOptions ref;
   ref.kernel = VariableKernel::reference;  // host only
   EXPECT_THROW(VariableTridiagonalPlan<double>(batch, PaddedInterleaved{}, ref), InvalidArgument);
+}
+
+// Truncated sweeps that refuse (stop 45): a dominant system whose c* decays slowly (|c*| ~ 0.8,
+// so 0.8^G is far above the truncation's tolerance) and a non-dominant, well-conditioned one
+// (Toeplitz b = 1, a = c = 0.6: |c*| grows past the check's 4) among dominant systems: the exact
+// kernel gated on the refusal solves the batch again, and automatic pivots the second.
+template <class T>
+void refusals() {
+  auto n = make_sizes(Dist::uniform, 300, 301, 77u, {0, 1, 2, 3, 31, 33, 255, 257});
+  auto sys = make_systems<T>(n, false, 78u);
+  auto remake = [&](std::size_t s, int m, double b, double off) {
+    sys.n[s] = m;
+    sys.a[s].assign(m, T(off));
+    sys.c[s].assign(m, T(off));
+    sys.b[s].assign(m, T(b));
+    sys.d[s].resize(m);
+    for (int k = 0; k < m; ++k) sys.d[s][k] = T(std::sin(0.1 * k + double(s)));
+    std::vector<double> cs;
+    auto at = [](const std::vector<T>& v) { return [&v](index_t k) { return double(v[k]); }; };
+    ASSERT_TRUE(reference::thomas_line(m, at(sys.a[s]), at(sys.b[s]), at(sys.c[s]), at(sys.d[s]), sys.x[s], cs));
+  };
+  remake(40, 300, 2.05, -1.0);  // slow decay: refused, solved exactly
+  const Executor gpu = Executor::cuda();
+  for (Layout l : {Layout::padded, Layout::sorted}) run_case<T>(gpu, sys, Case{l, VariableKernel::truncated});
+  remake(41, 64, 1.0, 0.6);  // growth: refused, flagged by the exact kernel, pivoted (automatic)
+  for (Layout l : {Layout::padded, Layout::sorted}) run_case<T>(gpu, sys, Case{l, VariableKernel::truncated});
+}
+TEST(CudaVariableTruncated, RefusalsSolvedExactly) {
+  ADI_REQUIRE_CUDA();
+  refusals<float>();
+  refusals<double>();
+}
+
+// Automatic's rule: a batch of at least one wave of the kernel's threads on CUDA, interleaved
+// layouts, not periodic; ADI_VARIABLE_TRUNCATED=0 never. Such a batch solved against the reference.
+TEST(CudaVariableTruncated, AutomaticRule) {
+  ADI_REQUIRE_CUDA();
+  const Executor gpu = Executor::cuda();
+  const auto big = make_sizes(Dist::uniform, 9, 200000, 5u, {0, 1, 2});
+  const auto small = make_sizes(Dist::uniform, 9, 1000, 6u, {});
+  VariableBatchPlan bb(gpu, BatchSizes{big.data(), index_t(big.size())});
+  VariableBatchPlan sb(gpu, BatchSizes{small.data(), index_t(small.size())});
+  VariableTridiagonalOptions o, per;
+  per.periodic = true;
+  EXPECT_EQ(VariableTridiagonalPlan<double>(bb, SortedInterleaved{}, o).kernel(), VariableKernel::truncated);
+  EXPECT_EQ(VariableTridiagonalPlan<float>(bb, PaddedInterleaved{}, o).kernel(), VariableKernel::truncated);
+  EXPECT_EQ(VariableTridiagonalPlan<double>(bb, SortedInterleaved{}, per).kernel(), VariableKernel::sorted);
+  EXPECT_EQ(VariableTridiagonalPlan<double>(bb, CompactBatch{}, o).kernel(), VariableKernel::stop_at_size);
+  EXPECT_EQ(VariableTridiagonalPlan<double>(sb, SortedInterleaved{}, o).kernel(), VariableKernel::sorted);
+  ::setenv("ADI_VARIABLE_TRUNCATED", "0", 1);
+  EXPECT_EQ(VariableTridiagonalPlan<double>(bb, SortedInterleaved{}, o).kernel(), VariableKernel::sorted);
+  ::unsetenv("ADI_VARIABLE_TRUNCATED");
+  const auto sys = make_systems<double>(big, false, 7u);
+  run_case<double>(gpu, sys, Case{Layout::sorted, VariableKernel::automatic});
+  run_case<double>(gpu, sys, Case{Layout::padded, VariableKernel::automatic});
+}
+
+TEST(CudaVariableTruncated, BadInput) {
+  const auto n = make_sizes(Dist::uniform, 40, 100, 1, {});
+  VariableTridiagonalOptions o;
+  o.kernel = VariableKernel::truncated;
+  VariableBatchPlan host(Executor::host(), BatchSizes{n.data(), index_t(n.size())});
+  EXPECT_THROW(VariableTridiagonalPlan<double>(host, SortedInterleaved{}, o), InvalidArgument);  // CUDA only
+  ADI_REQUIRE_CUDA();
+  VariableBatchPlan gpu(Executor::cuda(), BatchSizes{n.data(), index_t(n.size())});
+  EXPECT_THROW(VariableTridiagonalPlan<double>(gpu, CompactBatch{}, o), InvalidArgument);
+  o.periodic = true;
+  try {
+    VariableTridiagonalPlan<double>(gpu, SortedInterleaved{}, o);
+    ADD_FAILURE() << "no InvalidArgument for a periodic truncated plan";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("not periodic"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
