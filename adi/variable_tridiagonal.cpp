@@ -128,11 +128,8 @@ void VariableTridiagonalPlan<T>::Impl::choose(VariableKernel requested) {
     kernel = kind == LayoutKind::padded   ? VariableKernel::padded
              : kind == LayoutKind::sorted ? VariableKernel::sorted
                                           : VariableKernel::stop_at_size;
-    // A batch that fills one wave of the truncated kernel takes it (ADI_VARIABLE_TRUNCATED=0: never).
-    if (truncated_fits && detail::env_int("ADI_VARIABLE_TRUNCATED", 0, 1, 1) == 1) {
-      cuda_backend::DeviceGuard device_guard(batch.executor().device());
-      if (batch.count() >= cuda_backend::variable_truncated_resident<T>()) kernel = VariableKernel::truncated;
-    }
+    // The truncated sweeps wherever they run (ADI_VARIABLE_TRUNCATED=0: never).
+    if (truncated_fits && detail::env_int("ADI_VARIABLE_TRUNCATED", 0, 1, 1) == 1) kernel = VariableKernel::truncated;
     return;
   }
   if (!allowed(requested))

@@ -39,7 +39,7 @@ enum class VariableKernel {
   // and u written once); where a system does not decay fast enough (or fails the stability check,
   // or meets a non-finite value) the batch is solved again by the exact kernel (sorted / padded),
   // decided on the device. In place: the exact kernel. Automatic's pick on CUDA for those layouts
-  // when the batch has at least as many systems as the device holds threads of it (one wave).
+  // (ADI_VARIABLE_TRUNCATED=0: never; docs/variable_batch.md).
   truncated,
 };
 // "automatic", "reference", "padded (CP)", "stop_at_size (NCP)", "sorted", "truncated".

@@ -147,10 +147,6 @@ inline constexpr int kNoBadSystem = 0x7f7f7f7f;
 template <class T>
 ADI_CUDA_KERNEL(void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,
                                 bool periodic, void* workspace, int* bad_system, void* stream))
-// Threads of the truncated kernels resident at once on the current device (the plan's rule: a batch
-// of at least this many systems fills one wave).
-template <class T>
-ADI_CUDA_KERNEL_OR(return 0;, index_t variable_truncated_resident())
 
 // Variable-size batched Cholesky (solvers/cuda/cholesky_vbatched*.cu). A launch covers the
 // range [first, first + count) of the batch plan's size order (max_size: its largest):

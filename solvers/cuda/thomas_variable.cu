@@ -23,9 +23,5 @@ void variable_tridiagonal_solve(VariableKernel kernel, const VariableBatchView& 
 }
 template void variable_tridiagonal_solve<float>(VariableKernel, const VariableBatchView&,
                                                 const VariableDeviceArrays<float>&, bool, void*, int*, void*);
-template <>
-index_t variable_truncated_resident<float>() {
-  return variable_truncated_resident_threads<float>();
-}
 
 }  // namespace adi::cuda_backend

@@ -13,18 +13,18 @@
 //   sorted_truncated, padded_truncated (stop 45, issue 16): the same thread per system runs
 //                     common::spike_y_part's truncated sweeps on its own n rows, (c*, y*) in a
 //                     shared-memory ring instead of memory: a, b, c, d read once, u written once
-//                     (5 arrays against 9); a refusal re-solves the batch with the exact kernel,
-//                     gated on the device (no host round trip).
+//                     (5 arrays against 9), the lanes of a warp in step over the same rows (CP);
+//                     a refusal re-solves the batch with the exact kernel, gated on the device
+//                     (no host round trip).
 #include <cuda_runtime.h>
 
 #include <climits>
-#include <limits>
 
+#include "adi/base/env_switch.hpp"
 #include "solvers/common/spike_y.hpp"
 #include "solvers/common/thomas_variable_core.hpp"
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
-#include "solvers/cuda/pcr_launch.cuh"
 #include "solvers/cuda/thomas_truncated.cuh"
 
 namespace adi::cuda_backend {
@@ -132,35 +132,71 @@ __global__ void __launch_bounds__(128) contiguous_kernel(VariableBatchView v, Va
   run<Periodic>(io, n, n, s, bad_system);
 }
 
+// The truncated kernel's lanes in step (Uniform): a lane's row r of the interleaved layout is loaded
+// whether or not r < n (every slot of the layout exists: no predicate on the loads, as the exact
+// sorted kernel) and rows past the system are identity rows; u is written on the system's rows only
+// (the layout's padding never written: past n into `sink`, the thread's own scratch value).
+template <class T, int Which>  // 0 a, 1 b, 2 c, 3 d
+struct LaneBand {
+  const T* p;
+  kernels::i64 s, n;
+  __device__ __forceinline__ T operator[](kernels::i64 r) const {
+    const T v = p[r * s];
+    const bool in = Which == 0 ? r >= 1 && r < n : Which == 2 ? r < n - 1 : r < n;
+    return in ? v : (Which == 1 ? T(1) : T(0));
+  }
+};
+template <class T>
+struct LaneOut {
+  T* p;
+  kernels::i64 s, n;
+  T* sink;
+  __device__ __forceinline__ T& operator[](kernels::i64 r) const { return r < n ? p[r * s] : *sink; }
+};
+
 // Truncated sweeps (sorted_truncated, padded_truncated; non-periodic, u != d): thread p takes the
 // system the exact kernel's thread p takes (Sorted: position p of SortedInterleaved; else system p
-// of PaddedInterleaved) and runs common::spike_y_part on its own n rows as one part: the forward
-// sweep exact from row 0, the backward in chunks of C rows each started G rows past the chunk's
-// end, so rows are loaded once, in step with the warp's other lanes (coalesced as the exact
-// kernel's loads), and past a lane's own size nothing is read. Checked as the exact kernel checks
-// (Growth: every |c*| <= kThomasGrowth; a non-finite value), and a truncation whose decay product
-// is not below kSpikeTol refuses too: then *refused is set and the exact kernel gated on it solves
-// the whole batch again (and names a failing system as it always does).
-template <class T, bool Sorted>
+// of PaddedInterleaved) and runs common::spike_y_part on it as one part: the forward sweep exact
+// from row 0, the backward in chunks of C rows each started G rows past the chunk's end, (c*, y*)
+// in the shared-memory ring, so a, b, c, d are read once and u written once, a warp's rows loaded
+// together (coalesced as the exact kernels' loads). Uniform: every lane runs the same rows (the
+// chunk's largest size, or the padded layout's rows: CP), its rows past n identity rows (LaneBand);
+// else a lane runs its own n rows (the warp's loads predicated where sizes differ: NCP, 3-5x slower
+// than CP on mixed sizes, docs/variable_batch.md). Checked as the exact kernel checks (Growth:
+// every |c*| <= kThomasGrowth; a non-finite value) and a truncation whose decay product is not below
+// kSpikeTol refuses too: then *refused is set and the exact kernel gated on it solves the whole
+// batch again (and names a failing system as it always does).
+template <class T, bool Sorted, bool Uniform>
 __global__ void __launch_bounds__(kernels::kTruncThreads)
     truncated_kernel(VariableBatchView v, VariableDeviceArrays<T> x, int* refused) {
   extern __shared__ __align__(16) unsigned char variable_trunc_smem[];
   using kernels::i64;
   const index_t p = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
   if (p >= v.count) return;
-  i64 at = p, st = x.stride, s = p;
+  i64 at = p, st = x.stride, s = p, m = x.rows;
   if constexpr (Sorted) {
     const int W = v.chunk_width;
-    at = v.chunk_offsets[p / W] + p % W, st = W, s = v.order[p];
+    at = v.chunk_offsets[p / W] + p % W, st = W, s = v.order[p], m = v.chunk_rows[p / W];
   }
   const i64 n = v.sizes[s];
   if (n <= 0) return;
+  if constexpr (!Uniform) m = n;
   using Shape = common::SpikeYShape<T>;
-  using Band = common::Strided<const T, i64>;
   const kernels::TruncRing<T, kernels::kTruncThreads> ring{reinterpret_cast<T*>(variable_trunc_smem) + threadIdx.x};
-  const bool ok = common::spike_y_part<8, true, true>(
-      n, i64(0), n, i64(Shape::G), i64(Shape::C), i64(Shape::K), Band{x.a + at, st}, Band{x.b + at, st},
-      Band{x.c + at, st}, Band{x.d + at, st}, common::Strided<T, i64>{x.u + at, st}, ring, [](i64) {});
+  auto run = [&](const auto& a, const auto& b, const auto& c, const auto& d, const auto& u) {
+    return common::spike_y_part<8, true, true>(m, i64(0), m, i64(Shape::G), i64(Shape::C), i64(Shape::K), a, b, c, d, u,
+                                               ring, [](i64) {});
+  };
+  bool ok;
+  if constexpr (Uniform) {
+    T sink;
+    ok = run(LaneBand<T, 0>{x.a + at, st, n}, LaneBand<T, 1>{x.b + at, st, n}, LaneBand<T, 2>{x.c + at, st, n},
+             LaneBand<T, 3>{x.d + at, st, n}, LaneOut<T>{x.u + at, st, n, &sink});
+  } else {
+    using Band = common::Strided<const T, i64>;
+    ok = run(Band{x.a + at, st}, Band{x.b + at, st}, Band{x.c + at, st}, Band{x.d + at, st},
+             common::Strided<T, i64>{x.u + at, st});
+  }
   if (!ok) *refused = 1;
 }
 
@@ -179,29 +215,21 @@ index_t scratch_length(VariableKernel kernel, const VariableBatchView& v, index_
   }
 }
 
-// The truncated kernel's launch over the batch (*refused cleared first).
+// The truncated kernel's launch over the batch (*refused cleared first). The sorted layout's lanes
+// run their own sizes with ADI_VARIABLE_TRUNCATED_LANES=own (timing; default: the chunk's, uniform).
 template <class T, bool Sorted>
 void launch_truncated(const VariableBatchView& v, const VariableDeviceArrays<T>& x, int* refused, cudaStream_t st) {
   ADI_CUDA_CHECK(cudaMemsetAsync(refused, 0, sizeof(int), st));
   constexpr int threads = kernels::kTruncThreads;
-  truncated_kernel<T, Sorted><<<unsigned((v.count + threads - 1) / threads), threads, kernels::thomas_truncated_smem<T>(),
-                                st>>>(v, x, refused);
+  auto kernel = truncated_kernel<T, Sorted, true>;
+  if constexpr (Sorted)
+    if (::adi::detail::env_choice("ADI_VARIABLE_TRUNCATED_LANES", {"uniform", "own"}, 0) == 1)
+      kernel = truncated_kernel<T, true, false>;
+  kernel<<<unsigned((v.count + threads - 1) / threads), threads, kernels::thomas_truncated_smem<T>(), st>>>(v, x,
+                                                                                                            refused);
 }
 
 }  // namespace variable_detail
-
-// Threads of the truncated kernel resident at once on the current device (once per process: the
-// plan's rule compares the batch with one wave of them).
-template <class T>
-index_t variable_truncated_resident_threads() {
-  static index_t cached = 0;
-  if (cached == 0)
-    cached = index_t(kernels::persistent_grid(variable_detail::truncated_kernel<T, true>, kernels::kTruncThreads,
-                                              kernels::thomas_truncated_smem<T>(), std::numeric_limits<kernels::i64>::max(),
-                                              kernels::launch_limits())) *
-             kernels::kTruncThreads;
-  return cached;
-}
 
 template <class T>
 void variable_tridiagonal_launch(VariableKernel kernel, const VariableBatchView& v, const VariableDeviceArrays<T>& x,

@@ -12,9 +12,5 @@ void variable_tridiagonal_solve<double>(VariableKernel kernel, const VariableBat
                                         int* bad_system, void* stream) {
   variable_tridiagonal_launch<double>(kernel, v, x, periodic, workspace, bad_system, stream);
 }
-template <>
-index_t variable_truncated_resident<double>() {
-  return variable_truncated_resident_threads<double>();
-}
 
 }  // namespace adi::cuda_backend

@@ -170,8 +170,9 @@ TEST(CudaVariableTruncated, RefusalsSolvedExactly) {
   refusals<double>();
 }
 
-// Automatic's rule: a batch of at least one wave of the kernel's threads on CUDA, interleaved
-// layouts, not periodic; ADI_VARIABLE_TRUNCATED=0 never. Such a batch solved against the reference.
+// Automatic's rule: CUDA, interleaved layouts, not periodic, any batch; ADI_VARIABLE_TRUNCATED=0
+// never; ADI_VARIABLE_TRUNCATED_LANES=own (timing) the sorted lanes' own sizes. A large batch
+// solved against the reference both ways.
 TEST(CudaVariableTruncated, AutomaticRule) {
   ADI_REQUIRE_CUDA();
   const Executor gpu = Executor::cuda();
@@ -185,13 +186,18 @@ TEST(CudaVariableTruncated, AutomaticRule) {
   EXPECT_EQ(VariableTridiagonalPlan<float>(bb, PaddedInterleaved{}, o).kernel(), VariableKernel::truncated);
   EXPECT_EQ(VariableTridiagonalPlan<double>(bb, SortedInterleaved{}, per).kernel(), VariableKernel::sorted);
   EXPECT_EQ(VariableTridiagonalPlan<double>(bb, CompactBatch{}, o).kernel(), VariableKernel::stop_at_size);
-  EXPECT_EQ(VariableTridiagonalPlan<double>(sb, SortedInterleaved{}, o).kernel(), VariableKernel::sorted);
+  EXPECT_EQ(VariableTridiagonalPlan<double>(sb, SortedInterleaved{}, o).kernel(), VariableKernel::truncated);
   ::setenv("ADI_VARIABLE_TRUNCATED", "0", 1);
   EXPECT_EQ(VariableTridiagonalPlan<double>(bb, SortedInterleaved{}, o).kernel(), VariableKernel::sorted);
   ::unsetenv("ADI_VARIABLE_TRUNCATED");
   const auto sys = make_systems<double>(big, false, 7u);
   run_case<double>(gpu, sys, Case{Layout::sorted, VariableKernel::automatic});
   run_case<double>(gpu, sys, Case{Layout::padded, VariableKernel::automatic});
+  ::setenv("ADI_VARIABLE_TRUNCATED_LANES", "own", 1);
+  run_case<double>(gpu, sys, Case{Layout::sorted, VariableKernel::automatic});
+  const auto mixed = make_systems<float>(make_sizes(Dist::uniform, 300, 301, 8u, {0, 1, 2, 3, 31, 33, 255, 257}), false, 9u);
+  run_case<float>(gpu, mixed, Case{Layout::sorted, VariableKernel::truncated});
+  ::unsetenv("ADI_VARIABLE_TRUNCATED_LANES");
 }
 
 TEST(CudaVariableTruncated, BadInput) {
