@@ -49,10 +49,12 @@ ADI_THOMAS_HD I spike_y_parts(I m, I lines, I resident, I G) {
 // The pipelined path's batch loads: row by row through the bands (with hint) unless the caller
 // passes a loader with `enabled` true, which loads a whole batch of D rows from `row` on itself in
 // two steps: batch.load(row, ra, rb, rc, rd) when the batch is fetched (the loads in flight while
-// the batch before is made) and batch.arrange(ra, rb, rc, rd) just before the batch is made (the
-// values to the lanes they belong to). Both are called by every GPU lane of a warp together where
-// the parts of a warp have the same shape: the single-system kernel's coalesced warp loads
-// (thomas_truncated.cuh, WarpRows).
+// the batch before is made) and batch.arrange(row, ra, rb, rc, rd) just before the batch is made
+// (the values to the lanes they belong to, or to what they stand for: anything that consumes a
+// loaded value belongs there, not in load, or the loads wait at once). Both are called by every
+// GPU lane of a warp together where the parts of a warp have the same shape: the single-system
+// kernel's coalesced warp loads (thomas_truncated.cuh, WarpRows); the variable batches' lanes in
+// step (thomas_variable.cuh, LaneRows: identity rows past a system chosen at arrange).
 struct RowLoads {
   static constexpr bool enabled = false;
   static constexpr bool stores = false;  // true: a whole group's u too (batch.put(j, x), batch.store(row))
@@ -231,7 +233,7 @@ ADI_THOMAS_HD bool spike_y_part(I m, I r0, I r1, I G, I C, I K, const Band& a, c
     auto make = [&](int s) {
       const int base = t % KK;
       if constexpr (Batch::enabled)
-        if (t + D - 1 <= tend) batch.arrange(ba[s], bb[s], bc[s], bd[s]);  // (fetched by batch.load)
+        if (t + D - 1 <= tend) batch.arrange(f0 + I(t), ba[s], bb[s], bc[s], bd[s]);  // (fetched by batch.load)
       if (t > 0 && t + D - 1 <= tend && (f0 == 0 || t > tr0) && t + D - 1 < tlast) {
         ADI_SPIKE_UNROLL
         for (int k = 0; k < D; ++k)

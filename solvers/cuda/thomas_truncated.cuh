@@ -133,7 +133,7 @@ struct WarpRows {
     }
   }
   // The loaded values to their lanes, through the warp's stage: r*[k] becomes row k of this lane's part.
-  __device__ __forceinline__ void arrange(T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
+  __device__ __forceinline__ void arrange(i64, T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
     one(ra), one(rb), one(rc), one(rd);
   }
   // Row g0 + j of this lane's group (j < D) into the stage; store(row): every lane's group (row: its

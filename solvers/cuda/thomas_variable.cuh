@@ -13,9 +13,8 @@
 //   sorted_truncated, padded_truncated (stop 45, issue 16): the same thread per system runs
 //                     common::spike_y_part's truncated sweeps on its own n rows, (c*, y*) in a
 //                     shared-memory ring instead of memory: a, b, c, d read once, u written once
-//                     (5 arrays against 9), the lanes of a warp in step over the same rows (CP);
-//                     a refusal re-solves the batch with the exact kernel, gated on the device
-//                     (no host round trip).
+//                     (5 arrays against 9); a refusal re-solves the batch with the exact kernel,
+//                     gated on the device (no host round trip).
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -135,15 +134,43 @@ __global__ void __launch_bounds__(128) contiguous_kernel(VariableBatchView v, Va
 // The truncated kernel's lanes in step (Uniform): a lane's row r of the interleaved layout is loaded
 // whether or not r < n (every slot of the layout exists: no predicate on the loads, as the exact
 // sorted kernel) and rows past the system are identity rows; u is written on the system's rows only
-// (the layout's padding never written: past n into `sink`, the thread's own scratch value).
+// (the layout's padding never written: past n into `sink`, the thread's own scratch value). The
+// identity is chosen where the values are used: LaneRows for spike_y_part's full batches (loaded at
+// fetch, chosen at arrange, so the loads stay in flight: a select at load time made the kernel wait
+// on every load, 2.5x slower, call s45/2), LaneBand for the rows of a part's last batch.
 template <class T, int Which>  // 0 a, 1 b, 2 c, 3 d
 struct LaneBand {
   const T* p;
   kernels::i64 s, n;
-  __device__ __forceinline__ T operator[](kernels::i64 r) const {
-    const T v = p[r * s];
+  static __device__ __forceinline__ T pick(kernels::i64 r, kernels::i64 n, T v) {
     const bool in = Which == 0 ? r >= 1 && r < n : Which == 2 ? r < n - 1 : r < n;
     return in ? v : (Which == 1 ? T(1) : T(0));
+  }
+  __device__ __forceinline__ T operator[](kernels::i64 r) const { return pick(r, n, p[r * s]); }
+};
+template <class T>
+struct LaneRows {
+  static constexpr bool enabled = true;
+  static constexpr bool stores = false;
+  static constexpr int D = 8;
+  const T* a;
+  const T* b;
+  const T* c;
+  const T* d;
+  kernels::i64 s, n;
+  __device__ __forceinline__ void load(kernels::i64 row, T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
+#pragma unroll
+    for (int k = 0; k < D; ++k) {
+      const kernels::i64 o = (row + k) * s;
+      ra[k] = a[o], rb[k] = b[o], rc[k] = c[o], rd[k] = d[o];
+    }
+  }
+  __device__ __forceinline__ void arrange(kernels::i64 row, T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
+#pragma unroll
+    for (int k = 0; k < D; ++k) {
+      ra[k] = LaneBand<T, 0>::pick(row + k, n, ra[k]), rb[k] = LaneBand<T, 1>::pick(row + k, n, rb[k]);
+      rc[k] = LaneBand<T, 2>::pick(row + k, n, rc[k]), rd[k] = LaneBand<T, 3>::pick(row + k, n, rd[k]);
+    }
   }
 };
 template <class T>
@@ -159,10 +186,9 @@ struct LaneOut {
 // of PaddedInterleaved) and runs common::spike_y_part on it as one part: the forward sweep exact
 // from row 0, the backward in chunks of C rows each started G rows past the chunk's end, (c*, y*)
 // in the shared-memory ring, so a, b, c, d are read once and u written once, a warp's rows loaded
-// together (coalesced as the exact kernels' loads). Uniform: every lane runs the same rows (the
-// chunk's largest size, or the padded layout's rows: CP), its rows past n identity rows (LaneBand);
-// else a lane runs its own n rows (the warp's loads predicated where sizes differ: NCP, 3-5x slower
-// than CP on mixed sizes, docs/variable_batch.md). Checked as the exact kernel checks (Growth:
+// together (coalesced as the exact kernels' loads). A lane runs its own n rows (the warp's loads
+// predicated where sizes differ, as NCP's); Uniform: every lane runs the same rows (the chunk's
+// largest size, or the padded layout's rows: CP), its rows past n identity rows (LaneRows, LaneBand). Checked as the exact kernel checks (Growth:
 // every |c*| <= kThomasGrowth; a non-finite value) and a truncation whose decay product is not below
 // kSpikeTol refuses too: then *refused is set and the exact kernel gated on it solves the whole
 // batch again (and names a failing system as it always does).
@@ -183,19 +209,20 @@ __global__ void __launch_bounds__(kernels::kTruncThreads)
   if constexpr (!Uniform) m = n;
   using Shape = common::SpikeYShape<T>;
   const kernels::TruncRing<T, kernels::kTruncThreads> ring{reinterpret_cast<T*>(variable_trunc_smem) + threadIdx.x};
-  auto run = [&](const auto& a, const auto& b, const auto& c, const auto& d, const auto& u) {
+  auto run = [&](const auto& a, const auto& b, const auto& c, const auto& d, const auto& u, const auto& batch) {
     return common::spike_y_part<8, true, true>(m, i64(0), m, i64(Shape::G), i64(Shape::C), i64(Shape::K), a, b, c, d, u,
-                                               ring, [](i64) {});
+                                               ring, [](i64) {}, batch);
   };
   bool ok;
   if constexpr (Uniform) {
     T sink;
     ok = run(LaneBand<T, 0>{x.a + at, st, n}, LaneBand<T, 1>{x.b + at, st, n}, LaneBand<T, 2>{x.c + at, st, n},
-             LaneBand<T, 3>{x.d + at, st, n}, LaneOut<T>{x.u + at, st, n, &sink});
+             LaneBand<T, 3>{x.d + at, st, n}, LaneOut<T>{x.u + at, st, n, &sink},
+             LaneRows<T>{x.a + at, x.b + at, x.c + at, x.d + at, st, n});
   } else {
     using Band = common::Strided<const T, i64>;
     ok = run(Band{x.a + at, st}, Band{x.b + at, st}, Band{x.c + at, st}, Band{x.d + at, st},
-             common::Strided<T, i64>{x.u + at, st});
+             common::Strided<T, i64>{x.u + at, st}, common::RowLoads{});
   }
   if (!ok) *refused = 1;
 }
@@ -215,16 +242,15 @@ index_t scratch_length(VariableKernel kernel, const VariableBatchView& v, index_
   }
 }
 
-// The truncated kernel's launch over the batch (*refused cleared first). The sorted layout's lanes
-// run their own sizes with ADI_VARIABLE_TRUNCATED_LANES=own (timing; default: the chunk's, uniform).
+// The truncated kernel's launch over the batch (*refused cleared first). A lane runs its own size,
+// or with ADI_VARIABLE_TRUNCATED_LANES=uniform the warp's lanes run in step (timing).
 template <class T, bool Sorted>
 void launch_truncated(const VariableBatchView& v, const VariableDeviceArrays<T>& x, int* refused, cudaStream_t st) {
   ADI_CUDA_CHECK(cudaMemsetAsync(refused, 0, sizeof(int), st));
   constexpr int threads = kernels::kTruncThreads;
-  auto kernel = truncated_kernel<T, Sorted, true>;
-  if constexpr (Sorted)
-    if (::adi::detail::env_choice("ADI_VARIABLE_TRUNCATED_LANES", {"uniform", "own"}, 0) == 1)
-      kernel = truncated_kernel<T, true, false>;
+  auto kernel = truncated_kernel<T, Sorted, false>;
+  if (::adi::detail::env_choice("ADI_VARIABLE_TRUNCATED_LANES", {"own", "uniform"}, 0) == 1)
+    kernel = truncated_kernel<T, Sorted, true>;
   kernel<<<unsigned((v.count + threads - 1) / threads), threads, kernels::thomas_truncated_smem<T>(), st>>>(v, x,
                                                                                                             refused);
 }

@@ -171,8 +171,8 @@ TEST(CudaVariableTruncated, RefusalsSolvedExactly) {
 }
 
 // Automatic's rule: CUDA, interleaved layouts, not periodic, any batch; ADI_VARIABLE_TRUNCATED=0
-// never; ADI_VARIABLE_TRUNCATED_LANES=own (timing) the sorted lanes' own sizes. A large batch
-// solved against the reference both ways.
+// never; ADI_VARIABLE_TRUNCATED_LANES=uniform (timing) the lanes of a warp in step (identity rows
+// past a system). Large and mixed batches solved against the reference both ways.
 TEST(CudaVariableTruncated, AutomaticRule) {
   ADI_REQUIRE_CUDA();
   const Executor gpu = Executor::cuda();
@@ -193,10 +193,14 @@ TEST(CudaVariableTruncated, AutomaticRule) {
   const auto sys = make_systems<double>(big, false, 7u);
   run_case<double>(gpu, sys, Case{Layout::sorted, VariableKernel::automatic});
   run_case<double>(gpu, sys, Case{Layout::padded, VariableKernel::automatic});
-  ::setenv("ADI_VARIABLE_TRUNCATED_LANES", "own", 1);
+  ::setenv("ADI_VARIABLE_TRUNCATED_LANES", "uniform", 1);
   run_case<double>(gpu, sys, Case{Layout::sorted, VariableKernel::automatic});
-  const auto mixed = make_systems<float>(make_sizes(Dist::uniform, 300, 301, 8u, {0, 1, 2, 3, 31, 33, 255, 257}), false, 9u);
-  run_case<float>(gpu, mixed, Case{Layout::sorted, VariableKernel::truncated});
+  run_case<double>(gpu, sys, Case{Layout::padded, VariableKernel::automatic});
+  const auto sizes = make_sizes(Dist::uniform, 300, 301, 8u, {0, 1, 2, 3, 31, 33, 255, 257});
+  for (Layout l : {Layout::padded, Layout::sorted}) {
+    run_case<float>(gpu, make_systems<float>(sizes, false, 9u), Case{l, VariableKernel::truncated});
+    run_case<double>(gpu, make_systems<double>(sizes, false, 10u), Case{l, VariableKernel::truncated});
+  }
   ::unsetenv("ADI_VARIABLE_TRUNCATED_LANES");
 }
 
