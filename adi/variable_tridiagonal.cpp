@@ -46,6 +46,10 @@ struct VariableTridiagonalPlan<T>::Impl {
   index_t stride = 0;  // padded
   int rows = 0;        // padded
   index_t span = 0;
+  // Truncated sweeps on the padded layout: the lanes of a warp in step, where some 32 neighbouring
+  // systems differ in size (own sizes there: predicated loads, 1.4-1.6x slower on an H200; equal
+  // sizes: own sizes, 5-10% faster; docs/variable_batch.md). The sorted layout: own sizes.
+  bool lanes_in_step = false;
   std::vector<index_t> offsets;  // compact, host
   detail::Storage device_offsets;
   detail::Storage workspace;
@@ -130,16 +134,20 @@ void VariableTridiagonalPlan<T>::Impl::choose(VariableKernel requested) {
                                           : VariableKernel::stop_at_size;
     // The truncated sweeps wherever they run (ADI_VARIABLE_TRUNCATED=0: never).
     if (truncated_fits && detail::env_int("ADI_VARIABLE_TRUNCATED", 0, 1, 1) == 1) kernel = VariableKernel::truncated;
-    return;
+  } else {
+    if (!allowed(requested))
+      throw InvalidArgument(std::string("VariableTridiagonalPlan: kernel ") + variable_kernel_name(requested) +
+                            " cannot run the " + layout_name(kind) + " layout on " + batch.executor().name() +
+                            std::string(options.periodic ? " (periodic)" : "") +
+                            " (padded/stop_at_size: PaddedInterleaved; sorted: SortedInterleaved; "
+                            "stop_at_size: CompactBatch, PointerBatch; reference: host only; truncated: "
+                            "PaddedInterleaved or SortedInterleaved on CUDA, not periodic)");
+    kernel = requested;
   }
-  if (!allowed(requested))
-    throw InvalidArgument(std::string("VariableTridiagonalPlan: kernel ") + variable_kernel_name(requested) +
-                          " cannot run the " + layout_name(kind) + " layout on " + batch.executor().name() +
-                          std::string(options.periodic ? " (periodic)" : "") +
-                          " (padded/stop_at_size: PaddedInterleaved; sorted: SortedInterleaved; "
-                          "stop_at_size: CompactBatch, PointerBatch; reference: host only; truncated: "
-                          "PaddedInterleaved or SortedInterleaved on CUDA, not periodic)");
-  kernel = requested;
+  if (kernel == VariableKernel::truncated && kind == LayoutKind::padded) {
+    const int* n = batch.host_view().sizes;
+    for (index_t s = 0; s < batch.count() && !lanes_in_step; ++s) lanes_in_step = s % 32 != 0 && n[s] != n[s - 1];
+  }
 }
 
 template <class T>
@@ -456,6 +464,7 @@ void VariableTridiagonalPlan<T>::Impl::run_cuda(Impl& p, const T* a, const T* b,
   x.stride = p.stride;
   x.rows = p.rows;
   x.offsets = static_cast<const index_t*>(p.device_offsets.get());
+  x.lanes_in_step = p.lanes_in_step;
   // In place the truncated sweeps cannot run (their re-solve reads d): the exact kernel.
   const cuda_backend::VariableKernel k = p.launch_kind(d == u);
   p.solve_cuda(k, x, [&] { return d == u; }, [&](index_t s) { return p.failed_row_on_device(s, a, b, c); });

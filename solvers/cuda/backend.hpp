@@ -138,6 +138,9 @@ struct VariableDeviceArrays {
   index_t stride = 0;               // padded
   int rows = 0;                     // padded
   const index_t* offsets = nullptr;  // compact
+  // The truncated kinds: the lanes of a warp run the same rows (identity rows past their sizes; the
+  // plan's choice for padded batches whose neighbouring sizes differ) instead of their own sizes.
+  bool lanes_in_step = false;
 };
 ADI_CUDA_KERNEL(std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v, index_t span,
                                                  bool periodic, std::size_t value_size))

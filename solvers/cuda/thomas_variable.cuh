@@ -242,14 +242,15 @@ index_t scratch_length(VariableKernel kernel, const VariableBatchView& v, index_
   }
 }
 
-// The truncated kernel's launch over the batch (*refused cleared first). A lane runs its own size,
-// or with ADI_VARIABLE_TRUNCATED_LANES=uniform the warp's lanes run in step (timing).
+// The truncated kernel's launch over the batch (*refused cleared first): a lane runs its own size,
+// or the warp's lanes run in step where x.lanes_in_step (the plan's choice);
+// ADI_VARIABLE_TRUNCATED_LANES=own / uniform overrides it (timing).
 template <class T, bool Sorted>
 void launch_truncated(const VariableBatchView& v, const VariableDeviceArrays<T>& x, int* refused, cudaStream_t st) {
   ADI_CUDA_CHECK(cudaMemsetAsync(refused, 0, sizeof(int), st));
   constexpr int threads = kernels::kTruncThreads;
   auto kernel = truncated_kernel<T, Sorted, false>;
-  if (::adi::detail::env_choice("ADI_VARIABLE_TRUNCATED_LANES", {"own", "uniform"}, 0) == 1)
+  if (::adi::detail::env_choice("ADI_VARIABLE_TRUNCATED_LANES", {"own", "uniform"}, x.lanes_in_step ? 1 : 0) == 1)
     kernel = truncated_kernel<T, Sorted, true>;
   kernel<<<unsigned((v.count + threads - 1) / threads), threads, kernels::thomas_truncated_smem<T>(), st>>>(v, x,
                                                                                                             refused);
