@@ -117,7 +117,7 @@ struct WarpRows {
     bool inner = true;  // every row of the batch inside the system, away from its first and last row
 #pragma unroll
     for (int k = 0; k < D; ++k) {
-      o[k] = __shfl_sync(0xffffffffu, row, k * PI + lane / D) - pad + lane % D;
+      o[k] = system_row(row, k);
       inner = inner && o[k] >= 1 && o[k] < n - 1;
     }
     if (__all_sync(0xffffffffu, inner)) {
@@ -143,15 +143,22 @@ struct WarpRows {
     __syncwarp();
 #pragma unroll
     for (int k = 0; k < D; ++k) {
-      const i64 o = __shfl_sync(0xffffffffu, row, k * PI + lane / D) - pad + lane % D;
-      const T v = stage[(k * PI + lane / D) * (D + 1) + lane % D];
+      const i64 o = system_row(row, k);
+      const T v = stage[slot(k)];
       if (o >= 0 && o < n) u[o] = v;
     }
     __syncwarp();
   }
+  // What instruction k of this lane moves, in load, store and one alike: row lane % D of the batch of
+  // part k PI + lane / D (row: each lane's padded row, shuffled from that part's lane), as the
+  // system's row, and its slot in the warp's stage (a part's D rows padded to D + 1: no bank conflicts).
+  __device__ __forceinline__ i64 system_row(i64 row, int k) const {
+    return __shfl_sync(0xffffffffu, row, k * PI + lane / D) - pad + lane % D;
+  }
+  __device__ __forceinline__ int slot(int k) const { return (k * PI + lane / D) * (D + 1) + lane % D; }
   __device__ __forceinline__ void one(T (&v)[D]) const {
 #pragma unroll
-    for (int k = 0; k < D; ++k) stage[(k * PI + lane / D) * (D + 1) + lane % D] = v[k];
+    for (int k = 0; k < D; ++k) stage[slot(k)] = v[k];
     __syncwarp();
 #pragma unroll
     for (int k = 0; k < D; ++k) v[k] = stage[lane * (D + 1) + k];
