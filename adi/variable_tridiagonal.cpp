@@ -64,7 +64,7 @@ struct VariableTridiagonalPlan<T>::Impl {
     using Launch = cuda_backend::VariableKernel;
     const bool truncated = kernel == VariableKernel::truncated && !in_place;
     return kind == LayoutKind::sorted       ? (truncated ? Launch::sorted_truncated : Launch::sorted)
-           : kind == LayoutKind::compact    ? Launch::compact
+           : kind == LayoutKind::compact    ? (truncated ? Launch::compact_truncated : Launch::compact)
            : kind == LayoutKind::pointers   ? Launch::pointers
            : kernel == VariableKernel::stop_at_size ? Launch::stop_at_size
            : truncated                      ? Launch::padded_truncated
@@ -117,8 +117,8 @@ struct VariableTridiagonalPlan<T>::Impl {
 template <class T>
 void VariableTridiagonalPlan<T>::Impl::choose(VariableKernel requested) {
   const bool host = batch.executor().is_host();
-  // The truncated sweeps (CUDA, stop 45): interleaved layouts, non-periodic.
-  const bool truncated_fits = !host && !options.periodic && (kind == LayoutKind::padded || kind == LayoutKind::sorted);
+  // The truncated sweeps (CUDA, stop 45): interleaved and compact layouts, non-periodic.
+  const bool truncated_fits = !host && !options.periodic && kind != LayoutKind::pointers;
   auto allowed = [&](VariableKernel m) {
     if (m == VariableKernel::reference) return host;
     if (m == VariableKernel::truncated) return truncated_fits;
@@ -141,7 +141,7 @@ void VariableTridiagonalPlan<T>::Impl::choose(VariableKernel requested) {
                             std::string(options.periodic ? " (periodic)" : "") +
                             " (padded/stop_at_size: PaddedInterleaved; sorted: SortedInterleaved; "
                             "stop_at_size: CompactBatch, PointerBatch; reference: host only; truncated: "
-                            "PaddedInterleaved or SortedInterleaved on CUDA, not periodic)");
+                            "PaddedInterleaved, SortedInterleaved or CompactBatch on CUDA, not periodic)");
     kernel = requested;
   }
   if (kernel == VariableKernel::truncated && kind == LayoutKind::padded) {

@@ -34,12 +34,13 @@ enum class VariableKernel {
   padded,        // CP
   stop_at_size,  // NCP
   sorted,        // SortedInterleaved only
-  // CUDA, PaddedInterleaved or SortedInterleaved, not periodic (stop 45): a thread per system as
-  // padded / sorted, by truncated sweeps ((c*, y*) in shared memory: the batch's bands read once
+  // CUDA, PaddedInterleaved, SortedInterleaved or CompactBatch, not periodic (stop 45): a thread per
+  // system as padded / sorted / stop_at_size (compact: the warp loads and stores its 32 systems' rows
+  // together), by truncated sweeps ((c*, y*) in shared memory: the batch's bands read once
   // and u written once); where a system does not decay fast enough (or fails the stability check,
-  // or meets a non-finite value) the batch is solved again by the exact kernel (sorted / padded),
-  // decided on the device. In place: the exact kernel. Automatic's pick on CUDA for those layouts
-  // (ADI_VARIABLE_TRUNCATED=0: never; docs/variable_batch.md).
+  // or meets a non-finite value) the batch is solved again by the exact kernel (sorted / padded /
+  // stop_at_size), decided on the device. In place: the exact kernel. Automatic's pick on CUDA for
+  // those layouts (ADI_VARIABLE_TRUNCATED=0: never; docs/variable_batch.md).
   truncated,
 };
 // "automatic", "reference", "padded (CP)", "stop_at_size (NCP)", "sorted", "truncated".

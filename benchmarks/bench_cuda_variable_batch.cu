@@ -259,6 +259,16 @@ void bench_tri(cusparseHandle_t sp, const char* dist, const std::vector<int>& si
     CK(cudaMemset(u, 0, pspan * sizeof(T)));
     batch.unpack(su, u, pl);
     add("ours compact (thread/system)", cms, max_residual<T>(dsizes, count, count, 1, u));
+    {  // stop 45: the compact layout by truncated sweeps (the warp's loads and stores)
+      o.kernel = adi::VariableKernel::truncated;
+      adi::VariableTridiagonalPlan<T> tc(batch, adi::CompactBatch{}, o);
+      CK(cudaMemset(cu, 0, tot * sizeof(T)));
+      const double tms = median_ms([&] { tc.solve(adi::Bands<T>{ca, cb, cc}, cd, cu); });
+      batch.pack(cu, adi::CompactBatch{}, su);
+      CK(cudaMemset(u, 0, pspan * sizeof(T)));
+      batch.unpack(su, u, pl);
+      add("ours truncated (compact)", tms, max_residual<T>(dsizes, count, count, 1, u));
+    }
     for (T* p : {sa, sb, sc, sd, su, ca, cb, cc, cd, cu}) CK(cudaFree(p));
   }
   for (T* p : {a, b, c, d, u}) CK(cudaFree(p));

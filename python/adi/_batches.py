@@ -225,9 +225,9 @@ class VariableTridiagonalPlan:
     chunks of 32 interleaved and padded to their largest size, which the GPU reads coalesced;
     arrays hold ``span`` values. :meth:`pack` turns a compact array into it (once, e.g. at the
     start of a simulation), :meth:`unpack` turns a solution back. Sizes may be 0. Built once
-    per batch; ``solve`` allocates nothing when ``out`` is given. On a GPU the sorted layout's
-    ``kernel="automatic"`` is ``"truncated"`` (not periodic; out of place, else the exact
-    ``"sorted"``): docs/variable_batch.md.
+    per batch; ``solve`` allocates nothing when ``out`` is given. On a GPU ``kernel="automatic"``
+    is ``"truncated"`` for both layouts (not periodic; out of place, else the exact kernel):
+    docs/variable_batch.md.
 
     ``plan = adi.VariableTridiagonalPlan([5, 1, 300], layout="sorted")``;
     ``A, B, C, D = (plan.pack(x) for x in (a, b, c, d))``; ``u = plan.unpack(plan.solve(A, B, C, D))``.

@@ -111,16 +111,26 @@ ADI_CUDA_KERNEL(void variable_pack(const VariableBatchView& v, VariableSource la
 // Variable-size tridiagonal kernels (solvers/cuda/thomas_variable*.cu): one thread per
 // system. Layout of the arrays: padded (k*stride + s, CP over `rows` rows or NCP),
 // sorted (SortedInterleaved), compact (offsets[s] + k, device offsets) or pointers.
-// sorted_truncated / padded_truncated (stop 45): the sorted / padded layout by truncated sweeps
-// (non-periodic, u must not alias d), re-solved by the exact kernel (sorted / padded CP) where
-// they refuse, decided on the device.
-enum class VariableKernel { padded, stop_at_size, sorted, compact, pointers, sorted_truncated, padded_truncated };
+// sorted_truncated / padded_truncated / compact_truncated (stop 45): the sorted / padded / compact
+// layout by truncated sweeps (non-periodic, u must not alias d), re-solved by the exact kernel
+// (sorted / padded CP / compact) where they refuse, decided on the device.
+enum class VariableKernel {
+  padded,
+  stop_at_size,
+  sorted,
+  compact,
+  pointers,
+  sorted_truncated,
+  padded_truncated,
+  compact_truncated
+};
 // The exact kernel of a kind: itself, or the one a truncated kind falls back to (and whose
 // scratch it uses; the pivoting kernels take this one too).
 constexpr VariableKernel exact_variable_kernel(VariableKernel k) {
-  return k == VariableKernel::sorted_truncated   ? VariableKernel::sorted
-         : k == VariableKernel::padded_truncated ? VariableKernel::padded
-                                                 : k;
+  return k == VariableKernel::sorted_truncated    ? VariableKernel::sorted
+         : k == VariableKernel::padded_truncated  ? VariableKernel::padded
+         : k == VariableKernel::compact_truncated ? VariableKernel::compact
+                                                  : k;
 }
 template <class T>
 struct VariableDeviceArrays {

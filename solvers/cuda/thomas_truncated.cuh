@@ -96,22 +96,56 @@ constexpr long long kTruncSystemMinRows = 1 << 21;
 constexpr long long kTruncSystemMaxRows = 1 << 29;  // above: the partition passes (spike_y_part counts a part's rows in int)
 constexpr int kTruncSystemStage = 32 * 9;           // a warp's stage: 32 parts x 8 rows, padded to 9 (no bank conflicts)
 
-template <class T, bool Stores>
-struct WarpRows {
-  static constexpr bool enabled = true;
-  static constexpr bool stores = Stores;    // u's groups of D rows too (put, store)
+// A warp's exchange of batches of D = 8 rows through its stage in shared memory (kTruncSystemStage
+// values): instruction k of a lane moves row lane % D of the part (or system) of lane source(k) =
+// k PI + lane / D, through slot(k) (a lane's D rows padded to D + 1: no bank conflicts). one(v): the
+// values a lane loaded (v[k]: instruction k's) to the lanes they belong to (v[k]: row k of its own);
+// put(j, x): row j of this lane's group of u, which the owner's store then writes by instruction.
+// The single-system kernel's WarpRows and the compact variable batches' CompactRows
+// (thomas_variable.cuh) derive from it.
+template <class T>
+struct WarpStage {
   static constexpr int D = 8, PI = 32 / D;  // rows a batch; parts an instruction
+  T* stage;
+  int lane;
+  __device__ __forceinline__ int source(int k) const { return k * PI + lane / D; }
+  __device__ __forceinline__ int slot(int k) const { return source(k) * (D + 1) + lane % D; }
+  __device__ __forceinline__ void put(int j, T x) const { stage[lane * (D + 1) + j] = x; }
+  __device__ __forceinline__ void one(T (&v)[D]) const {
+#pragma unroll
+    for (int k = 0; k < D; ++k) stage[slot(k)] = v[k];
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < D; ++k) v[k] = stage[lane * (D + 1) + k];
+    __syncwarp();  // (the stage is taken again by the next array)
+  }
+  __device__ __forceinline__ void arrange(i64, T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
+    one(ra), one(rb), one(rc), one(rd);
+  }
+};
+
+template <class T, bool Stores>
+struct WarpRows : WarpStage<T> {
+  static constexpr bool enabled = true;
+  static constexpr bool stores = Stores;  // u's groups of D rows too (put, store)
+  using WarpStage<T>::D;
+  using WarpStage<T>::lane;
+  using WarpStage<T>::stage;
+  using WarpStage<T>::slot;
+  using WarpStage<T>::source;
   const T* a;
   const T* b;
   const T* c;
   const T* d;
   T* u;
   i64 n, pad;
-  T* stage;  // this warp's kTruncSystemStage values
-  int lane;
-  // Loads of the batch of rows [row, row + D) of every lane's part (row: this lane's padded row; the
-  // lanes' parts P apart, the same offset into each): instruction k of a lane loads row lane % D of
-  // part k PI + lane / D, so r*[k] holds that value until arrange() hands it to its lane.
+  // Instruction k's value as the system's row (row: each lane's padded row, the lanes' parts P apart,
+  // shuffled from the source lane).
+  __device__ __forceinline__ i64 system_row(i64 row, int k) const {
+    return __shfl_sync(0xffffffffu, row, source(k)) - pad + lane % D;
+  }
+  // Loads of the batch of rows [row, row + D) of every lane's part: r*[k] holds instruction k's value
+  // until arrange() hands it to its lane.
   __device__ __forceinline__ void load(i64 row, T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
     i64 o[D];
     bool inner = true;  // every row of the batch inside the system, away from its first and last row
@@ -132,13 +166,7 @@ struct WarpRows {
       for (int k = 0; k < D; ++k) ra[k] = pa[o[k] + pad], rb[k] = pb[o[k] + pad], rc[k] = pc[o[k] + pad], rd[k] = pd[o[k] + pad];
     }
   }
-  // The loaded values to their lanes, through the warp's stage: r*[k] becomes row k of this lane's part.
-  __device__ __forceinline__ void arrange(i64, T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
-    one(ra), one(rb), one(rc), one(rd);
-  }
-  // Row g0 + j of this lane's group (j < D) into the stage; store(row): every lane's group (row: its
-  // padded g0) to u, instruction k storing row lane % D of part k PI + lane / D (the padding's dropped).
-  __device__ __forceinline__ void put(int j, T x) const { stage[lane * (D + 1) + j] = x; }
+  // Every lane's group (row: its padded g0) to u, instruction k storing its value (the padding's dropped).
   __device__ __forceinline__ void store(i64 row) const {
     __syncwarp();
 #pragma unroll
@@ -148,21 +176,6 @@ struct WarpRows {
       if (o >= 0 && o < n) u[o] = v;
     }
     __syncwarp();
-  }
-  // What instruction k of this lane moves, in load, store and one alike: row lane % D of the batch of
-  // part k PI + lane / D (row: each lane's padded row, shuffled from that part's lane), as the
-  // system's row, and its slot in the warp's stage (a part's D rows padded to D + 1: no bank conflicts).
-  __device__ __forceinline__ i64 system_row(i64 row, int k) const {
-    return __shfl_sync(0xffffffffu, row, k * PI + lane / D) - pad + lane % D;
-  }
-  __device__ __forceinline__ int slot(int k) const { return (k * PI + lane / D) * (D + 1) + lane % D; }
-  __device__ __forceinline__ void one(T (&v)[D]) const {
-#pragma unroll
-    for (int k = 0; k < D; ++k) stage[slot(k)] = v[k];
-    __syncwarp();
-#pragma unroll
-    for (int k = 0; k < D; ++k) v[k] = stage[lane * (D + 1) + k];
-    __syncwarp();  // (the stage is taken again by the next array)
   }
 };
 
@@ -184,7 +197,7 @@ __global__ void __launch_bounds__(kTruncThreads)
       2 * G + S * P, G + q * P, G + (q + 1) * P, G, i64(Shape::C), i64(Shape::K), common::PaddedBand<T, 0, i64>{a, n, G},
       common::PaddedBand<T, 1, i64>{b, n, G}, common::PaddedBand<T, 2, i64>{c, n, G},
       common::PaddedBand<T, 3, i64>{d, n, G}, common::PaddedOut<T, i64>{u, n, G, &sink}, ring, nohint,
-      WarpRows<T, Stores>{a, b, c, d, u, n, G, stage, int(threadIdx.x % 32)});
+      WarpRows<T, Stores>{{stage, int(threadIdx.x % 32)}, a, b, c, d, u, n, G});
   if (!ok && bad != nullptr) *bad = 1;
 }
 

@@ -114,9 +114,9 @@ __global__ void __launch_bounds__(128) sorted_kernel(VariableBatchView v, Variab
 // CompactBatch / PointerBatch: thread p takes system order[p], elements contiguous.
 template <bool Periodic, bool Pointers, class T>
 __global__ void __launch_bounds__(128) contiguous_kernel(VariableBatchView v, VariableDeviceArrays<T> x, T* cs,
-                                                         T* zs, int* bad_system) {
+                                                         T* zs, int* bad_system, const int* gate) {
   const index_t p = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
-  if (p >= v.count) return;
+  if (p >= v.count || (gate != nullptr && *gate == 0)) return;
   const index_t s = v.order[p];
   const int n = v.sizes[s];
   if (n == 0) return;
@@ -227,6 +227,94 @@ __global__ void __launch_bounds__(kernels::kTruncThreads)
   if (!ok) *refused = 1;
 }
 
+// The compact layout's truncated sweeps (compact_truncated; stop 45): systems back to back, a thread
+// per system in the plan's size order (largest first), so the 32 systems of a warp have close sizes.
+// One thread's rows are contiguous, so its own loads would touch a sector per value; instead the warp
+// loads each batch of 8 rows of its 32 systems together (8 lanes read one system's 8 neighbouring
+// values, 4 systems an instruction) and hands the values to their lanes through shared memory, and
+// stores u's groups of 8 rows the same way (kernels::WarpStage, as the single-system kernel's
+// WarpRows in thomas_truncated.cuh, with a base offset and a size per lane instead of a part's row). The lanes run in step over the warp's largest size (rows
+// past a system identity rows; a lane past the batch runs identity rows only), as the warp's
+// shuffles need.
+template <class T>
+struct CompactRows : kernels::WarpStage<T> {
+  static constexpr bool enabled = true;
+  static constexpr bool stores = true;
+  using Stage = kernels::WarpStage<T>;
+  using Stage::D;
+  using Stage::lane;
+  using Stage::slot;
+  using Stage::source;
+  using Stage::stage;
+  const T* a;
+  const T* b;
+  const T* c;
+  const T* d;
+  T* u;
+  kernels::i64 off, n;  // this lane's system: its first value and its size
+  // (row: the batch's first row, the same on every lane; instruction k: the source lane's system)
+  __device__ __forceinline__ void load(kernels::i64 row, T (&ra)[D], T (&rb)[D], T (&rc)[D], T (&rd)[D]) const {
+    const kernels::i64 r = row + lane % D;
+    kernels::i64 o[D], sn[D];
+    bool inner = true;  // every value inside its system, away from its first and last row
+#pragma unroll
+    for (int k = 0; k < D; ++k) {
+      o[k] = __shfl_sync(0xffffffffu, off, source(k)) + r;
+      sn[k] = __shfl_sync(0xffffffffu, n, source(k));
+      inner = inner && r >= 1 && r < sn[k] - 1;
+    }
+    if (__all_sync(0xffffffffu, inner)) {
+#pragma unroll
+      for (int k = 0; k < D; ++k) ra[k] = __ldg(a + o[k]), rb[k] = __ldg(b + o[k]), rc[k] = __ldg(c + o[k]), rd[k] = __ldg(d + o[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < D; ++k) {
+        const bool in = r < sn[k];
+        ra[k] = in && r >= 1 ? a[o[k]] : T(0);
+        rb[k] = in ? b[o[k]] : T(1);
+        rc[k] = r < sn[k] - 1 ? c[o[k]] : T(0);
+        rd[k] = in ? d[o[k]] : T(0);
+      }
+    }
+  }
+  __device__ __forceinline__ void store(kernels::i64 row) const {
+    __syncwarp();
+    const kernels::i64 r = row + lane % D;
+#pragma unroll
+    for (int k = 0; k < D; ++k) {
+      const kernels::i64 o = __shfl_sync(0xffffffffu, off, source(k)) + r;
+      const kernels::i64 sn = __shfl_sync(0xffffffffu, n, source(k));
+      const T v = stage[slot(k)];
+      if (r < sn) u[o] = v;
+    }
+    __syncwarp();
+  }
+};
+
+template <class T>
+__global__ void __launch_bounds__(kernels::kTruncThreads)
+    compact_truncated_kernel(VariableBatchView v, VariableDeviceArrays<T> x, int* refused) {
+  extern __shared__ __align__(16) unsigned char variable_trunc_smem[];
+  using kernels::i64;
+  using Shape = common::SpikeYShape<T>;
+  const index_t p = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
+  const bool live = p < v.count;  // (lanes past the batch stay: the warp's shuffles need all 32)
+  const index_t s = live ? v.order[p] : 0;
+  const i64 n = live ? v.sizes[s] : 0, off = live ? x.offsets[s] : 0;
+  const i64 m = __reduce_max_sync(0xffffffffu, unsigned(n));  // the warp's rows
+  if (m == 0) return;  // (the whole warp)
+  T* smem = reinterpret_cast<T*>(variable_trunc_smem);
+  const kernels::TruncRing<T, kernels::kTruncThreads> ring{smem + threadIdx.x};
+  T* stage = smem + 2 * Shape::K * kernels::kTruncThreads + (threadIdx.x / 32) * kernels::kTruncSystemStage;
+  T sink;
+  const bool ok = common::spike_y_part<8, true, true>(
+      m, i64(0), m, i64(Shape::G), i64(Shape::C), i64(Shape::K), common::PaddedBand<T, 0, i64>{x.a + off, n, 0},
+      common::PaddedBand<T, 1, i64>{x.b + off, n, 0}, common::PaddedBand<T, 2, i64>{x.c + off, n, 0},
+      common::PaddedBand<T, 3, i64>{x.d + off, n, 0}, common::PaddedOut<T, i64>{x.u + off, n, 0, &sink}, ring,
+      [](i64) {}, CompactRows<T>{{stage, int(threadIdx.x % 32)}, x.a, x.b, x.c, x.d, x.u, off, n});
+  if (!ok) *refused = 1;
+}
+
 // Where the truncated kinds keep their refusal flag: one int past the exact kernel's scratch.
 inline std::size_t truncated_flag_offset(std::size_t scratch_bytes) { return (scratch_bytes + 15) / 16 * 16; }
 
@@ -256,6 +344,18 @@ void launch_truncated(const VariableBatchView& v, const VariableDeviceArrays<T>&
                                                                                                             refused);
 }
 
+// The compact layout's truncated kernel (*refused cleared first): the ring and two warps' stages.
+template <class T>
+void launch_compact_truncated(const VariableBatchView& v, const VariableDeviceArrays<T>& x, int* refused,
+                              cudaStream_t st) {
+  ADI_CUDA_CHECK(cudaMemsetAsync(refused, 0, sizeof(int), st));
+  constexpr int threads = kernels::kTruncThreads;
+  constexpr std::size_t smem = kernels::thomas_truncated_system_smem<T>();  // (the same ring and stages)
+  if (smem > 48 * 1024)  // (per launch: the attribute is the current device's)
+    ADI_CUDA_CHECK(cudaFuncSetAttribute(compact_truncated_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  compact_truncated_kernel<T><<<unsigned((v.count + threads - 1) / threads), threads, smem, st>>>(v, x, refused);
+}
+
 }  // namespace variable_detail
 
 template <class T>
@@ -272,15 +372,18 @@ void variable_tridiagonal_launch(VariableKernel kernel, const VariableBatchView&
   const unsigned blocks = static_cast<unsigned>((v.count + threads - 1) / threads);
   // The truncated kinds: the truncated pass, then the exact kernel gated on its refusal flag.
   const int* gate = nullptr;
-  if (kernel == VariableKernel::sorted_truncated || kernel == VariableKernel::padded_truncated) {
+  if (kernel == VariableKernel::sorted_truncated || kernel == VariableKernel::padded_truncated ||
+      kernel == VariableKernel::compact_truncated) {
     if (periodic) throw InvalidArgument("variable_tridiagonal_solve: the truncated kernels solve non-periodic systems only");
     auto* refused = reinterpret_cast<int*>(static_cast<unsigned char*>(workspace) +
                                            truncated_flag_offset(std::size_t(scratch_length<T>(kernel, v, x.stride, x.rows)) *
                                                                  sizeof(T)));
     if (kernel == VariableKernel::sorted_truncated)
       launch_truncated<T, true>(v, x, refused, st);
-    else
+    else if (kernel == VariableKernel::padded_truncated)
       launch_truncated<T, false>(v, x, refused, st);
+    else
+      launch_compact_truncated<T>(v, x, refused, st);
     gate = refused;
   }
   switch (exact_variable_kernel(kernel)) {
@@ -304,15 +407,15 @@ void variable_tridiagonal_launch(VariableKernel kernel, const VariableBatchView&
       break;
     case VariableKernel::compact:
       if (periodic)
-        contiguous_kernel<true, false, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system);
+        contiguous_kernel<true, false, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system, gate);
       else
-        contiguous_kernel<false, false, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system);
+        contiguous_kernel<false, false, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system, gate);
       break;
     case VariableKernel::pointers:
       if (periodic)
-        contiguous_kernel<true, true, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system);
+        contiguous_kernel<true, true, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system, gate);
       else
-        contiguous_kernel<false, true, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system);
+        contiguous_kernel<false, true, T><<<blocks, threads, 0, st>>>(v, x, cs, zs, bad_system, gate);
       break;
     default: break;
   }

@@ -2,7 +2,7 @@
 // reference: CP, NCP, sorted, compact and pointer layouts, plain and periodic, both
 // precisions, sizes uniform and Gaussian for N in {1, 2, 31, 32, 33, 512} with 0, 1 and
 // sizes past a warp / block, NaN-poisoned outputs and padding. The truncated kernel (stop 45)
-// on the padded and sorted layouts, its refusals re-solved exactly, its rule and its bad input.
+// on the padded, sorted and compact layouts, its refusals re-solved exactly, its rule and its bad input.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -53,6 +53,9 @@ void run_all(const Param& p) {
           {Layout::sorted, VariableKernel::truncated, false, true},
           {Layout::sorted, VariableKernel::truncated, false, false, Pivoting::none},
           {Layout::sorted, VariableKernel::truncated, false, false, Pivoting::partial},
+          {Layout::compact, VariableKernel::truncated, false, false},
+          {Layout::compact_gaps, VariableKernel::truncated, false, false},
+          {Layout::compact, VariableKernel::truncated, false, true},
       };
       for (const Case& c : truncated) run_case<T>(gpu, sys, c);
     }
@@ -160,9 +163,11 @@ void refusals() {
   };
   remake(40, 300, 2.05, -1.0);  // slow decay: refused, solved exactly
   const Executor gpu = Executor::cuda();
-  for (Layout l : {Layout::padded, Layout::sorted}) run_case<T>(gpu, sys, Case{l, VariableKernel::truncated});
+  for (Layout l : {Layout::padded, Layout::sorted, Layout::compact})
+    run_case<T>(gpu, sys, Case{l, VariableKernel::truncated});
   remake(41, 64, 1.0, 0.6);  // growth: refused, flagged by the exact kernel, pivoted (automatic)
-  for (Layout l : {Layout::padded, Layout::sorted}) run_case<T>(gpu, sys, Case{l, VariableKernel::truncated});
+  for (Layout l : {Layout::padded, Layout::sorted, Layout::compact})
+    run_case<T>(gpu, sys, Case{l, VariableKernel::truncated});
 }
 TEST(CudaVariableTruncated, RefusalsSolvedExactly) {
   ADI_REQUIRE_CUDA();
@@ -185,7 +190,8 @@ TEST(CudaVariableTruncated, AutomaticRule) {
   EXPECT_EQ(VariableTridiagonalPlan<double>(bb, SortedInterleaved{}, o).kernel(), VariableKernel::truncated);
   EXPECT_EQ(VariableTridiagonalPlan<float>(bb, PaddedInterleaved{}, o).kernel(), VariableKernel::truncated);
   EXPECT_EQ(VariableTridiagonalPlan<double>(bb, SortedInterleaved{}, per).kernel(), VariableKernel::sorted);
-  EXPECT_EQ(VariableTridiagonalPlan<double>(bb, CompactBatch{}, o).kernel(), VariableKernel::stop_at_size);
+  EXPECT_EQ(VariableTridiagonalPlan<double>(bb, CompactBatch{}, o).kernel(), VariableKernel::truncated);
+  EXPECT_EQ(VariableTridiagonalPlan<double>(bb, PointerBatch{}, o).kernel(), VariableKernel::stop_at_size);
   EXPECT_EQ(VariableTridiagonalPlan<double>(sb, SortedInterleaved{}, o).kernel(), VariableKernel::truncated);
   ::setenv("ADI_VARIABLE_TRUNCATED", "0", 1);
   EXPECT_EQ(VariableTridiagonalPlan<double>(bb, SortedInterleaved{}, o).kernel(), VariableKernel::sorted);
@@ -193,6 +199,7 @@ TEST(CudaVariableTruncated, AutomaticRule) {
   const auto sys = make_systems<double>(big, false, 7u);
   run_case<double>(gpu, sys, Case{Layout::sorted, VariableKernel::automatic});
   run_case<double>(gpu, sys, Case{Layout::padded, VariableKernel::automatic});
+  run_case<double>(gpu, sys, Case{Layout::compact, VariableKernel::automatic});
   ::setenv("ADI_VARIABLE_TRUNCATED_LANES", "uniform", 1);
   run_case<double>(gpu, sys, Case{Layout::sorted, VariableKernel::automatic});
   run_case<double>(gpu, sys, Case{Layout::padded, VariableKernel::automatic});
@@ -212,7 +219,7 @@ TEST(CudaVariableTruncated, BadInput) {
   EXPECT_THROW(VariableTridiagonalPlan<double>(host, SortedInterleaved{}, o), InvalidArgument);  // CUDA only
   ADI_REQUIRE_CUDA();
   VariableBatchPlan gpu(Executor::cuda(), BatchSizes{n.data(), index_t(n.size())});
-  EXPECT_THROW(VariableTridiagonalPlan<double>(gpu, CompactBatch{}, o), InvalidArgument);
+  EXPECT_THROW(VariableTridiagonalPlan<double>(gpu, PointerBatch{}, o), InvalidArgument);
   o.periodic = true;
   try {
     VariableTridiagonalPlan<double>(gpu, SortedInterleaved{}, o);
