@@ -10,11 +10,12 @@
 //                     contiguous system (uncoalesced: a baseline for user layouts).
 // Forward-sweep scratch: c* in the workspace (laid out like the data, so coalesced where
 // the data is), d* in u; periodic systems keep z in a second workspace array.
-//   sorted_truncated, padded_truncated (stop 45, issue 16): the same thread per system runs
-//                     common::spike_y_part's truncated sweeps on its own n rows, (c*, y*) in a
-//                     shared-memory ring instead of memory: a, b, c, d read once, u written once
-//                     (5 arrays against 9); a refusal re-solves the batch with the exact kernel,
-//                     gated on the device (no host round trip).
+//   sorted_truncated, padded_truncated, compact_truncated (stop 45, issue 16): the same
+//                     thread per system runs common::spike_y_part's truncated sweeps, (c*, y*) in
+//                     a shared-memory ring instead of memory: a, b, c, d read once, u written once
+//                     (5 arrays against 9; compact: the warp's rows loaded and stored together);
+//                     a refusal re-solves the batch with the exact kernel, gated on the device
+//                     (no host round trip).
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -188,10 +189,11 @@ struct LaneOut {
 // in the shared-memory ring, so a, b, c, d are read once and u written once, a warp's rows loaded
 // together (coalesced as the exact kernels' loads). A lane runs its own n rows (the warp's loads
 // predicated where sizes differ, as NCP's); Uniform: every lane runs the same rows (the chunk's
-// largest size, or the padded layout's rows: CP), its rows past n identity rows (LaneRows, LaneBand). Checked as the exact kernel checks (Growth:
-// every |c*| <= kThomasGrowth; a non-finite value) and a truncation whose decay product is not below
-// kSpikeTol refuses too: then *refused is set and the exact kernel gated on it solves the whole
-// batch again (and names a failing system as it always does).
+// largest size, or the padded layout's rows: CP), its rows past n identity rows (LaneRows,
+// LaneBand). Checked as the exact kernel checks (Growth: every |c*| <= kThomasGrowth; a non-finite
+// value) and a truncation whose decay product is not below kSpikeTol refuses too: then *refused is
+// set and the exact kernel gated on it solves the whole batch again (and names a failing system as
+// it always does).
 template <class T, bool Sorted, bool Uniform>
 __global__ void __launch_bounds__(kernels::kTruncThreads)
     truncated_kernel(VariableBatchView v, VariableDeviceArrays<T> x, int* refused) {
