@@ -79,7 +79,10 @@ template FailedRow locate_failure<double>(const Executor&, const LineSet&, const
 template <class T>
 struct TridiagonalPlan<T>::Impl {
   Executor exec = Executor::host();
-  LineSet lines;
+  // The caller's lines (lines(), the stage entry) and the same lines as the kernels solve them
+  // (merged_line_indices: one run where the outer index continues the inner; the array path's
+  // dispatch, workspace and launches).
+  LineSet user_lines, lines;
   TridiagonalOptions options;
   Kernel kernel = Kernel::automatic;
   Kernel kernel_shared = Kernel::automatic;  // the choice may differ for shared bands
@@ -392,7 +395,8 @@ TridiagonalPlan<T>::TridiagonalPlan(const Executor& exec, const LineSet& lines_i
     : impl_(std::make_unique<Impl>()) {
   Impl& p = *impl_;
   p.exec = exec;
-  p.lines = to_lines(lines_in);
+  p.user_lines = to_lines(lines_in);
+  p.lines = merged_line_indices(p.user_lines);
   p.options = options;
   p.team.reset(exec.threads());
   detail::require(static_cast<int>(options.pivoting) >= 0 && static_cast<int>(options.pivoting) <= 2,
@@ -491,15 +495,15 @@ template <class T>
 void TridiagonalPlan<T>::Impl::prepare_stage() {
   if (exec.is_host()) {
     kernel_stage = kernel_shared == Kernel::large_partition ? Kernel::automatic : kernel_shared;
-    for (auto* v : {&stage_rhs, &stage_a, &stage_b, &stage_c}) v->resize(static_cast<std::size_t>(lines.n));
+    for (auto* v : {&stage_rhs, &stage_a, &stage_b, &stage_c}) v->resize(static_cast<std::size_t>(user_lines.n));
     return;
   }
-  detail::DispatchQuery q{lines, sizeof(T), options.periodic, true, options.pivoting};
+  detail::DispatchQuery q{user_lines, sizeof(T), options.periodic, true, options.pivoting};
   kernel_stage = detail::choose_stage_kernel(exec, q);
   if (kernel_stage != Kernel::cuda_thomas_pcr_fused_stage) return;
   try {
     cuda_backend::DeviceGuard device_guard(exec.device());
-    stage_launch = cuda_backend::fused_stage_prepare<T>(lines, cuda_backend::FusedTuning{});
+    stage_launch = cuda_backend::fused_stage_prepare<T>(user_lines, cuda_backend::FusedTuning{});
   } catch (const Unsupported&) {
     kernel_stage = Kernel::automatic;  // lines too long for the device's shared memory
   }
@@ -513,7 +517,7 @@ template <class T>
 void TridiagonalPlan<T>::Impl::stage_host(const detail::TridiagonalStage<T>& st) {
   if (st.fold.count > 0)
     throw Unsupported("TridiagonalPlan::solve_stage: the explicit operator folds into the CUDA stage only");
-  const index_t n = lines.n, nl = lines.lines();
+  const index_t n = user_lines.n, nl = user_lines.lines();
   const bool per = options.periodic;
   std::vector<T>& a = stage_a;
   std::vector<T>& b = stage_b;
@@ -528,16 +532,17 @@ void TridiagonalPlan<T>::Impl::stage_host(const detail::TridiagonalStage<T>& st)
                                   {st.neu_sub[0], st.neu_sub[1]}};
   T* x = stage_rhs.data();
   for (index_t line = 0; line < nl; ++line) {
-    const index_t off = lines.offset(line);
-    const index_t fi = lines.count1 == 1 ? st.face_base + line
-                                         : st.face_base + line % lines.count0 + (line / lines.count0) * st.face_n1;
+    const LineSet& ul = user_lines;
+    const index_t off = ul.offset(line);
+    const index_t fi =
+        ul.count1 == 1 ? st.face_base + line : st.face_base + line % ul.count0 + (line / ul.count0) * st.face_n1;
     auto v_at = [&](index_t r) -> T {
       if (!per && r == 0 && st.v_end[0]) return st.v_end[0][fi];
       if (!per && r == n - 1 && st.v_end[1]) return st.v_end[1][fi];
-      return st.v[off + r * lines.stride];
+      return st.v[off + r * user_lines.stride];
     };
     for (index_t r = 0; r < n; ++r) {
-      const index_t node = off + r * lines.stride;
+      const index_t node = off + r * user_lines.stride;
       const bool end = !per && (r == 0 || r == n - 1);
       const int side = r == 0 ? 0 : 1;
       const bool hv = st.v != nullptr;  // the neighbours' v: read only where the stage has one
@@ -546,7 +551,7 @@ void TridiagonalPlan<T>::Impl::stage_host(const detail::TridiagonalStage<T>& st)
       x[r] = end ? common::stage_rhs_end(g, side, a[r], st.d[r], c[r], st.base[node], vm, vc, vp, fi, node)
                  : common::stage_rhs_inner(g, a[r], st.d[r], c[r], st.base[node], vm, vc, vp, node);
     }
-    for (index_t r = 0; r < n; ++r) st.u[off + r * lines.stride] = x[r];
+    for (index_t r = 0; r < n; ++r) st.u[off + r * user_lines.stride] = x[r];
   }
   run_host(*this, kernel_stage, a.data(), b.data(), c.data(), true, st.u, st.u);
 }
@@ -601,7 +606,7 @@ const KernelMeasurement& TridiagonalPlan<T>::measurement() const {
 }
 template <class T>
 const LineSet& TridiagonalPlan<T>::lines() const {
-  return impl_->lines;
+  return impl_->user_lines;
 }
 template <class T>
 const Executor& TridiagonalPlan<T>::executor() const {

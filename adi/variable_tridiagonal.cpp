@@ -165,7 +165,9 @@ void VariableTridiagonalPlan<T>::Impl::allocate() {
   cuda_backend::DeviceGuard device_guard(exec.device());
   const cuda_backend::VariableKernel k = launch_kind(false);
   workspace = detail::Storage(
-      cuda_backend::variable_tridiagonal_workspace_bytes(k, batch.view(), span, options.periodic, sizeof(T)), exec);
+      cuda_backend::variable_tridiagonal_workspace_bytes(k, batch.view(), stride, rows, options.periodic,
+                                                          sizeof(T)),
+      exec);
   bad_flag = detail::Storage(sizeof(int), exec);
   // Partial pivoting (and automatic's re-solve): one thread per system, U's two super-diagonals
   // (periodic: and its columns n-2, n-1) packed by the plan's offsets.

@@ -186,6 +186,20 @@ inline LineSet to_lines(const BoxLines& l) {
   }
 }
 
+// The same lines under one line index where the outer index continues the inner one
+// (stride1 == count0 * stride0: the X and Z lines of a dense box, an interleaved batch
+// written as rows of lines), or where the inner index has one value: every line keeps its
+// number and its offset, so a kernel that tiles lines along count0 sees one run of
+// count0 * count1 lines instead of count1 runs of count0 (the Z lines of a 240x256x256 box:
+// no tile of 32 lines straddles two rows). TridiagonalPlan solves these (plan.lines() stays
+// the caller's).
+inline LineSet merged_line_indices(const LineSet& l) {
+  if (l.count1 <= 1 || l.count0 == 0) return l;
+  if (l.count0 == 1) return {l.n, l.stride, l.count1, l.stride1, 1, 0};
+  if (l.stride1 == l.count0 * l.stride0) return {l.n, l.stride, l.count0 * l.count1, l.stride0, 1, 0};
+  return l;
+}
+
 inline LineSet to_lines(const LineSet& l) {
   detail::require(l.n >= 1, "LineSet: n = " + std::to_string(l.n) + " must be >= 1");
   detail::require(l.stride >= 1 && l.count0 >= 0 && l.count1 >= 0,

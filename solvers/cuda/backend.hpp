@@ -152,8 +152,9 @@ struct VariableDeviceArrays {
   // plan's choice for padded batches whose neighbouring sizes differ) instead of their own sizes.
   bool lanes_in_step = false;
 };
-ADI_CUDA_KERNEL(std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v, index_t span,
-                                                 bool periodic, std::size_t value_size))
+ADI_CUDA_KERNEL(std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v,
+                                                                 index_t stride, int rows, bool periodic,
+                                                                 std::size_t value_size))
 // Enqueues the solve; `bad_system` (device int) receives the smallest system index with a
 // zero or non-finite pivot, or stays kNoBadSystem (the launch sets it so first).
 inline constexpr int kNoBadSystem = 0x7f7f7f7f;

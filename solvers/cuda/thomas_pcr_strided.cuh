@@ -548,7 +548,21 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     int groups = pcr_strided_copy_groups(bands.shared, sizeof(T));
     const T* streamed[4] = {d, bands.a, bands.b, bands.c};
     const bool tiled = groups == 0 || groups == kWarpCopy;  // whole aligned tiles
-    if (tiled && !pcr_strided_bulk_fits<T>(L, rs.lb, streamed, bands.shared ? 1 : 4)) groups = 1;
+    const int narrays = bands.shared ? 1 : 4;
+    if (tiled && !pcr_strided_bulk_fits<T>(L, rs.lb, streamed, narrays)) {
+      // Rows of lines that end in part of a tile (240 lines a row: 7.5 tiles of 32 in fp32) keep
+      // the tiled stream with narrower tiles (16 lines, 64-byte rows) where those fit whole, down
+      // to a sector (32 bytes) of each row, unless the caller set the width (Tuning); else one
+      // value a copy (groups 1). H200, 240x256x256 fp32 Y: solvers/cuda/README.md "Stop 46".
+      PcrRegisterShape narrow = rs;
+      while (tuning.lines_per_block <= 0 && narrow.lb * static_cast<int>(sizeof(T)) > 32 &&
+             !pcr_strided_bulk_fits<T>(L, narrow.lb, streamed, narrays))
+        narrow = pcr_register_shape(sh, narrow.lb / 2);
+      if (pcr_strided_bulk_fits<T>(L, narrow.lb, streamed, narrays))
+        rs = narrow;
+      else
+        groups = 1;
+    }
     const std::size_t base_smem = thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs);
     // The stage aligned to 16 bytes (bulk, warp), after the bulk form's barriers.
     auto smem_for = [&](int g) {

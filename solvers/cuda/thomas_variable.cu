@@ -3,17 +3,13 @@
 
 namespace adi::cuda_backend {
 
-std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v, index_t span,
-                                                 bool periodic, std::size_t value_size) {
-  // One array per kind of scratch value (c*; z when periodic), the length of scratch_length:
-  // `span` is the padded layout's span for padded kernels; the truncated kinds add their refusal
-  // flag past it.
-  const VariableKernel exact = exact_variable_kernel(kernel);
-  const index_t len = exact == VariableKernel::padded || exact == VariableKernel::stop_at_size ? span
-                      : exact == VariableKernel::sorted                                      ? v.sorted_span
-                                                                                             : v.total;
-  const std::size_t bytes = static_cast<std::size_t>(len) * (periodic ? 2 : 1) * value_size;
-  return exact == kernel ? bytes : variable_detail::truncated_flag_offset(bytes) + sizeof(int);
+std::size_t variable_tridiagonal_workspace_bytes(VariableKernel kernel, const VariableBatchView& v, index_t stride,
+                                                 int rows, bool periodic, std::size_t value_size) {
+  // One array per kind of scratch value (c*; z when periodic) of the launch's scratch_length; the
+  // truncated kinds add their refusal flag past it.
+  const auto len = static_cast<std::size_t>(variable_detail::scratch_length(kernel, v, stride, rows));
+  const std::size_t bytes = len * (periodic ? 2 : 1) * value_size;
+  return exact_variable_kernel(kernel) == kernel ? bytes : variable_detail::truncated_flag_offset(bytes) + sizeof(int);
 }
 
 template <class T>

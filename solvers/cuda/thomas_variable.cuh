@@ -322,8 +322,8 @@ inline std::size_t truncated_flag_offset(std::size_t scratch_bytes) { return (sc
 
 // Length of one scratch array (c*, and z when periodic): laid out like the data for the
 // interleaved layouts, packed (the plan's offsets) for the contiguous ones.
-template <class T>
-index_t scratch_length(VariableKernel kernel, const VariableBatchView& v, index_t stride, int rows) {
+// (variable_tridiagonal_workspace_bytes allocates it: one definition for both.)
+inline index_t scratch_length(VariableKernel kernel, const VariableBatchView& v, index_t stride, int rows) {
   switch (exact_variable_kernel(kernel)) {
     case VariableKernel::padded:
     case VariableKernel::stop_at_size: return v.count && rows ? (static_cast<index_t>(rows) - 1) * stride + v.count : 0;
@@ -369,7 +369,7 @@ void variable_tridiagonal_launch(VariableKernel kernel, const VariableBatchView&
   if (bad_system) ADI_CUDA_CHECK(cudaMemsetAsync(bad_system, 0x7f, sizeof(int), st));
   if (v.count == 0) return;
   T* cs = static_cast<T*>(workspace);
-  T* zs = periodic ? cs + scratch_length<T>(kernel, v, x.stride, x.rows) : nullptr;
+  T* zs = periodic ? cs + scratch_length(kernel, v, x.stride, x.rows) : nullptr;
   const unsigned threads = 128;
   const unsigned blocks = static_cast<unsigned>((v.count + threads - 1) / threads);
   // The truncated kinds: the truncated pass, then the exact kernel gated on its refusal flag.
@@ -378,7 +378,7 @@ void variable_tridiagonal_launch(VariableKernel kernel, const VariableBatchView&
       kernel == VariableKernel::compact_truncated) {
     if (periodic) throw InvalidArgument("variable_tridiagonal_solve: the truncated kernels solve non-periodic systems only");
     auto* refused = reinterpret_cast<int*>(static_cast<unsigned char*>(workspace) +
-                                           truncated_flag_offset(std::size_t(scratch_length<T>(kernel, v, x.stride, x.rows)) *
+                                           truncated_flag_offset(std::size_t(scratch_length(kernel, v, x.stride, x.rows)) *
                                                                  sizeof(T)));
     if (kernel == VariableKernel::sorted_truncated)
       launch_truncated<T, true>(v, x, refused, st);

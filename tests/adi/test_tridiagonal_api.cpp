@@ -248,6 +248,46 @@ TEST(TridiagonalApi, KernelNames) {
   expect_invalid([] { adi::kernel_from_name("CPU_THOMAS"); }, {"'CPU_THOMAS'"});
 }
 
+// The plan solves lines whose outer index continues the inner one as one run (merged_line_indices):
+// every line keeps its number and offset; plan.lines() stays the caller's; the answers are the
+// reference's on every line of dense X, Y and Z boxes and of a padded one (not merged).
+TEST(TridiagonalApi, MergedLineIndices) {
+  const adi::Box3 dense = adi::Box3::dense(6, 5, 4), padded{6, 5, 4, 7, 40};
+  const auto x = adi::to_lines(adi::BoxLines{dense, adi::Axis::x});
+  const auto y = adi::to_lines(adi::BoxLines{dense, adi::Axis::y});
+  const auto z = adi::to_lines(adi::BoxLines{dense, adi::Axis::z});
+  const auto zp = adi::to_lines(adi::BoxLines{padded, adi::Axis::z});
+  const adi::LineSet one_inner{5, 1, 1, 0, 7, 9}, none{5, 1, 3, 5, 0, 100};
+  struct Want {
+    adi::LineSet l;
+    index_t count0, count1;
+  };
+  for (const Want& w : {Want{x, 20, 1}, Want{y, 6, 4}, Want{z, 30, 1}, Want{zp, 6, 5}, Want{one_inner, 7, 1},
+                        Want{none, 3, 0}}) {
+    const adi::LineSet m = adi::merged_line_indices(w.l);
+    EXPECT_EQ(m.count0, w.count0);
+    EXPECT_EQ(m.count1, w.count1);
+    EXPECT_EQ(m.n, w.l.n);
+    EXPECT_EQ(m.stride, w.l.stride);
+    EXPECT_EQ(m.lines(), w.l.lines());
+    EXPECT_EQ(m.span(), w.l.span());
+    for (index_t line = 0; line < w.l.lines(); ++line) EXPECT_EQ(m.offset(line), w.l.offset(line)) << line;
+  }
+  for (const adi::LineSet& l : {x, y, z, zp}) {
+    const std::size_t total = static_cast<std::size_t>(l.span());
+    Arrays in(total), ref(total);
+    for (std::size_t k = 0; k < total; ++k) in.d[k] = ref.d[k] = 1.0 + 0.01 * static_cast<double>(k % 97);
+    adi::TridiagonalPlan<double> plan(host, l);
+    EXPECT_EQ(plan.lines().count0, l.count0);
+    EXPECT_EQ(plan.lines().count1, l.count1);
+    plan.solve(in.bands(), in.d.data(), in.u.data());
+    adi::TridiagonalOptions o;
+    o.kernel = Kernel::reference;
+    adi::TridiagonalPlan<double>(host, l, o).solve(ref.bands(), ref.d.data(), ref.u.data());
+    for (std::size_t k = 0; k < total; ++k) EXPECT_NEAR(in.u[k], ref.u[k], 1e-14) << k;
+  }
+}
+
 TEST(TridiagonalApi, CudaExecutorWithoutDevice) {
   ADI_REQUIRE_NO_CUDA("Executor::cuda() refused");
   expect_error<adi::Unsupported>([] { adi::Executor::cuda(); }, {"Executor::cuda", "Executor::host()"});

@@ -103,3 +103,24 @@ TEST(CudaThomasPcrStrided, DenseBoxesEveryCopyStream) {
   check_adjacent({1, 2, 3, 31, 33, 255, 257}, -80, 0);
   check_adjacent({1, 2, 3, 31, 33, 255, 257}, -80, 0, true);
 }
+
+// Rows of lines that end in part of a tile (stop 46): the register kernel narrows its tile until
+// whole tiles fit each row (down to 32 bytes of a row), else it streams one value a copy. The Y lines
+// of nx x n x 3 boxes with nx = 240 (tiles of 16 lines in both precisions), 40 (fp32 8, fp64 8), 36
+// (fp32 one value a copy, fp64 4), 12 (fp32 one value a copy, fp64 4), and the Z lines of nx x 5 x n boxes
+// (the plan merges them into one run of 5 nx lines).
+TEST(CudaThomasPcrStrided, RowsEndingInPartTiles) {
+  ADI_REQUIRE_CUDA();
+  for (adi::index_t nx : {240, 40, 36, 12})
+    for (adi::index_t n : {1, 2, 3, 31, 33, 255, 257})
+      for (int z = 0; z < 2; ++z)
+        for (int sh = 0; sh < 2; ++sh) {
+          adi::test_cuda::Case c;
+          c.lines = z ? adi::LineSet{n, nx * 5, nx, 1, 5, nx} : adi::LineSet{n, nx, nx, 1, 3, nx * n};
+          c.shared = sh;
+          c.periodic = n % 2 == 0;
+          c.base = 0;  // aligned starts: the tiled stream (an offset start streams one value a copy)
+          adi::test_cuda::check<float>(Kernel::cuda_thomas_pcr_strided, c);
+          adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr_strided, c);
+        }
+}
