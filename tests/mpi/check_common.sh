@@ -10,7 +10,7 @@
 # "NAME rc=.. (.. s) <last verdict line>" to the summary, returning cmd's status);
 # configure_check [cmake args] (the CUDA + MPI build for sm_90, VTK off, log in build.log) and
 # build_check TARGET... (builds them with every core; on failure writes the log's tail to
-# the summary, prints it and exits); memcheck_step NAME LOGPREFIX cmd... (cmd on 2 ranks,
+# the summary, prints it and exits); memcheck_step NAME LOGPREFIX cmd... (cmd on 2 ranks, or MEMCHECK_RANKS,
 # each under compute-sanitizer memcheck into LOGPREFIX.<rank>.log, judged by
 # sanitizer_verdict.sh: NCCL's own start-up API-error reports ignored, nothing else);
 # build_unless ARG TARGET... (a script's [--no-build]); heat_ab_rows PAIRS (bench_mpi_heat A/B rows).
@@ -97,7 +97,7 @@ memcheck_step() {  # memcheck_step NAME LOGPREFIX cmd...
   local name=$1 pre=$2
   shift 2
   rm -f "$pre".*.log
-  timeout "${MEMCHECK_TIMEOUT:-300}" $MPI -n 2 bash -c 'exec compute-sanitizer --tool memcheck --leak-check full "$@" \
+  timeout "${MEMCHECK_TIMEOUT:-300}" $MPI -n "${MEMCHECK_RANKS:-2}" bash -c 'exec compute-sanitizer --tool memcheck --leak-check full "$@" \
     >"'"$pre"'.${OMPI_COMM_WORLD_RANK:-0}.log" 2>&1' _ "$@"
   local rc=$? v vrc
   v=$("$(dirname "${BASH_SOURCE[0]}")/sanitizer_verdict.sh" "$pre".*.log)
