@@ -76,6 +76,9 @@ bool cuda_hybrid_fits(Kernel k, const CudaDeviceTraits& dev, const DispatchQuery
 // stop 31) takes for any tile of up to 32 lines: adjacent lines in groups of 32 along count0,
 // every row and group start 16-byte aligned (solvers/cuda/thomas_pcr_strided.cuh,
 // pcr_strided_bulk_fits; the arrays' own alignment is checked at the launch, cudaMalloc's is 256).
+// (Since stop 46 the launcher also narrows its tile to 16 or 8 lines where a row of lines ends in
+// part of a 32-line tile; the row below, for n > 256, was measured with 32-line tiles, so it keeps
+// asking for those.)
 bool cuda_pcr_strided_warp_tiles(const DispatchQuery& q) {
   const LineSet& l = q.lines;
   const auto aligned = [&](index_t values) { return values * static_cast<index_t>(q.value_size) % 16 == 0; };
