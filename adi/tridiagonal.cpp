@@ -517,7 +517,8 @@ template <class T>
 void TridiagonalPlan<T>::Impl::stage_host(const detail::TridiagonalStage<T>& st) {
   if (st.fold.count > 0)
     throw Unsupported("TridiagonalPlan::solve_stage: the explicit operator folds into the CUDA stage only");
-  const index_t n = user_lines.n, nl = user_lines.lines();
+  const LineSet& ul = user_lines;
+  const index_t n = ul.n, nl = ul.lines();
   const bool per = options.periodic;
   std::vector<T>& a = stage_a;
   std::vector<T>& b = stage_b;
@@ -532,17 +533,16 @@ void TridiagonalPlan<T>::Impl::stage_host(const detail::TridiagonalStage<T>& st)
                                   {st.neu_sub[0], st.neu_sub[1]}};
   T* x = stage_rhs.data();
   for (index_t line = 0; line < nl; ++line) {
-    const LineSet& ul = user_lines;
     const index_t off = ul.offset(line);
     const index_t fi =
         ul.count1 == 1 ? st.face_base + line : st.face_base + line % ul.count0 + (line / ul.count0) * st.face_n1;
     auto v_at = [&](index_t r) -> T {
       if (!per && r == 0 && st.v_end[0]) return st.v_end[0][fi];
       if (!per && r == n - 1 && st.v_end[1]) return st.v_end[1][fi];
-      return st.v[off + r * user_lines.stride];
+      return st.v[off + r * ul.stride];
     };
     for (index_t r = 0; r < n; ++r) {
-      const index_t node = off + r * user_lines.stride;
+      const index_t node = off + r * ul.stride;
       const bool end = !per && (r == 0 || r == n - 1);
       const int side = r == 0 ? 0 : 1;
       const bool hv = st.v != nullptr;  // the neighbours' v: read only where the stage has one
@@ -551,7 +551,7 @@ void TridiagonalPlan<T>::Impl::stage_host(const detail::TridiagonalStage<T>& st)
       x[r] = end ? common::stage_rhs_end(g, side, a[r], st.d[r], c[r], st.base[node], vm, vc, vp, fi, node)
                  : common::stage_rhs_inner(g, a[r], st.d[r], c[r], st.base[node], vm, vc, vp, node);
     }
-    for (index_t r = 0; r < n; ++r) st.u[off + r * user_lines.stride] = x[r];
+    for (index_t r = 0; r < n; ++r) st.u[off + r * ul.stride] = x[r];
   }
   run_host(*this, kernel_stage, a.data(), b.data(), c.data(), true, st.u, st.u);
 }
