@@ -368,18 +368,17 @@ void variable_tridiagonal_launch(VariableKernel kernel, const VariableBatchView&
   // Bytes of 0x7f make kNoBadSystem.
   if (bad_system) ADI_CUDA_CHECK(cudaMemsetAsync(bad_system, 0x7f, sizeof(int), st));
   if (v.count == 0) return;
+  const index_t len = scratch_length(kernel, v, x.stride, x.rows);
   T* cs = static_cast<T*>(workspace);
-  T* zs = periodic ? cs + scratch_length(kernel, v, x.stride, x.rows) : nullptr;
+  T* zs = periodic ? cs + len : nullptr;
   const unsigned threads = 128;
   const unsigned blocks = static_cast<unsigned>((v.count + threads - 1) / threads);
   // The truncated kinds: the truncated pass, then the exact kernel gated on its refusal flag.
   const int* gate = nullptr;
-  if (kernel == VariableKernel::sorted_truncated || kernel == VariableKernel::padded_truncated ||
-      kernel == VariableKernel::compact_truncated) {
+  if (exact_variable_kernel(kernel) != kernel) {
     if (periodic) throw InvalidArgument("variable_tridiagonal_solve: the truncated kernels solve non-periodic systems only");
     auto* refused = reinterpret_cast<int*>(static_cast<unsigned char*>(workspace) +
-                                           truncated_flag_offset(std::size_t(scratch_length(kernel, v, x.stride, x.rows)) *
-                                                                 sizeof(T)));
+                                           truncated_flag_offset(std::size_t(len) * sizeof(T)));
     if (kernel == VariableKernel::sorted_truncated)
       launch_truncated<T, true>(v, x, refused, st);
     else if (kernel == VariableKernel::padded_truncated)

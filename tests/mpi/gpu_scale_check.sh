@@ -37,17 +37,19 @@ echo "GPUs: $gpus, rank counts: $NPS" >>"$S"
 B=$BUILD
 export OMP_NUM_THREADS=4
 step "nccl probe np$gpus" 60 "$OUT/bench.log" $MPI -n "$gpus" "$B/benchmarks/bench_mpi_tridiagonal" --nccl-probe
-[ $benches = 1 ] && for np in $NPS; do
-  step "public np$np" 90 "$OUT/bench.log" $MPI -n "$np" "$B/benchmarks/bench_mpi_tridiagonal" --memory device
-done
-[ $benches = 1 ] && for np in $NPS; do
-  step "weak np$np" 120 "$OUT/weak.log" $MPI -n "$np" "$B/benchmarks/bench_mpi_tridiagonal" --weak 512 --split z \
-    --memory device --reps 5
-done
-[ $benches = 1 ] && for np in $NPS; do
-  sp=z; [ "$np" -gt 1 ] && sp=z,y,x; [ "$np" -ge 4 ] && sp=z,y,x,zy
-  step "heat np$np" 180 "$OUT/heatbench.log" $MPI -n "$np" "$B/benchmarks/bench_mpi_heat" --n 512 --reps 3 --splits $sp
-done
+if [ $benches = 1 ]; then
+  for np in $NPS; do
+    step "public np$np" 90 "$OUT/bench.log" $MPI -n "$np" "$B/benchmarks/bench_mpi_tridiagonal" --memory device
+  done
+  for np in $NPS; do
+    step "weak np$np" 120 "$OUT/weak.log" $MPI -n "$np" "$B/benchmarks/bench_mpi_tridiagonal" --weak 512 --split z \
+      --memory device --reps 5
+  done
+  for np in $NPS; do
+    sp=z; [ "$np" -gt 1 ] && sp=z,y,x; [ "$np" -ge 4 ] && sp=z,y,x,zy
+    step "heat np$np" 180 "$OUT/heatbench.log" $MPI -n "$np" "$B/benchmarks/bench_mpi_heat" --n 512 --reps 3 --splits $sp
+  done
+fi
 if [ $quick = 0 ]; then
   step "device adi np$gpus" 560 "$OUT/tests.log" $MPI -n "$gpus" "$B/tests/test_distributed_adi" --gtest_filter='*Device*'
   step "device halo np$gpus" 120 "$OUT/tests.log" $MPI -n "$gpus" "$B/tests/test_halo_exchange" --gtest_filter='*Device*'
