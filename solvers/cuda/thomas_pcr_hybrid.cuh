@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(256, 2)
   report(bad, flag);
 }
 
-// The lean form for contiguous lines of exactly 32 * 8 = 256 rows with per-line bands (issue 16;
+// The lean form for contiguous lines of 32 * 8 = 256 rows with per-line bands (issue 16;
 // solvers/cuda/README.md "X lines of 256: what binds the X hybrid, and the lean form"): the same
 // function as thomas_pcr_kernel<T, false, 8, false>, with a line's row index math fixed at compile
 // time.
@@ -138,8 +138,13 @@ __global__ void __launch_bounds__(256, 2)
 // so each array costs one base pointer per line and immediate offsets (no 64-bit index, stride or
 // r < n test per value); the segment loops run with len = 8 on every lane (pcr_line_unrolled's
 // Full form: no per-row predicate; a non-periodic line's reduced PCR unrolled over its 5 levels).
-// Launched by default for lines of 256 with per-line bands (launch_thomas_pcr; ADI_PCR_X_LEAN=0: the general kernel).
-template <class T>
+// Tail (stop 46): non-periodic lines of 225 .. 255 rows solved as 256: the rows past n are identity
+// rows (b = 1, a = c = d = 0; c of row n - 1 zeroed, as c_{n-1} of every non-periodic line), so the
+// 256-row system splits into the line's and a block that solves to zero; only the last of a lane's
+// 8 rows is tested against n (loaded and stored where r < n). sh is pcr_shape(256).
+// Launched by default for lines of 256 (and Tail: 225 .. 255, not periodic) with per-line bands
+// (launch_thomas_pcr; ADI_PCR_X_LEAN=0: the general kernel).
+template <class T, bool Tail = false>
 __global__ void __launch_bounds__(256, 2)
     thomas_pcr_lean_kernel(DeviceLines L, PcrShape sh, const T* __restrict__ a, const T* __restrict__ b,
                            const T* __restrict__ c, const T* d, T* u, bool periodic, int* flag) {
@@ -148,6 +153,8 @@ __global__ void __launch_bounds__(256, 2)
   const int lane = lane_id(), warp = static_cast<int>(threadIdx.x) / kWarp;
   const int W = static_cast<int>(blockDim.x) / kWarp;
   const i64 nl = L.lines();
+  // Tail: whether this lane's last row (r = 32 (M - 1) + lane) is a row of the line.
+  const bool last_in = !Tail || lane + kWarp * (M - 1) < static_cast<int>(L.n);
   bool bad = false;
   T* buf = reinterpret_cast<T*>(pcr_smem) + warp * 4 * P;  // d, a, b, c at +0, P, 2P, 3P
   T* mine = buf + lane + lane / M;                          // this lane's slot of row j: mine[36 j]
@@ -160,7 +167,8 @@ __global__ void __launch_bounds__(256, 2)
     for (int k = 0; k < 4; ++k) {
       const T* p = src[k] + off;
 #pragma unroll
-      for (int j = 0; j < M; ++j) v[k][j] = p[j * kWarp];
+      for (int j = 0; j < M; ++j)
+        v[k][j] = j < M - 1 || last_in ? p[j * kWarp] : T(k == 2 ? 1 : 0);  // (identity rows: b = 1)
     }
 #pragma unroll
     for (int k = 0; k < 4; ++k)
@@ -170,14 +178,16 @@ __global__ void __launch_bounds__(256, 2)
     T *sd = buf, *sa = buf + P, *sb = buf + 2 * P, *sc = buf + 3 * P;
     if (!periodic && lane == 0) {  // a_0 and c_{n-1} are not part of the system
       sa[0] = T(0);
-      sc[(kWarp - 1) * (M + 1) + M - 1] = T(0);  // pos(255)
+      const int last = Tail ? static_cast<int>(L.n) - 1 : kWarp * M - 1;
+      sc[last + last / M] = T(0);  // pos(n - 1)
     }
     __syncwarp();
     pcr_line_unrolled<T, M, true>(sh, sa, sb, sc, sd, periodic, bad);
     __syncwarp();
     T* out = u + off;
 #pragma unroll
-    for (int j = 0; j < M; ++j) out[j * kWarp] = mine[j * (kWarp + 4)];
+    for (int j = 0; j < M; ++j)
+      if (j < M - 1 || last_in) out[j * kWarp] = mine[j * (kWarp + 4)];
     __syncwarp();
   }
   report(bad, flag);
@@ -235,11 +245,25 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
     const unsigned grid = persistent_grid(kernel, threads, smem, work, lim);
     kernel<<<grid, threads, smem, stream>>>(L, sh, bands.a, bands.b, bands.c, d, u, periodic, flag);
   };
-  // The lean form (lines of exactly 256 rows, per-line bands, the default registers form).
-  if (!bands.shared && !async && L.n == 8 * kWarp && L.stride == 1 && pcr_x_lean_requested()) {
-    go(thomas_pcr_lean_kernel<T>);
-    ADI_CUDA_CHECK(cudaGetLastError());
-    return;
+  // The lean form (lines of 256 rows, per-line bands, the default registers form; Tail: lines of
+  // 225 .. 255 rows, not periodic, solved as 256 with identity rows past n).
+  if (!bands.shared && !async && L.stride == 1 && pcr_x_lean_requested()) {
+    if (L.n == 8 * kWarp) {
+      go(thomas_pcr_lean_kernel<T, false>);
+      ADI_CUDA_CHECK(cudaGetLastError());
+      return;
+    }
+    if (!periodic && L.n > 7 * kWarp && L.n < 8 * kWarp) {
+      const PcrShape sh256 = pcr_shape(8 * kWarp);
+      const std::size_t smem256 = thomas_pcr_smem<T>(sh256, false, warps, false);
+      if (smem256 <= lim.smem_optin) {
+        const unsigned grid = persistent_grid(thomas_pcr_lean_kernel<T, true>, threads, smem256, work, lim);
+        thomas_pcr_lean_kernel<T, true><<<grid, threads, smem256, stream>>>(L, sh256, bands.a, bands.b, bands.c, d,
+                                                                            u, periodic, flag);
+        ADI_CUDA_CHECK(cudaGetLastError());
+        return;
+      }
+    }
   }
   // Unrolled segment loops for up to 8 / 16 rows (lines up to 256 / 512), plain loops
   // beyond.
