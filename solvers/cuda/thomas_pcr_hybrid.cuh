@@ -144,12 +144,16 @@ __global__ void __launch_bounds__(256, 2)
 // 8 rows is tested against n (loaded and stored where r < n). sh is pcr_shape(256).
 // Launched by default for lines of 256 (and Tail: 225 .. 255, not periodic) with per-line bands
 // (launch_thomas_pcr; ADI_PCR_X_LEAN=0: the general kernel).
-template <class T, bool Tail = false>
+// M = 16 (stop 47): lines of 512 rows (slot pos(r) = 34 j + l + l/16), staged through registers 8
+// rows of the four arrays at a time; no tail.
+template <class T, bool Tail = false, int M = 8>
 __global__ void __launch_bounds__(256, 2)
     thomas_pcr_lean_kernel(DeviceLines L, PcrShape sh, const T* __restrict__ a, const T* __restrict__ b,
                            const T* __restrict__ c, const T* d, T* u, bool periodic, int* flag) {
+  static_assert(M == 8 || (M == 16 && !Tail), "lines of 256 (and the tail) or of 512");
   extern __shared__ __align__(16) unsigned char pcr_smem[];
-  constexpr int M = 8, P = kWarp * (M + 1);  // rows per segment; slots of one line array
+  constexpr int P = kWarp * (M + 1), J = kWarp + kWarp / M;  // slots of one line array; slot step of j
+  constexpr int G = 8;                                        // rows of each array staged at a time
   const int lane = lane_id(), warp = static_cast<int>(threadIdx.x) / kWarp;
   const int W = static_cast<int>(blockDim.x) / kWarp;
   const i64 nl = L.lines();
@@ -157,23 +161,28 @@ __global__ void __launch_bounds__(256, 2)
   const bool last_in = !Tail || lane + kWarp * (M - 1) < static_cast<int>(L.n);
   bool bad = false;
   T* buf = reinterpret_cast<T*>(pcr_smem) + warp * 4 * P;  // d, a, b, c at +0, P, 2P, 3P
-  T* mine = buf + lane + lane / M;                          // this lane's slot of row j: mine[36 j]
+  T* mine = buf + lane + lane / M;                          // this lane's slot of row j: mine[J j]
   const T* src[4] = {d, a, b, c};
   const i64 step = static_cast<i64>(gridDim.x) * W;
   for (i64 line = static_cast<i64>(blockIdx.x) * W + warp; line < nl; line += step) {
     const i64 off = L.offset(line) + lane;  // stride 1 (the dispatch's condition for this kernel)
-    T v[4][M];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const T* p = src[k] + off;
+    for (int g = 0; g < M; g += G) {
+      T v[4][G];
 #pragma unroll
-      for (int j = 0; j < M; ++j)
-        v[k][j] = j < M - 1 || last_in ? p[j * kWarp] : T(k == 2 ? 1 : 0);  // (identity rows: b = 1)
+      for (int k = 0; k < 4; ++k) {
+        const T* p = src[k] + off;
+#pragma unroll
+        for (int jj = 0; jj < G; ++jj) {
+          const int j = g + jj;
+          v[k][jj] = j < M - 1 || last_in ? p[j * kWarp] : T(k == 2 ? 1 : 0);  // (identity rows: b = 1)
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+#pragma unroll
+        for (int jj = 0; jj < G; ++jj) mine[k * P + (g + jj) * J] = v[k][jj];
     }
-#pragma unroll
-    for (int k = 0; k < 4; ++k)
-#pragma unroll
-      for (int j = 0; j < M; ++j) mine[k * P + j * (kWarp + 4)] = v[k][j];
     __syncwarp();
     T *sd = buf, *sa = buf + P, *sb = buf + 2 * P, *sc = buf + 3 * P;
     if (!periodic && lane == 0) {  // a_0 and c_{n-1} are not part of the system
@@ -187,9 +196,71 @@ __global__ void __launch_bounds__(256, 2)
     T* out = u + off;
 #pragma unroll
     for (int j = 0; j < M; ++j)
-      if (j < M - 1 || last_in) out[j * kWarp] = mine[j * (kWarp + 4)];
+      if (j < M - 1 || last_in) out[j * kWarp] = mine[j * J];
     __syncwarp();
   }
+  report(bad, flag);
+}
+
+// The lean form with shared bands (stop 47, issue 16): thomas_pcr_kernel<T, true, M, *>'s function
+// for contiguous lines of 32 * M rows (M = 8: 256 rows, M = 16: 512), periodic or not, with the lean
+// form's compile-time row map (lane l moves rows r = 32 j + l, slot pos(r) = r + r/M = J j + l + l/M
+// with J = 32 + 32/M: one base pointer a line and immediate offsets, no 64-bit index, stride or r < n
+// test per value) and pcr_line_shared_registers' Full form (every segment M rows, the reduced PCR's 5
+// levels unrolled). d streams in with cp.async Depth - 1 lines ahead of the line being solved, each
+// warp's Depth buffers of one line (the general kernel: one line ahead for 256 rows, none for 512);
+// the factors are formed once per block (pcr_factorize_shared) as there.
+// Launched by default for lines of 256 and 512 with shared bands at Depth 2 (launch_thomas_pcr;
+// ADI_PCR_X_LEAN=0: the general kernels). Depth 3 measured no faster at 256 (H200, run s47/2: 256^3 fp32
+// 0.0540-0.0545 ms against 0.0545-0.0554, fp64 0.0923-0.0926 against 0.0926-0.0927) and is not
+// instantiated. Blocks of 256 per SM at least: 3 for M = 8 (fp64 took 86-88 registers without the
+// bound, two blocks an SM against the general kernel's 80 registers and three), 2 for M = 16.
+template <class T, int M, int Depth>
+__global__ void __launch_bounds__(256, M == 8 ? 3 : 2)
+    thomas_pcr_lean_shared_kernel(DeviceLines L, PcrShape sh, const T* __restrict__ a, const T* __restrict__ b,
+                                  const T* __restrict__ c, const T* d, T* u, bool periodic, int* flag) {
+  static_assert(Depth >= 2, "at least the line solved and the next one");
+  static_assert(M == 8 || M == 16, "segments of 8 or 16 rows");
+  extern __shared__ __align__(16) unsigned char pcr_smem[];
+  constexpr int P = kWarp * (M + 1), J = kWarp + kWarp / M;  // slots a line; slot step of j
+  const int lane = lane_id(), warp = static_cast<int>(threadIdx.x) / kWarp;
+  const int W = static_cast<int>(blockDim.x) / kWarp;
+  const i64 nl = L.lines();
+  bool bad = false;
+  T* smem = reinterpret_cast<T*>(pcr_smem);
+  const PcrFactors<T> F = PcrFactors<T>::carve(smem, P);
+  T* bufs = smem + PcrFactors<T>::values(P) + warp * Depth * P;  // this warp's Depth line buffers
+  const int slot = lane + lane / M;                              // this lane's slot of row j: slot + J j
+  if (warp == 0) pcr_factorize_shared<T, true>(sh, a, b, c, periodic, F, bad);
+  __syncthreads();
+  auto issue = [&](i64 line, T* buf) {  // one commit group, empty past the last line
+    if (line < nl) {
+      const T* p = d + L.offset(line) + lane;  // stride 1 (the launcher's condition)
+#pragma unroll
+      for (int j = 0; j < M; ++j) __pipeline_memcpy_async(buf + slot + j * J, p + j * kWarp, sizeof(T));
+    }
+    __pipeline_commit();
+  };
+  const i64 step = static_cast<i64>(gridDim.x) * W;
+  const i64 first = static_cast<i64>(blockIdx.x) * W + warp;
+#pragma unroll
+  for (int k = 0; k < Depth - 1; ++k) issue(first + k * step, bufs + k * P);
+  int cur = 0;  // buffer of this iteration's line; the line Depth - 1 ahead goes to the one before it
+  for (i64 line = first; line < nl; line += step) {
+    T* buf = bufs + cur * P;
+    const int ahead = cur == 0 ? Depth - 1 : cur - 1;  // (cur + Depth - 1) % Depth: read out last iteration
+    issue(line + (Depth - 1) * step, bufs + ahead * P);
+    __pipeline_wait_prior(Depth - 1);  // this line's group (Depth - 1 groups younger) has landed
+    __syncwarp();
+    pcr_line_shared_registers<T, M, true>(sh, F, buf);
+    __syncwarp();
+    T* out = u + L.offset(line) + lane;
+#pragma unroll
+    for (int j = 0; j < M; ++j) out[j * kWarp] = buf[slot + j * J];
+    __syncwarp();
+    cur = cur + 1 == Depth ? 0 : cur + 1;
+  }
+  __pipeline_wait_prior(0);
   report(bad, flag);
 }
 
@@ -197,7 +268,7 @@ __global__ void __launch_bounds__(256, 2)
 // the H200; fp64 -0.4% / -2.9%; other shapes unchanged); ADI_PCR_X_LEAN=0 in the environment
 // (read at each launch, so tests can set it around a solve) runs the general kernel, for same-run
 // A/B timings (scripts/gpu_x_ab.sh), not an option: both forms compute the same function (tests:
-// CudaThomasPcr.LeanForm*, GeneralForm*). 1 / 0 / unset (adi/base/env_switch.hpp: else InvalidArgument).
+// CudaThomasPcr.LeanForm*, GeneralForm*, LeanTail*, LeanShared*). Also the shared-band lean form's switch (stop 47). 1 / 0 / unset (adi/base/env_switch.hpp: else InvalidArgument).
 inline bool pcr_x_lean_requested() { return ::adi::detail::env_switch("ADI_PCR_X_LEAN", true); }
 
 // Shared memory of one block of W warps.
@@ -253,6 +324,11 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
       ADI_CUDA_CHECK(cudaGetLastError());
       return;
     }
+    if (L.n == 16 * kWarp) {
+      go(thomas_pcr_lean_kernel<T, false, 16>);
+      ADI_CUDA_CHECK(cudaGetLastError());
+      return;
+    }
     if (!periodic && L.n > 7 * kWarp && L.n < 8 * kWarp) {
       const PcrShape sh256 = pcr_shape(8 * kWarp);
       const std::size_t smem256 = thomas_pcr_smem<T>(sh256, false, warps, false);
@@ -263,6 +339,27 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
         ADI_CUDA_CHECK(cudaGetLastError());
         return;
       }
+    }
+  }
+  // The lean form with shared bands (lines of 256 or 512 rows, contiguous; cp.async unless the
+  // caller's Tuning::prefetch asked for none).
+  const bool lean_async = sh.m <= 8 ? async : tuning.prefetch != 0;
+  if (bands.shared && lean_async && L.stride == 1 && (L.n == 8 * kWarp || L.n == 16 * kWarp) &&
+      pcr_x_lean_requested()) {
+    constexpr int depth = 2;  // lines in flight per warp (thomas_pcr_lean_shared_kernel)
+    const std::size_t smem_lean =
+        sizeof(T) * (PcrFactors<T>::values(sh.per_line) + static_cast<std::size_t>(warps) * depth * sh.per_line);
+    if (smem_lean <= lim.smem_optin) {
+      auto lean = [&](auto kernel) {
+        const unsigned grid = persistent_grid(kernel, threads, smem_lean, work, lim);
+        kernel<<<grid, threads, smem_lean, stream>>>(L, sh, bands.a, bands.b, bands.c, d, u, periodic, flag);
+      };
+      if (L.n == 8 * kWarp)
+        lean(thomas_pcr_lean_shared_kernel<T, 8, depth>);
+      else
+        lean(thomas_pcr_lean_shared_kernel<T, 16, depth>);
+      ADI_CUDA_CHECK(cudaGetLastError());
+      return;
     }
   }
   // Unrolled segment loops for up to 8 / 16 rows (lines up to 256 / 512), plain loops

@@ -131,17 +131,131 @@ TEST(CudaThomasPcr, LeanTailDouble) {
   lean_tail_cases<double>("0");
 }
 
-// The sanitizer's case of the lean form: a few lines of 256 and of 240 (the tail), per-line bands.
+// The sanitizer's case of the lean form: a few lines of 256, of 240 (the tail) and of 512, per-line bands.
 TEST(CudaThomasPcr, LeanFormSmall) {
   ADI_REQUIRE_CUDA();
   const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", "1");
   adi::test_cuda::Case c;
   c.base = 1;
-  for (adi::index_t n : {256, 240})
+  for (adi::index_t n : {256, 240, 512})
     for (int p = 0; p < 2; ++p) {
       c.lines = adi::test_cuda::contiguous(n, 9);
       c.periodic = p;
       adi::test_cuda::check<float>(Kernel::cuda_thomas_pcr, c);
       adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr, c);
     }
+}
+
+// The lean form for lines of 512 rows with per-line bands (stop 47, thomas_pcr_lean_kernel<T, false,
+// 16>): periodic or not, 1 .. 12,000 lines, unaligned bases, in place, warps per block 2 / 8,
+// NaN-poisoned outputs, both switch settings; 511 and 513 keep the general kernel.
+namespace {
+template <class T>
+void lean512_cases(const char* lean) {
+  const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", lean);
+  std::uint32_t seed = 2100;
+  for (adi::index_t n : {512, 511, 513})
+    for (adi::index_t count : {1, 2, 7, 33, 1032, 12000})
+      for (int p = 0; p < 2; ++p)
+        for (int in_place = 0; in_place < 2; ++in_place) {
+          if (n != 512 && (count > 33 || in_place)) continue;  // (the neighbours: a few cases)
+          adi::test_cuda::Case c;
+          c.lines = adi::test_cuda::contiguous(n, count);
+          c.periodic = p;
+          c.in_place = in_place;
+          c.base = 1 + seed % 3;
+          c.seed = seed++;
+          adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
+          if (::testing::Test::HasFailure()) return;
+        }
+  std::vector<adi::cuda_backend::Tuning> shapes(2);
+  shapes[0].warps_per_block = 2;
+  shapes[1].warps_per_block = 8;
+  for (const auto& t : shapes) {
+    adi::test_cuda::Case c;
+    c.lines = adi::test_cuda::contiguous(512, 5000);
+    c.tuning = &t;
+    c.seed = seed++;
+    adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
+  }
+}
+}  // namespace
+
+TEST(CudaThomasPcr, Lean512Float) {
+  ADI_REQUIRE_CUDA();
+  lean512_cases<float>("1");
+  lean512_cases<float>("0");
+}
+
+TEST(CudaThomasPcr, Lean512Double) {
+  ADI_REQUIRE_CUDA();
+  lean512_cases<double>("1");
+  lean512_cases<double>("0");
+}
+
+// The lean form with shared bands (stop 47, thomas_pcr_lean_shared_kernel): lines of 256 and 512 rows,
+// periodic or not, 1 .. 12,000 lines (partial blocks, several lines per warp, more lines than the
+// persistent grid holds in flight), unaligned bases, in place, warps per block 2 / 8,
+// NaN-poisoned outputs (check()), with the switch on and off (the general kernel on the same cases);
+// 255, 257, 511 and 513 keep the general kernel.
+namespace {
+template <class T>
+void lean_shared_cases(const char* lean) {
+  const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", lean);
+  std::uint32_t seed = 1700;
+  for (adi::index_t n : {256, 512, 255, 257, 511, 513})
+    for (adi::index_t count : {1, 2, 7, 33, 1032, 12000})
+      for (int p = 0; p < 2; ++p)
+        for (int in_place = 0; in_place < 2; ++in_place) {
+          if (n != 256 && n != 512 && (count > 33 || in_place)) continue;  // (the neighbours: a few cases)
+          adi::test_cuda::Case c;
+          c.lines = adi::test_cuda::contiguous(n, count);
+          c.shared = true;
+          c.periodic = p;
+          c.in_place = in_place;
+          c.base = 1 + seed % 3;
+          c.seed = seed++;
+          adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
+          if (::testing::Test::HasFailure()) return;
+        }
+  std::vector<adi::cuda_backend::Tuning> shapes(2);
+  shapes[0].warps_per_block = 2;
+  shapes[1].warps_per_block = 8;
+  for (const auto& t : shapes)
+    for (adi::index_t n : {256, 512}) {
+      adi::test_cuda::Case c;
+      c.lines = adi::test_cuda::contiguous(n, 5000);
+      c.shared = true;
+      c.tuning = &t;
+      c.seed = seed++;
+      adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
+    }
+}
+}  // namespace
+
+TEST(CudaThomasPcr, LeanSharedFloat) {
+  ADI_REQUIRE_CUDA();
+  lean_shared_cases<float>("1");
+  lean_shared_cases<float>("0");
+}
+
+TEST(CudaThomasPcr, LeanSharedDouble) {
+  ADI_REQUIRE_CUDA();
+  lean_shared_cases<double>("1");
+  lean_shared_cases<double>("0");
+}
+
+// The sanitizer's case of the shared lean form: a few lines of 256 and 512.
+TEST(CudaThomasPcr, LeanSharedSmall) {
+  ADI_REQUIRE_CUDA();
+  const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", "1");
+  adi::test_cuda::Case c;
+  c.base = 1;
+  c.shared = true;
+  for (int p = 0; p < 4; ++p) {
+    c.lines = adi::test_cuda::contiguous(p < 2 ? 256 : 512, 9 + p);
+    c.periodic = p % 2;
+    adi::test_cuda::check<float>(Kernel::cuda_thomas_pcr, c);
+    adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr, c);
+  }
 }
