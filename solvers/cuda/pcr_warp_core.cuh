@@ -279,21 +279,25 @@ __device__ void pcr_line(const PcrShape& sh, T* sa, const T* sb, T* sc, T* sd, b
 // the shared-band lines of the Thomas-PCR hybrids are checked like per-line ones at no cost
 // per line. The hybrids pass true; the fused ADI stage (thomas_pcr_fused_stage.cuh) keeps
 // the default, false: its machine code stays as measured (docs/pivoting.md, the audit).
-template <class T, bool Check = false>
+// Tail (stop 47, the lean X kernels' tail; not periodic): the bands hold rows rows < sh.n; rows
+// rows .. sh.n - 1 are identity rows (a = c = 0, b = 1) and c of row rows - 1 is zero, so the sh.n-row
+// system splits into the line's and a block that solves to zero.
+template <class T, bool Check = false, bool Tail = false>
 __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b, const T* c, bool periodic,
-                                     const PcrFactors<T>& F, bool& bad) {
+                                     const PcrFactors<T>& F, bool& bad, int rows = 0) {
   const int lane = lane_id();
   const int n = sh.n;
   const int st = lane << sh.log2m;
   const int len = max(0, min(sh.m, n - st));
   const int base = lane * (sh.m + 1);
   const int S = sh.segs;
-  auto A_ = [&](int r) { return (r == 0 && !periodic) ? T(0) : a[r]; };
-  auto C_ = [&](int r) { return (r == n - 1 && !periodic) ? T(0) : c[r]; };
+  auto A_ = [&](int r) { return (r == 0 && !periodic) || (Tail && r >= rows) ? T(0) : a[r]; };
+  auto B_ = [&](int r) { return Tail && r >= rows ? T(1) : b[r]; };
+  auto C_ = [&](int r) { return (r == (Tail ? rows : n) - 1 && !periodic) || (Tail && r >= rows) ? T(0) : c[r]; };
   T *f0 = F.f[0], *f1 = F.f[1], *f2 = F.f[2], *f3 = F.f[3], *f4 = F.f[4];
   T La = T(0), Lg = T(0), Fa = T(0), Fg = T(0);
   if (len >= 2) {
-    T piv = b[st];
+    T piv = B_(st);
     bad |= bad_pivot(piv);
     T r = recip(piv);
     T g = C_(st) * r, al = A_(st) * r;
@@ -304,8 +308,8 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
     f3[base] = al;
     for (int j = 1; j < len - 1; ++j) {
       const T aj = A_(st + j);
-      piv = common::thomas_pivot(aj, b[st + j], g);
-      bad |= bad_pivot(piv) || common::thomas_unsafe<T>(aj * g, aj, b[st + j], C_(st + j));
+      piv = common::thomas_pivot(aj, B_(st + j), g);
+      bad |= bad_pivot(piv) || common::thomas_unsafe<T>(aj * g, aj, B_(st + j), C_(st + j));
       r = recip(piv);
       g = C_(st + j) * r;
       if (Check) bad |= common::thomas_unsafe_on_device(g);
@@ -335,7 +339,7 @@ __device__ void pcr_factorize_shared(const PcrShape& sh, const T* a, const T* b,
   if (len >= 1) {
     const int er = st + len - 1, e = base + len - 1;
     ae = A_(er);
-    be = b[er];
+    be = B_(er);
     ce = C_(er);
     f0[e] = ae;
     f1[e] = ce;

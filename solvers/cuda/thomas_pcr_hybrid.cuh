@@ -142,15 +142,15 @@ __global__ void __launch_bounds__(256, 2)
 // rows (b = 1, a = c = d = 0; c of row n - 1 zeroed, as c_{n-1} of every non-periodic line), so the
 // 256-row system splits into the line's and a block that solves to zero; only the last of a lane's
 // 8 rows is tested against n (loaded and stored where r < n). sh is pcr_shape(256).
-// Launched by default for lines of 256 (and Tail: 225 .. 255, not periodic) with per-line bands
-// (launch_thomas_pcr; ADI_PCR_X_LEAN=0: the general kernel).
 // M = 16 (stop 47): lines of 512 rows (slot pos(r) = 34 j + l + l/16), staged through registers 8
-// rows of the four arrays at a time; no tail.
+// rows of the four arrays at a time; its tail: non-periodic lines of 481 .. 511 rows (sh pcr_shape(512)).
+// Launched by default with per-line bands for lines of 256 and 512 and the tails (not periodic)
+// 225 .. 255 and 481 .. 511 (launch_thomas_pcr; ADI_PCR_X_LEAN=0: the general kernel).
 template <class T, bool Tail = false, int M = 8>
 __global__ void __launch_bounds__(256, 2)
     thomas_pcr_lean_kernel(DeviceLines L, PcrShape sh, const T* __restrict__ a, const T* __restrict__ b,
                            const T* __restrict__ c, const T* d, T* u, bool periodic, int* flag) {
-  static_assert(M == 8 || (M == 16 && !Tail), "lines of 256 (and the tail) or of 512");
+  static_assert(M == 8 || M == 16, "lines of 256 or 512 (and their tails)");
   extern __shared__ __align__(16) unsigned char pcr_smem[];
   constexpr int P = kWarp * (M + 1), J = kWarp + kWarp / M;  // slots of one line array; slot step of j
   constexpr int G = 8;                                        // rows of each array staged at a time
@@ -215,7 +215,10 @@ __global__ void __launch_bounds__(256, 2)
 // 0.0540-0.0545 ms against 0.0545-0.0554, fp64 0.0923-0.0926 against 0.0926-0.0927) and is not
 // instantiated. Blocks of 256 per SM at least: 3 for M = 8 (fp64 took 86-88 registers without the
 // bound, two blocks an SM against the general kernel's 80 registers and three), 2 for M = 16.
-template <class T, int M, int Depth>
+// Tail (stop 47): non-periodic lines of 32 (M - 1) + 1 .. 32 M - 1 rows solved as 32 M, as the per-line
+// kernel's tail: the factors of the bands with identity rows past n (pcr_factorize_shared's Tail), d = 0
+// there (stored, not copied), u stored for rows < n only.
+template <class T, int M, int Depth, bool Tail = false>
 __global__ void __launch_bounds__(256, M == 8 ? 3 : 2)
     thomas_pcr_lean_shared_kernel(DeviceLines L, PcrShape sh, const T* __restrict__ a, const T* __restrict__ b,
                                   const T* __restrict__ c, const T* d, T* u, bool periodic, int* flag) {
@@ -231,13 +234,20 @@ __global__ void __launch_bounds__(256, M == 8 ? 3 : 2)
   const PcrFactors<T> F = PcrFactors<T>::carve(smem, P);
   T* bufs = smem + PcrFactors<T>::values(P) + warp * Depth * P;  // this warp's Depth line buffers
   const int slot = lane + lane / M;                              // this lane's slot of row j: slot + J j
-  if (warp == 0) pcr_factorize_shared<T, true>(sh, a, b, c, periodic, F, bad);
+  // Tail: whether this lane's last row (r = 32 (M - 1) + lane) is a row of the line.
+  const bool last_in = !Tail || lane + kWarp * (M - 1) < static_cast<int>(L.n);
+  if (warp == 0) pcr_factorize_shared<T, true, Tail>(sh, a, b, c, periodic, F, bad, static_cast<int>(L.n));
   __syncthreads();
   auto issue = [&](i64 line, T* buf) {  // one commit group, empty past the last line
     if (line < nl) {
       const T* p = d + L.offset(line) + lane;  // stride 1 (the launcher's condition)
 #pragma unroll
-      for (int j = 0; j < M; ++j) __pipeline_memcpy_async(buf + slot + j * J, p + j * kWarp, sizeof(T));
+      for (int j = 0; j < M; ++j) {
+        if (j < M - 1 || last_in)
+          __pipeline_memcpy_async(buf + slot + j * J, p + j * kWarp, sizeof(T));
+        else
+          buf[slot + j * J] = T(0);  // (identity row: d = 0)
+      }
     }
     __pipeline_commit();
   };
@@ -256,7 +266,8 @@ __global__ void __launch_bounds__(256, M == 8 ? 3 : 2)
     __syncwarp();
     T* out = u + L.offset(line) + lane;
 #pragma unroll
-    for (int j = 0; j < M; ++j) out[j * kWarp] = buf[slot + j * J];
+    for (int j = 0; j < M; ++j)
+      if (j < M - 1 || last_in) out[j * kWarp] = buf[slot + j * J];
     __syncwarp();
     cur = cur + 1 == Depth ? 0 : cur + 1;
   }
@@ -329,13 +340,20 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
       ADI_CUDA_CHECK(cudaGetLastError());
       return;
     }
-    if (!periodic && L.n > 7 * kWarp && L.n < 8 * kWarp) {
-      const PcrShape sh256 = pcr_shape(8 * kWarp);
-      const std::size_t smem256 = thomas_pcr_smem<T>(sh256, false, warps, false);
-      if (smem256 <= lim.smem_optin) {
-        const unsigned grid = persistent_grid(thomas_pcr_lean_kernel<T, true>, threads, smem256, work, lim);
-        thomas_pcr_lean_kernel<T, true><<<grid, threads, smem256, stream>>>(L, sh256, bands.a, bands.b, bands.c, d,
-                                                                            u, periodic, flag);
+    // Tails: non-periodic lines of 225 .. 255 rows solved as 256, 481 .. 511 as 512.
+    const int tail_m = L.n > 7 * kWarp && L.n < 8 * kWarp ? 8 : L.n > 15 * kWarp && L.n < 16 * kWarp ? 16 : 0;
+    if (!periodic && tail_m > 0) {
+      const PcrShape full = pcr_shape(tail_m * kWarp);
+      const std::size_t smem_full = thomas_pcr_smem<T>(full, false, warps, false);
+      if (smem_full <= lim.smem_optin) {
+        auto tail = [&](auto kernel) {
+          const unsigned grid = persistent_grid(kernel, threads, smem_full, work, lim);
+          kernel<<<grid, threads, smem_full, stream>>>(L, full, bands.a, bands.b, bands.c, d, u, periodic, flag);
+        };
+        if (tail_m == 8)
+          tail(thomas_pcr_lean_kernel<T, true>);
+        else
+          tail(thomas_pcr_lean_kernel<T, true, 16>);
         ADI_CUDA_CHECK(cudaGetLastError());
         return;
       }
@@ -343,21 +361,28 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
   }
   // The lean form with shared bands (lines of 256 or 512 rows, contiguous; cp.async unless the
   // caller's Tuning::prefetch asked for none).
+  // Tails (not periodic): lines of 225 .. 255 rows solved as 256, 481 .. 511 as 512.
   const bool lean_async = sh.m <= 8 ? async : tuning.prefetch != 0;
-  if (bands.shared && lean_async && L.stride == 1 && (L.n == 8 * kWarp || L.n == 16 * kWarp) &&
-      pcr_x_lean_requested()) {
+  const int lean_m = L.n == 8 * kWarp || L.n == 16 * kWarp ? static_cast<int>(L.n / kWarp)
+                     : !periodic && L.n > 7 * kWarp && L.n < 8 * kWarp   ? 8
+                     : !periodic && L.n > 15 * kWarp && L.n < 16 * kWarp ? 16
+                                                                         : 0;
+  if (bands.shared && lean_async && L.stride == 1 && lean_m > 0 && pcr_x_lean_requested()) {
     constexpr int depth = 2;  // lines in flight per warp (thomas_pcr_lean_shared_kernel)
+    const bool is_tail = L.n != lean_m * kWarp;
+    const PcrShape full = pcr_shape(lean_m * kWarp);
     const std::size_t smem_lean =
-        sizeof(T) * (PcrFactors<T>::values(sh.per_line) + static_cast<std::size_t>(warps) * depth * sh.per_line);
+        sizeof(T) * (PcrFactors<T>::values(full.per_line) + static_cast<std::size_t>(warps) * depth * full.per_line);
     if (smem_lean <= lim.smem_optin) {
       auto lean = [&](auto kernel) {
         const unsigned grid = persistent_grid(kernel, threads, smem_lean, work, lim);
-        kernel<<<grid, threads, smem_lean, stream>>>(L, sh, bands.a, bands.b, bands.c, d, u, periodic, flag);
+        kernel<<<grid, threads, smem_lean, stream>>>(L, full, bands.a, bands.b, bands.c, d, u, periodic, flag);
       };
-      if (L.n == 8 * kWarp)
-        lean(thomas_pcr_lean_shared_kernel<T, 8, depth>);
+      if (lean_m == 8)
+        is_tail ? lean(thomas_pcr_lean_shared_kernel<T, 8, depth, true>) : lean(thomas_pcr_lean_shared_kernel<T, 8, depth>);
       else
-        lean(thomas_pcr_lean_shared_kernel<T, 16, depth>);
+        is_tail ? lean(thomas_pcr_lean_shared_kernel<T, 16, depth, true>)
+                : lean(thomas_pcr_lean_shared_kernel<T, 16, depth>);
       ADI_CUDA_CHECK(cudaGetLastError());
       return;
     }

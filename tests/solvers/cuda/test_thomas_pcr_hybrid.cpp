@@ -93,16 +93,17 @@ TEST(CudaThomasPcr, GeneralFormDouble) {
   lean_cases<double>("0");
 }
 
-// The lean form's tail (stop 46): non-periodic lines of 225 .. 255 rows solved as 256 with identity
-// rows past n (periodic ones keep the general kernel), per-line bands, both switch settings: sizes at
-// both ends and between, 1 .. 12,000 lines (partial and several warps per block, more lines than the
-// persistent grid holds), unaligned bases, in place, NaN-poisoned outputs (check()).
+// The lean form's tail (stop 46; stop 47: 481 .. 511 rows as 512): non-periodic lines of 225 .. 255
+// rows solved as 256 with identity rows past n (periodic ones keep the general kernel), per-line
+// bands, both switch settings: sizes at both ends and between, 1 .. 12,000 lines (partial and
+// several warps per block, more lines than the persistent grid holds), unaligned bases, in place,
+// NaN-poisoned outputs (check()).
 namespace {
 template <class T>
 void lean_tail_cases(const char* lean) {
   const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", lean);
   std::uint32_t seed = 1200;
-  for (adi::index_t n : {225, 226, 231, 240, 248, 254, 255})
+  for (adi::index_t n : {225, 226, 231, 240, 248, 254, 255, 481, 482, 500, 510, 511})
     for (adi::index_t count : {1, 7, 33, 1032, 12000})
       for (int p = 0; p < 2; ++p)
         for (int in_place = 0; in_place < 2; ++in_place) {
@@ -131,13 +132,13 @@ TEST(CudaThomasPcr, LeanTailDouble) {
   lean_tail_cases<double>("0");
 }
 
-// The sanitizer's case of the lean form: a few lines of 256, of 240 (the tail) and of 512, per-line bands.
+// The sanitizer's case of the lean form: a few lines of 256, 240, 512 and 500 (the tails), per-line bands.
 TEST(CudaThomasPcr, LeanFormSmall) {
   ADI_REQUIRE_CUDA();
   const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", "1");
   adi::test_cuda::Case c;
   c.base = 1;
-  for (adi::index_t n : {256, 240, 512})
+  for (adi::index_t n : {256, 240, 512, 500})
     for (int p = 0; p < 2; ++p) {
       c.lines = adi::test_cuda::contiguous(n, 9);
       c.periodic = p;
@@ -197,17 +198,18 @@ TEST(CudaThomasPcr, Lean512Double) {
 // periodic or not, 1 .. 12,000 lines (partial blocks, several lines per warp, more lines than the
 // persistent grid holds in flight), unaligned bases, in place, warps per block 2 / 8,
 // NaN-poisoned outputs (check()), with the switch on and off (the general kernel on the same cases);
-// 255, 257, 511 and 513 keep the general kernel.
+// the tails (non-periodic 225 .. 255 and 481 .. 511 rows: 240, 500 and both ends) and the neighbours
+// that keep the general kernel (224, 257, 480, 513; periodic tails).
 namespace {
 template <class T>
 void lean_shared_cases(const char* lean) {
   const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", lean);
   std::uint32_t seed = 1700;
-  for (adi::index_t n : {256, 512, 255, 257, 511, 513})
+  for (adi::index_t n : {256, 512, 240, 500, 225, 255, 481, 511, 224, 257, 480, 513})
     for (adi::index_t count : {1, 2, 7, 33, 1032, 12000})
       for (int p = 0; p < 2; ++p)
         for (int in_place = 0; in_place < 2; ++in_place) {
-          if (n != 256 && n != 512 && (count > 33 || in_place)) continue;  // (the neighbours: a few cases)
+          if (n != 256 && n != 512 && (count > 33 || in_place)) continue;  // (the others: a few cases)
           adi::test_cuda::Case c;
           c.lines = adi::test_cuda::contiguous(n, count);
           c.shared = true;
@@ -245,15 +247,16 @@ TEST(CudaThomasPcr, LeanSharedDouble) {
   lean_shared_cases<double>("0");
 }
 
-// The sanitizer's case of the shared lean form: a few lines of 256 and 512.
+// The sanitizer's case of the shared lean form: a few lines of 256, 512, 240 and 500 (the tails).
 TEST(CudaThomasPcr, LeanSharedSmall) {
   ADI_REQUIRE_CUDA();
   const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", "1");
   adi::test_cuda::Case c;
   c.base = 1;
   c.shared = true;
-  for (int p = 0; p < 4; ++p) {
-    c.lines = adi::test_cuda::contiguous(p < 2 ? 256 : 512, 9 + p);
+  for (int p = 0; p < 8; ++p) {
+    const adi::index_t sizes[4] = {256, 512, 240, 500};
+    c.lines = adi::test_cuda::contiguous(sizes[p / 2], 9 + p);
     c.periodic = p % 2;
     adi::test_cuda::check<float>(Kernel::cuda_thomas_pcr, c);
     adi::test_cuda::check<double>(Kernel::cuda_thomas_pcr, c);
