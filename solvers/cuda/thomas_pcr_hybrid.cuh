@@ -282,6 +282,16 @@ __global__ void __launch_bounds__(256, M == 8 ? 3 : 2)
 // CudaThomasPcr.LeanForm*, GeneralForm*, LeanTail*, LeanShared*). Also the shared-band lean form's switch (stop 47). 1 / 0 / unset (adi/base/env_switch.hpp: else InvalidArgument).
 inline bool pcr_x_lean_requested() { return ::adi::detail::env_switch("ADI_PCR_X_LEAN", true); }
 
+// The lean X kernels' segment length M for contiguous lines of n rows: 8 for lines of 256 and, not
+// periodic, 225 .. 255 (solved as 256 with identity rows), 16 for 512 and 481 .. 511; else 0.
+inline int pcr_lean_rows(i64 n, bool periodic) {
+  for (const int m : {8, 16}) {
+    const i64 full = static_cast<i64>(m) * kWarp;
+    if (n == full || (!periodic && n > full - kWarp && n < full)) return m;
+  }
+  return 0;
+}
+
 // Shared memory of one block of W warps.
 template <class T>
 std::size_t thomas_pcr_smem(const PcrShape& sh, bool shared, int warps, bool async = false) {
@@ -327,62 +337,33 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
     const unsigned grid = persistent_grid(kernel, threads, smem, work, lim);
     kernel<<<grid, threads, smem, stream>>>(L, sh, bands.a, bands.b, bands.c, d, u, periodic, flag);
   };
-  // The lean form (lines of 256 rows, per-line bands, the default registers form; Tail: lines of
-  // 225 .. 255 rows, not periodic, solved as 256 with identity rows past n).
-  if (!bands.shared && !async && L.stride == 1 && pcr_x_lean_requested()) {
-    if (L.n == 8 * kWarp) {
-      go(thomas_pcr_lean_kernel<T, false>);
-      ADI_CUDA_CHECK(cudaGetLastError());
-      return;
-    }
-    if (L.n == 16 * kWarp) {
-      go(thomas_pcr_lean_kernel<T, false, 16>);
-      ADI_CUDA_CHECK(cudaGetLastError());
-      return;
-    }
-    // Tails: non-periodic lines of 225 .. 255 rows solved as 256, 481 .. 511 as 512.
-    const int tail_m = L.n > 7 * kWarp && L.n < 8 * kWarp ? 8 : L.n > 15 * kWarp && L.n < 16 * kWarp ? 16 : 0;
-    if (!periodic && tail_m > 0) {
-      const PcrShape full = pcr_shape(tail_m * kWarp);
-      const std::size_t smem_full = thomas_pcr_smem<T>(full, false, warps, false);
-      if (smem_full <= lim.smem_optin) {
-        auto tail = [&](auto kernel) {
-          const unsigned grid = persistent_grid(kernel, threads, smem_full, work, lim);
-          kernel<<<grid, threads, smem_full, stream>>>(L, full, bands.a, bands.b, bands.c, d, u, periodic, flag);
-        };
-        if (tail_m == 8)
-          tail(thomas_pcr_lean_kernel<T, true>);
-        else
-          tail(thomas_pcr_lean_kernel<T, true, 16>);
-        ADI_CUDA_CHECK(cudaGetLastError());
-        return;
-      }
-    }
-  }
-  // The lean form with shared bands (lines of 256 or 512 rows, contiguous; cp.async unless the
-  // caller's Tuning::prefetch asked for none).
-  // Tails (not periodic): lines of 225 .. 255 rows solved as 256, 481 .. 511 as 512.
-  const bool lean_async = sh.m <= 8 ? async : tuning.prefetch != 0;
-  const int lean_m = L.n == 8 * kWarp || L.n == 16 * kWarp ? static_cast<int>(L.n / kWarp)
-                     : !periodic && L.n > 7 * kWarp && L.n < 8 * kWarp   ? 8
-                     : !periodic && L.n > 15 * kWarp && L.n < 16 * kWarp ? 16
-                                                                         : 0;
-  if (bands.shared && lean_async && L.stride == 1 && lean_m > 0 && pcr_x_lean_requested()) {
+  // The lean forms (solvers/cuda/README.md, stops 38, 46, 47): contiguous lines of 256 / 512 rows and,
+  // not periodic, their tails (pcr_lean_rows), solved as 32 M rows; per-line bands through registers
+  // (the default form), shared bands with cp.async (unless the caller's Tuning::prefetch asked for none).
+  const int lean_m = L.stride == 1 && pcr_x_lean_requested() ? pcr_lean_rows(L.n, periodic) : 0;
+  const bool lean_form = bands.shared ? (sh.m <= 8 ? async : tuning.prefetch != 0) : !async;
+  if (lean_m > 0 && lean_form) {
     constexpr int depth = 2;  // lines in flight per warp (thomas_pcr_lean_shared_kernel)
-    const bool is_tail = L.n != lean_m * kWarp;
-    const PcrShape full = pcr_shape(lean_m * kWarp);
-    const std::size_t smem_lean =
-        sizeof(T) * (PcrFactors<T>::values(full.per_line) + static_cast<std::size_t>(warps) * depth * full.per_line);
-    if (smem_lean <= lim.smem_optin) {
+    const bool tail = L.n != static_cast<i64>(lean_m) * kWarp;
+    const PcrShape full = pcr_shape(static_cast<i64>(lean_m) * kWarp);
+    const std::size_t lean_smem =
+        bands.shared ? sizeof(T) * (PcrFactors<T>::values(full.per_line) +
+                                    static_cast<std::size_t>(warps) * depth * full.per_line)
+                     : thomas_pcr_smem<T>(full, false, warps, false);
+    if (lean_smem <= lim.smem_optin) {
       auto lean = [&](auto kernel) {
-        const unsigned grid = persistent_grid(kernel, threads, smem_lean, work, lim);
-        kernel<<<grid, threads, smem_lean, stream>>>(L, full, bands.a, bands.b, bands.c, d, u, periodic, flag);
+        const unsigned grid = persistent_grid(kernel, threads, lean_smem, work, lim);
+        kernel<<<grid, threads, lean_smem, stream>>>(L, full, bands.a, bands.b, bands.c, d, u, periodic, flag);
       };
-      if (lean_m == 8)
-        is_tail ? lean(thomas_pcr_lean_shared_kernel<T, 8, depth, true>) : lean(thomas_pcr_lean_shared_kernel<T, 8, depth>);
+      if (bands.shared && lean_m == 8)
+        tail ? lean(thomas_pcr_lean_shared_kernel<T, 8, depth, true>) : lean(thomas_pcr_lean_shared_kernel<T, 8, depth>);
+      else if (bands.shared)
+        tail ? lean(thomas_pcr_lean_shared_kernel<T, 16, depth, true>)
+             : lean(thomas_pcr_lean_shared_kernel<T, 16, depth>);
+      else if (lean_m == 8)
+        tail ? lean(thomas_pcr_lean_kernel<T, true>) : lean(thomas_pcr_lean_kernel<T, false>);
       else
-        is_tail ? lean(thomas_pcr_lean_shared_kernel<T, 16, depth, true>)
-                : lean(thomas_pcr_lean_shared_kernel<T, 16, depth>);
+        tail ? lean(thomas_pcr_lean_kernel<T, true, 16>) : lean(thomas_pcr_lean_kernel<T, false, 16>);
       ADI_CUDA_CHECK(cudaGetLastError());
       return;
     }
