@@ -93,6 +93,53 @@ TEST(CudaThomasPcr, GeneralFormDouble) {
   lean_cases<double>("0");
 }
 
+// The lean forms' sweeps (stops 46, 47): contiguous lines of each of `sizes` rows, each line count,
+// periodic or not, out of place and in place, unaligned bases (1 + seed % 3), NaN-poisoned outputs
+// (check()), under ADI_PCR_X_LEAN = lean; skip() drops cases; then each size of `tuned` again with
+// 5000 lines at 2 and 8 warps per block.
+namespace {
+struct LeanSweep {
+  std::vector<adi::index_t> sizes, counts;
+  bool shared = false;
+  std::uint32_t seed = 1;
+  bool (*skip)(adi::index_t n, adi::index_t count, int in_place) = nullptr;
+  std::vector<adi::index_t> tuned;
+};
+
+template <class T>
+void lean_sweep(const char* lean, const LeanSweep& s) {
+  const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", lean);
+  std::uint32_t seed = s.seed;
+  for (adi::index_t n : s.sizes)
+    for (adi::index_t count : s.counts)
+      for (int p = 0; p < 2; ++p)
+        for (int in_place = 0; in_place < 2; ++in_place) {
+          if (s.skip && s.skip(n, count, in_place)) continue;
+          adi::test_cuda::Case c;
+          c.lines = adi::test_cuda::contiguous(n, count);
+          c.shared = s.shared;
+          c.periodic = p;
+          c.in_place = in_place;
+          c.base = 1 + seed % 3;
+          c.seed = seed++;
+          adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
+          if (::testing::Test::HasFailure()) return;
+        }
+  std::vector<adi::cuda_backend::Tuning> shapes(2);
+  shapes[0].warps_per_block = 2;
+  shapes[1].warps_per_block = 8;
+  for (const auto& t : shapes)
+    for (adi::index_t n : s.tuned) {
+      adi::test_cuda::Case c;
+      c.lines = adi::test_cuda::contiguous(n, 5000);
+      c.shared = s.shared;
+      c.tuning = &t;
+      c.seed = seed++;
+      adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
+    }
+}
+}  // namespace
+
 // The lean form's tail (stop 46; stop 47: 481 .. 511 rows as 512): non-periodic lines of 225 .. 255
 // rows solved as 256 with identity rows past n (periodic ones keep the general kernel), per-line
 // bands, both switch settings: sizes at both ends and between, 1 .. 12,000 lines (partial and
@@ -101,22 +148,13 @@ TEST(CudaThomasPcr, GeneralFormDouble) {
 namespace {
 template <class T>
 void lean_tail_cases(const char* lean) {
-  const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", lean);
-  std::uint32_t seed = 1200;
-  for (adi::index_t n : {225, 226, 231, 240, 248, 254, 255, 481, 482, 500, 510, 511})
-    for (adi::index_t count : {1, 7, 33, 1032, 12000})
-      for (int p = 0; p < 2; ++p)
-        for (int in_place = 0; in_place < 2; ++in_place) {
-          if (count == 12000 && (n % 3 != 0 || in_place)) continue;  // (the long batches: a few sizes)
-          adi::test_cuda::Case c;
-          c.lines = adi::test_cuda::contiguous(n, count);
-          c.periodic = p;
-          c.in_place = in_place;
-          c.base = 1 + seed % 3;
-          c.seed = seed++;
-          adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
-          if (::testing::Test::HasFailure()) return;
-        }
+  LeanSweep s;
+  s.sizes = {225, 226, 231, 240, 248, 254, 255, 481, 482, 500, 510, 511};
+  s.counts = {1, 7, 33, 1032, 12000};
+  s.seed = 1200;
+  // (the long batches: a few sizes)
+  s.skip = [](adi::index_t n, adi::index_t count, int in_place) { return count == 12000 && (n % 3 != 0 || in_place); };
+  lean_sweep<T>(lean, s);
 }
 }  // namespace
 
@@ -153,32 +191,14 @@ TEST(CudaThomasPcr, LeanFormSmall) {
 namespace {
 template <class T>
 void lean512_cases(const char* lean) {
-  const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", lean);
-  std::uint32_t seed = 2100;
-  for (adi::index_t n : {512, 511, 513})
-    for (adi::index_t count : {1, 2, 7, 33, 1032, 12000})
-      for (int p = 0; p < 2; ++p)
-        for (int in_place = 0; in_place < 2; ++in_place) {
-          if (n != 512 && (count > 33 || in_place)) continue;  // (the neighbours: a few cases)
-          adi::test_cuda::Case c;
-          c.lines = adi::test_cuda::contiguous(n, count);
-          c.periodic = p;
-          c.in_place = in_place;
-          c.base = 1 + seed % 3;
-          c.seed = seed++;
-          adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
-          if (::testing::Test::HasFailure()) return;
-        }
-  std::vector<adi::cuda_backend::Tuning> shapes(2);
-  shapes[0].warps_per_block = 2;
-  shapes[1].warps_per_block = 8;
-  for (const auto& t : shapes) {
-    adi::test_cuda::Case c;
-    c.lines = adi::test_cuda::contiguous(512, 5000);
-    c.tuning = &t;
-    c.seed = seed++;
-    adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
-  }
+  LeanSweep s;
+  s.sizes = {512, 511, 513};
+  s.counts = {1, 2, 7, 33, 1032, 12000};
+  s.seed = 2100;
+  // (the neighbours: a few cases)
+  s.skip = [](adi::index_t n, adi::index_t count, int in_place) { return n != 512 && (count > 33 || in_place); };
+  s.tuned = {512};
+  lean_sweep<T>(lean, s);
 }
 }  // namespace
 
@@ -203,35 +223,17 @@ TEST(CudaThomasPcr, Lean512Double) {
 namespace {
 template <class T>
 void lean_shared_cases(const char* lean) {
-  const adi::test::ScopedEnv on("ADI_PCR_X_LEAN", lean);
-  std::uint32_t seed = 1700;
-  for (adi::index_t n : {256, 512, 240, 500, 225, 255, 481, 511, 224, 257, 480, 513})
-    for (adi::index_t count : {1, 2, 7, 33, 1032, 12000})
-      for (int p = 0; p < 2; ++p)
-        for (int in_place = 0; in_place < 2; ++in_place) {
-          if (n != 256 && n != 512 && (count > 33 || in_place)) continue;  // (the others: a few cases)
-          adi::test_cuda::Case c;
-          c.lines = adi::test_cuda::contiguous(n, count);
-          c.shared = true;
-          c.periodic = p;
-          c.in_place = in_place;
-          c.base = 1 + seed % 3;
-          c.seed = seed++;
-          adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
-          if (::testing::Test::HasFailure()) return;
-        }
-  std::vector<adi::cuda_backend::Tuning> shapes(2);
-  shapes[0].warps_per_block = 2;
-  shapes[1].warps_per_block = 8;
-  for (const auto& t : shapes)
-    for (adi::index_t n : {256, 512}) {
-      adi::test_cuda::Case c;
-      c.lines = adi::test_cuda::contiguous(n, 5000);
-      c.shared = true;
-      c.tuning = &t;
-      c.seed = seed++;
-      adi::test_cuda::check<T>(Kernel::cuda_thomas_pcr, c);
-    }
+  LeanSweep s;
+  s.sizes = {256, 512, 240, 500, 225, 255, 481, 511, 224, 257, 480, 513};
+  s.counts = {1, 2, 7, 33, 1032, 12000};
+  s.shared = true;
+  s.seed = 1700;
+  // (the others: a few cases)
+  s.skip = [](adi::index_t n, adi::index_t count, int in_place) {
+    return n != 256 && n != 512 && (count > 33 || in_place);
+  };
+  s.tuned = {256, 512};
+  lean_sweep<T>(lean, s);
 }
 }  // namespace
 
