@@ -279,7 +279,8 @@ __global__ void __launch_bounds__(256, M == 8 ? 3 : 2)
 // the H200; fp64 -0.4% / -2.9%; other shapes unchanged); ADI_PCR_X_LEAN=0 in the environment
 // (read at each launch, so tests can set it around a solve) runs the general kernel, for same-run
 // A/B timings (scripts/gpu_x_ab.sh), not an option: both forms compute the same function (tests:
-// CudaThomasPcr.LeanForm*, GeneralForm*, LeanTail*, LeanShared*). Also the shared-band lean form's switch (stop 47). 1 / 0 / unset (adi/base/env_switch.hpp: else InvalidArgument).
+// CudaThomasPcr.LeanForm*, GeneralForm*, LeanTail*, Lean512*, LeanShared*): every lean X kernel's switch
+// (stop 47: shared bands, lines of 512, the tails). 1 / 0 / unset (adi/base/env_switch.hpp: else InvalidArgument).
 inline bool pcr_x_lean_requested() { return ::adi::detail::env_switch("ADI_PCR_X_LEAN", true); }
 
 // The lean X kernels' segment length M for contiguous lines of n rows: 8 for lines of 256 and, not
@@ -356,7 +357,8 @@ void launch_thomas_pcr(const LineSet& ls, BandView<T> bands, const T* d, T* u, b
         kernel<<<grid, threads, lean_smem, stream>>>(L, full, bands.a, bands.b, bands.c, d, u, periodic, flag);
       };
       if (bands.shared && lean_m == 8)
-        tail ? lean(thomas_pcr_lean_shared_kernel<T, 8, depth, true>) : lean(thomas_pcr_lean_shared_kernel<T, 8, depth>);
+        tail ? lean(thomas_pcr_lean_shared_kernel<T, 8, depth, true>)
+             : lean(thomas_pcr_lean_shared_kernel<T, 8, depth>);
       else if (bands.shared)
         tail ? lean(thomas_pcr_lean_shared_kernel<T, 16, depth, true>)
              : lean(thomas_pcr_lean_shared_kernel<T, 16, depth>);
