@@ -75,6 +75,7 @@ negative() {  # negative NAME VAR=VALUE cmd...: rc must be != 0 and the log must
 }
 negative fold_x_ring ADI_FOLD_X_RING=3 "$T/test_scheme_cuda" --gtest_filter='CudaScheme.FoldedStepsMatchHostAtOddSizes'
 negative stencil_lean ADI_STENCIL_LEAN=yes "$T/test_scheme_cuda" --gtest_filter='*CudaSchemeMatchesHost*'
+negative stencil_pairs ADI_STENCIL_PAIRS=yes "$T/test_scheme_cuda" --gtest_filter='*CudaSchemeMatchesHost*'
 negative fused_stage_stream ADI_FUSED_STAGE_STREAM=Thread "$T/test_scheme_cuda" --gtest_filter='*CudaSchemeMatchesHost*'
 negative pivoting_route ADI_PIVOTING_ROUTE=Partition "$T/test_pivoting_cuda" --gtest_filter='PivotingCuda.EveryRouteSmall'
 negative pivoting_fallback ADI_PIVOTING_FALLBACK=gpu "$T/test_pivoting_cuda" --gtest_filter='PivotingCuda.AutomaticWithinTenTimesLapackOnDominantLines'

@@ -223,6 +223,9 @@ ADI_CUDA_KERNEL(void copy_on_stream(void* dst, const void* src, std::size_t byte
 // `stream`. Assume validated input.
 template <class T>
 ADI_CUDA_KERNEL(void stencil_apply(const adi::detail::StencilView<T>& view, const adi::detail::ApplyArgs<T>& args, void* stream))
+// Launches of stencil_apply's pair form so far (ADI_STENCIL_PAIRS=1 and a layout it fits): tests
+// check that it ran.
+ADI_CUDA_KERNEL_OR(return 0;, std::size_t stencil_pair_launches())
 template <class T>
 ADI_CUDA_KERNEL(void stencil_face(T* f, const Box3& box, const adi::detail::FaceRegion& region, const T* values, T scale, bool add,
                   void* stream))

@@ -14,8 +14,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "adi/base/env_switch.hpp"
 #include "solvers/cuda/backend.hpp"
@@ -289,6 +292,213 @@ __global__ void __launch_bounds__(kTileX* kTileY, stencil_ring_blocks<T>())
   }
 }
 
+// The pair form (the default since stop 48; ADI_STENCIL_PAIRS=0, read at each stencil_apply call,
+// runs the ring kernel above): the ring kernel with each thread on two neighbouring x nodes (i, i + 1,
+// i even) through 8-byte (fp32) / 16-byte (fp64) loads and stores. The ring kernel spends ~77 warp
+// instructions per node and issues on ~66% of the cycles (Nsight Compute, H200, 256^3 fp32, run
+// s48/1: 39.3 M instructions, 82 us, DRAM 30%, half of the warps' stalls on L1TEX): a pair shares
+// the address arithmetic, the y and z neighbours and the ring's refill between its two nodes, and
+// the nodes' inner x neighbours are each other's centre (only i - 1 and i + 2 are loaded); the
+// interior groups of the common case (base v, x and y terms) run without a test per node. The ring
+// kernel's terms, the x bands weighted once per thread as the y bands are (results may differ from
+// it in the last bit). Needs an even row length, even strides and pointers aligned to a pair
+// (`stencil_pairs_fit`; otherwise the ring kernel runs). solvers/cuda/README.md, "Stop 48".
+template <class T>
+struct PairOf;
+template <>
+struct PairOf<float> {
+  using type = float2;
+};
+template <>
+struct PairOf<double> {
+  using type = double2;
+};
+
+// D: pairs read ahead per thread; B: blocks of 256 per SM asked of the register allocator (3: 80
+// registers, 2: 128). Measured (H200, runs s48/2-3, the explicit pass at 256^3 and 512^3): fp32 D = 4
+// at 3 blocks (80 registers, no spill; at 4 blocks, 64 registers, it spills and runs 33% slower; D = 8
+// or 2 blocks: no better than the ring kernel), fp64 D = 4 at 2 blocks (122 registers; D = 2 at 3
+// blocks spills, at 2 blocks it is 5% slower).
+template <class T>
+struct StencilPairShape {
+  static constexpr int depth = 4, blocks = sizeof(T) == 4 ? 3 : 2;
+};
+
+template <class T, int D, int B>
+__global__ void __launch_bounds__(kTileX* kTileY, B)
+    stencil_pairs_ring_kernel(StencilView<T> s, ApplyArgs<T> g, ApplyFlags use, int kchunk) {
+  using V = typename PairOf<T>::type;
+  const int i = static_cast<int>(blockIdx.x) * (2 * kTileX) + 2 * static_cast<int>(threadIdx.x);
+  const int j = static_cast<int>(s.lo[1]) + static_cast<int>(blockIdx.y) * kTileY + static_cast<int>(threadIdx.y);
+  const int lo = static_cast<int>(s.lo[0]), hi = static_cast<int>(s.hi[0]);
+  const bool in0 = i >= lo && i <= hi, in1 = i + 1 >= lo && i + 1 <= hi;  // which nodes of the pair are unknowns
+  if (!(in0 || in1) || j > s.hi[1]) return;
+  const int sy = static_cast<int>(s.box.sy), sz = static_cast<int>(s.box.sz);
+  const int k0 = static_cast<int>(s.lo[2]) + static_cast<int>(blockIdx.z) * kchunk;
+  const int k1 = min(static_cast<int>(s.hi[2]), k0 + kchunk - 1);
+  const int kv = min(k1 + 1, static_cast<int>(s.box.nz) - 1);
+  const AxisStencil<T>&X = s.axis[0], &Y = s.axis[1], &Z = s.axis[2];
+  // x: node i's prev and node i + 1's next (offsets from node i); the inner neighbours are the pair's
+  // other centre wherever the ends' prev / next say so (`inner`), else read like the outer ones.
+  int xl = 0, xr = 0, xn0 = 1, xp1 = 0, ym = 0, yp = 0;
+  bool inner = true;
+  T xa0 = T(0), xd0 = T(0), xc0 = T(0), xa1 = T(0), xd1 = T(0), xc1 = T(0), ya = T(0), yd = T(0), yc = T(0);
+  if (use.x) {
+    xl = prev_of(X, i) - i;
+    xr = next_of(X, i + 1) - i;
+    xn0 = next_of(X, i) - i;
+    xp1 = prev_of(X, i + 1) - i;
+    inner = xn0 == 1 && xp1 == 0;
+    xa0 = g.w[1] * X.a[i];
+    xd0 = g.w[1] * X.d[i];
+    xc0 = g.w[1] * X.c[i];
+    xa1 = g.w[1] * X.a[i + 1];
+    xd1 = g.w[1] * X.d[i + 1];
+    xc1 = g.w[1] * X.c[i + 1];
+  }
+  if (use.y) {
+    ym = (prev_of(Y, j) - j) * sy;
+    yp = (next_of(Y, j) - j) * sy;
+    ya = g.w[2] * Y.a[j];
+    yd = g.w[2] * Y.d[j];
+    yc = g.w[2] * Y.c[j];
+  }
+  const T w3 = g.w[3], alpha = g.alpha;
+  const int first = i + j * sy + k0 * sz;
+  const T* __restrict__ v = g.v + first;
+  const T* b = g.base + first;
+  T* o = g.out + first;
+  const bool own = g.base == g.v;
+  const auto pair_at = [](const T* p) { return *reinterpret_cast<const V*>(p); };
+  // One node pair: centre c, z neighbours m / p (values), the z bands' weighted values zd / za / zc.
+  // Fast (a compile-time tag): base is v, x and y terms, inner x neighbours (the explicit step and
+  // Douglas' stencil fold, every pair of an interior column): no test per node but the store's.
+  const auto node = [&](auto fast, const T* __restrict__ vk, int at, V c, V m, V p, T zdk, T zak, T zck, bool z) {
+    V r;
+    if constexpr (decltype(fast)::value) {
+      r.x = alpha * c.x;
+      r.y = alpha * c.y;
+      const T left = vk[xl], right = vk[xr];
+      r.x += xd0 * c.x - xa0 * left - xc0 * c.y;
+      r.y += xd1 * c.y - xa1 * c.x - xc1 * right;
+      const V ymv = pair_at(vk + ym), ypv = pair_at(vk + yp);
+      r.x += yd * c.x - ya * ymv.x - yc * ypv.x;
+      r.y += yd * c.y - ya * ymv.y - yc * ypv.y;
+      r.x += zdk * c.x - zak * m.x - zck * p.x;
+      r.y += zdk * c.y - zak * m.y - zck * p.y;
+      T* ok = o + at;
+      if (in0 && in1)
+        *reinterpret_cast<V*>(ok) = r;
+      else if (in0)
+        ok[0] = r.x;
+      else
+        ok[1] = r.y;
+      return;
+    }
+    if (own) {
+      r.x = alpha * c.x;
+      r.y = alpha * c.y;
+    } else {
+      const V bb = pair_at(b + at);
+      r.x = alpha * bb.x;
+      r.y = alpha * bb.y;
+    }
+    if (use.x) {
+      const T left = vk[xl], right = vk[xr];
+      const T n0 = inner ? c.y : vk[xn0], p1 = inner ? c.x : vk[xp1];
+      r.x += xd0 * c.x - xa0 * left - xc0 * n0;
+      r.y += xd1 * c.y - xa1 * p1 - xc1 * right;
+    }
+    if (use.y) {
+      const V ymv = pair_at(vk + ym), ypv = pair_at(vk + yp);
+      r.x += yd * c.x - ya * ymv.x - yc * ypv.x;
+      r.y += yd * c.y - ya * ymv.y - yc * ypv.y;
+    }
+    if (z) {
+      r.x += zdk * c.x - zak * m.x - zck * p.x;
+      r.y += zdk * c.y - zak * m.y - zck * p.y;
+    }
+    T* ok = o + at;
+    if (in0 && in1)
+      *reinterpret_cast<V*>(ok) = r;
+    else if (in0)
+      ok[0] = r.x;
+    else
+      ok[1] = r.y;
+  };
+  V ahead[D];
+#pragma unroll
+  for (int u = 0; u < D; ++u) ahead[u] = k0 + u <= k1 ? pair_at(v + (min(k0 + u + 1, kv) - k0) * sz) : V{};
+  V vc = pair_at(v), v_prev{};
+  bool have_prev = false;
+  int kb = k0;
+  if (use.z && k0 > 0 && k1 < static_cast<int>(Z.n) - 1 && kv == k1 + 1) {
+    const T* __restrict__ zd = Z.d;
+    const T* __restrict__ za = Z.a;
+    const T* __restrict__ zc = Z.c;
+    v_prev = pair_at(v - sz);
+    have_prev = true;
+    const auto groups = [&](auto fast) {
+      for (; kb + D - 1 <= k1; kb += D) {
+#pragma unroll
+        for (int u = 0; u < D; ++u) {
+          const int k = kb + u;
+          const int at = (k - k0) * sz;
+          const T* __restrict__ vk = v + at;
+          const V vnext = ahead[u];
+          ahead[u] = pair_at(vk + (min(k + D, k1) - k + 1) * sz);
+          node(fast, vk, at, vc, v_prev, vnext, w3 * zd[k], w3 * za[k], w3 * zc[k], true);
+          v_prev = vc;
+          vc = vnext;
+        }
+      }
+    };
+    if (own && inner && use.x && use.y)
+      groups(std::true_type{});
+    else
+      groups(std::false_type{});
+  }
+  // The rest of the column (all of it where z is not interior) node by node, every value read from
+  // memory (the ring's pairs there are L1 / L2 hits; a column's ends and short chunks only).
+#pragma unroll 1
+  for (int k = kb; k <= k1; ++k) {
+    const int at = (k - k0) * sz;
+    const T* __restrict__ vk = v + at;
+    const V vnext = k + 1 <= kv ? pair_at(vk + sz) : vc;
+    if (use.z) {
+      const int km = prev_of(Z, k), kp = next_of(Z, k);
+      const V vm = have_prev && km == k - 1 ? v_prev : pair_at(vk + (km - k) * sz);
+      const V vp = kp == k + 1 ? vnext : pair_at(vk + (kp - k) * sz);
+      node(std::false_type{}, vk, at, vc, vm, vp, w3 * Z.d[k], w3 * Z.a[k], w3 * Z.c[k], true);
+    } else {
+      node(std::false_type{}, vk, at, vc, vc, vc, T(0), T(0), T(0), false);
+    }
+    v_prev = vc;
+    have_prev = true;
+    vc = vnext;
+  }
+}
+
+inline std::atomic<std::size_t>& stencil_pair_count() {  // launches of the pair form (tests read it)
+  static std::atomic<std::size_t> launches{0};
+  return launches;
+}
+
+// The pair form's layout needs: an even row length (a pair never reaches past its row), even
+// strides and every field pointer aligned to a pair, 32-bit offsets.
+template <class T>
+bool stencil_pairs_fit(const StencilView<T>& s, const ApplyArgs<T>& g) {
+  const auto aligned = [](const void* p) {
+    return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % (2 * sizeof(T)) == 0;
+  };
+  return s.box.nx % 2 == 0 && s.box.sy % 2 == 0 && s.box.sz % 2 == 0 && aligned(g.v) && aligned(g.base) &&
+         aligned(g.out);
+}
+
+inline bool stencil_pairs_requested() {  // the default since stop 48; ADI_STENCIL_PAIRS=0: the ring kernel
+  return ::adi::detail::env_switch("ADI_STENCIL_PAIRS", true);  // (1 / 0 / unset; else InvalidArgument)
+}
+
 inline bool stencil_lean_requested() {  // the default since stop 38; ADI_STENCIL_LEAN=0: the column kernel
   return ::adi::detail::env_switch("ADI_STENCIL_LEAN", true);  // (1 / 0 / unset; else InvalidArgument)
 }
@@ -387,19 +597,28 @@ void stencil_apply(const StencilView<T>& s, const ApplyArgs<T>& g, void* stream)
     const dim3 grid(gx, gy, static_cast<unsigned>(nk < 65535 ? nk : 65535));
     stencil_apply_kernel<T><<<grid, block, 0, st>>>(s, g, use);
   } else {
-    // Columns of about 16 nodes: enough blocks to fill the device several times over.
-    const index_t xy = static_cast<index_t>(gx) * gy;
-    index_t chunks = std::max<index_t>(1, std::min<index_t>(nk, (4096 + xy - 1) / xy));
-    const index_t kchunk = (nk + chunks - 1) / chunks;
-    chunks = (nk + kchunk - 1) / kchunk;
-    const dim3 grid(gx, gy, static_cast<unsigned>(chunks));
     const bool small = s.box.sz * s.box.nz < (index_t(1) << 31);
     bool simple = g.base != nullptr && !g.src[0] && !g.src[1];
     if (use.x) simple = simple && s.axis[0].shared;
     if (use.y) simple = simple && s.axis[1].shared;
     if (use.z) simple = simple && s.axis[2].shared;
+    const bool lean = simple && small && stencil_lean_requested();
+    const bool pairs = lean && stencil_pairs_requested() && stencil_pairs_fit(s, g);
+    // Columns of about 16 nodes (8 for pairs: a pair block covers twice the x nodes; 4096 blocks
+    // measured faster than 2048 or 1024 for pairs too, run s48/2): enough blocks to fill the device
+    // several times over.
+    const unsigned gxl = pairs ? static_cast<unsigned>((s.hi[0] + 2 * kTileX) / (2 * kTileX)) : gx;
+    const index_t xy = static_cast<index_t>(gxl) * gy;
+    index_t chunks = std::max<index_t>(1, std::min<index_t>(nk, (4096 + xy - 1) / xy));
+    const index_t kchunk = (nk + chunks - 1) / chunks;
+    chunks = (nk + kchunk - 1) / kchunk;
+    const dim3 grid(gxl, gy, static_cast<unsigned>(chunks));
     const int kc = static_cast<int>(kchunk);
-    if (simple && small && stencil_lean_requested())
+    if (pairs) {
+      constexpr int D = StencilPairShape<T>::depth, B = StencilPairShape<T>::blocks;
+      stencil_pairs_ring_kernel<T, D, B><<<grid, block, 0, st>>>(s, g, use, kc);
+      ++stencil_pair_count();
+    } else if (lean)
       stencil_columns_ring_kernel<T><<<grid, block, 0, st>>>(s, g, use, kc);
     else if (simple && small)
       stencil_columns_shared_kernel<T, int><<<grid, block, 0, st>>>(s, g, use, kc);
@@ -412,6 +631,8 @@ void stencil_apply(const StencilView<T>& s, const ApplyArgs<T>& g, void* stream)
   }
   ADI_CUDA_CHECK(cudaGetLastError());
 }
+
+std::size_t stencil_pair_launches() { return stencil_pair_count(); }
 
 template void stencil_apply<float>(const StencilView<float>&, const ApplyArgs<float>&, void*);
 template void stencil_apply<double>(const StencilView<double>&, const ApplyArgs<double>&, void*);

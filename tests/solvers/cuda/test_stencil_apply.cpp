@@ -214,6 +214,66 @@ void lean_cases() {
   }
 }
 
+// The pair form (ADI_STENCIL_PAIRS=1, the default since stop 48; stencil_pairs_ring_kernel) for this
+// object's life. (The lean cases above keep the ring kernel whatever the switch says: their padded
+// boxes have odd plane strides, which the pair form does not take.)
+struct PairColumns : adi::test::ScopedEnv {
+  PairColumns() : ScopedEnv("ADI_STENCIL_PAIRS", "1") {}
+};
+
+// A box the pair form takes: even rows, even row and plane strides (padded, so a pair's loads stay
+// in its row).
+inline Box3 pair_box(index_t nx, index_t ny, index_t nz) {
+  const index_t sy = nx + 2;
+  return Box3{nx, ny, nz, sy, sy * ny + 4};
+}
+
+// The pair form against the fp64 reference (check_lean) under ADI_STENCIL_PAIRS=1: rows of 2, 4, 32, 34, 64, 66 and 258 nodes (pairs
+// half inside the unknowns at Dirichlet x ends, periodic x wrapping from a pair's outer node, open x),
+// odd y / z extents 1, 2, 3, 31, 33, 255, 257, every z boundary kind with columns longer than the
+// ring and shorter last chunks, base from v, its own field and out, a zero y weight; the launch
+// counter says the pair kernel ran. A box with an odd row length must take the ring kernel.
+template <class T>
+void pair_cases() {
+  PairColumns pairs;
+  std::uint32_t seed = 301;
+  const std::array<double, 4> all{0.0, 0.7, -0.4, 1.3}, no_y{0.0, 0.7, 0.0, 1.3};
+  struct Case {
+    index_t nx, ny, nz;
+    int z;   // 0 Dirichlet, 1 open, 2 periodic
+    int xy;  // 0 Dirichlet x y, 1 periodic x and open y, 2 open x and periodic y
+  };
+  const Case cases[] = {{4, 2200, 257, 2, 0},  {2, 2200, 255, 0, 0}, {4, 2200, 257, 1, 1}, {2, 2200, 33, 0, 2},
+                        {34, 31, 33, 1, 0},    {32, 33, 255, 0, 2},  {258, 3, 2, 2, 0},    {66, 2, 3, 1, 1},
+                        {64, 33, 257, 2, 1},   {34, 20, 1, 0, 0},    {2, 1, 31, 1, 2},     {258, 31, 31, 0, 1}};
+  for (const Case& c : cases) {
+    StencilSpec s;
+    s.box = pair_box(c.nx, c.ny, c.nz);
+    s.seed = seed++;
+    s.axis[0].periodic = c.xy == 1;
+    s.axis[0].dirichlet = c.xy == 0;
+    s.axis[1].periodic = c.xy == 2;
+    s.axis[1].dirichlet = c.xy == 0;
+    s.axis[2].periodic = c.z == 2;
+    s.axis[2].dirichlet = c.z == 0;
+    const std::size_t before = cuda_backend::stencil_pair_launches();
+    for (BaseIs from : {BaseIs::v, BaseIs::own, BaseIs::out}) {
+      check_lean<T>(s, all, from == BaseIs::v ? 1.0 : -1.5, from);
+      if (::testing::Test::HasFailure()) return;
+    }
+    check_lean<T>(s, no_y, 0.5, BaseIs::v);
+    if (::testing::Test::HasFailure()) return;
+    EXPECT_EQ(cuda_backend::stencil_pair_launches() - before, 4u) << "the pair kernel did not run on " << s.describe();
+  }
+  StencilSpec odd;
+  odd.box = pair_box(33, 31, 33);
+  odd.box.sy = 34;
+  odd.box.sz = 34 * 31 + 4;
+  const std::size_t before = cuda_backend::stencil_pair_launches();
+  check_lean<T>(odd, all, 1.0, BaseIs::v);
+  EXPECT_EQ(cuda_backend::stencil_pair_launches(), before) << "an odd row length took the pair kernel";
+}
+
 }  // namespace
 
 TEST(CudaStencilApply, MatchesHostFloat) {
@@ -301,4 +361,37 @@ TEST(CudaStencilApply, LeanColumnsSmall) {
   s.axis[0].periodic = true;
   check_lean<float>(s, {0.0, 0.7, -0.4, 1.3}, 1.0, BaseIs::v);
   check_lean<double>(s, {0.0, 0.7, -0.4, 1.3}, -1.5, BaseIs::out);
+}
+
+// The pair form (ADI_STENCIL_PAIRS=1, the default since stop 48): every case above again under it
+// (their boxes have odd plane strides: the ring kernel runs, nothing changes), then its own cases.
+TEST(CudaStencilApply, PairColumnsMatchFloat) {
+  ADI_REQUIRE_CUDA();
+  {
+    PairColumns pairs;
+    all_cases<float>();
+  }
+  pair_cases<float>();
+}
+
+TEST(CudaStencilApply, PairColumnsMatchDouble) {
+  ADI_REQUIRE_CUDA();
+  {
+    PairColumns pairs;
+    all_cases<double>();
+  }
+  pair_cases<double>();
+}
+
+// The sanitizer's case for the pair form: a ring that wraps, open z, Dirichlet x (half pairs).
+TEST(CudaStencilApply, PairColumnsSmall) {
+  ADI_REQUIRE_CUDA();
+  PairColumns pairs;
+  StencilSpec s;
+  s.box = pair_box(6, 2200, 257);
+  s.axis[2].dirichlet = false;
+  const std::size_t before = cuda_backend::stencil_pair_launches();
+  check_lean<float>(s, {0.0, 0.7, -0.4, 1.3}, 1.0, BaseIs::v);
+  check_lean<double>(s, {0.0, 0.7, -0.4, 1.3}, -1.5, BaseIs::out);
+  EXPECT_EQ(cuda_backend::stencil_pair_launches() - before, 2u);
 }
