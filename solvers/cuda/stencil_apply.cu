@@ -373,6 +373,15 @@ __global__ void __launch_bounds__(kTileX* kTileY, B)
   // One node pair: centre c, z neighbours m / p (values), the z bands' weighted values zd / za / zc.
   // Fast (a compile-time tag): base is v, x and y terms, inner x neighbours (the explicit step and
   // Douglas' stencil fold, every pair of an interior column): no test per node but the store's.
+  const auto store = [&](int at, V r) {  // a pair half outside the unknowns stores one value
+    T* ok = o + at;
+    if (in0 && in1)
+      *reinterpret_cast<V*>(ok) = r;
+    else if (in0)
+      ok[0] = r.x;
+    else
+      ok[1] = r.y;
+  };
   const auto node = [&](auto fast, const T* __restrict__ vk, int at, V c, V m, V p, T zdk, T zak, T zck, bool z) {
     V r;
     if constexpr (decltype(fast)::value) {
@@ -386,13 +395,7 @@ __global__ void __launch_bounds__(kTileX* kTileY, B)
       r.y += yd * c.y - ya * ymv.y - yc * ypv.y;
       r.x += zdk * c.x - zak * m.x - zck * p.x;
       r.y += zdk * c.y - zak * m.y - zck * p.y;
-      T* ok = o + at;
-      if (in0 && in1)
-        *reinterpret_cast<V*>(ok) = r;
-      else if (in0)
-        ok[0] = r.x;
-      else
-        ok[1] = r.y;
+      store(at, r);
       return;
     }
     if (own) {
@@ -418,13 +421,7 @@ __global__ void __launch_bounds__(kTileX* kTileY, B)
       r.x += zdk * c.x - zak * m.x - zck * p.x;
       r.y += zdk * c.y - zak * m.y - zck * p.y;
     }
-    T* ok = o + at;
-    if (in0 && in1)
-      *reinterpret_cast<V*>(ok) = r;
-    else if (in0)
-      ok[0] = r.x;
-    else
-      ok[1] = r.y;
+    store(at, r);
   };
   V ahead[D];
 #pragma unroll
