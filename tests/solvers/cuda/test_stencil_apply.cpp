@@ -183,35 +183,46 @@ void check_lean(const StencilSpec& s, const std::array<double, 4>& w, double alp
 // along y make 15 chunks, so 255-257 planes give 17-18 nodes per thread, more than 2 rings of
 // 8 (fp32) or 4 (fp64), and a shorter last chunk), short columns, odd extents 1, 2, 3, 31, 33,
 // 255, 257, periodic and open x / y, a zero weight, base from v, its own field and out.
+// A column case: the box's extents and its axes' kinds.
+struct ColumnCase {
+  index_t nx, ny, nz;
+  int z;   // 0 Dirichlet, 1 open, 2 periodic
+  int xy;  // 0 Dirichlet x y, 1 periodic x and open y, 2 open x and periodic y
+};
+
+StencilSpec column_spec(const ColumnCase& c, const Box3& box, std::uint32_t seed) {
+  StencilSpec s;
+  s.box = box;
+  s.seed = seed;
+  s.axis[0].periodic = c.xy == 1;
+  s.axis[0].dirichlet = c.xy == 0;
+  s.axis[1].periodic = c.xy == 2;
+  s.axis[1].dirichlet = c.xy == 0;
+  s.axis[2].periodic = c.z == 2;
+  s.axis[2].dirichlet = c.z == 0;
+  return s;
+}
+
+// check_lean with base from v, its own field and out, then a zero y weight; false after a failure.
+template <class T>
+bool column_checks(const StencilSpec& s) {
+  const std::array<double, 4> all{0.0, 0.7, -0.4, 1.3}, no_y{0.0, 0.7, 0.0, 1.3};
+  for (BaseIs from : {BaseIs::v, BaseIs::own, BaseIs::out}) {
+    check_lean<T>(s, all, from == BaseIs::v ? 1.0 : -1.5, from);
+    if (::testing::Test::HasFailure()) return false;
+  }
+  check_lean<T>(s, no_y, 0.5, BaseIs::v);
+  return !::testing::Test::HasFailure();
+}
+
 template <class T>
 void lean_cases() {
   std::uint32_t seed = 101;
-  const std::array<double, 4> all{0.0, 0.7, -0.4, 1.3}, no_y{0.0, 0.7, 0.0, 1.3};
-  struct Case {
-    index_t nx, ny, nz;
-    int z;  // 0 Dirichlet, 1 open, 2 periodic
-    int xy;  // 0 Dirichlet x y, 1 periodic x and open y, 2 open x and periodic y
-  };
-  const Case cases[] = {{3, 2200, 257, 2, 0}, {3, 2200, 255, 0, 0}, {5, 2200, 257, 1, 1}, {2, 2200, 33, 0, 2},
-                        {3, 2200, 31, 2, 1},  {33, 31, 33, 1, 0},  {31, 33, 255, 0, 2}, {257, 3, 2, 2, 0},
-                        {255, 2, 3, 1, 1},    {1, 33, 257, 2, 0},  {37, 20, 1, 0, 0},   {2, 1, 31, 1, 2}};
-  for (const Case& c : cases) {
-    StencilSpec s;
-    s.box = padded(c.nx, c.ny, c.nz);
-    s.seed = seed++;
-    s.axis[0].periodic = c.xy == 1;
-    s.axis[0].dirichlet = c.xy == 0;
-    s.axis[1].periodic = c.xy == 2;
-    s.axis[1].dirichlet = c.xy == 0;
-    s.axis[2].periodic = c.z == 2;
-    s.axis[2].dirichlet = c.z == 0;
-    for (BaseIs from : {BaseIs::v, BaseIs::own, BaseIs::out}) {
-      check_lean<T>(s, all, from == BaseIs::v ? 1.0 : -1.5, from);
-      if (::testing::Test::HasFailure()) return;
-    }
-    check_lean<T>(s, no_y, 0.5, BaseIs::v);
-    if (::testing::Test::HasFailure()) return;
-  }
+  const ColumnCase cases[] = {{3, 2200, 257, 2, 0}, {3, 2200, 255, 0, 0}, {5, 2200, 257, 1, 1}, {2, 2200, 33, 0, 2},
+                              {3, 2200, 31, 2, 1},  {33, 31, 33, 1, 0},  {31, 33, 255, 0, 2}, {257, 3, 2, 2, 0},
+                              {255, 2, 3, 1, 1},    {1, 33, 257, 2, 0},  {37, 20, 1, 0, 0},   {2, 1, 31, 1, 2}};
+  for (const ColumnCase& c : cases)
+    if (!column_checks<T>(column_spec(c, padded(c.nx, c.ny, c.nz), seed++))) return;
 }
 
 // The pair form (ADI_STENCIL_PAIRS=1, the default since stop 48; stencil_pairs_ring_kernel) for this
@@ -237,32 +248,14 @@ template <class T>
 void pair_cases() {
   PairColumns pairs;
   std::uint32_t seed = 301;
-  const std::array<double, 4> all{0.0, 0.7, -0.4, 1.3}, no_y{0.0, 0.7, 0.0, 1.3};
-  struct Case {
-    index_t nx, ny, nz;
-    int z;   // 0 Dirichlet, 1 open, 2 periodic
-    int xy;  // 0 Dirichlet x y, 1 periodic x and open y, 2 open x and periodic y
-  };
-  const Case cases[] = {{4, 2200, 257, 2, 0},  {2, 2200, 255, 0, 0}, {4, 2200, 257, 1, 1}, {2, 2200, 33, 0, 2},
-                        {34, 31, 33, 1, 0},    {32, 33, 255, 0, 2},  {258, 3, 2, 2, 0},    {66, 2, 3, 1, 1},
-                        {64, 33, 257, 2, 1},   {34, 20, 1, 0, 0},    {2, 1, 31, 1, 2},     {258, 31, 31, 0, 1}};
-  for (const Case& c : cases) {
-    StencilSpec s;
-    s.box = pair_box(c.nx, c.ny, c.nz);
-    s.seed = seed++;
-    s.axis[0].periodic = c.xy == 1;
-    s.axis[0].dirichlet = c.xy == 0;
-    s.axis[1].periodic = c.xy == 2;
-    s.axis[1].dirichlet = c.xy == 0;
-    s.axis[2].periodic = c.z == 2;
-    s.axis[2].dirichlet = c.z == 0;
+  const std::array<double, 4> all{0.0, 0.7, -0.4, 1.3};
+  const ColumnCase cases[] = {{4, 2200, 257, 2, 0}, {2, 2200, 255, 0, 0}, {4, 2200, 257, 1, 1}, {2, 2200, 33, 0, 2},
+                              {34, 31, 33, 1, 0},   {32, 33, 255, 0, 2},  {258, 3, 2, 2, 0},    {66, 2, 3, 1, 1},
+                              {64, 33, 257, 2, 1},  {34, 20, 1, 0, 0},    {2, 1, 31, 1, 2},     {258, 31, 31, 0, 1}};
+  for (const ColumnCase& c : cases) {
+    const StencilSpec s = column_spec(c, pair_box(c.nx, c.ny, c.nz), seed++);
     const std::size_t before = cuda_backend::stencil_pair_launches();
-    for (BaseIs from : {BaseIs::v, BaseIs::own, BaseIs::out}) {
-      check_lean<T>(s, all, from == BaseIs::v ? 1.0 : -1.5, from);
-      if (::testing::Test::HasFailure()) return;
-    }
-    check_lean<T>(s, no_y, 0.5, BaseIs::v);
-    if (::testing::Test::HasFailure()) return;
+    if (!column_checks<T>(s)) return;
     EXPECT_EQ(cuda_backend::stencil_pair_launches() - before, 4u) << "the pair kernel did not run on " << s.describe();
   }
   StencilSpec odd;
