@@ -35,6 +35,14 @@ namespace {
 using adi::index_t;
 
 int g_reps = 20;
+std::string g_ms;       // --m=2,3,4: only these block sizes (empty: all)
+std::string g_layouts;  // --layout=interleaved,contiguous: only these batch layouts (empty: all)
+std::string g_kernels;  // --kernel=shuffle: only these kernels (shuffle, shared; empty: both)
+
+bool listed(const std::string& list, const std::string& item) {
+  if (list.empty()) return true;
+  return ("," + list + ",").find("," + item + ",") != std::string::npos;
+}
 
 __device__ __forceinline__ double hash01(unsigned long long k) {
   k ^= k >> 33;
@@ -162,6 +170,7 @@ struct Config {
 
 template <class T>
 void run_config(const Config& cfg, adi::BlockKernel kernel) {
+  if (!listed(g_kernels, kernel == adi::BlockKernel::cuda_block_thomas_shared ? "shared" : "shuffle")) return;
   const adi::BlockLineSet& l = cfg.l;
   const int m = l.m;
   const adi::Executor exec = adi::Executor::cuda();
@@ -204,13 +213,15 @@ void header() {
 template <class T>
 void batch_rows(bool quick) {
   for (int m = 2; m <= 8; ++m) {
+    if (!listed(g_ms, std::to_string(m))) continue;
     const index_t n = m <= 6 ? 128 : 96, p = (m <= 6 ? 65536 : 32768) / (quick ? 16 : 1);
     constexpr auto cm = adi::BlockOrder::column_major;  // Fortran's blocks, read in place
     for (const Config& cfg : {Config{"interleaved", adi::to_block_lines(adi::BlockInterleaved{m, n, p})},
                               Config{"interl-colmaj", adi::to_block_lines(adi::BlockInterleaved{m, n, p, cm})},
                               Config{"contiguous", adi::to_block_lines(adi::BlockContiguous{m, n, p})},
                               Config{"contig-colmaj", adi::to_block_lines(adi::BlockContiguous{m, n, p, cm})}})
-      for (adi::BlockKernel k : {adi::BlockKernel::cuda_block_thomas_shuffle, adi::BlockKernel::cuda_block_thomas_shared})
+      if (listed(g_layouts, cfg.layout))
+        for (adi::BlockKernel k : {adi::BlockKernel::cuda_block_thomas_shuffle, adi::BlockKernel::cuda_block_thomas_shared})
         run_config<T>(cfg, k);
   }
 }
@@ -219,6 +230,7 @@ void batch_rows(bool quick) {
 template <class T>
 void periodic_rows(bool quick) {
   for (int m = 2; m <= 8; ++m) {
+    if (!listed(g_ms, std::to_string(m))) continue;
     const index_t n = m <= 6 ? 128 : 96, p = (m <= 6 ? 65536 : 32768) / (quick ? 16 : 1);
     run_config<T>({"periodic-il", adi::to_block_lines(adi::BlockInterleaved{m, n, p}), true},
                   adi::BlockKernel::cuda_block_thomas_shuffle);
@@ -243,16 +255,24 @@ void grid_rows(index_t nn) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, batch_only = false;
   index_t grid_n = 128;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help")) {
-      std::printf("usage: %s [--quick] [--reps=N] [--grid=N]\n", argv[0]);
+      std::printf("usage: %s [--quick] [--reps=N] [--grid=N] [--m=2,3,4] [--layout=interleaved,contiguous,...] "
+                  "[--kernel=shuffle|shared] [--batch-only]\n"
+                  "  --m, --layout: only these block sizes / batch layouts (interleaved, interl-colmaj, contiguous,\n"
+                  "  contig-colmaj); --batch-only: no periodic and no CFD grid rows\n",
+                  argv[0]);
       return 0;
     }
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     if (!std::strncmp(argv[i], "--reps=", 7)) g_reps = std::max(1, std::atoi(argv[i] + 7));
     if (!std::strncmp(argv[i], "--grid=", 7)) grid_n = std::atoi(argv[i] + 7);
+    if (!std::strncmp(argv[i], "--m=", 4)) g_ms = argv[i] + 4;
+    if (!std::strncmp(argv[i], "--layout=", 9)) g_layouts = argv[i] + 9;
+    if (!std::strncmp(argv[i], "--kernel=", 9)) g_kernels = argv[i] + 9;
+    if (!std::strcmp(argv[i], "--batch-only")) batch_only = true;
   }
   if (!adi::Executor::cuda_available()) {
     std::fprintf(stderr, "no CUDA device: nothing to measure\n");
@@ -262,6 +282,7 @@ int main(int argc, char** argv) {
   header();
   batch_rows<float>(quick);
   batch_rows<double>(quick);
+  if (batch_only) return 0;
   std::printf("\nPeriodic (block-cyclic) systems, same sizes (GB/s and GFLOP/s counted as for the non-periodic "
               "solve):\n");
   header();
