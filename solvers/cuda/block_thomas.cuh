@@ -41,6 +41,7 @@ struct Args {
   T* __restrict__ ws;  // C*_i of system s at ws[(i * systems + s) * M * M], row-major; then Z*_i
   T tol;
   unsigned long long* singular;
+  T* __restrict__ dws;  // d*_i of system s at dws[(i * systems + s) * M], i < n - 1 (after the C*_i, Z*_i)
 };
 
 template <class T>
@@ -245,6 +246,37 @@ __device__ __forceinline__ void report(const Args<T>& g, index_t sys, index_t ro
   atomicMax(g.singular, ~0ull - static_cast<unsigned long long>(sys * g.l.n + row));
 }
 
+// How a kernel moves its rows (issue 16, stop 49; docs/block_tridiagonal.md "Stop 49"). The base
+// form is the kernel as it was before stop 49. The other ("staged") forms:
+// - the forward sweep's next block row (where the rows are prefetched at all: kPrefetch) is read
+//   through a one-row slot, `in = slot; slot = row i + 1; eliminate(in)`, instead of into a `next`
+//   copied over `in` after the step (the same values; scheduled differently: fp64 M = 4 -17% on
+//   an H200);
+// - d*_i goes to the workspace (interleaved by system like C*_i, so coalesced whatever the user's
+//   layout) instead of u, and the backward sweep reads it there: it only writes u. (With d*_i in u,
+//   a backward read-ahead was up to 3.6x slower where a system's rows of u are adjacent, the
+//   contiguous layouts: rows are read while rows of the same lines are being stored.)
+// - back > 0: the backward sweep's reads of row i - back (row j of C*_i, d*_i[j]) are issued before
+//   row i is substituted (a ring of registers, the loop unrolled by `back`).
+struct BlockForm {
+  bool staged;
+  int back;
+};
+
+// Measured per precision, M and periodic (H200, runs s49/2-4: every batch layout, the periodic and
+// the CFD grid rows of bench_cuda_block_tridiagonal): the base form where no staged one was faster
+// beyond the spread (fp32 M = 7; periodic fp32 M = 6..8, periodic fp64 M = 2 and 5).
+template <class T, int M, bool Periodic>
+constexpr BlockForm block_form() {
+  constexpr BlockForm base{false, 0}, s0{true, 0}, s2{true, 2}, s4{true, 4};
+  //                         M = 0     1     2   3   4   5   6     7   8
+  constexpr BlockForm f32[9] = {base, base, s4, s4, s4, s4, s0, base, s0};
+  constexpr BlockForm f64[9] = {base, base, s4, s4, s4, s4, s2, s2, s2};
+  constexpr BlockForm p32[9] = {base, base, s4, s0, s0, s4, base, base, base};
+  constexpr BlockForm p64[9] = {base, base, base, s4, s2, base, s4, s0, s0};
+  return Periodic ? (sizeof(T) == 4 ? p32[M] : p64[M]) : (sizeof(T) == 4 ? f32[M] : f64[M]);
+}
+
 template <class T, int M, template <class, int> class Exchange, bool Unit, bool Periodic>
 __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) block_thomas_kernel(Args<T> g) {
   constexpr int G = 32 / M;  // systems per warp; lanes G*M..31 idle (paper section 4)
@@ -266,6 +298,9 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
   constexpr int MM = M * M;
   // Prefetching the next block row doubles the input registers: worth it while they are few.
   constexpr bool kPrefetch = !Periodic && M * sizeof(T) <= 32;
+  constexpr BlockForm kForm = block_form<T, M, Periodic>();
+  constexpr bool kBase = !kForm.staged;
+  constexpr int kBack = kForm.back;
   // Periodic: rows 0..n-2 are swept, the last one is folded in as they go.
   const index_t rows = Periodic ? n - 1 : n;
   T* const zws = g.ws + systems * (n - 1) * MM;  // Z*_i (periodic), after the C*_i
@@ -273,7 +308,7 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
   int prow[M];
   T pinv[M];
 
-  RowIn<T, M> in;
+  RowIn<T, M> in;  // a periodic n = 1 system's row; the forward sweep's current row (base form, no prefetch)
   if (Periodic && n == 1) {  // (A_0 + B_0 + C_0) u_0 = d_0
     load_row<T, M, Unit, true>(g, ob, ov, 0, j, active, in);
     T s[M], dp[M];
@@ -312,10 +347,8 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
     }
   }
 
-  load_row<T, M, Unit, Periodic>(g, ob, ov, 0, j, active, in);
-  for (index_t i = 0; i < rows; ++i) {
-    RowIn<T, M> next;
-    if (kPrefetch && i + 1 < rows) load_row<T, M, Unit, Periodic>(g, ob, ov, i + 1, j, active, next);
+  // One block row of the forward sweep (row i, its inputs `in`).
+  auto forward_row = [&](index_t i, const RowIn<T, M>& in) {
     T s[M], c[M], e[M], dp[M];
 #pragma unroll
     for (int r = 0; r < M; ++r) {
@@ -359,7 +392,11 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
 #pragma unroll
         for (int r = 0; r < M; ++r) w[r * M] = zs[r];
       }
-      g.u[ov + i * g.l.vectors.row + j * vc] = select<M>(ds, j);
+      // d*_i to u, or (kForm.staged) to the workspace but the last row's, which is u_{n-1} (not periodic).
+      if (kForm.staged && i + 1 < n)
+        g.dws[(i * systems + sys) * M + j] = select<M>(ds, j);
+      else
+        g.u[ov + i * g.l.vectors.row + j * vc] = select<M>(ds, j);
     }
     if (Periodic) {
       // Fold row i (u_i = d*_i - C*_i u_{i+1} - Z*_i x) into the last row:
@@ -386,11 +423,42 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
 #pragma unroll
       for (int r = 0; r < M; ++r) F[r] = Fn[r];
     }
-    if (i + 1 < rows) {
-      if (kPrefetch)
-        in = next;
-      else
-        load_row<T, M, Unit, Periodic>(g, ob, ov, i + 1, j, active, in);
+  };
+  if constexpr (kBase) {  // the loop of the kernel before stop 49
+    load_row<T, M, Unit, Periodic>(g, ob, ov, 0, j, active, in);
+    for (index_t i = 0; i < rows; ++i) {
+      RowIn<T, M> next;
+      if (kPrefetch && i + 1 < rows) load_row<T, M, Unit, Periodic>(g, ob, ov, i + 1, j, active, next);
+      forward_row(i, in);
+      if (i + 1 < rows) {
+        if (kPrefetch)
+          in = next;
+        else
+          load_row<T, M, Unit, Periodic>(g, ob, ov, i + 1, j, active, in);
+      }
+    }
+  } else if constexpr (!kPrefetch) {
+    for (index_t i = 0; i < rows; ++i) {
+      load_row<T, M, Unit, Periodic>(g, ob, ov, i, j, active, in);
+      forward_row(i, in);
+    }
+  } else {
+    // Row i + 1 read into the slot while row i is eliminated (the one-slot case of a ring: written
+    // as one, the form measured).
+    constexpr int kFwd = 1;
+    RowIn<T, M> slot[kFwd];
+#pragma unroll
+    for (int k = 0; k < kFwd; ++k)
+      if (k < rows) load_row<T, M, Unit, Periodic>(g, ob, ov, k, j, active, slot[k]);
+    for (index_t i0 = 0; i0 < rows; i0 += kFwd) {
+#pragma unroll
+      for (int k = 0; k < kFwd; ++k) {
+        const index_t i = i0 + k;
+        if (i >= rows) break;
+        const RowIn<T, M> cur = slot[k];
+        if (i + kFwd < rows) load_row<T, M, Unit, Periodic>(g, ob, ov, i + kFwd, j, active, slot[k]);
+        forward_row(i, cur);
+      }
     }
   }
 
@@ -415,32 +483,89 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
   T un[M];
 #pragma unroll
   for (int r = 0; r < M; ++r) un[r] = x[r];
-  for (index_t i = n - 2; i >= 0; --i) {
+  // Row j of C*_i (Z*_i) and d*_i[j]: what row i of the backward sweep reads.
+  struct BackRow {
     T crow[M], zrow[M];
-    T dj = T(0);
+    T dj;
+  };
+  auto load_back = [&](index_t i, BackRow& r) {
 #pragma unroll
-    for (int q = 0; q < M; ++q) crow[q] = zrow[q] = T(0);
+    for (int q = 0; q < M; ++q) r.crow[q] = r.zrow[q] = T(0);
+    r.dj = T(0);
     if (active) {
       if (!Periodic || i + 1 < rows) {
         const T* w = g.ws + (i * systems + sys) * MM + j * M;
 #pragma unroll
-        for (int q = 0; q < M; ++q) crow[q] = w[q];
+        for (int q = 0; q < M; ++q) r.crow[q] = w[q];
       }
       if (Periodic) {
         const T* w = zws + (i * systems + sys) * MM + j * M;
 #pragma unroll
-        for (int q = 0; q < M; ++q) zrow[q] = w[q];
+        for (int q = 0; q < M; ++q) r.zrow[q] = w[q];
       }
-      dj = g.u[ov + i * g.l.vectors.row + j * vc];
+      r.dj = kForm.staged ? g.dws[(i * systems + sys) * M + j] : g.u[ov + i * g.l.vectors.row + j * vc];
     }
-    T uj = dj;
+  };
+  auto back_row = [&](index_t i, const BackRow& r) {
+    T uj = r.dj;
 #pragma unroll
     for (int q = 0; q < M; ++q) {
-      uj -= crow[q] * un[q];
-      if (Periodic) uj -= zrow[q] * x[q];
+      uj -= r.crow[q] * un[q];
+      if (Periodic) uj -= r.zrow[q] * x[q];
     }
     if (active) g.u[ov + i * g.l.vectors.row + j * vc] = uj;
     ex.gather(uj, un);
+  };
+  if constexpr (kBase) {  // the loop of the kernel before stop 49
+    for (index_t i = n - 2; i >= 0; --i) {
+      T crow[M], zrow[M];
+      T dj = T(0);
+#pragma unroll
+      for (int q = 0; q < M; ++q) crow[q] = zrow[q] = T(0);
+      if (active) {
+        if (!Periodic || i + 1 < rows) {
+          const T* w = g.ws + (i * systems + sys) * MM + j * M;
+#pragma unroll
+          for (int q = 0; q < M; ++q) crow[q] = w[q];
+        }
+        if (Periodic) {
+          const T* w = zws + (i * systems + sys) * MM + j * M;
+#pragma unroll
+          for (int q = 0; q < M; ++q) zrow[q] = w[q];
+        }
+        dj = g.u[ov + i * g.l.vectors.row + j * vc];
+      }
+      T uj = dj;
+#pragma unroll
+      for (int q = 0; q < M; ++q) {
+        uj -= crow[q] * un[q];
+        if (Periodic) uj -= zrow[q] * x[q];
+      }
+      if (active) g.u[ov + i * g.l.vectors.row + j * vc] = uj;
+      ex.gather(uj, un);
+    }
+  } else if constexpr (kBack == 0) {
+    for (index_t i = n - 2; i >= 0; --i) {
+      BackRow r;
+      load_back(i, r);
+      back_row(i, r);
+    }
+  } else {
+    // kBack rows' reads in flight ahead of the row being substituted.
+    BackRow ring[kBack];
+#pragma unroll
+    for (int k = 0; k < kBack; ++k)
+      if (n - 2 - k >= 0) load_back(n - 2 - k, ring[k]);
+    for (index_t i0 = n - 2; i0 >= 0; i0 -= kBack) {
+#pragma unroll
+      for (int k = 0; k < kBack; ++k) {
+        const index_t i = i0 - k;
+        if (i < 0) break;
+        const BackRow cur = ring[k];
+        if (i - kBack >= 0) load_back(i - kBack, ring[k]);
+        back_row(i, cur);
+      }
+    }
   }
 }
 
@@ -450,11 +575,13 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
 // periodic, interleaved, M = 7), so that change was reverted (docs/design.md, "Serial CUDA
 // compile time").
 template <class T, int M, template <class, int> class Exchange, bool Periodic>
-void launch(const Args<T>& args, cudaStream_t stream) {
+void launch(Args<T> args, cudaStream_t stream) {
   constexpr int G = 32 / M;
   const index_t systems = args.l.count0 * args.l.count1;
   const index_t per_block = static_cast<index_t>(kWarps) * G;
   const auto blocks = static_cast<unsigned>((systems + per_block - 1) / per_block);
+  const index_t rows = args.l.n > 1 ? args.l.n - 1 : 0;
+  args.dws = args.ws + systems * rows * M * M * (Periodic ? 2 : 1);  // after the C*_i (and Z*_i)
   const bool unit = args.l.blocks.component == 1 && args.l.vectors.component == 1;
   if (unit)
     block_thomas_kernel<T, M, Exchange, true, Periodic><<<blocks, kWarps * 32, 0, stream>>>(args);

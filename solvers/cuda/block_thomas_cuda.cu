@@ -21,10 +21,10 @@ void note_if_not_compiled([[maybe_unused]] BlockKernel kernel) {
 
 std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet& l, bool periodic,
                                               std::size_t value_size) {
-  // C*_i for every system and every row but the last (and Z*_i when periodic).
+  // C*_i (and Z*_i when periodic) and d*_i for every system and every row but the last.
   const index_t rows = l.n > 1 ? l.n - 1 : 0;
   return static_cast<std::size_t>(l.count0 * l.count1) * static_cast<std::size_t>(rows) *
-         static_cast<std::size_t>(l.m * l.m) * value_size * (periodic ? 2 : 1);
+         static_cast<std::size_t>(l.m * l.m * (periodic ? 2 : 1) + l.m) * value_size;
 }
 
 template <>

@@ -18,7 +18,7 @@ template <class T>
 void solve(BlockKernel kernel, const BlockLineSet& l, const T* a, const T* b, const T* c, const T* d, T* u,
            double tol, bool periodic, void* workspace, unsigned long long* singular, void* stream_ptr) {
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
-  const Args<T> args{l, a, b, c, d, u, static_cast<T*>(workspace), static_cast<T>(tol), singular};
+  const Args<T> args{l, a, b, c, d, u, static_cast<T*>(workspace), static_cast<T>(tol), singular, nullptr};  // dws: launch()
   switch (l.m) {
     case 2: launch_m<T, 2>(kernel, periodic, args, stream); break;
     case 3: launch_m<T, 3>(kernel, periodic, args, stream); break;

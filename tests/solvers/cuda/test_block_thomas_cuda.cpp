@@ -1,6 +1,6 @@
 // The CUDA block Thomas kernels (solvers/cuda/block_thomas.cuh: warp-shuffle and
 // shared-memory exchange) through adi::BlockTridiagonalPlan on device arrays, against a
-// dense LU of every assembled system: every block size, lengths 1, 2, 3, 17, 128, several
+// dense LU of every assembled system: every block size, lengths 1 to 10, 17, 128, several
 // system counts (partial warps and thread blocks), both precisions, NaN-poisoned
 // outputs, the interleaved, contiguous and strided layouts, the grid entry point along
 // x, y, z with array-of-structures and structure-of-arrays fields, in place, pivoting
@@ -119,6 +119,24 @@ TYPED_TEST(BlockThomasCuda, PivotingInsideBlocks) {
   for (BlockKernel k : kKernels)
     for (int m = 2; m <= 8; ++m)
       check<TypeParam>(adi::to_block_lines(adi::BlockInterleaved{m, 17, 37}), k, false, seed++, 0, true);
+}
+
+// The read-ahead of the staged forms (solvers/cuda/block_thomas.cuh, block_form: the backward
+// sweep reads 2 or 4 rows ahead, d*_i through the workspace): lengths around whole and partial
+// groups of 2 and 4 rows, for every M (each form of the table), plain and periodic, the
+// interleaved and contiguous layouts (a system's rows of u adjacent), in place and out of place.
+TYPED_TEST(BlockThomasCuda, ReadAheadLengths) {
+  ADI_REQUIRE_CUDA();
+  std::uint32_t seed = 500;
+  for (int m = 2; m <= 8; ++m)
+    for (index_t n : {4, 5, 6, 7, 8, 9, 10})
+      for (bool periodic : {false, true}) {
+        SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n) + (periodic ? " periodic" : ""));
+        check<TypeParam>(adi::to_block_lines(adi::BlockInterleaved{m, n, 33}), BlockKernel::cuda_block_thomas_shuffle,
+                         n % 2 == 1, seed++, 0, false, periodic);
+        check<TypeParam>(adi::to_block_lines(adi::BlockContiguous{m, n, 9}), BlockKernel::cuda_block_thomas_shuffle,
+                         n % 2 == 0, seed++, 0, false, periodic);
+      }
 }
 
 // Block-cyclic systems: every M, n = 1, 2, 3 (corners folded onto the neighbours), longer
