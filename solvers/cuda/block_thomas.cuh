@@ -516,35 +516,7 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
     if (active) g.u[ov + i * g.l.vectors.row + j * vc] = uj;
     ex.gather(uj, un);
   };
-  if constexpr (kBase) {  // the loop of the kernel before stop 49
-    for (index_t i = n - 2; i >= 0; --i) {
-      T crow[M], zrow[M];
-      T dj = T(0);
-#pragma unroll
-      for (int q = 0; q < M; ++q) crow[q] = zrow[q] = T(0);
-      if (active) {
-        if (!Periodic || i + 1 < rows) {
-          const T* w = g.ws + (i * systems + sys) * MM + j * M;
-#pragma unroll
-          for (int q = 0; q < M; ++q) crow[q] = w[q];
-        }
-        if (Periodic) {
-          const T* w = zws + (i * systems + sys) * MM + j * M;
-#pragma unroll
-          for (int q = 0; q < M; ++q) zrow[q] = w[q];
-        }
-        dj = g.u[ov + i * g.l.vectors.row + j * vc];
-      }
-      T uj = dj;
-#pragma unroll
-      for (int q = 0; q < M; ++q) {
-        uj -= crow[q] * un[q];
-        if (Periodic) uj -= zrow[q] * x[q];
-      }
-      if (active) g.u[ov + i * g.l.vectors.row + j * vc] = uj;
-      ex.gather(uj, un);
-    }
-  } else if constexpr (kBack == 0) {
+  if constexpr (kBack == 0) {
     for (index_t i = n - 2; i >= 0; --i) {
       BackRow r;
       load_back(i, r);
