@@ -32,7 +32,8 @@
 // Pointers live in the executor's memory (host arrays for Executor::host(), device
 // arrays for Executor::cuda()). A, B, C and d are only read unless u == d; the plan owns
 // a workspace for the factors C*_i (systems * n * M * M values on a device, n * M * M
-// per thread on the host; twice that when periodic); d*_i is kept in u. A pivot block
+// per thread on the host; twice that when periodic) and, on a device, for d*_i (systems
+// * n * M values; on the host d*_i is kept in u). A pivot block
 // that is singular or nearly so throws SingularBlock (a SingularSystem) naming the system
 // and block row; the solve never returns NaN in its place.
 //

@@ -246,12 +246,12 @@ __device__ __forceinline__ void report(const Args<T>& g, index_t sys, index_t ro
   atomicMax(g.singular, ~0ull - static_cast<unsigned long long>(sys * g.l.n + row));
 }
 
-// How a kernel moves its rows (issue 16, stop 49; docs/block_tridiagonal.md "Stop 49"). The base
-// form is the kernel as it was before stop 49. The other ("staged") forms:
+// How a kernel moves its rows (issue 16, stop 49; docs/block_tridiagonal.md "GPU on an H200"). The
+// base form is the kernel as it was before stop 49. The other ("staged") forms:
 // - the forward sweep's next block row (where the rows are prefetched at all: kPrefetch) is read
-//   through a one-row slot, `in = slot; slot = row i + 1; eliminate(in)`, instead of into a `next`
-//   copied over `in` after the step (the same values; scheduled differently: fp64 M = 4 -17% on
-//   an H200);
+//   through a one-row slot, `cur = slot; slot = row i + 1; eliminate(cur)`, instead of into a `next`
+//   copied over the current row after the step (the same values; fewer live registers: fp64 M = 4
+//   168 -> 128, 4 blocks per SM instead of 3, -17% on an H200 with this change alone);
 // - d*_i goes to the workspace (interleaved by system like C*_i, so coalesced whatever the user's
 //   layout) instead of u, and the backward sweep reads it there: it only writes u. (With d*_i in u,
 //   a backward read-ahead was up to 3.6x slower where a system's rows of u are adjacent, the
@@ -263,9 +263,10 @@ struct BlockForm {
   int back;
 };
 
-// Measured per precision, M and periodic (H200, runs s49/2-4: every batch layout, the periodic and
-// the CFD grid rows of bench_cuda_block_tridiagonal): the base form where no staged one was faster
-// beyond the spread (fp32 M = 7; periodic fp32 M = 6..8, periodic fp64 M = 2 and 5).
+// Measured per precision, M and periodic (H200, runs s49/2-3, checked in s49/4 and s49/6: every
+// batch layout, the periodic and the CFD grid rows of bench_cuda_block_tridiagonal): the base form
+// where no staged one was faster beyond the spread (fp32 M = 7; periodic fp32 M = 6..8, periodic
+// fp64 M = 2 and 5).
 template <class T, int M, bool Periodic>
 constexpr BlockForm block_form() {
   constexpr BlockForm base{false, 0}, s0{true, 0}, s2{true, 2}, s4{true, 4};
