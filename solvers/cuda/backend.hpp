@@ -354,9 +354,11 @@ ADI_CUDA_KERNEL_OR(return 0;, std::size_t fused_strided_fold_launches())
 ADI_CUDA_KERNEL_OR(return 0;, int fold_x_ring_mode())
 
 // Block-tridiagonal kernels (solvers/cuda/block_thomas*.cuh). Assume validated input.
-// Workspace: the factors C*_i of every system (interleaved by system, so coalesced).
+// Workspace: the factors C*_i and d*_i of every system (interleaved by system, so coalesced).
 ADI_CUDA_KERNEL(std::size_t block_tridiagonal_workspace_bytes(BlockKernel kernel, const BlockLineSet& lines, bool periodic,
                                               std::size_t value_size))
+// Launches of block Thomas's one-thread form so far (M = 2 on packed layouts): tests check that it ran.
+ADI_CUDA_KERNEL_OR(return 0;, std::size_t block_thomas_thread_launches())
 // Enqueues the solve on `stream`. `singular` (device, zeroed by the caller) receives the
 // maximum of ~0ull - (system * n + row) over the singular pivot blocks met, so it stays 0
 // when there are none and otherwise names the first system and row.

@@ -5,6 +5,13 @@
 
 namespace adi::cuda_backend {
 
+namespace block {
+std::atomic<std::size_t>& thread_form_count() {
+  static std::atomic<std::size_t> launches{0};
+  return launches;
+}
+}  // namespace block
+
 namespace {
 // BlockKernel::cuda_block_thomas_shared (kept for comparison) is compiled only with
 // ADI_CUDA_UNROLL_ALL (block_thomas_instance.cuh): other builds run the shuffles and say so here.
@@ -18,6 +25,8 @@ void note_if_not_compiled([[maybe_unused]] BlockKernel kernel) {
 #endif
 }
 }  // namespace
+
+std::size_t block_thomas_thread_launches() { return block::thread_form_count(); }
 
 std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet& l, bool periodic,
                                               std::size_t value_size) {

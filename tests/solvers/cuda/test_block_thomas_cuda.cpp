@@ -14,6 +14,7 @@
 #include "gpu_skip.hpp"
 #include "adi/block_tridiagonal.hpp"
 #include "adi/field.hpp"
+#include "solvers/cuda/backend.hpp"
 #include "test_block_common.hpp"
 
 
@@ -137,6 +138,34 @@ TYPED_TEST(BlockThomasCuda, ReadAheadLengths) {
         check<TypeParam>(adi::to_block_lines(adi::BlockContiguous{m, n, 9}), BlockKernel::cuda_block_thomas_shuffle,
                          n % 2 == 0, seed++, 0, false, periodic);
       }
+}
+
+// The one-thread form (block_thomas.cuh, block_thread_fits): M = 2 on packed layouts (interleaved,
+// row- or column-major blocks) runs it; contiguous systems, M = 3 and periodic systems do not. The
+// solutions are checked as everywhere (NaN-poisoned u against the dense LU).
+TYPED_TEST(BlockThomasCuda, OneThreadFormOnPackedLayouts) {
+  ADI_REQUIRE_CUDA();
+  constexpr auto cm = adi::BlockOrder::column_major;
+  struct Case {
+    BlockLineSet l;
+    bool periodic, thread;
+  };
+  const Case cases[] = {
+      {adi::to_block_lines(adi::BlockInterleaved{2, 33, 77}), false, true},
+      {adi::to_block_lines(adi::BlockInterleaved{2, 5, 200, cm}), false, true},
+      {adi::to_block_lines(adi::BlockInterleaved{2, 1, 3}), false, true},
+      {adi::to_block_lines(adi::BlockContiguous{2, 33, 77}), false, false},
+      {adi::to_block_lines(adi::BlockInterleaved{3, 33, 77}), false, false},
+      {adi::to_block_lines(adi::BlockInterleaved{2, 33, 77}), true, false},
+  };
+  std::uint32_t seed = 600;
+  for (const Case& c : cases) {
+    const std::size_t before = adi::cuda_backend::block_thomas_thread_launches();
+    check<TypeParam>(c.l, BlockKernel::cuda_block_thomas_shuffle, seed % 2 == 1, seed, 0, false, c.periodic);
+    ++seed;
+    EXPECT_EQ(adi::cuda_backend::block_thomas_thread_launches() - before, c.thread ? 1u : 0u)
+        << "M " << c.l.m << " n " << c.l.n << (c.periodic ? " periodic" : "");
+  }
 }
 
 // Block-cyclic systems: every M, n = 1, 2, 3 (corners folded onto the neighbours), longer
