@@ -556,8 +556,8 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
 // + M consecutive values), the backward sweep reads 2 rows ahead. It pays where a warp's 32 systems
 // are adjacent in memory (the interleaved layouts: a warp's loads of one entry cover 32 adjacent
 // blocks) and the blocks are small: H200 run s49/8, interleaved M = 2 fp32 -19%, fp64 -12% (54.5% of
-// copy); the contiguous layouts 1.2-1.4x slower, M = 3 equal (fp32) or 1.34x slower (fp64), M = 4
-// 1.9-2x slower. So block_thread_fits takes M = 2 on packed layouts only.
+// copy); M = 2 on the contiguous layouts 1.2-1.4x slower, M = 3 equal (fp32 interleaved) to 1.8x
+// slower, M = 4 1.9-2.2x slower. So block_thread_fits takes M = 2 on packed layouts only.
 
 // [C | d] of a pivot-block solve, as common::block_lu_solve's right-hand-side policy.
 template <class T, int M>
