@@ -450,22 +450,12 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
       forward_row(i, in);
     }
   } else {
-    // Row i + 1 read into the slot while row i is eliminated (the one-slot case of a ring: written
-    // as one, the form measured).
-    constexpr int kFwd = 1;
-    RowIn<T, M> slot[kFwd];
-#pragma unroll
-    for (int k = 0; k < kFwd; ++k)
-      if (k < rows) load_row<T, M, Unit, Periodic>(g, ob, ov, k, j, active, slot[k]);
-    for (index_t i0 = 0; i0 < rows; i0 += kFwd) {
-#pragma unroll
-      for (int k = 0; k < kFwd; ++k) {
-        const index_t i = i0 + k;
-        if (i >= rows) break;
-        const RowIn<T, M> cur = slot[k];
-        if (i + kFwd < rows) load_row<T, M, Unit, Periodic>(g, ob, ov, i + kFwd, j, active, slot[k]);
-        forward_row(i, cur);
-      }
+    RowIn<T, M> slot;  // row i + 1, read while row i is eliminated
+    if (rows > 0) load_row<T, M, Unit, Periodic>(g, ob, ov, 0, j, active, slot);
+    for (index_t i = 0; i < rows; ++i) {
+      const RowIn<T, M> cur = slot;
+      if (i + 1 < rows) load_row<T, M, Unit, Periodic>(g, ob, ov, i + 1, j, active, slot);
+      forward_row(i, cur);
     }
   }
 
@@ -729,10 +719,10 @@ __global__ void __launch_bounds__(128, thread_min_blocks<T, M>()) block_thomas_t
 
 // The one-thread form's layouts: M = 2, not periodic, unit component strides and systems packed
 // (system s + 1's block and vector right after system s's: BlockInterleaved, row- or column-major).
-template <int M, bool Periodic>
-inline bool block_thread_fits(const BlockLineSet& l) {
-  return M == 2 && !Periodic && l.blocks.component == 1 && l.vectors.component == 1 &&
-         l.blocks.system0 == M * M && l.vectors.system0 == M;
+inline bool block_thread_fits(const BlockLineSet& l, bool periodic) {
+  const index_t m = l.m;
+  return m == 2 && !periodic && l.blocks.component == 1 && l.vectors.component == 1 &&
+         l.blocks.system0 == m * m && l.vectors.system0 == m;
 }
 
 // Launches of the one-thread form (tests read it; block_thomas_cuda.cu).
@@ -753,7 +743,7 @@ void launch(Args<T> args, cudaStream_t stream) {
   args.dws = args.ws + systems * rows * M * M * (Periodic ? 2 : 1);  // after the C*_i (and Z*_i)
   const bool unit = args.l.blocks.component == 1 && args.l.vectors.component == 1;
   if constexpr (!Periodic && M == 2) {
-    if (block_thread_fits<M, Periodic>(args.l)) {
+    if (block_thread_fits(args.l, Periodic)) {
       ++thread_form_count();
       const auto tblocks = static_cast<unsigned>((systems + 127) / 128);
       if (unit)
