@@ -13,10 +13,10 @@
 // tol * max|S| or S holds a non-finite value (the block families' SingularSystem test).
 // Callers: solvers/cpu/block_thomas.cpp (host block Thomas, Eigen rows), the block
 // partition passes on the device (solvers/cuda/block_partition_local_passes.cuh) and on
-// the host (adi/mpi/distributed_block_tridiagonal.cpp). The GPU block Thomas
-// (solvers/cuda/block_thomas.cuh) spreads the block over M threads, one column each, and
-// runs Gauss-Jordan instead (gauss_jordan there); the fp64 oracle is
-// solvers/reference/block_thomas.hpp.
+// the host (adi/mpi/distributed_block_tridiagonal.cpp), and the GPU block Thomas's one-thread
+// form for M = 2 (block_thomas_thread_kernel). Its other forms (solvers/cuda/block_thomas.cuh)
+// spread the block over M threads, one column each, and run Gauss-Jordan instead (gauss_jordan
+// there); the fp64 oracle is solvers/reference/block_thomas.hpp.
 #if defined(__CUDACC__)
 #define ADI_BLOCK_LU_HD __host__ __device__ __forceinline__
 #else
