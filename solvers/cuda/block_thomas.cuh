@@ -252,6 +252,27 @@ __device__ __forceinline__ void report(const Args<T>& g, index_t sys, index_t ro
   atomicMax(g.singular, ~0ull - static_cast<unsigned long long>(sys * g.l.n + row));
 }
 
+// The backward sweep's read-ahead (the staged forms with back > 0 and the one-thread form): rows
+// n - 2 down to 0, row i's reads (load(i, row)) issued `Back` rows before row i is substituted
+// (step(i, row)), through a ring of registers, the loop unrolled by Back.
+template <int Back, class Row, class Load, class Step>
+__device__ __forceinline__ void backward_rows_ahead(index_t n, Load&& load, Step&& step) {
+  Row ring[Back];
+#pragma unroll
+  for (int k = 0; k < Back; ++k)
+    if (n - 2 - k >= 0) load(n - 2 - k, ring[k]);
+  for (index_t i0 = n - 2; i0 >= 0; i0 -= Back) {
+#pragma unroll
+    for (int k = 0; k < Back; ++k) {
+      const index_t i = i0 - k;
+      if (i < 0) break;
+      const Row cur = ring[k];
+      if (i - Back >= 0) load(i - Back, ring[k]);
+      step(i, cur);
+    }
+  }
+}
+
 // How a kernel moves its rows (issue 16, stop 49; docs/block_tridiagonal.md "GPU on an H200"). The
 // base form is the kernel as it was before stop 49. The other ("staged") forms:
 // - the forward sweep's next block row (where the rows are prefetched at all: kPrefetch) is read
@@ -520,21 +541,7 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
       back_row(i, r);
     }
   } else {
-    // kBack rows' reads in flight ahead of the row being substituted.
-    BackRow ring[kBack];
-#pragma unroll
-    for (int k = 0; k < kBack; ++k)
-      if (n - 2 - k >= 0) load_back(n - 2 - k, ring[k]);
-    for (index_t i0 = n - 2; i0 >= 0; i0 -= kBack) {
-#pragma unroll
-      for (int k = 0; k < kBack; ++k) {
-        const index_t i = i0 - k;
-        if (i < 0) break;
-        const BackRow cur = ring[k];
-        if (i - kBack >= 0) load_back(i - kBack, ring[k]);
-        back_row(i, cur);
-      }
-    }
+    backward_rows_ahead<kBack, BackRow>(n, load_back, back_row);  // kBack rows' reads in flight
   }
 }
 
@@ -587,33 +594,94 @@ struct ThreadRow {
   T a[M * M], b[M * M], c[M * M], d[M];
 };
 
-template <class T, int M, bool Unit>
+// K consecutive values through vector accesses (Vec: the one-thread form's packed blocks, 16 bytes
+// a 2 x 2 block in fp32 and 32 in fp64, 8 / 16 bytes a vector of 2, aligned: block_thread_vec)
+// or one value at a time.
+template <bool Vec, class T, int K>
+__device__ __forceinline__ void thread_get(const T* p, T (&v)[K]) {
+  constexpr int bytes = K * static_cast<int>(sizeof(T));
+  if constexpr (Vec && bytes % 16 == 0) {
+#pragma unroll
+    for (int q = 0; q < bytes / 16; ++q) {
+      const uint4 w = reinterpret_cast<const uint4*>(p)[q];
+      __builtin_memcpy(&v[q * (16 / sizeof(T))], &w, 16);
+    }
+  } else if constexpr (Vec && bytes == 8) {
+    const uint2 w = *reinterpret_cast<const uint2*>(p);
+    __builtin_memcpy(&v[0], &w, 8);
+  } else {
+    static_assert(!Vec, "a vector access of 8 or a multiple of 16 bytes");
+#pragma unroll
+    for (int e = 0; e < K; ++e) v[e] = p[e];
+  }
+}
+
+template <bool Vec, class T, int K>
+__device__ __forceinline__ void thread_put(T* p, const T (&v)[K]) {
+  constexpr int bytes = K * static_cast<int>(sizeof(T));
+  if constexpr (Vec && bytes % 16 == 0) {
+#pragma unroll
+    for (int q = 0; q < bytes / 16; ++q) {
+      uint4 w;
+      __builtin_memcpy(&w, &v[q * (16 / sizeof(T))], 16);
+      reinterpret_cast<uint4*>(p)[q] = w;
+    }
+  } else if constexpr (Vec && bytes == 8) {
+    uint2 w;
+    __builtin_memcpy(&w, &v[0], 8);
+    *reinterpret_cast<uint2*>(p) = w;
+  } else {
+    static_assert(!Vec, "a vector access of 8 or a multiple of 16 bytes");
+#pragma unroll
+    for (int e = 0; e < K; ++e) p[e] = v[e];
+  }
+}
+
+// A block in the user's order (a runtime select for column-major) to row-major.
+template <class T, int M>
+__device__ __forceinline__ void thread_block_rows(BlockOrder order, const T (&raw)[M * M], T (&out)[M * M]) {
+#pragma unroll
+  for (int r = 0; r < M; ++r)
+#pragma unroll
+    for (int q = 0; q < M; ++q)
+      out[r * M + q] = order == BlockOrder::column_major ? raw[q * M + r] : raw[r * M + q];
+}
+
+// Row i of the system whose blocks start at ob and vectors at ov (unit component strides: the
+// layouts block_thread_fits takes).
+template <class T, int M, bool Vec>
 __device__ __forceinline__ void thread_load_row(const Args<T>& g, index_t ob, index_t ov, index_t i,
                                                 ThreadRow<T, M>& in) {
-  const index_t bc = Unit ? 1 : g.l.blocks.component;
-  const index_t vc = Unit ? 1 : g.l.vectors.component;
+  constexpr int MM = M * M;
   const index_t pb = ob + i * g.l.blocks.row, pv = ov + i * g.l.vectors.row;
-  const bool has_a = i > 0, has_c = i + 1 < g.l.n;
+  T raw[MM];
+  thread_get<Vec>(g.b + pb, raw);
+  thread_block_rows<T, M>(g.l.order, raw, in.b);
+  if (i > 0) {
+    thread_get<Vec>(g.a + pb, raw);
+    thread_block_rows<T, M>(g.l.order, raw, in.a);
+  } else {
 #pragma unroll
-  for (int r = 0; r < M; ++r) {
-#pragma unroll
-    for (int q = 0; q < M; ++q) {
-      const index_t e = block_entry(g.l.order, M, r, q) * bc;
-      in.b[r * M + q] = g.b[pb + e];
-      in.a[r * M + q] = has_a ? g.a[pb + e] : T(0);
-      in.c[r * M + q] = has_c ? g.c[pb + e] : T(0);
-    }
-    in.d[r] = g.d[pv + r * vc];
+    for (int e = 0; e < MM; ++e) in.a[e] = T(0);
   }
+  if (i + 1 < g.l.n) {
+    thread_get<Vec>(g.c + pb, raw);
+    thread_block_rows<T, M>(g.l.order, raw, in.c);
+  } else {
+#pragma unroll
+    for (int e = 0; e < MM; ++e) in.c[e] = T(0);
+  }
+  thread_get<Vec>(g.d + pv, in.d);
 }
 
 template <class T, int M>
 constexpr int thread_min_blocks() {
   static_assert(M == 2, "the one-thread form is compiled for M = 2 (block_thread_fits)");
-  return sizeof(T) == 4 ? 8 : 5;  // fp32 54, fp64 86 registers (ptxas, sm_90), no spills
+  return sizeof(T) == 4 ? 8 : 5;  // fp32 54, fp64 86 registers (ptxas, sm_90, stop 49's scalar form), no spills
 }
 
-template <class T, int M, bool Unit>
+// Vec: every access a vector one (block_thread_vec); otherwise one value at a time.
+template <class T, int M, bool Vec>
 __global__ void __launch_bounds__(128, thread_min_blocks<T, M>()) block_thomas_thread_kernel(Args<T> g) {
   constexpr int MM = M * M;
   const index_t systems = g.l.count0 * g.l.count1;
@@ -623,7 +691,6 @@ __global__ void __launch_bounds__(128, thread_min_blocks<T, M>()) block_thomas_t
   const index_t l0 = sys % g.l.count0, l1 = sys / g.l.count0;
   const index_t ob = l0 * g.l.blocks.system0 + l1 * g.l.blocks.system1;
   const index_t ov = l0 * g.l.vectors.system0 + l1 * g.l.vectors.system1;
-  const index_t vc = Unit ? 1 : g.l.vectors.component;
   bool reported = false;
   T cs[MM], ds[M];  // C*_{i-1}, d*_{i-1}
 #pragma unroll
@@ -631,10 +698,10 @@ __global__ void __launch_bounds__(128, thread_min_blocks<T, M>()) block_thomas_t
 #pragma unroll
   for (int r = 0; r < M; ++r) ds[r] = T(0);
   ThreadRow<T, M> slot;  // row i + 1, read while row i is solved
-  thread_load_row<T, M, Unit>(g, ob, ov, 0, slot);
+  thread_load_row<T, M, Vec>(g, ob, ov, 0, slot);
   for (index_t i = 0; i < n; ++i) {
     const ThreadRow<T, M> in = slot;
-    if (i + 1 < n) thread_load_row<T, M, Unit>(g, ob, ov, i + 1, slot);
+    if (i + 1 < n) thread_load_row<T, M, Vec>(g, ob, ov, i + 1, slot);
     // S = B_i - A_i C*_{i-1}, d' = d_i - A_i d*_{i-1}; then S [C* | d*] = [C_i | d'].
     T sb[MM], c[MM], d[M];
 #pragma unroll
@@ -660,61 +727,38 @@ __global__ void __launch_bounds__(128, thread_min_blocks<T, M>()) block_thomas_t
 #pragma unroll
     for (int r = 0; r < M; ++r) ds[r] = d[r];
     if (i + 1 < n) {
-      T* w = g.ws + (i * systems + sys) * MM;
-#pragma unroll
-      for (int e = 0; e < MM; ++e) w[e] = cs[e];
-      T* wd = g.dws + (i * systems + sys) * M;
-#pragma unroll
-      for (int r = 0; r < M; ++r) wd[r] = ds[r];
+      thread_put<Vec>(g.ws + (i * systems + sys) * MM, cs);
+      thread_put<Vec>(g.dws + (i * systems + sys) * M, ds);
     } else {
-#pragma unroll
-      for (int r = 0; r < M; ++r) g.u[ov + i * g.l.vectors.row + r * vc] = ds[r];
+      thread_put<Vec>(g.u + ov + i * g.l.vectors.row, ds);
     }
   }
   // Backward: u_i = d*_i - C*_i u_{i+1}, two rows' reads ahead.
   struct Back {
     T c[MM], d[M];
   };
-  auto load_back = [&](index_t i, Back& b) {
-    const T* w = g.ws + (i * systems + sys) * MM;
-#pragma unroll
-    for (int e = 0; e < MM; ++e) b.c[e] = w[e];
-    const T* wd = g.dws + (i * systems + sys) * M;
-#pragma unroll
-    for (int r = 0; r < M; ++r) b.d[r] = wd[r];
-  };
   T un[M];
 #pragma unroll
   for (int r = 0; r < M; ++r) un[r] = ds[r];
-  // (The staged kernel's read-ahead ring again: written once, as a shared helper, the ptxas schedule
-  // of the measured kernels changed, so the merge waits for a device run to re-measure them.)
-  constexpr int kBack = 2;
-  Back ring[kBack];
+  backward_rows_ahead<2, Back>(
+      n,
+      [&](index_t i, Back& b) {
+        thread_get<Vec>(g.ws + (i * systems + sys) * MM, b.c);
+        thread_get<Vec>(g.dws + (i * systems + sys) * M, b.d);
+      },
+      [&](index_t i, const Back& cur) {
+        T x[M];
 #pragma unroll
-  for (int k = 0; k < kBack; ++k)
-    if (n - 2 - k >= 0) load_back(n - 2 - k, ring[k]);
-  for (index_t i0 = n - 2; i0 >= 0; i0 -= kBack) {
+        for (int r = 0; r < M; ++r) {
+          T v = cur.d[r];
 #pragma unroll
-    for (int k = 0; k < kBack; ++k) {
-      const index_t i = i0 - k;
-      if (i < 0) break;
-      const Back cur = ring[k];
-      if (i - kBack >= 0) load_back(i - kBack, ring[k]);
-      T x[M];
+          for (int q = 0; q < M; ++q) v -= cur.c[r * M + q] * un[q];
+          x[r] = v;
+        }
 #pragma unroll
-      for (int r = 0; r < M; ++r) {
-        T v = cur.d[r];
-#pragma unroll
-        for (int q = 0; q < M; ++q) v -= cur.c[r * M + q] * un[q];
-        x[r] = v;
-      }
-#pragma unroll
-      for (int r = 0; r < M; ++r) {
-        un[r] = x[r];
-        g.u[ov + i * g.l.vectors.row + r * vc] = x[r];
-      }
-    }
-  }
+        for (int r = 0; r < M; ++r) un[r] = x[r];
+        thread_put<Vec>(g.u + ov + i * g.l.vectors.row, x);
+      });
 }
 
 // The one-thread form's layouts: M = 2, not periodic, unit component strides and systems packed
@@ -725,8 +769,26 @@ inline bool block_thread_fits(const BlockLineSet& l, bool periodic) {
          l.blocks.system0 == m * m && l.vectors.system0 == m;
 }
 
-// Launches of the one-thread form (tests read it; block_thomas_cuda.cu).
+// ... and whether every block and vector it reads or writes is aligned for vector accesses (a
+// block's M * M values, a vector's M: every offset a multiple of that, every array aligned to it,
+// at most 16 bytes), so the kernel moves 16 bytes a block in fp32 instead of 4 scalar accesses.
+template <class T>
+bool block_thread_vec(const Args<T>& g) {
+  const index_t m = g.l.m, mm = m * m;
+  auto aligned = [](const void* p, index_t values) {
+    const auto bytes = static_cast<std::uintptr_t>(values) * sizeof(T);
+    const std::uintptr_t need = bytes < 16 ? bytes : 16;
+    return reinterpret_cast<std::uintptr_t>(p) % need == 0;
+  };
+  return g.l.blocks.row % mm == 0 && g.l.blocks.system1 % mm == 0 && g.l.vectors.row % m == 0 &&
+         g.l.vectors.system1 % m == 0 && aligned(g.a, mm) && aligned(g.b, mm) && aligned(g.c, mm) &&
+         aligned(g.ws, mm) && aligned(g.d, m) && aligned(g.u, m) && aligned(g.dws, m);
+}
+
+// Launches of the one-thread form, and of those with vector accesses (tests read them;
+// block_thomas_cuda.cu).
 std::atomic<std::size_t>& thread_form_count();
+std::atomic<std::size_t>& thread_vec_count();
 
 // Unit-stride layouts get their own kernel (strides known at compile time) for every M:
 // without it for M = 6..8 (stop 32, to cut the compile; issue 15 item 8) 68 rows of
@@ -746,9 +808,10 @@ void launch(Args<T> args, cudaStream_t stream) {
     if (block_thread_fits(args.l, Periodic)) {
       ++thread_form_count();
       const auto tblocks = static_cast<unsigned>((systems + 127) / 128);
-      if (unit)
+      if (block_thread_vec(args)) {
+        ++thread_vec_count();
         block_thomas_thread_kernel<T, M, true><<<tblocks, 128, 0, stream>>>(args);
-      else
+      } else
         block_thomas_thread_kernel<T, M, false><<<tblocks, 128, 0, stream>>>(args);
       return;
     }

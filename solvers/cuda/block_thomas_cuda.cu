@@ -10,6 +10,10 @@ std::atomic<std::size_t>& thread_form_count() {
   static std::atomic<std::size_t> launches{0};
   return launches;
 }
+std::atomic<std::size_t>& thread_vec_count() {
+  static std::atomic<std::size_t> launches{0};
+  return launches;
+}
 }  // namespace block
 
 namespace {
@@ -27,6 +31,7 @@ void note_if_not_compiled([[maybe_unused]] BlockKernel kernel) {
 }  // namespace
 
 std::size_t block_thomas_thread_launches() { return block::thread_form_count(); }
+std::size_t block_thomas_thread_vec_launches() { return block::thread_vec_count(); }
 
 std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet& l, bool periodic,
                                               std::size_t value_size) {

@@ -141,30 +141,40 @@ TYPED_TEST(BlockThomasCuda, ReadAheadLengths) {
 }
 
 // The one-thread form (block_thomas.cuh, block_thread_fits): M = 2 on packed layouts (interleaved,
-// row- or column-major blocks) runs it; contiguous systems, M = 3 and periodic systems do not. The
-// solutions are checked as everywhere (NaN-poisoned u against the dense LU).
+// row- or column-major blocks) runs it; contiguous systems, M = 3 and periodic systems do not. With
+// every array aligned (block_thread_vec) it moves whole blocks by vector accesses; arrays that start
+// one value off (base 1) or an odd number of systems a row after an odd start take the scalar
+// accesses. The solutions are checked as everywhere (NaN-poisoned u against the dense LU).
 TYPED_TEST(BlockThomasCuda, OneThreadFormOnPackedLayouts) {
   ADI_REQUIRE_CUDA();
   constexpr auto cm = adi::BlockOrder::column_major;
   struct Case {
     BlockLineSet l;
-    bool periodic, thread;
+    bool periodic, thread, vec;
+    index_t base;
   };
   const Case cases[] = {
-      {adi::to_block_lines(adi::BlockInterleaved{2, 33, 77}), false, true},
-      {adi::to_block_lines(adi::BlockInterleaved{2, 5, 200, cm}), false, true},
-      {adi::to_block_lines(adi::BlockInterleaved{2, 1, 3}), false, true},
-      {adi::to_block_lines(adi::BlockContiguous{2, 33, 77}), false, false},
-      {adi::to_block_lines(adi::BlockInterleaved{3, 33, 77}), false, false},
-      {adi::to_block_lines(adi::BlockInterleaved{2, 33, 77}), true, false},
+      {adi::to_block_lines(adi::BlockInterleaved{2, 33, 77}), false, true, true, 0},
+      {adi::to_block_lines(adi::BlockInterleaved{2, 5, 200, cm}), false, true, true, 0},
+      {adi::to_block_lines(adi::BlockInterleaved{2, 1, 3}), false, true, true, 0},
+      {adi::to_block_lines(adi::BlockInterleaved{2, 33, 77}), false, true, true, 4},
+      {adi::to_block_lines(adi::BlockInterleaved{2, 33, 77}), false, true, false, 1},
+      {adi::to_block_lines(adi::BlockInterleaved{2, 17, 31, cm}), false, true, false, 1},
+      {adi::to_block_lines(adi::BlockInterleaved{2, 1, 3}), false, true, false, 1},
+      {adi::to_block_lines(adi::BlockContiguous{2, 33, 77}), false, false, false, 0},
+      {adi::to_block_lines(adi::BlockInterleaved{3, 33, 77}), false, false, false, 0},
+      {adi::to_block_lines(adi::BlockInterleaved{2, 33, 77}), true, false, false, 0},
   };
   std::uint32_t seed = 600;
   for (const Case& c : cases) {
     const std::size_t before = adi::cuda_backend::block_thomas_thread_launches();
-    check<TypeParam>(c.l, BlockKernel::cuda_block_thomas_shuffle, seed % 2 == 1, seed, 0, false, c.periodic);
+    const std::size_t before_vec = adi::cuda_backend::block_thomas_thread_vec_launches();
+    check<TypeParam>(c.l, BlockKernel::cuda_block_thomas_shuffle, seed % 2 == 1, seed, c.base, false, c.periodic);
     ++seed;
     EXPECT_EQ(adi::cuda_backend::block_thomas_thread_launches() - before, c.thread ? 1u : 0u)
-        << "M " << c.l.m << " n " << c.l.n << (c.periodic ? " periodic" : "");
+        << "M " << c.l.m << " n " << c.l.n << " base " << c.base << (c.periodic ? " periodic" : "");
+    EXPECT_EQ(adi::cuda_backend::block_thomas_thread_vec_launches() - before_vec, c.vec ? 1u : 0u)
+        << "M " << c.l.m << " n " << c.l.n << " base " << c.base;
   }
 }
 
