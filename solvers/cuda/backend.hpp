@@ -357,7 +357,7 @@ ADI_CUDA_KERNEL_OR(return 0;, int fold_x_ring_mode())
 // Workspace: the factors C*_i and d*_i of every system (interleaved by system, so coalesced).
 ADI_CUDA_KERNEL(std::size_t block_tridiagonal_workspace_bytes(BlockKernel kernel, const BlockLineSet& lines, bool periodic,
                                               std::size_t value_size))
-// Launches of block Thomas's one-thread form so far (M = 2 on packed layouts): tests check that it ran.
+// Launches of block Thomas's one-thread form so far (M <= 3, fp32 M = 4, packed layouts): tests check that it ran.
 ADI_CUDA_KERNEL_OR(return 0;, std::size_t block_thomas_thread_launches())
 // ... of those, the launches with vector accesses (every block and vector aligned: block_thread_vec).
 ADI_CUDA_KERNEL_OR(return 0;, std::size_t block_thomas_thread_vec_launches())

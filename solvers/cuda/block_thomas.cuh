@@ -273,6 +273,26 @@ __device__ __forceinline__ void backward_rows_ahead(index_t n, Load&& load, Step
   }
 }
 
+// The forward sweep's read-ahead (the one-thread form): rows 0 to n - 1, row i's reads issued `Ahead`
+// rows before row i is eliminated, through a ring of registers, the loop unrolled by Ahead.
+template <int Ahead, class Row, class Load, class Step>
+__device__ __forceinline__ void forward_rows_ahead(index_t n, Load&& load, Step&& step) {
+  Row ring[Ahead];
+#pragma unroll
+  for (int k = 0; k < Ahead; ++k)
+    if (k < n) load(index_t(k), ring[k]);
+  for (index_t i0 = 0; i0 < n; i0 += Ahead) {
+#pragma unroll
+    for (int k = 0; k < Ahead; ++k) {
+      const index_t i = i0 + k;
+      if (i >= n) break;
+      const Row cur = ring[k];
+      if (i + Ahead < n) load(i + Ahead, ring[k]);
+      step(i, cur);
+    }
+  }
+}
+
 // How a kernel moves its rows (issue 16, stop 49; docs/block_tridiagonal.md "GPU on an H200"). The
 // base form is the kernel as it was before stop 49. The other ("staged") forms:
 // - the forward sweep's next block row (where the rows are prefetched at all: kPrefetch) is read
@@ -545,16 +565,19 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
   }
 }
 
-// ---- One thread per system (stop 49): M = 2, not periodic, systems packed in memory ----------
+// ---- One thread per system (stops 49-50): M = 2, 3 (and 4 in fp32), not periodic, systems packed ----
 // The host block Thomas's algorithm on the device: a thread holds whole blocks in registers and
 // solves each pivot block with common::block_lu_solve (LU with partial pivoting, the core the host
 // block Thomas and the block partition passes share), so no value crosses lanes: no shuffles, no
 // selects over lanes. C*_i and d*_i go to the workspace as in the staged forms (each thread its M*M
-// + M consecutive values), the backward sweep reads 2 rows ahead. It pays where a warp's 32 systems
-// are adjacent in memory (the interleaved layouts: a warp's loads of one entry cover 32 adjacent
-// blocks) and the blocks are small: H200 run s49/8, interleaved M = 2 fp32 -19%, fp64 -12% (54.5% of
-// copy); M = 2 on the contiguous layouts 1.2-1.4x slower, M = 3 equal (fp32 interleaved) to 1.8x
-// slower, M = 4 1.9-2.2x slower. So block_thread_fits takes M = 2 on packed layouts only.
+// + M consecutive values). It pays where a warp's 32 systems are adjacent in memory (the interleaved
+// layouts: a warp's loads of one entry cover 32 adjacent blocks). Stop 49 (H200 run s49/8) took it
+// for M = 2 (interleaved fp32 -19%, fp64 -12%); its M = 3, 4 kernels then ran under the register cap
+// of M = 2's 8 / 5 blocks per SM and spilled (1.0-2.2x slower than the staged kernels). With their
+// own caps (thread_form) and whole blocks moved by vector accesses where their size allows (16 bytes
+// a fp32 2 x 2 block, 64 a fp32 4 x 4; block_thread_vec), run s50/2: fp32 M = 3 -23%, M = 4 -26%,
+// fp64 M = 3 -10% against the staged kernels; fp64 M = 4 1.3x slower (staged kept), the contiguous
+// layouts not taken (a warp's loads there touch 32 systems' separate rows).
 
 // [C | d] of a pivot-block solve, as common::block_lu_solve's right-hand-side policy.
 template <class T, int M>
@@ -597,9 +620,18 @@ struct ThreadRow {
 // K consecutive values through vector accesses (Vec: the one-thread form's packed blocks, 16 bytes
 // a 2 x 2 block in fp32 and 32 in fp64, 8 / 16 bytes a vector of 2, aligned: block_thread_vec)
 // or one value at a time.
-template <bool Vec, class T, int K>
+// The vector width K values of T take: 16 bytes where K * sizeof(T) is a multiple of 16, 8 where
+// it is 8, otherwise none (one value at a time).
+template <class T>
+constexpr int thread_vec_bytes(int k) {
+  const int bytes = k * static_cast<int>(sizeof(T));
+  return bytes % 16 == 0 ? 16 : bytes == 8 ? 8 : 0;
+}
+
+template <bool Vec0, class T, int K>
 __device__ __forceinline__ void thread_get(const T* p, T (&v)[K]) {
   constexpr int bytes = K * static_cast<int>(sizeof(T));
+  constexpr bool Vec = Vec0 && thread_vec_bytes<T>(K) > 0;
   if constexpr (Vec && bytes % 16 == 0) {
 #pragma unroll
     for (int q = 0; q < bytes / 16; ++q) {
@@ -616,9 +648,10 @@ __device__ __forceinline__ void thread_get(const T* p, T (&v)[K]) {
   }
 }
 
-template <bool Vec, class T, int K>
+template <bool Vec0, class T, int K>
 __device__ __forceinline__ void thread_put(T* p, const T (&v)[K]) {
   constexpr int bytes = K * static_cast<int>(sizeof(T));
+  constexpr bool Vec = Vec0 && thread_vec_bytes<T>(K) > 0;
   if constexpr (Vec && bytes % 16 == 0) {
 #pragma unroll
     for (int q = 0; q < bytes / 16; ++q) {
@@ -674,15 +707,28 @@ __device__ __forceinline__ void thread_load_row(const Args<T>& g, index_t ob, in
   thread_get<Vec>(g.d + pv, in.d);
 }
 
+// Where the one-thread form is taken (per precision and M, not periodic) and how: rows read ahead
+// in the forward sweep (`ahead`) and in the backward sweep (`back`), blocks of 128 threads per SM
+// (the register cap). Measured on an H200 (runs s50/1-2, interleaved N = 128, P = 65536): M = 2 is
+// the same at every depth (1..3 forward, 2 or 4 backward, within 1%); M = 3 gains 3-5% from 2 / 4;
+// fp32 M = 4 at 2 / 4 spills at any cap that holds all its systems and loses 36%.
+struct ThreadForm {
+  bool take;
+  int ahead, back, min_blocks;
+};
 template <class T, int M>
-constexpr int thread_min_blocks() {
-  static_assert(M == 2, "the one-thread form is compiled for M = 2 (block_thread_fits)");
-  return sizeof(T) == 4 ? 8 : 5;  // fp32 54, fp64 86 registers (ptxas, sm_90, stop 49's scalar form), no spills
+constexpr ThreadForm thread_form() {
+  if (M == 2) return {true, 1, 2, sizeof(T) == 4 ? 8 : 5};  // fp32 50, fp64 86 registers, no spills
+  if (M == 3) return {true, 2, 4, sizeof(T) == 4 ? 4 : 2};  // fp32 111, fp64 236 registers
+  if (M == 4 && sizeof(T) == 4) return {true, 1, 2, 3};     // fp32 141 registers
+  return {false, 1, 2, 1};
 }
 
-// Vec: every access a vector one (block_thread_vec); otherwise one value at a time.
+// Vec: every access a vector one where its size allows (block_thread_vec holds); otherwise one
+// value at a time.
 template <class T, int M, bool Vec>
-__global__ void __launch_bounds__(128, thread_min_blocks<T, M>()) block_thomas_thread_kernel(Args<T> g) {
+__global__ void __launch_bounds__(128, thread_form<T, M>().min_blocks) block_thomas_thread_kernel(Args<T> g) {
+  constexpr ThreadForm kForm = thread_form<T, M>();
   constexpr int MM = M * M;
   const index_t systems = g.l.count0 * g.l.count1;
   const index_t sys = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -697,11 +743,8 @@ __global__ void __launch_bounds__(128, thread_min_blocks<T, M>()) block_thomas_t
   for (int e = 0; e < MM; ++e) cs[e] = T(0);
 #pragma unroll
   for (int r = 0; r < M; ++r) ds[r] = T(0);
-  ThreadRow<T, M> slot;  // row i + 1, read while row i is solved
-  thread_load_row<T, M, Vec>(g, ob, ov, 0, slot);
-  for (index_t i = 0; i < n; ++i) {
-    const ThreadRow<T, M> in = slot;
-    if (i + 1 < n) thread_load_row<T, M, Vec>(g, ob, ov, i + 1, slot);
+  auto load_row = [&](index_t i, ThreadRow<T, M>& r) { thread_load_row<T, M, Vec>(g, ob, ov, i, r); };
+  forward_rows_ahead<kForm.ahead, ThreadRow<T, M>>(n, load_row, [&](index_t i, const ThreadRow<T, M>& in) {
     // S = B_i - A_i C*_{i-1}, d' = d_i - A_i d*_{i-1}; then S [C* | d*] = [C_i | d'].
     T sb[MM], c[MM], d[M];
 #pragma unroll
@@ -732,15 +775,15 @@ __global__ void __launch_bounds__(128, thread_min_blocks<T, M>()) block_thomas_t
     } else {
       thread_put<Vec>(g.u + ov + i * g.l.vectors.row, ds);
     }
-  }
-  // Backward: u_i = d*_i - C*_i u_{i+1}, two rows' reads ahead.
+  });
+  // Backward: u_i = d*_i - C*_i u_{i+1}, kForm.back rows' reads ahead.
   struct Back {
     T c[MM], d[M];
   };
   T un[M];
 #pragma unroll
   for (int r = 0; r < M; ++r) un[r] = ds[r];
-  backward_rows_ahead<2, Back>(
+  backward_rows_ahead<kForm.back, Back>(
       n,
       [&](index_t i, Back& b) {
         thread_get<Vec>(g.ws + (i * systems + sys) * MM, b.c);
@@ -761,28 +804,29 @@ __global__ void __launch_bounds__(128, thread_min_blocks<T, M>()) block_thomas_t
       });
 }
 
-// The one-thread form's layouts: M = 2, not periodic, unit component strides and systems packed
-// (system s + 1's block and vector right after system s's: BlockInterleaved, row- or column-major).
+// The one-thread form's layouts: not periodic, unit component strides and systems packed (system
+// s + 1's block and vector right after system s's: BlockInterleaved, row- or column-major).
 inline bool block_thread_fits(const BlockLineSet& l, bool periodic) {
   const index_t m = l.m;
-  return m == 2 && !periodic && l.blocks.component == 1 && l.vectors.component == 1 &&
-         l.blocks.system0 == m * m && l.vectors.system0 == m;
+  return !periodic && l.blocks.component == 1 && l.vectors.component == 1 && l.blocks.system0 == m * m &&
+         l.vectors.system0 == m;
 }
 
-// ... and whether every block and vector it reads or writes is aligned for vector accesses (a
-// block's M * M values, a vector's M: every offset a multiple of that, every array aligned to it,
-// at most 16 bytes), so the kernel moves 16 bytes a block in fp32 instead of 4 scalar accesses.
+// ... and whether every block and vector it reads or writes is aligned for the vector accesses their
+// sizes allow (thread_vec_bytes: every offset and every array a multiple of 16 or 8 bytes), so that
+// the kernel moves a fp32 2 x 2 block in one access instead of 4.
 template <class T>
 bool block_thread_vec(const Args<T>& g) {
   const index_t m = g.l.m, mm = m * m;
-  auto aligned = [](const void* p, index_t values) {
-    const auto bytes = static_cast<std::uintptr_t>(values) * sizeof(T);
-    const std::uintptr_t need = bytes < 16 ? bytes : 16;
-    return reinterpret_cast<std::uintptr_t>(p) % need == 0;
-  };
-  return g.l.blocks.row % mm == 0 && g.l.blocks.system1 % mm == 0 && g.l.vectors.row % m == 0 &&
-         g.l.vectors.system1 % m == 0 && aligned(g.a, mm) && aligned(g.b, mm) && aligned(g.c, mm) &&
-         aligned(g.ws, mm) && aligned(g.d, m) && aligned(g.u, m) && aligned(g.dws, m);
+  const auto vb = static_cast<index_t>(thread_vec_bytes<T>(static_cast<int>(mm)));
+  const auto vv = static_cast<index_t>(thread_vec_bytes<T>(static_cast<int>(m)));
+  const auto sz = static_cast<index_t>(sizeof(T));
+  auto at = [](const void* p, index_t need) { return need == 0 || reinterpret_cast<std::uintptr_t>(p) % need == 0; };
+  auto off = [&](index_t values, index_t need) { return need == 0 || (values * sz) % need == 0; };
+  return off(g.l.blocks.row, vb) && off(g.l.blocks.system0, vb) && off(g.l.blocks.system1, vb) &&
+         off(g.l.vectors.row, vv) && off(g.l.vectors.system0, vv) && off(g.l.vectors.system1, vv) &&
+         at(g.a, vb) && at(g.b, vb) && at(g.c, vb) && at(g.ws, vb) &&
+         at(g.d, vv) && at(g.u, vv) && at(g.dws, vv);
 }
 
 // Launches of the one-thread form, and of those with vector accesses (tests read them;
@@ -804,15 +848,18 @@ void launch(Args<T> args, cudaStream_t stream) {
   const index_t rows = args.l.n > 1 ? args.l.n - 1 : 0;
   args.dws = args.ws + systems * rows * M * M * (Periodic ? 2 : 1);  // after the C*_i (and Z*_i)
   const bool unit = args.l.blocks.component == 1 && args.l.vectors.component == 1;
-  if constexpr (!Periodic && M == 2) {
+  if constexpr (!Periodic && thread_form<T, M>().take) {
     if (block_thread_fits(args.l, Periodic)) {
       ++thread_form_count();
       const auto tblocks = static_cast<unsigned>((systems + 127) / 128);
-      if (block_thread_vec(args)) {
+      // Where no size allows a vector access (M = 3) one kernel serves both.
+      constexpr bool kAnyVec = thread_vec_bytes<T>(M * M) > 0 || thread_vec_bytes<T>(M) > 0;
+      if (kAnyVec && block_thread_vec(args)) {
         ++thread_vec_count();
-        block_thomas_thread_kernel<T, M, true><<<tblocks, 128, 0, stream>>>(args);
-      } else
+        block_thomas_thread_kernel<T, M, kAnyVec><<<tblocks, 128, 0, stream>>>(args);
+      } else {
         block_thomas_thread_kernel<T, M, false><<<tblocks, 128, 0, stream>>>(args);
+      }
       return;
     }
   }

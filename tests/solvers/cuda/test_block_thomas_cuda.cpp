@@ -140,14 +140,16 @@ TYPED_TEST(BlockThomasCuda, ReadAheadLengths) {
       }
 }
 
-// The one-thread form (block_thomas.cuh, block_thread_fits): M = 2 on packed layouts (interleaved,
-// row- or column-major blocks) runs it; contiguous systems, M = 3 and periodic systems do not. With
-// every array aligned (block_thread_vec) it moves whole blocks by vector accesses; arrays that start
-// one value off (base 1) or an odd number of systems a row after an odd start take the scalar
-// accesses. The solutions are checked as everywhere (NaN-poisoned u against the dense LU).
+// The one-thread form (block_thomas.cuh, thread_form and block_thread_fits): M = 2, 3 (and 4 in
+// fp32) on packed layouts (interleaved, row- or column-major blocks) run it; contiguous systems,
+// fp64 M = 4, M = 5 and periodic systems do not. With every array aligned (block_thread_vec) M = 2
+// and fp32 M = 4 move whole blocks by vector accesses; arrays that start one value off (base 1) take
+// the scalar accesses, and M = 3 has no vector size. The solutions are checked as everywhere
+// (NaN-poisoned u against the dense LU).
 TYPED_TEST(BlockThomasCuda, OneThreadFormOnPackedLayouts) {
   ADI_REQUIRE_CUDA();
   constexpr auto cm = adi::BlockOrder::column_major;
+  constexpr bool fp32 = sizeof(TypeParam) == 4;
   struct Case {
     BlockLineSet l;
     bool periodic, thread, vec;
@@ -161,9 +163,17 @@ TYPED_TEST(BlockThomasCuda, OneThreadFormOnPackedLayouts) {
       {adi::to_block_lines(adi::BlockInterleaved{2, 33, 77}), false, true, false, 1},
       {adi::to_block_lines(adi::BlockInterleaved{2, 17, 31, cm}), false, true, false, 1},
       {adi::to_block_lines(adi::BlockInterleaved{2, 1, 3}), false, true, false, 1},
+      {adi::to_block_lines(adi::BlockInterleaved{3, 33, 77}), false, true, false, 0},
+      {adi::to_block_lines(adi::BlockInterleaved{3, 6, 130, cm}), false, true, false, 1},
+      {adi::to_block_lines(adi::BlockInterleaved{3, 1, 5}), false, true, false, 0},
+      {adi::to_block_lines(adi::BlockInterleaved{4, 33, 77}), false, fp32, fp32, 0},
+      {adi::to_block_lines(adi::BlockInterleaved{4, 7, 129, cm}), false, fp32, fp32, 0},
+      {adi::to_block_lines(adi::BlockInterleaved{4, 9, 40}), false, fp32, false, 1},
+      {adi::to_block_lines(adi::BlockInterleaved{5, 9, 40}), false, false, false, 0},
       {adi::to_block_lines(adi::BlockContiguous{2, 33, 77}), false, false, false, 0},
-      {adi::to_block_lines(adi::BlockInterleaved{3, 33, 77}), false, false, false, 0},
+      {adi::to_block_lines(adi::BlockContiguous{3, 9, 40}), false, false, false, 0},
       {adi::to_block_lines(adi::BlockInterleaved{2, 33, 77}), true, false, false, 0},
+      {adi::to_block_lines(adi::BlockInterleaved{3, 9, 40}), true, false, false, 0},
   };
   std::uint32_t seed = 600;
   for (const Case& c : cases) {
