@@ -681,12 +681,29 @@ __device__ __forceinline__ void thread_block_rows(BlockOrder order, const T (&ra
 }
 
 // Row i of the system whose blocks start at ob and vectors at ov (unit component strides: the
-// layouts block_thread_fits takes).
-template <class T, int M, bool Vec>
+// layouts block_thread_fits takes). Entries: each value read from its own address, A_0 and C_{n-1}
+// by predicated loads (M = 2: the fastest there, run s50/4; for M = 3, 4 it was 1.2x / 2.2x slower
+// than whole blocks read under a branch, Vec where aligned).
+template <class T, int M, bool Vec, bool Entries>
 __device__ __forceinline__ void thread_load_row(const Args<T>& g, index_t ob, index_t ov, index_t i,
                                                 ThreadRow<T, M>& in) {
   constexpr int MM = M * M;
   const index_t pb = ob + i * g.l.blocks.row, pv = ov + i * g.l.vectors.row;
+  if constexpr (Entries) {
+    const bool has_a = i > 0, has_c = i + 1 < g.l.n;
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+#pragma unroll
+      for (int q = 0; q < M; ++q) {
+        const index_t e = block_entry(g.l.order, M, r, q);
+        in.b[r * M + q] = g.b[pb + e];
+        in.a[r * M + q] = has_a ? g.a[pb + e] : T(0);
+        in.c[r * M + q] = has_c ? g.c[pb + e] : T(0);
+      }
+      in.d[r] = g.d[pv + r];
+    }
+    return;
+  }
   T raw[MM];
   thread_get<Vec>(g.b + pb, raw);
   thread_block_rows<T, M>(g.l.order, raw, in.b);
@@ -709,19 +726,23 @@ __device__ __forceinline__ void thread_load_row(const Args<T>& g, index_t ob, in
 
 // Where the one-thread form is taken (per precision and M, not periodic) and how: rows read ahead
 // in the forward sweep (`ahead`) and in the backward sweep (`back`), blocks of 128 threads per SM
-// (the register cap). Measured on an H200 (runs s50/1-2, interleaved N = 128, P = 65536): M = 2 is
-// the same at every depth (1..3 forward, 2 or 4 backward, within 1%); M = 3 gains 3-5% from 2 / 4;
-// fp32 M = 4 at 2 / 4 spills at any cap that holds all its systems and loses 36%.
+// (the register cap), rows read entry by entry (`entries`, no vector accesses) or as whole blocks.
+// Measured on an H200 (runs s50/1-4, interleaved N = 128, P = 65536): M = 2 is the same at every
+// depth (1..3 forward, 2 or 4 backward, within 1%) and 2-3% slower with whole blocks (vector or
+// not); M = 3 gains 3-5% from 2 / 4; fp32 M = 4 at 2 / 4 spills at any cap that holds all its
+// systems (-36%), at 4 blocks per SM (128 registers, 200 bytes of spills) it is 5% slower; fp64 M = 3
+// at 3 blocks (168 registers) spills, 1.8x slower.
 struct ThreadForm {
   bool take;
   int ahead, back, min_blocks;
+  bool entries;
 };
 template <class T, int M>
 constexpr ThreadForm thread_form() {
-  if (M == 2) return {true, 1, 2, sizeof(T) == 4 ? 8 : 5};  // fp32 50, fp64 86 registers, no spills
-  if (M == 3) return {true, 2, 4, sizeof(T) == 4 ? 4 : 2};  // fp32 111, fp64 236 registers
-  if (M == 4 && sizeof(T) == 4) return {true, 1, 2, 3};     // fp32 141 registers
-  return {false, 1, 2, 1};
+  if (M == 2) return {true, 1, 2, sizeof(T) == 4 ? 8 : 5, true};   // fp32 53, fp64 86 registers
+  if (M == 3) return {true, 2, 4, sizeof(T) == 4 ? 4 : 2, false};  // fp32 111, fp64 236 registers
+  if (M == 4 && sizeof(T) == 4) return {true, 1, 2, 3, false};     // fp32 141 registers
+  return {false, 1, 2, 1, false};
 }
 
 // Vec: every access a vector one where its size allows (block_thread_vec holds); otherwise one
@@ -743,7 +764,7 @@ __global__ void __launch_bounds__(128, thread_form<T, M>().min_blocks) block_tho
   for (int e = 0; e < MM; ++e) cs[e] = T(0);
 #pragma unroll
   for (int r = 0; r < M; ++r) ds[r] = T(0);
-  auto load_row = [&](index_t i, ThreadRow<T, M>& r) { thread_load_row<T, M, Vec>(g, ob, ov, i, r); };
+  auto load_row = [&](index_t i, ThreadRow<T, M>& r) { thread_load_row<T, M, Vec, kForm.entries>(g, ob, ov, i, r); };
   forward_rows_ahead<kForm.ahead, ThreadRow<T, M>>(n, load_row, [&](index_t i, const ThreadRow<T, M>& in) {
     // S = B_i - A_i C*_{i-1}, d' = d_i - A_i d*_{i-1}; then S [C* | d*] = [C_i | d'].
     T sb[MM], c[MM], d[M];
@@ -852,8 +873,10 @@ void launch(Args<T> args, cudaStream_t stream) {
     if (block_thread_fits(args.l, Periodic)) {
       ++thread_form_count();
       const auto tblocks = static_cast<unsigned>((systems + 127) / 128);
-      // Where no size allows a vector access (M = 3) one kernel serves both.
-      constexpr bool kAnyVec = thread_vec_bytes<T>(M * M) > 0 || thread_vec_bytes<T>(M) > 0;
+      // Where the rows are read entry by entry (M = 2) or no size allows a vector access (M = 3) one
+      // kernel serves every alignment.
+      constexpr bool kAnyVec =
+          !thread_form<T, M>().entries && (thread_vec_bytes<T>(M * M) > 0 || thread_vec_bytes<T>(M) > 0);
       if (kAnyVec && block_thread_vec(args)) {
         ++thread_vec_count();
         block_thomas_thread_kernel<T, M, kAnyVec><<<tblocks, 128, 0, stream>>>(args);
