@@ -574,8 +574,8 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
 // layouts: a warp's loads of one entry cover 32 adjacent blocks). Stop 49 (H200 run s49/8) took it
 // for M = 2 (interleaved fp32 -19%, fp64 -12%); its M = 3, 4 kernels then ran under the register cap
 // of M = 2's 8 / 5 blocks per SM and spilled (1.0-2.2x slower than the staged kernels). With their
-// own caps (thread_form) and whole blocks moved by vector accesses where their size allows (16 bytes
-// a fp32 2 x 2 block, 64 a fp32 4 x 4; block_thread_vec), run s50/2: fp32 M = 3 -23%, M = 4 -26%,
+// own caps (thread_form) and whole blocks read under a branch, by vector accesses where their size
+// allows (a fp32 4 x 4 block's 64 bytes; block_thread_vec), run s50/2: fp32 M = 3 -23%, M = 4 -26%,
 // fp64 M = 3 -10% against the staged kernels; fp64 M = 4 1.3x slower (staged kept), the contiguous
 // layouts not taken (a warp's loads there touch 32 systems' separate rows).
 
@@ -617,9 +617,6 @@ struct ThreadRow {
   T a[M * M], b[M * M], c[M * M], d[M];
 };
 
-// K consecutive values through vector accesses (Vec: the one-thread form's packed blocks, 16 bytes
-// a 2 x 2 block in fp32 and 32 in fp64, 8 / 16 bytes a vector of 2, aligned: block_thread_vec)
-// or one value at a time.
 // The vector width K values of T take: 16 bytes where K * sizeof(T) is a multiple of 16, 8 where
 // it is 8, otherwise none (one value at a time).
 template <class T>
@@ -628,6 +625,9 @@ constexpr int thread_vec_bytes(int k) {
   return bytes % 16 == 0 ? 16 : bytes == 8 ? 8 : 0;
 }
 
+// K consecutive values through vector accesses (Vec0 and a vector width for K values: a fp32 4 x 4
+// block is 4 accesses of 16 bytes; the caller has checked the alignment, block_thread_vec) or one
+// value at a time; thread_put the same for stores.
 template <bool Vec0, class T, int K>
 __device__ __forceinline__ void thread_get(const T* p, T (&v)[K]) {
   constexpr int bytes = K * static_cast<int>(sizeof(T));
@@ -835,7 +835,7 @@ inline bool block_thread_fits(const BlockLineSet& l, bool periodic) {
 
 // ... and whether every block and vector it reads or writes is aligned for the vector accesses their
 // sizes allow (thread_vec_bytes: every offset and every array a multiple of 16 or 8 bytes), so that
-// the kernel moves a fp32 2 x 2 block in one access instead of 4.
+// the kernel moves a fp32 4 x 4 block in 4 accesses instead of 16.
 template <class T>
 bool block_thread_vec(const Args<T>& g) {
   const index_t m = g.l.m, mm = m * m;
