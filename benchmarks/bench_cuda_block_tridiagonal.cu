@@ -38,6 +38,7 @@ int g_reps = 20;
 std::string g_ms;       // --m=2,3,4: only these block sizes (empty: all)
 std::string g_layouts;  // --layout=interleaved,contiguous: only these batch layouts (empty: all)
 std::string g_kernels;  // --kernel=shuffle: only these kernels (shuffle, shared; empty: both)
+index_t g_systems = 0;  // --systems=P: P systems in the batch and periodic rows (0: the paper's sizes)
 
 bool listed(const std::string& list, const std::string& item) {
   if (list.empty()) return true;
@@ -214,7 +215,7 @@ template <class T>
 void batch_rows(bool quick) {
   for (int m = 2; m <= 8; ++m) {
     if (!listed(g_ms, std::to_string(m))) continue;
-    const index_t n = m <= 6 ? 128 : 96, p = (m <= 6 ? 65536 : 32768) / (quick ? 16 : 1);
+    const index_t n = m <= 6 ? 128 : 96, p = g_systems > 0 ? g_systems : (m <= 6 ? 65536 : 32768) / (quick ? 16 : 1);
     constexpr auto cm = adi::BlockOrder::column_major;  // Fortran's blocks, read in place
     for (const Config& cfg : {Config{"interleaved", adi::to_block_lines(adi::BlockInterleaved{m, n, p})},
                               Config{"interl-colmaj", adi::to_block_lines(adi::BlockInterleaved{m, n, p, cm})},
@@ -231,7 +232,7 @@ template <class T>
 void periodic_rows(bool quick) {
   for (int m = 2; m <= 8; ++m) {
     if (!listed(g_ms, std::to_string(m))) continue;
-    const index_t n = m <= 6 ? 128 : 96, p = (m <= 6 ? 65536 : 32768) / (quick ? 16 : 1);
+    const index_t n = m <= 6 ? 128 : 96, p = g_systems > 0 ? g_systems : (m <= 6 ? 65536 : 32768) / (quick ? 16 : 1);
     run_config<T>({"periodic-il", adi::to_block_lines(adi::BlockInterleaved{m, n, p}), true},
                   adi::BlockKernel::cuda_block_thomas_shuffle);
   }
@@ -260,9 +261,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help")) {
       std::printf("usage: %s [--quick] [--reps=N] [--grid=N] [--m=2,3,4] [--layout=interleaved,contiguous,...] "
-                  "[--kernel=shuffle|shared] [--batch-only]\n"
+                  "[--kernel=shuffle|shared] [--batch-only] [--systems=P]\n"
                   "  --m, --layout: only these block sizes / batch layouts (interleaved, interl-colmaj, contiguous,\n"
-                  "  contig-colmaj); --batch-only: no periodic and no CFD grid rows\n",
+                  "  contig-colmaj); --batch-only: no periodic and no CFD grid rows; --systems: P systems in the\n"
+                  "  batch and periodic rows instead of 65536 (32768 for M = 7, 8)\n",
                   argv[0]);
       return 0;
     }
@@ -273,6 +275,7 @@ int main(int argc, char** argv) {
     if (!std::strncmp(argv[i], "--layout=", 9)) g_layouts = argv[i] + 9;
     if (!std::strncmp(argv[i], "--kernel=", 9)) g_kernels = argv[i] + 9;
     if (!std::strcmp(argv[i], "--batch-only")) batch_only = true;
+    if (!std::strncmp(argv[i], "--systems=", 10)) g_systems = std::max(1LL, std::atoll(argv[i] + 10));
   }
   if (!adi::Executor::cuda_available()) {
     std::fprintf(stderr, "no CUDA device: nothing to measure\n");

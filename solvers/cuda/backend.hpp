@@ -361,6 +361,9 @@ ADI_CUDA_KERNEL(std::size_t block_tridiagonal_workspace_bytes(BlockKernel kernel
 ADI_CUDA_KERNEL_OR(return 0;, std::size_t block_thomas_thread_launches())
 // ... of those, the launches with vector accesses (every block and vector aligned: block_thread_vec).
 ADI_CUDA_KERNEL_OR(return 0;, std::size_t block_thomas_thread_vec_launches())
+// ... of those, the launches of the two-thread form (block_thomas_pair_kernel: the default where thread_form says,
+// or ADI_BT_PAIR=1).
+ADI_CUDA_KERNEL_OR(return 0;, std::size_t block_thomas_pair_launches())
 // Enqueues the solve on `stream`. `singular` (device, zeroed by the caller) receives the
 // maximum of ~0ull - (system * n + row) over the singular pivot blocks met, so it stays 0
 // when there are none and otherwise names the first system and row.

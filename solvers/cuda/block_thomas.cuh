@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "adi/base/block_layout.hpp"
+#include "adi/base/env_switch.hpp"
 #include "solvers/common/block_lu_core.hpp"
 
 namespace adi::cuda_backend::block {
@@ -683,24 +684,25 @@ __device__ __forceinline__ void thread_block_rows(BlockOrder order, const T (&ra
 }
 
 // Row i of the system whose blocks start at ob and vectors at ov (unit component strides: the
-// layouts block_thread_fits takes). Entries: each value read from its own address, A_0 and C_{n-1}
-// by predicated loads (M = 2: the fastest there, run s50/4; for M = 3, 4 it was 1.2x / 2.2x slower
-// than whole blocks read under a branch, Vec where aligned).
+// layouts block_thread_fits takes), with `pa` / `pc` the couplings read into in.a / in.c where has_a /
+// has_c (else zero blocks): A_i and C_i for the top-down sweeps, C_i and A_i for the bottom-up one
+// (block_thomas_pair_kernel). Entries: each value read from its own address, the couplings by
+// predicated loads (M = 2: the fastest there, run s50/4; for M = 3, 4 it was 1.2x / 2.2x slower than
+// whole blocks read under a branch, Vec where aligned).
 template <class T, int M, bool Vec, bool Entries>
-__device__ __forceinline__ void thread_load_row(const Args<T>& g, index_t ob, index_t ov, index_t i,
-                                                ThreadRow<T, M>& in) {
+__device__ __forceinline__ void thread_load_blocks(const Args<T>& g, const T* pa, const T* pc, bool has_a, bool has_c,
+                                                   index_t ob, index_t ov, index_t i, ThreadRow<T, M>& in) {
   constexpr int MM = M * M;
   const index_t pb = ob + i * g.l.blocks.row, pv = ov + i * g.l.vectors.row;
   if constexpr (Entries) {
-    const bool has_a = i > 0, has_c = i + 1 < g.l.n;
 #pragma unroll
     for (int r = 0; r < M; ++r) {
 #pragma unroll
       for (int q = 0; q < M; ++q) {
         const index_t e = block_entry(g.l.order, M, r, q);
         in.b[r * M + q] = g.b[pb + e];
-        in.a[r * M + q] = has_a ? g.a[pb + e] : T(0);
-        in.c[r * M + q] = has_c ? g.c[pb + e] : T(0);
+        in.a[r * M + q] = has_a ? pa[pb + e] : T(0);
+        in.c[r * M + q] = has_c ? pc[pb + e] : T(0);
       }
       in.d[r] = g.d[pv + r];
     }
@@ -709,21 +711,59 @@ __device__ __forceinline__ void thread_load_row(const Args<T>& g, index_t ob, in
   T raw[MM];
   thread_get<Vec>(g.b + pb, raw);
   thread_block_rows<T, M>(g.l.order, raw, in.b);
-  if (i > 0) {
-    thread_get<Vec>(g.a + pb, raw);
+  if (has_a) {
+    thread_get<Vec>(pa + pb, raw);
     thread_block_rows<T, M>(g.l.order, raw, in.a);
   } else {
 #pragma unroll
     for (int e = 0; e < MM; ++e) in.a[e] = T(0);
   }
-  if (i + 1 < g.l.n) {
-    thread_get<Vec>(g.c + pb, raw);
+  if (has_c) {
+    thread_get<Vec>(pc + pb, raw);
     thread_block_rows<T, M>(g.l.order, raw, in.c);
   } else {
 #pragma unroll
     for (int e = 0; e < MM; ++e) in.c[e] = T(0);
   }
   thread_get<Vec>(g.d + pv, in.d);
+}
+
+// One block row of the top-down sweep: A_i and C_i, none above row 0 or below row n - 1.
+template <class T, int M, bool Vec, bool Entries>
+__device__ __forceinline__ void thread_load_row(const Args<T>& g, index_t ob, index_t ov, index_t i,
+                                                ThreadRow<T, M>& in) {
+  thread_load_blocks<T, M, Vec, Entries>(g, g.a, g.c, i > 0, i + 1 < g.l.n, ob, ov, i, in);
+}
+
+// One step of a one-thread sweep: S = B_i - A_i C*_prev, d' = d_i - A_i d*_prev, then S [C* | d*] =
+// [C_i | d'] by common::block_lu_solve; cs, ds become row i's. failed() is called where S is singular.
+template <class T, int M, class Failed>
+__device__ __forceinline__ void thread_eliminate_row(const ThreadRow<T, M>& in, T (&cs)[M * M], T (&ds)[M], T tol,
+                                                     Failed&& failed) {
+  constexpr int MM = M * M;
+  T sb[MM], c[MM], d[M];
+#pragma unroll
+  for (int r = 0; r < M; ++r) {
+    T dr = in.d[r];
+#pragma unroll
+    for (int q = 0; q < M; ++q) {
+      T v = in.b[r * M + q];
+#pragma unroll
+      for (int k = 0; k < M; ++k) v -= in.a[r * M + k] * cs[k * M + q];
+      sb[r * M + q] = v;
+      c[r * M + q] = in.c[r * M + q];
+    }
+#pragma unroll
+    for (int k = 0; k < M; ++k) dr -= in.a[r * M + k] * ds[k];
+    d[r] = dr;
+  }
+  ThreadBlock<T, M> sacc{sb};
+  ThreadRhs<T, M> rhs{c, d};
+  if (!common::block_lu_solve<T, M>(sacc, rhs, tol)) failed();
+#pragma unroll
+  for (int e = 0; e < MM; ++e) cs[e] = c[e];
+#pragma unroll
+  for (int r = 0; r < M; ++r) ds[r] = d[r];
 }
 
 // Where the one-thread form is taken (per precision and M, not periodic) and how: rows read ahead
@@ -734,17 +774,20 @@ __device__ __forceinline__ void thread_load_row(const Args<T>& g, index_t ob, in
 // not); M = 3 gains 3-5% from 2 / 4; fp32 M = 4 at 2 / 4 spills at any cap that holds all its
 // systems (-36%), at 4 blocks per SM (128 registers, 200 bytes of spills) it is 5% slower; fp64 M = 3
 // at 3 blocks (168 registers) spills, 1.8x slower.
+// `pair`: the two-thread form (block_thomas_pair_kernel) is the default; ADI_BT_PAIR=0 / 1 overrides it
+// at each launch (timing and tests).
 struct ThreadForm {
   bool take;
   int ahead, back, min_blocks;
   bool entries;
+  bool pair;
 };
 template <class T, int M>
 constexpr ThreadForm thread_form() {
-  if (M == 2) return {true, 1, 2, sizeof(T) == 4 ? 8 : 5, true};   // fp32 53, fp64 86 registers
-  if (M == 3) return {true, 2, 4, sizeof(T) == 4 ? 4 : 2, false};  // fp32 111, fp64 236 registers
-  if (M == 4 && sizeof(T) == 4) return {true, 1, 2, 3, false};     // fp32 141 registers
-  return {false, 1, 2, 1, false};
+  if (M == 2) return {true, 1, 2, sizeof(T) == 4 ? 8 : 5, true, false};   // fp32 53, fp64 86 registers
+  if (M == 3) return {true, 2, 4, sizeof(T) == 4 ? 4 : 2, false, false};  // fp32 111, fp64 236 registers
+  if (M == 4 && sizeof(T) == 4) return {true, 1, 2, 3, false, false};     // fp32 141 registers
+  return {false, 1, 2, 1, false, false};
 }
 
 // Vec: every access a vector one where its size allows (block_thread_vec holds); otherwise one
@@ -768,30 +811,7 @@ __global__ void __launch_bounds__(128, thread_form<T, M>().min_blocks) block_tho
   for (int r = 0; r < M; ++r) ds[r] = T(0);
   auto load_row = [&](index_t i, ThreadRow<T, M>& r) { thread_load_row<T, M, Vec, kForm.entries>(g, ob, ov, i, r); };
   forward_rows_ahead<kForm.ahead, ThreadRow<T, M>>(n, load_row, [&](index_t i, const ThreadRow<T, M>& in) {
-    // S = B_i - A_i C*_{i-1}, d' = d_i - A_i d*_{i-1}; then S [C* | d*] = [C_i | d'].
-    T sb[MM], c[MM], d[M];
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      T dr = in.d[r];
-#pragma unroll
-      for (int q = 0; q < M; ++q) {
-        T v = in.b[r * M + q];
-#pragma unroll
-        for (int k = 0; k < M; ++k) v -= in.a[r * M + k] * cs[k * M + q];
-        sb[r * M + q] = v;
-        c[r * M + q] = in.c[r * M + q];
-      }
-#pragma unroll
-      for (int k = 0; k < M; ++k) dr -= in.a[r * M + k] * ds[k];
-      d[r] = dr;
-    }
-    ThreadBlock<T, M> sacc{sb};
-    ThreadRhs<T, M> rhs{c, d};
-    if (!common::block_lu_solve<T, M>(sacc, rhs, g.tol)) report(g, sys, i, reported);
-#pragma unroll
-    for (int e = 0; e < MM; ++e) cs[e] = c[e];
-#pragma unroll
-    for (int r = 0; r < M; ++r) ds[r] = d[r];
+    thread_eliminate_row<T, M>(in, cs, ds, g.tol, [&] { report(g, sys, i, reported); });
     if (i + 1 < n) {
       thread_put<Vec>(g.ws + (i * systems + sys) * MM, cs);
       thread_put<Vec>(g.dws + (i * systems + sys) * M, ds);
@@ -827,6 +847,126 @@ __global__ void __launch_bounds__(128, thread_form<T, M>().min_blocks) block_tho
       });
 }
 
+// ---- Two threads per system, from both ends (stop 51) ----
+// The one-thread form's chain is a system's n block rows one after the other, and a thread per system
+// leaves the GPU's threads idle where P is a few times its SM count x the threads one SM holds (P =
+// 65536 systems of M = 2 fill half of an H200 at fp32 M = 2's 8 blocks of 128 an SM). Here thread 2s
+// of the grid (`up` false) runs block Thomas top-down over rows 0 .. h - 1 (h = n / 2), thread 2s + 1
+// bottom-up over rows n - 1 .. h + 1 (A**_i = S_i^-1 A_i, d**_i = S_i^-1 (d_i - C_i d**_{i+1}),
+// S_i = B_i - C_i A**_{i+1}: the same step with A and C exchanged, thread_eliminate_row), both solve
+// the middle row
+//     (B_h - A_h C*_{h-1} - C_h A**_{h+1}) u_h = d_h - A_h d*_{h-1} - C_h d**_{h+1}
+// (each computes its own coupling's share, the pair exchanges them by shuffles and both add them in
+// the same order, so both hold the same u_h), then each substitutes back outward: u_i = d*_i - C*_i
+// u_{i+1} above, u_i = d**_i - A**_i u_{i-1} below. Chains half as long, twice the threads, the same
+// traffic; C*_i / A**_i and d*_i / d**_i go to workspace slot i (top) or i - 1 (bottom), n - 1 slots.
+// Pivot blocks below the middle are those of the bottom-up elimination, so a singular block is named
+// where that sweep meets it (a row the top-down sweep would reach later, or one it would not have
+// found singular); the middle row is named only where neither side failed before it.
+template <class T, int M, bool Vec>
+__global__ void __launch_bounds__(128, thread_form<T, M>().min_blocks) block_thomas_pair_kernel(Args<T> g) {
+  constexpr ThreadForm kForm = thread_form<T, M>();
+  constexpr int MM = M * M;
+  const index_t systems = g.l.count0 * g.l.count1;
+  const index_t sys = (static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 1;
+  if (sys >= systems) return;  // both threads of a pair (blockDim.x is even)
+  const bool up = (threadIdx.x & 1u) != 0;
+  const unsigned pair = 3u << (threadIdx.x & 30u);
+  const index_t n = g.l.n, h = n / 2;
+  const index_t steps = up ? n - 1 - h : h;
+  const index_t l0 = sys % g.l.count0, l1 = sys / g.l.count0;
+  const index_t ob = l0 * g.l.blocks.system0 + l1 * g.l.blocks.system1;
+  const index_t ov = l0 * g.l.vectors.system0 + l1 * g.l.vectors.system1;
+  const T* const lo = up ? g.c : g.a;  // the coupling to the unknown this side's sweep came from
+  const T* const hi = up ? g.a : g.c;  // ... and to the one it goes to
+  auto row_of = [&](index_t k) { return up ? n - 1 - k : k; };   // step k's row
+  auto slot_of = [&](index_t k) { return up ? n - 2 - k : k; };  // its workspace slot
+  bool reported = false;
+  T cs[MM], ds[M];  // X*, x* of the previous step
+#pragma unroll
+  for (int e = 0; e < MM; ++e) cs[e] = T(0);
+#pragma unroll
+  for (int r = 0; r < M; ++r) ds[r] = T(0);
+  forward_rows_ahead<kForm.ahead, ThreadRow<T, M>>(
+      steps,
+      [&](index_t k, ThreadRow<T, M>& r) {
+        thread_load_blocks<T, M, Vec, kForm.entries>(g, lo, hi, k > 0, true, ob, ov, row_of(k), r);
+      },
+      [&](index_t k, const ThreadRow<T, M>& in) {
+        thread_eliminate_row<T, M>(in, cs, ds, g.tol, [&] { report(g, sys, row_of(k), reported); });
+        thread_put<Vec>(g.ws + (slot_of(k) * systems + sys) * MM, cs);
+        thread_put<Vec>(g.dws + (slot_of(k) * systems + sys) * M, ds);
+      });
+
+  // The middle row: this side's share, lo_h [X* | x*], then the pair's sum in one order (top first).
+  T x[M];
+  {
+    ThreadRow<T, M> mid;
+    thread_load_blocks<T, M, Vec, kForm.entries>(g, lo, hi, steps > 0, false, ob, ov, h, mid);
+    T share[MM + M];
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+#pragma unroll
+      for (int q = 0; q < M; ++q) {
+        T v = T(0);
+#pragma unroll
+        for (int k = 0; k < M; ++k) v += mid.a[r * M + k] * cs[k * M + q];
+        share[r * M + q] = v;
+      }
+      T w = T(0);
+#pragma unroll
+      for (int k = 0; k < M; ++k) w += mid.a[r * M + k] * ds[k];
+      share[MM + r] = w;
+    }
+    T sb[MM];
+#pragma unroll
+    for (int e = 0; e < MM + M; ++e) {
+      const T other = __shfl_xor_sync(pair, share[e], 1);
+      const T top = up ? other : share[e], bottom = up ? share[e] : other;
+      if (e < MM)
+        sb[e] = mid.b[e] - top - bottom;
+      else
+        x[e - MM] = mid.d[e - MM] - top - bottom;
+    }
+    const bool partner_failed = __shfl_xor_sync(pair, static_cast<int>(reported), 1) != 0;
+    T none[MM];
+    ThreadBlock<T, M> sacc{sb};
+    ThreadRhs<T, M> rhs{none, x};
+#pragma unroll
+    for (int e = 0; e < MM; ++e) none[e] = T(0);
+    if (!common::block_lu_solve<T, M>(sacc, rhs, g.tol) && !reported && !partner_failed)
+      report(g, sys, h, reported);
+    if (!up) thread_put<Vec>(g.u + ov + h * g.l.vectors.row, x);
+  }
+
+  // Back substitution outward from the middle: step k's row last (next to the middle) first.
+  struct Back {
+    T c[MM], d[M];
+  };
+  T un[M];
+#pragma unroll
+  for (int r = 0; r < M; ++r) un[r] = x[r];
+  backward_rows_ahead<kForm.back, Back>(
+      steps + 1,
+      [&](index_t k, Back& b) {
+        thread_get<Vec>(g.ws + (slot_of(k) * systems + sys) * MM, b.c);
+        thread_get<Vec>(g.dws + (slot_of(k) * systems + sys) * M, b.d);
+      },
+      [&](index_t k, const Back& cur) {
+        T v[M];
+#pragma unroll
+        for (int r = 0; r < M; ++r) {
+          T w = cur.d[r];
+#pragma unroll
+          for (int q = 0; q < M; ++q) w -= cur.c[r * M + q] * un[q];
+          v[r] = w;
+        }
+#pragma unroll
+        for (int r = 0; r < M; ++r) un[r] = v[r];
+        thread_put<Vec>(g.u + ov + row_of(k) * g.l.vectors.row, v);
+      });
+}
+
 // The one-thread form's layouts: not periodic, unit component strides and systems packed (system
 // s + 1's block and vector right after system s's: BlockInterleaved, row- or column-major).
 inline bool block_thread_fits(const BlockLineSet& l, bool periodic) {
@@ -856,6 +996,7 @@ bool block_thread_vec(const Args<T>& g) {
 // block_thomas_cuda.cu).
 std::atomic<std::size_t>& thread_form_count();
 std::atomic<std::size_t>& thread_vec_count();
+std::atomic<std::size_t>& thread_pair_count();
 
 // Unit-stride layouts get their own kernel (strides known at compile time) for every M:
 // without it for M = 6..8 (stop 32, to cut the compile; issue 15 item 8) 68 rows of
@@ -879,8 +1020,16 @@ void launch(Args<T> args, cudaStream_t stream) {
       // kernel serves every alignment.
       constexpr bool kAnyVec =
           !thread_form<T, M>().entries && (thread_vec_bytes<T>(M * M) > 0 || thread_vec_bytes<T>(M) > 0);
-      if (kAnyVec && block_thread_vec(args)) {
-        ++thread_vec_count();
+      const bool vec = kAnyVec && block_thread_vec(args);
+      if (vec) ++thread_vec_count();
+      if (::adi::detail::env_switch("ADI_BT_PAIR", thread_form<T, M>().pair)) {
+        ++thread_pair_count();
+        const auto pblocks = static_cast<unsigned>((2 * systems + 127) / 128);
+        if (vec)
+          block_thomas_pair_kernel<T, M, kAnyVec><<<pblocks, 128, 0, stream>>>(args);
+        else
+          block_thomas_pair_kernel<T, M, false><<<pblocks, 128, 0, stream>>>(args);
+      } else if (vec) {
         block_thomas_thread_kernel<T, M, kAnyVec><<<tblocks, 128, 0, stream>>>(args);
       } else {
         block_thomas_thread_kernel<T, M, false><<<tblocks, 128, 0, stream>>>(args);

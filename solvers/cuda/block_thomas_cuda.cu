@@ -14,6 +14,10 @@ std::atomic<std::size_t>& thread_vec_count() {
   static std::atomic<std::size_t> launches{0};
   return launches;
 }
+std::atomic<std::size_t>& thread_pair_count() {
+  static std::atomic<std::size_t> launches{0};
+  return launches;
+}
 }  // namespace block
 
 namespace {
@@ -32,6 +36,7 @@ void note_if_not_compiled([[maybe_unused]] BlockKernel kernel) {
 
 std::size_t block_thomas_thread_launches() { return block::thread_form_count(); }
 std::size_t block_thomas_thread_vec_launches() { return block::thread_vec_count(); }
+std::size_t block_thomas_pair_launches() { return block::thread_pair_count(); }
 
 std::size_t block_tridiagonal_workspace_bytes(BlockKernel, const BlockLineSet& l, bool periodic,
                                               std::size_t value_size) {

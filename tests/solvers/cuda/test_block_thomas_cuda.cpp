@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu_skip.hpp"
+#include "scoped_env.hpp"
 #include "adi/block_tridiagonal.hpp"
 #include "adi/field.hpp"
 #include "solvers/cuda/backend.hpp"
@@ -176,17 +177,44 @@ TYPED_TEST(BlockThomasCuda, OneThreadFormOnPackedLayouts) {
       {adi::to_block_lines(adi::BlockInterleaved{2, 33, 77}), true, false, false, 0},
       {adi::to_block_lines(adi::BlockInterleaved{3, 9, 40}), true, false, false, 0},
   };
-  std::uint32_t seed = 600;
-  for (const Case& c : cases) {
-    const std::size_t before = adi::cuda_backend::block_thomas_thread_launches();
-    const std::size_t before_vec = adi::cuda_backend::block_thomas_thread_vec_launches();
-    check<TypeParam>(c.l, BlockKernel::cuda_block_thomas_shuffle, seed % 2 == 1, seed, c.base, false, c.periodic);
-    ++seed;
-    EXPECT_EQ(adi::cuda_backend::block_thomas_thread_launches() - before, c.thread ? 1u : 0u)
-        << "M " << c.l.m << " n " << c.l.n << " base " << c.base << (c.periodic ? " periodic" : "");
-    EXPECT_EQ(adi::cuda_backend::block_thomas_thread_vec_launches() - before_vec, c.vec ? 1u : 0u)
-        << "M " << c.l.m << " n " << c.l.n << " base " << c.base;
+  // Each case three times: the default, then the one-thread and the two-thread kernels by ADI_BT_PAIR.
+  for (const char* pair : {"", "0", "1"}) {
+    SCOPED_TRACE(std::string("ADI_BT_PAIR='") + pair + "'");
+    adi::test::ScopedEnv env("ADI_BT_PAIR", pair);
+    std::uint32_t seed = 600;
+    for (const Case& c : cases) {
+      const std::size_t before = adi::cuda_backend::block_thomas_thread_launches();
+      const std::size_t before_vec = adi::cuda_backend::block_thomas_thread_vec_launches();
+      const std::size_t before_pair = adi::cuda_backend::block_thomas_pair_launches();
+      check<TypeParam>(c.l, BlockKernel::cuda_block_thomas_shuffle, seed % 2 == 1, seed, c.base, false, c.periodic);
+      ++seed;
+      EXPECT_EQ(adi::cuda_backend::block_thomas_thread_launches() - before, c.thread ? 1u : 0u)
+          << "M " << c.l.m << " n " << c.l.n << " base " << c.base << (c.periodic ? " periodic" : "");
+      EXPECT_EQ(adi::cuda_backend::block_thomas_thread_vec_launches() - before_vec, c.vec ? 1u : 0u)
+          << "M " << c.l.m << " n " << c.l.n << " base " << c.base;
+      if (*pair != '\0')
+        EXPECT_EQ(adi::cuda_backend::block_thomas_pair_launches() - before_pair, c.thread && *pair == '1' ? 1u : 0u)
+            << "M " << c.l.m << " n " << c.l.n << " base " << c.base;
+    }
   }
+}
+
+// The two-thread form (block_thomas_pair_kernel, ADI_BT_PAIR=1) on every length from 1 to 12 (the
+// middle row at n / 2, sides of 0 .. 6 rows), 17, 31, 33 and 128, partial thread blocks and pairs,
+// row- and column-major blocks, aligned and one value off, in place; against the dense LU.
+TYPED_TEST(BlockThomasCuda, TwoThreadFormEveryLength) {
+  ADI_REQUIRE_CUDA();
+  adi::test::ScopedEnv env("ADI_BT_PAIR", "1");
+  std::uint32_t seed = 900;
+  for (int m = 2; m <= 4; ++m)
+    for (index_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 17, 31, 33, 128})
+      for (index_t p : {1, 63, 65}) {
+        const auto order = n % 2 == 0 ? adi::BlockOrder::column_major : adi::BlockOrder::row_major;
+        SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n) + " p " + std::to_string(p));
+        check<TypeParam>(adi::to_block_lines(adi::BlockInterleaved{m, n, p, order}),
+                         BlockKernel::cuda_block_thomas_shuffle, seed % 3 == 0, seed, (seed % 4 == 1) ? 1 : 0);
+        ++seed;
+      }
 }
 
 // Block-cyclic systems: every M, n = 1, 2, 3 (corners folded onto the neighbours), longer
@@ -213,8 +241,10 @@ TYPED_TEST(BlockThomasCuda, PeriodicSystems) {
 TYPED_TEST(BlockThomasCuda, SingularBlockNamesSystemAndRow) {
   ADI_REQUIRE_CUDA();
   using T = TypeParam;
+  for (const char* pair : {"0", "1"})  // the one-thread and two-thread forms for m = 2, 3
   for (BlockKernel k : kKernels)
     for (int m : {2, 3, 5, 8}) {
+      adi::test::ScopedEnv env("ADI_BT_PAIR", pair);
       SCOPED_TRACE(std::string(adi::block_kernel_name(k)) + " m=" + std::to_string(m));
       const BlockLineSet l = adi::to_block_lines(adi::BlockInterleaved{m, 9, 300});
       auto p = make_block_problem<T>(l, 11);
@@ -229,12 +259,15 @@ TYPED_TEST(BlockThomasCuda, SingularBlockNamesSystemAndRow) {
       make_singular(171, 6);
       make_singular(171, 8);
       const std::vector<T> before(p.d.size(), std::numeric_limits<T>::quiet_NaN());
+      // The two-thread form eliminates rows 8 .. 5 bottom-up: it meets system 171's singular row 8
+      // (A_8 = 0 and B_8 singular: the matrix is singular) first; every other form meets row 6.
+      const std::size_t pairs = adi::cuda_backend::block_thomas_pair_launches();
       try {
         solve_on_device(p, k, false, before);
         ADD_FAILURE() << "no SingularBlock thrown";
       } catch (const adi::SingularBlock& e) {
         EXPECT_EQ(e.system(), 171);
-        EXPECT_EQ(e.row(), 6);
+        EXPECT_EQ(e.row(), adi::cuda_backend::block_thomas_pair_launches() > pairs ? 8 : 6);
       }
       // Periodic: a singular final block reports row n-1.
       {
