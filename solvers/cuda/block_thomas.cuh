@@ -28,6 +28,7 @@
 #include "adi/base/block_layout.hpp"
 #include "adi/base/env_switch.hpp"
 #include "solvers/common/block_lu_core.hpp"
+#include "solvers/cuda/check.cuh"
 
 namespace adi::cuda_backend::block {
 
@@ -774,20 +775,28 @@ __device__ __forceinline__ void thread_eliminate_row(const ThreadRow<T, M>& in, 
 // not); M = 3 gains 3-5% from 2 / 4; fp32 M = 4 at 2 / 4 spills at any cap that holds all its
 // systems (-36%), at 4 blocks per SM (128 registers, 200 bytes of spills) it is 5% slower; fp64 M = 3
 // at 3 blocks (168 registers) spills, 1.8x slower.
-// `pair`: the two-thread form (block_thomas_pair_kernel) is the default; ADI_BT_PAIR=0 / 1 overrides it
-// at each launch (timing and tests).
+// `pair`: where the two-thread form (block_thomas_pair_kernel) runs instead: never, below one wave of the
+// one-thread kernel (its blocks per SM x SMs x 128 threads, more than the systems), or always;
+// ADI_BT_PAIR=0 / 1 overrides it at each launch (timing and tests). Measured on an H200 (run s51/1,
+// N = 128, interleaved; one-thread -> two-thread ms): fp32 M = 2 P = 65536 (half a wave) 0.274-0.276
+// -> 0.257-0.262, P = 262144 0.952 -> 0.971; fp32 M = 4 0.938-0.947 -> 0.799-0.802 and 3.168 -> 3.104
+// (its pair kernel fits 128 registers: 4 blocks per SM instead of 3); fp32 M = 3 0.523-0.533 ->
+// 0.589-0.597 (128 registers and 16 bytes of spills at the cap of 4 blocks); fp64 M = 2 0.471-0.479 ->
+// 0.483-0.486, M = 3 0.952-0.964 -> 0.963-0.964.
+enum class PairRule { never, below_one_wave, always };
 struct ThreadForm {
   bool take;
   int ahead, back, min_blocks;
   bool entries;
-  bool pair;
+  PairRule pair;
 };
 template <class T, int M>
 constexpr ThreadForm thread_form() {
-  if (M == 2) return {true, 1, 2, sizeof(T) == 4 ? 8 : 5, true, false};   // fp32 53, fp64 86 registers
-  if (M == 3) return {true, 2, 4, sizeof(T) == 4 ? 4 : 2, false, false};  // fp32 111, fp64 236 registers
-  if (M == 4 && sizeof(T) == 4) return {true, 1, 2, 3, false, false};     // fp32 141 registers
-  return {false, 1, 2, 1, false, false};
+  constexpr bool f32 = sizeof(T) == 4;
+  if (M == 2) return {true, 1, 2, f32 ? 8 : 5, true, f32 ? PairRule::below_one_wave : PairRule::never};  // fp32 53, fp64 86 registers
+  if (M == 3) return {true, 2, 4, f32 ? 4 : 2, false, PairRule::never};  // fp32 111, fp64 236 registers
+  if (M == 4 && f32) return {true, 1, 2, 3, false, PairRule::always};    // fp32 141 registers
+  return {false, 1, 2, 1, false, PairRule::never};
 }
 
 // Vec: every access a vector one where its size allows (block_thread_vec holds); otherwise one
@@ -1022,7 +1031,17 @@ void launch(Args<T> args, cudaStream_t stream) {
           !thread_form<T, M>().entries && (thread_vec_bytes<T>(M * M) > 0 || thread_vec_bytes<T>(M) > 0);
       const bool vec = kAnyVec && block_thread_vec(args);
       if (vec) ++thread_vec_count();
-      if (::adi::detail::env_switch("ADI_BT_PAIR", thread_form<T, M>().pair)) {
+      constexpr PairRule kRule = thread_form<T, M>().pair;
+      bool pair = kRule == PairRule::always;
+      if constexpr (kRule == PairRule::below_one_wave) {
+        int dev = 0, sms = 0, per_sm = 0;
+        ADI_CUDA_CHECK(cudaGetDevice(&dev));
+        ADI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, vec ? block_thomas_thread_kernel<T, M, kAnyVec> : block_thomas_thread_kernel<T, M, false>, 128, 0));
+        pair = systems <= static_cast<index_t>(per_sm) * sms * 128;
+      }
+      if (::adi::detail::env_switch("ADI_BT_PAIR", pair)) {
         ++thread_pair_count();
         const auto pblocks = static_cast<unsigned>((2 * systems + 127) / 128);
         if (vec)
