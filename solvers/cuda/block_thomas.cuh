@@ -775,15 +775,16 @@ __device__ __forceinline__ void thread_eliminate_row(const ThreadRow<T, M>& in, 
 // not); M = 3 gains 3-5% from 2 / 4; fp32 M = 4 at 2 / 4 spills at any cap that holds all its
 // systems (-36%), at 4 blocks per SM (128 registers, 200 bytes of spills) it is 5% slower; fp64 M = 3
 // at 3 blocks (168 registers) spills, 1.8x slower.
-// `pair`: where the two-thread form (block_thomas_pair_kernel) runs instead: never, below one wave of the
-// one-thread kernel (its blocks per SM x SMs x 128 threads, more than the systems), or always;
-// ADI_BT_PAIR=0 / 1 overrides it at each launch (timing and tests). Measured on an H200 (run s51/1,
-// N = 128, interleaved; one-thread -> two-thread ms): fp32 M = 2 P = 65536 (half a wave) 0.274-0.276
-// -> 0.257-0.262, P = 262144 0.952 -> 0.971; fp32 M = 4 0.938-0.947 -> 0.799-0.802 and 3.168 -> 3.104
-// (its pair kernel fits 128 registers: 4 blocks per SM instead of 3); fp32 M = 3 0.523-0.533 ->
-// 0.589-0.597 (128 registers and 16 bytes of spills at the cap of 4 blocks); fp64 M = 2 0.471-0.479 ->
-// 0.483-0.486, M = 3 0.952-0.964 -> 0.963-0.964.
-enum class PairRule { never, below_one_wave, always };
+// `pair`: where the two-thread form (block_thomas_pair_kernel) runs instead: never, where its grid fits
+// one wave (2 P threads no more than its blocks per SM x SMs x 128), or always; ADI_BT_PAIR=0 / 1
+// overrides it at each launch (timing and tests). Measured on an H200 (runs s51/1-2, N = 128,
+// interleaved, one-thread -> two-thread ms; docs/block_tridiagonal.md "Stop 51"): fp32 M = 2 wins up to
+// one wave of pairs (P = 16384 0.176 -> 0.121, 65536 0.274 -> 0.255) and loses past it (98304 0.359 ->
+// 0.402, 262144 0.931 -> 0.976); fp64 M = 2 wins at every P but 65536 (+2-3%: 16384 0.216 -> 0.156,
+// 98304 0.827 -> 0.751, 196608 1.456 -> 1.364); fp32 M = 4's pair kernel fits 128 registers, 4 blocks
+// per SM instead of 3 (65536 0.936 -> 0.800; elsewhere -3 .. +2.5%); fp32 M = 3 loses (0.523-0.533 ->
+// 0.589-0.597: 128 registers and 16 bytes of spills at its cap of 4 blocks), fp64 M = 3 is level.
+enum class PairRule { never, one_wave, always };
 struct ThreadForm {
   bool take;
   int ahead, back, min_blocks;
@@ -793,7 +794,7 @@ struct ThreadForm {
 template <class T, int M>
 constexpr ThreadForm thread_form() {
   constexpr bool f32 = sizeof(T) == 4;
-  if (M == 2) return {true, 1, 2, f32 ? 8 : 5, true, f32 ? PairRule::below_one_wave : PairRule::never};  // fp32 53, fp64 86 registers
+  if (M == 2) return {true, 1, 2, f32 ? 8 : 5, true, f32 ? PairRule::one_wave : PairRule::always};  // fp32 53, fp64 86 registers
   if (M == 3) return {true, 2, 4, f32 ? 4 : 2, false, PairRule::never};  // fp32 111, fp64 236 registers
   if (M == 4 && f32) return {true, 1, 2, 3, false, PairRule::always};    // fp32 141 registers
   return {false, 1, 2, 1, false, PairRule::never};
@@ -1033,13 +1034,13 @@ void launch(Args<T> args, cudaStream_t stream) {
       if (vec) ++thread_vec_count();
       constexpr PairRule kRule = thread_form<T, M>().pair;
       bool pair = kRule == PairRule::always;
-      if constexpr (kRule == PairRule::below_one_wave) {
+      if constexpr (kRule == PairRule::one_wave) {
         int dev = 0, sms = 0, per_sm = 0;
         ADI_CUDA_CHECK(cudaGetDevice(&dev));
         ADI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, vec ? block_thomas_thread_kernel<T, M, kAnyVec> : block_thomas_thread_kernel<T, M, false>, 128, 0));
-        pair = systems <= static_cast<index_t>(per_sm) * sms * 128;
+            &per_sm, vec ? block_thomas_pair_kernel<T, M, kAnyVec> : block_thomas_pair_kernel<T, M, false>, 128, 0));
+        pair = 2 * systems <= static_cast<index_t>(per_sm) * sms * 128;
       }
       if (::adi::detail::env_switch("ADI_BT_PAIR", pair)) {
         ++thread_pair_count();

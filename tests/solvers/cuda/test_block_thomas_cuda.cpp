@@ -192,9 +192,9 @@ TYPED_TEST(BlockThomasCuda, OneThreadFormOnPackedLayouts) {
           << "M " << c.l.m << " n " << c.l.n << " base " << c.base << (c.periodic ? " periodic" : "");
       EXPECT_EQ(adi::cuda_backend::block_thomas_thread_vec_launches() - before_vec, c.vec ? 1u : 0u)
           << "M " << c.l.m << " n " << c.l.n << " base " << c.base;
-      // By default (thread_form's PairRule) fp32 M = 4 always takes the two-thread form, fp32 M = 2 below one
-      // wave of the one-thread kernel (every batch here), the others never.
-      const bool by_default = fp32 && (c.l.m == 2 || c.l.m == 4);
+      // By default (thread_form's PairRule) fp64 M = 2 and fp32 M = 4 always take the two-thread form, fp32 M = 2
+      // where its pairs fit one wave (every batch here), M = 3 never.
+      const bool by_default = c.l.m == 2 || (fp32 && c.l.m == 4);
       EXPECT_EQ(adi::cuda_backend::block_thomas_pair_launches() - before_pair,
                 c.thread && (*pair == '\0' ? by_default : *pair == '1') ? 1u : 0u)
           << "M " << c.l.m << " n " << c.l.n << " base " << c.base;
