@@ -14,7 +14,8 @@
 // Callers: solvers/cpu/block_thomas.cpp (host block Thomas, Eigen rows), the block
 // partition passes on the device (solvers/cuda/block_partition_local_passes.cuh) and on
 // the host (adi/mpi/distributed_block_tridiagonal.cpp), and the GPU block Thomas's one-thread
-// form for M = 2, 3 and fp32 M = 4 (block_thomas_thread_kernel). Its other forms (solvers/cuda/block_thomas.cuh)
+// form for M = 2, 3 and fp32 M = 4 (block_thomas_thread_kernel) and two-thread form (block_thomas_pair_kernel,
+// both through thread_eliminate_row). Its other forms (solvers/cuda/block_thomas.cuh)
 // spread the block over M threads, one column each, and run Gauss-Jordan instead (gauss_jordan
 // there); the fp64 oracle is solvers/reference/block_thomas.hpp.
 #if defined(__CUDACC__)

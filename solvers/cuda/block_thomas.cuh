@@ -767,6 +767,20 @@ __device__ __forceinline__ void thread_eliminate_row(const ThreadRow<T, M>& in, 
   for (int r = 0; r < M; ++r) ds[r] = d[r];
 }
 
+// One step of a one-thread back substitution: x = d* - C* un (the neighbour's unknowns), then un = x.
+template <class T, int M>
+__device__ __forceinline__ void thread_substitute_row(const T (&c)[M * M], const T (&d)[M], T (&un)[M], T (&x)[M]) {
+#pragma unroll
+  for (int r = 0; r < M; ++r) {
+    T v = d[r];
+#pragma unroll
+    for (int q = 0; q < M; ++q) v -= c[r * M + q] * un[q];
+    x[r] = v;
+  }
+#pragma unroll
+  for (int r = 0; r < M; ++r) un[r] = x[r];
+}
+
 // Where the one-thread form is taken (per precision and M, not periodic) and how: rows read ahead
 // in the forward sweep (`ahead`) and in the backward sweep (`back`), blocks of 128 threads per SM
 // (the register cap), rows read entry by entry (`entries`, no vector accesses) or as whole blocks.
@@ -844,15 +858,7 @@ __global__ void __launch_bounds__(128, thread_form<T, M>().min_blocks) block_tho
       },
       [&](index_t i, const Back& cur) {
         T x[M];
-#pragma unroll
-        for (int r = 0; r < M; ++r) {
-          T v = cur.d[r];
-#pragma unroll
-          for (int q = 0; q < M; ++q) v -= cur.c[r * M + q] * un[q];
-          x[r] = v;
-        }
-#pragma unroll
-        for (int r = 0; r < M; ++r) un[r] = x[r];
+        thread_substitute_row<T, M>(cur.c, cur.d, un, x);
         thread_put<Vec>(g.u + ov + i * g.l.vectors.row, x);
       });
 }
@@ -963,17 +969,9 @@ __global__ void __launch_bounds__(128, thread_form<T, M>().min_blocks) block_tho
         thread_get<Vec>(g.dws + (slot_of(k) * systems + sys) * M, b.d);
       },
       [&](index_t k, const Back& cur) {
-        T v[M];
-#pragma unroll
-        for (int r = 0; r < M; ++r) {
-          T w = cur.d[r];
-#pragma unroll
-          for (int q = 0; q < M; ++q) w -= cur.c[r * M + q] * un[q];
-          v[r] = w;
-        }
-#pragma unroll
-        for (int r = 0; r < M; ++r) un[r] = v[r];
-        thread_put<Vec>(g.u + ov + row_of(k) * g.l.vectors.row, v);
+        T x[M];
+        thread_substitute_row<T, M>(cur.c, cur.d, un, x);
+        thread_put<Vec>(g.u + ov + row_of(k) * g.l.vectors.row, x);
       });
 }
 
