@@ -781,6 +781,29 @@ __device__ __forceinline__ void thread_substitute_row(const T (&c)[M * M], const
   for (int r = 0; r < M; ++r) un[r] = x[r];
 }
 
+// The one-thread forms' back substitution: rows row_of(k) for k = count - 1 down to 0, each reading
+// [C* | d*] from workspace slot slot_of(k) `Back` rows ahead (backward_rows_ahead) and writing its
+// unknowns to u; un holds the unknowns next to the first row substituted.
+template <class T, int M, bool Vec, int Back, class Slot, class Row>
+__device__ __forceinline__ void thread_back_substitute(const Args<T>& g, index_t systems, index_t sys, index_t ov,
+                                                       index_t count, T (&un)[M], Slot&& slot_of, Row&& row_of) {
+  constexpr int MM = M * M;
+  struct Rows {
+    T c[MM], d[M];
+  };
+  backward_rows_ahead<Back, Rows>(
+      count + 1,
+      [&](index_t k, Rows& b) {
+        thread_get<Vec>(g.ws + (slot_of(k) * systems + sys) * MM, b.c);
+        thread_get<Vec>(g.dws + (slot_of(k) * systems + sys) * M, b.d);
+      },
+      [&](index_t k, const Rows& cur) {
+        T x[M];
+        thread_substitute_row<T, M>(cur.c, cur.d, un, x);
+        thread_put<Vec>(g.u + ov + row_of(k) * g.l.vectors.row, x);
+      });
+}
+
 // Where the one-thread form is taken (per precision and M, not periodic) and how: rows read ahead
 // in the forward sweep (`ahead`) and in the backward sweep (`back`), blocks of 128 threads per SM
 // (the register cap), rows read entry by entry (`entries`, no vector accesses) or as whole blocks.
@@ -844,23 +867,11 @@ __global__ void __launch_bounds__(128, thread_form<T, M>().min_blocks) block_tho
     }
   });
   // Backward: u_i = d*_i - C*_i u_{i+1}, kForm.back rows' reads ahead.
-  struct Back {
-    T c[MM], d[M];
-  };
   T un[M];
 #pragma unroll
   for (int r = 0; r < M; ++r) un[r] = ds[r];
-  backward_rows_ahead<kForm.back, Back>(
-      n,
-      [&](index_t i, Back& b) {
-        thread_get<Vec>(g.ws + (i * systems + sys) * MM, b.c);
-        thread_get<Vec>(g.dws + (i * systems + sys) * M, b.d);
-      },
-      [&](index_t i, const Back& cur) {
-        T x[M];
-        thread_substitute_row<T, M>(cur.c, cur.d, un, x);
-        thread_put<Vec>(g.u + ov + i * g.l.vectors.row, x);
-      });
+  thread_back_substitute<T, M, Vec, kForm.back>(g, systems, sys, ov, n - 1, un, [](index_t i) { return i; },
+                                                [](index_t i) { return i; });
 }
 
 // ---- Two threads per system, from both ends (stop 51) ----
@@ -956,23 +967,10 @@ __global__ void __launch_bounds__(128, thread_form<T, M>().min_blocks) block_tho
   }
 
   // Back substitution outward from the middle: step k's row last (next to the middle) first.
-  struct Back {
-    T c[MM], d[M];
-  };
   T un[M];
 #pragma unroll
   for (int r = 0; r < M; ++r) un[r] = x[r];
-  backward_rows_ahead<kForm.back, Back>(
-      steps + 1,
-      [&](index_t k, Back& b) {
-        thread_get<Vec>(g.ws + (slot_of(k) * systems + sys) * MM, b.c);
-        thread_get<Vec>(g.dws + (slot_of(k) * systems + sys) * M, b.d);
-      },
-      [&](index_t k, const Back& cur) {
-        T x[M];
-        thread_substitute_row<T, M>(cur.c, cur.d, un, x);
-        thread_put<Vec>(g.u + ov + row_of(k) * g.l.vectors.row, x);
-      });
+  thread_back_substitute<T, M, Vec, kForm.back>(g, systems, sys, ov, steps, un, slot_of, row_of);
 }
 
 // The one-thread form's layouts: not periodic, unit component strides and systems packed (system
