@@ -191,6 +191,18 @@ void run_size(int l, cusparseHandle_t sp) {
       unsetenv("ADI_TRUNC_SYSTEM_STORES");
       g_rows.push_back({prec, "truncated kernel", "u row by row", l, ms0, residual(a, b, c, d, u.p, n), 0.0});
     }
+    {  // the windows of the lean X kernel's warp (stop 51, ADI_LARGE_WINDOWS=1)
+      CK(cudaMemset(flag.p, 0, sizeof(int)));
+      setenv("ADI_LARGE_WINDOWS", "1", 1);
+      const double msw = time_ms([&] {
+        adi::cuda_backend::large_truncated_solve<T>(n, a.p, b.p, c.p, d.p, u.p, flag.p, g_stream);
+      });
+      unsetenv("ADI_LARGE_WINDOWS");
+      int wrefused = 0;
+      CK(cudaMemcpy(&wrefused, flag.p, sizeof(int), cudaMemcpyDeviceToHost));
+      g_rows.push_back({prec, wrefused ? "truncated windows (REFUSED)" : "truncated windows", "", l, msw,
+                        residual(a, b, c, d, u.p, n), 0.0});
+    }
     for (const char* pct : {"50", "200"}) {  // parts per 100 resident threads (the default 100)
       setenv("ADI_TRUNC_SYSTEM_PARTS", pct, 1);
       const double msp = time_ms([&] {

@@ -18,6 +18,7 @@
 #include "solvers/cuda/conditional_graph.cuh"
 #include "solvers/cuda/large_fallback.hpp"
 #include "solvers/cuda/partition_large.cuh"
+#include "solvers/cuda/thomas_pcr_window.cuh"
 #include "solvers/cuda/thomas_truncated.cuh"
 
 namespace adi::cuda_backend {
@@ -350,9 +351,16 @@ template bool large_solve_device_fallback<double>(void*, index_t, index_t, index
 index_t large_truncated_min_rows() { return index_t(kernels::kTruncSystemMinRows); }
 index_t large_truncated_max_rows() { return index_t(kernels::kTruncSystemMaxRows); }
 
+// The single-system truncated kernel (a thread per part), or ADI_LARGE_WINDOWS=1 the windows of the lean X
+// kernel's warp (thomas_pcr_window.cuh; read at each solve, for timing until it is measured).
 template <class T>
 void large_truncated_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, int* bad, void* stream) {
-  kernels::launch_thomas_truncated_system<T>(static_cast<kernels::i64>(n), a, b, c, d, u, bad, static_cast<cudaStream_t>(stream));
+  if (::adi::detail::env_switch("ADI_LARGE_WINDOWS", false))
+    kernels::launch_thomas_pcr_window_system<T>(static_cast<kernels::i64>(n), a, b, c, d, u, bad,
+                                                static_cast<cudaStream_t>(stream));
+  else
+    kernels::launch_thomas_truncated_system<T>(static_cast<kernels::i64>(n), a, b, c, d, u, bad,
+                                               static_cast<cudaStream_t>(stream));
 }
 template void large_truncated_solve<float>(index_t, const float*, const float*, const float*, const float*, float*,
                                            int*, void*);

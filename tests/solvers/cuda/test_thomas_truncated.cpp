@@ -650,6 +650,51 @@ TEST(CudaThomasTruncated, LargeSystem) {
   EXPECT_THROW(adi::LargeTridiagonalPlan<float>(adi::Executor::host(), 1000, 1, 0, o), adi::InvalidArgument);
 }
 
+// The window form of the single-system kernel (ADI_LARGE_WINDOWS=1, thomas_pcr_window.cuh: windows of 512
+// rows overlapping by 2G, each solved by the lean X kernel's warp): sizes around one window's kept rows
+// (K = 512 - 2G: 432 fp64, 464 fp32) and its multiples, lengths of one to thousands of windows; dominant
+// systems taken (against the fp64 reference), weak ones refused wherever a window is cut, Thomas's
+// unstable pivot refused (the hybrid's growth test) even in one window; and through the plan, taken,
+// refused (the partition) and in place.
+TEST(CudaThomasTruncated, LargeSystemWindows) {
+  ADI_REQUIRE_CUDA();
+  adi::test::ScopedEnv windows("ADI_LARGE_WINDOWS", "1");
+  for (index_t n : {1, 2, 3, 31, 33, 255, 257, 431, 432, 433, 463, 464, 465, 511, 512, 513, 863, 864, 865, 929, 4097,
+                    100003, (1 << 20) + 3, (1 << 22) + 5}) {
+    EXPECT_EQ(large_case<double>(n, Kind::dominant), 0);
+    EXPECT_EQ(large_case<float>(n, Kind::dominant), 0);
+    if (n >= 1000) {
+      EXPECT_EQ(large_case<double>(n, Kind::weak), 1);
+      EXPECT_EQ(large_case<float>(n, Kind::weak), 1);
+    }
+    if (n >= 2) {
+      EXPECT_EQ(large_case<double>(n, Kind::unstable, false), 1);
+      EXPECT_EQ(large_case<float>(n, Kind::unstable, false), 1);
+    }
+  }
+  const index_t n = (1 << 21) + 3;
+  const adi::Executor gpu = adi::Executor::cuda();
+  for (Kind kind : {Kind::dominant, Kind::weak, Kind::nondominant}) {
+    SCOPED_TRACE(kind == Kind::dominant ? "dominant" : kind == Kind::weak ? "weak (refused, the partition)" : "non-dominant");
+    const System<double> s = make_system<double>(n, 1, {kind}, false, 78);
+    DeviceSystem<double> ds(s, gpu);
+    adi::LargeTridiagonalPlan<double> plan(gpu, n);
+    EXPECT_EQ(plan.kernel(), adi::LargeKernel::truncated);
+    for (int rep = 0; rep < 2; ++rep) {
+      ds.u.copy_from_host(ds.poison.data());
+      plan.solve(adi::Bands<double>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.u.data());
+      std::vector<double> u(s.d.size());
+      ds.u.copy_to_host(u.data());
+      EXPECT_LE(error_of(u, s.ref), tol<double>()) << "solve " << rep;
+      if (kind == Kind::weak) EXPECT_EQ(plan.kernel(), adi::LargeKernel::partition);
+    }
+    std::vector<double> u(s.d.size());
+    plan.solve(adi::Bands<double>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.d.data());
+    ds.d.copy_to_host(u.data());
+    EXPECT_LE(error_of(u, s.ref), tol<double>()) << "in place";
+  }
+}
+
 // compute-sanitizer's case (scripts/gpu_longy_ab.sh): lines cut into parts, dominant lines taken
 // and weak ones refused (the re-solve by the exact kernel), both precisions.
 TEST(CudaThomasTruncated, SanitizerSmall) {
@@ -658,5 +703,9 @@ TEST(CudaThomasTruncated, SanitizerSmall) {
   EXPECT_EQ(device_case<float>(kTrunc, 1031, 33, {Kind::dominant}, true), 0);
   EXPECT_EQ(device_case<double>(kTrunc, 1031, 33, {Kind::dominant, Kind::weak}, false), 1);
   EXPECT_EQ(large_case<double>(100003, Kind::dominant), 0);  // the single-system kernel
+  EXPECT_EQ(large_case<float>(4097, Kind::weak), 1);
+  adi::test::ScopedEnv windows("ADI_LARGE_WINDOWS", "1");  // and its window form
+  EXPECT_EQ(large_case<double>(100003, Kind::dominant), 0);
+  EXPECT_EQ(large_case<float>(4097, Kind::dominant), 0);
   EXPECT_EQ(large_case<float>(4097, Kind::weak), 1);
 }
