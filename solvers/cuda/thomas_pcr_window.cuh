@@ -18,8 +18,8 @@
 // Checked where a window is cut (a neighbour's row beyond it): lane 0 runs Thomas's elimination
 // from the window's first row over the G + 1 rows up to the first kept row, as spike_y_part's forward
 // cut (the product of |a_i / pivot_i|), lane 1 the mirror from its last row (bottom-up elimination,
-// the product of |c_i / pivot_i|, the decay of a perturbation at the cut towards the kept rows);
-// each product must be at or below kSpikeTol. With the hybrid's own checks (zero pivots, a segment
+// the product of |c_i / pivot_i|, the decay of a perturbation at the cut towards the kept rows), in
+// step and in float (a threshold test); each product must be at or below kSpikeTol. With the hybrid's own checks (zero pivots, a segment
 // multiplier past the growth bound: pcr_segment_registers.cuh) and a non-finite u, a failed check
 // sets *flag (then u is not the solution; the plan re-solves by the partition).
 #include "solvers/common/partition_core.hpp"
@@ -50,23 +50,34 @@ __global__ void __launch_bounds__(256, 2)
   T* mine = buf + lane + lane / M;                          // this lane's slot of row j: mine[J j]
   T *sd = buf, *sa = buf + P, *sb = buf + 2 * P, *sc = buf + 3 * P;
   auto pos = [](int r) { return r + r / M; };
-  auto mag = [](T v) { return v < T(0) ? -v : v; };
   bool bad = false;
   T sum = T(0);
   const i64 step = static_cast<i64>(gridDim.x) * W;
+  const T* src[4] = {d, a, b, c};
   for (i64 w = static_cast<i64>(blockIdx.x) * W + warp; w < windows; w += step) {
     const i64 base = w * K - G;  // the window's row 0 in the system
+    // Inner windows (rows 1 .. n - 2 only): one base pointer and immediate offsets, no test per value.
+    const bool inner = base >= 1 && base + kWindowRows <= n - 1;
 #pragma unroll
     for (int g = 0; g < M; g += SG) {
       T v[4][SG];
+      if (inner) {
 #pragma unroll
-      for (int jj = 0; jj < SG; ++jj) {
-        const i64 o = base + (g + jj) * kWarp + lane;
-        const bool in = o >= 0 && o < n;
-        v[0][jj] = in ? d[o] : T(0);
-        v[1][jj] = in && o >= 1 ? a[o] : T(0);
-        v[2][jj] = in ? b[o] : T(1);
-        v[3][jj] = in && o < n - 1 ? c[o] : T(0);
+        for (int k = 0; k < 4; ++k) {
+          const T* p = src[k] + base + lane;
+#pragma unroll
+          for (int jj = 0; jj < SG; ++jj) v[k][jj] = p[(g + jj) * kWarp];
+        }
+      } else {
+#pragma unroll
+        for (int jj = 0; jj < SG; ++jj) {
+          const i64 o = base + (g + jj) * kWarp + lane;
+          const bool in = o >= 0 && o < n;
+          v[0][jj] = in ? d[o] : T(0);
+          v[1][jj] = in && o >= 1 ? a[o] : T(0);
+          v[2][jj] = in ? b[o] : T(1);
+          v[3][jj] = in && o < n - 1 ? c[o] : T(0);
+        }
       }
 #pragma unroll
       for (int k = 0; k < 4; ++k)
@@ -74,26 +85,22 @@ __global__ void __launch_bounds__(256, 2)
         for (int jj = 0; jj < SG; ++jj) mine[k * P + (g + jj) * J] = v[k][jj];
     }
     __syncwarp();
-    if (lane == 0 && base > 0) {  // the cut before row 0: Thomas's forward decay over rows 0 .. G
-      T cs = T(0), prod = T(1);
-      for (int r = 0; r <= G; ++r) {
-        const T ar = sa[pos(r)], ak = r == 0 ? T(0) : ar;
-        const T inv = T(1) / common::thomas_pivot(ak, sb[pos(r)], cs);
-        prod = prod * mag(ar * inv);
-        cs = sc[pos(r)] * inv;
-      }
-      if (!(prod <= common::kSpikeTol<T>)) bad = true;
-    }
-    if (lane == 1 && base + kWindowRows < n) {  // the cut after the last row: the mirror over rows 511 .. 511 - G
-      T as = T(0), prod = T(1);
+    // The cuts' decay, lanes 0 and 1 in step (one loop): lane 0 Thomas's forward elimination from the
+    // cut before row 0 over rows 0 .. G (the product of |a_r / pivot_r|), lane 1 the mirror from the cut
+    // after row 511 over rows 511 .. 511 - G (|c_r / pivot_r|, bottom-up). In float, the reciprocals
+    // rounded: a threshold test (kSpikeTol, 1e-3 epsilon of T, is a normal float).
+    if (lane < 2 && (lane == 0 ? base > 0 : base + kWindowRows < n)) {
+      const T* near = lane == 0 ? sa : sc;  // the coupling towards the cut
+      const T* far = lane == 0 ? sc : sa;   // ... and away from it
+      float cs = 0.f, prod = 1.f;
       for (int k = 0; k <= G; ++k) {
-        const int r = kWindowRows - 1 - k;
-        const T cr = sc[pos(r)], ck = k == 0 ? T(0) : cr;
-        const T inv = T(1) / common::thomas_pivot(ck, sb[pos(r)], as);
-        prod = prod * mag(cr * inv);
-        as = sa[pos(r)] * inv;
+        const int r = lane == 0 ? k : kWindowRows - 1 - k;
+        const float nr = static_cast<float>(near[pos(r)]);
+        const float inv = __frcp_rn(static_cast<float>(sb[pos(r)]) - (k == 0 ? 0.f : nr) * cs);
+        prod = prod * fabsf(nr * inv);
+        cs = static_cast<float>(far[pos(r)]) * inv;
       }
-      if (!(prod <= common::kSpikeTol<T>)) bad = true;
+      if (!(prod <= static_cast<float>(common::kSpikeTol<T>))) bad = true;
     }
     __syncwarp();
     if (lane == 0) {  // the window's system: its first row's a and its last row's c cut
@@ -103,13 +110,15 @@ __global__ void __launch_bounds__(256, 2)
     __syncwarp();
     pcr_line_unrolled<T, M, true>(sh, sa, sb, sc, sd, false, bad);
     __syncwarp();
+    // The kept rows G .. G + K - 1 (those below n); out indexed from the window's row 0 (base >= -G).
+    T* out = u + (base + lane);
+    const bool tail = base + kWindowRows > n;
 #pragma unroll
-    for (int j = 0; j < M; ++j) {
-      const int r = j * kWarp + lane;
-      const i64 o = base + r;
-      if (r >= G && r < G + K && o < n) {
-        const T x = mine[j * J];
-        u[o] = x;
+    for (int jr = 0; jr < M; ++jr) {
+      const int r = jr * kWarp + lane;
+      if (r >= G && r < G + K && (!tail || base + r < n)) {
+        const T x = mine[jr * J];
+        out[jr * kWarp] = x;
         sum = sum + x;
       }
     }
