@@ -203,7 +203,7 @@ LargeTridiagonalPlan<T>::LargeTridiagonalPlan(const Executor& exec, index_t n, i
                         detail::number(cuda_backend::large_truncated_max_rows()) +
                         " rows; use LargeKernel::partition (or automatic)");
   // Automatic on a CUDA device: the truncated sweeps (one pass over the bands, docs/large_tridiagonal.md)
-  // for a non-periodic fp64 system in their range (fp32: slower than the partition on an H200, stop 44)
+  // for a non-periodic system in their range (fp32 only in the window form, large_truncated_applies)
   // where the solve is checked anyway (it synchronises to
   // read the refusal), no relative pivot tolerance is asked for (the partition tests it) and no chunk;
   // ADI_LARGE_TRUNCATED=0 keeps the partition.
@@ -587,9 +587,12 @@ std::size_t large_lines_workspace_bytes(const Executor& exec, const LineSet& lin
          cuda_backend::large_workspace_bytes(lines.n, periodic, cuda_backend::large_default_chunk(vs), vs);
 }
 
+// fp32 only in the window form (the default since stop 51): stop 44's single-system kernel was slower than
+// the partition in fp32 on an H200, the windows 1.8x faster (run s51/7, 2^24: 0.139 against 0.249 ms).
 bool large_truncated_applies(const Executor& exec, index_t n, std::size_t value_size, bool periodic) {
-  return exec.is_cuda() && value_size == 8 && !periodic && n >= cuda_backend::large_truncated_min_rows() &&
-         n <= cuda_backend::large_truncated_max_rows() && env_int("ADI_LARGE_TRUNCATED", 0, 1, 1) == 1;
+  return exec.is_cuda() && (value_size == 8 || cuda_backend::large_truncated_windows()) && !periodic &&
+         n >= cuda_backend::large_truncated_min_rows() && n <= cuda_backend::large_truncated_max_rows() &&
+         env_int("ADI_LARGE_TRUNCATED", 0, 1, 1) == 1;
 }
 
 template <class T>

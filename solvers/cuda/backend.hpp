@@ -389,12 +389,15 @@ ADI_CUDA_KERNEL(void large_solve(index_t n, const T* a, const T* b, const T* c, 
                  double tolerance, void* workspace, unsigned long long* pivot_flag, unsigned long long flag_bias,
                  void* stream, int load = 0, unsigned long long* report = nullptr))
 
-// One system by truncated sweeps (thomas_truncated.cuh's single-system kernel, one pass over
-// a, b, c, d; stop 44): LargeKernel::truncated, up to large_truncated_max_rows() rows, non-periodic,
-// out of place (u must not alias d); automatic's pick for fp64 systems from large_truncated_min_rows().
-// Sets *bad (device or pinned host memory, zeroed by the caller) where a part refuses (the
-// truncations' decay too slow, a multiplier |c*| above the growth bound of docs/pivoting.md, a
+// One system by truncated sweeps (one pass over a, b, c, d; stop 44): LargeKernel::truncated, up to
+// large_truncated_max_rows() rows, non-periodic, out of place (u must not alias d); automatic's pick
+// from large_truncated_min_rows() (fp64; fp32 too where large_truncated_windows()). Since stop 51 by
+// windows of 512 rows, each solved by a warp (thomas_pcr_window.cuh); ADI_LARGE_WINDOWS=0 (read at
+// each solve, large_truncated_windows()) runs stop 44's single-system kernel (thomas_truncated.cuh, a
+// thread per part). Sets *bad (device or pinned host memory, zeroed by the caller) where a window or
+// part refuses (a cut's decay too slow, a multiplier above the growth bound of docs/pivoting.md, a
 // value not finite): u is then not the solution and the caller solves again (the partition).
+ADI_CUDA_KERNEL_OR(return false;, bool large_truncated_windows())
 ADI_CUDA_KERNEL_OR(return 0;, index_t large_truncated_min_rows())
 ADI_CUDA_KERNEL_OR(return 0;, index_t large_truncated_max_rows())
 template <class T>

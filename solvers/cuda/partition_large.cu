@@ -348,14 +348,16 @@ template bool large_solve_device_fallback<double>(void*, index_t, index_t, index
                                                   const double*, const double*, const double*, double*, bool, int,
                                                   double, void*, unsigned long long*, void*, int*, void*);
 
+bool large_truncated_windows() { return ::adi::detail::env_switch("ADI_LARGE_WINDOWS", true); }
 index_t large_truncated_min_rows() { return index_t(kernels::kTruncSystemMinRows); }
 index_t large_truncated_max_rows() { return index_t(kernels::kTruncSystemMaxRows); }
 
-// The single-system truncated kernel (a thread per part), or ADI_LARGE_WINDOWS=1 the windows of the lean X
-// kernel's warp (thomas_pcr_window.cuh; read at each solve, for timing until it is measured).
+// LargeKernel::truncated: the windows of the lean X kernel's warp (thomas_pcr_window.cuh; the default since
+// stop 51: H200 run s51/7, fp64 2^24 0.417 -> 0.297 ms, fp32 0.287 -> 0.139), or ADI_LARGE_WINDOWS=0 the
+// single-system kernel of stop 44 (a thread per part; read at each solve, kept for timing).
 template <class T>
 void large_truncated_solve(index_t n, const T* a, const T* b, const T* c, const T* d, T* u, int* bad, void* stream) {
-  if (::adi::detail::env_switch("ADI_LARGE_WINDOWS", false))
+  if (large_truncated_windows())
     kernels::launch_thomas_pcr_window_system<T>(static_cast<kernels::i64>(n), a, b, c, d, u, bad,
                                                 static_cast<cudaStream_t>(stream));
   else

@@ -572,8 +572,10 @@ int large_case(index_t n, Kind kind, bool check = true) {
   return refused;
 }
 
+// Stop 44's single-system kernel (a thread per part; since stop 51 ADI_LARGE_WINDOWS=0) and the plan on it.
 TEST(CudaThomasTruncated, LargeSystem) {
   ADI_REQUIRE_CUDA();
+  adi::test::ScopedEnv single("ADI_LARGE_WINDOWS", "0");
   for (index_t n : {1, 2, 3, 31, 33, 255, 257, 4097, 100003, (1 << 20) + 3, (1 << 22) + 5}) {
     EXPECT_EQ(large_case<double>(n, Kind::dominant), 0);
     EXPECT_EQ(large_case<float>(n, Kind::dominant), 0);
@@ -588,7 +590,7 @@ TEST(CudaThomasTruncated, LargeSystem) {
   }
   const index_t n = (1 << 21) + 3;
   const adi::Executor gpu = adi::Executor::cuda();
-  EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, n).kernel(), adi::LargeKernel::partition);  // (fp64 only)
+  EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, n).kernel(), adi::LargeKernel::partition);  // (fp64 only in this form)
   EXPECT_EQ(adi::LargeTridiagonalPlan<double>(gpu, (1 << 21) - 1).kernel(), adi::LargeKernel::partition);
   for (Kind kind : {Kind::dominant, Kind::weak, Kind::nondominant}) {
     SCOPED_TRACE(kind == Kind::dominant ? "dominant" : kind == Kind::weak ? "weak (refused, the partition)" : "non-dominant");
@@ -650,15 +652,46 @@ TEST(CudaThomasTruncated, LargeSystem) {
   EXPECT_THROW(adi::LargeTridiagonalPlan<float>(adi::Executor::host(), 1000, 1, 0, o), adi::InvalidArgument);
 }
 
-// The window form of the single-system kernel (ADI_LARGE_WINDOWS=1, thomas_pcr_window.cuh: windows of 512
-// rows overlapping by 2G, each solved by the lean X kernel's warp): sizes around one window's kept rows
+// The plan on one system of 2^21 + 3 rows with the window form: automatic takes it (both precisions), a
+// dominant system's answer, a weak one refused (the partition's answer, and the plan keeps the partition),
+// a non-dominant one either way right, in place through the partition.
+template <class T>
+void windows_plan_cases() {
+  const index_t n = (1 << 21) + 3;
+  const adi::Executor gpu = adi::Executor::cuda();
+  for (Kind kind : {Kind::dominant, Kind::weak, Kind::nondominant}) {
+    SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float " : "double ") +
+                 (kind == Kind::dominant ? "dominant" : kind == Kind::weak ? "weak (refused, the partition)" : "non-dominant"));
+    const System<T> s = make_system<T>(n, 1, {kind}, false, 78);
+    DeviceSystem<T> ds(s, gpu);
+    adi::LargeTridiagonalPlan<T> plan(gpu, n);
+    EXPECT_EQ(plan.kernel(), adi::LargeKernel::truncated);
+    for (int rep = 0; rep < 2; ++rep) {
+      ds.u.copy_from_host(ds.poison.data());
+      plan.solve(adi::Bands<T>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.u.data());
+      std::vector<T> u(s.d.size());
+      ds.u.copy_to_host(u.data());
+      EXPECT_LE(error_of(u, s.ref), tol<T>()) << "solve " << rep;
+      if (kind == Kind::weak) EXPECT_EQ(plan.kernel(), adi::LargeKernel::partition);
+      if (kind == Kind::dominant) EXPECT_EQ(plan.kernel(), adi::LargeKernel::truncated);
+    }
+    std::vector<T> u(s.d.size());
+    plan.solve(adi::Bands<T>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.d.data());
+    ds.d.copy_to_host(u.data());
+    EXPECT_LE(error_of(u, s.ref), tol<T>()) << "in place";
+  }
+}
+
+// The window form of LargeKernel::truncated (the default since stop 51, thomas_pcr_window.cuh: windows of
+// 512 rows overlapping by 2G, each solved by the lean X kernel's warp): sizes around one window's kept rows
 // (K = 512 - 2G: 432 fp64, 464 fp32) and its multiples, lengths of one to thousands of windows; dominant
 // systems taken (against the fp64 reference), weak ones refused wherever a window is cut, Thomas's
-// unstable pivot refused (the hybrid's growth test) even in one window; and through the plan, taken,
-// refused (the partition) and in place.
+// unstable pivot refused (the hybrid's growth test) even in one window; and through the plan in both
+// precisions (automatic takes fp32 too in this form), taken, refused (the partition) and in place.
 TEST(CudaThomasTruncated, LargeSystemWindows) {
   ADI_REQUIRE_CUDA();
   adi::test::ScopedEnv windows("ADI_LARGE_WINDOWS", "1");
+  EXPECT_TRUE(adi::cuda_backend::large_truncated_windows());
   for (index_t n : {1, 2, 3, 31, 33, 255, 257, 431, 432, 433, 463, 464, 465, 511, 512, 513, 863, 864, 865, 929, 4097,
                     100003, (1 << 20) + 3, (1 << 22) + 5}) {
     EXPECT_EQ(large_case<double>(n, Kind::dominant), 0);
@@ -672,27 +705,12 @@ TEST(CudaThomasTruncated, LargeSystemWindows) {
       EXPECT_EQ(large_case<float>(n, Kind::unstable, false), 1);
     }
   }
-  const index_t n = (1 << 21) + 3;
+  windows_plan_cases<double>();
+  windows_plan_cases<float>();
   const adi::Executor gpu = adi::Executor::cuda();
-  for (Kind kind : {Kind::dominant, Kind::weak, Kind::nondominant}) {
-    SCOPED_TRACE(kind == Kind::dominant ? "dominant" : kind == Kind::weak ? "weak (refused, the partition)" : "non-dominant");
-    const System<double> s = make_system<double>(n, 1, {kind}, false, 78);
-    DeviceSystem<double> ds(s, gpu);
-    adi::LargeTridiagonalPlan<double> plan(gpu, n);
-    EXPECT_EQ(plan.kernel(), adi::LargeKernel::truncated);
-    for (int rep = 0; rep < 2; ++rep) {
-      ds.u.copy_from_host(ds.poison.data());
-      plan.solve(adi::Bands<double>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.u.data());
-      std::vector<double> u(s.d.size());
-      ds.u.copy_to_host(u.data());
-      EXPECT_LE(error_of(u, s.ref), tol<double>()) << "solve " << rep;
-      if (kind == Kind::weak) EXPECT_EQ(plan.kernel(), adi::LargeKernel::partition);
-    }
-    std::vector<double> u(s.d.size());
-    plan.solve(adi::Bands<double>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.d.data());
-    ds.d.copy_to_host(u.data());
-    EXPECT_LE(error_of(u, s.ref), tol<double>()) << "in place";
-  }
+  EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, (1 << 21) - 1).kernel(), adi::LargeKernel::partition);
+  adi::test::ScopedEnv single("ADI_LARGE_WINDOWS", "0");  // fp32: the partition without the windows
+  EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, (1 << 21) + 3).kernel(), adi::LargeKernel::partition);
 }
 
 // compute-sanitizer's case (scripts/gpu_longy_ab.sh): lines cut into parts, dominant lines taken
