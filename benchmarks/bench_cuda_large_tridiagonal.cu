@@ -172,46 +172,35 @@ void run_size(int l, cusparseHandle_t sp) {
     g_rows.push_back({prec, "partition (plan)", "chunk=" + std::to_string(def) + (checks ? " +pivot check" : ""), l,
                       ms, residual(a, b, c, d, u.p, n), double(plan.workspace_bytes())});
   }
-  {  // the truncated sweeps (stop 44): the kernel alone (its refusal flag in device memory, not read),
-     // and through the plan (automatic's pick from 2^20 rows: the flag read after one synchronisation)
+  {  // LargeKernel::truncated alone (its refusal flag in device memory, not read): the windows of the lean X
+     // kernel's warp (the default since stop 51), then stop 44's single-system kernel (ADI_LARGE_WINDOWS=0:
+     // a thread per part) with its timing variants; and through the plan (automatic's pick: the flag read
+     // after one synchronisation)
     Buf<int> flag(1);
-    CK(cudaMemset(flag.p, 0, sizeof(int)));
-    const double ms = time_ms([&] {
-      adi::cuda_backend::large_truncated_solve<T>(n, a.p, b.p, c.p, d.p, u.p, flag.p, g_stream);
-    });
-    int refused = 0;
-    CK(cudaMemcpy(&refused, flag.p, sizeof(int), cudaMemcpyDeviceToHost));
-    g_rows.push_back({prec, refused ? "truncated kernel (REFUSED)" : "truncated kernel", "", l, ms,
-                      residual(a, b, c, d, u.p, n), 0.0});
+    auto truncated_row = [&](const char* name, const std::string& setting) {
+      CK(cudaMemset(flag.p, 0, sizeof(int)));
+      const double ms = time_ms([&] {
+        adi::cuda_backend::large_truncated_solve<T>(n, a.p, b.p, c.p, d.p, u.p, flag.p, g_stream);
+      });
+      int refused = 0;
+      CK(cudaMemcpy(&refused, flag.p, sizeof(int), cudaMemcpyDeviceToHost));
+      g_rows.push_back({prec, std::string(name) + (refused ? " (REFUSED)" : ""), setting, l, ms,
+                        residual(a, b, c, d, u.p, n), 0.0});
+    };
+    truncated_row("truncated windows", "");
+    setenv("ADI_LARGE_WINDOWS", "0", 1);
+    truncated_row("truncated parts", "");
     if (adi::cuda_backend::timing_forms_compiled()) {  // (the form kept for timing: -DADI_CUDA_UNROLL_ALL=ON)
       setenv("ADI_TRUNC_SYSTEM_STORES", "0", 1);  // u stored row by row (before stop 44's warp stores)
-      const double ms0 = time_ms([&] {
-        adi::cuda_backend::large_truncated_solve<T>(n, a.p, b.p, c.p, d.p, u.p, flag.p, g_stream);
-      });
+      truncated_row("truncated parts", "u row by row");
       unsetenv("ADI_TRUNC_SYSTEM_STORES");
-      g_rows.push_back({prec, "truncated kernel", "u row by row", l, ms0, residual(a, b, c, d, u.p, n), 0.0});
-    }
-    {  // the windows of the lean X kernel's warp (stop 51, ADI_LARGE_WINDOWS=1)
-      CK(cudaMemset(flag.p, 0, sizeof(int)));
-      setenv("ADI_LARGE_WINDOWS", "1", 1);
-      const double msw = time_ms([&] {
-        adi::cuda_backend::large_truncated_solve<T>(n, a.p, b.p, c.p, d.p, u.p, flag.p, g_stream);
-      });
-      unsetenv("ADI_LARGE_WINDOWS");
-      int wrefused = 0;
-      CK(cudaMemcpy(&wrefused, flag.p, sizeof(int), cudaMemcpyDeviceToHost));
-      g_rows.push_back({prec, wrefused ? "truncated windows (REFUSED)" : "truncated windows", "", l, msw,
-                        residual(a, b, c, d, u.p, n), 0.0});
     }
     for (const char* pct : {"50", "200"}) {  // parts per 100 resident threads (the default 100)
       setenv("ADI_TRUNC_SYSTEM_PARTS", pct, 1);
-      const double msp = time_ms([&] {
-        adi::cuda_backend::large_truncated_solve<T>(n, a.p, b.p, c.p, d.p, u.p, flag.p, g_stream);
-      });
+      truncated_row("truncated parts", std::string("parts ") + pct + "%");
       unsetenv("ADI_TRUNC_SYSTEM_PARTS");
-      g_rows.push_back({prec, "truncated kernel", std::string("parts ") + pct + "%", l, msp,
-                        residual(a, b, c, d, u.p, n), 0.0});
     }
+    unsetenv("ADI_LARGE_WINDOWS");
     adi::LargeTridiagonalPlan<T> plan(ex, n);
     const double pms = time_ms([&] { plan.solve(adi::Bands<T>{a.p, b.p, c.p}, d.p, u.p); });
     g_rows.push_back({prec, std::string("automatic (plan) * ") + adi::large_kernel_name(plan.kernel()), "", l, pms,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -572,14 +573,43 @@ int large_case(index_t n, Kind kind, bool check = true) {
   return refused;
 }
 
-// Stop 44's single-system kernel (a thread per part; since stop 51 ADI_LARGE_WINDOWS=0) and the plan on it.
-TEST(CudaThomasTruncated, LargeSystem) {
-  ADI_REQUIRE_CUDA();
-  adi::test::ScopedEnv single("ADI_LARGE_WINDOWS", "0");
-  for (index_t n : {1, 2, 3, 31, 33, 255, 257, 4097, 100003, (1 << 20) + 3, (1 << 22) + 5}) {
+// The plan on one system of 2^21 + 3 rows where automatic takes the truncated sweeps: a dominant system's
+// answer, a weak one refused (the partition's answer, and the plan keeps the partition), a non-dominant one
+// either way right, in place through the partition.
+template <class T>
+void large_plan_cases(std::uint32_t seed) {
+  const index_t n = (1 << 21) + 3;
+  const adi::Executor gpu = adi::Executor::cuda();
+  for (Kind kind : {Kind::dominant, Kind::weak, Kind::nondominant}) {
+    SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float " : "double ") +
+                 (kind == Kind::dominant ? "dominant" : kind == Kind::weak ? "weak (refused, the partition)" : "non-dominant"));
+    const System<T> s = make_system<T>(n, 1, {kind}, false, seed);
+    DeviceSystem<T> ds(s, gpu);
+    adi::LargeTridiagonalPlan<T> plan(gpu, n);
+    EXPECT_EQ(plan.kernel(), adi::LargeKernel::truncated);
+    for (int rep = 0; rep < 2; ++rep) {
+      ds.u.copy_from_host(ds.poison.data());
+      plan.solve(adi::Bands<T>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.u.data());
+      std::vector<T> u(s.d.size());
+      ds.u.copy_to_host(u.data());
+      EXPECT_LE(error_of(u, s.ref), tol<T>()) << "solve " << rep;
+      if (kind == Kind::weak) EXPECT_EQ(plan.kernel(), adi::LargeKernel::partition);
+      if (kind == Kind::dominant) EXPECT_EQ(plan.kernel(), adi::LargeKernel::truncated);
+    }
+    std::vector<T> u(s.d.size());
+    plan.solve(adi::Bands<T>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.d.data());
+    ds.d.copy_to_host(u.data());
+    EXPECT_LE(error_of(u, s.ref), tol<T>()) << "in place";
+  }
+}
+
+// large_truncated_solve alone on one system of each size, both precisions: dominant taken (and right),
+// weak refused from `weak_from` rows on (where the system is cut), Thomas's unstable pivot always refused.
+void large_kernel_cases(std::initializer_list<index_t> sizes, index_t weak_from) {
+  for (index_t n : sizes) {
     EXPECT_EQ(large_case<double>(n, Kind::dominant), 0);
     EXPECT_EQ(large_case<float>(n, Kind::dominant), 0);
-    if (n >= 4097) {
+    if (n >= weak_from) {
       EXPECT_EQ(large_case<double>(n, Kind::weak), 1);
       EXPECT_EQ(large_case<float>(n, Kind::weak), 1);
     }
@@ -588,31 +618,18 @@ TEST(CudaThomasTruncated, LargeSystem) {
       EXPECT_EQ(large_case<float>(n, Kind::unstable, false), 1);
     }
   }
+}
+
+// Stop 44's single-system kernel (a thread per part; since stop 51 ADI_LARGE_WINDOWS=0) and the plan on it.
+TEST(CudaThomasTruncated, LargeSystem) {
+  ADI_REQUIRE_CUDA();
+  adi::test::ScopedEnv single("ADI_LARGE_WINDOWS", "0");
+  large_kernel_cases({1, 2, 3, 31, 33, 255, 257, 4097, 100003, (1 << 20) + 3, (1 << 22) + 5}, 4097);
   const index_t n = (1 << 21) + 3;
   const adi::Executor gpu = adi::Executor::cuda();
   EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, n).kernel(), adi::LargeKernel::partition);  // (fp64 only in this form)
   EXPECT_EQ(adi::LargeTridiagonalPlan<double>(gpu, (1 << 21) - 1).kernel(), adi::LargeKernel::partition);
-  for (Kind kind : {Kind::dominant, Kind::weak, Kind::nondominant}) {
-    SCOPED_TRACE(kind == Kind::dominant ? "dominant" : kind == Kind::weak ? "weak (refused, the partition)" : "non-dominant");
-    const System<double> s = make_system<double>(n, 1, {kind}, false, 77);
-    DeviceSystem<double> ds(s, gpu);
-    adi::LargeTridiagonalPlan<double> plan(gpu, n);
-    EXPECT_EQ(plan.kernel(), adi::LargeKernel::truncated);
-    for (int rep = 0; rep < 2; ++rep) {
-      ds.u.copy_from_host(ds.poison.data());
-      plan.solve(adi::Bands<double>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.u.data());
-      std::vector<double> u(s.d.size());
-      ds.u.copy_to_host(u.data());
-      EXPECT_LE(error_of(u, s.ref), tol<double>()) << "solve " << rep;
-      if (kind == Kind::weak)  // refused: automatic keeps the partition from then on
-        EXPECT_EQ(plan.kernel(), adi::LargeKernel::partition);
-    }
-    // in place: the partition
-    std::vector<double> u(s.d.size());
-    plan.solve(adi::Bands<double>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.d.data());
-    ds.d.copy_to_host(u.data());
-    EXPECT_LE(error_of(u, s.ref), tol<double>()) << "in place";
-  }
+  large_plan_cases<double>(77);
   // TridiagonalPlan's few-long-lines route (Kernel::large_partition): two contiguous lines, the second
   // dominant; the first dominant (the truncated sweeps take both) or weak (refused: the partition).
   for (Kind kind : {Kind::dominant, Kind::weak}) {
@@ -652,36 +669,6 @@ TEST(CudaThomasTruncated, LargeSystem) {
   EXPECT_THROW(adi::LargeTridiagonalPlan<float>(adi::Executor::host(), 1000, 1, 0, o), adi::InvalidArgument);
 }
 
-// The plan on one system of 2^21 + 3 rows with the window form: automatic takes it (both precisions), a
-// dominant system's answer, a weak one refused (the partition's answer, and the plan keeps the partition),
-// a non-dominant one either way right, in place through the partition.
-template <class T>
-void windows_plan_cases() {
-  const index_t n = (1 << 21) + 3;
-  const adi::Executor gpu = adi::Executor::cuda();
-  for (Kind kind : {Kind::dominant, Kind::weak, Kind::nondominant}) {
-    SCOPED_TRACE(std::string(sizeof(T) == 4 ? "float " : "double ") +
-                 (kind == Kind::dominant ? "dominant" : kind == Kind::weak ? "weak (refused, the partition)" : "non-dominant"));
-    const System<T> s = make_system<T>(n, 1, {kind}, false, 78);
-    DeviceSystem<T> ds(s, gpu);
-    adi::LargeTridiagonalPlan<T> plan(gpu, n);
-    EXPECT_EQ(plan.kernel(), adi::LargeKernel::truncated);
-    for (int rep = 0; rep < 2; ++rep) {
-      ds.u.copy_from_host(ds.poison.data());
-      plan.solve(adi::Bands<T>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.u.data());
-      std::vector<T> u(s.d.size());
-      ds.u.copy_to_host(u.data());
-      EXPECT_LE(error_of(u, s.ref), tol<T>()) << "solve " << rep;
-      if (kind == Kind::weak) EXPECT_EQ(plan.kernel(), adi::LargeKernel::partition);
-      if (kind == Kind::dominant) EXPECT_EQ(plan.kernel(), adi::LargeKernel::truncated);
-    }
-    std::vector<T> u(s.d.size());
-    plan.solve(adi::Bands<T>{ds.a.data(), ds.b.data(), ds.c.data()}, ds.d.data(), ds.d.data());
-    ds.d.copy_to_host(u.data());
-    EXPECT_LE(error_of(u, s.ref), tol<T>()) << "in place";
-  }
-}
-
 // The window form of LargeKernel::truncated (the default since stop 51, thomas_pcr_window.cuh: windows of
 // 512 rows overlapping by 2G, each solved by the lean X kernel's warp): sizes around one window's kept rows
 // (K = 512 - 2G: 432 fp64, 464 fp32) and its multiples, lengths of one to thousands of windows; dominant
@@ -692,21 +679,11 @@ TEST(CudaThomasTruncated, LargeSystemWindows) {
   ADI_REQUIRE_CUDA();
   adi::test::ScopedEnv windows("ADI_LARGE_WINDOWS", "1");
   EXPECT_TRUE(adi::cuda_backend::large_truncated_windows());
-  for (index_t n : {1, 2, 3, 31, 33, 255, 257, 431, 432, 433, 463, 464, 465, 511, 512, 513, 863, 864, 865, 929, 4097,
-                    100003, (1 << 20) + 3, (1 << 22) + 5}) {
-    EXPECT_EQ(large_case<double>(n, Kind::dominant), 0);
-    EXPECT_EQ(large_case<float>(n, Kind::dominant), 0);
-    if (n >= 1000) {
-      EXPECT_EQ(large_case<double>(n, Kind::weak), 1);
-      EXPECT_EQ(large_case<float>(n, Kind::weak), 1);
-    }
-    if (n >= 2) {
-      EXPECT_EQ(large_case<double>(n, Kind::unstable, false), 1);
-      EXPECT_EQ(large_case<float>(n, Kind::unstable, false), 1);
-    }
-  }
-  windows_plan_cases<double>();
-  windows_plan_cases<float>();
+  large_kernel_cases({1, 2, 3, 31, 33, 255, 257, 431, 432, 433, 463, 464, 465, 511, 512, 513, 863, 864, 865, 929, 4097,
+                      100003, (1 << 20) + 3, (1 << 22) + 5},
+                     1000);
+  large_plan_cases<double>(78);
+  large_plan_cases<float>(78);
   const adi::Executor gpu = adi::Executor::cuda();
   EXPECT_EQ(adi::LargeTridiagonalPlan<float>(gpu, (1 << 21) - 1).kernel(), adi::LargeKernel::partition);
   adi::test::ScopedEnv single("ADI_LARGE_WINDOWS", "0");  // fp32: the partition without the windows
