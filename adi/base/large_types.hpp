@@ -7,8 +7,8 @@ namespace adi {
 
 // How a large system is solved.
 enum class LargeKernel {
-  automatic,              // partition on the host; on a CUDA device truncated for fp64 systems
-                          // where it applies (docs/large_tridiagonal.md "Truncated sweeps"), else partition
+  automatic,              // partition on the host; on a CUDA device truncated where it applies
+                          // (docs/large_tridiagonal.md "GPU, truncated sweeps"), else partition
   thomas,                 // plain Thomas on one core (host; the baseline)
   pcr_thomas,             // P+T: k PCR levels make 2^k independent subsystems, gathered into
                           // contiguous buffers and solved by Thomas concurrently (paper III)
@@ -17,9 +17,9 @@ enum class LargeKernel {
   partition,              // two passes: chunks reduced to two interface unknowns each, the
                           // reduced system solved (recursively), then every chunk by Thomas;
                           // host: one chunk per SIMD lane; CUDA: one chunk per thread
-  truncated,              // CUDA: one pass of truncated sweeps (a thread per part of ~500 rows,
-                          // each swept from 40 (fp64) / 24 (fp32) rows beyond its ends, where
-                          // the coupling has decayed below 1e-3 epsilon), checked; a system it
+  truncated,              // CUDA: one pass of truncated sweeps (windows of 512 rows overlapping by
+                          // 80 (fp64) / 48 (fp32) rows, a warp each, where the coupling across
+                          // each cut has decayed below 1e-3 epsilon), checked; a system it
                           // refuses (too slow a decay, growth, non-finite), a periodic one or one
                           // solved in place (u == d) goes to partition
 };
