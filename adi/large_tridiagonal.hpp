@@ -128,8 +128,8 @@ std::size_t large_lines_workspace_bytes(const Executor& exec, const LineSet& lin
 // into (the plan's; adi/large_tridiagonal.cpp, cuda_partition_systems), [1] the truncated sweeps'
 // refusal; unused on the host. truncated (may be null): the caller's state of the truncated sweeps
 // (LargeKernel::truncated's rule: CUDA, fp64 (and fp32 in the window form, the default), checked,
-// non-periodic, out of place, 2^21 .. 2^29 rows): tried first while *truncated, which a refused batch clears (the partition then solves it,
-// and every later one).
+// non-periodic, out of place, 2^21 .. 2^29 rows): tried first while *truncated, which a refused batch
+// clears (the partition then solves it, and every later one).
 template <class T>
 void large_lines_solve(const Executor& exec, const LineSet& lines, const T* a, const T* b, const T* c,
                        bool shared, const T* d, T* u, bool periodic, bool check_pivots, void* workspace,

@@ -40,6 +40,12 @@ std::string g_layouts;  // --layout=interleaved,contiguous: only these batch lay
 std::string g_kernels;  // --kernel=shuffle: only these kernels (shuffle, shared; empty: both)
 index_t g_systems = 0;  // --systems=P: P systems in the batch and periodic rows (0: the paper's sizes)
 
+// Systems in a batch or periodic row of block size m: --systems, else the paper's P (65536, 32768 for M = 7, 8;
+// a sixteenth with --quick).
+index_t batch_systems(int m, bool quick) {
+  return g_systems > 0 ? g_systems : (m <= 6 ? 65536 : 32768) / (quick ? 16 : 1);
+}
+
 bool listed(const std::string& list, const std::string& item) {
   if (list.empty()) return true;
   return ("," + list + ",").find("," + item + ",") != std::string::npos;
@@ -215,7 +221,7 @@ template <class T>
 void batch_rows(bool quick) {
   for (int m = 2; m <= 8; ++m) {
     if (!listed(g_ms, std::to_string(m))) continue;
-    const index_t n = m <= 6 ? 128 : 96, p = g_systems > 0 ? g_systems : (m <= 6 ? 65536 : 32768) / (quick ? 16 : 1);
+    const index_t n = m <= 6 ? 128 : 96, p = batch_systems(m, quick);
     constexpr auto cm = adi::BlockOrder::column_major;  // Fortran's blocks, read in place
     for (const Config& cfg : {Config{"interleaved", adi::to_block_lines(adi::BlockInterleaved{m, n, p})},
                               Config{"interl-colmaj", adi::to_block_lines(adi::BlockInterleaved{m, n, p, cm})},
@@ -232,7 +238,7 @@ template <class T>
 void periodic_rows(bool quick) {
   for (int m = 2; m <= 8; ++m) {
     if (!listed(g_ms, std::to_string(m))) continue;
-    const index_t n = m <= 6 ? 128 : 96, p = g_systems > 0 ? g_systems : (m <= 6 ? 65536 : 32768) / (quick ? 16 : 1);
+    const index_t n = m <= 6 ? 128 : 96, p = batch_systems(m, quick);
     run_config<T>({"periodic-il", adi::to_block_lines(adi::BlockInterleaved{m, n, p}), true},
                   adi::BlockKernel::cuda_block_thomas_shuffle);
   }

@@ -815,7 +815,7 @@ __device__ __forceinline__ void thread_back_substitute(const Args<T>& g, index_t
 // `pair`: where the two-thread form (block_thomas_pair_kernel) runs instead: never, where its grid fits
 // one wave (2 P threads no more than its blocks per SM x SMs x 128), or always; ADI_BT_PAIR=0 / 1
 // overrides it at each launch (timing and tests). Measured on an H200 (runs s51/1-2, N = 128,
-// interleaved, one-thread -> two-thread ms; docs/block_tridiagonal.md "Stop 51"): fp32 M = 2 wins up to
+// interleaved, one-thread -> two-thread ms; docs/block_tridiagonal.md "Two threads per system"): fp32 M = 2 wins up to
 // one wave of pairs (P = 16384 0.176 -> 0.121, 65536 0.274 -> 0.255) and loses past it (98304 0.359 ->
 // 0.402, 262144 0.931 -> 0.976); fp64 M = 2 wins at every P but 65536 (+2-3%: 16384 0.216 -> 0.156,
 // 98304 0.827 -> 0.751, 196608 1.456 -> 1.364); fp32 M = 4's pair kernel fits 128 registers, 4 blocks
@@ -998,6 +998,25 @@ bool block_thread_vec(const Args<T>& g) {
          at(g.d, vv) && at(g.u, vv) && at(g.dws, vv);
 }
 
+// Threads `Kernel` (a pair kernel, blocks of 128) keeps resident on the current device: its blocks per SM x
+// SMs x 128, looked up once per device (PairRule::one_wave asks at every launch).
+template <auto Kernel>
+index_t pair_resident_threads() {
+  constexpr int kDevices = 64;  // devices past this are looked up at each call
+  static std::atomic<index_t> cached[kDevices];  // (0: not yet)
+  int dev = 0;
+  ADI_CUDA_CHECK(cudaGetDevice(&dev));
+  const bool cache = dev >= 0 && dev < kDevices;
+  if (cache)
+    if (const index_t t = cached[dev].load(std::memory_order_relaxed); t > 0) return t;
+  int sms = 0, per_sm = 0;
+  ADI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, 128, 0));
+  const index_t t = static_cast<index_t>(per_sm) * sms * 128;
+  if (cache) cached[dev].store(t, std::memory_order_relaxed);
+  return t;
+}
+
 // Launches of the one-thread form, and of those with vector accesses (tests read them;
 // block_thomas_cuda.cu).
 std::atomic<std::size_t>& thread_form_count();
@@ -1030,14 +1049,9 @@ void launch(Args<T> args, cudaStream_t stream) {
       if (vec) ++thread_vec_count();
       constexpr PairRule kRule = thread_form<T, M>().pair;
       bool pair = kRule == PairRule::always;
-      if constexpr (kRule == PairRule::one_wave) {
-        int dev = 0, sms = 0, per_sm = 0;
-        ADI_CUDA_CHECK(cudaGetDevice(&dev));
-        ADI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        ADI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, vec ? block_thomas_pair_kernel<T, M, kAnyVec> : block_thomas_pair_kernel<T, M, false>, 128, 0));
-        pair = 2 * systems <= static_cast<index_t>(per_sm) * sms * 128;
-      }
+      if constexpr (kRule == PairRule::one_wave)
+        pair = 2 * systems <= (vec ? pair_resident_threads<block_thomas_pair_kernel<T, M, kAnyVec>>()
+                                   : pair_resident_threads<block_thomas_pair_kernel<T, M, false>>());
       if (::adi::detail::env_switch("ADI_BT_PAIR", pair)) {
         ++thread_pair_count();
         const auto pblocks = static_cast<unsigned>((2 * systems + 127) / 128);

@@ -244,58 +244,59 @@ TYPED_TEST(BlockThomasCuda, PeriodicSystems) {
 TYPED_TEST(BlockThomasCuda, SingularBlockNamesSystemAndRow) {
   ADI_REQUIRE_CUDA();
   using T = TypeParam;
-  for (const char* pair : {"0", "1"})  // the one-thread and two-thread forms for m = 2, 3
-  for (BlockKernel k : kKernels)
-    for (int m : {2, 3, 5, 8}) {
-      adi::test::ScopedEnv env("ADI_BT_PAIR", pair);
-      SCOPED_TRACE(std::string(adi::block_kernel_name(k)) + " m=" + std::to_string(m));
-      const BlockLineSet l = adi::to_block_lines(adi::BlockInterleaved{m, 9, 300});
-      auto p = make_block_problem<T>(l, 11);
-      auto make_singular = [&](index_t sys, index_t row) {
-        for (int q = 0; q < m; ++q) {
-          if (row > 0)
-            for (int r = 0; r < m; ++r) p.a[p.bi(sys, row, r, q)] = 0;
-          p.b[p.bi(sys, row, m - 1, q)] = p.b[p.bi(sys, row, 0, q)];
-        }
-      };
-      make_singular(250, 1);
-      make_singular(171, 6);
-      make_singular(171, 8);
-      const std::vector<T> before(p.d.size(), std::numeric_limits<T>::quiet_NaN());
-      // The two-thread form eliminates rows 8 .. 5 bottom-up: it meets system 171's singular row 8
-      // (A_8 = 0 and B_8 singular: the matrix is singular) first; every other form meets row 6.
-      const std::size_t pairs = adi::cuda_backend::block_thomas_pair_launches();
-      try {
-        solve_on_device(p, k, false, before);
-        ADD_FAILURE() << "no SingularBlock thrown";
-      } catch (const adi::SingularBlock& e) {
-        EXPECT_EQ(e.system(), 171);
-        EXPECT_EQ(e.row(), adi::cuda_backend::block_thomas_pair_launches() > pairs ? 8 : 6);
-      }
-      // Periodic: a singular final block reports row n-1.
-      {
-        auto z = make_block_problem<T>(l, 13, 0, false, true);
-        for (int r = 0; r < m; ++r)
-          for (int q = 0; q < m; ++q) z.a[z.bi(42, 8, r, q)] = z.b[z.bi(42, 8, r, q)] = z.c[z.bi(42, 8, r, q)] = 0;
+  for (const char* pair : {"0", "1"}) {  // the one-thread and two-thread forms for m = 2, 3
+    adi::test::ScopedEnv env("ADI_BT_PAIR", pair);
+    for (BlockKernel k : kKernels)
+      for (int m : {2, 3, 5, 8}) {
+        SCOPED_TRACE(std::string(adi::block_kernel_name(k)) + " m=" + std::to_string(m));
+        const BlockLineSet l = adi::to_block_lines(adi::BlockInterleaved{m, 9, 300});
+        auto p = make_block_problem<T>(l, 11);
+        auto make_singular = [&](index_t sys, index_t row) {
+          for (int q = 0; q < m; ++q) {
+            if (row > 0)
+              for (int r = 0; r < m; ++r) p.a[p.bi(sys, row, r, q)] = 0;
+            p.b[p.bi(sys, row, m - 1, q)] = p.b[p.bi(sys, row, 0, q)];
+          }
+        };
+        make_singular(250, 1);
+        make_singular(171, 6);
+        make_singular(171, 8);
+        const std::vector<T> before(p.d.size(), std::numeric_limits<T>::quiet_NaN());
+        // The two-thread form eliminates rows 8 .. 5 bottom-up: it meets system 171's singular row 8
+        // (A_8 = 0 and B_8 singular: the matrix is singular) first; every other form meets row 6.
+        const std::size_t pairs = adi::cuda_backend::block_thomas_pair_launches();
         try {
-          solve_on_device(z, k, false, before);
-          ADD_FAILURE() << "no SingularBlock thrown for the periodic last block";
+          solve_on_device(p, k, false, before);
+          ADD_FAILURE() << "no SingularBlock thrown";
         } catch (const adi::SingularBlock& e) {
-          EXPECT_EQ(e.system(), 42);
-          EXPECT_EQ(e.row(), 8);
+          EXPECT_EQ(e.system(), 171);
+          EXPECT_EQ(e.row(), adi::cuda_backend::block_thomas_pair_launches() > pairs ? 8 : 6);
+        }
+        // Periodic: a singular final block reports row n-1.
+        {
+          auto z = make_block_problem<T>(l, 13, 0, false, true);
+          for (int r = 0; r < m; ++r)
+            for (int q = 0; q < m; ++q) z.a[z.bi(42, 8, r, q)] = z.b[z.bi(42, 8, r, q)] = z.c[z.bi(42, 8, r, q)] = 0;
+          try {
+            solve_on_device(z, k, false, before);
+            ADD_FAILURE() << "no SingularBlock thrown for the periodic last block";
+          } catch (const adi::SingularBlock& e) {
+            EXPECT_EQ(e.system(), 42);
+            EXPECT_EQ(e.row(), 8);
+          }
+        }
+        // A NaN inside a block is reported too, never returned as a result.
+        auto q = make_block_problem<T>(l, 12);
+        q.b[q.bi(5, 0, 0, m - 1)] = std::numeric_limits<T>::quiet_NaN();
+        try {
+          solve_on_device(q, k, false, before);
+          ADD_FAILURE() << "no SingularBlock thrown for a NaN block";
+        } catch (const adi::SingularBlock& e) {
+          EXPECT_EQ(e.system(), 5);
+          EXPECT_EQ(e.row(), 0);
         }
       }
-      // A NaN inside a block is reported too, never returned as a result.
-      auto q = make_block_problem<T>(l, 12);
-      q.b[q.bi(5, 0, 0, m - 1)] = std::numeric_limits<T>::quiet_NaN();
-      try {
-        solve_on_device(q, k, false, before);
-        ADD_FAILURE() << "no SingularBlock thrown for a NaN block";
-      } catch (const adi::SingularBlock& e) {
-        EXPECT_EQ(e.system(), 5);
-        EXPECT_EQ(e.row(), 0);
-      }
-    }
+  }
 }
 
 // Host arrays on a CUDA executor (and the reverse) are refused with a clear message.
