@@ -581,7 +581,19 @@ __global__ void __launch_bounds__(kWarps * 32, min_blocks<T, M, Periodic>()) blo
 // fp64 M = 3 -10% against the staged kernels; fp64 M = 4 1.3x slower (staged kept), the contiguous
 // layouts not taken (a warp's loads there touch 32 systems' separate rows).
 
-// [C | d] of a pivot-block solve, as common::block_lu_solve's right-hand-side policy.
+// d alone as common::block_lu_solve's right-hand-side policy (the pair kernel's middle row, which has no
+// C block to carry), and [C | d] (every other row: C*_i beside d*_i).
+template <class T, int M>
+struct ThreadVecRhs {
+  T (&d)[M];
+  __device__ __forceinline__ void swap(int k, int i) const {
+    const T t = d[k];
+    d[k] = d[i], d[i] = t;
+  }
+  __device__ __forceinline__ void axpy(int i, T f, int k) const { d[i] -= f * d[k]; }
+  __device__ __forceinline__ void scale(int i, T inv) const { d[i] *= inv; }
+};
+
 template <class T, int M>
 struct ThreadRhs {
   T (&c)[M * M];
@@ -592,18 +604,17 @@ struct ThreadRhs {
       const T t = c[k * M + j];
       c[k * M + j] = c[i * M + j], c[i * M + j] = t;
     }
-    const T t = d[k];
-    d[k] = d[i], d[i] = t;
+    ThreadVecRhs<T, M>{d}.swap(k, i);
   }
   __device__ __forceinline__ void axpy(int i, T f, int k) const {
 #pragma unroll
     for (int j = 0; j < M; ++j) c[i * M + j] -= f * c[k * M + j];
-    d[i] -= f * d[k];
+    ThreadVecRhs<T, M>{d}.axpy(i, f, k);
   }
   __device__ __forceinline__ void scale(int i, T inv) const {
 #pragma unroll
     for (int j = 0; j < M; ++j) c[i * M + j] *= inv;
-    d[i] *= inv;
+    ThreadVecRhs<T, M>{d}.scale(i, inv);
   }
 };
 
@@ -956,11 +967,8 @@ __global__ void __launch_bounds__(128, thread_form<T, M>().min_blocks) block_tho
         x[e - MM] = mid.d[e - MM] - top - bottom;
     }
     const bool partner_failed = __shfl_xor_sync(pair, static_cast<int>(reported), 1) != 0;
-    T none[MM];
     ThreadBlock<T, M> sacc{sb};
-    ThreadRhs<T, M> rhs{none, x};
-#pragma unroll
-    for (int e = 0; e < MM; ++e) none[e] = T(0);
+    ThreadVecRhs<T, M> rhs{x};
     if (!common::block_lu_solve<T, M>(sacc, rhs, g.tol) && !reported && !partner_failed)
       report(g, sys, h, reported);
     if (!up) thread_put<Vec>(g.u + ov + h * g.l.vectors.row, x);

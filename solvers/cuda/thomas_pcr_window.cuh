@@ -60,31 +60,14 @@ __global__ void __launch_bounds__(256, 2)
     const i64 base = w * K - G;  // the window's row 0 in the system
     // Inner windows (rows 1 .. n - 2 only): one base pointer and immediate offsets, no test per value.
     const bool inner = base >= 1 && base + kWindowRows <= n - 1;
-#pragma unroll
-    for (int g = 0; g < M; g += SG) {
-      T v[4][SG];
-      if (inner) {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          const T* p = src[k] + base + lane;
-#pragma unroll
-          for (int jj = 0; jj < SG; ++jj) v[k][jj] = p[(g + jj) * kWarp];
-        }
-      } else {
-#pragma unroll
-        for (int jj = 0; jj < SG; ++jj) {
-          const i64 o = base + (g + jj) * kWarp + lane;
-          const bool in = o >= 0 && o < n;
-          v[0][jj] = in ? d[o] : T(0);
-          v[1][jj] = in && o >= 1 ? a[o] : T(0);
-          v[2][jj] = in ? b[o] : T(1);
-          v[3][jj] = in && o < n - 1 ? c[o] : T(0);
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-#pragma unroll
-        for (int jj = 0; jj < SG; ++jj) mine[k * P + (g + jj) * J] = v[k][jj];
+    if (inner) {
+      stage_line_rows<T, M, SG>(mine, [&](int k, int j) { return (src[k] + base + lane)[j * kWarp]; });
+    } else {
+      stage_line_rows<T, M, SG>(mine, [&](int k, int j) {
+        const i64 o = base + j * kWarp + lane;
+        const bool in = o >= 0 && o < n && (k != 1 || o >= 1) && (k != 3 || o < n - 1);
+        return in ? src[k][o] : T(k == 2 ? 1 : 0);
+      });
     }
     __syncwarp();
     // The cuts' decay, lanes 0 and 1 in step (one loop): lane 0 Thomas's forward elimination from the
@@ -98,7 +81,7 @@ __global__ void __launch_bounds__(256, 2)
       for (int k = 0; k <= G; ++k) {
         const int r = lane == 0 ? k : kWindowRows - 1 - k;
         const float nr = static_cast<float>(near[pos(r)]);
-        const float inv = __frcp_rn(static_cast<float>(sb[pos(r)]) - (k == 0 ? 0.f : nr) * cs);
+        const float inv = __frcp_rn(common::thomas_pivot(k == 0 ? 0.f : nr, static_cast<float>(sb[pos(r)]), cs));
         prod = prod * fabsf(nr * inv);
         cs = static_cast<float>(far[pos(r)]) * inv;
       }
