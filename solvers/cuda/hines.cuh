@@ -60,63 +60,82 @@ __device__ __forceinline__ void report(int* bad, bool b, index_t neuron) {
 }
 
 // Algorithm 1 of the paper, one thread per neuron, in global memory, with two changes (stop 52) that keep
-// its operations' order but not their memory traffic and latency:
+// its operations but not their memory traffic and latency:
 // - The elimination stores each node's factor f_i = l_i / d'_i over d_i and y_i = r'_i / d'_i over r_i
 //   (one reciprocal of the pivot), so the substitution x_i = y_i - f_i x_p(i) reads 2 values a node instead
 //   of l, d', r' and divides nothing: 8 values of traffic a compartment instead of 9 (the minimum is 4).
-// - A node's values are loaded one node ahead, before the current node's update of its parent is stored:
-//   node i - 1's other children (nodes > i) are done by then, and node i's update reaches i - 1 in registers
-//   where i - 1 is its parent (a chain, the common case), so no store and load back between the two. The
-//   substitution likewise takes x of node i - 1 from a register where it is the parent.
+// - Each sweep reads kPaperAhead + 1 nodes ahead of the node it works on (registers q[0] = the next node,
+//   ..., and the one read in this step). In the elimination a node's values are read before its last
+//   children are eliminated: node i's update of a parent already read (p(i) >= i - 1 - kPaperAhead: a
+//   chain, the common case, or a near branch point) goes to that parent's registers, any other to memory
+//   (a parent not read yet, whose other children are all done by the time it is). The substitution reads
+//   x of node i - 1 from a register where it is the parent.
 // Nodes are numbered as HinesBatch requires: parent(i) < i.
-template <class T>
+constexpr int kPaperAhead = 2;
+
+template <class T, int D = kPaperAhead>
 __global__ void paper_kernel(HinesView v, const T* __restrict__ l, T* __restrict__ d, T* __restrict__ r, index_t first,
                              index_t last, int* bad) {
   const index_t t = first + blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
   if (t >= last) return;
   const Slot s = slot_of(v, t);
   const index_t st = s.step;
+  const int n = s.n;
   bool b = false;
-  // Elimination, leaves first. (cd, cr): node i's update from node i + 1 where that is its child.
-  T cd = T(0), cr = T(0);
-  index_t a = s.base + static_cast<index_t>(s.n - 1) * st;
-  T li = s.n > 1 ? l[a] : T(0), di = d[a], ri = r[a];
-  for (int i = s.n - 1; i >= 1; --i) {
-    const int p = __ldg(s.parent + i);
-    const index_t an = a - st;
-    const T ln = i > 1 ? l[an] : T(0), dn = d[an], rn = r[an];  // node i - 1 (offdiag[0] is never read)
-    const T piv = di - cd, rr = ri - cr;
-    b |= piv == T(0) || !(piv - piv == T(0));
-    const T inv = T(1) / piv, f = li * inv;
-    d[a] = f;
-    r[a] = rr * inv;
-    const T ud = f * li, ur = f * rr;  // the parent's d and r lose these
-    if (p == i - 1) {
-      cd = ud, cr = ur;
-    } else {
-      const index_t ap = s.base + p * st;
-      d[ap] -= ud;
-      r[ap] -= ur;
-      cd = T(0), cr = T(0);
-    }
-    a = an, li = ln, di = dn, ri = rn;
+  auto at = [&](int i) { return s.base + static_cast<index_t>(i) * st; };
+  // Elimination, leaves first: node i in (li, di, ri), nodes i - 1 - k in (ql, qd, qr)[k] (offdiag[0] is
+  // never read).
+  T li = n > 1 ? l[at(n - 1)] : T(0), di = d[at(n - 1)], ri = r[at(n - 1)];
+  T ql[D], qd[D], qr[D];
+#pragma unroll
+  for (int k = 0; k < D; ++k) {
+    const int j = n - 2 - k;
+    ql[k] = j >= 1 ? l[at(j)] : T(0), qd[k] = j >= 0 ? d[at(j)] : T(0), qr[k] = j >= 0 ? r[at(j)] : T(0);
   }
-  const T piv0 = di - cd;  // the root (a = s.base)
-  b |= piv0 == T(0) || !(piv0 - piv0 == T(0));
-  T xp = (ri - cr) / piv0;
-  r[a] = xp;
-  // Substitution, root first: x_i = y_i - f_i x_p(i); xp is x of node i - 1.
-  a += st;
-  T fi = s.n > 1 ? d[a] : T(0), yi = s.n > 1 ? r[a] : T(0);
-  for (int i = 1; i < s.n; ++i) {
-    const int p = __ldg(s.parent + i);
-    const index_t an = a + st;
-    const bool more = i + 1 < s.n;
-    const T fn = more ? d[an] : T(0), yn = more ? r[an] : T(0);
-    const T xq = p == i - 1 ? xp : r[s.base + p * st];
+  for (int i = n - 1; i >= 1; --i) {
+    const int p = __ldg(s.parent + i), j = i - 1 - D;
+    const T nl = j >= 1 ? l[at(j)] : T(0);
+    T nd = j >= 0 ? d[at(j)] : T(0), nr = j >= 0 ? r[at(j)] : T(0);
+    b |= di == T(0) || !(di - di == T(0));
+    const T inv = T(1) / di, f = li * inv;
+    d[at(i)] = f;
+    r[at(i)] = ri * inv;
+    const T ud = f * li, ur = f * ri;  // the parent's d and r lose these
+#pragma unroll
+    for (int k = 0; k < D; ++k)
+      if (p == i - 1 - k) qd[k] -= ud, qr[k] -= ur;
+    if (p == j) {
+      nd -= ud, nr -= ur;
+    } else if (p < j) {
+      d[at(p)] -= ud;
+      r[at(p)] -= ur;
+    }
+    li = ql[0], di = qd[0], ri = qr[0];
+#pragma unroll
+    for (int k = 0; k + 1 < D; ++k) ql[k] = ql[k + 1], qd[k] = qd[k + 1], qr[k] = qr[k + 1];
+    ql[D - 1] = nl, qd[D - 1] = nd, qr[D - 1] = nr;
+  }
+  b |= di == T(0) || !(di - di == T(0));  // the root's pivot
+  T xp = ri / di;
+  r[s.base] = xp;
+  // Substitution, root first: x_i = y_i - f_i x_p(i); xp is x of node i - 1, node i in (fi, yi), nodes
+  // i + 1 + k in (qf, qy)[k].
+  T fi = n > 1 ? d[at(1)] : T(0), yi = n > 1 ? r[at(1)] : T(0), qf[D], qy[D];
+#pragma unroll
+  for (int k = 0; k < D; ++k) {
+    const int j = 2 + k;
+    qf[k] = j < n ? d[at(j)] : T(0), qy[k] = j < n ? r[at(j)] : T(0);
+  }
+  for (int i = 1; i < n; ++i) {
+    const int p = __ldg(s.parent + i), j = i + 1 + D;
+    const T nf = j < n ? d[at(j)] : T(0), ny = j < n ? r[at(j)] : T(0);
+    const T xq = p == i - 1 ? xp : r[at(p)];
     xp = yi - fi * xq;
-    r[a] = xp;
-    a = an, fi = fn, yi = yn;
+    r[at(i)] = xp;
+    fi = qf[0], yi = qy[0];
+#pragma unroll
+    for (int k = 0; k + 1 < D; ++k) qf[k] = qf[k + 1], qy[k] = qy[k + 1];
+    qf[D - 1] = nf, qy[D - 1] = ny;
   }
   report(bad, b, s.neuron);
 }

@@ -219,20 +219,17 @@ __device__ void pcr_line_unrolled(const PcrShape& sh, T* sa, T* sb, T* sc, T* sd
 }
 
 // Stages a warp's line of 32 * M rows for pcr_line_unrolled<T, M, true>: lane l moves rows r = 32 j + l of
-// the four arrays (k = 0 .. 3: d, a, b, c) from load(k, j) into slot mine[k * P + J j] (mine = the warp's
-// buffer + l + l / M, P = 32 (M + 1) slots an array, J = 32 + 32 / M: pos(r) = r + r / M), G rows of each
-// array at a time, all 4 G loads issued before the first store (thomas_pcr_lean_kernel's lines,
-// thomas_pcr_window_kernel's windows).
-template <class T, int M, int G, class Load>
-__device__ __forceinline__ void stage_line_rows(T* mine, const Load& load) {
+// the four arrays (k = 0 .. 3: d, a, b, c) into slot mine[k * P + J j] (mine = the warp's buffer + l + l / M,
+// P = 32 (M + 1) slots an array, J = 32 + 32 / M: pos(r) = r + r / M), G rows of each array at a time:
+// fill(g, v) loads rows j = g .. g + G - 1 into v[k][j - g] (all 4 G loads issued before the first store;
+// thomas_pcr_lean_kernel's lines, thomas_pcr_window_kernel's windows).
+template <class T, int M, int G, class Fill>
+__device__ __forceinline__ void stage_line_rows(T* mine, const Fill& fill) {
   constexpr int P = kWarp * (M + 1), J = kWarp + kWarp / M;
 #pragma unroll
   for (int g = 0; g < M; g += G) {
     T v[4][G];
-#pragma unroll
-    for (int k = 0; k < 4; ++k)
-#pragma unroll
-      for (int jj = 0; jj < G; ++jj) v[k][jj] = load(k, g + jj);
+    fill(g, v);
 #pragma unroll
     for (int k = 0; k < 4; ++k)
 #pragma unroll

@@ -166,8 +166,16 @@ __global__ void __launch_bounds__(256, 2)
   const i64 step = static_cast<i64>(gridDim.x) * W;
   for (i64 line = static_cast<i64>(blockIdx.x) * W + warp; line < nl; line += step) {
     const i64 off = L.offset(line) + lane;  // stride 1 (the dispatch's condition for this kernel)
-    stage_line_rows<T, M, G>(mine, [&](int k, int j) {
-      return j < M - 1 || last_in ? (src[k] + off)[j * kWarp] : T(k == 2 ? 1 : 0);  // (identity rows: b = 1)
+    stage_line_rows<T, M, G>(mine, [&](int g, T(&v)[4][G]) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const T* p = src[k] + off;
+#pragma unroll
+        for (int jj = 0; jj < G; ++jj) {
+          const int j = g + jj;
+          v[k][jj] = j < M - 1 || last_in ? p[j * kWarp] : T(k == 2 ? 1 : 0);  // (identity rows: b = 1)
+        }
+      }
     });
     __syncwarp();
     T *sd = buf, *sa = buf + P, *sb = buf + 2 * P, *sc = buf + 3 * P;

@@ -60,15 +60,26 @@ __global__ void __launch_bounds__(256, 2)
     const i64 base = w * K - G;  // the window's row 0 in the system
     // Inner windows (rows 1 .. n - 2 only): one base pointer and immediate offsets, no test per value.
     const bool inner = base >= 1 && base + kWindowRows <= n - 1;
-    if (inner) {
-      stage_line_rows<T, M, SG>(mine, [&](int k, int j) { return (src[k] + base + lane)[j * kWarp]; });
-    } else {
-      stage_line_rows<T, M, SG>(mine, [&](int k, int j) {
-        const i64 o = base + j * kWarp + lane;
-        const bool in = o >= 0 && o < n && (k != 1 || o >= 1) && (k != 3 || o < n - 1);
-        return in ? src[k][o] : T(k == 2 ? 1 : 0);
-      });
-    }
+    stage_line_rows<T, M, SG>(mine, [&](int g, T(&v)[4][SG]) {
+      if (inner) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const T* p = src[k] + base + lane;
+#pragma unroll
+          for (int jj = 0; jj < SG; ++jj) v[k][jj] = p[(g + jj) * kWarp];
+        }
+      } else {
+#pragma unroll
+        for (int jj = 0; jj < SG; ++jj) {
+          const i64 o = base + (g + jj) * kWarp + lane;
+          const bool in = o >= 0 && o < n;
+          v[0][jj] = in ? d[o] : T(0);
+          v[1][jj] = in && o >= 1 ? a[o] : T(0);
+          v[2][jj] = in ? b[o] : T(1);
+          v[3][jj] = in && o < n - 1 ? c[o] : T(0);
+        }
+      }
+    });
     __syncwarp();
     // The cuts' decay, lanes 0 and 1 in step (one loop): lane 0 Thomas's forward elimination from the
     // cut before row 0 over rows 0 .. G (the product of |a_r / pivot_r|), lane 1 the mirror from the cut
