@@ -273,11 +273,15 @@ static HinesKernel choose_kernel(const typename HinesPlan<T>::Impl& p) {
     case L::sorted:
       // The stack kernel keeps 2 values per compartment per neuron in shared memory, so a
       // block (one per SM) holds few neurons. On the H100 (bench_cuda_hines, docs/hines.md)
-      // it beats the block-interleaved paper kernel only for small trees (>= 128 neurons per
+      // it beat the block-interleaved paper kernel only for small trees (>= 128 neurons per
       // block: 76 compartments) and moderate batches (25,600: 1.3x fp64, 2x fp32); at
       // 256,000 neurons the paper kernel streams faster, and for larger trees the stack
-      // kernel is 2-8x slower.
-      return kStackMinThreads <= cuda_backend::hines_stack_threads(max_size, sizeof(T), p.exec.device()) &&
+      // kernel is 2-8x slower. Since stop 52's paper kernel (8 values a compartment, no
+      // division in the substitution; H200 run s52/1) that holds in fp32 only (25,600 small
+      // trees: stack 0.0196-0.0204 ns, paper 0.0221-0.0234); in fp64 the paper kernel is
+      // faster there (0.0319-0.0363 against 0.046) and within 8% either way below.
+      return sizeof(T) == 4 &&
+                     kStackMinThreads <= cuda_backend::hines_stack_threads(max_size, sizeof(T), p.exec.device()) &&
                      p.neurons.count() <= kStackMaxNeurons
                  ? HinesKernel::cuda_stack
                  : HinesKernel::cuda_paper;

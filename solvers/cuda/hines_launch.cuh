@@ -1,7 +1,6 @@
 #pragma once
 // Host side of the Hines kernels: launch shapes (solvers/cuda/hines.cuh), one definition for
 // both precisions (hines.cu: float, hines_fp64.cu: double).
-#include <cstdlib>
 #include <algorithm>
 #include <string>
 
@@ -105,16 +104,7 @@ void hines_solve(HinesKernel kernel, const adi::detail::HinesView& v, const T* l
     }
     default: {  // cuda_paper: the paper's CUDA block of 128 threads
       const int threads = forced > 0 ? forced : 128;
-      static const int ahead = [] {  // EXPERIMENT (s52): removed before landing
-        const char* e = std::getenv("ADI_HINES_PAPER_AHEAD");
-        return e ? std::atoi(e) : kPaperAhead;
-      }();
-      if (ahead == 1)
-        paper_kernel<T, 1><<<blocks_for(v.count, threads), threads, 0, st>>>(v, l, d, r, 0, v.count, bad);
-      else if (ahead == 4)
-        paper_kernel<T, 4><<<blocks_for(v.count, threads), threads, 0, st>>>(v, l, d, r, 0, v.count, bad);
-      else
-        paper_kernel<T, 2><<<blocks_for(v.count, threads), threads, 0, st>>>(v, l, d, r, 0, v.count, bad);
+      paper_kernel<T><<<blocks_for(v.count, threads), threads, 0, st>>>(v, l, d, r, 0, v.count, bad);
       ADI_CUDA_CHECK(cudaGetLastError());
       return;
     }
