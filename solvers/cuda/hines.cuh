@@ -75,7 +75,7 @@ __device__ __forceinline__ void report(int* bad, bool b, index_t neuron) {
 // every row of one tree a batch (1: up to 4% slower; 4: fp64 11-15% slower, 70 registers against 56).
 constexpr int kPaperAhead = 2;
 
-template <class T>
+template <class T, bool Pp = true>
 __global__ void paper_kernel(HinesView v, const T* __restrict__ l, T* __restrict__ d, T* __restrict__ r, index_t first,
                              index_t last, int* bad) {
   constexpr int D = kPaperAhead;
@@ -129,12 +129,17 @@ __global__ void paper_kernel(HinesView v, const T* __restrict__ l, T* __restrict
     const int j = 2 + k;
     qf[k] = j < n ? d[at(j)] : T(0), qy[k] = j < n ? r[at(j)] : T(0);
   }
+  int p = 0;    // node i's parent (node 1's is the root)
+  T xr = T(0);  // x of node i's parent where that is not node i - 1, read one step ahead
   for (int i = 1; i < n; ++i) {
-    const int p = __ldg(s.parent + i), j = i + 1 + D;
+    const int j = i + 1 + D, pn = i + 1 < n ? __ldg(s.parent + i + 1) : i;  // node i + 1's parent
     const T nf = j < n ? d[at(j)] : T(0), ny = j < n ? r[at(j)] : T(0);
-    const T xq = p == i - 1 ? xp : r[at(p)];
+    T xrn = T(0);
+    if (Pp && pn < i) xrn = r[at(pn)];  // x of node pn < i: stored at step pn
+    const T xq = p == i - 1 ? xp : (Pp ? xr : r[at(p)]);
     xp = yi - fi * xq;
     r[at(i)] = xp;
+    p = pn, xr = xrn;
     fi = qf[0], yi = qy[0];
 #pragma unroll
     for (int k = 0; k + 1 < D; ++k) qf[k] = qf[k + 1], qy[k] = qy[k + 1];
