@@ -69,13 +69,14 @@ __device__ __forceinline__ void report(int* bad, bool b, index_t neuron) {
 //   children are eliminated: node i's update of a parent already read (p(i) >= i - 1 - kPaperAhead: a
 //   chain, the common case, or a near branch point) goes to that parent's registers, any other to memory
 //   (a parent not read yet, whose other children are all done by the time it is). The substitution reads
-//   x of node i - 1 from a register where it is the parent.
+//   x of node i - 1 from a register where it is the parent, and a branch point's x one step before the node
+//   that needs it (H200 run s52/5: -0.4 .. -0.7% at 256,000 neurons, -2% on average in smaller batches).
 // Nodes are numbered as HinesBatch requires: parent(i) < i.
 // Read-ahead depth: H200 run s52/2 (bench_cuda_hines, 256,000 neurons), against 1 and 4: 2 the fastest in
 // every row of one tree a batch (1: up to 4% slower; 4: fp64 11-15% slower, 70 registers against 56).
 constexpr int kPaperAhead = 2;
 
-template <class T, bool Pp = true>
+template <class T>
 __global__ void paper_kernel(HinesView v, const T* __restrict__ l, T* __restrict__ d, T* __restrict__ r, index_t first,
                              index_t last, int* bad) {
   constexpr int D = kPaperAhead;
@@ -135,8 +136,8 @@ __global__ void paper_kernel(HinesView v, const T* __restrict__ l, T* __restrict
     const int j = i + 1 + D, pn = i + 1 < n ? __ldg(s.parent + i + 1) : i;  // node i + 1's parent
     const T nf = j < n ? d[at(j)] : T(0), ny = j < n ? r[at(j)] : T(0);
     T xrn = T(0);
-    if (Pp && pn < i) xrn = r[at(pn)];  // x of node pn < i: stored at step pn
-    const T xq = p == i - 1 ? xp : (Pp ? xr : r[at(p)]);
+    if (pn < i) xrn = r[at(pn)];  // x of node pn < i: stored at step pn
+    const T xq = p == i - 1 ? xp : xr;
     xp = yi - fi * xq;
     r[at(i)] = xp;
     p = pn, xr = xrn;

@@ -2,7 +2,6 @@
 // Host side of the Hines kernels: launch shapes (solvers/cuda/hines.cuh), one definition for
 // both precisions (hines.cu: float, hines_fp64.cu: double).
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "solvers/cuda/hines.cuh"
@@ -105,14 +104,7 @@ void hines_solve(HinesKernel kernel, const adi::detail::HinesView& v, const T* l
     }
     default: {  // cuda_paper: the paper's CUDA block of 128 threads
       const int threads = forced > 0 ? forced : 128;
-      static const bool pp = [] {  // EXPERIMENT (s52)
-        const char* e = std::getenv("ADI_HINES_PAPER_PP");
-        return !(e && e[0] == '0');
-      }();
-      if (pp)
-        paper_kernel<T, true><<<blocks_for(v.count, threads), threads, 0, st>>>(v, l, d, r, 0, v.count, bad);
-      else
-        paper_kernel<T, false><<<blocks_for(v.count, threads), threads, 0, st>>>(v, l, d, r, 0, v.count, bad);
+      paper_kernel<T><<<blocks_for(v.count, threads), threads, 0, st>>>(v, l, d, r, 0, v.count, bad);
       ADI_CUDA_CHECK(cudaGetLastError());
       return;
     }
