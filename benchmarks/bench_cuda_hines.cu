@@ -2,13 +2,15 @@
 // morphology classes, mixed batches and two real cells, as a fraction of the device's copy
 // bandwidth (cuHinesBatch, Valero-Lara et al. 2017, section 4).
 //
-//   bench_cuda_hines [--reps N] [--quick] [--filter TEXT] [--max-seconds S] [--swc-dir DIR]
+//   bench_cuda_hines [--reps N] [--quick] [--filter TEXT] [--max-seconds S] [--swc-dir DIR] [--real-counts N,...]
 //
 // 1. Copy bandwidth: cudaMemcpy device-to-device of 1 GiB, bytes read + written: the 100%.
 // 2. Cases: the six classes (Table 1: 76/7, 76/29, 305/30, 319/157, 695/66, 691/341
 //    compartments/branches, adi::generate_morphology) x 256, 2,560, 25,600, 256,000
 //    neurons; "mixed": the six classes in turn (the same counts); the two real SWC cells
-//    x 16,384 (one compartment per SWC sample: ~3,970 and ~3,900). fp32 and fp64.
+//    x 16,384 (one compartment per SWC sample: ~3,970 and ~3,900; --real-counts: other counts, e.g.
+//    2560,4096,8192,16384 for where one block per cell stops paying against one thread per cell).
+//    fp32 and fp64.
 // 3. Per case every (layout, kernel): flat/paper, flat/branch (a warp per neuron; 4 warps for
 //    large cells), full-interleaved/paper, block-interleaved (chunk 32 and 128)/paper,
 //    block32/shared (paper 3.1), block32/stack. Median of N timed solves (CUDA events, after
@@ -262,6 +264,7 @@ const Row* best(const std::string& prec, const std::string& cs, index_t n) {
 
 int main(int argc, char** argv) {
   bool quick = false;
+  std::vector<index_t> real_counts{16384};  // the real cells' batch sizes
   std::string swc_dir = std::string(__FILE__).substr(0, std::string(__FILE__).rfind('/')) + "/../tests/data/morphologies";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -277,8 +280,26 @@ int main(int argc, char** argv) {
     else if (a == "--filter") g_filter = value("--filter");
     else if (a == "--max-seconds") g_max_seconds = std::atof(value("--max-seconds").c_str());
     else if (a == "--swc-dir") swc_dir = value("--swc-dir");
-    else if (a == "-h" || a == "--help") {
-      std::printf("bench_cuda_hines [--reps N] [--quick] [--filter TEXT] [--max-seconds S] [--swc-dir DIR]\n");
+    else if (a == "--real-counts") {
+      real_counts.clear();
+      const std::string list = value("--real-counts");
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t end = std::min(list.find(',', at), list.size());
+        const std::string item = list.substr(at, end - at);
+        char* rest = nullptr;
+        const long long v = std::strtoll(item.c_str(), &rest, 10);
+        if (item.empty() || *rest != '\0' || v < 1) {
+          std::fprintf(stderr, "bench_cuda_hines: --real-counts: '%s' is not a positive count (e.g. 2560,16384)\n",
+                       item.c_str());
+          return 2;
+        }
+        real_counts.push_back(static_cast<index_t>(v));
+        at = end + 1;
+      }
+    } else if (a == "-h" || a == "--help") {
+      std::printf(
+          "bench_cuda_hines [--reps N] [--quick] [--filter TEXT] [--max-seconds S] [--swc-dir DIR] "
+          "[--real-counts N,...]\n");
       return 0;
     } else {
       std::fprintf(stderr, "bench_cuda_hines: unknown option '%s' (see --help)\n", a.c_str());
@@ -301,8 +322,10 @@ int main(int argc, char** argv) {
     for (const adi::SyntheticSpec& spec : adi::paper_classes()) cases.push_back(mono(spec, n));
     cases.push_back(mixed(n));
   }
-  cases.push_back(real(swc_dir + "/10-2012-02-09-001.CNG.swc", "real-dense", 16384));
-  cases.push_back(real(swc_dir + "/allen-177300.01.02.01.swc", "real-sparse", 16384));
+  for (index_t n : real_counts) {
+    cases.push_back(real(swc_dir + "/10-2012-02-09-001.CNG.swc", "real-dense", n));
+    cases.push_back(real(swc_dir + "/allen-177300.01.02.01.swc", "real-sparse", n));
+  }
   // Largest first: the figures that matter most are in even if a time limit cuts the run.
   std::stable_sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.compartments > b.compartments; });
   for (const Case& c : cases) {
