@@ -67,6 +67,25 @@ struct ReducedRows {
   V aE, cE, dE;
 };
 
+// A chunk's reduced rows as rows 2 k (F) and 2 k + 1 (E) of a reduced system's arrays (pointers or arrays,
+// as the caller holds them): the host passes (one lane's values at a time) and the device tile's levels write
+// them through this one function.
+template <class A, class I, class T>
+ADI_LARGE_HD void put_reduced_rows(A& a, A& b, A& c, A& d, I k, T aF, T bF, T cF, T dF, T aE, T cE, T dE) {
+  a[2 * k] = aF;
+  b[2 * k] = bF;
+  c[2 * k] = cF;
+  d[2 * k] = dF;
+  a[2 * k + 1] = aE;
+  b[2 * k + 1] = T(1);
+  c[2 * k + 1] = cE;
+  d[2 * k + 1] = dE;
+}
+template <class A, class I, class T>
+ADI_LARGE_HD void put_reduced_rows(A& a, A& b, A& c, A& d, I k, const ReducedRows<T>& rr) {
+  put_reduced_rows(a, b, c, d, k, rr.aF, rr.bF, rr.cF, rr.dF, rr.aE, rr.cE, rr.dE);
+}
+
 // Running state of pass 1 over one chunk.
 template <class T, class V>
 struct Pass1 {

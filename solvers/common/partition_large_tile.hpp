@@ -414,14 +414,7 @@ ADI_LARGE_HD bool lane_reduce(const Level<T>& L, const Chunks& ch, i64 tile, int
       bad = first_failing_row<T>(L.a, L.b, L.c, s, s + len, L.periodic ? -1 : L.N - 1, L.tol);
   if (bad >= 0) raise_flag(L, bad);
   const ReducedRows<T> rr = st.rows();
-  sh.a[2 * lane] = rr.aF;
-  sh.b[2 * lane] = rr.bF;
-  sh.c[2 * lane] = rr.cF;
-  sh.d[2 * lane] = rr.dF;
-  sh.a[2 * lane + 1] = rr.aE;
-  sh.b[2 * lane + 1] = T(1);
-  sh.c[2 * lane + 1] = rr.cE;
-  sh.d[2 * lane + 1] = rr.dE;
+  put_reduced_rows(sh.a, sh.b, sh.c, sh.d, lane, rr);
   return bad >= 0;
 }
 
@@ -441,14 +434,7 @@ ADI_LARGE_HD bool sub_reduce(const Level<T>& L, const Chunks& ch, i64 tile, int 
   ReducedRows<T> rr;
   const int bad = reduce_rows<T, Fused>(sh.a, sh.b, sh.c, sh.d, s, e, rr, keep ? sh.cs : nullptr, sh.ds, sh.ls,
                                  check && L.flag != nullptr, L.tol, last_row_of_level);
-  sh.sa[2 * q] = rr.aF;
-  sh.sb[2 * q] = rr.bF;
-  sh.sc[2 * q] = rr.cF;
-  sh.sd[2 * q] = rr.dF;
-  sh.sa[2 * q + 1] = rr.aE;
-  sh.sb[2 * q + 1] = T(1);
-  sh.sc[2 * q + 1] = rr.cE;
-  sh.sd[2 * q + 1] = rr.dE;
+  put_reduced_rows(sh.sa, sh.sb, sh.sc, sh.sd, q, rr);
   if (bad >= 0) {  // tile row i is row F or E of chunk tile*32 + i/2 of this level
     const i64 j = tile * kTileChunks + bad / 2;
     raise_flag(L, bad % 2 == 0 ? ch.begin(j) : ch.end(j) - 1);
@@ -473,14 +459,7 @@ ADI_LARGE_HD void tile_reduce(const Level<T>& L, const Chunks& ch, i64 tile, con
     const i64 j = tile * kTileChunks + trow / 2;
     raise_flag(L, trow % 2 == 0 ? ch.begin(j) : ch.end(j) - 1);
   }
-  L.ra[2 * tile] = rr.aF;
-  L.rb[2 * tile] = rr.bF;
-  L.rc[2 * tile] = rr.cF;
-  L.rd[2 * tile] = rr.dF;
-  L.ra[2 * tile + 1] = rr.aE;
-  L.rb[2 * tile + 1] = T(1);
-  L.rc[2 * tile + 1] = rr.cE;
-  L.rd[2 * tile + 1] = rr.dE;
+  put_reduced_rows(L.ra, L.rb, L.rc, L.rd, tile, rr);
 }
 
 // Pass 2, lane 0: the innermost system solved with the tile's first and last row known

@@ -27,6 +27,7 @@ namespace {
 using adi::large::Chunks;
 using adi::large::Pass1;
 using adi::large::Pass2;
+using adi::large::put_reduced_rows;
 using adi::large::ReducedRows;
 
 // Lanes per vector: 8 (AVX-512 doubles, AVX floats); the batched transpose kernel found
@@ -72,18 +73,6 @@ struct Reduced {
   T* d;
   T* x;
 };
-
-template <class T>
-void store_rows(const Reduced<T>& red, index_t j, T aF, T bF, T cF, T dF, T aE, T cE, T dE) {
-  red.a[2 * j] = aF;
-  red.b[2 * j] = bF;
-  red.c[2 * j] = cF;
-  red.d[2 * j] = dF;
-  red.a[2 * j + 1] = aE;
-  red.b[2 * j + 1] = T(1);
-  red.c[2 * j + 1] = cE;
-  red.d[2 * j + 1] = dE;
-}
 
 template <class T>
 inline void prefetch(const T* p) {
@@ -165,7 +154,8 @@ bool pass1_group(const System<T>& sys, index_t chunk0, index_t m, const Reduced<
   for (int j = 0; j < K; ++j) {
     const ReducedRows<V> rr = st[j].rows();
     for (int l = 0; l < W; ++l) {
-      store_rows(red, chunk0 + j * W + l, rr.aF[l], rr.bF[l], rr.cF[l], rr.dF[l], rr.aE[l], rr.cE[l], rr.dE[l]);
+      put_reduced_rows(red.a, red.b, red.c, red.d, chunk0 + j * W + l, rr.aF[l], rr.bF[l], rr.cF[l], rr.dF[l], rr.aE[l],
+                       rr.cE[l], rr.dE[l]);
       any = any || bad[j][l];
     }
   }
@@ -239,7 +229,7 @@ index_t pass1_chunk(const System<T>& sys, index_t j, index_t s, index_t e, const
       bad = i;
   }
   const ReducedRows<T> rr = st.rows();
-  store_rows(red, j, rr.aF, rr.bF, rr.cF, rr.dF, rr.aE, rr.cE, rr.dE);
+  put_reduced_rows(red.a, red.b, red.c, red.d, j, rr);
   return bad;
 }
 
