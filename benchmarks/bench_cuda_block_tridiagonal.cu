@@ -281,7 +281,16 @@ int main(int argc, char** argv) {
     if (!std::strncmp(argv[i], "--layout=", 9)) g_layouts = argv[i] + 9;
     if (!std::strncmp(argv[i], "--kernel=", 9)) g_kernels = argv[i] + 9;
     if (!std::strcmp(argv[i], "--batch-only")) batch_only = true;
-    if (!std::strncmp(argv[i], "--systems=", 10)) g_systems = std::max(1LL, std::atoll(argv[i] + 10));
+    if (!std::strncmp(argv[i], "--systems=", 10)) {
+      char* rest = nullptr;
+      const long long p = std::strtoll(argv[i] + 10, &rest, 10);
+      if (rest == argv[i] + 10 || *rest != '\0' || p < 1) {
+        std::fprintf(stderr, "%s: --systems=%s is not a positive count of systems (e.g. --systems=262144)\n", argv[0],
+                     argv[i] + 10);
+        return 2;
+      }
+      g_systems = static_cast<index_t>(p);
+    }
   }
   if (!adi::Executor::cuda_available()) {
     std::fprintf(stderr, "no CUDA device: nothing to measure\n");
