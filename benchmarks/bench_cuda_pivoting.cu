@@ -19,7 +19,7 @@
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
 //                       [--routes=1] [--forms=1] [--profile=F] [--stop35=1] [--families=3] [--stop37=1]
-//                       [--regpart=1] [--xtile=1]
+//                       [--regpart=1] [--xtile=1] [--pair=1]
 // --regpart=1 (stop 38, h-regpart): only the 256^3 rows of the register partition route
 // (ADI_PIVOTING_ROUTE=regpart, solvers/cuda/pivoting_regpart.cuh; its 2x block width with
 // ADI_PIVOTING_REGPART_LINES=narrow | wide: half / twice the lines a block) beside the thread route
@@ -31,6 +31,10 @@
 // with -DADI_CUDA_UNROLL_ALL=ON, other builds time the default in their rows and say so in the NOTE)
 // beside the thread route forced and the tile route (automatic's on X to stop 39), alternating, per
 // precision, dominant and Toeplitz 0.6 bands.
+// --pair=1 (stop 53): only the 256^3 rows of the pair route (ADI_PIVOTING_ROUTE=pair,
+// solvers/cuda/pivoting_pair.cuh; ADI_PIVOTING_PAIR_FORM=shared | yu: U in shared memory / y' through
+// u; ADI_PIVOTING_PAIR_CHUNK=small | large: rows a chunk ahead, large twice) beside the thread route
+// forced, alternating, Y / Z / X dominant and Y Toeplitz 0.6, per precision.
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
 // and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1; forms 0 and 1 with =0, the route alone)
 // alternating on the one-system rows.
@@ -257,7 +261,7 @@ void bench_box(cusparseHandle_t handle, long long n) {
     row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", " + (ax == adi::Axis::x ? "xtile" : "thread") +
             " route)", t_piv, total, sizeof(T));
     // The other routes forced on the same layout (ADI_PIVOTING_ROUTE, measurement only).
-    for (const char* route : {"staged", "thread", "tile", "block", "partition"}) {  // (xtile: --xtile=1)
+    for (const char* route : {"staged", "thread", "tile", "block", "partition", "pair"}) {  // (xtile: --xtile=1)
       if (std::strcmp(route, "tile") == 0 && ax != adi::Axis::x) continue;  // contiguous lines only
       setenv("ADI_PIVOTING_ROUTE", route, 1);
       const double t = run(adi::Pivoting::partial, true).first;
@@ -379,6 +383,37 @@ void bench_xtile(long long n) {
     for (std::size_t v = 0; v < variants.size(); ++v)
       row(std::string(prec) + " X " + (bands == 0 ? "dominant" : "Toeplitz 0.6") + ", " + variants[v].name, best[v],
           total, sizeof(T));
+  }
+}
+
+// Stop 53 (--pair=1): the pair route (two threads per line from both ends, U in shared memory;
+// ADI_PIVOTING_ROUTE=pair) in its forms against the thread route on the same 256^3 box, Y, Z and
+// X lines; dominant bands, then Toeplitz 0.6 (rows swap); three passes alternating the variants,
+// the smallest median of each kept; % of copy counting 5 arrays.
+template <class T>
+void bench_pair(long long n) {
+  const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
+  const long long total = n * n * n;
+  Dev<T> a(total), b(total), c(total), d(total), u(total);
+  const adi::Box3 box = adi::Box3::dense(n, n, n);
+  const std::vector<RouteVariant> variants = {{"thread route forced", "thread", ""},
+                                              {"pair, U in shared memory", "pair", "small", "shared"},
+                                              {"pair, U in shared memory, chunks twice as deep", "pair", "large", "shared"},
+                                              {"pair, y' through u", "pair", "small", "yu"},
+                                              {"pair, y' through u, chunks twice as deep", "pair", "large", "yu"}};
+  for (int bands = 0; bands < 2; ++bands) {
+    fill_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, d.p);
+    if (bands == 1) constant_bands_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, T(0.6), T(1), T(0.6));
+    CK(cudaDeviceSynchronize());
+    for (adi::Axis ax : {adi::Axis::y, adi::Axis::z, adi::Axis::x}) {
+      if (bands == 1 && ax != adi::Axis::y) continue;
+      const char* an = ax == adi::Axis::x ? "X" : ax == adi::Axis::y ? "Y" : "Z";
+      const std::vector<double> best = alternate_routes<T>(variants, "ADI_PIVOTING_PAIR_CHUNK", 3, box, ax, a.p, b.p,
+                                                           c.p, d.p, u.p, "ADI_PIVOTING_PAIR_FORM");
+      for (std::size_t v = 0; v < variants.size(); ++v)
+        row(std::string(prec) + " " + an + " " + (bands == 0 ? "dominant" : "Toeplitz 0.6") + ", " + variants[v].name,
+            best[v], total, sizeof(T));
+    }
   }
 }
 
@@ -793,7 +828,10 @@ int main(int argc, char** argv) {
   CKS(cusparseCreate(&handle));
   const bool stop35 = flag(argc, argv, "stop35", 0) != 0;
   const bool stop37 = flag(argc, argv, "stop37", 0) != 0;
-  if (flag(argc, argv, "xtile", 0) != 0) {
+  if (flag(argc, argv, "pair", 0) != 0) {
+    bench_pair<float>(n);
+    bench_pair<double>(n);
+  } else if (flag(argc, argv, "xtile", 0) != 0) {
     bench_xtile<float>(n);
     bench_xtile<double>(n);
   } else if (flag(argc, argv, "regpart", 0) != 0) {

@@ -29,6 +29,9 @@
 //   - the same lines on a GPU without that shared memory (or forced, ADI_PIVOTING_ROUTE=tile):
 //     one thread per line with the rows staged through [32][K+1] shared tiles, so every load
 //     and store of a warp is coalesced (pivoting_tile.cuh; automatic's on X stops 27 to 39);
+//   - (forced only, stop 53) lines not periodic whose U fits a warp's shared memory, meant for
+//     Y/Z sweeps: two threads per line from both ends, U's rows in shared memory, the rows read
+//     straight from global memory a chunk ahead (pivoting_pair.cuh): a copy's bytes;
 //   - everything else (Y/Z sweeps, interleaved batches, periodic lines): one thread per line,
 //     coalesced where neighbouring lines are adjacent (pivoting_thread_line.cuh).
 // Every route eliminates with solvers/common/pivoting_core.hpp. docs/pivoting.md has what
@@ -40,6 +43,7 @@
 #include "adi/base/env_switch.hpp"
 #include "solvers/cuda/comparison_forms.hpp"
 #include "solvers/cuda/pivoting_block.cuh"
+#include "solvers/cuda/pivoting_pair.cuh"
 #include "solvers/cuda/pivoting_partition.cuh"
 #include "solvers/cuda/pivoting_regpart.cuh"
 #include "solvers/cuda/pivoting_staged.cuh"
@@ -49,10 +53,10 @@
 
 namespace adi::cuda_backend::kernels {
 
-enum class PivotingRoute { thread, tile, block, partition, staged, regpart, xtile };
+enum class PivotingRoute { thread, tile, block, partition, staged, regpart, xtile, pair };
 
 // For measurement only (bench_cuda_pivoting compares the routes on the same layout): the
-// environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition | staged | regpart | xtile
+// environment variable ADI_PIVOTING_ROUTE = thread | tile | block | partition | staged | regpart | xtile | pair
 // forces a route where it can take the layout (elsewhere the automatic choice below); read when
 // the plan is made (workspace) and at each solve, so set it before making the plan and keep it
 // while solving with it. Unset or empty: automatic; any other value an InvalidArgument (before
@@ -62,7 +66,7 @@ enum class PivotingRoute { thread, tile, block, partition, staged, regpart, xtil
 // layout's own route runs.
 inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t value_size) {
   const int forced = ::adi::detail::env_choice(
-      "ADI_PIVOTING_ROUTE", {"thread", "tile", "block", "partition", "staged", "regpart", "xtile"}, -1);
+      "ADI_PIVOTING_ROUTE", {"thread", "tile", "block", "partition", "staged", "regpart", "xtile", "pair"}, -1);
   if (forced >= 0) {
     const auto f = static_cast<PivotingRoute>(forced);  // (the names in the enum's order)
 #if !defined(ADI_CUDA_UNROLL_ALL)
@@ -81,6 +85,7 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t
     if (f == PivotingRoute::regpart && pivoting_regpart_fits(l, periodic)) return PivotingRoute::regpart;
 #endif
     if (f == PivotingRoute::xtile && pivoting_xtile_fits(l, periodic)) return PivotingRoute::xtile;
+    if (f == PivotingRoute::pair && pivoting_pair_fits(l, periodic, value_size)) return PivotingRoute::pair;
     if (f == PivotingRoute::tile && pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
     if (f == PivotingRoute::partition && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
   }
@@ -92,7 +97,8 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t
 
 inline std::size_t pivoting_thread_per_line_workspace(const LineSet& l, bool periodic, std::size_t value_size) {
   switch (pivoting_route(l, periodic, value_size)) {
-    case PivotingRoute::staged: return 0;
+    case PivotingRoute::staged:
+    case PivotingRoute::pair: return 0;
     case PivotingRoute::partition: return pivoting_partition_workspace(l, value_size);
     case PivotingRoute::block: return pivoting_block_workspace(l, value_size);
     case PivotingRoute::regpart: return pivoting_regpart_workspace(l, value_size);
@@ -115,6 +121,7 @@ void launch_pivoting_thread_per_line(const LineSet& ls, BandView<T> bands, const
       return launch_pivoting_partition<T, Chunk>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::tile: return launch_pivoting_tile<T>(ls, bands, d, u, workspace, flag, stream);
     case PivotingRoute::xtile: return launch_pivoting_xtile<T>(ls, bands, d, u, workspace, flag, stream);
+    case PivotingRoute::pair: return launch_pivoting_pair<T>(ls, bands, d, u, flag, stream);
     default: return launch_pivoting_thread<T, Chunk>(ls, bands, d, u, periodic, workspace, flag, stream);
   }
 }

@@ -487,6 +487,56 @@ TEST_F(PivotingCuda, StagedSmall) {
     }
 }
 
+// The pair route (ADI_PIVOTING_ROUTE=pair, solvers/cuda/pivoting_pair.cuh: two threads per line
+// from both ends, U in shared memory) on every layout the plan takes, sizes 1 .. 257 (the top
+// lane one step short of the bottom one on odd sizes, none at all below 4), 37 lines (two full
+// half-warps and a partial one), the four families, per-line and shared bands, in place on odd
+// sizes, both forms and chunk depths on X and Y lines; within 10x of LAPACK, outputs poisoned.
+TEST_F(PivotingCuda, PairRouteEveryLayoutAndSize) {
+  const ScopedEnv route("ADI_PIVOTING_ROUTE", "pair");
+  auto check = [](auto zero, int layout, tp::Family f, index_t n, bool shared, const char* form, const char* chunk) {
+    using T = decltype(zero);
+    const ScopedEnv form_env("ADI_PIVOTING_PAIR_FORM", form), chunk_env("ADI_PIVOTING_PAIR_CHUNK", chunk);
+    TridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    auto k = tp::make_case<T>(make_lines(layout, n, 37), f, false, shared, 11 * n + layout);
+    solve_on_device(k, o, n % 2 == 1);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+        << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << "layout " << layout << " " << tp::family_name(f) << " n " << n
+        << (shared ? " shared" : "") << " form " << form << " chunk " << chunk << ": " << detail;
+  };
+  for (int layout = 0; layout < 6; ++layout)
+    for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
+                         tp::Family::dominant})
+      for (index_t n : {1, 2, 3, 4, 5, 6, 31, 33, 255, 256, 257})
+        for (bool shared : {false, true})
+          for (int v = 0; v < ((layout == 0 || layout == 4) ? 4 : 1); ++v) {
+            const char* form = v & 1 ? "yu" : "shared";
+            const char* chunk = v & 2 ? "large" : "small";
+            check(0.0f, layout, f, n, shared, form, chunk);
+            check(0.0, layout, f, n, shared, form, chunk);
+          }
+}
+
+// The pair route on two small cases (in place Y lines, Z lines with shared bands; both forms),
+// for compute-sanitizer memcheck and racecheck.
+TEST_F(PivotingCuda, PairRouteSmall) {
+  const ScopedEnv route("ADI_PIVOTING_ROUTE", "pair");
+  for (const char* form : {"shared", "yu"}) {
+    const ScopedEnv form_env("ADI_PIVOTING_PAIR_FORM", form);
+    auto k = tp::make_case<double>(make_lines(4, 33, 19), tp::Family::random_signs, false, false, 5);
+    TridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    solve_on_device(k, o, true);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0) << form << ": " << detail;
+    auto g = tp::make_case<float>(make_lines(5, 256, 40), tp::Family::tiny_diagonal, false, true, 6);
+    solve_on_device(g, o, false);
+    EXPECT_LE(tp::worst_ratio(g, g.u, detail), 10.0) << form << ": " << detail;
+  }
+}
+
 // A singular line (one row of zeros) throws SingularSystem on every route: the block and
 // partition routes see a weak partition, fall back to exact pivoting, and that reports it.
 TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
@@ -498,6 +548,10 @@ TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
     TridiagonalOptions o;
     o.pivoting = Pivoting::partial;
     EXPECT_THROW(solve_on_device(k, o, false), adi::SingularSystem) << "n " << n;
+    if (n < 1000) {  // the pair route (forced): a zero pivot in either half, or where they meet
+      const ScopedEnv route("ADI_PIVOTING_ROUTE", "pair");
+      EXPECT_THROW(solve_on_device(k, o, false), adi::SingularSystem) << "pair route, n " << n;
+    }
   }
 }
 
@@ -506,7 +560,7 @@ TEST_F(PivotingCuda, SingularLineThrowsOnEveryRoute) {
 // they would not get by default. (block and staged, forced for measurement only, are compiled
 // only with -DADI_CUDA_UNROLL_ALL=ON: other builds check the others and then skip, naming them.)
 TEST_F(PivotingCuda, ForcedRoutesWithinTenTimesLapack) {
-  for (const char* route : {"thread", "tile", "block", "partition", "staged", "xtile"}) {
+  for (const char* route : {"thread", "tile", "block", "partition", "staged", "xtile", "pair"}) {
     const std::string r(route);
     if ((r == "block" || r == "staged") && !adi::cuda_backend::timing_forms_compiled()) continue;
     const ScopedEnv route_env("ADI_PIVOTING_ROUTE", route);
