@@ -36,9 +36,25 @@ __host__ __device__ inline int pivot_pair_slots(i64 n) {
 inline std::size_t pivoting_pair_smem(i64 n, bool y_in_u, std::size_t value_size) {
   return static_cast<std::size_t>(pivot_pair_slots(n)) * (y_in_u ? 2 : 3) * kWarp * value_size;
 }
+// Every element the layout reaches below 2^31 (the kernel's 32-bit indices).
 inline bool pivoting_pair_fits(const LineSet& l, bool periodic, std::size_t value_size) {
-  return !periodic && l.n >= 1 && l.n <= 0x7fffffff && pivoting_pair_smem(l.n, false, value_size) <= kPivotPairMaxBytes;
+  auto reach = [](i64 count, i64 stride) { return count > 0 ? (count - 1) * (stride < 0 ? -stride : stride) : 0; };
+  const i64 last = reach(l.n, l.stride) + reach(l.count0, l.stride0) + reach(l.count1, l.stride1);
+  return !periodic && l.n >= 1 && last < 0x7fffffff &&
+         pivoting_pair_smem(l.n, false, value_size) <= kPivotPairMaxBytes;
 }
+
+// The pivots' check without a test per row: min |1/p| (0 where a pivot is infinite) and a sum of
+// 0 * (1/p) (NaN where a pivot is zero or NaN); bad_pivot's verdict over all of them.
+template <class T>
+struct PairCheck {
+  T rmin = T(1), nan = T(0);
+  __device__ __forceinline__ void add(T r) {
+    rmin = fmin(rmin, fabs(r));
+    nan = fma(r, T(0), nan);
+  }
+  __device__ __forceinline__ bool bad() const { return !(rmin > T(0)) || nan != nan; }
+};
 
 template <class T, bool Shared, int Chunk, bool YInU>
 __global__ void __launch_bounds__(kWarp)
@@ -46,80 +62,91 @@ __global__ void __launch_bounds__(kWarp)
                          const T* d, T* u, int* flag) {
   extern __shared__ __align__(16) unsigned char pivot_pair_smem[];
   constexpr int V = YInU ? 2 : 3;  // values a slot keeps: u1', u2' (and y')
-  T* const sw = reinterpret_cast<T*>(pivot_pair_smem);
   const int lane = static_cast<int>(threadIdx.x);
   const bool top = lane < kPivotPairLines;
+  T* const sw = reinterpret_cast<T*>(pivot_pair_smem) + lane;  // slot k, value q: sw[(k * V + q) * kWarp]
   const i64 nl = L.lines();
   const i64 mine = static_cast<i64>(blockIdx.x) * kPivotPairLines + (lane & (kPivotPairLines - 1));
   const bool valid = mine < nl;  // lanes past the last line repeat it and store nothing
-  const i64 line = valid ? mine : nl - 1;
-  const int n = static_cast<int>(L.n);
-  const i64 st = L.stride, off = L.offset(line);
-  auto at = [&](int i) { return off + static_cast<i64>(i) * st; };
-  auto co = [&](const T* q, int i) { return Shared ? ldg(q + i) : q[at(i)]; };
-  auto slot = [&](int k, int q) -> T& { return sw[(k * V + q) * kWarp + lane]; };
-  bool bad = false;
+  // 32-bit element indices (pivoting_pair_fits: every element of the layout below 2^31).
+  const int n = static_cast<int>(L.n), st = static_cast<int>(L.stride);
+  const int off = static_cast<int>(L.offset(valid ? mine : nl - 1));
+  PairCheck<T> check;
 
   if (n == 1) {
     if (top && valid) {
-      const common::PivotOut<T> o = common::pivot_last<T>(common::PivotRow<T>{co(b, 0), T(0), d[at(0)]});
-      bad = bad_pivot(o.r);
-      u[at(0)] = o.y;
+      const common::PivotOut<T> o =
+          common::pivot_last<T>(common::PivotRow<T>{Shared ? ldg(b) : b[off], T(0), d[off]});
+      check.add(o.r);
+      u[off] = o.y;
     }
-    report(bad, flag);
+    report(check.bad() && top && valid, flag);
     return;
   }
-  const int h = (n - 2) / 2;
-  const int K = n - 2 - h;              // the loop's steps: the bottom lane's (the top lane's h <= K)
-  const int steps = top ? h : K;
-  const T* const pa = top ? a : c;      // the coupling behind the sweep (bottom-up: c)
-  const T* const pc = top ? c : a;      // and ahead of it
-  auto row_met = [&](int k) { return top ? k + 1 : n - 2 - k; };  // the row step k meets
-  auto row_u = [&](int k) { return top ? k : n - 1 - k; };        // U's row of step k
-  const int r0 = top ? 0 : n - 1;
-  common::PivotRow<T> cur{co(b, r0), co(pc, r0), d[at(r0)]};
-
-  // Forward: Chunk rows in registers a chunk ahead of the chain.
-  T na[Chunk], nb[Chunk], nc[Chunk], nd[Chunk];
-  auto load = [&](int k0) {
-#pragma unroll
-    for (int j = 0; j < Chunk; ++j) {
-      const int k = k0 + j;
-      if (k < steps) {
-        const int r = row_met(k);
-        na[j] = co(pa, r);
-        nb[j] = co(b, r);
-        nc[j] = co(pc, r);
-        nd[j] = d[at(r)];
-      }
+  // Both lanes take K steps: the bottom lane meets rows n-2 .. h+1, the top lane rows 1 .. h;
+  // on odd n the top lane has one row fewer and starts from the identity row (1, 0 | 0) meeting
+  // row 0 with a = 0 (exact: the multiplier is 0, the current row becomes row 0), its first U
+  // row virtual (never stored), so the steps need no test per row.
+  const int h = (n - 2) / 2, K = n - 2 - h;
+  const int lead = top && (n & 1) ? 1 : 0;
+  const T* const pa = top ? a : c;  // the coupling behind the sweep (bottom-up: c)
+  const T* const pc = top ? c : a;  // and ahead of it
+  const int rstep = top ? 1 : -1;
+  const int met0 = top ? 1 - lead : n - 2;  // the row step 0 meets; U's row of step k: met - rstep
+  const int e0 = off + met0 * st, edir = rstep * st;  // its element; per step
+  const int b0 = Shared ? met0 : e0, bdir = Shared ? rstep : edir;  // the bands' index
+  common::PivotRow<T> cur{T(1), T(0), T(0)};
+  if (!lead) {
+    const int r0 = top ? 0 : n - 1, br0 = Shared ? r0 : off + r0 * st;
+    cur = common::PivotRow<T>{Shared ? ldg(b + br0) : b[br0], Shared ? ldg(pc + br0) : pc[br0], d[off + r0 * st]};
+  }
+  auto band = [&](const T* q, int i) { return Shared ? ldg(q + i) : q[i]; };
+  auto step = [&](int k, T ca, T cb, T cc, T cd) {
+    const common::PivotOut<T> o = common::pivot_step<T>(cur, ca, cb, cc, cd);
+    check.add(o.r);
+    sw[(k * V + 0) * kWarp] = o.u1;
+    sw[(k * V + 1) * kWarp] = o.u2;
+    if constexpr (YInU) {
+      if (valid && (k > 0 || !lead)) u[e0 + (k - 1) * edir] = o.y;
+    } else {
+      sw[(k * V + 2) * kWarp] = o.y;
     }
   };
-  load(0);
-  for (int k0 = 0; k0 < K; k0 += Chunk) {
-    T ca[Chunk], cb[Chunk], cc[Chunk], cd[Chunk];
+
+  // Forward: full chunks, the next one loading into the other of two register buffers (no copies
+  // between them), then the last K % Chunk rows one at a time.
+  const int full = K / Chunk * Chunk;
+  struct Rows {
+    T a[Chunk], b[Chunk], c[Chunk], d[Chunk];
+  } A, B;
+  auto load = [&](Rows& r, int k0) {
 #pragma unroll
     for (int j = 0; j < Chunk; ++j) {
-      ca[j] = na[j];
-      cb[j] = nb[j];
-      cc[j] = nc[j];
-      cd[j] = nd[j];
+      const int bi = b0 + (k0 + j) * bdir, e = e0 + (k0 + j) * edir;
+      r.a[j] = band(pa, bi);
+      r.b[j] = band(b, bi);
+      r.c[j] = band(pc, bi);
+      r.d[j] = d[e];
     }
-    load(k0 + Chunk);
+  };
+  auto steps = [&](const Rows& r, int k0) {
 #pragma unroll
-    for (int j = 0; j < Chunk; ++j) {
-      const int k = k0 + j;
-      if (k < steps) {
-        const common::PivotOut<T> o = common::pivot_step<T, T, true>(cur, ca[j], cb[j], cc[j], cd[j]);
-        bad |= bad_pivot(o.r);
-        slot(k, 0) = o.u1;
-        slot(k, 1) = o.u2;
-        if constexpr (YInU) {
-          if (valid) u[at(row_u(k))] = o.y;
-        } else {
-          slot(k, 2) = o.y;
-        }
-      }
-    }
+    for (int j = 0; j < Chunk; ++j) step(k0 + j, r.a[j], r.b[j], r.c[j], r.d[j]);
+  };
+  if (full > 0) {
+    load(A, 0);
+    if (lead) A.a[0] = T(0);
+  }
+  for (int k0 = 0; k0 < full; k0 += 2 * Chunk) {
+    if (k0 + Chunk < full) load(B, k0 + Chunk);
+    steps(A, k0);
+    if (k0 + Chunk >= full) break;
+    if (k0 + 2 * Chunk < full) load(A, k0 + 2 * Chunk);
+    steps(B, k0 + Chunk);
+  }
+  for (int k = full; k < K; ++k) {
+    const int bi = b0 + k * bdir;
+    step(k, k == 0 && lead ? T(0) : band(pa, bi), band(b, bi), band(pc, bi), d[e0 + k * edir]);
   }
 
   // The middle: the bottom lane's current row (columns h+1: b, h: c) meets the top lane's.
@@ -128,14 +155,15 @@ __global__ void __launch_bounds__(kWarp)
           md = __shfl_sync(kFullMask, cur.d, other);
   T xh = T(0), xh1 = T(0);
   if (top) {
-    const common::PivotOut<T> o = common::pivot_step<T, T, true>(cur, mc, mb, T(0), md);  // U row h
-    const common::PivotOut<T> l = common::pivot_last<T>(cur);                              // U row h+1
-    bad |= bad_pivot(o.r) || bad_pivot(l.r);
+    const common::PivotOut<T> o = common::pivot_step<T>(cur, mc, mb, T(0), md);  // U row h
+    const common::PivotOut<T> l = common::pivot_last<T>(cur);                     // U row h+1
+    check.add(o.r);
+    check.add(l.r);
     xh1 = l.y;
     xh = o.y - o.u1 * xh1;
     if (valid) {
-      u[at(h)] = xh;
-      u[at(h + 1)] = xh1;
+      u[off + h * st] = xh;
+      u[off + (h + 1) * st] = xh1;
     }
   }
   const T sh = __shfl_sync(kFullMask, xh, lane & (kPivotPairLines - 1)),
@@ -143,44 +171,41 @@ __global__ void __launch_bounds__(kWarp)
   // x of the two rows beyond the next one out: top (x_{k+1}, x_{k+2}), bottom (x_{k-1}, x_{k-2}).
   T x1 = top ? sh : sh1, x2 = top ? sh1 : sh;
 
-  // Backward, outward from the middle, Chunk slots a chunk ahead.
-  T py[Chunk], p1[Chunk], p2[Chunk];
-  auto load_back = [&](int k0) {  // slots K-1-k0 .. K-1-k0-Chunk+1
+  // Backward, outward from the middle: slots K-1 .. 0, full chunks a chunk ahead, then the rest.
+  auto back = [&](int k, T y, T u1, T u2) {
+    const T x = y - u1 * x1 - u2 * x2;
+    x2 = x1;
+    x1 = x;
+    if (valid && (k > 0 || !lead)) u[e0 + (k - 1) * edir] = x;
+  };
+  // (YInU: the virtual slot's y' reads row 0's element instead, whatever it holds: its x is not stored)
+  auto slot_y = [&](int k) { return YInU ? u[e0 + (k > 0 || !lead ? k - 1 : 0) * edir] : sw[(k * V + 2) * kWarp]; };
+  struct Slots {
+    T y[Chunk], u1[Chunk], u2[Chunk];
+  } P, Q;
+  auto load_back = [&](Slots& r, int k0) {  // slots K-1-k0 .. K-Chunk-k0
 #pragma unroll
     for (int j = 0; j < Chunk; ++j) {
       const int k = K - 1 - k0 - j;
-      if (k >= 0 && k < steps) {
-        p1[j] = slot(k, 0);
-        p2[j] = slot(k, 1);
-        if constexpr (YInU)
-          py[j] = u[at(row_u(k))];
-        else
-          py[j] = slot(k, 2);
-      }
+      r.u1[j] = sw[(k * V + 0) * kWarp];
+      r.u2[j] = sw[(k * V + 1) * kWarp];
+      r.y[j] = slot_y(k);
     }
   };
-  load_back(0);
-  for (int k0 = 0; k0 < K; k0 += Chunk) {
-    T cy[Chunk], c1[Chunk], c2[Chunk];
+  auto backs = [&](const Slots& r, int k0) {
 #pragma unroll
-    for (int j = 0; j < Chunk; ++j) {
-      cy[j] = py[j];
-      c1[j] = p1[j];
-      c2[j] = p2[j];
-    }
-    load_back(k0 + Chunk);
-#pragma unroll
-    for (int j = 0; j < Chunk; ++j) {
-      const int k = K - 1 - k0 - j;
-      if (k >= 0 && k < steps) {
-        const T x = cy[j] - c1[j] * x1 - c2[j] * x2;
-        x2 = x1;
-        x1 = x;
-        if (valid) u[at(row_u(k))] = x;
-      }
-    }
+    for (int j = 0; j < Chunk; ++j) back(K - 1 - k0 - j, r.y[j], r.u1[j], r.u2[j]);
+  };
+  if (full > 0) load_back(P, 0);
+  for (int k0 = 0; k0 < full; k0 += 2 * Chunk) {
+    if (k0 + Chunk < full) load_back(Q, k0 + Chunk);
+    backs(P, k0);
+    if (k0 + Chunk >= full) break;
+    if (k0 + 2 * Chunk < full) load_back(P, k0 + 2 * Chunk);
+    backs(Q, k0 + Chunk);
   }
-  report(bad && valid, flag);
+  for (int k = K - 1 - full; k >= 0; --k) back(k, slot_y(k), sw[(k * V + 0) * kWarp], sw[(k * V + 1) * kWarp]);
+  report(check.bad() && valid, flag);
 }
 
 // Forms, for measurement (ADI_PIVOTING_PAIR_FORM, read at each solve): "shared" (default: U's
