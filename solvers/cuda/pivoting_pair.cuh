@@ -113,40 +113,47 @@ __global__ void __launch_bounds__(kWarp)
     }
   };
 
-  // Forward: full chunks, the next one loading into the other of two register buffers (no copies
-  // between them), then the last K % Chunk rows one at a time.
-  const int full = K / Chunk * Chunk;
+  // Forward: the first K % Chunk steps, then full chunks, each chunk's rows loaded while the chunk
+  // before it is eliminated, alternating between two register buffers (no copies between them);
+  // the first steps' rows load together with the first full chunk's.
+  const int rem = K % Chunk;
   struct Rows {
     T a[Chunk], b[Chunk], c[Chunk], d[Chunk];
   } A, B;
+  auto load_row = [&](Rows& r, int j, int k) {
+    const int bi = b0 + k * bdir;
+    r.a[j] = band(pa, bi);
+    r.b[j] = band(b, bi);
+    r.c[j] = band(pc, bi);
+    r.d[j] = d[e0 + k * edir];
+  };
   auto load = [&](Rows& r, int k0) {
 #pragma unroll
-    for (int j = 0; j < Chunk; ++j) {
-      const int bi = b0 + (k0 + j) * bdir, e = e0 + (k0 + j) * edir;
-      r.a[j] = band(pa, bi);
-      r.b[j] = band(b, bi);
-      r.c[j] = band(pc, bi);
-      r.d[j] = d[e];
-    }
+    for (int j = 0; j < Chunk; ++j) load_row(r, j, k0 + j);
   };
   auto steps = [&](const Rows& r, int k0) {
 #pragma unroll
     for (int j = 0; j < Chunk; ++j) step(k0 + j, r.a[j], r.b[j], r.c[j], r.d[j]);
   };
-  if (full > 0) {
-    load(A, 0);
-    if (lead) A.a[0] = T(0);
+#pragma unroll
+  for (int j = 0; j < Chunk; ++j)
+    if (j < rem) load_row(B, j, j);
+  if (rem < K) load(A, rem);
+  if (lead) {
+    if (rem > 0)
+      B.a[0] = T(0);
+    else
+      A.a[0] = T(0);
   }
-  for (int k0 = 0; k0 < full; k0 += 2 * Chunk) {
-    if (k0 + Chunk < full) load(B, k0 + Chunk);
+#pragma unroll
+  for (int j = 0; j < Chunk; ++j)
+    if (j < rem) step(j, B.a[j], B.b[j], B.c[j], B.d[j]);
+  for (int k0 = rem; k0 < K; k0 += 2 * Chunk) {
+    if (k0 + Chunk < K) load(B, k0 + Chunk);
     steps(A, k0);
-    if (k0 + Chunk >= full) break;
-    if (k0 + 2 * Chunk < full) load(A, k0 + 2 * Chunk);
+    if (k0 + Chunk >= K) break;
+    if (k0 + 2 * Chunk < K) load(A, k0 + 2 * Chunk);
     steps(B, k0 + Chunk);
-  }
-  for (int k = full; k < K; ++k) {
-    const int bi = b0 + k * bdir;
-    step(k, k == 0 && lead ? T(0) : band(pa, bi), band(b, bi), band(pc, bi), d[e0 + k * edir]);
   }
 
   // The middle: the bottom lane's current row (columns h+1: b, h: c) meets the top lane's.
@@ -180,31 +187,61 @@ __global__ void __launch_bounds__(kWarp)
   };
   // (YInU: the virtual slot's y' reads row 0's element instead, whatever it holds: its x is not stored)
   auto slot_y = [&](int k) { return YInU ? u[e0 + (k > 0 || !lead ? k - 1 : 0) * edir] : sw[(k * V + 2) * kWarp]; };
+  // Slots K-1 .. rem in full chunks, each loaded while the one before is substituted (two
+  // buffers), then the first rem slots (loaded with the last full chunk).
   struct Slots {
     T y[Chunk], u1[Chunk], u2[Chunk];
   } P, Q;
+  auto load_slot = [&](Slots& r, int j, int k) {
+    r.u1[j] = sw[(k * V + 0) * kWarp];
+    r.u2[j] = sw[(k * V + 1) * kWarp];
+    r.y[j] = slot_y(k);
+  };
   auto load_back = [&](Slots& r, int k0) {  // slots K-1-k0 .. K-Chunk-k0
 #pragma unroll
-    for (int j = 0; j < Chunk; ++j) {
-      const int k = K - 1 - k0 - j;
-      r.u1[j] = sw[(k * V + 0) * kWarp];
-      r.u2[j] = sw[(k * V + 1) * kWarp];
-      r.y[j] = slot_y(k);
-    }
+    for (int j = 0; j < Chunk; ++j) load_slot(r, j, K - 1 - k0 - j);
+  };
+  auto load_rest = [&](Slots& r) {  // slots rem-1 .. 0
+#pragma unroll
+    for (int j = 0; j < Chunk; ++j)
+      if (j < rem) load_slot(r, j, rem - 1 - j);
   };
   auto backs = [&](const Slots& r, int k0) {
 #pragma unroll
     for (int j = 0; j < Chunk; ++j) back(K - 1 - k0 - j, r.y[j], r.u1[j], r.u2[j]);
   };
-  if (full > 0) load_back(P, 0);
-  for (int k0 = 0; k0 < full; k0 += 2 * Chunk) {
-    if (k0 + Chunk < full) load_back(Q, k0 + Chunk);
-    backs(P, k0);
-    if (k0 + Chunk >= full) break;
-    if (k0 + 2 * Chunk < full) load_back(P, k0 + 2 * Chunk);
-    backs(Q, k0 + Chunk);
+  auto backs_rest = [&](const Slots& r) {
+#pragma unroll
+    for (int j = 0; j < Chunk; ++j)
+      if (j < rem) back(rem - 1 - j, r.y[j], r.u1[j], r.u2[j]);
+  };
+  const int full = K - rem;
+  if (full == 0) {
+    load_rest(P);
+    backs_rest(P);
+  } else {
+    load_back(P, 0);
+    for (int k0 = 0;; k0 += 2 * Chunk) {
+      if (k0 + Chunk < full)
+        load_back(Q, k0 + Chunk);
+      else
+        load_rest(Q);
+      backs(P, k0);
+      if (k0 + Chunk >= full) {
+        backs_rest(Q);
+        break;
+      }
+      if (k0 + 2 * Chunk < full)
+        load_back(P, k0 + 2 * Chunk);
+      else
+        load_rest(P);
+      backs(Q, k0 + Chunk);
+      if (k0 + 2 * Chunk >= full) {
+        backs_rest(P);
+        break;
+      }
+    }
   }
-  for (int k = K - 1 - full; k >= 0; --k) back(k, slot_y(k), sw[(k * V + 0) * kWarp], sw[(k * V + 1) * kWarp]);
   report(check.bad() && valid, flag);
 }
 
