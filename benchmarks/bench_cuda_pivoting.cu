@@ -31,10 +31,11 @@
 // with -DADI_CUDA_UNROLL_ALL=ON, other builds time the default in their rows and say so in the NOTE)
 // beside the thread route forced and the tile route (automatic's on X to stop 39), alternating, per
 // precision, dominant and Toeplitz 0.6 bands.
-// --pair=1 (stop 53): only the 256^3 rows of the pair route (ADI_PIVOTING_ROUTE=pair,
-// solvers/cuda/pivoting_pair.cuh; ADI_PIVOTING_PAIR_FORM=shared | yu: U in shared memory / y' through
-// u; ADI_PIVOTING_PAIR_CHUNK=small | large: rows a chunk ahead, large twice) beside the thread route
-// forced, alternating, Y / Z / X dominant and Y Toeplitz 0.6, per precision.
+// --pair=1 (stop 53): only the --n^3 rows of the pair route (ADI_PIVOTING_ROUTE=pair,
+// solvers/cuda/pivoting_pair.cuh; automatic's on Y/Z where it fits; ADI_PIVOTING_PAIR_FORM=shared |
+// yu: U in shared memory / y' through u; ADI_PIVOTING_PAIR_ROWS=4 | 16: rows a chunk, compiled only
+// with -DADI_CUDA_UNROLL_ALL=ON, else their rows time 8) beside the thread route forced, alternating,
+// Y / Z / X dominant and Y Toeplitz 0.6, per precision.
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
 // and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1; forms 0 and 1 with =0, the route alone)
 // alternating on the one-system rows.
@@ -258,8 +259,9 @@ void bench_box(cusparseHandle_t handle, long long n) {
     }
     if (!g_routes) continue;
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
-    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", " + (ax == adi::Axis::x ? "xtile" : "thread") +
-            " route)", t_piv, total, sizeof(T));
+    row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", " +
+            (ax == adi::Axis::x ? "xtile" : "pair where it fits, else thread") + " route)",
+        t_piv, total, sizeof(T));
     // The other routes forced on the same layout (ADI_PIVOTING_ROUTE, measurement only).
     for (const char* route : {"staged", "thread", "tile", "block", "partition", "pair"}) {  // (xtile: --xtile=1)
       if (std::strcmp(route, "tile") == 0 && ax != adi::Axis::x) continue;  // contiguous lines only
@@ -387,7 +389,7 @@ void bench_xtile(long long n) {
 }
 
 // Stop 53 (--pair=1): the pair route (two threads per line from both ends, U in shared memory;
-// ADI_PIVOTING_ROUTE=pair) in its forms against the thread route on the same 256^3 box, Y, Z and
+// ADI_PIVOTING_ROUTE=pair) in its forms against the thread route on the same n^3 box, Y, Z and
 // X lines; dominant bands, then Toeplitz 0.6 (rows swap); three passes alternating the variants,
 // the smallest median of each kept; % of copy counting 5 arrays.
 template <class T>
@@ -397,10 +399,11 @@ void bench_pair(long long n) {
   Dev<T> a(total), b(total), c(total), d(total), u(total);
   const adi::Box3 box = adi::Box3::dense(n, n, n);
   const std::vector<RouteVariant> variants = {{"thread route forced", "thread", ""},
-                                              {"pair, U in shared memory", "pair", "small", "shared"},
-                                              {"pair, U in shared memory, chunks twice as deep", "pair", "large", "shared"},
-                                              {"pair, y' through u", "pair", "small", "yu"},
-                                              {"pair, y' through u, chunks twice as deep", "pair", "large", "yu"}};
+                                              {"pair route, automatic's form", "pair", ""},
+                                              {"pair, U in shared memory", "pair", "shared"},
+                                              {"pair, y' through u", "pair", "yu"},
+                                              {"pair, U in shared memory, 4 rows a chunk", "pair", "shared", "4"},
+                                              {"pair, U in shared memory, 16 rows a chunk", "pair", "shared", "16"}};
   for (int bands = 0; bands < 2; ++bands) {
     fill_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, d.p);
     if (bands == 1) constant_bands_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, T(0.6), T(1), T(0.6));
@@ -408,8 +411,8 @@ void bench_pair(long long n) {
     for (adi::Axis ax : {adi::Axis::y, adi::Axis::z, adi::Axis::x}) {
       if (bands == 1 && ax != adi::Axis::y) continue;
       const char* an = ax == adi::Axis::x ? "X" : ax == adi::Axis::y ? "Y" : "Z";
-      const std::vector<double> best = alternate_routes<T>(variants, "ADI_PIVOTING_PAIR_CHUNK", 3, box, ax, a.p, b.p,
-                                                           c.p, d.p, u.p, "ADI_PIVOTING_PAIR_FORM");
+      const std::vector<double> best = alternate_routes<T>(variants, "ADI_PIVOTING_PAIR_FORM", 3, box, ax, a.p, b.p,
+                                                           c.p, d.p, u.p, "ADI_PIVOTING_PAIR_ROWS");
       for (std::size_t v = 0; v < variants.size(); ++v)
         row(std::string(prec) + " " + an + " " + (bands == 0 ? "dominant" : "Toeplitz 0.6") + ", " + variants[v].name,
             best[v], total, sizeof(T));
@@ -801,7 +804,7 @@ int main(int argc, char** argv) {
   if (!adi::cuda_backend::timing_forms_compiled())
     std::printf("NOTE: the forms kept for comparison (ADI_PIVOTING_ROUTE=staged|block|regpart, "
                 "ADI_PIVOTING_PARTITION_FORM=0, ADI_LARGE_CHECK_FORM=0|2, ADI_PIVOTING_XTILE_FORM=store, "
-                "ADI_PIVOTING_XTILE_BYTES=32) are compiled only with -DADI_CUDA_UNROLL_ALL=ON: their rows "
+                "ADI_PIVOTING_XTILE_BYTES=32, ADI_PIVOTING_PAIR_ROWS=4|16) are compiled only with -DADI_CUDA_UNROLL_ALL=ON: their rows "
                 "time the default here\n");
   g_reps = flag(argc, argv, "reps", 20);
   g_cusparse = flag(argc, argv, "cusparse", 1) != 0;

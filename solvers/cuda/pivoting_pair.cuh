@@ -1,8 +1,8 @@
 #pragma once
 // Partial pivoting, two threads per line from both ends, U kept on chip (the "pair" route of
-// Kernel::cuda_pivoting, pivoting_thread.cuh; forced only, ADI_PIVOTING_ROUTE=pair, until
-// measured): not periodic, lines whose U fits a warp's shared memory, meant for Y/Z sweeps
-// (lines adjacent in memory; elsewhere it runs, uncoalesced).
+// Kernel::cuda_pivoting, pivoting_thread.cuh; automatic's and partial's route since stop 53 for
+// non-periodic lines adjacent in memory (Y/Z sweeps, interleaved batches) where the form below fits
+// three or four warps an SM; ADI_PIVOTING_ROUTE=pair forces it on any layout).
 //
 // The thread route (pivoting_thread_line.cuh) moves 11 values a row: U's three values per row
 // (y', u1', u2') go to memory and come back. The staged route kept them on chip but held the
@@ -11,37 +11,72 @@
 // lane l + 16 the same line bottom-up over rows n-1 .. h+1 (the same step on the reversed
 // rows: a and c exchanged), each with LAPACK gtsv's partial pivoting (common::pivot_step) and
 // its U rows in shared memory, [slot][value][lane]. The rows are read straight from global
-// memory, Chunk rows a step ahead of the chain (the lanes of a half-warp on neighbouring lines:
-// one coalesced segment per row and array). Then the bottom lane hands its current row (its
-// entries in columns h+1, h and its right-hand side) to the top lane, which eliminates column
-// h and h+1 against it (pivot_step with c = 0, pivot_last), and hands x_h, x_{h+1} back; both
-// substitute outward. This is Gaussian elimination with partial pivoting of the matrix with
-// its columns taken in the order 0 .. h-1, n-1 .. h+2, h, h+1 (the top and bottom sweeps touch
-// disjoint rows), so its growth is bounded as the thread route's; rows 0 .. h pivot exactly as
-// LAPACK's. DRAM traffic: a copy's 5 values per row (YInU: y' goes to u and comes back, 7,
-// and a third less shared memory).
+// memory, a chunk of 8 ahead of the chain, alternating between two register buffers (the lanes
+// of a half-warp on neighbouring lines: one coalesced segment per row and array). Then the bottom
+// lane hands its current row (its entries in columns h+1, h and its right-hand side) to the top
+// lane, which eliminates columns h and h+1 against it (pivot_step with c = 0, pivot_last) and
+// hands x_h, x_{h+1} back; both substitute outward. This is Gaussian elimination with partial
+// pivoting of the matrix with its columns taken in the order 0 .. h-1, n-1 .. h+2, h, h+1 (the
+// top and bottom sweeps touch disjoint rows), so its growth is bounded as the thread route's;
+// rows 0 .. h pivot exactly as LAPACK's. DRAM traffic: a copy's 5 values per row; the "yu" form
+// sends y' through u (7 values) for a third less shared memory, so three warps of it fit an SM
+// where four of the other do not. An SM holds only 2-4 of these warps (shared memory), so the
+// kernel is bound by its instructions' latency: every step runs without a test (odd lines start
+// the top lane from an identity row), 32-bit element indices, one reciprocal a step, the pivots
+// checked through a running minimum and a NaN sum instead of a test per row.
+#include <mutex>
+
+#include "adi/base/env_switch.hpp"
 #include "solvers/common/pivoting_core.hpp"
+#include "solvers/cuda/comparison_forms.hpp"
+#include "solvers/cuda/pcr_launch.cuh"
+#include "solvers/cuda/pivoting_thread_line.cuh"
 #include "solvers/cuda/tridiagonal_common.cuh"
 
 namespace adi::cuda_backend::kernels {
 
 constexpr int kPivotPairLines = 16;  // lines per warp (one warp per block)
-// Shared memory a block may take: Hopper grants 227 KB; lines that need more take another route.
-constexpr std::size_t kPivotPairMaxBytes = 200 * 1024;
+constexpr int kPivotPairRows = 8;    // rows a chunk (ADI_PIVOTING_PAIR_ROWS = 4 | 16 for comparisons)
 
-// U slots a lane keeps: the bottom lane's n - 2 - h steps (the top lane's h are at most as many).
+// U slots a lane keeps: the bottom lane's n - 2 - h steps (the top lane's as many, odd n included).
 __host__ __device__ inline int pivot_pair_slots(i64 n) {
   return n >= 2 ? static_cast<int>(n - 2 - (n - 2) / 2) : 0;
 }
 inline std::size_t pivoting_pair_smem(i64 n, bool y_in_u, std::size_t value_size) {
   return static_cast<std::size_t>(pivot_pair_slots(n)) * (y_in_u ? 2 : 3) * kWarp * value_size;
 }
-// Every element the layout reaches below 2^31 (the kernel's 32-bit indices).
+// Every element the layout reaches below 2^31 (the kernel's 32-bit indices), not periodic, and
+// the "yu" form's shared memory within a block's.
 inline bool pivoting_pair_fits(const LineSet& l, bool periodic, std::size_t value_size) {
   auto reach = [](i64 count, i64 stride) { return count > 0 ? (count - 1) * (stride < 0 ? -stride : stride) : 0; };
   const i64 last = reach(l.n, l.stride) + reach(l.count0, l.stride0) + reach(l.count1, l.stride1);
   return !periodic && l.n >= 1 && last < 0x7fffffff &&
-         pivoting_pair_smem(l.n, false, value_size) <= kPivotPairMaxBytes;
+         pivoting_pair_smem(l.n, true, value_size) <= launch_limits().smem_optin;
+}
+
+enum class PairForm { none, shared, yu };
+// Automatic's form: U in shared memory where four of its warps fit an SM, else y' through u where
+// three do, else none (the thread route). Measured on an H200 (runs s53/4-5, Y/Z lines, % of copy
+// on 5 values, thread route -> pair route): n = 64 fp32 4.3 -> 6.3, fp64 7.4 -> 14.9; n = 128
+// fp32 13.9 -> 38.4, fp64 18.7 -> 46.4; n = 256 fp32 29.9 -> 42.4 (shared), fp64 38.9 -> 48.7
+// (yu); n = 512 fp32 29.5 -> 31.3 (yu), fp64 40.4 against 23.8 (yu, one warp an SM): none.
+inline PairForm pivoting_pair_auto_form(const LineSet& l, bool periodic, std::size_t value_size) {
+  if (!pivoting_pair_fits(l, periodic, value_size)) return PairForm::none;
+  int dev = 0, per_sm = 0;
+  ADI_CUDA_CHECK(cudaGetDevice(&dev));
+  ADI_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+  auto warps = [&](bool yu) {  // blocks of one warp an SM holds (1 KB reserved a block)
+    return static_cast<std::size_t>(per_sm) / (pivoting_pair_smem(l.n, yu, value_size) + 1024);
+  };
+  if (warps(false) >= 4) return PairForm::shared;
+  if (warps(true) >= 3) return PairForm::yu;
+  return PairForm::none;
+}
+// Lines adjacent in memory (line l + 1 one element after line l), along which a half-warp's
+// loads are coalesced; not X lines (element stride 1: the xtile route's).
+inline bool pivoting_pair_layout(const LineSet& l) {
+  const i64 next = l.count0 > 1 ? l.stride0 : l.stride1;
+  return next == 1 && l.stride != 1;
 }
 
 // The pivots' check without a test per row: min |1/p| (0 where a pivot is infinite) and a sum of
@@ -59,7 +94,7 @@ struct PairCheck {
 template <class T, bool Shared, int Chunk, bool YInU>
 __global__ void __launch_bounds__(kWarp)
     pivoting_pair_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
-                         const T* d, T* u, int* flag) {
+                         const T* d, T* u, int* flag, const int* gate) {
   extern __shared__ __align__(16) unsigned char pivot_pair_smem[];
   constexpr int V = YInU ? 2 : 3;  // values a slot keeps: u1', u2' (and y')
   const int lane = static_cast<int>(threadIdx.x);
@@ -68,6 +103,7 @@ __global__ void __launch_bounds__(kWarp)
   const i64 nl = L.lines();
   const i64 mine = static_cast<i64>(blockIdx.x) * kPivotPairLines + (lane & (kPivotPairLines - 1));
   const bool valid = mine < nl;  // lanes past the last line repeat it and store nothing
+  if (pivot_gate_closed(gate)) return;  // (uniform)
   // 32-bit element indices (pivoting_pair_fits: every element of the layout below 2^31).
   const int n = static_cast<int>(L.n), st = static_cast<int>(L.stride);
   const int off = static_cast<int>(L.offset(valid ? mine : nl - 1));
@@ -245,41 +281,60 @@ __global__ void __launch_bounds__(kWarp)
   report(check.bad() && valid, flag);
 }
 
-// Forms, for measurement (ADI_PIVOTING_PAIR_FORM, read at each solve): "shared" (default: U's
-// three values in shared memory) or "yu" (y' through u); ADI_PIVOTING_PAIR_CHUNK: "small"
-// (default: 8 rows fp32, 4 fp64 a chunk) or "large" (twice).
-template <class T, bool Shared, bool YInU>
-void launch_pivoting_pair_form(const DeviceLines& L, BandView<T> bands, const T* d, T* u, int* flag,
-                               cudaStream_t stream, bool large_chunk) {
-  constexpr int small = sizeof(T) == 4 ? 8 : 4;
+template <class T, bool Shared, bool YInU, int Rows>
+void launch_pivoting_pair_rows(const DeviceLines& L, BandView<T> bands, const T* d, T* u, int* flag,
+                               cudaStream_t stream, const int* gate) {
   const std::size_t smem = pivoting_pair_smem(L.n, YInU, sizeof(T));
   const unsigned blocks = static_cast<unsigned>((L.lines() + kPivotPairLines - 1) / kPivotPairLines);
-  auto launch = [&](auto kernel) {
-    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    kernel<<<blocks, kWarp, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, flag);
-  };
-  if (large_chunk)
-    launch(pivoting_pair_kernel<T, Shared, 2 * small, YInU>);
-  else
-    launch(pivoting_pair_kernel<T, Shared, small, YInU>);
+  auto kernel = pivoting_pair_kernel<T, Shared, Rows, YInU>;
+  if (smem > 48 * 1024) {  // only ever raised (a plan with shorter lines may launch it later)
+    cudaFuncAttributes fa{};
+    ADI_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
+    if (static_cast<std::size_t>(fa.maxDynamicSharedSizeBytes) < smem)
+      ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  }
+  kernel<<<blocks, kWarp, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, flag, gate);
+}
+
+// For measurement (read at each solve): ADI_PIVOTING_PAIR_FORM = shared | yu overrides automatic's
+// form; ADI_PIVOTING_PAIR_ROWS = 4 | 8 | 16 the rows a chunk (8 the default; 4 and 16 compiled only
+// with -DADI_CUDA_UNROLL_ALL=ON, else a note and 8).
+template <class T, bool Shared, bool YInU>
+void launch_pivoting_pair_form(const DeviceLines& L, BandView<T> bands, const T* d, T* u, int* flag,
+                               cudaStream_t stream, const int* gate) {
+  const int rows = ::adi::detail::env_choice("ADI_PIVOTING_PAIR_ROWS", {"4", "8", "16"}, 1);
+#if defined(ADI_CUDA_UNROLL_ALL)
+  if (rows == 0) return launch_pivoting_pair_rows<T, Shared, YInU, 4>(L, bands, d, u, flag, stream, gate);
+  if (rows == 2) return launch_pivoting_pair_rows<T, Shared, YInU, 16>(L, bands, d, u, flag, stream, gate);
+#else
+  if (rows != 1) {
+    static std::once_flag once;
+    note_form_not_compiled(once, "ADI_PIVOTING_PAIR_ROWS=4|16 (the pair route's chunk, for comparisons)",
+                           "8 rows a chunk");
+  }
+#endif
+  launch_pivoting_pair_rows<T, Shared, YInU, kPivotPairRows>(L, bands, d, u, flag, stream, gate);
 }
 
 template <class T>
-void launch_pivoting_pair(const LineSet& ls, BandView<T> bands, const T* d, T* u, int* flag, cudaStream_t stream) {
+void launch_pivoting_pair(const LineSet& ls, BandView<T> bands, const T* d, T* u, int* flag, cudaStream_t stream,
+                          const int* gate = nullptr) {
   const DeviceLines L = to_device(ls);
   if (L.lines() == 0) return;
-  const bool yu = ::adi::detail::env_choice("ADI_PIVOTING_PAIR_FORM", {"shared", "yu"}, 0) == 1;
-  const bool large = ::adi::detail::env_choice("ADI_PIVOTING_PAIR_CHUNK", {"small", "large"}, 0) == 1;
+  const int forced = ::adi::detail::env_choice("ADI_PIVOTING_PAIR_FORM", {"shared", "yu"}, -1);
+  bool yu = forced >= 0 ? forced == 1 : pivoting_pair_auto_form(ls, false, sizeof(T)) == PairForm::yu;
+  // (forced on lines automatic would not take: the form that fits a block)
+  if (!yu && pivoting_pair_smem(L.n, false, sizeof(T)) > launch_limits().smem_optin) yu = true;
   if (bands.shared) {
     if (yu)
-      launch_pivoting_pair_form<T, true, true>(L, bands, d, u, flag, stream, large);
+      launch_pivoting_pair_form<T, true, true>(L, bands, d, u, flag, stream, gate);
     else
-      launch_pivoting_pair_form<T, true, false>(L, bands, d, u, flag, stream, large);
+      launch_pivoting_pair_form<T, true, false>(L, bands, d, u, flag, stream, gate);
   } else {
     if (yu)
-      launch_pivoting_pair_form<T, false, true>(L, bands, d, u, flag, stream, large);
+      launch_pivoting_pair_form<T, false, true>(L, bands, d, u, flag, stream, gate);
     else
-      launch_pivoting_pair_form<T, false, false>(L, bands, d, u, flag, stream, large);
+      launch_pivoting_pair_form<T, false, false>(L, bands, d, u, flag, stream, gate);
   }
   ADI_CUDA_CHECK(cudaGetLastError());
 }

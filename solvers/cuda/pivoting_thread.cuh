@@ -29,9 +29,11 @@
 //   - the same lines on a GPU without that shared memory (or forced, ADI_PIVOTING_ROUTE=tile):
 //     one thread per line with the rows staged through [32][K+1] shared tiles, so every load
 //     and store of a warp is coalesced (pivoting_tile.cuh; automatic's on X stops 27 to 39);
-//   - (forced only, stop 53) lines not periodic whose U fits a warp's shared memory, meant for
-//     Y/Z sweeps: two threads per line from both ends, U's rows in shared memory, the rows read
-//     straight from global memory a chunk ahead (pivoting_pair.cuh): a copy's bytes;
+//   - lines adjacent in memory (Y/Z sweeps, interleaved batches), not periodic, where three or
+//     four warps of the route fit an SM (automatic's since stop 53; lines up to ~260 rows fp64,
+//     ~520 fp32 on an H200): two threads per line from both ends, U's rows in shared memory, the
+//     rows read straight from global memory a chunk ahead (pivoting_pair.cuh): a copy's bytes
+//     (y' through u where only that fits: 7), 1.2-2.9x the thread route at 64^3-256^3;
 //   - everything else (Y/Z sweeps, interleaved batches, periodic lines): one thread per line,
 //     coalesced where neighbouring lines are adjacent (pivoting_thread_line.cuh).
 // Every route eliminates with solvers/common/pivoting_core.hpp. docs/pivoting.md has what
@@ -92,6 +94,8 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
   if (pivoting_xtile_fits(l, periodic) && pivoting_xtile_device_fits()) return PivotingRoute::xtile;
   if (pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
+  if (pivoting_pair_layout(l) && pivoting_pair_auto_form(l, periodic, value_size) != PairForm::none)
+    return PivotingRoute::pair;
   return PivotingRoute::thread;
 }
 
@@ -128,7 +132,7 @@ void launch_pivoting_thread_per_line(const LineSet& ls, BandView<T> bands, const
 
 // automatic's device-side fall-back: the route partial would take, its blocks returning at
 // once while *gate == 0 (pivot_gate_closed). Only the routes automatic can reach on a
-// batch without reading anything back (xtile, tile, thread); false, and nothing enqueued, for the
+// batch without reading anything back (xtile, tile, pair, thread); false, and nothing enqueued, for the
 // others (the partition route reads its weak flag back anyway; staged and block are
 // forced for measurement), where the plan falls back through the host as before.
 template <class T, int Chunk>
@@ -137,6 +141,7 @@ bool launch_pivoting_gated(const LineSet& ls, BandView<T> bands, const T* d, T* 
   switch (pivoting_route(ls, periodic, sizeof(T))) {
     case PivotingRoute::tile: launch_pivoting_tile<T>(ls, bands, d, u, workspace, flag, stream, gate); return true;
     case PivotingRoute::xtile: launch_pivoting_xtile<T>(ls, bands, d, u, workspace, flag, stream, gate); return true;
+    case PivotingRoute::pair: launch_pivoting_pair<T>(ls, bands, d, u, flag, stream, gate); return true;
     case PivotingRoute::thread:
       launch_pivoting_thread<T, Chunk>(ls, bands, d, u, periodic, workspace, flag, stream, gate);
       return true;

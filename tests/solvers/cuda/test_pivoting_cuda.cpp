@@ -488,15 +488,17 @@ TEST_F(PivotingCuda, StagedSmall) {
 }
 
 // The pair route (ADI_PIVOTING_ROUTE=pair, solvers/cuda/pivoting_pair.cuh: two threads per line
-// from both ends, U in shared memory) on every layout the plan takes, sizes 1 .. 257 (the top
-// lane one step short of the bottom one on odd sizes, none at all below 4), 37 lines (two full
-// half-warps and a partial one), the four families, per-line and shared bands, in place on odd
-// sizes, both forms and chunk depths on X and Y lines; within 10x of LAPACK, outputs poisoned.
+// from both ends, U in shared memory; automatic's on Y/Z lines since stop 53) forced on every
+// layout the plan takes, sizes 1 .. 257 (odd sizes: the top lane from an identity row; below 4 no
+// full step at all; K % 8 = 0 .. 7), 37 lines (two full half-warps and a partial one), the four
+// families, per-line and shared bands, in place on odd sizes, both forms (and, in builds with the
+// comparison forms, chunks of 4 and 16 rows) on X and Y lines; within 10x of LAPACK.
 TEST_F(PivotingCuda, PairRouteEveryLayoutAndSize) {
   const ScopedEnv route("ADI_PIVOTING_ROUTE", "pair");
+  const bool forms = adi::cuda_backend::timing_forms_compiled();
   auto check = [](auto zero, int layout, tp::Family f, index_t n, bool shared, const char* form, const char* chunk) {
     using T = decltype(zero);
-    const ScopedEnv form_env("ADI_PIVOTING_PAIR_FORM", form), chunk_env("ADI_PIVOTING_PAIR_CHUNK", chunk);
+    const ScopedEnv form_env("ADI_PIVOTING_PAIR_FORM", form), chunk_env("ADI_PIVOTING_PAIR_ROWS", chunk);
     TridiagonalOptions o;
     o.pivoting = Pivoting::partial;
     auto k = tp::make_case<T>(make_lines(layout, n, 37), f, false, shared, 11 * n + layout);
@@ -511,9 +513,9 @@ TEST_F(PivotingCuda, PairRouteEveryLayoutAndSize) {
                          tp::Family::dominant})
       for (index_t n : {1, 2, 3, 4, 5, 6, 31, 33, 255, 256, 257})
         for (bool shared : {false, true})
-          for (int v = 0; v < ((layout == 0 || layout == 4) ? 4 : 1); ++v) {
+          for (int v = 0; v < ((layout == 0 || layout == 4) ? (forms ? 6 : 2) : 1); ++v) {
             const char* form = v & 1 ? "yu" : "shared";
-            const char* chunk = v & 2 ? "large" : "small";
+            const char* chunk = v < 2 ? "8" : v < 4 ? "4" : "16";
             check(0.0f, layout, f, n, shared, form, chunk);
             check(0.0, layout, f, n, shared, form, chunk);
           }
