@@ -259,6 +259,24 @@ constexpr int kStackMinThreads = 128;      // neurons per block the stack kernel
 constexpr index_t kStackMaxNeurons = 65536;  // beyond: one thread per neuron streams faster
 constexpr index_t kBranchMaxNeurons = 65536;  // PassiveNeurons: one block per neuron up to here
 
+namespace detail::hines {
+// One block per neuron (CompactBatch, cuda_branch) for populations too small to fill the GPU with
+// one thread per neuron (1.5-12x faster at 256-25,600 neurons: bench_cuda_hines on the H100),
+// except small trees in batches the stack kernel serves better; size-sorted chunks otherwise. For
+// large cells (>= 1,024 compartments) one thread per neuron walks a chain of thousands of
+// dependent steps, so its time hardly grows with the count (the two real cells on an H200, runs
+// s53/1 and s53/5: 3.1-4.2 ms from 2,560 to 32,768 neurons) while one block per neuron grows
+// linearly (fp64 0.083-0.104 ns a compartment, fp32 0.041-0.050): the sorted layout from 12,288
+// neurons in fp64 (there 0.070-0.074 against 0.083-0.104 ns; at 8,192 the dense cell's branch
+// kernel was still 1.28x faster) and from 24,576 in fp32 (0.035-0.037 against 0.040-0.049; at
+// 16,384 the dense cell's branch kernel 1.30x faster, the sparse cell's level).
+bool gpu_population_compact(int max_size, index_t neurons, std::size_t value_size, int device) {
+  if (max_size >= 1024) return neurons < (value_size == 4 ? 24576 : 12288);
+  const bool small_trees = kStackMinThreads <= cuda_backend::hines_stack_threads(max_size, value_size, device);
+  return neurons <= kBranchMaxNeurons && !(small_trees && neurons > 8192);
+}
+}  // namespace detail::hines
+
 // The automatic kernel of a plan (HinesKernel::automatic).
 template <class T>
 static HinesKernel choose_kernel(const typename HinesPlan<T>::Impl& p) {
@@ -610,14 +628,10 @@ PassiveNeurons<T>::PassiveNeurons(const Executor& exec, std::vector<Compartments
   batch.topology_of = p.cell_of;
   int max_size = 0;
   for (const Compartments& c : p.cells) max_size = std::max(max_size, c.size());
-  // On a GPU (bench_cuda_hines on the H100, docs/hines.md): one block per neuron (CompactBatch,
-  // cuda_branch) for large cells and for populations too small to fill the GPU with one
-  // thread per neuron (1.5-12x faster at 256-25,600 neurons), except small trees in batches
-  // the stack kernel serves better; size-sorted chunks (one thread per neuron) otherwise.
-  const bool small_trees =
-      exec.is_cuda() && kStackMinThreads <= cuda_backend::hines_stack_threads(max_size, sizeof(T), exec.device());
+  // On a GPU: detail::hines::gpu_population_compact (above).
   const index_t neurons = static_cast<index_t>(p.cell_of.size());
-  const bool branch = max_size >= 1024 || (neurons <= kBranchMaxNeurons && !(small_trees && neurons > 8192));
+  const bool branch =
+      exec.is_cuda() && detail::hines::gpu_population_compact(max_size, neurons, sizeof(T), exec.device());
   p.split = exec.is_host() && options.kernel == HinesKernel::automatic &&
             std::all_of(p.cell_of.begin(), p.cell_of.end(),
                         [&](int c) { return c >= 0 && c < static_cast<int>(p.cells.size()); });  // else the plan says why

@@ -245,16 +245,11 @@ ActiveNeurons<T>::ActiveNeurons(const Executor& exec, std::vector<ActiveCell> ce
     options.check_pivots = false;
     int max_size = 0;
     for (const ActiveCell& cell : p.cells) max_size = std::max(max_size, cell.compartments.size());
-    // PassiveNeurons' choice on a GPU (adi/hines.cpp, bench_cuda_hines on the H100): one block per
-    // neuron (CompactBatch, cuda_branch) for large cells and up to 65,536 neurons, except small
-    // trees in batches over 8,192 that the stack kernel serves better; size-sorted chunks with a
-    // thread per neuron otherwise. cuda_branch and cuda_paper ask for CompactBatch, cuda_stack for
-    // the sorted layout.
-    const bool small_trees = 128 <= cuda_backend::hines_stack_threads(max_size, sizeof(T), exec.device());
-    const bool compact =
-        options.kernel == HinesKernel::cuda_branch || options.kernel == HinesKernel::cuda_paper ||
-        (options.kernel == HinesKernel::automatic &&
-         (max_size >= 1024 || (neurons <= 65536 && !(small_trees && neurons > 8192))));
+    // PassiveNeurons' choice on a GPU (detail::hines::gpu_population_compact, adi/hines.cpp).
+    // cuda_branch and cuda_paper ask for CompactBatch, cuda_stack for the sorted layout.
+    const bool compact = options.kernel == HinesKernel::cuda_branch || options.kernel == HinesKernel::cuda_paper ||
+                         (options.kernel == HinesKernel::automatic &&
+                          detail::hines::gpu_population_compact(max_size, neurons, sizeof(T), exec.device()));
     if (compact)
       p.plan = std::make_unique<HinesPlan<T>>(exec, batch, CompactBatch{}, options);
     else

@@ -51,4 +51,9 @@ inline void require_positive(const char* who, const char* name, double v) {
 // (bench_hines_neuron, docs/hines.md).
 constexpr index_t kHostCompactBelow = 4;
 
+// Populations on a GPU (PassiveNeurons, ActiveNeurons; kernel automatic): true for the compact
+// layout (one block per neuron, cuda_branch), false for size-sorted chunks (one thread per
+// neuron, cuda_paper or cuda_stack). adi/hines.cpp has the measurements behind it.
+bool gpu_population_compact(int max_size, index_t neurons, std::size_t value_size, int device);
+
 }  // namespace adi::detail::hines

@@ -219,6 +219,40 @@ TYPED_TEST(HinesCuda, PassiveNeuronsMatchTheHost) {
   EXPECT_LE(err, sizeof(T) == 8 ? 1e-10 : 2e-2) << "max |v_gpu - v_host| in mV";
 }
 
+// Large cells in populations past the layout rule's threshold (detail::hines::gpu_population_compact:
+// the sorted layout, one thread per neuron, from 12,288 neurons fp64 / 24,576 fp32; the compact
+// layout with the branch kernel below): automatic against cuda_branch forced on the same
+// population, a few neurons driven; the two layouts agree (fp64 to rounding).
+TYPED_TEST(HinesCuda, LargeCellPopulationsAcrossTheLayoutRule) {
+  ADI_REQUIRE_CUDA("the GPU Hines test");
+  using T = TypeParam;
+  const std::vector<adi::Compartments> cells{
+      adi::discretise(adi::Morphology::read_swc(hines_test::sparse_cell()), adi::CableParameters{})};
+  ASSERT_GE(cells[0].size(), 1024);
+  const int count = sizeof(T) == 8 ? 12288 : 24576;
+  const std::vector<int> of(static_cast<std::size_t>(count), 0);
+  adi::HinesOptions forced;
+  forced.kernel = adi::HinesKernel::cuda_branch;
+  adi::PassiveNeurons<T> automatic(adi::Executor::cuda(), cells, of, 0.025);
+  adi::PassiveNeurons<T> branch(adi::Executor::cuda(), cells, of, 0.025, forced);
+  for (adi::PassiveNeurons<T>* p : {&automatic, &branch}) {
+    p->set_voltage(-65);
+    p->set_current(0, 0, 0.5);
+    p->set_current(count - 1, 100, -0.2);
+    p->set_current(count / 2, cells[0].size() - 1, 0.3);
+    p->step(10);
+  }
+  const std::vector<T> a = automatic.voltages(), b = branch.voltages();
+  ASSERT_EQ(a.size(), b.size());
+  double err = 0, moved = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    err = std::max(err, std::fabs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
+    moved = std::max(moved, std::fabs(static_cast<double>(a[i]) + 65));
+  }
+  EXPECT_GT(moved, 1e-3) << "the driven neurons should move";
+  EXPECT_LE(err, sizeof(T) == 8 ? 1e-10 : 2e-2) << "max |v_auto - v_branch| in mV, " << count << " neurons";
+}
+
 TEST(HinesCudaPlan, RefusesHostKernelsAndHostPointers) {
   ADI_REQUIRE_CUDA("the GPU Hines test");
   const HinesBatch b = HinesBatch::uniform(HinesTopology(hines_test::cable(5)), 4);
