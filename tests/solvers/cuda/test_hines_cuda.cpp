@@ -226,8 +226,10 @@ TYPED_TEST(HinesCuda, PassiveNeuronsMatchTheHost) {
 TYPED_TEST(HinesCuda, LargeCellPopulationsAcrossTheLayoutRule) {
   ADI_REQUIRE_CUDA("the GPU Hines test");
   using T = TypeParam;
+  adi::CableParameters per_sample;  // one compartment per SWC sample, as bench_cuda_hines's real cells
+  per_sample.rule = adi::NsegRule::per_point;
   const std::vector<adi::Compartments> cells{
-      adi::discretise(adi::Morphology::read_swc(hines_test::sparse_cell()), adi::CableParameters{})};
+      adi::discretise(adi::Morphology::read_swc(hines_test::sparse_cell()), per_sample)};
   ASSERT_GE(cells[0].size(), 1024);
   const int count = sizeof(T) == 8 ? 12288 : 24576;
   const std::vector<int> of(static_cast<std::size_t>(count), 0);
