@@ -47,6 +47,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -359,65 +360,58 @@ void bench_regpart(long long n) {
         sizeof(T));
 }
 
-// Stop 39 (--xtile=1): the X-tile route against the thread route forced and the tile route (the
-// default on X) on the same 256^3 X lines; dominant bands, then Toeplitz 0.6 (not dominant: rows
-// swap, the same work); three passes alternating the variants, the smallest median of each kept;
-// % of copy counting 5 arrays.
+// The A/B of a route's forms (--xtile, --pair): `variants` alternating, three passes, the smallest
+// median of each kept, on the n^3 box's lines along each of `axes` with dominant bands, then along
+// the first axis with Toeplitz b = 1, a = c = 0.6 (not dominant: rows swap); % of copy counting 5
+// arrays; rows "<prec> <axis> <bands>, <variant>".
 template <class T>
-void bench_xtile(long long n) {
+void alternate_forms(long long n, const std::vector<RouteVariant>& variants, const char* knob, const char* knob2,
+                     std::initializer_list<adi::Axis> axes) {
   const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
   const long long total = n * n * n;
   Dev<T> a(total), b(total), c(total), d(total), u(total);
   const adi::Box3 box = adi::Box3::dense(n, n, n);
+  for (int bands = 0; bands < 2; ++bands) {
+    fill_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, d.p);
+    if (bands == 1) constant_bands_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, T(0.6), T(1), T(0.6));
+    CK(cudaDeviceSynchronize());
+    for (adi::Axis ax : axes) {
+      if (bands == 1 && ax != *axes.begin()) continue;
+      const char* an = ax == adi::Axis::x ? "X" : ax == adi::Axis::y ? "Y" : "Z";
+      const std::vector<double> best =
+          alternate_routes<T>(variants, knob, 3, box, ax, a.p, b.p, c.p, d.p, u.p, knob2);
+      for (std::size_t v = 0; v < variants.size(); ++v)
+        row(std::string(prec) + " " + an + " " + (bands == 0 ? "dominant" : "Toeplitz 0.6") + ", " + variants[v].name,
+            best[v], total, sizeof(T));
+    }
+  }
+}
+
+// Stop 39 (--xtile=1): the X-tile route against the thread route forced and the tile route (the
+// default on X) on the same 256^3 X lines.
+template <class T>
+void bench_xtile(long long n) {
   const std::vector<RouteVariant> variants = {{"thread route forced", "thread", ""},
                                               {"tile route forced (automatic's on X to stop 39)", "tile", ""},
                                               {"xtile store form", "xtile", "", "store"},
                                               {"xtile store form, 32-byte chunks", "xtile", "32", "store"},
                                               {"xtile recompute form (the default on X)", "xtile", "", "recompute"},
                                               {"xtile recompute form, 32-byte chunks", "xtile", "32", "recompute"}};
-  for (int bands = 0; bands < 2; ++bands) {
-    fill_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, d.p);
-    if (bands == 1) constant_bands_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, T(0.6), T(1), T(0.6));
-    CK(cudaDeviceSynchronize());
-    const std::vector<double> best =
-        alternate_routes<T>(variants, "ADI_PIVOTING_XTILE_BYTES", 3, box, adi::Axis::x, a.p, b.p, c.p, d.p, u.p,
-                            "ADI_PIVOTING_XTILE_FORM");
-    for (std::size_t v = 0; v < variants.size(); ++v)
-      row(std::string(prec) + " X " + (bands == 0 ? "dominant" : "Toeplitz 0.6") + ", " + variants[v].name, best[v],
-          total, sizeof(T));
-  }
+  alternate_forms<T>(n, variants, "ADI_PIVOTING_XTILE_BYTES", "ADI_PIVOTING_XTILE_FORM", {adi::Axis::x});
 }
 
 // Stop 53 (--pair=1): the pair route (two threads per line from both ends, U in shared memory;
-// ADI_PIVOTING_ROUTE=pair) in its forms against the thread route on the same n^3 box, Y, Z and
-// X lines; dominant bands, then Toeplitz 0.6 (rows swap); three passes alternating the variants,
-// the smallest median of each kept; % of copy counting 5 arrays.
+// automatic's on Y/Z where it fits) in its forms against the thread route forced, Y, Z and X lines.
 template <class T>
 void bench_pair(long long n) {
-  const char* prec = sizeof(T) == 4 ? "fp32" : "fp64";
-  const long long total = n * n * n;
-  Dev<T> a(total), b(total), c(total), d(total), u(total);
-  const adi::Box3 box = adi::Box3::dense(n, n, n);
   const std::vector<RouteVariant> variants = {{"thread route forced", "thread", ""},
                                               {"pair route, automatic's form", "pair", ""},
                                               {"pair, U in shared memory", "pair", "shared"},
                                               {"pair, y' through u", "pair", "yu"},
                                               {"pair, U in shared memory, 4 rows a chunk", "pair", "shared", "4"},
                                               {"pair, U in shared memory, 16 rows a chunk", "pair", "shared", "16"}};
-  for (int bands = 0; bands < 2; ++bands) {
-    fill_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, d.p);
-    if (bands == 1) constant_bands_kernel<T><<<1024, 256>>>(total, a.p, b.p, c.p, T(0.6), T(1), T(0.6));
-    CK(cudaDeviceSynchronize());
-    for (adi::Axis ax : {adi::Axis::y, adi::Axis::z, adi::Axis::x}) {
-      if (bands == 1 && ax != adi::Axis::y) continue;
-      const char* an = ax == adi::Axis::x ? "X" : ax == adi::Axis::y ? "Y" : "Z";
-      const std::vector<double> best = alternate_routes<T>(variants, "ADI_PIVOTING_PAIR_FORM", 3, box, ax, a.p, b.p,
-                                                           c.p, d.p, u.p, "ADI_PIVOTING_PAIR_ROWS");
-      for (std::size_t v = 0; v < variants.size(); ++v)
-        row(std::string(prec) + " " + an + " " + (bands == 0 ? "dominant" : "Toeplitz 0.6") + ", " + variants[v].name,
-            best[v], total, sizeof(T));
-    }
-  }
+  alternate_forms<T>(n, variants, "ADI_PIVOTING_PAIR_FORM", "ADI_PIVOTING_PAIR_ROWS",
+                     {adi::Axis::y, adi::Axis::z, adi::Axis::x});
 }
 
 // TridiagonalPlan's route for few long lines (Kernel::large_partition) on one line of n: median ms.
