@@ -408,9 +408,11 @@ void bench_pair(long long n) {
                                               {"pair route, automatic's form", "pair", ""},
                                               {"pair, U in shared memory", "pair", "shared"},
                                               {"pair, y' through u", "pair", "yu"},
-                                              {"pair, U in shared memory, 4 rows a chunk", "pair", "shared", "4"},
-                                              {"pair, U in shared memory, 16 rows a chunk", "pair", "shared", "16"}};
-  alternate_forms<T>(n, variants, "ADI_PIVOTING_PAIR_FORM", "ADI_PIVOTING_PAIR_ROWS",
+                                              {"pair, U in shared memory, 16 lines a warp", "pair", "shared", "half"},
+                                              {"pair, U in shared memory, two warps on 32 lines", "pair", "shared", "split"},
+                                              {"pair, y' through u, 16 lines a warp", "pair", "yu", "half"},
+                                              {"pair, y' through u, two warps on 32 lines", "pair", "yu", "split"}};
+  alternate_forms<T>(n, variants, "ADI_PIVOTING_PAIR_FORM", "ADI_PIVOTING_PAIR_LAYOUT",
                      {adi::Axis::y, adi::Axis::z, adi::Axis::x});
 }
 

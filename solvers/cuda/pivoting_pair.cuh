@@ -35,15 +35,36 @@
 
 namespace adi::cuda_backend::kernels {
 
-constexpr int kPivotPairLines = 16;  // lines per warp (one warp per block)
+// Two layouts of a block (ADI_PIVOTING_PAIR_LAYOUT): "half", one warp of 16 lines (lanes 0-15 the
+// top halves, 16-31 the bottom halves: a half-warp's row of fp64 is one 128-byte segment) and
+// "split", two warps on 32 lines (warp 0 the top halves, warp 1 the bottom halves: a warp's row of
+// fp32 is one 128-byte segment; the middle exchanged through shared memory).
+template <int WL>
+struct PairLayout {
+  static constexpr int lines = WL;                          // lines a block
+  static constexpr int threads = WL == 16 ? kWarp : 2 * kWarp;
+  static constexpr int exchange = WL == 16 ? 0 : 5 * WL;    // values: the bottom row (3), x_h, x_{h+1}
+};
 constexpr int kPivotPairRows = 8;    // rows a chunk (ADI_PIVOTING_PAIR_ROWS = 4 | 16 for comparisons)
 
 // U slots a lane keeps: the bottom lane's n - 2 - h steps (the top lane's as many, odd n included).
 __host__ __device__ inline int pivot_pair_slots(i64 n) {
   return n >= 2 ? static_cast<int>(n - 2 - (n - 2) / 2) : 0;
 }
+template <int WL>
 inline std::size_t pivoting_pair_smem(i64 n, bool y_in_u, std::size_t value_size) {
-  return static_cast<std::size_t>(pivot_pair_slots(n)) * (y_in_u ? 2 : 3) * kWarp * value_size;
+  using Lay = PairLayout<WL>;
+  return (static_cast<std::size_t>(pivot_pair_slots(n)) * (y_in_u ? 2 : 3) * Lay::threads + Lay::exchange) *
+         value_size;
+}
+// Lines a block for this precision unless ADI_PIVOTING_PAIR_LAYOUT says otherwise (half: 16, split: 32).
+inline int pivot_pair_block_lines(std::size_t value_size) {
+  const int forced = ::adi::detail::env_choice("ADI_PIVOTING_PAIR_LAYOUT", {"half", "split"}, -1);
+  return forced == 0 ? 16 : forced == 1 ? 32 : (value_size == 4 ? 32 : 16);
+}
+inline std::size_t pivoting_pair_block_smem(i64 n, bool y_in_u, std::size_t value_size) {
+  return pivot_pair_block_lines(value_size) == 32 ? pivoting_pair_smem<32>(n, y_in_u, value_size)
+                                                  : pivoting_pair_smem<16>(n, y_in_u, value_size);
 }
 // Every element the layout reaches below 2^31 (the kernel's 32-bit indices), not periodic, and
 // the "yu" form's shared memory within a block's.
@@ -51,7 +72,7 @@ inline bool pivoting_pair_fits(const LineSet& l, bool periodic, std::size_t valu
   auto reach = [](i64 count, i64 stride) { return count > 0 ? (count - 1) * (stride < 0 ? -stride : stride) : 0; };
   const i64 last = reach(l.n, l.stride) + reach(l.count0, l.stride0) + reach(l.count1, l.stride1);
   return !periodic && l.n >= 1 && last < 0x7fffffff &&
-         pivoting_pair_smem(l.n, true, value_size) <= launch_limits().smem_optin;
+         pivoting_pair_block_smem(l.n, true, value_size) <= launch_limits().smem_optin;
 }
 
 enum class PairForm { none, shared, yu };
@@ -65,8 +86,9 @@ inline PairForm pivoting_pair_auto_form(const LineSet& l, bool periodic, std::si
   int dev = 0, per_sm = 0;
   ADI_CUDA_CHECK(cudaGetDevice(&dev));
   ADI_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-  auto warps = [&](bool yu) {  // blocks of one warp an SM holds (1 KB reserved a block)
-    return static_cast<std::size_t>(per_sm) / (pivoting_pair_smem(l.n, yu, value_size) + 1024);
+  auto warps = [&](bool yu) {  // warps of the blocks an SM holds (1 KB reserved a block)
+    const std::size_t per_block = pivot_pair_block_lines(value_size) / 16;
+    return per_block * (static_cast<std::size_t>(per_sm) / (pivoting_pair_block_smem(l.n, yu, value_size) + 1024));
   };
   if (warps(false) >= 4) return PairForm::shared;
   if (warps(true) >= 3) return PairForm::yu;
@@ -91,17 +113,19 @@ struct PairCheck {
   __device__ __forceinline__ bool bad() const { return !(rmin > T(0)) || nan != nan; }
 };
 
-template <class T, bool Shared, int Chunk, bool YInU>
-__global__ void __launch_bounds__(kWarp)
+template <class T, bool Shared, int Chunk, bool YInU, int WL>
+__global__ void __launch_bounds__(PairLayout<WL>::threads)
     pivoting_pair_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                          const T* d, T* u, int* flag, const int* gate) {
   extern __shared__ __align__(16) unsigned char pivot_pair_smem[];
   constexpr int V = YInU ? 2 : 3;  // values a slot keeps: u1', u2' (and y')
-  const int lane = static_cast<int>(threadIdx.x);
-  const bool top = lane < kPivotPairLines;
-  T* const sw = reinterpret_cast<T*>(pivot_pair_smem) + lane;  // slot k, value q: sw[(k * V + q) * kWarp]
+  constexpr int TPB = PairLayout<WL>::threads;
+  const int lane = static_cast<int>(threadIdx.x);  // (the block's thread)
+  const bool top = lane < TPB / 2;
+  const int li = lane & (WL - 1);  // the block's line
+  T* const sw = reinterpret_cast<T*>(pivot_pair_smem) + lane;  // slot k, value q: sw[(k * V + q) * TPB]
   const i64 nl = L.lines();
-  const i64 mine = static_cast<i64>(blockIdx.x) * kPivotPairLines + (lane & (kPivotPairLines - 1));
+  const i64 mine = static_cast<i64>(blockIdx.x) * WL + li;
   const bool valid = mine < nl;  // lanes past the last line repeat it and store nothing
   if (pivot_gate_closed(gate)) return;  // (uniform)
   // 32-bit element indices (pivoting_pair_fits: every element of the layout below 2^31).
@@ -140,12 +164,12 @@ __global__ void __launch_bounds__(kWarp)
   auto step = [&](int k, T ca, T cb, T cc, T cd) {
     const common::PivotOut<T> o = common::pivot_step<T>(cur, ca, cb, cc, cd);
     check.add(o.r);
-    sw[(k * V + 0) * kWarp] = o.u1;
-    sw[(k * V + 1) * kWarp] = o.u2;
+    sw[(k * V + 0) * TPB] = o.u1;
+    sw[(k * V + 1) * TPB] = o.u2;
     if constexpr (YInU) {
       if (valid && (k > 0 || !lead)) u[e0 + (k - 1) * edir] = o.y;
     } else {
-      sw[(k * V + 2) * kWarp] = o.y;
+      sw[(k * V + 2) * TPB] = o.y;
     }
   };
 
@@ -193,9 +217,24 @@ __global__ void __launch_bounds__(kWarp)
   }
 
   // The middle: the bottom lane's current row (columns h+1: b, h: c) meets the top lane's.
-  const int other = lane ^ kPivotPairLines;
-  const T mb = __shfl_sync(kFullMask, cur.b, other), mc = __shfl_sync(kFullMask, cur.c, other),
-          md = __shfl_sync(kFullMask, cur.d, other);
+  T mb, mc, md;
+  T* const xs = reinterpret_cast<T*>(pivot_pair_smem) + static_cast<std::size_t>(K) * V * TPB + li;  // (split)
+  if constexpr (WL == 16) {
+    const int other = lane ^ 16;
+    mb = __shfl_sync(kFullMask, cur.b, other);
+    mc = __shfl_sync(kFullMask, cur.c, other);
+    md = __shfl_sync(kFullMask, cur.d, other);
+  } else {
+    if (!top) {
+      xs[0] = cur.b;
+      xs[WL] = cur.c;
+      xs[2 * WL] = cur.d;
+    }
+    __syncthreads();
+    mb = xs[0];
+    mc = xs[WL];
+    md = xs[2 * WL];
+  }
   T xh = T(0), xh1 = T(0);
   if (top) {
     const common::PivotOut<T> o = common::pivot_step<T>(cur, mc, mb, T(0), md);  // U row h
@@ -209,8 +248,19 @@ __global__ void __launch_bounds__(kWarp)
       u[off + (h + 1) * st] = xh1;
     }
   }
-  const T sh = __shfl_sync(kFullMask, xh, lane & (kPivotPairLines - 1)),
-          sh1 = __shfl_sync(kFullMask, xh1, lane & (kPivotPairLines - 1));
+  T sh, sh1;
+  if constexpr (WL == 16) {
+    sh = __shfl_sync(kFullMask, xh, li);
+    sh1 = __shfl_sync(kFullMask, xh1, li);
+  } else {
+    if (top) {
+      xs[3 * WL] = xh;
+      xs[4 * WL] = xh1;
+    }
+    __syncthreads();
+    sh = xs[3 * WL];
+    sh1 = xs[4 * WL];
+  }
   // x of the two rows beyond the next one out: top (x_{k+1}, x_{k+2}), bottom (x_{k-1}, x_{k-2}).
   T x1 = top ? sh : sh1, x2 = top ? sh1 : sh;
 
@@ -222,15 +272,15 @@ __global__ void __launch_bounds__(kWarp)
     if (valid && (k > 0 || !lead)) u[e0 + (k - 1) * edir] = x;
   };
   // (YInU: the virtual slot's y' reads row 0's element instead, whatever it holds: its x is not stored)
-  auto slot_y = [&](int k) { return YInU ? u[e0 + (k > 0 || !lead ? k - 1 : 0) * edir] : sw[(k * V + 2) * kWarp]; };
+  auto slot_y = [&](int k) { return YInU ? u[e0 + (k > 0 || !lead ? k - 1 : 0) * edir] : sw[(k * V + 2) * TPB]; };
   // Slots K-1 .. rem in full chunks, each loaded while the one before is substituted (two
   // buffers), then the first rem slots (loaded with the last full chunk).
   struct Slots {
     T y[Chunk], u1[Chunk], u2[Chunk];
   } P, Q;
   auto load_slot = [&](Slots& r, int j, int k) {
-    r.u1[j] = sw[(k * V + 0) * kWarp];
-    r.u2[j] = sw[(k * V + 1) * kWarp];
+    r.u1[j] = sw[(k * V + 0) * TPB];
+    r.u2[j] = sw[(k * V + 1) * TPB];
     r.y[j] = slot_y(k);
   };
   auto load_back = [&](Slots& r, int k0) {  // slots K-1-k0 .. K-Chunk-k0
@@ -281,19 +331,27 @@ __global__ void __launch_bounds__(kWarp)
   report(check.bad() && valid, flag);
 }
 
-template <class T, bool Shared, bool YInU, int Rows>
-void launch_pivoting_pair_rows(const DeviceLines& L, BandView<T> bands, const T* d, T* u, int* flag,
-                               cudaStream_t stream, const int* gate) {
-  const std::size_t smem = pivoting_pair_smem(L.n, YInU, sizeof(T));
-  const unsigned blocks = static_cast<unsigned>((L.lines() + kPivotPairLines - 1) / kPivotPairLines);
-  auto kernel = pivoting_pair_kernel<T, Shared, Rows, YInU>;
+template <class T, bool Shared, bool YInU, int Rows, int WL>
+void launch_pivoting_pair_block(const DeviceLines& L, BandView<T> bands, const T* d, T* u, int* flag,
+                                cudaStream_t stream, const int* gate) {
+  const std::size_t smem = pivoting_pair_smem<WL>(L.n, YInU, sizeof(T));
+  const unsigned blocks = static_cast<unsigned>((L.lines() + WL - 1) / WL);
+  auto kernel = pivoting_pair_kernel<T, Shared, Rows, YInU, WL>;
   if (smem > 48 * 1024) {  // only ever raised (a plan with shorter lines may launch it later)
     cudaFuncAttributes fa{};
     ADI_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
     if (static_cast<std::size_t>(fa.maxDynamicSharedSizeBytes) < smem)
       ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   }
-  kernel<<<blocks, kWarp, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, flag, gate);
+  kernel<<<blocks, PairLayout<WL>::threads, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, flag, gate);
+}
+template <class T, bool Shared, bool YInU, int Rows>
+void launch_pivoting_pair_rows(const DeviceLines& L, BandView<T> bands, const T* d, T* u, int* flag,
+                               cudaStream_t stream, const int* gate) {
+  if (pivot_pair_block_lines(sizeof(T)) == 32)
+    launch_pivoting_pair_block<T, Shared, YInU, Rows, 32>(L, bands, d, u, flag, stream, gate);
+  else
+    launch_pivoting_pair_block<T, Shared, YInU, Rows, 16>(L, bands, d, u, flag, stream, gate);
 }
 
 // For measurement (read at each solve): ADI_PIVOTING_PAIR_FORM = shared | yu overrides automatic's
@@ -324,7 +382,7 @@ void launch_pivoting_pair(const LineSet& ls, BandView<T> bands, const T* d, T* u
   const int forced = ::adi::detail::env_choice("ADI_PIVOTING_PAIR_FORM", {"shared", "yu"}, -1);
   bool yu = forced >= 0 ? forced == 1 : pivoting_pair_auto_form(ls, false, sizeof(T)) == PairForm::yu;
   // (forced on lines automatic would not take: the form that fits a block)
-  if (!yu && pivoting_pair_smem(L.n, false, sizeof(T)) > launch_limits().smem_optin) yu = true;
+  if (!yu && pivoting_pair_block_smem(L.n, false, sizeof(T)) > launch_limits().smem_optin) yu = true;
   if (bands.shared) {
     if (yu)
       launch_pivoting_pair_form<T, true, true>(L, bands, d, u, flag, stream, gate);

@@ -513,7 +513,9 @@ TEST_F(PivotingCuda, PairRouteEveryLayoutAndSize) {
                          tp::Family::dominant})
       for (index_t n : {1, 2, 3, 4, 5, 6, 31, 33, 255, 256, 257})
         for (bool shared : {false, true})
-          for (int v = 0; v < ((layout == 0 || layout == 4) ? (forms ? 6 : 2) : 1); ++v) {
+          for (int v = 0; v < ((layout == 0 || layout == 4) ? (forms ? 6 : 2) : 1); ++v)
+            for (const char* lay : {"half", "split"}) {
+            const ScopedEnv lay_env("ADI_PIVOTING_PAIR_LAYOUT", lay);
             const char* form = v & 1 ? "yu" : "shared";
             const char* chunk = v < 2 ? "8" : v < 4 ? "4" : "16";
             check(0.0f, layout, f, n, shared, form, chunk);
@@ -525,8 +527,9 @@ TEST_F(PivotingCuda, PairRouteEveryLayoutAndSize) {
 // for compute-sanitizer memcheck and racecheck.
 TEST_F(PivotingCuda, PairRouteSmall) {
   const ScopedEnv route("ADI_PIVOTING_ROUTE", "pair");
-  for (const char* form : {"shared", "yu"}) {
-    const ScopedEnv form_env("ADI_PIVOTING_PAIR_FORM", form);
+  for (const char* form : {"shared", "yu"})
+    for (const char* lay : {"half", "split"}) {
+    const ScopedEnv form_env("ADI_PIVOTING_PAIR_FORM", form), lay_env("ADI_PIVOTING_PAIR_LAYOUT", lay);
     auto k = tp::make_case<double>(make_lines(4, 33, 19), tp::Family::random_signs, false, false, 5);
     TridiagonalOptions o;
     o.pivoting = Pivoting::partial;
