@@ -6,21 +6,24 @@
 //
 // The thread route (pivoting_thread_line.cuh) moves 11 values a row: U's three values per row
 // (y', u1', u2') go to memory and come back. The staged route kept them on chip but held the
-// whole line in shared memory and ran one chain per line, so an SM ran 24-48 chains. Here a
-// warp takes 16 lines: lane l < 16 eliminates line l top-down over rows 0 .. h (h = (n-2)/2),
-// lane l + 16 the same line bottom-up over rows n-1 .. h+1 (the same step on the reversed
-// rows: a and c exchanged), each with LAPACK gtsv's partial pivoting (common::pivot_step) and
-// its U rows in shared memory, [slot][value][lane]. The rows are read straight from global
-// memory, a chunk of 8 ahead of the chain, alternating between two register buffers (the lanes
-// of a half-warp on neighbouring lines: one coalesced segment per row and array). Then the bottom
-// lane hands its current row (its entries in columns h+1, h and its right-hand side) to the top
-// lane, which eliminates columns h and h+1 against it (pivot_step with c = 0, pivot_last) and
-// hands x_h, x_{h+1} back; both substitute outward. This is Gaussian elimination with partial
+// whole line in shared memory and ran one chain per line, so an SM ran 24-48 chains. Here each
+// line has two threads: one eliminates it top-down over rows 0 .. h (h = (n-2)/2), the other
+// bottom-up over rows n-1 .. h+1 (the same step on the reversed rows: a and c exchanged), each
+// with LAPACK gtsv's partial pivoting (common::pivot_step) and its U rows in shared memory,
+// [slot][value][thread]. fp64 (the "half" layout): a warp takes 16 lines, lanes 0-15 the top
+// halves, 16-31 the bottom halves (a half-warp's row of fp64 is one 128-byte segment); fp32
+// ("split"): a block of two warps takes 32 lines, warp 0 the top halves, warp 1 the bottom ones
+// (a warp's row of fp32 is one 128-byte segment). The rows are read straight from global memory,
+// a chunk of 8 ahead of the chain, alternating between two register buffers. Then the bottom
+// thread hands its current row (its entries in columns h+1, h and its right-hand side) to the top
+// thread (a shuffle; split: shared memory and a barrier), which eliminates columns h and h+1
+// against it (pivot_step with c = 0, pivot_last) and hands x_h, x_{h+1} back; both substitute
+// outward. This is Gaussian elimination with partial
 // pivoting of the matrix with its columns taken in the order 0 .. h-1, n-1 .. h+2, h, h+1 (the
 // top and bottom sweeps touch disjoint rows), so its growth is bounded as the thread route's;
 // rows 0 .. h pivot exactly as LAPACK's. DRAM traffic: a copy's 5 values per row; the "yu" form
 // sends y' through u (7 values) for a third less shared memory, so three warps of it fit an SM
-// where four of the other do not. An SM holds only 2-4 of these warps (shared memory), so the
+// where four of the other do not. An SM holds only 2-6 of these warps (shared memory), so the
 // kernel is bound by its instructions' latency: every step runs without a test (odd lines start
 // the top lane from an identity row), 32-bit element indices, one reciprocal a step, the pivots
 // checked through a running minimum and a NaN sum instead of a test per row.
@@ -57,10 +60,23 @@ inline std::size_t pivoting_pair_smem(i64 n, bool y_in_u, std::size_t value_size
   return (static_cast<std::size_t>(pivot_pair_slots(n)) * (y_in_u ? 2 : 3) * Lay::threads + Lay::exchange) *
          value_size;
 }
-// Lines a block for this precision unless ADI_PIVOTING_PAIR_LAYOUT says otherwise (half: 16, split: 32).
+// The layout a precision takes: fp32 split (its rows 128 bytes a warp; run s53/10, H200 256^3 Y:
+// 0.1800 against 0.1862 ms), fp64 half (a half-warp's row is 128 bytes already; split lost with y'
+// through u, 0.3828 against 0.3253). ADI_PIVOTING_PAIR_LAYOUT = half | split asks for the other,
+// compiled only with -DADI_CUDA_UNROLL_ALL=ON (else a note and the precision's own).
+inline int pivot_pair_default_lines(std::size_t value_size) { return value_size == 4 ? 32 : 16; }
 inline int pivot_pair_block_lines(std::size_t value_size) {
   const int forced = ::adi::detail::env_choice("ADI_PIVOTING_PAIR_LAYOUT", {"half", "split"}, -1);
-  return forced == 0 ? 16 : forced == 1 ? 32 : (value_size == 4 ? 32 : 16);
+  const int own = pivot_pair_default_lines(value_size);
+  if (forced < 0 || (forced == 0 ? 16 : 32) == own) return own;
+#if defined(ADI_CUDA_UNROLL_ALL)
+  return forced == 0 ? 16 : 32;
+#else
+  static std::once_flag once;
+  note_form_not_compiled(once, "ADI_PIVOTING_PAIR_LAYOUT (the pair route's other block layout, for comparisons)",
+                         "the precision's own layout");
+  return own;
+#endif
 }
 inline std::size_t pivoting_pair_block_smem(i64 n, bool y_in_u, std::size_t value_size) {
   return pivot_pair_block_lines(value_size) == 32 ? pivoting_pair_smem<32>(n, y_in_u, value_size)
@@ -348,10 +364,12 @@ void launch_pivoting_pair_block(const DeviceLines& L, BandView<T> bands, const T
 template <class T, bool Shared, bool YInU, int Rows>
 void launch_pivoting_pair_rows(const DeviceLines& L, BandView<T> bands, const T* d, T* u, int* flag,
                                cudaStream_t stream, const int* gate) {
-  if (pivot_pair_block_lines(sizeof(T)) == 32)
-    launch_pivoting_pair_block<T, Shared, YInU, Rows, 32>(L, bands, d, u, flag, stream, gate);
-  else
-    launch_pivoting_pair_block<T, Shared, YInU, Rows, 16>(L, bands, d, u, flag, stream, gate);
+  constexpr int own = sizeof(T) == 4 ? 32 : 16;
+#if defined(ADI_CUDA_UNROLL_ALL)
+  if (pivot_pair_block_lines(sizeof(T)) != own)
+    return launch_pivoting_pair_block<T, Shared, YInU, Rows, 48 - own>(L, bands, d, u, flag, stream, gate);
+#endif
+  launch_pivoting_pair_block<T, Shared, YInU, Rows, own>(L, bands, d, u, flag, stream, gate);
 }
 
 // For measurement (read at each solve): ADI_PIVOTING_PAIR_FORM = shared | yu overrides automatic's
