@@ -18,10 +18,9 @@
 // thread hands its current row (its entries in columns h+1, h and its right-hand side) to the top
 // thread (a shuffle; split: shared memory and a barrier), which eliminates columns h and h+1
 // against it (pivot_step with c = 0, pivot_last) and hands x_h, x_{h+1} back; both substitute
-// outward. This is Gaussian elimination with partial
-// pivoting of the matrix with its columns taken in the order 0 .. h-1, n-1 .. h+2, h, h+1 (the
-// top and bottom sweeps touch disjoint rows), so its growth is bounded as the thread route's;
-// rows 0 .. h pivot exactly as LAPACK's. DRAM traffic: a copy's 5 values per row; the "yu" form
+// outward. This is Gaussian elimination with partial pivoting of the matrix with its columns
+// taken in the order 0 .. h-1, n-1 .. h+2, h, h+1 (the top and bottom sweeps touch disjoint
+// rows), so its growth is bounded as the thread route's; rows 0 .. h pivot exactly as LAPACK's. DRAM traffic: a copy's 5 values per row; the "yu" form
 // sends y' through u (7 values) for a third less shared memory, so three warps of it fit an SM
 // where four of the other do not. An SM holds only 2-6 of these warps (shared memory), so the
 // kernel is bound by its instructions' latency: every step runs without a test (odd lines start

@@ -30,8 +30,8 @@
 //     one thread per line with the rows staged through [32][K+1] shared tiles, so every load
 //     and store of a warp is coalesced (pivoting_tile.cuh; automatic's on X stops 27 to 39);
 //   - lines adjacent in memory (Y/Z sweeps, interleaved batches), not periodic, where three or
-//     four warps of the route fit an SM (automatic's since stop 53; lines up to ~260 rows fp64,
-//     ~520 fp32 on an H200): two threads per line from both ends, U's rows in shared memory, the
+//     four warps of the route fit an SM (automatic's since stop 53; lines up to ~300 rows fp64,
+//     ~450 fp32 on an H200): two threads per line from both ends, U's rows in shared memory, the
 //     rows read straight from global memory a chunk ahead (pivoting_pair.cuh): a copy's bytes
 //     (y' through u where only that fits: 7), 1.2-2.9x the thread route at 64^3-256^3;
 //   - everything else (Y/Z sweeps, interleaved batches, periodic lines): one thread per line,
