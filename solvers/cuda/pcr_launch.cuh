@@ -29,20 +29,24 @@ inline LaunchLimits launch_limits() {
   return l;
 }
 
+// Lets `kernel` take `smem` bytes of dynamic shared memory. The limit is the kernel's, not the
+// plan's: only ever raised, or a plan of the same kernel with shorter lines, prepared later, would
+// make an earlier plan's launches fail ("invalid argument": the SPIKE form's cut segments of 255
+// rows after the operator's 510).
+template <class Kernel>
+void allow_dynamic_smem(Kernel kernel, std::size_t smem) {
+  if (smem <= 48 * 1024) return;
+  cudaFuncAttributes fa{};
+  ADI_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
+  if (static_cast<std::size_t>(fa.maxDynamicSharedSizeBytes) < smem)
+    ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+}
+
 // Grid for `kernel` with `threads` threads and `smem` bytes: enough blocks to fill the
 // device once (occupancy x SMs), no more than `work` blocks.
 template <class Kernel>
 unsigned persistent_grid(Kernel kernel, int threads, std::size_t smem, i64 work, const LaunchLimits& lim) {
-  // The dynamic shared-memory limit is the kernel's, not the plan's: only ever raised, or a plan
-  // of the same kernel with shorter lines, prepared later, would make an earlier plan's launches
-  // fail ("invalid argument": the SPIKE form's cut segments of 255 rows after the operator's 510).
-  if (smem > 48 * 1024) {
-    cudaFuncAttributes fa{};
-    ADI_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
-    if (static_cast<std::size_t>(fa.maxDynamicSharedSizeBytes) < smem)
-      ADI_CUDA_CHECK(
-          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  }
+  allow_dynamic_smem(kernel, smem);
   // These kernels use no L1-resident data worth keeping: give shared memory the carveout.
   ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                       cudaSharedmemCarveoutMaxShared));

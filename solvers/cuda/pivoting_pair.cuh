@@ -41,9 +41,8 @@ namespace adi::cuda_backend::kernels {
 // top halves, 16-31 the bottom halves: a half-warp's row of fp64 is one 128-byte segment) and
 // "split", two warps on 32 lines (warp 0 the top halves, warp 1 the bottom halves: a warp's row of
 // fp32 is one 128-byte segment; the middle exchanged through shared memory).
-template <int WL>
+template <int WL>  // lines a block
 struct PairLayout {
-  static constexpr int lines = WL;                          // lines a block
   static constexpr int threads = WL == 16 ? kWarp : 2 * kWarp;
   static constexpr int exchange = WL == 16 ? 0 : 5 * WL;    // values: the bottom row (3), x_h, x_{h+1}
 };
@@ -352,12 +351,7 @@ void launch_pivoting_pair_block(const DeviceLines& L, BandView<T> bands, const T
   const std::size_t smem = pivoting_pair_smem<WL>(L.n, YInU, sizeof(T));
   const unsigned blocks = static_cast<unsigned>((L.lines() + WL - 1) / WL);
   auto kernel = pivoting_pair_kernel<T, Shared, Rows, YInU, WL>;
-  if (smem > 48 * 1024) {  // only ever raised (a plan with shorter lines may launch it later)
-    cudaFuncAttributes fa{};
-    ADI_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
-    if (static_cast<std::size_t>(fa.maxDynamicSharedSizeBytes) < smem)
-      ADI_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  }
+  allow_dynamic_smem(kernel, smem);
   kernel<<<blocks, PairLayout<WL>::threads, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, flag, gate);
 }
 template <class T, bool Shared, bool YInU, int Rows>
