@@ -159,10 +159,12 @@ constexpr int kEndFields = 11;  // Fd Fa Fg Ld La Lg ae be ce dv x
 // (warp_tile_copy.cuh).
 constexpr int kWarpCopy = 3;
 
-// One block of up to 512 threads per SM: the tile's segments in registers, the next
-// tile in shared memory.
-template <class T, bool Shared, int MaxM, int Groups>
-__global__ void __launch_bounds__(512, 1)
+// One block of up to Threads threads per SM: the tile's segments in registers, the next
+// tile in shared memory. Threads = 512 (up to 128 registers a thread) everywhere but the
+// 16-row segments of per-line bands in double precision (64 values: 128 registers of rows
+// alone), which take blocks of 256 (up to 255 registers; kPcrWideThreads).
+template <class T, bool Shared, int MaxM, int Groups, int Threads = 512>
+__global__ void __launch_bounds__(Threads, 1)
     thomas_pcr_strided_registers_kernel(DeviceLines L, PcrShape sh, int log2lb, const T* __restrict__ a,
                                         const T* __restrict__ b, const T* __restrict__ c, const T* d, T* u,
                                         bool periodic, bool full_path, int* flag) {
@@ -430,18 +432,23 @@ __global__ void __launch_bounds__(512, 1)
 }
 
 // Block shape of the register kernel: LB lines x spad segment slots (spad = S rounded
-// up to whole warps), at most 512 threads.
+// up to whole warps), at most max_threads threads (512, or kPcrWideThreads).
 struct PcrRegisterShape {
   int lb = 8, spad = 32;
 };
-inline PcrRegisterShape pcr_register_shape(const PcrShape& sh, int lb) {
+inline PcrRegisterShape pcr_register_shape(const PcrShape& sh, int lb, int max_threads = 512) {
   PcrRegisterShape r;
   r.lb = lb;
   auto spad = [&](int b) { return (sh.segs * b + kWarp - 1) / kWarp * kWarp / b; };
-  while (r.lb > 1 && r.lb * spad(r.lb) > 512) r.lb /= 2;
+  while (r.lb > 1 && r.lb * spad(r.lb) > max_threads) r.lb /= 2;
   r.spad = spad(r.lb);
   return r;
 }
+
+// Blocks of the register kernel's 16-row segments with per-line bands in double precision
+// (lines of 257 .. 512 rows): 64 values a thread in registers need more than the 128 a
+// 512-thread block allows.
+constexpr int kPcrWideThreads = 256;
 template <class T>
 std::size_t thomas_pcr_strided_registers_smem(const PcrShape& sh, bool shared, const PcrRegisterShape& r) {
   const std::size_t ends = static_cast<std::size_t>(kEndFields) * r.spad * (r.lb + 1);
@@ -518,9 +525,13 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
   const DeviceLines L = to_device(ls);
   const LaunchLimits lim = launch_limits();
   const PcrShape sh0 = pcr_shape(L.n);
-  // Registers + cp.async stage for segments of up to 16 rows (8 in double precision with
-  // per-line bands: 16 rows of a, b, c, d spill); the shared-memory tile beyond.
-  const int rows_max = !bands.shared && sizeof(T) == 8 ? 8 : 16;
+  // Registers + cp.async stage for segments of up to 16 rows; in double precision with
+  // per-line bands 8-row segments in blocks of 512 threads for lines of up to 256 rows (16 rows
+  // of a, b, c, d would spill at 128 registers), 16-row segments in blocks of kPcrWideThreads
+  // for lines of 257 .. 512 (stop 54); the shared-memory tile beyond.
+  const bool wide = !bands.shared && sizeof(T) == 8 && L.n > 256;
+  const int rows_max = !bands.shared && sizeof(T) == 8 && !wide ? 8 : 16;
+  const int max_threads = wide ? kPcrWideThreads : 512;
   if (sh0.m <= rows_max) {
     // Default segments: 16 rows (fewer, longer segments keep the block within 512 threads
     // at 128-byte rows; H100 256^3: fp32 66% vs 50% with 8, shared fp64 72% vs 68%).
@@ -542,9 +553,9 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     // block would pass 512 threads.
     const int lb_default = 128 / static_cast<int>(sizeof(T));
     PcrRegisterShape rs =
-        pcr_register_shape(sh, tuning.lines_per_block > 0 ? tuning.lines_per_block : lb_default);
+        pcr_register_shape(sh, tuning.lines_per_block > 0 ? tuning.lines_per_block : lb_default, max_threads);
     while (rs.lb > 1 && thomas_pcr_strided_registers_smem<T>(sh, bands.shared, rs) > lim.smem_optin)
-      rs = pcr_register_shape(sh, rs.lb / 2);
+      rs = pcr_register_shape(sh, rs.lb / 2, max_threads);
     int groups = pcr_strided_copy_groups(bands.shared, sizeof(T));
     const T* streamed[4] = {d, bands.a, bands.b, bands.c};
     const bool tiled = groups == 0 || groups == kWarpCopy;  // whole aligned tiles
@@ -557,7 +568,7 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
       PcrRegisterShape narrow = rs;
       while (tuning.lines_per_block <= 0 && narrow.lb * static_cast<int>(sizeof(T)) > 32 &&
              !pcr_strided_bulk_fits<T>(L, narrow.lb, streamed, narrays))
-        narrow = pcr_register_shape(sh, narrow.lb / 2);
+        narrow = pcr_register_shape(sh, narrow.lb / 2, max_threads);
       if (pcr_strided_bulk_fits<T>(L, narrow.lb, streamed, narrays))
         rs = narrow;
       else
@@ -582,37 +593,47 @@ void launch_thomas_pcr_strided(const LineSet& ls, BandView<T> bands, const T* d,
     auto go_groups = [&](auto shared, auto max_m) {
       constexpr bool S = decltype(shared)::value;
       constexpr int M = decltype(max_m)::value;
-      switch (groups) {  // bulk, 2, 4: only ADI_CUDA_UNROLL_ALL (pcr_strided_copy_groups)
+      if constexpr (sizeof(T) == 8 && !S && M == 16) {  // lines of 257 .. 512, blocks of 256
+        // (the warp's 16-byte stream or one value a copy; no timing-only forms here)
+        if (groups == 1) return go(thomas_pcr_strided_registers_kernel<T, S, M, 1, kPcrWideThreads>);
+        return go(thomas_pcr_strided_registers_kernel<T, S, M, kWarpCopy, kPcrWideThreads>);
+      } else {
+        switch (groups) {  // bulk, 2, 4: only ADI_CUDA_UNROLL_ALL (pcr_strided_copy_groups)
 #if defined(ADI_CUDA_UNROLL_ALL)
-        case 0: return go(thomas_pcr_strided_registers_kernel<T, S, M, 0>);
-        case 2: return go(thomas_pcr_strided_registers_kernel<T, S, M, 2>);
-        case 4: return go(thomas_pcr_strided_registers_kernel<T, S, M, 4>);
+          case 0: return go(thomas_pcr_strided_registers_kernel<T, S, M, 0>);
+          case 2: return go(thomas_pcr_strided_registers_kernel<T, S, M, 2>);
+          case 4: return go(thomas_pcr_strided_registers_kernel<T, S, M, 4>);
 #endif
-        case 1: return go(thomas_pcr_strided_registers_kernel<T, S, M, 1>);
-        default: return go(thomas_pcr_strided_registers_kernel<T, S, M, kWarpCopy>);
+          case 1: return go(thomas_pcr_strided_registers_kernel<T, S, M, 1>);
+          default: return go(thomas_pcr_strided_registers_kernel<T, S, M, kWarpCopy>);
+        }
       }
     };
     using yes = std::true_type;
     using no = std::false_type;
     using m8 = std::integral_constant<int, 8>;
     using m16 = std::integral_constant<int, 16>;
-    // (Without ADI_CUDA_UNROLL_ALL sh.m is rows_max: 16, or 8 with per-line fp64 bands.)
-    using per_line = std::integral_constant<int, sizeof(T) == 4 ? 16 : 8>;  // rows_max, per-line bands
+    // (Without ADI_CUDA_UNROLL_ALL sh.m is rows_max: 16, or 8 with per-line fp64 bands on lines
+    // of up to 256 rows.)
     if constexpr (kPcrStridedTimingForms) {
       if (bands.shared) {
         if (sh.m <= 8)
           go_groups(yes{}, m8{});
         else
           go_groups(yes{}, m16{});
-      } else if (sh.m > 8) {  // single precision only (see rows above)
-        go_groups(no{}, per_line{});
+      } else if (sh.m > 8) {  // fp32, or fp64 lines of 257 .. 512 (blocks of 256)
+        go_groups(no{}, m16{});
       } else {
         go_groups(no{}, m8{});
       }
     } else if (bands.shared) {
       go_groups(yes{}, m16{});
+    } else if constexpr (sizeof(T) == 4) {
+      go_groups(no{}, m16{});
+    } else if (wide) {
+      go_groups(no{}, m16{});
     } else {
-      go_groups(no{}, per_line{});
+      go_groups(no{}, m8{});
     }
     ADI_CUDA_CHECK(cudaGetLastError());
     return;

@@ -104,6 +104,26 @@ TEST(CudaThomasPcrStrided, DenseBoxesEveryCopyStream) {
   check_adjacent({1, 2, 3, 31, 33, 255, 257}, -80, 0, true);
 }
 
+// Lines of 257 .. 512 rows with per-line bands in double precision (stop 54): 16-row segments in
+// blocks of 256 threads (the register kernel's kPcrWideThreads instances, up to 255 registers a
+// thread): dense Y and Z boxes (the warp's 16-byte stream, several tiles a block), adjacent lines
+// from an unaligned start (one value a copy), odd and even sizes, periodic or not (check_adjacent
+// runs fp32 and shared bands beside them, which keep their kernels).
+TEST(CudaThomasPcrStrided, WideDoubleSegments) {
+  ADI_REQUIRE_CUDA();
+  const std::initializer_list<adi::index_t> sizes = {257, 258, 300, 383, 384, 449, 511, 512};
+  check_adjacent(sizes, -40, 0);
+  check_adjacent(sizes, -40, 0, true);
+  check_adjacent(sizes, 37, 1);
+}
+
+// The same kernels on a small box, for compute-sanitizer memcheck and racecheck.
+TEST(CudaThomasPcrStrided, WideDoubleSmall) {
+  ADI_REQUIRE_CUDA();
+  check_adjacent({257, 512}, -4, 0);
+  check_adjacent({300}, 19, 1);
+}
+
 // Rows of lines that end in part of a tile (stop 46): the register kernel narrows its tile until
 // whole tiles fit each row (down to 32 bytes of a row), else it streams one value a copy. The Y lines
 // of nx x n x 3 boxes with nx = 240 (tiles of 16 lines in both precisions), 40 (fp32 8, fp64 8), 36
