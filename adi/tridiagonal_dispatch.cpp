@@ -42,13 +42,12 @@ constexpr index_t kCudaPcrMaxX32 = 4096;
 constexpr index_t kCudaPcrMaxX64 = 2048;
 // Y/Z: the hybrid's register form (cp.async stage, segments of up to 16 rows) against the
 // coalesced Thomas: fp32 77 / 72 / 66 / 50% at n = 64 / 128 / 256 / 512 vs 60 / 56 / 52 /
-// 49%; fp64 81 / 79 / 74% at 64 / 128 / 256 vs 57 / 55 / 53%. Past 512 (past 256 in
-// double precision with per-line bands, whose 16-row segments would spill) only the
-// shared-memory tile form remains, and it loses: fp32 30 vs 36% at 1024, fp64 43 vs 53%
-// at 512.
-index_t cuda_pcr_strided_max(const DispatchQuery& q) {
-  return q.value_size == 8 && !q.shared_bands ? 256 : 512;
-}
+// 49%; fp64 81 / 79 / 74% at 64 / 128 / 256 vs 57 / 55 / 53%. Past 512 only the
+// shared-memory tile form remains, and it loses: fp32 30 vs 36% at 1024. Double precision with
+// per-line bands past 256 rows takes 16-row segments in blocks of 256 threads since stop 54
+// (before, only the tile form: 43 vs 53% at 512); its rows are below (kCudaPcrWideMinN).
+constexpr index_t kCudaPcrStridedMax = 512;
+constexpr index_t kCudaPcrWideMinN = 256;  // fp64 per-line bands: 8-row segments up to here
 // Y/Z lines longer than this, and at most this many of them, take the long-line kernel (a
 // block per tile of lines; the measurements are with the rule below).
 constexpr index_t kCudaLongMinN = 512;
@@ -207,8 +206,17 @@ Kernel choose_cuda_kernel(const CudaDeviceTraits& dev, const DispatchQuery& q) {
         dev.cc_major >= 9 &&
         cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, dev, q))
       return Kernel::cuda_thomas_pcr_long;
-    if (q.value_size == 4 && !q.shared_bands && l.n > 256 && cuda_fast_memory(dev) &&
-        !(l.n <= cuda_pcr_strided_max(q) && cuda_pcr_strided_warp_tiles(q)))
+    //
+    // fp64 per-line bands, 256 < n <= 512, on fast memory (stop 54, run s54/1, H200, copy ~4.2
+    // TB/s, bench_cuda_tridiagonal --boxes 512x512x512,256x256x512 --filter fp64): the register
+    // hybrid's 16-row segments in blocks of 256 threads (215 registers, no spills) against the
+    // coalesced Thomas: 512^3 Y 1.561 against 2.322 ms (81.7% against 54.9% of copy), Z 2.166
+    // against 2.321 (58.8 / 54.9%), 256x256x512 Z 0.517 against 0.598, the 2^24-value sweep (32,768
+    // interleaved lines of 512) 0.250 against 0.331. Lines that stream one value a copy are not
+    // measured there and keep the coalesced Thomas, as fp32's (longer fp64 lines: the rows below).
+    const bool past_256 = q.value_size == 4 ? l.n > 256 : l.n > kCudaPcrWideMinN && l.n <= kCudaPcrStridedMax;
+    if (!q.shared_bands && past_256 && cuda_fast_memory(dev) &&
+        !(l.n <= kCudaPcrStridedMax && cuda_pcr_strided_warp_tiles(q)))
       return Kernel::cuda_thomas_strided;
     // fp64 per-line bands past the register hybrid (n > 256) up to 1024 on an H100-class card:
     // the long-line kernel in its cluster form beats the coalesced Thomas with many lines too.
@@ -222,11 +230,19 @@ Kernel choose_cuda_kernel(const CudaDeviceTraits& dev, const DispatchQuery& q) {
     // line-length sweep, 2^24 values, 16,384 lines: 0.357 against the coalesced Thomas's
     // 0.490 ms, twice), so fast-memory cards take it past 512 (n between 512 and 1024
     // not measured there). Rerun with this row (stop 30 r3, H200): n = 512 and 1024 at gap 0.0%.
-    if (q.value_size == 8 && !q.shared_bands && l.n > cuda_pcr_strided_max(q) && l.n <= 1024 &&
+    // (The register hybrid's 16-row fp64 segments, stop 54, beat the coalesced Thomas on the H200,
+    // below; against the long kernel on an H100 they are not measured yet, so H100-class cards keep
+    // this row from 257 rows.)
+    if (q.value_size == 8 && !q.shared_bands && l.n > kCudaPcrWideMinN && l.n <= 1024 &&
         dev.cc_major >= 9 && (!cuda_fast_memory(dev) || l.n > 512) &&
         cuda_hybrid_fits(Kernel::cuda_thomas_pcr_long, dev, q))
       return Kernel::cuda_thomas_pcr_long;
-    if (l.n <= cuda_pcr_strided_max(q) && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, dev, q))
+    // (fp64 per-line lines of 257 .. 512 take the hybrid where it was measured, on fast memory;
+    // elsewhere the coalesced Thomas, as before stop 54.)
+    const index_t hybrid_max = q.value_size == 8 && !q.shared_bands && !cuda_fast_memory(dev)
+                                   ? kCudaPcrWideMinN
+                                   : kCudaPcrStridedMax;
+    if (l.n <= hybrid_max && cuda_hybrid_fits(Kernel::cuda_thomas_pcr_strided, dev, q))
       return Kernel::cuda_thomas_pcr_strided;
     return Kernel::cuda_thomas_strided;
   }

@@ -103,9 +103,17 @@ TEST_F(DispatchRows, LongLineCrossover) {
 // RowsPerCard on the GPU), X lines and the rows every card shares.
 TEST_F(DispatchRows, EarlierRows) {
   // fp64 per-line bands of 512 rows, 4,096 lines: the long kernel on H100-class memory, the
-  // coalesced Thomas on faster memory; fp32 256 rows: the register hybrid on both
+  // register hybrid's 16-row segments on faster memory (stop 54; the coalesced Thomas before),
+  // and there the coalesced Thomas where the rows are not whole 16-byte tiles; fp32 256 rows:
+  // the register hybrid on both
   EXPECT_EQ(pick(kH100, batch(512, 4096), 8, false), name(kLong));
-  EXPECT_EQ(pick(kH200, batch(512, 4096), 8, false), name(kStrided));
+  EXPECT_EQ(pick(kH200, batch(512, 4096), 8, false), name(kTile));
+  EXPECT_EQ(pick(kH200, batch(300, 4096), 8, false), name(kTile));
+  EXPECT_EQ(pick(kH200, LineSet{512, 4101, 4096, 1, 1, 0}, 8, false), name(kStrided));
+  EXPECT_EQ(pick(kH100, batch(300, 4096), 8, false), name(kLong));
+  // past 512 rows the long kernel on both (n = 1024, 16,384 lines)
+  EXPECT_EQ(pick(kH200, batch(1024, 16384), 8, false), name(kLong));
+  EXPECT_EQ(pick(kH100, batch(1024, 16384), 8, false), name(kLong));
   EXPECT_EQ(pick(kH100, batch(256, 4096), 4, false), name(kTile));
   EXPECT_EQ(pick(kH200, batch(256, 4096), 4, false), name(kTile));
   // fp32 per-line bands, 512 < n <= 1024, up to 16,384 lines: the long kernel on sm_90
@@ -134,5 +142,7 @@ TEST_F(DispatchRows, NoClustersBeforeSm90) {
   EXPECT_EQ(pick(a100, batch(2048, 16384), 8, false), name(kStrided));
   EXPECT_EQ(pick(a100, batch(2048, 16384), 4, true), name(kStrided));
   EXPECT_EQ(pick(a100, batch(2048, 4096), 8, false), name(kLong));
+  // fp64 per-line lines of 257 .. 512 rows: the register hybrid is measured only on fast memory
+  EXPECT_EQ(pick(a100, batch(512, 4096), 8, false), name(kStrided));
 }
 }  // namespace

@@ -116,20 +116,33 @@ TEST(CudaDispatch, HostArraysOnADevicePlanThrow) {
 
 // The rows that depend on the card (adi/tridiagonal_dispatch.cpp): by the peak memory bandwidth
 // it reports (H100 SXM 3352 GB/s, H200 4915), not by its name. fp64 per-line bands, n = 512
-// with many lines: the long-line kernel on an sm_90 card with H100-class memory, the coalesced
-// Thomas on faster memory; fp32 n = 256: the register hybrid on both.
+// with many lines: the long-line kernel on an sm_90 card with H100-class memory; on faster memory
+// the register hybrid in whole aligned tiles, else the coalesced Thomas; fp32 n = 256: the
+// register hybrid on both.
 TEST(CudaDispatch, RowsPerCard) {
   ADI_REQUIRE_CUDA();
   const double gbs = adi::cuda_backend::device_memory_gbs(0);
   const adi::cuda_backend::DeviceInfo info = adi::cuda_backend::device_info(0);
   std::printf("device %s: peak memory %.0f GB/s, cc %d.%d\n", info.name, gbs, info.cc_major, info.cc_minor);
   EXPECT_GT(gbs, 0.0);
+  // (adjacent(512, 4096): rows of 4,101 values, not whole 16-byte tiles.)
   const LineSet l512 = adi::test_cuda::adjacent(512, 4096);
   const Kernel k512 = chosen<double>(l512);
   if (gbs >= 4000)
     EXPECT_EQ(k512, Kernel::cuda_thomas_strided);
   else if (info.cc_major >= 9)
     EXPECT_EQ(k512, Kernel::cuda_thomas_pcr_long);
+  // fp64 per-line bands of 512 rows in whole aligned tiles (a 512 x 512 x 64 box's Y lines): on fast
+  // memory the register hybrid's 16-row segments in the exact table (stop 54), which automatic
+  // replaces by the truncated sweeps (16.8 million elements); H100-class memory the long kernel.
+  {
+    adi::test::ScopedEnv exact_table("ADI_LONG_TRUNCATED", "0");
+    const Kernel box512 = chosen<double>(LineSet{512, 512, 512, 1, 64, 512 * 512});
+    if (gbs >= 4000)
+      EXPECT_EQ(box512, Kernel::cuda_thomas_pcr_strided);
+    else if (info.cc_major >= 9)
+      EXPECT_EQ(box512, Kernel::cuda_thomas_pcr_long);
+  }
   EXPECT_EQ(chosen<float>(adi::test_cuda::adjacent(256, 4096)), Kernel::cuda_thomas_pcr_strided);
   // fp32 per-line bands of 512 rows in whole aligned tiles (a 512 x 512 x 64 box's Y lines): the
   // register hybrid on both cards in the exact table since its warp copy stream (stop 31), which
