@@ -405,6 +405,7 @@ void bench_xtile(long long n) {
 template <class T>
 void bench_pair(long long n) {
   const std::vector<RouteVariant> variants = {{"thread route forced", "thread", ""},
+                                              {"xtile route forced (automatic's on X; Y/Z: automatic's)", "xtile", ""},
                                               {"pair route, automatic's form", "pair", ""},
                                               {"pair, U in shared memory", "pair", "shared"},
                                               {"pair, y' through u", "pair", "yu"},

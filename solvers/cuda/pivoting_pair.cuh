@@ -127,7 +127,31 @@ struct PairCheck {
   __device__ __forceinline__ bool bad() const { return !(rmin > T(0)) || nan != nan; }
 };
 
-template <class T, bool Shared, int Chunk, bool YInU, int WL>
+// Vec (lines whose rows are adjacent elements: X sweeps; pivoting_pair_vec_fits): a chunk's rows of
+// each per-line array are Chunk adjacent elements of one line, read as 16-byte vectors in memory
+// order (a lane's loads then take Chunk * sizeof(T) / 16 instructions an array instead of Chunk,
+// each touching the same 32-byte sectors); the bottom lane's steps take them from the back.
+template <class T, int N>
+__device__ __forceinline__ void pair_load_vec(T (&dst)[N], const T* p) {
+  constexpr int E = 16 / static_cast<int>(sizeof(T));  // values a vector
+  static_assert(N % E == 0, "whole vectors a chunk");
+#pragma unroll
+  for (int i = 0; i < N / E; ++i) {
+    if constexpr (sizeof(T) == 4) {
+      const float4 v = *reinterpret_cast<const float4*>(p + 4 * i);
+      dst[4 * i] = v.x;
+      dst[4 * i + 1] = v.y;
+      dst[4 * i + 2] = v.z;
+      dst[4 * i + 3] = v.w;
+    } else {
+      const double2 v = *reinterpret_cast<const double2*>(p + 2 * i);
+      dst[2 * i] = v.x;
+      dst[2 * i + 1] = v.y;
+    }
+  }
+}
+
+template <class T, bool Shared, int Chunk, bool YInU, int WL, bool Vec = false>
 __global__ void __launch_bounds__(PairLayout<WL>::threads)
     pivoting_pair_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
                          const T* d, T* u, int* flag, const int* gate) {
@@ -202,12 +226,48 @@ __global__ void __launch_bounds__(PairLayout<WL>::threads)
     r.d[j] = d[e0 + k * edir];
   };
   auto load = [&](Rows& r, int k0) {
+    if constexpr (Vec) {  // memory order: the chunk's lowest element first
+      const int lo = top ? e0 + k0 : e0 - k0 - (Chunk - 1);
+      pair_load_vec(r.d, d + lo);
+      if constexpr (Shared) {
+        const int rlo = top ? met0 + k0 : met0 - k0 - (Chunk - 1);
 #pragma unroll
-    for (int j = 0; j < Chunk; ++j) load_row(r, j, k0 + j);
+        for (int j = 0; j < Chunk; ++j) {
+          r.a[j] = band(pa, rlo + j);
+          r.b[j] = band(b, rlo + j);
+          r.c[j] = band(pc, rlo + j);
+        }
+      } else {
+        pair_load_vec(r.a, pa + lo);
+        pair_load_vec(r.b, b + lo);
+        pair_load_vec(r.c, pc + lo);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < Chunk; ++j) load_row(r, j, k0 + j);
+    }
   };
   auto steps = [&](const Rows& r, int k0) {
+    if constexpr (Vec && WL == 32) {  // the warp's lanes all top or all bottom: a uniform branch
+      if (top) {
 #pragma unroll
-    for (int j = 0; j < Chunk; ++j) step(k0 + j, r.a[j], r.b[j], r.c[j], r.d[j]);
+        for (int j = 0; j < Chunk; ++j) step(k0 + j, r.a[j], r.b[j], r.c[j], r.d[j]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < Chunk; ++j) {
+          constexpr int last = Chunk - 1;
+          step(k0 + j, r.a[last - j], r.b[last - j], r.c[last - j], r.d[last - j]);
+        }
+      }
+    } else if constexpr (Vec) {  // half layout: top and bottom lanes in one warp, selects
+#pragma unroll
+      for (int j = 0; j < Chunk; ++j)
+        step(k0 + j, top ? r.a[j] : r.a[Chunk - 1 - j], top ? r.b[j] : r.b[Chunk - 1 - j],
+             top ? r.c[j] : r.c[Chunk - 1 - j], top ? r.d[j] : r.d[Chunk - 1 - j]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < Chunk; ++j) step(k0 + j, r.a[j], r.b[j], r.c[j], r.d[j]);
+    }
   };
 #pragma unroll
   for (int j = 0; j < Chunk; ++j)
@@ -345,14 +405,36 @@ __global__ void __launch_bounds__(PairLayout<WL>::threads)
   report(check.bad() && valid, flag);
 }
 
+// Whether the Vec form reads every full chunk of every line: rows adjacent (element stride 1), every
+// line's first element and the arrays' bases 16-byte aligned, and both lanes' chunks starting on a
+// vector (the top lane's first full chunk at row 1 - lead + K % Chunk, the bottom lane's lowest row
+// n - 1 - Chunk - K % Chunk; every later chunk Chunk rows on). Lines of a power of two rows >= 16
+// (256^3 X sweeps) pass; others read a value a load.
+template <class T>
+bool pivoting_pair_vec_fits(const DeviceLines& L, BandView<T> bands, const T* d, int chunk) {
+  constexpr i64 E = 16 / sizeof(T);
+  auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  const i64 n = L.n;
+  if (L.stride != 1 || n < 2 || !aligned(d)) return false;
+  if (!bands.shared && !(aligned(bands.a) && aligned(bands.b) && aligned(bands.c))) return false;
+  if ((L.count0 > 1 && L.stride0 % E != 0) || (L.count1 > 1 && L.stride1 % E != 0)) return false;
+  const i64 h = (n - 2) / 2, K = n - 2 - h, rem = K % chunk, lead = n & 1;
+  return (1 - lead + rem) % E == 0 && (n - 1 - chunk - rem) % E == 0;
+}
+
 template <class T, bool Shared, bool YInU, int Rows, int WL>
 void launch_pivoting_pair_block(const DeviceLines& L, BandView<T> bands, const T* d, T* u, int* flag,
                                 cudaStream_t stream, const int* gate) {
   const std::size_t smem = pivoting_pair_smem<WL>(L.n, YInU, sizeof(T));
   const unsigned blocks = static_cast<unsigned>((L.lines() + WL - 1) / WL);
-  auto kernel = pivoting_pair_kernel<T, Shared, Rows, YInU, WL>;
-  allow_dynamic_smem(kernel, smem);
-  kernel<<<blocks, PairLayout<WL>::threads, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, flag, gate);
+  auto go = [&](auto kernel) {
+    allow_dynamic_smem(kernel, smem);
+    kernel<<<blocks, PairLayout<WL>::threads, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, flag, gate);
+  };
+  if (pivoting_pair_vec_fits<T>(L, bands, d, Rows))
+    go(pivoting_pair_kernel<T, Shared, Rows, YInU, WL, true>);
+  else
+    go(pivoting_pair_kernel<T, Shared, Rows, YInU, WL, false>);
 }
 template <class T, bool Shared, bool YInU, int Rows>
 void launch_pivoting_pair_rows(const DeviceLines& L, BandView<T> bands, const T* d, T* u, int* flag,

@@ -526,6 +526,34 @@ TEST_F(PivotingCuda, PairRouteEveryLayoutAndSize) {
           }
 }
 
+// The pair route on X lines whose chunks are whole 16-byte vectors (stop 54, the Vec kernels:
+// pivoting_pair_vec_fits; lines of 16 .. 512 rows, and 100 in fp64) and on lengths that are not
+// (100 in fp32, 255, 257: a value a load), in place and out of place, both forms, every family.
+TEST_F(PivotingCuda, PairRouteVectorRows) {
+  const ScopedEnv route("ADI_PIVOTING_ROUTE", "pair");
+  auto check = [](auto zero, tp::Family f, index_t n, bool shared, const char* form, bool in_place) {
+    using T = decltype(zero);
+    const ScopedEnv form_env("ADI_PIVOTING_PAIR_FORM", form);
+    TridiagonalOptions o;
+    o.pivoting = Pivoting::partial;
+    auto k = tp::make_case<T>(adi::to_lines(adi::StridedLines::contiguous(n, 37)), f, false, shared, 7 * n + 1);
+    solve_on_device(k, o, in_place);
+    std::string detail;
+    EXPECT_LE(tp::worst_ratio(k, k.u, detail), 10.0)
+        << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << tp::family_name(f) << " n " << n << (shared ? " shared" : "")
+        << " form " << form << (in_place ? " in place" : "") << ": " << detail;
+  };
+  for (tp::Family f : {tp::Family::tiny_diagonal, tp::Family::random_signs, tp::Family::toeplitz,
+                       tp::Family::dominant})
+    for (index_t n : {16, 32, 64, 100, 128, 255, 256, 257, 512})
+      for (bool shared : {false, true})
+        for (const char* form : {"shared", "yu"}) {
+          const bool in_place = n % 3 == 1;
+          check(0.0f, f, n, shared, form, in_place);
+          check(0.0, f, n, shared, form, in_place);
+        }
+}
+
 // The pair route on two small cases (in place Y lines, Z lines with shared bands; both forms),
 // for compute-sanitizer memcheck and racecheck.
 TEST_F(PivotingCuda, PairRouteSmall) {
@@ -541,6 +569,13 @@ TEST_F(PivotingCuda, PairRouteSmall) {
     auto g = tp::make_case<float>(make_lines(5, 256, 40), tp::Family::tiny_diagonal, false, true, 6);
     solve_on_device(g, o, false);
     EXPECT_LE(tp::worst_ratio(g, g.u, detail), 10.0) << form << ": " << detail;
+    // X lines in 16-byte vectors (the Vec kernels), in place, both precisions
+    auto x = tp::make_case<float>(make_lines(0, 64, 40), tp::Family::random_signs, false, false, 7);
+    solve_on_device(x, o, true);
+    EXPECT_LE(tp::worst_ratio(x, x.u, detail), 10.0) << form << ": " << detail;
+    auto x2 = tp::make_case<double>(make_lines(0, 64, 20), tp::Family::toeplitz, false, true, 8);
+    solve_on_device(x2, o, false);
+    EXPECT_LE(tp::worst_ratio(x2, x2.u, detail), 10.0) << form << ": " << detail;
   }
 }
 
