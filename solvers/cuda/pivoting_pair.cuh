@@ -104,15 +104,27 @@ inline PairForm pivoting_pair_auto_form(const LineSet& l, bool periodic, std::si
     const std::size_t per_block = pivot_pair_block_lines(value_size) / 16;
     return per_block * (static_cast<std::size_t>(per_sm) / (pivoting_pair_block_smem(l.n, yu, value_size) + 1024));
   };
+  if (l.stride == 1) {
+    // X lines (rows adjacent: the Vec kernels where the chunks align): y' through u would store
+    // a value a row to 16 lines apart (run s54/2, H200 256^3 fp64: 24.3% of copy against the shared
+    // form's 28.0% at two warps an SM and the xtile route's 24.7%; fp32 22.6% against xtile's 23.1%):
+    // the shared form in double precision where two of its warps fit an SM, else none.
+    return value_size == 8 && warps(false) >= 2 ? PairForm::shared : PairForm::none;
+  }
   if (warps(false) >= 4) return PairForm::shared;
   if (warps(true) >= 3) return PairForm::yu;
   return PairForm::none;
 }
 // Lines adjacent in memory (line l + 1 one element after line l), along which a half-warp's
-// loads are coalesced; not X lines (element stride 1: the xtile route's).
+// loads are coalesced; not X lines (element stride 1: pivoting_pair_x's).
 inline bool pivoting_pair_layout(const LineSet& l) {
   const i64 next = l.count0 > 1 ? l.stride0 : l.stride1;
   return next == 1 && l.stride != 1;
+}
+// X lines (element stride 1) the pair route takes ahead of the xtile route: double precision, the
+// shared form at two warps an SM or more (pivoting_pair_auto_form; run s54/2, H200, 256^3).
+inline bool pivoting_pair_x(const LineSet& l, bool periodic, std::size_t value_size) {
+  return l.stride == 1 && l.n >= 2 && pivoting_pair_auto_form(l, periodic, value_size) == PairForm::shared;
 }
 
 // The pivots' check without a test per row: min |1/p| (0 where a pivot is infinite) and a sum of

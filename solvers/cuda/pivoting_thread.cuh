@@ -92,6 +92,7 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t
     if (f == PivotingRoute::partition && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
   }
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
+  if (pivoting_pair_x(l, periodic, value_size)) return PivotingRoute::pair;
   if (pivoting_xtile_fits(l, periodic) && pivoting_xtile_device_fits()) return PivotingRoute::xtile;
   if (pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
   if (pivoting_pair_layout(l) && pivoting_pair_auto_form(l, periodic, value_size) != PairForm::none)
