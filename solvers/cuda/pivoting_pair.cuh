@@ -2,7 +2,9 @@
 // Partial pivoting, two threads per line from both ends, U kept on chip (the "pair" route of
 // Kernel::cuda_pivoting, pivoting_thread.cuh; automatic's and partial's route since stop 53 for
 // non-periodic lines adjacent in memory (Y/Z sweeps, interleaved batches) where the form below fits
-// three or four warps an SM; ADI_PIVOTING_ROUTE=pair forces it on any layout).
+// three or four warps an SM, and since stop 54 for X lines of 128 rows or more where its shared form
+// fits two (fp64) / eight (fp32) warps an SM, their chunks read as 16-byte vectors where they align
+// (Vec); ADI_PIVOTING_ROUTE=pair forces it on any layout).
 //
 // The thread route (pivoting_thread_line.cuh) moves 11 values a row: U's three values per row
 // (y', u1', u2') go to memory and come back. The staged route kept them on chip but held the
@@ -105,11 +107,15 @@ inline PairForm pivoting_pair_auto_form(const LineSet& l, bool periodic, std::si
     return per_block * (static_cast<std::size_t>(per_sm) / (pivoting_pair_block_smem(l.n, yu, value_size) + 1024));
   };
   if (l.stride == 1) {
-    // X lines (rows adjacent: the Vec kernels where the chunks align): y' through u would store
-    // a value a row to 16 lines apart (run s54/2, H200 256^3 fp64: 24.3% of copy against the shared
-    // form's 28.0% at two warps an SM and the xtile route's 24.7%; fp32 22.6% against xtile's 23.1%):
-    // the shared form in double precision where two of its warps fit an SM, else none.
-    return value_size == 8 && warps(false) >= 2 ? PairForm::shared : PairForm::none;
+    // X lines (rows adjacent: the Vec kernels where the chunks align). y' through u would store a
+    // value a row to lines n apart (run s54/2, H200 256^3 fp64: 24.3% of copy against the shared
+    // form's 28.0%). The shared form against the xtile route (run s54/3, H200, n^3 X lines, ms):
+    // fp64 n = 128 0.0753 against 0.0954 (4 warps an SM), 256 0.5612 against 0.6321 (2 warps), 512
+    // 6.696 against 5.039 (1 warp); fp32 n = 128 0.0592 against 0.0672 (8 warps), 256 0.3531
+    // against 0.3439 (4 warps), 512 3.047 against 2.553. So from 128 rows, fp64 where two warps fit
+    // an SM, fp32 where eight do; else none (the xtile route).
+    if (l.n < 128) return PairForm::none;
+    return warps(false) >= (value_size == 8 ? 2u : 8u) ? PairForm::shared : PairForm::none;
   }
   if (warps(false) >= 4) return PairForm::shared;
   if (warps(true) >= 3) return PairForm::yu;
@@ -121,8 +127,9 @@ inline bool pivoting_pair_layout(const LineSet& l) {
   const i64 next = l.count0 > 1 ? l.stride0 : l.stride1;
   return next == 1 && l.stride != 1;
 }
-// X lines (element stride 1) the pair route takes ahead of the xtile route: double precision, the
-// shared form at two warps an SM or more (pivoting_pair_auto_form; run s54/2, H200, 256^3).
+// X lines (element stride 1) the pair route takes ahead of the xtile route: from 128 rows, the
+// shared form where two (fp64) / eight (fp32) of its warps fit an SM (pivoting_pair_auto_form;
+// runs s54/2-3, H200).
 inline bool pivoting_pair_x(const LineSet& l, bool periodic, std::size_t value_size) {
   return l.stride == 1 && l.n >= 2 && pivoting_pair_auto_form(l, periodic, value_size) == PairForm::shared;
 }
