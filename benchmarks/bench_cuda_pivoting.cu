@@ -19,7 +19,7 @@
 // rows (scripts/gpu_pivoting_check.sh --with-nocheck does both).
 //   bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]
 //                       [--routes=1] [--forms=1] [--profile=F] [--stop35=1] [--families=3] [--stop37=1]
-//                       [--regpart=1] [--xtile=1] [--pair=1]
+//                       [--regpart=1] [--xtile=1] [--pair=1|2] [--fp32=0] [--fp64=0]
 // --regpart=1 (stop 38, h-regpart): only the 256^3 rows of the register partition route
 // (ADI_PIVOTING_ROUTE=regpart, solvers/cuda/pivoting_regpart.cuh; its 2x block width with
 // ADI_PIVOTING_REGPART_LINES=narrow | wide: half / twice the lines a block) beside the thread route
@@ -35,7 +35,8 @@
 // solvers/cuda/pivoting_pair.cuh; automatic's on Y/Z where it fits; ADI_PIVOTING_PAIR_FORM=shared |
 // yu: U in shared memory / y' through u; ADI_PIVOTING_PAIR_ROWS=4 | 16: rows a chunk, compiled only
 // with -DADI_CUDA_UNROLL_ALL=ON, else their rows time 8) beside the thread route forced, alternating,
-// Y / Z / X dominant and Y Toeplitz 0.6, per precision.
+// Y / Z / X dominant and Y Toeplitz 0.6, per precision; --pair=2 X lines only (and X Toeplitz 0.6);
+// --fp32=0 / --fp64=0 leave a precision out.
 // --forms=1 (default) times the partition route's forms 0 and 1 (ADI_PIVOTING_PARTITION_FORM, stop 33)
 // and form 1 with the dominance test (ADI_PIVOTING_PARTITION_DOMINANCE=1; forms 0 and 1 with =0, the route alone)
 // alternating on the one-system rows.
@@ -403,7 +404,7 @@ void bench_xtile(long long n) {
 // Stop 53 (--pair=1): the pair route (two threads per line from both ends, U in shared memory;
 // automatic's on Y/Z where it fits) in its forms against the thread route forced, Y, Z and X lines.
 template <class T>
-void bench_pair(long long n) {
+void bench_pair(long long n, bool x_only) {
   const std::vector<RouteVariant> variants = {{"thread route forced", "thread", ""},
                                               {"xtile route forced (automatic's on X; Y/Z: automatic's)", "xtile", ""},
                                               {"pair route, automatic's form", "pair", ""},
@@ -413,8 +414,11 @@ void bench_pair(long long n) {
                                               {"pair, U in shared memory, two warps on 32 lines", "pair", "shared", "split"},
                                               {"pair, y' through u, 16 lines a warp", "pair", "yu", "half"},
                                               {"pair, y' through u, two warps on 32 lines", "pair", "yu", "split"}};
-  alternate_forms<T>(n, variants, "ADI_PIVOTING_PAIR_FORM", "ADI_PIVOTING_PAIR_LAYOUT",
-                     {adi::Axis::y, adi::Axis::z, adi::Axis::x});
+  if (x_only)
+    alternate_forms<T>(n, variants, "ADI_PIVOTING_PAIR_FORM", "ADI_PIVOTING_PAIR_LAYOUT", {adi::Axis::x});
+  else
+    alternate_forms<T>(n, variants, "ADI_PIVOTING_PAIR_FORM", "ADI_PIVOTING_PAIR_LAYOUT",
+                       {adi::Axis::y, adi::Axis::z, adi::Axis::x});
 }
 
 // TridiagonalPlan's route for few long lines (Kernel::large_partition) on one line of n: median ms.
@@ -828,9 +832,9 @@ int main(int argc, char** argv) {
   CKS(cusparseCreate(&handle));
   const bool stop35 = flag(argc, argv, "stop35", 0) != 0;
   const bool stop37 = flag(argc, argv, "stop37", 0) != 0;
-  if (flag(argc, argv, "pair", 0) != 0) {
-    bench_pair<float>(n);
-    bench_pair<double>(n);
+  if (const int pair = flag(argc, argv, "pair", 0); pair != 0) {  // 2: X lines only
+    if (flag(argc, argv, "fp32", 1) != 0) bench_pair<float>(n, pair == 2);
+    if (flag(argc, argv, "fp64", 1) != 0) bench_pair<double>(n, pair == 2);
   } else if (flag(argc, argv, "xtile", 0) != 0) {
     bench_xtile<float>(n);
     bench_xtile<double>(n);

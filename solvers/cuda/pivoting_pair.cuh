@@ -170,6 +170,17 @@ __device__ __forceinline__ void pair_load_vec(T (&dst)[N], const T* p) {
   }
 }
 
+template <class T, int N>
+__device__ __forceinline__ void pair_store_vec(T* p, const T (&src)[N]) {
+#pragma unroll
+  for (int i = 0; i < N * static_cast<int>(sizeof(T)) / 16; ++i) {
+    if constexpr (sizeof(T) == 4)
+      *reinterpret_cast<float4*>(p + 4 * i) = make_float4(src[4 * i], src[4 * i + 1], src[4 * i + 2], src[4 * i + 3]);
+    else
+      *reinterpret_cast<double2*>(p + 2 * i) = make_double2(src[2 * i], src[2 * i + 1]);
+  }
+}
+
 template <class T, bool Shared, int Chunk, bool YInU, int WL, bool Vec = false>
 __global__ void __launch_bounds__(PairLayout<WL>::threads)
     pivoting_pair_kernel(DeviceLines L, const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
@@ -395,7 +406,91 @@ __global__ void __launch_bounds__(PairLayout<WL>::threads)
       if (j < rem) back(rem - 1 - j, r.y[j], r.u1[j], r.u2[j]);
   };
   const int full = K - rem;
-  if (full == 0) {
+  if constexpr (Vec) {
+    // Vec: u stored as 16-byte vectors too. The U row of slot k is row met0 + (k - 1) * rstep, one
+    // row behind the forward chunks, so the aligned chunks here are the slots [rem + 1 + Chunk * c,
+    // rem + 1 + Chunk * (c + 1)) for c = full / Chunk - 2 .. 0 (their lowest elements start on a
+    // vector exactly when the forward chunks do: pivoting_pair_vec_fits), after a head of the top
+    // Chunk - 1 slots and before a tail of the slots rem .. 0, both stored a value a row.
+    const int m = full / Chunk;
+    auto back_x = [&](T y, T u1, T u2) {
+      const T x = y - u1 * x1 - u2 * x2;
+      x2 = x1;
+      x1 = x;
+      return x;
+    };
+    auto load_chunk = [&](Slots& r, int c) {  // slots rem + Chunk * (c + 1) .. rem + 1 + Chunk * c
+#pragma unroll
+      for (int j = 0; j < Chunk; ++j) load_slot(r, j, rem + Chunk * (c + 1) - j);
+    };
+    auto load_tail = [&](Slots& r) {  // slots rem .. 0
+#pragma unroll
+      for (int j = 0; j < Chunk; ++j)
+        if (j <= rem) load_slot(r, j, rem - j);
+    };
+    auto backs_tail = [&](const Slots& r) {
+#pragma unroll
+      for (int j = 0; j < Chunk; ++j)
+        if (j <= rem) back(rem - j, r.y[j], r.u1[j], r.u2[j]);
+    };
+    auto backs_vec = [&](const Slots& r, int c) {
+      T xp[Chunk], mem[Chunk];
+#pragma unroll
+      for (int j = 0; j < Chunk; ++j) xp[j] = back_x(r.y[j], r.u1[j], r.u2[j]);
+      // memory order: top lanes' slots ascend with their rows, bottom lanes' descend
+      if constexpr (WL == 32) {
+        if (top) {
+#pragma unroll
+          for (int q = 0; q < Chunk; ++q) mem[q] = xp[Chunk - 1 - q];
+        } else {
+#pragma unroll
+          for (int q = 0; q < Chunk; ++q) mem[q] = xp[q];
+        }
+      } else {
+#pragma unroll
+        for (int q = 0; q < Chunk; ++q) mem[q] = top ? xp[Chunk - 1 - q] : xp[q];
+      }
+      const int lo = top ? e0 + rem + Chunk * c : e0 - rem - Chunk * (c + 1) + 1;
+      if (valid) pair_store_vec(u + lo, mem);
+    };
+    if (m == 0) {
+      load_rest(P);
+      backs_rest(P);
+    } else {
+#pragma unroll
+      for (int j = 0; j < Chunk - 1; ++j) load_slot(P, j, K - 1 - j);  // the head
+      if (m >= 2)
+        load_chunk(Q, m - 2);
+      else
+        load_tail(Q);
+#pragma unroll
+      for (int j = 0; j < Chunk - 1; ++j) back(K - 1 - j, P.y[j], P.u1[j], P.u2[j]);
+      if (m == 1) {
+        backs_tail(Q);
+      } else {
+        for (int c = m - 2;; c -= 2) {  // Q holds chunk c
+          if (c >= 1)
+            load_chunk(P, c - 1);
+          else
+            load_tail(P);
+          backs_vec(Q, c);
+          if (c == 0) {
+            backs_tail(P);
+            break;
+          }
+          if (c >= 2)  // P holds chunk c - 1
+            load_chunk(Q, c - 2);
+          else
+            load_tail(Q);
+          backs_vec(P, c - 1);
+          if (c == 1) {
+            backs_tail(Q);
+            break;
+          }
+        }
+      }
+    }
+  } else if (full == 0) {
     load_rest(P);
     backs_rest(P);
   } else {
@@ -424,17 +519,17 @@ __global__ void __launch_bounds__(PairLayout<WL>::threads)
   report(check.bad() && valid, flag);
 }
 
-// Whether the Vec form reads every full chunk of every line: rows adjacent (element stride 1), every
-// line's first element and the arrays' bases 16-byte aligned, and both lanes' chunks starting on a
+// Whether the Vec form reads (and stores) every full chunk of every line: rows adjacent (element
+// stride 1), every line's first element and the arrays' bases 16-byte aligned, and both lanes' chunks starting on a
 // vector (the top lane's first full chunk at row 1 - lead + K % Chunk, the bottom lane's lowest row
 // n - 1 - Chunk - K % Chunk; every later chunk Chunk rows on). Lines of a power of two rows >= 16
 // (256^3 X sweeps) pass; others read a value a load.
 template <class T>
-bool pivoting_pair_vec_fits(const DeviceLines& L, BandView<T> bands, const T* d, int chunk) {
+bool pivoting_pair_vec_fits(const DeviceLines& L, BandView<T> bands, const T* d, const T* u, int chunk) {
   constexpr i64 E = 16 / sizeof(T);
   auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
   const i64 n = L.n;
-  if (L.stride != 1 || n < 2 || !aligned(d)) return false;
+  if (L.stride != 1 || n < 2 || !aligned(d) || !aligned(u)) return false;
   if (!bands.shared && !(aligned(bands.a) && aligned(bands.b) && aligned(bands.c))) return false;
   if ((L.count0 > 1 && L.stride0 % E != 0) || (L.count1 > 1 && L.stride1 % E != 0)) return false;
   const i64 h = (n - 2) / 2, K = n - 2 - h, rem = K % chunk, lead = n & 1;
@@ -450,7 +545,7 @@ void launch_pivoting_pair_block(const DeviceLines& L, BandView<T> bands, const T
     allow_dynamic_smem(kernel, smem);
     kernel<<<blocks, PairLayout<WL>::threads, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, flag, gate);
   };
-  if (pivoting_pair_vec_fits<T>(L, bands, d, Rows))
+  if (pivoting_pair_vec_fits<T>(L, bands, d, u, Rows))
     go(pivoting_pair_kernel<T, Shared, Rows, YInU, WL, true>);
   else
     go(pivoting_pair_kernel<T, Shared, Rows, YInU, WL, false>);
