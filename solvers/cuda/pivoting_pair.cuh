@@ -3,8 +3,8 @@
 // Kernel::cuda_pivoting, pivoting_thread.cuh; automatic's and partial's route since stop 53 for
 // non-periodic lines adjacent in memory (Y/Z sweeps, interleaved batches) where the form below fits
 // three or four warps an SM, and since stop 54 for X lines of 128 rows or more where its shared form
-// fits two (fp64) / eight (fp32) warps an SM, their chunks read as 16-byte vectors where they align
-// (Vec); ADI_PIVOTING_ROUTE=pair forces it on any layout).
+// fits two warps an SM, their chunks read and u stored as 16-byte vectors where they align (Vec);
+// ADI_PIVOTING_ROUTE=pair forces it on any layout).
 //
 // The thread route (pivoting_thread_line.cuh) moves 11 values a row: U's three values per row
 // (y', u1', u2') go to memory and come back. The staged route kept them on chip but held the
@@ -107,15 +107,15 @@ inline PairForm pivoting_pair_auto_form(const LineSet& l, bool periodic, std::si
     return per_block * (static_cast<std::size_t>(per_sm) / (pivoting_pair_block_smem(l.n, yu, value_size) + 1024));
   };
   if (l.stride == 1) {
-    // X lines (rows adjacent: the Vec kernels where the chunks align). y' through u would store a
-    // value a row to lines n apart (run s54/2, H200 256^3 fp64: 24.3% of copy against the shared
-    // form's 28.0%). The shared form against the xtile route (run s54/3, H200, n^3 X lines, ms):
-    // fp64 n = 128 0.0753 against 0.0954 (4 warps an SM), 256 0.5612 against 0.6321 (2 warps), 512
-    // 6.696 against 5.039 (1 warp); fp32 n = 128 0.0592 against 0.0672 (8 warps), 256 0.3531
-    // against 0.3439 (4 warps), 512 3.047 against 2.553. So from 128 rows, fp64 where two warps fit
-    // an SM, fp32 where eight do; else none (the xtile route).
+    // X lines (rows adjacent: the Vec kernels where the chunks align). y' through u stores a value a
+    // row to lines n apart (run s54/4, H200 256^3: fp32 0.5485 ms against the shared form's 0.2334,
+    // fp64 0.5674 against 0.5029). The shared form with vector loads and stores against the xtile
+    // route (run s54/4, H200, n^3 X lines, ms): fp32 n = 128 0.0404 against 0.0666 (8 warps an SM),
+    // 256 0.2334 against 0.3450 (4 warps); fp64 n = 128 0.0636 against 0.0955 (4 warps), 256 0.5029
+    // against 0.6309 (2 warps); with one warp an SM (fp64 512, loads only, run s54/3) 6.696 against
+    // 5.039. So from 128 rows where two of its warps fit an SM; else none (the xtile route).
     if (l.n < 128) return PairForm::none;
-    return warps(false) >= (value_size == 8 ? 2u : 8u) ? PairForm::shared : PairForm::none;
+    return warps(false) >= 2 ? PairForm::shared : PairForm::none;
   }
   if (warps(false) >= 4) return PairForm::shared;
   if (warps(true) >= 3) return PairForm::yu;
@@ -128,8 +128,7 @@ inline bool pivoting_pair_layout(const LineSet& l) {
   return next == 1 && l.stride != 1;
 }
 // X lines (element stride 1) the pair route takes ahead of the xtile route: from 128 rows, the
-// shared form where two (fp64) / eight (fp32) of its warps fit an SM (pivoting_pair_auto_form;
-// runs s54/2-3, H200).
+// shared form where two of its warps fit an SM (pivoting_pair_auto_form; runs s54/2-4, H200).
 inline bool pivoting_pair_x(const LineSet& l, bool periodic, std::size_t value_size) {
   return l.stride == 1 && l.n >= 2 && pivoting_pair_auto_form(l, periodic, value_size) == PairForm::shared;
 }
