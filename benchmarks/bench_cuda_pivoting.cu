@@ -262,7 +262,7 @@ void bench_box(cusparseHandle_t handle, long long n) {
     if (!g_routes) continue;
     auto [t_piv, k_piv] = run(adi::Pivoting::partial, true);
     row(std::string(prec) + " " + an + " partial pivoting (" + k_piv + ", " +
-            (ax == adi::Axis::x ? "fp64: pair where it fits, else xtile" : "pair where it fits, else thread") + " route)",
+            (ax == adi::Axis::x ? "pair where it fits, else xtile" : "pair where it fits, else thread") + " route)",
         t_piv, total, sizeof(T));
     // The other routes forced on the same layout (ADI_PIVOTING_ROUTE, measurement only).
     for (const char* route : {"staged", "thread", "tile", "block", "partition", "pair"}) {  // (xtile: --xtile=1)
@@ -294,7 +294,7 @@ void bench_box(cusparseHandle_t handle, long long n) {
         row(std::string(prec) + " X cuSPARSE " + (piv ? "gtsv2 (pivoting" : "gtsv2_nopivot (") +
                 ", one matrix, n*n rhs)",
             ms, total, sizeof(T));
-        if (piv) speedup(std::string(prec) + " X partial pivoting (" + k_piv + ", xtile route)", t_piv, ms);
+        if (piv) speedup(std::string(prec) + " X partial pivoting (" + k_piv + ", automatic's route)", t_piv, ms);
       }
     }
   }

@@ -2,7 +2,7 @@
 // Partial pivoting, two threads per line from both ends, U kept on chip (the "pair" route of
 // Kernel::cuda_pivoting, pivoting_thread.cuh; automatic's and partial's route since stop 53 for
 // non-periodic lines adjacent in memory (Y/Z sweeps, interleaved batches) where the form below fits
-// three or four warps an SM, and since stop 54 for X lines of 128 rows or more where its shared form
+// three or four warps an SM, and since stop 54 for X lines of 64 rows or more where its shared form
 // fits two warps an SM, their chunks read and u stored as 16-byte vectors where they align (Vec);
 // ADI_PIVOTING_ROUTE=pair forces it on any layout).
 //
@@ -110,11 +110,12 @@ inline PairForm pivoting_pair_auto_form(const LineSet& l, bool periodic, std::si
     // X lines (rows adjacent: the Vec kernels where the chunks align). y' through u stores a value a
     // row to lines n apart (run s54/4, H200 256^3: fp32 0.5485 ms against the shared form's 0.2334,
     // fp64 0.5674 against 0.5029). The shared form with vector loads and stores against the xtile
-    // route (run s54/4, H200, n^3 X lines, ms): fp32 n = 128 0.0404 against 0.0666 (8 warps an SM),
-    // 256 0.2334 against 0.3450 (4 warps); fp64 n = 128 0.0636 against 0.0955 (4 warps), 256 0.5029
-    // against 0.6309 (2 warps); with one warp an SM (fp64 512, loads only, run s54/3) 6.696 against
-    // 5.039. So from 128 rows where two of its warps fit an SM; else none (the xtile route).
-    if (l.n < 128) return PairForm::none;
+    // route (runs s54/4-5, H200, n^3 X lines, ms): fp32 n = 64 0.0222 against 0.0411, 128 0.0404
+    // against 0.0666 (8 warps an SM), 256 0.2334 against 0.3450 (4 warps), 512 2.182 against 2.560 (2
+    // warps); fp64 n = 64 0.0232 against 0.0449, 128 0.0636 against 0.0955 (4 warps), 256 0.5029
+    // against 0.6309 (2 warps), 512 6.305 against 5.026 (1 warp). So from 64 rows (shorter lines not
+    // measured) where two of its warps fit an SM; else none (the xtile route).
+    if (l.n < 64) return PairForm::none;
     return warps(false) >= 2 ? PairForm::shared : PairForm::none;
   }
   if (warps(false) >= 4) return PairForm::shared;
@@ -127,8 +128,8 @@ inline bool pivoting_pair_layout(const LineSet& l) {
   const i64 next = l.count0 > 1 ? l.stride0 : l.stride1;
   return next == 1 && l.stride != 1;
 }
-// X lines (element stride 1) the pair route takes ahead of the xtile route: from 128 rows, the
-// shared form where two of its warps fit an SM (pivoting_pair_auto_form; runs s54/2-4, H200).
+// X lines (element stride 1) the pair route takes ahead of the xtile route: from 64 rows, the
+// shared form where two of its warps fit an SM (pivoting_pair_auto_form; runs s54/2-5, H200).
 inline bool pivoting_pair_x(const LineSet& l, bool periodic, std::size_t value_size) {
   return l.stride == 1 && l.n >= 2 && pivoting_pair_auto_form(l, periodic, value_size) == PairForm::shared;
 }
