@@ -15,6 +15,7 @@
 
 #include "solvers/cuda/backend.hpp"
 #include "solvers/cuda/check.cuh"
+#include "solvers/cuda/tridiagonal_common.cuh"  // recip
 
 namespace adi::cuda_backend::hines {
 
@@ -101,7 +102,7 @@ __global__ void paper_kernel(HinesView v, const T* __restrict__ l, T* __restrict
     const T nl = j >= 1 ? l[at(j)] : T(0);
     T nd = j >= 0 ? d[at(j)] : T(0), nr = j >= 0 ? r[at(j)] : T(0);
     b |= di == T(0) || !(di - di == T(0));
-    const T inv = T(1) / di, f = li * inv;
+    const T inv = kernels::recip(di), f = li * inv;  // (correctly rounded: T(1) / di's value)
     d[at(i)] = f;
     r[at(i)] = ri * inv;
     const T ud = f * li, ur = f * ri;  // the parent's d and r lose these
@@ -241,7 +242,7 @@ __global__ void stack_kernel(HinesView v, const T* __restrict__ l, const T* __re
       if (k < s.n) {
         const T dp = dk - sf[k * B + j] - carry_f;
         const T rp = rk - sy[k * B + j] - carry_y;
-        const T inv = T(1) / dp;
+        const T inv = kernels::recip(dp);
         b |= bad_pivot(inv);
         const T lk0 = k > 0 ? lk : T(0);  // offdiag[0] is never read into the result
         const T f = lk0 * inv, y = rp * inv;
@@ -330,7 +331,7 @@ __global__ void branch_kernel(HinesView v, const T* __restrict__ l_all, T* __res
         acc_y += lc * R[cn];  // R holds y_c = r'_c / d'_c
       }
       for (int i = en - 1; i >= st; --i) {
-        const T inv = T(1) / (D[i] - acc_f);
+        const T inv = kernels::recip(D[i] - acc_f);
         b |= bad_pivot(inv);
         const T li = i > 0 ? L[i] : T(0);
         const T f = li * inv, y = (R[i] - acc_y) * inv;
