@@ -545,10 +545,18 @@ void launch_pivoting_pair_block(const DeviceLines& L, BandView<T> bands, const T
     allow_dynamic_smem(kernel, smem);
     kernel<<<blocks, PairLayout<WL>::threads, smem, stream>>>(L, bands.a, bands.b, bands.c, d, u, flag, gate);
   };
-  if (pivoting_pair_vec_fits<T>(L, bands, d, u, Rows))
-    go(pivoting_pair_kernel<T, Shared, Rows, YInU, WL, true>);
-  else
-    go(pivoting_pair_kernel<T, Shared, Rows, YInU, WL, false>);
+  // The Vec kernels of the y'-through-u form (X lines take it only when forced: a timing switch) and
+  // of the comparison-only chunks are compiled only with -DADI_CUDA_UNROLL_ALL=ON (issue 15 item 8);
+  // other builds run the scalar kernel there.
+#if defined(ADI_CUDA_UNROLL_ALL)
+  constexpr bool kVec = true;
+#else
+  constexpr bool kVec = !YInU && Rows == kPivotPairRows;
+#endif
+  if constexpr (kVec) {
+    if (pivoting_pair_vec_fits<T>(L, bands, d, u, Rows)) return go(pivoting_pair_kernel<T, Shared, Rows, YInU, WL, true>);
+  }
+  go(pivoting_pair_kernel<T, Shared, Rows, YInU, WL, false>);
 }
 template <class T, bool Shared, bool YInU, int Rows>
 void launch_pivoting_pair_rows(const DeviceLines& L, BandView<T> bands, const T* d, T* u, int* flag,
