@@ -788,6 +788,39 @@ void profile_large(int log2n, int form) {
   std::printf("profiled: fp32 one system of 2^%d, partition route form %d, two solves\n", log2n, form);
 }
 
+// Every argument must be --NAME=INTEGER with a NAME below (or --help): a misspelt option is a usage
+// error (exit 2), not a silently ignored one.
+constexpr const char* kFlags[] = {"reps",    "cusparse", "checkcost", "routes", "forms",  "families",
+                                  "n",       "large",    "large2",    "profile", "stop35", "stop37",
+                                  "regpart", "xtile",    "pair",      "fp32",   "fp64"};
+int check_args(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::printf(
+          "Usage: bench_cuda_pivoting [--reps=20] [--n=256] [--large=24] [--large2=20] [--cusparse=1] [--checkcost=1]\n"
+          "         [--routes=1] [--forms=1] [--profile=F] [--stop35=1] [--families=3] [--stop37=1] [--regpart=1]\n"
+          "         [--xtile=1] [--pair=1|2] [--fp32=0] [--fp64=0]\n"
+          "Partial pivoting and the check on the GPU against cuSPARSE gtsv2 (benchmarks/bench_cuda_pivoting.cu's\n"
+          "header says what each option times). Exit 0, 2 on a usage error, 77 without a CUDA device.\n");
+      return 0;
+    }
+    const std::size_t eq = a.find('=');
+    const std::string name = a.rfind("--", 0) == 0 && eq != std::string::npos ? a.substr(2, eq - 2) : "";
+    bool known = false;
+    for (const char* f : kFlags) known |= name == f;
+    const std::string value = eq == std::string::npos ? "" : a.substr(eq + 1);
+    char* end = nullptr;
+    const long v = value.empty() ? 0 : std::strtol(value.c_str(), &end, 10);
+    if (!known || value.empty() || *end != '\0' || v < -1000000 || v > 1000000) {
+      std::fprintf(stderr, "bench_cuda_pivoting: '%s' is not --NAME=INTEGER with a known NAME (see --help)\n",
+                   a.c_str());
+      return 2;
+    }
+  }
+  return -1;
+}
+
 int flag(int argc, char** argv, const char* name, int def) {
   const std::string p = std::string("--") + name + "=";
   for (int i = 1; i < argc; ++i)
@@ -798,6 +831,7 @@ int flag(int argc, char** argv, const char* name, int def) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (const int rc = check_args(argc, argv); rc >= 0) return rc;
   if (!adi::Executor::cuda_available()) {
     std::printf("SKIPPED: no CUDA device: bench_cuda_pivoting not run\n");
     return 77;
