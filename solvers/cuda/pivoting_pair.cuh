@@ -2,8 +2,8 @@
 // Partial pivoting, two threads per line from both ends, U kept on chip (the "pair" route of
 // Kernel::cuda_pivoting, pivoting_thread.cuh; automatic's and partial's route since stop 53 for
 // non-periodic lines adjacent in memory (Y/Z sweeps, interleaved batches) where the form below fits
-// three or four warps an SM, and since stop 54 for X lines of 64 rows or more where its shared form
-// fits two warps an SM, their chunks read and u stored as 16-byte vectors where they align (Vec);
+// three or four warps an SM, and since stop 54 for X lines of 64 rows or more whose chunks align on
+// 16-byte vectors (read and u stored as vectors: Vec) where its shared form fits two warps an SM;
 // ADI_PIVOTING_ROUTE=pair forces it on any layout).
 //
 // The thread route (pivoting_thread_line.cuh) moves 11 values a row: U's three values per row
@@ -91,6 +91,21 @@ inline bool pivoting_pair_fits(const LineSet& l, bool periodic, std::size_t valu
          pivoting_pair_block_smem(l.n, true, value_size) <= launch_limits().smem_optin;
 }
 
+// Whether the Vec kernels (below) take every full chunk of every line of this layout: rows adjacent
+// (element stride 1), every line's first element on a 16-byte vector (given aligned arrays), and
+// both lanes' chunks starting on a vector: the top lane's first full chunk at row 1 - lead + K % chunk,
+// the bottom lane's lowest row n - 1 - chunk - K % chunk (every later chunk chunk rows on). With
+// 8-row chunks: dense X lines of a multiple of 8 rows (fp32) / 4 rows (fp64).
+template <class Lines>
+bool pivoting_pair_vec_layout(const Lines& l, std::size_t value_size, int chunk) {
+  const i64 E = 16 / static_cast<i64>(value_size);
+  const i64 n = l.n;
+  if (l.stride != 1 || n < 2) return false;
+  if ((l.count0 > 1 && l.stride0 % E != 0) || (l.count1 > 1 && l.stride1 % E != 0)) return false;
+  const i64 h = (n - 2) / 2, K = n - 2 - h, rem = K % chunk, lead = n & 1;
+  return (1 - lead + rem) % E == 0 && (n - 1 - chunk - rem) % E == 0;
+}
+
 enum class PairForm { none, shared, yu };
 // Automatic's form: U in shared memory where four of its warps fit an SM, else y' through u where
 // three do, else none (the thread route). Measured on an H200 (runs s53/4-5, Y/Z lines, % of copy
@@ -115,7 +130,9 @@ inline PairForm pivoting_pair_auto_form(const LineSet& l, bool periodic, std::si
     // warps); fp64 n = 64 0.0232 against 0.0449, 128 0.0636 against 0.0955 (4 warps), 256 0.5029
     // against 0.6309 (2 warps), 512 6.305 against 5.026 (1 warp). So from 64 rows (shorter lines not
     // measured) where two of its warps fit an SM; else none (the xtile route).
-    if (l.n < 64) return PairForm::none;
+    // Only where the Vec kernels take the layout (the scalar kernel ran 0.4868 ms fp32 at 256^3, run
+    // s53/10, against the xtile route's 0.3450).
+    if (l.n < 64 || !pivoting_pair_vec_layout(l, value_size, kPivotPairRows)) return PairForm::none;
     return warps(false) >= 2 ? PairForm::shared : PairForm::none;
   }
   if (warps(false) >= 4) return PairForm::shared;
@@ -128,8 +145,9 @@ inline bool pivoting_pair_layout(const LineSet& l) {
   const i64 next = l.count0 > 1 ? l.stride0 : l.stride1;
   return next == 1 && l.stride != 1;
 }
-// X lines (element stride 1) the pair route takes ahead of the xtile route: from 64 rows, the
-// shared form where two of its warps fit an SM (pivoting_pair_auto_form; runs s54/2-5, H200).
+// X lines (element stride 1) the pair route takes ahead of the xtile route: from 64 rows, laid out
+// for the Vec kernels, the shared form where two of its warps fit an SM (pivoting_pair_auto_form;
+// runs s54/2-5, H200).
 inline bool pivoting_pair_x(const LineSet& l, bool periodic, std::size_t value_size) {
   return l.stride == 1 && l.n >= 2 && pivoting_pair_auto_form(l, periodic, value_size) == PairForm::shared;
 }
@@ -519,21 +537,14 @@ __global__ void __launch_bounds__(PairLayout<WL>::threads)
   report(check.bad() && valid, flag);
 }
 
-// Whether the Vec form reads (and stores) every full chunk of every line: rows adjacent (element
-// stride 1), every line's first element and the arrays' bases 16-byte aligned, and both lanes' chunks starting on a
-// vector (the top lane's first full chunk at row 1 - lead + K % Chunk, the bottom lane's lowest row
-// n - 1 - Chunk - K % Chunk; every later chunk Chunk rows on). Lines of a power of two rows >= 16
-// (256^3 X sweeps) pass; others read a value a load.
+// Whether the Vec form reads (and stores) every full chunk of every line: the layout's part
+// (pivoting_pair_vec_layout) and the arrays' bases 16-byte aligned; other lines read a value a load.
 template <class T>
 bool pivoting_pair_vec_fits(const DeviceLines& L, BandView<T> bands, const T* d, const T* u, int chunk) {
-  constexpr i64 E = 16 / sizeof(T);
   auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  const i64 n = L.n;
-  if (L.stride != 1 || n < 2 || !aligned(d) || !aligned(u)) return false;
+  if (!aligned(d) || !aligned(u)) return false;
   if (!bands.shared && !(aligned(bands.a) && aligned(bands.b) && aligned(bands.c))) return false;
-  if ((L.count0 > 1 && L.stride0 % E != 0) || (L.count1 > 1 && L.stride1 % E != 0)) return false;
-  const i64 h = (n - 2) / 2, K = n - 2 - h, rem = K % chunk, lead = n & 1;
-  return (1 - lead + rem) % E == 0 && (n - 1 - chunk - rem) % E == 0;
+  return pivoting_pair_vec_layout(L, sizeof(T), chunk);
 }
 
 template <class T, bool Shared, bool YInU, int Rows, int WL>
