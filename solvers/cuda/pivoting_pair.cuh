@@ -129,9 +129,8 @@ inline PairForm pivoting_pair_auto_form(const LineSet& l, bool periodic, std::si
     // against 0.0666 (8 warps an SM), 256 0.2334 against 0.3450 (4 warps), 512 2.182 against 2.560 (2
     // warps); fp64 n = 64 0.0232 against 0.0449, 128 0.0636 against 0.0955 (4 warps), 256 0.5029
     // against 0.6309 (2 warps), 512 6.305 against 5.026 (1 warp). So from 64 rows (shorter lines not
-    // measured) where two of its warps fit an SM; else none (the xtile route).
-    // Only where the Vec kernels take the layout (the scalar kernel ran 0.4868 ms fp32 at 256^3, run
-    // s53/10, against the xtile route's 0.3450).
+    // measured) where two of its warps fit an SM and the Vec kernels take the layout (the scalar kernel
+    // ran 0.4868 ms fp32 at 256^3, run s53/10, against the xtile route's 0.3450); else none (xtile).
     if (l.n < 64 || !pivoting_pair_vec_layout(l, value_size, kPivotPairRows)) return PairForm::none;
     return warps(false) >= 2 ? PairForm::shared : PairForm::none;
   }
@@ -140,16 +139,16 @@ inline PairForm pivoting_pair_auto_form(const LineSet& l, bool periodic, std::si
   return PairForm::none;
 }
 // Lines adjacent in memory (line l + 1 one element after line l), along which a half-warp's
-// loads are coalesced; not X lines (element stride 1: pivoting_pair_x's).
+// loads are coalesced; X lines (element stride 1) are the other layout the route takes.
 inline bool pivoting_pair_layout(const LineSet& l) {
   const i64 next = l.count0 > 1 ? l.stride0 : l.stride1;
   return next == 1 && l.stride != 1;
 }
-// X lines (element stride 1) the pair route takes ahead of the xtile route: from 64 rows, laid out
-// for the Vec kernels, the shared form where two of its warps fit an SM (pivoting_pair_auto_form;
-// runs s54/2-5, H200).
-inline bool pivoting_pair_x(const LineSet& l, bool periodic, std::size_t value_size) {
-  return l.stride == 1 && l.n >= 2 && pivoting_pair_auto_form(l, periodic, value_size) == PairForm::shared;
+// The lines automatic and partial give the pair route: adjacent lines (Y/Z sweeps, interleaved
+// batches) and X lines, where pivoting_pair_auto_form finds a form (on X only the shared form, ahead
+// of the xtile route: runs s54/2-5, H200).
+inline bool pivoting_pair_takes(const LineSet& l, bool periodic, std::size_t value_size) {
+  return (l.stride == 1 || pivoting_pair_layout(l)) && pivoting_pair_auto_form(l, periodic, value_size) != PairForm::none;
 }
 
 // The pivots' check without a test per row: min |1/p| (0 where a pivot is infinite) and a sum of
@@ -387,10 +386,14 @@ __global__ void __launch_bounds__(PairLayout<WL>::threads)
   T x1 = top ? sh : sh1, x2 = top ? sh1 : sh;
 
   // Backward, outward from the middle: slots K-1 .. 0, full chunks a chunk ahead, then the rest.
-  auto back = [&](int k, T y, T u1, T u2) {
+  auto next_x = [&](T y, T u1, T u2) {  // x of the next row out
     const T x = y - u1 * x1 - u2 * x2;
     x2 = x1;
     x1 = x;
+    return x;
+  };
+  auto back = [&](int k, T y, T u1, T u2) {
+    const T x = next_x(y, u1, u2);
     if (valid && (k > 0 || !lead)) u[e0 + (k - 1) * edir] = x;
   };
   // (YInU: the virtual slot's y' reads row 0's element instead, whatever it holds: its x is not stored)
@@ -431,12 +434,6 @@ __global__ void __launch_bounds__(PairLayout<WL>::threads)
     // vector exactly when the forward chunks do: pivoting_pair_vec_fits), after a head of the top
     // Chunk - 1 slots and before a tail of the slots rem .. 0, both stored a value a row.
     const int m = full / Chunk;
-    auto back_x = [&](T y, T u1, T u2) {
-      const T x = y - u1 * x1 - u2 * x2;
-      x2 = x1;
-      x1 = x;
-      return x;
-    };
     auto load_chunk = [&](Slots& r, int c) {  // slots rem + Chunk * (c + 1) .. rem + 1 + Chunk * c
 #pragma unroll
       for (int j = 0; j < Chunk; ++j) load_slot(r, j, rem + Chunk * (c + 1) - j);
@@ -454,7 +451,7 @@ __global__ void __launch_bounds__(PairLayout<WL>::threads)
     auto backs_vec = [&](const Slots& r, int c) {
       T xp[Chunk], mem[Chunk];
 #pragma unroll
-      for (int j = 0; j < Chunk; ++j) xp[j] = back_x(r.y[j], r.u1[j], r.u2[j]);
+      for (int j = 0; j < Chunk; ++j) xp[j] = next_x(r.y[j], r.u1[j], r.u2[j]);
       // memory order: top lanes' slots ascend with their rows, bottom lanes' descend
       if constexpr (WL == 32) {
         if (top) {

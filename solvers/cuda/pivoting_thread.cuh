@@ -33,7 +33,9 @@
 //     four warps of the route fit an SM (automatic's since stop 53; lines up to ~300 rows fp64,
 //     ~450 fp32 on an H200): two threads per line from both ends, U's rows in shared memory, the
 //     rows read straight from global memory a chunk ahead (pivoting_pair.cuh): a copy's bytes
-//     (y' through u where only that fits: 7), 1.2-2.9x the thread route at 64^3-256^3;
+//     (y' through u where only that fits: 7), 1.2-2.9x the thread route at 64^3-256^3; and X
+//     lines of 64 rows or more whose chunks fall on 16-byte vectors, where two warps of its
+//     shared form fit an SM (stop 54: 1.25-1.94x the xtile route at 64^3-256^3, H200);
 //   - everything else (Y/Z sweeps, interleaved batches, periodic lines): one thread per line,
 //     coalesced where neighbouring lines are adjacent (pivoting_thread_line.cuh).
 // Every route eliminates with solvers/common/pivoting_core.hpp. docs/pivoting.md has what
@@ -92,11 +94,9 @@ inline PivotingRoute pivoting_route(const LineSet& l, bool periodic, std::size_t
     if (f == PivotingRoute::partition && !periodic && l.n >= 4 * kPivotPartitionRows) return PivotingRoute::partition;
   }
   if (pivoting_partition_fits(l, periodic)) return PivotingRoute::partition;
-  if (pivoting_pair_x(l, periodic, value_size)) return PivotingRoute::pair;
+  if (pivoting_pair_takes(l, periodic, value_size)) return PivotingRoute::pair;  // (before xtile / tile on X)
   if (pivoting_xtile_fits(l, periodic) && pivoting_xtile_device_fits()) return PivotingRoute::xtile;
   if (pivoting_tile_fits(l, periodic)) return PivotingRoute::tile;
-  if (pivoting_pair_layout(l) && pivoting_pair_auto_form(l, periodic, value_size) != PairForm::none)
-    return PivotingRoute::pair;
   return PivotingRoute::thread;
 }
 
