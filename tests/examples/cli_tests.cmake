@@ -14,6 +14,12 @@ function(adi_cli_test name code regex target)
            COMMAND ${CMAKE_COMMAND} -DEXPECT=${code} "-DMATCH=${regex}" "-DCOMMAND=$<TARGET_FILE:${target}>|${_args}"
                    -P ${_expect})
   set_tests_properties(cli_${name} PROPERTIES TIMEOUT 120 LABELS cli ENVIRONMENT "OMP_NUM_THREADS=1")
+  if(target MATCHES "_mpi$")
+    # Open MPI 4 creates its session folder (/tmp/ompi.<host>.<uid>) without tolerating a second
+    # process creating it at the same moment: two singletons started together by ctest -j can
+    # fail in orte_init ("mkdir ... File exists"). Every test that starts Open MPI holds this lock.
+    set_tests_properties(cli_${name} PROPERTIES RESOURCE_LOCK openmpi_session)
+  endif()
 endfunction()
 
 set(_bad_dir /proc/adi_cannot_write_here)
