@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -221,6 +222,9 @@ void validate_chain(const std::vector<ChainOption>& chain, const Method& method)
       if (o.exercise == Exercise::bermudan) throw InvalidArgument("Bermudan exercise is not offered in a chain");
       chain_model(o).validate();
       chain_contract(o).validate(1);
+      const double center = o.strike > 0 ? o.strike : o.spot;  // (asset_axis's, the kernels' grid)
+      detail::require_finite_far_end(o.volatility, o.maturity, std::max(o.volatility, 0.05) * std::sqrt(o.maturity),
+                                     std::max(o.spot, center), method.width, true);
     } catch (const InvalidArgument& e) {
       throw InvalidArgument("price_chain: contract " + ::adi::detail::number(k) + ": " + e.what());
     }
@@ -306,8 +310,19 @@ ChainResult price_validated(const std::vector<ChainOption>& chain, const Method&
   r.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   const auto t0 = Clock::now();
   const long nb = static_cast<long>(blocks.size());
+  // An exception must not leave an OpenMP region (std::terminate): the first is kept and
+  // rethrown after it.
+  std::exception_ptr failure;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (nb > 1 && threads > 1)
-  for (long q = 0; q < nb; ++q) run_block(chain, blocks[q], low[q], method, n, N, r);
+  for (long q = 0; q < nb; ++q) {
+    try {
+      run_block(chain, blocks[q], low[q], method, n, N, r);
+    } catch (...) {
+#pragma omp critical(adi_chain_failure)
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   r.backend = "host (" + ::adi::detail::number(threads) + " threads, " + ::adi::detail::number(W) + " lanes)";
   return r;

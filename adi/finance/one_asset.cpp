@@ -12,6 +12,7 @@
 #include "adi/error.hpp"
 #include "adi/finance/extrapolation_detail.hpp"
 #include "adi/finance/pricer_detail.hpp"
+#include "solvers/common/price_axis.hpp"
 
 namespace adi::finance {
 
@@ -95,9 +96,20 @@ AxisGrid build_axis(const OneAssetModel& m, const OneAssetOption& o, const Metho
   // One asset: mild grading, 3 sd wide (measured in grid.cpp's asset_axis); a digital's
   // jump: 1 sd (errors 2-5x smaller than with 3 from 100 nodes on).
   const double dflt = o.payoff == PayoffKind::digital ? 1.0 : 3.0;
-  const double cluster = (me.cluster > 0 ? me.cluster : dflt) * center * sd;
-  const double intensity = me.intensity > 0 ? me.intensity : (d.hi - d.lo) / std::min(cluster, d.hi - d.lo);
-  AxisGrid ax = concentrated_axis(n, d.lo, d.hi, center, intensity, m.spot);
+  AxisGrid ax;
+  if (d.lo == 0.0 && sd >= common::kGeometricFromSd) {
+    // A wide spread of ln S_T without a lower barrier: the nodes spaced evenly in ln S, as
+    // asset_axis's (solvers/common/price_axis.hpp; the sinh map in S was 2-32% off at sd 0.85-3.3).
+    const common::PriceAxis g =
+        common::price_axis(m.spot, center, sd, me.width, d.hi, n, me.cluster > 0 ? me.cluster : dflt, me.intensity, 0);
+    std::vector<double> x(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = g.node(i);
+    ax = AxisGrid::from_nodes(std::move(x));
+  } else {
+    const double cluster = (me.cluster > 0 ? me.cluster : dflt) * center * sd;
+    const double intensity = me.intensity > 0 ? me.intensity : (d.hi - d.lo) / std::min(cluster, d.hi - d.lo);
+    ax = concentrated_axis(n, d.lo, d.hi, center, intensity, m.spot);
+  }
   // A digital's jump on a cell face, not cut by a cell at a place that changes with the
   // grid: the errors then decrease regularly at order 2 (K 105, S 100, 1 sd: 140 .. 800
   // nodes -3.5e-5 .. -2.1e-6; at the sinh map's own nodes they changed sign irregularly,
@@ -376,7 +388,9 @@ Domain domain_of(const OneAssetModel& m, const OneAssetOption& o, const Method& 
   const auto kinks = payoff_kinks(o);
   const double center = !kinks.empty() && kinks[0] > 0 ? kinks[0] : m.spot;
   Domain d;
-  d.hi = std::max(m.spot, center) * std::exp(me.width * typical_sd(m, o.maturity));
+  const double sd = typical_sd(m, o.maturity);
+  detail::require_finite_far_end(sd / std::sqrt(o.maturity), o.maturity, sd, std::max(m.spot, center), me.width, true);
+  d.hi = std::max(m.spot, center) * std::exp(me.width * sd);
   if (with_barrier && o.barrier.has_lower()) {
     d.lo = o.barrier.lower;
     d.dir_lo = true;

@@ -34,7 +34,7 @@ using chain_math::payoff;
 using chain_math::row;
 using chain_math::Rows3;
 
-// Grid (asset_axis + concentrated_axis of adi/finance/grid.cpp) and smoothed payoff.
+// Grid (solvers/common/price_axis.hpp, as adi/finance's asset_axis) and smoothed payoff.
 __global__ void chain_setup(const ChainContract* __restrict__ cs, long count, ChainSettings s, double* __restrict__ x,
                             double* __restrict__ u, int* __restrict__ spot_index) {
   const long c = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;

@@ -3,9 +3,10 @@
 // (solvers/cuda/option_chain.cu compiles it for the GPU; tests compile the same text as
 // host code). Two parts:
 //
-// 1. The contract's grid, rows and payoff (chain_math::Grid, node_row, smoothed_payoff):
-//    adi/finance's asset_axis, concentrated_axis, build_rows and payoff_on_grid for one
-//    price-space axis, used by both kernels (thread per contract and warp per contract).
+// 1. The contract's grid, rows and payoff (chain_math::Grid = solvers/common/price_axis.hpp,
+//    node_row, smoothed_payoff): adi/finance's asset_axis (the same axis), build_rows and
+//    payoff_on_grid for one price-space axis, used by both kernels (thread per contract and
+//    warp per contract).
 //
 // 2. The warp-per-contract step (warp_price): 32 lanes price one contract, lane L holding
 //    the M consecutive "positions" L M .. L M + M - 1 of the line in registers (the
@@ -29,6 +30,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "solvers/common/price_axis.hpp"
 #include "solvers/cuda/option_chain.hpp"
 
 #if defined(__CUDACC__)
@@ -75,35 +77,12 @@ ADI_CHAIN_HD Rows3 row(long i, long n, double xm, double x0, double xp, double h
 
 ADI_CHAIN_HD double payoff(double S, double K, int put) { return fmax(put ? K - S : S - K, 0.0); }
 
-// The contract's grid: asset_axis + concentrated_axis of adi/finance/grid.cpp (sinh map
-// clustered at the strike, the spot on node ia).
-struct Grid {
-  double center, cw, x0, dxi, spot;
-  long ia, n;
-  ADI_CHAIN_HD double node(long i) const {
-    if (i == 0) return 0.0;
-    if (i == ia) return spot;
-    return center + cw * sinh(x0 + dxi * double(i));
-  }
-};
-
+// The contract's grid: one asset's price axis (solvers/common/price_axis.hpp, the host's too).
+using Grid = ::adi::common::PriceAxis;
 ADI_CHAIN_HD Grid make_grid(const ChainContract& k, const ChainSettings& s) {
-  const long n = s.nodes;
-  const double center0 = k.strike > 0 ? k.strike : k.spot;
-  const double sd = fmax(k.volatility, 0.05) * sqrt(k.maturity);
-  const double top = fmax(k.spot, center0);
-  const double hi = top * exp(s.width * sd);
-  const double cluster = s.cluster * center0 * sd;
-  const double intensity = s.intensity > 0 ? s.intensity : hi / cluster;
-  const double center = fmin(fmax(center0, 0.0), hi);
-  const double cw = hi / intensity;
-  const double x0 = asinh((0.0 - center) / cw), x1 = asinh((hi - center) / cw);
-  const double xa = asinh((k.spot - center) / cw);
-  const double z = (xa - x0) / (x1 - x0) * double(n - 1);
-  long ia = s.even_spot ? 2 * llround(0.5 * z) : llround(z);
-  if (s.even_spot) ia = ia < 2 ? 2 : (ia > n - 3 ? ((n - 3) / 2) * 2 : ia);
-  ia = ia < 1 ? 1 : (ia > n - 2 ? n - 2 : ia);
-  return {center, cw, x0, (xa - x0) / double(ia), k.spot, ia, n};
+  const double center = k.strike > 0 ? k.strike : k.spot, sd = fmax(k.volatility, 0.05) * sqrt(k.maturity);
+  return ::adi::common::price_axis(k.spot, center, sd, s.width, ::adi::common::price_axis_far(k.spot, center, sd, s.width),
+                                   s.nodes, s.cluster, s.intensity, s.even_spot);
 }
 
 // Row i with the spacing mirrored at the ends.

@@ -54,6 +54,21 @@ TEST(American, PutWithDividendsAndCallWithDividendsAgainstTree) {
     }
 }
 
+// Long maturities and high volatilities on the default method (201 nodes, 100 steps): the axis
+// spaced evenly in ln S (asset_axis). Before it the first put was 26% off (63.91 against the
+// tree's 50.68), the second 2.5%.
+TEST(American, LongMaturitiesAndHighVolatilitiesAgainstTree) {
+  struct Case {
+    double vol, T, r, K;
+  };
+  for (const Case& k : {Case{0.6, 30, 0.05, 100}, Case{1.0, 5, 0.03, 100}}) {
+    const BlackScholesModel m{{{100, k.vol, 0.0}}, {}, k.r};
+    const double tree = crr_american(OptionType::put, 100, k.K, k.T, k.r, 0.0, k.vol, 4000);
+    const PriceResult d = price<double>(m, Contract::vanilla(OptionType::put, k.K, k.T, Exercise::american));
+    EXPECT_NEAR(d.price, tree, 5e-3 * tree) << "sigma " << k.vol << " T " << k.T;
+  }
+}
+
 TEST(American, AtLeastEuropeanAndEqualForCallsWithoutDividends) {
   const BlackScholesModel m{{{100, 0.25, 0.0}}, {}, 0.05};
   for (double K : {80.0, 100.0, 120.0}) {

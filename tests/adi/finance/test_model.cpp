@@ -167,3 +167,28 @@ TEST(HestonStrikeZero, PricesTheStock) {
   const PriceResult p = price<double>(h, Contract::vanilla(OptionType::put, 0, 1), me);
   EXPECT_NEAR(p.price, 0.0, 1e-12);
 }
+
+// A spread of ln S_T so wide that the grid's far end, max(spot, strike) e^{width sd}, is
+// beyond the largest double: a message naming the volatility, the maturity and what to change,
+// on every one-asset path (before: concentrated_axis's "need finite lo < hi, got lo = 0, hi = inf",
+// and std::terminate from the host chain's OpenMP loop).
+TEST(BadParameters, FarEndBeyondTheLargestDouble) {
+  const BlackScholesModel m{{{100, 5.0, 0.0}}, {}, 0.05};
+  for (Exercise ex : {Exercise::european, Exercise::american})
+    expect_invalid([&] { price<double>(m, Contract::vanilla(OptionType::put, 100, 1e4, ex)); },
+                   {"volatility 5", "maturity 10000", "sd = 500", "beyond the largest double", "Method::width"});
+  // Finite far end, 1.4e219, but sigma^2 S^2 / 2 overflows there (the American sweep, which
+  // builds its own rows, returned NaN).
+  const BlackScholesModel wild{{{100, 100.0, 0.0}}, {}, 0.05};
+  for (Exercise ex : {Exercise::european, Exercise::american})
+    expect_invalid([&] { price<double>(wild, Contract::vanilla(OptionType::put, 100, 1.0, ex)); },
+                   {"volatility 100", "= 1.40359e+219", "sigma^2 S^2 / 2 is beyond the largest double"});
+  ChainOption o;
+  o.volatility = 5.0;
+  o.maturity = 1e4;
+  expect_invalid([&] { price_chain({o}); }, {"volatility 5", "maturity 10000", "beyond the largest double"});
+  OneAssetModel one;
+  one.volatility = 5.0;
+  expect_invalid([&] { price(one, OneAssetOption::vanilla(OptionType::put, 100, 1e4)); },
+                 {"volatility 5", "maturity 10000", "beyond the largest double"});
+}

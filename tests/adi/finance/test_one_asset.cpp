@@ -17,6 +17,7 @@
 #include "adi/error.hpp"
 #include "adi/finance/finance.hpp"
 #include "tests/adi/finance/expect_invalid.hpp"
+#include "tests/adi/finance/long_dated_cases.hpp"
 
 using namespace adi::finance;
 
@@ -404,4 +405,19 @@ TEST(OneAssetRichardson, BadInput) {
                  {"extrapolation = 7", "Extrapolation::richardson"});
   // Without Richardson small grids stay allowed.
   EXPECT_TRUE(std::isfinite(price(m, o, grid(7, 1)).price));
+}
+
+// Long maturities and high volatilities (tests/adi/finance/long_dated_cases.hpp) without a lower
+// barrier: the one-asset engine's axis spaced evenly in ln S too.
+TEST(OneAssetGrid, LongMaturitiesAndHighVolatilities) {
+  for (const LongDatedCase& c : kLongDated) {
+    OneAssetModel m;
+    m.rate = c.r;
+    m.dividend_yield = c.q;
+    m.volatility = c.vol;
+    const double exact = black_scholes(c.type, 100, c.K, c.T, c.r, c.q, c.vol).price;
+    const double p = price(m, OneAssetOption::vanilla(c.type, c.K, c.T)).price;
+    EXPECT_LT(std::abs(p - exact), c.tol * exact) << option_type_name(c.type) << " sigma " << c.vol << " T " << c.T
+                                                  << " K " << c.K << ": " << p << " vs " << exact;
+  }
 }

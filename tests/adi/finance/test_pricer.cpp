@@ -10,6 +10,7 @@
 
 #include "adi/finance/finance.hpp"
 #include "tests/adi/finance/heston_reference.hpp"
+#include "tests/adi/finance/long_dated_cases.hpp"
 #include "gpu_skip.hpp"
 
 using namespace adi::finance;
@@ -56,6 +57,18 @@ TEST(OneAsset, WithinOneE4OfBlackScholesOnAModerateGrid) {
       EXPECT_NEAR(r.delta[0], g.delta, 2e-4) << what;
       EXPECT_NEAR(r.gamma[0], g.gamma, 2e-5 * 100 * g.gamma) << what;
     }
+}
+
+// Long maturities and high volatilities (tests/adi/finance/long_dated_cases.hpp), the default method.
+TEST(OneAsset, LongMaturitiesAndHighVolatilities) {
+  for (const LongDatedCase& k : kLongDated) {
+    const BlackScholesModel m{{{100, k.vol, k.q}}, {}, k.r};
+    const double exact = black_scholes(k.type, 100, k.K, k.T, k.r, k.q, k.vol).price;
+    const PriceResult r = price<double>(m, Contract::vanilla(k.type, k.K, k.T));
+    EXPECT_LT(std::abs(r.price - exact), k.tol * exact)
+        << option_type_name(k.type) << " sigma " << k.vol << " T " << k.T << " r " << k.r << " q " << k.q << " K "
+        << k.K << ": " << r.price << " vs " << exact;
+  }
 }
 
 TEST(OneAsset, LogSpaceWithDirichletFarField) {
