@@ -431,7 +431,9 @@ void AdiSolver<T>::advance(Field<T>& u, double t0, double t1, long steps, const 
                       ", t1 = " + detail::number(t1));
   Operator<T>& op = impl_->op;
   op.check_field(u, "u");
-  {
+  // The first node of this rank's own nodes whose value is not finite ("" where none), agreed
+  // over the subdomain's ranks (one copy to the host for device fields).
+  auto first_non_finite = [&](const std::string& who) {
     const Field<T> h = u.memory_space() == MemorySpace::host ? Field<T>() : u.to_host();
     const Field<T>& hv = h.empty() ? u : h;
     const auto lo = op.owned_lo(), hi = op.owned_hi(), org = op.origin();
@@ -440,12 +442,13 @@ void AdiSolver<T>::advance(Field<T>& u, double t0, double t1, long steps, const 
       for (index_t j = lo[1]; j <= hi[1] && bad.empty(); ++j)
         for (index_t i = lo[0]; i <= hi[0] && bad.empty(); ++i)
           if (!std::isfinite(double(hv(i, j, k))))
-            bad = "AdiSolver::advance: u(" + detail::number(org[0] + i) + ", " + detail::number(org[1] + j) + ", " +
-                  detail::number(org[2] + k) + ") = " + detail::number(double(hv(i, j, k))) +
-                  " is not finite; initialise every node";
+            bad = who + "u(" + detail::number(org[0] + i) + ", " + detail::number(org[1] + j) + ", " +
+                  detail::number(org[2] + k) + ") = " + detail::number(double(hv(i, j, k))) + " is not finite";
     if (op.subdomain()) op.subdomain()->agree(bad, "");
-    if (!bad.empty()) throw InvalidArgument(bad);
-  }
+    return bad;
+  };
+  const std::string bad_before = first_non_finite("AdiSolver::advance: ");
+  if (!bad_before.empty()) throw InvalidArgument(bad_before + "; initialise every node");
   const double dt = (t1 - t0) / double(steps);
   for (long n = 0; n < steps; ++n) {
     const double ta = t0 + double(n) * dt;
@@ -453,6 +456,14 @@ void AdiSolver<T>::advance(Field<T>& u, double t0, double t1, long steps, const 
     impl_->step(u, ta, tb, dt);
     if (progress) progress(n + 1, tb, u);
   }
+  // Finite u in, non-finite u out: the steps overflowed (an explicit part of dt A u beyond the
+  // largest value, an unstable scheme), which no pivot check sees. One read of u per call.
+  const std::string bad_after =
+      first_non_finite("AdiSolver::advance: after the steps from t = " + detail::number(t0) + " to " +
+                       detail::number(t1) + " (" + detail::number(steps) + " of dt = " + detail::number(dt) + "), ");
+  if (!bad_after.empty())
+    throw UnstableSystem(bad_after + ": the steps overflowed; take a smaller time step (more steps) or check the "
+                                     "PDE's coefficients and the boundary data");
 }
 
 template <class T>

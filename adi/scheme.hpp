@@ -91,8 +91,11 @@ class AdiSolver {
   // every step as t1 - t0 would (it differs from T / N in its last bits from step to step).
   // t1 - t0 must equal dt to within 1e-6 relative.
   void step(Field<T>& u, double t0, double t1, double dt);
-  // `steps` equal steps from t0 to t1, calling `progress` after each; checks u once
-  // for non-finite values first (with a subdomain: this rank's own nodes, agreed).
+  // `steps` equal steps from t0 to t1, calling `progress` after each. Checks u for non-finite
+  // values before the first step (InvalidArgument: initialise every node) and after the last
+  // (UnstableSystem: finite values in, NaN or Inf out, e.g. dt so large that dt A u overflows),
+  // each a read of u (device fields: a copy to the host; with a subdomain: this rank's own nodes,
+  // agreed). step() checks neither.
   void advance(Field<T>& u, double t0, double t1, long steps, const ProgressCallback<T>& progress = {});
   // Forgets the steps taken: the next step is damped again (a new initial value).
   void restart();

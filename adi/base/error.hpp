@@ -40,7 +40,9 @@ class SingularSystem : public Error {
 // Thomas without pivoting would return a wrong answer: a row failed the growth check of
 // solvers/common/thomas_check.hpp (the system is not diagonally dominant enough, though it
 // may be well conditioned). A SingularSystem, so existing handlers still catch it; the
-// message names the option to change (pivoting = automatic or partial).
+// message names the option to change (pivoting = automatic or partial). Also thrown by
+// AdiSolver::advance where its steps turned finite values into NaN or Inf (an overflow no
+// pivot check sees): the message names the node, the steps and what to change.
 class UnstableSystem : public SingularSystem {
  public:
   using SingularSystem::SingularSystem;

@@ -86,7 +86,9 @@ class HeatSolver:
         self._s.step(float(t), float(dt))
 
     def advance(self, t0: float, t1: float, steps: int) -> None:
-        """``steps`` equal steps from t0 to t1 (checks u for non-finite values first)."""
+        """``steps`` equal steps from t0 to t1. Checks u for non-finite values before the first
+        step (InvalidArgumentError) and after the last (SingularSystemError: the steps overflowed,
+        e.g. a time step so long that dt A u is beyond the largest value); ``step`` checks neither."""
         self._s.advance(float(t0), float(t1), int(steps))
 
     def restart(self) -> None:

@@ -261,6 +261,17 @@ def test_heat_1d_float32_neumann_and_errors():
         s.u = np.zeros((3, 3, 3))
 
 
+def test_heat_advance_that_overflows_is_an_error():
+    # Finite u in, NaN out (dt A u beyond the largest double): advance reads u after its last step.
+    s = adi.HeatSolver((8, 8))
+    s.u = np.ones((8, 8, 1))
+    with pytest.raises(adi.SingularSystemError, match=r"after the steps from t = 0 to 1e\+307.*take a smaller time step"):
+        s.advance(0.0, 1e307, 1)
+    s.u = np.full((8, 8, 1), np.nan)
+    with pytest.raises(adi.InvalidArgumentError, match="is not finite; initialise every node"):
+        s.advance(0.0, 1e-3, 1)
+
+
 # --- finance -----------------------------------------------------------------------------
 
 def test_european_and_american():

@@ -576,6 +576,40 @@ TEST(Solver, RejectsBadInput) {
   }
 }
 
+// Finite u in, NaN or Inf out: dt = 1e307 (fp32: 1e37) overflows the explicit part dt A u, which no pivot check
+// sees (each implicit stage is I/s - A, well conditioned). advance() reads u after its last step
+// and throws UnstableSystem naming the node and the steps (before: u returned NaN without a word);
+// step() does not check. Every scheme, both precisions.
+TEST(Solver, NonFiniteResultOfAdvanceIsAnError) {
+  const HeatWave w = heat_wave(2, Variant::dirichlet);
+  const Grid g = make_grid(8, 2, Variant::dirichlet);
+  const BoundaryConditions bc = heat_bc(w, Variant::dirichlet);
+  for (const Scheme& s : {Scheme::douglas(), Scheme::craig_sneyd(), Scheme::modified_craig_sneyd(),
+                          Scheme::hundsdorfer_verwer(), Scheme::peaceman_rachford()}) {
+    auto run = [&](auto zero, double dt, const char* text) {  // dt finite in T, dt A u beyond T's largest
+      using T = decltype(zero);
+      AdiSolver<T> solver(g, w.pde(), bc, s);
+      Field<T> u(g);
+      u.fill(T(1));
+      try {
+        solver.advance(u, 0.0, dt, 1);
+        ADD_FAILURE() << s.name() << ": no exception";
+      } catch (const UnstableSystem& e) {
+        const std::string m = e.what();
+        for (const char* frag : {"AdiSolver::advance: after the steps from t = 0 to ", text, "is not finite",
+                                 "take a smaller time step"})
+          EXPECT_NE(m.find(frag), std::string::npos) << s.name() << ": " << m;
+      }
+      // A sane step on the same solver still runs.
+      u.fill(T(1));
+      solver.advance(u, 0.0, 1e-3, 2);
+      EXPECT_TRUE(std::isfinite(double(u(3, 3, 0)))) << s.name();
+    };
+    run(0.0, 1e307, "(1 of dt = 1e+307)");
+    run(0.0f, 1e37, "(1 of dt = 1e+37)");
+  }
+}
+
 
 // The order of the implicit stages (AdiSolver::set_stage_order): every order gives a scheme of
 // the same order. z, y, x (y, x in 2D) on the heat waves (time-dependent Dirichlet and Neumann
