@@ -45,7 +45,9 @@ struct Method {
   Space space = Space::price;
   FarField far_field = FarField::linear;
   double width = 5.0;      // far field: this many standard deviations of ln S_T beyond spot and strike
-  double intensity = 0.0;  // grid concentration (domain / cluster width of the sinh map; 0: default)
+  double intensity = 0.0;  // grid concentration (domain / cluster width of the sinh map; 0: default;
+                           // one asset in price space from sd = sigma sqrt(T) = 0.6 on: of the map in
+                           // ln S, solvers/common/price_axis.hpp)
   // The cluster width of the sinh map in standard deviations of ln S_T (0: 3 for one
   // asset, 1 for several); ignored when `intensity` is set. American puts: 1 halves the
   // error of 3 (docs/finance.md).

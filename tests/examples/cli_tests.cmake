@@ -115,6 +115,20 @@ adi_cli_test(neuron_nseg_without_fixed 2 "--nseg needs --nseg-rule fixed" neuron
 adi_cli_test(neuron_nan_amp 2 "--amp: nan is not a finite number" neuron --amp nan --no-output)
 adi_cli_test(neuron_bad_output 2 "cannot create that folder" neuron --t-end 1 --output ${_bad_dir})
 
+# option_chain: a bad row named by its CSV line, a header row and a row of its own output read
+# back (the last four columns ignored; the second row, sigma 0.6 over 30 years, 5.0888 closed form).
+set(_oc ${PROJECT_SOURCE_DIR}/examples/option_chain)
+adi_cli_test(option_chain_help 0 "Usage:.*--input" option_chain --help)
+adi_cli_test(option_chain_bad_nodes 2 "option_chain: error: --nodes: 'abc' is not an integer" option_chain --input
+             ${_oc}/chain.csv --nodes abc)
+adi_cli_test(option_chain_bad_row 2 "error: line 2 of .*bad_chain.csv: Contract: maturity = -1 must be > 0" option_chain
+             --input ${_oc}/bad_chain.csv)
+adi_cli_test(option_chain_no_input 2 "--input: cannot open" option_chain --input ${_bad_dir}/chain.csv)
+adi_cli_test(option_chain_bad_output 2 "--output: cannot write" option_chain --input ${_oc}/chain.csv --output
+             ${_bad_dir}/prices.csv)
+adi_cli_test(option_chain_own_output 0 "put,american,100,100,1,0.2,0.05,0,6.08[0-9]*,-0.41[0-9]*,0.02[0-9]*,-2.2[0-9]*.call,european,100,100,30,0.6,-0.05,0.08,5.08[0-9]*,"
+             option_chain --input ${_oc}/output_chain.csv --print)
+
 # scripts/demo.sh --help prints its help and nothing else: no install, configure, build or run.
 add_test(NAME cli_demo_help
          COMMAND ${CMAKE_COMMAND} -DEXPECT=0 "-DMATCH=Usage: scripts/demo.sh"
@@ -154,6 +168,7 @@ if(NOT ADI_WITH_CUDA)
   adi_cli_test(heat3d_no_gpu 77 "${_gpu}" heat3d --n 5 --backend cuda --no-output)
   adi_cli_test(black_scholes_no_gpu 77 "${_gpu}" black_scholes --backend cuda --no-output)
   adi_cli_test(euler_vortex_no_gpu 77 "${_gpu}" euler_vortex --backend cuda --no-output)
+  adi_cli_test(option_chain_no_gpu 77 "${_gpu}" option_chain --input ${_oc}/chain.csv --backend cuda)
   adi_cli_test(neuron_no_gpu 77 "${_gpu}" neuron --backend cuda --no-output)
   adi_cli_test(neuron_active_no_gpu 77 "${_gpu}" neuron --active --backend cuda --no-output)
   if(TARGET heat3d_mpi)
