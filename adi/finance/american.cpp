@@ -57,7 +57,7 @@ PriceResult price_one_asset(const BlackScholesModel& m, const Contract& c, const
   PriceResult res;
   res.space = method.space;
   res.steps = method.steps > 0 ? method.steps : detail::default_steps(1);
-  const detail::AssetAxis ax = detail::asset_axis(a, c.strike > 0 ? c.strike : a.spot, c.maturity, n, method, 1);
+  const detail::AssetAxis ax = detail::asset_axis(a, c.strike > 0 ? c.strike : a.spot, c.maturity, n, method, 1, m.rate);
   const AxisGrid& x = ax.axis;
   res.spot_index = {ax.spot, 0, 0};
   const Grid grid(x);

@@ -46,7 +46,7 @@ void run_block(const std::vector<ChainOption>& chain, const Block& blk, bool low
     const BlackScholesModel md = chain_model(o);
     const Contract ct = chain_contract(o);
     const detail::AssetAxis ax = detail::asset_axis(md.assets[0], o.strike > 0 ? o.strike : o.spot, o.maturity, n,
-                                                    me, 1);
+                                                    me, 1, o.rate);
     const detail::Rows R = detail::build_rows(ax.axis, md.assets[0], o.rate, Space::price, false, false);
     const Field<double> init = detail::payoff_on_grid(Grid(ax.axis), 1, ct, Space::price, me.smoothing, 1);
     const bool early = o.exercise == Exercise::american;

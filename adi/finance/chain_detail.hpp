@@ -27,7 +27,7 @@ inline cuda_backend::ChainSettings chain_kernel_settings(const Method& method, C
   s.damping_steps = method.scheme.damping_steps;
   s.width = method.width;
   s.intensity = method.intensity;
-  s.cluster = method.cluster > 0 ? method.cluster : 3.0;
+  s.cluster = method.cluster;  // (0: each contract's default, solvers/common/price_axis.hpp)
   s.step_grading = method.step_grading;
   s.smoothing = method.smoothing ? 1 : 0;
   s.device = method.executor.device();

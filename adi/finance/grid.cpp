@@ -63,7 +63,7 @@ void require_finite_far_end(double volatility, double T, double sd, double top, 
                         "maturity");
 }
 
-AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const Method& m, int assets) {
+AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const Method& m, int assets, double rate) {
   // The spread of ln S_T; a floor keeps a zero-volatility asset's axis non-degenerate.
   const double sd = std::max(a.volatility, 0.05) * std::sqrt(T);
   const double top = std::max(a.spot, center);
@@ -72,9 +72,11 @@ AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const M
   if (m.space == Space::price && assets == 1) {
     // One asset's axis, written once for the host and the option chain's GPU kernels (a sinh
     // map in S, or spaced evenly in ln S for wide spreads: solvers/common/price_axis.hpp).
+    const double cluster =
+        m.cluster > 0 ? m.cluster : common::price_axis_cluster(a.spot, center, sd, (rate - a.dividend) * T);
     const common::PriceAxis g = common::price_axis(a.spot, center, sd, m.width,
-                                                   common::price_axis_far(a.spot, center, sd, m.width), n,
-                                                   m.cluster > 0 ? m.cluster : 3.0, m.intensity, 0);
+                                                   common::price_axis_far(a.spot, center, sd, m.width), n, cluster,
+                                                   m.intensity, 0);
     std::vector<double> x(static_cast<std::size_t>(n));
     for (index_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = g.node(i);
     r.axis = AxisGrid::from_nodes(std::move(x));

@@ -93,9 +93,14 @@ AxisGrid build_axis(const OneAssetModel& m, const OneAssetOption& o, const Metho
   const auto kinks = payoff_kinks(o);
   double center = !kinks.empty() && kinks[0] > 0 ? kinks[0] : m.spot;
   const double sd = typical_sd(m, o.maturity);
-  // One asset: mild grading, 3 sd wide (measured in grid.cpp's asset_axis); a digital's
-  // jump: 1 sd (errors 2-5x smaller than with 3 from 100 nodes on).
-  const double dflt = o.payoff == PayoffKind::digital ? 1.0 : 3.0;
+  // One asset: asset_axis's default (common::price_axis_cluster: 3 sd wide near the money,
+  // down to 1 for far strikes and strong drifts; the drift (r - q) T averaged as typical_sd
+  // averages sigma); a digital's jump: 1 sd (errors 2-5x smaller than with 3 from 100 nodes on).
+  double drift = 0.0;
+  for (int k = 0; k < 5; ++k) drift += m.r(o.maturity * k / 4.0) - m.q(o.maturity * k / 4.0);
+  const double dflt = o.payoff == PayoffKind::digital
+                          ? 1.0
+                          : common::price_axis_cluster(m.spot, center, sd, drift / 5.0 * o.maturity);
   AxisGrid ax;
   if (d.lo == 0.0 && sd >= common::kGeometricFromSd) {
     // A wide spread of ln S_T without a lower barrier: the nodes spaced evenly in ln S, as

@@ -289,7 +289,7 @@ PriceResult price(const BlackScholesModel& m, const Contract& c, const Method& m
   r.steps = method.steps > 0 ? method.steps : detail::default_steps(n);
   std::array<AxisGrid, 3> axes{};
   for (int i = 0; i < n; ++i) {
-    const detail::AssetAxis a = detail::asset_axis(m.assets[i], kink_center(m, c, i), c.maturity, nodes, method, n);
+    const detail::AssetAxis a = detail::asset_axis(m.assets[i], kink_center(m, c, i), c.maturity, nodes, method, n, m.rate);
     axes[i] = a.axis;
     r.spot_index[i] = a.spot;
   }

@@ -48,9 +48,10 @@ struct Method {
   double intensity = 0.0;  // grid concentration (domain / cluster width of the sinh map; 0: default;
                            // one asset in price space from sd = sigma sqrt(T) = 0.6 on: of the map in
                            // ln S, solvers/common/price_axis.hpp)
-  // The cluster width of the sinh map in standard deviations of ln S_T (0: 3 for one
-  // asset, 1 for several); ignored when `intensity` is set. American puts: 1 halves the
-  // error of 3 (docs/finance.md).
+  // The cluster width of the sinh map in standard deviations of ln S_T (0: for one asset 3
+  // near the money, down to 1 for far strikes and strong drifts, price_axis_cluster in
+  // solvers/common/price_axis.hpp; 1 for several); ignored when `intensity` is set. American
+  // puts: 1 halves the error of 3 (docs/finance.md).
   double cluster = 0.0;
   // Time levels tau_k = T (k/N)^p: 1 uniform; 2 quadratic, small steps near maturity where
   // an American free boundary moves like sqrt(tau) (order 2 instead of ~1.6 for American

@@ -76,7 +76,8 @@ long default_steps(int assets);
 
 // The axis of asset `a` (spot, volatility) for a payoff whose kink along this axis sits
 // near `center` (the strike for one asset), maturity T, in a model of `assets` assets.
-AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const Method& m, int assets);
+// rate: r (with the asset's dividend yield, the drift of one asset's default cluster).
+AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const Method& m, int assets, double rate);
 // Throws InvalidArgument, naming the volatility and maturity, where the grid's far end
 // top e^{width sd} (sd the spread of ln S_T) is beyond the largest double, or (price space)
 // the diffusion coefficient sigma^2 S^2 / 2 there.

@@ -25,7 +25,7 @@ struct ChainSettings {
   int damping_steps = 2;   // Rannacher: each as two implicit Euler halves
   double width = 5.0;      // far field: standard deviations of ln S_T beyond spot and strike
   double intensity = 0.0;  // sinh-map intensity (0: from `cluster`, as adi::finance's asset_axis)
-  double cluster = 3.0;    // cluster width in standard deviations of ln S_T
+  double cluster = 0.0;    // cluster width in standard deviations of ln S_T (0: price_axis_cluster)
   double step_grading = 1.0;  // time levels T (k/N)^p
   int smoothing = 1;       // cell-average the payoff at the strike (128 midpoint samples)
   int device = 0;

@@ -80,9 +80,12 @@ ADI_CHAIN_HD double payoff(double S, double K, int put) { return fmax(put ? K - 
 // The contract's grid: one asset's price axis (solvers/common/price_axis.hpp, the host's too).
 using Grid = ::adi::common::PriceAxis;
 ADI_CHAIN_HD Grid make_grid(const ChainContract& k, const ChainSettings& s) {
+  namespace c = ::adi::common;
   const double center = k.strike > 0 ? k.strike : k.spot, sd = fmax(k.volatility, 0.05) * sqrt(k.maturity);
-  return ::adi::common::price_axis(k.spot, center, sd, s.width, ::adi::common::price_axis_far(k.spot, center, sd, s.width),
-                                   s.nodes, s.cluster, s.intensity, s.even_spot);
+  const double cluster =
+      s.cluster > 0 ? s.cluster : c::price_axis_cluster(k.spot, center, sd, (k.rate - k.dividend) * k.maturity);
+  return c::price_axis(k.spot, center, sd, s.width, c::price_axis_far(k.spot, center, sd, s.width), s.nodes, cluster,
+                       s.intensity, s.even_spot);
 }
 
 // Row i with the spacing mirrored at the ends.

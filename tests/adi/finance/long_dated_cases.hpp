@@ -1,7 +1,7 @@
 #pragma once
 // Long maturities and high volatilities (sd = sigma sqrt(T) from 0.63 to 3.3, strong drifts, far
 // strikes; spot 100), for every one-asset pricer on its default grid (201 nodes, 100 steps): the
-// axis spaced evenly in ln S (solvers/common/price_axis.hpp). Each tolerance is ~3x the error
+// axis spaced evenly in ln S (solvers/common/price_axis.hpp). Each tolerance is 3-6x the error
 // measured; the errors before it (the price-space sinh map) in the comments. QuantLib's
 // FdBlackScholesVanillaEngine on 201 nodes and 100 Douglas steps: 1.4e-5 to 1.6e-2
 // (docs/finance.md, "Long maturities and high volatilities").
