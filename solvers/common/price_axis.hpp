@@ -29,13 +29,15 @@ constexpr double kGeometricFromSd = 0.6;
 
 struct PriceAxis {
   double center, cw, x0, dxi, spot;
-  double e0;  // > 0: nodes e^y - e0 (from kGeometricFromSd on); 0: the sinh map in S
+  double e0;       // the shift of the nodes e^y - e0 (0 above a lower barrier)
+  double lo;       // the first node: 0, or a lower barrier
+  int geometric;   // 1: nodes e^y - e0 (from kGeometricFromSd on); 0: the sinh map in S
   long ia, n;
   ADI_PRICE_AXIS_HD double node(long i) const {
-    if (i == 0) return 0.0;
+    if (i == 0) return lo;
     if (i == ia) return spot;
     const double v = center + cw * sinh(x0 + dxi * double(i));
-    return e0 > 0 ? exp(v) - e0 : v;
+    return geometric ? exp(v) - e0 : v;
   }
 };
 
@@ -58,11 +60,15 @@ ADI_PRICE_AXIS_HD double price_axis_cluster(double spot, double center0, double 
 ADI_PRICE_AXIS_HD double price_axis_far(double spot, double center0, double sd, double width) {
   return fmax(spot, center0) * exp(width * sd);
 }
+// barrier: a lower barrier (the first node; 0: none), taken in the ln S form only (the S map
+// above a barrier: concentrated_axis).
 ADI_PRICE_AXIS_HD PriceAxis price_axis(double spot, double center0, double sd, double width, double far, long n,
-                                       double cluster, double intensity, int even_spot) {
+                                       double cluster, double intensity, int even_spot, double barrier = 0.0) {
   const bool geometric = sd >= kGeometricFromSd;
-  const double e0 = geometric ? exp(log(fmin(spot, center0)) - width * sd) : 0.0;
-  const double lo = geometric ? log(e0) : 0.0;
+  // Above a barrier L the nodes are L e^y', evenly in ln S from ln L (e0 = 0); from S = 0 they
+  // are e^y - e0, e0 = e^{ln min(spot, center) - width sd}.
+  const double e0 = geometric && barrier <= 0 ? exp(log(fmin(spot, center0)) - width * sd) : 0.0;
+  const double lo = geometric ? (barrier > 0 ? log(barrier) : log(e0)) : 0.0;
   const double hi = geometric ? log(far + e0) : far;
   const double cwidth = geometric ? cluster * sd : cluster * center0 * sd;
   const double in = intensity > 0 ? intensity : (hi - lo) / cwidth;
@@ -75,7 +81,8 @@ ADI_PRICE_AXIS_HD PriceAxis price_axis(double spot, double center0, double sd, d
   long ia = even_spot ? 2 * llround(0.5 * z) : llround(z);
   if (even_spot) ia = ia < 2 ? 2 : (ia > n - 3 ? ((n - 3) / 2) * 2 : ia);
   ia = ia < 1 ? 1 : (ia > n - 2 ? n - 2 : ia);
-  return {center, cw, x0, (xa - x0) / double(ia), spot, e0, ia, n};
+  return {center, cw, x0, (xa - x0) / double(ia), spot, e0, geometric ? fmax(barrier, 0.0) : 0.0, geometric ? 1 : 0,
+          ia, n};
 }
 
 }  // namespace adi::common
