@@ -223,7 +223,7 @@ void validate_chain(const std::vector<ChainOption>& chain, const Method& method)
       chain_model(o).validate();
       chain_contract(o).validate(1);
       const double center = o.strike > 0 ? o.strike : o.spot;  // (asset_axis's, the kernels' grid)
-      detail::require_finite_far_end(o.volatility, o.maturity, std::max(o.volatility, 0.05) * std::sqrt(o.maturity),
+      detail::require_finite_far_end(o.volatility, o.maturity, common::price_axis_sd(o.volatility, o.maturity),
                                      std::max(o.spot, center), method.width, true);
     } catch (const InvalidArgument& e) {
       throw InvalidArgument("price_chain: contract " + ::adi::detail::number(k) + ": " + e.what());

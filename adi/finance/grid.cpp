@@ -24,17 +24,11 @@ AxisGrid concentrated_axis(index_t n, double lo, double hi, double center, doubl
   adi::detail::require(anchor > lo && anchor < hi, "concentrated_axis: the anchor (spot) " + format_number(anchor) +
                                                        " must lie inside (" + format_number(lo) + ", " +
                                                        format_number(hi) + ")");
-  center = std::clamp(center, lo, hi);
-  const double c = (hi - lo) / intensity;
-  const double x0 = std::asinh((lo - center) / c), x1 = std::asinh((hi - center) / c);
-  const double xa = std::asinh((anchor - center) / c);
-  // The anchor's nearest node, then the xi step that puts it there exactly.
-  const index_t ia = std::clamp<index_t>(std::llround((xa - x0) / (x1 - x0) * double(n - 1)), 1, n - 2);
-  const double dxi = (xa - x0) / double(ia);
+  const common::SinhMap map = common::sinh_map(lo, hi, center, intensity, anchor, n, 0);
   std::vector<double> x(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i) x[i] = center + c * std::sinh(x0 + dxi * double(i));
+  for (index_t i = 0; i < n; ++i) x[i] = map.at(i);
   x[0] = lo;
-  x[ia] = anchor;
+  x[map.ia] = anchor;
   return AxisGrid::from_nodes(std::move(x));
 }
 
@@ -63,9 +57,14 @@ void require_finite_far_end(double volatility, double T, double sd, double top, 
                         "maturity");
 }
 
+AxisGrid axis_of(const common::PriceAxis& g) {
+  std::vector<double> x(static_cast<std::size_t>(g.n));
+  for (index_t i = 0; i < g.n; ++i) x[static_cast<std::size_t>(i)] = g.node(i);
+  return AxisGrid::from_nodes(std::move(x));
+}
+
 AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const Method& m, int assets, double rate) {
-  // The spread of ln S_T; a floor keeps a zero-volatility asset's axis non-degenerate.
-  const double sd = std::max(a.volatility, 0.05) * std::sqrt(T);
+  const double sd = common::price_axis_sd(a.volatility, T);
   const double top = std::max(a.spot, center);
   AssetAxis r;
   require_finite_far_end(a.volatility, T, sd, top, m.width, m.space == Space::price);
@@ -74,12 +73,8 @@ AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const M
     // map in S, or spaced evenly in ln S for wide spreads: solvers/common/price_axis.hpp).
     const double cluster =
         m.cluster > 0 ? m.cluster : common::price_axis_cluster(a.spot, center, sd, (rate - a.dividend) * T);
-    const common::PriceAxis g = common::price_axis(a.spot, center, sd, m.width,
-                                                   common::price_axis_far(a.spot, center, sd, m.width), n, cluster,
-                                                   m.intensity, 0);
-    std::vector<double> x(static_cast<std::size_t>(n));
-    for (index_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = g.node(i);
-    r.axis = AxisGrid::from_nodes(std::move(x));
+    r.axis = axis_of(common::price_axis(a.spot, center, sd, m.width, common::price_axis_far(a.spot, center, sd, m.width),
+                                        n, cluster, m.intensity, 0));
   } else if (m.space == Space::price) {
     const double hi = top * std::exp(m.width * sd);
     // Several assets. Cluster width: the price at the spot depends on the whole +-2 sd region,

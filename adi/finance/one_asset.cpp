@@ -106,11 +106,8 @@ AxisGrid build_axis(const OneAssetModel& m, const OneAssetOption& o, const Metho
     // A wide spread of ln S_T: the nodes spaced evenly in ln S, as asset_axis's, from S = 0 or
     // from a lower barrier (solvers/common/price_axis.hpp; the sinh map in S was 2-32% off at sd
     // 0.85-3.3, a down-and-out call at sigma 0.5, T = 10 2.6e-3 against 2.6e-5 now).
-    const common::PriceAxis g = common::price_axis(m.spot, center, sd, me.width, d.hi, n,
-                                                   me.cluster > 0 ? me.cluster : dflt, me.intensity, 0, d.lo);
-    std::vector<double> x(static_cast<std::size_t>(n));
-    for (index_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = g.node(i);
-    ax = AxisGrid::from_nodes(std::move(x));
+    ax = detail::axis_of(common::price_axis(m.spot, center, sd, me.width, d.hi, n, me.cluster > 0 ? me.cluster : dflt,
+                                            me.intensity, 0, d.lo));
   } else {
     const double cluster = (me.cluster > 0 ? me.cluster : dflt) * center * sd;
     const double intensity = me.intensity > 0 ? me.intensity : (d.hi - d.lo) / std::min(cluster, d.hi - d.lo);

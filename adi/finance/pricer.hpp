@@ -113,7 +113,8 @@ extern template PriceResult price<double>(const HestonModel&, const Contract&, c
 //
 // n nodes on [lo, hi] by the sinh map x = center + (hi - lo)/intensity * sinh(xi), xi
 // uniform (in 't Hout & Foulon), nudged so that `anchor` (the spot) is exactly a node:
-// the step in xi is set from the anchor, which moves `hi` by O(1/n) (lo stays).
+// the step in xi is set from the anchor, which moves `hi` by O(1/n) (lo stays). The map itself
+// is common::sinh_map (solvers/common/price_axis.hpp), which the GPU option chain shares.
 AxisGrid concentrated_axis(index_t n, double lo, double hi, double center, double intensity, double anchor);
 
 }  // namespace adi::finance

@@ -12,6 +12,7 @@
 #include "adi/finance/model.hpp"
 #include "adi/finance/pricer.hpp"
 #include "adi/grid.hpp"
+#include "solvers/common/price_axis.hpp"
 
 namespace adi::finance::detail {
 
@@ -78,6 +79,8 @@ long default_steps(int assets);
 // near `center` (the strike for one asset), maturity T, in a model of `assets` assets.
 // rate: r (with the asset's dividend yield, the drift of one asset's default cluster).
 AssetAxis asset_axis(const Asset& a, double center, double T, index_t n, const Method& m, int assets, double rate);
+// The nodes of one asset's price axis (solvers/common/price_axis.hpp) as an AxisGrid.
+AxisGrid axis_of(const common::PriceAxis& g);
 // Throws InvalidArgument, naming the volatility and maturity, where the grid's far end
 // top e^{width sd} (sd the spread of ln S_T) is beyond the largest double, or (price space)
 // the diffusion coefficient sigma^2 S^2 / 2 there.

@@ -29,7 +29,8 @@ namespace fin = adi::finance;
 namespace {
 
 // One CSV row; throws adi::InvalidArgument naming the line and the field.
-fin::ChainOption parse(const std::string& line, int lineno) {
+// `row`: the row's 8 input fields (a row of this program's output has 4 more).
+fin::ChainOption parse(const std::string& line, int lineno, std::string& row) {
   std::vector<std::string> f;
   std::stringstream ss(line);
   for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
@@ -58,6 +59,8 @@ fin::ChainOption parse(const std::string& line, int lineno) {
     if (used == 0 || used != f[2 + k].size())
       throw adi::InvalidArgument(at + names[k] + " '" + f[2 + k] + "' is not a number");
   }
+  row = f[0];
+  for (int k = 1; k < 8; ++k) row += "," + f[k];
   return o;
 }
 
@@ -105,11 +108,9 @@ int main(int argc, char** argv) {
       const bool header = first && line.rfind("type,", 0) == 0;
       first = false;
       if (header) continue;
-      chain.push_back(parse(line, lineno));
-      std::size_t cut = std::string::npos;  // the 8th comma: a row of an earlier output has 12 fields
-      for (int c = 0, from = 0; c < 8; ++c, from = static_cast<int>(cut) + 1)
-        if ((cut = line.find(',', static_cast<std::size_t>(from))) == std::string::npos) break;
-      rows.push_back(line.substr(0, cut));
+      std::string row;
+      chain.push_back(parse(line, lineno, row));
+      rows.push_back(row);
       row_lines.push_back(lineno);
     }
     if (chain.empty()) throw example::UsageError("--input: '" + input + "' holds no contract rows");

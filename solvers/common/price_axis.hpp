@@ -27,16 +27,45 @@ namespace adi::common {
 // 6-31e-2): docs/finance.md, "Long maturities and high volatilities".
 constexpr double kGeometricFromSd = 0.6;
 
+// The spread of ln S_T, sigma sqrt(T); a floor of 0.05 on sigma keeps a zero-volatility
+// asset's axis non-degenerate.
+ADI_PRICE_AXIS_HD double price_axis_sd(double volatility, double T) { return fmax(volatility, 0.05) * sqrt(T); }
+
+// The sinh map of in 't Hout & Foulon: n nodes x_i = center + cw sinh(x0 + dxi i) on [lo, hi]
+// (center clamped into it, cw = (hi - lo) / intensity), the xi step set so that the anchor is node
+// ia exactly (its nearest; even_spot: an even node, for nested Richardson grids). Node 0 is lo and
+// node ia the anchor itself (at(i) gives the map's value there). adi/finance's
+// concentrated_axis is this map on the host; price_axis below builds on it.
+struct SinhMap {
+  double center, cw, x0, dxi;
+  long ia;
+  ADI_PRICE_AXIS_HD double at(long i) const { return center + cw * sinh(x0 + dxi * double(i)); }
+};
+ADI_PRICE_AXIS_HD SinhMap sinh_map(double lo, double hi, double center, double intensity, double anchor, long n,
+                                   int even_spot) {
+  center = fmin(fmax(center, lo), hi);
+  const double cw = (hi - lo) / intensity;
+  const double x0 = asinh((lo - center) / cw), x1 = asinh((hi - center) / cw);
+  const double xa = asinh((anchor - center) / cw);
+  const double z = (xa - x0) / (x1 - x0) * double(n - 1);
+  long ia = even_spot ? 2 * llround(0.5 * z) : llround(z);
+  if (even_spot) ia = ia < 2 ? 2 : (ia > n - 3 ? ((n - 3) / 2) * 2 : ia);
+  ia = ia < 1 ? 1 : (ia > n - 2 ? n - 2 : ia);
+  return {center, cw, x0, (xa - x0) / double(ia), ia};
+}
+
 struct PriceAxis {
-  double center, cw, x0, dxi, spot;
+  SinhMap map;     // in S, or in y = ln(S + e0)
+  double spot;
   double e0;       // the shift of the nodes e^y - e0 (0 above a lower barrier)
   double lo;       // the first node: 0, or a lower barrier
   int geometric;   // 1: nodes e^y - e0 (from kGeometricFromSd on); 0: the sinh map in S
-  long ia, n;
+  long n;
+  ADI_PRICE_AXIS_HD long spot_node() const { return map.ia; }
   ADI_PRICE_AXIS_HD double node(long i) const {
     if (i == 0) return lo;
-    if (i == ia) return spot;
-    const double v = center + cw * sinh(x0 + dxi * double(i));
+    if (i == map.ia) return spot;
+    const double v = map.at(i);
     return geometric ? exp(v) - e0 : v;
   }
 };
@@ -54,14 +83,14 @@ ADI_PRICE_AXIS_HD double price_axis_cluster(double spot, double center0, double 
   return 1.0 + 2.0 / (1.0 + z * z);
 }
 
-// far: the far end (an upper barrier, else max(spot, center) e^{width sd}); cluster: the
-// cluster's width in sd; intensity > 0 overrides it (the map's range over the cluster width, as
-// Method::intensity); even_spot: the spot on an even node (nested Richardson grids).
+// The far end without an upper barrier: max(spot, center) e^{width sd}.
 ADI_PRICE_AXIS_HD double price_axis_far(double spot, double center0, double sd, double width) {
   return fmax(spot, center0) * exp(width * sd);
 }
-// barrier: a lower barrier (the first node; 0: none), taken in the ln S form only (the S map
-// above a barrier: concentrated_axis).
+// far: the far end (an upper barrier, else price_axis_far); cluster: the cluster's width in sd;
+// intensity > 0 overrides it (the map's range over the cluster width, as Method::intensity);
+// even_spot: the spot on an even node (nested Richardson grids); barrier: a lower barrier (the
+// first node; 0: none), taken in the ln S form only (the S map above a barrier: concentrated_axis).
 ADI_PRICE_AXIS_HD PriceAxis price_axis(double spot, double center0, double sd, double width, double far, long n,
                                        double cluster, double intensity, int even_spot, double barrier = 0.0) {
   const bool geometric = sd >= kGeometricFromSd;
@@ -72,17 +101,9 @@ ADI_PRICE_AXIS_HD PriceAxis price_axis(double spot, double center0, double sd, d
   const double hi = geometric ? log(far + e0) : far;
   const double cwidth = geometric ? cluster * sd : cluster * center0 * sd;
   const double in = intensity > 0 ? intensity : (hi - lo) / cwidth;
-  const double center = fmin(fmax(geometric ? log(center0 + e0) : center0, lo), hi);
-  const double anchor = geometric ? log(spot + e0) : spot;
-  const double cw = (hi - lo) / in;
-  const double x0 = asinh((lo - center) / cw), x1 = asinh((hi - center) / cw);
-  const double xa = asinh((anchor - center) / cw);
-  const double z = (xa - x0) / (x1 - x0) * double(n - 1);
-  long ia = even_spot ? 2 * llround(0.5 * z) : llround(z);
-  if (even_spot) ia = ia < 2 ? 2 : (ia > n - 3 ? ((n - 3) / 2) * 2 : ia);
-  ia = ia < 1 ? 1 : (ia > n - 2 ? n - 2 : ia);
-  return {center, cw, x0, (xa - x0) / double(ia), spot, e0, geometric ? fmax(barrier, 0.0) : 0.0, geometric ? 1 : 0,
-          ia, n};
+  const SinhMap map = sinh_map(lo, hi, geometric ? log(center0 + e0) : center0, in, geometric ? log(spot + e0) : spot,
+                               n, even_spot);
+  return {map, spot, e0, geometric ? fmax(barrier, 0.0) : 0.0, geometric ? 1 : 0, n};
 }
 
 }  // namespace adi::common

@@ -42,7 +42,7 @@ __global__ void chain_setup(const ChainContract* __restrict__ cs, long count, Ch
   const ChainContract k = cs[c];
   const int n = s.nodes;
   const chain_math::Grid g = chain_math::make_grid(k, s);
-  const long ia = g.ia;
+  const long ia = g.spot_node();
   spot_index[c] = static_cast<int>(ia);
   for (long i = 0; i < n; ++i) {
     x[i * count + c] = g.node(i);
@@ -273,7 +273,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
   chain_math::Greeks o{NAN, NAN, NAN, NAN};
   const ChainContract k = cs[c];
   chain_math::warp_price<M>(w, K, k, st, &o);
-  const long ia = chain_math::make_grid(k, st).ia;
+  const long ia = chain_math::make_grid(k, st).spot_node();
   if (lane == (k.put ? ia : P - 1 - ia) / M) {  // the spot's lane holds the results
     out[c] = o.price;
     out[count + c] = o.delta;

@@ -81,7 +81,7 @@ ADI_CHAIN_HD double payoff(double S, double K, int put) { return fmax(put ? K - 
 using Grid = ::adi::common::PriceAxis;
 ADI_CHAIN_HD Grid make_grid(const ChainContract& k, const ChainSettings& s) {
   namespace c = ::adi::common;
-  const double center = k.strike > 0 ? k.strike : k.spot, sd = fmax(k.volatility, 0.05) * sqrt(k.maturity);
+  const double center = k.strike > 0 ? k.strike : k.spot, sd = c::price_axis_sd(k.volatility, k.maturity);
   const double cluster =
       s.cluster > 0 ? s.cluster : c::price_axis_cluster(k.spot, center, sd, (k.rate - k.dividend) * k.maturity);
   return c::price_axis(k.spot, center, sd, s.width, c::price_axis_far(k.spot, center, sd, s.width), s.nodes, cluster,
@@ -332,7 +332,7 @@ ADI_CHAIN_HD void warp_price(W& w, const WarpConsts& K, const ChainContract& k, 
   });
 #endif
   w.sync();
-  const int ps = pos_of(g.ia), lane_s = ps / M, j_s = ps % M;
+  const int ps = pos_of(g.spot_node()), lane_s = ps / M, j_s = ps % M;
   w.each([&](int lane, S& s) {
     if (lane != lane_s) return;
 #pragma unroll
@@ -387,7 +387,7 @@ ADI_CHAIN_HD void warp_price(W& w, const WarpConsts& K, const ChainContract& k, 
       const int p = pos_of(i);
       return K.g[at(p / M, p % M)];
     };
-    const long ia = g.ia;
+    const long ia = g.spot_node();
     const double hm = g.node(ia) - g.node(ia - 1), hp = g.node(ia + 1) - g.node(ia);
     *out = greeks(U(ia - 1), U(ia), U(ia + 1), hm, hp, s.hist, s.t, N);
   });
